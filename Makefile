@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: MIT
+# qpool: one non-recursive Makefile. Each part gets -Ilib -I<part> only.
+
+PKGS      := libcgroup hwloc sqlite3 libsystemd cunit jansson inih
+DEB_PKGS  := libcgroup-dev libhwloc-dev libsqlite3-dev libsystemd-dev \
+             libcunit1-dev libjansson-dev libinih-dev pkg-config gcc make \
+             mandoc sqlite3 passwd procps util-linux
+CC        ?= cc
+BUILD     := build
+BIN       := $(BUILD)/bin
+
+WARN := -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
+        -Wmissing-prototypes -Wformat=2 -Wundef -Wimplicit-fallthrough \
+        -fno-common -Wno-unused-parameter
+ifdef CI
+WARN += -Werror
+endif
+ifdef SANITIZE
+SAN := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+endif
+OPT      ?= -O2 -g
+CFLAGS   += $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE -MMD -MP
+LDFLAGS  += $(SAN)
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+# Parts, each a set of objects; main.c is the daemon's entry point only.
+LIB_SRC     := $(wildcard lib/*.c)
+SCHED_SRC   := $(filter-out scheduler/main.c,$(wildcard scheduler/*.c))
+IQS_SRC     := $(wildcard queue-preproc/*.c)
+NODED_SRC   := $(filter-out noded/main.c,$(wildcard noded/*.c))
+WRAP_SRC    := $(filter-out wrappers/main.c,$(wildcard wrappers/*.c))
+ACCT_SRC    := $(wildcard accounting/*.c)
+CMD_NAMES   := qsub qstat qdel qhold qrls
+UNIT_SRC    := $(wildcard tests/unit/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+LIB_OBJ   := $(call obj,$(LIB_SRC))
+SCHED_OBJ := $(call obj,$(SCHED_SRC))
+IQS_OBJ   := $(call obj,$(IQS_SRC))
+NODED_OBJ := $(call obj,$(NODED_SRC))
+WRAP_OBJ  := $(call obj,$(WRAP_SRC))
+ACCT_OBJ  := $(call obj,$(ACCT_SRC))
+UNIT_OBJ  := $(call obj,$(UNIT_SRC))
+
+BINS := $(BIN)/qpoold $(BIN)/qnoded $(BIN)/gded $(addprefix $(BIN)/,$(CMD_NAMES))
+
+.PHONY: all deps check unit integration manlint demo bench clean
+all: $(BINS) $(BUILD)/tests/unit
+
+# Per-part include paths: lib/ sees only itself; a part sees lib/ and itself.
+$(BUILD)/obj/lib/%.o: CPPFLAGS_PART = -Ilib
+$(BUILD)/obj/scheduler/%.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc -Iaccounting
+$(BUILD)/obj/queue-preproc/%.o: CPPFLAGS_PART = -Ilib -Iqueue-preproc
+$(BUILD)/obj/noded/%.o: CPPFLAGS_PART = -Ilib -Inoded
+$(BUILD)/obj/wrappers/%.o: CPPFLAGS_PART = -Ilib -Iwrappers
+$(BUILD)/obj/accounting/%.o: CPPFLAGS_PART = -Ilib -Iaccounting
+$(BUILD)/obj/commands/%.o: CPPFLAGS_PART = -Ilib
+$(BUILD)/obj/tests/unit/%.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc -Inoded -Iwrappers -Iaccounting
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CPPFLAGS_PART) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/libqpool.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN)/qpoold: $(call obj,scheduler/main.c) $(SCHED_OBJ) $(IQS_OBJ) $(ACCT_OBJ) $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+$(BIN)/qnoded: $(call obj,noded/main.c) $(NODED_OBJ) $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+$(BIN)/gded: $(call obj,wrappers/main.c) $(WRAP_OBJ) $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+$(BIN)/%: $(BUILD)/obj/commands/%.o $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/unit: $(UNIT_OBJ) $(SCHED_OBJ) $(IQS_OBJ) $(NODED_OBJ) $(WRAP_OBJ) $(ACCT_OBJ) $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# Installs what is missing (root), or prints the exact command (not root).
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  echo "deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	else \
+	  echo "deps: missing packages; run as root:"; \
+	  echo "  apt-get update && apt-get install -y$$missing"; exit 1; \
+	fi
+
+check: deps
+	$(MAKE) all
+	tests/run
+
+unit: all
+	$(BUILD)/tests/unit
+
+integration: all
+	tests/run --integration
+
+manlint:
+	tests/manlint
+
+demo: deps
+	$(MAKE) all
+	tests/demo
+
+bench: deps
+	$(MAKE) all
+	bench/run
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* Blocking request/response over qpoold's Unix socket. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "wire.h"
+
+struct client {
+	struct config *config;
+	int fd;
+	long long next_id;
+};
+
+int client_open(const char *conf_arg, struct client **ret, struct error *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct client *cl;
+	int r;
+
+	cl = calloc(1, sizeof(*cl));
+	if (!cl)
+		return error_set(err, -ENOMEM, "out of memory");
+	cl->fd = -1;
+	cl->next_id = 1;
+	r = config_load(config_path(conf_arg), &cl->config, err);
+	if (r < 0)
+		goto done;
+	/* config_load guarantees the path fits sun_path. */
+	memcpy(sa.sun_path, cl->config->socket, strlen(cl->config->socket) + 1);
+	cl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (cl->fd < 0) {
+		r = error_set(err, -errno, "socket: %s", strerror(errno));
+		goto done;
+	}
+	if (connect(cl->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = error_set(err, -errno, "cannot reach qpoold at %s: %s (is qpoold running?)",
+			      cl->config->socket, strerror(errno));
+		goto done;
+	}
+	r = 0;
+done:
+	if (r < 0) {
+		client_close(cl);
+		return r;
+	}
+	*ret = cl;
+	return 0;
+}
+
+void client_close(struct client *cl)
+{
+	if (!cl)
+		return;
+	if (cl->fd >= 0)
+		close(cl->fd);
+	config_destroy(cl->config);
+	free(cl);
+}
+
+const struct config *client_config(const struct client *cl)
+{
+	return cl->config;
+}
+
+int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error *err)
+{
+	long long id = cl->next_id++;
+	json_t *reply = NULL;
+	int r;
+
+	json_object_set_new(req, "id", json_integer(id));
+	r = wire_send(cl->fd, req);
+	json_decref(req);
+	if (r < 0)
+		return error_set(err, r, "send to qpoold: %s", strerror(-r));
+	for (;;) {
+		r = wire_recv(cl->fd, &reply, err);
+		if (r < 0) {
+			if (r == -ECONNRESET)
+				error_set(err, r, "qpoold closed the connection");
+			return r;
+		}
+		if (wire_int(reply, "id", -1) == id)
+			break;
+		json_decref(reply);
+	}
+	if (!wire_bool(reply, "ok", 0)) {
+		const char *msg = wire_str(reply, "error");
+
+		r = (int)wire_int(reply, "errno", EINVAL);
+		error_set(err, r > 0 ? -r : -EINVAL, "%s", msg ? msg : "request failed");
+		json_decref(reply);
+		return r > 0 ? -r : -EINVAL;
+	}
+	*ret_reply = reply;
+	return 0;
+}

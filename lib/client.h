@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* The commands' side of the qpoold protocol: connect, ask, get an answer. */
+#ifndef QPOOL_CLIENT_H
+#define QPOOL_CLIENT_H
+
+#include <jansson.h>
+
+#include "config.h"
+#include "error.h"
+
+struct client;
+
+/* Loads the config (conf_arg from -f, may be NULL; see config_path) and
+ * connects to qpoold's socket. On failure err says why in one line, e.g.
+ * "cannot reach qpoold at /run/qpool/qpoold.sock: No such file or directory
+ * (is qpoold running?)". */
+int client_open(const char *conf_arg, struct client **ret, struct error *err);
+
+void client_close(struct client *cl);
+
+const struct config *client_config(const struct client *cl);
+
+/* Sends req (reference stolen) with a fresh "id", waits for the reply with
+ * that id. Returns 0 and *ret_reply (caller's reference) when the server
+ * answered "ok": true; otherwise a negative errno with the server's message
+ * (or the transport error) in err. */
+int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error *err);
+
+#endif

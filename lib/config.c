@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/* qpool.conf parsing over inih, with a line-counting reader for file:line errors. */
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "parse.h"
+
+enum key_type {
+	KEY_PATH,
+	KEY_UINT,
+	KEY_INT,
+	KEY_SIZE,
+	KEY_DURATION,
+	KEY_BOOL,
+	KEY_RESERVE,
+	KEY_RT_POLICY,
+};
+
+enum key_section {
+	SEC_SERVER,
+	SEC_NODE,
+	SEC_QUEUE,
+};
+
+struct key {
+	enum key_section section;
+	const char *name;
+	enum key_type type;
+	size_t offset;          /* in struct config or struct queue_conf */
+	const char *def;        /* default, parsed like a value from the file */
+	const char *doc;
+};
+
+#define S(field) offsetof(struct config, field)
+#define Q(field) offsetof(struct queue_conf, field)
+
+/* Every key, once. qpool.conf(5) documents the same table. */
+static const struct key keys[] = {
+	{ SEC_SERVER, "state_dir", KEY_PATH, S(state_dir), "/var/lib/qpool", "job store, spool and node job directories" },
+	{ SEC_SERVER, "socket", KEY_PATH, S(socket), "/run/qpool/qpoold.sock", "Unix socket of qpoold" },
+	{ SEC_SERVER, "heartbeat_interval", KEY_DURATION, S(heartbeat_interval), "5", "seconds between node heartbeats" },
+	{ SEC_SERVER, "node_timeout", KEY_DURATION, S(node_timeout), "30", "seconds of silence before a node is down" },
+	{ SEC_SERVER, "kill_grace", KEY_DURATION, S(kill_grace), "10", "seconds from SIGTERM to SIGKILL on qdel and walltime" },
+	{ SEC_NODE, "cgroup_root", KEY_PATH, S(cgroup_root), "/sys/fs/cgroup", "where the cgroup hierarchies are mounted" },
+	{ SEC_NODE, "gded", KEY_PATH, S(gded), "", "path of the gded wrapper (empty: next to qnoded)" },
+	{ SEC_QUEUE, "default", KEY_BOOL, Q(is_default), "no", "takes jobs submitted without -q" },
+	{ SEC_QUEUE, "enabled", KEY_BOOL, Q(enabled), "yes", "accepts submissions" },
+	{ SEC_QUEUE, "started", KEY_BOOL, Q(started), "yes", "dispatches jobs" },
+	{ SEC_QUEUE, "priority", KEY_INT, Q(priority), "0", "queues with higher priority are served first" },
+	{ SEC_QUEUE, "ncpus", KEY_UINT, Q(ncpus), "0", "multiN queue: every job gets exactly this many CPUs (0: not multiN)" },
+	{ SEC_QUEUE, "ncpus_default", KEY_UINT, Q(ncpus_default), "1", "CPUs of a job that asks for none" },
+	{ SEC_QUEUE, "ncpus_max", KEY_UINT, Q(ncpus_max), "0", "most CPUs a job may ask for (0: a node's CPUs)" },
+	{ SEC_QUEUE, "mem_default", KEY_SIZE, Q(mem_default), "0", "memory limit of a job that asks for none (0: none)" },
+	{ SEC_QUEUE, "mem_max", KEY_SIZE, Q(mem_max), "0", "most memory a job may ask for (0: no limit)" },
+	{ SEC_QUEUE, "walltime_default", KEY_DURATION, Q(walltime_default), "01:00:00", "walltime of a job that asks for none" },
+	{ SEC_QUEUE, "walltime_max", KEY_DURATION, Q(walltime_max), "0", "longest walltime a job may ask for (0: no limit)" },
+	{ SEC_QUEUE, "reserve", KEY_RESERVE, Q(reserve), "none", "none | exclusive | realtime" },
+	{ SEC_QUEUE, "rt_policy", KEY_RT_POLICY, Q(rt_policy), "fifo", "fifo | rr (reserve = realtime)" },
+	{ SEC_QUEUE, "rt_priority", KEY_UINT, Q(rt_priority), "10", "1-99 (reserve = realtime)" },
+	{ SEC_QUEUE, "smt", KEY_BOOL, Q(smt), "no", "allow several hardware threads of one core" },
+	{ SEC_QUEUE, "max_running", KEY_UINT, Q(max_running), "0", "most running jobs in the queue (0: no limit)" },
+	{ SEC_QUEUE, "max_running_per_user", KEY_UINT, Q(max_running_per_user), "0", "most running jobs of one user (0: no limit)" },
+	{ SEC_QUEUE, "strict", KEY_BOOL, Q(strict), "no", "a job that cannot fit blocks the jobs behind it" },
+	{ SEC_QUEUE, "rerunnable", KEY_BOOL, Q(rerunnable), "yes", "default of qsub -r: requeue when a node is lost" },
+};
+
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char *reserve_names[] = { "none", "exclusive", "realtime" };
+static const char *rt_policy_names[] = { "fifo", "rr" };
+
+struct parse_state {
+	struct config *c;
+	FILE *file;
+	int line;
+	int err_line;
+	struct error *err;
+	int r;
+	unsigned char seen[N_KEYS];  /* for [server]/[node]: set once */
+	struct queue_conf *queue;    /* current [queue NAME] section */
+	char section[128];
+};
+
+static int key_set(void *base, const struct key *k, const char *value, struct error *err)
+{
+	char *dst = (char *)base + k->offset;
+	uint64_t u;
+	bool b;
+	int r;
+
+	switch (k->type) {
+	case KEY_PATH:
+		if (strlen(value) >= PATH_MAX)
+			return error_set(err, -ENAMETOOLONG, "%s: path too long", k->name);
+		if (value[0] && value[0] != '/')
+			return error_set(err, -EINVAL, "%s = %s: not an absolute path", k->name, value);
+		strcpy(dst, value);
+		return 0;
+	case KEY_UINT:
+	case KEY_INT: {
+		const char *s = value;
+		bool neg = k->type == KEY_INT && *s == '-';
+		char *end;
+
+		if (neg)
+			s++;
+		if (!isdigit((unsigned char)*s))
+			return error_set(err, -EINVAL, "%s = %s: not a number", k->name, value);
+		errno = 0;
+		u = strtoull(s, &end, 10);
+		if (*end || errno || u > INT64_MAX)
+			return error_set(err, -EINVAL, "%s = %s: not a number", k->name, value);
+		if (k->type == KEY_INT)
+			*(int64_t *)dst = neg ? -(int64_t)u : (int64_t)u;
+		else
+			*(uint64_t *)dst = u;
+		return 0;
+	}
+	case KEY_SIZE:
+		r = size_parse(value, &u);
+		if (r < 0)
+			return error_set(err, r, "%s = %s: not a size (e.g. 512M, 8G)", k->name, value);
+		*(uint64_t *)dst = u;
+		return 0;
+	case KEY_DURATION:
+		r = duration_parse(value, &u);
+		if (r < 0)
+			return error_set(err, r, "%s = %s: not a duration (SS, MM:SS or HH:MM:SS)", k->name, value);
+		*(uint64_t *)dst = u;
+		return 0;
+	case KEY_BOOL:
+		r = bool_parse(value, &b);
+		if (r < 0)
+			return error_set(err, r, "%s = %s: not yes or no", k->name, value);
+		*(bool *)dst = b;
+		return 0;
+	case KEY_RESERVE:
+		for (size_t i = 0; i < 3; i++)
+			if (strcmp(value, reserve_names[i]) == 0) {
+				*(enum queue_reserve *)dst = (enum queue_reserve)i;
+				return 0;
+			}
+		return error_set(err, -EINVAL, "%s = %s: not none, exclusive or realtime", k->name, value);
+	case KEY_RT_POLICY:
+		for (size_t i = 0; i < 2; i++)
+			if (strcmp(value, rt_policy_names[i]) == 0) {
+				*(enum queue_rt_policy *)dst = (enum queue_rt_policy)i;
+				return 0;
+			}
+		return error_set(err, -EINVAL, "%s = %s: not fifo or rr", k->name, value);
+	}
+	return -EINVAL;
+}
+
+static void defaults_set(void *base, enum key_section section)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (keys[i].section == section)
+			(void)key_set(base, &keys[i], keys[i].def, NULL);
+}
+
+static int queue_name_check(const char *name, struct error *err)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= QUEUE_NAME_MAX)
+		return error_set(err, -EINVAL, "queue name must be 1-%d characters", QUEUE_NAME_MAX - 1);
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("_-.", name[i]))
+			return error_set(err, -EINVAL, "queue name '%s': only letters, digits, '_', '-' and '.'", name);
+	return 0;
+}
+
+static int section_begin(struct parse_state *ps, const char *section)
+{
+	struct config *c = ps->c;
+	struct queue_conf *q;
+	const char *name;
+	int r;
+
+	snprintf(ps->section, sizeof(ps->section), "%s", section);
+	ps->queue = NULL;
+	if (strcmp(section, "server") == 0 || strcmp(section, "node") == 0)
+		return 0;
+	if (strncmp(section, "queue", 5) != 0 || !isspace((unsigned char)section[5]))
+		return error_set(ps->err, -EINVAL, "[%s]: unknown section (server, node or queue NAME)", section);
+	name = section + 5;
+	while (isspace((unsigned char)*name))
+		name++;
+	r = queue_name_check(name, ps->err);
+	if (r < 0)
+		return r;
+	if (config_queue(c, name))
+		return error_set(ps->err, -EEXIST, "[queue %s]: defined twice", name);
+	q = realloc(c->queues, (c->n_queues + 1) * sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	c->queues = q;
+	q = &c->queues[c->n_queues++];
+	memset(q, 0, sizeof(*q));
+	defaults_set(q, SEC_QUEUE);
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	q->line = ps->line;
+	ps->queue = q;
+	return 0;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_state *ps = user;
+	enum key_section sec;
+	void *base;
+	int r;
+
+	if (ps->r < 0)
+		return 0;
+	if (ps->section[0] == '\0') {
+		r = error_set(ps->err, -EINVAL, "%s: key outside any section", name);
+		goto done;
+	}
+	if (strcmp(ps->section, "server") == 0) {
+		sec = SEC_SERVER;
+		base = ps->c;
+	} else if (strcmp(ps->section, "node") == 0) {
+		sec = SEC_NODE;
+		base = ps->c;
+	} else {
+		sec = SEC_QUEUE;
+		base = ps->queue;
+	}
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (keys[i].section != sec || strcmp(keys[i].name, name) != 0)
+			continue;
+		if (sec != SEC_QUEUE) {
+			if (ps->seen[i]) {
+				r = error_set(ps->err, -EEXIST, "%s: set twice", name);
+				goto done;
+			}
+			ps->seen[i] = 1;
+		}
+		r = key_set(base, &keys[i], value, ps->err);
+		goto done;
+	}
+	r = error_set(ps->err, -EINVAL, "%s: unknown key in [%s]", name, ps->section);
+done:
+	if (r < 0) {
+		ps->r = r;
+		ps->err_line = ps->line;
+		return 0;
+	}
+	return 1;
+}
+
+/* fgets-style reader that counts lines, so errors can name theirs, and that
+ * sees section headers itself: inih does not report an empty section. */
+static char *reader(char *str, int num, void *stream)
+{
+	struct parse_state *ps = stream;
+	char *s = fgets(str, num, ps->file);
+	char name[128];
+	char *p, *end;
+	int r;
+
+	if (!s)
+		return NULL;
+	ps->line++;
+	if (ps->r < 0)
+		return s;
+	for (p = s; isspace((unsigned char)*p); p++)
+		;
+	if (*p != '[')
+		return s;
+	end = strchr(p, ']');
+	if (!end || (size_t)(end - p - 1) >= sizeof(name))
+		return s;  /* inih reports the malformed line */
+	memcpy(name, p + 1, (size_t)(end - p - 1));
+	name[end - p - 1] = '\0';
+	r = section_begin(ps, name);
+	if (r < 0) {
+		ps->r = r;
+		ps->err_line = ps->line;
+	}
+	return s;
+}
+
+static int config_validate(struct config *c, struct error *err, int *ret_line)
+{
+	const struct queue_conf *def = NULL;
+
+	for (size_t i = 0; i < c->n_queues; i++) {
+		const struct queue_conf *q = &c->queues[i];
+
+		*ret_line = q->line;
+		if (q->is_default) {
+			if (def)
+				return error_set(err, -EINVAL, "[queue %s]: default = yes, but queue %s is the default already", q->name, def->name);
+			def = q;
+		}
+		if (q->ncpus_default == 0)
+			return error_set(err, -EINVAL, "[queue %s]: ncpus_default must be at least 1", q->name);
+		if (q->ncpus_max && q->ncpus_default > q->ncpus_max)
+			return error_set(err, -EINVAL, "[queue %s]: ncpus_default is above ncpus_max", q->name);
+		if (q->mem_max && q->mem_default > q->mem_max)
+			return error_set(err, -EINVAL, "[queue %s]: mem_default is above mem_max", q->name);
+		if (q->walltime_default == 0)
+			return error_set(err, -EINVAL, "[queue %s]: walltime_default must be above 0", q->name);
+		if (q->walltime_max && q->walltime_default > q->walltime_max)
+			return error_set(err, -EINVAL, "[queue %s]: walltime_default is above walltime_max", q->name);
+		if (q->reserve == QUEUE_RESERVE_REALTIME && (q->rt_priority < 1 || q->rt_priority > 99))
+			return error_set(err, -EINVAL, "[queue %s]: rt_priority must be 1-99", q->name);
+	}
+	*ret_line = 0;
+	if (c->state_dir[0] == '\0')
+		return error_set(err, -EINVAL, "[server] state_dir must be set");
+	if (c->socket[0] == '\0')
+		return error_set(err, -EINVAL, "[server] socket must be set");
+	if (strlen(c->socket) >= 108)
+		return error_set(err, -ENAMETOOLONG, "[server] socket: path longer than a Unix socket allows (107)");
+	if (c->heartbeat_interval == 0 || c->node_timeout <= c->heartbeat_interval)
+		return error_set(err, -EINVAL, "[server] node_timeout must be longer than heartbeat_interval (> 0)");
+	return 0;
+}
+
+const char *config_path(const char *arg)
+{
+	const char *env;
+
+	if (arg && *arg)
+		return arg;
+	env = getenv("QPOOL_CONF");
+	if (env && *env)
+		return env;
+	return CONFIG_DEFAULT_PATH;
+}
+
+int config_load(const char *path, struct config **ret, struct error *err)
+{
+	struct parse_state ps = { 0 };
+	struct config *c;
+	int line = 0;
+	int r;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return error_set(err, -ENOMEM, "%s: out of memory", path);
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	defaults_set(c, SEC_SERVER);
+	defaults_set(c, SEC_NODE);
+
+	ps.file = fopen(path, "re");
+	if (!ps.file) {
+		r = error_set(err, -errno, "%s: %s", path, strerror(errno));
+		goto done;
+	}
+	/* '#' starts a comment anywhere, as in DESIGN.md's examples; one key per line. */
+	ini_inline_comment_prefixes = (char *)";#";
+	ini_allow_multiline = false;
+	ps.c = c;
+	ps.err = err;
+	r = ini_parse_stream(reader, &ps, handler, &ps);
+	if (ps.r < 0) {
+		/* error_set already wrote the message; prefix file:line. */
+		char msg[sizeof(err->text)];
+
+		snprintf(msg, sizeof(msg), "%s", err ? err->text : "");
+		r = error_set(err, ps.r, "%s:%d: %s", path, ps.err_line, msg);
+		goto done;
+	}
+	if (r != 0) {
+		r = error_set(err, -EINVAL, "%s:%d: not a section header or key = value", path, r);
+		goto done;
+	}
+	r = config_validate(c, err, &line);
+	if (r < 0) {
+		char msg[sizeof(err->text)];
+
+		snprintf(msg, sizeof(msg), "%s", err ? err->text : "");
+		if (line)
+			error_set(err, r, "%s:%d: %s", path, line, msg);
+		else
+			error_set(err, r, "%s: %s", path, msg);
+	}
+done:
+	if (ps.file)
+		fclose(ps.file);
+	if (r < 0) {
+		config_destroy(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+void config_destroy(struct config *c)
+{
+	if (!c)
+		return;
+	free(c->queues);
+	free(c);
+}
+
+const struct queue_conf *config_queue(const struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_queues; i++)
+		if (strcmp(c->queues[i].name, name) == 0)
+			return &c->queues[i];
+	return NULL;
+}
+
+const struct queue_conf *config_default_queue(const struct config *c)
+{
+	for (size_t i = 0; i < c->n_queues; i++)
+		if (c->queues[i].is_default)
+			return &c->queues[i];
+	return NULL;
+}
+
+const char *queue_reserve_name(enum queue_reserve r)
+{
+	return (unsigned)r < 3 ? reserve_names[r] : "?";
+}
+
+void config_keys_print(void *file)
+{
+	static const char *sections[] = { "server", "node", "queue" };
+
+	for (size_t i = 0; i < N_KEYS; i++)
+		fprintf(file, "%s\t%s\t%s\t%s\n", sections[keys[i].section], keys[i].name,
+			keys[i].def, keys[i].doc);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* Length-prefixed JSON messages: 4-byte big-endian length, then a JSON object. */
+#ifndef QPOOL_WIRE_H
+#define QPOOL_WIRE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "error.h"
+
+#define WIRE_MAX (1u << 20)   /* largest message body, bytes */
+
+/* A growable byte buffer, for both directions of a non-blocking stream. */
+struct wirebuf {
+	char *data;
+	size_t len;
+	size_t cap;
+	size_t off;   /* consumed prefix (input) or written prefix (output) */
+};
+
+void wirebuf_free(struct wirebuf *b);
+
+/* Reads what fd has into in. Returns bytes read (> 0), 0 at end of stream,
+ * -EAGAIN when nothing is there, or another -errno. */
+ssize_t wire_read(int fd, struct wirebuf *in);
+
+/* Takes the next whole message out of in. Returns 1 and *ret (a JSON
+ * object, caller's reference), 0 when no whole message is buffered yet,
+ * -EMSGSIZE when the announced length is above WIRE_MAX, -EBADMSG when the
+ * body is not a JSON object (err says where). The stream is unusable after
+ * a negative return. */
+int wire_next(struct wirebuf *in, json_t **ret, struct error *err);
+
+/* Appends msg, framed, to out. Returns 0, -EMSGSIZE, -ENOMEM. */
+int wire_queue(struct wirebuf *out, const json_t *msg);
+
+/* Writes as much of out as fd takes. Returns 0 when all is written, 1 when
+ * some is left (EAGAIN), or -errno. */
+int wire_flush(int fd, struct wirebuf *out);
+
+/* Blocking helpers for clients and gded. */
+int wire_send(int fd, const json_t *msg);
+/* Returns 0 and *ret, -ECONNRESET at a clean end of stream, or -errno. */
+int wire_recv(int fd, json_t **ret, struct error *err);
+
+/* Accessors that tolerate a missing or wrongly typed member (hostile input):
+ * they return def (or NULL) instead. */
+const char *wire_str(const json_t *o, const char *key);
+long long wire_int(const json_t *o, const char *key, long long def);
+int wire_bool(const json_t *o, const char *key, int def);
+
+#endif

@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: MIT
+# Sourced by tests/integration/t-*.sh: a private pool in a temp dir, real
+# users, helpers to wait on job states. Every daemon started here is
+# stopped by the EXIT trap, whatever happens.
+set -u
+
+QP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+QP_BIN=$QP_TOP/build/bin
+QP_USERS="qpuser1 qpuser2"
+QP_PIDS=()
+
+fail() { echo "FAIL: $*" >&2; qp_dump_logs; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+note() { echo "--- $*"; }
+
+[ "$(id -u)" = 0 ] || skip "integration tests need root (real users, cgroups)"
+[ -x "$QP_BIN/qpoold" ] || fail "build first: $QP_BIN/qpoold missing"
+
+qp_users() {  # creates the unprivileged test users if missing
+	local u
+	for u in $QP_USERS; do
+		id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u" || fail "useradd $u"
+	done
+}
+
+# qp_setup [extra config text]: temp dir, config, users, work dirs.
+qp_setup() {
+	QP_T=$(mktemp -d /tmp/qpool-test.XXXXXX) || fail "mktemp"
+	chmod 755 "$QP_T"
+	export QPOOL_CONF=$QP_T/qpool.conf
+	QP_NODE_PREFIX=t$$
+	cat > "$QPOOL_CONF" <<CONF
+[server]
+state_dir = $QP_T/state
+socket = $QP_T/qpoold.sock
+heartbeat_interval = 1
+node_timeout = 5
+kill_grace = 2
+
+[queue batch]
+default = yes
+ncpus_max = 64
+walltime_default = 00:10:00
+walltime_max = 24:00:00
+mem_default = 0
+
+[queue short]
+walltime_default = 00:00:30
+walltime_max = 00:05:00
+${1:-}
+CONF
+	qp_users
+	local u
+	for u in $QP_USERS; do
+		mkdir -p "$QP_T/work/$u"
+		chown "$u:" "$QP_T/work/$u"
+	done
+	trap qp_cleanup EXIT
+}
+
+qp_dump_logs() {
+	local f
+	for f in "${QP_T:-/nonexistent}"/*.log; do
+		[ -f "$f" ] || continue
+		echo "==== $f (last 30 lines)" >&2
+		tail -n 30 "$f" >&2
+	done
+}
+
+qp_start_server() {
+	"$QP_BIN/qpoold" -f "$QPOOL_CONF" >> "$QP_T/qpoold.log" 2>&1 &
+	QP_SERVER_PID=$!
+	QP_PIDS+=("$QP_SERVER_PID")
+	local i
+	for i in $(seq 100); do
+		[ -S "$QP_T/qpoold.sock" ] && "$QP_BIN/qstat" >/dev/null 2>&1 && return 0
+		kill -0 "$QP_SERVER_PID" 2>/dev/null || fail "qpoold died at start"
+		sleep 0.05
+	done
+	fail "qpoold did not come up"
+}
+
+# qp_start_node NAME [CPUS]: starts qnoded and waits until qpoold lists it up.
+qp_start_node() {
+	local name=$1 cpus=${2:-}
+	local args=(-f "$QPOOL_CONF" --name "$name")
+	[ -n "$cpus" ] && args+=(--cpus "$cpus")
+	"$QP_BIN/qnoded" "${args[@]}" >> "$QP_T/qnoded-$name.log" 2>&1 &
+	local pid=$!
+	QP_PIDS+=("$pid")
+	eval "QP_NODE_PID_${name//[^a-zA-Z0-9_]/_}=$pid"
+	local i
+	for i in $(seq 100); do
+		"$QP_BIN/qstat" -n 2>/dev/null | grep -qE "^$name[[:space:]].*up" && return 0
+		kill -0 "$pid" 2>/dev/null || fail "qnoded $name died at start"
+		sleep 0.05
+	done
+	fail "qnoded $name did not register"
+}
+
+qp_node_pid() { local v="QP_NODE_PID_${1//[^a-zA-Z0-9_]/_}"; echo "${!v}"; }
+
+# Stops one daemon by pid with SIGTERM and waits for it.
+qp_stop() {
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+		sleep 0.05
+	done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "warning: pid $pid needed SIGKILL" >&2
+}
+
+qp_cleanup() {
+	local rc=$? i
+	# Nodes first (they clean their cgroups), then the server.
+	for ((i = ${#QP_PIDS[@]} - 1; i >= 0; i--)); do
+		qp_stop "${QP_PIDS[$i]}"
+	done
+	# A test that failed may leave job processes: kill any gded of this pool.
+	pkill -KILL -f "gded --spec $QP_T/" 2>/dev/null
+	if [ $rc -eq 0 ] && [ -z "${QP_KEEP:-}" ]; then
+		rm -rf "$QP_T"
+	else
+		echo "test files kept in $QP_T" >&2
+	fi
+	exit $rc
+}
+
+# as USER cmd...: runs a command as USER in that user's work dir, with the
+# pool's config.
+as() {
+	local u=$1; shift
+	(cd "$QP_T/work/$u" && runuser -u "$u" -- env QPOOL_CONF="$QPOOL_CONF" PATH="$QP_BIN:/usr/bin:/bin" "$@")
+}
+
+# qp_state JOBID: the job's state word.
+qp_state() {
+	"$QP_BIN/qstat" -x -f "$1" 2>/dev/null | awk -F' = ' '$1 ~ /^ *job_state$/ {print $2; exit}'
+}
+
+# qp_field JOBID KEY: a field of qstat -f.
+qp_field() {
+	"$QP_BIN/qstat" -x -f "$1" 2>/dev/null | awk -F' = ' -v k="$2" '{ sub(/^ +/, "", $1) } $1 == k { print $2; exit }'
+}
+
+# qp_wait JOBID STATE... [--timeout S]: waits until the job is in one of the states.
+qp_wait() {
+	local id=$1; shift
+	local timeout=30 states=() s st i
+	while [ $# -gt 0 ]; do
+		if [ "$1" = --timeout ]; then timeout=$2; shift 2; else states+=("$1"); shift; fi
+	done
+	for ((i = 0; i < timeout * 20; i++)); do
+		st=$(qp_state "$id")
+		for s in "${states[@]}"; do [ "$st" = "$s" ] && return 0; done
+		sleep 0.05
+	done
+	fail "job $id is '$st' after ${timeout}s, expected ${states[*]}"
+}
+
+# qp_wait_file PATH [TIMEOUT]: waits for a file to exist and be non-empty.
+qp_wait_file() {
+	local i
+	for ((i = 0; i < ${2:-30} * 20; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "file $1 did not appear"
+}
