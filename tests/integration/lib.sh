@@ -5,7 +5,7 @@
 set -u
 
 QP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-QP_BIN=$QP_TOP/build/bin
+QP_BIN=$QP_TOP/${BUILD:-build}/bin
 QP_USERS="qpuser1 qpuser2"
 QP_PIDS=()
 
