@@ -4,7 +4,9 @@
 #ifndef QPOOL_CGROUP_H
 #define QPOOL_CGROUP_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "parse.h"
@@ -38,5 +40,63 @@ int cgroup_node_setup(const char *root, enum cgroup_mode mode, const char *paren
  * first component (e.g. "qpool") when that is empty too. -EBUSY when a job
  * group is still inside. */
 int cgroup_node_teardown(const char *root, enum cgroup_mode mode, const char *parent);
+
+/* One job's fence: its group `<parent>/job.<id>` in every hierarchy,
+ * held as directory fds so the per-job path is mkdirat/openat/write only
+ * (no path walks, no libcgroup: DESIGN.md measured it at 4x the cost). */
+struct cgroup_job;
+
+/* What a job group is given. */
+struct cgroup_limits {
+	const char *cpus;     /* kernel list; NULL or "": the parent's */
+	const char *mems;     /* kernel list; NULL or "": the parent's */
+	uint64_t mem;         /* bytes; 0: no limit */
+	uint64_t pids_max;    /* tasks; 0: "max" */
+};
+
+/* What a job group used, read before it is removed. */
+struct cgroup_usage {
+	uint64_t cpu_ns;      /* v1 cpuacct.usage; v2 cpu.stat usage_usec */
+	uint64_t mem_peak;    /* v1 memory.max_usage_in_bytes; v2 memory.peak */
+	bool oom;             /* an OOM kill happened inside the group */
+};
+
+/* Creates `<root>/<h>/<parent>/job.<jobid>` in each hierarchy (v1:
+ * cpuset, cpuacct, memory, freezer, pids, skipping freezer and pids when
+ * not mounted; v2: one directory) and opens it. A group that exists
+ * already (a crashed earlier run) is reused. On failure nothing is left
+ * behind. -EOPNOTSUPP for CGROUP_MODE_NONE; -errno otherwise, err says
+ * which path. */
+int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *parent,
+		      uint64_t jobid, struct cgroup_job **ret, struct error *err);
+
+/* Writes cpus/mems, the memory limit (v1 memory.limit_in_bytes and
+ * memory.memsw.limit_in_bytes where it exists; v2 memory.max and
+ * memory.swap.max) and pids.max. 0 or -errno with err set. */
+int cgroup_job_configure(struct cgroup_job *job, const struct cgroup_limits *lim,
+			 struct error *err);
+
+/* Moves pid (0: the caller) into the group in every hierarchy. Safe to
+ * call in a forked child: no allocation. 0 or -errno. */
+int cgroup_job_attach(struct cgroup_job *job, pid_t pid);
+
+/* Kills every process in the group and waits until it is empty (v1:
+ * freezer FROZEN, SIGKILL each pid, THAWED; v2: cgroup.kill, else the same
+ * loop). Returns the number of processes it signalled, or -ETIME when the
+ * group is still populated after timeout_ms, or -errno. */
+int cgroup_job_kill(struct cgroup_job *job, int timeout_ms);
+
+/* Reads the group's CPU time, peak memory and OOM kills. Counters the
+ * kernel does not provide are left 0. 0 or -errno. */
+int cgroup_job_usage(struct cgroup_job *job, struct cgroup_usage *ret);
+
+/* Removes the group from every hierarchy (v1: memory.force_empty first, so
+ * page cache does not keep a dead memory group alive). Tries every
+ * hierarchy; returns 0 or the first -errno (-EBUSY while populated).
+ * May be called again after a failure. */
+int cgroup_job_remove(struct cgroup_job *job);
+
+/* Closes the fds and frees job; does not remove the group. NULL is fine. */
+void cgroup_job_free(struct cgroup_job *job);
 
 #endif
