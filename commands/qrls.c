@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* qrls: ask qpoold to release jobs. */
+#include "jobop.h"
+
+int main(int argc, char **argv)
+{
+	static const struct jobop_cmd cmd = {
+		.prog = "qrls",
+		.op = "release",
+		.summary = "Releases held jobs, so they may run.",
+	};
+
+	return jobop_main(&cmd, argc, argv);
+}
