@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* The scheduler's in-memory view of an unfinished job: what placement needs. */
+#ifndef QPOOL_SCHED_JOB_H
+#define QPOOL_SCHED_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "parse.h"
+
+enum job_state {
+	JOB_QUEUED,
+	JOB_HELD,
+	JOB_RUNNING,
+	JOB_EXITING,     /* asked to stop (qdel); waiting for its node's report */
+	JOB_COMPLETED,   /* exit status 0 */
+	JOB_FAILED,      /* non-zero exit, killed by a signal, or could not start */
+	JOB_CANCELLED,   /* qdel */
+	JOB_TIMEOUT,     /* killed at its walltime */
+	JOB_STATE_MAX,
+};
+
+const char *job_state_name(enum job_state s);
+/* -EINVAL for an unknown word. */
+int job_state_parse(const char *s, enum job_state *ret);
+
+static inline bool job_state_finished(enum job_state s)
+{
+	return s >= JOB_COMPLETED;
+}
+
+struct job {
+	int64_t id;
+	char queue[QUEUE_NAME_MAX];
+	uid_t uid;
+	enum job_state state;
+	uint32_t ncpus;
+	uint64_t mem;
+	uint64_t walltime;
+	char *node;              /* while running/exiting */
+	struct cpumask cpus;     /* CPUs allocated on node */
+	int64_t t_submit;
+	struct job *next;        /* scheduler's list, submit order */
+	struct job *prev;
+};
+
+void job_free(struct job *j);
+
+/* The stamps of DESIGN.md's accounting table, in the order they happen. */
+enum job_stamp {
+	STAMP_SUBMIT,
+	STAMP_DISPATCH,
+	STAMP_LAUNCH,
+	STAMP_WRAP,
+	STAMP_FENCED,
+	STAMP_EXEC,
+	STAMP_EXIT,
+	STAMP_RELEASED,
+	STAMP_DONE,
+	STAMP_MAX,
+};
+
+extern const char *const job_stamp_names[STAMP_MAX];
+
+/* What a node reports when a job ends (gded's result file, relayed). */
+struct job_result {
+	enum job_state state;    /* decided from the report */
+	int exit_status;         /* -1: none */
+	int exit_signal;         /* 0: none */
+	char reason[256];
+	int64_t cpu_ns;
+	int64_t mem_peak;
+	bool oom;
+	int64_t times[STAMP_MAX];  /* 0: not taken */
+};
+
+/* Decides the final state and fills ret from a result object of
+ * docs/PROTOCOL.md. A malformed report still yields a result (failed, with
+ * the reason), never an error, so a job cannot be stuck by a bad report. */
+void job_result_from_json(const void *json_result, struct job_result *ret);
+
+#endif

@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: MIT */
+/* SQLite job store: schema, migrations, prepared statements, JSON rows. */
+#include <errno.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobstore.h"
+
+/* Migrations, applied in order; index + 1 is the version they lead to. */
+static const char *const migrations[] = {
+	/* 1: jobs, their scripts kept apart so scans of jobs stay small. */
+	"CREATE TABLE jobs ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" name TEXT NOT NULL, queue TEXT NOT NULL, owner TEXT NOT NULL,"
+	" uid INTEGER NOT NULL, gid INTEGER NOT NULL, state TEXT NOT NULL,"
+	" ncpus INTEGER NOT NULL, mem INTEGER NOT NULL, walltime INTEGER NOT NULL,"
+	" workdir TEXT NOT NULL, stdout TEXT NOT NULL, stderr TEXT NOT NULL,"
+	" join_oe INTEGER NOT NULL, rerunnable INTEGER NOT NULL,"
+	" node TEXT, cpus TEXT, exit_status INTEGER, exit_signal INTEGER,"
+	" reason TEXT, cpu_ns INTEGER, mem_peak INTEGER, oom INTEGER,"
+	" t_submit INTEGER, t_dispatch INTEGER, t_launch INTEGER, t_wrap INTEGER,"
+	" t_fenced INTEGER, t_exec INTEGER, t_exit INTEGER, t_released INTEGER,"
+	" t_done INTEGER);"
+	"CREATE INDEX jobs_state ON jobs(state);"
+	"CREATE TABLE job_payload ("
+	" job_id INTEGER PRIMARY KEY REFERENCES jobs(id),"
+	" env TEXT NOT NULL, script TEXT NOT NULL);",
+};
+
+#define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+#define JOB_COLUMNS \
+	"id, name, queue, owner, uid, gid, state, ncpus, mem, walltime, workdir," \
+	" stdout, stderr, join_oe, rerunnable, node, cpus, exit_status, exit_signal," \
+	" reason, cpu_ns, mem_peak, oom, t_submit, t_dispatch, t_launch, t_wrap," \
+	" t_fenced, t_exec, t_exit, t_released, t_done"
+enum {
+	COL_ID, COL_NAME, COL_QUEUE, COL_OWNER, COL_UID, COL_GID, COL_STATE, COL_NCPUS,
+	COL_MEM, COL_WALLTIME, COL_WORKDIR, COL_STDOUT, COL_STDERR, COL_JOIN,
+	COL_RERUN, COL_NODE, COL_CPUS, COL_EXIT_STATUS, COL_EXIT_SIGNAL, COL_REASON,
+	COL_CPU_NS, COL_MEM_PEAK, COL_OOM, COL_T_FIRST,
+};
+
+static const char SQL_INSERT[] =
+	"INSERT INTO jobs (name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
+	" workdir, stdout, stderr, join_oe, rerunnable, t_submit)"
+	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char SQL_INSERT_PAYLOAD[] =
+	"INSERT INTO job_payload (job_id, env, script) VALUES (?,?,?)";
+static const char SQL_SET_STATE[] =
+	"UPDATE jobs SET state = ?, reason = ? WHERE id = ?";
+static const char SQL_DISPATCH[] =
+	"UPDATE jobs SET state = 'running', node = ?, cpus = ?, t_dispatch = ?, reason = NULL WHERE id = ?";
+static const char SQL_REQUEUE[] =
+	"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, t_dispatch = NULL, reason = ? WHERE id = ?";
+static const char SQL_FINISH[] =
+	"UPDATE jobs SET state = ?, exit_status = ?, exit_signal = ?, reason = ?,"
+	" cpu_ns = ?, mem_peak = ?, oom = ?, t_launch = ?, t_wrap = ?, t_fenced = ?,"
+	" t_exec = ?, t_exit = ?, t_released = ?, t_done = ? WHERE id = ?";
+static const char SQL_ACTIVE[] =
+	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit FROM jobs"
+	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
+static const char SQL_QUERY[] =
+	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR owner = ?2)"
+	" AND (?3 OR state IN ('queued','held','running','exiting')) ORDER BY id";
+static const char SQL_PAYLOAD[] =
+	"SELECT env, script FROM job_payload WHERE job_id = ?";
+
+enum stmt_id {
+	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
+	ST_ACTIVE, ST_QUERY, ST_PAYLOAD, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
+};
+
+static const char *const stmt_sql[ST_MAX] = {
+	[ST_INSERT] = SQL_INSERT,
+	[ST_INSERT_PAYLOAD] = SQL_INSERT_PAYLOAD,
+	[ST_SET_STATE] = SQL_SET_STATE,
+	[ST_DISPATCH] = SQL_DISPATCH,
+	[ST_REQUEUE] = SQL_REQUEUE,
+	[ST_FINISH] = SQL_FINISH,
+	[ST_ACTIVE] = SQL_ACTIVE,
+	[ST_QUERY] = SQL_QUERY,
+	[ST_PAYLOAD] = SQL_PAYLOAD,
+	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_COMMIT] = "COMMIT",
+	[ST_ROLLBACK] = "ROLLBACK",
+};
+
+struct jobstore {
+	sqlite3 *db;
+	sqlite3_stmt *st[ST_MAX];
+};
+
+/* The one adapter from SQLite result codes to negative errno. */
+static int sql_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_DONE:
+	case SQLITE_ROW:
+		return 0;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_CANTOPEN:
+		return -ENOENT;
+	case SQLITE_CONSTRAINT:
+		return -EEXIST;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return -EUCLEAN;
+	default:
+		return -EIO;
+	}
+}
+
+static int schema_migrate(struct jobstore *js, struct error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char *msg = NULL;
+	int version = 0;
+	int rc;
+
+	rc = sqlite3_exec(js->db, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+			  NULL, NULL, &msg);
+	if (rc != SQLITE_OK)
+		goto fail;
+	rc = sqlite3_prepare_v2(js->db, "SELECT max(version) FROM schema_version", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		goto fail;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version > N_MIGRATIONS)
+		return error_set(err, -EPROTO, "job store schema version %d is newer than this qpoold (%d)",
+				 version, N_MIGRATIONS);
+	for (int v = version; v < N_MIGRATIONS; v++) {
+		char sql[64];
+
+		rc = sqlite3_exec(js->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_exec(js->db, migrations[v], NULL, NULL, &msg);
+		snprintf(sql, sizeof(sql), "INSERT INTO schema_version VALUES (%d)", v + 1);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_exec(js->db, sql, NULL, NULL, &msg);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_exec(js->db, "COMMIT", NULL, NULL, &msg);
+		if (rc != SQLITE_OK) {
+			sqlite3_exec(js->db, "ROLLBACK", NULL, NULL, NULL);
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	rc = error_set(err, sql_errno(rc), "job store: %s", msg ? msg : sqlite3_errmsg(js->db));
+	sqlite3_free(msg);
+	return rc;
+}
+
+int jobstore_schema_version(void)
+{
+	return N_MIGRATIONS;
+}
+
+int jobstore_open(const char *path, struct jobstore **ret, struct error *err)
+{
+	struct jobstore *js;
+	char *msg = NULL;
+	int rc, r;
+
+	js = calloc(1, sizeof(*js));
+	if (!js)
+		return error_set(err, -ENOMEM, "out of memory");
+	rc = sqlite3_open_v2(path, &js->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			     SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		r = error_set(err, sql_errno(rc), "job store %s: %s", path,
+			      js->db ? sqlite3_errmsg(js->db) : "cannot open");
+		goto done;
+	}
+	/* WAL with synchronous=FULL: a job acknowledged to qsub survives power
+	 * loss; group commit keeps that affordable (~90 us per transaction). */
+	rc = sqlite3_exec(js->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+			  " PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;", NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		r = error_set(err, sql_errno(rc), "job store %s: %s", path, msg);
+		sqlite3_free(msg);
+		goto done;
+	}
+	r = schema_migrate(js, err);
+	if (r < 0)
+		goto done;
+	for (int i = 0; i < ST_MAX; i++) {
+		rc = sqlite3_prepare_v3(js->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &js->st[i], NULL);
+		if (rc != SQLITE_OK) {
+			r = error_set(err, sql_errno(rc), "job store: %s", sqlite3_errmsg(js->db));
+			goto done;
+		}
+	}
+	r = 0;
+done:
+	if (r < 0) {
+		jobstore_close(js);
+		return r;
+	}
+	*ret = js;
+	return 0;
+}
+
+void jobstore_close(struct jobstore *js)
+{
+	if (!js)
+		return;
+	for (int i = 0; i < ST_MAX; i++)
+		sqlite3_finalize(js->st[i]);
+	sqlite3_close(js->db);
+	free(js);
+}
+
+/* Runs a statement that returns no rows, then resets it. */
+static int stmt_exec(struct jobstore *js, enum stmt_id id)
+{
+	sqlite3_stmt *st = js->st[id];
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : sql_errno(rc);
+}
+
+int jobstore_begin(struct jobstore *js)
+{
+	return stmt_exec(js, ST_BEGIN);
+}
+
+int jobstore_commit(struct jobstore *js)
+{
+	return stmt_exec(js, ST_COMMIT);
+}
+
+void jobstore_rollback(struct jobstore *js)
+{
+	if (!sqlite3_get_autocommit(js->db))
+		(void)stmt_exec(js, ST_ROLLBACK);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_stamp(sqlite3_stmt *st, int i, int64_t t)
+{
+	if (t)
+		sqlite3_bind_int64(st, i, t);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id)
+{
+	sqlite3_stmt *st = js->st[ST_INSERT];
+	int64_t id;
+	int r;
+
+	bind_text(st, 1, s->name);
+	bind_text(st, 2, s->queue);
+	bind_text(st, 3, s->owner);
+	sqlite3_bind_int64(st, 4, s->uid);
+	sqlite3_bind_int64(st, 5, s->gid);
+	bind_text(st, 6, job_state_name(s->hold ? JOB_HELD : JOB_QUEUED));
+	sqlite3_bind_int64(st, 7, s->ncpus);
+	sqlite3_bind_int64(st, 8, (int64_t)s->mem);
+	sqlite3_bind_int64(st, 9, (int64_t)s->walltime);
+	bind_text(st, 10, s->workdir);
+	bind_text(st, 11, s->stdout_path ? s->stdout_path : "");
+	bind_text(st, 12, s->stderr_path ? s->stderr_path : "");
+	sqlite3_bind_int(st, 13, s->join);
+	sqlite3_bind_int(st, 14, s->rerunnable);
+	sqlite3_bind_int64(st, 15, s->t_submit);
+	r = stmt_exec(js, ST_INSERT);
+	if (r < 0)
+		return r;
+	id = sqlite3_last_insert_rowid(js->db);
+	st = js->st[ST_INSERT_PAYLOAD];
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, s->env_json ? s->env_json : "{}");
+	bind_text(st, 3, s->script);
+	r = stmt_exec(js, ST_INSERT_PAYLOAD);
+	if (r < 0)
+		return r;
+	*ret_id = id;
+	return 0;
+}
+
+static int changed_one(struct jobstore *js, int r)
+{
+	if (r < 0)
+		return r;
+	return sqlite3_changes(js->db) == 1 ? 0 : -ENOENT;
+}
+
+int jobstore_job_set_state(struct jobstore *js, int64_t id, enum job_state state, const char *reason)
+{
+	sqlite3_stmt *st = js->st[ST_SET_STATE];
+
+	bind_text(st, 1, job_state_name(state));
+	bind_text(st, 2, reason);
+	sqlite3_bind_int64(st, 3, id);
+	return changed_one(js, stmt_exec(js, ST_SET_STATE));
+}
+
+int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus,
+			  int64_t t_dispatch)
+{
+	sqlite3_stmt *st = js->st[ST_DISPATCH];
+
+	bind_text(st, 1, node);
+	bind_text(st, 2, cpus);
+	sqlite3_bind_int64(st, 3, t_dispatch);
+	sqlite3_bind_int64(st, 4, id);
+	return changed_one(js, stmt_exec(js, ST_DISPATCH));
+}
+
+int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason)
+{
+	sqlite3_stmt *st = js->st[ST_REQUEUE];
+
+	bind_text(st, 1, reason);
+	sqlite3_bind_int64(st, 2, id);
+	return changed_one(js, stmt_exec(js, ST_REQUEUE));
+}
+
+int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done)
+{
+	sqlite3_stmt *st = js->st[ST_FINISH];
+
+	bind_text(st, 1, job_state_name(res->state));
+	if (res->exit_status >= 0)
+		sqlite3_bind_int(st, 2, res->exit_status);
+	else
+		sqlite3_bind_null(st, 2);
+	if (res->exit_signal > 0)
+		sqlite3_bind_int(st, 3, res->exit_signal);
+	else
+		sqlite3_bind_null(st, 3);
+	bind_text(st, 4, res->reason[0] ? res->reason : NULL);
+	sqlite3_bind_int64(st, 5, res->cpu_ns);
+	sqlite3_bind_int64(st, 6, res->mem_peak);
+	sqlite3_bind_int(st, 7, res->oom);
+	for (int i = STAMP_LAUNCH; i <= STAMP_RELEASED; i++)
+		bind_stamp(st, 8 + i - STAMP_LAUNCH, res->times[i]);
+	sqlite3_bind_int64(st, 14, t_done);
+	sqlite3_bind_int64(st, 15, id);
+	return changed_one(js, stmt_exec(js, ST_FINISH));
+}
+
+int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *userdata), void *userdata)
+{
+	sqlite3_stmt *st = js->st[ST_ACTIVE];
+	int rc, r = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct job *j = calloc(1, sizeof(*j));
+		const char *s;
+
+		if (!j) {
+			r = -ENOMEM;
+			break;
+		}
+		j->id = sqlite3_column_int64(st, 0);
+		snprintf(j->queue, sizeof(j->queue), "%s", (const char *)sqlite3_column_text(st, 1));
+		j->uid = (uid_t)sqlite3_column_int64(st, 2);
+		if (job_state_parse((const char *)sqlite3_column_text(st, 3), &j->state) < 0)
+			j->state = JOB_QUEUED;
+		j->ncpus = (uint32_t)sqlite3_column_int64(st, 4);
+		j->mem = (uint64_t)sqlite3_column_int64(st, 5);
+		j->walltime = (uint64_t)sqlite3_column_int64(st, 6);
+		s = (const char *)sqlite3_column_text(st, 7);
+		if (s && !(j->node = strdup(s))) {
+			free(j);
+			r = -ENOMEM;
+			break;
+		}
+		s = (const char *)sqlite3_column_text(st, 8);
+		if (s)
+			(void)cpumask_parse(s, &j->cpus);
+		j->t_submit = sqlite3_column_int64(st, 9);
+		r = cb(j, userdata);
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = sql_errno(rc);
+	sqlite3_reset(st);
+	return r;
+}
+
+static void json_set_text(json_t *o, const char *key, sqlite3_stmt *st, int col)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+
+	json_object_set_new(o, key, s ? json_string(s) : json_null());
+}
+
+static void json_set_int(json_t *o, const char *key, sqlite3_stmt *st, int col)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		json_object_set_new(o, key, json_null());
+	else
+		json_object_set_new(o, key, json_integer(sqlite3_column_int64(st, col)));
+}
+
+/* Default output path: <workdir>/<name>.<o|e><id>, as PBS does. */
+static json_t *output_path(sqlite3_stmt *st, int col, char kind)
+{
+	const char *p = (const char *)sqlite3_column_text(st, col);
+	char *s;
+	json_t *v;
+
+	if (p && *p)
+		return json_string(p);
+	if (asprintf(&s, "%s/%s.%c%" PRId64, (const char *)sqlite3_column_text(st, COL_WORKDIR),
+		     (const char *)sqlite3_column_text(st, COL_NAME), kind,
+		     (int64_t)sqlite3_column_int64(st, COL_ID)) < 0)
+		return json_null();
+	v = json_string(s);
+	free(s);
+	return v ? v : json_null();
+}
+
+static int payload_add(struct jobstore *js, int64_t id, json_t *o)
+{
+	sqlite3_stmt *st = js->st[ST_PAYLOAD];
+	json_t *env = NULL;
+	int rc;
+
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		env = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+		json_object_set_new(o, "env", env ? env : json_object());
+		json_set_text(o, "script", st, 1);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : sql_errno(rc);
+}
+
+static json_t *job_row_json(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+	json_t *times = json_object();
+	const char *stdout_path;
+
+	json_object_set_new(o, "jobid", json_integer(sqlite3_column_int64(st, COL_ID)));
+	json_set_text(o, "name", st, COL_NAME);
+	json_set_text(o, "queue", st, COL_QUEUE);
+	json_set_text(o, "owner", st, COL_OWNER);
+	json_set_int(o, "uid", st, COL_UID);
+	json_set_int(o, "gid", st, COL_GID);
+	json_set_text(o, "state", st, COL_STATE);
+	json_set_int(o, "ncpus", st, COL_NCPUS);
+	json_set_int(o, "mem", st, COL_MEM);
+	json_set_int(o, "walltime", st, COL_WALLTIME);
+	json_set_text(o, "workdir", st, COL_WORKDIR);
+	json_object_set_new(o, "stdout", output_path(st, COL_STDOUT, 'o'));
+	/* Joined output: stderr goes to the stdout file. */
+	stdout_path = json_string_value(json_object_get(o, "stdout"));
+	if (sqlite3_column_int(st, COL_JOIN) && stdout_path)
+		json_object_set_new(o, "stderr", json_string(stdout_path));
+	else
+		json_object_set_new(o, "stderr", output_path(st, COL_STDERR, 'e'));
+	json_object_set_new(o, "join", json_boolean(sqlite3_column_int(st, COL_JOIN)));
+	json_object_set_new(o, "rerunnable", json_boolean(sqlite3_column_int(st, COL_RERUN)));
+	json_set_text(o, "node", st, COL_NODE);
+	json_set_text(o, "cpus", st, COL_CPUS);
+	json_set_int(o, "exit_status", st, COL_EXIT_STATUS);
+	json_set_int(o, "exit_signal", st, COL_EXIT_SIGNAL);
+	json_set_text(o, "reason", st, COL_REASON);
+	json_set_int(o, "cpu_ns", st, COL_CPU_NS);
+	json_set_int(o, "mem_peak", st, COL_MEM_PEAK);
+	json_object_set_new(o, "oom", json_boolean(sqlite3_column_int(st, COL_OOM)));
+	for (int i = 0; i < STAMP_MAX; i++)
+		if (sqlite3_column_type(st, COL_T_FIRST + i) != SQLITE_NULL)
+			json_object_set_new(times, job_stamp_names[i],
+					    json_integer(sqlite3_column_int64(st, COL_T_FIRST + i)));
+	json_object_set_new(o, "times", times);
+	return o;
+}
+
+int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array)
+{
+	sqlite3_stmt *st = js->st[ST_QUERY];
+	json_t *arr = json_array();
+	int rc, r = 0;
+
+	if (!arr)
+		return -ENOMEM;
+	sqlite3_bind_int64(st, 1, f->jobid);
+	bind_text(st, 2, f->owner);
+	sqlite3_bind_int(st, 3, f->finished || f->jobid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(arr, job_row_json(st));
+	if (rc != SQLITE_DONE)
+		r = sql_errno(rc);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (r == 0 && f->payload) {
+		size_t i;
+		json_t *o;
+
+		/* After the scan: the payload statement must not run inside it. */
+		json_array_foreach(arr, i, o) {
+			uid_t uid = (uid_t)json_integer_value(json_object_get(o, "uid"));
+
+			if (f->payload_uid == 0 || f->payload_uid == uid)
+				(void)payload_add(js, json_integer_value(json_object_get(o, "jobid")), o);
+		}
+	}
+	if (r < 0) {
+		json_decref(arr);
+		return r;
+	}
+	*ret_array = arr;
+	return 0;
+}
+
+int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret)
+{
+	struct jobstore_filter f = { .jobid = id, .finished = true, .payload = payload, .payload_uid = 0 };
+	json_t *arr;
+	int r;
+
+	r = jobstore_query(js, &f, &arr);
+	if (r < 0)
+		return r;
+	if (json_array_size(arr) == 0) {
+		json_decref(arr);
+		return -ENOENT;
+	}
+	*ret = json_incref(json_array_get(arr, 0));
+	json_decref(arr);
+	return 0;
+}

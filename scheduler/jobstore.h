@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* The job store: SQLite in WAL mode, the single source of truth for jobs.
+ * Only jobstore.c includes sqlite3.h. */
+#ifndef QPOOL_JOBSTORE_H
+#define QPOOL_JOBSTORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "job.h"
+
+struct jobstore;
+
+/* Opens (creating, migrating) the store at path; ":memory:" for tests.
+ * Returns -errno with err set; a store newer than this binary is refused. */
+int jobstore_open(const char *path, struct jobstore **ret, struct error *err);
+void jobstore_close(struct jobstore *js);
+
+/* Schema version this binary writes. */
+int jobstore_schema_version(void);
+
+/* Group commit: callers wrap many writes in one transaction. */
+int jobstore_begin(struct jobstore *js);
+int jobstore_commit(struct jobstore *js);
+void jobstore_rollback(struct jobstore *js);
+
+struct job_submit {
+	const char *name;
+	const char *queue;
+	const char *owner;
+	uid_t uid;
+	gid_t gid;
+	uint32_t ncpus;
+	uint64_t mem;
+	uint64_t walltime;
+	const char *workdir;
+	const char *stdout_path;   /* "" = default <workdir>/<name>.o<id> */
+	const char *stderr_path;   /* "" = default <workdir>/<name>.e<id> */
+	bool join;
+	bool rerunnable;
+	bool hold;
+	const char *env_json;      /* JSON object text */
+	const char *script;
+	int64_t t_submit;
+};
+
+/* Inserts a job (queued, or held) with its script. Returns 0 and the id. */
+int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id);
+
+int jobstore_job_set_state(struct jobstore *js, int64_t id, enum job_state state,
+			   const char *reason);
+
+/* Running on node with cpus (kernel list) since t_dispatch. */
+int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node,
+			  const char *cpus, int64_t t_dispatch);
+
+/* Back to queued: node, CPUs and dispatch stamp cleared; reason kept. */
+int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason);
+
+/* Final record: state, status, usage and every stamp the node took. */
+int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res,
+			int64_t t_done);
+
+/* Calls cb for every unfinished job (queued, held, running, exiting) in
+ * submit order; cb takes ownership of the job. */
+int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *userdata),
+			 void *userdata);
+
+struct jobstore_filter {
+	int64_t jobid;          /* 0: any */
+	const char *owner;      /* NULL: any */
+	bool finished;          /* include finished jobs */
+	bool payload;           /* include env and script ... */
+	uid_t payload_uid;      /* ... of this uid's jobs only, (uid_t)-1: none, 0: all */
+};
+
+/* Job objects (docs/PROTOCOL.md) matching f, in id order. */
+int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array);
+
+/* The one job object, with env and script when payload; -ENOENT. */
+int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret);
+
+#endif

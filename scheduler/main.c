@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* qpoold: the qpool server. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "log.h"
+#include "server.h"
+
+static const char *arg_config;
+static bool arg_verbose;
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: qpoold [-f FILE] [-v]\n"
+		   "  -f FILE  config file (default $QPOOL_CONF, else %s)\n"
+		   "  -v       log debug messages too\n", CONFIG_DEFAULT_PATH);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "f:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			arg_config = optarg;
+			break;
+		case 'v':
+			arg_verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "qpoold: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int on_sighup(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct server *s = userdata;
+	struct error err;
+
+	if (server_reload(s, &err) < 0)
+		log_err("reload refused, old config kept: %s", err.text);
+	else
+		log_info("config reloaded");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct server *server = NULL;
+	struct config *config = NULL;
+	sd_event *event = NULL;
+	struct error err;
+	sigset_t mask;
+	int r;
+
+	r = parse_args(argc, argv);
+	if (r < 0)
+		return 2;
+	log_init("qpoold", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	umask(022);
+
+	r = config_load(config_path(arg_config), &config, &err);
+	if (r < 0) {
+		log_err("%s", err.text);
+		goto done;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	r = sd_event_new(&event);
+	if (r < 0) {
+		log_err("event loop: %s", strerror(-r));
+		goto done;
+	}
+	r = server_create(event, config, &server, &err);
+	config = NULL;
+	if (r < 0) {
+		log_err("%s", err.text);
+		goto done;
+	}
+	/* A NULL handler makes the loop exit on the signal. */
+	r = sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
+	if (r >= 0)
+		r = sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
+	if (r >= 0)
+		r = sd_event_add_signal(event, NULL, SIGHUP, on_sighup, server);
+	if (r < 0) {
+		log_err("signals: %s", strerror(-r));
+		goto done;
+	}
+	log_info("serving");
+	(void)sd_notify(0, "READY=1");
+	r = sd_event_loop(event);
+	(void)sd_notify(0, "STOPPING=1");
+	log_info("stopping");
+done:
+	server_destroy(server);
+	config_destroy(config);
+	sd_event_unref(event);
+	return r < 0 ? 1 : 0;
+}

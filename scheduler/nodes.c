@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/* The node ops: register (with reconciliation), heartbeat, job.done; and
+ * what qpoold sends nodes: job.launch, job.signal. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "server-internal.h"
+#include "timeutil.h"
+
+static bool json_ids_contain(const json_t *arr, int64_t id)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v)
+		if (json_is_integer(v) && json_integer_value(v) == id)
+			return true;
+	return false;
+}
+
+/* Queues a completion for the next group commit. Only the node that runs
+ * the job may report it; a report for a finished job is answered at once
+ * (the node resends after a reconnect until it hears ok). */
+static void done_queue(struct conn *c, long long req_id, int64_t jobid, const json_t *result)
+{
+	struct server *s = c->server;
+	struct job *j = pool_job_find(s->pool, jobid);
+	struct pending *p;
+
+	if (!j || !j->node || strcmp(j->node, c->node->name) != 0) {
+		if (req_id)
+			conn_reply_ok(c, req_id, NULL);
+		return;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		if (req_id)
+			conn_reply_err(c, req_id, ENOMEM, "qpoold is out of memory");
+		return;
+	}
+	p->conn = c;
+	p->req_id = req_id;
+	p->jobid = jobid;
+	p->is_done = true;
+	job_result_from_json(result, &p->result);
+	p->result.times[STAMP_DISPATCH] = 0;
+	server_pending_add(s, p);
+}
+
+/* After a registration: jobs the store has on this node but the node does
+ * not know never reached it (the node keeps a job's files until its report
+ * is acknowledged), so they are requeued; exiting ones are signalled again. */
+static void node_reconcile(struct server *s, struct node *n, const json_t *running, const json_t *results)
+{
+	struct job *j, *next;
+
+	for (j = pool_jobs(s->pool); j; j = next) {
+		next = j->next;
+		if (!j->node || strcmp(j->node, n->name) != 0)
+			continue;
+		if (json_ids_contain(running, j->id)) {
+			pool_job_claim(s->pool, j);
+			if (j->state == JOB_EXITING)
+				node_signal(s, j, SIGTERM);
+			continue;
+		}
+		{
+			size_t i;
+			json_t *r;
+			bool reported = false;
+
+			json_array_foreach(results, i, r)
+				if (wire_int(r, "jobid", 0) == j->id)
+					reported = true;
+			if (reported) {
+				pool_job_claim(s->pool, j);
+				continue;
+			}
+		}
+		if (j->state == JOB_EXITING) {
+			struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
+
+			snprintf(res.reason, sizeof(res.reason), "cancelled; node %s never started it", n->name);
+			if (jobstore_job_finish(s->store, j->id, &res, time_wall_ns()) == 0)
+				pool_job_remove(s->pool, j);
+			continue;
+		}
+		if (jobstore_job_requeue(s->store, j->id, "requeued: its node never received it") == 0) {
+			log_info("job %lld: node %s does not have it; requeued", (long long)j->id, n->name);
+			pool_job_release(s->pool, j);
+			j->state = JOB_QUEUED;
+		}
+	}
+	/* Jobs the node runs that the store does not: a stale wrapper. Stop it. */
+	{
+		size_t i;
+		json_t *v;
+
+		json_array_foreach(running, i, v) {
+			struct job *rj = json_is_integer(v) ? pool_job_find(s->pool, json_integer_value(v)) : NULL;
+
+			if (!rj || !rj->node || strcmp(rj->node, n->name) != 0) {
+				log_warn("node %s runs job %lld that is not running here; killing it", n->name,
+					 (long long)json_integer_value(v));
+				conn_send(n->link, json_pack("{s:s, s:i, s:I, s:i}", "op", "job.signal", "id", 0,
+							     "jobid", json_integer_value(v), "signal", SIGKILL));
+			}
+		}
+	}
+}
+
+static void op_register(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	const char *name = wire_str(msg, "name");
+	const char *cpus = wire_str(msg, "cpus");
+	const char *mems = wire_str(msg, "mems");
+	const char *cgroup = wire_str(msg, "cgroup");
+	const char *rt_reason = wire_str(msg, "rt_reason");
+	json_t *running = json_object_get(msg, "running");
+	json_t *results = json_object_get(msg, "results");
+	json_t *topology = json_object_get(msg, "topology");
+	struct cpumask mask;
+	struct node *n;
+	size_t i;
+	json_t *r;
+
+	if (!name || !*name || strlen(name) > 63 || strchr(name, '/') || !cpus ||
+	    cpumask_parse(cpus, &mask) < 0 || cpumask_count(&mask) == 0) {
+		conn_reply_err(c, req_id, EINVAL, "node.register needs a name (1-63 bytes, no '/') and a CPU list");
+		return;
+	}
+	if (c->node) {
+		conn_reply_err(c, req_id, EALREADY, "this connection is node %s already", c->node->name);
+		return;
+	}
+	n = pool_node_get(s->pool, name);
+	if (!n) {
+		conn_reply_err(c, req_id, ENOMEM, "qpoold is out of memory");
+		return;
+	}
+	if (n->link) {
+		conn_reply_err(c, req_id, EEXIST, "node %s is already registered", name);
+		return;
+	}
+	n->cpus = mask;
+	n->free = mask;
+	snprintf(n->mems, sizeof(n->mems), "%s", mems ? mems : "0");
+	snprintf(n->cgroup, sizeof(n->cgroup), "%s", cgroup ? cgroup : "none");
+	json_decref(n->topology);
+	n->topology = json_is_object(topology) ? json_incref(topology) : NULL;
+	n->rt = wire_bool(msg, "rt", 0);
+	free(n->rt_reason);
+	n->rt_reason = rt_reason ? strdup(rt_reason) : NULL;
+	if (n->state == NODE_DOWN)
+		n->state = NODE_UP;
+	n->link = c;
+	n->last_seen = time_mono_ns();
+	c->node = n;
+	if (!json_is_array(running))
+		running = NULL;
+	if (!json_is_array(results))
+		results = NULL;
+	node_reconcile(s, n, running, results);
+	json_array_foreach(results, i, r)
+		if (json_is_object(r))
+			done_queue(c, 0, wire_int(r, "jobid", 0), r);
+	log_info("node %s up: cpus %s, cgroup %s%s", name, cpus, n->cgroup, n->rt ? ", realtime" : "");
+	conn_reply_ok(c, req_id, NULL);
+	s->sched_dirty = true;
+}
+
+static void op_done(struct conn *c, long long req_id, json_t *msg)
+{
+	json_t *result = json_object_get(msg, "result");
+	long long jobid = wire_int(msg, "jobid", 0);
+
+	if (jobid <= 0 || !json_is_object(result)) {
+		conn_reply_err(c, req_id, EINVAL, "job.done needs jobid and result");
+		return;
+	}
+	done_queue(c, req_id, jobid, result);
+}
+
+void node_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	if (c->uid != 0) {
+		conn_reply_err(c, req_id, EPERM, "%s: only root may speak for a node", op);
+		return;
+	}
+	if (strcmp(op, "node.register") == 0) {
+		op_register(c, req_id, msg);
+		return;
+	}
+	if (!c->node) {
+		conn_reply_err(c, req_id, ENOTCONN, "%s: register first", op);
+		return;
+	}
+	c->node->last_seen = time_mono_ns();
+	if (strcmp(op, "node.heartbeat") == 0)
+		conn_reply_ok(c, req_id, NULL);
+	else if (strcmp(op, "job.done") == 0)
+		op_done(c, req_id, msg);
+	else
+		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
+}
+
+void node_link_lost(struct server *s, struct conn *c)
+{
+	struct node *n = c->node;
+
+	log_warn("node %s disconnected; its jobs keep running and report when it returns", n->name);
+	n->link = NULL;
+	if (n->state == NODE_UP)
+		n->state = NODE_DOWN;
+	c->node = NULL;
+}
+
+int node_launch(struct server *s, struct job *j, struct node *n)
+{
+	const struct queue_conf *q = config_queue(s->config, j->queue);
+	enum queue_reserve reserve = q ? q->reserve : QUEUE_RESERVE_NONE;
+	json_t *row, *launch, *times;
+	char cpus[4096];
+	int r;
+
+	r = jobstore_job_get(s->store, j->id, true, &row);
+	if (r < 0) {
+		log_err("job %lld: cannot read it back to launch: %s", (long long)j->id, strerror(-r));
+		return r;
+	}
+	/* reserve = none is the null wrapper: the job may use all of its
+	 * node's CPUs; its allocation still counts against the node. */
+	cpumask_format(reserve == QUEUE_RESERVE_NONE ? &n->cpus : &j->cpus, cpus, sizeof(cpus));
+	times = json_object_get(row, "times");
+	launch = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O,"
+			   " s:I, s:s, s:s, s:s, s:s, s:I, s:O}",
+			   "jobid", json_object_get(row, "jobid"), "name", json_object_get(row, "name"),
+			   "queue", json_object_get(row, "queue"), "user", json_object_get(row, "owner"),
+			   "uid", json_object_get(row, "uid"), "gid", json_object_get(row, "gid"),
+			   "workdir", json_object_get(row, "workdir"), "stdout", json_object_get(row, "stdout"),
+			   "stderr", json_object_get(row, "stderr"), "join", json_object_get(row, "join"),
+			   "env", json_object_get(row, "env"), "ncpus", json_object_get(row, "ncpus"),
+			   "mem", json_object_get(row, "mem"), "walltime", json_object_get(row, "walltime"),
+			   "kill_grace", (json_int_t)s->config->kill_grace, "cpus", cpus, "mems", n->mems,
+			   "reserve", queue_reserve_name(reserve),
+			   "rt_policy", q && q->rt_policy == QUEUE_RT_RR ? "rr" : "fifo",
+			   "rt_priority", (json_int_t)(q ? q->rt_priority : 0),
+			   "script", json_object_get(row, "script"));
+	if (!launch) {
+		json_decref(row);
+		log_err("job %lld: cannot build its launch message", (long long)j->id);
+		return -ENOMEM;
+	}
+	json_object_set_new(launch, "times", json_pack("{s:O, s:O}", "submit", json_object_get(times, "submit"),
+						       "dispatch", json_object_get(times, "dispatch")));
+	json_decref(row);
+	conn_send(n->link, json_pack("{s:s, s:i, s:o}", "op", "job.launch", "id", 0, "job", launch));
+	log_debug("job %lld dispatched to %s", (long long)j->id, n->name);
+	return 0;
+}
+
+bool node_signal(struct server *s, struct job *j, int sig)
+{
+	struct node *n = j->node ? pool_node_find(s->pool, j->node) : NULL;
+
+	if (!n || !n->link)
+		return false;
+	conn_send(n->link, json_pack("{s:s, s:i, s:I, s:i}", "op", "job.signal", "id", 0,
+				     "jobid", (json_int_t)j->id, "signal", sig));
+	return true;
+}
+
+void nodes_check_timeouts(struct server *s)
+{
+	int64_t now = time_mono_ns();
+	int64_t limit = (int64_t)s->config->node_timeout * NSEC_PER_SEC;
+
+	for (struct node *n = pool_nodes(s->pool); n; n = n->next) {
+		struct conn *c = n->link;
+
+		if (!c || now - n->last_seen <= limit)
+			continue;
+		log_warn("node %s silent for %llus; marking it down", n->name,
+			 (unsigned long long)s->config->node_timeout);
+		/* Closing the link marks the node down; it re-registers when it can. */
+		shutdown(c->fd, SHUT_RDWR);
+		node_link_lost(s, c);
+	}
+}

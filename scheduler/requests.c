@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/* The client ops: submit, stat, delete, hold, release, queues, nodes. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "server-internal.h"
+#include "timeutil.h"
+
+#define NAME_MAX_LEN 255
+
+static bool path_ok(const char *p)
+{
+	return p && p[0] == '/' && strlen(p) < 4096;
+}
+
+/* Checks a submit request against the queue and the pool; fills p->submit
+ * with strings that live as long as p->strings. */
+static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pending *p,
+			char *errbuf, size_t errlen)
+{
+	const struct queue_conf *q;
+	const char *qname = wire_str(msg, "queue");
+	const char *name = wire_str(msg, "name");
+	const char *script = wire_str(msg, "script");
+	const char *workdir = wire_str(msg, "workdir");
+	const char *out = wire_str(msg, "stdout");
+	const char *errp = wire_str(msg, "stderr");
+	const char *owner;
+	json_t *env = json_object_get(msg, "env");
+	long long ncpus = wire_int(msg, "ncpus", 0);
+	long long mem = wire_int(msg, "mem", 0);
+	long long walltime = wire_int(msg, "walltime", 0);
+	unsigned max_cpus;
+	char *envtext;
+	const char *key;
+	json_t *v;
+
+#define REFUSE(...) do { snprintf(errbuf, errlen, __VA_ARGS__); return -EINVAL; } while (0)
+	if (!script || !*script)
+		REFUSE("the job script is empty");
+	if (!name || !*name || strlen(name) > NAME_MAX_LEN || strchr(name, '/'))
+		REFUSE("job name must be 1-%d bytes without '/'", NAME_MAX_LEN);
+	if (!path_ok(workdir))
+		REFUSE("working directory must be an absolute path");
+	if ((out && *out && !path_ok(out)) || (errp && *errp && !path_ok(errp)))
+		REFUSE("output paths must be absolute");
+	if (env && !json_is_object(env))
+		REFUSE("env must be an object of strings");
+	json_object_foreach(env, key, v)
+		if (!json_is_string(v) || !*key || strchr(key, '='))
+			REFUSE("env: '%s' is not NAME=value", key);
+	if (ncpus < 0 || mem < 0 || walltime < 0)
+		REFUSE("resources must not be negative");
+
+	if (qname && *qname) {
+		q = config_queue(s->config, qname);
+		if (!q)
+			REFUSE("unknown queue '%s'", qname);
+	} else {
+		q = config_default_queue(s->config);
+		if (!q)
+			REFUSE("no queue given and no default queue (use -q)");
+	}
+	if (!q->enabled)
+		REFUSE("queue %s is disabled: it accepts no new jobs", q->name);
+	if (ncpus == 0)
+		ncpus = q->ncpus ? (long long)q->ncpus : (long long)q->ncpus_default;
+	if (q->ncpus && (uint64_t)ncpus != q->ncpus)
+		REFUSE("ncpus=%lld: queue %s runs jobs of exactly %llu CPUs", ncpus, q->name,
+		       (unsigned long long)q->ncpus);
+	if (q->ncpus_max && (uint64_t)ncpus > q->ncpus_max)
+		REFUSE("ncpus=%lld: above queue %s's limit of %llu", ncpus, q->name,
+		       (unsigned long long)q->ncpus_max);
+	max_cpus = pool_node_max_cpus(s->pool);
+	if (max_cpus && (unsigned long long)ncpus > max_cpus)
+		REFUSE("ncpus=%lld: more CPUs than any node has (the largest has %u)", ncpus, max_cpus);
+	if (mem == 0)
+		mem = (long long)q->mem_default;
+	if (q->mem_max && (uint64_t)mem > q->mem_max)
+		REFUSE("mem=%lld: above queue %s's limit of %llu bytes", mem, q->name,
+		       (unsigned long long)q->mem_max);
+	if (walltime == 0)
+		walltime = (long long)q->walltime_default;
+	if (q->walltime_max && (uint64_t)walltime > q->walltime_max)
+		REFUSE("walltime=%llds: above queue %s's limit of %llus", walltime, q->name,
+		       (unsigned long long)q->walltime_max);
+	owner = server_user_name(s, c->uid);
+	if (!owner)
+		REFUSE("uid %d has no user name", (int)c->uid);
+#undef REFUSE
+
+	/* The request object owns every string the insert binds. */
+	p->strings = json_incref(msg);
+	envtext = env ? json_dumps(env, JSON_COMPACT) : NULL;
+	json_object_set_new(msg, "_env", json_string(envtext ? envtext : "{}"));
+	free(envtext);
+	p->submit.env_json = wire_str(msg, "_env");
+	json_object_set_new(msg, "_queue", json_string(q->name));
+	json_object_set_new(msg, "_owner", json_string(owner));
+	p->submit.name = name;
+	p->submit.queue = wire_str(msg, "_queue");
+	p->submit.owner = wire_str(msg, "_owner");
+	p->submit.uid = c->uid;
+	p->submit.gid = c->gid;
+	p->submit.ncpus = (uint32_t)ncpus;
+	p->submit.mem = (uint64_t)mem;
+	p->submit.walltime = (uint64_t)walltime;
+	p->submit.workdir = workdir;
+	p->submit.stdout_path = out ? out : "";
+	p->submit.stderr_path = errp ? errp : "";
+	p->submit.join = wire_bool(msg, "join", 0);
+	p->submit.rerunnable = wire_bool(msg, "rerunnable", q->rerunnable);
+	p->submit.hold = wire_bool(msg, "hold", 0);
+	p->submit.script = script;
+	p->submit.t_submit = time_wall_ns();
+	return 0;
+}
+
+static void op_submit(struct conn *c, long long req_id, json_t *msg)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+	char text[256];
+
+	if (!p) {
+		conn_reply_err(c, req_id, ENOMEM, "qpoold is out of memory");
+		return;
+	}
+	if (submit_check(c->server, c, msg, p, text, sizeof(text)) < 0) {
+		conn_reply_err(c, req_id, EINVAL, "%s", text);
+		json_decref(p->strings);
+		free(p);
+		return;
+	}
+	p->conn = c;
+	p->req_id = req_id;
+	server_pending_add(c->server, p);
+}
+
+static void op_stat(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	struct jobstore_filter f = {
+		.jobid = wire_int(msg, "jobid", 0),
+		.owner = wire_str(msg, "user"),
+		.finished = wire_bool(msg, "finished", 0),
+		.payload = wire_bool(msg, "full", 0),
+		.payload_uid = c->uid,
+	};
+	json_t *jobs;
+	int r;
+
+	r = jobstore_query(s->store, &f, &jobs);
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	if (f.jobid && json_array_size(jobs) == 0) {
+		json_decref(jobs);
+		conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", (long long)f.jobid);
+		return;
+	}
+	conn_reply_ok(c, req_id, json_pack("{s:o}", "jobs", jobs));
+}
+
+/* The job for a delete/hold/release, checked for ownership; replies itself
+ * and returns NULL when the request cannot go on. */
+static struct job *job_for_change(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	long long id = wire_int(msg, "jobid", 0);
+	struct job *j;
+	json_t *row;
+
+	if (id <= 0) {
+		conn_reply_err(c, req_id, EINVAL, "a job id is required");
+		return NULL;
+	}
+	j = pool_job_find(s->pool, id);
+	if (!j) {
+		if (jobstore_job_get(s->store, id, false, &row) == 0) {
+			conn_reply_err(c, req_id, EALREADY, "job %lld has already finished (%s)", id,
+				       wire_str(row, "state"));
+			json_decref(row);
+		} else {
+			conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", id);
+		}
+		return NULL;
+	}
+	if (c->uid != 0 && c->uid != j->uid) {
+		const char *owner = server_user_name(s, j->uid);
+
+		conn_reply_err(c, req_id, EPERM, "job %lld: permission denied (owned by %s)", id,
+			       owner ? owner : "another user");
+		return NULL;
+	}
+	return j;
+}
+
+static void reply_state(struct conn *c, long long req_id, enum job_state st)
+{
+	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(st)));
+}
+
+static void op_delete(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	struct job *j = job_for_change(c, req_id, msg);
+	const char *who = server_user_name(s, c->uid);
+	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
+	int r;
+
+	if (!j)
+		return;
+	if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
+		snprintf(res.reason, sizeof(res.reason), "cancelled by %s before it started", who ? who : "?");
+		r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
+		if (r < 0) {
+			conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+			return;
+		}
+		log_info("job %lld cancelled by uid %d", (long long)j->id, (int)c->uid);
+		pool_job_remove(s->pool, j);
+		reply_state(c, req_id, JOB_CANCELLED);
+		return;
+	}
+	/* Running: the node's wrapper stops it (SIGTERM, SIGKILL after kill_grace)
+	 * and its report ends the job as cancelled. */
+	if (j->state == JOB_RUNNING) {
+		r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, "cancel requested");
+		if (r < 0) {
+			conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+			return;
+		}
+		j->state = JOB_EXITING;
+	}
+	if (!node_signal(s, j, SIGTERM))
+		log_info("job %lld: node %s is down; it is stopped when the node returns",
+			 (long long)j->id, j->node ? j->node : "?");
+	reply_state(c, req_id, j->state);
+}
+
+static void op_hold_release(struct conn *c, long long req_id, json_t *msg, bool hold)
+{
+	struct server *s = c->server;
+	struct job *j = job_for_change(c, req_id, msg);
+	enum job_state from = hold ? JOB_QUEUED : JOB_HELD;
+	enum job_state to = hold ? JOB_HELD : JOB_QUEUED;
+	int r;
+
+	if (!j)
+		return;
+	if (j->state == to) {
+		reply_state(c, req_id, to);
+		return;
+	}
+	if (j->state != from) {
+		conn_reply_err(c, req_id, EBUSY, "job %lld is %s; only %s jobs can be %s", (long long)j->id,
+			       job_state_name(j->state), job_state_name(from), hold ? "held" : "released");
+		return;
+	}
+	r = jobstore_job_set_state(s->store, j->id, to, NULL);
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	j->state = to;
+	if (!hold)
+		s->sched_dirty = true;
+	reply_state(c, req_id, to);
+}
+
+static void op_queues(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < s->config->n_queues; i++) {
+		const struct queue_conf *q = &s->config->queues[i];
+		unsigned counts[JOB_STATE_MAX] = { 0 };
+
+		for (struct job *j = pool_jobs(s->pool); j; j = j->next)
+			if (strcmp(j->queue, q->name) == 0)
+				counts[j->state]++;
+		json_array_append_new(arr, json_pack(
+			"{s:s, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I, s:I}",
+			"name", q->name, "default", q->is_default, "enabled", q->enabled,
+			"started", q->started, "priority", (json_int_t)q->priority,
+			"ncpus", (json_int_t)q->ncpus, "ncpus_default", (json_int_t)q->ncpus_default,
+			"ncpus_max", (json_int_t)q->ncpus_max, "mem_default", (json_int_t)q->mem_default,
+			"mem_max", (json_int_t)q->mem_max, "walltime_default", (json_int_t)q->walltime_default,
+			"walltime_max", (json_int_t)q->walltime_max, "reserve", queue_reserve_name(q->reserve),
+			"queued", (json_int_t)counts[JOB_QUEUED], "held", (json_int_t)counts[JOB_HELD],
+			"running", (json_int_t)(counts[JOB_RUNNING] + counts[JOB_EXITING])));
+	}
+	conn_reply_ok(c, req_id, json_pack("{s:o}", "queues", arr));
+}
+
+static void op_nodes(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	json_t *arr = json_array();
+
+	for (struct node *n = pool_nodes(s->pool); n; n = n->next) {
+		json_t *jobs = json_array();
+		char cpus[4096];
+
+		for (struct job *j = pool_jobs(s->pool); j; j = j->next)
+			if (j->node && strcmp(j->node, n->name) == 0)
+				json_array_append_new(jobs, json_integer(j->id));
+		cpumask_format(&n->cpus, cpus, sizeof(cpus));
+		json_array_append_new(arr, json_pack(
+			"{s:s, s:s, s:s, s:I, s:I, s:s, s:O?, s:s, s:b, s:s, s:o}",
+			"name", n->name, "state", node_state_name(n->state), "cpus", cpus,
+			"ncpus", (json_int_t)cpumask_count(&n->cpus), "free", (json_int_t)cpumask_count(&n->free),
+			"mems", n->mems, "topology", n->topology, "cgroup", n->cgroup, "rt", n->rt,
+			"rt_reason", n->rt_reason ? n->rt_reason : "", "jobs", jobs));
+	}
+	conn_reply_ok(c, req_id, json_pack("{s:o}", "nodes", arr));
+}
+
+void request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	if (strcmp(op, "submit") == 0)
+		op_submit(c, req_id, msg);
+	else if (strcmp(op, "stat") == 0)
+		op_stat(c, req_id, msg);
+	else if (strcmp(op, "delete") == 0)
+		op_delete(c, req_id, msg);
+	else if (strcmp(op, "hold") == 0)
+		op_hold_release(c, req_id, msg, true);
+	else if (strcmp(op, "release") == 0)
+		op_hold_release(c, req_id, msg, false);
+	else if (strcmp(op, "queues") == 0)
+		op_queues(c, req_id, msg);
+	else if (strcmp(op, "nodes") == 0)
+		op_nodes(c, req_id, msg);
+	else
+		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
+}

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: MIT */
+/* qpoold's event-driven core: connections, group commit, the scheduling pass. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "server-internal.h"
+#include "timeutil.h"
+
+#define DISPATCH_MAX 4096       /* decisions per pass; the pass reruns if full */
+#define TIMER_USEC 1000000      /* node timeout check */
+
+void conn_ref(struct conn *c)
+{
+	c->refs++;
+}
+
+static void conn_free(struct conn *c)
+{
+	sd_event_source_disable_unref(c->src);
+	if (c->fd >= 0)
+		close(c->fd);
+	wirebuf_free(&c->in);
+	wirebuf_free(&c->out);
+	free(c);
+}
+
+void conn_unref(struct conn *c)
+{
+	if (c && --c->refs == 0)
+		conn_free(c);
+}
+
+static void conn_close(struct conn *c)
+{
+	struct server *s = c->server;
+	struct conn **pp;
+
+	if (c->closed)
+		return;
+	c->closed = true;
+	if (c->node)
+		node_link_lost(s, c);
+	for (pp = &s->conns; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
+	close(c->fd);
+	c->fd = -1;
+	conn_unref(c);
+}
+
+static void conn_update_events(struct conn *c)
+{
+	uint32_t ev = EPOLLIN;
+
+	if (c->out.off < c->out.len)
+		ev |= EPOLLOUT;
+	sd_event_source_set_io_events(c->src, ev);
+}
+
+void conn_send(struct conn *c, json_t *msg)
+{
+	int r;
+
+	if (c->closed) {
+		json_decref(msg);
+		return;
+	}
+	r = wire_queue(&c->out, msg);
+	json_decref(msg);
+	if (r < 0) {
+		log_warn("connection of pid %d: cannot queue a reply: %s", (int)c->pid, strerror(-r));
+		return;
+	}
+	r = wire_flush(c->fd, &c->out);
+	if (r < 0) {
+		conn_close(c);
+		return;
+	}
+	conn_update_events(c);
+}
+
+void conn_reply_ok(struct conn *c, long long req_id, json_t *reply)
+{
+	if (!reply)
+		reply = json_object();
+	json_object_set_new(reply, "id", json_integer(req_id));
+	json_object_set_new(reply, "ok", json_true());
+	conn_send(c, reply);
+}
+
+void conn_reply_err(struct conn *c, long long req_id, int errnum, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	conn_send(c, json_pack("{s:I, s:b, s:s, s:i}", "id", (json_int_t)req_id, "ok", 0,
+			       "error", text, "errno", errnum));
+}
+
+const char *server_user_name(struct server *s, uid_t uid)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	unsigned i;
+
+	/* getpwuid goes through nsswitch (~0.12 ms): cache per uid. */
+	for (i = 0; i < sizeof(s->users) / sizeof(s->users[0]); i++)
+		if (s->users[i].name[0] && s->users[i].uid == uid)
+			return s->users[i].name;
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
+		return NULL;
+	i = s->users_next++ % (sizeof(s->users) / sizeof(s->users[0]));
+	s->users[i].uid = uid;
+	snprintf(s->users[i].name, sizeof(s->users[i].name), "%s", pw.pw_name);
+	return s->users[i].name;
+}
+
+void server_pending_add(struct server *s, struct pending *p)
+{
+	conn_ref(p->conn);
+	*s->pending_tail = p;
+	s->pending_tail = &p->next;
+}
+
+static void conn_message(struct conn *c, json_t *msg)
+{
+	const char *op = wire_str(msg, "op");
+	json_t *idv = json_object_get(msg, "id");
+	long long req_id = json_is_integer(idv) ? (long long)json_integer_value(idv) : 0;
+
+	if (!op) {
+		/* A reply from a node (we send nodes no requests that expect one) or junk. */
+		if (!json_object_get(msg, "ok"))
+			conn_reply_err(c, req_id, EINVAL, "message without \"op\"");
+		return;
+	}
+	if (!json_is_integer(idv)) {
+		conn_reply_err(c, 0, EINVAL, "request without an integer \"id\"");
+		return;
+	}
+	if (strncmp(op, "node.", 5) == 0 || strncmp(op, "job.", 4) == 0)
+		node_request_handle(c, op, req_id, msg);
+	else
+		request_handle(c, op, req_id, msg);
+}
+
+static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct conn *c = userdata;
+	struct error err;
+	json_t *msg;
+	int r;
+
+	conn_ref(c);
+	if (revents & EPOLLOUT) {
+		r = wire_flush(fd, &c->out);
+		if (r < 0) {
+			conn_close(c);
+			goto done;
+		}
+		conn_update_events(c);
+	}
+	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+		ssize_t n = wire_read(fd, &c->in);
+
+		if (n == 0 || (n < 0 && n != -EAGAIN && n != -EINTR)) {
+			conn_close(c);
+			goto done;
+		}
+		while (!c->closed && (r = wire_next(&c->in, &msg, &err)) != 0) {
+			if (r < 0) {
+				log_warn("connection of pid %d uid %d: %s; closing it", (int)c->pid, (int)c->uid, err.text);
+				conn_reply_err(c, 0, -r, "%s", err.text);
+				conn_close(c);
+				break;
+			}
+			conn_message(c, msg);
+			json_decref(msg);
+		}
+	}
+done:
+	conn_unref(c);
+	return 0;
+}
+
+static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct server *s = userdata;
+
+	for (;;) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		struct conn *c;
+		int cfd;
+
+		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				log_warn("accept: %m");
+			return 0;
+		}
+		/* Identity comes from the kernel, never from the message. */
+		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			log_warn("SO_PEERCRED: %m");
+			close(cfd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(cfd);
+			continue;
+		}
+		c->server = s;
+		c->fd = cfd;
+		c->uid = cred.uid;
+		c->gid = cred.gid;
+		c->pid = cred.pid;
+		c->refs = 1;
+		if (sd_event_add_io(s->event, &c->src, cfd, EPOLLIN, conn_io, c) < 0) {
+			close(cfd);
+			free(c);
+			continue;
+		}
+		c->next = s->conns;
+		s->conns = c;
+	}
+}
+
+/* Group commit: every submission and completion that arrived in this loop
+ * iteration goes into one transaction; replies follow the commit. */
+static void pending_flush(struct server *s)
+{
+	struct pending *list = s->pending, *p, *next;
+	int64_t now = time_wall_ns();
+	int r;
+
+	if (!list)
+		return;
+	s->pending = NULL;
+	s->pending_tail = &s->pending;
+
+	r = jobstore_begin(s->store);
+	for (p = list; p && r == 0; p = p->next) {
+		if (!p->is_done)
+			r = jobstore_job_insert(s->store, &p->submit, &p->jobid);
+		else if (pool_job_find(s->pool, p->jobid))
+			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
+	}
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0) {
+		jobstore_rollback(s->store);
+		log_err("job store: cannot commit %s", strerror(-r));
+	}
+	for (p = list; p; p = next) {
+		next = p->next;
+		if (r < 0) {
+			conn_reply_err(p->conn, p->req_id, -r, "qpoold cannot record the job: %s%s", strerror(-r),
+				       r == -ENOSPC ? " (state directory full)" : "");
+		} else if (!p->is_done) {
+			struct job *j = calloc(1, sizeof(*j));
+
+			if (!j) {
+				log_err("out of memory: job %lld stays in the store only", (long long)p->jobid);
+			} else {
+				j->id = p->jobid;
+				snprintf(j->queue, sizeof(j->queue), "%s", p->submit.queue);
+				j->uid = p->submit.uid;
+				j->state = p->submit.hold ? JOB_HELD : JOB_QUEUED;
+				j->ncpus = p->submit.ncpus;
+				j->mem = p->submit.mem;
+				j->walltime = p->submit.walltime;
+				j->t_submit = p->submit.t_submit;
+				if (pool_job_add(s->pool, j) < 0)
+					job_free(j);
+			}
+			conn_reply_ok(p->conn, p->req_id, json_pack("{s:I}", "jobid", (json_int_t)p->jobid));
+			log_debug("job %lld submitted", (long long)p->jobid);
+		} else {
+			struct job *j = pool_job_find(s->pool, p->jobid);
+
+			if (j) {
+				log_info("job %lld %s on %s", (long long)j->id, job_state_name(p->result.state),
+					 j->node ? j->node : "?");
+				pool_job_remove(s->pool, j);
+			}
+			conn_reply_ok(p->conn, p->req_id, NULL);
+		}
+		conn_unref(p->conn);
+		json_decref(p->strings);
+		free(p);
+	}
+	s->sched_dirty = true;
+}
+
+/* One scheduling pass: decide, commit every dispatch in one transaction,
+ * then send the launches. A crash between commit and send leaves jobs
+ * that their node does not know; the node's next registration requeues them. */
+static void schedule(struct server *s)
+{
+	static struct dispatch d[DISPATCH_MAX];
+	size_t n;
+	int64_t now;
+	int r;
+
+	do {
+		n = pool_schedule(s->pool, s->config, d, DISPATCH_MAX);
+		if (n == 0)
+			return;
+		now = time_wall_ns();
+		r = jobstore_begin(s->store);
+		for (size_t i = 0; i < n && r == 0; i++) {
+			char cpus[4096];
+
+			cpumask_format(&d[i].job->cpus, cpus, sizeof(cpus));
+			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].node->name, cpus, now);
+		}
+		if (r == 0)
+			r = jobstore_commit(s->store);
+		if (r < 0) {
+			jobstore_rollback(s->store);
+			log_err("job store: cannot record dispatches: %s", strerror(-r));
+			for (size_t i = 0; i < n; i++) {
+				pool_job_release(s->pool, d[i].job);
+				d[i].job->state = JOB_QUEUED;
+			}
+			return;
+		}
+		for (size_t i = 0; i < n; i++)
+			node_launch(s, d[i].job, d[i].node);
+	} while (n == DISPATCH_MAX);
+}
+
+static int post_handler(sd_event_source *src, void *userdata)
+{
+	struct server *s = userdata;
+
+	pending_flush(s);
+	if (s->sched_dirty) {
+		s->sched_dirty = false;
+		schedule(s);
+	}
+	return 0;
+}
+
+static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct server *s = userdata;
+
+	nodes_check_timeouts(s);
+	sd_event_source_set_time_relative(src, TIMER_USEC);
+	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static int load_job(struct job *j, void *userdata)
+{
+	struct server *s = userdata;
+	int r = pool_job_add(s->pool, j);
+
+	if (r < 0)
+		job_free(j);
+	return r;
+}
+
+static int dir_make(const char *path, mode_t mode, struct error *err)
+{
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return error_set(err, -errno, "mkdir %s: %s", path, strerror(errno));
+	if (chmod(path, mode) < 0)
+		return error_set(err, -errno, "chmod %s: %s", path, strerror(errno));
+	return 0;
+}
+
+static int listen_open(struct server *s, struct error *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = s->config->socket;
+	char dir[PATH_MAX];
+	char *slash;
+	int fd, r;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return error_set(err, -errno, "mkdir %s: %s", dir, strerror(errno));
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_set(err, -errno, "socket: %s", strerror(errno));
+	/* A socket file nobody answers on is stale; one that answers is another qpoold. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		return error_set(err, -EADDRINUSE, "another qpoold is serving %s", path);
+	}
+	close(fd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_set(err, -errno, "socket: %s", strerror(errno));
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0666) < 0 || listen(fd, SOMAXCONN) < 0) {
+		r = error_set(err, -errno, "listen on %s: %s", path, strerror(errno));
+		close(fd);
+		return r;
+	}
+	s->listen_fd = fd;
+	return 0;
+}
+
+int server_create(sd_event *e, struct config *config, struct server **ret, struct error *err)
+{
+	struct server *s;
+	char path[PATH_MAX + 16];
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		config_destroy(config);
+		return error_set(err, -ENOMEM, "out of memory");
+	}
+	s->event = sd_event_ref(e);
+	s->config = config;
+	s->listen_fd = -1;
+	s->pending_tail = &s->pending;
+
+	/* 0711: users reach their own job files by name, list nothing. */
+	r = dir_make(config->state_dir, 0711, err);
+	if (r < 0)
+		goto done;
+	snprintf(path, sizeof(path), "%s/qpool.db", config->state_dir);
+	r = jobstore_open(path, &s->store, err);
+	if (r < 0)
+		goto done;
+	r = pool_create(&s->pool);
+	if (r < 0) {
+		error_set(err, r, "out of memory");
+		goto done;
+	}
+	r = jobstore_load_active(s->store, load_job, s);
+	if (r < 0) {
+		error_set(err, r, "job store: cannot load jobs: %s", strerror(-r));
+		goto done;
+	}
+	r = listen_open(s, err);
+	if (r < 0)
+		goto done;
+	r = sd_event_add_io(e, &s->listen_src, s->listen_fd, EPOLLIN, listen_io, s);
+	if (r >= 0)
+		r = sd_event_add_post(e, &s->post_src, post_handler, s);
+	if (r >= 0)
+		r = sd_event_add_time_relative(e, &s->timer_src, CLOCK_MONOTONIC, TIMER_USEC, 0, timer_handler, s);
+	if (r < 0) {
+		error_set(err, r, "event loop: %s", strerror(-r));
+		goto done;
+	}
+	r = 0;
+done:
+	if (r < 0) {
+		server_destroy(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+void server_destroy(struct server *s)
+{
+	if (!s)
+		return;
+	/* Replies that wait for a commit: commit them now, so nothing acknowledged is lost. */
+	pending_flush(s);
+	while (s->conns)
+		conn_close(s->conns);
+	sd_event_source_disable_unref(s->listen_src);
+	sd_event_source_disable_unref(s->post_src);
+	sd_event_source_disable_unref(s->timer_src);
+	if (s->listen_fd >= 0) {
+		close(s->listen_fd);
+		unlink(s->config->socket);
+	}
+	pool_destroy(s->pool);
+	jobstore_close(s->store);
+	config_destroy(s->config);
+	sd_event_unref(s->event);
+	free(s);
+}
+
+int server_reload(struct server *s, struct error *err)
+{
+	struct config *c;
+	int r;
+
+	r = config_load(s->config->path, &c, err);
+	if (r < 0)
+		return r;
+	if (strcmp(c->socket, s->config->socket) != 0 || strcmp(c->state_dir, s->config->state_dir) != 0) {
+		config_destroy(c);
+		return error_set(err, -EINVAL, "%s: socket and state_dir take effect only at restart",
+				 s->config->path);
+	}
+	config_destroy(s->config);
+	s->config = c;
+	s->sched_dirty = true;
+	return 0;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* qpoold's server: socket, connections, requests, group commit, scheduling. */
+#ifndef QPOOL_SERVER_H
+#define QPOOL_SERVER_H
+
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "error.h"
+
+struct server;
+
+/* Opens the job store under config->state_dir, loads unfinished jobs and
+ * listens on config->socket. Takes ownership of config. */
+int server_create(sd_event *e, struct config *config, struct server **ret, struct error *err);
+
+void server_destroy(struct server *s);
+
+/* Re-reads the config file; an invalid file is rejected (err says why with
+ * file:line) and the old config stays in force. */
+int server_reload(struct server *s, struct error *err);
+
+#endif
