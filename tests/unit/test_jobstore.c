@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* The job store on :memory: and on disk: insert, state changes, reload, migrations. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobstore.h"
+#include "unit.h"
+
+static const struct job_submit base = {
+	.name = "hello", .queue = "batch", .owner = "alice", .uid = 1001, .gid = 1001,
+	.ncpus = 2, .mem = 1 << 20, .walltime = 60, .workdir = "/home/alice",
+	.stdout_path = "", .stderr_path = "", .env_json = "{\"A\":\"1\"}",
+	.script = "#!/bin/sh\necho hi\n", .t_submit = 1000,
+};
+
+static int collect(struct job *j, void *userdata)
+{
+	struct job **list = userdata;
+
+	j->next = *list;
+	*list = j;
+	return 0;
+}
+
+static void test_insert_query(void)
+{
+	struct jobstore *js;
+	struct error err;
+	int64_t id1, id2;
+	json_t *row, *arr;
+	struct jobstore_filter f = { .payload = true, .payload_uid = 1001 };
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id1), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id2), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT(id2 == id1 + 1);
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id1, true, &row), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "state")), "queued");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "script")), base.script);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(row, "env"), "A")), "1");
+	/* Default output paths follow PBS: <workdir>/<name>.o<id>. */
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "/home/alice/hello.o%lld", (long long)id1);
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "stdout")), want);
+	}
+	json_decref(row);
+	CU_ASSERT_EQUAL(jobstore_job_get(js, 999, false, &row), -ENOENT);
+
+	/* Another uid's query does not see the payload. */
+	f.payload_uid = 2002;
+	CU_ASSERT_EQUAL_FATAL(jobstore_query(js, &f, &arr), 0);
+	CU_ASSERT_EQUAL(json_array_size(arr), 2);
+	CU_ASSERT_PTR_NULL(json_object_get(json_array_get(arr, 0), "script"));
+	json_decref(arr);
+	jobstore_close(js);
+}
+
+static void test_lifecycle(void)
+{
+	struct jobstore *js;
+	struct error err;
+	struct job *list = NULL;
+	struct job_result res = { .state = JOB_COMPLETED, .exit_status = 0, .cpu_ns = 5, .mem_peak = 7 };
+	struct jobstore_filter all = { .finished = false };
+	int64_t id;
+	json_t *row, *arr;
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(list);
+	CU_ASSERT_EQUAL(list->state, JOB_RUNNING);
+	CU_ASSERT_STRING_EQUAL(list->node, "n1");
+	CU_ASSERT_EQUAL(cpumask_count(&list->cpus), 2);
+	job_free(list);
+
+	res.times[STAMP_EXEC] = 2500;
+	CU_ASSERT_EQUAL(jobstore_job_finish(js, id, &res, 3000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "state")), "completed");
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(row, "times"), "exec")), 2500);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(row, "times"), "done")), 3000);
+	json_decref(row);
+	/* Finished jobs leave the default listing and the active load. */
+	CU_ASSERT_EQUAL(jobstore_query(js, &all, &arr), 0);
+	CU_ASSERT_EQUAL(json_array_size(arr), 0);
+	json_decref(arr);
+	list = NULL;
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	CU_ASSERT_PTR_NULL(list);
+	CU_ASSERT_EQUAL(jobstore_job_set_state(js, 999, JOB_HELD, NULL), -ENOENT);
+	jobstore_close(js);
+}
+
+static void test_reopen_and_version(void)
+{
+	char *dir = unit_tmpdir();
+	char path[4096], sql[4400];
+	struct jobstore *js;
+	struct error err;
+	struct job *list = NULL;
+	int64_t id;
+
+	snprintf(path, sizeof(path), "%s/q.db", dir);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
+	CU_ASSERT_EQUAL(jobstore_job_requeue(js, id, "why"), 0);
+	jobstore_close(js);
+	/* Reopen: the job is still there, queued. */
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(list);
+	CU_ASSERT_EQUAL(list->id, id);
+	CU_ASSERT_EQUAL(list->state, JOB_QUEUED);
+	job_free(list);
+	jobstore_close(js);
+	/* A store from a newer qpoold is refused, not damaged. */
+	snprintf(sql, sizeof(sql), "sqlite3 '%s' 'INSERT INTO schema_version VALUES (%d)'", path,
+		 jobstore_schema_version() + 1);
+	CU_ASSERT_EQUAL(system(sql), 0);
+	CU_ASSERT_EQUAL(jobstore_open(path, &js, &err), -EPROTO);
+	CU_ASSERT(strstr(err.text, "newer") != NULL);
+	unit_tmpdir_remove(dir);
+}
+
+static const struct unit_test jobstore_tests[] = {
+	{ "insert_query", test_insert_query },
+	{ "lifecycle", test_lifecycle },
+	{ "reopen_and_version", test_reopen_and_version },
+	{ NULL, NULL },
+};
+
+UNIT_SUITE(jobstore, jobstore_tests);

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* The pool: job table, node CPUs, and the first-fit scheduling pass. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+#include "unit.h"
+
+static struct job *job_new(int64_t id, const char *queue, unsigned ncpus)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	j->id = id;
+	snprintf(j->queue, sizeof(j->queue), "%s", queue);
+	j->ncpus = ncpus;
+	j->state = JOB_QUEUED;
+	return j;
+}
+
+static struct node *node_up(struct pool *p, const char *name, const char *cpus)
+{
+	struct node *n = pool_node_get(p, name);
+	static int link;
+
+	cpumask_parse(cpus, &n->cpus);
+	n->free = n->cpus;
+	n->state = NODE_UP;
+	n->link = &link;
+	return n;
+}
+
+static struct config *two_queues(void)
+{
+	struct config *c = calloc(1, sizeof(*c));
+
+	c->n_queues = 2;
+	c->queues = calloc(2, sizeof(*c->queues));
+	snprintf(c->queues[0].name, QUEUE_NAME_MAX, "low");
+	c->queues[0].started = true;
+	snprintf(c->queues[1].name, QUEUE_NAME_MAX, "high");
+	c->queues[1].started = true;
+	c->queues[1].priority = 10;
+	return c;
+}
+
+static void test_table(void)
+{
+	struct pool *p;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	/* Enough jobs to grow the table several times, with removals between. */
+	for (int64_t id = 1; id <= 5000; id++)
+		CU_ASSERT_EQUAL(pool_job_add(p, job_new(id, "low", 1)), 0);
+	for (int64_t id = 1; id <= 5000; id += 2)
+		pool_job_remove(p, pool_job_find(p, id));
+	for (int64_t id = 1; id <= 5000; id++) {
+		struct job *j = pool_job_find(p, id);
+
+		CU_ASSERT((id % 2 == 0) == (j != NULL));
+	}
+	{
+		struct job *dup = job_new(2, "low", 1);
+
+		CU_ASSERT_EQUAL(pool_job_add(p, dup), -EEXIST);
+		job_free(dup);
+	}
+	/* Submit order is kept. */
+	CU_ASSERT_EQUAL(pool_jobs(p)->id, 2);
+	CU_ASSERT_EQUAL(pool_jobs(p)->next->id, 4);
+	pool_destroy(p);
+}
+
+static void test_first_fit(void)
+{
+	struct config *c = two_queues();
+	struct dispatch d[16];
+	struct pool *p;
+	struct node *a, *b;
+	char buf[64];
+	size_t n;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = node_up(p, "a", "0-1");
+	b = node_up(p, "b", "2-5");
+	pool_job_add(p, job_new(1, "low", 1));
+	pool_job_add(p, job_new(2, "low", 4));   /* fits only b */
+	pool_job_add(p, job_new(3, "high", 2));  /* served first */
+	pool_job_add(p, job_new(4, "low", 1));
+	pool_job_find(p, 4)->state = JOB_HELD;
+
+	n = pool_schedule(p, c, d, 16);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL(d[0].job->id, 3);
+	CU_ASSERT_PTR_EQUAL(d[0].node, a);
+	cpumask_format(&d[0].job->cpus, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "0-1");
+	CU_ASSERT_EQUAL(d[1].job->id, 1);
+	CU_ASSERT_PTR_EQUAL(d[1].node, b);
+	cpumask_format(&b->free, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "3-5");
+	/* Job 2 (4 CPUs) waits: 3 free on b. The held job never runs. */
+	CU_ASSERT_EQUAL(pool_job_find(p, 2)->state, JOB_QUEUED);
+	CU_ASSERT_EQUAL(pool_job_find(p, 4)->state, JOB_HELD);
+
+	/* Job 3 ends: its CPUs come back; job 2 still does not fit on a. */
+	pool_job_remove(p, pool_job_find(p, 3));
+	CU_ASSERT_EQUAL(cpumask_count(&a->free), 2);
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 16), 0);
+	/* Job 1 ends: b has 4 free, job 2 goes there. */
+	pool_job_remove(p, pool_job_find(p, 1));
+	n = pool_schedule(p, c, d, 16);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 2);
+	CU_ASSERT_EQUAL(cpumask_count(&b->free), 0);
+	CU_ASSERT_EQUAL(pool_node_max_cpus(p), 4);
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
+static void test_stopped_and_down(void)
+{
+	struct config *c = two_queues();
+	struct dispatch d[4];
+	struct pool *p;
+	struct node *a;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = node_up(p, "a", "0-3");
+	pool_job_add(p, job_new(1, "high", 1));
+	c->queues[1].started = false;
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 4), 0);
+	c->queues[1].started = true;
+	a->state = NODE_DRAINED;
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 4), 0);
+	a->state = NODE_UP;
+	a->link = NULL;
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 4), 0);
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
+static const struct unit_test pool_tests[] = {
+	{ "table", test_table },
+	{ "first_fit", test_first_fit },
+	{ "stopped_and_down", test_stopped_and_down },
+	{ NULL, NULL },
+};
+
+UNIT_SUITE(pool, pool_tests);
