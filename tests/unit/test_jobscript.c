@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/* Table tests for lib/jobscript (qsub options and #QP/#PBS directives) and lib/jobid. */
+#include <errno.h>
+#include <string.h>
+
+#include "jobid.h"
+#include "jobscript.h"
+#include "unit.h"
+
+static int parse(const char *text, struct jobspec *js, struct error *err)
+{
+	jobspec_init(js);
+	err->text[0] = '\0';
+	return jobscript_parse(text, strlen(text), js, err);
+}
+
+static void test_directives(void)
+{
+	struct jobspec js;
+	struct error err;
+
+	CU_ASSERT_EQUAL(parse("#!/bin/bash\n"
+			      "#PBS -N myjob\n"
+			      "\n"
+			      "# a plain comment\n"
+			      "#QP -l ncpus=4,mem=8G\n"
+			      "#PBS -l walltime=01:30:00 -q short\n"
+			      "#PBS -o out.txt -e /abs/err.txt -j oe -r n\n"
+			      "#PBS -h -V\n"
+			      "echo hello\n"
+			      "#PBS -N ignored\n", &js, &err), 0);
+	CU_ASSERT_STRING_EQUAL(js.name, "myjob");
+	CU_ASSERT_STRING_EQUAL(js.queue, "short");
+	CU_ASSERT_EQUAL(js.ncpus, 4);
+	CU_ASSERT_EQUAL(js.mem, 8LL << 30);
+	CU_ASSERT_EQUAL(js.walltime, 5400);
+	CU_ASSERT_STRING_EQUAL(js.stdout_path, "out.txt");
+	CU_ASSERT_STRING_EQUAL(js.stderr_path, "/abs/err.txt");
+	CU_ASSERT_EQUAL(js.join, 1);
+	CU_ASSERT_EQUAL(js.rerunnable, 0);
+	CU_ASSERT_EQUAL(js.hold, 1);
+	CU_ASSERT_EQUAL(js.export_all, 1);
+	jobspec_clear(&js);
+}
+
+static void test_directives_stop(void)
+{
+	struct jobspec js;
+	struct error err;
+
+	/* Nothing set: the defaults stay "unset". */
+	CU_ASSERT_EQUAL(parse("echo hi\n#PBS -N late\n", &js, &err), 0);
+	CU_ASSERT_PTR_NULL(js.name);
+	CU_ASSERT_EQUAL(js.ncpus, -1);
+	CU_ASSERT_EQUAL(js.join, -1);
+	CU_ASSERT_EQUAL(js.hold, -1);
+	jobspec_clear(&js);
+	/* "#!" only counts on line 1; a later "#!" line is a comment. */
+	CU_ASSERT_EQUAL(parse("#!/bin/sh\n#!x\n#QP -N a\n  x=1\n#QP -N b\n", &js, &err), 0);
+	CU_ASSERT_STRING_EQUAL(js.name, "a");
+	jobspec_clear(&js);
+	/* Not directives: another prefix, an indented one. */
+	CU_ASSERT_EQUAL(parse("#PBSX -N a\n#QPX -N b\n  #PBS -N c\n#pbs -N d\n", &js, &err), 0);
+	CU_ASSERT_PTR_NULL(js.name);
+	jobspec_clear(&js);
+	/* Later directives override earlier ones; CRLF line ends are fine. */
+	CU_ASSERT_EQUAL(parse("#PBS -N a\r\n#PBS -N b\r\n#PBS -j oe\r\n#PBS -j n\r\n", &js, &err), 0);
+	CU_ASSERT_STRING_EQUAL(js.name, "b");
+	CU_ASSERT_EQUAL(js.join, 0);
+	jobspec_clear(&js);
+	/* No newline at the end; empty text. */
+	CU_ASSERT_EQUAL(parse("#QP -l ncpus=3", &js, &err), 0);
+	CU_ASSERT_EQUAL(js.ncpus, 3);
+	jobspec_clear(&js);
+	CU_ASSERT_EQUAL(parse("", &js, &err), 0);
+	jobspec_clear(&js);
+}
+
+static void test_directives_words(void)
+{
+	static const struct {
+		const char *text;
+		const char *name;
+	} cases[] = {
+		{ "#PBS -N \"my job\"\n", "my job" },
+		{ "#PBS -N 'it''s'\n", "its" },
+		{ "#PBS -N 'say \"hi\"'\n", "say \"hi\"" },
+		{ "#PBS -N \"a\\\"b\\\\c\"\n", "a\"b\\c" },
+		{ "#PBS -N a\\ b\n", "a b" },
+		{ "#PBS -Nattached\n", "attached" },
+		{ "#PBS\t-N\ttabs\t\n", "tabs" },
+		{ "#PBS -N x # a comment -N y\n", "x" },
+		{ "#PBS -N x#y\n", "x#y" },
+		{ "#PBS -N '#x'\n", "#x" },
+		{ "#QP -hN grouped\n", "grouped" },
+		{ "#PBS -N ünïcødé\n", "ünïcødé" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct jobspec js;
+		struct error err;
+
+		CU_ASSERT_EQUAL(parse(cases[i].text, &js, &err), 0);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(js.name);
+		CU_ASSERT_STRING_EQUAL(js.name, cases[i].name);
+		jobspec_clear(&js);
+	}
+}
+
+static void test_directives_errors(void)
+{
+	static const struct {
+		const char *text;
+		const char *msg;
+	} cases[] = {
+		{ "#!/bin/sh\n#PBS -N a\n#PBS -l mem=12Q\n",
+		  "line 3: mem=12Q: not a size (e.g. 512M, 8G)" },
+		{ "#PBS -l foo=1\n", "line 1: -l foo=1: unknown resource 'foo' (known: ncpus, mem, walltime)" },
+		{ "#PBS -l ncpus=two\n", "line 1: ncpus=two: not a number of CPUs (1 to 1000000)" },
+		{ "#PBS -l ncpus=-1\n", "line 1: ncpus=-1: not a number of CPUs (1 to 1000000)" },
+		{ "#PBS -l walltime=1:99\n", "line 1: walltime=1:99: not a time (e.g. 01:30:00)" },
+		{ "#PBS -l mem=99999999999999999999\n", "line 1: mem=99999999999999999999: size too large" },
+		{ "#PBS -l ncpus\n", "line 1: -l ncpus: expected name=value" },
+		{ "#PBS -l ncpus=1,\n", "line 1: -l: empty resource (expected ncpus=N,mem=SIZE,walltime=TIME)" },
+		{ "\n\n#PBS -x\n", "line 3: unknown option -x" },
+		{ "#PBS -f conf\n", "line 1: unknown option -f" },
+		{ "#PBS -N\n", "line 1: option -N needs an argument" },
+		{ "#PBS -N \"open\n", "line 1: unterminated \" quote" },
+		{ "#PBS name\n", "line 1: unexpected 'name' (a directive holds qsub options)" },
+		{ "#PBS --help\n", "line 1: unexpected '--help' (a directive holds qsub options)" },
+		{ "#PBS -N a/b\n", "line 1: -N a/b: a job name cannot contain '/'" },
+		{ "#PBS -N ''\n", "line 1: -N: empty job name" },
+		{ "#PBS -j eo\n", "line 1: -j eo: expected oe (join stderr into stdout) or n" },
+		{ "#PBS -r maybe\n", "line 1: -r maybe: expected y or n" },
+		{ "#PBS -v 9X\n", "line 1: -v 9X: not a variable name" },
+		{ "#PBS -v A,,B\n", "line 1: -v : not a variable name" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct jobspec js;
+		struct error err;
+
+		CU_ASSERT_EQUAL(parse(cases[i].text, &js, &err), -EINVAL);
+		CU_ASSERT_STRING_EQUAL(err.text, cases[i].msg);
+		jobspec_clear(&js);
+	}
+}
+
+static void test_option_name(void)
+{
+	char name[JOBSPEC_NAME_MAX + 2];
+	struct jobspec js;
+	struct error err;
+
+	jobspec_init(&js);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'N', name, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "-N: job name longer than 255 bytes");
+	name[JOBSPEC_NAME_MAX] = '\0';
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'N', name, &err), 0);
+	CU_ASSERT_EQUAL(strlen(js.name), JOBSPEC_NAME_MAX);
+	/* Spaces, quotes and newlines are taken literally. */
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'N', "a 'b'\n\"c\"", &err), 0);
+	CU_ASSERT_STRING_EQUAL(js.name, "a 'b'\n\"c\"");
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'N', "bad\xff", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "-N: job name is not valid UTF-8");
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'Z', NULL, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "unknown option -Z");
+	jobspec_clear(&js);
+}
+
+static void test_option_resources(void)
+{
+	static const struct {
+		const char *arg;
+		int r;
+		int64_t ncpus, mem, walltime;
+	} cases[] = {
+		{ "ncpus=2", 0, 2, -1, -1 },
+		{ "mem=512M", 0, -1, 512LL << 20, -1 },
+		{ "mem=1gb", 0, -1, 1LL << 30, -1 },
+		{ "mem=100", 0, -1, 100, -1 },
+		{ "walltime=90", 0, -1, -1, 90 },
+		{ "walltime=1:00:00:00", 0, -1, -1, 86400 },
+		{ "ncpus=8,mem=8G,walltime=00:10:00", 0, 8, 8LL << 30, 600 },
+		{ "ncpus=1,ncpus=3", 0, 3, -1, -1 },
+		{ "ncpus=1000001", -EINVAL, -1, -1, -1 },
+		{ "ncpus=", -EINVAL, -1, -1, -1 },
+		{ "ncpus=2 ", -EINVAL, -1, -1, -1 },
+		{ "mem=", -EINVAL, -1, -1, -1 },
+		{ "mem=1.5G", -EINVAL, -1, -1, -1 },
+		{ "walltime=", -EINVAL, -1, -1, -1 },
+		{ "NCPUS=2", -EINVAL, -1, -1, -1 },
+		{ "nodes=1:ppn=2", -EINVAL, -1, -1, -1 },
+		{ "", -EINVAL, -1, -1, -1 },
+		{ ",", -EINVAL, -1, -1, -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct jobspec js;
+		struct error err;
+
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL(jobspec_option(&js, 'l', cases[i].arg, &err), cases[i].r);
+		if (cases[i].r == 0) {
+			CU_ASSERT_EQUAL(js.ncpus, cases[i].ncpus);
+			CU_ASSERT_EQUAL(js.mem, cases[i].mem);
+			CU_ASSERT_EQUAL(js.walltime, cases[i].walltime);
+		}
+		jobspec_clear(&js);
+	}
+}
+
+static void test_option_vars(void)
+{
+	struct jobspec js;
+	struct error err;
+
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'v', "A,B=x y,C=,_d1=a=b", &err), 0);
+	CU_ASSERT_EQUAL_FATAL(js.n_vars, 4);
+	CU_ASSERT_STRING_EQUAL(js.vars[0].name, "A");
+	CU_ASSERT_PTR_NULL(js.vars[0].value);
+	CU_ASSERT_STRING_EQUAL(js.vars[1].name, "B");
+	CU_ASSERT_STRING_EQUAL(js.vars[1].value, "x y");
+	CU_ASSERT_STRING_EQUAL(js.vars[2].name, "C");
+	CU_ASSERT_STRING_EQUAL(js.vars[2].value, "");
+	CU_ASSERT_STRING_EQUAL(js.vars[3].name, "_d1");
+	CU_ASSERT_STRING_EQUAL(js.vars[3].value, "a=b");
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'v', "=x", &err), -EINVAL);
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'v', "A-B=1", &err), -EINVAL);
+	CU_ASSERT_EQUAL(js.n_vars, 4);
+	jobspec_clear(&js);
+	CU_ASSERT_EQUAL(js.n_vars, 0);
+}
+
+static void test_merge(void)
+{
+	struct jobspec dir, cli;
+	struct error err;
+
+	CU_ASSERT_EQUAL(parse("#PBS -N fromscript -l ncpus=2,mem=1G -j oe -v A=1 -q batch\n",
+			      &dir, &err), 0);
+	jobspec_init(&cli);
+	CU_ASSERT_EQUAL(jobspec_option(&cli, 'N', "fromcli", &err), 0);
+	CU_ASSERT_EQUAL(jobspec_option(&cli, 'l', "ncpus=4", &err), 0);
+	CU_ASSERT_EQUAL(jobspec_option(&cli, 'j', "n", &err), 0);
+	CU_ASSERT_EQUAL(jobspec_option(&cli, 'v', "A=2", &err), 0);
+	CU_ASSERT_EQUAL(jobspec_option(&cli, 'h', NULL, &err), 0);
+	CU_ASSERT_EQUAL(jobspec_merge(&dir, &cli), 0);
+	CU_ASSERT_STRING_EQUAL(dir.name, "fromcli");
+	CU_ASSERT_STRING_EQUAL(dir.queue, "batch");    /* not overridden */
+	CU_ASSERT_EQUAL(dir.ncpus, 4);
+	CU_ASSERT_EQUAL(dir.mem, 1LL << 30);           /* -l merges per resource */
+	CU_ASSERT_EQUAL(dir.join, 0);
+	CU_ASSERT_EQUAL(dir.hold, 1);
+	CU_ASSERT_EQUAL(dir.rerunnable, -1);
+	CU_ASSERT_EQUAL_FATAL(dir.n_vars, 2);          /* the later A wins in qsub */
+	CU_ASSERT_STRING_EQUAL(dir.vars[1].value, "2");
+	jobspec_clear(&dir);
+	jobspec_clear(&cli);
+}
+
+static void test_check(void)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *msg;   /* NULL: valid */
+	} cases[] = {
+		{ "echo hi\n", 8, NULL },
+		{ "echo h\xc3\xa9\n", 9, NULL },
+		{ "echo \xf0\x9f\x98\x80\n", 10, NULL },
+		{ "", 0, "script is empty" },
+		{ "a\nb\0c\n", 6, "line 2: NUL byte: a script must be text" },
+		{ "ok\nok\n\xff\n", 8, "line 3: not valid UTF-8: a script must be text" },
+		{ "\xc0\x80", 2, "line 1: not valid UTF-8: a script must be text" },        /* overlong */
+		{ "\xed\xa0\x80", 3, "line 1: not valid UTF-8: a script must be text" },    /* surrogate */
+		{ "\xf4\x90\x80\x80", 4, "line 1: not valid UTF-8: a script must be text" }, /* > U+10FFFF */
+		{ "x\xc3", 2, "line 1: not valid UTF-8: a script must be text" },           /* cut short */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct error err = { "" };
+		int r = jobscript_check(cases[i].text, cases[i].len, &err);
+
+		if (!cases[i].msg) {
+			CU_ASSERT_EQUAL(r, 0);
+			continue;
+		}
+		CU_ASSERT_EQUAL(r, -EINVAL);
+		CU_ASSERT_STRING_EQUAL(err.text, cases[i].msg);
+	}
+}
+
+static void test_jobid(void)
+{
+	static const struct {
+		const char *in;
+		int r;
+		int64_t id;
+	} cases[] = {
+		{ "12", 0, 12 }, { "12.host", 0, 12 }, { "7.n1.example.org", 0, 7 }, { "12.", 0, 12 },
+		{ "9223372036854775807", 0, INT64_MAX },
+		{ "9223372036854775808", -ERANGE, 0 },
+		{ "0", -EINVAL, 0 }, { "", -EINVAL, 0 }, { "-1", -EINVAL, 0 }, { "+1", -EINVAL, 0 },
+		{ "12x", -EINVAL, 0 }, { ".12", -EINVAL, 0 }, { " 12", -EINVAL, 0 }, { "abc", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t id = -5;
+
+		CU_ASSERT_EQUAL(jobid_parse(cases[i].in, &id), cases[i].r);
+		if (cases[i].r == 0)
+			CU_ASSERT_EQUAL(id, cases[i].id);
+	}
+}
+
+static const struct unit_test jobscript_tests[] = {
+	{ "directives", test_directives },
+	{ "directives_stop", test_directives_stop },
+	{ "directives_words", test_directives_words },
+	{ "directives_errors", test_directives_errors },
+	{ "option_name", test_option_name },
+	{ "option_resources", test_option_resources },
+	{ "option_vars", test_option_vars },
+	{ "merge", test_merge },
+	{ "check", test_check },
+	{ "jobid", test_jobid },
+	{ NULL, NULL },
+};
+
+UNIT_SUITE(jobscript, jobscript_tests);
