@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: MIT */
+/* The node-local files qnoded shares with gded: script, spec, result; and the passwd cache. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "noded.h"
+#include "timeutil.h"
+#include "wire.h"
+
+#define RESULT_MAX (1u << 20)
+#define USERCACHE_TTL_NS (300 * NSEC_PER_SEC)
+
+struct usercache_entry {
+	struct user_info info;
+	int64_t stamp;   /* monotonic ns of the look-up */
+};
+
+struct usercache {
+	struct usercache_entry *entries;
+	size_t n, cap;
+};
+
+struct usercache *usercache_create(void)
+{
+	return calloc(1, sizeof(struct usercache));
+}
+
+void usercache_destroy(struct usercache *uc)
+{
+	if (!uc)
+		return;
+	free(uc->entries);
+	free(uc);
+}
+
+static int user_fetch(uid_t uid, struct user_info *ret)
+{
+	long size = sysconf(_SC_GETPW_R_SIZE_MAX);
+	struct passwd pw, *found = NULL;
+	char *buf = NULL;
+	int r;
+
+	if (size < 1024)
+		size = 1024;
+	for (;;) {
+		char *nbuf = realloc(buf, (size_t)size);
+
+		if (!nbuf) {
+			r = -ENOMEM;
+			goto done;
+		}
+		buf = nbuf;
+		r = getpwuid_r(uid, &pw, buf, (size_t)size, &found);
+		if (r != ERANGE)
+			break;
+		size *= 2;
+	}
+	if (r != 0) {
+		r = -r;
+		goto done;
+	}
+	if (!found) {
+		r = -ENOENT;
+		goto done;
+	}
+	memset(ret, 0, sizeof(*ret));
+	ret->uid = pw.pw_uid;
+	ret->gid = pw.pw_gid;
+	snprintf(ret->name, sizeof(ret->name), "%s", pw.pw_name);
+	snprintf(ret->home, sizeof(ret->home), "%s", pw.pw_dir && *pw.pw_dir ? pw.pw_dir : "/");
+	snprintf(ret->shell, sizeof(ret->shell), "%s",
+		 pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh");
+	r = 0;
+done:
+	free(buf);
+	return r;
+}
+
+int usercache_lookup(struct usercache *uc, uid_t uid, const struct user_info **ret)
+{
+	int64_t now = time_mono_ns();
+	struct usercache_entry *e = NULL;
+	int r;
+
+	for (size_t i = 0; i < uc->n; i++) {
+		if (uc->entries[i].info.uid == uid) {
+			e = &uc->entries[i];
+			break;
+		}
+	}
+	if (e && now - e->stamp < USERCACHE_TTL_NS) {
+		*ret = &e->info;
+		return 0;
+	}
+	if (!e) {
+		if (uc->n == uc->cap) {
+			size_t cap = uc->cap ? uc->cap * 2 : 16;
+			struct usercache_entry *n = realloc(uc->entries, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			uc->entries = n;
+			uc->cap = cap;
+		}
+		e = &uc->entries[uc->n];
+		r = user_fetch(uid, &e->info);
+		if (r < 0)
+			return r;
+		uc->n++;
+	} else {
+		r = user_fetch(uid, &e->info);
+		if (r < 0) {
+			/* Gone from passwd: forget it. */
+			*e = uc->entries[--uc->n];
+			return r;
+		}
+	}
+	e->stamp = now;
+	*ret = &e->info;
+	return 0;
+}
+
+void jobfile_path(const char *jobs_dir, int64_t jobid, const char *ext, char *buf)
+{
+	snprintf(buf, PATH_MAX, "%s/%" PRId64 ".%s", jobs_dir, jobid, ext);
+}
+
+static int json_set_str(json_t *o, const char *key, const char *value)
+{
+	return json_object_set_new(o, key, json_string(value)) < 0 ? -ENOMEM : 0;
+}
+
+int jobfile_spec_build(const json_t *job, const struct user_info *user,
+		       const struct spec_node *node, int64_t launch,
+		       json_t **ret, struct error *err)
+{
+	char path[PATH_MAX];
+	json_t *spec = NULL, *cg = NULL, *times;
+	long long jobid;
+	int r;
+
+	if (!json_is_object(job))
+		return error_set(err, -EINVAL, "job is not an object");
+	jobid = wire_int(job, "jobid", -1);
+	if (jobid <= 0)
+		return error_set(err, -EINVAL, "job has no positive jobid");
+	if (wire_int(job, "uid", -1) < 0 || wire_int(job, "gid", -1) < 0)
+		return error_set(err, -EINVAL, "job %lld: no uid or gid", jobid);
+	if (!wire_str(job, "script"))
+		return error_set(err, -EINVAL, "job %lld: no script", jobid);
+
+	spec = json_deep_copy(job);
+	cg = json_object();
+	if (!spec || !cg) {
+		r = -ENOMEM;
+		goto done;
+	}
+	jobfile_path(node->jobs_dir, jobid, "sh", path);
+	r = json_set_str(spec, "script", path);
+	jobfile_path(node->jobs_dir, jobid, "nodes", path);
+	r = r ?: json_set_str(spec, "nodefile", path);
+	jobfile_path(node->jobs_dir, jobid, "result", path);
+	r = r ?: json_set_str(spec, "result", path);
+	r = r ?: json_set_str(spec, "home", user->home);
+	r = r ?: json_set_str(spec, "shell", user->shell);
+	r = r ?: json_set_str(spec, "node", node->name);
+	r = r ?: json_set_str(cg, "mode", cgroup_mode_name(node->cgroup_mode));
+	r = r ?: json_set_str(cg, "root", node->cgroup_root);
+	r = r ?: json_set_str(cg, "parent", node->cgroup_parent);
+	if (r < 0)
+		goto done;
+	if (json_object_set(spec, "cgroup", cg) < 0) {
+		r = -ENOMEM;
+		goto done;
+	}
+	times = json_object_get(spec, "times");
+	if (!json_is_object(times)) {
+		times = json_object();
+		if (!times || json_object_set_new(spec, "times", times) < 0) {
+			r = -ENOMEM;
+			goto done;
+		}
+	}
+	if (json_object_set_new(times, "launch", json_integer(launch)) < 0) {
+		r = -ENOMEM;
+		goto done;
+	}
+	*ret = spec;
+	spec = NULL;
+	r = 0;
+done:
+	if (r == -ENOMEM)
+		error_set(err, r, "out of memory building the spec");
+	json_decref(cg);
+	json_decref(spec);
+	return r;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Writes data to dirfd/name through name.tmp, fsync and rename, mode 0600. */
+static int file_replace(int dirfd, const char *name, const char *data, size_t len)
+{
+	char tmp[128];
+	int fd, r;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, data, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dirfd, tmp, 0);
+	return r;
+}
+
+int jobfile_write(int dirfd, int64_t jobid, const char *script, uid_t uid, gid_t gid,
+		  const json_t *spec, struct error *err)
+{
+	char name[64];
+	char *text = NULL;
+	int fd = -1, r;
+
+	/* The script: created fresh (a rerun must not reuse an old file the
+	 * user may have a handle on), then handed to the user read+exec. */
+	snprintf(name, sizeof(name), "%" PRId64 ".sh", jobid);
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT) {
+		r = error_set(err, -errno, "cannot replace %s: %m", name);
+		goto done;
+	}
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+	if (fd < 0) {
+		r = error_set(err, -errno, "cannot create %s: %m", name);
+		goto done;
+	}
+	r = write_all(fd, script, strlen(script));
+	if (r < 0) {
+		errno = -r;
+		r = error_set(err, r, "cannot write %s: %m", name);
+		goto done;
+	}
+	if (fchown(fd, uid, gid) < 0 || fchmod(fd, 0500) < 0) {
+		r = error_set(err, -errno, "cannot give %s to uid %u: %m", name, (unsigned)uid);
+		goto done;
+	}
+
+	snprintf(name, sizeof(name), "%" PRId64 ".json", jobid);
+	text = json_dumps(spec, JSON_COMPACT);
+	if (!text) {
+		r = error_set(err, -ENOMEM, "cannot encode %s", name);
+		goto done;
+	}
+	r = file_replace(dirfd, name, text, strlen(text));
+	if (r < 0) {
+		errno = -r;
+		r = error_set(err, r, "cannot write %s: %m", name);
+		goto done;
+	}
+	r = 0;
+done:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return r;
+}
+
+/* Reads dirfd/name (at most RESULT_MAX bytes) as a JSON object. */
+static int json_read_at(int dirfd, const char *name, json_t **ret, struct error *err)
+{
+	json_error_t jerr;
+	char *buf = NULL;
+	size_t len = 0;
+	json_t *o;
+	int fd, r;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(RESULT_MAX + 1);
+	if (!buf) {
+		r = -ENOMEM;
+		goto done;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, RESULT_MAX + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = error_set(err, -errno, "cannot read %s: %m", name);
+			goto done;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > RESULT_MAX) {
+			r = error_set(err, -EBADMSG, "%s is larger than %u bytes", name, RESULT_MAX);
+			goto done;
+		}
+	}
+	o = json_loadb(buf, len, 0, &jerr);
+	if (!o) {
+		r = error_set(err, -EBADMSG, "%s: %s", name, jerr.text);
+		goto done;
+	}
+	if (!json_is_object(o)) {
+		json_decref(o);
+		r = error_set(err, -EBADMSG, "%s: not a JSON object", name);
+		goto done;
+	}
+	*ret = o;
+	r = 0;
+done:
+	free(buf);
+	close(fd);
+	return r;
+}
+
+int jobfile_result_read(int dirfd, int64_t jobid, int64_t launch, json_t **ret,
+			struct error *err)
+{
+	char name[64];
+	json_t *res, *times;
+	int r;
+
+	snprintf(name, sizeof(name), "%" PRId64 ".result", jobid);
+	r = json_read_at(dirfd, name, &res, err);
+	if (r < 0)
+		return r;
+	times = json_object_get(res, "times");
+	if (!json_is_object(times)) {
+		times = json_object();
+		json_object_set_new(res, "times", times);
+	}
+	if (launch > 0 && times && !json_object_get(times, "launch"))
+		json_object_set_new(times, "launch", json_integer(launch));
+	json_object_set_new(res, "jobid", json_integer(jobid));
+	*ret = res;
+	return 0;
+}
+
+int jobfile_result_write(int dirfd, int64_t jobid, const json_t *result)
+{
+	char name[64];
+	char *text;
+	int r;
+
+	snprintf(name, sizeof(name), "%" PRId64 ".result", jobid);
+	text = json_dumps(result, JSON_COMPACT);
+	if (!text)
+		return -ENOMEM;
+	r = file_replace(dirfd, name, text, strlen(text));
+	free(text);
+	return r;
+}
+
+json_t *jobfile_result_failed(int64_t jobid, int64_t launch, const char *reason)
+{
+	json_t *times = json_object();
+
+	if (times && launch > 0)
+		json_object_set_new(times, "launch", json_integer(launch));
+	return json_pack("{s:I, s:s, s:n, s:n, s:b, s:b, s:b, s:s, s:o*}",
+			 "jobid", (json_int_t)jobid, "status", "failed",
+			 "exit_status", "exit_signal", "timeout", 0, "cancelled", 0,
+			 "oom", 0, "reason", reason, "times", times);
+}
+
+int64_t jobfile_spec_launch(int dirfd, int64_t jobid)
+{
+	char name[64];
+	json_t *spec;
+	int64_t launch;
+
+	snprintf(name, sizeof(name), "%" PRId64 ".json", jobid);
+	if (json_read_at(dirfd, name, &spec, NULL) < 0)
+		return 0;
+	launch = wire_int(json_object_get(spec, "times"), "launch", 0);
+	json_decref(spec);
+	return launch;
+}
+
+void jobfile_remove(int dirfd, int64_t jobid)
+{
+	static const char *exts[] = { "sh", "json", "json.tmp", "result", "result.tmp", "nodes" };
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		snprintf(name, sizeof(name), "%" PRId64 ".%s", jobid, exts[i]);
+		unlinkat(dirfd, name, 0);
+	}
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* "<digits>.json" or "<digits>.result" -> id, else 0. */
+static int64_t job_name_id(const char *name)
+{
+	char *end;
+	long long id;
+
+	if (name[0] < '1' || name[0] > '9')
+		return 0;
+	errno = 0;
+	id = strtoll(name, &end, 10);
+	if (errno || id <= 0)
+		return 0;
+	if (strcmp(end, ".json") != 0 && strcmp(end, ".result") != 0)
+		return 0;
+	return id;
+}
+
+int jobfile_ids(int dirfd, int64_t **ret_ids)
+{
+	int64_t *ids = NULL;
+	size_t n = 0, cap = 0, out = 0;
+	struct dirent *de;
+	DIR *d;
+	int fd, r;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	while ((de = readdir(d))) {
+		int64_t id = job_name_id(de->d_name);
+
+		if (id == 0)
+			continue;
+		if (n == cap) {
+			int64_t *nids;
+
+			cap = cap ? cap * 2 : 32;
+			nids = realloc(ids, cap * sizeof(*ids));
+			if (!nids) {
+				r = -ENOMEM;
+				goto done;
+			}
+			ids = nids;
+		}
+		ids[n++] = id;
+	}
+	if (n)
+		qsort(ids, n, sizeof(*ids), cmp_id);
+	for (size_t i = 0; i < n; i++)
+		if (out == 0 || ids[out - 1] != ids[i])
+			ids[out++] = ids[i];
+	*ret_ids = ids;
+	ids = NULL;
+	r = (int)out;
+done:
+	free(ids);
+	closedir(d);
+	return r;
+}

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: MIT */
+/* The node's jobs: launch, watch through pidfds, report results, adopt after a restart. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "noded.h"
+#include "wire.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+struct job {
+	struct jobs *js;
+	int64_t jobid;
+	int64_t launch;         /* wall ns qnoded received job.launch */
+	pid_t pid;              /* gded, while it runs */
+	int pidfd;
+	sd_event_source *src;
+	bool adopted;           /* not our child: found in /proc after a restart */
+	json_t *result;         /* once finished, until qpoold acknowledges */
+	bool done_sent;         /* job.done on this connection, reply awaited */
+	struct job *next;
+};
+
+struct jobs {
+	struct noded *nd;
+	struct job *head;
+};
+
+static struct job *job_find(const struct jobs *js, int64_t jobid)
+{
+	for (struct job *j = js->head; j; j = j->next)
+		if (j->jobid == jobid)
+			return j;
+	return NULL;
+}
+
+static struct job *job_new(struct jobs *js, int64_t jobid, int64_t launch)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->js = js;
+	j->jobid = jobid;
+	j->launch = launch;
+	j->pidfd = -1;
+	j->next = js->head;
+	js->head = j;
+	return j;
+}
+
+static void job_unwatch(struct job *j)
+{
+	j->src = sd_event_source_disable_unref(j->src);
+	if (j->pidfd >= 0)
+		close(j->pidfd);
+	j->pidfd = -1;
+	j->pid = 0;
+}
+
+static void job_free(struct job *j)
+{
+	struct job **pp;
+
+	if (!j)
+		return;
+	for (pp = &j->js->head; *pp; pp = &(*pp)->next) {
+		if (*pp == j) {
+			*pp = j->next;
+			break;
+		}
+	}
+	job_unwatch(j);
+	json_decref(j->result);
+	free(j);
+}
+
+static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
+{
+	struct job *j = job_find(nd->jobs, jobid);
+	int e;
+
+	if (!j)
+		return;
+	j->done_sent = false;
+	if (!reply)
+		return;   /* connection lost: sent again after re-registering */
+	if (wire_bool(reply, "ok", 0)) {
+		log_debug("job %" PRId64 ": done acknowledged", jobid);
+		jobfile_remove(nd->jobs_dirfd, jobid);
+		job_free(j);
+		return;
+	}
+	e = (int)wire_int(reply, "errno", 0);
+	log_warn("job %" PRId64 ": qpoold refused job.done: %s", jobid,
+		 wire_str(reply, "error") ?: "(no reason given)");
+	if (e == ENOENT || e == ESRCH) {
+		/* qpoold has no such job: nobody will ever want these files. */
+		jobfile_remove(nd->jobs_dirfd, jobid);
+		job_free(j);
+	}
+}
+
+/* Sends job.done when registered and not already waiting for its reply. */
+static void job_done_send(struct job *j)
+{
+	struct noded *nd = j->js->nd;
+	json_t *req;
+
+	if (!j->result || j->done_sent || !nd->link || !link_registered(nd->link))
+		return;
+	req = json_pack("{s:s, s:I, s:O}", "op", "job.done", "jobid", (json_int_t)j->jobid,
+			"result", j->result);
+	if (!req)
+		return;
+	/* Set first: a send that finds the connection dead answers NULL at once. */
+	j->done_sent = true;
+	if (link_call(nd->link, req, job_done_reply, j->jobid) < 0)
+		j->done_sent = false;
+}
+
+static void job_finished(struct job *j, json_t *result)
+{
+	const char *status = wire_str(result, "status");
+
+	job_unwatch(j);
+	json_decref(j->result);
+	j->result = result;
+	if (status && strcmp(status, "failed") == 0)
+		log_info("job %" PRId64 ": failed: %s", j->jobid,
+			 wire_str(result, "reason") ?: "(no reason given)");
+	else
+		log_info("job %" PRId64 ": %s, status %lld, signal %lld", j->jobid,
+			 status ?: "finished", wire_int(result, "exit_status", -1),
+			 wire_int(result, "exit_signal", 0));
+	job_done_send(j);
+}
+
+/* A failure qnoded reports itself; kept in <id>.result so a restart
+ * before qpoold's acknowledgement still reports it. */
+static void job_fail(struct job *j, const char *reason)
+{
+	struct noded *nd = j->js->nd;
+	json_t *result = jobfile_result_failed(j->jobid, j->launch, reason);
+	int r;
+
+	if (!result) {
+		log_err("job %" PRId64 ": out of memory reporting: %s", j->jobid, reason);
+		job_unwatch(j);
+		return;
+	}
+	r = jobfile_result_write(nd->jobs_dirfd, j->jobid, result);
+	if (r < 0)
+		log_warn("job %" PRId64 ": cannot write its result file: %s", j->jobid, strerror(-r));
+	job_finished(j, result);
+}
+
+/* The wrapper ended: its result file is the truth; without one, say why. */
+static void job_collect(struct job *j, const char *why_no_result)
+{
+	struct noded *nd = j->js->nd;
+	struct error err = { "" };
+	json_t *result;
+	char reason[300];
+	int r;
+
+	r = jobfile_result_read(nd->jobs_dirfd, j->jobid, j->launch, &result, &err);
+	if (r == 0) {
+		job_finished(j, result);
+		return;
+	}
+	if (r == -ENOENT)
+		snprintf(reason, sizeof(reason), "%s", why_no_result);
+	else
+		snprintf(reason, sizeof(reason), "unreadable result: %s", err.text);
+	job_fail(j, reason);
+}
+
+static int job_on_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct job *j = userdata;
+	siginfo_t info = { 0 };
+	char why[160];
+
+	/* A readable pidfd means the process ended. Ours is reaped here; an
+	 * adopted one is init's child (ECHILD) and its status unknowable. */
+	if (waitid((idtype_t)P_PIDFD, (id_t)fd, &info, WEXITED | WNOHANG) == 0 && info.si_pid) {
+		if (info.si_code == CLD_EXITED)
+			snprintf(why, sizeof(why), "gded exited with status %d without writing a result",
+				 info.si_status);
+		else
+			snprintf(why, sizeof(why), "gded was killed by signal %d (%s) before writing a result",
+				 info.si_status, strsignal(info.si_status));
+	} else {
+		snprintf(why, sizeof(why), "gded (pid %d, adopted after a qnoded restart) exited without writing a result",
+			 (int)j->pid);
+	}
+	log_debug("job %" PRId64 ": gded pid %d ended", j->jobid, (int)j->pid);
+	job_collect(j, why);
+	return 0;
+}
+
+static int job_watch(struct job *j, pid_t pid, int pidfd)
+{
+	int r;
+
+	j->pid = pid;
+	j->pidfd = pidfd;
+	r = sd_event_add_io(j->js->nd->event, &j->src, pidfd, EPOLLIN, job_on_exit, j);
+	if (r < 0) {
+		close(pidfd);
+		j->pidfd = -1;
+		j->pid = 0;
+	}
+	return r;
+}
+
+void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
+{
+	struct noded *nd = js->nd;
+	const json_t *job = json_object_get(msg, "job");
+	const struct user_info *user;
+	struct spec_node node = {
+		.name = nd->name,
+		.jobs_dir = nd->jobs_dir,
+		.cgroup_mode = nd->cgroup_mode,
+		.cgroup_root = nd->config->cgroup_root,
+		.cgroup_parent = nd->cgroup_parent,
+	};
+	struct error err = { "" };
+	char path[PATH_MAX], reason[300];
+	json_t *spec = NULL;
+	long long jobid, uid;
+	struct job *j;
+	pid_t pid;
+	int pidfd, r;
+
+	jobid = wire_int(job, "jobid", -1);
+	if (jobid <= 0) {
+		log_warn("job.launch without a positive job.jobid: ignored");
+		return;
+	}
+	if (job_find(js, jobid)) {
+		log_warn("job %lld: launched again while still known here: ignored", jobid);
+		return;
+	}
+	j = job_new(js, jobid, launch);
+	if (!j) {
+		log_err("job %lld: out of memory", jobid);
+		return;
+	}
+	uid = wire_int(job, "uid", -1);
+	r = uid < 0 ? -EINVAL : usercache_lookup(nd->users, (uid_t)uid, &user);
+	if (r < 0) {
+		snprintf(reason, sizeof(reason), "no user with uid %lld on node %s%s%s", uid, nd->name,
+			 r == -ENOENT ? "" : ": ", r == -ENOENT ? "" : strerror(-r));
+		job_fail(j, reason);
+		return;
+	}
+	r = jobfile_spec_build(job, user, &node, launch, &spec, &err);
+	if (r == 0)
+		r = jobfile_write(nd->jobs_dirfd, jobid, wire_str(job, "script"), (uid_t)uid,
+				  (gid_t)wire_int(job, "gid", -1), spec, &err);
+	json_decref(spec);
+	if (r < 0) {
+		snprintf(reason, sizeof(reason), "node %s: %s", nd->name, err.text);
+		job_fail(j, reason);
+		return;
+	}
+	jobfile_path(nd->jobs_dir, jobid, "json", path);
+	r = nd->launch(nd->launch_data, path, &pid, &pidfd, &err);
+	if (r == 0)
+		r = job_watch(j, pid, pidfd);
+	if (r < 0) {
+		snprintf(reason, sizeof(reason), "node %s: %s", nd->name,
+			 err.text[0] ? err.text : strerror(-r));
+		job_fail(j, reason);
+		return;
+	}
+	log_info("job %lld: gded pid %d started for uid %lld", jobid, (int)pid, uid);
+}
+
+void jobs_signal(struct jobs *js, const json_t *msg)
+{
+	long long jobid = wire_int(msg, "jobid", -1);
+	long long sig = wire_int(msg, "signal", -1);
+	struct job *j;
+
+	if (jobid <= 0 || sig <= 0 || sig >= NSIG) {
+		log_warn("job.signal needs a positive jobid and a signal number: ignored");
+		return;
+	}
+	j = job_find(js, jobid);
+	if (!j || j->pidfd < 0) {
+		log_info("job %lld: signal %lld: no running wrapper here", jobid, sig);
+		return;
+	}
+	/* Through the pidfd: a recycled pid can never be hit. gded forwards. */
+	if (syscall(SYS_pidfd_send_signal, j->pidfd, (int)sig, NULL, 0) < 0 && errno != ESRCH)
+		log_warn("job %lld: cannot signal gded pid %d: %m", jobid, (int)j->pid);
+	else
+		log_info("job %lld: signal %lld sent to gded pid %d", jobid, sig, (int)j->pid);
+}
+
+/* After a restart: one job left in the jobs directory. */
+static void jobs_take_over(struct jobs *js, int64_t jobid, const struct proc_gded *gdeds,
+			   int n_gded)
+{
+	struct noded *nd = js->nd;
+	struct error err = { "" };
+	struct job *j;
+	json_t *result;
+	pid_t pid = 0;
+	int pidfd, r;
+
+	j = job_new(js, jobid, jobfile_spec_launch(nd->jobs_dirfd, jobid));
+	if (!j) {
+		log_err("job %" PRId64 ": out of memory", jobid);
+		return;
+	}
+	r = jobfile_result_read(nd->jobs_dirfd, jobid, j->launch, &result, &err);
+	if (r == 0) {
+		log_info("job %" PRId64 ": finished while qnoded was down", jobid);
+		j->result = result;
+		return;
+	}
+	for (int i = 0; i < n_gded; i++)
+		if (gdeds[i].jobid == jobid)
+			pid = gdeds[i].pid;
+	if (r == -ENOENT && pid > 0) {
+		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (pidfd >= 0 && procscan_gded_check(nd->proc_root, nd->jobs_dir, pid, jobid)) {
+			if (job_watch(j, pid, pidfd) == 0) {
+				j->adopted = true;
+				log_info("job %" PRId64 ": adopted running gded pid %d", jobid, (int)pid);
+				return;
+			}
+		} else if (pidfd >= 0) {
+			close(pidfd);
+		}
+	}
+	/* It may have finished between the first look and the scan. */
+	if (r == -ENOENT)
+		job_collect(j, "wrapper vanished while qnoded was down");
+	else
+		job_collect(j, err.text);
+}
+
+int jobs_create(struct noded *nd, struct jobs **ret)
+{
+	struct proc_gded *gdeds = NULL;
+	int64_t *ids = NULL;
+	struct jobs *js;
+	int n_ids, n_gded, r;
+
+	js = calloc(1, sizeof(*js));
+	if (!js)
+		return -ENOMEM;
+	js->nd = nd;
+	nd->jobs = js;
+	n_ids = jobfile_ids(nd->jobs_dirfd, &ids);
+	if (n_ids < 0) {
+		r = n_ids;
+		goto done;
+	}
+	n_gded = n_ids ? procscan_gded_find(nd->proc_root, nd->jobs_dir, &gdeds) : 0;
+	if (n_gded < 0) {
+		r = n_gded;
+		goto done;
+	}
+	for (int i = 0; i < n_ids; i++)
+		jobs_take_over(js, ids[i], gdeds, n_gded);
+	*ret = js;
+	js = NULL;
+	r = 0;
+done:
+	if (js) {
+		nd->jobs = NULL;
+		jobs_destroy(js);
+	}
+	free(gdeds);
+	free(ids);
+	return r;
+}
+
+void jobs_destroy(struct jobs *js)
+{
+	if (!js)
+		return;
+	while (js->head)
+		job_free(js->head);
+	free(js);
+}
+
+size_t jobs_running_count(const struct jobs *js)
+{
+	size_t n = 0;
+
+	for (const struct job *j = js->head; j; j = j->next)
+		n += j->pidfd >= 0;
+	return n;
+}
+
+json_t *jobs_running_json(const struct jobs *js)
+{
+	json_t *a = json_array();
+
+	for (const struct job *j = js->head; a && j; j = j->next)
+		if (j->pidfd >= 0)
+			json_array_append_new(a, json_integer(j->jobid));
+	return a;
+}
+
+json_t *jobs_results_json(const struct jobs *js)
+{
+	json_t *a = json_array();
+
+	for (const struct job *j = js->head; a && j; j = j->next)
+		if (j->result)
+			json_array_append(a, j->result);
+	return a;
+}
+
+void jobs_results_send(struct jobs *js)
+{
+	/* job_done_send never frees a job, so the walk is safe. */
+	for (struct job *j = js->head; j; j = j->next)
+		job_done_send(j);
+}

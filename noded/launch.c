@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* Starting a job's gded wrapper: posix_spawn (never fork) and a pidfd to watch it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "noded.h"
+
+extern char **environ;
+
+int launch_gded_path(const char *conf, char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (conf && *conf) {
+		if ((size_t)snprintf(buf, len, "%s", conf) >= len)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return -errno;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	if ((size_t)snprintf(buf, len, "%s/gded", self) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd,
+		struct error *err)
+{
+	const char *gded = data;
+	char *argv[] = { (char *)gded, (char *)"--spec", (char *)spec_path, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, deflt;
+	pid_t pid;
+	int pidfd, r;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	/* qnoded blocks the signals sd-event handles; the wrapper must start
+	 * with none blocked and default dispositions, and in its own session
+	 * so a ^C or SIGHUP aimed at qnoded's terminal never reaches a job. */
+	sigemptyset(&none);
+	sigfillset(&deflt);
+	sigdelset(&deflt, SIGKILL);
+	sigdelset(&deflt, SIGSTOP);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &deflt);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+				 POSIX_SPAWN_SETSID);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+
+	/* glibc's posix_spawn is clone(CLONE_VM|CLONE_VFORK): its cost does
+	 * not grow with qnoded's memory, unlike fork (9.8 ms at 256 MiB). */
+	r = posix_spawn(&pid, gded, &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (r != 0) {
+		errno = r;
+		return error_set(err, -r, "cannot run %s: %m", gded);
+	}
+	/* The child stays a zombie until waited for, so this cannot miss it. */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		r = -errno;
+		/* Unwatchable (EMFILE): stop it while it is still starting. */
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return error_set(err, r, "pidfd_open(%d): %s", (int)pid, strerror(-r));
+	}
+	*ret_pid = pid;
+	*ret_pidfd = pidfd;
+	return 0;
+}

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/* qnoded's connection to qpoold: connect with back-off, register, heartbeat, dispatch. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "noded.h"
+#include "timeutil.h"
+#include "wire.h"
+
+#define RETRY_FIRST_US  200000ULL    /* 0.2 s, doubling ... */
+#define RETRY_MAX_US   1000000ULL    /* ... up to 1 s */
+
+enum link_state {
+	LINK_DOWN,          /* waiting to retry */
+	LINK_REGISTERING,   /* connected, node.register sent */
+	LINK_UP,            /* registered */
+};
+
+struct link_req {
+	uint64_t id;
+	link_reply_f cb;
+	int64_t arg;
+	struct link_req *next;
+};
+
+struct link {
+	struct noded *nd;
+	enum link_state state;
+	int fd;
+	sd_event_source *io;
+	sd_event_source *retry;
+	sd_event_source *heartbeat;
+	uint64_t retry_us;
+	bool outage_logged;
+	uint64_t next_id;
+	struct wirebuf in, out;
+	struct link_req *reqs;   /* awaiting replies, oldest last */
+};
+
+static void link_retry_schedule(struct link *l);
+
+bool link_registered(const struct link *l)
+{
+	return l && l->state == LINK_UP;
+}
+
+/* Closes the connection; every awaited reply is answered with NULL. */
+static void link_drop(struct link *l)
+{
+	struct link_req *reqs = l->reqs;
+
+	l->io = sd_event_source_disable_unref(l->io);
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+	wirebuf_free(&l->in);
+	wirebuf_free(&l->out);
+	sd_event_source_set_enabled(l->heartbeat, SD_EVENT_OFF);
+	l->state = LINK_DOWN;
+	l->reqs = NULL;
+	while (reqs) {
+		struct link_req *q = reqs;
+
+		reqs = q->next;
+		if (q->cb)
+			q->cb(l->nd, NULL, q->arg);
+		free(q);
+	}
+}
+
+static void link_lost(struct link *l, const char *why)
+{
+	if (l->state != LINK_DOWN)
+		log_warn("lost qpoold: %s; reconnecting", why);
+	link_drop(l);
+	l->outage_logged = true;
+	l->retry_us = RETRY_FIRST_US;
+	link_retry_schedule(l);
+}
+
+/* Writes what the socket takes and asks for EPOLLOUT only while more is left. */
+static int link_flush(struct link *l)
+{
+	int r = wire_flush(l->fd, &l->out);
+
+	if (r < 0)
+		return r;
+	return sd_event_source_set_io_events(l->io, r == 1 ? EPOLLIN | EPOLLOUT : EPOLLIN);
+}
+
+static int link_send(struct link *l, json_t *req, link_reply_f cb, int64_t arg)
+{
+	struct link_req *q;
+	int r;
+
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		json_decref(req);
+		return -ENOMEM;
+	}
+	q->id = ++l->next_id;
+	q->cb = cb;
+	q->arg = arg;
+	r = json_object_set_new(req, "id", json_integer((json_int_t)q->id)) < 0 ? -ENOMEM : 0;
+	if (r == 0)
+		r = wire_queue(&l->out, req);
+	json_decref(req);
+	if (r < 0) {
+		free(q);
+		return r;
+	}
+	q->next = l->reqs;
+	l->reqs = q;
+	r = link_flush(l);
+	if (r < 0) {
+		/* The request is queued with the others and answered NULL. */
+		log_debug("send to qpoold: %s", strerror(-r));
+		link_lost(l, strerror(-r));
+	}
+	return 0;
+}
+
+int link_call(struct link *l, json_t *req, link_reply_f cb, int64_t arg)
+{
+	if (!link_registered(l)) {
+		json_decref(req);
+		return -ENOTCONN;
+	}
+	return link_send(l, req, cb, arg);
+}
+
+static void link_heartbeat_reply(struct noded *nd, const json_t *reply, int64_t arg)
+{
+	if (reply && !wire_bool(reply, "ok", 0))
+		log_warn("qpoold refused a heartbeat: %s", wire_str(reply, "error") ?: "(no reason given)");
+}
+
+static void link_heartbeat_arm(struct link *l)
+{
+	uint64_t every = l->nd->config->heartbeat_interval;
+
+	sd_event_source_set_time_relative(l->heartbeat, (every ? every : 1) * 1000000ULL);
+	sd_event_source_set_enabled(l->heartbeat, SD_EVENT_ONESHOT);
+}
+
+static int link_on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct link *l = userdata;
+	json_t *req;
+
+	link_heartbeat_arm(l);
+	req = json_pack("{s:s}", "op", "node.heartbeat");
+	if (req)
+		link_call(l, req, link_heartbeat_reply, 0);
+	return 0;
+}
+
+static void link_register_reply(struct noded *nd, const json_t *reply, int64_t arg)
+{
+	struct link *l = nd->link;
+
+	if (!reply)
+		return;
+	if (!wire_bool(reply, "ok", 0)) {
+		/* e.g. the name is still held by a connection qpoold has not
+		 * yet seen die: keep trying, quietly after the first time. */
+		if (!l->outage_logged)
+			log_err("qpoold refused registration of node %s: %s; retrying", nd->name,
+				wire_str(reply, "error") ?: "(no reason given)");
+		link_drop(l);
+		l->outage_logged = true;
+		l->retry_us = RETRY_MAX_US;
+		link_retry_schedule(l);
+		return;
+	}
+	l->state = LINK_UP;
+	l->outage_logged = false;
+	l->retry_us = RETRY_FIRST_US;
+	log_info("registered with qpoold as node %s (%zu running)", nd->name,
+		 jobs_running_count(nd->jobs));
+	link_heartbeat_arm(l);
+	/* The results went with the registration; each is also sent as a
+	 * job.done, whose ok (after qpoold's commit) is what frees its files. */
+	jobs_results_send(nd->jobs);
+}
+
+static json_t *link_register_msg(struct noded *nd)
+{
+	const struct node_topo *t = &nd->topo;
+	char cpus[4096];
+
+	cpumask_format(&t->cpus, cpus, sizeof(cpus));
+	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s, s:b, s:s, s:o, s:o}",
+			 "op", "node.register", "name", nd->name, "cpus", cpus, "mems", t->mems,
+			 "topology", "packages", (int)t->packages, "numa", (int)t->numa,
+			 "cores", (int)t->cores, "pus", (int)t->pus, "mem", (json_int_t)t->mem,
+			 "cgroup", cgroup_mode_name(nd->cgroup_mode), "rt", nd->rt,
+			 "rt_reason", nd->rt_reason, "running", jobs_running_json(nd->jobs),
+			 "results", jobs_results_json(nd->jobs));
+}
+
+static void link_dispatch(struct link *l, json_t *msg, int64_t stamp)
+{
+	const char *op = wire_str(msg, "op");
+
+	if (op) {
+		if (strcmp(op, "job.launch") == 0)
+			jobs_launch(l->nd->jobs, msg, stamp);
+		else if (strcmp(op, "job.signal") == 0)
+			jobs_signal(l->nd->jobs, msg);
+		else
+			log_warn("qpoold sent unknown op \"%s\": ignored", op);
+		return;
+	}
+	/* A reply: match it to its request. */
+	if (json_is_integer(json_object_get(msg, "id"))) {
+		uint64_t id = (uint64_t)wire_int(msg, "id", 0);
+
+		for (struct link_req **pp = &l->reqs; *pp; pp = &(*pp)->next) {
+			struct link_req *q = *pp;
+
+			if (q->id != id)
+				continue;
+			*pp = q->next;
+			if (q->cb)
+				q->cb(l->nd, msg, q->arg);
+			free(q);
+			return;
+		}
+	}
+	log_warn("qpoold sent a message with neither op nor a known id: ignored");
+}
+
+static int link_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct link *l = userdata;
+	struct error err = { "" };
+	json_t *msg;
+	ssize_t n;
+	int r;
+
+	if (revents & EPOLLOUT) {
+		r = link_flush(l);
+		if (r < 0) {
+			link_lost(l, strerror(-r));
+			return 0;
+		}
+	}
+	if (!(revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return 0;
+	for (;;) {
+		int64_t stamp;
+
+		n = wire_read(l->fd, &l->in);
+		if (n == -EAGAIN)
+			break;
+		if (n == -EINTR)
+			continue;
+		if (n <= 0) {
+			link_lost(l, n == 0 ? "connection closed" : strerror((int)-n));
+			return 0;
+		}
+		/* job.launch's "launch" stamp: when its bytes arrived. */
+		stamp = time_wall_ns();
+		while ((r = wire_next(&l->in, &msg, &err)) == 1) {
+			link_dispatch(l, msg, stamp);
+			json_decref(msg);
+			if (l->fd < 0)
+				return 0;   /* dropped while handling it */
+		}
+		if (r < 0) {
+			/* Framing is lost: the stream cannot be resynchronised. */
+			log_err("from qpoold: %s", err.text);
+			link_lost(l, "bad framing");
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static int link_connect(struct link *l)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = l->nd->config->socket;
+	json_t *req;
+	int r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (l->fd < 0)
+		return -errno;
+	if (connect(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		/* On a Unix socket connect is immediate; EAGAIN is a full
+		 * backlog, retried like a missing server. */
+		r = -errno;
+		goto fail;
+	}
+	r = sd_event_add_io(l->nd->event, &l->io, l->fd, EPOLLIN, link_on_io, l);
+	if (r < 0)
+		goto fail;
+	l->state = LINK_REGISTERING;
+	log_info("connected to qpoold at %s", path);
+	req = link_register_msg(l->nd);
+	if (!req) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	return link_send(l, req, link_register_reply, 0);
+fail:
+	link_drop(l);
+	return r;
+}
+
+static int link_on_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct link *l = userdata;
+	int r;
+
+	r = link_connect(l);
+	if (r == 0)
+		return 0;
+	if (!l->outage_logged) {
+		log_warn("cannot reach qpoold at %s: %s; retrying", l->nd->config->socket,
+			 strerror(-r));
+		l->outage_logged = true;
+	}
+	link_retry_schedule(l);
+	return 0;
+}
+
+static void link_retry_schedule(struct link *l)
+{
+	uint64_t delay = l->retry_us;
+
+	l->retry_us = l->retry_us * 2 > RETRY_MAX_US ? RETRY_MAX_US : l->retry_us * 2;
+	sd_event_source_set_time_relative(l->retry, delay);
+	sd_event_source_set_enabled(l->retry, SD_EVENT_ONESHOT);
+}
+
+int link_create(struct noded *nd, struct link **ret)
+{
+	struct link *l;
+	int r;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->nd = nd;
+	l->fd = -1;
+	l->retry_us = RETRY_FIRST_US;
+	/* Accuracy 1 ms: sd-event's default (0 = 250 ms) would stretch the
+	 * 0.2 s retry. */
+	r = sd_event_add_time_relative(nd->event, &l->retry, CLOCK_MONOTONIC, 0, 1000,
+				       link_on_retry, l);
+	if (r < 0)
+		goto fail;
+	r = sd_event_add_time_relative(nd->event, &l->heartbeat, CLOCK_MONOTONIC, 0, 1000,
+				       link_on_heartbeat, l);
+	if (r < 0)
+		goto fail;
+	sd_event_source_set_enabled(l->heartbeat, SD_EVENT_OFF);
+	nd->link = l;
+	*ret = l;
+	return 0;
+fail:
+	link_destroy(l);
+	return r;
+}
+
+void link_destroy(struct link *l)
+{
+	if (!l)
+		return;
+	link_drop(l);
+	sd_event_source_disable_unref(l->retry);
+	sd_event_source_disable_unref(l->heartbeat);
+	if (l->nd && l->nd->link == l)
+		l->nd->link = NULL;
+	free(l);
+}

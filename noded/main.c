@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/* qnoded: the node agent. Options, start-up in order, the event loop, teardown. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "noded.h"
+
+static const char *arg_config;
+static const char *arg_name;
+static const char *arg_cpus;
+static int arg_verbose;
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: qnoded [-f FILE] --name NAME [--cpus LIST] [-v]\n"
+		   "  -f, --config FILE  config file (default: $QPOOL_CONF, else %s)\n"
+		   "  -n, --name NAME    node name, unique in the pool\n"
+		   "  -c, --cpus LIST    use only these CPUs, e.g. 0-3,8 (default: all allowed)\n"
+		   "  -v, --verbose      debug logging\n"
+		   "  -h, --help         this text\n", CONFIG_DEFAULT_PATH);
+}
+
+/* 0 to run, 1 for a usage error, -1 after --help. */
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'f' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "f:n:c:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': arg_config = optarg; break;
+		case 'n': arg_name = optarg; break;
+		case 'c': arg_cpus = optarg; break;
+		case 'v': arg_verbose++; break;
+		case 'h': usage(stdout); return -1;
+		default: usage(stderr); return 1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "qnoded: unexpected argument '%s'\n", argv[optind]);
+		return 1;
+	}
+	if (!arg_name) {
+		fprintf(stderr, "qnoded: --name NAME is required\n");
+		return 1;
+	}
+	if (!noded_name_valid(arg_name)) {
+		fprintf(stderr, "qnoded: --name %s: use 1-%d of A-Z a-z 0-9 . _ -, not starting with . or -\n",
+			arg_name, NODED_NAME_MAX - 1);
+		return 1;
+	}
+	return 0;
+}
+
+static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	log_info("%s: stopping (running jobs keep running)", strsignal((int)si->ssi_signo));
+	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static int topology_setup(struct noded *nd, struct error *err)
+{
+	hwloc_topology_t topo = NULL;
+	struct cpumask want, *wantp = NULL;
+	int r;
+
+	if (arg_cpus) {
+		r = cpumask_parse(arg_cpus, &want);
+		if (r < 0)
+			return error_set(err, r, "--cpus %s: not a CPU list (e.g. 0-3,8)", arg_cpus);
+		wantp = &want;
+	}
+	/* hwloc takes 1-2.5 ms to load: once, here. */
+	r = topo_machine_load(&topo);
+	if (r < 0)
+		return error_set(err, r, "cannot load the hardware topology: %s", strerror(-r));
+	r = topo_node_describe(topo, wantp, &nd->topo, err);
+	hwloc_topology_destroy(topo);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1 };
+	struct config *config = NULL;
+	struct error err = { "" };
+	bool cgroup_ready = false;
+	char cpus[4096];
+	sigset_t ss;
+	int r, status = 1;
+
+	r = parse_args(argc, argv);
+	if (r != 0)
+		return r < 0 ? 0 : 1;
+	log_init("qnoded", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+
+	r = config_load(config_path(arg_config), &config, &err);
+	if (r < 0) {
+		log_err("%s", err.text);
+		goto done;
+	}
+	nd.config = config;
+	nd.name = arg_name;
+
+	r = topology_setup(&nd, &err);
+	if (r < 0) {
+		log_err("%s", err.text);
+		goto done;
+	}
+	cpumask_format(&nd.topo.cpus, cpus, sizeof(cpus));
+
+	r = cgroup_detect(config->cgroup_root, &nd.cgroup_mode);
+	if (r < 0) {
+		log_err("cannot inspect cgroups at %s: %s", config->cgroup_root, strerror(-r));
+		goto done;
+	}
+	snprintf(nd.cgroup_parent, sizeof(nd.cgroup_parent), "qpool/%s", nd.name);
+	if (nd.cgroup_mode == CGROUP_MODE_NONE) {
+		log_warn("no usable cgroup hierarchy at %s: jobs run unfenced", config->cgroup_root);
+	} else {
+		r = cgroup_node_setup(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent,
+				      &nd.topo.cpus, nd.topo.mems, &err);
+		if (r < 0) {
+			log_err("cgroup set-up of %s: %s", nd.cgroup_parent, err.text);
+			goto done;
+		}
+		cgroup_ready = true;
+	}
+	procscan_rt_check(nd.proc_root, &nd.rt, nd.rt_reason, sizeof(nd.rt_reason));
+
+	r = noded_dirs_open(&nd, &err);
+	if (r < 0) {
+		log_err("%s", err.text);
+		goto done;
+	}
+	r = launch_gded_path(config->gded, nd.gded, sizeof(nd.gded));
+	if (r < 0) {
+		log_err("cannot locate gded: %s", strerror(-r));
+		goto done;
+	}
+	if (access(nd.gded, X_OK) < 0)
+		log_warn("gded at %s is not executable (%m): jobs will fail until it is", nd.gded);
+	nd.launch = launch_gded;
+	nd.launch_data = nd.gded;
+
+	nd.users = usercache_create();
+	if (!nd.users) {
+		log_err("out of memory");
+		goto done;
+	}
+	r = sd_event_new(&nd.event);
+	if (r < 0) {
+		log_err("sd_event_new: %s", strerror(-r));
+		goto done;
+	}
+	/* sd-event takes signals through a signalfd: they must be blocked. */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((r = sd_event_add_signal(nd.event, NULL, SIGTERM, on_stop_signal, NULL)) < 0 ||
+	    (r = sd_event_add_signal(nd.event, NULL, SIGINT, on_stop_signal, NULL)) < 0) {
+		log_err("signal set-up: %s", strerror(-r));
+		goto done;
+	}
+
+	r = jobs_create(&nd, &nd.jobs);
+	if (r < 0) {
+		log_err("cannot take over %s: %s", nd.jobs_dir, strerror(-r));
+		goto done;
+	}
+	r = link_create(&nd, &nd.link);
+	if (r < 0) {
+		log_err("cannot set up the qpoold link: %s", strerror(-r));
+		goto done;
+	}
+	log_info("node %s: cpus %s, mems %s, %u packages, %u NUMA, %u cores, %u PUs, %llu MiB, cgroup %s, rt %s%s%s",
+		 nd.name, cpus, nd.topo.mems, nd.topo.packages, nd.topo.numa, nd.topo.cores,
+		 nd.topo.pus, (unsigned long long)(nd.topo.mem >> 20),
+		 cgroup_mode_name(nd.cgroup_mode), nd.rt ? "yes" : "no",
+		 nd.rt ? "" : ": ", nd.rt_reason);
+
+	r = sd_event_loop(nd.event);
+	if (r < 0) {
+		log_err("event loop: %s", strerror(-r));
+		goto done;
+	}
+	status = 0;
+done:
+	link_destroy(nd.link);
+	if (cgroup_ready) {
+		size_t running = nd.jobs ? jobs_running_count(nd.jobs) : 0;
+
+		/* gded stays the parent of running jobs; their groups live
+		 * inside ours, which therefore stays. */
+		if (running)
+			log_info("%zu jobs still running: cgroup %s left in place", running,
+				 nd.cgroup_parent);
+		else if ((r = cgroup_node_teardown(config->cgroup_root, nd.cgroup_mode,
+						   nd.cgroup_parent)) < 0 && r != -EBUSY)
+			log_warn("cgroup teardown of %s: %s", nd.cgroup_parent, strerror(-r));
+	}
+	jobs_destroy(nd.jobs);
+	sd_event_unref(nd.event);
+	usercache_destroy(nd.users);
+	if (nd.jobs_dirfd >= 0)
+		close(nd.jobs_dirfd);
+	config_destroy(config);
+	return status;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* The node's name and its directories under state_dir. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "noded.h"
+
+bool noded_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len >= NODED_NAME_MAX || name[0] == '.' || name[0] == '-')
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == len;
+}
+
+/* mkdir that accepts an existing directory, then insists on mode: a jobs/
+ * directory left 0755 would let users list other users' jobs. */
+static int dir_ensure(const char *path, mode_t mode, struct error *err)
+{
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return error_set(err, -errno, "cannot create %s: %m", path);
+	if (chmod(path, mode) < 0)
+		return error_set(err, -errno, "cannot set the mode of %s: %m", path);
+	return 0;
+}
+
+int noded_dirs_open(struct noded *nd, struct error *err)
+{
+	char path[PATH_MAX];
+	int r;
+
+	/* state_dir and nodes/ normally exist (qpoold's); a node on a host of
+	 * its own makes them, root-owned and world-traversable. */
+	if (mkdir(nd->config->state_dir, 0755) < 0 && errno != EEXIST)
+		return error_set(err, -errno, "cannot create %s: %m", nd->config->state_dir);
+	if ((size_t)snprintf(path, sizeof(path), "%s/nodes", nd->config->state_dir) >= sizeof(path) ||
+	    (size_t)snprintf(nd->node_dir, sizeof(nd->node_dir), "%s/%s", path, nd->name) >= sizeof(nd->node_dir) ||
+	    (size_t)snprintf(nd->jobs_dir, sizeof(nd->jobs_dir), "%s/jobs", nd->node_dir) >= sizeof(nd->jobs_dir))
+		return error_set(err, -ENAMETOOLONG, "state_dir %s: path too long", nd->config->state_dir);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return error_set(err, -errno, "cannot create %s: %m", path);
+	r = dir_ensure(nd->node_dir, 0755, err);
+	if (r < 0)
+		return r;
+	r = dir_ensure(nd->jobs_dir, 0711, err);
+	if (r < 0)
+		return r;
+	nd->jobs_dirfd = open(nd->jobs_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (nd->jobs_dirfd < 0)
+		return error_set(err, -errno, "cannot open %s: %m", nd->jobs_dir);
+	return 0;
+}

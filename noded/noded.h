@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/* qnoded, the node agent: topology, job files, wrapper launch, qpoold link. */
+#ifndef QPOOL_NODED_H
+#define QPOOL_NODED_H
+
+#include <hwloc.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "cgroup.h"
+#include "config.h"
+#include "error.h"
+#include "parse.h"
+
+#define NODED_NAME_MAX 64
+
+/* ---- topology (topo.c) ---- */
+
+struct node_topo {
+	struct cpumask cpus;   /* the node's CPUs */
+	char mems[256];        /* NUMA nodes of those CPUs, kernel list syntax */
+	unsigned packages;     /* packages holding at least one of the CPUs */
+	unsigned numa;         /* NUMA nodes holding at least one of the CPUs */
+	unsigned cores;        /* cores holding at least one of the CPUs */
+	unsigned pus;          /* hardware threads: the CPUs themselves */
+	uint64_t mem;          /* bytes: each NUMA node's memory, shared in
+	                        * proportion to the node's PUs in it */
+};
+
+/* Loads the machine's topology, disallowed CPUs included so a --cpus list
+ * can be judged against what the machine has. -errno (hwloc's errno). */
+int topo_machine_load(hwloc_topology_t *ret);
+
+/* Describes the node made of want's CPUs (NULL: every CPU the process may
+ * use) in topo. -EINVAL with err set when want is empty, names a CPU the
+ * topology does not have, or one the process may not use. */
+int topo_node_describe(hwloc_topology_t topo, const struct cpumask *want,
+		       struct node_topo *ret, struct error *err);
+
+/* ---- node-local job files (jobfiles.c) ---- */
+
+/* The passwd facts a spec needs. */
+struct user_info {
+	uid_t uid;
+	gid_t gid;
+	char name[64];
+	char home[PATH_MAX];
+	char shell[PATH_MAX];
+};
+
+struct usercache;
+
+struct usercache *usercache_create(void);
+void usercache_destroy(struct usercache *uc);
+
+/* getpwuid_r, remembered per uid for a few minutes (~0.12 ms per look-up
+ * through nsswitch, measured). -ENOENT when there is no such user. */
+int usercache_lookup(struct usercache *uc, uid_t uid, const struct user_info **ret);
+
+/* What a spec says about the node itself. */
+struct spec_node {
+	const char *name;
+	const char *jobs_dir;       /* absolute */
+	enum cgroup_mode cgroup_mode;
+	const char *cgroup_root;
+	const char *cgroup_parent;  /* "qpool/<name>" */
+};
+
+/* "<jobs_dir>/<id>.<ext>" into buf (PATH_MAX). */
+void jobfile_path(const char *jobs_dir, int64_t jobid, const char *ext, char *buf);
+
+/* Builds the launch spec (docs/PROTOCOL.md) from a job.launch object: a
+ * copy of job plus home, shell, node, script (the .sh path), nodefile,
+ * result, cgroup and times.launch. -EINVAL with err set when job lacks a
+ * positive jobid, uid, gid or a script string. */
+int jobfile_spec_build(const json_t *job, const struct user_info *user,
+		       const struct spec_node *node, int64_t launch,
+		       json_t **ret, struct error *err);
+
+/* Writes <id>.sh (the script, owned by uid:gid, 0500) and <id>.json (the
+ * spec, root 0600, written to a temporary name and renamed so it is whole
+ * or absent) in the jobs directory dirfd. -errno with err set. */
+int jobfile_write(int dirfd, int64_t jobid, const char *script, uid_t uid, gid_t gid,
+		  const json_t *spec, struct error *err);
+
+/* Reads <id>.result. Returns 0 and the object, -ENOENT when there is none,
+ * -EBADMSG (err says why) when it is not a JSON object. The jobid member is
+ * set to jobid, and times.launch to launch when launch > 0 and the file
+ * has none. */
+int jobfile_result_read(int dirfd, int64_t jobid, int64_t launch, json_t **ret,
+			struct error *err);
+
+/* Writes result as <id>.result (tmp, fsync, rename), as gded does: for
+ * failures qnoded itself reports, so they survive a restart. */
+int jobfile_result_write(int dirfd, int64_t jobid, const json_t *result);
+
+/* A "failed" result with reason and times.launch (when > 0). */
+json_t *jobfile_result_failed(int64_t jobid, int64_t launch, const char *reason);
+
+/* times.launch of <id>.json, or 0 when it cannot be read. */
+int64_t jobfile_spec_launch(int dirfd, int64_t jobid);
+
+/* Removes <id>.sh .json .result .result.tmp .nodes; missing ones are fine. */
+void jobfile_remove(int dirfd, int64_t jobid);
+
+/* The job ids that have a <id>.json or <id>.result in dirfd, each once,
+ * ascending, in *ret_ids (malloc'd). Returns their number or -errno. */
+int jobfile_ids(int dirfd, int64_t **ret_ids);
+
+/* ---- running wrappers in /proc (procscan.c) ---- */
+
+struct proc_gded {
+	pid_t pid;
+	int64_t jobid;
+};
+
+/* True when argv (n_args strings) is exactly `gded|.../gded --spec
+ * <jobs_dir>/<id>.json`; sets *ret_jobid. */
+bool procscan_cmdline_match(char *const *argv, size_t n_args, const char *jobs_dir,
+			    int64_t *ret_jobid);
+
+/* The gded wrappers of jobs_dir running now: root-owned processes under
+ * proc_root ("/proc", or a fake tree in tests) whose command line matches.
+ * Returns the count and *ret (malloc'd) or -errno. */
+int procscan_gded_find(const char *proc_root, const char *jobs_dir, struct proc_gded **ret);
+
+/* Whether process pid under proc_root is root-owned and runs gded for
+ * jobid of jobs_dir: checked again after a pidfd is open, so a recycled
+ * pid is never adopted. */
+bool procscan_gded_check(const char *proc_root, const char *jobs_dir, pid_t pid, int64_t jobid);
+
+/* Realtime: *ret_rt false with a reason when proc_root's
+ * sys/kernel/sched_rt_runtime_us is -1 or self/status lacks CAP_SYS_NICE
+ * in CapEff. */
+void procscan_rt_check(const char *proc_root, bool *ret_rt, char *ret_reason, size_t len);
+
+/* ---- launching a wrapper (launch.c) ---- */
+
+/* Starts the wrapper of the spec at spec_path. Returns 0, the pid and a
+ * pidfd that becomes readable when it ends, or -errno with err set. The
+ * one seam between qnoded and processes, so a simulated launcher can take
+ * its place. */
+typedef int (*launch_f)(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd,
+			struct error *err);
+
+/* The real one: posix_spawn of `gded --spec <path>` (data is the gded
+ * path), a new session, signals unblocked, stdin from /dev/null. */
+int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd,
+		struct error *err);
+
+/* gded's path: conf (when not empty), else `gded` next to /proc/self/exe. */
+int launch_gded_path(const char *conf, char *buf, size_t len);
+
+/* ---- the daemon ---- */
+
+struct jobs;
+struct link;
+
+/* Everything qnoded is; filled by main.c, one per process. */
+struct noded {
+	const struct config *config;
+	const char *name;
+	const char *proc_root;          /* "/proc" */
+	sd_event *event;
+	struct node_topo topo;
+	enum cgroup_mode cgroup_mode;
+	char cgroup_parent[NODED_NAME_MAX + 8];
+	bool rt;
+	char rt_reason[160];
+	char node_dir[PATH_MAX];
+	char jobs_dir[PATH_MAX];
+	int jobs_dirfd;
+	char gded[PATH_MAX];
+	launch_f launch;
+	void *launch_data;
+	struct usercache *users;
+	struct jobs *jobs;
+	struct link *link;
+};
+
+/* Creates <state_dir>/nodes/<name>/ (0755) and its jobs/ (0711), sets
+ * nd->node_dir, jobs_dir and opens jobs_dirfd. -errno with err set. */
+int noded_dirs_open(struct noded *nd, struct error *err);
+
+/* A node name is a path component and a cgroup name: 1-63 of [A-Za-z0-9._-],
+ * not starting with '.' or '-'. */
+bool noded_name_valid(const char *name);
+
+/* ---- jobs (jobs.c) ---- */
+
+/* Creates the job table and takes over what a previous qnoded left in the
+ * jobs directory: results to report, running wrappers to adopt, and
+ * wrappers that vanished (reported failed). */
+int jobs_create(struct noded *nd, struct jobs **ret);
+
+/* Stops watching; never signals a wrapper. */
+void jobs_destroy(struct jobs *js);
+
+/* Number of wrappers still running. */
+size_t jobs_running_count(const struct jobs *js);
+
+/* New arrays for node.register: ids of running jobs, and the results not
+ * yet acknowledged. */
+json_t *jobs_running_json(const struct jobs *js);
+json_t *jobs_results_json(const struct jobs *js);
+
+/* job.launch with its receive stamp; job.signal. Bad input is logged. */
+void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch);
+void jobs_signal(struct jobs *js, const json_t *msg);
+
+/* The link is registered: send job.done for every finished job. */
+void jobs_results_send(struct jobs *js);
+
+/* ---- the qpoold link (link.c) ---- */
+
+/* A reply to a request (NULL when the connection went away first); arg is
+ * what link_call was given. */
+typedef void (*link_reply_f)(struct noded *nd, const json_t *reply, int64_t arg);
+
+/* Starts connecting (at once, then every 0.2 s backing off to 1 s). */
+int link_create(struct noded *nd, struct link **ret);
+void link_destroy(struct link *l);
+
+/* True once node.register was answered ok on the current connection. */
+bool link_registered(const struct link *l);
+
+/* Sends req (reference stolen) with a fresh id; cb (may be NULL) gets the
+ * reply. -ENOTCONN when not registered. */
+int link_call(struct link *l, json_t *req, link_reply_f cb, int64_t arg);
+
+#endif

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/* The node's share of the machine from an hwloc topology: CPUs, cores, NUMA nodes, memory. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "noded.h"
+
+int topo_machine_load(hwloc_topology_t *ret)
+{
+	hwloc_topology_t topo;
+	int r;
+
+	if (hwloc_topology_init(&topo) < 0)
+		return errno ? -errno : -ENOMEM;
+	/* Keep CPUs outside our cpuset, so "--cpus 7" on a machine that has a
+	 * CPU 7 we may not use gets the right complaint. */
+	if (hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
+	    hwloc_topology_load(topo) < 0) {
+		r = errno ? -errno : -EIO;
+		hwloc_topology_destroy(topo);
+		return r;
+	}
+	*ret = topo;
+	return 0;
+}
+
+static void bitmap_from_cpumask(hwloc_bitmap_t b, const struct cpumask *m)
+{
+	hwloc_bitmap_zero(b);
+	for (int c = cpumask_next(m, 0); c >= 0; c = cpumask_next(m, c + 1))
+		hwloc_bitmap_set(b, (unsigned)c);
+}
+
+static void cpumask_from_bitmap(struct cpumask *m, hwloc_const_bitmap_t b)
+{
+	int c;
+
+	memset(m, 0, sizeof(*m));
+	hwloc_bitmap_foreach_begin(c, b) {
+		if (c < CPUMASK_MAX)
+			cpumask_set(m, (unsigned)c);
+	} hwloc_bitmap_foreach_end();
+}
+
+/* Objects of type whose CPUs meet set. */
+static unsigned count_intersecting(hwloc_topology_t topo, hwloc_obj_type_t type,
+				   hwloc_const_bitmap_t set)
+{
+	int n = hwloc_get_nbobjs_by_type(topo, type);
+	unsigned count = 0;
+
+	for (int i = 0; i < n; i++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(topo, type, (unsigned)i);
+
+		if (o->cpuset && hwloc_bitmap_intersects(o->cpuset, set))
+			count++;
+	}
+	return count;
+}
+
+/* Fails with the CPUs of want that are outside have, listed: "--cpus 0-5:
+ * no CPU 2-5 on this machine (it has 0-1)". */
+static int check_subset(hwloc_const_bitmap_t want, hwloc_const_bitmap_t have,
+			const char *where, const char *have_what, struct error *err)
+{
+	hwloc_bitmap_t extra;
+	char *list = NULL, *have_list = NULL, *want_list = NULL;
+	int r;
+
+	if (hwloc_bitmap_isincluded(want, have))
+		return 0;
+	extra = hwloc_bitmap_alloc();
+	if (!extra)
+		return -ENOMEM;
+	hwloc_bitmap_andnot(extra, want, have);
+	hwloc_bitmap_list_asprintf(&list, extra);
+	hwloc_bitmap_list_asprintf(&have_list, have);
+	hwloc_bitmap_list_asprintf(&want_list, want);
+	r = error_set(err, -EINVAL, "--cpus %s: no CPU %s %s (%s %s)", want_list ? want_list : "?",
+		      list ? list : "?", where, have_what, have_list ? have_list : "?");
+	free(want_list);
+	free(list);
+	free(have_list);
+	hwloc_bitmap_free(extra);
+	return r;
+}
+
+int topo_node_describe(hwloc_topology_t topo, const struct cpumask *want,
+		       struct node_topo *ret, struct error *err)
+{
+	hwloc_const_bitmap_t complete = hwloc_topology_get_complete_cpuset(topo);
+	hwloc_const_bitmap_t allowed = hwloc_topology_get_allowed_cpuset(topo);
+	hwloc_bitmap_t set, mems, part;
+	struct node_topo t = { 0 };
+	int n, r;
+
+	set = hwloc_bitmap_alloc();
+	mems = hwloc_bitmap_alloc();
+	part = hwloc_bitmap_alloc();
+	if (!set || !mems || !part) {
+		r = -ENOMEM;
+		goto done;
+	}
+	if (want) {
+		bitmap_from_cpumask(set, want);
+		if (hwloc_bitmap_iszero(set)) {
+			r = error_set(err, -EINVAL, "--cpus: the list is empty");
+			goto done;
+		}
+		r = check_subset(set, complete, "on this machine", "it has", err);
+		if (r < 0)
+			goto done;
+		r = check_subset(set, allowed, "in the cpuset qnoded runs in", "it may use", err);
+		if (r < 0)
+			goto done;
+	} else {
+		hwloc_bitmap_copy(set, allowed);
+		if (hwloc_bitmap_iszero(set)) {
+			r = error_set(err, -EINVAL, "no CPU is allowed to this process");
+			goto done;
+		}
+	}
+
+	cpumask_from_bitmap(&t.cpus, set);
+	t.pus = (unsigned)hwloc_bitmap_weight(set);
+	t.cores = count_intersecting(topo, HWLOC_OBJ_CORE, set);
+	if (t.cores == 0)   /* some virtual machines show no cores */
+		t.cores = t.pus;
+	t.packages = count_intersecting(topo, HWLOC_OBJ_PACKAGE, set);
+	if (t.packages == 0)
+		t.packages = 1;
+
+	/* A NUMA node's memory is shared by the qnoded instances that hold
+	 * its CPUs in proportion to their PUs, so nodes carved out of one
+	 * host with --cpus add up to the host, not to a multiple of it. */
+	n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+	for (int i = 0; i < n; i++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+		int total, mine;
+
+		if (!o->cpuset || !hwloc_bitmap_intersects(o->cpuset, set))
+			continue;
+		hwloc_bitmap_and(part, o->cpuset, set);
+		total = hwloc_bitmap_weight(o->cpuset);
+		mine = hwloc_bitmap_weight(part);
+		t.numa++;
+		hwloc_bitmap_set(mems, o->os_index);
+		if (total > 0)
+			t.mem += (uint64_t)((unsigned __int128)o->attr->numanode.local_memory *
+					     (unsigned)mine / (unsigned)total);
+	}
+	if (t.numa == 0) {
+		/* No NUMA object (hwloc always makes one, but be safe): node 0. */
+		t.numa = 1;
+		hwloc_bitmap_set(mems, 0);
+	}
+	if (hwloc_bitmap_list_snprintf(t.mems, sizeof(t.mems), mems) >= (int)sizeof(t.mems)) {
+		r = error_set(err, -ERANGE, "NUMA node list too long");
+		goto done;
+	}
+	*ret = t;
+	r = 0;
+done:
+	hwloc_bitmap_free(part);
+	hwloc_bitmap_free(mems);
+	hwloc_bitmap_free(set);
+	return r;
+}
