@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* The child side of gded's fork: fence, drop to the user, open outputs, exec the script. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gded-internal.h"
+#include "timeutil.h"
+
+#define OUTPUT_FLAGS (O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+
+/* Reports why the job could not start: to the parent over the pipe and,
+ * when it is open, to the job's stderr file, where the user looks. */
+__attribute__((noreturn, format(printf, 3, 4)))
+static void child_fail(const struct gded_child *c, int err_fd, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	if (write(c->report_fd, line, (size_t)n) < 0) {
+		/* Nothing else to tell: the parent then sees exit 127 with no
+		 * reason and says so. */
+	}
+	if (err_fd >= 0) {
+		line[n] = '\n';
+		if (write(err_fd, line, (size_t)n + 1) < 0) {
+			/* The pipe already carries the reason. */
+		}
+	}
+	_exit(127);
+}
+
+/* Checks that the spec's user is who the system says, then takes on
+ * their groups and ids. As root only: SCHED_FIFO and cgroup writes must
+ * come before this (DESIGN.md: EPERM after setuid). */
+static void child_drop(const struct gded_child *c)
+{
+	const struct gded_job *job = c->job;
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+	int r;
+
+	r = getpwnam_r(job->user, &pw, buf, sizeof(buf), &found);
+	if (r != 0 || !found)
+		child_fail(c, -1, "unknown user %s", job->user);
+	if (pw.pw_uid != job->uid)
+		child_fail(c, -1, "user %s has uid %u, not %u", job->user, (unsigned)pw.pw_uid,
+			   (unsigned)job->uid);
+	if (initgroups(job->user, job->gid) < 0)
+		child_fail(c, -1, "cannot set the groups of %s: %s", job->user, strerror(errno));
+	if (setgid(job->gid) < 0)
+		child_fail(c, -1, "cannot set gid %u: %s", (unsigned)job->gid, strerror(errno));
+	if (setuid(job->uid) < 0)
+		child_fail(c, -1, "cannot set uid %u: %s", (unsigned)job->uid, strerror(errno));
+}
+
+/* Opens stdout and stderr with the user's own credentials (we are the
+ * user by now), stderr first so that a failure to open stdout can still
+ * be told in the stderr file. Returns the stderr fd through ret_err. */
+static int child_outputs(const struct gded_child *c, int *ret_err)
+{
+	const struct gded_job *job = c->job;
+	int out, err = -1;
+
+	if (!job->join) {
+		err = open(job->stderr_path, OUTPUT_FLAGS, 0644);
+		if (err < 0)
+			child_fail(c, -1, "cannot open %s: %s", job->stderr_path, strerror(errno));
+	}
+	out = open(job->stdout_path, OUTPUT_FLAGS, 0644);
+	if (out < 0)
+		child_fail(c, err, "cannot open %s: %s", job->stdout_path, strerror(errno));
+	*ret_err = job->join ? out : err;
+	return out;
+}
+
+void gded_child_exec(const struct gded_child *c)
+{
+	const struct gded_job *job = c->job;
+	char *argv[] = { (char *)job->shell, (char *)job->script, NULL };
+	sigset_t none;
+	int out, err, in, r;
+
+	/* The parent blocks SIGTERM/SIGCHLD for its signalfd; the job must
+	 * not inherit that mask. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (c->cg) {
+		r = cgroup_job_attach(c->cg, 0);
+		if (r < 0)
+			child_fail(c, -1, "cannot join the job's cgroup: %s", strerror(-r));
+	}
+	/* Own session and process group: the parent signals the job as
+	 * -pid, and the job keeps no controlling terminal. */
+	if (setsid() < 0)
+		child_fail(c, -1, "setsid: %s", strerror(errno));
+	child_drop(c);
+	out = child_outputs(c, &err);
+	if (chdir(job->workdir) < 0)
+		child_fail(c, err, "cannot change directory to %s: %s", job->workdir,
+			   strerror(errno));
+	in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		child_fail(c, err, "cannot open /dev/null: %s", strerror(errno));
+	/* dup2 clears O_CLOEXEC on the copies; the originals close at exec.
+	 * main() made sure fds 0-2 were open, so none of these is 0-2. */
+	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+	    dup2(err, STDERR_FILENO) < 0)
+		child_fail(c, err, "dup2: %s", strerror(errno));
+	c->exec_stamp[0] = time_wall_ns();
+	c->exec_stamp[1] = time_mono_ns();
+	execve(job->shell, argv, c->envp);
+	c->exec_stamp[0] = c->exec_stamp[1] = 0;
+	child_fail(c, STDERR_FILENO, "cannot execute %s: %s", job->shell, strerror(errno));
+}

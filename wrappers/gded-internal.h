@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* gded's insides shared between its files: the child side of the fork. */
+#ifndef QPOOL_GDED_INTERNAL_H
+#define QPOOL_GDED_INTERNAL_H
+
+#include <stdint.h>
+
+#include "gded.h"
+
+/* What the forked child needs; all prepared by the parent so the child
+ * allocates nothing. */
+struct gded_child {
+	const struct gded_job *job;
+	struct cgroup_job *cg;     /* NULL in mode none */
+	char **envp;
+	int report_fd;             /* O_CLOEXEC pipe: a start failure, one line */
+	int64_t *exec_stamp;       /* MAP_SHARED page: [0] wall, [1] mono */
+};
+
+/* In the child: joins the cgroup, setsid, drops to the user, opens the
+ * output files as the user, chdir, execve(shell, script). Never returns;
+ * on a start failure writes the reason to report_fd (and to the job's
+ * stderr file when open) and exits 127. */
+__attribute__((noreturn)) void gded_child_exec(const struct gded_child *c);
+
+#endif

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* gded, the per-job wrapper: what to run (from a launch spec), run it fenced, report. */
+#ifndef QPOOL_GDED_H
+#define QPOOL_GDED_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "error.h"
+
+#define GDED_PIDS_MAX_DEFAULT 4096
+#define GDED_KILL_GRACE_DEFAULT 10
+#define GDED_PATH_DEFAULT "/usr/local/bin:/usr/bin:/bin"
+
+/* One job, filled from a launch spec (gded_spec_parse) or, later, from
+ * by-hand options. Strings point into `owner` (or argv) and live as long
+ * as it does; env is owned. */
+struct gded_job {
+	json_t *owner;            /* the parsed spec, or NULL */
+	uint64_t jobid;
+	const char *name;         /* PBS_JOBNAME */
+	const char *queue;
+	const char *node;         /* node name, for the nodefile */
+	const char *user;
+	uid_t uid;
+	gid_t gid;
+	const char *home;
+	const char *shell;
+	const char *workdir;
+	const char *script;       /* path of the script the shell runs */
+	const char *stdout_path;
+	const char *stderr_path;  /* ignored when join */
+	bool join;
+	char **env;               /* "KEY=VALUE" from the spec, NULL-terminated */
+	uint64_t ncpus;
+	uint64_t mem;             /* bytes; 0: no limit */
+	uint64_t walltime;        /* seconds; 0: none */
+	uint64_t kill_grace;      /* seconds between SIGTERM and SIGKILL */
+	uint64_t pids_max;        /* 0: no limit */
+	const char *cpus;         /* kernel list, or NULL */
+	const char *mems;         /* kernel list, or NULL */
+	const char *nodefile;     /* path to write, or NULL */
+	const char *result;       /* result path (written via <result>.tmp) */
+	enum cgroup_mode cg_mode;
+	const char *cg_root;
+	const char *cg_parent;
+};
+
+enum gded_status {
+	GDED_STATUS_EXITED,
+	GDED_STATUS_SIGNALED,
+	GDED_STATUS_FAILED,
+};
+
+enum gded_stamp {
+	GDED_STAMP_WRAP,
+	GDED_STAMP_FENCED,
+	GDED_STAMP_EXEC,
+	GDED_STAMP_EXIT,
+	GDED_STAMP_RELEASED,
+	GDED_STAMP_N,
+};
+
+struct gded_result {
+	uint64_t jobid;
+	enum gded_status status;
+	int exit_status;          /* EXITED */
+	int exit_signal;          /* SIGNALED */
+	bool timeout;
+	bool cancelled;
+	bool oom;
+	char reason[256];         /* "" or one line */
+	uint64_t cpu_ns;
+	uint64_t mem_peak;
+	int64_t wall[GDED_STAMP_N];   /* ns since the epoch; 0: not reached */
+	int64_t mono[GDED_STAMP_N];   /* CLOCK_MONOTONIC ns */
+};
+
+/* Fills job from a launch spec object (docs/PROTOCOL.md). A missing
+ * required member or a member of the wrong type is -EINVAL with err
+ * naming it. On success job->owner holds a reference to spec. */
+int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err);
+
+/* Reads and parses the spec file at path. 0, or -errno with err set. */
+int gded_spec_load(const char *path, struct gded_job *job, struct error *err);
+
+/* Frees what gded_spec_parse allocated; the struct may be reused. */
+void gded_job_clear(struct gded_job *job);
+
+/* Builds the job's environment: the spec's env, then HOME USER LOGNAME
+ * SHELL, PATH (default unless env has one), QPOOL_* and PBS_* variables,
+ * NCPUS, OMP_NUM_THREADS. Returns a NULL-terminated array (free with
+ * gded_env_free) or NULL on ENOMEM. */
+char **gded_env_build(const struct gded_job *job);
+void gded_env_free(char **env);
+
+/* Runs the job to its end: cgroup, fork, drop to the user, exec, wait,
+ * kill stragglers, read usage, remove the cgroup. res is always filled;
+ * a job that could not start is status FAILED with res->reason. The
+ * caller sets the WRAP stamps and blocks SIGTERM and SIGCHLD first (so a
+ * cancel during set-up is seen). Returns 0, or -errno with err set when
+ * gded itself hit trouble, e.g. a cgroup it could not remove (res is
+ * still the job's true result). */
+int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err);
+
+/* Writes res as JSON to <path>.tmp, fsyncs, renames to path. */
+int gded_result_write(const char *path, const struct gded_result *res, struct error *err);
+
+/* The result as a JSON object (new reference), NULL on ENOMEM. */
+json_t *gded_result_json(const struct gded_result *res);
+
+#endif

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: MIT */
+/* gded's parent side: fence the job, start it, watch signals and walltime, tear down. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gded-internal.h"
+#include "timeutil.h"
+
+/* How long the kill loop may take before gded gives up on a group that
+ * will not empty (a task stuck in D state). */
+#define KILL_TIMEOUT_MS 10000
+/* rmdir can see EBUSY for a moment after the last task has gone. */
+#define REMOVE_TRIES 200
+
+enum run_phase {
+	PHASE_RUN,     /* the job runs */
+	PHASE_GRACE,   /* SIGTERM sent (cancel or walltime), SIGKILL when the timer fires */
+	PHASE_KILLED,  /* SIGKILL sent */
+};
+
+struct run {
+	const struct gded_job *job;
+	struct gded_result *res;
+	struct cgroup_job *cg;
+	pid_t pid;           /* the job, leader of its own process group */
+	bool exited;
+	int sfd;
+	int tfd;
+	enum run_phase phase;
+};
+
+static void stamp(struct gded_result *res, enum gded_stamp s)
+{
+	res->wall[s] = time_wall_ns();
+	res->mono[s] = time_mono_ns();
+}
+
+static void fail(struct gded_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct gded_result *res, const char *fmt, ...)
+{
+	va_list ap;
+
+	res->status = GDED_STATUS_FAILED;
+	va_start(ap, fmt);
+	vsnprintf(res->reason, sizeof(res->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* The PBS nodefile: the node name once per CPU, owned by the user. */
+static int nodefile_write(const struct gded_job *job, struct error *err)
+{
+	size_t nlen = strlen(job->node) + 1, len = nlen * job->ncpus, off = 0;
+	char *text = NULL;
+	int fd = -1, r = 0;
+
+	if (job->ncpus > 65536)
+		return error_set(err, -EINVAL, "ncpus %" PRIu64 " is too large", job->ncpus);
+	text = malloc(len);
+	if (!text)
+		return error_set(err, -ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < job->ncpus; i++) {
+		memcpy(text + i * nlen, job->node, nlen - 1);
+		text[i * nlen + nlen - 1] = '\n';
+	}
+	fd = open(job->nodefile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		r = error_set(err, -errno, "cannot write %s: %m", job->nodefile);
+		goto done;
+	}
+	if (fchown(fd, job->uid, job->gid) < 0) {
+		r = error_set(err, -errno, "cannot chown %s: %m", job->nodefile);
+		goto done;
+	}
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0) {
+			r = error_set(err, -errno, "cannot write %s: %m", job->nodefile);
+			goto done;
+		}
+		off += (size_t)n;
+	}
+done:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return r;
+}
+
+static int timer_arm(struct run *run, uint64_t seconds)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)seconds } };
+
+	if (seconds == 0)
+		its.it_value.tv_nsec = 1;   /* 0 would disarm it */
+	if (run->tfd < 0) {
+		run->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (run->tfd < 0)
+			return -errno;
+	}
+	return timerfd_settime(run->tfd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+/* Without a cgroup: gded is the child subreaper, so every orphan of the
+ * job ends up as its child; kill those until none is left. */
+static void descendants_kill(void)
+{
+	char path[64], buf[4096];
+	int64_t deadline = time_mono_ns() + KILL_TIMEOUT_MS * NSEC_PER_MSEC;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	while (time_mono_ns() < deadline) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+		ssize_t n;
+
+		if (fd < 0)
+			return;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return;
+		buf[n] = '\0';
+		for (char *p = buf, *end; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (pid > 0) {
+				kill((pid_t)pid, SIGKILL);
+				found++;
+			}
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (!found)
+			return;
+		usleep(1000);
+	}
+}
+
+static void job_kill_all(struct run *run)
+{
+	if (run->cg)
+		cgroup_job_kill(run->cg, KILL_TIMEOUT_MS);
+	else if (!run->exited)
+		kill(-run->pid, SIGKILL);
+	run->phase = PHASE_KILLED;
+}
+
+/* SIGTERM to the job's process group, SIGKILL to everything after
+ * kill_grace. reason_flag is res->cancelled or res->timeout. */
+static int job_terminate(struct run *run, bool *reason_flag)
+{
+	if (run->phase != PHASE_RUN)
+		return 0;
+	*reason_flag = true;
+	kill(-run->pid, SIGTERM);
+	run->phase = PHASE_GRACE;
+	return timer_arm(run, run->job->kill_grace);
+}
+
+static void reap(struct run *run)
+{
+	pid_t w;
+	int st;
+
+	/* Orphans of the job come to us too (subreaper): reap them all. */
+	while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (w != run->pid)
+			continue;
+		stamp(run->res, GDED_STAMP_EXIT);
+		run->exited = true;
+		if (WIFSIGNALED(st)) {
+			run->res->status = GDED_STATUS_SIGNALED;
+			run->res->exit_signal = WTERMSIG(st);
+		} else {
+			run->res->status = GDED_STATUS_EXITED;
+			run->res->exit_status = WEXITSTATUS(st);
+		}
+	}
+}
+
+static int on_signal(struct run *run)
+{
+	struct signalfd_siginfo si;
+	int r;
+
+	while (read(run->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGTERM) {
+			r = job_terminate(run, &run->res->cancelled);
+			if (r < 0)
+				return r;
+		}
+	}
+	reap(run);   /* SIGCHLD coalesces: always look */
+	return 0;
+}
+
+static int on_timer(struct run *run)
+{
+	uint64_t ticks;
+
+	if (read(run->tfd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return 0;
+	if (run->phase == PHASE_RUN)
+		return job_terminate(run, &run->res->timeout);
+	if (run->phase == PHASE_GRACE)
+		job_kill_all(run);
+	return 0;
+}
+
+/* Until the job's process exits. */
+static int run_loop(struct run *run, struct error *err)
+{
+	int r;
+
+	if (run->job->walltime > 0) {
+		r = timer_arm(run, run->job->walltime);
+		if (r < 0)
+			return error_set(err, r, "timerfd: %s", strerror(-r));
+	}
+	reap(run);
+	while (!run->exited) {
+		struct pollfd pfd[2] = {
+			{ .fd = run->sfd, .events = POLLIN },
+			{ .fd = run->tfd, .events = POLLIN },
+		};
+
+		if (poll(pfd, run->tfd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return error_set(err, -errno, "poll: %m");
+		}
+		if (pfd[0].revents) {
+			r = on_signal(run);
+			if (r < 0)
+				return error_set(err, r, "signal: %s", strerror(-r));
+		}
+		if (run->tfd >= 0 && pfd[1].revents) {
+			r = on_timer(run);
+			if (r < 0)
+				return error_set(err, r, "timer: %s", strerror(-r));
+		}
+	}
+	return 0;
+}
+
+/* Reads the child's start-failure line; EOF with nothing means execve
+ * succeeded (the pipe is O_CLOEXEC). */
+static void start_wait(int fd, struct gded_result *res)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < sizeof(res->reason) - 1) {
+		n = read(fd, res->reason + off, sizeof(res->reason) - 1 - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	res->reason[off] = '\0';
+	if (off > 0)
+		res->status = GDED_STATUS_FAILED;
+}
+
+/* Everything that must happen however the run ended: no process of the
+ * job and no cgroup of it may outlive gded. */
+static int run_teardown(struct run *run, struct error *err)
+{
+	int r = 0;
+
+	if (run->cg) {
+		r = cgroup_job_kill(run->cg, KILL_TIMEOUT_MS);
+		if (r < 0)
+			error_set(err, r, "job.%" PRIu64 ": could not empty the cgroup: %s",
+				  run->job->jobid, strerror(-r));
+	} else if (run->pid > 0) {
+		if (!run->exited)
+			kill(-run->pid, SIGKILL);
+		descendants_kill();
+	}
+	if (run->pid > 0 && !run->exited) {
+		int st;
+
+		if (waitpid(run->pid, &st, 0) == run->pid && !run->res->wall[GDED_STAMP_EXIT])
+			stamp(run->res, GDED_STAMP_EXIT);
+		run->exited = true;
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	if (run->cg) {
+		struct cgroup_usage u;
+		int q;
+
+		if (cgroup_job_usage(run->cg, &u) == 0) {
+			run->res->cpu_ns = u.cpu_ns;
+			run->res->mem_peak = u.mem_peak;
+			run->res->oom = u.oom;
+		}
+		for (int i = 0; i < REMOVE_TRIES; i++) {
+			q = cgroup_job_remove(run->cg);
+			if (q != -EBUSY)
+				break;
+			usleep(1000);
+		}
+		if (q < 0 && r == 0)
+			r = error_set(err, q, "job.%" PRIu64 ": could not remove the cgroup: %s",
+				      run->job->jobid, strerror(-q));
+	}
+	return r;
+}
+
+int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err)
+{
+	struct run run = { .job = job, .res = res, .pid = -1, .sfd = -1, .tfd = -1 };
+	struct cgroup_limits lim = {
+		.cpus = job->cpus, .mems = job->mems, .mem = job->mem, .pids_max = job->pids_max,
+	};
+	struct error e = { { 0 } };
+	int64_t *page = MAP_FAILED;
+	int report[2] = { -1, -1 }, r = 0, q;
+	char **envp = NULL;
+	sigset_t mask;
+
+	res->jobid = job->jobid;
+	res->status = GDED_STATUS_FAILED;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
+	    (run.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		r = error_set(err, -errno, "signalfd: %m");
+		fail(res, "gded: %s", err->text);
+		goto done;
+	}
+	/* Double-forked, setsid'ed stragglers reparent to us, not to init:
+	 * we can reap them, and without a cgroup still find and kill them. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		r = error_set(err, -errno, "PR_SET_CHILD_SUBREAPER: %m");
+		fail(res, "gded: %s", err->text);
+		goto done;
+	}
+	if (job->cg_mode != CGROUP_MODE_NONE) {
+		q = cgroup_job_create(job->cg_root, job->cg_mode, job->cg_parent, job->jobid,
+				      &run.cg, &e);
+		if (q == 0)
+			q = cgroup_job_configure(run.cg, &lim, &e);
+		if (q < 0) {
+			fail(res, "cgroup: %s", e.text);
+			goto done;
+		}
+	}
+	stamp(res, GDED_STAMP_FENCED);
+	if (job->nodefile && nodefile_write(job, &e) < 0) {
+		fail(res, "%s", e.text);
+		goto done;
+	}
+	envp = gded_env_build(job);
+	page = mmap(NULL, sizeof(int64_t) * 2, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		    -1, 0);
+	if (!envp || page == MAP_FAILED || pipe2(report, O_CLOEXEC) < 0) {
+		r = error_set(err, -errno, "set-up: %m");
+		fail(res, "gded: %s", err->text);
+		goto done;
+	}
+	page[0] = page[1] = 0;
+	run.pid = fork();
+	if (run.pid < 0) {
+		r = error_set(err, -errno, "fork: %m");
+		fail(res, "gded: %s", err->text);
+		goto done;
+	}
+	if (run.pid == 0) {
+		struct gded_child c = {
+			.job = job, .cg = run.cg, .envp = envp, .report_fd = report[1],
+			.exec_stamp = page,
+		};
+
+		gded_child_exec(&c);
+	}
+	close(report[1]);
+	report[1] = -1;
+	start_wait(report[0], res);
+	if (res->status == GDED_STATUS_FAILED)
+		goto done;
+	res->wall[GDED_STAMP_EXEC] = page[0];
+	res->mono[GDED_STAMP_EXEC] = page[1];
+	r = run_loop(&run, err);
+	if (r < 0) {
+		/* The job's true end is unknown to us: kill it and say why. */
+		fail(res, "gded: %s", err->text);
+	}
+done:
+	q = run_teardown(&run, &e);
+	if (q < 0 && r == 0) {
+		r = q;
+		*err = e;
+	}
+	if (res->status == GDED_STATUS_FAILED && !res->reason[0])
+		snprintf(res->reason, sizeof(res->reason), "the job could not be started");
+	stamp(res, GDED_STAMP_RELEASED);
+	cgroup_job_free(run.cg);
+	if (page != MAP_FAILED)
+		munmap(page, sizeof(int64_t) * 2);
+	gded_env_free(envp);
+	for (int i = 0; i < 2; i++)
+		if (report[i] >= 0)
+			close(report[i]);
+	if (run.tfd >= 0)
+		close(run.tfd);
+	if (run.sfd >= 0)
+		close(run.sfd);
+	return r;
+}

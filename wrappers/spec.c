@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* The launch spec (docs/PROTOCOL.md "Node-local files") read into a struct gded_job. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gded.h"
+
+/* Strict accessors: unlike wire_str/wire_int they tell "absent" (fine
+ * for optional members, null counts as absent) from "wrong type" (always
+ * an error), so a bad spec names the member at fault. */
+static int spec_str(const json_t *o, const char *key, bool required, const char **ret,
+		    struct error *err)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!v || json_is_null(v)) {
+		if (required)
+			return error_set(err, -EINVAL, "spec: missing \"%s\"", key);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return error_set(err, -EINVAL, "spec: \"%s\" is not a string", key);
+	*ret = json_string_value(v);
+	return 0;
+}
+
+static int spec_u64(const json_t *o, const char *key, bool required, uint64_t *ret,
+		    struct error *err)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!v || json_is_null(v)) {
+		if (required)
+			return error_set(err, -EINVAL, "spec: missing \"%s\"", key);
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return error_set(err, -EINVAL, "spec: \"%s\" is not a non-negative integer", key);
+	*ret = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static int spec_bool(const json_t *o, const char *key, bool *ret, struct error *err)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return error_set(err, -EINVAL, "spec: \"%s\" is not a boolean", key);
+	*ret = json_is_true(v);
+	return 0;
+}
+
+static int spec_env(const json_t *o, struct gded_job *job, struct error *err)
+{
+	json_t *env = json_object_get(o, "env"), *v;
+	const char *key;
+	size_t n = 0;
+
+	if (!env || json_is_null(env))
+		return 0;
+	if (!json_is_object(env))
+		return error_set(err, -EINVAL, "spec: \"env\" is not an object");
+	job->env = calloc(json_object_size(env) + 1, sizeof(char *));
+	if (!job->env)
+		return error_set(err, -ENOMEM, "out of memory");
+	json_object_foreach(env, key, v) {
+		if (!*key || strchr(key, '='))
+			return error_set(err, -EINVAL, "spec: env name \"%s\" is not valid", key);
+		if (!json_is_string(v))
+			return error_set(err, -EINVAL, "spec: env \"%s\" is not a string", key);
+		if (asprintf(&job->env[n], "%s=%s", key, json_string_value(v)) < 0) {
+			job->env[n] = NULL;
+			return error_set(err, -ENOMEM, "out of memory");
+		}
+		n++;
+	}
+	return 0;
+}
+
+static int spec_cgroup(const json_t *o, struct gded_job *job, struct error *err)
+{
+	json_t *cg = json_object_get(o, "cgroup");
+	const char *mode = NULL;
+	int r;
+
+	if (!cg)
+		return error_set(err, -EINVAL, "spec: missing \"cgroup\"");
+	if (!json_is_object(cg))
+		return error_set(err, -EINVAL, "spec: \"cgroup\" is not an object");
+	r = spec_str(cg, "mode", true, &mode, err);
+	if (r < 0)
+		return r;
+	if (cgroup_mode_parse(mode, &job->cg_mode) < 0)
+		return error_set(err, -EINVAL, "spec: cgroup mode \"%s\" is not none, v1 or v2",
+				 mode);
+	if (job->cg_mode == CGROUP_MODE_NONE)
+		return 0;
+	r = spec_str(cg, "root", true, &job->cg_root, err);
+	if (r < 0)
+		return r;
+	r = spec_str(cg, "parent", true, &job->cg_parent, err);
+	if (r < 0)
+		return r;
+	if (!*job->cg_parent || strstr(job->cg_parent, ".."))
+		return error_set(err, -EINVAL, "spec: cgroup parent \"%s\" is not valid",
+				 job->cg_parent);
+	return 0;
+}
+
+int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
+{
+	uint64_t uid = 0, gid = 0;
+	int r;
+
+	*job = (struct gded_job){
+		.name = "job",
+		.queue = "",
+		.node = "localhost",
+		.home = "/",
+		.shell = "/bin/sh",
+		.ncpus = 1,
+		.kill_grace = GDED_KILL_GRACE_DEFAULT,
+		.pids_max = GDED_PIDS_MAX_DEFAULT,
+	};
+	if (!json_is_object(spec))
+		return error_set(err, -EINVAL, "spec: not a JSON object");
+	if ((r = spec_u64(spec, "jobid", true, &job->jobid, err)) < 0 ||
+	    (r = spec_str(spec, "name", false, &job->name, err)) < 0 ||
+	    (r = spec_str(spec, "queue", false, &job->queue, err)) < 0 ||
+	    (r = spec_str(spec, "node", false, &job->node, err)) < 0 ||
+	    (r = spec_str(spec, "user", true, &job->user, err)) < 0 ||
+	    (r = spec_u64(spec, "uid", true, &uid, err)) < 0 ||
+	    (r = spec_u64(spec, "gid", true, &gid, err)) < 0 ||
+	    (r = spec_str(spec, "home", false, &job->home, err)) < 0 ||
+	    (r = spec_str(spec, "shell", false, &job->shell, err)) < 0 ||
+	    (r = spec_str(spec, "workdir", true, &job->workdir, err)) < 0 ||
+	    (r = spec_str(spec, "script", true, &job->script, err)) < 0 ||
+	    (r = spec_str(spec, "stdout", true, &job->stdout_path, err)) < 0 ||
+	    (r = spec_bool(spec, "join", &job->join, err)) < 0 ||
+	    (r = spec_str(spec, "stderr", !job->join, &job->stderr_path, err)) < 0 ||
+	    (r = spec_u64(spec, "ncpus", false, &job->ncpus, err)) < 0 ||
+	    (r = spec_u64(spec, "mem", false, &job->mem, err)) < 0 ||
+	    (r = spec_u64(spec, "walltime", false, &job->walltime, err)) < 0 ||
+	    (r = spec_u64(spec, "kill_grace", false, &job->kill_grace, err)) < 0 ||
+	    (r = spec_u64(spec, "pids_max", false, &job->pids_max, err)) < 0 ||
+	    (r = spec_str(spec, "cpus", false, &job->cpus, err)) < 0 ||
+	    (r = spec_str(spec, "mems", false, &job->mems, err)) < 0 ||
+	    (r = spec_str(spec, "nodefile", false, &job->nodefile, err)) < 0 ||
+	    (r = spec_str(spec, "result", true, &job->result, err)) < 0 ||
+	    (r = spec_env(spec, job, err)) < 0 ||
+	    (r = spec_cgroup(spec, job, err)) < 0)
+		goto fail;
+	if (job->jobid == 0) {
+		r = error_set(err, -EINVAL, "spec: \"jobid\" must be positive");
+		goto fail;
+	}
+	if (uid > UINT32_MAX - 1 || gid > UINT32_MAX - 1) {
+		r = error_set(err, -EINVAL, "spec: uid or gid out of range");
+		goto fail;
+	}
+	job->uid = (uid_t)uid;
+	job->gid = (gid_t)gid;
+	if (job->workdir[0] != '/' || job->script[0] != '/' || job->result[0] != '/' ||
+	    job->shell[0] != '/' || job->stdout_path[0] != '/' ||
+	    (!job->join && job->stderr_path[0] != '/') || (job->nodefile && job->nodefile[0] != '/')) {
+		r = error_set(err, -EINVAL, "spec: workdir, script, shell, stdout, stderr, "
+				"nodefile and result must be absolute paths");
+		goto fail;
+	}
+	if (job->ncpus == 0)
+		job->ncpus = 1;
+	job->owner = json_incref(spec);
+	return 0;
+fail:
+	gded_job_clear(job);
+	return r;
+}
+
+int gded_spec_load(const char *path, struct gded_job *job, struct error *err)
+{
+	json_error_t jerr;
+	json_t *spec;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, -errno, "%s: %m", path);
+	spec = json_loadfd(fd, JSON_REJECT_DUPLICATES, &jerr);
+	close(fd);
+	if (!spec)
+		return error_set(err, -EINVAL, "%s:%d: %s", path, jerr.line, jerr.text);
+	r = gded_spec_parse(spec, job, err);
+	json_decref(spec);
+	return r;
+}
+
+void gded_job_clear(struct gded_job *job)
+{
+	if (job->env) {
+		for (char **e = job->env; *e; e++)
+			free(*e);
+		free(job->env);
+		job->env = NULL;
+	}
+	json_decref(job->owner);
+	job->owner = NULL;
+}
