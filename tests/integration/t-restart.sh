@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Restarting qpoold with jobs queued and running loses nothing; restarting
+# qnoded never kills a job: the running job finishes and is recorded.
+. "$(dirname "$0")/lib.sh"
+qp_setup
+qp_start_server
+qp_start_node n1 0
+
+w=$QP_T/work/qpuser1
+run=$(as qpuser1 qsub -N long <<JOB
+echo begin > $w/long.mark
+sleep 3
+echo end >> $w/long.mark
+JOB
+) || fail "qsub"
+qp_wait "$run" running
+queued=()
+for i in 1 2 3; do
+	queued+=("$(echo "echo q$i" | as qpuser2 qsub -N q$i)") || fail "qsub"
+done
+held=$(echo 'echo held' | as qpuser2 qsub -h) || fail "qsub -h"
+qp_wait_file "$w/long.mark"
+
+note "restart qpoold while job $run runs and ${queued[*]} wait"
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+[ "$(qp_state "$run")" = running ] || fail "running job $run is '$(qp_state "$run")' after qpoold restart"
+[ "$(qp_state "$held")" = held ] || fail "held job lost its hold"
+
+note "restart qnoded while job $run runs"
+qp_stop "$(qp_node_pid n1)"
+grep -q begin "$w/long.mark" || fail "job did not start"
+qp_start_node n1 0
+qp_wait "$run" completed --timeout 30
+grep -qx end "$w/long.mark" || fail "job $run was cut short by the restarts"
+for id in "${queued[@]}"; do
+	qp_wait "$id" completed --timeout 30
+done
+[ "$(qp_state "$held")" = held ] || fail "held job ran"
+n=$("$QP_BIN/qstat" -x | grep -cE '^[0-9]+ ')
+[ "$n" = 5 ] || fail "expected 5 jobs after restarts, qstat -x shows $n"
+echo "restart ok"
