@@ -253,7 +253,9 @@ static void op_hold_release(struct conn *c, long long req_id, json_t *msg, bool 
 
 	if (!j)
 		return;
-	if (j->state == to) {
+	/* Holding a held job changes nothing and is fine; releasing a job that
+	 * is not held is a mistake worth saying, as PBS does. */
+	if (hold && j->state == to) {
 		reply_state(c, req_id, to);
 		return;
 	}

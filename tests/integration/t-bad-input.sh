@@ -24,7 +24,8 @@ expect_refusal() {
 }
 
 expect_refusal "unknown queue 'nosuch'" as qpuser1 qsub -q nosuch "$script"
-expect_refusal "more CPUs than any node has" as qpuser1 qsub -l ncpus=512 "$script"
+expect_refusal "more CPUs than any node has" as qpuser1 qsub -l ncpus=32 "$script"
+expect_refusal "above queue batch.s limit" as qpuser1 qsub -l ncpus=512 "$script"
 expect_refusal "mem=12Q" as qpuser1 qsub -l mem=12Q "$script"
 expect_refusal "walltime=1:99" as qpuser1 qsub -l walltime=1:99 "$script"
 expect_refusal "walltime" as qpuser1 qsub -q short -l walltime=01:00:00 "$script"
