@@ -262,7 +262,7 @@ static int run_loop(struct run *run, struct error *err)
 
 /* Reads the child's start-failure line; EOF with nothing means execve
  * succeeded (the pipe is O_CLOEXEC). */
-static void start_wait(int fd, struct gded_result *res)
+static bool start_wait(int fd, struct gded_result *res)
 {
 	size_t off = 0;
 	ssize_t n;
@@ -276,8 +276,7 @@ static void start_wait(int fd, struct gded_result *res)
 		off += (size_t)n;
 	}
 	res->reason[off] = '\0';
-	if (off > 0)
-		res->status = GDED_STATUS_FAILED;
+	return off == 0;
 }
 
 /* Everything that must happen however the run ended: no process of the
@@ -397,8 +396,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	}
 	close(report[1]);
 	report[1] = -1;
-	start_wait(report[0], res);
-	if (res->status == GDED_STATUS_FAILED)
+	if (!start_wait(report[0], res))
 		goto done;
 	res->wall[GDED_STAMP_EXEC] = page[0];
 	res->mono[GDED_STAMP_EXEC] = page[1];

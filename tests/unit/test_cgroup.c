@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/cgroup on fake v1/v2 trees: detection, node set-up and the per-job fence. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "unit.h"
+
+static const char *const v1_hiers[] = { "cpuset", "cpuacct", "memory", "freezer", "pids" };
+
+/* Contents of dir/rel with the trailing newline cut, "<missing>" if absent. */
+static const char *slurp(const char *dir, const char *rel)
+{
+	static char buf[512];
+	char path[4096];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "r");
+	if (!f)
+		return "<missing>";
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+static bool exists(const char *dir, const char *rel)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	return stat(path, &st) == 0;
+}
+
+static void rm(const char *dir, const char *rel)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	CU_ASSERT_EQUAL(unlink(path), 0);
+}
+
+static void mkdir_rel(const char *dir, const char *rel)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	CU_ASSERT(mkdir(path, 0755) == 0 || errno == EEXIST);
+}
+
+static void test_mode_names(void)
+{
+	enum cgroup_mode m;
+
+	CU_ASSERT_STRING_EQUAL(cgroup_mode_name(CGROUP_MODE_V1), "v1");
+	CU_ASSERT_STRING_EQUAL(cgroup_mode_name(CGROUP_MODE_V2), "v2");
+	CU_ASSERT_STRING_EQUAL(cgroup_mode_name(CGROUP_MODE_NONE), "none");
+	CU_ASSERT(cgroup_mode_parse("v2", &m) == 0 && m == CGROUP_MODE_V2);
+	CU_ASSERT(cgroup_mode_parse("none", &m) == 0 && m == CGROUP_MODE_NONE);
+	CU_ASSERT_EQUAL(cgroup_mode_parse("v3", &m), -EINVAL);
+	CU_ASSERT_EQUAL(cgroup_mode_parse(NULL, &m), -EINVAL);
+}
+
+static enum cgroup_mode detect(const char *root)
+{
+	enum cgroup_mode m = 99;
+
+	CU_ASSERT_EQUAL(cgroup_detect(root, &m), 0);
+	return m;
+}
+
+static void test_detect(void)
+{
+	char *d;
+
+	d = unit_tmpdir();
+	CU_ASSERT_EQUAL(detect(d), CGROUP_MODE_NONE);          /* empty */
+	mkdir_rel(d, "memory");
+	CU_ASSERT_EQUAL(detect(d), CGROUP_MODE_NONE);          /* memory alone */
+	mkdir_rel(d, "cpuacct");
+	CU_ASSERT_EQUAL(detect(d), CGROUP_MODE_V1);
+	unit_tmpdir_remove(d);
+
+	d = unit_tmpdir();                                      /* co-mounted */
+	mkdir_rel(d, "cpu,cpuacct");
+	mkdir_rel(d, "memory");
+	CU_ASSERT_EQUAL(detect(d), CGROUP_MODE_V1);
+	unit_tmpdir_remove(d);
+
+	d = unit_tmpdir();                                      /* hybrid */
+	mkdir_rel(d, "cpuacct");
+	mkdir_rel(d, "memory");
+	unit_write_file(d, "unified/cgroup.controllers", "\n");
+	CU_ASSERT_EQUAL(detect(d), CGROUP_MODE_V1);
+	unit_tmpdir_remove(d);
+
+	d = unit_tmpdir();                                      /* unified */
+	unit_write_file(d, "cgroup.controllers", "cpuset cpu io memory hugetlb pids rdma\n");
+	CU_ASSERT_EQUAL(detect(d), CGROUP_MODE_V2);
+	unit_write_file(d, "cgroup.controllers", "cpu io memoryx pids\n");
+	CU_ASSERT_EQUAL(detect(d), CGROUP_MODE_NONE);          /* no cpuset, no memory */
+	unit_write_file(d, "cgroup.controllers", "cpuset io pids\n");
+	CU_ASSERT_EQUAL(detect(d), CGROUP_MODE_NONE);
+	unit_tmpdir_remove(d);
+}
+
+/* A fake v1 root with the files the kernel provides in the root and in
+ * qpool/n1 (mkdir on cgroupfs makes them; here the test must). */
+static char *v1_tree(void)
+{
+	char *d = unit_tmpdir(), rel[256];
+
+	unit_write_file(d, "cpuset/cpuset.cpus", "0-7\n");
+	unit_write_file(d, "cpuset/cpuset.mems", "0-1\n");
+	for (const char *const *n = (const char *const[]){ "qpool", "qpool/n1", NULL }; *n; n++) {
+		snprintf(rel, sizeof(rel), "cpuset/%s/cpuset.cpus", *n);
+		unit_write_file(d, rel, "");
+		snprintf(rel, sizeof(rel), "cpuset/%s/cpuset.mems", *n);
+		unit_write_file(d, rel, "");
+	}
+	for (size_t i = 1; i < 5; i++) {
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/cgroup.procs", v1_hiers[i]);
+		unit_write_file(d, rel, "");
+	}
+	return d;
+}
+
+static void test_v1_node(void)
+{
+	struct error err = { { 0 } };
+	struct cpumask cpus = { { 0 } };
+	char *d = v1_tree();
+	int r;
+
+	CU_ASSERT_EQUAL(cpumask_parse("2-3", &cpus), 0);
+	r = cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "1", &err);
+	CU_ASSERT_EQUAL(r, 0);
+	if (r)
+		fprintf(stderr, "%s\n", err.text);
+	/* qpool/ is shared by the nodes of this host: the root's whole set. */
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuset/qpool/cpuset.cpus"), "0-7");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuset/qpool/cpuset.mems"), "0-1");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuset/qpool/n1/cpuset.cpus"), "2-3");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuset/qpool/n1/cpuset.mems"), "1");
+	for (size_t i = 0; i < 5; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "%s/qpool/n1", v1_hiers[i]);
+		CU_ASSERT(exists(d, rel));
+	}
+	/* Idempotent. */
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "1", &err), 0);
+
+	/* A parent holding anything is busy and stays. */
+	CU_ASSERT_EQUAL(cgroup_node_teardown(d, CGROUP_MODE_V1, "qpool/n1"), -EBUSY);
+	CU_ASSERT(exists(d, "cpuset/qpool/n1"));
+	rm(d, "cpuset/qpool/n1/cpuset.cpus");
+	rm(d, "cpuset/qpool/n1/cpuset.mems");
+	for (size_t i = 1; i < 5; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/cgroup.procs", v1_hiers[i]);
+		rm(d, rel);
+	}
+	CU_ASSERT_EQUAL(cgroup_node_teardown(d, CGROUP_MODE_V1, "qpool/n1"), 0);
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1"));
+	CU_ASSERT(!exists(d, "memory/qpool"));                 /* empty: removed */
+	CU_ASSERT(exists(d, "cpuset/qpool"));                  /* not empty: kept */
+	unit_tmpdir_remove(d);
+}
+
+static void v1_job_files(const char *d, const char *job, bool memsw)
+{
+	static const char *const files[][2] = {
+		{ "cpuset", "cpuset.cpus" }, { "cpuset", "cpuset.mems" },
+		{ "cpuacct", "cpuacct.usage" }, { "memory", "memory.limit_in_bytes" },
+		{ "memory", "memory.max_usage_in_bytes" }, { "memory", "memory.oom_control" },
+		{ "memory", "memory.force_empty" }, { "freezer", "freezer.state" },
+		{ "pids", "pids.max" },
+	};
+	char rel[256];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/%s/%s", files[i][0], job, files[i][1]);
+		unit_write_file(d, rel, "");
+	}
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/%s/cgroup.procs", v1_hiers[i], job);
+		unit_write_file(d, rel, "");
+	}
+	if (memsw) {
+		snprintf(rel, sizeof(rel), "memory/qpool/n1/%s/memory.memsw.limit_in_bytes", job);
+		unit_write_file(d, rel, "");
+	}
+}
+
+static void v1_job_files_remove(const char *d, const char *job)
+{
+	char rel[256];
+	const char *names[] = { "cpuset.cpus", "cpuset.mems", "cpuacct.usage",
+				"memory.limit_in_bytes", "memory.memsw.limit_in_bytes",
+				"memory.max_usage_in_bytes", "memory.oom_control",
+				"memory.force_empty", "freezer.state", "pids.max", "cgroup.procs" };
+
+	for (size_t h = 0; h < 5; h++)
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			snprintf(rel, sizeof(rel), "%s/qpool/n1/%s/%s", v1_hiers[h], job, names[i]);
+			if (exists(d, rel))
+				rm(d, rel);
+		}
+}
+
+static void test_v1_job(void)
+{
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	struct cgroup_usage u;
+	struct cpumask cpus = { { 0 } };
+	char *d = v1_tree(), pid[24];
+	int r;
+
+	cpumask_parse("2-3", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 42, &job, &err);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	for (size_t i = 0; i < 5; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/job.42", v1_hiers[i]);
+		CU_ASSERT(exists(d, rel));
+	}
+	v1_job_files(d, "job.42", true);
+
+	/* cpus from the job; mems unset: copied from the parent, since an
+	 * empty v1 cpuset takes no task. */
+	r = cgroup_job_configure(job, &(struct cgroup_limits){ .cpus = "3", .mem = 1ULL << 30 },
+				 &err);
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuset/qpool/n1/job.42/cpuset.cpus"), "3");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuset/qpool/n1/job.42/cpuset.mems"), "0");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.limit_in_bytes"),
+			       "1073741824");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.memsw.limit_in_bytes"),
+			       "1073741824");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "pids/qpool/n1/job.42/pids.max"), "max");
+	r = cgroup_job_configure(job, &(struct cgroup_limits){ .cpus = "", .mems = "0",
+							       .pids_max = 4096 }, &err);
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuset/qpool/n1/job.42/cpuset.cpus"), "2-3");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "pids/qpool/n1/job.42/pids.max"), "4096");
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	CU_ASSERT_EQUAL(cgroup_job_attach(job, 0), 0);
+	for (size_t i = 0; i < 5; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/job.42/cgroup.procs", v1_hiers[i]);
+		CU_ASSERT_STRING_EQUAL(slurp(d, rel), pid);
+		/* Empty again, or the kill below would kill this test. */
+		unit_write_file(d, rel, "");
+	}
+
+	CU_ASSERT_EQUAL(cgroup_job_kill(job, 100), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "freezer/qpool/n1/job.42/freezer.state"), "THAWED");
+
+	unit_write_file(d, "cpuacct/qpool/n1/job.42/cpuacct.usage", "123456789\n");
+	unit_write_file(d, "memory/qpool/n1/job.42/memory.max_usage_in_bytes", "4096\n");
+	unit_write_file(d, "memory/qpool/n1/job.42/memory.oom_control",
+			"oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+	CU_ASSERT_EQUAL(cgroup_job_usage(job, &u), 0);
+	CU_ASSERT_EQUAL(u.cpu_ns, 123456789);
+	CU_ASSERT_EQUAL(u.mem_peak, 4096);
+	CU_ASSERT(!u.oom);
+	unit_write_file(d, "memory/qpool/n1/job.42/memory.oom_control",
+			"oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+	CU_ASSERT_EQUAL(cgroup_job_usage(job, &u), 0);
+	CU_ASSERT(u.oom);
+
+	/* The fake dirs still hold files, so rmdir fails like a populated
+	 * group would; force_empty has been written first all the same. */
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.force_empty"), "0");
+	v1_job_files_remove(d, "job.42");
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	for (size_t i = 0; i < 5; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/job.42", v1_hiers[i]);
+		CU_ASSERT(!exists(d, rel));
+	}
+	cgroup_job_free(job);
+	cgroup_job_free(NULL);
+	unit_tmpdir_remove(d);
+}
+
+static void test_v1_job_optional(void)
+{
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	char *d = unit_tmpdir();
+	int r;
+
+	/* No freezer, no pids, no memsw: still a fence. cpuacct co-mounted. */
+	unit_write_file(d, "cpuset/qpool/n1/cpuset.cpus", "0-1\n");
+	unit_write_file(d, "cpuset/qpool/n1/cpuset.mems", "0\n");
+	mkdir_rel(d, "cpu,cpuacct");
+	mkdir_rel(d, "cpu,cpuacct/qpool");
+	mkdir_rel(d, "cpu,cpuacct/qpool/n1");
+	mkdir_rel(d, "memory");
+	mkdir_rel(d, "memory/qpool");
+	mkdir_rel(d, "memory/qpool/n1");
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 3, &job, &err);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	CU_ASSERT(exists(d, "cpu,cpuacct/qpool/n1/job.3"));
+	unit_write_file(d, "cpuset/qpool/n1/job.3/cpuset.cpus", "");
+	unit_write_file(d, "cpuset/qpool/n1/job.3/cpuset.mems", "");
+	unit_write_file(d, "memory/qpool/n1/job.3/memory.limit_in_bytes", "");
+	r = cgroup_job_configure(job, &(struct cgroup_limits){ .mem = 1000000 }, &err);
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuset/qpool/n1/job.3/cpuset.cpus"), "0-1");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.3/memory.limit_in_bytes"), "1000000");
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.3/memory.memsw.limit_in_bytes"));
+	rm(d, "cpuset/qpool/n1/job.3/cpuset.cpus");
+	rm(d, "cpuset/qpool/n1/job.3/cpuset.mems");
+	rm(d, "memory/qpool/n1/job.3/memory.limit_in_bytes");
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.3"));
+	cgroup_job_free(job);
+	unit_tmpdir_remove(d);
+}
+
+static void test_v1_job_no_parent(void)
+{
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	char *d = unit_tmpdir();
+	int r;
+
+	/* Node set-up did not run for memory: a clean error, nothing left. */
+	mkdir_rel(d, "cpuset");
+	mkdir_rel(d, "cpuset/qpool");
+	mkdir_rel(d, "cpuset/qpool/n1");
+	mkdir_rel(d, "cpuacct");
+	mkdir_rel(d, "cpuacct/qpool");
+	mkdir_rel(d, "cpuacct/qpool/n1");
+	mkdir_rel(d, "memory");
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 9, &job, &err);
+	CU_ASSERT_EQUAL(r, -ENOENT);
+	CU_ASSERT_PTR_NULL(job);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "memory/qpool/n1"));
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/job.9"));
+	CU_ASSERT(!exists(d, "cpuacct/qpool/n1/job.9"));
+	CU_ASSERT_EQUAL(cgroup_job_create(d, CGROUP_MODE_V1, "../x", 9, &job, &err), -EINVAL);
+	CU_ASSERT_EQUAL(cgroup_job_create(d, CGROUP_MODE_NONE, "qpool/n1", 9, &job, &err),
+			-EOPNOTSUPP);
+	unit_tmpdir_remove(d);
+}
+
+static void test_v2(void)
+{
+	static const char *const files[] = {
+		"cpuset.cpus", "cpuset.mems", "memory.max", "memory.swap.max", "pids.max",
+		"cgroup.procs", "cgroup.kill", "cpu.stat", "memory.peak", "memory.events",
+	};
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	struct cgroup_usage u;
+	struct cpumask cpus = { { 0 } };
+	char *d = unit_tmpdir(), rel[128];
+	int r;
+
+	unit_write_file(d, "cgroup.controllers", "cpuset cpu io memory pids\n");
+	unit_write_file(d, "cgroup.subtree_control", "");
+	unit_write_file(d, "qpool/cgroup.subtree_control", "");
+	unit_write_file(d, "qpool/n1/cgroup.subtree_control", "");
+	unit_write_file(d, "qpool/n1/cpuset.cpus", "");
+	unit_write_file(d, "qpool/n1/cpuset.mems", "");
+	CU_ASSERT_EQUAL(detect(d), CGROUP_MODE_V2);
+	cpumask_parse("0-3", &cpus);
+	r = cgroup_node_setup(d, CGROUP_MODE_V2, "qpool/n1", &cpus, "0", &err);
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cgroup.subtree_control"), "+cpuset +cpu +memory +pids");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/cgroup.subtree_control"),
+			       "+cpuset +cpu +memory +pids");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/cgroup.subtree_control"),
+			       "+cpuset +cpu +memory +pids");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/cpuset.cpus"), "0-3");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/cpuset.mems"), "0");
+
+	r = cgroup_job_create(d, CGROUP_MODE_V2, "qpool/n1", 7, &job, &err);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	CU_ASSERT(exists(d, "qpool/n1/job.7"));
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(rel, sizeof(rel), "qpool/n1/job.7/%s", files[i]);
+		unit_write_file(d, rel, "");
+	}
+	r = cgroup_job_configure(job, &(struct cgroup_limits){ .cpus = "1-2", .mems = "0",
+							       .mem = 512ULL << 20, .pids_max = 100 },
+				 &err);
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/cpuset.cpus"), "1-2");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/cpuset.mems"), "0");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/memory.max"), "536870912");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/memory.swap.max"), "0");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/pids.max"), "100");
+
+	CU_ASSERT_EQUAL(cgroup_job_attach(job, 12345), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/cgroup.procs"), "12345");
+	unit_write_file(d, "qpool/n1/job.7/cgroup.procs", "");
+	CU_ASSERT_EQUAL(cgroup_job_kill(job, 100), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/cgroup.kill"), "1");
+
+	unit_write_file(d, "qpool/n1/job.7/cpu.stat",
+			"usage_usec 2500\nuser_usec 2000\nsystem_usec 500\n");
+	unit_write_file(d, "qpool/n1/job.7/memory.peak", "8192\n");
+	unit_write_file(d, "qpool/n1/job.7/memory.events",
+			"low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 0\n");
+	CU_ASSERT_EQUAL(cgroup_job_usage(job, &u), 0);
+	CU_ASSERT_EQUAL(u.cpu_ns, 2500000);
+	CU_ASSERT_EQUAL(u.mem_peak, 8192);
+	CU_ASSERT(u.oom);
+
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(rel, sizeof(rel), "qpool/n1/job.7/%s", files[i]);
+		rm(d, rel);
+	}
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	CU_ASSERT(!exists(d, "qpool/n1/job.7"));
+	cgroup_job_free(job);
+
+	CU_ASSERT_EQUAL(cgroup_node_teardown(d, CGROUP_MODE_V2, "qpool/n1"), -EBUSY);
+	rm(d, "qpool/n1/cgroup.subtree_control");
+	rm(d, "qpool/n1/cpuset.cpus");
+	rm(d, "qpool/n1/cpuset.mems");
+	rm(d, "qpool/cgroup.subtree_control");
+	CU_ASSERT_EQUAL(cgroup_node_teardown(d, CGROUP_MODE_V2, "qpool/n1"), 0);
+	CU_ASSERT(!exists(d, "qpool"));
+	unit_tmpdir_remove(d);
+}
+
+static const struct unit_test cgroup_tests[] = {
+	{ "mode names", test_mode_names },
+	{ "detect v1 v2 hybrid empty", test_detect },
+	{ "v1 node set-up and teardown", test_v1_node },
+	{ "v1 job create configure kill usage remove", test_v1_job },
+	{ "v1 job without freezer, pids, memsw", test_v1_job_optional },
+	{ "v1 job without node set-up", test_v1_job_no_parent },
+	{ "v2 node and job", test_v2 },
+	{ NULL, NULL },
+};
+
+UNIT_SUITE(cgroup, cgroup_tests);
