@@ -20,7 +20,7 @@ SAN := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 endif
 OPT      ?= -O2 -g
 CFLAGS   += $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE -MMD -MP
-LDFLAGS  += $(SAN)
+LDFLAGS  += $(SAN) -Wl,--as-needed
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
