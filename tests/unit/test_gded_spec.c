@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/* gded's launch spec, environment and result file, from JSON tables. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gded.h"
+#include "unit.h"
+
+static const char *const good_spec =
+	"{\"jobid\": 12, \"name\": \"sim\", \"queue\": \"multi8\", \"user\": \"ann\","
+	" \"uid\": 1001, \"gid\": 100, \"workdir\": \"/home/ann/run\","
+	" \"stdout\": \"/home/ann/run/sim.o12\", \"stderr\": \"/home/ann/run/sim.e12\","
+	" \"join\": false, \"env\": {\"FOO\": \"bar\", \"USER\": \"mallory\"},"
+	" \"ncpus\": 8, \"mem\": 1073741824, \"walltime\": 3600, \"kill_grace\": 5,"
+	" \"cpus\": \"0-7\", \"mems\": \"0\", \"reserve\": \"realtime\","
+	" \"home\": \"/home/ann\", \"shell\": \"/bin/bash\", \"node\": \"n1\","
+	" \"script\": \"/var/lib/qpool/nodes/n1/jobs/12.sh\","
+	" \"nodefile\": \"/var/lib/qpool/nodes/n1/jobs/12.nodes\","
+	" \"result\": \"/var/lib/qpool/nodes/n1/jobs/12.result\","
+	" \"cgroup\": {\"mode\": \"v1\", \"root\": \"/sys/fs/cgroup\", \"parent\": \"qpool/n1\"},"
+	" \"times\": {\"submit\": 1, \"dispatch\": 2, \"launch\": 3}, \"unknown\": [1]}";
+
+static int parse_text(const char *text, struct gded_job *job, struct error *err)
+{
+	json_t *o = json_loads(text, 0, NULL);
+	int r;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	r = gded_spec_parse(o, job, err);
+	json_decref(o);
+	return r;
+}
+
+/* good_spec with member key replaced by value (raw JSON), or removed. */
+static int parse_changed(const char *key, const char *value, struct gded_job *job,
+			 struct error *err)
+{
+	json_t *o = json_loads(good_spec, 0, NULL), *v = NULL;
+	int r;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	if (value) {
+		v = json_loads(value, JSON_DECODE_ANY, NULL);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+		json_object_set_new(o, key, v);
+	} else {
+		json_object_del(o, key);
+	}
+	r = gded_spec_parse(o, job, err);
+	json_decref(o);
+	return r;
+}
+
+static void test_spec_good(void)
+{
+	struct gded_job job;
+	struct error err = { { 0 } };
+
+	CU_ASSERT_EQUAL_FATAL(parse_text(good_spec, &job, &err), 0);
+	CU_ASSERT_EQUAL(job.jobid, 12);
+	CU_ASSERT_STRING_EQUAL(job.user, "ann");
+	CU_ASSERT_EQUAL(job.uid, 1001);
+	CU_ASSERT_EQUAL(job.gid, 100);
+	CU_ASSERT_EQUAL(job.ncpus, 8);
+	CU_ASSERT_EQUAL(job.mem, 1073741824);
+	CU_ASSERT_EQUAL(job.walltime, 3600);
+	CU_ASSERT_EQUAL(job.kill_grace, 5);
+	CU_ASSERT_EQUAL(job.pids_max, GDED_PIDS_MAX_DEFAULT);
+	CU_ASSERT_STRING_EQUAL(job.cpus, "0-7");
+	CU_ASSERT_STRING_EQUAL(job.shell, "/bin/bash");
+	CU_ASSERT_EQUAL(job.cg_mode, CGROUP_MODE_V1);
+	CU_ASSERT_STRING_EQUAL(job.cg_parent, "qpool/n1");
+	CU_ASSERT_STRING_EQUAL(job.stderr_path, "/home/ann/run/sim.e12");
+	CU_ASSERT_FALSE(job.join);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(job.env);
+	CU_ASSERT_STRING_EQUAL(job.env[0], "FOO=bar");
+	CU_ASSERT_STRING_EQUAL(job.env[1], "USER=mallory");
+	CU_ASSERT_PTR_NULL(job.env[2]);
+	gded_job_clear(&job);
+	CU_ASSERT_PTR_NULL(job.env);
+}
+
+static void test_spec_bad(void)
+{
+	static const struct {
+		const char *key;
+		const char *value;   /* NULL: member removed */
+		const char *text;    /* expected in err.text */
+	} cases[] = {
+		{ "jobid", NULL, "missing \"jobid\"" },
+		{ "jobid", "\"12\"", "\"jobid\" is not a non-negative integer" },
+		{ "jobid", "0", "\"jobid\" must be positive" },
+		{ "uid", "-1", "\"uid\" is not a non-negative integer" },
+		{ "uid", "1.5", "\"uid\" is not" },
+		{ "user", NULL, "missing \"user\"" },
+		{ "user", "42", "\"user\" is not a string" },
+		{ "workdir", "\"relative/dir\"", "absolute" },
+		{ "stdout", "null", "missing \"stdout\"" },
+		{ "stderr", NULL, "missing \"stderr\"" },
+		{ "join", "\"yes\"", "\"join\" is not a boolean" },
+		{ "env", "[\"A=b\"]", "\"env\" is not an object" },
+		{ "env", "{\"A\": 1}", "env \"A\" is not a string" },
+		{ "env", "{\"A=B\": \"c\"}", "not valid" },
+		{ "mem", "\"8G\"", "\"mem\" is not" },
+		{ "cpus", "[0, 1]", "\"cpus\" is not a string" },
+		{ "cgroup", NULL, "missing \"cgroup\"" },
+		{ "cgroup", "\"v1\"", "\"cgroup\" is not an object" },
+		{ "cgroup", "{\"mode\": \"v3\"}", "not none, v1 or v2" },
+		{ "cgroup", "{\"mode\": \"v2\", \"root\": \"/sys/fs/cgroup\"}", "missing \"parent\"" },
+		{ "cgroup", "{\"mode\": \"v2\", \"root\": \"/x\", \"parent\": \"../..\"}", "not valid" },
+		{ "result", NULL, "missing \"result\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gded_job job;
+		struct error err = { { 0 } };
+		int r = parse_changed(cases[i].key, cases[i].value, &job, &err);
+
+		CU_ASSERT_EQUAL(r, -EINVAL);
+		if (!strstr(err.text, cases[i].text)) {
+			fprintf(stderr, "case %zu: \"%s\" lacks \"%s\"\n", i, err.text,
+				cases[i].text);
+			CU_FAIL("error text");
+		}
+		CU_ASSERT_PTR_NULL(job.env);
+		CU_ASSERT_PTR_NULL(job.owner);
+	}
+}
+
+static void test_spec_variants(void)
+{
+	struct gded_job job;
+	struct error err = { { 0 } };
+
+	/* join: no stderr needed; mode none: no root or parent needed. */
+	CU_ASSERT_EQUAL(parse_changed("stderr", NULL, &job, &err), -EINVAL);
+	{
+		json_t *o = json_loads(good_spec, 0, NULL);
+
+		json_object_set_new(o, "join", json_true());
+		json_object_del(o, "stderr");
+		json_object_set_new(o, "cgroup", json_pack("{s:s}", "mode", "none"));
+		json_object_set_new(o, "pids_max", json_integer(0));
+		CU_ASSERT_EQUAL(gded_spec_parse(o, &job, &err), 0);
+		CU_ASSERT(job.join);
+		CU_ASSERT_EQUAL(job.cg_mode, CGROUP_MODE_NONE);
+		CU_ASSERT_EQUAL(job.pids_max, 0);
+		json_decref(o);
+		/* The job keeps the spec alive on its own. */
+		CU_ASSERT_STRING_EQUAL(job.workdir, "/home/ann/run");
+		gded_job_clear(&job);
+	}
+	CU_ASSERT_EQUAL(parse_text("[1, 2]", &job, &err), -EINVAL);
+	CU_ASSERT_EQUAL(parse_text("{}", &job, &err), -EINVAL);
+}
+
+static void test_spec_load(void)
+{
+	struct gded_job job;
+	struct error err = { { 0 } };
+	char *d = unit_tmpdir(), path[4096];
+
+	unit_write_file(d, "good.json", good_spec);
+	unit_write_file(d, "torn.json", "{\"jobid\": 12, \"user\":");
+	snprintf(path, sizeof(path), "%s/good.json", d);
+	CU_ASSERT_EQUAL(gded_spec_load(path, &job, &err), 0);
+	CU_ASSERT_EQUAL(job.jobid, 12);
+	gded_job_clear(&job);
+	snprintf(path, sizeof(path), "%s/torn.json", d);
+	CU_ASSERT_EQUAL(gded_spec_load(path, &job, &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "torn.json:"));
+	snprintf(path, sizeof(path), "%s/absent.json", d);
+	CU_ASSERT_EQUAL(gded_spec_load(path, &job, &err), -ENOENT);
+	unit_tmpdir_remove(d);
+}
+
+static const char *env_get(char **env, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (char **p = env; *p; p++)
+		if (strncmp(*p, name, len) == 0 && (*p)[len] == '=')
+			return *p + len + 1;
+	return NULL;
+}
+
+static void test_env(void)
+{
+	struct gded_job job;
+	struct error err = { { 0 } };
+	char **env;
+
+	CU_ASSERT_EQUAL_FATAL(parse_text(good_spec, &job, &err), 0);
+	env = gded_env_build(&job);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+	CU_ASSERT_STRING_EQUAL(env_get(env, "FOO"), "bar");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "USER"), "ann");   /* ours wins */
+	CU_ASSERT_STRING_EQUAL(env_get(env, "LOGNAME"), "ann");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "HOME"), "/home/ann");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "SHELL"), "/bin/bash");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PATH"), GDED_PATH_DEFAULT);
+	CU_ASSERT_STRING_EQUAL(env_get(env, "QPOOL_JOBID"), "12");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_JOBID"), "12");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_JOBNAME"), "sim");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "QPOOL_QUEUE"), "multi8");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_QUEUE"), "multi8");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "NCPUS"), "8");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "8");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_O_WORKDIR"), "/home/ann/run");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NODEFILE"),
+			       "/var/lib/qpool/nodes/n1/jobs/12.nodes");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "QPOOL_NODEFILE"),
+			       "/var/lib/qpool/nodes/n1/jobs/12.nodes");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_ENVIRONMENT"), "PBS_BATCH");
+	gded_env_free(env);
+	gded_job_clear(&job);
+
+	/* A PATH from the submitter (qsub -V) is kept. */
+	CU_ASSERT_EQUAL_FATAL(parse_changed("env", "{\"PATH\": \"/opt/x/bin:/usr/bin\"}", &job,
+					    &err), 0);
+	env = gded_env_build(&job);
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PATH"), "/opt/x/bin:/usr/bin");
+	gded_env_free(env);
+	gded_job_clear(&job);
+}
+
+static void test_result(void)
+{
+	struct gded_result res = {
+		.jobid = 12, .status = GDED_STATUS_SIGNALED, .exit_signal = 9,
+		.timeout = true, .cpu_ns = 5000, .mem_peak = 4096,
+		.wall = { 10, 20, 30, 40, 50 }, .mono = { 1, 2, 3, 4, 5 },
+	};
+	struct error err = { { 0 } };
+	char *d = unit_tmpdir(), path[4096], tmp[4100];
+	json_t *o, *t;
+
+	snprintf(path, sizeof(path), "%s/12.result", d);
+	CU_ASSERT_EQUAL_FATAL(gded_result_write(path, &res, &err), 0);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	CU_ASSERT(access(tmp, F_OK) != 0);                     /* renamed away */
+	o = json_load_file(path, 0, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "jobid")), 12);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "status")), "signaled");
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "exit_signal")), 9);
+	CU_ASSERT(json_is_null(json_object_get(o, "exit_status")));
+	CU_ASSERT(json_is_true(json_object_get(o, "timeout")));
+	CU_ASSERT(json_is_false(json_object_get(o, "cancelled")));
+	CU_ASSERT(json_is_null(json_object_get(o, "reason")));
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "cpu_ns")), 5000);
+	t = json_object_get(o, "times");
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(t, "exec")), 30);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(o, "mono"),
+							    "released")), 5);
+	json_decref(o);
+
+	/* A job that never started: no exec stamp, a reason. */
+	res = (struct gded_result){ .jobid = 13, .status = GDED_STATUS_FAILED,
+				    .wall = { 10, 20, 0, 40, 50 } };
+	snprintf(res.reason, sizeof(res.reason), "cannot open /etc/x.out: Permission denied");
+	CU_ASSERT_EQUAL(gded_result_write(path, &res, &err), 0);
+	o = json_load_file(path, 0, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "status")), "failed");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "reason")),
+			       "cannot open /etc/x.out: Permission denied");
+	CU_ASSERT_PTR_NULL(json_object_get(json_object_get(o, "times"), "exec"));
+	CU_ASSERT_PTR_NOT_NULL(json_object_get(json_object_get(o, "times"), "exit"));
+	json_decref(o);
+
+	snprintf(path, sizeof(path), "%s/no/such/dir/1.result", d);
+	CU_ASSERT_EQUAL(gded_result_write(path, &res, &err), -ENOENT);
+	unit_tmpdir_remove(d);
+}
+
+static const struct unit_test gded_spec_tests[] = {
+	{ "spec: a full spec", test_spec_good },
+	{ "spec: missing or wrong-typed members", test_spec_bad },
+	{ "spec: join, mode none, not an object", test_spec_variants },
+	{ "spec: load from file", test_spec_load },
+	{ "environment", test_env },
+	{ "result file", test_result },
+	{ NULL, NULL },
+};
+
+UNIT_SUITE(gded_spec, gded_spec_tests);
