@@ -140,10 +140,14 @@ static void job_finished(struct job *j, json_t *result)
 	if (status && strcmp(status, "failed") == 0)
 		log_info("job %" PRId64 ": failed: %s", j->jobid,
 			 wire_str(result, "reason") ?: "(no reason given)");
+	else if (status && strcmp(status, "signaled") == 0)
+		log_info("job %" PRId64 ": killed by signal %lld%s%s", j->jobid,
+			 wire_int(result, "exit_signal", 0),
+			 wire_bool(result, "timeout", 0) ? " (walltime)" : "",
+			 wire_bool(result, "cancelled", 0) ? " (cancelled)" : "");
 	else
-		log_info("job %" PRId64 ": %s, status %lld, signal %lld", j->jobid,
-			 status ?: "finished", wire_int(result, "exit_status", -1),
-			 wire_int(result, "exit_signal", 0));
+		log_info("job %" PRId64 ": %s with status %lld", j->jobid, status ?: "finished",
+			 wire_int(result, "exit_status", -1));
 	job_done_send(j);
 }
 
