@@ -178,6 +178,12 @@ int main(int argc, char **argv)
 		goto done;
 	}
 
+	log_info("node %s: cpus %s, mems %s, %u packages, %u NUMA, %u cores, %u PUs, %llu MiB, cgroup %s, rt %s%s%s",
+		 nd.name, cpus, nd.topo.mems, nd.topo.packages, nd.topo.numa, nd.topo.cores,
+		 nd.topo.pus, (unsigned long long)(nd.topo.mem >> 20),
+		 cgroup_mode_name(nd.cgroup_mode), nd.rt ? "yes" : "no",
+		 nd.rt ? "" : ": ", nd.rt_reason);
+
 	r = jobs_create(&nd, &nd.jobs);
 	if (r < 0) {
 		log_err("cannot take over %s: %s", nd.jobs_dir, strerror(-r));
@@ -188,12 +194,6 @@ int main(int argc, char **argv)
 		log_err("cannot set up the qpoold link: %s", strerror(-r));
 		goto done;
 	}
-	log_info("node %s: cpus %s, mems %s, %u packages, %u NUMA, %u cores, %u PUs, %llu MiB, cgroup %s, rt %s%s%s",
-		 nd.name, cpus, nd.topo.mems, nd.topo.packages, nd.topo.numa, nd.topo.cores,
-		 nd.topo.pus, (unsigned long long)(nd.topo.mem >> 20),
-		 cgroup_mode_name(nd.cgroup_mode), nd.rt ? "yes" : "no",
-		 nd.rt ? "" : ": ", nd.rt_reason);
-
 	r = sd_event_loop(nd.event);
 	if (r < 0) {
 		log_err("event loop: %s", strerror(-r));
