@@ -554,6 +554,11 @@ static int v1_job_kill(struct cgroup_job *job, int timeout_ms)
 	int fz = job->fd[V1_FREEZER], procs = fz >= 0 ? fz : job->fd[V1_CPUACCT], r;
 	bool frozen = false;
 
+	/* The common case, a job that left nothing behind, costs one read:
+	 * freezing and thawing an empty group is ~0.25 ms for nothing. */
+	r = procs_signal(procs, 0);
+	if (r <= 0)
+		return r;
 	/* Frozen tasks cannot fork while we read the list; SIGKILL stays
 	 * pending and is delivered on THAWED. Without a freezer, the drain
 	 * loop below repeats until forks stop. */

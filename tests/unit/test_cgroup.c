@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -268,8 +270,30 @@ static void test_v1_job(void)
 		unit_write_file(d, rel, "");
 	}
 
+	/* Empty: nothing to freeze. */
 	CU_ASSERT_EQUAL(cgroup_job_kill(job, 100), 0);
-	CU_ASSERT_STRING_EQUAL(slurp(d, "freezer/qpool/n1/job.42/freezer.state"), "THAWED");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "freezer/qpool/n1/job.42/freezer.state"), "");
+	/* A real process listed in the fake group: frozen, killed, thawed;
+	 * the fake list never empties, so the drain times out. */
+	{
+		pid_t child = fork();
+		int st = 0;
+
+		if (child == 0) {
+			pause();
+			_exit(0);
+		}
+		CU_ASSERT_FATAL(child > 0);
+		snprintf(pid, sizeof(pid), "%d\n", (int)child);
+		unit_write_file(d, "freezer/qpool/n1/job.42/cgroup.procs", pid);
+		CU_ASSERT_EQUAL(cgroup_job_kill(job, 50), -ETIME);
+		CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+		CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		CU_ASSERT_STRING_EQUAL(slurp(d, "freezer/qpool/n1/job.42/freezer.state"),
+				       "THAWED");
+		unit_write_file(d, "freezer/qpool/n1/job.42/cgroup.procs", "");
+		CU_ASSERT_EQUAL(cgroup_job_kill(job, 50), 0);
+	}
 
 	unit_write_file(d, "cpuacct/qpool/n1/job.42/cpuacct.usage", "123456789\n");
 	unit_write_file(d, "memory/qpool/n1/job.42/memory.max_usage_in_bytes", "4096\n");
