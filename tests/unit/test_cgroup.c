@@ -197,6 +197,8 @@ static void v1_job_files(const char *d, const char *job, bool memsw)
 	for (size_t i = 0; i < 5; i++) {
 		snprintf(rel, sizeof(rel), "%s/qpool/n1/%s/cgroup.procs", v1_hiers[i], job);
 		unit_write_file(d, rel, "");
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/%s/tasks", v1_hiers[i], job);
+		unit_write_file(d, rel, "");
 	}
 	if (memsw) {
 		snprintf(rel, sizeof(rel), "memory/qpool/n1/%s/memory.memsw.limit_in_bytes", job);
@@ -210,7 +212,7 @@ static void v1_job_files_remove(const char *d, const char *job)
 	const char *names[] = { "cpuset.cpus", "cpuset.mems", "cpuacct.usage",
 				"memory.limit_in_bytes", "memory.memsw.limit_in_bytes",
 				"memory.max_usage_in_bytes", "memory.oom_control",
-				"memory.force_empty", "freezer.state", "pids.max", "cgroup.procs" };
+				"memory.force_empty", "freezer.state", "pids.max", "cgroup.procs", "tasks" };
 
 	for (size_t h = 0; h < 5; h++)
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -259,11 +261,17 @@ static void test_v1_job(void)
 	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuset/qpool/n1/job.42/cpuset.cpus"), "2-3");
 	CU_ASSERT_STRING_EQUAL(slurp(d, "pids/qpool/n1/job.42/pids.max"), "4096");
 
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	/* The caller moves itself through "tasks" with pid 0 (no RCU wait);
+	 * another process goes through cgroup.procs. */
 	CU_ASSERT_EQUAL(cgroup_job_attach(job, 0), 0);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	CU_ASSERT_EQUAL(cgroup_job_attach(job, getpid()), 0);
 	for (size_t i = 0; i < 5; i++) {
 		char rel[64];
 
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/job.42/tasks", v1_hiers[i]);
+		CU_ASSERT_STRING_EQUAL(slurp(d, rel), "0");
+		unit_write_file(d, rel, "");
 		snprintf(rel, sizeof(rel), "%s/qpool/n1/job.42/cgroup.procs", v1_hiers[i]);
 		CU_ASSERT_STRING_EQUAL(slurp(d, rel), pid);
 		/* Empty again, or the kill below would kill this test. */
