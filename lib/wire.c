@@ -164,6 +164,51 @@ int wire_recv(int fd, json_t **ret, struct error *err)
 	return r < 0 ? r : 0;
 }
 
+int wire_load_fd(int fd, size_t max, const char *what, json_t **ret, struct error *err)
+{
+	json_error_t jerr;
+	char *buf;
+	size_t len = 0;
+	json_t *o;
+	int r;
+
+	buf = malloc(max + 1);
+	if (!buf)
+		return error_set(err, -ENOMEM, "%s: out of memory", what);
+	for (;;) {
+		ssize_t n = read(fd, buf + len, max + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = error_set(err, -errno, "cannot read %s: %s", what, strerror(errno));
+			goto done;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max) {
+			r = error_set(err, -EBADMSG, "%s is larger than %zu bytes", what, max);
+			goto done;
+		}
+	}
+	o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!o) {
+		r = error_set(err, -EBADMSG, "%s:%d: %s", what, jerr.line, jerr.text);
+		goto done;
+	}
+	if (!json_is_object(o)) {
+		json_decref(o);
+		r = error_set(err, -EBADMSG, "%s: not a JSON object", what);
+		goto done;
+	}
+	*ret = o;
+	r = 0;
+done:
+	free(buf);
+	return r;
+}
+
 const char *wire_str(const json_t *o, const char *key)
 {
 	return json_string_value(json_object_get(o, key));

@@ -43,6 +43,12 @@ int wire_send(int fd, const json_t *msg);
 /* Returns 0 and *ret, -ECONNRESET at a clean end of stream, or -errno. */
 int wire_recv(int fd, json_t **ret, struct error *err);
 
+/* Reads the whole of fd (at most max bytes) in large reads and parses it
+ * as one JSON object. 0 and *ret; -EBADMSG (too large, not JSON, not an
+ * object) or -errno, with err saying which, naming what. (jansson's own
+ * json_loadfd reads one byte per syscall.) */
+int wire_load_fd(int fd, size_t max, const char *what, json_t **ret, struct error *err);
+
 /* Accessors that tolerate a missing or wrongly typed member (hostile input):
  * they return def (or NULL) instead. */
 const char *wire_str(const json_t *o, const char *key);

@@ -294,51 +294,12 @@ done:
 /* Reads dirfd/name (at most RESULT_MAX bytes) as a JSON object. */
 static int json_read_at(int dirfd, const char *name, json_t **ret, struct error *err)
 {
-	json_error_t jerr;
-	char *buf = NULL;
-	size_t len = 0;
-	json_t *o;
 	int fd, r;
 
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	buf = malloc(RESULT_MAX + 1);
-	if (!buf) {
-		r = -ENOMEM;
-		goto done;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, RESULT_MAX + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = error_set(err, -errno, "cannot read %s: %m", name);
-			goto done;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > RESULT_MAX) {
-			r = error_set(err, -EBADMSG, "%s is larger than %u bytes", name, RESULT_MAX);
-			goto done;
-		}
-	}
-	o = json_loadb(buf, len, 0, &jerr);
-	if (!o) {
-		r = error_set(err, -EBADMSG, "%s: %s", name, jerr.text);
-		goto done;
-	}
-	if (!json_is_object(o)) {
-		json_decref(o);
-		r = error_set(err, -EBADMSG, "%s: not a JSON object", name);
-		goto done;
-	}
-	*ret = o;
-	r = 0;
-done:
-	free(buf);
+	r = wire_load_fd(fd, RESULT_MAX, name, ret, err);
 	close(fd);
 	return r;
 }

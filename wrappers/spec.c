@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "gded.h"
+#include "wire.h"
 
 /* Strict accessors: unlike wire_str/wire_int they tell "absent" (fine
  * for optional members, null counts as absent) from "wrong type" (always
@@ -183,17 +184,16 @@ fail:
 
 int gded_spec_load(const char *path, struct gded_job *job, struct error *err)
 {
-	json_error_t jerr;
 	json_t *spec;
 	int fd, r;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return error_set(err, -errno, "%s: %m", path);
-	spec = json_loadfd(fd, JSON_REJECT_DUPLICATES, &jerr);
+	r = wire_load_fd(fd, WIRE_MAX, path, &spec, err);
 	close(fd);
-	if (!spec)
-		return error_set(err, -EINVAL, "%s:%d: %s", path, jerr.line, jerr.text);
+	if (r < 0)
+		return r == -EBADMSG ? -EINVAL : r;
 	r = gded_spec_parse(spec, job, err);
 	json_decref(spec);
 	return r;
