@@ -6,7 +6,10 @@ DEB_PKGS  := libcgroup-dev libhwloc-dev libsqlite3-dev libsystemd-dev \
              libcunit1-dev libjansson-dev libinih-dev pkg-config gcc make \
              mandoc sqlite3 passwd procps util-linux
 CC        ?= cc
-BUILD     := build
+# A sanitized build lives apart: make does not track flags, so objects of
+# one kind must never be reused for the other. tests/ read BUILD too.
+BUILD     ?= build$(if $(SANITIZE),-san)
+export BUILD
 BIN       := $(BUILD)/bin
 
 WARN := -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
@@ -16,7 +19,7 @@ ifdef CI
 WARN += -Werror
 endif
 ifdef SANITIZE
-SAN := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+SAN := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
 OPT      ?= -O2 -g
 CFLAGS   += $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE -MMD -MP
