@@ -35,7 +35,7 @@ IQS_SRC     := $(wildcard queue-preproc/*.c)
 NODED_SRC   := $(filter-out noded/main.c,$(wildcard noded/*.c))
 WRAP_SRC    := $(filter-out wrappers/main.c,$(wildcard wrappers/*.c))
 ACCT_SRC    := $(wildcard accounting/*.c)
-CMD_NAMES   := qsub qstat qdel qhold qrls
+CMD_NAMES   := $(patsubst commands/%.c,%,$(wildcard commands/*.c))
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -61,6 +61,8 @@ $(BUILD)/obj/noded/%.o: CPPFLAGS_PART = -Ilib -Inoded
 $(BUILD)/obj/wrappers/%.o: CPPFLAGS_PART = -Ilib -Iwrappers
 $(BUILD)/obj/accounting/%.o: CPPFLAGS_PART = -Ilib -Iaccounting
 $(BUILD)/obj/commands/%.o: CPPFLAGS_PART = -Ilib
+# qacct is the reporting side of accounting/: it links that part.
+$(BUILD)/obj/commands/qacct.o: CPPFLAGS_PART = -Ilib -Iaccounting
 $(BUILD)/obj/tests/unit/%.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc -Inoded -Iwrappers -Iaccounting
 
 $(BUILD)/obj/%.o: %.c
@@ -80,6 +82,9 @@ $(BIN)/qnoded: $(call obj,noded/main.c) $(NODED_OBJ) $(BUILD)/libqpool.a
 $(BIN)/gded: $(call obj,wrappers/main.c) $(WRAP_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+$(BIN)/qacct: $(BUILD)/obj/commands/qacct.o $(ACCT_OBJ) $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 $(BIN)/%: $(BUILD)/obj/commands/%.o $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)

@@ -65,6 +65,8 @@ void job_result_from_json(const void *json_result, struct job_result *ret)
 		snprintf(ret->reason, sizeof(ret->reason), "%s", reason);
 	for (int i = STAMP_LAUNCH; i <= STAMP_RELEASED; i++)
 		ret->times[i] = wire_int(times, job_stamp_names[i], 0);
+	for (int i = STAMP_WRAP; i <= STAMP_RELEASED; i++)
+		ret->mono[i] = wire_int(json_object_get(r, "mono"), job_stamp_names[i], 0);
 
 	if (!status) {
 		ret->state = JOB_FAILED;

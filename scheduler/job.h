@@ -74,6 +74,7 @@ struct job_result {
 	int64_t mem_peak;
 	bool oom;
 	int64_t times[STAMP_MAX];  /* 0: not taken */
+	int64_t mono[STAMP_MAX];   /* gded's CLOCK_MONOTONIC stamps, wrap..released */
 };
 
 /* Decides the final state and fills ret from a result object of

@@ -28,6 +28,14 @@ static const char *const migrations[] = {
 	"CREATE TABLE job_payload ("
 	" job_id INTEGER PRIMARY KEY REFERENCES jobs(id),"
 	" env TEXT NOT NULL, script TEXT NOT NULL);",
+	/* 2: gded's monotonic stamps, so durations on one node stay exact
+	 * when a wall clock steps. */
+	"ALTER TABLE jobs ADD COLUMN m_wrap INTEGER;"
+	"ALTER TABLE jobs ADD COLUMN m_fenced INTEGER;"
+	"ALTER TABLE jobs ADD COLUMN m_exec INTEGER;"
+	"ALTER TABLE jobs ADD COLUMN m_exit INTEGER;"
+	"ALTER TABLE jobs ADD COLUMN m_released INTEGER;"
+	"CREATE INDEX jobs_done ON jobs(t_done);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -36,12 +44,14 @@ static const char *const migrations[] = {
 	"id, name, queue, owner, uid, gid, state, ncpus, mem, walltime, workdir," \
 	" stdout, stderr, join_oe, rerunnable, node, cpus, exit_status, exit_signal," \
 	" reason, cpu_ns, mem_peak, oom, t_submit, t_dispatch, t_launch, t_wrap," \
-	" t_fenced, t_exec, t_exit, t_released, t_done"
+	" t_fenced, t_exec, t_exit, t_released, t_done,"  \
+	" m_wrap, m_fenced, m_exec, m_exit, m_released"
 enum {
 	COL_ID, COL_NAME, COL_QUEUE, COL_OWNER, COL_UID, COL_GID, COL_STATE, COL_NCPUS,
 	COL_MEM, COL_WALLTIME, COL_WORKDIR, COL_STDOUT, COL_STDERR, COL_JOIN,
 	COL_RERUN, COL_NODE, COL_CPUS, COL_EXIT_STATUS, COL_EXIT_SIGNAL, COL_REASON,
 	COL_CPU_NS, COL_MEM_PEAK, COL_OOM, COL_T_FIRST,
+	COL_M_FIRST = COL_T_FIRST + STAMP_MAX,   /* m_wrap .. m_released */
 };
 
 static const char SQL_INSERT[] =
@@ -59,13 +69,16 @@ static const char SQL_REQUEUE[] =
 static const char SQL_FINISH[] =
 	"UPDATE jobs SET state = ?, exit_status = ?, exit_signal = ?, reason = ?,"
 	" cpu_ns = ?, mem_peak = ?, oom = ?, t_launch = ?, t_wrap = ?, t_fenced = ?,"
-	" t_exec = ?, t_exit = ?, t_released = ?, t_done = ? WHERE id = ?";
+	" t_exec = ?, t_exit = ?, t_released = ?, t_done = ?, m_wrap = ?, m_fenced = ?,"
+	" m_exec = ?, m_exit = ?, m_released = ? WHERE id = ?";
 static const char SQL_ACTIVE[] =
 	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR owner = ?2)"
-	" AND (?3 OR state IN ('queued','held','running','exiting')) ORDER BY id";
+	" AND (?3 OR state IN ('queued','held','running','exiting'))"
+	" AND (?4 = 0 OR t_done IS NULL OR t_done >= ?4) AND (?5 = 0 OR t_submit <= ?5)"
+	" ORDER BY id";
 static const char SQL_PAYLOAD[] =
 	"SELECT env, script FROM job_payload WHERE job_id = ?";
 
@@ -365,7 +378,9 @@ int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result
 	for (int i = STAMP_LAUNCH; i <= STAMP_RELEASED; i++)
 		bind_stamp(st, 8 + i - STAMP_LAUNCH, res->times[i]);
 	sqlite3_bind_int64(st, 14, t_done);
-	sqlite3_bind_int64(st, 15, id);
+	for (int i = STAMP_WRAP; i <= STAMP_RELEASED; i++)
+		bind_stamp(st, 15 + i - STAMP_WRAP, res->mono[i]);
+	sqlite3_bind_int64(st, 20, id);
 	return changed_one(js, stmt_exec(js, ST_FINISH));
 }
 
@@ -499,6 +514,12 @@ static json_t *job_row_json(sqlite3_stmt *st)
 			json_object_set_new(times, job_stamp_names[i],
 					    json_integer(sqlite3_column_int64(st, COL_T_FIRST + i)));
 	json_object_set_new(o, "times", times);
+	times = json_object();
+	for (int i = STAMP_WRAP; i <= STAMP_RELEASED; i++)
+		if (sqlite3_column_type(st, COL_M_FIRST + i - STAMP_WRAP) != SQLITE_NULL)
+			json_object_set_new(times, job_stamp_names[i],
+					    json_integer(sqlite3_column_int64(st, COL_M_FIRST + i - STAMP_WRAP)));
+	json_object_set_new(o, "mono", times);
 	return o;
 }
 
@@ -513,6 +534,8 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 	sqlite3_bind_int64(st, 1, f->jobid);
 	bind_text(st, 2, f->owner);
 	sqlite3_bind_int(st, 3, f->finished || f->jobid);
+	sqlite3_bind_int64(st, 4, f->from);
+	sqlite3_bind_int64(st, 5, f->to);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		json_array_append_new(arr, job_row_json(st));
 	if (rc != SQLITE_DONE)

@@ -73,6 +73,8 @@ struct jobstore_filter {
 	int64_t jobid;          /* 0: any */
 	const char *owner;      /* NULL: any */
 	bool finished;          /* include finished jobs */
+	int64_t from;           /* 0, or only jobs not done before (wall ns) */
+	int64_t to;             /* 0, or only jobs submitted by (wall ns) */
 	bool payload;           /* include env and script ... */
 	uid_t payload_uid;      /* ... of this uid's jobs only, (uid_t)-1: none, 0: all */
 };

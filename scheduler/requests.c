@@ -324,6 +324,44 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 	conn_reply_ok(c, req_id, json_pack("{s:o}", "nodes", arr));
 }
 
+/* Raw accounting records for a window: every job not done before `from`
+ * and submitted by `to` (0: open), with each known node's CPU count for
+ * utilization. Reports are computed by the client (accounting/). No
+ * script or environment is included, so any user may read them, as
+ * qstat -x shows every user's jobs. */
+static void op_acct(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	struct jobstore_filter f = {
+		.jobid = wire_int(msg, "jobid", 0),
+		.owner = wire_str(msg, "user"),
+		.finished = true,
+		.from = wire_int(msg, "from", 0),
+		.to = wire_int(msg, "to", 0),
+	};
+	json_t *jobs, *nodes = json_array();
+	int r;
+
+	r = jobstore_query(s->store, &f, &jobs);
+	if (r < 0) {
+		json_decref(nodes);
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	if (f.jobid && json_array_size(jobs) == 0) {
+		json_decref(jobs);
+		json_decref(nodes);
+		conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", (long long)f.jobid);
+		return;
+	}
+	for (struct node *n = pool_nodes(s->pool); n; n = n->next)
+		json_array_append_new(nodes, json_pack("{s:s, s:I, s:s}", "name", n->name,
+						       "ncpus", (json_int_t)cpumask_count(&n->cpus),
+						       "state", node_state_name(n->state)));
+	conn_reply_ok(c, req_id, json_pack("{s:o, s:o, s:I}", "jobs", jobs, "nodes", nodes,
+					   "now", (json_int_t)time_wall_ns()));
+}
+
 void request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	if (strcmp(op, "submit") == 0)
@@ -340,6 +378,8 @@ void request_handle(struct conn *c, const char *op, long long req_id, json_t *ms
 		op_queues(c, req_id, msg);
 	else if (strcmp(op, "nodes") == 0)
 		op_nodes(c, req_id, msg);
+	else if (strcmp(op, "acct") == 0)
+		op_acct(c, req_id, msg);
 	else
 		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
 }
