@@ -19,6 +19,7 @@ static const char *const state_names[JOB_STATE_MAX] = {
 	[JOB_FAILED] = "failed",
 	[JOB_CANCELLED] = "cancelled",
 	[JOB_TIMEOUT] = "timeout",
+	[JOB_OOM] = "oom",
 };
 
 const char *job_state_name(enum job_state s)
@@ -76,6 +77,11 @@ void job_result_from_json(const void *json_result, struct job_result *ret)
 		ret->state = JOB_CANCELLED;
 	} else if (wire_bool(r, "timeout", 0)) {
 		ret->state = JOB_TIMEOUT;
+	} else if (ret->oom) {
+		/* The memory controller counted an OOM kill in the job's group. */
+		ret->state = JOB_OOM;
+		if (!reason)
+			snprintf(ret->reason, sizeof(ret->reason), "killed: out of memory");
 	} else if (strcmp(status, "exited") == 0 && ret->exit_status == 0) {
 		ret->state = JOB_COMPLETED;
 	} else {

@@ -19,6 +19,7 @@ enum job_state {
 	JOB_FAILED,      /* non-zero exit, killed by a signal, or could not start */
 	JOB_CANCELLED,   /* qdel */
 	JOB_TIMEOUT,     /* killed at its walltime */
+	JOB_OOM,         /* killed by the kernel at its memory limit */
 	JOB_STATE_MAX,
 };
 
