@@ -197,10 +197,11 @@ static json_t *link_register_msg(struct noded *nd)
 	char cpus[4096];
 
 	cpumask_format(&t->cpus, cpus, sizeof(cpus));
-	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s, s:b, s:s, s:o, s:o}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s*, s:s, s:b, s:s, s:o, s:o}",
 			 "op", "node.register", "name", nd->name, "cpus", cpus, "mems", t->mems,
 			 "topology", "packages", (int)t->packages, "numa", (int)t->numa,
 			 "cores", (int)t->cores, "pus", (int)t->pus, "mem", (json_int_t)t->mem,
+			 "hwloc", nd->topo_xml,
 			 "cgroup", cgroup_mode_name(nd->cgroup_mode), "rt", nd->rt,
 			 "rt_reason", nd->rt_reason, "running", jobs_running_json(nd->jobs),
 			 "results", jobs_results_json(nd->jobs));

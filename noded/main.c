@@ -88,6 +88,13 @@ static int topology_setup(struct noded *nd, struct error *err)
 	if (r < 0)
 		return error_set(err, r, "cannot load the hardware topology: %s", strerror(-r));
 	r = topo_node_describe(topo, wantp, &nd->topo, err);
+	if (r < 0)
+		goto done;
+	/* Last: it cuts the topology down to the node. */
+	r = topo_node_xml(topo, &nd->topo.cpus, &nd->topo_xml);
+	if (r < 0)
+		error_set(err, r, "cannot export the node's topology as XML: %s", strerror(-r));
+done:
 	hwloc_topology_destroy(topo);
 	return r;
 }
@@ -219,6 +226,7 @@ done:
 	usercache_destroy(nd.users);
 	if (nd.jobs_dirfd >= 0)
 		close(nd.jobs_dirfd);
+	free(nd.topo_xml);
 	config_destroy(config);
 	return status;
 }

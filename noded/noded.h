@@ -41,6 +41,12 @@ int topo_machine_load(hwloc_topology_t *ret);
 int topo_node_describe(hwloc_topology_t topo, const struct cpumask *want,
 		       struct node_topo *ret, struct error *err);
 
+/* The node made of cpus (a subset of topo's allowed CPUs, as
+ * topo_node_describe checked) as hwloc XML for node.register: topo is
+ * restricted to cpus, dropping the NUMA nodes that hold none of them, so
+ * it is modified. Returns 0 and a string to free(), or -errno. */
+int topo_node_xml(hwloc_topology_t topo, const struct cpumask *cpus, char **ret);
+
 /* ---- node-local job files (jobfiles.c) ---- */
 
 /* The passwd facts a spec needs. */
@@ -167,6 +173,7 @@ struct noded {
 	const char *proc_root;          /* "/proc" */
 	sd_event *event;
 	struct node_topo topo;
+	char *topo_xml;                 /* topo_node_xml's, for node.register */
 	enum cgroup_mode cgroup_mode;
 	char cgroup_parent[NODED_NAME_MAX + 8];
 	bool rt;

@@ -167,3 +167,34 @@ done:
 	hwloc_bitmap_free(set);
 	return r;
 }
+
+int topo_node_xml(hwloc_topology_t topo, const struct cpumask *cpus, char **ret)
+{
+	hwloc_bitmap_t set;
+	char *buf = NULL;
+	int len = 0, r;
+
+	set = hwloc_bitmap_alloc();
+	if (!set)
+		return -ENOMEM;
+	bitmap_from_cpumask(set, cpus);
+	/* Only the node's PUs, and only the NUMA nodes that hold some of
+	 * them: another qnoded on this host owns the rest, and qpoold places
+	 * jobs on what the XML shows. */
+	if (hwloc_topology_restrict(topo, set, HWLOC_RESTRICT_FLAG_REMOVE_CPULESS) < 0) {
+		r = errno ? -errno : -EINVAL;
+		goto done;
+	}
+	if (hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0) < 0) {
+		r = errno ? -errno : -EIO;
+		goto done;
+	}
+	/* A copy the caller frees with free(): hwloc's buffer must go back
+	 * through hwloc_free_xmlbuffer with a live topology. */
+	*ret = strdup(buf);
+	r = *ret ? 0 : -ENOMEM;
+	hwloc_free_xmlbuffer(topo, buf);
+done:
+	hwloc_bitmap_free(set);
+	return r;
+}
