@@ -55,7 +55,7 @@ all: $(BINS) $(BUILD)/tests/unit
 
 # Per-part include paths: lib/ sees only itself; a part sees lib/ and itself.
 $(BUILD)/obj/lib/%.o: CPPFLAGS_PART = -Ilib
-$(BUILD)/obj/scheduler/%.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc -Iaccounting
+$(BUILD)/obj/scheduler/%.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc
 $(BUILD)/obj/queue-preproc/%.o: CPPFLAGS_PART = -Ilib -Iqueue-preproc
 $(BUILD)/obj/noded/%.o: CPPFLAGS_PART = -Ilib -Inoded
 $(BUILD)/obj/wrappers/%.o: CPPFLAGS_PART = -Ilib -Iwrappers
@@ -73,7 +73,7 @@ $(BUILD)/libqpool.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN)/qpoold: $(call obj,scheduler/main.c) $(SCHED_OBJ) $(IQS_OBJ) $(ACCT_OBJ) $(BUILD)/libqpool.a
+$(BIN)/qpoold: $(call obj,scheduler/main.c) $(SCHED_OBJ) $(IQS_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 $(BIN)/qnoded: $(call obj,noded/main.c) $(NODED_OBJ) $(BUILD)/libqpool.a

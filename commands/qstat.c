@@ -16,12 +16,14 @@
 static const char usage_text[] =
 	"usage: qstat [-f] [-x] [-u USER] [--json] [JOBID...]\n"
 	"       qstat -Q [--json]\n"
+	"       qstat -Q --order QUEUE [--json]\n"
 	"       qstat -n [--json]\n"
 	"Shows jobs (by default those not finished), queues (-Q) or nodes (-n).\n"
 	"  -f            full detail of each job\n"
 	"  -x            include finished jobs\n"
 	"  -u USER       only USER's jobs\n"
 	"  -Q            the queues\n"
+	"      --order QUEUE  the queue's dispatch order (per-user round robin) and why\n"
 	"  -n            the nodes\n"
 	"      --json    the server's objects as JSON\n"
 	"      --conf FILE  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
@@ -29,6 +31,7 @@ static const char usage_text[] =
 
 static const char *arg_conf;
 static const char *arg_user;
+static const char *arg_order;
 static bool arg_full, arg_finished, arg_json, arg_queues, arg_nodes;
 
 static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -146,11 +149,32 @@ static int jobs_show(struct client *cl, char **ids, int n_ids)
 	return status;
 }
 
+/* -Q --order QUEUE: the IQS order of one queue. */
+static int order_show(struct client *cl, const char *queue)
+{
+	json_t *reply = NULL;
+	struct error err;
+	int r;
+
+	r = client_call(cl, json_pack("{s:s, s:s}", "op", "order", "queue", queue), &reply, &err);
+	if (r < 0)
+		return fail(1, "%s", err.text);
+	json_object_del(reply, "id");
+	json_object_del(reply, "ok");
+	if (arg_json)
+		json_print(reply);
+	else if (jobfmt_order_table(stdout, reply) < 0)
+		r = fail(1, "out of memory");
+	json_decref(reply);
+	return r < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "conf", required_argument, NULL, 'C' },
+		{ "order", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -168,6 +192,7 @@ int main(int argc, char **argv)
 		case 'n': arg_nodes = true; break;
 		case 'J': arg_json = true; break;
 		case 'C': arg_conf = optarg; break;
+		case 'O': arg_order = optarg; arg_queues = true; break;
 		case 'H':
 			fputs(usage_text, stdout);
 			return 0;
@@ -186,7 +211,9 @@ int main(int argc, char **argv)
 		return fail(2, "-Q and -n take no job ids and no -f, -x, -u (see qstat --help)");
 	if (client_open(arg_conf, &cl, &err) < 0)
 		return fail(1, "%s", err.text);
-	if (arg_queues)
+	if (arg_order)
+		status = order_show(cl, arg_order);
+	else if (arg_queues)
 		status = list_show(cl, "queues");
 	else if (arg_nodes)
 		status = list_show(cl, "nodes");

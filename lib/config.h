@@ -46,6 +46,7 @@ struct queue_conf {
 	uint64_t max_running_per_user;
 	bool strict;
 	bool rerunnable;
+	char reason[128];            /* why disabled or stopped (qmgr), or "" */
 };
 
 struct config {

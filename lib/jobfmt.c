@@ -246,6 +246,10 @@ static void queue_limits(const json_t *q, char *buf, size_t len)
 	}
 	if (reserve && strcmp(reserve, "none") != 0 && n < len)
 		n += (size_t)snprintf(buf + n, len - n, " reserve=%s", reserve);
+	if (wire_int(q, "max_running", 0) > 0 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " running<=%lld", wire_int(q, "max_running", 0));
+	if (wire_int(q, "max_running_per_user", 0) > 0 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " per_user<=%lld", wire_int(q, "max_running_per_user", 0));
 	if (n == 0)
 		snprintf(buf, len, " -");
 	memmove(buf, buf + 1, strlen(buf));
@@ -326,6 +330,43 @@ int jobfmt_nodes_table(FILE *f, const json_t *nodes)
 		r = r ?: table_cell(t, "%s", str_or(node, "cgroup", "-"));
 		r = r ?: table_cell(t, "%s", yes_no(node, "rt"));
 		r = r ?: table_cell(t, "%s", jobs);
+	}
+	if (r == 0)
+		table_print(t, f);
+	table_destroy(t);
+	return r;
+}
+
+int jobfmt_order_table(FILE *f, const json_t *reply)
+{
+	static const char *const headers[] = {
+		"Place", "Job id", "User", "Round", "User last served", "Reason",
+	};
+	const json_t *order = json_object_get(reply, "order");
+	struct table *t = table_create(6, headers, "rrlrll");
+	size_t i;
+	json_t *e;
+	int r = 0;
+
+	if (!t)
+		return -ENOMEM;
+	fprintf(f, "Dispatch order of queue %s (%s, %s", str_or(reply, "queue", "?"),
+		wire_bool(reply, "enabled", 0) ? "enabled" : "disabled",
+		wire_bool(reply, "started", 0) ? "started" : "stopped");
+	if (wire_int(reply, "max_running", 0) > 0)
+		fprintf(f, ", max_running=%lld", wire_int(reply, "max_running", 0));
+	if (wire_int(reply, "max_running_per_user", 0) > 0)
+		fprintf(f, ", max_running_per_user=%lld", wire_int(reply, "max_running_per_user", 0));
+	fprintf(f, "): round robin over users, least recently served first\n");
+	json_array_foreach(order, i, e) {
+		long long round = wire_int(e, "round", 0), served = wire_int(e, "last_served", 0);
+
+		r = r ?: table_cell(t, "%lld", wire_int(e, "place", 0));
+		r = r ?: table_cell(t, "%lld", wire_int(e, "jobid", 0));
+		r = r ?: table_cell(t, "%s", str_or(e, "owner", "?"));
+		r = r ?: round ? table_cell(t, "%lld", round) : table_cell(t, "-");
+		r = r ?: served ? table_cell(t, "#%lld", served) : table_cell(t, "never");
+		r = r ?: table_cell(t, "%s", str_or(e, "reason", ""));
 	}
 	if (r == 0)
 		table_print(t, f);

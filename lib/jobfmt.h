@@ -33,6 +33,12 @@ int jobfmt_queues_table(FILE *f, const json_t *queues);
  * CPUs, Cgroup, RT, Jobs. 0 or -ENOMEM. */
 int jobfmt_nodes_table(FILE *f, const json_t *nodes);
 
+/* A queue's IQS dispatch order (the reply of the order op): a heading with
+ * the queue's state and limits, then Place, Job id, User, Round (the job's
+ * place among its user's waiting jobs, "-" when held), User last served
+ * (the rotation stamp, "#N" or "never"), Reason. 0 or -ENOMEM. */
+int jobfmt_order_table(FILE *f, const json_t *reply);
+
 /* Writes ns since the epoch as local "YYYY-MM-DD HH:MM:SS.mmm". */
 void jobfmt_time(char *buf, size_t len, int64_t ns);
 

@@ -41,7 +41,10 @@ struct job {
 	uint64_t mem;
 	uint64_t walltime;
 	char *node;              /* while running/exiting */
-	struct cpumask cpus;     /* CPUs allocated on node */
+	struct cpumask cpus;     /* CPUs allocated on node: its cpuset */
+	struct cpumask claim;    /* what it took from the node (cpus + SMT siblings) */
+	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
+	char mems[64];           /* NUMA nodes of cpus (kernel list) */
 	int64_t t_submit;
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;

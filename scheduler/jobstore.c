@@ -36,6 +36,13 @@ static const char *const migrations[] = {
 	"ALTER TABLE jobs ADD COLUMN m_exit INTEGER;"
 	"ALTER TABLE jobs ADD COLUMN m_released INTEGER;"
 	"CREATE INDEX jobs_done ON jobs(t_done);",
+	/* 3: what must survive a restart besides jobs: the IQS rotation, and
+	 * the admin's qmgr settings of queues and nodes. */
+	"CREATE TABLE iqs_rotation (queue TEXT NOT NULL, uid INTEGER NOT NULL,"
+	" seq INTEGER NOT NULL, PRIMARY KEY (queue, uid));"
+	"CREATE TABLE queue_admin (queue TEXT PRIMARY KEY, enabled INTEGER,"
+	" started INTEGER, reason TEXT);"
+	"CREATE TABLE node_admin (node TEXT PRIMARY KEY, drain INTEGER NOT NULL, reason TEXT);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -81,10 +88,24 @@ static const char SQL_QUERY[] =
 	" ORDER BY id";
 static const char SQL_PAYLOAD[] =
 	"SELECT env, script FROM job_payload WHERE job_id = ?";
+static const char SQL_ROT_SET[] =
+	"INSERT INTO iqs_rotation (queue, uid, seq) VALUES (?,?,?)"
+	" ON CONFLICT (queue, uid) DO UPDATE SET seq = excluded.seq";
+static const char SQL_ROT_LOAD[] = "SELECT queue, uid, seq FROM iqs_rotation";
+static const char SQL_QADMIN_SET[] =
+	"INSERT INTO queue_admin (queue, enabled, started, reason) VALUES (?1,?2,?3,?4)"
+	" ON CONFLICT (queue) DO UPDATE SET enabled = coalesce(?2, enabled),"
+	" started = coalesce(?3, started), reason = ?4";
+static const char SQL_QADMIN_LOAD[] = "SELECT queue, enabled, started, reason FROM queue_admin";
+static const char SQL_NADMIN_SET[] =
+	"INSERT INTO node_admin (node, drain, reason) VALUES (?1,?2,?3)"
+	" ON CONFLICT (node) DO UPDATE SET drain = ?2, reason = ?3";
+static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, reason FROM node_admin";
 
 enum stmt_id {
 	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
-	ST_ACTIVE, ST_QUERY, ST_PAYLOAD, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
+	ST_ACTIVE, ST_QUERY, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
+	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -97,6 +118,12 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_ACTIVE] = SQL_ACTIVE,
 	[ST_QUERY] = SQL_QUERY,
 	[ST_PAYLOAD] = SQL_PAYLOAD,
+	[ST_ROT_SET] = SQL_ROT_SET,
+	[ST_ROT_LOAD] = SQL_ROT_LOAD,
+	[ST_QADMIN_SET] = SQL_QADMIN_SET,
+	[ST_QADMIN_LOAD] = SQL_QADMIN_LOAD,
+	[ST_NADMIN_SET] = SQL_NADMIN_SET,
+	[ST_NADMIN_LOAD] = SQL_NADMIN_LOAD,
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
@@ -578,4 +605,86 @@ int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret
 	*ret = json_incref(json_array_get(arr, 0));
 	json_decref(arr);
 	return 0;
+}
+
+int jobstore_rotation_set(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq)
+{
+	sqlite3_stmt *st = js->st[ST_ROT_SET];
+
+	bind_text(st, 1, queue);
+	sqlite3_bind_int64(st, 2, uid);
+	sqlite3_bind_int64(st, 3, (int64_t)seq);
+	return stmt_exec(js, ST_ROT_SET);
+}
+
+int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled, int started,
+			     const char *reason)
+{
+	sqlite3_stmt *st = js->st[ST_QADMIN_SET];
+
+	bind_text(st, 1, queue);
+	if (enabled >= 0)
+		sqlite3_bind_int(st, 2, enabled);
+	else
+		sqlite3_bind_null(st, 2);
+	if (started >= 0)
+		sqlite3_bind_int(st, 3, started);
+	else
+		sqlite3_bind_null(st, 3);
+	bind_text(st, 4, reason);
+	return stmt_exec(js, ST_QADMIN_SET);
+}
+
+int jobstore_node_admin_set(struct jobstore *js, const char *node, bool drain, const char *reason)
+{
+	sqlite3_stmt *st = js->st[ST_NADMIN_SET];
+
+	bind_text(st, 1, node);
+	sqlite3_bind_int(st, 2, drain);
+	bind_text(st, 3, reason);
+	return stmt_exec(js, ST_NADMIN_SET);
+}
+
+/* Runs a 3- or 4-column load statement, one callback per row; integer
+ * columns that are NULL come as -1. */
+static int rows_load(struct jobstore *js, enum stmt_id id, int ncols,
+		     int (*cb)(const char *key, long long a, long long b, const char *text, void *ud),
+		     void *ud)
+{
+	sqlite3_stmt *st = js->st[id];
+	int rc, r = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		long long a = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
+		long long b = -1;
+		const char *text = NULL;
+
+		if (ncols == 4) {
+			b = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
+			text = (const char *)sqlite3_column_text(st, 3);
+		} else if (sqlite3_column_type(st, 2) == SQLITE_TEXT) {
+			text = (const char *)sqlite3_column_text(st, 2);
+		} else {
+			b = sqlite3_column_int64(st, 2);
+		}
+		r = cb((const char *)sqlite3_column_text(st, 0), a, b, text, ud);
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = sql_errno(rc);
+	sqlite3_reset(st);
+	return r;
+}
+
+int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud)
+{
+	int r;
+
+	r = rows_load(js, ST_ROT_LOAD, 3, cbs->rotation, ud);
+	if (r == 0)
+		r = rows_load(js, ST_QADMIN_LOAD, 4, cbs->queue, ud);
+	if (r == 0)
+		r = rows_load(js, ST_NADMIN_LOAD, 3, cbs->node, ud);
+	return r;
 }

@@ -85,4 +85,22 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 /* The one job object, with env and script when payload; -ENOENT. */
 int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret);
 
+/* The IQS rotation stamp of (queue, uid); part of the dispatch transaction. */
+int jobstore_rotation_set(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq);
+
+/* qmgr's settings: enabled/started -1 leaves that one as it was. */
+int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled, int started,
+			     const char *reason);
+int jobstore_node_admin_set(struct jobstore *js, const char *node, bool drain, const char *reason);
+
+/* Loads what jobstore_*_set stored, one callback per row:
+ * rotation(queue, uid, seq, NULL), queue(queue, enabled, started, reason)
+ * (-1: never set), node(node, drain, -1, reason). */
+struct jobstore_admin_cbs {
+	int (*rotation)(const char *key, long long a, long long b, const char *text, void *ud);
+	int (*queue)(const char *key, long long a, long long b, const char *text, void *ud);
+	int (*node)(const char *key, long long a, long long b, const char *text, void *ud);
+};
+int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud);
+
 #endif

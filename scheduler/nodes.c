@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "log.h"
+#include "placement.h"
 #include "server-internal.h"
 #include "timeutil.h"
 
@@ -126,6 +127,8 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	json_t *results = json_object_get(msg, "results");
 	json_t *topology = json_object_get(msg, "topology");
 	struct cpumask mask;
+	const char *hwloc;
+	struct error err;
 	struct node *n;
 	size_t i;
 	json_t *r;
@@ -148,8 +151,30 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, EEXIST, "node %s is already registered", name);
 		return;
 	}
+	hwloc = wire_str(msg, "hwloc");
+	if (n->topo) {
+		hwloc_topology_destroy(n->topo);
+		n->topo = NULL;
+	}
+	/* Placement packs jobs by the node's topology; without one (an older or
+	 * simulated node) it falls back to first fit. */
+	if (hwloc && placement_topology_load(hwloc, strlen(hwloc), &n->topo, &err) < 0) {
+		log_warn("node %s: unusable topology, first fit instead: %s", name, err.text);
+		n->topo = NULL;
+	}
+	if (n->topo) {
+		struct cpumask tcpus;
+
+		placement_topology_cpus(n->topo, &tcpus);
+		if (!cpumask_subset(&mask, &tcpus) || !cpumask_subset(&tcpus, &mask)) {
+			log_warn("node %s: topology CPUs differ from its CPU list; first fit instead", name);
+			hwloc_topology_destroy(n->topo);
+			n->topo = NULL;
+		}
+	}
 	n->cpus = mask;
 	n->free = mask;
+	n->rt_free = mask;
 	snprintf(n->mems, sizeof(n->mems), "%s", mems ? mems : "0");
 	snprintf(n->cgroup, sizeof(n->cgroup), "%s", cgroup ? cgroup : "none");
 	json_decref(n->topology);
@@ -224,7 +249,6 @@ void node_link_lost(struct server *s, struct conn *c)
 int node_launch(struct server *s, struct job *j, struct node *n)
 {
 	const struct queue_conf *q = config_queue(s->config, j->queue);
-	enum queue_reserve reserve = q ? q->reserve : QUEUE_RESERVE_NONE;
 	json_t *row, *launch, *times;
 	char cpus[4096];
 	int r;
@@ -234,9 +258,7 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 		log_err("job %lld: cannot read it back to launch: %s", (long long)j->id, strerror(-r));
 		return r;
 	}
-	/* reserve = none is the null wrapper: the job may use all of its
-	 * node's CPUs; its allocation still counts against the node. */
-	cpumask_format(reserve == QUEUE_RESERVE_NONE ? &n->cpus : &j->cpus, cpus, sizeof(cpus));
+	cpumask_format(&j->cpus, cpus, sizeof(cpus));
 	times = json_object_get(row, "times");
 	launch = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O,"
 			   " s:I, s:s, s:s, s:s, s:s, s:I, s:O}",
@@ -247,8 +269,9 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 			   "stderr", json_object_get(row, "stderr"), "join", json_object_get(row, "join"),
 			   "env", json_object_get(row, "env"), "ncpus", json_object_get(row, "ncpus"),
 			   "mem", json_object_get(row, "mem"), "walltime", json_object_get(row, "walltime"),
-			   "kill_grace", (json_int_t)s->config->kill_grace, "cpus", cpus, "mems", n->mems,
-			   "reserve", queue_reserve_name(reserve),
+			   "kill_grace", (json_int_t)s->config->kill_grace, "cpus", cpus,
+			   "mems", j->mems[0] ? j->mems : n->mems,
+			   "reserve", queue_reserve_name(j->reserve),
 			   "rt_policy", q && q->rt_policy == QUEUE_RT_RR ? "rr" : "fifo",
 			   "rt_priority", (json_int_t)(q ? q->rt_priority : 0),
 			   "script", json_object_get(row, "script"));

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Jobs by id (open-addressing hash), nodes by name, and first-fit placement. */
+/* Jobs by id (open-addressing hash), nodes by name, the IQS rotation, and
+ * the scheduling pass: IQS order, live limits, reserve-aware placement. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "iqs.h"
+#include "placement.h"
 #include "pool.h"
 
 struct pool {
@@ -11,6 +15,15 @@ struct pool {
 	struct job **table;           /* hash by id; NULL empty, TOMB deleted */
 	size_t cap, used, tombs;
 	struct node *nodes;
+	struct rotation *rot;         /* (queue, uid) -> last dispatch seq */
+	size_t n_rot, cap_rot;
+	uint64_t seq;                 /* the last seq handed out */
+};
+
+struct rotation {
+	char queue[QUEUE_NAME_MAX];
+	uid_t uid;
+	uint64_t seq;
 };
 
 static struct job tomb;
@@ -51,10 +64,14 @@ void pool_destroy(struct pool *p)
 		n = nd->next;
 		free(nd->name);
 		free(nd->rt_reason);
+		free(nd->drain_reason);
+		if (nd->topo)
+			hwloc_topology_destroy(nd->topo);
 		json_decref(nd->topology);
 		free(nd);
 	}
 	free(p->table);
+	free(p->rot);
 	free(p);
 }
 
@@ -195,14 +212,58 @@ unsigned pool_node_max_cpus(const struct pool *p)
 	return max;
 }
 
+bool pool_node_usable(const struct node *n)
+{
+	return n->state == NODE_UP && n->link && !n->drain;
+}
+
+/* The masks a job of this reserve kind draws from: realtime shares CPUs
+ * with normal jobs (they soak its idle cycles at normal priority); an
+ * exclusive job needs CPUs nobody holds in either sense. */
+static void node_avail(const struct node *n, enum queue_reserve r, struct cpumask *ret)
+{
+	for (size_t i = 0; i < CPUMASK_MAX / 64; i++) {
+		switch (r) {
+		case QUEUE_RESERVE_NONE:
+			ret->bits[i] = n->free.bits[i];
+			break;
+		case QUEUE_RESERVE_REALTIME:
+			ret->bits[i] = n->rt_free.bits[i];
+			break;
+		case QUEUE_RESERVE_EXCLUSIVE:
+			ret->bits[i] = n->free.bits[i] & n->rt_free.bits[i];
+			break;
+		}
+	}
+}
+
+static void mask_take(struct cpumask *m, const struct cpumask *take, bool give)
+{
+	for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
+		m->bits[i] = give ? m->bits[i] | take->bits[i] : m->bits[i] & ~take->bits[i];
+}
+
+/* Moves j's claim out of (or back into) its node's free masks. */
+static void node_account(struct node *n, const struct job *j, bool give)
+{
+	struct cpumask claim = j->claim;
+
+	/* Never give a node CPUs it does not have (a node re-registered smaller). */
+	if (give)
+		for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
+			claim.bits[i] &= n->cpus.bits[i];
+	if (j->reserve != QUEUE_RESERVE_REALTIME)
+		mask_take(&n->free, &claim, give);
+	if (j->reserve != QUEUE_RESERVE_NONE)
+		mask_take(&n->rt_free, &claim, give);
+}
+
 void pool_job_claim(struct pool *p, struct job *j)
 {
 	struct node *n = j->node ? pool_node_find(p, j->node) : NULL;
 
-	if (!n)
-		return;
-	for (int c = cpumask_next(&j->cpus, 0); c >= 0; c = cpumask_next(&j->cpus, c + 1))
-		cpumask_clear(&n->free, (unsigned)c);
+	if (n)
+		node_account(n, j, false);
 }
 
 void pool_job_release(struct pool *p, struct job *j)
@@ -210,28 +271,149 @@ void pool_job_release(struct pool *p, struct job *j)
 	struct node *n = j->node ? pool_node_find(p, j->node) : NULL;
 
 	if (n)
-		for (int c = cpumask_next(&j->cpus, 0); c >= 0; c = cpumask_next(&j->cpus, c + 1))
-			if (cpumask_test(&n->cpus, (unsigned)c))
-				cpumask_set(&n->free, (unsigned)c);
+		node_account(n, j, true);
 	free(j->node);
 	j->node = NULL;
 	memset(&j->cpus, 0, sizeof(j->cpus));
+	memset(&j->claim, 0, sizeof(j->claim));
+	j->mems[0] = '\0';
 }
 
-/* The lowest-numbered n free CPUs of node, or false when it has fewer. */
-static bool node_fit(const struct node *nd, unsigned n, struct cpumask *ret)
+/* Places j on n: placement over the node's topology, or first fit (lowest
+ * free CPUs) for a node that sent none. Fills j's cpus, claim and mems. */
+static bool node_place(const struct node *n, const struct queue_conf *q, struct job *j)
 {
-	struct cpumask m = { { 0 } };
-	unsigned got = 0;
+	struct cpumask avail;
+	struct placement pl;
 
-	if (nd->state != NODE_UP || !nd->link || cpumask_count(&nd->free) < n)
+	if (!pool_node_usable(n) || (q->reserve == QUEUE_RESERVE_REALTIME && !n->rt))
 		return false;
-	for (int c = cpumask_next(&nd->free, 0); c >= 0 && got < n; c = cpumask_next(&nd->free, c + 1)) {
-		cpumask_set(&m, (unsigned)c);
-		got++;
+	node_avail(n, q->reserve, &avail);
+	if (cpumask_count(&avail) < j->ncpus)
+		return false;
+	if (n->topo) {
+		if (placement_choose(n->topo, &avail, j->ncpus, q->smt, &pl, NULL) < 0)
+			return false;
+		j->cpus = pl.cpus;
+		j->claim = pl.claim;
+		cpumask_format(&pl.mems, j->mems, sizeof(j->mems));
+		return true;
 	}
-	*ret = m;
+	memset(&j->cpus, 0, sizeof(j->cpus));
+	for (int c = cpumask_next(&avail, 0), got = 0; c >= 0 && got < (int)j->ncpus;
+	     c = cpumask_next(&avail, c + 1), got++)
+		cpumask_set(&j->cpus, (unsigned)c);
+	j->claim = j->cpus;
+	snprintf(j->mems, sizeof(j->mems), "%s", n->mems);
 	return true;
+}
+
+static struct rotation *rotation_find(const struct pool *p, const char *queue, uid_t uid)
+{
+	for (size_t i = 0; i < p->n_rot; i++)
+		if (p->rot[i].uid == uid && strcmp(p->rot[i].queue, queue) == 0)
+			return &p->rot[i];
+	return NULL;
+}
+
+int pool_rotation_set(struct pool *p, const char *queue, uid_t uid, uint64_t seq)
+{
+	struct rotation *r = rotation_find(p, queue, uid);
+
+	if (!r) {
+		if (p->n_rot == p->cap_rot) {
+			size_t cap = p->cap_rot ? p->cap_rot * 2 : 64;
+			struct rotation *n = realloc(p->rot, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			p->rot = n;
+			p->cap_rot = cap;
+		}
+		r = &p->rot[p->n_rot++];
+		snprintf(r->queue, sizeof(r->queue), "%s", queue);
+		r->uid = uid;
+	}
+	r->seq = seq;
+	if (seq > p->seq)
+		p->seq = seq;
+	return 0;
+}
+
+uint64_t pool_rotation_get(const struct pool *p, const char *queue, uid_t uid)
+{
+	const struct rotation *r = rotation_find(p, queue, uid);
+
+	return r ? r->seq : 0;
+}
+
+/* A queue's view for IQS: its waiting jobs (queued and held, submit
+ * order), its users with their rotation stamps and running counts. */
+struct queue_view {
+	struct iqs_job *jobs;
+	struct job **owners;     /* jobs[i] belongs to owners[i] */
+	size_t n;
+	struct iqs_user *users;
+	size_t n_users;
+	struct iqs_limits lim;
+	struct iqs_entry *order;
+};
+
+static void queue_view_free(struct queue_view *v)
+{
+	free(v->jobs);
+	free(v->owners);
+	free(v->users);
+	free(v->order);
+}
+
+static struct iqs_user *view_user(struct queue_view *v, const struct pool *p, const char *queue, uid_t uid)
+{
+	for (size_t i = 0; i < v->n_users; i++)
+		if (v->users[i].uid == uid)
+			return &v->users[i];
+	v->users[v->n_users] = (struct iqs_user){ .uid = uid, .last_served = pool_rotation_get(p, queue, uid) };
+	return &v->users[v->n_users++];
+}
+
+static int queue_view_build(struct pool *p, const struct queue_conf *q, struct queue_view *v)
+{
+	size_t cap = 0;
+
+	memset(v, 0, sizeof(*v));
+	for (struct job *j = p->head; j; j = j->next)
+		if (strcmp(j->queue, q->name) == 0)
+			cap++;
+	v->jobs = malloc((cap ? cap : 1) * sizeof(*v->jobs));
+	v->owners = malloc((cap ? cap : 1) * sizeof(*v->owners));
+	v->users = malloc((cap ? cap : 1) * sizeof(*v->users));
+	v->order = malloc((cap ? cap : 1) * sizeof(*v->order));
+	if (!v->jobs || !v->owners || !v->users || !v->order) {
+		queue_view_free(v);
+		return -ENOMEM;
+	}
+	v->lim.max_running = (unsigned)q->max_running;
+	v->lim.max_running_per_user = (unsigned)q->max_running_per_user;
+	for (struct job *j = p->head; j; j = j->next) {
+		if (strcmp(j->queue, q->name) != 0)
+			continue;
+		if (j->state == JOB_RUNNING || j->state == JOB_EXITING) {
+			view_user(v, p, q->name, j->uid)->running++;
+			v->lim.running++;
+		} else if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
+			(void)view_user(v, p, q->name, j->uid);
+			v->owners[v->n] = j;
+			v->jobs[v->n++] = (struct iqs_job){ .id = j->id, .uid = j->uid,
+							    .held = j->state == JOB_HELD };
+		}
+	}
+	iqs_order(v->jobs, v->n, v->users, v->n_users, &v->lim, v->order);
+	return 0;
+}
+
+static struct job *view_owner(const struct queue_view *v, const struct iqs_entry *e)
+{
+	return v->owners[e->job - v->jobs];
 }
 
 static int queue_order_cmp(const void *a, const void *b)
@@ -244,16 +426,63 @@ static int queue_order_cmp(const void *a, const void *b)
 	return qa < qb ? -1 : qa > qb;
 }
 
+/* Dispatches what it can of one queue into ret; returns how many. */
+static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct dispatch *ret, size_t max)
+{
+	struct queue_view v;
+	size_t n = 0;
+
+	if (queue_view_build(p, q, &v) < 0)
+		return 0;
+	for (size_t i = 0; i < v.n && n < max; i++) {
+		const struct iqs_entry *e = &v.order[i];
+		struct job *j = view_owner(&v, e);
+		struct iqs_user *u = view_user(&v, p, q->name, j->uid);
+		bool placed = false;
+
+		if (e->hold == IQS_HELD)
+			break;   /* held jobs come last */
+		/* Limits are counted live: a job passed over leaves room for the next. */
+		if (v.lim.max_running && v.lim.running >= v.lim.max_running)
+			break;
+		if (v.lim.max_running_per_user && u->running >= v.lim.max_running_per_user)
+			continue;
+		j->reserve = q->reserve;
+		for (struct node *nd = p->nodes; nd; nd = nd->next) {
+			if (!node_place(nd, q, j))
+				continue;
+			j->node = strdup(nd->name);
+			if (!j->node)
+				break;
+			j->state = JOB_RUNNING;
+			node_account(nd, j, false);
+			ret[n].job = j;
+			ret[n].node = nd;
+			ret[n].seq = ++p->seq;
+			(void)pool_rotation_set(p, q->name, j->uid, ret[n].seq);
+			n++;
+			v.lim.running++;
+			u->running++;
+			placed = true;
+			break;
+		}
+		if (!placed && q->strict)
+			break;
+	}
+	queue_view_free(&v);
+	return n;
+}
+
 size_t pool_schedule(struct pool *p, const struct config *c, struct dispatch *ret, size_t max)
 {
 	const struct queue_conf **order;
+	bool any_free = false;
 	size_t n = 0;
-	unsigned free_total = 0;
 
-	for (struct node *nd = p->nodes; nd; nd = nd->next)
-		if (nd->state == NODE_UP && nd->link)
-			free_total += cpumask_count(&nd->free);
-	if (free_total == 0 || c->n_queues == 0)
+	for (struct node *nd = p->nodes; nd && !any_free; nd = nd->next)
+		if (pool_node_usable(nd) && (cpumask_count(&nd->free) || cpumask_count(&nd->rt_free)))
+			any_free = true;
+	if (!any_free || c->n_queues == 0)
 		return 0;
 	order = malloc(c->n_queues * sizeof(*order));
 	if (!order)
@@ -261,34 +490,46 @@ size_t pool_schedule(struct pool *p, const struct config *c, struct dispatch *re
 	for (size_t i = 0; i < c->n_queues; i++)
 		order[i] = &c->queues[i];
 	qsort(order, c->n_queues, sizeof(*order), queue_order_cmp);
-
-	for (size_t qi = 0; qi < c->n_queues && n < max && free_total; qi++) {
-		const struct queue_conf *q = order[qi];
-
-		if (!q->started)
-			continue;
-		for (struct job *j = p->head; j && n < max && free_total; j = j->next) {
-			struct cpumask cpus;
-
-			if (j->state != JOB_QUEUED || strcmp(j->queue, q->name) != 0 || j->ncpus > free_total)
-				continue;
-			for (struct node *nd = p->nodes; nd; nd = nd->next) {
-				if (!node_fit(nd, j->ncpus, &cpus))
-					continue;
-				j->node = strdup(nd->name);
-				if (!j->node)
-					break;
-				j->cpus = cpus;
-				j->state = JOB_RUNNING;
-				pool_job_claim(p, j);
-				free_total -= j->ncpus;
-				ret[n].job = j;
-				ret[n].node = nd;
-				n++;
-				break;
-			}
-		}
-	}
+	for (size_t qi = 0; qi < c->n_queues && n < max; qi++)
+		if (order[qi]->started)
+			n += queue_schedule(p, order[qi], ret + n, max - n);
 	free(order);
 	return n;
+}
+
+json_t *pool_queue_order(struct pool *p, const struct queue_conf *q)
+{
+	json_t *arr = json_array();
+	struct queue_view v;
+
+	if (!arr || queue_view_build(p, q, &v) < 0)
+		return arr;
+	for (size_t i = 0; i < v.n; i++) {
+		const struct iqs_entry *e = &v.order[i];
+		char reason[160];
+
+		switch (e->hold) {
+		case IQS_GO:
+			snprintf(reason, sizeof(reason), q->started ? "next when it fits" : "queue stopped");
+			break;
+		case IQS_HELD:
+			snprintf(reason, sizeof(reason), "held");
+			break;
+		case IQS_QUEUE_LIMIT:
+			snprintf(reason, sizeof(reason), "max_running=%llu reached",
+				 (unsigned long long)q->max_running);
+			break;
+		case IQS_USER_LIMIT:
+			snprintf(reason, sizeof(reason), "max_running_per_user=%llu reached",
+				 (unsigned long long)q->max_running_per_user);
+			break;
+		}
+		json_array_append_new(arr, json_pack("{s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
+			"jobid", (json_int_t)e->job->id, "uid", (json_int_t)e->job->uid,
+			"place", (json_int_t)(i + 1), "round", (json_int_t)e->round,
+			"last_served", (json_int_t)pool_rotation_get(p, q->name, e->job->uid),
+			"hold", iqs_hold_name(e->hold), "reason", reason));
+	}
+	queue_view_free(&v);
+	return arr;
 }

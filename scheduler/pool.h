@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The pool in memory: unfinished jobs (by id, in submit order) and nodes
- * with their free CPUs; the scheduling pass that matches them. */
+/* The pool in memory: unfinished jobs (by id, in submit order), nodes with
+ * their free CPUs and topologies, the IQS rotation of every queue, and the
+ * scheduling pass that matches them. */
 #ifndef QPOOL_POOL_H
 #define QPOOL_POOL_H
 
+#include <hwloc.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,7 +17,7 @@
 enum node_state {
 	NODE_UP,
 	NODE_DOWN,      /* not connected, or silent past node_timeout */
-	NODE_DRAINED,   /* running jobs finish, nothing new starts */
+	NODE_DRAINED,   /* connected; running jobs finish, nothing new starts */
 };
 
 const char *node_state_name(enum node_state s);
@@ -23,10 +25,14 @@ const char *node_state_name(enum node_state s);
 struct node {
 	char *name;
 	enum node_state state;
+	bool drain;              /* admin drain, kept across disconnects */
+	char *drain_reason;
 	struct cpumask cpus;     /* the node's CPUs */
-	struct cpumask free;     /* not allocated to a job */
+	struct cpumask free;     /* not allocated to a normal or exclusive job */
+	struct cpumask rt_free;  /* not allocated to a realtime or exclusive job */
 	char mems[64];
 	json_t *topology;
+	hwloc_topology_t topo;   /* for placement; NULL: first fit */
 	char cgroup[8];
 	bool rt;
 	char *rt_reason;
@@ -54,25 +60,39 @@ struct node *pool_node_find(const struct pool *p, const char *name);
 struct node *pool_nodes(const struct pool *p);
 /* Most CPUs any known node has; 0 with no node. */
 unsigned pool_node_max_cpus(const struct pool *p);
+/* A node is usable for new jobs: connected, up, not drained. */
+bool pool_node_usable(const struct node *n);
 
-/* Marks j's CPUs used on its node (after a restart or a reconcile). */
+/* Marks j's claim used on its node (after a restart or a reconcile). */
 void pool_job_claim(struct pool *p, struct job *j);
 /* Gives j's CPUs back to its node and forgets the node. */
 void pool_job_release(struct pool *p, struct job *j);
+
+/* The IQS rotation: the sequence number of the last dispatch of each
+ * (queue, user). pool_rotation_set is also how the store's copy is loaded. */
+int pool_rotation_set(struct pool *p, const char *queue, uid_t uid, uint64_t seq);
+uint64_t pool_rotation_get(const struct pool *p, const char *queue, uid_t uid);
 
 /* One dispatch decision of a pass. */
 struct dispatch {
 	struct job *job;
 	struct node *node;
+	uint64_t seq;            /* the rotation stamp it gave its user */
 };
 
 /* One scheduling pass: queues by priority (higher first, then config
- * order), jobs in submit order within a queue; each queued job of a started
- * queue goes to the first up node with enough free CPUs and takes the
- * lowest-numbered ones. The chosen jobs are marked running and their CPUs
- * allocated in memory; the caller commits, or undoes with pool_job_release
- * and state = queued. Returns the number of decisions written to ret
- * (at most max). */
+ * order); within a started queue, its waiting jobs in IQS order (per-user
+ * round robin); max_running and max_running_per_user counted live; each job
+ * placed on the first usable node where placement finds room (realtime
+ * jobs only on nodes that allow it). A job that does not fit is passed
+ * over unless the queue is strict, where it stops the queue. Chosen jobs are
+ * marked running with their CPUs claimed and their user's rotation stamp
+ * advanced; the caller commits, or undoes with pool_job_release and
+ * state = queued. Returns the number of decisions written (at most max). */
 size_t pool_schedule(struct pool *p, const struct config *c, struct dispatch *ret, size_t max);
+
+/* The queue's current dispatch order with the reason for each place, as a
+ * JSON array of { jobid, uid, place, round, hold, reason }. */
+json_t *pool_queue_order(struct pool *p, const struct queue_conf *q);
 
 #endif

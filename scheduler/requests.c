@@ -66,7 +66,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 			REFUSE("no queue given and no default queue (use -q)");
 	}
 	if (!q->enabled)
-		REFUSE("queue %s is disabled: it accepts no new jobs", q->name);
+		REFUSE("queue %s is disabled: %s", q->name, q->reason[0] ? q->reason : "it accepts no new jobs");
 	if (ncpus == 0)
 		ncpus = q->ncpus ? (long long)q->ncpus : (long long)q->ncpus_default;
 	if (q->ncpus && (uint64_t)ncpus != q->ncpus)
@@ -283,6 +283,7 @@ static void op_queues(struct conn *c, long long req_id, json_t *msg)
 	for (size_t i = 0; i < s->config->n_queues; i++) {
 		const struct queue_conf *q = &s->config->queues[i];
 		unsigned counts[JOB_STATE_MAX] = { 0 };
+		json_t *extra;
 
 		for (struct job *j = pool_jobs(s->pool); j; j = j->next)
 			if (strcmp(j->queue, q->name) == 0)
@@ -297,6 +298,12 @@ static void op_queues(struct conn *c, long long req_id, json_t *msg)
 			"walltime_max", (json_int_t)q->walltime_max, "reserve", queue_reserve_name(q->reserve),
 			"queued", (json_int_t)counts[JOB_QUEUED], "held", (json_int_t)counts[JOB_HELD],
 			"running", (json_int_t)(counts[JOB_RUNNING] + counts[JOB_EXITING])));
+		extra = json_pack("{s:s, s:I, s:I, s:b, s:b}", "reason", q->reason,
+				  "max_running", (json_int_t)q->max_running,
+				  "max_running_per_user", (json_int_t)q->max_running_per_user,
+				  "strict", q->strict, "smt", q->smt);
+		json_object_update(json_array_get(arr, json_array_size(arr) - 1), extra);
+		json_decref(extra);
 	}
 	conn_reply_ok(c, req_id, json_pack("{s:o}", "queues", arr));
 }
@@ -316,10 +323,13 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 		cpumask_format(&n->cpus, cpus, sizeof(cpus));
 		json_array_append_new(arr, json_pack(
 			"{s:s, s:s, s:s, s:I, s:I, s:s, s:O?, s:s, s:b, s:s, s:o}",
-			"name", n->name, "state", node_state_name(n->state), "cpus", cpus,
+			"name", n->name, "state", node_state_name(!n->link ? NODE_DOWN : n->drain ? NODE_DRAINED : n->state), "cpus", cpus,
 			"ncpus", (json_int_t)cpumask_count(&n->cpus), "free", (json_int_t)cpumask_count(&n->free),
 			"mems", n->mems, "topology", n->topology, "cgroup", n->cgroup, "rt", n->rt,
 			"rt_reason", n->rt_reason ? n->rt_reason : "", "jobs", jobs));
+		if (n->drain_reason)
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "reason",
+					    json_string(n->drain_reason));
 	}
 	conn_reply_ok(c, req_id, json_pack("{s:o}", "nodes", arr));
 }
@@ -380,6 +390,8 @@ void request_handle(struct conn *c, const char *op, long long req_id, json_t *ms
 		op_nodes(c, req_id, msg);
 	else if (strcmp(op, "acct") == 0)
 		op_acct(c, req_id, msg);
+	else if (strcmp(op, "admin") == 0 || strcmp(op, "order") == 0)
+		admin_request_handle(c, op, req_id, msg);
 	else
 		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
 }

@@ -70,10 +70,15 @@ void conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
 void server_pending_add(struct server *s, struct pending *p);
 const char *server_user_name(struct server *s, uid_t uid);
+/* Applies qmgr's stored settings: queue ones always, and with all the IQS
+ * rotation and node drains too (at start). */
+int server_admin_load(struct server *s, bool all);
 
 /* requests.c: the client ops; nodes.c: the node ops. Each returns after
  * replying, or after queueing a pending reply. */
 void request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
+/* admin.c: qmgr's ops (root only) and the dispatch order listing. */
+void admin_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
 void node_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
 /* A node's connection went away. */
 void node_link_lost(struct server *s, struct conn *c);

@@ -330,6 +330,8 @@ static void schedule(struct server *s)
 
 			cpumask_format(&d[i].job->cpus, cpus, sizeof(cpus));
 			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].node->name, cpus, now);
+			if (r == 0)
+				r = jobstore_rotation_set(s->store, d[i].job->queue, d[i].job->uid, d[i].seq);
 		}
 		if (r == 0)
 			r = jobstore_commit(s->store);
@@ -372,11 +374,70 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 static int load_job(struct job *j, void *userdata)
 {
 	struct server *s = userdata;
-	int r = pool_job_add(s->pool, j);
+	const struct queue_conf *q = config_queue(s->config, j->queue);
+	int r;
+
+	/* The store keeps a running job's CPUs; its claim (SMT siblings) and
+	 * reserve kind are taken back from them and its queue. */
+	j->claim = j->cpus;
+	j->reserve = q ? q->reserve : QUEUE_RESERVE_NONE;
+	r = pool_job_add(s->pool, j);
 
 	if (r < 0)
 		job_free(j);
 	return r;
+}
+
+static int admin_rotation(const char *queue, long long uid, long long seq, const char *text, void *ud)
+{
+	struct server *s = ud;
+
+	return pool_rotation_set(s->pool, queue, (uid_t)uid, (uint64_t)seq);
+}
+
+/* qmgr's queue settings win over the file's until qmgr changes them again. */
+static int admin_queue(const char *queue, long long enabled, long long started, const char *reason, void *ud)
+{
+	struct server *s = ud;
+	struct queue_conf *q = (struct queue_conf *)config_queue(s->config, queue);
+
+	if (!q)
+		return 0;
+	if (enabled >= 0)
+		q->enabled = enabled;
+	if (started >= 0)
+		q->started = started;
+	snprintf(q->reason, sizeof(q->reason), "%s", reason ? reason : "");
+	return 0;
+}
+
+static int admin_node(const char *node, long long drain, long long unused, const char *reason, void *ud)
+{
+	struct server *s = ud;
+	struct node *n = pool_node_get(s->pool, node);
+
+	if (!n)
+		return -ENOMEM;
+	n->drain = drain > 0;
+	free(n->drain_reason);
+	n->drain_reason = reason ? strdup(reason) : NULL;
+	return 0;
+}
+
+static int admin_none(const char *key, long long a, long long b, const char *text, void *ud)
+{
+	return 0;
+}
+
+int server_admin_load(struct server *s, bool all)
+{
+	struct jobstore_admin_cbs cbs = {
+		.rotation = all ? admin_rotation : admin_none,
+		.queue = admin_queue,
+		.node = all ? admin_node : admin_none,
+	};
+
+	return jobstore_admin_load(s->store, &cbs, s);
 }
 
 static int dir_make(const char *path, mode_t mode, struct error *err)
@@ -457,6 +518,8 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		goto done;
 	}
 	r = jobstore_load_active(s->store, load_job, s);
+	if (r == 0)
+		r = server_admin_load(s, true);
 	if (r < 0) {
 		error_set(err, r, "job store: cannot load jobs: %s", strerror(-r));
 		goto done;
@@ -518,8 +581,26 @@ int server_reload(struct server *s, struct error *err)
 		return error_set(err, -EINVAL, "%s: socket and state_dir take effect only at restart",
 				 s->config->path);
 	}
+	/* A queue that still holds jobs cannot go away under them. */
+	for (size_t i = 0; i < s->config->n_queues; i++) {
+		const char *name = s->config->queues[i].name;
+		unsigned n = 0;
+
+		if (config_queue(c, name))
+			continue;
+		for (struct job *j = pool_jobs(s->pool); j; j = j->next)
+			if (strcmp(j->queue, name) == 0)
+				n++;
+		if (n) {
+			config_destroy(c);
+			return error_set(err, -EBUSY, "%s: queue %s still holds %u job%s; "
+					 "disable it and let them finish first", s->config->path, name, n,
+					 n == 1 ? "" : "s");
+		}
+	}
 	config_destroy(s->config);
 	s->config = c;
+	(void)server_admin_load(s, false);
 	s->sched_dirty = true;
 	return 0;
 }

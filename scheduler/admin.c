@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* qmgr's ops: enable/disable and start/stop queues, drain/resume nodes,
+ * reload; and the IQS dispatch order of a queue, with reasons. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "server-internal.h"
+
+static void queue_action(struct conn *c, long long req_id, const char *action, const char *target,
+			 const char *reason)
+{
+	struct server *s = c->server;
+	struct queue_conf *q = (struct queue_conf *)config_queue(s->config, target);
+	int enabled = -1, started = -1;
+	int r;
+
+	if (!q) {
+		conn_reply_err(c, req_id, ENOENT, "unknown queue '%s'", target);
+		return;
+	}
+	if (strcmp(action, "enable") == 0)
+		enabled = 1;
+	else if (strcmp(action, "disable") == 0)
+		enabled = 0;
+	else if (strcmp(action, "start") == 0)
+		started = 1;
+	else
+		started = 0;
+	/* The reason stays while the queue is disabled or stopped. */
+	if (enabled == 1 && q->started)
+		reason = NULL;
+	if (started == 1 && q->enabled)
+		reason = NULL;
+	if (!reason && (enabled == 0 || started == 0))
+		reason = q->reason[0] ? q->reason : NULL;
+	r = jobstore_queue_admin_set(s->store, q->name, enabled, started, reason);
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	if (enabled >= 0)
+		q->enabled = enabled;
+	if (started >= 0)
+		q->started = started;
+	snprintf(q->reason, sizeof(q->reason), "%s", reason ? reason : "");
+	log_info("queue %s: %s by uid %d%s%s", q->name, action, (int)c->uid, reason ? ": " : "",
+		 reason ? reason : "");
+	s->sched_dirty = true;
+	conn_reply_ok(c, req_id, NULL);
+}
+
+static void node_action(struct conn *c, long long req_id, const char *action, const char *target,
+			const char *reason)
+{
+	struct server *s = c->server;
+	struct node *n = pool_node_find(s->pool, target);
+	bool drain = strcmp(action, "drain") == 0;
+	int r;
+
+	if (!n) {
+		conn_reply_err(c, req_id, ENOENT, "unknown node '%s'", target);
+		return;
+	}
+	r = jobstore_node_admin_set(s->store, n->name, drain, drain ? reason : NULL);
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	n->drain = drain;
+	free(n->drain_reason);
+	n->drain_reason = drain && reason ? strdup(reason) : NULL;
+	log_info("node %s: %s by uid %d", n->name, action, (int)c->uid);
+	s->sched_dirty = true;
+	conn_reply_ok(c, req_id, NULL);
+}
+
+static void op_admin(struct conn *c, long long req_id, json_t *msg)
+{
+	const char *action = wire_str(msg, "action");
+	const char *target = wire_str(msg, "target");
+	const char *reason = wire_str(msg, "reason");
+	static const char *queue_actions[] = { "enable", "disable", "start", "stop" };
+	struct error err;
+
+	if (c->uid != 0) {
+		conn_reply_err(c, req_id, EPERM, "only root may change queues and nodes");
+		return;
+	}
+	if (!action) {
+		conn_reply_err(c, req_id, EINVAL, "admin: no action");
+		return;
+	}
+	if (reason && strlen(reason) >= 128) {
+		conn_reply_err(c, req_id, EINVAL, "reason: at most 127 bytes");
+		return;
+	}
+	if (strcmp(action, "reload") == 0) {
+		if (server_reload(c->server, &err) < 0) {
+			log_err("reload refused, old config kept: %s", err.text);
+			conn_reply_err(c, req_id, EINVAL, "reload refused, old config kept: %s", err.text);
+			return;
+		}
+		log_info("config reloaded by uid %d", (int)c->uid);
+		conn_reply_ok(c, req_id, NULL);
+		return;
+	}
+	if (!target) {
+		conn_reply_err(c, req_id, EINVAL, "%s: which queue or node?", action);
+		return;
+	}
+	for (size_t i = 0; i < 4; i++)
+		if (strcmp(action, queue_actions[i]) == 0) {
+			queue_action(c, req_id, action, target, reason);
+			return;
+		}
+	if (strcmp(action, "drain") == 0 || strcmp(action, "resume") == 0) {
+		node_action(c, req_id, action, target, reason);
+		return;
+	}
+	conn_reply_err(c, req_id, EINVAL, "unknown action '%.40s'", action);
+}
+
+static void op_order(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	const char *name = wire_str(msg, "queue");
+	const struct queue_conf *q = name ? config_queue(s->config, name) : NULL;
+	json_t *order, *e;
+	size_t i;
+
+	if (!q) {
+		conn_reply_err(c, req_id, ENOENT, "unknown queue '%s'", name ? name : "");
+		return;
+	}
+	order = pool_queue_order(s->pool, q);
+	json_array_foreach(order, i, e) {
+		const char *owner = server_user_name(s, (uid_t)json_integer_value(json_object_get(e, "uid")));
+
+		json_object_set_new(e, "owner", json_string(owner ? owner : "?"));
+	}
+	conn_reply_ok(c, req_id, json_pack("{s:s, s:b, s:b, s:I, s:I, s:o}", "queue", q->name,
+					   "enabled", q->enabled, "started", q->started,
+					   "max_running", (json_int_t)q->max_running,
+					   "max_running_per_user", (json_int_t)q->max_running_per_user,
+					   "order", order));
+}
+
+void admin_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	if (strcmp(op, "admin") == 0)
+		op_admin(c, req_id, msg);
+	else
+		op_order(c, req_id, msg);
+}
