@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/* Reports as typed tables, printed as text, CSV or JSON; and the one-job detail report. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "acct.h"
+#include "table.h"
+#include "timeutil.h"
+
+struct cell {
+	bool null;
+	char *text;          /* ACCT_CELL_TEXT */
+	int64_t i;           /* INT, SECONDS, MS, BYTES, TIME */
+	double v;            /* REAL, PERCENT */
+};
+
+struct acct_report {
+	char *title;
+	const struct acct_column *cols;
+	size_t ncols;
+	struct cell *cells;
+	size_t n_cells, cap;
+	char **captions;
+	size_t n_captions;
+	json_t *meta;
+};
+
+struct acct_report *acct_report_create(const char *title, const struct acct_column *columns,
+				       size_t ncols)
+{
+	struct acct_report *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->title = strdup(title);
+	r->meta = json_object();
+	r->cols = columns;
+	r->ncols = ncols;
+	if (!r->title || !r->meta) {
+		acct_report_destroy(r);
+		return NULL;
+	}
+	return r;
+}
+
+void acct_report_destroy(struct acct_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n_cells; i++)
+		free(r->cells[i].text);
+	for (size_t i = 0; i < r->n_captions; i++)
+		free(r->captions[i]);
+	free(r->captions);
+	free(r->cells);
+	json_decref(r->meta);
+	free(r->title);
+	free(r);
+}
+
+static struct cell *cell_new(struct acct_report *r)
+{
+	if (r->n_cells == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct cell *c = realloc(r->cells, cap * sizeof(*c));
+
+		if (!c)
+			return NULL;
+		r->cells = c;
+		r->cap = cap;
+	}
+	memset(&r->cells[r->n_cells], 0, sizeof(struct cell));
+	return &r->cells[r->n_cells++];
+}
+
+int acct_report_text(struct acct_report *r, const char *s)
+{
+	struct cell *c = cell_new(r);
+
+	if (!c)
+		return -ENOMEM;
+	if (!s) {
+		c->null = true;
+		return 0;
+	}
+	c->text = strdup(s);
+	return c->text ? 0 : -ENOMEM;
+}
+
+int acct_report_int(struct acct_report *r, int64_t v)
+{
+	struct cell *c = cell_new(r);
+
+	if (!c)
+		return -ENOMEM;
+	c->i = v;
+	c->v = (double)v;
+	return 0;
+}
+
+int acct_report_real(struct acct_report *r, double v)
+{
+	struct cell *c = cell_new(r);
+
+	if (!c)
+		return -ENOMEM;
+	c->v = v;
+	c->i = (int64_t)v;
+	return 0;
+}
+
+int acct_report_null(struct acct_report *r)
+{
+	struct cell *c = cell_new(r);
+
+	if (!c)
+		return -ENOMEM;
+	c->null = true;
+	return 0;
+}
+
+int acct_report_caption(struct acct_report *r, const char *fmt, ...)
+{
+	char **c = realloc(r->captions, (r->n_captions + 1) * sizeof(*c));
+	va_list ap;
+	int n;
+
+	if (!c)
+		return -ENOMEM;
+	r->captions = c;
+	va_start(ap, fmt);
+	n = vasprintf(&c[r->n_captions], fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	r->n_captions++;
+	return 0;
+}
+
+int acct_report_meta(struct acct_report *r, const char *key, json_t *value)
+{
+	return json_object_set_new(r->meta, key, value) == 0 ? 0 : -ENOMEM;
+}
+
+size_t acct_report_rows(const struct acct_report *r)
+{
+	return r->n_cells / r->ncols;
+}
+
+static void local_time(char *buf, size_t len, int64_t ns)
+{
+	time_t t = (time_t)(ns / NSEC_PER_SEC);
+	struct tm tm;
+	size_t n;
+
+	localtime_r(&t, &tm);
+	n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03lld", (long long)(ns % NSEC_PER_SEC / NSEC_PER_MSEC));
+}
+
+static void bytes_human(char *buf, size_t len, int64_t b)
+{
+	static const char units[] = "KMGTP";
+	double v = (double)b;
+	int u = -1;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%lld", (long long)b);
+	else
+		snprintf(buf, len, "%.1f%c", v, units[u]);
+}
+
+/* The cell as text: human for the table, machine for CSV. */
+static void cell_format(const struct cell *c, enum acct_cell_kind kind, bool human, char *buf,
+			size_t len)
+{
+	if (c->null) {
+		snprintf(buf, len, "%s", human ? "-" : "");
+		return;
+	}
+	switch (kind) {
+	case ACCT_CELL_TEXT:
+		snprintf(buf, len, "%s", c->text);
+		break;
+	case ACCT_CELL_INT:
+		snprintf(buf, len, "%lld", (long long)c->i);
+		break;
+	case ACCT_CELL_SECONDS:
+		snprintf(buf, len, human ? "%.3f" : "%.6f", (double)c->i / NSEC_PER_SEC);
+		break;
+	case ACCT_CELL_MS:
+		snprintf(buf, len, human ? "%.2f" : "%.6f", (double)c->i / NSEC_PER_MSEC);
+		break;
+	case ACCT_CELL_REAL:
+		snprintf(buf, len, human ? "%.3f" : "%.6f", c->v);
+		break;
+	case ACCT_CELL_PERCENT:
+		snprintf(buf, len, human ? "%.1f" : "%.4f", c->v);
+		break;
+	case ACCT_CELL_BYTES:
+		if (human)
+			bytes_human(buf, len, c->i);
+		else
+			snprintf(buf, len, "%lld", (long long)c->i);
+		break;
+	case ACCT_CELL_TIME:
+		local_time(buf, len, c->i);
+		break;
+	}
+}
+
+static json_t *cell_json(const struct cell *c, enum acct_cell_kind kind)
+{
+	if (c->null)
+		return json_null();
+	switch (kind) {
+	case ACCT_CELL_TEXT:
+		return json_string(c->text);
+	case ACCT_CELL_INT:
+	case ACCT_CELL_BYTES:
+	case ACCT_CELL_TIME:
+		return json_integer(c->i);
+	case ACCT_CELL_SECONDS:
+		return json_real((double)c->i / NSEC_PER_SEC);
+	case ACCT_CELL_MS:
+		return json_real((double)c->i / NSEC_PER_MSEC);
+	case ACCT_CELL_REAL:
+	case ACCT_CELL_PERCENT:
+		return json_real(c->v);
+	}
+	return json_null();
+}
+
+void acct_csv_field(FILE *f, const char *s)
+{
+	size_t n = strlen(s);
+	bool quote = strpbrk(s, ",\"\r\n") != NULL || (n && (s[0] == ' ' || s[n - 1] == ' '));
+
+	if (!quote) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static int print_csv(const struct acct_report *r, FILE *f)
+{
+	char buf[512];
+
+	for (size_t c = 0; c < r->ncols; c++) {
+		if (c)
+			fputc(',', f);
+		acct_csv_field(f, r->cols[c].key);
+	}
+	fputs("\r\n", f);
+	for (size_t i = 0; i < r->n_cells; i++) {
+		size_t c = i % r->ncols;
+
+		if (c)
+			fputc(',', f);
+		cell_format(&r->cells[i], r->cols[c].kind, false, buf, sizeof(buf));
+		acct_csv_field(f, buf);
+		if (c + 1 == r->ncols)
+			fputs("\r\n", f);
+	}
+	return 0;
+}
+
+static int print_json(const struct acct_report *r, FILE *f)
+{
+	json_t *doc = json_pack("{s:s}", "report", r->title), *rows = json_array();
+	json_t *row = NULL;
+	int ret = -ENOMEM;
+
+	if (!doc || !rows || json_object_update(doc, r->meta) < 0)
+		goto done;
+	for (size_t i = 0; i < r->n_cells; i++) {
+		size_t c = i % r->ncols;
+
+		if (c == 0) {
+			row = json_object();
+			if (!row || json_array_append_new(rows, row) < 0)
+				goto done;
+		}
+		if (json_object_set_new(row, r->cols[c].key, cell_json(&r->cells[i], r->cols[c].kind)) < 0)
+			goto done;
+	}
+	if (json_object_set(doc, "rows", rows) < 0)
+		goto done;
+	json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+	fputc('\n', f);
+	ret = 0;
+done:
+	json_decref(rows);
+	json_decref(doc);
+	return ret;
+}
+
+static int print_text(const struct acct_report *r, FILE *f)
+{
+	const char **headers = calloc(r->ncols, sizeof(*headers));
+	char *align = calloc(r->ncols + 1, 1);
+	struct table *t = NULL;
+	char buf[512];
+	int ret = -ENOMEM;
+
+	if (!headers || !align)
+		goto done;
+	for (size_t c = 0; c < r->ncols; c++) {
+		headers[c] = r->cols[c].title;
+		align[c] = r->cols[c].kind == ACCT_CELL_TEXT || r->cols[c].kind == ACCT_CELL_TIME ? 'l' : 'r';
+	}
+	t = table_create(r->ncols, headers, align);
+	if (!t)
+		goto done;
+	for (size_t i = 0; i < r->n_cells; i++) {
+		cell_format(&r->cells[i], r->cols[i % r->ncols].kind, true, buf, sizeof(buf));
+		if (table_cell(t, "%s", buf) < 0)
+			goto done;
+	}
+	for (size_t i = 0; i < r->n_captions; i++)
+		fprintf(f, "%s\n", r->captions[i]);
+	if (r->n_captions)
+		fputc('\n', f);
+	table_print(t, f);
+	ret = 0;
+done:
+	table_destroy(t);
+	free(align);
+	free(headers);
+	return ret;
+}
+
+int acct_report_print(const struct acct_report *r, enum acct_format fmt, FILE *f)
+{
+	int ret;
+
+	switch (fmt) {
+	case ACCT_FORMAT_CSV: ret = print_csv(r, f); break;
+	case ACCT_FORMAT_JSON: ret = print_json(r, f); break;
+	default: ret = print_text(r, f); break;
+	}
+	if (ret == 0 && ferror(f))
+		ret = -EIO;
+	return ret;
+}
+
+/* ---- the one-job report ---- */
+
+static const struct acct_column job_columns[] = {
+	{ "field", "Field", ACCT_CELL_TEXT },
+	{ "value", "Value", ACCT_CELL_TEXT },
+	{ "unit", "Unit", ACCT_CELL_TEXT },
+};
+
+static int job_row(struct acct_report *r, const char *field, const char *value, const char *unit)
+{
+	int ret = acct_report_text(r, field);
+
+	if (ret == 0)
+		ret = acct_report_text(r, value);
+	if (ret == 0)
+		ret = acct_report_text(r, unit);
+	return ret;
+}
+
+static int job_row_int(struct acct_report *r, const char *field, int64_t v, const char *unit)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", (long long)v);
+	return job_row(r, field, v < 0 ? NULL : buf, unit);
+}
+
+static int job_row_ns(struct acct_report *r, const char *field, int64_t ns)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.6f", (double)ns / NSEC_PER_SEC);
+	return job_row(r, field, ns < 0 ? NULL : buf, "s");
+}
+
+int acct_report_job(const struct acct_job *j, struct acct_report **ret)
+{
+	struct acct_report *r = acct_report_create("job", job_columns, 3);
+	struct acct_derived d;
+	char buf[64], field[32];
+	int e = 0;
+
+	if (!r)
+		return -ENOMEM;
+	acct_job_derive(j, &d);
+	e = e ? e : job_row_int(r, "jobid", j->jobid, "");
+	e = e ? e : job_row(r, "name", j->name, "");
+	e = e ? e : job_row(r, "owner", j->owner, "");
+	e = e ? e : job_row(r, "queue", j->queue, j->realtime ? "realtime" : "");
+	e = e ? e : job_row(r, "state", j->state, "");
+	e = e ? e : job_row(r, "node", j->node[0] ? j->node : NULL, "");
+	e = e ? e : job_row(r, "cpus", j->cpus[0] ? j->cpus : NULL, "");
+	e = e ? e : job_row_int(r, "ncpus", j->ncpus, "");
+	e = e ? e : job_row_int(r, "mem", j->mem, "bytes");
+	e = e ? e : job_row_int(r, "mem_peak", j->mem_peak, "bytes");
+	e = e ? e : job_row_int(r, "cpu_time", j->cpu_ns, "ns");
+	e = e ? e : job_row(r, "oom", j->oom ? "yes" : "no", "");
+	e = e ? e : job_row_int(r, "exit_status", j->exit_status, "");
+	e = e ? e : job_row_int(r, "exit_signal", j->exit_signal, "");
+	for (int i = 0; i < ACCT_STAMP_MAX && !e; i++) {
+		snprintf(field, sizeof(field), "%s_time", acct_stamp_name(i));
+		if (j->t[i])
+			local_time(buf, sizeof(buf), j->t[i]);
+		e = job_row(r, field, j->t[i] ? buf : NULL, "local");
+		if (!e && j->t[i]) {
+			snprintf(field, sizeof(field), "%s_wall_ns", acct_stamp_name(i));
+			e = job_row_int(r, field, j->t[i], "ns");
+		}
+		if (!e && j->mono[i]) {
+			snprintf(field, sizeof(field), "%s_mono_ns", acct_stamp_name(i));
+			e = job_row_int(r, field, j->mono[i], "ns");
+		}
+	}
+	e = e ? e : job_row_ns(r, "wait", d.wait);
+	e = e ? e : job_row_ns(r, "startup", d.startup);
+	e = e ? e : job_row_ns(r, "connect", d.connect);
+	e = e ? e : job_row_ns(r, "teardown", d.teardown);
+	e = e ? e : job_row_ns(r, "elapsed", d.elapsed);
+	e = e ? e : job_row_ns(r, "overhead", d.overhead);
+	e = e ? e : job_row_ns(r, "report", d.report);
+	snprintf(buf, sizeof(buf), "%.2f", d.cpu_delivered * 100);
+	e = e ? e : job_row(r, "cpu_delivered", d.cpu_delivered < 0 ? NULL : buf, "%");
+	if (e) {
+		acct_report_destroy(r);
+		return e;
+	}
+	*ret = r;
+	return 0;
+}

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/* Summaries by queue, user, node or day, and the J90-shaped per-queue overhead table. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "acct.h"
+#include "timeutil.h"
+
+static const char *const key_names[] = {
+	[ACCT_BY_QUEUE] = "queue", [ACCT_BY_USER] = "user", [ACCT_BY_NODE] = "node", [ACCT_BY_DAY] = "day",
+};
+
+int acct_key_parse(const char *s, enum acct_key *ret)
+{
+	for (size_t i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++)
+		if (s && strcmp(s, key_names[i]) == 0) {
+			*ret = (enum acct_key)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+#define SUMMARY_COLUMNS(key, title) {                                             \
+	{ key, title, ACCT_CELL_TEXT },                                           \
+	{ "jobs", "Jobs", ACCT_CELL_INT },                                        \
+	{ "failed", "Failed", ACCT_CELL_INT },                                    \
+	{ "cancelled", "Cancelled", ACCT_CELL_INT },                              \
+	{ "core_hours", "Core-h", ACCT_CELL_REAL },                               \
+	{ "wait_mean_s", "Wait s", ACCT_CELL_SECONDS },                           \
+	{ "connect_mean_s", "Connect s", ACCT_CELL_SECONDS },                     \
+	{ "startup_mean_ms", "Start ms", ACCT_CELL_MS },                          \
+	{ "startup_median_ms", "Start med", ACCT_CELL_MS },                       \
+	{ "startup_p95_ms", "Start p95", ACCT_CELL_MS },                          \
+	{ "teardown_mean_ms", "Tear ms", ACCT_CELL_MS },                          \
+	{ "teardown_median_ms", "Tear med", ACCT_CELL_MS },                       \
+	{ "teardown_p95_ms", "Tear p95", ACCT_CELL_MS },                          \
+	{ "cpu_delivered_pct", "CPU %", ACCT_CELL_PERCENT },                      \
+}
+#define SUMMARY_NCOLS 14
+
+static const struct acct_column summary_columns[][SUMMARY_NCOLS] = {
+	[ACCT_BY_QUEUE] = SUMMARY_COLUMNS("queue", "Queue"),
+	[ACCT_BY_USER] = SUMMARY_COLUMNS("user", "User"),
+	[ACCT_BY_NODE] = SUMMARY_COLUMNS("node", "Node"),
+	[ACCT_BY_DAY] = SUMMARY_COLUMNS("day", "Day"),
+};
+
+struct keyed {
+	char key[ACCT_NAME_MAX];
+	size_t idx;
+};
+
+static int keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void job_key(const struct acct_job *j, enum acct_key key, char *buf, size_t len)
+{
+	const char *s = NULL;
+
+	switch (key) {
+	case ACCT_BY_QUEUE: s = j->queue; break;
+	case ACCT_BY_USER: s = j->owner; break;
+	case ACCT_BY_NODE: s = j->node; break;
+	case ACCT_BY_DAY: {
+		int64_t ns = j->t[ACCT_DONE] ? j->t[ACCT_DONE] : j->t[ACCT_SUBMIT];
+		time_t t = (time_t)(ns / NSEC_PER_SEC);
+		struct tm tm;
+
+		localtime_r(&t, &tm);
+		strftime(buf, len, "%Y-%m-%d", &tm);
+		return;
+	}
+	}
+	snprintf(buf, len, "%s", s && *s ? s : "-");
+}
+
+/* Jobs sorted by key, then by their place in the input. */
+static struct keyed *jobs_sort(const struct acct_job *jobs, size_t n, enum acct_key key)
+{
+	struct keyed *k = calloc(n ? n : 1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		job_key(&jobs[i], key, k[i].key, sizeof(k[i].key));
+		k[i].idx = i;
+	}
+	qsort(k, n, sizeof(*k), keyed_cmp);
+	return k;
+}
+
+static bool state_failed(const char *s)
+{
+	return strcmp(s, "failed") == 0 || strcmp(s, "timeout") == 0 || strcmp(s, "oom") == 0;
+}
+
+/* Mean, median and p95 of v (sorted in place), as three cells. */
+static int stats_cells(struct acct_report *r, int64_t *v, size_t n)
+{
+	double sum = 0;
+	int e;
+
+	if (n == 0) {
+		e = acct_report_null(r);
+		e = e ? e : acct_report_null(r);
+		return e ? e : acct_report_null(r);
+	}
+	for (size_t i = 0; i < n; i++)
+		sum += (double)v[i];
+	e = acct_report_int(r, (int64_t)(sum / (double)n + 0.5));
+	e = e ? e : acct_report_int(r, acct_quantile(v, n, 0.5));
+	return e ? e : acct_report_int(r, acct_quantile(v, n, 0.95));
+}
+
+static int mean_cell(struct acct_report *r, double sum, size_t n)
+{
+	return n ? acct_report_int(r, (int64_t)(sum / (double)n + 0.5)) : acct_report_null(r);
+}
+
+/* One summary row for the jobs k[0..n-1]. */
+static int group_row(struct acct_report *r, const struct acct_job *jobs, const struct keyed *k, size_t n,
+		     int64_t *startup, int64_t *teardown)
+{
+	size_t failed = 0, cancelled = 0, n_wait = 0, n_conn = 0, n_start = 0, n_tear = 0;
+	double core_ns = 0, wait = 0, connect = 0, cpu = 0, cpu_cap = 0;
+	int e;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct acct_job *j = &jobs[k[i].idx];
+		struct acct_derived d;
+
+		acct_job_derive(j, &d);
+		failed += state_failed(j->state);
+		cancelled += strcmp(j->state, "cancelled") == 0;
+		if (d.elapsed >= 0)
+			core_ns += (double)d.elapsed * (double)j->ncpus;
+		if (d.wait >= 0) {
+			wait += (double)d.wait;
+			n_wait++;
+		}
+		if (d.connect >= 0) {
+			connect += (double)d.connect;
+			n_conn++;
+		}
+		if (d.cpu_delivered >= 0) {
+			cpu += (double)j->cpu_ns;
+			cpu_cap += (double)d.connect * (double)j->ncpus;
+		}
+		if (d.startup >= 0)
+			startup[n_start++] = d.startup;
+		if (d.teardown >= 0)
+			teardown[n_tear++] = d.teardown;
+	}
+	e = acct_report_text(r, k[0].key);
+	e = e ? e : acct_report_int(r, (int64_t)n);
+	e = e ? e : acct_report_int(r, (int64_t)failed);
+	e = e ? e : acct_report_int(r, (int64_t)cancelled);
+	e = e ? e : acct_report_real(r, core_ns / NSEC_PER_SEC / 3600.0);
+	e = e ? e : mean_cell(r, wait, n_wait);
+	e = e ? e : mean_cell(r, connect, n_conn);
+	e = e ? e : stats_cells(r, startup, n_start);
+	e = e ? e : stats_cells(r, teardown, n_tear);
+	e = e ? e : cpu_cap > 0 ? acct_report_real(r, 100.0 * cpu / cpu_cap) : acct_report_null(r);
+	return e;
+}
+
+int acct_report_summary(const struct acct_job *jobs, size_t n, enum acct_key key,
+			struct acct_report **ret)
+{
+	struct acct_report *r = acct_report_create("summary", summary_columns[key], SUMMARY_NCOLS);
+	struct keyed *k = jobs_sort(jobs, n, key);
+	int64_t *startup = calloc(n ? n : 1, sizeof(*startup));
+	int64_t *teardown = calloc(n ? n : 1, sizeof(*teardown));
+	int e = -ENOMEM;
+
+	if (!r || !k || !startup || !teardown)
+		goto done;
+	e = acct_report_meta(r, "by", json_string(key_names[key]));
+	for (size_t i = 0, end; i < n && !e; i = end) {
+		for (end = i + 1; end < n && strcmp(k[end].key, k[i].key) == 0; end++)
+			;
+		e = group_row(r, jobs, k + i, end - i, startup, teardown);
+	}
+done:
+	free(teardown);
+	free(startup);
+	free(k);
+	if (e) {
+		acct_report_destroy(r);
+		return e;
+	}
+	*ret = r;
+	return 0;
+}
+
+static const struct acct_column overhead_columns[] = {
+	{ "queue", "Queue", ACCT_CELL_TEXT },
+	{ "job", "Job", ACCT_CELL_TEXT },
+	{ "memory", "Memory", ACCT_CELL_BYTES },
+	{ "connect_s", "Connect s", ACCT_CELL_SECONDS },
+	{ "elapsed_s", "Elapsed s", ACCT_CELL_SECONDS },
+	{ "overhead_ms", "Overhead ms", ACCT_CELL_MS },
+	{ "overhead_pct", "Overhead %", ACCT_CELL_PERCENT },
+};
+
+static int overhead_row(struct acct_report *r, const char *queue, const char *job, int64_t mem,
+			int64_t connect, int64_t elapsed, int64_t overhead)
+{
+	int e = acct_report_text(r, queue);
+
+	e = e ? e : acct_report_text(r, job);
+	e = e ? e : mem >= 0 ? acct_report_int(r, mem) : acct_report_null(r);
+	e = e ? e : connect >= 0 ? acct_report_int(r, connect) : acct_report_null(r);
+	e = e ? e : acct_report_int(r, elapsed);
+	e = e ? e : acct_report_int(r, overhead);
+	e = e ? e : elapsed > 0 ? acct_report_real(r, 100.0 * (double)overhead / (double)elapsed)
+				: acct_report_null(r);
+	return e;
+}
+
+int acct_report_overhead(const struct acct_job *jobs, size_t n, const char *queue,
+			 struct acct_report **ret)
+{
+	struct acct_report *r = acct_report_create("overhead", overhead_columns, 7);
+	struct keyed *k = jobs_sort(jobs, n, ACCT_BY_QUEUE);
+	int e = -ENOMEM;
+
+	if (!r || !k)
+		goto done;
+	e = queue ? acct_report_meta(r, "queue", json_string(queue)) : 0;
+	for (size_t i = 0, end; i < n && !e; i = end) {
+		double mem = 0, conn = 0, el = 0, over = 0;
+		size_t n_rows = 0, n_mem = 0, n_conn = 0;
+
+		for (end = i + 1; end < n && strcmp(k[end].key, k[i].key) == 0; end++)
+			;
+		if (queue && strcmp(k[i].key, queue) != 0)
+			continue;
+		for (size_t m = i; m < end && !e; m++) {
+			const struct acct_job *j = &jobs[k[m].idx];
+			struct acct_derived d;
+			char id[32];
+
+			acct_job_derive(j, &d);
+			if (acct_job_active(j) || d.elapsed < 0)
+				continue;
+			snprintf(id, sizeof(id), "%lld", (long long)j->jobid);
+			e = overhead_row(r, k[i].key, id, j->mem_peak, d.connect, d.elapsed, d.overhead);
+			n_rows++;
+			el += (double)d.elapsed;
+			over += (double)d.overhead;
+			if (j->mem_peak >= 0) {
+				mem += (double)j->mem_peak;
+				n_mem++;
+			}
+			if (d.connect >= 0) {
+				conn += (double)d.connect;
+				n_conn++;
+			}
+		}
+		if (n_rows && !e)
+			e = overhead_row(r, k[i].key, "mean", n_mem ? (int64_t)(mem / (double)n_mem) : -1,
+					 n_conn ? (int64_t)(conn / (double)n_conn + 0.5) : -1,
+					 (int64_t)(el / (double)n_rows + 0.5), (int64_t)(over / (double)n_rows + 0.5));
+	}
+done:
+	free(k);
+	if (e) {
+		acct_report_destroy(r);
+		return e;
+	}
+	*ret = r;
+	return 0;
+}
