@@ -6,7 +6,7 @@ set -u
 
 QP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 QP_BIN=$QP_TOP/${BUILD:-build}/bin
-QP_USERS="qpuser1 qpuser2"
+QP_USERS="qpuser1 qpuser2 qpuser3"
 QP_PIDS=()
 
 fail() { echo "FAIL: $*" >&2; qp_dump_logs; exit 1; }
@@ -169,4 +169,16 @@ qp_wait_file() {
 		sleep 0.05
 	done
 	fail "file $1 did not appear"
+}
+
+# qp_order QUEUE: job ids of QUEUE's jobs (finished too) in the order they
+# were dispatched, one per line, as "id owner".
+qp_dispatch_order() {
+	"$QP_BIN/qstat" -x --json | python3 -c '
+import json, sys
+q = sys.argv[1]
+jobs = [j for j in json.load(sys.stdin) if j["queue"] == q and "dispatch" in j["times"]]
+for j in sorted(jobs, key=lambda j: (j["times"]["dispatch"], j["jobid"])):
+    print(j["jobid"], j["owner"])
+' "$1"
 }
