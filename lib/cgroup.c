@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cgroups v1/v2 behind one ops table: detection, node parents, the per-job fence. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -31,18 +32,35 @@
  */
 
 /* v1 hierarchies a job joins, in attach order. cpuacct may be co-mounted
- * with cpu ("cpu,cpuacct"); freezer and pids are used when mounted. */
+ * with cpu ("cpu,cpuacct"); freezer and pids are used when mounted; cpu
+ * when it is a hierarchy of its own (then each job is one CFS entity,
+ * however many processes it runs). */
 enum v1_hier {
 	V1_CPUSET,
 	V1_CPUACCT,
 	V1_MEMORY,
 	V1_FREEZER,
 	V1_PIDS,
+	V1_CPU,
 	V1_N,
 };
 
-static const char *const v1_names[V1_N] = { "cpuset", "cpuacct", "memory", "freezer", "pids" };
-static const bool v1_required[V1_N] = { true, true, true, false, false };
+static const char *const v1_names[V1_N] = {
+	"cpuset", "cpuacct", "memory", "freezer", "pids", "cpu",
+};
+static const bool v1_required[V1_N] = { true, true, true, false, false, false };
+
+/* The group every realtime job joins in the v1 cpu hierarchy, below the
+ * first component of the node's parent ("qpool/.rt"). Node names cannot
+ * start with a dot, so it never meets a node's group. Why one shared
+ * group and not one per job: v1 RT group scheduling admits a group only
+ * while the sum of its children's rt_runtime/rt_period fits the parent's
+ * (kernel sched_rt_group.rst, tg_rt_schedulable), but a group's runtime is
+ * a budget per CPU. Per-job groups would have to split the budget, e.g.
+ * two 1-CPU jobs on 2 CPUs could get 0.45 s/s each and be throttled at
+ * 45% of their CPU; in one shared group each CPU of each job gets the
+ * whole 0.9 s/s, and jobs on disjoint CPUs do not compete. */
+#define V1_RT_GROUP ".rt"
 
 #define V2_CONTROLLERS "+cpuset +cpu +memory +pids"
 #define JOB_NAME_MAX 32
@@ -52,8 +70,10 @@ struct cgroup_ops;
 struct cgroup_job {
 	const struct cgroup_ops *ops;
 	char name[JOB_NAME_MAX];   /* "job.<id>" */
+	unsigned flags;            /* enum cgroup_job_flags */
 	int parent_fd[V1_N];       /* <root>/<h>/<parent>, O_PATH; -1: not used */
 	int fd[V1_N];              /* the job group, O_PATH; v2 uses [0] only */
+	bool shared[V1_N];         /* fd is the shared realtime group: not ours to remove */
 };
 
 struct cgroup_ops {
@@ -131,6 +151,22 @@ static int parse_u64(const char *s, uint64_t *ret)
 	return 0;
 }
 
+static int file_read_s64(int dirfd, const char *file, int64_t *ret)
+{
+	char buf[64], *end;
+	ssize_t n = file_read(dirfd, file, buf, sizeof(buf));
+	long long v;
+
+	if (n < 0)
+		return (int)n;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
 static int file_read_u64(int dirfd, const char *file, uint64_t *ret)
 {
 	char buf[64];
@@ -189,6 +225,26 @@ static void fd_close(int *fd)
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
+}
+
+/* One directory, reached twice: a systemd hybrid tree has cpu and cpuacct
+ * as symlinks to cpu,cpuacct. */
+static bool same_dir(int a, int b)
+{
+	struct stat sa, sb;
+
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* Length of the first component of a group path ("qpool" of "qpool/n1"),
+ * after *ret_skip leading slashes. */
+static size_t first_component(const char *parent, size_t *ret_skip)
+{
+	size_t skip = strspn(parent, "/");
+
+	*ret_skip = skip;
+	return strcspn(parent + skip, "/");
 }
 
 /* Sends sig to every pid listed in dirfd/cgroup.procs. Returns how many
@@ -337,7 +393,8 @@ static int path_remove(const char *root, const char *parent)
 /* --- cgroup v1 ---------------------------------------------------------- */
 
 /* Opens <root>/<h>; cpuacct falls back to "cpu,cpuacct". -ENOENT when
- * the hierarchy is not mounted. */
+ * the hierarchy is not mounted, and for cpu also when it is co-mounted
+ * with cpuacct (a job then joins it as its cpuacct group). */
 static int v1_hier_open(const char *root, enum v1_hier h, char *ret_path, size_t len)
 {
 	int fd;
@@ -348,7 +405,168 @@ static int v1_hier_open(const char *root, enum v1_hier h, char *ret_path, size_t
 		snprintf(ret_path, len, "%s/cpu,cpuacct", root);
 		fd = dir_open(AT_FDCWD, ret_path);
 	}
+	if (fd >= 0 && h == V1_CPU) {
+		char acct[PATH_MAX];
+		int afd = v1_hier_open(root, V1_CPUACCT, acct, sizeof(acct));
+
+		if (afd >= 0 && same_dir(fd, afd)) {
+			close(fd);
+			fd = -ENOENT;
+		}
+		if (afd >= 0)
+			close(afd);
+	}
 	return fd;
+}
+
+/* The hierarchy of the cpu controller when the kernel schedules RT tasks
+ * by group (CONFIG_RT_GROUP_SCHED: cpu.rt_runtime_us exists): V1_CPU, or
+ * V1_CPUACCT when co-mounted. -1 when realtime needs no group setting. */
+static int v1_rt_hier(const char *root)
+{
+	static const enum v1_hier each[] = { V1_CPU, V1_CPUACCT };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++) {
+		int fd = v1_hier_open(root, each[i], path, sizeof(path));
+		bool rt;
+
+		if (fd < 0)
+			continue;
+		rt = faccessat(fd, "cpu.rt_runtime_us", F_OK, 0) == 0;
+		close(fd);
+		if (rt)
+			return (int)each[i];
+	}
+	return -1;
+}
+
+/* RT runtime for the realtime group: <first>/ and <first>/.rt get the
+ * root's cpu.rt_runtime_us less 5% of the period (950000 -> 900000 us per
+ * 1 s here), so qpool never takes the last of the host's RT budget from
+ * other groups; the node groups keep 0, since no realtime task runs in
+ * them. Kernel throttling stays on: -1 is never written. A root at -1
+ * (throttling off) gets nothing: qnoded refuses realtime then. */
+static int v1_rt_setup(const char *root, const char *parent, struct error *err)
+{
+	char path[PATH_MAX], first[NAME_MAX + 1], num[32];
+	int64_t root_rt, period, cur = 0, want;
+	int h = v1_rt_hier(root), hfd = -1, fd = -1, rtfd = -1, r;
+	size_t skip, len = first_component(parent, &skip);
+	const int order[2][2] = { { 0, 1 }, { 1, 0 } };
+
+	if (h < 0)
+		return 0;
+	if (len == 0 || len > NAME_MAX)
+		return error_set(err, -EINVAL, "bad cgroup parent \"%s\"", parent);
+	memcpy(first, parent + skip, len);
+	first[len] = '\0';
+	hfd = v1_hier_open(root, h, path, sizeof(path));
+	if (hfd < 0)
+		return error_set(err, hfd, "%s: %s", path, strerror(-hfd));
+	r = file_read_s64(hfd, "cpu.rt_runtime_us", &root_rt);
+	if (r == 0)
+		r = file_read_s64(hfd, "cpu.rt_period_us", &period);
+	if (r < 0) {
+		r = error_set(err, r, "%s/cpu.rt_runtime_us: %s", path, strerror(-r));
+		goto done;
+	}
+	if (root_rt <= 0)
+		goto done;
+	want = root_rt - period / 20 > 0 ? root_rt - period / 20 : root_rt / 2;
+	fd = dir_open(hfd, first);
+	if (fd < 0) {
+		r = error_set(err, fd, "%s/%s: %s", path, first, strerror(-fd));
+		goto done;
+	}
+	if (mkdirat(fd, V1_RT_GROUP, 0755) < 0 && errno != EEXIST) {
+		r = error_set(err, -errno, "%s/%s/" V1_RT_GROUP ": %m", path, first);
+		goto done;
+	}
+	rtfd = dir_open(fd, V1_RT_GROUP);
+	if (rtfd < 0) {
+		r = error_set(err, rtfd, "%s/%s/" V1_RT_GROUP ": %s", path, first, strerror(-rtfd));
+		goto done;
+	}
+	file_read_s64(fd, "cpu.rt_runtime_us", &cur);
+	snprintf(num, sizeof(num), "%" PRId64, want);
+	/* A child may not hold more than its parent: raise the parent first,
+	 * lower the child first. */
+	for (int i = 0; i < 2; i++) {
+		int which = order[want < cur][i];
+
+		/* A group removed moments ago still holds its runtime for
+		 * ~10-20 ms (measured, 6.x: the task group is freed after an
+		 * RCU grace period), so the sum check can fail with EINVAL
+		 * for a while after a teardown: try again, briefly. */
+		for (int t = 0; t < 50; t++) {
+			r = file_write(which ? rtfd : fd, "cpu.rt_runtime_us", num);
+			if (r != -EINVAL)
+				break;
+			sleep_ms(5);
+		}
+		if (r < 0) {
+			r = error_set(err, r, "%s/%s%s/cpu.rt_runtime_us=%s: %s", path, first,
+				      which ? "/" V1_RT_GROUP : "", num, strerror(-r));
+			goto done;
+		}
+	}
+done:
+	if (rtfd >= 0)
+		close(rtfd);
+	if (fd >= 0)
+		close(fd);
+	close(hfd);
+	return r;
+}
+
+/* file_write on a path; sets errno on failure. */
+static int dir_write(const char *dir, const char *file, const char *val)
+{
+	int fd = dir_open(AT_FDCWD, dir), r;
+
+	if (fd < 0) {
+		errno = -fd;
+		return fd;
+	}
+	r = file_write(fd, file, val);
+	close(fd);
+	errno = r < 0 ? -r : 0;
+	return r;
+}
+
+/* After the node's group is gone: <first>/.rt and <first> go too when no
+ * other node's group is left beside them (and no realtime job runs). */
+static void v1_rt_teardown(const char *hpath, const char *parent)
+{
+	char dir[PATH_MAX], rt[PATH_MAX + 8];
+	size_t skip, len = first_component(parent, &skip);
+	struct dirent *e;
+	bool others = false;
+	DIR *d;
+
+	if (snprintf(dir, sizeof(dir), "%s/%.*s", hpath, (int)len, parent + skip) >=
+	    (int)sizeof(dir))
+		return;
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    strcmp(e->d_name, V1_RT_GROUP))
+			others = true;
+	closedir(d);
+	if (others)
+		return;
+	snprintf(rt, sizeof(rt), "%s/" V1_RT_GROUP, dir);
+	/* Runtime given back before rmdir: a removed group keeps it for a
+	 * grace period, and the next set-up would find the budget taken.
+	 * -EBUSY while a realtime task is still inside: then nothing goes. */
+	if (dir_write(rt, "cpu.rt_runtime_us", "0") < 0 && errno != ENOENT)
+		return;
+	dir_write(dir, "cpu.rt_runtime_us", "0");
+	if (rmdir(rt) == 0 || errno == ENOENT)
+		rmdir(dir);
 }
 
 struct v1_cpuset_ctx {
@@ -377,7 +595,6 @@ static int v1_node_setup(const char *root, const char *parent, const struct cpum
 {
 	struct v1_cpuset_ctx ctx = { 0 };
 	char path[PATH_MAX], failed[PATH_MAX] = "", cpulist[4096];
-	int r = 0;
 
 	for (int h = 0; h < V1_N; h++) {
 		int rootfd = v1_hier_open(root, h, path, sizeof(path)), fd;
@@ -419,13 +636,13 @@ static int v1_node_setup(const char *root, const char *parent, const struct cpum
 					 strerror(-fd));
 		close(fd);
 	}
-	return r;
+	return v1_rt_setup(root, parent, err);
 }
 
 static int v1_node_teardown(const char *root, const char *parent)
 {
 	char path[PATH_MAX];
-	int r = 0;
+	int rt_h = v1_rt_hier(root), r = 0;
 
 	for (int h = 0; h < V1_N; h++) {
 		int fd = v1_hier_open(root, h, path, sizeof(path)), q;
@@ -436,6 +653,8 @@ static int v1_node_teardown(const char *root, const char *parent)
 		q = path_remove(path, parent);
 		if (q < 0 && r == 0)
 			r = q;
+		if (q == 0 && h == rt_h)
+			v1_rt_teardown(path, parent);
 	}
 	return r;
 }
@@ -444,6 +663,7 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 		       struct error *err)
 {
 	char path[PATH_MAX];
+	int rt_h = job->flags & CGROUP_JOB_REALTIME ? v1_rt_hier(root) : -1;
 
 	for (int h = 0; h < V1_N; h++) {
 		int n, fd;
@@ -456,12 +676,35 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 			snprintf(path, sizeof(path), "%s/cpu,cpuacct/%s", root, parent);
 			fd = dir_open(AT_FDCWD, path);
 		}
-		/* The rare path: tell "not mounted" (fine for freezer, pids)
-		 * from "node set-up did not run" (an error). */
+		/* The rare path: tell "not mounted" (fine for freezer, pids,
+		 * cpu) from "node set-up did not run" (an error). */
 		if (fd == -ENOENT && !v1_required[h] && !is_dir(root, v1_names[h]))
 			continue;
 		if (fd < 0)
 			return error_set(err, fd, "%s: %s", path, strerror(-fd));
+		/* cpu co-mounted with cpuacct: joined as cpuacct already. */
+		if (h == V1_CPU && job->parent_fd[V1_CPUACCT] >= 0 &&
+		    same_dir(fd, job->parent_fd[V1_CPUACCT])) {
+			close(fd);
+			continue;
+		}
+		if (h == rt_h) {
+			size_t skip, len = first_component(parent, &skip);
+
+			job->parent_fd[h] = fd;
+			snprintf(path, sizeof(path), "%s/%s/%.*s/" V1_RT_GROUP, root, v1_names[h],
+				 (int)len, parent + skip);
+			if (h == V1_CPUACCT && !is_dir(root, "cpuacct"))
+				snprintf(path, sizeof(path), "%s/cpu,cpuacct/%.*s/" V1_RT_GROUP,
+					 root, (int)len, parent + skip);
+			fd = dir_open(AT_FDCWD, path);
+			if (fd < 0)
+				return error_set(err, fd, "%s: %s (node set-up gives it RT runtime)",
+						 path, strerror(-fd));
+			job->fd[h] = fd;
+			job->shared[h] = true;
+			continue;
+		}
 		job->parent_fd[h] = fd;
 		if (mkdirat(fd, job->name, 0755) < 0 && errno != EEXIST)
 			return error_set(err, -errno, "%s/%s: %m", path, job->name);
@@ -551,7 +794,9 @@ static int v1_freeze_wait(int fd, int timeout_ms)
 
 static int v1_job_kill(struct cgroup_job *job, int timeout_ms)
 {
-	int fz = job->fd[V1_FREEZER], procs = fz >= 0 ? fz : job->fd[V1_CPUACCT], r;
+	/* The list comes from a group of the job's own: the cpu(acct) group
+	 * of a realtime job is shared. */
+	int fz = job->fd[V1_FREEZER], procs = fz >= 0 ? fz : job->fd[V1_MEMORY], r;
 	bool frozen = false;
 
 	/* The common case, a job that left nothing behind, costs one read:
@@ -581,17 +826,20 @@ static int v1_job_usage(struct cgroup_job *job, struct cgroup_usage *ret)
 	int r;
 
 	*ret = (struct cgroup_usage){ 0 };
-	r = file_read_u64(job->fd[V1_CPUACCT], "cpuacct.usage", &ret->cpu_ns);
-	if (r < 0)
-		return r;
+	if (job->shared[V1_CPUACCT]) {
+		ret->cpu_shared = true;
+	} else {
+		r = file_read_u64(job->fd[V1_CPUACCT], "cpuacct.usage", &ret->cpu_ns);
+		if (r < 0)
+			return r;
+	}
 	r = file_read_u64(job->fd[V1_MEMORY], "memory.max_usage_in_bytes", &ret->mem_peak);
 	if (r < 0)
 		return r;
-	/* oom_kill in memory.oom_control since Linux 4.13; before that a
-	 * failcnt above 0 is the best sign there is. */
+	/* oom_kill in memory.oom_control since Linux 4.13. Before that there
+	 * is no count to read, and memory.failcnt is no substitute: it counts
+	 * every time usage met the limit, page-cache reclaim included. */
 	if (file_read_keyed(job->fd[V1_MEMORY], "memory.oom_control", "oom_kill", &v) == 0)
-		ret->oom = v > 0;
-	else if (file_read_u64(job->fd[V1_MEMORY], "memory.failcnt", &v) == 0)
 		ret->oom = v > 0;
 	return 0;
 }
@@ -606,7 +854,7 @@ static int v1_job_remove(struct cgroup_job *job)
 	if (job->fd[V1_MEMORY] >= 0)
 		file_write(job->fd[V1_MEMORY], "memory.force_empty", "0");
 	for (int h = 0; h < V1_N; h++) {
-		if (job->parent_fd[h] < 0 || job->fd[h] < 0)
+		if (job->shared[h] || job->parent_fd[h] < 0 || job->fd[h] < 0)
 			continue;
 		if (unlinkat(job->parent_fd[h], job->name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
 			if (r == 0)
@@ -924,7 +1172,7 @@ int cgroup_node_teardown(const char *root, enum cgroup_mode mode, const char *pa
 }
 
 int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *parent,
-		      uint64_t jobid, struct cgroup_job **ret, struct error *err)
+		      uint64_t jobid, unsigned flags, struct cgroup_job **ret, struct error *err)
 {
 	const struct cgroup_ops *ops = ops_for(mode);
 	struct cgroup_job *job;
@@ -938,6 +1186,7 @@ int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *paren
 	if (!job)
 		return error_set(err, -ENOMEM, "out of memory");
 	job->ops = ops;
+	job->flags = flags;
 	snprintf(job->name, sizeof(job->name), "job.%" PRIu64, jobid);
 	for (int h = 0; h < V1_N; h++)
 		job->parent_fd[h] = job->fd[h] = -1;

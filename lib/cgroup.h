@@ -31,14 +31,17 @@ int cgroup_detect(const char *root, enum cgroup_mode *ret);
 
 /* qnoded, at start: creates the node's parent group `parent` (e.g.
  * "qpool/n1") in every hierarchy qpool uses (v1: cpuset, cpuacct, memory,
- * freezer, pids; v2: one directory, controllers enabled along the path),
- * and gives it cpus and mems (cpuset). Idempotent. */
+ * freezer, pids, cpu; v2: one directory, controllers enabled along the
+ * path), and gives it cpus and mems (cpuset). Where v1 schedules RT tasks
+ * by group (cpu.rt_runtime_us exists), also creates the shared realtime
+ * group "<first>/.rt" and gives it and "<first>" the root's RT runtime
+ * less 5% of the period (see CGROUP_JOB_REALTIME). Idempotent. */
 int cgroup_node_setup(const char *root, enum cgroup_mode mode, const char *parent,
 		      const struct cpumask *cpus, const char *mems, struct error *err);
 
 /* qnoded, at a clean stop with no job left: removes `parent`, and its
- * first component (e.g. "qpool") when that is empty too. -EBUSY when a job
- * group is still inside. */
+ * first component (e.g. "qpool", with its realtime group) when no other
+ * node's group is left in it. -EBUSY when a job group is still inside. */
 int cgroup_node_teardown(const char *root, enum cgroup_mode mode, const char *parent);
 
 /* One job's fence: its group `<parent>/job.<id>` in every hierarchy,
@@ -57,18 +60,33 @@ struct cgroup_limits {
 /* What a job group used, read before it is removed. */
 struct cgroup_usage {
 	uint64_t cpu_ns;      /* v1 cpuacct.usage; v2 cpu.stat usage_usec */
+	bool cpu_shared;      /* no group of its own to count CPU time (a
+	                       * realtime job on v1 with cpu,cpuacct co-mounted):
+	                       * cpu_ns is 0, the caller counts otherwise */
 	uint64_t mem_peak;    /* v1 memory.max_usage_in_bytes; v2 memory.peak */
-	bool oom;             /* an OOM kill happened inside the group */
+	bool oom;             /* the kernel's OOM killer killed a task of the group:
+	                       * v1 memory.oom_control oom_kill (Linux >= 4.13),
+	                       * v2 memory.events oom_kill */
+};
+
+enum cgroup_job_flags {
+	/* The job runs SCHED_FIFO/RR. Where the kernel schedules RT tasks by
+	 * group (v1 cpu.rt_runtime_us), a new group has no RT runtime and
+	 * sched_setscheduler fails in it, so in the cpu hierarchy the job
+	 * joins the shared group "<first>/.rt" (e.g. qpool/.rt) that
+	 * cgroup_node_setup gave RT runtime. No effect elsewhere. */
+	CGROUP_JOB_REALTIME = 1 << 0,
 };
 
 /* Creates `<root>/<h>/<parent>/job.<jobid>` in each hierarchy (v1:
- * cpuset, cpuacct, memory, freezer, pids, skipping freezer and pids when
- * not mounted; v2: one directory) and opens it. A group that exists
+ * cpuset, cpuacct, memory, freezer, pids, cpu, skipping freezer, pids and
+ * cpu when not mounted and cpu when co-mounted with cpuacct; v2: one
+ * directory) and opens it. flags: enum cgroup_job_flags. A group that exists
  * already (a crashed earlier run) is reused. On failure nothing is left
  * behind. -EOPNOTSUPP for CGROUP_MODE_NONE; -errno otherwise, err says
  * which path. */
 int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *parent,
-		      uint64_t jobid, struct cgroup_job **ret, struct error *err);
+		      uint64_t jobid, unsigned flags, struct cgroup_job **ret, struct error *err);
 
 /* Writes cpus/mems, the memory limit (v1 memory.limit_in_bytes and
  * memory.memsw.limit_in_bytes where it exists; v2 memory.max and

@@ -14,7 +14,8 @@ struct gded_child {
 	struct cgroup_job *cg;     /* NULL in mode none */
 	char **envp;
 	int report_fd;             /* O_CLOEXEC pipe: a start failure, one line */
-	int64_t *exec_stamp;       /* MAP_SHARED page: [0] wall, [1] mono */
+	int64_t *exec_stamp;       /* MAP_SHARED page: [0] wall, [1] mono,
+	                            * [2] execve's errno when it failed */
 };
 
 /* In the child: joins the cgroup, setsid, drops to the user, opens the
@@ -22,5 +23,10 @@ struct gded_child {
  * on a start failure writes the reason to report_fd (and to the job's
  * stderr file when open) and exits 127. */
 __attribute__((noreturn)) void gded_child_exec(const struct gded_child *c);
+
+/* Appends line to the job's stderr file (stdout when joined) with the
+ * user's credentials, from a short-lived child: the OOM note. 0 or -errno
+ * (-ENOENT: no output file, as by hand). */
+int gded_note_append(const struct gded_job *job, const char *line);
 
 #endif

@@ -15,9 +15,18 @@
 #define GDED_KILL_GRACE_DEFAULT 10
 #define GDED_PATH_DEFAULT "/usr/local/bin:/usr/bin:/bin"
 
-/* One job, filled from a launch spec (gded_spec_parse) or, later, from
- * by-hand options. Strings point into `owner` (or argv) and live as long
- * as it does; env is owned. */
+/* The queue's reserve (docs/PROTOCOL.md job.launch). gded applies the
+ * cpus it is given in every case (qpoold decides who gets which);
+ * realtime adds SCHED_FIFO/RR at rt_priority. */
+enum gded_reserve {
+	GDED_RESERVE_NONE,        /* the null wrapper: accounting group, cpus given */
+	GDED_RESERVE_EXCLUSIVE,
+	GDED_RESERVE_REALTIME,
+};
+
+/* One job, filled from a launch spec (gded_spec_parse) or from by-hand
+ * options (gded_byhand_run). Strings point into `owner` (or argv) and live
+ * as long as it does; env is owned. */
 struct gded_job {
 	json_t *owner;            /* the parsed spec, or NULL */
 	uint64_t jobid;
@@ -44,6 +53,12 @@ struct gded_job {
 	const char *mems;         /* kernel list, or NULL */
 	const char *nodefile;     /* path to write, or NULL */
 	const char *result;       /* result path (written via <result>.tmp) */
+	enum gded_reserve reserve;
+	int rt_policy;            /* SCHED_FIFO or SCHED_RR, for realtime */
+	int rt_priority;          /* 1..99, for realtime */
+	char *const *argv;        /* by hand: the command, run as root with
+	                           * gded's stdio and environment; NULL: the
+	                           * spec's script as the user */
 	enum cgroup_mode cg_mode;
 	const char *cg_root;
 	const char *cg_parent;
@@ -73,6 +88,7 @@ struct gded_result {
 	bool cancelled;
 	bool oom;
 	char reason[256];         /* "" or one line */
+	int exec_errno;           /* execve's errno when the job could not be executed */
 	uint64_t cpu_ns;
 	uint64_t mem_peak;
 	int64_t wall[GDED_STAMP_N];   /* ns since the epoch; 0: not reached */
@@ -105,6 +121,12 @@ void gded_env_free(char **env);
  * gded itself hit trouble, e.g. a cgroup it could not remove (res is
  * still the job's true result). */
 int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err);
+
+/* gded by hand (argv after the program name): parses the options, picks
+ * the CPUs, runs the command under the same fence as a job and cleans up.
+ * Returns gded's exit status: the command's, 128+signal, or
+ * enum gded_byhand_exit. */
+int gded_byhand_main(int argc, char **argv);
 
 /* Writes res as JSON to <path>.tmp, fsyncs, renames to path. */
 int gded_result_write(const char *path, const struct gded_result *res, struct error *err);

@@ -25,8 +25,10 @@ static const char *arg_spec;
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gded --spec FILE\n"
+		   "       gded -n N [-m SIZE] [--rt fifo:PRIO | --rt rr:PRIO | --exclusive]\n"
+		   "            [--cpus LIST] -- COMMAND [ARG...]\n"
 		   "Runs the batch job described by the launch spec FILE and writes its\n"
-		   "result file. See gded(8).\n");
+		   "result file, or runs COMMAND by hand under the same fence. See gded(8).\n");
 }
 
 static int parse_args(int argc, char **argv)
@@ -72,6 +74,13 @@ int main(int argc, char **argv)
 	struct error err = { { 0 } };
 	sigset_t mask;
 	int rc = GDED_EXIT_USAGE, r;
+
+	/* Anything but --spec or --help is the by-hand form. */
+	if (argc > 1 && strncmp(argv[1], "--spec", 6) != 0 && strcmp(argv[1], "--help") != 0 &&
+	    strcmp(argv[1], "-h") != 0) {
+		stdio_ensure();
+		return gded_byhand_main(argc, argv);
+	}
 
 	res.wall[GDED_STAMP_WRAP] = time_wall_ns();
 	res.mono[GDED_STAMP_WRAP] = time_mono_ns();

@@ -11,12 +11,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "gded-internal.h"
+#include "parse.h"
 #include "timeutil.h"
 
 /* How long the kill loop may take before gded gives up on a group that
@@ -24,6 +26,8 @@
 #define KILL_TIMEOUT_MS 10000
 /* rmdir can see EBUSY for a moment after the last task has gone. */
 #define REMOVE_TRIES 200
+/* The page the child stamps exec into: wall, mono, execve's errno. */
+#define STAMP_PAGE (sizeof(int64_t) * 3)
 
 enum run_phase {
 	PHASE_RUN,     /* the job runs */
@@ -169,7 +173,8 @@ static int job_terminate(struct run *run, bool *reason_flag)
 	if (run->phase != PHASE_RUN)
 		return 0;
 	*reason_flag = true;
-	kill(-run->pid, SIGTERM);
+	/* By hand the command shares gded's process group (the terminal's). */
+	kill(run->job->argv ? run->pid : -run->pid, SIGTERM);
 	run->phase = PHASE_GRACE;
 	return timer_arm(run, run->job->kill_grace);
 }
@@ -201,7 +206,9 @@ static int on_signal(struct run *run)
 	int r;
 
 	while (read(run->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGTERM) {
+		/* By hand, SIGINT and SIGQUIT come from the terminal, which
+		 * sends them to the command too: gded only waits. */
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP) {
 			r = job_terminate(run, &run->res->cancelled);
 			if (r < 0)
 				return r;
@@ -312,6 +319,19 @@ static int run_teardown(struct run *run, struct error *err)
 			run->res->cpu_ns = u.cpu_ns;
 			run->res->mem_peak = u.mem_peak;
 			run->res->oom = u.oom;
+			/* Every process of the job was our descendant (we are
+			 * its subreaper) and has been reaped by now, so the
+			 * children's rusage is its whole CPU time. */
+			if (u.cpu_shared) {
+				struct rusage ru;
+
+				if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+					run->res->cpu_ns =
+						(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+						NSEC_PER_SEC +
+						(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
+						1000;
+			}
 		}
 		for (int i = 0; i < REMOVE_TRIES; i++) {
 			q = cgroup_job_remove(run->cg);
@@ -326,6 +346,25 @@ static int run_teardown(struct run *run, struct error *err)
 	return r;
 }
 
+/* The memory controller counted an OOM kill: say so in the result and,
+ * for a batch job, in its stderr file, where the user looks first. */
+static void oom_report(const struct gded_job *job, struct gded_result *res)
+{
+	char size[32], line[sizeof(res->reason) + 64];
+
+	if (job->mem > 0) {
+		size_format(job->mem, size, sizeof(size));
+		snprintf(res->reason, sizeof(res->reason),
+			 "killed: it exceeded its memory limit of %s", size);
+	} else {
+		snprintf(res->reason, sizeof(res->reason), "killed: out of memory");
+	}
+	if (job->argv)
+		return;
+	snprintf(line, sizeof(line), "qpool: job %" PRIu64 " was %s\n", job->jobid, res->reason);
+	gded_note_append(job, line);
+}
+
 int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err)
 {
 	struct run run = { .job = job, .res = res, .pid = -1, .sfd = -1, .tfd = -1 };
@@ -333,6 +372,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		.cpus = job->cpus, .mems = job->mems, .mem = job->mem, .pids_max = job->pids_max,
 	};
 	struct error e = { { 0 } };
+	unsigned flags = job->reserve == GDED_RESERVE_REALTIME ? CGROUP_JOB_REALTIME : 0;
 	int64_t *page = MAP_FAILED;
 	int report[2] = { -1, -1 }, r = 0, q;
 	char **envp = NULL;
@@ -343,6 +383,11 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGCHLD);
+	if (job->argv) {
+		sigaddset(&mask, SIGHUP);
+		sigaddset(&mask, SIGINT);
+		sigaddset(&mask, SIGQUIT);
+	}
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
 	    (run.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
 		r = error_set(err, -errno, "signalfd: %m");
@@ -358,7 +403,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	}
 	if (job->cg_mode != CGROUP_MODE_NONE) {
 		q = cgroup_job_create(job->cg_root, job->cg_mode, job->cg_parent, job->jobid,
-				      &run.cg, &e);
+				      flags, &run.cg, &e);
 		if (q == 0)
 			q = cgroup_job_configure(run.cg, &lim, &e);
 		if (q < 0) {
@@ -372,14 +417,14 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		goto done;
 	}
 	envp = gded_env_build(job);
-	page = mmap(NULL, sizeof(int64_t) * 2, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+	page = mmap(NULL, STAMP_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		    -1, 0);
 	if (!envp || page == MAP_FAILED || pipe2(report, O_CLOEXEC) < 0) {
 		r = error_set(err, -errno, "set-up: %m");
 		fail(res, "gded: %s", err->text);
 		goto done;
 	}
-	page[0] = page[1] = 0;
+	page[0] = page[1] = page[2] = 0;
 	run.pid = fork();
 	if (run.pid < 0) {
 		r = error_set(err, -errno, "fork: %m");
@@ -396,8 +441,10 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	}
 	close(report[1]);
 	report[1] = -1;
-	if (!start_wait(report[0], res))
+	if (!start_wait(report[0], res)) {
+		res->exec_errno = (int)page[2];
 		goto done;
+	}
 	res->wall[GDED_STAMP_EXEC] = page[0];
 	res->mono[GDED_STAMP_EXEC] = page[1];
 	r = run_loop(&run, err);
@@ -413,10 +460,12 @@ done:
 	}
 	if (res->status == GDED_STATUS_FAILED && !res->reason[0])
 		snprintf(res->reason, sizeof(res->reason), "the job could not be started");
+	if (res->oom)
+		oom_report(job, res);
 	stamp(res, GDED_STAMP_RELEASED);
 	cgroup_job_free(run.cg);
 	if (page != MAP_FAILED)
-		munmap(page, sizeof(int64_t) * 2);
+		munmap(page, STAMP_PAGE);
 	gded_env_free(envp);
 	for (int i = 0; i < 2; i++)
 		if (report[i] >= 0)

@@ -2,6 +2,7 @@
 /* The launch spec (docs/PROTOCOL.md "Node-local files") read into a struct gded_job. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -113,6 +114,45 @@ static int spec_cgroup(const json_t *o, struct gded_job *job, struct error *err)
 	return 0;
 }
 
+/* reserve, rt_policy, rt_priority: absent is reserve none. A realtime job
+ * with a priority the kernel does not have is refused here, before
+ * anything runs. */
+static int spec_reserve(const json_t *o, struct gded_job *job, struct error *err)
+{
+	const char *reserve = NULL, *policy = NULL;
+	uint64_t prio = 0;
+	int r;
+
+	if ((r = spec_str(o, "reserve", false, &reserve, err)) < 0 ||
+	    (r = spec_str(o, "rt_policy", false, &policy, err)) < 0 ||
+	    (r = spec_u64(o, "rt_priority", false, &prio, err)) < 0)
+		return r;
+	if (!reserve || strcmp(reserve, "none") == 0)
+		job->reserve = GDED_RESERVE_NONE;
+	else if (strcmp(reserve, "exclusive") == 0)
+		job->reserve = GDED_RESERVE_EXCLUSIVE;
+	else if (strcmp(reserve, "realtime") == 0)
+		job->reserve = GDED_RESERVE_REALTIME;
+	else
+		return error_set(err, -EINVAL, "spec: reserve \"%s\" is not none, exclusive or "
+				 "realtime", reserve);
+	if (!policy || strcmp(policy, "fifo") == 0)
+		job->rt_policy = SCHED_FIFO;
+	else if (strcmp(policy, "rr") == 0)
+		job->rt_policy = SCHED_RR;
+	else
+		return error_set(err, -EINVAL, "spec: rt_policy \"%s\" is not fifo or rr", policy);
+	if (job->reserve != GDED_RESERVE_REALTIME)
+		return 0;
+	if (prio < (uint64_t)sched_get_priority_min(job->rt_policy) ||
+	    prio > (uint64_t)sched_get_priority_max(job->rt_policy))
+		return error_set(err, -EINVAL, "spec: rt_priority %llu is outside %d-%d",
+				 (unsigned long long)prio, sched_get_priority_min(job->rt_policy),
+				 sched_get_priority_max(job->rt_policy));
+	job->rt_priority = (int)prio;
+	return 0;
+}
+
 int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 {
 	uint64_t uid = 0, gid = 0;
@@ -154,6 +194,7 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_str(spec, "nodefile", false, &job->nodefile, err)) < 0 ||
 	    (r = spec_str(spec, "result", true, &job->result, err)) < 0 ||
 	    (r = spec_env(spec, job, err)) < 0 ||
+	    (r = spec_reserve(spec, job, err)) < 0 ||
 	    (r = spec_cgroup(spec, job, err)) < 0)
 		goto fail;
 	if (job->jobid == 0) {

@@ -233,7 +233,7 @@ static void test_v1_job(void)
 
 	cpumask_parse("2-3", &cpus);
 	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
-	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 42, &job, &err);
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 42, 0, &job, &err);
 	CU_ASSERT_EQUAL_FATAL(r, 0);
 	for (size_t i = 0; i < 5; i++) {
 		char rel[64];
@@ -349,7 +349,7 @@ static void test_v1_job_optional(void)
 	mkdir_rel(d, "memory");
 	mkdir_rel(d, "memory/qpool");
 	mkdir_rel(d, "memory/qpool/n1");
-	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 3, &job, &err);
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 3, 0, &job, &err);
 	CU_ASSERT_EQUAL_FATAL(r, 0);
 	CU_ASSERT(exists(d, "cpu,cpuacct/qpool/n1/job.3"));
 	unit_write_file(d, "cpuset/qpool/n1/job.3/cpuset.cpus", "");
@@ -384,14 +384,14 @@ static void test_v1_job_no_parent(void)
 	mkdir_rel(d, "cpuacct/qpool");
 	mkdir_rel(d, "cpuacct/qpool/n1");
 	mkdir_rel(d, "memory");
-	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 9, &job, &err);
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 9, 0, &job, &err);
 	CU_ASSERT_EQUAL(r, -ENOENT);
 	CU_ASSERT_PTR_NULL(job);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "memory/qpool/n1"));
 	CU_ASSERT(!exists(d, "cpuset/qpool/n1/job.9"));
 	CU_ASSERT(!exists(d, "cpuacct/qpool/n1/job.9"));
-	CU_ASSERT_EQUAL(cgroup_job_create(d, CGROUP_MODE_V1, "../x", 9, &job, &err), -EINVAL);
-	CU_ASSERT_EQUAL(cgroup_job_create(d, CGROUP_MODE_NONE, "qpool/n1", 9, &job, &err),
+	CU_ASSERT_EQUAL(cgroup_job_create(d, CGROUP_MODE_V1, "../x", 9, 0, &job, &err), -EINVAL);
+	CU_ASSERT_EQUAL(cgroup_job_create(d, CGROUP_MODE_NONE, "qpool/n1", 9, 0, &job, &err),
 			-EOPNOTSUPP);
 	unit_tmpdir_remove(d);
 }
@@ -427,7 +427,7 @@ static void test_v2(void)
 	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/cpuset.cpus"), "0-3");
 	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/cpuset.mems"), "0");
 
-	r = cgroup_job_create(d, CGROUP_MODE_V2, "qpool/n1", 7, &job, &err);
+	r = cgroup_job_create(d, CGROUP_MODE_V2, "qpool/n1", 7, 0, &job, &err);
 	CU_ASSERT_EQUAL_FATAL(r, 0);
 	CU_ASSERT(exists(d, "qpool/n1/job.7"));
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
