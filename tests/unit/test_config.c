@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* qpool.conf: defaults, comments, file:line errors, the shipped example,
+ * and that qpool.conf(5) documents every key of the table. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "unit.h"
+
+/* Loads text from a temp file; returns the load's result, err set. */
+static int load_text(const char *text, struct config **ret, struct error *err, char **ret_dir)
+{
+	char *dir = unit_tmpdir();
+	char path[4200];
+	int r;
+
+	unit_write_file(dir, "q.conf", text);
+	snprintf(path, sizeof(path), "%s/q.conf", dir);
+	r = config_load(path, ret, err);
+	*ret_dir = dir;
+	return r;
+}
+
+static void test_defaults_and_comments(void)
+{
+	struct config *c = NULL;
+	struct error err;
+	char *dir;
+	const struct queue_conf *q;
+
+	CU_ASSERT_EQUAL_FATAL(load_text("# comment\n[server]\nstate_dir = /s # inline\nsocket = /s/sock ; also\n"
+					"[queue empty]\n[queue b]\ndefault = yes\nmem_max = 8G\nwalltime_max = 1:00:00:00\n",
+					&c, &err, &dir), 0);
+	CU_ASSERT_STRING_EQUAL(c->state_dir, "/s");
+	CU_ASSERT_STRING_EQUAL(c->socket, "/s/sock");
+	CU_ASSERT_EQUAL(c->heartbeat_interval, 5);
+	CU_ASSERT_STRING_EQUAL(c->cgroup_root, "/sys/fs/cgroup");
+	/* An empty section is a queue with every default. */
+	q = config_queue(c, "empty");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+	CU_ASSERT_EQUAL(q->ncpus_default, 1);
+	CU_ASSERT_EQUAL(q->walltime_default, 3600);
+	CU_ASSERT(q->enabled && q->started && !q->is_default);
+	CU_ASSERT_PTR_EQUAL(config_default_queue(c), config_queue(c, "b"));
+	CU_ASSERT_EQUAL(config_queue(c, "b")->mem_max, 8ULL << 30);
+	CU_ASSERT_EQUAL(config_queue(c, "b")->walltime_max, 86400);
+	config_destroy(c);
+	unit_tmpdir_remove(dir);
+}
+
+static void test_errors(void)
+{
+	static const struct {
+		const char *text;
+		const char *want;   /* after "path:" */
+	} cases[] = {
+		{ "[server]\nbogus = 1\n", ":2: bogus: unknown key in [server]" },
+		{ "[server]\n\n\nstate_dir = relative\n", ":4: state_dir = relative: not an absolute path" },
+		{ "[queue a]\nmem_max = 12Q\n", ":2: mem_max = 12Q: not a size" },
+		{ "[queue a]\nwalltime_max = 1:99\n", ":2: walltime_max = 1:99: not a duration" },
+		{ "[queue a]\n[queue a]\n", ":2: [queue a]: defined twice" },
+		{ "[queue a/b]\n", ":1: queue name 'a/b'" },
+		{ "[nodes]\n", ":1: [nodes]: unknown section" },
+		{ "x = 1\n", ":1: x: key outside any section" },
+		{ "[server]\nsocket = /a\nsocket = /b\n", ":3: socket: set twice" },
+		{ "[queue a]\ndefault = yes\n[queue b]\ndefault = yes\n", ":3: [queue b]: default = yes, but queue a" },
+		{ "[queue a]\nreserve = sometimes\n", ":2: reserve = sometimes: not none, exclusive or realtime" },
+		{ "[queue a]\nreserve = realtime\nrt_priority = 100\n", ":1: [queue a]: rt_priority must be 1-99" },
+		{ "[queue a]\nncpus_default = 4\nncpus_max = 2\n", ":1: [queue a]: ncpus_default is above ncpus_max" },
+		{ "[server]\nnode_timeout = 2\nheartbeat_interval = 5\n", ": [server] node_timeout must be longer" },
+		{ "not a line\n", ":1: not a section header or key = value" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct config *c = NULL;
+		struct error err = { { 0 } };
+		char *dir;
+		int r = load_text(cases[i].text, &c, &err, &dir);
+
+		CU_ASSERT(r < 0);
+		CU_ASSERT_PTR_NULL(c);
+		if (!strstr(err.text, cases[i].want))
+			fprintf(stderr, "\n  case %zu: got '%s', want '...%s...'", i, err.text, cases[i].want);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.text, cases[i].want));
+		unit_tmpdir_remove(dir);
+	}
+}
+
+static void test_example_and_path(void)
+{
+	struct config *c = NULL;
+	struct error err;
+
+	CU_ASSERT_EQUAL_FATAL(config_load("conf/qpool.conf", &c, &err), 0);
+	CU_ASSERT_EQUAL(c->n_queues, 3);
+	CU_ASSERT_EQUAL(config_queue(c, "multi8")->reserve, QUEUE_RESERVE_REALTIME);
+	CU_ASSERT_EQUAL(config_queue(c, "multi8")->max_running, 2);
+	config_destroy(c);
+	CU_ASSERT_EQUAL(config_load("/nonexistent/q.conf", &c, &err), -ENOENT);
+	CU_ASSERT_STRING_EQUAL(err.text, "/nonexistent/q.conf: No such file or directory");
+
+	setenv("QPOOL_CONF", "/from/env", 1);
+	CU_ASSERT_STRING_EQUAL(config_path("/from/arg"), "/from/arg");
+	CU_ASSERT_STRING_EQUAL(config_path(NULL), "/from/env");
+	unsetenv("QPOOL_CONF");
+	CU_ASSERT_STRING_EQUAL(config_path(NULL), CONFIG_DEFAULT_PATH);
+}
+
+/* Every key of the table appears in qpool.conf(5) as "\fBkey\fP =". */
+static void test_man_page_documents_every_key(void)
+{
+	char *keys = NULL, *man = NULL;
+	size_t klen = 0, mlen;
+	FILE *f = open_memstream(&keys, &klen);
+	FILE *m = fopen("man/qpool.conf.5", "r");
+	char line[512];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	fseek(m, 0, SEEK_END);
+	mlen = (size_t)ftell(m);
+	rewind(m);
+	man = calloc(1, mlen + 1);
+	CU_ASSERT_EQUAL_FATAL(fread(man, 1, mlen, m), mlen);
+	fclose(m);
+	config_keys_print(f);
+	fclose(f);
+	f = fmemopen(keys, klen, "r");
+	while (fgets(line, sizeof(line), f)) {
+		char want[160];
+		char *key = strchr(line, '\t') + 1;
+
+		*strchr(key, '\t') = '\0';
+		snprintf(want, sizeof(want), "\\fB%s\\fP =", key);
+		if (!strstr(man, want))
+			fprintf(stderr, "\n  qpool.conf(5) does not document %s", key);
+		CU_ASSERT_PTR_NOT_NULL(strstr(man, want));
+	}
+	fclose(f);
+	free(keys);
+	free(man);
+}
+
+static const struct unit_test config_tests[] = {
+	{ "defaults_and_comments", test_defaults_and_comments },
+	{ "errors", test_errors },
+	{ "example_and_path", test_example_and_path },
+	{ "man_page_documents_every_key", test_man_page_documents_every_key },
+	{ NULL, NULL },
+};
+
+UNIT_SUITE(config, config_tests);
