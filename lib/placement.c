@@ -144,13 +144,13 @@ static void placement_best_consider(struct placement_best *b, hwloc_obj_t obj, u
 
 /* The smallest object holding ncpus free units: levels are tried from the
  * cores up to the machine, and within the first level where something
- * fits, the best fit. NUMA nodes hang beside the tree (hwloc 2 memory
- * children); each is tried with the level of the object it hangs from. */
+ * fits, the best fit. NUMA nodes need no level of their own: in hwloc 2 a
+ * NUMA node hangs beside the tree from a normal object and has exactly
+ * its CPUs (hwloc inserts a Group when no object matches), so that
+ * object stands for it. */
 static hwloc_obj_t placement_obj_find(hwloc_topology_t topo, int core_depth, unsigned ncpus,
 				      struct placement_sets *s)
 {
-	int nnuma = hwloc_get_nbobjs_by_depth(topo, HWLOC_TYPE_DEPTH_NUMANODE);
-
 	for (int d = core_depth; d >= 0; d--) {
 		struct placement_best best = { NULL, 0, 0 };
 		int n = hwloc_get_nbobjs_by_depth(topo, d);
@@ -158,13 +158,6 @@ static hwloc_obj_t placement_obj_find(hwloc_topology_t topo, int core_depth, uns
 		for (int i = 0; i < n; i++)
 			placement_best_consider(&best, hwloc_get_obj_by_depth(topo, d, (unsigned)i),
 						ncpus, s);
-		for (int i = 0; i < nnuma; i++) {
-			hwloc_obj_t numa = hwloc_get_obj_by_depth(topo, HWLOC_TYPE_DEPTH_NUMANODE,
-								  (unsigned)i);
-
-			if (numa->parent && numa->parent->depth == d)
-				placement_best_consider(&best, numa, ncpus, s);
-		}
 		if (best.obj)
 			return best.obj;
 	}
@@ -280,14 +273,16 @@ int placement_choose(hwloc_topology_t topo, const struct cpumask *free_cpus, uns
 
 	total = placement_units_fill(topo, core_depth, smt, &s);
 	if (ncpus > total) {
-		r = error_set(err, -E2BIG, "%u CPUs requested but this node has only %u %s%s", ncpus,
-			      total, unit, smt ? "" : " (one CPU per core without smt)");
+		r = error_set(err, -E2BIG, "%u CPU%s requested, but this node has only %u %s%s", ncpus,
+			      ncpus == 1 ? "" : "s", total, unit,
+			      smt ? "" : " (one CPU per core without smt)");
 		goto done;
 	}
 	obj = placement_obj_find(topo, core_depth, ncpus, &s);
 	if (!obj) {
 		nfree = (unsigned)hwloc_bitmap_weight(s.units);
-		r = error_set(err, -ENOSPC, "%u CPUs requested, %u free %s now", ncpus, nfree, unit);
+		r = error_set(err, -ENOSPC, "%u CPU%s requested, %u free %s now", ncpus,
+			      ncpus == 1 ? "" : "s", nfree, unit);
 		goto done;
 	}
 	placement_pus_take(topo, core_depth, obj, ncpus, smt, &s);
