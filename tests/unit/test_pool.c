@@ -143,7 +143,81 @@ static void test_stopped_and_down(void)
 	free(c);
 }
 
+/* none and exclusive never share; realtime shares with none only. */
+static void test_reserve_kinds(void)
+{
+	struct config *c = two_queues();
+	struct dispatch d[8];
+	struct pool *p;
+	struct node *a;
+	char buf[64];
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = node_up(p, "a", "0-3");
+	a->rt = true;
+	a->rt_free = a->cpus;
+	c->queues[1].reserve = QUEUE_RESERVE_REALTIME;   /* high */
+	pool_job_add(p, job_new(1, "high", 2));          /* rt on 0-1 */
+	pool_job_add(p, job_new(2, "low", 4));           /* none: all 4, rt CPUs too */
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
+	cpumask_format(&pool_job_find(p, 1)->cpus, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "0-1");
+	CU_ASSERT_EQUAL(cpumask_count(&pool_job_find(p, 2)->cpus), 4);
+	/* An exclusive job needs CPUs free in both senses: none left. */
+	c->queues[0].reserve = QUEUE_RESERVE_EXCLUSIVE;
+	pool_job_add(p, job_new(3, "low", 1));
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
+	pool_job_remove(p, pool_job_find(p, 2));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	cpumask_format(&pool_job_find(p, 3)->cpus, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "2");
+	/* Its CPU is gone for realtime and none alike. */
+	cpumask_format(&a->rt_free, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "3");
+	cpumask_format(&a->free, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "0-1,3");
+	/* A realtime queue never lands on a node without realtime. */
+	pool_job_remove(p, pool_job_find(p, 1));
+	a->rt = false;
+	pool_job_add(p, job_new(4, "high", 1));
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
+/* A job that does not fit is passed over, unless the queue is strict. */
+static void test_strict_and_user_limit(void)
+{
+	struct config *c = two_queues();
+	struct dispatch d[8];
+	struct pool *p;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	node_up(p, "a", "0-1");
+	pool_job_add(p, job_new(1, "low", 2));
+	pool_job_find(p, 1)->uid = 7;
+	pool_job_add(p, job_new(2, "low", 1));
+	pool_job_find(p, 2)->uid = 7;
+	pool_job_add(p, job_new(3, "low", 1));
+	pool_job_find(p, 3)->uid = 8;
+	/* One CPU taken by something else: job 1 (2 CPUs) cannot fit. */
+	cpumask_clear(&pool_node_find(p, "a")->free, 1);
+	c->queues[0].strict = true;
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
+	c->queues[0].strict = false;
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	/* IQS: user 8 was never served, so its job goes before user 7's second. */
+	CU_ASSERT_EQUAL(d[0].job->id, 3);
+	CU_ASSERT_EQUAL(pool_rotation_get(p, "low", 8), d[0].seq);
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
 static const struct unit_test pool_tests[] = {
+	{ "reserve_kinds", test_reserve_kinds },
+	{ "strict_and_user_limit", test_strict_and_user_limit },
 	{ "table", test_table },
 	{ "first_fit", test_first_fit },
 	{ "stopped_and_down", test_stopped_and_down },
