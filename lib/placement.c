@@ -281,8 +281,9 @@ int placement_choose(hwloc_topology_t topo, const struct cpumask *free_cpus, uns
 	obj = placement_obj_find(topo, core_depth, ncpus, &s);
 	if (!obj) {
 		nfree = (unsigned)hwloc_bitmap_weight(s.units);
-		r = error_set(err, -ENOSPC, "%u CPU%s requested, %u free %s now", ncpus,
-			      ncpus == 1 ? "" : "s", nfree, unit);
+		r = error_set(err, -ENOSPC, "%u CPU%s requested, %u %s free now", ncpus,
+			      ncpus == 1 ? "" : "s", nfree,
+			      smt ? (nfree == 1 ? "CPU" : "CPUs") : (nfree == 1 ? "whole core" : "whole cores"));
 		goto done;
 	}
 	placement_pus_take(topo, core_depth, obj, ncpus, smt, &s);

@@ -341,8 +341,14 @@ static void test_refusals(void)
 		{ SMALL, NULL, 3, true, -E2BIG, "3 CPUs requested, but this node has only 2 CPUs" },
 		/* CPUs the topology does not have are not capacity */
 		{ SMALL, "0-100", 3, true, -E2BIG, "3 CPUs requested, but this node has only 2 CPUs" },
-		{ BIG, "", 1, false, -ENOSPC, "1 CPU requested, 0 free cores now" },
-		{ BIG, "0-9", 6, false, -ENOSPC, "6 CPUs requested, 5 free cores now" },
+		{ BIG, "", 1, false, -ENOSPC, "1 CPU requested, 0 whole cores free now" },
+		{ BIG, "0-9", 6, false, -ENOSPC, "6 CPUs requested, 5 whole cores free now" },
+		{ BIG, "1-2", 2, false, -ENOSPC, "2 CPUs requested, 0 whole cores free now" },
+		{ BIG, "1-3", 2, false, -ENOSPC, "2 CPUs requested, 1 whole core free now" },
+		{ SMALL, "1-100", 2, true, -ENOSPC, "2 CPUs requested, 1 CPU free now" },
+		/* a cpumask holds CPUs 0-1023: the rest is no capacity */
+		{ "pack:2 core:512 pu:2", NULL, 1025, true, -E2BIG,
+		  "1025 CPUs requested, but this node has only 1024 CPUs" },
 		{ BIG, "0-9", 0, false, -EINVAL, "a job needs at least one CPU" },
 	};
 
