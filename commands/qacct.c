@@ -191,36 +191,45 @@ static int svg_write(const struct data *d)
 	return r < 0 ? fail(1, "cannot write %s: %s", arg_svg, strerror(-r)) : 0;
 }
 
+/* Parsed before connecting, so a usage error never waits on the server. */
+static int64_t arg_jobid, arg_from_ns, arg_to_ns;
+static enum acct_key arg_key = ACCT_BY_QUEUE;
+
+static int args_check(void)
+{
+	int64_t now = time_wall_ns();
+
+	if (arg_job && jobid_parse(arg_job, &arg_jobid) < 0)
+		return fail(2, "%s: not a job id", arg_job);
+	if (arg_from && acct_time_parse(arg_from, now, &arg_from_ns) < 0)
+		return fail(2, "--from %s: not a time (YYYY-MM-DD[ HH:MM[:SS]], -1h, -30m, or epoch seconds)", arg_from);
+	if (arg_to && acct_time_parse(arg_to, now, &arg_to_ns) < 0)
+		return fail(2, "--to %s: not a time (YYYY-MM-DD[ HH:MM[:SS]], -1h, -30m, or epoch seconds)", arg_to);
+	if (arg_from && arg_to && arg_from_ns >= arg_to_ns)
+		return fail(2, "--from must be before --to");
+	if (arg_by && acct_key_parse(arg_by, &arg_key) < 0)
+		return fail(2, "--by %s: not one of queue, user, node, day", arg_by);
+	return 0;
+}
+
 static int run(struct client *cl)
 {
 	struct data d = { 0 };
-	int64_t jobid = 0, from = 0, to = 0, now = time_wall_ns();
 	struct acct_report *rep = NULL;
-	enum acct_key key = ACCT_BY_QUEUE;
 	int status, r;
 
-	if (arg_job && jobid_parse(arg_job, &jobid) < 0)
-		return fail(2, "%s: not a job id", arg_job);
-	if (arg_from && acct_time_parse(arg_from, now, &from) < 0)
-		return fail(2, "--from %s: not a time (YYYY-MM-DD[ HH:MM[:SS]], -1h, -30m, or epoch seconds)", arg_from);
-	if (arg_to && acct_time_parse(arg_to, now, &to) < 0)
-		return fail(2, "--to %s: not a time (YYYY-MM-DD[ HH:MM[:SS]], -1h, -30m, or epoch seconds)", arg_to);
-	if (from && to && from >= to)
-		return fail(2, "--from must be before --to");
-	if (arg_by && acct_key_parse(arg_by, &key) < 0)
-		return fail(2, "--by %s: not one of queue, user, node, day", arg_by);
-	status = data_load(cl, jobid, from, to, &d);
+	status = data_load(cl, arg_jobid, arg_from_ns, arg_to_ns, &d);
 	if (status)
 		goto done;
-	if (arg_job)
+	if (arg_job) {
 		status = job_show(&d);
-	else if (arg_overhead) {
+	} else if (arg_overhead) {
 		r = acct_report_overhead(d.jobs, d.n_jobs, arg_queue, &rep);
 		status = report_show(rep, r);
 	} else if (arg_util) {
 		status = util_show(&d);
 	} else if (!arg_svg || arg_by) {
-		r = acct_report_summary(d.jobs, d.n_jobs, key, &rep);
+		r = acct_report_summary(d.jobs, d.n_jobs, arg_key, &rep);
 		status = report_show(rep, r);
 	}
 	if (status == 0 && arg_svg)
@@ -286,6 +295,9 @@ int main(int argc, char **argv)
 		return fail(2, "--queue goes with --overhead (see qacct --help)");
 	if (arg_job && (arg_from || arg_to || arg_svg))
 		return fail(2, "-j takes no window and no --svg (see qacct --help)");
+	status = args_check();
+	if (status)
+		return status;
 	if (client_open(arg_conf, &cl, &err) < 0)
 		return fail(1, "%s", err.text);
 	status = run(cl);

@@ -119,6 +119,15 @@ read -r ex et < <(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["r
 "$QACCT" --utilization --from "$ex" --to "$et" --json > "$T/util2.json" || fail "qacct --utilization with epoch window"
 pycheck "$T/util2.json" 'abs(next(r for r in d["rows"] if r["state"] == "executing")["percent"] - 50) <= 0.1'
 
+note "errors: one line, non-zero exit"
+for args in "--from yesterday" "--by colour" "-j 999999" "--from -1h --to -2h" "--overhead --utilization"; do
+	# shellcheck disable=SC2086
+	if "$QACCT" $args > "$T/err.out" 2> "$T/err.txt"; then fail "qacct $args succeeded"; fi
+	[ "$(wc -l < "$T/err.txt")" = 1 ] || fail "qacct $args: not one line of error: $(cat "$T/err.txt")"
+	[ -s "$T/err.out" ] && fail "qacct $args printed a report"
+	note "qacct $args: $(cat "$T/err.txt")"
+done
+
 note "SVG timeline"
 "$QACCT" --svg "$T/t.svg" || fail "qacct --svg"
 python3 - "$T/t.svg" <<'PY' || fail "SVG is not well-formed or has the wrong rows"

@@ -382,6 +382,48 @@ static void test_overhead_and_util_reports(void)
 	free(nodes);
 }
 
+
+/* Golden text tables. QPOOL_GOLDEN_PRINT=1 prints what the code makes, to
+ * paste here after a deliberate change of format. */
+static const char golden_summary[] =
+	"Queue  Jobs  Failed  Cancelled  Core-h  Wait s  Connect s  Start ms  Start med  Start p95  Tear ms  Tear med  Tear p95  CPU %\n"
+	"-----  ----  ------  ---------  ------  ------  ---------  --------  ---------  ---------  -------  --------  --------  -----\n"
+	"batch     3       0          0   0.018   3.000     30.000   2000.00    2000.00    2000.00  1000.00   1000.00   1000.00   75.0\n"
+	"rt        1       0          0   0.006   1.000     19.000   1000.00    1000.00    1000.00  1000.00   1000.00   1000.00   50.0\n";
+static const char golden_overhead[] =
+	"Queue  Job   Memory  Connect s  Elapsed s  Overhead ms  Overhead %\n"
+	"-----  ----  ------  ---------  ---------  -----------  ----------\n"
+	"batch  1       1.0M     30.000     33.000      3000.00         9.1\n"
+	"batch  mean    1.0M     30.000     33.000      3000.00         9.1\n"
+	"rt     2       2.0K     19.000     21.000      2000.00         9.5\n"
+	"rt     mean    2.0K     19.000     21.000      2000.00         9.5\n";
+
+static void golden_check(const char *name, const char *got, const char *want)
+{
+	if (getenv("QPOOL_GOLDEN_PRINT"))
+		printf("\n--- %s\n%s", name, got);
+	CU_ASSERT_STRING_EQUAL(got, want);
+}
+
+static void test_golden_tables(void)
+{
+	struct acct_job jobs[N_JOBS];
+	struct acct_report *r = NULL;
+	char *text;
+
+	records_load(jobs);
+	CU_ASSERT_EQUAL_FATAL(acct_report_summary(jobs, N_JOBS, ACCT_BY_QUEUE, &r), 0);
+	text = report_text(r, ACCT_FORMAT_TEXT);
+	golden_check("summary", text, golden_summary);
+	free(text);
+	acct_report_destroy(r);
+	CU_ASSERT_EQUAL_FATAL(acct_report_overhead(jobs, N_JOBS, NULL, &r), 0);
+	text = report_text(r, ACCT_FORMAT_TEXT);
+	golden_check("overhead", text, golden_overhead);
+	free(text);
+	acct_report_destroy(r);
+}
+
 static void test_job_report(void)
 {
 	struct acct_job jobs[N_JOBS];
@@ -546,6 +588,7 @@ static const struct unit_test acct_tests[] = {
 	{ "summary_json", test_summary_json },
 	{ "overhead_and_util_reports", test_overhead_and_util_reports },
 	{ "job_report", test_job_report },
+	{ "golden_tables", test_golden_tables },
 	{ "svg", test_svg },
 	{ "nodes_build", test_nodes_build },
 	{ NULL, NULL },
