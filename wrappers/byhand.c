@@ -33,6 +33,7 @@ enum gded_byhand_exit {
 struct byhand_opts {
 	uint64_t ncpus;            /* 0: from --cpus */
 	uint64_t mem;
+	uint64_t pids_max;         /* 0: no limit */
 	enum gded_reserve reserve;
 	int rt_policy;
 	int rt_priority;
@@ -45,7 +46,7 @@ struct byhand_opts {
 static void byhand_usage(FILE *f)
 {
 	fprintf(f, "usage: gded -n N [-m SIZE] [--rt fifo:PRIO | --rt rr:PRIO | --exclusive]\n"
-		   "            [--cpus LIST] -- COMMAND [ARG...]\n"
+		   "            [--cpus LIST] [--pids N] -- COMMAND [ARG...]\n"
 		   "       gded --spec FILE\n"
 		   "Runs COMMAND as root fenced like a job of N CPUs. See gded(8).\n");
 }
@@ -83,6 +84,7 @@ static int byhand_parse(int argc, char **argv, struct byhand_opts *o)
 		{ "rt", required_argument, NULL, 'r' },
 		{ "exclusive", no_argument, NULL, 'x' },
 		{ "cpus", required_argument, NULL, 'c' },
+		{ "pids", required_argument, NULL, 'p' },
 		{ "cgroup-root", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -124,6 +126,14 @@ static int byhand_parse(int argc, char **argv, struct byhand_opts *o)
 			break;
 		case 'c':
 			o->cpus = optarg;
+			break;
+		case 'p':
+			errno = 0;
+			o->pids_max = strtoull(optarg, &end, 10);
+			if (errno || *end || o->pids_max == 0) {
+				fprintf(stderr, "gded: --pids %s: not a task count\n", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'C':
 			o->cgroup_root = optarg;
@@ -335,7 +345,7 @@ int gded_byhand_main(int argc, char **argv)
 		.ncpus = o.cpus ? 0 : o.ncpus,
 		.mem = o.mem,
 		.kill_grace = GDED_KILL_GRACE_DEFAULT,
-		.pids_max = 0,
+		.pids_max = o.pids_max,
 		.cpus = cpus,
 		.mems = mems,
 		.reserve = o.reserve,

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A 1-CPU reservation holds, however many processes the job starts: two
+# busy loops (and four, the old "M processes of NCPUS each" loophole) share
+# one CPU, by the cpuset and by the CPU accounting (cpu time <= ~1.05 wall).
+# By hand (gded -n 1) and through the pool (a multi1 queue).
+. "$(dirname "$0")/lib.sh"
+[ -d /sys/fs/cgroup/cpuset ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "no cpuset controller"
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs to tell 1 from more"
+G=$QP_BIN/gded
+
+# The job itself reports its CPUs, the CPUs of each of its processes, and
+# its group's CPU time over its wall time (cgroup v1 cpuacct or v2 cpu.stat).
+cat > /tmp/qp-cpu-job.$$ <<'JOB'
+n=${1:-2}
+cg=$(awk -F: '$2 ~ /(^|,)cpuacct(,|$)/ {print $3}' /proc/self/cgroup)
+if [ -n "$cg" ]; then d=/sys/fs/cgroup/cpuacct$cg; [ -d "$d" ] || d=/sys/fs/cgroup/cpu,cpuacct$cg
+	usage() { cat "$d/cpuacct.usage"; }
+else d=/sys/fs/cgroup$(awk -F: '$1 == 0 {print $3}' /proc/self/cgroup)
+	usage() { echo $(( $(awk '$1 == "usage_usec" {print $2}' "$d/cpu.stat") * 1000 )); }
+fi
+u0=$(usage); t0=$(date +%s%N)
+pids=()
+for i in $(seq "$n"); do (while :; do :; done) & pids+=($!); done
+sleep 0.2
+for p in "${pids[@]}"; do echo "proc $(awk '/Cpus_allowed_list/ {print $2}' /proc/$p/status)"; done
+sleep 2
+u1=$(usage); t1=$(date +%s%N)
+kill "${pids[@]}"
+echo "cpus $(awk '/Cpus_allowed_list/ {print $2}' /proc/self/status)"
+echo "ratio $(( (u1 - u0) * 1000 / (t1 - t0) ))"
+JOB
+trap 'rm -f /tmp/qp-cpu-job.$$' EXIT
+
+check() {  # label output-file nprocs
+	local cpus ratio
+	cpus=$(awk '$1 == "cpus" {print $2}' "$2")
+	ratio=$(awk '$1 == "ratio" {print $2}' "$2")
+	note "$1: cpus=$cpus cpu/wall=$ratio/1000 $(grep -c '^proc ' "$2") processes on $(awk '$1 == "proc" {print $2}' "$2" | sort -u | tr '\n' ' ')"
+	[[ $cpus =~ ^[0-9]+$ ]] || fail "$1: job may run on '$cpus', not on one CPU"
+	[ "$(grep -c "^proc $cpus\$" "$2")" = "$3" ] || fail "$1: not all $3 processes are held to CPU $cpus"
+	[ -n "$ratio" ] && [ "$ratio" -le 1050 ] || fail "$1: cpu time is $ratio/1000 of wall time, more than 1 CPU"
+	[ "$ratio" -ge 800 ] || fail "$1: cpu time is only $ratio/1000 of wall time: the CPU was not delivered"
+}
+
+out=$(mktemp)
+"$G" -n 1 -- bash /tmp/qp-cpu-job.$$ 2 > "$out" || fail "gded -n 1 exited $?"
+check "by hand, 2 busy" "$out" 2
+"$G" -n 1 -- bash /tmp/qp-cpu-job.$$ 4 > "$out" || fail "gded -n 1 exited $?"
+check "by hand, 4 busy (loophole)" "$out" 4
+rm -f "$out"
+[ -z "$(find /sys/fs/cgroup -maxdepth 3 -name manual -path '*qpool*')" ] || fail "qpool/manual left behind"
+
+qp_setup "[queue multi1]
+ncpus = 1
+reserve = exclusive"
+qp_start_server
+qp_start_node n1
+cp /tmp/qp-cpu-job.$$ "$QP_T/work/qpuser1/cpu.sh"
+chmod 644 "$QP_T/work/qpuser1/cpu.sh"
+id=$(as qpuser1 qsub -q multi1 -N cpu <<<"bash $QP_T/work/qpuser1/cpu.sh 2") || fail "qsub -q multi1"
+qp_wait "$id" completed --timeout 30
+check "pool, queue multi1" "$QP_T/work/qpuser1/cpu.o$id" 2
+note "qstat: exec_cpus=$(qp_field "$id" exec_cpus) cpu_time=$(qp_field "$id" cpu_time)"
+[ "$(qp_field "$id" exec_cpus)" = "$(awk '$1 == "cpus" {print $2}' "$QP_T/work/qpuser1/cpu.o$id")" ] ||
+	fail "the job ran on other CPUs than qstat's exec_cpus"
+echo "cpu ok"

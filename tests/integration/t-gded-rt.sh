@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A job of a realtime queue runs SCHED_FIFO at the queue's priority, all
+# its threads included (no reset on fork); a job of a normal queue does not.
+# By hand, --rt rr:5 gives SCHED_RR.
+. "$(dirname "$0")/lib.sh"
+[ "$(cat /proc/sys/kernel/sched_rt_runtime_us)" != -1 ] || skip "kernel RT throttling is off: qpool refuses realtime"
+command -v python3 >/dev/null || skip "python3 missing (the job's two threads)"
+command -v chrt >/dev/null || skip "chrt missing"
+qp_setup "[queue rt1]
+ncpus = 1
+reserve = realtime
+rt_priority = 10"
+qp_start_server
+qp_start_node n1
+"$QP_BIN/qstat" -n | grep -E '^n1 ' | grep -q . || fail "node n1 not listed"
+
+# The job starts a 2-thread process and reports each thread's policy.
+cat > "$QP_T/rt.sh" <<'JOB'
+python3 -c 'import threading, time
+t = threading.Thread(target=time.sleep, args=(3,)); t.start(); time.sleep(3); t.join()' &
+pid=$!
+sleep 1
+echo "threads $(ls /proc/$pid/task | wc -l)"
+for t in /proc/$pid/task/*; do
+	echo "task ${t##*/} $(awk -F': *' '$1 ~ /^policy/ {p=$2} $1 ~ /^prio/ {q=$2} END {print p, q}' $t/sched)"
+	chrt -p "${t##*/}" | tr '\n' ' '; echo
+done
+wait
+JOB
+chmod 644 "$QP_T/rt.sh"
+rt=$(as qpuser1 qsub -q rt1 -N rt "$QP_T/rt.sh") || fail "qsub -q rt1"
+normal=$(as qpuser1 qsub -N normal "$QP_T/rt.sh") || fail "qsub"
+qp_wait "$rt" completed
+qp_wait "$normal" completed
+out=$QP_T/work/qpuser1/rt.o$rt
+qp_wait_file "$out"
+cat "$out"
+grep -qx "threads 2" "$out" || fail "the realtime job's process does not have 2 threads"
+[ "$(grep -c "policy: SCHED_FIFO" "$out")" = 2 ] || fail "not every thread of the realtime job is SCHED_FIFO"
+[ "$(grep -c "priority: 10" "$out")" = 2 ] || fail "the realtime job's threads are not at priority 10"
+# /proc/PID/task/*/sched: policy 1 = SCHED_FIFO, kernel prio 99-10 = 89.
+[ "$(grep -cE "^task [0-9]+ 1 89$" "$out")" = 2 ] || fail "/proc sched does not show policy 1 prio 89 for both threads"
+grep -q "SCHED_FIFO" "$QP_T/work/qpuser1/normal.o$normal" && fail "a normal queue's job ran SCHED_FIFO"
+grep -q "policy: SCHED_OTHER" "$QP_T/work/qpuser1/normal.o$normal" || fail "the normal job's policy is not SCHED_OTHER"
+
+# By hand: SCHED_RR, and the node's realtime group is shared, not left.
+out=$("$QP_BIN/gded" -n 1 --rt rr:5 -- sh -c 'chrt -p $$') || fail "gded --rt rr:5 exited $?"
+echo "$out"
+echo "$out" | grep -q "policy: SCHED_RR" || fail "gded --rt rr:5 did not run SCHED_RR"
+echo "$out" | grep -q "priority: 5" || fail "gded --rt rr:5 did not run at priority 5"
+"$QP_BIN/gded" -n 1 --rt fifo:100 -- true 2>/dev/null && fail "priority 100 accepted"
+echo "rt ok"

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Teardown: a double-forked, setsid'ed straggler dies with its job; a fork
+# bomb stops at the pids limit and the node still runs jobs after it; 50
+# jobs that leave page cache do not pile up dead memory cgroups; no job
+# group is left.
+. "$(dirname "$0")/lib.sh"
+[ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "no memory controller"
+command -v setsid >/dev/null || skip "setsid missing"
+qp_setup
+qp_start_server
+qp_start_node n1
+
+# A straggler that left the job's session and process group.
+id=$(as qpuser1 qsub -N strag <<'JOB'
+setsid sh -c 'sleep 300 & echo "straggler $!"' > "$PBS_O_WORKDIR/strag.pid"
+sleep 0.3
+JOB
+) || fail "qsub straggler"
+qp_wait "$id" completed
+pid=$(awk '{print $2}' "$QP_T/work/qpuser1/strag.pid")
+[[ $pid =~ ^[0-9]+$ ]] || fail "no straggler pid"
+if kill -0 "$pid" 2>/dev/null && grep -q "sleep" "/proc/$pid/cmdline" 2>/dev/null; then
+	fail "straggler $pid (setsid, double fork) outlived its job"
+fi
+note "straggler $pid is gone"
+
+# A fork bomb by hand, with a task limit of 64: forks fail past it, the
+# stragglers die at teardown, and the node still works afterwards.
+"$QP_BIN/gded" -n 1 --pids 64 -- bash -c 'for i in $(seq 200); do sleep 300 & done; sleep 3' 2>/dev/null &
+gpid=$!
+grp=/sys/fs/cgroup/pids/qpool/manual/job.$gpid
+[ -d /sys/fs/cgroup/pids ] || grp=/sys/fs/cgroup/qpool/manual/job.$gpid
+cur=0
+for i in $(seq 40); do
+	[ -f "$grp/pids.current" ] && cur=$(cat "$grp/pids.current" 2>/dev/null || echo 0)
+	[ "${cur:-0}" -ge 64 ] && break
+	sleep 0.05
+done
+max=$(cat "$grp/pids.max" 2>/dev/null)
+events=$(awk '$1 == "max" {print $2}' "$grp/pids.events" 2>/dev/null)
+note "bomb: $cur tasks, pids.max $max, refused forks $events"
+[ "$max" = 64 ] || fail "pids.max of the bomb is '$max', not 64"
+[ "$cur" = 64 ] || fail "the bomb reached $cur tasks, not its limit of 64"
+[ "${events:-0}" -gt 0 ] || fail "no fork was refused: the test did not bomb"
+wait "$gpid"
+sleep 0.2
+left=$(pgrep -cx -f "sleep 300" || true)
+[ "$left" = 0 ] || fail "$left processes of the bomb outlived it"
+id=$(as qpuser2 qsub <<<"echo alive") || fail "qsub after the bomb"
+qp_wait "$id" completed
+
+# Dead memory cgroups: 50 jobs each leave 4 MiB of page cache.
+before=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
+ids=()
+for i in $(seq 50); do
+	ids+=("$(as qpuser1 qsub -N dd <<<"dd if=/dev/zero of=\$PBS_O_WORKDIR/dd.\$PBS_JOBID bs=1M count=4 status=none")") ||
+		fail "qsub dd $i"
+done
+for id in "${ids[@]}"; do qp_wait "$id" completed --timeout 60; done
+sleep 1
+after=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
+note "memory cgroups: $before before, $after after 50 jobs"
+[ $((after - before)) -le 2 ] || fail "memory cgroups grew by $((after - before)) over 50 jobs"
+left=$(find /sys/fs/cgroup -path '*qpool*' -name 'job.*' -type d 2>/dev/null)
+[ -z "$left" ] || fail "job groups left: $left"
+echo "teardown ok"
