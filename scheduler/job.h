@@ -46,6 +46,7 @@ struct job {
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	char mems[64];           /* NUMA nodes of cpus (kernel list) */
 	int64_t t_submit;
+	bool rerunnable;         /* requeue, not fail, when its node is lost */
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
 };

@@ -97,7 +97,8 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 			j->state = JOB_QUEUED;
 		}
 	}
-	/* Jobs the node runs that the store does not: a stale wrapper. Stop it. */
+	/* Jobs the node runs that the store does not have there (requeued or
+	 * failed while the node was lost): stale copies. Stop them. */
 	{
 		size_t i;
 		json_t *v;
@@ -106,10 +107,12 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 			struct job *rj = json_is_integer(v) ? pool_job_find(s->pool, json_integer_value(v)) : NULL;
 
 			if (!rj || !rj->node || strcmp(rj->node, n->name) != 0) {
-				log_warn("node %s runs job %lld that is not running here; killing it", n->name,
+				log_warn("node %s runs job %lld that is not running here; cancelling it", n->name,
 					 (long long)json_integer_value(v));
+				/* SIGTERM, not SIGKILL: gded must live to kill the whole job
+				 * (SIGKILL after kill_grace) and remove its cgroup. */
 				conn_send(n->link, json_pack("{s:s, s:i, s:I, s:i}", "op", "job.signal", "id", 0,
-							     "jobid", json_integer_value(v), "signal", SIGKILL));
+							     "jobid", json_integer_value(v), "signal", SIGTERM));
 			}
 		}
 	}
@@ -186,6 +189,8 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 		n->state = NODE_UP;
 	n->link = c;
 	n->last_seen = time_mono_ns();
+	n->down_since = 0;
+	n->lost = false;
 	c->node = n;
 	if (!json_is_array(running))
 		running = NULL;
@@ -239,8 +244,10 @@ void node_link_lost(struct server *s, struct conn *c)
 {
 	struct node *n = c->node;
 
-	log_warn("node %s disconnected; its jobs keep running and report when it returns", n->name);
+	log_warn("node %s disconnected; its jobs keep running and report if it returns within %llus",
+		 n->name, (unsigned long long)s->config->node_timeout);
 	n->link = NULL;
+	n->down_since = time_mono_ns();
 	if (n->state == NODE_UP)
 		n->state = NODE_DOWN;
 	c->node = NULL;
@@ -299,6 +306,48 @@ bool node_signal(struct server *s, struct job *j, int sig)
 	return true;
 }
 
+/* The node has been unreachable for node_timeout: its jobs cannot be
+ * counted on. Rerunnable ones go back to the queue, the others fail, a
+ * cancelled one ends cancelled. If the node comes back, its registration
+ * shows these jobs as not its own any more: it is told to kill them, and
+ * their reports are acknowledged and dropped, so none is counted twice. */
+static void node_lost(struct server *s, struct node *n)
+{
+	int64_t now = time_wall_ns();
+	struct job *j, *next;
+	char reason[160];
+
+	log_warn("node %s lost (unreachable for %llus)", n->name, (unsigned long long)s->config->node_timeout);
+	n->lost = true;
+	for (j = pool_jobs(s->pool); j; j = next) {
+		struct job_result res = { .exit_status = -1 };
+		int r;
+
+		next = j->next;
+		if (!j->node || strcmp(j->node, n->name) != 0)
+			continue;
+		if (j->state == JOB_RUNNING && j->rerunnable) {
+			snprintf(reason, sizeof(reason), "requeued: node %s was lost", n->name);
+			r = jobstore_job_requeue(s->store, j->id, reason);
+			if (r == 0) {
+				log_info("job %lld %s", (long long)j->id, reason);
+				pool_job_release(s->pool, j);
+				j->state = JOB_QUEUED;
+			}
+			continue;
+		}
+		res.state = j->state == JOB_EXITING ? JOB_CANCELLED : JOB_FAILED;
+		snprintf(res.reason, sizeof(res.reason), "node %s was lost while the job ran%s", n->name,
+			 j->rerunnable ? "" : " (not rerunnable)");
+		r = jobstore_job_finish(s->store, j->id, &res, now);
+		if (r == 0) {
+			log_info("job %lld %s: %s", (long long)j->id, job_state_name(res.state), res.reason);
+			pool_job_remove(s->pool, j);
+		}
+	}
+	s->sched_dirty = true;
+}
+
 void nodes_check_timeouts(struct server *s)
 {
 	int64_t now = time_mono_ns();
@@ -307,12 +356,15 @@ void nodes_check_timeouts(struct server *s)
 	for (struct node *n = pool_nodes(s->pool); n; n = n->next) {
 		struct conn *c = n->link;
 
-		if (!c || now - n->last_seen <= limit)
-			continue;
-		log_warn("node %s silent for %llus; marking it down", n->name,
-			 (unsigned long long)s->config->node_timeout);
-		/* Closing the link marks the node down; it re-registers when it can. */
-		shutdown(c->fd, SHUT_RDWR);
-		node_link_lost(s, c);
+		if (c && now - n->last_seen > limit) {
+			log_warn("node %s silent for %llus; marking it down", n->name,
+				 (unsigned long long)s->config->node_timeout);
+			/* Closing the link marks the node down; it re-registers when it can. */
+			shutdown(c->fd, SHUT_RDWR);
+			node_link_lost(s, c);
+			n->down_since = n->last_seen;
+		}
+		if (!n->link && !n->lost && n->down_since && now - n->down_since > limit)
+			node_lost(s, n);
 	}
 }

@@ -26,6 +26,7 @@ struct conn {
 	struct node *node;        /* set once the peer registered as a node */
 	bool closed;
 	unsigned refs;
+	int64_t partial_since;    /* monotonic ns a message began arriving; 0: none */
 	struct conn *next;
 };
 
@@ -51,6 +52,8 @@ struct server {
 	sd_event_source *post_src;
 	sd_event_source *timer_src;
 	struct conn *conns;
+	unsigned n_conns;
+	unsigned max_conns;
 	struct pending *pending;
 	struct pending **pending_tail;
 	bool sched_dirty;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -17,7 +18,8 @@
 #include "timeutil.h"
 
 #define DISPATCH_MAX 4096       /* decisions per pass; the pass reruns if full */
-#define TIMER_USEC 1000000      /* node timeout check */
+#define TIMER_USEC 1000000      /* node timeout and stalled-client check */
+#define STALL_SEC 10            /* a message must arrive whole within this */
 
 void conn_ref(struct conn *c)
 {
@@ -53,6 +55,7 @@ static void conn_close(struct conn *c)
 	for (pp = &s->conns; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
+			s->n_conns--;
 			break;
 		}
 	sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
@@ -193,6 +196,16 @@ static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdat
 			conn_message(c, msg);
 			json_decref(msg);
 		}
+		/* A message begun and not finished is timed (see conns_check); an
+		 * emptied buffer that grew for a large message is given back. */
+		if (c->in.off < c->in.len) {
+			if (!c->partial_since)
+				c->partial_since = time_mono_ns();
+		} else {
+			c->partial_since = 0;
+			if (c->in.cap > 65536)
+				wirebuf_free(&c->in);
+		}
 	}
 done:
 	conn_unref(c);
@@ -214,6 +227,12 @@ static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userd
 			if (errno != EAGAIN && errno != EINTR)
 				log_warn("accept: %m");
 			return 0;
+		}
+		/* Keep fds in reserve for the store and the log. */
+		if (s->n_conns >= s->max_conns) {
+			log_warn("%u connections open; refusing another", s->n_conns);
+			close(cfd);
+			continue;
 		}
 		/* Identity comes from the kernel, never from the message. */
 		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
@@ -239,6 +258,7 @@ static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userd
 		}
 		c->next = s->conns;
 		s->conns = c;
+		s->n_conns++;
 	}
 }
 
@@ -287,6 +307,7 @@ static void pending_flush(struct server *s)
 				j->mem = p->submit.mem;
 				j->walltime = p->submit.walltime;
 				j->t_submit = p->submit.t_submit;
+				j->rerunnable = p->submit.rerunnable;
 				if (pool_job_add(s->pool, j) < 0)
 					job_free(j);
 			}
@@ -361,10 +382,27 @@ static int post_handler(sd_event_source *src, void *userdata)
 	return 0;
 }
 
+/* A peer that starts a message and never finishes it holds a buffer and a
+ * slot: close it after STALL_SEC, so slow or stuck clients cannot pile up. */
+static void conns_check(struct server *s)
+{
+	int64_t now = time_mono_ns();
+
+	for (struct conn *c = s->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->partial_since && now - c->partial_since > STALL_SEC * NSEC_PER_SEC) {
+			log_warn("connection of pid %d uid %d: message unfinished after %ds; closing it",
+				 (int)c->pid, (int)c->uid, STALL_SEC);
+			conn_close(c);
+		}
+	}
+}
+
 static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct server *s = userdata;
 
+	conns_check(s);
 	nodes_check_timeouts(s);
 	sd_event_source_set_time_relative(src, TIMER_USEC);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
@@ -381,6 +419,16 @@ static int load_job(struct job *j, void *userdata)
 	 * reserve kind are taken back from them and its queue. */
 	j->claim = j->cpus;
 	j->reserve = q ? q->reserve : QUEUE_RESERVE_NONE;
+	/* Its node is down until it registers; if it never does within
+	 * node_timeout, it is lost and the job requeued or failed. */
+	if (j->node) {
+		struct node *n = pool_node_get(s->pool, j->node);
+
+		if (!n)
+			return -ENOMEM;
+		if (!n->down_since)
+			n->down_since = time_mono_ns();
+	}
 	r = pool_job_add(s->pool, j);
 
 	if (r < 0)
@@ -503,6 +551,19 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	s->config = config;
 	s->listen_fd = -1;
 	s->pending_tail = &s->pending;
+	/* One fd per client or node: as many as the hard limit allows. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+			s->max_conns = rl.rlim_cur > 128 ? (unsigned)(rl.rlim_cur - 64) : 64;
+		} else {
+			s->max_conns = 960;
+		}
+	}
 
 	/* 0711: users reach their own job files by name, list nothing. */
 	r = dir_make(config->state_dir, 0711, err);
