@@ -55,7 +55,7 @@ qp_setup "[queue multi1]
 ncpus = 1
 reserve = exclusive"
 qp_start_server
-qp_start_node n1
+qp_start_node "${QP_NODE_PREFIX}n1"  # own name: other pools on this host may run an n1
 cp /tmp/qp-cpu-job.$$ "$QP_T/work/qpuser1/cpu.sh"
 chmod 644 "$QP_T/work/qpuser1/cpu.sh"
 id=$(as qpuser1 qsub -q multi1 -N cpu <<<"bash $QP_T/work/qpuser1/cpu.sh 2") || fail "qsub -q multi1"

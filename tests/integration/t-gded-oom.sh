@@ -9,7 +9,7 @@ command -v python3 >/dev/null || skip "python3 missing"
 qp_setup "[queue mem64]
 mem_max = 1G"
 qp_start_server
-qp_start_node n1
+qp_start_node "${QP_NODE_PREFIX}n1"  # own name: other pools on this host may run an n1
 
 hog=$(as qpuser1 qsub -q mem64 -l mem=64M -N hog <<'JOB'
 echo start

@@ -9,7 +9,7 @@
 command -v setsid >/dev/null || skip "setsid missing"
 qp_setup
 qp_start_server
-qp_start_node n1
+qp_start_node "${QP_NODE_PREFIX}n1"  # own name: other pools on this host may run an n1
 
 # A straggler that left the job's session and process group.
 id=$(as qpuser1 qsub -N strag <<'JOB'
