@@ -479,6 +479,138 @@ static void test_v2(void)
 	unit_tmpdir_remove(d);
 }
 
+
+/* RT runtime on a fake v1 tree with cpu as its own hierarchy: qpool/ and
+ * the shared qpool/.rt get the root's runtime less 5% of the period; the
+ * node group gets none; a realtime job joins qpool/.rt in cpu and its own
+ * groups elsewhere; a normal job gets a cpu group of its own. */
+static void test_v1_rt(void)
+{
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	struct cgroup_usage u;
+	struct cpumask cpus = { { 0 } };
+	char *d = v1_tree();
+	int r;
+
+	unit_write_file(d, "cpu/cpu.rt_runtime_us", "950000\n");
+	unit_write_file(d, "cpu/cpu.rt_period_us", "1000000\n");
+	unit_write_file(d, "cpu/qpool/cpu.rt_runtime_us", "0\n");
+	unit_write_file(d, "cpu/qpool/.rt/cpu.rt_runtime_us", "0\n");
+	cpumask_parse("0-1", &cpus);
+	r = cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err);
+	CU_ASSERT_EQUAL(r, 0);
+	if (r)
+		fprintf(stderr, "%s\n", err.text);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpu/qpool/cpu.rt_runtime_us"), "900000");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpu/qpool/.rt/cpu.rt_runtime_us"), "900000");
+	CU_ASSERT(exists(d, "cpu/qpool/n1"));
+	CU_ASSERT(!exists(d, "cpu/qpool/n1/cpu.rt_runtime_us"));
+
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 5, CGROUP_JOB_REALTIME, &job, &err);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	CU_ASSERT(!exists(d, "cpu/qpool/n1/job.5"));
+	CU_ASSERT(exists(d, "cpuacct/qpool/n1/job.5"));
+	for (size_t i = 0; i < 5; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/job.5/tasks", v1_hiers[i]);
+		unit_write_file(d, rel, "");
+	}
+	unit_write_file(d, "cpu/qpool/.rt/tasks", "");
+	CU_ASSERT_EQUAL(cgroup_job_attach(job, 0), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpu/qpool/.rt/tasks"), "0");
+	unit_write_file(d, "cpuacct/qpool/n1/job.5/cpuacct.usage", "77\n");
+	unit_write_file(d, "memory/qpool/n1/job.5/memory.max_usage_in_bytes", "1\n");
+	CU_ASSERT_EQUAL(cgroup_job_usage(job, &u), 0);
+	CU_ASSERT_EQUAL(u.cpu_ns, 77);      /* cpuacct is its own: still per job */
+	CU_ASSERT(!u.cpu_shared);
+	cgroup_job_free(job);
+
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 6, 0, &job, &err);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	CU_ASSERT(exists(d, "cpu/qpool/n1/job.6"));
+	cgroup_job_free(job);
+
+	/* A host's root without RT throttling: nothing is given, no error. */
+	unit_write_file(d, "cpu/cpu.rt_runtime_us", "-1\n");
+	unit_write_file(d, "cpu/qpool/cpu.rt_runtime_us", "0\n");
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpu/qpool/cpu.rt_runtime_us"), "0");
+	unit_tmpdir_remove(d);
+}
+
+/* Co-mounted cpu,cpuacct: the realtime job's cpuacct group is the shared
+ * one, so its CPU time is not the group's (cpu_shared); teardown gives
+ * the runtime back and removes qpool/.rt and qpool/ with the last node. */
+static void test_v1_rt_comounted(void)
+{
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	struct cgroup_usage u;
+	char *d = unit_tmpdir();
+	int r;
+
+	unit_write_file(d, "cpuset/cpuset.cpus", "0-1\n");
+	unit_write_file(d, "cpuset/cpuset.mems", "0\n");
+	for (const char *const *n = (const char *const[]){ "qpool", "qpool/n1", NULL }; *n; n++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "cpuset/%s/cpuset.cpus", *n);
+		unit_write_file(d, rel, "");
+		snprintf(rel, sizeof(rel), "cpuset/%s/cpuset.mems", *n);
+		unit_write_file(d, rel, "");
+	}
+	unit_write_file(d, "cpu,cpuacct/qpool/cpu.rt_runtime_us", "0\n");
+	unit_write_file(d, "cpu,cpuacct/qpool/.rt/cpu.rt_runtime_us", "0\n");
+	unit_write_file(d, "cpu,cpuacct/cpu.rt_runtime_us", "950000\n");
+	unit_write_file(d, "cpu,cpuacct/cpu.rt_period_us", "1000000\n");
+	mkdir_rel(d, "memory");
+	r = cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", NULL, NULL, &err);
+	CU_ASSERT_EQUAL(r, 0);
+	if (r)
+		fprintf(stderr, "%s\n", err.text);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpu,cpuacct/qpool/cpu.rt_runtime_us"), "900000");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpu,cpuacct/qpool/.rt/cpu.rt_runtime_us"), "900000");
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 8, CGROUP_JOB_REALTIME, &job, &err);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	CU_ASSERT(!exists(d, "cpu,cpuacct/qpool/n1/job.8"));
+	unit_write_file(d, "memory/qpool/n1/job.8/memory.max_usage_in_bytes", "10\n");
+	unit_write_file(d, "memory/qpool/n1/job.8/memory.failcnt", "12\n");
+	CU_ASSERT_EQUAL(cgroup_job_usage(job, &u), 0);
+	CU_ASSERT(u.cpu_shared);
+	CU_ASSERT_EQUAL(u.cpu_ns, 0);
+	/* No oom_kill line (kernel < 4.13): not an OOM, whatever failcnt says,
+	 * since failcnt counts page-cache reclaim at the limit too. */
+	CU_ASSERT(!u.oom);
+	unit_write_file(d, "memory/qpool/n1/job.8/memory.oom_control",
+			"oom_kill_disable 0\nunder_oom 1\noom_kill 1\n");
+	CU_ASSERT_EQUAL(cgroup_job_usage(job, &u), 0);
+	CU_ASSERT(u.oom);
+	rm(d, "memory/qpool/n1/job.8/memory.max_usage_in_bytes");
+	rm(d, "memory/qpool/n1/job.8/memory.failcnt");
+	rm(d, "memory/qpool/n1/job.8/memory.oom_control");
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	CU_ASSERT(exists(d, "cpu,cpuacct/qpool/.rt"));       /* shared: stays */
+	cgroup_job_free(job);
+
+	rm(d, "cpuset/qpool/n1/cpuset.cpus");
+	rm(d, "cpuset/qpool/n1/cpuset.mems");
+	rm(d, "cpuset/qpool/cpuset.cpus");
+	rm(d, "cpuset/qpool/cpuset.mems");
+	/* Runtime is written back to 0 before rmdir; the fake files keep the
+	 * directories, so read them, then clear them like the kernel would. */
+	CU_ASSERT_EQUAL(cgroup_node_teardown(d, CGROUP_MODE_V1, "qpool/n1"), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpu,cpuacct/qpool/.rt/cpu.rt_runtime_us"), "0");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpu,cpuacct/qpool/cpu.rt_runtime_us"), "0");
+	CU_ASSERT(!exists(d, "cpu,cpuacct/qpool/n1"));
+	rm(d, "cpu,cpuacct/qpool/.rt/cpu.rt_runtime_us");
+	rm(d, "cpu,cpuacct/qpool/cpu.rt_runtime_us");
+	CU_ASSERT_EQUAL(cgroup_node_teardown(d, CGROUP_MODE_V1, "qpool/n1"), 0);
+	CU_ASSERT(!exists(d, "cpu,cpuacct/qpool"));
+	unit_tmpdir_remove(d);
+}
+
 static const struct unit_test cgroup_tests[] = {
 	{ "mode names", test_mode_names },
 	{ "detect v1 v2 hybrid empty", test_detect },
@@ -487,6 +619,8 @@ static const struct unit_test cgroup_tests[] = {
 	{ "v1 job without freezer, pids, memsw", test_v1_job_optional },
 	{ "v1 job without node set-up", test_v1_job_no_parent },
 	{ "v2 node and job", test_v2 },
+	{ "v1 RT runtime for the shared realtime group", test_v1_rt },
+	{ "v1 realtime with cpu,cpuacct co-mounted; OOM count", test_v1_rt_comounted },
 	{ NULL, NULL },
 };
 

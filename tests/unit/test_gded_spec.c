@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gded's launch spec, environment and result file, from JSON tables. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ static const char *const good_spec =
 	" \"join\": false, \"env\": {\"FOO\": \"bar\", \"USER\": \"mallory\"},"
 	" \"ncpus\": 8, \"mem\": 1073741824, \"walltime\": 3600, \"kill_grace\": 5,"
 	" \"cpus\": \"0-7\", \"mems\": \"0\", \"reserve\": \"realtime\","
+	" \"rt_policy\": \"fifo\", \"rt_priority\": 10,"
 	" \"home\": \"/home/ann\", \"shell\": \"/bin/bash\", \"node\": \"n1\","
 	" \"script\": \"/var/lib/qpool/nodes/n1/jobs/12.sh\","
 	" \"nodefile\": \"/var/lib/qpool/nodes/n1/jobs/12.nodes\","
@@ -277,7 +279,51 @@ static void test_result(void)
 	unit_tmpdir_remove(d);
 }
 
+
+/* reserve, rt_policy, rt_priority: absent is none; a realtime priority
+ * the kernel does not have is refused before anything runs. */
+static void test_spec_reserve(void)
+{
+	struct error err = { { 0 } };
+	struct gded_job job;
+	json_t *o = json_loads(good_spec, 0, NULL);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CU_ASSERT_EQUAL(gded_spec_parse(o, &job, &err), 0);
+	CU_ASSERT_EQUAL(job.reserve, GDED_RESERVE_REALTIME);
+	CU_ASSERT_EQUAL(job.rt_policy, SCHED_FIFO);
+	gded_job_clear(&job);
+	json_object_del(o, "reserve");
+	CU_ASSERT_EQUAL(gded_spec_parse(o, &job, &err), 0);
+	CU_ASSERT_EQUAL(job.reserve, GDED_RESERVE_NONE);
+	gded_job_clear(&job);
+	json_object_set_new(o, "reserve", json_string("realtime"));
+	json_object_set_new(o, "rt_policy", json_string("rr"));
+	json_object_set_new(o, "rt_priority", json_integer(10));
+	CU_ASSERT_EQUAL(gded_spec_parse(o, &job, &err), 0);
+	CU_ASSERT_EQUAL(job.reserve, GDED_RESERVE_REALTIME);
+	CU_ASSERT_EQUAL(job.rt_policy, SCHED_RR);
+	CU_ASSERT_EQUAL(job.rt_priority, 10);
+	gded_job_clear(&job);
+	json_object_set_new(o, "rt_priority", json_integer(0));
+	CU_ASSERT_EQUAL(gded_spec_parse(o, &job, &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "rt_priority 0 is outside 1-99"));
+	json_object_set_new(o, "rt_priority", json_integer(10));
+	json_object_set_new(o, "rt_policy", json_string("deadline"));
+	CU_ASSERT_EQUAL(gded_spec_parse(o, &job, &err), -EINVAL);
+	json_object_set_new(o, "rt_policy", json_string("fifo"));
+	json_object_set_new(o, "reserve", json_string("exclusive"));
+	json_object_set_new(o, "rt_priority", json_integer(0));
+	CU_ASSERT_EQUAL(gded_spec_parse(o, &job, &err), 0);    /* priority unused */
+	CU_ASSERT_EQUAL(job.reserve, GDED_RESERVE_EXCLUSIVE);
+	gded_job_clear(&job);
+	json_object_set_new(o, "reserve", json_string("shared"));
+	CU_ASSERT_EQUAL(gded_spec_parse(o, &job, &err), -EINVAL);
+	json_decref(o);
+}
+
 static const struct unit_test gded_spec_tests[] = {
+	{ "reserve and realtime members", test_spec_reserve },
 	{ "spec: a full spec", test_spec_good },
 	{ "spec: missing or wrong-typed members", test_spec_bad },
 	{ "spec: join, mode none, not an object", test_spec_variants },
