@@ -50,7 +50,7 @@ UNIT_OBJ  := $(call obj,$(UNIT_SRC))
 
 BINS := $(BIN)/qpoold $(BIN)/qnoded $(BIN)/gded $(addprefix $(BIN)/,$(CMD_NAMES))
 
-.PHONY: all deps check unit integration manlint demo bench clean
+.PHONY: all deps check unit integration manlint demo bench clean fuzz fuzz-replay fuzz-libfuzzer stress
 all: $(BINS) $(BUILD)/tests/unit
 
 # Per-part include paths: lib/ sees only itself; a part sees lib/ and itself.
@@ -108,7 +108,7 @@ deps:
 	fi
 
 check: deps
-	$(MAKE) all
+	$(MAKE) all fuzz-replay
 	tests/run
 
 unit: all
@@ -128,7 +128,48 @@ bench: deps
 	$(MAKE) all
 	bench/run
 
+# Fuzzing (tests/fuzz/): one harness per decoder, each with the libFuzzer
+# entry point. make check replays seeds + mutations through a plain main()
+# (gcc, ASan+UBSan, no clang needed); make fuzz runs libFuzzer at length.
+# Both keep their objects apart from the normal ones (other flags).
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 300
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_DEPS    := $(LIB_SRC) $(WRAP_SRC) tests/fuzz/util.c
+FZ_REPLAY    := $(BUILD)/fuzz/replay
+FZ_LF        := $(BUILD)/fuzz/libfuzzer
+fzobj = $(patsubst %.c,$(1)/obj/%.o,$(2))
+
+$(FZ_REPLAY)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g $(WARN) $(FUZZ_SAN) -D_GNU_SOURCE -MMD -MP -Ilib -Iwrappers -Itests/fuzz $(PKG_CFLAGS) -c $< -o $@
+$(FZ_LF)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -D_GNU_SOURCE -MMD -MP -Ilib -Iwrappers -Itests/fuzz $(PKG_CFLAGS) -c $< -o $@
+$(FZ_REPLAY)/fuzz_%: $(call fzobj,$(FZ_REPLAY),tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(FUZZ_DEPS))
+	$(CC) $(FUZZ_SAN) -o $@ $^ $(PKG_LIBS)
+$(FZ_LF)/fuzz_%: $(call fzobj,$(FZ_LF),tests/fuzz/fuzz_%.c $(FUZZ_DEPS))
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS)
+
+# The harness objects come from a pattern chain: keep them (no rebuild each time).
+.SECONDARY: $(foreach n,$(FUZZ_NAMES),$(call fzobj,$(FZ_REPLAY),tests/fuzz/fuzz_$(n).c) $(call fzobj,$(FZ_LF),tests/fuzz/fuzz_$(n).c))
+
+fuzz-replay: $(addprefix $(FZ_REPLAY)/fuzz_,$(FUZZ_NAMES))
+fuzz-libfuzzer: $(addprefix $(FZ_LF)/fuzz_,$(FUZZ_NAMES))
+
+fuzz: deps
+	@command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) missing: apt-get install clang"; exit 1; }
+	$(MAKE) all fuzz-libfuzzer
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run --long
+
+# The long crash and hostile-input runs (tests/stress/), STRESS_ROUNDS each.
+STRESS_ROUNDS ?= 25
+stress: deps
+	$(MAKE) all
+	STRESS_ROUNDS=$(STRESS_ROUNDS) tests/stress/run
+
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/fuzz -name '*.d' 2>/dev/null)
