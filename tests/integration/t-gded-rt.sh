@@ -45,9 +45,9 @@ grep -q "SCHED_FIFO" "$QP_T/work/qpuser1/normal.o$normal" && fail "a normal queu
 grep -q "policy: SCHED_OTHER" "$QP_T/work/qpuser1/normal.o$normal" || fail "the normal job's policy is not SCHED_OTHER"
 
 # By hand: SCHED_RR, and the node's realtime group is shared, not left.
-out=$("$QP_BIN/gded" -n 1 --rt rr:5 -- sh -c 'chrt -p $$') || fail "gded --rt rr:5 exited $?"
+out=$("$QP_BIN/gded" --cpus 1 --rt rr:5 -- sh -c 'chrt -p $$') || fail "gded --rt rr:5 exited $?"
 echo "$out"
 echo "$out" | grep -q "policy: SCHED_RR" || fail "gded --rt rr:5 did not run SCHED_RR"
 echo "$out" | grep -q "priority: 5" || fail "gded --rt rr:5 did not run at priority 5"
-"$QP_BIN/gded" -n 1 --rt fifo:100 -- true 2>/dev/null && fail "priority 100 accepted"
+"$QP_BIN/gded" --cpus 1 --rt fifo:100 -- true 2>/dev/null && fail "priority 100 accepted"
 echo "rt ok"

@@ -27,7 +27,7 @@ note "straggler $pid is gone"
 
 # A fork bomb by hand, with a task limit of 64: forks fail past it, the
 # stragglers die at teardown, and the node still works afterwards.
-"$QP_BIN/gded" -n 1 --pids 64 -- bash -c 'for i in $(seq 200); do sleep 300 & done; sleep 3' 2>/dev/null &
+"$QP_BIN/gded" --cpus 0 --pids 64 -- bash -c 'for i in $(seq 200); do sleep 300 & done; sleep 3' 2>/dev/null &
 gpid=$!
 grp=/sys/fs/cgroup/pids/qpool/manual/job.$gpid
 [ -d /sys/fs/cgroup/pids ] || grp=/sys/fs/cgroup/qpool/manual/job.$gpid
@@ -62,6 +62,6 @@ sleep 1
 after=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
 note "memory cgroups: $before before, $after after 50 jobs"
 [ $((after - before)) -le 2 ] || fail "memory cgroups grew by $((after - before)) over 50 jobs"
-left=$(find /sys/fs/cgroup -path '*qpool*' -name 'job.*' -type d 2>/dev/null)
+left=$(find /sys/fs/cgroup -path "*qpool/${QP_NODE_PREFIX}n1/job.*" -type d 2>/dev/null)
 [ -z "$left" ] || fail "job groups left: $left"
 echo "teardown ok"
