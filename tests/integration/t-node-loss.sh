@@ -3,8 +3,13 @@
 # A node that stops heartbeating is down after node_timeout: its rerunnable
 # job is requeued and runs elsewhere, the other fails with the reason; when
 # the node comes back, its copies are killed and nothing is counted twice.
+# Then the same when qpoold restarts while the node is away and the node
+# does not return within node_timeout; and qsub -r defaults to the queue's
+# rerunnable key.
 . "$(dirname "$0")/lib.sh"
-qp_setup
+qp_setup "
+[queue norerun]
+rerunnable = no"
 qp_start_server
 qp_start_node n1
 
@@ -43,4 +48,44 @@ qp_wait "$rerun" completed --timeout 30
 [ "$(qp_state "$norerun")" = failed ] || fail "job $norerun changed to $(qp_state "$norerun") after n1 returned"
 grep -q done.n1 "$w/out.$rerun" 2>/dev/null && fail "n1's copy of $rerun ran to the end"
 [ "$(grep -c done "$w/out.$rerun")" = 1 ] || fail "job $rerun finished more than once"
+
+note "qpoold restarts while node n3 is away; n3 stays away past node_timeout"
+qp_stop "$(qp_node_pid n1)"
+qp_stop "$(qp_node_pid n2)"
+# On n3 jobs outlive the test, elsewhere they take 2 s.
+job3=${job//n1/n3}
+qp_start_node n3
+# (batch's default, rerunnable = yes, is the job "rerun" above, submitted without -r.)
+qnorr=$(echo "$job3" | as qpuser1 qsub -N qnorr -q norerun) || fail qsub  # queue says no
+forced=$(echo "$job3" | as qpuser1 qsub -N forced -q norerun -r y) || fail qsub
+for id in "$qnorr" "$forced"; do
+	qp_wait "$id" running
+	qp_wait_file "$w/pid.$id.n3"
+done
+kill -STOP "$(qp_node_pid n3)"
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+restarted=$SECONDS
+for id in "$qnorr" "$forced"; do
+	[ "$(qp_state "$id")" = running ] || fail "job $id is $(qp_state "$id") right after the restart"
+done
+qp_start_node n4 1
+qp_wait "$qnorr" failed --timeout 20
+[ $((SECONDS - restarted)) -ge 4 ] || fail "job $qnorr failed $((SECONDS - restarted))s after the restart, before node_timeout (5s)"
+qp_field "$qnorr" reason | grep -q "node n3 was lost" || fail "no reason for $qnorr: $(qp_field "$qnorr" reason)"
+for id in "$forced"; do
+	qp_wait "$id" completed --timeout 30
+	[ "$(qp_field "$id" exec_host)" = n4 ] || fail "requeued job $id ran on $(qp_field "$id" exec_host), not n4"
+	[ "$(grep -c done.n4 "$w/out.$id")" = 1 ] || fail "job $id did not finish exactly once on n4"
+done
+
+note "n3 returns after the timeout: its copies are killed"
+kill -CONT "$(qp_node_pid n3)"
+for id in "$qnorr" "$forced"; do
+	pid=$(cat "$w/pid.$id.n3")
+	for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$pid" 2>/dev/null && fail "stale copy of job $id on n3 (pid $pid) still runs"
+	grep -q done.n3 "$w/out.$id" 2>/dev/null && fail "n3's copy of $id ran to the end"
+done
+[ "$(qp_state "$qnorr")" = failed ] || fail "job $qnorr changed to $(qp_state "$qnorr") after n3 returned"
 echo "node loss ok"
