@@ -497,6 +497,24 @@ static int dir_make(const char *path, mode_t mode, struct error *err)
 	return 0;
 }
 
+static int store_file_private(const char *db, struct error *err)
+{
+	static const char *suffix[] = { "", "-wal", "-shm" };
+	char path[PATH_MAX + 32];
+	int fd;
+
+	fd = open(db, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set(err, -errno, "%s: %s", db, strerror(errno));
+	close(fd);
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", db, suffix[i]);
+		if (chmod(path, 0600) < 0 && errno != ENOENT)
+			return error_set(err, -errno, "chmod %s: %s", path, strerror(errno));
+	}
+	return 0;
+}
+
 static int listen_open(struct server *s, struct error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -570,6 +588,12 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	if (r < 0)
 		goto done;
 	snprintf(path, sizeof(path), "%s/qpool.db", config->state_dir);
+	/* The store holds every user's scripts and environments, and a user
+	 * who knows its name can open it despite the 0711 directory: 0600.
+	 * SQLite gives -wal and -shm the mode of the database file. */
+	r = store_file_private(path, err);
+	if (r < 0)
+		goto done;
 	r = jobstore_open(path, &s->store, err);
 	if (r < 0)
 		goto done;
