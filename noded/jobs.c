@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "noded.h"
+#include "timeutil.h"
 #include "wire.h"
 
 #ifndef P_PIDFD
@@ -29,6 +30,9 @@ struct job {
 	bool adopted;           /* not our child: found in /proc after a restart */
 	json_t *result;         /* once finished, until qpoold acknowledges */
 	bool done_sent;         /* job.done on this connection, reply awaited */
+	bool sim;               /* simulated: src is its walltime timer */
+	int64_t sim_wall;       /* simulated: when it started, wall and mono ns */
+	int64_t sim_mono;
 	struct job *next;
 };
 
@@ -36,6 +40,12 @@ struct jobs {
 	struct noded *nd;
 	struct job *head;
 };
+
+/* A wrapper runs, or a simulated job waits out its walltime. */
+static bool job_running(const struct job *j)
+{
+	return j->pidfd >= 0 || (j->sim && j->src);
+}
 
 static struct job *job_find(const struct jobs *js, int64_t jobid)
 {
@@ -98,7 +108,8 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 		return;   /* connection lost: sent again after re-registering */
 	if (wire_bool(reply, "ok", 0)) {
 		log_debug("job %" PRId64 ": done acknowledged", jobid);
-		jobfile_remove(nd->jobs_dirfd, jobid);
+		if (!nd->simulated)
+			jobfile_remove(nd->jobs_dirfd, jobid);
 		job_free(j);
 		return;
 	}
@@ -107,7 +118,8 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 		 wire_str(reply, "error") ?: "(no reason given)");
 	if (e == ENOENT || e == ESRCH) {
 		/* qpoold has no such job: nobody will ever want these files. */
-		jobfile_remove(nd->jobs_dirfd, jobid);
+		if (!nd->simulated)
+			jobfile_remove(nd->jobs_dirfd, jobid);
 		job_free(j);
 	}
 }
@@ -137,7 +149,9 @@ static void job_finished(struct job *j, json_t *result)
 	job_unwatch(j);
 	json_decref(j->result);
 	j->result = result;
-	if (status && strcmp(status, "failed") == 0)
+	if (j->sim)
+		log_debug("job %" PRId64 ": simulated, %s", j->jobid, status ?: "finished");
+	else if (status && strcmp(status, "failed") == 0)
 		log_info("job %" PRId64 ": failed: %s", j->jobid,
 			 wire_str(result, "reason") ?: "(no reason given)");
 	else if (status && strcmp(status, "signaled") == 0)
@@ -164,7 +178,7 @@ static void job_fail(struct job *j, const char *reason)
 		job_unwatch(j);
 		return;
 	}
-	r = jobfile_result_write(nd->jobs_dirfd, j->jobid, result);
+	r = j->sim ? 0 : jobfile_result_write(nd->jobs_dirfd, j->jobid, result);
 	if (r < 0)
 		log_warn("job %" PRId64 ": cannot write its result file: %s", j->jobid, strerror(-r));
 	job_finished(j, result);
@@ -230,6 +244,62 @@ static int job_watch(struct job *j, pid_t pid, int pidfd)
 	return r;
 }
 
+static void job_sim_end(struct job *j, int sig)
+{
+	json_t *result = sim_result(j->jobid, j->launch, j->sim_wall, j->sim_mono, time_wall_ns(),
+				    time_mono_ns(), sig);
+
+	if (!result) {
+		job_fail(j, "out of memory building a simulated result");
+		return;
+	}
+	job_finished(j, result);
+}
+
+static int job_sim_on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	job_sim_end(userdata, 0);
+	return 0;
+}
+
+/* How long a simulated job runs, in us: QPOOL_SIM_RUNTIME from its
+ * environment (seconds, decimals allowed, 0: finish at once) when it is
+ * there, since a queue gives every job without -l walltime a default;
+ * else its walltime. */
+static uint64_t job_sim_runtime_us(const json_t *job)
+{
+	const char *rt = wire_str(json_object_get(job, "env"), "QPOOL_SIM_RUNTIME");
+	long long walltime = wire_int(job, "walltime", 0);
+	char *end;
+	double sec;
+
+	if (rt) {
+		errno = 0;
+		sec = strtod(rt, &end);
+		if (!errno && end != rt && !*end && sec >= 0 && sec < 1e9)
+			return (uint64_t)(sec * 1e6);
+		log_warn("QPOOL_SIM_RUNTIME=%s: not a number of seconds; using the walltime", rt);
+	}
+	return walltime > 0 ? (uint64_t)walltime * 1000000ULL : 0;
+}
+
+/* A simulated job: a timer of its run time (0: the next loop iteration). */
+static void job_sim_start(struct job *j, const json_t *job)
+{
+	int r;
+
+	j->sim = true;
+	j->sim_wall = time_wall_ns();
+	j->sim_mono = time_mono_ns();
+	/* Accuracy 1 ms: sd-event's default of 250 ms would blur short jobs. */
+	r = sd_event_add_time_relative(j->js->nd->event, &j->src, CLOCK_MONOTONIC,
+				       job_sim_runtime_us(job), 1000, job_sim_on_timer, j);
+	if (r < 0) {
+		j->src = NULL;
+		job_fail(j, "cannot arm a simulated job's timer");
+	}
+}
+
 void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 {
 	struct noded *nd = js->nd;
@@ -262,6 +332,10 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 	j = job_new(js, jobid, launch);
 	if (!j) {
 		log_err("job %lld: out of memory", jobid);
+		return;
+	}
+	if (nd->simulated) {
+		job_sim_start(j, job);
 		return;
 	}
 	uid = wire_int(job, "uid", -1);
@@ -306,6 +380,11 @@ void jobs_signal(struct jobs *js, const json_t *msg)
 		return;
 	}
 	j = job_find(js, jobid);
+	if (j && j->sim && j->src) {
+		/* Any signal ends a simulated job, as it would a sleep. */
+		job_sim_end(j, (int)sig);
+		return;
+	}
 	if (!j || j->pidfd < 0) {
 		log_info("job %lld: signal %lld: no running wrapper here", jobid, sig);
 		return;
@@ -373,6 +452,11 @@ int jobs_create(struct noded *nd, struct jobs **ret)
 		return -ENOMEM;
 	js->nd = nd;
 	nd->jobs = js;
+	if (nd->simulated) {
+		/* Nothing survives a simulated node: no files, no wrappers. */
+		*ret = js;
+		return 0;
+	}
 	n_ids = jobfile_ids(nd->jobs_dirfd, &ids);
 	if (n_ids < 0) {
 		r = n_ids;
@@ -412,7 +496,7 @@ size_t jobs_running_count(const struct jobs *js)
 	size_t n = 0;
 
 	for (const struct job *j = js->head; j; j = j->next)
-		n += j->pidfd >= 0;
+		n += job_running(j);
 	return n;
 }
 
@@ -421,7 +505,7 @@ json_t *jobs_running_json(const struct jobs *js)
 	json_t *a = json_array();
 
 	for (const struct job *j = js->head; a && j; j = j->next)
-		if (j->pidfd >= 0)
+		if (job_running(j))
 			json_array_append_new(a, json_integer(j->jobid));
 	return a;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -15,13 +16,23 @@ static const char *arg_config;
 static const char *arg_name;
 static const char *arg_cpus;
 static int arg_verbose;
+static long arg_simulate;
+static const char *arg_sim_topology = "pack:2 numa:4 core:16 pu:2";
+
+#define SIM_MAX 100000
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: qnoded [-f FILE] --name NAME [--cpus LIST] [-v]\n"
+		   "       qnoded [-f FILE] --simulate N [--sim-topology TEXT] [--name PREFIX] [-v]\n"
 		   "  -f, --config FILE  config file (default: $QPOOL_CONF, else %s)\n"
 		   "  -n, --name NAME    node name, unique in the pool\n"
 		   "  -c, --cpus LIST    use only these CPUs, e.g. 0-3,8 (default: all allowed)\n"
+		   "  -s, --simulate N   present N simulated nodes PREFIX-0..N-1 (default prefix sim)\n"
+		   "                     whose jobs only wait their walltime (or QPOOL_SIM_RUNTIME\n"
+		   "                     seconds from their environment): no cgroups, no gded\n"
+		   "  -t, --sim-topology TEXT  their hwloc synthetic topology\n"
+		   "                     (default \"pack:2 numa:4 core:16 pu:2\")\n"
 		   "  -v, --verbose      debug logging\n"
 		   "  -h, --help         this text\n", CONFIG_DEFAULT_PATH);
 }
@@ -33,17 +44,29 @@ static int parse_args(int argc, char **argv)
 		{ "config", required_argument, NULL, 'f' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "cpus", required_argument, NULL, 'c' },
+		{ "simulate", required_argument, NULL, 's' },
+		{ "sim-topology", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "f:n:c:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:n:c:s:t:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': arg_config = optarg; break;
 		case 'n': arg_name = optarg; break;
 		case 'c': arg_cpus = optarg; break;
+		case 's':
+			errno = 0;
+			arg_simulate = strtol(optarg, &end, 10);
+			if (errno || *end || arg_simulate < 1 || arg_simulate > SIM_MAX) {
+				fprintf(stderr, "qnoded: --simulate %s: a number of nodes, 1-%d\n", optarg, SIM_MAX);
+				return 1;
+			}
+			break;
+		case 't': arg_sim_topology = optarg; break;
 		case 'v': arg_verbose++; break;
 		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return 1;
@@ -51,6 +74,12 @@ static int parse_args(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "qnoded: unexpected argument '%s'\n", argv[optind]);
+		return 1;
+	}
+	if (arg_simulate && !arg_name)
+		arg_name = "sim";
+	if (arg_simulate && arg_cpus) {
+		fprintf(stderr, "qnoded: --cpus does not go with --simulate\n");
 		return 1;
 	}
 	if (!arg_name) {
@@ -99,6 +128,87 @@ done:
 	return r;
 }
 
+/* --simulate: n nodes sharing one event loop, each its own link. */
+static int sim_run(const struct config *config, sd_event *event, struct error *err)
+{
+	struct node_topo topo;
+	struct noded *nds;
+	struct rlimit rl;
+	size_t name_len = strlen(arg_name) + 12;
+	char *names;
+	int r;
+
+	r = sim_topology_describe(arg_sim_topology, &topo, err);
+	if (r < 0)
+		return r;
+	/* One socket per node: raise the soft limit as far as allowed. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)arg_simulate + 32)
+		return error_set(err, -EMFILE, "--simulate %ld needs as many descriptors; the limit is %llu",
+				 arg_simulate, (unsigned long long)rl.rlim_cur);
+	nds = calloc((size_t)arg_simulate, sizeof(*nds));
+	names = calloc((size_t)arg_simulate, name_len);
+	if (!nds || !names) {
+		r = error_set(err, -ENOMEM, "out of memory for %ld simulated nodes", arg_simulate);
+		goto done;
+	}
+	for (long i = 0; i < arg_simulate; i++) {
+		struct noded *nd = &nds[i];
+		char *name = names + (size_t)i * name_len;
+
+		snprintf(name, name_len, "%s-%ld", arg_name, i);
+		if (!noded_name_valid(name)) {
+			r = error_set(err, -EINVAL, "--name %s: node name %s is not valid", arg_name, name);
+			goto done;
+		}
+		*nd = (struct noded){ .config = config, .name = name, .proc_root = "/proc",
+				      .event = event, .topo = topo, .cgroup_mode = CGROUP_MODE_NONE,
+				      .jobs_dirfd = -1, .simulated = true,
+				      .topo_xml = (char *)arg_sim_topology };
+		snprintf(nd->rt_reason, sizeof(nd->rt_reason), "simulated node");
+		r = jobs_create(nd, &nd->jobs);
+		if (r == 0)
+			r = link_create(nd, &nd->link);
+		if (r < 0) {
+			error_set(err, r, "simulated node %s: %s", name, strerror(-r));
+			goto done;
+		}
+	}
+	log_info("simulating %ld nodes %s-0..%ld: topology \"%s\" (%u PUs, %u cores each)", arg_simulate,
+		 arg_name, arg_simulate - 1, arg_sim_topology, topo.pus, topo.cores);
+	r = sd_event_loop(event);
+	if (r < 0)
+		error_set(err, r, "event loop: %s", strerror(-r));
+done:
+	for (long i = 0; nds && i < arg_simulate; i++) {
+		link_destroy(nds[i].link);
+		jobs_destroy(nds[i].jobs);
+	}
+	free(nds);
+	free(names);
+	return r;
+}
+
+static int signals_setup(sd_event *event)
+{
+	sigset_t ss;
+	int r;
+
+	/* sd-event takes signals through a signalfd: they must be blocked. */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((r = sd_event_add_signal(event, NULL, SIGTERM, on_stop_signal, NULL)) < 0 ||
+	    (r = sd_event_add_signal(event, NULL, SIGINT, on_stop_signal, NULL)) < 0)
+		return r;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1 };
@@ -106,7 +216,6 @@ int main(int argc, char **argv)
 	struct error err = { "" };
 	bool cgroup_ready = false;
 	char cpus[4096];
-	sigset_t ss;
 	int r, status = 1;
 
 	r = parse_args(argc, argv);
@@ -121,6 +230,23 @@ int main(int argc, char **argv)
 	}
 	nd.config = config;
 	nd.name = arg_name;
+
+	if (arg_simulate) {
+		r = sd_event_new(&nd.event);
+		if (r >= 0)
+			r = signals_setup(nd.event);
+		if (r < 0) {
+			log_err("event loop set-up: %s", strerror(-r));
+			goto done;
+		}
+		r = sim_run(config, nd.event, &err);
+		if (r < 0) {
+			log_err("%s", err.text);
+			goto done;
+		}
+		status = 0;
+		goto done;
+	}
 
 	r = topology_setup(&nd, &err);
 	if (r < 0) {
@@ -173,14 +299,7 @@ int main(int argc, char **argv)
 		log_err("sd_event_new: %s", strerror(-r));
 		goto done;
 	}
-	/* sd-event takes signals through a signalfd: they must be blocked. */
-	sigemptyset(&ss);
-	sigaddset(&ss, SIGTERM);
-	sigaddset(&ss, SIGINT);
-	sigprocmask(SIG_BLOCK, &ss, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if ((r = sd_event_add_signal(nd.event, NULL, SIGTERM, on_stop_signal, NULL)) < 0 ||
-	    (r = sd_event_add_signal(nd.event, NULL, SIGINT, on_stop_signal, NULL)) < 0) {
+	if ((r = signals_setup(nd.event)) < 0) {
 		log_err("signal set-up: %s", strerror(-r));
 		goto done;
 	}

@@ -161,6 +161,18 @@ int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidf
 /* gded's path: conf (when not empty), else `gded` next to /proc/self/exe. */
 int launch_gded_path(const char *conf, char *buf, size_t len);
 
+/* ---- simulated nodes (sim.c) ---- */
+
+/* Describes the node of an hwloc synthetic topology ("pack:2 numa:4
+ * core:16 pu:2"): all its PUs. -EINVAL/-ERANGE with err set. */
+int sim_topology_describe(const char *synthetic, struct node_topo *ret, struct error *err);
+
+/* The result of a simulated job: exited 0 (sig 0) or killed by sig, every
+ * stamp from the event loop's clock: wrap, fenced and exec at start,
+ * exit and released at end. NULL when out of memory. */
+json_t *sim_result(int64_t jobid, int64_t launch, int64_t start_wall, int64_t start_mono,
+		   int64_t end_wall, int64_t end_mono, int sig);
+
 /* ---- the daemon ---- */
 
 struct jobs;
@@ -173,7 +185,9 @@ struct noded {
 	const char *proc_root;          /* "/proc" */
 	sd_event *event;
 	struct node_topo topo;
-	char *topo_xml;                 /* topo_node_xml's, for node.register */
+	char *topo_xml;                 /* topo_node_xml's, for node.register; a
+	                                 * simulated node's synthetic text */
+	bool simulated;                 /* jobs only wait their walltime */
 	enum cgroup_mode cgroup_mode;
 	char cgroup_parent[NODED_NAME_MAX + 8];
 	bool rt;
