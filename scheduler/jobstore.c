@@ -86,6 +86,13 @@ static const char SQL_QUERY[] =
 	" AND (?3 OR state IN ('queued','held','running','exiting'))"
 	" AND (?4 = 0 OR t_done IS NULL OR t_done >= ?4) AND (?5 = 0 OR t_submit <= ?5)"
 	" ORDER BY id";
+/* The same for one job: "(?1 = 0 OR id = ?1)" cannot use the primary key,
+ * so SQL_QUERY scans every row; measured 85 s of dispatching for 100,000
+ * jobs on 1,000 simulated nodes, as node_launch reads each job back. */
+static const char SQL_QUERY_ID[] =
+	"SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1 AND (?2 IS NULL OR owner = ?2)"
+	" AND (?3 OR state IN ('queued','held','running','exiting'))"
+	" AND (?4 = 0 OR t_done IS NULL OR t_done >= ?4) AND (?5 = 0 OR t_submit <= ?5)";
 static const char SQL_PAYLOAD[] =
 	"SELECT env, script FROM job_payload WHERE job_id = ?";
 static const char SQL_ROT_SET[] =
@@ -104,7 +111,7 @@ static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, reason FROM node_admi
 
 enum stmt_id {
 	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
-	ST_ACTIVE, ST_QUERY, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
+	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
 	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
 };
 
@@ -117,6 +124,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_FINISH] = SQL_FINISH,
 	[ST_ACTIVE] = SQL_ACTIVE,
 	[ST_QUERY] = SQL_QUERY,
+	[ST_QUERY_ID] = SQL_QUERY_ID,
 	[ST_PAYLOAD] = SQL_PAYLOAD,
 	[ST_ROT_SET] = SQL_ROT_SET,
 	[ST_ROT_LOAD] = SQL_ROT_LOAD,
@@ -553,7 +561,7 @@ static json_t *job_row_json(sqlite3_stmt *st)
 
 int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array)
 {
-	sqlite3_stmt *st = js->st[ST_QUERY];
+	sqlite3_stmt *st = js->st[f->jobid ? ST_QUERY_ID : ST_QUERY];
 	json_t *arr = json_array();
 	int rc, r = 0;
 
