@@ -2,6 +2,7 @@
 /* Jobs by id (open-addressing hash), nodes by name, the IQS rotation, and
  * the scheduling pass: IQS order, live limits, reserve-aware placement. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "iqs.h"
 #include "placement.h"
 #include "pool.h"
+#include "timeutil.h"
 
 struct pool {
 	struct job *head, *tail;      /* submit order */
@@ -18,6 +20,7 @@ struct pool {
 	struct rotation *rot;         /* (queue, uid) -> last dispatch seq */
 	size_t n_rot, cap_rot;
 	uint64_t seq;                 /* the last seq handed out */
+	struct pool_stats stats;
 };
 
 struct rotation {
@@ -280,16 +283,20 @@ void pool_job_release(struct pool *p, struct job *j)
 }
 
 /* Places j on n: placement over the node's topology, or first fit (lowest
- * free CPUs) for a node that sent none. Fills j's cpus, claim and mems. */
-static bool node_place(const struct node *n, const struct queue_conf *q, struct job *j)
+ * free CPUs) for a node that sent none. Fills j's cpus, claim and mems.
+ * *ret_room is how many CPUs n has for q's jobs (0: unusable for them). */
+static bool node_place(const struct node *n, const struct queue_conf *q, struct job *j,
+		       unsigned *ret_room)
 {
 	struct cpumask avail;
 	struct placement pl;
 
+	*ret_room = 0;
 	if (!pool_node_usable(n) || (q->reserve == QUEUE_RESERVE_REALTIME && !n->rt))
 		return false;
 	node_avail(n, q->reserve, &avail);
-	if (cpumask_count(&avail) < j->ncpus)
+	*ret_room = cpumask_count(&avail);
+	if (*ret_room < j->ncpus)
 		return false;
 	if (n->topo) {
 		if (placement_choose(n->topo, &avail, j->ncpus, q->smt, &pl, NULL) < 0)
@@ -429,12 +436,19 @@ static int queue_order_cmp(const void *a, const void *b)
 /* Dispatches what it can of one queue into ret; returns how many. */
 static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct dispatch *ret, size_t max)
 {
+	/* The most CPUs any node has for this queue's jobs, an upper bound:
+	 * placements only lower it, and a scan of every node that placed
+	 * nothing makes it exact. A job wider than it is passed over without
+	 * a scan, so a full pool with 100,000 waiting costs one look per job,
+	 * not one per job and node (measured: 2.1 s per pass on 1,000 nodes
+	 * without it). */
+	unsigned room = UINT_MAX;
 	struct queue_view v;
 	size_t n = 0;
 
 	if (queue_view_build(p, q, &v) < 0)
 		return 0;
-	for (size_t i = 0; i < v.n && n < max; i++) {
+	for (size_t i = 0; i < v.n && n < max && room > 0; i++) {
 		const struct iqs_entry *e = &v.order[i];
 		struct job *j = view_owner(&v, e);
 		struct iqs_user *u = view_user(&v, p, q->name, j->uid);
@@ -447,10 +461,21 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			break;
 		if (v.lim.max_running_per_user && u->running >= v.lim.max_running_per_user)
 			continue;
+		if (j->ncpus > room) {
+			if (q->strict)
+				break;
+			continue;
+		}
 		j->reserve = q->reserve;
+		unsigned seen = 0;
 		for (struct node *nd = p->nodes; nd; nd = nd->next) {
-			if (!node_place(nd, q, j))
+			unsigned nroom;
+
+			if (!node_place(nd, q, j, &nroom)) {
+				if (nroom > seen)
+					seen = nroom;
 				continue;
+			}
 			j->node = strdup(nd->name);
 			if (!j->node)
 				break;
@@ -466,14 +491,41 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			placed = true;
 			break;
 		}
-		if (!placed && q->strict)
-			break;
+		if (!placed) {
+			/* Room was counted on every node; topology may still
+			 * refuse a job that fits the count, so seen stays. */
+			room = seen;
+			if (q->strict)
+				break;
+		}
 	}
 	queue_view_free(&v);
 	return n;
 }
 
+static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct dispatch *ret, size_t max);
+
 size_t pool_schedule(struct pool *p, const struct config *c, struct dispatch *ret, size_t max)
+{
+	int64_t t0 = time_mono_ns();
+	size_t n = pool_schedule_pass(p, c, ret, max);
+	uint64_t ns = (uint64_t)(time_mono_ns() - t0);
+
+	p->stats.passes++;
+	p->stats.pass_ns_total += ns;
+	p->stats.pass_ns_last = ns;
+	if (ns > p->stats.pass_ns_max)
+		p->stats.pass_ns_max = ns;
+	p->stats.dispatches += n;
+	return n;
+}
+
+void pool_stats_get(const struct pool *p, struct pool_stats *ret)
+{
+	*ret = p->stats;
+}
+
+static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct dispatch *ret, size_t max)
 {
 	const struct queue_conf **order;
 	bool any_free = false;

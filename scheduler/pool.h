@@ -93,6 +93,18 @@ struct dispatch {
  * state = queued. Returns the number of decisions written (at most max). */
 size_t pool_schedule(struct pool *p, const struct config *c, struct dispatch *ret, size_t max);
 
+/* What the passes cost, for the stats op and make bench. A pass is one
+ * pool_schedule call; times are CLOCK_MONOTONIC ns. */
+struct pool_stats {
+	uint64_t passes;
+	uint64_t pass_ns_total;
+	uint64_t pass_ns_max;
+	uint64_t pass_ns_last;
+	uint64_t dispatches;
+};
+
+void pool_stats_get(const struct pool *p, struct pool_stats *ret);
+
 /* The queue's current dispatch order with the reason for each place, as a
  * JSON array of { jobid, uid, place, round, hold, reason }. */
 json_t *pool_queue_order(struct pool *p, const struct queue_conf *q);

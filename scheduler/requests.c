@@ -372,6 +372,48 @@ static void op_acct(struct conn *c, long long req_id, json_t *msg)
 					   "now", (json_int_t)time_wall_ns()));
 }
 
+/* VmRSS of this process in bytes, 0 when /proc cannot tell. */
+static uint64_t self_rss(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	unsigned long long kb = 0;
+	char line[256];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/* What the scheduler costs: passes, their time, dispatches, job counts by
+ * state, nodes up, and this process's RSS (make bench reads it). */
+static void op_stats(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	json_int_t by_state[JOB_STATE_MAX] = { 0 };
+	json_int_t nodes = 0, nodes_up = 0;
+	struct pool_stats st;
+
+	pool_stats_get(s->pool, &st);
+	for (struct job *j = pool_jobs(s->pool); j; j = j->next)
+		if ((unsigned)j->state < JOB_STATE_MAX)
+			by_state[j->state]++;
+	for (struct node *n = pool_nodes(s->pool); n; n = n->next) {
+		nodes++;
+		nodes_up += pool_node_usable(n);
+	}
+	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"passes", (json_int_t)st.passes, "pass_ns_total", (json_int_t)st.pass_ns_total,
+		"pass_ns_max", (json_int_t)st.pass_ns_max, "pass_ns_last", (json_int_t)st.pass_ns_last,
+		"dispatches", (json_int_t)st.dispatches, "queued", by_state[JOB_QUEUED],
+		"held", by_state[JOB_HELD], "running", by_state[JOB_RUNNING],
+		"exiting", by_state[JOB_EXITING], "nodes", nodes, "nodes_up", nodes_up,
+		"rss", (json_int_t)self_rss()));
+}
+
 void request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	if (strcmp(op, "submit") == 0)
@@ -390,6 +432,8 @@ void request_handle(struct conn *c, const char *op, long long req_id, json_t *ms
 		op_nodes(c, req_id, msg);
 	else if (strcmp(op, "acct") == 0)
 		op_acct(c, req_id, msg);
+	else if (strcmp(op, "stats") == 0)
+		op_stats(c, req_id, msg);
 	else if (strcmp(op, "admin") == 0 || strcmp(op, "order") == 0)
 		admin_request_handle(c, op, req_id, msg);
 	else
