@@ -119,8 +119,16 @@ qp_cleanup() {
 	for ((i = ${#QP_PIDS[@]} - 1; i >= 0; i--)); do
 		qp_stop "${QP_PIDS[$i]}"
 	done
-	# A test that failed may leave job processes: kill any gded of this pool.
-	pkill -KILL -f "gded --spec $QP_T/" 2>/dev/null
+	# A test may leave jobs running: cancel each gded of this pool (SIGTERM:
+	# it kills its job and removes its cgroup), SIGKILL only what outlives
+	# the grace.
+	if pkill -TERM -f "gded --spec $QP_T/" 2>/dev/null; then
+		for i in $(seq 100); do
+			pgrep -f "gded --spec $QP_T/" >/dev/null || break
+			sleep 0.05
+		done
+		pkill -KILL -f "gded --spec $QP_T/" 2>/dev/null
+	fi
 	if [ $rc -eq 0 ] && [ -z "${QP_KEEP:-}" ]; then
 		rm -rf "$QP_T"
 	else
