@@ -2,7 +2,6 @@
 /* qacct: accounting reports (job detail, summaries, overhead, utilization, SVG timeline) from qpoold's records. */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 
 #include "acct.h"
 #include "client.h"
+#include "cmd.h"
 #include "jobid.h"
 #include "timeutil.h"
 
@@ -37,19 +37,6 @@ static const char *arg_conf, *arg_job, *arg_by, *arg_from, *arg_to, *arg_queue, 
 static bool arg_overhead, arg_util;
 static enum acct_format arg_format = ACCT_FORMAT_TEXT;
 
-static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("qacct: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return status;
-}
-
 /* What one run of qacct works on, fetched once. */
 struct data {
 	json_t *acct, *queues, *nodes;
@@ -63,11 +50,11 @@ static int fetch(struct client *cl, json_t *req, json_t **ret, const char *membe
 	struct error err;
 
 	if (!req)
-		return fail(1, "out of memory");
+		return cmd_fail(1, "out of memory");
 	if (client_call(cl, req, ret, &err) < 0)
-		return fail(1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	if (!json_is_array(json_object_get(*ret, member)))
-		return fail(1, "qpoold's reply has no %s list", member);
+		return cmd_fail(1, "qpoold's reply has no %s list", member);
 	return 0;
 }
 
@@ -92,7 +79,7 @@ static int data_load(struct client *cl, int64_t jobid, int64_t from, int64_t to,
 	d->now = json_integer_value(json_object_get(d->acct, "now"));
 	d->jobs = calloc(json_array_size(arr) + 1, sizeof(*d->jobs));
 	if (!d->jobs)
-		return fail(1, "out of memory");
+		return cmd_fail(1, "out of memory");
 	json_array_foreach(arr, i, o)
 		if (acct_job_from_json(o, &d->jobs[d->n_jobs]) == 0)
 			d->n_jobs++;
@@ -119,10 +106,10 @@ static void data_free(struct data *d)
 static int report_show(struct acct_report *rep, int r)
 {
 	if (r < 0)
-		return fail(1, "cannot build the report: %s", strerror(-r));
+		return cmd_fail(1, "cannot build the report: %s", strerror(-r));
 	r = acct_report_print(rep, arg_format, stdout);
 	acct_report_destroy(rep);
-	return r < 0 ? fail(1, "cannot write the report: %s", strerror(-r)) : 0;
+	return r < 0 ? cmd_fail(1, "cannot write the report: %s", strerror(-r)) : 0;
 }
 
 static int job_show(const struct data *d)
@@ -132,7 +119,7 @@ static int job_show(const struct data *d)
 	int r;
 
 	if (d->n_jobs == 0)
-		return fail(1, "job %s: no such job", arg_job);
+		return cmd_fail(1, "job %s: no such job", arg_job);
 	r = acct_report_job(&d->jobs[0], &rep);
 	if (r == 0) {
 		acct_job_derive(&d->jobs[0], &der);
@@ -147,7 +134,7 @@ static int nodes_of(const struct data *d, struct acct_node **ret, size_t *ret_n)
 	int r = acct_nodes_build(json_object_get(d->acct, "nodes"), json_object_get(d->nodes, "nodes"), d->jobs,
 				 d->n_jobs, ret, ret_n);
 
-	return r < 0 ? fail(1, "out of memory") : 0;
+	return r < 0 ? cmd_fail(1, "out of memory") : 0;
 }
 
 static int util_show(const struct data *d)
@@ -163,7 +150,7 @@ static int util_show(const struct data *d)
 	r = acct_utilization(d->jobs, d->n_jobs, nodes, n_nodes, d->from, d->to, d->now, &u);
 	free(nodes);
 	if (r < 0)
-		return fail(1, "--from must be before --to");
+		return cmd_fail(1, "--from must be before --to");
 	r = acct_report_utilization(&u, &rep);
 	return report_show(rep, r);
 }
@@ -180,15 +167,15 @@ static int svg_write(const struct data *d)
 	f = fopen(arg_svg, "we");
 	if (!f) {
 		free(nodes);
-		return fail(1, "cannot create %s: %s", arg_svg, strerror(errno));
+		return cmd_fail(1, "cannot create %s: %s", arg_svg, strerror(errno));
 	}
 	r = acct_svg_write(f, d->jobs, d->n_jobs, nodes, n_nodes, d->from, d->to, d->now);
 	free(nodes);
 	if (fclose(f) != 0 && r == 0)
 		r = -errno;
 	if (r == -EINVAL)
-		return fail(1, "--from must be before --to");
-	return r < 0 ? fail(1, "cannot write %s: %s", arg_svg, strerror(-r)) : 0;
+		return cmd_fail(1, "--from must be before --to");
+	return r < 0 ? cmd_fail(1, "cannot write %s: %s", arg_svg, strerror(-r)) : 0;
 }
 
 /* Parsed before connecting, so a usage error never waits on the server. */
@@ -200,15 +187,15 @@ static int args_check(void)
 	int64_t now = time_wall_ns();
 
 	if (arg_job && jobid_parse(arg_job, &arg_jobid) < 0)
-		return fail(2, "%s: not a job id", arg_job);
+		return cmd_fail(2, "%s: not a job id", arg_job);
 	if (arg_from && acct_time_parse(arg_from, now, &arg_from_ns) < 0)
-		return fail(2, "--from %s: not a time (YYYY-MM-DD[ HH:MM[:SS]], -1h, -30m, or epoch seconds)", arg_from);
+		return cmd_fail(2, "--from %s: not a time (YYYY-MM-DD[ HH:MM[:SS]], -1h, -30m, or epoch seconds)", arg_from);
 	if (arg_to && acct_time_parse(arg_to, now, &arg_to_ns) < 0)
-		return fail(2, "--to %s: not a time (YYYY-MM-DD[ HH:MM[:SS]], -1h, -30m, or epoch seconds)", arg_to);
+		return cmd_fail(2, "--to %s: not a time (YYYY-MM-DD[ HH:MM[:SS]], -1h, -30m, or epoch seconds)", arg_to);
 	if (arg_from && arg_to && arg_from_ns >= arg_to_ns)
-		return fail(2, "--from must be before --to");
+		return cmd_fail(2, "--from must be before --to");
 	if (arg_by && acct_key_parse(arg_by, &arg_key) < 0)
-		return fail(2, "--by %s: not one of queue, user, node, day", arg_by);
+		return cmd_fail(2, "--by %s: not one of queue, user, node, day", arg_by);
 	return 0;
 }
 
@@ -278,31 +265,31 @@ int main(int argc, char **argv)
 			return 0;
 		case ':':
 			if (optopt)
-				return fail(2, "option -%c needs an argument (see qacct --help)", optopt);
-			return fail(2, "option %s needs an argument (see qacct --help)", argv[optind - 1]);
+				return cmd_fail(2, "option -%c needs an argument (see qacct --help)", optopt);
+			return cmd_fail(2, "option %s needs an argument (see qacct --help)", argv[optind - 1]);
 		default:
 			if (optopt)
-				return fail(2, "unknown option -%c (see qacct --help)", optopt);
-			return fail(2, "unknown option %s (see qacct --help)", argv[optind - 1]);
+				return cmd_fail(2, "unknown option -%c (see qacct --help)", optopt);
+			return cmd_fail(2, "unknown option %s (see qacct --help)", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return fail(2, "unexpected argument '%s' (see qacct --help)", argv[optind]);
+		return cmd_fail(2, "unexpected argument '%s' (see qacct --help)", argv[optind]);
 	modes = !!arg_job + arg_overhead + arg_util + !!arg_by;
 	if (modes > 1)
-		return fail(2, "-j, --by, --overhead and --utilization are separate reports (see qacct --help)");
+		return cmd_fail(2, "-j, --by, --overhead and --utilization are separate reports (see qacct --help)");
 	if (arg_queue && !arg_overhead)
-		return fail(2, "--queue goes with --overhead (see qacct --help)");
+		return cmd_fail(2, "--queue goes with --overhead (see qacct --help)");
 	if (arg_job && (arg_from || arg_to || arg_svg))
-		return fail(2, "-j takes no window and no --svg (see qacct --help)");
+		return cmd_fail(2, "-j takes no window and no --svg (see qacct --help)");
 	status = args_check();
 	if (status)
 		return status;
 	if (client_open(arg_conf, &cl, &err) < 0)
-		return fail(1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	status = run(cl);
 	client_close(cl);
 	if (fflush(stdout) != 0 && status == 0)
-		status = fail(1, "cannot write: %s", strerror(errno));
+		status = cmd_fail(1, "cannot write: %s", strerror(errno));
 	return status;
 }

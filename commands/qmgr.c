@@ -2,11 +2,11 @@
 /* qmgr: the admin's command: list queues and nodes, enable/disable and
  * start/stop queues, drain/resume nodes, reload qpool.conf. */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "jobfmt.h"
 #include "wire.h"
 
@@ -24,19 +24,6 @@ static const char usage_text[] =
 	"  reload                   re-read qpool.conf (an invalid file is refused)\n"
 	"  -f FILE                  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n";
 
-static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("qmgr: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return status;
-}
-
 static int list(struct client *cl, const char *what)
 {
 	json_t *reply;
@@ -44,7 +31,7 @@ static int list(struct client *cl, const char *what)
 	int r;
 
 	if (client_call(cl, json_pack("{s:s}", "op", what), &reply, &err) < 0)
-		return fail(1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	if (strcmp(what, "queues") == 0) {
 		size_t i;
 		json_t *q;
@@ -63,7 +50,7 @@ static int list(struct client *cl, const char *what)
 				printf("node %s drained: %s\n", wire_str(n, "name"), wire_str(n, "reason"));
 	}
 	json_decref(reply);
-	return r < 0 ? fail(1, "out of memory") : 0;
+	return r < 0 ? cmd_fail(1, "out of memory") : 0;
 }
 
 int main(int argc, char **argv)
@@ -95,25 +82,25 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case ':':
-			return fail(2, "option -%c needs an argument (see qmgr --help)", optopt);
+			return cmd_fail(2, "option -%c needs an argument (see qmgr --help)", optopt);
 		default:
-			return fail(2, "unknown option %s (see qmgr --help)", argv[optind - 1]);
+			return cmd_fail(2, "unknown option %s (see qmgr --help)", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return fail(2, "which command? (see qmgr --help)");
+		return cmd_fail(2, "which command? (see qmgr --help)");
 	cmd = argv[optind];
 	nargs = argc - optind - 1;
 	for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
 		if (strcmp(cmd, cmds[k].cmd) == 0)
 			break;
 	if (k == sizeof(cmds) / sizeof(cmds[0]))
-		return fail(2, "unknown command '%s' (see qmgr --help)", cmd);
+		return cmd_fail(2, "unknown command '%s' (see qmgr --help)", cmd);
 	if (nargs < cmds[k].min || nargs > cmds[k].max)
-		return fail(2, "%s takes %s (see qmgr --help)", cmd,
+		return cmd_fail(2, "%s takes %s (see qmgr --help)", cmd,
 			    cmds[k].max == 0 ? "no arguments" : cmds[k].max == 1 ? "one name" : "a name and a reason");
 	if (client_open(conf, &cl, &err) < 0)
-		return fail(1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	if (strcmp(cmd, "queues") == 0 || strcmp(cmd, "nodes") == 0) {
 		status = list(cl, cmd);
 		client_close(cl);
@@ -126,7 +113,7 @@ int main(int argc, char **argv)
 		json_object_set_new(req, "reason", json_string(argv[optind + 2]));
 	status = 0;
 	if (client_call(cl, req, &reply, &err) < 0)
-		status = fail(1, "%s", err.text);
+		status = cmd_fail(1, "%s", err.text);
 	else
 		json_decref(reply);
 	client_close(cl);

@@ -2,12 +2,12 @@
 /* qstat: show jobs, queues (-Q) or nodes (-n) as tables, PBS-style detail or JSON. */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "jobfmt.h"
 #include "jobid.h"
 #include "timeutil.h"
@@ -34,19 +34,6 @@ static const char *arg_user;
 static const char *arg_order;
 static bool arg_full, arg_finished, arg_json, arg_queues, arg_nodes;
 
-static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("qstat: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return status;
-}
-
 static void json_print(const json_t *doc)
 {
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -62,11 +49,11 @@ static int list_show(struct client *cl, const char *op)
 
 	r = client_call(cl, json_pack("{s:s}", "op", op), &reply, &err);
 	if (r < 0)
-		return fail(1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	list = json_object_get(reply, op);
 	if (!json_is_array(list)) {
 		json_decref(reply);
-		return fail(1, "qpoold's reply has no %s list", op);
+		return cmd_fail(1, "qpoold's reply has no %s list", op);
 	}
 	if (arg_json) {
 		json_t *doc = json_pack("{s:O}", op, list);
@@ -79,7 +66,7 @@ static int list_show(struct client *cl, const char *op)
 					      : jobfmt_nodes_table(stdout, list);
 	}
 	json_decref(reply);
-	return r < 0 ? fail(1, "out of memory") : 0;
+	return r < 0 ? cmd_fail(1, "out of memory") : 0;
 }
 
 /* Asks for jobs (jobid 0: all) and appends them to all. */
@@ -93,22 +80,22 @@ static int jobs_fetch(struct client *cl, int64_t jobid, json_t *all)
 	req = json_pack("{s:s, s:b, s:b}", "op", "stat", "finished", arg_finished || jobid > 0,
 			"full", arg_full || arg_json);
 	if (!req)
-		return fail(1, "out of memory");
+		return cmd_fail(1, "out of memory");
 	if (jobid > 0)
 		json_object_set_new(req, "jobid", json_integer(jobid));
 	if (arg_user)
 		json_object_set_new(req, "user", json_string(arg_user));
 	r = client_call(cl, req, &reply, &err);
 	if (r < 0)
-		return fail(1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	jobs = json_object_get(reply, "jobs");
 	if (!json_is_array(jobs)) {
 		json_decref(reply);
-		return fail(1, "qpoold's reply has no jobs list");
+		return cmd_fail(1, "qpoold's reply has no jobs list");
 	}
 	if (jobid > 0 && json_array_size(jobs) == 0) {
 		json_decref(reply);
-		return fail(1, "job %lld: no such job", (long long)jobid);
+		return cmd_fail(1, "job %lld: no such job", (long long)jobid);
 	}
 	json_array_extend(all, jobs);
 	json_decref(reply);
@@ -123,14 +110,14 @@ static int jobs_show(struct client *cl, char **ids, int n_ids)
 	json_t *job;
 
 	if (!all)
-		return fail(1, "out of memory");
+		return cmd_fail(1, "out of memory");
 	if (n_ids == 0)
 		status = jobs_fetch(cl, 0, all);
 	for (int k = 0; k < n_ids; k++) {
 		int64_t id;
 
 		if (jobid_parse(ids[k], &id) < 0)
-			status = fail(1, "%s: not a job id", ids[k]);
+			status = cmd_fail(1, "%s: not a job id", ids[k]);
 		else if (jobs_fetch(cl, id, all))
 			status = 1;
 	}
@@ -143,7 +130,7 @@ static int jobs_show(struct client *cl, char **ids, int n_ids)
 			jobfmt_job_full(stdout, job);
 		}
 	} else if (jobfmt_jobs_table(stdout, all, time_wall_ns()) < 0) {
-		status = fail(1, "out of memory");
+		status = cmd_fail(1, "out of memory");
 	}
 	json_decref(all);
 	return status;
@@ -158,13 +145,13 @@ static int order_show(struct client *cl, const char *queue)
 
 	r = client_call(cl, json_pack("{s:s, s:s}", "op", "order", "queue", queue), &reply, &err);
 	if (r < 0)
-		return fail(1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	json_object_del(reply, "id");
 	json_object_del(reply, "ok");
 	if (arg_json)
 		json_print(reply);
 	else if (jobfmt_order_table(stdout, reply) < 0)
-		r = fail(1, "out of memory");
+		r = cmd_fail(1, "out of memory");
 	json_decref(reply);
 	return r < 0 ? 1 : 0;
 }
@@ -198,19 +185,19 @@ int main(int argc, char **argv)
 			return 0;
 		case ':':
 			if (optopt == 'C')
-				return fail(2, "option --conf needs an argument (see qstat --help)");
-			return fail(2, "option -%c needs an argument (see qstat --help)", optopt);
+				return cmd_fail(2, "option --conf needs an argument (see qstat --help)");
+			return cmd_fail(2, "option -%c needs an argument (see qstat --help)", optopt);
 		default:
 			if (optopt)
-				return fail(2, "unknown option -%c (see qstat --help)", optopt);
-			return fail(2, "unknown option %s (see qstat --help)", argv[optind - 1]);
+				return cmd_fail(2, "unknown option -%c (see qstat --help)", optopt);
+			return cmd_fail(2, "unknown option %s (see qstat --help)", argv[optind - 1]);
 		}
 	}
 	if (arg_queues + arg_nodes > 1 ||
 	    ((arg_queues || arg_nodes) && (optind < argc || arg_full || arg_finished || arg_user)))
-		return fail(2, "-Q and -n take no job ids and no -f, -x, -u (see qstat --help)");
+		return cmd_fail(2, "-Q and -n take no job ids and no -f, -x, -u (see qstat --help)");
 	if (client_open(arg_conf, &cl, &err) < 0)
-		return fail(1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	if (arg_order)
 		status = order_show(cl, arg_order);
 	else if (arg_queues)
@@ -221,6 +208,6 @@ int main(int argc, char **argv)
 		status = jobs_show(cl, argv + optind, argc - optind);
 	client_close(cl);
 	if (fflush(stdout) != 0 && status == 0)
-		status = fail(1, "cannot write: %s", strerror(errno));
+		status = cmd_fail(1, "cannot write: %s", strerror(errno));
 	return status;
 }

@@ -4,13 +4,13 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "jobscript.h"
 #include "wire.h"
 
@@ -32,19 +32,6 @@ static const char usage_text[] =
 	"options; options given here override them.\n";
 
 static const char *arg_conf;
-
-static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("qsub: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return status;
-}
 
 /* Reads all of fd, up to WIRE_MAX + 1 bytes (enough to tell "too large"). */
 static int script_read(int fd, char **ret, size_t *ret_len)
@@ -95,7 +82,7 @@ static int env_build(const struct jobspec *js, json_t **ret)
 	json_t *env = json_object();
 
 	if (!env)
-		return fail(1, "out of memory");
+		return cmd_fail(1, "out of memory");
 	for (char **e = environ; js->export_all > 0 && e && *e; e++) {
 		const char *eq = strchr(*e, '=');
 		char name[256];
@@ -111,11 +98,11 @@ static int env_build(const struct jobspec *js, json_t **ret)
 
 		if (!value) {
 			json_decref(env);
-			return fail(1, "-v %s: %s is not set in qsub's environment", v->name, v->name);
+			return cmd_fail(1, "-v %s: %s is not set in qsub's environment", v->name, v->name);
 		}
 		if (!utf8_valid(value, strlen(value))) {
 			json_decref(env);
-			return fail(1, "-v %s: the value is not valid UTF-8", v->name);
+			return cmd_fail(1, "-v %s: the value is not valid UTF-8", v->name);
 		}
 		json_object_set_new(env, v->name, json_string(value));
 	}
@@ -135,7 +122,7 @@ static int path_absolute(const char *workdir, const char *path, json_t *req, con
 	else if (asprintf(&abs, "%s/%s", strcmp(workdir, "/") ? workdir : "", path) < 0)
 		abs = NULL;
 	if (!abs)
-		return fail(1, "out of memory");
+		return cmd_fail(1, "out of memory");
 	json_object_set_new(req, key, json_string(abs));
 	free(abs);
 	return 0;
@@ -150,9 +137,9 @@ static int request_build(const struct jobspec *js, const char *script, size_t le
 	int r;
 
 	if (!getcwd(workdir, sizeof(workdir)))
-		return fail(1, "cannot determine the working directory: %s", strerror(errno));
+		return cmd_fail(1, "cannot determine the working directory: %s", strerror(errno));
 	if (!utf8_valid(workdir, strlen(workdir)))
-		return fail(1, "the working directory %s is not valid UTF-8", workdir);
+		return cmd_fail(1, "the working directory %s is not valid UTF-8", workdir);
 	r = env_build(js, &env);
 	if (r)
 		return r;
@@ -160,7 +147,7 @@ static int request_build(const struct jobspec *js, const char *script, size_t le
 			"name", js->name ? js->name : default_name, "workdir", workdir,
 			"join", js->join > 0, "hold", js->hold > 0, "env", env);
 	if (!req)
-		return fail(1, "out of memory");
+		return cmd_fail(1, "out of memory");
 	if (js->queue)
 		json_object_set_new(req, "queue", json_string(js->queue));
 	if (js->ncpus >= 0)
@@ -194,9 +181,9 @@ static int default_name(const char *path, const char **ret)
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	if (!utf8_valid(base, strlen(base)))
-		return fail(1, "%s: the file name is not valid UTF-8; name the job with -N", path);
+		return cmd_fail(1, "%s: the file name is not valid UTF-8; name the job with -N", path);
 	if (!*base || strlen(base) > JOBSPEC_NAME_MAX)
-		return fail(1, "%s: cannot make a job name of it; use -N", path);
+		return cmd_fail(1, "%s: cannot make a job name of it; use -N", path);
 	*ret = base;
 	return 0;
 }
@@ -219,25 +206,25 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 	r = (int)json_dumpb(req, NULL, 0, JSON_COMPACT);
 	if (r > (int)WIRE_MAX) {
 		json_decref(req);
-		return fail(1, "job too large to send: %d bytes with its environment (limit %u)",
+		return cmd_fail(1, "job too large to send: %d bytes with its environment (limit %u)",
 			    r, WIRE_MAX);
 	}
 	r = client_open(arg_conf, &cl, &err);
 	if (r < 0) {
 		json_decref(req);
-		return fail(1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	}
 	r = client_call(cl, req, &reply, &err);
 	client_close(cl);
 	if (r < 0)
-		return fail(1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	if (wire_int(reply, "jobid", 0) <= 0) {
 		json_decref(reply);
-		return fail(1, "qpoold's reply has no job id");
+		return cmd_fail(1, "qpoold's reply has no job id");
 	}
 	printf("%lld\n", wire_int(reply, "jobid", 0));
 	json_decref(reply);
-	return fflush(stdout) == 0 ? 0 : fail(1, "cannot write the job id: %s", strerror(errno));
+	return fflush(stdout) == 0 ? 0 : cmd_fail(1, "cannot write the job id: %s", strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -268,21 +255,21 @@ int main(int argc, char **argv)
 		}
 		if (c == '?' || c == ':') {
 			if (c == ':')
-				status = fail(2, "option -%c needs an argument (see qsub --help)", optopt);
+				status = cmd_fail(2, "option -%c needs an argument (see qsub --help)", optopt);
 			else if (optopt)
-				status = fail(2, "unknown option -%c (see qsub --help)", optopt);
+				status = cmd_fail(2, "unknown option -%c (see qsub --help)", optopt);
 			else
-				status = fail(2, "unknown option %s (see qsub --help)", argv[optind - 1]);
+				status = cmd_fail(2, "unknown option %s (see qsub --help)", argv[optind - 1]);
 			goto done;
 		}
 		r = jobspec_option(&cli, c, optarg, &err);
 		if (r < 0) {
-			status = fail(1, "%s", r == -ENOMEM ? "out of memory" : err.text);
+			status = cmd_fail(1, "%s", r == -ENOMEM ? "out of memory" : err.text);
 			goto done;
 		}
 	}
 	if (argc - optind > 1) {
-		status = fail(2, "one script at most (see qsub --help)");
+		status = cmd_fail(2, "one script at most (see qsub --help)");
 		goto done;
 	}
 	if (optind < argc && strcmp(argv[optind], "-") != 0)
@@ -293,11 +280,11 @@ int main(int argc, char **argv)
 	if (path && fd >= 0)
 		close(fd);
 	if (r < 0) {
-		status = fail(1, "cannot read %s: %s", shown, strerror(-r));
+		status = cmd_fail(1, "cannot read %s: %s", shown, strerror(-r));
 		goto done;
 	}
 	if (len > WIRE_MAX) {
-		status = fail(1, "%s: script larger than %u bytes", shown, WIRE_MAX);
+		status = cmd_fail(1, "%s: script larger than %u bytes", shown, WIRE_MAX);
 		goto done;
 	}
 	r = jobscript_check(text, len, &err);
@@ -306,7 +293,7 @@ int main(int argc, char **argv)
 	if (r == 0)
 		r = jobspec_merge(&js, &cli);
 	if (r < 0) {
-		status = fail(1, "%s: %s", shown, r == -ENOMEM ? "out of memory" : err.text);
+		status = cmd_fail(1, "%s: %s", shown, r == -ENOMEM ? "out of memory" : err.text);
 		goto done;
 	}
 	status = submit(&js, path, text, len);

@@ -1,26 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* qdel/qhold/qrls: send delete/hold/release for each job id. */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "jobid.h"
 #include "jobop.h"
-
-static int fail(const struct jobop_cmd *cmd, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(const struct jobop_cmd *cmd, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", cmd->prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return status;
-}
 
 static void usage_print(const struct jobop_cmd *cmd)
 {
@@ -53,31 +39,31 @@ int jobop_main(const struct jobop_cmd *cmd, int argc, char **argv)
 			usage_print(cmd);
 			return 0;
 		case ':':
-			return fail(cmd, 2, "option -%c needs an argument (see %s --help)", optopt,
+			return cmd_fail(2, "option -%c needs an argument (see %s --help)", optopt,
 				    cmd->prog);
 		default:
 			if (optopt)
-				return fail(cmd, 2, "unknown option -%c (see %s --help)", optopt,
+				return cmd_fail(2, "unknown option -%c (see %s --help)", optopt,
 					    cmd->prog);
-			return fail(cmd, 2, "unknown option %s (see %s --help)", argv[optind - 1],
+			return cmd_fail(2, "unknown option %s (see %s --help)", argv[optind - 1],
 				    cmd->prog);
 		}
 	}
 	if (optind == argc)
-		return fail(cmd, 2, "no job id given (see %s --help)", cmd->prog);
+		return cmd_fail(2, "no job id given (see %s --help)", cmd->prog);
 	if (client_open(conf, &cl, &err) < 0)
-		return fail(cmd, 1, "%s", err.text);
+		return cmd_fail(1, "%s", err.text);
 	for (int i = optind; i < argc; i++) {
 		json_t *reply = NULL;
 		int64_t id;
 
 		if (jobid_parse(argv[i], &id) < 0) {
-			status = fail(cmd, 1, "%s: not a job id", argv[i]);
+			status = cmd_fail(1, "%s: not a job id", argv[i]);
 			continue;
 		}
 		if (client_call(cl, json_pack("{s:s, s:I}", "op", cmd->op, "jobid", (json_int_t)id),
 				&reply, &err) < 0) {
-			status = fail(cmd, 1, "%s", err.text);
+			status = cmd_fail(1, "%s", err.text);
 			continue;
 		}
 		json_decref(reply);
