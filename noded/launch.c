@@ -12,7 +12,10 @@
 
 #include "noded.h"
 
-extern char **environ;
+/* gded is root until it drops to the user: it gets a fixed environment,
+ * never qnoded's (whatever the admin's shell had, LD_PRELOAD included).
+ * The job's own environment travels in its spec. */
+static char *const gded_env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
 
 int launch_gded_path(const char *conf, char *buf, size_t len)
 {
@@ -66,7 +69,7 @@ int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidf
 
 	/* glibc's posix_spawn is clone(CLONE_VM|CLONE_VFORK): its cost does
 	 * not grow with qnoded's memory, unlike fork (9.8 ms at 256 MiB). */
-	r = posix_spawn(&pid, gded, &fa, &attr, argv, environ);
+	r = posix_spawn(&pid, gded, &fa, &attr, argv, gded_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (r != 0) {

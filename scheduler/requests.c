@@ -414,8 +414,50 @@ static void op_stats(struct conn *c, long long req_id, json_t *msg)
 		"rss", (json_int_t)self_rss()));
 }
 
+/* The members of the client ops and their JSON types. A member present
+ * with another type is refused (docs/PROTOCOL.md), never read as absent:
+ * "jobid": "1; DROP" must not mean "every job". */
+static const struct {
+	const char *name;
+	enum { T_INT, T_STR, T_BOOL, T_OBJ } type;
+} members[] = {
+	{ "jobid", T_INT }, { "ncpus", T_INT }, { "mem", T_INT }, { "walltime", T_INT },
+	{ "from", T_INT }, { "to", T_INT },
+	{ "script", T_STR }, { "name", T_STR }, { "queue", T_STR }, { "workdir", T_STR },
+	{ "stdout", T_STR }, { "stderr", T_STR }, { "user", T_STR }, { "action", T_STR },
+	{ "target", T_STR }, { "reason", T_STR },
+	{ "join", T_BOOL }, { "hold", T_BOOL }, { "rerunnable", T_BOOL }, { "finished", T_BOOL },
+	{ "full", T_BOOL }, { "env", T_OBJ },
+};
+
+static const char *member_mistyped(const json_t *msg)
+{
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		const json_t *v = json_object_get(msg, members[i].name);
+		bool ok;
+
+		if (!v)
+			continue;
+		switch (members[i].type) {
+		case T_INT: ok = json_is_integer(v); break;
+		case T_STR: ok = json_is_string(v); break;
+		case T_BOOL: ok = json_is_boolean(v); break;
+		default: ok = json_is_object(v); break;
+		}
+		if (!ok)
+			return members[i].name;
+	}
+	return NULL;
+}
+
 void request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
+	const char *bad = member_mistyped(msg);
+
+	if (bad) {
+		conn_reply_err(c, req_id, EINVAL, "%s: member \"%s\" has the wrong type", op, bad);
+		return;
+	}
 	if (strcmp(op, "submit") == 0)
 		op_submit(c, req_id, msg);
 	else if (strcmp(op, "stat") == 0)

@@ -321,7 +321,9 @@ static void pending_flush(struct server *s)
 					 j->node ? j->node : "?");
 				pool_job_remove(s->pool, j);
 			}
-			conn_reply_ok(p->conn, p->req_id, NULL);
+			/* Results sent inside a registration have no request id. */
+			if (p->req_id)
+				conn_reply_ok(p->conn, p->req_id, NULL);
 		}
 		conn_unref(p->conn);
 		json_decref(p->strings);

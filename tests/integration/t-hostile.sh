@@ -100,6 +100,9 @@ if what == "garbage":
             sys.exit(f"no answer to {body!r}")
         if r.get("ok") and "user" in body.decode() and r["jobs"]:
             sys.exit(f"user filter ' OR 1=1 matched jobs: {r}")
+        # A mistyped member is an error, never read as absent ("every job").
+        if "DROP" in body.decode() and (r.get("ok") or "wrong type" not in r.get("error", "")):
+            sys.exit(f"a string jobid was not refused: {r}")
         s.close()
     print("garbage: 200 random streams and", len(bad), "malformed requests refused")
 elif what == "nodeop":
