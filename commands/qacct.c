@@ -51,7 +51,7 @@ static int fetch(struct client *cl, json_t *req, json_t **ret, const char *membe
 
 	if (!req)
 		return cmd_fail(1, "out of memory");
-	if (client_call(cl, req, ret, &err) < 0)
+	if (client_call_pages(cl, req, member, ret, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
 	if (!json_is_array(json_object_get(*ret, member)))
 		return cmd_fail(1, "qpoold's reply has no %s list", member);

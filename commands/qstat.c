@@ -85,7 +85,7 @@ static int jobs_fetch(struct client *cl, int64_t jobid, json_t *all)
 		json_object_set_new(req, "jobid", json_integer(jobid));
 	if (arg_user)
 		json_object_set_new(req, "user", json_string(arg_user));
-	r = client_call(cl, req, &reply, &err);
+	r = client_call_pages(cl, req, "jobs", &reply, &err);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
 	jobs = json_object_get(reply, "jobs");

@@ -100,3 +100,50 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 	*ret_reply = reply;
 	return 0;
 }
+
+int client_call_pages(struct client *cl, json_t *req, const char *key, json_t **ret_reply,
+		      struct error *err)
+{
+	json_t *all = json_array(), *reply = NULL;
+	int r = 0;
+
+	if (!all) {
+		json_decref(req);
+		return error_set(err, -ENOMEM, "out of memory");
+	}
+	for (;;) {
+		json_t *page, *copy = json_deep_copy(req);
+		size_t n;
+
+		if (!copy) {
+			r = error_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+		json_decref(reply);
+		reply = NULL;
+		r = client_call(cl, copy, &reply, err);
+		if (r < 0)
+			break;
+		page = json_object_get(reply, key);
+		if (!json_is_array(page)) {
+			r = error_set(err, -EBADMSG, "qpoold's reply has no %s list", key);
+			break;
+		}
+		json_array_extend(all, page);
+		n = json_array_size(page);
+		if (!wire_bool(reply, "more", 0) || n == 0)
+			break;
+		json_object_set_new(req, "after",
+				    json_integer(json_integer_value(json_object_get(json_array_get(page, n - 1), "jobid"))));
+	}
+	json_decref(req);
+	if (r < 0) {
+		json_decref(reply);
+		json_decref(all);
+		return r;
+	}
+	json_object_set_new(reply, key, all);
+	json_object_del(reply, "more");
+	*ret_reply = reply;
+	return 0;
+}

@@ -75,6 +75,8 @@ struct jobstore_filter {
 	bool finished;          /* include finished jobs */
 	int64_t from;           /* 0, or only jobs not done before (wall ns) */
 	int64_t to;             /* 0, or only jobs submitted by (wall ns) */
+	int64_t after;          /* only ids above this (paging) */
+	unsigned limit;         /* at most this many; 0: all */
 	bool payload;           /* include env and script ... */
 	uid_t payload_uid;      /* ... of this uid's jobs only, (uid_t)-1: none, 0: all */
 };

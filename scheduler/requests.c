@@ -140,6 +140,31 @@ static void op_submit(struct conn *c, long long req_id, json_t *msg)
 	server_pending_add(c->server, p);
 }
 
+/* Replies are pages, so none outgrows the 1 MiB message cap: a page holds
+ * PAGE_JOBS jobs (PAGE_FULL with scripts), "more" says another follows,
+ * and the client asks again with "after" = the last id it got.
+ * lib/client's client_call_pages does that loop. */
+#define PAGE_JOBS 1000
+#define PAGE_FULL 50
+
+/* Runs f for one page: fills *ret_jobs and *ret_more. */
+static int query_page(struct server *s, struct jobstore_filter *f, json_t *msg, json_t **ret_jobs,
+		      bool *ret_more)
+{
+	unsigned page = f->payload ? PAGE_FULL : PAGE_JOBS;
+	int r;
+
+	f->after = wire_int(msg, "after", 0);
+	f->limit = page + 1;
+	r = jobstore_query(s->store, f, ret_jobs);
+	if (r < 0)
+		return r;
+	*ret_more = json_array_size(*ret_jobs) > page;
+	if (*ret_more)
+		json_array_remove(*ret_jobs, page);
+	return 0;
+}
+
 static void op_stat(struct conn *c, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
@@ -151,19 +176,20 @@ static void op_stat(struct conn *c, long long req_id, json_t *msg)
 		.payload_uid = c->uid,
 	};
 	json_t *jobs;
+	bool more;
 	int r;
 
-	r = jobstore_query(s->store, &f, &jobs);
+	r = query_page(s, &f, msg, &jobs, &more);
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	if (f.jobid && json_array_size(jobs) == 0) {
+	if (f.jobid && json_array_size(jobs) == 0 && !f.after) {
 		json_decref(jobs);
 		conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", (long long)f.jobid);
 		return;
 	}
-	conn_reply_ok(c, req_id, json_pack("{s:o}", "jobs", jobs));
+	conn_reply_ok(c, req_id, json_pack("{s:o, s:b}", "jobs", jobs, "more", more));
 }
 
 /* The job for a delete/hold/release, checked for ownership; replies itself
@@ -350,15 +376,16 @@ static void op_acct(struct conn *c, long long req_id, json_t *msg)
 		.to = wire_int(msg, "to", 0),
 	};
 	json_t *jobs, *nodes = json_array();
+	bool more;
 	int r;
 
-	r = jobstore_query(s->store, &f, &jobs);
+	r = query_page(s, &f, msg, &jobs, &more);
 	if (r < 0) {
 		json_decref(nodes);
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	if (f.jobid && json_array_size(jobs) == 0) {
+	if (f.jobid && json_array_size(jobs) == 0 && !f.after) {
 		json_decref(jobs);
 		json_decref(nodes);
 		conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", (long long)f.jobid);
@@ -368,8 +395,8 @@ static void op_acct(struct conn *c, long long req_id, json_t *msg)
 		json_array_append_new(nodes, json_pack("{s:s, s:I, s:s}", "name", n->name,
 						       "ncpus", (json_int_t)cpumask_count(&n->cpus),
 						       "state", node_state_name(n->state)));
-	conn_reply_ok(c, req_id, json_pack("{s:o, s:o, s:I}", "jobs", jobs, "nodes", nodes,
-					   "now", (json_int_t)time_wall_ns()));
+	conn_reply_ok(c, req_id, json_pack("{s:o, s:o, s:I, s:b}", "jobs", jobs, "nodes", nodes,
+					   "now", (json_int_t)time_wall_ns(), "more", more));
 }
 
 /* VmRSS of this process in bytes, 0 when /proc cannot tell. */
@@ -422,7 +449,7 @@ static const struct {
 	enum { T_INT, T_STR, T_BOOL, T_OBJ } type;
 } members[] = {
 	{ "jobid", T_INT }, { "ncpus", T_INT }, { "mem", T_INT }, { "walltime", T_INT },
-	{ "from", T_INT }, { "to", T_INT },
+	{ "from", T_INT }, { "to", T_INT }, { "after", T_INT },
 	{ "script", T_STR }, { "name", T_STR }, { "queue", T_STR }, { "workdir", T_STR },
 	{ "stdout", T_STR }, { "stderr", T_STR }, { "user", T_STR }, { "action", T_STR },
 	{ "target", T_STR }, { "reason", T_STR },

@@ -82,6 +82,17 @@ void conn_send(struct conn *c, json_t *msg)
 		return;
 	}
 	r = wire_queue(&c->out, msg);
+	if (r == -EMSGSIZE && json_object_get(msg, "ok")) {
+		/* A reply that does not fit the frame still gets an answer: the
+		 * client must never wait for one that will not come. */
+		json_t *err = json_pack("{s:O, s:b, s:s, s:i}", "id", json_object_get(msg, "id"), "ok", 0,
+					"error", "the answer is larger than a message may be (1 MiB); ask for less",
+					"errno", EMSGSIZE);
+
+		log_warn("connection of pid %d: reply above %u bytes refused", (int)c->pid, WIRE_MAX);
+		r = err ? wire_queue(&c->out, err) : -ENOMEM;
+		json_decref(err);
+	}
 	json_decref(msg);
 	if (r < 0) {
 		log_warn("connection of pid %d: cannot queue a reply: %s", (int)c->pid, strerror(-r));

@@ -130,7 +130,39 @@ static void test_reopen_and_version(void)
 	unit_tmpdir_remove(dir);
 }
 
+/* Pages: "after" and "limit" walk every job once, in id order. */
+static void test_paging(void)
+{
+	struct jobstore *js;
+	struct error err;
+	int64_t id, last = 0, seen = 0;
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	for (int i = 0; i < 25; i++)
+		CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	for (int page = 0; page < 10; page++) {
+		struct jobstore_filter f = { .after = last, .limit = 10 };
+		json_t *arr;
+		size_t i;
+		json_t *o;
+
+		CU_ASSERT_EQUAL_FATAL(jobstore_query(js, &f, &arr), 0);
+		json_array_foreach(arr, i, o) {
+			CU_ASSERT(json_integer_value(json_object_get(o, "jobid")) > last);
+			last = json_integer_value(json_object_get(o, "jobid"));
+			seen++;
+		}
+		CU_ASSERT(json_array_size(arr) == (page < 2 ? 10 : page == 2 ? 5 : 0));
+		json_decref(arr);
+	}
+	CU_ASSERT_EQUAL(seen, 25);
+	jobstore_close(js);
+}
+
 static const struct unit_test jobstore_tests[] = {
+	{ "paging", test_paging },
 	{ "insert_query", test_insert_query },
 	{ "lifecycle", test_lifecycle },
 	{ "reopen_and_version", test_reopen_and_version },
