@@ -17,6 +17,11 @@ enum cgroup_mode {
 	CGROUP_MODE_V2,     /* unified hierarchy */
 };
 
+/* On the live host: the cgroup root libcgroup finds in the mount table
+ * (v1: the directory holding the controller mounts; v2: the unified
+ * mount). 0, or -ENOENT with err when none is mounted. */
+int cgroup_discover(char *ret_root, size_t len, struct error *err);
+
 /* "none", "v1", "v2". */
 const char *cgroup_mode_name(enum cgroup_mode mode);
 

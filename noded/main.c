@@ -255,6 +255,19 @@ int main(int argc, char **argv)
 	}
 	cpumask_format(&nd.topo.cpus, cpus, sizeof(cpus));
 
+	/* On the live host (the default root), libcgroup tells where the
+	 * hierarchies really are; a root the config names (a fake tree in
+	 * tests) is taken as it is. */
+	if (strcmp(config->cgroup_root, "/sys/fs/cgroup") == 0) {
+		char root[PATH_MAX];
+
+		if (cgroup_discover(root, sizeof(root), &err) < 0)
+			log_info("%s; using %s", err.text, config->cgroup_root);
+		else if (strcmp(root, config->cgroup_root) != 0) {
+			log_info("cgroup hierarchies found under %s", root);
+			snprintf(config->cgroup_root, sizeof(config->cgroup_root), "%s", root);
+		}
+	}
 	r = cgroup_detect(config->cgroup_root, &nd.cgroup_mode);
 	if (r < 0) {
 		log_err("cannot inspect cgroups at %s: %s", config->cgroup_root, strerror(-r));

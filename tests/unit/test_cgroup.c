@@ -611,7 +611,31 @@ static void test_v1_rt_comounted(void)
 	unit_tmpdir_remove(d);
 }
 
+/* On the live host, what libcgroup finds in the mount table is a root
+ * that our own detection judges usable (v1 here, v2 under systemd). */
+static void test_discover_live(void)
+{
+	char root[4096];
+	struct error err;
+	enum cgroup_mode mode;
+	FILE *f = fopen("/proc/mounts", "r");
+	char line[1024];
+	bool mounted = false;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, " cgroup2 ") || (strstr(line, " cgroup ") && strstr(line, "memory")))
+			mounted = true;
+	if (f)
+		fclose(f);
+	if (!mounted)
+		return;   /* no cgroup mounts: nothing to discover */
+	CU_ASSERT_EQUAL_FATAL(cgroup_discover(root, sizeof(root), &err), 0);
+	CU_ASSERT_EQUAL(cgroup_detect(root, &mode), 0);
+	CU_ASSERT_NOT_EQUAL(mode, CGROUP_MODE_NONE);
+}
+
 static const struct unit_test cgroup_tests[] = {
+	{ "discover_live", test_discover_live },
 	{ "mode names", test_mode_names },
 	{ "detect v1 v2 hybrid empty", test_detect },
 	{ "v1 node set-up and teardown", test_v1_node },
