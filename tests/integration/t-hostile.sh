@@ -208,7 +208,13 @@ served "after the idle connections closed"
 sleep 1
 rss1=$(rss)
 echo "qpoold VmRSS: ${rss0} kB before, ${rss_stall} kB with 50 MiB in unfinished messages, ${rss1} kB after"
-[ "$rss1" -lt $((rss0 + 16384)) ] || fail "qpoold VmRSS grew from ${rss0} to ${rss1} kB"
+# Under AddressSanitizer freed memory waits in its quarantine (256 MiB) and
+# RSS cannot come back; the bound is checked on the plain build.
+if nm -D "$QP_BIN/qpoold" 2>/dev/null | grep -q __asan_init; then
+	note "sanitized build: VmRSS bound not checked (ASan quarantine)"
+else
+	[ "$rss1" -lt $((rss0 + 16384)) ] || fail "qpoold VmRSS grew from ${rss0} to ${rss1} kB"
+fi
 grep -q "message unfinished after" "$QP_T/qpoold.log" || fail "no log line for the stalled messages"
 kill -0 "$QP_SERVER_PID" || fail "qpoold died"
 echo "hostile clients ok"
