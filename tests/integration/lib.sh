@@ -115,20 +115,22 @@ qp_stop() {
 
 qp_cleanup() {
 	local rc=$? i
-	# Nodes first (they clean their cgroups), then the server.
-	for ((i = ${#QP_PIDS[@]} - 1; i >= 0; i--)); do
-		qp_stop "${QP_PIDS[$i]}"
-	done
-	# A test may leave jobs running: cancel each gded of this pool (SIGTERM:
-	# it kills its job and removes its cgroup), SIGKILL only what outlives
-	# the grace.
+	# Jobs first: cancel each gded of this pool (SIGTERM: it kills its job
+	# and removes its cgroup; SIGKILL only for what outlives the grace), so
+	# every qnoded then stops with no job left and removes its node groups.
 	if pkill -TERM -f "gded --spec $QP_T/" 2>/dev/null; then
 		for i in $(seq 100); do
 			pgrep -f "gded --spec $QP_T/" >/dev/null || break
 			sleep 0.05
 		done
 		pkill -KILL -f "gded --spec $QP_T/" 2>/dev/null
+		sleep 0.2   # qnoded notices its wrappers are gone
 	fi
+	# Then nodes (a stopped one is continued so it can stop), then the server.
+	for ((i = ${#QP_PIDS[@]} - 1; i >= 0; i--)); do
+		kill -CONT "${QP_PIDS[$i]}" 2>/dev/null
+		qp_stop "${QP_PIDS[$i]}"
+	done
 	if [ $rc -eq 0 ] && [ -z "${QP_KEEP:-}" ]; then
 		rm -rf "$QP_T"
 	else
