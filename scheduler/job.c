@@ -86,8 +86,6 @@ void job_result_from_json(const void *json_result, struct job_result *ret)
 		ret->state = JOB_COMPLETED;
 	} else {
 		ret->state = JOB_FAILED;
-		if (ret->oom && !reason)
-			snprintf(ret->reason, sizeof(ret->reason), "killed: out of memory");
 	}
 	if (status && strcmp(status, "signaled") == 0)
 		ret->exit_status = -1;

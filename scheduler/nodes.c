@@ -24,6 +24,18 @@ static bool json_ids_contain(const json_t *arr, int64_t id)
 	return false;
 }
 
+/* Whether results (result objects) hold one for job id. */
+static bool json_results_contain(const json_t *results, int64_t id)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(results, i, r)
+		if (wire_int(r, "jobid", 0) == id)
+			return true;
+	return false;
+}
+
 /* Queues a completion for the next group commit. Only the node that runs
  * the job may report it; a report for a finished job is answered at once
  * (the node resends after a reconnect until it hears ok). */
@@ -70,18 +82,10 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 				node_signal(s, j, SIGTERM);
 			continue;
 		}
-		{
-			size_t i;
-			json_t *r;
-			bool reported = false;
-
-			json_array_foreach(results, i, r)
-				if (wire_int(r, "jobid", 0) == j->id)
-					reported = true;
-			if (reported) {
-				pool_job_claim(s->pool, j);
-				continue;
-			}
+		/* Finished while we were apart: its report follows. */
+		if (json_results_contain(results, j->id)) {
+			pool_job_claim(s->pool, j);
+			continue;
 		}
 		if (j->state == JOB_EXITING) {
 			struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
