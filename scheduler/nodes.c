@@ -160,12 +160,12 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	}
 	hwloc = wire_str(msg, "hwloc");
 	if (n->topo) {
-		hwloc_topology_destroy(n->topo);
+		pool_topology_put(s->pool, n->topo);
 		n->topo = NULL;
 	}
 	/* Placement packs jobs by the node's topology; without one (an older or
 	 * simulated node) it falls back to first fit. */
-	if (hwloc && placement_topology_load(hwloc, strlen(hwloc), &n->topo, &err) < 0) {
+	if (hwloc && pool_topology_get(s->pool, hwloc, strlen(hwloc), &n->topo, &err) < 0) {
 		log_warn("node %s: unusable topology, first fit instead: %s", name, err.text);
 		n->topo = NULL;
 	}
@@ -175,7 +175,7 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 		placement_topology_cpus(n->topo, &tcpus);
 		if (!cpumask_subset(&mask, &tcpus) || !cpumask_subset(&tcpus, &mask)) {
 			log_warn("node %s: topology CPUs differ from its CPU list; first fit instead", name);
-			hwloc_topology_destroy(n->topo);
+			pool_topology_put(s->pool, n->topo);
 			n->topo = NULL;
 		}
 	}

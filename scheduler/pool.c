@@ -16,7 +16,10 @@ struct pool {
 	struct job *head, *tail;      /* submit order */
 	struct job **table;           /* hash by id; NULL empty, TOMB deleted */
 	size_t cap, used, tombs;
-	struct node *nodes;
+	struct node *nodes, *nodes_tail; /* registration order */
+	struct node **node_table;     /* hash by name; NULL empty (nodes are never freed) */
+	size_t node_cap, node_used;
+	struct shared_topo *topos;    /* distinct node topologies */
 	struct rotation *rot;         /* (queue, uid) -> last dispatch seq */
 	size_t n_rot, cap_rot;
 	uint64_t seq;                 /* the last seq handed out */
@@ -27,6 +30,16 @@ struct rotation {
 	char queue[QUEUE_NAME_MAX];
 	uid_t uid;
 	uint64_t seq;
+};
+
+/* Nodes of one pool are mostly alike: they share one loaded topology per
+ * distinct hwloc text (placement only reads it). */
+struct shared_topo {
+	char *text;
+	size_t len;
+	hwloc_topology_t topo;
+	unsigned refs;
+	struct shared_topo *next;
 };
 
 static struct job tomb;
@@ -68,11 +81,16 @@ void pool_destroy(struct pool *p)
 		free(nd->name);
 		free(nd->rt_reason);
 		free(nd->drain_reason);
-		if (nd->topo)
-			hwloc_topology_destroy(nd->topo);
 		json_decref(nd->topology);
 		free(nd);
 	}
+	for (struct shared_topo *t = p->topos, *n; t; t = n) {
+		n = t->next;
+		hwloc_topology_destroy(t->topo);
+		free(t->text);
+		free(t);
+	}
+	free(p->node_table);
 	free(p->table);
 	free(p->rot);
 	free(p);
@@ -169,32 +187,114 @@ struct job *pool_jobs(const struct pool *p)
 	return p->head;
 }
 
+static size_t name_hash(const char *name)
+{
+	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ULL;
+	return (size_t)h;
+}
+
 struct node *pool_node_find(const struct pool *p, const char *name)
 {
-	for (struct node *n = p->nodes; n; n = n->next)
-		if (strcmp(n->name, name) == 0)
-			return n;
+	if (!p->node_cap)
+		return NULL;
+	for (size_t i = name_hash(name) & (p->node_cap - 1); p->node_table[i];
+	     i = (i + 1) & (p->node_cap - 1))
+		if (strcmp(p->node_table[i]->name, name) == 0)
+			return p->node_table[i];
 	return NULL;
+}
+
+static void node_table_put(struct node **table, size_t cap, struct node *n)
+{
+	size_t i = name_hash(n->name) & (cap - 1);
+
+	while (table[i])
+		i = (i + 1) & (cap - 1);
+	table[i] = n;
 }
 
 struct node *pool_node_get(struct pool *p, const char *name)
 {
 	struct node *n = pool_node_find(p, name);
-	struct node **tail;
 
 	if (n)
 		return n;
+	/* Keep the table at most half full. */
+	if (2 * (p->node_used + 1) > p->node_cap) {
+		size_t cap = p->node_cap ? 2 * p->node_cap : 64;
+		struct node **t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (struct node *o = p->nodes; o; o = o->next)
+			node_table_put(t, cap, o);
+		free(p->node_table);
+		p->node_table = t;
+		p->node_cap = cap;
+	}
 	n = calloc(1, sizeof(*n));
 	if (!n || !(n->name = strdup(name))) {
 		free(n);
 		return NULL;
 	}
 	n->state = NODE_DOWN;
+	node_table_put(p->node_table, p->node_cap, n);
+	p->node_used++;
 	/* Keep nodes in registration order for listings. */
-	for (tail = &p->nodes; *tail; tail = &(*tail)->next)
-		;
-	*tail = n;
+	if (p->nodes_tail)
+		p->nodes_tail->next = n;
+	else
+		p->nodes = n;
+	p->nodes_tail = n;
 	return n;
+}
+
+int pool_topology_get(struct pool *p, const char *text, size_t len, hwloc_topology_t *ret, struct error *err)
+{
+	struct shared_topo *t;
+	int r;
+
+	for (t = p->topos; t; t = t->next)
+		if (t->len == len && memcmp(t->text, text, len) == 0) {
+			t->refs++;
+			*ret = t->topo;
+			return 0;
+		}
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->text = malloc(len ? len : 1))) {
+		free(t);
+		return error_set(err, -ENOMEM, "out of memory");
+	}
+	memcpy(t->text, text, len);
+	t->len = len;
+	r = placement_topology_load(text, len, &t->topo, err);
+	if (r < 0) {
+		free(t->text);
+		free(t);
+		return r;
+	}
+	t->refs = 1;
+	t->next = p->topos;
+	p->topos = t;
+	*ret = t->topo;
+	return 0;
+}
+
+void pool_topology_put(struct pool *p, hwloc_topology_t topo)
+{
+	for (struct shared_topo **tp = &p->topos, *t; (t = *tp); tp = &t->next)
+		if (t->topo == topo) {
+			if (--t->refs == 0) {
+				*tp = t->next;
+				hwloc_topology_destroy(t->topo);
+				free(t->text);
+				free(t);
+			}
+			return;
+		}
 }
 
 struct node *pool_nodes(const struct pool *p)

@@ -32,7 +32,7 @@ struct node {
 	struct cpumask rt_free;  /* not allocated to a realtime or exclusive job */
 	char mems[64];
 	json_t *topology;
-	hwloc_topology_t topo;   /* for placement; NULL: first fit */
+	hwloc_topology_t topo;   /* for placement, shared (pool_topology_get); NULL: first fit */
 	char cgroup[8];
 	bool rt;
 	char *rt_reason;
@@ -60,6 +60,10 @@ struct job *pool_jobs(const struct pool *p);
 struct node *pool_node_get(struct pool *p, const char *name);
 struct node *pool_node_find(const struct pool *p, const char *name);
 struct node *pool_nodes(const struct pool *p);
+/* A loaded topology for hwloc text (XML or synthetic), shared by every
+ * node that sent the same text; give it back with pool_topology_put. */
+int pool_topology_get(struct pool *p, const char *text, size_t len, hwloc_topology_t *ret, struct error *err);
+void pool_topology_put(struct pool *p, hwloc_topology_t topo);
 /* Most CPUs any known node has; 0 with no node. */
 unsigned pool_node_max_cpus(const struct pool *p);
 /* A node is usable for new jobs: connected, up, not drained. */

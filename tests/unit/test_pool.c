@@ -215,7 +215,69 @@ static void test_strict_and_user_limit(void)
 	free(c);
 }
 
+/* Thousands of nodes: found by name, listed in registration order. */
+static void test_many_nodes(void)
+{
+	struct pool *p;
+	char name[32];
+	struct node *n;
+	int k = 0;
+
+	CU_ASSERT_FATAL(pool_create(&p) == 0);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "n%04d", i);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(pool_node_get(p, name));
+	}
+	for (int i = 4999; i >= 0; i--) {
+		snprintf(name, sizeof(name), "n%04d", i);
+		n = pool_node_find(p, name);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+		CU_ASSERT_STRING_EQUAL(n->name, name);
+		CU_ASSERT_PTR_EQUAL(pool_node_get(p, name), n);
+	}
+	CU_ASSERT_PTR_NULL(pool_node_find(p, "n5000"));
+	CU_ASSERT_PTR_NULL(pool_node_find(p, ""));
+	for (n = pool_nodes(p); n; n = n->next, k++) {
+		snprintf(name, sizeof(name), "n%04d", k);
+		CU_ASSERT_STRING_EQUAL(n->name, name);
+	}
+	CU_ASSERT_EQUAL(k, 5000);
+	pool_destroy(p);
+}
+
+/* Nodes that send the same topology share one load; another text gets
+ * its own; the last put frees it (ASan checks the frees). */
+static void test_shared_topology(void)
+{
+	const char *a = "pack:2 core:4 pu:2", *b = "pack:1 core:8 pu:1";
+	hwloc_topology_t t1, t2, t3;
+	struct error err;
+	struct pool *p;
+
+	CU_ASSERT_FATAL(pool_create(&p) == 0);
+	CU_ASSERT_FATAL(pool_topology_get(p, a, strlen(a), &t1, &err) == 0);
+	CU_ASSERT_FATAL(pool_topology_get(p, a, strlen(a), &t2, &err) == 0);
+	CU_ASSERT_FATAL(pool_topology_get(p, b, strlen(b), &t3, &err) == 0);
+	CU_ASSERT_PTR_EQUAL(t1, t2);
+	CU_ASSERT_PTR_NOT_EQUAL(t1, t3);
+	CU_ASSERT_EQUAL(hwloc_get_nbobjs_by_type(t1, HWLOC_OBJ_PU), 16);
+	CU_ASSERT_EQUAL(hwloc_get_nbobjs_by_type(t3, HWLOC_OBJ_PU), 8);
+	pool_topology_put(p, t1);
+	/* Still held once: the same text finds it again. */
+	CU_ASSERT_FATAL(pool_topology_get(p, a, strlen(a), &t1, &err) == 0);
+	CU_ASSERT_PTR_EQUAL(t1, t2);
+	pool_topology_put(p, t1);
+	pool_topology_put(p, t2);
+	pool_topology_put(p, t3);
+	CU_ASSERT(pool_topology_get(p, "<nonsense", 9, &t1, &err) < 0);
+	/* What is still held when the pool goes is freed with it. */
+	CU_ASSERT_FATAL(pool_topology_get(p, b, strlen(b), &t3, &err) == 0);
+	pool_destroy(p);
+}
+
 static const struct unit_test pool_tests[] = {
+	{ "many_nodes", test_many_nodes },
+	{ "shared_topology", test_shared_topology },
 	{ "reserve_kinds", test_reserve_kinds },
 	{ "strict_and_user_limit", test_strict_and_user_limit },
 	{ "table", test_table },
