@@ -72,7 +72,9 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 {
 	struct job *j, *next;
 
-	for (j = pool_jobs(s->pool); j; j = next) {
+	/* Most registrations (a new node, a pool starting) have no job here:
+	 * skip the walk over every unfinished job. */
+	for (j = n->n_jobs ? pool_jobs(s->pool) : NULL; j; j = next) {
 		next = j->next;
 		if (!j->node || strcmp(j->node, n->name) != 0)
 			continue;

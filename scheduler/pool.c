@@ -373,8 +373,10 @@ void pool_job_release(struct pool *p, struct job *j)
 {
 	struct node *n = j->node ? pool_node_find(p, j->node) : NULL;
 
-	if (n)
+	if (n) {
 		node_account(n, j, true);
+		n->n_jobs--;
+	}
 	free(j->node);
 	j->node = NULL;
 	memset(&j->cpus, 0, sizeof(j->cpus));
@@ -579,6 +581,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			if (!j->node)
 				break;
 			j->state = JOB_RUNNING;
+			nd->n_jobs++;
 			node_account(nd, j, false);
 			ret[n].job = j;
 			ret[n].node = nd;

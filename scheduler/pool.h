@@ -40,6 +40,7 @@ struct node {
 	int64_t last_seen;       /* monotonic ns of the last message */
 	int64_t down_since;      /* monotonic ns it became unreachable; 0: reachable */
 	bool lost;               /* unreachable past node_timeout: its jobs were handled */
+	unsigned n_jobs;         /* unfinished jobs placed here (j->node is its name) */
 	struct node *next;
 };
 

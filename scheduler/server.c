@@ -441,6 +441,7 @@ static int load_job(struct job *j, void *userdata)
 			return -ENOMEM;
 		if (!n->down_since)
 			n->down_since = time_mono_ns();
+		n->n_jobs++;
 	}
 	r = pool_job_add(s->pool, j);
 
