@@ -17,6 +17,7 @@
 #include "server-internal.h"
 #include "timeutil.h"
 
+#define READS_PER_WAKE 16       /* reads of one connection per wake (see conn_update_events) */
 #define DISPATCH_MAX 4096       /* decisions per pass; the pass reruns if full */
 #define TIMER_USEC 1000000      /* node timeout and stalled-client check */
 #define STALL_SEC 10            /* a message must arrive whole within this */
@@ -64,9 +65,13 @@ static void conn_close(struct conn *c)
 	conn_unref(c);
 }
 
+/* Connections are edge-triggered. sd-event polls epoll once per dispatched
+ * source, even with sources still pending; level-triggered, every poll
+ * walked every readable connection again (3.3 ms per poll with 10,000
+ * chatty nodes). So each wake reads until the socket is empty. */
 static void conn_update_events(struct conn *c)
 {
-	uint32_t ev = EPOLLIN;
+	uint32_t ev = EPOLLIN | EPOLLET;
 
 	if (c->out.off < c->out.len)
 		ev |= EPOLLOUT;
@@ -191,22 +196,39 @@ static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdat
 		conn_update_events(c);
 	}
 	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-		ssize_t n = wire_read(fd, &c->in);
+		for (unsigned k = 0; !c->closed; k++) {
+			ssize_t n;
 
-		if (n == 0 || (n < 0 && n != -EAGAIN && n != -EINTR)) {
-			conn_close(c);
-			goto done;
-		}
-		while (!c->closed && (r = wire_next(&c->in, &msg, &err)) != 0) {
-			if (r < 0) {
-				log_warn("connection of pid %d uid %d: %s; closing it", (int)c->pid, (int)c->uid, err.text);
-				conn_reply_err(c, 0, -r, "%s", err.text);
-				conn_close(c);
+			if (k == READS_PER_WAKE) {
+				/* A peer that keeps the socket full yields to the
+				 * others: re-adding the fd raises a fresh edge. */
+				sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
+				sd_event_source_set_enabled(c->src, SD_EVENT_ON);
 				break;
 			}
-			conn_message(c, msg);
-			json_decref(msg);
+			n = wire_read(fd, &c->in);
+			if (n == -EAGAIN)
+				break;
+			if (n == -EINTR)
+				continue;
+			if (n <= 0) {
+				conn_close(c);
+				goto done;
+			}
+			while (!c->closed && (r = wire_next(&c->in, &msg, &err)) != 0) {
+				if (r < 0) {
+					log_warn("connection of pid %d uid %d: %s; closing it", (int)c->pid,
+						 (int)c->uid, err.text);
+					conn_reply_err(c, 0, -r, "%s", err.text);
+					conn_close(c);
+					break;
+				}
+				conn_message(c, msg);
+				json_decref(msg);
+			}
 		}
+		if (c->closed)
+			goto done;
 		/* A message begun and not finished is timed (see conns_check); an
 		 * emptied buffer that grew for a large message is given back. */
 		if (c->in.off < c->in.len) {
@@ -262,7 +284,7 @@ static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userd
 		c->gid = cred.gid;
 		c->pid = cred.pid;
 		c->refs = 1;
-		if (sd_event_add_io(s->event, &c->src, cfd, EPOLLIN, conn_io, c) < 0) {
+		if (sd_event_add_io(s->event, &c->src, cfd, EPOLLIN | EPOLLET, conn_io, c) < 0) {
 			close(cfd);
 			free(c);
 			continue;
