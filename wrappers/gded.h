@@ -26,7 +26,7 @@ enum gded_reserve {
 
 /* One job, filled from a launch spec (gded_spec_parse) or from by-hand
  * options (gded_byhand_run). Strings point into `owner` (or argv) and live
- * as long as it does; env is owned. */
+ * as long as it does; env and groups are owned. */
 struct gded_job {
 	json_t *owner;            /* the parsed spec, or NULL */
 	uint64_t jobid;
@@ -36,6 +36,9 @@ struct gded_job {
 	const char *user;
 	uid_t uid;
 	gid_t gid;
+	gid_t *groups;            /* the job's groups as qnoded resolved them
+	                           * (owned); NULL: initgroups(user, gid) */
+	size_t ngroups;
 	const char *home;
 	const char *shell;
 	const char *workdir;
