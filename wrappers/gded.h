@@ -125,8 +125,14 @@ void gded_env_free(char **env);
  * still the job's true result). */
 int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err);
 
-/* gded by hand (argv after the program name): parses the options, picks
- * the CPUs, runs the command under the same fence as a job and cleans up.
+/* Opens /dev/null on whichever of fds 0-2 is closed: the job's stdio are
+ * dup2'ed onto 0-2 in the child, and an output file opened on a closed
+ * one would be clobbered. */
+void gded_stdio_ensure(void);
+
+/* gded by hand, the main of gded-byhand (which gded execs for that form):
+ * parses the options, picks the CPUs, runs the command under the same
+ * fence as a job and cleans up.
  * Returns gded's exit status: the command's, 128+signal, or
  * enum gded_byhand_exit. */
 int gded_byhand_main(int argc, char **argv);
