@@ -93,7 +93,8 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 
 /* Writes <id>.sh (the script, owned by uid:gid, 0500) and <id>.json (the
  * spec, root 0600, written to a temporary name and renamed so it is whole
- * or absent) in the jobs directory dirfd. -errno with err set. */
+ * or absent; not fsynced: after a power loss it has no use) in the jobs
+ * directory dirfd. -errno with err set. */
 int jobfile_write(int dirfd, int64_t jobid, const char *script, uid_t uid, gid_t gid,
 		  const json_t *spec, struct error *err);
 
