@@ -33,7 +33,7 @@ LIB_SRC     := $(wildcard lib/*.c)
 SCHED_SRC   := $(filter-out scheduler/main.c,$(wildcard scheduler/*.c))
 IQS_SRC     := $(wildcard queue-preproc/*.c)
 NODED_SRC   := $(filter-out noded/main.c,$(wildcard noded/*.c))
-WRAP_SRC    := $(filter-out wrappers/main.c,$(wildcard wrappers/*.c))
+WRAP_SRC    := $(filter-out wrappers/main.c wrappers/byhand-main.c,$(wildcard wrappers/*.c))
 ACCT_SRC    := $(wildcard accounting/*.c)
 CMD_NAMES   := $(patsubst commands/%.c,%,$(wildcard commands/*.c))
 UNIT_SRC    := $(wildcard tests/unit/*.c)
@@ -45,10 +45,18 @@ SCHED_OBJ := $(call obj,$(SCHED_SRC))
 IQS_OBJ   := $(call obj,$(IQS_SRC))
 NODED_OBJ := $(call obj,$(NODED_SRC))
 WRAP_OBJ  := $(call obj,$(WRAP_SRC))
+GDED_OBJ  := $(call obj,$(filter-out wrappers/byhand.c,$(WRAP_SRC)))
 ACCT_OBJ  := $(call obj,$(ACCT_SRC))
 UNIT_OBJ  := $(call obj,$(UNIT_SRC))
 
-BINS := $(BIN)/qpoold $(BIN)/qnoded $(BIN)/gded $(addprefix $(BIN)/,$(CMD_NAMES))
+BINS := $(BIN)/qpoold $(BIN)/qnoded $(BIN)/gded $(BIN)/gded-byhand \
+        $(addprefix $(BIN)/,$(CMD_NAMES))
+
+# gded is exec'ed for every job: jansson linked in (its archive when
+# installed), no hwloc, so ld.so maps libc alone. By hand, which needs
+# hwloc, is gded-byhand (wrappers/main.c says why).
+JANSSON_A := $(wildcard $(shell pkg-config --variable=libdir jansson 2>/dev/null)/libjansson.a)
+GDED_LIBS := $(if $(JANSSON_A),$(JANSSON_A),$(shell pkg-config --libs jansson 2>/dev/null))
 
 .PHONY: all deps check unit integration manlint demo bench clean fuzz fuzz-replay fuzz-libfuzzer stress
 all: $(BINS) $(BUILD)/tests/unit
@@ -79,7 +87,10 @@ $(BIN)/qpoold: $(call obj,scheduler/main.c) $(SCHED_OBJ) $(IQS_OBJ) $(BUILD)/lib
 $(BIN)/qnoded: $(call obj,noded/main.c) $(NODED_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
-$(BIN)/gded: $(call obj,wrappers/main.c) $(WRAP_OBJ) $(BUILD)/libqpool.a
+$(BIN)/gded: $(call obj,wrappers/main.c) $(GDED_OBJ) $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(GDED_LIBS)
+$(BIN)/gded-byhand: $(call obj,wrappers/byhand-main.c) $(WRAP_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 $(BIN)/qacct: $(BUILD)/obj/commands/qacct.o $(ACCT_OBJ) $(BUILD)/libqpool.a

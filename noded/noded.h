@@ -56,6 +56,8 @@ struct user_info {
 	char name[64];
 	char home[PATH_MAX];
 	char shell[PATH_MAX];
+	gid_t *groups;   /* getgrouplist(name, gid): the groups gded gives the job */
+	int ngroups;
 };
 
 struct usercache;
@@ -63,8 +65,9 @@ struct usercache;
 struct usercache *usercache_create(void);
 void usercache_destroy(struct usercache *uc);
 
-/* getpwuid_r, remembered per uid for a few minutes (~0.12 ms per look-up
- * through nsswitch, measured). -ENOENT when there is no such user. */
+/* getpwuid_r and getgrouplist, remembered per uid for a few minutes
+ * (~0.12 ms and ~0.5 ms per look-up through nsswitch here, measured), so
+ * gded needs neither. -ENOENT when there is no such user. */
 int usercache_lookup(struct usercache *uc, uid_t uid, const struct user_info **ret);
 
 /* What a spec says about the node itself. */
@@ -80,16 +83,18 @@ struct spec_node {
 void jobfile_path(const char *jobs_dir, int64_t jobid, const char *ext, char *buf);
 
 /* Builds the launch spec (docs/PROTOCOL.md) from a job.launch object: a
- * copy of job plus home, shell, node, script (the .sh path), nodefile,
- * result, cgroup and times.launch. -EINVAL with err set when job lacks a
- * positive jobid, uid, gid or a script string. */
+ * copy of job plus home, shell, groups, node, script (the .sh path),
+ * nodefile, result, cgroup and times.launch. user is the passwd entry of
+ * the job's uid. -EINVAL with err set when job lacks a positive jobid,
+ * uid, gid or a script string, or when its user is not user->name. */
 int jobfile_spec_build(const json_t *job, const struct user_info *user,
 		       const struct spec_node *node, int64_t launch,
 		       json_t **ret, struct error *err);
 
 /* Writes <id>.sh (the script, owned by uid:gid, 0500) and <id>.json (the
  * spec, root 0600, written to a temporary name and renamed so it is whole
- * or absent) in the jobs directory dirfd. -errno with err set. */
+ * or absent; not fsynced: after a power loss it has no use) in the jobs
+ * directory dirfd. -errno with err set. */
 int jobfile_write(int dirfd, int64_t jobid, const char *script, uid_t uid, gid_t gid,
 		  const json_t *spec, struct error *err);
 

@@ -311,6 +311,7 @@ int gded_byhand_main(int argc, char **argv)
 
 	res.wall[GDED_STAMP_WRAP] = time_wall_ns();
 	res.mono[GDED_STAMP_WRAP] = time_mono_ns();
+	gded_stdio_ensure();
 	if (byhand_parse(argc, argv, &o) < 0)
 		return BYHAND_EXIT_USAGE;
 	if (getuid() != 0 || geteuid() != 0) {

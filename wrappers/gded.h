@@ -26,7 +26,7 @@ enum gded_reserve {
 
 /* One job, filled from a launch spec (gded_spec_parse) or from by-hand
  * options (gded_byhand_run). Strings point into `owner` (or argv) and live
- * as long as it does; env is owned. */
+ * as long as it does; env and groups are owned. */
 struct gded_job {
 	json_t *owner;            /* the parsed spec, or NULL */
 	uint64_t jobid;
@@ -36,6 +36,9 @@ struct gded_job {
 	const char *user;
 	uid_t uid;
 	gid_t gid;
+	gid_t *groups;            /* the job's groups as qnoded resolved them
+	                           * (owned); NULL: initgroups(user, gid) */
+	size_t ngroups;
 	const char *home;
 	const char *shell;
 	const char *workdir;
@@ -122,8 +125,14 @@ void gded_env_free(char **env);
  * still the job's true result). */
 int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err);
 
-/* gded by hand (argv after the program name): parses the options, picks
- * the CPUs, runs the command under the same fence as a job and cleans up.
+/* Opens /dev/null on whichever of fds 0-2 is closed: the job's stdio are
+ * dup2'ed onto 0-2 in the child, and an output file opened on a closed
+ * one would be clobbered. */
+void gded_stdio_ensure(void);
+
+/* gded by hand, the main of gded-byhand (which gded execs for that form):
+ * parses the options, picks the CPUs, runs the command under the same
+ * fence as a job and cleans up.
  * Returns gded's exit status: the command's, 128+signal, or
  * enum gded_byhand_exit. */
 int gded_byhand_main(int argc, char **argv);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ enum gded_exit {
 	GDED_EXIT_NORESULT = 1,  /* the result file could not be written */
 	GDED_EXIT_USAGE = 2,     /* bad options or spec: nothing was run */
 	GDED_EXIT_CLEANUP = 3,   /* result written, but the job's cgroup is left */
+	GDED_EXIT_BYHAND_SETUP = 125,  /* by hand: gded-byhand could not be run */
 };
 
 static const char *arg_spec;
@@ -57,14 +59,29 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-/* The job's stdio are dup2'ed onto 0-2 in the child; if gded was started
- * with one of them closed, an output file could land there and be
- * clobbered. */
-static void stdio_ensure(void)
+/* By hand runs now and then, and alone needs hwloc (to place the
+ * command); a job's gded runs for every job. So by hand is a binary of its
+ * own, gded-byhand beside gded, and gded links jansson in and neither
+ * hwloc nor the libudev and libm it pulls: one library (libc) to map per
+ * job instead of five, measured ~0.3 ms less per exec here. argv is
+ * passed as it is, so the command line still reads "gded -n ...". */
+static int byhand_exec(char **argv)
 {
-	for (int fd = 0; fd < 3; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) != fd)
-			break;
+	char path[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	n = readlink("/proc/self/exe", path, sizeof(path) - sizeof("/gded-byhand"));
+	if (n < 0) {
+		fprintf(stderr, "gded: cannot find itself: /proc/self/exe: %m\n");
+		return GDED_EXIT_BYHAND_SETUP;
+	}
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	strcpy(slash ? slash : path, "/gded-byhand");
+	execv(path, argv);
+	fprintf(stderr, "gded: cannot run %s for the by-hand form: %m\n", path);
+	return GDED_EXIT_BYHAND_SETUP;
 }
 
 int main(int argc, char **argv)
@@ -77,10 +94,8 @@ int main(int argc, char **argv)
 
 	/* Anything but --spec or --help is the by-hand form. */
 	if (argc > 1 && strncmp(argv[1], "--spec", 6) != 0 && strcmp(argv[1], "--help") != 0 &&
-	    strcmp(argv[1], "-h") != 0) {
-		stdio_ensure();
-		return gded_byhand_main(argc, argv);
-	}
+	    strcmp(argv[1], "-h") != 0)
+		return byhand_exec(argv);
 
 	res.wall[GDED_STAMP_WRAP] = time_wall_ns();
 	res.mono[GDED_STAMP_WRAP] = time_mono_ns();
@@ -90,7 +105,7 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	stdio_ensure();
+	gded_stdio_ensure();
 	log_init("gded", LOG_LEVEL_INFO);
 
 	if (parse_args(argc, argv) < 0) {

@@ -365,6 +365,13 @@ static void oom_report(const struct gded_job *job, struct gded_result *res)
 	gded_note_append(job, line);
 }
 
+void gded_stdio_ensure(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) != fd)
+			break;
+}
+
 int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err)
 {
 	struct run run = { .job = job, .res = res, .pid = -1, .sfd = -1, .tfd = -1 };

@@ -2,6 +2,7 @@
 /* The launch spec (docs/PROTOCOL.md "Node-local files") read into a struct gded_job. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,32 @@ static int spec_env(const json_t *o, struct gded_job *job, struct error *err)
 		}
 		n++;
 	}
+	return 0;
+}
+
+/* groups: qnoded's look-up (docs/PROTOCOL.md), so the child needs no
+ * nsswitch; absent, the child asks initgroups as before. */
+static int spec_groups(const json_t *o, struct gded_job *job, struct error *err)
+{
+	json_t *groups = json_object_get(o, "groups"), *v;
+	size_t i;
+
+	if (!groups || json_is_null(groups))
+		return 0;
+	if (!json_is_array(groups))
+		return error_set(err, -EINVAL, "spec: \"groups\" is not an array");
+	if (json_array_size(groups) > NGROUPS_MAX)
+		return error_set(err, -EINVAL, "spec: more than %d groups", NGROUPS_MAX);
+	job->groups = calloc(json_array_size(groups) + 1, sizeof(gid_t));
+	if (!job->groups)
+		return error_set(err, -ENOMEM, "out of memory");
+	json_array_foreach(groups, i, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > UINT32_MAX - 1)
+			return error_set(err, -EINVAL, "spec: groups[%zu] is not a group id", i);
+		job->groups[i] = (gid_t)json_integer_value(v);
+	}
+	job->ngroups = json_array_size(groups);
 	return 0;
 }
 
@@ -194,6 +221,7 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_str(spec, "nodefile", false, &job->nodefile, err)) < 0 ||
 	    (r = spec_str(spec, "result", true, &job->result, err)) < 0 ||
 	    (r = spec_env(spec, job, err)) < 0 ||
+	    (r = spec_groups(spec, job, err)) < 0 ||
 	    (r = spec_reserve(spec, job, err)) < 0 ||
 	    (r = spec_cgroup(spec, job, err)) < 0)
 		goto fail;
@@ -242,6 +270,9 @@ int gded_spec_load(const char *path, struct gded_job *job, struct error *err)
 
 void gded_job_clear(struct gded_job *job)
 {
+	free(job->groups);
+	job->groups = NULL;
+	job->ngroups = 0;
 	if (job->env) {
 		for (char **e = job->env; *e; e++)
 			free(*e);

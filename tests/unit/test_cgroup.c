@@ -320,6 +320,17 @@ static void test_v1_job(void)
 	 * group would; force_empty has been written first all the same. */
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
 	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.force_empty"), "0");
+	/* No page cache left: nothing to reclaim, force_empty is skipped;
+	 * with some, it is written. */
+	unit_write_file(d, "memory/qpool/n1/job.42/memory.force_empty", "");
+	unit_write_file(d, "memory/qpool/n1/job.42/memory.stat",
+			"cache 0\nrss 0\nshmem 0\ntotal_cache 8192\n");
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.force_empty"), "");
+	unit_write_file(d, "memory/qpool/n1/job.42/memory.stat", "cache 4096\nrss 0\n");
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.force_empty"), "0");
+	rm(d, "memory/qpool/n1/job.42/memory.stat");
 	v1_job_files_remove(d, "job.42");
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
 	for (size_t i = 0; i < 5; i++) {

@@ -81,8 +81,22 @@ static void test_spec_good(void)
 	CU_ASSERT_STRING_EQUAL(job.env[0], "FOO=bar");
 	CU_ASSERT_STRING_EQUAL(job.env[1], "USER=mallory");
 	CU_ASSERT_PTR_NULL(job.env[2]);
+	/* no groups: the child asks initgroups */
+	CU_ASSERT_PTR_NULL(job.groups);
 	gded_job_clear(&job);
 	CU_ASSERT_PTR_NULL(job.env);
+
+	/* groups from qnoded, in order; [] is no supplementary group at all */
+	CU_ASSERT_EQUAL_FATAL(parse_changed("groups", "[100, 27, 1001]", &job, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(job.ngroups, 3);
+	CU_ASSERT_EQUAL(job.groups[0], 100);
+	CU_ASSERT_EQUAL(job.groups[2], 1001);
+	gded_job_clear(&job);
+	CU_ASSERT_PTR_NULL(job.groups);
+	CU_ASSERT_EQUAL_FATAL(parse_changed("groups", "[]", &job, &err), 0);
+	CU_ASSERT_PTR_NOT_NULL(job.groups);
+	CU_ASSERT_EQUAL(job.ngroups, 0);
+	gded_job_clear(&job);
 }
 
 static void test_spec_bad(void)
@@ -114,6 +128,9 @@ static void test_spec_bad(void)
 		{ "cgroup", "{\"mode\": \"v2\", \"root\": \"/sys/fs/cgroup\"}", "missing \"parent\"" },
 		{ "cgroup", "{\"mode\": \"v2\", \"root\": \"/x\", \"parent\": \"../..\"}", "not valid" },
 		{ "result", NULL, "missing \"result\"" },
+		{ "groups", "\"100\"", "\"groups\" is not an array" },
+		{ "groups", "[100, -1]", "groups[1] is not a group id" },
+		{ "groups", "[4294967295]", "groups[0] is not a group id" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -128,6 +145,7 @@ static void test_spec_bad(void)
 			CU_FAIL("error text");
 		}
 		CU_ASSERT_PTR_NULL(job.env);
+		CU_ASSERT_PTR_NULL(job.groups);
 		CU_ASSERT_PTR_NULL(job.owner);
 	}
 }

@@ -17,7 +17,7 @@
 static json_t *launch_job(void)
 {
 	return json_pack("{s:I, s:s, s:s, s:s, s:i, s:i, s:s, s:s, s:{s:s}, s:i, s:s, s:{s:I, s:I}}",
-			 "jobid", (json_int_t)42, "name", "hello", "queue", "batch", "user", "root",
+			 "jobid", (json_int_t)42, "name", "hello", "queue", "batch", "user", "alice",
 			 "uid", 1234, "gid", 1235, "workdir", "/tmp", "cpus", "0-1",
 			 "env", "FOO", "bar", "ncpus", 2, "script", "#!/bin/sh\necho hi\n",
 			 "times", "submit", (json_int_t)100, "dispatch", (json_int_t)200);
@@ -25,6 +25,7 @@ static json_t *launch_job(void)
 
 static const struct user_info test_user = {
 	.uid = 1234, .gid = 1235, .name = "alice", .home = "/home/alice", .shell = "/bin/bash",
+	.groups = (gid_t[]){ 1235, 27, 100 }, .ngroups = 3,
 };
 
 static const struct spec_node test_node = {
@@ -57,10 +58,38 @@ static void test_spec_build(void)
 	CU_ASSERT_EQUAL(wire_int(times, "submit", 0), 100);
 	CU_ASSERT_EQUAL(wire_int(times, "dispatch", 0), 200);
 	CU_ASSERT_EQUAL(wire_int(times, "launch", 0), 300);
+	/* the user's cached groups, for gded's setgroups */
+	{
+		json_t *g = json_object_get(spec, "groups");
+
+		CU_ASSERT_EQUAL_FATAL(json_array_size(g), 3);
+		CU_ASSERT_EQUAL(json_integer_value(json_array_get(g, 0)), 1235);
+		CU_ASSERT_EQUAL(json_integer_value(json_array_get(g, 1)), 27);
+		CU_ASSERT_EQUAL(json_integer_value(json_array_get(g, 2)), 100);
+	}
 	/* the caller's message is untouched */
 	CU_ASSERT_STRING_EQUAL(wire_str(job, "script"), "#!/bin/sh\necho hi\n");
 	CU_ASSERT_PTR_NULL(json_object_get(json_object_get(job, "times"), "launch"));
 	json_decref(spec);
+
+	/* Another gid than the passwd one (newgrp): looked up for that gid,
+	 * which comes first, as initgroups would have it. */
+	spec = NULL;
+	json_object_set_new(job, "gid", json_integer(4321));
+	CU_ASSERT_EQUAL_FATAL(jobfile_spec_build(job, &test_user, &test_node, 300, &spec, &err), 0);
+	CU_ASSERT(json_array_size(json_object_get(spec, "groups")) >= 1);
+	CU_ASSERT_EQUAL(json_integer_value(json_array_get(json_object_get(spec, "groups"), 0)),
+			4321);
+	json_decref(spec);
+	json_object_set_new(job, "gid", json_integer(1235));
+
+	/* The server's name for the uid must be this node's. */
+	spec = NULL;
+	json_object_set_new(job, "user", json_string("mallory"));
+	CU_ASSERT_EQUAL(jobfile_spec_build(job, &test_user, &test_node, 300, &spec, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "job 42: uid 1234 is alice here, not mallory");
+	CU_ASSERT_PTR_NULL(spec);
+	json_object_set_new(job, "user", json_string("alice"));
 
 	spec = NULL;
 	json_object_del(job, "script");
@@ -335,6 +364,9 @@ static void test_users(void)
 	CU_ASSERT_EQUAL_FATAL(usercache_lookup(uc, 0, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u->name, "root");
 	CU_ASSERT_EQUAL(u->gid, 0);
+	/* getgrouplist: the passwd gid is among the groups */
+	CU_ASSERT_FATAL(u->ngroups >= 1);
+	CU_ASSERT_EQUAL(u->groups[0], 0);
 	CU_ASSERT(u->home[0] == '/');
 	CU_ASSERT_EQUAL(usercache_lookup(uc, 0, &again), 0);
 	CU_ASSERT_PTR_EQUAL(again, u);
