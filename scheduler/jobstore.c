@@ -243,7 +243,9 @@ int jobstore_schema_version(void)
 /* Extends path-wal with zeros up to WAL_PRESIZE_BYTES, between
  * transactions. Only past its end: SQLite finds the log's end from its
  * index, not the file's size, and zeros after the last frame read as
- * "no more frames" should the log ever be recovered. */
+ * "no more frames" should the log ever be recovered. A disk without the
+ * room gets the file back at its old size: the log then grows as it
+ * needs, slower but correct. */
 static int wal_presize(const char *path, struct error *err)
 {
 	static const char zeros[65536];
@@ -270,6 +272,12 @@ static int wal_presize(const char *path, struct error *err)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
+			if (w < 0 && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)) {
+				/* Best effort only: give the space back. */
+				if (ftruncate(fd, st.st_size) < 0)
+					r = error_set(err, -errno, "job store %s: %s", wal, strerror(errno));
+				goto done;
+			}
 			r = error_set(err, w < 0 ? -errno : -EIO, "job store %s: %s", wal,
 				      w < 0 ? strerror(errno) : "short write");
 			goto done;
