@@ -27,6 +27,19 @@ LDFLAGS  += $(SAN) -Wl,--as-needed
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# The commands are short-lived processes (one qsub per job): they are
+# static PIEs, with no dynamic loader to map and relocate libraries at each
+# start (measured here: qsub CPU per submit 1.04 -> 0.78 ms, jansson and
+# inih alone linked in 1.04 -> 0.9). No command resolves users or groups
+# (qpoold takes identity from the socket), so glibc's NSS is never needed;
+# --fatal-warnings turns the linker's warning about a static getpwnam & co.
+# into an error, should one ever be added. ASan needs a dynamic libc.
+CMD_LIBS   = $(shell pkg-config --libs jansson inih 2>/dev/null)
+ifdef SANITIZE
+CMD_LDFLAGS =
+else
+CMD_LDFLAGS = -static-pie -Wl,--fatal-warnings
+endif
 
 # Parts, each a set of objects; main.c is the daemon's entry point only.
 LIB_SRC     := $(wildcard lib/*.c)
@@ -95,10 +108,10 @@ $(BIN)/gded-byhand: $(call obj,wrappers/byhand-main.c) $(WRAP_OBJ) $(BUILD)/libq
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 $(BIN)/qacct: $(BUILD)/obj/commands/qacct.o $(ACCT_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS) -lm
 $(BIN)/%: $(BUILD)/obj/commands/%.o $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS)
 
 $(BUILD)/tests/unit: $(UNIT_OBJ) $(SCHED_OBJ) $(IQS_OBJ) $(NODED_OBJ) $(WRAP_OBJ) $(ACCT_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)

@@ -240,6 +240,10 @@ int main(int argc, char **argv)
 	struct error err;
 	int c, fd, r, status;
 
+	/* Without a seed jansson opens and reads /dev/urandom for one; its
+	 * tables here hold only our own environment and qpoold's reply, so
+	 * no one else chooses the keys: the pid does. */
+	json_object_seed((size_t)getpid() | 1);
 	jobspec_init(&cli);
 	jobspec_init(&js);
 	opterr = 0;

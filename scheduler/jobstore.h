@@ -27,6 +27,12 @@ int jobstore_begin(struct jobstore *js);
 int jobstore_commit(struct jobstore *js);
 void jobstore_rollback(struct jobstore *js);
 
+/* Copies the write-ahead log into the database once it holds enough
+ * frames; a no-op otherwise. Never automatic: the caller runs it after
+ * the replies of a commit are sent, so no client waits for it. Returns 0
+ * or -errno (the log is then kept and the copy tried again later). */
+int jobstore_checkpoint(struct jobstore *js);
+
 struct job_submit {
 	const char *name;
 	const char *queue;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jobstore.h"
 #include "unit.h"
@@ -161,7 +162,57 @@ static void test_paging(void)
 	jobstore_close(js);
 }
 
+static long long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* The log is written at its full size before the first commit and keeps
+ * it through checkpoints and a close; jobs committed before a checkpoint
+ * and after it are all there on reopen. */
+static void test_wal_reused(void)
+{
+	char *dir = unit_tmpdir();
+	char path[4096], wal[4200];
+	struct jobstore *js;
+	struct error err;
+	struct job *list = NULL;
+	long long size;
+	int n = 0;
+	int64_t id;
+
+	snprintf(path, sizeof(path), "%s/q.db", dir);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	size = file_size(wal);
+	CU_ASSERT(size >= 4 << 20);
+	/* ~5 pages a commit: 600 commits fill the log past a checkpoint twice. */
+	for (int i = 0; i < 600; i++) {
+		CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+		CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
+		CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+		CU_ASSERT_EQUAL(jobstore_checkpoint(js), 0);
+	}
+	CU_ASSERT_EQUAL(file_size(wal), size);
+	CU_ASSERT(file_size(path) > 4096 * 10);   /* the checkpoints reached the database */
+	jobstore_close(js);
+	CU_ASSERT_EQUAL(file_size(wal), size);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (struct job *j = list, *next; j; j = next) {
+		next = j->next;
+		n++;
+		job_free(j);
+	}
+	CU_ASSERT_EQUAL(n, 600);
+	jobstore_close(js);
+	unit_tmpdir_remove(dir);
+}
+
 static const struct unit_test jobstore_tests[] = {
+	{ "wal_reused", test_wal_reused },
 	{ "paging", test_paging },
 	{ "insert_query", test_insert_query },
 	{ "lifecycle", test_lifecycle },
