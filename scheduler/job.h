@@ -32,6 +32,8 @@ static inline bool job_state_finished(enum job_state s)
 	return s >= JOB_COMPLETED;
 }
 
+struct pool_user;
+
 struct job {
 	int64_t id;
 	char queue[QUEUE_NAME_MAX];
@@ -49,6 +51,9 @@ struct job {
 	bool rerunnable;         /* requeue, not fail, when its node is lost */
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
+	struct pool_user *user;  /* the pool's index of its (queue, user) */
+	struct job *wnext;       /* while queued: that user's waiting jobs, by id */
+	struct job *wprev;
 };
 
 void job_free(struct job *j);

@@ -98,7 +98,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 		if (jobstore_job_requeue(s->store, j->id, "requeued: its node never received it") == 0) {
 			log_info("job %lld: node %s does not have it; requeued", (long long)j->id, n->name);
 			pool_job_release(s->pool, j);
-			j->state = JOB_QUEUED;
+			pool_job_state_set(s->pool, j, JOB_QUEUED);
 		}
 	}
 	/* Jobs the node runs that the store does not have there (requeued or
@@ -336,7 +336,7 @@ static void node_lost(struct server *s, struct node *n)
 			if (r == 0) {
 				log_info("job %lld %s", (long long)j->id, reason);
 				pool_job_release(s->pool, j);
-				j->state = JOB_QUEUED;
+				pool_job_state_set(s->pool, j, JOB_QUEUED);
 			}
 			continue;
 		}

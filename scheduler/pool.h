@@ -48,9 +48,13 @@ struct pool;
 int pool_create(struct pool **ret);
 void pool_destroy(struct pool *p);
 
-/* Jobs: the pool owns them. Added in submit order (ids ascending). */
+/* Jobs: the pool owns them. Added in submit order (ids ascending), in the
+ * state they have then; their queue and uid do not change afterwards. */
 int pool_job_add(struct pool *p, struct job *j);
 struct job *pool_job_find(const struct pool *p, int64_t id);
+/* A pooled job's state changes only here: the pool indexes its queued
+ * jobs and running counts by (queue, user) for the scheduling pass. */
+void pool_job_state_set(struct pool *p, struct job *j, enum job_state state);
 /* Unlinks and frees; releases its CPUs on its node. */
 void pool_job_remove(struct pool *p, struct job *j);
 /* First job in submit order (then j->next), for listings. */

@@ -374,7 +374,7 @@ static void schedule(struct server *s)
 			log_err("job store: cannot record dispatches: %s", strerror(-r));
 			for (size_t i = 0; i < n; i++) {
 				pool_job_release(s->pool, d[i].job);
-				d[i].job->state = JOB_QUEUED;
+				pool_job_state_set(s->pool, d[i].job, JOB_QUEUED);
 			}
 			return;
 		}
