@@ -32,6 +32,7 @@ static inline bool job_state_finished(enum job_state s)
 	return s >= JOB_COMPLETED;
 }
 
+struct node;
 struct pool_user;
 
 struct job {
@@ -54,6 +55,9 @@ struct job {
 	struct pool_user *user;  /* the pool's index of its (queue, user) */
 	struct job *wnext;       /* while queued: that user's waiting jobs, by id */
 	struct job *wprev;
+	struct node *where;      /* the pool's node named node, while it has one */
+	struct job *nnext;       /* that node's jobs */
+	struct job *nprev;
 };
 
 void job_free(struct job *j);

@@ -72,10 +72,8 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 {
 	struct job *j, *next;
 
-	for (j = pool_jobs(s->pool); j; j = next) {
-		next = j->next;
-		if (!j->node || strcmp(j->node, n->name) != 0)
-			continue;
+	for (j = pool_node_jobs(n); j; j = next) {
+		next = j->nnext;
 		if (json_ids_contain(running, j->id)) {
 			pool_job_claim(s->pool, j);
 			if (j->state == JOB_EXITING)
@@ -110,7 +108,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 		json_array_foreach(running, i, v) {
 			struct job *rj = json_is_integer(v) ? pool_job_find(s->pool, json_integer_value(v)) : NULL;
 
-			if (!rj || !rj->node || strcmp(rj->node, n->name) != 0) {
+			if (!rj || rj->where != n) {
 				log_warn("node %s runs job %lld that is not running here; cancelling it", n->name,
 					 (long long)json_integer_value(v));
 				/* SIGTERM, not SIGKILL: gded must live to kill the whole job
@@ -301,7 +299,7 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 
 bool node_signal(struct server *s, struct job *j, int sig)
 {
-	struct node *n = j->node ? pool_node_find(s->pool, j->node) : NULL;
+	struct node *n = j->where;
 
 	if (!n || !n->link)
 		return false;
@@ -323,13 +321,11 @@ static void node_lost(struct server *s, struct node *n)
 
 	log_warn("node %s lost (unreachable for %llus)", n->name, (unsigned long long)s->config->node_timeout);
 	n->lost = true;
-	for (j = pool_jobs(s->pool); j; j = next) {
+	for (j = pool_node_jobs(n); j; j = next) {
 		struct job_result res = { .exit_status = -1 };
 		int r;
 
-		next = j->next;
-		if (!j->node || strcmp(j->node, n->name) != 0)
-			continue;
+		next = j->nnext;
 		if (j->state == JOB_RUNNING && j->rerunnable) {
 			snprintf(reason, sizeof(reason), "requeued: node %s was lost", n->name);
 			r = jobstore_job_requeue(s->store, j->id, reason);

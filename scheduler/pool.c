@@ -223,6 +223,37 @@ static void index_del(struct job *j)
 	}
 }
 
+static void node_link_job(struct node *n, struct job *j)
+{
+	j->where = n;
+	j->nprev = NULL;
+	j->nnext = n->jobs;
+	if (n->jobs)
+		n->jobs->nprev = j;
+	n->jobs = j;
+}
+
+static void node_unlink_job(struct job *j)
+{
+	struct node *n = j->where;
+
+	if (!n)
+		return;
+	if (j->nprev)
+		j->nprev->nnext = j->nnext;
+	else
+		n->jobs = j->nnext;
+	if (j->nnext)
+		j->nnext->nprev = j->nprev;
+	j->where = NULL;
+	j->nnext = j->nprev = NULL;
+}
+
+struct job *pool_node_jobs(const struct node *n)
+{
+	return n->jobs;
+}
+
 void pool_job_state_set(struct pool *p, struct job *j, enum job_state state)
 {
 	index_del(j);
@@ -246,6 +277,13 @@ int pool_job_add(struct pool *p, struct job *j)
 	j->user = pool_user_get(p, j->queue, j->uid);
 	if (!j->user)
 		return -ENOMEM;
+	if (j->node) {
+		struct node *n = pool_node_get(p, j->node);
+
+		if (!n)
+			return -ENOMEM;
+		node_link_job(n, j);
+	}
 	if (p->table[s] == TOMB)
 		p->tombs--;
 	p->table[s] = j;
@@ -390,18 +428,15 @@ static void node_account(struct node *n, const struct job *j, bool give)
 
 void pool_job_claim(struct pool *p, struct job *j)
 {
-	struct node *n = j->node ? pool_node_find(p, j->node) : NULL;
-
-	if (n)
-		node_account(n, j, false);
+	if (j->where)
+		node_account(j->where, j, false);
 }
 
 void pool_job_release(struct pool *p, struct job *j)
 {
-	struct node *n = j->node ? pool_node_find(p, j->node) : NULL;
-
-	if (n)
-		node_account(n, j, true);
+	if (j->where)
+		node_account(j->where, j, true);
+	node_unlink_job(j);
 	free(j->node);
 	j->node = NULL;
 	memset(&j->cpus, 0, sizeof(j->cpus));
@@ -626,6 +661,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				j->node = strdup(nd->name);
 				if (!j->node)
 					break;
+				node_link_job(nd, j);
 				pool_job_state_set(p, j, JOB_RUNNING);
 				node_account(nd, j, false);
 				ret[n].job = j;

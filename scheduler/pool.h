@@ -40,6 +40,7 @@ struct node {
 	int64_t last_seen;       /* monotonic ns of the last message */
 	int64_t down_since;      /* monotonic ns it became unreachable; 0: reachable */
 	bool lost;               /* unreachable past node_timeout: its jobs were handled */
+	struct job *jobs;        /* the pool's jobs that name this node */
 	struct node *next;
 };
 
@@ -64,12 +65,16 @@ struct job *pool_jobs(const struct pool *p);
 struct node *pool_node_get(struct pool *p, const char *name);
 struct node *pool_node_find(const struct pool *p, const char *name);
 struct node *pool_nodes(const struct pool *p);
+/* The jobs that name n as their node (then j->nnext), in the order they
+ * got it; a job leaves the list when released or removed. */
+struct job *pool_node_jobs(const struct node *n);
 /* Most CPUs any known node has; 0 with no node. */
 unsigned pool_node_max_cpus(const struct pool *p);
 /* A node is usable for new jobs: connected, up, not drained. */
 bool pool_node_usable(const struct node *n);
 
-/* Marks j's claim used on its node (after a restart or a reconcile). */
+/* Marks j's claim used on its node (after a restart or a reconcile). A job
+ * added with a node is in that node's list already (pool_node_jobs). */
 void pool_job_claim(struct pool *p, struct job *j);
 /* Gives j's CPUs back to its node and forgets the node. */
 void pool_job_release(struct pool *p, struct job *j);

@@ -434,15 +434,9 @@ static int load_job(struct job *j, void *userdata)
 	j->reserve = q ? q->reserve : QUEUE_RESERVE_NONE;
 	/* Its node is down until it registers; if it never does within
 	 * node_timeout, it is lost and the job requeued or failed. */
-	if (j->node) {
-		struct node *n = pool_node_get(s->pool, j->node);
-
-		if (!n)
-			return -ENOMEM;
-		if (!n->down_since)
-			n->down_since = time_mono_ns();
-	}
 	r = pool_job_add(s->pool, j);
+	if (r == 0 && j->where && !j->where->down_since)
+		j->where->down_since = time_mono_ns();
 
 	if (r < 0)
 		job_free(j);
