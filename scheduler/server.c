@@ -17,7 +17,10 @@
 #include "server-internal.h"
 #include "timeutil.h"
 
-#define DISPATCH_MAX 4096       /* decisions per pass; the pass reruns if full */
+/* Decisions per pass. A full pass leaves the rest to the next loop
+ * iteration, so requests are served between batches: 4,096 at once made
+ * a 190 ms pass on 1,000 simulated nodes of 128 PUs (~45 us a placement). */
+#define DISPATCH_BATCH 512
 #define TIMER_USEC 1000000      /* node timeout and stalled-client check */
 #define STALL_SEC 10            /* a message must arrive whole within this */
 
@@ -345,42 +348,45 @@ static void pending_flush(struct server *s)
 
 /* One scheduling pass: decide, commit every dispatch in one transaction,
  * then send the launches. A crash between commit and send leaves jobs
- * that their node does not know; the node's next registration requeues them. */
+ * that their node does not know; the node's next registration requeues
+ * them. A full batch arms the defer source for another pass after the
+ * event loop has looked at its other sources. */
 static void schedule(struct server *s)
 {
-	static struct dispatch d[DISPATCH_MAX];
+	static struct dispatch d[DISPATCH_BATCH];
 	size_t n;
 	int64_t now;
 	int r;
 
-	do {
-		n = pool_schedule(s->pool, s->config, d, DISPATCH_MAX);
-		if (n == 0)
-			return;
-		now = time_wall_ns();
-		r = jobstore_begin(s->store);
-		for (size_t i = 0; i < n && r == 0; i++) {
-			char cpus[4096];
+	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
+	if (n == 0)
+		return;
+	now = time_wall_ns();
+	r = jobstore_begin(s->store);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char cpus[4096];
 
-			cpumask_format(&d[i].job->cpus, cpus, sizeof(cpus));
-			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].node->name, cpus, now);
-			if (r == 0)
-				r = jobstore_rotation_set(s->store, d[i].job->queue, d[i].job->uid, d[i].seq);
+		cpumask_format(&d[i].job->cpus, cpus, sizeof(cpus));
+		r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].node->name, cpus, now);
+		/* Only a (queue, user)'s last stamp of the batch is kept. */
+		if (r == 0 && pool_rotation_get(s->pool, d[i].job->queue, d[i].job->uid) == d[i].seq)
+			r = jobstore_rotation_set(s->store, d[i].job->queue, d[i].job->uid, d[i].seq);
+	}
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0) {
+		jobstore_rollback(s->store);
+		log_err("job store: cannot record dispatches: %s", strerror(-r));
+		for (size_t i = 0; i < n; i++) {
+			pool_job_release(s->pool, d[i].job);
+			pool_job_state_set(s->pool, d[i].job, JOB_QUEUED);
 		}
-		if (r == 0)
-			r = jobstore_commit(s->store);
-		if (r < 0) {
-			jobstore_rollback(s->store);
-			log_err("job store: cannot record dispatches: %s", strerror(-r));
-			for (size_t i = 0; i < n; i++) {
-				pool_job_release(s->pool, d[i].job);
-				pool_job_state_set(s->pool, d[i].job, JOB_QUEUED);
-			}
-			return;
-		}
-		for (size_t i = 0; i < n; i++)
-			node_launch(s, d[i].job, d[i].node);
-	} while (n == DISPATCH_MAX);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		node_launch(s, d[i].job, d[i].node);
+	if (n == DISPATCH_BATCH)
+		sd_event_source_set_enabled(s->more_src, SD_EVENT_ONESHOT);
 }
 
 static int post_handler(sd_event_source *src, void *userdata)
@@ -392,6 +398,17 @@ static int post_handler(sd_event_source *src, void *userdata)
 		s->sched_dirty = false;
 		schedule(s);
 	}
+	return 0;
+}
+
+/* The last pass was full: run another. Post sources run only after some
+ * other source was dispatched, so this one marks the pass due and the post
+ * handler, which runs right after it, does it with the group commit. */
+static int more_handler(sd_event_source *src, void *userdata)
+{
+	struct server *s = userdata;
+
+	s->sched_dirty = true;
 	return 0;
 }
 
@@ -623,6 +640,10 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	if (r >= 0)
 		r = sd_event_add_post(e, &s->post_src, post_handler, s);
 	if (r >= 0)
+		r = sd_event_add_defer(e, &s->more_src, more_handler, s);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(s->more_src, SD_EVENT_OFF);
+	if (r >= 0)
 		r = sd_event_add_time_relative(e, &s->timer_src, CLOCK_MONOTONIC, TIMER_USEC, 0, timer_handler, s);
 	if (r < 0) {
 		error_set(err, r, "event loop: %s", strerror(-r));
@@ -648,6 +669,7 @@ void server_destroy(struct server *s)
 		conn_close(s->conns);
 	sd_event_source_disable_unref(s->listen_src);
 	sd_event_source_disable_unref(s->post_src);
+	sd_event_source_disable_unref(s->more_src);
 	sd_event_source_disable_unref(s->timer_src);
 	if (s->listen_fd >= 0) {
 		close(s->listen_fd);
