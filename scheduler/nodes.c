@@ -258,40 +258,27 @@ void node_link_lost(struct server *s, struct conn *c)
 int node_launch(struct server *s, struct job *j, struct node *n)
 {
 	const struct queue_conf *q = config_queue(s->config, j->queue);
-	json_t *row, *launch, *times;
+	json_t *launch;
 	char cpus[4096];
 	int r;
 
-	r = jobstore_job_get(s->store, j->id, true, &row);
+	r = jobstore_job_launch(s->store, j->id, &launch);
 	if (r < 0) {
 		log_err("job %lld: cannot read it back to launch: %s", (long long)j->id, strerror(-r));
 		return r;
 	}
 	cpumask_format(&j->cpus, cpus, sizeof(cpus));
-	times = json_object_get(row, "times");
-	launch = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O,"
-			   " s:I, s:s, s:s, s:s, s:s, s:I, s:O}",
-			   "jobid", json_object_get(row, "jobid"), "name", json_object_get(row, "name"),
-			   "queue", json_object_get(row, "queue"), "user", json_object_get(row, "owner"),
-			   "uid", json_object_get(row, "uid"), "gid", json_object_get(row, "gid"),
-			   "workdir", json_object_get(row, "workdir"), "stdout", json_object_get(row, "stdout"),
-			   "stderr", json_object_get(row, "stderr"), "join", json_object_get(row, "join"),
-			   "env", json_object_get(row, "env"), "ncpus", json_object_get(row, "ncpus"),
-			   "mem", json_object_get(row, "mem"), "walltime", json_object_get(row, "walltime"),
-			   "kill_grace", (json_int_t)s->config->kill_grace, "cpus", cpus,
-			   "mems", j->mems[0] ? j->mems : n->mems,
-			   "reserve", queue_reserve_name(j->reserve),
-			   "rt_policy", q && q->rt_policy == QUEUE_RT_RR ? "rr" : "fifo",
-			   "rt_priority", (json_int_t)(q ? q->rt_priority : 0),
-			   "script", json_object_get(row, "script"));
-	if (!launch) {
-		json_decref(row);
+	if (json_object_set_new(launch, "kill_grace", json_integer((json_int_t)s->config->kill_grace)) < 0 ||
+	    json_object_set_new(launch, "cpus", json_string(cpus)) < 0 ||
+	    json_object_set_new(launch, "mems", json_string(j->mems[0] ? j->mems : n->mems)) < 0 ||
+	    json_object_set_new(launch, "reserve", json_string(queue_reserve_name(j->reserve))) < 0 ||
+	    json_object_set_new(launch, "rt_policy",
+				json_string(q && q->rt_policy == QUEUE_RT_RR ? "rr" : "fifo")) < 0 ||
+	    json_object_set_new(launch, "rt_priority", json_integer((json_int_t)(q ? q->rt_priority : 0))) < 0) {
+		json_decref(launch);
 		log_err("job %lld: cannot build its launch message", (long long)j->id);
 		return -ENOMEM;
 	}
-	json_object_set_new(launch, "times", json_pack("{s:O, s:O}", "submit", json_object_get(times, "submit"),
-						       "dispatch", json_object_get(times, "dispatch")));
-	json_decref(row);
 	conn_send(n->link, json_pack("{s:s, s:i, s:o}", "op", "job.launch", "id", 0, "job", launch));
 	log_debug("job %lld dispatched to %s", (long long)j->id, n->name);
 	return 0;
