@@ -331,8 +331,11 @@ static void pending_flush(struct server *s)
 			struct job *j = pool_job_find(s->pool, p->jobid);
 
 			if (j) {
-				log_info("job %lld %s on %s", (long long)j->id, job_state_name(p->result.state),
-					 j->node ? j->node : "?");
+				/* A line per job is a write per job: jobs that
+				 * completed are logged at debug level only. */
+				log_msg(p->result.state == JOB_COMPLETED ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+					"job %lld %s on %s", (long long)j->id, job_state_name(p->result.state),
+					j->node ? j->node : "?");
 				pool_job_remove(s->pool, j);
 			}
 			/* Results sent inside a registration have no request id. */
