@@ -160,8 +160,9 @@ static void job_finished(struct job *j, json_t *result)
 			 wire_bool(result, "timeout", 0) ? " (walltime)" : "",
 			 wire_bool(result, "cancelled", 0) ? " (cancelled)" : "");
 	else
-		log_info("job %" PRId64 ": %s with status %lld", j->jobid, status ?: "finished",
-			 wire_int(result, "exit_status", -1));
+		log_msg(wire_int(result, "exit_status", -1) == 0 ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+			"job %" PRId64 ": %s with status %lld", j->jobid, status ?: "finished",
+			wire_int(result, "exit_status", -1));
 	job_done_send(j);
 }
 
@@ -366,7 +367,8 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		job_fail(j, reason);
 		return;
 	}
-	log_info("job %lld: gded pid %d started for uid %lld", jobid, (int)pid, uid);
+	/* Debug: an info line per job was a write per job on the launch path. */
+	log_debug("job %lld: gded pid %d started for uid %lld", jobid, (int)pid, uid);
 }
 
 void jobs_signal(struct jobs *js, const json_t *msg)

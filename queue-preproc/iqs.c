@@ -7,10 +7,8 @@
 
 /* One user's slice of the queue while ordering. */
 struct slot {
-	uid_t uid;
-	uint64_t last_served;
+	struct iqs_turn turn; /* uid, last_served, oldest waiting job's id */
 	unsigned running;
-	int64_t oldest;       /* id of the oldest waiting job */
 	size_t first;         /* index of its first waiting job in by_user */
 	size_t count;
 };
@@ -22,13 +20,28 @@ const char *iqs_hold_name(enum iqs_hold h)
 	return (unsigned)h < 4 ? names[h] : "?";
 }
 
+static int turn_cmp(const struct iqs_turn *x, const struct iqs_turn *y)
+{
+	if (x->last_served != y->last_served)
+		return x->last_served < y->last_served ? -1 : 1;
+	return x->oldest < y->oldest ? -1 : x->oldest > y->oldest;
+}
+
+static int turn_qcmp(const void *a, const void *b)
+{
+	return turn_cmp(a, b);
+}
+
+void iqs_turns_sort(struct iqs_turn *turns, size_t n)
+{
+	qsort(turns, n, sizeof(*turns), turn_qcmp);
+}
+
 static int slot_cmp(const void *a, const void *b)
 {
 	const struct slot *x = a, *y = b;
 
-	if (x->last_served != y->last_served)
-		return x->last_served < y->last_served ? -1 : 1;
-	return x->oldest < y->oldest ? -1 : x->oldest > y->oldest;
+	return turn_cmp(&x->turn, &y->turn);
 }
 
 static int job_uid_cmp(const void *a, const void *b)
@@ -77,8 +90,9 @@ size_t iqs_order(const struct iqs_job *jobs, size_t n, const struct iqs_user *us
 			const struct iqs_user *u = user_find(users, n_users, by_user[i]->uid);
 
 			slots[n_slots++] = (struct slot){
-				.uid = by_user[i]->uid, .oldest = by_user[i]->id, .first = i,
-				.last_served = u ? u->last_served : 0, .running = u ? u->running : 0,
+				.turn = { .uid = by_user[i]->uid, .oldest = by_user[i]->id,
+					  .last_served = u ? u->last_served : 0 },
+				.first = i, .running = u ? u->running : 0,
 			};
 		}
 		slots[n_slots - 1].count++;

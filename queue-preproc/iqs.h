@@ -45,6 +45,22 @@ struct iqs_entry {
 	enum iqs_hold hold;
 };
 
+/* One user's turn in the rotation: the round-robin order of users is
+ * ascending last_served (0: never served, first), ties to the smaller
+ * oldest (the id of the user's oldest waiting job). data is the caller's. */
+struct iqs_turn {
+	uid_t uid;
+	uint64_t last_served;
+	int64_t oldest;
+	void *data;
+};
+
+/* Sorts turns (n of them) into rotation order. A caller that keeps each
+ * user's waiting jobs itself (oldest first) gets iqs_order's order of the
+ * jobs that are not held by taking, round after round, the next job of
+ * each turn in this order. */
+void iqs_turns_sort(struct iqs_turn *turns, size_t n);
+
 /* Orders jobs (n of them, in submit order) into ret (room for n): round 1
  * takes each user's oldest waiting job, users in rotation order (the one
  * served least recently first; never-served users first, ties broken by

@@ -32,6 +32,9 @@ static inline bool job_state_finished(enum job_state s)
 	return s >= JOB_COMPLETED;
 }
 
+struct node;
+struct pool_user;
+
 struct job {
 	int64_t id;
 	char queue[QUEUE_NAME_MAX];
@@ -49,6 +52,12 @@ struct job {
 	bool rerunnable;         /* requeue, not fail, when its node is lost */
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
+	struct pool_user *user;  /* the pool's index of its (queue, user) */
+	struct job *wnext;       /* while queued: that user's waiting jobs, by id */
+	struct job *wprev;
+	struct node *where;      /* the pool's node named node, while it has one */
+	struct job *nnext;       /* that node's jobs */
+	struct job *nprev;
 };
 
 void job_free(struct job *j);

@@ -63,6 +63,8 @@ enum {
 	COL_RERUN, COL_NODE, COL_CPUS, COL_EXIT_STATUS, COL_EXIT_SIGNAL, COL_REASON,
 	COL_CPU_NS, COL_MEM_PEAK, COL_OOM, COL_T_FIRST,
 	COL_M_FIRST = COL_T_FIRST + STAMP_MAX,   /* m_wrap .. m_released */
+	COL_ENV = COL_M_FIRST + STAMP_RELEASED - STAMP_WRAP + 1,   /* SQL_LAUNCH's payload */
+	COL_SCRIPT,
 };
 
 static const char SQL_INSERT[] =
@@ -97,6 +99,12 @@ static const char SQL_QUERY_ID[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1 AND (?2 IS NULL OR owner = ?2)"
 	" AND (?3 OR state IN ('queued','held','running','exiting'))"
 	" AND (?4 = 0 OR t_done IS NULL OR t_done >= ?4) AND (?5 = 0 OR t_submit <= ?5)";
+/* What job.launch carries of a job, payload included, in one look-up by
+ * primary key: node_launch's read-back through SQL_QUERY_ID, a row object
+ * and a copy cost ~50,000 instructions per dispatch. */
+static const char SQL_LAUNCH[] =
+	"SELECT " JOB_COLUMNS ", p.env, p.script FROM jobs JOIN job_payload p ON p.job_id = jobs.id"
+	" WHERE jobs.id = ?";
 static const char SQL_PAYLOAD[] =
 	"SELECT env, script FROM job_payload WHERE job_id = ?";
 static const char SQL_ROT_SET[] =
@@ -115,7 +123,7 @@ static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, reason FROM node_admi
 
 enum stmt_id {
 	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
-	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
+	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
 	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
 };
 
@@ -129,6 +137,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_ACTIVE] = SQL_ACTIVE,
 	[ST_QUERY] = SQL_QUERY,
 	[ST_QUERY_ID] = SQL_QUERY_ID,
+	[ST_LAUNCH] = SQL_LAUNCH,
 	[ST_PAYLOAD] = SQL_PAYLOAD,
 	[ST_ROT_SET] = SQL_ROT_SET,
 	[ST_ROT_LOAD] = SQL_ROT_LOAD,
@@ -731,6 +740,59 @@ int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret
 	*ret = json_incref(json_array_get(arr, 0));
 	json_decref(arr);
 	return 0;
+}
+
+int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
+{
+	sqlite3_stmt *st = js->st[ST_LAUNCH];
+	json_t *o = NULL, *times, *env;
+	const char *stdout_path;
+	int rc, r = 0;
+
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		r = rc == SQLITE_DONE ? -ENOENT : sql_errno(rc);
+		goto done;
+	}
+	o = json_object();
+	times = json_object();
+	if (!o || !times) {
+		json_decref(times);
+		r = -ENOMEM;
+		goto done;
+	}
+	json_object_set_new(o, "jobid", json_integer(sqlite3_column_int64(st, COL_ID)));
+	json_set_text(o, "name", st, COL_NAME);
+	json_set_text(o, "queue", st, COL_QUEUE);
+	json_set_text(o, "user", st, COL_OWNER);
+	json_set_int(o, "uid", st, COL_UID);
+	json_set_int(o, "gid", st, COL_GID);
+	json_set_text(o, "workdir", st, COL_WORKDIR);
+	json_object_set_new(o, "stdout", output_path(st, COL_STDOUT, 'o'));
+	stdout_path = json_string_value(json_object_get(o, "stdout"));
+	if (sqlite3_column_int(st, COL_JOIN) && stdout_path)
+		json_object_set_new(o, "stderr", json_string(stdout_path));
+	else
+		json_object_set_new(o, "stderr", output_path(st, COL_STDERR, 'e'));
+	json_object_set_new(o, "join", json_boolean(sqlite3_column_int(st, COL_JOIN)));
+	env = json_loads((const char *)sqlite3_column_text(st, COL_ENV), 0, NULL);
+	json_object_set_new(o, "env", env ? env : json_object());
+	json_set_int(o, "ncpus", st, COL_NCPUS);
+	json_set_int(o, "mem", st, COL_MEM);
+	json_set_int(o, "walltime", st, COL_WALLTIME);
+	json_set_text(o, "script", st, COL_SCRIPT);
+	for (int i = STAMP_SUBMIT; i <= STAMP_DISPATCH; i++)
+		if (sqlite3_column_type(st, COL_T_FIRST + i) != SQLITE_NULL)
+			json_object_set_new(times, job_stamp_names[i],
+					    json_integer(sqlite3_column_int64(st, COL_T_FIRST + i)));
+	json_object_set_new(o, "times", times);
+	*ret = o;
+	o = NULL;
+done:
+	json_decref(o);
+	sqlite3_reset(st);
+	return r;
 }
 
 int jobstore_rotation_set(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq)

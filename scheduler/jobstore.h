@@ -90,6 +90,11 @@ struct jobstore_filter {
 /* Job objects (docs/PROTOCOL.md) matching f, in id order. */
 int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array);
 
+/* The job part of job.launch (docs/PROTOCOL.md): jobid, name, queue,
+ * user, uid, gid, workdir, stdout, stderr, join, env, ncpus, mem,
+ * walltime, script and times (submit, dispatch). -ENOENT. */
+int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret);
+
 /* The one job object, with env and script when payload; -ENOENT. */
 int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret);
 

@@ -72,12 +72,8 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 {
 	struct job *j, *next;
 
-	/* Most registrations (a new node, a pool starting) have no job here:
-	 * skip the walk over every unfinished job. */
-	for (j = n->n_jobs ? pool_jobs(s->pool) : NULL; j; j = next) {
-		next = j->next;
-		if (!j->node || strcmp(j->node, n->name) != 0)
-			continue;
+	for (j = pool_node_jobs(n); j; j = next) {
+		next = j->nnext;
 		if (json_ids_contain(running, j->id)) {
 			pool_job_claim(s->pool, j);
 			if (j->state == JOB_EXITING)
@@ -100,7 +96,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 		if (jobstore_job_requeue(s->store, j->id, "requeued: its node never received it") == 0) {
 			log_info("job %lld: node %s does not have it; requeued", (long long)j->id, n->name);
 			pool_job_release(s->pool, j);
-			j->state = JOB_QUEUED;
+			pool_job_state_set(s->pool, j, JOB_QUEUED);
 		}
 	}
 	/* Jobs the node runs that the store does not have there (requeued or
@@ -112,7 +108,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 		json_array_foreach(running, i, v) {
 			struct job *rj = json_is_integer(v) ? pool_job_find(s->pool, json_integer_value(v)) : NULL;
 
-			if (!rj || !rj->node || strcmp(rj->node, n->name) != 0) {
+			if (!rj || rj->where != n) {
 				log_warn("node %s runs job %lld that is not running here; cancelling it", n->name,
 					 (long long)json_integer_value(v));
 				/* SIGTERM, not SIGKILL: gded must live to kill the whole job
@@ -262,40 +258,27 @@ void node_link_lost(struct server *s, struct conn *c)
 int node_launch(struct server *s, struct job *j, struct node *n)
 {
 	const struct queue_conf *q = config_queue(s->config, j->queue);
-	json_t *row, *launch, *times;
+	json_t *launch;
 	char cpus[4096];
 	int r;
 
-	r = jobstore_job_get(s->store, j->id, true, &row);
+	r = jobstore_job_launch(s->store, j->id, &launch);
 	if (r < 0) {
 		log_err("job %lld: cannot read it back to launch: %s", (long long)j->id, strerror(-r));
 		return r;
 	}
 	cpumask_format(&j->cpus, cpus, sizeof(cpus));
-	times = json_object_get(row, "times");
-	launch = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O,"
-			   " s:I, s:s, s:s, s:s, s:s, s:I, s:O}",
-			   "jobid", json_object_get(row, "jobid"), "name", json_object_get(row, "name"),
-			   "queue", json_object_get(row, "queue"), "user", json_object_get(row, "owner"),
-			   "uid", json_object_get(row, "uid"), "gid", json_object_get(row, "gid"),
-			   "workdir", json_object_get(row, "workdir"), "stdout", json_object_get(row, "stdout"),
-			   "stderr", json_object_get(row, "stderr"), "join", json_object_get(row, "join"),
-			   "env", json_object_get(row, "env"), "ncpus", json_object_get(row, "ncpus"),
-			   "mem", json_object_get(row, "mem"), "walltime", json_object_get(row, "walltime"),
-			   "kill_grace", (json_int_t)s->config->kill_grace, "cpus", cpus,
-			   "mems", j->mems[0] ? j->mems : n->mems,
-			   "reserve", queue_reserve_name(j->reserve),
-			   "rt_policy", q && q->rt_policy == QUEUE_RT_RR ? "rr" : "fifo",
-			   "rt_priority", (json_int_t)(q ? q->rt_priority : 0),
-			   "script", json_object_get(row, "script"));
-	if (!launch) {
-		json_decref(row);
+	if (json_object_set_new(launch, "kill_grace", json_integer((json_int_t)s->config->kill_grace)) < 0 ||
+	    json_object_set_new(launch, "cpus", json_string(cpus)) < 0 ||
+	    json_object_set_new(launch, "mems", json_string(j->mems[0] ? j->mems : n->mems)) < 0 ||
+	    json_object_set_new(launch, "reserve", json_string(queue_reserve_name(j->reserve))) < 0 ||
+	    json_object_set_new(launch, "rt_policy",
+				json_string(q && q->rt_policy == QUEUE_RT_RR ? "rr" : "fifo")) < 0 ||
+	    json_object_set_new(launch, "rt_priority", json_integer((json_int_t)(q ? q->rt_priority : 0))) < 0) {
+		json_decref(launch);
 		log_err("job %lld: cannot build its launch message", (long long)j->id);
 		return -ENOMEM;
 	}
-	json_object_set_new(launch, "times", json_pack("{s:O, s:O}", "submit", json_object_get(times, "submit"),
-						       "dispatch", json_object_get(times, "dispatch")));
-	json_decref(row);
 	conn_send(n->link, json_pack("{s:s, s:i, s:o}", "op", "job.launch", "id", 0, "job", launch));
 	log_debug("job %lld dispatched to %s", (long long)j->id, n->name);
 	return 0;
@@ -303,7 +286,7 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 
 bool node_signal(struct server *s, struct job *j, int sig)
 {
-	struct node *n = j->node ? pool_node_find(s->pool, j->node) : NULL;
+	struct node *n = j->where;
 
 	if (!n || !n->link)
 		return false;
@@ -325,20 +308,18 @@ static void node_lost(struct server *s, struct node *n)
 
 	log_warn("node %s lost (unreachable for %llus)", n->name, (unsigned long long)s->config->node_timeout);
 	n->lost = true;
-	for (j = pool_jobs(s->pool); j; j = next) {
+	for (j = pool_node_jobs(n); j; j = next) {
 		struct job_result res = { .exit_status = -1 };
 		int r;
 
-		next = j->next;
-		if (!j->node || strcmp(j->node, n->name) != 0)
-			continue;
+		next = j->nnext;
 		if (j->state == JOB_RUNNING && j->rerunnable) {
 			snprintf(reason, sizeof(reason), "requeued: node %s was lost", n->name);
 			r = jobstore_job_requeue(s->store, j->id, reason);
 			if (r == 0) {
 				log_info("job %lld %s", (long long)j->id, reason);
 				pool_job_release(s->pool, j);
-				j->state = JOB_QUEUED;
+				pool_job_state_set(s->pool, j, JOB_QUEUED);
 			}
 			continue;
 		}

@@ -40,7 +40,7 @@ struct node {
 	int64_t last_seen;       /* monotonic ns of the last message */
 	int64_t down_since;      /* monotonic ns it became unreachable; 0: reachable */
 	bool lost;               /* unreachable past node_timeout: its jobs were handled */
-	unsigned n_jobs;         /* unfinished jobs placed here (j->node is its name) */
+	struct job *jobs;        /* the pool's jobs that name this node */
 	struct node *next;
 };
 
@@ -49,9 +49,13 @@ struct pool;
 int pool_create(struct pool **ret);
 void pool_destroy(struct pool *p);
 
-/* Jobs: the pool owns them. Added in submit order (ids ascending). */
+/* Jobs: the pool owns them. Added in submit order (ids ascending), in the
+ * state they have then; their queue and uid do not change afterwards. */
 int pool_job_add(struct pool *p, struct job *j);
 struct job *pool_job_find(const struct pool *p, int64_t id);
+/* A pooled job's state changes only here: the pool indexes its queued
+ * jobs and running counts by (queue, user) for the scheduling pass. */
+void pool_job_state_set(struct pool *p, struct job *j, enum job_state state);
 /* Unlinks and frees; releases its CPUs on its node. */
 void pool_job_remove(struct pool *p, struct job *j);
 /* First job in submit order (then j->next), for listings. */
@@ -65,12 +69,16 @@ struct node *pool_nodes(const struct pool *p);
  * node that sent the same text; give it back with pool_topology_put. */
 int pool_topology_get(struct pool *p, const char *text, size_t len, hwloc_topology_t *ret, struct error *err);
 void pool_topology_put(struct pool *p, hwloc_topology_t topo);
+/* The jobs that name n as their node (then j->nnext), in the order they
+ * got it; a job leaves the list when released or removed. */
+struct job *pool_node_jobs(const struct node *n);
 /* Most CPUs any known node has; 0 with no node. */
 unsigned pool_node_max_cpus(const struct pool *p);
 /* A node is usable for new jobs: connected, up, not drained. */
 bool pool_node_usable(const struct node *n);
 
-/* Marks j's claim used on its node (after a restart or a reconcile). */
+/* Marks j's claim used on its node (after a restart or a reconcile). A job
+ * added with a node is in that node's list already (pool_node_jobs). */
 void pool_job_claim(struct pool *p, struct job *j);
 /* Gives j's CPUs back to its node and forgets the node. */
 void pool_job_release(struct pool *p, struct job *j);

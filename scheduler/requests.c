@@ -261,7 +261,7 @@ static void op_delete(struct conn *c, long long req_id, json_t *msg)
 			conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 			return;
 		}
-		j->state = JOB_EXITING;
+		pool_job_state_set(s->pool, j, JOB_EXITING);
 	}
 	if (!node_signal(s, j, SIGTERM))
 		log_info("job %lld: node %s is down; it is stopped when the node returns",
@@ -295,7 +295,7 @@ static void op_hold_release(struct conn *c, long long req_id, json_t *msg, bool 
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	j->state = to;
+	pool_job_state_set(s->pool, j, to);
 	if (!hold)
 		s->sched_dirty = true;
 	reply_state(c, req_id, to);

@@ -50,6 +50,7 @@ struct server {
 	int listen_fd;
 	sd_event_source *listen_src;
 	sd_event_source *post_src;
+	sd_event_source *more_src;   /* defer: another pass after a full one */
 	sd_event_source *timer_src;
 	struct conn *conns;
 	unsigned n_conns;

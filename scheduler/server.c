@@ -18,7 +18,10 @@
 #include "timeutil.h"
 
 #define READS_PER_WAKE 16       /* reads of one connection per wake (see conn_update_events) */
-#define DISPATCH_MAX 4096       /* decisions per pass; the pass reruns if full */
+/* Decisions per pass. A full pass leaves the rest to the next loop
+ * iteration, so requests are served between batches: 4,096 at once made
+ * a 190 ms pass on 1,000 simulated nodes of 128 PUs (~45 us a placement). */
+#define DISPATCH_BATCH 512
 #define TIMER_USEC 1000000      /* node timeout and stalled-client check */
 #define STALL_SEC 10            /* a message must arrive whole within this */
 
@@ -350,8 +353,11 @@ static void pending_flush(struct server *s)
 			struct job *j = pool_job_find(s->pool, p->jobid);
 
 			if (j) {
-				log_info("job %lld %s on %s", (long long)j->id, job_state_name(p->result.state),
-					 j->node ? j->node : "?");
+				/* A line per job is a write per job: jobs that
+				 * completed are logged at debug level only. */
+				log_msg(p->result.state == JOB_COMPLETED ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+					"job %lld %s on %s", (long long)j->id, job_state_name(p->result.state),
+					j->node ? j->node : "?");
 				pool_job_remove(s->pool, j);
 			}
 			/* Results sent inside a registration have no request id. */
@@ -367,42 +373,45 @@ static void pending_flush(struct server *s)
 
 /* One scheduling pass: decide, commit every dispatch in one transaction,
  * then send the launches. A crash between commit and send leaves jobs
- * that their node does not know; the node's next registration requeues them. */
+ * that their node does not know; the node's next registration requeues
+ * them. A full batch arms the defer source for another pass after the
+ * event loop has looked at its other sources. */
 static void schedule(struct server *s)
 {
-	static struct dispatch d[DISPATCH_MAX];
+	static struct dispatch d[DISPATCH_BATCH];
 	size_t n;
 	int64_t now;
 	int r;
 
-	do {
-		n = pool_schedule(s->pool, s->config, d, DISPATCH_MAX);
-		if (n == 0)
-			return;
-		now = time_wall_ns();
-		r = jobstore_begin(s->store);
-		for (size_t i = 0; i < n && r == 0; i++) {
-			char cpus[4096];
+	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
+	if (n == 0)
+		return;
+	now = time_wall_ns();
+	r = jobstore_begin(s->store);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char cpus[4096];
 
-			cpumask_format(&d[i].job->cpus, cpus, sizeof(cpus));
-			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].node->name, cpus, now);
-			if (r == 0)
-				r = jobstore_rotation_set(s->store, d[i].job->queue, d[i].job->uid, d[i].seq);
+		cpumask_format(&d[i].job->cpus, cpus, sizeof(cpus));
+		r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].node->name, cpus, now);
+		/* Only a (queue, user)'s last stamp of the batch is kept. */
+		if (r == 0 && pool_rotation_get(s->pool, d[i].job->queue, d[i].job->uid) == d[i].seq)
+			r = jobstore_rotation_set(s->store, d[i].job->queue, d[i].job->uid, d[i].seq);
+	}
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0) {
+		jobstore_rollback(s->store);
+		log_err("job store: cannot record dispatches: %s", strerror(-r));
+		for (size_t i = 0; i < n; i++) {
+			pool_job_release(s->pool, d[i].job);
+			pool_job_state_set(s->pool, d[i].job, JOB_QUEUED);
 		}
-		if (r == 0)
-			r = jobstore_commit(s->store);
-		if (r < 0) {
-			jobstore_rollback(s->store);
-			log_err("job store: cannot record dispatches: %s", strerror(-r));
-			for (size_t i = 0; i < n; i++) {
-				pool_job_release(s->pool, d[i].job);
-				d[i].job->state = JOB_QUEUED;
-			}
-			return;
-		}
-		for (size_t i = 0; i < n; i++)
-			node_launch(s, d[i].job, d[i].node);
-	} while (n == DISPATCH_MAX);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		node_launch(s, d[i].job, d[i].node);
+	if (n == DISPATCH_BATCH)
+		sd_event_source_set_enabled(s->more_src, SD_EVENT_ONESHOT);
 }
 
 static int post_handler(sd_event_source *src, void *userdata)
@@ -420,6 +429,17 @@ static int post_handler(sd_event_source *src, void *userdata)
 	r = jobstore_checkpoint(s->store);
 	if (r < 0)
 		log_warn("job store: checkpoint: %s", strerror(-r));
+	return 0;
+}
+
+/* The last pass was full: run another. Post sources run only after some
+ * other source was dispatched, so this one marks the pass due and the post
+ * handler, which runs right after it, does it with the group commit. */
+static int more_handler(sd_event_source *src, void *userdata)
+{
+	struct server *s = userdata;
+
+	s->sched_dirty = true;
 	return 0;
 }
 
@@ -462,16 +482,9 @@ static int load_job(struct job *j, void *userdata)
 	j->reserve = q ? q->reserve : QUEUE_RESERVE_NONE;
 	/* Its node is down until it registers; if it never does within
 	 * node_timeout, it is lost and the job requeued or failed. */
-	if (j->node) {
-		struct node *n = pool_node_get(s->pool, j->node);
-
-		if (!n)
-			return -ENOMEM;
-		if (!n->down_since)
-			n->down_since = time_mono_ns();
-		n->n_jobs++;
-	}
 	r = pool_job_add(s->pool, j);
+	if (r == 0 && j->where && !j->where->down_since)
+		j->where->down_since = time_mono_ns();
 
 	if (r < 0)
 		job_free(j);
@@ -658,6 +671,10 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	if (r >= 0)
 		r = sd_event_add_post(e, &s->post_src, post_handler, s);
 	if (r >= 0)
+		r = sd_event_add_defer(e, &s->more_src, more_handler, s);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(s->more_src, SD_EVENT_OFF);
+	if (r >= 0)
 		r = sd_event_add_time_relative(e, &s->timer_src, CLOCK_MONOTONIC, TIMER_USEC, 0, timer_handler, s);
 	if (r < 0) {
 		error_set(err, r, "event loop: %s", strerror(-r));
@@ -683,6 +700,7 @@ void server_destroy(struct server *s)
 		conn_close(s->conns);
 	sd_event_source_disable_unref(s->listen_src);
 	sd_event_source_disable_unref(s->post_src);
+	sd_event_source_disable_unref(s->more_src);
 	sd_event_source_disable_unref(s->timer_src);
 	if (s->listen_fd >= 0) {
 		close(s->listen_fd);

@@ -211,8 +211,54 @@ static void test_wal_reused(void)
 	unit_tmpdir_remove(dir);
 }
 
+/* job.launch's job part says what the row and the payload say, with the
+ * default output paths, joined output and the two stamps so far. */
+static void test_launch(void)
+{
+	struct job_submit joined = base;
+	struct jobstore *js;
+	struct error err;
+	int64_t id, id2;
+	json_t *o, *row;
+	char want[64];
+
+	joined.join = true;
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &joined, &id2), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 2000), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_launch(js, id, &o), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, true, &row), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "jobid")), id);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "user")), "alice");
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "uid")), 1001);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "gid")), 1001);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "ncpus")), 2);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "mem")), 1 << 20);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "walltime")), 60);
+	CU_ASSERT_FALSE(json_boolean_value(json_object_get(o, "join")));
+	for (const char *const *k = (const char *const[]){ "name", "queue", "workdir", "stdout", "stderr",
+							   "script", NULL }; *k; k++)
+		CU_ASSERT(json_equal(json_object_get(o, *k), json_object_get(row, *k)));
+	CU_ASSERT(json_equal(json_object_get(o, "env"), json_object_get(row, "env")));
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(o, "times"), "submit")), 1000);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(o, "times"), "dispatch")), 2000);
+	CU_ASSERT_EQUAL(json_object_size(json_object_get(o, "times")), 2);
+	json_decref(o);
+	json_decref(row);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_launch(js, id2, &o), 0);
+	snprintf(want, sizeof(want), "/home/alice/hello.o%lld", (long long)id2);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "stdout")), want);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "stderr")), want);
+	CU_ASSERT_TRUE(json_boolean_value(json_object_get(o, "join")));
+	json_decref(o);
+	CU_ASSERT_EQUAL(jobstore_job_launch(js, 999, &o), -ENOENT);
+	jobstore_close(js);
+}
+
 static const struct unit_test jobstore_tests[] = {
 	{ "wal_reused", test_wal_reused },
+	{ "launch", test_launch },
 	{ "paging", test_paging },
 	{ "insert_query", test_insert_query },
 	{ "lifecycle", test_lifecycle },

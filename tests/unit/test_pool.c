@@ -19,6 +19,13 @@ static struct job *job_new(int64_t id, const char *queue, unsigned ncpus)
 	return j;
 }
 
+/* j, owned by uid: a job's owner is known when it enters the pool. */
+static struct job *job_of(struct job *j, uid_t uid)
+{
+	j->uid = uid;
+	return j;
+}
+
 static struct node *node_up(struct pool *p, const char *name, const char *cpus)
 {
 	struct node *n = pool_node_get(p, name);
@@ -88,7 +95,7 @@ static void test_first_fit(void)
 	pool_job_add(p, job_new(2, "low", 4));   /* fits only b */
 	pool_job_add(p, job_new(3, "high", 2));  /* served first */
 	pool_job_add(p, job_new(4, "low", 1));
-	pool_job_find(p, 4)->state = JOB_HELD;
+	pool_job_state_set(p, pool_job_find(p, 4), JOB_HELD);
 
 	n = pool_schedule(p, c, d, 16);
 	CU_ASSERT_EQUAL_FATAL(n, 2);
@@ -195,12 +202,9 @@ static void test_strict_and_user_limit(void)
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
 	node_up(p, "a", "0-1");
-	pool_job_add(p, job_new(1, "low", 2));
-	pool_job_find(p, 1)->uid = 7;
-	pool_job_add(p, job_new(2, "low", 1));
-	pool_job_find(p, 2)->uid = 7;
-	pool_job_add(p, job_new(3, "low", 1));
-	pool_job_find(p, 3)->uid = 8;
+	pool_job_add(p, job_of(job_new(1, "low", 2), 7));
+	pool_job_add(p, job_of(job_new(2, "low", 1), 7));
+	pool_job_add(p, job_of(job_new(3, "low", 1), 8));
 	/* One CPU taken by something else: job 1 (2 CPUs) cannot fit. */
 	cpumask_clear(&pool_node_find(p, "a")->free, 1);
 	c->queues[0].strict = true;
@@ -275,9 +279,57 @@ static void test_shared_topology(void)
 	pool_destroy(p);
 }
 
+/* The pass takes each queue's waiting jobs in the order iqs_order gives
+ * (what qstat's dispatch order lists), also after requeues and holds and
+ * with rotation stamps from earlier passes, batch after batch. */
+static void test_pass_follows_iqs(void)
+{
+	struct config *c = two_queues();
+	struct dispatch d[64];
+	unsigned seed = 7;
+	struct pool *p;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	node_up(p, "a", "0-999");
+	for (int64_t id = 1; id <= 400; id++) {
+		seed = seed * 1103515245 + 12345;
+		CU_ASSERT_EQUAL(pool_job_add(p, job_of(job_new(id, "low", 1), 1000 + (seed >> 16) % 7)), 0);
+		if ((seed >> 8) % 11 == 0)
+			pool_job_state_set(p, pool_job_find(p, id), JOB_HELD);
+	}
+	pool_rotation_set(p, "low", 1003, 5);
+	pool_rotation_set(p, "low", 1005, 2);
+	for (int round = 0; round < 8; round++) {
+		json_t *order = pool_queue_order(p, &c->queues[0]);
+		size_t n = pool_schedule(p, c, d, 40);
+
+		CU_ASSERT(n > 0);
+		for (size_t i = 0; i < n; i++) {
+			json_t *e = json_array_get(order, i);
+
+			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "hold")), "go");
+			CU_ASSERT_EQUAL(json_integer_value(json_object_get(e, "jobid")), d[i].job->id);
+		}
+		json_decref(order);
+		/* Some finish, some are requeued (older ids go back in place). */
+		for (size_t i = 0; i < n; i++) {
+			if (i % 3 == 0) {
+				pool_job_release(p, d[i].job);
+				pool_job_state_set(p, d[i].job, JOB_QUEUED);
+			} else {
+				pool_job_remove(p, d[i].job);
+			}
+		}
+	}
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
 static const struct unit_test pool_tests[] = {
 	{ "many_nodes", test_many_nodes },
 	{ "shared_topology", test_shared_topology },
+	{ "pass_follows_iqs", test_pass_follows_iqs },
 	{ "reserve_kinds", test_reserve_kinds },
 	{ "strict_and_user_limit", test_strict_and_user_limit },
 	{ "table", test_table },
