@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ struct job {
 	pid_t pid;              /* gded, while it runs */
 	int pidfd;
 	sd_event_source *src;
+	sd_event_source *notify_src; /* gded's word that the job's processes are gone */
 	bool adopted;           /* not our child: found in /proc after a restart */
 	json_t *result;         /* once finished, until qpoold acknowledges */
 	bool done_sent;         /* job.done on this connection, reply awaited */
@@ -72,6 +74,7 @@ static struct job *job_new(struct jobs *js, int64_t jobid, int64_t launch)
 
 static void job_unwatch(struct job *j)
 {
+	j->notify_src = sd_event_source_disable_unref(j->notify_src);
 	j->src = sd_event_source_disable_unref(j->src);
 	if (j->pidfd >= 0)
 		close(j->pidfd);
@@ -230,6 +233,41 @@ static int job_on_exit(sd_event_source *s, int fd, uint32_t revents, void *userd
 	return 0;
 }
 
+static void job_exited_reply(struct noded *nd, const json_t *reply, int64_t jobid)
+{
+}
+
+/* gded's byte: the job's processes are gone, its CPUs free. qpoold may
+ * give them to the next job while gded removes the groups and writes the
+ * result. Without a link the result alone will free them. */
+static int job_on_notify(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct job *j = userdata;
+	struct noded *nd = j->js->nd;
+	char byte;
+	json_t *req;
+
+	if (recv(fd, &byte, 1, MSG_DONTWAIT) == 1 && nd->link && link_registered(nd->link)) {
+		req = json_pack("{s:s, s:I}", "op", "job.exited", "jobid", (json_int_t)j->jobid);
+		if (req)
+			(void)link_call(nd->link, req, job_exited_reply, j->jobid);
+	}
+	/* One word per job: whatever came (or an EOF), stop listening. */
+	j->notify_src = sd_event_source_disable_unref(j->notify_src);
+	return 0;
+}
+
+static void job_notify_watch(struct job *j, int fd)
+{
+	if (fd < 0)
+		return;
+	if (sd_event_add_io(j->js->nd->event, &j->notify_src, fd, EPOLLIN, job_on_notify, j) < 0) {
+		close(fd);
+		return;
+	}
+	sd_event_source_set_io_fd_own(j->notify_src, true);
+}
+
 static int job_watch(struct job *j, pid_t pid, int pidfd)
 {
 	int r;
@@ -319,7 +357,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 	long long jobid, uid;
 	struct job *j;
 	pid_t pid;
-	int pidfd, r;
+	int pidfd, notify = -1, r;
 
 	jobid = wire_int(job, "jobid", -1);
 	if (jobid <= 0) {
@@ -358,9 +396,13 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		return;
 	}
 	jobfile_path(nd->jobs_dir, jobid, "json", path);
-	r = nd->launch(nd->launch_data, path, &pid, &pidfd, &err);
+	r = nd->launch(nd->launch_data, path, &pid, &pidfd, &notify, &err);
 	if (r == 0)
 		r = job_watch(j, pid, pidfd);
+	if (r == 0)
+		job_notify_watch(j, notify);
+	else if (notify >= 0)
+		close(notify);
 	if (r < 0) {
 		snprintf(reason, sizeof(reason), "node %s: %s", nd->name,
 			 err.text[0] ? err.text : strerror(-r));

@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,17 +42,22 @@ int launch_gded_path(const char *conf, char *buf, size_t len)
 	return 0;
 }
 
-int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd,
+int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd, int *ret_notify,
 		struct error *err)
 {
 	const char *gded = data;
-	char *argv[] = { (char *)gded, (char *)"--spec", (char *)spec_path, NULL };
+	char *argv[] = { (char *)gded, (char *)"--spec", (char *)spec_path, (char *)"--notify", (char *)"3",
+			 NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, deflt;
+	int pidfd, r, sv[2];
 	pid_t pid;
-	int pidfd, r;
 
+	/* gded's end becomes its fd 3 (dup2 clears close-on-exec); ours
+	 * stays close-on-exec, so no other wrapper inherits it. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
+		return error_set(err, -errno, "socketpair: %m");
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	/* qnoded blocks the signals sd-event handles; the wrapper must start
@@ -66,13 +72,16 @@ int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidf
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
 				 POSIX_SPAWN_SETSID);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
 
 	/* glibc's posix_spawn is clone(CLONE_VM|CLONE_VFORK): its cost does
 	 * not grow with qnoded's memory, unlike fork (9.8 ms at 256 MiB). */
 	r = posix_spawn(&pid, gded, &fa, &attr, argv, gded_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
+	close(sv[1]);
 	if (r != 0) {
+		close(sv[0]);
 		errno = r;
 		return error_set(err, -r, "cannot run %s: %m", gded);
 	}
@@ -83,9 +92,11 @@ int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidf
 		/* Unwatchable (EMFILE): stop it while it is still starting. */
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		close(sv[0]);
 		return error_set(err, r, "pidfd_open(%d): %s", (int)pid, strerror(-r));
 	}
 	*ret_pid = pid;
 	*ret_pidfd = pidfd;
+	*ret_notify = sv[0];
 	return 0;
 }

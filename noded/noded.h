@@ -151,16 +151,18 @@ void procscan_rt_check(const char *proc_root, bool *ret_rt, char *ret_reason, si
 
 /* ---- launching a wrapper (launch.c) ---- */
 
-/* Starts the wrapper of the spec at spec_path. Returns 0, the pid and a
- * pidfd that becomes readable when it ends, or -errno with err set. The
- * one seam between qnoded and processes, so a simulated launcher can take
- * its place. */
+/* Starts the wrapper of the spec at spec_path. Returns 0, the pid, a
+ * pidfd that becomes readable when it ends and the socket on which it
+ * says the job's processes are gone (one byte; -1 when there is none), or
+ * -errno with err set. The one seam between qnoded and processes, so a
+ * simulated launcher can take its place. */
 typedef int (*launch_f)(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd,
-			struct error *err);
+			int *ret_notify, struct error *err);
 
-/* The real one: posix_spawn of `gded --spec <path>` (data is the gded
- * path), a new session, signals unblocked, stdin from /dev/null. */
-int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd,
+/* The real one: posix_spawn of `gded --spec <path> --notify 3` (data is
+ * the gded path), a new session, signals unblocked, stdin from /dev/null,
+ * fd 3 one end of a socket pair. */
+int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd, int *ret_notify,
 		struct error *err);
 
 /* gded's path: conf (when not empty), else `gded` next to /proc/self/exe. */

@@ -50,6 +50,7 @@ struct job {
 	char mems[64];           /* NUMA nodes of cpus (kernel list) */
 	int64_t t_submit;
 	bool rerunnable;         /* requeue, not fail, when its node is lost */
+	bool cpus_back;          /* its processes are gone: CPUs handed back before its result */
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
 	struct pool_user *user;  /* the pool's index of its (queue, user) */

@@ -219,6 +219,27 @@ static void op_done(struct conn *c, long long req_id, json_t *msg)
 	done_queue(c, req_id, jobid, result);
 }
 
+/* The job's processes are gone; its wrapper is still removing its groups
+ * and writing its result. The CPUs can take the next job now: the result
+ * (job.done) follows and is what is recorded. Nothing here is stored, so
+ * a restart before job.done only keeps the CPUs claimed a little longer. */
+static void op_exited(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	long long jobid = wire_int(msg, "jobid", 0);
+	struct job *j = jobid > 0 ? pool_job_find(s->pool, jobid) : NULL;
+
+	if (jobid <= 0) {
+		conn_reply_err(c, req_id, EINVAL, "job.exited needs a positive jobid");
+		return;
+	}
+	/* Only for a job this node runs: another node cannot free its CPUs. */
+	if (j && j->where == c->node && (j->state == JOB_RUNNING || j->state == JOB_EXITING) &&
+	    pool_job_cpus_back(s->pool, j))
+		s->sched_dirty = true;
+	conn_reply_ok(c, req_id, NULL);
+}
+
 void node_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	if (c->uid != 0) {
@@ -238,6 +259,8 @@ void node_request_handle(struct conn *c, const char *op, long long req_id, json_
 		conn_reply_ok(c, req_id, NULL);
 	else if (strcmp(op, "job.done") == 0)
 		op_done(c, req_id, msg);
+	else if (strcmp(op, "job.exited") == 0)
+		op_exited(c, req_id, msg);
 	else
 		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
 }

@@ -514,28 +514,59 @@ static void mask_take(struct cpumask *m, const struct cpumask *take, bool give)
 /* Moves j's claim out of (or back into) its node's free masks. */
 static void node_account(struct node *n, const struct job *j, bool give)
 {
-	struct cpumask claim = j->claim;
+	struct cpumask claim = j->claim, held = { 0 }, held_rt = { 0 }, c;
 
-	/* Never give a node CPUs it does not have (a node re-registered smaller). */
-	if (give)
+	if (give) {
+		/* Never give a node CPUs it does not have (a node re-registered
+		 * smaller), nor CPUs another job there still holds: after a
+		 * restart a job whose CPUs went back early (job.exited) and the
+		 * job that got them are both claimed until the first ends. */
 		for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
 			claim.bits[i] &= n->cpus.bits[i];
-	if (j->reserve != QUEUE_RESERVE_REALTIME)
-		mask_take(&n->free, &claim, give);
-	if (j->reserve != QUEUE_RESERVE_NONE)
-		mask_take(&n->rt_free, &claim, give);
+		for (const struct job *o = n->jobs; o; o = o->nnext) {
+			if (o == j || o->cpus_back)
+				continue;
+			for (size_t i = 0; i < CPUMASK_MAX / 64; i++) {
+				if (o->reserve != QUEUE_RESERVE_REALTIME)
+					held.bits[i] |= o->claim.bits[i];
+				if (o->reserve != QUEUE_RESERVE_NONE)
+					held_rt.bits[i] |= o->claim.bits[i];
+			}
+		}
+	}
+	if (j->reserve != QUEUE_RESERVE_REALTIME) {
+		for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
+			c.bits[i] = claim.bits[i] & ~held.bits[i];
+		mask_take(&n->free, &c, give);
+	}
+	if (j->reserve != QUEUE_RESERVE_NONE) {
+		for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
+			c.bits[i] = claim.bits[i] & ~held_rt.bits[i];
+		mask_take(&n->rt_free, &c, give);
+	}
 }
 
 void pool_job_claim(struct pool *p, struct job *j)
 {
 	if (j->where)
 		node_account(j->where, j, false);
+	j->cpus_back = false;
+}
+
+bool pool_job_cpus_back(struct pool *p, struct job *j)
+{
+	if (!j->where || j->cpus_back)
+		return false;
+	node_account(j->where, j, true);
+	j->cpus_back = true;
+	return true;
 }
 
 void pool_job_release(struct pool *p, struct job *j)
 {
-	if (j->where)
+	if (j->where && !j->cpus_back)
 		node_account(j->where, j, true);
+	j->cpus_back = false;
 	node_unlink_job(j);
 	free(j->node);
 	j->node = NULL;

@@ -80,6 +80,10 @@ bool pool_node_usable(const struct node *n);
 /* Marks j's claim used on its node (after a restart or a reconcile). A job
  * added with a node is in that node's list already (pool_node_jobs). */
 void pool_job_claim(struct pool *p, struct job *j);
+/* j's processes are all gone (its wrapper said so before its result):
+ * its CPUs go back to the node now; j stays running, and counts so for
+ * the limits, until its result. False if they were back already. */
+bool pool_job_cpus_back(struct pool *p, struct job *j);
 /* Gives j's CPUs back to its node and forgets the node. */
 void pool_job_release(struct pool *p, struct job *j);
 

@@ -129,6 +129,10 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
  * dup2'ed onto 0-2 in the child, and an output file opened on a closed
  * one would be clobbered. */
 void gded_stdio_ensure(void);
+/* --notify FD: a socket to which gded writes one byte once the job's
+ * processes are all gone (before its groups are removed and its result
+ * written), so qnoded can hand its CPUs back early. */
+void gded_notify_set(int fd);
 
 /* gded by hand, the main of gded-byhand (which gded execs for that form):
  * parses the options, picks the CPUs, runs the command under the same

@@ -26,7 +26,7 @@ static const char *arg_spec;
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gded --spec FILE\n"
+	fprintf(f, "usage: gded --spec FILE [--notify FD]\n"
 		   "       gded -n N [-m SIZE] [--rt fifo:PRIO | --rt rr:PRIO | --exclusive]\n"
 		   "            [--cpus LIST] -- COMMAND [ARG...]\n"
 		   "Runs the batch job described by the launch spec FILE and writes its\n"
@@ -37,6 +37,7 @@ static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "spec", required_argument, NULL, 's' },
+		{ "notify", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -47,6 +48,19 @@ static int parse_args(int argc, char **argv)
 		case 's':
 			arg_spec = optarg;
 			break;
+		case 'N': {
+			char *end;
+			long fd;
+
+			/* The socket qnoded passed: never stdio, and not the job's. */
+			errno = 0;
+			fd = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || fd < 3 || fd > INT_MAX ||
+			    fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+				return -EINVAL;
+			gded_notify_set((int)fd);
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(GDED_EXIT_OK);

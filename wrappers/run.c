@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +46,26 @@ struct run {
 	int tfd;
 	enum run_phase phase;
 };
+
+/* The socket to tell qnoded the job's processes are gone (--notify), or -1. */
+static int notify_fd = -1;
+
+void gded_notify_set(int fd)
+{
+	notify_fd = fd;
+}
+
+/* One byte, never blocking and never SIGPIPE (qnoded may have restarted):
+ * the CPUs are free for the next job while the groups are still removed
+ * and the result written. A lost byte only delays that to the result. */
+static void notify_exited(void)
+{
+	if (notify_fd < 0)
+		return;
+	(void)send(notify_fd, "x", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(notify_fd);
+	notify_fd = -1;
+}
 
 static void stamp(struct gded_result *res, enum gded_stamp s)
 {
@@ -333,6 +354,9 @@ static int run_teardown(struct run *run, struct error *err)
 						1000;
 			}
 		}
+		/* Emptied: nothing of the job runs on its CPUs any more. */
+		if (r == 0)
+			notify_exited();
 		for (int i = 0; i < REMOVE_TRIES; i++) {
 			q = cgroup_job_remove(run->cg);
 			if (q != -EBUSY)

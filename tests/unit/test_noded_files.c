@@ -397,18 +397,20 @@ static void test_launch(void)
 	struct pollfd pfd;
 	siginfo_t info = { 0 };
 	pid_t pid = 0;
-	int pidfd = -1, fd;
+	int pidfd = -1, notify = -1, fd;
 	ssize_t n;
 
 	snprintf(gded, sizeof(gded), "%s/gded", dir);
 	snprintf(spec, sizeof(spec), "%s/5.json", dir);
 	snprintf(out, sizeof(out), "%s/args", dir);
 	unit_write_file(dir, "gded", "#!/bin/sh\n"
-			"echo \"$# $1 $2 $(ps -o sid= -p $$ | tr -d ' ') $$\" > \"$(dirname \"$2\")/args\"\n"
+			"echo \"$# $1 $2 $3 $4 $(ps -o sid= -p $$ | tr -d ' ') $$\" > \"$(dirname \"$2\")/args\"\n"
+			"printf x >&3\n"
 			"exit 3\n");
 	CU_ASSERT_FATAL(chmod(gded, 0755) == 0);
 
-	CU_ASSERT_EQUAL_FATAL(launch_gded(gded, spec, &pid, &pidfd, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(launch_gded(gded, spec, &pid, &pidfd, &notify, &err), 0);
+	CU_ASSERT_FATAL(notify >= 0);
 	pfd.fd = pidfd;
 	pfd.events = POLLIN;
 	CU_ASSERT_EQUAL(poll(&pfd, 1, 10000), 1);
@@ -416,21 +418,26 @@ static void test_launch(void)
 	CU_ASSERT_EQUAL(info.si_code, CLD_EXITED);
 	CU_ASSERT_EQUAL(info.si_status, 3);
 	close(pidfd);
+	/* What the wrapper wrote on its fd 3 is on ours; then the end. */
+	CU_ASSERT_EQUAL(read(notify, buf, sizeof(buf)), 1);
+	CU_ASSERT_EQUAL(buf[0], 'x');
+	CU_ASSERT_EQUAL(read(notify, buf, sizeof(buf)), 0);
+	close(notify);
 	fd = open(out, O_RDONLY | O_CLOEXEC);
 	CU_ASSERT_FATAL(fd >= 0);
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	{
-		/* two arguments, --spec and the path; a session of its own */
+		/* --spec and the path, --notify 3; a session of its own */
 		char expect[4096 + 64];
 
-		snprintf(expect, sizeof(expect), "2 --spec %s %d %d\n", spec, (int)pid, (int)pid);
+		snprintf(expect, sizeof(expect), "4 --spec %s --notify 3 %d %d\n", spec, (int)pid, (int)pid);
 		CU_ASSERT_STRING_EQUAL(buf, expect);
 	}
 
 	snprintf(gded, sizeof(gded), "%s/missing", dir);
-	CU_ASSERT_EQUAL(launch_gded(gded, spec, &pid, &pidfd, &err), -ENOENT);
+	CU_ASSERT_EQUAL(launch_gded(gded, spec, &pid, &pidfd, &notify, &err), -ENOENT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "cannot run"));
 	unit_tmpdir_remove(dir);
 }

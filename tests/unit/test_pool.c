@@ -326,7 +326,52 @@ static void test_pass_follows_iqs(void)
 	free(c);
 }
 
+/* A job's CPUs handed back early (job.exited) go to the next job; the
+ * first job's own release later frees nothing the next one holds, even
+ * when a restart claimed both again. */
+static void test_cpus_back(void)
+{
+	struct config *c = two_queues();
+	struct dispatch d[4];
+	struct job *j1, *j2;
+	struct pool *p;
+	struct node *a;
+	char buf[64];
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = node_up(p, "a", "0");
+	pool_job_add(p, job_new(1, "low", 1));
+	pool_job_add(p, job_new(2, "low", 1));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 4), 1);
+	j1 = pool_job_find(p, 1);
+	j2 = pool_job_find(p, 2);
+	CU_ASSERT_PTR_EQUAL(d[0].job, j1);
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 4), 0);   /* the CPU is taken */
+	CU_ASSERT_TRUE(pool_job_cpus_back(p, j1));
+	CU_ASSERT_FALSE(pool_job_cpus_back(p, j1));       /* once */
+	CU_ASSERT_EQUAL(j1->state, JOB_RUNNING);
+	cpumask_format(&a->free, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "0");
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 4), 1);
+	CU_ASSERT_PTR_EQUAL(d[0].job, j2);
+	cpumask_format(&a->free, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "");
+	/* A re-registration claims both jobs the node still lists. */
+	pool_job_claim(p, j1);
+	pool_job_claim(p, j2);
+	pool_job_remove(p, j1);
+	cpumask_format(&a->free, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "");                   /* job 2 still holds CPU 0 */
+	pool_job_remove(p, j2);
+	cpumask_format(&a->free, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "0");
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
 static const struct unit_test pool_tests[] = {
+	{ "cpus_back", test_cpus_back },
 	{ "many_nodes", test_many_nodes },
 	{ "shared_topology", test_shared_topology },
 	{ "pass_follows_iqs", test_pass_follows_iqs },
