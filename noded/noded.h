@@ -130,7 +130,8 @@ struct proc_gded {
 };
 
 /* True when argv (n_args strings) is exactly `gded|.../gded --spec
- * <jobs_dir>/<id>.json`; sets *ret_jobid. */
+ * <jobs_dir>/<id>.json`, optionally followed by `--notify <fd>`; sets
+ * *ret_jobid. */
 bool procscan_cmdline_match(char *const *argv, size_t n_args, const char *jobs_dir,
 			    int64_t *ret_jobid);
 

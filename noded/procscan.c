@@ -23,8 +23,14 @@ bool procscan_cmdline_match(char *const *argv, size_t n_args, const char *jobs_d
 	char *end;
 	long long id;
 
-	if (n_args != 3)
+	if (n_args == 5) {
+		/* What launch_gded runs: --notify and the fd number. */
+		if (strcmp(argv[3], "--notify") != 0 || !argv[4][0] ||
+		    strspn(argv[4], "0123456789") != strlen(argv[4]))
+			return false;
+	} else if (n_args != 3) {
 		return false;
+	}
 	base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];
 	if (strcmp(base, "gded") != 0 || strcmp(argv[1], "--spec") != 0)
@@ -89,10 +95,10 @@ static bool pid_runs_gded(const char *proc_root, const char *jobs_dir, pid_t pid
 			  int64_t *ret_jobid)
 {
 	char buf[CMDLINE_MAX];
-	char *argv[4];
+	char *argv[6];
 	int n;
 
-	n = cmdline_read(proc_root, pid, buf, sizeof(buf), argv, 4);
+	n = cmdline_read(proc_root, pid, buf, sizeof(buf), argv, 6);
 	if (n <= 0)
 		return false;
 	return procscan_cmdline_match(argv, (size_t)n, jobs_dir, ret_jobid);

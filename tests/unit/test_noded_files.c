@@ -241,7 +241,7 @@ static void test_cmdline_match(void)
 {
 	static const char *jobs = "/var/lib/qpool/nodes/n1/jobs";
 	static const struct {
-		const char *argv[4];
+		const char *argv[5];
 		size_t n;
 		bool match;
 		int64_t jobid;
@@ -254,6 +254,10 @@ static void test_cmdline_match(void)
 		{ { "gded", "-s", "/var/lib/qpool/nodes/n1/jobs/5.json" }, 3, false, 0 },
 		{ { "gded", "--spec", "/var/lib/qpool/nodes/n1/jobs/5.json", "x" }, 4, false, 0 },
 		{ { "gded", "--spec" }, 2, false, 0 },
+		{ { "/usr/sbin/gded", "--spec", "/var/lib/qpool/nodes/n1/jobs/9.json", "--notify", "3" }, 5, true, 9 },
+		{ { "/usr/sbin/gded", "--spec", "/var/lib/qpool/nodes/n1/jobs/9.json", "--notify", "x" }, 5, false, 0 },
+		{ { "/usr/sbin/gded", "--spec", "/var/lib/qpool/nodes/n1/jobs/9.json", "--other", "3" }, 5, false, 0 },
+		{ { "/usr/sbin/gded", "--spec", "/var/lib/qpool/nodes/n1/jobs/9.json", "--notify", "" }, 5, false, 0 },
 		{ { "gded", "--spec", "/var/lib/qpool/nodes/n1/jobs/5.sh" }, 3, false, 0 },
 		{ { "gded", "--spec", "/var/lib/qpool/nodes/n1/jobs/05.json" }, 3, false, 0 },
 		{ { "gded", "--spec", "/var/lib/qpool/nodes/n1/jobs/sub/5.json" }, 3, false, 0 },
