@@ -63,8 +63,7 @@ enum {
 	COL_RERUN, COL_NODE, COL_CPUS, COL_EXIT_STATUS, COL_EXIT_SIGNAL, COL_REASON,
 	COL_CPU_NS, COL_MEM_PEAK, COL_OOM, COL_T_FIRST,
 	COL_M_FIRST = COL_T_FIRST + STAMP_MAX,   /* m_wrap .. m_released */
-	COL_ENV = COL_M_FIRST + STAMP_RELEASED - STAMP_WRAP + 1,   /* SQL_LAUNCH's payload */
-	COL_SCRIPT,
+	COL_ENV = COL_M_FIRST + STAMP_RELEASED - STAMP_WRAP + 1,   /* SQL_LAUNCH's payload: env, script */
 };
 
 static const char SQL_INSERT[] =
@@ -618,28 +617,59 @@ static json_t *output_path(sqlite3_stmt *st, int col, char kind)
 	return v ? v : json_null();
 }
 
+/* env (a JSON object in the row) and script, from columns env_col and
+ * env_col + 1. */
+static void payload_set(json_t *o, sqlite3_stmt *st, int env_col)
+{
+	json_t *env = json_loads((const char *)sqlite3_column_text(st, env_col), 0, NULL);
+
+	json_object_set_new(o, "env", env ? env : json_object());
+	json_set_text(o, "script", st, env_col + 1);
+}
+
 static int payload_add(struct jobstore *js, int64_t id, json_t *o)
 {
 	sqlite3_stmt *st = js->st[ST_PAYLOAD];
-	json_t *env = NULL;
 	int rc;
 
 	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		env = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-		json_object_set_new(o, "env", env ? env : json_object());
-		json_set_text(o, "script", st, 1);
-	}
+	if (rc == SQLITE_ROW)
+		payload_set(o, st, 0);
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : sql_errno(rc);
+}
+
+/* stdout, stderr (the stdout file when joined) and join. */
+static void outputs_set(json_t *o, sqlite3_stmt *st)
+{
+	const char *stdout_path;
+
+	json_object_set_new(o, "stdout", output_path(st, COL_STDOUT, 'o'));
+	stdout_path = json_string_value(json_object_get(o, "stdout"));
+	if (sqlite3_column_int(st, COL_JOIN) && stdout_path)
+		json_object_set_new(o, "stderr", json_string(stdout_path));
+	else
+		json_object_set_new(o, "stderr", output_path(st, COL_STDERR, 'e'));
+	json_object_set_new(o, "join", json_boolean(sqlite3_column_int(st, COL_JOIN)));
+}
+
+/* The wall stamps first..last that are set, by name. */
+static json_t *stamps_json(sqlite3_stmt *st, int first, int last)
+{
+	json_t *times = json_object();
+
+	for (int i = first; times && i <= last; i++)
+		if (sqlite3_column_type(st, COL_T_FIRST + i) != SQLITE_NULL)
+			json_object_set_new(times, job_stamp_names[i],
+					    json_integer(sqlite3_column_int64(st, COL_T_FIRST + i)));
+	return times;
 }
 
 static json_t *job_row_json(sqlite3_stmt *st)
 {
 	json_t *o = json_object();
-	json_t *times = json_object();
-	const char *stdout_path;
+	json_t *times;
 
 	json_object_set_new(o, "jobid", json_integer(sqlite3_column_int64(st, COL_ID)));
 	json_set_text(o, "name", st, COL_NAME);
@@ -652,14 +682,7 @@ static json_t *job_row_json(sqlite3_stmt *st)
 	json_set_int(o, "mem", st, COL_MEM);
 	json_set_int(o, "walltime", st, COL_WALLTIME);
 	json_set_text(o, "workdir", st, COL_WORKDIR);
-	json_object_set_new(o, "stdout", output_path(st, COL_STDOUT, 'o'));
-	/* Joined output: stderr goes to the stdout file. */
-	stdout_path = json_string_value(json_object_get(o, "stdout"));
-	if (sqlite3_column_int(st, COL_JOIN) && stdout_path)
-		json_object_set_new(o, "stderr", json_string(stdout_path));
-	else
-		json_object_set_new(o, "stderr", output_path(st, COL_STDERR, 'e'));
-	json_object_set_new(o, "join", json_boolean(sqlite3_column_int(st, COL_JOIN)));
+	outputs_set(o, st);
 	json_object_set_new(o, "rerunnable", json_boolean(sqlite3_column_int(st, COL_RERUN)));
 	json_set_text(o, "node", st, COL_NODE);
 	json_set_text(o, "cpus", st, COL_CPUS);
@@ -669,11 +692,7 @@ static json_t *job_row_json(sqlite3_stmt *st)
 	json_set_int(o, "cpu_ns", st, COL_CPU_NS);
 	json_set_int(o, "mem_peak", st, COL_MEM_PEAK);
 	json_object_set_new(o, "oom", json_boolean(sqlite3_column_int(st, COL_OOM)));
-	for (int i = 0; i < STAMP_MAX; i++)
-		if (sqlite3_column_type(st, COL_T_FIRST + i) != SQLITE_NULL)
-			json_object_set_new(times, job_stamp_names[i],
-					    json_integer(sqlite3_column_int64(st, COL_T_FIRST + i)));
-	json_object_set_new(o, "times", times);
+	json_object_set_new(o, "times", stamps_json(st, 0, STAMP_MAX - 1));
 	times = json_object();
 	for (int i = STAMP_WRAP; i <= STAMP_RELEASED; i++)
 		if (sqlite3_column_type(st, COL_M_FIRST + i - STAMP_WRAP) != SQLITE_NULL)
@@ -745,8 +764,7 @@ int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret
 int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 {
 	sqlite3_stmt *st = js->st[ST_LAUNCH];
-	json_t *o = NULL, *times, *env;
-	const char *stdout_path;
+	json_t *o = NULL;
 	int rc, r = 0;
 
 	sqlite3_bind_int64(st, 1, id);
@@ -756,9 +774,7 @@ int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 		goto done;
 	}
 	o = json_object();
-	times = json_object();
-	if (!o || !times) {
-		json_decref(times);
+	if (!o) {
 		r = -ENOMEM;
 		goto done;
 	}
@@ -769,24 +785,12 @@ int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 	json_set_int(o, "uid", st, COL_UID);
 	json_set_int(o, "gid", st, COL_GID);
 	json_set_text(o, "workdir", st, COL_WORKDIR);
-	json_object_set_new(o, "stdout", output_path(st, COL_STDOUT, 'o'));
-	stdout_path = json_string_value(json_object_get(o, "stdout"));
-	if (sqlite3_column_int(st, COL_JOIN) && stdout_path)
-		json_object_set_new(o, "stderr", json_string(stdout_path));
-	else
-		json_object_set_new(o, "stderr", output_path(st, COL_STDERR, 'e'));
-	json_object_set_new(o, "join", json_boolean(sqlite3_column_int(st, COL_JOIN)));
-	env = json_loads((const char *)sqlite3_column_text(st, COL_ENV), 0, NULL);
-	json_object_set_new(o, "env", env ? env : json_object());
+	outputs_set(o, st);
+	payload_set(o, st, COL_ENV);
 	json_set_int(o, "ncpus", st, COL_NCPUS);
 	json_set_int(o, "mem", st, COL_MEM);
 	json_set_int(o, "walltime", st, COL_WALLTIME);
-	json_set_text(o, "script", st, COL_SCRIPT);
-	for (int i = STAMP_SUBMIT; i <= STAMP_DISPATCH; i++)
-		if (sqlite3_column_type(st, COL_T_FIRST + i) != SQLITE_NULL)
-			json_object_set_new(times, job_stamp_names[i],
-					    json_integer(sqlite3_column_int64(st, COL_T_FIRST + i)));
-	json_object_set_new(o, "times", times);
+	json_object_set_new(o, "times", stamps_json(st, STAMP_SUBMIT, STAMP_DISPATCH));
 	*ret = o;
 	o = NULL;
 done:
