@@ -505,45 +505,38 @@ static void node_avail(const struct node *n, enum queue_reserve r, struct cpumas
 	}
 }
 
-static void mask_take(struct cpumask *m, const struct cpumask *take, bool give)
+/* Takes claim out of m, or gives it back less the CPUs in keep. */
+static void mask_take(struct cpumask *m, const struct cpumask *claim, const struct cpumask *keep, bool give)
 {
 	for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
-		m->bits[i] = give ? m->bits[i] | take->bits[i] : m->bits[i] & ~take->bits[i];
+		m->bits[i] = give ? m->bits[i] | (claim->bits[i] & ~keep->bits[i]) : m->bits[i] & ~claim->bits[i];
 }
 
-/* Moves j's claim out of (or back into) its node's free masks. */
+/* Moves j's claim out of (or back into) its node's free masks. Never gives
+ * back CPUs the node does not have (it re-registered smaller) nor CPUs
+ * another of its jobs still holds: after a restart, a job whose CPUs went
+ * back early (job.exited) and the job that got them are both claimed
+ * until the first one ends. */
 static void node_account(struct node *n, const struct job *j, bool give)
 {
-	struct cpumask claim = j->claim, held = { 0 }, held_rt = { 0 }, c;
+	struct cpumask keep, keep_rt;
 
-	if (give) {
-		/* Never give a node CPUs it does not have (a node re-registered
-		 * smaller), nor CPUs another job there still holds: after a
-		 * restart a job whose CPUs went back early (job.exited) and the
-		 * job that got them are both claimed until the first ends. */
-		for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
-			claim.bits[i] &= n->cpus.bits[i];
-		for (const struct job *o = n->jobs; o; o = o->nnext) {
-			if (o == j || o->cpus_back)
-				continue;
-			for (size_t i = 0; i < CPUMASK_MAX / 64; i++) {
-				if (o->reserve != QUEUE_RESERVE_REALTIME)
-					held.bits[i] |= o->claim.bits[i];
-				if (o->reserve != QUEUE_RESERVE_NONE)
-					held_rt.bits[i] |= o->claim.bits[i];
-			}
+	for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
+		keep.bits[i] = keep_rt.bits[i] = ~n->cpus.bits[i];
+	for (const struct job *o = give ? n->jobs : NULL; o; o = o->nnext) {
+		if (o == j || o->cpus_back)
+			continue;
+		for (size_t i = 0; i < CPUMASK_MAX / 64; i++) {
+			if (o->reserve != QUEUE_RESERVE_REALTIME)
+				keep.bits[i] |= o->claim.bits[i];
+			if (o->reserve != QUEUE_RESERVE_NONE)
+				keep_rt.bits[i] |= o->claim.bits[i];
 		}
 	}
-	if (j->reserve != QUEUE_RESERVE_REALTIME) {
-		for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
-			c.bits[i] = claim.bits[i] & ~held.bits[i];
-		mask_take(&n->free, &c, give);
-	}
-	if (j->reserve != QUEUE_RESERVE_NONE) {
-		for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
-			c.bits[i] = claim.bits[i] & ~held_rt.bits[i];
-		mask_take(&n->rt_free, &c, give);
-	}
+	if (j->reserve != QUEUE_RESERVE_REALTIME)
+		mask_take(&n->free, &j->claim, &keep, give);
+	if (j->reserve != QUEUE_RESERVE_NONE)
+		mask_take(&n->rt_free, &j->claim, &keep_rt, give);
 }
 
 void pool_job_claim(struct pool *p, struct job *j)
