@@ -227,15 +227,15 @@ static void op_exited(struct conn *c, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	long long jobid = wire_int(msg, "jobid", 0);
-	struct job *j = jobid > 0 ? pool_job_find(s->pool, jobid) : NULL;
+	struct job *j;
 
 	if (jobid <= 0) {
 		conn_reply_err(c, req_id, EINVAL, "job.exited needs a positive jobid");
 		return;
 	}
 	/* Only for a job this node runs: another node cannot free its CPUs. */
-	if (j && j->where == c->node && (j->state == JOB_RUNNING || j->state == JOB_EXITING) &&
-	    pool_job_cpus_back(s->pool, j))
+	j = pool_job_find(s->pool, jobid);
+	if (j && j->where == c->node && pool_job_cpus_back(s->pool, j))
 		s->sched_dirty = true;
 	conn_reply_ok(c, req_id, NULL);
 }

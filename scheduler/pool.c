@@ -548,7 +548,7 @@ void pool_job_claim(struct pool *p, struct job *j)
 
 bool pool_job_cpus_back(struct pool *p, struct job *j)
 {
-	if (!j->where || j->cpus_back)
+	if (!j->where || j->cpus_back || !state_active(j->state))
 		return false;
 	node_account(j->where, j, true);
 	j->cpus_back = true;

@@ -82,7 +82,8 @@ bool pool_node_usable(const struct node *n);
 void pool_job_claim(struct pool *p, struct job *j);
 /* j's processes are all gone (its wrapper said so before its result):
  * its CPUs go back to the node now; j stays running, and counts so for
- * the limits, until its result. False if they were back already. */
+ * the limits, until its result. False for a job not running on a node,
+ * or whose CPUs are back already. */
 bool pool_job_cpus_back(struct pool *p, struct job *j);
 /* Gives j's CPUs back to its node and forgets the node. */
 void pool_job_release(struct pool *p, struct job *j);
