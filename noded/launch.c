@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "exe.h"
 #include "noded.h"
 
 /* gded is root until it drops to the user: it gets a fixed environment,
@@ -20,26 +21,9 @@ static char *const gded_env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=
 
 int launch_gded_path(const char *conf, char *buf, size_t len)
 {
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (conf && *conf) {
-		if ((size_t)snprintf(buf, len, "%s", conf) >= len)
-			return -ENAMETOOLONG;
-		return 0;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		return -errno;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -EINVAL;
-	*slash = '\0';
-	if ((size_t)snprintf(buf, len, "%s/gded", self) >= len)
-		return -ENAMETOOLONG;
-	return 0;
+	if (conf && *conf)
+		return (size_t)snprintf(buf, len, "%s", conf) >= len ? -ENAMETOOLONG : 0;
+	return exe_sibling("gded", buf, len);
 }
 
 int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd, int *ret_notify,

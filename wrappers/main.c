@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exe.h"
 #include "gded.h"
 #include "log.h"
 #include "timeutil.h"
@@ -82,17 +83,13 @@ static int parse_args(int argc, char **argv)
 static int byhand_exec(char **argv)
 {
 	char path[PATH_MAX];
-	ssize_t n;
-	char *slash;
+	int r;
 
-	n = readlink("/proc/self/exe", path, sizeof(path) - sizeof("/gded-byhand"));
-	if (n < 0) {
-		fprintf(stderr, "gded: cannot find itself: /proc/self/exe: %m\n");
+	r = exe_sibling("gded-byhand", path, sizeof(path));
+	if (r < 0) {
+		fprintf(stderr, "gded: cannot find gded-byhand beside itself: %s\n", strerror(-r));
 		return GDED_EXIT_BYHAND_SETUP;
 	}
-	path[n] = '\0';
-	slash = strrchr(path, '/');
-	strcpy(slash ? slash : path, "/gded-byhand");
 	execv(path, argv);
 	fprintf(stderr, "gded: cannot run %s for the by-hand form: %m\n", path);
 	return GDED_EXIT_BYHAND_SETUP;
