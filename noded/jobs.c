@@ -235,6 +235,9 @@ static int job_on_exit(sd_event_source *s, int fd, uint32_t revents, void *userd
 
 static void job_exited_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 {
+	if (reply && !wire_bool(reply, "ok", 0))
+		log_warn("job %" PRId64 ": qpoold refused job.exited: %s", jobid,
+			 wire_str(reply, "error") ?: "(no reason given)");
 }
 
 /* gded's byte: the job's processes are gone, its CPUs free. qpoold may
@@ -247,11 +250,10 @@ static int job_on_notify(sd_event_source *s, int fd, uint32_t revents, void *use
 	char byte;
 	json_t *req;
 
-	if (recv(fd, &byte, 1, MSG_DONTWAIT) == 1 && nd->link && link_registered(nd->link)) {
-		req = json_pack("{s:s, s:I}", "op", "job.exited", "jobid", (json_int_t)j->jobid);
-		if (req)
-			(void)link_call(nd->link, req, job_exited_reply, j->jobid);
-	}
+	/* link_call drops it when the link is not registered. */
+	if (recv(fd, &byte, 1, MSG_DONTWAIT) == 1 && nd->link &&
+	    (req = json_pack("{s:s, s:I}", "op", "job.exited", "jobid", (json_int_t)j->jobid)))
+		(void)link_call(nd->link, req, job_exited_reply, j->jobid);
 	/* One word per job: whatever came (or an EOF), stop listening. */
 	j->notify_src = sd_event_source_disable_unref(j->notify_src);
 	return 0;
