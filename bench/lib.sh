@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: MIT
+# bench/lib.sh: the private pool every benchmark starts; sourced after
+# `set -u`. Sets top and bin, and:
+#   bench_pool TAG [SERVER_LINE...]  temp dir $T (removed on exit, its logs
+#       shown on failure), $QPOOL_CONF with queue batch, the bench user $u
+#       (BENCH_USER, default qpbench) and its $T/work
+#   bench_server [QPOOLD]  starts qpoold, waits until it answers (pids[0])
+#   bench_node NAME        starts qnoded --name NAME, waits until it is up
+#   pct P [DECIMALS] < numbers   the P-th percentile
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=$top/${BUILD:-build}/bin
+pids=()
+
+bench_cleanup() {
+	local rc=$? p i
+	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+		p=${pids[$i]}
+		kill -TERM "$p" 2>/dev/null && for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	[ $rc -ne 0 ] && tail -n 20 "$T"/*.log >&2
+	rm -rf "$T"
+	exit $rc
+}
+
+bench_pool() {
+	local tag=$1 line
+	shift
+	T=$(mktemp -d "/tmp/qpool-$tag.XXXXXX")
+	chmod 755 "$T"
+	trap bench_cleanup EXIT INT TERM
+	export QPOOL_CONF=$T/qpool.conf
+	{
+		printf '[server]\nstate_dir = %s/state\nsocket = %s/qpoold.sock\n' "$T" "$T"
+		for line in "$@"; do printf '%s\n' "$line"; done
+		printf '[queue batch]\ndefault = yes\n'
+	} > "$QPOOL_CONF"
+	u=${BENCH_USER:-qpbench}
+	id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u"
+	mkdir -p "$T/work"
+	chown "$u:" "$T/work"
+}
+
+bench_server() {
+	"${1:-$bin/qpoold}" 2> "$T/qpoold.log" & pids+=($!)
+	for _ in $(seq 100); do "$bin/qstat" >/dev/null 2>&1 && return 0; sleep 0.05; done
+	echo "bench: qpoold did not answer" >&2
+	return 1
+}
+
+bench_node() {
+	"$bin/qnoded" --name "$1" 2> "$T/qnoded.log" & pids+=($!)
+	for _ in $(seq 100); do "$bin/qstat" -n 2>/dev/null | grep -qE "^$1[[:space:]].*up" && return 0; sleep 0.05; done
+	echo "bench: node $1 did not come up" >&2
+	return 1
+}
+
+pct() {
+	sort -n | awk -v p="$1" -v d="${2:-2}" \
+		'{ v[NR] = $1 } END { i = int((NR - 1) * p / 100 + 0.5) + 1; printf("%." d "f", v[i]) }'
+}
