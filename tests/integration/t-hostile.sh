@@ -196,6 +196,13 @@ exec 7> "$QP_T/idle.in"
 exec 8< "$QP_T/idle.out"
 read -r line <&8 || fail "idle connections not opened"
 echo "$line"
+# Connected is not accepted: measure once qpoold holds them all, not while
+# it is still taking them off its listen backlog.
+for _ in $(seq 200); do
+	[ "$(ls "/proc/$QP_SERVER_PID/fd" | wc -l)" -ge "$idle" ] && break
+	sleep 0.05
+done
+[ "$(ls "/proc/$QP_SERVER_PID/fd" | wc -l)" -ge "$idle" ] || fail "qpoold did not accept the $idle idle connections"
 served "with $idle idle connections"
 served "again with $idle idle connections"
 exec 7>&-
