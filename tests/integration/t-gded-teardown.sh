@@ -44,9 +44,19 @@ note "bomb: $cur tasks, pids.max $max, refused forks $events"
 [ "$cur" = 64 ] || fail "the bomb reached $cur tasks, not its limit of 64"
 [ "${events:-0}" -gt 0 ] || fail "no fork was refused: the test did not bomb"
 wait "$gpid"
-sleep 0.2
-left=$(pgrep -cx -f "sleep 300" || true)
-[ "$left" = 0 ] || fail "$left processes of the bomb outlived it"
+note "gded exited with status $?"
+# A survivor sleeps 300 s; a process still exiting is gone within moments.
+for _ in $(seq 40); do
+	left=$(pgrep -cx -f "sleep 300" || true)
+	[ "$left" = 0 ] && break
+	sleep 0.05
+done
+if [ "$left" != 0 ]; then
+	for p in $(pgrep -x -f "sleep 300"); do
+		note "survivor $p: $(ps -o ppid=,stat=,etimes= -p "$p") $(grep -E ':(pids|freezer):' "/proc/$p/cgroup" | tr '\n' ' ')"
+	done
+	fail "$left processes of the bomb outlived it"
+fi
 id=$(as qpuser2 qsub <<<"echo alive") || fail "qsub after the bomb"
 qp_wait "$id" completed
 
