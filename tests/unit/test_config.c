@@ -114,7 +114,7 @@ static void test_man_page_documents_every_key(void)
 	char *keys = NULL, *man = NULL;
 	size_t klen = 0, mlen;
 	FILE *f = open_memstream(&keys, &klen);
-	FILE *m = fopen("man/qpool.conf.5", "r");
+	FILE *m = fopen("man/man5/qpool.conf.5", "r");
 	char line[512];
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
