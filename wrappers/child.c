@@ -9,13 +9,22 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gded-internal.h"
 #include "timeutil.h"
 
-#define OUTPUT_FLAGS (O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+/* No O_TRUNC: a file is truncated only once it is known to be a regular
+ * file. O_NONBLOCK: opening a FIFO nobody reads would otherwise block
+ * before exec (ENXIO instead). O_NOFOLLOW: a symlink planted under the
+ * job's output name (ids are predictable) is refused, not followed. */
+#define OUTPUT_FLAGS (O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+/* How long the OOM note's writer may take (a file on a hung mount). */
+#define NOTE_TIMEOUT_MS 5000
 
 /* Reports why the job could not start: to the parent over the pipe and,
  * when it is open, to the job's stderr file, where the user looks. */
@@ -81,22 +90,73 @@ ids:
 		child_fail(c, -1, "cannot set uid %u: %s", (unsigned)job->uid, strerror(errno));
 }
 
+int gded_output_open(const char *path, int extra, char *why, size_t len)
+{
+	struct stat st;
+	int fd, r;
+
+	fd = open(path, OUTPUT_FLAGS | extra, 0666);
+	if (fd < 0) {
+		r = -errno;
+		/* A symlink as the last component is refused (ELOOP, or
+		 * EACCES with O_CREAT on 6.x kernels); ENXIO is a FIFO
+		 * without a reader or a socket. Say which. */
+		if (lstat(path, &st) == 0 &&
+		    (S_ISLNK(st.st_mode) || (r == -ENXIO && !S_ISREG(st.st_mode)))) {
+			snprintf(why, len, "%s", S_ISLNK(st.st_mode) ? "it is a symbolic link" :
+				 "it is not a regular file");
+			return r;
+		}
+		snprintf(why, len, "%s", strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(why, len, "%s", strerror(-r));
+		goto fail;
+	}
+	/* Regular files, and /dev/null (PBS users write -o /dev/null):
+	 * nothing else, so no FIFO, tty or device can hold the job or gded. */
+	if (!S_ISREG(st.st_mode) &&
+	    !(S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)) {
+		r = -EINVAL;
+		snprintf(why, len, "it is not a regular file");
+		goto fail;
+	}
+	if (S_ISREG(st.st_mode) && !(extra & O_APPEND) && ftruncate(fd, 0) < 0) {
+		r = -errno;
+		snprintf(why, len, "%s", strerror(-r));
+		goto fail;
+	}
+	if (fcntl(fd, F_SETFL, (extra & O_APPEND)) < 0) {
+		r = -errno;
+		snprintf(why, len, "%s", strerror(-r));
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return r;
+}
+
 /* Opens stdout and stderr with the user's own credentials (we are the
- * user by now), stderr first so that a failure to open stdout can still
- * be told in the stderr file. Returns the stderr fd through ret_err. */
+ * user by now) and umask, stderr first so that a failure to open stdout
+ * can still be told in the stderr file. Returns the stderr fd through
+ * ret_err. */
 static int child_outputs(const struct gded_child *c, int *ret_err)
 {
 	const struct gded_job *job = c->job;
+	char why[128];
 	int out, err = -1;
 
 	if (!job->join) {
-		err = open(job->stderr_path, OUTPUT_FLAGS, 0644);
+		err = gded_output_open(job->stderr_path, 0, why, sizeof(why));
 		if (err < 0)
-			child_fail(c, -1, "cannot open %s: %s", job->stderr_path, strerror(errno));
+			child_fail(c, -1, "cannot open %s: %s", job->stderr_path, why);
 	}
-	out = open(job->stdout_path, OUTPUT_FLAGS, 0644);
+	out = gded_output_open(job->stdout_path, 0, why, sizeof(why));
 	if (out < 0)
-		child_fail(c, err, "cannot open %s: %s", job->stdout_path, strerror(errno));
+		child_fail(c, err, "cannot open %s: %s", job->stdout_path, why);
 	*ret_err = job->join ? out : err;
 	return out;
 }
@@ -178,29 +238,46 @@ int gded_note_append(const struct gded_job *job, const char *line)
 {
 	const char *path = job->join ? job->stdout_path : job->stderr_path;
 	size_t len = strlen(line);
-	pid_t pid;
+	int64_t deadline;
+	pid_t pid, w;
 	int st;
 
 	if (!path)
 		return -ENOENT;
 	/* A short-lived child takes the user's credentials, as the job did,
 	 * so root never writes where the user could not (a symlink planted
-	 * in place of the output file, a directory the user lost). */
+	 * in place of the output file, a directory the user lost), and opens
+	 * the file as the job did: no symlink, no FIFO or device. */
 	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
+		char why[128];
 		int fd;
 
-		if (initgroups(job->user, job->gid) < 0 || setgid(job->gid) < 0 ||
-		    setuid(job->uid) < 0)
+		if ((job->groups ? setgroups(job->ngroups, job->groups) :
+		     initgroups(job->user, job->gid)) < 0 ||
+		    setgid(job->gid) < 0 || setuid(job->uid) < 0)
 			_exit(1);
-		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		fd = gded_output_open(path, O_APPEND, why, sizeof(why));
 		if (fd < 0)
 			_exit(1);
 		_exit(write(fd, line, len) == (ssize_t)len ? 0 : 1);
 	}
-	if (waitpid(pid, &st, 0) != pid)
+	/* Bounded: a file on a hung mount must not keep gded (and the
+	 * job's result) waiting. */
+	deadline = time_mono_ns() + NOTE_TIMEOUT_MS * NSEC_PER_MSEC;
+	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && time_mono_ns() < deadline) {
+		struct timespec ts = { .tv_nsec = 5 * NSEC_PER_MSEC };
+
+		nanosleep(&ts, NULL);
+	}
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return -ETIMEDOUT;
+	}
+	if (w != pid)
 		return -errno;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }

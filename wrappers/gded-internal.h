@@ -3,6 +3,7 @@
 #ifndef QPOOL_GDED_INTERNAL_H
 #define QPOOL_GDED_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gded.h"
@@ -23,6 +24,14 @@ struct gded_child {
  * on a start failure writes the reason to report_fd (and to the job's
  * stderr file when open) and exits 127. */
 __attribute__((noreturn)) void gded_child_exec(const struct gded_child *c);
+
+/* Opens an output file at path for writing, as the calling user, with
+ * O_CREAT (mode 0666 less the umask) and extra (0: truncate it; O_APPEND:
+ * append): never through a symlink as its last component, never blocking
+ * on a FIFO, and only a regular file or /dev/null. Returns the fd
+ * (O_CLOEXEC, blocking), or -errno with why set to a short reason ("it is
+ * a symbolic link", "it is not a regular file", strerror). */
+int gded_output_open(const char *path, int extra, char *why, size_t len);
 
 /* Appends line to the job's stderr file (stdout when joined) with the
  * user's credentials, from a short-lived child: the OOM note. 0 or -errno

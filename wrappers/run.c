@@ -42,6 +42,8 @@ struct run {
 	struct cgroup_job *cg;
 	pid_t pid;           /* the job, leader of its own process group */
 	bool exited;
+	int report_fd;       /* the child's start-failure pipe until EOF, then -1 */
+	size_t reason_len;   /* bytes of a start failure read into res->reason */
 	int sfd;
 	int tfd;
 	enum run_phase phase;
@@ -182,8 +184,10 @@ static void job_kill_all(struct run *run)
 {
 	if (run->cg)
 		cgroup_job_kill(run->cg, KILL_TIMEOUT_MS);
-	else if (!run->exited)
+	else if (!run->exited) {
 		kill(-run->pid, SIGKILL);
+		kill(run->pid, SIGKILL);   /* before its setsid, no group yet */
+	}
 	run->phase = PHASE_KILLED;
 }
 
@@ -194,8 +198,13 @@ static int job_terminate(struct run *run, bool *reason_flag)
 	if (run->phase != PHASE_RUN)
 		return 0;
 	*reason_flag = true;
-	/* By hand the command shares gded's process group (the terminal's). */
-	kill(run->job->argv ? run->pid : -run->pid, SIGTERM);
+	/* By hand the command shares gded's process group (the terminal's).
+	 * A job still starting (before its setsid, or blocked opening its
+	 * outputs or entering its directory) has no group of its own yet:
+	 * the pid itself is signalled too. */
+	if (!run->job->argv)
+		kill(-run->pid, SIGTERM);
+	kill(run->pid, SIGTERM);
 	run->phase = PHASE_GRACE;
 	return timer_arm(run, run->job->kill_grace);
 }
@@ -252,7 +261,40 @@ static int on_timer(struct run *run)
 	return 0;
 }
 
-/* Until the job's process exits. */
+/* Reads what the child wrote to the start pipe: a start-failure line,
+ * or EOF (the pipe is O_CLOEXEC: execve closed it, or the child died). */
+static void on_report(struct run *run)
+{
+	size_t cap = sizeof(run->res->reason) - 1;
+	char sink[64];
+	ssize_t n;
+
+	for (;;) {
+		if (run->reason_len < cap)
+			n = read(run->report_fd, run->res->reason + run->reason_len,
+				 cap - run->reason_len);
+		else
+			n = read(run->report_fd, sink, sizeof(sink));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n > 0) {
+			if (run->reason_len < cap)
+				run->reason_len += (size_t)n;
+			continue;
+		}
+		break;
+	}
+	run->res->reason[run->reason_len] = '\0';
+	close(run->report_fd);
+	run->report_fd = -1;
+}
+
+/* Until the job's process exits. The start is watched in the same loop
+ * as signals and the walltime: a child that blocks before exec (opening
+ * its outputs, entering its directory on a hung mount) is still ended by
+ * qdel and by its walltime. */
 static int run_loop(struct run *run, struct error *err)
 {
 	int r;
@@ -264,12 +306,13 @@ static int run_loop(struct run *run, struct error *err)
 	}
 	reap(run);
 	while (!run->exited) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[3] = {
 			{ .fd = run->sfd, .events = POLLIN },
 			{ .fd = run->tfd, .events = POLLIN },
+			{ .fd = run->report_fd, .events = POLLIN },
 		};
 
-		if (poll(pfd, run->tfd >= 0 ? 2 : 1, -1) < 0) {
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return error_set(err, -errno, "poll: %m");
@@ -284,27 +327,15 @@ static int run_loop(struct run *run, struct error *err)
 			if (r < 0)
 				return error_set(err, r, "timer: %s", strerror(-r));
 		}
+		if (run->report_fd >= 0 && pfd[2].revents)
+			on_report(run);
+	}
+	/* The child is gone, so is its end of the pipe: read what is left. */
+	if (run->report_fd >= 0) {
+		fcntl(run->report_fd, F_SETFL, 0);
+		on_report(run);
 	}
 	return 0;
-}
-
-/* Reads the child's start-failure line; EOF with nothing means execve
- * succeeded (the pipe is O_CLOEXEC). */
-static bool start_wait(int fd, struct gded_result *res)
-{
-	size_t off = 0;
-	ssize_t n;
-
-	while (off < sizeof(res->reason) - 1) {
-		n = read(fd, res->reason + off, sizeof(res->reason) - 1 - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-	res->reason[off] = '\0';
-	return off == 0;
 }
 
 /* Everything that must happen however the run ended: no process of the
@@ -398,7 +429,8 @@ void gded_stdio_ensure(void)
 
 int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err)
 {
-	struct run run = { .job = job, .res = res, .pid = -1, .sfd = -1, .tfd = -1 };
+	struct run run = { .job = job, .res = res, .pid = -1, .sfd = -1, .tfd = -1,
+			   .report_fd = -1 };
 	struct cgroup_limits lim = {
 		.cpus = job->cpus, .mems = job->mems, .mem = job->mem, .pids_max = job->pids_max,
 	};
@@ -450,7 +482,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	envp = gded_env_build(job);
 	page = mmap(NULL, STAMP_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		    -1, 0);
-	if (!envp || page == MAP_FAILED || pipe2(report, O_CLOEXEC) < 0) {
+	if (!envp || page == MAP_FAILED || pipe2(report, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = error_set(err, -errno, "set-up: %m");
 		fail(res, "gded: %s", err->text);
 		goto done;
@@ -472,16 +504,19 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	}
 	close(report[1]);
 	report[1] = -1;
-	if (!start_wait(report[0], res)) {
-		res->exec_errno = (int)page[2];
-		goto done;
-	}
-	res->wall[GDED_STAMP_EXEC] = page[0];
-	res->mono[GDED_STAMP_EXEC] = page[1];
+	run.report_fd = report[0];
+	report[0] = -1;
 	r = run_loop(&run, err);
 	if (r < 0) {
 		/* The job's true end is unknown to us: kill it and say why. */
 		fail(res, "gded: %s", err->text);
+	} else if (res->reason[0]) {
+		/* The child wrote why it could not start, then exited 127. */
+		res->status = GDED_STATUS_FAILED;
+		res->exec_errno = (int)page[2];
+	} else if (page[0]) {
+		res->wall[GDED_STAMP_EXEC] = page[0];
+		res->mono[GDED_STAMP_EXEC] = page[1];
 	}
 done:
 	q = run_teardown(&run, &e);
@@ -501,6 +536,8 @@ done:
 	for (int i = 0; i < 2; i++)
 		if (report[i] >= 0)
 			close(report[i]);
+	if (run.report_fd >= 0)
+		close(run.report_fd);
 	if (run.tfd >= 0)
 		close(run.tfd);
 	if (run.sfd >= 0)
