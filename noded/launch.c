@@ -57,6 +57,10 @@ int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidf
 				 POSIX_SPAWN_SETSID);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
+	/* Nothing else of qnoded's: an fd it inherited without close-on-exec
+	 * (the admin's shell, an init script) must not reach a root wrapper,
+	 * nor through it the job. */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
 
 	/* glibc's posix_spawn is clone(CLONE_VM|CLONE_VFORK): its cost does
 	 * not grow with qnoded's memory, unlike fork (9.8 ms at 256 MiB). */

@@ -2,6 +2,7 @@
 /* The child side of gded's fork: fence, drop to the user, open outputs, exec the script. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sched.h>
@@ -9,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -189,6 +191,21 @@ static void child_exec_command(const struct gded_child *c)
 	child_fail(c, -1, "cannot execute %s: %s", c->job->argv[0], strerror(errno));
 }
 
+/* Marks every fd above stderr close-on-exec: whatever qnoded or gded
+ * held (an fd the admin's shell left open, the report pipe) must not
+ * reach the job. close_range (Linux 5.11); a loop where it is missing. */
+static void child_fds_cloexec(void)
+{
+	struct rlimit rl;
+
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > 1u << 20)
+		rl.rlim_cur = 1u << 20;
+	for (int fd = 3; fd < (int)rl.rlim_cur; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
 void gded_child_exec(const struct gded_child *c)
 {
 	const struct gded_job *job = c->job;
@@ -226,6 +243,7 @@ void gded_child_exec(const struct gded_child *c)
 	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
 	    dup2(err, STDERR_FILENO) < 0)
 		child_fail(c, err, "dup2: %s", strerror(errno));
+	child_fds_cloexec();
 	c->exec_stamp[0] = time_wall_ns();
 	c->exec_stamp[1] = time_mono_ns();
 	execve(job->shell, argv, c->envp);
