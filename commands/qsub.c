@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -134,6 +135,7 @@ static int request_build(const struct jobspec *js, const char *script, size_t le
 {
 	char workdir[PATH_MAX];
 	json_t *req, *env = NULL;
+	mode_t mask;
 	int r;
 
 	if (!getcwd(workdir, sizeof(workdir)))
@@ -158,6 +160,11 @@ static int request_build(const struct jobspec *js, const char *script, size_t le
 		json_object_set_new(req, "walltime", json_integer(js->walltime));
 	if (js->rerunnable >= 0)
 		json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
+	/* The submitter's umask goes with the job (umask(2) can only be read
+	 * by setting it): its output files get the modes the user expects. */
+	mask = umask(022);
+	umask(mask);
+	json_object_set_new(req, "umask", json_integer(mask & 0777));
 	r = path_absolute(workdir, js->stdout_path, req, "stdout");
 	if (!r)
 		r = path_absolute(workdir, js->stderr_path, req, "stderr");

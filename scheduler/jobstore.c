@@ -47,6 +47,9 @@ static const char *const migrations[] = {
 	"CREATE TABLE queue_admin (queue TEXT PRIMARY KEY, enabled INTEGER,"
 	" started INTEGER, reason TEXT);"
 	"CREATE TABLE node_admin (node TEXT PRIMARY KEY, drain INTEGER NOT NULL, reason TEXT);",
+	/* 4: the submitter's umask, for the job's output files; NULL (rows
+	 * from before) is launched with 022. */
+	"ALTER TABLE jobs ADD COLUMN umask INTEGER;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -64,12 +67,15 @@ enum {
 	COL_CPU_NS, COL_MEM_PEAK, COL_OOM, COL_T_FIRST,
 	COL_M_FIRST = COL_T_FIRST + STAMP_MAX,   /* m_wrap .. m_released */
 	COL_ENV = COL_M_FIRST + STAMP_RELEASED - STAMP_WRAP + 1,   /* SQL_LAUNCH's payload: env, script */
+	COL_LAUNCH_UMASK = COL_ENV + 2,   /* SQL_LAUNCH's last column */
 };
+
+#define UMASK_DEFAULT 022
 
 static const char SQL_INSERT[] =
 	"INSERT INTO jobs (name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
-	" workdir, stdout, stderr, join_oe, rerunnable, t_submit)"
-	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask)"
+	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char SQL_INSERT_PAYLOAD[] =
 	"INSERT INTO job_payload (job_id, env, script) VALUES (?,?,?)";
 static const char SQL_SET_STATE[] =
@@ -102,7 +108,8 @@ static const char SQL_QUERY_ID[] =
  * primary key: node_launch's read-back through SQL_QUERY_ID, a row object
  * and a copy cost ~50,000 instructions per dispatch. */
 static const char SQL_LAUNCH[] =
-	"SELECT " JOB_COLUMNS ", p.env, p.script FROM jobs JOIN job_payload p ON p.job_id = jobs.id"
+	"SELECT " JOB_COLUMNS ", p.env, p.script, jobs.umask FROM jobs"
+	" JOIN job_payload p ON p.job_id = jobs.id"
 	" WHERE jobs.id = ?";
 static const char SQL_PAYLOAD[] =
 	"SELECT env, script FROM job_payload WHERE job_id = ?";
@@ -463,6 +470,10 @@ int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t
 	sqlite3_bind_int(st, 13, s->join);
 	sqlite3_bind_int(st, 14, s->rerunnable);
 	sqlite3_bind_int64(st, 15, s->t_submit);
+	if (s->umask >= 0)
+		sqlite3_bind_int(st, 16, s->umask & 0777);
+	else
+		sqlite3_bind_null(st, 16);
 	r = stmt_exec(js, ST_INSERT);
 	if (r < 0)
 		return r;
@@ -790,6 +801,9 @@ int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 	json_set_int(o, "ncpus", st, COL_NCPUS);
 	json_set_int(o, "mem", st, COL_MEM);
 	json_set_int(o, "walltime", st, COL_WALLTIME);
+	json_object_set_new(o, "umask", json_integer(
+		sqlite3_column_type(st, COL_LAUNCH_UMASK) == SQLITE_NULL ? UMASK_DEFAULT :
+		sqlite3_column_int(st, COL_LAUNCH_UMASK) & 0777));
 	json_object_set_new(o, "times", stamps_json(st, STAMP_SUBMIT, STAMP_DISPATCH));
 	*ret = o;
 	o = NULL;

@@ -51,6 +51,7 @@ struct job_submit {
 	const char *env_json;      /* JSON object text */
 	const char *script;
 	int64_t t_submit;
+	int umask;                 /* the submitter's; -1: not given (022 at launch) */
 };
 
 /* Inserts a job (queued, or held) with its script. Returns 0 and the id. */
@@ -92,7 +93,8 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 
 /* The job part of job.launch (docs/PROTOCOL.md): jobid, name, queue,
  * user, uid, gid, workdir, stdout, stderr, join, env, ncpus, mem,
- * walltime, script and times (submit, dispatch). -ENOENT. */
+ * walltime, script, umask (022 for a job stored without one) and times
+ * (submit, dispatch). -ENOENT. */
 int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret);
 
 /* The one job object, with env and script when payload; -ENOENT. */

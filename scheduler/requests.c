@@ -34,6 +34,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	long long ncpus = wire_int(msg, "ncpus", 0);
 	long long mem = wire_int(msg, "mem", 0);
 	long long walltime = wire_int(msg, "walltime", 0);
+	long long mask = wire_int(msg, "umask", -1);
 	unsigned max_cpus;
 	char *envtext;
 	const char *key;
@@ -55,6 +56,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 			REFUSE("env: '%s' is not NAME=value", key);
 	if (ncpus < 0 || mem < 0 || walltime < 0)
 		REFUSE("resources must not be negative");
+	if (json_object_get(msg, "umask") && (mask < 0 || mask > 0777))
+		REFUSE("umask must be 0-0777");
 
 	if (qname && *qname) {
 		q = config_queue(s->config, qname);
@@ -117,6 +120,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	p->submit.hold = wire_bool(msg, "hold", 0);
 	p->submit.script = script;
 	p->submit.t_submit = time_wall_ns();
+	p->submit.umask = (int)mask;
 	return 0;
 }
 
@@ -454,7 +458,7 @@ static const struct {
 	{ "stdout", T_STR }, { "stderr", T_STR }, { "user", T_STR }, { "action", T_STR },
 	{ "target", T_STR }, { "reason", T_STR },
 	{ "join", T_BOOL }, { "hold", T_BOOL }, { "rerunnable", T_BOOL }, { "finished", T_BOOL },
-	{ "full", T_BOOL }, { "env", T_OBJ },
+	{ "full", T_BOOL }, { "env", T_OBJ }, { "umask", T_INT },
 };
 
 static const char *member_mistyped(const json_t *msg)

@@ -231,6 +231,9 @@ void gded_child_exec(const struct gded_child *c)
 	if (setsid() < 0)
 		child_fail(c, -1, "setsid: %s", strerror(errno));
 	child_drop(c);
+	/* The submitter's umask, as qsub read it: the output files, and
+	 * whatever the job creates, get the modes the user would get. */
+	umask(job->umask);
 	out = child_outputs(c, &err);
 	if (chdir(job->workdir) < 0)
 		child_fail(c, err, "cannot change directory to %s: %s", job->workdir,
@@ -277,6 +280,7 @@ int gded_note_append(const struct gded_job *job, const char *line)
 		     initgroups(job->user, job->gid)) < 0 ||
 		    setgid(job->gid) < 0 || setuid(job->uid) < 0)
 			_exit(1);
+		umask(job->umask);
 		fd = gded_output_open(path, O_APPEND, why, sizeof(why));
 		if (fd < 0)
 			_exit(1);

@@ -13,6 +13,7 @@
 
 #define GDED_PIDS_MAX_DEFAULT 4096
 #define GDED_KILL_GRACE_DEFAULT 10
+#define GDED_UMASK_DEFAULT 022
 #define GDED_PATH_DEFAULT "/usr/local/bin:/usr/bin:/bin"
 
 /* The queue's reserve (docs/PROTOCOL.md job.launch). gded applies the
@@ -46,6 +47,8 @@ struct gded_job {
 	const char *stdout_path;
 	const char *stderr_path;  /* ignored when join */
 	bool join;
+	mode_t umask;             /* the submitter's, set before the outputs
+	                           * are opened; GDED_UMASK_DEFAULT if absent */
 	char **env;               /* "KEY=VALUE" from the spec, NULL-terminated */
 	uint64_t ncpus;
 	uint64_t mem;             /* bytes; 0: no limit */

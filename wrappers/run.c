@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -109,8 +110,10 @@ static int nodefile_write(const struct gded_job *job, struct error *err)
 		r = error_set(err, -errno, "cannot write %s: %m", job->nodefile);
 		goto done;
 	}
-	if (fchown(fd, job->uid, job->gid) < 0) {
-		r = error_set(err, -errno, "cannot chown %s: %m", job->nodefile);
+	/* The user's file, with the user's umask like the output files. */
+	if (fchown(fd, job->uid, job->gid) < 0 || fchmod(fd, 0644 & ~job->umask) < 0) {
+		r = error_set(err, -errno, "cannot give %s to uid %u: %m", job->nodefile,
+			      (unsigned)job->uid);
 		goto done;
 	}
 	while (off < len) {

@@ -182,7 +182,7 @@ static int spec_reserve(const json_t *o, struct gded_job *job, struct error *err
 
 int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 {
-	uint64_t uid = 0, gid = 0;
+	uint64_t uid = 0, gid = 0, mask = GDED_UMASK_DEFAULT;
 	int r;
 
 	*job = (struct gded_job){
@@ -194,6 +194,7 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 		.ncpus = 1,
 		.kill_grace = GDED_KILL_GRACE_DEFAULT,
 		.pids_max = GDED_PIDS_MAX_DEFAULT,
+		.umask = GDED_UMASK_DEFAULT,
 	};
 	if (!json_is_object(spec))
 		return error_set(err, -EINVAL, "spec: not a JSON object");
@@ -220,6 +221,7 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_str(spec, "mems", false, &job->mems, err)) < 0 ||
 	    (r = spec_str(spec, "nodefile", false, &job->nodefile, err)) < 0 ||
 	    (r = spec_str(spec, "result", true, &job->result, err)) < 0 ||
+	    (r = spec_u64(spec, "umask", false, &mask, err)) < 0 ||
 	    (r = spec_env(spec, job, err)) < 0 ||
 	    (r = spec_groups(spec, job, err)) < 0 ||
 	    (r = spec_reserve(spec, job, err)) < 0 ||
@@ -233,6 +235,12 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 		r = error_set(err, -EINVAL, "spec: uid or gid out of range");
 		goto fail;
 	}
+	if (mask > 0777) {
+		r = error_set(err, -EINVAL, "spec: \"umask\" %llo is not a file mode mask",
+			      (unsigned long long)mask);
+		goto fail;
+	}
+	job->umask = (mode_t)mask;
 	job->uid = (uid_t)uid;
 	job->gid = (gid_t)gid;
 	if (job->workdir[0] != '/' || job->script[0] != '/' || job->result[0] != '/' ||

@@ -71,6 +71,7 @@ static void test_spec_good(void)
 	CU_ASSERT_EQUAL(job.walltime, 3600);
 	CU_ASSERT_EQUAL(job.kill_grace, 5);
 	CU_ASSERT_EQUAL(job.pids_max, GDED_PIDS_MAX_DEFAULT);
+	CU_ASSERT_EQUAL(job.umask, 022);   /* absent: a spec from before umask */
 	CU_ASSERT_STRING_EQUAL(job.cpus, "0-7");
 	CU_ASSERT_STRING_EQUAL(job.shell, "/bin/bash");
 	CU_ASSERT_EQUAL(job.cg_mode, CGROUP_MODE_V1);
@@ -96,6 +97,9 @@ static void test_spec_good(void)
 	CU_ASSERT_EQUAL_FATAL(parse_changed("groups", "[]", &job, &err), 0);
 	CU_ASSERT_PTR_NOT_NULL(job.groups);
 	CU_ASSERT_EQUAL(job.ngroups, 0);
+	gded_job_clear(&job);
+	CU_ASSERT_EQUAL_FATAL(parse_changed("umask", "63", &job, &err), 0);
+	CU_ASSERT_EQUAL(job.umask, 077);
 	gded_job_clear(&job);
 }
 
@@ -131,6 +135,8 @@ static void test_spec_bad(void)
 		{ "groups", "\"100\"", "\"groups\" is not an array" },
 		{ "groups", "[100, -1]", "groups[1] is not a group id" },
 		{ "groups", "[4294967295]", "groups[0] is not a group id" },
+		{ "umask", "512", "is not a file mode mask" },
+		{ "umask", "\"077\"", "\"umask\" is not a non-negative integer" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -256,7 +256,32 @@ static void test_launch(void)
 	jobstore_close(js);
 }
 
+/* The submitter's umask reaches job.launch; a job stored without one
+ * (rows from before migration 4) launches with 022. */
+static void test_launch_umask(void)
+{
+	struct job_submit strict = base, none = base;
+	struct jobstore *js;
+	struct error err;
+	int64_t a, b;
+	json_t *o;
+
+	strict.umask = 077;
+	none.umask = -1;
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &strict, &a), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &none, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_launch(js, a, &o), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "umask")), 077);
+	json_decref(o);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_launch(js, b, &o), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "umask")), 022);
+	json_decref(o);
+	jobstore_close(js);
+}
+
 static const struct unit_test jobstore_tests[] = {
+	{ "launch_umask", test_launch_umask },
 	{ "wal_reused", test_wal_reused },
 	{ "launch", test_launch },
 	{ "paging", test_paging },
