@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "jobenv.h"
 #include "jobscript.h"
 #include "wire.h"
 
@@ -81,6 +82,7 @@ static int script_read(int fd, char **ret, size_t *ret_len)
 static int env_build(const struct jobspec *js, json_t **ret)
 {
 	json_t *env = json_object();
+	struct error err;
 
 	if (!env)
 		return cmd_fail(1, "out of memory");
@@ -106,6 +108,10 @@ static int env_build(const struct jobspec *js, json_t **ret)
 			return cmd_fail(1, "-v %s: the value is not valid UTF-8", v->name);
 		}
 		json_object_set_new(env, v->name, json_string(value));
+	}
+	if (jobenv_check(env, &err) < 0) {
+		json_decref(env);
+		return cmd_fail(1, "%s", err.text);
 	}
 	*ret = env;
 	return 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobenv.h"
 #include "log.h"
 #include "server-internal.h"
 #include "timeutil.h"
@@ -36,6 +37,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	long long walltime = wire_int(msg, "walltime", 0);
 	long long mask = wire_int(msg, "umask", -1);
 	unsigned max_cpus;
+	struct error jerr;
 	char *envtext;
 	const char *key;
 	json_t *v;
@@ -54,6 +56,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	json_object_foreach(env, key, v)
 		if (!json_is_string(v) || !*key || strchr(key, '='))
 			REFUSE("env: '%s' is not NAME=value", key);
+	if (env && jobenv_check(env, &jerr) < 0)
+		REFUSE("%s", jerr.text);
 	if (ncpus < 0 || mem < 0 || walltime < 0)
 		REFUSE("resources must not be negative");
 	if (json_object_get(msg, "umask") && (mask < 0 || mask > 0777))

@@ -1,32 +1,94 @@
 /* SPDX-License-Identifier: MIT */
 /* The job's environment: the submitter's variables plus the PBS/qpool set. */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gded.h"
 
+/* The array being built, and an index from name to slot so that
+ * replacing a name costs O(1): with a scan per variable, 75,000
+ * variables took 14 s of root's time per job (O(n^2) strncmp). */
 struct envlist {
 	char **v;
 	size_t n;
 	size_t cap;
+	size_t *slot;    /* open addressing: index + 1 into v, 0 empty */
+	size_t nslot;    /* a power of two, at least twice n */
 };
 
-/* Sets name=value, replacing an earlier entry of the same name. */
+static size_t name_len(const char *s)
+{
+	const char *eq = strchr(s, '=');
+
+	return eq ? (size_t)(eq - s) : strlen(s);
+}
+
+/* FNV-1a over the name. */
+static size_t name_hash(const char *name, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)name[i];
+		h *= 1099511628211ULL;
+	}
+	return (size_t)h;
+}
+
+/* The slot of name in the index: the one holding it, or the empty one
+ * where it would go. */
+static size_t *env_slot(const struct envlist *e, const char *name, size_t len)
+{
+	size_t mask = e->nslot - 1, i = name_hash(name, len) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		size_t *s = &e->slot[i];
+
+		if (*s == 0)
+			return s;
+		if (strncmp(e->v[*s - 1], name, len) == 0 && e->v[*s - 1][len] == '=')
+			return s;
+	}
+}
+
+/* Doubles the index (and rehashes) when it would pass half full. */
+static int env_index_grow(struct envlist *e)
+{
+	size_t nslot = e->nslot ? e->nslot * 2 : 64;
+	size_t *old = e->slot;
+
+	if (e->nslot && (e->n + 1) * 2 <= e->nslot)
+		return 0;
+	e->slot = calloc(nslot, sizeof(size_t));
+	if (!e->slot) {
+		e->slot = old;
+		return -1;
+	}
+	e->nslot = nslot;
+	for (size_t i = 0; i < e->n; i++)
+		*env_slot(e, e->v[i], name_len(e->v[i])) = i + 1;
+	free(old);
+	return 0;
+}
+
+/* Sets name=value, replacing an earlier entry of the same name in its
+ * place. */
 static int env_set(struct envlist *e, const char *name, const char *value)
 {
-	size_t len = strlen(name);
+	size_t len = strlen(name), *slot;
 	char *s;
 
-	if (asprintf(&s, "%s=%s", name, value) < 0)
+	if (env_index_grow(e) < 0 || asprintf(&s, "%s=%s", name, value) < 0)
 		return -1;
-	for (size_t i = 0; i < e->n; i++)
-		if (strncmp(e->v[i], name, len) == 0 && e->v[i][len] == '=') {
-			free(e->v[i]);
-			e->v[i] = s;
-			return 0;
-		}
+	slot = env_slot(e, name, len);
+	if (*slot) {
+		free(e->v[*slot - 1]);
+		e->v[*slot - 1] = s;
+		return 0;
+	}
 	if (e->n + 2 > e->cap) {
 		size_t cap = e->cap ? e->cap * 2 : 32;
 		char **v = realloc(e->v, cap * sizeof(char *));
@@ -40,17 +102,13 @@ static int env_set(struct envlist *e, const char *name, const char *value)
 	}
 	e->v[e->n++] = s;
 	e->v[e->n] = NULL;
+	*slot = e->n;
 	return 0;
 }
 
 static bool env_has(const struct envlist *e, const char *name)
 {
-	size_t len = strlen(name);
-
-	for (size_t i = 0; i < e->n; i++)
-		if (strncmp(e->v[i], name, len) == 0 && e->v[i][len] == '=')
-			return true;
-	return false;
+	return e->nslot && *env_slot(e, name, strlen(name)) != 0;
 }
 
 char **gded_env_build(const struct gded_job *job)
@@ -91,6 +149,7 @@ char **gded_env_build(const struct gded_job *job)
 	fail |= env_set(&e, "PBS_NODEFILE", nodefile) < 0;
 	fail |= env_set(&e, "PBS_QUEUE", job->queue) < 0;
 	fail |= env_set(&e, "PBS_ENVIRONMENT", "PBS_BATCH") < 0;
+	free(e.slot);
 	if (fail) {
 		gded_env_free(e.v);
 		return NULL;

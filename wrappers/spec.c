@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gded.h"
+#include "jobenv.h"
 #include "wire.h"
 
 /* Strict accessors: unlike wire_str/wire_int they tell "absent" (fine
@@ -68,6 +69,11 @@ static int spec_env(const json_t *o, struct gded_job *job, struct error *err)
 		return 0;
 	if (!json_is_object(env))
 		return error_set(err, -EINVAL, "spec: \"env\" is not an object");
+	/* qpoold refused such a job at submit; a spec written otherwise is
+	 * refused here too, before root builds anything from it. */
+	if (jobenv_check(env, NULL) == -E2BIG)
+		return error_set(err, -E2BIG, "spec: \"env\" is above %d variables or %d KiB",
+				 JOBENV_MAX_VARS, JOBENV_MAX_BYTES / 1024);
 	job->env = calloc(json_object_size(env) + 1, sizeof(char *));
 	if (!job->env)
 		return error_set(err, -ENOMEM, "out of memory");

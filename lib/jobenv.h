@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* The limits on a job's environment (qsub -v/-V), checked by qsub, qpoold and gded. */
+#ifndef QPOOL_JOBENV_H
+#define QPOOL_JOBENV_H
+
+#include <jansson.h>
+
+#include "error.h"
+
+/* A job's environment is built by root (gded) before the drop, once per
+ * job: it must stay small. A login shell's is ~100 variables and a few
+ * KiB; a heavy module setup a few hundred and ~100 KiB. Above 256 KiB a
+ * job could not be run anyway on a host with an 8 MiB stack (execve's
+ * E2BIG at a quarter of it, with the script's own room). */
+#define JOBENV_MAX_VARS 4096
+#define JOBENV_MAX_BYTES (256 * 1024)   /* the sum of "NAME=VALUE\0" */
+
+/* Checks an environment object (name -> string). 0; -E2BIG with err
+ * saying which limit, and how far over ("the job's environment has 5000
+ * variables; at most 4096"); -EINVAL when a member is not a string. */
+int jobenv_check(const json_t *env, struct error *err);
+
+#endif
