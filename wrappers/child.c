@@ -4,10 +4,12 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -92,6 +94,31 @@ ids:
 		child_fail(c, -1, "cannot set uid %u: %s", (unsigned)job->uid, strerror(errno));
 }
 
+/* Whether the existing file st at path, not the caller's, sits in a
+ * sticky group- or world-writable directory and is not the directory
+ * owner's either: a name planted there in advance (ids are predictable)
+ * to receive the job's output, what fs.protected_regular refuses where
+ * it is set. */
+static bool planted(const char *path, const struct stat *st)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat ds;
+	size_t n;
+
+	if (!slash)
+		return false;
+	n = slash == path ? 1 : (size_t)(slash - path);
+	if (n >= sizeof(dir))
+		return false;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	if (stat(dir, &ds) < 0)
+		return false;
+	return (ds.st_mode & S_ISVTX) && (ds.st_mode & (S_IWGRP | S_IWOTH)) &&
+	       st->st_uid != ds.st_uid;
+}
+
 int gded_output_open(const char *path, int extra, char *why, size_t len)
 {
 	struct stat st;
@@ -123,6 +150,12 @@ int gded_output_open(const char *path, int extra, char *why, size_t len)
 	    !(S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)) {
 		r = -EINVAL;
 		snprintf(why, len, "it is not a regular file");
+		goto fail;
+	}
+	if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && planted(path, &st)) {
+		r = -EPERM;
+		snprintf(why, len, "it belongs to uid %u, in a shared sticky directory",
+			 (unsigned)st.st_uid);
 		goto fail;
 	}
 	if (S_ISREG(st.st_mode) && !(extra & O_APPEND) && ftruncate(fd, 0) < 0) {

@@ -5,7 +5,9 @@
 # output name in a shared sticky directory, fails the job at once with a
 # clear reason (it does not hang before exec holding its CPUs); a symlink
 # planted there is refused, not followed, so the owner's private file it
-# points to is not truncated. -o /dev/null still works.
+# points to is not truncated; another user's regular file planted there
+# is refused, so it does not receive the job's output. -o /dev/null
+# still works.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -75,6 +77,24 @@ runuser -u qpuser2 -- mkfifo -m 666 "$shared/fifo.o$next"
 id=$(qsub_in_shared fifo) || fail "qsub fifo in shared"
 [ "$id" = "$next" ] || fail "expected id $next, got $id"
 qp_failed_with "$id" "it is not a regular file|Permission denied"
+
+note "a regular file planted under the next job's default output name"
+next=$((id + 1))
+runuser -u qpuser2 -- sh -c "umask 0; : > '$shared/leak.o$next'; : > '$shared/leak.e$next'"
+id=$(cd "$shared" && runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" \
+	PATH="$QP_BIN:/usr/bin:/bin" qsub -N leak <<<'echo the secret result') || fail "qsub leak"
+[ "$id" = "$next" ] || fail "expected id $next, got $id"
+qp_failed_with "$id" "leak.[oe]$next: it belongs to uid $(id -u qpuser2), in a shared sticky directory"
+[ ! -s "$shared/leak.o$next" ] && [ ! -s "$shared/leak.e$next" ] ||
+	fail "the job wrote into qpuser2's planted file: $(cat "$shared/leak.o$next")"
+
+note "the owner's own existing file there is still reused"
+runuser -u qpuser1 -- sh -c "echo old > '$shared/own.out'"
+id=$(cd "$shared" && runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" \
+	PATH="$QP_BIN:/usr/bin:/bin" qsub -N own -o "$shared/own.out" <<<'echo new') || fail "qsub own"
+qp_wait "$id" completed failed
+[ "$(qp_state "$id")" = completed ] || fail "job $id: $(qp_field "$id" reason)"
+[ "$(cat "$shared/own.out")" = new ] || fail "own.out: $(cat "$shared/own.out")"
 
 note "the node is free again: a plain job runs"
 id=$(as qpuser1 qsub <<<'echo fine') || fail "qsub after"
