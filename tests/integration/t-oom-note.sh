@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The OOM note gded appends after teardown cannot be made to block it: a
+# job that swaps its stderr file for a FIFO (or a symlink) before it runs
+# out of memory still ends "oom" at once, and nothing is written through
+# the link.
+. "$(dirname "$0")/lib.sh"
+[ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "no memory controller"
+command -v python3 >/dev/null || skip "python3 missing"
+qp_setup "[queue mem64]
+mem_max = 1G"
+qp_start_server
+qp_start_node "${QP_NODE_PREFIX}n1"  # own name: other pools on this host may run an n1
+
+w=$QP_T/work/qpuser1
+note "stderr swapped for a FIFO nobody reads"
+id=$(as qpuser1 qsub -q mem64 -l mem=64M -N fifo <<'JOB'
+rm -f "$PBS_O_WORKDIR/fifo.e$PBS_JOBID"
+mkfifo "$PBS_O_WORKDIR/fifo.e$PBS_JOBID"
+python3 -c 'b = []
+while True: b.append(bytearray(16 << 20))'
+JOB
+) || fail "qsub fifo"
+qp_wait "$id" oom --timeout 60
+[ -p "$w/fifo.e$id" ] || fail "the FIFO was replaced"
+
+note "stderr swapped for a symlink to a private file"
+runuser -u qpuser1 -- sh -c "umask 077; echo private > '$w/private'"
+id=$(as qpuser1 qsub -q mem64 -l mem=64M -N link <<JOB
+ln -sf "$w/private" "\$PBS_O_WORKDIR/link.e\$PBS_JOBID"
+python3 -c 'b = []
+while True: b.append(bytearray(16 << 20))'
+JOB
+) || fail "qsub link"
+qp_wait "$id" oom --timeout 60
+[ "$(cat "$w/private")" = private ] || fail "the note went through the symlink: $(cat "$w/private")"
+echo "oom note ok"
