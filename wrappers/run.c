@@ -188,8 +188,8 @@ static void job_kill_all(struct run *run)
 	if (run->cg)
 		cgroup_job_kill(run->cg, KILL_TIMEOUT_MS);
 	else if (!run->exited) {
-		kill(-run->pid, SIGKILL);
-		kill(run->pid, SIGKILL);   /* before its setsid, no group yet */
+		if (kill(-run->pid, SIGKILL) < 0)
+			kill(run->pid, SIGKILL);   /* before its setsid, no group yet */
 	}
 	run->phase = PHASE_KILLED;
 }
@@ -202,12 +202,11 @@ static int job_terminate(struct run *run, bool *reason_flag)
 		return 0;
 	*reason_flag = true;
 	/* By hand the command shares gded's process group (the terminal's).
-	 * A job still starting (before its setsid, or blocked opening its
-	 * outputs or entering its directory) has no group of its own yet:
-	 * the pid itself is signalled too. */
-	if (!run->job->argv)
-		kill(-run->pid, SIGTERM);
-	kill(run->pid, SIGTERM);
+	 * A job child that has not reached its setsid has no group of its
+	 * own yet (ESRCH): the pid itself is signalled then, once, so a
+	 * job's TERM trap never runs twice. */
+	if (run->job->argv || kill(-run->pid, SIGTERM) < 0)
+		kill(run->pid, SIGTERM);
 	run->phase = PHASE_GRACE;
 	return timer_arm(run, run->job->kill_grace);
 }
