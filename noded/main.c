@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "noded.h"
+#include "version.h"
 
 static const char *arg_config;
 static const char *arg_name;
@@ -218,6 +219,8 @@ int main(int argc, char **argv)
 	char cpus[4096];
 	int r, status = 1;
 
+	if (version_requested(argc, argv))
+		return version_print("qnoded");
 	r = parse_args(argc, argv);
 	if (r != 0)
 		return r < 0 ? 0 : 1;

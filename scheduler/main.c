@@ -13,6 +13,7 @@
 #include "config.h"
 #include "log.h"
 #include "server.h"
+#include "version.h"
 
 static const char *arg_config;
 static bool arg_verbose;
@@ -21,13 +22,16 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: qpoold [-f FILE] [-v]\n"
 		   "  -f FILE  config file (default $QPOOL_CONF, else %s)\n"
-		   "  -v       log debug messages too\n", CONFIG_DEFAULT_PATH);
+		   "  -v       log debug messages too\n"
+		   "  --dump-config  print a sample config: every key, its default\n"
+		   "  --version      print the version\n", CONFIG_DEFAULT_PATH);
 }
 
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "dump-config", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -43,6 +47,9 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case 'D':
+			config_sample_print(stdout);
+			exit(fflush(stdout) == 0 ? 0 : 1);
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -76,6 +83,8 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int r;
 
+	if (version_requested(argc, argv))
+		return version_print("qpoold");
 	r = parse_args(argc, argv);
 	if (r < 0)
 		return 2;
