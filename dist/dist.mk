@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: MIT
+# Installing qpool: make install / uninstall with the GNU directory
+# variables, the systemd units, and the sample config. Included by Makefile.
+#
+#   make install PREFIX=/usr DESTDIR=/tmp/stage
+#
+# Commands go to bindir, daemons and the wrapper to sbindir: gded sits
+# beside qnoded (which finds it there, lib/exe.c, as in build/bin) and an
+# admin runs it by hand (gded(8)). The daemons read /etc/qpool/qpool.conf
+# whatever the prefix, so sysconfdir defaults to /etc.
+
+PREFIX         ?= /usr/local
+prefix         ?= $(PREFIX)
+exec_prefix    ?= $(prefix)
+bindir         ?= $(exec_prefix)/bin
+sbindir        ?= $(exec_prefix)/sbin
+datarootdir    ?= $(prefix)/share
+mandir         ?= $(datarootdir)/man
+docdir         ?= $(datarootdir)/doc/qpool
+sysconfdir     ?= /etc
+systemdunitdir ?= $(prefix)/lib/systemd/system
+INSTALL        ?= install
+
+USER_CMDS  := qsub qstat qdel qhold qrls qacct
+ADMIN_BINS := qpoold qnoded gded gded-byhand qmgr
+UNITS      := qpoold.service qnoded.service
+MAN_PAGES  := $(wildcard man/man*/*.[1-8])
+
+.PHONY: install uninstall units
+
+$(BUILD)/qpool.conf.sample: $(BIN)/qpoold
+	$(BIN)/qpoold --dump-config > $@.tmp && mv $@.tmp $@
+
+# The units with their paths; for systemd-analyze verify and install.
+units: $(addprefix $(BUILD)/dist/,$(UNITS))
+$(BUILD)/dist/%.service: dist/systemd/%.service.in FORCE
+	@mkdir -p $(@D)
+	sed 's|@sbindir@|$(sbindir)|g' $< > $@.tmp && mv $@.tmp $@
+FORCE:
+
+install: all $(BUILD)/qpool.conf.sample units
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(systemdunitdir) \
+		$(DESTDIR)$(sysconfdir)/qpool $(DESTDIR)$(docdir)
+	$(INSTALL) -m 0755 $(addprefix $(BIN)/,$(USER_CMDS)) $(DESTDIR)$(bindir)
+	$(INSTALL) -m 0755 $(addprefix $(BIN)/,$(ADMIN_BINS)) $(DESTDIR)$(sbindir)
+	for p in $(MAN_PAGES); do \
+		d=$(DESTDIR)$(mandir)/$$(basename $$(dirname $$p)); \
+		$(INSTALL) -d $$d && $(INSTALL) -m 0644 $$p $$d || exit 1; \
+	done
+	$(INSTALL) -m 0644 $(addprefix $(BUILD)/dist/,$(UNITS)) $(DESTDIR)$(systemdunitdir)
+	$(INSTALL) -m 0644 conf/qpool.conf $(DESTDIR)$(docdir)/qpool.conf.example
+	$(INSTALL) -m 0644 $(BUILD)/qpool.conf.sample $(DESTDIR)$(docdir)/qpool.conf.sample
+	@# An admin's config is never overwritten.
+	if [ ! -e $(DESTDIR)$(sysconfdir)/qpool/qpool.conf ]; then \
+		$(INSTALL) -m 0644 $(BUILD)/qpool.conf.sample $(DESTDIR)$(sysconfdir)/qpool/qpool.conf; \
+	fi
+
+# Leaves the state directory and an edited config alone.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(USER_CMDS)) $(addprefix $(DESTDIR)$(sbindir)/,$(ADMIN_BINS))
+	rm -f $(addprefix $(DESTDIR)$(systemdunitdir)/,$(UNITS))
+	for p in $(MAN_PAGES); do \
+		rm -f $(DESTDIR)$(mandir)/$$(basename $$(dirname $$p))/$$(basename $$p); \
+	done
+	if [ -f $(DESTDIR)$(docdir)/qpool.conf.sample ] && \
+	   cmp -s $(DESTDIR)$(docdir)/qpool.conf.sample $(DESTDIR)$(sysconfdir)/qpool/qpool.conf; then \
+		rm -f $(DESTDIR)$(sysconfdir)/qpool/qpool.conf; \
+	fi
+	rm -f $(DESTDIR)$(docdir)/qpool.conf.example $(DESTDIR)$(docdir)/qpool.conf.sample
+	-rmdir $(DESTDIR)$(docdir) $(DESTDIR)$(sysconfdir)/qpool 2>/dev/null
