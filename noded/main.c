@@ -8,8 +8,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "log-journal.h"
 #include "noded.h"
 #include "version.h"
 
@@ -225,6 +227,7 @@ int main(int argc, char **argv)
 	if (r != 0)
 		return r < 0 ? 0 : 1;
 	log_init("qnoded", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	(void)log_journal_setup(arg_simulate ? NULL : arg_name);
 
 	r = config_load(config_path(arg_config), &config, &err);
 	if (r < 0) {
@@ -336,7 +339,11 @@ int main(int argc, char **argv)
 		log_err("cannot set up the qpoold link: %s", strerror(-r));
 		goto done;
 	}
+	/* Set up and its running jobs taken over: a restart is complete. */
+	(void)sd_notifyf(0, "READY=1\nSTATUS=node %s: cpus %s, cgroup %s, %zu jobs running", nd.name, cpus,
+			 cgroup_mode_name(nd.cgroup_mode), jobs_running_count(nd.jobs));
 	r = sd_event_loop(nd.event);
+	(void)sd_notify(0, "STOPPING=1");
 	if (r < 0) {
 		log_err("event loop: %s", strerror(-r));
 		goto done;

@@ -2,6 +2,7 @@
 /* qpoold: the qpool server. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "log-journal.h"
 #include "server.h"
 #include "version.h"
 
@@ -67,10 +69,14 @@ static int on_sighup(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	struct server *s = userdata;
 	struct error err;
 
-	if (server_reload(s, &err) < 0)
+	(void)sd_notify(0, "RELOADING=1");
+	if (server_reload(s, &err) < 0) {
 		log_err("reload refused, old config kept: %s", err.text);
-	else
+		(void)sd_notifyf(0, "READY=1\nSTATUS=serving; reload refused: %s", err.text);
+	} else {
 		log_info("config reloaded");
+		(void)sd_notify(0, "READY=1\nSTATUS=serving; config reloaded");
+	}
 	return 0;
 }
 
@@ -80,6 +86,7 @@ int main(int argc, char **argv)
 	struct config *config = NULL;
 	sd_event *event = NULL;
 	struct error err;
+	char sock[PATH_MAX] = "";
 	sigset_t mask;
 	int r;
 
@@ -89,6 +96,7 @@ int main(int argc, char **argv)
 	if (r < 0)
 		return 2;
 	log_init("qpoold", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	(void)log_journal_setup(NULL);
 	umask(022);
 
 	r = config_load(config_path(arg_config), &config, &err);
@@ -108,6 +116,7 @@ int main(int argc, char **argv)
 		log_err("event loop: %s", strerror(-r));
 		goto done;
 	}
+	snprintf(sock, sizeof(sock), "%s", config->socket);
 	r = server_create(event, config, &server, &err);
 	config = NULL;
 	if (r < 0) {
@@ -125,7 +134,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	log_info("serving");
-	(void)sd_notify(0, "READY=1");
+	(void)sd_notifyf(0, "READY=1\nSTATUS=serving on %s", sock);
 	r = sd_event_loop(event);
 	(void)sd_notify(0, "STOPPING=1");
 	log_info("stopping");
