@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
@@ -195,6 +196,41 @@ done:
 	return r;
 }
 
+/* cgroup v2 under systemd: the node's groups go into the subtree the unit
+ * was delegated (Delegate=yes), below qnoded's own group, instead of at
+ * the root systemd manages; qnoded moves itself into a leaf first
+ * (cgroup.h, CGROUP_SELF_LEAF). systemd (251 and later) marks a delegated
+ * group with the xattr trusted.delegate=1: without it (a shell, a service
+ * without Delegate=) the root stays the base, as on v1. On success
+ * config->cgroup_root is the base's directory. */
+static int cgroup_base_setup(struct config *config, struct error *err)
+{
+	char base[PATH_MAX], leaf[PATH_MAX], dir[PATH_MAX * 2 + 2], mark[8] = "";
+	int r;
+
+	r = cgroup_delegated_base("/proc/self/cgroup", getenv("INVOCATION_ID") != NULL, base, sizeof(base),
+				  leaf, sizeof(leaf), err);
+	if (r < 0 || !base[0])
+		return r;
+	snprintf(dir, sizeof(dir), "%s/%s", config->cgroup_root, base);
+	if (getxattr(dir, "trusted.delegate", mark, sizeof(mark) - 1) < 0 || mark[0] != '1') {
+		log_info("cgroup %s was not delegated to qnoded (no trusted.delegate): node groups go under %s",
+			 base, config->cgroup_root);
+		return 0;
+	}
+	if (leaf[0]) {
+		r = cgroup_self_move(config->cgroup_root, leaf, err);
+		if (r < 0)
+			return r;
+	}
+	if (strlen(dir) >= sizeof(config->cgroup_root))
+		return error_set(err, -ENAMETOOLONG, "%s: path too long", dir);
+	log_info("cgroup v2 delegated by systemd: node groups under %s, qnoded in %s/%s", dir,
+		 config->cgroup_root, leaf[0] ? leaf : base);
+	snprintf(config->cgroup_root, sizeof(config->cgroup_root), "%s", dir);
+	return 0;
+}
+
 static int signals_setup(sd_event *event)
 {
 	sigset_t ss;
@@ -217,7 +253,7 @@ int main(int argc, char **argv)
 	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1 };
 	struct config *config = NULL;
 	struct error err = { "" };
-	bool cgroup_ready = false;
+	bool cgroup_ready = false, live_root;
 	char cpus[4096];
 	int r, status = 1;
 
@@ -264,7 +300,8 @@ int main(int argc, char **argv)
 	/* On the live host (the default root), libcgroup tells where the
 	 * hierarchies really are; a root the config names (a fake tree in
 	 * tests) is taken as it is. */
-	if (strcmp(config->cgroup_root, "/sys/fs/cgroup") == 0) {
+	live_root = strcmp(config->cgroup_root, "/sys/fs/cgroup") == 0;
+	if (live_root) {
 		char root[PATH_MAX];
 
 		if (cgroup_discover(root, sizeof(root), &err) < 0)
@@ -277,6 +314,12 @@ int main(int argc, char **argv)
 	r = cgroup_detect(config->cgroup_root, &nd.cgroup_mode);
 	if (r < 0) {
 		log_err("cannot inspect cgroups at %s: %s", config->cgroup_root, strerror(-r));
+		goto done;
+	}
+	/* Only on the live host: a root the config names is a fake tree. */
+	if (nd.cgroup_mode == CGROUP_MODE_V2 && live_root &&
+	    cgroup_base_setup(config, &err) < 0) {
+		log_err("cgroup v2 delegation: %s", err.text);
 		goto done;
 	}
 	snprintf(nd.cgroup_parent, sizeof(nd.cgroup_parent), "qpool/%s", nd.name);
