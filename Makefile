@@ -90,7 +90,7 @@ $(BUILD)/obj/tests/unit/%.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc -
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CPPFLAGS_PART) $(PKG_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(CPPFLAGS_PART) $(PKG_CFLAGS) -c $< -o $@
 
 $(BUILD)/libqpool.a: $(LIB_OBJ)
 	@mkdir -p $(@D)

@@ -68,3 +68,33 @@ uninstall:
 	fi
 	rm -f $(DESTDIR)$(docdir)/qpool.conf.example $(DESTDIR)$(docdir)/qpool.conf.sample
 	-rmdir $(DESTDIR)$(docdir) $(DESTDIR)$(sysconfdir)/qpool 2>/dev/null
+
+# --- Debian packages (packaging/debian; dpkg wants debian/ at the top of
+# a source tree, so the tree is copied to $(BUILD)/deb with it there).
+# qpool-server, qpool-node, qpool-client, and qpool-common (the config).
+DIST_DEB_PKGS := debhelper dpkg-dev lintian man-db
+ANALYZE_PKGS  := cppcheck shellcheck
+DEB_DIR       := $(BUILD)/deb
+DEB_SRC       := $(DEB_DIR)/qpool-$(VERSION)
+
+.PHONY: deb deb-check deps-dist analyze
+
+deps-dist:
+	@$(MAKE) -s deps DEB_PKGS="$(DIST_DEB_PKGS) $(ANALYZE_PKGS)"
+
+deb: deps-dist
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	tar -c --exclude='./build*' --exclude=./.git --exclude=./packaging . | tar -x -C $(DEB_SRC)
+	cp -r packaging/debian $(DEB_SRC)/debian
+	printf 'qpool (%s) unstable; urgency=medium\n\n  * Built from the qpool tree (make deb).\n\n -- qpool developers <qpool-devel@example.org>  %s\n' \
+		$(VERSION) "$$(git log -1 --format=%aD 2>/dev/null || date -R)" > $(DEB_SRC)/debian/changelog
+	cd $(DEB_SRC) && env -u BUILD -u SANITIZE -u CI -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		DEB_BUILD_OPTIONS=parallel=2 dpkg-buildpackage -us -uc -b > ../build.log 2>&1 || \
+		{ tail -n 40 ../build.log; exit 1; }
+	lintian --fail-on error --tag-display-limit 0 $(DEB_DIR)/qpool_$(VERSION)_*.changes
+	@ls $(DEB_DIR)/*.deb
+
+# Builds the packages, installs them on this machine, checks what an admin
+# would, removes and purges them (dist/deb-check; root).
+deb-check: deb
+	dist/deb-check $(DEB_DIR)
