@@ -13,7 +13,7 @@ trap 'rm -rf "$t"' EXIT
 d=$t/stage
 # A sanitized tree is installed as it was built (make does not track flags).
 mk=(make -C "$top" -s)
-case ${BUILD:-build} in *-san) mk+=(SANITIZE=address,undefined) ;; esac
+case ${BUILD:-build} in *-san) mk+=("SANITIZE=address,undefined") ;; esac
 version=$(sed -n 's/^#define QPOOL_VERSION "\(.*\)"$/\1/p' "$top/lib/version.h")
 [ -n "$version" ] || fail "no QPOOL_VERSION in lib/version.h"
 

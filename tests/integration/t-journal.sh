@@ -11,7 +11,8 @@ qp_setup
 # The stream systemd would have given qpoold: a file whose dev:inode the
 # variable names. Nothing may land in it while the journal takes the lines.
 : > "$QP_T/stream"
-export JOURNAL_STREAM=$(stat -c '%d:%i' "$QP_T/stream")
+JOURNAL_STREAM=$(stat -c '%d:%i' "$QP_T/stream")
+export JOURNAL_STREAM
 "$QP_BIN/qpoold" -f "$QPOOL_CONF" 2>> "$QP_T/stream" &
 pid=$!
 QP_PIDS+=("$pid")
