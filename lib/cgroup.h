@@ -51,7 +51,7 @@ int cgroup_node_teardown(const char *root, enum cgroup_mode mode, const char *pa
 
 /* One job's fence: its group `<parent>/job.<id>` in every hierarchy,
  * held as directory fds so the per-job path is mkdirat/openat/write only
- * (no path walks, no libcgroup: DESIGN.md measured it at 4x the cost). */
+ * (no path walks, no libcgroup: 4x the cost, docs/DESIGN-FACTS.md). */
 struct cgroup_job;
 
 /* What a job group is given. */

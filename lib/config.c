@@ -358,7 +358,8 @@ int config_load(const char *path, struct config **ret, struct error *err)
 		r = error_set(err, -errno, "%s: %s", path, strerror(errno));
 		goto done;
 	}
-	/* '#' starts a comment anywhere, as in DESIGN.md's examples; one key per line. */
+	/* '#' starts a comment anywhere, as in the design's examples
+	 * (docs/DESIGN-FACTS.md); one key per line. */
 	ini_inline_comment_prefixes = (char *)";#";
 	ini_allow_multiline = false;
 	ps.c = c;
