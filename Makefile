@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # qpool: one non-recursive Makefile. Each part gets -Ilib -I<part> only.
 
+# The version is lib/version.h's, the one place it is written.
+VERSION   := $(shell sed -n 's/^\#define QPOOL_VERSION "\(.*\)"$$/\1/p' lib/version.h)
 PKGS      := libcgroup hwloc sqlite3 libsystemd cunit jansson inih
 DEB_PKGS  := libcgroup-dev libhwloc-dev libsqlite3-dev libsystemd-dev \
              libcunit1-dev libjansson-dev libinih-dev pkg-config gcc make \
@@ -88,7 +90,7 @@ $(BUILD)/obj/tests/unit/%.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc -
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CPPFLAGS_PART) $(PKG_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(CPPFLAGS_PART) $(PKG_CFLAGS) -c $< -o $@
 
 $(BUILD)/libqpool.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -195,5 +197,7 @@ stress: deps
 
 clean:
 	rm -rf $(BUILD)
+
+include dist/dist.mk
 
 -include $(shell find $(BUILD)/obj $(BUILD)/fuzz -name '*.d' 2>/dev/null)

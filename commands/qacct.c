@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "jobid.h"
 #include "timeutil.h"
+#include "version.h"
 
 static const char usage_text[] =
 	"usage: qacct -j JOBID [--csv|--json]\n"
@@ -245,6 +246,8 @@ int main(int argc, char **argv)
 	struct error err;
 	int c, status, modes;
 
+	if (version_requested(argc, argv))
+		return version_print("qacct");
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":j:f:u:", longopts, NULL)) != -1) {
 		switch (c) {

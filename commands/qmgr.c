@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "jobfmt.h"
 #include "wire.h"
+#include "version.h"
 
 static const char usage_text[] =
 	"usage: qmgr [-f FILE] COMMAND [ARGS]\n"
@@ -74,6 +75,8 @@ int main(int argc, char **argv)
 	int c, nargs, status;
 	size_t k;
 
+	if (version_requested(argc, argv))
+		return version_print("qmgr");
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:f:", longopts, NULL)) != -1) {
 		switch (c) {

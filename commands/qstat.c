@@ -12,6 +12,7 @@
 #include "jobid.h"
 #include "timeutil.h"
 #include "wire.h"
+#include "version.h"
 
 static const char usage_text[] =
 	"usage: qstat [-f] [-x] [-u USER] [--json] [JOBID...]\n"
@@ -169,6 +170,8 @@ int main(int argc, char **argv)
 	struct error err;
 	int c, status;
 
+	if (version_requested(argc, argv))
+		return version_print("qstat");
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":fxu:QnC:", longopts, NULL)) != -1) {
 		switch (c) {

@@ -15,6 +15,7 @@
 #include "jobenv.h"
 #include "jobscript.h"
 #include "wire.h"
+#include "version.h"
 
 static const char usage_text[] =
 	"usage: qsub [options] [script]\n"
@@ -253,6 +254,8 @@ int main(int argc, char **argv)
 	struct error err;
 	int c, fd, r, status;
 
+	if (version_requested(argc, argv))
+		return version_print("qsub");
 	/* Without a seed jansson opens and reads /dev/urandom for one; its
 	 * tables here hold only our own environment and qpoold's reply, so
 	 * no one else chooses the keys: the pid does. */

@@ -9,7 +9,7 @@
 #include "cgroup.h"
 
 /* The per-job path and the node set-up stay plain cgroupfs on directory
- * fds (DESIGN.md measured libcgroup at 4x their cost, and its view cannot
+ * fds (docs/DESIGN-FACTS.md: libcgroup at 4x their cost, and its view cannot
  * be pointed at a fake tree for tests); discovery is what it does better:
  * hierarchies mounted somewhere other than /sys/fs/cgroup. */
 int cgroup_discover(char *ret_root, size_t len, struct error *err)

@@ -19,7 +19,7 @@
 /*
  * Everything here is plain cgroupfs I/O on directory fds, and libcgroup is
  * not used at all, on purpose:
- *  - the per-job path must be cheap: DESIGN.md measured libcgroup at ~1.5 ms
+ *  - the per-job path must be cheap (docs/DESIGN-FACTS.md): libcgroup took ~1.5 ms
  *    per create+attach+delete against ~0.38 ms raw (it chowns every control
  *    file and re-reads /proc/mounts on each create), and ~1.25 ms against
  *    ~0.03 ms to read usage;
@@ -864,7 +864,7 @@ static int v1_job_remove(struct cgroup_job *job)
 	int r = 0;
 
 	/* Page cache charged to the group keeps a removed memory cgroup alive
-	 * as a zombie (DESIGN.md: 193 of 200 jobs writing 1 MiB), and v1
+	 * as a zombie (docs/DESIGN-FACTS.md: 193 of 200 jobs writing 1 MiB), and v1
 	 * caps memory cgroups at 65,535: reclaim it first. Only then: on a
 	 * group without page cache force_empty still drains every CPU's LRU
 	 * and charge stock, measured here 0.8-3 ms of a ~1.3 ms teardown,

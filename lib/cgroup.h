@@ -51,7 +51,7 @@ int cgroup_node_teardown(const char *root, enum cgroup_mode mode, const char *pa
 
 /* One job's fence: its group `<parent>/job.<id>` in every hierarchy,
  * held as directory fds so the per-job path is mkdirat/openat/write only
- * (no path walks, no libcgroup: DESIGN.md measured it at 4x the cost). */
+ * (no path walks, no libcgroup: 4x the cost, docs/DESIGN-FACTS.md). */
 struct cgroup_job;
 
 /* What a job group is given. */
@@ -123,5 +123,25 @@ int cgroup_job_remove(struct cgroup_job *job);
 
 /* Closes the fds and frees job; does not remove the group. NULL is fine. */
 void cgroup_job_free(struct cgroup_job *job);
+
+/* cgroup v2 under systemd (lib/cgroup-delegate.c). A unit with Delegate=yes
+ * hands qnoded its own group; the node's groups go below it, never at the
+ * root systemd manages. v2 forbids processes in a group whose controllers
+ * are enabled for children, so qnoded first moves itself into the leaf
+ * CGROUP_SELF_LEAF beside them:
+ *   <unit's group>/qnoded        qnoded itself
+ *   <unit's group>/qpool/<node>  the node parent, its job groups below */
+#define CGROUP_SELF_LEAF "qnoded"
+
+/* The delegated base, relative to the v2 root, read from proc_cgroup
+ * (/proc/self/cgroup's "0::PATH" line). "" (the root, as without systemd)
+ * when !delegated, when there is no v2 line or the path is "/". ret_leaf is
+ * where qnoded must move itself first ("<base>/qnoded"), "" when it is in
+ * that leaf already (then the base is the leaf's parent). 0 or -errno. */
+int cgroup_delegated_base(const char *proc_cgroup, bool delegated, char *ret_base, size_t base_len,
+			  char *ret_leaf, size_t leaf_len, struct error *err);
+
+/* Moves the calling process into root/leaf, creating it. 0 or -errno. */
+int cgroup_self_move(const char *root, const char *leaf, struct error *err);
 
 #endif

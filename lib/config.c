@@ -358,7 +358,8 @@ int config_load(const char *path, struct config **ret, struct error *err)
 		r = error_set(err, -errno, "%s: %s", path, strerror(errno));
 		goto done;
 	}
-	/* '#' starts a comment anywhere, as in DESIGN.md's examples; one key per line. */
+	/* '#' starts a comment anywhere, as in the design's examples
+	 * (docs/DESIGN-FACTS.md); one key per line. */
 	ini_inline_comment_prefixes = (char *)";#";
 	ini_allow_multiline = false;
 	ps.c = c;
@@ -433,4 +434,34 @@ void config_keys_print(void *file)
 	for (size_t i = 0; i < N_KEYS; i++)
 		fprintf(file, "%s\t%s\t%s\t%s\n", sections[keys[i].section], keys[i].name,
 			keys[i].def, keys[i].doc);
+}
+
+void config_sample_print(void *file)
+{
+	static const char *const heads[] = {
+		"[server]\n",
+		"[node]\n",
+		"# A queue per [queue NAME] section. Jobs submitted without -q go to the\n"
+		"# queue with default = yes; this one is that queue.\n"
+		"[queue batch]\n",
+	};
+
+	fprintf(file, "# qpool.conf: qpool's one config file (see qpool.conf(5)).\n"
+		      "# Every key is listed with its default, commented out: uncomment a line\n"
+		      "# to change it. Written by `qpoold --dump-config` from the key table the\n"
+		      "# daemons read, so it lists exactly the keys they know.\n");
+	for (int sec = SEC_SERVER; sec <= SEC_QUEUE; sec++) {
+		fprintf(file, "\n%s", heads[sec]);
+		for (size_t i = 0; i < N_KEYS; i++) {
+			const struct key *k = &keys[i];
+
+			if (k->section != (enum key_section)sec)
+				continue;
+			fprintf(file, "# %s\n", k->doc);
+			if (sec == SEC_QUEUE && strcmp(k->name, "default") == 0)
+				fprintf(file, "%s = yes\n", k->name);
+			else
+				fprintf(file, "#%s =%s%s\n", k->name, k->def[0] ? " " : "", k->def);
+		}
+	}
 }

@@ -86,4 +86,10 @@ const char *queue_reserve_name(enum queue_reserve r);
  * one per line: for man-page checks and `qmgr keys`. */
 void config_keys_print(void *file);
 
+/* Writes a commented sample config to f: each section with every key at
+ * its default, commented out, and one default queue. For `qpoold
+ * --dump-config`, which make install writes to the sample
+ * /etc/qpool/qpool.conf; config_load accepts it as it is. */
+void config_sample_print(void *file);
+
 #endif

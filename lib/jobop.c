@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "jobid.h"
 #include "jobop.h"
+#include "version.h"
 
 static void usage_print(const struct jobop_cmd *cmd)
 {
@@ -29,6 +30,8 @@ int jobop_main(const struct jobop_cmd *cmd, int argc, char **argv)
 	struct error err;
 	int c, status = 0;
 
+	if (version_requested(argc, argv))
+		return version_print(cmd->prog);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:", longopts, NULL)) != -1) {
 		switch (c) {

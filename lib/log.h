@@ -13,6 +13,13 @@ enum log_level {
 /* Sets the program name printed on each line and the most verbose level shown. */
 void log_init(const char *prog, enum log_level max);
 
+/* Where a message goes instead of stderr (NULL: stderr again): msg is the
+ * formatted message, without time, program or level. */
+typedef void log_sink_f(enum log_level level, const char *prog, const char *msg);
+void log_sink_set(log_sink_f *sink);
+
+/* Messages about one job start "job ID", name a node "node NAME" and a
+ * user "user NAME": the journal sink turns these into fields. */
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

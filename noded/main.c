@@ -7,10 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "log-journal.h"
 #include "noded.h"
+#include "version.h"
 
 static const char *arg_config;
 static const char *arg_name;
@@ -192,6 +196,41 @@ done:
 	return r;
 }
 
+/* cgroup v2 under systemd: the node's groups go into the subtree the unit
+ * was delegated (Delegate=yes), below qnoded's own group, instead of at
+ * the root systemd manages; qnoded moves itself into a leaf first
+ * (cgroup.h, CGROUP_SELF_LEAF). systemd (251 and later) marks a delegated
+ * group with the xattr trusted.delegate=1: without it (a shell, a service
+ * without Delegate=) the root stays the base, as on v1. On success
+ * config->cgroup_root is the base's directory. */
+static int cgroup_base_setup(struct config *config, struct error *err)
+{
+	char base[PATH_MAX], leaf[PATH_MAX], dir[PATH_MAX * 2 + 2], mark[8] = "";
+	int r;
+
+	r = cgroup_delegated_base("/proc/self/cgroup", getenv("INVOCATION_ID") != NULL, base, sizeof(base),
+				  leaf, sizeof(leaf), err);
+	if (r < 0 || !base[0])
+		return r;
+	snprintf(dir, sizeof(dir), "%s/%s", config->cgroup_root, base);
+	if (getxattr(dir, "trusted.delegate", mark, sizeof(mark) - 1) < 0 || mark[0] != '1') {
+		log_info("cgroup %s was not delegated to qnoded (no trusted.delegate): node groups go under %s",
+			 base, config->cgroup_root);
+		return 0;
+	}
+	if (leaf[0]) {
+		r = cgroup_self_move(config->cgroup_root, leaf, err);
+		if (r < 0)
+			return r;
+	}
+	if (strlen(dir) >= sizeof(config->cgroup_root))
+		return error_set(err, -ENAMETOOLONG, "%s: path too long", dir);
+	log_info("cgroup v2 delegated by systemd: node groups under %s, qnoded in %s/%s", dir,
+		 config->cgroup_root, leaf[0] ? leaf : base);
+	snprintf(config->cgroup_root, sizeof(config->cgroup_root), "%s", dir);
+	return 0;
+}
+
 static int signals_setup(sd_event *event)
 {
 	sigset_t ss;
@@ -214,14 +253,17 @@ int main(int argc, char **argv)
 	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1 };
 	struct config *config = NULL;
 	struct error err = { "" };
-	bool cgroup_ready = false;
+	bool cgroup_ready = false, live_root;
 	char cpus[4096];
 	int r, status = 1;
 
+	if (version_requested(argc, argv))
+		return version_print("qnoded");
 	r = parse_args(argc, argv);
 	if (r != 0)
 		return r < 0 ? 0 : 1;
 	log_init("qnoded", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	(void)log_journal_setup(arg_simulate ? NULL : arg_name);
 
 	r = config_load(config_path(arg_config), &config, &err);
 	if (r < 0) {
@@ -258,7 +300,8 @@ int main(int argc, char **argv)
 	/* On the live host (the default root), libcgroup tells where the
 	 * hierarchies really are; a root the config names (a fake tree in
 	 * tests) is taken as it is. */
-	if (strcmp(config->cgroup_root, "/sys/fs/cgroup") == 0) {
+	live_root = strcmp(config->cgroup_root, "/sys/fs/cgroup") == 0;
+	if (live_root) {
 		char root[PATH_MAX];
 
 		if (cgroup_discover(root, sizeof(root), &err) < 0)
@@ -271,6 +314,12 @@ int main(int argc, char **argv)
 	r = cgroup_detect(config->cgroup_root, &nd.cgroup_mode);
 	if (r < 0) {
 		log_err("cannot inspect cgroups at %s: %s", config->cgroup_root, strerror(-r));
+		goto done;
+	}
+	/* Only on the live host: a root the config names is a fake tree. */
+	if (nd.cgroup_mode == CGROUP_MODE_V2 && live_root &&
+	    cgroup_base_setup(config, &err) < 0) {
+		log_err("cgroup v2 delegation: %s", err.text);
 		goto done;
 	}
 	snprintf(nd.cgroup_parent, sizeof(nd.cgroup_parent), "qpool/%s", nd.name);
@@ -333,7 +382,11 @@ int main(int argc, char **argv)
 		log_err("cannot set up the qpoold link: %s", strerror(-r));
 		goto done;
 	}
+	/* Set up and its running jobs taken over: a restart is complete. */
+	(void)sd_notifyf(0, "READY=1\nSTATUS=node %s: cpus %s, cgroup %s, %zu jobs running", nd.name, cpus,
+			 cgroup_mode_name(nd.cgroup_mode), jobs_running_count(nd.jobs));
 	r = sd_event_loop(nd.event);
+	(void)sd_notify(0, "STOPPING=1");
 	if (r < 0) {
 		log_err("event loop: %s", strerror(-r));
 		goto done;

@@ -63,7 +63,7 @@ struct job {
 
 void job_free(struct job *j);
 
-/* The stamps of DESIGN.md's accounting table, in the order they happen. */
+/* The stamps of docs/DESIGN-FACTS.md's accounting table, in the order they happen. */
 enum job_stamp {
 	STAMP_SUBMIT,
 	STAMP_DISPATCH,

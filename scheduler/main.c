@@ -2,6 +2,7 @@
 /* qpoold: the qpool server. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 
 #include "config.h"
 #include "log.h"
+#include "log-journal.h"
 #include "server.h"
+#include "version.h"
 
 static const char *arg_config;
 static bool arg_verbose;
@@ -21,13 +24,16 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: qpoold [-f FILE] [-v]\n"
 		   "  -f FILE  config file (default $QPOOL_CONF, else %s)\n"
-		   "  -v       log debug messages too\n", CONFIG_DEFAULT_PATH);
+		   "  -v       log debug messages too\n"
+		   "  --dump-config  print a sample config: every key, its default\n"
+		   "  --version      print the version\n", CONFIG_DEFAULT_PATH);
 }
 
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "dump-config", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -43,6 +49,9 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case 'D':
+			config_sample_print(stdout);
+			exit(fflush(stdout) == 0 ? 0 : 1);
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -60,10 +69,14 @@ static int on_sighup(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	struct server *s = userdata;
 	struct error err;
 
-	if (server_reload(s, &err) < 0)
+	(void)sd_notify(0, "RELOADING=1");
+	if (server_reload(s, &err) < 0) {
 		log_err("reload refused, old config kept: %s", err.text);
-	else
+		(void)sd_notifyf(0, "READY=1\nSTATUS=serving; reload refused: %s", err.text);
+	} else {
 		log_info("config reloaded");
+		(void)sd_notify(0, "READY=1\nSTATUS=serving; config reloaded");
+	}
 	return 0;
 }
 
@@ -73,13 +86,17 @@ int main(int argc, char **argv)
 	struct config *config = NULL;
 	sd_event *event = NULL;
 	struct error err;
+	char sock[PATH_MAX] = "";
 	sigset_t mask;
 	int r;
 
+	if (version_requested(argc, argv))
+		return version_print("qpoold");
 	r = parse_args(argc, argv);
 	if (r < 0)
 		return 2;
 	log_init("qpoold", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	(void)log_journal_setup(NULL);
 	umask(022);
 
 	r = config_load(config_path(arg_config), &config, &err);
@@ -99,6 +116,7 @@ int main(int argc, char **argv)
 		log_err("event loop: %s", strerror(-r));
 		goto done;
 	}
+	snprintf(sock, sizeof(sock), "%s", config->socket);
 	r = server_create(event, config, &server, &err);
 	config = NULL;
 	if (r < 0) {
@@ -116,7 +134,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	log_info("serving");
-	(void)sd_notify(0, "READY=1");
+	(void)sd_notifyf(0, "READY=1\nSTATUS=serving on %s", sock);
 	r = sd_event_loop(event);
 	(void)sd_notify(0, "STOPPING=1");
 	log_info("stopping");

@@ -64,7 +64,7 @@ static void child_fail(const struct gded_child *c, int err_fd, const char *fmt, 
  * job ~0.6 ms of nsswitch here (getpwnam, then initgroups loading every
  * group module). Without them (a spec written by hand), checks that the
  * spec's user is who the system says and asks initgroups. As root only:
- * SCHED_FIFO and cgroup writes must come before this (DESIGN.md: EPERM
+ * SCHED_FIFO and cgroup writes must come before this (docs/DESIGN-FACTS.md: EPERM
  * after setuid). */
 static void child_drop(const struct gded_child *c)
 {
@@ -197,7 +197,7 @@ static int child_outputs(const struct gded_child *c, int *ret_err)
 }
 
 /* SCHED_FIFO/RR for the job: here, as root, inside the job's groups
- * (DESIGN.md: EPERM after setuid, and EPERM in a v1 cpu group without RT
+ * (docs/DESIGN-FACTS.md: EPERM after setuid, and EPERM in a v1 cpu group without RT
  * runtime, which is why the cgroup is joined first). No
  * SCHED_RESET_ON_FORK: the job's threads and children inherit it. */
 static void child_realtime(const struct gded_child *c)

@@ -14,6 +14,7 @@
 #include "gded.h"
 #include "log.h"
 #include "timeutil.h"
+#include "version.h"
 
 enum gded_exit {
 	GDED_EXIT_OK = 0,        /* result written, whatever became of the job */
@@ -103,6 +104,8 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int rc = GDED_EXIT_USAGE, r;
 
+	if (version_requested(argc, argv))
+		return version_print("gded");
 	/* Anything but --spec or --help is the by-hand form. */
 	if (argc > 1 && strncmp(argv[1], "--spec", 6) != 0 && strcmp(argv[1], "--help") != 0 &&
 	    strcmp(argv[1], "-h") != 0)

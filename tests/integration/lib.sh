@@ -91,6 +91,7 @@ qp_start_node() {
 	eval "QP_NODE_PID_${name//[^a-zA-Z0-9_]/_}=$pid"
 	local i
 	for i in $(seq 100); do
+		# shellcheck disable=SC1087 # a regex bracket after $name, not an array
 		"$QP_BIN/qstat" -n 2>/dev/null | grep -qE "^$name[[:space:]].*up" && return 0
 		kill -0 "$pid" 2>/dev/null || fail "qnoded $name died at start"
 		sleep 0.05

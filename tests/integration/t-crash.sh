@@ -58,6 +58,7 @@ printed=$(wc -l < "$ids")
 
 note "waiting for every job to finish"
 for ((i = 0; i < 1200; i++)); do
+	# shellcheck disable=SC2125 # "?" is the value shown when qstat fails
 	left=$("$QP_BIN/qstat" --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))') || left=?
 	[ "$left" = 0 ] && break
 	sleep 0.1

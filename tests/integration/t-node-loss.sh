@@ -47,6 +47,7 @@ qp_wait "$rerun" completed --timeout 30
 [ "$(qp_field "$rerun" exec_host)" = n2 ] || fail "job $rerun recorded on $(qp_field "$rerun" exec_host)"
 [ "$(qp_state "$norerun")" = failed ] || fail "job $norerun changed to $(qp_state "$norerun") after n1 returned"
 grep -q done.n1 "$w/out.$rerun" 2>/dev/null && fail "n1's copy of $rerun ran to the end"
+# shellcheck disable=SC1010 # "done" is grep's pattern
 [ "$(grep -c done "$w/out.$rerun")" = 1 ] || fail "job $rerun finished more than once"
 
 note "qpoold restarts while node n3 is away; n3 stays away past node_timeout"
@@ -73,6 +74,7 @@ qp_start_node n4 1
 qp_wait "$qnorr" failed --timeout 20
 [ $((SECONDS - restarted)) -ge 4 ] || fail "job $qnorr failed $((SECONDS - restarted))s after the restart, before node_timeout (5s)"
 qp_field "$qnorr" reason | grep -q "node n3 was lost" || fail "no reason for $qnorr: $(qp_field "$qnorr" reason)"
+# shellcheck disable=SC2066 # one job, in the loop shape of its neighbours
 for id in "$forced"; do
 	qp_wait "$id" completed --timeout 30
 	[ "$(qp_field "$id" exec_host)" = n4 ] || fail "requeued job $id ran on $(qp_field "$id" exec_host), not n4"

@@ -52,5 +52,6 @@ unordered=$(q "SELECT count(*) FROM jobs WHERE NOT (t_submit <= t_dispatch AND t
 ran=$(q "SELECT (t_exit - t_exec) / 1000000 FROM jobs WHERE id = $long")
 [ "$ran" -ge 1900 ] && [ "$ran" -le 4000 ] || fail "the 2 s walltime job ran ${ran} ms"
 note "$(q "SELECT count(*) FROM jobs") jobs on $n nodes"
+# shellcheck disable=SC2010 # ls -d of a glob: "did anything match"
 ls -d /sys/fs/cgroup/*/qpool/"${QP_NODE_PREFIX}"s-* 2>/dev/null | grep -q . && fail "a simulated node made a cgroup"
 note "ok"

@@ -645,6 +645,74 @@ static void test_discover_live(void)
 	CU_ASSERT_NOT_EQUAL(mode, CGROUP_MODE_NONE);
 }
 
+/* v2 under systemd: the base is qnoded's own delegated group, read from a
+ * fake /proc/self/cgroup; qnoded moves into its leaf, and the node parent
+ * set up below the base enables controllers there, never above it. */
+static void test_v2_delegated(void)
+{
+	static const struct {
+		const char *proc;
+		bool delegated;
+		const char *base, *leaf;
+	} cases[] = {
+		{ "0::/system.slice/qnoded.service\n", true, "system.slice/qnoded.service",
+		  "system.slice/qnoded.service/qnoded" },
+		/* Hybrid: v1 lines first. */
+		{ "12:memory:/system.slice/qnoded.service\n1:name=systemd:/x\n0::/system.slice/qnoded.service\n",
+		  true, "system.slice/qnoded.service", "system.slice/qnoded.service/qnoded" },
+		/* DelegateSubgroup=qnoded (systemd 254+): in the leaf already. */
+		{ "0::/system.slice/qnoded.service/qnoded\n", true, "system.slice/qnoded.service", "" },
+		{ "0::/\n", true, "", "" },
+		{ "0::/qnoded\n", true, "", "" },
+		{ "4:memory:/\n1:cpu:/\n", true, "", "" },
+		{ "0::/system.slice/qnoded.service\n", false, "", "" },
+	};
+	char *d = unit_tmpdir(), proc[4096], base[256], leaf[256], root[4096], pid[32];
+	struct error err = { { 0 } };
+	struct cpumask cpus = { { 0 } };
+
+	snprintf(proc, sizeof(proc), "%s/proc-self-cgroup", d);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unit_write_file(d, "proc-self-cgroup", cases[i].proc);
+		CU_ASSERT_EQUAL(cgroup_delegated_base(proc, cases[i].delegated, base, sizeof(base), leaf,
+						      sizeof(leaf), &err), 0);
+		if (strcmp(base, cases[i].base) || strcmp(leaf, cases[i].leaf))
+			fprintf(stderr, "\n  case %zu: base '%s' leaf '%s'", i, base, leaf);
+		CU_ASSERT_STRING_EQUAL(base, cases[i].base);
+		CU_ASSERT_STRING_EQUAL(leaf, cases[i].leaf);
+	}
+	unit_write_file(d, "proc-self-cgroup", "0::/a/../../b\n");
+	CU_ASSERT_EQUAL(cgroup_delegated_base(proc, true, base, sizeof(base), leaf, sizeof(leaf), &err), -EINVAL);
+	CU_ASSERT_EQUAL(cgroup_delegated_base("/nonexistent", true, base, sizeof(base), leaf, sizeof(leaf), &err),
+			-ENOENT);
+
+	/* The fake v2 tree: systemd's part, then the unit's delegated group. */
+	unit_write_file(d, "cg/cgroup.controllers", "cpuset cpu io memory pids\n");
+	unit_write_file(d, "cg/cgroup.subtree_control", "systemd's\n");
+	unit_write_file(d, "cg/system.slice/cgroup.subtree_control", "systemd's\n");
+	unit_write_file(d, "cg/system.slice/qnoded.service/cgroup.controllers", "cpuset cpu io memory pids\n");
+	unit_write_file(d, "cg/system.slice/qnoded.service/cgroup.subtree_control", "");
+	unit_write_file(d, "cg/system.slice/qnoded.service/qpool/cgroup.subtree_control", "");
+	unit_write_file(d, "cg/system.slice/qnoded.service/qpool/n1/cgroup.subtree_control", "");
+	unit_write_file(d, "cg/system.slice/qnoded.service/qpool/n1/cpuset.cpus", "");
+	unit_write_file(d, "cg/system.slice/qnoded.service/qpool/n1/cpuset.mems", "");
+	snprintf(root, sizeof(root), "%s/cg", d);
+	CU_ASSERT_EQUAL(cgroup_self_move(root, "system.slice/qnoded.service/qnoded", &err), 0);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/qnoded.service/qnoded/cgroup.procs"), pid);
+	/* The base's directory is the root the node set-up is given. */
+	snprintf(root, sizeof(root), "%s/cg/system.slice/qnoded.service", d);
+	CU_ASSERT_EQUAL(detect(root), CGROUP_MODE_V2);
+	cpumask_parse("0-1", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(root, CGROUP_MODE_V2, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/qnoded.service/cgroup.subtree_control"),
+			       "+cpuset +cpu +memory +pids");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/qnoded.service/qpool/n1/cpuset.cpus"), "0-1");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/cgroup.subtree_control"), "systemd's");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/cgroup.subtree_control"), "systemd's");
+	unit_tmpdir_remove(d);
+}
+
 static const struct unit_test cgroup_tests[] = {
 	{ "discover_live", test_discover_live },
 	{ "mode names", test_mode_names },
@@ -654,6 +722,7 @@ static const struct unit_test cgroup_tests[] = {
 	{ "v1 job without freezer, pids, memsw", test_v1_job_optional },
 	{ "v1 job without node set-up", test_v1_job_no_parent },
 	{ "v2 node and job", test_v2 },
+	{ "v2 under systemd: delegated base and own leaf", test_v2_delegated },
 	{ "v1 RT runtime for the shared realtime group", test_v1_rt },
 	{ "v1 realtime with cpu,cpuacct co-mounted; OOM count", test_v1_rt_comounted },
 	{ NULL, NULL },

@@ -142,11 +142,71 @@ static void test_man_page_documents_every_key(void)
 	free(man);
 }
 
+/* qpoold --dump-config: the sample lists every key of the table with its
+ * default, loads as it is, and loads with every key uncommented too. */
+static void test_sample_lists_every_key(void)
+{
+	char *dir = unit_tmpdir();
+	char *sample = NULL, *keys = NULL, *open_all, line[512], path[4096];
+	size_t slen = 0, klen = 0, j = 0;
+	FILE *f = open_memstream(&sample, &slen);
+	struct config *c = NULL;
+	struct error err;
+
+	config_sample_print(f);
+	fclose(f);
+	f = open_memstream(&keys, &klen);
+	config_keys_print(f);
+	fclose(f);
+	f = fmemopen(keys, klen, "r");
+	while (fgets(line, sizeof(line), f)) {
+		char want[160];
+		char *key = strchr(line, '\t') + 1;
+
+		*strchr(key, '\t') = '\0';
+		snprintf(want, sizeof(want), "\n#%s =", key);
+		if (!strstr(sample, want) && !(snprintf(want, sizeof(want), "\n%s =", key), strstr(sample, want)))
+			fprintf(stderr, "\n  the sample does not list %s", key);
+		CU_ASSERT_PTR_NOT_NULL(strstr(sample, want));
+	}
+	fclose(f);
+	unit_write_file(dir, "sample.conf", sample);
+	snprintf(path, sizeof(path), "%s/sample.conf", dir);
+	CU_ASSERT_EQUAL(config_load(path, &c, &err), 0);
+	if (c) {
+		CU_ASSERT_PTR_NOT_NULL(config_default_queue(c));
+		CU_ASSERT_STRING_EQUAL(c->state_dir, "/var/lib/qpool");
+		config_destroy(c);
+		c = NULL;
+	}
+	/* Every "#key = default" line uncommented: the defaults parse. */
+	open_all = calloc(1, slen + 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(open_all);
+	for (size_t i = 0; i < slen; i++) {
+		if (sample[i] == '#' && (i == 0 || sample[i - 1] == '\n') &&
+		    strcspn(sample + i, " \n") < strcspn(sample + i, "\n") &&
+		    strncmp(sample + i + strcspn(sample + i, " "), " =", 2) == 0)
+			continue;
+		open_all[j++] = sample[i];
+	}
+	unit_write_file(dir, "open.conf", open_all);
+	snprintf(path, sizeof(path), "%s/open.conf", dir);
+	CU_ASSERT_EQUAL(config_load(path, &c, &err), 0);
+	if (!c)
+		fprintf(stderr, "\n  %s", err.text);
+	config_destroy(c);
+	free(open_all);
+	free(sample);
+	free(keys);
+	unit_tmpdir_remove(dir);
+}
+
 static const struct unit_test config_tests[] = {
 	{ "defaults_and_comments", test_defaults_and_comments },
 	{ "errors", test_errors },
 	{ "example_and_path", test_example_and_path },
 	{ "man_page_documents_every_key", test_man_page_documents_every_key },
+	{ "sample_lists_every_key", test_sample_lists_every_key },
 	{ NULL, NULL },
 };
 

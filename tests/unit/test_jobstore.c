@@ -131,6 +131,73 @@ static void test_reopen_and_version(void)
 	unit_tmpdir_remove(dir);
 }
 
+/* Upgrade: a store written at schema version 2 (tests/unit/data, a dump of
+ * what that qpoold left) is migrated in place when opened, and its jobs,
+ * scripts and id sequence survive. */
+static void test_migrate_old_store(void)
+{
+	char *dir = unit_tmpdir();
+	char path[4096], cmd[8400];
+	struct jobstore *js;
+	struct error err;
+	struct job *list = NULL, *j;
+	json_t *row = NULL;
+	int64_t id;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/old.db", dir);
+	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' < tests/unit/data/jobstore-v2.sql", path);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next) {
+		n++;
+		if (j->id == 1) {
+			CU_ASSERT_EQUAL(j->state, JOB_QUEUED);
+			CU_ASSERT_EQUAL(j->ncpus, 2);
+		} else {
+			CU_ASSERT_EQUAL(j->id, 2);
+			CU_ASSERT_EQUAL(j->state, JOB_RUNNING);
+			CU_ASSERT_STRING_EQUAL(j->node ? j->node : "", "n1");
+			CU_ASSERT_STRING_EQUAL(j->queue, "multi8");
+		}
+	}
+	CU_ASSERT_EQUAL(n, 2);
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	CU_ASSERT_EQUAL(jobstore_job_get(js, 1, true, &row), 0);
+	if (row) {
+		char *text = json_dumps(row, 0);
+
+		CU_ASSERT(text && strstr(text, "echo waiting") != NULL);
+		free(text);
+		json_decref(row);
+	}
+	/* The tables of version 3 are there, and ids go on after the old ones. */
+	CU_ASSERT_EQUAL(jobstore_rotation_set(js, "batch", 1001, 7), 0);
+	CU_ASSERT_EQUAL(jobstore_node_admin_set(js, "n1", true, "maintenance"), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
+	CU_ASSERT_EQUAL(id, 4);
+	jobstore_close(js);
+	/* Opening again migrates nothing and keeps everything. */
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (n = 0; list; n++) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	CU_ASSERT_EQUAL(n, 3);
+	jobstore_close(js);
+	snprintf(cmd, sizeof(cmd), "test \"$(sqlite3 '%s' 'SELECT max(version) FROM schema_version')\" = %d",
+		 path, jobstore_schema_version());
+	CU_ASSERT_EQUAL(system(cmd), 0);
+	unit_tmpdir_remove(dir);
+}
+
 /* Pages: "after" and "limit" walk every job once, in id order. */
 static void test_paging(void)
 {
@@ -288,6 +355,7 @@ static const struct unit_test jobstore_tests[] = {
 	{ "insert_query", test_insert_query },
 	{ "lifecycle", test_lifecycle },
 	{ "reopen_and_version", test_reopen_and_version },
+	{ "migrate_old_store", test_migrate_old_store },
 	{ NULL, NULL },
 };
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# make install into a DESTDIR: every program where an admin looks for it,
+# answering --version with the one version; the man pages by section; the
+# units pass systemd-analyze verify; the sample config loads; uninstall
+# removes it all but an edited config (and never a state directory).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "--- $*"; }
+t=$(mktemp -d /tmp/qpool-install.XXXXXX) || fail "mktemp"
+trap 'rm -rf "$t"' EXIT
+d=$t/stage
+# A sanitized tree is installed as it was built (make does not track flags).
+mk=(make -C "$top" -s)
+case ${BUILD:-build} in *-san) mk+=("SANITIZE=address,undefined") ;; esac
+version=$(sed -n 's/^#define QPOOL_VERSION "\(.*\)"$/\1/p' "$top/lib/version.h")
+[ -n "$version" ] || fail "no QPOOL_VERSION in lib/version.h"
+
+"${mk[@]}" install DESTDIR="$d" PREFIX=/usr > "$t/install.log" 2>&1 ||
+	{ cat "$t/install.log"; fail "make install"; }
+
+for p in qsub qstat qdel qhold qrls qacct; do
+	[ -x "$d/usr/bin/$p" ] || fail "$p not in bindir"
+done
+for p in qpoold qnoded gded gded-byhand qmgr; do
+	[ -x "$d/usr/sbin/$p" ] || fail "$p not in sbindir"
+done
+for p in "$d"/usr/bin/* "$d"/usr/sbin/*; do
+	out=$("$p" --version) || fail "$p --version exited $?"
+	[ "$out" = "$(basename "$p") (qpool) $version" ] || fail "$p --version: '$out'"
+done
+note "all $(ls "$d"/usr/bin/* "$d"/usr/sbin/* | wc -l) programs say $version"
+for m in man1/qsub.1 man1/qstat.1 man5/qpool.conf.5 man7/qpool.7 man8/qpoold.8 man8/qnoded.8 man8/gded.8; do
+	[ -f "$d/usr/share/man/$m" ] || fail "man page $m not installed"
+done
+# man finds the pages where they were installed (what `man qsub` does).
+if command -v man > /dev/null; then
+	MANPATH=$d/usr/share/man man -w qsub | grep -q "$d/usr/share/man/man1/qsub.1" ||
+		fail "man -w qsub does not find the installed page"
+fi
+
+# The sample config lists every key the daemons know and loads as it is.
+conf=$d/etc/qpool/qpool.conf
+[ -f "$conf" ] || fail "no sample $conf"
+sed -i "s|^#state_dir = .*|state_dir = $t/state|; s|^#socket = .*|socket = $t/sock|" "$conf"
+grep -q "^state_dir = $t/state" "$conf" || fail "sample has no '#state_dir =' line"
+# qpoold fails to load a bad config at once; a good one gets as far as serving.
+QPOOL_CONF=$conf timeout 20 "$d/usr/sbin/qpoold" > "$t/qpoold.log" 2>&1 &
+pid=$!
+for _ in $(seq 200); do
+	[ -S "$t/sock" ] && break
+	kill -0 $pid 2>/dev/null || { cat "$t/qpoold.log"; fail "installed qpoold did not start on the sample config"; }
+	sleep 0.05
+done
+[ -S "$t/sock" ] || fail "installed qpoold: no socket"
+QPOOL_CONF=$conf "$d/usr/bin/qstat" -Q | grep -q '^batch' || fail "qstat -Q does not show the sample's batch queue"
+kill $pid; wait $pid
+note "installed qpoold serves the sample config's batch queue"
+
+# The units, with their installed paths: clean for systemd-analyze verify.
+if command -v systemd-analyze > /dev/null; then
+	mkdir "$t/units"
+	for u in qpoold qnoded; do
+		grep -q "^ExecStart=/usr/sbin/$u" "$d/usr/lib/systemd/system/$u.service" ||
+			fail "$u.service does not start /usr/sbin/$u"
+		# verify checks that ExecStart exists: point it at the stage.
+		sed "s|/usr/sbin/|$d/usr/sbin/|" "$d/usr/lib/systemd/system/$u.service" > "$t/units/$u.service"
+	done
+	MANPATH=$d/usr/share/man systemd-analyze verify "$t/units/qpoold.service" "$t/units/qnoded.service" \
+		> "$t/verify.log" 2>&1 || { cat "$t/verify.log"; fail "systemd-analyze verify"; }
+	[ ! -s "$t/verify.log" ] || { cat "$t/verify.log"; fail "systemd-analyze verify is not silent"; }
+	note "systemd-analyze verify: clean"
+else
+	note "no systemd-analyze here: units not verified"
+fi
+
+# A second install keeps the admin's config; uninstall keeps an edited one.
+"${mk[@]}" install DESTDIR="$d" PREFIX=/usr > /dev/null 2>&1 || fail "second make install"
+grep -q "^state_dir = $t/state" "$conf" || fail "make install overwrote an edited config"
+mkdir -p "$d/var/lib/qpool" && touch "$d/var/lib/qpool/qpool.db"
+"${mk[@]}" uninstall DESTDIR="$d" PREFIX=/usr > /dev/null 2>&1 || fail "make uninstall"
+left=$(cd "$d" && find . -type f | sort)
+[ "$left" = "$(printf './etc/qpool/qpool.conf\n./var/lib/qpool/qpool.db')" ] ||
+	fail "uninstall left or removed the wrong files: $left"
+# An unedited sample goes with the rest.
+rm -rf "$d"
+"${mk[@]}" install DESTDIR="$d" PREFIX=/usr > /dev/null 2>&1 || fail "third make install"
+"${mk[@]}" uninstall DESTDIR="$d" PREFIX=/usr > /dev/null 2>&1 || fail "make uninstall"
+[ -z "$(find "$d" -type f)" ] || fail "uninstall left $(find "$d" -type f)"
+note "uninstall removes everything but an edited config and the state"
