@@ -58,6 +58,17 @@ QPOOL_CONF=$conf "$d/usr/bin/qstat" -Q | grep -q '^batch' || fail "qstat -Q does
 kill $pid; wait $pid
 note "installed qpoold serves the sample config's batch queue"
 
+# A store from a newer qpoold: refused with one line, and left as it was.
+v=$(sqlite3 "$t/state/qpool.db" 'SELECT max(version) FROM schema_version') || fail "no schema_version"
+sqlite3 "$t/state/qpool.db" "INSERT INTO schema_version VALUES ($((v + 1)))" || fail "sqlite3"
+QPOOL_CONF=$conf timeout 20 "$d/usr/sbin/qpoold" > "$t/newer.log" 2>&1 && fail "qpoold took a newer store"
+[ "$(wc -l < "$t/newer.log")" = 1 ] || { cat "$t/newer.log"; fail "refusing a newer store is not one line"; }
+grep -q "schema version $((v + 1)) is newer than this qpoold ($v)" "$t/newer.log" ||
+	fail "refusal does not say why: $(cat "$t/newer.log")"
+[ "$(sqlite3 "$t/state/qpool.db" 'SELECT max(version) FROM schema_version')" = $((v + 1)) ] ||
+	fail "the newer store was changed"
+note "a newer store: $(sed 's/.*error: //' "$t/newer.log")"
+
 # The units, with their installed paths: clean for systemd-analyze verify.
 if command -v systemd-analyze > /dev/null; then
 	mkdir "$t/units"
