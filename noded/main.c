@@ -192,6 +192,48 @@ done:
 	return r;
 }
 
+/* kernel.pid_max, or 0 when unreadable. */
+static uint64_t pid_max_read(const char *proc_root)
+{
+	char path[PATH_MAX];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/pid_max", proc_root);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* The node's group over all its jobs: memory less mem_reserve for the
+ * system, and a pids cap (node_pids_max, by default 3/4 of pid_max) so
+ * that jobs, each below its own pids.max, cannot together take the
+ * host's last pids. A reserve as large as the node's memory is an error. */
+static int node_limits(struct noded *nd, uint64_t *ret_mem, struct error *err)
+{
+	const struct config *c = nd->config;
+	uint64_t pids = c->node_pids_max, mem = 0;
+
+	if (c->mem_reserve > 0 && nd->topo.mem > 0) {
+		if (c->mem_reserve >= nd->topo.mem)
+			return error_set(err, -EINVAL, "mem_reserve (%llu MiB) leaves nothing of the node's %llu MiB",
+					 (unsigned long long)(c->mem_reserve >> 20),
+					 (unsigned long long)(nd->topo.mem >> 20));
+		mem = nd->topo.mem - c->mem_reserve;
+	}
+	if (pids == 0)
+		pids = pid_max_read(nd->proc_root) / 4 * 3;
+	*ret_mem = mem;
+	log_info("node group %s: memory limit %llu MiB (reserve %llu MiB), pids.max %llu", nd->cgroup_parent,
+		 (unsigned long long)(mem >> 20), (unsigned long long)(c->mem_reserve >> 20),
+		 (unsigned long long)pids);
+	return cgroup_node_limits(c->cgroup_root, nd->cgroup_mode, nd->cgroup_parent, mem, pids, err);
+}
+
 static int signals_setup(sd_event *event)
 {
 	sigset_t ss;
@@ -211,7 +253,7 @@ static int signals_setup(sd_event *event)
 
 int main(int argc, char **argv)
 {
-	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1 };
+	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1, .cgroup_lock_fd = -1 };
 	struct config *config = NULL;
 	struct error err = { "" };
 	bool cgroup_ready = false;
@@ -273,16 +315,30 @@ int main(int argc, char **argv)
 		log_err("cannot inspect cgroups at %s: %s", config->cgroup_root, strerror(-r));
 		goto done;
 	}
-	snprintf(nd.cgroup_parent, sizeof(nd.cgroup_parent), "qpool/%s", nd.name);
+	if ((size_t)snprintf(nd.cgroup_parent, sizeof(nd.cgroup_parent), "%s/%s", config->cgroup_parent,
+			     nd.name) >= sizeof(nd.cgroup_parent)) {
+		log_err("cgroup_parent %s: too long", config->cgroup_parent);
+		goto done;
+	}
 	if (nd.cgroup_mode == CGROUP_MODE_NONE) {
 		log_warn("no usable cgroup hierarchy at %s: jobs run unfenced", config->cgroup_root);
 	} else {
-		r = cgroup_node_setup(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent,
-				      &nd.topo.cpus, nd.topo.mems, &err);
+		uint64_t mem_max = 0;
+
+		/* Before touching the groups: another qnoded may own them. */
+		r = noded_cgroup_lock(&nd, NODED_LOCK_DIR, &err);
+		if (r == 0)
+			r = cgroup_node_setup(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent,
+					      &nd.topo.cpus, nd.topo.mems, &err);
+		if (r == 0)
+			r = node_limits(&nd, &mem_max, &err);
 		if (r < 0) {
 			log_err("cgroup set-up of %s: %s", nd.cgroup_parent, err.text);
 			goto done;
 		}
+		/* What the node's jobs can have between them is what it offers. */
+		if (mem_max > 0)
+			nd.topo.mem = mem_max;
 		cgroup_ready = true;
 	}
 	procscan_rt_check(nd.proc_root, &nd.rt, nd.rt_reason, sizeof(nd.rt_reason));
@@ -358,6 +414,8 @@ done:
 	usercache_destroy(nd.users);
 	if (nd.jobs_dirfd >= 0)
 		close(nd.jobs_dirfd);
+	if (nd.cgroup_lock_fd >= 0)
+		close(nd.cgroup_lock_fd);
 	free(nd.topo_xml);
 	config_destroy(config);
 	return status;

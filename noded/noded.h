@@ -17,6 +17,8 @@
 #include "parse.h"
 
 #define NODED_NAME_MAX 64
+/* Where qnoded locks its cgroup parent (noded_cgroup_lock). */
+#define NODED_LOCK_DIR "/run/qpool"
 
 /* ---- topology (topo.c) ---- */
 
@@ -197,7 +199,8 @@ struct noded {
 	                                 * simulated node's synthetic text */
 	bool simulated;                 /* jobs only wait their walltime */
 	enum cgroup_mode cgroup_mode;
-	char cgroup_parent[NODED_NAME_MAX + 8];
+	char cgroup_parent[PATH_MAX];   /* <config cgroup_parent>/<name> */
+	int cgroup_lock_fd;             /* noded_cgroup_lock's */
 	bool rt;
 	char rt_reason[160];
 	char node_dir[PATH_MAX];
@@ -214,6 +217,12 @@ struct noded {
 /* Creates <state_dir>/nodes/<name>/ (0755) and its jobs/ (0711), sets
  * nd->node_dir, jobs_dir and opens jobs_dirfd. -errno with err set. */
 int noded_dirs_open(struct noded *nd, struct error *err);
+
+/* Takes an exclusive lock for the node's cgroup parent, a file under
+ * lock_dir ("/run/qpool") named after it, so two qnoded (of one pool or
+ * two) can never share a node group on this host. -EBUSY with err naming
+ * the holder's pid when another holds it; -errno with err otherwise. */
+int noded_cgroup_lock(struct noded *nd, const char *lock_dir, struct error *err);
 
 /* A node name is a path component and a cgroup name: 1-63 of [A-Za-z0-9._-],
  * not starting with '.' or '-'. */
