@@ -29,6 +29,8 @@ struct job {
 	int pidfd;
 	sd_event_source *src;
 	sd_event_source *notify_src; /* gded's word that the job's processes are gone */
+	sd_event_source *lost_src;   /* its wrapper died: retrying to empty its groups */
+	char *lost_reason;           /* what to report once they are gone */
 	bool adopted;           /* not our child: found in /proc after a restart */
 	json_t *result;         /* once finished, until qpoold acknowledges */
 	bool done_sent;         /* job.done on this connection, reply awaited */
@@ -46,7 +48,7 @@ struct jobs {
 /* A wrapper runs, or a simulated job waits out its walltime. */
 static bool job_running(const struct job *j)
 {
-	return j->pidfd >= 0 || (j->sim && j->src);
+	return j->pidfd >= 0 || (j->sim && j->src) || j->lost_reason;
 }
 
 static struct job *job_find(const struct jobs *js, int64_t jobid)
@@ -95,6 +97,8 @@ static void job_free(struct job *j)
 		}
 	}
 	job_unwatch(j);
+	j->lost_src = sd_event_source_disable_unref(j->lost_src);
+	free(j->lost_reason);
 	json_decref(j->result);
 	free(j);
 }
@@ -188,6 +192,96 @@ static void job_fail(struct job *j, const char *reason)
 	job_finished(j, result);
 }
 
+/* How long one attempt to empty a lost wrapper's groups may block the
+ * loop, and how long to wait before the next (a task in D state). */
+#define LOST_KILL_MS 2000
+#define LOST_RETRY_US (1000 * 1000)
+#define LOST_REMOVE_TRIES 200
+
+/* Kills everything in the groups of a job whose wrapper died and removes
+ * them. 0 when none is left, -errno (-ETIME: still populated). */
+static int job_groups_clean(struct job *j)
+{
+	struct noded *nd = j->js->nd;
+	struct cgroup_job *cg = NULL;
+	struct error err = { "" };
+	int r;
+
+	if (nd->cgroup_mode == CGROUP_MODE_NONE)
+		return 0;
+	r = cgroup_job_find(nd->config->cgroup_root, nd->cgroup_mode, nd->cgroup_parent,
+			    (uint64_t)j->jobid, &cg, &err);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		log_warn("job %" PRId64 ": %s", j->jobid, err.text);
+		return r;
+	}
+	r = cgroup_job_kill(cg, LOST_KILL_MS);
+	if (r >= 0) {
+		/* rmdir can see EBUSY for a moment after the last task went. */
+		for (int i = 0; i < LOST_REMOVE_TRIES; i++) {
+			r = cgroup_job_remove(cg);
+			if (r != -EBUSY)
+				break;
+			usleep(1000);
+		}
+	}
+	cgroup_job_free(cg);
+	if (r == 0)
+		log_info("job %" PRId64 ": emptied and removed the groups its lost wrapper left", j->jobid);
+	return r < 0 ? r : 0;
+}
+
+static void job_lost_try(struct job *j);
+
+static int job_lost_on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	job_lost_try(userdata);
+	return 0;
+}
+
+/* Reports the lost wrapper's job failed only once its groups are empty
+ * and gone: until then it counts as running here, so qpoold keeps its
+ * CPUs, and no process of it outlives the report. */
+static void job_lost_try(struct job *j)
+{
+	char *reason;
+	int r = job_groups_clean(j);
+
+	j->lost_src = sd_event_source_disable_unref(j->lost_src);
+	if (r < 0) {
+		log_warn("job %" PRId64 ": cannot empty the groups of its lost wrapper (%s); trying again",
+			 j->jobid, strerror(-r));
+		if (sd_event_add_time_relative(j->js->nd->event, &j->lost_src, CLOCK_MONOTONIC,
+					       LOST_RETRY_US, 0, job_lost_on_timer, j) >= 0)
+			return;
+		/* No timer: report it rather than hold it forever. */
+	}
+	reason = j->lost_reason;
+	j->lost_reason = NULL;
+	job_fail(j, reason);
+	free(reason);
+}
+
+/* The wrapper died without a result: its job's processes may run on in
+ * its groups, which nobody else will empty. */
+static void job_lost(struct job *j, const char *why)
+{
+	char reason[400];
+
+	job_unwatch(j);
+	snprintf(reason, sizeof(reason), "wrapper lost: %s; its processes were killed and its cgroups removed",
+		 why);
+	free(j->lost_reason);
+	j->lost_reason = strdup(reason);
+	if (!j->lost_reason) {
+		job_fail(j, "wrapper lost (out of memory)");
+		return;
+	}
+	job_lost_try(j);
+}
+
 /* The wrapper ended: its result file is the truth; without one, say why. */
 static void job_collect(struct job *j, const char *why_no_result)
 {
@@ -202,10 +296,11 @@ static void job_collect(struct job *j, const char *why_no_result)
 		job_finished(j, result);
 		return;
 	}
-	if (r == -ENOENT)
-		snprintf(reason, sizeof(reason), "%s", why_no_result);
-	else
-		snprintf(reason, sizeof(reason), "unreadable result: %s", err.text);
+	if (r == -ENOENT) {
+		job_lost(j, why_no_result);
+		return;
+	}
+	snprintf(reason, sizeof(reason), "unreadable result: %s", err.text);
 	job_fail(j, reason);
 }
 
