@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "exe.h"
 #include "log.h"
 #include "noded.h"
 
@@ -213,7 +214,7 @@ static uint64_t pid_max_read(const char *proc_root)
  * system, and a pids cap (node_pids_max, by default 3/4 of pid_max) so
  * that jobs, each below its own pids.max, cannot together take the
  * host's last pids. A reserve as large as the node's memory is an error. */
-static int node_limits(struct noded *nd, uint64_t *ret_mem, struct error *err)
+static int node_limits(struct noded *nd, uint64_t *ret_mem, uint64_t *ret_pids, struct error *err)
 {
 	const struct config *c = nd->config;
 	uint64_t pids = c->node_pids_max, mem = 0;
@@ -228,10 +229,8 @@ static int node_limits(struct noded *nd, uint64_t *ret_mem, struct error *err)
 	if (pids == 0)
 		pids = pid_max_read(nd->proc_root) / 4 * 3;
 	*ret_mem = mem;
-	log_info("node group %s: memory limit %llu MiB (reserve %llu MiB), pids.max %llu", nd->cgroup_parent,
-		 (unsigned long long)(mem >> 20), (unsigned long long)(c->mem_reserve >> 20),
-		 (unsigned long long)pids);
-	return cgroup_node_limits(c->cgroup_root, nd->cgroup_mode, nd->cgroup_parent, mem, pids, err);
+	*ret_pids = pids;
+	return 0;
 }
 
 static int signals_setup(sd_event *event)
@@ -264,6 +263,10 @@ int main(int argc, char **argv)
 	if (r != 0)
 		return r < 0 ? 0 : 1;
 	log_init("qnoded", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	/* gded inherits it; the job's process sets 0 before exec. */
+	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
+	if (r < 0)
+		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
 
 	r = config_load(config_path(arg_config), &config, &err);
 	if (r < 0) {
@@ -323,23 +326,32 @@ int main(int argc, char **argv)
 	if (nd.cgroup_mode == CGROUP_MODE_NONE) {
 		log_warn("no usable cgroup hierarchy at %s: jobs run unfenced", config->cgroup_root);
 	} else {
-		uint64_t mem_max = 0;
+		uint64_t mem_max = 0, pids_max = 0;
 
-		/* Before touching the groups: another qnoded may own them. */
-		r = noded_cgroup_lock(&nd, NODED_LOCK_DIR, &err);
+		/* Checked before anything is made; the lock before touching
+		 * the groups: another qnoded may own them. */
+		r = node_limits(&nd, &mem_max, &pids_max, &err);
 		if (r == 0)
+			r = noded_cgroup_lock(&nd, NODED_LOCK_DIR, &err);
+		if (r == 0) {
 			r = cgroup_node_setup(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent,
 					      &nd.topo.cpus, nd.topo.mems, &err);
+			/* Made: removed again at done: if the start fails later. */
+			cgroup_ready = r == 0;
+		}
 		if (r == 0)
-			r = node_limits(&nd, &mem_max, &err);
+			r = cgroup_node_limits(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent,
+					       mem_max, pids_max, &err);
 		if (r < 0) {
 			log_err("cgroup set-up of %s: %s", nd.cgroup_parent, err.text);
 			goto done;
 		}
+		log_info("node group %s: memory limit %llu MiB (reserve %llu MiB), pids.max %llu",
+			 nd.cgroup_parent, (unsigned long long)(mem_max >> 20),
+			 (unsigned long long)(config->mem_reserve >> 20), (unsigned long long)pids_max);
 		/* What the node's jobs can have between them is what it offers. */
 		if (mem_max > 0)
 			nd.topo.mem = mem_max;
-		cgroup_ready = true;
 	}
 	procscan_rt_check(nd.proc_root, &nd.rt, nd.rt_reason, sizeof(nd.rt_reason));
 

@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "exe.h"
 #include "log.h"
 #include "server.h"
 
@@ -81,6 +82,9 @@ int main(int argc, char **argv)
 		return 2;
 	log_init("qpoold", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	umask(022);
+	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
+	if (r < 0)
+		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
 
 	r = config_load(config_path(arg_config), &config, &err);
 	if (r < 0) {
