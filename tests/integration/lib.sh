@@ -211,6 +211,19 @@ qp_wait() {
 	fail "job $id is '$st' after ${timeout}s, expected ${states[*]}"
 }
 
+# qp_wait_gded JOBID [NODE [TIMEOUT]]: waits for the job's gded to run and
+# prints its pid. `running` is set at dispatch, before the wrapper exists:
+# a test that looks at gded must wait for gded itself.
+qp_wait_gded() {
+	local spec="$QP_T/state/nodes/${2:-n1}/jobs/$1.json" i pid
+	for ((i = 0; i < ${3:-30} * 20; i++)); do
+		pid=$(pgrep -f "gded --spec $spec" | head -n 1)
+		[ -n "$pid" ] && { echo "$pid"; return 0; }
+		sleep 0.05
+	done
+	fail "no gded for job $1 after ${3:-30}s"
+}
+
 # qp_wait_file PATH [TIMEOUT]: waits for a file to exist and be non-empty.
 qp_wait_file() {
 	local i
