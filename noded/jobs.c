@@ -25,6 +25,13 @@ struct job {
 	struct jobs *js;
 	int64_t jobid;
 	int64_t launch;         /* wall ns qnoded received job.launch */
+	int64_t dispatch;       /* job.times.dispatch: which run of the job this is
+	                         * (a requeued job runs again with a new one); every
+	                         * report carries it, so qpoold can tell a stale
+	                         * copy's report from the current run's. 0: unknown */
+	json_t *next_launch;    /* job.launch of a newer run, started once this
+	                         * (stale) one is killed and acknowledged */
+	int64_t next_launch_stamp;
 	pid_t pid;              /* gded, while it runs */
 	int pidfd;
 	sd_event_source *src;
@@ -100,7 +107,24 @@ static void job_free(struct job *j)
 	j->lost_src = sd_event_source_disable_unref(j->lost_src);
 	free(j->lost_reason);
 	json_decref(j->result);
+	json_decref(j->next_launch);
 	free(j);
+}
+
+/* Forgets a finished job whose report qpoold has taken; a newer run of
+ * it that waited for the stale one to go starts now. */
+static void job_retire(struct job *j)
+{
+	struct jobs *js = j->js;
+	json_t *next = j->next_launch;
+	int64_t stamp = j->next_launch_stamp;
+
+	j->next_launch = NULL;
+	job_free(j);
+	if (next) {
+		jobs_launch(js, next, stamp);
+		json_decref(next);
+	}
 }
 
 static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
@@ -117,7 +141,7 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 		log_debug("job %" PRId64 ": done acknowledged", jobid);
 		if (!nd->simulated)
 			jobfile_remove(nd->jobs_dirfd, jobid);
-		job_free(j);
+		job_retire(j);
 		return;
 	}
 	e = (int)wire_int(reply, "errno", 0);
@@ -127,7 +151,7 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 		/* qpoold has no such job: nobody will ever want these files. */
 		if (!nd->simulated)
 			jobfile_remove(nd->jobs_dirfd, jobid);
-		job_free(j);
+		job_retire(j);
 	}
 }
 
@@ -143,10 +167,21 @@ static void job_done_send(struct job *j)
 			"result", j->result);
 	if (!req)
 		return;
+	if (j->dispatch > 0 && json_object_set_new(req, "dispatch", json_integer(j->dispatch)) < 0) {
+		json_decref(req);
+		return;
+	}
 	/* Set first: a send that finds the connection dead answers NULL at once. */
 	j->done_sent = true;
 	if (link_call(nd->link, req, job_done_reply, j->jobid) < 0)
 		j->done_sent = false;
+}
+
+/* The run's token in its result too: node.register lists results. */
+static void job_result_tag(struct job *j)
+{
+	if (j->result && j->dispatch > 0)
+		(void)json_object_set_new(j->result, "dispatch", json_integer(j->dispatch));
 }
 
 static void job_finished(struct job *j, json_t *result)
@@ -156,6 +191,7 @@ static void job_finished(struct job *j, json_t *result)
 	job_unwatch(j);
 	json_decref(j->result);
 	j->result = result;
+	job_result_tag(j);
 	if (j->sim)
 		log_debug("job %" PRId64 ": simulated, %s", j->jobid, status ?: "finished");
 	else if (status && strcmp(status, "failed") == 0)
@@ -347,7 +383,8 @@ static int job_on_notify(sd_event_source *s, int fd, uint32_t revents, void *use
 
 	/* link_call drops it when the link is not registered. */
 	if (recv(fd, &byte, 1, MSG_DONTWAIT) == 1 && nd->link &&
-	    (req = json_pack("{s:s, s:I}", "op", "job.exited", "jobid", (json_int_t)j->jobid)))
+	    (req = json_pack("{s:s, s:I, s:I}", "op", "job.exited", "jobid", (json_int_t)j->jobid,
+			     "dispatch", (json_int_t)j->dispatch)))
 		(void)link_call(nd->link, req, job_exited_reply, j->jobid);
 	/* One word per job: whatever came (or an EOF), stop listening. */
 	j->notify_src = sd_event_source_disable_unref(j->notify_src);
@@ -451,7 +488,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 	struct error err = { "" };
 	char path[PATH_MAX], reason[300];
 	json_t *spec = NULL;
-	long long jobid, uid;
+	long long jobid, uid, dispatch;
 	struct job *j;
 	pid_t pid;
 	int pidfd, notify = -1, r;
@@ -461,8 +498,19 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		log_warn("job.launch without a positive job.jobid: ignored");
 		return;
 	}
-	if (job_find(js, jobid)) {
+	dispatch = wire_int(json_object_get(job, "times"), "dispatch", 0);
+	j = job_find(js, jobid);
+	if (j && (dispatch == 0 || dispatch == j->dispatch || j->next_launch)) {
 		log_warn("job %lld: launched again while still known here: ignored", jobid);
+		return;
+	}
+	if (j) {
+		/* A new run of a job whose stale copy (from before a requeue)
+		 * is still being killed here: its files and groups have the
+		 * same names, so it starts once the copy is gone and reported. */
+		log_info("job %lld: new run waits until the stale copy here is gone", jobid);
+		j->next_launch = json_incref((json_t *)msg);
+		j->next_launch_stamp = launch;
 		return;
 	}
 	j = job_new(js, jobid, launch);
@@ -470,6 +518,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		log_err("job %lld: out of memory", jobid);
 		return;
 	}
+	j->dispatch = dispatch;
 	if (nd->simulated) {
 		job_sim_start(j, job);
 		return;
@@ -553,10 +602,12 @@ static void jobs_take_over(struct jobs *js, int64_t jobid, const struct proc_gde
 		log_err("job %" PRId64 ": out of memory", jobid);
 		return;
 	}
+	j->dispatch = jobfile_spec_time(nd->jobs_dirfd, jobid, "dispatch");
 	r = jobfile_result_read(nd->jobs_dirfd, jobid, j->launch, &result, &err);
 	if (r == 0) {
 		log_info("job %" PRId64 ": finished while qnoded was down", jobid);
 		j->result = result;
+		job_result_tag(j);
 		return;
 	}
 	for (int i = 0; i < n_gded; i++)

@@ -117,6 +117,10 @@ json_t *jobfile_result_failed(int64_t jobid, int64_t launch, const char *reason)
 /* times.launch of <id>.json, or 0 when it cannot be read. */
 int64_t jobfile_spec_launch(int dirfd, int64_t jobid);
 
+/* times.<stamp> of <id>.json ("dispatch": the run's token, see jobs.c),
+ * or 0 when it cannot be read. */
+int64_t jobfile_spec_time(int dirfd, int64_t jobid, const char *stamp);
+
 /* Removes <id>.sh .json .result .result.tmp .nodes; missing ones are fine. */
 void jobfile_remove(int dirfd, int64_t jobid);
 
