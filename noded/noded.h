@@ -141,8 +141,10 @@ struct proc_gded {
 bool procscan_cmdline_match(char *const *argv, size_t n_args, const char *jobs_dir,
 			    int64_t *ret_jobid);
 
-/* The gded wrappers of jobs_dir running now: root-owned processes under
- * proc_root ("/proc", or a fake tree in tests) whose command line matches.
+/* The gded wrappers of jobs_dir running now: processes under proc_root
+ * ("/proc", or a fake tree in tests) whose every uid is 0 (status Uid:, so
+ * a user's setuid-root program given gded's argv is not one) and whose
+ * command line matches.
  * Returns the count and *ret (malloc'd) or -errno. */
 int procscan_gded_find(const char *proc_root, const char *jobs_dir, struct proc_gded **ret);
 
