@@ -32,6 +32,7 @@ struct job {
 	json_t *next_launch;    /* job.launch of a newer run, started once this
 	                         * (stale) one is killed and acknowledged */
 	int64_t next_launch_stamp;
+	int next_signal;        /* job.signal that came for the new run meanwhile */
 	pid_t pid;              /* gded, while it runs */
 	int pidfd;
 	sd_event_source *src;
@@ -116,14 +117,21 @@ static void job_free(struct job *j)
 static void job_retire(struct job *j)
 {
 	struct jobs *js = j->js;
-	json_t *next = j->next_launch;
+	json_t *next = j->next_launch, *sig;
 	int64_t stamp = j->next_launch_stamp;
+	int64_t jobid = j->jobid;
+	int signum = j->next_signal;
 
 	j->next_launch = NULL;
 	job_free(j);
-	if (next) {
-		jobs_launch(js, next, stamp);
-		json_decref(next);
+	if (!next)
+		return;
+	jobs_launch(js, next, stamp);
+	json_decref(next);
+	/* gded starts with SIGTERM blocked: a cancel waits for its signalfd. */
+	if (signum > 0 && (sig = json_pack("{s:I, s:i}", "jobid", (json_int_t)jobid, "signal", signum))) {
+		jobs_signal(js, sig);
+		json_decref(sig);
 	}
 }
 
@@ -570,6 +578,13 @@ void jobs_signal(struct jobs *js, const json_t *msg)
 		return;
 	}
 	j = job_find(js, jobid);
+	if (j && j->next_launch) {
+		/* qpoold told the stale copy to stop before it sent the new
+		 * run's launch; what comes after is for the new run. */
+		log_info("job %lld: signal %lld kept for its new run", jobid, sig);
+		j->next_signal = (int)sig;
+		return;
+	}
 	if (j && j->sim && j->src) {
 		/* Any signal ends a simulated job, as it would a sleep. */
 		job_sim_end(j, (int)sig);
