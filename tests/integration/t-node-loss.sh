@@ -110,4 +110,23 @@ qp_wait "$again" completed failed cancelled --timeout 30
 [ "$(cat "$w/out.$again")" = rerun ] || fail "job $again's rerun output: $(cat "$w/out.$again" 2>&1)"
 pid=$(cat "$w/first.$again")
 kill -0 "$pid" 2>/dev/null && fail "the stale first run of $again (pid $pid) still runs"
+
+note "a qdel while the new run waits for the stale copy to go cancels the new run"
+# The first run ignores SIGTERM, so its gded needs kill_grace to end it.
+job6='if [ -e '"$w"'/first.$PBS_JOBID ]; then sleep 30; echo rerun-ended >> '"$w"'/out.$PBS_JOBID
+else echo $$ > '"$w"'/first.$PBS_JOBID; trap "" TERM; while :; do sleep 0.2; done; fi'
+late=$(echo "$job6" | as qpuser1 qsub -N late) || fail qsub
+qp_wait_file "$w/first.$late"
+kill -STOP "$(qp_node_pid n5)"
+qp_wait "$late" queued --timeout 20
+kill -CONT "$(qp_node_pid n5)"
+for _ in $(seq 200); do
+	grep -q "job $late: new run waits until the stale copy here is gone" "$QP_T/qnoded-n5.log" && break
+	sleep 0.05
+done
+grep -q "job $late: new run waits" "$QP_T/qnoded-n5.log" || fail "n5 did not hold the new run of $late"
+as qpuser1 qdel "$late" || fail "qdel $late"
+qp_wait "$late" cancelled completed failed --timeout 30
+[ "$(qp_state "$late")" = cancelled ] || fail "job $late ended $(qp_state "$late") ($(qp_field "$late" reason)) after qdel"
+grep -q rerun-ended "$w/out.$late" 2>/dev/null && fail "the new run of $late ran to its end after qdel"
 echo "node loss ok"
