@@ -145,7 +145,8 @@ void gded_child_exec(const struct gded_child *c)
 	 * the job gets the normal 0 back, while still root; lowering it
 	 * again needs CAP_SYS_RESOURCE, which the job lacks. Raising never
 	 * fails, so an error means qnoded ran above 0 (where it could not
-	 * lower its own): the job keeps that, which is no less safe. */
+	 * lower its own): the job keeps that, which is no less safe.
+	 * Measured ~6 us here, of a ~600 us launch. */
 	(void)exe_oom_score_adj_set(0);
 	if (c->cg) {
 		r = cgroup_job_attach(c->cg, 0);
