@@ -1307,6 +1307,87 @@ int cgroup_node_limits(const char *root, enum cgroup_mode mode, const char *pare
 	return node_file_write(root, v1 ? "pids" : NULL, parent, "pids.max", pnum, false, err);
 }
 
+/* Adds the ids of the job.<id> directories in dir to *ids (unique). */
+static int job_ids_scan(const char *dir, uint64_t **ids, size_t *n, size_t *cap)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		unsigned long long id;
+		char *end;
+		bool seen = false;
+
+		if (e->d_type != DT_DIR || strncmp(e->d_name, "job.", 4) != 0 ||
+		    e->d_name[4] < '1' || e->d_name[4] > '9')
+			continue;
+		errno = 0;
+		id = strtoull(e->d_name + 4, &end, 10);
+		if (errno || *end)
+			continue;
+		for (size_t i = 0; i < *n && !seen; i++)
+			seen = (*ids)[i] == id;
+		if (seen)
+			continue;
+		if (*n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 16;
+			uint64_t *nids = realloc(*ids, ncap * sizeof(*nids));
+
+			if (!nids) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			*ids = nids;
+			*cap = ncap;
+		}
+		(*ids)[(*n)++] = id;
+	}
+	closedir(d);
+	return 0;
+}
+
+int cgroup_node_job_ids(const char *root, enum cgroup_mode mode, const char *parent,
+			uint64_t **ret)
+{
+	char path[PATH_MAX];
+	uint64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	if (!ops_for(mode)) {
+		*ret = NULL;
+		return 0;
+	}
+	if (!parent || !*parent || strstr(parent, ".."))
+		return -EINVAL;
+	if (mode == CGROUP_MODE_V2) {
+		if (snprintf(path, sizeof(path), "%s/%s", root, parent) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+		r = job_ids_scan(path, &ids, &n, &cap);
+	} else {
+		for (int h = 0; h < V1_N && r == 0; h++) {
+			char hpath[PATH_MAX];
+			int fd = v1_hier_open(root, h, hpath, sizeof(hpath));
+
+			if (fd < 0)
+				continue;
+			close(fd);
+			if (snprintf(path, sizeof(path), "%s/%s", hpath, parent) >= (int)sizeof(path))
+				r = -ENAMETOOLONG;
+			else
+				r = job_ids_scan(path, &ids, &n, &cap);
+		}
+	}
+	if (r < 0) {
+		free(ids);
+		return r;
+	}
+	*ret = ids;
+	return (int)n;
+}
+
 int cgroup_node_teardown(const char *root, enum cgroup_mode mode, const char *parent)
 {
 	const struct cgroup_ops *ops = ops_for(mode);

@@ -52,6 +52,13 @@ int cgroup_node_setup(const char *root, enum cgroup_mode mode, const char *paren
 int cgroup_node_limits(const char *root, enum cgroup_mode mode, const char *parent,
 		       uint64_t mem, uint64_t pids_max, struct error *err);
 
+/* The ids of the job groups (job.<id>) inside `parent` in any hierarchy,
+ * each once, in *ret (malloc'd; NULL for mode none). Returns their
+ * number or -errno. For qnoded at start: a group no job of its own
+ * accounts for is a lost wrapper's leftover. */
+int cgroup_node_job_ids(const char *root, enum cgroup_mode mode, const char *parent,
+			uint64_t **ret);
+
 /* qnoded, at a clean stop with no job left: removes `parent`, and its
  * first component (e.g. "qpool", with its realtime group) when no other
  * node's group is left in it. -EBUSY when a job group is still inside. */

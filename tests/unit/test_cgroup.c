@@ -691,6 +691,33 @@ static void test_v1_job_find(void)
 	unit_tmpdir_remove(d);
 }
 
+/* The job groups a node's group holds, in any hierarchy, each once. */
+static void test_node_job_ids(void)
+{
+	struct error err = { { 0 } };
+	struct cpumask cpus = { { 0 } };
+	uint64_t *ids = NULL;
+	char *d = v1_tree();
+	int n;
+
+	cpumask_parse("2-3", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT_EQUAL(cgroup_node_job_ids(d, CGROUP_MODE_V1, "qpool/n1", &ids), 0);
+	free(ids);
+	ids = NULL;
+	mkdir_rel(d, "memory/qpool/n1/job.12");
+	mkdir_rel(d, "pids/qpool/n1/job.12");
+	mkdir_rel(d, "cpuset/qpool/n1/job.3");
+	mkdir_rel(d, "cpuset/qpool/n1/job.x");
+	mkdir_rel(d, "cpuset/qpool/n1/job.04");
+	n = cgroup_node_job_ids(d, CGROUP_MODE_V1, "qpool/n1", &ids);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT((ids[0] == 3 && ids[1] == 12) || (ids[0] == 12 && ids[1] == 3));
+	free(ids);
+	CU_ASSERT_EQUAL(cgroup_node_job_ids(d, CGROUP_MODE_NONE, "qpool/n1", &ids), 0);
+	unit_tmpdir_remove(d);
+}
+
 /* The node's group over all its jobs: memory and pids caps. */
 static void test_node_limits(void)
 {
@@ -778,6 +805,7 @@ static const struct unit_test cgroup_tests[] = {
 	{ "v1 existing job group: refused when populated, remade when empty", test_v1_job_exists },
 	{ "v1 job groups found after a dead wrapper", test_v1_job_find },
 	{ "node group memory and pids limits, v1 and v2", test_node_limits },
+	{ "job groups in a node group", test_node_job_ids },
 	{ "v1 RT budget left by another pool", test_v1_rt_two_pools },
 	{ NULL, NULL },
 };
