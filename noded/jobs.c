@@ -647,6 +647,39 @@ static void jobs_take_over(struct jobs *js, int64_t jobid, const struct proc_gde
 		job_collect(j, err.text);
 }
 
+/* After a restart: job groups in the node's group that no job here
+ * accounts for (no spec, no result, no wrapper) were left by a wrapper
+ * that died before this fix or while its files went: the node group is
+ * this qnoded's alone (noded_cgroup_lock), so they are emptied and
+ * removed, never left running unaccounted. */
+static void jobs_orphans_clean(struct jobs *js)
+{
+	struct noded *nd = js->nd;
+	uint64_t *ids = NULL;
+	int n;
+
+	n = cgroup_node_job_ids(nd->config->cgroup_root, nd->cgroup_mode, nd->cgroup_parent, &ids);
+	if (n < 0) {
+		log_warn("cannot list the job groups in %s: %s", nd->cgroup_parent, strerror(-n));
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		struct job tmp = { .js = js, .jobid = (int64_t)ids[i], .pidfd = -1 };
+		int r;
+
+		if (ids[i] > INT64_MAX || job_find(js, (int64_t)ids[i]))
+			continue;
+		r = job_groups_clean(&tmp);
+		if (r < 0)
+			log_warn("job %" PRIu64 ": cannot remove the groups no wrapper holds: %s", ids[i],
+				 strerror(-r));
+		else
+			log_info("job %" PRIu64 ": removed its groups, which no wrapper or job file here accounted for",
+				 ids[i]);
+	}
+	free(ids);
+}
+
 int jobs_create(struct noded *nd, struct jobs **ret)
 {
 	struct proc_gded *gdeds = NULL;
@@ -676,6 +709,7 @@ int jobs_create(struct noded *nd, struct jobs **ret)
 	}
 	for (int i = 0; i < n_ids; i++)
 		jobs_take_over(js, ids[i], gdeds, n_gded);
+	jobs_orphans_clean(js);
 	*ret = js;
 	js = NULL;
 	r = 0;
