@@ -426,8 +426,7 @@ done:
 	usercache_destroy(nd.users);
 	if (nd.jobs_dirfd >= 0)
 		close(nd.jobs_dirfd);
-	if (nd.cgroup_lock_fd >= 0)
-		close(nd.cgroup_lock_fd);
+	noded_cgroup_unlock(&nd);
 	free(nd.topo_xml);
 	config_destroy(config);
 	return status;

@@ -72,10 +72,21 @@ int noded_cgroup_lock(struct noded *nd, const char *lock_dir, struct error *err)
 	if (mkdir(lock_dir, 0755) < 0 && errno != EEXIST)
 		return error_set(err, -errno, "cannot create %s: %m", lock_dir);
 	snprintf(path, sizeof(path), "%s/%s", lock_dir, name);
+again:
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return error_set(err, -errno, "cannot open %s: %m", path);
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		struct stat a, b;
+
+		/* The holder unlinks the file at its stop (noded_cgroup_unlock):
+		 * a lock won on a file no longer at path is no lock. */
+		if (fstat(fd, &a) < 0 || stat(path, &b) < 0 || a.st_dev != b.st_dev ||
+		    a.st_ino != b.st_ino) {
+			close(fd);
+			goto again;
+		}
+	} else {
 		r = -errno;
 		n = pread(fd, pid, sizeof(pid) - 1, 0);
 		pid[n > 0 ? n : 0] = '\0';
@@ -94,5 +105,16 @@ int noded_cgroup_lock(struct noded *nd, const char *lock_dir, struct error *err)
 		return error_set(err, r, "cannot write %s: %s", path, strerror(-r));
 	}
 	nd->cgroup_lock_fd = fd;
+	snprintf(nd->cgroup_lock_path, sizeof(nd->cgroup_lock_path), "%s", path);
 	return 0;
+}
+
+void noded_cgroup_unlock(struct noded *nd)
+{
+	if (nd->cgroup_lock_fd < 0)
+		return;
+	/* Unlinked while still held, so no one can lock it in between. */
+	unlink(nd->cgroup_lock_path);
+	close(nd->cgroup_lock_fd);
+	nd->cgroup_lock_fd = -1;
 }

@@ -207,6 +207,7 @@ struct noded {
 	enum cgroup_mode cgroup_mode;
 	char cgroup_parent[PATH_MAX];   /* <config cgroup_parent>/<name> */
 	int cgroup_lock_fd;             /* noded_cgroup_lock's */
+	char cgroup_lock_path[PATH_MAX];
 	bool rt;
 	char rt_reason[160];
 	char node_dir[PATH_MAX];
@@ -229,6 +230,9 @@ int noded_dirs_open(struct noded *nd, struct error *err);
  * two) can never share a node group on this host. -EBUSY with err naming
  * the holder's pid when another holds it; -errno with err otherwise. */
 int noded_cgroup_lock(struct noded *nd, const char *lock_dir, struct error *err);
+
+/* Removes the lock file and lets go of it; nothing when not held. */
+void noded_cgroup_unlock(struct noded *nd);
 
 /* A node name is a path component and a cgroup name: 1-63 of [A-Za-z0-9._-],
  * not starting with '.' or '-'. */
