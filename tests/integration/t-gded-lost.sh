@@ -3,7 +3,8 @@
 # A job whose gded is killed (kill -9) is not orphaned: qnoded kills every
 # process in the job's groups, setsid'ed ones included, removes the groups,
 # and only then reports the job failed ("wrapper lost"); the next job on
-# the same CPU runs.
+# the same CPU runs. Groups that no job accounts for are removed, their
+# processes killed, when qnoded starts.
 . "$(dirname "$0")/lib.sh"
 [ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "no memory controller"
 qp_setup
@@ -39,6 +40,33 @@ for p in $pids; do
 done
 left=$(find /sys/fs/cgroup -maxdepth 4 -type d -path "*/$QP_CG_PARENT/n1/job.$a")
 [ -z "$left" ] || fail "groups of job $a left: $left"
+
+# A group no job here accounts for (a wrapper lost before this qnoded
+# cleaned up after them, its files gone): emptied and removed at start.
+note "an orphan group with a process in it; qnoded restarts"
+orphan=$((a + 1000))
+groups=()
+for h in /sys/fs/cgroup/*/"$QP_CG_PARENT"/n1 /sys/fs/cgroup/"$QP_CG_PARENT"/n1; do
+	[ -d "$h" ] || continue
+	mkdir "$h/job.$orphan" || fail "mkdir $h/job.$orphan"
+	case $h in */cpuset/*) cat "$h/cpuset.cpus" > "$h/job.$orphan/cpuset.cpus"; cat "$h/cpuset.mems" > "$h/job.$orphan/cpuset.mems" ;; esac
+	groups+=("$h/job.$orphan/cgroup.procs")
+done
+# It joins the groups itself, so whatever runuser forks is inside too; a
+# duration of its own names it.
+dur=7$$
+bash -c 'for f; do echo $$ > "$f" || exit 1; done; exec runuser -u qpuser2 -- sleep '"$dur" x "${groups[@]}" &
+for _ in $(seq 100); do pgrep -u qpuser2 -f "^sleep $dur\$" >/dev/null && break; sleep 0.05; done
+pgrep -u qpuser2 -f "^sleep $dur\$" >/dev/null || fail "the orphan group's process did not start"
+qp_stop "$(qp_node_pid n1)"
+qp_start_node n1 0
+for p in $(pgrep -f "sleep $dur\$"); do
+	st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)
+	[ -z "$st" ] || [ "$st" = Z ] || fail "the orphan group's process $p (state $st) outlived the restart"
+done
+left=$(find /sys/fs/cgroup -maxdepth 4 -type d -path "*/$QP_CG_PARENT/n1/job.$orphan")
+[ -z "$left" ] || fail "orphan groups left: $left"
+grep -q "job $orphan: removed its groups" "$QP_T/qnoded-n1.log" || fail "qnoded did not say it removed job $orphan's groups"
 
 # The same CPU takes the next job.
 echo "echo next" > "$QP_T/next.sh"
