@@ -34,6 +34,9 @@ bench_pool() {
 	{
 		printf '[server]\nstate_dir = %s/state\nsocket = %s/qpoold.sock\n' "$T" "$T"
 		for line in "$@"; do printf '%s\n' "$line"; done
+		# Its own cgroup parent: a pool (or test suite) running on this
+		# host keeps its groups.
+		printf '[node]\ncgroup_parent = qpool-bench%d\n' $$
 		printf '[queue batch]\ndefault = yes\n'
 	} > "$QPOOL_CONF"
 	u=${BENCH_USER:-qpbench}

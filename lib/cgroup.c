@@ -74,6 +74,7 @@ struct cgroup_job {
 	int parent_fd[V1_N];       /* <root>/<h>/<parent>, O_PATH; -1: not used */
 	int fd[V1_N];              /* the job group, O_PATH; v2 uses [0] only */
 	bool shared[V1_N];         /* fd is the shared realtime group: not ours to remove */
+	bool found;                /* cgroup_job_find: opened what exists, created nothing */
 };
 
 struct cgroup_ops {
@@ -361,6 +362,28 @@ fail:
 	return r;
 }
 
+/* Creates the job group `name` in dirfd and opens it. A group that exists
+ * already is not this job's to adopt: it is removed when empty (rmdir of a
+ * cgroup fails with EBUSY while it holds a task, so "empty" is the
+ * kernel's word, atomic) and made anew, so no counter of an earlier
+ * run leaks into this one; a populated one is refused with -EEXIST. In
+ * find mode (job->found) nothing is created: -ENOENT when it is absent. */
+static int job_dir_make(const struct cgroup_job *job, int dirfd, const char *name)
+{
+	if (!job->found && mkdirat(dirfd, name, 0755) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
+			return errno == EBUSY || errno == ENOTEMPTY ? -EEXIST : -errno;
+		if (mkdirat(dirfd, name, 0755) < 0)
+			return errno == EEXIST ? -EEXIST : -errno;
+	}
+	return dir_open(dirfd, name);
+}
+
+/* What job_dir_make's -EEXIST means, for err. */
+#define JOB_EXISTS_TEXT "exists and holds processes of another run or another pool on this host; refused"
+
 /* rmdir root/parent, then its ancestors up to the first component while
  * they are empty. Returns 0, -EBUSY when parent still holds groups. */
 static int path_remove(const char *root, const char *parent)
@@ -441,6 +464,30 @@ static int v1_rt_hier(const char *root)
 	return -1;
 }
 
+/* The RT runtime the children of the hierarchy at hpath other than
+ * `first` hold (us per period). */
+static int64_t v1_rt_others(const char *hpath, const char *first)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	int64_t sum = 0, v;
+	DIR *d = opendir(hpath);
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' || strcmp(e->d_name, first) == 0)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s/cpu.rt_runtime_us", hpath, e->d_name) >=
+		    (int)sizeof(path))
+			continue;
+		if (file_read_s64(AT_FDCWD, path, &v) == 0 && v > 0)
+			sum += v;
+	}
+	closedir(d);
+	return sum;
+}
+
 /* RT runtime for the realtime group: <first>/ and <first>/.rt get the
  * root's cpu.rt_runtime_us less 5% of the period (950000 -> 900000 us per
  * 1 s here), so qpool never takes the last of the host's RT budget from
@@ -450,7 +497,7 @@ static int v1_rt_hier(const char *root)
 static int v1_rt_setup(const char *root, const char *parent, struct error *err)
 {
 	char path[PATH_MAX], first[NAME_MAX + 1], num[32];
-	int64_t root_rt, period, cur = 0, want;
+	int64_t root_rt, period, cur = 0, want, others;
 	int h = v1_rt_hier(root), hfd = -1, fd = -1, rtfd = -1, r;
 	size_t skip, len = first_component(parent, &skip);
 	const int order[2][2] = { { 0, 1 }, { 1, 0 } };
@@ -474,6 +521,14 @@ static int v1_rt_setup(const char *root, const char *parent, struct error *err)
 	if (root_rt <= 0)
 		goto done;
 	want = root_rt - period / 20 > 0 ? root_rt - period / 20 : root_rt / 2;
+	/* Another pool on this host (its own cgroup_parent) may hold part of
+	 * the root's budget already; the kernel would refuse more than is
+	 * left (EINVAL). Take what is left, at most want. */
+	others = v1_rt_others(path, first);
+	if (root_rt - others < want)
+		want = root_rt - others;
+	if (want <= 0)
+		goto done;
 	fd = dir_open(hfd, first);
 	if (fd < 0) {
 		r = error_set(err, fd, "%s/%s: %s", path, first, strerror(-fd));
@@ -706,9 +761,11 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 			continue;
 		}
 		job->parent_fd[h] = fd;
-		if (mkdirat(fd, job->name, 0755) < 0 && errno != EEXIST)
-			return error_set(err, -errno, "%s/%s: %m", path, job->name);
-		fd = dir_open(fd, job->name);
+		fd = job_dir_make(job, fd, job->name);
+		if (fd == -ENOENT && job->found)
+			continue;
+		if (fd == -EEXIST)
+			return error_set(err, fd, "%s/%s " JOB_EXISTS_TEXT, path, job->name);
 		if (fd < 0)
 			return error_set(err, fd, "%s/%s: %s", path, job->name, strerror(-fd));
 		job->fd[h] = fd;
@@ -798,6 +855,23 @@ static int v1_job_kill(struct cgroup_job *job, int timeout_ms)
 	 * of a realtime job is shared. */
 	int fz = job->fd[V1_FREEZER], procs = fz >= 0 ? fz : job->fd[V1_MEMORY], r;
 	bool frozen = false;
+
+	/* Found after its wrapper died, a job may be in some hierarchies
+	 * only (the wrapper, or its child joining them, was cut short):
+	 * empty every group of its own. Not on the wrapper's path, where
+	 * the child joined them all before exec. */
+	if (job->found) {
+		for (int h = 0; h < V1_N; h++) {
+			if (job->fd[h] < 0 || job->shared[h])
+				continue;
+			if (procs < 0)
+				procs = job->fd[h];
+			if (job->fd[h] != procs && (r = procs_drain(job->fd[h], timeout_ms)) < 0)
+				return r;
+		}
+		if (procs < 0)
+			return 0;
+	}
 
 	/* The common case, a job that left nothing behind, costs one read:
 	 * freezing and thawing an empty group is ~0.25 ms for nothing. */
@@ -982,9 +1056,11 @@ static int v2_job_open(struct cgroup_job *job, const char *root, const char *par
 	if (fd < 0)
 		return error_set(err, fd, "%s: %s", path, strerror(-fd));
 	job->parent_fd[0] = fd;
-	if (mkdirat(fd, job->name, 0755) < 0 && errno != EEXIST)
-		return error_set(err, -errno, "%s/%s: %m", path, job->name);
-	fd = dir_open(fd, job->name);
+	fd = job_dir_make(job, fd, job->name);
+	if (fd == -ENOENT && job->found)
+		return 0;
+	if (fd == -EEXIST)
+		return error_set(err, fd, "%s/%s " JOB_EXISTS_TEXT, path, job->name);
 	if (fd < 0)
 		return error_set(err, fd, "%s/%s: %s", path, job->name, strerror(-fd));
 	job->fd[0] = fd;
@@ -1178,6 +1254,140 @@ int cgroup_node_setup(const char *root, enum cgroup_mode mode, const char *paren
 	return ops->node_setup(root, parent, cpus, mems, err);
 }
 
+/* Writes val to file in <root>[/<h>]/<parent>; a missing hierarchy (v1
+ * pids not mounted) is skipped when !required. */
+static int node_file_write(const char *root, const char *hier, const char *parent,
+			   const char *file, const char *val, bool required, struct error *err)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (hier && !is_dir(root, hier) && !required)
+		return 0;
+	if (snprintf(path, sizeof(path), "%s%s%s/%s", root, hier ? "/" : "", hier ? hier : "",
+		     parent) >= (int)sizeof(path))
+		return error_set(err, -ENAMETOOLONG, "%s: path too long", root);
+	r = dir_write(path, file, val);
+	if (r < 0)
+		return error_set(err, r, "%s/%s=%s: %s", path, file, val, strerror(-r));
+	return 0;
+}
+
+int cgroup_node_limits(const char *root, enum cgroup_mode mode, const char *parent,
+		       uint64_t mem, uint64_t pids_max, struct error *err)
+{
+	char mnum[32], pnum[32];
+	bool v1 = mode == CGROUP_MODE_V1;
+	int r;
+
+	if (!ops_for(mode))
+		return 0;
+	if (!parent || !*parent || strstr(parent, ".."))
+		return error_set(err, -EINVAL, "bad cgroup parent \"%s\"", parent ? parent : "");
+	if (mem > 0)
+		snprintf(mnum, sizeof(mnum), "%" PRIu64, mem);
+	else
+		snprintf(mnum, sizeof(mnum), v1 ? "-1" : "max");
+	if (pids_max > 0)
+		snprintf(pnum, sizeof(pnum), "%" PRIu64, pids_max);
+	else
+		snprintf(pnum, sizeof(pnum), "max");
+	r = node_file_write(root, v1 ? "memory" : NULL, parent,
+			    v1 ? "memory.limit_in_bytes" : "memory.max", mnum, true, err);
+	if (r < 0)
+		return r;
+	/* v2 without the pids controller enabled has no pids.max: no cap. */
+	if (!v1) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s/pids.max", root, parent);
+		if (access(path, F_OK) < 0)
+			return 0;
+	}
+	return node_file_write(root, v1 ? "pids" : NULL, parent, "pids.max", pnum, false, err);
+}
+
+/* Adds the ids of the job.<id> directories in dir to *ids (unique). */
+static int job_ids_scan(const char *dir, uint64_t **ids, size_t *n, size_t *cap)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		unsigned long long id;
+		char *end;
+		bool seen = false;
+
+		if (e->d_type != DT_DIR || strncmp(e->d_name, "job.", 4) != 0 ||
+		    e->d_name[4] < '1' || e->d_name[4] > '9')
+			continue;
+		errno = 0;
+		id = strtoull(e->d_name + 4, &end, 10);
+		if (errno || *end)
+			continue;
+		for (size_t i = 0; i < *n && !seen; i++)
+			seen = (*ids)[i] == id;
+		if (seen)
+			continue;
+		if (*n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 16;
+			uint64_t *nids = realloc(*ids, ncap * sizeof(*nids));
+
+			if (!nids) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			*ids = nids;
+			*cap = ncap;
+		}
+		(*ids)[(*n)++] = id;
+	}
+	closedir(d);
+	return 0;
+}
+
+int cgroup_node_job_ids(const char *root, enum cgroup_mode mode, const char *parent,
+			uint64_t **ret)
+{
+	char path[PATH_MAX];
+	uint64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	if (!ops_for(mode)) {
+		*ret = NULL;
+		return 0;
+	}
+	if (!parent || !*parent || strstr(parent, ".."))
+		return -EINVAL;
+	if (mode == CGROUP_MODE_V2) {
+		if (snprintf(path, sizeof(path), "%s/%s", root, parent) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+		r = job_ids_scan(path, &ids, &n, &cap);
+	} else {
+		for (int h = 0; h < V1_N && r == 0; h++) {
+			char hpath[PATH_MAX];
+			int fd = v1_hier_open(root, h, hpath, sizeof(hpath));
+
+			if (fd < 0)
+				continue;
+			close(fd);
+			if (snprintf(path, sizeof(path), "%s/%s", hpath, parent) >= (int)sizeof(path))
+				r = -ENAMETOOLONG;
+			else
+				r = job_ids_scan(path, &ids, &n, &cap);
+		}
+	}
+	if (r < 0) {
+		free(ids);
+		return r;
+	}
+	*ret = ids;
+	return (int)n;
+}
+
 int cgroup_node_teardown(const char *root, enum cgroup_mode mode, const char *parent)
 {
 	const struct cgroup_ops *ops = ops_for(mode);
@@ -1211,6 +1421,39 @@ int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *paren
 	r = ops->job_open(job, root, parent, err);
 	if (r < 0) {
 		ops->job_remove(job);
+		cgroup_job_free(job);
+		return r;
+	}
+	*ret = job;
+	return 0;
+}
+
+int cgroup_job_find(const char *root, enum cgroup_mode mode, const char *parent,
+		    uint64_t jobid, struct cgroup_job **ret, struct error *err)
+{
+	const struct cgroup_ops *ops = ops_for(mode);
+	struct cgroup_job *job;
+	bool any = false;
+	int r;
+
+	if (!ops)
+		return error_set(err, -EOPNOTSUPP, "no cgroup hierarchy (mode none)");
+	if (!parent || !*parent || strstr(parent, ".."))
+		return error_set(err, -EINVAL, "bad cgroup parent \"%s\"", parent ? parent : "");
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return error_set(err, -ENOMEM, "out of memory");
+	job->ops = ops;
+	job->found = true;
+	snprintf(job->name, sizeof(job->name), "job.%" PRIu64, jobid);
+	for (int h = 0; h < V1_N; h++)
+		job->parent_fd[h] = job->fd[h] = -1;
+	r = ops->job_open(job, root, parent, err);
+	for (int h = 0; h < V1_N; h++)
+		any |= job->fd[h] >= 0;
+	if (r == 0 && !any)
+		r = error_set(err, -ENOENT, "%s/%s: no such group", parent, job->name);
+	if (r < 0) {
 		cgroup_job_free(job);
 		return r;
 	}

@@ -44,6 +44,21 @@ int cgroup_detect(const char *root, enum cgroup_mode *ret);
 int cgroup_node_setup(const char *root, enum cgroup_mode mode, const char *parent,
 		      const struct cpumask *cpus, const char *mems, struct error *err);
 
+/* qnoded, after cgroup_node_setup: the limits of the node's group, over
+ * all its jobs together: memory (v1 memory.limit_in_bytes, v2
+ * memory.max; 0: none) and tasks (pids.max; 0: "max"; skipped where the
+ * pids controller is absent). So jobs cannot take the host's last memory
+ * or pids, whatever each job's own limit. 0 or -errno with err set. */
+int cgroup_node_limits(const char *root, enum cgroup_mode mode, const char *parent,
+		       uint64_t mem, uint64_t pids_max, struct error *err);
+
+/* The ids of the job groups (job.<id>) inside `parent` in any hierarchy,
+ * each once, in *ret (malloc'd; NULL for mode none). Returns their
+ * number or -errno. For qnoded at start: a group no job of its own
+ * accounts for is a lost wrapper's leftover. */
+int cgroup_node_job_ids(const char *root, enum cgroup_mode mode, const char *parent,
+			uint64_t **ret);
+
 /* qnoded, at a clean stop with no job left: removes `parent`, and its
  * first component (e.g. "qpool", with its realtime group) when no other
  * node's group is left in it. -EBUSY when a job group is still inside. */
@@ -87,11 +102,22 @@ enum cgroup_job_flags {
  * cpuset, cpuacct, memory, freezer, pids, cpu, skipping freezer, pids and
  * cpu when not mounted and cpu when co-mounted with cpuacct; v2: one
  * directory) and opens it. flags: enum cgroup_job_flags. A group that exists
- * already (a crashed earlier run) is reused. On failure nothing is left
- * behind. -EOPNOTSUPP for CGROUP_MODE_NONE; -errno otherwise, err says
+ * already is never adopted: when empty (the kernel refuses rmdir of a
+ * populated cgroup, so that is certain) it is removed and made anew; when
+ * it holds processes the job is refused with -EEXIST (a stale copy of the
+ * job still being killed, or another pool using the same parent and node
+ * name). On failure nothing this call made is left behind. -EOPNOTSUPP for CGROUP_MODE_NONE; -errno otherwise, err says
  * which path. */
 int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *parent,
 		      uint64_t jobid, unsigned flags, struct cgroup_job **ret, struct error *err);
+
+/* Opens the groups of job jobid under `parent` that exist, creating
+ * nothing: for qnoded, to empty and remove what a wrapper that died left.
+ * Hierarchies without the group are skipped; cgroup_job_kill then empties
+ * every group found (each may hold part of the job). -ENOENT when there
+ * is none at all; -errno with err set otherwise. */
+int cgroup_job_find(const char *root, enum cgroup_mode mode, const char *parent,
+		    uint64_t jobid, struct cgroup_job **ret, struct error *err);
 
 /* Writes cpus/mems, the memory limit (v1 memory.limit_in_bytes and
  * memory.memsw.limit_in_bytes where it exists; v2 memory.max and

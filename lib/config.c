@@ -20,6 +20,7 @@ enum key_type {
 	KEY_BOOL,
 	KEY_RESERVE,
 	KEY_RT_POLICY,
+	KEY_CGROUP_PATH,
 };
 
 enum key_section {
@@ -49,6 +50,9 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "kill_grace", KEY_DURATION, S(kill_grace), "10", "seconds from SIGTERM to SIGKILL on qdel and walltime" },
 	{ SEC_NODE, "cgroup_root", KEY_PATH, S(cgroup_root), "/sys/fs/cgroup", "where the cgroup hierarchies are mounted" },
 	{ SEC_NODE, "gded", KEY_PATH, S(gded), "", "path of the gded wrapper (empty: next to qnoded)" },
+	{ SEC_NODE, "cgroup_parent", KEY_CGROUP_PATH, S(cgroup_parent), "qpool", "the pool's cgroup below each hierarchy's root; unique per pool on a host" },
+	{ SEC_NODE, "node_pids_max", KEY_UINT, S(node_pids_max), "0", "most tasks in a node's cgroup, all jobs together (0: 3/4 of kernel.pid_max)" },
+	{ SEC_NODE, "mem_reserve", KEY_SIZE, S(mem_reserve), "512M", "memory of a node kept from its jobs, for the system (node group limit = memory - reserve)" },
 	{ SEC_QUEUE, "default", KEY_BOOL, Q(is_default), "no", "takes jobs submitted without -q" },
 	{ SEC_QUEUE, "enabled", KEY_BOOL, Q(enabled), "yes", "accepts submissions" },
 	{ SEC_QUEUE, "started", KEY_BOOL, Q(started), "yes", "dispatches jobs" },
@@ -86,6 +90,30 @@ struct parse_state {
 	struct queue_conf *queue;    /* current [queue NAME] section */
 	char section[128];
 };
+
+/* A cgroup path below a hierarchy's root: "qpool", "qpool-test/t1". Each
+ * component 1-63 of [A-Za-z0-9._-], not starting with '.' (the realtime
+ * group ".rt" and "." / "..") or '-'. */
+static int cgroup_path_check(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= 256 || s[0] == '/' || s[n - 1] == '/')
+		return -EINVAL;
+	for (const char *p = s; *p; ) {
+		size_t len = strcspn(p, "/");
+
+		if (len == 0 || len > 63 || p[0] == '.' || p[0] == '-')
+			return -EINVAL;
+		for (size_t i = 0; i < len; i++)
+			if (!isalnum((unsigned char)p[i]) && !strchr("._-", p[i]))
+				return -EINVAL;
+		p += len;
+		if (*p == '/')
+			p++;
+	}
+	return 0;
+}
 
 static int key_set(void *base, const struct key *k, const char *value, struct error *err)
 {
@@ -147,6 +175,13 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 				return 0;
 			}
 		return error_set(err, -EINVAL, "%s = %s: not none, exclusive or realtime", k->name, value);
+	case KEY_CGROUP_PATH:
+		r = cgroup_path_check(value);
+		if (r < 0)
+			return error_set(err, r, "%s = %s: a relative path of names of A-Z a-z 0-9 . _ -, "
+					 "none starting with . or -", k->name, value);
+		strcpy(dst, value);
+		return 0;
 	case KEY_RT_POLICY:
 		for (size_t i = 0; i < 2; i++)
 			if (strcmp(value, rt_policy_names[i]) == 0) {

@@ -60,6 +60,10 @@ struct config {
 	/* [node] */
 	char cgroup_root[PATH_MAX];  /* where the cgroup hierarchies are mounted */
 	char gded[PATH_MAX];         /* wrapper binary; "" = next to qnoded */
+	char cgroup_parent[PATH_MAX]; /* the pool's group below each hierarchy's root,
+	                               * relative ("qpool"); nodes are <parent>/<name> */
+	uint64_t node_pids_max;      /* pids.max of a node's group; 0: 3/4 of kernel.pid_max */
+	uint64_t mem_reserve;        /* bytes of a node's memory kept from its jobs */
 	struct queue_conf *queues;
 	size_t n_queues;
 };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* exe_sibling: a program beside this one. */
+/* exe_sibling: a program beside this one; the process's OOM score adjustment. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,4 +26,19 @@ int exe_sibling(const char *name, char *buf, size_t len)
 	if ((size_t)snprintf(buf, len, "%s/%s", self, name) >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int exe_oom_score_adj_set(int adj)
+{
+	char num[16];
+	int fd, n, r = 0;
+
+	n = snprintf(num, sizeof(num), "%d", adj);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, num, (size_t)n) != n)
+		r = -errno;
+	close(fd);
+	return r;
 }

@@ -435,18 +435,23 @@ json_t *jobfile_result_failed(int64_t jobid, int64_t launch, const char *reason)
 			 "oom", 0, "reason", reason, "times", times);
 }
 
-int64_t jobfile_spec_launch(int dirfd, int64_t jobid)
+int64_t jobfile_spec_time(int dirfd, int64_t jobid, const char *stamp)
 {
 	char name[64];
 	json_t *spec;
-	int64_t launch;
+	int64_t t;
 
 	snprintf(name, sizeof(name), "%" PRId64 ".json", jobid);
 	if (json_read_at(dirfd, name, &spec, NULL) < 0)
 		return 0;
-	launch = wire_int(json_object_get(spec, "times"), "launch", 0);
+	t = wire_int(json_object_get(spec, "times"), stamp, 0);
 	json_decref(spec);
-	return launch;
+	return t;
+}
+
+int64_t jobfile_spec_launch(int dirfd, int64_t jobid)
+{
+	return jobfile_spec_time(dirfd, jobid, "launch");
 }
 
 void jobfile_remove(int dirfd, int64_t jobid)

@@ -25,10 +25,20 @@ struct job {
 	struct jobs *js;
 	int64_t jobid;
 	int64_t launch;         /* wall ns qnoded received job.launch */
+	int64_t dispatch;       /* job.times.dispatch: which run of the job this is
+	                         * (a requeued job runs again with a new one); every
+	                         * report carries it, so qpoold can tell a stale
+	                         * copy's report from the current run's. 0: unknown */
+	json_t *next_launch;    /* job.launch of a newer run, started once this
+	                         * (stale) one is killed and acknowledged */
+	int64_t next_launch_stamp;
+	int next_signal;        /* job.signal that came for the new run meanwhile */
 	pid_t pid;              /* gded, while it runs */
 	int pidfd;
 	sd_event_source *src;
 	sd_event_source *notify_src; /* gded's word that the job's processes are gone */
+	sd_event_source *lost_src;   /* its wrapper died: retrying to empty its groups */
+	char *lost_reason;           /* what to report once they are gone */
 	bool adopted;           /* not our child: found in /proc after a restart */
 	json_t *result;         /* once finished, until qpoold acknowledges */
 	bool done_sent;         /* job.done on this connection, reply awaited */
@@ -46,7 +56,7 @@ struct jobs {
 /* A wrapper runs, or a simulated job waits out its walltime. */
 static bool job_running(const struct job *j)
 {
-	return j->pidfd >= 0 || (j->sim && j->src);
+	return j->pidfd >= 0 || (j->sim && j->src) || j->lost_reason;
 }
 
 static struct job *job_find(const struct jobs *js, int64_t jobid)
@@ -95,8 +105,34 @@ static void job_free(struct job *j)
 		}
 	}
 	job_unwatch(j);
+	j->lost_src = sd_event_source_disable_unref(j->lost_src);
+	free(j->lost_reason);
 	json_decref(j->result);
+	json_decref(j->next_launch);
 	free(j);
+}
+
+/* Forgets a finished job whose report qpoold has taken; a newer run of
+ * it that waited for the stale one to go starts now. */
+static void job_retire(struct job *j)
+{
+	struct jobs *js = j->js;
+	json_t *next = j->next_launch, *sig;
+	int64_t stamp = j->next_launch_stamp;
+	int64_t jobid = j->jobid;
+	int signum = j->next_signal;
+
+	j->next_launch = NULL;
+	job_free(j);
+	if (!next)
+		return;
+	jobs_launch(js, next, stamp);
+	json_decref(next);
+	/* gded starts with SIGTERM blocked: a cancel waits for its signalfd. */
+	if (signum > 0 && (sig = json_pack("{s:I, s:i}", "jobid", (json_int_t)jobid, "signal", signum))) {
+		jobs_signal(js, sig);
+		json_decref(sig);
+	}
 }
 
 static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
@@ -113,7 +149,7 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 		log_debug("job %" PRId64 ": done acknowledged", jobid);
 		if (!nd->simulated)
 			jobfile_remove(nd->jobs_dirfd, jobid);
-		job_free(j);
+		job_retire(j);
 		return;
 	}
 	e = (int)wire_int(reply, "errno", 0);
@@ -123,7 +159,7 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 		/* qpoold has no such job: nobody will ever want these files. */
 		if (!nd->simulated)
 			jobfile_remove(nd->jobs_dirfd, jobid);
-		job_free(j);
+		job_retire(j);
 	}
 }
 
@@ -139,10 +175,21 @@ static void job_done_send(struct job *j)
 			"result", j->result);
 	if (!req)
 		return;
+	if (j->dispatch > 0 && json_object_set_new(req, "dispatch", json_integer(j->dispatch)) < 0) {
+		json_decref(req);
+		return;
+	}
 	/* Set first: a send that finds the connection dead answers NULL at once. */
 	j->done_sent = true;
 	if (link_call(nd->link, req, job_done_reply, j->jobid) < 0)
 		j->done_sent = false;
+}
+
+/* The run's token in its result too: node.register lists results. */
+static void job_result_tag(struct job *j)
+{
+	if (j->result && j->dispatch > 0)
+		(void)json_object_set_new(j->result, "dispatch", json_integer(j->dispatch));
 }
 
 static void job_finished(struct job *j, json_t *result)
@@ -152,6 +199,7 @@ static void job_finished(struct job *j, json_t *result)
 	job_unwatch(j);
 	json_decref(j->result);
 	j->result = result;
+	job_result_tag(j);
 	if (j->sim)
 		log_debug("job %" PRId64 ": simulated, %s", j->jobid, status ?: "finished");
 	else if (status && strcmp(status, "failed") == 0)
@@ -188,6 +236,96 @@ static void job_fail(struct job *j, const char *reason)
 	job_finished(j, result);
 }
 
+/* How long one attempt to empty a lost wrapper's groups may block the
+ * loop, and how long to wait before the next (a task in D state). */
+#define LOST_KILL_MS 2000
+#define LOST_RETRY_US (1000 * 1000)
+#define LOST_REMOVE_TRIES 200
+
+/* Kills everything in the groups of a job whose wrapper died and removes
+ * them. 0 when none is left, -errno (-ETIME: still populated). */
+static int job_groups_clean(struct job *j)
+{
+	struct noded *nd = j->js->nd;
+	struct cgroup_job *cg = NULL;
+	struct error err = { "" };
+	int r;
+
+	if (nd->cgroup_mode == CGROUP_MODE_NONE)
+		return 0;
+	r = cgroup_job_find(nd->config->cgroup_root, nd->cgroup_mode, nd->cgroup_parent,
+			    (uint64_t)j->jobid, &cg, &err);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		log_warn("job %" PRId64 ": %s", j->jobid, err.text);
+		return r;
+	}
+	r = cgroup_job_kill(cg, LOST_KILL_MS);
+	if (r >= 0) {
+		/* rmdir can see EBUSY for a moment after the last task went. */
+		for (int i = 0; i < LOST_REMOVE_TRIES; i++) {
+			r = cgroup_job_remove(cg);
+			if (r != -EBUSY)
+				break;
+			usleep(1000);
+		}
+	}
+	cgroup_job_free(cg);
+	if (r == 0)
+		log_info("job %" PRId64 ": emptied and removed the groups its lost wrapper left", j->jobid);
+	return r < 0 ? r : 0;
+}
+
+static void job_lost_try(struct job *j);
+
+static int job_lost_on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	job_lost_try(userdata);
+	return 0;
+}
+
+/* Reports the lost wrapper's job failed only once its groups are empty
+ * and gone: until then it counts as running here, so qpoold keeps its
+ * CPUs, and no process of it outlives the report. */
+static void job_lost_try(struct job *j)
+{
+	char *reason;
+	int r = job_groups_clean(j);
+
+	j->lost_src = sd_event_source_disable_unref(j->lost_src);
+	if (r < 0) {
+		log_warn("job %" PRId64 ": cannot empty the groups of its lost wrapper (%s); trying again",
+			 j->jobid, strerror(-r));
+		if (sd_event_add_time_relative(j->js->nd->event, &j->lost_src, CLOCK_MONOTONIC,
+					       LOST_RETRY_US, 0, job_lost_on_timer, j) >= 0)
+			return;
+		/* No timer: report it rather than hold it forever. */
+	}
+	reason = j->lost_reason;
+	j->lost_reason = NULL;
+	job_fail(j, reason);
+	free(reason);
+}
+
+/* The wrapper died without a result: its job's processes may run on in
+ * its groups, which nobody else will empty. */
+static void job_lost(struct job *j, const char *why)
+{
+	char reason[400];
+
+	job_unwatch(j);
+	snprintf(reason, sizeof(reason), "wrapper lost: %s; its processes were killed and its cgroups removed",
+		 why);
+	free(j->lost_reason);
+	j->lost_reason = strdup(reason);
+	if (!j->lost_reason) {
+		job_fail(j, "wrapper lost (out of memory)");
+		return;
+	}
+	job_lost_try(j);
+}
+
 /* The wrapper ended: its result file is the truth; without one, say why. */
 static void job_collect(struct job *j, const char *why_no_result)
 {
@@ -202,10 +340,11 @@ static void job_collect(struct job *j, const char *why_no_result)
 		job_finished(j, result);
 		return;
 	}
-	if (r == -ENOENT)
-		snprintf(reason, sizeof(reason), "%s", why_no_result);
-	else
-		snprintf(reason, sizeof(reason), "unreadable result: %s", err.text);
+	if (r == -ENOENT) {
+		job_lost(j, why_no_result);
+		return;
+	}
+	snprintf(reason, sizeof(reason), "unreadable result: %s", err.text);
 	job_fail(j, reason);
 }
 
@@ -252,7 +391,8 @@ static int job_on_notify(sd_event_source *s, int fd, uint32_t revents, void *use
 
 	/* link_call drops it when the link is not registered. */
 	if (recv(fd, &byte, 1, MSG_DONTWAIT) == 1 && nd->link &&
-	    (req = json_pack("{s:s, s:I}", "op", "job.exited", "jobid", (json_int_t)j->jobid)))
+	    (req = json_pack("{s:s, s:I, s:I}", "op", "job.exited", "jobid", (json_int_t)j->jobid,
+			     "dispatch", (json_int_t)j->dispatch)))
 		(void)link_call(nd->link, req, job_exited_reply, j->jobid);
 	/* One word per job: whatever came (or an EOF), stop listening. */
 	j->notify_src = sd_event_source_disable_unref(j->notify_src);
@@ -356,7 +496,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 	struct error err = { "" };
 	char path[PATH_MAX], reason[300];
 	json_t *spec = NULL;
-	long long jobid, uid;
+	long long jobid, uid, dispatch;
 	struct job *j;
 	pid_t pid;
 	int pidfd, notify = -1, r;
@@ -366,8 +506,19 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		log_warn("job.launch without a positive job.jobid: ignored");
 		return;
 	}
-	if (job_find(js, jobid)) {
+	dispatch = wire_int(json_object_get(job, "times"), "dispatch", 0);
+	j = job_find(js, jobid);
+	if (j && (dispatch == 0 || dispatch == j->dispatch || j->next_launch)) {
 		log_warn("job %lld: launched again while still known here: ignored", jobid);
+		return;
+	}
+	if (j) {
+		/* A new run of a job whose stale copy (from before a requeue)
+		 * is still being killed here: its files and groups have the
+		 * same names, so it starts once the copy is gone and reported. */
+		log_info("job %lld: new run waits until the stale copy here is gone", jobid);
+		j->next_launch = json_incref((json_t *)msg);
+		j->next_launch_stamp = launch;
 		return;
 	}
 	j = job_new(js, jobid, launch);
@@ -375,6 +526,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		log_err("job %lld: out of memory", jobid);
 		return;
 	}
+	j->dispatch = dispatch;
 	if (nd->simulated) {
 		job_sim_start(j, job);
 		return;
@@ -426,6 +578,13 @@ void jobs_signal(struct jobs *js, const json_t *msg)
 		return;
 	}
 	j = job_find(js, jobid);
+	if (j && j->next_launch) {
+		/* qpoold told the stale copy to stop before it sent the new
+		 * run's launch; what comes after is for the new run. */
+		log_info("job %lld: signal %lld kept for its new run", jobid, sig);
+		j->next_signal = (int)sig;
+		return;
+	}
 	if (j && j->sim && j->src) {
 		/* Any signal ends a simulated job, as it would a sleep. */
 		job_sim_end(j, (int)sig);
@@ -458,10 +617,12 @@ static void jobs_take_over(struct jobs *js, int64_t jobid, const struct proc_gde
 		log_err("job %" PRId64 ": out of memory", jobid);
 		return;
 	}
+	j->dispatch = jobfile_spec_time(nd->jobs_dirfd, jobid, "dispatch");
 	r = jobfile_result_read(nd->jobs_dirfd, jobid, j->launch, &result, &err);
 	if (r == 0) {
 		log_info("job %" PRId64 ": finished while qnoded was down", jobid);
 		j->result = result;
+		job_result_tag(j);
 		return;
 	}
 	for (int i = 0; i < n_gded; i++)
@@ -484,6 +645,39 @@ static void jobs_take_over(struct jobs *js, int64_t jobid, const struct proc_gde
 		job_collect(j, "wrapper vanished while qnoded was down");
 	else
 		job_collect(j, err.text);
+}
+
+/* After a restart: job groups in the node's group that no job here
+ * accounts for (no spec, no result, no wrapper) were left by a wrapper
+ * that died before this fix or while its files went: the node group is
+ * this qnoded's alone (noded_cgroup_lock), so they are emptied and
+ * removed, never left running unaccounted. */
+static void jobs_orphans_clean(struct jobs *js)
+{
+	struct noded *nd = js->nd;
+	uint64_t *ids = NULL;
+	int n;
+
+	n = cgroup_node_job_ids(nd->config->cgroup_root, nd->cgroup_mode, nd->cgroup_parent, &ids);
+	if (n < 0) {
+		log_warn("cannot list the job groups in %s: %s", nd->cgroup_parent, strerror(-n));
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		struct job tmp = { .js = js, .jobid = (int64_t)ids[i], .pidfd = -1 };
+		int r;
+
+		if (ids[i] > INT64_MAX || job_find(js, (int64_t)ids[i]))
+			continue;
+		r = job_groups_clean(&tmp);
+		if (r < 0)
+			log_warn("job %" PRIu64 ": cannot remove the groups no wrapper holds: %s", ids[i],
+				 strerror(-r));
+		else
+			log_info("job %" PRIu64 ": removed its groups, which no wrapper or job file here accounted for",
+				 ids[i]);
+	}
+	free(ids);
 }
 
 int jobs_create(struct noded *nd, struct jobs **ret)
@@ -515,6 +709,7 @@ int jobs_create(struct noded *nd, struct jobs **ret)
 	}
 	for (int i = 0; i < n_ids; i++)
 		jobs_take_over(js, ids[i], gdeds, n_gded);
+	jobs_orphans_clean(js);
 	*ret = js;
 	js = NULL;
 	r = 0;

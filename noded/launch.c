@@ -34,7 +34,7 @@ int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidf
 			 NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	sigset_t none, deflt;
+	sigset_t mask, deflt;
 	int pidfd, r, sv[2];
 	pid_t pid;
 
@@ -45,13 +45,18 @@ int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidf
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	/* qnoded blocks the signals sd-event handles; the wrapper must start
-	 * with none blocked and default dispositions, and in its own session
+	 * with default dispositions (and only SIGTERM blocked), in its own session
 	 * so a ^C or SIGHUP aimed at qnoded's terminal never reaches a job. */
-	sigemptyset(&none);
+	/* SIGTERM (qdel) blocked from the start: gded blocks it first thing
+	 * for its signalfd, but one sent before that (a qdel right after
+	 * dispatch) would kill it with no result; blocked across the exec it
+	 * waits for the signalfd instead. gded's child unblocks all. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
 	sigfillset(&deflt);
 	sigdelset(&deflt, SIGKILL);
 	sigdelset(&deflt, SIGSTOP);
-	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigmask(&attr, &mask);
 	posix_spawnattr_setsigdefault(&attr, &deflt);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
 				 POSIX_SPAWN_SETSID);

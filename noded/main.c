@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
+#include "exe.h"
 #include "log.h"
 #include "log-journal.h"
 #include "noded.h"
@@ -231,6 +232,46 @@ static int cgroup_base_setup(struct config *config, struct error *err)
 	return 0;
 }
 
+/* kernel.pid_max, or 0 when unreadable. */
+static uint64_t pid_max_read(const char *proc_root)
+{
+	char path[PATH_MAX];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/pid_max", proc_root);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* The node's group over all its jobs: memory less mem_reserve for the
+ * system, and a pids cap (node_pids_max, by default 3/4 of pid_max) so
+ * that jobs, each below its own pids.max, cannot together take the
+ * host's last pids. A reserve as large as the node's memory is an error. */
+static int node_limits(struct noded *nd, uint64_t *ret_mem, uint64_t *ret_pids, struct error *err)
+{
+	const struct config *c = nd->config;
+	uint64_t pids = c->node_pids_max, mem = 0;
+
+	if (c->mem_reserve > 0 && nd->topo.mem > 0) {
+		if (c->mem_reserve >= nd->topo.mem)
+			return error_set(err, -EINVAL, "mem_reserve (%llu MiB) leaves nothing of the node's %llu MiB",
+					 (unsigned long long)(c->mem_reserve >> 20),
+					 (unsigned long long)(nd->topo.mem >> 20));
+		mem = nd->topo.mem - c->mem_reserve;
+	}
+	if (pids == 0)
+		pids = pid_max_read(nd->proc_root) / 4 * 3;
+	*ret_mem = mem;
+	*ret_pids = pids;
+	return 0;
+}
+
 static int signals_setup(sd_event *event)
 {
 	sigset_t ss;
@@ -250,7 +291,7 @@ static int signals_setup(sd_event *event)
 
 int main(int argc, char **argv)
 {
-	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1 };
+	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1, .cgroup_lock_fd = -1 };
 	struct config *config = NULL;
 	struct error err = { "" };
 	bool cgroup_ready = false, live_root;
@@ -264,6 +305,10 @@ int main(int argc, char **argv)
 		return r < 0 ? 0 : 1;
 	log_init("qnoded", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	(void)log_journal_setup(arg_simulate ? NULL : arg_name);
+	/* gded inherits it; the job's process sets 0 before exec. */
+	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
+	if (r < 0)
+		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
 
 	r = config_load(config_path(arg_config), &config, &err);
 	if (r < 0) {
@@ -322,17 +367,40 @@ int main(int argc, char **argv)
 		log_err("cgroup v2 delegation: %s", err.text);
 		goto done;
 	}
-	snprintf(nd.cgroup_parent, sizeof(nd.cgroup_parent), "qpool/%s", nd.name);
+	if ((size_t)snprintf(nd.cgroup_parent, sizeof(nd.cgroup_parent), "%s/%s", config->cgroup_parent,
+			     nd.name) >= sizeof(nd.cgroup_parent)) {
+		log_err("cgroup_parent %s: too long", config->cgroup_parent);
+		goto done;
+	}
 	if (nd.cgroup_mode == CGROUP_MODE_NONE) {
 		log_warn("no usable cgroup hierarchy at %s: jobs run unfenced", config->cgroup_root);
 	} else {
-		r = cgroup_node_setup(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent,
-				      &nd.topo.cpus, nd.topo.mems, &err);
+		uint64_t mem_max = 0, pids_max = 0;
+
+		/* Checked before anything is made; the lock before touching
+		 * the groups: another qnoded may own them. */
+		r = node_limits(&nd, &mem_max, &pids_max, &err);
+		if (r == 0)
+			r = noded_cgroup_lock(&nd, NODED_LOCK_DIR, &err);
+		if (r == 0) {
+			r = cgroup_node_setup(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent,
+					      &nd.topo.cpus, nd.topo.mems, &err);
+			/* Made: removed again at done: if the start fails later. */
+			cgroup_ready = r == 0;
+		}
+		if (r == 0)
+			r = cgroup_node_limits(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent,
+					       mem_max, pids_max, &err);
 		if (r < 0) {
 			log_err("cgroup set-up of %s: %s", nd.cgroup_parent, err.text);
 			goto done;
 		}
-		cgroup_ready = true;
+		log_info("node group %s: memory limit %llu MiB (reserve %llu MiB), pids.max %llu",
+			 nd.cgroup_parent, (unsigned long long)(mem_max >> 20),
+			 (unsigned long long)(config->mem_reserve >> 20), (unsigned long long)pids_max);
+		/* What the node's jobs can have between them is what it offers. */
+		if (mem_max > 0)
+			nd.topo.mem = mem_max;
 	}
 	procscan_rt_check(nd.proc_root, &nd.rt, nd.rt_reason, sizeof(nd.rt_reason));
 
@@ -411,6 +479,7 @@ done:
 	usercache_destroy(nd.users);
 	if (nd.jobs_dirfd >= 0)
 		close(nd.jobs_dirfd);
+	noded_cgroup_unlock(&nd);
 	free(nd.topo_xml);
 	config_destroy(config);
 	return status;

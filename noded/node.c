@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,4 +55,66 @@ int noded_dirs_open(struct noded *nd, struct error *err)
 	if (nd->jobs_dirfd < 0)
 		return error_set(err, -errno, "cannot open %s: %m", nd->jobs_dir);
 	return 0;
+}
+
+int noded_cgroup_lock(struct noded *nd, const char *lock_dir, struct error *err)
+{
+	char path[PATH_MAX], name[NAME_MAX + 1], pid[32];
+	ssize_t n;
+	int fd, r;
+
+	/* "qpool/n1" -> "qpool+n1.lock": '+' is in no cgroup or node name. */
+	if ((size_t)snprintf(name, sizeof(name), "%s.lock", nd->cgroup_parent) >= sizeof(name))
+		return error_set(err, -ENAMETOOLONG, "cgroup parent %s: too long", nd->cgroup_parent);
+	for (char *p = name; *p; p++)
+		if (*p == '/')
+			*p = '+';
+	if (mkdir(lock_dir, 0755) < 0 && errno != EEXIST)
+		return error_set(err, -errno, "cannot create %s: %m", lock_dir);
+	snprintf(path, sizeof(path), "%s/%s", lock_dir, name);
+again:
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return error_set(err, -errno, "cannot open %s: %m", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		struct stat a, b;
+
+		/* The holder unlinks the file at its stop (noded_cgroup_unlock):
+		 * a lock won on a file no longer at path is no lock. */
+		if (fstat(fd, &a) < 0 || stat(path, &b) < 0 || a.st_dev != b.st_dev ||
+		    a.st_ino != b.st_ino) {
+			close(fd);
+			goto again;
+		}
+	} else {
+		r = -errno;
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		close(fd);
+		if (r == -EWOULDBLOCK)
+			return error_set(err, -EBUSY, "cgroup %s is in use by another qnoded (pid %s, lock %s): "
+					 "give each pool on this host its own [node] cgroup_parent",
+					 nd->cgroup_parent, pid[0] ? pid : "?", path);
+		return error_set(err, r, "cannot lock %s: %s", path, strerror(-r));
+	}
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+		r = -errno;
+		close(fd);
+		return error_set(err, r, "cannot write %s: %s", path, strerror(-r));
+	}
+	nd->cgroup_lock_fd = fd;
+	snprintf(nd->cgroup_lock_path, sizeof(nd->cgroup_lock_path), "%s", path);
+	return 0;
+}
+
+void noded_cgroup_unlock(struct noded *nd)
+{
+	if (nd->cgroup_lock_fd < 0)
+		return;
+	/* Unlinked while still held, so no one can lock it in between. */
+	unlink(nd->cgroup_lock_path);
+	close(nd->cgroup_lock_fd);
+	nd->cgroup_lock_fd = -1;
 }

@@ -17,6 +17,8 @@
 #include "parse.h"
 
 #define NODED_NAME_MAX 64
+/* Where qnoded locks its cgroup parent (noded_cgroup_lock). */
+#define NODED_LOCK_DIR "/run/qpool"
 
 /* ---- topology (topo.c) ---- */
 
@@ -115,6 +117,10 @@ json_t *jobfile_result_failed(int64_t jobid, int64_t launch, const char *reason)
 /* times.launch of <id>.json, or 0 when it cannot be read. */
 int64_t jobfile_spec_launch(int dirfd, int64_t jobid);
 
+/* times.<stamp> of <id>.json ("dispatch": the run's token, see jobs.c),
+ * or 0 when it cannot be read. */
+int64_t jobfile_spec_time(int dirfd, int64_t jobid, const char *stamp);
+
 /* Removes <id>.sh .json .result .result.tmp .nodes; missing ones are fine. */
 void jobfile_remove(int dirfd, int64_t jobid);
 
@@ -135,8 +141,10 @@ struct proc_gded {
 bool procscan_cmdline_match(char *const *argv, size_t n_args, const char *jobs_dir,
 			    int64_t *ret_jobid);
 
-/* The gded wrappers of jobs_dir running now: root-owned processes under
- * proc_root ("/proc", or a fake tree in tests) whose command line matches.
+/* The gded wrappers of jobs_dir running now: processes under proc_root
+ * ("/proc", or a fake tree in tests) whose every uid is 0 (status Uid:, so
+ * a user's setuid-root program given gded's argv is not one) and whose
+ * command line matches.
  * Returns the count and *ret (malloc'd) or -errno. */
 int procscan_gded_find(const char *proc_root, const char *jobs_dir, struct proc_gded **ret);
 
@@ -197,7 +205,9 @@ struct noded {
 	                                 * simulated node's synthetic text */
 	bool simulated;                 /* jobs only wait their walltime */
 	enum cgroup_mode cgroup_mode;
-	char cgroup_parent[NODED_NAME_MAX + 8];
+	char cgroup_parent[PATH_MAX];   /* <config cgroup_parent>/<name> */
+	int cgroup_lock_fd;             /* noded_cgroup_lock's */
+	char cgroup_lock_path[PATH_MAX];
 	bool rt;
 	char rt_reason[160];
 	char node_dir[PATH_MAX];
@@ -214,6 +224,15 @@ struct noded {
 /* Creates <state_dir>/nodes/<name>/ (0755) and its jobs/ (0711), sets
  * nd->node_dir, jobs_dir and opens jobs_dirfd. -errno with err set. */
 int noded_dirs_open(struct noded *nd, struct error *err);
+
+/* Takes an exclusive lock for the node's cgroup parent, a file under
+ * lock_dir ("/run/qpool") named after it, so two qnoded (of one pool or
+ * two) can never share a node group on this host. -EBUSY with err naming
+ * the holder's pid when another holds it; -errno with err otherwise. */
+int noded_cgroup_lock(struct noded *nd, const char *lock_dir, struct error *err);
+
+/* Removes the lock file and lets go of it; nothing when not held. */
+void noded_cgroup_unlock(struct noded *nd);
 
 /* A node name is a path component and a cgroup name: 1-63 of [A-Za-z0-9._-],
  * not starting with '.' or '-'. */

@@ -91,6 +91,32 @@ static int cmdline_read(const char *proc_root, pid_t pid, char *buf, size_t size
 	return (int)n;
 }
 
+/* Whether every uid of pid (real, effective, saved, filesystem) is 0.
+ * The owner of /proc/<pid> alone is not enough: a user's setuid-root
+ * program (not dumpable, so /proc shows it as root's) keeps the user's
+ * real uid, and its argv is whatever the user chose (exec -a gded ...). */
+static bool pid_all_root(const char *proc_root, pid_t pid)
+{
+	char path[PATH_MAX], line[256];
+	unsigned long u[4];
+	bool root = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc_root, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "Uid:", 4) != 0)
+			continue;
+		root = sscanf(line + 4, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4 &&
+		       !u[0] && !u[1] && !u[2] && !u[3];
+		break;
+	}
+	fclose(f);
+	return root;
+}
+
 static bool pid_runs_gded(const char *proc_root, const char *jobs_dir, pid_t pid,
 			  int64_t *ret_jobid)
 {
@@ -101,7 +127,8 @@ static bool pid_runs_gded(const char *proc_root, const char *jobs_dir, pid_t pid
 	n = cmdline_read(proc_root, pid, buf, sizeof(buf), argv, 6);
 	if (n <= 0)
 		return false;
-	return procscan_cmdline_match(argv, (size_t)n, jobs_dir, ret_jobid);
+	return procscan_cmdline_match(argv, (size_t)n, jobs_dir, ret_jobid) &&
+	       pid_all_root(proc_root, pid);
 }
 
 int procscan_gded_find(const char *proc_root, const char *jobs_dir, struct proc_gded **ret)

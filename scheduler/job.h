@@ -49,6 +49,9 @@ struct job {
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	char mems[64];           /* NUMA nodes of cpus (kernel list) */
 	int64_t t_submit;
+	int64_t t_dispatch;      /* while running/exiting: when this run was dispatched,
+	                          * the run's token in job.launch and in the node's
+	                          * reports (a stale copy's report carries an older one) */
 	bool rerunnable;         /* requeue, not fail, when its node is lost */
 	bool cpus_back;          /* its processes are gone: CPUs handed back before its result */
 	struct job *next;        /* scheduler's list, submit order */

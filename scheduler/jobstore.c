@@ -90,7 +90,7 @@ static const char SQL_FINISH[] =
 	" t_exec = ?, t_exit = ?, t_released = ?, t_done = ?, m_wrap = ?, m_fenced = ?,"
 	" m_exec = ?, m_exit = ?, m_released = ? WHERE id = ?";
 static const char SQL_ACTIVE[] =
-	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable FROM jobs"
+	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable, t_dispatch FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR owner = ?2)"
@@ -585,6 +585,7 @@ int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *use
 			(void)cpumask_parse(s, &j->cpus);
 		j->t_submit = sqlite3_column_int64(st, 9);
 		j->rerunnable = sqlite3_column_int(st, 10);
+		j->t_dispatch = sqlite3_column_int64(st, 11);
 		r = cb(j, userdata);
 		if (r < 0)
 			break;

@@ -12,6 +12,7 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "exe.h"
 #include "log.h"
 #include "log-journal.h"
 #include "server.h"
@@ -98,6 +99,9 @@ int main(int argc, char **argv)
 	log_init("qpoold", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	(void)log_journal_setup(NULL);
 	umask(022);
+	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
+	if (r < 0)
+		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
 
 	r = config_load(config_path(arg_config), &config, &err);
 	if (r < 0) {

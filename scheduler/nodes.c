@@ -39,13 +39,30 @@ static bool json_results_contain(const json_t *results, int64_t id)
 /* Queues a completion for the next group commit. Only the node that runs
  * the job may report it; a report for a finished job is answered at once
  * (the node resends after a reconnect until it hears ok). */
-static void done_queue(struct conn *c, long long req_id, int64_t jobid, const json_t *result)
+/* Whether a node's report about j, carrying the run token dispatch (0:
+ * none, from an older node), is about j's current run: a copy that ran on
+ * before a requeue (the node was lost, then returned) reports with the
+ * token of its own, earlier dispatch. */
+static bool report_current(const struct job *j, int64_t dispatch)
+{
+	return dispatch <= 0 || j->t_dispatch <= 0 || dispatch == j->t_dispatch;
+}
+
+static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t dispatch,
+		       const json_t *result)
 {
 	struct server *s = c->server;
 	struct job *j = pool_job_find(s->pool, jobid);
 	struct pending *p;
 
 	if (!j || !j->node || strcmp(j->node, c->node->name) != 0) {
+		if (req_id)
+			conn_reply_ok(c, req_id, NULL);
+		return;
+	}
+	if (!report_current(j, dispatch)) {
+		log_info("job %lld: node %s reports a stale run (dispatched at %lld, not %lld): ignored",
+			 (long long)jobid, c->node->name, (long long)dispatch, (long long)j->t_dispatch);
 		if (req_id)
 			conn_reply_ok(c, req_id, NULL);
 		return;
@@ -201,7 +218,7 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	node_reconcile(s, n, running, results);
 	json_array_foreach(results, i, r)
 		if (json_is_object(r))
-			done_queue(c, 0, wire_int(r, "jobid", 0), r);
+			done_queue(c, 0, wire_int(r, "jobid", 0), wire_int(r, "dispatch", 0), r);
 	log_info("node %s up: cpus %s, cgroup %s%s", name, cpus, n->cgroup, n->rt ? ", realtime" : "");
 	conn_reply_ok(c, req_id, NULL);
 	s->sched_dirty = true;
@@ -216,7 +233,7 @@ static void op_done(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, EINVAL, "job.done needs jobid and result");
 		return;
 	}
-	done_queue(c, req_id, jobid, result);
+	done_queue(c, req_id, jobid, wire_int(msg, "dispatch", 0), result);
 }
 
 /* The job's processes are gone; its wrapper is still removing its groups
@@ -235,7 +252,8 @@ static void op_exited(struct conn *c, long long req_id, json_t *msg)
 	}
 	/* Only for a job this node runs: another node cannot free its CPUs. */
 	j = pool_job_find(s->pool, jobid);
-	if (j && j->where == c->node && pool_job_cpus_back(s->pool, j))
+	if (j && j->where == c->node && report_current(j, wire_int(msg, "dispatch", 0)) &&
+	    pool_job_cpus_back(s->pool, j))
 		s->sched_dirty = true;
 	conn_reply_ok(c, req_id, NULL);
 }
@@ -302,6 +320,8 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 		log_err("job %lld: cannot build its launch message", (long long)j->id);
 		return -ENOMEM;
 	}
+	/* The run's token: what the store has as its dispatch stamp. */
+	j->t_dispatch = wire_int(json_object_get(launch, "times"), "dispatch", 0);
 	conn_send(n->link, json_pack("{s:s, s:i, s:o}", "op", "job.launch", "id", 0, "job", launch));
 	log_debug("job %lld dispatched to %s", (long long)j->id, n->name);
 	return 0;

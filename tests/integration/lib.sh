@@ -29,6 +29,10 @@ qp_setup() {
 	chmod 755 "$QP_T"
 	export QPOOL_CONF=$QP_T/qpool.conf
 	QP_NODE_PREFIX=t$$
+	# The pool's own cgroup parent: no other pool on this host (a real
+	# one, another suite) shares its groups. tests/run sets the prefix so
+	# no-cgroup-left finds what its own run left.
+	QP_CG_PARENT=${QP_CG_PREFIX:-qpool-t}$$
 	cat > "$QPOOL_CONF" <<CONF
 [server]
 state_dir = $QP_T/state
@@ -36,6 +40,9 @@ socket = $QP_T/qpoold.sock
 heartbeat_interval = 1
 node_timeout = 5
 kill_grace = 2
+
+[node]
+cgroup_parent = $QP_CG_PARENT
 
 [queue batch]
 default = yes
@@ -132,12 +139,45 @@ qp_cleanup() {
 		kill -CONT "${QP_PIDS[$i]}" 2>/dev/null
 		qp_stop "${QP_PIDS[$i]}"
 	done
+	# The pool's groups must be gone with it; whatever is left is reported
+	# (a failure) and removed, its processes killed, so no run leaves any.
+	local left
+	left=$(qp_cgroups_left)
+	if [ -n "$left" ]; then
+		echo "cgroups of $QP_CG_PARENT left behind:" >&2; echo "$left" >&2
+		[ $rc -eq 0 ] && rc=1
+		qp_cgroups_remove
+	fi
 	if [ $rc -eq 0 ] && [ -z "${QP_KEEP:-}" ]; then
 		rm -rf "$QP_T"
 	else
 		echo "test files kept in $QP_T" >&2
 	fi
 	exit $rc
+}
+
+# The pool's cgroup directories still present (its parent, and
+# $QP_CG_PARENT-* of a second pool a test starts), deepest first.
+qp_cgroups_left() {
+	[ -n "${QP_CG_PARENT:-}" ] || return 0
+	find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d \( -name "$QP_CG_PARENT" -o -name "$QP_CG_PARENT-*" \) \
+		-print0 2>/dev/null |
+		xargs -0 -r -I{} find {} -depth -type d 2>/dev/null
+}
+
+# Kills what runs in the pool's groups and removes them, deepest first.
+qp_cgroups_remove() {
+	local d i
+	for i in 1 2 3; do
+		for d in $(qp_cgroups_left); do
+			[ -f "$d/cgroup.procs" ] && xargs -r kill -KILL < "$d/cgroup.procs" 2>/dev/null
+		done
+		sleep 0.1
+		for d in $(qp_cgroups_left); do
+			rmdir "$d" 2>/dev/null
+		done
+		[ -z "$(qp_cgroups_left)" ] && return 0
+	done
 }
 
 # as USER cmd...: runs a command as USER in that user's work dir, with the
@@ -170,6 +210,19 @@ qp_wait() {
 		sleep 0.05
 	done
 	fail "job $id is '$st' after ${timeout}s, expected ${states[*]}"
+}
+
+# qp_wait_gded JOBID [NODE [TIMEOUT]]: waits for the job's gded to run and
+# prints its pid. `running` is set at dispatch, before the wrapper exists:
+# a test that looks at gded must wait for gded itself.
+qp_wait_gded() {
+	local spec="$QP_T/state/nodes/${2:-n1}/jobs/$1.json" i pid
+	for ((i = 0; i < ${3:-30} * 20; i++)); do
+		pid=$(pgrep -f "gded --spec $spec" | head -n 1)
+		[ -n "$pid" ] && { echo "$pid"; return 0; }
+		sleep 0.05
+	done
+	fail "no gded for job $1 after ${3:-30}s"
 }
 
 # qp_wait_file PATH [TIMEOUT]: waits for a file to exist and be non-empty.

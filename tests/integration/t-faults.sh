@@ -97,7 +97,7 @@ JOB
 ) || fail qsub
 qp_wait "$bomb" running
 sleep 4
-echo "processes in the bomb's cgroup: $(cat /sys/fs/cgroup/pids/qpool/n1/job.$bomb/pids.current 2>/dev/null || echo ?)"
+echo "processes in the bomb's cgroup: $(cat /sys/fs/cgroup/pids/$QP_CG_PARENT/n1/job.$bomb/pids.current 2>/dev/null || echo ?)"
 t0=$(date +%s%N)
 probe=$(echo 'echo probe' | as qpuser2 qsub -N probe) || fail "qsub during the fork bomb"
 as qpuser2 qstat "$probe" > /dev/null || fail "qstat during the fork bomb"

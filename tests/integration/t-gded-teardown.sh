@@ -72,6 +72,6 @@ sleep 1
 after=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
 note "memory cgroups: $before before, $after after 50 jobs"
 [ $((after - before)) -le 2 ] || fail "memory cgroups grew by $((after - before)) over 50 jobs"
-left=$(find /sys/fs/cgroup -path "*qpool/${QP_NODE_PREFIX}n1/job.*" -type d 2>/dev/null)
+left=$(find /sys/fs/cgroup -path "*$QP_CG_PARENT/${QP_NODE_PREFIX}n1/job.*" -type d 2>/dev/null)
 [ -z "$left" ] || fail "job groups left: $left"
 echo "teardown ok"

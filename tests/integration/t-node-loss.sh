@@ -5,7 +5,9 @@
 # the node comes back, its copies are killed and nothing is counted twice.
 # Then the same when qpoold restarts while the node is away and the node
 # does not return within node_timeout; and qsub -r defaults to the queue's
-# rerunnable key.
+# rerunnable key. Last, a lost node that returns as the only node reruns its
+# requeued job: the stale copy's report (cancelled) is not taken for the
+# new run's.
 . "$(dirname "$0")/lib.sh"
 qp_setup "
 [queue norerun]
@@ -90,4 +92,43 @@ for id in "$qnorr" "$forced"; do
 	grep -q done.n3 "$w/out.$id" 2>/dev/null && fail "n3's copy of $id ran to the end"
 done
 [ "$(qp_state "$qnorr")" = failed ] || fail "job $qnorr changed to $(qp_state "$qnorr") after n3 returned"
+note "a lost node returns as the only node: its requeued job reruns there, not 'cancelled'"
+qp_stop "$(qp_node_pid n3)"
+qp_stop "$(qp_node_pid n4)"
+qp_start_node n5
+# The first run outlives the loss; the rerun, seeing it ran before, is short.
+job5='if [ -e '"$w"'/first.$PBS_JOBID ]; then echo rerun >> '"$w"'/out.$PBS_JOBID
+else echo $$ > '"$w"'/first.$PBS_JOBID; sleep 60; fi'
+again=$(echo "$job5" | as qpuser1 qsub -N again) || fail qsub
+qp_wait "$again" running
+qp_wait_file "$w/first.$again"
+kill -STOP "$(qp_node_pid n5)"
+qp_wait "$again" queued --timeout 20
+qp_field "$again" reason | grep -q "requeued: node n5 was lost" || fail "job $again not requeued: $(qp_field "$again" reason)"
+kill -CONT "$(qp_node_pid n5)"
+qp_wait "$again" completed failed cancelled --timeout 30
+[ "$(qp_state "$again")" = completed ] ||
+	fail "requeued job $again ended $(qp_state "$again") ($(qp_field "$again" reason)), not rerun to completion"
+[ "$(cat "$w/out.$again")" = rerun ] || fail "job $again's rerun output: $(cat "$w/out.$again" 2>&1)"
+pid=$(cat "$w/first.$again")
+kill -0 "$pid" 2>/dev/null && fail "the stale first run of $again (pid $pid) still runs"
+
+note "a qdel while the new run waits for the stale copy to go cancels the new run"
+# The first run ignores SIGTERM, so its gded needs kill_grace to end it.
+job6='if [ -e '"$w"'/first.$PBS_JOBID ]; then sleep 30; echo rerun-ended >> '"$w"'/out.$PBS_JOBID
+else echo $$ > '"$w"'/first.$PBS_JOBID; trap "" TERM; while :; do sleep 0.2; done; fi'
+late=$(echo "$job6" | as qpuser1 qsub -N late) || fail qsub
+qp_wait_file "$w/first.$late"
+kill -STOP "$(qp_node_pid n5)"
+qp_wait "$late" queued --timeout 20
+kill -CONT "$(qp_node_pid n5)"
+for _ in $(seq 200); do
+	grep -q "job $late: new run waits until the stale copy here is gone" "$QP_T/qnoded-n5.log" && break
+	sleep 0.05
+done
+grep -q "job $late: new run waits" "$QP_T/qnoded-n5.log" || fail "n5 did not hold the new run of $late"
+as qpuser1 qdel "$late" || fail "qdel $late"
+qp_wait "$late" cancelled completed failed --timeout 30
+[ "$(qp_state "$late")" = cancelled ] || fail "job $late ended $(qp_state "$late") ($(qp_field "$late" reason)) after qdel"
+grep -q rerun-ended "$w/out.$late" 2>/dev/null && fail "the new run of $late ran to its end after qdel"
 echo "node loss ok"

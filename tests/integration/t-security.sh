@@ -92,14 +92,21 @@ for c in sh bash sleep true cat env mkdir rm chown chmod id; do
 done
 touch "$m/marks"; chmod 666 "$m/marks"
 chmod 755 "$m/preload.so"
-envjob=$(echo 'sleep 2; echo env-ok' | as qpuser1 qsub -v "LD_PRELOAD=$m/preload.so,PATH=$m/bin:/usr/bin:/bin,IFS=/,BASH_ENV=$m/bin/sh,ENV=$m/bin/sh,QPOOL_CONF=/nonexistent,LD_LIBRARY_PATH=$m") || fail qsub
+# BASH_ENV only marks (a shim there would exec sh and end the job at
+# once); the job runs until the test has looked at its gded.
+printf 'echo "path uid=$(/usr/bin/id -u) cmd=bash_env" >> %s/marks\n' "$m" > "$m/bash_env"
+chmod 644 "$m/bash_env"
+envjob=$(printf 'i=0\nwhile [ ! -e "%s/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done\necho env-ok\n' "$m" |
+	as qpuser1 qsub -v "LD_PRELOAD=$m/preload.so,PATH=$m/bin:/usr/bin:/bin,IFS=/,BASH_ENV=$m/bash_env,ENV=$m/bin/sh,QPOOL_CONF=/nonexistent,LD_LIBRARY_PATH=$m") || fail qsub
 qp_wait "$envjob" running
-gpid=$(pgrep -f "gded --spec $jobs/$envjob.json" | head -n 1)
-[ -n "$gpid" ] || fail "no gded for job $envjob"
+gpid=$(qp_wait_gded "$envjob") || exit 1
 genv=$(tr '\0' '\n' < "/proc/$gpid/environ")
+[ -n "$genv" ] || fail "cannot read the environment of gded $gpid"
 echo "gded's environment: $(echo "$genv" | cut -d= -f1 | tr '\n' ' ')"
 echo "$genv" | grep -qE "^(LD_PRELOAD|IFS|BASH_ENV|ENV|LD_LIBRARY_PATH)=|$m" && fail "the job's environment reached gded: $genv"
+touch "$m/go"
 qp_wait "$envjob" completed failed
+grep -qx env-ok "$w1/STDIN.o$envjob" || fail "the job with a hostile environment did not run its script: $(cat "$w1/STDIN.o$envjob")"
 echo "marks:"; sed 's/^/  /' "$m/marks"
 grep -qv "uid=$(id -u qpuser1) " "$m/marks" && fail "something other than the job's own processes ran with the job's environment"
 grep -q "uid=0" "$m/marks" && fail "root ran something from the job's environment"

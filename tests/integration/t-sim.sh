@@ -53,5 +53,5 @@ ran=$(q "SELECT (t_exit - t_exec) / 1000000 FROM jobs WHERE id = $long")
 [ "$ran" -ge 1900 ] && [ "$ran" -le 4000 ] || fail "the 2 s walltime job ran ${ran} ms"
 note "$(q "SELECT count(*) FROM jobs") jobs on $n nodes"
 # shellcheck disable=SC2010 # ls -d of a glob: "did anything match"
-ls -d /sys/fs/cgroup/*/qpool/"${QP_NODE_PREFIX}"s-* 2>/dev/null | grep -q . && fail "a simulated node made a cgroup"
+ls -d /sys/fs/cgroup/*/"$QP_CG_PARENT"/"${QP_NODE_PREFIX}"s-* 2>/dev/null | grep -q . && fail "a simulated node made a cgroup"
 note "ok"

@@ -624,6 +624,152 @@ static void test_v1_rt_comounted(void)
 
 /* On the live host, what libcgroup finds in the mount table is a root
  * that our own detection judges usable (v1 here, v2 under systemd). */
+/* An existing job group is never adopted: one that holds anything (here a
+ * file stands for a task: the kernel refuses rmdir of a populated
+ * cgroup as a fake tree refuses it of a non-empty directory) is refused
+ * with -EEXIST and left as it was, and what the call made is removed; an
+ * empty one is removed and made anew. */
+static void test_v1_job_exists(void)
+{
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	struct cpumask cpus = { { 0 } };
+	char *d = v1_tree();
+	int r;
+
+	cpumask_parse("2-3", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	unit_write_file(d, "memory/qpool/n1/job.7/cgroup.procs", "4242\n");
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 7, 0, &job, &err);
+	CU_ASSERT_EQUAL(r, -EEXIST);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "memory/qpool/n1/job.7 exists and holds processes"));
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.7/cgroup.procs"), "4242");
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/job.7"));     /* made by the call: removed */
+	CU_ASSERT(!exists(d, "cpuacct/qpool/n1/job.7"));
+	rm(d, "memory/qpool/n1/job.7/cgroup.procs");
+
+	/* Empty: made anew, so nothing written into the old one survives. */
+	mkdir_rel(d, "pids/qpool/n1/job.7");
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 7, 0, &job, &err);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	CU_ASSERT(exists(d, "memory/qpool/n1/job.7"));
+	CU_ASSERT(exists(d, "pids/qpool/n1/job.7"));
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.7"));
+	unit_tmpdir_remove(d);
+}
+
+/* cgroup_job_find opens what a dead wrapper left, creates nothing, and
+ * kill empties every group found (a job half attached); -ENOENT when
+ * nothing is there. */
+static void test_v1_job_find(void)
+{
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	struct cpumask cpus = { { 0 } };
+	char *d = v1_tree();
+	int r;
+
+	cpumask_parse("2-3", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT_EQUAL(cgroup_job_find(d, CGROUP_MODE_V1, "qpool/n1", 9, &job, &err), -ENOENT);
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/job.9"));
+	unit_write_file(d, "memory/qpool/n1/job.9/cgroup.procs", "");
+	unit_write_file(d, "pids/qpool/n1/job.9/cgroup.procs", "");
+	r = cgroup_job_find(d, CGROUP_MODE_V1, "qpool/n1", 9, &job, &err);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/job.9"));
+	CU_ASSERT(!exists(d, "freezer/qpool/n1/job.9"));
+	CU_ASSERT_EQUAL(cgroup_job_kill(job, 100), 0);
+	rm(d, "memory/qpool/n1/job.9/cgroup.procs");
+	rm(d, "pids/qpool/n1/job.9/cgroup.procs");
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.9"));
+	CU_ASSERT(!exists(d, "pids/qpool/n1/job.9"));
+	unit_tmpdir_remove(d);
+}
+
+/* The job groups a node's group holds, in any hierarchy, each once. */
+static void test_node_job_ids(void)
+{
+	struct error err = { { 0 } };
+	struct cpumask cpus = { { 0 } };
+	uint64_t *ids = NULL;
+	char *d = v1_tree();
+	int n;
+
+	cpumask_parse("2-3", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT_EQUAL(cgroup_node_job_ids(d, CGROUP_MODE_V1, "qpool/n1", &ids), 0);
+	free(ids);
+	ids = NULL;
+	mkdir_rel(d, "memory/qpool/n1/job.12");
+	mkdir_rel(d, "pids/qpool/n1/job.12");
+	mkdir_rel(d, "cpuset/qpool/n1/job.3");
+	mkdir_rel(d, "cpuset/qpool/n1/job.x");
+	mkdir_rel(d, "cpuset/qpool/n1/job.04");
+	n = cgroup_node_job_ids(d, CGROUP_MODE_V1, "qpool/n1", &ids);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT((ids[0] == 3 && ids[1] == 12) || (ids[0] == 12 && ids[1] == 3));
+	free(ids);
+	CU_ASSERT_EQUAL(cgroup_node_job_ids(d, CGROUP_MODE_NONE, "qpool/n1", &ids), 0);
+	unit_tmpdir_remove(d);
+}
+
+/* The node's group over all its jobs: memory and pids caps. */
+static void test_node_limits(void)
+{
+	struct error err = { { 0 } };
+	struct cpumask cpus = { { 0 } };
+	char *d = v1_tree();
+
+	cpumask_parse("2-3", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	unit_write_file(d, "memory/qpool/n1/memory.limit_in_bytes", "");
+	unit_write_file(d, "pids/qpool/n1/pids.max", "");
+	CU_ASSERT_EQUAL(cgroup_node_limits(d, CGROUP_MODE_V1, "qpool/n1", 3ULL << 30, 24576, &err), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/memory.limit_in_bytes"), "3221225472");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "pids/qpool/n1/pids.max"), "24576");
+	CU_ASSERT_EQUAL(cgroup_node_limits(d, CGROUP_MODE_V1, "qpool/n1", 0, 0, &err), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/memory.limit_in_bytes"), "-1");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "pids/qpool/n1/pids.max"), "max");
+	/* No node set-up: the error names the path. */
+	CU_ASSERT(cgroup_node_limits(d, CGROUP_MODE_V1, "qpool/n2", 1, 1, &err) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "qpool/n2"));
+	unit_tmpdir_remove(d);
+
+	d = unit_tmpdir();
+	unit_write_file(d, "cgroup.controllers", "cpuset cpu memory pids\n");
+	unit_write_file(d, "qpool/n1/memory.max", "");
+	unit_write_file(d, "qpool/n1/pids.max", "");
+	CU_ASSERT_EQUAL(cgroup_node_limits(d, CGROUP_MODE_V2, "qpool/n1", 1ULL << 30, 100, &err), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/memory.max"), "1073741824");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/pids.max"), "100");
+	unit_tmpdir_remove(d);
+}
+
+/* Two pools, each its own parent: the second gets what RT budget the
+ * first left, not a request the kernel would refuse. */
+static void test_v1_rt_two_pools(void)
+{
+	struct error err = { { 0 } };
+	struct cpumask cpus = { { 0 } };
+	char *d = v1_tree();
+
+	unit_write_file(d, "cpu/cpu.rt_runtime_us", "950000\n");
+	unit_write_file(d, "cpu/cpu.rt_period_us", "1000000\n");
+	unit_write_file(d, "cpu/other/cpu.rt_runtime_us", "800000\n");
+	unit_write_file(d, "cpu/qpool/cpu.rt_runtime_us", "0\n");
+	unit_write_file(d, "cpu/qpool/.rt/cpu.rt_runtime_us", "0\n");
+	cpumask_parse("0-1", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpu/qpool/cpu.rt_runtime_us"), "150000");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpu/qpool/.rt/cpu.rt_runtime_us"), "150000");
+	unit_tmpdir_remove(d);
+}
+
 static void test_discover_live(void)
 {
 	char root[4096];
@@ -725,6 +871,11 @@ static const struct unit_test cgroup_tests[] = {
 	{ "v2 under systemd: delegated base and own leaf", test_v2_delegated },
 	{ "v1 RT runtime for the shared realtime group", test_v1_rt },
 	{ "v1 realtime with cpu,cpuacct co-mounted; OOM count", test_v1_rt_comounted },
+	{ "v1 existing job group: refused when populated, remade when empty", test_v1_job_exists },
+	{ "v1 job groups found after a dead wrapper", test_v1_job_find },
+	{ "node group memory and pids limits, v1 and v2", test_node_limits },
+	{ "job groups in a node group", test_node_job_ids },
+	{ "v1 RT budget left by another pool", test_v1_rt_two_pools },
 	{ NULL, NULL },
 };
 

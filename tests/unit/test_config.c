@@ -37,6 +37,9 @@ static void test_defaults_and_comments(void)
 	CU_ASSERT_STRING_EQUAL(c->socket, "/s/sock");
 	CU_ASSERT_EQUAL(c->heartbeat_interval, 5);
 	CU_ASSERT_STRING_EQUAL(c->cgroup_root, "/sys/fs/cgroup");
+	CU_ASSERT_STRING_EQUAL(c->cgroup_parent, "qpool");
+	CU_ASSERT_EQUAL(c->node_pids_max, 0);
+	CU_ASSERT_EQUAL(c->mem_reserve, 512ULL << 20);
 	/* An empty section is a queue with every default. */
 	q = config_queue(c, "empty");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
@@ -71,6 +74,11 @@ static void test_errors(void)
 		{ "[queue a]\nncpus_default = 4\nncpus_max = 2\n", ":1: [queue a]: ncpus_default is above ncpus_max" },
 		{ "[server]\nnode_timeout = 2\nheartbeat_interval = 5\n", ": [server] node_timeout must be longer" },
 		{ "not a line\n", ":1: not a section header or key = value" },
+		{ "[node]\ncgroup_parent = /abs\n", ":2: cgroup_parent = /abs: a relative path" },
+		{ "[node]\ncgroup_parent = a/../b\n", ":2: cgroup_parent = a/../b: a relative path" },
+		{ "[node]\ncgroup_parent = a//b\n", ":2: cgroup_parent = a//b: a relative path" },
+		{ "[node]\ncgroup_parent = q/.rt\n", ":2: cgroup_parent = q/.rt: a relative path" },
+		{ "[node]\ncgroup_parent = a b\n", ":2: cgroup_parent = a b: a relative path" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

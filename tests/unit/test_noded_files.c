@@ -275,6 +275,16 @@ static void test_cmdline_match(void)
 }
 
 /* A fake /proc: cmdline files are NUL-separated like the kernel's. */
+/* /proc/<pid>/status with its Uid: line (real, then effective, saved, fs). */
+static void fake_status(const char *root, const char *rel, uid_t real, uid_t eff)
+{
+	char text[128];
+
+	snprintf(text, sizeof(text), "Name:\tgded\nUid:\t%u\t%u\t%u\t%u\n", (unsigned)real,
+		 (unsigned)eff, (unsigned)eff, (unsigned)eff);
+	unit_write_file(root, rel, text);
+}
+
 static void fake_proc(const char *root, int pid, uid_t uid, const char *cmdline, size_t len)
 {
 	char path[4096];
@@ -288,6 +298,8 @@ static void fake_proc(const char *root, int pid, uid_t uid, const char *cmdline,
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_FATAL(write(fd, cmdline, len) == (ssize_t)len);
 	close(fd);
+	snprintf(path, sizeof(path), "%d/status", pid);
+	fake_status(root, path, uid, uid);
 }
 
 #define CMD(s) s, sizeof(s)   /* with the final NUL, as the kernel writes it */
@@ -310,6 +322,10 @@ static void test_proc_scan(void)
 	fake_proc(root, 104, 0, CMD("gded\0--spec\0/s/nodes/n2/jobs/11.json"));
 	fake_proc(root, 105, 0, "", 0);
 	fake_proc(root, 106, 0, CMD("bash\0-c\0gded --spec /s/nodes/n1/jobs/12.json"));
+	/* A user's setuid-root program run as `exec -a gded ... --spec`: /proc
+	 * shows it as root's, but its real uid is the user's. */
+	fake_proc(root, 107, 0, CMD("gded\0--spec\0/s/nodes/n1/jobs/13.json"));
+	fake_status(root, "107/status", 1000, 0);
 	unit_write_file(root, "self/status", "CapEff:\t0\n");
 	unit_write_file(root, "sys/kernel/sched_rt_runtime_us", "950000\n");
 
@@ -326,6 +342,7 @@ static void test_proc_scan(void)
 	CU_ASSERT(!procscan_gded_check(root, "/s/nodes/n1/jobs", 103, 7));
 	CU_ASSERT(!procscan_gded_check(root, "/s/nodes/n1/jobs", 101, 8));
 	CU_ASSERT(!procscan_gded_check(root, "/s/nodes/n1/jobs", 999, 8));
+	CU_ASSERT(!procscan_gded_check(root, "/s/nodes/n1/jobs", 107, 13));
 	unit_tmpdir_remove(root);
 }
 
