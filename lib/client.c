@@ -85,7 +85,10 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 				error_set(err, r, "qpoold closed the connection");
 			return r;
 		}
-		if (wire_int(reply, "id", -1) == id)
+		/* id 0: qpoold refuses the connection itself (too many, a bad
+		 * frame); that error is the answer. */
+		if (wire_int(reply, "id", -1) == id ||
+		    (wire_int(reply, "id", -1) == 0 && !wire_bool(reply, "ok", 1)))
 			break;
 		json_decref(reply);
 	}

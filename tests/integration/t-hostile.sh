@@ -7,7 +7,10 @@
 # real user work within a second, and qpoold's VmRSS comes back down.
 . "$(dirname "$0")/lib.sh"
 idle=${HOSTILE_IDLE:-1000}
-qp_setup
+# One user holds the idle connections here: above the default fair share.
+qp_setup "
+[server]
+max_conns_per_user = $((idle + 100))"
 qp_start_server
 qp_start_node n1
 
