@@ -61,6 +61,13 @@ void pool_job_remove(struct pool *p, struct job *j);
 /* First job in submit order (then j->next), for listings. */
 struct job *pool_jobs(const struct pool *p);
 
+/* Queued and held jobs: in the pool, in queue, of uid in all queues and
+ * of uid in queue. Costs the number of (queue, user) pairs, not of jobs. */
+struct pool_waiting {
+	uint64_t all, queue, user, queue_user;
+};
+void pool_waiting_count(const struct pool *p, const char *queue, uid_t uid, struct pool_waiting *ret);
+
 /* Nodes: found or created by name; never freed while the pool lives. */
 struct node *pool_node_get(struct pool *p, const char *name);
 struct node *pool_node_find(const struct pool *p, const char *name);

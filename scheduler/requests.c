@@ -17,6 +17,53 @@ static bool path_ok(const char *p)
 	return p && p[0] == '/' && strlen(p) < 4096;
 }
 
+/* The caps on waiting (queued and held) jobs: the pool's and one user's
+ * ([server]), the queue's and one user's in it ([queue]). Submissions
+ * waiting for this iteration's commit count too, so a burst cannot pass a
+ * cap. (A job array will count each subjob.) */
+static int queued_limit_check(struct server *s, uid_t uid, const char *owner, const struct queue_conf *q,
+			      char *errbuf, size_t errlen)
+{
+	const struct config *cf = s->config;
+	struct pool_waiting w;
+
+	if (!cf->max_queued && !cf->max_queued_per_user && !q->max_queued && !q->max_queued_per_user)
+		return 0;
+	pool_waiting_count(s->pool, q->name, uid, &w);
+	/* Walk this iteration's submissions only when they could matter:
+	 * a pipelined burst holds hundreds. */
+	if ((!q->max_queued_per_user || w.queue_user + s->n_pending < q->max_queued_per_user) &&
+	    (!q->max_queued || w.queue + s->n_pending < q->max_queued) &&
+	    (!cf->max_queued_per_user || w.user + s->n_pending < cf->max_queued_per_user) &&
+	    (!cf->max_queued || w.all + s->n_pending < cf->max_queued))
+		return 0;
+	for (const struct pending *p = s->pending; p; p = p->next) {
+		if (p->is_done)
+			continue;
+		w.all++;
+		if (strcmp(p->submit.queue, q->name) == 0)
+			w.queue++;
+		if (p->submit.uid == uid) {
+			w.user++;
+			if (strcmp(p->submit.queue, q->name) == 0)
+				w.queue_user++;
+		}
+	}
+	if (q->max_queued_per_user && w.queue_user >= q->max_queued_per_user)
+		return snprintf(errbuf, errlen, "queue %s: %s has %llu jobs waiting, the most one user may "
+				"(max_queued_per_user)", q->name, owner, (unsigned long long)w.queue_user), -EDQUOT;
+	if (q->max_queued && w.queue >= q->max_queued)
+		return snprintf(errbuf, errlen, "queue %s holds %llu jobs waiting, the most it may (max_queued)",
+				q->name, (unsigned long long)w.queue), -EDQUOT;
+	if (cf->max_queued_per_user && w.user >= cf->max_queued_per_user)
+		return snprintf(errbuf, errlen, "%s has %llu jobs waiting, the most one user may "
+				"(max_queued_per_user)", owner, (unsigned long long)w.user), -EDQUOT;
+	if (cf->max_queued && w.all >= cf->max_queued)
+		return snprintf(errbuf, errlen, "the pool holds %llu jobs waiting, the most it may (max_queued)",
+				(unsigned long long)w.all), -EDQUOT;
+	return 0;
+}
+
 /* Checks a submit request against the queue and the pool; fills p->submit
  * with strings that live as long as p->strings. */
 static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pending *p,
@@ -91,6 +138,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	owner = server_user_name(s, c->uid);
 	if (!owner)
 		REFUSE("uid %d has no user name", (int)c->uid);
+	if (queued_limit_check(s, c->uid, owner, q, errbuf, errlen) < 0)
+		return -EDQUOT;
 #undef REFUSE
 
 	/* The request object owns every string the insert binds. */
@@ -124,13 +173,15 @@ static void op_submit(struct conn *c, long long req_id, json_t *msg)
 {
 	struct pending *p = calloc(1, sizeof(*p));
 	char text[256];
+	int r;
 
 	if (!p) {
 		conn_reply_err(c, req_id, ENOMEM, "qpoold is out of memory");
 		return;
 	}
-	if (submit_check(c->server, c, msg, p, text, sizeof(text)) < 0) {
-		conn_reply_err(c, req_id, EINVAL, "%s", text);
+	r = submit_check(c->server, c, msg, p, text, sizeof(text));
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "%s", text);
 		json_decref(p->strings);
 		free(p);
 		return;

@@ -64,6 +64,7 @@ struct server {
 	struct pending *retry;    /* completions whose commit found the disk full */
 	struct pending *pending;
 	struct pending **pending_tail;
+	unsigned n_pending;       /* in the list */
 	bool sched_dirty;
 	struct {
 		uid_t uid;

@@ -160,6 +160,7 @@ const char *server_user_name(struct server *s, uid_t uid)
 void server_pending_add(struct server *s, struct pending *p)
 {
 	conn_ref(p->conn);
+	s->n_pending++;
 	*s->pending_tail = p;
 	s->pending_tail = &p->next;
 }
@@ -317,6 +318,7 @@ static void pending_flush(struct server *s)
 		return;
 	s->pending = NULL;
 	s->pending_tail = &s->pending;
+	s->n_pending = 0;
 
 	r = jobstore_begin(s->store);
 	for (p = list; p && r == 0; p = p->next) {

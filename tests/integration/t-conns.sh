@@ -62,12 +62,14 @@ for line in sys.stdin:
     print(f"open {len(socks)} closed {closed} msg {msg}", flush=True)
 PY
 sock=$QP_T/qpoold.sock
+idle_pids=()
 
 # idle_start NAME USER: NAME's python holds $many connections as USER;
 # NAME_status prints "open N closed N msg TEXT".
 idle_start() {
 	mkfifo "$QP_T/$1.in" "$QP_T/$1.out"
 	as "$2" python3 "$QP_T/idle.py" "$sock" "$many" < "$QP_T/$1.in" > "$QP_T/$1.out" &
+	idle_pids+=($!)
 	eval "exec $3> \"$QP_T/$1.in\"; exec $4< \"$QP_T/$1.out\""
 	local line
 	read -r line <&"$4" || fail "$1: no connections opened"
@@ -140,7 +142,7 @@ done
 served "after the idle connections were closed"
 echo quit >&7; echo quit >&5
 exec 7>&- 8<&- 5>&- 6<&-
-wait
+wait "${idle_pids[@]}"
 
 n=$(grep -c "connection of pid [0-9]* uid $(id -u qpuser3): connection refused" "$QP_T/qpoold.log")
 echo "log lines for qpuser3's $((many - cap))+ refusals: $n"
