@@ -76,8 +76,20 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 	json_object_set_new(req, "id", json_integer(id));
 	r = wire_send(cl->fd, req);
 	json_decref(req);
-	if (r < 0)
+	if (r < 0) {
+		/* qpoold may have refused the connection before the request
+		 * arrived; its one-line reason is still there to read. */
+		if ((r == -EPIPE || r == -ECONNRESET) && wire_recv(cl->fd, &reply, err) == 0) {
+			if (!wire_bool(reply, "ok", 1) && wire_str(reply, "error")) {
+				r = (int)wire_int(reply, "errno", EPIPE);
+				error_set(err, -r, "%s", wire_str(reply, "error"));
+				json_decref(reply);
+				return r > 0 ? -r : -EPIPE;
+			}
+			json_decref(reply);
+		}
 		return error_set(err, r, "send to qpoold: %s", strerror(-r));
+	}
 	for (;;) {
 		r = wire_recv(cl->fd, &reply, err);
 		if (r < 0) {

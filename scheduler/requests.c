@@ -240,7 +240,7 @@ static void op_stat(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", (long long)f.jobid);
 		return;
 	}
-	conn_reply_ok(c, req_id, json_pack("{s:o, s:b}", "jobs", jobs, "more", more));
+	conn_reply_page(c, req_id, json_pack("{s:o, s:b}", "jobs", jobs, "more", more), "jobs");
 }
 
 /* The job for a delete/hold/release, checked for ownership; replies itself
@@ -385,18 +385,32 @@ static void op_queues(struct conn *c, long long req_id, json_t *msg)
 	conn_reply_ok(c, req_id, json_pack("{s:o}", "queues", arr));
 }
 
+/* Lists by position (nodes, a queue's order) answer in pages too: at most
+ * PAGE_ITEMS items from "offset", "more" when others follow; the client
+ * asks again with offset + what it got (conn_reply_page may give fewer). */
+#define PAGE_ITEMS 1000
+
 static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	json_t *arr = json_array();
+	long long offset = wire_int(msg, "offset", 0), i = 0;
+	bool more = false;
 
-	for (struct node *n = pool_nodes(s->pool); n; n = n->next) {
-		json_t *jobs = json_array();
+	for (struct node *n = pool_nodes(s->pool); n; n = n->next, i++) {
+		json_t *jobs;
 		char cpus[4096];
 
-		for (struct job *j = pool_jobs(s->pool); j; j = j->next)
-			if (j->node && strcmp(j->node, n->name) == 0)
-				json_array_append_new(jobs, json_integer(j->id));
+		if (i < offset)
+			continue;
+		if (i >= offset + PAGE_ITEMS) {
+			more = true;
+			break;
+		}
+		jobs = json_array();
+		/* The node's own list, not every job of the pool per node. */
+		for (struct job *j = pool_node_jobs(n); j; j = j->nnext)
+			json_array_append_new(jobs, json_integer(j->id));
 		cpumask_format(&n->cpus, cpus, sizeof(cpus));
 		json_array_append_new(arr, json_pack(
 			"{s:s, s:s, s:s, s:I, s:I, s:s, s:O?, s:s, s:b, s:s, s:o}",
@@ -408,7 +422,7 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "reason",
 					    json_string(n->drain_reason));
 	}
-	conn_reply_ok(c, req_id, json_pack("{s:o}", "nodes", arr));
+	conn_reply_page(c, req_id, json_pack("{s:o, s:b}", "nodes", arr, "more", more), "nodes");
 }
 
 /* Raw accounting records for a window: every job not done before `from`
@@ -446,8 +460,8 @@ static void op_acct(struct conn *c, long long req_id, json_t *msg)
 		json_array_append_new(nodes, json_pack("{s:s, s:I, s:s}", "name", n->name,
 						       "ncpus", (json_int_t)cpumask_count(&n->cpus),
 						       "state", node_state_name(n->state)));
-	conn_reply_ok(c, req_id, json_pack("{s:o, s:o, s:I, s:b}", "jobs", jobs, "nodes", nodes,
-					   "now", (json_int_t)time_wall_ns(), "more", more));
+	conn_reply_page(c, req_id, json_pack("{s:o, s:o, s:I, s:b}", "jobs", jobs, "nodes", nodes,
+					     "now", (json_int_t)time_wall_ns(), "more", more), "jobs");
 }
 
 /* VmRSS of this process in bytes, 0 when /proc cannot tell. */
@@ -500,7 +514,7 @@ static const struct {
 	enum { T_INT, T_STR, T_BOOL, T_OBJ } type;
 } members[] = {
 	{ "jobid", T_INT }, { "ncpus", T_INT }, { "mem", T_INT }, { "walltime", T_INT },
-	{ "from", T_INT }, { "to", T_INT }, { "after", T_INT },
+	{ "from", T_INT }, { "to", T_INT }, { "after", T_INT }, { "offset", T_INT },
 	{ "script", T_STR }, { "name", T_STR }, { "queue", T_STR }, { "workdir", T_STR },
 	{ "stdout", T_STR }, { "stderr", T_STR }, { "user", T_STR }, { "action", T_STR },
 	{ "target", T_STR }, { "reason", T_STR },

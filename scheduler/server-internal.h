@@ -76,6 +76,10 @@ struct server {
 /* server.c */
 void conn_send(struct conn *c, json_t *msg);   /* steals msg */
 void conn_reply_ok(struct conn *c, long long req_id, json_t *reply);  /* steals reply (may be NULL) */
+/* conn_reply_ok for a page of items in reply's array `key`: when the reply
+ * would pass the wire's cap, items are dropped from the end (halving) and
+ * "more" is set true, so the client asks again for the rest. */
+void conn_reply_page(struct conn *c, long long req_id, json_t *reply, const char *key);
 void conn_reply_err(struct conn *c, long long req_id, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void conn_ref(struct conn *c);

@@ -118,6 +118,43 @@ void conn_send(struct conn *c, json_t *msg)
 	conn_update_events(c);
 }
 
+void conn_reply_page(struct conn *c, long long req_id, json_t *reply, const char *key)
+{
+	json_t *arr = json_object_get(reply, key);
+	int r;
+
+	json_object_set_new(reply, "id", json_integer(req_id));
+	json_object_set_new(reply, "ok", json_true());
+	if (c->closed) {
+		json_decref(reply);
+		return;
+	}
+	/* Encoding is what tells the size: the common page is encoded once;
+	 * one of big items (long paths, scripts, topologies) is halved until it
+	 * fits, and "more" sends the client back for the rest. */
+	while ((r = wire_queue(&c->out, reply)) == -EMSGSIZE && json_array_size(arr) > 1) {
+		size_t keep = json_array_size(arr) / 2;
+
+		while (json_array_size(arr) > keep)
+			json_array_remove(arr, json_array_size(arr) - 1);
+		json_object_set_new(reply, "more", json_true());
+	}
+	if (r == -EMSGSIZE) {
+		conn_send(c, reply);   /* answers that the item itself is too large */
+		return;
+	}
+	json_decref(reply);
+	if (r < 0) {
+		conn_log_warn(c, "cannot queue a reply: %s", strerror(-r));
+		return;
+	}
+	if (wire_flush(c->fd, &c->out) < 0) {
+		conn_close(c);
+		return;
+	}
+	conn_update_events(c);
+}
+
 void conn_reply_ok(struct conn *c, long long req_id, json_t *reply)
 {
 	if (!reply)
