@@ -179,7 +179,8 @@ static void op_submit(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, ENOMEM, "qpoold is out of memory");
 		return;
 	}
-	r = submit_check(c->server, c, msg, p, text, sizeof(text));
+	r = server_state_full(c->server) ? server_space_refuse(c->server, text, sizeof(text))
+					 : submit_check(c->server, c, msg, p, text, sizeof(text));
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "%s", text);
 		json_decref(p->strings);

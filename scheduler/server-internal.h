@@ -41,6 +41,7 @@ struct pending {
 	struct job_submit submit; /* submit: strings owned here */
 	json_t *strings;          /* submit: keeps the request alive for submit's strings */
 	bool is_done;
+	bool requeue;             /* done: the node could not start it for lack of room */
 	struct job_result result; /* done */
 	struct pending *next;
 };
@@ -110,6 +111,16 @@ const char *server_user_name(struct server *s, uid_t uid);
 /* Applies qmgr's stored settings: queue ones always, and with all the IQS
  * rotation and node drains too (at start). */
 int server_admin_load(struct server *s, bool all);
+
+/* space.c: room in the state directory. server_space_check (each second)
+ * sets or clears state_full from statvfs and, when room returns, retries
+ * the completions that waited and runs a pass; server_state_full re-checks
+ * a full one; server_space_exhausted marks it full after a commit failed
+ * with ENOSPC; server_space_refuse writes qsub's one line, returns -ENOSPC. */
+void server_space_check(struct server *s);
+bool server_state_full(struct server *s);
+void server_space_exhausted(struct server *s);
+int server_space_refuse(struct server *s, char *buf, size_t len);
 
 /* requests.c: the client ops; nodes.c: the node ops. Each returns after
  * replying, or after queueing a pending reply. */

@@ -361,6 +361,8 @@ static void pending_flush(struct server *s)
 	for (p = list; p && r == 0; p = p->next) {
 		if (!p->is_done)
 			r = jobstore_job_insert(s->store, &p->submit, &p->jobid);
+		else if (p->requeue && pool_job_find(s->pool, p->jobid))
+			r = jobstore_job_requeue(s->store, p->jobid, p->result.reason);
 		else if (pool_job_find(s->pool, p->jobid))
 			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
 	}
@@ -369,9 +371,18 @@ static void pending_flush(struct server *s)
 	if (r < 0) {
 		jobstore_rollback(s->store);
 		log_err("job store: cannot commit %s", strerror(-r));
+		if (r == -ENOSPC)
+			server_space_exhausted(s);
 	}
 	for (p = list; p; p = next) {
 		next = p->next;
+		if (r == -ENOSPC && p->is_done) {
+			/* A completion is not lost for want of room: it waits,
+			 * unanswered, and is committed when space returns. */
+			p->next = s->retry;
+			s->retry = p;
+			continue;
+		}
 		if (r < 0) {
 			conn_reply_err(p->conn, p->req_id, -r, "qpoold cannot record the job: %s%s", strerror(-r),
 				       r == -ENOSPC ? " (state directory full)" : "");
@@ -395,6 +406,19 @@ static void pending_flush(struct server *s)
 			}
 			conn_reply_ok(p->conn, p->req_id, json_pack("{s:I}", "jobid", (json_int_t)p->jobid));
 			log_debug("job %lld submitted", (long long)p->jobid);
+		} else if (p->requeue) {
+			struct job *j = pool_job_find(s->pool, p->jobid);
+
+			if (j) {
+				log_info("job %lld requeued: %s", (long long)j->id, p->result.reason);
+				pool_job_release(s->pool, j);
+				pool_job_state_set(s->pool, j, JOB_QUEUED);
+				/* Most likely the same file system: no pass until
+				 * the next check has seen room. */
+				server_space_exhausted(s);
+			}
+			if (p->req_id)
+				conn_reply_ok(p->conn, p->req_id, NULL);
 		} else {
 			struct job *j = pool_job_find(s->pool, p->jobid);
 
@@ -429,6 +453,10 @@ static void schedule(struct server *s)
 	int64_t now;
 	int r;
 
+	/* No room for the launches' files or the dispatch commit: the jobs
+	 * stay queued (space.c resumes). */
+	if (s->state_full)
+		return;
 	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
 	if (n == 0)
 		return;
@@ -448,6 +476,8 @@ static void schedule(struct server *s)
 	if (r < 0) {
 		jobstore_rollback(s->store);
 		log_err("job store: cannot record dispatches: %s", strerror(-r));
+		if (r == -ENOSPC)
+			server_space_exhausted(s);
 		for (size_t i = 0; i < n; i++) {
 			pool_job_release(s->pool, d[i].job);
 			pool_job_state_set(s->pool, d[i].job, JOB_QUEUED);
@@ -513,6 +543,7 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	struct server *s = userdata;
 
 	conns_check(s);
+	server_space_check(s);
 	nodes_check_timeouts(s);
 	sd_event_source_set_time_relative(src, TIMER_USEC);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
@@ -719,6 +750,7 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		error_set(err, r, "job store: cannot load jobs: %s", strerror(-r));
 		goto done;
 	}
+	server_space_check(s);
 	r = listen_open(s, err);
 	if (r < 0)
 		goto done;
@@ -751,6 +783,14 @@ void server_destroy(struct server *s)
 		return;
 	/* Replies that wait for a commit: commit them now, so nothing acknowledged is lost. */
 	pending_flush(s);
+	/* Completions still without room: their nodes send them again. */
+	for (struct pending *p = s->retry, *next; p; p = next) {
+		next = p->next;
+		conn_unref(p->conn);
+		json_decref(p->strings);
+		free(p);
+	}
+	s->retry = NULL;
 	while (s->conns)
 		conn_close(s->conns);
 	sd_event_source_disable_unref(s->listen_src);
