@@ -89,8 +89,12 @@ bool conn_idle(const struct conn *c, int64_t now)
 	uint64_t limit = c->server->config->idle_timeout;
 
 	/* Nodes heartbeat and have node_timeout; a request in flight holds a
-	 * reference (a pending commit) or output not yet read. */
-	if (!limit || c->node || c->refs > 1 || c->out.off < c->out.len || c->partial_since)
+	 * reference (a pending commit) or output being read. A peer that
+	 * stopped reading its replies (throttled) counts as idle: it handled
+	 * no request since. */
+	if (!limit || c->node || c->refs > 1 || c->partial_since)
+		return false;
+	if (c->out.off < c->out.len && !c->throttled)
 		return false;
 	return now - c->last_active > (int64_t)limit * NSEC_PER_SEC;
 }

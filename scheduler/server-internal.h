@@ -30,6 +30,7 @@ struct conn {
 	int64_t partial_since;    /* monotonic ns a message began arriving; 0: none */
 	int64_t last_active;      /* monotonic ns of its last whole message (or accept) */
 	bool identified;          /* counted in server->peers under uid */
+	bool throttled;           /* its unread replies are over OUT_HIGH: requests wait */
 	struct conn *next, *prev;
 };
 

@@ -82,6 +82,8 @@ static void conn_update_events(struct conn *c)
 
 	if (c->out.off < c->out.len)
 		ev |= EPOLLOUT;
+	else if (c->out.cap > 65536)
+		wirebuf_free(&c->out);   /* a big reply's buffer is given back once sent */
 	sd_event_source_set_io_events(c->src, ev);
 }
 
@@ -225,11 +227,38 @@ static void conn_message(struct conn *c, json_t *msg)
 		request_handle(c, op, req_id, msg);
 }
 
+/* A peer that sends requests and does not read the replies gets no more
+ * of its requests handled while this much waits for it: 1,000 pipelined
+ * stat requests would otherwise queue 1,000 replies of up to 1 MiB. */
+#define OUT_HIGH (4u << 20)
+
+static bool conn_throttled(const struct conn *c)
+{
+	return c->out.len - c->out.off > OUT_HIGH;
+}
+
+/* Handles the whole messages in c->in while the peer reads its replies. */
+static void conn_process(struct conn *c)
+{
+	struct error err;
+	json_t *msg;
+	int r;
+
+	while (!c->closed && !(c->throttled = conn_throttled(c)) && (r = wire_next(&c->in, &msg, &err)) != 0) {
+		if (r < 0) {
+			conn_log_warn(c, "%s; closing it", err.text);
+			conn_reply_err(c, 0, -r, "%s", err.text);
+			conn_close(c);
+			break;
+		}
+		conn_message(c, msg);
+		json_decref(msg);
+	}
+}
+
 static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct conn *c = userdata;
-	struct error err;
-	json_t *msg;
 	int r;
 
 	conn_ref(c);
@@ -240,9 +269,18 @@ static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdat
 			goto done;
 		}
 		conn_update_events(c);
+		if (c->throttled && !conn_throttled(c)) {
+			/* Drained: the requests that waited, then what the socket
+			 * holds (re-adding the fd raises a fresh edge). */
+			conn_process(c);
+			if (!c->closed && !c->throttled) {
+				sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
+				sd_event_source_set_enabled(c->src, SD_EVENT_ON);
+			}
+		}
 	}
 	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-		for (unsigned k = 0; !c->closed; k++) {
+		for (unsigned k = 0; !c->closed && !c->throttled; k++) {
 			ssize_t n;
 
 			if (k == READS_PER_WAKE) {
@@ -261,29 +299,22 @@ static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdat
 				conn_close(c);
 				goto done;
 			}
-			while (!c->closed && (r = wire_next(&c->in, &msg, &err)) != 0) {
-				if (r < 0) {
-					conn_log_warn(c, "%s; closing it", err.text);
-					conn_reply_err(c, 0, -r, "%s", err.text);
-					conn_close(c);
-					break;
-				}
-				conn_message(c, msg);
-				json_decref(msg);
-			}
+			conn_process(c);
 		}
-		if (c->closed)
-			goto done;
-		/* A message begun and not finished is timed (see conns_check); an
-		 * emptied buffer that grew for a large message is given back. */
-		if (c->in.off < c->in.len) {
-			if (!c->partial_since)
-				c->partial_since = time_mono_ns();
-		} else {
-			c->partial_since = 0;
-			if (c->in.cap > 65536)
-				wirebuf_free(&c->in);
-		}
+	}
+	if (c->closed)
+		goto done;
+	/* A message begun and not finished is timed (see conns_check); an
+	 * emptied buffer that grew for a large message is given back. A
+	 * throttled peer's waiting requests are not "unfinished": it is timed
+	 * by idle_timeout instead. */
+	if (c->in.off < c->in.len && !c->throttled) {
+		if (!c->partial_since)
+			c->partial_since = time_mono_ns();
+	} else {
+		c->partial_since = 0;
+		if (c->in.off == c->in.len && c->in.cap > 65536)
+			wirebuf_free(&c->in);
 	}
 done:
 	conn_unref(c);
