@@ -183,7 +183,8 @@ hostile oversize || fail "oversize"
 served "after oversize"
 
 note "50 unfinished 1 MiB messages and one small one"
-hostile stall 50 > "$QP_T/stall.out" & stall=$!
+# As qpuser1: qpuser3's garbage used up its 10 log lines for the minute.
+as qpuser1 python3 "$QP_T/hostile.py" "$sock" stall 50 > "$QP_T/stall.out" & stall=$!
 for _ in $(seq 100); do grep -q 'stall: sent' "$QP_T/stall.out" && break; sleep 0.1; done
 sleep 1
 rss_stall=$(rss)
@@ -226,5 +227,10 @@ else
 	[ "$rss1" -lt $((rss0 + 16384)) ] || fail "qpoold VmRSS grew from ${rss0} to ${rss1} kB"
 fi
 grep -q "message unfinished after" "$QP_T/qpoold.log" || fail "no log line for the stalled messages"
+# 200 garbage streams and a dozen malformed requests from one user: at most
+# 10 lines a minute about that uid (the rest are summed up once a minute).
+n=$(grep -c "connection of pid [0-9]* uid $(id -u qpuser3):" "$QP_T/qpoold.log")
+echo "log lines about qpuser3's hostile connections: $n"
+[ "$n" -le 10 ] || fail "qpoold logged $n lines about one user's bad messages (limit: 10 a minute)"
 kill -0 "$QP_SERVER_PID" || fail "qpoold died"
 echo "hostile clients ok"
