@@ -11,6 +11,9 @@
 #include "timeutil.h"
 
 #define NAME_MAX_LEN 255
+/* Script and environment of one job: the wire's cap less room for the
+ * job's other members (three 4 KiB paths, a name, times: < 20 KiB). */
+#define SUBMIT_PAYLOAD_MAX (WIRE_MAX - 64 * 1024)
 
 static bool path_ok(const char *p)
 {
@@ -102,6 +105,12 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 			REFUSE("env: '%s' is not NAME=value", key);
 	if (ncpus < 0 || mem < 0 || walltime < 0)
 		REFUSE("resources must not be negative");
+	/* The job comes back whole in qstat -f and in its launch message,
+	 * with some 60 members more than it was sent with: a submission just
+	 * below the wire's cap would make a job no reply can carry. */
+	if (strlen(script) + (env ? json_dumpb(env, NULL, 0, JSON_COMPACT) : 0) > SUBMIT_PAYLOAD_MAX)
+		REFUSE("the script and the environment together must be below %u KiB",
+		       (unsigned)(SUBMIT_PAYLOAD_MAX / 1024));
 
 	if (qname && *qname) {
 		q = config_queue(s->config, qname);

@@ -40,6 +40,39 @@ echo "qsub says: $out"
 echo "$out" | grep -q "qpuser1 has 6 jobs waiting" || fail "the refusal does not say: $out"
 echo true | as qpuser2 qsub > /dev/null || fail "qpuser2 refused for qpuser1's jobs"
 
+note "a job too big for any reply is refused at submit; one just below works in qstat -f"
+cat > "$QP_T/big.py" <<'PY'
+import json, socket, struct, sys
+def submit(size):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    script = "true\n" + "#" * (size - 6) + "\n"
+    b = json.dumps({"op": "submit", "id": 1, "script": script, "name": "big",
+                    "workdir": "/tmp", "env": {"A": "x" * 10}}).encode()
+    s.sendall(struct.pack(">I", len(b)) + b)
+    data = b""
+    while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return json.loads(data[4:])
+r = submit((1 << 20) - 4096)
+if r.get("ok") or "below" not in r.get("error", ""):
+    sys.exit(f"a script of 1 MiB - 4 KiB: {r}")
+print("refused:", r["error"])
+r = submit(900 * 1024)
+if not r.get("ok"):
+    sys.exit(f"a script of 900 KiB: {r}")
+print(r["jobid"])
+PY
+out=$(as qpuser3 python3 "$QP_T/big.py" "$QP_T/qpoold.sock") || fail "big submissions: $out"
+echo "$out" | head -n 1
+big=$(echo "$out" | tail -n 1)
+n=$(as qpuser3 "$QP_BIN/qstat" -f --json "$big" | wc -c)
+[ "$n" -gt 900000 ] || fail "qstat -f of a 900 KiB job printed $n bytes"
+"$QP_BIN/qstat" -f --json > /dev/null || fail "root's qstat -f with a 900 KiB job in the pool"
+
 note "a started job frees its place"
 qp_start_node n1
 for _ in $(seq 200); do
