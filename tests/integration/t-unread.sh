@@ -50,7 +50,13 @@ id=$(echo true | as qpuser2 qsub) || fail "qsub while a client does not read"
 as qpuser2 qstat "$id" > /dev/null || fail "qstat while a client does not read"
 rss1=$(rss)
 echo "qpoold VmRSS: ${rss0} kB before, ${rss1} kB with 5000 unread stat replies asked for"
-[ "$rss1" -lt $((rss0 + 65536)) ] || fail "qpoold grew from ${rss0} to ${rss1} kB for one client's unread replies"
+# Under AddressSanitizer freed memory waits in its quarantine (256 MiB):
+# the bound is checked on the plain build (without the cap: ~480 MB).
+if nm -D "$QP_BIN/qpoold" 2>/dev/null | grep -q __asan_init; then
+	note "sanitized build: VmRSS bound not checked (ASan quarantine)"
+else
+	[ "$rss1" -lt $((rss0 + 65536)) ] || fail "qpoold grew from ${rss0} to ${rss1} kB for one client's unread replies"
+fi
 wait "$up" || fail "unread client: $(cat "$QP_T/unread.out")"
 cat "$QP_T/unread.out"
 grep -q "closed by qpoold" "$QP_T/unread.out" || fail "the connection was not closed: $(cat "$QP_T/unread.out")"
