@@ -380,6 +380,7 @@ static void pending_flush(struct server *s)
 {
 	struct pending *list = s->pending, *p, *next;
 	int64_t now = time_wall_ns();
+	struct job *j;
 	int r;
 
 	if (!list)
@@ -392,9 +393,9 @@ static void pending_flush(struct server *s)
 	for (p = list; p && r == 0; p = p->next) {
 		if (!p->is_done)
 			r = jobstore_job_insert(s->store, &p->submit, &p->jobid);
-		else if (p->requeue && pool_job_find(s->pool, p->jobid))
+		else if (p->requeue && (j = pool_job_find(s->pool, p->jobid)) && j->state == JOB_RUNNING)
 			r = jobstore_job_requeue(s->store, p->jobid, p->result.reason);
-		else if (pool_job_find(s->pool, p->jobid))
+		else if (!p->requeue && pool_job_find(s->pool, p->jobid))
 			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
 	}
 	if (r == 0)
@@ -418,7 +419,7 @@ static void pending_flush(struct server *s)
 			conn_reply_err(p->conn, p->req_id, -r, "qpoold cannot record the job: %s%s", strerror(-r),
 				       r == -ENOSPC ? " (state directory full)" : "");
 		} else if (!p->is_done) {
-			struct job *j = calloc(1, sizeof(*j));
+			j = calloc(1, sizeof(*j));
 
 			if (!j) {
 				log_err("out of memory: job %lld stays in the store only", (long long)p->jobid);
@@ -438,9 +439,9 @@ static void pending_flush(struct server *s)
 			conn_reply_ok(p->conn, p->req_id, json_pack("{s:I}", "jobid", (json_int_t)p->jobid));
 			log_debug("job %lld submitted", (long long)p->jobid);
 		} else if (p->requeue) {
-			struct job *j = pool_job_find(s->pool, p->jobid);
-
-			if (j) {
+			j = pool_job_find(s->pool, p->jobid);
+			/* Running: not already put back by a copy of this report. */
+			if (j && j->state == JOB_RUNNING) {
 				log_info("job %lld requeued: %s", (long long)j->id, p->result.reason);
 				pool_job_release(s->pool, j);
 				pool_job_state_set(s->pool, j, JOB_QUEUED);
@@ -451,8 +452,7 @@ static void pending_flush(struct server *s)
 			if (p->req_id)
 				conn_reply_ok(p->conn, p->req_id, NULL);
 		} else {
-			struct job *j = pool_job_find(s->pool, p->jobid);
-
+			j = pool_job_find(s->pool, p->jobid);
 			if (j) {
 				/* A line per job is a write per job: jobs that
 				 * completed are logged at debug level only. */
