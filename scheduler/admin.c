@@ -131,9 +131,9 @@ static void op_order(struct conn *c, long long req_id, json_t *msg)
 	const char *name = wire_str(msg, "queue");
 	const struct queue_conf *q = name ? config_queue(s->config, name) : NULL;
 	long long offset = wire_int(msg, "offset", 0);
-	json_t *all, *order, *e;
+	json_t *order, *e;
+	size_t i, total;
 	bool more;
-	size_t i;
 
 	if (!q) {
 		conn_reply_err(c, req_id, ENOENT, "unknown queue '%s'", name ? name : "");
@@ -146,18 +146,13 @@ static void op_order(struct conn *c, long long req_id, json_t *msg)
 	/* A page from offset (at most ORDER_PAGE places; conn_reply_page gives
 	 * fewer if they pass the wire's cap): a queue of 10,000 jobs made one
 	 * reply above 1 MiB. The order is computed afresh for each page. */
-	all = pool_queue_order(s->pool, q);
-	order = json_array();
-	for (i = (size_t)offset; i < json_array_size(all) && i < (size_t)offset + ORDER_PAGE; i++) {
-		const char *owner;
+	order = pool_queue_order_page(s->pool, q, (size_t)offset, ORDER_PAGE, &total);
+	json_array_foreach(order, i, e) {
+		const char *owner = server_user_name(s, (uid_t)json_integer_value(json_object_get(e, "uid")));
 
-		e = json_array_get(all, i);
-		owner = server_user_name(s, (uid_t)json_integer_value(json_object_get(e, "uid")));
 		json_object_set_new(e, "owner", json_string(owner ? owner : "?"));
-		json_array_append(order, e);
 	}
-	more = json_array_size(all) > (size_t)offset + ORDER_PAGE;
-	json_decref(all);
+	more = total > (size_t)offset + ORDER_PAGE;
 	conn_reply_page(c, req_id, json_pack("{s:s, s:b, s:b, s:I, s:I, s:o, s:b}", "queue", q->name,
 					     "enabled", q->enabled, "started", q->started,
 					     "max_running", (json_int_t)q->max_running,

@@ -133,5 +133,9 @@ void pool_stats_get(const struct pool *p, struct pool_stats *ret);
 /* The queue's current dispatch order with the reason for each place, as a
  * JSON array of { jobid, uid, place, round, hold, reason }. */
 json_t *pool_queue_order(struct pool *p, const struct queue_conf *q);
+/* The same for places offset+1 .. offset+limit only; *ret_total (may be
+ * NULL) gets the number of places in the whole order. */
+json_t *pool_queue_order_page(struct pool *p, const struct queue_conf *q, size_t offset, size_t limit,
+			      size_t *ret_total);
 
 #endif
