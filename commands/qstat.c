@@ -40,50 +40,6 @@ static void json_print(const json_t *doc)
 	fputc('\n', stdout);
 }
 
-/* Ops that list by position (nodes, order) answer in pages: asks again
- * with "offset" = what it has while the reply says "more", and returns the
- * last reply with `key` holding every page's items. req is stolen. */
-static int call_offset_pages(struct client *cl, json_t *req, const char *key, json_t **ret_reply,
-			     struct error *err)
-{
-	json_t *all = json_array(), *reply = NULL, *page;
-	int r = 0;
-
-	for (;;) {
-		json_t *copy = json_deep_copy(req);
-
-		json_decref(reply);
-		reply = NULL;
-		if (!copy || !all) {
-			json_decref(copy);
-			r = error_set(err, -ENOMEM, "out of memory");
-			break;
-		}
-		json_object_set_new(copy, "offset", json_integer((json_int_t)json_array_size(all)));
-		r = client_call(cl, copy, &reply, err);
-		if (r < 0)
-			break;
-		page = json_object_get(reply, key);
-		if (!json_is_array(page)) {
-			r = error_set(err, -EBADMSG, "qpoold's reply has no %s list", key);
-			break;
-		}
-		json_array_extend(all, page);
-		if (!wire_bool(reply, "more", 0) || json_array_size(page) == 0)
-			break;
-	}
-	json_decref(req);
-	if (r < 0) {
-		json_decref(reply);
-		json_decref(all);
-		return r;
-	}
-	json_object_set_new(reply, key, all);
-	json_object_del(reply, "more");
-	*ret_reply = reply;
-	return 0;
-}
-
 /* -Q and -n: one table (or JSON under the same member). */
 static int list_show(struct client *cl, const char *op)
 {
@@ -91,7 +47,7 @@ static int list_show(struct client *cl, const char *op)
 	struct error err;
 	int r;
 
-	r = call_offset_pages(cl, json_pack("{s:s}", "op", op), op, &reply, &err);
+	r = client_call_pages(cl, json_pack("{s:s}", "op", op), op, &reply, &err);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
 	list = json_object_get(reply, op);
@@ -187,7 +143,7 @@ static int order_show(struct client *cl, const char *queue)
 	struct error err;
 	int r;
 
-	r = call_offset_pages(cl, json_pack("{s:s, s:s}", "op", "order", "queue", queue), "order", &reply, &err);
+	r = client_call_pages(cl, json_pack("{s:s, s:s}", "op", "order", "queue", queue), "order", &reply, &err);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
 	json_object_del(reply, "id");

@@ -148,8 +148,11 @@ int client_call_pages(struct client *cl, json_t *req, const char *key, json_t **
 		n = json_array_size(page);
 		if (!wire_bool(reply, "more", 0) || n == 0)
 			break;
+		/* Jobs page by id ("after"), nodes and orders by position
+		 * ("offset"); each op reads the one it pages by. */
 		json_object_set_new(req, "after",
 				    json_integer(json_integer_value(json_object_get(json_array_get(page, n - 1), "jobid"))));
+		json_object_set_new(req, "offset", json_integer((json_int_t)json_array_size(all)));
 	}
 	json_decref(req);
 	if (r < 0) {

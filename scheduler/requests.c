@@ -466,7 +466,9 @@ static void op_acct(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", (long long)f.jobid);
 		return;
 	}
-	for (struct node *n = pool_nodes(s->pool); n; n = n->next)
+	/* The nodes go with the last page only (client_call_pages keeps the
+	 * last reply): thousands of them in every page crowded out the jobs. */
+	for (struct node *n = more ? NULL : pool_nodes(s->pool); n; n = n->next)
 		json_array_append_new(nodes, json_pack("{s:s, s:I, s:s}", "name", n->name,
 						       "ncpus", (json_int_t)cpumask_count(&n->cpus),
 						       "state", node_state_name(n->state)));

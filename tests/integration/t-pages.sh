@@ -3,7 +3,8 @@
 # No listing outgrows the wire's 1 MiB cap (issue 16): a queue of 12,000
 # jobs (qstat -Q --order, ~1.8 MB as one reply), jobs with 4,000-byte paths
 # (qstat, qstat -f, qacct: 1,000 of them were 4 MB as one page), and 5,000
-# simulated nodes (qstat -n) all answer in pages, in full, for every user.
+# simulated nodes (qstat -n, qacct) all answer in pages, in full, for every
+# user.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -42,5 +43,8 @@ for _ in $(seq 300); do
 done
 echo "qstat -n: $n simulated nodes up"
 [ "$n" = 5000 ] || fail "qstat -n lists $n of 5000 nodes: $(as qpuser2 "$QP_BIN/qstat" -n 2>&1 | tail -n 1)"
+# qacct asks for the nodes too, and acct's last page carries them.
+out=$(timeout 120 "$QP_BIN/qacct" --utilization --csv 2>&1) || fail "qacct --utilization with 5,000 nodes: $out"
+echo "qacct --utilization with 5,000 nodes: $(echo "$out" | wc -l) lines"
 kill -0 "$QP_SERVER_PID" || fail "qpoold died"
 echo "pages ok"
