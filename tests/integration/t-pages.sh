@@ -43,6 +43,8 @@ for _ in $(seq 300); do
 done
 echo "qstat -n: $n simulated nodes up"
 [ "$n" = 5000 ] || fail "qstat -n lists $n of 5000 nodes: $(as qpuser2 "$QP_BIN/qstat" -n 2>&1 | tail -n 1)"
+n=$("$QP_BIN/qmgr" nodes | grep -cE "^s$$-[0-9]+[[:space:]]")
+[ "$n" = 5000 ] || fail "qmgr nodes lists $n of 5000 nodes"
 # qacct asks for the nodes too, and acct's last page carries them.
 out=$(timeout 120 "$QP_BIN/qacct" --utilization --csv 2>&1) || fail "qacct --utilization with 5,000 nodes: $out"
 echo "qacct --utilization with 5,000 nodes: $(echo "$out" | wc -l) lines"
