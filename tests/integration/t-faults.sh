@@ -15,14 +15,16 @@ state_min_free = 64K"
 st=$QP_T/state
 mkdir -p "$st"
 mount -t tmpfs -o size=1m,mode=0711 tmpfs "$st" || skip "cannot mount a tmpfs"
-mounted=1
+# Its own name: a failure inside qp_wait runs the trap where qp_wait's
+# local "st" (a job state) hides this script's.
+faults_mnt=$st
 # Daemons stop before the unmount; the pids then leave lib.sh's list.
 faults_cleanup() {
 	local rc=$? i
 	for ((i = ${#QP_PIDS[@]} - 1; i >= 0; i--)); do qp_stop "${QP_PIDS[$i]}"; done
 	QP_PIDS=()
 	pkill -KILL -f "gded --spec $QP_T/" 2>/dev/null
-	[ -n "${mounted:-}" ] && { umount "$st" || umount -l "$st"; }
+	[ -n "${faults_mnt:-}" ] && { umount "$faults_mnt" || umount -l "$faults_mnt"; }
 	(exit $rc)
 	qp_cleanup
 }
