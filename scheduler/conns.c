@@ -58,7 +58,31 @@ void conn_forget(struct conn *c)
 	if (!c->identified)
 		return;
 	peers_conn_del(c->server->peers, c->uid);
+	if (c->in_counted)
+		(void)peers_input_add(c->server->peers, c->uid, -(int64_t)c->in_counted);
+	c->in_counted = 0;
 	c->identified = false;
+}
+
+/* Input buffers one uid's connections may hold. Each connection may hold a
+ * message of up to 1 MiB while it arrives; 256 connections (the default
+ * cap) stalling such messages held 256 MiB for the 10 s until they were
+ * closed. 32 MiB lets 32 full-size submissions arrive at once. */
+#define CONNS_INPUT_BUDGET (32u << 20)
+#define CONNS_INPUT_SMALL 65536
+
+int conn_input_account(struct conn *c)
+{
+	struct server *s = c->server;
+	uint64_t total;
+
+	if (!c->identified || c->in.cap == c->in_counted)
+		return 0;
+	total = peers_input_add(s->peers, c->uid, (int64_t)c->in.cap - (int64_t)c->in_counted);
+	c->in_counted = c->in.cap;
+	if (c->uid != 0 && total > CONNS_INPUT_BUDGET && c->in.cap > CONNS_INPUT_SMALL)
+		return -ENOBUFS;
+	return 0;
 }
 
 void conn_refuse(struct conn *c, int r)

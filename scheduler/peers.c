@@ -12,6 +12,7 @@ struct peer {
 	uid_t uid;
 	pid_t pid;                /* last pid a log line was about */
 	unsigned conns;
+	uint64_t input;           /* bytes of its connections' input buffers */
 	unsigned logged;          /* lines in this interval */
 	unsigned suppressed;      /* lines refused in this interval */
 	int64_t log_start;        /* monotonic ns the interval began */
@@ -126,6 +127,19 @@ unsigned peers_conns(const struct peers *p, uid_t uid)
 	const struct peer *e = peer_find(p, uid);
 
 	return e ? e->conns : 0;
+}
+
+uint64_t peers_input_add(struct peers *p, uid_t uid, int64_t delta)
+{
+	struct peer *e = peer_get(p, uid);
+
+	if (!e)
+		return UINT64_MAX;
+	if (delta < 0 && (uint64_t)-delta > e->input)
+		e->input = 0;
+	else
+		e->input += (uint64_t)delta;
+	return e->input;
 }
 
 bool peers_log_pass(struct peers *p, uid_t uid, pid_t pid, int64_t now)

@@ -30,6 +30,10 @@ void peers_conn_del(struct peers *p, uid_t uid);
 /* Open connections of uid. */
 unsigned peers_conns(const struct peers *p, uid_t uid);
 
+/* Adds delta (may be negative) to the bytes uid's connections hold in
+ * input buffers; returns the new total. */
+uint64_t peers_input_add(struct peers *p, uid_t uid, int64_t delta);
+
 /* Whether a log line about uid (last seen as pid) may be written at now
  * (monotonic ns); a line refused is counted for peers_log_flush. */
 bool peers_log_pass(struct peers *p, uid_t uid, pid_t pid, int64_t now);

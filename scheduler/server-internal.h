@@ -30,6 +30,7 @@ struct conn {
 	int64_t partial_since;    /* monotonic ns a message began arriving; 0: none */
 	int64_t last_active;      /* monotonic ns of its last whole message (or accept) */
 	bool identified;          /* counted in server->peers under uid */
+	size_t in_counted;        /* input buffer bytes counted for uid (conn_input_account) */
 	bool throttled;           /* its unread replies are over OUT_HIGH: requests wait */
 	struct conn *next, *prev;
 };
@@ -103,6 +104,10 @@ void conn_refuse(struct conn *c, int r);
 bool conn_idle(const struct conn *c, int64_t now);
 void conns_log_flush(struct server *s, int64_t now);
 unsigned conns_root_reserve(unsigned max_conns);
+/* Counts c's input buffer for its uid; -ENOBUFS when the uid's
+ * connections hold more than CONNS_INPUT_BUDGET in input buffers and c's
+ * is a big one (root is not limited): the caller closes c. */
+int conn_input_account(struct conn *c);
 /* The loop's cached monotonic time, ns (cheap: no clock read per message). */
 int64_t conn_now(struct server *s);
 /* Logs a warning about a peer, at most PEERS_LOG_BURST per interval per uid

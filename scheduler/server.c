@@ -316,6 +316,12 @@ static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdat
 		if (c->in.off == c->in.len && c->in.cap > 65536)
 			wirebuf_free(&c->in);
 	}
+	if (conn_input_account(c) < 0) {
+		conn_log_warn(c, "its uid's connections hold more unfinished input than allowed; closing it");
+		conn_reply_err(c, 0, ENOBUFS, "too much unfinished input from uid %d at once; "
+			       "finish or close other connections first", (int)c->uid);
+		conn_close(c);
+	}
 done:
 	conn_unref(c);
 	return 0;

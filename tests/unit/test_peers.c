@@ -30,6 +30,12 @@ static void test_conn_cap(void)
 	CU_ASSERT_EQUAL(peers_conns(p, 1001), 4);
 	CU_ASSERT_EQUAL(peers_conns(p, 0), 10);
 	CU_ASSERT_EQUAL(peers_conns(p, 4242), 0);
+	/* Input bytes per uid: added, taken back, never below 0. */
+	CU_ASSERT_EQUAL(peers_input_add(p, 1001, 1 << 20), 1 << 20);
+	CU_ASSERT_EQUAL(peers_input_add(p, 1001, 4096), (1 << 20) + 4096);
+	CU_ASSERT_EQUAL(peers_input_add(p, 1002, 100), 100);
+	CU_ASSERT_EQUAL(peers_input_add(p, 1001, -(1 << 20)), 4096);
+	CU_ASSERT_EQUAL(peers_input_add(p, 1001, -8192), 0);
 	peers_destroy(p);
 }
 
