@@ -135,7 +135,7 @@ elif what == "oversize":
     print("oversize: refused with", r["error"])
 elif what == "stall":
     # N unfinished messages, 1 MiB announced, all but one byte sent: they
-    # hold 50 MiB until the stall timeout closes them.
+    # hold up to N MiB (within the uid's budget) until the stall timeout closes them.
     n = int(sys.argv[3])
     socks, refused = [], 0
     for i in range(n):
