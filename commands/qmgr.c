@@ -31,7 +31,7 @@ static int list(struct client *cl, const char *what)
 	struct error err;
 	int r;
 
-	if (client_call(cl, json_pack("{s:s}", "op", what), &reply, &err) < 0)
+	if (client_call_pages(cl, json_pack("{s:s}", "op", what), what, &reply, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
 	if (strcmp(what, "queues") == 0) {
 		size_t i;

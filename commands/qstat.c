@@ -41,14 +41,14 @@ static void json_print(const json_t *doc)
 	fputc('\n', stdout);
 }
 
-/* -Q and -n: one request, one table (or JSON under the same member). */
+/* -Q and -n: one table (or JSON under the same member). */
 static int list_show(struct client *cl, const char *op)
 {
 	json_t *reply = NULL, *list;
 	struct error err;
 	int r;
 
-	r = client_call(cl, json_pack("{s:s}", "op", op), &reply, &err);
+	r = client_call_pages(cl, json_pack("{s:s}", "op", op), op, &reply, &err);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
 	list = json_object_get(reply, op);
@@ -144,7 +144,7 @@ static int order_show(struct client *cl, const char *queue)
 	struct error err;
 	int r;
 
-	r = client_call(cl, json_pack("{s:s, s:s}", "op", "order", "queue", queue), &reply, &err);
+	r = client_call_pages(cl, json_pack("{s:s, s:s}", "op", "order", "queue", queue), "order", &reply, &err);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
 	json_object_del(reply, "id");

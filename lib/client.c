@@ -76,8 +76,20 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 	json_object_set_new(req, "id", json_integer(id));
 	r = wire_send(cl->fd, req);
 	json_decref(req);
-	if (r < 0)
+	if (r < 0) {
+		/* qpoold may have refused the connection before the request
+		 * arrived; its one-line reason is still there to read. */
+		if ((r == -EPIPE || r == -ECONNRESET) && wire_recv(cl->fd, &reply, err) == 0) {
+			if (!wire_bool(reply, "ok", 1) && wire_str(reply, "error")) {
+				r = (int)wire_int(reply, "errno", EPIPE);
+				error_set(err, -r, "%s", wire_str(reply, "error"));
+				json_decref(reply);
+				return r > 0 ? -r : -EPIPE;
+			}
+			json_decref(reply);
+		}
 		return error_set(err, r, "send to qpoold: %s", strerror(-r));
+	}
 	for (;;) {
 		r = wire_recv(cl->fd, &reply, err);
 		if (r < 0) {
@@ -85,7 +97,10 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 				error_set(err, r, "qpoold closed the connection");
 			return r;
 		}
-		if (wire_int(reply, "id", -1) == id)
+		/* id 0: qpoold refuses the connection itself (too many, a bad
+		 * frame); that error is the answer. */
+		if (wire_int(reply, "id", -1) == id ||
+		    (wire_int(reply, "id", -1) == 0 && !wire_bool(reply, "ok", 1)))
 			break;
 		json_decref(reply);
 	}
@@ -133,8 +148,11 @@ int client_call_pages(struct client *cl, json_t *req, const char *key, json_t **
 		n = json_array_size(page);
 		if (!wire_bool(reply, "more", 0) || n == 0)
 			break;
+		/* Jobs page by id ("after"), nodes and orders by position
+		 * ("offset"); each op reads the one it pages by. */
 		json_object_set_new(req, "after",
 				    json_integer(json_integer_value(json_object_get(json_array_get(page, n - 1), "jobid"))));
+		json_object_set_new(req, "offset", json_integer((json_int_t)json_array_size(all)));
 	}
 	json_decref(req);
 	if (r < 0) {

@@ -26,8 +26,9 @@ const struct config *client_config(const struct client *cl);
  * (or the transport error) in err. */
 int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error *err);
 
-/* client_call for ops that answer in pages (stat, acct): asks again with
- * "after" = the last job id while the reply says "more", and returns the
+/* client_call for ops that answer in pages (stat, acct by job id; nodes,
+ * order by position): asks again with "after" = the last job id and
+ * "offset" = the items so far while the reply says "more", and returns the
  * last reply with its `key` array holding every page's items. req is
  * stolen. */
 int client_call_pages(struct client *cl, json_t *req, const char *key, json_t **ret_reply,

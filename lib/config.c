@@ -48,6 +48,11 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "heartbeat_interval", KEY_DURATION, S(heartbeat_interval), "5", "seconds between node heartbeats" },
 	{ SEC_SERVER, "node_timeout", KEY_DURATION, S(node_timeout), "30", "seconds of silence before a node is down" },
 	{ SEC_SERVER, "kill_grace", KEY_DURATION, S(kill_grace), "10", "seconds from SIGTERM to SIGKILL on qdel and walltime" },
+	{ SEC_SERVER, "max_conns_per_user", KEY_UINT, S(max_conns_per_user), "256", "open connections one user may hold (root: no cap; 0: no cap)" },
+	{ SEC_SERVER, "idle_timeout", KEY_DURATION, S(idle_timeout), "60", "seconds a client connection may stay idle (0: no limit; nodes: exempt)" },
+	{ SEC_SERVER, "max_queued", KEY_UINT, S(max_queued), "200000", "queued and held jobs in the pool (0: no limit)" },
+	{ SEC_SERVER, "max_queued_per_user", KEY_UINT, S(max_queued_per_user), "20000", "queued and held jobs of one user, all queues (0: no limit)" },
+	{ SEC_SERVER, "state_min_free", KEY_SIZE, S(state_min_free), "16M", "free space in state_dir below which qsub is refused and dispatch waits" },
 	{ SEC_NODE, "cgroup_root", KEY_PATH, S(cgroup_root), "/sys/fs/cgroup", "where the cgroup hierarchies are mounted" },
 	{ SEC_NODE, "gded", KEY_PATH, S(gded), "", "path of the gded wrapper (empty: next to qnoded)" },
 	{ SEC_NODE, "cgroup_parent", KEY_CGROUP_PATH, S(cgroup_parent), "qpool", "the pool's cgroup below each hierarchy's root; unique per pool on a host" },
@@ -72,6 +77,8 @@ static const struct key keys[] = {
 	{ SEC_QUEUE, "max_running_per_user", KEY_UINT, Q(max_running_per_user), "0", "most running jobs of one user (0: no limit)" },
 	{ SEC_QUEUE, "strict", KEY_BOOL, Q(strict), "no", "a job that cannot fit blocks the jobs behind it" },
 	{ SEC_QUEUE, "rerunnable", KEY_BOOL, Q(rerunnable), "yes", "default of qsub -r: requeue when a node is lost" },
+	{ SEC_QUEUE, "max_queued", KEY_UINT, Q(max_queued), "0", "queued and held jobs in the queue (0: no limit)" },
+	{ SEC_QUEUE, "max_queued_per_user", KEY_UINT, Q(max_queued_per_user), "0", "queued and held jobs of one user in the queue (0: no limit)" },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

@@ -46,6 +46,8 @@ struct queue_conf {
 	uint64_t max_running_per_user;
 	bool strict;
 	bool rerunnable;
+	uint64_t max_queued;         /* queued and held jobs in the queue; 0: no limit */
+	uint64_t max_queued_per_user;/* of one user in the queue; 0: the server's only */
 	char reason[128];            /* why disabled or stopped (qmgr), or "" */
 };
 
@@ -57,6 +59,11 @@ struct config {
 	uint64_t heartbeat_interval; /* seconds between node heartbeats */
 	uint64_t node_timeout;       /* seconds without heartbeat: node down */
 	uint64_t kill_grace;         /* seconds between SIGTERM and SIGKILL */
+	uint64_t max_conns_per_user; /* open connections of one uid (not root); 0: no cap */
+	uint64_t idle_timeout;       /* seconds a client may hold a connection idle; 0: forever */
+	uint64_t max_queued;         /* queued and held jobs in the pool; 0: no limit */
+	uint64_t max_queued_per_user;/* of one user over every queue; 0: no limit */
+	uint64_t state_min_free;     /* bytes free in state_dir below which submissions wait */
 	/* [node] */
 	char cgroup_root[PATH_MAX];  /* where the cgroup hierarchies are mounted */
 	char gded[PATH_MAX];         /* wrapper binary; "" = next to qnoded */

@@ -219,12 +219,14 @@ static void job_finished(struct job *j, json_t *result)
 
 /* A failure qnoded reports itself; kept in <id>.result so a restart
  * before qpoold's acknowledgement still reports it. */
-static void job_fail(struct job *j, const char *reason)
+static void job_fail_result(struct job *j, const char *reason, bool requeue)
 {
 	struct noded *nd = j->js->nd;
 	json_t *result = jobfile_result_failed(j->jobid, j->launch, reason);
 	int r;
 
+	if (result && requeue)
+		json_object_set_new(result, "requeue", json_true());
 	if (!result) {
 		log_err("job %" PRId64 ": out of memory reporting: %s", j->jobid, reason);
 		job_unwatch(j);
@@ -234,6 +236,11 @@ static void job_fail(struct job *j, const char *reason)
 	if (r < 0)
 		log_warn("job %" PRId64 ": cannot write its result file: %s", j->jobid, strerror(-r));
 	job_finished(j, result);
+}
+
+static void job_fail(struct job *j, const char *reason)
+{
+	job_fail_result(j, reason, false);
 }
 
 /* How long one attempt to empty a lost wrapper's groups may block the
@@ -545,8 +552,10 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 				  (gid_t)wire_int(job, "gid", -1), spec, &err);
 	json_decref(spec);
 	if (r < 0) {
+		/* No room for its files is the node's trouble, not the job's:
+		 * qpoold requeues it ("requeue") instead of failing it. */
 		snprintf(reason, sizeof(reason), "node %s: %s", nd->name, err.text);
-		job_fail(j, reason);
+		job_fail_result(j, reason, r == -ENOSPC || r == -EDQUOT);
 		return;
 	}
 	jobfile_path(nd->jobs_dir, jobid, "json", path);

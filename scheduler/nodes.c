@@ -77,6 +77,9 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 	p->req_id = req_id;
 	p->jobid = jobid;
 	p->is_done = true;
+	/* A launch that failed for lack of room is no fault of the job: it
+	 * goes back to the queue (qnoded says so with "requeue"). */
+	p->requeue = j->state == JOB_RUNNING && wire_bool(result, "requeue", 0);
 	job_result_from_json(result, &p->result);
 	p->result.times[STAMP_DISPATCH] = 0;
 	server_pending_add(s, p);

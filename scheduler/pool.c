@@ -20,6 +20,7 @@ struct pool_user {
 	struct pool_queue *queue;
 	uid_t uid;
 	unsigned running;             /* running and exiting */
+	unsigned waiting;             /* queued and held */
 	struct job *head, *tail;      /* queued jobs, ascending id */
 	struct pool_user *next;
 };
@@ -27,6 +28,7 @@ struct pool_user {
 struct pool_queue {
 	char name[QUEUE_NAME_MAX];
 	unsigned running;             /* running and exiting */
+	unsigned waiting;             /* queued and held */
 	struct pool_user *users;
 	size_t n_users;
 	struct pool_queue *next;
@@ -201,6 +203,10 @@ static void index_add(struct job *j)
 	struct pool_user *u = j->user;
 	struct job *after;
 
+	if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
+		u->waiting++;
+		u->queue->waiting++;
+	}
 	if (state_active(j->state)) {
 		u->running++;
 		u->queue->running++;
@@ -225,6 +231,10 @@ static void index_del(struct job *j)
 {
 	struct pool_user *u = j->user;
 
+	if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
+		u->waiting--;
+		u->queue->waiting--;
+	}
 	if (state_active(j->state)) {
 		u->running--;
 		u->queue->running--;
@@ -265,6 +275,26 @@ static void node_unlink_job(struct job *j)
 		j->nnext->nprev = j->nprev;
 	j->where = NULL;
 	j->nnext = j->nprev = NULL;
+}
+
+void pool_waiting_count(const struct pool *p, const char *queue, uid_t uid, struct pool_waiting *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	/* Queues are few; users per queue are the users with jobs in it. */
+	for (const struct pool_queue *q = p->queues; q; q = q->next) {
+		bool same = strcmp(q->name, queue) == 0;
+
+		ret->all += q->waiting;
+		if (same)
+			ret->queue += q->waiting;
+		for (const struct pool_user *u = q->users; u; u = u->next)
+			if (u->uid == uid) {
+				ret->user += u->waiting;
+				if (same)
+					ret->queue_user += u->waiting;
+				break;
+			}
+	}
 }
 
 struct job *pool_node_jobs(const struct node *n)
@@ -857,12 +887,24 @@ static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct 
 
 json_t *pool_queue_order(struct pool *p, const struct queue_conf *q)
 {
+	return pool_queue_order_page(p, q, 0, SIZE_MAX, NULL);
+}
+
+json_t *pool_queue_order_page(struct pool *p, const struct queue_conf *q, size_t offset, size_t limit,
+			      size_t *ret_total)
+{
 	json_t *arr = json_array();
 	struct queue_view v;
 
+	if (ret_total)
+		*ret_total = 0;
 	if (!arr || queue_view_build(p, q, &v) < 0)
 		return arr;
-	for (size_t i = 0; i < v.n; i++) {
+	if (ret_total)
+		*ret_total = v.n;
+	/* Only the page is turned into JSON: building 200,000 objects for
+	 * every page of qstat -Q --order cost more than the order itself. */
+	for (size_t i = offset; i < v.n && i - offset < limit; i++) {
 		const struct iqs_entry *e = &v.order[i];
 		char reason[160];
 

@@ -61,6 +61,13 @@ void pool_job_remove(struct pool *p, struct job *j);
 /* First job in submit order (then j->next), for listings. */
 struct job *pool_jobs(const struct pool *p);
 
+/* Queued and held jobs: in the pool, in queue, of uid in all queues and
+ * of uid in queue. Costs the number of (queue, user) pairs, not of jobs. */
+struct pool_waiting {
+	uint64_t all, queue, user, queue_user;
+};
+void pool_waiting_count(const struct pool *p, const char *queue, uid_t uid, struct pool_waiting *ret);
+
 /* Nodes: found or created by name; never freed while the pool lives. */
 struct node *pool_node_get(struct pool *p, const char *name);
 struct node *pool_node_find(const struct pool *p, const char *name);
@@ -126,5 +133,9 @@ void pool_stats_get(const struct pool *p, struct pool_stats *ret);
 /* The queue's current dispatch order with the reason for each place, as a
  * JSON array of { jobid, uid, place, round, hold, reason }. */
 json_t *pool_queue_order(struct pool *p, const struct queue_conf *q);
+/* The same for places offset+1 .. offset+limit only; *ret_total (may be
+ * NULL) gets the number of places in the whole order. */
+json_t *pool_queue_order_page(struct pool *p, const struct queue_conf *q, size_t offset, size_t limit,
+			      size_t *ret_total);
 
 #endif

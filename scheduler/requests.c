@@ -12,10 +12,60 @@
 #include "timeutil.h"
 
 #define NAME_MAX_LEN 255
+/* Script and environment of one job: the wire's cap less room for the
+ * job's other members (three 4 KiB paths, a name, times: < 20 KiB). */
+#define SUBMIT_PAYLOAD_MAX (WIRE_MAX - 64 * 1024)
 
 static bool path_ok(const char *p)
 {
 	return p && p[0] == '/' && strlen(p) < 4096;
+}
+
+/* The caps on waiting (queued and held) jobs: the pool's and one user's
+ * ([server]), the queue's and one user's in it ([queue]). Submissions
+ * waiting for this iteration's commit count too, so a burst cannot pass a
+ * cap. (A job array will count each subjob.) */
+static int queued_limit_check(struct server *s, uid_t uid, const char *owner, const struct queue_conf *q,
+			      char *errbuf, size_t errlen)
+{
+	const struct config *cf = s->config;
+	struct pool_waiting w;
+
+	if (!cf->max_queued && !cf->max_queued_per_user && !q->max_queued && !q->max_queued_per_user)
+		return 0;
+	pool_waiting_count(s->pool, q->name, uid, &w);
+	/* Walk this iteration's submissions only when they could matter:
+	 * a pipelined burst holds hundreds. */
+	if ((!q->max_queued_per_user || w.queue_user + s->n_pending < q->max_queued_per_user) &&
+	    (!q->max_queued || w.queue + s->n_pending < q->max_queued) &&
+	    (!cf->max_queued_per_user || w.user + s->n_pending < cf->max_queued_per_user) &&
+	    (!cf->max_queued || w.all + s->n_pending < cf->max_queued))
+		return 0;
+	for (const struct pending *p = s->pending; p; p = p->next) {
+		if (p->is_done)
+			continue;
+		w.all++;
+		if (strcmp(p->submit.queue, q->name) == 0)
+			w.queue++;
+		if (p->submit.uid == uid) {
+			w.user++;
+			if (strcmp(p->submit.queue, q->name) == 0)
+				w.queue_user++;
+		}
+	}
+	if (q->max_queued_per_user && w.queue_user >= q->max_queued_per_user)
+		return snprintf(errbuf, errlen, "queue %s: %s has %llu jobs waiting, the most one user may "
+				"(max_queued_per_user)", q->name, owner, (unsigned long long)w.queue_user), -EDQUOT;
+	if (q->max_queued && w.queue >= q->max_queued)
+		return snprintf(errbuf, errlen, "queue %s holds %llu jobs waiting, the most it may (max_queued)",
+				q->name, (unsigned long long)w.queue), -EDQUOT;
+	if (cf->max_queued_per_user && w.user >= cf->max_queued_per_user)
+		return snprintf(errbuf, errlen, "%s has %llu jobs waiting, the most one user may "
+				"(max_queued_per_user)", owner, (unsigned long long)w.user), -EDQUOT;
+	if (cf->max_queued && w.all >= cf->max_queued)
+		return snprintf(errbuf, errlen, "the pool holds %llu jobs waiting, the most it may (max_queued)",
+				(unsigned long long)w.all), -EDQUOT;
+	return 0;
 }
 
 /* Checks a submit request against the queue and the pool; fills p->submit
@@ -62,6 +112,12 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		REFUSE("resources must not be negative");
 	if (json_object_get(msg, "umask") && (mask < 0 || mask > 0777))
 		REFUSE("umask must be 0-0777");
+	/* The job comes back whole in qstat -f and in its launch message,
+	 * with some 60 members more than it was sent with: a submission just
+	 * below the wire's cap would make a job no reply can carry. */
+	if (strlen(script) + (env ? json_dumpb(env, NULL, 0, JSON_COMPACT) : 0) > SUBMIT_PAYLOAD_MAX)
+		REFUSE("the script and the environment together must be below %u KiB",
+		       (unsigned)(SUBMIT_PAYLOAD_MAX / 1024));
 
 	if (qname && *qname) {
 		q = config_queue(s->config, qname);
@@ -98,6 +154,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	owner = server_user_name(s, c->uid);
 	if (!owner)
 		REFUSE("uid %d has no user name", (int)c->uid);
+	if (queued_limit_check(s, c->uid, owner, q, errbuf, errlen) < 0)
+		return -EDQUOT;
 #undef REFUSE
 
 	/* The request object owns every string the insert binds. */
@@ -132,13 +190,16 @@ static void op_submit(struct conn *c, long long req_id, json_t *msg)
 {
 	struct pending *p = calloc(1, sizeof(*p));
 	char text[256];
+	int r;
 
 	if (!p) {
 		conn_reply_err(c, req_id, ENOMEM, "qpoold is out of memory");
 		return;
 	}
-	if (submit_check(c->server, c, msg, p, text, sizeof(text)) < 0) {
-		conn_reply_err(c, req_id, EINVAL, "%s", text);
+	r = server_state_full(c->server) ? server_space_refuse(c->server, text, sizeof(text))
+					 : submit_check(c->server, c, msg, p, text, sizeof(text));
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "%s", text);
 		json_decref(p->strings);
 		free(p);
 		return;
@@ -197,7 +258,7 @@ static void op_stat(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", (long long)f.jobid);
 		return;
 	}
-	conn_reply_ok(c, req_id, json_pack("{s:o, s:b}", "jobs", jobs, "more", more));
+	conn_reply_page(c, req_id, json_pack("{s:o, s:b}", "jobs", jobs, "more", more), "jobs");
 }
 
 /* The job for a delete/hold/release, checked for ownership; replies itself
@@ -342,18 +403,32 @@ static void op_queues(struct conn *c, long long req_id, json_t *msg)
 	conn_reply_ok(c, req_id, json_pack("{s:o}", "queues", arr));
 }
 
+/* Lists by position (nodes, a queue's order) answer in pages too: at most
+ * PAGE_ITEMS items from "offset", "more" when others follow; the client
+ * asks again with offset + what it got (conn_reply_page may give fewer). */
+#define PAGE_ITEMS 1000
+
 static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	json_t *arr = json_array();
+	long long offset = wire_int(msg, "offset", 0), i = 0;
+	bool more = false;
 
-	for (struct node *n = pool_nodes(s->pool); n; n = n->next) {
-		json_t *jobs = json_array();
+	for (struct node *n = pool_nodes(s->pool); n; n = n->next, i++) {
+		json_t *jobs;
 		char cpus[4096];
 
-		for (struct job *j = pool_jobs(s->pool); j; j = j->next)
-			if (j->node && strcmp(j->node, n->name) == 0)
-				json_array_append_new(jobs, json_integer(j->id));
+		if (i < offset)
+			continue;
+		if (i >= offset + PAGE_ITEMS) {
+			more = true;
+			break;
+		}
+		jobs = json_array();
+		/* The node's own list, not every job of the pool per node. */
+		for (struct job *j = pool_node_jobs(n); j; j = j->nnext)
+			json_array_append_new(jobs, json_integer(j->id));
 		cpumask_format(&n->cpus, cpus, sizeof(cpus));
 		json_array_append_new(arr, json_pack(
 			"{s:s, s:s, s:s, s:I, s:I, s:s, s:O?, s:s, s:b, s:s, s:o}",
@@ -365,7 +440,7 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "reason",
 					    json_string(n->drain_reason));
 	}
-	conn_reply_ok(c, req_id, json_pack("{s:o}", "nodes", arr));
+	conn_reply_page(c, req_id, json_pack("{s:o, s:b}", "nodes", arr, "more", more), "nodes");
 }
 
 /* Raw accounting records for a window: every job not done before `from`
@@ -399,12 +474,14 @@ static void op_acct(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", (long long)f.jobid);
 		return;
 	}
-	for (struct node *n = pool_nodes(s->pool); n; n = n->next)
+	/* The nodes go with the last page only (client_call_pages keeps the
+	 * last reply): thousands of them in every page crowded out the jobs. */
+	for (struct node *n = more ? NULL : pool_nodes(s->pool); n; n = n->next)
 		json_array_append_new(nodes, json_pack("{s:s, s:I, s:s}", "name", n->name,
 						       "ncpus", (json_int_t)cpumask_count(&n->cpus),
 						       "state", node_state_name(n->state)));
-	conn_reply_ok(c, req_id, json_pack("{s:o, s:o, s:I, s:b}", "jobs", jobs, "nodes", nodes,
-					   "now", (json_int_t)time_wall_ns(), "more", more));
+	conn_reply_page(c, req_id, json_pack("{s:o, s:o, s:I, s:b}", "jobs", jobs, "nodes", nodes,
+					     "now", (json_int_t)time_wall_ns(), "more", more), "jobs");
 }
 
 /* VmRSS of this process in bytes, 0 when /proc cannot tell. */
@@ -457,7 +534,7 @@ static const struct {
 	enum { T_INT, T_STR, T_BOOL, T_OBJ } type;
 } members[] = {
 	{ "jobid", T_INT }, { "ncpus", T_INT }, { "mem", T_INT }, { "walltime", T_INT },
-	{ "from", T_INT }, { "to", T_INT }, { "after", T_INT },
+	{ "from", T_INT }, { "to", T_INT }, { "after", T_INT }, { "offset", T_INT },
 	{ "script", T_STR }, { "name", T_STR }, { "queue", T_STR }, { "workdir", T_STR },
 	{ "stdout", T_STR }, { "stderr", T_STR }, { "user", T_STR }, { "action", T_STR },
 	{ "target", T_STR }, { "reason", T_STR },

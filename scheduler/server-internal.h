@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "jobstore.h"
+#include "peers.h"
 #include "pool.h"
 #include "server.h"
 #include "wire.h"
@@ -27,7 +28,11 @@ struct conn {
 	bool closed;
 	unsigned refs;
 	int64_t partial_since;    /* monotonic ns a message began arriving; 0: none */
-	struct conn *next;
+	int64_t last_active;      /* monotonic ns of its last whole message (or accept) */
+	bool identified;          /* counted in server->peers under uid */
+	size_t in_counted;        /* input buffer bytes counted for uid (conn_input_account) */
+	bool throttled;           /* its unread replies are over OUT_HIGH: requests wait */
+	struct conn *next, *prev;
 };
 
 /* A request whose reply waits for the next group commit. */
@@ -38,6 +43,7 @@ struct pending {
 	struct job_submit submit; /* submit: strings owned here */
 	json_t *strings;          /* submit: keeps the request alive for submit's strings */
 	bool is_done;
+	bool requeue;             /* done: the node could not start it for lack of room */
 	struct job_result result; /* done */
 	struct pending *next;
 };
@@ -55,8 +61,13 @@ struct server {
 	struct conn *conns;
 	unsigned n_conns;
 	unsigned max_conns;
+	unsigned root_reserve;    /* of max_conns, slots only uid 0 may take */
+	struct peers *peers;      /* per uid: connections, log rate */
+	bool state_full;          /* state_dir below state_min_free: no submit, no dispatch */
+	struct pending *retry;    /* completions whose commit found the disk full */
 	struct pending *pending;
 	struct pending **pending_tail;
+	unsigned n_pending;       /* in the list */
 	bool sched_dirty;
 	struct {
 		uid_t uid;
@@ -68,15 +79,54 @@ struct server {
 /* server.c */
 void conn_send(struct conn *c, json_t *msg);   /* steals msg */
 void conn_reply_ok(struct conn *c, long long req_id, json_t *reply);  /* steals reply (may be NULL) */
+/* conn_reply_ok for a page of items in reply's array `key`: when the reply
+ * would pass the wire's cap, items are dropped from the end (halving) and
+ * "more" is set true, so the client asks again for the rest. */
+void conn_reply_page(struct conn *c, long long req_id, json_t *reply, const char *key);
 void conn_reply_err(struct conn *c, long long req_id, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
 void server_pending_add(struct server *s, struct pending *p);
+/* The connection's peer is uid (known from SO_PEERCRED at accept, or from
+ * a credential later): counts it in its uid's fair share. -EUSERS when the
+ * uid holds max_conns_per_user already, -EMFILE when only the root reserve
+ * is left and uid is not 0; the caller then refuses the connection. */
+int conn_identified(struct conn *c, uid_t uid);
+void conn_close(struct conn *c);
+/* conns.c: the fair shares. conn_forget uncounts a connection; conn_refuse
+ * tells a peer refused by conn_identified why, in one error frame; conn_idle
+ * says whether c has been idle past idle_timeout at now; conns_log_flush
+ * writes the summaries of suppressed lines; conns_root_reserve is the part
+ * of max connections kept for uid 0. */
+void conn_forget(struct conn *c);
+void conn_refuse(struct conn *c, int r);
+bool conn_idle(const struct conn *c, int64_t now);
+void conns_log_flush(struct server *s, int64_t now);
+unsigned conns_root_reserve(unsigned max_conns);
+/* Counts c's input buffer for its uid; -ENOBUFS when the uid's
+ * connections hold more than CONNS_INPUT_BUDGET in input buffers and c's
+ * is a big one (root is not limited): the caller closes c. */
+int conn_input_account(struct conn *c);
+/* The loop's cached monotonic time, ns (cheap: no clock read per message). */
+int64_t conn_now(struct server *s);
+/* Logs a warning about a peer, at most PEERS_LOG_BURST per interval per uid
+ * (the rest are counted and summed up in one line). */
+void conn_log_warn(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *server_user_name(struct server *s, uid_t uid);
 /* Applies qmgr's stored settings: queue ones always, and with all the IQS
  * rotation and node drains too (at start). */
 int server_admin_load(struct server *s, bool all);
+
+/* space.c: room in the state directory. server_space_check (each second)
+ * sets or clears state_full from statvfs and, when room returns, retries
+ * the completions that waited and runs a pass; server_state_full re-checks
+ * a full one; server_space_exhausted marks it full after a commit failed
+ * with ENOSPC; server_space_refuse writes qsub's one line, returns -ENOSPC. */
+void server_space_check(struct server *s);
+bool server_state_full(struct server *s);
+void server_space_exhausted(struct server *s);
+int server_space_refuse(struct server *s, char *buf, size_t len);
 
 /* requests.c: the client ops; nodes.c: the node ops. Each returns after
  * replying, or after queueing a pending reply. */

@@ -46,22 +46,26 @@ void conn_unref(struct conn *c)
 		conn_free(c);
 }
 
-static void conn_close(struct conn *c)
+void conn_close(struct conn *c)
 {
 	struct server *s = c->server;
-	struct conn **pp;
 
 	if (c->closed)
 		return;
 	c->closed = true;
 	if (c->node)
 		node_link_lost(s, c);
-	for (pp = &s->conns; *pp; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			s->n_conns--;
-			break;
-		}
+	/* Doubly linked: closing 20,000 idle connections in one tick must not
+	 * walk the list for each. */
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->next = c->prev = NULL;
+	s->n_conns--;
+	conn_forget(c);
 	sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
 	close(c->fd);
 	c->fd = -1;
@@ -78,6 +82,8 @@ static void conn_update_events(struct conn *c)
 
 	if (c->out.off < c->out.len)
 		ev |= EPOLLOUT;
+	else if (c->out.cap > 65536)
+		wirebuf_free(&c->out);   /* a big reply's buffer is given back once sent */
 	sd_event_source_set_io_events(c->src, ev);
 }
 
@@ -97,17 +103,54 @@ void conn_send(struct conn *c, json_t *msg)
 					"error", "the answer is larger than a message may be (1 MiB); ask for less",
 					"errno", EMSGSIZE);
 
-		log_warn("connection of pid %d: reply above %u bytes refused", (int)c->pid, WIRE_MAX);
+		conn_log_warn(c, "reply above %u bytes refused", WIRE_MAX);
 		r = err ? wire_queue(&c->out, err) : -ENOMEM;
 		json_decref(err);
 	}
 	json_decref(msg);
 	if (r < 0) {
-		log_warn("connection of pid %d: cannot queue a reply: %s", (int)c->pid, strerror(-r));
+		conn_log_warn(c, "cannot queue a reply: %s", strerror(-r));
 		return;
 	}
 	r = wire_flush(c->fd, &c->out);
 	if (r < 0) {
+		conn_close(c);
+		return;
+	}
+	conn_update_events(c);
+}
+
+void conn_reply_page(struct conn *c, long long req_id, json_t *reply, const char *key)
+{
+	json_t *arr = json_object_get(reply, key);
+	int r;
+
+	json_object_set_new(reply, "id", json_integer(req_id));
+	json_object_set_new(reply, "ok", json_true());
+	if (c->closed) {
+		json_decref(reply);
+		return;
+	}
+	/* Encoding is what tells the size: the common page is encoded once;
+	 * one of big items (long paths, scripts, topologies) is halved until it
+	 * fits, and "more" sends the client back for the rest. */
+	while ((r = wire_queue(&c->out, reply)) == -EMSGSIZE && json_array_size(arr) > 1) {
+		size_t keep = json_array_size(arr) / 2;
+
+		while (json_array_size(arr) > keep)
+			json_array_remove(arr, json_array_size(arr) - 1);
+		json_object_set_new(reply, "more", json_true());
+	}
+	if (r == -EMSGSIZE) {
+		conn_send(c, reply);   /* answers that the item itself is too large */
+		return;
+	}
+	json_decref(reply);
+	if (r < 0) {
+		conn_log_warn(c, "cannot queue a reply: %s", strerror(-r));
+		return;
+	}
+	if (wire_flush(c->fd, &c->out) < 0) {
 		conn_close(c);
 		return;
 	}
@@ -156,6 +199,7 @@ const char *server_user_name(struct server *s, uid_t uid)
 void server_pending_add(struct server *s, struct pending *p)
 {
 	conn_ref(p->conn);
+	s->n_pending++;
 	*s->pending_tail = p;
 	s->pending_tail = &p->next;
 }
@@ -166,6 +210,7 @@ static void conn_message(struct conn *c, json_t *msg)
 	json_t *idv = json_object_get(msg, "id");
 	long long req_id = json_is_integer(idv) ? (long long)json_integer_value(idv) : 0;
 
+	c->last_active = conn_now(c->server);
 	if (!op) {
 		/* A reply from a node (we send nodes no requests that expect one) or junk. */
 		if (!json_object_get(msg, "ok"))
@@ -182,11 +227,38 @@ static void conn_message(struct conn *c, json_t *msg)
 		request_handle(c, op, req_id, msg);
 }
 
+/* A peer that sends requests and does not read the replies gets no more
+ * of its requests handled while this much waits for it: 1,000 pipelined
+ * stat requests would otherwise queue 1,000 replies of up to 1 MiB. */
+#define OUT_HIGH (4u << 20)
+
+static bool conn_throttled(const struct conn *c)
+{
+	return c->out.len - c->out.off > OUT_HIGH;
+}
+
+/* Handles the whole messages in c->in while the peer reads its replies. */
+static void conn_process(struct conn *c)
+{
+	struct error err;
+	json_t *msg;
+	int r;
+
+	while (!c->closed && !(c->throttled = conn_throttled(c)) && (r = wire_next(&c->in, &msg, &err)) != 0) {
+		if (r < 0) {
+			conn_log_warn(c, "%s; closing it", err.text);
+			conn_reply_err(c, 0, -r, "%s", err.text);
+			conn_close(c);
+			break;
+		}
+		conn_message(c, msg);
+		json_decref(msg);
+	}
+}
+
 static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct conn *c = userdata;
-	struct error err;
-	json_t *msg;
 	int r;
 
 	conn_ref(c);
@@ -197,9 +269,18 @@ static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdat
 			goto done;
 		}
 		conn_update_events(c);
+		if (c->throttled && !conn_throttled(c)) {
+			/* Drained: the requests that waited, then what the socket
+			 * holds (re-adding the fd raises a fresh edge). */
+			conn_process(c);
+			if (!c->closed && !c->throttled) {
+				sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
+				sd_event_source_set_enabled(c->src, SD_EVENT_ON);
+			}
+		}
 	}
 	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-		for (unsigned k = 0; !c->closed; k++) {
+		for (unsigned k = 0; !c->closed && !c->throttled; k++) {
 			ssize_t n;
 
 			if (k == READS_PER_WAKE) {
@@ -218,30 +299,28 @@ static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdat
 				conn_close(c);
 				goto done;
 			}
-			while (!c->closed && (r = wire_next(&c->in, &msg, &err)) != 0) {
-				if (r < 0) {
-					log_warn("connection of pid %d uid %d: %s; closing it", (int)c->pid,
-						 (int)c->uid, err.text);
-					conn_reply_err(c, 0, -r, "%s", err.text);
-					conn_close(c);
-					break;
-				}
-				conn_message(c, msg);
-				json_decref(msg);
-			}
+			conn_process(c);
 		}
-		if (c->closed)
-			goto done;
-		/* A message begun and not finished is timed (see conns_check); an
-		 * emptied buffer that grew for a large message is given back. */
-		if (c->in.off < c->in.len) {
-			if (!c->partial_since)
-				c->partial_since = time_mono_ns();
-		} else {
-			c->partial_since = 0;
-			if (c->in.cap > 65536)
-				wirebuf_free(&c->in);
-		}
+	}
+	if (c->closed)
+		goto done;
+	/* A message begun and not finished is timed (see conns_check); an
+	 * emptied buffer that grew for a large message is given back. A
+	 * throttled peer's waiting requests are not "unfinished": it is timed
+	 * by idle_timeout instead. */
+	if (c->in.off < c->in.len && !c->throttled) {
+		if (!c->partial_since)
+			c->partial_since = time_mono_ns();
+	} else {
+		c->partial_since = 0;
+		if (c->in.off == c->in.len && c->in.cap > 65536)
+			wirebuf_free(&c->in);
+	}
+	if (conn_input_account(c) < 0) {
+		conn_log_warn(c, "its uid's connections hold more unfinished input than allowed; closing it");
+		conn_reply_err(c, 0, ENOBUFS, "too much unfinished input from uid %d at once; "
+			       "finish or close other connections first", (int)c->uid);
+		conn_close(c);
 	}
 done:
 	conn_unref(c);
@@ -256,19 +335,13 @@ static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userd
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
 		struct conn *c;
-		int cfd;
+		int cfd, r;
 
 		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (cfd < 0) {
 			if (errno != EAGAIN && errno != EINTR)
 				log_warn("accept: %m");
 			return 0;
-		}
-		/* Keep fds in reserve for the store and the log. */
-		if (s->n_conns >= s->max_conns) {
-			log_warn("%u connections open; refusing another", s->n_conns);
-			close(cfd);
-			continue;
 		}
 		/* Identity comes from the kernel, never from the message. */
 		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
@@ -283,16 +356,25 @@ static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userd
 		}
 		c->server = s;
 		c->fd = cfd;
-		c->uid = cred.uid;
 		c->gid = cred.gid;
 		c->pid = cred.pid;
 		c->refs = 1;
+		c->last_active = conn_now(s);
+		/* The fair share is counted here, where the uid becomes known. */
+		r = conn_identified(c, cred.uid);
+		if (r < 0) {
+			conn_refuse(c, r);
+			conn_free(c);
+			continue;
+		}
 		if (sd_event_add_io(s->event, &c->src, cfd, EPOLLIN | EPOLLET, conn_io, c) < 0) {
-			close(cfd);
-			free(c);
+			conn_forget(c);
+			conn_free(c);
 			continue;
 		}
 		c->next = s->conns;
+		if (s->conns)
+			s->conns->prev = c;
 		s->conns = c;
 		s->n_conns++;
 	}
@@ -304,18 +386,22 @@ static void pending_flush(struct server *s)
 {
 	struct pending *list = s->pending, *p, *next;
 	int64_t now = time_wall_ns();
+	struct job *j;
 	int r;
 
 	if (!list)
 		return;
 	s->pending = NULL;
 	s->pending_tail = &s->pending;
+	s->n_pending = 0;
 
 	r = jobstore_begin(s->store);
 	for (p = list; p && r == 0; p = p->next) {
 		if (!p->is_done)
 			r = jobstore_job_insert(s->store, &p->submit, &p->jobid);
-		else if (pool_job_find(s->pool, p->jobid))
+		else if (p->requeue && (j = pool_job_find(s->pool, p->jobid)) && j->state == JOB_RUNNING)
+			r = jobstore_job_requeue(s->store, p->jobid, p->result.reason);
+		else if (!p->requeue && pool_job_find(s->pool, p->jobid))
 			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
 	}
 	if (r == 0)
@@ -323,14 +409,23 @@ static void pending_flush(struct server *s)
 	if (r < 0) {
 		jobstore_rollback(s->store);
 		log_err("job store: cannot commit %s", strerror(-r));
+		if (r == -ENOSPC)
+			server_space_exhausted(s);
 	}
 	for (p = list; p; p = next) {
 		next = p->next;
+		if (r == -ENOSPC && p->is_done) {
+			/* A completion is not lost for want of room: it waits,
+			 * unanswered, and is committed when space returns. */
+			p->next = s->retry;
+			s->retry = p;
+			continue;
+		}
 		if (r < 0) {
 			conn_reply_err(p->conn, p->req_id, -r, "qpoold cannot record the job: %s%s", strerror(-r),
 				       r == -ENOSPC ? " (state directory full)" : "");
 		} else if (!p->is_done) {
-			struct job *j = calloc(1, sizeof(*j));
+			j = calloc(1, sizeof(*j));
 
 			if (!j) {
 				log_err("out of memory: job %lld stays in the store only", (long long)p->jobid);
@@ -349,9 +444,21 @@ static void pending_flush(struct server *s)
 			}
 			conn_reply_ok(p->conn, p->req_id, json_pack("{s:I}", "jobid", (json_int_t)p->jobid));
 			log_debug("job %lld submitted", (long long)p->jobid);
+		} else if (p->requeue) {
+			j = pool_job_find(s->pool, p->jobid);
+			/* Running: not already put back by a copy of this report. */
+			if (j && j->state == JOB_RUNNING) {
+				log_info("job %lld requeued: %s", (long long)j->id, p->result.reason);
+				pool_job_release(s->pool, j);
+				pool_job_state_set(s->pool, j, JOB_QUEUED);
+				/* Most likely the same file system: no pass until
+				 * the next check has seen room. */
+				server_space_exhausted(s);
+			}
+			if (p->req_id)
+				conn_reply_ok(p->conn, p->req_id, NULL);
 		} else {
-			struct job *j = pool_job_find(s->pool, p->jobid);
-
+			j = pool_job_find(s->pool, p->jobid);
 			if (j) {
 				/* A line per job is a write per job: jobs that
 				 * completed are logged at debug level only. */
@@ -383,6 +490,10 @@ static void schedule(struct server *s)
 	int64_t now;
 	int r;
 
+	/* No room for the launches' files or the dispatch commit: the jobs
+	 * stay queued (space.c resumes). */
+	if (s->state_full)
+		return;
 	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
 	if (n == 0)
 		return;
@@ -402,6 +513,8 @@ static void schedule(struct server *s)
 	if (r < 0) {
 		jobstore_rollback(s->store);
 		log_err("job store: cannot record dispatches: %s", strerror(-r));
+		if (r == -ENOSPC)
+			server_space_exhausted(s);
 		for (size_t i = 0; i < n; i++) {
 			pool_job_release(s->pool, d[i].job);
 			pool_job_state_set(s->pool, d[i].job, JOB_QUEUED);
@@ -444,7 +557,8 @@ static int more_handler(sd_event_source *src, void *userdata)
 }
 
 /* A peer that starts a message and never finishes it holds a buffer and a
- * slot: close it after STALL_SEC, so slow or stuck clients cannot pile up. */
+ * slot: close it after STALL_SEC, so slow or stuck clients cannot pile up.
+ * Idle clients go after idle_timeout (conns_idle). */
 static void conns_check(struct server *s)
 {
 	int64_t now = time_mono_ns();
@@ -452,11 +566,13 @@ static void conns_check(struct server *s)
 	for (struct conn *c = s->conns, *next; c; c = next) {
 		next = c->next;
 		if (c->partial_since && now - c->partial_since > STALL_SEC * NSEC_PER_SEC) {
-			log_warn("connection of pid %d uid %d: message unfinished after %ds; closing it",
-				 (int)c->pid, (int)c->uid, STALL_SEC);
+			conn_log_warn(c, "message unfinished after %ds; closing it", STALL_SEC);
+			conn_close(c);
+		} else if (conn_idle(c, now)) {
 			conn_close(c);
 		}
 	}
+	conns_log_flush(s, now);
 }
 
 static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
@@ -464,6 +580,7 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	struct server *s = userdata;
 
 	conns_check(s);
+	server_space_check(s);
 	nodes_check_timeouts(s);
 	sd_event_source_set_time_relative(src, TIMER_USEC);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
@@ -636,6 +753,12 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		} else {
 			s->max_conns = 960;
 		}
+		s->root_reserve = conns_root_reserve(s->max_conns);
+	}
+	r = peers_create(&s->peers);
+	if (r < 0) {
+		error_set(err, r, "out of memory");
+		goto done;
 	}
 
 	/* 0711: users reach their own job files by name, list nothing. */
@@ -664,6 +787,7 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		error_set(err, r, "job store: cannot load jobs: %s", strerror(-r));
 		goto done;
 	}
+	server_space_check(s);
 	r = listen_open(s, err);
 	if (r < 0)
 		goto done;
@@ -696,6 +820,14 @@ void server_destroy(struct server *s)
 		return;
 	/* Replies that wait for a commit: commit them now, so nothing acknowledged is lost. */
 	pending_flush(s);
+	/* Completions still without room: their nodes send them again. */
+	for (struct pending *p = s->retry, *next; p; p = next) {
+		next = p->next;
+		conn_unref(p->conn);
+		json_decref(p->strings);
+		free(p);
+	}
+	s->retry = NULL;
 	while (s->conns)
 		conn_close(s->conns);
 	sd_event_source_disable_unref(s->listen_src);
@@ -707,6 +839,7 @@ void server_destroy(struct server *s)
 		unlink(s->config->socket);
 	}
 	pool_destroy(s->pool);
+	peers_destroy(s->peers);
 	jobstore_close(s->store);
 	config_destroy(s->config);
 	sd_event_unref(s->event);

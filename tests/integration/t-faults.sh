@@ -7,18 +7,24 @@
 # up to its pids limit, do not take qpoold or qnoded down.
 . "$(dirname "$0")/lib.sh"
 grep -qw tmpfs /proc/filesystems || skip "no tmpfs"
-qp_setup
+# Room below which qpoold stops taking and dispatching jobs: small, for a
+# 1 MiB file system.
+qp_setup "
+[server]
+state_min_free = 64K"
 st=$QP_T/state
 mkdir -p "$st"
 mount -t tmpfs -o size=1m,mode=0711 tmpfs "$st" || skip "cannot mount a tmpfs"
-mounted=1
+# Its own name: a failure inside qp_wait runs the trap where qp_wait's
+# local "st" (a job state) hides this script's.
+faults_mnt=$st
 # Daemons stop before the unmount; the pids then leave lib.sh's list.
 faults_cleanup() {
 	local rc=$? i
 	for ((i = ${#QP_PIDS[@]} - 1; i >= 0; i--)); do qp_stop "${QP_PIDS[$i]}"; done
 	QP_PIDS=()
 	pkill -KILL -f "gded --spec $QP_T/" 2>/dev/null
-	[ -n "${mounted:-}" ] && { umount "$st" || umount -l "$st"; }
+	[ -n "${faults_mnt:-}" ] && { umount "$faults_mnt" || umount -l "$faults_mnt"; }
 	(exit $rc)
 	qp_cleanup
 }
@@ -85,6 +91,51 @@ sleep 0.5
 as qpuser2 qstat > /dev/null || fail "qstat fails while a job fills the disk"
 qp_wait "$fill" completed --timeout 30
 grep -q filled-and-freed "$w/fill.o$fill" || fail "fill job output: $(cat "$w/fill.o$fill")"
+
+note "a job fills the disk and ends: queued jobs stay queued and run when space returns"
+go=$QP_T/go
+fill2=$(as qpuser1 qsub -N fill2 -l ncpus=2 <<JOB
+for i in \$(seq 600); do [ -e $go ] && break; sleep 0.1; done
+dd if=/dev/zero of=$st/tmp/junk2 bs=4k 2>/dev/null
+echo filled
+JOB
+) || fail qsub
+qp_wait "$fill2" running
+waiting=()
+for i in 1 2 3; do
+	waiting+=("$(echo "echo waited$i" | as qpuser2 qsub -N waited$i)") || fail "qsub waited$i"
+done
+for id in "${waiting[@]}"; do [ "$(qp_state "$id")" = queued ] || fail "job $id is $(qp_state "$id"), not queued"; done
+full_lines() { grep -c "state directory .*\(below state_min_free\|is full\)" "$QP_T/qpoold.log"; }
+n0=$(full_lines)
+touch "$go"
+qp_wait_file "$QP_T/work/qpuser1/fill2.o$fill2" 60
+for _ in $(seq 300); do
+	[ "$(full_lines)" -gt "$n0" ] && break
+	sleep 0.1
+done
+[ "$(full_lines)" -gt "$n0" ] || fail "qpoold did not notice the full disk"
+df -k "$st" | tail -n 1
+# The filler is done and its CPUs are free: a pass would dispatch now.
+# For 3 s (bounded), every waiting job must stay queued.
+for _ in $(seq 30); do
+	for id in "${waiting[@]}"; do
+		st_now=$(qp_state "$id")
+		[ "$st_now" = queued ] || fail "job $id went $st_now while the disk was full"
+	done
+	sleep 0.1
+done
+out=$(echo true | as qpuser3 qsub 2>&1) && fail "qsub accepted a job on a full disk: $out"
+echo "qsub says: $out"
+[ "$(echo "$out" | wc -l)" = 1 ] || fail "qsub's error is not one line: $out"
+echo "$out" | grep -q "state directory is full" || fail "qsub's error does not say the state directory is full: $out"
+rm -f "$st/tmp/junk2"
+for i in 1 2 3; do
+	qp_wait "${waiting[$((i - 1))]}" completed --timeout 60
+	[ "$(cat "$QP_T/work/qpuser2/waited$i.o${waiting[$((i - 1))]}")" = waited$i ] || fail "waited$i output"
+done
+qp_wait "$fill2" completed failed --timeout 30
+echo "the job that filled the disk ended $(qp_state "$fill2"); the three behind it completed"
 
 note "a job forks up to its pids limit"
 bomb=$(as qpuser1 qsub -N bomb -l walltime=60 <<'JOB'

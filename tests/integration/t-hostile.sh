@@ -2,12 +2,16 @@
 # SPDX-License-Identifier: MIT
 # Hostile clients do not stop qpoold from serving others nor grow its memory:
 # garbage, bad JSON, an announced length above 1 MiB, node ops from a user,
-# messages that never finish (closed after 10 s), big unfinished messages,
+# messages that never finish (closed after 10 s), big unfinished messages
+# (one user's held to 32 MiB),
 # and HOSTILE_IDLE (1000) idle connections. Throughout, qsub and qstat of a
 # real user work within a second, and qpoold's VmRSS comes back down.
 . "$(dirname "$0")/lib.sh"
 idle=${HOSTILE_IDLE:-1000}
-qp_setup
+# One user holds the idle connections here: above the default fair share.
+qp_setup "
+[server]
+max_conns_per_user = $((idle + 100))"
 qp_start_server
 qp_start_node n1
 
@@ -130,14 +134,18 @@ elif what == "oversize":
         sys.exit("connection kept open after a 4 GiB announcement")
     print("oversize: refused with", r["error"])
 elif what == "stall":
-    # 50 unfinished messages, 1 MiB announced, all but one byte sent: they
-    # hold 50 MiB until the stall timeout closes them.
+    # N unfinished messages, 1 MiB announced, all but one byte sent: they
+    # hold up to N MiB (within the uid's budget) until the stall timeout closes them.
     n = int(sys.argv[3])
-    socks = []
+    socks, refused = [], 0
     for i in range(n):
         s = conn()
-        s.sendall(struct.pack(">I", 1 << 20) + b" " * ((1 << 20) - 1))
-        socks.append(s)
+        try:
+            s.sendall(struct.pack(">I", 1 << 20) + b" " * ((1 << 20) - 1))
+            socks.append(s)
+        except (BrokenPipeError, ConnectionResetError):
+            refused += 1   # past the uid's budget of unfinished input
+            s.close()
     small = conn()
     small.sendall(struct.pack(">I", 100) + b"{\"op\":")
     print("stall: sent", flush=True)
@@ -150,7 +158,7 @@ elif what == "stall":
     for s in socks:
         if not closed(s, 5):
             sys.exit("a big unfinished message was not closed")
-    print(f"stall: unfinished messages closed after {waited:.1f}s")
+    print(f"stall: unfinished messages closed after {waited:.1f}s; {refused} of {n} refused at once")
 elif what == "idle":
     n = int(sys.argv[3])
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -179,14 +187,31 @@ note "oversized messages"
 hostile oversize || fail "oversize"
 served "after oversize"
 
-note "50 unfinished 1 MiB messages and one small one"
-hostile stall 50 > "$QP_T/stall.out" & stall=$!
+note "10 unfinished 1 MiB messages and one small one"
+# As qpuser1: qpuser3's garbage used up its 10 log lines for the minute.
+as qpuser1 python3 "$QP_T/hostile.py" "$sock" stall 10 > "$QP_T/stall.out" & stall=$!
 for _ in $(seq 100); do grep -q 'stall: sent' "$QP_T/stall.out" && break; sleep 0.1; done
 sleep 1
 rss_stall=$(rss)
-served "while 51 messages stall (VmRSS ${rss_stall} kB)"
+served "while 11 messages stall (VmRSS ${rss_stall} kB)"
 wait "$stall" || fail "stalled messages not handled: $(cat "$QP_T/stall.out")"
 cat "$QP_T/stall.out"
+grep -q "message unfinished after" "$QP_T/qpoold.log" || fail "no log line for the stalled messages"
+
+note "50 unfinished 1 MiB messages from one user"
+# One uid's connections hold at most 32 MiB of unfinished input: the rest
+# is refused at once (all 50 MiB stayed for 10 s before).
+as qpuser2 python3 "$QP_T/hostile.py" "$sock" stall 50 > "$QP_T/stall.out" & stall=$!
+for _ in $(seq 100); do grep -q 'stall: sent' "$QP_T/stall.out" && break; sleep 0.1; done
+sleep 1
+rss_budget=$(rss)
+served "while 50 MiB were offered (VmRSS ${rss_budget} kB)"
+wait "$stall" || fail "stalled messages not handled: $(cat "$QP_T/stall.out")"
+cat "$QP_T/stall.out"
+grep -q "more unfinished input than allowed" "$QP_T/qpoold.log" || fail "50 MiB of one user's unfinished input was not refused"
+if ! nm -D "$QP_BIN/qpoold" 2>/dev/null | grep -q __asan_init; then
+	[ "$rss_budget" -lt $((rss0 + 40960)) ] || fail "qpoold grew from ${rss0} to ${rss_budget} kB for one user's unfinished messages"
+fi
 served "after the stall timeout"
 
 note "$idle idle connections"
@@ -214,7 +239,7 @@ served "after the idle connections closed"
 # Give the event loop a beat to free what the closed connections held.
 sleep 1
 rss1=$(rss)
-echo "qpoold VmRSS: ${rss0} kB before, ${rss_stall} kB with 50 MiB in unfinished messages, ${rss1} kB after"
+echo "qpoold VmRSS: ${rss0} kB before, ${rss_stall} kB with 10 MiB in unfinished messages, ${rss_budget} kB with 50 MiB offered, ${rss1} kB after"
 # Under AddressSanitizer freed memory waits in its quarantine (256 MiB) and
 # RSS cannot come back; the bound is checked on the plain build.
 if nm -D "$QP_BIN/qpoold" 2>/dev/null | grep -q __asan_init; then
@@ -222,6 +247,10 @@ if nm -D "$QP_BIN/qpoold" 2>/dev/null | grep -q __asan_init; then
 else
 	[ "$rss1" -lt $((rss0 + 16384)) ] || fail "qpoold VmRSS grew from ${rss0} to ${rss1} kB"
 fi
-grep -q "message unfinished after" "$QP_T/qpoold.log" || fail "no log line for the stalled messages"
+# 200 garbage streams and a dozen malformed requests from one user: at most
+# 10 lines a minute about that uid (the rest are summed up once a minute).
+n=$(grep -c "connection of pid [0-9]* uid $(id -u qpuser3):" "$QP_T/qpoold.log")
+echo "log lines about qpuser3's hostile connections: $n"
+[ "$n" -le 10 ] || fail "qpoold logged $n lines about one user's bad messages (limit: 10 a minute)"
 kill -0 "$QP_SERVER_PID" || fail "qpoold died"
 echo "hostile clients ok"

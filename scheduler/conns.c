@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/* Fair shares of qpoold's connections: a cap per uid, slots kept for root
+ * and the nodes, idle clients closed, and log lines about peers rate-limited. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "server-internal.h"
+#include "timeutil.h"
+
+/* Slots of max_conns only uid 0 may take: one in 16, at least 16, at most
+ * 1,024. With the hard limit of 20,000 fds here that keeps 1,024 slots for
+ * qmgr and re-registering nodes however many other users connect. */
+unsigned conns_root_reserve(unsigned max_conns)
+{
+	unsigned r = max_conns / 16;
+
+	if (r < 16)
+		r = 16;
+	if (r > 1024)
+		r = 1024;
+	return r < max_conns ? r : max_conns / 2;
+}
+
+int64_t conn_now(struct server *s)
+{
+	uint64_t usec;
+
+	if (sd_event_now(s->event, CLOCK_MONOTONIC, &usec) < 0)
+		return time_mono_ns();
+	return (int64_t)usec * 1000;
+}
+
+int conn_identified(struct conn *c, uid_t uid)
+{
+	struct server *s = c->server;
+	int r;
+
+	c->uid = uid;
+	/* The server's own fds (store, log) stay out of reach of everyone, and
+	 * the last root_reserve slots out of reach of all but root. */
+	if (s->n_conns >= s->max_conns)
+		return -EMFILE;
+	if (uid != 0 && s->n_conns >= s->max_conns - s->root_reserve)
+		return -EMFILE;
+	r = peers_conn_add(s->peers, uid, (unsigned)s->config->max_conns_per_user);
+	if (r < 0)
+		return r;
+	c->identified = true;
+	return 0;
+}
+
+void conn_forget(struct conn *c)
+{
+	if (!c->identified)
+		return;
+	peers_conn_del(c->server->peers, c->uid);
+	if (c->in_counted)
+		(void)peers_input_add(c->server->peers, c->uid, -(int64_t)c->in_counted);
+	c->in_counted = 0;
+	c->identified = false;
+}
+
+/* Input buffers one uid's connections may hold. Each connection may hold a
+ * message of up to 1 MiB while it arrives; 256 connections (the default
+ * cap) stalling such messages held 256 MiB for the 10 s until they were
+ * closed. 32 MiB lets 32 full-size submissions arrive at once. */
+#define CONNS_INPUT_BUDGET (32u << 20)
+#define CONNS_INPUT_SMALL 65536
+
+int conn_input_account(struct conn *c)
+{
+	struct server *s = c->server;
+	uint64_t total;
+
+	if (!c->identified || c->in.cap == c->in_counted)
+		return 0;
+	total = peers_input_add(s->peers, c->uid, (int64_t)c->in.cap - (int64_t)c->in_counted);
+	c->in_counted = c->in.cap;
+	if (c->uid != 0 && total > CONNS_INPUT_BUDGET && c->in.cap > CONNS_INPUT_SMALL)
+		return -ENOBUFS;
+	return 0;
+}
+
+void conn_refuse(struct conn *c, int r)
+{
+	struct server *s = c->server;
+	struct wirebuf out = { 0 };
+	char text[200];
+	json_t *msg;
+
+	if (r == -EUSERS)
+		snprintf(text, sizeof(text), "qpoold: too many connections of uid %d (max_conns_per_user is %llu); "
+			 "close some and try again", (int)c->uid, (unsigned long long)s->config->max_conns_per_user);
+	else
+		snprintf(text, sizeof(text), "qpoold: %u connections open, no room for another; try again later",
+			 s->n_conns);
+	conn_log_warn(c, "connection refused: %s", text);
+	/* One small frame; the socket's buffer holds it, so it never blocks.
+	 * id 0: the answer to whatever the peer asks first. */
+	msg = json_pack("{s:i, s:b, s:s, s:i}", "id", 0, "ok", 0, "error", text, "errno", -r);
+	if (msg && wire_queue(&out, msg) == 0)
+		(void)send(c->fd, out.data + out.off, out.len - out.off, MSG_DONTWAIT | MSG_NOSIGNAL);
+	json_decref(msg);
+	wirebuf_free(&out);
+}
+
+bool conn_idle(const struct conn *c, int64_t now)
+{
+	uint64_t limit = c->server->config->idle_timeout;
+
+	/* Nodes heartbeat and have node_timeout; a request in flight holds a
+	 * reference (a pending commit) or output being read. A peer that
+	 * stopped reading its replies (throttled) counts as idle: it handled
+	 * no request since. */
+	if (!limit || c->node || c->refs > 1 || c->partial_since)
+		return false;
+	if (c->out.off < c->out.len && !c->throttled)
+		return false;
+	return now - c->last_active > (int64_t)limit * NSEC_PER_SEC;
+}
+
+void conn_log_warn(struct conn *c, const char *fmt, ...)
+{
+	char text[400];
+	va_list ap;
+
+	if (!peers_log_pass(c->server->peers, c->uid, c->pid, conn_now(c->server)))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_warn("connection of pid %d uid %d: %s", (int)c->pid, (int)c->uid, text);
+}
+
+static void suppressed_log(uid_t uid, pid_t pid, unsigned count, void *userdata)
+{
+	log_warn("suppressed %u messages about uid %d (last pid %d) in %llds", count, (int)uid, (int)pid,
+		 (long long)(PEERS_LOG_INTERVAL_NS / NSEC_PER_SEC));
+}
+
+void conns_log_flush(struct server *s, int64_t now)
+{
+	peers_log_flush(s->peers, now, suppressed_log, s);
+}
