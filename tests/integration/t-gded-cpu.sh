@@ -40,9 +40,11 @@ check() {  # label output-file nprocs
 	[[ $cpus =~ ^[0-9]+$ ]] || fail "$1: job may run on '$cpus', not on one CPU"
 	[ "$(grep -c "^proc $cpus\$" "$2")" = "$3" ] || fail "$1: not all $3 processes are held to CPU $cpus"
 	[ -n "$ratio" ] && [ "$ratio" -le 1050 ] || fail "$1: cpu time is $ratio/1000 of wall time, more than 1 CPU"
-	# Lower bound only shows the loops ran: other pools on this host may
-	# share the CPU (their null-wrapper jobs span every CPU).
-	[ "$ratio" -ge 300 ] || fail "$1: cpu time is only $ratio/1000 of wall time: the loops did not run"
+	# Lower bound only shows the loops ran: other pools and other work on
+	# this host may share the CPU (their null-wrapper jobs span every
+	# CPU; under a sanitized suite beside other builds the loops got 28%
+	# of it), so anything clearly above nothing will do.
+	[ "$ratio" -ge 50 ] || fail "$1: cpu time is only $ratio/1000 of wall time: the loops did not run"
 }
 
 out=$(mktemp)
