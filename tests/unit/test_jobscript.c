@@ -302,10 +302,11 @@ static void test_jobid(void)
 		int64_t id;
 	} cases[] = {
 		{ "12", 0, 12 }, { "12.host", 0, 12 }, { "7.n1.example.org", 0, 7 }, { "12.", 0, 12 },
+		{ "12.srv@srv", 0, 12 }, { "12@srv", 0, 12 }, { "12.srv@srv.example.org", 0, 12 },
 		{ "9223372036854775807", 0, INT64_MAX },
 		{ "9223372036854775808", -ERANGE, 0 },
 		{ "0", -EINVAL, 0 }, { "", -EINVAL, 0 }, { "-1", -EINVAL, 0 }, { "+1", -EINVAL, 0 },
-		{ "12x", -EINVAL, 0 }, { ".12", -EINVAL, 0 }, { " 12", -EINVAL, 0 }, { "abc", -EINVAL, 0 },
+		{ "12x", -EINVAL, 0 }, { ".12", -EINVAL, 0 }, { "12 ", -EINVAL, 0 }, { "@12", -EINVAL, 0 }, { " 12", -EINVAL, 0 }, { "abc", -EINVAL, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -315,6 +316,23 @@ static void test_jobid(void)
 		if (cases[i].r == 0)
 			CU_ASSERT_EQUAL(id, cases[i].id);
 	}
+}
+
+static void test_jobid_format(void)
+{
+	char buf[JOBID_SERVER_MAX + 32], name[JOBID_SERVER_MAX];
+	int64_t id = 0;
+
+	jobid_format(12, "srv", buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "12.srv");
+	CU_ASSERT_EQUAL(jobid_parse(buf, &id), 0);
+	CU_ASSERT_EQUAL(id, 12);
+	jobid_format(12, "", buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "12");
+	jobid_server_name("pool1", name, sizeof(name));
+	CU_ASSERT_STRING_EQUAL(name, "pool1");
+	jobid_server_name(NULL, name, sizeof(name));
+	CU_ASSERT(name[0] != '\0' && !strchr(name, '.'));
 }
 
 static const struct unit_test jobscript_tests[] = {
@@ -328,6 +346,7 @@ static const struct unit_test jobscript_tests[] = {
 	{ "merge", test_merge },
 	{ "check", test_check },
 	{ "jobid", test_jobid },
+	{ "jobid_format", test_jobid_format },
 	{ NULL, NULL },
 };
 
