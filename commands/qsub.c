@@ -13,6 +13,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "jobenv.h"
+#include "jobid.h"
 #include "jobscript.h"
 #include "wire.h"
 #include "version.h"
@@ -208,6 +209,7 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 	json_t *req = NULL, *reply = NULL;
 	struct error err;
 	const char *name = NULL;
+	char server[JOBID_SERVER_MAX], id[JOBID_SERVER_MAX + 24];
 	int r;
 
 	r = default_name(path, &name);
@@ -229,6 +231,8 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 		return cmd_fail(1, "%s", err.text);
 	}
 	r = client_call(cl, req, &reply, &err);
+	/* PBS prints ID.server, and scripts split it on the dot. */
+	jobid_server_name(client_config(cl)->server_name, server, sizeof(server));
 	client_close(cl);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
@@ -236,7 +240,8 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 		json_decref(reply);
 		return cmd_fail(1, "qpoold's reply has no job id");
 	}
-	printf("%lld\n", wire_int(reply, "jobid", 0));
+	jobid_format(wire_int(reply, "jobid", 0), server, id, sizeof(id));
+	printf("%s\n", id);
 	json_decref(reply);
 	return fflush(stdout) == 0 ? 0 : cmd_fail(1, "cannot write the job id: %s", strerror(errno));
 }
