@@ -304,18 +304,11 @@ static int attrs_check(const struct jobspec *js, const struct config *conf, json
 		fprintf(stderr, "qsub: warning: -m %s: recorded; %s\n", jobspec_attr(js, "Mail_Points"),
 			conf->sendmail[0] ? "qpool does not send job mail yet" :
 			"mail is off on this pool ([server] sendmail is not set)");
-	if (js->priority != JOBSPEC_PRIORITY_UNSET)
-		fprintf(stderr, "qsub: warning: -p %d: recorded; qpool runs a user's jobs oldest first\n",
-			js->priority);
 	if (js->start_after) {
 		char buf[32];
 
 		if (start_after_parse(js->start_after, &when) < 0)
 			return cmd_fail(1, "-a %s: not a date and time", js->start_after);
-		/* Until qpoold holds a job to its time, running it early would
-		 * drop what the user asked: refuse instead. */
-		if (when > time(NULL))
-			return cmd_fail(1, "-a %s: deferred start is not supported yet", js->start_after);
 		snprintf(buf, sizeof(buf), "%lld", (long long)when);
 		json_object_set_new(attrs, "Execution_Time", json_string(buf));
 	}

@@ -94,7 +94,8 @@ static const char SQL_FINISH[] =
 	" t_exec = ?, t_exit = ?, t_released = ?, t_done = ?, m_wrap = ?, m_fenced = ?,"
 	" m_exec = ?, m_exit = ?, m_released = ? WHERE id = ?";
 static const char SQL_ACTIVE[] =
-	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable FROM jobs"
+	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable,"
+	" json_extract(attrs, '$.Priority'), json_extract(attrs, '$.Execution_Time') FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR owner = ?2)"
@@ -590,6 +591,11 @@ int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *use
 			(void)cpumask_parse(s, &j->cpus);
 		j->t_submit = sqlite3_column_int64(st, 9);
 		j->rerunnable = sqlite3_column_int(st, 10);
+		/* The attributes are text as qsub wrote them ("-5", "1700000000"). */
+		j->priority = sqlite3_column_type(st, 11) == SQLITE_NULL ? 0 :
+			      atoi((const char *)sqlite3_column_text(st, 11));
+		j->start_after = sqlite3_column_type(st, 12) == SQLITE_NULL ? 0 :
+				 strtoll((const char *)sqlite3_column_text(st, 12), NULL, 10);
 		r = cb(j, userdata);
 		if (r < 0)
 			break;

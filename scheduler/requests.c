@@ -61,6 +61,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	long long mem = wire_int(msg, "mem", 0);
 	long long walltime = wire_int(msg, "walltime", 0);
 	long long mask = wire_int(msg, "umask", -1);
+	long long prio = wire_int(msg, "priority", 0);
 	unsigned max_cpus;
 	struct error jerr;
 	char *envtext;
@@ -87,6 +88,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		REFUSE("resources must not be negative");
 	if (json_object_get(msg, "umask") && (mask < 0 || mask > 0777))
 		REFUSE("umask must be 0-0777");
+	if (prio < -1024 || prio > 1023)
+		REFUSE("-p %lld: a priority is -1024 to 1023", prio);
 	json_object_foreach(attrs, key, v)
 		if (!json_is_string(v) || !*key || strlen(key) > 64 || json_string_length(v) > 4096)
 			REFUSE("attrs: '%.64s' is not a short name with a string value", key);
@@ -159,6 +162,9 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	p->submit.script = script;
 	p->submit.t_submit = time_wall_ns();
 	p->submit.umask = (int)mask;
+	p->submit.priority = (int)prio;
+	p->submit.start_after = wire_str(attrs, "Execution_Time") ?
+				strtoll(wire_str(attrs, "Execution_Time"), NULL, 10) : 0;
 	if (attrs && json_object_size(attrs)) {
 		char *text = json_dumps(attrs, JSON_COMPACT | JSON_SORT_KEYS);
 
