@@ -67,6 +67,14 @@ tmp=$(sed -n 's/^TMPDIR=//p' "$w/env.torque_ppn")
 
 note "qstat -f shows what qpool records but does not enforce"
 "$QP_BIN/qstat" -x --json | grep -q '"Account_Name": *"myaccount"' || fail "Account_Name not recorded"
+for i in "${!names[@]}"; do [ "${names[$i]}" = pro-select.sh ] && pro=${ids[$i]}; done
+full=$("$QP_BIN/qstat" -x -f "$pro")
+for want in "Account_Name = myaccount" "project = myproject" "Resource_List.place = pack:excl" \
+	"Resource_List.mpiprocs = 2" "Resource_List.select = 1:ncpus=2:mpiprocs=2:ompthreads=1:mem=200mb"; do
+	grep -qF "$want" <<<"$full" || fail "qstat -f $pro lacks '$want': $full"
+done
+"$QP_BIN/qacct" --by account | grep -q "^myaccount " || fail "qacct --by account: $("$QP_BIN/qacct" --by account)"
+"$QP_BIN/qacct" --by project | grep -q "^myproject " || fail "qacct --by project"
 
 note "refusals are one line, in the user's terms"
 out=$(as_full qpuser1 qsub -l nodes=2:ppn=4 <<<'true' 2>&1) && fail "nodes=2 accepted"
