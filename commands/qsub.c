@@ -300,10 +300,9 @@ static int attrs_check(const struct jobspec *js, const struct config *conf, json
 			p += *p == ',';
 		}
 	}
-	if (js->mail > 0)
-		fprintf(stderr, "qsub: warning: -m %s: recorded; %s\n", jobspec_attr(js, "Mail_Points"),
-			conf->sendmail[0] ? "qpool does not send job mail yet" :
-			"mail is off on this pool ([server] sendmail is not set)");
+	if (js->mail > 0 && !conf->sendmail[0])
+		fprintf(stderr, "qsub: warning: -m %s: recorded; mail is off on this pool "
+			"([server] sendmail is not set)\n", jobspec_attr(js, "Mail_Points"));
 	if (js->start_after) {
 		char buf[32];
 

@@ -295,6 +295,8 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 	/* The name in PBS_JOBID (ID.server), as qsub printed it. */
 	jobid_server_name(s->config->server_name, server, sizeof(server));
 	json_object_set_new(launch, "server", json_string(server));
+	if (s->config->sendmail[0])
+		json_object_set_new(launch, "sendmail", json_string(s->config->sendmail));
 	if (json_object_set_new(launch, "kill_grace", json_integer((json_int_t)s->config->kill_grace)) < 0 ||
 	    json_object_set_new(launch, "cpus", json_string(cpus)) < 0 ||
 	    json_object_set_new(launch, "mems", json_string(j->mems[0] ? j->mems : n->mems)) < 0 ||

@@ -46,6 +46,14 @@ int gded_tmpdir_create(const struct gded_job *job, const char *path);
  * first -errno met. */
 int gded_tmpdir_remove(const char *path);
 
+/* Whether qsub -m asked for mail at point ('b', 'e' or 'a') and a
+ * sendmail is configured. */
+bool gded_mail_wanted(const struct gded_job *job, char point);
+
+/* Mails the job's owner (or -M's users) "what" through job->sendmail -t,
+ * run as the user, waiting at most 5 s. 0 or -errno. */
+int gded_mail_send(const struct gded_job *job, const char *what);
+
 /* Appends line to the job's stderr file (stdout when joined) with the
  * user's credentials, from a short-lived child: the OOM note. 0 or -errno
  * (-ENOENT: no output file, as by hand). */

@@ -503,6 +503,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		goto done;
 	}
 	page[0] = page[1] = page[2] = 0;
+	if (gded_mail_wanted(job, 'b'))
+		(void)gded_mail_send(job, "execution begins");
 	run.pid = fork();
 	if (run.pid < 0) {
 		r = error_set(err, -errno, "fork: %m");
@@ -549,6 +551,18 @@ done:
 		snprintf(res->reason, sizeof(res->reason), "the job could not be started");
 	if (res->oom)
 		oom_report(job, res);
+	if (!job->argv && (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled ?
+			   gded_mail_wanted(job, 'e') : gded_mail_wanted(job, 'a'))) {
+		char what[320];
+
+		if (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled)
+			snprintf(what, sizeof(what), "execution ended, exit status %d", res->exit_status);
+		else
+			snprintf(what, sizeof(what), "aborted: %s", res->reason[0] ? res->reason :
+				 res->timeout ? "walltime reached" : res->cancelled ? "deleted" :
+				 "killed by a signal");
+		(void)gded_mail_send(job, what);
+	}
 	stamp(res, GDED_STAMP_RELEASED);
 	cgroup_job_free(run.cg);
 	if (page != MAP_FAILED)

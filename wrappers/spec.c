@@ -211,6 +211,8 @@ static int spec_attrs(const json_t *spec, struct gded_job *job, struct error *er
 	}
 	job->ompthreads = json_string_value(json_object_get(a, "Resource_List.ompthreads"));
 	job->group = json_string_value(json_object_get(a, "group_list"));
+	job->mail_points = json_string_value(json_object_get(a, "Mail_Points"));
+	job->mail_users = json_string_value(json_object_get(a, "Mail_Users"));
 	return 0;
 }
 
@@ -258,6 +260,7 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_u64(spec, "umask", false, &mask, err)) < 0 ||
 	    (r = spec_str(spec, "server", false, &job->server, err)) < 0 ||
 	    (r = spec_str(spec, "tmpdir_base", false, &job->tmpdir_base, err)) < 0 ||
+	    (r = spec_str(spec, "sendmail", false, &job->sendmail, err)) < 0 ||
 	    (r = spec_attrs(spec, job, err)) < 0 ||
 	    (r = spec_env(spec, job, err)) < 0 ||
 	    (r = spec_groups(spec, job, err)) < 0 ||

@@ -8,6 +8,11 @@ qp_setup "
 [queue one]
 max_running = 1
 walltime_default = 00:01:00"
+# A stand-in for the site's sendmail: keeps each message it is given.
+mkdir -m 1777 "$QP_T/mail"
+printf '#!/bin/sh\n[ "$1" = -t ] || exit 2\ncat > "%s/mail/$(id -un).$$"\n' "$QP_T" > "$QP_T/sendmail"
+chmod 755 "$QP_T/sendmail"
+printf '[server]\nsendmail = %s\n' "$QP_T/sendmail" >> "$QPOOL_CONF"
 # Before any job: qnoded caches a user's groups for minutes.
 groupadd -f qptestgrp && usermod -a -G qptestgrp qpuser1 || skip "cannot make a test group"
 qp_start_server
@@ -40,4 +45,14 @@ qp_wait "$id" completed failed
 [ "$(cat "$QP_T/work/qpuser1/group.txt")" = qptestgrp ] || fail "ran with group $(cat "$QP_T/work/qpuser1/group.txt")"
 out=$(as qpuser2 qsub -W group_list=qptestgrp <<<'true' 2>&1) && fail "group_list accepted for a non-member"
 grep -q "qpuser2 is not a member of group qptestgrp" <<<"$out" || fail "group_list: $out"
+note "-m abe: mail at begin and end, sent as the user through [server] sendmail"
+id=$(as qpuser1 qsub -m be -M qpuser1@localhost -N mailed <<<'exit 3') || fail "qsub -m be"
+qp_wait "$id" completed failed
+for ((i = 0; i < 100; i++)); do [ "$(ls "$QP_T/mail" | wc -l)" -ge 2 ] && break; sleep 0.05; done
+ls "$QP_T"/mail/qpuser1.* >/dev/null 2>&1 || fail "no mail sent as qpuser1: $(ls -l "$QP_T/mail")"
+cat "$QP_T"/mail/* | grep -q "^To: qpuser1@localhost" || fail "mail not to -M: $(cat "$QP_T"/mail/*)"
+cat "$QP_T"/mail/* | grep -q "execution begins" || fail "no begin mail"
+cat "$QP_T"/mail/* | grep -q "execution ended, exit status 3" || fail "no end mail: $(cat "$QP_T"/mail/*)"
+out=$(as qpuser1 qsub -m n <<<'true' 2>&1 >/dev/null) || fail "qsub -m n"
+[ -z "$out" ] || fail "-m n warned: $out"
 echo PASS
