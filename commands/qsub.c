@@ -373,6 +373,8 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 	 * by setting it): its output files get the modes the user expects. */
 	mask = umask(022);
 	umask(mask);
+	if (jobspec_attr(js, "umask"))   /* -W umask=, checked octal */
+		mask = (mode_t)strtol(jobspec_attr(js, "umask"), NULL, 8);
 	json_object_set_new(req, "umask", json_integer(mask & 0777));
 	/* As PBS: without -o/-e the files go where qsub ran, even with -d
 	 * (a directory: qpoold names the file in it, knowing the id). */
