@@ -21,6 +21,7 @@ enum key_type {
 	KEY_RESERVE,
 	KEY_RT_POLICY,
 	KEY_CGROUP_PATH,
+	KEY_NAME,
 };
 
 enum key_section {
@@ -53,11 +54,14 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "max_queued", KEY_UINT, S(max_queued), "200000", "queued and held jobs in the pool (0: no limit)" },
 	{ SEC_SERVER, "max_queued_per_user", KEY_UINT, S(max_queued_per_user), "20000", "queued and held jobs of one user, all queues (0: no limit)" },
 	{ SEC_SERVER, "state_min_free", KEY_SIZE, S(state_min_free), "16M", "free space in state_dir below which qsub is refused and dispatch waits" },
+	{ SEC_SERVER, "name", KEY_NAME, S(server_name), "", "server name in job ids (12.NAME) as PBS prints them (empty: the short host name)" },
+	{ SEC_SERVER, "sendmail", KEY_PATH, S(sendmail), "", "mail transfer agent for qsub -m (e.g. /usr/sbin/sendmail; empty: mail is off)" },
 	{ SEC_NODE, "cgroup_root", KEY_PATH, S(cgroup_root), "/sys/fs/cgroup", "where the cgroup hierarchies are mounted" },
 	{ SEC_NODE, "gded", KEY_PATH, S(gded), "", "path of the gded wrapper (empty: next to qnoded)" },
 	{ SEC_NODE, "cgroup_parent", KEY_CGROUP_PATH, S(cgroup_parent), "qpool", "the pool's cgroup below each hierarchy's root; unique per pool on a host" },
 	{ SEC_NODE, "node_pids_max", KEY_UINT, S(node_pids_max), "0", "most tasks in a node's cgroup, all jobs together (0: 3/4 of kernel.pid_max)" },
 	{ SEC_NODE, "mem_reserve", KEY_SIZE, S(mem_reserve), "512M", "memory of a node kept from its jobs, for the system (node group limit = memory - reserve)" },
+	{ SEC_NODE, "tmpdir", KEY_PATH, S(tmpdir), "/var/tmp", "where each job's private TMPDIR is made (pbs.ID.SERVER, removed at the end)" },
 	{ SEC_QUEUE, "default", KEY_BOOL, Q(is_default), "no", "takes jobs submitted without -q" },
 	{ SEC_QUEUE, "enabled", KEY_BOOL, Q(enabled), "yes", "accepts submissions" },
 	{ SEC_QUEUE, "started", KEY_BOOL, Q(started), "yes", "dispatches jobs" },
@@ -196,6 +200,16 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 				return 0;
 			}
 		return error_set(err, -EINVAL, "%s = %s: not fifo or rr", k->name, value);
+	case KEY_NAME:
+		if (strlen(value) >= CONFIG_NAME_MAX)
+			return error_set(err, -ENAMETOOLONG, "%s: longer than %d characters", k->name,
+					 CONFIG_NAME_MAX - 1);
+		for (const char *p = value; *p; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
+				return error_set(err, -EINVAL, "%s = %s: letters, digits, '-', '_' and '.' only",
+						 k->name, value);
+		strcpy(dst, value);
+		return 0;
 	}
 	return -EINVAL;
 }

@@ -51,6 +51,8 @@ struct queue_conf {
 	char reason[128];            /* why disabled or stopped (qmgr), or "" */
 };
 
+#define CONFIG_NAME_MAX 64   /* [server] name, with its NUL */
+
 struct config {
 	char path[PATH_MAX];
 	/* [server] */
@@ -64,6 +66,8 @@ struct config {
 	uint64_t max_queued;         /* queued and held jobs in the pool; 0: no limit */
 	uint64_t max_queued_per_user;/* of one user over every queue; 0: no limit */
 	uint64_t state_min_free;     /* bytes free in state_dir below which submissions wait */
+	char server_name[CONFIG_NAME_MAX]; /* in printed job ids; "" = short host name */
+	char sendmail[PATH_MAX];     /* MTA for qsub -m; "" = mail off */
 	/* [node] */
 	char cgroup_root[PATH_MAX];  /* where the cgroup hierarchies are mounted */
 	char gded[PATH_MAX];         /* wrapper binary; "" = next to qnoded */
@@ -71,6 +75,7 @@ struct config {
 	                               * relative ("qpool"); nodes are <parent>/<name> */
 	uint64_t node_pids_max;      /* pids.max of a node's group; 0: 3/4 of kernel.pid_max */
 	uint64_t mem_reserve;        /* bytes of a node's memory kept from its jobs */
+	char tmpdir[PATH_MAX];       /* base of each job's TMPDIR */
 	struct queue_conf *queues;
 	size_t n_queues;
 };

@@ -53,6 +53,8 @@ struct job {
 	                          * the run's token in job.launch and in the node's
 	                          * reports (a stale copy's report carries an older one) */
 	bool rerunnable;         /* requeue, not fail, when its node is lost */
+	int priority;            /* qsub -p: order among its owner's waiting jobs */
+	int64_t start_after;     /* qsub -a: wall seconds; 0: none */
 	bool cpus_back;          /* its processes are gone: CPUs handed back before its result */
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;

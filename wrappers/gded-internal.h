@@ -6,12 +6,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <limits.h>
+
 #include "gded.h"
 
 /* What the forked child needs; all prepared by the parent so the child
  * allocates nothing. */
+/* qsub -I: the job's pty and the socket its owner's qsub attaches to. */
+struct gded_pty {
+	int master;                /* O_NONBLOCK */
+	int listen;                /* until one qsub connects, then -1 */
+	int conn;                  /* that qsub, or -1 */
+	bool conn_eof;             /* its input ended (EOF sent to the pty) */
+	char slave[64];            /* /dev/pts/N, the user's */
+	char path[PATH_MAX];       /* the socket, jobs/<id>.pty */
+};
+
 struct gded_child {
 	const struct gded_job *job;
+	const char *pty_slave;     /* qsub -I: the job's terminal, else NULL */
 	struct cgroup_job *cg;     /* NULL in mode none */
 	char **envp;
 	int report_fd;             /* O_CLOEXEC pipe: a start failure, one line */
@@ -32,6 +45,44 @@ __attribute__((noreturn)) void gded_child_exec(const struct gded_child *c);
  * (O_CLOEXEC, blocking), or -errno with why set to a short reason ("it is
  * a symbolic link", "it is not a regular file", strerror). */
 int gded_output_open(const char *path, int extra, char *why, size_t len);
+
+/* The job's TMPDIR, <tmpdir_base>/pbs.ID.SERVER, into buf. 0, -ENOENT
+ * when the spec names no base, -ENAMETOOLONG. */
+int gded_tmpdir_path(const struct gded_job *job, char *buf, size_t len);
+
+/* Makes path afresh (what was there is removed first), mode 0700, owned
+ * by the job's user. As root, before the job. 0 or -errno. */
+int gded_tmpdir_create(const struct gded_job *job, const char *path);
+
+/* Removes path and everything under it without following symbolic links;
+ * for after the job's processes are gone. 0 (also when absent) or the
+ * first -errno met. */
+int gded_tmpdir_remove(const char *path);
+
+/* Whether qsub -m asked for mail at point ('b', 'e' or 'a') and a
+ * sendmail is configured. */
+bool gded_mail_wanted(const struct gded_job *job, char point);
+
+/* Mails the job's owner (or -M's users) "what" through job->sendmail -t,
+ * run as the user, waiting at most 5 s. 0 or -errno. */
+int gded_mail_send(const struct gded_job *job, const char *what);
+
+/* Makes the pty (slave given to the job's user) and the socket beside the
+ * job's script (the user's, 0600, listening). 0 or -errno with err. */
+int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error *err);
+
+/* Closes what is open and removes the socket; safe twice. */
+void gded_pty_close(struct gded_pty *pty);
+
+/* The listening socket is readable: takes the first qsub. */
+void gded_pty_accept(struct gded_pty *pty);
+
+/* The qsub is readable: to the pty; its end of input becomes ^D. */
+void gded_pty_from_user(struct gded_pty *pty);
+
+/* The pty is readable: to the qsub (or drained while none). -EIO once
+ * the job's side of the terminal is closed. */
+int gded_pty_to_user(struct gded_pty *pty);
 
 /* Appends line to the job's stderr file (stdout when joined) with the
  * user's credentials, from a short-lived child: the OOM note. 0 or -errno

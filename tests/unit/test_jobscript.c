@@ -11,7 +11,7 @@ static int parse(const char *text, struct jobspec *js, struct error *err)
 {
 	jobspec_init(js);
 	err->text[0] = '\0';
-	return jobscript_parse(text, strlen(text), js, err);
+	return jobscript_parse(text, strlen(text), NULL, js, err);
 }
 
 static void test_directives(void)
@@ -40,6 +40,56 @@ static void test_directives(void)
 	CU_ASSERT_EQUAL(js.rerunnable, 0);
 	CU_ASSERT_EQUAL(js.hold, 1);
 	CU_ASSERT_EQUAL(js.export_all, 1);
+	jobspec_clear(&js);
+}
+
+/* PBS Pro and Torque forms: what is recorded, what is acted on, what warns. */
+static void test_directives_pbs(void)
+{
+	struct jobspec js;
+	struct error err;
+
+	CU_ASSERT_EQUAL(parse("#!/bin/bash -l\n"
+			      "#PBS -l select=1:ncpus=4:mpiprocs=4:ompthreads=2:mem=2gb\n"
+			      "#PBS -l place=scatter:excl -l pmem=400mb\n"
+			      "#PBS -A acct1 -P proj1 -m abe -M me@example.org -p -5\n"
+			      "#PBS -S /bin/sh -W group_list=grp -W sandbox=PRIVATE\n"
+			      "#PBS -a 202611231830.15 -z -k oe -d /tmp -j eo -c n\n", &js, &err), 0);
+	CU_ASSERT_EQUAL(js.ncpus, 4);
+	CU_ASSERT_EQUAL(js.mem, 2LL << 30);
+	CU_ASSERT_EQUAL(js.ompthreads, 2);
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.place"), "scatter:excl");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.mpiprocs"), "4");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.pmem"), "400mb");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Account_Name"), "acct1");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "project"), "proj1");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Mail_Points"), "abe");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Mail_Users"), "me@example.org");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "sandbox"), "PRIVATE");
+	CU_ASSERT_EQUAL(js.priority, -5);
+	CU_ASSERT_EQUAL(js.mail, 1);
+	CU_ASSERT_STRING_EQUAL(js.shell, "/bin/sh");
+	CU_ASSERT_STRING_EQUAL(js.group, "grp");
+	CU_ASSERT_STRING_EQUAL(js.start_after, "202611231830.15");
+	CU_ASSERT_EQUAL(js.quiet, 1);
+	CU_ASSERT_STRING_EQUAL(js.workdir, "/tmp");
+	CU_ASSERT_EQUAL(js.join, 2);
+	/* excl, pmem, sandbox and -c warn; nothing else does. */
+	CU_ASSERT_EQUAL(js.n_warnings, 4);
+	jobspec_clear(&js);
+	/* Torque: nodes=1:ppn=N is N CPUs; -C moves the prefix. */
+	CU_ASSERT_EQUAL(parse("#PBS -l nodes=1:ppn=6,walltime=10:00\n", &js, &err), 0);
+	CU_ASSERT_EQUAL(js.ncpus, 6);
+	CU_ASSERT_EQUAL(js.walltime, 600);
+	CU_ASSERT_EQUAL(js.n_warnings, 0);
+	jobspec_clear(&js);
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL(jobscript_parse("#X -N a\n#PBS -N b\n", 17, "#X", &js, &err), 0);
+	CU_ASSERT_STRING_EQUAL(js.name, "a");
+	jobspec_clear(&js);
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL(jobscript_parse("#PBS -N b\n", 10, "", &js, &err), 0);
+	CU_ASSERT_PTR_NULL(js.name);
 	jobspec_clear(&js);
 }
 
@@ -115,7 +165,14 @@ static void test_directives_errors(void)
 	} cases[] = {
 		{ "#!/bin/sh\n#PBS -N a\n#PBS -l mem=12Q\n",
 		  "line 3: mem=12Q: not a size (e.g. 512M, 8G)" },
-		{ "#PBS -l foo=1\n", "line 1: -l foo=1: unknown resource 'foo' (known: ncpus, mem, walltime)" },
+		{ "#PBS -l nodes=2:ppn=4\n", "line 1: -l nodes=2:ppn=4: jobs across nodes are not supported yet "
+		  "(this asks for 2 nodes; nodes=1:ppn=8 runs on one)" },
+		{ "#PBS -l select=2:ncpus=4\n", "line 1: -l select=2:ncpus=4: jobs across nodes are not supported "
+		  "yet (this asks for 2 chunks; select=1:ncpus=8 runs on one node)" },
+		{ "#PBS -l ngpus=1\n", "line 1: -l ngpus=1: qpool has no GPUs to give (its nodes offer CPUs and memory)" },
+		{ "#PBS -l walltime=0\n", "line 1: walltime=0: a job needs a time limit above 0 (leave walltime out for the queue's default)" },
+		{ "#PBS -W depend=afterok:12\n", "line 1: -W depend=afterok:12: job dependencies are not supported yet" },
+		{ "#PBS -l place=round\n", "line 1: -l place=round: 'round' is not scatter, pack, free, excl, shared or exclhost" },
 		{ "#PBS -l ncpus=two\n", "line 1: ncpus=two: not a number of CPUs (1 to 1000000)" },
 		{ "#PBS -l ncpus=-1\n", "line 1: ncpus=-1: not a number of CPUs (1 to 1000000)" },
 		{ "#PBS -l walltime=1:99\n", "line 1: walltime=1:99: not a time (e.g. 01:30:00)" },
@@ -123,6 +180,8 @@ static void test_directives_errors(void)
 		{ "#PBS -l ncpus\n", "line 1: -l ncpus: expected name=value" },
 		{ "#PBS -l ncpus=1,\n", "line 1: -l: empty resource (expected ncpus=N,mem=SIZE,walltime=TIME)" },
 		{ "\n\n#PBS -x\n", "line 3: unknown option -x" },
+		{ "#PBS -J 1-10\n", "line 1: -J 1-10: job arrays are not supported yet" },
+		{ "#PBS -m x\n", "line 1: -m x: expected n, or letters of abe (abort, begin, end)" },
 		{ "#PBS -f conf\n", "line 1: unknown option -f" },
 		{ "#PBS -N\n", "line 1: option -N needs an argument" },
 		{ "#PBS -N \"open\n", "line 1: unterminated \" quote" },
@@ -130,7 +189,7 @@ static void test_directives_errors(void)
 		{ "#PBS --help\n", "line 1: unexpected '--help' (a directive holds qsub options)" },
 		{ "#PBS -N a/b\n", "line 1: -N a/b: a job name cannot contain '/'" },
 		{ "#PBS -N ''\n", "line 1: -N: empty job name" },
-		{ "#PBS -j eo\n", "line 1: -j eo: expected oe (join stderr into stdout) or n" },
+		{ "#PBS -j xy\n", "line 1: -j xy: expected oe (both into the output file), eo (both into the error file) or n" },
 		{ "#PBS -r maybe\n", "line 1: -r maybe: expected y or n" },
 		{ "#PBS -v 9X\n", "line 1: -v 9X: not a variable name" },
 		{ "#PBS -v A,,B\n", "line 1: -v : not a variable name" },
@@ -191,8 +250,29 @@ static void test_option_resources(void)
 		{ "mem=", -EINVAL, -1, -1, -1 },
 		{ "mem=1.5G", -EINVAL, -1, -1, -1 },
 		{ "walltime=", -EINVAL, -1, -1, -1 },
-		{ "NCPUS=2", -EINVAL, -1, -1, -1 },
-		{ "nodes=1:ppn=2", -EINVAL, -1, -1, -1 },
+		{ "NCPUS=2", 0, -1, -1, -1 },
+		{ "nodes=1:ppn=2", 0, 2, -1, -1 },
+		{ "nodes=1", 0, 1, -1, -1 },
+		{ "select=1:ncpus=4:mem=2gb", 0, 4, 2LL << 30, -1 },
+		{ "select=1:mpiprocs=2", 0, 1, -1, -1 },
+		{ "select=ncpus=3", 0, 3, -1, -1 },
+		{ "procs=6", 0, 6, -1, -1 },
+		{ "mem=2000mb", 0, -1, 2000LL << 20, -1 },
+		{ "mem=12GB", 0, -1, 12LL << 30, -1 },
+		{ "mem=512kb", 0, -1, 512LL << 10, -1 },
+		{ "mem=1tb", 0, -1, 1LL << 40, -1 },
+		{ "mem=100b", 0, -1, 100, -1 },
+		{ "mem=10w", 0, -1, 80, -1 },
+		{ "pmem=400mb", 0, -1, -1, -1 },
+		{ "vmem=4gb,pvmem=1gb,cput=10:00:00", 0, -1, -1, -1 },
+		{ "pmem=4Q", -EINVAL, -1, -1, -1 },
+		{ "ngpus=0", 0, -1, -1, -1 },
+		{ "place=scatter:excl", 0, -1, -1, -1 },
+		{ "host=n1,arch=x86_64", 0, -1, -1, -1 },
+		{ "walltime=0", -EINVAL, -1, -1, -1 },
+		{ "nodes=2", -EINVAL, -1, -1, -1 },
+		{ "nodes=1:ppn=2+1:ppn=2", -EINVAL, -1, -1, -1 },
+		{ "select=1:ncpus=2+1:ncpus=4", -EINVAL, -1, -1, -1 },
 		{ "", -EINVAL, -1, -1, -1 },
 		{ ",", -EINVAL, -1, -1, -1 },
 	};
@@ -302,10 +382,11 @@ static void test_jobid(void)
 		int64_t id;
 	} cases[] = {
 		{ "12", 0, 12 }, { "12.host", 0, 12 }, { "7.n1.example.org", 0, 7 }, { "12.", 0, 12 },
+		{ "12.srv@srv", 0, 12 }, { "12@srv", 0, 12 }, { "12.srv@srv.example.org", 0, 12 },
 		{ "9223372036854775807", 0, INT64_MAX },
 		{ "9223372036854775808", -ERANGE, 0 },
 		{ "0", -EINVAL, 0 }, { "", -EINVAL, 0 }, { "-1", -EINVAL, 0 }, { "+1", -EINVAL, 0 },
-		{ "12x", -EINVAL, 0 }, { ".12", -EINVAL, 0 }, { " 12", -EINVAL, 0 }, { "abc", -EINVAL, 0 },
+		{ "12x", -EINVAL, 0 }, { ".12", -EINVAL, 0 }, { "12 ", -EINVAL, 0 }, { "@12", -EINVAL, 0 }, { " 12", -EINVAL, 0 }, { "abc", -EINVAL, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -317,9 +398,27 @@ static void test_jobid(void)
 	}
 }
 
+static void test_jobid_format(void)
+{
+	char buf[JOBID_SERVER_MAX + 32], name[JOBID_SERVER_MAX];
+	int64_t id = 0;
+
+	jobid_format(12, "srv", buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "12.srv");
+	CU_ASSERT_EQUAL(jobid_parse(buf, &id), 0);
+	CU_ASSERT_EQUAL(id, 12);
+	jobid_format(12, "", buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "12");
+	jobid_server_name("pool1", name, sizeof(name));
+	CU_ASSERT_STRING_EQUAL(name, "pool1");
+	jobid_server_name(NULL, name, sizeof(name));
+	CU_ASSERT(name[0] != '\0' && !strchr(name, '.'));
+}
+
 static const struct unit_test jobscript_tests[] = {
 	{ "directives", test_directives },
 	{ "directives_stop", test_directives_stop },
+	{ "directives_pbs", test_directives_pbs },
 	{ "directives_words", test_directives_words },
 	{ "directives_errors", test_directives_errors },
 	{ "option_name", test_option_name },
@@ -328,6 +427,7 @@ static const struct unit_test jobscript_tests[] = {
 	{ "merge", test_merge },
 	{ "check", test_check },
 	{ "jobid", test_jobid },
+	{ "jobid_format", test_jobid_format },
 	{ NULL, NULL },
 };
 
