@@ -32,7 +32,9 @@ qp_wait "$id" running
 qp_wait_file_exists() { local i; for ((i = 0; i < 600; i++)); do [ -e "$1" ] && return 0; sleep 0.05; done; fail "$1 did not appear"; }
 qp_wait_file_exists "$w/started"
 gded=$(pgrep -f "gded --spec $QP_T/state/nodes/n1/jobs/$id.json") || fail "no gded for job $id"
-ls -l "/proc/$gded/fd" | grep -q "$QP_T/inherited" && fail "gded $gded holds qnoded's fd: $(ls -l /proc/$gded/fd)"
+for fd in /proc/"$gded"/fd/*; do
+	[ "$(readlink "$fd")" = "$QP_T/inherited" ] && fail "gded $gded holds qnoded's fd $fd"
+done
 as qpuser1 qdel "$id" || fail "qdel"
 qp_wait "$id" cancelled
 echo "job fds ok"
