@@ -227,7 +227,7 @@ static int start_after_parse(const char *s, time_t *ret)
 	time_t now = time(NULL);
 	struct tm tm;
 	size_t nd = strspn(s, "0123456789");
-	int f[6], nf = (int)nd / 2, sec = 0;
+	int f[6] = { 0 }, nf = (int)nd / 2, sec = 0;
 	bool year = false, mon = false, day = false;
 	time_t t;
 
