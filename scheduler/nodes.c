@@ -243,6 +243,8 @@ static void op_exited(struct conn *c, long long req_id, json_t *msg)
 void node_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	if (c->uid != 0) {
+		if (c->tcp)
+			log_warn("connection from %s refused: %s by uid %d, not root", c->peer, op, (int)c->uid);
 		conn_reply_err(c, req_id, EPERM, "%s: only root may speak for a node", op);
 		return;
 	}

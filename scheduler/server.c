@@ -11,11 +11,15 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "log.h"
 #include "server-internal.h"
 #include "timeutil.h"
+#include "transport.h"
 
 #define READS_PER_WAKE 16       /* reads of one connection per wake (see conn_update_events) */
 /* Decisions per pass. A full pass leaves the rest to the next loop
@@ -24,6 +28,8 @@
 #define DISPATCH_BATCH 512
 #define TIMER_USEC 1000000      /* node timeout and stalled-client check */
 #define STALL_SEC 10            /* a message must arrive whole within this */
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 
 void conn_ref(struct conn *c)
 {
@@ -160,12 +166,61 @@ void server_pending_add(struct server *s, struct pending *p)
 	s->pending_tail = &p->next;
 }
 
+/* The one moment a connection's uid and gid become known, whichever way
+ * it came: SO_PEERCRED at accept, or a MUNGE credential over TCP. */
+static void conn_identified(struct conn *c, uid_t uid, gid_t gid)
+{
+	c->uid = uid;
+	c->gid = gid;
+	c->authed = true;
+}
+
+/* A refused peer gets its reason (id 0) and is closed; nothing else was
+ * read from it, so nothing changed. */
+static void conn_refuse(struct conn *c, int errnum, const char *why)
+{
+	log_warn("connection from %s refused: %s", c->peer, why);
+	conn_reply_err(c, 0, errnum, "qpoold refused the connection: %s", why);
+	conn_close(c);
+}
+
+/* The first frame of a TCP connection carries its MUNGE credential, and
+ * nothing but it is read before: the uid and gid come from munged's
+ * decoding, never from a message. munge_decode asks the local munged over
+ * its Unix socket (0.08-0.13 ms here), once per connection. */
+static void conn_auth(struct conn *c, json_t *msg)
+{
+	struct error err = { "" };
+	uid_t uid;
+	gid_t gid;
+	int r;
+
+	r = auth_accept(c->server->config->munge_socket, msg, &uid, &gid, &err);
+	if (r < 0) {
+		conn_refuse(c, -r, err.text);
+		return;
+	}
+	if (!server_user_name(c->server, uid)) {
+		snprintf(err.text, sizeof(err.text), "uid %d (gid %d) is not a user of this host", (int)uid,
+			 (int)gid);
+		conn_refuse(c, EACCES, err.text);
+		return;
+	}
+	conn_identified(c, uid, gid);
+	log_debug("connection from %s is uid %d gid %d", c->peer, (int)uid, (int)gid);
+	conn_reply_ok(c, 0, NULL);
+}
+
 static void conn_message(struct conn *c, json_t *msg)
 {
 	const char *op = wire_str(msg, "op");
 	json_t *idv = json_object_get(msg, "id");
 	long long req_id = json_is_integer(idv) ? (long long)json_integer_value(idv) : 0;
 
+	if (!c->authed) {
+		conn_auth(c, msg);
+		return;
+	}
 	if (!op) {
 		/* A reply from a node (we send nodes no requests that expect one) or junk. */
 		if (!json_object_get(msg, "ok"))
@@ -218,9 +273,21 @@ static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdat
 				conn_close(c);
 				goto done;
 			}
+			/* Before its credential a peer may send a credential only. */
+			if (!c->authed && wire_announced(&c->in) > TRANSPORT_AUTH_BYTES) {
+				conn_refuse(c, EACCES, "no credential (first message too long for one)");
+				goto done;
+			}
 			while (!c->closed && (r = wire_next(&c->in, &msg, &err)) != 0) {
+				if (r < 0 && !c->authed) {
+					char why[sizeof(err.text) + 40];
+
+					snprintf(why, sizeof(why), "no credential (%s)", err.text);
+					conn_refuse(c, EACCES, why);
+					break;
+				}
 				if (r < 0) {
-					log_warn("connection of pid %d uid %d: %s; closing it", (int)c->pid,
+					log_warn("connection of %s uid %d: %s; closing it", c->peer,
 						 (int)c->uid, err.text);
 					conn_reply_err(c, 0, -r, "%s", err.text);
 					conn_close(c);
@@ -248,53 +315,71 @@ done:
 	return 0;
 }
 
+static void conn_accept(struct server *s, int cfd, bool tcp)
+{
+	struct conn *c;
+
+	/* Keep fds in reserve for the store and the log. */
+	if (s->n_conns >= s->max_conns) {
+		log_warn("%u connections open; refusing another", s->n_conns);
+		close(cfd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(cfd);
+		return;
+	}
+	c->server = s;
+	c->fd = cfd;
+	c->tcp = tcp;
+	c->refs = 1;
+	c->accepted = time_mono_ns();
+	if (tcp) {
+		int one = 1;
+
+		(void)setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		(void)setsockopt(cfd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		transport_peer_name(cfd, c->peer, sizeof(c->peer));
+	} else {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+
+		/* Identity comes from the kernel, never from the message. */
+		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			log_warn("SO_PEERCRED: %m");
+			close(cfd);
+			free(c);
+			return;
+		}
+		c->pid = cred.pid;
+		snprintf(c->peer, sizeof(c->peer), "pid %d", (int)cred.pid);
+		conn_identified(c, cred.uid, cred.gid);
+	}
+	if (sd_event_add_io(s->event, &c->src, cfd, EPOLLIN | EPOLLET, conn_io, c) < 0) {
+		close(cfd);
+		free(c);
+		return;
+	}
+	c->next = s->conns;
+	s->conns = c;
+	s->n_conns++;
+}
+
 static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct server *s = userdata;
+	bool tcp = fd == s->tcp_fd;
 
 	for (;;) {
-		struct ucred cred;
-		socklen_t len = sizeof(cred);
-		struct conn *c;
-		int cfd;
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (cfd < 0) {
 			if (errno != EAGAIN && errno != EINTR)
 				log_warn("accept: %m");
 			return 0;
 		}
-		/* Keep fds in reserve for the store and the log. */
-		if (s->n_conns >= s->max_conns) {
-			log_warn("%u connections open; refusing another", s->n_conns);
-			close(cfd);
-			continue;
-		}
-		/* Identity comes from the kernel, never from the message. */
-		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-			log_warn("SO_PEERCRED: %m");
-			close(cfd);
-			continue;
-		}
-		c = calloc(1, sizeof(*c));
-		if (!c) {
-			close(cfd);
-			continue;
-		}
-		c->server = s;
-		c->fd = cfd;
-		c->uid = cred.uid;
-		c->gid = cred.gid;
-		c->pid = cred.pid;
-		c->refs = 1;
-		if (sd_event_add_io(s->event, &c->src, cfd, EPOLLIN | EPOLLET, conn_io, c) < 0) {
-			close(cfd);
-			free(c);
-			continue;
-		}
-		c->next = s->conns;
-		s->conns = c;
-		s->n_conns++;
+		conn_accept(s, cfd, tcp);
 	}
 }
 
@@ -455,6 +540,8 @@ static void conns_check(struct server *s)
 			log_warn("connection of pid %d uid %d: message unfinished after %ds; closing it",
 				 (int)c->pid, (int)c->uid, STALL_SEC);
 			conn_close(c);
+		} else if (!c->authed && now - c->accepted > TRANSPORT_AUTH_SEC * NSEC_PER_SEC) {
+			conn_refuse(c, EACCES, "no credential within " STRINGIFY(TRANSPORT_AUTH_SEC) " s");
 		}
 	}
 }
@@ -623,6 +710,7 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	s->event = sd_event_ref(e);
 	s->config = config;
 	s->listen_fd = -1;
+	s->tcp_fd = -1;
 	s->pending_tail = &s->pending;
 	/* One fd per client or node: as many as the hard limit allows. */
 	{
@@ -667,6 +755,20 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	r = listen_open(s, err);
 	if (r < 0)
 		goto done;
+	if (config->listen[0]) {
+		/* Every TCP peer authenticates with munged: without one, no
+		 * TCP peer could ever be served. */
+		r = auth_probe(config->munge_socket, err);
+		if (r == 0)
+			r = transport_listen_tcp(config->listen, &s->tcp_fd, err);
+		if (r < 0)
+			goto done;
+		r = sd_event_add_io(e, &s->tcp_src, s->tcp_fd, EPOLLIN, listen_io, s);
+		if (r < 0) {
+			error_set(err, r, "event loop: %s", strerror(-r));
+			goto done;
+		}
+	}
 	r = sd_event_add_io(e, &s->listen_src, s->listen_fd, EPOLLIN, listen_io, s);
 	if (r >= 0)
 		r = sd_event_add_post(e, &s->post_src, post_handler, s);
@@ -699,6 +801,9 @@ void server_destroy(struct server *s)
 	while (s->conns)
 		conn_close(s->conns);
 	sd_event_source_disable_unref(s->listen_src);
+	sd_event_source_disable_unref(s->tcp_src);
+	if (s->tcp_fd >= 0)
+		close(s->tcp_fd);
 	sd_event_source_disable_unref(s->post_src);
 	sd_event_source_disable_unref(s->more_src);
 	sd_event_source_disable_unref(s->timer_src);
@@ -721,9 +826,10 @@ int server_reload(struct server *s, struct error *err)
 	r = config_load(s->config->path, &c, err);
 	if (r < 0)
 		return r;
-	if (strcmp(c->socket, s->config->socket) != 0 || strcmp(c->state_dir, s->config->state_dir) != 0) {
+	if (strcmp(c->socket, s->config->socket) != 0 || strcmp(c->state_dir, s->config->state_dir) != 0 ||
+	    strcmp(c->listen, s->config->listen) != 0 || strcmp(c->munge_socket, s->config->munge_socket) != 0) {
 		config_destroy(c);
-		return error_set(err, -EINVAL, "%s: socket and state_dir take effect only at restart",
+		return error_set(err, -EINVAL, "%s: socket, listen, munge_socket and state_dir take effect only at restart",
 				 s->config->path);
 	}
 	/* A queue that still holds jobs cannot go away under them. */
