@@ -13,6 +13,8 @@
 #include "server-internal.h"
 #include "timeutil.h"
 
+#define NODE_NAME_ROOM 96   /* "on node NAME: " before a reason */
+
 static bool json_ids_contain(const json_t *arr, int64_t id)
 {
 	size_t i;
@@ -62,6 +64,15 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, const js
 	p->is_done = true;
 	job_result_from_json(result, &p->result);
 	p->result.times[STAMP_DISPATCH] = 0;
+	/* A job that could not start, e.g. for a path missing on this host
+	 * (the execution host is not the submit host): say where. */
+	if (p->result.reason[0] && strcmp(wire_str(result, "status") ?: "", "failed") == 0) {
+		char why[sizeof(p->result.reason) + NODE_NAME_ROOM];
+
+		snprintf(why, sizeof(why), "on node %s: %s", c->node->name, p->result.reason);
+		memcpy(p->result.reason, why, sizeof(p->result.reason) - 1);
+		p->result.reason[sizeof(p->result.reason) - 1] = '\0';
+	}
 	server_pending_add(s, p);
 }
 
