@@ -35,7 +35,9 @@ int client_open(const char *conf_arg, struct client **ret, struct error *err)
 		r = config_default(&cl->config);
 	if (r < 0)
 		goto done;
-	r = transport_connect(cl->config, false, &cl->fd, &tcp, err);
+	/* Over TCP, munged makes the credential while the handshake is under
+	 * way; the Unix socket connects at once either way. */
+	r = transport_connect(cl->config, transport_server(cl->config) != NULL, &cl->fd, &tcp, err);
 	if (r < 0)
 		goto done;
 	if (tcp) {
@@ -47,12 +49,15 @@ int client_open(const char *conf_arg, struct client **ret, struct error *err)
 			r = -EHOSTUNREACH;
 			goto done;
 		}
-		r = wire_send(cl->fd, auth);
-		json_decref(auth);
-		if (r < 0) {
-			error_set(err, r, "send to qpoold: %s", strerror(-r));
-			goto done;
+		r = transport_connect_finish(cl->fd, transport_server(cl->config), err);
+		if (r == 0) {
+			r = wire_send(cl->fd, auth);
+			if (r < 0)
+				error_set(err, r, "send to qpoold: %s", strerror(-r));
 		}
+		json_decref(auth);
+		if (r < 0)
+			goto done;
 	}
 	r = 0;
 done:

@@ -217,27 +217,10 @@ static int connect_tcp(const char *text, bool nonblock, int *ret_fd, struct erro
 		goto fail;
 	}
 	if (!nonblock) {
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		int so = 0;
-		socklen_t sl = sizeof(so);
-
-		r = poll(&p, 1, CONNECT_TIMEOUT_MS);
-		if (r == 0) {
-			r = -ETIMEDOUT;
-			goto fail;
-		}
-		if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) < 0) {
-			r = -errno;
-			goto fail;
-		}
-		if (so) {
-			r = -so;
-			goto fail;
-		}
-		/* Blocking from here on, like the Unix socket. */
-		if (fcntl(fd, F_SETFL, 0) < 0) {
-			r = -errno;
-			goto fail;
+		r = transport_connect_finish(fd, text, err);
+		if (r < 0) {
+			close(fd);
+			return r;
 		}
 	}
 	*ret_fd = fd;
@@ -245,6 +228,28 @@ static int connect_tcp(const char *text, bool nonblock, int *ret_fd, struct erro
 fail:
 	close(fd);
 	return error_set(err, r, "cannot reach qpoold at %s: %s (is qpoold listening there?)", text,
+			 strerror(-r));
+}
+
+int transport_connect_finish(int fd, const char *where, struct error *err)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int so = 0, r;
+	socklen_t sl = sizeof(so);
+
+	r = poll(&p, 1, CONNECT_TIMEOUT_MS);
+	if (r == 0)
+		r = -ETIMEDOUT;
+	else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) < 0)
+		r = -errno;
+	else if (so)
+		r = -so;
+	/* Blocking from here on, like the Unix socket. */
+	else if (fcntl(fd, F_SETFL, 0) < 0)
+		r = -errno;
+	else
+		return 0;
+	return error_set(err, r, "cannot reach qpoold at %s: %s (is qpoold listening there?)", where,
 			 strerror(-r));
 }
 

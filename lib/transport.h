@@ -40,6 +40,10 @@ int transport_listen_tcp(const char *text, int *ret_fd, struct error *err);
 int transport_connect(const struct config *c, bool nonblock, int *ret_fd, bool *ret_tcp,
 		      struct error *err);
 
+/* Waits (10 s at most) until a non-blocking TCP connect to where
+ * completes, and makes fd blocking. 0, or -errno with err. */
+int transport_connect_finish(int fd, const char *where, struct error *err);
+
 /* "ADDR:PORT" of fd's peer (IPv6 in brackets), or "local". */
 void transport_peer_name(int fd, char *buf, size_t len);
 
