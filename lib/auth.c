@@ -87,7 +87,11 @@ int auth_cred_check(const char *munge_socket, const char *cred, uid_t *ret_uid, 
 	if (e != EMUNGE_SUCCESS) {
 		/* munge_strerror names the kind ("Expired credential"); the
 		 * context's text may add detail, which a log line can carry. */
-		r = error_set(err, errno_of(e), "%s", munge_strerror(e));
+		if (errno_of(e) == -EHOSTUNREACH)
+			r = error_set(err, -EHOSTUNREACH, "cannot check it: munged at %s: %s",
+				      socket_name(munge_socket), munge_strerror(e));
+		else
+			r = error_set(err, errno_of(e), "%s", munge_strerror(e));
 		munge_ctx_destroy(ctx);
 		return r;
 	}

@@ -114,4 +114,25 @@ qp_stop "$(qp_node_pid $N)"
 qp_start_node $N 0
 qp_wait "$id" completed --timeout 30
 [ "$(qp_field "$id" exec_host)" = $N ] || fail "job $id not on $N"
+
+note "IPv6: qpoold listens on [::1], a node and a user reach it there"
+if ip -6 addr show dev lo 2>/dev/null | grep -q "::1/128"; then
+	qp_stop "$(qp_node_pid $N)"
+	P6=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); print(s.getsockname()[1])')
+	sed -i "s|^listen = .*|listen = [::1]:$P6|" "$QPOOL_CONF"
+	qp_stop "$QP_SERVER_PID"
+	export QPOOL_SERVER="[::1]:$P6"
+	qp_start_server
+	N=${QP_NODE_PREFIX}tcp6
+	qp_start_node $N 0
+	grep -q "connected to qpoold at \[::1\]:$P6" "$QP_T/qnoded-$N.log" || fail "qnoded did not use [::1]"
+	id=$(as qpuser3 qsub -N v6 <<<'id -un') || fail "qsub over IPv6"
+	qp_wait "$id" completed
+	[ "$(qp_field "$id" exec_host)" = "$N" ] || fail "job $id not on $N"
+	qp_raw ::1 "$P6" '{"op":"stat","id":1}' > /dev/null
+	grep "refused" "$QP_T/qpoold.log" | tail -n 1 | grep -q "from \[::1\]:[0-9]* refused: no credential" ||
+		fail "an IPv6 peer is not named [ADDR]:PORT: $(tail -n 1 "$QP_T/qpoold.log")"
+else
+	note "no IPv6 loopback here: IPv6 part not run"
+fi
 echo "tcp ok"
