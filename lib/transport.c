@@ -143,7 +143,7 @@ int transport_addr_resolve(const char *text, struct sockaddr_storage *ret, sockl
 	return 0;
 }
 
-static void tcp_tune(int fd)
+void transport_tcp_tune(int fd)
 {
 	int one = 1;
 
@@ -211,7 +211,7 @@ static int connect_tcp(const char *text, bool nonblock, int *ret_fd, struct erro
 	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return error_set(err, -errno, "socket: %s", strerror(errno));
-	tcp_tune(fd);
+	transport_tcp_tune(fd);
 	if (connect(fd, (struct sockaddr *)&sa, len) < 0 && errno != EINPROGRESS) {
 		r = -errno;
 		goto fail;

@@ -30,6 +30,10 @@ int transport_addr_check(const char *text, struct error *err);
 int transport_addr_resolve(const char *text, struct sockaddr_storage *ret, socklen_t *ret_len,
 			   struct error *err);
 
+/* TCP_NODELAY (a request is one small frame: Nagle would hold the next
+ * back for the last one's ACK) and keepalives, for both ends. */
+void transport_tcp_tune(int fd);
+
 /* A non-blocking, close-on-exec TCP socket listening on text. */
 int transport_listen_tcp(const char *text, int *ret_fd, struct error *err);
 

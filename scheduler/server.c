@@ -11,8 +11,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -336,10 +334,7 @@ static void conn_accept(struct server *s, int cfd, bool tcp)
 	c->refs = 1;
 	c->accepted = time_mono_ns();
 	if (tcp) {
-		int one = 1;
-
-		(void)setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		(void)setsockopt(cfd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		transport_tcp_tune(cfd);
 		transport_peer_name(cfd, c->peer, sizeof(c->peer));
 	} else {
 		struct ucred cred;
