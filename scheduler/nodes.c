@@ -65,8 +65,10 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, const js
 	job_result_from_json(result, &p->result);
 	p->result.times[STAMP_DISPATCH] = 0;
 	/* A job that could not start, e.g. for a path missing on this host
-	 * (the execution host is not the submit host): say where. */
-	if (p->result.reason[0] && strcmp(wire_str(result, "status") ?: "", "failed") == 0) {
+	 * (the execution host is not the submit host): say where, unless
+	 * qnoded's reason does already. */
+	if (p->result.reason[0] && strcmp(wire_str(result, "status") ?: "", "failed") == 0 &&
+	    !strstr(p->result.reason, c->node->name)) {
 		char why[sizeof(p->result.reason) + NODE_NAME_ROOM];
 
 		snprintf(why, sizeof(why), "on node %s: %s", c->node->name, p->result.reason);
