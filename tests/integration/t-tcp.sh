@@ -80,6 +80,33 @@ submit='{"op":"submit","id":1,"script":"true","name":"x","workdir":"/tmp"}'
 refuse "no credential" "no credential" "$submit"
 refuse "silence" "no credential within" WAIT
 refuse "garbage credential" "Invalid credential format" '{"op":"auth","id":0,"cred":"MUNGE:garbage:"}' 
+# Raw bytes: a frame that is not JSON, and one announcing 1 MiB.
+raw_bytes() {  # HEX-OF-BYTES: sends them, prints qpoold's answer or "closed"
+	python3 - "$PORT" "$1" <<'PY'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(bytes.fromhex(sys.argv[2]))
+data = b""
+try:
+    while True:
+        c = s.recv(65536)
+        if not c:
+            break
+        data += c
+except OSError:
+    pass
+print(data[4:].decode(errors="replace") if data else "closed")
+PY
+}
+for bytes in 0000000568656c6c6f 00100000; do
+	n0=$(grep -c "refused" "$QP_T/qpoold.log")
+	out=$(raw_bytes "$bytes")
+	echo "raw $bytes: $out"
+	echo "$out" | grep -q "no credential" || fail "raw $bytes: not refused: $out"
+	for i in $(seq 40); do [ "$(grep -c "refused" "$QP_T/qpoold.log")" -gt "$n0" ] && break; sleep 0.05; done
+	[ "$(grep -c "refused" "$QP_T/qpoold.log")" = $((n0 + 1)) ] || fail "raw $bytes: not one log line"
+done
+kill -0 "$QP_SERVER_PID" || fail "qpoold died of raw bytes"
 munge -S "$QP_T/a.sock" -n > "$QP_T/c.once" || fail munge
 out=$(qp_raw 127.0.0.1 "$PORT" "@$QP_T/c.once")
 echo "$out" | grep -q '"ok": true' || fail "a good credential was refused: $out"
