@@ -75,7 +75,7 @@ w=$QP_T/work/qpuser2
 id=$(on_as "$login" qpuser2 qsub -N cut -r y <<JOB
 h=\$(hostname)
 echo "start \$h" >> $w/cut.log
-if [ ! -e $w/cut.first ]; then echo "\$h" > $w/cut.first; sleep 30; fi
+if [ ! -e $w/cut.first ]; then echo "\$h" > $w/cut.first; sleep 30; else sleep 4; fi
 echo "done \$h" >> $w/cut.log
 JOB
 ) || fail qsub
@@ -89,10 +89,14 @@ for i in $(seq 400); do
 	sleep 0.05
 done
 "$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q down || fail "$first not down after its cable was pulled"
-qp_wait "$id" completed --timeout 40
+# Requeued, it runs on another host; the cable goes back in meanwhile.
+for i in $(seq 800); do
+	[ "$(qp_state "$id")" = running ] && [ "$(qp_field "$id" exec_host)" != "$first" ] && break
+	sleep 0.05
+done
 second=$(qp_field "$id" exec_host)
-[ "$second" != "$first" ] || fail "job $id completed on the lost node $first"
-note "job $id completed on $second; plugging $first back"
+[ "$(qp_state "$id")" = running ] && [ "$second" != "$first" ] || fail "job $id not running again on another host"
+note "job $id runs again on $second; plugging $first back"
 qp_link "$first" up
 for i in $(seq 600); do
 	"$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q up && break
@@ -100,13 +104,18 @@ for i in $(seq 600); do
 done
 "$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q up || fail "$first did not come back"
 # The stale copy on $first is killed when $first re-registers; its report
-# must not change the job.
-for i in $(seq 100); do pgrep -f "gded --spec $QP_T/state/nodes/$first/jobs/$id.json" >/dev/null || break; sleep 0.1; done
+# must not change the job. Its result is reported and acknowledged before
+# qnoded deletes its files: once they are gone, the report has been seen.
+for i in $(seq 200); do
+	compgen -G "$QP_T/state/nodes/$first/jobs/$id.*" >/dev/null || break
+	sleep 0.05
+done
+compgen -G "$QP_T/state/nodes/$first/jobs/$id.*" >/dev/null &&
+	fail "the stale copy's files stay on $first: $(ls "$QP_T/state/nodes/$first/jobs/")"
 pgrep -f "gded --spec $QP_T/state/nodes/$first/jobs/$id.json" >/dev/null && fail "stale copy of $id still runs on $first"
-sleep_until=$((SECONDS + 2))
-while [ $SECONDS -lt $sleep_until ]; do sleep 0.1; done   # let a stale report arrive, if one would
+qp_wait "$id" completed cancelled failed --timeout 40
 st=$(qp_state "$id")
-[ "$st" = completed ] || fail "job $id is $st after $first came back (stale report?)"
+[ "$st" = completed ] || fail "job $id is $st after $first came back (its stale copy's report?): $(qp_field "$id" reason)"
 [ "$(qp_field "$id" exec_host)" = "$second" ] || fail "job $id recorded on $(qp_field "$id" exec_host)"
 [ "$(grep -c '^done' "$w/cut.log")" = 1 ] || fail "job $id finished $(grep -c '^done' "$w/cut.log") times: $(cat "$w/cut.log")"
 grep -q "done $first" "$w/cut.log" && fail "the stale copy on $first ran to the end"
