@@ -14,6 +14,7 @@
 
 static const char *arg_config;
 static const char *arg_name;
+static char arg_hostname[NODED_NAME_MAX];   /* --name's default */
 static const char *arg_cpus;
 static int arg_verbose;
 static long arg_simulate;
@@ -84,14 +85,12 @@ static int parse_args(int argc, char **argv)
 	}
 	if (!arg_name) {
 		/* The host's name, as the pool's other hosts resolve it. */
-		static char host[NODED_NAME_MAX];
-
-		if (gethostname(host, sizeof(host)) < 0 || !host[0]) {
+		if (gethostname(arg_hostname, sizeof(arg_hostname)) < 0 || !arg_hostname[0]) {
 			fprintf(stderr, "qnoded: no --name and no host name: %m\n");
 			return 1;
 		}
-		host[strcspn(host, ".")] = '\0';
-		arg_name = host;
+		arg_hostname[strcspn(arg_hostname, ".")] = '\0';
+		arg_name = arg_hostname;
 	}
 	if (!noded_name_valid(arg_name)) {
 		fprintf(stderr, "qnoded: --name %s: use 1-%d of A-Z a-z 0-9 . _ -, not starting with . or -\n",
