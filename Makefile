@@ -3,10 +3,11 @@
 
 # The version is lib/version.h's, the one place it is written.
 VERSION   := $(shell sed -n 's/^\#define QPOOL_VERSION "\(.*\)"$$/\1/p' lib/version.h)
-PKGS      := libcgroup hwloc sqlite3 libsystemd cunit jansson inih
+PKGS      := libcgroup hwloc sqlite3 libsystemd cunit jansson inih munge
 DEB_PKGS  := libcgroup-dev libhwloc-dev libsqlite3-dev libsystemd-dev \
              libcunit1-dev libjansson-dev libinih-dev pkg-config gcc make \
-             mandoc sqlite3 passwd procps util-linux python3
+             mandoc sqlite3 passwd procps util-linux python3 \
+             munge libmunge-dev iproute2
 CC        ?= cc
 # A sanitized build lives apart: make does not track flags, so objects of
 # one kind must never be reused for the other. tests/ read BUILD too.
@@ -36,7 +37,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # (qpoold takes identity from the socket), so glibc's NSS is never needed;
 # --fatal-warnings turns the linker's warning about a static getpwnam & co.
 # into an error, should one ever be added. ASan needs a dynamic libc.
-CMD_LIBS   = $(shell pkg-config --libs jansson inih 2>/dev/null)
+CMD_LIBS   = $(shell pkg-config --libs jansson inih munge 2>/dev/null)
 ifdef SANITIZE
 CMD_LDFLAGS =
 else

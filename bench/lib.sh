@@ -6,6 +6,9 @@
 #       (BENCH_USER, default qpbench) and its $T/work
 #   bench_server [QPOOLD]  starts qpoold, waits until it answers (pids[0])
 #   bench_node NAME        starts qnoded --name NAME, waits until it is up
+#   bench_munged           a private munged in $T and qpoold's listen on
+#       127.0.0.1 (before bench_server); sets $tcp (HOST:PORT), or leaves it
+#       empty when munge is not installed. Its pid is in $munged_pid.
 #   pct P [DECIMALS] < numbers   the P-th percentile
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=$top/${BUILD:-build}/bin
@@ -57,6 +60,18 @@ bench_node() {
 	for _ in $(seq 100); do "$bin/qstat" -n 2>/dev/null | grep -qE "^$1[[:space:]].*up" && return 0; sleep 0.05; done
 	echo "bench: node $1 did not come up" >&2
 	return 1
+}
+
+bench_munged() {
+	tcp=""
+	command -v munged >/dev/null || return 0
+	head -c 1024 /dev/urandom > "$T/munge.key" && chmod 600 "$T/munge.key"
+	munged -F --socket="$T/munge.sock" --key-file="$T/munge.key" --pid-file="$T/munge.pid" \
+		--log-file="$T/munged.log" --seed-file="$T/munge.seed" 2>> "$T/munged.log" &
+	munged_pid=$!
+	for _ in $(seq 100); do munge -S "$T/munge.sock" -n >/dev/null 2>&1 && break; sleep 0.05; done
+	tcp=127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	printf '[server]\nlisten = %s\nmunge_socket = %s\n' "$tcp" "$T/munge.sock" >> "$QPOOL_CONF"
 }
 
 pct() {

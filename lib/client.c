@@ -1,25 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* Blocking request/response over qpoold's Unix socket. */
+/* Blocking request/response with qpoold, over its Unix socket or TCP. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "client.h"
+#include "transport.h"
 #include "wire.h"
 
 struct client {
 	struct config *config;
 	int fd;
+	struct wirebuf in;
 	long long next_id;
 };
 
 int client_open(const char *conf_arg, struct client **ret, struct error *err)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct client *cl;
+	bool tcp;
 	int r;
 
 	cl = calloc(1, sizeof(*cl));
@@ -28,19 +29,35 @@ int client_open(const char *conf_arg, struct client **ret, struct error *err)
 	cl->fd = -1;
 	cl->next_id = 1;
 	r = config_load(config_path(conf_arg), &cl->config, err);
+	/* A login host may have no config file at all, only $QPOOL_SERVER
+	 * (and munge's default socket). */
+	if (r == -ENOENT && !(conf_arg && *conf_arg) && !getenv("QPOOL_CONF") && transport_server(NULL))
+		r = config_default(&cl->config);
 	if (r < 0)
 		goto done;
-	/* config_load guarantees the path fits sun_path. */
-	memcpy(sa.sun_path, cl->config->socket, strlen(cl->config->socket) + 1);
-	cl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (cl->fd < 0) {
-		r = error_set(err, -errno, "socket: %s", strerror(errno));
+	/* Over TCP, munged makes the credential while the handshake is under
+	 * way; the Unix socket connects at once either way. */
+	r = transport_connect(cl->config, transport_server(cl->config) != NULL, &cl->fd, &tcp, err);
+	if (r < 0)
 		goto done;
-	}
-	if (connect(cl->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		r = error_set(err, -errno, "cannot reach qpoold at %s: %s (is qpoold running?)",
-			      cl->config->socket, strerror(errno));
-		goto done;
+	if (tcp) {
+		/* The credential goes first; the request follows at once, and
+		 * a refusal comes back as the answer to id 0 (client_call). */
+		json_t *auth = auth_frame(cl->config->munge_socket, err);
+
+		if (!auth) {
+			r = -EHOSTUNREACH;
+			goto done;
+		}
+		r = transport_connect_finish(cl->fd, transport_server(cl->config), err);
+		if (r == 0) {
+			r = wire_send(cl->fd, auth);
+			if (r < 0)
+				error_set(err, r, "send to qpoold: %s", strerror(-r));
+		}
+		json_decref(auth);
+		if (r < 0)
+			goto done;
 	}
 	r = 0;
 done:
@@ -58,6 +75,7 @@ void client_close(struct client *cl)
 		return;
 	if (cl->fd >= 0)
 		close(cl->fd);
+	wirebuf_free(&cl->in);
 	config_destroy(cl->config);
 	free(cl);
 }
@@ -91,7 +109,7 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 		return error_set(err, r, "send to qpoold: %s", strerror(-r));
 	}
 	for (;;) {
-		r = wire_recv(cl->fd, &reply, err);
+		r = wire_recv_buffered(cl->fd, &cl->in, &reply, err);
 		if (r < 0) {
 			if (r == -ECONNRESET)
 				error_set(err, r, "qpoold closed the connection");
@@ -101,6 +119,9 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 		 * frame); that error is the answer. */
 		if (wire_int(reply, "id", -1) == id ||
 		    (wire_int(reply, "id", -1) == 0 && !wire_bool(reply, "ok", 1)))
+			break;
+		/* The answer to the credential: only a refusal matters. */
+		if (wire_int(reply, "id", -1) == 0 && !wire_bool(reply, "ok", 1))
 			break;
 		json_decref(reply);
 	}

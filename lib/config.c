@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "parse.h"
+#include "transport.h"
 
 enum key_type {
 	KEY_PATH,
@@ -22,6 +23,7 @@ enum key_type {
 	KEY_RT_POLICY,
 	KEY_CGROUP_PATH,
 	KEY_NAME,
+	KEY_ADDR,
 };
 
 enum key_section {
@@ -46,6 +48,9 @@ struct key {
 static const struct key keys[] = {
 	{ SEC_SERVER, "state_dir", KEY_PATH, S(state_dir), "/var/lib/qpool", "job store, spool and node job directories" },
 	{ SEC_SERVER, "socket", KEY_PATH, S(socket), "/run/qpool/qpoold.sock", "Unix socket of qpoold" },
+	{ SEC_SERVER, "listen", KEY_ADDR, S(listen), "", "ADDR:PORT qpoold also listens on, TCP with MUNGE ([ADDR]:PORT for IPv6; empty: the socket only)" },
+	{ SEC_SERVER, "server", KEY_ADDR, S(server), "", "HOST:PORT nodes and commands reach qpoold at, TCP with MUNGE (empty: the socket); QPOOL_SERVER wins" },
+	{ SEC_SERVER, "munge_socket", KEY_PATH, S(munge_socket), "", "socket of munged (empty: munge's default)" },
 	{ SEC_SERVER, "heartbeat_interval", KEY_DURATION, S(heartbeat_interval), "5", "seconds between node heartbeats" },
 	{ SEC_SERVER, "node_timeout", KEY_DURATION, S(node_timeout), "30", "seconds of silence before a node is down" },
 	{ SEC_SERVER, "kill_grace", KEY_DURATION, S(kill_grace), "10", "seconds from SIGTERM to SIGKILL on qdel and walltime" },
@@ -208,6 +213,18 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 			if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
 				return error_set(err, -EINVAL, "%s = %s: letters, digits, '-', '_' and '.' only",
 						 k->name, value);
+		strcpy(dst, value);
+		return 0;
+	case KEY_ADDR:
+		if (strlen(value) >= PATH_MAX)
+			return error_set(err, -ENAMETOOLONG, "%s: address too long", k->name);
+		if (value[0]) {
+			struct error e;
+
+			r = transport_addr_check(value, &e);
+			if (r < 0)
+				return error_set(err, r, "%s = %s", k->name, e.text);
+		}
 		strcpy(dst, value);
 		return 0;
 	}
@@ -450,6 +467,19 @@ done:
 		config_destroy(c);
 		return r;
 	}
+	*ret = c;
+	return 0;
+}
+
+int config_default(struct config **ret)
+{
+	struct config *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	snprintf(c->path, sizeof(c->path), "(defaults)");
+	defaults_set(c, SEC_SERVER);
+	defaults_set(c, SEC_NODE);
 	*ret = c;
 	return 0;
 }

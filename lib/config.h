@@ -58,6 +58,9 @@ struct config {
 	/* [server] */
 	char state_dir[PATH_MAX];    /* SQLite store, spool, node job dirs */
 	char socket[PATH_MAX];       /* Unix socket of qpoold */
+	char listen[PATH_MAX];       /* TCP "ADDR:PORT" qpoold listens on too; "": none */
+	char server[PATH_MAX];       /* "HOST:PORT" of qpoold for nodes and commands; "": the socket */
+	char munge_socket[PATH_MAX]; /* munged's socket; "": munge's default */
 	uint64_t heartbeat_interval; /* seconds between node heartbeats */
 	uint64_t node_timeout;       /* seconds without heartbeat: node down */
 	uint64_t kill_grace;         /* seconds between SIGTERM and SIGKILL */
@@ -87,6 +90,10 @@ const char *config_path(const char *arg);
 /* Reads and validates path. On error returns -errno and err->text is
  * "path:line: message" (or "path: message"); nothing is allocated. */
 int config_load(const char *path, struct config **ret, struct error *err);
+
+/* A config of defaults only, for a command on a login host that has no
+ * config file but $QPOOL_SERVER. */
+int config_default(struct config **ret);
 
 void config_destroy(struct config *c);
 

@@ -58,6 +58,15 @@ ssize_t wire_read(int fd, struct wirebuf *in)
 	return n;
 }
 
+size_t wire_announced(const struct wirebuf *in)
+{
+	const unsigned char *p = (const unsigned char *)in->data + in->off;
+
+	if (in->len - in->off < 4)
+		return 0;
+	return (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+}
+
 int wire_next(struct wirebuf *in, json_t **ret, struct error *err)
 {
 	const unsigned char *p;
@@ -152,13 +161,22 @@ int wire_recv(int fd, json_t **ret, struct error *err)
 	struct wirebuf in = { 0 };
 	int r;
 
+	r = wire_recv_buffered(fd, &in, ret, err);
+	wirebuf_free(&in);
+	return r;
+}
+
+int wire_recv_buffered(int fd, struct wirebuf *in, json_t **ret, struct error *err)
+{
+	int r;
+
 	for (;;) {
 		ssize_t n;
 
-		r = wire_next(&in, ret, err);
+		r = wire_next(in, ret, err);
 		if (r != 0)
 			break;
-		n = wire_read(fd, &in);
+		n = wire_read(fd, in);
 		if (n == -EINTR)
 			continue;
 		if (n < 0) {
@@ -170,7 +188,6 @@ int wire_recv(int fd, json_t **ret, struct error *err)
 			break;
 		}
 	}
-	wirebuf_free(&in);
 	return r < 0 ? r : 0;
 }
 

@@ -31,6 +31,10 @@ ssize_t wire_read(int fd, struct wirebuf *in);
  * a negative return. */
 int wire_next(struct wirebuf *in, json_t **ret, struct error *err);
 
+/* The length the next message in in announces, or 0 while fewer than 4
+ * bytes of it are buffered. */
+size_t wire_announced(const struct wirebuf *in);
+
 /* Appends msg, framed, to out. Returns 0, -EMSGSIZE, -ENOMEM. */
 int wire_queue(struct wirebuf *out, const json_t *msg);
 
@@ -42,6 +46,9 @@ int wire_flush(int fd, struct wirebuf *out);
 int wire_send(int fd, const json_t *msg);
 /* Returns 0 and *ret, -ECONNRESET at a clean end of stream, or -errno. */
 int wire_recv(int fd, json_t **ret, struct error *err);
+/* wire_recv keeping what follows the message in in, for a peer that may
+ * answer two requests in one read. */
+int wire_recv_buffered(int fd, struct wirebuf *in, json_t **ret, struct error *err);
 
 /* Reads the whole of fd (at most max bytes) in large reads and parses it
  * as one JSON object. 0 and *ret; -EBADMSG (too large, not JSON, not an

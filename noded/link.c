@@ -5,13 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "log.h"
 #include "noded.h"
 #include "timeutil.h"
+#include "transport.h"
 #include "wire.h"
 
 #define RETRY_FIRST_US  200000ULL    /* 0.2 s, doubling ... */
@@ -95,7 +98,8 @@ static int link_flush(struct link *l)
 	return sd_event_source_set_io_events(l->io, EPOLLIN | EPOLLET | (r == 1 ? EPOLLOUT : 0));
 }
 
-static int link_send(struct link *l, json_t *req, link_reply_f cb, int64_t arg)
+/* Queues req with id and awaits its reply (the credential's is id 0). */
+static int link_send_id(struct link *l, json_t *req, uint64_t id, link_reply_f cb, int64_t arg)
 {
 	struct link_req *q;
 	int r;
@@ -105,7 +109,7 @@ static int link_send(struct link *l, json_t *req, link_reply_f cb, int64_t arg)
 		json_decref(req);
 		return -ENOMEM;
 	}
-	q->id = ++l->next_id;
+	q->id = id;
 	q->cb = cb;
 	q->arg = arg;
 	r = json_object_set_new(req, "id", json_integer((json_int_t)q->id)) < 0 ? -ENOMEM : 0;
@@ -125,6 +129,11 @@ static int link_send(struct link *l, json_t *req, link_reply_f cb, int64_t arg)
 		link_lost(l, strerror(-r));
 	}
 	return 0;
+}
+
+static int link_send(struct link *l, json_t *req, link_reply_f cb, int64_t arg)
+{
+	return link_send_id(l, req, ++l->next_id, cb, arg);
 }
 
 int link_call(struct link *l, json_t *req, link_reply_f cb, int64_t arg)
@@ -286,24 +295,43 @@ static int link_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	return 0;
 }
 
+/* The credential's answer: a refusal is logged once per outage, and the
+ * connection, which qpoold closes, is retried at the slowest pace. */
+static void link_auth_reply(struct noded *nd, const json_t *reply, int64_t arg)
+{
+	struct link *l = nd->link;
+
+	if (!reply || wire_bool(reply, "ok", 0))
+		return;
+	if (!l->outage_logged)
+		log_err("qpoold refused node %s's credential: %s; retrying", nd->name,
+			wire_str(reply, "error") ?: "(no reason given)");
+	link_drop(l);
+	l->outage_logged = true;
+	l->retry_us = RETRY_MAX_US;
+	link_retry_schedule(l);
+}
+
 static int link_connect(struct link *l)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *path = l->nd->config->socket;
+	const struct config *c = l->nd->config;
+	struct error err = { "" };
 	json_t *req;
+	bool tcp;
 	int r;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (l->fd < 0)
-		return -errno;
-	if (connect(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		/* On a Unix socket connect is immediate; EAGAIN is a full
-		 * backlog, retried like a missing server. */
-		r = -errno;
-		goto fail;
+	r = transport_connect(c, true, &l->fd, &tcp, &err);
+	if (r < 0) {
+		l->fd = -1;
+		return r;
+	}
+	if (tcp) {
+		/* A link whose peer went silent (a cut cable) fails after
+		 * node_timeout rather than TCP's ~15 minutes of retries, so the
+		 * node reconnects and re-registers once the path is back. */
+		unsigned ms = (unsigned)(c->node_timeout * 1000);
+
+		(void)setsockopt(l->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
 	}
 	/* Edge-triggered (each wake reads until empty): a simulating qnoded
 	 * holds thousands of links, and sd-event polls once per dispatch. */
@@ -311,7 +339,23 @@ static int link_connect(struct link *l)
 	if (r < 0)
 		goto fail;
 	l->state = LINK_REGISTERING;
-	log_info("connected to qpoold at %s", path);
+	log_info("connected to qpoold at %s", tcp ? transport_server(c) : c->socket);
+	if (tcp) {
+		/* The credential first; the registration follows without
+		 * waiting (a TCP connect still in progress queues both). */
+		req = auth_frame(c->munge_socket, &err);
+		if (!req) {
+			if (!l->outage_logged)
+				log_warn("%s", err.text);
+			r = -EHOSTUNREACH;
+			goto fail;
+		}
+		r = link_send_id(l, req, 0, link_auth_reply, 0);
+		if (r < 0)
+			goto fail;
+		if (l->fd < 0)
+			return -ENOTCONN;
+	}
 	req = link_register_msg(l->nd);
 	if (!req) {
 		r = -ENOMEM;
@@ -332,7 +376,9 @@ static int link_on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 	if (r == 0)
 		return 0;
 	if (!l->outage_logged) {
-		log_warn("cannot reach qpoold at %s: %s; retrying", l->nd->config->socket,
+		const char *server = transport_server(l->nd->config);
+
+		log_warn("cannot reach qpoold at %s: %s; retrying", server ? server : l->nd->config->socket,
 			 strerror(-r));
 		l->outage_logged = true;
 	}

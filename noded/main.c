@@ -19,6 +19,7 @@
 
 static const char *arg_config;
 static const char *arg_name;
+static char arg_hostname[NODED_NAME_MAX];   /* --name's default */
 static const char *arg_cpus;
 static int arg_verbose;
 static long arg_simulate;
@@ -28,10 +29,10 @@ static const char *arg_sim_topology = "pack:2 numa:4 core:16 pu:2";
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: qnoded [-f FILE] --name NAME [--cpus LIST] [-v]\n"
+	fprintf(f, "usage: qnoded [-f FILE] [--name NAME] [--cpus LIST] [-v]\n"
 		   "       qnoded [-f FILE] --simulate N [--sim-topology TEXT] [--name PREFIX] [-v]\n"
 		   "  -f, --config FILE  config file (default: $QPOOL_CONF, else %s)\n"
-		   "  -n, --name NAME    node name, unique in the pool\n"
+		   "  -n, --name NAME    node name, unique in the pool (default: the host name)\n"
 		   "  -c, --cpus LIST    use only these CPUs, e.g. 0-3,8 (default: all allowed)\n"
 		   "  -s, --simulate N   present N simulated nodes PREFIX-0..N-1 (default prefix sim)\n"
 		   "                     whose jobs only wait their walltime (or QPOOL_SIM_RUNTIME\n"
@@ -88,8 +89,13 @@ static int parse_args(int argc, char **argv)
 		return 1;
 	}
 	if (!arg_name) {
-		fprintf(stderr, "qnoded: --name NAME is required\n");
-		return 1;
+		/* The host's name, as the pool's other hosts resolve it. */
+		if (gethostname(arg_hostname, sizeof(arg_hostname)) < 0 || !arg_hostname[0]) {
+			fprintf(stderr, "qnoded: no --name and no host name: %m\n");
+			return 1;
+		}
+		arg_hostname[strcspn(arg_hostname, ".")] = '\0';
+		arg_name = arg_hostname;
 	}
 	if (!noded_name_valid(arg_name)) {
 		fprintf(stderr, "qnoded: --name %s: use 1-%d of A-Z a-z 0-9 . _ -, not starting with . or -\n",

@@ -128,12 +128,17 @@ void conn_log_warn(struct conn *c, const char *fmt, ...)
 	char text[400];
 	va_list ap;
 
-	if (!peers_log_pass(c->server->peers, c->uid, c->pid, conn_now(c->server)))
+	/* Before its credential a TCP peer has no uid: such peers share one
+	 * budget (uid -1), and the line names the address instead. */
+	if (!peers_log_pass(c->server->peers, c->authed ? c->uid : (uid_t)-1, c->pid, conn_now(c->server)))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	log_warn("connection of pid %d uid %d: %s", (int)c->pid, (int)c->uid, text);
+	if (c->authed)
+		log_warn("connection of %s uid %d: %s", c->peer, (int)c->uid, text);
+	else
+		log_warn("connection from %s: %s", c->peer, text);
 }
 
 static void suppressed_log(uid_t uid, pid_t pid, unsigned count, void *userdata)

@@ -14,6 +14,8 @@
 #include "server-internal.h"
 #include "timeutil.h"
 
+#define NODE_NAME_ROOM 96   /* "on node NAME: " before a reason */
+
 static bool json_ids_contain(const json_t *arr, int64_t id)
 {
 	size_t i;
@@ -83,6 +85,17 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 	p->requeue = j->state == JOB_RUNNING && wire_bool(result, "requeue", 0);
 	job_result_from_json(result, &p->result);
 	p->result.times[STAMP_DISPATCH] = 0;
+	/* A job that could not start, e.g. for a path missing on this host
+	 * (the execution host is not the submit host): say where, unless
+	 * qnoded's reason does already. */
+	if (p->result.reason[0] && strcmp(wire_str(result, "status") ?: "", "failed") == 0 &&
+	    !strstr(p->result.reason, c->node->name)) {
+		char why[sizeof(p->result.reason) + NODE_NAME_ROOM];
+
+		snprintf(why, sizeof(why), "on node %s: %s", c->node->name, p->result.reason);
+		memcpy(p->result.reason, why, sizeof(p->result.reason) - 1);
+		p->result.reason[sizeof(p->result.reason) - 1] = '\0';
+	}
 	server_pending_add(s, p);
 }
 
@@ -265,6 +278,8 @@ static void op_exited(struct conn *c, long long req_id, json_t *msg)
 void node_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	if (c->uid != 0) {
+		if (c->tcp)
+			log_warn("connection from %s refused: %s by uid %d, not root", c->peer, op, (int)c->uid);
 		conn_reply_err(c, req_id, EPERM, "%s: only root may speak for a node", op);
 		return;
 	}

@@ -23,7 +23,11 @@ struct conn {
 	struct wirebuf out;
 	uid_t uid;
 	gid_t gid;
-	pid_t pid;
+	pid_t pid;                /* Unix socket peers; 0 over TCP */
+	bool tcp;                 /* came over TCP: identity from its MUNGE credential */
+	bool authed;              /* uid and gid known (see conn_identified) */
+	int64_t accepted;         /* monotonic ns of accept, for the auth timeout */
+	char peer[64];            /* "ADDR:PORT" over TCP, "pid N" on the socket */
 	struct node *node;        /* set once the peer registered as a node */
 	bool closed;
 	unsigned refs;
@@ -55,6 +59,8 @@ struct server {
 	struct pool *pool;
 	int listen_fd;
 	sd_event_source *listen_src;
+	int tcp_fd;                  /* [server] listen, or -1 */
+	sd_event_source *tcp_src;
 	sd_event_source *post_src;
 	sd_event_source *more_src;   /* defer: another pass after a full one */
 	sd_event_source *timer_src;

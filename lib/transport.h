@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* One transport for the pool: a Unix socket (identity from SO_PEERCRED) or
+ * TCP (identity from a MUNGE credential in the first frame). */
+#ifndef QPOOL_TRANSPORT_H
+#define QPOOL_TRANSPORT_H
+
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "error.h"
+
+#define TRANSPORT_ADDR_MAX 300      /* "HOST:PORT" text, with room to spare */
+#define TRANSPORT_AUTH_SEC 5        /* a TCP peer must authenticate within this */
+#define TRANSPORT_AUTH_BYTES 4096   /* most an unauthenticated peer may send */
+
+/* Where qpoold is: $QPOOL_SERVER, else [server] server, else NULL (the
+ * Unix socket of [server] socket). */
+const char *transport_server(const struct config *c);
+
+/* Checks the form of "HOST:PORT" or "[IPV6]:PORT" (port 1-65535) without
+ * resolving HOST. 0 or -EINVAL with err. */
+int transport_addr_check(const char *text, struct error *err);
+
+/* Resolves text: HOST is a numeric IPv4 or IPv6 address, or a name looked
+ * up in /etc/hosts (the commands are static binaries without NSS: see
+ * docs/ARCHITECTURE.md). 0 and the address, or -EINVAL / -ENOENT (name not
+ * found) with err. */
+int transport_addr_resolve(const char *text, struct sockaddr_storage *ret, socklen_t *ret_len,
+			   struct error *err);
+
+/* TCP_NODELAY (a request is one small frame: Nagle would hold the next
+ * back for the last one's ACK) and keepalives, for both ends. */
+void transport_tcp_tune(int fd);
+
+/* A non-blocking, close-on-exec TCP socket listening on text. */
+int transport_listen_tcp(const char *text, int *ret_fd, struct error *err);
+
+/* Connects to qpoold, by TCP when transport_server(c) names an address,
+ * else by the Unix socket. With nonblock, a TCP connect may still be in
+ * progress on return (writes queue until it completes). *ret_tcp says
+ * which. On failure err says "cannot reach qpoold at WHERE: why". */
+int transport_connect(const struct config *c, bool nonblock, int *ret_fd, bool *ret_tcp,
+		      struct error *err);
+
+/* Waits (10 s at most) until a non-blocking TCP connect to where
+ * completes, and makes fd blocking. 0, or -errno with err. */
+int transport_connect_finish(int fd, const char *where, struct error *err);
+
+/* "ADDR:PORT" of fd's peer (IPv6 in brackets), or "local". */
+void transport_peer_name(int fd, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# kill -9 of qpoold during a submit storm from a login host over TCP with
+# MUNGE (hosts.sh): every job whose id qsub printed exists and ran exactly
+# once, none ran twice, and the node comes back over TCP after each
+# restart. CRASH_ROUNDS rounds (3 here).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/munge.sh"
+. "$(dirname "$0")/hosts.sh"
+qp_hosts_reexec "$@"
+rounds=${CRASH_ROUNDS:-3}
+qp_setup
+qp_hosts_init
+p=q$$
+srv=${p}s login=${p}l node=${p}a
+qp_host "$srv" 1
+qp_host "$node" 2
+qp_host "$login" 5
+qp_pool_start "$srv" 7001
+qp_node_on "$node"
+
+ids=$QP_T/printed-ids
+: > "$ids"
+RANDOM=${CRASH_SEED:-$$}
+note "seed $RANDOM, $rounds rounds"
+
+storm() {  # user
+	local u=$1 w=$QP_T/work/$1 n=0 id
+	while [ ! -e "$QP_T/storm.stop" ]; do
+		n=$((n + 1))
+		id=$(printf 'echo "$PBS_JOBID" >> %s/ledger\n%s\n' "$w" \
+			"$([ $((n % 5)) = 0 ] && echo 'sleep 1' || echo true)" |
+			on_as "$login" "$u" qsub -N "s$n" 2>/dev/null) && echo "$id" >> "$ids.$u"
+		sleep 0.0$((RANDOM % 5))
+	done
+}
+
+restart_server() {
+	local i
+	for i in "${!QP_PIDS[@]}"; do
+		[ "${QP_PIDS[$i]}" = "$QP_SERVER_PID" ] && unset 'QP_PIDS[i]'
+	done
+	QP_PIDS=("${QP_PIDS[@]}")
+	qp_server_on "$srv"
+}
+
+storm qpuser1 & s1=$!
+storm qpuser2 & s2=$!
+for ((round = 1; round <= rounds; round++)); do
+	sleep "$((RANDOM % 2)).$((RANDOM % 10))"
+	kill -KILL "$QP_SERVER_PID"
+	wait "$QP_SERVER_PID" 2>/dev/null
+	sleep "0.$((RANDOM % 5))"
+	restart_server
+	echo "round $round: qpoold killed and restarted; $(cat "$ids".* 2>/dev/null | wc -l) ids printed so far"
+done
+touch "$QP_T/storm.stop"
+wait "$s1" "$s2"
+cat "$ids".* > "$ids"
+printed=$(wc -l < "$ids")
+[ "$printed" -ge $((rounds * 5)) ] || fail "only $printed jobs submitted in $rounds rounds: the storm did not run"
+n=$(grep -c "registered with qpoold" "$QP_T/qnoded-$node.log")
+[ "$n" -gt 1 ] || fail "the node never re-registered over TCP"
+
+note "waiting for every job to finish"
+for ((i = 0; i < 1200; i++)); do
+	left=$("$QP_BIN/qstat" --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))') || left=?
+	[ "$left" = 0 ] && break
+	sleep 0.1
+done
+[ "$left" = 0 ] || fail "$left jobs still unfinished after 120s"
+
+"$QP_BIN/qstat" -x --json > "$QP_T/all.json" || fail "qstat -x --json"
+cat "$QP_T"/work/qpuser*/ledger > "$QP_T/ledger"
+python3 - "$QP_T/all.json" "$ids" "$QP_T/ledger" <<'PY' || fail "crash storm lost or repeated jobs (above)"
+import json, sys, collections
+jobs = {j["jobid"]: j for j in json.load(open(sys.argv[1]))}
+printed = [int(l) for l in open(sys.argv[2]) if l.strip()]
+ran = collections.Counter(int(l.split(".")[0]) for l in open(sys.argv[3]) if l.strip())
+stamps = ["submit", "dispatch", "launch", "wrap", "fenced", "exec", "exit", "released", "done"]
+bad = []
+for i in printed:
+    if i not in jobs:
+        bad.append(f"job {i}: qsub printed its id, the store does not have it")
+    elif jobs[i]["state"] != "completed":
+        bad.append(f"job {i}: {jobs[i]['state']} ({jobs[i].get('reason')}), expected completed")
+    elif ran[i] != 1:
+        bad.append(f"job {i}: ran {ran[i]} times")
+for i, n in ran.items():
+    if n > 1 and i not in printed:
+        bad.append(f"job {i} (id never printed): ran {n} times")
+    if i not in jobs:
+        bad.append(f"job {i} ran but the store does not have it")
+for i, j in jobs.items():
+    if j["state"] == "completed":
+        missing = [s for s in stamps if s not in j["times"]]
+        if missing:
+            bad.append(f"job {i}: accounting record lacks {' '.join(missing)}")
+        elif j["exit_status"] != 0:
+            bad.append(f"job {i}: exit_status {j['exit_status']}")
+    elif j["state"] != "completed" and i in ran:
+        bad.append(f"job {i} ran but is {j['state']}: {j.get('reason')}")
+extra = len(jobs) - len(set(printed))
+print(f"{len(printed)} ids printed, {len(jobs)} jobs in the store ({extra} committed whose reply the crash ate), "
+      f"{sum(ran.values())} runs")
+for b in bad[:40]:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+note "paged replies (qstat -f answers 50 jobs a page) read the same over TCP as on the socket"
+on_as "$login" qpuser1 qstat -x -f > "$QP_T/f.tcp" || fail "qstat -x -f over TCP"
+as qpuser1 qstat -x -f > "$QP_T/f.unix" || fail "qstat -x -f on the socket"
+[ "$(grep -c '^Job Id' "$QP_T/f.unix")" -gt 50 ] || fail "fewer than 50 jobs: no second page to read"
+cmp -s "$QP_T/f.tcp" "$QP_T/f.unix" || fail "qstat -x -f differs over TCP: $(diff "$QP_T/f.tcp" "$QP_T/f.unix" | head -5)"
+echo "remote crash storm ok: $rounds rounds survived"
