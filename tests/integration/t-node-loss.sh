@@ -97,8 +97,8 @@ qp_stop "$(qp_node_pid n3)"
 qp_stop "$(qp_node_pid n4)"
 qp_start_node n5
 # The first run outlives the loss; the rerun, seeing it ran before, is short.
-job5='if [ -e '"$w"'/first.$PBS_JOBID ]; then echo rerun >> '"$w"'/out.$PBS_JOBID
-else echo $$ > '"$w"'/first.$PBS_JOBID; sleep 60; fi'
+job5='if [ -e '"$w"'/first.$QPOOL_JOBID ]; then echo rerun >> '"$w"'/out.$QPOOL_JOBID
+else echo $$ > '"$w"'/first.$QPOOL_JOBID; sleep 60; fi'
 again=$(echo "$job5" | as qpuser1 qsub -N again) || fail qsub
 qp_wait "$again" running
 qp_wait_file "$w/first.$again"
@@ -115,8 +115,8 @@ kill -0 "$pid" 2>/dev/null && fail "the stale first run of $again (pid $pid) sti
 
 note "a qdel while the new run waits for the stale copy to go cancels the new run"
 # The first run ignores SIGTERM, so its gded needs kill_grace to end it.
-job6='if [ -e '"$w"'/first.$PBS_JOBID ]; then sleep 30; echo rerun-ended >> '"$w"'/out.$PBS_JOBID
-else echo $$ > '"$w"'/first.$PBS_JOBID; trap "" TERM; while :; do sleep 0.2; done; fi'
+job6='if [ -e '"$w"'/first.$QPOOL_JOBID ]; then sleep 30; echo rerun-ended >> '"$w"'/out.$QPOOL_JOBID
+else echo $$ > '"$w"'/first.$QPOOL_JOBID; trap "" TERM; while :; do sleep 0.2; done; fi'
 late=$(echo "$job6" | as qpuser1 qsub -N late) || fail qsub
 qp_wait_file "$w/first.$late"
 kill -STOP "$(qp_node_pid n5)"
