@@ -311,10 +311,6 @@ int main(int argc, char **argv)
 		return r < 0 ? 0 : 1;
 	log_init("qnoded", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	(void)log_journal_setup(arg_simulate ? NULL : arg_name);
-	/* gded inherits it; the job's process sets 0 before exec. */
-	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
-	if (r < 0)
-		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
 
 	r = config_load(config_path(arg_config), &config, &err);
 	if (r < 0) {
@@ -456,6 +452,11 @@ int main(int argc, char **argv)
 		log_err("cannot set up the qpoold link: %s", strerror(-r));
 		goto done;
 	}
+	/* Once up (a start that fails says one line, its error), before the
+	 * loop spawns any gded, which inherits it (the job sets 0 before exec). */
+	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
+	if (r < 0)
+		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
 	/* Set up and its running jobs taken over: a restart is complete. */
 	(void)sd_notifyf(0, "READY=1\nSTATUS=node %s: cpus %s, cgroup %s, %zu jobs running", nd.name, cpus,
 			 cgroup_mode_name(nd.cgroup_mode), jobs_running_count(nd.jobs));

@@ -99,9 +99,6 @@ int main(int argc, char **argv)
 	log_init("qpoold", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	(void)log_journal_setup(NULL);
 	umask(022);
-	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
-	if (r < 0)
-		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
 
 	r = config_load(config_path(arg_config), &config, &err);
 	if (r < 0) {
@@ -137,6 +134,10 @@ int main(int argc, char **argv)
 		log_err("signals: %s", strerror(-r));
 		goto done;
 	}
+	/* Once up, so that a start that fails says one line: its error. */
+	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
+	if (r < 0)
+		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
 	log_info("serving");
 	(void)sd_notifyf(0, "READY=1\nSTATUS=serving on %s", sock);
 	r = sd_event_loop(event);
