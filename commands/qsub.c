@@ -501,7 +501,7 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 	}
 	r = client_call(cl, req, &reply, &err);
 	/* PBS prints ID.server, and scripts split it on the dot. */
-	jobid_server_name(client_config(cl)->server_name, server, sizeof(server));
+	client_server_name(cl, server, sizeof(server));
 	client_close(cl);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
@@ -509,6 +509,9 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 		json_decref(reply);
 		return cmd_fail(1, "qpoold's reply has no job id");
 	}
+	/* qpoold names itself; an older one does not. */
+	if (wire_str(reply, "server"))
+		snprintf(server, sizeof(server), "%s", wire_str(reply, "server"));
 	jobid_format(wire_int(reply, "jobid", 0), server, id, sizeof(id));
 	if (js->interactive > 0) {
 		int64_t n = wire_int(reply, "jobid", 0);

@@ -7,6 +7,7 @@
 
 #include "auth.h"
 #include "client.h"
+#include "jobid.h"
 #include "transport.h"
 #include "wire.h"
 
@@ -185,4 +186,31 @@ int client_call_pages(struct client *cl, json_t *req, const char *key, json_t **
 	json_object_del(reply, "more");
 	*ret_reply = reply;
 	return 0;
+}
+
+void client_server_name(const struct client *cl, char *buf, size_t len)
+{
+	const char *addr = transport_server(cl->config);
+	char host[JOBID_SERVER_MAX];
+	size_t n;
+
+	if (cl->config->server_name[0] || !addr || !*addr) {
+		jobid_server_name(cl->config->server_name, buf, len);
+		return;
+	}
+	if (addr[0] == '[') {           /* [v6]:port */
+		addr++;
+		n = strcspn(addr, "]");
+	} else {
+		n = strcspn(addr, ":");
+		/* A host name is cut to its first label, as PBS prints it; an
+		 * IPv4 address stays whole. */
+		if (strspn(addr, "0123456789.") < n)
+			n = strcspn(addr, ".:");
+	}
+	if (n >= sizeof(host))
+		n = sizeof(host) - 1;
+	memcpy(host, addr, n);
+	host[n] = '\0';
+	jobid_server_name(host, buf, len);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "jobid.h"
 #include "log.h"
 #include "server-internal.h"
 #include "timeutil.h"
@@ -484,11 +485,15 @@ static void pending_flush(struct server *s)
 {
 	struct pending *list = s->pending, *p, *next;
 	int64_t now = time_wall_ns();
+	char server[JOBID_SERVER_MAX];
 	struct job *j;
 	int r;
 
 	if (!list)
 		return;
+	/* The name qsub prints in ID.server, the server's, whichever host
+	 * qsub runs on. */
+	jobid_server_name(s->config->server_name, server, sizeof(server));
 	s->pending = NULL;
 	s->pending_tail = &s->pending;
 	s->n_pending = 0;
@@ -542,7 +547,8 @@ static void pending_flush(struct server *s)
 				if (pool_job_add(s->pool, j) < 0)
 					job_free(j);
 			}
-			conn_reply_ok(p->conn, p->req_id, json_pack("{s:I}", "jobid", (json_int_t)p->jobid));
+			conn_reply_ok(p->conn, p->req_id,
+				      json_pack("{s:I, s:s}", "jobid", (json_int_t)p->jobid, "server", server));
 			log_debug("job %lld submitted", (long long)p->jobid);
 		} else if (p->requeue) {
 			j = pool_job_find(s->pool, p->jobid);

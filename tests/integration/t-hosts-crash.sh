@@ -75,7 +75,7 @@ cat "$QP_T"/work/qpuser*/ledger > "$QP_T/ledger"
 python3 - "$QP_T/all.json" "$ids" "$QP_T/ledger" <<'PY' || fail "crash storm lost or repeated jobs (above)"
 import json, sys, collections
 jobs = {j["jobid"]: j for j in json.load(open(sys.argv[1]))}
-printed = [int(l) for l in open(sys.argv[2]) if l.strip()]
+printed = [int(l.split(".")[0]) for l in open(sys.argv[2]) if l.strip()]
 ran = collections.Counter(int(l.split(".")[0]) for l in open(sys.argv[3]) if l.strip())
 stamps = ["submit", "dispatch", "launch", "wrap", "fenced", "exec", "exit", "released", "done"]
 bad = []

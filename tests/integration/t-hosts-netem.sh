@@ -57,7 +57,7 @@ done
 python3 - "$QP_T/all.json" "$QP_T/ids" "$w/ledger" <<'PY' || fail "jobs lost, failed or repeated (above)"
 import json, sys, collections
 jobs = {j["jobid"]: j for j in json.load(open(sys.argv[1]))}
-printed = [int(l) for l in open(sys.argv[2]) if l.strip()]
+printed = [int(l.split(".")[0]) for l in open(sys.argv[2]) if l.strip()]
 ran = collections.Counter(int(l.split(".")[0]) for l in open(sys.argv[3]) if l.strip())
 bad = [f"job {i}: {jobs.get(i, {}).get('state', 'missing')}, ran {ran[i]} times"
        for i in printed if jobs.get(i, {}).get("state") != "completed" or ran[i] != 1]
