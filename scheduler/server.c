@@ -16,6 +16,7 @@
 #include "auth.h"
 #include "jobid.h"
 #include "log.h"
+#include "peers.h"
 #include "server-internal.h"
 #include "timeutil.h"
 #include "transport.h"
@@ -228,7 +229,10 @@ static int conn_authenticated(struct conn *c, uid_t uid, gid_t gid)
  * is closed; nothing else was read from it, so nothing changed. */
 static void conn_auth_refuse(struct conn *c, int errnum, const char *why)
 {
-	conn_log_warn(c, "connection refused: %s", why);
+	/* Rate-limited like every line about a peer; before a credential all
+	 * such peers share one budget (uid -1). */
+	if (peers_log_pass(c->server->peers, c->authed ? c->uid : (uid_t)-1, c->pid, conn_now(c->server)))
+		log_warn("connection from %s refused: %s", c->peer, why);
 	conn_reply_err(c, 0, errnum, "qpoold refused the connection: %s", why);
 	conn_close(c);
 }

@@ -46,7 +46,7 @@ for id in "${ids[@]}"; do
 	node=$(qp_field "$id" exec_host)
 	owner=$(on_as "$login" qpuser1 qstat -x -f "$id" | awk -F' = ' '$1 ~ /Job_Owner|owner/ {print $2; exit}')
 	u=${owner%%@*}
-	out=$QP_T/work/$u/where.o$id
+	out=$QP_T/work/$u/where.o${id%%.*}
 	qp_wait_file "$out"
 	read -r h who nf < "$out"
 	note "job $id of $u: exec_host $node, hostname $h, ran as $who, node file $nf"
