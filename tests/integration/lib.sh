@@ -121,9 +121,35 @@ qp_stop() {
 	echo "warning: pid $pid needed SIGKILL" >&2
 }
 
+# Ids of the pool's running jobs, as the server has them (for cleanup).
+running_ids() {
+	"$QP_BIN/qstat" --json 2>/dev/null | python3 -c '
+import json, sys
+try:
+    jobs = json.load(sys.stdin)
+except ValueError:
+    sys.exit(0)
+print(" ".join(str(j["jobid"]) for j in jobs if j.get("state") in ("running", "exiting")))
+' 2>/dev/null
+}
+
 qp_cleanup() {
-	local rc=$? i
-	# Jobs first: cancel each gded of this pool (SIGTERM: it kills its job
+	local rc=$? i ids
+	# Jobs first. A job dispatched a moment ago may have no gded yet: ask
+	# qpoold to cancel every running job and wait (bounded) until none
+	# runs, so a test that ends mid-launch leaves no job behind.
+	if [ -n "${QP_SERVER_PID:-}" ] && kill -0 "$QP_SERVER_PID" 2>/dev/null; then
+		ids=$(running_ids)
+		if [ -n "$ids" ]; then
+			# shellcheck disable=SC2086 # one word per id
+			"$QP_BIN/qdel" $ids >/dev/null 2>&1
+			for i in $(seq 100); do
+				[ -z "$(running_ids)" ] && break
+				sleep 0.05
+			done
+		fi
+	fi
+	# Then each gded of this pool that is left (SIGTERM: it kills its job
 	# and removes its cgroup; SIGKILL only for what outlives the grace), so
 	# every qnoded then stops with no job left and removes its node groups.
 	if pkill -TERM -f "gded --spec $QP_T/" 2>/dev/null; then

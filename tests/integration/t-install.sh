@@ -54,6 +54,8 @@ for _ in $(seq 200); do
 	sleep 0.05
 done
 [ -S "$t/sock" ] || fail "installed qpoold: no socket"
+# The socket's name appears at bind, a moment before qpoold listens.
+for _ in $(seq 100); do QPOOL_CONF=$conf "$d/usr/bin/qstat" -Q >/dev/null 2>&1 && break; sleep 0.05; done
 QPOOL_CONF=$conf "$d/usr/bin/qstat" -Q | grep -q '^batch' || fail "qstat -Q does not show the sample's batch queue"
 kill $pid; wait $pid
 note "installed qpoold serves the sample config's batch queue"
