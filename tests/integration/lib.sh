@@ -8,6 +8,7 @@ QP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 QP_BIN=$QP_TOP/${BUILD:-build}/bin
 QP_USERS="qpuser1 qpuser2 qpuser3"
 QP_PIDS=()
+QP_ATEXIT=()   # functions the cleanup runs first, each once, whatever happened
 
 fail() { echo "FAIL: $*" >&2; qp_dump_logs; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -122,7 +123,8 @@ qp_stop() {
 }
 
 qp_cleanup() {
-	local rc=$? i
+	local rc=$? i f
+	for f in $(printf '%s\n' "${QP_ATEXIT[@]}" | sort -u); do "$f"; done
 	# Jobs first: cancel each gded of this pool (SIGTERM: it kills its job
 	# and removes its cgroup; SIGKILL only for what outlives the grace), so
 	# every qnoded then stops with no job left and removes its node groups.
