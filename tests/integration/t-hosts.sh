@@ -85,10 +85,10 @@ first=$(qp_field "$id" exec_host)
 note "job $id runs on $first; pulling its cable"
 qp_link "$first" down
 for i in $(seq 400); do
-	"$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q down && break
+	"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q down && break
 	sleep 0.05
 done
-"$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q down || fail "$first not down after its cable was pulled"
+"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q down || fail "$first not down after its cable was pulled"
 # Requeued, it runs on another host; the cable goes back in meanwhile.
 for i in $(seq 800); do
 	[ "$(qp_state "$id")" = running ] && [ "$(qp_field "$id" exec_host)" != "$first" ] && break
@@ -99,10 +99,10 @@ second=$(qp_field "$id" exec_host)
 note "job $id runs again on $second; plugging $first back"
 qp_link "$first" up
 for i in $(seq 600); do
-	"$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q up && break
+	"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q up && break
 	sleep 0.05
 done
-"$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q up || fail "$first did not come back"
+"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q up || fail "$first did not come back"
 # The stale copy on $first is killed when $first re-registers; its report
 # must not change the job. Its result is reported and acknowledged before
 # qnoded deletes its files: once they are gone, the report has been seen.
