@@ -89,15 +89,16 @@ qp_link() {
 	nsenter -t "$QP_SW" --net ip link set "v$n" "$2" || fail "link $1 $2"
 }
 
-# qp_pool_start SERVERHOST PORT: munged, then qpoold on SERVERHOST
-# listening on SERVERHOST:PORT. QPOOL_CONF is the server host's config
+# qp_pool_start SERVERHOST PORT [LISTEN]: munged, then qpoold on SERVERHOST
+# listening on SERVERHOST:PORT (or on LISTEN, ADDR:PORT inside SERVERHOST,
+# when a relay stands on SERVERHOST:PORT). QPOOL_CONF is the server host's config
 # (lib.sh's helpers use its Unix socket, from the root namespace);
 # node.conf adds server = for qnoded; login.conf has server = and
 # munge_socket = only.
 qp_pool_start() {
 	QP_SRV=$1
 	qp_munged_start pool
-	printf '[server]\nlisten = %s:%s\nmunge_socket = %s\n' "$(qp_host_addr "$1")" "$2" "$QP_T/pool.sock" >> "$QPOOL_CONF"
+	printf '[server]\nlisten = %s\nmunge_socket = %s\n' "${3:-$(qp_host_addr "$1"):$2}" "$QP_T/pool.sock" >> "$QPOOL_CONF"
 	{ cat "$QPOOL_CONF"; printf 'server = %s:%s\n' "$1" "$2"; } > "$QP_T/node.conf"
 	printf '[server]\nserver = %s:%s\nmunge_socket = %s\n' "$1" "$2" "$QP_T/pool.sock" > "$QP_T/login.conf"
 	qp_server_on "$1"
@@ -129,9 +130,72 @@ qp_node_on() {
 	QP_PIDS+=("$pid")
 	eval "QP_NODE_PID_${h//[^a-zA-Z0-9_]/_}=$pid"
 	for i in $(seq 200); do
-		"$QP_BIN/qstat" -n 2>/dev/null | grep -qE "^$h[[:space:]].*up" && return 0
+		"$QP_BIN/qstat" -n 2>/dev/null | grep -qE "^${h}[[:space:]].*up" && return 0
 		kill -0 "$pid" 2>/dev/null || fail "qnoded on $h died at start"
 		sleep 0.05
 	done
 	fail "qnoded on $h did not register"
 }
+
+# qp_relay_on HOST LISTEN UPSTREAM DELAY_MS: delay-relay.py in HOST's
+# namespaces, holding each chunk DELAY_MS each way from LISTEN to UPSTREAM
+# (ADDR:PORT both); in QP_PIDS, and it stops by itself after QP_HOLD_SEC.
+qp_relay_on() {
+	local log=$QP_T/relay-$1.log i
+	nsenter -t "$(qp_host_pid "$1")" --net --uts python3 "$QP_TOP/tests/integration/delay-relay.py" \
+		"$2" "$3" "$4" "$QP_HOLD_SEC" < /dev/null >> "$log" 2>&1 &
+	local pid=$!
+	QP_PIDS+=("$pid")
+	for i in $(seq 200); do
+		grep -q "^listening" "$log" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || fail "the relay on $1 died at start"
+		sleep 0.05
+	done
+	fail "the relay on $1 did not listen"
+}
+
+# qp_loss_on HOST PERCENT: drops PERCENT% of the packets HOST sends on its
+# eth0, at random (netem's loss is on egress too), with nftables, else
+# iptables, in HOST's own network namespace only; the rule goes in the
+# cleanup (QP_ATEXIT), and with the namespace anyway.
+qp_loss_on() {
+	local h=$1 pct=$2
+	if command -v nft >/dev/null; then
+		on "$h" nft -f - <<-NFT || return 1
+		table inet qploss {
+			chain out {
+				type filter hook output priority 0; policy accept;
+				oifname "eth0" numgen random mod 100 < $pct counter drop
+			}
+		}
+		NFT
+	else
+		on "$h" iptables -w -A OUTPUT -o eth0 -m statistic --mode random \
+			--probability "$(printf '0.%02d' "$pct")" -j DROP || return 1
+	fi
+	QP_LOSSY+=("$h")
+	QP_ATEXIT+=(qp_loss_off)
+}
+
+# qp_loss_dropped HOST: how many packets HOST's loss rule dropped.
+qp_loss_dropped() {
+	if command -v nft >/dev/null; then
+		on "$1" nft list chain inet qploss out | sed -n 's/.* packets \([0-9]*\) .*/\1/p'
+	else
+		on "$1" iptables -w -nvxL OUTPUT | awk '$3 == "DROP" { print $1; exit }'
+	fi
+}
+
+# Removes every loss rule qp_loss_on made (each host once).
+qp_loss_off() {
+	local h
+	for h in $(printf '%s\n' "${QP_LOSSY[@]}" | sort -u); do
+		if command -v nft >/dev/null; then
+			on "$h" nft delete table inet qploss 2>/dev/null
+		else
+			on "$h" iptables -w -F OUTPUT 2>/dev/null
+		fi
+	done
+	QP_LOSSY=()
+}
+QP_LOSSY=()

@@ -8,6 +8,7 @@ QP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 QP_BIN=$QP_TOP/${BUILD:-build}/bin
 QP_USERS="qpuser1 qpuser2 qpuser3"
 QP_PIDS=()
+QP_ATEXIT=()   # functions the cleanup runs first, each once, whatever happened
 
 fail() { echo "FAIL: $*" >&2; qp_dump_logs; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -134,7 +135,8 @@ print(" ".join(str(j["jobid"]) for j in jobs if j.get("state") in ("running", "e
 }
 
 qp_cleanup() {
-	local rc=$? i ids
+	local rc=$? i ids f
+	for f in $(printf '%s\n' "${QP_ATEXIT[@]}" | sort -u); do "$f"; done
 	# Jobs first. A job dispatched a moment ago may have no gded yet: ask
 	# qpoold to cancel every running job and wait (bounded) until none
 	# runs, so a test that ends mid-launch leaves no job behind.

@@ -64,7 +64,7 @@ n=$(grep -c "registered with qpoold" "$QP_T/qnoded-$node.log")
 
 note "waiting for every job to finish"
 for ((i = 0; i < 1200; i++)); do
-	left=$("$QP_BIN/qstat" --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))') || left=?
+	left=$("$QP_BIN/qstat" --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))') || left='?'
 	[ "$left" = 0 ] && break
 	sleep 0.1
 done
@@ -74,9 +74,13 @@ done
 cat "$QP_T"/work/qpuser*/ledger > "$QP_T/ledger"
 python3 - "$QP_T/all.json" "$ids" "$QP_T/ledger" <<'PY' || fail "crash storm lost or repeated jobs (above)"
 import json, sys, collections
-jobs = {j["jobid"]: j for j in json.load(open(sys.argv[1]))}
-printed = [int(l.split(".")[0]) for l in open(sys.argv[2]) if l.strip()]
-ran = collections.Counter(int(l.split(".")[0]) for l in open(sys.argv[3]) if l.strip())
+# qsub prints N.SERVER and the job writes $PBS_JOBID, N.SERVER too; the
+# store's jobid is the number: all three are compared as numbers.
+def num(v):
+    return int(str(v).strip().split(".")[0])
+jobs = {num(j["jobid"]): j for j in json.load(open(sys.argv[1]))}
+printed = [num(l) for l in open(sys.argv[2]) if l.strip()]
+ran = collections.Counter(num(l) for l in open(sys.argv[3]) if l.strip())
 stamps = ["submit", "dispatch", "launch", "wrap", "fenced", "exec", "exit", "released", "done"]
 bad = []
 for i in printed:

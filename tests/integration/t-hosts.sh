@@ -33,7 +33,7 @@ note "jobs from the login host run on every node as their users"
 ids=()
 for u in $QP_USERS; do
 	for k in 1 2 3; do
-		ids+=("$(on_as "$login" "$u" qsub -N where <<'JOB'
+		ids+=("$(qp_seqid on_as "$login" "$u" qsub -N where <<'JOB'
 echo "$(hostname) $(id -un) $(sort -u "$PBS_NODEFILE")"
 sleep 1
 JOB
@@ -63,7 +63,7 @@ on_as "$login" qpuser1 qacct -j "${ids[0]}" | grep -q "$(qp_field "${ids[0]}" ex
 on_as "$login" qpuser1 qstat -n | grep -E "^${nodes[0]}[[:space:]]" | grep -q up || fail "qstat -n from the login host"
 
 note "a path that does not exist where the job runs fails it, naming node and path"
-id=$(on_as "$login" qpuser1 qsub -o "$QP_T/nowhere/x.out" <<<'true') || fail qsub
+id=$(qp_seqid on_as "$login" qpuser1 qsub -o "$QP_T/nowhere/x.out" <<<'true') || fail qsub
 qp_wait "$id" failed --timeout 30
 reason=$(qp_field "$id" reason)
 note "reason: $reason"
@@ -72,7 +72,7 @@ echo "$reason" | grep -q "$(qp_field "$id" exec_host)" || fail "reason does not 
 
 note "a pulled cable: the node is lost, its rerunnable job runs again on another host"
 w=$QP_T/work/qpuser2
-id=$(on_as "$login" qpuser2 qsub -N cut -r y <<JOB
+id=$(qp_seqid on_as "$login" qpuser2 qsub -N cut -r y <<JOB
 h=\$(hostname)
 echo "start \$h" >> $w/cut.log
 if [ ! -e $w/cut.first ]; then echo "\$h" > $w/cut.first; sleep 30; else sleep 4; fi
@@ -85,10 +85,10 @@ first=$(qp_field "$id" exec_host)
 note "job $id runs on $first; pulling its cable"
 qp_link "$first" down
 for i in $(seq 400); do
-	"$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q down && break
+	"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q down && break
 	sleep 0.05
 done
-"$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q down || fail "$first not down after its cable was pulled"
+"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q down || fail "$first not down after its cable was pulled"
 # Requeued, it runs on another host; the cable goes back in meanwhile.
 for i in $(seq 800); do
 	[ "$(qp_state "$id")" = running ] && [ "$(qp_field "$id" exec_host)" != "$first" ] && break
@@ -99,10 +99,10 @@ second=$(qp_field "$id" exec_host)
 note "job $id runs again on $second; plugging $first back"
 qp_link "$first" up
 for i in $(seq 600); do
-	"$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q up && break
+	"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q up && break
 	sleep 0.05
 done
-"$QP_BIN/qstat" -n | grep -E "^$first[[:space:]]" | grep -q up || fail "$first did not come back"
+"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q up || fail "$first did not come back"
 # The stale copy on $first is killed when $first re-registers; its report
 # must not change the job. Its result is reported and acknowledged before
 # qnoded deletes its files: once they are gone, the report has been seen.
