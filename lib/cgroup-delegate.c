@@ -155,7 +155,7 @@ static int base_file_write(const char *file, const char *group, struct error *er
 int cgroup_holder_setup(const struct cgroup_host *host, char *ret_group, size_t len,
 			struct error *err)
 {
-	char own[PATH_MAX], group[PATH_MAX], leaf[PATH_MAX], dir[PATH_MAX * 2 + 2];
+	char own[PATH_MAX], group[PATH_MAX] = "", leaf[PATH_MAX] = "", dir[PATH_MAX * 2 + 2];
 	int r;
 
 	ret_group[0] = '\0';
