@@ -23,7 +23,7 @@ INSTALL        ?= install
 
 USER_CMDS  := qsub qstat qdel qhold qrls qacct
 ADMIN_BINS := qpoold qnoded gded gded-byhand qmgr
-UNITS      := qpoold.service qnoded.service
+UNITS      := qpoold.service qnoded.service qpool-cgroup.service
 MAN_PAGES  := $(wildcard man/man*/*.[1-8])
 
 .PHONY: install uninstall units

@@ -987,6 +987,20 @@ static int v2_enable(int fd)
 	return 0;
 }
 
+int cgroup_v2_enable(const char *dir, struct error *err)
+{
+	int fd = dir_open(AT_FDCWD, dir), r;
+
+	if (fd < 0)
+		return error_set(err, fd, "%s: %s", dir, strerror(-fd));
+	r = v2_enable(fd);
+	close(fd);
+	if (r < 0)
+		return error_set(err, r, "%s/cgroup.subtree_control: cannot enable %s: %s", dir,
+				 V2_CONTROLLERS, strerror(-r));
+	return 0;
+}
+
 static int v2_level(int fd, int dirfd, bool last, void *ctx)
 {
 	/* dirfd's subtree_control decides what fd gets; the last level's own

@@ -150,14 +150,50 @@ int cgroup_job_remove(struct cgroup_job *job);
 /* Closes the fds and frees job; does not remove the group. NULL is fine. */
 void cgroup_job_free(struct cgroup_job *job);
 
+/* cgroup v2: enables the controllers qpool's groups need (+cpuset
+ * +memory required, +cpu +pids when offered) for the children of the group
+ * at dir, a path. The group must hold no process (v2's no-internal-process
+ * rule). 0 or -errno with err set. */
+int cgroup_v2_enable(const char *dir, struct error *err);
+
 /* cgroup v2 under systemd (lib/cgroup-delegate.c). A unit with Delegate=yes
- * hands qnoded its own group; the node's groups go below it, never at the
+ * is handed its group; qpool's groups go below such a group, never at the
  * root systemd manages. v2 forbids processes in a group whose controllers
- * are enabled for children, so qnoded first moves itself into the leaf
- * CGROUP_SELF_LEAF beside them:
- *   <unit's group>/qnoded        qnoded itself
- *   <unit's group>/qpool/<node>  the node parent, its job groups below */
+ * are enabled for children (cgroups(7), "no internal processes"), and
+ * systemd before 254 (no DelegateSubgroup=) starts a unit's new main
+ * process in the unit's top group. So the groups are held by a unit that
+ * is never restarted, qpool-cgroup.service, whose one process
+ * (`qnoded --cgroup-holder`) sits in a leaf of its own group:
+ *   <holder's group>/holder        the holder process
+ *   <holder's group>/qpool/<node>  the node parent, its job groups below
+ * and qnoded.service stays a plain group systemd can restart at will.
+ * Without the holder, a delegated qnoded uses its own group the same way,
+ * moving itself into the leaf CGROUP_SELF_LEAF (with systemd 254's
+ * DelegateSubgroup=qnoded, systemd starts it there). */
 #define CGROUP_SELF_LEAF "qnoded"
+#define CGROUP_HOLDER_LEAF "holder"
+/* Where the holder writes its group ("/system.slice/qpool-cgroup.service",
+ * relative to the v2 root, one line): the unit's RuntimeDirectory, removed
+ * when the holder stops. Not /run/qpool: qpoold.service's RuntimeDirectory,
+ * removed whenever qpoold stops. */
+#define CGROUP_HOLDER_BASE_FILE "/run/qpool-cgroup/base"
+
+/* Whether the group at dir (a path) was delegated: systemd (251 and later)
+ * marks a delegated group with the xattr trusted.delegate=1. */
+typedef bool (*cgroup_delegated_f)(const char *dir);
+
+/* The live check: reads trusted.delegate (needs CAP_SYS_ADMIN). */
+bool cgroup_delegated_xattr(const char *dir);
+
+/* Where a process finds its cgroups: the live host's files, or a fake
+ * tree's in tests. */
+struct cgroup_host {
+	const char *root;               /* the v2 mount, e.g. /sys/fs/cgroup */
+	const char *proc_cgroup;        /* the caller's /proc/self/cgroup */
+	const char *holder_file;        /* CGROUP_HOLDER_BASE_FILE */
+	bool systemd;                   /* started by systemd (INVOCATION_ID) */
+	cgroup_delegated_f delegated;   /* cgroup_delegated_xattr */
+};
 
 /* The delegated base, relative to the v2 root, read from proc_cgroup
  * (/proc/self/cgroup's "0::PATH" line). "" (the root, as without systemd)
@@ -169,5 +205,37 @@ int cgroup_delegated_base(const char *proc_cgroup, bool delegated, char *ret_bas
 
 /* Moves the calling process into root/leaf, creating it. 0 or -errno. */
 int cgroup_self_move(const char *root, const char *leaf, struct error *err);
+
+/* The holder, at start, on a v2 host->root: takes its own group G from
+ * host->proc_cgroup, checks host->delegated(root/G), moves itself into
+ * G/holder (so G holds no process), enables the controllers in G
+ * (cgroup_v2_enable) and writes "/G" to host->holder_file (atomically, by
+ * rename). Returns 1 with G (no leading '/') in ret_group when it holds a
+ * group; 0 when there is nothing to hold (!host->systemd, or the caller
+ * sits at the root); -EPERM with err when G was not delegated (a unit
+ * without Delegate=yes, or systemd before 251: nothing is changed);
+ * -errno with err otherwise. Already in G/holder (a second call) is fine. */
+int cgroup_holder_setup(const struct cgroup_host *host, char *ret_group, size_t len,
+			struct error *err);
+
+/* Where qnoded's node groups go, as cgroup_base_choose decides. */
+enum cgroup_base_from {
+	CGROUP_BASE_ROOT,       /* the v2 root: no systemd, or at the root */
+	CGROUP_BASE_HOLDER,     /* the holder's group, from host->holder_file */
+	CGROUP_BASE_OWN,        /* qnoded's own delegated group (no holder) */
+	CGROUP_BASE_UNDELEGATED,/* qnoded's own group, not delegated: the root
+	                         * is used; ret_base names the group, for a log */
+};
+
+/* qnoded, on a v2 host->root: the base for its node groups, relative to
+ * the root. First the holder's: when host->holder_file exists, the group
+ * it names must exist and be delegated, else -ENOENT / -EPERM / -EINVAL
+ * with err (one line: qnoded must not put groups elsewhere while the
+ * holder's group may hold running jobs). Else, started by systemd in a
+ * delegated group, its own (ret_leaf as for cgroup_delegated_base; ""
+ * for the others); else the root. 0 or -errno. */
+int cgroup_base_choose(const struct cgroup_host *host, enum cgroup_base_from *ret_from,
+		       char *ret_base, size_t base_len, char *ret_leaf, size_t leaf_len,
+		       struct error *err);
 
 #endif

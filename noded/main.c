@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
@@ -24,6 +23,7 @@ static const char *arg_cpus;
 static int arg_verbose;
 static long arg_simulate;
 static const char *arg_sim_topology = "pack:2 numa:4 core:16 pu:2";
+static bool arg_cgroup_holder;
 
 #define SIM_MAX 100000
 
@@ -31,6 +31,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: qnoded [-f FILE] [--name NAME] [--cpus LIST] [-v]\n"
 		   "       qnoded [-f FILE] --simulate N [--sim-topology TEXT] [--name PREFIX] [-v]\n"
+		   "       qnoded --cgroup-holder\n"
 		   "  -f, --config FILE  config file (default: $QPOOL_CONF, else %s)\n"
 		   "  -n, --name NAME    node name, unique in the pool (default: the host name)\n"
 		   "  -c, --cpus LIST    use only these CPUs, e.g. 0-3,8 (default: all allowed)\n"
@@ -39,6 +40,8 @@ static void usage(FILE *f)
 		   "                     seconds from their environment): no cgroups, no gded\n"
 		   "  -t, --sim-topology TEXT  their hwloc synthetic topology\n"
 		   "                     (default \"pack:2 numa:4 core:16 pu:2\")\n"
+		   "  --cgroup-holder    hold the cgroup v2 group systemd delegated for the node's\n"
+		   "                     job groups, and do nothing else (qpool-cgroup.service)\n"
 		   "  -v, --verbose      debug logging\n"
 		   "  -h, --help         this text\n", CONFIG_DEFAULT_PATH);
 }
@@ -54,6 +57,7 @@ static int parse_args(int argc, char **argv)
 		{ "sim-topology", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "cgroup-holder", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -75,12 +79,20 @@ static int parse_args(int argc, char **argv)
 		case 't': arg_sim_topology = optarg; break;
 		case 'v': arg_verbose++; break;
 		case 'h': usage(stdout); return -1;
+		case 'H': arg_cgroup_holder = true; break;
 		default: usage(stderr); return 1;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "qnoded: unexpected argument '%s'\n", argv[optind]);
 		return 1;
+	}
+	if (arg_cgroup_holder) {
+		if (arg_config || arg_name || arg_cpus || arg_simulate) {
+			fprintf(stderr, "qnoded: --cgroup-holder takes no other option but -v\n");
+			return 1;
+		}
+		return 0;
 	}
 	if (arg_simulate && !arg_name)
 		arg_name = "sim";
@@ -203,37 +215,46 @@ done:
 	return r;
 }
 
-/* cgroup v2 under systemd: the node's groups go into the subtree the unit
- * was delegated (Delegate=yes), below qnoded's own group, instead of at
- * the root systemd manages; qnoded moves itself into a leaf first
- * (cgroup.h, CGROUP_SELF_LEAF). systemd (251 and later) marks a delegated
- * group with the xattr trusted.delegate=1: without it (a shell, a service
- * without Delegate=) the root stays the base, as on v1. On success
+/* cgroup v2 under systemd: the node's groups go into a delegated group
+ * (cgroup.h, "cgroup v2 under systemd"), never at the root systemd
+ * manages: the group qpool-cgroup.service holds, named in
+ * CGROUP_HOLDER_BASE_FILE; else qnoded's own, when its unit delegates it
+ * (qnoded moves itself into a leaf first); else, as on v1, the root.
+ * qnoded enables no controller in its own group when the holder's is
+ * used, so systemd can always start a new qnoded there. On success
  * config->cgroup_root is the base's directory. */
 static int cgroup_base_setup(struct config *config, struct error *err)
 {
-	char base[PATH_MAX], leaf[PATH_MAX], dir[PATH_MAX * 2 + 2], mark[8] = "";
+	struct cgroup_host host = { .root = config->cgroup_root, .proc_cgroup = "/proc/self/cgroup",
+				    .holder_file = CGROUP_HOLDER_BASE_FILE,
+				    .systemd = getenv("INVOCATION_ID") != NULL,
+				    .delegated = cgroup_delegated_xattr };
+	char base[PATH_MAX], leaf[PATH_MAX], dir[PATH_MAX * 2 + 2];
+	enum cgroup_base_from from;
 	int r;
 
-	r = cgroup_delegated_base("/proc/self/cgroup", getenv("INVOCATION_ID") != NULL, base, sizeof(base),
-				  leaf, sizeof(leaf), err);
-	if (r < 0 || !base[0])
+	r = cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), err);
+	if (r < 0 || from == CGROUP_BASE_ROOT)
 		return r;
-	snprintf(dir, sizeof(dir), "%s/%s", config->cgroup_root, base);
-	if (getxattr(dir, "trusted.delegate", mark, sizeof(mark) - 1) < 0 || mark[0] != '1') {
+	if (from == CGROUP_BASE_UNDELEGATED) {
 		log_info("cgroup %s was not delegated to qnoded (no trusted.delegate): node groups go under %s",
 			 base, config->cgroup_root);
 		return 0;
 	}
+	snprintf(dir, sizeof(dir), "%s/%s", config->cgroup_root, base);
+	if (strlen(dir) >= sizeof(config->cgroup_root))
+		return error_set(err, -ENAMETOOLONG, "%s: path too long", dir);
 	if (leaf[0]) {
 		r = cgroup_self_move(config->cgroup_root, leaf, err);
 		if (r < 0)
 			return r;
 	}
-	if (strlen(dir) >= sizeof(config->cgroup_root))
-		return error_set(err, -ENAMETOOLONG, "%s: path too long", dir);
-	log_info("cgroup v2 delegated by systemd: node groups under %s, qnoded in %s/%s", dir,
-		 config->cgroup_root, leaf[0] ? leaf : base);
+	if (from == CGROUP_BASE_HOLDER)
+		log_info("cgroup v2: node groups under %s, held by qpool-cgroup.service (%s)", dir,
+			 CGROUP_HOLDER_BASE_FILE);
+	else
+		log_info("cgroup v2 delegated by systemd: node groups under %s, qnoded in %s/%s", dir,
+			 config->cgroup_root, leaf[0] ? leaf : base);
 	snprintf(config->cgroup_root, sizeof(config->cgroup_root), "%s", dir);
 	return 0;
 }
@@ -310,6 +331,10 @@ int main(int argc, char **argv)
 	if (r != 0)
 		return r < 0 ? 0 : 1;
 	log_init("qnoded", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (arg_cgroup_holder) {
+		(void)log_journal_setup(NULL);
+		return noded_cgroup_holder_run();
+	}
 	(void)log_journal_setup(arg_simulate ? NULL : arg_name);
 
 	r = config_load(config_path(arg_config), &config, &err);

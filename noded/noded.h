@@ -239,6 +239,11 @@ void noded_cgroup_unlock(struct noded *nd);
  * not starting with '.' or '-'. */
 bool noded_name_valid(const char *name);
 
+/* qnoded --cgroup-holder (noded/holder.c): sets up the cgroup v2 group
+ * qnoded's node groups go under (cgroup_holder_setup), notifies systemd,
+ * and waits for SIGTERM. The exit status. */
+int noded_cgroup_holder_run(void);
+
 /* ---- jobs (jobs.c) ---- */
 
 /* Creates the job table and takes over what a previous qnoded left in the

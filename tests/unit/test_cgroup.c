@@ -859,6 +859,193 @@ static void test_v2_delegated(void)
 	unit_tmpdir_remove(d);
 }
 
+/* Fake trees cannot carry trusted.* xattrs without CAP_SYS_ADMIN: there,
+ * a group is delegated when it holds the file "fake.delegate" (1). */
+static bool fake_delegated(const char *dir)
+{
+	return strcmp(slurp(dir, "fake.delegate"), "1") == 0;
+}
+
+/* A fake v2 tree laid out like /sys/fs/cgroup on Debian 12 with the two
+ * units started: systemd's part, the holder's delegated group, qnoded's
+ * plain one. Returns the tree's root (d/cg). */
+static void v2_systemd_tree(const char *d, char *root, size_t len)
+{
+	unit_write_file(d, "cg/cgroup.controllers", "cpuset cpu io memory pids\n");
+	unit_write_file(d, "cg/cgroup.subtree_control", "systemd's\n");
+	unit_write_file(d, "cg/system.slice/cgroup.subtree_control", "systemd's\n");
+	unit_write_file(d, "cg/system.slice/qpool-cgroup.service/cgroup.controllers",
+			"cpuset cpu io memory pids\n");
+	unit_write_file(d, "cg/system.slice/qpool-cgroup.service/cgroup.subtree_control", "");
+	unit_write_file(d, "cg/system.slice/qpool-cgroup.service/cgroup.procs", "");
+	unit_write_file(d, "cg/system.slice/qpool-cgroup.service/fake.delegate", "1");
+	unit_write_file(d, "cg/system.slice/qnoded.service/cgroup.subtree_control", "");
+	unit_write_file(d, "cg/system.slice/qnoded.service/cgroup.procs", "");
+	mkdir_rel(d, "run");
+	snprintf(root, len, "%s/cg", d);
+}
+
+/* qpool-cgroup.service's process: out of its unit's group into the leaf
+ * "holder", controllers enabled for the unit group's children, the group
+ * written where qnoded reads it; nothing done outside a systemd unit, at
+ * the root, or in a group not delegated. */
+static void test_v2_holder(void)
+{
+	char *d = unit_tmpdir(), root[4096], proc[4096], file[4096], group[256], pid[32];
+	struct cgroup_host host = { .root = root, .proc_cgroup = proc, .holder_file = file,
+				    .systemd = true, .delegated = fake_delegated };
+	struct error err = { { 0 } };
+
+	v2_systemd_tree(d, root, sizeof(root));
+	snprintf(proc, sizeof(proc), "%s/proc-self-cgroup", d);
+	snprintf(file, sizeof(file), "%s/run/base", d);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+
+	/* Outside systemd: nothing, even in a delegated group. */
+	unit_write_file(d, "proc-self-cgroup", "0::/system.slice/qpool-cgroup.service\n");
+	host.systemd = false;
+	CU_ASSERT_EQUAL(cgroup_holder_setup(&host, group, sizeof(group), &err), 0);
+	CU_ASSERT(!exists(d, "run/base"));
+	host.systemd = true;
+	/* At the root (a container's): nothing to hold. */
+	unit_write_file(d, "proc-self-cgroup", "0::/\n");
+	CU_ASSERT_EQUAL(cgroup_holder_setup(&host, group, sizeof(group), &err), 0);
+	CU_ASSERT(!exists(d, "run/base"));
+
+	/* Not delegated (Delegate= missing, or systemd < 251): refused with
+	 * one line, nothing moved or enabled. */
+	unit_write_file(d, "proc-self-cgroup", "0::/system.slice/qnoded.service\n");
+	CU_ASSERT_EQUAL(cgroup_holder_setup(&host, group, sizeof(group), &err), -EPERM);
+	CU_ASSERT(strstr(err.text, "/system.slice/qnoded.service was not delegated") != NULL);
+	CU_ASSERT(strchr(err.text, '\n') == NULL);
+	CU_ASSERT(!exists(d, "cg/system.slice/qnoded.service/holder"));
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/qnoded.service/cgroup.subtree_control"), "");
+	CU_ASSERT(!exists(d, "run/base"));
+
+	/* Delegated: the holder's set-up, hybrid-style v1 lines first. */
+	unit_write_file(d, "proc-self-cgroup",
+			"12:memory:/system.slice/qpool-cgroup.service\n0::/system.slice/qpool-cgroup.service\n");
+	CU_ASSERT_EQUAL(cgroup_holder_setup(&host, group, sizeof(group), &err), 1);
+	CU_ASSERT_STRING_EQUAL(group, "system.slice/qpool-cgroup.service");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/qpool-cgroup.service/holder/cgroup.procs"), pid);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/qpool-cgroup.service/cgroup.subtree_control"),
+			       "+cpuset +cpu +memory +pids");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "run/base"), "/system.slice/qpool-cgroup.service");
+	CU_ASSERT(!exists(d, "run/base.tmp"));
+	/* Never above its own group. */
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/cgroup.subtree_control"), "systemd's");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/cgroup.subtree_control"), "systemd's");
+
+	/* Again, from the leaf (a second call): the same group. */
+	unit_write_file(d, "proc-self-cgroup", "0::/system.slice/qpool-cgroup.service/holder\n");
+	rm(d, "run/base");
+	CU_ASSERT_EQUAL(cgroup_holder_setup(&host, group, sizeof(group), &err), 1);
+	CU_ASSERT_STRING_EQUAL(group, "system.slice/qpool-cgroup.service");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "run/base"), "/system.slice/qpool-cgroup.service");
+
+	/* No run directory (RuntimeDirectory= missing): an error that says where. */
+	snprintf(file, sizeof(file), "%s/nodir/base", d);
+	CU_ASSERT_EQUAL(cgroup_holder_setup(&host, group, sizeof(group), &err), -ENOENT);
+	CU_ASSERT(strstr(err.text, "nodir/base") != NULL);
+	unit_tmpdir_remove(d);
+}
+
+/* qnoded's base: the holder's group when its file is there (qnoded then
+ * stays in its own plain group, moving nowhere and enabling nothing
+ * there), else its own delegated group (moving into its leaf), else the
+ * root; a holder file naming a group missing or not delegated refused
+ * with one line. Then the node set-up and a job attach under the base. */
+static void test_v2_base_choose(void)
+{
+	char *d = unit_tmpdir(), root[4096], proc[4096], file[4096], base[256], leaf[256], dir[4500];
+	struct cgroup_host host = { .root = root, .proc_cgroup = proc, .holder_file = file,
+				    .systemd = true, .delegated = fake_delegated };
+	struct error err = { { 0 } };
+	struct cpumask cpus = { { 0 } };
+	struct cgroup_job *job = NULL;
+	enum cgroup_base_from from;
+
+	v2_systemd_tree(d, root, sizeof(root));
+	snprintf(proc, sizeof(proc), "%s/proc-self-cgroup", d);
+	snprintf(file, sizeof(file), "%s/run/base", d);
+	unit_write_file(d, "proc-self-cgroup", "0::/system.slice/qnoded.service\n");
+
+	/* No holder, qnoded's group not delegated (systemd < 251, or a
+	 * unit without Delegate=): the root, as before. */
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), 0);
+	CU_ASSERT_EQUAL(from, CGROUP_BASE_UNDELEGATED);
+	CU_ASSERT_STRING_EQUAL(base, "system.slice/qnoded.service");
+	CU_ASSERT_STRING_EQUAL(leaf, "");
+	/* Not under systemd, or v1 (qnoded never asks there): the root. */
+	host.systemd = false;
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), 0);
+	CU_ASSERT_EQUAL(from, CGROUP_BASE_ROOT);
+	CU_ASSERT_STRING_EQUAL(base, "");
+	host.systemd = true;
+	/* No holder, qnoded's own group delegated: its own, through its leaf. */
+	unit_write_file(d, "cg/system.slice/qnoded.service/fake.delegate", "1");
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), 0);
+	CU_ASSERT_EQUAL(from, CGROUP_BASE_OWN);
+	CU_ASSERT_STRING_EQUAL(base, "system.slice/qnoded.service");
+	CU_ASSERT_STRING_EQUAL(leaf, "system.slice/qnoded.service/qnoded");
+
+	/* The holder's file wins, under systemd or not. */
+	unit_write_file(d, "run/base", "/system.slice/qpool-cgroup.service\n");
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), 0);
+	CU_ASSERT_EQUAL(from, CGROUP_BASE_HOLDER);
+	CU_ASSERT_STRING_EQUAL(base, "system.slice/qpool-cgroup.service");
+	CU_ASSERT_STRING_EQUAL(leaf, "");
+	host.systemd = false;
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), 0);
+	CU_ASSERT_EQUAL(from, CGROUP_BASE_HOLDER);
+	host.systemd = true;
+
+	/* Refused, each with one line: not delegated, missing, odd. */
+	rm(d, "cg/system.slice/qpool-cgroup.service/fake.delegate");
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), -EPERM);
+	CU_ASSERT(strstr(err.text, "/system.slice/qpool-cgroup.service, which was not delegated") != NULL);
+	CU_ASSERT(strchr(err.text, '\n') == NULL);
+	CU_ASSERT_STRING_EQUAL(base, "");
+	unit_write_file(d, "cg/system.slice/qpool-cgroup.service/fake.delegate", "1");
+	unit_write_file(d, "run/base", "/system.slice/gone.service\n");
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), -ENOENT);
+	CU_ASSERT(strstr(err.text, "/system.slice/gone.service, which is not there") != NULL);
+	unit_write_file(d, "run/base", "/system.slice/../../etc\n");
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), -EINVAL);
+	unit_write_file(d, "run/base", "/\n");
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), -EINVAL);
+	unit_write_file(d, "run/base", "");
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), -EINVAL);
+
+	/* What qnoded does with the holder's base: the node parent and a job
+	 * group below it; controllers only there and below, none in
+	 * qnoded's own group, which keeps no child group. */
+	unit_write_file(d, "run/base", "/system.slice/qpool-cgroup.service\n");
+	CU_ASSERT_EQUAL(cgroup_base_choose(&host, &from, base, sizeof(base), leaf, sizeof(leaf), &err), 0);
+	snprintf(dir, sizeof(dir), "%s/%s", root, base);
+	unit_write_file(d, "cg/system.slice/qpool-cgroup.service/qpool/cgroup.subtree_control", "");
+	unit_write_file(d, "cg/system.slice/qpool-cgroup.service/qpool/n1/cgroup.subtree_control", "");
+	unit_write_file(d, "cg/system.slice/qpool-cgroup.service/qpool/n1/cpuset.cpus", "");
+	unit_write_file(d, "cg/system.slice/qpool-cgroup.service/qpool/n1/cpuset.mems", "");
+	CU_ASSERT_EQUAL(detect(dir), CGROUP_MODE_V2);
+	cpumask_parse("0-1", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(dir, CGROUP_MODE_V2, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/qpool-cgroup.service/qpool/n1/cgroup.subtree_control"),
+			       "+cpuset +cpu +memory +pids");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/qpool-cgroup.service/qpool/n1/cpuset.cpus"), "0-1");
+	CU_ASSERT_EQUAL(cgroup_job_create(dir, CGROUP_MODE_V2, "qpool/n1", 5, 0, &job, &err), 0);
+	unit_write_file(d, "cg/system.slice/qpool-cgroup.service/qpool/n1/job.5/cgroup.procs", "");
+	CU_ASSERT_EQUAL(cgroup_job_attach(job, 4242), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/qpool-cgroup.service/qpool/n1/job.5/cgroup.procs"),
+			       "4242");
+	cgroup_job_free(job);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/qnoded.service/cgroup.subtree_control"), "");
+	CU_ASSERT(!exists(d, "cg/system.slice/qnoded.service/qnoded"));
+	CU_ASSERT(!exists(d, "cg/system.slice/qnoded.service/qpool"));
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cg/system.slice/cgroup.subtree_control"), "systemd's");
+	unit_tmpdir_remove(d);
+}
+
 static const struct unit_test cgroup_tests[] = {
 	{ "discover_live", test_discover_live },
 	{ "mode names", test_mode_names },
@@ -869,6 +1056,8 @@ static const struct unit_test cgroup_tests[] = {
 	{ "v1 job without node set-up", test_v1_job_no_parent },
 	{ "v2 node and job", test_v2 },
 	{ "v2 under systemd: delegated base and own leaf", test_v2_delegated },
+	{ "v2 under systemd: the holder's set-up", test_v2_holder },
+	{ "v2 under systemd: qnoded's base, the holder's first", test_v2_base_choose },
 	{ "v1 RT runtime for the shared realtime group", test_v1_rt },
 	{ "v1 realtime with cpu,cpuacct co-mounted; OOM count", test_v1_rt_comounted },
 	{ "v1 existing job group: refused when populated, remade when empty", test_v1_job_exists },
