@@ -51,6 +51,7 @@ struct job {
 	int64_t t_submit;
 	bool rerunnable;         /* requeue, not fail, when its node is lost */
 	bool cpus_back;          /* its processes are gone: CPUs handed back before its result */
+	bool rerun;              /* qrerun: requeue, not finish, when its result comes */
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
 	struct pool_user *user;  /* the pool's index of its (queue, user) */

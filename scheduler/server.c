@@ -313,9 +313,13 @@ static void pending_flush(struct server *s)
 
 	r = jobstore_begin(s->store);
 	for (p = list; p && r == 0; p = p->next) {
+		struct job *j = p->is_done ? pool_job_find(s->pool, p->jobid) : NULL;
+
 		if (!p->is_done)
 			r = jobstore_job_insert(s->store, &p->submit, &p->jobid);
-		else if (pool_job_find(s->pool, p->jobid))
+		else if (j && j->rerun)   /* qrerun: back to the queue, not finished */
+			r = jobstore_job_requeue(s->store, p->jobid, "requeued by qrerun");
+		else if (j)
 			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
 	}
 	if (r == 0)
@@ -352,7 +356,12 @@ static void pending_flush(struct server *s)
 		} else {
 			struct job *j = pool_job_find(s->pool, p->jobid);
 
-			if (j) {
+			if (j && j->rerun) {
+				log_info("job %lld requeued by qrerun", (long long)j->id);
+				j->rerun = false;
+				pool_job_release(s->pool, j);
+				pool_job_state_set(s->pool, j, JOB_QUEUED);
+			} else if (j) {
 				/* A line per job is a write per job: jobs that
 				 * completed are logged at debug level only. */
 				log_msg(p->result.state == JOB_COMPLETED ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
