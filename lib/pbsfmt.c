@@ -127,14 +127,27 @@ static long long last_stamp(const json_t *times)
 	return last;
 }
 
-/* PBS's Exit_status: the exit code; 256 + signal for a job killed by one
- * (PBS's convention, which tools decode); absent while unknown. */
+/* PBS's Exit_status, in the codes tools decode (PSI/J, Parsl): a deleted
+ * job 265 (256 + SIGKILL, what PBS records), one killed at its walltime
+ * -29 and at its memory limit -27 (PBS's JOB_EXEC_KILL_WALLTIME and
+ * _KILL_MEM), 256 + N for one killed by signal N, else its exit code; -1
+ * (JOB_EXEC_FAIL1) for a finished job that never ran; absent while
+ * unknown. */
 static long long exit_code(const json_t *job)
 {
 	long long st = wire_int(job, "exit_status", NONE), sig = wire_int(job, "exit_signal", NONE);
+	const char *state = str_or(job, "state", "");
 
+	if (strcmp(state, "cancelled") == 0)
+		return 265;
+	if (strcmp(state, "timeout") == 0)
+		return -29;
+	if (strcmp(state, "oom") == 0)
+		return -27;
 	if (sig != NONE && sig > 0)
 		return 256 + sig;
+	if (st == NONE && pbsfmt_state_letter(state) == 'F')
+		return -1;
 	return st;
 }
 
@@ -508,21 +521,25 @@ void pbsfmt_jobs_alt(FILE *f, const json_t *jobs, const char *server, int64_t no
 	}
 }
 
-void pbsfmt_queue_full(FILE *f, const json_t *q)
+json_t *pbsfmt_queue_attrs(const json_t *q)
 {
 	long long queued = wire_int(q, "queued", 0), held = wire_int(q, "held", 0);
 	long long running = wire_int(q, "running", 0);
 	static const char *const res[] = { "ncpus", "mem", "walltime" };
-	char buf[64];
+	json_t *a = json_object();
+	char buf[160];
 
-	fprintf(f, "Queue: %s\n    queue_type = Execution\n    Priority = %lld\n"
-		"    total_jobs = %lld\n"
-		"    state_count = Transit:0 Queued:%lld Held:%lld Waiting:0 Running:%lld Exiting:0 Begun:0\n",
-		str_or(q, "name", "?"), wire_int(q, "priority", 0), queued + held + running, queued,
-		held, running);
+	if (!a)
+		return NULL;
+	json_object_set_new(a, "queue_type", json_string("Execution"));
+	json_object_set_new(a, "Priority", json_integer(wire_int(q, "priority", 0)));
+	json_object_set_new(a, "total_jobs", json_integer(queued + held + running));
+	snprintf(buf, sizeof(buf), "Transit:0 Queued:%lld Held:%lld Waiting:0 Running:%lld Exiting:0 Begun:0",
+		 queued, held, running);
+	json_object_set_new(a, "state_count", json_string(buf));
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < 3; i++) {
-			char key[32];
+			char key[48];
 			long long v;
 
 			snprintf(key, sizeof(key), "%s_%s", res[i], pass ? "default" : "max");
@@ -535,20 +552,29 @@ void pbsfmt_queue_full(FILE *f, const json_t *q)
 				snprintf(buf, sizeof(buf), "%lldkb", (v + 1023) / 1024);
 			else if (i == 2)
 				hms(v, buf, sizeof(buf));
-			else
-				snprintf(buf, sizeof(buf), "%lld", v);
-			fprintf(f, "    resources_%s.%s = %s\n", pass ? "default" : "max", res[i], buf);
+			snprintf(key, sizeof(key), "resources_%s.%s", pass ? "default" : "max", res[i]);
+			json_object_set_new(a, key, i == 0 ? json_integer(v) : json_string(buf));
 		}
 	}
 	if (wire_int(q, "max_running", 0) > 0)
-		fprintf(f, "    max_running = %lld\n", wire_int(q, "max_running", 0));
-	fprintf(f, "    enabled = %s\n    started = %s\n",
-		wire_bool(q, "enabled", 0) ? "True" : "False",
-		wire_bool(q, "started", 0) ? "True" : "False");
+		json_object_set_new(a, "max_running", json_integer(wire_int(q, "max_running", 0)));
+	json_object_set_new(a, "enabled", json_boolean(wire_bool(q, "enabled", 0)));
+	json_object_set_new(a, "started", json_boolean(wire_bool(q, "started", 0)));
 	if (wire_str(q, "reserve"))
-		fprintf(f, "    qpool_reserve = %s\n", wire_str(q, "reserve"));
+		json_object_set_new(a, "qpool_reserve", json_string(wire_str(q, "reserve")));
 	if (wire_str(q, "reason") && *wire_str(q, "reason"))
-		fprintf(f, "    comment = %s\n", wire_str(q, "reason"));
+		json_object_set_new(a, "comment", json_string(wire_str(q, "reason")));
+	return a;
+}
+
+void pbsfmt_queue_full(FILE *f, const json_t *q)
+{
+	json_t *a = pbsfmt_queue_attrs(q);
+
+	fprintf(f, "Queue: %s\n", str_or(q, "name", "?"));
+	if (a)
+		attrs_put(f, a);
+	json_decref(a);
 }
 
 void pbsfmt_server(FILE *f, const json_t *queues, const char *server, bool full)

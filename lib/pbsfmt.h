@@ -61,9 +61,14 @@ void pbsfmt_jobs_classic(FILE *f, const json_t *jobs, const char *server,
 void pbsfmt_jobs_alt(FILE *f, const json_t *jobs, const char *server, int64_t now_ns,
 		     const struct pbsfmt_opts *o);
 
-/* qstat -Qf: "Queue: NAME" and its PBS attributes (queue_type,
- * total_jobs, state_count, resources_max/default.*, priority, enabled,
- * started) from a queue object. */
+/* A queue object's PBS attributes, in order: queue_type, Priority,
+ * total_jobs, state_count, resources_max.* and resources_default.*
+ * (ncpus, mem, walltime, those set), max_running, enabled, started
+ * (booleans), then qpool_reserve and comment (why disabled or stopped).
+ * NULL when out of memory. */
+json_t *pbsfmt_queue_attrs(const json_t *queue);
+
+/* qstat -Qf: "Queue: NAME" and "    key = value" lines of its attributes. */
 void pbsfmt_queue_full(FILE *f, const json_t *queue);
 
 /* qstat -B: one row of the server's job counts from the queue objects;
