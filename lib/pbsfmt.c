@@ -322,8 +322,7 @@ static void value_put(FILE *f, const json_t *v)
 		fputs(json_is_true(v) ? "True" : "False", f);
 }
 
-/* "    key = value" lines; objects flattened, Variable_List on one line. */
-static void attrs_put(FILE *f, const json_t *attrs)
+void pbsfmt_attrs_put(FILE *f, const json_t *attrs)
 {
 	const char *key, *sub;
 	json_t *v, *w;
@@ -361,7 +360,7 @@ void pbsfmt_job_full(FILE *f, const json_t *job, const char *server, int64_t now
 
 	fprintf(f, "Job Id: %lld.%s\n", wire_int(job, "jobid", 0), server);
 	if (attrs)
-		attrs_put(f, attrs);
+		pbsfmt_attrs_put(f, attrs);
 	json_decref(attrs);
 }
 
@@ -573,7 +572,7 @@ void pbsfmt_queue_full(FILE *f, const json_t *q)
 
 	fprintf(f, "Queue: %s\n", str_or(q, "name", "?"));
 	if (a)
-		attrs_put(f, a);
+		pbsfmt_attrs_put(f, a);
 	json_decref(a);
 }
 

@@ -33,6 +33,11 @@ char pbsfmt_state_letter(const char *state);
  * now_ns. NULL when out of memory. */
 json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns);
 
+/* "    key = value" lines of an attribute object: objects flattened to
+ * "Resource_List.ncpus" (Variable_List as one "K=V,K=V" line), booleans
+ * True/False, control characters escaped. */
+void pbsfmt_attrs_put(FILE *f, const json_t *attrs);
+
 /* "Job Id: 12.server" and "    key = value" lines of pbsfmt_job_attrs,
  * objects flattened to "Resource_List.ncpus" (Variable_List as one
  * "K=V,K=V" line), control characters escaped. */
