@@ -179,7 +179,16 @@ static int pbs_show(struct client *cl, const struct pbsqmgr_cmd *d)
 	pbsfmt_server_name(server, sizeof(server));
 	if (d->object == PBSQMGR_SERVER) {
 		if (d->verb == PBSQMGR_LIST) {
-			pbsfmt_server(stdout, list, server, true);
+			long long total = 0;
+
+			json_array_foreach(list, i, e)
+				total += wire_int(e, "queued", 0) + wire_int(e, "held", 0) + wire_int(e, "running", 0);
+			printf("Server %s\n    server_state = Active\n    server_host = %s\n    scheduling = True\n"
+			       "    total_jobs = %lld\n", server, server, total);
+			json_array_foreach(list, i, e)
+				if (wire_bool(e, "default", 0))
+					printf("    default_queue = %s\n", wire_str(e, "name"));
+			printf("    pbs_version = %s\n\n", PBSFMT_PBS_VERSION);
 		} else {
 			printf("#\n# Create queues and set their attributes.\n");
 			json_array_foreach(list, i, e)
