@@ -40,6 +40,8 @@ struct acct_job {
 	char state[16];
 	char node[ACCT_NAME_MAX];    /* "" when never dispatched */
 	char cpus[256];              /* kernel list of the CPUs it held, "" when none */
+	char account[ACCT_NAME_MAX]; /* qsub -A (attrs.Account_Name), "" when none */
+	char project[ACCT_NAME_MAX]; /* qsub -P (attrs.project), "" when none */
 	int64_t ncpus;
 	int64_t mem;                 /* requested bytes, 0: no limit */
 	int64_t mem_peak;            /* -1: unknown */
@@ -184,9 +186,11 @@ enum acct_key {
 	ACCT_BY_USER,
 	ACCT_BY_NODE,
 	ACCT_BY_DAY,         /* local calendar day the job ended (submitted, if not ended) */
+	ACCT_BY_ACCOUNT,     /* qsub -A; "-" for jobs without one */
+	ACCT_BY_PROJECT,     /* qsub -P; "-" for jobs without one */
 };
 
-/* "queue" "user" "node" "day" -> key; -EINVAL for anything else. */
+/* "queue" "user" "node" "day" "account" "project" -> key; -EINVAL for anything else. */
 int acct_key_parse(const char *s, enum acct_key *ret);
 
 /* One row per group, sorted by key: jobs, core-hours held (elapsed x

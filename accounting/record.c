@@ -43,6 +43,9 @@ int acct_job_from_json(const json_t *o, struct acct_job *ret)
 	str_copy(ret->name, sizeof(ret->name), json_object_get(o, "name"));
 	str_copy(ret->owner, sizeof(ret->owner), json_object_get(o, "owner"));
 	str_copy(ret->queue, sizeof(ret->queue), json_object_get(o, "queue"));
+	str_copy(ret->account, sizeof(ret->account),
+		 json_object_get(json_object_get(o, "attrs"), "Account_Name"));
+	str_copy(ret->project, sizeof(ret->project), json_object_get(json_object_get(o, "attrs"), "project"));
 	str_copy(ret->state, sizeof(ret->state), json_object_get(o, "state"));
 	str_copy(ret->node, sizeof(ret->node), json_object_get(o, "node"));
 	str_copy(ret->cpus, sizeof(ret->cpus), json_object_get(o, "cpus"));

@@ -10,6 +10,7 @@
 
 static const char *const key_names[] = {
 	[ACCT_BY_QUEUE] = "queue", [ACCT_BY_USER] = "user", [ACCT_BY_NODE] = "node", [ACCT_BY_DAY] = "day",
+	[ACCT_BY_ACCOUNT] = "account", [ACCT_BY_PROJECT] = "project",
 };
 
 int acct_key_parse(const char *s, enum acct_key *ret)
@@ -45,6 +46,8 @@ static const struct acct_column summary_columns[][SUMMARY_NCOLS] = {
 	[ACCT_BY_USER] = SUMMARY_COLUMNS("user", "User"),
 	[ACCT_BY_NODE] = SUMMARY_COLUMNS("node", "Node"),
 	[ACCT_BY_DAY] = SUMMARY_COLUMNS("day", "Day"),
+	[ACCT_BY_ACCOUNT] = SUMMARY_COLUMNS("account", "Account"),
+	[ACCT_BY_PROJECT] = SUMMARY_COLUMNS("project", "Project"),
 };
 
 struct keyed {
@@ -68,6 +71,8 @@ static void job_key(const struct acct_job *j, enum acct_key key, char *buf, size
 	case ACCT_BY_QUEUE: s = j->queue; break;
 	case ACCT_BY_USER: s = j->owner; break;
 	case ACCT_BY_NODE: s = j->node; break;
+	case ACCT_BY_ACCOUNT: s = j->account; break;
+	case ACCT_BY_PROJECT: s = j->project; break;
 	case ACCT_BY_DAY: {
 		int64_t ns = j->t[ACCT_DONE] ? j->t[ACCT_DONE] : j->t[ACCT_SUBMIT];
 		time_t t = (time_t)(ns / NSEC_PER_SEC);

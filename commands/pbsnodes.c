@@ -6,6 +6,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "jobid.h"
 #include "pbsfmt.h"
 #include "timeutil.h"
 #include "version.h"
@@ -240,9 +241,9 @@ int main(int argc, char **argv)
 		return cmd_fail(2, "-%c needs node names (see pbsnodes --help)", offline ? 'o' : 'r');
 	if (comment && strlen(comment) >= 128)
 		return cmd_fail(2, "-C: at most 127 bytes");
-	pbsfmt_server_name(server, sizeof(server));
 	if (client_open(conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
+	jobid_server_name(client_config(cl)->server_name, server, sizeof(server));
 	if (offline || clear)
 		status = nodes_set(cl, argv + optind, argc - optind, offline, comment);
 	else

@@ -16,13 +16,13 @@
 
 static const char usage_text[] =
 	"usage: qacct -j JOBID [--csv|--json]\n"
-	"       qacct [--by queue|user|node|day] [--from T] [--to T] [-u USER] [--csv|--json]\n"
+	"       qacct [--by queue|user|node|day|account|project] [--from T] [--to T] [-u USER] [--csv|--json]\n"
 	"       qacct --overhead [--queue Q] [--from T] [--to T] [--csv|--json]\n"
 	"       qacct --utilization [--from T] [--to T] [--csv|--json]\n"
 	"       qacct --svg FILE [--from T] [--to T]\n"
 	"Reports where the time of finished and running jobs went.\n"
 	"  -j JOBID          one job: every stamp and derived figure\n"
-	"      --by KEY      summary grouped by queue (default), user, node or day\n"
+	"      --by KEY      summary grouped by queue (default), user, node, day, account (-A) or project (-P)\n"
 	"      --overhead    per-queue table of connect, elapsed and overhead per job\n"
 	"      --queue Q     only queue Q (with --overhead)\n"
 	"      --utilization the pool's core time split by state over the window\n"
@@ -196,7 +196,7 @@ static int args_check(void)
 	if (arg_from && arg_to && arg_from_ns >= arg_to_ns)
 		return cmd_fail(2, "--from must be before --to");
 	if (arg_by && acct_key_parse(arg_by, &arg_key) < 0)
-		return cmd_fail(2, "--by %s: not one of queue, user, node, day", arg_by);
+		return cmd_fail(2, "--by %s: not one of queue, user, node, day, account, project", arg_by);
 	return 0;
 }
 

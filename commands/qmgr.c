@@ -10,6 +10,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "jobid.h"
 #include "jobfmt.h"
 #include "pbsfmt.h"
 #include "pbsqmgr.h"
@@ -176,7 +177,7 @@ static int pbs_show(struct client *cl, const struct pbsqmgr_cmd *d)
 	if (client_call(cl, json_pack("{s:s}", "op", op), &reply, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
 	list = json_object_get(reply, op);
-	pbsfmt_server_name(server, sizeof(server));
+	jobid_server_name(client_config(cl)->server_name, server, sizeof(server));
 	if (d->object == PBSQMGR_SERVER) {
 		if (d->verb == PBSQMGR_LIST) {
 			long long total = 0;

@@ -7,6 +7,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "jobid.h"
 #include "parse.h"
 #include "pbsfmt.h"
 #include "version.h"
@@ -162,9 +163,9 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_fail(2, "unexpected argument %s (see qselect --help)", argv[optind]);
-	pbsfmt_server_name(server, sizeof(server));
 	if (client_open(conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
+	jobid_server_name(client_config(cl)->server_name, server, sizeof(server));
 	/* F asked for means finished jobs are wanted. */
 	if (states && strchr(states, 'F'))
 		finished = true;

@@ -355,9 +355,9 @@ int main(int argc, char **argv)
 		return cmd_fail(2, "-i and -r exclude each other (see qstat --help)");
 	if (arg_json && arg_pbs_json)
 		return cmd_fail(2, "--json and -F json exclude each other (see qstat --help)");
-	pbsfmt_server_name(server_name, sizeof(server_name));
 	if (client_open(arg_conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
+	jobid_server_name(client_config(cl)->server_name, server_name, sizeof(server_name));
 	if (arg_order)
 		status = order_show(cl, arg_order);
 	else if (arg_queues || arg_server)

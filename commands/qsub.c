@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "jobenv.h"
+#include "jobid.h"
 #include "jobscript.h"
 #include "wire.h"
 #include "version.h"
@@ -22,13 +25,17 @@ static const char usage_text[] =
 	"Submits script (standard input when none is given or it is -) and prints the job id.\n"
 	"  -N name            job name (default: the script's file name, or STDIN)\n"
 	"  -q queue           queue (default: the server's default queue)\n"
-	"  -l res=val,...     ncpus=N, mem=SIZE (512M, 8G), walltime=HH:MM:SS; may repeat\n"
+	"  -l res=val,...     ncpus=N, mem=SIZE (512M, 8gb), walltime=HH:MM:SS,\n"
+	"                     nodes=1:ppn=N, select=1:ncpus=N:mem=SIZE, place=...; may repeat\n"
 	"  -o path, -e path   standard output / error file (relative to this directory)\n"
 	"  -j oe | -j n       join standard error into standard output, or not\n"
 	"  -v VAR[=val],...   pass variables (VAR alone: its value here)\n"
 	"  -V                 pass this whole environment\n"
 	"  -h                 submit the job held (qrls releases it)\n"
 	"  -r y|n             whether the job may be re-run\n"
+	"  -A account, -P project, -m abe|n, -M users, -p priority, -S shell,\n"
+	"  -W group_list=g, -a [[[[CC]YY]MM]DD]hhmm[.SS], -d dir, -z, -C prefix, -k, -u user\n"
+	"                     as PBS; see qsub(1)\n"
 	"  -f FILE            configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
 	"      --help         show this help\n"
 	"Script lines starting with #QP or #PBS before the first command take the same\n"
@@ -118,45 +125,237 @@ static int env_build(const struct jobspec *js, json_t **ret)
 	return 0;
 }
 
-/* An absolute path: path itself, or workdir/path. */
-static int path_absolute(const char *workdir, const char *path, json_t *req, const char *key)
+/* Whether host names this host: its full or short name, or localhost. */
+static bool host_is_local(const char *host, size_t len)
 {
+	char me[256];
+	size_t short_len;
+
+	if ((len == 9 && strncmp(host, "localhost", 9) == 0))
+		return true;
+	if (gethostname(me, sizeof(me)) < 0)
+		return false;
+	me[sizeof(me) - 1] = '\0';
+	short_len = strcspn(me, ".");
+	return (len == strlen(me) && strncmp(host, me, len) == 0) ||
+	       (len == short_len && strncmp(host, me, len) == 0) ||
+	       (strcspn(host, ".") == short_len && strncmp(host, me, short_len) == 0 && len > short_len &&
+		host[short_len] == '.');
+}
+
+/* An output path as PBS takes it: [host:]path, relative to the working
+ * directory; a directory (written DIR/, or one that exists) gets the
+ * default file name in it, which qpoold adds (it knows the id). */
+static int path_absolute(const char *workdir, const char *opt, const char *path, json_t *req,
+			 const char *key)
+{
+	const char *colon = path ? strchr(path, ':') : NULL;
+	struct stat st;
 	char *abs;
+	size_t n;
 
 	if (!path)
 		return 0;
+	if (colon && colon != path && !memchr(path, '/', (size_t)(colon - path))) {
+		/* PBS's host:path: the output goes to that host. qpool writes
+		 * it in place from the node; the host must be this one. */
+		if (!host_is_local(path, (size_t)(colon - path)))
+			return cmd_fail(1, "%s %s: qpool writes output files in place and cannot send them "
+					"to host %.*s; give a path on a file system this host shares with "
+					"the nodes (without host:)", opt, path, (int)(colon - path), path);
+		path = colon + 1;
+		if (path[0] != '/')
+			return cmd_fail(1, "%s %s: a path after host: must be absolute", opt, colon + 1);
+	}
 	if (path[0] == '/')
 		abs = strdup(path);
 	else if (asprintf(&abs, "%s/%s", strcmp(workdir, "/") ? workdir : "", path) < 0)
 		abs = NULL;
 	if (!abs)
 		return cmd_fail(1, "out of memory");
+	n = strlen(abs);
+	if (abs[n - 1] != '/' && stat(abs, &st) == 0 && S_ISDIR(st.st_mode)) {
+		char *d;
+
+		if (asprintf(&d, "%s/", abs) < 0) {
+			free(abs);
+			return cmd_fail(1, "out of memory");
+		}
+		free(abs);
+		abs = d;
+	}
 	json_object_set_new(req, key, json_string(abs));
 	free(abs);
 	return 0;
 }
 
-/* The submit request for js; status 0 or the exit status after a message. */
-static int request_build(const struct jobspec *js, const char *script, size_t len,
-			 const char *default_name, json_t **ret)
+/* PBS_O_*: where and by whom the job was submitted, as PBS sets them
+ * from qsub's environment. */
+static void env_origin(json_t *env, const char *cwd, const struct jobspec *js)
 {
-	char workdir[PATH_MAX];
-	json_t *req, *env = NULL;
+	static const char *const copied[][2] = {
+		{ "HOME", "PBS_O_HOME" }, { "LOGNAME", "PBS_O_LOGNAME" }, { "PATH", "PBS_O_PATH" },
+		{ "SHELL", "PBS_O_SHELL" }, { "MAIL", "PBS_O_MAIL" }, { "LANG", "PBS_O_LANG" },
+		{ "TZ", "PBS_O_TZ" },
+	};
+	char host[256];
+
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
+		const char *v = getenv(copied[i][0]);
+
+		if (!v && strcmp(copied[i][0], "LOGNAME") == 0)
+			v = getenv("USER");
+		if (v && utf8_valid(v, strlen(v)))
+			json_object_set_new(env, copied[i][1], json_string(v));
+	}
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		if (utf8_valid(host, strlen(host)))
+			json_object_set_new(env, "PBS_O_HOST", json_string(host));
+	}
+	json_object_set_new(env, "PBS_O_SYSTEM", json_string("Linux"));
+	json_object_set_new(env, "PBS_O_WORKDIR", json_string(cwd));
+	if (js->queue)
+		json_object_set_new(env, "PBS_O_QUEUE", json_string(js->queue));
+}
+
+/* -a's [[[[CC]YY]MM]DD]hhmm[.SS] in local time: the next such moment when
+ * only a time of day (or day) is given, as PBS reads it. */
+static int start_after_parse(const char *s, time_t *ret)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t nd = strspn(s, "0123456789");
+	int f[6], nf = (int)nd / 2, sec = 0;
+	bool year = false, mon = false, day = false;
+	time_t t;
+
+	localtime_r(&now, &tm);
+	for (int i = 0; i < nf; i++)
+		f[i] = (s[2 * i] - '0') * 10 + (s[2 * i + 1] - '0');
+	if (s[nd] == '.')
+		sec = (s[nd + 1] - '0') * 10 + (s[nd + 2] - '0');
+	int i = 0;
+	if (nf == 6) {
+		tm.tm_year = f[0] * 100 + f[1] - 1900;
+		i = 2, year = true;
+	} else if (nf == 5) {
+		tm.tm_year = 2000 + f[0] - 1900;
+		i = 1, year = true;
+	}
+	if (nf >= 4) {
+		tm.tm_mon = f[i++] - 1;
+		mon = true;
+	}
+	if (nf >= 3) {
+		tm.tm_mday = f[i++];
+		day = true;
+	}
+	tm.tm_hour = f[i++];
+	tm.tm_min = f[i];
+	tm.tm_sec = sec;
+	tm.tm_isdst = -1;
+	if (tm.tm_hour > 23 || tm.tm_min > 59 || sec > 60 || (mon && (tm.tm_mon < 0 || tm.tm_mon > 11)) ||
+	    (day && (tm.tm_mday < 1 || tm.tm_mday > 31)))
+		return -EINVAL;
+	t = mktime(&tm);
+	/* A moment already past, given without its day (month, year), is
+	 * the next one: tomorrow (next month, next year). */
+	if (t <= now && !year) {
+		if (!day)
+			tm.tm_mday++;
+		else if (!mon)
+			tm.tm_mon++;
+		else
+			tm.tm_year++;
+		tm.tm_isdst = -1;
+		t = mktime(&tm);
+	}
+	*ret = t;
+	return t == (time_t)-1 ? -EINVAL : 0;
+}
+
+/* The PBS attributes that need qsub's side: -u, -m, -a. -W group_list
+ * is qpoold's to check (it knows the user's groups; qsub is static and
+ * has no NSS). */
+static int attrs_check(const struct jobspec *js, const struct config *conf, json_t *attrs)
+{
+	const char *users = jobspec_attr(js, "User_List");
+	const char *me = getenv("LOGNAME");
+	time_t when;
+
+	if (!me)
+		me = getenv("USER");
+	if (users) {
+		/* Jobs run as their submitter (qpoold takes the uid from the
+		 * socket): the list may only name them. */
+		for (const char *p = users; *p;) {
+			size_t n = strcspn(p, ",@");
+
+			if (!me || strlen(me) != n || strncmp(p, me, n) != 0)
+				return cmd_fail(1, "-u %s: jobs run as the user who submits them%s%s%s; "
+						"another user must submit their own", users,
+						me ? " (" : "", me ? me : "", me ? ")" : "");
+			p += n + strcspn(p + n, ",");
+			p += *p == ',';
+		}
+	}
+	if (js->mail > 0 && !conf->sendmail[0])
+		fprintf(stderr, "qsub: warning: -m %s: recorded; mail is off on this pool "
+			"([server] sendmail is not set)\n", jobspec_attr(js, "Mail_Points"));
+	if (js->start_after) {
+		char buf[32];
+
+		if (start_after_parse(js->start_after, &when) < 0)
+			return cmd_fail(1, "-a %s: not a date and time", js->start_after);
+		snprintf(buf, sizeof(buf), "%lld", (long long)when);
+		json_object_set_new(attrs, "Execution_Time", json_string(buf));
+	}
+	return 0;
+}
+
+/* The submit request for js; status 0 or the exit status after a message. */
+static int request_build(const struct jobspec *js, const struct config *conf, const char *script,
+			 size_t len, const char *default_name, json_t **ret)
+{
+	char cwd[PATH_MAX], workdir[PATH_MAX];
+	json_t *req, *env = NULL, *attrs;
 	mode_t mask;
 	int r;
 
-	if (!getcwd(workdir, sizeof(workdir)))
+	if (!getcwd(cwd, sizeof(cwd)))
 		return cmd_fail(1, "cannot determine the working directory: %s", strerror(errno));
-	if (!utf8_valid(workdir, strlen(workdir)))
-		return cmd_fail(1, "the working directory %s is not valid UTF-8", workdir);
+	if (!utf8_valid(cwd, strlen(cwd)))
+		return cmd_fail(1, "the working directory %s is not valid UTF-8", cwd);
+	/* -d/-w: the job's directory; PBS_O_WORKDIR stays where qsub ran. */
+	if (js->workdir && js->workdir[0] != '/')
+		r = snprintf(workdir, sizeof(workdir), "%s/%s", strcmp(cwd, "/") ? cwd : "", js->workdir);
+	else
+		r = snprintf(workdir, sizeof(workdir), "%s", js->workdir ? js->workdir : cwd);
+	if (r < 0 || (size_t)r >= sizeof(workdir))
+		return cmd_fail(1, "-d %s: path too long", js->workdir);
 	r = env_build(js, &env);
 	if (r)
 		return r;
-	req = json_pack("{s:s, s:s%, s:s, s:s, s:b, s:b, s:o}", "op", "submit", "script", script, len,
-			"name", js->name ? js->name : default_name, "workdir", workdir,
-			"join", js->join > 0, "hold", js->hold > 0, "env", env);
+	env_origin(env, cwd, js);
+	attrs = json_object();
+	for (size_t i = 0; attrs && i < js->n_attrs; i++)
+		json_object_set_new(attrs, js->attrs[i].name, json_string(js->attrs[i].value));
+	if (attrs && js->join == 2)
+		json_object_set_new(attrs, "Join_Path", json_string("eo"));
+	r = attrs ? attrs_check(js, conf, attrs) : cmd_fail(1, "out of memory");
+	if (r) {
+		json_decref(attrs);
+		json_decref(env);
+		return r;
+	}
+	req = json_pack("{s:s, s:s%, s:s, s:s, s:b, s:b, s:o, s:o}", "op", "submit", "script", script,
+			len, "name", js->name ? js->name : default_name, "workdir", workdir,
+			"join", js->join > 0, "hold", js->hold > 0, "env", env, "attrs", attrs);
 	if (!req)
 		return cmd_fail(1, "out of memory");
+	if (js->priority != JOBSPEC_PRIORITY_UNSET)
+		json_object_set_new(req, "priority", json_integer(js->priority));
 	if (js->queue)
 		json_object_set_new(req, "queue", json_string(js->queue));
 	if (js->ncpus >= 0)
@@ -172,9 +371,13 @@ static int request_build(const struct jobspec *js, const char *script, size_t le
 	mask = umask(022);
 	umask(mask);
 	json_object_set_new(req, "umask", json_integer(mask & 0777));
-	r = path_absolute(workdir, js->stdout_path, req, "stdout");
+	/* As PBS: without -o/-e the files go where qsub ran, even with -d
+	 * (a directory: qpoold names the file in it, knowing the id). */
+	r = path_absolute(cwd, "-o", js->stdout_path ? js->stdout_path : js->workdir ? "./" : NULL,
+			  req, "stdout");
 	if (!r)
-		r = path_absolute(workdir, js->stderr_path, req, "stderr");
+		r = path_absolute(cwd, "-e", js->stderr_path ? js->stderr_path :
+				  js->workdir ? "./" : NULL, req, "stderr");
 	if (r) {
 		json_decref(req);
 		return r;
@@ -208,27 +411,36 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 	json_t *req = NULL, *reply = NULL;
 	struct error err;
 	const char *name = NULL;
+	char server[JOBID_SERVER_MAX], id[JOBID_SERVER_MAX + 24];
 	int r;
 
 	r = default_name(path, &name);
 	if (r)
 		return r;
-	r = request_build(js, text, len, name, &req);
-	if (r)
+	if (js->interactive > 0)
+		return cmd_fail(1, "-I: interactive jobs are not supported yet; submit the commands "
+				"as a script");
+	for (size_t i = 0; i < js->n_warnings; i++)
+		fprintf(stderr, "qsub: warning: %s\n", js->warnings[i]);
+	r = client_open(arg_conf, &cl, &err);
+	if (r < 0)
+		return cmd_fail(1, "%s", err.text);
+	r = request_build(js, client_config(cl), text, len, name, &req);
+	if (r) {
+		client_close(cl);
 		return r;
+	}
 	/* Checked here so the user hears "too large", not a transport error. */
 	r = (int)json_dumpb(req, NULL, 0, JSON_COMPACT);
 	if (r > (int)WIRE_MAX) {
 		json_decref(req);
+		client_close(cl);
 		return cmd_fail(1, "job too large to send: %d bytes with its environment (limit %u)",
 			    r, WIRE_MAX);
 	}
-	r = client_open(arg_conf, &cl, &err);
-	if (r < 0) {
-		json_decref(req);
-		return cmd_fail(1, "%s", err.text);
-	}
 	r = client_call(cl, req, &reply, &err);
+	/* PBS prints ID.server, and scripts split it on the dot. */
+	jobid_server_name(client_config(cl)->server_name, server, sizeof(server));
 	client_close(cl);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
@@ -236,7 +448,12 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 		json_decref(reply);
 		return cmd_fail(1, "qpoold's reply has no job id");
 	}
-	printf("%lld\n", wire_int(reply, "jobid", 0));
+	jobid_format(wire_int(reply, "jobid", 0), server, id, sizeof(id));
+	if (js->quiet > 0) {
+		json_decref(reply);
+		return 0;
+	}
+	printf("%s\n", id);
 	json_decref(reply);
 	return fflush(stdout) == 0 ? 0 : cmd_fail(1, "cannot write the job id: %s", strerror(errno));
 }
@@ -263,7 +480,7 @@ int main(int argc, char **argv)
 	jobspec_init(&cli);
 	jobspec_init(&js);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:N:q:l:o:e:j:v:Vhr:f:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:" JOBSPEC_OPTSTRING "f:", longopts, NULL)) != -1) {
 		if (c == 'H') {
 			fputs(usage_text, stdout);
 			status = 0;
@@ -309,7 +526,7 @@ int main(int argc, char **argv)
 	}
 	r = jobscript_check(text, len, &err);
 	if (r == 0)
-		r = jobscript_parse(text, len, &js, &err);
+		r = jobscript_parse(text, len, cli.prefix ? cli.prefix : getenv("PBS_DPREFIX"), &js, &err);
 	if (r == 0)
 		r = jobspec_merge(&js, &cli);
 	if (r < 0) {

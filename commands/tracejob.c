@@ -137,9 +137,9 @@ int main(int argc, char **argv)
 	}
 	if (optind == argc)
 		return cmd_fail(2, "no job id given (see tracejob --help)");
-	pbsfmt_server_name(server, sizeof(server));
 	if (client_open(conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
+	jobid_server_name(client_config(cl)->server_name, server, sizeof(server));
 	for (int i = optind; i < argc; i++) {
 		json_t *reply = NULL, *jobs;
 		char *at = strchr(argv[i], '@');

@@ -20,6 +20,7 @@ enum key_type {
 	KEY_BOOL,
 	KEY_RESERVE,
 	KEY_RT_POLICY,
+	KEY_NAME,
 };
 
 enum key_section {
@@ -47,8 +48,11 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "heartbeat_interval", KEY_DURATION, S(heartbeat_interval), "5", "seconds between node heartbeats" },
 	{ SEC_SERVER, "node_timeout", KEY_DURATION, S(node_timeout), "30", "seconds of silence before a node is down" },
 	{ SEC_SERVER, "kill_grace", KEY_DURATION, S(kill_grace), "10", "seconds from SIGTERM to SIGKILL on qdel and walltime" },
+	{ SEC_SERVER, "name", KEY_NAME, S(server_name), "", "server name in job ids (12.NAME) as PBS prints them (empty: the short host name)" },
+	{ SEC_SERVER, "sendmail", KEY_PATH, S(sendmail), "", "mail transfer agent for qsub -m (e.g. /usr/sbin/sendmail; empty: mail is off)" },
 	{ SEC_NODE, "cgroup_root", KEY_PATH, S(cgroup_root), "/sys/fs/cgroup", "where the cgroup hierarchies are mounted" },
 	{ SEC_NODE, "gded", KEY_PATH, S(gded), "", "path of the gded wrapper (empty: next to qnoded)" },
+	{ SEC_NODE, "tmpdir", KEY_PATH, S(tmpdir), "/var/tmp", "where each job's private TMPDIR is made (pbs.ID.SERVER, removed at the end)" },
 	{ SEC_QUEUE, "default", KEY_BOOL, Q(is_default), "no", "takes jobs submitted without -q" },
 	{ SEC_QUEUE, "enabled", KEY_BOOL, Q(enabled), "yes", "accepts submissions" },
 	{ SEC_QUEUE, "started", KEY_BOOL, Q(started), "yes", "dispatches jobs" },
@@ -154,6 +158,16 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 				return 0;
 			}
 		return error_set(err, -EINVAL, "%s = %s: not fifo or rr", k->name, value);
+	case KEY_NAME:
+		if (strlen(value) >= CONFIG_NAME_MAX)
+			return error_set(err, -ENAMETOOLONG, "%s: longer than %d characters", k->name,
+					 CONFIG_NAME_MAX - 1);
+		for (const char *p = value; *p; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
+				return error_set(err, -EINVAL, "%s = %s: letters, digits, '-', '_' and '.' only",
+						 k->name, value);
+		strcpy(dst, value);
+		return 0;
 	}
 	return -EINVAL;
 }

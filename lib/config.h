@@ -49,6 +49,8 @@ struct queue_conf {
 	char reason[128];            /* why disabled or stopped (qmgr), or "" */
 };
 
+#define CONFIG_NAME_MAX 64   /* [server] name, with its NUL */
+
 struct config {
 	char path[PATH_MAX];
 	/* [server] */
@@ -57,9 +59,12 @@ struct config {
 	uint64_t heartbeat_interval; /* seconds between node heartbeats */
 	uint64_t node_timeout;       /* seconds without heartbeat: node down */
 	uint64_t kill_grace;         /* seconds between SIGTERM and SIGKILL */
+	char server_name[CONFIG_NAME_MAX]; /* in printed job ids; "" = short host name */
+	char sendmail[PATH_MAX];     /* MTA for qsub -m; "" = mail off */
 	/* [node] */
 	char cgroup_root[PATH_MAX];  /* where the cgroup hierarchies are mounted */
 	char gded[PATH_MAX];         /* wrapper binary; "" = next to qnoded */
+	char tmpdir[PATH_MAX];       /* base of each job's TMPDIR */
 	struct queue_conf *queues;
 	size_t n_queues;
 };

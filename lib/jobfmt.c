@@ -174,6 +174,8 @@ static void key_size(FILE *f, const char *key, const json_t *o, const char *memb
 void jobfmt_job_full(FILE *f, const json_t *job)
 {
 	const json_t *times = json_object_get(job, "times");
+	const char *key;
+	json_t *a;
 	long long v;
 	char buf[64];
 
@@ -197,7 +199,9 @@ void jobfmt_job_full(FILE *f, const json_t *job)
 	key_str(f, "Output_Path", job, "stdout");
 	key_str(f, "Error_Path", job, "stderr");
 	if (wire_bool(job, "join", 0))
-		fputs("    Join_Path = oe\n", f);
+		fprintf(f, "    Join_Path = %s\n",
+			wire_str(json_object_get(job, "attrs"), "Join_Path") ?
+			wire_str(json_object_get(job, "attrs"), "Join_Path") : "oe");
 	key_str(f, "workdir", job, "workdir");
 	v = wire_int(job, "cpu_ns", NONE);
 	if (v != NONE && v >= 0) {
@@ -211,6 +215,16 @@ void jobfmt_job_full(FILE *f, const json_t *job)
 			continue;
 		jobfmt_time(buf, sizeof(buf), v);
 		fprintf(f, "    %s_time = %s\n", stamp_names[i], buf);
+	}
+	/* What qsub recorded under PBS names (Account_Name, Resource_List.place, ...). */
+	json_object_foreach((json_t *)json_object_get(job, "attrs"), key, a) {
+		if (!json_is_string(a) || strcmp(key, "Join_Path") == 0)
+			continue;
+		fputs("    ", f);
+		escaped_put(f, key);
+		fputs(" = ", f);
+		escaped_put(f, json_string_value(a));
+		fputc('\n', f);
 	}
 }
 

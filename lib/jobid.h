@@ -1,13 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* Job ids as users type them: "12" or PBS-style "12.host". */
+/* Job ids as users type them and as PBS tools split them: "12", "12.server", "12.server@host". */
 #ifndef QPOOL_JOBID_H
 #define QPOOL_JOBID_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-/* Parses a positive decimal id, optionally followed by '.' and anything
- * (the host part is ignored). Returns 0 and *ret, -EINVAL when s is not a
- * job id, -ERANGE when the number does not fit 63 bits. */
+/* Longest server name kept in a printed id (a host name's limit). */
+#define JOBID_SERVER_MAX 64
+
+/* Parses a job id as PBS commands take it: a positive decimal sequence
+ * number, optionally followed by ".server" (any text: qpool has one
+ * server, so the name is not checked) and/or "@host" (the server to ask;
+ * likewise ignored). "12", "12.srv", "12.srv.example.org", "12@srv",
+ * "12.srv@srv" all name job 12. Returns 0 and *ret, -EINVAL when s is
+ * not a job id (no digits first, or other text after them), -ERANGE when
+ * the number does not fit 63 bits. */
 int jobid_parse(const char *s, int64_t *ret);
+
+/* The server name in printed ids: configured when it is set and not
+ * empty, else this host's name up to its first dot (PBS's default server
+ * name is the short host name). Writes at most JOBID_SERVER_MAX bytes
+ * with the NUL into buf. No DNS: gethostname(2) only. */
+void jobid_server_name(const char *configured, char *buf, size_t len);
+
+/* Writes "ID.SERVER" (or "ID" when server is NULL or empty) into buf.
+ * Returns what snprintf returns. */
+int jobid_format(int64_t id, const char *server, char *buf, size_t len);
 
 #endif

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Job options and script directives: a pure parser, text in, struct jobspec out. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +16,18 @@ void jobspec_init(struct jobspec *js)
 	*js = (struct jobspec){
 		.ncpus = -1, .mem = -1, .walltime = -1,
 		.join = -1, .hold = -1, .rerunnable = -1, .export_all = -1,
+		.ompthreads = -1, .priority = JOBSPEC_PRIORITY_UNSET, .quiet = -1,
+		.interactive = -1, .mail = -1,
 	};
+}
+
+static void vars_free(struct jobspec_var *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].value);
+	}
+	free(v);
 }
 
 void jobspec_clear(struct jobspec *js)
@@ -23,17 +36,24 @@ void jobspec_clear(struct jobspec *js)
 	free(js->queue);
 	free(js->stdout_path);
 	free(js->stderr_path);
-	for (size_t i = 0; i < js->n_vars; i++) {
-		free(js->vars[i].name);
-		free(js->vars[i].value);
-	}
-	free(js->vars);
+	vars_free(js->vars, js->n_vars);
+	vars_free(js->attrs, js->n_attrs);
+	for (size_t i = 0; i < js->n_warnings; i++)
+		free(js->warnings[i]);
+	free(js->warnings);
+	free(js->shell);
+	free(js->prefix);
+	free(js->workdir);
+	free(js->group);
+	free(js->start_after);
 	jobspec_init(js);
 }
 
 bool jobspec_option_has_arg(int opt)
 {
-	return opt && strchr("Nqloejvr", opt);
+	const char *p = opt > ' ' && opt < 0x7f && opt != ':' ? strchr(JOBSPEC_OPTSTRING, opt) : NULL;
+
+	return p && p[1] == ':';
 }
 
 bool utf8_valid(const char *s, size_t len)
@@ -105,13 +125,319 @@ static int name_set(struct jobspec *js, const char *arg, struct error *err)
 	return string_set(&js->name, arg);
 }
 
+/* Records PBS attribute name = value (replacing an earlier value). */
+static int attr_set(struct jobspec *js, const char *name, const char *value)
+{
+	struct jobspec_var *v;
+	char *copy = strdup(value);
+
+	if (!copy)
+		return -ENOMEM;
+	for (size_t i = 0; i < js->n_attrs; i++)
+		if (strcmp(js->attrs[i].name, name) == 0) {
+			free(js->attrs[i].value);
+			js->attrs[i].value = copy;
+			return 0;
+		}
+	v = realloc(js->attrs, (js->n_attrs + 1) * sizeof(*v));
+	if (!v) {
+		free(copy);
+		return -ENOMEM;
+	}
+	js->attrs = v;
+	v[js->n_attrs].name = strdup(name);
+	v[js->n_attrs].value = copy;
+	if (!v[js->n_attrs].name) {
+		free(copy);
+		return -ENOMEM;
+	}
+	js->n_attrs++;
+	return 0;
+}
+
+const char *jobspec_attr(const struct jobspec *js, const char *name)
+{
+	for (size_t i = 0; i < js->n_attrs; i++)
+		if (strcmp(js->attrs[i].name, name) == 0)
+			return js->attrs[i].value;
+	return NULL;
+}
+
+__attribute__((format(printf, 2, 3)))
+static int warn(struct jobspec *js, const char *fmt, ...)
+{
+	char **w = realloc(js->warnings, (js->n_warnings + 1) * sizeof(char *));
+	va_list ap;
+	int n;
+
+	if (!w)
+		return -ENOMEM;
+	js->warnings = w;
+	va_start(ap, fmt);
+	n = vasprintf(&w[js->n_warnings], fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	js->n_warnings++;
+	return 0;
+}
+
+/* A count: 1 to max decimal digits, nothing else. -1 when not. */
+static int64_t count_parse(const char *s, int64_t max)
+{
+	size_t nd = strspn(s, "0123456789");
+	int64_t v;
+
+	if (!nd || nd != strlen(s) || nd > 9)
+		return -1;
+	v = strtoll(s, NULL, 10);
+	return v > max ? -1 : v;
+}
+
+static int ncpus_set(struct jobspec *js, const char *what, const char *val, struct error *err)
+{
+	int64_t v = count_parse(val, JOBSPEC_NCPUS_MAX);
+
+	if (v <= 0)
+		return error_set(err, -EINVAL, "%s: not a number of CPUs (1 to %d)", what,
+				 JOBSPEC_NCPUS_MAX);
+	js->ncpus = v;
+	return 0;
+}
+
+static int size_check(const char *what, const char *val, uint64_t *ret, struct error *err)
+{
+	int r = size_parse(val, ret);
+
+	if (r == -ERANGE || (r == 0 && *ret > INT64_MAX))
+		return error_set(err, -EINVAL, "%s: size too large", what);
+	if (r < 0)
+		return error_set(err, -EINVAL, "%s: not a size (e.g. 512M, 8G)", what);
+	return 0;
+}
+
+static int time_check(const char *what, const char *val, uint64_t *ret, struct error *err)
+{
+	int r = duration_parse(val, ret);
+
+	if (r == -ERANGE || (r == 0 && *ret > INT64_MAX))
+		return error_set(err, -EINVAL, "%s: time too large", what);
+	if (r < 0)
+		return error_set(err, -EINVAL, "%s: not a time (e.g. 01:30:00)", what);
+	return 0;
+}
+
+/* Resource_List.NAME = value, with the warning that qpool keeps it only. */
+static int record_unenforced(struct jobspec *js, const char *name, const char *val, const char *why)
+{
+	char key[80];
+
+	snprintf(key, sizeof(key), "Resource_List.%s", name);
+	return attr_set(js, key, val) ?: warn(js, "-l %s=%s: recorded, %s", name, val, why);
+}
+
+static int resource_one(struct jobspec *js, const char *name, const char *val, bool in_chunk,
+			struct error *err);
+
+/* nodes=N[:ppn=M][:property...] (Torque): one node is plain ncpus. */
+static int nodes_set(struct jobspec *js, const char *val, struct error *err)
+{
+	char buf[128], *save = NULL, *tok;
+	int64_t n = 1, ppn = 1;
+	int r;
+
+	if (strchr(val, '+'))
+		return error_set(err, -EINVAL, "-l nodes=%s: jobs across nodes are not supported yet "
+				 "(this asks for several node groups)", val);
+	snprintf(buf, sizeof(buf), "%s", val);
+	tok = strtok_r(buf, ":", &save);
+	if (!tok)
+		return error_set(err, -EINVAL, "-l nodes=%s: expected N[:ppn=M]", val);
+	if (tok[0] >= '0' && tok[0] <= '9') {
+		n = count_parse(tok, JOBSPEC_NCPUS_MAX);
+		if (n <= 0)
+			return error_set(err, -EINVAL, "-l nodes=%s: not a number of nodes", val);
+	} else {
+		r = record_unenforced(js, "host", tok, "qpool picks the node");
+		if (r < 0)
+			return r;
+	}
+	while ((tok = strtok_r(NULL, ":", &save))) {
+		if (strncmp(tok, "ppn=", 4) == 0) {
+			ppn = count_parse(tok + 4, JOBSPEC_NCPUS_MAX);
+			if (ppn <= 0)
+				return error_set(err, -EINVAL, "-l nodes=%s: ppn=%s is not a number of CPUs",
+						 val, tok + 4);
+		} else if (strncmp(tok, "gpus=", 5) == 0) {
+			r = resource_one(js, "ngpus", tok + 5, true, err);
+			if (r < 0)
+				return r;
+		} else {
+			r = warn(js, "-l nodes=%s: node property '%s' recorded, not used (qpool's nodes "
+				 "have no properties)", val, tok);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (n > 1)
+		return error_set(err, -EINVAL, "-l nodes=%s: jobs across nodes are not supported yet "
+				 "(this asks for %lld nodes; nodes=1:ppn=%lld runs on one)", val,
+				 (long long)n, (long long)(n * ppn));
+	js->ncpus = ppn;
+	return attr_set(js, "Resource_List.nodes", val) ?: attr_set(js, "Resource_List.nodect", "1");
+}
+
+/* select=[N:]res=val[:res=val...] (PBS Pro): one chunk is plain ncpus. */
+static int select_set(struct jobspec *js, const char *val, struct error *err)
+{
+	char buf[256], *save = NULL, *tok;
+	int64_t n = 1;
+	bool ncpus = false;
+	int r;
+
+	if (strchr(val, '+'))
+		return error_set(err, -EINVAL, "-l select=%s: jobs across nodes are not supported yet "
+				 "(this asks for several kinds of chunk)", val);
+	if (strlen(val) >= sizeof(buf))
+		return error_set(err, -EINVAL, "-l select=%.40s...: too long", val);
+	snprintf(buf, sizeof(buf), "%s", val);
+	for (tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (tok == buf && !eq) {
+			n = count_parse(tok, JOBSPEC_NCPUS_MAX);
+			if (n <= 0)
+				return error_set(err, -EINVAL, "-l select=%s: '%s' is not a number of chunks",
+						 val, tok);
+			continue;
+		}
+		if (!eq)
+			return error_set(err, -EINVAL, "-l select=%s: '%s': expected name=value", val, tok);
+		*eq = '\0';
+		ncpus |= strcmp(tok, "ncpus") == 0;
+		r = resource_one(js, tok, eq + 1, true, err);
+		if (r < 0)
+			return r;
+	}
+	if (n > 1)
+		return error_set(err, -EINVAL, "-l select=%s: jobs across nodes are not supported yet "
+				 "(this asks for %lld chunks; select=1:ncpus=%lld runs on one node)",
+				 val, (long long)n, (long long)(n * (js->ncpus > 0 ? js->ncpus : 1)));
+	if (!ncpus)
+		js->ncpus = 1;   /* PBS's default chunk has one CPU */
+	return attr_set(js, "Resource_List.select", val);
+}
+
+/* place=[arrangement][:sharing][:group=res] (PBS Pro). A job on one
+ * node is packed, scattered and free all at once; exclusivity is the
+ * queue's (reserve = exclusive). */
+static int place_set(struct jobspec *js, const char *val, struct error *err)
+{
+	char buf[128], *save = NULL, *tok;
+	int r;
+
+	snprintf(buf, sizeof(buf), "%s", val);
+	for (tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		if (!strcmp(tok, "scatter") || !strcmp(tok, "pack") || !strcmp(tok, "free") ||
+		    !strcmp(tok, "vscatter") || !strcmp(tok, "shared"))
+			continue;
+		if (!strcmp(tok, "excl") || !strcmp(tok, "exclhost") || !strncmp(tok, "group=", 6)) {
+			r = warn(js, "-l place=%s: '%s' recorded, not enforced (a queue with reserve = "
+				 "exclusive gives CPUs of the job's own)", val, tok);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		return error_set(err, -EINVAL, "-l place=%s: '%s' is not scatter, pack, free, excl, "
+				 "shared or exclhost", val, tok);
+	}
+	return attr_set(js, "Resource_List.place", val);
+}
+
+static int resource_one(struct jobspec *js, const char *name, const char *val, bool in_chunk,
+			struct error *err)
+{
+	char what[160], key[80];
+	uint64_t v;
+	int64_t n;
+	int r;
+
+	snprintf(what, sizeof(what), "%s=%s", name, val);
+	if (!*name || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+	    != strlen(name) || strlen(name) > 40)
+		return error_set(err, -EINVAL, "-l %s: not a resource name", what);
+	if (!*val)
+		return error_set(err, -EINVAL, "-l %s: empty value", what);
+	if (!strcmp(name, "ncpus") || !strcmp(name, "procs"))
+		return ncpus_set(js, what, val, err);
+	if (!strcmp(name, "mem")) {
+		r = size_check(what, val, &v, err);
+		if (r < 0)
+			return r;
+		js->mem = (int64_t)v;
+		return attr_set(js, "Resource_List.mem", val);
+	}
+	if (!strcmp(name, "walltime")) {
+		r = time_check(what, val, &v, err);
+		if (r < 0)
+			return r;
+		/* PBS has no "unlimited" walltime to ask for: 0 would only mean
+		 * "the queue's default", which would replace a limit the
+		 * script set. Say so instead. */
+		if (v == 0)
+			return error_set(err, -EINVAL, "%s: a job needs a time limit above 0 "
+					 "(leave walltime out for the queue's default)", what);
+		js->walltime = (int64_t)v;
+		return 0;
+	}
+	if (!in_chunk && !strcmp(name, "nodes"))
+		return nodes_set(js, val, err);
+	if (!in_chunk && !strcmp(name, "select"))
+		return select_set(js, val, err);
+	if (!in_chunk && !strcmp(name, "place"))
+		return place_set(js, val, err);
+	snprintf(key, sizeof(key), "Resource_List.%s", name);
+	if (!strcmp(name, "ompthreads")) {
+		n = count_parse(val, JOBSPEC_NCPUS_MAX);
+		if (n <= 0)
+			return error_set(err, -EINVAL, "-l %s: not a number of threads", what);
+		js->ompthreads = n;
+		return attr_set(js, key, val);
+	}
+	if (!strcmp(name, "mpiprocs") || !strcmp(name, "nodect")) {
+		n = count_parse(val, JOBSPEC_NCPUS_MAX);
+		if (n <= 0)
+			return error_set(err, -EINVAL, "-l %s: not a count", what);
+		/* Ranks on one node are the job's to start; qpool fences CPUs. */
+		return attr_set(js, key, val);
+	}
+	if (!strcmp(name, "ngpus") || !strcmp(name, "gpus") || !strcmp(name, "naccelerators")) {
+		n = count_parse(val, 1000000);
+		if (n < 0)
+			return error_set(err, -EINVAL, "-l %s: not a count", what);
+		if (n > 0)
+			return error_set(err, -EINVAL, "-l %s: qpool has no GPUs to give (its nodes offer "
+					 "CPUs and memory)", what);
+		return attr_set(js, key, val);
+	}
+	if (!strcmp(name, "pmem") || !strcmp(name, "pvmem") || !strcmp(name, "vmem") ||
+	    !strcmp(name, "file")) {
+		r = size_check(what, val, &v, err);
+		return r < 0 ? r : record_unenforced(js, name, val,
+						      "not enforced (qpool limits a job's mem=)");
+	}
+	if (!strcmp(name, "cput") || !strcmp(name, "pcput")) {
+		r = time_check(what, val, &v, err);
+		return r < 0 ? r : record_unenforced(js, name, val,
+						      "not enforced (qpool limits walltime=)");
+	}
+	return record_unenforced(js, name, val, "not used by qpool");
+}
+
 /* One "key=value" of -l; item is not NUL-terminated (len bytes). */
 static int resource_set(struct jobspec *js, const char *item, size_t len, struct error *err)
 {
-	char buf[128];
-	const char *eq, *val;
-	uint64_t v;
-	int r;
+	char buf[256], *eq;
 
 	if (len == 0)
 		return error_set(err, -EINVAL, "-l: empty resource (expected ncpus=N,mem=SIZE,walltime=TIME)");
@@ -122,36 +448,12 @@ static int resource_set(struct jobspec *js, const char *item, size_t len, struct
 	eq = strchr(buf, '=');
 	if (!eq)
 		return error_set(err, -EINVAL, "-l %s: expected name=value", buf);
-	val = eq + 1;
-	if (strncmp(buf, "ncpus=", 6) == 0) {
-		size_t nd = strspn(val, "0123456789");
-
-		v = nd && nd == strlen(val) && nd <= 7 ? strtoull(val, NULL, 10) : 0;
-		if (v == 0 || v > JOBSPEC_NCPUS_MAX)
-			return error_set(err, -EINVAL, "%s: not a number of CPUs (1 to %d)", buf,
-					 JOBSPEC_NCPUS_MAX);
-		js->ncpus = (int64_t)v;
-	} else if (strncmp(buf, "mem=", 4) == 0) {
-		r = size_parse(val, &v);
-		if (r == -ERANGE || (r == 0 && v > INT64_MAX))
-			return error_set(err, -EINVAL, "%s: size too large", buf);
-		if (r < 0)
-			return error_set(err, -EINVAL, "%s: not a size (e.g. 512M, 8G)", buf);
-		js->mem = (int64_t)v;
-	} else if (strncmp(buf, "walltime=", 9) == 0) {
-		r = duration_parse(val, &v);
-		if (r == -ERANGE || (r == 0 && v > INT64_MAX))
-			return error_set(err, -EINVAL, "%s: time too large", buf);
-		if (r < 0)
-			return error_set(err, -EINVAL, "%s: not a time (e.g. 01:30:00)", buf);
-		js->walltime = (int64_t)v;
-	} else {
-		return error_set(err, -EINVAL, "-l %s: unknown resource '%.*s' (known: ncpus, mem, walltime)",
-				 buf, (int)(eq - buf), buf);
-	}
-	return 0;
+	*eq = '\0';
+	return resource_one(js, buf, eq + 1, false, err);
 }
 
+/* -l a=1,b=2: commas split resources, except inside select= and nodes=,
+ * whose values hold none (PBS writes select=2:ncpus=4,walltime=1:00:00). */
 static int resources_set(struct jobspec *js, const char *arg, struct error *err)
 {
 	const char *p = arg;
@@ -228,8 +530,66 @@ static int vars_set(struct jobspec *js, const char *arg, struct error *err)
 	}
 }
 
+/* -m: n, or any of a (abort), b (begin), e (end), and PBS Pro's j. */
+static int mail_set(struct jobspec *js, const char *arg, struct error *err)
+{
+	if (strcmp(arg, "n") != 0 && (!*arg || strspn(arg, "abej") != strlen(arg)))
+		return error_set(err, -EINVAL, "-m %s: expected n, or letters of abe (abort, begin, end)",
+				 arg);
+	js->mail = strcmp(arg, "n") != 0;
+	return attr_set(js, "Mail_Points", arg);
+}
+
+/* -W attr=value[,attr=value...]. */
+static int w_set(struct jobspec *js, const char *arg, struct error *err)
+{
+	char buf[512], *save = NULL, *tok;
+	int r;
+
+	if (strlen(arg) >= sizeof(buf))
+		return error_set(err, -EINVAL, "-W %.40s...: too long", arg);
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq || eq == tok)
+			return error_set(err, -EINVAL, "-W %s: expected attribute=value", tok);
+		*eq = '\0';
+		if (!strcmp(tok, "depend") || !strcmp(tok, "block"))
+			return error_set(err, -EINVAL, "-W %s=%s: %s not supported yet", tok, eq + 1,
+					 !strcmp(tok, "depend") ? "job dependencies are" :
+					 "blocking until the job ends is");
+		if (!strcmp(tok, "group_list")) {
+			/* g or g@host: one group; the host part names this pool. */
+			eq[1 + strcspn(eq + 1, "@")] = '\0';
+			if (!eq[1] || strchr(eq + 1, ','))
+				return error_set(err, -EINVAL, "-W group_list=%s: expected a group name",
+						 eq + 1);
+			r = string_set(&js->group, eq + 1) ?: attr_set(js, "group_list", eq + 1);
+		} else {
+			r = attr_set(js, tok, eq + 1) ?:
+			    warn(js, "-W %s=%s: recorded, not used by qpool", tok, eq + 1);
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* -a [[[[CC]YY]MM]DD]hhmm[.SS]: checked here, turned into a time by qsub. */
+static int start_after_set(struct jobspec *js, const char *arg, struct error *err)
+{
+	size_t nd = strspn(arg, "0123456789");
+
+	if (!(nd == 4 || nd == 6 || nd == 8 || nd == 10 || nd == 12) ||
+	    (arg[nd] && (arg[nd] != '.' || strspn(arg + nd + 1, "0123456789") != 2 || arg[nd + 3])))
+		return error_set(err, -EINVAL, "-a %s: expected [[[[CC]YY]MM]DD]hhmm[.SS]", arg);
+	return string_set(&js->start_after, arg);
+}
+
 int jobspec_option(struct jobspec *js, int opt, const char *arg, struct error *err)
 {
+	int64_t n;
 	int r;
 
 	switch (opt) {
@@ -249,10 +609,13 @@ int jobspec_option(struct jobspec *js, int opt, const char *arg, struct error *e
 	case 'j':
 		if (strcmp(arg, "oe") == 0)
 			js->join = 1;
+		else if (strcmp(arg, "eo") == 0)
+			js->join = 2;
 		else if (strcmp(arg, "n") == 0)
 			js->join = 0;
 		else
-			return error_set(err, -EINVAL, "-j %s: expected oe (join stderr into stdout) or n", arg);
+			return error_set(err, -EINVAL, "-j %s: expected oe (both into the output file), "
+					 "eo (both into the error file) or n", arg);
 		return 0;
 	case 'v':
 		return vars_set(js, arg, err);
@@ -270,6 +633,70 @@ int jobspec_option(struct jobspec *js, int opt, const char *arg, struct error *e
 		else
 			return error_set(err, -EINVAL, "-r %s: expected y or n", arg);
 		return 0;
+	case 'm':
+		return mail_set(js, arg, err);
+	case 'M':
+		r = text_arg_check("-M", "mail address", arg, err);
+		return r < 0 ? r : attr_set(js, "Mail_Users", arg);
+	case 'A':
+		r = text_arg_check("-A", "account", arg, err);
+		return r < 0 ? r : attr_set(js, "Account_Name", arg);
+	case 'P':
+		r = text_arg_check("-P", "project", arg, err);
+		return r < 0 ? r : attr_set(js, "project", arg);
+	case 'p': {
+		const char *d = arg[0] == '-' || arg[0] == '+' ? arg + 1 : arg;
+
+		n = count_parse(d, 1024);
+		if (n < 0 || (arg[0] != '-' && n > 1023))
+			return error_set(err, -EINVAL, "-p %s: expected a priority from -1024 to 1023", arg);
+		js->priority = arg[0] == '-' ? (int)-n : (int)n;
+		return attr_set(js, "Priority", arg);
+	}
+	case 'u':
+		r = text_arg_check("-u", "user list", arg, err);
+		return r < 0 ? r : attr_set(js, "User_List", arg);
+	case 'S': {
+		/* path[@host][,path@host...]: the first path; the host is ours. */
+		size_t len = strcspn(arg, "@,");
+
+		if (arg[0] != '/' || len < 2)
+			return error_set(err, -EINVAL, "-S %s: expected an absolute path", arg);
+		free(js->shell);
+		js->shell = strndup(arg, len);
+		return js->shell ? attr_set(js, "Shell_Path_List", arg) : -ENOMEM;
+	}
+	case 'W':
+		return w_set(js, arg, err);
+	case 'a':
+		return start_after_set(js, arg, err);
+	case 'z':
+		js->quiet = 1;
+		return 0;
+	case 'C':
+		return string_set(&js->prefix, arg);
+	case 'd':
+	case 'w':
+		r = text_arg_check(opt == 'd' ? "-d" : "-w", "directory", arg, err);
+		return r < 0 ? r : string_set(&js->workdir, arg);
+	case 'k':
+		/* qpool always writes the output files in place as the job
+		 * runs (PBS's -k d); the letters are recorded. */
+		if (!*arg || strspn(arg, "eond") != strlen(arg))
+			return error_set(err, -EINVAL, "-k %s: expected e, o, eo, oe, d or n", arg);
+		return attr_set(js, "Keep_Files", arg);
+	case 'c':
+		r = text_arg_check("-c", "checkpoint", arg, err);
+		return r < 0 ? r : attr_set(js, "Checkpoint", arg) ?:
+			warn(js, "-c %s: recorded; qpool does not checkpoint jobs", arg);
+	case 'I':
+		js->interactive = 1;
+		return 0;
+	case 'J':
+	case 't':
+		return error_set(err, -EINVAL, "-%c %s: job arrays are not supported yet", opt, arg);
+	case 'X':
+		return error_set(err, -EINVAL, "-X: X11 forwarding is not supported");
 	default:
 		if (opt > ' ' && opt < 0x7f)
 			return error_set(err, -EINVAL, "unknown option -%c", opt);
@@ -290,8 +717,27 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 	r = r ?: merge_string(&dst->queue, src->queue);
 	r = r ?: merge_string(&dst->stdout_path, src->stdout_path);
 	r = r ?: merge_string(&dst->stderr_path, src->stderr_path);
+	r = r ?: merge_string(&dst->shell, src->shell);
+	r = r ?: merge_string(&dst->prefix, src->prefix);
+	r = r ?: merge_string(&dst->workdir, src->workdir);
+	r = r ?: merge_string(&dst->group, src->group);
+	r = r ?: merge_string(&dst->start_after, src->start_after);
+	for (size_t i = 0; i < src->n_attrs && r == 0; i++)
+		r = attr_set(dst, src->attrs[i].name, src->attrs[i].value);
+	for (size_t i = 0; i < src->n_warnings && r == 0; i++)
+		r = warn(dst, "%s", src->warnings[i]);
 	if (r < 0)
 		return r;
+	if (src->ompthreads >= 0)
+		dst->ompthreads = src->ompthreads;
+	if (src->priority != JOBSPEC_PRIORITY_UNSET)
+		dst->priority = src->priority;
+	if (src->quiet >= 0)
+		dst->quiet = src->quiet;
+	if (src->interactive >= 0)
+		dst->interactive = src->interactive;
+	if (src->mail >= 0)
+		dst->mail = src->mail;
 	if (src->ncpus >= 0)
 		dst->ncpus = src->ncpus;
 	if (src->mem >= 0)
@@ -406,7 +852,7 @@ static int directive_apply(struct jobspec *js, const char *s, size_t len, struct
 		/* Like getopt: flags may be grouped, an argument may be attached. */
 		for (const char *o = w + 1; *o && r == 0; o++) {
 			if (!jobspec_option_has_arg(*o)) {
-				if (*o != 'h' && *o != 'V') {
+				if (!strchr("hVzIX", *o)) {
 					r = error_set(err, -EINVAL, "unknown option -%c", *o);
 					goto done;
 				}
@@ -445,12 +891,18 @@ static bool line_is_comment(const char *s, size_t len)
 	return i < len && s[i] == '#';
 }
 
-/* The length of the directive prefix this line starts with, or 0. */
-static size_t directive_prefix(const char *s, size_t len)
+/* The length of the directive prefix this line starts with, or 0: only
+ * prefix when it is set (qsub -C), else #QP or #PBS. */
+static size_t directive_prefix(const char *s, size_t len, const char *prefix)
 {
-	static const char *prefixes[] = { "#QP", "#PBS" };
+	const char *prefixes[] = { "#QP", "#PBS" };
+	size_t count = 2;
 
-	for (size_t i = 0; i < 2; i++) {
+	if (prefix) {
+		prefixes[0] = prefix;
+		count = *prefix ? 1 : 0;
+	}
+	for (size_t i = 0; i < count; i++) {
 		size_t n = strlen(prefixes[i]);
 
 		if (len >= n && memcmp(s, prefixes[i], n) == 0 &&
@@ -460,7 +912,8 @@ static size_t directive_prefix(const char *s, size_t len)
 	return 0;
 }
 
-int jobscript_parse(const char *text, size_t len, struct jobspec *js, struct error *err)
+int jobscript_parse(const char *text, size_t len, const char *prefix, struct jobspec *js,
+		    struct error *err)
 {
 	size_t start = 0, line = 0;
 	struct error e;
@@ -480,7 +933,7 @@ int jobscript_parse(const char *text, size_t len, struct jobspec *js, struct err
 			continue;
 		if (!line_is_comment(s, n))
 			break;
-		p = directive_prefix(s, n);
+		p = directive_prefix(s, n, prefix);
 		if (!p)
 			continue;
 		r = directive_apply(js, s + p, n - p, &e);

@@ -34,7 +34,28 @@ struct jobspec {
 	int export_all;             /* -V: 1, -1 unset */
 	struct jobspec_var *vars;   /* -v, in the order given */
 	size_t n_vars;
+	/* PBS attributes qpool records (qstat -f shows them) under their PBS
+	 * names: Account_Name, Project, Mail_Points, Resource_List.place, ...
+	 * One entry per name, the last set wins. */
+	struct jobspec_var *attrs;
+	size_t n_attrs;
+	/* One line each, for qsub's standard error: what was accepted but is
+	 * not enforced ("-l pmem=2gb: recorded, not enforced"). */
+	char **warnings;
+	size_t n_warnings;
+	char *shell;                /* -S: the interpreter, over the #! line */
+	char *prefix;               /* -C: directive prefix; NULL: #PBS and #QP */
+	char *workdir;              /* -d / -w: the job's working directory */
+	char *group;                /* -W group_list=: the group to run with */
+	char *start_after;          /* -a [[[[CC]YY]MM]DD]hhmm[.SS], as given */
+	int64_t ompthreads;         /* -l ompthreads=N, -1 unset */
+	int priority;               /* -p -1024..1023; JOBSPEC_PRIORITY_UNSET */
+	int quiet;                  /* -z: 1, -1 unset */
+	int interactive;            /* -I: 1, -1 unset */
+	int mail;                   /* -m given and not n: 1; -m n: 0; -1 unset */
 };
+
+#define JOBSPEC_PRIORITY_UNSET (-10000)
 
 /* Sets every member to "unset". */
 void jobspec_init(struct jobspec *js);
@@ -42,8 +63,12 @@ void jobspec_init(struct jobspec *js);
 /* Frees what js owns and re-initialises it. */
 void jobspec_clear(struct jobspec *js);
 
-/* True when opt ('N', 'q', 'l', 'o', 'e', 'j', 'v', 'r') takes an argument;
- * false for the flags 'h' and 'V' and for unknown letters. */
+/* The option letters qsub takes, for getopt: with ':' after those that
+ * take an argument. */
+#define JOBSPEC_OPTSTRING "N:q:l:o:e:j:v:Vhr:m:M:A:P:p:u:S:W:a:zC:d:w:k:Ic:J:t:X"
+
+/* True when opt takes an argument (see JOBSPEC_OPTSTRING); false for the
+ * flags (h, V, z, I, X) and for unknown letters. */
 bool jobspec_option_has_arg(int opt);
 
 /* Applies one option as qsub and directives spell it: opt is the letter,
@@ -51,6 +76,9 @@ bool jobspec_option_has_arg(int opt);
  * ones; -l and -v accumulate. Returns 0, -EINVAL with err naming the
  * offending text (e.g. "mem=12Q: not a size (e.g. 512M, 8G)"), -ENOMEM. */
 int jobspec_option(struct jobspec *js, int opt, const char *arg, struct error *err);
+
+/* The recorded PBS attribute name (e.g. "Account_Name"), or NULL. */
+const char *jobspec_attr(const struct jobspec *js, const char *name);
 
 /* Overrides dst with every member set in src (command line over
  * directives); src's -v entries are appended after dst's. 0 or -ENOMEM. */
@@ -65,12 +93,14 @@ int jobscript_check(const char *text, size_t len, struct error *err);
 bool utf8_valid(const char *s, size_t len);
 
 /* Reads the directives at the top of text into js (which the caller has
- * initialised). A directive is a line starting with "#QP" or "#PBS"
+ * initialised). A directive is a line starting with "#QP" or "#PBS" (or
+ * only prefix, when not NULL: qsub -C; "" reads no directive)
  * followed by blanks and options, e.g. `#PBS -l ncpus=4,mem=8G -N "my job"`;
  * words split on blanks, with '...' and "..." quoting and \ escapes, and an
  * unquoted word starting with '#' begins a comment. Reading stops at the
  * first line (after an optional #! line) that is neither blank nor a
  * comment. Returns 0 or -EINVAL with err "line N: ...". */
-int jobscript_parse(const char *text, size_t len, struct jobspec *js, struct error *err);
+int jobscript_parse(const char *text, size_t len, const char *prefix, struct jobspec *js,
+		    struct error *err);
 
 #endif

@@ -39,6 +39,9 @@ int size_parse(const char *s, uint64_t *ret_bytes)
 		{ "m", 20 }, { "mb", 20 }, { "mib", 20 },
 		{ "g", 30 }, { "gb", 30 }, { "gib", 30 },
 		{ "t", 40 }, { "tb", 40 }, { "tib", 40 },
+		{ "p", 50 }, { "pb", 50 }, { "pib", 50 },
+		/* PBS's words: 8 bytes each on every host qpool runs on. */
+		{ "w", 3 }, { "kw", 13 }, { "mw", 23 }, { "gw", 33 }, { "tw", 43 },
 	};
 	uint64_t v;
 	int r;

@@ -8,7 +8,8 @@
 #include <stdint.h>
 
 /* Size with an optional binary suffix: "512", "64k", "8M", "150G", "1T",
- * "2gb", "4GiB" (case-insensitive; k=1024). Returns 0, or -EINVAL when s is
+ * "2gb", "4GiB", "1pb", and PBS's words "10w", "4kw" (8 bytes a word)
+ * (case-insensitive; k=1024). Returns 0, or -EINVAL when s is
  * not a size, -ERANGE when it overflows 64 bits. */
 int size_parse(const char *s, uint64_t *ret_bytes);
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "jobfmt.h"
 #include "parse.h"
@@ -18,25 +17,6 @@
 static const char *const stamp_names[] = {
 	"submit", "dispatch", "launch", "wrap", "fenced", "exec", "exit", "released", "done",
 };
-
-void pbsfmt_server_name(char *buf, size_t len)
-{
-	const char *env = getenv("PBS_SERVER");
-	char *dot;
-
-	if (env && *env)
-		snprintf(buf, len, "%s", env);
-	else if (gethostname(buf, len) < 0 || !buf[0])
-		snprintf(buf, len, "localhost");
-	buf[len - 1] = '\0';
-	dot = strchr(buf, '.');
-	if (dot)
-		*dot = '\0';
-	/* "server@host" names a server on a host: the id keeps the server. */
-	dot = strchr(buf, '@');
-	if (dot)
-		*dot = '\0';
-}
 
 char pbsfmt_state_letter(const char *state)
 {
@@ -221,6 +201,37 @@ static void set_path(json_t *o, const char *key, const char *server, const char 
 	free(s);
 }
 
+/* What qsub recorded under PBS names (Account_Name, Mail_Points,
+ * Resource_List.select as written, ...) over what is derived here:
+ * "A.b" goes into object A, the rest at the top. */
+static void recorded_merge(json_t *a, const json_t *recorded)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)recorded, key, v) {
+		const char *dot = strchr(key, '.');
+
+		if (!json_is_string(v))
+			continue;
+		if (dot && dot != key && dot[1]) {
+			char parent[64];
+			json_t *obj;
+
+			snprintf(parent, sizeof(parent), "%.*s", (int)(dot - key), key);
+			obj = json_object_get(a, parent);
+			if (!obj) {
+				obj = json_object();
+				json_object_set_new(a, parent, obj);
+			}
+			if (json_is_object(obj))
+				json_object_set(obj, dot + 1, v);
+		} else if (!json_is_object(json_object_get(a, key))) {
+			json_object_set(a, key, v);
+		}
+	}
+}
+
 json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns)
 {
 	const json_t *times = json_object_get(job, "times");
@@ -263,6 +274,7 @@ json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns)
 		json_object_set_new(a, "Exit_status", json_integer(code));
 	set_str(a, "comment", wire_str(job, "reason"));
 	json_object_set_new(a, "Variable_List", variable_list(job));
+	recorded_merge(a, json_object_get(job, "attrs"));
 	/* qpool's own, beside PBS's. */
 	set_str(a, "qpool_state", state);
 	set_str(a, "exec_cpus", wire_str(job, "cpus"));

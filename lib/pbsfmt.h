@@ -12,10 +12,6 @@
  * these layouts follow (tools compare it), not qpool's own. */
 #define PBSFMT_PBS_VERSION "19.1.3"
 
-/* The server name of "ID.server": the short host name of this host, or
- * $PBS_SERVER when set (without any ".domain"). */
-void pbsfmt_server_name(char *buf, size_t len);
-
 /* PBS's one-letter state of a qpool state word: queued Q, held H,
  * running R, exiting E, waiting W, finished ones (completed failed
  * cancelled timeout oom) F; '?' for anything else. */
@@ -25,7 +21,8 @@ char pbsfmt_state_letter(const char *state);
  * Job_Owner, resources_used (object), job_state, queue, server, ctime,
  * Error_Path, exec_host, Join_Path, mtime, Output_Path, qtime,
  * Rerunable, Resource_List (object), stime, obittime, jobdir,
- * Exit_status, comment, Variable_List (object, when the job has env),
+ * Exit_status, comment, Variable_List (object), what qsub recorded under
+ * PBS names (the job's "attrs", over the derived ones),
  * then qpool's own: qpool_state, exec_cpus, exit_signal, reason,
  * workdir, cpu_time, mem_peak and <stamp>_time for each stamp present.
  * Times are ctime(3) local time, as PBS prints them; sizes "<n>kb";

@@ -242,6 +242,8 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 	r = r ?: json_set_str(spec, "home", user->home);
 	r = r ?: json_set_str(spec, "shell", user->shell);
 	r = r ?: json_set_str(spec, "node", node->name);
+	if (node->tmpdir && node->tmpdir[0])
+		r = r ?: json_set_str(spec, "tmpdir_base", node->tmpdir);
 	r = r ?: json_set_str(cg, "mode", cgroup_mode_name(node->cgroup_mode));
 	r = r ?: json_set_str(cg, "root", node->cgroup_root);
 	r = r ?: json_set_str(cg, "parent", node->cgroup_parent);

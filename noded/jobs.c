@@ -351,6 +351,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		.jobs_dir = nd->jobs_dir,
 		.cgroup_mode = nd->cgroup_mode,
 		.cgroup_root = nd->config->cgroup_root,
+		.tmpdir = nd->config->tmpdir,
 		.cgroup_parent = nd->cgroup_parent,
 	};
 	struct error err = { "" };

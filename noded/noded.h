@@ -77,6 +77,7 @@ struct spec_node {
 	enum cgroup_mode cgroup_mode;
 	const char *cgroup_root;
 	const char *cgroup_parent;  /* "qpool/<name>" */
+	const char *tmpdir;         /* [node] tmpdir: base of each job's TMPDIR */
 };
 
 /* "<jobs_dir>/<id>.<ext>" into buf (PATH_MAX). */

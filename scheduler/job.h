@@ -50,6 +50,8 @@ struct job {
 	char mems[64];           /* NUMA nodes of cpus (kernel list) */
 	int64_t t_submit;
 	bool rerunnable;         /* requeue, not fail, when its node is lost */
+	int priority;            /* qsub -p: order among its owner's waiting jobs */
+	int64_t start_after;     /* qsub -a: wall seconds; 0: none */
 	bool cpus_back;          /* its processes are gone: CPUs handed back before its result */
 	bool rerun;              /* qrerun: requeue, not finish, when its result comes */
 	struct job *next;        /* scheduler's list, submit order */

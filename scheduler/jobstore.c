@@ -50,6 +50,9 @@ static const char *const migrations[] = {
 	/* 4: the submitter's umask, for the job's output files; NULL (rows
 	 * from before) is launched with 022. */
 	"ALTER TABLE jobs ADD COLUMN umask INTEGER;",
+	/* 5: the PBS attributes qsub recorded (Account_Name, Mail_Points,
+	 * Resource_List.place, ...) as a JSON object of strings; NULL: none. */
+	"ALTER TABLE jobs ADD COLUMN attrs TEXT;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -59,14 +62,15 @@ static const char *const migrations[] = {
 	" stdout, stderr, join_oe, rerunnable, node, cpus, exit_status, exit_signal," \
 	" reason, cpu_ns, mem_peak, oom, t_submit, t_dispatch, t_launch, t_wrap," \
 	" t_fenced, t_exec, t_exit, t_released, t_done,"  \
-	" m_wrap, m_fenced, m_exec, m_exit, m_released"
+	" m_wrap, m_fenced, m_exec, m_exit, m_released, attrs"
 enum {
 	COL_ID, COL_NAME, COL_QUEUE, COL_OWNER, COL_UID, COL_GID, COL_STATE, COL_NCPUS,
 	COL_MEM, COL_WALLTIME, COL_WORKDIR, COL_STDOUT, COL_STDERR, COL_JOIN,
 	COL_RERUN, COL_NODE, COL_CPUS, COL_EXIT_STATUS, COL_EXIT_SIGNAL, COL_REASON,
 	COL_CPU_NS, COL_MEM_PEAK, COL_OOM, COL_T_FIRST,
 	COL_M_FIRST = COL_T_FIRST + STAMP_MAX,   /* m_wrap .. m_released */
-	COL_ENV = COL_M_FIRST + STAMP_RELEASED - STAMP_WRAP + 1,   /* SQL_LAUNCH's payload: env, script */
+	COL_ATTRS = COL_M_FIRST + STAMP_RELEASED - STAMP_WRAP + 1,
+	COL_ENV,   /* SQL_LAUNCH's payload: env, script */
 	COL_LAUNCH_UMASK = COL_ENV + 2,   /* SQL_LAUNCH's last column */
 };
 
@@ -74,8 +78,8 @@ enum {
 
 static const char SQL_INSERT[] =
 	"INSERT INTO jobs (name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
-	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask)"
-	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs)"
+	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char SQL_INSERT_PAYLOAD[] =
 	"INSERT INTO job_payload (job_id, env, script) VALUES (?,?,?)";
 static const char SQL_SET_STATE[] =
@@ -90,7 +94,8 @@ static const char SQL_FINISH[] =
 	" t_exec = ?, t_exit = ?, t_released = ?, t_done = ?, m_wrap = ?, m_fenced = ?,"
 	" m_exec = ?, m_exit = ?, m_released = ? WHERE id = ?";
 static const char SQL_ACTIVE[] =
-	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable FROM jobs"
+	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable,"
+	" json_extract(attrs, '$.Priority'), json_extract(attrs, '$.Execution_Time') FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR owner = ?2)"
@@ -478,6 +483,7 @@ int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t
 		sqlite3_bind_int(st, 16, s->umask & 0777);
 	else
 		sqlite3_bind_null(st, 16);
+	bind_text(st, 17, s->attrs_json);
 	r = stmt_exec(js, ST_INSERT);
 	if (r < 0)
 		return r;
@@ -606,6 +612,11 @@ int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *use
 			(void)cpumask_parse(s, &j->cpus);
 		j->t_submit = sqlite3_column_int64(st, 9);
 		j->rerunnable = sqlite3_column_int(st, 10);
+		/* The attributes are text as qsub wrote them ("-5", "1700000000"). */
+		j->priority = sqlite3_column_type(st, 11) == SQLITE_NULL ? 0 :
+			      atoi((const char *)sqlite3_column_text(st, 11));
+		j->start_after = sqlite3_column_type(st, 12) == SQLITE_NULL ? 0 :
+				 strtoll((const char *)sqlite3_column_text(st, 12), NULL, 10);
 		r = cb(j, userdata);
 		if (r < 0)
 			break;
@@ -631,22 +642,39 @@ static void json_set_int(json_t *o, const char *key, sqlite3_stmt *st, int col)
 		json_object_set_new(o, key, json_integer(sqlite3_column_int64(st, col)));
 }
 
-/* Default output path: <workdir>/<name>.<o|e><id>, as PBS does. */
+/* Default output path: <workdir>/<name>.<o|e><id>, as PBS does; a path
+ * ending in '/' (qsub -o DIR/) is a directory to put that name in. */
 static json_t *output_path(sqlite3_stmt *st, int col, char kind)
 {
 	const char *p = (const char *)sqlite3_column_text(st, col);
+	const char *dir = (const char *)sqlite3_column_text(st, COL_WORKDIR);
 	char *s;
 	json_t *v;
 
-	if (p && *p)
+	if (p && *p && p[strlen(p) - 1] != '/')
 		return json_string(p);
-	if (asprintf(&s, "%s/%s.%c%" PRId64, (const char *)sqlite3_column_text(st, COL_WORKDIR),
+	if (p && *p)
+		dir = p;
+	if (asprintf(&s, "%s%s%s.%c%" PRId64, dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
 		     (const char *)sqlite3_column_text(st, COL_NAME), kind,
 		     (int64_t)sqlite3_column_int64(st, COL_ID)) < 0)
 		return json_null();
 	v = json_string(s);
 	free(s);
 	return v ? v : json_null();
+}
+
+/* The row's PBS attributes: a JSON object (empty when none). */
+static json_t *attrs_get(sqlite3_stmt *st)
+{
+	const char *text = (const char *)sqlite3_column_text(st, COL_ATTRS);
+	json_t *a = text ? json_loads(text, 0, NULL) : NULL;
+
+	if (!json_is_object(a)) {
+		json_decref(a);
+		a = json_object();
+	}
+	return a;
 }
 
 /* env (a JSON object in the row) and script, from columns env_col and
@@ -672,12 +700,14 @@ static int payload_add(struct jobstore *js, int64_t id, json_t *o)
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : sql_errno(rc);
 }
 
-/* stdout, stderr (the stdout file when joined) and join. */
-static void outputs_set(json_t *o, sqlite3_stmt *st)
+/* stdout, stderr (the stdout file when joined; both the stderr file
+ * with -j eo) and join. */
+static void outputs_set(json_t *o, sqlite3_stmt *st, const json_t *attrs)
 {
-	const char *stdout_path;
+	const char *stdout_path, *jp = json_string_value(json_object_get(attrs, "Join_Path"));
+	bool eo = sqlite3_column_int(st, COL_JOIN) && jp && strcmp(jp, "eo") == 0;
 
-	json_object_set_new(o, "stdout", output_path(st, COL_STDOUT, 'o'));
+	json_object_set_new(o, "stdout", output_path(st, eo ? COL_STDERR : COL_STDOUT, eo ? 'e' : 'o'));
 	stdout_path = json_string_value(json_object_get(o, "stdout"));
 	if (sqlite3_column_int(st, COL_JOIN) && stdout_path)
 		json_object_set_new(o, "stderr", json_string(stdout_path));
@@ -701,7 +731,7 @@ static json_t *stamps_json(sqlite3_stmt *st, int first, int last)
 static json_t *job_row_json(sqlite3_stmt *st)
 {
 	json_t *o = json_object();
-	json_t *times;
+	json_t *times, *attrs;
 
 	json_object_set_new(o, "jobid", json_integer(sqlite3_column_int64(st, COL_ID)));
 	json_set_text(o, "name", st, COL_NAME);
@@ -714,7 +744,9 @@ static json_t *job_row_json(sqlite3_stmt *st)
 	json_set_int(o, "mem", st, COL_MEM);
 	json_set_int(o, "walltime", st, COL_WALLTIME);
 	json_set_text(o, "workdir", st, COL_WORKDIR);
-	outputs_set(o, st);
+	attrs = attrs_get(st);
+	outputs_set(o, st, attrs);
+	json_object_set_new(o, "attrs", attrs);
 	json_object_set_new(o, "rerunnable", json_boolean(sqlite3_column_int(st, COL_RERUN)));
 	json_set_text(o, "node", st, COL_NODE);
 	json_set_text(o, "cpus", st, COL_CPUS);
@@ -796,7 +828,7 @@ int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret
 int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 {
 	sqlite3_stmt *st = js->st[ST_LAUNCH];
-	json_t *o = NULL;
+	json_t *o = NULL, *attrs;
 	int rc, r = 0;
 
 	sqlite3_bind_int64(st, 1, id);
@@ -817,7 +849,9 @@ int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 	json_set_int(o, "uid", st, COL_UID);
 	json_set_int(o, "gid", st, COL_GID);
 	json_set_text(o, "workdir", st, COL_WORKDIR);
-	outputs_set(o, st);
+	attrs = attrs_get(st);
+	outputs_set(o, st, attrs);
+	json_object_set_new(o, "attrs", attrs);
 	payload_set(o, st, COL_ENV);
 	json_set_int(o, "ncpus", st, COL_NCPUS);
 	json_set_int(o, "mem", st, COL_MEM);

@@ -52,6 +52,9 @@ struct job_submit {
 	const char *script;
 	int64_t t_submit;
 	int umask;                 /* the submitter's; -1: not given (022 at launch) */
+	const char *attrs_json;    /* PBS attributes, JSON object text; NULL: none */
+	int priority;              /* -p, 0 when not given */
+	int64_t start_after;       /* -a, wall seconds; 0: none */
 };
 
 /* Inserts a job (queued, or held) with its script. Returns 0 and the id. */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "jobid.h"
 #include "log.h"
 #include "placement.h"
 #include "server-internal.h"
@@ -283,7 +284,7 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 {
 	const struct queue_conf *q = config_queue(s->config, j->queue);
 	json_t *launch;
-	char cpus[4096];
+	char cpus[4096], server[JOBID_SERVER_MAX];
 	int r;
 
 	r = jobstore_job_launch(s->store, j->id, &launch);
@@ -292,6 +293,11 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 		return r;
 	}
 	cpumask_format(&j->cpus, cpus, sizeof(cpus));
+	/* The name in PBS_JOBID (ID.server), as qsub printed it. */
+	jobid_server_name(s->config->server_name, server, sizeof(server));
+	json_object_set_new(launch, "server", json_string(server));
+	if (s->config->sendmail[0])
+		json_object_set_new(launch, "sendmail", json_string(s->config->sendmail));
 	if (json_object_set_new(launch, "kill_grace", json_integer((json_int_t)s->config->kill_grace)) < 0 ||
 	    json_object_set_new(launch, "cpus", json_string(cpus)) < 0 ||
 	    json_object_set_new(launch, "mems", json_string(j->mems[0] ? j->mems : n->mems)) < 0 ||

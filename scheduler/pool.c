@@ -44,6 +44,7 @@ struct pool {
 	struct rotation *rot;         /* (queue, uid) -> last dispatch seq */
 	size_t n_rot, cap_rot;
 	uint64_t seq;                 /* the last seq handed out */
+	int64_t deferred_next;        /* earliest qsub -a time passed over; 0: none */
 	struct pool_stats stats;
 };
 
@@ -205,8 +206,12 @@ static void index_add(struct job *j)
 		u->running++;
 		u->queue->running++;
 	} else if (j->state == JOB_QUEUED) {
-		/* New jobs have the highest id; a requeued one walks back. */
-		for (after = u->tail; after && after->id > j->id; after = after->wprev)
+		/* New jobs have the highest id; a requeued one walks back, and
+		 * so does one of higher qsub -p than its owner's others: a
+		 * user's waiting jobs go by priority, then oldest first. */
+		for (after = u->tail; after && (after->priority < j->priority ||
+						(after->priority == j->priority && after->id > j->id));
+		     after = after->wprev)
 			;
 		j->wprev = after;
 		j->wnext = after ? after->wnext : u->head;
@@ -540,6 +545,14 @@ struct node *pool_nodes(const struct pool *p)
 	return p->nodes;
 }
 
+bool pool_deferred_due(struct pool *p, int64_t now)
+{
+	if (!p->deferred_next || now < p->deferred_next)
+		return false;
+	p->deferred_next = 0;
+	return true;
+}
+
 unsigned pool_node_max_cpus(const struct pool *p)
 {
 	unsigned max = 0;
@@ -803,6 +816,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	struct pool_queue *pq = pool_queue_find(p, q->name);
 	struct iqs_turn *turns;
 	size_t n_turns = 0, n = 0;
+	int64_t now = time(NULL);
 	bool more = true, stop = false;
 
 	if (!pq || !pq->n_users)
@@ -840,6 +854,12 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			}
 			if (q->max_running_per_user && u->running >= q->max_running_per_user)
 				continue;
+			/* qsub -a: not before its time; the timer looks again. */
+			if (j->start_after > now) {
+				if (!p->deferred_next || j->start_after < p->deferred_next)
+					p->deferred_next = j->start_after;
+				continue;
+			}
 			if (j->ncpus > room) {
 				if (q->strict)
 					stop = true;

@@ -81,6 +81,10 @@ void pool_topology_put(struct pool *p, hwloc_topology_t topo);
 struct job *pool_node_jobs(const struct node *n);
 /* Most CPUs any known node has; 0 with no node. */
 unsigned pool_node_max_cpus(const struct pool *p);
+
+/* True (once) when the earliest qsub -a time a pass skipped has come:
+ * the caller runs a pass. now in wall seconds. */
+bool pool_deferred_due(struct pool *p, int64_t now);
 /* A node is usable for new jobs: connected, up, not drained. */
 bool pool_node_usable(const struct node *n);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The client ops: submit, stat, delete, hold, release, queues, nodes. */
 #include <errno.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,27 @@ static bool path_ok(const char *p)
 	return p && p[0] == '/' && strlen(p) < 4096;
 }
 
+/* Whether user (primary group gid) is a member of the group called name:
+ * qsub -W group_list. Asks NSS, only for jobs that name a group. */
+static bool user_in_group(const char *user, gid_t gid, const char *name)
+{
+	struct group gr, *found = NULL;
+	char buf[16384];
+	gid_t groups[256];
+	int n = 256;
+
+	if (getgrnam_r(name, &gr, buf, sizeof(buf), &found) != 0 || !found)
+		return false;
+	if (found->gr_gid == gid)
+		return true;
+	if (getgrouplist(user, gid, groups, &n) < 0)
+		n = 256;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == found->gr_gid)
+			return true;
+	return false;
+}
+
 /* Checks a submit request against the queue and the pool; fills p->submit
  * with strings that live as long as p->strings. */
 static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pending *p,
@@ -32,10 +54,14 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	const char *errp = wire_str(msg, "stderr");
 	const char *owner;
 	json_t *env = json_object_get(msg, "env");
+	json_t *attrs = json_object_get(msg, "attrs");
+	const char *group = wire_str(attrs, "group_list");
+	char size[32];
 	long long ncpus = wire_int(msg, "ncpus", 0);
 	long long mem = wire_int(msg, "mem", 0);
 	long long walltime = wire_int(msg, "walltime", 0);
 	long long mask = wire_int(msg, "umask", -1);
+	long long prio = wire_int(msg, "priority", 0);
 	unsigned max_cpus;
 	struct error jerr;
 	char *envtext;
@@ -62,6 +88,11 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		REFUSE("resources must not be negative");
 	if (json_object_get(msg, "umask") && (mask < 0 || mask > 0777))
 		REFUSE("umask must be 0-0777");
+	if (prio < -1024 || prio > 1023)
+		REFUSE("-p %lld: a priority is -1024 to 1023", prio);
+	json_object_foreach(attrs, key, v)
+		if (!json_is_string(v) || !*key || strlen(key) > 64 || json_string_length(v) > 4096)
+			REFUSE("attrs: '%.64s' is not a short name with a string value", key);
 
 	if (qname && *qname) {
 		q = config_queue(s->config, qname);
@@ -87,9 +118,13 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		REFUSE("ncpus=%lld: more CPUs than any node has (the largest has %u)", ncpus, max_cpus);
 	if (mem == 0)
 		mem = (long long)q->mem_default;
-	if (q->mem_max && (uint64_t)mem > q->mem_max)
-		REFUSE("mem=%lld: above queue %s's limit of %llu bytes", mem, q->name,
-		       (unsigned long long)q->mem_max);
+	if (q->mem_max && (uint64_t)mem > q->mem_max) {
+		/* In the user's units, not "8589934592 bytes". */
+		size_format(q->mem_max, size, sizeof(size));
+		REFUSE("mem=%s: above queue %s's limit of %s",
+		       wire_str(attrs, "Resource_List.mem") ? wire_str(attrs, "Resource_List.mem") : "?",
+		       q->name, size);
+	}
 	if (walltime == 0)
 		walltime = (long long)q->walltime_default;
 	if (q->walltime_max && (uint64_t)walltime > q->walltime_max)
@@ -98,6 +133,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	owner = server_user_name(s, c->uid);
 	if (!owner)
 		REFUSE("uid %d has no user name", (int)c->uid);
+	if (group && !user_in_group(owner, c->gid, group))
+		REFUSE("-W group_list=%s: %s is not a member of group %s", group, owner, group);
 #undef REFUSE
 
 	/* The request object owns every string the insert binds. */
@@ -125,6 +162,16 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	p->submit.script = script;
 	p->submit.t_submit = time_wall_ns();
 	p->submit.umask = (int)mask;
+	p->submit.priority = (int)prio;
+	p->submit.start_after = wire_str(attrs, "Execution_Time") ?
+				strtoll(wire_str(attrs, "Execution_Time"), NULL, 10) : 0;
+	if (attrs && json_object_size(attrs)) {
+		char *text = json_dumps(attrs, JSON_COMPACT | JSON_SORT_KEYS);
+
+		json_object_set_new(msg, "_attrs", json_string(text ? text : "{}"));
+		free(text);
+		p->submit.attrs_json = wire_str(msg, "_attrs");
+	}
 	return 0;
 }
 
@@ -466,7 +513,8 @@ static const struct {
 	{ "stdout", T_STR }, { "stderr", T_STR }, { "user", T_STR }, { "action", T_STR },
 	{ "target", T_STR }, { "reason", T_STR },
 	{ "join", T_BOOL }, { "hold", T_BOOL }, { "rerunnable", T_BOOL }, { "finished", T_BOOL },
-	{ "full", T_BOOL }, { "env", T_OBJ }, { "umask", T_INT },
+	{ "full", T_BOOL }, { "env", T_OBJ }, { "umask", T_INT }, { "attrs", T_OBJ },
+	{ "priority", T_INT },
 	{ "signal", T_INT }, { "other", T_INT }, { "force", T_BOOL },
 };
 

@@ -348,6 +348,8 @@ static void pending_flush(struct server *s)
 				j->walltime = p->submit.walltime;
 				j->t_submit = p->submit.t_submit;
 				j->rerunnable = p->submit.rerunnable;
+				j->priority = p->submit.priority;
+				j->start_after = p->submit.start_after;
 				if (pool_job_add(s->pool, j) < 0)
 					job_free(j);
 			}
@@ -474,6 +476,8 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 
 	conns_check(s);
 	nodes_check_timeouts(s);
+	if (pool_deferred_due(s->pool, time(NULL)))
+		s->sched_dirty = true;
 	sd_event_source_set_time_relative(src, TIMER_USEC);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
 	return 0;

@@ -71,6 +71,7 @@ static void child_drop(const struct gded_child *c)
 	const struct gded_job *job = c->job;
 	struct passwd pw, *found = NULL;
 	char buf[4096];
+	gid_t gid;
 	int r;
 
 	if (job->groups) {
@@ -88,8 +89,31 @@ static void child_drop(const struct gded_child *c)
 	if (initgroups(job->user, job->gid) < 0)
 		child_fail(c, -1, "cannot set the groups of %s: %s", job->user, strerror(errno));
 ids:
-	if (setgid(job->gid) < 0)
-		child_fail(c, -1, "cannot set gid %u: %s", (unsigned)job->gid, strerror(errno));
+	gid = job->gid;
+	if (job->group) {
+		/* qsub -W group_list: qpoold checked membership; the groups
+		 * qnoded resolved here must agree. */
+		struct group gr, *g = NULL;
+		bool member = false;
+
+		if (getgrnam_r(job->group, &gr, buf, sizeof(buf), &g) != 0 || !g)
+			child_fail(c, -1, "-W group_list=%s: no such group here", job->group);
+		member = g->gr_gid == job->gid;
+		for (size_t i = 0; job->groups && i < job->ngroups; i++)
+			member |= job->groups[i] == g->gr_gid;
+		if (!member && !job->groups) {
+			gid_t list[NGROUPS_MAX];
+			int n = getgroups(NGROUPS_MAX, list);
+
+			for (int i = 0; i < n; i++)
+				member |= list[i] == g->gr_gid;
+		}
+		if (!member)
+			child_fail(c, -1, "-W group_list=%s: %s is not a member", job->group, job->user);
+		gid = g->gr_gid;
+	}
+	if (setgid(gid) < 0)
+		child_fail(c, -1, "cannot set gid %u: %s", (unsigned)gid, strerror(errno));
 	if (setuid(job->uid) < 0)
 		child_fail(c, -1, "cannot set uid %u: %s", (unsigned)job->uid, strerror(errno));
 }
@@ -239,10 +263,54 @@ static void child_fds_cloexec(void)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* The script's #! line, as the kernel reads it: the interpreter, and the
+ * rest of the line (trimmed) as its one argument; false when the script
+ * has none. qsub -S overrides it, and without either the user's login
+ * shell runs the script (as PBS does). Read as the user. */
+static bool shebang_read(const char *script, char *line, size_t len, char **ret_interp,
+			 char **ret_arg)
+{
+	int fd = open(script, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	char *p, *end;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, line, len - 1);
+	close(fd);
+	if (n < 3 || line[0] != '#' || line[1] != '!')
+		return false;
+	line[n] = '\0';
+	end = strchr(line, '\n');
+	if (!end)
+		return false;
+	*end = '\0';
+	if (end > line && end[-1] == '\r')
+		*--end = '\0';
+	for (p = line + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	if (*p != '/')
+		return false;
+	*ret_interp = p;
+	p += strcspn(p, " \t");
+	*ret_arg = NULL;
+	if (*p) {
+		*p++ = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (*p)
+			*ret_arg = p;
+	}
+	return true;
+}
+
 void gded_child_exec(const struct gded_child *c)
 {
 	const struct gded_job *job = c->job;
-	char *argv[] = { (char *)job->shell, (char *)job->script, NULL };
+	char *argv[4] = { (char *)job->shell, (char *)job->script, NULL, NULL };
+	char line[PATH_MAX + 256], *interp, *arg;
 	sigset_t none;
 	int out, err, in, r;
 
@@ -280,12 +348,19 @@ void gded_child_exec(const struct gded_child *c)
 	    dup2(err, STDERR_FILENO) < 0)
 		child_fail(c, err, "dup2: %s", strerror(errno));
 	child_fds_cloexec();
+	if (job->pbs_shell) {
+		argv[0] = (char *)job->pbs_shell;
+	} else if (shebang_read(job->script, line, sizeof(line), &interp, &arg)) {
+		argv[0] = interp;
+		argv[1] = arg ? arg : (char *)job->script;
+		argv[2] = arg ? (char *)job->script : NULL;
+	}
 	c->exec_stamp[0] = time_wall_ns();
 	c->exec_stamp[1] = time_mono_ns();
-	execve(job->shell, argv, c->envp);
+	execve(argv[0], argv, c->envp);
 	c->exec_stamp[0] = c->exec_stamp[1] = 0;
 	c->exec_stamp[2] = errno;
-	child_fail(c, STDERR_FILENO, "cannot execute %s: %s", job->shell, strerror(errno));
+	child_fail(c, STDERR_FILENO, "cannot execute %s: %s", argv[0], strerror(errno));
 }
 
 int gded_note_append(const struct gded_job *job, const char *line)

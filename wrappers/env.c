@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The job's environment: the submitter's variables plus the PBS/qpool set. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gded.h"
+#include "gded-internal.h"
+#include "jobid.h"
 
 /* The array being built, and an index from name to slot so that
  * replacing a name costs O(1): with a scan per variable, 75,000
@@ -114,12 +116,13 @@ static bool env_has(const struct envlist *e, const char *name)
 char **gded_env_build(const struct gded_job *job)
 {
 	struct envlist e = { 0 };
-	char id[24], ncpus[24];
+	char id[24], pbs_id[24 + 72], ncpus[24], tmpdir[PATH_MAX];
 	const char *nodefile = job->nodefile ? job->nodefile : "";
 	bool fail = false;
 
 	snprintf(id, sizeof(id), "%" PRIu64, job->jobid);
 	snprintf(ncpus, sizeof(ncpus), "%" PRIu64, job->ncpus);
+	jobid_format((int64_t)job->jobid, job->server, pbs_id, sizeof(pbs_id));
 	for (char **p = job->env; p && *p; p++) {
 		char *eq = strchr(*p, '=');
 		char name[256];
@@ -130,10 +133,25 @@ char **gded_env_build(const struct gded_job *job)
 		name[eq - *p] = '\0';
 		fail |= env_set(&e, name, eq + 1) < 0;
 	}
-	/* The submitter's PATH wins (qsub -V); everything else below is the
-	 * batch system's word and overrides what the submitter passed. */
-	if (!env_has(&e, "PATH"))
-		fail |= env_set(&e, "PATH", GDED_PATH_DEFAULT) < 0;
+	/* PATH: the submitter's own (qsub -V or -v PATH) wins; else the PATH
+	 * qsub ran with (PBS_O_PATH), so what the user runs by hand, qstat
+	 * included, is found in the job too; else a fixed one. */
+	if (!env_has(&e, "PATH")) {
+		const char *o = NULL;
+
+		for (char **p = job->env; p && *p && !o; p++)
+			if (strncmp(*p, "PBS_O_PATH=", 11) == 0)
+				o = *p + 11;
+		fail |= env_set(&e, "PATH", o && *o ? o : GDED_PATH_DEFAULT) < 0;
+	}
+	/* Where qsub ran: qsub sets PBS_O_WORKDIR; a spec without it (an
+	 * older qsub, gded by hand) has the job's directory. */
+	if (!env_has(&e, "PBS_O_WORKDIR"))
+		fail |= env_set(&e, "PBS_O_WORKDIR", job->workdir) < 0;
+	if (!env_has(&e, "PBS_O_QUEUE"))
+		fail |= env_set(&e, "PBS_O_QUEUE", job->queue) < 0;
+	/* Everything below is the batch system's word and overrides what
+	 * the submitter passed. */
 	fail |= env_set(&e, "HOME", job->home) < 0;
 	fail |= env_set(&e, "USER", job->user) < 0;
 	fail |= env_set(&e, "LOGNAME", job->user) < 0;
@@ -142,13 +160,25 @@ char **gded_env_build(const struct gded_job *job)
 	fail |= env_set(&e, "QPOOL_QUEUE", job->queue) < 0;
 	fail |= env_set(&e, "QPOOL_NODEFILE", nodefile) < 0;
 	fail |= env_set(&e, "NCPUS", ncpus) < 0;
-	fail |= env_set(&e, "OMP_NUM_THREADS", ncpus) < 0;
-	fail |= env_set(&e, "PBS_JOBID", id) < 0;
+	fail |= env_set(&e, "OMP_NUM_THREADS", job->ompthreads ? job->ompthreads : ncpus) < 0;
+	fail |= env_set(&e, "PBS_JOBID", pbs_id) < 0;
 	fail |= env_set(&e, "PBS_JOBNAME", job->name) < 0;
-	fail |= env_set(&e, "PBS_O_WORKDIR", job->workdir) < 0;
+	fail |= env_set(&e, "PBS_JOBDIR", job->workdir) < 0;
 	fail |= env_set(&e, "PBS_NODEFILE", nodefile) < 0;
 	fail |= env_set(&e, "PBS_QUEUE", job->queue) < 0;
 	fail |= env_set(&e, "PBS_ENVIRONMENT", "PBS_BATCH") < 0;
+	fail |= env_set(&e, "ENVIRONMENT", "BATCH") < 0;
+	/* One node: Torque's counts, and PBS Pro's first task. */
+	fail |= env_set(&e, "PBS_NP", ncpus) < 0;
+	fail |= env_set(&e, "PBS_NUM_PPN", ncpus) < 0;
+	fail |= env_set(&e, "PBS_NUM_NODES", "1") < 0;
+	fail |= env_set(&e, "PBS_TASKNUM", "1") < 0;
+	fail |= env_set(&e, "PBS_NODENUM", "0") < 0;
+	fail |= env_set(&e, "PBS_VNODENUM", "0") < 0;
+	if (job->server)
+		fail |= env_set(&e, "PBS_SERVER", job->server) < 0;
+	if (gded_tmpdir_path(job, tmpdir, sizeof(tmpdir)) == 0)
+		fail |= env_set(&e, "TMPDIR", tmpdir) < 0;
 	free(e.slot);
 	if (fail) {
 		gded_env_free(e.v);

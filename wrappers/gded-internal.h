@@ -33,6 +33,27 @@ __attribute__((noreturn)) void gded_child_exec(const struct gded_child *c);
  * a symbolic link", "it is not a regular file", strerror). */
 int gded_output_open(const char *path, int extra, char *why, size_t len);
 
+/* The job's TMPDIR, <tmpdir_base>/pbs.ID.SERVER, into buf. 0, -ENOENT
+ * when the spec names no base, -ENAMETOOLONG. */
+int gded_tmpdir_path(const struct gded_job *job, char *buf, size_t len);
+
+/* Makes path afresh (what was there is removed first), mode 0700, owned
+ * by the job's user. As root, before the job. 0 or -errno. */
+int gded_tmpdir_create(const struct gded_job *job, const char *path);
+
+/* Removes path and everything under it without following symbolic links;
+ * for after the job's processes are gone. 0 (also when absent) or the
+ * first -errno met. */
+int gded_tmpdir_remove(const char *path);
+
+/* Whether qsub -m asked for mail at point ('b', 'e' or 'a') and a
+ * sendmail is configured. */
+bool gded_mail_wanted(const struct gded_job *job, char point);
+
+/* Mails the job's owner (or -M's users) "what" through job->sendmail -t,
+ * run as the user, waiting at most 5 s. 0 or -errno. */
+int gded_mail_send(const struct gded_job *job, const char *what);
+
 /* Appends line to the job's stderr file (stdout when joined) with the
  * user's credentials, from a short-lived child: the OOM note. 0 or -errno
  * (-ENOENT: no output file, as by hand). */

@@ -74,6 +74,15 @@ struct gded_job {
 	enum cgroup_mode cg_mode;
 	const char *cg_root;
 	const char *cg_parent;
+	/* PBS: from the launch spec and the attributes qsub recorded. */
+	const char *server;       /* in PBS_JOBID (ID.server); NULL: the id */
+	const char *tmpdir_base;  /* where TMPDIR is made; NULL: none */
+	const char *pbs_shell;    /* qsub -S (Shell_Path_List), or NULL */
+	const char *ompthreads;   /* -l ompthreads (OMP_NUM_THREADS), or NULL */
+	const char *group;        /* -W group_list: the group to run with, or NULL */
+	const char *sendmail;     /* the MTA for -m, or NULL: no mail */
+	const char *mail_points;  /* -m: letters of abe, or NULL */
+	const char *mail_users;   /* -M, or NULL: the user */
 };
 
 enum gded_status {

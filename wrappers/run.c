@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -452,7 +453,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	unsigned flags = job->reserve == GDED_RESERVE_REALTIME ? CGROUP_JOB_REALTIME : 0;
 	int64_t *page = MAP_FAILED;
 	int report[2] = { -1, -1 }, r = 0, q;
-	char **envp = NULL;
+	char **envp = NULL, tmpdir[PATH_MAX] = "";
 	sigset_t mask;
 
 	res->jobid = job->jobid;
@@ -495,6 +496,18 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		fail(res, "%s", e.text);
 		goto done;
 	}
+	/* TMPDIR, inside the job's lifetime: made after the fence, removed
+	 * below once run_teardown has seen every process of the job gone. */
+	if (!job->argv && gded_tmpdir_path(job, tmpdir, sizeof(tmpdir)) == 0) {
+		q = gded_tmpdir_create(job, tmpdir);
+		if (q < 0) {
+			fail(res, "cannot make the job's TMPDIR %s: %s", tmpdir, strerror(-q));
+			tmpdir[0] = '\0';
+			goto done;
+		}
+	} else {
+		tmpdir[0] = '\0';
+	}
 	envp = gded_env_build(job);
 	page = mmap(NULL, STAMP_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		    -1, 0);
@@ -504,6 +517,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		goto done;
 	}
 	page[0] = page[1] = page[2] = 0;
+	if (gded_mail_wanted(job, 'b'))
+		(void)gded_mail_send(job, "execution begins");
 	run.pid = fork();
 	if (run.pid < 0) {
 		r = error_set(err, -errno, "fork: %m");
@@ -540,10 +555,28 @@ done:
 		r = q;
 		*err = e;
 	}
+	/* Only when the job's processes are gone (the cgroup emptied, or
+	 * every descendant killed and reaped): nothing can plant a link
+	 * under it meanwhile, and the walk follows none anyway. */
+	if (tmpdir[0] && (q = gded_tmpdir_remove(tmpdir)) < 0 && r == 0)
+		r = error_set(err, q, "job.%" PRIu64 ": could not remove TMPDIR %s: %s", job->jobid,
+			      tmpdir, strerror(-q));
 	if (res->status == GDED_STATUS_FAILED && !res->reason[0])
 		snprintf(res->reason, sizeof(res->reason), "the job could not be started");
 	if (res->oom)
 		oom_report(job, res);
+	if (!job->argv && (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled ?
+			   gded_mail_wanted(job, 'e') : gded_mail_wanted(job, 'a'))) {
+		char what[320];
+
+		if (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled)
+			snprintf(what, sizeof(what), "execution ended, exit status %d", res->exit_status);
+		else
+			snprintf(what, sizeof(what), "aborted: %s", res->reason[0] ? res->reason :
+				 res->timeout ? "walltime reached" : res->cancelled ? "deleted" :
+				 "killed by a signal");
+		(void)gded_mail_send(job, what);
+	}
 	stamp(res, GDED_STAMP_RELEASED);
 	cgroup_job_free(run.cg);
 	if (page != MAP_FAILED)

@@ -186,6 +186,36 @@ static int spec_reserve(const json_t *o, struct gded_job *job, struct error *err
 	return 0;
 }
 
+/* What gded acts on of the PBS attributes qsub recorded. */
+static int spec_attrs(const json_t *spec, struct gded_job *job, struct error *err)
+{
+	const json_t *a = json_object_get(spec, "attrs");
+	const char *shell;
+
+	if (!a)
+		return 0;
+	if (!json_is_object(a))
+		return error_set(err, -EINVAL, "spec: \"attrs\" must be an object");
+	shell = json_string_value(json_object_get(a, "Shell_Path_List"));
+	if (shell) {
+		/* path[@host][,...]: the first path (qsub checked it). */
+		static char first[PATH_MAX];   /* gded runs one job */
+		size_t n = strcspn(shell, "@,");
+
+		if (shell[0] != '/' || n >= sizeof(first))
+			return error_set(err, -EINVAL, "spec: Shell_Path_List %s is not an absolute path",
+					 shell);
+		memcpy(first, shell, n);
+		first[n] = '\0';
+		job->pbs_shell = first;
+	}
+	job->ompthreads = json_string_value(json_object_get(a, "Resource_List.ompthreads"));
+	job->group = json_string_value(json_object_get(a, "group_list"));
+	job->mail_points = json_string_value(json_object_get(a, "Mail_Points"));
+	job->mail_users = json_string_value(json_object_get(a, "Mail_Users"));
+	return 0;
+}
+
 int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 {
 	uint64_t uid = 0, gid = 0, mask = GDED_UMASK_DEFAULT;
@@ -228,6 +258,10 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_str(spec, "nodefile", false, &job->nodefile, err)) < 0 ||
 	    (r = spec_str(spec, "result", true, &job->result, err)) < 0 ||
 	    (r = spec_u64(spec, "umask", false, &mask, err)) < 0 ||
+	    (r = spec_str(spec, "server", false, &job->server, err)) < 0 ||
+	    (r = spec_str(spec, "tmpdir_base", false, &job->tmpdir_base, err)) < 0 ||
+	    (r = spec_str(spec, "sendmail", false, &job->sendmail, err)) < 0 ||
+	    (r = spec_attrs(spec, job, err)) < 0 ||
 	    (r = spec_env(spec, job, err)) < 0 ||
 	    (r = spec_groups(spec, job, err)) < 0 ||
 	    (r = spec_reserve(spec, job, err)) < 0 ||

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r == 0)
 		FUZZ_ASSERT(size > 0 && !memchr(data, 0, size) && utf8_valid((const char *)data, size));
 	jobspec_init(&js);
-	r = jobscript_parse((const char *)data, size, &js, &err);
+	r = jobscript_parse((const char *)data, size, NULL, &js, &err);
 	FUZZ_ASSERT(r == 0 || err.text[0]);
 	if (r == 0) {
 		FUZZ_ASSERT(!js.name || strlen(js.name) <= JOBSPEC_NAME_MAX);

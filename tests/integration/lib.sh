@@ -140,11 +140,27 @@ qp_cleanup() {
 	exit $rc
 }
 
-# as USER cmd...: runs a command as USER in that user's work dir, with the
-# pool's config.
-as() {
+# as_full USER cmd...: runs a command as USER in that user's work dir, with
+# the pool's config.
+as_full() {
 	local u=$1; shift
 	(cd "$QP_T/work/$u" && runuser -u "$u" -- env QPOOL_CONF="$QPOOL_CONF" PATH="$QP_BIN:/usr/bin:/bin" "$@")
+}
+
+# qp_seqid cmd...: runs cmd (a qsub) and prints what it printed up to the
+# first dot: the sequence number of "12.server", which names the job's
+# default output files (name.o12) as in PBS. Keeps cmd's exit status.
+qp_seqid() {
+	local out rc
+	out=$("$@"); rc=$?
+	[ -z "$out" ] || printf '%s\n' "${out%%.*}"
+	return $rc
+}
+
+# as USER cmd...: as_full, with qsub's printed id cut to its number (the
+# tests name output files by it; t-pbs-* check the full form).
+as() {
+	if [ "${2:-}" = qsub ]; then qp_seqid as_full "$@"; else as_full "$@"; fi
 }
 
 # qp_state JOBID: the job's state word (qstat -f's qpool_state; job_state

@@ -29,7 +29,6 @@ expect_refusal "above queue batch.s limit" as qpuser1 qsub -l ncpus=512 "$script
 expect_refusal "mem=12Q" as qpuser1 qsub -l mem=12Q "$script"
 expect_refusal "walltime=1:99" as qpuser1 qsub -l walltime=1:99 "$script"
 expect_refusal "walltime" as qpuser1 qsub -q short -l walltime=01:00:00 "$script"
-expect_refusal "unknown resource|bogus" as qpuser1 qsub -l bogus=1 "$script"
 expect_refusal "cannot read" as qpuser1 qsub "$QP_T/nonexistent.sh"
 chmod 600 "$script"
 expect_refusal "Permission denied" as qpuser1 qsub "$script"
@@ -44,7 +43,12 @@ expect_refusal "job id|not a job" as qpuser1 qdel banana
 
 n=$("$QP_BIN/qstat" --table -x | grep -cE '^[0-9]+ ')
 [ "$n" = 0 ] || fail "refused submissions created $n jobs"
+
 [ -z "$(ls "$QP_T/state/nodes/n1/jobs" 2>/dev/null)" ] || fail "refused submissions left job files"
+
+# A resource qpool does not know is recorded with a warning, not refused.
+out=$(as qpuser1 qsub -l bogus=1 "$script" 2>&1 >/dev/null) || fail "-l bogus=1 refused: $out"
+grep -q "bogus=1: recorded, not used by qpool" <<<"$out" || fail "-l bogus=1: no warning: $out"
 
 # The server not running: one line, non-zero, nothing created.
 qp_stop "$QP_SERVER_PID"

@@ -55,8 +55,8 @@ runuser -u qpuser1 -- sh -c "umask 077; echo 'private data' > '$secret'"
 # qsub_in_shared NAME: submits a job named NAME from the shared directory
 # as qpuser1; prints its id.
 qsub_in_shared() {
-	(cd "$shared" && runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" \
-		PATH="$QP_BIN:/usr/bin:/bin" qsub -N "$1" <<<'echo ran')
+	qp_seqid env -C "$shared" runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" \
+		PATH="$QP_BIN:/usr/bin:/bin" qsub -N "$1" <<<'echo ran'
 }
 
 note "a symlink planted under the next job's default output name"
@@ -81,7 +81,7 @@ qp_failed_with "$id" "it is not a regular file|Permission denied"
 note "a regular file planted under the next job's default output name"
 next=$((id + 1))
 runuser -u qpuser2 -- sh -c "umask 0; : > '$shared/leak.o$next'; : > '$shared/leak.e$next'"
-id=$(cd "$shared" && runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" \
+id=$(qp_seqid env -C "$shared" runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" \
 	PATH="$QP_BIN:/usr/bin:/bin" qsub -N leak <<<'echo the secret result') || fail "qsub leak"
 [ "$id" = "$next" ] || fail "expected id $next, got $id"
 qp_failed_with "$id" "leak.[oe]$next: it belongs to uid $(id -u qpuser2), in a shared sticky directory"
@@ -90,7 +90,7 @@ qp_failed_with "$id" "leak.[oe]$next: it belongs to uid $(id -u qpuser2), in a s
 
 note "the owner's own existing file there is still reused"
 runuser -u qpuser1 -- sh -c "echo old > '$shared/own.out'"
-id=$(cd "$shared" && runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" \
+id=$(qp_seqid env -C "$shared" runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" \
 	PATH="$QP_BIN:/usr/bin:/bin" qsub -N own -o "$shared/own.out" <<<'echo new') || fail "qsub own"
 qp_wait "$id" completed failed
 [ "$(qp_state "$id")" = completed ] || fail "job $id: $(qp_field "$id" reason)"

@@ -109,7 +109,7 @@ note "names and paths with blanks, quotes, newlines and shell syntax"
 weird='a b"$(touch pwned1)`touch pwned2`;touch pwned3 '\''q'\'' *'
 wd="$w1/work dir \$(touch pwned4) 'x'"
 mkdir -p "$wd" && chown qpuser1: "$wd"
-n1=$(cd "$wd" && runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" "$QP_BIN/qsub" -N "$weird" <<<'echo literal-ok') || fail "qsub -N with shell syntax"
+n1=$(qp_seqid env -C "$wd" runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" "$QP_BIN/qsub" -N "$weird" <<<'echo literal-ok') || fail "qsub -N with shell syntax"
 out="$w1/out dir \$(touch pwned5)/my out;\`touch pwned6\`.txt"
 mkdir -p "$(dirname "$out")" && chown qpuser1: "$(dirname "$out")"
 n2=$(echo 'echo literal-out' | as qpuser1 qsub -N plain -o "$out" -j oe) || fail "qsub -o with spaces"

@@ -17,8 +17,8 @@ mkdir -m 755 "$hang"
 # $hang (qsub takes its own, so it is submitted before the mount).
 submit_held() {
 	local name=$1; shift
-	(cd "$hang" && runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" \
-		PATH="$QP_BIN:/usr/bin:/bin" qsub -h -N "$name" -o "$w/$name.out" -e "$w/$name.err" "$@" <<<'echo ran')
+	qp_seqid env -C "$hang" runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" \
+		PATH="$QP_BIN:/usr/bin:/bin" qsub -h -N "$name" -o "$w/$name.out" -e "$w/$name.err" "$@" <<<'echo ran'
 }
 cancel=$(submit_held cancel) || fail "qsub cancel"
 wall=$(submit_held wall -l walltime=00:00:02) || fail "qsub wall"

@@ -11,7 +11,7 @@ w=$QP_T/work/qpuser1
 # run_with_umask MASK NAME: submits as qpuser1 under MASK; waits for it.
 run_with_umask() {
 	local id
-	id=$(as qpuser1 sh -c "umask $1; qsub -N $2" <<<"touch $w/$2.made; stat -c %a \$PBS_NODEFILE > $w/$2.nodefile") ||
+	id=$(qp_seqid as qpuser1 sh -c "umask $1; qsub -N $2" <<<"touch $w/$2.made; stat -c %a \$PBS_NODEFILE > $w/$2.nodefile") ||
 		fail "qsub umask $1"
 	qp_wait "$id" completed failed
 	[ "$(qp_state "$id")" = completed ] || fail "job $id: $(qp_field "$id" reason)"

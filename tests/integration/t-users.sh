@@ -35,7 +35,7 @@ for u in $QP_USERS; do
 	note "$u: $(cat "$out" | tr '\n' '|')"
 	grep -qx "uid=$(id -u "$u") user=$u home=$(getent passwd "$u" | cut -d: -f6)" "$out" || fail "job of $u did not run as $u"
 	grep -qx "pwd=$QP_T/work/$u" "$out" || fail "job of $u did not start in its submit directory"
-	grep -qx "jobid=$id queue=batch qpjob=$id ncpus=1 omp=1" "$out" || fail "PBS/QPOOL variables wrong for $u"
+	grep -qx "jobid=$id\.[^ ]* queue=batch qpjob=$id ncpus=1 omp=1" "$out" || fail "PBS/QPOOL variables wrong for $u"
 	grep -qx "workdir=$QP_T/work/$u" "$out" || fail "PBS_O_WORKDIR wrong"
 	grep -qx "nodefile=n1 " "$out" || fail "PBS_NODEFILE wrong"
 	grep -qx "groups=$(id -G "$u")" "$out" || fail "groups of $u wrong"

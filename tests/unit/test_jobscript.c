@@ -11,7 +11,7 @@ static int parse(const char *text, struct jobspec *js, struct error *err)
 {
 	jobspec_init(js);
 	err->text[0] = '\0';
-	return jobscript_parse(text, strlen(text), js, err);
+	return jobscript_parse(text, strlen(text), NULL, js, err);
 }
 
 static void test_directives(void)
@@ -115,7 +115,14 @@ static void test_directives_errors(void)
 	} cases[] = {
 		{ "#!/bin/sh\n#PBS -N a\n#PBS -l mem=12Q\n",
 		  "line 3: mem=12Q: not a size (e.g. 512M, 8G)" },
-		{ "#PBS -l foo=1\n", "line 1: -l foo=1: unknown resource 'foo' (known: ncpus, mem, walltime)" },
+		{ "#PBS -l nodes=2:ppn=4\n", "line 1: -l nodes=2:ppn=4: jobs across nodes are not supported yet "
+		  "(this asks for 2 nodes; nodes=1:ppn=8 runs on one)" },
+		{ "#PBS -l select=2:ncpus=4\n", "line 1: -l select=2:ncpus=4: jobs across nodes are not supported "
+		  "yet (this asks for 2 chunks; select=1:ncpus=8 runs on one node)" },
+		{ "#PBS -l ngpus=1\n", "line 1: -l ngpus=1: qpool has no GPUs to give (its nodes offer CPUs and memory)" },
+		{ "#PBS -l walltime=0\n", "line 1: walltime=0: a job needs a time limit above 0 (leave walltime out for the queue's default)" },
+		{ "#PBS -W depend=afterok:12\n", "line 1: -W depend=afterok:12: job dependencies are not supported yet" },
+		{ "#PBS -l place=round\n", "line 1: -l place=round: 'round' is not scatter, pack, free, excl, shared or exclhost" },
 		{ "#PBS -l ncpus=two\n", "line 1: ncpus=two: not a number of CPUs (1 to 1000000)" },
 		{ "#PBS -l ncpus=-1\n", "line 1: ncpus=-1: not a number of CPUs (1 to 1000000)" },
 		{ "#PBS -l walltime=1:99\n", "line 1: walltime=1:99: not a time (e.g. 01:30:00)" },
@@ -123,6 +130,8 @@ static void test_directives_errors(void)
 		{ "#PBS -l ncpus\n", "line 1: -l ncpus: expected name=value" },
 		{ "#PBS -l ncpus=1,\n", "line 1: -l: empty resource (expected ncpus=N,mem=SIZE,walltime=TIME)" },
 		{ "\n\n#PBS -x\n", "line 3: unknown option -x" },
+		{ "#PBS -J 1-10\n", "line 1: -J 1-10: job arrays are not supported yet" },
+		{ "#PBS -m x\n", "line 1: -m x: expected n, or letters of abe (abort, begin, end)" },
 		{ "#PBS -f conf\n", "line 1: unknown option -f" },
 		{ "#PBS -N\n", "line 1: option -N needs an argument" },
 		{ "#PBS -N \"open\n", "line 1: unterminated \" quote" },
@@ -130,7 +139,7 @@ static void test_directives_errors(void)
 		{ "#PBS --help\n", "line 1: unexpected '--help' (a directive holds qsub options)" },
 		{ "#PBS -N a/b\n", "line 1: -N a/b: a job name cannot contain '/'" },
 		{ "#PBS -N ''\n", "line 1: -N: empty job name" },
-		{ "#PBS -j eo\n", "line 1: -j eo: expected oe (join stderr into stdout) or n" },
+		{ "#PBS -j xy\n", "line 1: -j xy: expected oe (both into the output file), eo (both into the error file) or n" },
 		{ "#PBS -r maybe\n", "line 1: -r maybe: expected y or n" },
 		{ "#PBS -v 9X\n", "line 1: -v 9X: not a variable name" },
 		{ "#PBS -v A,,B\n", "line 1: -v : not a variable name" },
@@ -191,8 +200,29 @@ static void test_option_resources(void)
 		{ "mem=", -EINVAL, -1, -1, -1 },
 		{ "mem=1.5G", -EINVAL, -1, -1, -1 },
 		{ "walltime=", -EINVAL, -1, -1, -1 },
-		{ "NCPUS=2", -EINVAL, -1, -1, -1 },
-		{ "nodes=1:ppn=2", -EINVAL, -1, -1, -1 },
+		{ "NCPUS=2", 0, -1, -1, -1 },
+		{ "nodes=1:ppn=2", 0, 2, -1, -1 },
+		{ "nodes=1", 0, 1, -1, -1 },
+		{ "select=1:ncpus=4:mem=2gb", 0, 4, 2LL << 30, -1 },
+		{ "select=1:mpiprocs=2", 0, 1, -1, -1 },
+		{ "select=ncpus=3", 0, 3, -1, -1 },
+		{ "procs=6", 0, 6, -1, -1 },
+		{ "mem=2000mb", 0, -1, 2000LL << 20, -1 },
+		{ "mem=12GB", 0, -1, 12LL << 30, -1 },
+		{ "mem=512kb", 0, -1, 512LL << 10, -1 },
+		{ "mem=1tb", 0, -1, 1LL << 40, -1 },
+		{ "mem=100b", 0, -1, 100, -1 },
+		{ "mem=10w", 0, -1, 80, -1 },
+		{ "pmem=400mb", 0, -1, -1, -1 },
+		{ "vmem=4gb,pvmem=1gb,cput=10:00:00", 0, -1, -1, -1 },
+		{ "pmem=4Q", -EINVAL, -1, -1, -1 },
+		{ "ngpus=0", 0, -1, -1, -1 },
+		{ "place=scatter:excl", 0, -1, -1, -1 },
+		{ "host=n1,arch=x86_64", 0, -1, -1, -1 },
+		{ "walltime=0", -EINVAL, -1, -1, -1 },
+		{ "nodes=2", -EINVAL, -1, -1, -1 },
+		{ "nodes=1:ppn=2+1:ppn=2", -EINVAL, -1, -1, -1 },
+		{ "select=1:ncpus=2+1:ncpus=4", -EINVAL, -1, -1, -1 },
 		{ "", -EINVAL, -1, -1, -1 },
 		{ ",", -EINVAL, -1, -1, -1 },
 	};
@@ -302,10 +332,11 @@ static void test_jobid(void)
 		int64_t id;
 	} cases[] = {
 		{ "12", 0, 12 }, { "12.host", 0, 12 }, { "7.n1.example.org", 0, 7 }, { "12.", 0, 12 },
+		{ "12.srv@srv", 0, 12 }, { "12@srv", 0, 12 }, { "12.srv@srv.example.org", 0, 12 },
 		{ "9223372036854775807", 0, INT64_MAX },
 		{ "9223372036854775808", -ERANGE, 0 },
 		{ "0", -EINVAL, 0 }, { "", -EINVAL, 0 }, { "-1", -EINVAL, 0 }, { "+1", -EINVAL, 0 },
-		{ "12x", -EINVAL, 0 }, { ".12", -EINVAL, 0 }, { " 12", -EINVAL, 0 }, { "abc", -EINVAL, 0 },
+		{ "12x", -EINVAL, 0 }, { ".12", -EINVAL, 0 }, { "12 ", -EINVAL, 0 }, { "@12", -EINVAL, 0 }, { " 12", -EINVAL, 0 }, { "abc", -EINVAL, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -315,6 +346,23 @@ static void test_jobid(void)
 		if (cases[i].r == 0)
 			CU_ASSERT_EQUAL(id, cases[i].id);
 	}
+}
+
+static void test_jobid_format(void)
+{
+	char buf[JOBID_SERVER_MAX + 32], name[JOBID_SERVER_MAX];
+	int64_t id = 0;
+
+	jobid_format(12, "srv", buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "12.srv");
+	CU_ASSERT_EQUAL(jobid_parse(buf, &id), 0);
+	CU_ASSERT_EQUAL(id, 12);
+	jobid_format(12, "", buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "12");
+	jobid_server_name("pool1", name, sizeof(name));
+	CU_ASSERT_STRING_EQUAL(name, "pool1");
+	jobid_server_name(NULL, name, sizeof(name));
+	CU_ASSERT(name[0] != '\0' && !strchr(name, '.'));
 }
 
 static const struct unit_test jobscript_tests[] = {
@@ -328,6 +376,7 @@ static const struct unit_test jobscript_tests[] = {
 	{ "merge", test_merge },
 	{ "check", test_check },
 	{ "jobid", test_jobid },
+	{ "jobid_format", test_jobid_format },
 	{ NULL, NULL },
 };
 
