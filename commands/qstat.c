@@ -29,12 +29,12 @@ static const char usage_text[] =
 	"  -f            full detail of each job (PBS attribute names)\n"
 	"  -F json       -f as PBS's JSON document\n"
 	"  -x            include finished jobs\n"
-	"  -i / -r       only waiting (queued, held) / only running jobs\n"
+	"  -i / -r       only waiting (queued, held) / only running jobs (imply -a)\n"
 	"  -n            each job's execution host (implies -a)\n"
 	"  -s            each job's comment: why it waits or failed (implies -a)\n"
 	"  -1            -n and -s on the job's own line\n"
 	"  -w            wide: nothing cut\n"
-	"  -u USERS      only these users' jobs (comma-separated)\n"
+	"  -u USERS      only these users' jobs (comma-separated; implies -a)\n"
 	"  -t, -J        accepted for PBS scripts (qpool has no array jobs)\n"
 	"      --table   qpool's table: word states, CPUs, node, elapsed\n"
 	"  -Q            the queues; with -f in PBS's attribute form\n"
@@ -351,6 +351,10 @@ int main(int argc, char **argv)
 	if ((arg_queues || arg_nodes || arg_server) &&
 	    (arg_finished || arg_users || arg_alt || arg_table || arg_pbs_json || arg_idle || arg_running))
 		return cmd_fail(2, "-Q, -B and --nodes take no -a, -x, -u, -i, -r, -F (see qstat --help)");
+	/* PBS Pro shows -u (and -i, -r) in the alternative layout; tools that
+	 * count a user's jobs (FireWorks) read its S and Queue columns. */
+	if (arg_users || arg_idle || arg_running)
+		arg_alt = true;
 	if (arg_idle && arg_running)
 		return cmd_fail(2, "-i and -r exclude each other (see qstat --help)");
 	if (arg_json && arg_pbs_json)

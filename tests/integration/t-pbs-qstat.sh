@@ -78,6 +78,7 @@ assert j["job_state"] == "F" and j["Exit_status"] == 3, j' || fail "-F json: fin
 
 note "qstat -u, queues, server"
 [ "$("$QP_BIN/qstat" -u qpuser2 | grep -c "^[0-9]")" = 1 ] || fail "-u qpuser2"
+"$QP_BIN/qstat" -u qpuser2 | grep -q "^Job ID          Username Queue" || fail "-u: not the -a layout, as PBS Pro"
 [ "$("$QP_BIN/qstat" -x -u qpuser1,qpuser2 | grep -c "^[0-9]")" = 3 ] || fail "-u list"
 [ "$("$QP_BIN/qstat" -i | grep -c "^[0-9]")" = 1 ] || fail "-i: only the held job"
 [ "$("$QP_BIN/qstat" -r | grep -c "^[0-9]")" = 1 ] || fail "-r: only the running job"
