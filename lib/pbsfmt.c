@@ -224,7 +224,11 @@ static void recorded_merge(json_t *a, const json_t *recorded)
 				obj = json_object();
 				json_object_set_new(a, parent, obj);
 			}
-			if (json_is_object(obj))
+			/* What qpool enforces (qalter may have changed it) wins
+			 * over the text qsub recorded. */
+			if (json_is_object(obj) && !(strcmp(parent, "Resource_List") == 0 &&
+						     json_object_get(obj, dot + 1) &&
+						     strcmp(dot + 1, "select") != 0 && strcmp(dot + 1, "place") != 0))
 				json_object_set(obj, dot + 1, v);
 		} else if (!json_is_object(json_object_get(a, key))) {
 			json_object_set(a, key, v);

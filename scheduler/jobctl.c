@@ -73,8 +73,9 @@ static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool mo
 	a.mem = (uint64_t)(json_object_get(msg, "mem") ? wire_int(msg, "mem", 0) : (long long)j->mem);
 	a.walltime = (uint64_t)(json_object_get(msg, "walltime") ? wire_int(msg, "walltime", 0)
 								  : (long long)j->walltime);
-	a.stdout_path = wire_str(msg, "stdout") ? wire_str(msg, "stdout") : wire_str(row, "stdout");
-	a.stderr_path = wire_str(msg, "stderr") ? wire_str(msg, "stderr") : wire_str(row, "stderr");
+	/* NULL keeps what is stored: a default path follows a new name. */
+	a.stdout_path = wire_str(msg, "stdout");
+	a.stderr_path = wire_str(msg, "stderr");
 	a.join = wire_bool(msg, "join", wire_bool(row, "join", 0));
 	a.rerunnable = wire_bool(msg, "rerunnable", j->rerunnable);
 	q = a.queue ? config_queue(s->config, a.queue) : NULL;

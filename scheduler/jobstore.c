@@ -132,8 +132,8 @@ static const char SQL_NADMIN_SET[] =
 	" ON CONFLICT (node) DO UPDATE SET drain = ?2, reason = ?3";
 static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, reason FROM node_admin";
 static const char SQL_ALTER[] =
-	"UPDATE jobs SET name = ?, queue = ?, ncpus = ?, mem = ?, walltime = ?, stdout = ?,"
-	" stderr = ?, join_oe = ?, rerunnable = ? WHERE id = ? AND state IN ('queued','held')";
+	"UPDATE jobs SET name = ?, queue = ?, ncpus = ?, mem = ?, walltime = ?, stdout = coalesce(?, stdout),"
+	" stderr = coalesce(?, stderr), join_oe = ?, rerunnable = ? WHERE id = ? AND state IN ('queued','held')";
 
 enum stmt_id {
 	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,

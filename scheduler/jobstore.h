@@ -71,8 +71,8 @@ int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node,
 int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason);
 
 /* qalter, qmove: a queued or held job's name, queue, ncpus, mem,
- * walltime, stdout_path, stderr_path, join and rerunnable become a's
- * (every one of them; the rest of a is not read). -ENOENT when the job
+ * walltime, join and rerunnable become a's, and stdout_path and
+ * stderr_path unless NULL (the rest of a is not read). -ENOENT when the job
  * is not queued or held. */
 int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a);
 

@@ -85,6 +85,7 @@ as qpuser1 qselect -x -s F | grep -qx "$sig.$server" || fail "qselect -x -s F"
 refuse "RESOURCE.OP.VALUE" as qpuser1 qselect -l ncpus
 as qpuser1 qrls -h u "$h" || fail "qrls -h u"
 qp_wait "$h" completed
+[ -e "$w1/altered.o$h" ] || fail "qalter -N: the default output is not under the new name: $(ls "$w1")"
 refuse "has already finished" as qpuser1 qalter -N late "$h"
 
 note "qrerun"
