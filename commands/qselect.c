@@ -10,6 +10,7 @@
 #include "jobid.h"
 #include "parse.h"
 #include "pbsfmt.h"
+#include "timeutil.h"
 #include "version.h"
 #include "wire.h"
 
@@ -178,7 +179,7 @@ int main(int argc, char **argv)
 	json_array_foreach(jobs, i, job) {
 		const char *owner = wire_str(job, "owner"), *q = wire_str(job, "queue");
 		const char *n = wire_str(job, "name");
-		char s = pbsfmt_state_letter(wire_str(job, "state"));
+		char s = pbsfmt_job_state(job, time_wall_ns());
 		bool ok = true;
 
 		if (users && (!owner || !in_list(users, owner)))

@@ -177,7 +177,7 @@ static int jobs_fetch(struct client *cl, int64_t jobid, json_t *all)
 /* -u with several users, -i, -r and QUEUE arguments, applied here. */
 static bool job_shown(const json_t *job, char **queues, int n_queues)
 {
-	char s = pbsfmt_state_letter(wire_str(job, "state"));
+	char s = pbsfmt_job_state(job, time_wall_ns());
 	const char *q = wire_str(job, "queue");
 	bool in_queue = n_queues == 0;
 

@@ -42,6 +42,16 @@ static const char *str_or(const json_t *o, const char *key, const char *def)
 	return s ? s : def;
 }
 
+char pbsfmt_job_state(const json_t *job, int64_t now_ns)
+{
+	const char *at = wire_str(json_object_get(job, "attrs"), "Execution_Time");
+	char letter = pbsfmt_state_letter(wire_str(job, "state"));
+
+	if (letter == 'Q' && at && strtoll(at, NULL, 10) > now_ns / NSEC_PER_SEC)
+		return 'W';
+	return letter;
+}
+
 /* ctime(3) layout without its newline: "Sun Nov 22 11:09:09 2026". */
 static void ctime_format(int64_t ns, char *buf, size_t len)
 {
@@ -244,7 +254,7 @@ json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns)
 	long long ncpus = wire_int(job, "ncpus", 0), code = exit_code(job);
 	long long cpu = wire_int(job, "cpu_ns", NONE);
 	json_t *a = json_object();
-	char buf[512], letter[2] = { pbsfmt_state_letter(state), 0 };
+	char buf[512], letter[2] = { pbsfmt_job_state(job, now_ns), 0 };
 
 	if (!a)
 		return NULL;
@@ -478,7 +488,7 @@ void pbsfmt_jobs_classic(FILE *f, const json_t *jobs, const char *server,
 		col(f, str_or(job, "name", ""), 16, o->wide);
 		fputc(' ', f);
 		col(f, str_or(job, "owner", "?"), 16, o->wide);
-		fprintf(f, "  %8s %c ", use, pbsfmt_state_letter(wire_str(job, "state")));
+		fprintf(f, "  %8s %c ", use, pbsfmt_job_state(job, time_wall_ns()));
 		cut(str_or(job, "queue", ""), 0, id, sizeof(id));
 		fputs(id, f);
 		job_extras(f, job, o);
@@ -530,7 +540,7 @@ void pbsfmt_jobs_alt(FILE *f, const json_t *jobs, const char *server, int64_t no
 		fputc(' ', f);
 		col(f, str_or(job, "name", ""), 10, o->wide);
 		fprintf(f, " %6s %3s %3lld %6s %5s %c %5s", "--", node ? "1" : "--",
-			wire_int(job, "ncpus", 0), memb, req, pbsfmt_state_letter(wire_str(job, "state")),
+			wire_int(job, "ncpus", 0), memb, req, pbsfmt_job_state(job, now_ns),
 			node ? el : "--");
 		job_extras(f, job, o);
 	}

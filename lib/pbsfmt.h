@@ -17,6 +17,11 @@
  * cancelled timeout oom) F; '?' for anything else. */
 char pbsfmt_state_letter(const char *state);
 
+/* A job object's letter: pbsfmt_state_letter of its state, and W for a
+ * queued job whose qsub -a time (attrs.Execution_Time, epoch seconds)
+ * is after now_ns. */
+char pbsfmt_job_state(const json_t *job, int64_t now_ns);
+
 /* The job's PBS attributes as a JSON object in PBS order: Job_Name,
  * Job_Owner, resources_used (object), job_state, queue, server, ctime,
  * Error_Path, exec_host, Join_Path, mtime, Output_Path, qtime,

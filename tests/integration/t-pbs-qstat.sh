@@ -92,7 +92,10 @@ note "qstat -u, queues, server"
 "$QP_BIN/qstat" --nodes | grep -qE "^$node +up" || fail "--nodes"
 "$QP_BIN/qstat" 999999 2>&1 | grep -q "no such job" || fail "unknown job id"
 "$QP_BIN/qstat" -Z 2>/dev/null; [ $? = 2 ] || fail "unknown option not exit 2"
-"$QP_BIN/qdel" "$run" "$held"
+later=$(as qpuser3 qsub -a "$(date -d '+2 hours' +%H%M)" <<<'true') || fail "qsub -a"
+"$QP_BIN/qstat" | grep -qE "^${later%%.*}\.$server .* W batch$" || fail "qsub -a job not W: $("$QP_BIN/qstat")"
+[ "$(as qpuser3 qselect -s W)" = "${later%%.*}.$server" ] || fail "qselect -s W"
+"$QP_BIN/qdel" "$run" "$held" "${later%%.*}"
 qp_wait "$run" cancelled
 "$QP_BIN/qstat" -x -f -F json "$run" | python3 -c '
 import json, sys

@@ -224,12 +224,25 @@ static void test_state_letters(void)
 	CU_ASSERT_EQUAL(pbsfmt_state_letter(NULL), '?');
 }
 
+/* qsub -a: queued until its time shows W, then Q. */
+static void test_waiting(void)
+{
+	json_t *job = json_pack("{s:s, s:{s:s}}", "state", "queued", "attrs", "Execution_Time", "1795345800");
+
+	CU_ASSERT_EQUAL(pbsfmt_job_state(job, 1795345799LL * 1000000000LL), 'W');
+	CU_ASSERT_EQUAL(pbsfmt_job_state(job, 1795345800LL * 1000000000LL), 'Q');
+	json_object_set_new(job, "state", json_string("held"));
+	CU_ASSERT_EQUAL(pbsfmt_job_state(job, 0), 'H');
+	json_decref(job);
+}
+
 static const struct unit_test pbs_format_tests[] = {
 	{ "classic", test_classic },
 	{ "alt", test_alt },
 	{ "full", test_full },
 	{ "json", test_json },
 	{ "state_letters", test_state_letters },
+	{ "waiting", test_waiting },
 	{ NULL, NULL },
 };
 
