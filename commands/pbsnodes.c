@@ -135,8 +135,9 @@ static int nodes_show(struct client *cl, char **names, int n_names, bool list, b
 	for (int k = 0; k < n_names; k++) {
 		bool found = false;
 
-		json_array_foreach(nodes, i, n)
+		json_array_foreach(nodes, i, n) {
 			found |= strcmp(wire_str(n, "name") ? wire_str(n, "name") : "", names[k]) == 0;
+		}
 		if (!found)
 			status = cmd_fail(1, "unknown node %s", names[k]);
 	}

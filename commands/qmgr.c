@@ -168,7 +168,7 @@ static void queue_print(const json_t *q)
 static int pbs_show(struct client *cl, const struct pbsqmgr_cmd *d)
 {
 	const char *op = d->object == PBSQMGR_NODE ? "nodes" : "queues";
-	json_t *reply = NULL, *list, *e;
+	json_t *reply = NULL, *objs, *e;
 	char server[256];
 	bool found = false;
 	struct error err;
@@ -176,33 +176,35 @@ static int pbs_show(struct client *cl, const struct pbsqmgr_cmd *d)
 
 	if (client_call(cl, json_pack("{s:s}", "op", op), &reply, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
-	list = json_object_get(reply, op);
+	objs = json_object_get(reply, op);
 	jobid_server_name(client_config(cl)->server_name, server, sizeof(server));
 	if (d->object == PBSQMGR_SERVER) {
 		if (d->verb == PBSQMGR_LIST) {
 			long long total = 0;
 
-			json_array_foreach(list, i, e)
+			json_array_foreach(objs, i, e) {
 				total += wire_int(e, "queued", 0) + wire_int(e, "held", 0) + wire_int(e, "running", 0);
+			}
 			printf("Server %s\n    server_state = Active\n    server_host = %s\n    scheduling = True\n"
 			       "    total_jobs = %lld\n", server, server, total);
-			json_array_foreach(list, i, e)
+			json_array_foreach(objs, i, e)
 				if (wire_bool(e, "default", 0))
 					printf("    default_queue = %s\n", wire_str(e, "name"));
 			printf("    pbs_version = %s\n\n", PBSFMT_PBS_VERSION);
 		} else {
 			printf("#\n# Create queues and set their attributes.\n");
-			json_array_foreach(list, i, e)
+			json_array_foreach(objs, i, e) {
 				queue_print(e);
+			}
 			printf("#\n# Set server attributes.\n#\nset server scheduling = True\n");
-			json_array_foreach(list, i, e)
+			json_array_foreach(objs, i, e)
 				if (wire_bool(e, "default", 0))
 					printf("set server default_queue = %s\n", wire_str(e, "name"));
 		}
 		json_decref(reply);
 		return 0;
 	}
-	json_array_foreach(list, i, e) {
+	json_array_foreach(objs, i, e) {
 		const char *name = wire_str(e, "name") ? wire_str(e, "name") : "?";
 
 		if (d->name[0] && strcmp(d->name, name) != 0)

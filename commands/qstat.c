@@ -256,8 +256,10 @@ static int jobs_show(struct client *cl, char **args, int n_args)
 			queues[n_queues++] = args[k];
 		}
 	}
-	if (n_ids == 0 && (status = jobs_fetch(cl, 0, all)) != 0)
+	if (n_ids == 0 && jobs_fetch(cl, 0, all) != 0) {
+		status = 1;
 		goto done;
+	}
 	json_array_foreach(all, i, job)
 		if (job_shown(job, queues, n_queues))
 			json_array_append(shown, job);

@@ -119,9 +119,8 @@ int jobop_main(const struct jobop_cmd *cmd, int argc, char **argv)
 		if (req && force)
 			json_object_set_new(req, "force", json_true());
 		r = client_call(cl, req, &reply, &err);
-		if (r == -EALREADY && history)
-			r = 0;
-		else if (r < 0)
+		/* -x: a job that has finished already is no error. */
+		if (r < 0 && !(r == -EALREADY && history))
 			status = cmd_fail(1, "%s", err.text);
 		json_decref(reply);
 	}
