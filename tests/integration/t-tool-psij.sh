@@ -17,9 +17,11 @@ import os, sys, time
 from datetime import timedelta
 from pathlib import Path
 from psij import Job, JobExecutor, JobSpec, JobState
+from psij.executors.batch.pbs_base import PBSExecutorConfig
 
 name = sys.argv[1]
-ex = JobExecutor.get_instance(name)
+# Poll qstat every 2 s rather than PSI/J's default 30, to keep the test short.
+ex = JobExecutor.get_instance(name, config=PBSExecutorConfig(queue_polling_interval=2))
 out = Path(os.getcwd()) / f"{name}.out"
 job = Job(JobSpec(executable="/bin/echo", arguments=["hello", name], stdout_path=out))
 ex.submit(job)
