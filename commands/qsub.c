@@ -17,6 +17,7 @@
 #include "jobenv.h"
 #include "jobid.h"
 #include "jobscript.h"
+#include "ttyrelay.h"
 #include "wire.h"
 #include "version.h"
 
@@ -343,6 +344,8 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 		json_object_set_new(attrs, js->attrs[i].name, json_string(js->attrs[i].value));
 	if (attrs && js->join == 2)
 		json_object_set_new(attrs, "Join_Path", json_string("eo"));
+	if (attrs && js->interactive > 0)
+		json_object_set_new(attrs, "interactive", json_string("True"));
 	r = attrs ? attrs_check(js, conf, attrs) : cmd_fail(1, "out of memory");
 	if (r) {
 		json_decref(attrs);
@@ -370,6 +373,8 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 	 * by setting it): its output files get the modes the user expects. */
 	mask = umask(022);
 	umask(mask);
+	if (jobspec_attr(js, "umask"))   /* -W umask=, checked octal */
+		mask = (mode_t)strtol(jobspec_attr(js, "umask"), NULL, 8);
 	json_object_set_new(req, "umask", json_integer(mask & 0777));
 	/* As PBS: without -o/-e the files go where qsub ran, even with -d
 	 * (a directory: qpoold names the file in it, knowing the id). */
@@ -383,6 +388,65 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 		return r;
 	}
 	*ret = req;
+	return 0;
+}
+
+/* qsub -I after the submit: waits for the job to start, then relays the
+ * terminal to the shell gded runs on the job's pty, through the socket
+ * gded made beside the job's files (reachable by the job's owner only).
+ * Returns the exit status after a message, or 0. */
+static int interactive(int64_t jobid, const char *id)
+{
+	struct timespec pause = { .tv_nsec = 100 * 1000000L };
+	char path[PATH_MAX], node[256] = "";
+	struct client *cl = NULL;
+	struct error err;
+	int fd, r;
+
+	fprintf(stderr, "qsub: waiting for job %s to start\n", id);
+	r = client_open(arg_conf, &cl, &err);
+	if (r < 0)
+		return cmd_fail(1, "%s", err.text);
+	while (!node[0]) {
+		json_t *reply = NULL, *job;
+		const char *st;
+
+		r = client_call(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)jobid,
+					      "finished", 1), &reply, &err);
+		if (r < 0) {
+			client_close(cl);
+			return cmd_fail(1, "%s", err.text);
+		}
+		job = json_array_get(json_object_get(reply, "jobs"), 0);
+		st = wire_str(job, "state");
+		if (st && strcmp(st, "running") == 0 && wire_str(job, "node"))
+			snprintf(node, sizeof(node), "%s", wire_str(job, "node"));
+		else if (!st || (strcmp(st, "queued") && strcmp(st, "held") && strcmp(st, "running"))) {
+			fprintf(stderr, "qsub: job %s ended before it could be reached: %s%s%s\n", id,
+				st ? st : "gone", wire_str(job, "reason") ? ": " : "",
+				wire_str(job, "reason") ? wire_str(job, "reason") : "");
+			json_decref(reply);
+			client_close(cl);
+			return 1;
+		}
+		json_decref(reply);
+		if (!node[0])
+			nanosleep(&pause, NULL);
+	}
+	r = snprintf(path, sizeof(path), "%s/nodes/%s/jobs/%lld.pty", client_config(cl)->state_dir, node,
+		     (long long)jobid);
+	client_close(cl);
+	if (r < 0 || (size_t)r >= sizeof(path))
+		return cmd_fail(1, "job %s: path of its terminal too long", id);
+	fd = ttyrelay_connect(path, 30000, &err);
+	if (fd < 0)
+		return cmd_fail(1, "job %s: %s", id, err.text);
+	fprintf(stderr, "qsub: job %s ready\n", id);
+	r = ttyrelay_run(fd, &err);
+	close(fd);
+	if (r < 0)
+		return cmd_fail(1, "job %s: %s", id, err.text);
+	fprintf(stderr, "qsub: job %s completed\n", id);
 	return 0;
 }
 
@@ -417,9 +481,6 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 	r = default_name(path, &name);
 	if (r)
 		return r;
-	if (js->interactive > 0)
-		return cmd_fail(1, "-I: interactive jobs are not supported yet; submit the commands "
-				"as a script");
 	for (size_t i = 0; i < js->n_warnings; i++)
 		fprintf(stderr, "qsub: warning: %s\n", js->warnings[i]);
 	r = client_open(arg_conf, &cl, &err);
@@ -449,6 +510,12 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 		return cmd_fail(1, "qpoold's reply has no job id");
 	}
 	jobid_format(wire_int(reply, "jobid", 0), server, id, sizeof(id));
+	if (js->interactive > 0) {
+		int64_t n = wire_int(reply, "jobid", 0);
+
+		json_decref(reply);
+		return interactive(n, id);
+	}
 	if (js->quiet > 0) {
 		json_decref(reply);
 		return 0;
@@ -512,8 +579,17 @@ int main(int argc, char **argv)
 	if (optind < argc && strcmp(argv[optind], "-") != 0)
 		path = argv[optind];
 	shown = path ? path : "standard input";
-	fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
-	r = fd < 0 ? -errno : script_read(fd, &text, &len);
+	if (cli.interactive > 0 && !path) {
+		/* qsub -I: standard input is the user's terminal, not a
+		 * script; the job's "script" only marks what it is. */
+		text = strdup("# qsub -I: an interactive shell\n");
+		len = text ? strlen(text) : 0;
+		r = text ? 0 : -ENOMEM;
+		fd = -1;
+	} else {
+		fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
+		r = fd < 0 ? -errno : script_read(fd, &text, &len);
+	}
 	if (path && fd >= 0)
 		close(fd);
 	if (r < 0) {

@@ -559,7 +559,15 @@ static int w_set(struct jobspec *js, const char *arg, struct error *err)
 			return error_set(err, -EINVAL, "-W %s=%s: %s not supported yet", tok, eq + 1,
 					 !strcmp(tok, "depend") ? "job dependencies are" :
 					 "blocking until the job ends is");
-		if (!strcmp(tok, "group_list")) {
+		if (!strcmp(tok, "umask")) {
+			/* As PBS: the mode mask of the job and its output files. */
+			size_t nd = strspn(eq + 1, "01234567");
+
+			if (!nd || nd > 4 || eq[1 + nd] || strtol(eq + 1, NULL, 8) > 0777)
+				return error_set(err, -EINVAL, "-W umask=%s: expected an octal mask (e.g. 022)",
+						 eq + 1);
+			r = attr_set(js, "umask", eq + 1);
+		} else if (!strcmp(tok, "group_list")) {
 			/* g or g@host: one group; the host part names this pool. */
 			eq[1 + strcspn(eq + 1, "@")] = '\0';
 			if (!eq[1] || strchr(eq + 1, ','))
@@ -595,9 +603,27 @@ int jobspec_option(struct jobspec *js, int opt, const char *arg, struct error *e
 	switch (opt) {
 	case 'N':
 		return name_set(js, arg, err);
-	case 'q':
+	case 'q': {
+		/* PBS's queue@server: qpool has one server, so the part after
+		 * '@' is not checked; "@server" alone is the default queue. */
+		size_t qlen = strcspn(arg, "@");
+		char *q;
+
 		r = text_arg_check("-q", "queue name", arg, err);
-		return r < 0 ? r : string_set(&js->queue, arg);
+		if (r < 0)
+			return r;
+		if (qlen == 0) {
+			free(js->queue);
+			js->queue = NULL;
+			return 0;
+		}
+		q = strndup(arg, qlen);
+		if (!q)
+			return -ENOMEM;
+		free(js->queue);
+		js->queue = q;
+		return 0;
+	}
 	case 'l':
 		return resources_set(js, arg, err);
 	case 'o':

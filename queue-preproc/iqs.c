@@ -51,6 +51,9 @@ static int job_uid_cmp(const void *a, const void *b)
 
 	if (x->uid != y->uid)
 		return x->uid < y->uid ? -1 : 1;
+	/* qsub -p orders a user's own jobs; fairness between users stays. */
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 

@@ -14,6 +14,7 @@ struct iqs_job {
 	int64_t id;          /* ascending id = submit order */
 	uid_t uid;
 	bool held;           /* held jobs get a place in no round */
+	int priority;        /* qsub -p: a user's jobs go highest first, then by id */
 };
 
 /* What the rotation remembers about one user of the queue: the sequence
@@ -62,7 +63,7 @@ struct iqs_turn {
 void iqs_turns_sort(struct iqs_turn *turns, size_t n);
 
 /* Orders jobs (n of them, in submit order) into ret (room for n): round 1
- * takes each user's oldest waiting job, users in rotation order (the one
+ * takes each user's first waiting job (highest priority, then oldest), users in rotation order (the one
  * served least recently first; never-served users first, ties broken by
  * whose oldest job is oldest); round 2 their second oldest, and so on.
  * Held jobs follow, in submit order. Limits do not change the order; they

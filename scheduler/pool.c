@@ -783,7 +783,8 @@ static int queue_view_build(struct pool *p, const struct queue_conf *q, struct q
 			(void)view_user(v, p, q->name, j->uid);
 			v->owners[v->n] = j;
 			v->jobs[v->n++] = (struct iqs_job){ .id = j->id, .uid = j->uid,
-							    .held = j->state == JOB_HELD };
+							    .held = j->state == JOB_HELD,
+							    .priority = j->priority };
 		}
 	}
 	iqs_order(v->jobs, v->n, v->users, v->n_users, &v->lim, v->order);

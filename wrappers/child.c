@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -263,6 +264,32 @@ static void child_fds_cloexec(void)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* qsub -I: the pty as controlling terminal and stdio, then the user's
+ * shell, interactive, in the job's directory. No output files: the
+ * terminal is the output, as in PBS. */
+__attribute__((noreturn))
+static void child_terminal(const struct gded_child *c)
+{
+	const struct gded_job *job = c->job;
+	const char *shell = job->pbs_shell ? job->pbs_shell : job->shell;
+	char *argv[] = { (char *)shell, "-i", NULL };
+	int fd = open(c->pty_slave, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
+		child_fail(c, -1, "cannot open the job's terminal %s: %s", c->pty_slave, strerror(errno));
+	if (chdir(job->workdir) < 0)
+		child_fail(c, -1, "cannot change directory to %s: %s", job->workdir, strerror(errno));
+	if (dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+		child_fail(c, -1, "dup2: %s", strerror(errno));
+	child_fds_cloexec();
+	c->exec_stamp[0] = time_wall_ns();
+	c->exec_stamp[1] = time_mono_ns();
+	execve(shell, argv, c->envp);
+	c->exec_stamp[0] = c->exec_stamp[1] = 0;
+	c->exec_stamp[2] = errno;
+	child_fail(c, STDERR_FILENO, "cannot execute %s: %s", shell, strerror(errno));
+}
+
 /* The script's #! line, as the kernel reads it: the interpreter, and the
  * rest of the line (trimmed) as its one argument; false when the script
  * has none. qsub -S overrides it, and without either the user's login
@@ -335,6 +362,8 @@ void gded_child_exec(const struct gded_child *c)
 	/* The submitter's umask, as qsub read it: the output files, and
 	 * whatever the job creates, get the modes the user would get. */
 	umask(job->umask);
+	if (c->pty_slave)
+		child_terminal(c);
 	out = child_outputs(c, &err);
 	if (chdir(job->workdir) < 0)
 		child_fail(c, err, "cannot change directory to %s: %s", job->workdir,

@@ -166,8 +166,8 @@ char **gded_env_build(const struct gded_job *job)
 	fail |= env_set(&e, "PBS_JOBDIR", job->workdir) < 0;
 	fail |= env_set(&e, "PBS_NODEFILE", nodefile) < 0;
 	fail |= env_set(&e, "PBS_QUEUE", job->queue) < 0;
-	fail |= env_set(&e, "PBS_ENVIRONMENT", "PBS_BATCH") < 0;
-	fail |= env_set(&e, "ENVIRONMENT", "BATCH") < 0;
+	fail |= env_set(&e, "PBS_ENVIRONMENT", job->interactive ? "PBS_INTERACTIVE" : "PBS_BATCH") < 0;
+	fail |= env_set(&e, "ENVIRONMENT", job->interactive ? "INTERACTIVE" : "BATCH") < 0;
 	/* One node: Torque's counts, and PBS Pro's first task. */
 	fail |= env_set(&e, "PBS_NP", ncpus) < 0;
 	fail |= env_set(&e, "PBS_NUM_PPN", ncpus) < 0;

@@ -6,12 +6,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <limits.h>
+
 #include "gded.h"
 
 /* What the forked child needs; all prepared by the parent so the child
  * allocates nothing. */
+/* qsub -I: the job's pty and the socket its owner's qsub attaches to. */
+struct gded_pty {
+	int master;                /* O_NONBLOCK */
+	int listen;                /* until one qsub connects, then -1 */
+	int conn;                  /* that qsub, or -1 */
+	bool conn_eof;             /* its input ended (EOF sent to the pty) */
+	char slave[64];            /* /dev/pts/N, the user's */
+	char path[PATH_MAX];       /* the socket, jobs/<id>.pty */
+};
+
 struct gded_child {
 	const struct gded_job *job;
+	const char *pty_slave;     /* qsub -I: the job's terminal, else NULL */
 	struct cgroup_job *cg;     /* NULL in mode none */
 	char **envp;
 	int report_fd;             /* O_CLOEXEC pipe: a start failure, one line */
@@ -53,6 +66,23 @@ bool gded_mail_wanted(const struct gded_job *job, char point);
 /* Mails the job's owner (or -M's users) "what" through job->sendmail -t,
  * run as the user, waiting at most 5 s. 0 or -errno. */
 int gded_mail_send(const struct gded_job *job, const char *what);
+
+/* Makes the pty (slave given to the job's user) and the socket beside the
+ * job's script (the user's, 0600, listening). 0 or -errno with err. */
+int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error *err);
+
+/* Closes what is open and removes the socket; safe twice. */
+void gded_pty_close(struct gded_pty *pty);
+
+/* The listening socket is readable: takes the first qsub. */
+void gded_pty_accept(struct gded_pty *pty);
+
+/* The qsub is readable: to the pty; its end of input becomes ^D. */
+void gded_pty_from_user(struct gded_pty *pty);
+
+/* The pty is readable: to the qsub (or drained while none). -EIO once
+ * the job's side of the terminal is closed. */
+int gded_pty_to_user(struct gded_pty *pty);
 
 /* Appends line to the job's stderr file (stdout when joined) with the
  * user's credentials, from a short-lived child: the OOM note. 0 or -errno

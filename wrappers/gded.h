@@ -83,6 +83,7 @@ struct gded_job {
 	const char *sendmail;     /* the MTA for -m, or NULL: no mail */
 	const char *mail_points;  /* -m: letters of abe, or NULL */
 	const char *mail_users;   /* -M, or NULL: the user */
+	bool interactive;         /* qsub -I: a login shell on a pty, no script */
 };
 
 enum gded_status {

@@ -49,6 +49,7 @@ struct run {
 	int sfd;
 	int tfd;
 	enum run_phase phase;
+	struct gded_pty *pty;  /* qsub -I, or NULL */
 };
 
 /* The socket to tell qnoded the job's processes are gone (--notify), or -1. */
@@ -321,13 +322,17 @@ static int run_loop(struct run *run, struct error *err)
 	}
 	reap(run);
 	while (!run->exited) {
-		struct pollfd pfd[3] = {
+		struct gded_pty *t = run->pty;
+		struct pollfd pfd[6] = {
 			{ .fd = run->sfd, .events = POLLIN },
 			{ .fd = run->tfd, .events = POLLIN },
 			{ .fd = run->report_fd, .events = POLLIN },
+			{ .fd = t ? t->listen : -1, .events = POLLIN },
+			{ .fd = t && !t->conn_eof ? t->conn : -1, .events = POLLIN },
+			{ .fd = t ? t->master : -1, .events = POLLIN },
 		};
 
-		if (poll(pfd, 3, -1) < 0) {
+		if (poll(pfd, 6, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return error_set(err, -errno, "poll: %m");
@@ -344,7 +349,21 @@ static int run_loop(struct run *run, struct error *err)
 		}
 		if (run->report_fd >= 0 && pfd[2].revents)
 			on_report(run);
+		if (t && pfd[3].fd >= 0 && pfd[3].revents)
+			gded_pty_accept(t);
+		if (t && pfd[4].fd >= 0 && pfd[4].revents)
+			gded_pty_from_user(t);
+		if (t && t->master >= 0 && pfd[5].revents && gded_pty_to_user(t) < 0) {
+			/* The job's side closed: the shell is leaving. */
+			close(t->master);
+			t->master = -1;
+		}
 	}
+	/* What the shell wrote last reaches the user before the socket ends. */
+	if (run->pty && run->pty->master >= 0)
+		while (gded_pty_to_user(run->pty) == 0 && poll(&(struct pollfd){ .fd = run->pty->master,
+				.events = POLLIN }, 1, 0) > 0)
+			;
 	/* The child is gone, so is its end of the pipe: read what is left. */
 	if (run->report_fd >= 0) {
 		fcntl(run->report_fd, F_SETFL, 0);
@@ -454,6 +473,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	int64_t *page = MAP_FAILED;
 	int report[2] = { -1, -1 }, r = 0, q;
 	char **envp = NULL, tmpdir[PATH_MAX] = "";
+	struct gded_pty pty = { .master = -1, .listen = -1, .conn = -1 };
 	sigset_t mask;
 
 	res->jobid = job->jobid;
@@ -519,6 +539,13 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	page[0] = page[1] = page[2] = 0;
 	if (gded_mail_wanted(job, 'b'))
 		(void)gded_mail_send(job, "execution begins");
+	if (job->interactive && !job->argv) {
+		if (gded_pty_open(job, &pty, &e) < 0) {
+			fail(res, "%s", e.text);
+			goto done;
+		}
+		run.pty = &pty;
+	}
 	run.pid = fork();
 	if (run.pid < 0) {
 		r = error_set(err, -errno, "fork: %m");
@@ -528,7 +555,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	if (run.pid == 0) {
 		struct gded_child c = {
 			.job = job, .cg = run.cg, .envp = envp, .report_fd = report[1],
-			.exec_stamp = page,
+			.exec_stamp = page, .pty_slave = run.pty ? pty.slave : NULL,
 		};
 
 		gded_child_exec(&c);
@@ -555,6 +582,7 @@ done:
 		r = q;
 		*err = e;
 	}
+	gded_pty_close(&pty);
 	/* Only when the job's processes are gone (the cgroup emptied, or
 	 * every descendant killed and reaped): nothing can plant a link
 	 * under it meanwhile, and the walk follows none anyway. */

@@ -213,6 +213,7 @@ static int spec_attrs(const json_t *spec, struct gded_job *job, struct error *er
 	job->group = json_string_value(json_object_get(a, "group_list"));
 	job->mail_points = json_string_value(json_object_get(a, "Mail_Points"));
 	job->mail_users = json_string_value(json_object_get(a, "Mail_Users"));
+	job->interactive = json_is_string(json_object_get(a, "interactive"));
 	return 0;
 }
 

@@ -22,7 +22,7 @@ storm() {  # user
 	local u=$1 w=$QP_T/work/$1 n=0 id
 	while [ ! -e "$QP_T/storm.stop" ]; do
 		n=$((n + 1))
-		id=$(printf 'echo "$PBS_JOBID" >> %s/ledger\n%s\n' "$w" \
+		id=$(printf 'echo "$QPOOL_JOBID" >> %s/ledger\n%s\n' "$w" \
 			"$([ $((n % 5)) = 0 ] && echo 'sleep 1' || echo true)" |
 			as "$u" qsub -N "s$n" 2>/dev/null) && echo "$id" >> "$ids.$u"
 		sleep 0.0$((RANDOM % 5))

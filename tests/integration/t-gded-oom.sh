@@ -38,7 +38,7 @@ grep -qx "calm 16777216" "$QP_T/work/qpuser2/calm.o$neighbour" || fail "the neig
 # The note follows the user's rights: a stderr file the user cannot write
 # (made read-only before the kill) gets no line from root either.
 hog2=$(as qpuser1 qsub -q mem64 -l mem=64M -N hog2 <<'JOB'
-chmod 444 "$PBS_O_WORKDIR/hog2.e$PBS_JOBID"
+chmod 444 "$PBS_O_WORKDIR/hog2.e$QPOOL_JOBID"
 python3 -c 'b = []
 while True: b.append(bytearray(16 << 20))'
 JOB

@@ -64,7 +64,7 @@ qp_wait "$id" completed
 before=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
 ids=()
 for i in $(seq 50); do
-	ids+=("$(as qpuser1 qsub -N dd <<<"dd if=/dev/zero of=\$PBS_O_WORKDIR/dd.\$PBS_JOBID bs=1M count=4 status=none")") ||
+	ids+=("$(as qpuser1 qsub -N dd <<<"dd if=/dev/zero of=\$PBS_O_WORKDIR/dd.\$QPOOL_JOBID bs=1M count=4 status=none")") ||
 		fail "qsub dd $i"
 done
 for id in "${ids[@]}"; do qp_wait "$id" completed --timeout 60; done

@@ -15,9 +15,9 @@ qp_start_node n1
 
 w=$QP_T/work/qpuser1
 # On n1 the job outlives the whole test, so only a kill can stop it there.
-job='node=$(sort -u "$PBS_NODEFILE"); echo $$ > '"$w"'/pid.$PBS_JOBID.$node
+job='node=$(sort -u "$PBS_NODEFILE"); echo $$ > '"$w"'/pid.$QPOOL_JOBID.$node
 if [ "$node" = n1 ]; then sleep 30; else sleep 2; fi
-echo done.$node >> '"$w"'/out.$PBS_JOBID'
+echo done.$node >> '"$w"'/out.$QPOOL_JOBID'
 rerun=$(echo "$job" | as qpuser1 qsub -N rerun) || fail qsub
 norerun=$(echo "$job" | as qpuser1 qsub -N norerun -r n) || fail qsub
 qp_wait "$rerun" running

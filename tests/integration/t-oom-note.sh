@@ -15,8 +15,8 @@ qp_start_node "${QP_NODE_PREFIX}n1"  # own name: other pools on this host may ru
 w=$QP_T/work/qpuser1
 note "stderr swapped for a FIFO nobody reads"
 id=$(as qpuser1 qsub -q mem64 -l mem=64M -N fifo <<'JOB'
-rm -f "$PBS_O_WORKDIR/fifo.e$PBS_JOBID"
-mkfifo "$PBS_O_WORKDIR/fifo.e$PBS_JOBID"
+rm -f "$PBS_O_WORKDIR/fifo.e$QPOOL_JOBID"
+mkfifo "$PBS_O_WORKDIR/fifo.e$QPOOL_JOBID"
 python3 -c 'b = []
 while True: b.append(bytearray(16 << 20))'
 JOB
@@ -27,7 +27,7 @@ qp_wait "$id" oom --timeout 60
 note "stderr swapped for a symlink to a private file"
 runuser -u qpuser1 -- sh -c "umask 077; echo private > '$w/private'"
 id=$(as qpuser1 qsub -q mem64 -l mem=64M -N link <<JOB
-ln -sf "$w/private" "\$PBS_O_WORKDIR/link.e\$PBS_JOBID"
+ln -sf "$w/private" "\$PBS_O_WORKDIR/link.e\$QPOOL_JOBID"
 python3 -c 'b = []
 while True: b.append(bytearray(16 << 20))'
 JOB

@@ -62,6 +62,8 @@ grep -q "posix shell job" "$w/output.txt" || fail "-o output.txt"
 grep -q "run by -S" "$w"/shellflag.e* || fail "-j eo: both into the error file"
 grep -q "gpu-free job" "$w"/logs/nogpu.o* || fail "-o logs/: $(ls "$w/logs")"
 grep -q "in /tmp" "$w"/wd.o* || fail "-d /tmp: $(cat "$w"/wd.[oe]*)"
+grep -qx "0027" "$w/umask.txt" || fail "-W umask=0027: $(cat "$w/umask.txt")"
+grep -q "one default chunk, 1 cpu" "$w/plainsel.out" || fail "select=1 with -w: $(cat "$w/plainsel.out")"
 tmp=$(sed -n 's/^TMPDIR=//p' "$w/env.torque_ppn")
 [ -n "$tmp" ] && [ ! -e "$tmp" ] || fail "TMPDIR $tmp left behind"
 

@@ -51,6 +51,21 @@ static void test_round_robin(void)
 	run_case(&c);
 }
 
+static void test_priority_within_user(void)
+{
+	/* qsub -p: A's job 3 (priority 5) goes before A's older ones, but
+	 * B still gets the second place: priority orders a user's own jobs. */
+	struct case_ c = {
+		.name = "-p",
+		.jobs = { { 1, A, 0, 0 }, { 2, A, 0, 0 }, { 3, A, 0, 5 }, { 4, B, 0, 0 },
+			  { 5, B, 0, -1 }, { 6, B, 0, 0 } },
+		.n = 6,
+		.want = { 3, 4, 1, 6, 2, 5 },
+	};
+
+	run_case(&c);
+}
+
 static void test_hog_then_one(void)
 {
 	/* A submitted 40 and was served once; B's one job goes next, not 41st. */
@@ -132,6 +147,7 @@ static void test_empty(void)
 
 static const struct unit_test iqs_tests[] = {
 	{ "round_robin", test_round_robin },
+	{ "priority_within_user", test_priority_within_user },
 	{ "hog_then_one", test_hog_then_one },
 	{ "rotation_memory", test_rotation_memory },
 	{ "held_and_limits", test_held_and_limits },

@@ -43,6 +43,56 @@ static void test_directives(void)
 	jobspec_clear(&js);
 }
 
+/* PBS Pro and Torque forms: what is recorded, what is acted on, what warns. */
+static void test_directives_pbs(void)
+{
+	struct jobspec js;
+	struct error err;
+
+	CU_ASSERT_EQUAL(parse("#!/bin/bash -l\n"
+			      "#PBS -l select=1:ncpus=4:mpiprocs=4:ompthreads=2:mem=2gb\n"
+			      "#PBS -l place=scatter:excl -l pmem=400mb\n"
+			      "#PBS -A acct1 -P proj1 -m abe -M me@example.org -p -5\n"
+			      "#PBS -S /bin/sh -W group_list=grp -W sandbox=PRIVATE\n"
+			      "#PBS -a 202611231830.15 -z -k oe -d /tmp -j eo -c n\n", &js, &err), 0);
+	CU_ASSERT_EQUAL(js.ncpus, 4);
+	CU_ASSERT_EQUAL(js.mem, 2LL << 30);
+	CU_ASSERT_EQUAL(js.ompthreads, 2);
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.place"), "scatter:excl");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.mpiprocs"), "4");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.pmem"), "400mb");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Account_Name"), "acct1");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "project"), "proj1");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Mail_Points"), "abe");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Mail_Users"), "me@example.org");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "sandbox"), "PRIVATE");
+	CU_ASSERT_EQUAL(js.priority, -5);
+	CU_ASSERT_EQUAL(js.mail, 1);
+	CU_ASSERT_STRING_EQUAL(js.shell, "/bin/sh");
+	CU_ASSERT_STRING_EQUAL(js.group, "grp");
+	CU_ASSERT_STRING_EQUAL(js.start_after, "202611231830.15");
+	CU_ASSERT_EQUAL(js.quiet, 1);
+	CU_ASSERT_STRING_EQUAL(js.workdir, "/tmp");
+	CU_ASSERT_EQUAL(js.join, 2);
+	/* excl, pmem, sandbox and -c warn; nothing else does. */
+	CU_ASSERT_EQUAL(js.n_warnings, 4);
+	jobspec_clear(&js);
+	/* Torque: nodes=1:ppn=N is N CPUs; -C moves the prefix. */
+	CU_ASSERT_EQUAL(parse("#PBS -l nodes=1:ppn=6,walltime=10:00\n", &js, &err), 0);
+	CU_ASSERT_EQUAL(js.ncpus, 6);
+	CU_ASSERT_EQUAL(js.walltime, 600);
+	CU_ASSERT_EQUAL(js.n_warnings, 0);
+	jobspec_clear(&js);
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL(jobscript_parse("#X -N a\n#PBS -N b\n", 17, "#X", &js, &err), 0);
+	CU_ASSERT_STRING_EQUAL(js.name, "a");
+	jobspec_clear(&js);
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL(jobscript_parse("#PBS -N b\n", 10, "", &js, &err), 0);
+	CU_ASSERT_PTR_NULL(js.name);
+	jobspec_clear(&js);
+}
+
 static void test_directives_stop(void)
 {
 	struct jobspec js;
@@ -368,6 +418,7 @@ static void test_jobid_format(void)
 static const struct unit_test jobscript_tests[] = {
 	{ "directives", test_directives },
 	{ "directives_stop", test_directives_stop },
+	{ "directives_pbs", test_directives_pbs },
 	{ "directives_words", test_directives_words },
 	{ "directives_errors", test_directives_errors },
 	{ "option_name", test_option_name },
