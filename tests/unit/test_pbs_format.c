@@ -236,6 +236,59 @@ static void test_waiting(void)
 	json_decref(job);
 }
 
+static const char queues_json[] =
+	"[{\"name\": \"multi8\", \"default\": false, \"enabled\": true, \"started\": false, \"priority\": 100,"
+	" \"ncpus\": 8, \"mem_max\": 161061273600, \"walltime_max\": 86400, \"walltime_default\": 3600,"
+	" \"reserve\": \"realtime\", \"max_running\": 2, \"reason\": \"maintenance\","
+	" \"queued\": 3, \"held\": 1, \"running\": 2},"
+	" {\"name\": \"batch\", \"default\": true, \"enabled\": true, \"started\": true, \"queued\": 1, \"held\": 0, \"running\": 4}]";
+
+static const char queue_server[] =
+	"Queue: multi8\n"
+	"    queue_type = Execution\n"
+	"    Priority = 100\n"
+	"    total_jobs = 6\n"
+	"    state_count = Transit:0 Queued:3 Held:1 Waiting:0 Running:2 Exiting:0 Begun:0\n"
+	"    resources_max.ncpus = 8\n"
+	"    resources_max.mem = 157286400kb\n"
+	"    resources_max.walltime = 24:00:00\n"
+	"    resources_default.walltime = 01:00:00\n"
+	"    max_running = 2\n"
+	"    enabled = True\n"
+	"    started = False\n"
+	"    qpool_reserve = realtime\n"
+	"    comment = maintenance\n"
+	"Server             Max   Tot   Que   Run   Hld   Wat   Trn   Ext Status\n"
+	"---------------- ----- ----- ----- ----- ----- ----- ----- ----- -----------\n"
+	"srv                  0    11     4     6     1     0     0     0 Active\n"
+	"Server: srv\n"
+	"    server_state = Active\n"
+	"    server_host = srv\n"
+	"    total_jobs = 11\n"
+	"    state_count = Transit:0 Queued:4 Held:1 Waiting:0 Running:6 Exiting:0 Begun:0\n"
+	"    pbs_version = " PBSFMT_PBS_VERSION "\n";
+
+/* qstat -Qf and -B, -Bf. */
+static void test_queue_and_server(void)
+{
+	json_t *queues = load(queues_json);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(queues);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	pbsfmt_queue_full(f, json_array_get(queues, 0));
+	pbsfmt_server(f, queues, "srv", false);
+	pbsfmt_server(f, queues, "srv", true);
+	fclose(f);
+	CU_ASSERT_STRING_EQUAL(buf, queue_server);
+	if (strcmp(buf, queue_server) != 0)
+		fprintf(stderr, "\n--- expected\n%s--- got\n%s---\n", queue_server, buf);
+	free(buf);
+	json_decref(queues);
+}
+
 static const struct unit_test pbs_format_tests[] = {
 	{ "classic", test_classic },
 	{ "alt", test_alt },
@@ -243,6 +296,7 @@ static const struct unit_test pbs_format_tests[] = {
 	{ "json", test_json },
 	{ "state_letters", test_state_letters },
 	{ "waiting", test_waiting },
+	{ "queue_and_server", test_queue_and_server },
 	{ NULL, NULL },
 };
 
