@@ -57,7 +57,7 @@ bench_server() {
 
 bench_node() {
 	"$bin/qnoded" --name "$1" 2> "$T/qnoded.log" & pids+=($!)
-	for _ in $(seq 100); do "$bin/qstat" -n 2>/dev/null | grep -qE "^$1[[:space:]].*up" && return 0; sleep 0.05; done
+	for _ in $(seq 100); do "$bin/qstat" --nodes 2>/dev/null | grep -qE "^$1[[:space:]].*up" && return 0; sleep 0.05; done
 	echo "bench: node $1 did not come up" >&2
 	return 1
 }

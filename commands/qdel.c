@@ -8,6 +8,7 @@ int main(int argc, char **argv)
 		.prog = "qdel",
 		.op = "delete",
 		.summary = "Deletes (cancels) jobs: queued and held jobs are removed, running ones are killed.",
+		.flags = JOBOP_FORCE | JOBOP_HISTORY,
 	};
 
 	return jobop_main(&cmd, argc, argv);

@@ -8,6 +8,7 @@ int main(int argc, char **argv)
 		.prog = "qhold",
 		.op = "hold",
 		.summary = "Holds queued jobs: they are not started until released with qrls.",
+		.flags = JOBOP_HOLD_TYPES,
 	};
 
 	return jobop_main(&cmd, argc, argv);

@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /* qmgr: the admin's command: list queues and nodes, enable/disable and
- * start/stop queues, drain/resume nodes, reload qpool.conf. */
+ * start/stop queues, drain/resume nodes, reload qpool.conf; and PBS's
+ * qmgr -c "set queue X enabled = False" forms for what qpool's queues have. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "client.h"
 #include "cmd.h"
+#include "jobid.h"
 #include "jobfmt.h"
+#include "pbsfmt.h"
+#include "pbsqmgr.h"
 #include "wire.h"
 #include "version.h"
 
 static const char usage_text[] =
 	"usage: qmgr [-f FILE] COMMAND [ARGS]\n"
+	"       qmgr [-f FILE] -c \"DIRECTIVE[; DIRECTIVE...]\"\n"
 	"Changes apply at once and survive a qpoold restart (root only, except listings).\n"
 	"  queues                   the queues, their state and limits\n"
 	"  nodes                    the nodes and their state\n"
@@ -23,6 +30,9 @@ static const char usage_text[] =
 	"  drain NODE [REASON]      running jobs finish, nothing new starts there\n"
 	"  resume NODE              take new jobs again\n"
 	"  reload                   re-read qpool.conf (an invalid file is refused)\n"
+	"  -c DIRECTIVES            PBS forms: list|print server|queue|node [NAME],\n"
+	"                           set queue Q enabled|started = True|False,\n"
+	"                           set node N state = offline|free, set node N comment = TEXT\n"
 	"  -f FILE                  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n";
 
 static int list(struct client *cl, const char *what)
@@ -54,6 +64,215 @@ static int list(struct client *cl, const char *what)
 	return r < 0 ? cmd_fail(1, "out of memory") : 0;
 }
 
+/* A named object's trailing "@server" is this server. */
+static void name_strip_server(char *name)
+{
+	char *at = strchr(name, '@');
+
+	if (at)
+		*at = '\0';
+}
+
+static int admin_send(struct client *cl, const char *action, const char *target, const char *reason)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "admin", "action", action, "target", target);
+	json_t *reply = NULL;
+	struct error err;
+
+	if (req && reason)
+		json_object_set_new(req, "reason", json_string(reason));
+	if (client_call(cl, req, &reply, &err) < 0)
+		return cmd_fail(1, "%s", err.text);
+	json_decref(reply);
+	return 0;
+}
+
+static int bool_value(const char *s)
+{
+	if (!strcasecmp(s, "true") || !strcasecmp(s, "t") || !strcasecmp(s, "y") || !strcmp(s, "1"))
+		return 1;
+	if (!strcasecmp(s, "false") || !strcasecmp(s, "f") || !strcasecmp(s, "n") || !strcmp(s, "0"))
+		return 0;
+	return -1;
+}
+
+/* Where a PBS queue attribute lives in qpool.conf, for the refusal. */
+static const char *conf_key(const char *attr)
+{
+	static const char *const map[][2] = {
+		{ "resources_max.ncpus", "ncpus_max" }, { "resources_max.mem", "mem_max" },
+		{ "resources_max.walltime", "walltime_max" }, { "resources_default.ncpus", "ncpus_default" },
+		{ "resources_default.mem", "mem_default" }, { "resources_default.walltime", "walltime_default" },
+		{ "Priority", "priority" }, { "priority", "priority" }, { "max_running", "max_running" },
+		{ "max_user_run", "max_running_per_user" },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(attr, map[i][0]) == 0)
+			return map[i][1];
+	return NULL;
+}
+
+/* set/unset: what qmgr's admin ops can change; the rest is qpool.conf's. */
+static int pbs_set(struct client *cl, const struct pbsqmgr_cmd *d)
+{
+	int b = bool_value(d->value);
+
+	if (d->object == PBSQMGR_QUEUE && d->name[0] && d->verb == PBSQMGR_SET &&
+	    (strcmp(d->attr, "enabled") == 0 || strcmp(d->attr, "started") == 0)) {
+		if (b < 0)
+			return cmd_fail(2, "set queue %s %s = %s: True or False", d->name, d->attr, d->value);
+		return admin_send(cl, d->attr[0] == 'e' ? (b ? "enable" : "disable") : (b ? "start" : "stop"),
+				  d->name, NULL);
+	}
+	if (d->object == PBSQMGR_NODE && d->name[0] && strcmp(d->attr, "state") == 0) {
+		if (d->verb == PBSQMGR_UNSET || strcmp(d->value, "free") == 0)
+			return admin_send(cl, "resume", d->name, NULL);
+		if (strcmp(d->value, "offline") == 0)
+			return admin_send(cl, "drain", d->name, NULL);
+		return cmd_fail(2, "set node %s state = %s: offline or free", d->name, d->value);
+	}
+	if (d->object == PBSQMGR_NODE && d->name[0] && d->verb == PBSQMGR_SET && strcmp(d->attr, "comment") == 0)
+		return admin_send(cl, "drain", d->name, d->value);
+	if (d->object == PBSQMGR_QUEUE && conf_key(d->attr))
+		return cmd_fail(1, "%s queue %s %s: queue limits live in qpool.conf ([queue %s] %s); edit it, then qmgr reload",
+				d->verb == PBSQMGR_SET ? "set" : "unset", d->name, d->attr, d->name, conf_key(d->attr));
+	return cmd_fail(1, "%s %s %s: qpool has no such setting (queues are defined in qpool.conf; see qmgr --help)",
+			d->verb == PBSQMGR_SET ? "set" : "unset",
+			d->object == PBSQMGR_QUEUE ? "queue" : d->object == PBSQMGR_NODE ? "node" : "server", d->attr);
+}
+
+/* print: the directives that would recreate a queue's settings. */
+static void queue_print(const json_t *q)
+{
+	const char *name = wire_str(q, "name") ? wire_str(q, "name") : "?";
+	json_t *a = pbsfmt_queue_attrs(q), *v;
+	const char *key;
+
+	printf("#\n# Create and define queue %s\n#\ncreate queue %s\n", name, name);
+	json_object_foreach(a, key, v) {
+		if (!strcmp(key, "total_jobs") || !strcmp(key, "state_count") || !strncmp(key, "qpool_", 6) ||
+		    !strcmp(key, "comment"))
+			continue;
+		printf("set queue %s %s = ", name, key);
+		if (json_is_integer(v))
+			printf("%lld\n", (long long)json_integer_value(v));
+		else if (json_is_boolean(v))
+			printf("%s\n", json_is_true(v) ? "True" : "False");
+		else
+			printf("%s\n", json_string_value(v));
+	}
+	json_decref(a);
+}
+
+static int pbs_show(struct client *cl, const struct pbsqmgr_cmd *d)
+{
+	const char *op = d->object == PBSQMGR_NODE ? "nodes" : "queues";
+	json_t *reply = NULL, *objs, *e;
+	char server[256];
+	bool found = false;
+	struct error err;
+	size_t i;
+
+	if (client_call_pages(cl, json_pack("{s:s}", "op", op), op, &reply, &err) < 0)
+		return cmd_fail(1, "%s", err.text);
+	objs = json_object_get(reply, op);
+	client_server_name(cl, server, sizeof(server));
+	if (d->object == PBSQMGR_SERVER) {
+		if (d->verb == PBSQMGR_LIST) {
+			long long total = 0;
+
+			json_array_foreach(objs, i, e) {
+				total += wire_int(e, "queued", 0) + wire_int(e, "held", 0) + wire_int(e, "running", 0);
+			}
+			printf("Server %s\n    server_state = Active\n    server_host = %s\n    scheduling = True\n"
+			       "    total_jobs = %lld\n", server, server, total);
+			json_array_foreach(objs, i, e)
+				if (wire_bool(e, "default", 0))
+					printf("    default_queue = %s\n", wire_str(e, "name"));
+			printf("    pbs_version = %s\n\n", PBSFMT_PBS_VERSION);
+		} else {
+			printf("#\n# Create queues and set their attributes.\n");
+			json_array_foreach(objs, i, e) {
+				queue_print(e);
+			}
+			printf("#\n# Set server attributes.\n#\nset server scheduling = True\n");
+			json_array_foreach(objs, i, e)
+				if (wire_bool(e, "default", 0))
+					printf("set server default_queue = %s\n", wire_str(e, "name"));
+		}
+		json_decref(reply);
+		return 0;
+	}
+	json_array_foreach(objs, i, e) {
+		const char *name = wire_str(e, "name") ? wire_str(e, "name") : "?";
+
+		if (d->name[0] && strcmp(d->name, name) != 0)
+			continue;
+		found = true;
+		if (d->object == PBSQMGR_QUEUE && d->verb == PBSQMGR_PRINT) {
+			queue_print(e);
+		} else if (d->object == PBSQMGR_QUEUE) {
+			json_t *a = pbsfmt_queue_attrs(e);
+
+			printf("Queue %s\n", name);
+			if (a)
+				pbsfmt_attrs_put(stdout, a);
+			json_decref(a);
+			putchar('\n');
+		} else {
+			const char *st = wire_str(e, "state") ? wire_str(e, "state") : "down";
+
+			printf("Node %s\n    Mom = %s\n    state = %s\n    pcpus = %lld\n"
+			       "    resources_available.ncpus = %lld\n", name, name,
+			       !strcmp(st, "drained") ? "offline" : !strcmp(st, "up") ? "free" : "down",
+			       wire_int(e, "ncpus", 0), wire_int(e, "ncpus", 0));
+			if (wire_str(e, "reason"))
+				printf("    comment = %s\n", wire_str(e, "reason"));
+			putchar('\n');
+		}
+	}
+	json_decref(reply);
+	if (d->name[0] && !found)
+		return cmd_fail(1, "unknown %s '%s'", d->object == PBSQMGR_QUEUE ? "queue" : "node", d->name);
+	return 0;
+}
+
+/* qmgr -c: directives separated by ';' or newlines, run in order; the
+ * first error stops them (PBS's qmgr -c does the same with -e unset). */
+static int directives_run(const char *conf, char *text)
+{
+	struct client *cl = NULL;
+	struct error err;
+	char *save = NULL;
+	int status = 0;
+
+	if (client_open(conf, &cl, &err) < 0)
+		return cmd_fail(1, "%s", err.text);
+	for (char *line = strtok_r(text, ";\n", &save); line && status == 0;
+	     line = strtok_r(NULL, ";\n", &save)) {
+		struct pbsqmgr_cmd d;
+
+		if (strspn(line, " \t") == strlen(line))
+			continue;
+		if (pbsqmgr_parse(line, &d, &err) < 0) {
+			status = cmd_fail(2, "%s", err.text);
+			break;
+		}
+		name_strip_server(d.name);
+		if (d.verb == PBSQMGR_LIST || d.verb == PBSQMGR_PRINT)
+			status = pbs_show(cl, &d);
+		else if (d.verb == PBSQMGR_SET || d.verb == PBSQMGR_UNSET)
+			status = pbs_set(cl, &d);
+		else
+			status = cmd_fail(1, "%s %s: queues are defined in qpool.conf; edit it, then qmgr reload",
+					  d.verb == PBSQMGR_CREATE ? "create" : "delete",
+					  d.object == PBSQMGR_QUEUE ? "queue" : d.object == PBSQMGR_NODE ? "node" : "server");
+	}
+	client_close(cl);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -69,6 +288,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *conf = NULL, *cmd;
+	char *directives = NULL;
 	struct client *cl = NULL;
 	struct error err;
 	json_t *reply, *req;
@@ -78,9 +298,10 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("qmgr");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:f:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:f:c:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': conf = optarg; break;
+		case 'c': directives = optarg; break;
 		case 'H':
 			fputs(usage_text, stdout);
 			return 0;
@@ -90,6 +311,10 @@ int main(int argc, char **argv)
 			return cmd_fail(2, "unknown option %s (see qmgr --help)", argv[optind - 1]);
 		}
 	}
+	if (directives && optind < argc)
+		return cmd_fail(2, "-c takes no command after it (see qmgr --help)");
+	if (directives)
+		return directives_run(conf, directives);
 	if (optind >= argc)
 		return cmd_fail(2, "which command? (see qmgr --help)");
 	cmd = argv[optind];

@@ -8,6 +8,7 @@ int main(int argc, char **argv)
 		.prog = "qrls",
 		.op = "release",
 		.summary = "Releases held jobs, so they may run.",
+		.flags = JOBOP_HOLD_TYPES,
 	};
 
 	return jobop_main(&cmd, argc, argv);

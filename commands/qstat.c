@@ -1,91 +1,163 @@
 /* SPDX-License-Identifier: MIT */
-/* qstat: show jobs, queues (-Q) or nodes (-n) as tables, PBS-style detail or JSON. */
+/* qstat: jobs in PBS's layouts (default, -a, -f, -F json) or qpool's (--table, --json); queues, server, nodes. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
 #include "cmd.h"
 #include "jobfmt.h"
 #include "jobid.h"
+#include "pbsfmt.h"
 #include "timeutil.h"
 #include "wire.h"
 #include "version.h"
 
 static const char usage_text[] =
-	"usage: qstat [-f] [-x] [-u USER] [--json] [JOBID...]\n"
-	"       qstat -Q [--json]\n"
+	"usage: qstat [-a|-f|--table] [-x] [-i|-r] [-n] [-s] [-1] [-w] [-u USER[,USER...]]\n"
+	"             [-F json|--json] [-t|-J] [JOBID|QUEUE|@SERVER...]\n"
+	"       qstat -Q [-f] [--json] [QUEUE...]\n"
 	"       qstat -Q --order QUEUE [--json]\n"
-	"       qstat -n [--json]\n"
-	"Shows jobs (by default those not finished), queues (-Q) or nodes (-n).\n"
-	"  -f            full detail of each job\n"
+	"       qstat -B [-f]\n"
+	"       qstat --nodes [--json]\n"
+	"Shows jobs (by default those not finished), queues (-Q), the server (-B) or nodes.\n"
+	"A job id is 12, 12.server or 12.server@host.\n"
+	"  -a            PBS's alternative table: memory, walltime, elapsed time\n"
+	"  -f            full detail of each job (PBS attribute names)\n"
+	"  -F json       -f as PBS's JSON document\n"
 	"  -x            include finished jobs\n"
-	"  -u USER       only USER's jobs\n"
-	"  -Q            the queues\n"
+	"  -i / -r       only waiting (queued, held) / only running jobs (imply -a)\n"
+	"  -n            each job's execution host (implies -a)\n"
+	"  -s            each job's comment: why it waits or failed (implies -a)\n"
+	"  -1            -n and -s on the job's own line\n"
+	"  -w            wide: nothing cut\n"
+	"  -u USERS      only these users' jobs (comma-separated; implies -a)\n"
+	"  -t, -J        accepted for PBS scripts (qpool has no array jobs)\n"
+	"      --table   qpool's table: word states, CPUs, node, elapsed\n"
+	"  -Q            the queues; with -f in PBS's attribute form\n"
 	"      --order QUEUE  the queue's dispatch order (per-user round robin) and why\n"
-	"  -n            the nodes\n"
-	"      --json    the server's objects as JSON\n"
+	"  -B            the server's job counts\n"
+	"      --nodes   the nodes (also: pbsnodes)\n"
+	"      --json    the server's objects as qpool's JSON\n"
 	"      --conf FILE  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
 	"      --help    show this help\n";
 
-static const char *arg_conf;
-static const char *arg_user;
-static const char *arg_order;
-static bool arg_full, arg_finished, arg_json, arg_queues, arg_nodes;
+enum layout { LAYOUT_CLASSIC, LAYOUT_ALT, LAYOUT_FULL, LAYOUT_TABLE };
 
+static const char *arg_conf;
+static const char *arg_users;
+static const char *arg_order;
+static bool arg_finished, arg_json, arg_pbs_json, arg_queues, arg_nodes, arg_server, arg_full;
+static bool arg_alt, arg_table, arg_idle, arg_running;
+static struct pbsfmt_opts arg_opts;
+static char server_name[256];
+
+/* PBS indents -F json by 4; qpool's --json stays at 2. */
 static void json_print(const json_t *doc)
 {
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_dumpf(doc, stdout, JSON_INDENT(arg_pbs_json ? 4 : 2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
 }
 
-/* -Q and -n: one table (or JSON under the same member). */
-static int list_show(struct client *cl, const char *op)
+/* True when name is one of the comma-separated names in list. */
+static bool list_has(const char *list, const char *name)
 {
-	json_t *reply = NULL, *list;
-	struct error err;
-	int r;
+	size_t n = strlen(name);
 
-	r = client_call_pages(cl, json_pack("{s:s}", "op", op), op, &reply, &err);
-	if (r < 0)
-		return cmd_fail(1, "%s", err.text);
-	list = json_object_get(reply, op);
-	if (!json_is_array(list)) {
-		json_decref(reply);
-		return cmd_fail(1, "qpoold's reply has no %s list", op);
+	for (const char *p = list; p && *p;) {
+		const char *end = strchrnul(p, ',');
+
+		if ((size_t)(end - p) == n && strncmp(p, name, n) == 0)
+			return true;
+		p = *end ? end + 1 : end;
 	}
-	if (arg_json) {
-		json_t *doc = json_pack("{s:O}", op, list);
+	return false;
+}
+
+/* One list op (queues, nodes): its array, or NULL after saying why. */
+static json_t *list_fetch(struct client *cl, const char *op, json_t **ret_reply)
+{
+	struct error err;
+	json_t *list;
+
+	/* Paged: a pool of thousands of nodes answers in several replies. */
+	if (client_call_pages(cl, json_pack("{s:s}", "op", op), op, ret_reply, &err) < 0) {
+		cmd_fail(1, "%s", err.text);
+		return NULL;
+	}
+	list = json_object_get(*ret_reply, op);
+	if (!json_is_array(list)) {
+		cmd_fail(1, "qpoold's reply has no %s list", op);
+		return NULL;
+	}
+	return list;
+}
+
+/* -Q [QUEUE...], -B and --nodes. */
+static int list_show(struct client *cl, const char *op, char **names, int n_names)
+{
+	json_t *reply = NULL, *list = list_fetch(cl, op, &reply), *shown;
+	int status = 0, r = 0;
+	size_t i;
+	json_t *e;
+
+	if (!list) {
+		json_decref(reply);
+		return 1;
+	}
+	shown = n_names ? json_array() : json_incref(list);
+	for (int k = 0; k < n_names; k++) {
+		bool found = false;
+
+		json_array_foreach(list, i, e)
+			if (strcmp(wire_str(e, "name") ? wire_str(e, "name") : "", names[k]) == 0) {
+				json_array_append(shown, e);
+				found = true;
+			}
+		if (!found)
+			status = cmd_fail(1, "unknown %s '%s'", arg_queues ? "queue" : "node", names[k]);
+	}
+	if (arg_server) {
+		pbsfmt_server(stdout, list, server_name, arg_full);
+	} else if (arg_json) {
+		json_t *doc = json_pack("{s:O}", op, shown);
 
 		json_print(doc);
 		json_decref(doc);
-		r = 0;
-	} else {
-		r = strcmp(op, "queues") == 0 ? jobfmt_queues_table(stdout, list)
-					      : jobfmt_nodes_table(stdout, list);
+	} else if (arg_queues && arg_full) {
+		json_array_foreach(shown, i, e) {
+			if (i > 0)
+				fputc('\n', stdout);
+			pbsfmt_queue_full(stdout, e);
+		}
+	} else if (json_array_size(shown) > 0 || !n_names) {
+		r = arg_queues ? jobfmt_queues_table(stdout, shown) : jobfmt_nodes_table(stdout, shown);
 	}
+	json_decref(shown);
 	json_decref(reply);
-	return r < 0 ? cmd_fail(1, "out of memory") : 0;
+	return r < 0 ? cmd_fail(1, "out of memory") : status;
 }
 
 /* Asks for jobs (jobid 0: all) and appends them to all. */
 static int jobs_fetch(struct client *cl, int64_t jobid, json_t *all)
 {
+	bool one_user = arg_users && !strchr(arg_users, ',');
 	json_t *req, *reply = NULL, *jobs;
 	struct error err;
 	int r;
 
 	/* A job named by id is shown finished or not: the user asked for it. */
 	req = json_pack("{s:s, s:b, s:b}", "op", "stat", "finished", arg_finished || jobid > 0,
-			"full", arg_full || arg_json);
+			"full", arg_full || arg_json || arg_pbs_json);
 	if (!req)
 		return cmd_fail(1, "out of memory");
 	if (jobid > 0)
 		json_object_set_new(req, "jobid", json_integer(jobid));
-	if (arg_user)
-		json_object_set_new(req, "user", json_string(arg_user));
+	if (one_user)
+		json_object_set_new(req, "user", json_string(arg_users));
 	r = client_call_pages(cl, req, "jobs", &reply, &err);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
@@ -103,37 +175,101 @@ static int jobs_fetch(struct client *cl, int64_t jobid, json_t *all)
 	return 0;
 }
 
-static int jobs_show(struct client *cl, char **ids, int n_ids)
+/* -u with several users, -i, -r and QUEUE arguments, applied here. */
+static bool job_shown(const json_t *job, char **queues, int n_queues)
 {
-	json_t *all = json_array();
-	int status = 0;
+	char s = pbsfmt_job_state(job, time_wall_ns());
+	const char *q = wire_str(job, "queue");
+	bool in_queue = n_queues == 0;
+
+	if (arg_users && !list_has(arg_users, wire_str(job, "owner") ? wire_str(job, "owner") : ""))
+		return false;
+	if (arg_idle && s != 'Q' && s != 'H' && s != 'W')
+		return false;
+	if (arg_running && s != 'R' && s != 'E')
+		return false;
+	for (int k = 0; k < n_queues; k++)
+		in_queue |= q && strcmp(q, queues[k]) == 0;
+	return in_queue;
+}
+
+static int jobs_print(const json_t *jobs)
+{
+	int64_t now = time_wall_ns();
 	size_t i;
 	json_t *job;
 
-	if (!all)
-		return cmd_fail(1, "out of memory");
-	if (n_ids == 0)
-		status = jobs_fetch(cl, 0, all);
-	for (int k = 0; k < n_ids; k++) {
-		int64_t id;
+	if (arg_pbs_json) {
+		json_t *doc = pbsfmt_jobs_json(jobs, server_name, now);
 
-		if (jobid_parse(ids[k], &id) < 0)
-			status = cmd_fail(1, "%s: not a job id", ids[k]);
-		else if (jobs_fetch(cl, id, all))
-			status = 1;
-	}
-	if (arg_json) {
-		json_print(all);
+		if (!doc)
+			return cmd_fail(1, "out of memory");
+		json_print(doc);
+		json_decref(doc);
+	} else if (arg_json) {
+		json_print(jobs);
 	} else if (arg_full) {
-		json_array_foreach(all, i, job) {
+		json_array_foreach(jobs, i, job) {
 			if (i > 0)
 				fputc('\n', stdout);
-			jobfmt_job_full(stdout, job);
+			pbsfmt_job_full(stdout, job, server_name, now);
 		}
-	} else if (jobfmt_jobs_table(stdout, all, time_wall_ns()) < 0) {
-		status = cmd_fail(1, "out of memory");
+	} else if (arg_table) {
+		if (jobfmt_jobs_table(stdout, jobs, now) < 0)
+			return cmd_fail(1, "out of memory");
+	} else if (arg_alt) {
+		pbsfmt_jobs_alt(stdout, jobs, server_name, now, &arg_opts);
+	} else {
+		pbsfmt_jobs_classic(stdout, jobs, server_name, &arg_opts);
 	}
+	return 0;
+}
+
+/* Operands: job ids (12, 12.server, 12.server@host), "@server" (every
+ * job) or a queue name (or queue@server): the jobs in that queue. */
+static int jobs_show(struct client *cl, char **args, int n_args)
+{
+	json_t *all = json_array(), *shown = json_array();
+	char **queues = calloc((size_t)n_args + 1, sizeof(*queues));
+	int status = 0, n_queues = 0, n_ids = 0;
+	size_t i;
+	json_t *job;
+
+	if (!all || !shown || !queues) {
+		status = cmd_fail(1, "out of memory");
+		goto done;
+	}
+	for (int k = 0; k < n_args; k++) {
+		char *at = strchr(args[k], '@');
+		int64_t id;
+
+		if (args[k][0] >= '0' && args[k][0] <= '9') {
+			n_ids++;
+			if (at)
+				*at = '\0';
+			if (jobid_parse(args[k], &id) < 0)
+				status = cmd_fail(1, "%s: not a job id", args[k]);
+			else if (jobs_fetch(cl, id, all))
+				status = 1;
+		} else if (args[k][0] != '@') {
+			if (at)
+				*at = '\0';
+			queues[n_queues++] = args[k];
+		}
+	}
+	if (n_ids == 0 && jobs_fetch(cl, 0, all) != 0) {
+		status = 1;
+		goto done;
+	}
+	json_array_foreach(all, i, job)
+		if (job_shown(job, queues, n_queues))
+			json_array_append(shown, job);
+	if (jobs_print(shown))
+		status = 1;
+done:
+	free(queues);
 	json_decref(all);
+	json_decref(shown);
 	return status;
 }
 
@@ -160,10 +296,12 @@ static int order_show(struct client *cl, const char *queue)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'J' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "conf", required_argument, NULL, 'C' },
 		{ "order", required_argument, NULL, 'O' },
-		{ "help", no_argument, NULL, 'H' },
+		{ "nodes", no_argument, NULL, 'N' },
+		{ "table", no_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct client *cl = NULL;
@@ -173,17 +311,32 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("qstat");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":fxu:QnC:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":afxu:QBnsw1irtJF:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'a': arg_alt = true; break;
 		case 'f': arg_full = true; break;
 		case 'x': arg_finished = true; break;
-		case 'u': arg_user = optarg; break;
+		case 'u': arg_users = optarg; break;
 		case 'Q': arg_queues = true; break;
-		case 'n': arg_nodes = true; break;
-		case 'J': arg_json = true; break;
+		case 'B': arg_server = true; break;
+		case 'n': arg_opts.nodes = arg_alt = true; break;
+		case 's': arg_opts.comments = arg_alt = true; break;
+		case '1': arg_opts.one_line = true; break;
+		case 'w': arg_opts.wide = true; break;
+		case 'i': arg_idle = true; break;
+		case 'r': arg_running = true; break;
+		case 't': case 'J': break;
+		case 'F':
+			if (strcmp(optarg, "json") != 0)
+				return cmd_fail(2, "-F %s: only -F json is supported (see qstat --help)", optarg);
+			arg_pbs_json = arg_full = true;
+			break;
+		case 'j': arg_json = true; break;
+		case 'T': arg_table = true; break;
+		case 'N': arg_nodes = true; break;
 		case 'C': arg_conf = optarg; break;
 		case 'O': arg_order = optarg; arg_queues = true; break;
-		case 'H':
+		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
 		case ':':
@@ -196,17 +349,29 @@ int main(int argc, char **argv)
 			return cmd_fail(2, "unknown option %s (see qstat --help)", argv[optind - 1]);
 		}
 	}
-	if (arg_queues + arg_nodes > 1 ||
-	    ((arg_queues || arg_nodes) && (optind < argc || arg_full || arg_finished || arg_user)))
-		return cmd_fail(2, "-Q and -n take no job ids and no -f, -x, -u (see qstat --help)");
+	if (arg_queues + arg_nodes + arg_server > 1)
+		return cmd_fail(2, "-Q, -B and --nodes go alone (see qstat --help)");
+	if ((arg_queues || arg_nodes || arg_server) &&
+	    (arg_finished || arg_users || arg_alt || arg_table || arg_pbs_json || arg_idle || arg_running))
+		return cmd_fail(2, "-Q, -B and --nodes take no -a, -x, -u, -i, -r, -F (see qstat --help)");
+	/* PBS Pro shows -u (and -i, -r) in the alternative layout; tools that
+	 * count a user's jobs (FireWorks) read its S and Queue columns. */
+	if (arg_users || arg_idle || arg_running)
+		arg_alt = true;
+	if (arg_idle && arg_running)
+		return cmd_fail(2, "-i and -r exclude each other (see qstat --help)");
+	if (arg_json && arg_pbs_json)
+		return cmd_fail(2, "--json and -F json exclude each other (see qstat --help)");
 	if (client_open(arg_conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
+	client_server_name(cl, server_name, sizeof(server_name));
 	if (arg_order)
 		status = order_show(cl, arg_order);
-	else if (arg_queues)
-		status = list_show(cl, "queues");
+	else if (arg_queues || arg_server)
+		status = list_show(cl, "queues", arg_server ? NULL : argv + optind,
+				   arg_server ? 0 : argc - optind);
 	else if (arg_nodes)
-		status = list_show(cl, "nodes");
+		status = list_show(cl, "nodes", argv + optind, argc - optind);
 	else
 		status = jobs_show(cl, argv + optind, argc - optind);
 	client_close(cl);

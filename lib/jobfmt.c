@@ -40,8 +40,7 @@ static const char *str_or(const json_t *o, const char *key, const char *def)
 	return s ? s : def;
 }
 
-/* The job's run time so far (running) or in total (finished), or -1. */
-static int64_t job_elapsed(const json_t *job, int64_t now_ns)
+int64_t jobfmt_elapsed(const json_t *job, int64_t now_ns)
 {
 	const json_t *times = json_object_get(job, "times");
 	const char *state = str_or(job, "state", "");
@@ -103,7 +102,7 @@ int jobfmt_jobs_table(FILE *f, const json_t *jobs, int64_t now_ns)
 	json_array_foreach(jobs, i, job) {
 		char name[4 * JOBFMT_NAME_WIDTH + 2], el[32] = "-";
 		long long ncpus = wire_int(job, "ncpus", NONE);
-		int64_t e = job_elapsed(job, now_ns);
+		int64_t e = jobfmt_elapsed(job, now_ns);
 
 		name_cut(str_or(job, "name", ""), name, sizeof(name));
 		if (e >= 0)

@@ -39,6 +39,10 @@ int jobfmt_nodes_table(FILE *f, const json_t *nodes);
  * (the rotation stamp, "#N" or "never"), Reason. 0 or -ENOMEM. */
 int jobfmt_order_table(FILE *f, const json_t *reply);
 
+/* The job's run time in seconds so far (running) or in total (finished),
+ * from exec (or launch, or dispatch); -1 when it never started. */
+int64_t jobfmt_elapsed(const json_t *job, int64_t now_ns);
+
 /* Writes ns since the epoch as local "YYYY-MM-DD HH:MM:SS.mmm". */
 void jobfmt_time(char *buf, size_t len, int64_t ns);
 

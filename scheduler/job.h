@@ -56,6 +56,7 @@ struct job {
 	int priority;            /* qsub -p: order among its owner's waiting jobs */
 	int64_t start_after;     /* qsub -a: wall seconds; 0: none */
 	bool cpus_back;          /* its processes are gone: CPUs handed back before its result */
+	bool rerun;              /* qrerun: requeue, not finish, when its result comes */
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
 	struct pool_user *user;  /* the pool's index of its (queue, user) */

@@ -131,11 +131,14 @@ static const char SQL_NADMIN_SET[] =
 	"INSERT INTO node_admin (node, drain, reason) VALUES (?1,?2,?3)"
 	" ON CONFLICT (node) DO UPDATE SET drain = ?2, reason = ?3";
 static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, reason FROM node_admin";
+static const char SQL_ALTER[] =
+	"UPDATE jobs SET name = ?, queue = ?, ncpus = ?, mem = ?, walltime = ?, stdout = coalesce(?, stdout),"
+	" stderr = coalesce(?, stderr), join_oe = ?, rerunnable = ? WHERE id = ? AND state IN ('queued','held')";
 
 enum stmt_id {
 	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
 	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
-	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
+	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -156,6 +159,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_QADMIN_LOAD] = SQL_QADMIN_LOAD,
 	[ST_NADMIN_SET] = SQL_NADMIN_SET,
 	[ST_NADMIN_LOAD] = SQL_NADMIN_LOAD,
+	[ST_ALTER] = SQL_ALTER,
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
@@ -531,6 +535,23 @@ int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason)
 	bind_text(st, 1, reason);
 	sqlite3_bind_int64(st, 2, id);
 	return changed_one(js, stmt_exec(js, ST_REQUEUE));
+}
+
+int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a)
+{
+	sqlite3_stmt *st = js->st[ST_ALTER];
+
+	bind_text(st, 1, a->name);
+	bind_text(st, 2, a->queue);
+	sqlite3_bind_int64(st, 3, a->ncpus);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)a->mem);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)a->walltime);
+	bind_text(st, 6, a->stdout_path);
+	bind_text(st, 7, a->stderr_path);
+	sqlite3_bind_int(st, 8, a->join);
+	sqlite3_bind_int(st, 9, a->rerunnable);
+	sqlite3_bind_int64(st, 10, id);
+	return changed_one(js, stmt_exec(js, ST_ALTER));
 }
 
 int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done)

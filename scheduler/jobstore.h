@@ -70,6 +70,12 @@ int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node,
 /* Back to queued: node, CPUs and dispatch stamp cleared; reason kept. */
 int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason);
 
+/* qalter, qmove: a queued or held job's name, queue, ncpus, mem,
+ * walltime, join and rerunnable become a's, and stdout_path and
+ * stderr_path unless NULL (the rest of a is not read). -ENOENT when the job
+ * is not queued or held. */
+int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a);
+
 /* Final record: state, status, usage and every stamp the node took. */
 int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res,
 			int64_t t_done);

@@ -119,7 +119,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 			pool_job_claim(s->pool, j);
 			continue;
 		}
-		if (j->state == JOB_EXITING) {
+		if (j->state == JOB_EXITING && !j->rerun) {
 			struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
 
 			snprintf(res.reason, sizeof(res.reason), "cancelled; node %s never started it", n->name);
@@ -128,6 +128,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 			continue;
 		}
 		if (jobstore_job_requeue(s->store, j->id, "requeued: its node never received it") == 0) {
+			j->rerun = false;
 			log_info("job %lld: node %s does not have it; requeued", (long long)j->id, n->name);
 			pool_job_release(s->pool, j);
 			pool_job_state_set(s->pool, j, JOB_QUEUED);
@@ -380,7 +381,8 @@ static void node_lost(struct server *s, struct node *n)
 		int r;
 
 		next = j->nnext;
-		if (j->state == JOB_RUNNING && j->rerunnable) {
+		if ((j->state == JOB_RUNNING && j->rerunnable) || j->rerun) {
+			j->rerun = false;
 			snprintf(reason, sizeof(reason), "requeued: node %s was lost", n->name);
 			r = jobstore_job_requeue(s->store, j->id, reason);
 			if (r == 0) {

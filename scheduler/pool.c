@@ -314,6 +314,79 @@ void pool_job_state_set(struct pool *p, struct job *j, enum job_state state)
 	index_add(j);
 }
 
+int pool_job_move(struct pool *p, struct job *j, const char *queue)
+{
+	struct pool_user *u = pool_user_get(p, queue, j->uid);
+
+	if (!u)
+		return -ENOMEM;
+	index_del(j);
+	snprintf(j->queue, sizeof(j->queue), "%s", queue);
+	j->user = u;
+	index_add(j);
+	return 0;
+}
+
+/* Unlinks j from its user's waiting list. */
+static void wait_unlink(struct job *j)
+{
+	struct pool_user *u = j->user;
+
+	if (j->wprev)
+		j->wprev->wnext = j->wnext;
+	else
+		u->head = j->wnext;
+	if (j->wnext)
+		j->wnext->wprev = j->wprev;
+	else
+		u->tail = j->wprev;
+	j->wnext = j->wprev = NULL;
+}
+
+/* Links j into its user's waiting list after `after` (NULL: first). */
+static void wait_link_after(struct job *j, struct job *after)
+{
+	struct pool_user *u = j->user;
+
+	j->wprev = after;
+	j->wnext = after ? after->wnext : u->head;
+	if (j->wnext)
+		j->wnext->wprev = j;
+	else
+		u->tail = j;
+	if (after)
+		after->wnext = j;
+	else
+		u->head = j;
+}
+
+int pool_job_swap(struct pool *p, struct job *a, struct job *b)
+{
+	struct job *a_prev, *b_prev;
+
+	if (a == b)
+		return 0;
+	if (a->user != b->user || a->state != JOB_QUEUED || b->state != JOB_QUEUED)
+		return -EINVAL;
+	if (a->wnext == b) {
+		wait_unlink(b);
+		wait_link_after(b, a->wprev);
+		return 0;
+	}
+	if (b->wnext == a) {
+		wait_unlink(a);
+		wait_link_after(a, b->wprev);
+		return 0;
+	}
+	a_prev = a->wprev;
+	b_prev = b->wprev;
+	wait_unlink(a);
+	wait_unlink(b);
+	wait_link_after(a, b_prev);
+	wait_link_after(b, a_prev);
+	return 0;
+}
+
 int pool_job_add(struct pool *p, struct job *j)
 {
 	size_t s;

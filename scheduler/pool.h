@@ -56,6 +56,13 @@ struct job *pool_job_find(const struct pool *p, int64_t id);
 /* A pooled job's state changes only here: the pool indexes its queued
  * jobs and running counts by (queue, user) for the scheduling pass. */
 void pool_job_state_set(struct pool *p, struct job *j, enum job_state state);
+/* qmove: j (queued or held) now belongs to queue; its place among that
+ * user's waiting jobs there follows its id. 0 or -ENOMEM. */
+int pool_job_move(struct pool *p, struct job *j, const char *queue);
+/* qorder: two queued jobs of one user in one queue trade places in that
+ * user's waiting order (kept in memory: a restart, or holding or
+ * requeueing either, puts them back in id order). -EINVAL otherwise. */
+int pool_job_swap(struct pool *p, struct job *a, struct job *b);
 /* Unlinks and frees; releases its CPUs on its node. */
 void pool_job_remove(struct pool *p, struct job *j);
 /* First job in submit order (then j->next), for listings. */

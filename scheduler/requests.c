@@ -310,7 +310,7 @@ static void op_stat(struct conn *c, long long req_id, json_t *msg)
 
 /* The job for a delete/hold/release, checked for ownership; replies itself
  * and returns NULL when the request cannot go on. */
-static struct job *job_for_change(struct conn *c, long long req_id, json_t *msg)
+struct job *job_for_change(struct conn *c, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	long long id = wire_int(msg, "jobid", 0);
@@ -357,6 +357,10 @@ static void op_delete(struct conn *c, long long req_id, json_t *msg)
 
 	if (!j)
 		return;
+	if (wire_bool(msg, "force", 0) && (j->state == JOB_RUNNING || j->state == JOB_EXITING)) {
+		jobctl_delete_force(c, req_id, j);
+		return;
+	}
 	if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
 		snprintf(res.reason, sizeof(res.reason), "cancelled by %s before it started", who ? who : "?");
 		r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
@@ -588,6 +592,7 @@ static const struct {
 	{ "join", T_BOOL }, { "hold", T_BOOL }, { "rerunnable", T_BOOL }, { "finished", T_BOOL },
 	{ "full", T_BOOL }, { "env", T_OBJ }, { "umask", T_INT }, { "attrs", T_OBJ },
 	{ "priority", T_INT },
+	{ "signal", T_INT }, { "other", T_INT }, { "force", T_BOOL },
 };
 
 static const char *member_mistyped(const json_t *msg)
@@ -636,6 +641,9 @@ void request_handle(struct conn *c, const char *op, long long req_id, json_t *ms
 		op_acct(c, req_id, msg);
 	else if (strcmp(op, "stats") == 0)
 		op_stats(c, req_id, msg);
+	else if (strcmp(op, "alter") == 0 || strcmp(op, "move") == 0 || strcmp(op, "swap") == 0 ||
+		 strcmp(op, "signal") == 0 || strcmp(op, "rerun") == 0)
+		jobctl_request_handle(c, op, req_id, msg);
 	else if (strcmp(op, "admin") == 0 || strcmp(op, "order") == 0)
 		admin_request_handle(c, op, req_id, msg);
 	else

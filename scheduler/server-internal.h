@@ -137,6 +137,13 @@ int server_space_refuse(struct server *s, char *buf, size_t len);
 /* requests.c: the client ops; nodes.c: the node ops. Each returns after
  * replying, or after queueing a pending reply. */
 void request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
+/* requests.c: the job of a request's "jobid", checked for ownership
+ * (owner or root); replies itself and returns NULL otherwise. */
+struct job *job_for_change(struct conn *c, long long req_id, json_t *msg);
+/* jobctl.c: alter, move, swap, signal, rerun (qalter, qmove, qorder, qsig,
+ * qrerun); and qdel -W force of a running job. */
+void jobctl_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
+void jobctl_delete_force(struct conn *c, long long req_id, struct job *j);
 /* admin.c: qmgr's ops (root only) and the dispatch order listing. */
 void admin_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
 void node_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);

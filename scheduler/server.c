@@ -504,11 +504,14 @@ static void pending_flush(struct server *s)
 
 	r = jobstore_begin(s->store);
 	for (p = list; p && r == 0; p = p->next) {
+		j = p->is_done ? pool_job_find(s->pool, p->jobid) : NULL;
 		if (!p->is_done)
 			r = jobstore_job_insert(s->store, &p->submit, &p->jobid);
-		else if (p->requeue && (j = pool_job_find(s->pool, p->jobid)) && j->state == JOB_RUNNING)
+		else if (p->requeue && j && j->state == JOB_RUNNING)
 			r = jobstore_job_requeue(s->store, p->jobid, p->result.reason);
-		else if (!p->requeue && pool_job_find(s->pool, p->jobid))
+		else if (!p->requeue && j && j->rerun)   /* qrerun: back to the queue, not finished */
+			r = jobstore_job_requeue(s->store, p->jobid, "requeued by qrerun");
+		else if (!p->requeue && j)
 			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
 	}
 	if (r == 0)
@@ -569,7 +572,12 @@ static void pending_flush(struct server *s)
 				conn_reply_ok(p->conn, p->req_id, NULL);
 		} else {
 			j = pool_job_find(s->pool, p->jobid);
-			if (j) {
+			if (j && j->rerun) {
+				log_info("job %lld requeued by qrerun", (long long)j->id);
+				j->rerun = false;
+				pool_job_release(s->pool, j);
+				pool_job_state_set(s->pool, j, JOB_QUEUED);
+			} else if (j) {
 				/* A line per job is a write per job: jobs that
 				 * completed are logged at debug level only. */
 				log_msg(p->result.state == JOB_COMPLETED ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,

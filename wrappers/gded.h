@@ -4,6 +4,7 @@
 #define QPOOL_GDED_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -15,6 +16,11 @@
 #define GDED_KILL_GRACE_DEFAULT 10
 #define GDED_UMASK_DEFAULT 022
 #define GDED_PATH_DEFAULT "/usr/local/bin:/usr/bin:/bin"
+/* qsig's path (docs/PROTOCOL.md, job.signal): gded forwards SIGRTMIN + N
+ * to the job's process group as signal N, for N in 1..30; its own SIGTERM
+ * keeps meaning "cancel". */
+#define GDED_SIGFWD_MIN (SIGRTMIN + 1)
+#define GDED_SIGFWD_MAX (SIGRTMIN + 30)
 
 /* The queue's reserve (docs/PROTOCOL.md job.launch). gded applies the
  * cpus it is given in every case (qpoold decides who gets which);

@@ -118,6 +118,8 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGCHLD);
+	for (int sig = GDED_SIGFWD_MIN; sig <= GDED_SIGFWD_MAX; sig++)
+		sigaddset(&mask, sig);   /* qsig: forwarded to the job */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	gded_stdio_ensure();
 	log_init("gded", LOG_LEVEL_INFO);

@@ -234,6 +234,16 @@ static void reap(struct run *run)
 	}
 }
 
+/* qsig: signal sig to the job's process group (to its pid while it has
+ * none yet), while the job runs. */
+static void signal_forward(struct run *run, int sig)
+{
+	if (run->pid <= 0 || run->exited || (run->phase != PHASE_RUN && run->phase != PHASE_GRACE))
+		return;
+	if (run->job->argv || kill(-run->pid, sig) < 0)
+		kill(run->pid, sig);
+}
+
 static int on_signal(struct run *run)
 {
 	struct signalfd_siginfo si;
@@ -246,6 +256,8 @@ static int on_signal(struct run *run)
 			r = job_terminate(run, &run->res->cancelled);
 			if (r < 0)
 				return r;
+		} else if ((int)si.ssi_signo >= GDED_SIGFWD_MIN && (int)si.ssi_signo <= GDED_SIGFWD_MAX) {
+			signal_forward(run, (int)si.ssi_signo - SIGRTMIN);
 		}
 	}
 	reap(run);   /* SIGCHLD coalesces: always look */
@@ -469,6 +481,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGCHLD);
+	for (int sig = GDED_SIGFWD_MIN; sig <= GDED_SIGFWD_MAX; sig++)
+		sigaddset(&mask, sig);
 	if (job->argv) {
 		sigaddset(&mask, SIGHUP);
 		sigaddset(&mask, SIGINT);

@@ -100,7 +100,7 @@ qp_start_node() {
 	local i
 	for i in $(seq 100); do
 		# shellcheck disable=SC1087 # a regex bracket after $name, not an array
-		"$QP_BIN/qstat" -n 2>/dev/null | grep -qE "^$name[[:space:]].*up" && return 0
+		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^$name[[:space:]].*up" && return 0
 		kill -0 "$pid" 2>/dev/null || fail "qnoded $name died at start"
 		sleep 0.05
 	done
@@ -231,14 +231,19 @@ as() {
 	if [ "${2:-}" = qsub ]; then qp_seqid as_full "$@"; else as_full "$@"; fi
 }
 
-# qp_state JOBID: the job's state word.
+# qp_state JOBID: the job's state word (qstat -f's qpool_state; job_state
+# is PBS's letter).
 qp_state() {
-	"$QP_BIN/qstat" -x -f "$1" 2>/dev/null | awk -F' = ' '$1 ~ /^ *job_state$/ {print $2; exit}'
+	"$QP_BIN/qstat" -x -f "$1" 2>/dev/null | awk -F' = ' '$1 ~ /^ *qpool_state$/ {print $2; exit}'
 }
 
-# qp_field JOBID KEY: a field of qstat -f.
+# qp_field JOBID KEY: a field of qstat -f; of PBS's exec_host ("n1/0*2")
+# and Job_Owner ("user@server") the node and the user.
 qp_field() {
-	"$QP_BIN/qstat" -x -f "$1" 2>/dev/null | awk -F' = ' -v k="$2" '{ sub(/^ +/, "", $1) } $1 == k { print $2; exit }'
+	"$QP_BIN/qstat" -x -f "$1" 2>/dev/null | awk -F' = ' -v k="$2" '{ sub(/^ +/, "", $1) } $1 == k {
+		if (k == "exec_host") sub(/\/.*/, "", $2)
+		if (k == "Job_Owner") sub(/@.*/, "", $2)
+		print $2; exit }'
 }
 
 # qp_wait JOBID STATE... [--timeout S]: waits until the job is in one of the states.

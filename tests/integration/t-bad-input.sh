@@ -41,7 +41,7 @@ expect_refusal "usage|invalid|unknown option" as qpuser1 qsub -Z "$script"
 expect_refusal "no such job" as qpuser1 qstat 424242
 expect_refusal "job id|not a job" as qpuser1 qdel banana
 
-n=$("$QP_BIN/qstat" -x | grep -cE '^[0-9]+ ')
+n=$("$QP_BIN/qstat" --table -x | grep -cE '^[0-9]+ ')
 [ "$n" = 0 ] || fail "refused submissions created $n jobs"
 
 [ -z "$(ls "$QP_T/state/nodes/n1/jobs" 2>/dev/null)" ] || fail "refused submissions left job files"

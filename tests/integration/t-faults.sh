@@ -70,7 +70,7 @@ done
 qp_stop "$QP_SERVER_PID"
 [ "$(sqlite3 "$st/qpool.db" 'pragma integrity_check')" = ok ] || fail "store damaged"
 qp_start_server
-n=$("$QP_BIN/qstat" -x | grep -cE '^[0-9]+ ')
+n=$("$QP_BIN/qstat" --table -x | grep -cE '^[0-9]+ ')
 echo "after restart: $n jobs in the store"
 [ "$n" -ge 4 ] || fail "jobs lost after the full disk and a restart"
 
@@ -87,7 +87,7 @@ JOB
 qp_wait "$fill" running
 for _ in $(seq 50); do [ -s "$st/tmp/junk" ] && break; sleep 0.1; done
 sleep 0.5
-"$QP_BIN/qstat" -n | grep -qE '^n1[[:space:]].*up' || fail "n1 not up while its disk is full"
+"$QP_BIN/qstat" --nodes | grep -qE '^n1[[:space:]].*up' || fail "n1 not up while its disk is full"
 as qpuser2 qstat > /dev/null || fail "qstat fails while a job fills the disk"
 qp_wait "$fill" completed --timeout 30
 grep -q filled-and-freed "$w/fill.o$fill" || fail "fill job output: $(cat "$w/fill.o$fill")"

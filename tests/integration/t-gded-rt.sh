@@ -13,7 +13,7 @@ reserve = realtime
 rt_priority = 10"
 qp_start_server
 qp_start_node "${QP_NODE_PREFIX}n1"  # own name: other pools on this host may run an n1
-"$QP_BIN/qstat" -n | grep -E "^${QP_NODE_PREFIX}n1 " | grep -q . || fail "node n1 not listed"
+"$QP_BIN/qstat" --nodes | grep -E "^${QP_NODE_PREFIX}n1 " | grep -q . || fail "node n1 not listed"
 
 # The job starts a 2-thread process and reports each thread's policy.
 cat > "$QP_T/rt.sh" <<'JOB'

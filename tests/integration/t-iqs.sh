@@ -29,7 +29,7 @@ order=$("$QP_BIN/qstat" -Q --json --order one | python3 -c 'import json,sys; pri
 qp_wait "$bjob" completed --timeout 20
 second=$(qp_dispatch_order one | sed -n 2p)
 [ "$second" = "$bjob $B" ] || fail "second job to start was '$second', not $bjob of $B"
-for id in $("$QP_BIN/qstat" | awk -v q=one '$5 == q {print $1}'); do "$QP_BIN/qdel" "$id"; done
+for id in $("$QP_BIN/qstat" --table | awk -v q=one '$5 == q {print $1}'); do "$QP_BIN/qdel" "$id"; done
 
 note "three users with 10, 5 and 1 jobs interleave"
 "$QP_BIN/qmgr" stop three || fail "qmgr stop"
@@ -48,7 +48,7 @@ for i in $(seq 6); do
 	echo 'sleep 0.4' | as $A qsub -q burst >/dev/null || fail qsub
 	echo 'sleep 0.4' | as $B qsub -q burst >/dev/null || fail qsub
 done
-for _ in $(seq 300); do [ -z "$("$QP_BIN/qstat" | awk '$5 == "burst"')" ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ -z "$("$QP_BIN/qstat" --table | awk '$5 == "burst"')" ] && break; sleep 0.1; done
 "$QP_BIN/qstat" -x --json | python3 -c '
 import json, sys
 jobs = [j for j in json.load(sys.stdin) if j["queue"] == "burst"]
@@ -73,7 +73,7 @@ for id in "${ids[@]}"; do qp_wait "$id" running; done
 on_n3=$(for id in "${ids[@]}"; do [ "$(qp_field "$id" exec_host)" = n3 ] && echo "$id"; done | head -1)
 [ -n "$on_n3" ] || fail "no job landed on n3"
 "$QP_BIN/qmgr" drain n3 "disk check" || fail "qmgr drain"
-"$QP_BIN/qstat" -n | grep -E '^n3[[:space:]].*drained' || fail "n3 not shown drained"
+"$QP_BIN/qstat" --nodes | grep -E '^n3[[:space:]].*drained' || fail "n3 not shown drained"
 "$QP_BIN/qmgr" nodes | grep -q "node n3 drained: disk check" || fail "drain reason not shown"
 qp_wait "$on_n3" completed --timeout 20
 more=()
@@ -83,7 +83,7 @@ for id in "${more[@]}"; do
 	[ "$(qp_field "$id" exec_host)" != n3 ] || fail "job $id started on drained node n3"
 done
 "$QP_BIN/qmgr" resume n3 || fail "qmgr resume"
-"$QP_BIN/qstat" -n | grep -E '^n3[[:space:]].*up' || fail "n3 not up after resume"
+"$QP_BIN/qstat" --nodes | grep -E '^n3[[:space:]].*up' || fail "n3 not up after resume"
 msg=$(as $A qmgr drain n3 2>&1) && fail "a user could drain a node"
 echo "$msg" | grep -q "only root" || fail "unclear refusal: $msg"
 

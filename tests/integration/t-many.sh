@@ -8,7 +8,7 @@ qp_start_server
 # No node: the jobs stay queued. 2,500 of them, as one user, pipelined.
 as qpuser1 python3 "$QP_TOP/bench/submit" 2500 --workdir "$QP_T/work/qpuser1" > "$QP_T/submit.out" ||
 	fail "bulk submit: $(cat "$QP_T/submit.out")"
-n=$(timeout 30 "$QP_BIN/qstat" | grep -cE '^[0-9]+ ') || fail "qstat failed or hung"
+n=$(timeout 30 "$QP_BIN/qstat" --table | grep -cE '^[0-9]+ ') || fail "qstat failed or hung"
 [ "$n" = 2500 ] || fail "qstat shows $n jobs, want 2500"
 n=$(timeout 30 "$QP_BIN/qstat" --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(len(j), len(set(x["jobid"] for x in j)))') ||
 	fail "qstat --json failed or hung"

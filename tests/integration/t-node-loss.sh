@@ -32,14 +32,14 @@ kill -STOP "$(qp_node_pid n1)"
 qp_start_node n2 1
 qp_wait "$norerun" failed --timeout 20
 qp_field "$norerun" reason | grep -q "node n1 was lost" || fail "no reason for $norerun: $(qp_field "$norerun" reason)"
-"$QP_BIN/qstat" -n | grep -E '^n1[[:space:]].*down' || fail "n1 not down"
+"$QP_BIN/qstat" --nodes | grep -E '^n1[[:space:]].*down' || fail "n1 not down"
 qp_wait "$rerun" running --timeout 20
 [ "$(qp_field "$rerun" exec_host)" = n2 ] || fail "requeued job $rerun not on n2"
 
 note "n1 comes back: its stale copies are killed, not reported"
 kill -CONT "$(qp_node_pid n1)"
-for _ in $(seq 100); do "$QP_BIN/qstat" -n | grep -qE '^n1[[:space:]].*up' && break; sleep 0.1; done
-"$QP_BIN/qstat" -n | grep -qE '^n1[[:space:]].*up' || fail "n1 did not come back"
+for _ in $(seq 100); do "$QP_BIN/qstat" --nodes | grep -qE '^n1[[:space:]].*up' && break; sleep 0.1; done
+"$QP_BIN/qstat" --nodes | grep -qE '^n1[[:space:]].*up' || fail "n1 did not come back"
 for id in "$rerun" "$norerun"; do
 	pid=$(cat "$w/pid.$id.n1")
 	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

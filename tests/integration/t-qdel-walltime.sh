@@ -35,6 +35,6 @@ sleep 1000
 JOB
 ) || fail "qsub walltime"
 qp_wait "$id" timeout --timeout 20
-[ "$(qp_field "$id" job_state)" = timeout ] || fail "not timeout"
+[ "$(qp_field "$id" job_state)" = F ] && [ "$(qp_field "$id" qpool_state)" = timeout ] || fail "not timeout"
 pgrep -u qpuser2 -f 'sleep 1000' && fail "timed-out job's sleep survives"
 echo "qdel and walltime ok"

@@ -38,6 +38,6 @@ for id in "${queued[@]}"; do
 	qp_wait "$id" completed --timeout 30
 done
 [ "$(qp_state "$held")" = held ] || fail "held job ran"
-n=$("$QP_BIN/qstat" -x | grep -cE '^[0-9]+ ')
+n=$("$QP_BIN/qstat" --table -x | grep -cE '^[0-9]+ ')
 [ "$n" = 5 ] || fail "expected 5 jobs after restarts, qstat -x shows $n"
 echo "restart ok"

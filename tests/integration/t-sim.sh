@@ -11,11 +11,11 @@ qp_start_server
 	--sim-topology "pack:2 numa:2 core:4 pu:2" >> "$QP_T/qnoded-sim.log" 2>&1 &
 QP_PIDS+=($!)
 for i in $(seq 200); do
-	[ "$("$QP_BIN/qstat" -n 2>/dev/null | grep -cE "^${QP_NODE_PREFIX}s-[0-9]+ +up")" = 50 ] && break
+	[ "$("$QP_BIN/qstat" --nodes 2>/dev/null | grep -cE "^${QP_NODE_PREFIX}s-[0-9]+ +up")" = 50 ] && break
 	sleep 0.05
 done
-[ "$("$QP_BIN/qstat" -n | grep -cE "^${QP_NODE_PREFIX}s-[0-9]+ +up +32 ")" = 50 ] \
-	|| fail "50 simulated nodes of 32 PUs are not all up: $("$QP_BIN/qstat" -n | head -5)"
+[ "$("$QP_BIN/qstat" --nodes | grep -cE "^${QP_NODE_PREFIX}s-[0-9]+ +up +32 ")" = 50 ] \
+	|| fail "50 simulated nodes of 32 PUs are not all up: $("$QP_BIN/qstat" --nodes | head -5)"
 
 note "1,990 jobs through the submit op, 0.05 s each"
 out=$("$QP_TOP/bench/submit" 1990 --conns 4 --env QPOOL_SIM_RUNTIME=0.05 --workdir "$QP_T") \

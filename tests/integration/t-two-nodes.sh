@@ -34,5 +34,5 @@ for id in "${ids[@]}"; do
 done
 # Two 1-CPU nodes, six concurrent jobs: both nodes must have been used.
 echo "$seen" | grep -q na && echo "$seen" | grep -q nb || fail "jobs did not use both nodes:$seen"
-"$QP_BIN/qstat" -n
+"$QP_BIN/qstat" --nodes
 echo "two nodes ok"

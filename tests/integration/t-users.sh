@@ -42,7 +42,7 @@ for u in $QP_USERS; do
 	[ "$(stat -c %U "$out")" = "$u" ] || fail "$out is owned by $(stat -c %U "$out"), not $u"
 	[ "$(stat -c %U "$err")" = "$u" ] || fail "$err is not owned by $u"
 	grep -qx "to stderr" "$err" || fail "stderr file content wrong"
-	[ "$(qp_field "$id" exit_status)" = 0 ] || fail "exit_status of $id not 0"
+	[ "$(qp_field "$id" Exit_status)" = 0 ] || fail "exit_status of $id not 0"
 	[ "$(qp_field "$id" Job_Owner)" = "$u" ] || fail "Job_Owner of $id not $u"
 done
 
@@ -54,7 +54,7 @@ exit 3
 JOB
 ) || fail "qsub -j oe"
 qp_wait "$id" failed
-[ "$(qp_field "$id" exit_status)" = 3 ] || fail "exit status 3 not recorded"
+[ "$(qp_field "$id" Exit_status)" = 3 ] || fail "exit status 3 not recorded"
 qp_wait_file "$QP_T/work/qpuser1/joined.txt"
 grep -qx "out hello world" "$QP_T/work/qpuser1/joined.txt" || fail "-v variable not passed"
 grep -qx "err" "$QP_T/work/qpuser1/joined.txt" || fail "-j oe did not join stderr"

@@ -347,8 +347,43 @@ static void test_launch_umask(void)
 	jobstore_close(js);
 }
 
+/* qalter/qmove: a waiting job's fields change, a NULL path keeps the
+ * stored (default) one, and a running job is not touched. */
+static void test_alter(void)
+{
+	struct jobstore *js;
+	struct error err;
+	struct job_submit a = base;
+	int64_t id;
+	json_t *row;
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
+	a.name = "renamed";
+	a.queue = "short";
+	a.ncpus = 4;
+	a.walltime = 120;
+	a.stdout_path = NULL;
+	a.stderr_path = "/tmp/err";
+	a.rerunnable = true;
+	CU_ASSERT_EQUAL(jobstore_job_alter(js, id, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "name")), "renamed");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "queue")), "short");
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "ncpus")), 4);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "walltime")), 120);
+	/* The default output follows the new name. */
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "stdout")), "/home/alice/renamed.o1");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "stderr")), "/tmp/err");
+	json_decref(row);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-3", 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_alter(js, id, &base), -ENOENT);
+	jobstore_close(js);
+}
+
 static const struct unit_test jobstore_tests[] = {
 	{ "launch_umask", test_launch_umask },
+	{ "alter", test_alter },
 	{ "wal_reused", test_wal_reused },
 	{ "launch", test_launch },
 	{ "paging", test_paging },

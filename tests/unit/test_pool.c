@@ -370,6 +370,44 @@ static void test_cpus_back(void)
 	free(c);
 }
 
+/* qorder: a user's two waiting jobs trade places, adjacent or not; jobs
+ * of another user, or not queued, are refused; qmove re-indexes. */
+static void test_swap_and_move(void)
+{
+	struct config *c = two_queues();
+	struct dispatch d[8];
+	struct pool *p;
+	struct job *j[5];
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	node_up(p, "n1", "0");
+	for (int i = 0; i < 4; i++) {
+		j[i] = job_of(job_new(i + 1, "low", 1), 1000);
+		CU_ASSERT_EQUAL_FATAL(pool_job_add(p, j[i]), 0);
+	}
+	j[4] = job_of(job_new(5, "low", 1), 2000);
+	CU_ASSERT_EQUAL_FATAL(pool_job_add(p, j[4]), 0);
+	CU_ASSERT_EQUAL(pool_job_swap(p, j[0], j[4]), -EINVAL);   /* two owners */
+	CU_ASSERT_EQUAL(pool_job_swap(p, j[0], j[3]), 0);         /* ends: 4 2 3 1 */
+	CU_ASSERT_EQUAL(pool_job_swap(p, j[1], j[2]), 0);         /* adjacent: 4 3 2 1 */
+	CU_ASSERT_EQUAL(pool_job_swap(p, j[2], j[1]), 0);         /* and back: 4 2 3 1 */
+	pool_job_state_set(p, j[1], JOB_HELD);
+	CU_ASSERT_EQUAL(pool_job_swap(p, j[1], j[2]), -EINVAL);   /* held */
+	/* One CPU: user 1000's first job in its order runs. */
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 1), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 4);
+	/* Moved to "high", job 3 is served before "low"'s. */
+	CU_ASSERT_EQUAL(pool_job_move(p, j[2], "high"), 0);
+	CU_ASSERT_STRING_EQUAL(j[2]->queue, "high");
+	pool_job_release(p, d[0].job);
+	pool_job_state_set(p, d[0].job, JOB_QUEUED);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 1), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 3);
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
 static const struct unit_test pool_tests[] = {
 	{ "cpus_back", test_cpus_back },
 	{ "many_nodes", test_many_nodes },
@@ -378,6 +416,7 @@ static const struct unit_test pool_tests[] = {
 	{ "reserve_kinds", test_reserve_kinds },
 	{ "strict_and_user_limit", test_strict_and_user_limit },
 	{ "table", test_table },
+	{ "swap_and_move", test_swap_and_move },
 	{ "first_fit", test_first_fit },
 	{ "stopped_and_down", test_stopped_and_down },
 	{ NULL, NULL },

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/* pbsnodes: the nodes in PBS's form; mark them offline (drain) or clear that. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+#include "cmd.h"
+#include "jobid.h"
+#include "pbsfmt.h"
+#include "timeutil.h"
+#include "version.h"
+#include "wire.h"
+
+static const char usage_text[] =
+	"usage: pbsnodes [-a] [-F json] [NODE...]\n"
+	"       pbsnodes -l [NODE...]\n"
+	"       pbsnodes -o [-C comment] NODE...\n"
+	"       pbsnodes -r|-c NODE...\n"
+	"Shows the nodes with their PBS attributes, lists the down and offline ones (-l),\n"
+	"or (root) marks nodes offline: running jobs finish, no new job starts (-o);\n"
+	"-r and -c clear that.\n"
+	"  -a, -v        every node (the default), or those named\n"
+	"  -F json       as PBS's JSON document\n"
+	"  -C comment    why a node is offline, shown by -l and -a\n"
+	"      --conf FILE  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
+	"      --help    show this help\n";
+
+static char server[256];
+
+/* PBS's node state: free, job-busy (every CPU given), offline, down. */
+static const char *node_state(const json_t *n)
+{
+	const char *st = wire_str(n, "state");
+
+	if (!st || strcmp(st, "down") == 0)
+		return "down";
+	if (strcmp(st, "drained") == 0)
+		return "offline";
+	return wire_int(n, "free", 0) == 0 && wire_int(n, "ncpus", 0) > 0 ? "job-busy" : "free";
+}
+
+static json_t *node_attrs(const json_t *n)
+{
+	const json_t *topo = json_object_get(n, "topology"), *jobs = json_object_get(n, "jobs");
+	long long ncpus = wire_int(n, "ncpus", 0), mem = wire_int(topo, "mem", 0);
+	json_t *a = json_object(), *avail = json_object(), *assigned = json_object();
+	char buf[4096];
+	size_t len = 0, i;
+	json_t *id;
+
+	if (!a || !avail || !assigned) {
+		json_decref(a);
+		json_decref(avail);
+		json_decref(assigned);
+		return NULL;
+	}
+	json_object_set_new(a, "Mom", json_string(wire_str(n, "name") ? wire_str(n, "name") : "?"));
+	json_object_set_new(a, "ntype", json_string("PBS"));
+	json_object_set_new(a, "state", json_string(node_state(n)));
+	json_object_set_new(a, "pcpus", json_integer(ncpus));
+	buf[0] = '\0';
+	json_array_foreach(jobs, i, id)
+		if (json_is_integer(id) && len + 300 < sizeof(buf))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%lld.%s/0", len ? ", " : "",
+						(long long)json_integer_value(id), server);
+	if (len)
+		json_object_set_new(a, "jobs", json_string(buf));
+	json_object_set_new(avail, "ncpus", json_integer(ncpus));
+	if (mem > 0) {
+		snprintf(buf, sizeof(buf), "%lldkb", mem / 1024);
+		json_object_set_new(avail, "mem", json_string(buf));
+	}
+	json_object_set_new(avail, "host", json_string(wire_str(n, "name") ? wire_str(n, "name") : "?"));
+	json_object_set_new(avail, "vnode", json_string(wire_str(n, "name") ? wire_str(n, "name") : "?"));
+	json_object_set_new(a, "resources_available", avail);
+	json_object_set_new(assigned, "ncpus", json_integer(ncpus - wire_int(n, "free", 0)));
+	json_object_set_new(a, "resources_assigned", assigned);
+	if (wire_str(n, "reason"))
+		json_object_set_new(a, "comment", json_string(wire_str(n, "reason")));
+	json_object_set_new(a, "resv_enable", json_string("True"));
+	json_object_set_new(a, "sharing", json_string("default_shared"));
+	/* qpool's own. */
+	json_object_set_new(a, "qpool_cpus", json_string(wire_str(n, "cpus") ? wire_str(n, "cpus") : ""));
+	json_object_set_new(a, "qpool_cgroup", json_string(wire_str(n, "cgroup") ? wire_str(n, "cgroup") : ""));
+	json_object_set_new(a, "qpool_rt", json_string(wire_bool(n, "rt", 0) ? "True" : "False"));
+	return a;
+}
+
+static void attrs_print(const char *name, const json_t *a)
+{
+	const char *key, *sub;
+	json_t *v, *w;
+
+	printf("%s\n", name);
+	json_object_foreach((json_t *)a, key, v) {
+		if (json_is_object(v)) {
+			json_object_foreach(v, sub, w) {
+				if (json_is_integer(w))
+					printf("     %s.%s = %lld\n", key, sub, (long long)json_integer_value(w));
+				else
+					printf("     %s.%s = %s\n", key, sub, json_string_value(w));
+			}
+		} else if (json_is_integer(v)) {
+			printf("     %s = %lld\n", key, (long long)json_integer_value(v));
+		} else {
+			printf("     %s = %s\n", key, json_string_value(v));
+		}
+	}
+	putchar('\n');
+}
+
+static bool named(const json_t *n, char **names, int n_names)
+{
+	const char *name = wire_str(n, "name");
+
+	if (n_names == 0)
+		return true;
+	for (int k = 0; k < n_names; k++)
+		if (name && strcmp(name, names[k]) == 0)
+			return true;
+	return false;
+}
+
+static int nodes_show(struct client *cl, char **names, int n_names, bool list, bool json)
+{
+	json_t *reply = NULL, *nodes, *n, *doc = NULL, *all = NULL;
+	struct error err;
+	int status = 0;
+	size_t i;
+
+	if (client_call_pages(cl, json_pack("{s:s}", "op", "nodes"), "nodes", &reply, &err) < 0)
+		return cmd_fail(1, "%s", err.text);
+	nodes = json_object_get(reply, "nodes");
+	for (int k = 0; k < n_names; k++) {
+		bool found = false;
+
+		json_array_foreach(nodes, i, n) {
+			found |= strcmp(wire_str(n, "name") ? wire_str(n, "name") : "", names[k]) == 0;
+		}
+		if (!found)
+			status = cmd_fail(1, "unknown node %s", names[k]);
+	}
+	if (json) {
+		all = json_object();
+		doc = json_pack("{s:I, s:s, s:s, s:O}", "timestamp", (json_int_t)(time_wall_ns() / NSEC_PER_SEC),
+				"pbs_version", PBSFMT_PBS_VERSION, "pbs_server", server, "nodes", all);
+	}
+	json_array_foreach(nodes, i, n) {
+		const char *name = wire_str(n, "name") ? wire_str(n, "name") : "?";
+		const char *st = node_state(n);
+		json_t *a;
+
+		if (!named(n, names, n_names))
+			continue;
+		if (list) {
+			if (strcmp(st, "down") == 0 || strcmp(st, "offline") == 0)
+				printf("%-20s %-20s %s\n", name, st, wire_str(n, "reason") ? wire_str(n, "reason") : "");
+			continue;
+		}
+		a = node_attrs(n);
+		if (!a)
+			continue;
+		if (json)
+			json_object_set(all, name, a);
+		else
+			attrs_print(name, a);
+		json_decref(a);
+	}
+	if (doc) {
+		json_dumpf(doc, stdout, JSON_INDENT(4) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+	}
+	json_decref(all);
+	json_decref(doc);
+	json_decref(reply);
+	return status;
+}
+
+/* -o: drain; -r/-c: resume (qmgr's admin ops, root only). */
+static int nodes_set(struct client *cl, char **names, int n_names, bool offline, const char *comment)
+{
+	int status = 0;
+
+	for (int k = 0; k < n_names; k++) {
+		json_t *req = json_pack("{s:s, s:s, s:s}", "op", "admin", "action", offline ? "drain" : "resume",
+					"target", names[k]), *reply = NULL;
+		struct error err;
+
+		if (req && offline && comment)
+			json_object_set_new(req, "reason", json_string(comment));
+		if (client_call(cl, req, &reply, &err) < 0)
+			status = cmd_fail(1, "%s: %s", names[k], err.text);
+		json_decref(reply);
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "conf", required_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'H' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *conf = NULL, *comment = NULL;
+	bool list = false, json = false, offline = false, clear = false;
+	struct client *cl = NULL;
+	struct error err;
+	int c, status;
+
+	if (version_requested(argc, argv))
+		return version_print("pbsnodes");
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":avlorcC:F:s:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a': case 'v': case 's': break;
+		case 'l': list = true; break;
+		case 'o': offline = true; break;
+		case 'r': case 'c': clear = true; break;
+		case 'C': comment = optarg; break;
+		case 'F':
+			if (strcmp(optarg, "json") != 0)
+				return cmd_fail(2, "-F %s: only -F json is supported (see pbsnodes --help)", optarg);
+			json = true;
+			break;
+		case 'K': conf = optarg; break;
+		case 'H':
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			return cmd_fail(2, "option -%c needs an argument (see pbsnodes --help)", optopt);
+		default:
+			if (optopt)
+				return cmd_fail(2, "unknown option -%c (see pbsnodes --help)", optopt);
+			return cmd_fail(2, "unknown option %s (see pbsnodes --help)", argv[optind - 1]);
+		}
+	}
+	if (offline + clear + list > 1)
+		return cmd_fail(2, "-o, -r/-c and -l exclude each other (see pbsnodes --help)");
+	if ((offline || clear) && optind == argc)
+		return cmd_fail(2, "-%c needs node names (see pbsnodes --help)", offline ? 'o' : 'r');
+	if (comment && strlen(comment) >= 128)
+		return cmd_fail(2, "-C: at most 127 bytes");
+	if (client_open(conf, &cl, &err) < 0)
+		return cmd_fail(1, "%s", err.text);
+	client_server_name(cl, server, sizeof(server));
+	if (offline || clear)
+		status = nodes_set(cl, argv + optind, argc - optind, offline, comment);
+	else
+		status = nodes_show(cl, argv + optind, argc - optind, list, json);
+	client_close(cl);
+	if (fflush(stdout) != 0 && status == 0)
+		status = cmd_fail(1, "cannot write");
+	return status;
+}

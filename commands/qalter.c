@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* qalter: change a queued or held job's name, resources, output paths, join or rerun flag. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "cmd.h"
+#include "jobid.h"
+#include "jobscript.h"
+#include "version.h"
+
+static const char usage_text[] =
+	"usage: qalter [-f FILE] [-N name] [-l resource=value,...] [-o path] [-e path]\n"
+	"              [-j oe|n] [-r y|n] JOBID...\n"
+	"Changes queued or held jobs, checked as qsub checks a new job against its queue.\n"
+	"A job id is 12, 12.server or 12.server@host.\n"
+	"  -N name       the job's name\n"
+	"  -l list       resources as qsub takes them: ncpus=N, mem=SIZE, walltime=TIME\n"
+	"  -o, -e path   standard output / error file (relative to this directory)\n"
+	"  -j oe|n       join standard error into standard output, or not\n"
+	"  -r y|n        rerunnable or not\n"
+	"  -f FILE       configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
+	"  --help        show this help\n";
+
+/* Sets key to path made absolute against this directory. */
+static int path_set(json_t *req, const char *key, const char *path)
+{
+	char cwd[4096], *abs = NULL;
+	int r;
+
+	if (path[0] == '/')
+		return json_object_set_new(req, key, json_string(path));
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cmd_fail(1, "cannot tell the current directory for %s", path), -1;
+	if (asprintf(&abs, "%s/%s", strcmp(cwd, "/") ? cwd : "", path) < 0)
+		return -1;
+	r = json_object_set_new(req, key, json_string(abs));
+	free(abs);
+	return r;
+}
+
+/* The alter request of what js sets; NULL when it sets nothing. */
+static json_t *request_build(const struct jobspec *js)
+{
+	json_t *req = json_pack("{s:s}", "op", "alter");
+	int r = 0;
+
+	if (!req)
+		return NULL;
+	if (js->name)
+		r |= json_object_set_new(req, "name", json_string(js->name));
+	if (js->ncpus >= 0)
+		r |= json_object_set_new(req, "ncpus", json_integer(js->ncpus));
+	if (js->mem >= 0)
+		r |= json_object_set_new(req, "mem", json_integer(js->mem));
+	if (js->walltime >= 0)
+		r |= json_object_set_new(req, "walltime", json_integer(js->walltime));
+	if (js->stdout_path)
+		r |= path_set(req, "stdout", js->stdout_path);
+	if (js->stderr_path)
+		r |= path_set(req, "stderr", js->stderr_path);
+	if (js->join >= 0)
+		r |= json_object_set_new(req, "join", json_boolean(js->join));
+	if (js->rerunnable >= 0)
+		r |= json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
+	if (r || json_object_size(req) == 1) {
+		json_decref(req);
+		return NULL;
+	}
+	return req;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'H' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *conf = NULL;
+	struct client *cl = NULL;
+	struct jobspec js;
+	struct error err;
+	json_t *req;
+	int c, status = 0;
+
+	if (version_requested(argc, argv))
+		return version_print("qalter");
+	jobspec_init(&js);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:N:l:o:e:j:r:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			conf = optarg;
+			break;
+		case 'N': case 'l': case 'o': case 'e': case 'j': case 'r':
+			if (jobspec_option(&js, c, optarg, &err) < 0) {
+				jobspec_clear(&js);
+				return cmd_fail(2, "%s", err.text);
+			}
+			break;
+		case 'H':
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			return cmd_fail(2, "option -%c needs an argument (see qalter --help)", optopt);
+		default:
+			if (optopt)
+				return cmd_fail(2, "unknown option -%c (see qalter --help)", optopt);
+			return cmd_fail(2, "unknown option %s (see qalter --help)", argv[optind - 1]);
+		}
+	}
+	req = request_build(&js);
+	jobspec_clear(&js);
+	if (!req)
+		return cmd_fail(2, "nothing to change (see qalter --help)");
+	if (optind == argc) {
+		json_decref(req);
+		return cmd_fail(2, "no job id given (see qalter --help)");
+	}
+	if (client_open(conf, &cl, &err) < 0) {
+		json_decref(req);
+		return cmd_fail(1, "%s", err.text);
+	}
+	for (int i = optind; i < argc; i++) {
+		json_t *reply = NULL;
+		char *at = strchr(argv[i], '@');
+		int64_t id;
+
+		if (at)
+			*at = '\0';
+		if (jobid_parse(argv[i], &id) < 0) {
+			status = cmd_fail(1, "%s: not a job id", argv[i]);
+			continue;
+		}
+		json_object_set_new(req, "jobid", json_integer(id));
+		if (client_call(cl, json_incref(req), &reply, &err) < 0)
+			status = cmd_fail(1, "%s", err.text);
+		json_decref(reply);
+	}
+	json_decref(req);
+	client_close(cl);
+	return status;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* qsig: send a signal to running jobs (through each job's gded). */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client.h"
+#include "cmd.h"
+#include "jobid.h"
+#include "version.h"
+
+static const char usage_text[] =
+	"usage: qsig [-f FILE] [-s SIGNAL] JOBID...\n"
+	"Sends SIGNAL (default SIGTERM) to each running job's processes.\n"
+	"SIGNAL is a name (TERM, SIGUSR1, ...), a number 1-30, or suspend (STOP) / resume (CONT).\n"
+	"A job id is 12, 12.server or 12.server@host.\n"
+	"  -s SIGNAL  the signal\n"
+	"  -f FILE    configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
+	"  --help     show this help\n";
+
+/* 1-30 from "USR1", "SIGUSR1", "10", "suspend", "resume"; -1 otherwise. */
+static int signal_parse(const char *s)
+{
+	char *end;
+	long n;
+
+	if (strcasecmp(s, "suspend") == 0)
+		return SIGSTOP;
+	if (strcasecmp(s, "resume") == 0)
+		return SIGCONT;
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	n = strtol(s, &end, 10);
+	if (*s && *end == '\0')
+		return n >= 1 && n <= 30 ? (int)n : -1;
+	for (int sig = 1; sig <= 30; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+
+		if (abbrev && strcasecmp(abbrev, s) == 0)
+			return sig;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'H' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *conf = NULL;
+	struct client *cl = NULL;
+	struct error err;
+	int c, sig = SIGTERM, status = 0;
+
+	if (version_requested(argc, argv))
+		return version_print("qsig");
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:s:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			conf = optarg;
+			break;
+		case 's':
+			sig = signal_parse(optarg);
+			if (sig < 0)
+				return cmd_fail(2, "-s %s: not a signal qsig sends (a name or 1-30)", optarg);
+			break;
+		case 'H':
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			return cmd_fail(2, "option -%c needs an argument (see qsig --help)", optopt);
+		default:
+			if (optopt)
+				return cmd_fail(2, "unknown option -%c (see qsig --help)", optopt);
+			return cmd_fail(2, "unknown option %s (see qsig --help)", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return cmd_fail(2, "no job id given (see qsig --help)");
+	if (client_open(conf, &cl, &err) < 0)
+		return cmd_fail(1, "%s", err.text);
+	for (int i = optind; i < argc; i++) {
+		json_t *reply = NULL;
+		char *at = strchr(argv[i], '@');
+		int64_t id;
+
+		if (at)
+			*at = '\0';
+		if (jobid_parse(argv[i], &id) < 0) {
+			status = cmd_fail(1, "%s: not a job id", argv[i]);
+			continue;
+		}
+		if (client_call(cl, json_pack("{s:s, s:I, s:i}", "op", "signal", "jobid", (json_int_t)id,
+					      "signal", sig), &reply, &err) < 0)
+			status = cmd_fail(1, "%s", err.text);
+		json_decref(reply);
+	}
+	client_close(cl);
+	return status;
+}

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/* The ops that change a job after qsub: alter, move, swap, signal, rerun, and forced delete. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "server-internal.h"
+#include "timeutil.h"
+
+#define NAME_MAX_LEN 255
+
+/* What qsub's resources must satisfy in queue q (the checks submit makes
+ * once the queue's defaults are applied). 0, or -EINVAL with errbuf. */
+static int limits_check(struct server *s, const struct queue_conf *q, uint64_t ncpus, uint64_t mem,
+			uint64_t walltime, char *errbuf, size_t len)
+{
+	unsigned max_cpus = pool_node_max_cpus(s->pool);
+
+#define REFUSE(...) do { snprintf(errbuf, len, __VA_ARGS__); return -EINVAL; } while (0)
+	if (q->ncpus && ncpus != q->ncpus)
+		REFUSE("ncpus=%llu: queue %s runs jobs of exactly %llu CPUs", (unsigned long long)ncpus,
+		       q->name, (unsigned long long)q->ncpus);
+	if (q->ncpus_max && ncpus > q->ncpus_max)
+		REFUSE("ncpus=%llu: above queue %s's limit of %llu", (unsigned long long)ncpus, q->name,
+		       (unsigned long long)q->ncpus_max);
+	if (max_cpus && ncpus > max_cpus)
+		REFUSE("ncpus=%llu: more CPUs than any node has (the largest has %u)",
+		       (unsigned long long)ncpus, max_cpus);
+	if (q->mem_max && mem > q->mem_max)
+		REFUSE("mem=%llu: above queue %s's limit of %llu bytes", (unsigned long long)mem, q->name,
+		       (unsigned long long)q->mem_max);
+	if (q->walltime_max && walltime > q->walltime_max)
+		REFUSE("walltime=%llus: above queue %s's limit of %llus", (unsigned long long)walltime,
+		       q->name, (unsigned long long)q->walltime_max);
+#undef REFUSE
+	return 0;
+}
+
+static bool waiting(const struct job *j)
+{
+	return j->state == JOB_QUEUED || j->state == JOB_HELD;
+}
+
+/* alter (qalter) and move (qmove): the job's row with the request's
+ * changes, checked as qsub would be, written, and mirrored in the pool. */
+static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool move)
+{
+	struct server *s = c->server;
+	struct job *j = job_for_change(c, req_id, msg);
+	const struct queue_conf *q;
+	struct job_submit a = { 0 };
+	json_t *row = NULL;
+	char text[256];
+	int r;
+
+	if (!j)
+		return;
+	if (!waiting(j)) {
+		conn_reply_err(c, req_id, EBUSY, "job %lld is %s; only queued and held jobs can be %s",
+			       (long long)j->id, job_state_name(j->state), move ? "moved" : "altered");
+		return;
+	}
+	r = jobstore_job_get(s->store, j->id, false, &row);
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	a.name = json_object_get(msg, "name") && !move ? wire_str(msg, "name") : wire_str(row, "name");
+	a.queue = move ? wire_str(msg, "queue") : j->queue;
+	a.ncpus = (uint32_t)(json_object_get(msg, "ncpus") ? wire_int(msg, "ncpus", 0) : j->ncpus);
+	a.mem = (uint64_t)(json_object_get(msg, "mem") ? wire_int(msg, "mem", 0) : (long long)j->mem);
+	a.walltime = (uint64_t)(json_object_get(msg, "walltime") ? wire_int(msg, "walltime", 0)
+								  : (long long)j->walltime);
+	/* NULL keeps what is stored: a default path follows a new name. */
+	a.stdout_path = wire_str(msg, "stdout");
+	a.stderr_path = wire_str(msg, "stderr");
+	a.join = wire_bool(msg, "join", wire_bool(row, "join", 0));
+	a.rerunnable = wire_bool(msg, "rerunnable", j->rerunnable);
+	q = a.queue ? config_queue(s->config, a.queue) : NULL;
+	if (move && !q) {
+		snprintf(text, sizeof(text), "unknown queue '%s'", a.queue ? a.queue : "");
+		r = -ENOENT;
+	} else if (move && !q->enabled) {
+		snprintf(text, sizeof(text), "queue %s is disabled: %s", q->name,
+			 q->reason[0] ? q->reason : "it accepts no new jobs");
+		r = -EINVAL;
+	} else if (!a.name || !*a.name || strlen(a.name) > NAME_MAX_LEN || strchr(a.name, '/')) {
+		snprintf(text, sizeof(text), "job name must be 1-%d bytes without '/'", NAME_MAX_LEN);
+		r = -EINVAL;
+	} else if ((a.stdout_path && *a.stdout_path && a.stdout_path[0] != '/') ||
+		   (a.stderr_path && *a.stderr_path && a.stderr_path[0] != '/')) {
+		snprintf(text, sizeof(text), "output paths must be absolute");
+		r = -EINVAL;
+	} else if (wire_int(msg, "ncpus", 1) <= 0 || wire_int(msg, "mem", 0) < 0 ||
+		   wire_int(msg, "walltime", 1) <= 0) {
+		snprintf(text, sizeof(text), "ncpus and walltime must be positive, mem not negative");
+		r = -EINVAL;
+	} else if (!q) {
+		snprintf(text, sizeof(text), "the job's queue %s is gone from the configuration", j->queue);
+		r = -ENOENT;
+	} else {
+		r = limits_check(s, q, a.ncpus, a.mem, a.walltime, text, sizeof(text));
+	}
+	if (r == 0) {
+		r = jobstore_job_alter(s->store, j->id, &a);
+		if (r < 0)
+			snprintf(text, sizeof(text), "job store: %s", strerror(-r));
+	}
+	if (r == 0 && move)
+		r = pool_job_move(s->pool, j, q->name);
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job %lld: %s", (long long)j->id, text);
+		json_decref(row);
+		return;
+	}
+	j->ncpus = a.ncpus;
+	j->mem = a.mem;
+	j->walltime = a.walltime;
+	j->rerunnable = a.rerunnable;
+	log_info("job %lld %s by uid %d", (long long)j->id, move ? "moved" : "altered", (int)c->uid);
+	s->sched_dirty = true;
+	json_decref(row);
+	conn_reply_ok(c, req_id, json_pack("{s:s, s:s}", "state", job_state_name(j->state),
+					   "queue", j->queue));
+}
+
+/* swap (qorder): two queued jobs of one owner in one queue trade places. */
+static void op_swap(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	struct job *a = job_for_change(c, req_id, msg), *b;
+	json_t *other;
+
+	if (!a)
+		return;
+	other = json_pack("{s:I}", "jobid", (json_int_t)wire_int(msg, "other", 0));
+	b = job_for_change(c, req_id, other);
+	json_decref(other);
+	if (!b)
+		return;
+	if (a->uid != b->uid || strcmp(a->queue, b->queue) != 0) {
+		conn_reply_err(c, req_id, EINVAL, "jobs %lld and %lld are not of one owner in one queue",
+			       (long long)a->id, (long long)b->id);
+		return;
+	}
+	if (pool_job_swap(s->pool, a, b) < 0) {
+		conn_reply_err(c, req_id, EBUSY, "jobs %lld (%s) and %lld (%s): only queued jobs can be reordered",
+			       (long long)a->id, job_state_name(a->state), (long long)b->id,
+			       job_state_name(b->state));
+		return;
+	}
+	log_info("jobs %lld and %lld swapped by uid %d", (long long)a->id, (long long)b->id, (int)c->uid);
+	s->sched_dirty = true;
+	conn_reply_ok(c, req_id, NULL);
+}
+
+/* signal (qsig): the node's gded forwards SIGRTMIN + N to the job's
+ * process group as N (gded's own TERM means "cancel"), so a job can be
+ * sent any of signals 1-30, STOP and KILL included. */
+static void op_signal(struct conn *c, long long req_id, json_t *msg)
+{
+	struct job *j = job_for_change(c, req_id, msg);
+	long long sig = wire_int(msg, "signal", 0);
+
+	if (!j)
+		return;
+	if (sig < 1 || sig > 30 || SIGRTMIN + sig > SIGRTMAX) {
+		conn_reply_err(c, req_id, EINVAL, "signal %lld: not a signal qpool forwards (1-30)", sig);
+		return;
+	}
+	if (j->state != JOB_RUNNING) {
+		conn_reply_err(c, req_id, EBUSY, "job %lld is %s; only running jobs can be signalled",
+			       (long long)j->id, job_state_name(j->state));
+		return;
+	}
+	if (!node_signal(c->server, j, SIGRTMIN + (int)sig)) {
+		conn_reply_err(c, req_id, EHOSTUNREACH, "job %lld: node %s is down", (long long)j->id,
+			       j->node ? j->node : "?");
+		return;
+	}
+	log_info("job %lld: signal %lld sent by uid %d", (long long)j->id, sig, (int)c->uid);
+	conn_reply_ok(c, req_id, NULL);
+}
+
+/* rerun (qrerun): the running job is stopped like qdel's, and its result
+ * puts it back in the queue instead of finishing it (server.c). */
+static void op_rerun(struct conn *c, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	struct job *j = job_for_change(c, req_id, msg);
+	int r;
+
+	if (!j)
+		return;
+	if (j->state != JOB_RUNNING) {
+		conn_reply_err(c, req_id, EBUSY, "job %lld is %s; only running jobs can be rerun",
+			       (long long)j->id, job_state_name(j->state));
+		return;
+	}
+	if (!j->rerunnable && !wire_bool(msg, "force", 0)) {
+		conn_reply_err(c, req_id, EPERM, "job %lld is not rerunnable (qsub -r n); qrerun -W force does it",
+			       (long long)j->id);
+		return;
+	}
+	r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, "rerun requested");
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	j->rerun = true;
+	pool_job_state_set(s->pool, j, JOB_EXITING);
+	if (!node_signal(s, j, SIGTERM))
+		log_info("job %lld: node %s is down; it is requeued when the node returns or is lost",
+			 (long long)j->id, j->node ? j->node : "?");
+	log_info("job %lld: rerun requested by uid %d", (long long)j->id, (int)c->uid);
+	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(j->state)));
+}
+
+void jobctl_delete_force(struct conn *c, long long req_id, struct job *j)
+{
+	struct server *s = c->server;
+	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
+	const char *who = server_user_name(s, c->uid);
+	int r;
+
+	/* Best effort: a node that answers stops it as for qdel; one
+	 * that does not will hear on its return that the job is not its own. */
+	node_signal(s, j, SIGTERM);
+	snprintf(res.reason, sizeof(res.reason), "deleted with -W force by %s", who ? who : "?");
+	r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	log_info("job %lld force-deleted by uid %d", (long long)j->id, (int)c->uid);
+	pool_job_remove(s->pool, j);
+	s->sched_dirty = true;
+	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(JOB_CANCELLED)));
+}
+
+void jobctl_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	if (strcmp(op, "alter") == 0)
+		op_alter_move(c, req_id, msg, false);
+	else if (strcmp(op, "move") == 0)
+		op_alter_move(c, req_id, msg, true);
+	else if (strcmp(op, "swap") == 0)
+		op_swap(c, req_id, msg);
+	else if (strcmp(op, "signal") == 0)
+		op_signal(c, req_id, msg);
+	else
+		op_rerun(c, req_id, msg);
+}

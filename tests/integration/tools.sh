@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: MIT
+# Sourced by the t-tool-*.sh scripts after lib.sh: the tools that drive
+# PBS for people, installed from PyPI into build/venv-NAME (downloads
+# cached in build/pip-cache), run as a real user against a private pool.
+
+# tool_venv NAME PKG...: sets TOOL_VENV to a venv holding PKGs, made once;
+# skips (77) only when pip truly cannot install them.
+tool_venv() {
+	local name=$1; shift
+	local top=$QP_TOP/${BUILD:-build}
+	TOOL_VENV=$top/venv-$name
+	if [ "$(cat "$TOOL_VENV/.qpool-pkgs" 2>/dev/null)" != "$*" ]; then
+		rm -rf "$TOOL_VENV"
+		mkdir -p "$top/pip-cache"
+		/usr/bin/python3 -m venv "$TOOL_VENV" || skip "python3 -m venv does not work here"
+		if ! PIP_CACHE_DIR=$top/pip-cache PIP_DISABLE_PIP_VERSION_CHECK=1 timeout 900 \
+			"$TOOL_VENV/bin/pip" install -q "$@" > "$top/pip-$name.log" 2>&1; then
+			skip "pip cannot install $*: $(tail -1 "$top/pip-$name.log")"
+		fi
+		echo "$*" > "$TOOL_VENV/.qpool-pkgs"
+	fi
+	# The tool runs as a test user, and its workers run as that user's jobs.
+	chmod -R a+rX "$TOOL_VENV"
+}
+
+# tool_run USER TIMEOUT cmd...: runs cmd as USER in its work dir with the
+# venv's bin and the pool's commands on PATH, killed after TIMEOUT seconds.
+tool_run() {
+	local u=$1 t=$2; shift 2
+	(cd "$QP_T/work/$u" && timeout -k 5 "$t" runuser -u "$u" -- env QPOOL_CONF="$QPOOL_CONF" \
+		HOME="$QP_T/work/$u" PATH="$QP_BIN:$TOOL_VENV/bin:/usr/bin:/bin" "$@")
+}
