@@ -130,7 +130,7 @@ qp_node_on() {
 	QP_PIDS+=("$pid")
 	eval "QP_NODE_PID_${h//[^a-zA-Z0-9_]/_}=$pid"
 	for i in $(seq 200); do
-		"$QP_BIN/qstat" -n 2>/dev/null | grep -qE "^${h}[[:space:]].*up" && return 0
+		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${h}[[:space:]].*up" && return 0
 		kill -0 "$pid" 2>/dev/null || fail "qnoded on $h died at start"
 		sleep 0.05
 	done

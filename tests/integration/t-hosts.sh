@@ -60,7 +60,7 @@ for n in "${nodes[@]}"; do
 done
 on_as "$login" qpuser1 qacct -j "${ids[0]}" | grep -q "$(qp_field "${ids[0]}" exec_host)" ||
 	fail "qacct does not show job ${ids[0]}'s node"
-on_as "$login" qpuser1 qstat -n | grep -E "^${nodes[0]}[[:space:]]" | grep -q up || fail "qstat -n from the login host"
+on_as "$login" qpuser1 qstat --nodes | grep -E "^${nodes[0]}[[:space:]]" | grep -q up || fail "qstat -n from the login host"
 
 note "a path that does not exist where the job runs fails it, naming node and path"
 id=$(qp_seqid on_as "$login" qpuser1 qsub -o "$QP_T/nowhere/x.out" <<<'true') || fail qsub
@@ -85,10 +85,10 @@ first=$(qp_field "$id" exec_host)
 note "job $id runs on $first; pulling its cable"
 qp_link "$first" down
 for i in $(seq 400); do
-	"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q down && break
+	"$QP_BIN/qstat" --nodes | grep -E "^${first}[[:space:]]" | grep -q down && break
 	sleep 0.05
 done
-"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q down || fail "$first not down after its cable was pulled"
+"$QP_BIN/qstat" --nodes | grep -E "^${first}[[:space:]]" | grep -q down || fail "$first not down after its cable was pulled"
 # Requeued, it runs on another host; the cable goes back in meanwhile.
 for i in $(seq 800); do
 	[ "$(qp_state "$id")" = running ] && [ "$(qp_field "$id" exec_host)" != "$first" ] && break
@@ -99,10 +99,10 @@ second=$(qp_field "$id" exec_host)
 note "job $id runs again on $second; plugging $first back"
 qp_link "$first" up
 for i in $(seq 600); do
-	"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q up && break
+	"$QP_BIN/qstat" --nodes | grep -E "^${first}[[:space:]]" | grep -q up && break
 	sleep 0.05
 done
-"$QP_BIN/qstat" -n | grep -E "^${first}[[:space:]]" | grep -q up || fail "$first did not come back"
+"$QP_BIN/qstat" --nodes | grep -E "^${first}[[:space:]]" | grep -q up || fail "$first did not come back"
 # The stale copy on $first is killed when $first re-registers; its report
 # must not change the job. Its result is reported and acknowledged before
 # qnoded deletes its files: once they are gone, the report has been seen.

@@ -15,7 +15,7 @@ max_queued = 5
 max_queued_per_user = 6"
 qp_start_server
 # No node: every job waits.
-n_jobs() { "$QP_BIN/qstat" | grep -cE '^[0-9]+ '; }
+n_jobs() { "$QP_BIN/qstat" --table | grep -cE '^[0-9]+ '; }
 
 note "queue capped: 3 per user, 5 in all"
 ids=()

@@ -3,7 +3,7 @@
 # No listing outgrows the wire's 1 MiB cap (issue 16): a queue of 12,000
 # jobs (qstat -Q --order, ~1.8 MB as one reply), jobs with 4,000-byte paths
 # (qstat, qstat -f, qacct: 1,000 of them were 4 MB as one page), and 5,000
-# simulated nodes (qstat -n, qacct) all answer in pages, in full, for every
+# simulated nodes (qstat --nodes, qacct) all answer in pages, in full, for every
 # user.
 . "$(dirname "$0")/lib.sh"
 qp_setup
@@ -37,12 +37,12 @@ note "5,000 simulated nodes"
 "$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 5000 --name s$$ --sim-topology "pack:1 core:1 pu:1" >> "$QP_T/qnoded-sim.log" 2>&1 &
 QP_PIDS+=($!)
 for _ in $(seq 300); do
-	n=$(as qpuser2 "$QP_BIN/qstat" -n 2>/dev/null | grep -cE "^s$$-[0-9]+[[:space:]].*up")
+	n=$(as qpuser2 "$QP_BIN/qstat" --nodes 2>/dev/null | grep -cE "^s$$-[0-9]+[[:space:]].*up")
 	[ "$n" = 5000 ] && break
 	sleep 0.2
 done
-echo "qstat -n: $n simulated nodes up"
-[ "$n" = 5000 ] || fail "qstat -n lists $n of 5000 nodes: $(as qpuser2 "$QP_BIN/qstat" -n 2>&1 | tail -n 1)"
+echo "qstat --nodes: $n simulated nodes up"
+[ "$n" = 5000 ] || fail "qstat --nodes lists $n of 5000 nodes: $(as qpuser2 "$QP_BIN/qstat" --nodes 2>&1 | tail -n 1)"
 n=$("$QP_BIN/qmgr" nodes | grep -cE "^s$$-[0-9]+[[:space:]]")
 [ "$n" = 5000 ] || fail "qmgr nodes lists $n of 5000 nodes"
 # qacct asks for the nodes too, and acct's last page carries them.

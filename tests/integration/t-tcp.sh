@@ -58,7 +58,7 @@ echo "$e" | grep -q munge || fail "does not name munge: $e"
 
 note "refusals: each logged once with the peer's address and reason, nothing changed"
 before_jobs=$("$QP_BIN/qstat" -x | wc -l)
-before_nodes=$("$QP_BIN/qstat" -n)
+before_nodes=$("$QP_BIN/qstat" --nodes)
 refuse() {  # refuse WHAT EXPECTED-REASON FRAME...
 	local what=$1 reason=$2; shift 2
 	local n0 out
@@ -129,7 +129,7 @@ echo "$out" | grep -q "only root may speak for a node" || fail "non-root registr
 grep "refused" "$QP_T/qpoold.log" | tail -n 1 | grep -q "from 127.0.0.1:[0-9]*.*node.register by uid $(id -u qpuser1), not root" ||
 	fail "non-root registration not logged with peer: $(tail -n 1 "$QP_T/qpoold.log")"
 [ "$("$QP_BIN/qstat" -x | wc -l)" = "$before_jobs" ] || fail "a refused connection changed the jobs"
-[ "$("$QP_BIN/qstat" -n)" = "$before_nodes" ] || fail "a refused connection changed the nodes"
+[ "$("$QP_BIN/qstat" --nodes)" = "$before_nodes" ] || fail "a refused connection changed the nodes"
 
 note "qpoold restarts: the node comes back over TCP, qnoded restarts: re-adopted"
 id=$(as qpuser1 qsub <<<'sleep 3') || fail qsub

@@ -21,10 +21,10 @@ QP_PIDS+=($!)
 "$QP_BIN/qnoded" -f "$confb" --name n1 >> "$QP_T/qnoded-b-n1.log" 2>&1 &
 QP_PIDS+=($!)
 for i in $(seq 200); do
-	QPOOL_CONF=$confb "$QP_BIN/qstat" -n 2>/dev/null | grep -qE "^n1[[:space:]].*up" && break
+	QPOOL_CONF=$confb "$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^n1[[:space:]].*up" && break
 	sleep 0.05
 done
-QPOOL_CONF=$confb "$QP_BIN/qstat" -n | grep -qE "^n1[[:space:]].*up" || fail "pool B's n1 did not register"
+QPOOL_CONF=$confb "$QP_BIN/qstat" --nodes | grep -qE "^n1[[:space:]].*up" || fail "pool B's n1 did not register"
 
 # Pool A's job 1 runs long and says when it started; pool B's job 1 ends at once.
 cat > "$QP_T/long.sh" <<JOB
