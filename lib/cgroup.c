@@ -694,6 +694,23 @@ static int v1_node_setup(const char *root, const char *parent, const struct cpum
 	return v1_rt_setup(root, parent, err);
 }
 
+bool cgroup_node_rt_ready(const char *root, enum cgroup_mode mode, const char *parent)
+{
+	char path[PATH_MAX], rt[PATH_MAX * 2];
+	int h = mode == CGROUP_MODE_V1 ? v1_rt_hier(root) : -1, fd;
+	size_t skip, len;
+
+	if (h < 0)
+		return true;    /* RT tasks are not scheduled by group here */
+	fd = v1_hier_open(root, h, path, sizeof(path));
+	if (fd < 0)
+		return false;
+	close(fd);
+	len = first_component(parent, &skip);
+	snprintf(rt, sizeof(rt), "%s/%.*s/" V1_RT_GROUP, path, (int)len, parent + skip);
+	return is_dir(rt, ".");
+}
+
 static int v1_node_teardown(const char *root, const char *parent)
 {
 	char path[PATH_MAX];

@@ -44,6 +44,12 @@ int cgroup_detect(const char *root, enum cgroup_mode *ret);
 int cgroup_node_setup(const char *root, enum cgroup_mode mode, const char *parent,
 		      const struct cpumask *cpus, const char *mems, struct error *err);
 
+/* Whether a realtime job can join the node's shared realtime group: true
+ * where RT tasks are not scheduled by group (v2, or v1 without
+ * cpu.rt_runtime_us), else whether cgroup_node_setup made "<first>/.rt",
+ * which it does not when other pools on the host hold all the RT runtime. */
+bool cgroup_node_rt_ready(const char *root, enum cgroup_mode mode, const char *parent);
+
 /* qnoded, after cgroup_node_setup: the limits of the node's group, over
  * all its jobs together: memory (v1 memory.limit_in_bytes, v2
  * memory.max; 0: none) and tasks (pids.max; 0: "max"; skipped where the

@@ -430,6 +430,12 @@ int main(int argc, char **argv)
 			nd.topo.mem = mem_max;
 	}
 	procscan_rt_check(nd.proc_root, &nd.rt, nd.rt_reason, sizeof(nd.rt_reason));
+	if (nd.rt && nd.cgroup_mode != CGROUP_MODE_NONE &&
+	    !cgroup_node_rt_ready(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent)) {
+		nd.rt = false;
+		snprintf(nd.rt_reason, sizeof(nd.rt_reason),
+			 "other pools on this host hold all its v1 RT runtime (cpu.rt_runtime_us)");
+	}
 
 	r = noded_dirs_open(&nd, &err);
 	if (r < 0) {

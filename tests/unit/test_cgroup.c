@@ -752,6 +752,30 @@ static void test_node_limits(void)
 
 /* Two pools, each its own parent: the second gets what RT budget the
  * first left, not a request the kernel would refuse. */
+/* Other pools hold the whole RT budget: the node's set-up makes no
+ * realtime group, and the node must then say it has no realtime. */
+static void test_v1_rt_none_left(void)
+{
+	struct error err = { { 0 } };
+	struct cpumask cpus = { { 0 } };
+	char *d = v1_tree();
+
+	unit_write_file(d, "cpu/cpu.rt_runtime_us", "950000\n");
+	unit_write_file(d, "cpu/cpu.rt_period_us", "1000000\n");
+	unit_write_file(d, "cpu/other/cpu.rt_runtime_us", "950000\n");
+	cpumask_parse("0-1", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT(!exists(d, "cpu/qpool/.rt"));
+	CU_ASSERT(!cgroup_node_rt_ready(d, CGROUP_MODE_V1, "qpool/n1"));
+	CU_ASSERT(cgroup_node_rt_ready(d, CGROUP_MODE_V2, "qpool/n1"));
+	unit_write_file(d, "cpu/other/cpu.rt_runtime_us", "0\n");
+	unit_write_file(d, "cpu/qpool/cpu.rt_runtime_us", "0\n");
+	unit_write_file(d, "cpu/qpool/.rt/cpu.rt_runtime_us", "0\n");  /* the kernel makes it */
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT(cgroup_node_rt_ready(d, CGROUP_MODE_V1, "qpool/n1"));
+	unit_tmpdir_remove(d);
+}
+
 static void test_v1_rt_two_pools(void)
 {
 	struct error err = { { 0 } };
@@ -1065,6 +1089,7 @@ static const struct unit_test cgroup_tests[] = {
 	{ "node group memory and pids limits, v1 and v2", test_node_limits },
 	{ "job groups in a node group", test_node_job_ids },
 	{ "v1 RT budget left by another pool", test_v1_rt_two_pools },
+	{ "v1 RT budget all held by other pools: no realtime group, node says so", test_v1_rt_none_left },
 	{ NULL, NULL },
 };
 
