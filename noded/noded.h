@@ -194,6 +194,7 @@ json_t *sim_result(int64_t jobid, int64_t launch, int64_t start_wall, int64_t st
 
 struct jobs;
 struct link;
+struct tasks;
 
 /* Everything qnoded is; filled by main.c, one per process. */
 struct noded {
@@ -220,6 +221,7 @@ struct noded {
 	struct usercache *users;
 	struct jobs *jobs;
 	struct link *link;
+	struct tasks *tasks;            /* NULL on a simulated node */
 };
 
 /* Creates <state_dir>/nodes/<name>/ (0755) and its jobs/ (0711), sets
@@ -269,6 +271,28 @@ void jobs_signal(struct jobs *js, const json_t *msg);
 /* The link is registered: send job.done for every finished job. */
 void jobs_results_send(struct jobs *js);
 
+/* For a remote start into job jobid: whether its wrapper runs here and
+ * has not said the job's processes are gone; *ret_dispatch is its run
+ * token (times.dispatch). */
+bool jobs_task_check(const struct jobs *js, int64_t jobid, int64_t *ret_dispatch);
+
+/* ---- remote starts (tasks.c) ---- */
+
+/* Listens on <node dir>/task.sock (0666) for the agents of the node's
+ * jobs (qpool-rsh, pbsdsh): finds each caller's job from its cgroup,
+ * refuses with one line what it must (docs/PARALLEL.md, "Remote start"),
+ * and routes task.* between the agents, the jobs' gded control sockets
+ * (jobs/<id>.ctl) and qpoold. Sets nd->tasks. -errno with err set. */
+int tasks_create(struct noded *nd, struct tasks **ret, struct error *err);
+/* Closes everything; sends nothing. */
+void tasks_destroy(struct tasks *ts);
+/* A task.* frame from qpoold (task.start, task.started, task.out,
+ * task.exit, task.in, task.signal). Bad input is dropped. */
+void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg);
+/* The link to qpoold dropped: tasks routed through it end (agents here
+ * hear task.exit signal 9; tasks here for other nodes are killed). */
+void tasks_link_lost(struct tasks *ts);
+
 /* ---- the qpoold link (link.c) ---- */
 
 /* A reply to a request (NULL when the connection went away first); arg is
@@ -285,5 +309,9 @@ bool link_registered(const struct link *l);
 /* Sends req (reference stolen) with a fresh id; cb (may be NULL) gets the
  * reply. -ENOTCONN when not registered. */
 int link_call(struct link *l, json_t *req, link_reply_f cb, int64_t arg);
+
+/* Sends msg (reference stolen) with id 0: a frame that gets no reply
+ * (task.* routing). -ENOTCONN when not registered. */
+int link_notify(struct link *l, json_t *msg);
 
 #endif
