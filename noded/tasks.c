@@ -287,8 +287,13 @@ static void ctl_start_reply(struct ctl *c, const char *task, json_t *msg)
 	const char *err = wire_str(msg, "error");
 	json_t *m;
 
-	if (!t)
+	if (!t) {
+		/* Its agent went before it started: nobody will read it. */
+		if (ok)
+			ctl_send(c, json_pack("{s:s, s:s, s:i}", "op", "task.signal", "task", task, "signal",
+					      SIGKILL));
 		return;
+	}
 	if (t->kind == TASK_IN) {
 		m = ok ? json_pack("{s:b, s:I}", "ok", 1, "pid", (json_int_t)wire_int(msg, "pid", 0))
 		       : json_pack("{s:b, s:s}", "ok", 0, "error", err ? err : "the wrapper refused it");
