@@ -299,6 +299,8 @@ void node_request_handle(struct conn *c, const char *op, long long req_id, json_
 		op_done(c, req_id, msg);
 	else if (strcmp(op, "job.exited") == 0)
 		op_exited(c, req_id, msg);
+	else if (strncmp(op, "task.", 5) == 0)
+		task_routes_handle(c, op, req_id, msg);
 	else
 		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
 }
@@ -310,6 +312,7 @@ void node_link_lost(struct server *s, struct conn *c)
 	log_warn("node %s disconnected; its jobs keep running and report if it returns within %llus",
 		 n->name, (unsigned long long)s->config->node_timeout);
 	n->link = NULL;
+	task_routes_node_gone(s, n->name);
 	n->down_since = time_mono_ns();
 	if (n->state == NODE_UP)
 		n->state = NODE_DOWN;

@@ -290,7 +290,7 @@ static void conn_message(struct conn *c, json_t *msg)
 		conn_reply_err(c, 0, EINVAL, "request without an integer \"id\"");
 		return;
 	}
-	if (strncmp(op, "node.", 5) == 0 || strncmp(op, "job.", 4) == 0)
+	if (strncmp(op, "node.", 5) == 0 || strncmp(op, "job.", 4) == 0 || strncmp(op, "task.", 5) == 0)
 		node_request_handle(c, op, req_id, msg);
 	else
 		request_handle(c, op, req_id, msg);
@@ -978,6 +978,7 @@ void server_destroy(struct server *s)
 		close(s->listen_fd);
 		unlink(s->config->socket);
 	}
+	task_routes_destroy(s);
 	pool_destroy(s->pool);
 	peers_destroy(s->peers);
 	jobstore_close(s->store);
