@@ -78,6 +78,15 @@ static int env_index_grow(struct envlist *e)
 
 /* Sets name=value, replacing an earlier entry of the same name in its
  * place. */
+static int env_set(struct envlist *e, const char *name, const char *value);
+
+static int env_set_cb(void *e, const char *name, const char *value)
+{
+	return env_set(e, name, value);
+}
+
+static bool env_has_cb(const void *e, const char *name);
+
 static int env_set(struct envlist *e, const char *name, const char *value)
 {
 	size_t len = strlen(name), *slot;
@@ -111,6 +120,11 @@ static int env_set(struct envlist *e, const char *name, const char *value)
 static bool env_has(const struct envlist *e, const char *name)
 {
 	return e->nslot && *env_slot(e, name, strlen(name)) != 0;
+}
+
+static bool env_has_cb(const void *e, const char *name)
+{
+	return env_has(e, name);
 }
 
 char **gded_env_build(const struct gded_job *job)
@@ -179,6 +193,7 @@ char **gded_env_build(const struct gded_job *job)
 		fail |= env_set(&e, "PBS_SERVER", job->server) < 0;
 	if (gded_tmpdir_path(job, tmpdir, sizeof(tmpdir)) == 0)
 		fail |= env_set(&e, "TMPDIR", tmpdir) < 0;
+	fail |= gded_mpienv_add(job, env_has_cb, env_set_cb, &e) < 0;
 	free(e.slot);
 	if (fail) {
 		gded_env_free(e.v);

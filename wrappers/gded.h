@@ -135,6 +135,15 @@ void gded_job_clear(struct gded_job *job);
 char **gded_env_build(const struct gded_job *job);
 void gded_env_free(char **env);
 
+/* The launcher variables of MPI (wrappers/mpienv.c; docs/ARCHITECTURE.md,
+ * "MPI inside a job"): Open MPI's plm_rsh_agent, default hostfile, pml;
+ * hydra's launcher, its exec and host file; each set through set(e, ...)
+ * unless has(e, name) says the job's environment has it already. Nothing
+ * without a node file. 0, or -1 when set failed. */
+typedef bool (*gded_env_has_f)(const void *e, const char *name);
+typedef int (*gded_env_set_f)(void *e, const char *name, const char *value);
+int gded_mpienv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set_f set, void *e);
+
 /* Runs the job to its end: cgroup, fork, drop to the user, exec, wait,
  * kill stragglers, read usage, remove the cgroup. res is always filled;
  * a job that could not start is status FAILED with res->reason. The
