@@ -33,9 +33,9 @@ id=$(as qpuser1 qsub -N rsh -l ncpus=1 <<JOB
 me=\$(head -n 1 "\$PBS_NODEFILE")
 echo "node=\$me"
 qpool-rsh "\$me" 'echo out-\$((6*7)); echo err-line >&2; exit 3'; echo "rc=\$?"
-echo "cg=\$(qpool-rsh -n -x -l qpuser1 -o BatchMode=yes -p 22 "\$me" grep -c job.\$QPOOL_JOBID /proc/self/cgroup)"
+echo "cg=\$(qpool-rsh -n -x -l qpuser1 -o BatchMode=yes -p 22 "\$me" cat /proc/self/cgroup | grep -E ':(memory|):/' | head -n 1)"
 echo "uid=\$(qpool-rsh "\$me" id -u)"
-echo "cpus=\$(qpool-rsh "\$me" awk '/Cpus_allowed_list/ {print \\\$2}' /proc/self/status)"
+echo "cpus=\$(qpool-rsh "\$me" grep Cpus_allowed_list /proc/self/status | awk '{print \$2}')"
 echo "in=\$(echo piped | qpool-rsh "\$me" cat)"
 echo "in-n=\$(echo piped | qpool-rsh -n "\$me" cat)"
 qpool-rsh "\$me" 'kill -TERM \$\$'; echo "sig=\$?"
@@ -43,7 +43,6 @@ qpool-rsh elsewhere true; echo "outside=\$?"
 qpool-rsh "\$(test "\$me" = na && echo nb || echo na)" true; echo "other=\$?"
 echo "dsh=\$(pbsdsh sh -c 'echo slot' | grep -c slot)"
 pbsdsh -n 0 false; echo "dsh-false=\$?"
-echo ready > "\$HOME/../ready.\$QPOOL_JOBID" 2>/dev/null || true
 echo ready > "$QP_T/work/qpuser1/ready"
 for i in \$(seq 600); do [ -e "$go" ] && break; sleep 0.05; done
 JOB
@@ -56,7 +55,8 @@ note "another user's process in the job's group is refused"
 cg=$memcg/$QP_CG_PARENT/$node/job.$id
 [ -d "$cg" ] || fail "no group $cg"
 flag=$QP_T/work/qpuser2/flag
-( cd "$QP_T/work/qpuser2" && exec runuser -u qpuser2 -- env QPOOL_TASK_SOCKET="$QP_T/state/nodes/$node/task.sock" \
+# setpriv execs (runuser would fork, leaving the caller outside the group).
+( cd "$QP_T/work/qpuser2" && exec setpriv --reuid=qpuser2 --regid=qpuser2 --init-groups env QPOOL_TASK_SOCKET="$QP_T/state/nodes/$node/task.sock" \
 	bash -c 'for i in $(seq 400); do [ -e "$0" ] && break; sleep 0.05; done; exec "$1" "$2" true' \
 	"$flag" "$QP_BIN/qpool-rsh" "$node" ) > "$QP_T/intruder.out" 2>&1 &
 ipid=$!
@@ -70,7 +70,7 @@ out=$(cat "$QP_T/intruder.out")
 note "a job that has ended is refused"
 ended=$memcg/$QP_CG_PARENT/$node/job.999999
 mkdir "$ended" || fail "mkdir $ended"
-( exec runuser -u qpuser1 -- env QPOOL_TASK_SOCKET="$QP_T/state/nodes/$node/task.sock" \
+( cd "$QP_T/work/qpuser1" && exec setpriv --reuid=qpuser1 --regid=qpuser1 --init-groups env QPOOL_TASK_SOCKET="$QP_T/state/nodes/$node/task.sock" \
 	bash -c 'for i in $(seq 400); do [ -e "$0" ] && break; sleep 0.05; done; exec "$1" "$2" true' \
 	"$flag.2" "$QP_BIN/qpool-rsh" "$node" ) > "$QP_T/ended.out" 2>&1 &
 epid=$!
@@ -93,7 +93,7 @@ want "node=$node"
 want "out-42"
 want "rc=3"
 grep -qx "err-line" "$err" || fail "the task's stderr did not reach the job's: $(cat "$err")"
-want "cg=1"
+grep -q "^cg=.*:/$QP_CG_PARENT/$node/job.$id\$" "$out" || fail "the task is not in the job's group"
 want "uid=$(id -u qpuser1)"
 want "cpus=$(test "$node" = na && echo 0 || echo 1)"
 want "in=piped"
