@@ -177,7 +177,7 @@ static void op_signal(struct conn *c, long long req_id, json_t *msg)
 	}
 	if (!node_signal(c->server, j, SIGRTMIN + (int)sig)) {
 		conn_reply_err(c, req_id, EHOSTUNREACH, "job %lld: node %s is down", (long long)j->id,
-			       j->node ? j->node : "?");
+			       job_node(j) ? job_node(j) : "?");
 		return;
 	}
 	log_info("job %lld: signal %lld sent by uid %d", (long long)j->id, sig, (int)c->uid);
@@ -213,7 +213,7 @@ static void op_rerun(struct conn *c, long long req_id, json_t *msg)
 	pool_job_state_set(s->pool, j, JOB_EXITING);
 	if (!node_signal(s, j, SIGTERM))
 		log_info("job %lld: node %s is down; it is requeued when the node returns or is lost",
-			 (long long)j->id, j->node ? j->node : "?");
+			 (long long)j->id, job_node(j) ? job_node(j) : "?");
 	log_info("job %lld: rerun requested by uid %d", (long long)j->id, (int)c->uid);
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(j->state)));
 }

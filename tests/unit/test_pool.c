@@ -101,7 +101,7 @@ static void test_first_fit(void)
 	CU_ASSERT_EQUAL_FATAL(n, 2);
 	CU_ASSERT_EQUAL(d[0].job->id, 3);
 	CU_ASSERT_PTR_EQUAL(d[0].node, a);
-	cpumask_format(&d[0].job->cpus, buf, sizeof(buf));
+	cpumask_format(&d[0].job->alloc[0].cpus, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "0-1");
 	CU_ASSERT_EQUAL(d[1].job->id, 1);
 	CU_ASSERT_PTR_EQUAL(d[1].node, b);
@@ -167,16 +167,16 @@ static void test_reserve_kinds(void)
 	pool_job_add(p, job_new(1, "high", 2));          /* rt on 0-1 */
 	pool_job_add(p, job_new(2, "low", 4));           /* none: all 4, rt CPUs too */
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
-	cpumask_format(&pool_job_find(p, 1)->cpus, buf, sizeof(buf));
+	cpumask_format(&pool_job_find(p, 1)->alloc[0].cpus, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "0-1");
-	CU_ASSERT_EQUAL(cpumask_count(&pool_job_find(p, 2)->cpus), 4);
+	CU_ASSERT_EQUAL(cpumask_count(&pool_job_find(p, 2)->alloc[0].cpus), 4);
 	/* An exclusive job needs CPUs free in both senses: none left. */
 	c->queues[0].reserve = QUEUE_RESERVE_EXCLUSIVE;
 	pool_job_add(p, job_new(3, "low", 1));
 	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
 	pool_job_remove(p, pool_job_find(p, 2));
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
-	cpumask_format(&pool_job_find(p, 3)->cpus, buf, sizeof(buf));
+	cpumask_format(&pool_job_find(p, 3)->alloc[0].cpus, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "2");
 	/* Its CPU is gone for realtime and none alike. */
 	cpumask_format(&a->rt_free, buf, sizeof(buf));
