@@ -38,12 +38,10 @@ static struct task_routes *routes_of(struct server *s)
 	return s->tasks;
 }
 
-/* Whether node name holds a share of j. The job's allocation when it
- * spans nodes; until then, the one node it runs on. The one place that
- * knows how a job names its nodes. */
+/* Whether node name holds a share of j: an entry of its allocation. */
 static bool job_has_node(const struct job *j, const char *name)
 {
-	return j->node && strcmp(j->node, name) == 0;
+	return job_entry(j, name) != NULL;
 }
 
 static void route_free(struct task_routes *tr, struct route **pp)
