@@ -67,6 +67,13 @@ bool gded_mail_wanted(const struct gded_job *job, char point);
  * run as the user, waiting at most 5 s. 0 or -errno. */
 int gded_mail_send(const struct gded_job *job, const char *what);
 
+/* The PBS nodefile's text, in a new buffer (*ret_len bytes, free it): a
+ * one-node job's node name once per CPU; a job across nodes, each node's
+ * name once per MPI slot, in job order (docs/PARALLEL.md), the same on
+ * every node. 0 or -errno with err set. */
+int gded_nodefile_text(const struct gded_job *job, char **ret, size_t *ret_len,
+		       struct error *err);
+
 /* Makes the pty (slave given to the job's user) and the socket beside the
  * job's script (the user's, 0600, listening). 0 or -errno with err. */
 int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error *err);

@@ -50,7 +50,16 @@ struct run {
 	int tfd;
 	enum run_phase phase;
 	struct gded_pty *pty;  /* qsub -I, or NULL */
+	bool sister;         /* runs no script: only tasks (docs/PARALLEL.md) */
 };
+
+/* A sister holds its fence until it is ended (SIGTERM, walltime): then
+ * its loop ends once nothing of it runs. */
+static void sister_check_done(struct run *run)
+{
+	if (run->sister && run->phase != PHASE_RUN)
+		run->exited = true;
+}
 
 /* The socket to tell qnoded the job's processes are gone (--notify), or -1. */
 static int notify_fd = -1;
@@ -91,22 +100,45 @@ static void fail(struct gded_result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The PBS nodefile: the node name once per CPU, owned by the user. */
-static int nodefile_write(const struct gded_job *job, struct error *err)
+int gded_nodefile_text(const struct gded_job *job, char **ret, size_t *ret_len,
+		       struct error *err)
 {
-	size_t nlen = strlen(job->node) + 1, len = nlen * job->ncpus, off = 0;
-	char *text = NULL;
-	int fd = -1, r = 0;
+	struct gded_alloc one = { .node = job->node, .mpiprocs = job->ncpus };
+	const struct gded_alloc *a = job->nalloc > 1 ? job->alloc : &one;
+	size_t n = job->nalloc > 1 ? job->nalloc : 1, len = 0, off = 0;
+	char *text;
 
-	if (job->ncpus > 65536)
+	if (job->nalloc <= 1 && job->ncpus > 65536)
 		return error_set(err, -EINVAL, "ncpus %" PRIu64 " is too large", job->ncpus);
-	text = malloc(len);
+	/* Bounded by the spec: GDED_SLOTS_MAX lines of at most 256 bytes. */
+	for (size_t i = 0; i < n; i++)
+		len += (strlen(a[i].node) + 1) * a[i].mpiprocs;
+	text = malloc(len + 1);
 	if (!text)
 		return error_set(err, -ENOMEM, "out of memory");
-	for (uint64_t i = 0; i < job->ncpus; i++) {
-		memcpy(text + i * nlen, job->node, nlen - 1);
-		text[i * nlen + nlen - 1] = '\n';
+	for (size_t i = 0; i < n; i++) {
+		size_t nlen = strlen(a[i].node);
+
+		for (uint64_t k = 0; k < a[i].mpiprocs; k++) {
+			memcpy(text + off, a[i].node, nlen);
+			text[off + nlen] = '\n';
+			off += nlen + 1;
+		}
 	}
+	*ret = text;
+	*ret_len = len;
+	return 0;
+}
+
+static int nodefile_write(const struct gded_job *job, struct error *err)
+{
+	size_t len = 0, off = 0;
+	char *text = NULL;
+	int fd = -1, r;
+
+	r = gded_nodefile_text(job, &text, &len, err);
+	if (r < 0)
+		return r;
 	fd = open(job->nodefile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
 		r = error_set(err, -errno, "cannot write %s: %m", job->nodefile);
@@ -194,6 +226,7 @@ static void job_kill_all(struct run *run)
 			kill(run->pid, SIGKILL);   /* before its setsid, no group yet */
 	}
 	run->phase = PHASE_KILLED;
+	sister_check_done(run);
 }
 
 /* SIGTERM to the job's process group, SIGKILL to everything after
@@ -202,6 +235,13 @@ static int job_terminate(struct run *run, bool *reason_flag)
 {
 	if (run->phase != PHASE_RUN)
 		return 0;
+	if (run->sister) {
+		/* Being ended is a sister's normal end, not the job's
+		 * cancel: its result stays exited 0. */
+		run->phase = PHASE_GRACE;
+		sister_check_done(run);
+		return 0;
+	}
 	*reason_flag = true;
 	/* By hand the command shares gded's process group (the terminal's).
 	 * A job child that has not reached its setsid has no group of its
@@ -323,6 +363,7 @@ static int run_loop(struct run *run, struct error *err)
 	reap(run);
 	while (!run->exited) {
 		struct gded_pty *t = run->pty;
+
 		struct pollfd pfd[6] = {
 			{ .fd = run->sfd, .events = POLLIN },
 			{ .fd = run->tfd, .events = POLLIN },
@@ -383,8 +424,8 @@ static int run_teardown(struct run *run, struct error *err)
 		if (r < 0)
 			error_set(err, r, "job.%" PRIu64 ": could not empty the cgroup: %s",
 				  run->job->jobid, strerror(-r));
-	} else if (run->pid > 0) {
-		if (!run->exited)
+	} else {
+		if (run->pid > 0 && !run->exited)
 			kill(-run->pid, SIGKILL);
 		descendants_kill();
 	}
@@ -448,8 +489,8 @@ static void oom_report(const struct gded_job *job, struct gded_result *res)
 	} else {
 		snprintf(res->reason, sizeof(res->reason), "killed: out of memory");
 	}
-	if (job->argv)
-		return;
+	if (job->argv || gded_job_sister(job))
+		return;   /* by hand, or a sister: no output file of its own */
 	snprintf(line, sizeof(line), "qpool: job %" PRIu64 " was %s\n", job->jobid, res->reason);
 	gded_note_append(job, line);
 }
@@ -537,6 +578,21 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		goto done;
 	}
 	page[0] = page[1] = page[2] = 0;
+	if (gded_job_sister(job)) {
+		/* A sister: no script, no output files, no mail (the primary
+		 * tells the user); it holds its fence for the job's tasks. */
+		run.sister = true;
+		res->sister = true;
+		r = run_loop(&run, err);
+		if (r < 0) {
+			fail(res, "gded: %s", err->text);
+		} else {
+			stamp(res, GDED_STAMP_EXIT);
+			res->status = GDED_STATUS_EXITED;
+			res->exit_status = 0;
+		}
+		goto done;
+	}
 	if (gded_mail_wanted(job, 'b'))
 		(void)gded_mail_send(job, "execution begins");
 	if (job->interactive && !job->argv) {
@@ -593,7 +649,7 @@ done:
 		snprintf(res->reason, sizeof(res->reason), "the job could not be started");
 	if (res->oom)
 		oom_report(job, res);
-	if (!job->argv && (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled ?
+	if (!job->argv && !run.sister && (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled ?
 			   gded_mail_wanted(job, 'e') : gded_mail_wanted(job, 'a'))) {
 		char what[320];
 
