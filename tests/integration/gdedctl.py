@@ -105,5 +105,14 @@ class Ctl:
                 raise AssertionError("connection closed before task.exit of %s" % task)
         return self.exits[task]
 
+    def wait_output(self, task, text, fd=1, timeout=20):
+        """Until the task's output on fd holds text."""
+        deadline = time.monotonic() + timeout
+        while text not in self.output(task, fd):
+            if time.monotonic() > deadline or task in self.exits:
+                raise AssertionError("%s never wrote %r: %r" % (task, text, self.output(task, fd)))
+            if not self.pump():
+                raise AssertionError("connection closed waiting for output of %s" % task)
+
     def output(self, task, fd=1):
         return self.out.get(task, {1: b"", 2: b""})[fd].decode(errors="replace")

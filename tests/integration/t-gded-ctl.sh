@@ -151,8 +151,9 @@ for i in range(50):
 for i in range(50):
     assert c.wait_exit("many/%d" % i).get("status") == 0 and c.output("many/%d" % i) == "%d\n" % i
 print("--- 50 tasks at once")
-r = c.start("n1/last", ["sh", "-c", "trap '' TERM; sleep 300"])
+r = c.start("n1/last", ["sh", "-c", "trap '' TERM; echo ready; sleep 300"])
 assert r["ok"], r
+c.wait_output("n1/last", "ready")
 open(os.path.join(top, "lastpid"), "w").write("%d\n" % r["pid"])
 c.close()
 PY
@@ -182,8 +183,9 @@ import subprocess, sys, time
 from gdedctl import Ctl
 path, jobid, qdel = sys.argv[1:]
 c = Ctl(path)
-r = c.start("n1/1", ["sh", "-c", "trap '' TERM; sleep 300"])
+r = c.start("n1/1", ["sh", "-c", "trap '' TERM; echo ready; sleep 300"])
 assert r["ok"], r
+c.wait_output("n1/1", "ready")
 subprocess.run([qdel, jobid], check=True)
 # qdel's SIGTERM reaches gded a moment later: until then tasks start.
 for i in range(200):
