@@ -231,6 +231,36 @@ char **gded_env_build(const struct gded_job *job)
 	return e.v;
 }
 
+char **gded_env_task(char *const *base, const json_t *over, const char *tasknum)
+{
+	struct envlist e = { 0 };
+	const char *key;
+	json_t *v;
+	bool fail = false;
+
+	for (char *const *p = base; p && *p && !fail; p++) {
+		const char *eq = strchr(*p, '=');
+		char name[256];
+
+		if (!eq || (size_t)(eq - *p) >= sizeof(name))
+			continue;
+		memcpy(name, *p, (size_t)(eq - *p));
+		name[eq - *p] = '\0';
+		fail |= env_set(&e, name, eq + 1) < 0;
+	}
+	fail |= env_set(&e, "PBS_TASKNUM", tasknum) < 0;
+	/* The caller checked every name and value. */
+	json_object_foreach((json_t *)over, key, v)
+		if (!fail && json_is_string(v))
+			fail |= env_set(&e, key, json_string_value(v)) < 0;
+	free(e.slot);
+	if (fail || !e.v) {
+		gded_env_free(e.v);
+		return NULL;
+	}
+	return e.v;
+}
+
 void gded_env_free(char **env)
 {
 	if (!env)

@@ -172,6 +172,12 @@ typedef bool (*gded_env_has_f)(const void *e, const char *name);
 typedef int (*gded_env_set_f)(void *e, const char *name, const char *value);
 int gded_mpienv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set_f set, void *e);
 
+/* A task's environment (docs/PARALLEL.md task.start): base (the job's,
+ * from gded_env_build), PBS_TASKNUM set to tasknum, then over's members
+ * (an object of strings, names already checked; NULL: none) on top.
+ * NULL-terminated, free with gded_env_free; NULL on ENOMEM. */
+char **gded_env_task(char *const *base, const json_t *over, const char *tasknum);
+
 /* Runs the job to its end: cgroup, fork, drop to the user, exec, wait,
  * kill stragglers, read usage, remove the cgroup. res is always filled;
  * a job that could not start is status FAILED with res->reason. The

@@ -30,7 +30,7 @@ spec() {
  "script": "$d/$1.sh", "stdout": "$d/$1.out", "stderr": "$d/$1.err",
  "nodefile": "$d/$1.nodes", "result": "$d/$1.result", "node": "$node",
  "ncpus": 1, "cpus": "0", "mems": "0", "mem": 67108864, "walltime": 600, "kill_grace": 1,
- "tmpdir_base": "$QP_T/tmp", "server": "srv",
+ "tmpdir_base": "$QP_T/tmp", "server": "srv", "ctl": "$d/$1.ctl", "task_socket": "$d/task.sock",
  "alloc": [{"node": "p0", "ncpus": 2, "mpiprocs": 2}, {"node": "$node", "ncpus": 1},
            {"node": "p2", "ncpus": 2, "mpiprocs": 1}],
  "node_index": $2,
@@ -73,8 +73,8 @@ kill -0 "$gpid" 2>/dev/null || fail "the sister did not hold"
 [ -e "$d/$jobid.out" ] || [ -e "$d/$jobid.err" ] && fail "a sister opened output files"
 [ -e "$d/$jobid.result" ] && fail "a result while it holds"
 
-# Something of the job runs in its group (what a task would be), as the
-# owner, holding a term trap that ignores SIGTERM: the kill must come.
+# Something of the job runs in its group, not a task of gded's, as the
+# owner, ignoring SIGTERM: the kill must come.
 setpriv --reuid qpuser1 --regid "$gid" --clear-groups sh -c 'trap "" TERM; exec sleep 1000' &
 task=$!
 echo "$task" > "$cpuset/tasks" 2>/dev/null || echo "$task" > "$cpuset/cgroup.procs" || fail "cannot put $task in the group"
@@ -85,10 +85,39 @@ for h in freezer pids cpuacct; do
 	[ "$mode" = v1 ] && [ -d "$g" ] && echo "$task" > "$g/tasks"
 done
 
-kill -TERM "$gpid"
+# Tasks through its control socket, as qnoded starts them: one in its
+# fence that ends on SIGTERM, one that ignores it. SIGTERM to gded: the
+# first is told signal 15, the second signal 9 after the grace; then the
+# result.
+[ -S "$d/$jobid.ctl" ] || fail "no control socket"
+PYTHONPATH=$(dirname "$0") python3 - "$d/$jobid.ctl" "$gpid" "$d/$jobid.nodes" "$cpus" <<'PY' || fail "sister tasks"
+import os, signal, sys, time
+from gdedctl import Ctl
+path, gpid, nodefile, cpus = sys.argv[1:]
+c = Ctl(path)
+r = c.start("p0/1", ["sh", "-c", "grep Cpus_allowed_list /proc/self/status; echo $PBS_NODENUM $PBS_NP $PBS_NODEFILE $QPOOL_TASK_SOCKET"])
+assert r["ok"], r
+assert c.wait_exit("p0/1").get("status") == 0
+out = c.output("p0/1").split()
+assert out[1] == cpus and out[2:5] == ["1", "4", nodefile], out
+assert out[5].endswith("/task.sock"), out
+r1 = c.start("p0/2", ["sleep", "300"])
+r2 = c.start("p0/3", ["sh", "-c", "trap '' TERM; echo ready; sleep 300"])
+assert r1["ok"] and r2["ok"], (r1, r2)
+c.wait_output("p0/3", "ready")
+t0 = time.monotonic()
+os.kill(int(gpid), signal.SIGTERM)
+e = c.wait_exit("p0/2")
+assert e.get("signal") == 15, e
+e = c.wait_exit("p0/3")
+assert e.get("signal") == 9, e
+print("--- sister tasks: cpus %s, PBS_NODENUM 1, PBS_NP 4; on SIGTERM one told 15, the other 9 after %.1f s" %
+      (out[1], time.monotonic() - t0))
+PY
 wait "$gpid"
 rc=$?
 [ "$rc" = 0 ] || fail "gded exited $rc: $(cat "$d/gded.err")"
+[ -e "$d/$jobid.ctl" ] && fail "the control socket is left"
 # A child of this shell: gone, or a zombie once killed.
 for _ in $(seq 100); do
 	st=$(ps -o stat= -p "$task" 2>/dev/null)
