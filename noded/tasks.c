@@ -443,6 +443,15 @@ static int ctl_get(struct tasks *ts, int64_t jobid, struct ctl **ret)
 	return 0;
 }
 
+/* A new reference to msg's cwd when it is an absolute path, else null
+ * (the task starts in the owner's home, as rsh's do). */
+static json_t *start_cwd(const json_t *msg)
+{
+	const char *cwd = wire_str(msg, "cwd");
+
+	return cwd && cwd[0] == '/' ? json_string(cwd) : json_null();
+}
+
 /* A new reference to msg's env, or an empty object. */
 static json_t *start_env(const json_t *msg)
 {
@@ -463,10 +472,10 @@ static int ctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start
 	if (r < 0)
 		return r;
 	q = calloc(1, sizeof(*q));
-	m = json_pack("{s:s, s:I, s:I, s:s, s:O, s:o, s:s, s:b}", "op", "task.start", "id",
+	m = json_pack("{s:s, s:I, s:I, s:s, s:O, s:o, s:o, s:b}", "op", "task.start", "id",
 		      (json_int_t)(c->next_id + 1), "jobid", (json_int_t)t->jobid, "task", t->id,
 		      "argv", json_object_get(start, "argv"), "env", start_env(start),
-		      "cwd", wire_str(start, "cwd") ?: "", "stdin", wire_bool(start, "stdin", 0));
+		      "cwd", start_cwd(start), "stdin", wire_bool(start, "stdin", 0));
 	if (!q || !m) {
 		free(q);
 		json_decref(m);
@@ -759,7 +768,7 @@ static void agent_start(struct agent *a, json_t *msg)
 		      json_pack("{s:s, s:I, s:I, s:s, s:s, s:O, s:O, s:O, s:b}", "op", "task.start", "jobid",
 				(json_int_t)jobid, "dispatch", (json_int_t)dispatch, "to", host, "task", t->id,
 				"argv", json_object_get(msg, "argv"), "env", start_env(msg), "cwd",
-				wire_str(msg, "cwd") ?: "", "stdin", wire_bool(msg, "stdin", 0)),
+				start_cwd(msg), "stdin", wire_bool(msg, "stdin", 0)),
 		      out_start_reply, (int64_t)t->serial);
 	if (r < 0) {
 		ttask_free(t);
