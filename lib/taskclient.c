@@ -12,53 +12,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "taskclient.h"
 
 #define STATUS_LOST 255   /* as ssh: the task could not run, or was lost */
 #define CHUNK 49152       /* stdin read: 64 KiB of base64 */
-
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-char *taskclient_b64_encode(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < len; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0) |
-			     (i + 2 < len ? p[i + 2] : 0);
-
-		*o++ = b64[v >> 18 & 63];
-		*o++ = b64[v >> 12 & 63];
-		*o++ = i + 1 < len ? b64[v >> 6 & 63] : '=';
-		*o++ = i + 2 < len ? b64[v & 63] : '=';
-	}
-	*o = '\0';
-	return out;
-}
-
-ssize_t taskclient_b64_decode(const char *in, unsigned char *out)
-{
-	unsigned v = 0;
-	int bits = 0;
-	ssize_t n = 0;
-
-	for (; *in && *in != '='; in++) {
-		const char *c = strchr(b64, *in);
-
-		if (!c || !*in)
-			return -1;
-		v = v << 6 | (unsigned)(c - b64);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[n++] = (unsigned char)(v >> bits);
-		}
-	}
-	return n;
-}
 
 static int queue(struct taskclient *t, json_t *msg)
 {
@@ -159,17 +117,16 @@ static void task_frame(struct taskclient *t, json_t *msg, const char *prog)
 	if (strcmp(op, "task.out") == 0) {
 		const char *data = wire_str(msg, "data");
 		long long fd = wire_int(msg, "fd", 1);
+		size_t len = data ? strlen(data) : 0, n = 0;
 		unsigned char *buf;
-		ssize_t n;
 
 		if (!data || (fd != 1 && fd != 2))
 			return;
-		buf = malloc(strlen(data) / 4 * 3 + 3);
+		buf = malloc(base64_decoded_max(len));
 		if (!buf)
 			return;
-		n = taskclient_b64_decode(data, buf);
-		if (n > 0)
-			write_all((int)fd, buf, (size_t)n);
+		if (base64_decode(data, len, buf, &n) == 0 && n > 0)
+			write_all((int)fd, buf, n);
 		free(buf);
 	} else if (strcmp(op, "task.exit") == 0) {
 		long long sig = wire_int(msg, "signal", 0);
@@ -280,7 +237,11 @@ int taskclient_relay(struct taskclient *ts, size_t n, int stdin_fd, const char *
 				len = -2;
 			if (len != -2) {
 				/* EOF (or an error): an empty task.in closes the task's stdin. */
-				data = taskclient_b64_encode(buf, len > 0 ? (size_t)len : 0);
+				size_t n_in = len > 0 ? (size_t)len : 0;
+
+				data = malloc(base64_encoded_len(n_in) + 1);
+				if (data)
+					base64_encode(buf, n_in, data);
 				if (data)
 					task_send(&ts[0], json_pack("{s:s, s:s}", "op", "task.in", "data", data));
 				free(data);

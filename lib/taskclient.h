@@ -40,10 +40,4 @@ int taskclient_relay(struct taskclient *ts, size_t n, int stdin_fd, const char *
 
 void taskclient_close(struct taskclient *t);
 
-/* Base64 (RFC 4648, padded) as task.in/task.out carry data. encode:
- * returns a new string or NULL; decode: bytes written into out (at least
- * 3/4 of strlen(in)), or -1 when in is not base64. */
-char *taskclient_b64_encode(const void *data, size_t len);
-ssize_t taskclient_b64_decode(const char *in, unsigned char *out);
-
 #endif

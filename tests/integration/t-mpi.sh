@@ -23,8 +23,17 @@ qp_host "$srv" 1
 for i in 0 1 2 3; do qp_host "${nodes[$i]}" $((i + 2)); done
 qp_pool_start "$srv" 7001
 # Four nodes of two CPUs on a two-core machine: each node is given both
-# (nodes may share CPUs, each fences its own jobs).
-for n in "${nodes[@]}"; do qp_node_on "$n" 0-1; done
+# (nodes may share CPUs, each fences its own jobs). The hosts share one
+# /var/tmp, where every node of a job would make the same TMPDIR
+# (pbs.ID.SERVER): each node gets a tmpdir of its own, as real hosts have.
+# qp_node_on reads node.conf when it starts qnoded; each gets its own.
+cp "$QP_T/node.conf" "$QP_T/node.conf.pool"
+for n in "${nodes[@]}"; do
+	mkdir -m 1777 "$QP_T/tmp-$n"
+	{ cat "$QP_T/node.conf.pool"; printf '[node]\ntmpdir = %s\n' "$QP_T/tmp-$n"; } > "$QP_T/node.conf"
+	qp_node_on "$n" 0-1
+done
+cp "$QP_T/node.conf.pool" "$QP_T/node.conf"
 
 w=$QP_T/work/qpuser1
 cc_out=$(mpicc.openmpi -O1 -o "$w/hello-ompi" "$QP_TOP/tests/integration/mpi-hello.c" 2>&1) || fail "mpicc.openmpi: $cc_out"
@@ -71,6 +80,7 @@ qp_wait_file "$out"
 cat "$out"
 grep -qx "mpirun=0" "$out" || fail "mpirun failed: $(cat "$w/ompi.err")"
 grep -qx "mpiexec=0" "$out" || fail "mpiexec.mpich failed: $(cat "$w/mpich.err")"
+cat "$w/ompi.out" "$w/mpich.out"
 check_ranks "$w/ompi.out" "$id"
 check_ranks "$w/mpich.out" "$id"
 grep -qx "pbsdsh=0" "$out" || fail "pbsdsh failed"
