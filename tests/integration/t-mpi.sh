@@ -50,7 +50,7 @@ check_ranks() {
 		fail "$f: ranks not on 4 distinct hosts"
 	for n in "${nodes[@]}"; do
 		[ "$(grep -c " host=$n " "$f")" = 2 ] || fail "$f: host $n has not 2 ranks"
-		grep " host=$n " "$f" | grep -v " cg=/\(.*/\)\?$QP_CG_PARENT/$n/job\.$id\$" &&
+		grep " host=$n " "$f" | grep -v " cg=/\(.*/\)\?$QP_CG_PARENT/$n/job\.$id t_init=" &&
 			fail "$f: a rank on $n is not in $n's group of job $id"
 	done
 	grep '^rank=' "$f" | grep -v " uid=$uid " && fail "$f: a rank does not run as qpuser1 ($uid)"
