@@ -496,6 +496,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 	struct spec_node node = {
 		.name = nd->name,
 		.jobs_dir = nd->jobs_dir,
+		.node_dir = nd->node_dir,
 		.cgroup_mode = nd->cgroup_mode,
 		.cgroup_root = nd->config->cgroup_root,
 		.tmpdir = nd->config->tmpdir,

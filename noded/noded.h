@@ -76,6 +76,7 @@ int usercache_lookup(struct usercache *uc, uid_t uid, const struct user_info **r
 struct spec_node {
 	const char *name;
 	const char *jobs_dir;       /* absolute */
+	const char *node_dir;       /* absolute: the node's dir, where task.sock is */
 	enum cgroup_mode cgroup_mode;
 	const char *cgroup_root;
 	const char *cgroup_parent;  /* "qpool/<name>" */
@@ -87,7 +88,8 @@ void jobfile_path(const char *jobs_dir, int64_t jobid, const char *ext, char *bu
 
 /* Builds the launch spec (docs/PROTOCOL.md) from a job.launch object: a
  * copy of job plus home, shell, groups, node, script (the .sh path),
- * nodefile, result, cgroup and times.launch. user is the passwd entry of
+ * nodefile, result, ctl (gded's control socket), task_socket (when
+ * node->node_dir is set), cgroup and times.launch. user is the passwd entry of
  * the job's uid. -EINVAL with err set when job lacks a positive jobid,
  * uid, gid or a script string, or when its user is not user->name. */
 int jobfile_spec_build(const json_t *job, const struct user_info *user,
