@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Jobs across nodes, with three qnoded on one host (na and nc share CPU 0,
+# nb has CPU 1): impossible requests refused at qsub; a 2- and a 3-node job
+# whose script exits 3 (status 3, exec_host right, PBS_NODEFILE one line
+# per slot, every node's CPU back); all or nothing (a 3-node job waits
+# holding no CPU); EASY backfill decided by walltimes alone; qdel leaves no
+# gded and no group on any node; a sister qnoded killed mid-job ends the
+# job, cleans the other node, and its own copy is killed when it returns.
+. "$(dirname "$0")/lib.sh"
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+[ -d /sys/fs/cgroup/cpuset ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "no cpuset controller"
+qp_setup
+qp_start_server
+qp_start_node na 0
+qp_start_node nb 1
+qp_start_node nc 0
+
+# free NODE: the node's free CPUs (qstat --nodes --json).
+free() {
+	"$QP_BIN/qstat" --nodes --json | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+print(next(n["free"] for n in doc[next(iter(doc))] if n["name"] == sys.argv[1]))' "$1"
+}
+# wait_free NODE N: waits (bounded) for the node's free CPUs to be N.
+wait_free() {
+	local i
+	for i in $(seq 200); do
+		[ "$(free "$1")" = "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "node $1 has $(free "$1") free CPUs, expected $2"
+}
+# exec_host JOBID: qstat -f's exec_host, whole.
+exec_host() {
+	"$QP_BIN/qstat" -x -f "$1" | awk -F' = ' '$1 ~ /^ *exec_host$/ {print $2; exit}'
+}
+# gded_of JOBID NODE: pids of the job's gded on NODE (its own spec path).
+gded_of() {
+	pgrep -f "gded --spec $QP_T/state/nodes/$2/jobs/$1.json" || true
+}
+# no_trace JOBID: no gded and no cgroup of the job on any node.
+no_trace() {
+	local i n left
+	for i in $(seq 200); do
+		left=""
+		for n in na nb nc; do
+			[ -n "$(gded_of "$1" "$n")" ] && left="$left gded@$n"
+		done
+		[ -n "$(find /sys/fs/cgroup -path "*$QP_CG_PARENT*" -type d -name "job.$1" 2>/dev/null)" ] &&
+			left="$left cgroup"
+		[ -z "$left" ] && return 0
+		sleep 0.05
+	done
+	fail "job $1 left$left"
+}
+
+note "impossible requests are refused at submit, in one line"
+out=$(echo true | as qpuser1 qsub -l select=4:ncpus=1 -l place=scatter 2>&1) && fail "scatter of 4 on 3 nodes accepted"
+[ "$(echo "$out" | wc -l)" = 1 ] || fail "refusal not one line: $out"
+echo "$out" | grep -q "place=scatter: 4 chunks need 4 nodes, the pool has 3" || fail "refusal: $out"
+out=$(echo true | as qpuser1 qsub -l select=2:ncpus=2 2>&1) && fail "a chunk of 2 CPUs accepted"
+echo "$out" | grep -q "a chunk of ncpus=2 is wider than any node" || fail "refusal: $out"
+out=$(echo true | as qpuser1 qsub -l nodes=2:ppn=1 -l place=pack 2>&1) && fail "pack of 2 accepted"
+echo "$out" | grep -q "place=pack" || fail "refusal: $out"
+
+note "a 2-node and a 3-node job: status 3, nodefile, every CPU back"
+id2=$(as qpuser1 qsub -N two -l select=2:ncpus=1 -l place=scatter <<'JOB'
+cat "$PBS_NODEFILE"
+echo "nodes=$PBS_NUM_NODES np=$PBS_NP"
+exit 3
+JOB
+) || fail "qsub 2-node"
+qp_wait "$id2" failed
+out=$QP_T/work/qpuser1/two.o$id2
+qp_wait_file "$out"
+cat "$out"
+[ "$(qp_field "$id2" Exit_status)" = 3 ] || fail "2-node job: Exit_status $(qp_field "$id2" Exit_status)"
+eh=$(exec_host "$id2")
+note "exec_host $eh"
+[[ "$eh" =~ ^n[abc]/0\*1\+n[abc]/0\*1$ ]] || fail "2-node exec_host '$eh'"
+[ "$(head -n 2 "$out" | sort -u | wc -l)" = 2 ] || fail "nodefile of the 2-node job: $(head -n 2 "$out")"
+grep -q "nodes=2 np=2" "$out" || fail "2-node env: $(cat "$out")"
+for n in na nb nc; do wait_free "$n" 1; done
+
+id3=$(as qpuser1 qsub -N three -l nodes=3 <<'JOB'
+cat "$PBS_NODEFILE"
+exit 3
+JOB
+) || fail "qsub 3-node"
+qp_wait "$id3" failed
+out=$QP_T/work/qpuser1/three.o$id3
+qp_wait_file "$out"
+[ "$(qp_field "$id3" Exit_status)" = 3 ] || fail "3-node job: Exit_status $(qp_field "$id3" Exit_status)"
+[ "$(sort -u "$out" | wc -l)" = 3 ] || fail "nodefile of the 3-node job: $(cat "$out")"
+eh=$(exec_host "$id3")
+[ "$(echo "$eh" | tr '+' '\n' | cut -d/ -f1 | sort -u | tr '\n' ' ')" = "na nb nc " ] || fail "3-node exec_host '$eh'"
+"$QP_BIN/qstat" -x -f "$id3" | grep -E "exec_vnode|Resource_List.(select|nodect|place)"
+"$QP_BIN/qstat" -x -f "$id3" | grep -q "Resource_List.nodect = 3" || fail "nodect of the 3-node job"
+for n in na nb nc; do wait_free "$n" 1; done
+no_trace "$id3"
+
+note "all or nothing: a 3-node job waits while one node is busy, holding nothing"
+gate=$QP_T/work/qpuser1/gate
+blk=$(as qpuser1 qsub -N blk -l walltime=10:00 <<JOB
+for i in \$(seq 600); do [ -e $gate ] && exit 0; sleep 0.1; done
+JOB
+) || fail "qsub blocker"
+qp_wait "$blk" running
+bnode=$(qp_field "$blk" exec_host)
+wide=$(as qpuser1 qsub -N wide -l select=3:ncpus=1 -l place=scatter -l walltime=1:00 <<'JOB'
+true
+JOB
+) || fail "qsub wide"
+# Backfill: S1 ends (5 min) before the blocker's walltime runs out (10
+# min from its start), so it may use a node reserved for the wide job;
+# S2 (20 min) would delay the wide job and waits.
+s1=$(as qpuser1 qsub -N s1 -l walltime=5:00 <<JOB
+for i in \$(seq 600); do [ -e $gate ] && exit 0; sleep 0.1; done
+JOB
+) || fail "qsub s1"
+s2=$(as qpuser1 qsub -N s2 -l walltime=20:00 <<'JOB'
+true
+JOB
+) || fail "qsub s2"
+qp_wait "$s1" running
+# The pass that ran s1 passed over s2: give qpoold one more pass to be sure.
+echo true | as qpuser1 qsub -N poke -h >/dev/null || fail "qsub poke"
+[ "$(qp_state "$wide")" = queued ] || fail "wide job is $(qp_state "$wide") with $bnode busy"
+[ "$(qp_state "$s2")" = queued ] || fail "s2 (20 min) ran ahead of the wide job: $(qp_state "$s2")"
+[ "$(qp_field "$wide" exec_host)" = "" ] || fail "the waiting wide job holds nodes"
+busy=0
+for n in na nb nc; do busy=$((busy + 1 - $(free "$n"))); done
+[ "$busy" = 2 ] || fail "$busy CPUs busy, expected 2 (blocker and s1; the wide job holds none)"
+touch "$gate"
+qp_wait "$wide" completed
+qp_wait "$s2" completed
+rm -f "$gate"
+
+note "qdel of a running 2-node job leaves nothing on any node"
+idd=$(as qpuser1 qsub -N del -l select=2:ncpus=1 -l place=scatter <<'JOB'
+sleep 300
+JOB
+) || fail "qsub del"
+qp_wait "$idd" running
+eh=$(exec_host "$idd")
+for n in $(echo "$eh" | tr '+' '\n' | cut -d/ -f1); do qp_wait_gded "$idd" "$n" >/dev/null; done
+"$QP_BIN/qdel" "$idd" || fail "qdel"
+qp_wait "$idd" cancelled
+no_trace "$idd"
+for n in na nb nc; do wait_free "$n" 1; done
+
+note "a sister's qnoded killed mid-job ends it and cleans the other node"
+idl=$(as qpuser1 qsub -N lost -r n -l select=2:ncpus=1 -l place=scatter <<'JOB'
+sleep 300
+JOB
+) || fail "qsub lost"
+qp_wait "$idl" running
+eh=$(exec_host "$idl")
+prim=$(echo "$eh" | cut -d+ -f1 | cut -d/ -f1)
+sis=$(echo "$eh" | cut -d+ -f2 | cut -d/ -f1)
+qp_wait_gded "$idl" "$prim" >/dev/null
+qp_wait_gded "$idl" "$sis" >/dev/null
+kill -KILL "$(qp_node_pid "$sis")"
+qp_wait "$idl" failed --timeout 30
+"$QP_BIN/qstat" -x -f "$idl" | grep -q "lost node $sis" || fail "reason: $(qp_field "$idl" comment)"
+for i in $(seq 200); do [ -z "$(gded_of "$idl" "$prim")" ] && break; sleep 0.05; done
+[ -z "$(gded_of "$idl" "$prim")" ] || fail "the primary $prim still runs job $idl"
+# The sister's copy outlived its qnoded; when the node returns, it is killed.
+case $sis in na) c=0 ;; nb) c=1 ;; nc) c=0 ;; esac
+qp_start_node "$sis" "$c"
+no_trace "$idl"
+echo "multinode ok"
