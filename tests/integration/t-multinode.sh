@@ -12,9 +12,18 @@
 [ -d /sys/fs/cgroup/cpuset ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "no cpuset controller"
 qp_setup
 qp_start_server
-qp_start_node na 0
-qp_start_node nb 1
-qp_start_node nc 0
+# Nodes on one host: each its own TMPDIR base (real hosts have their own
+# /var/tmp), from a copy of the config that says so.
+node_start() {
+	local conf=$QP_T/qpool-$1.conf
+	mkdir -p "$QP_T/tmp-$1"
+	chmod 1777 "$QP_T/tmp-$1"
+	sed "s|^\[node\]\$|[node]\ntmpdir = $QP_T/tmp-$1|" "$QPOOL_CONF" > "$conf"
+	QPOOL_CONF=$conf qp_start_node "$1" "$2"
+}
+node_start na 0
+node_start nb 1
+node_start nc 0
 
 # free NODE: the node's free CPUs (qstat --nodes --json).
 free() {
@@ -100,6 +109,14 @@ eh=$(exec_host "$id3")
 "$QP_BIN/qstat" -x -f "$id3" | grep -q "Resource_List.nodect = 3" || fail "nodect of the 3-node job"
 for n in na nb nc; do wait_free "$n" 1; done
 no_trace "$id3"
+# qacct: each node's startup and teardown, and the slowest node.
+acct=$("$QP_BIN/qacct" -j "$id3") || fail "qacct -j $id3"
+echo "$acct" | grep -E "@|nodes|fenced|slowest"
+for n in na nb nc; do
+	echo "$acct" | grep -qE "startup@$n +[0-9]+\.[0-9]+ +s" || fail "qacct: no startup of node $n"
+	echo "$acct" | grep -qE "teardown@$n +[0-9]+\.[0-9]+ +s" || fail "qacct: no teardown of node $n"
+done
+echo "$acct" | grep -qE "slowest_node +n[abc]" || fail "qacct: no slowest node"
 
 note "all or nothing: a 3-node job waits while one node is busy, holding nothing"
 gate=$QP_T/work/qpuser1/gate
@@ -169,6 +186,6 @@ for i in $(seq 200); do [ -z "$(gded_of "$idl" "$prim")" ] && break; sleep 0.05;
 [ -z "$(gded_of "$idl" "$prim")" ] || fail "the primary $prim still runs job $idl"
 # The sister's copy outlived its qnoded; when the node returns, it is killed.
 case $sis in na) c=0 ;; nb) c=1 ;; nc) c=0 ;; esac
-qp_start_node "$sis" "$c"
+node_start "$sis" "$c"
 no_trace "$idl"
 echo "multinode ok"
