@@ -168,6 +168,30 @@ qp_wait "$idd" cancelled
 no_trace "$idd"
 for n in na nb nc; do wait_free "$n" 1; done
 
+note "qpoold restarted while a 2-node job runs: it keeps its nodes and ends whole"
+gate2=$QP_T/work/qpuser1/gate2
+idr=$(as qpuser1 qsub -N rst -l select=2:ncpus=1 -l place=scatter <<JOB
+for i in \$(seq 600); do [ -e $gate2 ] && exit 5; sleep 0.1; done
+JOB
+) || fail "qsub rst"
+qp_wait "$idr" running
+eh=$(exec_host "$idr")
+for n in $(echo "$eh" | tr '+' '\n' | cut -d/ -f1); do qp_wait_gded "$idr" "$n" >/dev/null; done
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+for i in $(seq 200); do
+	[ "$("$QP_BIN/qstat" --nodes 2>/dev/null | grep -cE '^n[abc][[:space:]].*up')" = 3 ] && break
+	sleep 0.05
+done
+[ "$(qp_state "$idr")" = running ] || fail "job $idr is $(qp_state "$idr") after the restart"
+[ "$(exec_host "$idr")" = "$eh" ] || fail "job $idr moved: $(exec_host "$idr"), was $eh"
+for n in $(echo "$eh" | tr '+' '\n' | cut -d/ -f1); do wait_free "$n" 0; done
+touch "$gate2"
+qp_wait "$idr" failed
+[ "$(qp_field "$idr" Exit_status)" = 5 ] || fail "job $idr: Exit_status $(qp_field "$idr" Exit_status)"
+no_trace "$idr"
+for n in na nb nc; do wait_free "$n" 1; done
+
 note "a sister's qnoded killed mid-job ends it and cleans the other node"
 idl=$(as qpuser1 qsub -N lost -r n -l select=2:ncpus=1 -l place=scatter <<'JOB'
 sleep 300
