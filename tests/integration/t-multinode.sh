@@ -212,4 +212,29 @@ for i in $(seq 200); do [ -z "$(gded_of "$idl" "$prim")" ] && break; sleep 0.05;
 case $sis in na) c=0 ;; nb) c=1 ;; nc) c=0 ;; esac
 node_start "$sis" "$c"
 no_trace "$idl"
+
+note "the same with a rerunnable job: requeued, and run again on the nodes left"
+for n in na nb nc; do wait_free "$n" 1; done
+mark=$QP_T/work/qpuser1/runs
+idq=$(as qpuser1 qsub -N again -r y -l select=2:ncpus=1 -l place=scatter <<JOB
+echo run >> $mark
+[ "\$(wc -l < $mark)" -ge 2 ] && exit 0
+sleep 300
+JOB
+) || fail "qsub again"
+qp_wait "$idq" running
+eh=$(exec_host "$idq")
+sis=$(echo "$eh" | cut -d+ -f2 | cut -d/ -f1)
+prim=$(echo "$eh" | cut -d+ -f1 | cut -d/ -f1)
+qp_wait_gded "$idq" "$prim" >/dev/null
+qp_wait_gded "$idq" "$sis" >/dev/null
+kill -KILL "$(qp_node_pid "$sis")"
+qp_wait "$idq" completed --timeout 40
+[ "$(wc -l < "$mark")" = 2 ] || fail "job $idq ran $(wc -l < "$mark") times"
+eh2=$(exec_host "$idq")
+note "first run on $eh, second on $eh2"
+case "$eh2" in *"$sis/"*) fail "the rerun used the lost node $sis" ;; esac
+case $sis in na) c=0 ;; nb) c=1 ;; nc) c=0 ;; esac
+node_start "$sis" "$c"
+no_trace "$idq"
 echo "multinode ok"
