@@ -616,6 +616,53 @@ static void test_backfill(void)
 	free(c);
 }
 
+/* Backfill within IQS: the round robin picks whose blocked wide job gets
+ * the reservation; a later user's long job is passed over, their short
+ * one (ending before the reservation) starts, and only the user whose
+ * job started has their rotation stamp advanced. */
+static void test_backfill_iqs(void)
+{
+	struct config *c = two_queues();
+	struct job_chunk ch = { .count = 2, .ncpus = 2, .mpiprocs = 2 };
+	struct dispatch d[8];
+	struct pool *p;
+	struct job *j;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	node_up(p, "a", "0-1");
+	node_up(p, "b", "0-1");
+	pool_clock_set(p, 1000);
+	j = job_of(job_new(1, "low", 2), 3000);      /* a, until 1100 */
+	j->walltime = 100;
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	pool_clock_set(p, 1050);
+	pool_job_add(p, job_of(job_wide(2, JOB_PLACE_SCATTER, false, 1, &ch, 100), 1000));
+	j = job_of(job_new(3, "low", 1), 2000);      /* ends 6050 */
+	j->walltime = 5000;
+	pool_job_add(p, j);
+	j = job_of(job_new(4, "low", 1), 2000);      /* ends 1060 */
+	j->walltime = 10;
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 4);
+	CU_ASSERT_STRING_EQUAL(job_node(d[0].job), "b");
+	CU_ASSERT_EQUAL(pool_job_find(p, 2)->state, JOB_QUEUED);
+	CU_ASSERT_EQUAL(pool_job_find(p, 3)->state, JOB_QUEUED);
+	CU_ASSERT_EQUAL(pool_rotation_get(p, "low", 1000), 0);
+	CU_ASSERT(pool_rotation_get(p, "low", 2000) > 0);
+	/* At 1100 both nodes are free: the wide job goes before user 2000's
+	 * long one, which then has no room. */
+	pool_clock_set(p, 1100);
+	pool_job_remove(p, pool_job_find(p, 1));
+	pool_job_remove(p, pool_job_find(p, 4));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 2);
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
 /* What no set of the known nodes could ever hold is refused, with why. */
 static void test_request_check(void)
 {
@@ -658,6 +705,7 @@ static const struct unit_test pool_tests[] = {
 	{ "chunks_place", test_chunks_place },
 	{ "all_or_nothing", test_all_or_nothing },
 	{ "backfill", test_backfill },
+	{ "backfill_iqs", test_backfill_iqs },
 	{ "request_check", test_request_check },
 	{ "cpus_back", test_cpus_back },
 	{ "many_nodes", test_many_nodes },
