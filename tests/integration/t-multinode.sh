@@ -163,6 +163,15 @@ JOB
 qp_wait "$idd" running
 eh=$(exec_host "$idd")
 for n in $(echo "$eh" | tr '+' '\n' | cut -d/ -f1); do qp_wait_gded "$idd" "$n" >/dev/null; done
+# Listed on each of its nodes (qstat --nodes, pbsnodes) and by qstat -n.
+on=$("$QP_BIN/qstat" --nodes --json | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+print(" ".join(sorted(n["name"] for n in doc[next(iter(doc))] if int(sys.argv[1]) in n["jobs"])))' "$idd")
+[ "$on" = "$(echo "$eh" | tr '+' '\n' | cut -d/ -f1 | sort | tr '\n' ' ' | sed 's/ $//')" ] ||
+	fail "qstat --nodes lists job $idd on '$on', exec_host $eh"
+"$QP_BIN/qstat" -n "$idd" | grep -qF "$eh" || fail "qstat -n: $("$QP_BIN/qstat" -n "$idd")"
+"$QP_BIN/pbsnodes" -a | grep -c "jobs = .*$idd" | grep -qx 2 || fail "pbsnodes -a does not list job $idd twice"
 "$QP_BIN/qdel" "$idd" || fail "qdel"
 qp_wait "$idd" cancelled
 no_trace "$idd"
