@@ -129,9 +129,15 @@ static void multi_done(struct conn *c, long long req_id, struct job *j, struct a
 	e->done = true;
 	if (pool_entry_cpus_back(s->pool, e))
 		s->sched_dirty = true;
-	/* Outside the group commit: a row update per node of a wide job. */
-	if (jobstore_alloc_result(s->store, j->id, idx, &res, time_wall_ns()) < 0)
-		log_warn("job %lld: cannot record node %s's stamps", (long long)j->id, c->node->name);
+	/* Outside the group commit: a row update per node of a wide job,
+	 * durable before the node hears ok and forgets its result. */
+	{
+		char *text = json_dumps(result, JSON_COMPACT);
+
+		if (jobstore_alloc_result(s->store, j->id, idx, &res, time_wall_ns(), text) < 0)
+			log_warn("job %lld: cannot record node %s's report", (long long)j->id, c->node->name);
+		free(text);
+	}
 	if (idx == 0) {
 		free(j->result);
 		j->result = malloc(sizeof(*j->result));
