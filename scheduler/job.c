@@ -113,6 +113,7 @@ int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size
 	const json_t *arr = json_chunks;
 	struct job_chunk *c;
 	size_t i, n;
+	uint64_t units = 0, cpus = 0;
 	json_t *v;
 
 	free(j->chunks);
@@ -143,6 +144,14 @@ int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size
 			free(c);
 			snprintf(err, errlen, "chunk %zu: count, ncpus (at least 1), mpiprocs, ompthreads and "
 				 "mem must be counts", i + 1);
+			return -EINVAL;
+		}
+		units += (uint64_t)count;
+		cpus += (uint64_t)count * (uint64_t)ncpus;
+		if (units > JOB_CHUNKS_UNITS_MAX || cpus > JOB_CPUS_MAX) {
+			free(c);
+			snprintf(err, errlen, "chunks: at most %d chunks and %d CPUs in all", JOB_CHUNKS_UNITS_MAX,
+				 JOB_CPUS_MAX);
 			return -EINVAL;
 		}
 		c[i] = (struct job_chunk){ .count = (uint32_t)count, .ncpus = (uint32_t)ncpus,

@@ -53,6 +53,8 @@ enum job_place {
 
 #define JOB_CHUNKS_MAX 64
 #define JOB_NODES_MAX 1024   /* entries of one allocation */
+#define JOB_CHUNKS_UNITS_MAX 65536   /* chunks of a request, counts summed */
+#define JOB_CPUS_MAX 1000000         /* CPUs of a request (qsub's bound too) */
 
 const char *job_place_name(enum job_place p);
 /* "scatter", "pack:excl", ... into ret and *ret_excl; -EINVAL otherwise. */
