@@ -134,11 +134,16 @@ int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size
 		return -ENOMEM;
 	}
 	json_array_foreach(arr, i, v) {
+		static const char *const keys[] = { "count", "ncpus", "mpiprocs", "ompthreads", "mem" };
 		long long count = wire_int(v, "count", 1), ncpus = wire_int(v, "ncpus", 1);
 		long long mpiprocs = wire_int(v, "mpiprocs", ncpus), omp = wire_int(v, "ompthreads", 0);
 		long long mem = wire_int(v, "mem", 0);
 
-		if (!json_is_object(v) || count < 1 || count > JOB_NODES_MAX * 64 || ncpus < 1 ||
+		bool typed = json_is_object(v);
+
+		for (size_t k = 0; typed && k < sizeof(keys) / sizeof(keys[0]); k++)
+			typed = !json_object_get(v, keys[k]) || json_is_integer(json_object_get(v, keys[k]));
+		if (!typed || count < 1 || count > JOB_NODES_MAX * 64 || ncpus < 1 ||
 		    ncpus > 1000000 || mpiprocs < 0 || mpiprocs > 1000000 || omp < 0 || omp > 1000000 ||
 		    mem < 0) {
 			free(c);
