@@ -45,6 +45,7 @@ void job_free(struct job *j)
 	free(j->chunks);
 	free(j->result);
 	free(j->end_reason);
+	free(j->lost);
 	free(j);
 }
 

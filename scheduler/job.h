@@ -110,6 +110,7 @@ struct job {
 	 * not start). */
 	struct job_result *result;
 	char *end_reason;
+	char *lost;              /* "lost node NAME": a node gone before the primary's result */
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
 	struct pool_user *user;  /* the pool's index of its (queue, user) */

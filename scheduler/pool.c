@@ -717,6 +717,8 @@ void pool_job_release(struct pool *p, struct job *j)
 	j->result = NULL;
 	free(j->end_reason);
 	j->end_reason = NULL;
+	free(j->lost);
+	j->lost = NULL;
 }
 
 void pool_clock_set(struct pool *p, int64_t now)
