@@ -151,6 +151,30 @@ for i in range(50):
 for i in range(50):
     assert c.wait_exit("many/%d" % i).get("status") == 0 and c.output("many/%d" % i) == "%d\n" % i
 print("--- 50 tasks at once")
+# The cap: 1024 tasks at once; the next is refused with one line, and
+# starts again once one has ended.
+t0 = time.monotonic()
+for i in range(1024):
+    r = c.start("cap/%d" % i, ["sleep", "300"])
+    assert r["ok"], (i, r)
+r = c.start("cap/over", ["true"])
+assert not r["ok"] and r["error"] == "job %s has 1024 tasks on n1; at most 1024" % jobid, r
+refusal = r["error"]
+c.signal("cap/0", 9)
+c.wait_exit("cap/0")
+r = c.start("cap/again", ["true"])
+for _ in range(100):   # cap/0 is forgotten once its task.exit has left
+    if r["ok"] or "at most" not in r["error"]:
+        break
+    time.sleep(0.05)
+    r = c.start("cap/again", ["true"])
+assert r["ok"], r
+for i in range(1, 1024):
+    c.signal("cap/%d" % i, 9)
+for i in range(1, 1024):
+    assert c.wait_exit("cap/%d" % i).get("signal") == 9
+c.wait_exit("cap/again")
+print("--- 1024 tasks at once, the 1025th refused: %r (%.1f s)" % (refusal, time.monotonic() - t0))
 r = c.start("n1/last", ["sh", "-c", "trap '' TERM; echo ready; sleep 300"])
 assert r["ok"], r
 c.wait_output("n1/last", "ready")
