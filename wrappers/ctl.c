@@ -172,13 +172,19 @@ static void reply_error(struct gded_ctl *ctl, json_int_t id, int errnum, const c
 static void reply_error(struct gded_ctl *ctl, json_int_t id, int errnum, const char *fmt, ...)
 {
 	char line[256];
+	json_t *msg;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	send_msg(ctl, json_pack("{s:I, s:b, s:s, s:i}", "id", id, "ok", 0, "error", line,
-				"errno", errnum));
+	msg = json_pack("{s:I, s:b, s:s, s:i}", "id", id, "ok", 0, "error", line, "errno", errnum);
+	/* A line cut inside a UTF-8 character is no JSON string: the
+	 * request still gets its answer. */
+	if (!msg)
+		msg = json_pack("{s:I, s:b, s:s, s:i}", "id", id, "ok", 0, "error",
+				"malformed request", "errno", errnum);
+	send_msg(ctl, msg);
 }
 
 static struct task *task_find(struct gded_ctl *ctl, const char *id)

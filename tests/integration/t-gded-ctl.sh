@@ -100,6 +100,21 @@ for msg, text in [
 ]:
     r = c.request(msg)
     assert not r["ok"] and text in r["error"] and "\n" not in r["error"] and r["errno"] > 0, (msg, r)
+# Every member of task.start with every JSON type: an answer each time.
+# (A NUL in a string: lib/wire refuses the frame and the connection
+# ends, as for the broken frames below.)
+odd = [None, 0, -1, 1.5, "", "x", "\u00e9" * 200, [], [1], {}, {"a": 1}, True]
+n = 0
+for key in ("task", "argv", "env", "cwd", "stdin", "op"):
+    for v in odd:
+        n += 1
+        msg = {"op": "task.start", "task": "odd/%d" % n, "argv": ["true"]}
+        msg[key] = v
+        r = c.request(msg)
+        assert isinstance(r.get("ok"), bool) and (r["ok"] or r["error"]), (msg, r)
+        if r["ok"]:
+            c.wait_exit(msg["task"])
+print("--- %d task.start frames with odd members: each answered" % n)
 c.send({"op": "task.start", "task": "x", "argv": ["true"]})   # no id
 r = c.reply(0)
 assert not r["ok"] and "\"id\" is not an integer" in r["error"], r
