@@ -165,7 +165,11 @@ int link_notify(struct link *l, json_t *msg)
 		return r;
 	r = link_flush(l);
 	if (r < 0) {
-		link_lost(l, strerror(-r));
+		/* Not link_lost here: its caller (tasks.c) is in the middle of
+		 * its lists. The shutdown wakes the handler, which drops the
+		 * link. */
+		log_debug("send to qpoold: %s", strerror(-r));
+		(void)shutdown(l->fd, SHUT_RDWR);
 		return r;
 	}
 	return 0;

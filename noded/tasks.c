@@ -176,7 +176,7 @@ static void agent_refuse(struct agent *a, const char *fmt, ...)
 static void ctl_free(struct ctl *c, const char *why)
 {
 	struct tasks *ts = c->ts;
-	struct ttask *t, *next;
+	struct ttask *t;
 
 	for (struct ctl **pp = &ts->ctls; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
@@ -194,12 +194,14 @@ static void ctl_free(struct ctl *c, const char *why)
 		c->reqs = q->next;
 		free(q);
 	}
-	/* Its tasks on this node can tell no more: they end, killed. */
-	for (t = ts->tasks; t; t = next) {
-		next = t->next;
-		if (t->jobid == c->jobid && t->kind != TASK_OUT)
+	/* Its tasks on this node can tell no more: they end, killed. Each
+	 * ttask_end frees its task: the scan starts again from the head. */
+again:
+	for (t = ts->tasks; t; t = t->next)
+		if (t->jobid == c->jobid && t->kind != TASK_OUT) {
 			ttask_end(t, -1, SIGKILL, why);
-	}
+			goto again;
+		}
 	free(c);
 }
 
@@ -231,6 +233,8 @@ static void ctl_send(struct ctl *c, json_t *msg)
  * target through qpoold): to its agent here, or on to its origin. */
 static void ttask_relay_back(struct ttask *t, const char *op, json_t *msg)
 {
+	if (t->ts->stopping)
+		return;
 	if (t->kind == TASK_IN) {
 		json_t *fwd = json_deep_copy(msg);
 
@@ -999,15 +1003,18 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg)
 
 void tasks_link_lost(struct tasks *ts)
 {
-	struct ttask *t, *next;
+	struct ttask *t;
 
 	if (!ts)
 		return;
-	for (t = ts->tasks; t; t = next) {
-		next = t->next;
+	/* Each task found is freed: the scan starts again from the head. */
+again:
+	for (t = ts->tasks; t; t = t->next) {
 		if (t->kind == TASK_OUT) {
 			ttask_end(t, -1, SIGKILL, "lost qpoold, the way to the task's node");
-		} else if (t->kind == TASK_IN) {
+			goto again;
+		}
+		if (t->kind == TASK_IN) {
 			json_t *sig = json_pack("{s:i}", "signal", SIGKILL);
 
 			/* Its origin can no longer be told anything. */
@@ -1015,6 +1022,7 @@ void tasks_link_lost(struct tasks *ts)
 				ctl_task_pass(ts, t, "task.signal", sig);
 			json_decref(sig);
 			ttask_free(t);
+			goto again;
 		}
 	}
 }
@@ -1070,6 +1078,16 @@ void tasks_destroy(struct tasks *ts)
 {
 	if (!ts)
 		return;
+	/* The tasks whose streams go through this qnoded are killed: their
+	 * agents lose them now (here, or told "lost node" by qpoold), and
+	 * nobody could read them again after a restart. */
+	for (struct ttask *t = ts->tasks; t; t = t->next) {
+		json_t *sig = json_pack("{s:i}", "signal", SIGKILL);
+
+		if (t->kind != TASK_OUT && t->started && sig)
+			ctl_task_pass(ts, t, "task.signal", sig);
+		json_decref(sig);
+	}
 	ts->stopping = true;
 	while (ts->agents)
 		agent_free(ts->agents);
