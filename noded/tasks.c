@@ -529,16 +529,9 @@ static bool procs_contain(const char *dir, pid_t pid)
 	return found;
 }
 
-/* The job whose group under this node's parent holds pid: from the
- * process's own /proc/PID/cgroup line (v1: the memory hierarchy, which
- * every job group has; v2: the unified one), then confirmed in the
- * group's cgroup.procs, so a look-alike group elsewhere (a user's
- * delegated v2 subtree named qpool/n1/job.7) proves nothing. Never from
- * the environment, which the caller writes. -ESRCH when pid is in no job
- * of this node, -EOPNOTSUPP without cgroups. */
-static int job_of_pid(struct tasks *ts, pid_t pid, int64_t *ret)
+/* Never from the environment, which the caller writes (noded.h). */
+int tasks_job_of_pid(const struct noded *nd, pid_t pid, int64_t *ret)
 {
-	const struct noded *nd = ts->nd;
 	char path[PATH_MAX], needle[PATH_MAX], line[PATH_MAX + 64];
 	int r = -ESRCH;
 	FILE *f;
@@ -563,9 +556,7 @@ static int job_of_pid(struct tasks *ts, pid_t pid, int64_t *ret)
 			continue;
 		*cgpath++ = '\0';
 		ctrl++;
-		if (nd->cgroup_mode == CGROUP_MODE_V2 ? *ctrl != '\0'
-						      : !strstr(ctrl, "memory") ||
-							(ctrl[strlen("memory")] && strcmp(ctrl, "memory") != 0))
+		if (nd->cgroup_mode == CGROUP_MODE_V2 ? *ctrl != '\0' : strcmp(ctrl, "memory") != 0)
 			continue;
 		hit = strstr(cgpath, needle);
 		if (!hit)
@@ -714,7 +705,7 @@ static void agent_start(struct agent *a, json_t *msg)
 		agent_refuse(a, "%s", bad);
 		return;
 	}
-	r = job_of_pid(ts, a->pid, &jobid);
+	r = tasks_job_of_pid(nd, a->pid, &jobid);
 	if (r == -EOPNOTSUPP) {
 		agent_refuse(a, "node %s runs jobs without cgroups: it cannot tell which job a caller is in, so it starts no remote tasks",
 			     nd->name);
