@@ -147,6 +147,11 @@ int link_call(struct link *l, json_t *req, link_reply_f cb, int64_t arg)
 	return link_send(l, req, cb, arg);
 }
 
+size_t link_pending(const struct link *l)
+{
+	return l ? l->out.len - l->out.off : 0;
+}
+
 int link_notify(struct link *l, json_t *msg)
 {
 	int r;

@@ -325,4 +325,7 @@ int link_call(struct link *l, json_t *req, link_reply_f cb, int64_t arg);
  * (task.* routing). -ENOTCONN when not registered. */
 int link_notify(struct link *l, json_t *msg);
 
+/* Bytes queued for qpoold and not yet written (0 without a link). */
+size_t link_pending(const struct link *l);
+
 #endif

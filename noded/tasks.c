@@ -26,6 +26,13 @@
  * is relayed as it comes, and an agent that stops reading is not allowed
  * to grow qnoded without bound. */
 #define OUT_MAX (64u << 20)
+/* An agent's input is read only while what waits for its task's next
+ * hop (the job's control socket, or the link to qpoold) is below this:
+ * stdin piped into qpool-rsh cannot fill qnoded's memory. */
+#define IN_PAUSE (1u << 20)
+#define IN_RECHECK_US 5000
+/* Connections on the task socket, all users together. */
+#define AGENTS_MAX 4096
 
 enum ttask_kind {
 	TASK_LOCAL,    /* agent here, task on this node's gded */
@@ -60,6 +67,7 @@ struct agent {
 	struct ttask *task;
 	bool closing;                 /* close once out is written */
 	bool dead;                    /* a write failed: freed by its handler */
+	bool paused;                  /* not read: its task's next hop is full */
 	struct agent *next;
 };
 
@@ -92,6 +100,8 @@ struct tasks {
 	struct ttask *tasks;
 	uint64_t next_task;
 	uint64_t next_serial;
+	unsigned n_agents;
+	sd_event_source *recheck;     /* while agents are paused */
 	bool stopping;                /* qnoded stops: nothing more is sent */
 };
 
@@ -127,6 +137,11 @@ static int io_events(struct wirebuf *out)
 	return EPOLLIN | (out->len > out->off ? EPOLLOUT : 0);
 }
 
+static uint32_t agent_events(const struct agent *a)
+{
+	return (a->paused ? 0 : EPOLLIN) | (a->out.len > a->out.off ? EPOLLOUT : 0);
+}
+
 /* Queues msg (reference stolen) to an agent; drops the agent when it
  * holds too much unread. */
 static void agent_send(struct agent *a, json_t *msg)
@@ -151,9 +166,10 @@ static void agent_send(struct agent *a, json_t *msg)
 		log_debug("task agent pid %d: %s: dropped", (int)a->pid, strerror(-r));
 		a->dead = true;
 		(void)shutdown(a->fd, SHUT_RDWR);
+		(void)sd_event_source_set_io_events(a->io, EPOLLIN);
 		return;
 	}
-	(void)sd_event_source_set_io_events(a->io, io_events(&a->out));
+	(void)sd_event_source_set_io_events(a->io, agent_events(a));
 }
 
 /* The one-line refusal, and the agent is closed once it is written. */
@@ -638,6 +654,7 @@ static void agent_free(struct agent *a)
 	for (struct agent **pp = &ts->agents; *pp; pp = &(*pp)->next)
 		if (*pp == a) {
 			*pp = a->next;
+			ts->n_agents--;
 			break;
 		}
 	/* Its task still runs and nobody can see it: it is killed, as a
@@ -773,6 +790,66 @@ done:
 	json_decref(spec);
 }
 
+/* Bytes waiting for the next hop of a's task. */
+static size_t agent_next_hop_pending(struct agent *a)
+{
+	struct ttask *t = a->task;
+
+	if (!t || !t->started)
+		return 0;
+	if (t->kind == TASK_OUT)
+		return link_pending(a->ts->nd->link);
+	for (struct ctl *c = a->ts->ctls; c; c = c->next)
+		if (c->jobid == t->jobid)
+			return c->out.len - c->out.off;
+	return 0;
+}
+
+static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* Stops reading a while its task's next hop is full; a timer looks again. */
+static void agent_pause(struct agent *a)
+{
+	struct tasks *ts = a->ts;
+
+	a->paused = true;
+	(void)sd_event_source_set_io_events(a->io, agent_events(a));
+	if (!ts->recheck) {
+		if (sd_event_add_time_relative(ts->nd->event, &ts->recheck, CLOCK_MONOTONIC, IN_RECHECK_US, 1000,
+					       agents_on_recheck, ts) < 0) {
+			/* No timer: read on, unpaused, rather than stall. */
+			ts->recheck = NULL;
+			a->paused = false;
+			(void)sd_event_source_set_io_events(a->io, agent_events(a));
+		}
+		return;
+	}
+	(void)sd_event_source_set_time_relative(ts->recheck, IN_RECHECK_US);
+	(void)sd_event_source_set_enabled(ts->recheck, SD_EVENT_ONESHOT);
+}
+
+static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct tasks *ts = userdata;
+	bool any = false;
+
+	for (struct agent *a = ts->agents; a; a = a->next) {
+		if (!a->paused)
+			continue;
+		if (agent_next_hop_pending(a) < IN_PAUSE) {
+			a->paused = false;
+			(void)sd_event_source_set_io_events(a->io, io_events(&a->out));
+		} else {
+			any = true;
+		}
+	}
+	if (any) {
+		(void)sd_event_source_set_time_relative(s, IN_RECHECK_US);
+		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	return 0;
+}
+
 static void agent_dispatch(struct agent *a, json_t *msg)
 {
 	const char *op = wire_str(msg, "op");
@@ -831,7 +908,7 @@ static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 			agent_free(a);
 			return 0;
 		}
-		(void)sd_event_source_set_io_events(a->io, io_events(&a->out));
+		(void)sd_event_source_set_io_events(a->io, agent_events(a));
 	}
 	if (a->closing && a->out.len == a->out.off) {
 		agent_free(a);
@@ -853,6 +930,8 @@ static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 	}
 	if (!a->closing && !a->dead && r < 0)
 		agent_refuse(a, "%s", err.text);
+	else if (!a->closing && !a->dead && agent_next_hop_pending(a) >= IN_PAUSE)
+		agent_pause(a);
 	return 0;
 }
 
@@ -867,6 +946,11 @@ static int tasks_on_accept(sd_event_source *s, int fd, uint32_t revents, void *u
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0)
 		return 0;
+	if (ts->n_agents >= AGENTS_MAX) {
+		log_warn("task socket: %u agents connected already; one more refused", ts->n_agents);
+		close(cfd);
+		return 0;
+	}
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0) {
 		close(cfd);
 		return 0;
@@ -884,6 +968,7 @@ static int tasks_on_accept(sd_event_source *s, int fd, uint32_t revents, void *u
 	a->pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
 	a->next = ts->agents;
 	ts->agents = a;
+	ts->n_agents++;
 	if (sd_event_add_io(ts->nd->event, &a->io, cfd, EPOLLIN, agent_on_io, a) < 0) {
 		agent_free(a);
 		return 0;
@@ -1087,6 +1172,7 @@ void tasks_destroy(struct tasks *ts)
 	while (ts->tasks)
 		ttask_free(ts->tasks);
 	ts->listen_src = sd_event_source_disable_unref(ts->listen_src);
+	ts->recheck = sd_event_source_disable_unref(ts->recheck);
 	if (ts->listen_fd >= 0) {
 		close(ts->listen_fd);
 		(void)unlink(ts->path);
