@@ -628,6 +628,49 @@ int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const s
 	return stmt_exec(js, ST_ALLOC_RESULT);
 }
 
+/* PBS's exec_host ("n1/0*2+n2/0*2") and exec_vnode ("(n1:ncpus=2)+...")
+ * of a job object that has a node: from its alloc, else its node. */
+static void exec_host_set(json_t *o)
+{
+	const json_t *alloc = json_object_get(o, "alloc");
+	const char *node = json_string_value(json_object_get(o, "node"));
+	char *host = NULL, *vnode = NULL;
+	size_t hl = 0, vl = 0, i, n = json_array_size(alloc);
+	FILE *h, *v;
+
+	if (!node)
+		return;
+	h = open_memstream(&host, &hl);
+	v = open_memstream(&vnode, &vl);
+	if (!h || !v) {
+		if (h)
+			fclose(h);
+		if (v)
+			fclose(v);
+		free(host);
+		free(vnode);
+		return;
+	}
+	for (i = 0; i < (n ? n : 1); i++) {
+		const json_t *e = n ? json_array_get(alloc, i) : o;
+		const char *name = n ? json_string_value(json_object_get(e, "node")) : node;
+		long long ncpus = json_integer_value(json_object_get(e, "ncpus"));
+		long long mem = json_integer_value(json_object_get(e, "mem"));
+
+		fprintf(h, "%s%s/0*%lld", i ? "+" : "", name ? name : "?", ncpus);
+		fprintf(v, "%s(%s:ncpus=%lld", i ? "+" : "", name ? name : "?", ncpus);
+		if (mem > 0)
+			fprintf(v, ":mem=%lldkb", (mem + 1023) / 1024);
+		fputc(')', v);
+	}
+	fclose(h);
+	fclose(v);
+	json_object_set_new(o, "exec_host", json_string(host));
+	json_object_set_new(o, "exec_vnode", json_string(vnode));
+	free(host);
+	free(vnode);
+}
+
 /* The allocation rows of job id into j (entries with names, cpus, share);
  * none: j keeps what it has. */
 static int alloc_load(struct jobstore *js, struct job *j)
@@ -969,10 +1012,12 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 		json_t *o;
 
 		/* Jobs across nodes: each node's share and stamps. */
-		json_array_foreach(arr, i, o)
+		json_array_foreach(arr, i, o) {
 			if (json_is_array(json_object_get(o, "chunks")) && json_is_string(json_object_get(o, "node")))
 				json_object_set_new(o, "alloc",
 						    alloc_json(js, json_integer_value(json_object_get(o, "jobid"))));
+			exec_host_set(o);
+		}
 	}
 	if (r == 0 && f->payload) {
 		size_t i;

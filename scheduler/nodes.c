@@ -101,7 +101,9 @@ static void multi_done_check(struct conn *c, long long req_id, struct job *j)
 		done_pending(c, req_id, j, &res, false);
 		return;
 	}
-	if (j->end_reason && j->result->state != JOB_CANCELLED) {
+	/* A sister that could not start fails the job, unless it was being
+	 * deleted anyway (its primary then says cancelled). */
+	if (j->end_reason && j->state != JOB_EXITING) {
 		j->result->state = JOB_FAILED;
 		snprintf(j->result->reason, sizeof(j->result->reason), "%s", j->end_reason);
 	}

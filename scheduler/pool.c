@@ -275,6 +275,7 @@ static void index_del(struct job *j)
 
 static void node_link_entry(struct node *n, struct alloc_entry *e)
 {
+	n->n_excl += e->job->excl;
 	e->where = n;
 	e->nprev = NULL;
 	e->nnext = n->jobs;
@@ -289,6 +290,7 @@ static void node_unlink_entry(struct alloc_entry *e)
 
 	if (!n)
 		return;
+	n->n_excl -= e->job->excl;
 	if (e->nprev)
 		e->nprev->nnext = e->nnext;
 	else
@@ -710,6 +712,11 @@ void pool_job_release(struct pool *p, struct job *j)
 		node_unlink_entry(e);
 	}
 	job_alloc_free(j);
+	/* What the nodes of this run said is not the next run's. */
+	free(j->result);
+	j->result = NULL;
+	free(j->end_reason);
+	j->end_reason = NULL;
 }
 
 void pool_clock_set(struct pool *p, int64_t now)
@@ -722,14 +729,6 @@ static int64_t pool_now(const struct pool *p)
 	return p->clock ? p->clock : (int64_t)time(NULL);
 }
 
-/* A node holds a job with place=excl: nothing goes beside it. */
-static bool node_has_excl(const struct node *n)
-{
-	for (const struct alloc_entry *e = n->jobs; e; e = e->nnext)
-		if (e->job->excl && !e->cpus_back)
-			return true;
-	return false;
-}
 
 /* Whether n can take a job of q (and j's excl rule) at all, and how many
  * CPUs it has for q's jobs then (*ret_room; 0 when it cannot). */
@@ -740,7 +739,8 @@ static bool node_open(const struct node *n, const struct queue_conf *q, const st
 	*ret_room = 0;
 	if (!pool_node_usable(n) || (q->reserve == QUEUE_RESERVE_REALTIME && !n->rt))
 		return false;
-	if (node_has_excl(n))
+	/* A node holding an excl job takes nothing beside it until it ends. */
+	if (n->n_excl)
 		return false;
 	if (j->excl)
 		for (const struct alloc_entry *e = n->jobs; e; e = e->nnext)
@@ -1014,6 +1014,36 @@ static bool job_place(struct pool *p, const struct queue_conf *q, struct job *j,
 	bool ok = false;
 
 	*ret_room = 0;
+	if (!j->n_chunks) {
+		/* One node: the first where placement finds room, as always;
+		 * nodes after it are not looked at (a pass over 10,000 nodes
+		 * places 512 jobs). */
+		for (struct node *nd = p->nodes; nd; nd = nd->next) {
+			struct alloc_entry e = { 0 };
+			unsigned room;
+
+			if (!node_open(nd, q, j, &room))
+				continue;
+			/* The bound the pass keeps ignores reservations: a
+			 * later, shorter job may still use a reserved node. */
+			if (room > seen)
+				seen = room;
+			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || !node_place(nd, q, j->ncpus, &e))
+				continue;
+			if (job_alloc_init(j, 1) < 0 || !(e.node = strdup(nd->name))) {
+				job_alloc_free(j);
+				break;
+			}
+			e.job = j;
+			e.ncpus = j->ncpus;
+			e.mpiprocs = j->ncpus;
+			e.mem = j->mem;
+			j->alloc[0] = e;
+			return true;
+		}
+		*ret_room = seen;
+		return false;
+	}
 	take = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*take));
 	if (!take)
 		return false;
@@ -1021,32 +1051,11 @@ static bool job_place(struct pool *p, const struct queue_conf *q, struct job *j,
 		struct node *nd = p->nv[i];
 
 		p->ok[i] = node_open(nd, q, j, &p->room[i]);
-		/* The bound the pass keeps ignores reservations: a later,
-		 * shorter job may still use a reserved node. */
 		if (p->ok[i] && p->room[i] > seen)
 			seen = p->room[i];
 		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t);
 	}
 	*ret_room = seen;
-	if (!j->n_chunks) {
-		/* One node: the first where placement finds room, as always. */
-		for (size_t i = 0; i < p->n_nodes && !ok; i++) {
-			struct alloc_entry e = { 0 };
-
-			if (!p->ok[i] || p->room[i] < j->ncpus || !node_place(p->nv[i], q, j->ncpus, &e))
-				continue;
-			if (job_alloc_init(j, 1) < 0 || !(j->alloc[0].node = strdup(p->nv[i]->name)))
-				break;
-			e.job = j;
-			e.node = j->alloc[0].node;
-			e.ncpus = j->ncpus;
-			e.mpiprocs = j->ncpus;
-			e.mem = j->mem;
-			j->alloc[0] = e;
-			ok = true;
-		}
-		goto done;
-	}
 	sh = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*sh));
 	if (!sh || !chunks_assign(j, p->room, p->ok, p->n_nodes, take, sh))
 		goto done;

@@ -41,7 +41,7 @@ struct node {
 	int64_t down_since;      /* monotonic ns it became unreachable; 0: reachable */
 	bool lost;               /* unreachable past node_timeout: its jobs were handled */
 	struct alloc_entry *jobs;    /* the allocation entries of jobs on this node */
-	unsigned take;           /* scratch of a placement: CPUs a job would take here */
+	unsigned n_excl;         /* entries of place=excl jobs in jobs */
 	int64_t resv_t;          /* this pass: wall s a wide job's reservation starts here; 0: none */
 	struct node *next;
 };
