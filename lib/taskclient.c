@@ -145,7 +145,7 @@ static void task_read(struct taskclient *t, const char *prog)
 	struct error err = { "" };
 	json_t *msg;
 	ssize_t n;
-	int r;
+	int r = 0;
 
 	for (;;) {
 		n = wire_read(t->fd, &t->in);

@@ -141,7 +141,11 @@ grep -q "qpool-rsh: elsewhere is not a node of job $id" "$err" || fail "no refus
 want "big=50000000"
 hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$(qp_node_pid "$node")/status")
 note "qnoded $node peak RSS ${hwm} kB after 50 MB through a task's stdin"
-[ "$hwm" -lt 32768 ] || fail "qnoded $node grew to $hwm kB relaying 50 MB of stdin"
+# ASan's shadow memory and quarantine make a sanitized qnoded's RSS say nothing.
+case ${BUILD:-build} in
+*-san) ;;
+*) [ "$hwm" -lt 32768 ] || fail "qnoded $node grew to $hwm kB relaying 50 MB of stdin" ;;
+esac
 want "dsh=1"
 want "dsh-false=1"
 echo "rsh ok"
