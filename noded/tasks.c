@@ -433,16 +433,17 @@ static int ctl_get(struct tasks *ts, int64_t jobid, struct ctl **ret)
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%" PRId64 ".ctl", ts->nd->jobs_dir, jobid) >=
 	    sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking from the start: a Unix connect completes at once or
+	 * fails (EAGAIN when gded's backlog is full), and never holds the
+	 * event loop behind a wrapper that does not accept. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* Blocking connect: gded's socket is local and listening, or absent. */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
 	}
-	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
