@@ -17,6 +17,7 @@
 
 #define STATUS_LOST 255   /* as ssh: the task could not run, or was lost */
 #define CHUNK 49152       /* stdin read: 64 KiB of base64 */
+#define IN_QUEUED (1u << 20)   /* stdin is read while less than this waits to go */
 
 static int queue(struct taskclient *t, json_t *msg)
 {
@@ -144,7 +145,7 @@ static void task_read(struct taskclient *t, const char *prog)
 	struct error err = { "" };
 	json_t *msg;
 	ssize_t n;
-	int r;
+	int r = 0;
 
 	for (;;) {
 		n = wire_read(t->fd, &t->in);
@@ -206,7 +207,8 @@ int taskclient_relay(struct taskclient *ts, size_t n, int stdin_fd, const char *
 		}
 		if (!left)
 			break;
-		pfd[n].fd = stdin_fd >= 0 && ts[0].started && !ts[0].done ? stdin_fd : -1;
+		pfd[n].fd = stdin_fd >= 0 && ts[0].started && !ts[0].done &&
+				    ts[0].out.len - ts[0].out.off < IN_QUEUED ? stdin_fd : -1;
 		pfd[n].events = POLLIN;
 		pfd[n + 1].fd = sfd;
 		pfd[n + 1].events = POLLIN;

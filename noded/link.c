@@ -147,6 +147,11 @@ int link_call(struct link *l, json_t *req, link_reply_f cb, int64_t arg)
 	return link_send(l, req, cb, arg);
 }
 
+size_t link_pending(const struct link *l)
+{
+	return l ? l->out.len - l->out.off : 0;
+}
+
 int link_notify(struct link *l, json_t *msg)
 {
 	int r;
@@ -165,7 +170,11 @@ int link_notify(struct link *l, json_t *msg)
 		return r;
 	r = link_flush(l);
 	if (r < 0) {
-		link_lost(l, strerror(-r));
+		/* Not link_lost here: its caller (tasks.c) is in the middle of
+		 * its lists. The shutdown wakes the handler, which drops the
+		 * link. */
+		log_debug("send to qpoold: %s", strerror(-r));
+		(void)shutdown(l->fd, SHUT_RDWR);
 		return r;
 	}
 	return 0;

@@ -286,8 +286,17 @@ bool jobs_task_check(const struct jobs *js, int64_t jobid, int64_t *ret_dispatch
  * and routes task.* between the agents, the jobs' gded control sockets
  * (jobs/<id>.ctl) and qpoold. Sets nd->tasks. -errno with err set. */
 int tasks_create(struct noded *nd, struct tasks **ret, struct error *err);
-/* Closes everything; sends nothing. */
+/* Kills the tasks whose streams it carried (they could not be read
+ * again), then closes everything. */
 void tasks_destroy(struct tasks *ts);
+/* The job whose group under nd's cgroup parent holds pid: from the
+ * process's /proc/PID/cgroup line under nd->proc_root (v1: the memory
+ * hierarchy, which every job group has; v2: the unified one), confirmed
+ * in that group's cgroup.procs under the config's cgroup_root, so a
+ * look-alike group elsewhere (a user's delegated v2 subtree named
+ * qpool/n1/job.7) proves nothing. 0 and *ret; -ESRCH when pid is in no
+ * job of the node, -EOPNOTSUPP in cgroup mode none. */
+int tasks_job_of_pid(const struct noded *nd, pid_t pid, int64_t *ret);
 /* A task.* frame from qpoold (task.start, task.started, task.out,
  * task.exit, task.in, task.signal). Bad input is dropped. */
 void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg);
@@ -315,5 +324,8 @@ int link_call(struct link *l, json_t *req, link_reply_f cb, int64_t arg);
 /* Sends msg (reference stolen) with id 0: a frame that gets no reply
  * (task.* routing). -ENOTCONN when not registered. */
 int link_notify(struct link *l, json_t *msg);
+
+/* Bytes queued for qpoold and not yet written (0 without a link). */
+size_t link_pending(const struct link *l);
 
 #endif

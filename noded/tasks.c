@@ -26,6 +26,13 @@
  * is relayed as it comes, and an agent that stops reading is not allowed
  * to grow qnoded without bound. */
 #define OUT_MAX (64u << 20)
+/* An agent's input is read only while what waits for its task's next
+ * hop (the job's control socket, or the link to qpoold) is below this:
+ * stdin piped into qpool-rsh cannot fill qnoded's memory. */
+#define IN_PAUSE (1u << 20)
+#define IN_RECHECK_US 5000
+/* Connections on the task socket, all users together. */
+#define AGENTS_MAX 4096
 
 enum ttask_kind {
 	TASK_LOCAL,    /* agent here, task on this node's gded */
@@ -60,6 +67,7 @@ struct agent {
 	struct ttask *task;
 	bool closing;                 /* close once out is written */
 	bool dead;                    /* a write failed: freed by its handler */
+	bool paused;                  /* not read: its task's next hop is full */
 	struct agent *next;
 };
 
@@ -92,6 +100,8 @@ struct tasks {
 	struct ttask *tasks;
 	uint64_t next_task;
 	uint64_t next_serial;
+	unsigned n_agents;
+	sd_event_source *recheck;     /* while agents are paused */
 	bool stopping;                /* qnoded stops: nothing more is sent */
 };
 
@@ -127,6 +137,11 @@ static int io_events(struct wirebuf *out)
 	return EPOLLIN | (out->len > out->off ? EPOLLOUT : 0);
 }
 
+static uint32_t agent_events(const struct agent *a)
+{
+	return (a->paused ? 0 : EPOLLIN) | (a->out.len > a->out.off ? EPOLLOUT : 0);
+}
+
 /* Queues msg (reference stolen) to an agent; drops the agent when it
  * holds too much unread. */
 static void agent_send(struct agent *a, json_t *msg)
@@ -151,9 +166,10 @@ static void agent_send(struct agent *a, json_t *msg)
 		log_debug("task agent pid %d: %s: dropped", (int)a->pid, strerror(-r));
 		a->dead = true;
 		(void)shutdown(a->fd, SHUT_RDWR);
+		(void)sd_event_source_set_io_events(a->io, EPOLLIN);
 		return;
 	}
-	(void)sd_event_source_set_io_events(a->io, io_events(&a->out));
+	(void)sd_event_source_set_io_events(a->io, agent_events(a));
 }
 
 /* The one-line refusal, and the agent is closed once it is written. */
@@ -176,7 +192,7 @@ static void agent_refuse(struct agent *a, const char *fmt, ...)
 static void ctl_free(struct ctl *c, const char *why)
 {
 	struct tasks *ts = c->ts;
-	struct ttask *t, *next;
+	struct ttask *t;
 
 	for (struct ctl **pp = &ts->ctls; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
@@ -194,12 +210,14 @@ static void ctl_free(struct ctl *c, const char *why)
 		c->reqs = q->next;
 		free(q);
 	}
-	/* Its tasks on this node can tell no more: they end, killed. */
-	for (t = ts->tasks; t; t = next) {
-		next = t->next;
-		if (t->jobid == c->jobid && t->kind != TASK_OUT)
+	/* Its tasks on this node can tell no more: they end, killed. Each
+	 * ttask_end frees its task: the scan starts again from the head. */
+again:
+	for (t = ts->tasks; t; t = t->next)
+		if (t->jobid == c->jobid && t->kind != TASK_OUT) {
 			ttask_end(t, -1, SIGKILL, why);
-	}
+			goto again;
+		}
 	free(c);
 }
 
@@ -231,6 +249,8 @@ static void ctl_send(struct ctl *c, json_t *msg)
  * target through qpoold): to its agent here, or on to its origin. */
 static void ttask_relay_back(struct ttask *t, const char *op, json_t *msg)
 {
+	if (t->ts->stopping)
+		return;
 	if (t->kind == TASK_IN) {
 		json_t *fwd = json_deep_copy(msg);
 
@@ -413,16 +433,17 @@ static int ctl_get(struct tasks *ts, int64_t jobid, struct ctl **ret)
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%" PRId64 ".ctl", ts->nd->jobs_dir, jobid) >=
 	    sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking from the start: a Unix connect completes at once or
+	 * fails (EAGAIN when gded's backlog is full), and never holds the
+	 * event loop behind a wrapper that does not accept. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* Blocking connect: gded's socket is local and listening, or absent. */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
 	}
-	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -525,16 +546,9 @@ static bool procs_contain(const char *dir, pid_t pid)
 	return found;
 }
 
-/* The job whose group under this node's parent holds pid: from the
- * process's own /proc/PID/cgroup line (v1: the memory hierarchy, which
- * every job group has; v2: the unified one), then confirmed in the
- * group's cgroup.procs, so a look-alike group elsewhere (a user's
- * delegated v2 subtree named qpool/n1/job.7) proves nothing. Never from
- * the environment, which the caller writes. -ESRCH when pid is in no job
- * of this node, -EOPNOTSUPP without cgroups. */
-static int job_of_pid(struct tasks *ts, pid_t pid, int64_t *ret)
+/* Never from the environment, which the caller writes (noded.h). */
+int tasks_job_of_pid(const struct noded *nd, pid_t pid, int64_t *ret)
 {
-	const struct noded *nd = ts->nd;
 	char path[PATH_MAX], needle[PATH_MAX], line[PATH_MAX + 64];
 	int r = -ESRCH;
 	FILE *f;
@@ -559,9 +573,7 @@ static int job_of_pid(struct tasks *ts, pid_t pid, int64_t *ret)
 			continue;
 		*cgpath++ = '\0';
 		ctrl++;
-		if (nd->cgroup_mode == CGROUP_MODE_V2 ? *ctrl != '\0'
-						      : !strstr(ctrl, "memory") ||
-							(ctrl[strlen("memory")] && strcmp(ctrl, "memory") != 0))
+		if (nd->cgroup_mode == CGROUP_MODE_V2 ? *ctrl != '\0' : strcmp(ctrl, "memory") != 0)
 			continue;
 		hit = strstr(cgpath, needle);
 		if (!hit)
@@ -643,6 +655,7 @@ static void agent_free(struct agent *a)
 	for (struct agent **pp = &ts->agents; *pp; pp = &(*pp)->next)
 		if (*pp == a) {
 			*pp = a->next;
+			ts->n_agents--;
 			break;
 		}
 	/* Its task still runs and nobody can see it: it is killed, as a
@@ -710,7 +723,7 @@ static void agent_start(struct agent *a, json_t *msg)
 		agent_refuse(a, "%s", bad);
 		return;
 	}
-	r = job_of_pid(ts, a->pid, &jobid);
+	r = tasks_job_of_pid(nd, a->pid, &jobid);
 	if (r == -EOPNOTSUPP) {
 		agent_refuse(a, "node %s runs jobs without cgroups: it cannot tell which job a caller is in, so it starts no remote tasks",
 			     nd->name);
@@ -778,6 +791,66 @@ done:
 	json_decref(spec);
 }
 
+/* Bytes waiting for the next hop of a's task. */
+static size_t agent_next_hop_pending(struct agent *a)
+{
+	struct ttask *t = a->task;
+
+	if (!t || !t->started)
+		return 0;
+	if (t->kind == TASK_OUT)
+		return link_pending(a->ts->nd->link);
+	for (struct ctl *c = a->ts->ctls; c; c = c->next)
+		if (c->jobid == t->jobid)
+			return c->out.len - c->out.off;
+	return 0;
+}
+
+static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* Stops reading a while its task's next hop is full; a timer looks again. */
+static void agent_pause(struct agent *a)
+{
+	struct tasks *ts = a->ts;
+
+	a->paused = true;
+	(void)sd_event_source_set_io_events(a->io, agent_events(a));
+	if (!ts->recheck) {
+		if (sd_event_add_time_relative(ts->nd->event, &ts->recheck, CLOCK_MONOTONIC, IN_RECHECK_US, 1000,
+					       agents_on_recheck, ts) < 0) {
+			/* No timer: read on, unpaused, rather than stall. */
+			ts->recheck = NULL;
+			a->paused = false;
+			(void)sd_event_source_set_io_events(a->io, agent_events(a));
+		}
+		return;
+	}
+	(void)sd_event_source_set_time_relative(ts->recheck, IN_RECHECK_US);
+	(void)sd_event_source_set_enabled(ts->recheck, SD_EVENT_ONESHOT);
+}
+
+static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct tasks *ts = userdata;
+	bool any = false;
+
+	for (struct agent *a = ts->agents; a; a = a->next) {
+		if (!a->paused)
+			continue;
+		if (agent_next_hop_pending(a) < IN_PAUSE) {
+			a->paused = false;
+			(void)sd_event_source_set_io_events(a->io, io_events(&a->out));
+		} else {
+			any = true;
+		}
+	}
+	if (any) {
+		(void)sd_event_source_set_time_relative(s, IN_RECHECK_US);
+		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	return 0;
+}
+
 static void agent_dispatch(struct agent *a, json_t *msg)
 {
 	const char *op = wire_str(msg, "op");
@@ -836,7 +909,7 @@ static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 			agent_free(a);
 			return 0;
 		}
-		(void)sd_event_source_set_io_events(a->io, io_events(&a->out));
+		(void)sd_event_source_set_io_events(a->io, agent_events(a));
 	}
 	if (a->closing && a->out.len == a->out.off) {
 		agent_free(a);
@@ -858,6 +931,8 @@ static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 	}
 	if (!a->closing && !a->dead && r < 0)
 		agent_refuse(a, "%s", err.text);
+	else if (!a->closing && !a->dead && agent_next_hop_pending(a) >= IN_PAUSE)
+		agent_pause(a);
 	return 0;
 }
 
@@ -872,6 +947,11 @@ static int tasks_on_accept(sd_event_source *s, int fd, uint32_t revents, void *u
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0)
 		return 0;
+	if (ts->n_agents >= AGENTS_MAX) {
+		log_warn("task socket: %u agents connected already; one more refused", ts->n_agents);
+		close(cfd);
+		return 0;
+	}
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0) {
 		close(cfd);
 		return 0;
@@ -889,6 +969,7 @@ static int tasks_on_accept(sd_event_source *s, int fd, uint32_t revents, void *u
 	a->pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
 	a->next = ts->agents;
 	ts->agents = a;
+	ts->n_agents++;
 	if (sd_event_add_io(ts->nd->event, &a->io, cfd, EPOLLIN, agent_on_io, a) < 0) {
 		agent_free(a);
 		return 0;
@@ -999,15 +1080,18 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg)
 
 void tasks_link_lost(struct tasks *ts)
 {
-	struct ttask *t, *next;
+	struct ttask *t;
 
 	if (!ts)
 		return;
-	for (t = ts->tasks; t; t = next) {
-		next = t->next;
+	/* Each task found is freed: the scan starts again from the head. */
+again:
+	for (t = ts->tasks; t; t = t->next) {
 		if (t->kind == TASK_OUT) {
 			ttask_end(t, -1, SIGKILL, "lost qpoold, the way to the task's node");
-		} else if (t->kind == TASK_IN) {
+			goto again;
+		}
+		if (t->kind == TASK_IN) {
 			json_t *sig = json_pack("{s:i}", "signal", SIGKILL);
 
 			/* Its origin can no longer be told anything. */
@@ -1015,6 +1099,7 @@ void tasks_link_lost(struct tasks *ts)
 				ctl_task_pass(ts, t, "task.signal", sig);
 			json_decref(sig);
 			ttask_free(t);
+			goto again;
 		}
 	}
 }
@@ -1070,6 +1155,16 @@ void tasks_destroy(struct tasks *ts)
 {
 	if (!ts)
 		return;
+	/* The tasks whose streams go through this qnoded are killed: their
+	 * agents lose them now (here, or told "lost node" by qpoold), and
+	 * nobody could read them again after a restart. */
+	for (struct ttask *t = ts->tasks; t; t = t->next) {
+		json_t *sig = json_pack("{s:i}", "signal", SIGKILL);
+
+		if (t->kind != TASK_OUT && t->started && sig)
+			ctl_task_pass(ts, t, "task.signal", sig);
+		json_decref(sig);
+	}
 	ts->stopping = true;
 	while (ts->agents)
 		agent_free(ts->agents);
@@ -1078,6 +1173,7 @@ void tasks_destroy(struct tasks *ts)
 	while (ts->tasks)
 		ttask_free(ts->tasks);
 	ts->listen_src = sd_event_source_disable_unref(ts->listen_src);
+	ts->recheck = sd_event_source_disable_unref(ts->recheck);
 	if (ts->listen_fd >= 0) {
 		close(ts->listen_fd);
 		(void)unlink(ts->path);

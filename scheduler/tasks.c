@@ -68,13 +68,14 @@ static struct job *route_job(struct server *s, int64_t jobid, int64_t dispatch, 
 {
 	struct job *j = pool_job_find(s->pool, jobid);
 
-	if (!j || j->state != JOB_RUNNING || (dispatch > 0 && j->t_dispatch > 0 && dispatch != j->t_dispatch)) {
-		snprintf(why, len, "job %lld is not running (it ended, or this is an older run of it)",
-			 (long long)jobid);
+	/* The sender first: a node learns nothing about jobs it does not run. */
+	if (!j || !job_has_node(j, from)) {
+		snprintf(why, len, "node %s runs no share of job %lld", from, (long long)jobid);
 		return NULL;
 	}
-	if (!job_has_node(j, from)) {
-		snprintf(why, len, "node %s runs no share of job %lld", from, (long long)jobid);
+	if (j->state != JOB_RUNNING || dispatch != j->t_dispatch) {
+		snprintf(why, len, "job %lld is not running (it ended, or this is an older run of it)",
+			 (long long)jobid);
 		return NULL;
 	}
 	if (!job_has_node(j, to)) {
@@ -110,11 +111,15 @@ static bool route_send(struct server *s, const char *name, json_t *msg)
 	return true;
 }
 
-/* An error: a reply to a request, a logged line for a frame without id. */
+/* An error: a reply to a request, a logged line for a frame without id
+ * (debug only for a frame of a task that ended meanwhile: its two ends
+ * race, e.g. a signal sent as the task exits). */
 static void task_refuse(struct conn *c, long long req_id, int errnum, const char *op, const char *why)
 {
 	if (req_id)
 		conn_reply_err(c, req_id, errnum, "%s", why);
+	else if (errnum == ESRCH)
+		log_debug("node %s: %s dropped: %s", c->node->name, op, why);
 	else
 		conn_log_warn(c, "node %s: %s dropped: %s", c->node->name, op, why);
 }
@@ -248,7 +253,7 @@ void task_routes_node_gone(struct server *s, const char *name)
 
 	if (!tr)
 		return;
-	snprintf(line, sizeof(line), "qpool-rsh: lost node %s", name);
+	snprintf(line, sizeof(line), "lost node %s", name);
 	for (struct route **pp = &tr->head; *pp;) {
 		struct route *r = *pp;
 

@@ -27,6 +27,41 @@ out=$(as qpuser1 env -u QPOOL_TASK_SOCKET qpool-rsh na true 2>&1); rc=$?
 out=$(as qpuser1 env QPOOL_TASK_SOCKET="$sock_na" qpool-rsh na 2>&1); rc=$?
 [ "$rc" = 255 ] && echo "$out" | grep -q "no COMMAND" || fail "no command: $rc $out"
 
+note "malformed frames on the task socket get one line, and qnoded stays up"
+out=$(as qpuser1 python3 - "$sock_na" <<'PY'
+import json, socket, struct, sys
+def exchange(payload):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(sys.argv[1])
+    s.sendall(payload)
+    h = s.recv(4)
+    if len(h) < 4:
+        return "closed"
+    n = struct.unpack(">I", h)[0]
+    d = b""
+    while len(d) < n:
+        c = s.recv(n - len(d))
+        if not c:
+            break
+        d += c
+    return json.loads(d).get("error")
+def frame(o):
+    d = json.dumps(o).encode()
+    return struct.pack(">I", len(d)) + d
+print(exchange(struct.pack(">I", 5) + b"nope!"))
+print(exchange(struct.pack(">I", 1 << 30)))
+print(exchange(frame({"op": "task.in", "id": 1, "data": "aGk="})))
+print(exchange(frame({"op": "task.start", "id": 1, "host": "na", "argv": "true"})))
+print(exchange(frame({"op": "task.start", "id": 1, "argv": ["true"]})))
+PY
+) || fail "raw agent: $out"
+echo "$out"
+[ "$(echo "$out" | grep -c .)" = 5 ] && ! echo "$out" | grep -qx "closed\|None" || fail "a malformed frame got no one-line answer"
+echo "$out" | grep -q "first message must be task.start" || fail "no refusal of a first frame that is not task.start"
+echo "$out" | grep -q "argv, a non-empty array of strings" || fail "no refusal of a bad argv"
+kill -0 "$(qp_node_pid na)" || fail "qnoded na died"
+
 note "a one-node job starts tasks on its own node"
 go=$QP_T/work/qpuser1/go
 id=$(as qpuser1 qsub -N rsh -l ncpus=1 <<JOB
@@ -41,6 +76,7 @@ echo "in-n=\$(echo piped | qpool-rsh -n "\$me" cat)"
 qpool-rsh "\$me" 'kill -TERM \$\$'; echo "sig=\$?"
 qpool-rsh elsewhere true; echo "outside=\$?"
 qpool-rsh "\$(test "\$me" = na && echo nb || echo na)" true; echo "other=\$?"
+echo "big=\$(head -c 50000000 /dev/zero | qpool-rsh "\$me" 'sleep 1; wc -c')"
 echo "dsh=\$(pbsdsh sh -c 'echo slot' | grep -c slot)"
 pbsdsh -n 0 false; echo "dsh-false=\$?"
 echo ready > "$QP_T/work/qpuser1/ready"
@@ -102,6 +138,14 @@ want "sig=143"
 want "outside=255"
 want "other=255"
 grep -q "qpool-rsh: elsewhere is not a node of job $id" "$err" || fail "no refusal line for a host outside the job"
+want "big=50000000"
+hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$(qp_node_pid "$node")/status")
+note "qnoded $node peak RSS ${hwm} kB after 50 MB through a task's stdin"
+# ASan's shadow memory and quarantine make a sanitized qnoded's RSS say nothing.
+case ${BUILD:-build} in
+*-san) ;;
+*) [ "$hwm" -lt 32768 ] || fail "qnoded $node grew to $hwm kB relaying 50 MB of stdin" ;;
+esac
 want "dsh=1"
 want "dsh-false=1"
 echo "rsh ok"
