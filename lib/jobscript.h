@@ -53,6 +53,9 @@ struct jobspec {
 	int quiet;                  /* -z: 1, -1 unset */
 	int interactive;            /* -I: 1, -1 unset */
 	int mail;                   /* -m given and not n: 1; -m n: 0; -1 unset */
+	char *array;                /* -J / -t: the index set, canonical (arrayspec_format) */
+	char *depend;               /* -W depend=: canonical (depend_format) */
+	int block;                  /* -W block=true: 1, false: 0, -1 unset */
 };
 
 #define JOBSPEC_PRIORITY_UNSET (-10000)
