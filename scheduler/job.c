@@ -42,6 +42,10 @@ void job_free(struct job *j)
 	if (!j)
 		return;
 	free(j->node);
+	free(j->array_spec);
+	free(j->array);
+	free(j->depend);
+	free(j->reason);
 	free(j);
 }
 

@@ -84,6 +84,8 @@ struct gded_job {
 	const char *mail_points;  /* -m: letters of abe, or NULL */
 	const char *mail_users;   /* -M, or NULL: the user */
 	bool interactive;         /* qsub -I: a login shell on a pty, no script */
+	uint64_t array_id;        /* a subjob of a job array: the array's id; 0: none */
+	uint64_t array_index;     /* ... and its index (PBS_ARRAY_INDEX) */
 };
 
 enum gded_status {
