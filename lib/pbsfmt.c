@@ -144,6 +144,9 @@ static long long exit_code(const json_t *job)
 	long long st = wire_int(job, "exit_status", NONE), sig = wire_int(job, "exit_signal", NONE);
 	const char *state = str_or(job, "state", "");
 
+	/* An array's own: 0, 1 (a subjob failed), 2 (some were deleted). */
+	if (json_object_get(job, "array") && st != NONE)
+		return st;
 	if (strcmp(state, "cancelled") == 0)
 		return 265;
 	if (strcmp(state, "timeout") == 0)

@@ -348,8 +348,18 @@ int array_subjob_row(struct server *s, int64_t id, int64_t index, json_t **ret)
 		return -ENOENT;
 	}
 	if (!a || !a->array) {
+		/* The array has ended: every subjob that ran has its row. */
+		struct arrayspec spec;
+
+		pos = arrayspec_parse(json_string_value(json_object_get(row, "array")), 't', true, &spec, NULL) < 0 ?
+		      -1 : arrayspec_pos(&spec, index);
+		r = pos < 0 ? -ENOENT : jobstore_job_get(s->store, id + 1 + pos, false, ret);
+		if (r == -ENOENT && pos >= 0) {
+			*ret = array_row_as_subjob(row, id, pos, index, JOB_CANCELLED);
+			r = *ret ? 0 : -ENOMEM;
+		}
 		json_decref(row);
-		return -ENOENT;
+		return r;
 	}
 	pool_array_info(a, &info);
 	pos = arrayspec_pos(info.spec, index);
@@ -369,21 +379,35 @@ int array_subjob_row(struct server *s, int64_t id, int64_t index, json_t **ret)
 
 json_t *array_waiting_row(const json_t *array_row, const struct job *a, int64_t index)
 {
-	json_t *o = json_deep_copy(array_row);
 	struct pool_array_info info;
-	int64_t pos;
+
+	pool_array_info(a, &info);
+	return array_row_as_subjob(array_row, a->id, arrayspec_pos(info.spec, index), index,
+				   a->state == JOB_HELD ? JOB_HELD : JOB_QUEUED);
+}
+
+json_t *array_row_as_subjob(const json_t *array_row, int64_t id, int64_t pos, int64_t index, enum job_state state)
+{
+	json_t *o = json_deep_copy(array_row);
 	char num[24];
 
 	if (!o)
 		return NULL;
-	pool_array_info(a, &info);
-	pos = arrayspec_pos(info.spec, index);
-	json_object_set_new(o, "jobid", json_integer(a->id + 1 + pos));
+	json_object_set_new(o, "jobid", json_integer(id + 1 + pos));
 	json_object_del(o, "array");
-	json_object_set_new(o, "array_id", json_integer(a->id));
+	json_object_set_new(o, "array_id", json_integer(id));
 	json_object_set_new(o, "array_index", json_integer(index));
-	json_object_set_new(o, "state", json_string(job_state_name(a->state == JOB_HELD ? JOB_HELD : JOB_QUEUED)));
+	json_object_set_new(o, "state", json_string(job_state_name(state)));
 	json_object_del(o, "depend");
+	if (job_state_finished(state)) {
+		/* Dropped with its array (qdel ID[]) before it started. */
+		json_object_set_new(o, "reason", json_string("deleted with its array before it started"));
+		json_object_set_new(o, "exit_status", json_null());
+		json_object_set_new(o, "cpu_ns", json_null());
+		json_object_set_new(o, "mem_peak", json_null());
+		json_object_set_new(o, "times", json_pack("{s:O?}", "submit",
+			json_object_get(json_object_get(array_row, "times"), "submit")));
+	}
 	snprintf(num, sizeof(num), "%lld", (long long)index);
 	for (const char *k = "stdout"; k; k = strcmp(k, "stdout") == 0 ? "stderr" : NULL) {
 		const char *p = json_string_value(json_object_get(o, k));

@@ -359,6 +359,34 @@ static int stat_subjobs(struct server *s, const struct jobstore_filter *f, json_
 		}
 		json_decref(row);
 	}
+	/* qstat -x -t ID[] of an ended array: the subjobs dropped with it
+	 * (qdel ID[]) have no row; they are shown cancelled. */
+	if (f->jobid && !pool_job_find(s->pool, f->jobid)) {
+		json_t *row = NULL, *seen;
+		struct arrayspec spec;
+		char key[24];
+
+		if (jobstore_job_get(s->store, f->jobid, false, &row) == 0 && json_object_get(row, "array") &&
+		    arrayspec_parse(json_string_value(json_object_get(row, "array")), 't', true, &spec, NULL) == 0 &&
+		    (seen = json_object())) {
+			json_array_foreach(jobs, i, o) {
+				snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_object_get(o, "jobid")));
+				json_object_set_new(seen, key, json_true());
+			}
+			for (int64_t pos = after > f->jobid ? after - f->jobid : 0;
+			     pos < spec.count && f->jobid + 1 + pos <= last && added < PAGE_JOBS; pos++) {
+				snprintf(key, sizeof(key), "%lld", (long long)(f->jobid + 1 + pos));
+				if (json_object_get(seen, key))
+					continue;
+				json_array_append_new(jobs, array_row_as_subjob(row, f->jobid, pos,
+					arrayspec_index(&spec, pos), JOB_CANCELLED));
+				added++;
+				top = f->jobid + 1 + pos;
+			}
+			json_decref(seen);
+		}
+		json_decref(row);
+	}
 	if (!added)
 		return 0;
 	n = json_array_size(jobs);

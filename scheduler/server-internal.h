@@ -178,6 +178,8 @@ void array_check_done(struct server *s, struct job *a);
 bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg);
 int array_subjob_row(struct server *s, int64_t id, int64_t index, json_t **ret);
 json_t *array_waiting_row(const json_t *array_row, const struct job *a, int64_t index);
+/* The array's row as its subjob at pos (index) in state. */
+json_t *array_row_as_subjob(const json_t *array_row, int64_t id, int64_t pos, int64_t index, enum job_state state);
 
 /* depend.c: -W depend. */
 int depend_submit_check(struct server *s, uid_t uid, const char *text, char *err, size_t len);
