@@ -139,7 +139,7 @@ static const char SQL_QUERY[] =
 	" AND (?2 IS NULL OR owner = ?2)"
 	" AND (?3 OR state IN ('queued','held','running','exiting'))"
 	" AND (?4 = 0 OR t_done IS NULL OR t_done >= ?4) AND (?5 = 0 OR t_submit <= ?5)"
-	" AND id > ?6 AND (?8 OR array_id IS NULL) ORDER BY id LIMIT ?7";
+	" AND id > ?6 AND (?8 OR array_id IS NULL) AND (?9 = 0 OR array_spec IS NULL) ORDER BY id LIMIT ?7";
 /* The same for one job: "(?1 = 0 OR id = ?1)" cannot use the primary key,
  * so SQL_QUERY scans every row; measured 85 s of dispatching for 100,000
  * jobs on 1,000 simulated nodes, as node_launch reads each job back. */
@@ -890,8 +890,10 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 	sqlite3_bind_int64(st, 5, f->to);
 	sqlite3_bind_int64(st, 6, f->after);
 	sqlite3_bind_int64(st, 7, f->limit ? (int64_t)f->limit : -1);
-	if (!f->jobid || f->subjobs)
+	if (!f->jobid || f->subjobs) {
 		sqlite3_bind_int(st, 8, f->subjobs);
+		sqlite3_bind_int(st, 9, f->no_arrays);
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		json_array_append_new(arr, job_row_json(st));
 	if (rc != SQLITE_DONE)

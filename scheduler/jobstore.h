@@ -98,6 +98,7 @@ struct jobstore_filter {
 	int64_t after;          /* only ids above this (paging) */
 	unsigned limit;         /* at most this many; 0: all */
 	bool subjobs;           /* include array subjobs (always with a jobid) */
+	bool no_arrays;         /* leave out arrays' own rows (not with a jobid) */
 	bool payload;           /* include env and script ... */
 	uid_t payload_uid;      /* ... of this uid's jobs only, (uid_t)-1: none, 0: all */
 };

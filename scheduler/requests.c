@@ -688,11 +688,18 @@ static void op_acct(struct conn *c, long long req_id, json_t *msg)
 		.finished = true,
 		.from = wire_int(msg, "from", 0),
 		.to = wire_int(msg, "to", 0),
+		/* Records are the subjobs that ran; an array's own record
+		 * (their sums) only when asked for by its id, so summaries
+		 * count nothing twice. */
 	};
 	json_t *jobs, *nodes = json_array();
 	bool more;
 	int r;
 
+	/* Records are the subjobs that ran; an array's own record (their
+	 * sums) only when asked for by its id, so summaries count nothing
+	 * twice. */
+	f.subjobs = f.no_arrays = f.jobid == 0;
 	r = query_page(s, &f, msg, &jobs, &more);
 	if (r < 0) {
 		json_decref(nodes);

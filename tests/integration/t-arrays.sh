@@ -46,6 +46,23 @@ done
 [ "$(qp_field "$n[6]" Exit_status)" = 0 ] || fail "qstat -f ID[6]"
 [ "$(qp_field "$n[6]" array_id)" = "$n[].$server" ] || fail "qstat -f ID[6] array_id"
 
+note "accounting: a record per subjob, and the array's own with their sums"
+"$QP_BIN/qacct" --json -u qpuser1 | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)["rows"]
+assert sum(r["jobs"] for r in rows) == 3, rows
+' || fail "qacct's summary does not count the 3 subjobs once each"
+"$QP_BIN/qacct" --json -j "$n[6]" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["record"]
+assert r["jobid"] == int(sys.argv[1]) + 2 and r["array_index"] == 6, r
+' "$n" || fail "qacct -j ID[6]"
+"$QP_BIN/qacct" --json -j "$a" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["record"]
+assert r["jobid"] == int(sys.argv[1]) and r["array"] == "2-10:4" and r["cpu_ns"] > 0, r
+' "$n" || fail "qacct -j ID[]"
+
 note "-t list as a directive, -o with ^array_index^, one failing subjob"
 script list.sh '#PBS -t 1,3,5-6
 #PBS -o out.^array_index^.txt
