@@ -7,6 +7,7 @@
 #include "depend.h"
 #include "jobid.h"
 #include "jobscript.h"
+#include "pbsfmt.h"
 #include "unit.h"
 
 static void test_arrayspec_parse(void)
@@ -198,7 +199,39 @@ static void test_jobspec_array_depend(void)
 	jobspec_clear(&js);
 }
 
+/* qstat's ids and states of arrays: ID[] in B once begun, ID[N]. */
+static void test_pbsfmt_array(void)
+{
+	json_t *a = json_pack("{s:I, s:s, s:s}", "jobid", (json_int_t)12, "array", "1-3", "state", "running");
+	json_t *s = json_pack("{s:I, s:I, s:I, s:s}", "jobid", (json_int_t)14, "array_id", (json_int_t)12,
+			      "array_index", (json_int_t)2, "state", "running");
+	json_t *d = json_pack("{s:I, s:s, s:s, s:s}", "jobid", (json_int_t)20, "state", "held",
+			      "depend", "afterok:12:13[]", "reason", "waiting on dependencies");
+	json_t *attrs;
+	char buf[64];
+
+	pbsfmt_job_id(a, "srv", buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "12[].srv");
+	pbsfmt_job_id(s, "srv", buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "12[2].srv");
+	CU_ASSERT_EQUAL(pbsfmt_job_state(a, 0), 'B');
+	CU_ASSERT_EQUAL(pbsfmt_job_state(s, 0), 'R');
+	json_object_set_new(a, "state", json_string("queued"));
+	CU_ASSERT_EQUAL(pbsfmt_job_state(a, 0), 'Q');
+	attrs = pbsfmt_job_attrs(d, "srv", 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(attrs, "Hold_Types")), "s");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(attrs, "depend")), "afterok:12.srv:13[].srv");
+	json_decref(attrs);
+	attrs = pbsfmt_job_attrs(s, "srv", 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(attrs, "array_id")), "12[].srv");
+	json_decref(attrs);
+	json_decref(a);
+	json_decref(s);
+	json_decref(d);
+}
+
 static const struct unit_test tests[] = {
+	{ "pbsfmt_array", test_pbsfmt_array },
 	{ "arrayspec_parse", test_arrayspec_parse },
 	{ "arrayspec_positions", test_arrayspec_positions },
 	{ "jobid_array", test_jobid_array },
