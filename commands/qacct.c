@@ -13,6 +13,7 @@
 #include "jobid.h"
 #include "timeutil.h"
 #include "version.h"
+#include "wire.h"
 
 static const char usage_text[] =
 	"usage: qacct -j JOBID [--csv|--json]\n"
@@ -184,15 +185,20 @@ static int svg_write(const struct data *d)
 }
 
 /* Parsed before connecting, so a usage error never waits on the server. */
-static int64_t arg_jobid, arg_from_ns, arg_to_ns;
+static int64_t arg_jobid, arg_index = -1, arg_from_ns, arg_to_ns;
 static enum acct_key arg_key = ACCT_BY_QUEUE;
 
 static int args_check(void)
 {
 	int64_t now = time_wall_ns();
 
-	if (arg_job && jobid_parse(arg_job, &arg_jobid) < 0)
+	int64_t lo, hi;
+
+	/* ID[] is the array's own record; ID[N] a subjob's. */
+	if (arg_job && (jobid_parse_array(arg_job, &arg_jobid, &lo, &hi) < 0 || hi != lo))
 		return cmd_fail(2, "%s: not a job id", arg_job);
+	if (arg_job && lo >= 0)
+		arg_index = lo;
 	if (arg_from && acct_time_parse(arg_from, now, &arg_from_ns) < 0)
 		return cmd_fail(2, "--from %s: not a time (YYYY-MM-DD[ HH:MM[:SS]], -1h, -30m, or epoch seconds)", arg_from);
 	if (arg_to && acct_time_parse(arg_to, now, &arg_to_ns) < 0)
@@ -210,6 +216,17 @@ static int run(struct client *cl)
 	struct acct_report *rep = NULL;
 	int status, r;
 
+	if (arg_index >= 0) {
+		/* A subjob's record is under its own number: ask for it. */
+		json_t *reply = NULL;
+		struct error err;
+
+		if (client_call(cl, json_pack("{s:s, s:I, s:I, s:b}", "op", "stat", "jobid", (json_int_t)arg_jobid,
+					      "array_index", (json_int_t)arg_index, "finished", 1), &reply, &err) < 0)
+			return cmd_fail(1, "%s", err.text);
+		arg_jobid = wire_int(json_array_get(json_object_get(reply, "jobs"), 0), "jobid", arg_jobid);
+		json_decref(reply);
+	}
 	status = data_load(cl, arg_jobid, arg_from_ns, arg_to_ns, &d);
 	if (status)
 		goto done;

@@ -10,6 +10,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "jobid.h"
+#include "wire.h"
 #include "version.h"
 
 static const char usage_text[] =
@@ -87,16 +88,45 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		json_t *reply = NULL;
 		char *at = strchr(argv[i], '@');
-		int64_t id;
+		int64_t id, lo, hi;
 
 		if (at)
 			*at = '\0';
-		if (jobid_parse(argv[i], &id) < 0) {
+		if (jobid_parse_array(argv[i], &id, &lo, &hi) < 0) {
 			status = cmd_fail(1, "%s: not a job id", argv[i]);
 			continue;
 		}
-		if (client_call(cl, json_pack("{s:s, s:I, s:i}", "op", "signal", "jobid", (json_int_t)id,
-					      "signal", sig), &reply, &err) < 0)
+		if (lo != JOBID_PLAIN && (lo == JOBID_ARRAY_ALL || hi > lo)) {
+			/* Every running subjob of the array (or of the range). */
+			json_t *jobs, *job;
+			size_t k;
+
+			if (client_call_pages(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)id,
+							    "subjobs", 1), "jobs", &reply, &err) < 0) {
+				status = cmd_fail(1, "%s", err.text);
+				continue;
+			}
+			jobs = json_object_get(reply, "jobs");
+			json_array_foreach(jobs, k, job) {
+				json_t *r2 = NULL;
+				long long ix = wire_int(job, "array_index", -1);
+
+				if (!json_object_get(job, "array_id") || strcmp(wire_str(job, "state") ?: "", "running") ||
+				    (lo >= 0 && (ix < lo || ix > hi)))
+					continue;
+				if (client_call(cl, json_pack("{s:s, s:I, s:I, s:i}", "op", "signal", "jobid",
+							      (json_int_t)id, "array_index", (json_int_t)ix, "signal",
+							      sig), &r2, &err) < 0)
+					status = cmd_fail(1, "%s", err.text);
+				json_decref(r2);
+			}
+			json_decref(reply);
+			continue;
+		}
+		if (client_call(cl, lo >= 0 ? json_pack("{s:s, s:I, s:I, s:i}", "op", "signal", "jobid", (json_int_t)id,
+							"array_index", (json_int_t)lo, "signal", sig)
+					    : json_pack("{s:s, s:I, s:i}", "op", "signal", "jobid", (json_int_t)id,
+							"signal", sig), &reply, &err) < 0)
 			status = cmd_fail(1, "%s", err.text);
 		json_decref(reply);
 	}

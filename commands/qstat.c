@@ -24,7 +24,7 @@ static const char usage_text[] =
 	"       qstat -B [-f]\n"
 	"       qstat --nodes [--json]\n"
 	"Shows jobs (by default those not finished), queues (-Q), the server (-B) or nodes.\n"
-	"A job id is 12, 12.server or 12.server@host.\n"
+	"A job id is 12, 12.server or 12.server@host; an array 12[], a subjob 12[7].\n"
 	"  -a            PBS's alternative table: memory, walltime, elapsed time\n"
 	"  -f            full detail of each job (PBS attribute names)\n"
 	"  -F json       -f as PBS's JSON document\n"
@@ -35,7 +35,8 @@ static const char usage_text[] =
 	"  -1            -n and -s on the job's own line\n"
 	"  -w            wide: nothing cut\n"
 	"  -u USERS      only these users' jobs (comma-separated; implies -a)\n"
-	"  -t, -J        accepted for PBS scripts (qpool has no array jobs)\n"
+	"  -t            with job arrays (ID[], state B once begun), their subjobs ID[N]\n"
+	"  -J            job arrays only\n"
 	"      --table   qpool's table: word states, CPUs, node, elapsed\n"
 	"  -Q            the queues; with -f in PBS's attribute form\n"
 	"      --order QUEUE  the queue's dispatch order (per-user round robin) and why\n"
@@ -50,6 +51,7 @@ enum layout { LAYOUT_CLASSIC, LAYOUT_ALT, LAYOUT_FULL, LAYOUT_TABLE };
 static const char *arg_conf;
 static const char *arg_users;
 static const char *arg_order;
+static bool arg_subjobs, arg_arrays_only;
 static bool arg_finished, arg_json, arg_pbs_json, arg_queues, arg_nodes, arg_server, arg_full;
 static bool arg_alt, arg_table, arg_idle, arg_running;
 static struct pbsfmt_opts arg_opts;
@@ -142,7 +144,7 @@ static int list_show(struct client *cl, const char *op, char **names, int n_name
 }
 
 /* Asks for jobs (jobid 0: all) and appends them to all. */
-static int jobs_fetch(struct client *cl, int64_t jobid, json_t *all)
+static int jobs_fetch(struct client *cl, int64_t jobid, int64_t index, json_t *all)
 {
 	bool one_user = arg_users && !strchr(arg_users, ',');
 	json_t *req, *reply = NULL, *jobs;
@@ -156,6 +158,10 @@ static int jobs_fetch(struct client *cl, int64_t jobid, json_t *all)
 		return cmd_fail(1, "out of memory");
 	if (jobid > 0)
 		json_object_set_new(req, "jobid", json_integer(jobid));
+	if (index >= 0)
+		json_object_set_new(req, "array_index", json_integer(index));
+	if (arg_subjobs)
+		json_object_set_new(req, "subjobs", json_true());
 	if (one_user)
 		json_object_set_new(req, "user", json_string(arg_users));
 	r = client_call_pages(cl, req, "jobs", &reply, &err);
@@ -169,6 +175,15 @@ static int jobs_fetch(struct client *cl, int64_t jobid, json_t *all)
 	if (jobid > 0 && json_array_size(jobs) == 0) {
 		json_decref(reply);
 		return cmd_fail(1, "job %lld: no such job", (long long)jobid);
+	}
+	/* -J: arrays only (and their subjobs with -t). */
+	for (size_t k = 0; arg_arrays_only && k < json_array_size(jobs);) {
+		json_t *o = json_array_get(jobs, k);
+
+		if (json_object_get(o, "array") || json_object_get(o, "array_id"))
+			k++;
+		else
+			json_array_remove(jobs, k);
 	}
 	json_array_extend(all, jobs);
 	json_decref(reply);
@@ -241,15 +256,15 @@ static int jobs_show(struct client *cl, char **args, int n_args)
 	}
 	for (int k = 0; k < n_args; k++) {
 		char *at = strchr(args[k], '@');
-		int64_t id;
+		int64_t id, lo, hi;
 
 		if (args[k][0] >= '0' && args[k][0] <= '9') {
 			n_ids++;
 			if (at)
 				*at = '\0';
-			if (jobid_parse(args[k], &id) < 0)
+			if (jobid_parse_array(args[k], &id, &lo, &hi) < 0 || (lo >= 0 && hi != lo))
 				status = cmd_fail(1, "%s: not a job id", args[k]);
-			else if (jobs_fetch(cl, id, all))
+			else if (jobs_fetch(cl, id, lo >= 0 ? lo : -1, all))
 				status = 1;
 		} else if (args[k][0] != '@') {
 			if (at)
@@ -257,7 +272,7 @@ static int jobs_show(struct client *cl, char **args, int n_args)
 			queues[n_queues++] = args[k];
 		}
 	}
-	if (n_ids == 0 && jobs_fetch(cl, 0, all) != 0) {
+	if (n_ids == 0 && jobs_fetch(cl, 0, -1, all) != 0) {
 		status = 1;
 		goto done;
 	}
@@ -325,7 +340,8 @@ int main(int argc, char **argv)
 		case 'w': arg_opts.wide = true; break;
 		case 'i': arg_idle = true; break;
 		case 'r': arg_running = true; break;
-		case 't': case 'J': break;
+		case 't': arg_subjobs = true; break;
+		case 'J': arg_arrays_only = true; break;
 		case 'F':
 			if (strcmp(optarg, "json") != 0)
 				return cmd_fail(2, "-F %s: only -F json is supported (see qstat --help)", optarg);

@@ -35,6 +35,11 @@ static const char usage_text[] =
 	"  -V                 pass this whole environment\n"
 	"  -h                 submit the job held (qrls releases it)\n"
 	"  -r y|n             whether the job may be re-run\n"
+	"  -J START-END[:STEP][%MAX]  a job array (PBS Pro); subjobs ID[N], at most MAX at once\n"
+	"  -t LIST[%MAX]      a job array (Torque): 1-10, 1,3,5-7, 0-8:2\n"
+	"  -W depend=TYPE:ID[:ID...][,...]  after, afterok, afternotok, afterany, before*;\n"
+	"                     an array as ID[]\n"
+	"  -W block=true      wait for the job to end; exit with its exit status\n"
 	"  -A account, -P project, -m abe|n, -M users, -p priority, -S shell,\n"
 	"  -W group_list=g, -a [[[[CC]YY]MM]DD]hhmm[.SS], -d dir, -z, -C prefix, -k, -u user\n"
 	"                     as PBS; see qsub(1)\n"
@@ -396,6 +401,12 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 	if (jobspec_attr(js, "umask"))   /* -W umask=, checked octal */
 		mask = (mode_t)strtol(jobspec_attr(js, "umask"), NULL, 8);
 	json_object_set_new(req, "umask", json_integer(mask & 0777));
+	if (js->array)
+		json_object_set_new(req, "array", json_string(js->array));
+	if (js->depend)
+		json_object_set_new(req, "depend", json_string(js->depend));
+	if (js->interactive > 0)
+		json_object_set_new(req, "interactive", json_true());
 	/* As PBS: without -o/-e the files go where qsub ran, even with -d
 	 * (a directory: qpoold names the file in it, knowing the id). */
 	r = path_absolute(cwd, "-o", js->stdout_path ? js->stdout_path : js->workdir ? "./" : NULL,
@@ -470,6 +481,55 @@ static int interactive(int64_t jobid, const char *id)
 	return 0;
 }
 
+/* qsub -W block=true: waits for the job (or the array) to end and
+ * returns its exit status, as PBS's qsub does: the job's exit code, 128
+ * + N for a job killed by signal N, 1 for one deleted or that never ran;
+ * for an array, its Exit_status (0 every subjob exited 0, 1 some did
+ * not, 2 some were deleted). The wait polls: 10 ms at first, doubling to
+ * 1 s, so a short job ends a short wait and a long one costs little. */
+static int block(int64_t jobid, const char *id)
+{
+	struct timespec pause = { .tv_nsec = 10 * 1000000L };
+	struct client *cl = NULL;
+	struct error err;
+	int r;
+
+	r = client_open(arg_conf, &cl, &err);
+	if (r < 0)
+		return cmd_fail(1, "%s", err.text);
+	for (;;) {
+		json_t *reply = NULL, *job;
+		const char *st;
+		long long status, sig;
+
+		r = client_call(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)jobid,
+					      "finished", 1), &reply, &err);
+		if (r < 0) {
+			client_close(cl);
+			return cmd_fail(1, "%s", err.text);
+		}
+		job = json_array_get(json_object_get(reply, "jobs"), 0);
+		st = wire_str(job, "state");
+		if (st && strcmp(st, "queued") && strcmp(st, "held") && strcmp(st, "running") &&
+		    strcmp(st, "exiting")) {
+			status = wire_int(job, "exit_status", -1);
+			sig = wire_int(job, "exit_signal", 0);
+			json_decref(reply);
+			client_close(cl);
+			if (sig > 0)
+				return 128 + (int)sig;
+			return status >= 0 && status <= 255 ? (int)status : 1;
+		}
+		json_decref(reply);
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 500 * 1000000L)
+			pause.tv_nsec *= 2;
+		else
+			pause = (struct timespec){ .tv_sec = 1 };
+	}
+	(void)id;
+}
+
 /* The -N default: the script's file name, or STDIN. */
 static int default_name(const char *path, const char **ret)
 {
@@ -532,20 +592,33 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 	/* qpoold names itself; an older one does not. */
 	if (wire_str(reply, "server"))
 		snprintf(server, sizeof(server), "%s", wire_str(reply, "server"));
-	jobid_format(wire_int(reply, "jobid", 0), server, id, sizeof(id));
+	/* An array prints as ID[].server, as PBS Pro's qsub does. */
+	jobid_format_array(wire_int(reply, "jobid", 0), wire_bool(reply, "array", 0) ? JOBID_ARRAY_ALL : JOBID_PLAIN,
+			   server, id, sizeof(id));
 	if (js->interactive > 0) {
 		int64_t n = wire_int(reply, "jobid", 0);
 
 		json_decref(reply);
 		return interactive(n, id);
 	}
-	if (js->quiet > 0) {
+	if (js->quiet > 0 && js->block <= 0) {
 		json_decref(reply);
 		return 0;
 	}
-	printf("%s\n", id);
+	if (js->quiet <= 0)
+		printf("%s\n", id);
+	if (fflush(stdout) != 0) {
+		json_decref(reply);
+		return cmd_fail(1, "cannot write the job id: %s", strerror(errno));
+	}
+	if (js->block > 0) {
+		int64_t n = wire_int(reply, "jobid", 0);
+
+		json_decref(reply);
+		return block(n, id);
+	}
 	json_decref(reply);
-	return fflush(stdout) == 0 ? 0 : cmd_fail(1, "cannot write the job id: %s", strerror(errno));
+	return 0;
 }
 
 int main(int argc, char **argv)

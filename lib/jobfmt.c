@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "jobfmt.h"
+#include "jobid.h"
 #include "parse.h"
 #include "table.h"
 #include "timeutil.h"
@@ -100,14 +101,18 @@ int jobfmt_jobs_table(FILE *f, const json_t *jobs, int64_t now_ns)
 	if (!t)
 		return -ENOMEM;
 	json_array_foreach(jobs, i, job) {
-		char name[4 * JOBFMT_NAME_WIDTH + 2], el[32] = "-";
+		char name[4 * JOBFMT_NAME_WIDTH + 2], el[32] = "-", id[48];
 		long long ncpus = wire_int(job, "ncpus", NONE);
 		int64_t e = jobfmt_elapsed(job, now_ns);
 
 		name_cut(str_or(job, "name", ""), name, sizeof(name));
 		if (e >= 0)
 			duration_format((uint64_t)e, el, sizeof(el));
-		r = r ?: table_cell(t, "%lld", wire_int(job, "jobid", 0));
+		/* Arrays as PBS Pro writes them: ID[], a subjob ID[N]. */
+		jobid_format_array(json_object_get(job, "array_id") ? wire_int(job, "array_id", 0) : wire_int(job, "jobid", 0),
+				   json_object_get(job, "array_id") ? wire_int(job, "array_index", 0) :
+				   json_object_get(job, "array") ? JOBID_ARRAY_ALL : JOBID_PLAIN, NULL, id, sizeof(id));
+		r = r ?: table_cell(t, "%s", id);
 		r = r ?: table_cell(t, "%s", name);
 		r = r ?: table_cell(t, "%s", str_or(job, "owner", "?"));
 		r = r ?: table_cell(t, "%s", str_or(job, "state", "?"));

@@ -16,7 +16,8 @@ static void usage_print(const struct jobop_cmd *cmd)
 {
 	printf("usage: %s [-f FILE]%s%s%s JOBID...\n"
 	       "%s\n"
-	       "A job id is a number, e.g. 12, or PBS style 12.server or 12.server@host.\n"
+	       "A job id is a number, e.g. 12, or PBS style 12.server or 12.server@host;\n"
+	       "an array is 12[] (all its subjobs), 12[7] (one) or 12[3-9] (a range).\n"
 	       "  -f FILE   configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
 	       "%s%s%s"
 	       "  --help    show this help\n",
@@ -107,15 +108,22 @@ int jobop_main(const struct jobop_cmd *cmd, int argc, char **argv)
 		return cmd_fail(1, "%s", err.text);
 	for (int i = optind; i < argc; i++) {
 		json_t *reply = NULL, *req;
-		int64_t id;
+		int64_t id, lo, hi;
 		int r;
 
 		jobid_strip_server(argv[i]);
-		if (jobid_parse(argv[i], &id) < 0) {
+		if (jobid_parse_array(argv[i], &id, &lo, &hi) < 0) {
 			status = cmd_fail(1, "%s: not a job id", argv[i]);
 			continue;
 		}
 		req = json_pack("{s:s, s:I}", "op", cmd->op, "jobid", (json_int_t)id);
+		/* Arrays: 12[] all of it, 12[7] one subjob, 12[3-9] a range. */
+		if (req && lo == JOBID_ARRAY_ALL)
+			json_object_set_new(req, "array", json_true());
+		else if (req && lo >= 0) {
+			json_object_set_new(req, "array_index", json_integer(lo));
+			json_object_set_new(req, "array_last", json_integer(hi));
+		}
 		if (req && force)
 			json_object_set_new(req, "force", json_true());
 		r = client_call(cl, req, &reply, &err);

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "arrayspec.h"
+#include "depend.h"
 #include "jobscript.h"
 #include "parse.h"
 
@@ -17,7 +20,7 @@ void jobspec_init(struct jobspec *js)
 		.ncpus = -1, .mem = -1, .walltime = -1,
 		.join = -1, .hold = -1, .rerunnable = -1, .export_all = -1,
 		.ompthreads = -1, .priority = JOBSPEC_PRIORITY_UNSET, .quiet = -1,
-		.interactive = -1, .mail = -1, .place = JOBSPEC_PLACE_UNSET, .excl = -1,
+		.interactive = -1, .mail = -1, .place = JOBSPEC_PLACE_UNSET, .excl = -1, .block = -1,
 	};
 }
 
@@ -59,6 +62,8 @@ void jobspec_clear(struct jobspec *js)
 	free(js->group);
 	free(js->start_after);
 	free(js->chunks);
+	free(js->array);
+	free(js->depend);
 	jobspec_init(js);
 }
 
@@ -727,10 +732,43 @@ static int w_set(struct jobspec *js, const char *arg, struct error *err)
 		if (!eq || eq == tok)
 			return error_set(err, -EINVAL, "-W %s: expected attribute=value", tok);
 		*eq = '\0';
-		if (!strcmp(tok, "depend") || !strcmp(tok, "block"))
-			return error_set(err, -EINVAL, "-W %s=%s: %s not supported yet", tok, eq + 1,
-					 !strcmp(tok, "depend") ? "job dependencies are" :
-					 "blocking until the job ends is");
+		if (!strcmp(tok, "depend")) {
+			struct depend_list d;
+			char text[DEPEND_TEXT_MAX];
+
+			/* PBS joins several kinds with ',' inside the value:
+			 * the parts after it belong to it up to one that is
+			 * another attribute=value. */
+			if (save && *save) {
+				char *q;
+
+				save[-1] = ',';
+				for (q = save; q && *q; q = strchr(q, ',') ? strchr(q, ',') + 1 : NULL)
+					if (strcspn(q, "=,") < strcspn(q, ":,")) {
+						q[-1] = '\0';
+						break;
+					}
+				save = q && *q ? q : NULL;
+				if (!save)
+					save = eq + 1 + strlen(eq + 1);
+			}
+			if (depend_parse(eq + 1, &d, err) < 0)
+				return -EINVAL;
+			depend_format(&d, text, sizeof(text));
+			r = string_set(&js->depend, text);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (!strcmp(tok, "block")) {
+			if (!strcasecmp(eq + 1, "true"))
+				js->block = 1;
+			else if (!strcasecmp(eq + 1, "false"))
+				js->block = 0;
+			else
+				return error_set(err, -EINVAL, "-W block=%s: expected true or false", eq + 1);
+			continue;
+		}
 		if (!strcmp(tok, "umask")) {
 			/* As PBS: the mode mask of the job and its output files. */
 			size_t nd = strspn(eq + 1, "01234567");
@@ -891,8 +929,15 @@ int jobspec_option(struct jobspec *js, int opt, const char *arg, struct error *e
 		js->interactive = 1;
 		return 0;
 	case 'J':
-	case 't':
-		return error_set(err, -EINVAL, "-%c %s: job arrays are not supported yet", opt, arg);
+	case 't': {
+		struct arrayspec a;
+		char text[ARRAYSPEC_TEXT_MAX];
+
+		if (arrayspec_parse(arg, opt, opt == 't', &a, err) < 0)
+			return -EINVAL;
+		arrayspec_format(&a, text, sizeof(text));
+		return string_set(&js->array, text);
+	}
 	case 'X':
 		return error_set(err, -EINVAL, "-X: X11 forwarding is not supported");
 	default:
@@ -920,6 +965,8 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 	r = r ?: merge_string(&dst->workdir, src->workdir);
 	r = r ?: merge_string(&dst->group, src->group);
 	r = r ?: merge_string(&dst->start_after, src->start_after);
+	r = r ?: merge_string(&dst->array, src->array);
+	r = r ?: merge_string(&dst->depend, src->depend);
 	for (size_t i = 0; i < src->n_attrs && r == 0; i++)
 		r = attr_set(dst, src->attrs[i].name, src->attrs[i].value);
 	for (size_t i = 0; i < src->n_warnings && r == 0; i++)
@@ -936,6 +983,8 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 		dst->interactive = src->interactive;
 	if (src->mail >= 0)
 		dst->mail = src->mail;
+	if (src->block >= 0)
+		dst->block = src->block;
 	if (src->ncpus >= 0) {
 		dst->ncpus = src->ncpus;
 		r = chunks_set(dst, src->chunks, src->n_chunks);

@@ -81,6 +81,9 @@ struct jobspec {
 	size_t n_chunks;
 	int place;                  /* enum jobspec_place */
 	int excl;                   /* place=...:excl 1, :shared 0, -1 unset */
+	char *array;                /* -J / -t: the index set, canonical (arrayspec_format) */
+	char *depend;               /* -W depend=: canonical (depend_format) */
+	int block;                  /* -W block=true: 1, false: 0, -1 unset */
 };
 
 /* "scatter", "pack", "free" (the names of -l place=). */

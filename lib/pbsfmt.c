@@ -8,6 +8,7 @@
 
 #include "jobfmt.h"
 #include "parse.h"
+#include "jobid.h"
 #include "pbsfmt.h"
 #include "timeutil.h"
 #include "wire.h"
@@ -47,9 +48,24 @@ char pbsfmt_job_state(const json_t *job, int64_t now_ns)
 	const char *at = wire_str(json_object_get(job, "attrs"), "Execution_Time");
 	char letter = pbsfmt_state_letter(wire_str(job, "state"));
 
+	/* An array one of whose subjobs has started: PBS Pro's B(egun). */
+	if (json_object_get(job, "array") && (letter == 'R' || letter == 'E'))
+		return 'B';
 	if (letter == 'Q' && at && strtoll(at, NULL, 10) > now_ns / NSEC_PER_SEC)
 		return 'W';
 	return letter;
+}
+
+int pbsfmt_job_id(const json_t *job, const char *server, char *buf, size_t len)
+{
+	long long id = wire_int(job, "jobid", 0);
+
+	if (json_object_get(job, "array_id"))
+		return jobid_format_array(wire_int(job, "array_id", 0), wire_int(job, "array_index", 0), server,
+					  buf, len);
+	if (json_object_get(job, "array"))
+		return jobid_format_array(id, JOBID_ARRAY_ALL, server, buf, len);
+	return jobid_format(id, server, buf, len);
 }
 
 /* ctime(3) layout without its newline: "Sun Nov 22 11:09:09 2026". */
@@ -128,6 +144,9 @@ static long long exit_code(const json_t *job)
 	long long st = wire_int(job, "exit_status", NONE), sig = wire_int(job, "exit_signal", NONE);
 	const char *state = str_or(job, "state", "");
 
+	/* An array's own: 0, 1 (a subjob failed), 2 (some were deleted). */
+	if (json_object_get(job, "array") && st != NONE)
+		return st;
 	if (strcmp(state, "cancelled") == 0)
 		return 265;
 	if (strcmp(state, "timeout") == 0)
@@ -272,6 +291,25 @@ static void recorded_merge(json_t *a, const json_t *recorded)
 	}
 }
 
+/* "afterok:12:13[]" as PBS shows it: "afterok:12.server:13[].server". */
+static json_t *depend_servers(const char *d, const char *server)
+{
+	char buf[4096];
+	size_t at = 0;
+
+	for (const char *p = d; *p && at + strlen(server) + 2 < sizeof(buf); p++) {
+		buf[at++] = *p;
+		if ((*p >= '0' && *p <= '9') || *p == ']') {
+			char n = p[1];
+
+			if (!(n >= '0' && n <= '9') && n != '[' && n != ']')
+				at += (size_t)snprintf(buf + at, sizeof(buf) - at, ".%s", server);
+		}
+	}
+	buf[at < sizeof(buf) ? at : sizeof(buf) - 1] = '\0';
+	return json_string(buf);
+}
+
 json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns)
 {
 	const json_t *times = json_object_get(job, "times");
@@ -302,7 +340,22 @@ json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns)
 		snprintf(buf, sizeof(buf), "(%s:ncpus=%lld)", node, ncpus);
 		json_object_set_new(a, "exec_vnode", json_string(buf));
 	}
-	json_object_set_new(a, "Hold_Types", json_string(strcmp(state, "held") == 0 ? "u" : "n"));
+	/* A hold for dependencies is PBS's system hold. */
+	json_object_set_new(a, "Hold_Types", json_string(strcmp(state, "held") != 0 ? "n" :
+		wire_str(job, "depend") && wire_str(job, "reason") &&
+		(!strncmp(wire_str(job, "reason"), "waiting on dependencies", 23) ||
+		 !strncmp(wire_str(job, "reason"), "dependency ", 11)) ? "s" : "u"));
+	if (wire_str(job, "array")) {
+		json_object_set_new(a, "array", json_string("True"));
+		set_str(a, "array_indices_submitted", wire_str(job, "array"));
+	}
+	if (json_object_get(job, "array_id")) {
+		jobid_format_array(wire_int(job, "array_id", 0), JOBID_ARRAY_ALL, server, buf, sizeof(buf));
+		json_object_set_new(a, "array_id", json_string(buf));
+		json_object_set_new(a, "array_index", json_integer(wire_int(job, "array_index", 0)));
+	}
+	if (wire_str(job, "depend"))
+		json_object_set_new(a, "depend", depend_servers(wire_str(job, "depend"), server));
 	json_object_set_new(a, "Join_Path", json_string(wire_bool(job, "join", 0) ? "oe" : "n"));
 	set_time(a, "mtime", last_stamp(times));
 	set_path(a, "Output_Path", server, wire_str(job, "stdout"));
@@ -413,7 +466,10 @@ void pbsfmt_job_full(FILE *f, const json_t *job, const char *server, int64_t now
 {
 	json_t *attrs = pbsfmt_job_attrs(job, server, now_ns);
 
-	fprintf(f, "Job Id: %lld.%s\n", wire_int(job, "jobid", 0), server);
+	char id[128];
+
+	pbsfmt_job_id(job, server, id, sizeof(id));
+	fprintf(f, "Job Id: %s\n", id);
 	if (attrs)
 		pbsfmt_attrs_put(f, attrs);
 	json_decref(attrs);
@@ -430,7 +486,7 @@ json_t *pbsfmt_jobs_json(const json_t *jobs, const char *server, int64_t now_ns)
 	json_array_foreach(jobs, i, job) {
 		char id[128];
 
-		snprintf(id, sizeof(id), "%lld.%s", wire_int(job, "jobid", 0), server);
+		pbsfmt_job_id(job, server, id, sizeof(id));
 		json_object_set_new(all, id, pbsfmt_job_attrs(job, server, now_ns));
 	}
 	doc = json_pack("{s:I, s:s, s:s, s:o}", "timestamp", (json_int_t)(now_ns / NSEC_PER_SEC),
@@ -511,7 +567,7 @@ void pbsfmt_jobs_classic(FILE *f, const json_t *jobs, const char *server,
 		long long cpu = wire_int(job, "cpu_ns", NONE);
 		char id[128], use[32] = "0";
 
-		snprintf(id, sizeof(id), "%lld.%s", wire_int(job, "jobid", 0), server);
+		pbsfmt_job_id(job, server, id, sizeof(id));
 		if (cpu != NONE && cpu >= 0)
 			hms(cpu / NSEC_PER_SEC, use, sizeof(use));
 		col(f, id, 16, o->wide);
@@ -553,7 +609,7 @@ void pbsfmt_jobs_alt(FILE *f, const json_t *jobs, const char *server, int64_t no
 		const char *node = wire_str(job, "node");
 		char id[128], memb[32] = "--", req[48], el[48], nds[24] = "--";
 
-		snprintf(id, sizeof(id), "%lld.%s", wire_int(job, "jobid", 0), server);
+		pbsfmt_job_id(job, server, id, sizeof(id));
 		if (node)
 			snprintf(nds, sizeof(nds), "%zu", json_array_size(json_object_get(job, "alloc")) ?: 1);
 		if (mem != NONE && mem > 0) {

@@ -82,4 +82,8 @@ void pbsfmt_queue_full(FILE *f, const json_t *queue);
  * full: "Server: NAME" with server_state, total_jobs, state_count. */
 void pbsfmt_server(FILE *f, const json_t *queues, const char *server, bool full);
 
+/* A job's id as PBS prints it: "12.server", an array "12[].server", a
+ * subjob "12[7].server". Returns snprintf's count. */
+int pbsfmt_job_id(const json_t *job, const char *server, char *buf, size_t len);
+
 #endif

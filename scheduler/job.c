@@ -46,6 +46,10 @@ void job_free(struct job *j)
 	free(j->result);
 	free(j->end_reason);
 	free(j->lost);
+	free(j->array_spec);
+	free(j->array);
+	free(j->depend);
+	free(j->reason);
 	free(j);
 }
 

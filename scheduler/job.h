@@ -78,6 +78,7 @@ struct alloc_entry {
 	struct alloc_entry *nnext;   /* that node's entries */
 	struct alloc_entry *nprev;
 };
+struct job_array;
 
 struct job {
 	int64_t id;
@@ -111,6 +112,21 @@ struct job {
 	struct job_result *result;
 	char *end_reason;
 	char *lost;              /* "lost node NAME": a node gone before the primary's result */
+	/* Job arrays (scheduler/array.c, pool.c). An array is one job whose
+	 * waiting subjobs are an index set; a subjob becomes a job of its own
+	 * when it is dispatched or acted on alone. */
+	char *array_spec;        /* an array: its canonical index set (-J/-t) */
+	struct job_array *array; /* an array: its waiting subjobs and counts */
+	int64_t array_id;        /* a subjob: its array's id; 0: not a subjob */
+	int64_t array_index;     /* a subjob: its index; -1: not a subjob */
+	struct job *parent;      /* a subjob: its array, while both are pooled */
+	bool fresh;              /* a subjob the pass made: its row is not written yet */
+	/* Dependencies (scheduler/depend.c). */
+	char *depend;            /* -W depend, canonical; NULL: none */
+	char *reason;            /* as loaded from the store (why it is held) */
+	bool dep_wait;           /* held until its dependencies are met */
+	struct job *dnext;       /* the server's jobs waiting on dependencies */
+	struct job *dprev;
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
 	struct pool_user *user;  /* the pool's index of its (queue, user) */

@@ -241,7 +241,7 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j)
 		return;
 	}
 	log_info("job %lld force-deleted by uid %d", (long long)j->id, (int)c->uid);
-	pool_job_remove(s->pool, j);
+	server_job_finished(s, j, JOB_CANCELLED);
 	s->sched_dirty = true;
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(JOB_CANCELLED)));
 }

@@ -67,6 +67,16 @@ static const char *const migrations[] = {
 	" t_launch INTEGER, t_wrap INTEGER, t_fenced INTEGER, t_exec INTEGER, t_exit INTEGER,"
 	" t_released INTEGER, t_done INTEGER, cpu_ns INTEGER, mem_peak INTEGER, result TEXT,"
 	" PRIMARY KEY (job_id, idx));",
+	/* 7: job arrays and dependencies. An array is one row (array_spec,
+	 * the canonical index set) and its subjobs get rows only once they
+	 * are dispatched or acted on one by one (array_id, array_index;
+	 * their id is the array's + 1 + position, reserved at submit).
+	 * depend: the canonical -W depend list of the job. */
+	"ALTER TABLE jobs ADD COLUMN array_spec TEXT;"
+	"ALTER TABLE jobs ADD COLUMN array_id INTEGER;"
+	"ALTER TABLE jobs ADD COLUMN array_index INTEGER;"
+	"ALTER TABLE jobs ADD COLUMN depend TEXT;"
+	"CREATE INDEX jobs_array ON jobs(array_id) WHERE array_id IS NOT NULL;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -76,7 +86,7 @@ static const char *const migrations[] = {
 	" stdout, stderr, join_oe, rerunnable, node, cpus, exit_status, exit_signal," \
 	" reason, cpu_ns, mem_peak, oom, t_submit, t_dispatch, t_launch, t_wrap," \
 	" t_fenced, t_exec, t_exit, t_released, t_done,"  \
-	" m_wrap, m_fenced, m_exec, m_exit, m_released, attrs, chunks, place"
+	" m_wrap, m_fenced, m_exec, m_exit, m_released, attrs, chunks, place, array_spec, array_id, array_index, depend"
 enum {
 	COL_ID, COL_NAME, COL_QUEUE, COL_OWNER, COL_UID, COL_GID, COL_STATE, COL_NCPUS,
 	COL_MEM, COL_WALLTIME, COL_WORKDIR, COL_STDOUT, COL_STDERR, COL_JOIN,
@@ -85,6 +95,7 @@ enum {
 	COL_M_FIRST = COL_T_FIRST + STAMP_MAX,   /* m_wrap .. m_released */
 	COL_ATTRS = COL_M_FIRST + STAMP_RELEASED - STAMP_WRAP + 1,
 	COL_CHUNKS, COL_PLACE,
+	COL_ARRAY_SPEC, COL_ARRAY_ID, COL_ARRAY_INDEX, COL_DEPEND,
 	COL_ENV,   /* SQL_LAUNCH's payload: env, script */
 	COL_LAUNCH_UMASK = COL_ENV + 2,   /* SQL_LAUNCH's last column */
 };
@@ -93,8 +104,30 @@ enum {
 
 static const char SQL_INSERT[] =
 	"INSERT INTO jobs (name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
-	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs, chunks, place)"
-	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs, chunks, place, array_spec, depend, reason)"
+	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+/* The ids of an array's subjobs are reserved at submit: AUTOINCREMENT
+ * takes the next id above sqlite_sequence's. */
+static const char SQL_RESERVE[] =
+	"UPDATE sqlite_sequence SET seq = seq + ?1 WHERE name = 'jobs'";
+static const char SQL_SUBJOB_INSERT[] =
+	"INSERT INTO jobs (id, name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
+	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs, chunks, place, array_id, array_index, reason)"
+	" SELECT ?1, name, queue, owner, uid, gid, ?2, ncpus, mem, walltime, workdir, stdout, stderr,"
+	" join_oe, rerunnable, t_submit, umask, attrs, chunks, place, id, ?3, ?5 FROM jobs WHERE id = ?4";
+static const char SQL_SUBJOBS[] =
+	"SELECT array_index, state, exit_status FROM jobs WHERE array_id = ?";
+/* An array's own record: its state and status, and what its subjobs used. */
+static const char SQL_ARRAY_FINISH[] =
+	"UPDATE jobs SET state = ?1, exit_status = ?2, reason = ?3, t_done = ?4,"
+	" cpu_ns = (SELECT sum(cpu_ns) FROM jobs WHERE array_id = ?5),"
+	" mem_peak = (SELECT max(mem_peak) FROM jobs WHERE array_id = ?5),"
+	" t_dispatch = (SELECT min(t_dispatch) FROM jobs WHERE array_id = ?5),"
+	" t_exec = (SELECT min(t_exec) FROM jobs WHERE array_id = ?5),"
+	" t_exit = (SELECT max(t_exit) FROM jobs WHERE array_id = ?5),"
+	" t_released = (SELECT max(t_released) FROM jobs WHERE array_id = ?5) WHERE id = ?5";
+static const char SQL_DEPEND_SET[] =
+	"UPDATE jobs SET depend = ?1 WHERE id = ?2";
 static const char SQL_INSERT_PAYLOAD[] =
 	"INSERT INTO job_payload (job_id, env, script) VALUES (?,?,?)";
 static const char SQL_SET_STATE[] =
@@ -110,13 +143,15 @@ static const char SQL_FINISH[] =
 	" m_exec = ?, m_exit = ?, m_released = ? WHERE id = ?";
 static const char SQL_ACTIVE[] =
 	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable, t_dispatch,"
-	" json_extract(attrs, '$.Priority'), json_extract(attrs, '$.Execution_Time'), chunks, place FROM jobs"
+	" json_extract(attrs, '$.Priority'), json_extract(attrs, '$.Execution_Time'), chunks, place,"
+	" array_spec, array_id, array_index, depend, reason FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
-	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR owner = ?2)"
+	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1 OR (?8 AND array_id = ?1))"
+	" AND (?2 IS NULL OR owner = ?2)"
 	" AND (?3 OR state IN ('queued','held','running','exiting'))"
 	" AND (?4 = 0 OR t_done IS NULL OR t_done >= ?4) AND (?5 = 0 OR t_submit <= ?5)"
-	" AND id > ?6 ORDER BY id LIMIT ?7";
+	" AND id > ?6 AND (?8 OR array_id IS NULL) AND (?9 = 0 OR array_spec IS NULL) ORDER BY id LIMIT ?7";
 /* The same for one job: "(?1 = 0 OR id = ?1)" cannot use the primary key,
  * so SQL_QUERY scans every row; measured 85 s of dispatching for 100,000
  * jobs on 1,000 simulated nodes, as node_launch reads each job back. */
@@ -129,10 +164,11 @@ static const char SQL_QUERY_ID[] =
  * and a copy cost ~50,000 instructions per dispatch. */
 static const char SQL_LAUNCH[] =
 	"SELECT " JOB_COLUMNS ", p.env, p.script, jobs.umask FROM jobs"
-	" JOIN job_payload p ON p.job_id = jobs.id"
+	" JOIN job_payload p ON p.job_id = coalesce(jobs.array_id, jobs.id)"
 	" WHERE jobs.id = ?";
 static const char SQL_PAYLOAD[] =
-	"SELECT env, script FROM job_payload WHERE job_id = ?";
+	"SELECT env, script FROM job_payload WHERE job_id ="
+	" coalesce((SELECT array_id FROM jobs WHERE id = ?1), ?1)";
 static const char SQL_ALLOC_INSERT[] =
 	"INSERT OR REPLACE INTO job_alloc (job_id, idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads)"
 	" VALUES (?,?,?,?,?,?,?,?,?)";
@@ -164,7 +200,8 @@ enum stmt_id {
 	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
 	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
 	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT,
-	ST_ALLOC_LOAD, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
+	ST_ALLOC_LOAD, ST_RESERVE, ST_SUBJOB_INSERT, ST_SUBJOBS,
+	ST_ARRAY_FINISH, ST_DEPEND_SET, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -190,6 +227,11 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_ALLOC_DELETE] = SQL_ALLOC_DELETE,
 	[ST_ALLOC_RESULT] = SQL_ALLOC_RESULT,
 	[ST_ALLOC_LOAD] = SQL_ALLOC_LOAD,
+	[ST_RESERVE] = SQL_RESERVE,
+	[ST_SUBJOB_INSERT] = SQL_SUBJOB_INSERT,
+	[ST_SUBJOBS] = SQL_SUBJOBS,
+	[ST_ARRAY_FINISH] = SQL_ARRAY_FINISH,
+	[ST_DEPEND_SET] = SQL_DEPEND_SET,
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
@@ -516,10 +558,19 @@ int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t
 	bind_text(st, 17, s->attrs_json);
 	bind_text(st, 18, s->chunks_json);
 	bind_text(st, 19, s->place);
+	bind_text(st, 20, s->array_spec);
+	bind_text(st, 21, s->depend);
+	bind_text(st, 22, s->reason);
 	r = stmt_exec(js, ST_INSERT);
 	if (r < 0)
 		return r;
 	id = sqlite3_last_insert_rowid(js->db);
+	if (s->array_count > 0) {
+		sqlite3_bind_int64(js->st[ST_RESERVE], 1, s->array_count);
+		r = stmt_exec(js, ST_RESERVE);
+		if (r < 0)
+			return r;
+	}
 	st = js->st[ST_INSERT_PAYLOAD];
 	sqlite3_bind_int64(st, 1, id);
 	bind_text(st, 2, s->env_json ? s->env_json : "{}");
@@ -856,6 +907,15 @@ int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *use
 			      atoi((const char *)sqlite3_column_text(st, 12));
 		j->start_after = sqlite3_column_type(st, 13) == SQLITE_NULL ? 0 :
 				 strtoll((const char *)sqlite3_column_text(st, 13), NULL, 10);
+		j->array_id = sqlite3_column_int64(st, 17);
+		j->array_index = sqlite3_column_type(st, 18) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 18);
+		if (((s = (const char *)sqlite3_column_text(st, 16)) && !(j->array_spec = strdup(s))) ||
+		    ((s = (const char *)sqlite3_column_text(st, 19)) && !(j->depend = strdup(s))) ||
+		    ((s = (const char *)sqlite3_column_text(st, 20)) && !(j->reason = strdup(s)))) {
+			job_free(j);
+			r = -ENOMEM;
+			break;
+		}
 		if (j->n_chunks && j->n_alloc) {
 			r = alloc_load(js, j);
 			if (r < 0) {
@@ -873,6 +933,27 @@ int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *use
 	return r;
 }
 
+/* p with every "^array_index^" replaced by index, as PBS Pro does in a
+ * subjob's -o and -e. */
+static json_t *array_index_expand(const char *p, int64_t index)
+{
+	static const char pat[] = "^array_index^";
+	char buf[8192], num[24];
+	size_t at = 0;
+	const char *q;
+
+	snprintf(num, sizeof(num), "%" PRId64, index);
+	while ((q = strstr(p, pat)) && at + (size_t)(q - p) + strlen(num) < sizeof(buf)) {
+		memcpy(buf + at, p, (size_t)(q - p));
+		at += (size_t)(q - p);
+		memcpy(buf + at, num, strlen(num));
+		at += strlen(num);
+		p = q + sizeof(pat) - 1;
+	}
+	snprintf(buf + at, sizeof(buf) - at, "%s", p);
+	return json_string(buf);
+}
+
 /* Default output path: <workdir>/<name>.<o|e><id>, as PBS does; a path
  * ending in '/' (qsub -o DIR/) is a directory to put that name in. */
 static json_t *output_path(sqlite3_stmt *st, int col, char kind)
@@ -882,13 +963,23 @@ static json_t *output_path(sqlite3_stmt *st, int col, char kind)
 	char *s;
 	json_t *v;
 
+	bool sub = sqlite3_column_type(st, COL_ARRAY_ID) != SQLITE_NULL;
+	bool array = sqlite3_column_type(st, COL_ARRAY_SPEC) != SQLITE_NULL;
+	char suffix[32] = "";
+
 	if (p && *p && p[strlen(p) - 1] != '/')
-		return json_string(p);
+		return sub ? array_index_expand(p, sqlite3_column_int64(st, COL_ARRAY_INDEX)) : json_string(p);
 	if (p && *p)
 		dir = p;
-	if (asprintf(&s, "%s%s%s.%c%" PRId64, dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+	/* An array's subjobs: name.oID.INDEX, PBS Pro's names (Torque writes
+	 * name.oID-INDEX); the array itself shows PBS Pro's pattern. */
+	if (sub)
+		snprintf(suffix, sizeof(suffix), ".%" PRId64, (int64_t)sqlite3_column_int64(st, COL_ARRAY_INDEX));
+	else if (array)
+		snprintf(suffix, sizeof(suffix), ".^array_index^");
+	if (asprintf(&s, "%s%s%s.%c%" PRId64 "%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
 		     (const char *)sqlite3_column_text(st, COL_NAME), kind,
-		     (int64_t)sqlite3_column_int64(st, COL_ID)) < 0)
+		     (int64_t)sqlite3_column_int64(st, sub ? COL_ARRAY_ID : COL_ID), suffix) < 0)
 		return json_null();
 	v = json_string(s);
 	free(s);
@@ -959,6 +1050,19 @@ static json_t *stamps_json(sqlite3_stmt *st, int first, int last)
 	return times;
 }
 
+/* array (the index set), array_id and array_index, depend: when set. */
+static void array_members_set(json_t *o, sqlite3_stmt *st)
+{
+	if (sqlite3_column_type(st, COL_ARRAY_SPEC) != SQLITE_NULL)
+		json_set_text(o, "array", st, COL_ARRAY_SPEC);
+	if (sqlite3_column_type(st, COL_ARRAY_ID) != SQLITE_NULL) {
+		json_set_int(o, "array_id", st, COL_ARRAY_ID);
+		json_set_int(o, "array_index", st, COL_ARRAY_INDEX);
+	}
+	if (sqlite3_column_type(st, COL_DEPEND) != SQLITE_NULL)
+		json_set_text(o, "depend", st, COL_DEPEND);
+}
+
 static json_t *job_row_json(sqlite3_stmt *st)
 {
 	json_t *o = json_object();
@@ -1000,12 +1104,13 @@ static json_t *job_row_json(sqlite3_stmt *st)
 		json_object_set_new(o, "chunks", chunks ? chunks : json_array());
 	}
 	json_set_text(o, "place", st, COL_PLACE);
+	array_members_set(o, st);
 	return o;
 }
 
 int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array)
 {
-	sqlite3_stmt *st = js->st[f->jobid ? ST_QUERY_ID : ST_QUERY];
+	sqlite3_stmt *st = js->st[f->jobid && !f->subjobs ? ST_QUERY_ID : ST_QUERY];
 	json_t *arr = json_array();
 	int rc, r = 0;
 
@@ -1018,6 +1123,10 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 	sqlite3_bind_int64(st, 5, f->to);
 	sqlite3_bind_int64(st, 6, f->after);
 	sqlite3_bind_int64(st, 7, f->limit ? (int64_t)f->limit : -1);
+	if (!f->jobid || f->subjobs) {
+		sqlite3_bind_int(st, 8, f->subjobs);
+		sqlite3_bind_int(st, 9, f->no_arrays);
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		json_array_append_new(arr, job_row_json(st));
 	if (rc != SQLITE_DONE)
@@ -1109,6 +1218,7 @@ int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 		sqlite3_column_type(st, COL_LAUNCH_UMASK) == SQLITE_NULL ? UMASK_DEFAULT :
 		sqlite3_column_int(st, COL_LAUNCH_UMASK) & 0777));
 	json_object_set_new(o, "times", stamps_json(st, STAMP_SUBMIT, STAMP_DISPATCH));
+	array_members_set(o, st);
 	*ret = o;
 	o = NULL;
 done:
@@ -1197,4 +1307,61 @@ int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cb
 	if (r == 0)
 		r = rows_load(js, ST_NADMIN_LOAD, 3, cbs->node, ud);
 	return r;
+}
+
+int jobstore_subjob_insert(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
+			   enum job_state state, const char *reason)
+{
+	sqlite3_stmt *st = js->st[ST_SUBJOB_INSERT];
+
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, job_state_name(state));
+	sqlite3_bind_int64(st, 3, index);
+	sqlite3_bind_int64(st, 4, array_id);
+	bind_text(st, 5, reason);
+	return changed_one(js, stmt_exec(js, ST_SUBJOB_INSERT));
+}
+
+int jobstore_subjobs_load(struct jobstore *js, int64_t array_id,
+			  int (*cb)(int64_t index, enum job_state state, int exit_status, void *ud), void *ud)
+{
+	sqlite3_stmt *st = js->st[ST_SUBJOBS];
+	int rc, r = 0;
+
+	sqlite3_bind_int64(st, 1, array_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		enum job_state state = JOB_QUEUED;
+
+		(void)job_state_parse((const char *)sqlite3_column_text(st, 1), &state);
+		r = cb(sqlite3_column_int64(st, 0), state,
+		       sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2), ud);
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = sql_errno(rc);
+	sqlite3_reset(st);
+	return r;
+}
+
+int jobstore_array_finish(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
+			  const char *reason, int64_t t_done)
+{
+	sqlite3_stmt *st = js->st[ST_ARRAY_FINISH];
+
+	bind_text(st, 1, job_state_name(state));
+	sqlite3_bind_int(st, 2, exit_status);
+	bind_text(st, 3, reason);
+	sqlite3_bind_int64(st, 4, t_done);
+	sqlite3_bind_int64(st, 5, id);
+	return changed_one(js, stmt_exec(js, ST_ARRAY_FINISH));
+}
+
+int jobstore_job_depend_set(struct jobstore *js, int64_t id, const char *depend)
+{
+	sqlite3_stmt *st = js->st[ST_DEPEND_SET];
+
+	bind_text(st, 1, depend);
+	sqlite3_bind_int64(st, 2, id);
+	return changed_one(js, stmt_exec(js, ST_DEPEND_SET));
 }

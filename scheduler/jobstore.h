@@ -57,6 +57,10 @@ struct job_submit {
 	int64_t start_after;       /* -a, wall seconds; 0: none */
 	const char *chunks_json;   /* a request across nodes: JSON array text; NULL: one node */
 	const char *place;         /* "scatter", "free:excl", ...; NULL: none given */
+	const char *array_spec;    /* -J/-t, canonical; NULL: not an array */
+	int64_t array_count;       /* its subjobs: ids reserved after the array's */
+	const char *depend;        /* -W depend, canonical; NULL: none */
+	const char *reason;        /* why it is held (dependencies), or NULL */
 };
 
 /* Inserts a job (queued, or held) with its script. Returns 0 and the id. */
@@ -105,6 +109,8 @@ struct jobstore_filter {
 	int64_t to;             /* 0, or only jobs submitted by (wall ns) */
 	int64_t after;          /* only ids above this (paging) */
 	unsigned limit;         /* at most this many; 0: all */
+	bool subjobs;           /* include array subjobs (always with a jobid) */
+	bool no_arrays;         /* leave out arrays' own rows (not with a jobid) */
 	bool payload;           /* include env and script ... */
 	uid_t payload_uid;      /* ... of this uid's jobs only, (uid_t)-1: none, 0: all */
 };
@@ -120,6 +126,20 @@ int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret);
 
 /* The one job object, with env and script when payload; -ENOENT. */
 int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret);
+
+/* Job arrays. A subjob's row, copied from its array's (array_id) with
+ * id, index, state and reason; 0 or -ENOENT (no such array). */
+int jobstore_subjob_insert(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
+			   enum job_state state, const char *reason);
+/* cb for every subjob row of the array (any state). */
+int jobstore_subjobs_load(struct jobstore *js, int64_t array_id,
+			  int (*cb)(int64_t index, enum job_state state, int exit_status, void *ud), void *ud);
+/* The array's final record: state, status, reason, and its subjobs' CPU
+ * time summed, peak memory, first dispatch and exec, last exit and release. */
+int jobstore_array_finish(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
+			  const char *reason, int64_t t_done);
+/* -W depend (canonical text; NULL: none), e.g. after a before* on another job. */
+int jobstore_job_depend_set(struct jobstore *js, int64_t id, const char *depend);
 
 /* The IQS rotation stamp of (queue, uid); part of the dispatch transaction. */
 int jobstore_rotation_set(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq);

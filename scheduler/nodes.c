@@ -265,7 +265,7 @@ static void multi_finish(struct server *s, struct job *j)
 	r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
 	if (r == 0) {
 		log_info("job %lld %s: %s", (long long)j->id, job_state_name(res.state), res.reason);
-		pool_job_remove(s->pool, j);
+		server_job_finished(s, j, res.state);
 	}
 }
 
@@ -330,7 +330,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 
 			snprintf(res.reason, sizeof(res.reason), "cancelled; node %s never started it", n->name);
 			if (jobstore_job_finish(s->store, j->id, &res, time_wall_ns()) == 0)
-				pool_job_remove(s->pool, j);
+				server_job_finished(s, j, res.state);
 			continue;
 		}
 		if (jobstore_job_requeue(s->store, j->id, "requeued: its node never received it") == 0) {
@@ -674,7 +674,7 @@ static void node_lost(struct server *s, struct node *n)
 		r = jobstore_job_finish(s->store, j->id, &res, now);
 		if (r == 0) {
 			log_info("job %lld %s: %s", (long long)j->id, job_state_name(res.state), res.reason);
-			pool_job_remove(s->pool, j);
+			server_job_finished(s, j, res.state);
 		}
 	}
 	s->sched_dirty = true;

@@ -9,8 +9,23 @@
 
 #include "iqs.h"
 #include "placement.h"
+#include "arrayspec.h"
 #include "pool.h"
 #include "timeutil.h"
+
+/* An array's waiting subjobs: a bit per position (set: it has a row, or
+ * had one: dispatched, or held or deleted alone), so 100,000 waiting
+ * subjobs cost 12.5 KB, not 100,000 jobs. */
+struct job_array {
+	struct arrayspec spec;
+	int64_t cursor;          /* no untaken position below it */
+	int64_t untaken;         /* positions without a row: waiting */
+	unsigned running;        /* subjobs running or exiting */
+	int64_t live;            /* subjobs in the pool (any state) */
+	struct pool_array_counts ended;
+	bool deleting;           /* qdel of the whole array: nothing new starts */
+	uint8_t taken[];
+};
 
 /* The waiting jobs and running counts of one (queue, user), kept as jobs
  * come, change state and go, so a pass costs what it looks at, not the
@@ -20,7 +35,7 @@ struct pool_user {
 	struct pool_queue *queue;
 	uid_t uid;
 	unsigned running;             /* running and exiting */
-	unsigned waiting;             /* queued and held */
+	uint64_t waiting;             /* queued and held (an array: its waiting subjobs) */
 	struct job *head, *tail;      /* queued jobs, ascending id */
 	struct pool_user *next;
 };
@@ -28,7 +43,7 @@ struct pool_user {
 struct pool_queue {
 	char name[QUEUE_NAME_MAX];
 	unsigned running;             /* running and exiting */
-	unsigned waiting;             /* queued and held */
+	uint64_t waiting;             /* queued and held (an array: its waiting subjobs) */
 	struct pool_user *users;
 	size_t n_users;
 	struct pool_queue *next;
@@ -216,19 +231,28 @@ static bool state_active(enum job_state s)
 }
 
 /* Enters j, in its current state, into its (queue, user) index. */
+/* What a waiting job counts for the max_queued limits: an array, its
+ * waiting subjobs. */
+static uint64_t job_weight(const struct job *j)
+{
+	return j->array ? (uint64_t)j->array->untaken : 1;
+}
+
 static void index_add(struct job *j)
 {
 	struct pool_user *u = j->user;
 	struct job *after;
 
 	if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
-		u->waiting++;
-		u->queue->waiting++;
+		u->waiting += job_weight(j);
+		u->queue->waiting += job_weight(j);
 	}
+	if (state_active(j->state) && j->parent && j->parent->array)
+		j->parent->array->running++;
 	if (state_active(j->state)) {
 		u->running++;
 		u->queue->running++;
-	} else if (j->state == JOB_QUEUED) {
+	} else if (j->state == JOB_QUEUED && job_weight(j) > 0) {
 		/* New jobs have the highest id; a requeued one walks back, and
 		 * so does one of higher qsub -p than its owner's others: a
 		 * user's waiting jobs go by priority, then oldest first. */
@@ -254,13 +278,15 @@ static void index_del(struct job *j)
 	struct pool_user *u = j->user;
 
 	if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
-		u->waiting--;
-		u->queue->waiting--;
+		u->waiting -= job_weight(j);
+		u->queue->waiting -= job_weight(j);
 	}
+	if (state_active(j->state) && j->parent && j->parent->array)
+		j->parent->array->running--;
 	if (state_active(j->state)) {
 		u->running--;
 		u->queue->running--;
-	} else if (j->state == JOB_QUEUED) {
+	} else if (j->state == JOB_QUEUED && job_weight(j) > 0) {
 		if (j->wprev)
 			j->wprev->wnext = j->wnext;
 		else
@@ -433,6 +459,13 @@ int pool_job_add(struct pool *p, struct job *j)
 	else
 		p->head = j;
 	p->tail = j;
+	if (j->array_id && !j->parent) {
+		struct job *a = pool_job_find(p, j->array_id);
+
+		j->parent = a && a->array ? a : NULL;
+	}
+	if (j->parent)
+		j->parent->array->live++;
 	index_add(j);
 	return 0;
 }
@@ -448,6 +481,8 @@ struct job *pool_job_find(const struct pool *p, int64_t id)
 void pool_job_remove(struct pool *p, struct job *j)
 {
 	index_del(j);
+	if (j->parent)
+		j->parent->array->live--;
 	for (size_t s = slot_of(j->id, p->cap); p->table[s]; s = (s + 1) & (p->cap - 1))
 		if (p->table[s] == j) {
 			p->table[s] = TOMB;
@@ -465,6 +500,143 @@ void pool_job_remove(struct pool *p, struct job *j)
 	else
 		p->tail = j->prev;
 	job_free(j);
+}
+
+int pool_array_set(struct job *j, const char *spec, struct error *err)
+{
+	struct arrayspec a;
+	struct job_array *arr;
+	int r = arrayspec_parse(spec, 't', true, &a, err);
+
+	if (r < 0)
+		return r;
+	arr = calloc(1, sizeof(*arr) + (size_t)(a.count + 7) / 8);
+	if (!arr)
+		return error_set(err, -ENOMEM, "out of memory");
+	arr->spec = a;
+	arr->untaken = a.count;
+	free(j->array);
+	j->array = arr;
+	return 0;
+}
+
+static bool bit_taken(const struct job_array *a, int64_t pos)
+{
+	return a->taken[pos / 8] & (1u << (pos % 8));
+}
+
+/* Changes what j counts for in its user's index around f's change. */
+#define REINDEX(j, ...) do { if ((j)->user) index_del(j); __VA_ARGS__; if ((j)->user) index_add(j); } while (0)
+
+void pool_array_take(struct pool *p, struct job *j, int64_t pos)
+{
+	struct job_array *a = j->array;
+
+	if (pos < 0 || pos >= a->spec.count || bit_taken(a, pos))
+		return;
+	REINDEX(j, {
+		a->taken[pos / 8] |= (uint8_t)(1u << (pos % 8));
+		if (!a->deleting)
+			a->untaken--;
+		while (a->cursor < a->spec.count && bit_taken(a, a->cursor))
+			a->cursor++;
+	});
+}
+
+void pool_array_untake(struct pool *p, struct job *j, int64_t pos)
+{
+	struct job_array *a = j->array;
+
+	if (pos < 0 || pos >= a->spec.count || !bit_taken(a, pos))
+		return;
+	REINDEX(j, {
+		a->taken[pos / 8] &= (uint8_t)~(1u << (pos % 8));
+		if (!a->deleting)
+			a->untaken++;
+		if (pos < a->cursor)
+			a->cursor = pos;
+	});
+}
+
+void pool_array_stop(struct pool *p, struct job *j)
+{
+	struct job_array *a = j->array;
+
+	REINDEX(j, {
+		a->ended.cancelled += a->untaken;
+		a->untaken = 0;
+		a->deleting = true;
+	});
+}
+
+int64_t pool_array_next_waiting(const struct job *j, int64_t pos)
+{
+	const struct job_array *a = j->array;
+
+	if (a->deleting)
+		return -1;
+	for (pos = pos < a->cursor ? a->cursor : pos; pos < a->spec.count; pos++)
+		if (!bit_taken(a, pos))
+			return pos;
+	return -1;
+}
+
+void pool_array_ended(struct job *j, enum job_state state)
+{
+	struct pool_array_counts *e = &j->array->ended;
+
+	if (state == JOB_COMPLETED)
+		e->ok++;
+	else if (state == JOB_CANCELLED)
+		e->cancelled++;
+	else
+		e->failed++;
+}
+
+void pool_array_info(const struct job *j, struct pool_array_info *ret)
+{
+	const struct job_array *a = j->array;
+
+	ret->spec = &a->spec;
+	ret->untaken = a->untaken;
+	ret->running = a->running;
+	ret->live = a->live;
+	ret->deleting = a->deleting;
+	ret->ended = a->ended;
+}
+
+struct job *pool_subjob_make(const struct job *a, int64_t pos)
+{
+	struct job *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->id = a->id + 1 + pos;
+	memcpy(s->queue, a->queue, sizeof(s->queue));
+	s->uid = a->uid;
+	s->state = JOB_QUEUED;
+	s->ncpus = a->ncpus;
+	s->mem = a->mem;
+	s->walltime = a->walltime;
+	s->t_submit = a->t_submit;
+	s->rerunnable = a->rerunnable;
+	s->priority = a->priority;
+	s->start_after = a->start_after;
+	if (a->n_chunks) {
+		s->chunks = malloc(a->n_chunks * sizeof(*s->chunks));
+		if (!s->chunks) {
+			free(s);
+			return NULL;
+		}
+		memcpy(s->chunks, a->chunks, a->n_chunks * sizeof(*s->chunks));
+		s->n_chunks = a->n_chunks;
+	}
+	s->place = a->place;
+	s->excl = a->excl;
+	s->array_id = a->id;
+	s->array_index = arrayspec_index(&a->array->spec, pos);
+	s->parent = (struct job *)a;
+	return s;
 }
 
 struct job *pool_jobs(const struct pool *p)
@@ -1286,9 +1458,10 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	while (more && !stop) {
 		more = false;
 		for (size_t t = 0; t < n_turns && !stop; t++) {
-			struct job *j = turns[t].data;
+			struct job *j = turns[t].data, *arr = NULL;
 			struct pool_user *u;
 			bool placed = false;
+			int64_t pos = -1;
 
 			if (!j)
 				continue;
@@ -1319,11 +1492,45 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					reserved = reserve_for(p, q, j, now);
 				continue;
 			}
+			/* An array: its next waiting subjob, made a job of its
+			 * own only once it is placed; %MAX counted live too. */
+			if (j->array) {
+				if (j->array->spec.max_running && j->array->running >= j->array->spec.max_running)
+					continue;
+				pos = pool_array_next_waiting(j, 0);
+				arr = j;
+				j = pos < 0 ? NULL : pool_subjob_make(arr, pos);
+				if (!j)
+					continue;
+				j->user = u;
+			}
 			j->reserve = q->reserve;
 			if (job_place(p, q, j, now, &seen)) {
-				for (unsigned k = 0; k < j->n_alloc; k++)
-					node_link_entry(pool_node_find(p, j->alloc[k].node), &j->alloc[k]);
-				pool_job_state_set(p, j, JOB_RUNNING);
+				if (arr) {
+					/* Taken first: the array leaves the waiting
+					 * list with its last subjob. pool_job_add
+					 * links its entries to their nodes. */
+					pool_array_take(p, arr, pos);
+					j->user = NULL;
+					j->state = JOB_RUNNING;
+					j->fresh = true;
+					if (pool_job_add(p, j) < 0) {
+						pool_array_untake(p, arr, pos);
+						for (unsigned k = 0; k < j->n_alloc; k++)
+							if (j->alloc[k].where)
+								node_unlink_entry(&j->alloc[k]);
+						job_free(j);
+						continue;
+					}
+					/* Its user's next turn is the array again,
+					 * while it has subjobs waiting. */
+					if (arr->array->untaken > 0 && arr->state == JOB_QUEUED)
+						turns[t].data = arr;
+				} else {
+					for (unsigned k = 0; k < j->n_alloc; k++)
+						node_link_entry(pool_node_find(p, j->alloc[k].node), &j->alloc[k]);
+					pool_job_state_set(p, j, JOB_RUNNING);
+				}
 				for (unsigned k = 0; k < j->n_alloc; k++)
 					node_account(j->alloc[k].where, &j->alloc[k], false);
 				j->t_dispatch = now * 1000000000;
@@ -1343,6 +1550,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					stop = true;
 				else if (j->n_chunks && !reserved)
 					reserved = reserve_for(p, q, j, now);
+				if (arr)
+					job_free(j);   /* the subjob made for this try */
 			}
 		}
 	}

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "error.h"
 #include "job.h"
 #include "parse.h"
 
@@ -76,6 +77,37 @@ struct pool_waiting {
 	uint64_t all, queue, user, queue_user;
 };
 void pool_waiting_count(const struct pool *p, const char *queue, uid_t uid, struct pool_waiting *ret);
+
+/* Job arrays: an array is one pooled job (j->array) that waits for as
+ * many subjobs as it has positions without a row; the pass makes a
+ * subjob (id = array's + 1 + position) when it places one, marks it
+ * fresh and pools it running. */
+struct pool_array_counts {
+	int64_t ok, failed, cancelled;    /* subjobs ended so */
+};
+struct pool_array_info {
+	const struct arrayspec *spec;
+	int64_t untaken;         /* waiting without a row */
+	unsigned running;        /* running or exiting */
+	int64_t live;            /* subjobs pooled, any state */
+	bool deleting;
+	struct pool_array_counts ended;
+};
+/* Makes j, before pool_job_add, an array of the canonical spec. */
+int pool_array_set(struct job *j, const char *spec, struct error *err);
+/* Position pos has (or had) a row: no longer waiting in the array. */
+void pool_array_take(struct pool *p, struct job *j, int64_t pos);
+/* Gives pos back to the array (a fresh subjob's dispatch was undone). */
+void pool_array_untake(struct pool *p, struct job *j, int64_t pos);
+/* qdel of the array: its waiting subjobs are cancelled, none starts. */
+void pool_array_stop(struct pool *p, struct job *j);
+/* The first waiting position at or after pos, or -1. */
+int64_t pool_array_next_waiting(const struct job *j, int64_t pos);
+/* Counts a subjob's end in its array (state final). */
+void pool_array_ended(struct job *j, enum job_state state);
+void pool_array_info(const struct job *j, struct pool_array_info *ret);
+/* A new subjob of array a at pos (not pooled; state queued). */
+struct job *pool_subjob_make(const struct job *a, int64_t pos);
 
 /* Nodes: found or created by name; never freed while the pool lives. */
 struct node *pool_node_get(struct pool *p, const char *name);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrayspec.h"
 #include "jobenv.h"
 #include "log.h"
 #include "server-internal.h"
@@ -25,33 +26,42 @@ static bool path_ok(const char *p)
 /* The caps on waiting (queued and held) jobs: the pool's and one user's
  * ([server]), the queue's and one user's in it ([queue]). Submissions
  * waiting for this iteration's commit count too, so a burst cannot pass a
- * cap. (A job array will count each subjob.) */
+ * cap. A job array counts each subjob: n is what this submission adds. */
 static int queued_limit_check(struct server *s, uid_t uid, const char *owner, const struct queue_conf *q,
-			      char *errbuf, size_t errlen)
+			      char *errbuf, size_t errlen, uint64_t n)
 {
 	const struct config *cf = s->config;
 	struct pool_waiting w;
+	bool arrays = n > 1;
 
 	if (!cf->max_queued && !cf->max_queued_per_user && !q->max_queued && !q->max_queued_per_user)
 		return 0;
 	pool_waiting_count(s->pool, q->name, uid, &w);
+	w.all += n - 1;
+	w.queue += n - 1;
+	w.user += n - 1;
+	w.queue_user += n - 1;
+	for (const struct pending *p = s->pending; p && !arrays; p = p->next)
+		arrays = p->submit.array_count > 1;
 	/* Walk this iteration's submissions only when they could matter:
 	 * a pipelined burst holds hundreds. */
-	if ((!q->max_queued_per_user || w.queue_user + s->n_pending < q->max_queued_per_user) &&
+	if (!arrays && (!q->max_queued_per_user || w.queue_user + s->n_pending < q->max_queued_per_user) &&
 	    (!q->max_queued || w.queue + s->n_pending < q->max_queued) &&
 	    (!cf->max_queued_per_user || w.user + s->n_pending < cf->max_queued_per_user) &&
 	    (!cf->max_queued || w.all + s->n_pending < cf->max_queued))
 		return 0;
 	for (const struct pending *p = s->pending; p; p = p->next) {
+		uint64_t k = p->submit.array_count > 0 ? (uint64_t)p->submit.array_count : 1;
+
 		if (p->is_done)
 			continue;
-		w.all++;
+		w.all += k;
 		if (strcmp(p->submit.queue, q->name) == 0)
-			w.queue++;
+			w.queue += k;
 		if (p->submit.uid == uid) {
-			w.user++;
+			w.user += k;
 			if (strcmp(p->submit.queue, q->name) == 0)
-				w.queue_user++;
+				w.queue_user += k;
 		}
 	}
 	if (q->max_queued_per_user && w.queue_user >= q->max_queued_per_user)
@@ -113,6 +123,9 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	long long mask = wire_int(msg, "umask", -1);
 	long long prio = wire_int(msg, "priority", 0);
 	struct error jerr;
+	struct arrayspec aspec;
+	char canon[ARRAYSPEC_TEXT_MAX];
+	const char *array, *depend;
 	char *envtext;
 	const char *key;
 	json_t *v;
@@ -211,7 +224,20 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	owner = server_user_name(s, c->uid);
 	if (!owner)
 		REFUSE("uid %d has no user name", (int)c->uid);
-	if (queued_limit_check(s, c->uid, owner, q, errbuf, errlen) < 0)
+	array = wire_str(msg, "array");
+	if (array) {
+		if (arrayspec_parse(array, 't', true, &aspec, &jerr) < 0)
+			REFUSE("%s", jerr.text);
+		arrayspec_format(&aspec, canon, sizeof(canon));
+		if (strcmp(canon, array) != 0)
+			REFUSE("array %.64s: not in canonical form (%.64s)", array, canon);
+		if (wire_bool(msg, "interactive", 0))
+			REFUSE("an interactive job cannot be an array");
+	}
+	depend = wire_str(msg, "depend");
+	if (depend && depend_submit_check(s, c->uid, depend, errbuf, errlen) < 0)
+		return -EINVAL;
+	if (queued_limit_check(s, c->uid, owner, q, errbuf, errlen, array ? (uint64_t)aspec.count : 1) < 0)
 		return -EDQUOT;
 	if (group && !user_in_group(owner, c->gid, group))
 		REFUSE("-W group_list=%s: %s is not a member of group %s", group, owner, group);
@@ -251,6 +277,14 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		p->submit.chunks_json = wire_str(msg, "_chunks");
 	}
 	p->submit.place = wire_str(msg, "place");
+	p->submit.array_spec = array;
+	p->submit.array_count = array ? aspec.count : 0;
+	p->submit.depend = depend;
+	if (depend && strstr(depend, "after")) {
+		/* Held (PBS's system hold) until depend.c releases it. */
+		p->submit.reason = depend_wait_reason();
+		p->submit.hold = true;
+	}
 	p->submit.start_after = wire_str(attrs, "Execution_Time") ?
 				strtoll(wire_str(attrs, "Execution_Time"), NULL, 10) : 0;
 	if (attrs && json_object_size(attrs)) {
@@ -311,6 +345,103 @@ static int query_page(struct server *s, struct jobstore_filter *f, json_t *msg, 
 	return 0;
 }
 
+static int jobid_cmp(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "jobid"));
+	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "jobid"));
+
+	return x < y ? -1 : x > y;
+}
+
+/* qstat -t: an array's subjobs that have rows come from the store; those
+ * still waiting are made from the array's row here, with the ids they
+ * will have, so pages stay in id order. A page of them is at most
+ * PAGE_JOBS: "more" makes the client ask again after the last id. */
+static int stat_subjobs(struct server *s, const struct jobstore_filter *f, json_t *msg, json_t *jobs, bool *more)
+{
+	int64_t after = f->after, last = INT64_MAX, top = 0;
+	size_t n = json_array_size(jobs), added = 0;
+	json_t **v, *o;
+	size_t i;
+
+	if (*more && n)
+		last = json_integer_value(json_object_get(json_array_get(jobs, n - 1), "jobid"));
+	for (struct job *a = pool_jobs(s->pool); a; a = a->next) {
+		struct pool_array_info info;
+		json_t *row;
+
+		if (!a->array || (f->jobid && a->id != f->jobid) || a->id + 1 > last)
+			continue;
+		pool_array_info(a, &info);
+		if (!info.untaken || jobstore_job_get(s->store, a->id, false, &row) < 0)
+			continue;
+		if (f->owner && strcmp(f->owner, json_string_value(json_object_get(row, "owner"))) != 0) {
+			json_decref(row);
+			continue;
+		}
+		for (int64_t pos = pool_array_next_waiting(a, after > a->id ? after - a->id : 0);
+		     pos >= 0 && a->id + 1 + pos <= last && added < PAGE_JOBS;
+		     pos = pool_array_next_waiting(a, pos + 1)) {
+			json_array_append_new(jobs, array_waiting_row(row, a, arrayspec_index(info.spec, pos)));
+			added++;
+			if (a->id + 1 + pos > top)
+				top = a->id + 1 + pos;
+		}
+		json_decref(row);
+	}
+	/* qstat -x -t ID[] of an ended array: the subjobs dropped with it
+	 * (qdel ID[]) have no row; they are shown cancelled. */
+	if (f->jobid && !pool_job_find(s->pool, f->jobid)) {
+		json_t *row = NULL, *seen;
+		struct arrayspec spec;
+		char key[24];
+
+		if (jobstore_job_get(s->store, f->jobid, false, &row) == 0 && json_object_get(row, "array") &&
+		    arrayspec_parse(json_string_value(json_object_get(row, "array")), 't', true, &spec, NULL) == 0 &&
+		    (seen = json_object())) {
+			json_array_foreach(jobs, i, o) {
+				snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_object_get(o, "jobid")));
+				json_object_set_new(seen, key, json_true());
+			}
+			for (int64_t pos = after > f->jobid ? after - f->jobid : 0;
+			     pos < spec.count && f->jobid + 1 + pos <= last && added < PAGE_JOBS; pos++) {
+				snprintf(key, sizeof(key), "%lld", (long long)(f->jobid + 1 + pos));
+				if (json_object_get(seen, key))
+					continue;
+				json_array_append_new(jobs, array_row_as_subjob(row, f->jobid, pos,
+					arrayspec_index(&spec, pos), JOB_CANCELLED));
+				added++;
+				top = f->jobid + 1 + pos;
+			}
+			json_decref(seen);
+		}
+		json_decref(row);
+	}
+	if (!added)
+		return 0;
+	n = json_array_size(jobs);
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	json_array_foreach(jobs, i, o)
+		v[i] = json_incref(o);
+	qsort(v, n, sizeof(*v), jobid_cmp);
+	json_array_clear(jobs);
+	/* A full page of waiting ones ends the page: what lies above its
+	 * last is for the next. */
+	if (added == PAGE_JOBS)
+		*more = true;
+	for (i = 0; i < n; i++) {
+		if (added == PAGE_JOBS && json_integer_value(json_object_get(v[i], "jobid")) > top) {
+			json_decref(v[i]);
+			continue;
+		}
+		json_array_append_new(jobs, v[i]);
+	}
+	free(v);
+	return 0;
+}
+
 static void op_stat(struct conn *c, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
@@ -320,12 +451,26 @@ static void op_stat(struct conn *c, long long req_id, json_t *msg)
 		.finished = wire_bool(msg, "finished", 0),
 		.payload = wire_bool(msg, "full", 0),
 		.payload_uid = c->uid,
+		.subjobs = wire_bool(msg, "subjobs", 0),
 	};
-	json_t *jobs;
+	json_t *jobs, *row;
 	bool more;
 	int r;
 
+	/* ID[N]: its row, or the array's as that subjob while it waits. */
+	if (f.jobid && json_is_integer(json_object_get(msg, "array_index"))) {
+		r = array_subjob_row(s, f.jobid, wire_int(msg, "array_index", 0), &row);
+		if (r < 0) {
+			conn_reply_err(c, req_id, -r, "job %lld[%lld]: no such subjob", (long long)f.jobid,
+				       wire_int(msg, "array_index", 0));
+			return;
+		}
+		conn_reply_ok(c, req_id, json_pack("{s:[o], s:b}", "jobs", row, "more", 0));
+		return;
+	}
 	r = query_page(s, &f, msg, &jobs, &more);
+	if (r == 0 && f.subjobs)
+		r = stat_subjobs(s, &f, msg, jobs, &more);
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
@@ -351,7 +496,26 @@ struct job *job_for_change(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, EINVAL, "a job id is required");
 		return NULL;
 	}
-	j = pool_job_find(s->pool, id);
+	/* ID[N]: the subjob, once it is a job of its own. */
+	if (json_is_integer(json_object_get(msg, "array_index"))) {
+		struct job *a = pool_job_find(s->pool, id);
+		struct pool_array_info info;
+		int64_t pos = -1;
+
+		if (a && a->array) {
+			pool_array_info(a, &info);
+			pos = arrayspec_pos(info.spec, wire_int(msg, "array_index", 0));
+		}
+		j = pos >= 0 ? pool_job_find(s->pool, id + 1 + pos) : NULL;
+		if (!j) {
+			conn_reply_err(c, req_id, ENOENT, "job %lld[%lld]: no such subjob running or waiting alone", id,
+				       wire_int(msg, "array_index", 0));
+			return NULL;
+		}
+		id = j->id;
+	} else {
+		j = pool_job_find(s->pool, id);
+	}
 	if (!j) {
 		if (jobstore_job_get(s->store, id, false, &row) == 0) {
 			conn_reply_err(c, req_id, EALREADY, "job %lld has already finished (%s)", id,
@@ -380,11 +544,14 @@ static void reply_state(struct conn *c, long long req_id, enum job_state st)
 static void op_delete(struct conn *c, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
-	struct job *j = job_for_change(c, req_id, msg);
+	struct job *j;
 	const char *who = server_user_name(s, c->uid);
 	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
 	int r;
 
+	if (array_request(c, "delete", req_id, msg))
+		return;
+	j = job_for_change(c, req_id, msg);
 	if (!j)
 		return;
 	if (wire_bool(msg, "force", 0) && (j->state == JOB_RUNNING || j->state == JOB_EXITING)) {
@@ -399,7 +566,7 @@ static void op_delete(struct conn *c, long long req_id, json_t *msg)
 			return;
 		}
 		log_info("job %lld cancelled by uid %d", (long long)j->id, (int)c->uid);
-		pool_job_remove(s->pool, j);
+		server_job_finished(s, j, JOB_CANCELLED);
 		reply_state(c, req_id, JOB_CANCELLED);
 		return;
 	}
@@ -422,13 +589,26 @@ static void op_delete(struct conn *c, long long req_id, json_t *msg)
 static void op_hold_release(struct conn *c, long long req_id, json_t *msg, bool hold)
 {
 	struct server *s = c->server;
-	struct job *j = job_for_change(c, req_id, msg);
+	struct job *j;
 	enum job_state from = hold ? JOB_QUEUED : JOB_HELD;
 	enum job_state to = hold ? JOB_HELD : JOB_QUEUED;
 	int r;
 
+	if (array_request(c, hold ? "hold" : "release", req_id, msg))
+		return;
+	j = job_for_change(c, req_id, msg);
 	if (!j)
 		return;
+	/* A system hold for dependencies: root may lift it (qrls -h s). */
+	if (!hold && j->dep_wait) {
+		if (c->uid != 0) {
+			conn_reply_err(c, req_id, EPERM, "job %lld is held for its dependencies (depend=%s)%s%s",
+				       (long long)j->id, j->depend ? j->depend : "?", j->reason ? ": " : "",
+				       j->reason ? j->reason : "");
+			return;
+		}
+		depend_forget(s, j);
+	}
 	/* Holding a held job changes nothing and is fine; releasing a job that
 	 * is not held is a mistake worth saying, as PBS does. */
 	if (hold && j->state == to) {
@@ -538,11 +718,18 @@ static void op_acct(struct conn *c, long long req_id, json_t *msg)
 		.finished = true,
 		.from = wire_int(msg, "from", 0),
 		.to = wire_int(msg, "to", 0),
+		/* Records are the subjobs that ran; an array's own record
+		 * (their sums) only when asked for by its id, so summaries
+		 * count nothing twice. */
 	};
 	json_t *jobs, *nodes = json_array();
 	bool more;
 	int r;
 
+	/* Records are the subjobs that ran; an array's own record (their
+	 * sums) only when asked for by its id, so summaries count nothing
+	 * twice. */
+	f.subjobs = f.no_arrays = f.jobid == 0;
 	r = query_page(s, &f, msg, &jobs, &more);
 	if (r < 0) {
 		json_decref(nodes);

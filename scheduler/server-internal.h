@@ -75,6 +75,10 @@ struct server {
 	struct pending **pending_tail;
 	unsigned n_pending;       /* in the list */
 	bool sched_dirty;
+	struct job *dep_jobs;     /* waiting on dependencies (depend.c) */
+	bool dep_dirty;           /* a job ended or started: look at them again */
+	int64_t *array_due;       /* arrays whose end may have come (array.c) */
+	size_t n_array_due, cap_array_due;
 	struct {
 		uid_t uid;
 		char name[64];
@@ -162,5 +166,40 @@ int node_launch(struct server *s, struct job *j, struct node *n);
 bool node_signal(struct server *s, struct job *j, int sig);
 /* Heartbeat watch: nodes silent past node_timeout go down. */
 void nodes_check_timeouts(struct server *s);
+
+/* A pooled job has ended in state (its final record is written or being
+ * written in the open transaction): counts it in its array, forgets its
+ * dependencies, removes it from the pool and marks what waited on it. */
+void server_job_finished(struct server *s, struct job *j, enum job_state state);
+
+/* array.c: job arrays (ID[], ID[N]). */
+int array_load(struct server *s, struct job *j);
+void array_loaded(struct server *s);
+int array_dispatch_record(struct server *s, struct job *sub, int64_t now);
+void array_dispatch_done(struct server *s, struct job *sub, int64_t now);
+void array_dispatch_undo(struct server *s, struct job *sub);
+/* Ends the array when nothing of it waits or runs: its own commit. */
+void array_check_done(struct server *s, struct job *a);
+/* delete/hold/release of ID[], ID[N], ID[A-B] or an array's plain id:
+ * true when it was one (and has been answered). */
+bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg);
+int array_subjob_row(struct server *s, int64_t id, int64_t index, json_t **ret);
+json_t *array_waiting_row(const json_t *array_row, const struct job *a, int64_t index);
+/* The array's row as its subjob at pos (index) in state. */
+json_t *array_row_as_subjob(const json_t *array_row, int64_t id, int64_t pos, int64_t index, enum job_state state);
+
+/* depend.c: -W depend. */
+int depend_submit_check(struct server *s, uid_t uid, const char *text, char *err, size_t len);
+/* In the submit's transaction: before* items put after* ones on their jobs. */
+int depend_before_record(struct server *s, int64_t id, const char *text);
+void depend_before_apply(struct server *s, int64_t id, const char *text);
+void depend_track(struct server *s, struct job *j);
+void depend_forget(struct server *s, struct job *j);
+void depend_loaded(struct server *s, struct job *j);
+/* Releases the jobs whose dependencies are met, marks those that never
+ * can be; its own transaction. */
+void depend_recheck(struct server *s);
+const char *depend_wait_reason(void);
+bool depend_is_reason(const char *reason);
 
 #endif

@@ -505,8 +505,11 @@ static void pending_flush(struct server *s)
 	r = jobstore_begin(s->store);
 	for (p = list; p && r == 0; p = p->next) {
 		j = p->is_done ? pool_job_find(s->pool, p->jobid) : NULL;
-		if (!p->is_done)
+		if (!p->is_done) {
 			r = jobstore_job_insert(s->store, &p->submit, &p->jobid);
+			if (r == 0 && p->submit.depend)
+				r = depend_before_record(s, p->jobid, p->submit.depend);
+		}
 		else if (p->requeue && j && j->state == JOB_RUNNING)
 			r = jobstore_job_requeue(s->store, p->jobid, p->result.reason);
 		else if (!p->requeue && j && j->rerun)   /* qrerun: back to the queue, not finished */
@@ -560,11 +563,22 @@ static void pending_flush(struct server *s)
 				}
 				if (p->submit.place)
 					(void)job_place_parse(p->submit.place, &j->place, &j->excl);
-				if (pool_job_add(s->pool, j) < 0)
+				if (p->submit.depend)
+					j->depend = strdup(p->submit.depend);
+				if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
+					log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
 					job_free(j);
+				} else if (pool_job_add(s->pool, j) < 0) {
+					job_free(j);
+				} else if (p->submit.depend) {
+					depend_before_apply(s, p->jobid, p->submit.depend);
+					if (p->submit.reason)
+						depend_track(s, j);
+				}
 			}
 			conn_reply_ok(p->conn, p->req_id,
-				      json_pack("{s:I, s:s}", "jobid", (json_int_t)p->jobid, "server", server));
+				      json_pack("{s:I, s:s, s:b}", "jobid", (json_int_t)p->jobid, "server", server,
+						"array", p->submit.array_spec != NULL));
 			log_debug("job %lld submitted", (long long)p->jobid);
 		} else if (p->requeue) {
 			j = pool_job_find(s->pool, p->jobid);
@@ -593,7 +607,7 @@ static void pending_flush(struct server *s)
 				log_msg(p->result.state == JOB_COMPLETED ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
 					"job %lld %s on %s", (long long)j->id, job_state_name(p->result.state),
 					job_node(j) ? job_node(j) : "?");
-				pool_job_remove(s->pool, j);
+				server_job_finished(s, j, p->result.state);
 			}
 			/* Results sent inside a registration have no request id. */
 			if (p->req_id)
@@ -631,7 +645,10 @@ static void schedule(struct server *s)
 		char cpus[4096];
 
 		cpumask_format(&d[i].job->alloc[0].cpus, cpus, sizeof(cpus));
-		r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].job->alloc[0].node, cpus, now);
+		if (d[i].job->fresh)
+			r = array_dispatch_record(s, d[i].job, now);
+		if (r == 0)
+			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].job->alloc[0].node, cpus, now);
 		if (r == 0 && d[i].job->n_alloc > 1)
 			r = jobstore_alloc_insert(s->store, d[i].job);
 		/* Only a (queue, user)'s last stamp of the batch is kept. */
@@ -646,15 +663,62 @@ static void schedule(struct server *s)
 		if (r == -ENOSPC)
 			server_space_exhausted(s);
 		for (size_t i = 0; i < n; i++) {
+			if (d[i].job->fresh) {
+				array_dispatch_undo(s, d[i].job);
+				continue;
+			}
 			pool_job_release(s->pool, d[i].job);
 			pool_job_state_set(s->pool, d[i].job, JOB_QUEUED);
 		}
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].job->fresh)
+			array_dispatch_done(s, d[i].job, now);
 		node_launch(s, d[i].job, d[i].node);
+	}
+	if (s->dep_jobs)
+		s->dep_dirty = true;
 	if (n == DISPATCH_BATCH)
 		sd_event_source_set_enabled(s->more_src, SD_EVENT_ONESHOT);
+}
+
+void server_job_finished(struct server *s, struct job *j, enum job_state state)
+{
+	struct job *a = j->parent;
+
+	if (a) {
+		pool_array_ended(a, state);
+		if (s->n_array_due == s->cap_array_due) {
+			size_t cap = s->cap_array_due ? 2 * s->cap_array_due : 16;
+			int64_t *n = realloc(s->array_due, cap * sizeof(*n));
+
+			if (n) {
+				s->array_due = n;
+				s->cap_array_due = cap;
+			}
+		}
+		if (s->n_array_due < s->cap_array_due)
+			s->array_due[s->n_array_due++] = a->id;
+		else
+			log_err("out of memory: array %lld ends at the next start", (long long)a->id);
+	}
+	depend_forget(s, j);
+	pool_job_remove(s->pool, j);
+	if (s->dep_jobs)
+		s->dep_dirty = true;
+}
+
+/* Arrays whose subjobs ended: end those with nothing left. */
+static void arrays_due_check(struct server *s)
+{
+	for (size_t i = 0; i < s->n_array_due; i++) {
+		struct job *a = pool_job_find(s->pool, s->array_due[i]);
+
+		if (a && a->array)
+			array_check_done(s, a);
+	}
+	s->n_array_due = 0;
 }
 
 static int post_handler(sd_event_source *src, void *userdata)
@@ -663,6 +727,8 @@ static int post_handler(sd_event_source *src, void *userdata)
 	int r;
 
 	pending_flush(s);
+	arrays_due_check(s);
+	depend_recheck(s);
 	if (s->sched_dirty) {
 		s->sched_dirty = false;
 		schedule(s);
@@ -730,12 +796,18 @@ static int load_job(struct job *j, void *userdata)
 	/* The store keeps a running job's CPUs (claim = cpus: SMT siblings
 	 * are not kept); its reserve kind is taken back from its queue. */
 	j->reserve = q ? q->reserve : QUEUE_RESERVE_NONE;
+	if (j->array_spec && array_load(s, j) < 0) {
+		job_free(j);
+		return -EINVAL;
+	}
 	/* Its nodes are down until they register; one that never does within
 	 * node_timeout is lost and the job requeued or failed. */
 	r = pool_job_add(s->pool, j);
 	for (unsigned i = 0; r == 0 && i < j->n_alloc; i++)
 		if (j->alloc[i].where && !j->alloc[i].where->down_since)
 			j->alloc[i].where->down_since = time_mono_ns();
+	if (r == 0)
+		depend_loaded(s, j);
 
 	if (r < 0)
 		job_free(j);
@@ -918,6 +990,8 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	r = jobstore_load_active(s->store, load_job, s);
 	if (r == 0)
 		r = server_admin_load(s, true);
+	if (r == 0)
+		array_loaded(s);
 	if (r < 0) {
 		error_set(err, r, "job store: cannot load jobs: %s", strerror(-r));
 		goto done;
@@ -977,6 +1051,7 @@ void server_destroy(struct server *s)
 		free(p);
 	}
 	s->retry = NULL;
+	free(s->array_due);
 	while (s->conns)
 		conn_close(s->conns);
 	sd_event_source_disable_unref(s->listen_src);

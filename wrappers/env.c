@@ -136,7 +136,13 @@ char **gded_env_build(const struct gded_job *job)
 
 	snprintf(id, sizeof(id), "%" PRIu64, job->jobid);
 	snprintf(ncpus, sizeof(ncpus), "%" PRIu64, job->ncpus);
-	jobid_format((int64_t)job->jobid, job->server, pbs_id, sizeof(pbs_id));
+	/* A subjob is ID[N].server to PBS tools; qpool's own id stays the
+	 * subjob's number (QPOOL_JOBID, its files, TMPDIR). */
+	if (job->array_id)
+		jobid_format_array((int64_t)job->array_id, (int64_t)job->array_index, job->server, pbs_id,
+				   sizeof(pbs_id));
+	else
+		jobid_format((int64_t)job->jobid, job->server, pbs_id, sizeof(pbs_id));
 	for (char **p = job->env; p && *p; p++) {
 		char *eq = strchr(*p, '=');
 		char name[256];
@@ -220,6 +226,15 @@ char **gded_env_build(const struct gded_job *job)
 		fail |= env_set(&e, "QPOOL_TASK_SOCKET", job->task_socket) < 0;
 	if (job->server)
 		fail |= env_set(&e, "PBS_SERVER", job->server) < 0;
+	if (job->array_id) {
+		char index[24], array[24 + 72];
+
+		snprintf(index, sizeof(index), "%" PRIu64, job->array_index);
+		jobid_format_array((int64_t)job->array_id, JOBID_ARRAY_ALL, job->server, array, sizeof(array));
+		fail |= env_set(&e, "PBS_ARRAY_INDEX", index) < 0;   /* PBS Pro */
+		fail |= env_set(&e, "PBS_ARRAY_ID", array) < 0;
+		fail |= env_set(&e, "PBS_ARRAYID", index) < 0;       /* Torque */
+	}
 	if (gded_tmpdir_path(job, tmpdir, sizeof(tmpdir)) == 0)
 		fail |= env_set(&e, "TMPDIR", tmpdir) < 0;
 	fail |= gded_mpienv_add(job, env_has_cb, env_set_cb, &e) < 0;

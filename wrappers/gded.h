@@ -104,6 +104,8 @@ struct gded_job {
 	uint64_t node_index;      /* 0: the primary, which runs the script */
 	const char *ctl;          /* the control socket to serve, or NULL */
 	const char *task_socket;  /* qnoded's task socket (QPOOL_TASK_SOCKET), or NULL */
+	uint64_t array_id;        /* a subjob of a job array: the array's id; 0: none */
+	uint64_t array_index;     /* ... and its index (PBS_ARRAY_INDEX) */
 };
 
 /* A sister: a node of a multi-node job other than the first. It fences

@@ -357,6 +357,8 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_str(spec, "server", false, &job->server, err)) < 0 ||
 	    (r = spec_str(spec, "tmpdir_base", false, &job->tmpdir_base, err)) < 0 ||
 	    (r = spec_str(spec, "sendmail", false, &job->sendmail, err)) < 0 ||
+	    (r = spec_u64(spec, "array_id", false, &job->array_id, err)) < 0 ||
+	    (r = spec_u64(spec, "array_index", job->array_id != 0, &job->array_index, err)) < 0 ||
 	    (r = spec_attrs(spec, job, err)) < 0 ||
 	    (r = spec_env(spec, job, err)) < 0 ||
 	    (r = spec_groups(spec, job, err)) < 0 ||

@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+/* Job arrays in the server: subjob rows at dispatch, the array's end, qdel/qhold/qrls of ID[] and ID[N], restart. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrayspec.h"
+#include "jobid.h"
+#include "log.h"
+#include "server-internal.h"
+#include "timeutil.h"
+
+/* Restart: the array's subjobs that have rows are not waiting; those
+ * that ended are counted. Unfinished ones are loaded as jobs of their own
+ * after the array (their ids are above its) and find it by array_id. */
+struct load_ctx {
+	struct server *s;
+	struct job *a;
+};
+
+static int subjob_row(int64_t index, enum job_state state, int exit_status, void *ud)
+{
+	struct load_ctx *ctx = ud;
+	struct pool_array_info info;
+
+	pool_array_info(ctx->a, &info);
+	pool_array_take(ctx->s->pool, ctx->a, arrayspec_pos(info.spec, index));
+	if (job_state_finished(state))
+		pool_array_ended(ctx->a, state);
+	return 0;
+}
+
+int array_load(struct server *s, struct job *j)
+{
+	struct load_ctx ctx = { s, j };
+	struct error err;
+	int r;
+
+	r = pool_array_set(j, j->array_spec, &err);
+	if (r < 0) {
+		log_err("job %lld: array %s: %s", (long long)j->id, j->array_spec, err.text);
+		return r;
+	}
+	/* The array's row says queued until a subjob starts, then running
+	 * (PBS's B), exiting while a qdel of it ends the running ones. In
+	 * the pool it waits (queued or held) for its waiting subjobs. */
+	if (j->state == JOB_RUNNING || j->state == JOB_EXITING)
+		j->t_dispatch = j->t_dispatch ? j->t_dispatch : 1;
+	if (j->state == JOB_EXITING)
+		pool_array_stop(s->pool, j);
+	if (j->state != JOB_HELD)
+		j->state = JOB_QUEUED;
+	return jobstore_subjobs_load(s->store, j->id, subjob_row, &ctx);
+}
+
+void array_loaded(struct server *s)
+{
+	for (struct job *j = pool_jobs(s->pool), *next; j; j = next) {
+		next = j->next;
+		if (j->array)
+			array_check_done(s, j);
+	}
+}
+
+int array_dispatch_record(struct server *s, struct job *sub, int64_t now)
+{
+	struct job *a = sub->parent;
+	int r;
+
+	r = jobstore_subjob_insert(s->store, sub->array_id, sub->id, sub->array_index, JOB_QUEUED, NULL);
+	if (r == 0 && a && !a->t_dispatch)
+		r = jobstore_job_set_state(s->store, a->id, JOB_RUNNING, NULL);
+	return r;
+}
+
+void array_dispatch_done(struct server *s, struct job *sub, int64_t now)
+{
+	sub->fresh = false;
+	if (sub->parent && !sub->parent->t_dispatch)
+		sub->parent->t_dispatch = now;
+}
+
+void array_dispatch_undo(struct server *s, struct job *sub)
+{
+	struct job *a = sub->parent;
+	struct pool_array_info info;
+
+	pool_array_info(a, &info);
+	pool_job_remove(s->pool, sub);
+	pool_array_untake(s->pool, a, arrayspec_pos(info.spec, sub->array_index));
+}
+
+/* The array's Exit_status, PBS Pro's rule: 0 when every subjob that ran
+ * exited 0, 1 when any did not, 2 when none failed but some were
+ * deleted. */
+void array_check_done(struct server *s, struct job *a)
+{
+	struct pool_array_info info;
+	enum job_state st;
+	char reason[160];
+	int status, r;
+
+	pool_array_info(a, &info);
+	if (info.untaken > 0 || info.live > 0)
+		return;
+	if (info.ended.failed > 0) {
+		st = JOB_FAILED;
+		status = 1;
+	} else if (info.ended.cancelled > 0) {
+		st = JOB_CANCELLED;
+		status = 2;
+	} else {
+		st = JOB_COMPLETED;
+		status = 0;
+	}
+	snprintf(reason, sizeof(reason), "subjobs: %lld completed, %lld failed, %lld deleted",
+		 (long long)info.ended.ok, (long long)info.ended.failed, (long long)info.ended.cancelled);
+	r = jobstore_begin(s->store);
+	if (r == 0)
+		r = jobstore_array_finish(s->store, a->id, st, status, reason, time_wall_ns());
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0) {
+		/* The next start finds it whole and ends it then. */
+		jobstore_rollback(s->store);
+		log_err("job %lld[]: cannot record its end: %s", (long long)a->id, strerror(-r));
+		return;
+	}
+	log_info("job %lld[] %s: %s", (long long)a->id, job_state_name(st), reason);
+	server_job_finished(s, a, st);
+}
+
+/* The array of a request's jobid, owned by the caller (or root); replies
+ * and returns NULL otherwise. */
+static struct job *array_for_change(struct conn *c, long long req_id, int64_t id)
+{
+	struct server *s = c->server;
+	struct job *a = pool_job_find(s->pool, id);
+	json_t *row;
+
+	if (!a || !a->array) {
+		if (a || jobstore_job_get(s->store, id, false, &row) < 0) {
+			conn_reply_err(c, req_id, ENOENT, "job %lld[]: no such array", (long long)id);
+			return NULL;
+		}
+		conn_reply_err(c, req_id, json_object_get(row, "array") ? EALREADY : ENOENT,
+			       json_object_get(row, "array") ? "job %lld[] has already finished" :
+			       "job %lld[]: no such array", (long long)id);
+		json_decref(row);
+		return NULL;
+	}
+	if (c->uid != 0 && c->uid != a->uid) {
+		conn_reply_err(c, req_id, EPERM, "job %lld[]: permission denied", (long long)id);
+		return NULL;
+	}
+	return a;
+}
+
+/* One pooled subjob: qdel, qhold or qrls as for any job. Returns 0, or
+ * -errno with text set. */
+static int subjob_change(struct server *s, struct conn *c, struct job *j, const char *op, char *text, size_t len)
+{
+	const char *who = server_user_name(s, c->uid);
+	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
+	bool hold = strcmp(op, "hold") == 0;
+	int r = 0;
+
+	if (strcmp(op, "delete") == 0) {
+		if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
+			snprintf(res.reason, sizeof(res.reason), "cancelled by %s before it started", who ? who : "?");
+			r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
+			if (r == 0)
+				server_job_finished(s, j, JOB_CANCELLED);
+		} else if (j->state == JOB_RUNNING) {
+			r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, "cancel requested");
+			if (r == 0) {
+				pool_job_state_set(s->pool, j, JOB_EXITING);
+				(void)node_signal(s, j, SIGTERM);
+			}
+		}
+	} else if ((hold && j->state == JOB_QUEUED) || (!hold && j->state == JOB_HELD)) {
+		r = jobstore_job_set_state(s->store, j->id, hold ? JOB_HELD : JOB_QUEUED, NULL);
+		if (r == 0)
+			pool_job_state_set(s->pool, j, hold ? JOB_HELD : JOB_QUEUED);
+	} else if (!hold && j->state != JOB_HELD) {
+		snprintf(text, len, "job %lld[%lld] is %s; only held jobs can be released", (long long)j->array_id,
+			 (long long)j->array_index, job_state_name(j->state));
+		return -EBUSY;
+	}
+	if (r < 0)
+		snprintf(text, len, "job store: %s", strerror(-r));
+	return r;
+}
+
+/* A waiting subjob acted on alone gets its row (and, held, a job of its
+ * own in the pool). */
+static int waiting_change(struct server *s, struct conn *c, struct job *a, int64_t pos, const char *op,
+			  char *text, size_t len)
+{
+	const char *who = server_user_name(s, c->uid);
+	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
+	struct job *sub;
+	int r;
+
+	if (strcmp(op, "release") == 0) {
+		if (a->state != JOB_HELD) {
+			snprintf(text, len, "job %lld[%lld] is queued; only held jobs can be released",
+				 (long long)a->id, (long long)(a->id + 1 + pos));
+			return -EBUSY;
+		}
+		return 0;
+	}
+	sub = pool_subjob_make(a, pos);
+	if (!sub)
+		return -ENOMEM;
+	if (strcmp(op, "delete") == 0) {
+		snprintf(res.reason, sizeof(res.reason), "cancelled by %s before it started", who ? who : "?");
+		r = jobstore_subjob_insert(s->store, a->id, sub->id, sub->array_index, JOB_QUEUED, NULL);
+		if (r == 0)
+			r = jobstore_job_finish(s->store, sub->id, &res, time_wall_ns());
+		if (r == 0) {
+			pool_array_take(s->pool, a, pos);
+			pool_array_ended(a, JOB_CANCELLED);
+		}
+		job_free(sub);
+	} else {
+		r = jobstore_subjob_insert(s->store, a->id, sub->id, sub->array_index, JOB_HELD, NULL);
+		sub->state = JOB_HELD;
+		if (r == 0) {
+			pool_array_take(s->pool, a, pos);
+			r = pool_job_add(s->pool, sub);
+		}
+		if (r < 0)
+			job_free(sub);
+	}
+	if (r < 0)
+		snprintf(text, len, "job store: %s", strerror(-r));
+	return r;
+}
+
+/* ID[] (or the array's plain id): every subjob. */
+static int whole_change(struct server *s, struct conn *c, struct job *a, const char *op, char *text, size_t len)
+{
+	bool del = strcmp(op, "delete") == 0, hold = strcmp(op, "hold") == 0;
+	int r = 0;
+
+	if (del) {
+		r = jobstore_job_set_state(s->store, a->id, JOB_EXITING, "cancel requested");
+		if (r == 0)
+			pool_array_stop(s->pool, a);
+	} else if ((hold && a->state == JOB_QUEUED) || (!hold && a->state == JOB_HELD)) {
+		r = jobstore_job_set_state(s->store, a->id, hold ? JOB_HELD : JOB_QUEUED, NULL);
+		if (r == 0)
+			pool_job_state_set(s->pool, a, hold ? JOB_HELD : JOB_QUEUED);
+	}
+	for (struct job *j = pool_jobs(s->pool), *next; j && r == 0; j = next) {
+		next = j->next;
+		if (j->parent != a || (!del && j->state != (hold ? JOB_QUEUED : JOB_HELD)))
+			continue;
+		r = subjob_change(s, c, j, op, text, len);
+	}
+	if (r < 0 && !text[0])
+		snprintf(text, len, "job store: %s", strerror(-r));
+	return r;
+}
+
+bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	int64_t id = wire_int(msg, "jobid", 0), lo, hi, done = 0;
+	bool has_index = json_is_integer(json_object_get(msg, "array_index"));
+	struct pool_array_info info;
+	struct job *a = pool_job_find(s->pool, id);
+	char text[256] = "";
+	int r;
+
+	if (!has_index && !wire_bool(msg, "array", 0) && !(a && a->array))
+		return false;
+	a = array_for_change(c, req_id, id);
+	if (!a)
+		return true;
+	r = jobstore_begin(s->store);
+	if (r == 0 && !has_index) {
+		r = whole_change(s, c, a, op, text, sizeof(text));
+		done = 1;
+	} else if (r == 0) {
+		lo = wire_int(msg, "array_index", 0);
+		hi = wire_int(msg, "array_last", lo);
+		pool_array_info(a, &info);
+		for (int64_t ix = lo; ix <= hi && r == 0; ix++) {
+			int64_t pos = arrayspec_pos(info.spec, ix);
+			struct job *sub;
+
+			if (pos < 0)
+				continue;
+			done++;
+			sub = pool_job_find(s->pool, a->id + 1 + pos);
+			if (sub)
+				r = subjob_change(s, c, sub, op, text, sizeof(text));
+			else if (pool_array_next_waiting(a, pos) == pos)
+				r = waiting_change(s, c, a, pos, op, text, sizeof(text));
+			else if (lo == hi) {
+				snprintf(text, sizeof(text), "job %lld[%lld] has already finished", (long long)id,
+					 (long long)ix);
+				r = -EALREADY;
+			}
+		}
+		if (r == 0 && done == 0) {
+			snprintf(text, sizeof(text), "job %lld[%lld%s%.0lld]: no such subjob", (long long)id,
+				 (long long)lo, hi != lo ? "-" : "", hi != lo ? (long long)hi : 0LL);
+			r = -ENOENT;
+		}
+	}
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0) {
+		/* Refused before any write, or a store failure: nothing of it
+		 * stays in the store; the pool may hold a change the store
+		 * lost only on a store failure, logged. */
+		jobstore_rollback(s->store);
+		conn_reply_err(c, req_id, -r, "%s", text[0] ? text : strerror(-r));
+		return true;
+	}
+	log_info("job %lld[]: %s by uid %d", (long long)id, op, (int)c->uid);
+	s->sched_dirty = true;
+	s->dep_dirty = true;
+	array_check_done(s, a);
+	conn_reply_ok(c, req_id, NULL);
+	return true;
+}
+
+/* qstat ID[N] of a subjob that has no row: the array's, as that subjob. */
+int array_subjob_row(struct server *s, int64_t id, int64_t index, json_t **ret)
+{
+	struct job *a = pool_job_find(s->pool, id);
+	struct pool_array_info info;
+	json_t *row;
+	int64_t pos;
+	int r;
+
+	r = jobstore_job_get(s->store, id, false, &row);
+	if (r < 0)
+		return r;
+	if (!json_object_get(row, "array")) {
+		json_decref(row);
+		return -ENOENT;
+	}
+	if (!a || !a->array) {
+		/* The array has ended: every subjob that ran has its row. */
+		struct arrayspec spec;
+
+		pos = arrayspec_parse(json_string_value(json_object_get(row, "array")), 't', true, &spec, NULL) < 0 ?
+		      -1 : arrayspec_pos(&spec, index);
+		r = pos < 0 ? -ENOENT : jobstore_job_get(s->store, id + 1 + pos, false, ret);
+		if (r == -ENOENT && pos >= 0) {
+			*ret = array_row_as_subjob(row, id, pos, index, JOB_CANCELLED);
+			r = *ret ? 0 : -ENOMEM;
+		}
+		json_decref(row);
+		return r;
+	}
+	pool_array_info(a, &info);
+	pos = arrayspec_pos(info.spec, index);
+	if (pos < 0) {
+		json_decref(row);
+		return -ENOENT;
+	}
+	if (pool_job_find(s->pool, id + 1 + pos) || pool_array_next_waiting(a, pos) != pos) {
+		json_decref(row);
+		r = jobstore_job_get(s->store, id + 1 + pos, false, ret);
+		return r;
+	}
+	*ret = array_waiting_row(row, a, index);
+	json_decref(row);
+	return *ret ? 0 : -ENOMEM;
+}
+
+json_t *array_waiting_row(const json_t *array_row, const struct job *a, int64_t index)
+{
+	struct pool_array_info info;
+
+	pool_array_info(a, &info);
+	return array_row_as_subjob(array_row, a->id, arrayspec_pos(info.spec, index), index,
+				   a->state == JOB_HELD ? JOB_HELD : JOB_QUEUED);
+}
+
+json_t *array_row_as_subjob(const json_t *array_row, int64_t id, int64_t pos, int64_t index, enum job_state state)
+{
+	json_t *o = json_deep_copy(array_row);
+	char num[24];
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "jobid", json_integer(id + 1 + pos));
+	json_object_del(o, "array");
+	json_object_set_new(o, "array_id", json_integer(id));
+	json_object_set_new(o, "array_index", json_integer(index));
+	json_object_set_new(o, "state", json_string(job_state_name(state)));
+	json_object_del(o, "depend");
+	if (job_state_finished(state)) {
+		/* Dropped with its array (qdel ID[]) before it started. */
+		json_object_set_new(o, "reason", json_string("deleted with its array before it started"));
+		json_object_set_new(o, "exit_status", json_null());
+		json_object_set_new(o, "cpu_ns", json_null());
+		json_object_set_new(o, "mem_peak", json_null());
+		json_object_set_new(o, "times", json_pack("{s:O?}", "submit",
+			json_object_get(json_object_get(array_row, "times"), "submit")));
+	}
+	snprintf(num, sizeof(num), "%lld", (long long)index);
+	for (const char *k = "stdout"; k; k = strcmp(k, "stdout") == 0 ? "stderr" : NULL) {
+		const char *p = json_string_value(json_object_get(o, k));
+		const char *hat = p ? strstr(p, "^array_index^") : NULL;
+		char buf[4096];
+
+		if (hat) {
+			snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(hat - p), p, num, hat + 13);
+			json_object_set_new(o, k, json_string(buf));
+		}
+	}
+	return o;
+}

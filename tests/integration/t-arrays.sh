@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Job arrays: -J and -t (option and directive), subjob indices and
+# environment, output names, qstat's B state and -t, qdel/qhold/qrls of
+# ID[] and ID[N], %MAX, and a restart of qpoold with a half-done array.
+. "$(dirname "$0")/lib.sh"
+qp_setup
+qp_start_server
+node=${QP_NODE_PREFIX}n1
+qp_start_node "$node" 0-1
+server=$(hostname -s)
+w1=$QP_T/work/qpuser1
+
+refuse() {
+	local want=$1 out rc; shift
+	out=$("$@" 2>&1 >/dev/null); rc=$?
+	[ $rc -ne 0 ] || fail "'$*' succeeded"
+	[ "$(echo "$out" | wc -l)" = 1 ] || fail "'$*': not one line: $out"
+	echo "$out" | grep -qF -- "$want" || fail "'$*' said '$out', not '$want'"
+}
+
+# subjobs ID: "index state-letter" of each subjob, from qstat -x -t.
+subjobs() {
+	"$QP_BIN/qstat" -x -t "$1[]" | awk -v a="$1" 'index($1, a "[") == 1 && $1 !~ /\[\]/ {
+		i = $1; sub(/^[0-9]+\[/, "", i); sub(/\].*/, "", i); print i, $(NF-1) }'
+}
+
+# script NAME BODY: a job script in qpuser1's work dir.
+script() { printf '%s\n' "$2" > "$w1/$1"; chown qpuser1: "$w1/$1"; }
+
+note "-J: one id ID[].server, indices, environment, default output names"
+script env.sh 'echo "$PBS_ARRAY_INDEX $PBS_ARRAYID $PBS_ARRAY_ID $PBS_JOBID"'
+out=$(as_full qpuser1 qsub -J 2-10:4 env.sh) || fail "qsub -J"
+echo "$out" | grep -qE "^[0-9]+\[\]\.$server$" || fail "qsub -J printed '$out', not ID[].server"
+a=${out%%.*}; n=${a%[]}
+qp_wait "$a" completed
+for i in 2 6 10; do
+	f=$w1/env.sh.o$n.$i
+	[ -f "$f" ] || fail "no $f (PBS Pro's name.oID.INDEX)"
+	[ "$(cat "$f")" = "$i $i $n[].$server $n[$i].$server" ] || fail "subjob $i saw '$(cat "$f")'"
+	[ -f "$w1/env.sh.e$n.$i" ] || fail "no error file of subjob $i"
+done
+[ "$(ls "$w1" | grep -c "^env.sh.o$n\.")" = 3 ] || fail "not 3 output files: $(ls "$w1")"
+[ "$(subjobs "$n" | tr '\n' ' ')" = "2 F 6 F 10 F " ] || fail "qstat -t: $(subjobs "$n")"
+[ "$(qp_field "$a" Exit_status)" = 0 ] || fail "array Exit_status $(qp_field "$a" Exit_status)"
+[ "$(qp_field "$n[6]" Exit_status)" = 0 ] || fail "qstat -f ID[6]"
+[ "$(qp_field "$n[6]" array_id)" = "$n[].$server" ] || fail "qstat -f ID[6] array_id"
+
+note "accounting: a record per subjob, and the array's own with their sums"
+"$QP_BIN/qacct" --json -u qpuser1 | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)["rows"]
+assert sum(r["jobs"] for r in rows) == 3, rows
+' || fail "qacct's summary does not count the 3 subjobs once each"
+"$QP_BIN/qacct" --json -j "$n[6]" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["record"]
+assert r["jobid"] == int(sys.argv[1]) + 2 and r["array_index"] == 6, r
+' "$n" || fail "qacct -j ID[6]"
+"$QP_BIN/qacct" --json -j "$a" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["record"]
+assert r["jobid"] == int(sys.argv[1]) and r["array"] == "2-10:4" and r["cpu_ns"] > 0, r
+' "$n" || fail "qacct -j ID[]"
+
+note "-t list as a directive, -o with ^array_index^, one failing subjob"
+script list.sh '#PBS -t 1,3,5-6
+#PBS -o out.^array_index^.txt
+#PBS -j oe
+echo "i=$PBS_ARRAYID"; [ "$PBS_ARRAYID" != 5 ]'
+a=$(as qpuser1 qsub list.sh) || fail "qsub -t"; n=${a%[]}
+qp_wait "$a" failed
+for i in 1 3 5 6; do
+	[ "$(cat "$w1/out.$i.txt")" = "i=$i" ] || fail "out.$i.txt: $(cat "$w1/out.$i.txt" 2>&1)"
+done
+[ "$(subjobs "$n" | tr '\n' ' ')" = "1 F 3 F 5 F 6 F " ] || fail "qstat -t: $(subjobs "$n")"
+[ "$(qp_field "$n[5]" Exit_status)" = 1 ] || fail "subjob 5 Exit_status"
+[ "$(qp_field "$a" Exit_status)" = 1 ] || fail "array with a failed subjob: Exit_status $(qp_field "$a" Exit_status)"
+
+note "bad input"
+refuse "START must be below END" as qpuser1 qsub -J 5-1 env.sh
+refuse "expected START-END" as qpuser1 qsub -J 1,2 env.sh
+refuse "%MAX must be" as qpuser1 qsub -t 1-3%0 env.sh
+refuse "not a job id" as qpuser1 qdel "$n[x]"
+refuse "no such subjob" as qpuser1 qstat "$n[2]"
+
+note "qhold/qrls ID[], qdel ID[N] of a waiting subjob, qstat B and Q"
+script gate.sh 'for i in $(seq 1200); do [ -e go.$PBS_ARRAY_INDEX ] && exit 0; sleep 0.05; done; exit 9'
+a=$(as qpuser1 qsub -h -J 1-4 gate.sh) || fail "qsub -h -J"; n=${a%[]}
+[ "$(qp_state "$a")" = held ] || fail "array not held"
+as qpuser1 qdel "$n[2]" || fail "qdel ID[2] of a waiting subjob"
+as qpuser1 qrls "$a" || fail "qrls ID[]"
+qp_wait "$n[1]" running
+"$QP_BIN/qstat" "$a" | grep -qE "^$n\[\]\.$server .* B batch$" || fail "array not B: $("$QP_BIN/qstat" "$a")"
+[ "$(qp_state "$n[2]")" = cancelled ] || fail "subjob 2 is $(qp_state "$n[2]")"
+refuse "already finished" as qpuser1 qdel "$n[2]"
+refuse "permission denied" as qpuser2 qdel "$a"
+touch "$w1/go.1" "$w1/go.3"
+qp_wait "$n[1]" completed
+qp_wait "$n[3]" completed
+as qpuser1 qhold "$n[4]" 2>/dev/null   # running or held by now: either is fine
+qp_wait "$n[4]" running held
+[ "$(qp_state "$n[4]")" = held ] && { as qpuser1 qrls "$n[4]" || fail "qrls ID[4]"; }
+touch "$w1/go.4"
+qp_wait "$a" cancelled
+[ "$(qp_field "$a" Exit_status)" = 2 ] || fail "array with a deleted subjob: Exit_status"
+
+note "qdel ID[] of a running array"
+rm -f "$w1"/go.*
+a=$(as qpuser1 qsub -J 1-5 gate.sh) || fail "qsub"; n=${a%[]}
+qp_wait "$n[1]" running
+as qpuser1 qdel "$a" || fail "qdel ID[]"
+qp_wait "$a" cancelled
+for i in 1 2 3 4 5; do
+	[ "$(qp_state "$n[$i]")" = cancelled ] || fail "subjob $i is $(qp_state "$n[$i]") after qdel ID[]"
+done
+
+note "%MAX: at most 1 running at once on 2 CPUs"
+script short.sh 'sleep 0.2'
+a=$(as qpuser1 qsub -J 1-4%1 short.sh) || fail "qsub %1"; n=${a%[]}
+qp_wait "$a" completed --timeout 60
+"$QP_BIN/qstat" -x -t --json "$a" | python3 -c '
+import json, sys
+subs = sorted((j for j in json.load(sys.stdin) if "array_id" in j), key=lambda j: j["times"]["dispatch"])
+assert len(subs) == 4, len(subs)
+for a, b in zip(subs, subs[1:]):
+    assert b["times"]["dispatch"] >= a["times"]["done"], (a["array_index"], b["array_index"])
+' || fail "%1: subjobs overlapped"
+
+note "restart of qpoold with a half-done array"
+rm -f "$w1"/go.*
+a=$(as qpuser1 qsub -J 1-6%1 gate.sh) || fail "qsub"; n=${a%[]}
+touch "$w1/go.1" "$w1/go.2"
+qp_wait "$n[2]" completed
+qp_wait "$n[3]" running
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+[ "$(subjobs "$n" | tr '\n' ' ')" = "1 F 2 F 3 R 4 Q 5 Q 6 Q " ] || fail "after restart: $(subjobs "$n")"
+"$QP_BIN/qstat" "$a" | grep -qE " B batch$" || fail "array not B after restart"
+touch "$w1"/go.{3,4,5,6}
+qp_wait "$a" completed --timeout 60
+for i in 1 2 3 4 5 6; do
+	[ -f "$w1/gate.sh.o$n.$i" ] || fail "subjob $i left no output"
+done
+[ "$(subjobs "$n" | tr '\n' ' ')" = "1 F 2 F 3 F 4 F 5 F 6 F " ] || fail "end: $(subjobs "$n")"
+echo "PASS"
