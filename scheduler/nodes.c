@@ -165,6 +165,14 @@ static void multi_done(struct conn *c, long long req_id, struct job *j, struct a
 			return;
 		}
 		sisters_end(s, j);
+	} else if (wire_bool(result, "requeue", 0) && j->state == JOB_RUNNING && !j->lost) {
+		/* A sister without room for the job's files: no fault of the
+		 * job, which goes back to the queue once every node is done. */
+		if (asprintf(&j->lost, "node %s had no room for the job's files", c->node->name) < 0)
+			j->lost = NULL;
+		else
+			j->rerun = true;
+		node_signal(s, j, SIGTERM);
 	} else if (status && strcmp(status, "failed") == 0 && !j->end_reason) {
 		char why[sizeof(res.reason) + NODE_NAME_ROOM];
 
