@@ -172,13 +172,19 @@ static void reply_error(struct gded_ctl *ctl, json_int_t id, int errnum, const c
 static void reply_error(struct gded_ctl *ctl, json_int_t id, int errnum, const char *fmt, ...)
 {
 	char line[256];
+	json_t *msg;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	send_msg(ctl, json_pack("{s:I, s:b, s:s, s:i}", "id", id, "ok", 0, "error", line,
-				"errno", errnum));
+	msg = json_pack("{s:I, s:b, s:s, s:i}", "id", id, "ok", 0, "error", line, "errno", errnum);
+	/* A line cut inside a UTF-8 character is no JSON string: the
+	 * request still gets its answer. */
+	if (!msg)
+		msg = json_pack("{s:I, s:b, s:s, s:i}", "id", id, "ok", 0, "error",
+				"malformed request", "errno", errnum);
+	send_msg(ctl, msg);
 }
 
 static struct task *task_find(struct gded_ctl *ctl, const char *id)
@@ -376,9 +382,10 @@ static void on_start(struct gded_ctl *ctl, json_int_t id, const json_t *msg)
 	out[0] = -1;
 	t->err = err[0];
 	err[0] = -1;
-	for (int *fd = &t->in; fd <= &t->err; fd++)
-		if (*fd >= 0)
-			fcntl(*fd, F_SETFL, O_NONBLOCK);
+	if (t->in >= 0)
+		fcntl(t->in, F_SETFL, O_NONBLOCK);
+	fcntl(t->out, F_SETFL, O_NONBLOCK);
+	fcntl(t->err, F_SETFL, O_NONBLOCK);
 	ctl->tasks[ctl->ntasks++] = t;
 	ctl->started++;
 	t = NULL;
@@ -415,8 +422,12 @@ static void on_input(struct gded_ctl *ctl, const json_t *msg)
 			fd_close(&t->in);
 		return;
 	}
-	if (t->inoff && t->inoff == t->inlen)
-		t->inoff = t->inlen = 0;
+	if (t->inoff) {
+		/* What the task took goes, so the buffer holds only what waits. */
+		memmove(t->inbuf, t->inbuf + t->inoff, t->inlen - t->inoff);
+		t->inlen -= t->inoff;
+		t->inoff = 0;
+	}
 	buf = realloc(t->inbuf, t->inlen + base64_decoded_max(len));
 	if (!buf)
 		return;

@@ -68,6 +68,25 @@ e = c.wait_exit("n1/2")
 assert e.get("status") == 0 and c.output("n1/2") == "hello\n" * 1000, (e, len(c.output("n1/2")))
 print("--- stdin: 6000 bytes relayed, EOF ends cat")
 
+# 8 MiB through cat both ways while the client sends from a thread: the
+# flow control holds (gded neither stalls nor loses a byte).
+import hashlib, threading
+blob = os.urandom(8 << 20)
+r = c.start("n1/2b", ["cat"], stdin=True)
+assert r["ok"], r
+def feed():
+    for off in range(0, len(blob), 48 << 10):
+        c.stdin("n1/2b", blob[off:off + (48 << 10)])
+    c.stdin("n1/2b", b"")
+th = threading.Thread(target=feed)
+th.start()
+e = c.wait_exit("n1/2b", timeout=120)
+th.join(60)
+got = c.out["n1/2b"][1]
+assert e.get("status") == 0 and len(got) == len(blob) and \
+    hashlib.sha256(got).digest() == hashlib.sha256(blob).digest(), (e, len(got))
+print("--- 8 MiB through cat's stdin and stdout: every byte, in order")
+
 # A signal to its process group.
 r = c.start("n1/3", ["sh", "-c", "sleep 300; exit 0"])
 assert r["ok"], r
@@ -100,6 +119,21 @@ for msg, text in [
 ]:
     r = c.request(msg)
     assert not r["ok"] and text in r["error"] and "\n" not in r["error"] and r["errno"] > 0, (msg, r)
+# Every member of task.start with every JSON type: an answer each time.
+# (A NUL in a string: lib/wire refuses the frame and the connection
+# ends, as for the broken frames below.)
+odd = [None, 0, -1, 1.5, "", "x", "\u00e9" * 200, [], [1], {}, {"a": 1}, True]
+n = 0
+for key in ("task", "argv", "env", "cwd", "stdin", "op"):
+    for v in odd:
+        n += 1
+        msg = {"op": "task.start", "task": "odd/%d" % n, "argv": ["true"]}
+        msg[key] = v
+        r = c.request(msg)
+        assert isinstance(r.get("ok"), bool) and (r["ok"] or r["error"]), (msg, r)
+        if r["ok"]:
+            c.wait_exit(msg["task"])
+print("--- %d task.start frames with odd members: each answered" % n)
 c.send({"op": "task.start", "task": "x", "argv": ["true"]})   # no id
 r = c.reply(0)
 assert not r["ok"] and "\"id\" is not an integer" in r["error"], r
@@ -151,6 +185,30 @@ for i in range(50):
 for i in range(50):
     assert c.wait_exit("many/%d" % i).get("status") == 0 and c.output("many/%d" % i) == "%d\n" % i
 print("--- 50 tasks at once")
+# The cap: 1024 tasks at once; the next is refused with one line, and
+# starts again once one has ended.
+t0 = time.monotonic()
+for i in range(1024):
+    r = c.start("cap/%d" % i, ["sleep", "300"])
+    assert r["ok"], (i, r)
+r = c.start("cap/over", ["true"])
+assert not r["ok"] and r["error"] == "job %s has 1024 tasks on n1; at most 1024" % jobid, r
+refusal = r["error"]
+c.signal("cap/0", 9)
+c.wait_exit("cap/0")
+r = c.start("cap/again", ["true"])
+for _ in range(100):   # cap/0 is forgotten once its task.exit has left
+    if r["ok"] or "at most" not in r["error"]:
+        break
+    time.sleep(0.05)
+    r = c.start("cap/again", ["true"])
+assert r["ok"], r
+for i in range(1, 1024):
+    c.signal("cap/%d" % i, 9)
+for i in range(1, 1024):
+    assert c.wait_exit("cap/%d" % i).get("signal") == 9
+c.wait_exit("cap/again")
+print("--- 1024 tasks at once, the 1025th refused: %r (%.1f s)" % (refusal, time.monotonic() - t0))
 r = c.start("n1/last", ["sh", "-c", "trap '' TERM; echo ready; sleep 300"])
 assert r["ok"], r
 c.wait_output("n1/last", "ready")

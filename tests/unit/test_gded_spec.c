@@ -625,6 +625,32 @@ static void test_env_multi(void)
 	gded_job_clear(&job);
 }
 
+static void test_env_task(void)
+{
+	char *base[] = { "A=1", "PATH=/usr/bin", "PBS_TASKNUM=1", "HOME=/h", NULL };
+	json_t *over = json_pack("{s:s, s:s}", "A", "2", "NEW", "x");
+	char **env = gded_env_task(base, over, "5");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+	CU_ASSERT_STRING_EQUAL(env_get(env, "A"), "2");          /* the task's wins */
+	CU_ASSERT_STRING_EQUAL(env_get(env, "NEW"), "x");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PATH"), "/usr/bin");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "5");
+	CU_ASSERT_STRING_EQUAL(env[0], "A=2");                   /* in its place */
+	gded_env_free(env);
+	/* The task's own PBS_TASKNUM wins too; no overrides at all. */
+	json_object_set_new(over, "PBS_TASKNUM", json_string("9"));
+	env = gded_env_task(base, over, "5");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "9");
+	gded_env_free(env);
+	env = gded_env_task(base, NULL, "3");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "A"), "1");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "3");
+	CU_ASSERT_PTR_NULL(env_get(env, "NEW"));
+	gded_env_free(env);
+	json_decref(over);
+}
+
 static void test_result_sister(void)
 {
 	struct gded_result res = { .jobid = 12, .status = GDED_STATUS_EXITED, .sister = true };
@@ -656,6 +682,7 @@ static const struct unit_test gded_spec_tests[] = {
 	{ "nodefile: one node per CPU, across nodes per MPI slot", test_nodefile },
 	{ "environment across nodes", test_env_multi },
 	{ "result: a sister says so", test_result_sister },
+	{ "environment of a task", test_env_task },
 	{ NULL, NULL },
 };
 
