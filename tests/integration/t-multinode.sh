@@ -146,6 +146,10 @@ echo true | as qpuser1 qsub -N poke -h >/dev/null || fail "qsub poke"
 [ "$(qp_state "$wide")" = queued ] || fail "wide job is $(qp_state "$wide") with $bnode busy"
 [ "$(qp_state "$s2")" = queued ] || fail "s2 (20 min) ran ahead of the wide job: $(qp_state "$s2")"
 [ "$(qp_field "$wide" exec_host)" = "" ] || fail "the waiting wide job holds nodes"
+out=$(as qpuser1 qalter -l ncpus=1 "$wide" 2>&1) && fail "qalter changed the CPUs of a job across nodes"
+echo "$out" | grep -q "cannot change its ncpus" || fail "qalter: $out"
+out=$(as qpuser1 qalter -l select=2:ncpus=1 "$s2" 2>&1) && fail "qalter made a job across nodes"
+echo "$out" | grep -q "cannot ask for chunks across nodes" || fail "qalter: $out"
 busy=0
 for n in na nb nc; do busy=$((busy + 1 - $(free "$n"))); done
 [ "$busy" = 2 ] || fail "$busy CPUs busy, expected 2 (blocker and s1; the wide job holds none)"
