@@ -100,6 +100,12 @@ int main(int argc, char **argv)
 				jobspec_clear(&js);
 				return cmd_fail(2, "%s", err.text);
 			}
+			/* A job's shape across nodes is fixed at qsub. */
+			if (js.n_chunks) {
+				jobspec_clear(&js);
+				return cmd_fail(2, "-l %s: qalter cannot ask for chunks across nodes "
+						"(qdel the job and submit it again)", optarg);
+			}
 			break;
 		case 'H':
 			fputs(usage_text, stdout);

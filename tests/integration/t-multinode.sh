@@ -15,10 +15,9 @@ qp_start_server
 # Nodes on one host: each its own TMPDIR base (real hosts have their own
 # /var/tmp), from a copy of the config that says so.
 node_start() {
-	local conf=$QP_T/qpool-$1.conf
-	mkdir -p "$QP_T/tmp-$1"
-	chmod 1777 "$QP_T/tmp-$1"
-	sed "s|^\[node\]\$|[node]\ntmpdir = $QP_T/tmp-$1|" "$QPOOL_CONF" > "$conf"
+	local conf=$QP_T/qpool-$1.conf tmp=${3:-$QP_T/tmp-$1}
+	[ -n "${3:-}" ] || { mkdir -p "$tmp"; chmod 1777 "$tmp"; }
+	sed "s|^\[node\]\$|[node]\ntmpdir = $tmp|" "$QPOOL_CONF" > "$conf"
 	QPOOL_CONF=$conf qp_start_node "$1" "$2"
 }
 node_start na 0
@@ -54,7 +53,7 @@ no_trace() {
 	local i n left
 	for i in $(seq 200); do
 		left=""
-		for n in na nb nc; do
+		for n in na nb nc nd; do
 			[ -n "$(gded_of "$1" "$n")" ] && left="$left gded@$n"
 		done
 		[ -n "$(find /sys/fs/cgroup -path "*$QP_CG_PARENT*" -type d -name "job.$1" 2>/dev/null)" ] &&
@@ -147,6 +146,10 @@ echo true | as qpuser1 qsub -N poke -h >/dev/null || fail "qsub poke"
 [ "$(qp_state "$wide")" = queued ] || fail "wide job is $(qp_state "$wide") with $bnode busy"
 [ "$(qp_state "$s2")" = queued ] || fail "s2 (20 min) ran ahead of the wide job: $(qp_state "$s2")"
 [ "$(qp_field "$wide" exec_host)" = "" ] || fail "the waiting wide job holds nodes"
+out=$(as qpuser1 qalter -l ncpus=1 "$wide" 2>&1) && fail "qalter changed the CPUs of a job across nodes"
+echo "$out" | grep -q "cannot change its ncpus" || fail "qalter: $out"
+out=$(as qpuser1 qalter -l select=2:ncpus=1 "$s2" 2>&1) && fail "qalter made a job across nodes"
+echo "$out" | grep -q "cannot ask for chunks across nodes" || fail "qalter: $out"
 busy=0
 for n in na nb nc; do busy=$((busy + 1 - $(free "$n"))); done
 [ "$busy" = 2 ] || fail "$busy CPUs busy, expected 2 (blocker and s1; the wide job holds none)"
@@ -263,4 +266,21 @@ case "$eh2" in *"$sis/"*) fail "the rerun used the lost node $sis" ;; esac
 case $sis in na) c=0 ;; nb) c=1 ;; nc) c=0 ;; esac
 node_start "$sis" "$c"
 no_trace "$idq"
+
+note "a sister that cannot start its share fails the job, naming it"
+# nd's TMPDIR base does not exist: its gded cannot make the job's TMPDIR.
+node_start nd 1 "$QP_T/no/such/dir"
+"$QP_BIN/pbsnodes" -o nb nc >/dev/null || fail "pbsnodes -o"
+idf=$(as qpuser1 qsub -N sisfail -l select=2:ncpus=1 -l place=scatter <<'JOB'
+sleep 300
+JOB
+) || fail "qsub sisfail"
+qp_wait "$idf" failed --timeout 30
+[ "$(exec_host "$idf")" = "na/0*1+nd/0*1" ] || fail "job $idf ran on $(exec_host "$idf")"
+"$QP_BIN/qstat" -x -f "$idf" | grep -q "comment = node nd could not start: .*TMPDIR" ||
+	fail "reason: $("$QP_BIN/qstat" -x -f "$idf" | grep comment)"
+no_trace "$idf"
+wait_free na 1
+wait_free nd 1
+"$QP_BIN/pbsnodes" -c nb nc >/dev/null || fail "pbsnodes -c"
 echo "multinode ok"
