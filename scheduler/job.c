@@ -45,6 +45,7 @@ void job_free(struct job *j)
 	free(j->chunks);
 	free(j->result);
 	free(j->end_reason);
+	free(j->lost);
 	free(j);
 }
 
@@ -113,6 +114,7 @@ int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size
 	const json_t *arr = json_chunks;
 	struct job_chunk *c;
 	size_t i, n;
+	uint64_t units = 0, cpus = 0;
 	json_t *v;
 
 	free(j->chunks);
@@ -133,16 +135,29 @@ int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size
 		return -ENOMEM;
 	}
 	json_array_foreach(arr, i, v) {
+		static const char *const keys[] = { "count", "ncpus", "mpiprocs", "ompthreads", "mem" };
 		long long count = wire_int(v, "count", 1), ncpus = wire_int(v, "ncpus", 1);
 		long long mpiprocs = wire_int(v, "mpiprocs", ncpus), omp = wire_int(v, "ompthreads", 0);
 		long long mem = wire_int(v, "mem", 0);
 
-		if (!json_is_object(v) || count < 1 || count > JOB_NODES_MAX * 64 || ncpus < 1 ||
+		bool typed = json_is_object(v);
+
+		for (size_t k = 0; typed && k < sizeof(keys) / sizeof(keys[0]); k++)
+			typed = !json_object_get(v, keys[k]) || json_is_integer(json_object_get(v, keys[k]));
+		if (!typed || count < 1 || count > JOB_NODES_MAX * 64 || ncpus < 1 ||
 		    ncpus > 1000000 || mpiprocs < 0 || mpiprocs > 1000000 || omp < 0 || omp > 1000000 ||
 		    mem < 0) {
 			free(c);
 			snprintf(err, errlen, "chunk %zu: count, ncpus (at least 1), mpiprocs, ompthreads and "
 				 "mem must be counts", i + 1);
+			return -EINVAL;
+		}
+		units += (uint64_t)count;
+		cpus += (uint64_t)count * (uint64_t)ncpus;
+		if (units > JOB_CHUNKS_UNITS_MAX || cpus > JOB_CPUS_MAX) {
+			free(c);
+			snprintf(err, errlen, "chunks: at most %d chunks and %d CPUs in all", JOB_CHUNKS_UNITS_MAX,
+				 JOB_CPUS_MAX);
 			return -EINVAL;
 		}
 		c[i] = (struct job_chunk){ .count = (uint32_t)count, .ncpus = (uint32_t)ncpus,

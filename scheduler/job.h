@@ -53,6 +53,8 @@ enum job_place {
 
 #define JOB_CHUNKS_MAX 64
 #define JOB_NODES_MAX 1024   /* entries of one allocation */
+#define JOB_CHUNKS_UNITS_MAX 65536   /* chunks of a request, counts summed */
+#define JOB_CPUS_MAX 1000000         /* CPUs of a request (qsub's bound too) */
 
 const char *job_place_name(enum job_place p);
 /* "scatter", "pack:excl", ... into ret and *ret_excl; -EINVAL otherwise. */
@@ -108,6 +110,7 @@ struct job {
 	 * not start). */
 	struct job_result *result;
 	char *end_reason;
+	char *lost;              /* "lost node NAME": a node gone before the primary's result */
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
 	struct pool_user *user;  /* the pool's index of its (queue, user) */

@@ -65,7 +65,7 @@ static const char *const migrations[] = {
 	" node TEXT NOT NULL, ncpus INTEGER NOT NULL, cpus TEXT, mems TEXT, mem INTEGER,"
 	" mpiprocs INTEGER, ompthreads INTEGER,"
 	" t_launch INTEGER, t_wrap INTEGER, t_fenced INTEGER, t_exec INTEGER, t_exit INTEGER,"
-	" t_released INTEGER, t_done INTEGER, cpu_ns INTEGER, mem_peak INTEGER,"
+	" t_released INTEGER, t_done INTEGER, cpu_ns INTEGER, mem_peak INTEGER, result TEXT,"
 	" PRIMARY KEY (job_id, idx));",
 };
 
@@ -139,10 +139,10 @@ static const char SQL_ALLOC_INSERT[] =
 static const char SQL_ALLOC_DELETE[] = "DELETE FROM job_alloc WHERE job_id = ?";
 static const char SQL_ALLOC_RESULT[] =
 	"UPDATE job_alloc SET t_launch = ?, t_wrap = ?, t_fenced = ?, t_exec = ?, t_exit = ?,"
-	" t_released = ?, t_done = ?, cpu_ns = ?, mem_peak = ? WHERE job_id = ? AND idx = ?";
+	" t_released = ?, t_done = ?, cpu_ns = ?, mem_peak = ?, result = ? WHERE job_id = ? AND idx = ?";
 static const char SQL_ALLOC_LOAD[] =
 	"SELECT idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads, t_launch, t_wrap, t_fenced,"
-	" t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak FROM job_alloc WHERE job_id = ? ORDER BY idx";
+	" t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result FROM job_alloc WHERE job_id = ? ORDER BY idx";
 static const char SQL_ROT_SET[] =
 	"INSERT INTO iqs_rotation (queue, uid, seq) VALUES (?,?,?)"
 	" ON CONFLICT (queue, uid) DO UPDATE SET seq = excluded.seq";
@@ -614,7 +614,7 @@ int jobstore_alloc_insert(struct jobstore *js, const struct job *j)
 }
 
 int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
-			  int64_t t_done)
+			  int64_t t_done, const char *result_json)
 {
 	sqlite3_stmt *st = js->st[ST_ALLOC_RESULT];
 
@@ -623,8 +623,9 @@ int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const s
 	bind_stamp(st, 7, t_done);
 	sqlite3_bind_int64(st, 8, res->cpu_ns);
 	sqlite3_bind_int64(st, 9, res->mem_peak);
-	sqlite3_bind_int64(st, 10, id);
-	sqlite3_bind_int(st, 11, (int)idx);
+	bind_text(st, 10, result_json);
+	sqlite3_bind_int64(st, 11, id);
+	sqlite3_bind_int(st, 12, (int)idx);
 	return stmt_exec(js, ST_ALLOC_RESULT);
 }
 
@@ -706,6 +707,22 @@ static int alloc_load(struct jobstore *js, struct job *j)
 		e->mpiprocs = (uint32_t)sqlite3_column_int64(st, 6);
 		e->ompthreads = (uint32_t)sqlite3_column_int64(st, 7);
 		e->done = sqlite3_column_type(st, 14) != SQLITE_NULL;
+		/* A node's report that came before a restart: the primary's is
+		 * the job's result; a sister that could not start fails it. */
+		s = (const char *)sqlite3_column_text(st, 17);
+		if (s && r == 0) {
+			json_t *o = json_loads(s, 0, NULL);
+			const char *status = json_string_value(json_object_get(o, "status"));
+			const char *why = json_string_value(json_object_get(o, "reason"));
+
+			if (n == 1 && o && (j->result = malloc(sizeof(*j->result))))
+				job_result_from_json(o, j->result);
+			else if (n > 1 && status && strcmp(status, "failed") == 0 && !j->end_reason &&
+				 asprintf(&j->end_reason, "node %s could not start: %s", e->node ? e->node : "?",
+					  why ? why : "no reason given") < 0)
+				j->end_reason = NULL;
+			json_decref(o);
+		}
 	}
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);

@@ -73,9 +73,10 @@ int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node,
  * job_alloc row per node; part of the dispatch transaction. */
 int jobstore_alloc_insert(struct jobstore *js, const struct job *j);
 
-/* Node idx's stamps and usage from its job.done, t_done when it came. */
+/* Node idx's stamps and usage from its job.done, t_done when it came,
+ * and its result object's text (kept so a restart knows it). */
 int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
-			  int64_t t_done);
+			  int64_t t_done, const char *result_json);
 
 /* Back to queued: node, CPUs, dispatch stamp and allocation rows cleared;
  * reason kept. */

@@ -51,6 +51,12 @@ static bool report_current(const struct job *j, int64_t dispatch)
 	return dispatch <= 0 || j->t_dispatch <= 0 || dispatch == j->t_dispatch;
 }
 
+/* Whether a job whose node was lost goes back to the queue. */
+static bool lost_requeues(const struct job *j)
+{
+	return (j->state == JOB_RUNNING && j->rerunnable) || j->rerun;
+}
+
 /* Queues the job's completion (result: the primary's) for the group commit. */
 static void done_pending(struct conn *c, long long req_id, struct job *j, const struct job_result *res,
 			 bool requeue)
@@ -94,10 +100,18 @@ static void multi_done_check(struct conn *c, long long req_id, struct job *j)
 				conn_reply_ok(c, req_id, NULL);
 			return;
 		}
-	if (!j->result) {
-		struct job_result res = { .state = JOB_FAILED, .exit_status = -1 };
+	if (j->lost || !j->result) {
+		struct job_result res = { .state = j->state == JOB_EXITING ? JOB_CANCELLED : JOB_FAILED,
+					  .exit_status = -1 };
 
-		snprintf(res.reason, sizeof(res.reason), "%s", j->end_reason ? j->end_reason : "no result");
+		/* A lost node ends the job: back to the queue (as qrerun does,
+		 * with its own reason) or failed. */
+		bool requeue = j->lost && lost_requeues(j);
+
+		if (requeue)
+			j->rerun = true;
+		snprintf(res.reason, sizeof(res.reason), "%s%s", requeue ? "requeued: " : "",
+			 j->lost ? j->lost : j->end_reason ? j->end_reason : "no result from the primary");
 		done_pending(c, req_id, j, &res, false);
 		return;
 	}
@@ -129,9 +143,15 @@ static void multi_done(struct conn *c, long long req_id, struct job *j, struct a
 	e->done = true;
 	if (pool_entry_cpus_back(s->pool, e))
 		s->sched_dirty = true;
-	/* Outside the group commit: a row update per node of a wide job. */
-	if (jobstore_alloc_result(s->store, j->id, idx, &res, time_wall_ns()) < 0)
-		log_warn("job %lld: cannot record node %s's stamps", (long long)j->id, c->node->name);
+	/* Outside the group commit: a row update per node of a wide job,
+	 * durable before the node hears ok and forgets its result. */
+	{
+		char *text = json_dumps(result, JSON_COMPACT);
+
+		if (jobstore_alloc_result(s->store, j->id, idx, &res, time_wall_ns(), text) < 0)
+			log_warn("job %lld: cannot record node %s's report", (long long)j->id, c->node->name);
+		free(text);
+	}
 	if (idx == 0) {
 		free(j->result);
 		j->result = malloc(sizeof(*j->result));
@@ -204,50 +224,72 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 	done_pending(c, req_id, j, &res, requeue);
 }
 
-/* A job across nodes cannot go on without one of its nodes (lost, or its
- * copy unknown there): requeued when rerunnable (or qrerun asked), else
- * finished failed (cancelled when it was being deleted) with why; every
- * other node is told to end its part. */
-static void multi_end_lost(struct server *s, struct job *j, const char *node, const char *why)
+/* Every node of a job across nodes is done and no report is left to
+ * answer: the job is recorded (or requeued) now. */
+static void multi_finish(struct server *s, struct job *j)
 {
 	struct job_result res = { .exit_status = -1 };
-	char reason[200];
+	char reason[sizeof(res.reason)];
 	int r;
 
-	node_signal(s, j, SIGTERM);
-	if (j->result && !j->rerun) {
-		/* The primary's result is in: the lost node counts as done. */
-		res = *j->result;
-		if (j->end_reason) {
-			res.state = JOB_FAILED;
-			snprintf(res.reason, sizeof(res.reason), "%s", j->end_reason);
-		}
-		if (jobstore_job_finish(s->store, j->id, &res, time_wall_ns()) == 0)
-			pool_job_remove(s->pool, j);
-		return;
-	}
-	if ((j->state == JOB_RUNNING && j->rerunnable) || j->rerun) {
-		j->rerun = false;
-		snprintf(reason, sizeof(reason), "requeued: %s %s", why, node);
+	if (j->lost && lost_requeues(j)) {
+		snprintf(reason, sizeof(reason), "requeued: %s", j->lost);
 		r = jobstore_job_requeue(s->store, j->id, reason);
 		if (r == 0) {
 			log_info("job %lld %s", (long long)j->id, reason);
-			free(j->result);
-			j->result = NULL;
-			free(j->end_reason);
-			j->end_reason = NULL;
+			j->rerun = false;
 			pool_job_release(s->pool, j);
 			pool_job_state_set(s->pool, j, JOB_QUEUED);
 		}
 		return;
 	}
-	res.state = j->state == JOB_EXITING ? JOB_CANCELLED : JOB_FAILED;
-	snprintf(res.reason, sizeof(res.reason), "%s %s", why, node);
+	if (j->lost || !j->result) {
+		res.state = j->state == JOB_EXITING ? JOB_CANCELLED : JOB_FAILED;
+		snprintf(res.reason, sizeof(res.reason), "%s", j->lost ? j->lost : "no result from the primary");
+	} else {
+		res = *j->result;
+		if (j->end_reason && j->state != JOB_EXITING) {
+			res.state = JOB_FAILED;
+			snprintf(res.reason, sizeof(res.reason), "%s", j->end_reason);
+		}
+	}
+	if (j->rerun) {
+		r = jobstore_job_requeue(s->store, j->id, "requeued by qrerun");
+		if (r == 0) {
+			j->rerun = false;
+			pool_job_release(s->pool, j);
+			pool_job_state_set(s->pool, j, JOB_QUEUED);
+		}
+		return;
+	}
 	r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
 	if (r == 0) {
 		log_info("job %lld %s: %s", (long long)j->id, job_state_name(res.state), res.reason);
 		pool_job_remove(s->pool, j);
 	}
+}
+
+/* Node e of a job across nodes is gone (lost past node_timeout, or it
+ * re-registered without the job): it counts as done. When the primary's
+ * result is not in yet, the whole job ends for it: every other node is
+ * told SIGTERM, and once their reports are in (or they are lost too) the
+ * job is requeued when rerunnable, else failed with why and the node. */
+static void multi_end_lost(struct server *s, struct job *j, struct alloc_entry *e, const char *why)
+{
+	bool all = true;
+
+	e->done = true;
+	if (!j->lost && (e == j->alloc || !j->alloc[0].done) &&
+	    asprintf(&j->lost, "%s %s", why, e->node ? e->node : "?") < 0)
+		j->lost = NULL;
+	if (j->lost)
+		log_info("job %lld: %s; ending it on its other nodes", (long long)j->id, j->lost);
+	node_signal(s, j, SIGTERM);
+	for (unsigned i = 0; i < j->n_alloc; i++)
+		all &= j->alloc[i].done;
+	if (all)
+		multi_finish(s, j);
+	s->sched_dirty = true;
 }
 
 /* After a registration: jobs the store has on this node but the node does
@@ -265,7 +307,9 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 		j = e->job;
 		if (json_ids_contain(running, j->id)) {
 			pool_entry_claim(s->pool, e);
-			if (j->state == JOB_EXITING || (j->n_alloc > 1 && e != j->alloc && j->alloc[0].done))
+			/* Being deleted, its primary gone, or this node counted
+			 * lost while the job ends elsewhere: its copy here ends. */
+			if (j->state == JOB_EXITING || e->done || (j->n_alloc > 1 && e != j->alloc && j->alloc[0].done))
 				conn_send(n->link, json_pack("{s:s, s:i, s:I, s:i}", "op", "job.signal", "id", 0,
 							     "jobid", (json_int_t)j->id, "signal", SIGTERM));
 			continue;
@@ -278,7 +322,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 		if (e->done)
 			continue;
 		if (j->n_alloc > 1) {
-			multi_end_lost(s, j, n->name, "node does not have it:");
+			multi_end_lost(s, j, e, "node does not have it:");
 			continue;
 		}
 		if (j->state == JOB_EXITING && !j->rerun) {
@@ -609,9 +653,8 @@ static void node_lost(struct server *s, struct node *n)
 		next = e->nnext;
 		j = e->job;
 		if (j->n_alloc > 1) {
-			e->done = true;
 			/* Its report will not come: the whole job ends. */
-			multi_end_lost(s, j, n->name, "lost node");
+			multi_end_lost(s, j, e, "lost node");
 			continue;
 		}
 		if ((j->state == JOB_RUNNING && j->rerunnable) || j->rerun) {

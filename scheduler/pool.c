@@ -717,6 +717,8 @@ void pool_job_release(struct pool *p, struct job *j)
 	j->result = NULL;
 	free(j->end_reason);
 	j->end_reason = NULL;
+	free(j->lost);
+	j->lost = NULL;
 }
 
 void pool_clock_set(struct pool *p, int64_t now)
@@ -823,11 +825,16 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const bool 
 	}
 	for (unsigned oc = 0; oc < j->n_chunks; oc++) {
 		const struct job_chunk *ch = &j->chunks[order[oc]];
+		size_t from = 0;
 
 		for (uint32_t k = 0; k < ch->count; k++) {
 			size_t i;
 
-			for (i = 0; i < n; i++) {
+			/* Rooms only shrink: nodes before the last one that took a
+			 * chunk of this kind cannot take the next, so a request of
+			 * many chunks costs its chunks plus the nodes, not both
+			 * multiplied. */
+			for (i = from; i < n; i++) {
 				if (!ok[i] || room[i] - take[i] < ch->ncpus || room[i] < take[i])
 					continue;
 				if (j->place == JOB_PLACE_SCATTER && take[i])
@@ -836,6 +843,7 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const bool 
 			}
 			if (i == n)
 				return false;
+			from = i;
 			if (sh) {
 				unsigned seq = order[oc] * 65536 + k + 1;
 
@@ -929,19 +937,45 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
  * entries end one by one (at dispatch + walltime; none without one); the
  * first end at which j fits by counts is its start, and the nodes it
  * would take there get resv_t. No reservation when it never fits. */
+struct resv_ev {
+	int64_t t;               /* wall s the entry's job ends by its walltime */
+	size_t node;             /* index in p->nv */
+	unsigned cpus;
+};
+
+static int resv_ev_cmp(const void *a, const void *b)
+{
+	const struct resv_ev *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Whether j fits by counts once the first k ends of evs are in: room is
+ * base plus those, into p->room. */
+static bool fits_after(struct pool *p, const struct job *j, const unsigned *base, const struct resv_ev *evs,
+		       size_t k, unsigned *take)
+{
+	memcpy(p->room, base, p->n_nodes * sizeof(*base));
+	for (size_t e = 0; e < k; e++)
+		p->room[evs[e].node] += evs[e].cpus;
+	return chunks_assign(j, p->room, p->ok, p->n_nodes, take, NULL);
+}
+
 static bool reserve_for(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now)
 {
-	bool made = false;
-	struct ev { int64_t t; size_t node; unsigned cpus; } *evs = NULL;
-	size_t n_ev = 0, cap = 0;
+	struct resv_ev *evs = NULL;
+	size_t n_ev = 0, cap = 0, lo, hi;
 	unsigned *take = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*take));
+	unsigned *base = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*base));
+	bool made = false;
+	int64_t t;
 
-	if (!take)
-		return false;
+	if (!take || !base)
+		goto done;
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *nd = p->nv[i];
 
-		p->ok[i] = node_open(nd, q, j, &p->room[i]) || (pool_node_usable(nd) &&
+		p->ok[i] = node_open(nd, q, j, &base[i]) || (pool_node_usable(nd) &&
 			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt));
 		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
 			const struct job *o = e->job;
@@ -949,42 +983,46 @@ static bool reserve_for(struct pool *p, const struct queue_conf *q, const struct
 			if (e->cpus_back || !o->walltime || o->t_dispatch <= 0)
 				continue;
 			if (n_ev == cap) {
-				struct ev *ne = realloc(evs, (cap = cap ? cap * 2 : 64) * sizeof(*ne));
+				struct resv_ev *ne = realloc(evs, (cap = cap ? cap * 2 : 64) * sizeof(*ne));
 
 				if (!ne)
 					goto done;
 				evs = ne;
 			}
-			evs[n_ev++] = (struct ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
-						   cpumask_count(&e->claim) };
+			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
+							cpumask_count(&e->claim) };
 		}
 	}
-	/* Few running entries: insertion sort by end. */
-	for (size_t a = 1; a < n_ev; a++)
-		for (size_t b = a; b > 0 && evs[b - 1].t > evs[b].t; b--) {
-			struct ev t = evs[b];
+	if (n_ev == 0)
+		goto done;
+	qsort(evs, n_ev, sizeof(*evs), resv_ev_cmp);
+	/* Room only grows as jobs end: the first prefix of ends after which
+	 * j fits is found by bisection, not by trying every end. */
+	if (!fits_after(p, j, base, evs, n_ev, take))
+		goto done;
+	lo = 1;
+	hi = n_ev;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-			evs[b] = evs[b - 1];
-			evs[b - 1] = t;
-		}
-	for (size_t e = 0; e < n_ev;) {
-		int64_t t = evs[e].t;
-
-		for (; e < n_ev && evs[e].t == t; e++)
-			p->room[evs[e].node] += evs[e].cpus;
-		if (t < now)
-			t = now;
-		if (chunks_assign(j, p->room, p->ok, p->n_nodes, take, NULL)) {
-			for (size_t i = 0; i < p->n_nodes; i++)
-				if (take[i] && (!p->nv[i]->resv_t || p->nv[i]->resv_t > t))
-					p->nv[i]->resv_t = t;
-			made = true;
-			break;
-		}
+		if (fits_after(p, j, base, evs, mid, take))
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
+	/* Ends at the same second come together. */
+	while (lo < n_ev && evs[lo].t == evs[lo - 1].t)
+		lo++;
+	(void)fits_after(p, j, base, evs, lo, take);
+	t = evs[lo - 1].t > now ? evs[lo - 1].t : now;
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (take[i] && (!p->nv[i]->resv_t || p->nv[i]->resv_t > t))
+			p->nv[i]->resv_t = t;
+	made = true;
 done:
 	free(evs);
 	free(take);
+	free(base);
 	return made;
 }
 

@@ -510,7 +510,7 @@ static void pending_flush(struct server *s)
 		else if (p->requeue && j && j->state == JOB_RUNNING)
 			r = jobstore_job_requeue(s->store, p->jobid, p->result.reason);
 		else if (!p->requeue && j && j->rerun)   /* qrerun: back to the queue, not finished */
-			r = jobstore_job_requeue(s->store, p->jobid, "requeued by qrerun");
+			r = jobstore_job_requeue(s->store, p->jobid, j->lost ? p->result.reason : "requeued by qrerun");
 		else if (!p->requeue && j)
 			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
 	}
@@ -582,7 +582,8 @@ static void pending_flush(struct server *s)
 		} else {
 			j = pool_job_find(s->pool, p->jobid);
 			if (j && j->rerun) {
-				log_info("job %lld requeued by qrerun", (long long)j->id);
+				log_info("job %lld requeued%s%s", (long long)j->id, j->lost ? ": " : " by qrerun",
+					 j->lost ? j->lost : "");
 				j->rerun = false;
 				pool_job_release(s->pool, j);
 				pool_job_state_set(s->pool, j, JOB_QUEUED);

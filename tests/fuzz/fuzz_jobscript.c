@@ -25,6 +25,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(!js.name || strlen(js.name) <= JOBSPEC_NAME_MAX);
 		FUZZ_ASSERT(js.ncpus == -1 || (js.ncpus >= 1 && js.ncpus <= JOBSPEC_NCPUS_MAX));
 		FUZZ_ASSERT(js.join >= -1 && js.join <= 1 && js.rerunnable >= -1 && js.rerunnable <= 1);
+		/* A request across nodes: its CPUs are the chunks' total. */
+		if (js.n_chunks) {
+			int64_t total = 0;
+
+			for (size_t i = 0; i < js.n_chunks; i++)
+				total += js.chunks[i].count * js.chunks[i].ncpus;
+			FUZZ_ASSERT(total == js.ncpus && js.n_chunks <= JOBSPEC_CHUNKS_MAX);
+		}
 	}
 	if (size >= 1) {
 		jobspec_init(&other);

@@ -84,7 +84,15 @@ if what == "garbage":
            b"{\"op\":\"delete\",\"id\":1,\"jobid\":-5}", b"{\"op\":\"x\",\"id\":1,\"id\":2}",
            b"[" * 100000 + b"]" * 100000, b"{\"op\":\"\\u0000\",\"id\":1}",
            b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"ncpus\":-1}",
-           b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"env\":{\"A=B\":\"x\"}}"]
+           b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"env\":{\"A=B\":\"x\"}}",
+           b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"chunks\":{}}",
+           b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"ncpus\":2,\"chunks\":[{\"count\":\"2\"}]}",
+           b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"ncpus\":2,\"chunks\":[7]}",
+           b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"ncpus\":3,\"chunks\":[{\"count\":2,\"ncpus\":1}]}",
+           b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"ncpus\":2,\"chunks\":[{\"count\":2,\"ncpus\":0}]}",
+           b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"ncpus\":2,\"chunks\":[{\"count\":2000000,\"ncpus\":1}]}",
+           b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"place\":\"round\"}",
+           b"{\"op\":\"submit\",\"id\":9,\"script\":\"true\",\"name\":\"n\",\"workdir\":\"/tmp\",\"place\":7}"]
     for body in bad:
         s = conn()
         s.sendall(frame(body))

@@ -201,6 +201,23 @@ qp_wait "$idr" failed
 no_trace "$idr"
 for n in na nb nc; do wait_free "$n" 1; done
 
+note "qrerun of a running 2-node job: every node ends it, and it runs again"
+rmark=$QP_T/work/qpuser1/reruns
+idr2=$(as qpuser1 qsub -N rerun -l select=2:ncpus=1 -l place=scatter <<JOB
+echo run >> $rmark
+[ "\$(wc -l < $rmark)" -ge 2 ] && exit 0
+sleep 300
+JOB
+) || fail "qsub rerun"
+qp_wait "$idr2" running
+eh=$(exec_host "$idr2")
+for n in $(echo "$eh" | tr '+' '\n' | cut -d/ -f1); do qp_wait_gded "$idr2" "$n" >/dev/null; done
+"$QP_BIN/qrerun" "$idr2" || fail "qrerun"
+qp_wait "$idr2" completed --timeout 30
+[ "$(wc -l < "$rmark")" = 2 ] || fail "job $idr2 ran $(wc -l < "$rmark") times"
+no_trace "$idr2"
+for n in na nb nc; do wait_free "$n" 1; done
+
 note "a sister's qnoded killed mid-job ends it and cleans the other node"
 idl=$(as qpuser1 qsub -N lost -r n -l select=2:ncpus=1 -l place=scatter <<'JOB'
 sleep 300

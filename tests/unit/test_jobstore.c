@@ -173,7 +173,25 @@ static void test_migrate_v5_alloc(void)
 		list = j;
 	}
 	res.times[STAMP_FENCED] = 5100;
-	CU_ASSERT_EQUAL(jobstore_alloc_result(js, id, 1, &res, 6000), 0);
+	CU_ASSERT_EQUAL(jobstore_alloc_result(js, id, 1, &res, 6000,
+					      "{\"status\":\"failed\",\"reason\":\"no cpuset\"}"), 0);
+	CU_ASSERT_EQUAL(jobstore_alloc_result(js, id, 0, &res, 6000,
+					      "{\"status\":\"exited\",\"exit_status\":3}"), 0);
+	/* After a restart: the reports that came are known again. */
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next)
+		if (j->id == id) {
+			CU_ASSERT_TRUE(j->alloc[0].done);
+			CU_ASSERT_TRUE(j->alloc[1].done);
+			CU_ASSERT_PTR_NOT_NULL_FATAL(j->result);
+			CU_ASSERT_EQUAL(j->result->exit_status, 3);
+			CU_ASSERT_STRING_EQUAL(j->end_reason ? j->end_reason : "", "node n2 could not start: no cpuset");
+		}
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
 	alloc = json_object_get(row, "alloc");
 	CU_ASSERT_EQUAL(json_array_size(alloc), 2);
