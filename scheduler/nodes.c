@@ -157,14 +157,17 @@ static void multi_done(struct conn *c, long long req_id, struct job *j, struct a
 		j->result = malloc(sizeof(*j->result));
 		if (j->result)
 			*j->result = res;
-		if (j->result && wire_bool(result, "requeue", 0) && j->state == JOB_RUNNING) {
-			/* The primary could not start for want of room: the whole
-			 * job goes back to the queue, the sisters end theirs. */
-			sisters_end(s, j);
-			done_pending(c, req_id, j, &res, true);
-			return;
-		}
 		sisters_end(s, j);
+	}
+	if (wire_bool(result, "requeue", 0) && j->state == JOB_RUNNING && !j->lost) {
+		/* A node without room for the job's files: no fault of the
+		 * job, which goes back to the queue once every node is done
+		 * (never before: one completion per job). */
+		if (asprintf(&j->lost, "node %s had no room for the job's files", c->node->name) < 0)
+			j->lost = NULL;
+		else
+			j->rerun = true;
+		node_signal(s, j, SIGTERM);
 	} else if (status && strcmp(status, "failed") == 0 && !j->end_reason) {
 		char why[sizeof(res.reason) + NODE_NAME_ROOM];
 
@@ -278,6 +281,10 @@ static void multi_end_lost(struct server *s, struct job *j, struct alloc_entry *
 {
 	bool all = true;
 
+	/* Its report came already: nothing changes (and a completion may be
+	 * queued for the job: never a second). */
+	if (e->done)
+		return;
 	e->done = true;
 	if (!j->lost && (e == j->alloc || !j->alloc[0].done) &&
 	    asprintf(&j->lost, "%s %s", why, e->node ? e->node : "?") < 0)

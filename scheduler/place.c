@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/* Where jobs go: a node's room for a queue's jobs, one-node placement,
+ * chunks across nodes placed whole or not at all, the submit check that a
+ * request could ever fit, and the EASY reservation of a blocked wide job. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement.h"
+#include "pool-internal.h"
+
+/* What chunks_assign gives one node: MPI slots, memory, the first chunk
+ * (in request order) it got, for the entry's place in the job. */
+struct share {
+	unsigned mpiprocs;
+	unsigned ompthreads;
+	uint64_t mem;
+	unsigned first;
+};
+
+/* The masks a job of this reserve kind draws from: realtime shares CPUs
+ * with normal jobs (they soak its idle cycles at normal priority); an
+ * exclusive job needs CPUs nobody holds in either sense. */
+static void node_avail(const struct node *n, enum queue_reserve r, struct cpumask *ret)
+{
+	for (size_t i = 0; i < CPUMASK_MAX / 64; i++) {
+		switch (r) {
+		case QUEUE_RESERVE_NONE:
+			ret->bits[i] = n->free.bits[i];
+			break;
+		case QUEUE_RESERVE_REALTIME:
+			ret->bits[i] = n->rt_free.bits[i];
+			break;
+		case QUEUE_RESERVE_EXCLUSIVE:
+			ret->bits[i] = n->free.bits[i] & n->rt_free.bits[i];
+			break;
+		}
+	}
+}
+
+/* Whether n can take a job of q (and j's excl rule) at all, and how many
+ * CPUs it has for q's jobs then (*ret_room; 0 when it cannot). */
+static bool node_open(const struct node *n, const struct queue_conf *q, const struct job *j, unsigned *ret_room)
+{
+	struct cpumask avail;
+
+	*ret_room = 0;
+	if (!pool_node_usable(n) || (q->reserve == QUEUE_RESERVE_REALTIME && !n->rt))
+		return false;
+	/* A node holding an excl job takes nothing beside it until it ends. */
+	if (n->n_excl)
+		return false;
+	if (j->excl)
+		for (const struct alloc_entry *e = n->jobs; e; e = e->nnext)
+			if (!e->cpus_back)
+				return false;
+	node_avail(n, q->reserve, &avail);
+	*ret_room = cpumask_count(&avail);
+	return true;
+}
+
+/* Places ncpus of a job on n into e: placement over the node's topology,
+ * or first fit (lowest free CPUs) for a node that sent none. Fills e's
+ * cpus, claim and mems. */
+static bool node_place(const struct node *n, const struct queue_conf *q, unsigned ncpus, struct alloc_entry *e)
+{
+	struct cpumask avail;
+	struct placement pl;
+
+	node_avail(n, q->reserve, &avail);
+	if (cpumask_count(&avail) < ncpus)
+		return false;
+	if (n->topo) {
+		if (placement_choose(n->topo, &avail, ncpus, q->smt, &pl, NULL) < 0)
+			return false;
+		e->cpus = pl.cpus;
+		e->claim = pl.claim;
+		cpumask_format(&pl.mems, e->mems, sizeof(e->mems));
+		return true;
+	}
+	memset(&e->cpus, 0, sizeof(e->cpus));
+	for (int c = cpumask_next(&avail, 0), got = 0; c >= 0 && got < (int)ncpus;
+	     c = cpumask_next(&avail, c + 1), got++)
+		cpumask_set(&e->cpus, (unsigned)c);
+	e->claim = e->cpus;
+	snprintf(e->mems, sizeof(e->mems), "%s", n->mems);
+	return true;
+}
+
+/* The nodes of a placement by counts: nv[0..n) with room[i] CPUs each
+ * (ok[i] false: not to use). Assigns j's chunks by its place rule and
+ * sets take[i] (CPUs j would take on nv[i]); true when every chunk has a
+ * node. One-node jobs are one chunk of ncpus, packed. */
+static bool chunks_assign(const struct job *j, const unsigned *room, const bool *ok, size_t n, unsigned *take,
+			  struct share *sh)
+{
+	unsigned total = 0;
+
+	memset(take, 0, n * sizeof(*take));
+	if (sh)
+		memset(sh, 0, n * sizeof(*sh));
+	if (!j->n_chunks || j->place == JOB_PLACE_PACK) {
+		total = j->n_chunks ? 0 : j->ncpus;
+		for (unsigned c = 0; c < j->n_chunks; c++)
+			total += j->chunks[c].count * j->chunks[c].ncpus;
+		for (size_t i = 0; i < n; i++)
+			if (ok[i] && room[i] >= total) {
+				take[i] = total;
+				for (unsigned c = 0; sh && c < j->n_chunks; c++) {
+					sh[i].mpiprocs += j->chunks[c].count * j->chunks[c].mpiprocs;
+					sh[i].mem += j->chunks[c].count * j->chunks[c].mem;
+					if (!sh[i].ompthreads)
+						sh[i].ompthreads = j->chunks[c].ompthreads;
+				}
+				return true;
+			}
+		return false;
+	}
+	/* Widest chunks first: first fit then leaves no wide chunk without a
+	 * node that narrow ones took. */
+	unsigned order[JOB_CHUNKS_MAX];
+
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		unsigned k = c;
+
+		while (k > 0 && j->chunks[order[k - 1]].ncpus < j->chunks[c].ncpus) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = c;
+	}
+	for (unsigned oc = 0; oc < j->n_chunks; oc++) {
+		const struct job_chunk *ch = &j->chunks[order[oc]];
+		size_t from = 0;
+
+		for (uint32_t k = 0; k < ch->count; k++) {
+			size_t i;
+
+			/* Rooms only shrink: nodes before the last one that took a
+			 * chunk of this kind cannot take the next, so a request of
+			 * many chunks costs its chunks plus the nodes, not both
+			 * multiplied. */
+			for (i = from; i < n; i++) {
+				if (!ok[i] || room[i] - take[i] < ch->ncpus || room[i] < take[i])
+					continue;
+				if (j->place == JOB_PLACE_SCATTER && take[i])
+					continue;
+				break;
+			}
+			if (i == n)
+				return false;
+			from = i;
+			if (sh) {
+				unsigned seq = order[oc] * 65536 + k + 1;
+
+				if (!take[i] || seq < sh[i].first)
+					sh[i].first = seq;
+				sh[i].mpiprocs += ch->mpiprocs;
+				sh[i].mem += ch->mem;
+				if (!sh[i].ompthreads)
+					sh[i].ompthreads = ch->ompthreads;
+			}
+			take[i] += ch->ncpus;
+		}
+	}
+	return true;
+}
+
+/* The nodes, as an array in registration order (p->nv, p->n_nodes). */
+int place_nodes_vector(struct pool *p)
+{
+	size_t n = 0;
+
+	for (struct node *nd = p->nodes; nd; nd = nd->next)
+		n++;
+	if (n > p->cap_nv) {
+		struct node **v = realloc(p->nv, n * sizeof(*v));
+		unsigned *room = realloc(p->room, n * sizeof(*room));
+		bool *ok;
+
+		if (v)
+			p->nv = v;
+		if (room)
+			p->room = room;
+		ok = realloc(p->ok, n * sizeof(*ok));
+		if (ok)
+			p->ok = ok;
+		if (!v || !room || !ok)
+			return -ENOMEM;
+		p->cap_nv = n;
+	}
+	n = 0;
+	for (struct node *nd = p->nodes; nd; nd = nd->next)
+		p->nv[n++] = nd;
+	p->n_nodes = n;
+	return 0;
+}
+
+int pool_request_check(const struct pool *cp, const struct job *j, char *buf, size_t len)
+{
+	struct pool *p = (struct pool *)cp;
+	unsigned *take, widest = 0, max = 0, chunks = 0;
+	bool fits;
+
+	if (!p->nodes || place_nodes_vector(p) < 0)
+		return 0;
+	take = calloc(p->n_nodes, sizeof(*take));
+	if (!take)
+		return 0;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		p->room[i] = cpumask_count(&p->nv[i]->cpus);
+		p->ok[i] = p->room[i] > 0;
+		if (p->room[i] > max)
+			max = p->room[i];
+	}
+	fits = chunks_assign(j, p->room, p->ok, p->n_nodes, take, NULL);
+	free(take);
+	if (fits)
+		return 0;
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		chunks += j->chunks[c].count;
+		if (j->chunks[c].ncpus > widest)
+			widest = j->chunks[c].ncpus;
+	}
+	if (!j->n_chunks)
+		snprintf(buf, len, "ncpus=%u: more CPUs than any node has (the largest has %u)", j->ncpus, max);
+	else if (widest > max)
+		snprintf(buf, len, "a chunk of ncpus=%u is wider than any node (the largest has %u CPUs)",
+			 widest, max);
+	else if (j->place == JOB_PLACE_PACK)
+		snprintf(buf, len, "place=pack: %u CPUs on one node, more than any node has (the largest has %u)",
+			 j->ncpus, max);
+	else if (j->place == JOB_PLACE_SCATTER && chunks > p->n_nodes)
+		snprintf(buf, len, "place=scatter: %u chunks need %u nodes, the pool has %zu", chunks, chunks,
+			 p->n_nodes);
+	else
+		snprintf(buf, len, "%u CPUs in %u chunks do not fit the pool's %zu nodes even when all are free",
+			 j->ncpus, chunks, p->n_nodes);
+	return -ENOSPC;
+}
+
+/* The reservation of a blocked wide job j (EASY): from now, its running
+ * entries end one by one (at dispatch + walltime; none without one); the
+ * first end at which j fits by counts is its start, and the nodes it
+ * would take there get resv_t. No reservation when it never fits. */
+struct resv_ev {
+	int64_t t;               /* wall s the entry's job ends by its walltime */
+	size_t node;             /* index in p->nv */
+	unsigned cpus;
+};
+
+static int resv_ev_cmp(const void *a, const void *b)
+{
+	const struct resv_ev *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Whether j fits by counts once the first k ends of evs are in: room is
+ * base plus those, into p->room. */
+static bool fits_after(struct pool *p, const struct job *j, const unsigned *base, const struct resv_ev *evs,
+		       size_t k, unsigned *take)
+{
+	memcpy(p->room, base, p->n_nodes * sizeof(*base));
+	for (size_t e = 0; e < k; e++)
+		p->room[evs[e].node] += evs[e].cpus;
+	return chunks_assign(j, p->room, p->ok, p->n_nodes, take, NULL);
+}
+
+bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now)
+{
+	struct resv_ev *evs = NULL;
+	size_t n_ev = 0, cap = 0, lo, hi;
+	unsigned *take = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*take));
+	unsigned *base = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*base));
+	bool made = false;
+	int64_t t;
+
+	if (!take || !base)
+		goto done;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *nd = p->nv[i];
+
+		p->ok[i] = node_open(nd, q, j, &base[i]) || (pool_node_usable(nd) &&
+			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt));
+		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
+			const struct job *o = e->job;
+
+			if (e->cpus_back || !o->walltime || o->t_dispatch <= 0)
+				continue;
+			if (n_ev == cap) {
+				struct resv_ev *ne = realloc(evs, (cap = cap ? cap * 2 : 64) * sizeof(*ne));
+
+				if (!ne)
+					goto done;
+				evs = ne;
+			}
+			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
+							cpumask_count(&e->claim) };
+		}
+	}
+	if (n_ev == 0)
+		goto done;
+	qsort(evs, n_ev, sizeof(*evs), resv_ev_cmp);
+	/* Room only grows as jobs end: the first prefix of ends after which
+	 * j fits is found by bisection, not by trying every end. */
+	if (!fits_after(p, j, base, evs, n_ev, take))
+		goto done;
+	lo = 1;
+	hi = n_ev;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fits_after(p, j, base, evs, mid, take))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	/* Ends at the same second come together. */
+	while (lo < n_ev && evs[lo].t == evs[lo - 1].t)
+		lo++;
+	(void)fits_after(p, j, base, evs, lo, take);
+	t = evs[lo - 1].t > now ? evs[lo - 1].t : now;
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (take[i] && (!p->nv[i]->resv_t || p->nv[i]->resv_t > t))
+			p->nv[i]->resv_t = t;
+	made = true;
+done:
+	free(evs);
+	free(take);
+	free(base);
+	return made;
+}
+
+/* The most CPUs j needs on one node. */
+unsigned place_widest(const struct job *j)
+{
+	unsigned w = 0, total = 0;
+
+	if (!j->n_chunks)
+		return j->ncpus;
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		total += j->chunks[c].count * j->chunks[c].ncpus;
+		if (j->chunks[c].ncpus > w)
+			w = j->chunks[c].ncpus;
+	}
+	return j->place == JOB_PLACE_PACK ? total : w;
+}
+
+/* Places j now, whole or not at all: the nodes by counts (chunks_assign),
+ * then each node's share by placement. Nodes reserved before j would end
+ * (its walltime from now) are not used. Fills j's allocation. */
+bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_t now, unsigned *ret_room)
+{
+	int64_t end = j->walltime ? now + (int64_t)j->walltime : INT64_MAX;
+	unsigned *take, n_take = 0, seen = 0;
+	struct share *sh = NULL;
+	bool ok = false;
+
+	*ret_room = 0;
+	if (!j->n_chunks) {
+		/* One node: the first where placement finds room, as always;
+		 * nodes after it are not looked at (a pass over 10,000 nodes
+		 * places 512 jobs). */
+		for (struct node *nd = p->nodes; nd; nd = nd->next) {
+			struct alloc_entry e = { 0 };
+			unsigned room;
+
+			if (!node_open(nd, q, j, &room))
+				continue;
+			/* The bound the pass keeps ignores reservations: a
+			 * later, shorter job may still use a reserved node. */
+			if (room > seen)
+				seen = room;
+			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || !node_place(nd, q, j->ncpus, &e))
+				continue;
+			if (job_alloc_init(j, 1) < 0 || !(e.node = strdup(nd->name))) {
+				job_alloc_free(j);
+				break;
+			}
+			e.job = j;
+			e.ncpus = j->ncpus;
+			e.mpiprocs = j->ncpus;
+			e.mem = j->mem;
+			j->alloc[0] = e;
+			return true;
+		}
+		*ret_room = seen;
+		return false;
+	}
+	take = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*take));
+	if (!take)
+		return false;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *nd = p->nv[i];
+
+		p->ok[i] = node_open(nd, q, j, &p->room[i]);
+		if (p->ok[i] && p->room[i] > seen)
+			seen = p->room[i];
+		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t);
+	}
+	*ret_room = seen;
+	sh = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*sh));
+	if (!sh || !chunks_assign(j, p->room, p->ok, p->n_nodes, take, sh))
+		goto done;
+	for (size_t i = 0; i < p->n_nodes; i++)
+		n_take += take[i] > 0;
+	if (n_take > JOB_NODES_MAX || job_alloc_init(j, n_take) < 0)
+		goto done;
+	n_take = 0;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct alloc_entry *e;
+		size_t k;
+
+		if (!take[i])
+			continue;
+		/* Entries in job order: the node of the first chunk is the primary. */
+		for (k = n_take; k > 0 && sh[j->alloc[k - 1].mpiprocs].first > sh[i].first; k--)
+			j->alloc[k] = j->alloc[k - 1];
+		e = &j->alloc[k];
+		memset(e, 0, sizeof(*e));
+		e->job = j;
+		e->mpiprocs = (uint32_t)i;   /* the node's index until all are in */
+		n_take++;
+	}
+	for (unsigned k = 0; k < n_take; k++) {
+		struct alloc_entry *e = &j->alloc[k];
+		size_t i = e->mpiprocs;
+
+		if (!node_place(p->nv[i], q, take[i], e) || !(e->node = strdup(p->nv[i]->name)))
+			goto done;
+		e->ncpus = take[i];
+		e->mpiprocs = sh[i].mpiprocs;
+		e->ompthreads = sh[i].ompthreads;
+		e->mem = sh[i].mem;
+	}
+	ok = true;
+done:
+	if (!ok)
+		job_alloc_free(j);
+	free(sh);
+	free(take);
+	return ok;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* What pool.c and place.c share: the pool's state and the placement
+ * steps of a scheduling pass. */
+#ifndef QPOOL_POOL_INTERNAL_H
+#define QPOOL_POOL_INTERNAL_H
+
+#include "pool.h"
+
+struct pool_queue;
+struct shared_topo;
+struct rotation;
+
+struct pool {
+	struct job *head, *tail;      /* submit order */
+	struct pool_queue *queues;
+	struct job **table;           /* hash by id; NULL empty, TOMB deleted */
+	size_t cap, used, tombs;
+	struct node *nodes, *nodes_tail; /* registration order */
+	struct node **node_table;     /* hash by name; NULL empty (nodes are never freed) */
+	size_t node_cap, node_used;
+	struct shared_topo *topos;    /* distinct node topologies */
+	struct rotation *rot;         /* (queue, uid) -> last dispatch seq */
+	size_t n_rot, cap_rot;
+	uint64_t seq;                 /* the last seq handed out */
+	int64_t deferred_next;        /* earliest qsub -a time passed over; 0: none */
+	struct pool_stats stats;
+	int64_t clock;                /* pool_clock_set; 0: time(NULL) */
+	struct node **nv;             /* scratch of a pass: nodes in order, */
+	unsigned *room;               /* their room for the job at hand, */
+	bool *ok;                     /* whether it may use them */
+	size_t n_nodes, cap_nv;
+};
+
+/* p->nv, p->room, p->ok sized for the nodes, p->nv filled in
+ * registration order; 0 or -ENOMEM. */
+int place_nodes_vector(struct pool *p);
+/* Places j now (one node: the first where placement finds room; chunks:
+ * whole or not at all), keeping off nodes reserved before j would end.
+ * Fills j's allocation (not yet linked nor claimed). *ret_room: the most
+ * CPUs a usable node has for q's jobs, reservations aside. */
+bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_t now, unsigned *ret_room);
+/* EASY: gives the nodes blocked job j would take, at the earliest end of
+ * running jobs after which it fits, that time as resv_t. False when it
+ * never fits on what runs now (no reservation). */
+bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now);
+/* The most CPUs j needs on one node. */
+unsigned place_widest(const struct job *j);
+
+#endif
