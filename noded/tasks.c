@@ -405,7 +405,7 @@ static void agent_start(struct agent *a, json_t *msg)
 	snprintf(t->peer, sizeof(t->peer), "%s", host);
 	t->serial = ++ts->next_serial;
 	r = link_call(nd->link,
-		      json_pack("{s:s, s:I, s:I, s:s, s:s, s:O, s:O, s:O, s:b}", "op", "task.start", "jobid",
+		      json_pack("{s:s, s:I, s:I, s:s, s:s, s:O, s:o, s:o, s:b}", "op", "task.start", "jobid",
 				(json_int_t)jobid, "dispatch", (json_int_t)dispatch, "to", host, "task", t->id,
 				"argv", json_object_get(msg, "argv"), "env", tctl_start_env(msg), "cwd",
 				tctl_start_cwd(msg), "stdin", wire_bool(msg, "stdin", 0)),
