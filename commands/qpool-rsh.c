@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		for (; *o; o++) {
-			if (strchr("lopiFeEcmbDILJQRSWw", *o)) {
+			if (strchr("lopiFeEcmbBDILJOQRSWw", *o)) {
 				/* Takes a value: the rest of this word, or the next. */
 				if (!o[1] && ++i >= argc) {
 					fprintf(stderr, "qpool-rsh: option -%c needs a value\n%s", *o, usage_text);

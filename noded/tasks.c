@@ -17,100 +17,13 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "noded.h"
-#include "wire.h"
-
-#define TASK_ID_MAX 96
-#define SPEC_MAX (8u << 20)
-/* What waits unread for one peer before it is dropped: a task's output
- * is relayed as it comes, and an agent that stops reading is not allowed
- * to grow qnoded without bound. */
-#define OUT_MAX (64u << 20)
-/* An agent's input is read only while what waits for its task's next
- * hop (the job's control socket, or the link to qpoold) is below this:
- * stdin piped into qpool-rsh cannot fill qnoded's memory. */
-#define IN_PAUSE (1u << 20)
-#define IN_RECHECK_US 5000
-/* Connections on the task socket, all users together. */
-#define AGENTS_MAX 4096
-
-enum ttask_kind {
-	TASK_LOCAL,    /* agent here, task on this node's gded */
-	TASK_OUT,      /* agent here, task on another node (through qpoold) */
-	TASK_IN,       /* origin on another node, task on this node's gded */
-};
-
-struct agent;
-
-struct ttask {
-	struct tasks *ts;
-	enum ttask_kind kind;
-	int64_t jobid;
-	int64_t dispatch;
-	char id[TASK_ID_MAX];
-	char peer[NODED_NAME_MAX];   /* OUT: the target node; IN: the origin node */
-	struct agent *agent;          /* LOCAL, OUT */
-	uint64_t serial;              /* OUT: the link call's argument */
-	bool started;                 /* the start was answered ok */
-	struct ttask *next;
-};
-
-struct agent {
-	struct tasks *ts;
-	int fd;
-	int pidfd;
-	pid_t pid;
-	uid_t uid;
-	sd_event_source *io;
-	struct wirebuf in, out;
-	long long start_id;           /* its task.start's id; 0 before it */
-	struct ttask *task;
-	bool closing;                 /* close once out is written */
-	bool dead;                    /* a write failed: freed by its handler */
-	bool paused;                  /* not read: its task's next hop is full */
-	struct agent *next;
-};
-
-struct ctl_req {
-	uint64_t id;
-	char task[TASK_ID_MAX];
-	struct ctl_req *next;
-};
-
-/* One connection per job to its gded's jobs/<id>.ctl. */
-struct ctl {
-	struct tasks *ts;
-	int64_t jobid;
-	int fd;
-	sd_event_source *io;
-	struct wirebuf in, out;
-	uint64_t next_id;
-	struct ctl_req *reqs;
-	bool dead;                    /* a write failed: freed by its handler */
-	struct ctl *next;
-};
-
-struct tasks {
-	struct noded *nd;
-	int listen_fd;
-	sd_event_source *listen_src;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	struct agent *agents;
-	struct ctl *ctls;
-	struct ttask *tasks;
-	uint64_t next_task;
-	uint64_t next_serial;
-	unsigned n_agents;
-	sd_event_source *recheck;     /* while agents are paused */
-	bool stopping;                /* qnoded stops: nothing more is sent */
-};
+#include "tasks-internal.h"
 
 static void agent_free(struct agent *a);
-static void ttask_end(struct ttask *t, int status, int sig, const char *why);
 
 /* ---- small helpers ---- */
 
-static struct ttask *ttask_find(struct tasks *ts, int64_t jobid, const char *id)
+struct ttask *ttask_find(struct tasks *ts, int64_t jobid, const char *id)
 {
 	for (struct ttask *t = ts->tasks; t; t = t->next)
 		if (t->jobid == jobid && strcmp(t->id, id) == 0)
@@ -118,7 +31,7 @@ static struct ttask *ttask_find(struct tasks *ts, int64_t jobid, const char *id)
 	return NULL;
 }
 
-static void ttask_free(struct ttask *t)
+void ttask_free(struct ttask *t)
 {
 	if (!t)
 		return;
@@ -132,7 +45,7 @@ static void ttask_free(struct ttask *t)
 	free(t);
 }
 
-static int io_events(struct wirebuf *out)
+int tasks_io_events(struct wirebuf *out)
 {
 	return EPOLLIN | (out->len > out->off ? EPOLLOUT : 0);
 }
@@ -144,7 +57,7 @@ static uint32_t agent_events(const struct agent *a)
 
 /* Queues msg (reference stolen) to an agent; drops the agent when it
  * holds too much unread. */
-static void agent_send(struct agent *a, json_t *msg)
+void task_agent_send(struct agent *a, json_t *msg)
 {
 	int r;
 
@@ -173,8 +86,7 @@ static void agent_send(struct agent *a, json_t *msg)
 }
 
 /* The one-line refusal, and the agent is closed once it is written. */
-static void agent_refuse(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void agent_refuse(struct agent *a, const char *fmt, ...)
+void task_agent_refuse(struct agent *a, const char *fmt, ...)
 {
 	char text[320];
 	va_list ap;
@@ -184,70 +96,12 @@ static void agent_refuse(struct agent *a, const char *fmt, ...)
 	va_end(ap);
 	log_info("remote start by pid %d uid %d refused: %s", (int)a->pid, (int)a->uid, text);
 	a->closing = true;
-	agent_send(a, json_pack("{s:I, s:b, s:s}", "id", (json_int_t)a->start_id, "ok", 0, "error", text));
-}
-
-/* ---- gded's control socket ---- */
-
-static void ctl_free(struct ctl *c, const char *why)
-{
-	struct tasks *ts = c->ts;
-	struct ttask *t;
-
-	for (struct ctl **pp = &ts->ctls; *pp; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	c->io = sd_event_source_disable_unref(c->io);
-	if (c->fd >= 0)
-		close(c->fd);
-	wirebuf_free(&c->in);
-	wirebuf_free(&c->out);
-	while (c->reqs) {
-		struct ctl_req *q = c->reqs;
-
-		c->reqs = q->next;
-		free(q);
-	}
-	/* Its tasks on this node can tell no more: they end, killed. Each
-	 * ttask_end frees its task: the scan starts again from the head. */
-again:
-	for (t = ts->tasks; t; t = t->next)
-		if (t->jobid == c->jobid && t->kind != TASK_OUT) {
-			ttask_end(t, -1, SIGKILL, why);
-			goto again;
-		}
-	free(c);
-}
-
-static void ctl_send(struct ctl *c, json_t *msg)
-{
-	int r;
-
-	if (!msg)
-		return;
-	if (c->dead || c->ts->stopping) {
-		json_decref(msg);
-		return;
-	}
-	r = wire_queue(&c->out, msg);
-	json_decref(msg);
-	if (r == 0)
-		r = wire_flush(c->fd, &c->out);
-	if (r < 0) {
-		/* Freed by its handler, which the shutdown wakes. */
-		log_debug("job %" PRId64 ": control socket: %s", c->jobid, strerror(-r));
-		c->dead = true;
-		(void)shutdown(c->fd, SHUT_RDWR);
-		return;
-	}
-	(void)sd_event_source_set_io_events(c->io, io_events(&c->out));
+	task_agent_send(a, json_pack("{s:I, s:b, s:s}", "id", (json_int_t)a->start_id, "ok", 0, "error", text));
 }
 
 /* A frame for task t that came from where it runs (gded here, or the
  * target through qpoold): to its agent here, or on to its origin. */
-static void ttask_relay_back(struct ttask *t, const char *op, json_t *msg)
+void ttask_relay_back(struct ttask *t, const char *op, json_t *msg)
 {
 	if (t->ts->stopping)
 		return;
@@ -274,13 +128,13 @@ static void ttask_relay_back(struct ttask *t, const char *op, json_t *msg)
 		json_object_del(fwd, "to");
 		json_object_del(fwd, "dispatch");
 		json_object_set_new(fwd, "op", json_string(op));
-		agent_send(t->agent, fwd);
+		task_agent_send(t->agent, fwd);
 	}
 }
 
 /* The task is over (or could not be reached): its agent or origin hears
  * task.exit once, and it is forgotten. */
-static void ttask_end(struct ttask *t, int status, int sig, const char *why)
+void ttask_end(struct ttask *t, int status, int sig, const char *why)
 {
 	json_t *m = json_object();
 
@@ -297,233 +151,6 @@ static void ttask_end(struct ttask *t, int status, int sig, const char *why)
 	if (t->agent)
 		t->agent->closing = true;
 	ttask_free(t);
-}
-
-/* gded's answer to a task.start: to the agent, or back to the origin. */
-static void ctl_start_reply(struct ctl *c, const char *task, json_t *msg)
-{
-	struct ttask *t = ttask_find(c->ts, c->jobid, task);
-	bool ok = wire_bool(msg, "ok", 0);
-	const char *err = wire_str(msg, "error");
-	json_t *m;
-
-	if (!t) {
-		/* Its agent went before it started: nobody will read it. */
-		if (ok)
-			ctl_send(c, json_pack("{s:s, s:s, s:i}", "op", "task.signal", "task", task, "signal",
-					      SIGKILL));
-		return;
-	}
-	if (t->kind == TASK_IN) {
-		m = ok ? json_pack("{s:b, s:I}", "ok", 1, "pid", (json_int_t)wire_int(msg, "pid", 0))
-		       : json_pack("{s:b, s:s}", "ok", 0, "error", err ? err : "the wrapper refused it");
-		if (m) {
-			ttask_relay_back(t, "task.started", m);
-			json_decref(m);
-		}
-	} else if (t->agent) {
-		struct agent *a = t->agent;
-
-		if (ok)
-			agent_send(a, json_pack("{s:I, s:b, s:s, s:I}", "id", (json_int_t)a->start_id, "ok", 1,
-						"task", t->id, "pid", (json_int_t)wire_int(msg, "pid", 0)));
-		else
-			agent_refuse(a, "%s", err ? err : "the job's wrapper refused the task");
-	}
-	if (ok)
-		t->started = true;
-	else
-		ttask_free(t);
-}
-
-static void ctl_dispatch(struct ctl *c, json_t *msg)
-{
-	const char *op = wire_str(msg, "op");
-	const char *task;
-	struct ttask *t;
-
-	if (!op) {
-		uint64_t id = (uint64_t)wire_int(msg, "id", 0);
-
-		for (struct ctl_req **pp = &c->reqs; *pp; pp = &(*pp)->next) {
-			struct ctl_req *q = *pp;
-
-			if (q->id != id)
-				continue;
-			*pp = q->next;
-			ctl_start_reply(c, q->task, msg);
-			free(q);
-			return;
-		}
-		log_debug("job %" PRId64 ": wrapper sent a reply to no request", c->jobid);
-		return;
-	}
-	task = wire_str(msg, "task");
-	t = task ? ttask_find(c->ts, c->jobid, task) : NULL;
-	if (!t)
-		return;   /* a task whose agent has gone */
-	if (strcmp(op, "task.out") == 0) {
-		ttask_relay_back(t, op, msg);
-	} else if (strcmp(op, "task.exit") == 0) {
-		ttask_relay_back(t, op, msg);
-		if (t->agent)
-			t->agent->closing = true;
-		ttask_free(t);
-	} else {
-		log_debug("job %" PRId64 ": wrapper sent unknown op %.40s", c->jobid, op);
-	}
-}
-
-static int ctl_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct ctl *c = userdata;
-	struct error err = { "" };
-	json_t *msg;
-	ssize_t n;
-	int r;
-
-	if (c->dead) {
-		ctl_free(c, "the job's wrapper went away");
-		return 0;
-	}
-	if (revents & EPOLLOUT) {
-		r = wire_flush(c->fd, &c->out);
-		if (r < 0) {
-			ctl_free(c, "the job's wrapper went away");
-			return 0;
-		}
-		(void)sd_event_source_set_io_events(c->io, io_events(&c->out));
-	}
-	if (!(revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-		return 0;
-	n = wire_read(c->fd, &c->in);
-	if (n == -EAGAIN || n == -EINTR)
-		return 0;
-	if (n <= 0) {
-		char why[64];
-
-		snprintf(why, sizeof(why), "job %" PRId64 " ended on %s", c->jobid, c->ts->nd->name);
-		ctl_free(c, why);
-		return 0;
-	}
-	while ((r = wire_next(&c->in, &msg, &err)) == 1) {
-		ctl_dispatch(c, msg);
-		json_decref(msg);
-	}
-	if (r < 0) {
-		log_warn("job %" PRId64 ": wrapper's control socket: %s", c->jobid, err.text);
-		ctl_free(c, "the job's wrapper sent garbage");
-	}
-	return 0;
-}
-
-/* The job's control connection, connecting when there is none (the first
- * task, or after a qnoded restart). -errno when gded does not listen. */
-static int ctl_get(struct tasks *ts, int64_t jobid, struct ctl **ret)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct ctl *c;
-	int fd, r;
-
-	for (c = ts->ctls; c; c = c->next)
-		if (c->jobid == jobid) {
-			*ret = c;
-			return 0;
-		}
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%" PRId64 ".ctl", ts->nd->jobs_dir, jobid) >=
-	    sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	/* Non-blocking from the start: a Unix connect completes at once or
-	 * fails (EAGAIN when gded's backlog is full), and never holds the
-	 * event loop behind a wrapper that does not accept. */
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(fd);
-		return -ENOMEM;
-	}
-	c->ts = ts;
-	c->jobid = jobid;
-	c->fd = fd;
-	r = sd_event_add_io(ts->nd->event, &c->io, fd, EPOLLIN, ctl_on_io, c);
-	if (r < 0) {
-		close(fd);
-		free(c);
-		return r;
-	}
-	c->next = ts->ctls;
-	ts->ctls = c;
-	*ret = c;
-	return 0;
-}
-
-/* A new reference to msg's cwd when it is an absolute path, else null
- * (the task starts in the owner's home, as rsh's do). */
-static json_t *start_cwd(const json_t *msg)
-{
-	const char *cwd = wire_str(msg, "cwd");
-
-	return cwd && cwd[0] == '/' ? json_string(cwd) : json_null();
-}
-
-/* A new reference to msg's env, or an empty object. */
-static json_t *start_env(const json_t *msg)
-{
-	json_t *env = json_object_get(msg, "env");
-
-	return env ? json_incref(env) : json_object();
-}
-
-/* Sends task.start for t to its job's gded here. -errno when it cannot. */
-static int ctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start)
-{
-	struct ctl_req *q;
-	struct ctl *c;
-	json_t *m;
-	int r;
-
-	r = ctl_get(ts, t->jobid, &c);
-	if (r < 0)
-		return r;
-	q = calloc(1, sizeof(*q));
-	m = json_pack("{s:s, s:I, s:I, s:s, s:O, s:o, s:o, s:b}", "op", "task.start", "id",
-		      (json_int_t)(c->next_id + 1), "jobid", (json_int_t)t->jobid, "task", t->id,
-		      "argv", json_object_get(start, "argv"), "env", start_env(start),
-		      "cwd", start_cwd(start), "stdin", wire_bool(start, "stdin", 0));
-	if (!q || !m) {
-		free(q);
-		json_decref(m);
-		return -ENOMEM;
-	}
-	q->id = ++c->next_id;
-	snprintf(q->task, sizeof(q->task), "%s", t->id);
-	q->next = c->reqs;
-	c->reqs = q;
-	ctl_send(c, m);
-	return 0;
-}
-
-/* task.in / task.signal for a task on this node. */
-static void ctl_task_pass(struct tasks *ts, struct ttask *t, const char *op, const json_t *msg)
-{
-	struct ctl *c;
-	json_t *m;
-
-	if (ctl_get(ts, t->jobid, &c) < 0)
-		return;
-	if (strcmp(op, "task.in") == 0)
-		m = json_pack("{s:s, s:s, s:s}", "op", op, "task", t->id, "data", wire_str(msg, "data") ?: "");
-	else
-		m = json_pack("{s:s, s:s, s:I}", "op", op, "task", t->id, "signal",
-			      (json_int_t)wire_int(msg, "signal", SIGTERM));
-	ctl_send(c, m);
 }
 
 /* ---- the caller's job ---- */
@@ -665,7 +292,7 @@ static void agent_free(struct agent *a)
 
 		if (t->started && sig && !ts->stopping) {
 			if (t->kind == TASK_LOCAL)
-				ctl_task_pass(ts, t, "task.signal", sig);
+				tctl_task_pass(ts, t, "task.signal", sig);
 			else
 				(void)link_notify(ts->nd->link,
 						  json_pack("{s:s, s:I, s:I, s:s, s:s, s:i}", "op", "task.signal",
@@ -699,7 +326,7 @@ static void out_start_reply(struct noded *nd, const json_t *reply, int64_t seria
 	if (!t || wire_bool(reply, "ok", 0))
 		return;   /* routed: task.started follows from the target */
 	if (t->agent)
-		agent_refuse(t->agent, "%s", reply ? wire_str(reply, "error") ?: "qpoold refused the task"
+		task_agent_refuse(t->agent, "%s", reply ? wire_str(reply, "error") ?: "qpoold refused the task"
 						   : "lost qpoold before it routed the task");
 	ttask_free(t);
 }
@@ -716,16 +343,16 @@ static void agent_start(struct agent *a, json_t *msg)
 
 	a->start_id = wire_int(msg, "id", 0);
 	if (!host || !*host || strlen(host) >= NODED_NAME_MAX) {
-		agent_refuse(a, "task.start needs host, a node name");
+		task_agent_refuse(a, "task.start needs host, a node name");
 		return;
 	}
 	if ((bad = start_malformed(msg))) {
-		agent_refuse(a, "%s", bad);
+		task_agent_refuse(a, "%s", bad);
 		return;
 	}
 	r = tasks_job_of_pid(nd, a->pid, &jobid);
 	if (r == -EOPNOTSUPP) {
-		agent_refuse(a, "node %s runs jobs without cgroups: it cannot tell which job a caller is in, so it starts no remote tasks",
+		task_agent_refuse(a, "node %s runs jobs without cgroups: it cannot tell which job a caller is in, so it starts no remote tasks",
 			     nd->name);
 		return;
 	}
@@ -734,24 +361,24 @@ static void agent_start(struct agent *a, json_t *msg)
 	if (r == 0 && syscall(SYS_pidfd_send_signal, a->pidfd, 0, NULL, 0) < 0)
 		r = -ESRCH;
 	if (r < 0) {
-		agent_refuse(a, "pid %d is not in a job of node %s", (int)a->pid, nd->name);
+		task_agent_refuse(a, "pid %d is not in a job of node %s", (int)a->pid, nd->name);
 		return;
 	}
 	if (!jobs_task_check(nd->jobs, jobid, &dispatch) || spec_read(ts, jobid, &spec) < 0) {
-		agent_refuse(a, "job %" PRId64 " is ending on %s", jobid, nd->name);
+		task_agent_refuse(a, "job %" PRId64 " is ending on %s", jobid, nd->name);
 		return;
 	}
 	if (wire_int(spec, "uid", -1) != (long long)a->uid) {
-		agent_refuse(a, "uid %d is not the owner of job %" PRId64, (int)a->uid, jobid);
+		task_agent_refuse(a, "uid %d is not the owner of job %" PRId64, (int)a->uid, jobid);
 		goto done;
 	}
 	if (!spec_has_node(spec, host)) {
-		agent_refuse(a, "%s is not a node of job %" PRId64, host, jobid);
+		task_agent_refuse(a, "%s is not a node of job %" PRId64, host, jobid);
 		goto done;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		agent_refuse(a, "qnoded is out of memory");
+		task_agent_refuse(a, "qnoded is out of memory");
 		goto done;
 	}
 	t->ts = ts;
@@ -766,10 +393,10 @@ static void agent_start(struct agent *a, json_t *msg)
 	a->task = t;
 	if (strcmp(host, nd->name) == 0) {
 		t->kind = TASK_LOCAL;
-		r = ctl_task_start(ts, t, msg);
+		r = tctl_task_start(ts, t, msg);
 		if (r < 0) {
 			ttask_free(t);
-			agent_refuse(a, "job %" PRId64 " is ending on %s (its wrapper does not answer: %s)", jobid,
+			task_agent_refuse(a, "job %" PRId64 " is ending on %s (its wrapper does not answer: %s)", jobid,
 				     nd->name, strerror(-r));
 		}
 		goto done;
@@ -778,14 +405,14 @@ static void agent_start(struct agent *a, json_t *msg)
 	snprintf(t->peer, sizeof(t->peer), "%s", host);
 	t->serial = ++ts->next_serial;
 	r = link_call(nd->link,
-		      json_pack("{s:s, s:I, s:I, s:s, s:s, s:O, s:O, s:O, s:b}", "op", "task.start", "jobid",
+		      json_pack("{s:s, s:I, s:I, s:s, s:s, s:O, s:o, s:o, s:b}", "op", "task.start", "jobid",
 				(json_int_t)jobid, "dispatch", (json_int_t)dispatch, "to", host, "task", t->id,
-				"argv", json_object_get(msg, "argv"), "env", start_env(msg), "cwd",
-				start_cwd(msg), "stdin", wire_bool(msg, "stdin", 0)),
+				"argv", json_object_get(msg, "argv"), "env", tctl_start_env(msg), "cwd",
+				tctl_start_cwd(msg), "stdin", wire_bool(msg, "stdin", 0)),
 		      out_start_reply, (int64_t)t->serial);
 	if (r < 0) {
 		ttask_free(t);
-		agent_refuse(a, "node %s cannot reach qpoold now, so not %s", nd->name, host);
+		task_agent_refuse(a, "node %s cannot reach qpoold now, so not %s", nd->name, host);
 	}
 done:
 	json_decref(spec);
@@ -839,7 +466,7 @@ static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
 			continue;
 		if (agent_next_hop_pending(a) < IN_PAUSE) {
 			a->paused = false;
-			(void)sd_event_source_set_io_events(a->io, io_events(&a->out));
+			(void)sd_event_source_set_io_events(a->io, tasks_io_events(&a->out));
 		} else {
 			any = true;
 		}
@@ -857,14 +484,14 @@ static void agent_dispatch(struct agent *a, json_t *msg)
 	struct ttask *t = a->task;
 
 	if (!op) {
-		agent_refuse(a, "a message without op");
+		task_agent_refuse(a, "a message without op");
 		return;
 	}
 	if (!a->start_id) {
 		if (strcmp(op, "task.start") == 0 && wire_int(msg, "id", 0) > 0)
 			agent_start(a, msg);
 		else
-			agent_refuse(a, "the first message must be task.start with an id");
+			task_agent_refuse(a, "the first message must be task.start with an id");
 		return;
 	}
 	if (strcmp(op, "task.in") != 0 && strcmp(op, "task.signal") != 0)
@@ -878,7 +505,7 @@ static void agent_dispatch(struct agent *a, json_t *msg)
 			return;
 	}
 	if (t->kind == TASK_LOCAL) {
-		ctl_task_pass(a->ts, t, op, msg);
+		tctl_task_pass(a->ts, t, op, msg);
 		return;
 	}
 	(void)link_notify(a->ts->nd->link,
@@ -930,7 +557,7 @@ static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 		json_decref(msg);
 	}
 	if (!a->closing && !a->dead && r < 0)
-		agent_refuse(a, "%s", err.text);
+		task_agent_refuse(a, "%s", err.text);
 	else if (!a->closing && !a->dead && agent_next_hop_pending(a) >= IN_PAUSE)
 		agent_pause(a);
 	return 0;
@@ -975,7 +602,7 @@ static int tasks_on_accept(sd_event_source *s, int fd, uint32_t revents, void *u
 		return 0;
 	}
 	if (a->pidfd < 0)
-		agent_refuse(a, "pid %d went away", (int)a->pid);
+		task_agent_refuse(a, "pid %d went away", (int)a->pid);
 	return 0;
 }
 
@@ -1011,7 +638,7 @@ static void link_task_start(struct tasks *ts, const json_t *msg)
 		snprintf(why, sizeof(why), "%s", bad);
 	else if (!jobs_task_check(nd->jobs, jobid, &dispatch) || (t->dispatch && dispatch && dispatch != t->dispatch))
 		snprintf(why, sizeof(why), "job %" PRId64 " is ending on %s", jobid, nd->name);
-	else if ((r = ctl_task_start(ts, t, msg)) < 0)
+	else if ((r = tctl_task_start(ts, t, msg)) < 0)
 		snprintf(why, sizeof(why), "job %" PRId64 " is ending on %s (its wrapper does not answer: %s)",
 			 jobid, nd->name, strerror(-r));
 	if (why[0]) {
@@ -1053,7 +680,7 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg)
 	}
 	if (t->kind == TASK_IN && (strcmp(op, "task.in") == 0 || strcmp(op, "task.signal") == 0)) {
 		if (t->started)
-			ctl_task_pass(ts, t, op, msg);
+			tctl_task_pass(ts, t, op, msg);
 		return;
 	}
 	if (t->kind != TASK_OUT || !t->agent)
@@ -1063,11 +690,11 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg)
 
 		if (wire_bool(msg, "ok", 0)) {
 			t->started = true;
-			agent_send(a, json_pack("{s:I, s:b, s:s, s:I}", "id", (json_int_t)a->start_id, "ok", 1,
+			task_agent_send(a, json_pack("{s:I, s:b, s:s, s:I}", "id", (json_int_t)a->start_id, "ok", 1,
 						"task", t->id, "pid", (json_int_t)wire_int(msg, "pid", 0)));
 		} else {
 			ttask_free(t);
-			agent_refuse(a, "%s", wire_str(msg, "error") ?: "refused");
+			task_agent_refuse(a, "%s", wire_str(msg, "error") ?: "refused");
 		}
 	} else if (strcmp(op, "task.out") == 0) {
 		ttask_relay_back(t, op, (json_t *)msg);
@@ -1096,7 +723,7 @@ again:
 
 			/* Its origin can no longer be told anything. */
 			if (t->started && sig)
-				ctl_task_pass(ts, t, "task.signal", sig);
+				tctl_task_pass(ts, t, "task.signal", sig);
 			json_decref(sig);
 			ttask_free(t);
 			goto again;
@@ -1162,14 +789,14 @@ void tasks_destroy(struct tasks *ts)
 		json_t *sig = json_pack("{s:i}", "signal", SIGKILL);
 
 		if (t->kind != TASK_OUT && t->started && sig)
-			ctl_task_pass(ts, t, "task.signal", sig);
+			tctl_task_pass(ts, t, "task.signal", sig);
 		json_decref(sig);
 	}
 	ts->stopping = true;
 	while (ts->agents)
 		agent_free(ts->agents);
 	while (ts->ctls)
-		ctl_free(ts->ctls, NULL);
+		tctl_free(ts->ctls, NULL);
 	while (ts->tasks)
 		ttask_free(ts->tasks);
 	ts->listen_src = sd_event_source_disable_unref(ts->listen_src);

@@ -20,7 +20,7 @@ version=$(sed -n 's/^#define QPOOL_VERSION "\(.*\)"$/\1/p' "$top/lib/version.h")
 "${mk[@]}" install DESTDIR="$d" PREFIX=/usr > "$t/install.log" 2>&1 ||
 	{ cat "$t/install.log"; fail "make install"; }
 
-for p in qsub qstat qdel qhold qrls qacct qalter qsig qrerun qmove qorder qselect tracejob pbsnodes; do
+for p in qsub qstat qdel qhold qrls qacct qalter qsig qrerun qmove qorder qselect tracejob pbsnodes qpool-rsh pbsdsh; do
 	[ -x "$d/usr/bin/$p" ] || fail "$p not in bindir"
 done
 for p in qpoold qnoded gded gded-byhand qmgr; do

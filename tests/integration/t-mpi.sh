@@ -4,8 +4,9 @@
 # -l select=4:ncpus=2:mpiprocs=2 runs Open MPI's plain `mpirun -n 8` and
 # MPICH's `mpiexec.mpich -n 8` with no options: 8 ranks on 4 distinct
 # hosts, each in its node's job cgroup and cpuset, as the job's owner;
-# beside another user's one-node job; pbsdsh on every slot; and qdel of a
-# running MPI job leaves no process and no group on any host.
+# beside another user's one-node job; pbsdsh on every slot; qdel of a
+# running MPI job leaves no process and no group on any host; and a sister
+# whose cable is pulled ends the job, every node cleaned.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/munge.sh"
 . "$(dirname "$0")/hosts.sh"
@@ -118,5 +119,45 @@ for n in "${nodes[@]}"; do
 	done
 	[ -z "$(find "$cgroot" -maxdepth 4 -type d -path "*/$QP_CG_PARENT/$n/job.$id2" 2>/dev/null)" ] ||
 		fail "job $id2's group is left on $n"
+done
+note "a sister whose cable is pulled mid-job ends the MPI job; every node is cleaned"
+marks3=$w/marks3
+mkdir -p "$marks3" && chown qpuser1: "$marks3"
+id3=$(as qpuser1 qsub -N mpilost -r n <<JOB
+#PBS -l select=4:ncpus=2:mpiprocs=2
+cd "\$PBS_O_WORKDIR"
+mpirun -n 8 ./hello-ompi "$marks3"
+JOB
+) || fail "qsub mpilost"
+for ((i = 0; i < 1200; i++)); do
+	[ "$(find "$marks3" -name 'rank.*' -size +0 | wc -l)" = 8 ] && break
+	sleep 0.05
+done
+[ "$(find "$marks3" -name 'rank.*' -size +0 | wc -l)" = 8 ] || fail "the ranks of job $id3 did not all start"
+lost=${nodes[2]}
+qp_link "$lost" down
+qp_wait "$id3" failed --timeout 60
+"$QP_BIN/qstat" -x -f "$id3" | grep -q "lost node $lost" || fail "job $id3 did not fail for the lost node $lost"
+# group_gone NODE JOBID: its job group on that node is gone (bounded wait).
+group_gone() {
+	local i
+	for ((i = 0; i < 400; i++)); do
+		[ -z "$(find "$cgroot" -maxdepth 4 -type d -path "*/$QP_CG_PARENT/$1/job.$2" 2>/dev/null)" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+for n in "${nodes[@]}"; do
+	[ "$n" = "$lost" ] && continue
+	group_gone "$n" "$id3" || fail "job $id3's group is left on $n, which was not lost"
+done
+# The lost node's copy ran on without its cable; back on the bridge, its
+# qnoded re-registers and is told to end it.
+qp_link "$lost" up
+group_gone "$lost" "$id3" || fail "job $id3's group is left on $lost after it came back"
+for f in "$marks3"/rank.*; do
+	read -r pid host < "$f"
+	[ -d "/proc/$pid" ] && grep -q "hello-ompi" "/proc/$pid/cmdline" 2>/dev/null &&
+		fail "rank $f (pid $pid on $host) survived the end of job $id3"
 done
 echo "mpi ok"
