@@ -81,6 +81,7 @@ note "bad input"
 refuse "START must be below END" as qpuser1 qsub -J 5-1 env.sh
 refuse "expected START-END" as qpuser1 qsub -J 1,2 env.sh
 refuse "%MAX must be" as qpuser1 qsub -t 1-3%0 env.sh
+refuse "an array of 30000 subjobs would pass it" as qpuser1 qsub -J 1-30000 env.sh
 refuse "not a job id" as qpuser1 qdel "$n[x]"
 refuse "no such subjob" as qpuser1 qstat "$n[2]"
 
