@@ -256,8 +256,9 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	p->submit.array_count = array ? aspec.count : 0;
 	p->submit.depend = depend;
 	if (depend && strstr(depend, "after")) {
-		/* Held (PBS's system hold) until depend.c releases it. */
-		p->submit.reason = depend_wait_reason();
+		/* Held (PBS's system hold) until depend.c releases it; one
+		 * submitted with -h stays held by its owner after that. */
+		p->submit.reason = p->submit.hold ? DEPEND_WAIT_REASON_USER : depend_wait_reason();
 		p->submit.hold = true;
 	}
 	p->submit.start_after = wire_str(attrs, "Execution_Time") ?
