@@ -276,6 +276,10 @@ bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg
 	char text[256] = "";
 	int r;
 
+	if (json_object_get(msg, "array") && !json_is_boolean(json_object_get(msg, "array"))) {
+		conn_reply_err(c, req_id, EINVAL, "%s: member \"array\" has the wrong type", op);
+		return true;
+	}
 	if (!has_index && !wire_bool(msg, "array", 0) && !(a && a->array))
 		return false;
 	a = array_for_change(c, req_id, id);

@@ -208,6 +208,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	if (!owner)
 		REFUSE("uid %d has no user name", (int)c->uid);
 	array = wire_str(msg, "array");
+	if (json_object_get(msg, "array") && !array)
+		REFUSE("array must be a string (the index set)");
 	if (array) {
 		if (arrayspec_parse(array, 't', true, &aspec, &jerr) < 0)
 			REFUSE("%s", jerr.text);
@@ -786,6 +788,10 @@ static const struct {
 	{ "full", T_BOOL }, { "env", T_OBJ }, { "umask", T_INT }, { "attrs", T_OBJ },
 	{ "priority", T_INT },
 	{ "signal", T_INT }, { "other", T_INT }, { "force", T_BOOL },
+	{ "array_index", T_INT }, { "array_last", T_INT }, { "subjobs", T_BOOL }, { "interactive", T_BOOL },
+	{ "depend", T_STR },
+	/* "array" is the index set (a string) in submit, "all of it" (a
+	 * bool) elsewhere: checked where it is read. */
 };
 
 static const char *member_mistyped(const json_t *msg)
