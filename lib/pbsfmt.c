@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include "jobfmt.h"
-#include "parse.h"
 #include "jobid.h"
+#include "parse.h"
 #include "pbsfmt.h"
 #include "timeutil.h"
 #include "wire.h"

@@ -205,12 +205,18 @@ static int waiting_change(struct server *s, struct conn *c, struct job *a, int64
 	int r;
 
 	if (strcmp(op, "release") == 0) {
-		if (a->state != JOB_HELD) {
+		struct pool_array_info info;
+		long long index;
+
+		pool_array_info(a, &info);
+		index = (long long)arrayspec_index(info.spec, pos);
+		if (a->state != JOB_HELD)
 			snprintf(text, len, "job %lld[%lld] is queued; only held jobs can be released",
-				 (long long)a->id, (long long)(a->id + 1 + pos));
-			return -EBUSY;
-		}
-		return 0;
+				 (long long)a->id, index);
+		else
+			snprintf(text, len, "job %lld[%lld] waits in its held array: release the array (%lld[])",
+				 (long long)a->id, index, (long long)a->id);
+		return -EBUSY;
 	}
 	sub = pool_subjob_make(a, pos);
 	if (!sub)
@@ -276,6 +282,10 @@ bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg
 	char text[256] = "";
 	int r;
 
+	if (json_object_get(msg, "array") && !json_is_boolean(json_object_get(msg, "array"))) {
+		conn_reply_err(c, req_id, EINVAL, "%s: member \"array\" has the wrong type", op);
+		return true;
+	}
 	if (!has_index && !wire_bool(msg, "array", 0) && !(a && a->array))
 		return false;
 	a = array_for_change(c, req_id, id);

@@ -207,7 +207,7 @@ static void depend_decide(struct server *s, struct job *j)
 {
 	struct depend_list d;
 	char why[160] = "", reason[256];
-	bool wait = false;
+	bool wait = false, user_hold;
 	int r;
 
 	if (!j->depend || depend_parse(j->depend, &d, NULL) < 0) {
@@ -246,7 +246,9 @@ static void depend_decide(struct server *s, struct job *j)
 	}
 	if (wait)
 		return;
-	r = jobstore_job_set_state(s->store, j->id, JOB_QUEUED, NULL);
+	/* Submitted with -h too: its owner's hold stays. */
+	user_hold = j->reason && strcmp(j->reason, DEPEND_WAIT_REASON_USER) == 0;
+	r = jobstore_job_set_state(s->store, j->id, user_hold ? JOB_HELD : JOB_QUEUED, NULL);
 	if (r < 0) {
 		log_err("job %lld: cannot release it: %s", (long long)j->id, strerror(-r));
 		return;
@@ -254,7 +256,7 @@ static void depend_decide(struct server *s, struct job *j)
 	depend_forget(s, j);
 	free(j->reason);
 	j->reason = NULL;
-	if (j->state == JOB_HELD)
+	if (j->state == JOB_HELD && !user_hold)
 		pool_job_state_set(s->pool, j, JOB_QUEUED);
 	s->sched_dirty = true;
 }

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrayspec.h"
 #include "iqs.h"
 #include "placement.h"
-#include "arrayspec.h"
 #include "pool-internal.h"
 #include "timeutil.h"
 
@@ -200,14 +200,14 @@ static bool state_active(enum job_state s)
 	return s == JOB_RUNNING || s == JOB_EXITING;
 }
 
-/* Enters j, in its current state, into its (queue, user) index. */
 /* What a waiting job counts for the max_queued limits: an array, its
- * waiting subjobs. */
+ * waiting subjobs (none: it leaves its user's waiting list). */
 static uint64_t job_weight(const struct job *j)
 {
 	return j->array ? (uint64_t)j->array->untaken : 1;
 }
 
+/* Enters j, in its current state, into its (queue, user) index. */
 static void index_add(struct job *j)
 {
 	struct pool_user *u = j->user;
@@ -495,7 +495,8 @@ static bool bit_taken(const struct job_array *a, int64_t pos)
 	return a->taken[pos / 8] & (1u << (pos % 8));
 }
 
-/* Changes what j counts for in its user's index around f's change. */
+/* Runs the statements between taking j out of its user's index and
+ * putting it back, so what it counts for follows the change. */
 #define REINDEX(j, ...) do { if ((j)->user) index_del(j); __VA_ARGS__; if ((j)->user) index_add(j); } while (0)
 
 void pool_array_take(struct pool *p, struct job *j, int64_t pos)

@@ -33,6 +33,7 @@ static int queued_limit_check(struct server *s, uid_t uid, const char *owner, co
 	const struct config *cf = s->config;
 	struct pool_waiting w;
 	bool arrays = n > 1;
+	char more[64] = "";
 
 	if (!cf->max_queued && !cf->max_queued_per_user && !q->max_queued && !q->max_queued_per_user)
 		return 0;
@@ -64,18 +65,22 @@ static int queued_limit_check(struct server *s, uid_t uid, const char *owner, co
 				w.queue_user += k;
 		}
 	}
+	/* An array: how many wait now, and the array that would pass. */
+	if (n > 1)
+		snprintf(more, sizeof(more), "; an array of %llu subjobs would pass it", (unsigned long long)n);
 	if (q->max_queued_per_user && w.queue_user >= q->max_queued_per_user)
 		return snprintf(errbuf, errlen, "queue %s: %s has %llu jobs waiting, the most one user may "
-				"(max_queued_per_user)", q->name, owner, (unsigned long long)w.queue_user), -EDQUOT;
+				"(max_queued_per_user)%s", q->name, owner, (unsigned long long)(w.queue_user - (n - 1)),
+				more), -EDQUOT;
 	if (q->max_queued && w.queue >= q->max_queued)
-		return snprintf(errbuf, errlen, "queue %s holds %llu jobs waiting, the most it may (max_queued)",
-				q->name, (unsigned long long)w.queue), -EDQUOT;
+		return snprintf(errbuf, errlen, "queue %s holds %llu jobs waiting, the most it may (max_queued)%s",
+				q->name, (unsigned long long)(w.queue - (n - 1)), more), -EDQUOT;
 	if (cf->max_queued_per_user && w.user >= cf->max_queued_per_user)
 		return snprintf(errbuf, errlen, "%s has %llu jobs waiting, the most one user may "
-				"(max_queued_per_user)", owner, (unsigned long long)w.user), -EDQUOT;
+				"(max_queued_per_user)%s", owner, (unsigned long long)(w.user - (n - 1)), more), -EDQUOT;
 	if (cf->max_queued && w.all >= cf->max_queued)
-		return snprintf(errbuf, errlen, "the pool holds %llu jobs waiting, the most it may (max_queued)",
-				(unsigned long long)w.all), -EDQUOT;
+		return snprintf(errbuf, errlen, "the pool holds %llu jobs waiting, the most it may (max_queued)%s",
+				(unsigned long long)(w.all - (n - 1)), more), -EDQUOT;
 	return 0;
 }
 
@@ -225,6 +230,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	if (!owner)
 		REFUSE("uid %d has no user name", (int)c->uid);
 	array = wire_str(msg, "array");
+	if (json_object_get(msg, "array") && !array)
+		REFUSE("array must be a string (the index set)");
 	if (array) {
 		if (arrayspec_parse(array, 't', true, &aspec, &jerr) < 0)
 			REFUSE("%s", jerr.text);
@@ -281,8 +288,9 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	p->submit.array_count = array ? aspec.count : 0;
 	p->submit.depend = depend;
 	if (depend && strstr(depend, "after")) {
-		/* Held (PBS's system hold) until depend.c releases it. */
-		p->submit.reason = depend_wait_reason();
+		/* Held (PBS's system hold) until depend.c releases it; one
+		 * submitted with -h stays held by its owner after that. */
+		p->submit.reason = p->submit.hold ? DEPEND_WAIT_REASON_USER : depend_wait_reason();
 		p->submit.hold = true;
 	}
 	p->submit.start_after = wire_str(attrs, "Execution_Time") ?
@@ -811,6 +819,10 @@ static const struct {
 	{ "full", T_BOOL }, { "env", T_OBJ }, { "umask", T_INT }, { "attrs", T_OBJ },
 	{ "priority", T_INT },
 	{ "signal", T_INT }, { "other", T_INT }, { "force", T_BOOL },
+	{ "array_index", T_INT }, { "array_last", T_INT }, { "subjobs", T_BOOL }, { "interactive", T_BOOL },
+	{ "depend", T_STR },
+	/* "array" is the index set (a string) in submit, "all of it" (a
+	 * bool) elsewhere: checked where it is read. */
 };
 
 static const char *member_mistyped(const json_t *msg)

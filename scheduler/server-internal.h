@@ -200,6 +200,7 @@ void depend_loaded(struct server *s, struct job *j);
  * can be; its own transaction. */
 void depend_recheck(struct server *s);
 const char *depend_wait_reason(void);
+#define DEPEND_WAIT_REASON_USER "waiting on dependencies; then held by its owner (qsub -h)"
 bool depend_is_reason(const char *reason);
 
 #endif

@@ -572,8 +572,10 @@ static void pending_flush(struct server *s)
 					job_free(j);
 				} else if (p->submit.depend) {
 					depend_before_apply(s, p->jobid, p->submit.depend);
-					if (p->submit.reason)
+					if (p->submit.reason) {
+						j->reason = strdup(p->submit.reason);
 						depend_track(s, j);
+					}
 				}
 			}
 			conn_reply_ok(p->conn, p->req_id,

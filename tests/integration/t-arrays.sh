@@ -81,6 +81,7 @@ note "bad input"
 refuse "START must be below END" as qpuser1 qsub -J 5-1 env.sh
 refuse "expected START-END" as qpuser1 qsub -J 1,2 env.sh
 refuse "%MAX must be" as qpuser1 qsub -t 1-3%0 env.sh
+refuse "an array of 30000 subjobs would pass it" as qpuser1 qsub -J 1-30000 env.sh
 refuse "not a job id" as qpuser1 qdel "$n[x]"
 refuse "no such subjob" as qpuser1 qstat "$n[2]"
 
@@ -104,6 +105,17 @@ qp_wait "$n[4]" running held
 touch "$w1/go.4"
 qp_wait "$a" cancelled
 [ "$(qp_field "$a" Exit_status)" = 2 ] || fail "array with a deleted subjob: Exit_status"
+
+note "qstat -t pages through 2,500 waiting subjobs; qdel of a range; qrls of one in a held array"
+a=$(as qpuser1 qsub -h -J 1-2500 env.sh) || fail "qsub -h -J 1-2500"; n=${a%[]}
+[ "$("$QP_BIN/qstat" -t "$a" | awk 'NR > 2' | wc -l)" = 2501 ] || fail "qstat -t: $("$QP_BIN/qstat" -t "$a" | wc -l) lines"
+[ -z "$("$QP_BIN/qstat" -t | awk 'NR > 2 { print $1 }' | sort | uniq -d)" ] || fail "qstat -t lists a subjob twice"
+refuse "release the array ($n[])" as qpuser1 qrls "$n[5]"
+as qpuser1 qdel "$n[3-2000]" || fail "qdel ID[3-2000]"
+[ "$("$QP_BIN/qstat" -t "$a" | awk 'NR > 2 && $5 == "H"' | wc -l)" = 503 ] || fail "after qdel ID[3-2000]"
+[ "$(qp_state "$n[1999]")" = cancelled ] || fail "subjob 1999 is $(qp_state "$n[1999]")"
+as qpuser1 qdel "$a" || fail "qdel ID[] of a held array"
+qp_wait "$a" cancelled
 
 note "qdel ID[] of a running array"
 rm -f "$w1"/go.*

@@ -60,6 +60,14 @@ as qpuser1 qdel "$d" || fail "qdel"
 for i in $(seq 100); do qp_field "$n6" comment | grep -q "never" && break; sleep 0.05; done
 qp_field "$n6" comment | grep -qF "job $d was deleted" || fail "comment: $(qp_field "$n6" comment)"
 
+note "-h with a dependency: still held by its owner once the dependency is met"
+h=$(as qpuser1 qsub -h -N held -W depend=afterok:$j3 ok.sh) || fail "qsub -h -W depend"
+for i in $(seq 100); do [ -z "$(qp_field "$h" comment)" ] && break; sleep 0.05; done
+[ "$(qp_state "$h")" = held ] || fail "-h job is $(qp_state "$h") once its dependency was met"
+[ "$(qp_field "$h" Hold_Types)" = u ] || fail "Hold_Types $(qp_field "$h" Hold_Types)"
+as qpuser1 qrls "$h" || fail "qrls"
+qp_wait "$h" completed
+
 note "beforeok: the named job waits for this one"
 rm -f "$w1/go" "$w1/names.txt"
 x=$(as qpuser1 qsub -h -N x ok.sh) || fail "qsub -h x"

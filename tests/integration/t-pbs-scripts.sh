@@ -87,8 +87,8 @@ out=$(as_full qpuser1 qsub -u qpuser2 <<<'true' 2>&1) && fail "-u another user a
 grep -q "jobs run as the user who submits them" <<<"$out" || fail "-u: $out"
 out=$(as_full qpuser1 qsub -W group_list=root <<<'true' 2>&1) && fail "group_list=root accepted"
 grep -q "not a member of group root" <<<"$out" || fail "group_list: $out"
-out=$(as_full qpuser1 qsub -W depend=afterok:1 <<<'true' 2>&1) && fail "depend accepted"
-grep -q "not supported yet" <<<"$out" || fail "depend: $out"
+out=$(as_full qpuser1 qsub -W depend=afterok:one <<<'true' 2>&1) && fail "depend=afterok:one accepted"
+[ "$(wc -l <<<"$out")" = 1 ] && grep -q "not a job id" <<<"$out" || fail "depend: $out"
 out=$(as_full qpuser1 qsub -z <<<'true') || fail "qsub -z"
 [ -z "$out" ] || fail "qsub -z printed '$out'"
 
