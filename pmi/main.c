@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* qpool-pmi: parses its options and runs one node's PMI server of a job. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmid.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: qpool-pmi --node I --peers ADDR:PORT[,ADDR:PORT...] --ranks N[,N...]\n"
+		"                 [--names NAME,...] [--timeout SEC] [--kvsname NAME] [--no-pmix]\n"
+		"                 [--pmi-port] -- CMD [ARG...]\n");
+}
+
+/* Splits a comma list into a NULL-terminated array; *ret_n entries. */
+static char **split(const char *s, int *ret_n)
+{
+	char *copy = strdup(s), *save = NULL;
+	char **v = NULL;
+	int n = 0;
+
+	if (!copy)
+		return NULL;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char **nv = realloc(v, sizeof(*v) * (size_t)(n + 2));
+
+		if (!nv)
+			exit(1);
+		v = nv;
+		v[n++] = t;
+		v[n] = NULL;
+	}
+	*ret_n = n;
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "node", required_argument, NULL, 'i' },
+		{ "peers", required_argument, NULL, 'p' },
+		{ "ranks", required_argument, NULL, 'r' },
+		{ "names", required_argument, NULL, 'N' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "kvsname", required_argument, NULL, 'k' },
+		{ "no-pmix", no_argument, NULL, 'X' },
+		{ "pmi-port", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct pmid_args a = { .node = -1, .timeout = 60, .kvsname = "qpool", .pmix = 1 };
+	char **rank_s = NULL, *end;
+	int nranks = 0, nnames = 0, c;
+
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			a.node = (int)strtol(optarg, &end, 10);
+			if (*end || a.node < 0) {
+				fprintf(stderr, "qpool-pmi: --node %s: not a node index\n", optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			a.peers = split(optarg, &a.nnodes);
+			break;
+		case 'r':
+			rank_s = split(optarg, &nranks);
+			break;
+		case 'N':
+			a.names = split(optarg, &nnames);
+			break;
+		case 't':
+			a.timeout = (int)strtol(optarg, &end, 10);
+			if (*end || a.timeout < 1 || a.timeout > 86400) {
+				fprintf(stderr, "qpool-pmi: --timeout %s: not 1 to 86400 seconds\n", optarg);
+				return 2;
+			}
+			break;
+		case 'k':
+			a.kvsname = optarg;
+			break;
+		case 'X':
+			a.pmix = 0;
+			break;
+		case 'P':
+			a.pmi_port_only = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc || !a.peers || !rank_s || a.node < 0) {
+		fprintf(stderr, "qpool-pmi: --node, --peers, --ranks and a command are needed\n");
+		return 2;
+	}
+	if (nranks != a.nnodes || a.node >= a.nnodes || (a.names && nnames != a.nnodes)) {
+		fprintf(stderr, "qpool-pmi: --peers, --ranks (and --names) must name the same %d nodes, "
+			"--node one of them\n", a.nnodes);
+		return 2;
+	}
+	if (strlen(a.kvsname) >= 64 || strpbrk(a.kvsname, " ;=,\n")) {
+		fprintf(stderr, "qpool-pmi: --kvsname %s: at most 63 characters, no space ; = ,\n", a.kvsname);
+		return 2;
+	}
+	a.ranks = calloc((size_t)nranks, sizeof(int));
+	if (!a.ranks)
+		return 1;
+	for (int i = 0; i < nranks; i++) {
+		long v = strtol(rank_s[i], &end, 10);
+
+		if (*end || v < 1 || v > 1024) {
+			fprintf(stderr, "qpool-pmi: --ranks %s: not 1 to 1024\n", rank_s[i]);
+			return 2;
+		}
+		a.ranks[i] = (int)v;
+	}
+	if (!a.names)
+		a.names = a.peers;   /* one host per node: its address names it */
+	a.argv = argv + optind;
+	return pmid_run(&a);
+}
