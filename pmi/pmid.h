@@ -50,6 +50,9 @@ void pmid_fail(struct pmid *d, int status, const char *fmt, ...)
 int pmid_node_of(const struct pmid *d, int rank);
 int pmid_first_rank(const struct pmid *d);
 
+/* A local rank connected to the PMIx server (main thread). */
+void pmid_rank_connected(struct pmid *d, int rank);
+
 /* Runs the whole server: returns the exit status of the command. */
 int pmid_run(const struct pmid_args *args);
 

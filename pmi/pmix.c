@@ -4,6 +4,7 @@
  * the main loop (pmid_call) and answered from there. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,7 +277,20 @@ static pmix_status_t s_finalized(const pmix_proc_t *proc, void *server_object, p
 	return PMIX_OPERATION_SUCCEEDED;
 }
 
+static void connected_main(struct pmid *d, void *arg)
+{
+	pmid_rank_connected(d, (int)(intptr_t)arg);
+}
+
+static pmix_status_t s_connected(const pmix_proc_t *proc, void *server_object, pmix_op_cbfunc_t cbfunc,
+				 void *cbdata)
+{
+	pmid_call(the->d, connected_main, (void *)(intptr_t)proc->rank);
+	return PMIX_OPERATION_SUCCEEDED;
+}
+
 static pmix_server_module_t module = {
+	.client_connected = s_connected,
 	.client_finalized = s_finalized,
 	.abort = s_abort,
 	.fence_nb = s_fence_nb,

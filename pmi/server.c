@@ -33,6 +33,7 @@ struct rank {
 	int fd;          /* PMI connection, -1 when none (yet) */
 	int exited;
 	int status;      /* wait status */
+	int pmix_up;     /* connected to the PMIx server */
 };
 
 struct peer {
@@ -69,7 +70,7 @@ struct pmid {
 	int pmi_seq;
 	struct fence_waiter pmix_fence;
 	int pmix_seq;
-	time_t fence_deadline;     /* 0: no fence pending */
+	long long fence_deadline;  /* monotonic ms; 0: no fence pending */
 	/* root: contributions of the current fence per kind */
 	json_t *contrib[2];        /* arrays indexed by node */
 	int ncontrib[2];
@@ -88,6 +89,14 @@ struct pmid {
 	int nexited;
 	int root_gone;
 };
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
 
 static int is_root(const struct pmid *d)
 {
@@ -320,7 +329,7 @@ static void root_contrib(struct pmid *d, int kind, int node, json_t *kvs, const 
 static void contribute(struct pmid *d, int kind, json_t *kvs, const char *blob)
 {
 	if (!d->fence_deadline)
-		d->fence_deadline = time(NULL) + d->a->timeout;
+		d->fence_deadline = now_ms() + d->a->timeout * 1000LL;
 	if (is_root(d)) {
 		root_contrib(d, kind, 0, kvs, blob);
 		return;
@@ -443,6 +452,35 @@ static void dmodex_reply_in(struct pmid *d, json_t *msg)
 	}
 }
 
+/* Names this node's ranks that are not in the current fence. */
+static int missing_ranks(struct pmid *d, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < d->nlocal && off < len - 16; i++) {
+		enum pmiwire_state st = pmiwire_client_state(d->wire, i);
+
+		if (d->ranks[i].exited || st == PMIWIRE_FENCE || st == PMIWIRE_FINALIZED)
+			continue;
+		/* a PMIx rank: libpmix enters the fence for all of this node's
+		 * ranks at once; a rank that never connected is the one missing */
+		if (pmiwire_client_version(d->wire, i) == 0 && d->pmix &&
+		    (d->pmix_fence.done || d->ranks[i].pmix_up))
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "", d->ranks[i].rank);
+	}
+	return off > 0;
+}
+
+static void say_missing(struct pmid *d)
+{
+	char missing[256];
+
+	if (missing_ranks(d, missing, sizeof(missing)))
+		say("fence timed out after %d s: rank(s) %s never reached it", d->a->timeout, missing);
+}
+
 /* --- messages between servers ----------------------------------------- */
 
 static void peer_message(struct pmid *d, struct peer *p, json_t *msg)
@@ -469,7 +507,7 @@ static void peer_message(struct pmid *d, struct peer *p, json_t *msg)
 		if (!json_is_object(kvs))
 			kvs = NULL;
 		if (!d->fence_deadline)
-			d->fence_deadline = time(NULL) + d->a->timeout;
+			d->fence_deadline = now_ms() + d->a->timeout * 1000LL;
 		root_contrib(d, kind, p->node, kvs, wire_str(msg, "blob"));
 	} else if (strcmp(op, "fence.done") == 0 && !is_root(d)) {
 		int kind = (int)wire_int(msg, "kind", 0) ? KIND_PMIX : KIND_PMI;
@@ -482,7 +520,10 @@ static void peer_message(struct pmid *d, struct peer *p, json_t *msg)
 		int status = (int)wire_int(msg, "status", 1);
 
 		if (is_root(d))
-			broadcast(d, json_pack("{s:s, s:i}", "op", "fail", "status", status));
+			broadcast(d, json_incref(msg));
+		/* the root timed out waiting for this node: say which ranks */
+		if (wire_bool(msg, "timeout", 0) && !d->failed)
+			say_missing(d);
 		fail_local(d, status);
 	} else if (strcmp(op, "done") == 0 && is_root(d)) {
 		p->done = 1;
@@ -573,7 +614,7 @@ static void op_fence(void *arg, int client)
 	struct pmid *d = arg;
 
 	if (!d->fence_deadline)
-		d->fence_deadline = time(NULL) + d->a->timeout;
+		d->fence_deadline = now_ms() + d->a->timeout * 1000LL;
 	if (++d->in_fence == d->nlocal)
 		contribute(d, KIND_PMI, d->pending, NULL);
 }
@@ -858,6 +899,14 @@ static void root_accept(struct pmid *d)
 	close(fd);
 }
 
+void pmid_rank_connected(struct pmid *d, int rank)
+{
+	struct rank *r = rank_local(d, rank);
+
+	if (r)
+		r->pmix_up = 1;
+}
+
 int pmid_call(struct pmid *d, pmid_call_f *fn, void *arg)
 {
 	struct { pmid_call_f *fn; void *arg; } c = { fn, arg };
@@ -875,34 +924,28 @@ static void calls_run(struct pmid *d)
 
 static void fence_timeout(struct pmid *d)
 {
-	char missing[256] = "";
+	char missing[256];
 	size_t off = 0;
 
-	for (int i = 0; i < d->nlocal && off < sizeof(missing) - 16; i++) {
-		enum pmiwire_state st = pmiwire_client_state(d->wire, i);
-
-		if (d->ranks[i].exited || st == PMIWIRE_FENCE || st == PMIWIRE_FINALIZED)
-			continue;
-		off += (size_t)snprintf(missing + off, sizeof(missing) - off, "%s%d", off ? "," : "",
-					d->ranks[i].rank);
+	if (missing_ranks(d, missing, sizeof(missing))) {
+		say("fence timed out after %d s: rank(s) %s never reached it", d->a->timeout, missing);
+		fail_local(d, 124);
+		if (is_root(d))
+			broadcast(d, json_pack("{s:s, s:i, s:b}", "op", "fail", "status", 124, "timeout", 1));
+		else
+			to_root(d, json_pack("{s:s, s:i}", "op", "fail", "status", 124));
+		return;
 	}
-	if (d->in_fence == 0 && !d->pmix_fence.done && !*missing && !is_root(d))
-		return;  /* another node's fence: its server or the root says */
-	if (*missing)
-		pmid_fail(d, 124, "fence timed out after %d s: rank(s) %s never reached it", d->a->timeout,
-			  missing);
-	else if (is_root(d) && (d->contrib[0] || d->contrib[1])) {
-		int kind = d->contrib[0] ? 0 : 1;
-
-		off = 0;
-		for (int n = 0; n < d->a->nnodes && off < sizeof(missing) - 16; n++)
+	if (!is_root(d))
+		return;  /* all here are in: the root names the node that is not */
+	for (int kind = 0; kind < 2; kind++)
+		for (int n = 0; d->contrib[kind] && n < d->a->nnodes && off < sizeof(missing) - 16; n++)
 			if (json_is_null(json_array_get(d->contrib[kind], (size_t)n)))
 				off += (size_t)snprintf(missing + off, sizeof(missing) - off, "%s%d",
 							off ? "," : "", n);
-		pmid_fail(d, 124, "fence timed out after %d s: node(s) %s never reached it", d->a->timeout,
-			  missing);
-	} else
-		pmid_fail(d, 124, "fence timed out after %d s on node %d", d->a->timeout, d->a->node);
+	say("fence timed out after %d s: node(s) %s never reached it", d->a->timeout, off ? missing : "?");
+	fail_local(d, 124);
+	broadcast(d, json_pack("{s:s, s:i, s:b}", "op", "fail", "status", 124, "timeout", 1));
 }
 
 static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
@@ -1093,14 +1136,14 @@ int pmid_run(const struct pmid_args *a)
 			pfd[n++] = (struct pollfd){ .fd = d.peers[i].fd,
 				.events = POLLIN | (d.peers[i].out.len > d.peers[i].out.off ? POLLOUT : 0) };
 		if (d.fence_deadline && !d.failed) {
-			time_t now = time(NULL);
+			long long now = now_ms();
 
-			timeout = d.fence_deadline > now ? (int)(d.fence_deadline - now) * 1000 : 0;
+			timeout = d.fence_deadline > now ? (int)(d.fence_deadline - now) : 0;
 		}
 		rc = poll(pfd, (nfds_t)n, timeout);
 		if (rc < 0 && errno != EINTR)
 			break;
-		if (rc == 0 && d.fence_deadline && time(NULL) >= d.fence_deadline && !d.failed) {
+		if (rc == 0 && d.fence_deadline && now_ms() >= d.fence_deadline && !d.failed) {
 			fence_timeout(&d);
 			d.fence_deadline = 0;
 			continue;
