@@ -13,7 +13,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: qpool-pmi --node I --peers ADDR:PORT[,ADDR:PORT...] --ranks N[,N...]\n"
 		"                 [--names NAME,...] [--timeout SEC] [--kvsname NAME] [--no-pmix]\n"
-		"                 [--pmi-port] -- CMD [ARG...]\n");
+		"                 [--pmi-port] [--port-file FILE] -- CMD [ARG...]\n");
 }
 
 /* Splits a comma list into a NULL-terminated array; *ret_n entries. */
@@ -49,6 +49,7 @@ int main(int argc, char **argv)
 		{ "kvsname", required_argument, NULL, 'k' },
 		{ "no-pmix", no_argument, NULL, 'X' },
 		{ "pmi-port", no_argument, NULL, 'P' },
+		{ "port-file", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -89,6 +90,9 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			a.pmi_port_only = 1;
+			break;
+		case 'F':
+			a.port_file = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -23,6 +23,7 @@ struct pmid_args {
 	const char *kvsname;   /* PMI-1 kvsname, PMIx namespace */
 	int pmix;              /* serve PMIx too */
 	int pmi_port_only;     /* ranks get PMI_PORT, not PMI_FD (tests) */
+	const char *port_file; /* root: writes its ADDR:PORT there once listening */
 	char **argv;           /* the ranks' command */
 };
 

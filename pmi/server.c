@@ -1016,6 +1016,17 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 			rc = tcp_listen(a->peers[0], &d->listen_fd);
 			if (rc < 0)
 				return error_set(err, rc, "listen on %s: %s", a->peers[0], strerror(-rc));
+			if (a->port_file) {
+				/* what the sisters must be given, port 0 resolved */
+				FILE *f = fopen(a->port_file, "we");
+				char host[256], port[16];
+
+				slen = sizeof(sin);
+				split_addr(a->peers[0], host, sizeof(host), port, sizeof(port));
+				if (!f || getsockname(d->listen_fd, (struct sockaddr *)&sin, &slen) < 0 ||
+				    fprintf(f, "%s:%d\n", host, ntohs(sin.sin_port)) < 0 || fclose(f) != 0)
+					return error_set(err, -EIO, "--port-file %s: cannot write it", a->port_file);
+			}
 		} else {
 			rc = tcp_connect(a->peers[0], time(NULL) + a->timeout, &d->peers[0].fd);
 			if (rc < 0)
