@@ -249,7 +249,7 @@ static void abort_main(struct pmid *d, void *arg)
 {
 	struct abort_ctx *c = arg;
 
-	pmid_fail(d, c->status ? c->status : 1, "rank %d aborted the job (status %d)%s%s", c->rank,
+	pmid_fail(d, c->status > 0 && c->status < 256 ? c->status : 1, "rank %d aborted the job (status %d)%s%s", c->rank,
 		  c->status, c->msg[0] ? ": " : "", c->msg);
 	free(c);
 }

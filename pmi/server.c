@@ -40,6 +40,7 @@ struct peer {
 	int fd;
 	int node;        /* -1 until its hello */
 	int done;        /* said its ranks are all gone */
+	int told;        /* was sent the job's failure */
 	struct wirebuf in, out;
 };
 
@@ -88,6 +89,8 @@ struct pmid {
 	int status;                /* exit status so far */
 	int nexited;
 	int root_gone;
+	long long wait_deadline;   /* root: sisters must connect, or hear of a failure, by then */
+	int fail_timeout;          /* the failure was a fence timeout */
 };
 
 static long long now_ms(void)
@@ -160,9 +163,16 @@ static struct peer *peer_of_node(struct pmid *d, int node)
 static void to_root(struct pmid *d, json_t *msg);
 static void broadcast(struct pmid *d, json_t *msg)
 {
-	for (int i = 0; i < d->npeers; i++)
-		if (d->peers[i].fd >= 0)
-			peer_send(&d->peers[i], json_incref(msg));
+	const char *op = wire_str(msg, "op");
+	int fail = op && strcmp(op, "fail") == 0;
+
+	for (int i = 0; i < d->npeers; i++) {
+		if (d->peers[i].fd < 0 || d->peers[i].node < 0)
+			continue;   /* one not yet introduced hears of a failure at its hello */
+		peer_send(&d->peers[i], json_incref(msg));
+		if (fail)
+			d->peers[i].told = 1;
+	}
 	json_decref(msg);
 }
 
@@ -179,6 +189,7 @@ static void fail_local(struct pmid *d, int status)
 		return;
 	d->failed = 1;
 	d->status = status;
+	d->wait_deadline = now_ms() + d->a->timeout * 1000LL;
 	kill_ranks(d);
 }
 
@@ -500,6 +511,11 @@ static void peer_message(struct pmid *d, struct peer *p, json_t *msg)
 			return;
 		}
 		p->node = node;
+		if (d->failed) {
+			peer_send(p, json_pack("{s:s, s:i, s:b}", "op", "fail", "status", d->status,
+					       "timeout", d->fail_timeout));
+			p->told = 1;
+		}
 	} else if (strcmp(op, "fence") == 0 && is_root(d) && p->node > 0) {
 		int kind = (int)wire_int(msg, "kind", 0) ? KIND_PMIX : KIND_PMI;
 		json_t *kvs = json_object_get(msg, "kvs");
@@ -650,7 +666,9 @@ static void op_abort(void *arg, int client, int code, const char *msg)
 {
 	struct pmid *d = arg;
 
-	pmid_fail(d, code ? code : 1, "rank %d aborted the job (code %d)%s%s", d->ranks[client].rank,
+	/* an exit status is a byte: MPICH's error codes are not */
+	pmid_fail(d, code > 0 && code < 256 ? code : 1, "rank %d aborted the job (code %d)%s%s",
+		  d->ranks[client].rank,
 		  code, msg ? ": " : "", msg ? msg : "");
 }
 
@@ -931,7 +949,8 @@ static void fence_timeout(struct pmid *d)
 		say("fence timed out after %d s: rank(s) %s never reached it", d->a->timeout, missing);
 		fail_local(d, 124);
 		if (is_root(d))
-			broadcast(d, json_pack("{s:s, s:i, s:b}", "op", "fail", "status", 124, "timeout", 1));
+			d->fail_timeout = 1, broadcast(d, json_pack("{s:s, s:i, s:b}", "op", "fail", "status", 124,
+								  "timeout", 1));
 		else
 			to_root(d, json_pack("{s:s, s:i}", "op", "fail", "status", 124));
 		return;
@@ -945,6 +964,7 @@ static void fence_timeout(struct pmid *d)
 							off ? "," : "", n);
 	say("fence timed out after %d s: node(s) %s never reached it", d->a->timeout, off ? missing : "?");
 	fail_local(d, 124);
+	d->fail_timeout = 1;
 	broadcast(d, json_pack("{s:s, s:i, s:b}", "op", "fail", "status", 124, "timeout", 1));
 }
 
@@ -1013,6 +1033,7 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 			d->peers[i].node = -1;
 		}
 		if (is_root(d)) {
+			d->wait_deadline = now_ms() + a->timeout * 1000LL;
 			rc = tcp_listen(a->peers[0], &d->listen_fd);
 			if (rc < 0)
 				return error_set(err, rc, "listen on %s: %s", a->peers[0], strerror(-rc));
@@ -1078,15 +1099,38 @@ static void teardown(struct pmid *d)
 }
 
 /* The root stays while a sister still has ranks: it routes their fences
- * and direct-modex requests. */
-static int sisters_running(const struct pmid *d)
+ * and direct-modex requests. After a failure it stays until every sister
+ * has heard of it (one that connects late is told at its hello), at most
+ * the timeout. */
+static int sisters_running(struct pmid *d)
 {
-	if (!is_root(d) || d->failed)
+	int settled = 0;
+
+	if (!is_root(d))
 		return 0;
-	for (int i = 0; i < d->npeers; i++)
-		if (d->peers[i].fd >= 0 && !d->peers[i].done)
+	for (int i = 0; i < d->npeers; i++) {
+		const struct peer *p = &d->peers[i];
+
+		if (p->node > 0 && (p->done || (d->failed && p->told) || (p->fd < 0 && !d->failed)))
+			settled++;
+	}
+	if (settled == d->a->nnodes - 1)
+		return 0;
+	if (d->wait_deadline && now_ms() >= d->wait_deadline) {
+		int known = 0;
+
+		if (d->failed)
+			return 0;
+		for (int i = 0; i < d->npeers; i++)
+			known += d->peers[i].node > 0;
+		if (known < d->a->nnodes - 1) {
+			pmid_fail(d, 1, "%d node(s) never connected within %d s", d->a->nnodes - 1 - known,
+				  d->a->timeout);
 			return 1;
-	return 0;
+		}
+		d->wait_deadline = 0;   /* all here: wait for their ranks as long as they run */
+	}
+	return 1;
 }
 
 int pmid_run(const struct pmid_args *a)
@@ -1150,6 +1194,12 @@ int pmid_run(const struct pmid_args *a)
 			long long now = now_ms();
 
 			timeout = d.fence_deadline > now ? (int)(d.fence_deadline - now) : 0;
+		}
+		if (d.wait_deadline && d.nexited == d.nlocal) {
+			long long now = now_ms();
+			int w = d.wait_deadline > now ? (int)(d.wait_deadline - now) : 0;
+
+			timeout = timeout < 0 || w < timeout ? w : timeout;
 		}
 		rc = poll(pfd, (nfds_t)n, timeout);
 		if (rc < 0 && errno != EINTR)
