@@ -91,6 +91,7 @@ struct pmid {
 	int root_gone;
 	long long wait_deadline;   /* root: sisters must connect, or hear of a failure, by then */
 	int fail_timeout;          /* the failure was a fence timeout */
+	int welcomed;              /* sister: the root accepted this server */
 };
 
 static long long now_ms(void)
@@ -492,6 +493,25 @@ static void say_missing(struct pmid *d)
 		say("fence timed out after %d s: rank(s) %s never reached it", d->a->timeout, missing);
 }
 
+/* The job's servers share a secret from their environment (the job's
+ * launcher puts it there through qpool's authenticated path; the command
+ * line would show it to every user). A server that knows none accepts
+ * any peer: for tests on one host only. */
+static int token_ok(const char *got)
+{
+	const char *want = getenv("QPOOL_PMI_TOKEN");
+	size_t n;
+	unsigned char diff = 0;
+
+	if (!want || !*want)
+		return 1;
+	if (!got || (n = strlen(want)) != strlen(got))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)(want[i] ^ got[i]);
+	return diff == 0;
+}
+
 /* --- messages between servers ----------------------------------------- */
 
 static void peer_message(struct pmid *d, struct peer *p, json_t *msg)
@@ -504,18 +524,22 @@ static void peer_message(struct pmid *d, struct peer *p, json_t *msg)
 	if (strcmp(op, "hello") == 0 && is_root(d)) {
 		int node = (int)wire_int(msg, "node", -1);
 
-		if (node < 1 || node >= d->a->nnodes || peer_of_node(d, node)) {
-			say("refused a server that says it is node %d", node);
+		if (node < 1 || node >= d->a->nnodes || peer_of_node(d, node) ||
+		    !token_ok(wire_str(msg, "token"))) {
+			say("refused a server that says it is node %d (unknown, twice, or a wrong token)", node);
 			close(p->fd);
 			p->fd = -1;
 			return;
 		}
 		p->node = node;
+		peer_send(p, json_pack("{s:s}", "op", "welcome"));
 		if (d->failed) {
 			peer_send(p, json_pack("{s:s, s:i, s:b}", "op", "fail", "status", d->status,
 					       "timeout", d->fail_timeout));
 			p->told = 1;
 		}
+	} else if (strcmp(op, "welcome") == 0 && !is_root(d)) {
+		d->welcomed = 1;
 	} else if (strcmp(op, "fence") == 0 && is_root(d) && p->node > 0) {
 		int kind = (int)wire_int(msg, "kind", 0) ? KIND_PMIX : KIND_PMI;
 		json_t *kvs = json_object_get(msg, "kvs");
@@ -590,7 +614,9 @@ static void peer_readable(struct pmid *d, struct peer *p)
 			pmid_fail(d, 1, "lost the server of node %d", p->node);
 	} else {
 		d->root_gone = 1;
-		if (d->fence_deadline && !d->failed)
+		if (!d->welcomed && !d->failed)
+			pmid_fail(d, 1, "node %d: the root server refused this one (a wrong token?)", d->a->node);
+		else if (d->fence_deadline && !d->failed)
 			pmid_fail(d, 1, "node %d: lost the root server during a fence", d->a->node);
 	}
 }
@@ -760,6 +786,7 @@ static int spawn_rank(struct pmid *d, int i, char *const *extra_env, size_t next
 		snprintf(num, sizeof(num), "%d", d->size);
 		setenv("PMI_SIZE", num, 1);
 		setenv("PMI_PORT", d->port_addr, 1);
+		unsetenv("QPOOL_PMI_TOKEN");   /* the servers' secret, not the ranks' */
 		for (size_t k = 0; k < nextra; k++)
 			putenv(extra_env[k]);
 		if (d->pmix) {
@@ -1054,7 +1081,8 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 				return error_set(err, rc, "node %d: cannot reach the root server %s: %s", a->node,
 						 a->peers[0], strerror(-rc));
 			d->peers[0].node = 0;
-			peer_send(&d->peers[0], json_pack("{s:s, s:i}", "op", "hello", "node", a->node));
+			peer_send(&d->peers[0], json_pack("{s:s, s:i, s:s}", "op", "hello", "node", a->node,
+							  "token", getenv("QPOOL_PMI_TOKEN") ? getenv("QPOOL_PMI_TOKEN") : ""));
 		}
 	}
 	return 0;
@@ -1178,7 +1206,10 @@ int pmid_run(const struct pmid_args *a)
 		fail_local(&d, 1);
 		goto done;
 	}
-	while (d.nexited < d.nlocal || sisters_running(&d)) {
+	/* a sister stays until the root has accepted it: its ranks' success
+	 * means nothing to a job whose root never heard of this node */
+	while (d.nexited < d.nlocal || sisters_running(&d) ||
+	       (!is_root(&d) && d.npeers && !d.welcomed && !d.failed && d.peers[0].fd >= 0)) {
 		int n = 0, timeout = -1;
 
 		pfd[n++] = (struct pollfd){ .fd = d.sig_fd, .events = POLLIN };

@@ -262,6 +262,26 @@ expect_fail mpich-hang 2 124 "fence timed out after 2 s: rank(s) 3 never reached
 run ompi-hang 2,2 2 -- "$T/mpi-ompi" hang 0
 expect_fail ompi-hang 2 124 "fence timed out after 2 s: rank(s) 0 never reached it"
 
+# the servers' shared secret: same token, the job runs and its ranks never
+# see it; a server with another token is refused and says so
+QPOOL_PMI_TOKEN=s3cret run token-ok 1,1 20 -- sh -c 'echo "token ${QPOOL_PMI_TOKEN:-none}"'
+for i in 0 1; do [ "$(cat "$T/token-ok.$i.rc")" = 0 ] || fail "token-ok: node $i exited $(cat "$T/token-ok.$i.rc")"; done
+[ "$(cat "$T"/token-ok.*.out)" = "token none
+token none" ] || fail "token-ok: ranks saw: $(cat "$T"/token-ok.*.out)"
+rm -f "$T/bad.port"
+QPOOL_PMI_TOKEN=s3cret "$PMI" --node 0 --peers 127.0.0.1:0,127.0.0.1:0 --ranks 1,1 --timeout 2 \
+	--port-file "$T/bad.port" -- true > /dev/null 2> "$T/bad.0.err" &
+root=$!; SERVERS+=($root)
+for ((i = 0; i < 100; i++)); do [ -s "$T/bad.port" ] && break; sleep 0.05; done
+QPOOL_PMI_TOKEN=guess "$PMI" --node 1 --peers "$(cat "$T/bad.port")",127.0.0.1:0 --ranks 1,1 --timeout 2 \
+	-- true > /dev/null 2> "$T/bad.1.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "root server refused this one" "$T/bad.1.err" || fail "a wrong token: rc $rc, $(cat "$T/bad.1.err")"
+wait $root; rc=$?
+[ "$rc" = 1 ] && grep -q "refused a server that says it is node 1" "$T/bad.0.err" ||
+	fail "a wrong token, root: rc $rc, $(cat "$T/bad.0.err")"
+note "a wrong token: $(cat "$T/bad.1.err")"
+
 # a node whose server never comes: the root says so after the timeout
 "$PMI" --node 0 --peers 127.0.0.1:0,127.0.0.1:0 --ranks 1,1 --timeout 1 -- true > /dev/null 2> "$T/lone.err" &
 SERVERS+=($!)
