@@ -28,14 +28,22 @@ static char **split(const char *s, int *ret_n)
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		char **nv = realloc(v, sizeof(*v) * (size_t)(n + 2));
 
-		if (!nv)
+		if (!nv || !(t = strdup(t)))
 			exit(1);
 		v = nv;
 		v[n++] = t;
 		v[n] = NULL;
 	}
+	free(copy);
 	*ret_n = n;
 	return v;
+}
+
+static void strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
 }
 
 int main(int argc, char **argv)
@@ -55,7 +63,7 @@ int main(int argc, char **argv)
 	};
 	struct pmid_args a = { .node = -1, .timeout = 60, .kvsname = "qpool", .pmix = 1 };
 	char **rank_s = NULL, *end;
-	int nranks = 0, nnames = 0, c;
+	int nranks = 0, nnames = 0, c, status;
 
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
@@ -63,7 +71,7 @@ int main(int argc, char **argv)
 			a.node = (int)strtol(optarg, &end, 10);
 			if (*end || a.node < 0) {
 				fprintf(stderr, "qpool-pmi: --node %s: not a node index\n", optarg);
-				return 2;
+				{ status = 2; goto out; }
 			}
 			break;
 		case 'p':
@@ -79,7 +87,7 @@ int main(int argc, char **argv)
 			a.timeout = (int)strtol(optarg, &end, 10);
 			if (*end || a.timeout < 1 || a.timeout > 86400) {
 				fprintf(stderr, "qpool-pmi: --timeout %s: not 1 to 86400 seconds\n", optarg);
-				return 2;
+				{ status = 2; goto out; }
 			}
 			break;
 		case 'k':
@@ -96,39 +104,46 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			status = 0;
+			goto out;
 		default:
 			usage(stderr);
-			return 2;
+			{ status = 2; goto out; }
 		}
 	}
 	if (optind >= argc || !a.peers || !rank_s || a.node < 0) {
 		fprintf(stderr, "qpool-pmi: --node, --peers, --ranks and a command are needed\n");
-		return 2;
+		{ status = 2; goto out; }
 	}
 	if (nranks != a.nnodes || a.node >= a.nnodes || (a.names && nnames != a.nnodes)) {
 		fprintf(stderr, "qpool-pmi: --peers, --ranks (and --names) must name the same %d nodes, "
 			"--node one of them\n", a.nnodes);
-		return 2;
+		{ status = 2; goto out; }
 	}
 	if (strlen(a.kvsname) >= 64 || strpbrk(a.kvsname, " ;=,\n")) {
 		fprintf(stderr, "qpool-pmi: --kvsname %s: at most 63 characters, no space ; = ,\n", a.kvsname);
-		return 2;
+		{ status = 2; goto out; }
 	}
+	if (!a.names)
+		a.names = a.peers;   /* one host per node: its address names it */
 	a.ranks = calloc((size_t)nranks, sizeof(int));
 	if (!a.ranks)
-		return 1;
+		{ status = 1; goto out; }
 	for (int i = 0; i < nranks; i++) {
 		long v = strtol(rank_s[i], &end, 10);
 
 		if (*end || v < 1 || v > 1024) {
 			fprintf(stderr, "qpool-pmi: --ranks %s: not 1 to 1024\n", rank_s[i]);
-			return 2;
+			{ status = 2; goto out; }
 		}
 		a.ranks[i] = (int)v;
 	}
-	if (!a.names)
-		a.names = a.peers;   /* one host per node: its address names it */
 	a.argv = argv + optind;
-	return pmid_run(&a);
+	status = pmid_run(&a);
+out:
+	strv_free(rank_s);
+	strv_free(a.names == a.peers ? NULL : a.names);
+	strv_free(a.peers);
+	free(a.ranks);
+	return status;
 }

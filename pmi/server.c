@@ -313,8 +313,10 @@ static void root_contrib(struct pmid *d, int kind, int node, json_t *kvs, const 
 		pmid_fail(d, 1, "node %d contributed twice to one fence", node);
 		return;
 	}
-	if (kind == KIND_PMI)
-		json_array_set(arr, (size_t)node, kvs ? kvs : json_object());
+	if (kind == KIND_PMI && kvs)
+		json_array_set(arr, (size_t)node, kvs);
+	else if (kind == KIND_PMI)
+		json_array_set_new(arr, (size_t)node, json_object());
 	else
 		json_array_set_new(arr, (size_t)node, json_string(blob ? blob : ""));
 	if (++d->ncontrib[kind] < d->a->nnodes)
@@ -326,8 +328,8 @@ static void root_contrib(struct pmid *d, int kind, int node, json_t *kvs, const 
 		if (kind == KIND_PMI)
 			json_array_foreach(arr, i, v)
 				json_object_update(merged, v);
-		done = json_pack("{s:s, s:i, s:O, s:O}", "op", "fence.done", "kind", kind,
-				 "kvs", merged, "blobs", kind == KIND_PMIX ? arr : json_array());
+		done = json_pack("{s:s, s:i, s:O, s:o}", "op", "fence.done", "kind", kind,
+				 "kvs", merged, "blobs", kind == KIND_PMIX ? json_incref(arr) : json_array());
 		broadcast(d, json_incref(done));
 		d->contrib[kind] = NULL;
 		d->ncontrib[kind] = 0;
@@ -350,8 +352,9 @@ static void contribute(struct pmid *d, int kind, json_t *kvs, const char *blob)
 		pmid_fail(d, 1, "node %d: lost the root server before a fence", d->a->node);
 		return;
 	}
-	to_root(d, json_pack("{s:s, s:i, s:i, s:O, s:s}", "op", "fence", "kind", kind,
-			     "node", d->a->node, "kvs", kvs ? kvs : json_object(), "blob", blob ? blob : ""));
+	to_root(d, json_pack("{s:s, s:i, s:i, s:o, s:s}", "op", "fence", "kind", kind,
+			     "node", d->a->node, "kvs", kvs ? json_incref(kvs) : json_object(),
+			     "blob", blob ? blob : ""));
 }
 
 int pmid_fence_blob(struct pmid *d, const char *blob, size_t len, pmid_fence_done_f *done, void *arg)
