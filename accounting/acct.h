@@ -180,6 +180,10 @@ void acct_csv_field(FILE *f, const char *s);
 /* One job in full: every stamp (wall and monotonic), every derived
  * figure, usage and outcome, as rows of field, value, unit. */
 int acct_report_job(const struct acct_job *j, struct acct_report **ret);
+/* Appends, for a job across nodes (record's alloc), each node's startup
+ * (dispatch to its fence) and teardown (exit to released), the time to
+ * every node fenced and the slowest node. Nothing for a one-node job. */
+int acct_report_job_nodes(struct acct_report *r, const json_t *record);
 
 enum acct_key {
 	ACCT_BY_QUEUE,

@@ -393,6 +393,46 @@ static int job_row_ns(struct acct_report *r, const char *field, int64_t ns)
 	return job_row(r, field, ns < 0 ? NULL : buf, "s");
 }
 
+int acct_report_job_nodes(struct acct_report *r, const json_t *record)
+{
+	const json_t *alloc = json_object_get(record, "alloc"), *e;
+	int64_t dispatch = json_integer_value(json_object_get(json_object_get(record, "times"), "dispatch"));
+	int64_t last = 0, slowest = -1;
+	const char *slow = NULL;
+	char field[160];
+	size_t i;
+	int err = 0;
+
+	if (json_array_size(alloc) < 2)
+		return 0;
+	err = job_row_int(r, "nodes", (int64_t)json_array_size(alloc), "");
+	json_array_foreach(alloc, i, e) {
+		const json_t *t = json_object_get(e, "times");
+		const char *name = json_string_value(json_object_get(e, "node"));
+		int64_t fenced = json_integer_value(json_object_get(t, "fenced"));
+		int64_t ex = json_integer_value(json_object_get(t, "exit"));
+		int64_t rel = json_integer_value(json_object_get(t, "released"));
+		int64_t up = dispatch && fenced >= dispatch ? fenced - dispatch : -1;
+
+		name = name ? name : "?";
+		snprintf(field, sizeof(field), "startup@%s", name);
+		err = err ? err : job_row_ns(r, field, up);
+		snprintf(field, sizeof(field), "teardown@%s", name);
+		err = err ? err : job_row_ns(r, field, ex && rel >= ex ? rel - ex : -1);
+		if (up > slowest) {
+			slowest = up;
+			slow = name;
+		}
+		if (fenced > last)
+			last = fenced;
+	}
+	/* The job's startup across nodes: dispatch, then every node fenced,
+	 * then the script's exec (startup above). */
+	err = err ? err : job_row_ns(r, "all_fenced", dispatch && last >= dispatch ? last - dispatch : -1);
+	err = err ? err : job_row(r, "slowest_node", slow, "");
+	return err;
+}
+
 int acct_report_job(const struct acct_job *j, struct acct_report **ret)
 {
 	struct acct_report *r = acct_report_create("job", job_columns, 3);

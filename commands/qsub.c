@@ -27,7 +27,8 @@ static const char usage_text[] =
 	"  -N name            job name (default: the script's file name, or STDIN)\n"
 	"  -q queue           queue (default: the server's default queue)\n"
 	"  -l res=val,...     ncpus=N, mem=SIZE (512M, 8gb), walltime=HH:MM:SS,\n"
-	"                     nodes=1:ppn=N, select=1:ncpus=N:mem=SIZE, place=...; may repeat\n"
+	"                     nodes=N[:ppn=C], select=N:ncpus=C[:mem=SIZE][:mpiprocs=P],\n"
+	"                     place=scatter|pack|free[:excl]; may repeat\n"
 	"  -o path, -e path   standard output / error file (relative to this directory)\n"
 	"  -j oe | -j n       join standard error into standard output, or not\n"
 	"  -v VAR[=val],...   pass variables (VAR alone: its value here)\n"
@@ -367,6 +368,25 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 		json_object_set_new(req, "mem", json_integer(js->mem));
 	if (js->walltime >= 0)
 		json_object_set_new(req, "walltime", json_integer(js->walltime));
+	if (js->n_chunks) {
+		json_t *chunks = json_array();
+
+		for (size_t i = 0; chunks && i < js->n_chunks; i++) {
+			const struct jobspec_chunk *c = &js->chunks[i];
+
+			json_array_append_new(chunks, json_pack("{s:I, s:I, s:I, s:I, s:I}",
+				"count", (json_int_t)c->count, "ncpus", (json_int_t)c->ncpus,
+				"mem", (json_int_t)c->mem, "mpiprocs", (json_int_t)c->mpiprocs,
+				"ompthreads", (json_int_t)c->ompthreads));
+		}
+		json_object_set_new(req, "chunks", chunks);
+	}
+	if (js->n_chunks || js->place != JOBSPEC_PLACE_UNSET || js->excl > 0) {
+		char place[32];
+
+		snprintf(place, sizeof(place), "%s%s", jobspec_place_name(js->place), js->excl > 0 ? ":excl" : "");
+		json_object_set_new(req, "place", json_string(place));
+	}
 	if (js->rerunnable >= 0)
 		json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
 	/* The submitter's umask goes with the job (umask(2) can only be read

@@ -191,7 +191,7 @@ void jobfmt_job_full(FILE *f, const json_t *job)
 		duration_format((uint64_t)v, buf, sizeof(buf));
 		fprintf(f, "    walltime = %s\n", buf);
 	}
-	key_str(f, "exec_host", job, "node");
+	key_str(f, "exec_host", job, wire_str(job, "exec_host") ? "exec_host" : "node");
 	key_str(f, "exec_cpus", job, "cpus");
 	key_int(f, "exit_status", job, "exit_status");
 	key_int(f, "exit_signal", job, "exit_signal");

@@ -17,8 +17,20 @@ void jobspec_init(struct jobspec *js)
 		.ncpus = -1, .mem = -1, .walltime = -1,
 		.join = -1, .hold = -1, .rerunnable = -1, .export_all = -1,
 		.ompthreads = -1, .priority = JOBSPEC_PRIORITY_UNSET, .quiet = -1,
-		.interactive = -1, .mail = -1,
+		.interactive = -1, .mail = -1, .place = JOBSPEC_PLACE_UNSET, .excl = -1,
 	};
+}
+
+const char *jobspec_place_name(int place)
+{
+	switch (place) {
+	case JOBSPEC_PLACE_SCATTER:
+		return "scatter";
+	case JOBSPEC_PLACE_PACK:
+		return "pack";
+	default:
+		return "free";
+	}
 }
 
 static void vars_free(struct jobspec_var *v, size_t n)
@@ -46,6 +58,7 @@ void jobspec_clear(struct jobspec *js)
 	free(js->workdir);
 	free(js->group);
 	free(js->start_after);
+	free(js->chunks);
 	jobspec_init(js);
 }
 
@@ -239,23 +252,66 @@ static int record_unenforced(struct jobspec *js, const char *name, const char *v
 static int resource_one(struct jobspec *js, const char *name, const char *val, bool in_chunk,
 			struct error *err);
 
-/* nodes=N[:ppn=M][:property...] (Torque): one node is plain ncpus. */
-static int nodes_set(struct jobspec *js, const char *val, struct error *err)
+/* Replaces js's chunks with n of them (none: a one-node request). */
+static int chunks_set(struct jobspec *js, const struct jobspec_chunk *c, size_t n)
 {
-	char buf[128], *save = NULL, *tok;
-	int64_t n = 1, ppn = 1;
+	struct jobspec_chunk *copy = NULL;
+
+	if (n) {
+		copy = malloc(n * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, c, n * sizeof(*copy));
+	}
+	free(js->chunks);
+	js->chunks = copy;
+	js->n_chunks = n;
+	return 0;
+}
+
+/* The totals of chunks c[0..n) into js: ncpus, mem (-1 when no chunk has
+ * any) and the attribute nodect (chunks in all). */
+static int chunks_total(struct jobspec *js, const char *what, const char *val,
+			const struct jobspec_chunk *c, size_t n, struct error *err)
+{
+	int64_t cpus = 0, mem = 0, count = 0;
+	bool any_mem = false;
+	char buf[32];
+
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].ncpus > JOBSPEC_NCPUS_MAX / c[i].count ||
+		    cpus + c[i].count * c[i].ncpus > JOBSPEC_NCPUS_MAX)
+			return error_set(err, -EINVAL, "-l %s=%s: more than %d CPUs in all", what, val,
+					 JOBSPEC_NCPUS_MAX);
+		cpus += c[i].count * c[i].ncpus;
+		count += c[i].count;
+		if (c[i].mem > 0) {
+			if (c[i].mem > INT64_MAX / c[i].count || mem > INT64_MAX - c[i].mem * c[i].count)
+				return error_set(err, -EINVAL, "-l %s=%s: memory too large in all", what, val);
+			mem += c[i].mem * c[i].count;
+			any_mem = true;
+		}
+	}
+	js->ncpus = cpus;
+	js->mem = any_mem ? mem : -1;
+	snprintf(buf, sizeof(buf), "%lld", (long long)count);
+	return attr_set(js, "Resource_List.nodect", buf);
+}
+
+/* One part of nodes= between '+': N[:ppn=M][:gpus=G][:property...]. */
+static int nodes_part(struct jobspec *js, const char *val, char *part, struct jobspec_chunk *ret,
+		      struct error *err)
+{
+	char *save = NULL, *tok;
 	int r;
 
-	if (strchr(val, '+'))
-		return error_set(err, -EINVAL, "-l nodes=%s: jobs across nodes are not supported yet "
-				 "(this asks for several node groups)", val);
-	snprintf(buf, sizeof(buf), "%s", val);
-	tok = strtok_r(buf, ":", &save);
+	*ret = (struct jobspec_chunk){ .count = 1, .ncpus = 1 };
+	tok = strtok_r(part, ":", &save);
 	if (!tok)
 		return error_set(err, -EINVAL, "-l nodes=%s: expected N[:ppn=M]", val);
 	if (tok[0] >= '0' && tok[0] <= '9') {
-		n = count_parse(tok, JOBSPEC_NCPUS_MAX);
-		if (n <= 0)
+		ret->count = count_parse(tok, JOBSPEC_NCPUS_MAX);
+		if (ret->count <= 0)
 			return error_set(err, -EINVAL, "-l nodes=%s: not a number of nodes", val);
 	} else {
 		r = record_unenforced(js, "host", tok, "qpool picks the node");
@@ -264,8 +320,8 @@ static int nodes_set(struct jobspec *js, const char *val, struct error *err)
 	}
 	while ((tok = strtok_r(NULL, ":", &save))) {
 		if (strncmp(tok, "ppn=", 4) == 0) {
-			ppn = count_parse(tok + 4, JOBSPEC_NCPUS_MAX);
-			if (ppn <= 0)
+			ret->ncpus = count_parse(tok + 4, JOBSPEC_NCPUS_MAX);
+			if (ret->ncpus <= 0)
 				return error_set(err, -EINVAL, "-l nodes=%s: ppn=%s is not a number of CPUs",
 						 val, tok + 4);
 		} else if (strncmp(tok, "gpus=", 5) == 0) {
@@ -279,34 +335,61 @@ static int nodes_set(struct jobspec *js, const char *val, struct error *err)
 				return r;
 		}
 	}
-	if (n > 1)
-		return error_set(err, -EINVAL, "-l nodes=%s: jobs across nodes are not supported yet "
-				 "(this asks for %lld nodes; nodes=1:ppn=%lld runs on one)", val,
-				 (long long)n, (long long)(n * ppn));
-	js->ncpus = ppn;
-	return attr_set(js, "Resource_List.nodes", val) ?: attr_set(js, "Resource_List.nodect", "1");
+	ret->mpiprocs = ret->ncpus;
+	return 0;
 }
 
-/* select=[N:]res=val[:res=val...] (PBS Pro): one chunk is plain ncpus. */
-static int select_set(struct jobspec *js, const char *val, struct error *err)
+/* nodes=N[:ppn=M][:property...][+...] (Torque): one node is plain ncpus;
+ * more are N chunks of ppn CPUs (ppn MPI slots each), scattered. */
+static int nodes_set(struct jobspec *js, const char *val, struct error *err)
 {
-	char buf[256], *save = NULL, *tok;
-	int64_t n = 1;
-	bool ncpus = false;
+	struct jobspec_chunk c[JOBSPEC_CHUNKS_MAX];
+	char buf[256], *save = NULL, *part;
+	size_t n = 0;
 	int r;
 
-	if (strchr(val, '+'))
-		return error_set(err, -EINVAL, "-l select=%s: jobs across nodes are not supported yet "
-				 "(this asks for several kinds of chunk)", val);
 	if (strlen(val) >= sizeof(buf))
-		return error_set(err, -EINVAL, "-l select=%.40s...: too long", val);
+		return error_set(err, -EINVAL, "-l nodes=%.40s...: too long", val);
 	snprintf(buf, sizeof(buf), "%s", val);
-	for (tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
-		char *eq = strchr(tok, '=');
+	for (part = strtok_r(buf, "+", &save); part; part = strtok_r(NULL, "+", &save)) {
+		if (n == JOBSPEC_CHUNKS_MAX)
+			return error_set(err, -EINVAL, "-l nodes=%s: more than %d parts", val, JOBSPEC_CHUNKS_MAX);
+		r = nodes_part(js, val, part, &c[n++], err);
+		if (r < 0)
+			return r;
+	}
+	if (n == 0)
+		return error_set(err, -EINVAL, "-l nodes=%s: expected N[:ppn=M]", val);
+	if (n == 1 && c[0].count == 1) {
+		js->ncpus = c[0].ncpus;
+		r = chunks_set(js, NULL, 0);
+		return r ?: attr_set(js, "Resource_List.nodes", val) ?: attr_set(js, "Resource_List.nodect", "1");
+	}
+	r = chunks_total(js, "nodes", val, c, n, err);
+	if (r < 0)
+		return r;
+	/* Torque gives each of nodes=N a node of its own. */
+	if (js->place == JOBSPEC_PLACE_UNSET)
+		js->place = JOBSPEC_PLACE_SCATTER;
+	return chunks_set(js, c, n) ?: attr_set(js, "Resource_List.nodes", val);
+}
 
-		if (tok == buf && !eq) {
-			n = count_parse(tok, JOBSPEC_NCPUS_MAX);
-			if (n <= 0)
+/* One chunk of a select with several: [N:]res=val[:res=val...]. */
+static int select_part(struct jobspec *js, const char *val, char *part, struct jobspec_chunk *ret,
+		       struct error *err)
+{
+	char *save = NULL, *tok;
+	uint64_t v;
+	int r;
+
+	*ret = (struct jobspec_chunk){ .count = 1, .ncpus = 1 };
+	for (tok = strtok_r(part, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		char *eq = strchr(tok, '='), what[160];
+		int64_t n;
+
+		if (tok == part && !eq) {
+			ret->count = count_parse(tok, JOBSPEC_NCPUS_MAX);
+			if (ret->count <= 0)
 				return error_set(err, -EINVAL, "-l select=%s: '%s' is not a number of chunks",
 						 val, tok);
 			continue;
@@ -314,42 +397,127 @@ static int select_set(struct jobspec *js, const char *val, struct error *err)
 		if (!eq)
 			return error_set(err, -EINVAL, "-l select=%s: '%s': expected name=value", val, tok);
 		*eq = '\0';
-		ncpus |= strcmp(tok, "ncpus") == 0;
-		r = resource_one(js, tok, eq + 1, true, err);
+		snprintf(what, sizeof(what), "-l select=%s: %s=%s", val, tok, eq + 1);
+		if (!strcmp(tok, "ncpus") || !strcmp(tok, "mpiprocs") || !strcmp(tok, "ompthreads")) {
+			n = count_parse(eq + 1, JOBSPEC_NCPUS_MAX);
+			if (n <= 0 && !(n == 0 && strcmp(tok, "ncpus") != 0))
+				return error_set(err, -EINVAL, "%s: not a count", what);
+			if (!strcmp(tok, "ncpus"))
+				ret->ncpus = n;
+			else if (!strcmp(tok, "mpiprocs"))
+				ret->mpiprocs = n ? n : -1;
+			else
+				ret->ompthreads = n;
+		} else if (!strcmp(tok, "mem")) {
+			r = size_check(what, eq + 1, &v, err);
+			if (r < 0)
+				return r;
+			ret->mem = (int64_t)v;
+		} else if (!strcmp(tok, "ngpus") || !strcmp(tok, "gpus") || !strcmp(tok, "naccelerators")) {
+			n = count_parse(eq + 1, 1000000);
+			if (n != 0)
+				return error_set(err, -EINVAL, "%s: qpool has no GPUs to give (its nodes offer "
+						 "CPUs and memory)", what);
+		} else if (!strcmp(tok, "walltime") || !strcmp(tok, "select") || !strcmp(tok, "place") ||
+			   !strcmp(tok, "nodes")) {
+			return error_set(err, -EINVAL, "%s: not a resource of a chunk", what);
+		} else {
+			r = warn(js, "%s: recorded, not used by qpool", what);
+			if (r < 0)
+				return r;
+		}
+	}
+	/* PARALLEL.md: a chunk's MPI slots default to its CPUs. */
+	if (ret->mpiprocs == 0)
+		ret->mpiprocs = ret->ncpus;
+	if (ret->mpiprocs < 0)
+		ret->mpiprocs = 0;
+	return 0;
+}
+
+/* select=[N:]res=val[:res=val...][+...] (PBS Pro): one chunk is plain
+ * ncpus; more are chunks, placed free unless -l place= says otherwise. */
+static int select_set(struct jobspec *js, const char *val, struct error *err)
+{
+	struct jobspec_chunk c[JOBSPEC_CHUNKS_MAX];
+	char buf[256], *save = NULL, *tok, *part;
+	bool ncpus = false;
+	size_t n = 0;
+	int r;
+
+	if (strlen(val) >= sizeof(buf))
+		return error_set(err, -EINVAL, "-l select=%.40s...: too long", val);
+	snprintf(buf, sizeof(buf), "%s", val);
+	if (!strchr(val, '+') && (strspn(val, "0123456789") == 0 ||
+				  (count_parse(strtok_r(buf, ":", &save), JOBSPEC_NCPUS_MAX) == 1))) {
+		/* One chunk: plain ncpus/mem/ompthreads, as before. */
+		snprintf(buf, sizeof(buf), "%s", val);
+		save = NULL;
+		for (tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+			char *eq = strchr(tok, '=');
+
+			if (tok == buf && !eq)
+				continue;   /* the count 1 */
+			if (!eq)
+				return error_set(err, -EINVAL, "-l select=%s: '%s': expected name=value", val, tok);
+			*eq = '\0';
+			ncpus |= strcmp(tok, "ncpus") == 0;
+			r = resource_one(js, tok, eq + 1, true, err);
+			if (r < 0)
+				return r;
+		}
+		if (!ncpus)
+			js->ncpus = 1;   /* PBS's default chunk has one CPU */
+		return chunks_set(js, NULL, 0) ?: attr_set(js, "Resource_List.select", val) ?:
+			attr_set(js, "Resource_List.nodect", "1");
+	}
+	snprintf(buf, sizeof(buf), "%s", val);
+	save = NULL;
+	for (part = strtok_r(buf, "+", &save); part; part = strtok_r(NULL, "+", &save)) {
+		if (n == JOBSPEC_CHUNKS_MAX)
+			return error_set(err, -EINVAL, "-l select=%s: more than %d kinds of chunk", val,
+					 JOBSPEC_CHUNKS_MAX);
+		r = select_part(js, val, part, &c[n++], err);
 		if (r < 0)
 			return r;
 	}
-	if (n > 1)
-		return error_set(err, -EINVAL, "-l select=%s: jobs across nodes are not supported yet "
-				 "(this asks for %lld chunks; select=1:ncpus=%lld runs on one node)",
-				 val, (long long)n, (long long)(n * (js->ncpus > 0 ? js->ncpus : 1)));
-	if (!ncpus)
-		js->ncpus = 1;   /* PBS's default chunk has one CPU */
-	return attr_set(js, "Resource_List.select", val);
+	if (n == 0)
+		return error_set(err, -EINVAL, "-l select=%s: expected N:ncpus=C[:mem=SIZE]", val);
+	r = chunks_total(js, "select", val, c, n, err);
+	return r ?: chunks_set(js, c, n) ?: attr_set(js, "Resource_List.select", val);
 }
 
-/* place=[arrangement][:sharing][:group=res] (PBS Pro). A job on one
- * node is packed, scattered and free all at once; exclusivity is the
- * queue's (reserve = exclusive). */
+/* place=[arrangement][:sharing][:group=res] (PBS Pro): scatter gives each
+ * chunk a node of its own, pack puts them all on one, free anywhere; excl
+ * keeps other jobs off the job's nodes (see docs/ARCHITECTURE.md). */
 static int place_set(struct jobspec *js, const char *val, struct error *err)
 {
 	char buf[128], *save = NULL, *tok;
 	int r;
 
+	if (strlen(val) >= sizeof(buf))
+		return error_set(err, -EINVAL, "-l place=%.40s...: too long", val);
 	snprintf(buf, sizeof(buf), "%s", val);
 	for (tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
-		if (!strcmp(tok, "scatter") || !strcmp(tok, "pack") || !strcmp(tok, "free") ||
-		    !strcmp(tok, "vscatter") || !strcmp(tok, "shared"))
-			continue;
-		if (!strcmp(tok, "excl") || !strcmp(tok, "exclhost") || !strncmp(tok, "group=", 6)) {
-			r = warn(js, "-l place=%s: '%s' recorded, not enforced (a queue with reserve = "
-				 "exclusive gives CPUs of the job's own)", val, tok);
+		if (!strcmp(tok, "scatter") || !strcmp(tok, "vscatter")) {
+			js->place = JOBSPEC_PLACE_SCATTER;
+		} else if (!strcmp(tok, "pack")) {
+			js->place = JOBSPEC_PLACE_PACK;
+		} else if (!strcmp(tok, "free")) {
+			js->place = JOBSPEC_PLACE_FREE;
+		} else if (!strcmp(tok, "excl") || !strcmp(tok, "exclhost")) {
+			js->excl = 1;
+		} else if (!strcmp(tok, "shared")) {
+			js->excl = 0;
+		} else if (!strncmp(tok, "group=", 6)) {
+			r = warn(js, "-l place=%s: '%s' recorded, not used (qpool's nodes have no "
+				 "properties to group by)", val, tok);
 			if (r < 0)
 				return r;
-			continue;
+		} else {
+			return error_set(err, -EINVAL, "-l place=%s: '%s' is not scatter, pack, free, excl, "
+					 "shared or exclhost", val, tok);
 		}
-		return error_set(err, -EINVAL, "-l place=%s: '%s' is not scatter, pack, free, excl, "
-				 "shared or exclhost", val, tok);
 	}
 	return attr_set(js, "Resource_List.place", val);
 }
@@ -368,8 +536,12 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		return error_set(err, -EINVAL, "-l %s: not a resource name", what);
 	if (!*val)
 		return error_set(err, -EINVAL, "-l %s: empty value", what);
-	if (!strcmp(name, "ncpus") || !strcmp(name, "procs"))
+	if (!strcmp(name, "ncpus") || !strcmp(name, "procs")) {
+		/* A plain ncpus= after a select= or nodes= asks for one node. */
+		if (!in_chunk && chunks_set(js, NULL, 0) < 0)
+			return -ENOMEM;
 		return ncpus_set(js, what, val, err);
+	}
 	if (!strcmp(name, "mem")) {
 		r = size_check(what, val, &v, err);
 		if (r < 0)
@@ -764,8 +936,16 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 		dst->interactive = src->interactive;
 	if (src->mail >= 0)
 		dst->mail = src->mail;
-	if (src->ncpus >= 0)
+	if (src->ncpus >= 0) {
 		dst->ncpus = src->ncpus;
+		r = chunks_set(dst, src->chunks, src->n_chunks);
+		if (r < 0)
+			return r;
+	}
+	if (src->place != JOBSPEC_PLACE_UNSET)
+		dst->place = src->place;
+	if (src->excl >= 0)
+		dst->excl = src->excl;
 	if (src->mem >= 0)
 		dst->mem = src->mem;
 	if (src->walltime >= 0)

@@ -18,6 +18,27 @@ struct jobspec_var {
 	char *value;
 };
 
+/* One kind of chunk of -l select= (PBS Pro) or -l nodes= (Torque): count
+ * chunks of ncpus CPUs each, mem bytes each (0: none), mpiprocs MPI slots
+ * each (default ncpus), ompthreads (0: unset). */
+struct jobspec_chunk {
+	int64_t count;
+	int64_t ncpus;
+	int64_t mem;
+	int64_t mpiprocs;
+	int64_t ompthreads;
+};
+
+#define JOBSPEC_CHUNKS_MAX 64     /* kinds of chunk in one select (joined by '+') */
+
+/* -l place= arrangement; JOBSPEC_PLACE_UNSET when not given. */
+enum jobspec_place {
+	JOBSPEC_PLACE_UNSET = -1,
+	JOBSPEC_PLACE_FREE,
+	JOBSPEC_PLACE_SCATTER,
+	JOBSPEC_PLACE_PACK,
+};
+
 /* What qsub options and directives say. Tri-state members are -1 when
  * unset; strings are NULL when unset; all strings are owned. */
 struct jobspec {
@@ -53,7 +74,17 @@ struct jobspec {
 	int quiet;                  /* -z: 1, -1 unset */
 	int interactive;            /* -I: 1, -1 unset */
 	int mail;                   /* -m given and not n: 1; -m n: 0; -1 unset */
+	/* A request across nodes: more than one chunk. A one-node request
+	 * (select=1:..., nodes=1:ppn=N) is plain ncpus/mem and has none.
+	 * With chunks, ncpus is their total and mem their total (or -1). */
+	struct jobspec_chunk *chunks;
+	size_t n_chunks;
+	int place;                  /* enum jobspec_place */
+	int excl;                   /* place=...:excl 1, :shared 0, -1 unset */
 };
+
+/* "scatter", "pack", "free" (the names of -l place=). */
+const char *jobspec_place_name(int place);
 
 #define JOBSPEC_PRIORITY_UNSET (-10000)
 

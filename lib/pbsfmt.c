@@ -151,10 +151,36 @@ static json_t *resource_list(const json_t *job)
 		return NULL;
 	if (mem != NONE && mem > 0)
 		set_kb(rl, "mem", mem);
-	if (ncpus != NONE) {
+	if (ncpus != NONE && json_array_size(json_object_get(job, "chunks"))) {
+		/* Across nodes: the chunks as PBS writes them. */
+		const json_t *chunks = json_object_get(job, "chunks"), *c;
+		long long nodect = 0;
+		size_t i, len = 0;
+		char sel[512] = "";
+
+		json_array_foreach(chunks, i, c) {
+			long long cm = wire_int(c, "mem", 0);
+			int w;
+
+			nodect += wire_int(c, "count", 1);
+			w = snprintf(sel + len, sizeof(sel) - len, "%s%lld:ncpus=%lld:mpiprocs=%lld", i ? "+" : "",
+				     wire_int(c, "count", 1), wire_int(c, "ncpus", 1), wire_int(c, "mpiprocs", 1));
+			if (w > 0 && (size_t)w < sizeof(sel) - len)
+				len += (size_t)w;
+			if (cm > 0) {
+				w = snprintf(sel + len, sizeof(sel) - len, ":mem=%lldkb", (cm + 1023) / 1024);
+				if (w > 0 && (size_t)w < sizeof(sel) - len)
+					len += (size_t)w;
+			}
+		}
+		json_object_set_new(rl, "ncpus", json_integer(ncpus));
+		json_object_set_new(rl, "nodect", json_integer(nodect));
+		json_object_set_new(rl, "place", json_string(str_or(job, "place", "free")));
+		json_object_set_new(rl, "select", json_string(sel));
+	} else if (ncpus != NONE) {
 		json_object_set_new(rl, "ncpus", json_integer(ncpus));
 		json_object_set_new(rl, "nodect", json_integer(1));
-		json_object_set_new(rl, "place", json_string("pack"));
+		json_object_set_new(rl, "place", json_string(str_or(job, "place", "pack")));
 		snprintf(buf, sizeof(buf), "1:ncpus=%lld", ncpus);
 		json_object_set_new(rl, "select", json_string(buf));
 	}
@@ -267,7 +293,10 @@ json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns)
 	json_object_set_new(a, "server", json_string(server));
 	set_time(a, "ctime", wire_int(times, "submit", NONE));
 	set_path(a, "Error_Path", server, wire_str(job, "stderr"));
-	if (node) {
+	if (wire_str(job, "exec_host")) {
+		set_str(a, "exec_host", wire_str(job, "exec_host"));
+		set_str(a, "exec_vnode", wire_str(job, "exec_vnode"));
+	} else if (node) {
 		snprintf(buf, sizeof(buf), "%s/0*%lld", node, ncpus);
 		json_object_set_new(a, "exec_host", json_string(buf));
 		snprintf(buf, sizeof(buf), "(%s:ncpus=%lld)", node, ncpus);
@@ -452,7 +481,9 @@ static void job_extras(FILE *f, const json_t *job, const struct pbsfmt_opts *o)
 	char host[256], buf[512];
 
 	if (o->nodes) {
-		if (node)
+		if (wire_str(job, "exec_host"))
+			snprintf(host, sizeof(host), "%s", wire_str(job, "exec_host"));
+		else if (node)
 			snprintf(host, sizeof(host), "%s/0*%lld", node, wire_int(job, "ncpus", 0));
 		else
 			snprintf(host, sizeof(host), "--");
@@ -520,9 +551,11 @@ void pbsfmt_jobs_alt(FILE *f, const json_t *jobs, const char *server, int64_t no
 	json_array_foreach(jobs, i, job) {
 		long long mem = wire_int(job, "mem", NONE);
 		const char *node = wire_str(job, "node");
-		char id[128], memb[32] = "--", req[48], el[48];
+		char id[128], memb[32] = "--", req[48], el[48], nds[24] = "--";
 
 		snprintf(id, sizeof(id), "%lld.%s", wire_int(job, "jobid", 0), server);
+		if (node)
+			snprintf(nds, sizeof(nds), "%zu", json_array_size(json_object_get(job, "alloc")) ?: 1);
 		if (mem != NONE && mem > 0) {
 			size_format((uint64_t)mem, memb, sizeof(memb));
 			for (char *p = memb; *p; p++)
@@ -539,7 +572,7 @@ void pbsfmt_jobs_alt(FILE *f, const json_t *jobs, const char *server, int64_t no
 		col(f, str_or(job, "queue", ""), 8, o->wide);
 		fputc(' ', f);
 		col(f, str_or(job, "name", ""), 10, o->wide);
-		fprintf(f, " %6s %3s %3lld %6s %5s %c %5s", "--", node ? "1" : "--",
+		fprintf(f, " %6s %3s %3lld %6s %5s %c %5s", "--", nds,
 			wire_int(job, "ncpus", 0), memb, req, pbsfmt_job_state(job, now_ns),
 			node ? el : "--");
 		job_extras(f, job, o);

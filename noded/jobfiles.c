@@ -239,6 +239,14 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 	r = r ?: json_set_str(spec, "nodefile", path);
 	jobfile_path(node->jobs_dir, jobid, "result", path);
 	r = r ?: json_set_str(spec, "result", path);
+	/* gded's control socket (docs/PARALLEL.md), and where the job's
+	 * processes ask for remote starts (QPOOL_TASK_SOCKET). */
+	jobfile_path(node->jobs_dir, jobid, "ctl", path);
+	r = r ?: json_set_str(spec, "ctl", path);
+	if (node->node_dir) {
+		snprintf(path, sizeof(path), "%s/task.sock", node->node_dir);
+		r = r ?: json_set_str(spec, "task_socket", path);
+	}
 	r = r ?: json_set_str(spec, "home", user->home);
 	r = r ?: json_set_str(spec, "shell", user->shell);
 	r = r ?: json_set_str(spec, "node", node->name);
@@ -458,7 +466,8 @@ int64_t jobfile_spec_launch(int dirfd, int64_t jobid)
 
 void jobfile_remove(int dirfd, int64_t jobid)
 {
-	static const char *exts[] = { "sh", "json", "json.tmp", "result", "result.tmp", "nodes" };
+	static const char *exts[] = { "sh", "json", "json.tmp", "result", "result.tmp", "nodes",
+				      "ctl" };
 	char name[64];
 
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {

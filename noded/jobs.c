@@ -37,6 +37,7 @@ struct job {
 	int pidfd;
 	sd_event_source *src;
 	sd_event_source *notify_src; /* gded's word that the job's processes are gone */
+	bool gone;              /* that word came: no more remote starts */
 	sd_event_source *lost_src;   /* its wrapper died: retrying to empty its groups */
 	char *lost_reason;           /* what to report once they are gone */
 	bool adopted;           /* not our child: found in /proc after a restart */
@@ -401,6 +402,7 @@ static int job_on_notify(sd_event_source *s, int fd, uint32_t revents, void *use
 	    (req = json_pack("{s:s, s:I, s:I}", "op", "job.exited", "jobid", (json_int_t)j->jobid,
 			     "dispatch", (json_int_t)j->dispatch)))
 		(void)link_call(nd->link, req, job_exited_reply, j->jobid);
+	j->gone = true;
 	/* One word per job: whatever came (or an EOF), stop listening. */
 	j->notify_src = sd_event_source_disable_unref(j->notify_src);
 	return 0;
@@ -496,6 +498,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 	struct spec_node node = {
 		.name = nd->name,
 		.jobs_dir = nd->jobs_dir,
+		.node_dir = nd->node_dir,
 		.cgroup_mode = nd->cgroup_mode,
 		.cgroup_root = nd->config->cgroup_root,
 		.tmpdir = nd->config->tmpdir,
@@ -749,6 +752,16 @@ size_t jobs_running_count(const struct jobs *js)
 	for (const struct job *j = js->head; j; j = j->next)
 		n += job_running(j);
 	return n;
+}
+
+bool jobs_task_check(const struct jobs *js, int64_t jobid, int64_t *ret_dispatch)
+{
+	const struct job *j = job_find(js, jobid);
+
+	if (!j || j->pidfd < 0 || j->result || j->next_launch || j->gone)
+		return false;
+	*ret_dispatch = j->dispatch;
+	return true;
 }
 
 json_t *jobs_running_json(const struct jobs *js)

@@ -66,6 +66,8 @@ static void link_drop(struct link *l)
 	wirebuf_free(&l->in);
 	wirebuf_free(&l->out);
 	sd_event_source_set_enabled(l->heartbeat, SD_EVENT_OFF);
+	if (l->state == LINK_UP)
+		tasks_link_lost(l->nd->tasks);
 	l->state = LINK_DOWN;
 	l->reqs = NULL;
 	while (reqs) {
@@ -143,6 +145,39 @@ int link_call(struct link *l, json_t *req, link_reply_f cb, int64_t arg)
 		return -ENOTCONN;
 	}
 	return link_send(l, req, cb, arg);
+}
+
+size_t link_pending(const struct link *l)
+{
+	return l ? l->out.len - l->out.off : 0;
+}
+
+int link_notify(struct link *l, json_t *msg)
+{
+	int r;
+
+	if (!msg)
+		return -ENOMEM;
+	if (!link_registered(l)) {
+		json_decref(msg);
+		return -ENOTCONN;
+	}
+	r = json_object_set_new(msg, "id", json_integer(0)) < 0 ? -ENOMEM : 0;
+	if (r == 0)
+		r = wire_queue(&l->out, msg);
+	json_decref(msg);
+	if (r < 0)
+		return r;
+	r = link_flush(l);
+	if (r < 0) {
+		/* Not link_lost here: its caller (tasks.c) is in the middle of
+		 * its lists. The shutdown wakes the handler, which drops the
+		 * link. */
+		log_debug("send to qpoold: %s", strerror(-r));
+		(void)shutdown(l->fd, SHUT_RDWR);
+		return r;
+	}
+	return 0;
 }
 
 static void link_heartbeat_reply(struct noded *nd, const json_t *reply, int64_t arg)
@@ -225,6 +260,8 @@ static void link_dispatch(struct link *l, json_t *msg, int64_t stamp)
 			jobs_launch(l->nd->jobs, msg, stamp);
 		else if (strcmp(op, "job.signal") == 0)
 			jobs_signal(l->nd->jobs, msg);
+		else if (strncmp(op, "task.", 5) == 0)
+			tasks_link_frame(l->nd->tasks, op, msg);
 		else
 			log_warn("qpoold sent unknown op \"%s\": ignored", op);
 		return;

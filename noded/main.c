@@ -478,6 +478,11 @@ int main(int argc, char **argv)
 		log_err("cannot take over %s: %s", nd.jobs_dir, strerror(-r));
 		goto done;
 	}
+	r = tasks_create(&nd, &nd.tasks, &err);
+	if (r < 0) {
+		log_err("remote starts: %s", err.text);
+		goto done;
+	}
 	r = link_create(&nd, &nd.link);
 	if (r < 0) {
 		log_err("cannot set up the qpoold link: %s", strerror(-r));
@@ -499,6 +504,7 @@ int main(int argc, char **argv)
 	}
 	status = 0;
 done:
+	tasks_destroy(nd.tasks);
 	link_destroy(nd.link);
 	if (cgroup_ready) {
 		size_t running = nd.jobs ? jobs_running_count(nd.jobs) : 0;

@@ -76,6 +76,7 @@ int usercache_lookup(struct usercache *uc, uid_t uid, const struct user_info **r
 struct spec_node {
 	const char *name;
 	const char *jobs_dir;       /* absolute */
+	const char *node_dir;       /* absolute: the node's dir, where task.sock is */
 	enum cgroup_mode cgroup_mode;
 	const char *cgroup_root;
 	const char *cgroup_parent;  /* "qpool/<name>" */
@@ -87,7 +88,8 @@ void jobfile_path(const char *jobs_dir, int64_t jobid, const char *ext, char *bu
 
 /* Builds the launch spec (docs/PROTOCOL.md) from a job.launch object: a
  * copy of job plus home, shell, groups, node, script (the .sh path),
- * nodefile, result, cgroup and times.launch. user is the passwd entry of
+ * nodefile, result, ctl (gded's control socket), task_socket (when
+ * node->node_dir is set), cgroup and times.launch. user is the passwd entry of
  * the job's uid. -EINVAL with err set when job lacks a positive jobid,
  * uid, gid or a script string, or when its user is not user->name. */
 int jobfile_spec_build(const json_t *job, const struct user_info *user,
@@ -194,6 +196,7 @@ json_t *sim_result(int64_t jobid, int64_t launch, int64_t start_wall, int64_t st
 
 struct jobs;
 struct link;
+struct tasks;
 
 /* Everything qnoded is; filled by main.c, one per process. */
 struct noded {
@@ -220,6 +223,7 @@ struct noded {
 	struct usercache *users;
 	struct jobs *jobs;
 	struct link *link;
+	struct tasks *tasks;            /* NULL on a simulated node */
 };
 
 /* Creates <state_dir>/nodes/<name>/ (0755) and its jobs/ (0711), sets
@@ -269,6 +273,37 @@ void jobs_signal(struct jobs *js, const json_t *msg);
 /* The link is registered: send job.done for every finished job. */
 void jobs_results_send(struct jobs *js);
 
+/* For a remote start into job jobid: whether its wrapper runs here and
+ * has not said the job's processes are gone; *ret_dispatch is its run
+ * token (times.dispatch). */
+bool jobs_task_check(const struct jobs *js, int64_t jobid, int64_t *ret_dispatch);
+
+/* ---- remote starts (tasks.c) ---- */
+
+/* Listens on <node dir>/task.sock (0666) for the agents of the node's
+ * jobs (qpool-rsh, pbsdsh): finds each caller's job from its cgroup,
+ * refuses with one line what it must (docs/PARALLEL.md, "Remote start"),
+ * and routes task.* between the agents, the jobs' gded control sockets
+ * (jobs/<id>.ctl) and qpoold. Sets nd->tasks. -errno with err set. */
+int tasks_create(struct noded *nd, struct tasks **ret, struct error *err);
+/* Kills the tasks whose streams it carried (they could not be read
+ * again), then closes everything. */
+void tasks_destroy(struct tasks *ts);
+/* The job whose group under nd's cgroup parent holds pid: from the
+ * process's /proc/PID/cgroup line under nd->proc_root (v1: the memory
+ * hierarchy, which every job group has; v2: the unified one), confirmed
+ * in that group's cgroup.procs under the config's cgroup_root, so a
+ * look-alike group elsewhere (a user's delegated v2 subtree named
+ * qpool/n1/job.7) proves nothing. 0 and *ret; -ESRCH when pid is in no
+ * job of the node, -EOPNOTSUPP in cgroup mode none. */
+int tasks_job_of_pid(const struct noded *nd, pid_t pid, int64_t *ret);
+/* A task.* frame from qpoold (task.start, task.started, task.out,
+ * task.exit, task.in, task.signal). Bad input is dropped. */
+void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg);
+/* The link to qpoold dropped: tasks routed through it end (agents here
+ * hear task.exit signal 9; tasks here for other nodes are killed). */
+void tasks_link_lost(struct tasks *ts);
+
 /* ---- the qpoold link (link.c) ---- */
 
 /* A reply to a request (NULL when the connection went away first); arg is
@@ -285,5 +320,12 @@ bool link_registered(const struct link *l);
 /* Sends req (reference stolen) with a fresh id; cb (may be NULL) gets the
  * reply. -ENOTCONN when not registered. */
 int link_call(struct link *l, json_t *req, link_reply_f cb, int64_t arg);
+
+/* Sends msg (reference stolen) with id 0: a frame that gets no reply
+ * (task.* routing). -ENOTCONN when not registered. */
+int link_notify(struct link *l, json_t *msg);
+
+/* Bytes queued for qpoold and not yet written (0 without a link). */
+size_t link_pending(const struct link *l);
 
 #endif

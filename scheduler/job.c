@@ -41,8 +41,131 @@ void job_free(struct job *j)
 {
 	if (!j)
 		return;
-	free(j->node);
+	job_alloc_free(j);
+	free(j->chunks);
+	free(j->result);
+	free(j->end_reason);
 	free(j);
+}
+
+const char *job_place_name(enum job_place p)
+{
+	return p == JOB_PLACE_SCATTER ? "scatter" : p == JOB_PLACE_PACK ? "pack" : "free";
+}
+
+int job_place_parse(const char *s, enum job_place *ret, bool *ret_excl)
+{
+	char buf[32], *save = NULL, *tok;
+
+	*ret = JOB_PLACE_FREE;
+	*ret_excl = false;
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		if (!strcmp(tok, "free"))
+			*ret = JOB_PLACE_FREE;
+		else if (!strcmp(tok, "scatter"))
+			*ret = JOB_PLACE_SCATTER;
+		else if (!strcmp(tok, "pack"))
+			*ret = JOB_PLACE_PACK;
+		else if (!strcmp(tok, "excl"))
+			*ret_excl = true;
+		else if (!strcmp(tok, "shared"))
+			*ret_excl = false;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
+struct alloc_entry *job_entry(const struct job *j, const char *name)
+{
+	for (unsigned i = 0; i < j->n_alloc; i++)
+		if (j->alloc[i].node && strcmp(j->alloc[i].node, name) == 0)
+			return &j->alloc[i];
+	return NULL;
+}
+
+int job_alloc_init(struct job *j, unsigned n)
+{
+	job_alloc_free(j);
+	j->alloc = calloc(n ? n : 1, sizeof(*j->alloc));
+	if (!j->alloc)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		j->alloc[i].job = j;
+	j->n_alloc = n;
+	return 0;
+}
+
+void job_alloc_free(struct job *j)
+{
+	for (unsigned i = 0; i < j->n_alloc; i++)
+		free(j->alloc[i].node);
+	free(j->alloc);
+	j->alloc = NULL;
+	j->n_alloc = 0;
+}
+
+int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size_t errlen)
+{
+	const json_t *arr = json_chunks;
+	struct job_chunk *c;
+	size_t i, n;
+	json_t *v;
+
+	free(j->chunks);
+	j->chunks = NULL;
+	j->n_chunks = 0;
+	if (!arr || json_is_null(arr))
+		return 0;
+	n = json_is_array(arr) ? json_array_size(arr) : 0;
+	if (!json_is_array(arr) || n > JOB_CHUNKS_MAX) {
+		snprintf(err, errlen, "chunks must be an array of at most %d objects", JOB_CHUNKS_MAX);
+		return -EINVAL;
+	}
+	if (n == 0)
+		return 0;
+	c = calloc(n, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	json_array_foreach(arr, i, v) {
+		long long count = wire_int(v, "count", 1), ncpus = wire_int(v, "ncpus", 1);
+		long long mpiprocs = wire_int(v, "mpiprocs", ncpus), omp = wire_int(v, "ompthreads", 0);
+		long long mem = wire_int(v, "mem", 0);
+
+		if (!json_is_object(v) || count < 1 || count > JOB_NODES_MAX * 64 || ncpus < 1 ||
+		    ncpus > 1000000 || mpiprocs < 0 || mpiprocs > 1000000 || omp < 0 || omp > 1000000 ||
+		    mem < 0) {
+			free(c);
+			snprintf(err, errlen, "chunk %zu: count, ncpus (at least 1), mpiprocs, ompthreads and "
+				 "mem must be counts", i + 1);
+			return -EINVAL;
+		}
+		c[i] = (struct job_chunk){ .count = (uint32_t)count, .ncpus = (uint32_t)ncpus,
+					   .mpiprocs = (uint32_t)mpiprocs, .ompthreads = (uint32_t)omp,
+					   .mem = (uint64_t)mem };
+	}
+	j->chunks = c;
+	j->n_chunks = (unsigned)n;
+	return 0;
+}
+
+void *job_chunks_to_json(const struct job *j)
+{
+	json_t *arr = json_array();
+
+	for (unsigned i = 0; arr && i < j->n_chunks; i++) {
+		const struct job_chunk *c = &j->chunks[i];
+
+		json_array_append_new(arr, json_pack("{s:I, s:I, s:I, s:I, s:I}", "count", (json_int_t)c->count,
+						     "ncpus", (json_int_t)c->ncpus, "mpiprocs", (json_int_t)c->mpiprocs,
+						     "ompthreads", (json_int_t)c->ompthreads, "mem", (json_int_t)c->mem));
+	}
+	return arr;
 }
 
 const char *const job_stamp_names[STAMP_MAX] = {

@@ -34,6 +34,48 @@ static inline bool job_state_finished(enum job_state s)
 
 struct node;
 struct pool_user;
+struct job;
+
+/* One kind of chunk of a request across nodes (docs/PARALLEL.md). */
+struct job_chunk {
+	uint32_t count;
+	uint32_t ncpus;
+	uint32_t mpiprocs;
+	uint32_t ompthreads;     /* 0: unset */
+	uint64_t mem;            /* bytes per chunk, 0: none */
+};
+
+enum job_place {
+	JOB_PLACE_FREE,          /* chunks anywhere, several on one node */
+	JOB_PLACE_SCATTER,       /* each chunk on a node of its own */
+	JOB_PLACE_PACK,          /* every chunk on one node */
+};
+
+#define JOB_CHUNKS_MAX 64
+#define JOB_NODES_MAX 1024   /* entries of one allocation */
+
+const char *job_place_name(enum job_place p);
+/* "scatter", "pack:excl", ... into ret and *ret_excl; -EINVAL otherwise. */
+int job_place_parse(const char *s, enum job_place *ret, bool *ret_excl);
+
+/* One node's share of a running job: entry 0 is the primary (runs the
+ * script), the others sisters. Chunks on one node are one entry. */
+struct alloc_entry {
+	struct job *job;
+	char *node;              /* its name */
+	struct node *where;      /* the pool's node, while linked */
+	struct cpumask cpus;     /* its cpuset there */
+	struct cpumask claim;    /* what it took from the node (cpus + SMT siblings) */
+	char mems[64];           /* NUMA nodes of cpus (kernel list) */
+	uint32_t ncpus;
+	uint32_t mpiprocs;
+	uint32_t ompthreads;
+	uint64_t mem;
+	bool cpus_back;          /* this node's processes are gone: CPUs back early */
+	bool done;               /* this node's job.done is in (or the node was lost) */
+	struct alloc_entry *nnext;   /* that node's entries */
+	struct alloc_entry *nprev;
+};
 
 struct job {
 	int64_t id;
@@ -43,11 +85,16 @@ struct job {
 	uint32_t ncpus;
 	uint64_t mem;
 	uint64_t walltime;
-	char *node;              /* while running/exiting */
-	struct cpumask cpus;     /* CPUs allocated on node: its cpuset */
-	struct cpumask claim;    /* what it took from the node (cpus + SMT siblings) */
+	/* While running/exiting: the allocation, primary first (n_alloc 0
+	 * otherwise). A one-node job has one entry. */
+	struct alloc_entry *alloc;
+	unsigned n_alloc;
+	/* A request across nodes (n_chunks 0: ncpus on one node). */
+	struct job_chunk *chunks;
+	unsigned n_chunks;
+	enum job_place place;
+	bool excl;               /* place=...:excl: its nodes hold no other job */
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
-	char mems[64];           /* NUMA nodes of cpus (kernel list) */
 	int64_t t_submit;
 	int64_t t_dispatch;      /* while running/exiting: when this run was dispatched,
 	                          * the run's token in job.launch and in the node's
@@ -55,19 +102,41 @@ struct job {
 	bool rerunnable;         /* requeue, not fail, when its node is lost */
 	int priority;            /* qsub -p: order among its owner's waiting jobs */
 	int64_t start_after;     /* qsub -a: wall seconds; 0: none */
-	bool cpus_back;          /* its processes are gone: CPUs handed back before its result */
 	bool rerun;              /* qrerun: requeue, not finish, when its result comes */
+	/* Across nodes: the primary's result, kept until every node's is in;
+	 * end_reason, when set, makes the job fail with it (a sister could
+	 * not start). */
+	struct job_result *result;
+	char *end_reason;
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
 	struct pool_user *user;  /* the pool's index of its (queue, user) */
 	struct job *wnext;       /* while queued: that user's waiting jobs, by id */
 	struct job *wprev;
-	struct node *where;      /* the pool's node named node, while it has one */
-	struct job *nnext;       /* that node's jobs */
-	struct job *nprev;
 };
 
 void job_free(struct job *j);
+/* The primary's entry, or NULL when j holds no allocation. */
+static inline struct alloc_entry *job_primary(const struct job *j)
+{
+	return j->n_alloc ? &j->alloc[0] : NULL;
+}
+/* The primary's node name, or NULL. */
+static inline const char *job_node(const struct job *j)
+{
+	return j->n_alloc ? j->alloc[0].node : NULL;
+}
+/* j's entry on the node named name, or NULL. */
+struct alloc_entry *job_entry(const struct job *j, const char *name);
+/* Sets j's allocation to n empty entries (names NULL); 0 or -ENOMEM.
+ * job_alloc_free forgets it (the pool unlinks entries first). */
+int job_alloc_init(struct job *j, unsigned n);
+void job_alloc_free(struct job *j);
+/* Sets j's chunks from a submit's "chunks" JSON array; -EINVAL with err
+ * for a malformed one. NULL or empty: none. */
+int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size_t errlen);
+/* Chunks as JSON (the store's text and job objects). */
+void *job_chunks_to_json(const struct job *j);
 
 /* The stamps of docs/DESIGN-FACTS.md's accounting table, in the order they happen. */
 enum job_stamp {

@@ -13,10 +13,11 @@
 
 /* What qsub's resources must satisfy in queue q (the checks submit makes
  * once the queue's defaults are applied). 0, or -EINVAL with errbuf. */
-static int limits_check(struct server *s, const struct queue_conf *q, uint64_t ncpus, uint64_t mem,
-			uint64_t walltime, char *errbuf, size_t len)
+static int limits_check(struct server *s, const struct queue_conf *q, const struct job *j, uint64_t ncpus,
+			uint64_t mem, uint64_t walltime, char *errbuf, size_t len)
 {
-	unsigned max_cpus = pool_node_max_cpus(s->pool);
+	/* A job across nodes was checked against the nodes at submit. */
+	unsigned max_cpus = j->n_chunks ? 0 : pool_node_max_cpus(s->pool);
 
 #define REFUSE(...) do { snprintf(errbuf, len, __VA_ARGS__); return -EINVAL; } while (0)
 	if (q->ncpus && ncpus != q->ncpus)
@@ -62,6 +63,11 @@ static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool mo
 			       (long long)j->id, job_state_name(j->state), move ? "moved" : "altered");
 		return;
 	}
+	if (j->n_chunks && (json_object_get(msg, "ncpus") || json_object_get(msg, "mem"))) {
+		conn_reply_err(c, req_id, EINVAL, "job %lld asks for chunks across nodes; qalter cannot change "
+			       "its ncpus or mem (qdel it and submit again)", (long long)j->id);
+		return;
+	}
 	r = jobstore_job_get(s->store, j->id, false, &row);
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
@@ -101,7 +107,7 @@ static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool mo
 		snprintf(text, sizeof(text), "the job's queue %s is gone from the configuration", j->queue);
 		r = -ENOENT;
 	} else {
-		r = limits_check(s, q, a.ncpus, a.mem, a.walltime, text, sizeof(text));
+		r = limits_check(s, q, j, a.ncpus, a.mem, a.walltime, text, sizeof(text));
 	}
 	if (r == 0) {
 		r = jobstore_job_alter(s->store, j->id, &a);
@@ -177,7 +183,7 @@ static void op_signal(struct conn *c, long long req_id, json_t *msg)
 	}
 	if (!node_signal(c->server, j, SIGRTMIN + (int)sig)) {
 		conn_reply_err(c, req_id, EHOSTUNREACH, "job %lld: node %s is down", (long long)j->id,
-			       j->node ? j->node : "?");
+			       job_node(j) ? job_node(j) : "?");
 		return;
 	}
 	log_info("job %lld: signal %lld sent by uid %d", (long long)j->id, sig, (int)c->uid);
@@ -213,7 +219,7 @@ static void op_rerun(struct conn *c, long long req_id, json_t *msg)
 	pool_job_state_set(s->pool, j, JOB_EXITING);
 	if (!node_signal(s, j, SIGTERM))
 		log_info("job %lld: node %s is down; it is requeued when the node returns or is lost",
-			 (long long)j->id, j->node ? j->node : "?");
+			 (long long)j->id, job_node(j) ? job_node(j) : "?");
 	log_info("job %lld: rerun requested by uid %d", (long long)j->id, (int)c->uid);
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(j->state)));
 }

@@ -53,6 +53,20 @@ static const char *const migrations[] = {
 	/* 5: the PBS attributes qsub recorded (Account_Name, Mail_Points,
 	 * Resource_List.place, ...) as a JSON object of strings; NULL: none. */
 	"ALTER TABLE jobs ADD COLUMN attrs TEXT;",
+	/* 6: jobs across nodes (docs/PARALLEL.md): the request's chunks (JSON
+	 * array) and place ("scatter:excl", ...), NULL for a one-node job;
+	 * and the allocation of a job across nodes, one row per node in job
+	 * order (idx 0: the primary, also in jobs.node and jobs.cpus) with
+	 * that node's share and stamps. A one-node job has no rows here. */
+	"ALTER TABLE jobs ADD COLUMN chunks TEXT;"
+	"ALTER TABLE jobs ADD COLUMN place TEXT;"
+	"CREATE TABLE job_alloc ("
+	" job_id INTEGER NOT NULL REFERENCES jobs(id), idx INTEGER NOT NULL,"
+	" node TEXT NOT NULL, ncpus INTEGER NOT NULL, cpus TEXT, mems TEXT, mem INTEGER,"
+	" mpiprocs INTEGER, ompthreads INTEGER,"
+	" t_launch INTEGER, t_wrap INTEGER, t_fenced INTEGER, t_exec INTEGER, t_exit INTEGER,"
+	" t_released INTEGER, t_done INTEGER, cpu_ns INTEGER, mem_peak INTEGER,"
+	" PRIMARY KEY (job_id, idx));",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -62,7 +76,7 @@ static const char *const migrations[] = {
 	" stdout, stderr, join_oe, rerunnable, node, cpus, exit_status, exit_signal," \
 	" reason, cpu_ns, mem_peak, oom, t_submit, t_dispatch, t_launch, t_wrap," \
 	" t_fenced, t_exec, t_exit, t_released, t_done,"  \
-	" m_wrap, m_fenced, m_exec, m_exit, m_released, attrs"
+	" m_wrap, m_fenced, m_exec, m_exit, m_released, attrs, chunks, place"
 enum {
 	COL_ID, COL_NAME, COL_QUEUE, COL_OWNER, COL_UID, COL_GID, COL_STATE, COL_NCPUS,
 	COL_MEM, COL_WALLTIME, COL_WORKDIR, COL_STDOUT, COL_STDERR, COL_JOIN,
@@ -70,6 +84,7 @@ enum {
 	COL_CPU_NS, COL_MEM_PEAK, COL_OOM, COL_T_FIRST,
 	COL_M_FIRST = COL_T_FIRST + STAMP_MAX,   /* m_wrap .. m_released */
 	COL_ATTRS = COL_M_FIRST + STAMP_RELEASED - STAMP_WRAP + 1,
+	COL_CHUNKS, COL_PLACE,
 	COL_ENV,   /* SQL_LAUNCH's payload: env, script */
 	COL_LAUNCH_UMASK = COL_ENV + 2,   /* SQL_LAUNCH's last column */
 };
@@ -78,8 +93,8 @@ enum {
 
 static const char SQL_INSERT[] =
 	"INSERT INTO jobs (name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
-	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs)"
-	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs, chunks, place)"
+	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char SQL_INSERT_PAYLOAD[] =
 	"INSERT INTO job_payload (job_id, env, script) VALUES (?,?,?)";
 static const char SQL_SET_STATE[] =
@@ -95,7 +110,7 @@ static const char SQL_FINISH[] =
 	" m_exec = ?, m_exit = ?, m_released = ? WHERE id = ?";
 static const char SQL_ACTIVE[] =
 	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable, t_dispatch,"
-	" json_extract(attrs, '$.Priority'), json_extract(attrs, '$.Execution_Time') FROM jobs"
+	" json_extract(attrs, '$.Priority'), json_extract(attrs, '$.Execution_Time'), chunks, place FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR owner = ?2)"
@@ -118,6 +133,16 @@ static const char SQL_LAUNCH[] =
 	" WHERE jobs.id = ?";
 static const char SQL_PAYLOAD[] =
 	"SELECT env, script FROM job_payload WHERE job_id = ?";
+static const char SQL_ALLOC_INSERT[] =
+	"INSERT OR REPLACE INTO job_alloc (job_id, idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads)"
+	" VALUES (?,?,?,?,?,?,?,?,?)";
+static const char SQL_ALLOC_DELETE[] = "DELETE FROM job_alloc WHERE job_id = ?";
+static const char SQL_ALLOC_RESULT[] =
+	"UPDATE job_alloc SET t_launch = ?, t_wrap = ?, t_fenced = ?, t_exec = ?, t_exit = ?,"
+	" t_released = ?, t_done = ?, cpu_ns = ?, mem_peak = ? WHERE job_id = ? AND idx = ?";
+static const char SQL_ALLOC_LOAD[] =
+	"SELECT idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads, t_launch, t_wrap, t_fenced,"
+	" t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak FROM job_alloc WHERE job_id = ? ORDER BY idx";
 static const char SQL_ROT_SET[] =
 	"INSERT INTO iqs_rotation (queue, uid, seq) VALUES (?,?,?)"
 	" ON CONFLICT (queue, uid) DO UPDATE SET seq = excluded.seq";
@@ -138,7 +163,8 @@ static const char SQL_ALTER[] =
 enum stmt_id {
 	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
 	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
-	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
+	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT,
+	ST_ALLOC_LOAD, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -160,6 +186,10 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_NADMIN_SET] = SQL_NADMIN_SET,
 	[ST_NADMIN_LOAD] = SQL_NADMIN_LOAD,
 	[ST_ALTER] = SQL_ALTER,
+	[ST_ALLOC_INSERT] = SQL_ALLOC_INSERT,
+	[ST_ALLOC_DELETE] = SQL_ALLOC_DELETE,
+	[ST_ALLOC_RESULT] = SQL_ALLOC_RESULT,
+	[ST_ALLOC_LOAD] = SQL_ALLOC_LOAD,
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
@@ -484,6 +514,8 @@ int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t
 	else
 		sqlite3_bind_null(st, 16);
 	bind_text(st, 17, s->attrs_json);
+	bind_text(st, 18, s->chunks_json);
+	bind_text(st, 19, s->place);
 	r = stmt_exec(js, ST_INSERT);
 	if (r < 0)
 		return r;
@@ -531,10 +563,185 @@ int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node, con
 int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason)
 {
 	sqlite3_stmt *st = js->st[ST_REQUEUE];
+	int r;
 
 	bind_text(st, 1, reason);
 	sqlite3_bind_int64(st, 2, id);
-	return changed_one(js, stmt_exec(js, ST_REQUEUE));
+	r = changed_one(js, stmt_exec(js, ST_REQUEUE));
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(js->st[ST_ALLOC_DELETE], 1, id);
+	return stmt_exec(js, ST_ALLOC_DELETE);
+}
+
+static void json_set_text(json_t *o, const char *key, sqlite3_stmt *st, int col)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+
+	json_object_set_new(o, key, s ? json_string(s) : json_null());
+}
+
+static void json_set_int(json_t *o, const char *key, sqlite3_stmt *st, int col)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		json_object_set_new(o, key, json_null());
+	else
+		json_object_set_new(o, key, json_integer(sqlite3_column_int64(st, col)));
+}
+
+int jobstore_alloc_insert(struct jobstore *js, const struct job *j)
+{
+	sqlite3_stmt *st = js->st[ST_ALLOC_INSERT];
+	int r = 0;
+
+	for (unsigned i = 0; i < j->n_alloc && r == 0; i++) {
+		const struct alloc_entry *e = &j->alloc[i];
+		char cpus[4096];
+
+		cpumask_format(&e->cpus, cpus, sizeof(cpus));
+		sqlite3_bind_int64(st, 1, j->id);
+		sqlite3_bind_int(st, 2, (int)i);
+		bind_text(st, 3, e->node);
+		sqlite3_bind_int64(st, 4, e->ncpus);
+		sqlite3_bind_text(st, 5, cpus, -1, SQLITE_TRANSIENT);
+		bind_text(st, 6, e->mems);
+		sqlite3_bind_int64(st, 7, (int64_t)e->mem);
+		sqlite3_bind_int64(st, 8, e->mpiprocs);
+		sqlite3_bind_int64(st, 9, e->ompthreads);
+		r = stmt_exec(js, ST_ALLOC_INSERT);
+	}
+	return r;
+}
+
+int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
+			  int64_t t_done)
+{
+	sqlite3_stmt *st = js->st[ST_ALLOC_RESULT];
+
+	for (int i = STAMP_LAUNCH; i <= STAMP_RELEASED; i++)
+		bind_stamp(st, 1 + i - STAMP_LAUNCH, res->times[i]);
+	bind_stamp(st, 7, t_done);
+	sqlite3_bind_int64(st, 8, res->cpu_ns);
+	sqlite3_bind_int64(st, 9, res->mem_peak);
+	sqlite3_bind_int64(st, 10, id);
+	sqlite3_bind_int(st, 11, (int)idx);
+	return stmt_exec(js, ST_ALLOC_RESULT);
+}
+
+/* PBS's exec_host ("n1/0*2+n2/0*2") and exec_vnode ("(n1:ncpus=2)+...")
+ * of a job object that has a node: from its alloc, else its node. */
+static void exec_host_set(json_t *o)
+{
+	const json_t *alloc = json_object_get(o, "alloc");
+	const char *node = json_string_value(json_object_get(o, "node"));
+	char *host = NULL, *vnode = NULL;
+	size_t hl = 0, vl = 0, i, n = json_array_size(alloc);
+	FILE *h, *v;
+
+	if (!node)
+		return;
+	h = open_memstream(&host, &hl);
+	v = open_memstream(&vnode, &vl);
+	if (!h || !v) {
+		if (h)
+			fclose(h);
+		if (v)
+			fclose(v);
+		free(host);
+		free(vnode);
+		return;
+	}
+	for (i = 0; i < (n ? n : 1); i++) {
+		const json_t *e = n ? json_array_get(alloc, i) : o;
+		const char *name = n ? json_string_value(json_object_get(e, "node")) : node;
+		long long ncpus = json_integer_value(json_object_get(e, "ncpus"));
+		long long mem = json_integer_value(json_object_get(e, "mem"));
+
+		fprintf(h, "%s%s/0*%lld", i ? "+" : "", name ? name : "?", ncpus);
+		fprintf(v, "%s(%s:ncpus=%lld", i ? "+" : "", name ? name : "?", ncpus);
+		if (mem > 0)
+			fprintf(v, ":mem=%lldkb", (mem + 1023) / 1024);
+		fputc(')', v);
+	}
+	fclose(h);
+	fclose(v);
+	json_object_set_new(o, "exec_host", json_string(host));
+	json_object_set_new(o, "exec_vnode", json_string(vnode));
+	free(host);
+	free(vnode);
+}
+
+/* The allocation rows of job id into j (entries with names, cpus, share);
+ * none: j keeps what it has. */
+static int alloc_load(struct jobstore *js, struct job *j)
+{
+	sqlite3_stmt *st = js->st[ST_ALLOC_LOAD];
+	unsigned n = 0;
+	int rc, r = 0;
+
+	sqlite3_bind_int64(st, 1, j->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		n++;
+	sqlite3_reset(st);
+	if (n == 0 || rc != SQLITE_DONE)
+		return rc == SQLITE_DONE ? 0 : sql_errno(rc);
+	r = job_alloc_init(j, n);
+	if (r < 0)
+		return r;
+	n = 0;
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW && n < j->n_alloc) {
+		struct alloc_entry *e = &j->alloc[n++];
+		const char *s;
+
+		if (!(e->node = strdup((const char *)sqlite3_column_text(st, 1))))
+			r = -ENOMEM;
+		e->ncpus = (uint32_t)sqlite3_column_int64(st, 2);
+		s = (const char *)sqlite3_column_text(st, 3);
+		if (s)
+			(void)cpumask_parse(s, &e->cpus);
+		e->claim = e->cpus;
+		s = (const char *)sqlite3_column_text(st, 4);
+		snprintf(e->mems, sizeof(e->mems), "%s", s ? s : "");
+		e->mem = (uint64_t)sqlite3_column_int64(st, 5);
+		e->mpiprocs = (uint32_t)sqlite3_column_int64(st, 6);
+		e->ompthreads = (uint32_t)sqlite3_column_int64(st, 7);
+		e->done = sqlite3_column_type(st, 14) != SQLITE_NULL;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return r;
+}
+
+/* A job object's "alloc": each node's share and stamps, job order. */
+static json_t *alloc_json(struct jobstore *js, int64_t id)
+{
+	sqlite3_stmt *st = js->st[ST_ALLOC_LOAD];
+	json_t *arr = json_array();
+	int rc;
+
+	sqlite3_bind_int64(st, 1, id);
+	while (arr && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = json_object(), *times = json_object();
+
+		json_set_text(o, "node", st, 1);
+		json_set_int(o, "ncpus", st, 2);
+		json_set_text(o, "cpus", st, 3);
+		json_set_text(o, "mems", st, 4);
+		json_set_int(o, "mem", st, 5);
+		json_set_int(o, "mpiprocs", st, 6);
+		json_set_int(o, "ompthreads", st, 7);
+		for (int i = STAMP_LAUNCH; i <= STAMP_DONE; i++)
+			if (sqlite3_column_type(st, 8 + i - STAMP_LAUNCH) != SQLITE_NULL)
+				json_object_set_new(times, job_stamp_names[i],
+						    json_integer(sqlite3_column_int64(st, 8 + i - STAMP_LAUNCH)));
+		json_object_set_new(o, "times", times);
+		json_set_int(o, "cpu_ns", st, 15);
+		json_set_int(o, "mem_peak", st, 16);
+		json_array_append_new(arr, o);
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return arr;
 }
 
 int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a)
@@ -602,14 +809,28 @@ int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *use
 		j->mem = (uint64_t)sqlite3_column_int64(st, 5);
 		j->walltime = (uint64_t)sqlite3_column_int64(st, 6);
 		s = (const char *)sqlite3_column_text(st, 7);
-		if (s && !(j->node = strdup(s))) {
-			free(j);
+		if (s && (job_alloc_init(j, 1) < 0 || !(j->alloc[0].node = strdup(s)))) {
+			job_free(j);
 			r = -ENOMEM;
 			break;
 		}
 		s = (const char *)sqlite3_column_text(st, 8);
-		if (s)
-			(void)cpumask_parse(s, &j->cpus);
+		if (s && j->n_alloc) {
+			(void)cpumask_parse(s, &j->alloc[0].cpus);
+			j->alloc[0].claim = j->alloc[0].cpus;
+			j->alloc[0].ncpus = j->ncpus;
+			j->alloc[0].mpiprocs = j->ncpus;
+			j->alloc[0].mem = j->mem;
+		}
+		if (sqlite3_column_type(st, 14) != SQLITE_NULL) {
+			json_t *chunks = json_loads((const char *)sqlite3_column_text(st, 14), 0, NULL);
+			char why[160];
+
+			(void)job_chunks_from_json(j, chunks, why, sizeof(why));
+			json_decref(chunks);
+		}
+		if (sqlite3_column_type(st, 15) != SQLITE_NULL)
+			(void)job_place_parse((const char *)sqlite3_column_text(st, 15), &j->place, &j->excl);
 		j->t_submit = sqlite3_column_int64(st, 9);
 		j->rerunnable = sqlite3_column_int(st, 10);
 		j->t_dispatch = sqlite3_column_int64(st, 11);
@@ -618,6 +839,13 @@ int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *use
 			      atoi((const char *)sqlite3_column_text(st, 12));
 		j->start_after = sqlite3_column_type(st, 13) == SQLITE_NULL ? 0 :
 				 strtoll((const char *)sqlite3_column_text(st, 13), NULL, 10);
+		if (j->n_chunks && j->n_alloc) {
+			r = alloc_load(js, j);
+			if (r < 0) {
+				job_free(j);
+				break;
+			}
+		}
 		r = cb(j, userdata);
 		if (r < 0)
 			break;
@@ -626,21 +854,6 @@ int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *use
 		r = sql_errno(rc);
 	sqlite3_reset(st);
 	return r;
-}
-
-static void json_set_text(json_t *o, const char *key, sqlite3_stmt *st, int col)
-{
-	const char *s = (const char *)sqlite3_column_text(st, col);
-
-	json_object_set_new(o, key, s ? json_string(s) : json_null());
-}
-
-static void json_set_int(json_t *o, const char *key, sqlite3_stmt *st, int col)
-{
-	if (sqlite3_column_type(st, col) == SQLITE_NULL)
-		json_object_set_new(o, key, json_null());
-	else
-		json_object_set_new(o, key, json_integer(sqlite3_column_int64(st, col)));
 }
 
 /* Default output path: <workdir>/<name>.<o|e><id>, as PBS does; a path
@@ -764,6 +977,12 @@ static json_t *job_row_json(sqlite3_stmt *st)
 			json_object_set_new(times, job_stamp_names[i],
 					    json_integer(sqlite3_column_int64(st, COL_M_FIRST + i - STAMP_WRAP)));
 	json_object_set_new(o, "mono", times);
+	if (sqlite3_column_type(st, COL_CHUNKS) != SQLITE_NULL) {
+		json_t *chunks = json_loads((const char *)sqlite3_column_text(st, COL_CHUNKS), 0, NULL);
+
+		json_object_set_new(o, "chunks", chunks ? chunks : json_array());
+	}
+	json_set_text(o, "place", st, COL_PLACE);
 	return o;
 }
 
@@ -788,6 +1007,18 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 		r = sql_errno(rc);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	if (r == 0) {
+		size_t i;
+		json_t *o;
+
+		/* Jobs across nodes: each node's share and stamps. */
+		json_array_foreach(arr, i, o) {
+			if (json_is_array(json_object_get(o, "chunks")) && json_is_string(json_object_get(o, "node")))
+				json_object_set_new(o, "alloc",
+						    alloc_json(js, json_integer_value(json_object_get(o, "jobid"))));
+			exec_host_set(o);
+		}
+	}
 	if (r == 0 && f->payload) {
 		size_t i;
 		json_t *o;

@@ -55,6 +55,8 @@ struct job_submit {
 	const char *attrs_json;    /* PBS attributes, JSON object text; NULL: none */
 	int priority;              /* -p, 0 when not given */
 	int64_t start_after;       /* -a, wall seconds; 0: none */
+	const char *chunks_json;   /* a request across nodes: JSON array text; NULL: one node */
+	const char *place;         /* "scatter", "free:excl", ...; NULL: none given */
 };
 
 /* Inserts a job (queued, or held) with its script. Returns 0 and the id. */
@@ -67,7 +69,16 @@ int jobstore_job_set_state(struct jobstore *js, int64_t id, enum job_state state
 int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node,
 			  const char *cpus, int64_t t_dispatch);
 
-/* Back to queued: node, CPUs and dispatch stamp cleared; reason kept. */
+/* The allocation of a job across nodes (j->alloc, job order), one
+ * job_alloc row per node; part of the dispatch transaction. */
+int jobstore_alloc_insert(struct jobstore *js, const struct job *j);
+
+/* Node idx's stamps and usage from its job.done, t_done when it came. */
+int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
+			  int64_t t_done);
+
+/* Back to queued: node, CPUs, dispatch stamp and allocation rows cleared;
+ * reason kept. */
 int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason);
 
 /* qalter, qmove: a queued or held job's name, queue, ncpus, mem,

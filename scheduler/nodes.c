@@ -51,14 +51,125 @@ static bool report_current(const struct job *j, int64_t dispatch)
 	return dispatch <= 0 || j->t_dispatch <= 0 || dispatch == j->t_dispatch;
 }
 
+/* Queues the job's completion (result: the primary's) for the group commit. */
+static void done_pending(struct conn *c, long long req_id, struct job *j, const struct job_result *res,
+			 bool requeue)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		if (req_id)
+			conn_reply_err(c, req_id, ENOMEM, "qpoold is out of memory");
+		return;
+	}
+	p->conn = c;
+	p->req_id = req_id;
+	p->jobid = j->id;
+	p->is_done = true;
+	p->requeue = requeue;
+	p->result = *res;
+	server_pending_add(c->server, p);
+}
+
+/* Across nodes, the job's end: the primary's processes are gone (or the
+ * job must end): every sister not done yet is told to end it. */
+static void sisters_end(struct server *s, struct job *j)
+{
+	for (unsigned i = 1; i < j->n_alloc; i++) {
+		struct alloc_entry *e = &j->alloc[i];
+
+		if (!e->done && e->where && e->where->link)
+			conn_send(e->where->link, json_pack("{s:s, s:i, s:I, s:i}", "op", "job.signal", "id", 0,
+							    "jobid", (json_int_t)j->id, "signal", SIGTERM));
+	}
+}
+
+/* When every node's report of a job across nodes is in (a lost node
+ * counts), its completion is queued with the primary's result. */
+static void multi_done_check(struct conn *c, long long req_id, struct job *j)
+{
+	for (unsigned i = 0; i < j->n_alloc; i++)
+		if (!j->alloc[i].done) {
+			if (req_id)
+				conn_reply_ok(c, req_id, NULL);
+			return;
+		}
+	if (!j->result) {
+		struct job_result res = { .state = JOB_FAILED, .exit_status = -1 };
+
+		snprintf(res.reason, sizeof(res.reason), "%s", j->end_reason ? j->end_reason : "no result");
+		done_pending(c, req_id, j, &res, false);
+		return;
+	}
+	/* A sister that could not start fails the job, unless it was being
+	 * deleted anyway (its primary then says cancelled). */
+	if (j->end_reason && j->state != JOB_EXITING) {
+		j->result->state = JOB_FAILED;
+		snprintf(j->result->reason, sizeof(j->result->reason), "%s", j->end_reason);
+	}
+	done_pending(c, req_id, j, j->result, false);
+}
+
+/* One node's report about a job across nodes. */
+static void multi_done(struct conn *c, long long req_id, struct job *j, struct alloc_entry *e,
+		       const json_t *result)
+{
+	struct server *s = c->server;
+	struct job_result res;
+	const char *status = wire_str(result, "status");
+	unsigned idx = (unsigned)(e - j->alloc);
+
+	if (e->done) {
+		if (req_id)
+			conn_reply_ok(c, req_id, NULL);
+		return;
+	}
+	job_result_from_json(result, &res);
+	res.times[STAMP_DISPATCH] = 0;
+	e->done = true;
+	if (pool_entry_cpus_back(s->pool, e))
+		s->sched_dirty = true;
+	/* Outside the group commit: a row update per node of a wide job. */
+	if (jobstore_alloc_result(s->store, j->id, idx, &res, time_wall_ns()) < 0)
+		log_warn("job %lld: cannot record node %s's stamps", (long long)j->id, c->node->name);
+	if (idx == 0) {
+		free(j->result);
+		j->result = malloc(sizeof(*j->result));
+		if (j->result)
+			*j->result = res;
+		if (j->result && wire_bool(result, "requeue", 0) && j->state == JOB_RUNNING) {
+			/* The primary could not start for want of room: the whole
+			 * job goes back to the queue, the sisters end theirs. */
+			sisters_end(s, j);
+			done_pending(c, req_id, j, &res, true);
+			return;
+		}
+		sisters_end(s, j);
+	} else if (status && strcmp(status, "failed") == 0 && !j->end_reason) {
+		char why[sizeof(res.reason) + NODE_NAME_ROOM];
+
+		snprintf(why, sizeof(why), "node %s could not start: %s", c->node->name,
+			 res.reason[0] ? res.reason : "no reason given");
+		j->end_reason = strdup(why);
+		log_info("job %lld: %s", (long long)j->id, why);
+		node_signal(s, j, SIGTERM);
+	}
+	multi_done_check(c, req_id, j);
+}
+
+/* Queues a completion for the next group commit. Only a node that runs
+ * the job may report it; a report for a finished job is answered at once
+ * (the node resends after a reconnect until it hears ok). */
 static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t dispatch,
 		       const json_t *result)
 {
 	struct server *s = c->server;
 	struct job *j = pool_job_find(s->pool, jobid);
-	struct pending *p;
+	struct alloc_entry *e = j ? job_entry(j, c->node->name) : NULL;
+	struct job_result res;
+	bool requeue;
 
-	if (!j || !j->node || strcmp(j->node, c->node->name) != 0) {
+	if (!e) {
 		if (req_id)
 			conn_reply_ok(c, req_id, NULL);
 		return;
@@ -70,53 +181,104 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 			conn_reply_ok(c, req_id, NULL);
 		return;
 	}
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		if (req_id)
-			conn_reply_err(c, req_id, ENOMEM, "qpoold is out of memory");
+	if (j->n_alloc > 1) {
+		multi_done(c, req_id, j, e, result);
 		return;
 	}
-	p->conn = c;
-	p->req_id = req_id;
-	p->jobid = jobid;
-	p->is_done = true;
 	/* A launch that failed for lack of room is no fault of the job: it
 	 * goes back to the queue (qnoded says so with "requeue"). */
-	p->requeue = j->state == JOB_RUNNING && wire_bool(result, "requeue", 0);
-	job_result_from_json(result, &p->result);
-	p->result.times[STAMP_DISPATCH] = 0;
+	requeue = j->state == JOB_RUNNING && wire_bool(result, "requeue", 0);
+	job_result_from_json(result, &res);
+	res.times[STAMP_DISPATCH] = 0;
 	/* A job that could not start, e.g. for a path missing on this host
 	 * (the execution host is not the submit host): say where, unless
 	 * qnoded's reason does already. */
-	if (p->result.reason[0] && strcmp(wire_str(result, "status") ?: "", "failed") == 0 &&
-	    !strstr(p->result.reason, c->node->name)) {
-		char why[sizeof(p->result.reason) + NODE_NAME_ROOM];
+	if (res.reason[0] && strcmp(wire_str(result, "status") ?: "", "failed") == 0 &&
+	    !strstr(res.reason, c->node->name)) {
+		char why[sizeof(res.reason) + NODE_NAME_ROOM];
 
-		snprintf(why, sizeof(why), "on node %s: %s", c->node->name, p->result.reason);
-		memcpy(p->result.reason, why, sizeof(p->result.reason) - 1);
-		p->result.reason[sizeof(p->result.reason) - 1] = '\0';
+		snprintf(why, sizeof(why), "on node %s: %s", c->node->name, res.reason);
+		memcpy(res.reason, why, sizeof(res.reason) - 1);
+		res.reason[sizeof(res.reason) - 1] = '\0';
 	}
-	server_pending_add(s, p);
+	done_pending(c, req_id, j, &res, requeue);
+}
+
+/* A job across nodes cannot go on without one of its nodes (lost, or its
+ * copy unknown there): requeued when rerunnable (or qrerun asked), else
+ * finished failed (cancelled when it was being deleted) with why; every
+ * other node is told to end its part. */
+static void multi_end_lost(struct server *s, struct job *j, const char *node, const char *why)
+{
+	struct job_result res = { .exit_status = -1 };
+	char reason[200];
+	int r;
+
+	node_signal(s, j, SIGTERM);
+	if (j->result && !j->rerun) {
+		/* The primary's result is in: the lost node counts as done. */
+		res = *j->result;
+		if (j->end_reason) {
+			res.state = JOB_FAILED;
+			snprintf(res.reason, sizeof(res.reason), "%s", j->end_reason);
+		}
+		if (jobstore_job_finish(s->store, j->id, &res, time_wall_ns()) == 0)
+			pool_job_remove(s->pool, j);
+		return;
+	}
+	if ((j->state == JOB_RUNNING && j->rerunnable) || j->rerun) {
+		j->rerun = false;
+		snprintf(reason, sizeof(reason), "requeued: %s %s", why, node);
+		r = jobstore_job_requeue(s->store, j->id, reason);
+		if (r == 0) {
+			log_info("job %lld %s", (long long)j->id, reason);
+			free(j->result);
+			j->result = NULL;
+			free(j->end_reason);
+			j->end_reason = NULL;
+			pool_job_release(s->pool, j);
+			pool_job_state_set(s->pool, j, JOB_QUEUED);
+		}
+		return;
+	}
+	res.state = j->state == JOB_EXITING ? JOB_CANCELLED : JOB_FAILED;
+	snprintf(res.reason, sizeof(res.reason), "%s %s", why, node);
+	r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
+	if (r == 0) {
+		log_info("job %lld %s: %s", (long long)j->id, job_state_name(res.state), res.reason);
+		pool_job_remove(s->pool, j);
+	}
 }
 
 /* After a registration: jobs the store has on this node but the node does
  * not know never reached it (the node keeps a job's files until its report
- * is acknowledged), so they are requeued; exiting ones are signalled again. */
+ * is acknowledged), so they are requeued; exiting ones are signalled again.
+ * Per allocation entry: a job across nodes whose copy here is unknown ends
+ * whole. */
 static void node_reconcile(struct server *s, struct node *n, const json_t *running, const json_t *results)
 {
-	struct job *j, *next;
+	struct alloc_entry *e, *next;
+	struct job *j;
 
-	for (j = pool_node_jobs(n); j; j = next) {
-		next = j->nnext;
+	for (e = pool_node_jobs(n); e; e = next) {
+		next = e->nnext;
+		j = e->job;
 		if (json_ids_contain(running, j->id)) {
-			pool_job_claim(s->pool, j);
-			if (j->state == JOB_EXITING)
-				node_signal(s, j, SIGTERM);
+			pool_entry_claim(s->pool, e);
+			if (j->state == JOB_EXITING || (j->n_alloc > 1 && e != j->alloc && j->alloc[0].done))
+				conn_send(n->link, json_pack("{s:s, s:i, s:I, s:i}", "op", "job.signal", "id", 0,
+							     "jobid", (json_int_t)j->id, "signal", SIGTERM));
 			continue;
 		}
 		/* Finished while we were apart: its report follows. */
 		if (json_results_contain(results, j->id)) {
-			pool_job_claim(s->pool, j);
+			pool_entry_claim(s->pool, e);
+			continue;
+		}
+		if (e->done)
+			continue;
+		if (j->n_alloc > 1) {
+			multi_end_lost(s, j, n->name, "node does not have it:");
 			continue;
 		}
 		if (j->state == JOB_EXITING && !j->rerun) {
@@ -143,7 +305,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 		json_array_foreach(running, i, v) {
 			struct job *rj = json_is_integer(v) ? pool_job_find(s->pool, json_integer_value(v)) : NULL;
 
-			if (!rj || rj->where != n) {
+			if (!rj || !job_entry(rj, n->name)) {
 				log_warn("node %s runs job %lld that is not running here; cancelling it", n->name,
 					 (long long)json_integer_value(v));
 				/* SIGTERM, not SIGKILL: gded must live to kill the whole job
@@ -262,6 +424,7 @@ static void op_exited(struct conn *c, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	long long jobid = wire_int(msg, "jobid", 0);
+	struct alloc_entry *e;
 	struct job *j;
 
 	if (jobid <= 0) {
@@ -270,9 +433,13 @@ static void op_exited(struct conn *c, long long req_id, json_t *msg)
 	}
 	/* Only for a job this node runs: another node cannot free its CPUs. */
 	j = pool_job_find(s->pool, jobid);
-	if (j && j->where == c->node && report_current(j, wire_int(msg, "dispatch", 0)) &&
-	    pool_job_cpus_back(s->pool, j))
+	e = j ? job_entry(j, c->node->name) : NULL;
+	if (e && report_current(j, wire_int(msg, "dispatch", 0)) && pool_entry_cpus_back(s->pool, e)) {
 		s->sched_dirty = true;
+		/* The primary's processes are gone: the sisters end theirs. */
+		if (e == j->alloc && j->n_alloc > 1)
+			sisters_end(s, j);
+	}
 	conn_reply_ok(c, req_id, NULL);
 }
 
@@ -299,6 +466,8 @@ void node_request_handle(struct conn *c, const char *op, long long req_id, json_
 		op_done(c, req_id, msg);
 	else if (strcmp(op, "job.exited") == 0)
 		op_exited(c, req_id, msg);
+	else if (strncmp(op, "task.", 5) == 0)
+		task_routes_handle(c, op, req_id, msg);
 	else
 		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
 }
@@ -310,17 +479,51 @@ void node_link_lost(struct server *s, struct conn *c)
 	log_warn("node %s disconnected; its jobs keep running and report if it returns within %llus",
 		 n->name, (unsigned long long)s->config->node_timeout);
 	n->link = NULL;
+	task_routes_node_gone(s, n->name);
 	n->down_since = time_mono_ns();
 	if (n->state == NODE_UP)
 		n->state = NODE_DOWN;
 	c->node = NULL;
 }
 
+/* Sets entry e's share in a copy of the launch message. */
+static int launch_share(json_t *launch, const struct job *j, const struct alloc_entry *e, unsigned idx)
+{
+	char cpus[4096];
+
+	cpumask_format(&e->cpus, cpus, sizeof(cpus));
+	if (json_object_set_new(launch, "cpus", json_string(cpus)) < 0 ||
+	    json_object_set_new(launch, "mems", json_string(e->mems[0] ? e->mems : e->where ? e->where->mems : "0")) < 0)
+		return -ENOMEM;
+	if (j->n_alloc < 2)
+		return 0;
+	if (json_object_set_new(launch, "ncpus", json_integer(e->ncpus)) < 0 ||
+	    json_object_set_new(launch, "mem", json_integer((json_int_t)e->mem)) < 0 ||
+	    json_object_set_new(launch, "node_index", json_integer(idx)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The launch's alloc: each node's name and share, job order. */
+static json_t *alloc_array(const struct job *j)
+{
+	json_t *arr = json_array();
+
+	for (unsigned i = 0; arr && i < j->n_alloc; i++) {
+		const struct alloc_entry *e = &j->alloc[i];
+
+		json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:I}", "node", e->node,
+						     "ncpus", (json_int_t)e->ncpus, "mpiprocs", (json_int_t)e->mpiprocs,
+						     "ompthreads", (json_int_t)e->ompthreads, "mem", (json_int_t)e->mem));
+	}
+	return arr;
+}
+
 int node_launch(struct server *s, struct job *j, struct node *n)
 {
 	const struct queue_conf *q = config_queue(s->config, j->queue);
 	json_t *launch;
-	char cpus[4096], server[JOBID_SERVER_MAX];
+	char server[JOBID_SERVER_MAX];
 	int r;
 
 	r = jobstore_job_launch(s->store, j->id, &launch);
@@ -328,39 +531,61 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 		log_err("job %lld: cannot read it back to launch: %s", (long long)j->id, strerror(-r));
 		return r;
 	}
-	cpumask_format(&j->cpus, cpus, sizeof(cpus));
 	/* The name in PBS_JOBID (ID.server), as qsub printed it. */
 	jobid_server_name(s->config->server_name, server, sizeof(server));
 	json_object_set_new(launch, "server", json_string(server));
 	if (s->config->sendmail[0])
 		json_object_set_new(launch, "sendmail", json_string(s->config->sendmail));
 	if (json_object_set_new(launch, "kill_grace", json_integer((json_int_t)s->config->kill_grace)) < 0 ||
-	    json_object_set_new(launch, "cpus", json_string(cpus)) < 0 ||
-	    json_object_set_new(launch, "mems", json_string(j->mems[0] ? j->mems : n->mems)) < 0 ||
 	    json_object_set_new(launch, "reserve", json_string(queue_reserve_name(j->reserve))) < 0 ||
 	    json_object_set_new(launch, "rt_policy",
 				json_string(q && q->rt_policy == QUEUE_RT_RR ? "rr" : "fifo")) < 0 ||
-	    json_object_set_new(launch, "rt_priority", json_integer((json_int_t)(q ? q->rt_priority : 0))) < 0) {
+	    json_object_set_new(launch, "rt_priority", json_integer((json_int_t)(q ? q->rt_priority : 0))) < 0 ||
+	    (j->n_alloc > 1 && json_object_set_new(launch, "alloc", alloc_array(j)) < 0)) {
 		json_decref(launch);
 		log_err("job %lld: cannot build its launch message", (long long)j->id);
 		return -ENOMEM;
 	}
 	/* The run's token: what the store has as its dispatch stamp. */
 	j->t_dispatch = wire_int(json_object_get(launch, "times"), "dispatch", 0);
-	conn_send(n->link, json_pack("{s:s, s:i, s:o}", "op", "job.launch", "id", 0, "job", launch));
-	log_debug("job %lld dispatched to %s", (long long)j->id, n->name);
+	/* Sisters first: their fences are ready the sooner when the script
+	 * starts its remote tasks. */
+	for (unsigned i = j->n_alloc; i-- > 0;) {
+		struct alloc_entry *e = &j->alloc[i];
+		json_t *m = i ? json_deep_copy(launch) : json_incref(launch);
+
+		if (!m || launch_share(m, j, e, i) < 0) {
+			json_decref(m);
+			json_decref(launch);
+			log_err("job %lld: cannot build its launch message", (long long)j->id);
+			return -ENOMEM;
+		}
+		if (e->where && e->where->link)
+			conn_send(e->where->link, json_pack("{s:s, s:i, s:o}", "op", "job.launch", "id", 0, "job", m));
+		else
+			json_decref(m);
+	}
+	json_decref(launch);
+	log_debug("job %lld dispatched to %s%s", (long long)j->id, n ? n->name : "?", j->n_alloc > 1 ? " and others" : "");
 	return 0;
 }
 
+/* Sends sig to the job on every node of its allocation that is
+ * connected; true when the primary's node got it. */
 bool node_signal(struct server *s, struct job *j, int sig)
 {
-	struct node *n = j->where;
+	bool primary = false;
 
-	if (!n || !n->link)
-		return false;
-	conn_send(n->link, json_pack("{s:s, s:i, s:I, s:i}", "op", "job.signal", "id", 0,
-				     "jobid", (json_int_t)j->id, "signal", sig));
-	return true;
+	for (unsigned i = 0; i < j->n_alloc; i++) {
+		struct node *n = j->alloc[i].where;
+
+		if (!n || !n->link || (i && j->alloc[i].done))
+			continue;
+		conn_send(n->link, json_pack("{s:s, s:i, s:I, s:i}", "op", "job.signal", "id", 0,
+					     "jobid", (json_int_t)j->id, "signal", sig));
+		primary |= i == 0;
+	}
+	return primary;
 }
 
 /* The node has been unreachable for node_timeout: its jobs cannot be
@@ -371,16 +596,24 @@ bool node_signal(struct server *s, struct job *j, int sig)
 static void node_lost(struct server *s, struct node *n)
 {
 	int64_t now = time_wall_ns();
-	struct job *j, *next;
+	struct alloc_entry *e, *next;
+	struct job *j;
 	char reason[160];
 
 	log_warn("node %s lost (unreachable for %llus)", n->name, (unsigned long long)s->config->node_timeout);
 	n->lost = true;
-	for (j = pool_node_jobs(n); j; j = next) {
+	for (e = pool_node_jobs(n); e; e = next) {
 		struct job_result res = { .exit_status = -1 };
 		int r;
 
-		next = j->nnext;
+		next = e->nnext;
+		j = e->job;
+		if (j->n_alloc > 1) {
+			e->done = true;
+			/* Its report will not come: the whole job ends. */
+			multi_end_lost(s, j, n->name, "lost node");
+			continue;
+		}
 		if ((j->state == JOB_RUNNING && j->rerunnable) || j->rerun) {
 			j->rerun = false;
 			snprintf(reason, sizeof(reason), "requeued: node %s was lost", n->name);

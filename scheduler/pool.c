@@ -48,6 +48,20 @@ struct pool {
 	uint64_t seq;                 /* the last seq handed out */
 	int64_t deferred_next;        /* earliest qsub -a time passed over; 0: none */
 	struct pool_stats stats;
+	int64_t clock;                /* pool_clock_set; 0: time(NULL) */
+	struct node **nv;             /* scratch of a pass: nodes in order, */
+	unsigned *room;               /* their room for the job at hand, */
+	bool *ok;                     /* whether it may use them */
+	size_t n_nodes, cap_nv;
+};
+
+/* What chunks_assign gives one node: MPI slots, memory, the first chunk
+ * (in request order) it got, for the entry's place in the job. */
+struct share {
+	unsigned mpiprocs;
+	unsigned ompthreads;
+	uint64_t mem;
+	unsigned first;
 };
 
 struct rotation {
@@ -122,6 +136,9 @@ void pool_destroy(struct pool *p)
 		free(t->text);
 		free(t);
 	}
+	free(p->nv);
+	free(p->room);
+	free(p->ok);
 	free(p->node_table);
 	free(p->table);
 	free(p->rot);
@@ -256,30 +273,32 @@ static void index_del(struct job *j)
 	}
 }
 
-static void node_link_job(struct node *n, struct job *j)
+static void node_link_entry(struct node *n, struct alloc_entry *e)
 {
-	j->where = n;
-	j->nprev = NULL;
-	j->nnext = n->jobs;
+	n->n_excl += e->job->excl;
+	e->where = n;
+	e->nprev = NULL;
+	e->nnext = n->jobs;
 	if (n->jobs)
-		n->jobs->nprev = j;
-	n->jobs = j;
+		n->jobs->nprev = e;
+	n->jobs = e;
 }
 
-static void node_unlink_job(struct job *j)
+static void node_unlink_entry(struct alloc_entry *e)
 {
-	struct node *n = j->where;
+	struct node *n = e->where;
 
 	if (!n)
 		return;
-	if (j->nprev)
-		j->nprev->nnext = j->nnext;
+	n->n_excl -= e->job->excl;
+	if (e->nprev)
+		e->nprev->nnext = e->nnext;
 	else
-		n->jobs = j->nnext;
-	if (j->nnext)
-		j->nnext->nprev = j->nprev;
-	j->where = NULL;
-	j->nnext = j->nprev = NULL;
+		n->jobs = e->nnext;
+	if (e->nnext)
+		e->nnext->nprev = e->nprev;
+	e->where = NULL;
+	e->nnext = e->nprev = NULL;
 }
 
 void pool_waiting_count(const struct pool *p, const char *queue, uid_t uid, struct pool_waiting *ret)
@@ -302,7 +321,7 @@ void pool_waiting_count(const struct pool *p, const char *queue, uid_t uid, stru
 	}
 }
 
-struct job *pool_node_jobs(const struct node *n)
+struct alloc_entry *pool_node_jobs(const struct node *n)
 {
 	return n->jobs;
 }
@@ -401,15 +420,8 @@ int pool_job_add(struct pool *p, struct job *j)
 		if (p->table[s]->id == j->id)
 			return -EEXIST;
 	j->user = pool_user_get(p, j->queue, j->uid);
-	if (!j->user)
+	if (!j->user || pool_job_link(p, j) < 0)
 		return -ENOMEM;
-	if (j->node) {
-		struct node *n = pool_node_get(p, j->node);
-
-		if (!n)
-			return -ENOMEM;
-		node_link_job(n, j);
-	}
 	if (p->table[s] == TOMB)
 		p->tombs--;
 	p->table[s] = j;
@@ -628,93 +640,463 @@ static void mask_take(struct cpumask *m, const struct cpumask *claim, const stru
 		m->bits[i] = give ? m->bits[i] | (claim->bits[i] & ~keep->bits[i]) : m->bits[i] & ~claim->bits[i];
 }
 
-/* Moves j's claim out of (or back into) its node's free masks. Never gives
+/* Moves e's claim out of (or back into) its node's free masks. Never gives
  * back CPUs the node does not have (it re-registered smaller) nor CPUs
  * another of its jobs still holds: after a restart, a job whose CPUs went
  * back early (job.exited) and the job that got them are both claimed
  * until the first one ends. */
-static void node_account(struct node *n, const struct job *j, bool give)
+static void node_account(struct node *n, const struct alloc_entry *e, bool give)
 {
+	enum queue_reserve r = e->job->reserve;
 	struct cpumask keep, keep_rt;
 
 	for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
 		keep.bits[i] = keep_rt.bits[i] = ~n->cpus.bits[i];
-	for (const struct job *o = give ? n->jobs : NULL; o; o = o->nnext) {
-		if (o == j || o->cpus_back)
+	for (const struct alloc_entry *o = give ? n->jobs : NULL; o; o = o->nnext) {
+		if (o == e || o->cpus_back)
 			continue;
 		for (size_t i = 0; i < CPUMASK_MAX / 64; i++) {
-			if (o->reserve != QUEUE_RESERVE_REALTIME)
+			if (o->job->reserve != QUEUE_RESERVE_REALTIME)
 				keep.bits[i] |= o->claim.bits[i];
-			if (o->reserve != QUEUE_RESERVE_NONE)
+			if (o->job->reserve != QUEUE_RESERVE_NONE)
 				keep_rt.bits[i] |= o->claim.bits[i];
 		}
 	}
-	if (j->reserve != QUEUE_RESERVE_REALTIME)
-		mask_take(&n->free, &j->claim, &keep, give);
-	if (j->reserve != QUEUE_RESERVE_NONE)
-		mask_take(&n->rt_free, &j->claim, &keep_rt, give);
+	if (r != QUEUE_RESERVE_REALTIME)
+		mask_take(&n->free, &e->claim, &keep, give);
+	if (r != QUEUE_RESERVE_NONE)
+		mask_take(&n->rt_free, &e->claim, &keep_rt, give);
 }
 
-void pool_job_claim(struct pool *p, struct job *j)
+int pool_job_link(struct pool *p, struct job *j)
 {
-	if (j->where)
-		node_account(j->where, j, false);
-	j->cpus_back = false;
+	for (unsigned i = 0; i < j->n_alloc; i++) {
+		struct alloc_entry *e = &j->alloc[i];
+		struct node *n;
+
+		e->job = j;
+		if (!e->node || e->where)
+			continue;
+		n = pool_node_get(p, e->node);
+		if (!n)
+			return -ENOMEM;
+		node_link_entry(n, e);
+	}
+	return 0;
 }
 
-bool pool_job_cpus_back(struct pool *p, struct job *j)
+void pool_entry_claim(struct pool *p, struct alloc_entry *e)
 {
-	if (!j->where || j->cpus_back || !state_active(j->state))
+	if (e->where)
+		node_account(e->where, e, false);
+	e->cpus_back = false;
+}
+
+bool pool_entry_cpus_back(struct pool *p, struct alloc_entry *e)
+{
+	if (!e->where || e->cpus_back || !state_active(e->job->state))
 		return false;
-	node_account(j->where, j, true);
-	j->cpus_back = true;
+	node_account(e->where, e, true);
+	e->cpus_back = true;
 	return true;
 }
 
 void pool_job_release(struct pool *p, struct job *j)
 {
-	if (j->where && !j->cpus_back)
-		node_account(j->where, j, true);
-	j->cpus_back = false;
-	node_unlink_job(j);
-	free(j->node);
-	j->node = NULL;
-	memset(&j->cpus, 0, sizeof(j->cpus));
-	memset(&j->claim, 0, sizeof(j->claim));
-	j->mems[0] = '\0';
+	for (unsigned i = 0; i < j->n_alloc; i++) {
+		struct alloc_entry *e = &j->alloc[i];
+
+		if (e->where && !e->cpus_back)
+			node_account(e->where, e, true);
+		e->cpus_back = false;
+		node_unlink_entry(e);
+	}
+	job_alloc_free(j);
+	/* What the nodes of this run said is not the next run's. */
+	free(j->result);
+	j->result = NULL;
+	free(j->end_reason);
+	j->end_reason = NULL;
 }
 
-/* Places j on n: placement over the node's topology, or first fit (lowest
- * free CPUs) for a node that sent none. Fills j's cpus, claim and mems.
- * *ret_room is how many CPUs n has for q's jobs (0: unusable for them). */
-static bool node_place(const struct node *n, const struct queue_conf *q, struct job *j,
-		       unsigned *ret_room)
+void pool_clock_set(struct pool *p, int64_t now)
+{
+	p->clock = now;
+}
+
+static int64_t pool_now(const struct pool *p)
+{
+	return p->clock ? p->clock : (int64_t)time(NULL);
+}
+
+
+/* Whether n can take a job of q (and j's excl rule) at all, and how many
+ * CPUs it has for q's jobs then (*ret_room; 0 when it cannot). */
+static bool node_open(const struct node *n, const struct queue_conf *q, const struct job *j, unsigned *ret_room)
 {
 	struct cpumask avail;
-	struct placement pl;
 
 	*ret_room = 0;
 	if (!pool_node_usable(n) || (q->reserve == QUEUE_RESERVE_REALTIME && !n->rt))
 		return false;
+	/* A node holding an excl job takes nothing beside it until it ends. */
+	if (n->n_excl)
+		return false;
+	if (j->excl)
+		for (const struct alloc_entry *e = n->jobs; e; e = e->nnext)
+			if (!e->cpus_back)
+				return false;
 	node_avail(n, q->reserve, &avail);
 	*ret_room = cpumask_count(&avail);
-	if (*ret_room < j->ncpus)
+	return true;
+}
+
+/* Places ncpus of a job on n into e: placement over the node's topology,
+ * or first fit (lowest free CPUs) for a node that sent none. Fills e's
+ * cpus, claim and mems. */
+static bool node_place(const struct node *n, const struct queue_conf *q, unsigned ncpus, struct alloc_entry *e)
+{
+	struct cpumask avail;
+	struct placement pl;
+
+	node_avail(n, q->reserve, &avail);
+	if (cpumask_count(&avail) < ncpus)
 		return false;
 	if (n->topo) {
-		if (placement_choose(n->topo, &avail, j->ncpus, q->smt, &pl, NULL) < 0)
+		if (placement_choose(n->topo, &avail, ncpus, q->smt, &pl, NULL) < 0)
 			return false;
-		j->cpus = pl.cpus;
-		j->claim = pl.claim;
-		cpumask_format(&pl.mems, j->mems, sizeof(j->mems));
+		e->cpus = pl.cpus;
+		e->claim = pl.claim;
+		cpumask_format(&pl.mems, e->mems, sizeof(e->mems));
 		return true;
 	}
-	memset(&j->cpus, 0, sizeof(j->cpus));
-	for (int c = cpumask_next(&avail, 0), got = 0; c >= 0 && got < (int)j->ncpus;
+	memset(&e->cpus, 0, sizeof(e->cpus));
+	for (int c = cpumask_next(&avail, 0), got = 0; c >= 0 && got < (int)ncpus;
 	     c = cpumask_next(&avail, c + 1), got++)
-		cpumask_set(&j->cpus, (unsigned)c);
-	j->claim = j->cpus;
-	snprintf(j->mems, sizeof(j->mems), "%s", n->mems);
+		cpumask_set(&e->cpus, (unsigned)c);
+	e->claim = e->cpus;
+	snprintf(e->mems, sizeof(e->mems), "%s", n->mems);
 	return true;
+}
+
+/* The nodes of a placement by counts: nv[0..n) with room[i] CPUs each
+ * (ok[i] false: not to use). Assigns j's chunks by its place rule and
+ * sets take[i] (CPUs j would take on nv[i]); true when every chunk has a
+ * node. One-node jobs are one chunk of ncpus, packed. */
+static bool chunks_assign(const struct job *j, const unsigned *room, const bool *ok, size_t n, unsigned *take,
+			  struct share *sh)
+{
+	unsigned total = 0;
+
+	memset(take, 0, n * sizeof(*take));
+	if (sh)
+		memset(sh, 0, n * sizeof(*sh));
+	if (!j->n_chunks || j->place == JOB_PLACE_PACK) {
+		total = j->n_chunks ? 0 : j->ncpus;
+		for (unsigned c = 0; c < j->n_chunks; c++)
+			total += j->chunks[c].count * j->chunks[c].ncpus;
+		for (size_t i = 0; i < n; i++)
+			if (ok[i] && room[i] >= total) {
+				take[i] = total;
+				for (unsigned c = 0; sh && c < j->n_chunks; c++) {
+					sh[i].mpiprocs += j->chunks[c].count * j->chunks[c].mpiprocs;
+					sh[i].mem += j->chunks[c].count * j->chunks[c].mem;
+					if (!sh[i].ompthreads)
+						sh[i].ompthreads = j->chunks[c].ompthreads;
+				}
+				return true;
+			}
+		return false;
+	}
+	/* Widest chunks first: first fit then leaves no wide chunk without a
+	 * node that narrow ones took. */
+	unsigned order[JOB_CHUNKS_MAX];
+
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		unsigned k = c;
+
+		while (k > 0 && j->chunks[order[k - 1]].ncpus < j->chunks[c].ncpus) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = c;
+	}
+	for (unsigned oc = 0; oc < j->n_chunks; oc++) {
+		const struct job_chunk *ch = &j->chunks[order[oc]];
+
+		for (uint32_t k = 0; k < ch->count; k++) {
+			size_t i;
+
+			for (i = 0; i < n; i++) {
+				if (!ok[i] || room[i] - take[i] < ch->ncpus || room[i] < take[i])
+					continue;
+				if (j->place == JOB_PLACE_SCATTER && take[i])
+					continue;
+				break;
+			}
+			if (i == n)
+				return false;
+			if (sh) {
+				unsigned seq = order[oc] * 65536 + k + 1;
+
+				if (!take[i] || seq < sh[i].first)
+					sh[i].first = seq;
+				sh[i].mpiprocs += ch->mpiprocs;
+				sh[i].mem += ch->mem;
+				if (!sh[i].ompthreads)
+					sh[i].ompthreads = ch->ompthreads;
+			}
+			take[i] += ch->ncpus;
+		}
+	}
+	return true;
+}
+
+/* The nodes, as an array in registration order (p->nv, p->n_nodes). */
+static int nodes_vector(struct pool *p)
+{
+	size_t n = 0;
+
+	for (struct node *nd = p->nodes; nd; nd = nd->next)
+		n++;
+	if (n > p->cap_nv) {
+		struct node **v = realloc(p->nv, n * sizeof(*v));
+		unsigned *room = realloc(p->room, n * sizeof(*room));
+		bool *ok;
+
+		if (v)
+			p->nv = v;
+		if (room)
+			p->room = room;
+		ok = realloc(p->ok, n * sizeof(*ok));
+		if (ok)
+			p->ok = ok;
+		if (!v || !room || !ok)
+			return -ENOMEM;
+		p->cap_nv = n;
+	}
+	n = 0;
+	for (struct node *nd = p->nodes; nd; nd = nd->next)
+		p->nv[n++] = nd;
+	p->n_nodes = n;
+	return 0;
+}
+
+int pool_request_check(const struct pool *cp, const struct job *j, char *buf, size_t len)
+{
+	struct pool *p = (struct pool *)cp;
+	unsigned *take, widest = 0, max = 0, chunks = 0;
+	bool fits;
+
+	if (!p->nodes || nodes_vector(p) < 0)
+		return 0;
+	take = calloc(p->n_nodes, sizeof(*take));
+	if (!take)
+		return 0;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		p->room[i] = cpumask_count(&p->nv[i]->cpus);
+		p->ok[i] = p->room[i] > 0;
+		if (p->room[i] > max)
+			max = p->room[i];
+	}
+	fits = chunks_assign(j, p->room, p->ok, p->n_nodes, take, NULL);
+	free(take);
+	if (fits)
+		return 0;
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		chunks += j->chunks[c].count;
+		if (j->chunks[c].ncpus > widest)
+			widest = j->chunks[c].ncpus;
+	}
+	if (!j->n_chunks)
+		snprintf(buf, len, "ncpus=%u: more CPUs than any node has (the largest has %u)", j->ncpus, max);
+	else if (widest > max)
+		snprintf(buf, len, "a chunk of ncpus=%u is wider than any node (the largest has %u CPUs)",
+			 widest, max);
+	else if (j->place == JOB_PLACE_PACK)
+		snprintf(buf, len, "place=pack: %u CPUs on one node, more than any node has (the largest has %u)",
+			 j->ncpus, max);
+	else if (j->place == JOB_PLACE_SCATTER && chunks > p->n_nodes)
+		snprintf(buf, len, "place=scatter: %u chunks need %u nodes, the pool has %zu", chunks, chunks,
+			 p->n_nodes);
+	else
+		snprintf(buf, len, "%u CPUs in %u chunks do not fit the pool's %zu nodes even when all are free",
+			 j->ncpus, chunks, p->n_nodes);
+	return -ENOSPC;
+}
+
+/* The reservation of a blocked wide job j (EASY): from now, its running
+ * entries end one by one (at dispatch + walltime; none without one); the
+ * first end at which j fits by counts is its start, and the nodes it
+ * would take there get resv_t. No reservation when it never fits. */
+static bool reserve_for(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now)
+{
+	bool made = false;
+	struct ev { int64_t t; size_t node; unsigned cpus; } *evs = NULL;
+	size_t n_ev = 0, cap = 0;
+	unsigned *take = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*take));
+
+	if (!take)
+		return false;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *nd = p->nv[i];
+
+		p->ok[i] = node_open(nd, q, j, &p->room[i]) || (pool_node_usable(nd) &&
+			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt));
+		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
+			const struct job *o = e->job;
+
+			if (e->cpus_back || !o->walltime || o->t_dispatch <= 0)
+				continue;
+			if (n_ev == cap) {
+				struct ev *ne = realloc(evs, (cap = cap ? cap * 2 : 64) * sizeof(*ne));
+
+				if (!ne)
+					goto done;
+				evs = ne;
+			}
+			evs[n_ev++] = (struct ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
+						   cpumask_count(&e->claim) };
+		}
+	}
+	/* Few running entries: insertion sort by end. */
+	for (size_t a = 1; a < n_ev; a++)
+		for (size_t b = a; b > 0 && evs[b - 1].t > evs[b].t; b--) {
+			struct ev t = evs[b];
+
+			evs[b] = evs[b - 1];
+			evs[b - 1] = t;
+		}
+	for (size_t e = 0; e < n_ev;) {
+		int64_t t = evs[e].t;
+
+		for (; e < n_ev && evs[e].t == t; e++)
+			p->room[evs[e].node] += evs[e].cpus;
+		if (t < now)
+			t = now;
+		if (chunks_assign(j, p->room, p->ok, p->n_nodes, take, NULL)) {
+			for (size_t i = 0; i < p->n_nodes; i++)
+				if (take[i] && (!p->nv[i]->resv_t || p->nv[i]->resv_t > t))
+					p->nv[i]->resv_t = t;
+			made = true;
+			break;
+		}
+	}
+done:
+	free(evs);
+	free(take);
+	return made;
+}
+
+/* The most CPUs j needs on one node. */
+static unsigned job_widest(const struct job *j)
+{
+	unsigned w = 0, total = 0;
+
+	if (!j->n_chunks)
+		return j->ncpus;
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		total += j->chunks[c].count * j->chunks[c].ncpus;
+		if (j->chunks[c].ncpus > w)
+			w = j->chunks[c].ncpus;
+	}
+	return j->place == JOB_PLACE_PACK ? total : w;
+}
+
+/* Places j now, whole or not at all: the nodes by counts (chunks_assign),
+ * then each node's share by placement. Nodes reserved before j would end
+ * (its walltime from now) are not used. Fills j's allocation. */
+static bool job_place(struct pool *p, const struct queue_conf *q, struct job *j, int64_t now, unsigned *ret_room)
+{
+	int64_t end = j->walltime ? now + (int64_t)j->walltime : INT64_MAX;
+	unsigned *take, n_take = 0, seen = 0;
+	struct share *sh = NULL;
+	bool ok = false;
+
+	*ret_room = 0;
+	if (!j->n_chunks) {
+		/* One node: the first where placement finds room, as always;
+		 * nodes after it are not looked at (a pass over 10,000 nodes
+		 * places 512 jobs). */
+		for (struct node *nd = p->nodes; nd; nd = nd->next) {
+			struct alloc_entry e = { 0 };
+			unsigned room;
+
+			if (!node_open(nd, q, j, &room))
+				continue;
+			/* The bound the pass keeps ignores reservations: a
+			 * later, shorter job may still use a reserved node. */
+			if (room > seen)
+				seen = room;
+			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || !node_place(nd, q, j->ncpus, &e))
+				continue;
+			if (job_alloc_init(j, 1) < 0 || !(e.node = strdup(nd->name))) {
+				job_alloc_free(j);
+				break;
+			}
+			e.job = j;
+			e.ncpus = j->ncpus;
+			e.mpiprocs = j->ncpus;
+			e.mem = j->mem;
+			j->alloc[0] = e;
+			return true;
+		}
+		*ret_room = seen;
+		return false;
+	}
+	take = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*take));
+	if (!take)
+		return false;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *nd = p->nv[i];
+
+		p->ok[i] = node_open(nd, q, j, &p->room[i]);
+		if (p->ok[i] && p->room[i] > seen)
+			seen = p->room[i];
+		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t);
+	}
+	*ret_room = seen;
+	sh = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*sh));
+	if (!sh || !chunks_assign(j, p->room, p->ok, p->n_nodes, take, sh))
+		goto done;
+	for (size_t i = 0; i < p->n_nodes; i++)
+		n_take += take[i] > 0;
+	if (n_take > JOB_NODES_MAX || job_alloc_init(j, n_take) < 0)
+		goto done;
+	n_take = 0;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct alloc_entry *e;
+		size_t k;
+
+		if (!take[i])
+			continue;
+		/* Entries in job order: the node of the first chunk is the primary. */
+		for (k = n_take; k > 0 && sh[j->alloc[k - 1].mpiprocs].first > sh[i].first; k--)
+			j->alloc[k] = j->alloc[k - 1];
+		e = &j->alloc[k];
+		memset(e, 0, sizeof(*e));
+		e->job = j;
+		e->mpiprocs = (uint32_t)i;   /* the node's index until all are in */
+		n_take++;
+	}
+	for (unsigned k = 0; k < n_take; k++) {
+		struct alloc_entry *e = &j->alloc[k];
+		size_t i = e->mpiprocs;
+
+		if (!node_place(p->nv[i], q, take[i], e) || !(e->node = strdup(p->nv[i]->name)))
+			goto done;
+		e->ncpus = take[i];
+		e->mpiprocs = sh[i].mpiprocs;
+		e->ompthreads = sh[i].ompthreads;
+		e->mem = sh[i].mem;
+	}
+	ok = true;
+done:
+	if (!ok)
+		job_alloc_free(j);
+	free(sh);
+	free(take);
+	return ok;
 }
 
 static struct rotation *rotation_find(const struct pool *p, const char *queue, uid_t uid)
@@ -847,10 +1229,11 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	struct pool_queue *pq = pool_queue_find(p, q->name);
 	struct iqs_turn *turns;
 	size_t n_turns = 0, n = 0;
-	int64_t now = time(NULL);
-	bool more = true, stop = false;
+	int64_t now = pool_now(p);
+	bool more = true, stop = false, reserved = false;
+	unsigned seen;
 
-	if (!pq || !pq->n_users)
+	if (!pq || !pq->n_users || nodes_vector(p) < 0)
 		return 0;
 	turns = malloc(pq->n_users * sizeof(*turns));
 	if (!turns)
@@ -891,41 +1274,37 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					p->deferred_next = j->start_after;
 				continue;
 			}
-			if (j->ncpus > room) {
+			if (job_widest(j) > room) {
 				if (q->strict)
 					stop = true;
+				else if (j->n_chunks && !reserved)
+					reserved = reserve_for(p, q, j, now);
 				continue;
 			}
 			j->reserve = q->reserve;
-			unsigned seen = 0;
-			for (struct node *nd = p->nodes; nd; nd = nd->next) {
-				unsigned nroom;
-
-				if (!node_place(nd, q, j, &nroom)) {
-					if (nroom > seen)
-						seen = nroom;
-					continue;
-				}
-				j->node = strdup(nd->name);
-				if (!j->node)
-					break;
-				node_link_job(nd, j);
+			if (job_place(p, q, j, now, &seen)) {
+				for (unsigned k = 0; k < j->n_alloc; k++)
+					node_link_entry(pool_node_find(p, j->alloc[k].node), &j->alloc[k]);
 				pool_job_state_set(p, j, JOB_RUNNING);
-				node_account(nd, j, false);
+				for (unsigned k = 0; k < j->n_alloc; k++)
+					node_account(j->alloc[k].where, &j->alloc[k], false);
+				j->t_dispatch = now * 1000000000;
 				ret[n].job = j;
-				ret[n].node = nd;
+				ret[n].node = j->alloc[0].where;
 				ret[n].seq = ++p->seq;
 				(void)pool_rotation_set(p, q->name, j->uid, ret[n].seq);
 				n++;
 				placed = true;
-				break;
 			}
 			if (!placed) {
 				/* Room was counted on every node; topology may still
 				 * refuse a job that fits the count, so seen stays. */
-				room = seen;
+				if ((!j->n_chunks || j->place == JOB_PLACE_PACK) && !j->excl)
+					room = seen;
 				if (q->strict)
 					stop = true;
+				else if (j->n_chunks && !reserved)
+					reserved = reserve_for(p, q, j, now);
 			}
 		}
 	}
@@ -966,6 +1345,9 @@ static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct 
 			any_free = true;
 	if (!any_free || c->n_queues == 0)
 		return 0;
+	/* Reservations are made afresh by every pass. */
+	for (struct node *nd = p->nodes; nd; nd = nd->next)
+		nd->resv_t = 0;
 	order = malloc(c->n_queues * sizeof(*order));
 	if (!order)
 		return 0;

@@ -40,7 +40,9 @@ struct node {
 	int64_t last_seen;       /* monotonic ns of the last message */
 	int64_t down_since;      /* monotonic ns it became unreachable; 0: reachable */
 	bool lost;               /* unreachable past node_timeout: its jobs were handled */
-	struct job *jobs;        /* the pool's jobs that name this node */
+	struct alloc_entry *jobs;    /* the allocation entries of jobs on this node */
+	unsigned n_excl;         /* entries of place=excl jobs in jobs */
+	int64_t resv_t;          /* this pass: wall s a wide job's reservation starts here; 0: none */
 	struct node *next;
 };
 
@@ -83,9 +85,9 @@ struct node *pool_nodes(const struct pool *p);
  * node that sent the same text; give it back with pool_topology_put. */
 int pool_topology_get(struct pool *p, const char *text, size_t len, hwloc_topology_t *ret, struct error *err);
 void pool_topology_put(struct pool *p, hwloc_topology_t topo);
-/* The jobs that name n as their node (then j->nnext), in the order they
- * got it; a job leaves the list when released or removed. */
-struct job *pool_node_jobs(const struct node *n);
+/* The allocation entries on n (then e->nnext, e->job the job), newest
+ * first; an entry leaves the list when its job is released or removed. */
+struct alloc_entry *pool_node_jobs(const struct node *n);
 /* Most CPUs any known node has; 0 with no node. */
 unsigned pool_node_max_cpus(const struct pool *p);
 
@@ -95,16 +97,37 @@ bool pool_deferred_due(struct pool *p, int64_t now);
 /* A node is usable for new jobs: connected, up, not drained. */
 bool pool_node_usable(const struct node *n);
 
-/* Marks j's claim used on its node (after a restart or a reconcile). A job
- * added with a node is in that node's list already (pool_node_jobs). */
-void pool_job_claim(struct pool *p, struct job *j);
-/* j's processes are all gone (its wrapper said so before its result):
- * its CPUs go back to the node now; j stays running, and counts so for
- * the limits, until its result. False for a job not running on a node,
- * or whose CPUs are back already. */
-bool pool_job_cpus_back(struct pool *p, struct job *j);
-/* Gives j's CPUs back to its node and forgets the node. */
+/* Marks entry e's claim used on its node (after a restart or a
+ * reconcile). A job added with an allocation (j->alloc with names) is in
+ * its nodes' lists already (pool_node_jobs), its claims marked used. */
+void pool_entry_claim(struct pool *p, struct alloc_entry *e);
+static inline void pool_job_claim(struct pool *p, struct job *j)
+{
+	for (unsigned i = 0; i < j->n_alloc; i++)
+		pool_entry_claim(p, &j->alloc[i]);
+}
+/* The processes of j on e's node are all gone (its wrapper said so before
+ * its result): that node's CPUs go back now; j stays running, and counts
+ * so for the limits, until its result. False for a job not running, or
+ * whose CPUs there are back already. */
+bool pool_entry_cpus_back(struct pool *p, struct alloc_entry *e);
+static inline bool pool_job_cpus_back(struct pool *p, struct job *j)
+{
+	return j->n_alloc && pool_entry_cpus_back(p, &j->alloc[0]);
+}
+/* Gives j's CPUs back on every node of its allocation and forgets it. */
 void pool_job_release(struct pool *p, struct job *j);
+/* Links j's allocation (entries with names, as the store loads them)
+ * into its nodes' lists, creating the nodes; 0 or -ENOMEM. */
+int pool_job_link(struct pool *p, struct job *j);
+
+/* Whether some set of the known nodes (whatever their state) could ever
+ * hold j's request: 0, or -ENOSPC with why (one line) into buf. No node
+ * known: 0 (the job waits for nodes, as a one-node job does). */
+int pool_request_check(const struct pool *p, const struct job *j, char *buf, size_t len);
+
+/* Wall seconds the pass takes as now (a test's clock); 0: time(NULL). */
+void pool_clock_set(struct pool *p, int64_t now);
 
 /* The IQS rotation: the sequence number of the last dispatch of each
  * (queue, user). pool_rotation_set is also how the store's copy is loaded. */
@@ -114,7 +137,7 @@ uint64_t pool_rotation_get(const struct pool *p, const char *queue, uid_t uid);
 /* One dispatch decision of a pass. */
 struct dispatch {
 	struct job *job;
-	struct node *node;
+	struct node *node;       /* the primary's */
 	uint64_t seq;            /* the rotation stamp it gave its user */
 };
 
@@ -122,8 +145,11 @@ struct dispatch {
  * order); within a started queue, its waiting jobs in IQS order (per-user
  * round robin); max_running and max_running_per_user counted live; each job
  * placed on the first usable node where placement finds room (realtime
- * jobs only on nodes that allow it). A job that does not fit is passed
- * over unless the queue is strict, where it stops the queue. Chosen jobs are
+ * jobs only on nodes that allow it); a job across nodes placed whole or
+ * not at all. A job that does not fit is passed over unless the queue is
+ * strict, where it stops the queue; the first job across nodes of a queue
+ * that does not fit gets a reservation (EASY backfill, docs/ARCHITECTURE.md):
+ * later jobs use its nodes only when their walltime ends before it. Chosen jobs are
  * marked running with their CPUs claimed and their user's rotation stamp
  * advanced; the caller commits, or undoes with pool_job_release and
  * state = queued. Returns the number of decisions written (at most max). */

@@ -112,7 +112,6 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	long long walltime = wire_int(msg, "walltime", 0);
 	long long mask = wire_int(msg, "umask", -1);
 	long long prio = wire_int(msg, "priority", 0);
-	unsigned max_cpus;
 	struct error jerr;
 	char *envtext;
 	const char *key;
@@ -169,9 +168,32 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	if (q->ncpus_max && (uint64_t)ncpus > q->ncpus_max)
 		REFUSE("ncpus=%lld: above queue %s's limit of %llu", ncpus, q->name,
 		       (unsigned long long)q->ncpus_max);
-	max_cpus = pool_node_max_cpus(s->pool);
-	if (max_cpus && (unsigned long long)ncpus > max_cpus)
-		REFUSE("ncpus=%lld: more CPUs than any node has (the largest has %u)", ncpus, max_cpus);
+	{
+		struct job probe = { .ncpus = (uint32_t)ncpus };
+		const char *place = wire_str(msg, "place");
+		json_t *chunks = json_object_get(msg, "chunks");
+		char why[200];
+		unsigned long long total = 0;
+		int r;
+
+		if (json_object_get(msg, "place") && (!place || job_place_parse(place, &probe.place, &probe.excl) < 0))
+			REFUSE("place must be scatter, pack or free, with :excl or :shared");
+		if (job_chunks_from_json(&probe, chunks, why, sizeof(why)) < 0)
+			REFUSE("%s", why);
+		for (unsigned i = 0; i < probe.n_chunks; i++)
+			total += (unsigned long long)probe.chunks[i].count * probe.chunks[i].ncpus;
+		if (probe.n_chunks && total != (unsigned long long)ncpus) {
+			free(probe.chunks);
+			REFUSE("ncpus=%lld is not the chunks' total of %llu", ncpus, total);
+		}
+		/* The queue's ncpus_max is the job's total, as PBS's
+		 * resources_max.ncpus (checked above); what no set of the
+		 * known nodes can ever hold is refused here. */
+		r = pool_request_check(s->pool, &probe, why, sizeof(why));
+		free(probe.chunks);
+		if (r < 0)
+			REFUSE("%s", why);
+	}
 	if (mem == 0)
 		mem = (long long)q->mem_default;
 	if (q->mem_max && (uint64_t)mem > q->mem_max) {
@@ -221,6 +243,14 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	p->submit.t_submit = time_wall_ns();
 	p->submit.umask = (int)mask;
 	p->submit.priority = (int)prio;
+	if (json_array_size(json_object_get(msg, "chunks"))) {
+		char *text = json_dumps(json_object_get(msg, "chunks"), JSON_COMPACT);
+
+		json_object_set_new(msg, "_chunks", json_string(text ? text : "[]"));
+		free(text);
+		p->submit.chunks_json = wire_str(msg, "_chunks");
+	}
+	p->submit.place = wire_str(msg, "place");
 	p->submit.start_after = wire_str(attrs, "Execution_Time") ?
 				strtoll(wire_str(attrs, "Execution_Time"), NULL, 10) : 0;
 	if (attrs && json_object_size(attrs)) {
@@ -385,7 +415,7 @@ static void op_delete(struct conn *c, long long req_id, json_t *msg)
 	}
 	if (!node_signal(s, j, SIGTERM))
 		log_info("job %lld: node %s is down; it is stopped when the node returns",
-			 (long long)j->id, j->node ? j->node : "?");
+			 (long long)j->id, job_node(j) ? job_node(j) : "?");
 	reply_state(c, req_id, j->state);
 }
 
@@ -478,8 +508,8 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 		}
 		jobs = json_array();
 		/* The node's own list, not every job of the pool per node. */
-		for (struct job *j = pool_node_jobs(n); j; j = j->nnext)
-			json_array_append_new(jobs, json_integer(j->id));
+		for (struct alloc_entry *e = pool_node_jobs(n); e; e = e->nnext)
+			json_array_append_new(jobs, json_integer(e->job->id));
 		cpumask_format(&n->cpus, cpus, sizeof(cpus));
 		json_array_append_new(arr, json_pack(
 			"{s:s, s:s, s:s, s:I, s:I, s:s, s:O?, s:s, s:b, s:s, s:o}",
@@ -582,9 +612,10 @@ static void op_stats(struct conn *c, long long req_id, json_t *msg)
  * "jobid": "1; DROP" must not mean "every job". */
 static const struct {
 	const char *name;
-	enum { T_INT, T_STR, T_BOOL, T_OBJ } type;
+	enum { T_INT, T_STR, T_BOOL, T_OBJ, T_ARRAY } type;
 } members[] = {
 	{ "jobid", T_INT }, { "ncpus", T_INT }, { "mem", T_INT }, { "walltime", T_INT },
+	{ "chunks", T_ARRAY }, { "place", T_STR },
 	{ "from", T_INT }, { "to", T_INT }, { "after", T_INT }, { "offset", T_INT },
 	{ "script", T_STR }, { "name", T_STR }, { "queue", T_STR }, { "workdir", T_STR },
 	{ "stdout", T_STR }, { "stderr", T_STR }, { "user", T_STR }, { "action", T_STR },
@@ -607,6 +638,7 @@ static const char *member_mistyped(const json_t *msg)
 		case T_INT: ok = json_is_integer(v); break;
 		case T_STR: ok = json_is_string(v); break;
 		case T_BOOL: ok = json_is_boolean(v); break;
+		case T_ARRAY: ok = json_is_array(v); break;
 		default: ok = json_is_object(v); break;
 		}
 		if (!ok)

@@ -80,6 +80,7 @@ struct server {
 		char name[64];
 	} users[64];              /* uid -> name cache, round robin */
 	unsigned users_next;
+	struct task_routes *tasks;   /* tasks.c: remote starts in flight */
 };
 
 /* server.c */
@@ -147,6 +148,12 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j);
 /* admin.c: qmgr's ops (root only) and the dispatch order listing. */
 void admin_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
 void node_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
+/* tasks.c: task.* from a node, routed to another node of the job
+ * (docs/PARALLEL.md, "Remote start"); task_routes_node_gone ends the tasks
+ * in flight to or from a node whose link went; task_routes_destroy frees. */
+void task_routes_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
+void task_routes_node_gone(struct server *s, const char *name);
+void task_routes_destroy(struct server *s);
 /* A node's connection went away. */
 void node_link_lost(struct server *s, struct conn *c);
 /* Sends job.launch for j to its node; the job row says what to run. */

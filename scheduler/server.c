@@ -290,7 +290,7 @@ static void conn_message(struct conn *c, json_t *msg)
 		conn_reply_err(c, 0, EINVAL, "request without an integer \"id\"");
 		return;
 	}
-	if (strncmp(op, "node.", 5) == 0 || strncmp(op, "job.", 4) == 0)
+	if (strncmp(op, "node.", 5) == 0 || strncmp(op, "job.", 4) == 0 || strncmp(op, "task.", 5) == 0)
 		node_request_handle(c, op, req_id, msg);
 	else
 		request_handle(c, op, req_id, msg);
@@ -551,6 +551,15 @@ static void pending_flush(struct server *s)
 				j->rerunnable = p->submit.rerunnable;
 				j->priority = p->submit.priority;
 				j->start_after = p->submit.start_after;
+				if (p->submit.chunks_json) {
+					json_t *chunks = json_loads(p->submit.chunks_json, 0, NULL);
+					char why[160];
+
+					(void)job_chunks_from_json(j, chunks, why, sizeof(why));
+					json_decref(chunks);
+				}
+				if (p->submit.place)
+					(void)job_place_parse(p->submit.place, &j->place, &j->excl);
 				if (pool_job_add(s->pool, j) < 0)
 					job_free(j);
 			}
@@ -582,7 +591,7 @@ static void pending_flush(struct server *s)
 				 * completed are logged at debug level only. */
 				log_msg(p->result.state == JOB_COMPLETED ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
 					"job %lld %s on %s", (long long)j->id, job_state_name(p->result.state),
-					j->node ? j->node : "?");
+					job_node(j) ? job_node(j) : "?");
 				pool_job_remove(s->pool, j);
 			}
 			/* Results sent inside a registration have no request id. */
@@ -620,8 +629,10 @@ static void schedule(struct server *s)
 	for (size_t i = 0; i < n && r == 0; i++) {
 		char cpus[4096];
 
-		cpumask_format(&d[i].job->cpus, cpus, sizeof(cpus));
-		r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].node->name, cpus, now);
+		cpumask_format(&d[i].job->alloc[0].cpus, cpus, sizeof(cpus));
+		r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].job->alloc[0].node, cpus, now);
+		if (r == 0 && d[i].job->n_alloc > 1)
+			r = jobstore_alloc_insert(s->store, d[i].job);
 		/* Only a (queue, user)'s last stamp of the batch is kept. */
 		if (r == 0 && pool_rotation_get(s->pool, d[i].job->queue, d[i].job->uid) == d[i].seq)
 			r = jobstore_rotation_set(s->store, d[i].job->queue, d[i].job->uid, d[i].seq);
@@ -715,15 +726,15 @@ static int load_job(struct job *j, void *userdata)
 	const struct queue_conf *q = config_queue(s->config, j->queue);
 	int r;
 
-	/* The store keeps a running job's CPUs; its claim (SMT siblings) and
-	 * reserve kind are taken back from them and its queue. */
-	j->claim = j->cpus;
+	/* The store keeps a running job's CPUs (claim = cpus: SMT siblings
+	 * are not kept); its reserve kind is taken back from its queue. */
 	j->reserve = q ? q->reserve : QUEUE_RESERVE_NONE;
-	/* Its node is down until it registers; if it never does within
-	 * node_timeout, it is lost and the job requeued or failed. */
+	/* Its nodes are down until they register; one that never does within
+	 * node_timeout is lost and the job requeued or failed. */
 	r = pool_job_add(s->pool, j);
-	if (r == 0 && j->where && !j->where->down_since)
-		j->where->down_since = time_mono_ns();
+	for (unsigned i = 0; r == 0 && i < j->n_alloc; i++)
+		if (j->alloc[i].where && !j->alloc[i].where->down_since)
+			j->alloc[i].where->down_since = time_mono_ns();
 
 	if (r < 0)
 		job_free(j);
@@ -978,6 +989,7 @@ void server_destroy(struct server *s)
 		close(s->listen_fd);
 		unlink(s->config->socket);
 	}
+	task_routes_destroy(s);
 	pool_destroy(s->pool);
 	peers_destroy(s->peers);
 	jobstore_close(s->store);

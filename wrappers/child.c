@@ -48,11 +48,13 @@ static void child_fail(const struct gded_child *c, int err_fd, const char *fmt, 
 		n = 0;
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
+	if (c->task)
+		line[n++] = '\n';   /* the task's stderr: a line, as a shell writes */
 	if (write(c->report_fd, line, (size_t)n) < 0) {
 		/* Nothing else to tell: the parent then sees exit 127 with no
 		 * reason and says so. */
 	}
-	if (err_fd >= 0) {
+	if (err_fd >= 0 && !c->task) {
 		line[n] = '\n';
 		if (write(err_fd, line, (size_t)n + 1) < 0) {
 			/* The pipe already carries the reason. */
@@ -282,6 +284,7 @@ static void child_terminal(const struct gded_child *c)
 		child_fail(c, -1, "cannot change directory to %s: %s", job->workdir, strerror(errno));
 	if (dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
 		child_fail(c, -1, "dup2: %s", strerror(errno));
+	gded_nofile_restore();
 	child_fds_cloexec();
 	c->exec_stamp[0] = time_wall_ns();
 	c->exec_stamp[1] = time_mono_ns();
@@ -334,6 +337,67 @@ static bool shebang_read(const char *script, char *line, size_t len, char **ret_
 	return true;
 }
 
+static struct rlimit nofile_saved;
+static bool nofile_raised;
+
+void gded_nofile_raise(rlim_t want)
+{
+	struct rlimit rl;
+
+	if (nofile_raised || getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	nofile_saved = rl;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		nofile_raised = true;
+}
+
+void gded_nofile_restore(void)
+{
+	if (nofile_raised)
+		(void)setrlimit(RLIMIT_NOFILE, &nofile_saved);
+}
+
+/* A task's start up to its exec: what the script's child does, with the
+ * task's stdio, directory and argv. */
+void gded_task_exec(const struct gded_child *c)
+{
+	const struct gded_job *job = c->job;
+	const struct gded_task_exec *t = c->task;
+	extern char **environ;
+	sigset_t none;
+	int r;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	(void)exe_oom_score_adj_set(0);
+	if (c->cg) {
+		r = cgroup_job_attach(c->cg, 0);
+		if (r < 0)
+			child_fail(c, -1, "qpool: cannot join the job's cgroup: %s", strerror(-r));
+	}
+	if (job->reserve == GDED_RESERVE_REALTIME)
+		child_realtime(c);
+	if (setsid() < 0)
+		child_fail(c, -1, "qpool: setsid: %s", strerror(errno));
+	child_drop(c);
+	umask(job->umask);
+	/* rsh's rule: the directory asked for, else HOME, else /. */
+	if ((!t->cwd || chdir(t->cwd) < 0) && chdir(job->home) < 0 && chdir("/") < 0)
+		child_fail(c, -1, "qpool: cannot change directory: %s", strerror(errno));
+	if (dup2(t->in, STDIN_FILENO) < 0 || dup2(t->out, STDOUT_FILENO) < 0 ||
+	    dup2(t->err, STDERR_FILENO) < 0)
+		child_fail(c, -1, "qpool: dup2: %s", strerror(errno));
+	gded_nofile_restore();
+	child_fds_cloexec();
+	/* execvp searches the PATH of environ, not of an envp argument. */
+	environ = c->envp;
+	execvp(t->argv[0], t->argv);
+	r = errno;
+	child_fail(c, STDERR_FILENO, "%s: %s", t->argv[0],
+		   r == ENOENT && !strchr(t->argv[0], '/') ? "command not found" : strerror(r));
+}
+
 void gded_child_exec(const struct gded_child *c)
 {
 	const struct gded_job *job = c->job;
@@ -384,6 +448,7 @@ void gded_child_exec(const struct gded_child *c)
 	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
 	    dup2(err, STDERR_FILENO) < 0)
 		child_fail(c, err, "dup2: %s", strerror(errno));
+	gded_nofile_restore();
 	child_fds_cloexec();
 	if (job->pbs_shell) {
 		argv[0] = (char *)job->pbs_shell;

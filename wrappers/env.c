@@ -78,6 +78,15 @@ static int env_index_grow(struct envlist *e)
 
 /* Sets name=value, replacing an earlier entry of the same name in its
  * place. */
+static int env_set(struct envlist *e, const char *name, const char *value);
+
+static int env_set_cb(void *e, const char *name, const char *value)
+{
+	return env_set(e, name, value);
+}
+
+static bool env_has_cb(const void *e, const char *name);
+
 static int env_set(struct envlist *e, const char *name, const char *value)
 {
 	size_t len = strlen(name), *slot;
@@ -113,10 +122,15 @@ static bool env_has(const struct envlist *e, const char *name)
 	return e->nslot && *env_slot(e, name, strlen(name)) != 0;
 }
 
+static bool env_has_cb(const void *e, const char *name)
+{
+	return env_has(e, name);
+}
+
 char **gded_env_build(const struct gded_job *job)
 {
 	struct envlist e = { 0 };
-	char id[24], pbs_id[24 + 72], ncpus[24], tmpdir[PATH_MAX];
+	char id[24], pbs_id[24 + 72], ncpus[24], np_text[24], tmpdir[PATH_MAX];
 	const char *nodefile = job->nodefile ? job->nodefile : "";
 	bool fail = false;
 
@@ -168,19 +182,79 @@ char **gded_env_build(const struct gded_job *job)
 	fail |= env_set(&e, "PBS_QUEUE", job->queue) < 0;
 	fail |= env_set(&e, "PBS_ENVIRONMENT", job->interactive ? "PBS_INTERACTIVE" : "PBS_BATCH") < 0;
 	fail |= env_set(&e, "ENVIRONMENT", job->interactive ? "INTERACTIVE" : "BATCH") < 0;
-	/* One node: Torque's counts, and PBS Pro's first task. */
-	fail |= env_set(&e, "PBS_NP", ncpus) < 0;
-	fail |= env_set(&e, "PBS_NUM_PPN", ncpus) < 0;
-	fail |= env_set(&e, "PBS_NUM_NODES", "1") < 0;
+	/* Torque's counts, PBS Pro's node number and first task (the
+	 * script; tasks get theirs from the control socket). */
+	if (job->nalloc > 1) {
+		const struct gded_alloc *me = &job->alloc[job->node_index];
+		uint64_t np = 0, omp = me->ompthreads;
+		char n[24], ppn[24], nodenum[24], ompn[24];
+
+		for (size_t i = 0; i < job->nalloc; i++)
+			np += job->alloc[i].mpiprocs;
+		if (omp == 0 && job->ompthreads)
+			omp = strtoull(job->ompthreads, NULL, 10);
+		if (omp == 0)
+			omp = me->mpiprocs ? job->ncpus / me->mpiprocs : job->ncpus;
+		if (omp == 0)
+			omp = 1;
+		snprintf(n, sizeof(n), "%zu", job->nalloc);
+		snprintf(ppn, sizeof(ppn), "%" PRIu64, job->alloc[0].mpiprocs);
+		snprintf(nodenum, sizeof(nodenum), "%" PRIu64, job->node_index);
+		snprintf(np_text, sizeof(np_text), "%" PRIu64, np);
+		snprintf(ompn, sizeof(ompn), "%" PRIu64, omp);
+		fail |= env_set(&e, "OMP_NUM_THREADS", ompn) < 0;
+		fail |= env_set(&e, "PBS_NP", np_text) < 0;
+		fail |= env_set(&e, "PBS_NUM_PPN", ppn) < 0;
+		fail |= env_set(&e, "PBS_NUM_NODES", n) < 0;
+		fail |= env_set(&e, "PBS_NODENUM", nodenum) < 0;
+		fail |= env_set(&e, "PBS_VNODENUM", nodenum) < 0;
+	} else {
+		fail |= env_set(&e, "PBS_NP", ncpus) < 0;
+		fail |= env_set(&e, "PBS_NUM_PPN", ncpus) < 0;
+		fail |= env_set(&e, "PBS_NUM_NODES", "1") < 0;
+		fail |= env_set(&e, "PBS_NODENUM", "0") < 0;
+		fail |= env_set(&e, "PBS_VNODENUM", "0") < 0;
+	}
 	fail |= env_set(&e, "PBS_TASKNUM", "1") < 0;
-	fail |= env_set(&e, "PBS_NODENUM", "0") < 0;
-	fail |= env_set(&e, "PBS_VNODENUM", "0") < 0;
+	if (job->task_socket)
+		fail |= env_set(&e, "QPOOL_TASK_SOCKET", job->task_socket) < 0;
 	if (job->server)
 		fail |= env_set(&e, "PBS_SERVER", job->server) < 0;
 	if (gded_tmpdir_path(job, tmpdir, sizeof(tmpdir)) == 0)
 		fail |= env_set(&e, "TMPDIR", tmpdir) < 0;
+	fail |= gded_mpienv_add(job, env_has_cb, env_set_cb, &e) < 0;
 	free(e.slot);
 	if (fail) {
+		gded_env_free(e.v);
+		return NULL;
+	}
+	return e.v;
+}
+
+char **gded_env_task(char *const *base, const json_t *over, const char *tasknum)
+{
+	struct envlist e = { 0 };
+	const char *key;
+	json_t *v;
+	bool fail = false;
+
+	for (char *const *p = base; p && *p && !fail; p++) {
+		const char *eq = strchr(*p, '=');
+		char name[256];
+
+		if (!eq || (size_t)(eq - *p) >= sizeof(name))
+			continue;
+		memcpy(name, *p, (size_t)(eq - *p));
+		name[eq - *p] = '\0';
+		fail |= env_set(&e, name, eq + 1) < 0;
+	}
+	fail |= env_set(&e, "PBS_TASKNUM", tasknum) < 0;
+	/* The caller checked every name and value. */
+	json_object_foreach((json_t *)over, key, v)
+		if (!fail && json_is_string(v))
+			fail |= env_set(&e, key, json_string_value(v)) < 0;
+	free(e.slot);
+	if (fail || !e.v) {
 		gded_env_free(e.v);
 		return NULL;
 	}

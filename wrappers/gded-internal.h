@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include <limits.h>
+#include <poll.h>
+#include <sys/resource.h>
 
 #include "gded.h"
 
@@ -22,8 +24,18 @@ struct gded_pty {
 	char path[PATH_MAX];       /* the socket, jobs/<id>.pty */
 };
 
+/* A task (docs/PARALLEL.md task.start) as its child needs it. */
+struct gded_task_exec {
+	char **argv;               /* argv[0] searched in the task's PATH */
+	const char *cwd;           /* NULL: HOME */
+	int in;                    /* its stdin: a pipe or /dev/null */
+	int out;                   /* pipes gded relays */
+	int err;
+};
+
 struct gded_child {
 	const struct gded_job *job;
+	const struct gded_task_exec *task;   /* a task, not the script: NULL */
 	const char *pty_slave;     /* qsub -I: the job's terminal, else NULL */
 	struct cgroup_job *cg;     /* NULL in mode none */
 	char **envp;
@@ -37,6 +49,52 @@ struct gded_child {
  * on a start failure writes the reason to report_fd (and to the job's
  * stderr file when open) and exits 127. */
 __attribute__((noreturn)) void gded_child_exec(const struct gded_child *c);
+
+/* In the child: a task of the job, started as the script is (cgroup,
+ * RT policy, own session, the owner's ids, umask), with the task's
+ * stdio, directory (HOME when it cannot be entered, as rsh does) and
+ * environment. Never returns; when it cannot start, writes the reason to
+ * the task's stderr and exits 127, as a shell does. */
+__attribute__((noreturn)) void gded_task_exec(const struct gded_child *c);
+
+/* RLIMIT_NOFILE: gded raises its own soft limit to hold many tasks'
+ * pipes (gded_nofile_raise, once, before any child); every child puts
+ * the limit it had back before exec, so the job sees what it would
+ * have. */
+void gded_nofile_raise(rlim_t want);
+void gded_nofile_restore(void);
+
+/* gded's control socket (docs/PARALLEL.md "gded's control socket"):
+ * qnoded starts tasks in the job through it. */
+#define GDED_TASKS_MAX 1024   /* tasks at once on a node; more are refused */
+struct gded_ctl;
+
+/* Makes job->ctl (unlinked first; root, 0600, listening) before the
+ * fence. 0, or -errno with err set. */
+int gded_ctl_create(const struct gded_job *job, struct gded_ctl **ret, struct error *err);
+/* The fence is up: tasks may start, in cg (NULL: none) with envp (the
+ * job's environment, kept by the caller until gded_ctl_destroy). */
+void gded_ctl_start(struct gded_ctl *ctl, struct cgroup_job *cg, char **envp);
+/* The job is ending: task.start is refused from now on. */
+void gded_ctl_ending(struct gded_ctl *ctl);
+/* The most pollfds gded_ctl_pollfds fills. */
+size_t gded_ctl_pollmax(void);
+/* Fills pfd with what the control socket and the tasks wait on; the
+ * count. gded_ctl_events takes the same array after poll. */
+size_t gded_ctl_pollfds(struct gded_ctl *ctl, struct pollfd *pfd);
+void gded_ctl_events(struct gded_ctl *ctl, const struct pollfd *pfd, size_t n);
+/* A child gded reaped: true when it was a task (its task.exit follows
+ * once its output is relayed). */
+bool gded_ctl_reaped(struct gded_ctl *ctl, pid_t pid, int status);
+/* Tasks whose process has not been reaped yet. */
+size_t gded_ctl_live(const struct gded_ctl *ctl);
+/* sig to every live task's process group. */
+void gded_ctl_signal_all(struct gded_ctl *ctl, int sig);
+/* After teardown (every process of the job gone): relays what the
+ * tasks' pipes still hold and every task.exit (a task not reaped counts
+ * as killed by SIGKILL), for at most a second; closes and removes the
+ * socket. NULL-safe. */
+void gded_ctl_destroy(struct gded_ctl *ctl);
 
 /* Opens an output file at path for writing, as the calling user, with
  * O_CREAT (mode 0666 less the umask) and extra (0: truncate it; O_APPEND:
@@ -66,6 +124,13 @@ bool gded_mail_wanted(const struct gded_job *job, char point);
 /* Mails the job's owner (or -M's users) "what" through job->sendmail -t,
  * run as the user, waiting at most 5 s. 0 or -errno. */
 int gded_mail_send(const struct gded_job *job, const char *what);
+
+/* The PBS nodefile's text, in a new buffer (*ret_len bytes, free it): a
+ * one-node job's node name once per CPU; a job across nodes, each node's
+ * name once per MPI slot, in job order (docs/PARALLEL.md), the same on
+ * every node. 0 or -errno with err set. */
+int gded_nodefile_text(const struct gded_job *job, char **ret, size_t *ret_len,
+		       struct error *err);
 
 /* Makes the pty (slave given to the job's user) and the socket beside the
  * job's script (the user's, 0600, listening). 0 or -errno with err. */

@@ -31,6 +31,19 @@ enum gded_reserve {
 	GDED_RESERVE_REALTIME,
 };
 
+/* One node of a job's allocation (docs/PARALLEL.md), job order. */
+struct gded_alloc {
+	const char *node;         /* its name, as in PBS_NODEFILE */
+	uint64_t ncpus;
+	uint64_t mpiprocs;        /* MPI slots: its lines in PBS_NODEFILE */
+	uint64_t ompthreads;      /* 0: ncpus / mpiprocs */
+	uint64_t mem;             /* bytes; 0: none */
+};
+
+/* Bounds on an allocation gded accepts: entries, and PBS_NODEFILE lines. */
+#define GDED_ALLOC_MAX 65536
+#define GDED_SLOTS_MAX (1u << 20)
+
 /* One job, filled from a launch spec (gded_spec_parse) or from by-hand
  * options (gded_byhand_run). Strings point into `owner` (or argv) and live
  * as long as it does; env and groups are owned. */
@@ -84,7 +97,21 @@ struct gded_job {
 	const char *mail_points;  /* -m: letters of abe, or NULL */
 	const char *mail_users;   /* -M, or NULL: the user */
 	bool interactive;         /* qsub -I: a login shell on a pty, no script */
+	/* A job across nodes (docs/PARALLEL.md): the whole allocation and
+	 * this node's place in it. nalloc 0: a one-node job. */
+	struct gded_alloc *alloc; /* owned; names point into owner */
+	size_t nalloc;
+	uint64_t node_index;      /* 0: the primary, which runs the script */
+	const char *ctl;          /* the control socket to serve, or NULL */
+	const char *task_socket;  /* qnoded's task socket (QPOOL_TASK_SOCKET), or NULL */
 };
+
+/* A sister: a node of a multi-node job other than the first. It fences
+ * its share and runs only the tasks that come on its control socket. */
+static inline bool gded_job_sister(const struct gded_job *job)
+{
+	return job->nalloc > 1 && job->node_index > 0;
+}
 
 enum gded_status {
 	GDED_STATUS_EXITED,
@@ -109,6 +136,7 @@ struct gded_result {
 	bool timeout;
 	bool cancelled;
 	bool oom;
+	bool sister;              /* the result of a sister (docs/PARALLEL.md) */
 	char reason[256];         /* "" or one line */
 	int exec_errno;           /* execve's errno when the job could not be executed */
 	uint64_t cpu_ns;
@@ -134,6 +162,21 @@ void gded_job_clear(struct gded_job *job);
  * gded_env_free) or NULL on ENOMEM. */
 char **gded_env_build(const struct gded_job *job);
 void gded_env_free(char **env);
+
+/* The launcher variables of MPI (wrappers/mpienv.c; docs/ARCHITECTURE.md,
+ * "MPI inside a job"): Open MPI's plm_rsh_agent, default hostfile, pml;
+ * hydra's launcher, its exec and host file; each set through set(e, ...)
+ * unless has(e, name) says the job's environment has it already. Nothing
+ * without a node file. 0, or -1 when set failed. */
+typedef bool (*gded_env_has_f)(const void *e, const char *name);
+typedef int (*gded_env_set_f)(void *e, const char *name, const char *value);
+int gded_mpienv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set_f set, void *e);
+
+/* A task's environment (docs/PARALLEL.md task.start): base (the job's,
+ * from gded_env_build), PBS_TASKNUM set to tasknum, then over's members
+ * (an object of strings, names already checked; NULL: none) on top.
+ * NULL-terminated, free with gded_env_free; NULL on ENOMEM. */
+char **gded_env_task(char *const *base, const json_t *over, const char *tasknum);
 
 /* Runs the job to its end: cgroup, fork, drop to the user, exec, wait,
  * kill stragglers, read usage, remove the cgroup. res is always filled;

@@ -41,7 +41,9 @@ static json_t *stamps_json(const int64_t *v)
 
 json_t *gded_result_json(const struct gded_result *res)
 {
-	return json_pack("{s:I, s:s, s:o, s:o, s:b, s:b, s:b, s:o, s:I, s:I, s:o, s:o}",
+	json_t *o;
+
+	o = json_pack("{s:I, s:s, s:o, s:o, s:b, s:b, s:b, s:o, s:I, s:I, s:o, s:o}",
 			 "jobid", (json_int_t)res->jobid,
 			 "status", status_name(res->status),
 			 "exit_status", res->status == GDED_STATUS_EXITED ?
@@ -56,6 +58,12 @@ json_t *gded_result_json(const struct gded_result *res)
 			 "mem_peak", (json_int_t)res->mem_peak,
 			 "times", stamps_json(res->wall),
 			 "mono", stamps_json(res->mono));
+	/* Only a sister's says so: a one-node job's result is as before. */
+	if (o && res->sister && json_object_set_new(o, "sister", json_true()) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
 }
 
 int gded_result_write(const char *path, const struct gded_result *res, struct error *err)

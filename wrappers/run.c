@@ -50,7 +50,18 @@ struct run {
 	int tfd;
 	enum run_phase phase;
 	struct gded_pty *pty;  /* qsub -I, or NULL */
+	bool sister;         /* runs no script: only tasks (docs/PARALLEL.md) */
+	struct gded_ctl *ctl;  /* the control socket, or NULL */
 };
+
+/* A sister holds its fence until it is ended (SIGTERM, walltime): then
+ * its loop ends once nothing of it runs. */
+static void sister_check_done(struct run *run)
+{
+	if (run->sister && (run->phase == PHASE_KILLED ||
+			    (run->phase != PHASE_RUN && gded_ctl_live(run->ctl) == 0)))
+		run->exited = true;
+}
 
 /* The socket to tell qnoded the job's processes are gone (--notify), or -1. */
 static int notify_fd = -1;
@@ -91,22 +102,45 @@ static void fail(struct gded_result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The PBS nodefile: the node name once per CPU, owned by the user. */
-static int nodefile_write(const struct gded_job *job, struct error *err)
+int gded_nodefile_text(const struct gded_job *job, char **ret, size_t *ret_len,
+		       struct error *err)
 {
-	size_t nlen = strlen(job->node) + 1, len = nlen * job->ncpus, off = 0;
-	char *text = NULL;
-	int fd = -1, r = 0;
+	struct gded_alloc one = { .node = job->node, .mpiprocs = job->ncpus };
+	const struct gded_alloc *a = job->nalloc > 1 ? job->alloc : &one;
+	size_t n = job->nalloc > 1 ? job->nalloc : 1, len = 0, off = 0;
+	char *text;
 
-	if (job->ncpus > 65536)
+	if (job->nalloc <= 1 && job->ncpus > 65536)
 		return error_set(err, -EINVAL, "ncpus %" PRIu64 " is too large", job->ncpus);
-	text = malloc(len);
+	/* Bounded by the spec: GDED_SLOTS_MAX lines of at most 256 bytes. */
+	for (size_t i = 0; i < n; i++)
+		len += (strlen(a[i].node) + 1) * a[i].mpiprocs;
+	text = malloc(len + 1);
 	if (!text)
 		return error_set(err, -ENOMEM, "out of memory");
-	for (uint64_t i = 0; i < job->ncpus; i++) {
-		memcpy(text + i * nlen, job->node, nlen - 1);
-		text[i * nlen + nlen - 1] = '\n';
+	for (size_t i = 0; i < n; i++) {
+		size_t nlen = strlen(a[i].node);
+
+		for (uint64_t k = 0; k < a[i].mpiprocs; k++) {
+			memcpy(text + off, a[i].node, nlen);
+			text[off + nlen] = '\n';
+			off += nlen + 1;
+		}
 	}
+	*ret = text;
+	*ret_len = len;
+	return 0;
+}
+
+static int nodefile_write(const struct gded_job *job, struct error *err)
+{
+	size_t len = 0, off = 0;
+	char *text = NULL;
+	int fd = -1, r;
+
+	r = gded_nodefile_text(job, &text, &len, err);
+	if (r < 0)
+		return r;
 	fd = open(job->nodefile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
 		r = error_set(err, -errno, "cannot write %s: %m", job->nodefile);
@@ -187,13 +221,15 @@ static void descendants_kill(void)
 
 static void job_kill_all(struct run *run)
 {
-	if (run->cg)
+	if (run->cg) {
 		cgroup_job_kill(run->cg, KILL_TIMEOUT_MS);
-	else if (!run->exited) {
-		if (kill(-run->pid, SIGKILL) < 0)
+	} else {
+		if (!run->exited && run->pid > 0 && kill(-run->pid, SIGKILL) < 0)
 			kill(run->pid, SIGKILL);   /* before its setsid, no group yet */
+		gded_ctl_signal_all(run->ctl, SIGKILL);
 	}
 	run->phase = PHASE_KILLED;
+	sister_check_done(run);
 }
 
 /* SIGTERM to the job's process group, SIGKILL to everything after
@@ -202,6 +238,17 @@ static int job_terminate(struct run *run, bool *reason_flag)
 {
 	if (run->phase != PHASE_RUN)
 		return 0;
+	/* No task starts from now on; those running get the same SIGTERM
+	 * and grace as the script. */
+	gded_ctl_ending(run->ctl);
+	gded_ctl_signal_all(run->ctl, SIGTERM);
+	if (run->sister) {
+		/* Being ended is a sister's normal end, not the job's
+		 * cancel: its result stays exited 0. */
+		run->phase = PHASE_GRACE;
+		sister_check_done(run);
+		return run->exited ? 0 : timer_arm(run, run->job->kill_grace);
+	}
 	*reason_flag = true;
 	/* By hand the command shares gded's process group (the terminal's).
 	 * A job child that has not reached its setsid has no group of its
@@ -220,8 +267,10 @@ static void reap(struct run *run)
 
 	/* Orphans of the job come to us too (subreaper): reap them all. */
 	while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
-		if (w != run->pid)
+		if (w != run->pid) {
+			gded_ctl_reaped(run->ctl, w, st);
 			continue;
+		}
 		stamp(run->res, GDED_STAMP_EXIT);
 		run->exited = true;
 		if (WIFSIGNALED(st)) {
@@ -232,13 +281,17 @@ static void reap(struct run *run)
 			run->res->exit_status = WEXITSTATUS(st);
 		}
 	}
+	sister_check_done(run);
 }
 
 /* qsig: signal sig to the job's process group (to its pid while it has
  * none yet), while the job runs. */
 static void signal_forward(struct run *run, int sig)
 {
-	if (run->pid <= 0 || run->exited || (run->phase != PHASE_RUN && run->phase != PHASE_GRACE))
+	if (run->phase != PHASE_RUN && run->phase != PHASE_GRACE)
+		return;
+	gded_ctl_signal_all(run->ctl, sig);
+	if (run->pid <= 0 || run->exited)
 		return;
 	if (run->job->argv || kill(-run->pid, sig) < 0)
 		kill(run->pid, sig);
@@ -313,40 +366,50 @@ static void on_report(struct run *run)
  * qdel and by its walltime. */
 static int run_loop(struct run *run, struct error *err)
 {
-	int r;
+	struct pollfd *pfd;
+	int r = 0;
 
 	if (run->job->walltime > 0) {
 		r = timer_arm(run, run->job->walltime);
 		if (r < 0)
 			return error_set(err, r, "timerfd: %s", strerror(-r));
 	}
+	pfd = calloc(6 + (run->ctl ? gded_ctl_pollmax() : 0), sizeof(*pfd));
+	if (!pfd)
+		return error_set(err, -ENOMEM, "out of memory");
 	reap(run);
 	while (!run->exited) {
 		struct gded_pty *t = run->pty;
-		struct pollfd pfd[6] = {
-			{ .fd = run->sfd, .events = POLLIN },
-			{ .fd = run->tfd, .events = POLLIN },
-			{ .fd = run->report_fd, .events = POLLIN },
-			{ .fd = t ? t->listen : -1, .events = POLLIN },
-			{ .fd = t && !t->conn_eof ? t->conn : -1, .events = POLLIN },
-			{ .fd = t ? t->master : -1, .events = POLLIN },
-		};
+		size_t n;
 
-		if (poll(pfd, 6, -1) < 0) {
+		pfd[0] = (struct pollfd){ .fd = run->sfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = run->tfd, .events = POLLIN };
+		pfd[2] = (struct pollfd){ .fd = run->report_fd, .events = POLLIN };
+		pfd[3] = (struct pollfd){ .fd = t ? t->listen : -1, .events = POLLIN };
+		pfd[4] = (struct pollfd){ .fd = t && !t->conn_eof ? t->conn : -1, .events = POLLIN };
+		pfd[5] = (struct pollfd){ .fd = t ? t->master : -1, .events = POLLIN };
+		n = gded_ctl_pollfds(run->ctl, pfd + 6);
+		if (poll(pfd, 6 + n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return error_set(err, -errno, "poll: %m");
+			r = error_set(err, -errno, "poll: %m");
+			break;
 		}
 		if (pfd[0].revents) {
 			r = on_signal(run);
-			if (r < 0)
-				return error_set(err, r, "signal: %s", strerror(-r));
+			if (r < 0) {
+				r = error_set(err, r, "signal: %s", strerror(-r));
+				break;
+			}
 		}
 		if (run->tfd >= 0 && pfd[1].revents) {
 			r = on_timer(run);
-			if (r < 0)
-				return error_set(err, r, "timer: %s", strerror(-r));
+			if (r < 0) {
+				r = error_set(err, r, "timer: %s", strerror(-r));
+				break;
+			}
 		}
+		gded_ctl_events(run->ctl, pfd + 6, n);
 		if (run->report_fd >= 0 && pfd[2].revents)
 			on_report(run);
 		if (t && pfd[3].fd >= 0 && pfd[3].revents)
@@ -359,6 +422,11 @@ static int run_loop(struct run *run, struct error *err)
 			t->master = -1;
 		}
 	}
+	free(pfd);
+	/* The script is gone: the job is ending, no task starts any more. */
+	gded_ctl_ending(run->ctl);
+	if (r < 0)
+		return r;
 	/* What the shell wrote last reaches the user before the socket ends. */
 	if (run->pty && run->pty->master >= 0)
 		while (gded_pty_to_user(run->pty) == 0 && poll(&(struct pollfd){ .fd = run->pty->master,
@@ -383,8 +451,8 @@ static int run_teardown(struct run *run, struct error *err)
 		if (r < 0)
 			error_set(err, r, "job.%" PRIu64 ": could not empty the cgroup: %s",
 				  run->job->jobid, strerror(-r));
-	} else if (run->pid > 0) {
-		if (!run->exited)
+	} else {
+		if (run->pid > 0 && !run->exited)
 			kill(-run->pid, SIGKILL);
 		descendants_kill();
 	}
@@ -395,8 +463,13 @@ static int run_teardown(struct run *run, struct error *err)
 			stamp(run->res, GDED_STAMP_EXIT);
 		run->exited = true;
 	}
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	{
+		pid_t w;
+		int st;
+
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			gded_ctl_reaped(run->ctl, w, st);
+	}
 	if (run->cg) {
 		struct cgroup_usage u;
 		int q;
@@ -448,8 +521,8 @@ static void oom_report(const struct gded_job *job, struct gded_result *res)
 	} else {
 		snprintf(res->reason, sizeof(res->reason), "killed: out of memory");
 	}
-	if (job->argv)
-		return;
+	if (job->argv || gded_job_sister(job))
+		return;   /* by hand, or a sister: no output file of its own */
 	snprintf(line, sizeof(line), "qpool: job %" PRIu64 " was %s\n", job->jobid, res->reason);
 	gded_note_append(job, line);
 }
@@ -481,6 +554,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGCHLD);
+	/* A task that closed its stdin: EPIPE, not gded's death. */
+	sigaddset(&mask, SIGPIPE);
 	for (int sig = GDED_SIGFWD_MIN; sig <= GDED_SIGFWD_MAX; sig++)
 		sigaddset(&mask, sig);
 	if (job->argv) {
@@ -499,6 +574,12 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
 		r = error_set(err, -errno, "PR_SET_CHILD_SUBREAPER: %m");
 		fail(res, "gded: %s", err->text);
+		goto done;
+	}
+	/* The control socket before the fence (docs/PARALLEL.md): qnoded may
+	 * connect as soon as gded runs; tasks start once the fence is up. */
+	if (job->ctl && !job->argv && gded_ctl_create(job, &run.ctl, &e) < 0) {
+		fail(res, "%s", e.text);
 		goto done;
 	}
 	if (job->cg_mode != CGROUP_MODE_NONE) {
@@ -537,6 +618,22 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		goto done;
 	}
 	page[0] = page[1] = page[2] = 0;
+	gded_ctl_start(run.ctl, run.cg, envp);
+	if (gded_job_sister(job)) {
+		/* A sister: no script, no output files, no mail (the primary
+		 * tells the user); it holds its fence for the job's tasks. */
+		run.sister = true;
+		res->sister = true;
+		r = run_loop(&run, err);
+		if (r < 0) {
+			fail(res, "gded: %s", err->text);
+		} else {
+			stamp(res, GDED_STAMP_EXIT);
+			res->status = GDED_STATUS_EXITED;
+			res->exit_status = 0;
+		}
+		goto done;
+	}
 	if (gded_mail_wanted(job, 'b'))
 		(void)gded_mail_send(job, "execution begins");
 	if (job->interactive && !job->argv) {
@@ -582,6 +679,7 @@ done:
 		r = q;
 		*err = e;
 	}
+	gded_ctl_destroy(run.ctl);
 	gded_pty_close(&pty);
 	/* Only when the job's processes are gone (the cgroup emptied, or
 	 * every descendant killed and reaped): nothing can plant a link
@@ -593,7 +691,7 @@ done:
 		snprintf(res->reason, sizeof(res->reason), "the job could not be started");
 	if (res->oom)
 		oom_report(job, res);
-	if (!job->argv && (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled ?
+	if (!job->argv && !run.sister && (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled ?
 			   gded_mail_wanted(job, 'e') : gded_mail_wanted(job, 'a'))) {
 		char what[320];
 

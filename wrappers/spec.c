@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "gded.h"
@@ -186,6 +187,100 @@ static int spec_reserve(const json_t *o, struct gded_job *job, struct error *err
 	return 0;
 }
 
+/* A node name goes into PBS_NODEFILE, one per line, and to launchers
+ * that pass it to a shell-like agent: no blanks, no control characters. */
+static bool node_name_ok(const char *name)
+{
+	if (!*name || strlen(name) > 255)
+		return false;
+	for (const char *p = name; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '/')
+			return false;
+	return true;
+}
+
+/* alloc and node_index (docs/PARALLEL.md "job.launch, multi-node
+ * members"): absent, a one-node job. Every entry is checked before
+ * anything is made from it: a bad shape is refused with its place. */
+static int spec_alloc(const json_t *o, struct gded_job *job, struct error *err)
+{
+	json_t *alloc = json_object_get(o, "alloc"), *v;
+	uint64_t slots = 0;
+	size_t i;
+	int r;
+
+	r = spec_u64(o, "node_index", false, &job->node_index, err);
+	if (r < 0)
+		return r;
+	if (!alloc || json_is_null(alloc)) {
+		if (job->node_index != 0)
+			return error_set(err, -EINVAL, "spec: \"node_index\" %llu without \"alloc\"",
+					 (unsigned long long)job->node_index);
+		return 0;
+	}
+	if (!json_is_array(alloc))
+		return error_set(err, -EINVAL, "spec: \"alloc\" is not an array");
+	if (json_array_size(alloc) == 0)
+		return error_set(err, -EINVAL, "spec: \"alloc\" is empty");
+	if (json_array_size(alloc) > GDED_ALLOC_MAX)
+		return error_set(err, -EINVAL, "spec: \"alloc\" has more than %d nodes",
+				 GDED_ALLOC_MAX);
+	if (job->node_index >= json_array_size(alloc))
+		return error_set(err, -EINVAL, "spec: \"node_index\" %llu is outside \"alloc\" "
+				 "(%zu nodes)", (unsigned long long)job->node_index,
+				 json_array_size(alloc));
+	job->alloc = calloc(json_array_size(alloc), sizeof(*job->alloc));
+	if (!job->alloc)
+		return error_set(err, -ENOMEM, "out of memory");
+	json_array_foreach(alloc, i, v) {
+		struct gded_alloc *a = &job->alloc[i];
+		struct error e = { { 0 } };
+
+		if (!json_is_object(v))
+			return error_set(err, -EINVAL, "spec: alloc[%zu] is not an object", i);
+		a->mpiprocs = UINT64_MAX;
+		if (spec_str(v, "node", true, &a->node, &e) < 0 ||
+		    spec_u64(v, "ncpus", true, &a->ncpus, &e) < 0 ||
+		    spec_u64(v, "mpiprocs", false, &a->mpiprocs, &e) < 0 ||
+		    spec_u64(v, "ompthreads", false, &a->ompthreads, &e) < 0 ||
+		    spec_u64(v, "mem", false, &a->mem, &e) < 0)
+			return error_set(err, -EINVAL, "spec: alloc[%zu]: %s", i,
+					 e.text + strlen("spec: "));
+		if (!node_name_ok(a->node))
+			return error_set(err, -EINVAL, "spec: alloc[%zu]: node name \"%s\" is not valid",
+					 i, a->node);
+		if (a->ncpus == 0)
+			return error_set(err, -EINVAL, "spec: alloc[%zu]: \"ncpus\" must be positive", i);
+		if (a->mpiprocs == UINT64_MAX)
+			a->mpiprocs = a->ncpus;
+		if (a->mpiprocs > GDED_SLOTS_MAX || a->ompthreads > GDED_SLOTS_MAX)
+			return error_set(err, -EINVAL, "spec: alloc[%zu]: \"mpiprocs\" or \"ompthreads\" "
+					 "is above %u", i, GDED_SLOTS_MAX);
+		slots += a->mpiprocs;
+		if (slots > GDED_SLOTS_MAX)
+			return error_set(err, -EINVAL, "spec: \"alloc\" has more than %u MPI slots",
+					 GDED_SLOTS_MAX);
+	}
+	job->nalloc = json_array_size(alloc);
+	return 0;
+}
+
+/* ctl and task_socket: paths of Unix sockets, so absolute and short
+ * enough for sun_path. */
+static int spec_socket(const json_t *o, const char *key, const char **ret, struct error *err)
+{
+	int r = spec_str(o, key, false, ret, err);
+
+	if (r < 0 || !*ret)
+		return r;
+	if ((*ret)[0] != '/')
+		return error_set(err, -EINVAL, "spec: \"%s\" must be an absolute path", key);
+	if (strlen(*ret) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return error_set(err, -EINVAL, "spec: \"%s\" is longer than a socket path may be "
+				 "(%zu bytes)", key, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+	return 0;
+}
+
 /* What gded acts on of the PBS attributes qsub recorded. */
 static int spec_attrs(const json_t *spec, struct gded_job *job, struct error *err)
 {
@@ -266,7 +361,10 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_env(spec, job, err)) < 0 ||
 	    (r = spec_groups(spec, job, err)) < 0 ||
 	    (r = spec_reserve(spec, job, err)) < 0 ||
-	    (r = spec_cgroup(spec, job, err)) < 0)
+	    (r = spec_cgroup(spec, job, err)) < 0 ||
+	    (r = spec_alloc(spec, job, err)) < 0 ||
+	    (r = spec_socket(spec, "ctl", &job->ctl, err)) < 0 ||
+	    (r = spec_socket(spec, "task_socket", &job->task_socket, err)) < 0)
 		goto fail;
 	if (job->jobid == 0) {
 		r = error_set(err, -EINVAL, "spec: \"jobid\" must be positive");
@@ -321,6 +419,9 @@ void gded_job_clear(struct gded_job *job)
 {
 	free(job->groups);
 	job->groups = NULL;
+	free(job->alloc);
+	job->alloc = NULL;
+	job->nalloc = 0;
 	job->ngroups = 0;
 	if (job->env) {
 		for (char **e = job->env; *e; e++)

@@ -79,8 +79,8 @@ done
 "$QP_BIN/qacct" --by project | grep -q "^myproject " || fail "qacct --by project"
 
 note "refusals are one line, in the user's terms"
-out=$(as_full qpuser1 qsub -l nodes=2:ppn=4 <<<'true' 2>&1) && fail "nodes=2 accepted"
-[ "$(wc -l <<<"$out")" = 1 ] && grep -q "jobs across nodes are not supported yet" <<<"$out" || fail "nodes=2: $out"
+out=$(as_full qpuser1 qsub -l nodes=2:ppn=4 <<<'true' 2>&1) && fail "nodes=2:ppn=4 accepted on one 2-CPU node"
+[ "$(wc -l <<<"$out")" = 1 ] && grep -q "a chunk of ncpus=4 is wider than any node" <<<"$out" || fail "nodes=2: $out"
 out=$(as_full qpuser1 qsub -l walltime=0 "$w/torque-ppn.sh" 2>&1) && fail "walltime=0 accepted"
 grep -q "walltime=0" <<<"$out" || fail "walltime=0: $out"
 out=$(as_full qpuser1 qsub -u qpuser2 <<<'true' 2>&1) && fail "-u another user accepted"

@@ -10,7 +10,7 @@
 
 #include "jobenv.h"
 
-#include "gded.h"
+#include "gded-internal.h"
 #include "unit.h"
 
 static const char *const good_spec =
@@ -433,6 +433,239 @@ static void test_spec_reserve(void)
 	json_decref(o);
 }
 
+static const char *const alloc3 =
+	"[{\"node\": \"n1\", \"ncpus\": 4, \"mpiprocs\": 2, \"mem\": 1024},"
+	" {\"node\": \"n2\", \"ncpus\": 4, \"mpiprocs\": 2, \"ompthreads\": 3},"
+	" {\"node\": \"n3\", \"ncpus\": 2}]";
+
+/* good_spec as node node_index of alloc3, with its share of 4 CPUs. */
+static int parse_multi(uint64_t node_index, struct gded_job *job, struct error *err)
+{
+	json_t *o = json_loads(good_spec, 0, NULL);
+	int r;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	json_object_set_new(o, "alloc", json_loads(alloc3, 0, NULL));
+	json_object_set_new(o, "node_index", json_integer((json_int_t)node_index));
+	json_object_set_new(o, "ncpus", json_integer(node_index == 2 ? 2 : 4));
+	json_object_set_new(o, "ctl", json_string("/var/lib/qpool/nodes/n1/jobs/12.ctl"));
+	json_object_set_new(o, "task_socket", json_string("/var/lib/qpool/nodes/n1/task.sock"));
+	r = gded_spec_parse(o, job, err);
+	json_decref(o);
+	return r;
+}
+
+static void test_spec_alloc(void)
+{
+	struct gded_job job;
+	struct error err = { { 0 } };
+
+	CU_ASSERT_EQUAL_FATAL(parse_multi(1, &job, &err), 0);
+	CU_ASSERT_EQUAL(job.nalloc, 3);
+	CU_ASSERT_EQUAL(job.node_index, 1);
+	CU_ASSERT(gded_job_sister(&job));
+	CU_ASSERT_STRING_EQUAL(job.alloc[0].node, "n1");
+	CU_ASSERT_EQUAL(job.alloc[0].mpiprocs, 2);
+	CU_ASSERT_EQUAL(job.alloc[0].mem, 1024);
+	CU_ASSERT_EQUAL(job.alloc[1].ompthreads, 3);
+	CU_ASSERT_EQUAL(job.alloc[2].mpiprocs, 2);   /* default: its ncpus */
+	CU_ASSERT_STRING_EQUAL(job.ctl, "/var/lib/qpool/nodes/n1/jobs/12.ctl");
+	CU_ASSERT_STRING_EQUAL(job.task_socket, "/var/lib/qpool/nodes/n1/task.sock");
+	gded_job_clear(&job);
+	CU_ASSERT_PTR_NULL(job.alloc);
+	CU_ASSERT_EQUAL_FATAL(parse_multi(0, &job, &err), 0);
+	CU_ASSERT_FALSE(gded_job_sister(&job));
+	gded_job_clear(&job);
+	/* Absent, or one entry: a one-node job. */
+	CU_ASSERT_EQUAL_FATAL(parse_text(good_spec, &job, &err), 0);
+	CU_ASSERT_EQUAL(job.nalloc, 0);
+	CU_ASSERT_PTR_NULL(job.ctl);
+	gded_job_clear(&job);
+	CU_ASSERT_EQUAL_FATAL(parse_changed("alloc", "[{\"node\": \"n1\", \"ncpus\": 8}]", &job,
+					    &err), 0);
+	CU_ASSERT_EQUAL(job.nalloc, 1);
+	CU_ASSERT_FALSE(gded_job_sister(&job));
+	gded_job_clear(&job);
+}
+
+static void test_spec_alloc_bad(void)
+{
+	static const struct {
+		const char *key;
+		const char *value;
+		const char *text;
+	} cases[] = {
+		{ "alloc", "{\"node\": \"n1\"}", "\"alloc\" is not an array" },
+		{ "alloc", "[]", "\"alloc\" is empty" },
+		{ "alloc", "[\"n1\"]", "alloc[0] is not an object" },
+		{ "alloc", "[{\"ncpus\": 2}]", "alloc[0]: missing \"node\"" },
+		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": 2}, {\"node\": \"n2\"}]",
+		  "alloc[1]: missing \"ncpus\"" },
+		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": 0}]", "alloc[0]: \"ncpus\" must be positive" },
+		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": -2}]", "alloc[0]: \"ncpus\" is not" },
+		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": 2, \"mpiprocs\": \"2\"}]",
+		  "alloc[0]: \"mpiprocs\" is not" },
+		{ "alloc", "[{\"node\": \"n1 x\", \"ncpus\": 2}]", "node name \"n1 x\" is not valid" },
+		{ "alloc", "[{\"node\": \"a\\nb\", \"ncpus\": 2}]", "is not valid" },
+		{ "alloc", "[{\"node\": \"\", \"ncpus\": 2}]", "is not valid" },
+		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": 2, \"mpiprocs\": 2000000}]", "is above" },
+		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": 2, \"mpiprocs\": 1000000},"
+			   " {\"node\": \"n2\", \"ncpus\": 2, \"mpiprocs\": 1000000}]", "MPI slots" },
+		{ "node_index", "1", "\"node_index\" 1 without \"alloc\"" },
+		{ "node_index", "-1", "\"node_index\" is not" },
+		{ "ctl", "\"jobs/12.ctl\"", "\"ctl\" must be an absolute path" },
+		{ "ctl", "7", "\"ctl\" is not a string" },
+		{ "task_socket", "\"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"", "longer than a socket path" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gded_job job;
+		struct error err = { { 0 } };
+		int r = parse_changed(cases[i].key, cases[i].value, &job, &err);
+
+		CU_ASSERT_EQUAL(r, -EINVAL);
+		if (!strstr(err.text, cases[i].text)) {
+			fprintf(stderr, "alloc case %zu: \"%s\" lacks \"%s\"\n", i, err.text,
+				cases[i].text);
+			CU_FAIL("error text");
+		}
+		CU_ASSERT_PTR_NULL(job.alloc);
+		CU_ASSERT_PTR_NULL(job.owner);
+	}
+	/* node_index past the end. */
+	{
+		json_t *o = json_loads(good_spec, 0, NULL);
+		struct gded_job job;
+		struct error err = { { 0 } };
+
+		json_object_set_new(o, "alloc", json_loads(alloc3, 0, NULL));
+		json_object_set_new(o, "node_index", json_integer(3));
+		CU_ASSERT_EQUAL(gded_spec_parse(o, &job, &err), -EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "\"node_index\" 3 is outside \"alloc\" (3 nodes)"));
+		json_decref(o);
+	}
+}
+
+static void test_nodefile(void)
+{
+	struct gded_job job;
+	struct error err = { { 0 } };
+	char *text;
+	size_t len;
+
+	/* Across nodes: each name mpiprocs times, job order, on every node. */
+	for (uint64_t idx = 0; idx < 3; idx++) {
+		CU_ASSERT_EQUAL_FATAL(parse_multi(idx, &job, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(gded_nodefile_text(&job, &text, &len, &err), 0);
+		CU_ASSERT_EQUAL(len, strlen("n1\nn1\nn2\nn2\nn3\nn3\n"));
+		CU_ASSERT_NSTRING_EQUAL(text, "n1\nn1\nn2\nn2\nn3\nn3\n", len);
+		free(text);
+		gded_job_clear(&job);
+	}
+	/* One node: the node name once per CPU, as before. */
+	CU_ASSERT_EQUAL_FATAL(parse_changed("ncpus", "3", &job, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(gded_nodefile_text(&job, &text, &len, &err), 0);
+	CU_ASSERT_EQUAL(len, 9);
+	CU_ASSERT_NSTRING_EQUAL(text, "n1\nn1\nn1\n", len);
+	free(text);
+	gded_job_clear(&job);
+	/* mpiprocs 0 on a node: no line for it. */
+	CU_ASSERT_EQUAL_FATAL(parse_changed("alloc", "[{\"node\": \"a\", \"ncpus\": 2, \"mpiprocs\": 1},"
+					    " {\"node\": \"b\", \"ncpus\": 2, \"mpiprocs\": 0},"
+					    " {\"node\": \"c\", \"ncpus\": 1}]", &job, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(gded_nodefile_text(&job, &text, &len, &err), 0);
+	CU_ASSERT_NSTRING_EQUAL(text, "a\nc\n", len);
+	CU_ASSERT_EQUAL(len, 4);
+	free(text);
+	gded_job_clear(&job);
+}
+
+static void test_env_multi(void)
+{
+	struct gded_job job;
+	struct error err = { { 0 } };
+	char **env;
+
+	CU_ASSERT_EQUAL_FATAL(parse_multi(1, &job, &err), 0);
+	env = gded_env_build(&job);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_NODES"), "3");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_PPN"), "2");   /* entry 0's mpiprocs */
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NP"), "6");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NODENUM"), "1");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "1");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "NCPUS"), "4");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "3");   /* its ompthreads */
+	CU_ASSERT_STRING_EQUAL(env_get(env, "QPOOL_TASK_SOCKET"), "/var/lib/qpool/nodes/n1/task.sock");
+	gded_env_free(env);
+	gded_job_clear(&job);
+	/* Node 0: 4 CPUs for 2 ranks, no ompthreads: 2 each. */
+	CU_ASSERT_EQUAL_FATAL(parse_multi(0, &job, &err), 0);
+	env = gded_env_build(&job);
+	CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "2");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NODENUM"), "0");
+	gded_env_free(env);
+	gded_job_clear(&job);
+	/* Node 2: 2 CPUs, 2 ranks: 1 each. */
+	CU_ASSERT_EQUAL_FATAL(parse_multi(2, &job, &err), 0);
+	env = gded_env_build(&job);
+	CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "1");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "NCPUS"), "2");
+	gded_env_free(env);
+	gded_job_clear(&job);
+	/* One node: the counts as before, no task socket unless given. */
+	CU_ASSERT_EQUAL_FATAL(parse_text(good_spec, &job, &err), 0);
+	env = gded_env_build(&job);
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_NODES"), "1");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NP"), "8");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_PPN"), "8");
+	CU_ASSERT_PTR_NULL(env_get(env, "QPOOL_TASK_SOCKET"));
+	gded_env_free(env);
+	gded_job_clear(&job);
+}
+
+static void test_env_task(void)
+{
+	char *base[] = { "A=1", "PATH=/usr/bin", "PBS_TASKNUM=1", "HOME=/h", NULL };
+	json_t *over = json_pack("{s:s, s:s}", "A", "2", "NEW", "x");
+	char **env = gded_env_task(base, over, "5");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+	CU_ASSERT_STRING_EQUAL(env_get(env, "A"), "2");          /* the task's wins */
+	CU_ASSERT_STRING_EQUAL(env_get(env, "NEW"), "x");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PATH"), "/usr/bin");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "5");
+	CU_ASSERT_STRING_EQUAL(env[0], "A=2");                   /* in its place */
+	gded_env_free(env);
+	/* The task's own PBS_TASKNUM wins too; no overrides at all. */
+	json_object_set_new(over, "PBS_TASKNUM", json_string("9"));
+	env = gded_env_task(base, over, "5");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "9");
+	gded_env_free(env);
+	env = gded_env_task(base, NULL, "3");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "A"), "1");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "3");
+	CU_ASSERT_PTR_NULL(env_get(env, "NEW"));
+	gded_env_free(env);
+	json_decref(over);
+}
+
+static void test_result_sister(void)
+{
+	struct gded_result res = { .jobid = 12, .status = GDED_STATUS_EXITED, .sister = true };
+	json_t *o = gded_result_json(&res);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CU_ASSERT(json_is_true(json_object_get(o, "sister")));
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "exit_status")), 0);
+	json_decref(o);
+	res.sister = false;
+	o = gded_result_json(&res);
+	CU_ASSERT_PTR_NULL(json_object_get(o, "sister"));
+	json_decref(o);
+}
+
 static const struct unit_test gded_spec_tests[] = {
 	{ "reserve and realtime members", test_spec_reserve },
 	{ "spec: a full spec", test_spec_good },
@@ -444,6 +677,12 @@ static const struct unit_test gded_spec_tests[] = {
 	{ "environment: built in linear time", test_env_linear },
 	{ "environment: above the cap is refused", test_env_cap },
 	{ "result file", test_result },
+	{ "spec: alloc, node_index, ctl, task_socket", test_spec_alloc },
+	{ "spec: bad alloc shapes are refused with the place", test_spec_alloc_bad },
+	{ "nodefile: one node per CPU, across nodes per MPI slot", test_nodefile },
+	{ "environment across nodes", test_env_multi },
+	{ "result: a sister says so", test_result_sister },
+	{ "environment of a task", test_env_task },
 	{ NULL, NULL },
 };
 

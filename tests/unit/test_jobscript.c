@@ -74,8 +74,11 @@ static void test_directives_pbs(void)
 	CU_ASSERT_EQUAL(js.quiet, 1);
 	CU_ASSERT_STRING_EQUAL(js.workdir, "/tmp");
 	CU_ASSERT_EQUAL(js.join, 2);
-	/* excl, pmem, sandbox and -c warn; nothing else does. */
-	CU_ASSERT_EQUAL(js.n_warnings, 4);
+	CU_ASSERT_EQUAL(js.n_chunks, 0);      /* one chunk: plain ncpus */
+	CU_ASSERT_EQUAL(js.place, JOBSPEC_PLACE_SCATTER);
+	CU_ASSERT_EQUAL(js.excl, 1);
+	/* pmem, sandbox and -c warn; nothing else does. */
+	CU_ASSERT_EQUAL(js.n_warnings, 3);
 	jobspec_clear(&js);
 	/* Torque: nodes=1:ppn=N is N CPUs; -C moves the prefix. */
 	CU_ASSERT_EQUAL(parse("#PBS -l nodes=1:ppn=6,walltime=10:00\n", &js, &err), 0);
@@ -165,10 +168,15 @@ static void test_directives_errors(void)
 	} cases[] = {
 		{ "#!/bin/sh\n#PBS -N a\n#PBS -l mem=12Q\n",
 		  "line 3: mem=12Q: not a size (e.g. 512M, 8G)" },
-		{ "#PBS -l nodes=2:ppn=4\n", "line 1: -l nodes=2:ppn=4: jobs across nodes are not supported yet "
-		  "(this asks for 2 nodes; nodes=1:ppn=8 runs on one)" },
-		{ "#PBS -l select=2:ncpus=4\n", "line 1: -l select=2:ncpus=4: jobs across nodes are not supported "
-		  "yet (this asks for 2 chunks; select=1:ncpus=8 runs on one node)" },
+		{ "#PBS -l nodes=0:ppn=4\n", "line 1: -l nodes=0:ppn=4: not a number of nodes" },
+		{ "#PBS -l select=2:ncpus=0\n", "line 1: -l select=2:ncpus=0: ncpus=0: not a count" },
+		{ "#PBS -l select=2:ncpus=4:ngpus=1\n", "line 1: -l select=2:ncpus=4:ngpus=1: ngpus=1: qpool has no "
+		  "GPUs to give (its nodes offer CPUs and memory)" },
+		{ "#PBS -l select=2:ncpus=4:mem=lots\n", "line 1: -l select=2:ncpus=4:mem=lots: mem=lots: not a size "
+		  "(e.g. 512M, 8G)" },
+		{ "#PBS -l select=2:ncpus=4+x\n", "line 1: -l select=2:ncpus=4+x: 'x' is not a number of chunks" },
+		{ "#PBS -l select=1000:ncpus=1000000\n", "line 1: -l select=1000:ncpus=1000000: more than 1000000 "
+		  "CPUs in all" },
 		{ "#PBS -l ngpus=1\n", "line 1: -l ngpus=1: qpool has no GPUs to give (its nodes offer CPUs and memory)" },
 		{ "#PBS -l walltime=0\n", "line 1: walltime=0: a job needs a time limit above 0 (leave walltime out for the queue's default)" },
 		{ "#PBS -W depend=afterok:12\n", "line 1: -W depend=afterok:12: job dependencies are not supported yet" },
@@ -270,9 +278,13 @@ static void test_option_resources(void)
 		{ "place=scatter:excl", 0, -1, -1, -1 },
 		{ "host=n1,arch=x86_64", 0, -1, -1, -1 },
 		{ "walltime=0", -EINVAL, -1, -1, -1 },
-		{ "nodes=2", -EINVAL, -1, -1, -1 },
-		{ "nodes=1:ppn=2+1:ppn=2", -EINVAL, -1, -1, -1 },
-		{ "select=1:ncpus=2+1:ncpus=4", -EINVAL, -1, -1, -1 },
+		{ "nodes=2", 0, 2, -1, -1 },
+		{ "nodes=1:ppn=2+1:ppn=2", 0, 4, -1, -1 },
+		{ "select=1:ncpus=2+1:ncpus=4", 0, 6, -1, -1 },
+		{ "select=3:ncpus=2:mem=1gb", 0, 6, 3LL << 30, -1 },
+		{ "select=2:ncpus=2:mem=1gb+1:ncpus=1", 0, 5, 2LL << 30, -1 },
+		{ "select=2:ncpus=1:walltime=10", -EINVAL, -1, -1, -1 },
+		{ "nodes=2:ppn=0", -EINVAL, -1, -1, -1 },
 		{ "", -EINVAL, -1, -1, -1 },
 		{ ",", -EINVAL, -1, -1, -1 },
 	};
@@ -290,6 +302,87 @@ static void test_option_resources(void)
 		}
 		jobspec_clear(&js);
 	}
+}
+
+/* Requests across nodes: chunks, their totals, place, and the last -l wins. */
+static void test_option_chunks(void)
+{
+	struct jobspec js, cli;
+	struct error err;
+
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "select=2:ncpus=4:mem=2gb:mpiprocs=2:ompthreads=2+1:ncpus=3",
+				       &err), 0);
+	CU_ASSERT_EQUAL_FATAL(js.n_chunks, 2);
+	CU_ASSERT_EQUAL(js.chunks[0].count, 2);
+	CU_ASSERT_EQUAL(js.chunks[0].ncpus, 4);
+	CU_ASSERT_EQUAL(js.chunks[0].mem, 2LL << 30);
+	CU_ASSERT_EQUAL(js.chunks[0].mpiprocs, 2);
+	CU_ASSERT_EQUAL(js.chunks[0].ompthreads, 2);
+	CU_ASSERT_EQUAL(js.chunks[1].count, 1);
+	CU_ASSERT_EQUAL(js.chunks[1].ncpus, 3);
+	CU_ASSERT_EQUAL(js.chunks[1].mpiprocs, 3);   /* default: its ncpus */
+	CU_ASSERT_EQUAL(js.chunks[1].mem, 0);
+	CU_ASSERT_EQUAL(js.ncpus, 11);
+	CU_ASSERT_EQUAL(js.mem, 4LL << 30);
+	CU_ASSERT_EQUAL(js.place, JOBSPEC_PLACE_UNSET);  /* the server's default: free */
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.nodect"), "3");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.select"),
+			       "2:ncpus=4:mem=2gb:mpiprocs=2:ompthreads=2+1:ncpus=3");
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "place=pack:excl", &err), 0);
+	CU_ASSERT_EQUAL(js.place, JOBSPEC_PLACE_PACK);
+	CU_ASSERT_EQUAL(js.excl, 1);
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "place=shared", &err), 0);
+	CU_ASSERT_EQUAL(js.place, JOBSPEC_PLACE_PACK);
+	CU_ASSERT_EQUAL(js.excl, 0);
+	/* A plain ncpus= after it asks for one node again. */
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "ncpus=2", &err), 0);
+	CU_ASSERT_EQUAL(js.n_chunks, 0);
+	CU_ASSERT_EQUAL(js.ncpus, 2);
+	jobspec_clear(&js);
+
+	/* Torque: N nodes of ppn CPUs, each its own node; nodes=N alone is N CPUs. */
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "nodes=3:ppn=2", &err), 0);
+	CU_ASSERT_EQUAL_FATAL(js.n_chunks, 1);
+	CU_ASSERT_EQUAL(js.chunks[0].count, 3);
+	CU_ASSERT_EQUAL(js.chunks[0].ncpus, 2);
+	CU_ASSERT_EQUAL(js.chunks[0].mpiprocs, 2);
+	CU_ASSERT_EQUAL(js.ncpus, 6);
+	CU_ASSERT_EQUAL(js.mem, -1);
+	CU_ASSERT_EQUAL(js.place, JOBSPEC_PLACE_SCATTER);
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "nodes=4", &err), 0);
+	CU_ASSERT_EQUAL_FATAL(js.n_chunks, 1);
+	CU_ASSERT_EQUAL(js.chunks[0].count, 4);
+	CU_ASSERT_EQUAL(js.chunks[0].ncpus, 1);
+	CU_ASSERT_EQUAL(js.ncpus, 4);
+	/* One node's worth is plain ncpus, no chunks. */
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "nodes=1:ppn=5", &err), 0);
+	CU_ASSERT_EQUAL(js.n_chunks, 0);
+	CU_ASSERT_EQUAL(js.ncpus, 5);
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "select=1:ncpus=3", &err), 0);
+	CU_ASSERT_EQUAL(js.n_chunks, 0);
+	CU_ASSERT_EQUAL(js.ncpus, 3);
+	/* place= given before nodes= is kept. */
+	jobspec_clear(&js);
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "place=free,nodes=2:ppn=2", &err), 0);
+	CU_ASSERT_EQUAL(js.place, JOBSPEC_PLACE_FREE);
+	CU_ASSERT_EQUAL(js.n_chunks, 1);
+
+	/* The command line's request replaces the directives'. */
+	jobspec_init(&cli);
+	CU_ASSERT_EQUAL(jobspec_option(&cli, 'l', "select=2:ncpus=1", &err), 0);
+	CU_ASSERT_EQUAL(jobspec_merge(&js, &cli), 0);
+	CU_ASSERT_EQUAL_FATAL(js.n_chunks, 1);
+	CU_ASSERT_EQUAL(js.chunks[0].count, 2);
+	CU_ASSERT_EQUAL(js.ncpus, 2);
+	jobspec_clear(&cli);
+	CU_ASSERT_EQUAL(jobspec_option(&cli, 'l', "ncpus=4", &err), 0);
+	CU_ASSERT_EQUAL(jobspec_merge(&js, &cli), 0);
+	CU_ASSERT_EQUAL(js.n_chunks, 0);
+	CU_ASSERT_EQUAL(js.ncpus, 4);
+	jobspec_clear(&cli);
+	jobspec_clear(&js);
 }
 
 static void test_option_vars(void)
@@ -423,6 +516,7 @@ static const struct unit_test jobscript_tests[] = {
 	{ "directives_errors", test_directives_errors },
 	{ "option_name", test_option_name },
 	{ "option_resources", test_option_resources },
+	{ "option_chunks", test_option_chunks },
 	{ "option_vars", test_option_vars },
 	{ "merge", test_merge },
 	{ "check", test_check },

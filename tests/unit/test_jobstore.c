@@ -78,8 +78,8 @@ static void test_lifecycle(void)
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(list);
 	CU_ASSERT_EQUAL(list->state, JOB_RUNNING);
-	CU_ASSERT_STRING_EQUAL(list->node, "n1");
-	CU_ASSERT_EQUAL(cpumask_count(&list->cpus), 2);
+	CU_ASSERT_STRING_EQUAL(job_node(list), "n1");
+	CU_ASSERT_EQUAL(cpumask_count(&list->alloc[0].cpus), 2);
 	job_free(list);
 
 	res.times[STAMP_EXEC] = 2500;
@@ -98,6 +98,100 @@ static void test_lifecycle(void)
 	CU_ASSERT_PTR_NULL(list);
 	CU_ASSERT_EQUAL(jobstore_job_set_state(js, 999, JOB_HELD, NULL), -ENOENT);
 	jobstore_close(js);
+}
+
+/* Upgrade from version 5 (before migration 6): the running job keeps its
+ * node and CPUs as a one-entry allocation, and a job across nodes can be
+ * stored, dispatched with its allocation rows, reloaded and requeued. */
+static void test_migrate_v5_alloc(void)
+{
+	char *dir = unit_tmpdir();
+	char path[4096], cmd[8400];
+	struct jobstore *js;
+	struct error err;
+	struct job *list = NULL, *j, wide = { 0 };
+	struct job_submit sub = base;
+	struct job_result res = { .state = JOB_COMPLETED, .exit_status = 0, .cpu_ns = 11, .mem_peak = 13 };
+	json_t *row = NULL, *alloc;
+	int64_t id;
+
+	snprintf(path, sizeof(path), "%s/v5.db", dir);
+	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' < tests/unit/data/jobstore-v5.sql", path);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next)
+		if (j->id == 2) {
+			CU_ASSERT_EQUAL_FATAL(j->n_alloc, 1);
+			CU_ASSERT_STRING_EQUAL(job_node(j), "n1");
+			CU_ASSERT_EQUAL(cpumask_count(&j->alloc[0].cpus), 8);
+			CU_ASSERT_EQUAL(j->n_chunks, 0);
+		}
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	/* A job across nodes: chunks and place kept, one row per node. */
+	sub.chunks_json = "[{\"count\":2,\"ncpus\":2,\"mpiprocs\":2,\"ompthreads\":0,\"mem\":0}]";
+	sub.place = "scatter:excl";
+	sub.ncpus = 4;
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &sub, &id), 0);
+	wide.id = id;
+	CU_ASSERT_EQUAL_FATAL(job_alloc_init(&wide, 2), 0);
+	wide.alloc[0].node = strdup("n1");
+	wide.alloc[1].node = strdup("n2");
+	for (int i = 0; i < 2; i++) {
+		wide.alloc[i].ncpus = 2;
+		wide.alloc[i].mpiprocs = 2;
+		cpumask_parse(i ? "2-3" : "0-1", &wide.alloc[i].cpus);
+		snprintf(wide.alloc[i].mems, sizeof(wide.alloc[i].mems), "0");
+	}
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 5000), 0);
+	CU_ASSERT_EQUAL(jobstore_alloc_insert(js, &wide), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	job_alloc_free(&wide);
+	jobstore_close(js);
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next)
+		if (j->id == id) {
+			CU_ASSERT_EQUAL(j->n_chunks, 1);
+			CU_ASSERT_EQUAL(j->place, JOB_PLACE_SCATTER);
+			CU_ASSERT_TRUE(j->excl);
+			CU_ASSERT_EQUAL_FATAL(j->n_alloc, 2);
+			CU_ASSERT_STRING_EQUAL(j->alloc[0].node, "n1");
+			CU_ASSERT_STRING_EQUAL(j->alloc[1].node, "n2");
+			CU_ASSERT_EQUAL(cpumask_count(&j->alloc[1].cpus), 2);
+			CU_ASSERT_EQUAL(j->alloc[1].mpiprocs, 2);
+		}
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	res.times[STAMP_FENCED] = 5100;
+	CU_ASSERT_EQUAL(jobstore_alloc_result(js, id, 1, &res, 6000), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	alloc = json_object_get(row, "alloc");
+	CU_ASSERT_EQUAL(json_array_size(alloc), 2);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(alloc, 1), "node")), "n2");
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(json_array_get(alloc, 1), "times"),
+							   "fenced")), 5100);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_array_get(alloc, 1), "cpu_ns")), 11);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "place")), "scatter:excl");
+	json_decref(row);
+	/* Requeued: its rows go. */
+	CU_ASSERT_EQUAL(jobstore_job_requeue(js, id, "test"), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_PTR_NULL(json_object_get(row, "alloc"));
+	json_decref(row);
+	jobstore_close(js);
+	snprintf(cmd, sizeof(cmd), "test \"$(sqlite3 '%s' 'SELECT count(*) FROM job_alloc')\" = 0", path);
+	CU_ASSERT_EQUAL(system(cmd), 0);
+	unit_tmpdir_remove(dir);
 }
 
 static void test_reopen_and_version(void)
@@ -158,7 +252,7 @@ static void test_migrate_old_store(void)
 		} else {
 			CU_ASSERT_EQUAL(j->id, 2);
 			CU_ASSERT_EQUAL(j->state, JOB_RUNNING);
-			CU_ASSERT_STRING_EQUAL(j->node ? j->node : "", "n1");
+			CU_ASSERT_STRING_EQUAL(job_node(j) ? job_node(j) : "", "n1");
 			CU_ASSERT_STRING_EQUAL(j->queue, "multi8");
 		}
 	}
@@ -391,6 +485,7 @@ static const struct unit_test jobstore_tests[] = {
 	{ "lifecycle", test_lifecycle },
 	{ "reopen_and_version", test_reopen_and_version },
 	{ "migrate_old_store", test_migrate_old_store },
+	{ "migrate_v5_alloc", test_migrate_v5_alloc },
 	{ NULL, NULL },
 };
 

@@ -30,6 +30,7 @@ static const struct user_info test_user = {
 
 static const struct spec_node test_node = {
 	.name = "n1", .jobs_dir = "/var/lib/qpool/nodes/n1/jobs", .cgroup_mode = CGROUP_MODE_V1,
+	.node_dir = "/var/lib/qpool/nodes/n1",
 	.cgroup_root = "/sys/fs/cgroup", .cgroup_parent = "qpool/n1",
 };
 
@@ -43,6 +44,8 @@ static void test_spec_build(void)
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "script"), "/var/lib/qpool/nodes/n1/jobs/42.sh");
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "nodefile"), "/var/lib/qpool/nodes/n1/jobs/42.nodes");
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "result"), "/var/lib/qpool/nodes/n1/jobs/42.result");
+	CU_ASSERT_STRING_EQUAL(wire_str(spec, "ctl"), "/var/lib/qpool/nodes/n1/jobs/42.ctl");
+	CU_ASSERT_STRING_EQUAL(wire_str(spec, "task_socket"), "/var/lib/qpool/nodes/n1/task.sock");
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "home"), "/home/alice");
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "shell"), "/bin/bash");
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "node"), "n1");

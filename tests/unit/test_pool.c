@@ -101,7 +101,7 @@ static void test_first_fit(void)
 	CU_ASSERT_EQUAL_FATAL(n, 2);
 	CU_ASSERT_EQUAL(d[0].job->id, 3);
 	CU_ASSERT_PTR_EQUAL(d[0].node, a);
-	cpumask_format(&d[0].job->cpus, buf, sizeof(buf));
+	cpumask_format(&d[0].job->alloc[0].cpus, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "0-1");
 	CU_ASSERT_EQUAL(d[1].job->id, 1);
 	CU_ASSERT_PTR_EQUAL(d[1].node, b);
@@ -167,16 +167,16 @@ static void test_reserve_kinds(void)
 	pool_job_add(p, job_new(1, "high", 2));          /* rt on 0-1 */
 	pool_job_add(p, job_new(2, "low", 4));           /* none: all 4, rt CPUs too */
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
-	cpumask_format(&pool_job_find(p, 1)->cpus, buf, sizeof(buf));
+	cpumask_format(&pool_job_find(p, 1)->alloc[0].cpus, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "0-1");
-	CU_ASSERT_EQUAL(cpumask_count(&pool_job_find(p, 2)->cpus), 4);
+	CU_ASSERT_EQUAL(cpumask_count(&pool_job_find(p, 2)->alloc[0].cpus), 4);
 	/* An exclusive job needs CPUs free in both senses: none left. */
 	c->queues[0].reserve = QUEUE_RESERVE_EXCLUSIVE;
 	pool_job_add(p, job_new(3, "low", 1));
 	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
 	pool_job_remove(p, pool_job_find(p, 2));
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
-	cpumask_format(&pool_job_find(p, 3)->cpus, buf, sizeof(buf));
+	cpumask_format(&pool_job_find(p, 3)->alloc[0].cpus, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "2");
 	/* Its CPU is gone for realtime and none alike. */
 	cpumask_format(&a->rt_free, buf, sizeof(buf));
@@ -408,7 +408,305 @@ static void test_swap_and_move(void)
 	free(c);
 }
 
+/* A job across nodes: chunks of c, place pl. */
+static struct job *job_wide(int64_t id, enum job_place pl, bool excl, unsigned nchunks,
+			    const struct job_chunk *c, uint64_t walltime)
+{
+	struct job *j = job_new(id, "low", 0);
+
+	j->chunks = calloc(nchunks, sizeof(*j->chunks));
+	memcpy(j->chunks, c, nchunks * sizeof(*c));
+	j->n_chunks = nchunks;
+	for (unsigned i = 0; i < nchunks; i++)
+		j->ncpus += c[i].count * c[i].ncpus;
+	j->place = pl;
+	j->excl = excl;
+	j->walltime = walltime;
+	return j;
+}
+
+static const char *mask_text(const struct cpumask *m)
+{
+	static char buf[4][64];
+	static int k;
+
+	k = (k + 1) % 4;
+	cpumask_format(m, buf[k], sizeof(buf[k]));
+	return buf[k];
+}
+
+/* Scatter, pack and free; chunks of one node become one entry; the node
+ * of the first chunk is the primary; excl keeps others off its nodes. */
+static void test_chunks_place(void)
+{
+	struct config *c = two_queues();
+	struct job_chunk two = { .count = 3, .ncpus = 2, .mpiprocs = 2 };
+	struct job_chunk mixed[2] = { { .count = 1, .ncpus = 1, .mpiprocs = 1, .ompthreads = 1 },
+				      { .count = 2, .ncpus = 3, .mpiprocs = 1, .mem = 100 } };
+	struct dispatch d[8];
+	struct node *a, *b, *n3;
+	struct pool *p;
+	struct job *j;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = node_up(p, "a", "0-3");
+	b = node_up(p, "b", "0-3");
+	n3 = node_up(p, "c", "0-3");
+	/* scatter 3x2: one entry per node. */
+	pool_job_add(p, job_wide(1, JOB_PLACE_SCATTER, false, 1, &two, 60));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	j = d[0].job;
+	CU_ASSERT_EQUAL_FATAL(j->n_alloc, 3);
+	CU_ASSERT_STRING_EQUAL(j->alloc[0].node, "a");
+	CU_ASSERT_STRING_EQUAL(j->alloc[1].node, "b");
+	CU_ASSERT_STRING_EQUAL(j->alloc[2].node, "c");
+	for (int i = 0; i < 3; i++) {
+		CU_ASSERT_EQUAL(j->alloc[i].ncpus, 2);
+		CU_ASSERT_EQUAL(j->alloc[i].mpiprocs, 2);
+		CU_ASSERT_EQUAL(cpumask_count(&j->alloc[i].cpus), 2);
+	}
+	CU_ASSERT_STRING_EQUAL(mask_text(&a->free), "2-3");
+	CU_ASSERT_STRING_EQUAL(mask_text(&n3->free), "2-3");
+	/* Every node lists it. */
+	CU_ASSERT_PTR_EQUAL(pool_node_jobs(b)->job, j);
+	/* The CPUs of one node come back alone; release gives back the rest. */
+	CU_ASSERT_TRUE(pool_entry_cpus_back(p, &j->alloc[1]));
+	CU_ASSERT_STRING_EQUAL(mask_text(&b->free), "0-3");
+	CU_ASSERT_STRING_EQUAL(mask_text(&a->free), "2-3");
+	pool_job_remove(p, j);
+	CU_ASSERT_STRING_EQUAL(mask_text(&a->free), "0-3");
+	CU_ASSERT_STRING_EQUAL(mask_text(&n3->free), "0-3");
+	CU_ASSERT_PTR_NULL(pool_node_jobs(a));
+
+	/* pack: all on one node; too wide for one: waits, nothing held. */
+	two.count = 2;
+	pool_job_add(p, job_wide(2, JOB_PLACE_PACK, false, 1, &two, 60));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->n_alloc, 1);
+	CU_ASSERT_EQUAL(d[0].job->alloc[0].ncpus, 4);
+	CU_ASSERT_EQUAL(d[0].job->alloc[0].mpiprocs, 4);
+	pool_job_remove(p, d[0].job);
+
+	/* free: the widest chunks are placed first (3 on a, 3 on b, then the
+	 * 1 fills a); the node of the request's first chunk (the 1) is the
+	 * primary; two chunks on one node are one entry, slots summed. */
+	pool_job_add(p, job_wide(3, JOB_PLACE_FREE, false, 2, mixed, 60));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	j = d[0].job;
+	CU_ASSERT_EQUAL_FATAL(j->n_alloc, 2);
+	CU_ASSERT_STRING_EQUAL(j->alloc[0].node, "a");
+	CU_ASSERT_EQUAL(j->alloc[0].ncpus, 4);           /* 3 + 1 on a */
+	CU_ASSERT_EQUAL(j->alloc[0].mem, 100);
+	CU_ASSERT_STRING_EQUAL(j->alloc[1].node, "b");
+	CU_ASSERT_EQUAL(j->alloc[1].ncpus, 3);
+	CU_ASSERT_EQUAL(j->alloc[1].mem, 100);
+	CU_ASSERT_EQUAL(j->alloc[0].mpiprocs, 2);
+	CU_ASSERT_EQUAL(j->alloc[0].ompthreads, 1);
+	pool_job_remove(p, j);
+
+	/* excl: only on empty nodes, and nothing beside it afterwards. */
+	pool_job_add(p, job_new(4, "low", 1));          /* lands on a */
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	two.count = 2;
+	two.ncpus = 1;
+	pool_job_add(p, job_wide(5, JOB_PLACE_SCATTER, true, 1, &two, 60));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	j = d[0].job;
+	CU_ASSERT_EQUAL_FATAL(j->n_alloc, 2);
+	CU_ASSERT_STRING_EQUAL(j->alloc[0].node, "b");
+	CU_ASSERT_STRING_EQUAL(j->alloc[1].node, "c");
+	pool_job_add(p, job_new(6, "low", 1));          /* only a is open */
+	pool_job_add(p, job_new(7, "low", 4));          /* a has 3: waits */
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 6);
+	CU_ASSERT_STRING_EQUAL(job_node(d[0].job), "a");
+	CU_ASSERT_EQUAL(pool_job_find(p, 7)->state, JOB_QUEUED);
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
+/* All or nothing: a job that needs three nodes waits while one is busy,
+ * holding no CPU anywhere; it starts when the third frees. */
+static void test_all_or_nothing(void)
+{
+	struct config *c = two_queues();
+	struct job_chunk ch = { .count = 3, .ncpus = 2, .mpiprocs = 2 };
+	struct dispatch d[8];
+	struct node *nd[3];
+	struct pool *p;
+	struct job *busy;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	nd[0] = node_up(p, "a", "0-1");
+	nd[1] = node_up(p, "b", "0-1");
+	nd[2] = node_up(p, "c", "0-1");
+	pool_job_add(p, job_new(1, "low", 1));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	busy = d[0].job;
+	pool_job_add(p, job_wide(2, JOB_PLACE_SCATTER, false, 1, &ch, 60));
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
+	CU_ASSERT_EQUAL(pool_job_find(p, 2)->n_alloc, 0);
+	CU_ASSERT_STRING_EQUAL(mask_text(&nd[0]->free), "1");
+	CU_ASSERT_STRING_EQUAL(mask_text(&nd[1]->free), "0-1");
+	CU_ASSERT_STRING_EQUAL(mask_text(&nd[2]->free), "0-1");
+	pool_job_remove(p, busy);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 2);
+	CU_ASSERT_EQUAL(d[0].job->n_alloc, 3);
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
+/* EASY backfill on a fake clock: a blocked wide job gets a reservation at
+ * the time its nodes free up (running jobs' dispatch + walltime); a later
+ * job runs ahead only when its walltime ends by then, or off its nodes. */
+static void test_backfill(void)
+{
+	struct config *c = two_queues();
+	struct job_chunk ch = { .count = 2, .ncpus = 4, .mpiprocs = 4 };
+	struct dispatch d[8];
+	struct pool *p;
+	struct job *j;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	node_up(p, "a", "0-3");
+	node_up(p, "b", "0-3");
+	node_up(p, "c", "0-1");
+	pool_clock_set(p, 1000);
+	j = job_new(1, "low", 4);                 /* a, until 1100 */
+	j->walltime = 100;
+	pool_job_add(p, j);
+	j = job_new(2, "low", 3);                 /* b, until 2000 */
+	j->walltime = 1000;
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
+	CU_ASSERT_STRING_EQUAL(job_node(pool_job_find(p, 2)), "b");
+
+	pool_clock_set(p, 1050);
+	pool_job_add(p, job_wide(3, JOB_PLACE_SCATTER, false, 1, &ch, 100));  /* a and b whole: at 2000 */
+	j = job_new(4, "low", 1);                 /* ends 1550: before 2000 */
+	j->walltime = 500;
+	pool_job_add(p, j);
+	j = job_new(5, "low", 1);                 /* ends 6050: would delay job 3 */
+	j->walltime = 5000;
+	pool_job_add(p, j);
+	j = job_new(6, "low", 3);                 /* too wide for c: would need b */
+	j->walltime = 5000;
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
+	CU_ASSERT_EQUAL(d[0].job->id, 4);
+	CU_ASSERT_STRING_EQUAL(job_node(d[0].job), "b");   /* a reserved node, in time */
+	CU_ASSERT_EQUAL(d[1].job->id, 5);
+	CU_ASSERT_STRING_EQUAL(job_node(d[1].job), "c");   /* off the reserved nodes */
+	CU_ASSERT_EQUAL(pool_job_find(p, 3)->state, JOB_QUEUED);
+	CU_ASSERT_EQUAL(pool_job_find(p, 6)->state, JOB_QUEUED);
+
+	/* Without the wide job, job 6 would have run: the reservation held it. */
+	pool_clock_set(p, 2000);
+	pool_job_remove(p, pool_job_find(p, 1));
+	pool_job_remove(p, pool_job_find(p, 2));
+	pool_job_remove(p, pool_job_find(p, 4));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 3);
+	CU_ASSERT_EQUAL(d[0].job->n_alloc, 2);
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
+/* Backfill within IQS: the round robin picks whose blocked wide job gets
+ * the reservation; a later user's long job is passed over, their short
+ * one (ending before the reservation) starts, and only the user whose
+ * job started has their rotation stamp advanced. */
+static void test_backfill_iqs(void)
+{
+	struct config *c = two_queues();
+	struct job_chunk ch = { .count = 2, .ncpus = 2, .mpiprocs = 2 };
+	struct dispatch d[8];
+	struct pool *p;
+	struct job *j;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	node_up(p, "a", "0-1");
+	node_up(p, "b", "0-1");
+	pool_clock_set(p, 1000);
+	j = job_of(job_new(1, "low", 2), 3000);      /* a, until 1100 */
+	j->walltime = 100;
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	pool_clock_set(p, 1050);
+	pool_job_add(p, job_of(job_wide(2, JOB_PLACE_SCATTER, false, 1, &ch, 100), 1000));
+	j = job_of(job_new(3, "low", 1), 2000);      /* ends 6050 */
+	j->walltime = 5000;
+	pool_job_add(p, j);
+	j = job_of(job_new(4, "low", 1), 2000);      /* ends 1060 */
+	j->walltime = 10;
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 4);
+	CU_ASSERT_STRING_EQUAL(job_node(d[0].job), "b");
+	CU_ASSERT_EQUAL(pool_job_find(p, 2)->state, JOB_QUEUED);
+	CU_ASSERT_EQUAL(pool_job_find(p, 3)->state, JOB_QUEUED);
+	CU_ASSERT_EQUAL(pool_rotation_get(p, "low", 1000), 0);
+	CU_ASSERT(pool_rotation_get(p, "low", 2000) > 0);
+	/* At 1100 both nodes are free: the wide job goes before user 2000's
+	 * long one, which then has no room. */
+	pool_clock_set(p, 1100);
+	pool_job_remove(p, pool_job_find(p, 1));
+	pool_job_remove(p, pool_job_find(p, 4));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 2);
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
+/* What no set of the known nodes could ever hold is refused, with why. */
+static void test_request_check(void)
+{
+	struct job_chunk ch = { .count = 5, .ncpus = 1, .mpiprocs = 1 };
+	struct pool *p;
+	struct job *j;
+	char why[200];
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	j = job_wide(1, JOB_PLACE_SCATTER, false, 1, &ch, 60);
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);   /* no node yet: waits */
+	node_up(p, "a", "0-3");
+	node_up(p, "b", "0-3");
+	node_up(p, "c", "0-3");
+	pool_node_get(p, "d")->cpus = pool_node_find(p, "a")->cpus;       /* down, still counts */
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "place=scatter: 5 chunks need 5 nodes, the pool has 4");
+	j->place = JOB_PLACE_FREE;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);
+	j->place = JOB_PLACE_PACK;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "place=pack: 5 CPUs on one node, more than any node has (the largest has 4)");
+	j->chunks[0].ncpus = 8;
+	j->place = JOB_PLACE_FREE;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "a chunk of ncpus=8 is wider than any node (the largest has 4 CPUs)");
+	j->chunks[0].ncpus = 3;
+	j->ncpus = 15;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "15 CPUs in 5 chunks do not fit the pool's 4 nodes even when all are free");
+	job_free(j);
+	j = job_new(2, "low", 6);
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "ncpus=6: more CPUs than any node has (the largest has 4)");
+	job_free(j);
+	pool_destroy(p);
+}
+
 static const struct unit_test pool_tests[] = {
+	{ "chunks_place", test_chunks_place },
+	{ "all_or_nothing", test_all_or_nothing },
+	{ "backfill", test_backfill },
+	{ "backfill_iqs", test_backfill_iqs },
+	{ "request_check", test_request_check },
 	{ "cpus_back", test_cpus_back },
 	{ "many_nodes", test_many_nodes },
 	{ "shared_topology", test_shared_topology },

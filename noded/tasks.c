@@ -1,0 +1,1183 @@
+/* SPDX-License-Identifier: MIT */
+/* Remote starts: the task socket jobs' agents call, and the routing of
+ * task.* between them, the jobs' gded control sockets and qpoold. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "noded.h"
+#include "wire.h"
+
+#define TASK_ID_MAX 96
+#define SPEC_MAX (8u << 20)
+/* What waits unread for one peer before it is dropped: a task's output
+ * is relayed as it comes, and an agent that stops reading is not allowed
+ * to grow qnoded without bound. */
+#define OUT_MAX (64u << 20)
+/* An agent's input is read only while what waits for its task's next
+ * hop (the job's control socket, or the link to qpoold) is below this:
+ * stdin piped into qpool-rsh cannot fill qnoded's memory. */
+#define IN_PAUSE (1u << 20)
+#define IN_RECHECK_US 5000
+/* Connections on the task socket, all users together. */
+#define AGENTS_MAX 4096
+
+enum ttask_kind {
+	TASK_LOCAL,    /* agent here, task on this node's gded */
+	TASK_OUT,      /* agent here, task on another node (through qpoold) */
+	TASK_IN,       /* origin on another node, task on this node's gded */
+};
+
+struct agent;
+
+struct ttask {
+	struct tasks *ts;
+	enum ttask_kind kind;
+	int64_t jobid;
+	int64_t dispatch;
+	char id[TASK_ID_MAX];
+	char peer[NODED_NAME_MAX];   /* OUT: the target node; IN: the origin node */
+	struct agent *agent;          /* LOCAL, OUT */
+	uint64_t serial;              /* OUT: the link call's argument */
+	bool started;                 /* the start was answered ok */
+	struct ttask *next;
+};
+
+struct agent {
+	struct tasks *ts;
+	int fd;
+	int pidfd;
+	pid_t pid;
+	uid_t uid;
+	sd_event_source *io;
+	struct wirebuf in, out;
+	long long start_id;           /* its task.start's id; 0 before it */
+	struct ttask *task;
+	bool closing;                 /* close once out is written */
+	bool dead;                    /* a write failed: freed by its handler */
+	bool paused;                  /* not read: its task's next hop is full */
+	struct agent *next;
+};
+
+struct ctl_req {
+	uint64_t id;
+	char task[TASK_ID_MAX];
+	struct ctl_req *next;
+};
+
+/* One connection per job to its gded's jobs/<id>.ctl. */
+struct ctl {
+	struct tasks *ts;
+	int64_t jobid;
+	int fd;
+	sd_event_source *io;
+	struct wirebuf in, out;
+	uint64_t next_id;
+	struct ctl_req *reqs;
+	bool dead;                    /* a write failed: freed by its handler */
+	struct ctl *next;
+};
+
+struct tasks {
+	struct noded *nd;
+	int listen_fd;
+	sd_event_source *listen_src;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct agent *agents;
+	struct ctl *ctls;
+	struct ttask *tasks;
+	uint64_t next_task;
+	uint64_t next_serial;
+	unsigned n_agents;
+	sd_event_source *recheck;     /* while agents are paused */
+	bool stopping;                /* qnoded stops: nothing more is sent */
+};
+
+static void agent_free(struct agent *a);
+static void ttask_end(struct ttask *t, int status, int sig, const char *why);
+
+/* ---- small helpers ---- */
+
+static struct ttask *ttask_find(struct tasks *ts, int64_t jobid, const char *id)
+{
+	for (struct ttask *t = ts->tasks; t; t = t->next)
+		if (t->jobid == jobid && strcmp(t->id, id) == 0)
+			return t;
+	return NULL;
+}
+
+static void ttask_free(struct ttask *t)
+{
+	if (!t)
+		return;
+	for (struct ttask **pp = &t->ts->tasks; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	if (t->agent && t->agent->task == t)
+		t->agent->task = NULL;
+	free(t);
+}
+
+static int io_events(struct wirebuf *out)
+{
+	return EPOLLIN | (out->len > out->off ? EPOLLOUT : 0);
+}
+
+static uint32_t agent_events(const struct agent *a)
+{
+	return (a->paused ? 0 : EPOLLIN) | (a->out.len > a->out.off ? EPOLLOUT : 0);
+}
+
+/* Queues msg (reference stolen) to an agent; drops the agent when it
+ * holds too much unread. */
+static void agent_send(struct agent *a, json_t *msg)
+{
+	int r;
+
+	if (!msg)
+		return;
+	if (a->dead || a->ts->stopping) {
+		json_decref(msg);
+		return;
+	}
+	r = wire_queue(&a->out, msg);
+	json_decref(msg);
+	if (r == 0 && a->out.len - a->out.off > OUT_MAX)
+		r = -ENOBUFS;
+	if (r == 0)
+		r = wire_flush(a->fd, &a->out);
+	if (r < 0) {
+		/* Freed by its handler (the shutdown wakes it), never under a
+		 * caller that may still hold it. */
+		log_debug("task agent pid %d: %s: dropped", (int)a->pid, strerror(-r));
+		a->dead = true;
+		(void)shutdown(a->fd, SHUT_RDWR);
+		(void)sd_event_source_set_io_events(a->io, EPOLLIN);
+		return;
+	}
+	(void)sd_event_source_set_io_events(a->io, agent_events(a));
+}
+
+/* The one-line refusal, and the agent is closed once it is written. */
+static void agent_refuse(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void agent_refuse(struct agent *a, const char *fmt, ...)
+{
+	char text[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_info("remote start by pid %d uid %d refused: %s", (int)a->pid, (int)a->uid, text);
+	a->closing = true;
+	agent_send(a, json_pack("{s:I, s:b, s:s}", "id", (json_int_t)a->start_id, "ok", 0, "error", text));
+}
+
+/* ---- gded's control socket ---- */
+
+static void ctl_free(struct ctl *c, const char *why)
+{
+	struct tasks *ts = c->ts;
+	struct ttask *t;
+
+	for (struct ctl **pp = &ts->ctls; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	c->io = sd_event_source_disable_unref(c->io);
+	if (c->fd >= 0)
+		close(c->fd);
+	wirebuf_free(&c->in);
+	wirebuf_free(&c->out);
+	while (c->reqs) {
+		struct ctl_req *q = c->reqs;
+
+		c->reqs = q->next;
+		free(q);
+	}
+	/* Its tasks on this node can tell no more: they end, killed. Each
+	 * ttask_end frees its task: the scan starts again from the head. */
+again:
+	for (t = ts->tasks; t; t = t->next)
+		if (t->jobid == c->jobid && t->kind != TASK_OUT) {
+			ttask_end(t, -1, SIGKILL, why);
+			goto again;
+		}
+	free(c);
+}
+
+static void ctl_send(struct ctl *c, json_t *msg)
+{
+	int r;
+
+	if (!msg)
+		return;
+	if (c->dead || c->ts->stopping) {
+		json_decref(msg);
+		return;
+	}
+	r = wire_queue(&c->out, msg);
+	json_decref(msg);
+	if (r == 0)
+		r = wire_flush(c->fd, &c->out);
+	if (r < 0) {
+		/* Freed by its handler, which the shutdown wakes. */
+		log_debug("job %" PRId64 ": control socket: %s", c->jobid, strerror(-r));
+		c->dead = true;
+		(void)shutdown(c->fd, SHUT_RDWR);
+		return;
+	}
+	(void)sd_event_source_set_io_events(c->io, io_events(&c->out));
+}
+
+/* A frame for task t that came from where it runs (gded here, or the
+ * target through qpoold): to its agent here, or on to its origin. */
+static void ttask_relay_back(struct ttask *t, const char *op, json_t *msg)
+{
+	if (t->ts->stopping)
+		return;
+	if (t->kind == TASK_IN) {
+		json_t *fwd = json_deep_copy(msg);
+
+		if (!fwd)
+			return;
+		json_object_del(fwd, "from");
+		json_object_set_new(fwd, "op", json_string(op));
+		json_object_set_new(fwd, "jobid", json_integer(t->jobid));
+		json_object_set_new(fwd, "dispatch", json_integer(t->dispatch));
+		json_object_set_new(fwd, "to", json_string(t->peer));
+		json_object_set_new(fwd, "task", json_string(t->id));
+		(void)link_notify(t->ts->nd->link, fwd);
+		return;
+	}
+	if (t->agent) {
+		json_t *fwd = json_deep_copy(msg);
+
+		if (!fwd)
+			return;
+		json_object_del(fwd, "from");
+		json_object_del(fwd, "to");
+		json_object_del(fwd, "dispatch");
+		json_object_set_new(fwd, "op", json_string(op));
+		agent_send(t->agent, fwd);
+	}
+}
+
+/* The task is over (or could not be reached): its agent or origin hears
+ * task.exit once, and it is forgotten. */
+static void ttask_end(struct ttask *t, int status, int sig, const char *why)
+{
+	json_t *m = json_object();
+
+	if (m) {
+		if (sig > 0)
+			json_object_set_new(m, "signal", json_integer(sig));
+		else
+			json_object_set_new(m, "status", json_integer(status));
+		if (why)
+			json_object_set_new(m, "error", json_string(why));
+		ttask_relay_back(t, "task.exit", m);
+		json_decref(m);
+	}
+	if (t->agent)
+		t->agent->closing = true;
+	ttask_free(t);
+}
+
+/* gded's answer to a task.start: to the agent, or back to the origin. */
+static void ctl_start_reply(struct ctl *c, const char *task, json_t *msg)
+{
+	struct ttask *t = ttask_find(c->ts, c->jobid, task);
+	bool ok = wire_bool(msg, "ok", 0);
+	const char *err = wire_str(msg, "error");
+	json_t *m;
+
+	if (!t) {
+		/* Its agent went before it started: nobody will read it. */
+		if (ok)
+			ctl_send(c, json_pack("{s:s, s:s, s:i}", "op", "task.signal", "task", task, "signal",
+					      SIGKILL));
+		return;
+	}
+	if (t->kind == TASK_IN) {
+		m = ok ? json_pack("{s:b, s:I}", "ok", 1, "pid", (json_int_t)wire_int(msg, "pid", 0))
+		       : json_pack("{s:b, s:s}", "ok", 0, "error", err ? err : "the wrapper refused it");
+		if (m) {
+			ttask_relay_back(t, "task.started", m);
+			json_decref(m);
+		}
+	} else if (t->agent) {
+		struct agent *a = t->agent;
+
+		if (ok)
+			agent_send(a, json_pack("{s:I, s:b, s:s, s:I}", "id", (json_int_t)a->start_id, "ok", 1,
+						"task", t->id, "pid", (json_int_t)wire_int(msg, "pid", 0)));
+		else
+			agent_refuse(a, "%s", err ? err : "the job's wrapper refused the task");
+	}
+	if (ok)
+		t->started = true;
+	else
+		ttask_free(t);
+}
+
+static void ctl_dispatch(struct ctl *c, json_t *msg)
+{
+	const char *op = wire_str(msg, "op");
+	const char *task;
+	struct ttask *t;
+
+	if (!op) {
+		uint64_t id = (uint64_t)wire_int(msg, "id", 0);
+
+		for (struct ctl_req **pp = &c->reqs; *pp; pp = &(*pp)->next) {
+			struct ctl_req *q = *pp;
+
+			if (q->id != id)
+				continue;
+			*pp = q->next;
+			ctl_start_reply(c, q->task, msg);
+			free(q);
+			return;
+		}
+		log_debug("job %" PRId64 ": wrapper sent a reply to no request", c->jobid);
+		return;
+	}
+	task = wire_str(msg, "task");
+	t = task ? ttask_find(c->ts, c->jobid, task) : NULL;
+	if (!t)
+		return;   /* a task whose agent has gone */
+	if (strcmp(op, "task.out") == 0) {
+		ttask_relay_back(t, op, msg);
+	} else if (strcmp(op, "task.exit") == 0) {
+		ttask_relay_back(t, op, msg);
+		if (t->agent)
+			t->agent->closing = true;
+		ttask_free(t);
+	} else {
+		log_debug("job %" PRId64 ": wrapper sent unknown op %.40s", c->jobid, op);
+	}
+}
+
+static int ctl_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct ctl *c = userdata;
+	struct error err = { "" };
+	json_t *msg;
+	ssize_t n;
+	int r;
+
+	if (c->dead) {
+		ctl_free(c, "the job's wrapper went away");
+		return 0;
+	}
+	if (revents & EPOLLOUT) {
+		r = wire_flush(c->fd, &c->out);
+		if (r < 0) {
+			ctl_free(c, "the job's wrapper went away");
+			return 0;
+		}
+		(void)sd_event_source_set_io_events(c->io, io_events(&c->out));
+	}
+	if (!(revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return 0;
+	n = wire_read(c->fd, &c->in);
+	if (n == -EAGAIN || n == -EINTR)
+		return 0;
+	if (n <= 0) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "job %" PRId64 " ended on %s", c->jobid, c->ts->nd->name);
+		ctl_free(c, why);
+		return 0;
+	}
+	while ((r = wire_next(&c->in, &msg, &err)) == 1) {
+		ctl_dispatch(c, msg);
+		json_decref(msg);
+	}
+	if (r < 0) {
+		log_warn("job %" PRId64 ": wrapper's control socket: %s", c->jobid, err.text);
+		ctl_free(c, "the job's wrapper sent garbage");
+	}
+	return 0;
+}
+
+/* The job's control connection, connecting when there is none (the first
+ * task, or after a qnoded restart). -errno when gded does not listen. */
+static int ctl_get(struct tasks *ts, int64_t jobid, struct ctl **ret)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ctl *c;
+	int fd, r;
+
+	for (c = ts->ctls; c; c = c->next)
+		if (c->jobid == jobid) {
+			*ret = c;
+			return 0;
+		}
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%" PRId64 ".ctl", ts->nd->jobs_dir, jobid) >=
+	    sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* Blocking connect: gded's socket is local and listening, or absent. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->ts = ts;
+	c->jobid = jobid;
+	c->fd = fd;
+	r = sd_event_add_io(ts->nd->event, &c->io, fd, EPOLLIN, ctl_on_io, c);
+	if (r < 0) {
+		close(fd);
+		free(c);
+		return r;
+	}
+	c->next = ts->ctls;
+	ts->ctls = c;
+	*ret = c;
+	return 0;
+}
+
+/* A new reference to msg's cwd when it is an absolute path, else null
+ * (the task starts in the owner's home, as rsh's do). */
+static json_t *start_cwd(const json_t *msg)
+{
+	const char *cwd = wire_str(msg, "cwd");
+
+	return cwd && cwd[0] == '/' ? json_string(cwd) : json_null();
+}
+
+/* A new reference to msg's env, or an empty object. */
+static json_t *start_env(const json_t *msg)
+{
+	json_t *env = json_object_get(msg, "env");
+
+	return env ? json_incref(env) : json_object();
+}
+
+/* Sends task.start for t to its job's gded here. -errno when it cannot. */
+static int ctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start)
+{
+	struct ctl_req *q;
+	struct ctl *c;
+	json_t *m;
+	int r;
+
+	r = ctl_get(ts, t->jobid, &c);
+	if (r < 0)
+		return r;
+	q = calloc(1, sizeof(*q));
+	m = json_pack("{s:s, s:I, s:I, s:s, s:O, s:o, s:o, s:b}", "op", "task.start", "id",
+		      (json_int_t)(c->next_id + 1), "jobid", (json_int_t)t->jobid, "task", t->id,
+		      "argv", json_object_get(start, "argv"), "env", start_env(start),
+		      "cwd", start_cwd(start), "stdin", wire_bool(start, "stdin", 0));
+	if (!q || !m) {
+		free(q);
+		json_decref(m);
+		return -ENOMEM;
+	}
+	q->id = ++c->next_id;
+	snprintf(q->task, sizeof(q->task), "%s", t->id);
+	q->next = c->reqs;
+	c->reqs = q;
+	ctl_send(c, m);
+	return 0;
+}
+
+/* task.in / task.signal for a task on this node. */
+static void ctl_task_pass(struct tasks *ts, struct ttask *t, const char *op, const json_t *msg)
+{
+	struct ctl *c;
+	json_t *m;
+
+	if (ctl_get(ts, t->jobid, &c) < 0)
+		return;
+	if (strcmp(op, "task.in") == 0)
+		m = json_pack("{s:s, s:s, s:s}", "op", op, "task", t->id, "data", wire_str(msg, "data") ?: "");
+	else
+		m = json_pack("{s:s, s:s, s:I}", "op", op, "task", t->id, "signal",
+			      (json_int_t)wire_int(msg, "signal", SIGTERM));
+	ctl_send(c, m);
+}
+
+/* ---- the caller's job ---- */
+
+/* Whether pid is listed in the cgroup.procs of dir. */
+static bool procs_contain(const char *dir, pid_t pid)
+{
+	char path[PATH_MAX], line[32];
+	bool found = false;
+	FILE *f;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = atol(line) == (long)pid;
+	fclose(f);
+	return found;
+}
+
+/* Never from the environment, which the caller writes (noded.h). */
+int tasks_job_of_pid(const struct noded *nd, pid_t pid, int64_t *ret)
+{
+	char path[PATH_MAX], needle[PATH_MAX], line[PATH_MAX + 64];
+	int r = -ESRCH;
+	FILE *f;
+
+	if (nd->cgroup_mode == CGROUP_MODE_NONE)
+		return -EOPNOTSUPP;
+	snprintf(path, sizeof(path), "%s/%d/cgroup", nd->proc_root, (int)pid);
+	if ((size_t)snprintf(needle, sizeof(needle), "/%s/job.", nd->cgroup_parent) >= sizeof(needle))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	while (r == -ESRCH && fgets(line, sizeof(line), f)) {
+		char *ctrl, *cgpath, *hit, *end, dir[PATH_MAX];
+		int n;
+		long long id;
+
+		line[strcspn(line, "\n")] = '\0';
+		ctrl = strchr(line, ':');
+		cgpath = ctrl ? strchr(ctrl + 1, ':') : NULL;
+		if (!cgpath)
+			continue;
+		*cgpath++ = '\0';
+		ctrl++;
+		if (nd->cgroup_mode == CGROUP_MODE_V2 ? *ctrl != '\0' : strcmp(ctrl, "memory") != 0)
+			continue;
+		hit = strstr(cgpath, needle);
+		if (!hit)
+			continue;
+		errno = 0;
+		id = strtoll(hit + strlen(needle), &end, 10);
+		if (errno || id <= 0 || end == hit + strlen(needle) || (*end && *end != '/'))
+			continue;
+		n = snprintf(dir, sizeof(dir), "%s%s/%s/job.%lld%s", nd->config->cgroup_root,
+			     nd->cgroup_mode == CGROUP_MODE_V2 ? "" : "/memory", nd->cgroup_parent, id, end);
+		if (n > 0 && (size_t)n < sizeof(dir) && procs_contain(dir, pid)) {
+			*ret = id;
+			r = 0;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+/* The job's spec (jobs/<id>.json, root's): its owner and nodes. */
+static int spec_read(struct tasks *ts, int64_t jobid, json_t **ret)
+{
+	struct error err = { "" };
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), "%" PRId64 ".json", jobid);
+	fd = openat(ts->nd->jobs_dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return wire_load_fd(fd, SPEC_MAX, name, ret, &err);
+}
+
+/* Whether host names a node of the job: this node, or an entry of its
+ * allocation (`alloc`, docs/PARALLEL.md). */
+static bool spec_has_node(const json_t *spec, const char *host)
+{
+	json_t *alloc = json_object_get(spec, "alloc"), *e;
+	size_t i;
+
+	if (strcmp(wire_str(spec, "node") ?: "", host) == 0)
+		return true;
+	json_array_foreach(alloc, i, e)
+		if (strcmp(wire_str(e, "node") ?: "", host) == 0)
+			return true;
+	return false;
+}
+
+/* argv: a non-empty array of strings; env: an object of strings; cwd: a
+ * string. NULL when well-formed, else what is wrong. */
+static const char *start_malformed(const json_t *msg)
+{
+	json_t *argv = json_object_get(msg, "argv"), *env = json_object_get(msg, "env"), *v;
+	const char *k;
+	size_t i;
+
+	if (!json_is_array(argv) || json_array_size(argv) == 0)
+		return "task.start needs argv, a non-empty array of strings";
+	json_array_foreach(argv, i, v)
+		if (!json_is_string(v))
+			return "task.start needs argv, a non-empty array of strings";
+	if (env && !json_is_object(env))
+		return "task.start: env must be an object of strings";
+	json_object_foreach(env, k, v)
+		if (!json_is_string(v))
+			return "task.start: env must be an object of strings";
+	if (json_object_get(msg, "cwd") && !json_is_string(json_object_get(msg, "cwd")))
+		return "task.start: cwd must be a string";
+	return NULL;
+}
+
+/* ---- the agents ---- */
+
+static void agent_free(struct agent *a)
+{
+	struct tasks *ts = a->ts;
+	struct ttask *t = a->task;
+
+	for (struct agent **pp = &ts->agents; *pp; pp = &(*pp)->next)
+		if (*pp == a) {
+			*pp = a->next;
+			ts->n_agents--;
+			break;
+		}
+	/* Its task still runs and nobody can see it: it is killed, as a
+	 * remote command is when its rsh goes away. */
+	if (t) {
+		json_t *sig = json_pack("{s:i}", "signal", SIGKILL);
+
+		if (t->started && sig && !ts->stopping) {
+			if (t->kind == TASK_LOCAL)
+				ctl_task_pass(ts, t, "task.signal", sig);
+			else
+				(void)link_notify(ts->nd->link,
+						  json_pack("{s:s, s:I, s:I, s:s, s:s, s:i}", "op", "task.signal",
+							    "jobid", (json_int_t)t->jobid, "dispatch",
+							    (json_int_t)t->dispatch, "to", t->peer, "task", t->id,
+							    "signal", SIGKILL));
+		}
+		json_decref(sig);
+		t->agent = NULL;
+		ttask_free(t);
+	}
+	a->io = sd_event_source_disable_unref(a->io);
+	if (a->fd >= 0)
+		close(a->fd);
+	if (a->pidfd >= 0)
+		close(a->pidfd);
+	wirebuf_free(&a->in);
+	wirebuf_free(&a->out);
+	free(a);
+}
+
+/* qpoold's answer to a task.start sent on for an agent here. */
+static void out_start_reply(struct noded *nd, const json_t *reply, int64_t serial)
+{
+	struct tasks *ts = nd->tasks;
+	struct ttask *t;
+
+	for (t = ts->tasks; t; t = t->next)
+		if (t->kind == TASK_OUT && t->serial == (uint64_t)serial)
+			break;
+	if (!t || wire_bool(reply, "ok", 0))
+		return;   /* routed: task.started follows from the target */
+	if (t->agent)
+		agent_refuse(t->agent, "%s", reply ? wire_str(reply, "error") ?: "qpoold refused the task"
+						   : "lost qpoold before it routed the task");
+	ttask_free(t);
+}
+
+static void agent_start(struct agent *a, json_t *msg)
+{
+	struct tasks *ts = a->ts;
+	struct noded *nd = ts->nd;
+	const char *host = wire_str(msg, "host"), *bad;
+	json_t *spec = NULL;
+	int64_t jobid = 0, dispatch = 0;
+	struct ttask *t;
+	int r;
+
+	a->start_id = wire_int(msg, "id", 0);
+	if (!host || !*host || strlen(host) >= NODED_NAME_MAX) {
+		agent_refuse(a, "task.start needs host, a node name");
+		return;
+	}
+	if ((bad = start_malformed(msg))) {
+		agent_refuse(a, "%s", bad);
+		return;
+	}
+	r = tasks_job_of_pid(nd, a->pid, &jobid);
+	if (r == -EOPNOTSUPP) {
+		agent_refuse(a, "node %s runs jobs without cgroups: it cannot tell which job a caller is in, so it starts no remote tasks",
+			     nd->name);
+		return;
+	}
+	/* The pid was the caller's when it connected: if it is gone, the
+	 * cgroup read may be a recycled pid's. */
+	if (r == 0 && syscall(SYS_pidfd_send_signal, a->pidfd, 0, NULL, 0) < 0)
+		r = -ESRCH;
+	if (r < 0) {
+		agent_refuse(a, "pid %d is not in a job of node %s", (int)a->pid, nd->name);
+		return;
+	}
+	if (!jobs_task_check(nd->jobs, jobid, &dispatch) || spec_read(ts, jobid, &spec) < 0) {
+		agent_refuse(a, "job %" PRId64 " is ending on %s", jobid, nd->name);
+		return;
+	}
+	if (wire_int(spec, "uid", -1) != (long long)a->uid) {
+		agent_refuse(a, "uid %d is not the owner of job %" PRId64, (int)a->uid, jobid);
+		goto done;
+	}
+	if (!spec_has_node(spec, host)) {
+		agent_refuse(a, "%s is not a node of job %" PRId64, host, jobid);
+		goto done;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		agent_refuse(a, "qnoded is out of memory");
+		goto done;
+	}
+	t->ts = ts;
+	t->jobid = jobid;
+	t->dispatch = dispatch;
+	t->agent = a;
+	/* Unique in the job: the node, this qnoded's pid (a restarted one
+	 * must not reuse a running task's name), a counter. */
+	snprintf(t->id, sizeof(t->id), "%s/%d.%" PRIu64, nd->name, (int)getpid(), ++ts->next_task);
+	t->next = ts->tasks;
+	ts->tasks = t;
+	a->task = t;
+	if (strcmp(host, nd->name) == 0) {
+		t->kind = TASK_LOCAL;
+		r = ctl_task_start(ts, t, msg);
+		if (r < 0) {
+			ttask_free(t);
+			agent_refuse(a, "job %" PRId64 " is ending on %s (its wrapper does not answer: %s)", jobid,
+				     nd->name, strerror(-r));
+		}
+		goto done;
+	}
+	t->kind = TASK_OUT;
+	snprintf(t->peer, sizeof(t->peer), "%s", host);
+	t->serial = ++ts->next_serial;
+	r = link_call(nd->link,
+		      json_pack("{s:s, s:I, s:I, s:s, s:s, s:O, s:O, s:O, s:b}", "op", "task.start", "jobid",
+				(json_int_t)jobid, "dispatch", (json_int_t)dispatch, "to", host, "task", t->id,
+				"argv", json_object_get(msg, "argv"), "env", start_env(msg), "cwd",
+				start_cwd(msg), "stdin", wire_bool(msg, "stdin", 0)),
+		      out_start_reply, (int64_t)t->serial);
+	if (r < 0) {
+		ttask_free(t);
+		agent_refuse(a, "node %s cannot reach qpoold now, so not %s", nd->name, host);
+	}
+done:
+	json_decref(spec);
+}
+
+/* Bytes waiting for the next hop of a's task. */
+static size_t agent_next_hop_pending(struct agent *a)
+{
+	struct ttask *t = a->task;
+
+	if (!t || !t->started)
+		return 0;
+	if (t->kind == TASK_OUT)
+		return link_pending(a->ts->nd->link);
+	for (struct ctl *c = a->ts->ctls; c; c = c->next)
+		if (c->jobid == t->jobid)
+			return c->out.len - c->out.off;
+	return 0;
+}
+
+static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* Stops reading a while its task's next hop is full; a timer looks again. */
+static void agent_pause(struct agent *a)
+{
+	struct tasks *ts = a->ts;
+
+	a->paused = true;
+	(void)sd_event_source_set_io_events(a->io, agent_events(a));
+	if (!ts->recheck) {
+		if (sd_event_add_time_relative(ts->nd->event, &ts->recheck, CLOCK_MONOTONIC, IN_RECHECK_US, 1000,
+					       agents_on_recheck, ts) < 0) {
+			/* No timer: read on, unpaused, rather than stall. */
+			ts->recheck = NULL;
+			a->paused = false;
+			(void)sd_event_source_set_io_events(a->io, agent_events(a));
+		}
+		return;
+	}
+	(void)sd_event_source_set_time_relative(ts->recheck, IN_RECHECK_US);
+	(void)sd_event_source_set_enabled(ts->recheck, SD_EVENT_ONESHOT);
+}
+
+static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct tasks *ts = userdata;
+	bool any = false;
+
+	for (struct agent *a = ts->agents; a; a = a->next) {
+		if (!a->paused)
+			continue;
+		if (agent_next_hop_pending(a) < IN_PAUSE) {
+			a->paused = false;
+			(void)sd_event_source_set_io_events(a->io, io_events(&a->out));
+		} else {
+			any = true;
+		}
+	}
+	if (any) {
+		(void)sd_event_source_set_time_relative(s, IN_RECHECK_US);
+		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	return 0;
+}
+
+static void agent_dispatch(struct agent *a, json_t *msg)
+{
+	const char *op = wire_str(msg, "op");
+	struct ttask *t = a->task;
+
+	if (!op) {
+		agent_refuse(a, "a message without op");
+		return;
+	}
+	if (!a->start_id) {
+		if (strcmp(op, "task.start") == 0 && wire_int(msg, "id", 0) > 0)
+			agent_start(a, msg);
+		else
+			agent_refuse(a, "the first message must be task.start with an id");
+		return;
+	}
+	if (strcmp(op, "task.in") != 0 && strcmp(op, "task.signal") != 0)
+		return;   /* nothing else is an agent's to send */
+	if (!t || !t->started)
+		return;
+	if (strcmp(op, "task.signal") == 0) {
+		long long sig = wire_int(msg, "signal", 0);
+
+		if (sig <= 0 || sig >= NSIG)
+			return;
+	}
+	if (t->kind == TASK_LOCAL) {
+		ctl_task_pass(a->ts, t, op, msg);
+		return;
+	}
+	(void)link_notify(a->ts->nd->link,
+			  strcmp(op, "task.in") == 0
+				  ? json_pack("{s:s, s:I, s:I, s:s, s:s, s:s}", "op", op, "jobid", (json_int_t)t->jobid,
+					      "dispatch", (json_int_t)t->dispatch, "to", t->peer, "task", t->id,
+					      "data", wire_str(msg, "data") ?: "")
+				  : json_pack("{s:s, s:I, s:I, s:s, s:s, s:I}", "op", op, "jobid", (json_int_t)t->jobid,
+					      "dispatch", (json_int_t)t->dispatch, "to", t->peer, "task", t->id,
+					      "signal", (json_int_t)wire_int(msg, "signal", 0)));
+}
+
+static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct agent *a = userdata;
+	struct error err = { "" };
+	json_t *msg;
+	ssize_t n;
+	int r;
+
+	if (a->dead) {
+		agent_free(a);
+		return 0;
+	}
+	if (revents & EPOLLOUT) {
+		r = wire_flush(a->fd, &a->out);
+		if (r < 0) {
+			agent_free(a);
+			return 0;
+		}
+		(void)sd_event_source_set_io_events(a->io, agent_events(a));
+	}
+	if (a->closing && a->out.len == a->out.off) {
+		agent_free(a);
+		return 0;
+	}
+	if (!(revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return 0;
+	n = wire_read(a->fd, &a->in);
+	if (n == -EAGAIN || n == -EINTR)
+		return 0;
+	if (n <= 0) {
+		agent_free(a);
+		return 0;
+	}
+	r = 0;
+	while (!a->closing && !a->dead && (r = wire_next(&a->in, &msg, &err)) == 1) {
+		agent_dispatch(a, msg);
+		json_decref(msg);
+	}
+	if (!a->closing && !a->dead && r < 0)
+		agent_refuse(a, "%s", err.text);
+	else if (!a->closing && !a->dead && agent_next_hop_pending(a) >= IN_PAUSE)
+		agent_pause(a);
+	return 0;
+}
+
+static int tasks_on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct tasks *ts = userdata;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct agent *a;
+	int cfd;
+
+	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0)
+		return 0;
+	if (ts->n_agents >= AGENTS_MAX) {
+		log_warn("task socket: %u agents connected already; one more refused", ts->n_agents);
+		close(cfd);
+		return 0;
+	}
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0) {
+		close(cfd);
+		return 0;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		close(cfd);
+		return 0;
+	}
+	a->ts = ts;
+	a->fd = cfd;
+	a->pid = cred.pid;
+	a->uid = cred.uid;
+	/* Held from now: the pid cannot be recycled under the look-up. */
+	a->pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
+	a->next = ts->agents;
+	ts->agents = a;
+	ts->n_agents++;
+	if (sd_event_add_io(ts->nd->event, &a->io, cfd, EPOLLIN, agent_on_io, a) < 0) {
+		agent_free(a);
+		return 0;
+	}
+	if (a->pidfd < 0)
+		agent_refuse(a, "pid %d went away", (int)a->pid);
+	return 0;
+}
+
+/* ---- frames from qpoold ---- */
+
+/* A task.start another node's agent asked for, to run here. */
+static void link_task_start(struct tasks *ts, const json_t *msg)
+{
+	struct noded *nd = ts->nd;
+	const char *from = wire_str(msg, "from"), *task = wire_str(msg, "task"), *bad;
+	int64_t jobid = wire_int(msg, "jobid", 0), dispatch = 0;
+	char why[160] = "";
+	struct ttask *t;
+	int r;
+
+	if (!from || !task || jobid <= 0 || strlen(from) >= NODED_NAME_MAX || strlen(task) >= TASK_ID_MAX ||
+	    ttask_find(ts, jobid, task)) {
+		log_warn("qpoold sent a task.start without from, task or jobid, or a task already known: ignored");
+		return;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return;
+	t->ts = ts;
+	t->kind = TASK_IN;
+	t->jobid = jobid;
+	t->dispatch = wire_int(msg, "dispatch", 0);
+	snprintf(t->id, sizeof(t->id), "%s", task);
+	snprintf(t->peer, sizeof(t->peer), "%s", from);
+	t->next = ts->tasks;
+	ts->tasks = t;
+	if ((bad = start_malformed(msg)))
+		snprintf(why, sizeof(why), "%s", bad);
+	else if (!jobs_task_check(nd->jobs, jobid, &dispatch) || (t->dispatch && dispatch && dispatch != t->dispatch))
+		snprintf(why, sizeof(why), "job %" PRId64 " is ending on %s", jobid, nd->name);
+	else if ((r = ctl_task_start(ts, t, msg)) < 0)
+		snprintf(why, sizeof(why), "job %" PRId64 " is ending on %s (its wrapper does not answer: %s)",
+			 jobid, nd->name, strerror(-r));
+	if (why[0]) {
+		json_t *m = json_pack("{s:b, s:s}", "ok", 0, "error", why);
+
+		if (m) {
+			ttask_relay_back(t, "task.started", m);
+			json_decref(m);
+		}
+		ttask_free(t);
+	}
+}
+
+void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg)
+{
+	const char *task = wire_str(msg, "task");
+	int64_t jobid = wire_int(msg, "jobid", 0);
+	struct ttask *t;
+
+	if (!ts)
+		return;
+	if (strcmp(op, "task.start") == 0) {
+		link_task_start(ts, msg);
+		return;
+	}
+	t = task && jobid > 0 ? ttask_find(ts, jobid, task) : NULL;
+	if (!t) {
+		const char *from = wire_str(msg, "from");
+
+		/* Started for an agent that has gone meanwhile: nobody will
+		 * read it, so it is stopped. */
+		if (strcmp(op, "task.started") == 0 && wire_bool(msg, "ok", 0) && from)
+			(void)link_notify(ts->nd->link,
+					  json_pack("{s:s, s:I, s:I, s:s, s:s, s:i}", "op", "task.signal", "jobid",
+						    (json_int_t)jobid, "dispatch",
+						    (json_int_t)wire_int(msg, "dispatch", 0), "to", from, "task",
+						    task, "signal", SIGKILL));
+		return;
+	}
+	if (t->kind == TASK_IN && (strcmp(op, "task.in") == 0 || strcmp(op, "task.signal") == 0)) {
+		if (t->started)
+			ctl_task_pass(ts, t, op, msg);
+		return;
+	}
+	if (t->kind != TASK_OUT || !t->agent)
+		return;
+	if (strcmp(op, "task.started") == 0) {
+		struct agent *a = t->agent;
+
+		if (wire_bool(msg, "ok", 0)) {
+			t->started = true;
+			agent_send(a, json_pack("{s:I, s:b, s:s, s:I}", "id", (json_int_t)a->start_id, "ok", 1,
+						"task", t->id, "pid", (json_int_t)wire_int(msg, "pid", 0)));
+		} else {
+			ttask_free(t);
+			agent_refuse(a, "%s", wire_str(msg, "error") ?: "refused");
+		}
+	} else if (strcmp(op, "task.out") == 0) {
+		ttask_relay_back(t, op, (json_t *)msg);
+	} else if (strcmp(op, "task.exit") == 0) {
+		ttask_relay_back(t, op, (json_t *)msg);
+		t->agent->closing = true;
+		ttask_free(t);
+	}
+}
+
+void tasks_link_lost(struct tasks *ts)
+{
+	struct ttask *t;
+
+	if (!ts)
+		return;
+	/* Each task found is freed: the scan starts again from the head. */
+again:
+	for (t = ts->tasks; t; t = t->next) {
+		if (t->kind == TASK_OUT) {
+			ttask_end(t, -1, SIGKILL, "lost qpoold, the way to the task's node");
+			goto again;
+		}
+		if (t->kind == TASK_IN) {
+			json_t *sig = json_pack("{s:i}", "signal", SIGKILL);
+
+			/* Its origin can no longer be told anything. */
+			if (t->started && sig)
+				ctl_task_pass(ts, t, "task.signal", sig);
+			json_decref(sig);
+			ttask_free(t);
+			goto again;
+		}
+	}
+}
+
+/* ---- set-up ---- */
+
+int tasks_create(struct noded *nd, struct tasks **ret, struct error *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct tasks *ts;
+	int r;
+
+	ts = calloc(1, sizeof(*ts));
+	if (!ts)
+		return error_set(err, -ENOMEM, "out of memory");
+	ts->nd = nd;
+	ts->listen_fd = -1;
+	if ((size_t)snprintf(ts->path, sizeof(ts->path), "%s/task.sock", nd->node_dir) >= sizeof(ts->path)) {
+		r = error_set(err, -ENAMETOOLONG, "%s/task.sock: path too long for a socket", nd->node_dir);
+		goto fail;
+	}
+	memcpy(sa.sun_path, ts->path, sizeof(ts->path));
+	ts->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (ts->listen_fd < 0) {
+		r = error_set(err, -errno, "socket: %m");
+		goto fail;
+	}
+	(void)unlink(ts->path);
+	if (bind(ts->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = error_set(err, -errno, "cannot bind %s: %m", ts->path);
+		goto fail;
+	}
+	/* Every job's processes may call; who they are comes from the
+	 * kernel (SO_PEERCRED and the caller's cgroup), not from the mode. */
+	if (chmod(ts->path, 0666) < 0 || listen(ts->listen_fd, 128) < 0) {
+		r = error_set(err, -errno, "%s: %m", ts->path);
+		goto fail;
+	}
+	r = sd_event_add_io(nd->event, &ts->listen_src, ts->listen_fd, EPOLLIN, tasks_on_accept, ts);
+	if (r < 0) {
+		error_set(err, r, "%s: %s", ts->path, strerror(-r));
+		goto fail;
+	}
+	nd->tasks = ts;
+	*ret = ts;
+	return 0;
+fail:
+	tasks_destroy(ts);
+	return r;
+}
+
+void tasks_destroy(struct tasks *ts)
+{
+	if (!ts)
+		return;
+	/* The tasks whose streams go through this qnoded are killed: their
+	 * agents lose them now (here, or told "lost node" by qpoold), and
+	 * nobody could read them again after a restart. */
+	for (struct ttask *t = ts->tasks; t; t = t->next) {
+		json_t *sig = json_pack("{s:i}", "signal", SIGKILL);
+
+		if (t->kind != TASK_OUT && t->started && sig)
+			ctl_task_pass(ts, t, "task.signal", sig);
+		json_decref(sig);
+	}
+	ts->stopping = true;
+	while (ts->agents)
+		agent_free(ts->agents);
+	while (ts->ctls)
+		ctl_free(ts->ctls, NULL);
+	while (ts->tasks)
+		ttask_free(ts->tasks);
+	ts->listen_src = sd_event_source_disable_unref(ts->listen_src);
+	ts->recheck = sd_event_source_disable_unref(ts->recheck);
+	if (ts->listen_fd >= 0) {
+		close(ts->listen_fd);
+		(void)unlink(ts->path);
+	}
+	if (ts->nd && ts->nd->tasks == ts)
+		ts->nd->tasks = NULL;
+	free(ts);
+}

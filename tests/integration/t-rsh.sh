@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Remote starts on one host (two qnoded sharing it): qpool-rsh and pbsdsh
+# into a one-node job's own node, as its owner, in its cgroup; its output,
+# stdin, exit status and signals relayed; and the one-line refusals: a
+# process in no job, another user's process in the job's group, a host
+# outside the job, a job that has ended.
+. "$(dirname "$0")/lib.sh"
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+qp_setup
+cgroot=/sys/fs/cgroup
+if [ -d "$cgroot/memory" ]; then memcg=$cgroot/memory; else memcg=$cgroot; fi
+[ -d "$memcg" ] || skip "no memory cgroup hierarchy"
+qp_start_server
+qp_start_node na 0
+qp_start_node nb 1
+sock_na=$QP_T/state/nodes/na/task.sock
+[ -S "$sock_na" ] || fail "qnoded na made no $sock_na"
+[ "$(stat -c %a "$sock_na")" = 666 ] || fail "$sock_na is not mode 0666"
+
+note "a process in no job is refused"
+out=$(as qpuser1 env QPOOL_TASK_SOCKET="$sock_na" qpool-rsh na true 2>&1); rc=$?
+[ "$rc" = 255 ] || fail "qpool-rsh outside a job exited $rc: $out"
+echo "$out" | grep -q "^qpool-rsh: pid [0-9]* is not in a job of node na$" || fail "refusal: $out"
+out=$(as qpuser1 env -u QPOOL_TASK_SOCKET qpool-rsh na true 2>&1); rc=$?
+[ "$rc" = 255 ] && echo "$out" | grep -q "QPOOL_TASK_SOCKET is not set" || fail "no socket: $rc $out"
+out=$(as qpuser1 env QPOOL_TASK_SOCKET="$sock_na" qpool-rsh na 2>&1); rc=$?
+[ "$rc" = 255 ] && echo "$out" | grep -q "no COMMAND" || fail "no command: $rc $out"
+
+note "malformed frames on the task socket get one line, and qnoded stays up"
+out=$(as qpuser1 python3 - "$sock_na" <<'PY'
+import json, socket, struct, sys
+def exchange(payload):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(sys.argv[1])
+    s.sendall(payload)
+    h = s.recv(4)
+    if len(h) < 4:
+        return "closed"
+    n = struct.unpack(">I", h)[0]
+    d = b""
+    while len(d) < n:
+        c = s.recv(n - len(d))
+        if not c:
+            break
+        d += c
+    return json.loads(d).get("error")
+def frame(o):
+    d = json.dumps(o).encode()
+    return struct.pack(">I", len(d)) + d
+print(exchange(struct.pack(">I", 5) + b"nope!"))
+print(exchange(struct.pack(">I", 1 << 30)))
+print(exchange(frame({"op": "task.in", "id": 1, "data": "aGk="})))
+print(exchange(frame({"op": "task.start", "id": 1, "host": "na", "argv": "true"})))
+print(exchange(frame({"op": "task.start", "id": 1, "argv": ["true"]})))
+PY
+) || fail "raw agent: $out"
+echo "$out"
+[ "$(echo "$out" | grep -c .)" = 5 ] && ! echo "$out" | grep -qx "closed\|None" || fail "a malformed frame got no one-line answer"
+echo "$out" | grep -q "first message must be task.start" || fail "no refusal of a first frame that is not task.start"
+echo "$out" | grep -q "argv, a non-empty array of strings" || fail "no refusal of a bad argv"
+kill -0 "$(qp_node_pid na)" || fail "qnoded na died"
+
+note "a one-node job starts tasks on its own node"
+go=$QP_T/work/qpuser1/go
+id=$(as qpuser1 qsub -N rsh -l ncpus=1 <<JOB
+me=\$(head -n 1 "\$PBS_NODEFILE")
+echo "node=\$me"
+qpool-rsh "\$me" 'echo out-\$((6*7)); echo err-line >&2; exit 3'; echo "rc=\$?"
+echo "cg=\$(qpool-rsh -n -x -l qpuser1 -o BatchMode=yes -p 22 "\$me" cat /proc/self/cgroup | grep -E ':(memory|):/' | head -n 1)"
+echo "uid=\$(qpool-rsh "\$me" id -u)"
+echo "cpus=\$(qpool-rsh "\$me" grep Cpus_allowed_list /proc/self/status | awk '{print \$2}')"
+echo "in=\$(echo piped | qpool-rsh "\$me" cat)"
+echo "in-n=\$(echo piped | qpool-rsh -n "\$me" cat)"
+qpool-rsh "\$me" 'kill -TERM \$\$'; echo "sig=\$?"
+qpool-rsh elsewhere true; echo "outside=\$?"
+qpool-rsh "\$(test "\$me" = na && echo nb || echo na)" true; echo "other=\$?"
+echo "big=\$(head -c 50000000 /dev/zero | qpool-rsh "\$me" 'sleep 1; wc -c')"
+echo "dsh=\$(pbsdsh sh -c 'echo slot' | grep -c slot)"
+pbsdsh -n 0 false; echo "dsh-false=\$?"
+echo ready > "$QP_T/work/qpuser1/ready"
+for i in \$(seq 600); do [ -e "$go" ] && break; sleep 0.05; done
+JOB
+) || fail "qsub"
+qp_wait "$id" running
+qp_wait_file "$QP_T/work/qpuser1/ready"
+node=$(qp_field "$id" exec_host)
+
+note "another user's process in the job's group is refused"
+cg=$memcg/$QP_CG_PARENT/$node/job.$id
+[ -d "$cg" ] || fail "no group $cg"
+flag=$QP_T/work/qpuser2/flag
+# setpriv execs (runuser would fork, leaving the caller outside the group).
+( cd "$QP_T/work/qpuser2" && exec setpriv --reuid=qpuser2 --regid=qpuser2 --init-groups env QPOOL_TASK_SOCKET="$QP_T/state/nodes/$node/task.sock" \
+	bash -c 'for i in $(seq 400); do [ -e "$0" ] && break; sleep 0.05; done; exec "$1" "$2" true' \
+	"$flag" "$QP_BIN/qpool-rsh" "$node" ) > "$QP_T/intruder.out" 2>&1 &
+ipid=$!
+echo "$ipid" > "$cg/cgroup.procs" || fail "cannot move pid $ipid into $cg"
+touch "$flag"
+wait "$ipid"; rc=$?
+out=$(cat "$QP_T/intruder.out")
+[ "$rc" = 255 ] && echo "$out" | grep -q "uid $(id -u qpuser2) is not the owner of job $id" ||
+	fail "another user's process: rc $rc: $out"
+
+note "a job that has ended is refused"
+ended=$memcg/$QP_CG_PARENT/$node/job.999999
+mkdir "$ended" || fail "mkdir $ended"
+( cd "$QP_T/work/qpuser1" && exec setpriv --reuid=qpuser1 --regid=qpuser1 --init-groups env QPOOL_TASK_SOCKET="$QP_T/state/nodes/$node/task.sock" \
+	bash -c 'for i in $(seq 400); do [ -e "$0" ] && break; sleep 0.05; done; exec "$1" "$2" true' \
+	"$flag.2" "$QP_BIN/qpool-rsh" "$node" ) > "$QP_T/ended.out" 2>&1 &
+epid=$!
+echo "$epid" > "$ended/cgroup.procs" || fail "cannot move pid $epid into $ended"
+touch "$flag.2"
+wait "$epid"; rc=$?
+echo "$epid" > "$memcg/cgroup.procs" 2>/dev/null
+rmdir "$ended" || fail "rmdir $ended"
+out=$(cat "$QP_T/ended.out")
+[ "$rc" = 255 ] && echo "$out" | grep -q "job 999999 is ending on $node" || fail "ended job: rc $rc: $out"
+
+touch "$go"
+qp_wait "$id" completed
+out=$QP_T/work/qpuser1/rsh.o$id
+err=$QP_T/work/qpuser1/rsh.e$id
+qp_wait_file "$out"
+cat "$out"
+want() { grep -qx "$1" "$out" || fail "job output lacks '$1'"; }
+want "node=$node"
+want "out-42"
+want "rc=3"
+grep -qx "err-line" "$err" || fail "the task's stderr did not reach the job's: $(cat "$err")"
+grep -q "^cg=.*:/$QP_CG_PARENT/$node/job.$id\$" "$out" || fail "the task is not in the job's group"
+want "uid=$(id -u qpuser1)"
+want "cpus=$(test "$node" = na && echo 0 || echo 1)"
+want "in=piped"
+want "in-n="
+want "sig=143"
+want "outside=255"
+want "other=255"
+grep -q "qpool-rsh: elsewhere is not a node of job $id" "$err" || fail "no refusal line for a host outside the job"
+want "big=50000000"
+hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$(qp_node_pid "$node")/status")
+note "qnoded $node peak RSS ${hwm} kB after 50 MB through a task's stdin"
+# ASan's shadow memory and quarantine make a sanitized qnoded's RSS say nothing.
+case ${BUILD:-build} in
+*-san) ;;
+*) [ "$hwm" -lt 32768 ] || fail "qnoded $node grew to $hwm kB relaying 50 MB of stdin" ;;
+esac
+want "dsh=1"
+want "dsh-false=1"
+echo "rsh ok"
