@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pmid.h"
 
@@ -13,7 +14,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: qpool-pmi --node I --peers ADDR:PORT[,ADDR:PORT...] --ranks N[,N...]\n"
 		"                 [--names NAME,...] [--timeout SEC] [--kvsname NAME] [--no-pmix]\n"
-		"                 [--pmi-port] [--port-file FILE] -- CMD [ARG...]\n");
+		"                 [--pmi-port] [--port-file FILE] [--token-stdin] -- CMD [ARG...]\n");
 }
 
 /* Splits a comma list into a NULL-terminated array; *ret_n entries. */
@@ -46,6 +47,27 @@ static void strv_free(char **v)
 	free(v);
 }
 
+/* The servers' secret as one line on stdin (qexec sends it through the
+ * task path's stdin: never on a command line). Read byte by byte so that
+ * nothing after the line is taken from the ranks' (unused) stdin. */
+static int read_token(void)
+{
+	char tok[256];
+	size_t n = 0;
+
+	while (n < sizeof(tok) - 1) {
+		ssize_t r = read(0, tok + n, 1);
+
+		if (r <= 0 || tok[n] == '\n')
+			break;
+		n++;
+	}
+	tok[n] = '\0';
+	if (n == 0)
+		return -EINVAL;
+	return setenv("QPOOL_PMI_TOKEN", tok, 1) < 0 ? -errno : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -58,12 +80,13 @@ int main(int argc, char **argv)
 		{ "no-pmix", no_argument, NULL, 'X' },
 		{ "pmi-port", no_argument, NULL, 'P' },
 		{ "port-file", required_argument, NULL, 'F' },
+		{ "token-stdin", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct pmid_args a = { .node = -1, .timeout = 60, .kvsname = "qpool", .pmix = 1 };
 	char **rank_s = NULL, *end;
-	int nranks = 0, nnames = 0, c, status;
+	int nranks = 0, nnames = 0, c, status, token_stdin = 0;
 
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
@@ -102,6 +125,9 @@ int main(int argc, char **argv)
 		case 'F':
 			a.port_file = optarg;
 			break;
+		case 'T':
+			token_stdin = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			status = 0;
@@ -137,6 +163,11 @@ int main(int argc, char **argv)
 			{ status = 2; goto out; }
 		}
 		a.ranks[i] = (int)v;
+	}
+	if (token_stdin && read_token() < 0) {
+		fprintf(stderr, "qpool-pmi: --token-stdin: no token line on stdin\n");
+		status = 2;
+		goto out;
 	}
 	a.argv = argv + optind;
 	status = pmid_run(&a);
