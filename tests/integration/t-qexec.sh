@@ -4,7 +4,8 @@
 # select=2:ncpus=2:mpiprocs=2 job, `qexec -n 4` runs Open MPI (PMIx) and
 # MPICH (PMI-1) hello worlds with no mpirun: 4 ranks, 2 on each host, each
 # in its node's job group, as the job's owner; a rank that exits 3 makes
-# qexec exit 3; more ranks than slots is refused with one line.
+# qexec exit 3; a rank that never calls MPI_Init is named and killed after
+# the timeout; more ranks than slots is refused with one line.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/munge.sh"
 . "$(dirname "$0")/hosts.sh"
@@ -54,6 +55,8 @@ qexec -n 4 ./hello-ompi > ompi.out 2> ompi.err; echo "ompi=$?"
 qexec -n 4 ./hello-mpich > mpich.out 2> mpich.err; echo "mpich=$?"
 qexec -n 4 sh -c '[ "$PMI_RANK" = 3 ] && exit 3; exit 0' 2> exit3.err; echo "exit3=$?"
 qexec -n 5 true 2> five.err; echo "five=$?"
+qexec -n 4 --timeout 2 sh -c '[ "$PMI_RANK" = 3 ] && { echo $$ > hang.pid; exec sleep 1000; }; exec ./hello-mpich' \
+	> hang.out 2> hang.err; echo "hang=$?"
 JOB
 ) || fail "qsub"
 qp_wait "$id" completed --timeout 180
@@ -69,4 +72,9 @@ grep -qx "exit3=3" "$out" || fail "a rank's exit 3: $(grep exit3 "$out"), $(cat 
 grep -q "rank 3 exited with status 3" "$w/exit3.err" || fail "exit 3 not named: $(cat "$w/exit3.err")"
 grep -qx "five=1" "$out" && [ "$(cat "$w/five.err")" = "qexec: -n 5: the job has 4 MPI slots" ] ||
 	fail "-n 5 of 4 slots: $(grep five "$out"), $(cat "$w/five.err")"
+grep -qx "hang=124" "$out" || fail "a rank that never inits: $(grep hang "$out"), $(cat "$w/hang.err")"
+grep -q "fence timed out after 2 s: rank(s) 3 never reached it" "$w/hang.err" ||
+	fail "the hanging rank is not named: $(cat "$w/hang.err")"
+pid=$(cat "$w/hang.pid" 2>/dev/null); [ -n "$pid" ] || fail "the hanging rank did not start"
+[ -d "/proc/$pid" ] && grep -q sleep "/proc/$pid/cmdline" 2>/dev/null && fail "the hanging rank (pid $pid) survived"
 echo "qexec ok"
