@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 	sigset_t ss;
 
 	if (version_requested(argc, argv))
-		return 0;
+		return version_print("qexec");
 	while ((c = getopt_long(argc, argv, "+n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "pmid.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -88,6 +89,8 @@ int main(int argc, char **argv)
 	char **rank_s = NULL, *end;
 	int nranks = 0, nnames = 0, c, status, token_stdin = 0;
 
+	if (version_requested(argc, argv))
+		return version_print("qpool-pmi");
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
