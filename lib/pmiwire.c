@@ -35,6 +35,8 @@ struct client {
 	size_t inlen;
 	size_t incap;
 	int in_spawn;             /* PMI-1: inside mcmd=spawn ... endcmd */
+	char *wait_key;           /* PMI-2: info-getnodeattr wait=TRUE, not there yet */
+	char *wait_thrid;
 };
 
 struct pmiwire {
@@ -82,8 +84,11 @@ void pmiwire_destroy(struct pmiwire *w)
 {
 	if (!w)
 		return;
-	for (int i = 0; w->clients && i < w->max_clients; i++)
+	for (int i = 0; w->clients && i < w->max_clients; i++) {
 		free(w->clients[i].in);
+		free(w->clients[i].wait_key);
+		free(w->clients[i].wait_thrid);
+	}
 	free(w->clients);
 	free(w->mapping);
 	free(w);
@@ -118,6 +123,8 @@ void pmiwire_client_remove(struct pmiwire *w, int client)
 	if (!c)
 		return;
 	free(c->in);
+	free(c->wait_key);
+	free(c->wait_thrid);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -458,6 +465,27 @@ static int v2_found(struct pmiwire *w, int client, const struct msg *req, const 
 	return v2_send(w, client, &o);
 }
 
+/* A node attribute was put: answers the clients waiting for it. */
+static void nodeattr_wake(struct pmiwire *w, const char *key, const char *val)
+{
+	for (int i = 0; i < w->max_clients; i++) {
+		struct client *c = &w->clients[i];
+		struct msg req = { 0 };
+
+		if (!c->used || !c->wait_key || strcmp(c->wait_key, key) != 0)
+			continue;
+		if (c->wait_thrid) {
+			req.pairs[0].key = "thrid";
+			req.pairs[0].val = c->wait_thrid;
+			req.npairs = 1;
+		}
+		v2_found(w, i, &req, "info-getnodeattr-response", val);
+		free(c->wait_key);
+		free(c->wait_thrid);
+		c->wait_key = c->wait_thrid = NULL;
+	}
+}
+
 static int v2_handle(struct pmiwire *w, int client, struct client *c, const struct msg *m,
 		     struct error *err)
 {
@@ -536,14 +564,30 @@ static int v2_handle(struct pmiwire *w, int client, struct client *c, const stru
 		if (!key || !*key || !val)
 			return v2_reply(w, client, m, "info-putnodeattr-response", -1, "no key or value");
 		rc = w->ops->nodeattr_put ? w->ops->nodeattr_put(w->arg, client, key, val) : -ENOSYS;
-		return v2_reply(w, client, m, "info-putnodeattr-response", rc < 0 ? -1 : 0,
-				rc < 0 ? "put failed" : NULL);
+		n = v2_reply(w, client, m, "info-putnodeattr-response", rc < 0 ? -1 : 0,
+			     rc < 0 ? "put failed" : NULL);
+		if (rc == 0)
+			nodeattr_wake(w, key, val);
+		return n;
 	}
 	if (strcmp(cmd, "info-getnodeattr") == 0) {
+		const char *wait = msg_get(m, "wait");
+
 		key = msg_get(m, "key");
-		if (!key)
+		if (!key || !*key || strlen(key) >= PMIWIRE_KEY_MAX)
 			return v2_reply(w, client, m, "info-getnodeattr-response", -1, "no key");
 		val = w->ops->nodeattr_get ? w->ops->nodeattr_get(w->arg, client, key) : NULL;
+		/* wait=TRUE: answered when some local rank puts the key (MVAPICH2
+		 * and MPICH's PMI-2 shared-memory set-up wait on a leader's put) */
+		if (!val && wait && strcmp(wait, "TRUE") == 0) {
+			const char *thrid = msg_get(m, "thrid");
+
+			free(c->wait_key);
+			free(c->wait_thrid);
+			c->wait_key = strdup(key);
+			c->wait_thrid = thrid ? strdup(thrid) : NULL;
+			return c->wait_key ? 0 : -ENOMEM;
+		}
 		return v2_found(w, client, m, "info-getnodeattr-response", val);
 	}
 	if (strcmp(cmd, "finalize") == 0) {

@@ -46,7 +46,8 @@ struct pmiwire_ops {
 	 * there (yet). */
 	int (*put)(void *arg, int client, const char *key, const char *value);
 	const char *(*get)(void *arg, int client, const char *key);
-	/* Node-local attributes (PMI-2 info-putnodeattr / getnodeattr). */
+	/* Node-local attributes (PMI-2 info-putnodeattr / getnodeattr; a
+	 * getnodeattr with wait=TRUE is answered at the key's put). */
 	int (*nodeattr_put)(void *arg, int client, const char *key, const char *value);
 	const char *(*nodeattr_get)(void *arg, int client, const char *key);
 	/* The client asked the job to abort (no reply is owed to it). */

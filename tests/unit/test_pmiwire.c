@@ -350,6 +350,35 @@ static void test_v2_refusals(void)
 	pmiwire_destroy(w);
 }
 
+/* info-getnodeattr wait=TRUE: held until another rank puts the key. */
+static void test_v2_nodeattr_wait(void)
+{
+	struct fake f;
+	struct pmiwire *w = make(&f, 2);
+
+	for (int i = 0; i < 2; i++) {
+		pmiwire_client_add(w, i, i);
+		ask(w, &f, i, "cmd=init pmi_version=2 pmi_subversion=0\n");
+		ask(w, &f, i, v2(i ? "cmd=fullinit;pmirank=1;" : "cmd=fullinit;pmirank=0;"));
+	}
+	CU_ASSERT_STRING_EQUAL(ask(w, &f, 1, v2("cmd=info-getnodeattr;thrid=t7;key=seg;wait=TRUE;")), "");
+	CU_ASSERT_STRING_EQUAL(ask(w, &f, 0, v2("cmd=info-putnodeattr;key=other;value=1;")),
+			       v2r("cmd=info-putnodeattr-response;rc=0;"));
+	CU_ASSERT_EQUAL(f.outlen[1], 0);
+	CU_ASSERT_STRING_EQUAL(ask(w, &f, 0, v2("cmd=info-putnodeattr;key=seg;value=/dev/shm/s;")),
+			       v2r("cmd=info-putnodeattr-response;rc=0;"));
+	CU_ASSERT_STRING_EQUAL(f.out[1],
+			       v2r("cmd=info-getnodeattr-response;thrid=t7;rc=0;found=TRUE;value=/dev/shm/s;"));
+	/* without wait: found=FALSE at once */
+	CU_ASSERT_STRING_EQUAL(ask(w, &f, 1, v2("cmd=info-getnodeattr;key=nope;")),
+			       v2r("cmd=info-getnodeattr-response;rc=0;found=FALSE;"));
+	/* a waiter that goes away is forgotten */
+	CU_ASSERT_STRING_EQUAL(ask(w, &f, 1, v2("cmd=info-getnodeattr;key=late;wait=TRUE;")), "");
+	pmiwire_client_remove(w, 1);
+	ask(w, &f, 0, v2("cmd=info-putnodeattr;key=late;value=x;"));
+	pmiwire_destroy(w);
+}
+
 static void test_mapping(void)
 {
 	char buf[128];
@@ -383,6 +412,7 @@ static const struct unit_test pmiwire_tests[] = {
 	{ "v1_abort", test_v1_abort },
 	{ "v2_session", test_v2_session },
 	{ "v2_refusals", test_v2_refusals },
+	{ "v2_nodeattr_wait", test_v2_nodeattr_wait },
 	{ "mapping", test_mapping },
 	{ "create_refusals", test_create_refusals },
 	{ NULL, NULL },
