@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +66,29 @@ static int read_nodefile(const char *path, struct node *nodes, int *ret_n)
 	return 0;
 }
 
+/* A TCP socket listening on every address of this node, any port; *addr
+ * "HOST:PORT" with the node's name, which the other nodes resolve (the
+ * commands are static: no resolver here). The servers' secret, not the
+ * address, keeps strangers out. */
+static int bind_root(const char *host, int *ret_fd, char *addr, size_t len)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
+	socklen_t slen = sizeof(sin);
+	int fd, e;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 128) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &slen) < 0) {
+		e = -errno;
+		if (fd >= 0)
+			close(fd);
+		return e;
+	}
+	snprintf(addr, len, "%s:%d", host, ntohs(sin.sin_port));
+	*ret_fd = fd;
+	return 0;
+}
+
 /* appends s to buf, shell-quoted ('…', ' as '\'') */
 static int quote(char **buf, size_t *len, const char *s)
 {
@@ -92,7 +118,7 @@ static int quote(char **buf, size_t *len, const char *s)
 
 /* The command a node runs: qpool-pmi with this job's layout. */
 static char **pmi_argv(const char *pmi, int node, const char *peers, const char *ranks,
-		       const char *names, const char *kvs, const char *timeout, const char *port_file,
+		       const char *names, const char *kvs, const char *timeout, const char *listen_fd,
 		       int token_stdin, char **cmd)
 {
 	static char num[16];
@@ -118,9 +144,9 @@ static char **pmi_argv(const char *pmi, int node, const char *peers, const char 
 	v[n++] = (char *)kvs;
 	v[n++] = "--timeout";
 	v[n++] = (char *)timeout;
-	if (port_file) {
-		v[n++] = "--port-file";
-		v[n++] = (char *)port_file;
+	if (listen_fd) {
+		v[n++] = "--listen-fd";
+		v[n++] = (char *)listen_fd;
 	}
 	if (token_stdin)
 		v[n++] = "--token-stdin";
@@ -142,7 +168,7 @@ int main(int argc, char **argv)
 	char addr[300] = "", *end, *timeout = "60";
 	const char *nodefile = getenv("PBS_NODEFILE"), *jobid = getenv("PBS_JOBID");
 	long want = 0;
-	int nnodes = 0, slots = 0, used = 0, c, status = 0, rc, pp[2] = { -1, -1 };
+	int nnodes = 0, slots = 0, used = 0, c, status = 0, rc, lfd = -1;
 	unsigned char rnd[16];
 	sigset_t ss;
 
@@ -238,16 +264,25 @@ int main(int argc, char **argv)
 
 		snprintf(peers + l, sizeof(peers) - l, ",%s:0", nodes[i].name);
 	}
-	if (pipe2(pp, O_CLOEXEC) < 0) {
-		fprintf(stderr, "qexec: pipe: %m\n");
-		return 1;
+	/* qexec binds node 0's socket itself, on its own node's address, and
+	 * hands it to node 0's server: the other nodes are told the port at
+	 * once, without waiting for that server (and libpmix) to start. */
+	if (nnodes > 1) {
+		rc = bind_root(nodes[0].name, &lfd, addr, sizeof(addr));
+		if (rc < 0) {
+			fprintf(stderr, "qexec: cannot listen on %s: %s\n", nodes[0].name, strerror(-rc));
+			return 1;
+		}
 	}
 	nodes[0].pid = fork();
 	if (nodes[0].pid == 0) {
 		char **v;
 
-		dup2(pp[1], 3);   /* without close-on-exec */
-		v = pmi_argv(pmi, 0, peers, ranks, names, kvs, timeout, nnodes > 1 ? "/dev/fd/3" : NULL, 0,
+		if (lfd == 3)
+			fcntl(3, F_SETFD, 0);   /* kept across exec */
+		else if (lfd >= 0)
+			dup2(lfd, 3);           /* a copy without close-on-exec */
+		v = pmi_argv(pmi, 0, peers, ranks, names, kvs, timeout, lfd >= 0 ? "3" : NULL, 0,
 			     argv + optind);
 		setenv("QPOOL_PMI_TOKEN", token, 1);
 		sigprocmask(SIG_UNBLOCK, &ss, NULL);
@@ -256,30 +291,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "qexec: %s: %m\n", pmi);
 		_exit(127);
 	}
-	close(pp[1]);
-	if (nnodes > 1) {
-		struct pollfd pfd = { .fd = pp[0], .events = POLLIN };
-		size_t n = 0;
-
-		/* the root's ADDR:PORT line, at most the timeout */
-		while (n < sizeof(addr) - 1 && poll(&pfd, 1, atoi(timeout) * 1000) > 0) {
-			ssize_t r = read(pp[0], addr + n, sizeof(addr) - 1 - n);
-
-			if (r <= 0)
-				break;
-			n += (size_t)r;
-			if (memchr(addr, '\n', n))
-				break;
-		}
-		addr[n] = '\0';
-		addr[strcspn(addr, "\n")] = '\0';
-		if (!addr[0]) {
-			fprintf(stderr, "qexec: the server on %s did not start\n", nodes[0].name);
-			kill(nodes[0].pid, SIGTERM);
-			status = 1;
-		}
-	}
-	close(pp[0]);
+	if (lfd >= 0)
+		close(lfd);
 	for (int i = 1; i < nnodes && !status; i++) {
 		char rpeers[20400], *cmdline = NULL, **v;
 		size_t len = 0;

@@ -15,7 +15,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: qpool-pmi --node I --peers ADDR:PORT[,ADDR:PORT...] --ranks N[,N...]\n"
 		"                 [--names NAME,...] [--timeout SEC] [--kvsname NAME] [--no-pmix]\n"
-		"                 [--pmi-port] [--port-file FILE] [--token-stdin] -- CMD [ARG...]\n");
+		"                 [--pmi-port] [--port-file FILE] [--token-stdin] [--listen-fd FD]\n"
+		"                 -- CMD [ARG...]\n");
 }
 
 /* Splits a comma list into a NULL-terminated array; *ret_n entries. */
@@ -82,10 +83,11 @@ int main(int argc, char **argv)
 		{ "pmi-port", no_argument, NULL, 'P' },
 		{ "port-file", required_argument, NULL, 'F' },
 		{ "token-stdin", no_argument, NULL, 'T' },
+		{ "listen-fd", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct pmid_args a = { .node = -1, .timeout = 60, .kvsname = "qpool", .pmix = 1 };
+	struct pmid_args a = { .node = -1, .timeout = 60, .kvsname = "qpool", .pmix = 1, .listen_fd = -1 };
 	char **rank_s = NULL, *end;
 	int nranks = 0, nnames = 0, c, status, token_stdin = 0;
 
@@ -130,6 +132,13 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			token_stdin = 1;
+			break;
+		case 'L':
+			a.listen_fd = (int)strtol(optarg, &end, 10);
+			if (*end || a.listen_fd < 3) {
+				fprintf(stderr, "qpool-pmi: --listen-fd %s: not a descriptor above 2\n", optarg);
+				{ status = 2; goto out; }
+			}
 			break;
 		case 'h':
 			usage(stdout);

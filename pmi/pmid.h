@@ -24,6 +24,7 @@ struct pmid_args {
 	int pmix;              /* serve PMIx too */
 	int pmi_port_only;     /* ranks get PMI_PORT, not PMI_FD (tests) */
 	const char *port_file; /* root: writes its ADDR:PORT there once listening */
+	int listen_fd;         /* root: a socket already listening (-1: make one) */
 	char **argv;           /* the ranks' command */
 };
 

@@ -1064,7 +1064,22 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 		}
 		if (is_root(d)) {
 			d->wait_deadline = now_ms() + a->timeout * 1000LL;
-			rc = tcp_listen(a->peers[0], &d->listen_fd);
+			if (a->listen_fd >= 0) {
+				int on = 0;
+				socklen_t olen = sizeof(on);
+
+				/* the launcher bound it, so that it could tell the
+				 * other nodes the port before this server started */
+				if (getsockopt(a->listen_fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &olen) < 0 || !on)
+					return error_set(err, -EINVAL, "--listen-fd %d: not a listening socket",
+							 a->listen_fd);
+				d->listen_fd = a->listen_fd;
+				fcntl(d->listen_fd, F_SETFD, FD_CLOEXEC);
+				fcntl(d->listen_fd, F_SETFL, O_NONBLOCK);
+				rc = 0;
+			} else {
+				rc = tcp_listen(a->peers[0], &d->listen_fd);
+			}
 			if (rc < 0)
 				return error_set(err, rc, "listen on %s: %s", a->peers[0], strerror(-rc));
 			if (a->port_file) {
