@@ -8,7 +8,7 @@ PKGS      := libcgroup hwloc sqlite3 libsystemd cunit jansson inih munge
 DEB_PKGS  := libcgroup-dev libhwloc-dev libsqlite3-dev libsystemd-dev \
              libcunit1-dev libjansson-dev libinih-dev pkg-config gcc make \
              mandoc sqlite3 passwd procps util-linux python3 \
-             munge libmunge-dev iproute2 nftables \
+             munge libmunge-dev iproute2 nftables libpmix-dev \
              openmpi-bin libopenmpi-dev mpich libmpich-dev
 CC        ?= cc
 # A sanitized build lives apart: make does not track flags, so objects of
@@ -54,6 +54,7 @@ NODED_SRC   := $(filter-out noded/main.c,$(wildcard noded/*.c))
 WRAP_SRC    := $(filter-out wrappers/main.c wrappers/byhand-main.c,$(wildcard wrappers/*.c))
 ACCT_SRC    := $(wildcard accounting/*.c)
 CMD_NAMES   := $(patsubst commands/%.c,%,$(wildcard commands/*.c))
+PMI_SRC     := $(filter-out pmi/main.c,$(wildcard pmi/*.c))
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -65,9 +66,10 @@ NODED_OBJ := $(call obj,$(NODED_SRC))
 WRAP_OBJ  := $(call obj,$(WRAP_SRC))
 GDED_OBJ  := $(call obj,$(filter-out wrappers/byhand.c,$(WRAP_SRC)))
 ACCT_OBJ  := $(call obj,$(ACCT_SRC))
+PMI_OBJ   := $(call obj,$(PMI_SRC))
 UNIT_OBJ  := $(call obj,$(UNIT_SRC))
 
-BINS := $(BIN)/qpoold $(BIN)/qnoded $(BIN)/gded $(BIN)/gded-byhand \
+BINS := $(BIN)/qpoold $(BIN)/qnoded $(BIN)/gded $(BIN)/gded-byhand $(BIN)/qpool-pmi \
         $(addprefix $(BIN)/,$(CMD_NAMES))
 
 # gded is exec'ed for every job: jansson linked in (its archive when
@@ -86,6 +88,8 @@ $(BUILD)/obj/queue-preproc/%.o: CPPFLAGS_PART = -Ilib -Iqueue-preproc
 $(BUILD)/obj/noded/%.o: CPPFLAGS_PART = -Ilib -Inoded
 $(BUILD)/obj/wrappers/%.o: CPPFLAGS_PART = -Ilib -Iwrappers
 $(BUILD)/obj/accounting/%.o: CPPFLAGS_PART = -Ilib -Iaccounting
+# qpool-pmi, the per-node PMI server of a job: the one part that sees libpmix.
+$(BUILD)/obj/pmi/%.o: CPPFLAGS_PART = -Ilib -Ipmi $(shell pkg-config --cflags pmix 2>/dev/null)
 $(BUILD)/obj/commands/%.o: CPPFLAGS_PART = -Ilib
 # qacct is the reporting side of accounting/: it links that part.
 $(BUILD)/obj/commands/qacct.o: CPPFLAGS_PART = -Ilib -Iaccounting
@@ -111,6 +115,9 @@ $(BIN)/gded: $(call obj,wrappers/main.c) $(GDED_OBJ) $(BUILD)/libqpool.a
 $(BIN)/gded-byhand: $(call obj,wrappers/byhand-main.c) $(WRAP_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+$(BIN)/qpool-pmi: $(call obj,pmi/main.c) $(PMI_OBJ) $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs pmix jansson 2>/dev/null) -lpthread
 $(BIN)/qacct: $(BUILD)/obj/commands/qacct.o $(ACCT_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS) -lm

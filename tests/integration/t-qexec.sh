@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# qexec (a first cut of issue 13) across two namespaced hosts: in a
+# select=2:ncpus=2:mpiprocs=2 job, `qexec -n 4` runs Open MPI (PMIx) and
+# MPICH (PMI-1) hello worlds with no mpirun: 4 ranks, 2 on each host, each
+# in its node's job group, as the job's owner; a rank that exits 3 makes
+# qexec exit 3; a rank that never calls MPI_Init is named and killed after
+# the timeout; more ranks than slots is refused with one line.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/munge.sh"
+. "$(dirname "$0")/hosts.sh"
+qp_hosts_reexec "$@"
+command -v mpicc.openmpi >/dev/null && command -v mpicc.mpich >/dev/null ||
+	skip "needs mpicc.openmpi and mpicc.mpich (openmpi-bin libopenmpi-dev mpich libmpich-dev)"
+qp_setup
+qp_hosts_init
+p=q$$
+srv=${p}s nodes=("${p}a" "${p}b")
+qp_host "$srv" 1
+for i in 0 1; do qp_host "${nodes[$i]}" $((i + 2)); done
+qp_pool_start "$srv" 7001
+# Each node its own tmpdir, as real hosts have (see t-mpi.sh).
+cp "$QP_T/node.conf" "$QP_T/node.conf.pool"
+for n in "${nodes[@]}"; do
+	mkdir -m 1777 "$QP_T/tmp-$n"
+	{ cat "$QP_T/node.conf.pool"; printf '[node]\ntmpdir = %s\n' "$QP_T/tmp-$n"; } > "$QP_T/node.conf"
+	qp_node_on "$n" 0-1
+done
+cp "$QP_T/node.conf.pool" "$QP_T/node.conf"
+
+w=$QP_T/work/qpuser1
+cc_out=$(mpicc.openmpi -O1 -o "$w/hello-ompi" "$QP_TOP/tests/integration/mpi-hello.c" 2>&1) || fail "mpicc.openmpi: $cc_out"
+cc_out=$(mpicc.mpich -O1 -o "$w/hello-mpich" "$QP_TOP/tests/integration/mpi-hello.c" 2>&1) || fail "mpicc.mpich: $cc_out"
+chmod 755 "$w"/hello-*
+
+# check_ranks FILE JOBID: 4 ranks of 4, 2 on each host, each in its
+# node's group of the job, as qpuser1.
+check_ranks() {
+	local f=$1 id=$2 uid n r
+	uid=$(id -u qpuser1)
+	[ "$(grep -c '^rank=' "$f")" = 4 ] || fail "$f: not 4 ranks: $(cat "$f")"
+	for n in "${nodes[@]}"; do
+		[ "$(grep -c " host=$n " "$f")" = 2 ] || fail "$f: host $n has not 2 ranks"
+		grep " host=$n " "$f" | grep -v " cg=/\(.*/\)\?$QP_CG_PARENT/$n/job\.$id t_init=" &&
+			fail "$f: a rank on $n is not in $n's group of job $id"
+	done
+	grep '^rank=' "$f" | grep -v " uid=$uid " && fail "$f: a rank does not run as qpuser1 ($uid)"
+	for r in 0 1 2 3; do grep -q "^rank=$r size=4 " "$f" || fail "$f: no rank $r of 4"; done
+}
+
+id=$(as qpuser1 qsub -N qx <<'JOB'
+#PBS -l select=2:ncpus=2:mpiprocs=2
+cd "$PBS_O_WORKDIR"
+qexec -n 4 ./hello-ompi > ompi.out 2> ompi.err; echo "ompi=$?"
+qexec -n 4 ./hello-mpich > mpich.out 2> mpich.err; echo "mpich=$?"
+qexec -n 4 sh -c '[ "$PMI_RANK" = 3 ] && exit 3; exit 0' 2> exit3.err; echo "exit3=$?"
+qexec -n 5 true 2> five.err; echo "five=$?"
+qexec -n 4 --timeout 2 sh -c '[ "$PMI_RANK" = 3 ] && { echo $$ > hang.pid; exec sleep 1000; }; exec ./hello-mpich' \
+	> hang.out 2> hang.err; echo "hang=$?"
+JOB
+) || fail "qsub"
+qp_wait "$id" completed --timeout 180
+out=$w/qx.o$id
+qp_wait_file "$out"
+cat "$out"
+grep -qx "ompi=0" "$out" || fail "qexec Open MPI failed: $(cat "$w/ompi.err")"
+grep -qx "mpich=0" "$out" || fail "qexec MPICH failed: $(cat "$w/mpich.err")"
+cat "$w/ompi.out" "$w/mpich.out"
+check_ranks "$w/ompi.out" "$id"
+check_ranks "$w/mpich.out" "$id"
+grep -qx "exit3=3" "$out" || fail "a rank's exit 3: $(grep exit3 "$out"), $(cat "$w/exit3.err")"
+grep -q "rank 3 exited with status 3" "$w/exit3.err" || fail "exit 3 not named: $(cat "$w/exit3.err")"
+grep -qx "five=1" "$out" && [ "$(cat "$w/five.err")" = "qexec: -n 5: the job has 4 MPI slots" ] ||
+	fail "-n 5 of 4 slots: $(grep five "$out"), $(cat "$w/five.err")"
+grep -qx "hang=124" "$out" || fail "a rank that never inits: $(grep hang "$out"), $(cat "$w/hang.err")"
+grep -q "fence timed out after 2 s: rank(s) 3 never reached it" "$w/hang.err" ||
+	fail "the hanging rank is not named: $(cat "$w/hang.err")"
+pid=$(cat "$w/hang.pid" 2>/dev/null); [ -n "$pid" ] || fail "the hanging rank did not start"
+[ -d "/proc/$pid" ] && grep -q sleep "/proc/$pid/cmdline" 2>/dev/null && fail "the hanging rank (pid $pid) survived"
+echo "qexec ok"
