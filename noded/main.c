@@ -522,6 +522,7 @@ done:
 			log_warn("cgroup teardown of %s: %s", nd.cgroup_parent, strerror(-r));
 	}
 	jobs_destroy(nd.jobs);
+	noded_jobs_tmpfs_release(&nd);
 	sd_event_unref(nd.event);
 	usercache_destroy(nd.users);
 	if (nd.jobs_dirfd >= 0)

@@ -239,6 +239,7 @@ struct noded {
 	char node_dir[PATH_MAX];
 	char jobs_dir[PATH_MAX];
 	int jobs_dirfd;
+	bool jobs_tmpfs;                /* jobs_dir is a tmpfs (config jobs_tmpfs) */
 	char gded[PATH_MAX];
 	launch_f launch;
 	void *launch_data;
@@ -250,6 +251,11 @@ struct noded {
 /* Creates <state_dir>/nodes/<name>/ (0755) and its jobs/ (0711), sets
  * nd->node_dir, jobs_dir and opens jobs_dirfd. -errno with err set. */
 int noded_dirs_open(struct noded *nd, struct error *err);
+
+/* jobs_tmpfs: unmounts the jobs directory's tmpfs when it is empty (its
+ * fd closed first); left mounted (and reused at the next start) when job
+ * files remain. */
+void noded_jobs_tmpfs_release(struct noded *nd);
 
 /* Takes an exclusive lock for the node's cgroup parent, a file under
  * lock_dir ("/run/qpool") named after it, so two qnoded (of one pool or
