@@ -2,7 +2,8 @@
 # bench/lib.sh: the private pool every benchmark starts; sourced after
 # `set -u`. Sets top and bin, and:
 #   bench_pool TAG [SERVER_LINE...]  temp dir $T (removed on exit, its logs
-#       shown on failure), $QPOOL_CONF with queue batch, the bench user $u
+#       shown on failure), $QPOOL_CONF with queue batch (and jobs_tmpfs
+#       when JOBS_TMPFS is set), the bench user $u
 #       (BENCH_USER, default qpbench) and its $T/work
 #   bench_server [QPOOLD]  starts qpoold, waits until it answers (pids[0])
 #   bench_node NAME        starts qnoded --name NAME, waits until it is up
@@ -22,6 +23,8 @@ bench_cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
+	# A jobs tmpfs qnoded left (job files remained) goes with the pool.
+	for p in "$T"/state/nodes/*/jobs; do mountpoint -q "$p" 2>/dev/null && umount -l "$p"; done
 	[ $rc -ne 0 ] && tail -n 20 "$T"/*.log >&2
 	rm -rf "$T"
 	exit $rc
@@ -41,6 +44,8 @@ bench_pool() {
 		# host keeps its groups.
 		printf '[node]\ncgroup_parent = qpool-bench%d\n' $$
 		printf '[queue batch]\ndefault = yes\n'
+		# JOBS_TMPFS=1: the node's job files on a tmpfs (qpool.conf(5)).
+		[ -n "${JOBS_TMPFS:-}" ] && printf '[node]\njobs_tmpfs = yes\n'
 	} > "$QPOOL_CONF"
 	u=${BENCH_USER:-qpbench}
 	id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u"

@@ -79,6 +79,7 @@ struct config {
 	uint64_t node_pids_max;      /* pids.max of a node's group; 0: 3/4 of kernel.pid_max */
 	uint64_t mem_reserve;        /* bytes of a node's memory kept from its jobs */
 	char tmpdir[PATH_MAX];       /* base of each job's TMPDIR */
+	bool jobs_tmpfs;             /* a tmpfs on state_dir/nodes/<name>/jobs */
 	struct queue_conf *queues;
 	size_t n_queues;
 };

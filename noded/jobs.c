@@ -362,8 +362,9 @@ static int job_on_exit(sd_event_source *s, int fd, uint32_t revents, void *userd
 	siginfo_t info = { 0 };
 	char why[160];
 
-	/* A readable pidfd means the process ended. Ours is reaped here; an
-	 * adopted one is init's child (ECHILD) and its status unknowable. */
+	/* A readable pidfd means the process ended. Ours is reaped here; one
+	 * the resident launcher forked is its child, and an adopted one
+	 * init's (ECHILD): their status is unknowable here. */
 	if (waitid((idtype_t)P_PIDFD, (id_t)fd, &info, WEXITED | WNOHANG) == 0 && info.si_pid) {
 		if (info.si_code == CLD_EXITED)
 			snprintf(why, sizeof(why), "gded exited with status %d without writing a result",
@@ -371,9 +372,11 @@ static int job_on_exit(sd_event_source *s, int fd, uint32_t revents, void *userd
 		else
 			snprintf(why, sizeof(why), "gded was killed by signal %d (%s) before writing a result",
 				 info.si_status, strsignal(info.si_status));
-	} else {
+	} else if (j->adopted) {
 		snprintf(why, sizeof(why), "gded (pid %d, adopted after a qnoded restart) exited without writing a result",
 			 (int)j->pid);
+	} else {
+		snprintf(why, sizeof(why), "gded (pid %d) ended without writing a result", (int)j->pid);
 	}
 	log_debug("job %" PRId64 ": gded pid %d ended", j->jobid, (int)j->pid);
 	job_collect(j, why);

@@ -319,6 +319,7 @@ static int signals_setup(sd_event *event)
 int main(int argc, char **argv)
 {
 	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1, .cgroup_lock_fd = -1 };
+	struct launcher launcher = { .pidfd = -1, .sock = -1 };
 	struct config *config = NULL;
 	struct error err = { "" };
 	bool cgroup_ready = false, live_root;
@@ -449,8 +450,13 @@ int main(int argc, char **argv)
 	}
 	if (access(nd.gded, X_OK) < 0)
 		log_warn("gded at %s is not executable (%m): jobs will fail until it is", nd.gded);
-	nd.launch = launch_gded;
-	nd.launch_data = nd.gded;
+	/* The resident launcher forks each wrapper (no exec per job); it is
+	 * started once qnoded is up, below. Without it, launch_gded. */
+	launcher.gded = nd.gded;
+	launcher.proc_root = nd.proc_root;
+	launcher.jobs_dir = nd.jobs_dir;
+	nd.launch = launch_resident;
+	nd.launch_data = &launcher;
 
 	nd.users = usercache_create();
 	if (!nd.users) {
@@ -493,6 +499,8 @@ int main(int argc, char **argv)
 	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
 	if (r < 0)
 		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
+	/* After the oom_score_adj, which it and its wrappers inherit. */
+	(void)launcher_start(&launcher);
 	/* Set up and its running jobs taken over: a restart is complete. */
 	(void)sd_notifyf(0, "READY=1\nSTATUS=node %s: cpus %s, cgroup %s, %zu jobs running", nd.name, cpus,
 			 cgroup_mode_name(nd.cgroup_mode), jobs_running_count(nd.jobs));
@@ -506,6 +514,7 @@ int main(int argc, char **argv)
 done:
 	tasks_destroy(nd.tasks);
 	link_destroy(nd.link);
+	launcher_stop(&launcher);
 	if (cgroup_ready) {
 		size_t running = nd.jobs ? jobs_running_count(nd.jobs) : 0;
 
@@ -519,6 +528,7 @@ done:
 			log_warn("cgroup teardown of %s: %s", nd.cgroup_parent, strerror(-r));
 	}
 	jobs_destroy(nd.jobs);
+	noded_jobs_tmpfs_release(&nd);
 	sd_event_unref(nd.event);
 	usercache_destroy(nd.users);
 	if (nd.jobs_dirfd >= 0)

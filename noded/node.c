@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* The node's name and its directories under state_dir. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "noded.h"
 
 bool noded_name_valid(const char *name)
@@ -28,6 +33,62 @@ static int dir_ensure(const char *path, mode_t mode, struct error *err)
 	if (chmod(path, mode) < 0)
 		return error_set(err, -errno, "cannot set the mode of %s: %m", path);
 	return 0;
+}
+
+/* Whether dir holds anything but . and .. (1), nothing (0), or -errno. */
+static int dir_has_entries(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			r = 1;
+			break;
+		}
+	closedir(d);
+	return r;
+}
+
+/* jobs_tmpfs: a tmpfs on the jobs directory, mounted when it is empty
+ * (files there are running jobs' and must stay visible) and not already
+ * one (a previous qnoded's, kept because jobs ran: reused). */
+static void jobs_tmpfs_mount(struct noded *nd)
+{
+	struct statfs sf;
+	int r;
+
+	if (statfs(nd->jobs_dir, &sf) == 0 && sf.f_type == TMPFS_MAGIC) {
+		nd->jobs_tmpfs = true;
+		return;
+	}
+	r = dir_has_entries(nd->jobs_dir);
+	if (r != 0) {
+		log_warn("jobs_tmpfs: %s %s: not mounting a tmpfs over it", nd->jobs_dir,
+			 r > 0 ? "holds job files" : "cannot be read");
+		return;
+	}
+	if (mount("qpool-jobs", nd->jobs_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=256m") < 0) {
+		log_warn("jobs_tmpfs: cannot mount a tmpfs on %s: %m; job files stay on disk", nd->jobs_dir);
+		return;
+	}
+	nd->jobs_tmpfs = true;
+	log_info("jobs_tmpfs: tmpfs mounted on %s", nd->jobs_dir);
+}
+
+void noded_jobs_tmpfs_release(struct noded *nd)
+{
+	if (!nd->jobs_tmpfs || dir_has_entries(nd->jobs_dir) != 0)
+		return;
+	if (nd->jobs_dirfd >= 0)
+		close(nd->jobs_dirfd);
+	nd->jobs_dirfd = -1;
+	if (umount2(nd->jobs_dir, UMOUNT_NOFOLLOW) < 0)
+		log_warn("jobs_tmpfs: cannot unmount %s: %m", nd->jobs_dir);
+	nd->jobs_tmpfs = false;
 }
 
 int noded_dirs_open(struct noded *nd, struct error *err)
@@ -51,6 +112,8 @@ int noded_dirs_open(struct noded *nd, struct error *err)
 	r = dir_ensure(nd->jobs_dir, 0711, err);
 	if (r < 0)
 		return r;
+	if (nd->config->jobs_tmpfs && !nd->simulated)
+		jobs_tmpfs_mount(nd);
 	nd->jobs_dirfd = open(nd->jobs_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (nd->jobs_dirfd < 0)
 		return error_set(err, -errno, "cannot open %s: %m", nd->jobs_dir);

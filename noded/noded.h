@@ -177,6 +177,31 @@ typedef int (*launch_f)(void *data, const char *spec_path, pid_t *ret_pid, int *
 int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd, int *ret_notify,
 		struct error *err);
 
+/* The resident launcher (docs/ARCHITECTURE.md): `gded --launcher`, exec'ed
+ * once, forks each job's wrapper on request, with the command line and
+ * state launch_gded's exec would give it. */
+struct launcher {
+	const char *gded;
+	const char *proc_root;
+	const char *jobs_dir;
+	pid_t pid;              /* 0: not running */
+	int pidfd;              /* -1 when not running */
+	int sock;               /* requests and answers; -1 when not running */
+	int64_t retry_mono;     /* after a failure: exec gded per job until then */
+};
+
+/* Starts l's launcher and waits for its ready word. 0, or -errno (logged;
+ * jobs then get an exec'ed gded for a while). */
+int launcher_start(struct launcher *l);
+
+/* Closes its socket (it exits; its wrappers live on) and reaps it. */
+void launcher_stop(struct launcher *l);
+
+/* A launch_f (data: struct launcher): the launcher forks the wrapper; when
+ * it is not running (or fails), launch_gded. */
+int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd,
+		    int *ret_notify, struct error *err);
+
 /* gded's path: conf (when not empty), else `gded` next to /proc/self/exe. */
 int launch_gded_path(const char *conf, char *buf, size_t len);
 
@@ -217,6 +242,7 @@ struct noded {
 	char node_dir[PATH_MAX];
 	char jobs_dir[PATH_MAX];
 	int jobs_dirfd;
+	bool jobs_tmpfs;                /* jobs_dir is a tmpfs (config jobs_tmpfs) */
 	char gded[PATH_MAX];
 	launch_f launch;
 	void *launch_data;
@@ -229,6 +255,11 @@ struct noded {
 /* Creates <state_dir>/nodes/<name>/ (0755) and its jobs/ (0711), sets
  * nd->node_dir, jobs_dir and opens jobs_dirfd. -errno with err set. */
 int noded_dirs_open(struct noded *nd, struct error *err);
+
+/* jobs_tmpfs: unmounts the jobs directory's tmpfs when it is empty (its
+ * fd closed first); left mounted (and reused at the next start) when job
+ * files remain. */
+void noded_jobs_tmpfs_release(struct noded *nd);
 
 /* Takes an exclusive lock for the node's cgroup parent, a file under
  * lock_dir ("/run/qpool") named after it, so two qnoded (of one pool or

@@ -84,6 +84,11 @@ static int cmdline_read(const char *proc_root, pid_t pid, char *buf, size_t size
 		return 0;   /* kernel thread or zombie */
 	if (buf[len - 1] != '\0')
 		buf[len++] = '\0';
+	/* Trailing empty arguments are ignored: a wrapper the resident
+	 * launcher forked wrote its command line over a longer one, NULs
+	 * after it (docs/ARCHITECTURE.md). */
+	while (len > 1 && buf[len - 2] == '\0')
+		len--;
 	for (size_t i = 0; i < len && n < max_args; ) {
 		argv[n++] = buf + i;
 		i += strlen(buf + i) + 1;

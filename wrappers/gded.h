@@ -198,6 +198,14 @@ void gded_stdio_ensure(void);
  * written), so qnoded can hand its CPUs back early. */
 void gded_notify_set(int fd);
 
+/* gded --launcher FILLER (wrappers/launcher.c), qnoded's resident
+ * launcher: on the socket sock, one request per job (the spec path, the
+ * notify socket as an fd); forks a wrapper that runs job_main(spec, 3)
+ * with the command line `argv[0] --spec PATH --notify 3` (written over
+ * its own, which FILLER makes long enough), answers {errno, pid} and its
+ * pidfd, reaps its children, and returns at EOF. docs/ARCHITECTURE.md. */
+int gded_launcher_run(int argc, char **argv, int sock, int (*job_main)(const char *spec, int notify_fd));
+
 /* gded by hand, the main of gded-byhand (which gded execs for that form):
  * parses the options, picks the CPUs, runs the command under the same
  * fence as a job and cleans up.

@@ -25,6 +25,7 @@ enum gded_exit {
 };
 
 static const char *arg_spec;
+static int arg_notify = -1;
 
 static void usage(FILE *f)
 {
@@ -58,9 +59,9 @@ static int parse_args(int argc, char **argv)
 			errno = 0;
 			fd = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || fd < 3 || fd > INT_MAX ||
-			    fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+			    fcntl((int)fd, F_GETFD) < 0)
 				return -EINVAL;
-			gded_notify_set((int)fd);
+			arg_notify = (int)fd;
 			break;
 		}
 		case 'h':
@@ -96,20 +97,16 @@ static int byhand_exec(char **argv)
 	return GDED_EXIT_BYHAND_SETUP;
 }
 
-int main(int argc, char **argv)
+/* One job: the spec at spec_path, the notify socket notify_fd (-1: none;
+ * made close-on-exec here). What `gded --spec` runs after an exec, and
+ * what each wrapper the resident launcher forks runs. The exit status. */
+static int job_main(const char *spec_path, int notify_fd)
 {
 	struct gded_result res = { 0 };
 	struct gded_job job = { 0 };
 	struct error err = { { 0 } };
 	sigset_t mask;
 	int rc = GDED_EXIT_USAGE, r;
-
-	if (version_requested(argc, argv))
-		return version_print("gded");
-	/* Anything but --spec or --help is the by-hand form. */
-	if (argc > 1 && strncmp(argv[1], "--spec", 6) != 0 && strcmp(argv[1], "--help") != 0 &&
-	    strcmp(argv[1], "-h") != 0)
-		return byhand_exec(argv);
 
 	res.wall[GDED_STAMP_WRAP] = time_wall_ns();
 	res.mono[GDED_STAMP_WRAP] = time_mono_ns();
@@ -124,11 +121,14 @@ int main(int argc, char **argv)
 	gded_stdio_ensure();
 	log_init("gded", LOG_LEVEL_INFO);
 
-	if (parse_args(argc, argv) < 0) {
-		usage(stderr);
-		goto done;
+	if (notify_fd >= 0) {
+		if (fcntl(notify_fd, F_SETFD, FD_CLOEXEC) < 0) {
+			log_err("--notify %d: %m", notify_fd);
+			goto done;
+		}
+		gded_notify_set(notify_fd);
 	}
-	r = gded_spec_load(arg_spec, &job, &err);
+	r = gded_spec_load(spec_path, &job, &err);
 	if (r < 0) {
 		log_err("%s", err.text);
 		goto done;
@@ -147,4 +147,23 @@ int main(int argc, char **argv)
 done:
 	gded_job_clear(&job);
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (version_requested(argc, argv))
+		return version_print("gded");
+	/* qnoded's resident launcher: its socket is fd 3 (docs/ARCHITECTURE.md). */
+	if (argc >= 2 && strcmp(argv[1], "--launcher") == 0)
+		return gded_launcher_run(argc, argv, 3, job_main);
+	/* Anything but --spec or --help is the by-hand form. */
+	if (argc > 1 && strncmp(argv[1], "--spec", 6) != 0 && strcmp(argv[1], "--help") != 0 &&
+	    strcmp(argv[1], "-h") != 0)
+		return byhand_exec(argv);
+	if (parse_args(argc, argv) < 0) {
+		gded_stdio_ensure();
+		usage(stderr);
+		return GDED_EXIT_USAGE;
+	}
+	return job_main(arg_spec, arg_notify);
 }

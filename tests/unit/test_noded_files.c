@@ -329,17 +329,26 @@ static void test_proc_scan(void)
 	 * shows it as root's, but its real uid is the user's. */
 	fake_proc(root, 107, 0, CMD("gded\0--spec\0/s/nodes/n1/jobs/13.json"));
 	fake_status(root, "107/status", 1000, 0);
+	/* A wrapper the resident launcher forked: its command line written
+	 * over the launcher's longer one, NULs after it. The launcher's own
+	 * is not a wrapper's; a user's process of that form is not root's. */
+	fake_proc(root, 108, 0, CMD("/usr/sbin/gded\0--spec\0/s/nodes/n1/jobs/14.json\0--notify\0" "3\0\0\0\0"));
+	fake_proc(root, 109, 0, CMD("/usr/sbin/gded\0--launcher\0\0\0\0\0\0\0"));
+	fake_proc(root, 110, 1000, CMD("gded\0--spec\0/s/nodes/n1/jobs/15.json\0--notify\0" "3\0\0\0"));
 	unit_write_file(root, "self/status", "CapEff:\t0\n");
 	unit_write_file(root, "sys/kernel/sched_rt_runtime_us", "950000\n");
 
 	n = procscan_gded_find(root, "/s/nodes/n1/jobs", &found);
-	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
 	qsort(found, (size_t)n, sizeof(*found), cmp_pid);
 	CU_ASSERT_EQUAL(found[0].pid, 100);
 	CU_ASSERT_EQUAL(found[0].jobid, 7);
 	CU_ASSERT_EQUAL(found[1].pid, 103);
 	CU_ASSERT_EQUAL(found[1].jobid, 10);
+	CU_ASSERT_EQUAL(found[2].pid, 108);
+	CU_ASSERT_EQUAL(found[2].jobid, 14);
 	free(found);
+	CU_ASSERT(procscan_gded_check(root, "/s/nodes/n1/jobs", 108, 14));
 
 	CU_ASSERT(procscan_gded_check(root, "/s/nodes/n1/jobs", 103, 10));
 	CU_ASSERT(!procscan_gded_check(root, "/s/nodes/n1/jobs", 103, 7));

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# [node] jobs_tmpfs = yes: qnoded mounts a tmpfs on its empty jobs
+# directory; jobs run and report from it; a qnoded restart with a job
+# running keeps it mounted (the job's files stay) and adopts the job; a
+# qnoded that stops with the directory empty unmounts it. A directory that
+# holds files is never mounted over.
+. "$(dirname "$0")/lib.sh"
+qp_setup "$(printf '[node]\njobs_tmpfs = yes\n')"
+jobs=$QP_T/state/nodes/n1/jobs
+fstype() { stat -f -c %T "$1"; }
+# Whatever happens, no mount is left under the test's directory.
+unmount_jobs() { while mountpoint -q "$jobs" 2>/dev/null; do umount -l "$jobs" || break; done; }
+QP_ATEXIT+=(unmount_jobs)
+qp_start_server
+qp_start_node n1
+w=$QP_T/work/qpuser1
+
+[ "$(fstype "$jobs")" = tmpfs ] || fail "jobs directory is $(fstype "$jobs"), not tmpfs"
+[ "$(stat -c %a "$jobs")" = 711 ] || fail "jobs tmpfs mode $(stat -c %a "$jobs")"
+a=$(echo 'id -un' | as qpuser1 qsub -N a) || fail qsub
+qp_wait "$a" completed failed
+[ "$(qp_state "$a")" = completed ] || fail "job $a ended $(qp_state "$a"): $(qp_field "$a" reason)"
+grep -qx qpuser1 "$w/a.o$a" || fail "job $a output: $(cat "$w/a.o$a")"
+
+note "qnoded restarts while a job runs"
+cat > "$QP_T/wait.sh" <<JOB
+echo started > $w/b.started
+i=0; while [ ! -e $QP_T/go ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
+echo b-ok
+JOB
+chmod 644 "$QP_T/wait.sh"
+b=$(as qpuser1 qsub -N b "$QP_T/wait.sh") || fail qsub
+qp_wait_file "$w/b.started"
+gpid=$(qp_wait_gded "$b") || exit 1
+qp_stop "$(qp_node_pid n1)"
+[ "$(fstype "$jobs")" = tmpfs ] || fail "the tmpfs went while job $b's files were in it"
+[ -s "$jobs/$b.json" ] || fail "job $b's spec is gone"
+qp_start_node n1
+grep -q "adopted running gded pid $gpid" "$QP_T/qnoded-n1.log" || fail "gded $gpid not adopted"
+[ "$(grep -c 'tmpfs mounted on' "$QP_T/qnoded-n1.log")" = 1 ] || fail "the second qnoded mounted again"
+touch "$QP_T/go"
+qp_wait "$b" completed failed
+[ "$(qp_state "$b")" = completed ] || fail "job $b ended $(qp_state "$b"): $(qp_field "$b" reason)"
+grep -qx b-ok "$w/b.o$b" || fail "job $b output: $(cat "$w/b.o$b")"
+
+note "qnoded stops with no job files: the tmpfs goes"
+for _ in $(seq 100); do [ -z "$(ls -A "$jobs")" ] && break; sleep 0.05; done
+[ -z "$(ls -A "$jobs")" ] || fail "job files left: $(ls -A "$jobs")"
+qp_stop "$(qp_node_pid n1)"
+[ "$(fstype "$jobs")" != tmpfs ] || fail "the tmpfs is still mounted after qnoded stopped"
+
+note "a jobs directory with files is not mounted over"
+touch "$jobs/stray"
+qp_start_node n1
+[ "$(fstype "$jobs")" != tmpfs ] || fail "a tmpfs was mounted over a directory with files"
+grep -q "holds job files: not mounting" "$QP_T/qnoded-n1.log" || fail "no warning about the files"
+rm -f "$jobs/stray"
+echo PASS
