@@ -26,6 +26,11 @@ int gded_tmpdir_path(const struct gded_job *job, char *buf, size_t len)
 		n = snprintf(buf, len, "%s/pbs.%" PRIu64 ".%s", job->tmpdir_base, job->jobid, job->server);
 	else
 		n = snprintf(buf, len, "%s/pbs.%" PRIu64, job->tmpdir_base, job->jobid);
+	/* A sister adds its node's name: nodes of one job that share a host
+	 * (several qnoded on it) share the tmpdir base too, and each node
+	 * removes its own directory at its own teardown. */
+	if (n >= 0 && (size_t)n < len && job->node_index > 0 && job->node && job->node[0])
+		n += snprintf(buf + n, len - (size_t)n, ".%s", job->node);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 

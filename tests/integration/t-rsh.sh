@@ -148,4 +148,26 @@ case ${BUILD:-build} in
 esac
 want "dsh=1"
 want "dsh-false=1"
+
+note "a job across both nodes of this host: each node has its own TMPDIR under the shared base"
+id=$(as qpuser1 qsub -N tmps -l select=2:ncpus=1 -l place=scatter <<'JOB'
+echo "primary=$TMPDIR"
+touch "$TMPDIR/from-primary"
+other=$(sed -n 2p "$PBS_NODEFILE")
+echo "other=$other"
+qpool-rsh "$other" 'echo "sister=$TMPDIR"; touch "$TMPDIR/from-sister"; ls "$TMPDIR"'
+echo "after=$(ls "$TMPDIR")"
+JOB
+) || fail "qsub of a 2-node job"
+qp_wait "$id" completed
+out=$QP_T/work/qpuser1/tmps.o$id
+qp_wait_file "$out"
+cat "$out"
+p=$(sed -n 's/^primary=//p' "$out"); s=$(sed -n 's/^sister=//p' "$out")
+[ -n "$p" ] && [ -n "$s" ] && [ "$p" != "$s" ] || fail "the nodes' TMPDIRs are not apart: '$p' '$s'"
+[ "$s" = "$p.$(sed -n 's/^other=//p' "$out")" ] ||
+	fail "a sister's TMPDIR is not the primary's with its node's name: '$s'"
+grep -qx "from-sister" "$out" || fail "the sister's TMPDIR did not hold its file"
+grep -qx "after=from-primary" "$out" || fail "the primary's TMPDIR lost its file or got the sister's"
+[ ! -e "$p" ] && [ ! -e "$s" ] || fail "a TMPDIR outlived the job"
 echo "rsh ok"

@@ -666,6 +666,22 @@ static void test_result_sister(void)
 	json_decref(o);
 }
 
+static void test_tmpdir_path(void)
+{
+	struct gded_job job = { .jobid = 12, .server = "srv", .node = "n2", .tmpdir_base = "/var/tmp" };
+	char buf[64];
+
+	CU_ASSERT_EQUAL(gded_tmpdir_path(&job, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "/var/tmp/pbs.12.srv");
+	/* A sister's differs from the primary's: both may share a host. */
+	job.node_index = 1;
+	CU_ASSERT_EQUAL(gded_tmpdir_path(&job, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "/var/tmp/pbs.12.srv.n2");
+	CU_ASSERT_EQUAL(gded_tmpdir_path(&job, buf, 20), -ENAMETOOLONG);
+	job.tmpdir_base = "";
+	CU_ASSERT_EQUAL(gded_tmpdir_path(&job, buf, sizeof(buf)), -ENOENT);
+}
+
 static const struct unit_test gded_spec_tests[] = {
 	{ "reserve and realtime members", test_spec_reserve },
 	{ "spec: a full spec", test_spec_good },
@@ -683,6 +699,7 @@ static const struct unit_test gded_spec_tests[] = {
 	{ "environment across nodes", test_env_multi },
 	{ "result: a sister says so", test_result_sister },
 	{ "environment of a task", test_env_task },
+	{ "TMPDIR: PBS's name, a sister's with its node", test_tmpdir_path },
 	{ NULL, NULL },
 };
 
