@@ -53,7 +53,7 @@ else
 	memfile=$memgrp/memory.max
 fi
 for _ in $(seq 100); do
-	[ -s "$d/$jobid.nodes" ] && [ -d "$QP_T/tmp/pbs.$jobid.srv" ] && break
+	[ -s "$d/$jobid.nodes" ] && [ -d "$QP_T/tmp/pbs.$jobid.srv.$node" ] && break
 	kill -0 "$gpid" 2>/dev/null || fail "gded ended early: $(cat "$d/gded.err")"
 	sleep 0.05
 done
@@ -64,7 +64,7 @@ cpus=$(cat "$cpuset/cpuset.cpus" 2>/dev/null || cat "$cpuset/cpuset.cpus.effecti
 want=$(printf 'p0\np0\n%s\np2\n' "$node")
 [ "$(cat "$d/$jobid.nodes")" = "$want" ] || fail "nodefile: $(cat "$d/$jobid.nodes")"
 [ "$(stat -c %U "$d/$jobid.nodes")" = qpuser1 ] || fail "the nodefile is not the owner's"
-[ "$(stat -c '%U %a' "$QP_T/tmp/pbs.$jobid.srv")" = "qpuser1 700" ] || fail "TMPDIR is $(stat -c '%U %a' "$QP_T/tmp/pbs.$jobid.srv")"
+[ "$(stat -c '%U %a' "$QP_T/tmp/pbs.$jobid.srv.$node")" = "qpuser1 700" ] || fail "TMPDIR is $(stat -c '%U %a' "$QP_T/tmp/pbs.$jobid.srv.$node")"
 note "fenced: cpuset $cpus, memory $(cat "$memfile"), nodefile and TMPDIR made"
 
 # It holds: no script, no output file, and it is still there.
@@ -139,7 +139,7 @@ PY
 [ -d "$cpuset" ] && fail "the sister's group $cpuset is left"
 left=$(find /sys/fs/cgroup -path "*/$parent/job.$jobid" -type d 2>/dev/null)
 [ -z "$left" ] || fail "groups left: $left"
-[ -e "$QP_T/tmp/pbs.$jobid.srv" ] && fail "TMPDIR is left"
+[ -e "$QP_T/tmp/pbs.$jobid.srv.$node" ] && fail "TMPDIR is left"
 note "on SIGTERM: process killed, groups and TMPDIR removed, result exited 0 sister"
 
 # A sister that cannot fence (its parent group does not exist) fails
@@ -155,7 +155,7 @@ r = json.load(open(sys.argv[1]))
 assert r["status"] == "failed", r
 assert r["reason"].startswith("cgroup:") and "no-such-node" in r["reason"], r
 PY
-[ -e "$QP_T/tmp/pbs.$bad.srv" ] && fail "TMPDIR of the failed sister is left"
+[ -e "$QP_T/tmp/pbs.$bad.srv.$node" ] && fail "TMPDIR of the failed sister is left"
 note "unfenceable sister: failed, $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["reason"])' "$d/$bad.result")"
 
 # A bad allocation is refused before anything is made.
