@@ -358,6 +358,35 @@ void gded_nofile_restore(void)
 		(void)setrlimit(RLIMIT_NOFILE, &nofile_saved);
 }
 
+/* What the script's child and a task's do first, still root: the
+ * signal mask, the OOM score, the job's cgroup and its real-time policy.
+ * prefix starts a failure's line ("qpool: " where the task's stderr is
+ * the only place it shows). */
+static void child_enter(const struct gded_child *c, const char *prefix)
+{
+	sigset_t none;
+	int r;
+
+	/* The parent blocks SIGTERM/SIGCHLD (and, by hand, SIGINT/SIGQUIT)
+	 * for its signalfd; the job must not inherit that mask. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* gded has the daemons' OOM score adjustment (-900, from qnoded):
+	 * the job gets the normal 0 back, while still root; lowering it
+	 * again needs CAP_SYS_RESOURCE, which the job lacks. Raising never
+	 * fails, so an error means qnoded ran above 0 (where it could not
+	 * lower its own): the job keeps that, which is no less safe.
+	 * Measured ~6 us here, of a ~600 us launch. */
+	(void)exe_oom_score_adj_set(0);
+	if (c->cg) {
+		r = cgroup_job_attach(c->cg, 0);
+		if (r < 0)
+			child_fail(c, -1, "%scannot join the job's cgroup: %s", prefix, strerror(-r));
+	}
+	if (c->job->reserve == GDED_RESERVE_REALTIME)
+		child_realtime(c);
+}
+
 /* A task's start up to its exec: what the script's child does, with the
  * task's stdio, directory and argv. */
 void gded_task_exec(const struct gded_child *c)
@@ -365,19 +394,9 @@ void gded_task_exec(const struct gded_child *c)
 	const struct gded_job *job = c->job;
 	const struct gded_task_exec *t = c->task;
 	extern char **environ;
-	sigset_t none;
 	int r;
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	(void)exe_oom_score_adj_set(0);
-	if (c->cg) {
-		r = cgroup_job_attach(c->cg, 0);
-		if (r < 0)
-			child_fail(c, -1, "qpool: cannot join the job's cgroup: %s", strerror(-r));
-	}
-	if (job->reserve == GDED_RESERVE_REALTIME)
-		child_realtime(c);
+	child_enter(c, "qpool: ");
 	if (setsid() < 0)
 		child_fail(c, -1, "qpool: setsid: %s", strerror(errno));
 	child_drop(c);
@@ -403,27 +422,9 @@ void gded_child_exec(const struct gded_child *c)
 	const struct gded_job *job = c->job;
 	char *argv[4] = { (char *)job->shell, (char *)job->script, NULL, NULL };
 	char line[PATH_MAX + 256], *interp, *arg;
-	sigset_t none;
-	int out, err, in, r;
+	int out, err, in;
 
-	/* The parent blocks SIGTERM/SIGCHLD (and, by hand, SIGINT/SIGQUIT)
-	 * for its signalfd; the job must not inherit that mask. */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* gded has the daemons' OOM score adjustment (-900, from qnoded):
-	 * the job gets the normal 0 back, while still root; lowering it
-	 * again needs CAP_SYS_RESOURCE, which the job lacks. Raising never
-	 * fails, so an error means qnoded ran above 0 (where it could not
-	 * lower its own): the job keeps that, which is no less safe.
-	 * Measured ~6 us here, of a ~600 us launch. */
-	(void)exe_oom_score_adj_set(0);
-	if (c->cg) {
-		r = cgroup_job_attach(c->cg, 0);
-		if (r < 0)
-			child_fail(c, -1, "cannot join the job's cgroup: %s", strerror(-r));
-	}
-	if (job->reserve == GDED_RESERVE_REALTIME)
-		child_realtime(c);
+	child_enter(c, "");
 	if (job->argv)
 		child_exec_command(c);
 	/* Own session and process group: the parent signals the job as
