@@ -3,6 +3,7 @@
  * the job's other per-node servers (node 0 is the root of the fences). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <netdb.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1325,11 +1327,36 @@ static int sisters_running(struct pmid *d)
 	return 1;
 }
 
+/* Removes the PMIx directory and what libpmix or the topology left in
+ * it (one level of files, a second of libpmix's dstor directories). */
+static void tmpdir_remove(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+
+	while (dp && (e = readdir(dp))) {
+		char path[4400];
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			tmpdir_remove(path);
+		else
+			unlink(path);
+	}
+	if (dp)
+		closedir(dp);
+	rmdir(dir);
+}
+
 int pmid_run(const struct pmid_args *a)
 {
 	struct pmid d = { 0 };
 	struct error err = { "" };
 	struct pollfd *pfd = NULL;
+	char pmix_tmp[4096] = "";
 	int rc;
 
 	rc = setup(&d, a, &err);
@@ -1339,9 +1366,18 @@ int pmid_run(const struct pmid_args *a)
 		goto done;
 	}
 	if (a->pmix) {
-		char tmp[] = "/tmp/qpool-pmix.XXXXXX";
+		/* libpmix's rendezvous and the node's topology: under the job's
+		 * own TMPDIR when it has one, removed at the end */
+		const char *t = getenv("TMPDIR");
 
-		if (!mkdtemp(tmp) || pmid_pmix_create(&d, a, tmp, &d.pmix, &err) < 0) {
+		snprintf(pmix_tmp, sizeof(pmix_tmp), "%s/qpool-pmix.XXXXXX", t && t[0] == '/' ? t : "/tmp");
+		if (!mkdtemp(pmix_tmp)) {
+			say("PMIx: %s: %s", pmix_tmp, strerror(errno));
+			pmix_tmp[0] = '\0';
+			d.status = 1;
+			goto done;
+		}
+		if (pmid_pmix_create(&d, a, pmix_tmp, &d.pmix, &err) < 0) {
 			say("PMIx: %s", err.text[0] ? err.text : strerror(errno));
 			d.status = 1;
 			goto done;
@@ -1460,5 +1496,7 @@ done:
 		label_drain(&d);
 	free(pfd);
 	teardown(&d);
+	if (pmix_tmp[0])
+		tmpdir_remove(pmix_tmp);
 	return d.status;
 }

@@ -80,6 +80,7 @@ gone() {
 id=$(as qpuser1 qsub -N qxh <<'JOB'
 #PBS -l select=4:ncpus=2:mpiprocs=2
 cd "$PBS_O_WORKDIR"
+echo "tmpdir=${TMPDIR:-}"
 qexec -n 8 ./ar-ompi > ompi.out 2> ompi.err; echo "ompi=$?"
 qexec -n 8 ./ar-mpich > mpich.out 2> mpich.err; echo "mpich=$?"
 qexec -n 4 --ppn 1 --mpi=pmi ./ar-mpich > ppn.out 2> ppn.err; echo "ppn=$?"
@@ -144,6 +145,8 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 [ -z "$(qp_cgroups_left | grep "/job\.$id$")" ] || fail "groups of job $id left: $(qp_cgroups_left | grep "/job\.$id$")"
+left=$(find "$QP_T"/tmp-* -name 'qpool-pmix.*' 2>/dev/null)
+[ -z "$left" ] || fail "qpool-pmi left its PMIx directories: $left"
 
 note "outside a job: qexec submits one and runs the ranks in it"
 o=$(as qpuser1 qexec -n 8 ./ar-mpich 2> "$w/out1.err"); rc=$?
