@@ -913,6 +913,12 @@ static int spawn_rank(struct pmid *d, int i, char *const *extra_env, size_t next
 		if (d->a->pmi) {
 			setenv("PMI_SIZE", num, 1);
 			setenv("PMI_PORT", d->port_addr, 1);
+			/* MPICH reads its node-local layout from these when
+			 * they are there (hydra sets them) */
+			snprintf(num, sizeof(num), "%d", d->nlocal);
+			setenv("MPI_LOCALNRANKS", num, 1);
+			snprintf(num, sizeof(num), "%d", i);
+			setenv("MPI_LOCALRANKID", num, 1);
 		}
 		unsetenv("QPOOL_PMI_TOKEN");   /* the servers' secret, not the ranks' */
 		for (size_t k = 0; k < nextra; k++)
