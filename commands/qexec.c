@@ -616,11 +616,13 @@ int main(int argc, char **argv)
 		snprintf(ranks + r, sizeof(ranks) - r, "%s%d", i ? "," : "", nodes[i].ranks);
 		snprintf(names + m, sizeof(names) - m, "%s%s", i ? "," : "", nodes[i].name);
 	}
-	/* Signals go to the servers (qpool-rsh forwards them as task.signal). */
+	/* Signals go to the servers (qpool-rsh forwards them as task.signal);
+	 * SIGCHLD wakes the wait for them at once. */
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGINT);
 	sigaddset(&ss, SIGTERM);
 	sigaddset(&ss, SIGHUP);
+	sigaddset(&ss, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &ss, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -701,7 +703,7 @@ int main(int argc, char **argv)
 		int st;
 		pid_t pid;
 
-		if (sigtimedwait(&ss, &si, &ts) > 0) {
+		if (sigtimedwait(&ss, &si, &ts) > 0 && si.si_signo != SIGCHLD) {
 			for (int i = 0; i < nnodes; i++)
 				if (nodes[i].pid > 0)
 					kill(nodes[i].pid, si.si_signo);
