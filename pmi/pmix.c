@@ -2,6 +2,7 @@
 /* qpool-pmi's PMIx side: libpmix's server for this node's ranks. libpmix
  * calls the host from its own progress thread; every call is handed to
  * the main loop (pmid_call) and answered from there. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -475,6 +476,12 @@ int pmid_pmix_create(struct pmid *d, const struct pmid_args *a, const char *tmpd
 	 * cpuset) and handed to libpmix, which would discover it again
 	 * otherwise, and to Open MPI's ranks as an XML file, which each would
 	 * discover it again otherwise (docs/PMI.md, figures). */
+#ifdef __SANITIZE_ADDRESS__
+	/* hwloc's PCI plugin leaves libpciaccess's allocations behind and is
+	 * unloaded with the topology; kept loaded, LeakSanitizer can name
+	 * them (tests/integration/lsan-pmix.supp), not "<unknown module>" */
+	dlopen("libpciaccess.so.0", RTLD_LAZY | RTLD_NODELETE);
+#endif
 	if (hwloc_topology_init(&p->topo) == 0) {
 		hwloc_topology_set_io_types_filter(p->topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 		if (hwloc_topology_load(p->topo) < 0) {
@@ -534,7 +541,12 @@ int pmid_pmix_rank_env(struct pmid_pmix *p, int rank, char ***env, size_t *n)
 		char **ne = realloc(e, (*n + 2) * sizeof(*e));
 
 		if (!ne || !(ne[*n] = strdup(p->topo_env))) {
-			*env = ne ? ne : e;
+			char **f = ne ? ne : e;
+
+			for (size_t k = 0; k < *n; k++)
+				free(f[k]);
+			free(f);
+			*n = 0;
 			return -ENOMEM;
 		}
 		ne[++*n] = NULL;
