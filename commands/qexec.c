@@ -266,19 +266,24 @@ static void relay_file(const char *path, int *fd, off_t *off, int to)
  * not yet, -1 cannot ask. */
 static int job_state(int64_t jobid, int *status, char *state, size_t slen, char *reason, size_t rlen)
 {
-	struct client *cl = NULL;
+	static struct client *cl;   /* one connection for the whole wait */
 	struct error err;
 	json_t *reply = NULL, *job;
 	const char *st;
-	int r;
+	int r = -1;
 
-	if (client_open(NULL, &cl, &err) < 0) {
-		snprintf(reason, rlen, "%s", err.text);
-		return -1;
+	for (int attempt = 0; attempt < 2 && r < 0; attempt++) {
+		if (!cl && client_open(NULL, &cl, &err) < 0) {
+			cl = NULL;
+			continue;
+		}
+		r = client_call(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)jobid,
+					      "finished", 1), &reply, &err);
+		if (r < 0) {   /* a dropped connection: once more on a new one */
+			client_close(cl);
+			cl = NULL;
+		}
 	}
-	r = client_call(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)jobid, "finished", 1),
-			&reply, &err);
-	client_close(cl);
 	if (r < 0) {
 		snprintf(reason, rlen, "%s", err.text);
 		return -1;
@@ -291,6 +296,10 @@ static int job_state(int64_t jobid, int *status, char *state, size_t slen, char 
 	r = st && (!strcmp(st, "queued") || !strcmp(st, "held") || !strcmp(st, "running") ||
 		   !strcmp(st, "exiting")) ? 0 : 1;
 	json_decref(reply);
+	if (r == 1) {
+		client_close(cl);
+		cl = NULL;
+	}
 	return r;
 }
 
