@@ -577,12 +577,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < nnodes; i++) {
-		if (ppn && nodes[i].slots < ppn) {
+		/* --ppn M: M ranks on each node used (the last may have fewer);
+		 * a node that is needed and has fewer than M slots is refused */
+		long need = !ppn ? 0 : !want ? ppn : want - (long)i * ppn < ppn ? want - (long)i * ppn : ppn;
+
+		if (ppn && need > 0 && nodes[i].slots < need) {
 			fprintf(stderr, "qexec: --ppn %ld: node %s has %d MPI slot%s\n", ppn, nodes[i].name,
 				nodes[i].slots, nodes[i].slots == 1 ? "" : "s");
 			return 1;
 		}
-		if (ppn)
+		if (ppn && nodes[i].slots > ppn)
 			nodes[i].slots = (int)ppn;   /* at most M ranks on each */
 		slots += nodes[i].slots;
 	}
