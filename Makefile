@@ -117,7 +117,7 @@ $(BIN)/gded-byhand: $(call obj,wrappers/byhand-main.c) $(WRAP_OBJ) $(BUILD)/libq
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 $(BIN)/qpool-pmi: $(call obj,pmi/main.c) $(PMI_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs pmix jansson 2>/dev/null) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs pmix jansson hwloc 2>/dev/null) -lpthread
 $(BIN)/qacct: $(BUILD)/obj/commands/qacct.o $(ACCT_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS) -lm

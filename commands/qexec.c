@@ -17,16 +17,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "exe.h"
+#include "jobid.h"
 #include "version.h"
+#include "wire.h"
 
 #define MAX_NODES 256
 
 static const char usage_text[] =
-	"usage: qexec [-n N] [--timeout SEC] [--] COMMAND [ARG...]\n"
+	"usage: qexec [-n N] [--ppn M] [--mpi=all|pmi|none] [-l|--label] [--timeout SEC]\n"
+	"             [-q QUEUE] [-l RESOURCE=VALUE[,...]]... [--] COMMAND [ARG...]\n"
 	"Inside a job: runs N ranks of COMMAND (default: one per MPI slot of $PBS_NODEFILE) on the\n"
 	"job's nodes, slot order, with PMI-1/2 and PMIx served by one qpool-pmi per node.\n"
-	"Exits with the first failing rank's status.\n";
+	"Outside a job: submits a job for N ranks, waits for it, runs them in it and relays\n"
+	"their output. Exits with the first failing rank's status.\n";
+
+#define MAX_RES 32
 
 struct node {
 	char name[64];
@@ -119,7 +126,7 @@ static int quote(char **buf, size_t *len, const char *s)
 /* The command a node runs: qpool-pmi with this job's layout. */
 static char **pmi_argv(const char *pmi, int node, const char *peers, const char *ranks,
 		       const char *names, const char *kvs, const char *timeout, const char *listen_fd,
-		       int token_stdin, char **cmd)
+		       int token_stdin, const char *mpi, int label, char **cmd)
 {
 	static char num[16];
 	size_t n = 0, ncmd = 0;
@@ -127,7 +134,7 @@ static char **pmi_argv(const char *pmi, int node, const char *peers, const char 
 
 	while (cmd[ncmd])
 		ncmd++;
-	v = calloc(ncmd + 20, sizeof(*v));
+	v = calloc(ncmd + 24, sizeof(*v));
 	if (!v)
 		return NULL;
 	snprintf(num, sizeof(num), "%d", node);
@@ -150,16 +157,299 @@ static char **pmi_argv(const char *pmi, int node, const char *peers, const char 
 	}
 	if (token_stdin)
 		v[n++] = "--token-stdin";
+	v[n++] = "--mpi";
+	v[n++] = (char *)mpi;
+	if (label)
+		v[n++] = "--label";
 	v[n++] = "--";
 	for (size_t i = 0; i < ncmd; i++)
 		v[n++] = cmd[i];
 	return v;
 }
 
+/* --- outside a job: submit one for the ranks, relay, exit with it ----- */
+
+/* Runs argv with stdin from `in` (text, may be NULL), stdout and stderr
+ * captured; returns its exit status (or -1). */
+static int run_capture(char **argv, const char *in, char *out, size_t olen, char *err, size_t elen)
+{
+	int pi[2], po[2], pe[2], st;
+	size_t no = 0, ne = 0;
+	pid_t pid;
+
+	if (pipe2(pi, O_CLOEXEC) < 0 || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		sigset_t none;
+
+		dup2(pi[0], 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execv(argv[0], argv);
+		fprintf(stderr, "%s: %m\n", argv[0]);
+		_exit(127);
+	}
+	close(pi[0]);
+	close(po[1]);
+	close(pe[1]);
+	if (in && write(pi[1], in, strlen(in)) < 0) {
+		/* the child says what went wrong */
+	}
+	close(pi[1]);
+	for (int open_fds = 2; open_fds > 0;) {
+		struct pollfd p[2] = { { .fd = po[0], .events = POLLIN }, { .fd = pe[0], .events = POLLIN } };
+		char buf[4096];
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		for (int k = 0; k < 2; k++) {
+			ssize_t n;
+
+			if (!p[k].revents)
+				continue;
+			n = read(p[k].fd, buf, sizeof(buf));
+			if (n <= 0) {
+				close(p[k].fd);
+				k ? (pe[0] = -1) : (po[0] = -1);
+				open_fds--;
+				continue;
+			}
+			char *dst = k ? err : out;
+			size_t *used = k ? &ne : &no, cap = k ? elen : olen;
+
+			if (*used + (size_t)n >= cap)
+				n = (ssize_t)(cap - 1 - *used);
+			memcpy(dst + *used, buf, (size_t)n);
+			*used += (size_t)n;
+		}
+		if (po[0] < 0 && pe[0] < 0)
+			break;
+	}
+	out[no] = err[ne] = '\0';
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Relays what was appended to path since *off to fd. */
+static void relay_file(const char *path, int *fd, off_t *off, int to)
+{
+	char buf[65536];
+	ssize_t n;
+
+	if (*fd < 0) {
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
+			return;
+	}
+	while ((n = pread(*fd, buf, sizeof(buf), *off)) > 0) {
+		const char *p = buf;
+
+		*off += n;
+		while (n > 0) {
+			ssize_t w = write(to, p, (size_t)n);
+
+			if (w <= 0)
+				break;
+			p += w;
+			n -= w;
+		}
+	}
+}
+
+/* The job's state: 1 finished (*status its exit or -1, reason filled), 0
+ * not yet, -1 cannot ask. */
+static int job_state(int64_t jobid, int *status, char *state, size_t slen, char *reason, size_t rlen)
+{
+	static struct client *cl;   /* one connection for the whole wait */
+	struct error err;
+	json_t *reply = NULL, *job;
+	const char *st;
+	int r = -1;
+
+	for (int attempt = 0; attempt < 2 && r < 0; attempt++) {
+		if (!cl && client_open(NULL, &cl, &err) < 0) {
+			cl = NULL;
+			continue;
+		}
+		r = client_call(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)jobid,
+					      "finished", 1), &reply, &err);
+		if (r < 0) {   /* a dropped connection: once more on a new one */
+			client_close(cl);
+			cl = NULL;
+		}
+	}
+	if (r < 0) {
+		snprintf(reason, rlen, "%s", err.text);
+		return -1;
+	}
+	job = json_array_get(json_object_get(reply, "jobs"), 0);
+	st = wire_str(job, "state");
+	snprintf(state, slen, "%s", st ? st : "gone");
+	snprintf(reason, rlen, "%s", wire_str(job, "reason") ? wire_str(job, "reason") : "");
+	*status = (int)wire_int(job, "exit_status", -1);
+	r = st && (!strcmp(st, "queued") || !strcmp(st, "held") || !strcmp(st, "running") ||
+		   !strcmp(st, "exiting")) ? 0 : 1;
+	json_decref(reply);
+	if (r == 1) {
+		client_close(cl);
+		cl = NULL;
+	}
+	return r;
+}
+
+static int outside(char **inner, long want, long ppn, const char *queue, char **res, int nres,
+		   const sigset_t *ss)
+{
+	char self[PATH_MAX], qsub[PATH_MAX], qdel[PATH_MAX], cwd[PATH_MAX], dir[PATH_MAX + 32];
+	char outp[PATH_MAX + 64], errp[PATH_MAX + 64], sel[128], out[512], err[4096];
+	char *script = NULL, *qargv[2 * MAX_RES + 16];
+	size_t slen = 0;
+	int n = 0, rc, status = 1, ofd = -1, efd = -1, cancelled = 0;
+	off_t ooff = 0, eoff = 0;
+	int64_t jobid;
+
+	if (exe_sibling("qexec", self, sizeof(self)) < 0 || exe_sibling("qsub", qsub, sizeof(qsub)) < 0 ||
+	    exe_sibling("qdel", qdel, sizeof(qdel)) < 0) {
+		fprintf(stderr, "qexec: cannot find qsub and qdel beside qexec\n");
+		return 1;
+	}
+	/* the job's output files, where the job's owner (this user) and this
+	 * process both reach them: the working directory, as qsub's own */
+	if (!getcwd(cwd, sizeof(cwd))) {
+		fprintf(stderr, "qexec: cannot tell the working directory: %m\n");
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s/.qexec.XXXXXX", cwd);
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "qexec: cannot make a directory for the job's output in %s: %m\n", cwd);
+		return 1;
+	}
+	snprintf(outp, sizeof(outp), "%s/out", dir);
+	snprintf(errp, sizeof(errp), "%s/err", dir);
+	/* The job's script runs qexec inside the job with the same request. */
+	if (quote(&script, &slen, self) < 0)
+		goto nomem;
+	for (size_t i = 0; inner[i]; i++)
+		if (quote(&script, &slen, inner[i]) < 0)
+			goto nomem;
+	{
+		const char *head = "#!/bin/sh\n# qexec's job: the ranks, run by qexec inside it\n"
+				   "cd \"$PBS_O_WORKDIR\" || exit 1\nexec ";
+		char *full = malloc(strlen(head) + slen + 2);
+
+		if (!full)
+			goto nomem;
+		sprintf(full, "%s%s\n", head, script);
+		free(script);
+		script = full;
+	}
+	/* N ranks: with --ppn M, ceil(N/M) nodes of M (place=scatter: one chunk
+	 * a node); else N one-CPU slots wherever the scheduler finds them. */
+	if (ppn)
+		snprintf(sel, sizeof(sel), "select=%ld:ncpus=%ld:mpiprocs=%ld,place=scatter", (want + ppn - 1) / ppn,
+			 ppn, ppn);
+	else
+		snprintf(sel, sizeof(sel), "select=%ld:ncpus=1:mpiprocs=1", want);
+	qargv[n++] = qsub;
+	qargv[n++] = "-N";
+	qargv[n++] = "qexec";
+	qargv[n++] = "-V";
+	qargv[n++] = "-o";
+	qargv[n++] = outp;
+	qargv[n++] = "-e";
+	qargv[n++] = errp;
+	qargv[n++] = "-l";
+	qargv[n++] = sel;
+	if (queue) {
+		qargv[n++] = "-q";
+		qargv[n++] = (char *)queue;
+	}
+	for (int i = 0; i < nres; i++) {
+		qargv[n++] = "-l";
+		qargv[n++] = res[i];
+	}
+	qargv[n++] = "-";
+	qargv[n] = NULL;
+	rc = run_capture(qargv, script, out, sizeof(out), err, sizeof(err));
+	free(script);
+	script = NULL;
+	if (rc != 0 || jobid_parse(strtok(out, "\n") ? out : "", &jobid) < 0) {
+		/* the server's reason, in one line */
+		char *line = strtok(err, "\n");
+
+		if (line && strncmp(line, "qsub: ", 6) == 0)
+			line += 6;
+		fprintf(stderr, "qexec: cannot submit: %s\n", line ? line : "qsub said nothing");
+		rmdir(dir);
+		return rc ? rc : 1;
+	}
+	/* Relay the job's output as it grows, until it is over. */
+	for (;;) {
+		char state[32], reason[512];
+		struct timespec ts = { 0, 100000000 };
+		siginfo_t si;
+		int js;
+
+		if (sigtimedwait(ss, &si, &ts) > 0) {
+			char *dargv[] = { qdel, out, NULL }, dout[256], derr[1024];
+
+			if (cancelled) {
+				status = 128 + si.si_signo;   /* a second one: no more waiting */
+				break;
+			}
+			cancelled = si.si_signo;
+			run_capture(dargv, NULL, dout, sizeof(dout), derr, sizeof(derr));
+			fprintf(stderr, "qexec: job %s cancelled\n", out);
+		}
+		relay_file(outp, &ofd, &ooff, 1);
+		relay_file(errp, &efd, &eoff, 2);
+		js = job_state(jobid, &rc, state, sizeof(state), reason, sizeof(reason));
+		if (js < 0) {
+			fprintf(stderr, "qexec: job %s: %s\n", out, reason);
+			break;
+		}
+		if (js == 0)
+			continue;
+		relay_file(outp, &ofd, &ooff, 1);
+		relay_file(errp, &efd, &eoff, 2);
+		if (cancelled)
+			status = 128 + cancelled;
+		else if (rc >= 0 && !strcmp(state, "completed"))
+			status = rc;
+		else {
+			fprintf(stderr, "qexec: job %s %s%s%s\n", out, state, reason[0] ? ": " : "", reason);
+			status = rc > 0 ? rc : !strcmp(state, "timeout") ? 124 : 1;
+		}
+		break;
+	}
+	if (ofd >= 0)
+		close(ofd);
+	if (efd >= 0)
+		close(efd);
+	unlink(outp);
+	unlink(errp);
+	rmdir(dir);
+	return status;
+nomem:
+	free(script);
+	rmdir(dir);
+	fprintf(stderr, "qexec: out of memory\n");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "timeout", required_argument, NULL, 't' },
+		{ "ppn", required_argument, NULL, 'p' },
+		{ "mpi", required_argument, NULL, 'm' },
+		{ "label", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -167,14 +457,17 @@ int main(int argc, char **argv)
 	char pmi[PATH_MAX], rsh[PATH_MAX], kvs[64], token[33], peers[20000], ranks[4096], names[20000];
 	char addr[300] = "", *end, *timeout = "60";
 	const char *nodefile = getenv("PBS_NODEFILE"), *jobid = getenv("PBS_JOBID");
-	long want = 0;
+	long want = 0, ppn = 0;
+	const char *mpi = "all", *queue = NULL;
+	char *res[MAX_RES];
+	int label = 0, nres = 0;
 	int nnodes = 0, slots = 0, used = 0, c, status = 0, rc, lfd = -1;
 	unsigned char rnd[16];
 	sigset_t ss;
 
 	if (version_requested(argc, argv))
 		return version_print("qexec");
-	while ((c = getopt_long(argc, argv, "+n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+n:lq:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			want = strtol(optarg, &end, 10);
@@ -182,6 +475,37 @@ int main(int argc, char **argv)
 				fprintf(stderr, "qexec: -n %s: not a number of ranks\n", optarg);
 				return 2;
 			}
+			break;
+		case 'p':
+			ppn = strtol(optarg, &end, 10);
+			if (*end || ppn < 1 || ppn > 1024) {
+				fprintf(stderr, "qexec: --ppn %s: not 1 to 1024 ranks per node\n", optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+			if (strcmp(optarg, "all") && strcmp(optarg, "pmi") && strcmp(optarg, "none")) {
+				fprintf(stderr, "qexec: --mpi=%s: not all, pmi or none\n", optarg);
+				return 2;
+			}
+			mpi = optarg;
+			break;
+		case 'l':
+			/* "-l NAME=VALUE" is a resource list (qsub's), "-l" alone a label */
+			if (strcmp(argv[optind - 1], "-l") == 0 && optind + 1 < argc &&
+			    argv[optind][strspn(argv[optind], "abcdefghijklmnopqrstuvwxyz_")] == '=' &&
+			    argv[optind][0] != '=') {
+				if (nres == MAX_RES) {
+					fprintf(stderr, "qexec: more than %d -l resource lists\n", MAX_RES);
+					return 2;
+				}
+				res[nres++] = argv[optind++];
+			} else {
+				label = 1;
+			}
+			break;
+		case 'q':
+			queue = optarg;
 			break;
 		case 't':
 			strtol(optarg, &end, 10);
@@ -204,7 +528,47 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!nodefile || !jobid) {
-		fprintf(stderr, "qexec: not inside a job (no PBS_NODEFILE); qexec outside a job is not there yet\n");
+		/* outside a job: one for the ranks, qexec inside it */
+		char *inner[24 + 1];
+		char nbuf[24], pbuf[24], mbuf[24];
+		int k = 0, ac = argc - optind;
+		char **full;
+
+		snprintf(nbuf, sizeof(nbuf), "%ld", want ? want : 1);
+		inner[k++] = "-n";
+		inner[k++] = nbuf;
+		if (ppn) {
+			snprintf(pbuf, sizeof(pbuf), "%ld", ppn);
+			inner[k++] = "--ppn";
+			inner[k++] = pbuf;
+		}
+		snprintf(mbuf, sizeof(mbuf), "--mpi=%s", mpi);
+		inner[k++] = mbuf;
+		if (label)
+			inner[k++] = "--label";
+		inner[k++] = "--timeout";
+		inner[k++] = timeout;
+		inner[k++] = "--";
+		full = calloc((size_t)(k + ac + 1), sizeof(*full));
+		if (!full) {
+			fprintf(stderr, "qexec: out of memory\n");
+			return 1;
+		}
+		memcpy(full, inner, (size_t)k * sizeof(*full));
+		memcpy(full + k, argv + optind, (size_t)ac * sizeof(*full));
+		sigemptyset(&ss);
+		sigaddset(&ss, SIGINT);
+		sigaddset(&ss, SIGTERM);
+		sigaddset(&ss, SIGHUP);
+		sigprocmask(SIG_BLOCK, &ss, NULL);
+		signal(SIGPIPE, SIG_IGN);
+		rc = outside(full, want ? want : 1, ppn, queue, res, nres, &ss);
+		free(full);
+		return rc;
+	}
+	if (queue || nres) {
+		fprintf(stderr, "qexec: -q and -l RESOURCE are for a job qexec submits; this is inside job %s\n",
+			jobid);
 		return 2;
 	}
 	rc = read_nodefile(nodefile, nodes, &nnodes);
@@ -212,12 +576,29 @@ int main(int argc, char **argv)
 		fprintf(stderr, "qexec: %s: %s\n", nodefile, rc < 0 ? strerror(-rc) : "no node");
 		return 1;
 	}
-	for (int i = 0; i < nnodes; i++)
+	for (int i = 0; i < nnodes; i++) {
+		/* --ppn M: M ranks on each node used (the last may have fewer);
+		 * a node that is needed and has fewer than M slots is refused */
+		long need = !ppn ? 0 : !want ? ppn : want - (long)i * ppn < ppn ? want - (long)i * ppn : ppn;
+
+		if (ppn && need > 0 && nodes[i].slots < need) {
+			fprintf(stderr, "qexec: --ppn %ld: node %s has %d MPI slot%s\n", ppn, nodes[i].name,
+				nodes[i].slots, nodes[i].slots == 1 ? "" : "s");
+			return 1;
+		}
+		if (ppn && nodes[i].slots > ppn)
+			nodes[i].slots = (int)ppn;   /* at most M ranks on each */
 		slots += nodes[i].slots;
+	}
 	if (!want)
 		want = slots;
 	if (want > slots) {
-		fprintf(stderr, "qexec: -n %ld: the job has %d MPI slot%s\n", want, slots, slots == 1 ? "" : "s");
+		if (ppn)
+			fprintf(stderr, "qexec: -n %ld --ppn %ld: needs %ld nodes, the job has %d\n", want, ppn,
+				(want + ppn - 1) / ppn, nnodes);
+		else
+			fprintf(stderr, "qexec: -n %ld: the job has %d MPI slot%s\n", want, slots,
+				slots == 1 ? "" : "s");
 		return 1;
 	}
 	/* slot order: fill node after node; nodes left without a rank drop out */
@@ -248,11 +629,13 @@ int main(int argc, char **argv)
 		snprintf(ranks + r, sizeof(ranks) - r, "%s%d", i ? "," : "", nodes[i].ranks);
 		snprintf(names + m, sizeof(names) - m, "%s%s", i ? "," : "", nodes[i].name);
 	}
-	/* Signals go to the servers (qpool-rsh forwards them as task.signal). */
+	/* Signals go to the servers (qpool-rsh forwards them as task.signal);
+	 * SIGCHLD wakes the wait for them at once. */
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGINT);
 	sigaddset(&ss, SIGTERM);
 	sigaddset(&ss, SIGHUP);
+	sigaddset(&ss, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &ss, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -283,7 +666,7 @@ int main(int argc, char **argv)
 		else if (lfd >= 0)
 			dup2(lfd, 3);           /* a copy without close-on-exec */
 		v = pmi_argv(pmi, 0, peers, ranks, names, kvs, timeout, lfd >= 0 ? "3" : NULL, 0,
-			     argv + optind);
+			     mpi, label, argv + optind);
 		setenv("QPOOL_PMI_TOKEN", token, 1);
 		sigprocmask(SIG_UNBLOCK, &ss, NULL);
 		if (v)
@@ -299,7 +682,7 @@ int main(int argc, char **argv)
 		int tp[2];
 
 		snprintf(rpeers, sizeof(rpeers), "%s%s", addr, strchr(peers, ','));
-		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, argv + optind);
+		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, mpi, label, argv + optind);
 		for (size_t k = 0; v && v[k]; k++)
 			if (quote(&cmdline, &len, v[k]) < 0)
 				break;
@@ -333,7 +716,7 @@ int main(int argc, char **argv)
 		int st;
 		pid_t pid;
 
-		if (sigtimedwait(&ss, &si, &ts) > 0) {
+		if (sigtimedwait(&ss, &si, &ts) > 0 && si.si_signo != SIGCHLD) {
 			for (int i = 0; i < nnodes; i++)
 				if (nodes[i].pid > 0)
 					kill(nodes[i].pid, si.si_signo);

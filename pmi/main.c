@@ -15,6 +15,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: qpool-pmi --node I --peers ADDR:PORT[,ADDR:PORT...] --ranks N[,N...]\n"
 		"                 [--names NAME,...] [--timeout SEC] [--kvsname NAME] [--no-pmix]\n"
+		"                 [--mpi all|pmi|none] [--label]\n"
 		"                 [--pmi-port] [--port-file FILE] [--token-stdin] [--listen-fd FD]\n"
 		"                 -- CMD [ARG...]\n");
 }
@@ -84,10 +85,12 @@ int main(int argc, char **argv)
 		{ "port-file", required_argument, NULL, 'F' },
 		{ "token-stdin", no_argument, NULL, 'T' },
 		{ "listen-fd", required_argument, NULL, 'L' },
+		{ "mpi", required_argument, NULL, 'M' },
+		{ "label", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct pmid_args a = { .node = -1, .timeout = 60, .kvsname = "qpool", .pmix = 1, .listen_fd = -1 };
+	struct pmid_args a = { .node = -1, .timeout = 60, .kvsname = "qpool", .pmix = 1, .pmi = 1, .listen_fd = -1 };
 	char **rank_s = NULL, *end;
 	int nranks = 0, nnames = 0, c, status, token_stdin = 0;
 
@@ -123,6 +126,23 @@ int main(int argc, char **argv)
 			break;
 		case 'X':
 			a.pmix = 0;
+			break;
+		case 'M':
+			if (strcmp(optarg, "all") == 0) {
+				a.pmi = a.pmix = 1;
+			} else if (strcmp(optarg, "pmi") == 0) {
+				a.pmi = 1;
+				a.pmix = 0;
+			} else if (strcmp(optarg, "none") == 0) {
+				a.pmi = a.pmix = 0;
+			} else {
+				fprintf(stderr, "qpool-pmi: --mpi %s: not all, pmi or none\n", optarg);
+				status = 2;
+				goto out;
+			}
+			break;
+		case 'l':
+			a.label = 1;
 			break;
 		case 'P':
 			a.pmi_port_only = 1;

@@ -2,6 +2,7 @@
 /* qpool-pmi's PMIx side: libpmix's server for this node's ranks. libpmix
  * calls the host from its own progress thread; every call is handed to
  * the main loop (pmid_call) and answered from there. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
 
@@ -20,6 +22,8 @@ struct pmid_pmix {
 	const struct pmid_args *a;
 	char nspace[PMIX_MAX_NSLEN + 1];
 	int inited;
+	hwloc_topology_t topo;     /* the node's, discovered once for libpmix and the ranks */
+	char topo_env[4200];       /* OMPI_MCA_hwloc_base_topo_file=..., or "" */
 };
 
 /* The one server of this process: libpmix's callbacks carry no host
@@ -468,15 +472,48 @@ int pmid_pmix_create(struct pmid *d, const struct pmid_args *a, const char *tmpd
 	p->a = a;
 	snprintf(p->nspace, sizeof(p->nspace), "%s", a->kvsname);
 	the = p;
-	PMIX_INFO_CREATE(info, 3);
+	/* The node's topology, discovered once here (as the job sees it: its
+	 * cpuset) and handed to libpmix, which would discover it again
+	 * otherwise, and to Open MPI's ranks as an XML file, which each would
+	 * discover it again otherwise (docs/PMI.md, figures). */
+#ifdef __SANITIZE_ADDRESS__
+	/* hwloc's PCI plugin leaves libpciaccess's allocations behind and is
+	 * unloaded with the topology; kept loaded, LeakSanitizer can name
+	 * them (tests/integration/lsan-pmix.supp), not "<unknown module>" */
+	dlopen("libpciaccess.so.0", RTLD_LAZY | RTLD_NODELETE);
+#endif
+	if (hwloc_topology_init(&p->topo) == 0) {
+		hwloc_topology_set_io_types_filter(p->topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+		if (hwloc_topology_load(p->topo) < 0) {
+			hwloc_topology_destroy(p->topo);
+			p->topo = NULL;
+		}
+	} else {
+		p->topo = NULL;
+	}
+	if (p->topo && !getenv("OMPI_MCA_hwloc_base_topo_file")) {
+		char path[4100];
+
+		snprintf(path, sizeof(path), "%s/topology.xml", tmpdir);
+		if (hwloc_topology_export_xml(p->topo, path, 0) == 0)
+			snprintf(p->topo_env, sizeof(p->topo_env), "OMPI_MCA_hwloc_base_topo_file=%s", path);
+	}
+	pmix_topology_t topo = { .source = "hwloc", .topology = p->topo };
+	size_t ninfo = p->topo ? 4 : 3;
+
+	PMIX_INFO_CREATE(info, ninfo);
 	info_str(&info[0], PMIX_SERVER_TMPDIR, tmpdir);
 	info_str(&info[1], PMIX_SYSTEM_TMPDIR, tmpdir);
 	/* no system-wide rendezvous file: tools find nothing of this job */
 	PMIX_INFO_LOAD(&info[2], PMIX_SERVER_SYSTEM_SUPPORT, &no, PMIX_BOOL);
-	rc = PMIx_server_init(&module, info, 3);
-	PMIX_INFO_FREE(info, 3);
+	if (p->topo)
+		PMIX_INFO_LOAD(&info[3], PMIX_TOPOLOGY2, &topo, PMIX_TOPO);
+	rc = PMIx_server_init(&module, info, ninfo);
+	PMIX_INFO_FREE(info, ninfo);
 	if (rc != PMIX_SUCCESS) {
 		the = NULL;
+		if (p->topo)
+			hwloc_topology_destroy(p->topo);
 		free(p);
 		return error_set(err, -EIO, "server init: %s", PMIx_Error_string(rc));
 	}
@@ -497,10 +534,25 @@ int pmid_pmix_rank_env(struct pmid_pmix *p, int rank, char ***env, size_t *n)
 	PMIX_LOAD_PROCID(&proc, p->nspace, (pmix_rank_t)rank);
 	if (PMIx_server_setup_fork(&proc, &e) != PMIX_SUCCESS)
 		return -EIO;
-	*env = e;
 	*n = 0;
 	while (e && e[*n])
 		(*n)++;
+	if (p->topo_env[0]) {
+		char **ne = realloc(e, (*n + 2) * sizeof(*e));
+
+		if (!ne || !(ne[*n] = strdup(p->topo_env))) {
+			char **f = ne ? ne : e;
+
+			for (size_t k = 0; k < *n; k++)
+				free(f[k]);
+			free(f);
+			*n = 0;
+			return -ENOMEM;
+		}
+		ne[++*n] = NULL;
+		e = ne;
+	}
+	*env = e;
 	return 0;
 }
 
@@ -510,6 +562,8 @@ void pmid_pmix_destroy(struct pmid_pmix *p)
 		return;
 	if (p->inited)
 		PMIx_server_finalize();
+	if (p->topo)
+		hwloc_topology_destroy(p->topo);   /* libpmix's was a loan */
 	if (the == p)
 		the = NULL;
 	free(p);

@@ -3,6 +3,7 @@
  * the job's other per-node servers (node 0 is the root of the fences). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <netdb.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +36,8 @@ struct rank {
 	int exited;
 	int status;      /* wait status */
 	int pmix_up;     /* connected to the PMIx server */
+	int out[2];      /* --label: read ends of its stdout and stderr, -1 when closed */
+	struct linebuf { char *buf; size_t len; } line[2];
 };
 
 struct peer {
@@ -752,13 +756,119 @@ static void port_accept(struct pmid *d)
 
 /* --- ranks ------------------------------------------------------------ */
 
+/* --label: each whole line a rank prints goes out as "RANK: line", on the
+ * stream it was printed on; a line longer than LABEL_LINE_MAX goes out in
+ * pieces, each labelled; a last line without its newline gets one. */
+#define LABEL_LINE_MAX 65536
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;   /* the reader is gone: the lines are dropped */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void label_emit(int fd, int rank, const char *p, size_t n)
+{
+	char pre[24];
+	int l = snprintf(pre, sizeof(pre), "%d: ", rank);
+	char *b = malloc((size_t)l + n + 1);
+
+	if (!b)
+		return;
+	memcpy(b, pre, (size_t)l);
+	memcpy(b + l, p, n);
+	b[(size_t)l + n] = '\n';
+	write_all(fd, b, (size_t)l + n + 1);   /* one write: lines of ranks do not mix */
+	free(b);
+}
+
+/* Reads what there is on rank i's stream s; at EOF flushes and closes. */
+static void label_read(struct pmid *d, int i, int s)
+{
+	struct rank *r = &d->ranks[i];
+	struct linebuf *lb = &r->line[s];
+	char buf[8192];
+	ssize_t n = read(r->out[s], buf, sizeof(buf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n > 0) {
+		char *nb = realloc(lb->buf, lb->len + (size_t)n);
+		size_t start = 0;
+
+		if (!nb)
+			return;
+		lb->buf = nb;
+		memcpy(lb->buf + lb->len, buf, (size_t)n);
+		lb->len += (size_t)n;
+		for (size_t k = 0; k < lb->len; k++)
+			if (lb->buf[k] == '\n' || k - start + 1 >= LABEL_LINE_MAX) {
+				label_emit(s + 1, r->rank, lb->buf + start, k - start + (lb->buf[k] != '\n'));
+				start = k + 1;
+			}
+		memmove(lb->buf, lb->buf + start, lb->len - start);
+		lb->len -= start;
+		return;
+	}
+	if (lb->len)
+		label_emit(s + 1, r->rank, lb->buf, lb->len);
+	free(lb->buf);
+	lb->buf = NULL;
+	lb->len = 0;
+	close(r->out[s]);
+	r->out[s] = -1;
+}
+
+/* After the ranks: what they left in their pipes, at most a second. */
+static void label_drain(struct pmid *d)
+{
+	long long until = now_ms() + 1000;
+
+	for (int i = 0; i < d->nlocal; i++)
+		for (int s = 0; s < 2; s++)
+			while (d->ranks[i].out[s] >= 0) {
+				struct pollfd p = { .fd = d->ranks[i].out[s], .events = POLLIN };
+				long long left = until - now_ms();
+
+				if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
+					struct linebuf *lb = &d->ranks[i].line[s];
+
+					/* a writer outlived the rank: what is there goes out */
+					if (lb->len)
+						label_emit(s + 1, d->ranks[i].rank, lb->buf, lb->len);
+					free(lb->buf);
+					lb->buf = NULL;
+					lb->len = 0;
+					close(d->ranks[i].out[s]);
+					d->ranks[i].out[s] = -1;
+					break;
+				}
+				label_read(d, i, s);
+			}
+}
+
 static int spawn_rank(struct pmid *d, int i, char *const *extra_env, size_t nextra)
 {
 	struct rank *r = &d->ranks[i];
-	int sv[2] = { -1, -1 };
+	int sv[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
 	pid_t pid;
 
-	if (!d->a->pmi_port_only && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+	if (d->a->label && (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)) {
+		int e = errno;
+
+		if (po[0] >= 0)
+			close(po[0]), close(po[1]);
+		return -e;
+	}
+	if (d->a->pmi && !d->a->pmi_port_only && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	pid = fork();
 	if (pid < 0) {
@@ -766,6 +876,8 @@ static int spawn_rank(struct pmid *d, int i, char *const *extra_env, size_t next
 
 		close(sv[0]);
 		close(sv[1]);
+		if (po[0] >= 0)
+			close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
 		return -e;
 	}
 	if (pid == 0) {
@@ -777,18 +889,37 @@ static int spawn_rank(struct pmid *d, int i, char *const *extra_env, size_t next
 			dup2(null, 0);
 			close(null);
 		}
+		if (po[1] >= 0) {
+			dup2(po[1], 1);
+			dup2(pe[1], 2);
+		}
 		if (sv[1] >= 0) {
 			int fd = dup(sv[1]);   /* a copy without close-on-exec */
 
 			snprintf(num, sizeof(num), "%d", fd);
 			setenv("PMI_FD", num, 1);
 		}
+		/* every rank knows its place, PMI or not */
 		snprintf(num, sizeof(num), "%d", r->rank);
-		setenv("PMI_RANK", num, 1);
-		setenv("PMI_ID", num, 1);
+		setenv("QPOOL_RANK", num, 1);
+		if (d->a->pmi) {
+			setenv("PMI_RANK", num, 1);
+			setenv("PMI_ID", num, 1);
+		}
+		snprintf(num, sizeof(num), "%d", i);
+		setenv("QPOOL_LOCAL_RANK", num, 1);
 		snprintf(num, sizeof(num), "%d", d->size);
-		setenv("PMI_SIZE", num, 1);
-		setenv("PMI_PORT", d->port_addr, 1);
+		setenv("QPOOL_SIZE", num, 1);
+		if (d->a->pmi) {
+			setenv("PMI_SIZE", num, 1);
+			setenv("PMI_PORT", d->port_addr, 1);
+			/* MPICH reads its node-local layout from these when
+			 * they are there (hydra sets them) */
+			snprintf(num, sizeof(num), "%d", d->nlocal);
+			setenv("MPI_LOCALNRANKS", num, 1);
+			snprintf(num, sizeof(num), "%d", i);
+			setenv("MPI_LOCALRANKID", num, 1);
+		}
 		unsetenv("QPOOL_PMI_TOKEN");   /* the servers' secret, not the ranks' */
 		for (size_t k = 0; k < nextra; k++)
 			putenv(extra_env[k]);
@@ -811,12 +942,28 @@ static int spawn_rank(struct pmid *d, int i, char *const *extra_env, size_t next
 	}
 	setpgid(pid, pid);
 	r->pid = pid;
+	if (po[0] >= 0) {
+		close(po[1]);
+		close(pe[1]);
+		r->out[0] = po[0];
+		r->out[1] = pe[0];
+		fcntl(po[0], F_SETFL, O_NONBLOCK);
+		fcntl(pe[0], F_SETFL, O_NONBLOCK);
+	}
 	if (sv[0] >= 0) {
 		close(sv[1]);
 		r->fd = sv[0];
 		pmiwire_client_add(d->wire, i, r->rank);
 	}
 	return 0;
+}
+
+/* A rank that never spoke PMI nor connected to PMIx (under --mpi=none
+ * there is no MPI_Init to speak of). */
+static int before_init(struct pmid *d, int i)
+{
+	return (d->a->pmi || d->a->pmix) && pmiwire_client_version(d->wire, i) == 0 &&
+	       pmiwire_client_state(d->wire, i) == PMIWIRE_NEW && !d->ranks[i].pmix_up;
 }
 
 static void reap(struct pmid *d)
@@ -837,11 +984,11 @@ static void reap(struct pmid *d)
 			if (d->failed)
 				break;
 			if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
-				pmid_fail(d, WEXITSTATUS(st), "rank %d exited with status %d", r->rank,
-					  WEXITSTATUS(st));
+				pmid_fail(d, WEXITSTATUS(st), "rank %d exited with status %d%s", r->rank,
+					  WEXITSTATUS(st), before_init(d, i) ? " before MPI_Init" : "");
 			else if (WIFSIGNALED(st))
-				pmid_fail(d, 128 + WTERMSIG(st), "rank %d killed by signal %d", r->rank,
-					  WTERMSIG(st));
+				pmid_fail(d, 128 + WTERMSIG(st), "rank %d killed by signal %d%s", r->rank,
+					  WTERMSIG(st), before_init(d, i) ? " before MPI_Init" : "");
 			else if (pmiwire_client_state(d->wire, i) == PMIWIRE_FENCE ||
 				 (pmiwire_client_version(d->wire, i) && d->in_fence > 0 &&
 				  pmiwire_client_state(d->wire, i) != PMIWIRE_FINALIZED))
@@ -1031,6 +1178,7 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 	for (int i = 0; i < d->nlocal; i++) {
 		d->ranks[i].rank = d->first + i;
 		d->ranks[i].fd = -1;
+		d->ranks[i].out[0] = d->ranks[i].out[1] = -1;
 	}
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
 		return error_set(err, -errno, "pipe: %s", strerror(errno));
@@ -1109,9 +1257,15 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 static void teardown(struct pmid *d)
 {
 	pmid_pmix_destroy(d->pmix);
-	for (int i = 0; d->ranks && i < d->nlocal; i++)
+	for (int i = 0; d->ranks && i < d->nlocal; i++) {
 		if (d->ranks[i].fd >= 0)
 			close(d->ranks[i].fd);
+		for (int s = 0; s < 2; s++) {
+			if (d->ranks[i].out[s] >= 0)
+				close(d->ranks[i].out[s]);
+			free(d->ranks[i].line[s].buf);
+		}
+	}
 	for (int i = 0; i < d->npeers; i++) {
 		if (d->peers[i].fd >= 0)
 			close(d->peers[i].fd);
@@ -1179,11 +1333,36 @@ static int sisters_running(struct pmid *d)
 	return 1;
 }
 
+/* Removes the PMIx directory and what libpmix or the topology left in
+ * it (one level of files, a second of libpmix's dstor directories). */
+static void tmpdir_remove(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+
+	while (dp && (e = readdir(dp))) {
+		char path[4400];
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			tmpdir_remove(path);
+		else
+			unlink(path);
+	}
+	if (dp)
+		closedir(dp);
+	rmdir(dir);
+}
+
 int pmid_run(const struct pmid_args *a)
 {
 	struct pmid d = { 0 };
 	struct error err = { "" };
 	struct pollfd *pfd = NULL;
+	char pmix_tmp[4096] = "";
 	int rc;
 
 	rc = setup(&d, a, &err);
@@ -1193,9 +1372,18 @@ int pmid_run(const struct pmid_args *a)
 		goto done;
 	}
 	if (a->pmix) {
-		char tmp[] = "/tmp/qpool-pmix.XXXXXX";
+		/* libpmix's rendezvous and the node's topology: under the job's
+		 * own TMPDIR when it has one, removed at the end */
+		const char *t = getenv("TMPDIR");
 
-		if (!mkdtemp(tmp) || pmid_pmix_create(&d, a, tmp, &d.pmix, &err) < 0) {
+		snprintf(pmix_tmp, sizeof(pmix_tmp), "%s/qpool-pmix.XXXXXX", t && t[0] == '/' ? t : "/tmp");
+		if (!mkdtemp(pmix_tmp)) {
+			say("PMIx: %s: %s", pmix_tmp, strerror(errno));
+			pmix_tmp[0] = '\0';
+			d.status = 1;
+			goto done;
+		}
+		if (pmid_pmix_create(&d, a, pmix_tmp, &d.pmix, &err) < 0) {
 			say("PMIx: %s", err.text[0] ? err.text : strerror(errno));
 			d.status = 1;
 			goto done;
@@ -1219,7 +1407,7 @@ int pmid_run(const struct pmid_args *a)
 			break;
 		}
 	}
-	pfd = calloc((size_t)(d.nlocal + d.npeers + 4), sizeof(*pfd));
+	pfd = calloc((size_t)(3 * d.nlocal + d.npeers + 4), sizeof(*pfd));
 	if (!pfd) {
 		fail_local(&d, 1);
 		goto done;
@@ -1239,6 +1427,9 @@ int pmid_run(const struct pmid_args *a)
 		for (int i = 0; i < d.npeers; i++)
 			pfd[n++] = (struct pollfd){ .fd = d.peers[i].fd,
 				.events = POLLIN | (d.peers[i].out.len > d.peers[i].out.off ? POLLOUT : 0) };
+		for (int i = 0; i < d.nlocal; i++)
+			for (int s = 0; s < 2; s++)
+				pfd[n++] = (struct pollfd){ .fd = d.ranks[i].out[s], .events = POLLIN };
 		if (d.fence_deadline && !d.failed) {
 			long long now = now_ms();
 
@@ -1288,6 +1479,10 @@ int pmid_run(const struct pmid_args *a)
 			if (q->revents & (POLLIN | POLLHUP | POLLERR))
 				peer_readable(&d, &d.peers[i]);
 		}
+		for (int i = 0; i < d.nlocal; i++)
+			for (int s = 0; s < 2; s++)
+				if (pfd[4 + d.nlocal + d.npeers + 2 * i + s].revents && d.ranks[i].out[s] >= 0)
+					label_read(&d, i, s);
 	}
 	/* a sister tells the root its ranks are all gone, so that closing
 	 * the link is not taken for a lost node */
@@ -1303,7 +1498,11 @@ done:
 	kill_ranks(&d);
 	while (d.nexited < d.nlocal && waitpid(-1, NULL, 0) > 0)
 		d.nexited++;
+	if (d.ranks)
+		label_drain(&d);
 	free(pfd);
 	teardown(&d);
+	if (pmix_tmp[0])
+		tmpdir_remove(pmix_tmp);
 	return d.status;
 }

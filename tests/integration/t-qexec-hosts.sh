@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# qexec on four namespaced hosts (issue 13's test): in a
+# select=4:ncpus=2:mpiprocs=2 job, `qexec -n 8` runs an MPI hello world
+# with an allreduce built with mpicc.openmpi (PMIx) and mpicc.mpich
+# (PMI-1): 8 ranks, 2 on each host, the right sum, each in its node's job
+# group and cpuset as the job's owner. Then: --ppn, --mpi=none with -l
+# labels, a rank that exits 3 before MPI_Init (qexec exits 3, the others
+# are killed), a rank that hangs before MPI_Init (killed after --timeout),
+# SIGTERM to qexec (every rank killed), more ranks than slots refused;
+# nothing is left on any host afterwards. Outside a job: qexec submits one
+# for the ranks, relays their output and exits with their status; Ctrl-C
+# cancels it; an impossible request is refused in one line.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/munge.sh"
+. "$(dirname "$0")/hosts.sh"
+qp_hosts_reexec "$@"
+command -v mpicc.openmpi >/dev/null && command -v mpicc.mpich >/dev/null ||
+	skip "needs mpicc.openmpi and mpicc.mpich (openmpi-bin libopenmpi-dev mpich libmpich-dev)"
+qp_setup
+qp_hosts_init
+p=q$$
+srv=${p}s nodes=("${p}a" "${p}b" "${p}c" "${p}d")
+qp_host "$srv" 1
+for i in 0 1 2 3; do qp_host "${nodes[$i]}" $((i + 2)); done
+qp_pool_start "$srv" 7001
+# Each node its own tmpdir, as real hosts have (see t-mpi.sh).
+cp "$QP_T/node.conf" "$QP_T/node.conf.pool"
+for n in "${nodes[@]}"; do
+	mkdir -m 1777 "$QP_T/tmp-$n"
+	{ cat "$QP_T/node.conf.pool"; printf '[node]\ntmpdir = %s\n' "$QP_T/tmp-$n"; } > "$QP_T/node.conf"
+	qp_node_on "$n" 0-1
+done
+cp "$QP_T/node.conf.pool" "$QP_T/node.conf"
+
+w=$QP_T/work/qpuser1
+src=$QP_TOP/tests/integration/mpi-allreduce.c
+cc_out=$(mpicc.openmpi -O1 -o "$w/ar-ompi" "$src" 2>&1) || fail "mpicc.openmpi: $cc_out"
+cc_out=$(mpicc.mpich -O1 -o "$w/ar-mpich" "$src" 2>&1) || fail "mpicc.mpich: $cc_out"
+chmod 755 "$w"/ar-*
+mkdir -m 777 "$w/exit3" "$w/sig"
+
+# check_ranks FILE JOBID N PERHOST: N ranks, PERHOST on each host used,
+# the sum of 1..N, each in its node's group of the job with the group's
+# CPUs, as qpuser1.
+check_ranks() {
+	local f=$1 id=$2 nr=$3 per=$4 uid n r used=0
+	uid=$(id -u qpuser1)
+	[ "$(grep -c '^rank=' "$f")" = "$nr" ] || fail "$f: not $nr ranks: $(cat "$f")"
+	for n in "${nodes[@]}"; do
+		r=$(grep -c " host=$n " "$f")
+		[ "$r" = 0 ] && continue
+		used=$((used + r))
+		[ "$r" = "$per" ] || fail "$f: host $n has $r ranks, not $per"
+		grep " host=$n " "$f" | grep -v " cg=/\(.*/\)\?$QP_CG_PARENT/$n/job\.$id$" &&
+			fail "$f: a rank on $n is not in $n's group of job $id"
+	done
+	[ "$used" = "$nr" ] || fail "$f: ranks on hosts that are not the job's"
+	grep '^rank=' "$f" | grep -v " uid=$uid " && fail "$f: a rank does not run as qpuser1 ($uid)"
+	grep '^rank=' "$f" | grep -v " sum=$((nr * (nr + 1) / 2)) " && fail "$f: a wrong sum"
+	grep '^rank=' "$f" | awk '{ split($6, a, "="); split($7, b, "="); if (a[2] == "" || a[2] != b[2]) exit 1 }' ||
+		fail "$f: a rank's CPUs are not its group's cpuset"
+	for ((r = 0; r < nr; r++)); do grep -q "^rank=$r size=$nr " "$f" || fail "$f: no rank $r of $nr"; done
+}
+
+# gone FILE...: each file names a pid ("PID"), which must be gone (waited
+# for, at most 10 s: SIGKILL'd groups go at once).
+gone() {
+	local f pid i
+	for f in "$@"; do
+		pid=$(cat "$f" 2>/dev/null); [ -n "$pid" ] || continue
+		for ((i = 0; i < 100; i++)); do
+			[ -d "/proc/$pid" ] && grep -q sleep "/proc/$pid/cmdline" 2>/dev/null || break
+			sleep 0.1
+		done
+		[ $i -lt 100 ] || fail "a rank (pid $pid, $f) survived"
+	done
+}
+
+id=$(as qpuser1 qsub -N qxh <<'JOB'
+#PBS -l select=4:ncpus=2:mpiprocs=2
+cd "$PBS_O_WORKDIR"
+echo "tmpdir=${TMPDIR:-}"
+qexec -n 8 ./ar-ompi > ompi.out 2> ompi.err; echo "ompi=$?"
+qexec -n 8 ./ar-mpich > mpich.out 2> mpich.err; echo "mpich=$?"
+qexec -n 4 --ppn 1 --mpi=pmi ./ar-mpich > ppn.out 2> ppn.err; echo "ppn=$?"
+qexec -n 8 -l --mpi=none sh -c 'echo "r=$QPOOL_RANK of $QPOOL_SIZE pmi=${PMI_RANK:-} $(hostname)"; echo "e=$QPOOL_RANK" >&2' \
+	> none.out 2> none.err; echo "none=$?"
+qexec -n 8 sh -c '[ "$PMI_RANK" = 5 ] && exit 3; echo $$ > exit3/$PMI_RANK; exec sleep 1000' 2> exit3.err
+echo "exit3=$?"
+qexec -n 8 --timeout 3 sh -c '[ "$PMI_RANK" = 6 ] && { echo $$ > hang.pid; exec sleep 1000; }; exec ./ar-mpich' \
+	> hang.out 2> hang.err; echo "hang=$?"
+qexec -n 8 --mpi=none sh -c 'echo $$ > sig/$QPOOL_RANK.tmp && mv sig/$QPOOL_RANK.tmp sig/$QPOOL_RANK; exec sleep 1000' 2> sig.err &
+q=$!
+for i in $(seq 300); do [ "$(ls sig | grep -vc tmp)" = 8 ] && break; sleep 0.1; done
+kill -TERM $q; wait $q; echo "sig=$?"
+qexec -n 9 true 2> nine.err; echo "nine=$?"
+qexec -n 8 --ppn 1 true 2> ppn8.err; echo "ppn8=$?"
+qexec --ppn 3 true 2> ppn3.err; echo "ppn3=$?"
+JOB
+) || fail "qsub"
+qp_wait "$id" completed --timeout 300
+out=$w/qxh.o$id
+qp_wait_file "$out"
+cat "$out"
+grep -qx "ompi=0" "$out" || fail "qexec Open MPI failed: $(cat "$w/ompi.err")"
+grep -qx "mpich=0" "$out" || fail "qexec MPICH failed: $(cat "$w/mpich.err")"
+cat "$w/ompi.out" "$w/mpich.out"
+check_ranks "$w/ompi.out" "$id" 8 2
+check_ranks "$w/mpich.out" "$id" 8 2
+grep -qx "ppn=0" "$out" || fail "--ppn 1: $(cat "$w/ppn.err")"
+check_ranks "$w/ppn.out" "$id" 4 1
+
+grep -qx "none=0" "$out" || fail "--mpi=none: $(cat "$w/none.err")"
+for ((r = 0; r < 8; r++)); do
+	grep -qx "$r: r=$r of 8 pmi= ${p}[abcd]" "$w/none.out" || fail "--mpi=none -l: rank $r: $(cat "$w/none.out")"
+	grep -qx "$r: e=$r" "$w/none.err" || fail "--mpi=none -l: rank $r's stderr: $(cat "$w/none.err")"
+done
+[ "$(wc -l < "$w/none.out")" = 8 ] || fail "--mpi=none -l: not 8 lines: $(cat "$w/none.out")"
+
+grep -qx "exit3=3" "$out" || fail "a rank's exit 3: $(grep exit3 "$out"), $(cat "$w/exit3.err")"
+grep -q "rank 5 exited with status 3 before MPI_Init" "$w/exit3.err" || fail "exit 3 not named: $(cat "$w/exit3.err")"
+gone "$w"/exit3/*
+
+grep -qx "hang=124" "$out" || fail "a rank that never inits: $(grep hang "$out"), $(cat "$w/hang.err")"
+grep -q "fence timed out after 3 s: rank(s) 6 never reached it" "$w/hang.err" ||
+	fail "the hanging rank is not named: $(cat "$w/hang.err")"
+[ -s "$w/hang.pid" ] || fail "the hanging rank did not start"
+gone "$w/hang.pid"
+
+grep -qx "sig=143" "$out" || fail "SIGTERM: $(grep sig= "$out"), $(cat "$w/sig.err")"
+[ "$(ls "$w/sig" | grep -vc tmp)" = 8 ] || fail "SIGTERM: not 8 ranks started: $(ls "$w/sig")"
+gone "$w"/sig/[0-7]
+
+grep -qx "nine=1" "$out" && [ "$(cat "$w/nine.err")" = "qexec: -n 9: the job has 8 MPI slots" ] ||
+	fail "-n 9 of 8 slots: $(grep nine "$out"), $(cat "$w/nine.err")"
+grep -qx "ppn8=1" "$out" && [ "$(cat "$w/ppn8.err")" = "qexec: -n 8 --ppn 1: needs 8 nodes, the job has 4" ] ||
+	fail "-n 8 --ppn 1: $(grep ppn8 "$out"), $(cat "$w/ppn8.err")"
+grep -qx "ppn3=1" "$out" && grep -qx "qexec: --ppn 3: node ${nodes[0]} has 2 MPI slots" "$w/ppn3.err" ||
+	fail "--ppn 3: $(grep ppn3 "$out"), $(cat "$w/ppn3.err")"
+
+# Nothing left on any host: the job's groups go with it.
+for ((i = 0; i < 100; i++)); do
+	[ -z "$(qp_cgroups_left | grep "/job\.$id$")" ] && break
+	sleep 0.1
+done
+[ -z "$(qp_cgroups_left | grep "/job\.$id$")" ] || fail "groups of job $id left: $(qp_cgroups_left | grep "/job\.$id$")"
+left=$(find "$QP_T"/tmp-* -name 'qpool-pmix.*' 2>/dev/null)
+[ -z "$left" ] || fail "qpool-pmi left its PMIx directories: $left"
+
+note "outside a job: qexec submits one and runs the ranks in it"
+o=$(as qpuser1 qexec -n 8 ./ar-mpich 2> "$w/out1.err"); rc=$?
+[ "$rc" = 0 ] || fail "qexec -n 8 outside a job exited $rc: $(cat "$w/out1.err")"
+echo "$o" > "$w/out1.out"
+[ "$(grep -c '^rank=.* size=8 sum=36 ' "$w/out1.out")" = 8 ] || fail "outside, -n 8: $o"
+o=$(as qpuser1 qexec -n 4 --ppn 1 -l --mpi=none sh -c 'echo "r=$QPOOL_RANK $(hostname)"' 2>&1); rc=$?
+[ "$rc" = 0 ] || fail "outside, --ppn 1 -l: exit $rc: $o"
+[ "$(echo "$o" | grep -c "^\([0-3]\): r=\1 ${p}[abcd]$")" = 4 ] || fail "outside, --ppn 1 -l: $o"
+[ "$(echo "$o" | awk '{ print $3 }' | sort -u | wc -l)" = 4 ] || fail "outside, --ppn 1: not 4 hosts: $o"
+o=$(as qpuser1 qexec -n 2 -l walltime=60 sh -c '[ "$PMI_RANK" = 1 ] && exit 3; exec sleep 1000' 2>&1); rc=$?
+[ "$rc" = 3 ] || fail "outside, a rank's exit 3: exit $rc: $o"
+echo "$o" | grep -q "rank 1 exited with status 3 before MPI_Init" || fail "outside, exit 3 not relayed: $o"
+o=$(as qpuser1 qexec -n 3 --ppn 3 true 2>&1); rc=$?
+[ "$rc" != 0 ] && [ "$(echo "$o" | wc -l)" = 1 ] && echo "$o" | grep -q "^qexec: cannot submit: .*than any node" ||
+	fail "outside, an impossible request: exit $rc: $o"
+o=$(as qpuser1 qexec -n 2 -q nosuchqueue true 2>&1); rc=$?
+[ "$rc" != 0 ] && [ "$(echo "$o" | wc -l)" = 1 ] && echo "$o" | grep -q "^qexec: cannot submit: .*nosuchqueue" ||
+	fail "outside, a queue that does not exist: exit $rc: $o"
+
+note "outside a job: SIGINT cancels the job and its ranks"
+mkdir -m 777 "$w/int"
+as qpuser1 sh -c 'echo $$ > int.pid; exec qexec -n 4 --mpi=none sh -c "echo \$\$ > int/\$QPOOL_RANK.tmp && mv int/\$QPOOL_RANK.tmp int/\$QPOOL_RANK; exec sleep 1000"' \
+	> "$w/int.out" 2> "$w/int.err" &
+bg=$!
+for ((i = 0; i < 300; i++)); do [ "$(ls "$w/int" | grep -vc tmp)" = 4 ] && break; sleep 0.1; done
+[ $i -lt 300 ] || fail "outside, the 4 ranks to interrupt did not start: $(cat "$w/int.err")"
+kill -INT "$(cat "$w/int.pid")"
+for ((i = 0; i < 300; i++)); do kill -0 $bg 2>/dev/null || break; sleep 0.1; done
+[ $i -lt 300 ] || fail "outside, qexec did not end after SIGINT"
+wait $bg; rc=$?
+[ "$rc" = 130 ] || fail "outside, SIGINT: exit $rc: $(cat "$w/int.err")"
+grep -q "^qexec: job [0-9]*\.[^ ]* cancelled$" "$w/int.err" || fail "outside, SIGINT: $(cat "$w/int.err")"
+gone "$w"/int/[0-3]
+ls -a "$w" | grep -q '^\.qexec\.' && fail "outside: qexec left its output directory: $(ls -a "$w")"
+for ((i = 0; i < 100; i++)); do
+	[ -z "$(qp_cgroups_left | grep "/job\.")" ] && break
+	sleep 0.1
+done
+[ -z "$(qp_cgroups_left | grep "/job\.")" ] || fail "groups of jobs left: $(qp_cgroups_left | grep "/job\.")"
+echo "qexec on four hosts ok"
