@@ -108,7 +108,7 @@ deb-check: deb
 SH_SCRIPTS = $(shell grep -lE '^\#!.*(bash|/sh)' .ci/run dist/* tests/run tests/manlint tests/demo \
 		tests/fuzz/run tests/stress/* tests/integration/* bench/* 2>/dev/null) \
 	     tests/integration/lib.sh bench/lib.sh
-C_PARTS := lib scheduler queue-preproc noded wrappers accounting commands
+C_PARTS := lib scheduler queue-preproc noded wrappers accounting commands pmi
 
 analyze: deps-dist
 	cppcheck -q --error-exitcode=1 --std=c11 -D_GNU_SOURCE -j2 --inline-suppr \

@@ -87,7 +87,7 @@ int arrayspec_parse(const char *s, int opt, bool list, struct arrayspec *ret, st
 int arrayspec_format(const struct arrayspec *a, char *buf, size_t len)
 {
 	size_t at = 0;
-	int n = 0;
+	int n;
 
 	if (len)
 		buf[0] = '\0';
@@ -131,7 +131,7 @@ int64_t arrayspec_pos(const struct arrayspec *a, int64_t index)
 		const struct arrayspec_range *r = &a->r[i];
 
 		if (index >= r->lo && index <= r->hi)
-			return (index - r->lo) % r->step ? -1 : base + (index - r->lo) / r->step;
+			return ((index - r->lo) % r->step) != 0 ? -1 : base + (index - r->lo) / r->step;
 		base += (r->hi - r->lo) / r->step + 1;
 	}
 	return -1;

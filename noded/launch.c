@@ -126,6 +126,7 @@ static int launcher_recv(int sock, int ms, int32_t word[2], int *ret_fd)
 {
 	union {
 		struct cmsghdr h;
+		/* cppcheck-suppress unusedStructMember ; it sizes the union for CMSG_SPACE */
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
 	} ctl;
 	struct iovec iov = { .iov_base = word, .iov_len = 2 * sizeof(int32_t) };

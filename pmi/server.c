@@ -329,9 +329,11 @@ static void root_contrib(struct pmid *d, int kind, int node, json_t *kvs, const 
 		json_t *merged = json_object(), *done, *v;
 		size_t i;
 
-		if (kind == KIND_PMI)
-			json_array_foreach(arr, i, v)
+		if (kind == KIND_PMI) {
+			json_array_foreach(arr, i, v) {
 				json_object_update(merged, v);
+			}
+		}
 		done = json_pack("{s:s, s:i, s:O, s:o}", "op", "fence.done", "kind", kind,
 				 "kvs", merged, "blobs", kind == KIND_PMIX ? json_incref(arr) : json_array());
 		broadcast(d, json_incref(done));
@@ -1102,16 +1104,22 @@ void pmid_rank_connected(struct pmid *d, int rank)
 		r->pmix_up = 1;
 }
 
+/* A call from libpmix's thread to the main loop, written whole to a pipe. */
+struct pmid_call_msg {
+	pmid_call_f *fn;
+	void *arg;
+};
+
 int pmid_call(struct pmid *d, pmid_call_f *fn, void *arg)
 {
-	struct { pmid_call_f *fn; void *arg; } c = { fn, arg };
+	struct pmid_call_msg c = { fn, arg };
 
 	return write(d->call_wr, &c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : -EIO;
 }
 
 static void calls_run(struct pmid *d)
 {
-	struct { pmid_call_f *fn; void *arg; } c;
+	struct pmid_call_msg c;
 
 	while (read(d->call_rd, &c, sizeof(c)) == (ssize_t)sizeof(c))
 		c.fn(d, c.arg);

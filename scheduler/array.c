@@ -294,7 +294,6 @@ bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg
 	r = jobstore_begin(s->store);
 	if (r == 0 && !has_index) {
 		r = whole_change(s, c, a, op, text, sizeof(text));
-		done = 1;
 	} else if (r == 0) {
 		lo = wire_int(msg, "array_index", 0);
 		hi = wire_int(msg, "array_last", lo);

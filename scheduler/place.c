@@ -120,7 +120,7 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const bool 
 	}
 	/* Widest chunks first: first fit then leaves no wide chunk without a
 	 * node that narrow ones took. */
-	unsigned order[JOB_CHUNKS_MAX];
+	unsigned order[JOB_CHUNKS_MAX] = { 0 };
 
 	for (unsigned c = 0; c < j->n_chunks; c++) {
 		unsigned k = c;

@@ -52,6 +52,7 @@ static int request_recv(int sock, char *path, size_t size, int *ret_fd)
 {
 	union {
 		struct cmsghdr h;
+		/* cppcheck-suppress unusedStructMember ; it sizes the union for CMSG_SPACE */
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
 	} ctl;
 	struct iovec iov = { .iov_base = path, .iov_len = size - 1 };

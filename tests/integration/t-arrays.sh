@@ -37,14 +37,14 @@ qp_wait "$a" completed
 for i in 2 6 10; do
 	f=$w1/env.sh.o$n.$i
 	[ -f "$f" ] || fail "no $f (PBS Pro's name.oID.INDEX)"
-	[ "$(cat "$f")" = "$i $i $n[].$server $n[$i].$server" ] || fail "subjob $i saw '$(cat "$f")'"
+	[ "$(cat "$f")" = "$i $i ${n}[].$server ${n}[$i].$server" ] || fail "subjob $i saw '$(cat "$f")'"
 	[ -f "$w1/env.sh.e$n.$i" ] || fail "no error file of subjob $i"
 done
-[ "$(ls "$w1" | grep -c "^env.sh.o$n\.")" = 3 ] || fail "not 3 output files: $(ls "$w1")"
+[ "$(find "$w1" -maxdepth 1 -name "env.sh.o$n.*" | wc -l)" = 3 ] || fail "not 3 output files: $(ls "$w1")"
 [ "$(subjobs "$n" | tr '\n' ' ')" = "2 F 6 F 10 F " ] || fail "qstat -t: $(subjobs "$n")"
 [ "$(qp_field "$a" Exit_status)" = 0 ] || fail "array Exit_status $(qp_field "$a" Exit_status)"
-[ "$(qp_field "$n[6]" Exit_status)" = 0 ] || fail "qstat -f ID[6]"
-[ "$(qp_field "$n[6]" array_id)" = "$n[].$server" ] || fail "qstat -f ID[6] array_id"
+[ "$(qp_field "${n}[6]" Exit_status)" = 0 ] || fail "qstat -f ID[6]"
+[ "$(qp_field "${n}[6]" array_id)" = "${n}[].$server" ] || fail "qstat -f ID[6] array_id"
 
 note "accounting: a record per subjob, and the array's own with their sums"
 "$QP_BIN/qacct" --json -u qpuser1 | python3 -c '
@@ -52,7 +52,7 @@ import json, sys
 rows = json.load(sys.stdin)["rows"]
 assert sum(r["jobs"] for r in rows) == 3, rows
 ' || fail "qacct's summary does not count the 3 subjobs once each"
-"$QP_BIN/qacct" --json -j "$n[6]" | python3 -c '
+"$QP_BIN/qacct" --json -j "${n}[6]" | python3 -c '
 import json, sys
 r = json.load(sys.stdin)["record"]
 assert r["jobid"] == int(sys.argv[1]) + 2 and r["array_index"] == 6, r
@@ -74,7 +74,7 @@ for i in 1 3 5 6; do
 	[ "$(cat "$w1/out.$i.txt")" = "i=$i" ] || fail "out.$i.txt: $(cat "$w1/out.$i.txt" 2>&1)"
 done
 [ "$(subjobs "$n" | tr '\n' ' ')" = "1 F 3 F 5 F 6 F " ] || fail "qstat -t: $(subjobs "$n")"
-[ "$(qp_field "$n[5]" Exit_status)" = 1 ] || fail "subjob 5 Exit_status"
+[ "$(qp_field "${n}[5]" Exit_status)" = 1 ] || fail "subjob 5 Exit_status"
 [ "$(qp_field "$a" Exit_status)" = 1 ] || fail "array with a failed subjob: Exit_status $(qp_field "$a" Exit_status)"
 
 note "bad input"
@@ -82,26 +82,26 @@ refuse "START must be below END" as qpuser1 qsub -J 5-1 env.sh
 refuse "expected START-END" as qpuser1 qsub -J 1,2 env.sh
 refuse "%MAX must be" as qpuser1 qsub -t 1-3%0 env.sh
 refuse "an array of 30000 subjobs would pass it" as qpuser1 qsub -J 1-30000 env.sh
-refuse "not a job id" as qpuser1 qdel "$n[x]"
-refuse "no such subjob" as qpuser1 qstat "$n[2]"
+refuse "not a job id" as qpuser1 qdel "${n}[x]"
+refuse "no such subjob" as qpuser1 qstat "${n}[2]"
 
 note "qhold/qrls ID[], qdel ID[N] of a waiting subjob, qstat B and Q"
 script gate.sh 'for i in $(seq 1200); do [ -e go.$PBS_ARRAY_INDEX ] && exit 0; sleep 0.05; done; exit 9'
 a=$(as qpuser1 qsub -h -J 1-4 gate.sh) || fail "qsub -h -J"; n=${a%[]}
 [ "$(qp_state "$a")" = held ] || fail "array not held"
-as qpuser1 qdel "$n[2]" || fail "qdel ID[2] of a waiting subjob"
+as qpuser1 qdel "${n}[2]" || fail "qdel ID[2] of a waiting subjob"
 as qpuser1 qrls "$a" || fail "qrls ID[]"
-qp_wait "$n[1]" running
+qp_wait "${n}[1]" running
 "$QP_BIN/qstat" "$a" | grep -qE "^$n\[\]\.$server .* B batch$" || fail "array not B: $("$QP_BIN/qstat" "$a")"
-[ "$(qp_state "$n[2]")" = cancelled ] || fail "subjob 2 is $(qp_state "$n[2]")"
-refuse "already finished" as qpuser1 qdel "$n[2]"
+[ "$(qp_state "${n}[2]")" = cancelled ] || fail "subjob 2 is $(qp_state "${n}[2]")"
+refuse "already finished" as qpuser1 qdel "${n}[2]"
 refuse "permission denied" as qpuser2 qdel "$a"
 touch "$w1/go.1" "$w1/go.3"
-qp_wait "$n[1]" completed
-qp_wait "$n[3]" completed
-as qpuser1 qhold "$n[4]" 2>/dev/null   # running or held by now: either is fine
-qp_wait "$n[4]" running held
-[ "$(qp_state "$n[4]")" = held ] && { as qpuser1 qrls "$n[4]" || fail "qrls ID[4]"; }
+qp_wait "${n}[1]" completed
+qp_wait "${n}[3]" completed
+as qpuser1 qhold "${n}[4]" 2>/dev/null   # running or held by now: either is fine
+qp_wait "${n}[4]" running held
+[ "$(qp_state "${n}[4]")" = held ] && { as qpuser1 qrls "${n}[4]" || fail "qrls ID[4]"; }
 touch "$w1/go.4"
 qp_wait "$a" cancelled
 [ "$(qp_field "$a" Exit_status)" = 2 ] || fail "array with a deleted subjob: Exit_status"
@@ -110,21 +110,21 @@ note "qstat -t pages through 2,500 waiting subjobs; qdel of a range; qrls of one
 a=$(as qpuser1 qsub -h -J 1-2500 env.sh) || fail "qsub -h -J 1-2500"; n=${a%[]}
 [ "$("$QP_BIN/qstat" -t "$a" | awk 'NR > 2' | wc -l)" = 2501 ] || fail "qstat -t: $("$QP_BIN/qstat" -t "$a" | wc -l) lines"
 [ -z "$("$QP_BIN/qstat" -t | awk 'NR > 2 { print $1 }' | sort | uniq -d)" ] || fail "qstat -t lists a subjob twice"
-refuse "release the array ($n[])" as qpuser1 qrls "$n[5]"
-as qpuser1 qdel "$n[3-2000]" || fail "qdel ID[3-2000]"
+refuse "release the array (${n}[])" as qpuser1 qrls "${n}[5]"
+as qpuser1 qdel "${n}[3-2000]" || fail "qdel ID[3-2000]"
 [ "$("$QP_BIN/qstat" -t "$a" | awk 'NR > 2 && $5 == "H"' | wc -l)" = 503 ] || fail "after qdel ID[3-2000]"
-[ "$(qp_state "$n[1999]")" = cancelled ] || fail "subjob 1999 is $(qp_state "$n[1999]")"
+[ "$(qp_state "${n}[1999]")" = cancelled ] || fail "subjob 1999 is $(qp_state "${n}[1999]")"
 as qpuser1 qdel "$a" || fail "qdel ID[] of a held array"
 qp_wait "$a" cancelled
 
 note "qdel ID[] of a running array"
 rm -f "$w1"/go.*
 a=$(as qpuser1 qsub -J 1-5 gate.sh) || fail "qsub"; n=${a%[]}
-qp_wait "$n[1]" running
+qp_wait "${n}[1]" running
 as qpuser1 qdel "$a" || fail "qdel ID[]"
 qp_wait "$a" cancelled
 for i in 1 2 3 4 5; do
-	[ "$(qp_state "$n[$i]")" = cancelled ] || fail "subjob $i is $(qp_state "$n[$i]") after qdel ID[]"
+	[ "$(qp_state "${n}[$i]")" = cancelled ] || fail "subjob $i is $(qp_state "${n}[$i]") after qdel ID[]"
 done
 
 note "%MAX: at most 1 running at once on 2 CPUs"
@@ -143,8 +143,8 @@ note "restart of qpoold with a half-done array"
 rm -f "$w1"/go.*
 a=$(as qpuser1 qsub -J 1-6%1 gate.sh) || fail "qsub"; n=${a%[]}
 touch "$w1/go.1" "$w1/go.2"
-qp_wait "$n[2]" completed
-qp_wait "$n[3]" running
+qp_wait "${n}[2]" completed
+qp_wait "${n}[3]" running
 qp_stop "$QP_SERVER_PID"
 qp_start_server
 [ "$(subjobs "$n" | tr '\n' ' ')" = "1 F 2 F 3 R 4 Q 5 Q 6 Q " ] || fail "after restart: $(subjobs "$n")"

@@ -142,6 +142,7 @@ int main(void)
 }
 EOF
 mpicc.mpich -o "$T/mpi-mpich" "$T/mpi.c" || fail "mpicc.mpich"
+# shellcheck disable=SC2046 # pkg-config prints several flags, one word each
 cc -o "$T/pmixc" "$T/pmixc.c" $(pkg-config --cflags --libs pmix) || fail "cc pmixc (libpmix-dev)"
 mpicc.openmpi -o "$T/mpi-ompi" "$T/mpi.c" || fail "mpicc.openmpi"
 
@@ -208,8 +209,8 @@ expect_ok() {
 # the job's launcher takes the first failure), some server's stderr says
 # PATTERN
 expect_fail() {
-	local name=$1 nodes=$2 status=$3 pat=$4 some=${5:-} i rc seen=0
-	for ((i = 0; i < nodes; i++)); do
+	local name=$1 count=$2 status=$3 pat=$4 some=${5:-} i rc seen=0
+	for ((i = 0; i < count; i++)); do
 		rc=$(cat "$T/$name.$i.rc")
 		[ "$rc" = "$status" ] && seen=1 && continue
 		[ -n "$some" ] && [ "$rc" = 0 ] && continue
@@ -273,7 +274,7 @@ token none" ] || fail "token-ok: ranks saw: $(cat "$T"/token-ok.*.out)"
 rm -f "$T/bad.port"
 QPOOL_PMI_TOKEN=s3cret "$PMI" --node 0 --peers 127.0.0.1:0,127.0.0.1:0 --ranks 1,1 --timeout 2 \
 	--port-file "$T/bad.port" -- true > /dev/null 2> "$T/bad.0.err" &
-root=$!; SERVERS+=($root)
+root=$!; SERVERS+=("$root")
 for ((i = 0; i < 100; i++)); do [ -s "$T/bad.port" ] && break; sleep 0.05; done
 QPOOL_PMI_TOKEN=guess "$PMI" --node 1 --peers "$(cat "$T/bad.port")",127.0.0.1:0 --ranks 1,1 --timeout 2 \
 	-- true > /dev/null 2> "$T/bad.1.err"

@@ -129,7 +129,7 @@ grep -q "fence timed out after 3 s: rank(s) 6 never reached it" "$w/hang.err" ||
 gone "$w/hang.pid"
 
 grep -qx "sig=143" "$out" || fail "SIGTERM: $(grep sig= "$out"), $(cat "$w/sig.err")"
-[ "$(ls "$w/sig" | grep -vc tmp)" = 8 ] || fail "SIGTERM: not 8 ranks started: $(ls "$w/sig")"
+[ "$(find "$w/sig" -mindepth 1 -maxdepth 1 ! -name '*tmp*' | wc -l)" = 8 ] || fail "SIGTERM: not 8 ranks started: $(ls "$w/sig")"
 gone "$w"/sig/[0-7]
 
 grep -qx "nine=1" "$out" && [ "$(cat "$w/nine.err")" = "qexec: -n 9: the job has 8 MPI slots" ] ||
@@ -172,7 +172,7 @@ mkdir -m 777 "$w/int"
 as qpuser1 sh -c 'echo $$ > int.pid; exec qexec -n 4 --mpi=none sh -c "echo \$\$ > int/\$QPOOL_RANK.tmp && mv int/\$QPOOL_RANK.tmp int/\$QPOOL_RANK; exec sleep 1000"' \
 	> "$w/int.out" 2> "$w/int.err" &
 bg=$!
-for ((i = 0; i < 300; i++)); do [ "$(ls "$w/int" | grep -vc tmp)" = 4 ] && break; sleep 0.1; done
+for ((i = 0; i < 300; i++)); do [ "$(find "$w/int" -mindepth 1 -maxdepth 1 ! -name '*tmp*' | wc -l)" = 4 ] && break; sleep 0.1; done
 [ $i -lt 300 ] || fail "outside, the 4 ranks to interrupt did not start: $(cat "$w/int.err")"
 kill -INT "$(cat "$w/int.pid")"
 for ((i = 0; i < 300; i++)); do kill -0 $bg 2>/dev/null || break; sleep 0.1; done
@@ -181,7 +181,7 @@ wait $bg; rc=$?
 [ "$rc" = 130 ] || fail "outside, SIGINT: exit $rc: $(cat "$w/int.err")"
 grep -q "^qexec: job [0-9]*\.[^ ]* cancelled$" "$w/int.err" || fail "outside, SIGINT: $(cat "$w/int.err")"
 gone "$w"/int/[0-3]
-ls -a "$w" | grep -q '^\.qexec\.' && fail "outside: qexec left its output directory: $(ls -a "$w")"
+compgen -G "$w/.qexec.*" > /dev/null && fail "outside: qexec left its output directory: $(ls -a "$w")"
 for ((i = 0; i < 100; i++)); do
 	[ -z "$(qp_cgroups_left | grep "/job\.")" ] && break
 	sleep 0.1
