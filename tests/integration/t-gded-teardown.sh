@@ -27,7 +27,9 @@ note "straggler $pid is gone"
 
 # A fork bomb by hand, with a task limit of 64: forks fail past it, the
 # stragglers die at teardown, and the node still works afterwards.
-"$QP_BIN/gded" --cpus 0 --pids 64 -- bash -c 'for i in $(seq 200); do sleep 300 & done; sleep 3' 2>/dev/null &
+# The bomb's sleeps are found by a duration no other test uses: its pid.
+tok=300.$$
+"$QP_BIN/gded" --cpus 0 --pids 64 -- bash -c 'for i in $(seq 200); do sleep "$0" & done; sleep 3' "$tok" 2>/dev/null &
 gpid=$!
 grp=/sys/fs/cgroup/pids/qpool/manual/job.$gpid
 [ -d /sys/fs/cgroup/pids ] || grp=/sys/fs/cgroup/qpool/manual/job.$gpid
@@ -47,12 +49,12 @@ wait "$gpid"
 note "gded exited with status $?"
 # A survivor sleeps 300 s; a process still exiting is gone within moments.
 for _ in $(seq 40); do
-	left=$(pgrep -cx -f "sleep 300" || true)
+	left=$(pgrep -cx -f "sleep $tok" || true)
 	[ "$left" = 0 ] && break
 	sleep 0.05
 done
 if [ "$left" != 0 ]; then
-	for p in $(pgrep -x -f "sleep 300"); do
+	for p in $(pgrep -x -f "sleep $tok"); do
 		note "survivor $p: $(ps -o ppid=,stat=,etimes= -p "$p") $(grep -E ':(pids|freezer):' "/proc/$p/cgroup" | tr '\n' ' ')"
 	done
 	fail "$left processes of the bomb outlived it"

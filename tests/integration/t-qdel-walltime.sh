@@ -29,12 +29,14 @@ for p in "$child" "$sid"; do
 done
 
 # Walltime: 2 s limit, the job ignores SIGTERM and would sleep 1000 s.
-id=$(as qpuser2 qsub -l walltime=00:00:02 <<'JOB'
+# Its sleep is found by a duration no other test uses: this test's pid.
+tok=1000.$$
+id=$(as qpuser2 qsub -l walltime=00:00:02 <<JOB
 trap '' TERM
-sleep 1000
+sleep $tok
 JOB
 ) || fail "qsub walltime"
 qp_wait "$id" timeout --timeout 20
 [ "$(qp_field "$id" job_state)" = F ] && [ "$(qp_field "$id" qpool_state)" = timeout ] || fail "not timeout"
-pgrep -u qpuser2 -f 'sleep 1000' && fail "timed-out job's sleep survives"
+pgrep -u qpuser2 -x -f "sleep $tok" && fail "timed-out job's sleep survives"
 echo "qdel and walltime ok"

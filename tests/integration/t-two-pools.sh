@@ -29,7 +29,7 @@ QPOOL_CONF=$confb "$QP_BIN/qstat" --nodes | grep -qE "^n1[[:space:]].*up" || fai
 # Pool A's job 1 runs long and says when it started; pool B's job 1 ends at once.
 cat > "$QP_T/long.sh" <<JOB
 echo started > $QP_T/work/qpuser1/a-started
-sleep 20
+sleep 20.$$
 echo survived
 JOB
 echo true > "$QP_T/short.sh"
@@ -47,7 +47,7 @@ done
 [ "$st" = completed ] || fail "pool B's job $b is '$st', expected completed"
 note "pool B's job $b completed; pool A's job $a is $(qp_state "$a")"
 [ "$(qp_state "$a")" = running ] || fail "pool A's job $a is $(qp_state "$a") after pool B's job $b ended"
-pgrep -f "sleep 20" -u qpuser1 >/dev/null || fail "pool A's job lost its processes"
+pgrep -x -f "sleep 20.$$" -u qpuser1 >/dev/null || fail "pool A's job lost its processes"
 grp=$(find /sys/fs/cgroup -maxdepth 4 -type d -path "*/$QP_CG_PARENT/n1/job.$a" | head -n 1)
 [ -n "$grp" ] || fail "pool A's job group $QP_CG_PARENT/n1/job.$a is missing"
 
