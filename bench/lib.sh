@@ -15,14 +15,21 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=$top/${BUILD:-build}/bin
 pids=()
 
-bench_cleanup() {
-	local rc=$? p i
+# bench_stop: stops the pool's processes, last started first; $T stays.
+bench_stop() {
+	local p i
 	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
 		p=${pids[$i]}
 		kill -TERM "$p" 2>/dev/null && for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
 		kill -KILL "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
+	pids=()
+}
+
+bench_cleanup() {
+	local rc=$? p
+	bench_stop
 	# A jobs tmpfs qnoded left (job files remained) goes with the pool.
 	for p in "$T"/state/nodes/*/jobs; do mountpoint -q "$p" 2>/dev/null && umount -l "$p"; done
 	[ $rc -ne 0 ] && tail -n 20 "$T"/*.log >&2
