@@ -73,7 +73,11 @@ for id in "${ids[@]}"; do qp_wait "$id" completed --timeout 60; done
 sleep 1
 after=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
 note "memory cgroups: $before before, $after after 50 jobs"
-[ $((after - before)) -le 2 ] || fail "memory cgroups grew by $((after - before)) over 50 jobs"
+# /proc/cgroups counts the whole host's groups, dying ones included: any
+# other process's group that ends with page cache meanwhile counts too.
+# Without the reclaim before rmdir every job's group would stay dying
+# (+50); a few from elsewhere are not this test's.
+[ $((after - before)) -le 10 ] || fail "memory cgroups grew by $((after - before)) over 50 jobs"
 left=$(find /sys/fs/cgroup -path "*$QP_CG_PARENT/${QP_NODE_PREFIX}n1/job.*" -type d 2>/dev/null)
 [ -z "$left" ] || fail "job groups left: $left"
 echo "teardown ok"
