@@ -243,6 +243,22 @@ static void index_add(struct job *j)
 	}
 }
 
+/* Unlinks j from its user's waiting list. */
+static void wait_unlink(struct job *j)
+{
+	struct pool_user *u = j->user;
+
+	if (j->wprev)
+		j->wprev->wnext = j->wnext;
+	else
+		u->head = j->wnext;
+	if (j->wnext)
+		j->wnext->wprev = j->wprev;
+	else
+		u->tail = j->wprev;
+	j->wnext = j->wprev = NULL;
+}
+
 static void index_del(struct job *j)
 {
 	struct pool_user *u = j->user;
@@ -257,15 +273,7 @@ static void index_del(struct job *j)
 		u->running--;
 		u->queue->running--;
 	} else if (j->state == JOB_QUEUED && job_weight(j) > 0) {
-		if (j->wprev)
-			j->wprev->wnext = j->wnext;
-		else
-			u->head = j->wnext;
-		if (j->wnext)
-			j->wnext->wprev = j->wprev;
-		else
-			u->tail = j->wprev;
-		j->wnext = j->wprev = NULL;
+		wait_unlink(j);
 	}
 }
 
@@ -340,22 +348,6 @@ int pool_job_move(struct pool *p, struct job *j, const char *queue)
 	j->user = u;
 	index_add(j);
 	return 0;
-}
-
-/* Unlinks j from its user's waiting list. */
-static void wait_unlink(struct job *j)
-{
-	struct pool_user *u = j->user;
-
-	if (j->wprev)
-		j->wprev->wnext = j->wnext;
-	else
-		u->head = j->wnext;
-	if (j->wnext)
-		j->wnext->wprev = j->wprev;
-	else
-		u->tail = j->wprev;
-	j->wnext = j->wprev = NULL;
 }
 
 /* Links j into its user's waiting list after `after` (NULL: first). */
