@@ -199,3 +199,33 @@ qp_loss_off() {
 	QP_LOSSY=()
 }
 QP_LOSSY=()
+
+# qp_mpi_pool PREFIX N: a server host PREFIXs and N node hosts PREFIXa,
+# PREFIXb, ... (in the array nodes; srv names the server), each qnoded
+# given CPUs 0-1 (nodes may share CPUs; each fences its own jobs) and a
+# tmpdir of its own, as real hosts have: the hosts share one /var/tmp.
+qp_mpi_pool() {
+	local p=$1 n=$2 i h letters=abcdefgh
+	srv=${p}s nodes=()
+	for ((i = 0; i < n; i++)); do nodes+=("$p${letters:i:1}"); done
+	qp_host "$srv" 1
+	for ((i = 0; i < n; i++)); do qp_host "${nodes[$i]}" $((i + 2)); done
+	qp_pool_start "$srv" 7001
+	# qp_node_on reads node.conf when it starts qnoded; each gets its own.
+	cp "$QP_T/node.conf" "$QP_T/node.conf.pool"
+	for h in "${nodes[@]}"; do
+		mkdir -m 1777 "$QP_T/tmp-$h"
+		{ cat "$QP_T/node.conf.pool"; printf '[node]\ntmpdir = %s\n' "$QP_T/tmp-$h"; } > "$QP_T/node.conf"
+		qp_node_on "$h" 0-1
+	done
+	cp "$QP_T/node.conf.pool" "$QP_T/node.conf"
+}
+
+# qp_mpi_build SRC OUT: OUT-ompi and OUT-mpich built from SRC with
+# mpicc.openmpi and mpicc.mpich, readable and runnable by the job's user.
+qp_mpi_build() {
+	local out
+	out=$(mpicc.openmpi -O1 -o "$2-ompi" "$1" 2>&1) || fail "mpicc.openmpi: $out"
+	out=$(mpicc.mpich -O1 -o "$2-mpich" "$1" 2>&1) || fail "mpicc.mpich: $out"
+	chmod 755 "$2-ompi" "$2-mpich"
+}

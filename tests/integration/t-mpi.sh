@@ -18,28 +18,11 @@ qp_setup
 qp_hosts_init
 cgroot=/sys/fs/cgroup
 if [ -d "$cgroot/memory" ]; then memcg=$cgroot/memory; else memcg=$cgroot; fi
-p=m$$
-srv=${p}s nodes=("${p}a" "${p}b" "${p}c" "${p}d")
-qp_host "$srv" 1
-for i in 0 1 2 3; do qp_host "${nodes[$i]}" $((i + 2)); done
-qp_pool_start "$srv" 7001
-# Four nodes of two CPUs on a two-core machine: each node is given both
-# (nodes may share CPUs, each fences its own jobs). The hosts share one
-# /var/tmp, where every node of a job would make the same TMPDIR
-# (pbs.ID.SERVER): each node gets a tmpdir of its own, as real hosts have.
-# qp_node_on reads node.conf when it starts qnoded; each gets its own.
-cp "$QP_T/node.conf" "$QP_T/node.conf.pool"
-for n in "${nodes[@]}"; do
-	mkdir -m 1777 "$QP_T/tmp-$n"
-	{ cat "$QP_T/node.conf.pool"; printf '[node]\ntmpdir = %s\n' "$QP_T/tmp-$n"; } > "$QP_T/node.conf"
-	qp_node_on "$n" 0-1
-done
-cp "$QP_T/node.conf.pool" "$QP_T/node.conf"
+# Four nodes of two CPUs on a two-core machine: each node is given both.
+qp_mpi_pool "m$$" 4
 
 w=$QP_T/work/qpuser1
-cc_out=$(mpicc.openmpi -O1 -o "$w/hello-ompi" "$QP_TOP/tests/integration/mpi-hello.c" 2>&1) || fail "mpicc.openmpi: $cc_out"
-cc_out=$(mpicc.mpich -O1 -o "$w/hello-mpich" "$QP_TOP/tests/integration/mpi-hello.c" 2>&1) || fail "mpicc.mpich: $cc_out"
-chmod 755 "$w"/hello-*
+qp_mpi_build "$QP_TOP/tests/integration/mpi-hello.c" "$w/hello"
 
 # check_ranks FILE JOBID: 8 ranks, 2 on each of the 4 hosts, each in its
 # node's job group, on that node's CPUs, as qpuser1.

@@ -20,24 +20,10 @@ command -v mpicc.openmpi >/dev/null && command -v mpicc.mpich >/dev/null ||
 qp_setup
 qp_hosts_init
 p=q$$
-srv=${p}s nodes=("${p}a" "${p}b" "${p}c" "${p}d")
-qp_host "$srv" 1
-for i in 0 1 2 3; do qp_host "${nodes[$i]}" $((i + 2)); done
-qp_pool_start "$srv" 7001
-# Each node its own tmpdir, as real hosts have (see t-mpi.sh).
-cp "$QP_T/node.conf" "$QP_T/node.conf.pool"
-for n in "${nodes[@]}"; do
-	mkdir -m 1777 "$QP_T/tmp-$n"
-	{ cat "$QP_T/node.conf.pool"; printf '[node]\ntmpdir = %s\n' "$QP_T/tmp-$n"; } > "$QP_T/node.conf"
-	qp_node_on "$n" 0-1
-done
-cp "$QP_T/node.conf.pool" "$QP_T/node.conf"
+qp_mpi_pool "$p" 4
 
 w=$QP_T/work/qpuser1
-src=$QP_TOP/tests/integration/mpi-allreduce.c
-cc_out=$(mpicc.openmpi -O1 -o "$w/ar-ompi" "$src" 2>&1) || fail "mpicc.openmpi: $cc_out"
-cc_out=$(mpicc.mpich -O1 -o "$w/ar-mpich" "$src" 2>&1) || fail "mpicc.mpich: $cc_out"
-chmod 755 "$w"/ar-*
+qp_mpi_build "$QP_TOP/tests/integration/mpi-allreduce.c" "$w/ar"
 mkdir -m 777 "$w/exit3" "$w/sig"
 
 # check_ranks FILE JOBID N PERHOST: N ranks, PERHOST on each host used,

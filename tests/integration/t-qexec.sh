@@ -14,24 +14,10 @@ command -v mpicc.openmpi >/dev/null && command -v mpicc.mpich >/dev/null ||
 	skip "needs mpicc.openmpi and mpicc.mpich (openmpi-bin libopenmpi-dev mpich libmpich-dev)"
 qp_setup
 qp_hosts_init
-p=q$$
-srv=${p}s nodes=("${p}a" "${p}b")
-qp_host "$srv" 1
-for i in 0 1; do qp_host "${nodes[$i]}" $((i + 2)); done
-qp_pool_start "$srv" 7001
-# Each node its own tmpdir, as real hosts have (see t-mpi.sh).
-cp "$QP_T/node.conf" "$QP_T/node.conf.pool"
-for n in "${nodes[@]}"; do
-	mkdir -m 1777 "$QP_T/tmp-$n"
-	{ cat "$QP_T/node.conf.pool"; printf '[node]\ntmpdir = %s\n' "$QP_T/tmp-$n"; } > "$QP_T/node.conf"
-	qp_node_on "$n" 0-1
-done
-cp "$QP_T/node.conf.pool" "$QP_T/node.conf"
+qp_mpi_pool "q$$" 2
 
 w=$QP_T/work/qpuser1
-cc_out=$(mpicc.openmpi -O1 -o "$w/hello-ompi" "$QP_TOP/tests/integration/mpi-hello.c" 2>&1) || fail "mpicc.openmpi: $cc_out"
-cc_out=$(mpicc.mpich -O1 -o "$w/hello-mpich" "$QP_TOP/tests/integration/mpi-hello.c" 2>&1) || fail "mpicc.mpich: $cc_out"
-chmod 755 "$w"/hello-*
+qp_mpi_build "$QP_TOP/tests/integration/mpi-hello.c" "$w/hello"
 
 # check_ranks FILE JOBID: 4 ranks of 4, 2 on each host, each in its
 # node's group of the job, as qpuser1.
