@@ -208,6 +208,23 @@ static uint64_t job_weight(const struct job *j)
 }
 
 /* Enters j, in its current state, into its (queue, user) index. */
+/* Links j into its user's waiting list after `after` (NULL: first). */
+static void wait_link_after(struct job *j, struct job *after)
+{
+	struct pool_user *u = j->user;
+
+	j->wprev = after;
+	j->wnext = after ? after->wnext : u->head;
+	if (j->wnext)
+		j->wnext->wprev = j;
+	else
+		u->tail = j;
+	if (after)
+		after->wnext = j;
+	else
+		u->head = j;
+}
+
 static void index_add(struct job *j)
 {
 	struct pool_user *u = j->user;
@@ -230,16 +247,7 @@ static void index_add(struct job *j)
 						(after->priority == j->priority && after->id > j->id));
 		     after = after->wprev)
 			;
-		j->wprev = after;
-		j->wnext = after ? after->wnext : u->head;
-		if (j->wnext)
-			j->wnext->wprev = j;
-		else
-			u->tail = j;
-		if (after)
-			after->wnext = j;
-		else
-			u->head = j;
+		wait_link_after(j, after);
 	}
 }
 
@@ -348,23 +356,6 @@ int pool_job_move(struct pool *p, struct job *j, const char *queue)
 	j->user = u;
 	index_add(j);
 	return 0;
-}
-
-/* Links j into its user's waiting list after `after` (NULL: first). */
-static void wait_link_after(struct job *j, struct job *after)
-{
-	struct pool_user *u = j->user;
-
-	j->wprev = after;
-	j->wnext = after ? after->wnext : u->head;
-	if (j->wnext)
-		j->wnext->wprev = j;
-	else
-		u->tail = j;
-	if (after)
-		after->wnext = j;
-	else
-		u->head = j;
 }
 
 int pool_job_swap(struct pool *p, struct job *a, struct job *b)
