@@ -128,7 +128,7 @@ int jobfmt_jobs_table(FILE *f, const json_t *jobs, int64_t now_ns)
 }
 
 /* Writes s with control characters and backslashes as C escapes. */
-static void escaped_put(FILE *f, const char *s)
+void jobfmt_escaped_put(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -153,7 +153,7 @@ static void key_str(FILE *f, const char *key, const json_t *o, const char *membe
 	if (!s)
 		return;
 	fprintf(f, "    %s = ", key);
-	escaped_put(f, s);
+	jobfmt_escaped_put(f, s);
 	fputc('\n', f);
 }
 
@@ -226,9 +226,9 @@ void jobfmt_job_full(FILE *f, const json_t *job)
 		if (!json_is_string(a) || strcmp(key, "Join_Path") == 0)
 			continue;
 		fputs("    ", f);
-		escaped_put(f, key);
+		jobfmt_escaped_put(f, key);
 		fputs(" = ", f);
-		escaped_put(f, json_string_value(a));
+		jobfmt_escaped_put(f, json_string_value(a));
 		fputc('\n', f);
 	}
 }

@@ -46,4 +46,7 @@ int64_t jobfmt_elapsed(const json_t *job, int64_t now_ns);
 /* Writes ns since the epoch as local "YYYY-MM-DD HH:MM:SS.mmm". */
 void jobfmt_time(char *buf, size_t len, int64_t ns);
 
+/* Writes s with control characters and backslashes as C escapes. */
+void jobfmt_escaped_put(FILE *f, const char *s);
+
 #endif

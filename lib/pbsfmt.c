@@ -401,29 +401,10 @@ json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns)
 	return a;
 }
 
-/* Writes s with control characters and backslashes as C escapes. */
-static void escaped_put(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c == '\\')
-			fputs("\\\\", f);
-		else if (c < ' ' || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
-}
-
 static void value_put(FILE *f, const json_t *v)
 {
 	if (json_is_string(v))
-		escaped_put(f, json_string_value(v));
+		jobfmt_escaped_put(f, json_string_value(v));
 	else if (json_is_integer(v))
 		fprintf(f, "%lld", (long long)json_integer_value(v));
 	else if (json_is_boolean(v))
@@ -446,7 +427,7 @@ void pbsfmt_attrs_put(FILE *f, const json_t *attrs)
 			fprintf(f, "    %s = ", key);
 			json_object_foreach(v, sub, w) {
 				fprintf(f, "%s", first ? "" : ",");
-				escaped_put(f, sub);
+				jobfmt_escaped_put(f, sub);
 				fputc('=', f);
 				value_put(f, w);
 				first = false;
