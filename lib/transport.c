@@ -16,7 +16,10 @@
 
 #include "transport.h"
 
-#define CONNECT_TIMEOUT_MS 10000   /* a blocking client's TCP connect */
+/* A blocking client's TCP connect: 30 s lets a SYN or its answer be lost
+ * four times in a row (resent after 1, 2, 4, 8 and 16 s) before qsub gives up;
+ * a host that is up but has no qpoold refuses at once. */
+#define CONNECT_TIMEOUT_MS 30000
 
 const char *transport_server(const struct config *c)
 {

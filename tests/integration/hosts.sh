@@ -129,7 +129,9 @@ qp_node_on() {
 	local pid=$! i
 	QP_PIDS+=("$pid")
 	eval "QP_NODE_PID_${h//[^a-zA-Z0-9_]/_}=$pid"
-	for i in $(seq 200); do
+	# Up to 30 s: over t-hosts-netem's lossy links a SYN may be lost
+	# more than once (resent after 1, 2, 4 s ...).
+	for i in $(seq 600); do
 		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${h}[[:space:]].*up" && return 0
 		kill -0 "$pid" 2>/dev/null || fail "qnoded on $h died at start"
 		sleep 0.05
