@@ -17,7 +17,6 @@
 
 #define STATUS_LOST 255   /* as ssh: the task could not run, or was lost */
 #define CHUNK 49152       /* stdin read: 64 KiB of base64 */
-#define IN_QUEUED (1u << 20)   /* stdin is read while less than this waits to go */
 
 static int queue(struct taskclient *t, json_t *msg)
 {
@@ -129,6 +128,11 @@ static void task_frame(struct taskclient *t, json_t *msg, const char *prog)
 		if (base64_decode(data, len, buf, &n) == 0 && n > 0)
 			write_all((int)fd, buf, n);
 		free(buf);
+	} else if (strcmp(op, "task.inack") == 0) {
+		long long n = wire_int(msg, "bytes", 0);
+
+		if (n > 0)
+			t->in_flight -= (size_t)n < t->in_flight ? (size_t)n : t->in_flight;
 	} else if (strcmp(op, "task.exit") == 0) {
 		long long sig = wire_int(msg, "signal", 0);
 		long long st = wire_int(msg, "status", STATUS_LOST);
@@ -208,7 +212,7 @@ int taskclient_relay(struct taskclient *ts, size_t n, int stdin_fd, const char *
 		if (!left)
 			break;
 		pfd[n].fd = stdin_fd >= 0 && ts[0].started && !ts[0].done &&
-				    ts[0].out.len - ts[0].out.off < IN_QUEUED ? stdin_fd : -1;
+				    ts[0].in_flight < TASKCLIENT_IN_WINDOW ? stdin_fd : -1;
 		pfd[n].events = POLLIN;
 		pfd[n + 1].fd = sfd;
 		pfd[n + 1].events = POLLIN;
@@ -244,8 +248,10 @@ int taskclient_relay(struct taskclient *ts, size_t n, int stdin_fd, const char *
 				data = malloc(base64_encoded_len(n_in) + 1);
 				if (data)
 					base64_encode(buf, n_in, data);
-				if (data)
+				if (data) {
+					ts[0].in_flight += strlen(data);
 					task_send(&ts[0], json_pack("{s:s, s:s}", "op", "task.in", "data", data));
+				}
 				free(data);
 				if (len <= 0)
 					stdin_fd = -1;

@@ -13,12 +13,22 @@
 /* The variable gded sets in every job: qnoded's task socket. */
 #define TASKCLIENT_SOCKET_ENV "QPOOL_TASK_SOCKET"
 
+/* A task's stdin window: an agent sends at most this much task.in data
+ * (bytes of base64) that the task's gded has not acknowledged with
+ * task.inack (taken by the task, or dropped because it closed its
+ * stdin). Every hop between (qnoded, qpoold, the other node's qnoded,
+ * gded) so holds at most this much of one task's stdin, and task.signal
+ * never waits behind stdin the task does not read. qnoded stops reading
+ * an agent that sends past twice this. */
+#define TASKCLIENT_IN_WINDOW (1u << 20)
+
 /* One remote task, from task.start to task.exit. */
 struct taskclient {
 	int fd;
 	struct wirebuf in, out;
 	bool started;        /* the start was answered ok */
 	bool done;
+	size_t in_flight;    /* task.in data sent and not acknowledged */
 	int status;          /* once done: the exit code, 128+N for signal N,
 	                      * 255 when it could not run or was lost */
 	char host[64];

@@ -138,6 +138,8 @@ static void ctl_dispatch(struct ctl *c, json_t *msg)
 		return;   /* a task whose agent has gone */
 	if (strcmp(op, "task.out") == 0) {
 		ttask_relay_back(t, op, msg);
+	} else if (strcmp(op, "task.inack") == 0) {
+		ttask_inack(t, msg);
 	} else if (strcmp(op, "task.exit") == 0) {
 		ttask_relay_back(t, op, msg);
 		if (t->agent)

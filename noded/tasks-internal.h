@@ -17,7 +17,11 @@
 #define OUT_MAX (64u << 20)
 /* An agent's input is read only while what waits for its task's next
  * hop (the job's control socket, or the link to qpoold) is below this:
- * stdin piped into qpool-rsh cannot fill qnoded's memory. */
+ * stdin piped into qpool-rsh cannot fill qnoded's memory. Nor is it read
+ * while it has more than twice TASKCLIENT_IN_WINDOW of task.in data that
+ * the task's gded has not acknowledged (task.inack): an agent that keeps
+ * to the window never meets that, one that ignores it holds up only
+ * itself. */
 #define IN_PAUSE (1u << 20)
 #define IN_RECHECK_US 5000
 /* Connections on the task socket, all users together. */
@@ -41,6 +45,9 @@ struct ttask {
 	struct agent *agent;          /* LOCAL, OUT */
 	uint64_t serial;              /* OUT: the link call's argument */
 	bool started;                 /* the start was answered ok */
+	/* LOCAL, OUT: task.in data (base64 bytes) from the agent that
+	 * the task's gded has not acknowledged yet. */
+	size_t in_flight;
 	struct ttask *next;
 };
 
@@ -106,6 +113,9 @@ void ttask_end(struct ttask *t, int status, int sig, const char *why);
 int tasks_io_events(struct wirebuf *out);
 /* Queues msg (stolen) to an agent; a failed write marks it dead. */
 void task_agent_send(struct agent *a, json_t *msg);
+/* task.inack {bytes} from t's gded (here, or through qpoold): on to its
+ * origin, or to its agent, whose window it opens. */
+void ttask_inack(struct ttask *t, const json_t *msg);
 /* The one-line refusal to an agent, which is closed once it is written. */
 void task_agent_refuse(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

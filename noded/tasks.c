@@ -17,9 +17,11 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "taskclient.h"
 #include "tasks-internal.h"
 
 static void agent_free(struct agent *a);
+static bool agent_resume(struct agent *a);
 
 /* ---- small helpers ---- */
 
@@ -129,6 +131,23 @@ void ttask_relay_back(struct ttask *t, const char *op, json_t *msg)
 		json_object_del(fwd, "dispatch");
 		json_object_set_new(fwd, "op", json_string(op));
 		task_agent_send(t->agent, fwd);
+	}
+}
+
+void ttask_inack(struct ttask *t, const json_t *msg)
+{
+	long long n = wire_int(msg, "bytes", 0);
+
+	if (n <= 0)
+		return;
+	if (t->kind == TASK_IN) {
+		ttask_relay_back(t, "task.inack", (json_t *)msg);
+		return;
+	}
+	t->in_flight -= (size_t)n < t->in_flight ? (size_t)n : t->in_flight;
+	if (t->agent) {
+		task_agent_send(t->agent, json_pack("{s:s, s:I}", "op", "task.inack", "bytes", (json_int_t)n));
+		agent_resume(t->agent);
 	}
 }
 
@@ -433,6 +452,14 @@ static size_t agent_next_hop_pending(struct agent *a)
 	return 0;
 }
 
+/* Whether a is not read: its task's next hop is full, or it sent past
+ * its window (taskclient.h). */
+static bool agent_full(struct agent *a)
+{
+	return agent_next_hop_pending(a) >= IN_PAUSE ||
+	       (a->task && a->task->in_flight > 2 * (size_t)TASKCLIENT_IN_WINDOW);
+}
+
 static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata);
 
 /* Stops reading a while its task's next hop is full; a timer looks again. */
@@ -456,6 +483,16 @@ static void agent_pause(struct agent *a)
 	(void)sd_event_source_set_enabled(ts->recheck, SD_EVENT_ONESHOT);
 }
 
+/* Reads a again once its task's next hop has room. */
+static bool agent_resume(struct agent *a)
+{
+	if (!a->paused || agent_full(a))
+		return false;
+	a->paused = false;
+	(void)sd_event_source_set_io_events(a->io, agent_events(a));
+	return true;
+}
+
 static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct tasks *ts = userdata;
@@ -464,12 +501,8 @@ static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
 	for (struct agent *a = ts->agents; a; a = a->next) {
 		if (!a->paused)
 			continue;
-		if (agent_next_hop_pending(a) < IN_PAUSE) {
-			a->paused = false;
-			(void)sd_event_source_set_io_events(a->io, tasks_io_events(&a->out));
-		} else {
+		if (!agent_resume(a))
 			any = true;
-		}
 	}
 	if (any) {
 		(void)sd_event_source_set_time_relative(s, IN_RECHECK_US);
@@ -504,6 +537,9 @@ static void agent_dispatch(struct agent *a, json_t *msg)
 		if (sig <= 0 || sig >= NSIG)
 			return;
 	}
+	/* Until its gded acknowledges it (task.inack). */
+	if (strcmp(op, "task.in") == 0)
+		t->in_flight += strlen(wire_str(msg, "data") ?: "");
 	if (t->kind == TASK_LOCAL) {
 		tctl_task_pass(a->ts, t, op, msg);
 		return;
@@ -558,7 +594,7 @@ static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 	}
 	if (!a->closing && !a->dead && r < 0)
 		task_agent_refuse(a, "%s", err.text);
-	else if (!a->closing && !a->dead && agent_next_hop_pending(a) >= IN_PAUSE)
+	else if (!a->closing && !a->dead && agent_full(a))
 		agent_pause(a);
 	return 0;
 }
@@ -698,6 +734,8 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg)
 		}
 	} else if (strcmp(op, "task.out") == 0) {
 		ttask_relay_back(t, op, (json_t *)msg);
+	} else if (strcmp(op, "task.inack") == 0) {
+		ttask_inack(t, msg);
 	} else if (strcmp(op, "task.exit") == 0) {
 		ttask_relay_back(t, op, (json_t *)msg);
 		t->agent->closing = true;

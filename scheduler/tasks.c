@@ -189,16 +189,16 @@ static void task_start(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_ok(c, req_id, NULL);
 }
 
-/* task.started, task.out, task.exit (target → origin) and task.in,
- * task.signal (origin → target): only along a route task.start made,
- * in its direction, for the job's current run. */
+/* task.started, task.out, task.inack, task.exit (target → origin) and
+ * task.in, task.signal (origin → target): only along a route task.start
+ * made, in its direction, for the job's current run. */
 static void task_pass(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	const char *to = wire_str(msg, "to"), *task = wire_str(msg, "task");
 	int64_t jobid = wire_int(msg, "jobid", 0);
 	bool back = strcmp(op, "task.started") == 0 || strcmp(op, "task.out") == 0 ||
-		    strcmp(op, "task.exit") == 0;
+		    strcmp(op, "task.inack") == 0 || strcmp(op, "task.exit") == 0;
 	struct task_routes *tr = s->tasks;
 	struct route **pp, *r;
 	char why[200];

@@ -28,9 +28,13 @@
 /* While this much is queued for qnoded, task output is not read: the
  * tasks block on their pipes instead of gded's memory growing. */
 #define OUT_HIGH (4u << 20)
-/* While a task's stdin holds this much not yet taken, the connection is
- * not read (qnoded's side then blocks on the socket). */
-#define IN_HIGH (1u << 20)
+/* A task's stdin is acknowledged (task.inack, what the agent's window
+ * counts: taskclient.h) once less than this of it waits here; the window
+ * keeps what waits below TASKCLIENT_IN_WINDOW + IN_ACK, so the connection
+ * is always read and task.signal never waits behind unread stdin. */
+#define IN_ACK (256u << 10)
+/* Only a qnoded that ignored the window would send more: dropped. */
+#define IN_MAX (8u << 20)
 #define TASK_ID_MAX 128
 #define ARGV_MAX 4096
 /* How long the last task.exit frames may take to leave at teardown. */
@@ -48,6 +52,7 @@ struct task {
 	char *inbuf;         /* input not yet written to it */
 	size_t inlen, inoff;
 	bool in_eof;         /* task.in with empty data: close once written */
+	size_t in_unacked;   /* task.in data (base64 bytes) not acknowledged */
 	bool exit_queued;    /* task.exit is in the output buffer */
 };
 
@@ -404,6 +409,16 @@ done:
 	gded_env_free(envp);
 }
 
+/* task.inack for what t's agent sent, once little of it waits here. */
+static void in_ack(struct gded_ctl *ctl, struct task *t)
+{
+	if (!t->in_unacked || (t->in >= 0 && t->inlen - t->inoff >= IN_ACK))
+		return;
+	send_msg(ctl, json_pack("{s:s, s:s, s:I}", "op", "task.inack", "task", t->id, "bytes",
+				(json_int_t)t->in_unacked));
+	t->in_unacked = 0;
+}
+
 static void on_input(struct gded_ctl *ctl, const json_t *msg)
 {
 	const char *data = wire_str(msg, "data"), *name = wire_str(msg, "task");
@@ -411,11 +426,20 @@ static void on_input(struct gded_ctl *ctl, const json_t *msg)
 	size_t len, n;
 	char *buf;
 
-	/* No reply: a task that has just ended, or one started without
-	 * stdin, takes nothing. */
-	if (!t || !data || t->in < 0 || t->in_eof)
+	/* No reply: a task that has just ended takes nothing; one started
+	 * without stdin, or that closed it, drops it (acknowledged, so
+	 * the agent's window moves on to its EOF). */
+	if (!t || !data)
 		return;
 	len = strlen(data);
+	t->in_unacked += len;
+	if (t->in < 0 || t->in_eof || t->inlen - t->inoff + len > IN_MAX) {
+		if (t->in >= 0 && !t->in_eof)
+			log_warn("job %" PRIu64 ": task.in for %s past the window: dropped",
+				 ctl->job->jobid, t->id);
+		in_ack(ctl, t);
+		return;
+	}
 	if (len == 0) {
 		t->in_eof = true;
 		if (t->inoff == t->inlen)
@@ -429,15 +453,19 @@ static void on_input(struct gded_ctl *ctl, const json_t *msg)
 		t->inoff = 0;
 	}
 	buf = realloc(t->inbuf, t->inlen + base64_decoded_max(len));
-	if (!buf)
+	if (!buf) {
+		in_ack(ctl, t);
 		return;
+	}
 	t->inbuf = buf;
 	if (base64_decode(data, len, t->inbuf + t->inlen, &n) < 0) {
 		log_warn("job %" PRIu64 ": task.in for %s: data is not base64: dropped",
 			 ctl->job->jobid, t->id);
+		in_ack(ctl, t);
 		return;
 	}
 	t->inlen += n;
+	in_ack(ctl, t);
 }
 
 static void on_signal_msg(struct gded_ctl *ctl, const json_t *msg)
@@ -553,13 +581,13 @@ static void on_stdin(struct gded_ctl *ctl, struct task *t)
 {
 	ssize_t n = write(t->in, t->inbuf + t->inoff, t->inlen - t->inoff);
 
-	(void)ctl;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n < 0) {
 		/* EPIPE (SIGPIPE is blocked): it closed its stdin. */
 		t->inoff = t->inlen = 0;
 		fd_close(&t->in);
+		in_ack(ctl, t);
 		return;
 	}
 	t->inoff += (size_t)n;
@@ -568,11 +596,12 @@ static void on_stdin(struct gded_ctl *ctl, struct task *t)
 		if (t->in_eof)
 			fd_close(&t->in);
 	}
+	in_ack(ctl, t);
 }
 
 size_t gded_ctl_pollfds(struct gded_ctl *ctl, struct pollfd *pfd)
 {
-	bool out_full, in_full = false;
+	bool out_full;
 	size_t n = 0;
 
 	if (!ctl)
@@ -584,7 +613,6 @@ size_t gded_ctl_pollfds(struct gded_ctl *ctl, struct pollfd *pfd)
 	for (size_t i = 0; i < ctl->ntasks; i++) {
 		struct task *t = ctl->tasks[i];
 
-		in_full |= t->inlen - t->inoff > IN_HIGH;
 		if (t->in >= 0 && t->inlen > t->inoff) {
 			pfd[n] = (struct pollfd){ .fd = t->in, .events = POLLOUT };
 			ctl->map[n].kind = PFD_IN;
@@ -603,7 +631,7 @@ size_t gded_ctl_pollfds(struct gded_ctl *ctl, struct pollfd *pfd)
 	}
 	if (ctl->conn >= 0) {
 		pfd[n] = (struct pollfd){ .fd = ctl->conn,
-			.events = (short)((in_full ? 0 : POLLIN) |
+			.events = (short)(POLLIN |
 					  (ctl->out.len > ctl->out.off ? POLLOUT : 0)) };
 		ctl->map[n++].kind = PFD_CONN;
 	}

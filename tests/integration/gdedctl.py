@@ -6,7 +6,12 @@ import base64
 import json
 import socket
 import struct
+import threading
 import time
+
+# lib/taskclient.h's TASKCLIENT_IN_WINDOW: task.in data (base64 bytes)
+# sent and not yet acknowledged by gded's task.inack.
+IN_WINDOW = 1 << 20
 
 
 class Ctl:
@@ -19,6 +24,8 @@ class Ctl:
         self.frames = []   # read but not yet taken
         self.out = {}      # task -> {1: bytes, 2: bytes}
         self.exits = {}    # task -> the task.exit frame
+        self.sent = {}     # task -> task.in data sent (base64 bytes)
+        self.acked = {}    # task -> of it, acknowledged (task.inack)
 
     def close(self):
         self.sock.close()
@@ -48,6 +55,9 @@ class Ctl:
         if op == "task.out":
             o = self.out.setdefault(msg["task"], {1: b"", 2: b""})
             o[msg["fd"]] += base64.b64decode(msg["data"], validate=True)
+        elif op == "task.inack":
+            assert msg.get("bytes", 0) > 0, msg
+            self.acked[msg["task"]] = self.acked.get(msg["task"], 0) + msg["bytes"]
         elif op == "task.exit":
             assert msg["task"] not in self.exits, "two task.exit for %s" % msg["task"]
             self.exits[msg["task"]] = msg
@@ -88,9 +98,23 @@ class Ctl:
             msg["cwd"] = cwd
         return self.request(msg)
 
-    def stdin(self, task, data):
-        self.send({"op": "task.in", "task": task,
-                   "data": base64.b64encode(data).decode()})
+    def stdin(self, task, data, timeout=60):
+        """task.in, within the window as qnoded keeps it: waits for
+        gded's task.inack, reading frames itself from the main thread,
+        or while another thread reads them."""
+        text = base64.b64encode(data).decode()
+        deadline = time.monotonic() + timeout
+        while self.sent.get(task, 0) - self.acked.get(task, 0) >= IN_WINDOW:
+            if time.monotonic() > deadline or task in self.exits:
+                raise AssertionError("%s: no task.inack in %ss (%d sent, %d acknowledged)" %
+                                     (task, timeout, self.sent.get(task, 0), self.acked.get(task, 0)))
+            if threading.current_thread() is threading.main_thread():
+                if not self.pump():
+                    raise AssertionError("connection closed waiting for task.inack of %s" % task)
+            else:
+                time.sleep(0.001)
+        self.sent[task] = self.sent.get(task, 0) + len(text)
+        self.send({"op": "task.in", "task": task, "data": text})
 
     def signal(self, task, sig):
         self.send({"op": "task.signal", "task": task, "signal": sig})

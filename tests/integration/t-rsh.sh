@@ -170,4 +170,53 @@ p=$(sed -n 's/^primary=//p' "$out"); s=$(sed -n 's/^sister=//p' "$out")
 grep -qx "from-sister" "$out" || fail "the sister's TMPDIR did not hold its file"
 grep -qx "after=from-primary" "$out" || fail "the primary's TMPDIR lost its file or got the sister's"
 [ ! -e "$p" ] && [ ! -e "$s" ] || fail "a TMPDIR outlived the job"
+note "stdin to a task on the other node: relayed whole, and held back when the task does not read it"
+id=$(as qpuser1 qsub -N win -l select=2:ncpus=1 -l place=scatter <<'JOB'
+other=$(sed -n 2p "$PBS_NODEFILE")
+echo "other=$other"
+echo "far=$(head -c 50000000 /dev/zero | qpool-rsh "$other" 'wc -c')"
+# 200 MB offered to a task that never reads: the writer must stall.
+mkfifo "$TMPDIR/fifo"
+qpool-rsh "$other" "sleep 300.$$" < "$TMPDIR/fifo" & rsh=$!
+head -c 200000000 /dev/zero > "$TMPDIR/fifo" & w=$!
+last=-1 same=0
+for i in $(seq 600); do
+	n=$(awk '$1 == "wchar:" { print $2 }' "/proc/$w/io" 2>/dev/null) || break
+	[ -n "$n" ] || break
+	if [ "$n" = "$last" ] && [ "$n" -gt 1048576 ]; then same=$((same + 1)); else same=0; fi
+	[ "$same" -ge 20 ] && break
+	last=$n
+	sleep 0.1
+done
+echo "written=$last"
+# task.signal does not wait behind the stdin the task has not read.
+kill "$w" 2>/dev/null
+kill "$rsh"
+wait "$rsh"
+echo "rsh-rc=$?"
+wait
+JOB
+) || fail "qsub of the window job"
+# Bounded by the job's own loop (60 s of polling) and the relay of 50 MB.
+qp_wait "$id" completed --timeout 240
+out=$QP_T/work/qpuser1/win.o$id
+qp_wait_file "$out"
+cat "$out"
+far=$(sed -n 's/^other=//p' "$out")
+grep -qx "far=50000000" "$out" || fail "50 MB of stdin to a task on the other node did not arrive whole"
+grep -qx "rsh-rc=143" "$out" || fail "SIGTERM to qpool-rsh did not end its task while its stdin was held back"
+written=$(sed -n 's/^written=//p' "$out")
+[ -n "$written" ] && [ "$written" -gt 0 ] || fail "the writer's progress was not read"
+# Held back: the pipe, qpool-rsh's 1 MiB, the 1 MiB window, gded's 1 MiB
+# for the task and the sockets between: a few MiB, not 200 MB.
+[ "$written" -lt 33554432 ] || fail "$written bytes taken for a task that reads nothing: no back-pressure across nodes"
+hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$(qp_node_pid "$far")/status")
+hws=$(awk '/^VmHWM:/ { print $2 }' "/proc/$QP_SERVER_PID/status")
+note "held back after $written bytes; peak RSS: qnoded $far ${hwm} kB, qpoold ${hws} kB"
+case ${BUILD:-build} in
+*-san) ;;
+*) [ "$hwm" -lt 32768 ] || fail "qnoded $far grew to $hwm kB holding a task's unread stdin"
+   [ "$hws" -lt 65536 ] || fail "qpoold grew to $hws kB relaying a task's unread stdin" ;;
+esac
+
 echo "rsh ok"
