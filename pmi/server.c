@@ -576,26 +576,19 @@ static void peer_message(struct pmid *d, struct peer *p, json_t *msg)
 		fail_local(d, status);
 	} else if (strcmp(op, "done") == 0 && is_root(d)) {
 		p->done = 1;
-	} else if (strcmp(op, "dmodex") == 0) {
+	} else if (strcmp(op, "dmodex") == 0 || strcmp(op, "dmodex.reply") == 0) {
+		/* The root passes on what is for another node. */
 		to = (int)wire_int(msg, "to", d->a->node);
 		if (is_root(d) && to != 0) {
 			struct peer *t = peer_of_node(d, to);
 
 			if (t)
 				peer_send(t, json_incref(msg));
-			return;
+		} else if (strcmp(op, "dmodex") == 0) {
+			dmodex_in(d, msg);
+		} else {
+			dmodex_reply_in(d, msg);
 		}
-		dmodex_in(d, msg);
-	} else if (strcmp(op, "dmodex.reply") == 0) {
-		to = (int)wire_int(msg, "to", d->a->node);
-		if (is_root(d) && to != 0) {
-			struct peer *t = peer_of_node(d, to);
-
-			if (t)
-				peer_send(t, json_incref(msg));
-			return;
-		}
-		dmodex_reply_in(d, msg);
 	}
 }
 
