@@ -41,7 +41,9 @@ struct gded_child {
 	char **envp;
 	int report_fd;             /* O_CLOEXEC pipe: a start failure, one line */
 	int64_t *exec_stamp;       /* MAP_SHARED page: [0] wall, [1] mono,
-	                            * [2] execve's errno when it failed */
+	                            * [2] execve's errno when it failed,
+	                            * [3] 1 when the script's one command was
+	                            * exec'ed without its shell */
 };
 
 /* In the child: joins the cgroup, setsid, drops to the user, opens the

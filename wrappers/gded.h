@@ -219,4 +219,32 @@ int gded_result_write(const char *path, const struct gded_result *res, struct er
 /* The result as a JSON object (new reference), NULL on ENOMEM. */
 json_t *gded_result_json(const struct gded_result *res);
 
+/* A job's script that is one plain command runs without its shell
+ * (docs/ARCHITECTURE.md, "The job's shell, only when it needs one").
+ *
+ * gded_script_simple: text holds the script's len bytes and room for one
+ * more; it is cut in place. Returns the command's argc (argv filled,
+ * NULL-terminated, at most max - 1 words) when a plain shell would do
+ * nothing but run that program: an optional #! naming a plain shell alone
+ * (*ret_interp, else NULL), comments and blank lines, and one line of
+ * words made only of [A-Za-z0-9_./,:+=@%-], the first neither an
+ * assignment nor a shell builtin or reserved word (but true and false
+ * with no argument, echo with no option). 0 when the script needs its
+ * shell. */
+int gded_script_simple(char *text, size_t len, const char **ret_interp, char **argv, int max);
+/* Whether path is a shell that runs such a command as execve would: sh,
+ * bash or dash, by their usual paths. */
+bool gded_shell_is_plain(const char *path);
+/* False when envp has a variable that changes how bash runs even a plain
+ * command (BASH_ENV, SHELLOPTS, BASHOPTS, EXECIGNORE, an exported
+ * function). */
+bool gded_direct_env_ok(char *const *envp);
+/* The environment the shell would give the program: envp with PWD=cwd
+ * and, for bash, SHLVL one higher and "_=" last, a slot of path_max more
+ * bytes whose start *ret_underscore points to (the caller writes the
+ * program's path after "_=", as bash does). One allocation: free() it.
+ * NULL on ENOMEM. */
+char **gded_direct_env(char *const *envp, const char *cwd, bool bash, size_t path_max,
+		       char **ret_underscore);
+
 #endif

@@ -30,7 +30,7 @@
 /* rmdir can see EBUSY for a moment after the last task has gone. */
 #define REMOVE_TRIES 200
 /* The page the child stamps exec into: wall, mono, execve's errno. */
-#define STAMP_PAGE (sizeof(int64_t) * 3)
+#define STAMP_PAGE (sizeof(int64_t) * 4)
 
 enum run_phase {
 	PHASE_RUN,     /* the job runs */
@@ -52,6 +52,8 @@ struct run {
 	struct gded_pty *pty;  /* qsub -I, or NULL */
 	bool sister;         /* runs no script: only tasks (docs/PARALLEL.md) */
 	struct gded_ctl *ctl;  /* the control socket, or NULL */
+	const int64_t *stamps; /* the child's page (gded_child.exec_stamp) */
+	bool forwarded;      /* a qsig signal went to the job's group */
 };
 
 /* A sister holds its fence until it is ended (SIGTERM, walltime): then
@@ -273,7 +275,15 @@ static void reap(struct run *run)
 		}
 		stamp(run->res, GDED_STAMP_EXIT);
 		run->exited = true;
-		if (WIFSIGNALED(st)) {
+		if (WIFSIGNALED(st) && run->stamps && run->stamps[3] && run->phase == PHASE_RUN &&
+		    !run->forwarded) {
+			/* The script's one command, run without its shell,
+			 * died of a signal qpool did not send (a crash, the
+			 * OOM killer): the shell would have lived and exited
+			 * 128 + the signal, and so does the job's record. */
+			run->res->status = GDED_STATUS_EXITED;
+			run->res->exit_status = 128 + WTERMSIG(st);
+		} else if (WIFSIGNALED(st)) {
 			run->res->status = GDED_STATUS_SIGNALED;
 			run->res->exit_signal = WTERMSIG(st);
 		} else {
@@ -293,6 +303,7 @@ static void signal_forward(struct run *run, int sig)
 	gded_ctl_signal_all(run->ctl, sig);
 	if (run->pid <= 0 || run->exited)
 		return;
+	run->forwarded = true;
 	if (run->job->argv || kill(-run->pid, sig) < 0)
 		kill(run->pid, sig);
 }
@@ -617,7 +628,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		fail(res, "gded: %s", err->text);
 		goto done;
 	}
-	page[0] = page[1] = page[2] = 0;
+	page[0] = page[1] = page[2] = page[3] = 0;
+	run.stamps = page;
 	gded_ctl_start(run.ctl, run.cg, envp);
 	if (gded_job_sister(job)) {
 		/* A sister: no script, no output files, no mail (the primary
