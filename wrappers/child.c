@@ -403,7 +403,10 @@ static void child_exec_direct(const struct gded_child *c, char *text, size_t len
 		if (strncmp(*e, "PATH=", 5) == 0)
 			env_path = *e + 5;
 	/* /bin/sh may be bash elsewhere: it then sets SHLVL and _ too. */
-	bash = realpath(interp, real) && strcmp(strrchr(real, '/'), "/bash") == 0;
+	if (strcmp(strrchr(interp, '/'), "/sh") == 0)
+		bash = realpath(interp, real) && strcmp(strrchr(real, '/'), "/bash") == 0;
+	else
+		bash = strcmp(strrchr(interp, '/'), "/bash") == 0;
 	pwd = direct_pwd(c->envp, cwd, sizeof(cwd));
 	if (!env_path || !pwd)
 		return;
