@@ -92,6 +92,14 @@ for id in "$qnorr" "$forced"; do
 	grep -q done.n3 "$w/out.$id" 2>/dev/null && fail "n3's copy of $id ran to the end"
 done
 [ "$(qp_state "$qnorr")" = failed ] || fail "job $qnorr changed to $(qp_state "$qnorr") after n3 returned"
+# The copies' groups go when their gded has torn down, after their last
+# process: only with none left does n3, stopping, remove its node group
+# (a job's group outlives qnoded by design).
+for _ in $(seq 100); do
+	[ -z "$(qp_cgroups_left | grep "/n3/job\.")" ] && break
+	sleep 0.1
+done
+[ -z "$(qp_cgroups_left | grep "/n3/job\.")" ] || fail "n3's stale copies left groups: $(qp_cgroups_left | grep "/n3/job\.")"
 note "a lost node returns as the only node: its requeued job reruns there, not 'cancelled'"
 qp_stop "$(qp_node_pid n3)"
 qp_stop "$(qp_node_pid n4)"
