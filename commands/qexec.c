@@ -267,6 +267,7 @@ static void relay_file(const char *path, int *fd, off_t *off, int to)
 static int job_state(int64_t jobid, int *status, char *state, size_t slen, char *reason, size_t rlen)
 {
 	static struct client *cl;   /* one connection for the whole wait */
+	static bool cl_tied, warned;
 	struct error err;
 	json_t *reply = NULL, *job;
 	const char *st;
@@ -277,11 +278,25 @@ static int job_state(int64_t jobid, int *status, char *state, size_t slen, char 
 			cl = NULL;
 			continue;
 		}
+		/* Each new connection ties the job to itself (docs/PMI.md): when
+		 * this process dies, even by SIGKILL, qpoold cancels the job. */
+		if (!cl_tied) {
+			cl_tied = true;
+			r = client_call(cl, json_pack("{s:s, s:I}", "op", "tie", "jobid", (json_int_t)jobid),
+					&reply, &err);
+			json_decref(reply);
+			reply = NULL;
+			if (r < 0 && !warned) {
+				warned = true;
+				fprintf(stderr, "qexec: warning: the job will not end with qexec: %s\n", err.text);
+			}
+		}
 		r = client_call(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)jobid,
 					      "finished", 1), &reply, &err);
 		if (r < 0) {   /* a dropped connection: once more on a new one */
 			client_close(cl);
 			cl = NULL;
+			cl_tied = false;
 		}
 	}
 	if (r < 0) {
@@ -299,6 +314,7 @@ static int job_state(int64_t jobid, int *status, char *state, size_t slen, char 
 	if (r == 1) {
 		client_close(cl);
 		cl = NULL;
+		cl_tied = false;
 	}
 	return r;
 }
@@ -389,10 +405,11 @@ static int outside(char **inner, long want, long ppn, const char *queue, char **
 		rmdir(dir);
 		return rc ? rc : 1;
 	}
-	/* Relay the job's output as it grows, until it is over. */
-	for (;;) {
+	/* Relay the job's output as it grows, until it is over. The first
+	 * look is at once: it ties the job to this process. */
+	for (long wait_ns = 0;; wait_ns = 100000000) {
 		char state[32], reason[512];
-		struct timespec ts = { 0, 100000000 };
+		struct timespec ts = { 0, wait_ns };
 		siginfo_t si;
 		int js;
 

@@ -549,12 +549,43 @@ static void reply_state(struct conn *c, long long req_id, enum job_state st)
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(st)));
 }
 
+int server_job_cancel(struct server *s, struct job *j, const char *why)
+{
+	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
+	int r;
+
+	if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
+		snprintf(res.reason, sizeof(res.reason), "cancelled %s before it started", why);
+		r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
+		if (r < 0)
+			return r;
+		server_job_finished(s, j, JOB_CANCELLED);
+		return 0;
+	}
+	/* Running: the node's wrapper stops it (SIGTERM, SIGKILL after kill_grace)
+	 * and its report ends the job as cancelled. */
+	if (j->state == JOB_RUNNING) {
+		char reason[160];
+
+		snprintf(reason, sizeof(reason), "cancel requested %s", why);
+		r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, reason);
+		if (r < 0)
+			return r;
+		pool_job_state_set(s->pool, j, JOB_EXITING);
+	}
+	if (!node_signal(s, j, SIGTERM))
+		log_info("job %lld: node %s is down; it is stopped when the node returns",
+			 (long long)j->id, job_node(j) ? job_node(j) : "?");
+	return 0;
+}
+
 static void op_delete(struct conn *c, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	struct job *j;
 	const char *who = server_user_name(s, c->uid);
-	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
+	char why[96];
+	int64_t id;
 	int r;
 
 	if (array_request(c, "delete", req_id, msg))
@@ -566,31 +597,41 @@ static void op_delete(struct conn *c, long long req_id, json_t *msg)
 		jobctl_delete_force(c, req_id, j);
 		return;
 	}
-	if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
-		snprintf(res.reason, sizeof(res.reason), "cancelled by %s before it started", who ? who : "?");
-		r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
-		if (r < 0) {
-			conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
-			return;
-		}
-		log_info("job %lld cancelled by uid %d", (long long)j->id, (int)c->uid);
-		server_job_finished(s, j, JOB_CANCELLED);
-		reply_state(c, req_id, JOB_CANCELLED);
+	snprintf(why, sizeof(why), "by %s", who ? who : "?");
+	id = j->id;
+	r = server_job_cancel(s, j, why);
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	/* Running: the node's wrapper stops it (SIGTERM, SIGKILL after kill_grace)
-	 * and its report ends the job as cancelled. */
-	if (j->state == JOB_RUNNING) {
-		r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, "cancel requested");
-		if (r < 0) {
-			conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
-			return;
-		}
-		pool_job_state_set(s->pool, j, JOB_EXITING);
+	/* A job cancelled before it started is gone from the pool now. */
+	j = pool_job_find(s->pool, id);
+	if (!j)
+		log_info("job %lld cancelled by uid %d", (long long)id, (int)c->uid);
+	reply_state(c, req_id, j ? j->state : JOB_CANCELLED);
+}
+
+/* qexec outside a job: the job ends with this connection (after a grace
+ * for a reconnect, ties.c), so a qexec killed with SIGKILL leaves nothing
+ * running. */
+static void op_tie(struct conn *c, long long req_id, json_t *msg)
+{
+	struct job *j = job_for_change(c, req_id, msg);
+	int r;
+
+	if (!j)
+		return;
+	if (j->array_spec) {
+		conn_reply_err(c, req_id, EINVAL, "job %lld is an array; only a job can be tied",
+			       (long long)j->id);
+		return;
 	}
-	if (!node_signal(s, j, SIGTERM))
-		log_info("job %lld: node %s is down; it is stopped when the node returns",
-			 (long long)j->id, job_node(j) ? job_node(j) : "?");
+	r = ties_add(c->server, c, j->id);
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, r == -ENOSPC ? "job %lld: too many jobs tied already" :
+			       "job %lld: out of memory", (long long)j->id);
+		return;
+	}
 	reply_state(c, req_id, j->state);
 }
 
@@ -860,6 +901,8 @@ void request_handle(struct conn *c, const char *op, long long req_id, json_t *ms
 		op_stat(c, req_id, msg);
 	else if (strcmp(op, "delete") == 0)
 		op_delete(c, req_id, msg);
+	else if (strcmp(op, "tie") == 0)
+		op_tie(c, req_id, msg);
 	else if (strcmp(op, "hold") == 0)
 		op_hold_release(c, req_id, msg, true);
 	else if (strcmp(op, "release") == 0)

@@ -85,6 +85,7 @@ struct server {
 	} users[64];              /* uid -> name cache, round robin */
 	unsigned users_next;
 	struct task_routes *tasks;   /* tasks.c: remote starts in flight */
+	struct ties *ties;           /* ties.c: jobs tied to a connection */
 };
 
 /* server.c */
@@ -171,6 +172,19 @@ void nodes_check_timeouts(struct server *s);
  * written in the open transaction): counts it in its array, forgets its
  * dependencies, removes it from the pool and marks what waited on it. */
 void server_job_finished(struct server *s, struct job *j, enum job_state state);
+/* requests.c: what qdel does to j: a queued or held job is cancelled (and
+ * freed), a running one is asked to stop (exiting); why ends the reason
+ * ("by alice"). 0, or -errno from the job store (nothing changed). */
+int server_job_cancel(struct server *s, struct job *j, const char *why);
+
+/* ties.c: a job tied to a connection (the `tie` request, docs/PROTOCOL.md)
+ * is cancelled once no connection has held it for a grace period, checked
+ * by ties_check from the 1 s timer. ties_add: 0, -ENOSPC past the caps,
+ * -ENOMEM. */
+int ties_add(struct server *s, struct conn *c, int64_t jobid);
+void ties_conn_closed(struct server *s, struct conn *c);
+void ties_check(struct server *s);
+void ties_destroy(struct server *s);
 
 /* array.c: job arrays (ID[], ID[N]). */
 int array_load(struct server *s, struct job *j);

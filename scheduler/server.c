@@ -61,6 +61,7 @@ void conn_close(struct conn *c)
 	c->closed = true;
 	if (c->node)
 		node_link_lost(s, c);
+	ties_conn_closed(s, c);
 	/* Doubly linked: closing 20,000 idle connections in one tick must not
 	 * walk the list for each. */
 	if (c->prev)
@@ -782,6 +783,7 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	conns_check(s);
 	server_space_check(s);
 	nodes_check_timeouts(s);
+	ties_check(s);
 	if (pool_deferred_due(s->pool, time(NULL)))
 		s->sched_dirty = true;
 	sd_event_source_set_time_relative(src, TIMER_USEC);
@@ -1068,6 +1070,7 @@ void server_destroy(struct server *s)
 		unlink(s->config->socket);
 	}
 	task_routes_destroy(s);
+	ties_destroy(s);
 	pool_destroy(s->pool);
 	peers_destroy(s->peers);
 	jobstore_close(s->store);

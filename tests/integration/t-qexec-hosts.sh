@@ -173,4 +173,21 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 [ -z "$(qp_cgroups_left | grep "/job\.")" ] || fail "groups of jobs left: $(qp_cgroups_left | grep "/job\.")"
+note "outside a job: qexec killed by SIGKILL; qpoold cancels its job when its connection is gone"
+mkdir -m 777 "$w/k9"
+as qpuser1 sh -c 'echo $$ > k9.pid; exec qexec -n 2 --mpi=none sh -c "echo \$\$ > k9/\$QPOOL_RANK.tmp && mv k9/\$QPOOL_RANK.tmp k9/\$QPOOL_RANK; exec sleep 1000"' \
+	> "$w/k9.out" 2> "$w/k9.err" &
+bg=$!
+for ((i = 0; i < 300; i++)); do [ "$(find "$w/k9" -mindepth 1 -maxdepth 1 ! -name '*tmp*' | wc -l)" = 2 ] && break; sleep 0.1; done
+[ $i -lt 300 ] || fail "SIGKILL: the 2 ranks did not start: $(cat "$w/k9.err")"
+kid=$("$QP_BIN/qstat" --json | python3 -c '
+import json, sys
+print(max(j["jobid"] for j in json.load(sys.stdin) if j["name"] == "qexec" and j["state"] == "running"))')
+[ -n "$kid" ] || fail "SIGKILL: no running qexec job"
+kill -KILL "$(cat "$w/k9.pid")"
+wait $bg
+qp_wait "$kid" cancelled --timeout 60
+qp_field "$kid" reason | grep -q "its qexec went away" || fail "SIGKILL: job $kid's reason: $(qp_field "$kid" reason)"
+gone "$w"/k9/[01]
+rm -rf "$w"/.qexec.*
 echo "qexec on four hosts ok"
