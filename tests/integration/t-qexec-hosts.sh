@@ -153,13 +153,21 @@ o=$(as qpuser1 qexec -n 2 -q nosuchqueue true 2>&1); rc=$?
 [ "$rc" != 0 ] && [ "$(echo "$o" | wc -l)" = 1 ] && echo "$o" | grep -q "^qexec: cannot submit: .*nosuchqueue" ||
 	fail "outside, a queue that does not exist: exit $rc: $o"
 
+# qexec_sleepers NAME N: qexec -n N outside a job, in the background
+# ($bg; its pid in $w/NAME.pid), each rank writing its pid to $w/NAME/RANK
+# and sleeping; returns once all N have.
+qexec_sleepers() {
+	local d=$1 n=$2 i
+	mkdir -m 777 "$w/$d"
+	as qpuser1 sh -c 'echo $$ > '"$d"'.pid; exec qexec -n '"$n"' --mpi=none sh -c "echo \$\$ > '"$d"'/\$QPOOL_RANK.tmp && mv '"$d"'/\$QPOOL_RANK.tmp '"$d"'/\$QPOOL_RANK; exec sleep 1000"' \
+		> "$w/$d.out" 2> "$w/$d.err" &
+	bg=$!
+	for ((i = 0; i < 300; i++)); do [ "$(find "$w/$d" -mindepth 1 -maxdepth 1 ! -name '*tmp*' | wc -l)" = "$n" ] && return 0; sleep 0.1; done
+	fail "outside, the $n ranks of $d did not start: $(cat "$w/$d.err")"
+}
+
 note "outside a job: SIGINT cancels the job and its ranks"
-mkdir -m 777 "$w/int"
-as qpuser1 sh -c 'echo $$ > int.pid; exec qexec -n 4 --mpi=none sh -c "echo \$\$ > int/\$QPOOL_RANK.tmp && mv int/\$QPOOL_RANK.tmp int/\$QPOOL_RANK; exec sleep 1000"' \
-	> "$w/int.out" 2> "$w/int.err" &
-bg=$!
-for ((i = 0; i < 300; i++)); do [ "$(find "$w/int" -mindepth 1 -maxdepth 1 ! -name '*tmp*' | wc -l)" = 4 ] && break; sleep 0.1; done
-[ $i -lt 300 ] || fail "outside, the 4 ranks to interrupt did not start: $(cat "$w/int.err")"
+qexec_sleepers int 4
 kill -INT "$(cat "$w/int.pid")"
 for ((i = 0; i < 300; i++)); do kill -0 $bg 2>/dev/null || break; sleep 0.1; done
 [ $i -lt 300 ] || fail "outside, qexec did not end after SIGINT"
@@ -174,12 +182,7 @@ for ((i = 0; i < 100; i++)); do
 done
 [ -z "$(qp_cgroups_left | grep "/job\.")" ] || fail "groups of jobs left: $(qp_cgroups_left | grep "/job\.")"
 note "outside a job: qexec killed by SIGKILL; qpoold cancels its job when its connection is gone"
-mkdir -m 777 "$w/k9"
-as qpuser1 sh -c 'echo $$ > k9.pid; exec qexec -n 2 --mpi=none sh -c "echo \$\$ > k9/\$QPOOL_RANK.tmp && mv k9/\$QPOOL_RANK.tmp k9/\$QPOOL_RANK; exec sleep 1000"' \
-	> "$w/k9.out" 2> "$w/k9.err" &
-bg=$!
-for ((i = 0; i < 300; i++)); do [ "$(find "$w/k9" -mindepth 1 -maxdepth 1 ! -name '*tmp*' | wc -l)" = 2 ] && break; sleep 0.1; done
-[ $i -lt 300 ] || fail "SIGKILL: the 2 ranks did not start: $(cat "$w/k9.err")"
+qexec_sleepers k9 2
 kid=$("$QP_BIN/qstat" --json | python3 -c '
 import json, sys
 print(max(j["jobid"] for j in json.load(sys.stdin) if j["name"] == "qexec" and j["state"] == "running"))')
