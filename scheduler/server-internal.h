@@ -182,7 +182,7 @@ int server_job_cancel(struct server *s, struct job *j, const char *why);
  * by ties_check from the 1 s timer. ties_add: 0, -ENOSPC past the caps,
  * -ENOMEM. */
 int ties_add(struct server *s, struct conn *c, int64_t jobid);
-void ties_conn_closed(struct server *s, struct conn *c);
+void ties_conn_closed(struct server *s, const struct conn *c);
 void ties_check(struct server *s);
 void ties_destroy(struct server *s);
 

@@ -84,7 +84,7 @@ int ties_add(struct server *s, struct conn *c, int64_t jobid)
 	return 0;
 }
 
-void ties_conn_closed(struct server *s, struct conn *c)
+void ties_conn_closed(struct server *s, const struct conn *c)
 {
 	struct ties *t = s->ties;
 	int64_t now = time_mono_ns();
