@@ -9,7 +9,7 @@ DEB_PKGS  := libcgroup-dev libhwloc-dev libsqlite3-dev libsystemd-dev \
              libcunit1-dev libjansson-dev libinih-dev pkg-config gcc make \
              mandoc sqlite3 passwd procps util-linux python3 \
              munge libmunge-dev iproute2 nftables libpmix-dev \
-             openmpi-bin libopenmpi-dev mpich libmpich-dev
+             openmpi-bin libopenmpi-dev mpich libmpich-dev libpmi2-0-dev
 CC        ?= cc
 # A sanitized build lives apart: make does not track flags, so objects of
 # one kind must never be reused for the other. tests/ read BUILD too.

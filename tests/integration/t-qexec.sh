@@ -18,6 +18,10 @@ qp_mpi_pool "q$$" 2
 
 w=$QP_T/work/qpuser1
 qp_mpi_build "$QP_TOP/tests/integration/mpi-hello.c" "$w/hello"
+# A PMI-2 client that is not ours: Slurm's libpmi2 (libpmi2-0-dev), the
+# PMI-2 library of MPICH-derived MPIs (Debian's MPICH speaks PMI-1 only).
+out=$(cc -O1 -o "$w/pmi2" "$QP_TOP/tests/integration/pmi2-client.c" -lpmi2 2>&1) || fail "cc -lpmi2: $out"
+chmod 755 "$w/pmi2"
 
 # check_ranks FILE JOBID: 4 ranks of 4, 2 on each host, each in its
 # node's group of the job, as qpuser1.
@@ -40,6 +44,7 @@ cd "$PBS_O_WORKDIR"
 qexec -n 4 ./hello-ompi > ompi.out 2> ompi.err; echo "ompi=$?"
 qexec -n 4 ./hello-mpich > mpich.out 2> mpich.err; echo "mpich=$?"
 qexec -n 4 sh -c '[ "$PMI_RANK" = 3 ] && exit 3; exit 0' 2> exit3.err; echo "exit3=$?"
+qexec -n 4 ./pmi2 > pmi2.out 2> pmi2.err; echo "pmi2=$?"
 qexec -n 5 true 2> five.err; echo "five=$?"
 qexec -n 4 --timeout 2 sh -c '[ "$PMI_RANK" = 3 ] && { echo $$ > hang.pid; exec sleep 1000; }; exec ./hello-mpich' \
 	> hang.out 2> hang.err; echo "hang=$?"
@@ -54,6 +59,18 @@ grep -qx "mpich=0" "$out" || fail "qexec MPICH failed: $(cat "$w/mpich.err")"
 cat "$w/ompi.out" "$w/mpich.out"
 check_ranks "$w/ompi.out" "$id"
 check_ranks "$w/mpich.out" "$id"
+grep -qx "pmi2=0" "$out" || fail "qexec of Slurm's PMI-2 client failed: $(cat "$w/pmi2.err" "$w/pmi2.out")"
+cat "$w/pmi2.out"
+[ "$(grep -c "^rank=[0-3] size=4 appnum=0 spawned=0 sum=60 " "$w/pmi2.out")" = 4 ] ||
+	fail "PMI-2: not 4 ranks that each got all 4 values: $(cat "$w/pmi2.out")"
+for r in 0 1 2 3; do grep -q "^rank=$r " "$w/pmi2.out" || fail "PMI-2: no rank $r"; done
+# ranks 0,1 on the first node, 2,3 on the second; a node's attribute is
+# its own ranks' (each put its host name)
+grep -v " mapping=(vector,(0,2,2))$" "$w/pmi2.out" && fail "PMI-2: wrong process mapping"
+grep -v " host=\([^ ]*\) nodeattr=\1 " "$w/pmi2.out" && fail "PMI-2: a node attribute from another node"
+for n in "${nodes[@]}"; do
+	[ "$(grep -c " host=$n " "$w/pmi2.out")" = 2 ] || fail "PMI-2: host $n has not 2 ranks: $(cat "$w/pmi2.out")"
+done
 grep -qx "exit3=3" "$out" || fail "a rank's exit 3: $(grep exit3 "$out"), $(cat "$w/exit3.err")"
 grep -q "rank 3 exited with status 3" "$w/exit3.err" || fail "exit 3 not named: $(cat "$w/exit3.err")"
 grep -qx "five=1" "$out" && [ "$(cat "$w/five.err")" = "qexec: -n 5: the job has 4 MPI slots" ] ||
