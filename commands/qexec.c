@@ -20,6 +20,7 @@
 #include "client.h"
 #include "exe.h"
 #include "jobid.h"
+#include "timeutil.h"
 #include "version.h"
 #include "wire.h"
 
@@ -34,6 +35,8 @@ static const char usage_text[] =
 	"their output. Exits with the first failing rank's status.\n";
 
 #define MAX_RES 32
+/* How long qexec outside a job keeps asking a qpoold it cannot reach. */
+#define AWAY_MAX_SEC 120
 
 struct node {
 	char name[64];
@@ -328,6 +331,7 @@ static int outside(char **inner, long want, long ppn, const char *queue, char **
 	size_t slen = 0;
 	int n = 0, rc, status = 1, ofd = -1, efd = -1, cancelled = 0;
 	off_t ooff = 0, eoff = 0;
+	int64_t away_since = 0;
 	int64_t jobid;
 
 	if (exe_sibling("qexec", self, sizeof(self)) < 0 || exe_sibling("qsub", qsub, sizeof(qsub)) < 0 ||
@@ -407,7 +411,7 @@ static int outside(char **inner, long want, long ppn, const char *queue, char **
 	}
 	/* Relay the job's output as it grows, until it is over. The first
 	 * look is at once: it ties the job to this process. */
-	for (long wait_ns = 0;; wait_ns = 100000000) {
+	for (long wait_ns = 0;; wait_ns = away_since ? 500000000 : 100000000) {
 		char state[32], reason[512];
 		struct timespec ts = { 0, wait_ns };
 		siginfo_t si;
@@ -428,9 +432,22 @@ static int outside(char **inner, long want, long ppn, const char *queue, char **
 		relay_file(errp, &efd, &eoff, 2);
 		js = job_state(jobid, &rc, state, sizeof(state), reason, sizeof(reason));
 		if (js < 0) {
-			fprintf(stderr, "qexec: job %s: %s\n", out, reason);
+			/* qpoold away (a restart, a link down): the job runs on
+			 * meanwhile, so keep asking for a while, as srun does;
+			 * each new connection ties the job again. */
+			int64_t now = time_mono_ns();
+
+			if (!away_since) {
+				away_since = now;
+				fprintf(stderr, "qexec: job %s: %s; trying again for %d s\n", out, reason,
+					AWAY_MAX_SEC);
+			}
+			if (now - away_since < (int64_t)AWAY_MAX_SEC * 1000000000)
+				continue;
+			fprintf(stderr, "qexec: job %s: %s; giving up\n", out, reason);
 			break;
 		}
+		away_since = 0;
 		if (js == 0)
 			continue;
 		relay_file(outp, &ofd, &ooff, 1);

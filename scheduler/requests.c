@@ -632,6 +632,7 @@ static void op_tie(struct conn *c, long long req_id, json_t *msg)
 			       "job %lld: out of memory", (long long)j->id);
 		return;
 	}
+	log_info("job %lld tied to %s", (long long)j->id, c->peer);
 	reply_state(c, req_id, j->state);
 }
 

@@ -166,6 +166,16 @@ qexec_sleepers() {
 	fail "outside, the $n ranks of $d did not start: $(cat "$w/$d.err")"
 }
 
+# The id of the newest running job qexec submitted.
+qexec_job() {
+	local id
+	id=$("$QP_BIN/qstat" --json | python3 -c '
+import json, sys
+print(max(j["jobid"] for j in json.load(sys.stdin) if j["name"] == "qexec" and j["state"] == "running"))')
+	[ -n "$id" ] || fail "no running qexec job"
+	echo "$id"
+}
+
 note "outside a job: SIGINT cancels the job and its ranks"
 qexec_sleepers int 4
 kill -INT "$(cat "$w/int.pid")"
@@ -183,14 +193,35 @@ done
 [ -z "$(qp_cgroups_left | grep "/job\.")" ] || fail "groups of jobs left: $(qp_cgroups_left | grep "/job\.")"
 note "outside a job: qexec killed by SIGKILL; qpoold cancels its job when its connection is gone"
 qexec_sleepers k9 2
-kid=$("$QP_BIN/qstat" --json | python3 -c '
-import json, sys
-print(max(j["jobid"] for j in json.load(sys.stdin) if j["name"] == "qexec" and j["state"] == "running"))')
-[ -n "$kid" ] || fail "SIGKILL: no running qexec job"
+kid=$(qexec_job)
 kill -KILL "$(cat "$w/k9.pid")"
 wait $bg
 qp_wait "$kid" cancelled --timeout 60
 qp_field "$kid" reason | grep -q "its qexec went away" || fail "SIGKILL: job $kid's reason: $(qp_field "$kid" reason)"
 gone "$w"/k9/[01]
+rm -rf "$w"/.qexec.*
+
+note "outside a job: qpoold restarts under qexec; qexec asks again, ties its job anew, and a SIGKILL still cancels it"
+qexec_sleepers rs 2
+kid=$(qexec_job)
+for i in "${!QP_PIDS[@]}"; do [ "${QP_PIDS[$i]}" = "$QP_SERVER_PID" ] && unset 'QP_PIDS[i]'; done
+QP_PIDS=("${QP_PIDS[@]}")
+qp_stop "$QP_SERVER_PID"
+ties=$(grep -c "job $kid tied to" "$QP_T/qpoold.log")
+for ((i = 0; i < 300; i++)); do grep -q "trying again" "$w/rs.err" && break; sleep 0.1; done
+grep -q "trying again" "$w/rs.err" || fail "qexec did not say it lost qpoold: $(cat "$w/rs.err")"
+qp_server_on "$srv"
+for ((i = 0; i < 600; i++)); do
+	[ "$(grep -c "job $kid tied to" "$QP_T/qpoold.log")" -gt "$ties" ] && break
+	kill -0 "$(cat "$w/rs.pid")" 2>/dev/null || fail "qexec ended when qpoold restarted: $(cat "$w/rs.err")"
+	sleep 0.1
+done
+[ $i -lt 600 ] || fail "qexec did not tie job $kid again after the restart: $(cat "$w/rs.err")"
+[ "$(qp_state "$kid")" = running ] || fail "job $kid is $(qp_state "$kid") after the restart"
+kill -KILL "$(cat "$w/rs.pid")"
+wait $bg
+qp_wait "$kid" cancelled --timeout 60
+qp_field "$kid" reason | grep -q "its qexec went away" || fail "after the restart: job $kid's reason: $(qp_field "$kid" reason)"
+gone "$w"/rs/[01]
 rm -rf "$w"/.qexec.*
 echo "qexec on four hosts ok"
