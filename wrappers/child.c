@@ -312,41 +312,6 @@ static size_t script_peek(const char *script, char *buf, size_t len)
 	return (size_t)n;
 }
 
-/* The script's #! line, as the kernel reads it: the interpreter, and the
- * rest of the line (trimmed) as its one argument; false when the script
- * has none. qsub -S overrides it, and without either the user's login
- * shell runs the script (as PBS does). line is cut in place. */
-static bool shebang_parse(char *line, char **ret_interp, char **ret_arg)
-{
-	char *p, *end;
-
-	if (line[0] != '#' || line[1] != '!')
-		return false;
-	end = strchr(line, '\n');
-	if (!end)
-		return false;
-	*end = '\0';
-	if (end > line && end[-1] == '\r')
-		*--end = '\0';
-	for (p = line + 2; *p == ' ' || *p == '\t'; p++)
-		;
-	if (*p != '/')
-		return false;
-	*ret_interp = p;
-	p += strcspn(p, " \t");
-	*ret_arg = NULL;
-	if (*p) {
-		*p++ = '\0';
-		while (*p == ' ' || *p == '\t')
-			p++;
-		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-			*--end = '\0';
-		if (*p)
-			*ret_arg = p;
-	}
-	return true;
-}
-
 /* The directory bash and dash put in PWD: the inherited PWD when it
  * names the directory they start in, else getcwd (bash's
  * set_working_directory, dash's getpwd). */
@@ -376,28 +341,25 @@ static bool direct_try(const struct gded_child *c, const char *path, char **argv
 	       errno == ELOOP;
 }
 
-/* The script is one plain command and a plain shell would run it: exec
- * the program as that shell would, with the environment it would give
- * (docs/ARCHITECTURE.md, "The job's shell, only when it needs one"; about
- * 1.3 ms of CPU a job here). Returns when it cannot, and then the shell
- * runs the script: a program not found or not executable, a file
+/* The script is one plain command (argv, from gded_script_simple) and
+ * interp, its #! shell or NULL: exec the program as that shell would,
+ * with the environment it would give (docs/ARCHITECTURE.md, "The job's
+ * shell, only when it needs one"). Returns when it cannot, and then the
+ * shell runs the script: a program not found or not executable, a file
  * without #! (ENOEXEC), get the shell's own message and status. */
-static void child_exec_direct(const struct gded_child *c, char *text, size_t len)
+static void child_exec_direct(const struct gded_child *c, const char *interp, char **argv)
 {
 	const struct gded_job *job = c->job;
-	char *argv[64], *env_path = NULL, **env, *underscore, cwd[PATH_MAX], real[PATH_MAX];
-	char path[PATH_MAX];
-	const char *interp, *pwd;
+	char *env_path = NULL, **env, *underscore, cwd[PATH_MAX], real[PATH_MAX], path[PATH_MAX];
+	const char *pwd;
 	bool bash;
 
-	if (c->pty_slave || gded_script_simple(text, len, &interp, argv, 64) == 0)
-		return;
 	/* qsub -S wins over #!, which that shell reads as a comment. */
 	if (job->pbs_shell)
 		interp = job->pbs_shell;
 	else if (!interp)
 		interp = job->shell;
-	if (!gded_shell_is_plain(interp) || !gded_direct_env_ok(c->envp))
+	if (c->pty_slave || !gded_shell_is_plain(interp) || !gded_direct_env_ok(c->envp))
 		return;
 	for (char **e = c->envp; *e; e++)
 		if (strncmp(*e, "PATH=", 5) == 0)
@@ -516,8 +478,8 @@ void gded_child_exec(const struct gded_child *c)
 {
 	const struct gded_job *job = c->job;
 	char *argv[4] = { (char *)job->shell, (char *)job->script, NULL, NULL };
-	char line[PATH_MAX + 256], text[PATH_MAX + 256], *interp, *arg;
-	int out, err, in;
+	char line[PATH_MAX + 256], *interp = NULL, *arg = NULL, *words[64];
+	int out, err, in, nwords = 0;
 	size_t n;
 
 	child_enter(c, "");
@@ -547,15 +509,17 @@ void gded_child_exec(const struct gded_child *c)
 		child_fail(c, err, "dup2: %s", strerror(errno));
 	gded_nofile_restore();
 	child_fds_cloexec();
+	/* One read and one parse: the #! line for the exec below, and the
+	 * one plain command when the script is only that. */
 	n = script_peek(job->script, line, sizeof(line));
+	if (n > 0)
+		nwords = gded_script_simple(line, n, &interp, &arg, words, 64);
 	/* A script that filled the buffer may go on past it. */
-	if (n > 0 && n < sizeof(line) - 1) {
-		memcpy(text, line, n + 1);
-		child_exec_direct(c, text, n);
-	}
+	if (nwords > 0 && n < sizeof(line) - 1)
+		child_exec_direct(c, interp, words);
 	if (job->pbs_shell) {
 		argv[0] = (char *)job->pbs_shell;
-	} else if (n > 0 && shebang_parse(line, &interp, &arg)) {
+	} else if (interp) {
 		argv[0] = interp;
 		argv[1] = arg ? arg : (char *)job->script;
 		argv[2] = arg ? (char *)job->script : NULL;

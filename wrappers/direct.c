@@ -69,36 +69,64 @@ static bool builtin_same(char **argv, int argc)
 	return false;
 }
 
-int gded_script_simple(char *text, size_t len, const char **ret_interp, char **argv, int max)
+bool gded_shebang_parse(char *line, char **ret_interp, char **ret_arg)
 {
-	char *p = text, *next;
-	int argc = 0;
-	bool seen = false;
+	char *p, *end;
 
-	*ret_interp = NULL;
+	if (line[0] != '#' || line[1] != '!')
+		return false;
+	end = strchr(line, '\n');
+	for (p = line + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	/* Not one: the line stays whole (a shell reads it as a comment). */
+	if (!end || *p != '/')
+		return false;
+	*end = '\0';
+	if (end > line && end[-1] == '\r')
+		*--end = '\0';
+	*ret_interp = p;
+	p += strcspn(p, " \t");
+	*ret_arg = NULL;
+	if (*p) {
+		*p++ = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (*p)
+			*ret_arg = p;
+	}
+	return true;
+}
+
+int gded_script_simple(char *text, size_t len, char **ret_interp, char **ret_arg, char **argv, int max)
+{
 	/* bash refuses a script with a NUL in it ("cannot execute binary
 	 * file"); the words below would stop at it. */
-	if (memchr(text, '\0', len))
-		return 0;
+	bool nul = memchr(text, '\0', len) != NULL, seen = false, cr;
+	char *p = text, *next;
+	size_t first;
+	int argc = 0;
+
 	text[len] = '\0';
+	first = strcspn(text, "\n");
+	cr = first > 0 && text[first - 1] == '\r';
+	*ret_interp = *ret_arg = NULL;
+	if (gded_shebang_parse(text, ret_interp, ret_arg)) {
+		/* An argument changes how the shell runs (#!/bin/bash -x);
+		 * a CR (a file saved with DOS line ends) keeps the shell,
+		 * which says what it makes of the other lines' CRs. */
+		if (*ret_arg || cr || !gded_shell_is_plain(*ret_interp))
+			return 0;
+		p = text + first + 1;
+	}
+	if (nul)
+		return 0;
 	for (; *p; p = next) {
 		char *eol = p + strcspn(p, "\n");
 
 		next = *eol ? eol + 1 : eol;
 		*eol = '\0';
-		if (p == text && p[0] == '#' && p[1] == '!') {
-			/* The kernel's rule: the interpreter, then at most one
-			 * argument, which would change how the shell runs
-			 * (#!/bin/bash -x): only a plain shell alone. */
-			for (p += 2; *p == ' ' || *p == '\t'; p++)
-				;
-			for (char *t = eol; t > p && (t[-1] == ' ' || t[-1] == '\t');)
-				*--t = '\0';
-			if (!gded_shell_is_plain(p))
-				return 0;
-			*ret_interp = p;
-			continue;
-		}
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (!*p || *p == '#')

@@ -219,19 +219,25 @@ int gded_result_write(const char *path, const struct gded_result *res, struct er
 /* The result as a JSON object (new reference), NULL on ENOMEM. */
 json_t *gded_result_json(const struct gded_result *res);
 
+/* The script's #! line, as the kernel reads it: the interpreter (an
+ * absolute path), and the rest of the line (trimmed) as its one
+ * argument; false when the script has none. qsub -S overrides it, and
+ * without either the user's login shell runs the script (as PBS does).
+ * line is cut in place at the end of its first line. */
+bool gded_shebang_parse(char *line, char **ret_interp, char **ret_arg);
 /* A job's script that is one plain command runs without its shell
  * (docs/ARCHITECTURE.md, "The job's shell, only when it needs one").
  *
  * gded_script_simple: text holds the script's len bytes and room for one
- * more; it is cut in place. Returns the command's argc (argv filled,
- * NULL-terminated, at most max - 1 words) when a plain shell would do
- * nothing but run that program: an optional #! naming a plain shell alone
- * (*ret_interp, else NULL), comments and blank lines, and one line of
- * words made only of [A-Za-z0-9_./,:+=@%-], the first neither an
- * assignment nor a shell builtin or reserved word (but true and false
- * with no argument, echo with no option). 0 when the script needs its
- * shell. */
-int gded_script_simple(char *text, size_t len, const char **ret_interp, char **argv, int max);
+ * more; it is cut in place. *ret_interp and *ret_arg are always its #!
+ * line (gded_shebang_parse; NULL when none). Returns the command's argc
+ * (argv filled, NULL-terminated, at most max - 1 words) when a plain
+ * shell would do nothing but run that program: an optional #! naming a
+ * plain shell alone, comments and blank lines, and one line of words
+ * made only of [A-Za-z0-9_./,:+=@%-], the first neither an assignment
+ * nor a shell builtin or reserved word (but true and false with no
+ * argument, echo with no option). 0 when the script needs its shell. */
+int gded_script_simple(char *text, size_t len, char **ret_interp, char **ret_arg, char **argv, int max);
 /* Whether path is a shell that runs such a command as execve would: sh,
  * bash or dash, by their usual paths. */
 bool gded_shell_is_plain(const char *path);

@@ -275,7 +275,7 @@ static void reap(struct run *run)
 		}
 		stamp(run->res, GDED_STAMP_EXIT);
 		run->exited = true;
-		if (WIFSIGNALED(st) && run->stamps && run->stamps[3] && run->phase == PHASE_RUN &&
+		if (WIFSIGNALED(st) && run->stamps[3] && run->phase == PHASE_RUN &&
 		    !run->forwarded) {
 			/* The script's one command, run without its shell,
 			 * died of a signal qpool did not send (a crash, the

@@ -12,14 +12,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1), *argv[MAX_WORDS];
-	const char *interp;
+	char *text = malloc(size + 1), *argv[MAX_WORDS], *interp, *arg;
 	int argc;
 
 	if (!text)
 		return 0;
 	memcpy(text, data, size);
-	argc = gded_script_simple(text, size, &interp, argv, MAX_WORDS);
+	argc = gded_script_simple(text, size, &interp, &arg, argv, MAX_WORDS);
 	FUZZ_ASSERT(argc >= 0 && argc < MAX_WORDS);
 	if (argc > 0) {
 		FUZZ_ASSERT(argv[argc] == NULL);
@@ -32,6 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_ASSERT(argv[i] >= text && argv[i] < text + size);
 		}
 		FUZZ_ASSERT(!interp || gded_shell_is_plain(interp));
+		FUZZ_ASSERT(!arg);
 	}
 	free(text);
 	return 0;

@@ -11,13 +11,14 @@
  * #! shell in *ret_interp (a copy, or NULL). */
 static int simple(const char *script, char *out, size_t len, const char **ret_interp)
 {
-	static char interp[64];
+	static char copy[64];
 	size_t n = strlen(script);
-	char *text = malloc(n + 1), *argv[8];
+	char *text = malloc(n + 1), *argv[8], *interp, *arg;
 	int argc;
 
 	memcpy(text, script, n);
-	argc = gded_script_simple(text, n, ret_interp, argv, 8);
+	argc = gded_script_simple(text, n, &interp, &arg, argv, 8);
+	*ret_interp = interp;
 	out[0] = '\0';
 	for (int i = 0; i < argc; i++) {
 		if (i)
@@ -27,8 +28,8 @@ static int simple(const char *script, char *out, size_t len, const char **ret_in
 	if (argc)
 		CU_ASSERT_PTR_NULL(argv[argc]);
 	if (*ret_interp) {
-		snprintf(interp, sizeof(interp), "%s", *ret_interp);
-		*ret_interp = interp;
+		snprintf(copy, sizeof(copy), "%s", *ret_interp);
+		*ret_interp = copy;
 	}
 	free(text);
 	return argc;
@@ -98,10 +99,47 @@ static void test_direct_needs_shell(void)
 /* A NUL in the script: bash refuses it; the words would stop at it. */
 static void test_direct_nul(void)
 {
-	char text[] = "true\0rm -rf x\n", *argv[8];
-	const char *interp;
+	char text[] = "true\0rm -rf x\n", *argv[8], *interp, *arg;
 
-	CU_ASSERT_EQUAL(gded_script_simple(text, sizeof(text) - 1, &interp, argv, 8), 0);
+	CU_ASSERT_EQUAL(gded_script_simple(text, sizeof(text) - 1, &interp, &arg, argv, 8), 0);
+}
+
+/* The #! line comes back whatever the answer: gded execs it when the
+ * script keeps its shell. */
+static void test_direct_shebang_kept(void)
+{
+	static const struct {
+		const char *script, *interp, *arg;
+		int argc;
+	} rows[] = {
+		{ "#!/bin/bash -x\ntrue\n", "/bin/bash", "-x", 0 },
+		{ "#!/usr/bin/python3\nprint(1)\n", "/usr/bin/python3", NULL, 0 },
+		{ "#! /usr/bin/env  python3 \nprint(1)\n", "/usr/bin/env", "python3", 0 },
+		{ "#!/bin/sh\nhostname\n", "/bin/sh", NULL, 1 },
+		{ "#!/bin/sh\nls *\n", "/bin/sh", NULL, 0 },
+		{ "#!/bin/bash\r\ntrue\n", "/bin/bash", NULL, 0 },
+		{ "true\n", NULL, NULL, 1 },
+		{ "#!sh\ntrue\n", NULL, NULL, 1 },   /* not absolute: a comment */
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t n = strlen(rows[i].script);
+		char *text = malloc(n + 1), *argv[8], *interp, *arg;
+
+		memcpy(text, rows[i].script, n);
+		CU_ASSERT_EQUAL(gded_script_simple(text, n, &interp, &arg, argv, 8), rows[i].argc);
+		if (rows[i].interp) {
+			CU_ASSERT_STRING_EQUAL(interp ? interp : "(none)", rows[i].interp);
+		} else {
+			CU_ASSERT_PTR_NULL(interp);
+		}
+		if (rows[i].arg) {
+			CU_ASSERT_STRING_EQUAL(arg ? arg : "(none)", rows[i].arg);
+		} else {
+			CU_ASSERT_PTR_NULL(arg);
+		}
+		free(text);
+	}
 }
 
 static void test_direct_shells(void)
@@ -181,6 +219,7 @@ static const struct unit_test direct_tests[] = {
 	{ "plain commands", test_direct_plain },
 	{ "what needs the shell", test_direct_needs_shell },
 	{ "a NUL in the script", test_direct_nul },
+	{ "the #! line comes back either way", test_direct_shebang_kept },
 	{ "plain shells", test_direct_shells },
 	{ "variables that keep the shell", test_direct_env_refused },
 	{ "the environment the shell would give", test_direct_env_build },
