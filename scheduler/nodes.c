@@ -213,7 +213,7 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 	requeue = j->state == JOB_RUNNING && wire_bool(result, "requeue", 0);
 	job_result_from_json(result, &res);
 	res.times[STAMP_DISPATCH] = 0;
-	/* Cancelled by qpoold itself (ties.c): the report cannot know why. */
+	/* Cancelled (server_job_cancel): the report cannot know by whom. */
 	if (j->state == JOB_EXITING && j->end_reason && !res.reason[0])
 		snprintf(res.reason, sizeof(res.reason), "%s", j->end_reason);
 	/* A job that could not start, e.g. for a path missing on this host

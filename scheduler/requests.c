@@ -560,10 +560,12 @@ int server_job_cancel(struct server *s, struct job *j, const char *why)
 		if (r < 0)
 			return r;
 		server_job_finished(s, j, JOB_CANCELLED);
-		return 0;
+		return JOB_CANCELLED;
 	}
-	/* Running: the node's wrapper stops it (SIGTERM, SIGKILL after kill_grace)
-	 * and its report ends the job as cancelled. */
+	/* Running: the node's wrapper stops it (SIGTERM, SIGKILL after
+	 * kill_grace) and its report ends the job as cancelled. The report
+	 * cannot know who asked: end_reason keeps it for the record
+	 * (nodes.c). */
 	if (j->state == JOB_RUNNING) {
 		char reason[160];
 
@@ -572,11 +574,13 @@ int server_job_cancel(struct server *s, struct job *j, const char *why)
 		if (r < 0)
 			return r;
 		pool_job_state_set(s->pool, j, JOB_EXITING);
+		if (!j->end_reason && asprintf(&j->end_reason, "cancelled %s", why) < 0)
+			j->end_reason = NULL;
 	}
 	if (!node_signal(s, j, SIGTERM))
 		log_info("job %lld: node %s is down; it is stopped when the node returns",
 			 (long long)j->id, job_node(j) ? job_node(j) : "?");
-	return 0;
+	return (int)j->state;
 }
 
 static void op_delete(struct conn *c, long long req_id, json_t *msg)
@@ -604,11 +608,9 @@ static void op_delete(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	/* A job cancelled before it started is gone from the pool now. */
-	j = pool_job_find(s->pool, id);
-	if (!j)
+	if (r == JOB_CANCELLED)
 		log_info("job %lld cancelled by uid %d", (long long)id, (int)c->uid);
-	reply_state(c, req_id, j ? j->state : JOB_CANCELLED);
+	reply_state(c, req_id, (enum job_state)r);
 }
 
 /* qexec outside a job: the job ends with this connection (after a grace

@@ -174,7 +174,8 @@ void nodes_check_timeouts(struct server *s);
 void server_job_finished(struct server *s, struct job *j, enum job_state state);
 /* requests.c: what qdel does to j: a queued or held job is cancelled (and
  * freed), a running one is asked to stop (exiting); why ends the reason
- * ("by alice"). 0, or -errno from the job store (nothing changed). */
+ * ("by alice"), which a running job's record keeps. The job's new state,
+ * or -errno from the job store (nothing changed). */
 int server_job_cancel(struct server *s, struct job *j, const char *why);
 
 /* ties.c: a job tied to a connection (the `tie` request, docs/PROTOCOL.md)

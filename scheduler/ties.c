@@ -128,13 +128,6 @@ void ties_check(struct server *s)
 		if (tie_held(t, id))
 			continue;
 		r = server_job_cancel(s, j, "(its qexec went away)");
-		/* Running, it is now exiting: its node's report says only
-		 * "cancelled"; the record keeps why (nodes.c). */
-		j = r == 0 ? pool_job_find(s->pool, id) : NULL;
-		if (j && j->state == JOB_EXITING) {
-			free(j->end_reason);
-			j->end_reason = strdup("cancelled: its qexec went away");
-		}
 		if (r < 0)
 			log_warn("job %lld: its qexec went away, and it could not be cancelled: %s",
 				    (long long)id, strerror(-r));

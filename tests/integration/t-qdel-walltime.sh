@@ -24,6 +24,8 @@ kill -0 "$child" && kill -0 "$sid" || fail "job's processes not running"
 [ "$(ps -o user= -p "$child")" = qpuser1 ] || fail "child not running as qpuser1"
 as qpuser1 qdel "$id" || fail "qdel"
 qp_wait "$id" cancelled --timeout 20
+# The node's report does not know who cancelled it; the record does.
+[ "$(qp_field "$id" reason)" = "cancelled by qpuser1" ] || fail "cancelled job's reason: $(qp_field "$id" reason)"
 for p in "$child" "$sid"; do
 	if kill -0 "$p" 2>/dev/null; then fail "process $p of a cancelled job still runs"; fi
 done
