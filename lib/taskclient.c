@@ -129,10 +129,7 @@ static void task_frame(struct taskclient *t, json_t *msg, const char *prog)
 			write_all((int)fd, buf, n);
 		free(buf);
 	} else if (strcmp(op, "task.inack") == 0) {
-		long long n = wire_int(msg, "bytes", 0);
-
-		if (n > 0)
-			t->in_flight -= (size_t)n < t->in_flight ? (size_t)n : t->in_flight;
+		taskclient_window_ack(&t->in_flight, wire_int(msg, "bytes", 0));
 	} else if (strcmp(op, "task.exit") == 0) {
 		long long sig = wire_int(msg, "signal", 0);
 		long long st = wire_int(msg, "status", STATUS_LOST);

@@ -22,6 +22,15 @@
  * an agent that sends past twice this. */
 #define TASKCLIENT_IN_WINDOW (1u << 20)
 
+/* task.inack's bytes (as the wire gives them) off *in_flight, never
+ * below 0: a gded that acknowledges more than it was sent moves nothing
+ * past the start. */
+static inline void taskclient_window_ack(size_t *in_flight, long long bytes)
+{
+	if (bytes > 0)
+		*in_flight -= (size_t)bytes < *in_flight ? (size_t)bytes : *in_flight;
+}
+
 /* One remote task, from task.start to task.exit. */
 struct taskclient {
 	int fd;

@@ -144,7 +144,7 @@ void ttask_inack(struct ttask *t, const json_t *msg)
 		ttask_relay_back(t, "task.inack", (json_t *)msg);
 		return;
 	}
-	t->in_flight -= (size_t)n < t->in_flight ? (size_t)n : t->in_flight;
+	taskclient_window_ack(&t->in_flight, n);
 	if (t->agent) {
 		task_agent_send(t->agent, json_pack("{s:s, s:I}", "op", "task.inack", "bytes", (json_int_t)n));
 		agent_resume(t->agent);
