@@ -207,7 +207,6 @@ static uint64_t job_weight(const struct job *j)
 	return j->array ? (uint64_t)j->array->untaken : 1;
 }
 
-/* Enters j, in its current state, into its (queue, user) index. */
 /* Links j into its user's waiting list after `after` (NULL: first). */
 static void wait_link_after(struct job *j, struct job *after)
 {
@@ -225,6 +224,7 @@ static void wait_link_after(struct job *j, struct job *after)
 		u->head = j;
 }
 
+/* Enters j, in its current state, into its (queue, user) index. */
 static void index_add(struct job *j)
 {
 	struct pool_user *u = j->user;
