@@ -176,6 +176,17 @@ print(max(j["jobid"] for j in json.load(sys.stdin) if j["name"] == "qexec" and j
 	echo "$id"
 }
 
+# qexec_killed NAME JOBID: SIGKILL to qexec_sleepers NAME's qexec; qpoold
+# cancels its job once the tie's grace is over, and the 2 ranks go.
+qexec_killed() {
+	kill -KILL "$(cat "$w/$1.pid")"
+	wait $bg
+	qp_wait "$2" cancelled --timeout 60
+	qp_field "$2" reason | grep -q "its qexec went away" || fail "$1: job $2's reason: $(qp_field "$2" reason)"
+	gone "$w/$1"/[01]
+	rm -rf "$w"/.qexec.*
+}
+
 note "outside a job: SIGINT cancels the job and its ranks"
 qexec_sleepers int 4
 kill -INT "$(cat "$w/int.pid")"
@@ -194,12 +205,7 @@ done
 note "outside a job: qexec killed by SIGKILL; qpoold cancels its job when its connection is gone"
 qexec_sleepers k9 2
 kid=$(qexec_job)
-kill -KILL "$(cat "$w/k9.pid")"
-wait $bg
-qp_wait "$kid" cancelled --timeout 60
-qp_field "$kid" reason | grep -q "its qexec went away" || fail "SIGKILL: job $kid's reason: $(qp_field "$kid" reason)"
-gone "$w"/k9/[01]
-rm -rf "$w"/.qexec.*
+qexec_killed k9 "$kid"
 
 note "outside a job: qpoold restarts under qexec; qexec asks again, ties its job anew, and a SIGKILL still cancels it"
 qexec_sleepers rs 2
@@ -218,10 +224,5 @@ for ((i = 0; i < 600; i++)); do
 done
 [ $i -lt 600 ] || fail "qexec did not tie job $kid again after the restart: $(cat "$w/rs.err")"
 [ "$(qp_state "$kid")" = running ] || fail "job $kid is $(qp_state "$kid") after the restart"
-kill -KILL "$(cat "$w/rs.pid")"
-wait $bg
-qp_wait "$kid" cancelled --timeout 60
-qp_field "$kid" reason | grep -q "its qexec went away" || fail "after the restart: job $kid's reason: $(qp_field "$kid" reason)"
-gone "$w"/rs/[01]
-rm -rf "$w"/.qexec.*
+qexec_killed rs "$kid"
 echo "qexec on four hosts ok"
