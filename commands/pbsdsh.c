@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 			continue;
 		if (verbose)
 			fprintf(stderr, "pbsdsh: slot %d on %s\n", k, hosts[k]);
-		if (taskclient_start(&ts[nt], sock, hosts[k], targv, NULL, false, &err) < 0) {
+		if (taskclient_start(&ts[nt], sock, hosts[k], targv, NULL, NULL, false, &err) < 0) {
 			fprintf(stderr, "pbsdsh: %s: %s\n", hosts[k], err.text);
 			ts[nt].done = true;
 			status = 1;

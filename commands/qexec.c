@@ -731,7 +731,9 @@ int main(int argc, char **argv)
 			dup2(tp[0], 0);
 			sigprocmask(SIG_UNBLOCK, &ss, NULL);
 			/* qpool-rsh joins its arguments for the job's shell: one, quoted */
-			execl(rsh, "qpool-rsh", nodes[i].name, "exec", cmdline, (char *)NULL);
+			/* the ranks get qexec's environment on every node, as
+			 * srun's and hydra's do */
+			execl(rsh, "qpool-rsh", "--env", nodes[i].name, "exec", cmdline, (char *)NULL);
 			fprintf(stderr, "qexec: %s: %m\n", rsh);
 			_exit(127);
 		}

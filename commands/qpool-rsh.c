@@ -10,11 +10,14 @@
 #include "version.h"
 
 static const char usage_text[] =
-	"usage: qpool-rsh [-nxTtqAa46] [-l USER] [-o OPTION] [-p PORT] [-i FILE] [-F FILE] HOST COMMAND [ARG...]\n"
+	"usage: qpool-rsh [--env] [-nxTtqAa46] [-l USER] [-o OPTION] [-p PORT] [-i FILE] [-F FILE] HOST\n"
+	"                 COMMAND [ARG...]\n"
 	"Runs COMMAND on HOST, a node of the job this process is in, inside the job's share\n"
 	"of that node, as the job's owner. COMMAND and its ARGs are joined with spaces and run\n"
 	"by the job's shell (-c), as rsh and ssh run a remote command. The ssh and rsh options\n"
 	"are accepted and ignored, but -n: the command's stdin is /dev/null.\n"
+	"--env: COMMAND gets this environment, not the job's there (the batch system's own\n"
+	"variables stay the node's).\n"
 	"Exits with the command's status, 128+N when a signal N ended it, 255 when it could not run.\n";
 
 /* The job's shell ($SHELL, which gded sets to the owner's), else /bin/sh. */
@@ -29,8 +32,8 @@ int main(int argc, char **argv)
 {
 	struct taskclient t;
 	struct error err = { "" };
-	bool with_stdin = true;
-	json_t *targv = NULL;
+	bool with_stdin = true, want_env = false;
+	json_t *targv = NULL, *env = NULL;
 	const char *host;
 	char *cmd = NULL;
 	size_t len = 0;
@@ -52,6 +55,10 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "--") == 0) {
 			i++;
 			break;
+		}
+		if (strcmp(argv[i], "--env") == 0) {
+			want_env = true;
+			continue;
 		}
 		for (; *o; o++) {
 			if (strchr("lopiFeEcmbBDILJOQRSWw", *o)) {
@@ -96,6 +103,10 @@ int main(int argc, char **argv)
 		strcat(cmd, argv[k]);
 	}
 	targv = json_pack("[s, s, s]", shell(), "-c", cmd);
+	if (want_env && !(env = taskclient_env_all())) {
+		fprintf(stderr, "qpool-rsh: out of memory\n");
+		goto done;
+	}
 	/* Forwarded as task.signal by the relay, not acted on here. */
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGINT);
@@ -103,7 +114,8 @@ int main(int argc, char **argv)
 	sigaddset(&ss, SIGHUP);
 	sigprocmask(SIG_BLOCK, &ss, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (!targv || taskclient_start(&t, getenv(TASKCLIENT_SOCKET_ENV), host, targv, NULL, with_stdin, &err) < 0) {
+	if (!targv || taskclient_start(&t, getenv(TASKCLIENT_SOCKET_ENV), host, targv, NULL, env, with_stdin,
+					   &err) < 0) {
 		fprintf(stderr, "qpool-rsh: %s\n", targv ? err.text : "out of memory");
 		goto done;
 	}
@@ -114,6 +126,7 @@ int main(int argc, char **argv)
 	taskclient_close(&t);
 done:
 	json_decref(targv);
+	json_decref(env);
 	free(cmd);
 	return status;
 }

@@ -30,7 +30,7 @@ static int queue(struct taskclient *t, json_t *msg)
 }
 
 int taskclient_start(struct taskclient *t, const char *sock, const char *host, const json_t *argv,
-		     const char *cwd, bool with_stdin, struct error *err)
+		     const char *cwd, const json_t *env, bool with_stdin, struct error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char here[4096];
@@ -52,12 +52,37 @@ int taskclient_start(struct taskclient *t, const char *sock, const char *host, c
 		return error_set(err, -errno, "socket: %m");
 	if (connect(t->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return error_set(err, -errno, "cannot reach the node's qnoded at %s: %m", sock);
-	r = queue(t, json_pack("{s:s, s:i, s:s, s:O, s:{}, s:s, s:b}", "op", "task.start", "id", 1, "host",
-			       host, "argv", argv, "env", "cwd", cwd, "stdin", with_stdin));
+	if (env)
+		r = queue(t, json_pack("{s:s, s:i, s:s, s:O, s:O, s:s, s:b}", "op", "task.start", "id", 1,
+				       "host", host, "argv", argv, "env", env, "cwd", cwd, "stdin", with_stdin));
+	else
+		r = queue(t, json_pack("{s:s, s:i, s:s, s:O, s:{}, s:s, s:b}", "op", "task.start", "id", 1,
+				       "host", host, "argv", argv, "env", "cwd", cwd, "stdin", with_stdin));
 	if (r < 0)
 		return error_set(err, r, "task.start: %s", strerror(-r));
 	(void)fcntl(t->fd, F_SETFL, fcntl(t->fd, F_GETFL) | O_NONBLOCK);
 	return 0;
+}
+
+json_t *taskclient_env_all(void)
+{
+	json_t *env = json_object();
+
+	for (char **e = environ; env && e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[256];
+		json_t *v;
+
+		if (!eq || eq == *e || (size_t)(eq - *e) >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
+		v = json_string(eq + 1);   /* NULL: not UTF-8, left out */
+		if (v && json_object_set_new(env, name, v) < 0) {
+			json_decref(env);
+			return NULL;
+		}
+	}
+	return env;
 }
 
 void taskclient_close(struct taskclient *t)

@@ -44,10 +44,16 @@ struct taskclient {
 };
 
 /* Connects to sock and queues task.start: argv (array of strings, taken
- * as it is: not stolen), run on host in cwd (NULL: the agent's own),
- * with_stdin false giving the task /dev/null. -errno with err set. */
+ * as it is: not stolen), run on host in cwd (NULL: the agent's own) with
+ * env (an object of strings added to the job's environment there, not
+ * stolen; NULL: none), with_stdin false giving the task /dev/null.
+ * -errno with err set. */
 int taskclient_start(struct taskclient *t, const char *sock, const char *host, const json_t *argv,
-		     const char *cwd, bool with_stdin, struct error *err);
+		     const char *cwd, const json_t *env, bool with_stdin, struct error *err);
+
+/* This process's environment as a task's env: every variable JSON can
+ * carry (UTF-8, a name without '='). NULL when out of memory. */
+json_t *taskclient_env_all(void);
 
 /* Relays until every task of ts[0..n) is done: their output to fds 1 and
  * 2 (prefix, when not NULL, is written before each chunk: pbsdsh -v),

@@ -246,6 +246,27 @@ char **gded_env_build(const struct gded_job *job)
 	return e.v;
 }
 
+/* The batch system's own variables whose value is this node's: a task's
+ * requested environment (qexec's, from the first node) never replaces
+ * them. PBS_* and QPOOL_* are all the batch system's word, but
+ * PBS_TASKNUM, which is the task's. */
+static bool env_node_own(const char *name)
+{
+	if (strcmp(name, "PBS_TASKNUM") == 0)
+		return false;
+	static const char *const own[] = {
+		"TMPDIR", "HOME", "USER", "LOGNAME", "SHELL", "HOSTNAME",
+		"OMPI_MCA_orte_default_hostfile", "HYDRA_HOST_FILE",   /* the node's nodefile */
+	};
+
+	if (strncmp(name, "PBS_", 4) == 0 || strncmp(name, "QPOOL_", 6) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (strcmp(name, own[i]) == 0)
+			return true;
+	return false;
+}
+
 char **gded_env_task(char *const *base, const json_t *over, const char *tasknum)
 {
 	struct envlist e = { 0 };
@@ -266,7 +287,7 @@ char **gded_env_task(char *const *base, const json_t *over, const char *tasknum)
 	fail |= env_set(&e, "PBS_TASKNUM", tasknum) < 0;
 	/* The caller checked every name and value. */
 	json_object_foreach((json_t *)over, key, v)
-		if (!fail && json_is_string(v))
+		if (!fail && json_is_string(v) && !env_node_own(key))
 			fail |= env_set(&e, key, json_string_value(v)) < 0;
 	free(e.slot);
 	if (fail || !e.v) {

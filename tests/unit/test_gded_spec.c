@@ -643,6 +643,26 @@ static void test_env_task(void)
 	env = gded_env_task(base, over, "5");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "9");
 	gded_env_free(env);
+	/* The batch system's own variables stay this node's (qexec sends
+	 * the first node's whole environment) */
+	json_object_set_new(over, "TMPDIR", json_string("/tmp/node0"));
+	json_object_set_new(over, "PBS_NODEFILE", json_string("/node0/nodes"));
+	json_object_set_new(over, "QPOOL_HWLOC_XML", json_string("/node0/topology.xml"));
+	json_object_set_new(over, "HOME", json_string("/elsewhere"));
+	json_object_set_new(over, "OMP_NUM_THREADS", json_string("4"));
+	{
+		char *nb[] = { "TMPDIR=/tmp/node1", "PBS_NODEFILE=/node1/nodes", "HOME=/h", NULL };
+
+		env = gded_env_task(nb, over, "5");
+		CU_ASSERT_STRING_EQUAL(env_get(env, "TMPDIR"), "/tmp/node1");
+		CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NODEFILE"), "/node1/nodes");
+		CU_ASSERT_PTR_NULL(env_get(env, "QPOOL_HWLOC_XML"));
+		CU_ASSERT_STRING_EQUAL(env_get(env, "HOME"), "/h");
+		CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "4");   /* the caller's */
+		CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "9");
+		CU_ASSERT_STRING_EQUAL(env_get(env, "NEW"), "x");
+		gded_env_free(env);
+	}
 	env = gded_env_task(base, NULL, "3");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "A"), "1");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "3");
