@@ -28,7 +28,7 @@
 
 static const char usage_text[] =
 	"usage: qexec [-n N] [--ppn M] [--mpi=all|pmi|none] [-l|--label] [--timeout SEC]\n"
-	"             [-q QUEUE] [-l RESOURCE=VALUE[,...]]... [--] COMMAND [ARG...]\n"
+	"             [--topology=node|discover] [-q QUEUE] [-l RESOURCE=VALUE[,...]]... [--] COMMAND [ARG...]\n"
 	"Inside a job: runs N ranks of COMMAND (default: one per MPI slot of $PBS_NODEFILE) on the\n"
 	"job's nodes, slot order, with PMI-1/2 and PMIx served by one qpool-pmi per node.\n"
 	"Outside a job: submits a job for N ranks, waits for it, runs them in it and relays\n"
@@ -129,7 +129,7 @@ static int quote(char **buf, size_t *len, const char *s)
 /* The command a node runs: qpool-pmi with this job's layout. */
 static char **pmi_argv(const char *pmi, int node, const char *peers, const char *ranks,
 		       const char *names, const char *kvs, const char *timeout, const char *listen_fd,
-		       int token_stdin, const char *mpi, int label, char **cmd)
+		       int token_stdin, const char *mpi, int label, int discover, char **cmd)
 {
 	static char num[16];
 	size_t n = 0, ncmd = 0;
@@ -164,6 +164,8 @@ static char **pmi_argv(const char *pmi, int node, const char *peers, const char 
 	v[n++] = (char *)mpi;
 	if (label)
 		v[n++] = "--label";
+	if (discover)
+		v[n++] = "--topology=discover";
 	v[n++] = "--";
 	for (size_t i = 0; i < ncmd; i++)
 		v[n++] = cmd[i];
@@ -484,6 +486,7 @@ int main(int argc, char **argv)
 		{ "ppn", required_argument, NULL, 'p' },
 		{ "mpi", required_argument, NULL, 'm' },
 		{ "label", no_argument, NULL, 'l' },
+		{ "topology", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -494,7 +497,7 @@ int main(int argc, char **argv)
 	long want = 0, ppn = 0;
 	const char *mpi = "all", *queue = NULL;
 	char *res[MAX_RES];
-	int label = 0, nres = 0;
+	int label = 0, nres = 0, discover = 0;
 	int nnodes = 0, slots = 0, used = 0, c, status = 0, rc, lfd = -1;
 	unsigned char rnd[16];
 	sigset_t ss;
@@ -541,6 +544,13 @@ int main(int argc, char **argv)
 		case 'q':
 			queue = optarg;
 			break;
+		case 'o':
+			if (strcmp(optarg, "node") && strcmp(optarg, "discover")) {
+				fprintf(stderr, "qexec: --topology=%s: not node or discover\n", optarg);
+				return 2;
+			}
+			discover = strcmp(optarg, "discover") == 0;
+			break;
 		case 't':
 			strtol(optarg, &end, 10);
 			if (*end || !*optarg) {
@@ -580,6 +590,8 @@ int main(int argc, char **argv)
 		inner[k++] = mbuf;
 		if (label)
 			inner[k++] = "--label";
+		if (discover)
+			inner[k++] = "--topology=discover";
 		inner[k++] = "--timeout";
 		inner[k++] = timeout;
 		inner[k++] = "--";
@@ -700,7 +712,7 @@ int main(int argc, char **argv)
 		else if (lfd >= 0)
 			dup2(lfd, 3);           /* a copy without close-on-exec */
 		v = pmi_argv(pmi, 0, peers, ranks, names, kvs, timeout, lfd >= 0 ? "3" : NULL, 0,
-			     mpi, label, argv + optind);
+			     mpi, label, discover, argv + optind);
 		setenv("QPOOL_PMI_TOKEN", token, 1);
 		sigprocmask(SIG_UNBLOCK, &ss, NULL);
 		if (v)
@@ -716,7 +728,8 @@ int main(int argc, char **argv)
 		int tp[2];
 
 		snprintf(rpeers, sizeof(rpeers), "%s%s", addr, strchr(peers, ','));
-		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, mpi, label, argv + optind);
+		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, mpi, label, discover,
+			     argv + optind);
 		for (size_t k = 0; v && v[k]; k++)
 			if (quote(&cmdline, &len, v[k]) < 0)
 				break;

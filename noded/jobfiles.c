@@ -247,6 +247,10 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 		snprintf(path, sizeof(path), "%s/task.sock", node->node_dir);
 		r = r ?: json_set_str(spec, "task_socket", path);
 	}
+	if (node->node_dir && node->hwloc_xml) {
+		snprintf(path, sizeof(path), "%s/topology.xml", node->node_dir);
+		r = r ?: json_set_str(spec, "hwloc_xml", path);
+	}
 	r = r ?: json_set_str(spec, "home", user->home);
 	r = r ?: json_set_str(spec, "shell", user->shell);
 	r = r ?: json_set_str(spec, "node", node->name);

@@ -502,6 +502,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		.name = nd->name,
 		.jobs_dir = nd->jobs_dir,
 		.node_dir = nd->node_dir,
+		.hwloc_xml = nd->hwloc_xml,
 		.cgroup_mode = nd->cgroup_mode,
 		.cgroup_root = nd->config->cgroup_root,
 		.tmpdir = nd->config->tmpdir,

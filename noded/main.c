@@ -443,6 +443,18 @@ int main(int argc, char **argv)
 		log_err("%s", err.text);
 		goto done;
 	}
+	/* The node's topology for the jobs' own hwloc users (qexec's ranks):
+	 * once per start, as this qnoded's own view is. */
+	{
+		char xml[PATH_MAX + 16];
+
+		snprintf(xml, sizeof(xml), "%s/topology.xml", nd.node_dir);
+		r = topo_ranks_xml_write(xml);
+		if (r < 0)
+			log_warn("cannot write %s: %s (ranks discover the topology themselves)", xml,
+				 strerror(-r));
+		nd.hwloc_xml = r == 0;
+	}
 	r = launch_gded_path(config->gded, nd.gded, sizeof(nd.gded));
 	if (r < 0) {
 		log_err("cannot locate gded: %s", strerror(-r));

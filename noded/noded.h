@@ -49,6 +49,13 @@ int topo_node_describe(hwloc_topology_t topo, const struct cpumask *want,
  * it is modified. Returns 0 and a string to free(), or -errno. */
 int topo_node_xml(hwloc_topology_t topo, const struct cpumask *cpus, char **ret);
 
+/* The whole machine as hwloc XML at path (0644, written to a temporary
+ * name and renamed), for the job's own hwloc users to load instead of
+ * discovering (qexec's ranks, docs/PMI.md): important I/O devices kept,
+ * disallowed CPUs kept (each reader restricts to its own cpuset), in
+ * hwloc's v1 format, which hwloc 1.x and 2.x both read. -errno. */
+int topo_ranks_xml_write(const char *path);
+
 /* ---- node-local job files (jobfiles.c) ---- */
 
 /* The passwd facts a spec needs. */
@@ -77,6 +84,7 @@ struct spec_node {
 	const char *name;
 	const char *jobs_dir;       /* absolute */
 	const char *node_dir;       /* absolute: the node's dir, where task.sock is */
+	bool hwloc_xml;             /* node_dir/topology.xml was written (topo_ranks_xml_write) */
 	enum cgroup_mode cgroup_mode;
 	const char *cgroup_root;
 	const char *cgroup_parent;  /* "qpool/<name>" */
@@ -240,6 +248,7 @@ struct noded {
 	bool rt;
 	char rt_reason[160];
 	char node_dir[PATH_MAX];
+	bool hwloc_xml;                 /* node_dir/topology.xml written at start */
 	char jobs_dir[PATH_MAX];
 	int jobs_dirfd;
 	bool jobs_tmpfs;                /* jobs_dir is a tmpfs (config jobs_tmpfs) */

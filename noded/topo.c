@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The node's share of the machine from an hwloc topology: CPUs, cores, NUMA nodes, memory. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "noded.h"
 
@@ -196,5 +199,32 @@ int topo_node_xml(hwloc_topology_t topo, const struct cpumask *cpus, char **ret)
 	hwloc_free_xmlbuffer(topo, buf);
 done:
 	hwloc_bitmap_free(set);
+	return r;
+}
+
+int topo_ranks_xml_write(const char *path)
+{
+	hwloc_topology_t topo;
+	char tmp[4200];
+	int r = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	if (hwloc_topology_init(&topo) < 0)
+		return errno ? -errno : -ENOMEM;
+	/* What a rank's own discovery would find, as MPI libraries ask for it
+	 * (Open MPI and MPICH keep the important I/O devices, for the NIC
+	 * nearest a rank); its allowed CPUs are the reader's to find out
+	 * (HWLOC_THISSYSTEM_ALLOWED_RESOURCES), so none is dropped here. */
+	if (hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0 ||
+	    hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
+	    hwloc_topology_load(topo) < 0 ||
+	    hwloc_topology_export_xml(topo, tmp, HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1) < 0)
+		r = errno ? -errno : -EIO;
+	hwloc_topology_destroy(topo);
+	if (r == 0 && (chmod(tmp, 0644) < 0 || rename(tmp, path) < 0))
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
 	return r;
 }

@@ -15,7 +15,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: qpool-pmi --node I --peers ADDR:PORT[,ADDR:PORT...] --ranks N[,N...]\n"
 		"                 [--names NAME,...] [--timeout SEC] [--kvsname NAME] [--no-pmix]\n"
-		"                 [--mpi all|pmi|none] [--label]\n"
+		"                 [--mpi all|pmi|none] [--label] [--topology node|discover]\n"
 		"                 [--pmi-port] [--port-file FILE] [--token-stdin] [--listen-fd FD]\n"
 		"                 -- CMD [ARG...]\n");
 }
@@ -99,10 +99,12 @@ int main(int argc, char **argv)
 		{ "listen-fd", required_argument, NULL, 'L' },
 		{ "mpi", required_argument, NULL, 'M' },
 		{ "label", no_argument, NULL, 'l' },
+		{ "topology", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct pmid_args a = { .node = -1, .timeout = 60, .kvsname = "qpool", .pmix = 1, .pmi = 1, .listen_fd = -1 };
+	struct pmid_args a = { .node = -1, .timeout = 60, .kvsname = "qpool", .pmix = 1, .pmi = 1, .listen_fd = -1,
+				.hwloc_xml = 1 };
 	char **rank_s = NULL, *end;
 	int nranks = 0, nnames = 0, c, status, token_stdin = 0;
 
@@ -155,6 +157,17 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			a.label = 1;
+			break;
+		case 'o':
+			if (strcmp(optarg, "node") == 0) {
+				a.hwloc_xml = 1;
+			} else if (strcmp(optarg, "discover") == 0) {
+				a.hwloc_xml = 0;
+			} else {
+				fprintf(stderr, "qpool-pmi: --topology %s: not node or discover\n", optarg);
+				status = 2;
+				goto out;
+			}
 			break;
 		case 'P':
 			a.pmi_port_only = 1;

@@ -24,6 +24,8 @@ struct pmid_args {
 	int pmix;              /* serve PMIx too */
 	int pmi;               /* serve PMI-1/2 (0: plain tasks, no PMI at all) */
 	int label;             /* prefix each line the ranks print with "RANK: " */
+	int hwloc_xml;         /* ranks load the node's topology from qnoded's XML
+	                        * (QPOOL_HWLOC_XML) instead of discovering it */
 	int pmi_port_only;     /* ranks get PMI_PORT, not PMI_FD (tests) */
 	const char *port_file; /* root: writes its ADDR:PORT there once listening */
 	int listen_fd;         /* root: a socket already listening (-1: make one) */

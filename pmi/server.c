@@ -96,6 +96,7 @@ struct pmid {
 	long long wait_deadline;   /* root: sisters must connect, or hear of a failure, by then */
 	int fail_timeout;          /* the failure was a fence timeout */
 	int welcomed;              /* sister: the root accepted this server */
+	const char *hwloc_xml;     /* the ranks' HWLOC_XMLFILE, or NULL (hwloc_xml_pick) */
 };
 
 static long long now_ms(void)
@@ -915,6 +916,16 @@ static int spawn_rank(struct pmid *d, int i, char *const *extra_env, size_t next
 			snprintf(num, sizeof(num), "%d", i);
 			setenv("MPI_LOCALRANKID", num, 1);
 		}
+		if (d->hwloc_xml) {
+			/* hwloc in the rank (MPICH's, Open MPI's, any other)
+			 * reads the node's topology instead of probing /sys
+			 * and PCI; it is the machine itself (binding works)
+			 * and the CPUs and memory the rank may use are found
+			 * out as discovery would (docs/PMI.md) */
+			setenv("HWLOC_XMLFILE", d->hwloc_xml, 1);
+			setenv("HWLOC_THISSYSTEM", "1", 1);
+			setenv("HWLOC_THISSYSTEM_ALLOWED_RESOURCES", "1", 1);
+		}
 		unsetenv("QPOOL_PMI_TOKEN");   /* the servers' secret, not the ranks' */
 		for (size_t k = 0; k < nextra; k++)
 			putenv(extra_env[k]);
@@ -1358,6 +1369,22 @@ static void tmpdir_remove(const char *dir)
 	rmdir(dir);
 }
 
+/* The node's topology file for the ranks' hwloc, when qexec asked for it
+ * (the default), the ranks speak PMI or PMIx, the job has one
+ * (QPOOL_HWLOC_XML, written by qnoded) and the user has not chosen how
+ * hwloc finds the topology; NULL: the ranks discover it. */
+static const char *hwloc_xml_pick(const struct pmid_args *a)
+{
+	const char *x = getenv("QPOOL_HWLOC_XML");
+
+	if (!a->hwloc_xml || !(a->pmi || a->pmix) || !x || x[0] != '/' || access(x, R_OK) < 0)
+		return NULL;
+	if (getenv("HWLOC_XMLFILE") || getenv("HWLOC_COMPONENTS") || getenv("HWLOC_SYNTHETIC") ||
+	    getenv("HWLOC_FSROOT") || getenv("HWLOC_CPUID_PATH"))
+		return NULL;
+	return x;
+}
+
 int pmid_run(const struct pmid_args *a)
 {
 	struct pmid d = { 0 };
@@ -1390,6 +1417,7 @@ int pmid_run(const struct pmid_args *a)
 			goto done;
 		}
 	}
+	d.hwloc_xml = hwloc_xml_pick(a);
 	for (int i = 0; i < d.nlocal; i++) {
 		char **env = NULL;
 		size_t nenv = 0;

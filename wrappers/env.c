@@ -224,6 +224,8 @@ char **gded_env_build(const struct gded_job *job)
 	fail |= env_set(&e, "PBS_TASKNUM", "1") < 0;
 	if (job->task_socket)
 		fail |= env_set(&e, "QPOOL_TASK_SOCKET", job->task_socket) < 0;
+	if (job->hwloc_xml)
+		fail |= env_set(&e, "QPOOL_HWLOC_XML", job->hwloc_xml) < 0;
 	if (job->server)
 		fail |= env_set(&e, "PBS_SERVER", job->server) < 0;
 	if (job->array_id) {

@@ -104,6 +104,7 @@ struct gded_job {
 	uint64_t node_index;      /* 0: the primary, which runs the script */
 	const char *ctl;          /* the control socket to serve, or NULL */
 	const char *task_socket;  /* qnoded's task socket (QPOOL_TASK_SOCKET), or NULL */
+	const char *hwloc_xml;    /* the node's topology as hwloc XML (QPOOL_HWLOC_XML), or NULL */
 	uint64_t array_id;        /* a subjob of a job array: the array's id; 0: none */
 	uint64_t array_index;     /* ... and its index (PBS_ARRAY_INDEX) */
 };

@@ -366,8 +366,13 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_cgroup(spec, job, err)) < 0 ||
 	    (r = spec_alloc(spec, job, err)) < 0 ||
 	    (r = spec_socket(spec, "ctl", &job->ctl, err)) < 0 ||
-	    (r = spec_socket(spec, "task_socket", &job->task_socket, err)) < 0)
+	    (r = spec_socket(spec, "task_socket", &job->task_socket, err)) < 0 ||
+	    (r = spec_str(spec, "hwloc_xml", false, &job->hwloc_xml, err)) < 0)
 		goto fail;
+	if (job->hwloc_xml && job->hwloc_xml[0] != '/') {
+		r = error_set(err, -EINVAL, "spec: \"hwloc_xml\" must be an absolute path");
+		goto fail;
+	}
 	if (job->jobid == 0) {
 		r = error_set(err, -EINVAL, "spec: \"jobid\" must be positive");
 		goto fail;

@@ -21,7 +21,8 @@ qp_mpi_build "$QP_TOP/tests/integration/mpi-hello.c" "$w/hello"
 # A PMI-2 client that is not ours: Slurm's libpmi2 (libpmi2-0-dev), the
 # PMI-2 library of MPICH-derived MPIs (Debian's MPICH speaks PMI-1 only).
 out=$(cc -O1 -o "$w/pmi2" "$QP_TOP/tests/integration/pmi2-client.c" -lpmi2 2>&1) || fail "cc -lpmi2: $out"
-chmod 755 "$w/pmi2"
+out=$(cc -O1 -o "$w/pus" "$QP_TOP/tests/integration/hwloc-pus.c" -lhwloc 2>&1) || fail "cc -lhwloc: $out"
+chmod 755 "$w/pmi2" "$w/pus"
 
 # check_ranks FILE JOBID: 4 ranks of 4, 2 on each host, each in its
 # node's group of the job, as qpuser1.
@@ -80,4 +81,46 @@ grep -q "fence timed out after 2 s: rank(s) 3 never reached it" "$w/hang.err" ||
 	fail "the hanging rank is not named: $(cat "$w/hang.err")"
 pid=$(cat "$w/hang.pid" 2>/dev/null); [ -n "$pid" ] || fail "the hanging rank did not start"
 [ -d "/proc/$pid" ] && grep -q sleep "/proc/$pid/cmdline" 2>/dev/null && fail "the hanging rank (pid $pid) survived"
+
+# The ranks' hwloc reads the node's topology from qnoded's file instead
+# of discovering it, and sees what discovery would: on a share of one CPU
+# of each node, that one CPU, the machine itself. --topology=discover and
+# a user's own HWLOC_XMLFILE (on every node: the ranks get qexec's
+# environment) leave hwloc to the rank.
+id=$(as qpuser1 qsub -N qt <<'JOB'
+#PBS -l select=2:ncpus=1:mpiprocs=1,place=scatter
+cd "$PBS_O_WORKDIR"
+qexec -n 2 ./pus > pus.out 2>&1; echo "pus=$?"
+qexec -n 2 --topology=discover ./pus > pusd.out 2>&1; echo "pusd=$?"
+cp "$QPOOL_HWLOC_XML" mine.xml
+HWLOC_XMLFILE=$PWD/mine.xml qexec -n 2 ./pus > pusu.out 2>&1; echo "pusu=$?"
+qexec -n 2 ./hello-mpich > mpich1.out 2>&1; echo "mpich1=$?"
+QX_MARK=from-qexec qexec -n 2 sh -c 'echo "rank=$QPOOL_RANK host=$(hostname) mark=$QX_MARK tmp=$TMPDIR nodenum=$PBS_NODENUM"' \
+	> env.out 2>&1; echo "env=$?"
+JOB
+) || fail "qsub (topology)"
+qp_wait "$id" completed --timeout 120
+out=$w/qt.o$id
+qp_wait_file "$out"
+cat "$out" "$w/pus.out" "$w/pusd.out" "$w/pusu.out"
+for k in pus pusd pusu mpich1 env; do grep -qx "$k=0" "$out" || fail "qexec ($k) failed: $(cat "$w/$k.out")"; done
+for n in "${nodes[@]}"; do
+	l=$(grep " host=$n " "$w/pus.out") || fail "no rank on $n: $(cat "$w/pus.out")"
+	[[ $l == *" xml=$QP_T/state/nodes/$n/topology.xml from=qnoded thissystem=1 "* ]] ||
+		fail "$n: the rank did not load $n's topology.xml as this machine: $l"
+	[[ $l =~ \ pus=([0-9]+)\ allowed=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] ||
+		fail "$n: the topology's PUs are not the one CPU of the rank's share: $l"
+	l=$(grep " host=$n " "$w/pusd.out")
+	[[ $l == *" xml=- from=pus thissystem=1 "* && $l =~ \ pus=([0-9]+)\ allowed=([0-9]+)$ ]] ||
+		fail "$n: --topology=discover: $l"
+	l=$(grep " host=$n " "$w/pusu.out")
+	[[ $l == *" xml=$w/mine.xml from=qnoded "* ]] || fail "$n: the user's HWLOC_XMLFILE was not kept: $l"
+done
+[ "$(grep -c '^rank=' "$w/mpich1.out")" = 2 ] || fail "MPICH on one CPU a node: $(cat "$w/mpich1.out")"
+# Every rank has qexec's environment, the batch system's own variables
+# excepted: those are each node's.
+cat "$w/env.out"
+grep -qx "rank=0 host=${nodes[0]} mark=from-qexec tmp=$QP_T/tmp-${nodes[0]}/[^ ]* nodenum=0" "$w/env.out" &&
+	grep -qx "rank=1 host=${nodes[1]} mark=from-qexec tmp=$QP_T/tmp-${nodes[1]}/[^ ]* nodenum=1" "$w/env.out" ||
+	fail "the ranks' environment is not qexec's with each node's own: $(cat "$w/env.out")"
 echo "qexec ok"

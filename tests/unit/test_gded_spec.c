@@ -450,6 +450,7 @@ static int parse_multi(uint64_t node_index, struct gded_job *job, struct error *
 	json_object_set_new(o, "ncpus", json_integer(node_index == 2 ? 2 : 4));
 	json_object_set_new(o, "ctl", json_string("/var/lib/qpool/nodes/n1/jobs/12.ctl"));
 	json_object_set_new(o, "task_socket", json_string("/var/lib/qpool/nodes/n1/task.sock"));
+	json_object_set_new(o, "hwloc_xml", json_string("/var/lib/qpool/nodes/n1/topology.xml"));
 	r = gded_spec_parse(o, job, err);
 	json_decref(o);
 	return r;
@@ -471,6 +472,7 @@ static void test_spec_alloc(void)
 	CU_ASSERT_EQUAL(job.alloc[2].mpiprocs, 2);   /* default: its ncpus */
 	CU_ASSERT_STRING_EQUAL(job.ctl, "/var/lib/qpool/nodes/n1/jobs/12.ctl");
 	CU_ASSERT_STRING_EQUAL(job.task_socket, "/var/lib/qpool/nodes/n1/task.sock");
+	CU_ASSERT_STRING_EQUAL(job.hwloc_xml, "/var/lib/qpool/nodes/n1/topology.xml");
 	gded_job_clear(&job);
 	CU_ASSERT_PTR_NULL(job.alloc);
 	CU_ASSERT_EQUAL_FATAL(parse_multi(0, &job, &err), 0);
@@ -598,6 +600,7 @@ static void test_env_multi(void)
 	CU_ASSERT_STRING_EQUAL(env_get(env, "NCPUS"), "4");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "3");   /* its ompthreads */
 	CU_ASSERT_STRING_EQUAL(env_get(env, "QPOOL_TASK_SOCKET"), "/var/lib/qpool/nodes/n1/task.sock");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "QPOOL_HWLOC_XML"), "/var/lib/qpool/nodes/n1/topology.xml");
 	gded_env_free(env);
 	gded_job_clear(&job);
 	/* Node 0: 4 CPUs for 2 ranks, no ompthreads: 2 each. */
@@ -621,6 +624,7 @@ static void test_env_multi(void)
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NP"), "8");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_PPN"), "8");
 	CU_ASSERT_PTR_NULL(env_get(env, "QPOOL_TASK_SOCKET"));
+	CU_ASSERT_PTR_NULL(env_get(env, "QPOOL_HWLOC_XML"));
 	gded_env_free(env);
 	gded_job_clear(&job);
 }

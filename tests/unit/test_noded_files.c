@@ -46,6 +46,7 @@ static void test_spec_build(void)
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "result"), "/var/lib/qpool/nodes/n1/jobs/42.result");
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "ctl"), "/var/lib/qpool/nodes/n1/jobs/42.ctl");
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "task_socket"), "/var/lib/qpool/nodes/n1/task.sock");
+	CU_ASSERT_PTR_NULL(json_object_get(spec, "hwloc_xml"));   /* not written: none */
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "home"), "/home/alice");
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "shell"), "/bin/bash");
 	CU_ASSERT_STRING_EQUAL(wire_str(spec, "node"), "n1");
@@ -85,6 +86,17 @@ static void test_spec_build(void)
 			4321);
 	json_decref(spec);
 	json_object_set_new(job, "gid", json_integer(1235));
+
+	/* The node wrote its topology for the ranks: the spec says where. */
+	{
+		struct spec_node with_xml = test_node;
+
+		with_xml.hwloc_xml = true;
+		spec = NULL;
+		CU_ASSERT_EQUAL_FATAL(jobfile_spec_build(job, &test_user, &with_xml, 300, &spec, &err), 0);
+		CU_ASSERT_STRING_EQUAL(wire_str(spec, "hwloc_xml"), "/var/lib/qpool/nodes/n1/topology.xml");
+		json_decref(spec);
+	}
 
 	/* The server's name for the uid must be this node's. */
 	spec = NULL;

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "noded.h"
 #include "placement.h"
@@ -699,6 +701,39 @@ static void test_node_xml(void)
 	}
 }
 
+/* The file qnoded writes for the ranks' hwloc: whole, world-readable,
+ * readable by hwloc as this machine with every PU of the real one. */
+static void test_ranks_xml(void)
+{
+	char dir[] = "/tmp/qpool-unit-xml.XXXXXX", path[64], tmp[80];
+	hwloc_topology_t t, m;
+	struct stat st;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/topology.xml", dir);
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	CU_ASSERT_EQUAL_FATAL(topo_ranks_xml_write(path), 0);
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0644);
+	CU_ASSERT_NOT_EQUAL(access(tmp, F_OK), 0);   /* renamed, not left */
+	CU_ASSERT_FATAL(hwloc_topology_init(&t) == 0);
+	CU_ASSERT_FATAL(hwloc_topology_set_xml(t, path) == 0);
+	CU_ASSERT_FATAL(hwloc_topology_set_flags(t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) == 0);
+	CU_ASSERT_FATAL(hwloc_topology_load(t) == 0);
+	CU_ASSERT_FATAL(topo_machine_load(&m) == 0);
+	CU_ASSERT(hwloc_bitmap_isequal(hwloc_topology_get_complete_cpuset(t),
+				       hwloc_topology_get_complete_cpuset(m)));
+	hwloc_topology_destroy(m);
+	hwloc_topology_destroy(t);
+	/* A second start replaces it whole; a directory that is not there
+	 * is an error, and leaves nothing. */
+	CU_ASSERT_EQUAL(topo_ranks_xml_write(path), 0);
+	unlink(path);
+	rmdir(dir);
+	CU_ASSERT(topo_ranks_xml_write(path) < 0);
+	CU_ASSERT_NOT_EQUAL(access(dir, F_OK), 0);
+}
+
 static const struct unit_test placement_tests[] = {
 	{ "pack", test_pack },
 	{ "best_fit", test_best_fit },
@@ -709,6 +744,7 @@ static const struct unit_test placement_tests[] = {
 	{ "xml_roundtrip", test_xml_roundtrip },
 	{ "load_errors", test_load_errors },
 	{ "node_xml", test_node_xml },
+	{ "ranks_xml", test_ranks_xml },
 	{ NULL, NULL },
 };
 
