@@ -143,6 +143,14 @@ o=$(as qpuser1 qexec -n 4 --ppn 1 -l --mpi=none sh -c 'echo "r=$QPOOL_RANK $(hos
 [ "$rc" = 0 ] || fail "outside, --ppn 1 -l: exit $rc: $o"
 [ "$(echo "$o" | grep -c "^\([0-3]\): r=\1 ${p}[abcd]$")" = 4 ] || fail "outside, --ppn 1 -l: $o"
 [ "$(echo "$o" | awk '{ print $3 }' | sort -u | wc -l)" = 4 ] || fail "outside, --ppn 1: not 4 hosts: $o"
+# the job's qexec gets the caller's options and environment, and so do
+# the ranks on every node; the node's topology unless told to discover
+o=$(as qpuser1 env QX_M=outer qexec -n 2 --ppn 1 sh -c 'echo "x=${HWLOC_XMLFILE:+set} m=$QX_M"' 2>&1); rc=$?
+[ "$rc" = 0 ] && [ "$(echo "$o" | grep -cx "x=set m=outer")" = 2 ] || fail "outside, the ranks' environment: exit $rc: $o"
+o=$(as qpuser1 qexec -n 2 --ppn 1 --topology=discover sh -c 'echo "x=${HWLOC_XMLFILE:-none}"' 2>&1); rc=$?
+[ "$rc" = 0 ] && [ "$(echo "$o" | grep -cx "x=none")" = 2 ] || fail "outside, --topology=discover: exit $rc: $o"
+o=$(as qpuser1 qexec -n 2 --topology=nearby true 2>&1); rc=$?
+[ "$rc" = 2 ] && [ "$o" = "qexec: --topology=nearby: not node or discover" ] || fail "a bad --topology: exit $rc: $o"
 o=$(as qpuser1 qexec -n 2 -l walltime=60 sh -c '[ "$PMI_RANK" = 1 ] && exit 3; exec sleep 1000' 2>&1); rc=$?
 [ "$rc" = 3 ] || fail "outside, a rank's exit 3: exit $rc: $o"
 echo "$o" | grep -q "rank 1 exited with status 3 before MPI_Init" || fail "outside, exit 3 not relayed: $o"
