@@ -75,6 +75,7 @@ struct cgroup_job {
 	int fd[V1_N];              /* the job group, O_PATH; v2 uses [0] only */
 	bool shared[V1_N];         /* fd is the shared realtime group: not ours to remove */
 	bool found;                /* cgroup_job_find: opened what exists, created nothing */
+	unsigned reclaim_threshold; /* v1: reclaim page cache before rmdir from this many memcgs */
 };
 
 struct cgroup_ops {
@@ -950,17 +951,67 @@ static bool v1_memory_cached(int fd)
 	return cache > 0;
 }
 
+int cgroup_proc_count(const char *text, const char *controller, unsigned long *ret)
+{
+	size_t len = strlen(controller);
+
+	/* "#subsys_name hierarchy num_cgroups enabled", a line each. */
+	for (const char *line = text; *line;) {
+		const char *next = strchr(line, '\n');
+		unsigned long hier, num;
+
+		if (strncmp(line, controller, len) == 0 && (line[len] == ' ' || line[len] == '\t')) {
+			if (sscanf(line + len, "%lu %lu", &hier, &num) != 2)
+				return -EINVAL;
+			*ret = num;
+			return 0;
+		}
+		if (!next)
+			break;
+		line = next + 1;
+	}
+	return -ENOENT;
+}
+
+/* Whether the host has reached the job's reclaim threshold: memory
+ * cgroups, live and dying, as /proc/cgroups counts them (the count v1
+ * caps at 65,535). Unreadable: assume so. */
+static bool v1_memcgs_at_threshold(const struct cgroup_job *job)
+{
+	char buf[4096];
+	unsigned long n;
+	ssize_t len;
+	int fd;
+
+	if (job->reclaim_threshold == 0)
+		return true;
+	fd = open("/proc/cgroups", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return true;
+	buf[len] = '\0';
+	return cgroup_proc_count(buf, "memory", &n) < 0 || n >= job->reclaim_threshold;
+}
+
 static int v1_job_remove(struct cgroup_job *job)
 {
 	int r = 0;
 
 	/* Page cache charged to the group keeps a removed memory cgroup alive
-	 * as a zombie (docs/DESIGN-FACTS.md: 193 of 200 jobs writing 1 MiB), and v1
-	 * caps memory cgroups at 65,535: reclaim it first. Only then: on a
+	 * as a dying one until the kernel reclaims the cache or its files go
+	 * (docs/DESIGN-FACTS.md: 193 of 200 jobs writing 1 MiB), and v1 caps
+	 * memory cgroups at 65,535. force_empty prevents that, but it evicts
+	 * the job's output before the next job can read it and, on dirty
+	 * pages, waits for their writeback: 13-100 ms a job here. So it runs
+	 * only once the host counts reclaim_threshold memory cgroups, which
+	 * bounds what dying groups qpool leaves. memory.stat first: on a
 	 * group without page cache force_empty still drains every CPU's LRU
-	 * and charge stock, measured here 0.8-3 ms of a ~1.3 ms teardown,
-	 * against ~0.05 ms to read memory.stat. */
-	if (job->fd[V1_MEMORY] >= 0 && v1_memory_cached(job->fd[V1_MEMORY]))
+	 * and charge stock, 0.8-3 ms against ~0.05 ms. */
+	if (job->fd[V1_MEMORY] >= 0 && v1_memory_cached(job->fd[V1_MEMORY]) &&
+	    v1_memcgs_at_threshold(job))
 		file_write(job->fd[V1_MEMORY], "memory.force_empty", "0");
 	for (int h = 0; h < V1_N; h++) {
 		if (job->shared[h] || job->parent_fd[h] < 0 || job->fd[h] < 0)
@@ -1446,6 +1497,7 @@ int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *paren
 		return error_set(err, -ENOMEM, "out of memory");
 	job->ops = ops;
 	job->flags = flags;
+	job->reclaim_threshold = CGROUP_RECLAIM_THRESHOLD_DEFAULT;
 	snprintf(job->name, sizeof(job->name), "job.%" PRIu64, jobid);
 	for (int h = 0; h < V1_N; h++)
 		job->parent_fd[h] = job->fd[h] = -1;
@@ -1476,6 +1528,7 @@ int cgroup_job_find(const char *root, enum cgroup_mode mode, const char *parent,
 		return error_set(err, -ENOMEM, "out of memory");
 	job->ops = ops;
 	job->found = true;
+	job->reclaim_threshold = CGROUP_RECLAIM_THRESHOLD_DEFAULT;
 	snprintf(job->name, sizeof(job->name), "job.%" PRIu64, jobid);
 	for (int h = 0; h < V1_N; h++)
 		job->parent_fd[h] = job->fd[h] = -1;
@@ -1534,6 +1587,11 @@ int cgroup_job_kill(struct cgroup_job *job, int timeout_ms)
 int cgroup_job_usage(struct cgroup_job *job, struct cgroup_usage *ret)
 {
 	return job->ops->job_usage(job, ret);
+}
+
+void cgroup_job_reclaim_threshold(struct cgroup_job *job, unsigned threshold)
+{
+	job->reclaim_threshold = threshold;
 }
 
 int cgroup_job_remove(struct cgroup_job *job)

@@ -147,11 +147,24 @@ int cgroup_job_kill(struct cgroup_job *job, int timeout_ms);
  * kernel does not provide are left 0. 0 or -errno. */
 int cgroup_job_usage(struct cgroup_job *job, struct cgroup_usage *ret);
 
-/* Removes the group from every hierarchy (v1: memory.force_empty first, so
- * page cache does not keep a dead memory group alive). Tries every
- * hierarchy; returns 0 or the first -errno (-EBUSY while populated).
- * May be called again after a failure. */
+/* v1: cgroup_job_remove empties the memory group of page cache
+ * (memory.force_empty) before removing it once the host counts this many
+ * memory cgroups, live and dying (/proc/cgroups); below, the cache stays
+ * and the removed group lingers as a dying one until the kernel reclaims
+ * the cache. 0: always. A new or found group starts with the default. */
+#define CGROUP_RECLAIM_THRESHOLD_DEFAULT 4096
+void cgroup_job_reclaim_threshold(struct cgroup_job *job, unsigned threshold);
+
+/* Removes the group from every hierarchy (v1: see
+ * cgroup_job_reclaim_threshold). Tries every hierarchy; returns 0 or the
+ * first -errno (-EBUSY while populated). May be called again after a
+ * failure. */
 int cgroup_job_remove(struct cgroup_job *job);
+
+/* The num_cgroups of controller in text, /proc/cgroups' format. 0, or
+ * -ENOENT when the controller is not listed, -EINVAL when its line is
+ * malformed. */
+int cgroup_proc_count(const char *text, const char *controller, unsigned long *ret);
 
 /* Closes the fds and frees job; does not remove the group. NULL is fine. */
 void cgroup_job_free(struct cgroup_job *job);

@@ -67,6 +67,7 @@ static const struct key keys[] = {
 	{ SEC_NODE, "node_pids_max", KEY_UINT, S(node_pids_max), "0", "most tasks in a node's cgroup, all jobs together (0: 3/4 of kernel.pid_max)" },
 	{ SEC_NODE, "mem_reserve", KEY_SIZE, S(mem_reserve), "512M", "memory of a node kept from its jobs, for the system (node group limit = memory - reserve)" },
 	{ SEC_NODE, "tmpdir", KEY_PATH, S(tmpdir), "/var/tmp", "where each job's private TMPDIR is made (pbs.ID.SERVER, removed at the end)" },
+	{ SEC_NODE, "memcg_reclaim_threshold", KEY_UINT, S(memcg_reclaim_threshold), "4096", "cgroup v1: memory cgroups on the host, dying ones included, from which a job's page cache is reclaimed before its group is removed (0: always)" },
 	{ SEC_NODE, "jobs_tmpfs", KEY_BOOL, S(jobs_tmpfs), "no", "mount a tmpfs on the node's jobs directory (its job files in memory)" },
 	{ SEC_QUEUE, "default", KEY_BOOL, Q(is_default), "no", "takes jobs submitted without -q" },
 	{ SEC_QUEUE, "enabled", KEY_BOOL, Q(enabled), "yes", "accepts submissions" },

@@ -259,6 +259,9 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 	r = r ?: json_set_str(cg, "mode", cgroup_mode_name(node->cgroup_mode));
 	r = r ?: json_set_str(cg, "root", node->cgroup_root);
 	r = r ?: json_set_str(cg, "parent", node->cgroup_parent);
+	if (r == 0 && json_object_set_new(cg, "reclaim_threshold",
+					  json_integer((json_int_t)node->reclaim_threshold)) < 0)
+		r = -ENOMEM;
 	if (r < 0)
 		goto done;
 	if (json_object_set(spec, "cgroup", cg) < 0 ||

@@ -2,6 +2,7 @@
 /* The node's jobs: launch, watch through pidfds, report results, adopt after a restart. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +253,14 @@ static void job_fail(struct job *j, const char *reason)
 
 /* Kills everything in the groups of a job whose wrapper died and removes
  * them. 0 when none is left, -errno (-ETIME: still populated). */
+/* [node] memcg_reclaim_threshold, at most what a group can hold. */
+static unsigned reclaim_threshold(const struct noded *nd)
+{
+	uint64_t t = nd->config->memcg_reclaim_threshold;
+
+	return t > UINT_MAX ? UINT_MAX : (unsigned)t;
+}
+
 static int job_groups_clean(struct job *j)
 {
 	struct noded *nd = j->js->nd;
@@ -269,6 +278,7 @@ static int job_groups_clean(struct job *j)
 		log_warn("job %" PRId64 ": %s", j->jobid, err.text);
 		return r;
 	}
+	cgroup_job_reclaim_threshold(cg, reclaim_threshold(nd));
 	r = cgroup_job_kill(cg, LOST_KILL_MS);
 	if (r >= 0) {
 		/* rmdir can see EBUSY for a moment after the last task went. */
@@ -507,6 +517,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		.cgroup_root = nd->config->cgroup_root,
 		.tmpdir = nd->config->tmpdir,
 		.cgroup_parent = nd->cgroup_parent,
+		.reclaim_threshold = reclaim_threshold(nd),
 	};
 	struct error err = { "" };
 	char path[PATH_MAX], reason[300];

@@ -88,6 +88,7 @@ struct spec_node {
 	enum cgroup_mode cgroup_mode;
 	const char *cgroup_root;
 	const char *cgroup_parent;  /* "qpool/<name>" */
+	unsigned reclaim_threshold; /* [node] memcg_reclaim_threshold */
 	const char *tmpdir;         /* [node] tmpdir: base of each job's TMPDIR */
 };
 

@@ -356,6 +356,7 @@ int gded_byhand_main(int argc, char **argv)
 		.cg_mode = mode,
 		.cg_root = o.cgroup_root,
 		.cg_parent = BYHAND_PARENT,
+		.cg_reclaim_threshold = CGROUP_RECLAIM_THRESHOLD_DEFAULT,
 	};
 	r = gded_run(&job, &res, &err);
 	if (r < 0)

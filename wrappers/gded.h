@@ -87,6 +87,7 @@ struct gded_job {
 	enum cgroup_mode cg_mode;
 	const char *cg_root;
 	const char *cg_parent;
+	unsigned cg_reclaim_threshold; /* cgroup_job_reclaim_threshold */
 	/* PBS: from the launch spec and the attributes qsub recorded. */
 	const char *server;       /* in PBS_JOBID (ID.server); NULL: the id */
 	const char *tmpdir_base;  /* where TMPDIR is made; NULL: none */

@@ -596,8 +596,10 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	if (job->cg_mode != CGROUP_MODE_NONE) {
 		q = cgroup_job_create(job->cg_root, job->cg_mode, job->cg_parent, job->jobid,
 				      flags, &run.cg, &e);
-		if (q == 0)
+		if (q == 0) {
+			cgroup_job_reclaim_threshold(run.cg, job->cg_reclaim_threshold);
 			q = cgroup_job_configure(run.cg, &lim, &e);
+		}
 		if (q < 0) {
 			fail(res, "cgroup: %s", e.text);
 			goto done;

@@ -2,6 +2,7 @@
 /* The launch spec (docs/PROTOCOL.md "Node-local files") read into a struct gded_job. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -122,6 +123,7 @@ static int spec_cgroup(const json_t *o, struct gded_job *job, struct error *err)
 {
 	json_t *cg = json_object_get(o, "cgroup");
 	const char *mode = NULL;
+	uint64_t threshold = CGROUP_RECLAIM_THRESHOLD_DEFAULT;
 	int r;
 
 	if (!cg)
@@ -145,6 +147,13 @@ static int spec_cgroup(const json_t *o, struct gded_job *job, struct error *err)
 	if (!*job->cg_parent || strstr(job->cg_parent, ".."))
 		return error_set(err, -EINVAL, "spec: cgroup parent \"%s\" is not valid",
 				 job->cg_parent);
+	r = spec_u64(cg, "reclaim_threshold", false, &threshold, err);
+	if (r < 0)
+		return r;
+	if (threshold > UINT_MAX)
+		return error_set(err, -EINVAL, "spec: cgroup reclaim_threshold %" PRIu64 " is too large",
+				 threshold);
+	job->cg_reclaim_threshold = (unsigned)threshold;
 	return 0;
 }
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Teardown: a double-forked, setsid'ed straggler dies with its job; a fork
-# bomb stops at the pids limit and the node still runs jobs after it; 50
-# jobs that leave page cache do not pile up dead memory cgroups; no job
-# group is left.
+# bomb stops at the pids limit and the node still runs jobs after it; with
+# memcg_reclaim_threshold = 0, 50 jobs that leave page cache do not pile up
+# dying memory cgroups; below the default threshold a job's file stays in
+# the page cache after its teardown; no job group is left.
 . "$(dirname "$0")/lib.sh"
 [ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "no memory controller"
 command -v setsid >/dev/null || skip "setsid missing"
-qp_setup
+# v1: every job's memory group is emptied of page cache before rmdir.
+qp_setup "$(printf '[node]\nmemcg_reclaim_threshold = 0')"
 qp_start_server
 qp_start_node "${QP_NODE_PREFIX}n1"  # own name: other pools on this host may run an n1
 
@@ -70,14 +72,38 @@ for i in $(seq 50); do
 		fail "qsub dd $i"
 done
 for id in "${ids[@]}"; do qp_wait "$id" completed --timeout 60; done
-sleep 1
-after=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
-note "memory cgroups: $before before, $after after 50 jobs"
 # /proc/cgroups counts the whole host's groups, dying ones included: any
 # other process's group that ends with page cache meanwhile counts too.
 # Without the reclaim before rmdir every job's group would stay dying
-# (+50); a few from elsewhere are not this test's.
+# (+50); a few from elsewhere are not this test's. A removed group leaves
+# the count once the kernel has freed it, a moment after rmdir.
+for _ in $(seq 100); do
+	after=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
+	[ $((after - before)) -le 10 ] && break
+	sleep 0.05
+done
+note "memory cgroups: $before before, $after after 50 jobs"
 [ $((after - before)) -le 10 ] || fail "memory cgroups grew by $((after - before)) over 50 jobs"
+
+# Below the threshold (gded by hand has the default, 4096), the page cache
+# a job leaves is not reclaimed at its teardown: the file it wrote is
+# still in memory afterwards, and its groups are gone all the same.
+if [ -d /sys/fs/cgroup/memory ] && command -v fincore >/dev/null; then
+	f=$QP_T/work/cached.$$
+	n=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
+	"$QP_BIN/gded" --cpus 0 -- dd if=/dev/zero of="$f" bs=1M count=4 status=none &
+	gpid=$!
+	wait "$gpid" || fail "gded by hand (dd) exited with $?"
+	[ ! -d "/sys/fs/cgroup/memory/qpool/manual/job.$gpid" ] || fail "gded left its memory group job.$gpid"
+	res=$(fincore --noheadings --bytes --output RES "$f")
+	note "a 4 MiB file after its job, $n memory cgroups on the host: $res bytes in the page cache"
+	if [ "$n" -lt 4096 ]; then
+		[ "${res:-0}" -ge $((2 << 20)) ] || fail "the job's file was evicted at teardown below the threshold ($res bytes left)"
+	else
+		[ "${res:-0}" -lt $((2 << 20)) ] || fail "the host has $n memory cgroups, yet the job's cache was not reclaimed"
+	fi
+	rm -f "$f"
+fi
 left=$(find /sys/fs/cgroup -path "*$QP_CG_PARENT/${QP_NODE_PREFIX}n1/job.*" -type d 2>/dev/null)
 [ -z "$left" ] || fail "job groups left: $left"
 echo "teardown ok"

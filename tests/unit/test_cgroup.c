@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* lib/cgroup on fake v1/v2 trees: detection, node set-up and the per-job fence. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,7 +318,9 @@ static void test_v1_job(void)
 	CU_ASSERT(u.oom);
 
 	/* The fake dirs still hold files, so rmdir fails like a populated
-	 * group would; force_empty has been written first all the same. */
+	 * group would; force_empty has been written first all the same
+	 * (threshold 0: whatever the host counts). */
+	cgroup_job_reclaim_threshold(job, 0);
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
 	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.force_empty"), "0");
 	/* No page cache left: nothing to reclaim, force_empty is skipped;
@@ -328,6 +331,16 @@ static void test_v1_job(void)
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
 	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.force_empty"), "");
 	unit_write_file(d, "memory/qpool/n1/job.42/memory.stat", "cache 4096\nrss 0\n");
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.force_empty"), "0");
+	/* Cache, but the host is below the threshold: left to the kernel.
+	 * No host counts UINT_MAX memory cgroups; every host counts 1 (and
+	 * one whose /proc/cgroups does not say is taken as at it). */
+	unit_write_file(d, "memory/qpool/n1/job.42/memory.force_empty", "");
+	cgroup_job_reclaim_threshold(job, UINT_MAX);
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.force_empty"), "");
+	cgroup_job_reclaim_threshold(job, 1);
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
 	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.42/memory.force_empty"), "0");
 	rm(d, "memory/qpool/n1/job.42/memory.stat");
@@ -794,6 +807,29 @@ static void test_v1_rt_two_pools(void)
 	unit_tmpdir_remove(d);
 }
 
+static void test_proc_count(void)
+{
+	static const char text[] =
+		"#subsys_name\thierarchy\tnum_cgroups\tenabled\n"
+		"cpuset\t3\t12\t1\n"
+		"memory_x\t9\t1\t1\n"
+		"memory\t7\t849\t1\n"
+		"pids\t5\t33\t1\n";
+	unsigned long n = 0;
+
+	CU_ASSERT_EQUAL(cgroup_proc_count(text, "memory", &n), 0);
+	CU_ASSERT_EQUAL(n, 849);
+	CU_ASSERT_EQUAL(cgroup_proc_count(text, "cpuset", &n), 0);
+	CU_ASSERT_EQUAL(n, 12);
+	CU_ASSERT_EQUAL(cgroup_proc_count(text, "freezer", &n), -ENOENT);
+	CU_ASSERT_EQUAL(cgroup_proc_count("memory\t7\n", "memory", &n), -EINVAL);
+	CU_ASSERT_EQUAL(cgroup_proc_count("memory\tx\t3\t1\n", "memory", &n), -EINVAL);
+	CU_ASSERT_EQUAL(cgroup_proc_count("", "memory", &n), -ENOENT);
+	/* A cgroup2-only host still lists the controller, hierarchy 0. */
+	CU_ASSERT_EQUAL(cgroup_proc_count("memory 0 120 1\n", "memory", &n), 0);
+	CU_ASSERT_EQUAL(n, 120);
+}
+
 static void test_discover_live(void)
 {
 	char root[4096];
@@ -1072,6 +1108,7 @@ static void test_v2_base_choose(void)
 
 static const struct unit_test cgroup_tests[] = {
 	{ "discover_live", test_discover_live },
+	{ "/proc/cgroups counts", test_proc_count },
 	{ "mode names", test_mode_names },
 	{ "detect v1 v2 hybrid empty", test_detect },
 	{ "v1 node set-up and teardown", test_v1_node },

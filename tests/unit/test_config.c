@@ -40,6 +40,7 @@ static void test_defaults_and_comments(void)
 	CU_ASSERT_STRING_EQUAL(c->cgroup_parent, "qpool");
 	CU_ASSERT_EQUAL(c->node_pids_max, 0);
 	CU_ASSERT_EQUAL(c->mem_reserve, 512ULL << 20);
+	CU_ASSERT_EQUAL(c->memcg_reclaim_threshold, 4096);
 	/* An empty section is a queue with every default. */
 	q = config_queue(c, "empty");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(q);

@@ -25,7 +25,8 @@ static const char *const good_spec =
 	" \"script\": \"/var/lib/qpool/nodes/n1/jobs/12.sh\","
 	" \"nodefile\": \"/var/lib/qpool/nodes/n1/jobs/12.nodes\","
 	" \"result\": \"/var/lib/qpool/nodes/n1/jobs/12.result\","
-	" \"cgroup\": {\"mode\": \"v1\", \"root\": \"/sys/fs/cgroup\", \"parent\": \"qpool/n1\"},"
+	" \"cgroup\": {\"mode\": \"v1\", \"root\": \"/sys/fs/cgroup\", \"parent\": \"qpool/n1\","
+	" \"reclaim_threshold\": 0},"
 	" \"times\": {\"submit\": 1, \"dispatch\": 2, \"launch\": 3}, \"unknown\": [1]}";
 
 static int parse_text(const char *text, struct gded_job *job, struct error *err)
@@ -79,6 +80,7 @@ static void test_spec_good(void)
 	CU_ASSERT_STRING_EQUAL(job.shell, "/bin/bash");
 	CU_ASSERT_EQUAL(job.cg_mode, CGROUP_MODE_V1);
 	CU_ASSERT_STRING_EQUAL(job.cg_parent, "qpool/n1");
+	CU_ASSERT_EQUAL(job.cg_reclaim_threshold, 0);
 	CU_ASSERT_STRING_EQUAL(job.stderr_path, "/home/ann/run/sim.e12");
 	CU_ASSERT_FALSE(job.join);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(job.env);
@@ -134,6 +136,10 @@ static void test_spec_bad(void)
 		{ "cgroup", "{\"mode\": \"v3\"}", "not none, v1 or v2" },
 		{ "cgroup", "{\"mode\": \"v2\", \"root\": \"/sys/fs/cgroup\"}", "missing \"parent\"" },
 		{ "cgroup", "{\"mode\": \"v2\", \"root\": \"/x\", \"parent\": \"../..\"}", "not valid" },
+		{ "cgroup", "{\"mode\": \"v1\", \"root\": \"/x\", \"parent\": \"q/n\", \"reclaim_threshold\": -1}",
+		  "\"reclaim_threshold\" is not a non-negative integer" },
+		{ "cgroup", "{\"mode\": \"v1\", \"root\": \"/x\", \"parent\": \"q/n\", \"reclaim_threshold\": 4294967296}",
+		  "reclaim_threshold 4294967296 is too large" },
 		{ "result", NULL, "missing \"result\"" },
 		{ "groups", "\"100\"", "\"groups\" is not an array" },
 		{ "groups", "[100, -1]", "groups[1] is not a group id" },
@@ -180,6 +186,16 @@ static void test_spec_variants(void)
 		json_decref(o);
 		/* The job keeps the spec alive on its own. */
 		CU_ASSERT_STRING_EQUAL(job.workdir, "/home/ann/run");
+		gded_job_clear(&job);
+	}
+	/* A spec from before reclaim_threshold: the default. */
+	{
+		json_t *o = json_loads(good_spec, 0, NULL);
+
+		json_object_del(json_object_get(o, "cgroup"), "reclaim_threshold");
+		CU_ASSERT_EQUAL(gded_spec_parse(o, &job, &err), 0);
+		CU_ASSERT_EQUAL(job.cg_reclaim_threshold, CGROUP_RECLAIM_THRESHOLD_DEFAULT);
+		json_decref(o);
 		gded_job_clear(&job);
 	}
 	CU_ASSERT_EQUAL(parse_text("[1, 2]", &job, &err), -EINVAL);

@@ -31,7 +31,7 @@ static const struct user_info test_user = {
 static const struct spec_node test_node = {
 	.name = "n1", .jobs_dir = "/var/lib/qpool/nodes/n1/jobs", .cgroup_mode = CGROUP_MODE_V1,
 	.node_dir = "/var/lib/qpool/nodes/n1",
-	.cgroup_root = "/sys/fs/cgroup", .cgroup_parent = "qpool/n1",
+	.cgroup_root = "/sys/fs/cgroup", .cgroup_parent = "qpool/n1", .reclaim_threshold = 4096,
 };
 
 static void test_spec_build(void)
@@ -58,6 +58,7 @@ static void test_spec_build(void)
 	CU_ASSERT_STRING_EQUAL(wire_str(cg, "mode"), "v1");
 	CU_ASSERT_STRING_EQUAL(wire_str(cg, "root"), "/sys/fs/cgroup");
 	CU_ASSERT_STRING_EQUAL(wire_str(cg, "parent"), "qpool/n1");
+	CU_ASSERT_EQUAL(wire_int(cg, "reclaim_threshold", -1), 4096);
 	times = json_object_get(spec, "times");
 	CU_ASSERT_EQUAL(wire_int(times, "submit", 0), 100);
 	CU_ASSERT_EQUAL(wire_int(times, "dispatch", 0), 200);
