@@ -33,6 +33,7 @@ int taskclient_start(struct taskclient *t, const char *sock, const char *host, c
 		     const char *cwd, const json_t *env, bool with_stdin, struct error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	json_t *empty;
 	char here[4096];
 	int r;
 
@@ -52,12 +53,12 @@ int taskclient_start(struct taskclient *t, const char *sock, const char *host, c
 		return error_set(err, -errno, "socket: %m");
 	if (connect(t->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return error_set(err, -errno, "cannot reach the node's qnoded at %s: %m", sock);
-	if (env)
-		r = queue(t, json_pack("{s:s, s:i, s:s, s:O, s:O, s:s, s:b}", "op", "task.start", "id", 1,
-				       "host", host, "argv", argv, "env", env, "cwd", cwd, "stdin", with_stdin));
-	else
-		r = queue(t, json_pack("{s:s, s:i, s:s, s:O, s:{}, s:s, s:b}", "op", "task.start", "id", 1,
-				       "host", host, "argv", argv, "env", "cwd", cwd, "stdin", with_stdin));
+	/* NULL: nothing added, an empty object on the wire. */
+	empty = env ? NULL : json_object();
+	r = queue(t, json_pack("{s:s, s:i, s:s, s:O, s:O, s:s, s:b}", "op", "task.start", "id", 1,
+			       "host", host, "argv", argv, "env", env ? env : empty, "cwd", cwd,
+			       "stdin", with_stdin));
+	json_decref(empty);
 	if (r < 0)
 		return error_set(err, r, "task.start: %s", strerror(-r));
 	(void)fcntl(t->fd, F_SETFL, fcntl(t->fd, F_GETFL) | O_NONBLOCK);
