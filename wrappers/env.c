@@ -127,10 +127,10 @@ static bool env_has_cb(const void *e, const char *name)
 	return env_has(e, name);
 }
 
-char **gded_env_build(const struct gded_job *job)
+char **gded_env_build(const struct gded_job *job, const char *tmpdir)
 {
 	struct envlist e = { 0 };
-	char id[24], pbs_id[24 + 72], ncpus[24], np_text[24], tmpdir[PATH_MAX];
+	char id[24], pbs_id[24 + 72], ncpus[24], np_text[24];
 	const char *nodefile = job->nodefile ? job->nodefile : "";
 	bool fail = false;
 
@@ -237,7 +237,7 @@ char **gded_env_build(const struct gded_job *job)
 		fail |= env_set(&e, "PBS_ARRAY_ID", array) < 0;
 		fail |= env_set(&e, "PBS_ARRAYID", index) < 0;       /* Torque */
 	}
-	if (gded_tmpdir_path(job, tmpdir, sizeof(tmpdir)) == 0)
+	if (tmpdir)
 		fail |= env_set(&e, "TMPDIR", tmpdir) < 0;
 	fail |= gded_mpienv_add(job, env_has_cb, env_set_cb, &e) < 0;
 	free(e.slot);

@@ -110,9 +110,14 @@ int gded_output_open(const char *path, int extra, char *why, size_t len);
  * when the spec names no base, -ENAMETOOLONG. */
 int gded_tmpdir_path(const struct gded_job *job, char *buf, size_t len);
 
-/* Makes path afresh (what was there is removed first), mode 0700, owned
- * by the job's user. As root, before the job. 0 or -errno. */
-int gded_tmpdir_create(const struct gded_job *job, const char *path);
+/* Makes the directory path (PATH_MAX: len) afresh, mode 0700, owned by
+ * the job's user, and returns an fd (O_CLOEXEC) that holds an flock on
+ * it: keep it open for the job's lifetime. What a former run of this id
+ * left, which nobody holds, is removed first. One a running gded holds
+ * (another pool on this host, same server name and id) is left alone:
+ * the job gets path.XXXXXX instead, written back into path. As root,
+ * before the job. -errno on failure. */
+int gded_tmpdir_create(const struct gded_job *job, char *path, size_t len);
 
 /* Removes path and everything under it without following symbolic links;
  * for after the job's processes are gone. 0 (also when absent) or the

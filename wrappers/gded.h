@@ -162,9 +162,10 @@ void gded_job_clear(struct gded_job *job);
 
 /* Builds the job's environment: the spec's env, then HOME USER LOGNAME
  * SHELL, PATH (default unless env has one), QPOOL_* and PBS_* variables,
- * NCPUS, OMP_NUM_THREADS. Returns a NULL-terminated array (free with
+ * NCPUS, OMP_NUM_THREADS, and TMPDIR when tmpdir is not NULL (the
+ * directory gded made). Returns a NULL-terminated array (free with
  * gded_env_free) or NULL on ENOMEM. */
-char **gded_env_build(const struct gded_job *job);
+char **gded_env_build(const struct gded_job *job, const char *tmpdir);
 void gded_env_free(char **env);
 
 /* The launcher variables of MPI (wrappers/mpienv.c; docs/ARCHITECTURE.md,

@@ -555,7 +555,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	struct error e = { { 0 } };
 	unsigned flags = job->reserve == GDED_RESERVE_REALTIME ? CGROUP_JOB_REALTIME : 0;
 	int64_t *page = MAP_FAILED;
-	int report[2] = { -1, -1 }, r = 0, q;
+	int report[2] = { -1, -1 }, tmpdir_fd = -1, r = 0, q;
 	char **envp = NULL, tmpdir[PATH_MAX] = "";
 	struct gded_pty pty = { .master = -1, .listen = -1, .conn = -1 };
 	sigset_t mask;
@@ -613,16 +613,16 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	/* TMPDIR, inside the job's lifetime: made after the fence, removed
 	 * below once run_teardown has seen every process of the job gone. */
 	if (!job->argv && gded_tmpdir_path(job, tmpdir, sizeof(tmpdir)) == 0) {
-		q = gded_tmpdir_create(job, tmpdir);
-		if (q < 0) {
-			fail(res, "cannot make the job's TMPDIR %s: %s", tmpdir, strerror(-q));
+		tmpdir_fd = gded_tmpdir_create(job, tmpdir, sizeof(tmpdir));
+		if (tmpdir_fd < 0) {
+			fail(res, "cannot make the job's TMPDIR %s: %s", tmpdir, strerror(-tmpdir_fd));
 			tmpdir[0] = '\0';
 			goto done;
 		}
 	} else {
 		tmpdir[0] = '\0';
 	}
-	envp = gded_env_build(job);
+	envp = gded_env_build(job, tmpdir[0] ? tmpdir : NULL);
 	page = mmap(NULL, STAMP_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		    -1, 0);
 	if (!envp || page == MAP_FAILED || pipe2(report, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -701,6 +701,9 @@ done:
 	if (tmpdir[0] && (q = gded_tmpdir_remove(tmpdir)) < 0 && r == 0)
 		r = error_set(err, q, "job.%" PRIu64 ": could not remove TMPDIR %s: %s", job->jobid,
 			      tmpdir, strerror(-q));
+	/* Removed: no other gded may take the name for a stale one before. */
+	if (tmpdir_fd >= 0)
+		close(tmpdir_fd);
 	if (res->status == GDED_STATUS_FAILED && !res->reason[0])
 		snprintf(res->reason, sizeof(res->reason), "the job could not be started");
 	if (res->oom)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The job's private TMPDIR: made as root for the user before the job, removed after it without following links. */
+/* The job's private TMPDIR: made as root for the user before the job, locked while it runs, removed after it without following links. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,8 @@
 
 /* Bounds the walk: a job may leave a deep tree; each level holds an fd. */
 #define TMPDIR_DEPTH_MAX 64
+/* Rounds of make, lock, or clear a stale one, before another name. */
+#define TMPDIR_TRIES 4
 
 int gded_tmpdir_path(const struct gded_job *job, char *buf, size_t len)
 {
@@ -102,20 +105,91 @@ int gded_tmpdir_remove(const char *path)
 	return r;
 }
 
-int gded_tmpdir_create(const struct gded_job *job, const char *path)
+/* Locks the directory at path for this gded: open without following a
+ * link, flock it, and check path still names what was locked. The fd
+ * (O_CLOEXEC) holds the lock; -EWOULDBLOCK when a live gded holds it,
+ * -ESTALE when path changed meanwhile, -ELOOP or -ENOTDIR when something
+ * else sits there. */
+static int tmpdir_lock(const char *path)
 {
-	int fd, r;
+	struct stat a, b;
+	int fd;
 
-	/* What a former run of this id left (a requeue) goes first. */
-	r = gded_tmpdir_remove(path);
-	if (r < 0)
-		return r;
-	if (mkdir(path, 0700) < 0)
-		return -errno;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	r = fchown(fd, job->uid, job->gid) < 0 || fchmod(fd, 0700) < 0 ? -errno : 0;
-	close(fd);
-	return r;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+
+		close(fd);
+		return r;
+	}
+	if (fstat(fd, &a) < 0 || lstat(path, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* Gives the directory gded just made at path, locked as fd, to the job's
+ * user. On failure it is removed again (still empty: nobody else could
+ * enter a root's 0700 directory). */
+static int tmpdir_own(const struct gded_job *job, const char *path, int fd)
+{
+	if (fchown(fd, job->uid, job->gid) < 0 || fchmod(fd, 0700) < 0) {
+		int r = -errno;
+
+		rmdir(path);
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int gded_tmpdir_create(const struct gded_job *job, char *path, size_t len)
+{
+	int fd, r;
+
+	for (int tries = 0; tries < TMPDIR_TRIES; tries++) {
+		if (mkdir(path, 0700) == 0) {
+			/* Ours, unless another gded locked it first. */
+			fd = tmpdir_lock(path);
+			if (fd >= 0)
+				return tmpdir_own(job, path, fd);
+			if (fd == -EWOULDBLOCK)
+				break;
+			continue;
+		}
+		if (errno != EEXIST)
+			return -errno;
+		fd = tmpdir_lock(path);
+		if (fd == -EWOULDBLOCK)
+			break;   /* a running job's: another pool's job with this id */
+		if (fd == -ELOOP || fd == -ENOTDIR) {
+			/* A link or a file in its place: removed, not followed. */
+			if (unlink(path) < 0 && errno != ENOENT)
+				return -errno;
+			continue;
+		}
+		if (fd < 0)
+			continue;
+		/* What a former run of this id left (a requeue, a crash):
+		 * nobody holds it. Removed, and made afresh. */
+		r = gded_tmpdir_remove(path);
+		close(fd);
+		if (r < 0)
+			return r;
+	}
+	/* The PBS name is taken: a name of its own next to it. */
+	if (strlen(path) + sizeof(".XXXXXX") > len)
+		return -ENAMETOOLONG;
+	strcat(path, ".XXXXXX");
+	if (!mkdtemp(path))
+		return -errno;
+	fd = tmpdir_lock(path);
+	if (fd < 0) {
+		rmdir(path);
+		return fd;
+	}
+	return tmpdir_own(job, path, fd);
 }

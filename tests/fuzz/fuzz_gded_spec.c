@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (gded_spec_parse(spec, &job, &err) == 0) {
 		FUZZ_ASSERT(job.jobid > 0 && job.user && job.workdir && job.script && job.result);
-		env = gded_env_build(&job);
+		env = gded_env_build(&job, NULL);
 		FUZZ_ASSERT(env != NULL);
 		for (char **e = env; *e; e++)
 			FUZZ_ASSERT(strchr(*e, '=') != NULL);

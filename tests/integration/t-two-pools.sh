@@ -26,13 +26,21 @@ for i in $(seq 200); do
 done
 QPOOL_CONF=$confb "$QP_BIN/qstat" --nodes | grep -qE "^n1[[:space:]].*up" || fail "pool B's n1 did not register"
 
-# Pool A's job 1 runs long and says when it started; pool B's job 1 ends at once.
+# Pool A's job 1 runs long, keeps a file in its TMPDIR and says when it
+# started; pool B's job 1 ends at once. Both pools name the server alike
+# and share the tmpdir base: B's job must get a TMPDIR of its own and
+# leave A's alone.
 cat > "$QP_T/long.sh" <<JOB
+echo kept > "\$TMPDIR/mine"
+echo "\$TMPDIR" > $QP_T/work/qpuser1/a-tmpdir
 echo started > $QP_T/work/qpuser1/a-started
 sleep 20.$$
 echo survived
 JOB
-echo true > "$QP_T/short.sh"
+cat > "$QP_T/short.sh" <<JOB
+echo "\$TMPDIR" > $QP_T/work/qpuser2/b-tmpdir
+[ -d "\$TMPDIR" ] && [ -w "\$TMPDIR" ]
+JOB
 chmod 644 "$QP_T/long.sh" "$QP_T/short.sh"
 a=$(as qpuser1 qsub -N a "$QP_T/long.sh") || fail "qsub in pool A"
 qp_wait_file "$QP_T/work/qpuser1/a-started"
@@ -47,6 +55,12 @@ done
 [ "$st" = completed ] || fail "pool B's job $b is '$st', expected completed"
 note "pool B's job $b completed; pool A's job $a is $(qp_state "$a")"
 [ "$(qp_state "$a")" = running ] || fail "pool A's job $a is $(qp_state "$a") after pool B's job $b ended"
+[ "$(QPOOL_CONF=$confb qp_field "$b" Exit_status)" = 0 ] || fail "pool B's job had no TMPDIR of its own"
+ta=$(cat "$QP_T/work/qpuser1/a-tmpdir") tb=$(cat "$QP_T/work/qpuser2/b-tmpdir")
+note "TMPDIR: pool A's job $ta, pool B's job $tb"
+[ "$ta" != "$tb" ] || fail "both pools' job $a got TMPDIR $ta"
+[ "$(cat "$ta/mine" 2>/dev/null)" = kept ] || fail "pool B's job $b removed pool A's TMPDIR $ta"
+[ ! -e "$tb" ] || fail "pool B's TMPDIR $tb outlived its job"
 pgrep -x -f "sleep 20.$$" -u qpuser1 >/dev/null || fail "pool A's job lost its processes"
 grp=$(find /sys/fs/cgroup -maxdepth 4 -type d -path "*/$QP_CG_PARENT/n1/job.$a" | head -n 1)
 [ -n "$grp" ] || fail "pool A's job group $QP_CG_PARENT/n1/job.$a is missing"
@@ -62,4 +76,5 @@ grep -q "in use by another qnoded" "$QP_T/dup.log" || fail "the second qnoded di
 
 qdel_out=$(as qpuser1 qdel "$a") || fail "qdel $a: $qdel_out"
 qp_wait "$a" cancelled
+[ ! -e "$ta" ] || fail "pool A's TMPDIR $ta outlived its job"
 echo "PASS"

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* gded's launch spec, environment and result file, from JSON tables. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -239,7 +242,7 @@ static void test_env(void)
 	char **env;
 
 	CU_ASSERT_EQUAL_FATAL(parse_text(good_spec, &job, &err), 0);
-	env = gded_env_build(&job);
+	env = gded_env_build(&job, NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
 	CU_ASSERT_STRING_EQUAL(env_get(env, "FOO"), "bar");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "USER"), "ann");   /* ours wins */
@@ -266,7 +269,7 @@ static void test_env(void)
 	/* A PATH from the submitter (qsub -V) is kept. */
 	CU_ASSERT_EQUAL_FATAL(parse_changed("env", "{\"PATH\": \"/opt/x/bin:/usr/bin\"}", &job,
 					    &err), 0);
-	env = gded_env_build(&job);
+	env = gded_env_build(&job, NULL);
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PATH"), "/opt/x/bin:/usr/bin");
 	gded_env_free(env);
 	gded_job_clear(&job);
@@ -281,7 +284,7 @@ static void test_env_dedupe(void)
 		.jobid = 7, .name = "n", .queue = "q", .user = "ann", .home = "/h",
 		.shell = "/bin/sh", .workdir = "/w", .ncpus = 1, .env = vars,
 	};
-	char **env = gded_env_build(&job);
+	char **env = gded_env_build(&job, NULL);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
 	CU_ASSERT_STRING_EQUAL(env[0], "A=3");
@@ -318,7 +321,7 @@ static void test_env_linear(void)
 			CU_FAIL_FATAL("out of memory");
 	job.env = vars;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	env = gded_env_build(&job);
+	env = gded_env_build(&job, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
@@ -606,7 +609,7 @@ static void test_env_multi(void)
 	char **env;
 
 	CU_ASSERT_EQUAL_FATAL(parse_multi(1, &job, &err), 0);
-	env = gded_env_build(&job);
+	env = gded_env_build(&job, NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_NODES"), "3");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_PPN"), "2");   /* entry 0's mpiprocs */
@@ -621,21 +624,21 @@ static void test_env_multi(void)
 	gded_job_clear(&job);
 	/* Node 0: 4 CPUs for 2 ranks, no ompthreads: 2 each. */
 	CU_ASSERT_EQUAL_FATAL(parse_multi(0, &job, &err), 0);
-	env = gded_env_build(&job);
+	env = gded_env_build(&job, NULL);
 	CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "2");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NODENUM"), "0");
 	gded_env_free(env);
 	gded_job_clear(&job);
 	/* Node 2: 2 CPUs, 2 ranks: 1 each. */
 	CU_ASSERT_EQUAL_FATAL(parse_multi(2, &job, &err), 0);
-	env = gded_env_build(&job);
+	env = gded_env_build(&job, NULL);
 	CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "1");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "NCPUS"), "2");
 	gded_env_free(env);
 	gded_job_clear(&job);
 	/* One node: the counts as before, no task socket unless given. */
 	CU_ASSERT_EQUAL_FATAL(parse_text(good_spec, &job, &err), 0);
-	env = gded_env_build(&job);
+	env = gded_env_build(&job, NULL);
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_NODES"), "1");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NP"), "8");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_PPN"), "8");
@@ -722,8 +725,82 @@ static void test_tmpdir_path(void)
 	CU_ASSERT_EQUAL(gded_tmpdir_path(&job, buf, sizeof(buf)), -ENOENT);
 }
 
+static bool mode_owner(const char *path, mode_t mode, uid_t uid)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == mode &&
+	       st.st_uid == uid;
+}
+
+static void test_tmpdir_create(void)
+{
+	struct gded_job job = { .jobid = 12, .uid = 65534, .gid = 65534 };
+	char *d = unit_tmpdir(), path[4096], want[4096], other[4096];
+	int fd, fd2, holder;
+
+	snprintf(want, sizeof(want), "%s/pbs.12.srv", d);
+	/* Fresh: made, the user's, 0700, locked while fd is open. */
+	snprintf(path, sizeof(path), "%s", want);
+	fd = gded_tmpdir_create(&job, path, sizeof(path));
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_STRING_EQUAL(path, want);
+	CU_ASSERT(mode_owner(path, 0700, 65534));
+	unit_write_file(d, "pbs.12.srv/mine", "kept\n");
+	/* Held: a second gded (another pool, the same id) gets a name of
+	 * its own and leaves the first one's files alone. */
+	fd2 = gded_tmpdir_create(&job, path, sizeof(path));
+	CU_ASSERT_FATAL(fd2 >= 0);
+	CU_ASSERT_EQUAL(strncmp(path, want, strlen(want)), 0);
+	CU_ASSERT_EQUAL(strlen(path), strlen(want) + 7);
+	CU_ASSERT(mode_owner(path, 0700, 65534));
+	snprintf(other, sizeof(other), "%s/mine", want);
+	CU_ASSERT_EQUAL(access(other, F_OK), 0);
+	CU_ASSERT_EQUAL(gded_tmpdir_remove(path), 0);
+	close(fd2);
+	/* Not held any more (its gded died): a former run's, made afresh. */
+	close(fd);
+	snprintf(path, sizeof(path), "%s", want);
+	fd = gded_tmpdir_create(&job, path, sizeof(path));
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_STRING_EQUAL(path, want);
+	CU_ASSERT_NOT_EQUAL(access(other, F_OK), 0);
+	close(fd);
+	/* Held by anybody (a user who made it first): left alone too. */
+	holder = open(want, O_RDONLY | O_DIRECTORY);
+	CU_ASSERT_FATAL(holder >= 0);
+	CU_ASSERT_EQUAL(flock(holder, LOCK_EX | LOCK_NB), 0);
+	fd = gded_tmpdir_create(&job, path, sizeof(path));
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_STRING_NOT_EQUAL(path, want);
+	CU_ASSERT_EQUAL(gded_tmpdir_remove(path), 0);
+	close(fd);
+	close(holder);
+	CU_ASSERT_EQUAL(gded_tmpdir_remove(want), 0);
+	/* A link in its place is removed, its target neither entered nor
+	 * given to the user. */
+	snprintf(other, sizeof(other), "%s/target", d);
+	CU_ASSERT_EQUAL(mkdir(other, 0755), 0);
+	CU_ASSERT_EQUAL(symlink(other, want), 0);
+	snprintf(path, sizeof(path), "%s", want);
+	fd = gded_tmpdir_create(&job, path, sizeof(path));
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_STRING_EQUAL(path, want);
+	CU_ASSERT(mode_owner(want, 0700, 65534));
+	CU_ASSERT(mode_owner(other, 0755, 0));
+	close(fd);
+	/* No room for the other name: refused, nothing made. */
+	holder = open(want, O_RDONLY | O_DIRECTORY);
+	CU_ASSERT_EQUAL(flock(holder, LOCK_EX | LOCK_NB), 0);
+	snprintf(path, sizeof(path), "%s", want);
+	CU_ASSERT_EQUAL(gded_tmpdir_create(&job, path, strlen(want) + 3), -ENAMETOOLONG);
+	close(holder);
+	unit_tmpdir_remove(d);
+}
+
 static const struct unit_test gded_spec_tests[] = {
 	{ "reserve and realtime members", test_spec_reserve },
+	{ "TMPDIR: made afresh, locked, another name when a running job holds it", test_tmpdir_create },
 	{ "spec: a full spec", test_spec_good },
 	{ "spec: missing or wrong-typed members", test_spec_bad },
 	{ "spec: join, mode none, not an object", test_spec_variants },

@@ -21,7 +21,7 @@ static void test_mpienv_defaults(void)
 		.jobid = 3, .name = "mpi", .queue = "q", .user = "ann", .home = "/h", .shell = "/bin/sh",
 		.workdir = "/w", .ncpus = 2, .nodefile = "/state/nodes/n1/jobs/3.nodes",
 	};
-	char **env = gded_env_build(&job);
+	char **env = gded_env_build(&job, NULL);
 	const char *agent;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
@@ -45,7 +45,7 @@ static void test_mpienv_user_wins(void)
 		.jobid = 4, .name = "mpi", .queue = "q", .user = "ann", .home = "/h", .shell = "/bin/sh",
 		.workdir = "/w", .ncpus = 2, .nodefile = "/state/4.nodes", .env = vars,
 	};
-	char **env = gded_env_build(&job);
+	char **env = gded_env_build(&job, NULL);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
 	CU_ASSERT_STRING_EQUAL(env_get(env, "OMPI_MCA_pml"), "ucx");
@@ -62,7 +62,7 @@ static void test_mpienv_no_nodefile(void)
 		.jobid = 5, .name = "n", .queue = "q", .user = "ann", .home = "/h", .shell = "/bin/sh",
 		.workdir = "/w", .ncpus = 1,
 	};
-	char **env = gded_env_build(&job);
+	char **env = gded_env_build(&job, NULL);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
 	CU_ASSERT_PTR_NULL(env_get(env, "OMPI_MCA_plm_rsh_agent"));
