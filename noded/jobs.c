@@ -251,8 +251,6 @@ static void job_fail(struct job *j, const char *reason)
 #define LOST_RETRY_US (1000 * 1000)
 #define LOST_REMOVE_TRIES 200
 
-/* Kills everything in the groups of a job whose wrapper died and removes
- * them. 0 when none is left, -errno (-ETIME: still populated). */
 /* [node] memcg_reclaim_threshold, at most what a group can hold. */
 static unsigned reclaim_threshold(const struct noded *nd)
 {
@@ -261,6 +259,8 @@ static unsigned reclaim_threshold(const struct noded *nd)
 	return t > UINT_MAX ? UINT_MAX : (unsigned)t;
 }
 
+/* Kills everything in the groups of a job whose wrapper died and removes
+ * them. 0 when none is left, -errno (-ETIME: still populated). */
 static int job_groups_clean(struct job *j)
 {
 	struct noded *nd = j->js->nd;
