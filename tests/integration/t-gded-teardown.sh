@@ -35,14 +35,16 @@ tok=300.$$
 gpid=$!
 grp=/sys/fs/cgroup/pids/qpool/manual/job.$gpid
 [ -d /sys/fs/cgroup/pids ] || grp=/sys/fs/cgroup/qpool/manual/job.$gpid
-cur=0
-for i in $(seq 40); do
+cur=0 events=0
+# Until the group is full and a fork past it was refused: the bomb's
+# 65th fork comes a moment after its 64th task.
+for i in $(seq 100); do
 	[ -f "$grp/pids.current" ] && cur=$(cat "$grp/pids.current" 2>/dev/null || echo 0)
-	[ "${cur:-0}" -ge 64 ] && break
+	events=$(awk '$1 == "max" {print $2}' "$grp/pids.events" 2>/dev/null)
+	[ "${cur:-0}" -ge 64 ] && [ "${events:-0}" -gt 0 ] && break
 	sleep 0.05
 done
 max=$(cat "$grp/pids.max" 2>/dev/null)
-events=$(awk '$1 == "max" {print $2}' "$grp/pids.events" 2>/dev/null)
 note "bomb: $cur tasks, pids.max $max, refused forks $events"
 [ "$max" = 64 ] || fail "pids.max of the bomb is '$max', not 64"
 [ "$cur" = 64 ] || fail "the bomb reached $cur tasks, not its limit of 64"
