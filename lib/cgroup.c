@@ -1005,7 +1005,7 @@ static int v1_job_remove(struct cgroup_job *job)
 	 * (docs/DESIGN-FACTS.md: 193 of 200 jobs writing 1 MiB), and v1 caps
 	 * memory cgroups at 65,535. force_empty prevents that, but it evicts
 	 * the job's output before the next job can read it and, on dirty
-	 * pages, waits for their writeback: 13-100 ms a job here. So it runs
+	 * pages, waits for their writeback: 5-100 ms a job here. So it runs
 	 * only once the host counts reclaim_threshold memory cgroups, which
 	 * bounds what dying groups qpool leaves. memory.stat first: on a
 	 * group without page cache force_empty still drains every CPU's LRU
