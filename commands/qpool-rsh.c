@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jobenv.h"
 #include "taskclient.h"
 #include "version.h"
 
@@ -103,7 +104,7 @@ int main(int argc, char **argv)
 		strcat(cmd, argv[k]);
 	}
 	targv = json_pack("[s, s, s]", shell(), "-c", cmd);
-	if (want_env && !(env = taskclient_env_all())) {
+	if (want_env && !(env = jobenv_environ())) {
 		fprintf(stderr, "qpool-rsh: out of memory\n");
 		goto done;
 	}

@@ -96,20 +96,11 @@ static int script_read(int fd, char **ret, size_t *ret_len)
  * carry), then each -v, later ones winning. */
 static int env_build(const struct jobspec *js, json_t **ret)
 {
-	json_t *env = json_object();
+	json_t *env = js->export_all > 0 ? jobenv_environ() : json_object();
 	struct error err;
 
 	if (!env)
 		return cmd_fail(1, "out of memory");
-	for (char **e = environ; js->export_all > 0 && e && *e; e++) {
-		const char *eq = strchr(*e, '=');
-		char name[256];
-
-		if (!eq || eq == *e || (size_t)(eq - *e) >= sizeof(name) || !utf8_valid(*e, strlen(*e)))
-			continue;
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
-		json_object_set_new(env, name, json_string(eq + 1));
-	}
 	for (size_t i = 0; i < js->n_vars; i++) {
 		const struct jobspec_var *v = &js->vars[i];
 		const char *value = v->value ? v->value : getenv(v->name);

@@ -1,9 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* The limits on a job's environment: count of variables and total size. */
+/* The limits on a job's environment (count of variables, total size), and this process's as one. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jobenv.h"
+#include "jobscript.h"
+
+json_t *jobenv_environ(void)
+{
+	json_t *env = json_object();
+
+	for (char **e = environ; env && e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[256];
+
+		if (!eq || eq == *e || (size_t)(eq - *e) >= sizeof(name) || !utf8_valid(*e, strlen(*e)))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
+		if (json_object_set_new(env, name, json_string(eq + 1)) < 0) {
+			json_decref(env);
+			return NULL;
+		}
+	}
+	return env;
+}
 
 int jobenv_check(const json_t *env, struct error *err)
 {

@@ -20,4 +20,10 @@
  * variables; at most 4096"); -EINVAL when a member is not a string. */
 int jobenv_check(const json_t *env, struct error *err);
 
+/* This process's environment as an environment object: every variable
+ * JSON can carry (UTF-8, a name without '=' of under 256 bytes), the
+ * others left out. For qsub -V and qpool-rsh --env. NULL when out of
+ * memory. */
+json_t *jobenv_environ(void);
+
 #endif

@@ -65,27 +65,6 @@ int taskclient_start(struct taskclient *t, const char *sock, const char *host, c
 	return 0;
 }
 
-json_t *taskclient_env_all(void)
-{
-	json_t *env = json_object();
-
-	for (char **e = environ; env && e && *e; e++) {
-		const char *eq = strchr(*e, '=');
-		char name[256];
-		json_t *v;
-
-		if (!eq || eq == *e || (size_t)(eq - *e) >= sizeof(name))
-			continue;
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
-		v = json_string(eq + 1);   /* NULL: not UTF-8, left out */
-		if (v && json_object_set_new(env, name, v) < 0) {
-			json_decref(env);
-			return NULL;
-		}
-	}
-	return env;
-}
-
 void taskclient_close(struct taskclient *t)
 {
 	if (t->fd >= 0)

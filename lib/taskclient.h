@@ -51,10 +51,6 @@ struct taskclient {
 int taskclient_start(struct taskclient *t, const char *sock, const char *host, const json_t *argv,
 		     const char *cwd, const json_t *env, bool with_stdin, struct error *err);
 
-/* This process's environment as a task's env: every variable JSON can
- * carry (UTF-8, a name without '='). NULL when out of memory. */
-json_t *taskclient_env_all(void);
-
 /* Relays until every task of ts[0..n) is done: their output to fds 1 and
  * 2 (prefix, when not NULL, is written before each chunk: pbsdsh -v),
  * stdin_fd (-1: none) to ts[0], and SIGINT, SIGTERM, SIGHUP to every task

@@ -2,6 +2,7 @@
 /* The limits on a job's environment: count and size, at and over the edge. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jobenv.h"
@@ -53,8 +54,26 @@ static void test_jobenv_limits(void)
 	json_decref(env);
 }
 
+/* This process's environment, but what JSON cannot carry. */
+static void test_jobenv_environ(void)
+{
+	json_t *env;
+
+	setenv("QPOOL_UNIT_ENV", "a=b c", 1);
+	setenv("QPOOL_UNIT_BAD", "\xff\xfe", 1);
+	env = jobenv_environ();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "QPOOL_UNIT_ENV")), "a=b c");
+	CU_ASSERT_PTR_NULL(json_object_get(env, "QPOOL_UNIT_BAD"));
+	CU_ASSERT_EQUAL(jobenv_check(env, NULL), 0);
+	json_decref(env);
+	unsetenv("QPOOL_UNIT_ENV");
+	unsetenv("QPOOL_UNIT_BAD");
+}
+
 static const struct unit_test jobenv_tests[] = {
 	{ "count and size limits", test_jobenv_limits },
+	{ "this process's environment", test_jobenv_environ },
 	{ NULL, NULL },
 };
 
