@@ -258,6 +258,7 @@ static bool env_node_own(const char *name)
 		return false;
 	static const char *const own[] = {
 		"TMPDIR", "HOME", "USER", "LOGNAME", "SHELL", "HOSTNAME",
+		"NCPUS",                                               /* this node's share */
 		"OMPI_MCA_orte_default_hostfile", "HYDRA_HOST_FILE",   /* the node's nodefile */
 	};
 

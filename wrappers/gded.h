@@ -181,7 +181,7 @@ int gded_mpienv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set
  * from gded_env_build), PBS_TASKNUM set to tasknum, then over's members
  * (an object of strings, names already checked; NULL: none) on top, but
  * the batch system's own (PBS_* but PBS_TASKNUM, QPOOL_*, TMPDIR, HOME,
- * USER, LOGNAME, SHELL, HOSTNAME, the MPI launchers' hostfile), which
+ * USER, LOGNAME, SHELL, HOSTNAME, NCPUS, the MPI launchers' hostfile), which
  * stay this node's.
  * NULL-terminated, free with gded_env_free; NULL on ENOMEM. */
 char **gded_env_task(char *const *base, const json_t *over, const char *tasknum);

@@ -673,14 +673,17 @@ static void test_env_task(void)
 	json_object_set_new(over, "QPOOL_HWLOC_XML", json_string("/node0/topology.xml"));
 	json_object_set_new(over, "HOME", json_string("/elsewhere"));
 	json_object_set_new(over, "OMP_NUM_THREADS", json_string("4"));
+	json_object_set_new(over, "NCPUS", json_string("4"));
 	{
-		char *nb[] = { "TMPDIR=/tmp/node1", "PBS_NODEFILE=/node1/nodes", "HOME=/h", NULL };
+		char *nb[] = { "TMPDIR=/tmp/node1", "PBS_NODEFILE=/node1/nodes", "HOME=/h", "NCPUS=2",
+			       NULL };
 
 		env = gded_env_task(nb, over, "5");
 		CU_ASSERT_STRING_EQUAL(env_get(env, "TMPDIR"), "/tmp/node1");
 		CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NODEFILE"), "/node1/nodes");
 		CU_ASSERT_PTR_NULL(env_get(env, "QPOOL_HWLOC_XML"));
 		CU_ASSERT_STRING_EQUAL(env_get(env, "HOME"), "/h");
+		CU_ASSERT_STRING_EQUAL(env_get(env, "NCPUS"), "2");     /* this node's share */
 		CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "4");   /* the caller's */
 		CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_TASKNUM"), "9");
 		CU_ASSERT_STRING_EQUAL(env_get(env, "NEW"), "x");
