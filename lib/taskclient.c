@@ -180,9 +180,15 @@ static void task_read(struct taskclient *t, const char *prog)
 	}
 }
 
+/* Takes msg, sent or not: a task that ended in this round of the
+ * relay's loop still gets stdin read or a signal forwarded. */
 static void task_send(struct taskclient *t, json_t *msg)
 {
-	if (t->done || queue(t, msg) < 0)
+	if (t->done) {
+		json_decref(msg);
+		return;
+	}
+	if (queue(t, msg) < 0)
 		return;
 	if (wire_flush(t->fd, &t->out) < 0)
 		task_finish(t, STATUS_LOST, "", NULL);
