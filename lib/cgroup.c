@@ -62,6 +62,22 @@ static const bool v1_required[V1_N] = { true, true, true, false, false, false };
  * whole 0.9 s/s, and jobs on disjoint CPUs do not compete. */
 #define V1_RT_GROUP ".rt"
 
+/* v1: groups a job leaves are kept for the next one, as "spare.K" below
+ * the node's parent, K < V1_SPARES, in every hierarchy but memory
+ * (docs/ARCHITECTURE.md, "Groups kept for the next job"). Creating and
+ * removing a v1 group costs the machine far more than the two syscalls
+ * show (the kernel frees it in workers after an RCU grace period):
+ * bench/floor, a fork and exec of `true` with no scheduler, runs ~1,150
+ * jobs/s on 2 CPUs with all six groups made and removed per job, ~1,800
+ * with the five kept. Memory stays a group per job: page cache a job
+ * leaves stays charged to its group, and would count in the next job's
+ * peak. A job takes spare K by renaming it in cpuset first (the rename
+ * is the claim: one taker wins), then in the others; a job gives K back
+ * in the others first and in cpuset last, so a cpuset spare is whole.
+ * Whatever a crash leaves half done is made good by mkdir and rmdir. */
+#define V1_SPARES 8
+#define V1_SPARE_FMT "spare.%d"
+
 #define V2_CONTROLLERS "+cpuset +cpu +memory +pids"
 #define JOB_NAME_MAX 32
 
@@ -75,6 +91,7 @@ struct cgroup_job {
 	int fd[V1_N];              /* the job group, O_PATH; v2 uses [0] only */
 	bool shared[V1_N];         /* fd is the shared realtime group: not ours to remove */
 	bool found;                /* cgroup_job_find: opened what exists, created nothing */
+	int spare;                 /* v1: the spare set it took, -1 none */
 	unsigned reclaim_threshold; /* v1: reclaim page cache before rmdir from this many memcgs */
 };
 
@@ -646,6 +663,18 @@ static int v1_cpuset_level(int fd, int dirfd, bool last, void *ctx)
 	return file_write(fd, "cpuset.mems", last ? c->mems : c->root_mems);
 }
 
+/* Removes every spare below <hierarchy>/<parent>: at node set-up (a spare
+ * of an earlier run may hold CPUs the node no longer has) and teardown. */
+static void v1_spares_remove(const char *hpath, const char *parent)
+{
+	char path[PATH_MAX];
+
+	for (int k = 0; k < V1_SPARES; k++)
+		if (snprintf(path, sizeof(path), "%s/%s/" V1_SPARE_FMT, hpath, parent, k) <
+		    (int)sizeof(path))
+			(void)rmdir(path);
+}
+
 static int v1_node_setup(const char *root, const char *parent, const struct cpumask *cpus,
 			 const char *mems, struct error *err)
 {
@@ -684,6 +713,9 @@ static int v1_node_setup(const char *root, const char *parent, const struct cpum
 			}
 			ctx.mems = mems && *mems ? mems : ctx.root_mems;
 		}
+		/* Before the cpuset levels are written: a spare of an earlier
+		 * run may hold CPUs this node no longer has. */
+		v1_spares_remove(path, parent);
 		fd = path_create(rootfd, parent, h == V1_CPUSET ? v1_cpuset_level : NULL, &ctx,
 				 failed, sizeof(failed));
 		close(rootfd);
@@ -723,6 +755,7 @@ static int v1_node_teardown(const char *root, const char *parent)
 		if (fd < 0)
 			continue;
 		close(fd);
+		v1_spares_remove(path, parent);
 		q = path_remove(path, parent);
 		if (q < 0 && r == 0)
 			r = q;
@@ -730,6 +763,30 @@ static int v1_node_teardown(const char *root, const char *parent)
 			v1_rt_teardown(path, parent);
 	}
 	return r;
+}
+
+/* Takes spare K for hierarchy h as the job's group (cpuset: the first
+ * K there is, which claims it; the others: the K cpuset took). The
+ * group's fd, or -ENOENT when there is none to take. */
+static int v1_spare_take(struct cgroup_job *job, int h)
+{
+	char spare[24];
+
+	if (h == V1_CPUSET) {
+		for (int k = 0; k < V1_SPARES && job->spare < 0; k++) {
+			snprintf(spare, sizeof(spare), V1_SPARE_FMT, k);
+			if (renameat(job->parent_fd[h], spare, job->parent_fd[h], job->name) == 0)
+				job->spare = k;
+			else if (errno != ENOENT)
+				break;   /* a stale job group of that name: job_dir_make's */
+		}
+	} else if (job->spare >= 0) {
+		snprintf(spare, sizeof(spare), V1_SPARE_FMT, job->spare);
+		if (renameat(job->parent_fd[h], spare, job->parent_fd[h], job->name) < 0)
+			return -ENOENT;
+		return dir_open(job->parent_fd[h], job->name);
+	}
+	return job->spare >= 0 ? dir_open(job->parent_fd[h], job->name) : -ENOENT;
 }
 
 static int v1_job_open(struct cgroup_job *job, const char *root, const char *parent,
@@ -779,7 +836,9 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 			continue;
 		}
 		job->parent_fd[h] = fd;
-		fd = job_dir_make(job, fd, job->name);
+		fd = job->found || h == V1_MEMORY ? -ENOENT : v1_spare_take(job, h);
+		if (fd < 0)
+			fd = job_dir_make(job, job->parent_fd[h], job->name);
 		if (fd == -ENOENT && job->found)
 			continue;
 		if (fd == -EEXIST)
@@ -996,6 +1055,48 @@ static bool v1_memcgs_at_threshold(const struct cgroup_job *job)
 	return cgroup_proc_count(buf, "memory", &n) < 0 || n >= job->reclaim_threshold;
 }
 
+/* After its memory group went (so no task of it is left anywhere): the
+ * job's other groups become spare K, the first K whose cpuset spare is
+ * free, their counters reset (cpuacct.usage; cpuset and pids.max are
+ * written by every job, freezer is THAWED after a kill). What cannot be
+ * given stays open for rmdir. A group that met another taker's spare K
+ * (EEXIST) is removed: either is as good. */
+static void v1_spare_give(struct cgroup_job *job)
+{
+	char spare[24];
+	int k;
+
+	if (job->found || job->fd[V1_CPUSET] < 0 || job->shared[V1_CPUSET])
+		return;
+	if (job->fd[V1_CPUACCT] >= 0 && !job->shared[V1_CPUACCT] &&
+	    file_write(job->fd[V1_CPUACCT], "cpuacct.usage", "0") < 0)
+		return;
+	/* A frozen spare would stop the next job at its first instruction:
+	 * whatever froze it (not qpool, which thaws after a kill), it goes. */
+	if (job->fd[V1_FREEZER] >= 0) {
+		char state[32];
+
+		if (file_read(job->fd[V1_FREEZER], "freezer.state", state, sizeof(state)) < 0 ||
+		    strncmp(state, "THAWED", 6) != 0)
+			return;
+	}
+	for (k = 0; k < V1_SPARES; k++) {
+		snprintf(spare, sizeof(spare), V1_SPARE_FMT, k);
+		if (faccessat(job->parent_fd[V1_CPUSET], spare, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno == ENOENT)
+			break;
+	}
+	if (k == V1_SPARES)
+		return;
+	/* Down to V1_CPUSET (0): cpuset last. */
+	for (int h = V1_N - 1; h >= 0; h--) {
+		if (h == V1_MEMORY || job->shared[h] || job->parent_fd[h] < 0 || job->fd[h] < 0)
+			continue;
+		if (renameat(job->parent_fd[h], job->name, job->parent_fd[h], spare) == 0)
+			fd_close(&job->fd[h]);
+	}
+}
+
 static int v1_job_remove(struct cgroup_job *job)
 {
 	int r = 0;
@@ -1013,6 +1114,18 @@ static int v1_job_remove(struct cgroup_job *job)
 	if (job->fd[V1_MEMORY] >= 0 && v1_memory_cached(job->fd[V1_MEMORY]) &&
 	    v1_memcgs_at_threshold(job))
 		file_write(job->fd[V1_MEMORY], "memory.force_empty", "0");
+	/* Memory first: its rmdir, refused while a task is in the group, is
+	 * the kernel's word that the job's other groups are empty too (the
+	 * job's tasks join all of them before exec). */
+	if (job->fd[V1_MEMORY] >= 0 && job->parent_fd[V1_MEMORY] >= 0) {
+		if (unlinkat(job->parent_fd[V1_MEMORY], job->name, AT_REMOVEDIR) == 0 ||
+		    errno == ENOENT) {
+			fd_close(&job->fd[V1_MEMORY]);
+			v1_spare_give(job);
+		} else {
+			r = errno == ENOTEMPTY || errno == EBUSY ? -EBUSY : -errno;
+		}
+	}
 	for (int h = 0; h < V1_N; h++) {
 		if (job->shared[h] || job->parent_fd[h] < 0 || job->fd[h] < 0)
 			continue;
@@ -1497,6 +1610,7 @@ int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *paren
 		return error_set(err, -ENOMEM, "out of memory");
 	job->ops = ops;
 	job->flags = flags;
+	job->spare = -1;
 	job->reclaim_threshold = CGROUP_RECLAIM_THRESHOLD_DEFAULT;
 	snprintf(job->name, sizeof(job->name), "job.%" PRIu64, jobid);
 	for (int h = 0; h < V1_N; h++)
@@ -1528,6 +1642,7 @@ int cgroup_job_find(const char *root, enum cgroup_mode mode, const char *parent,
 		return error_set(err, -ENOMEM, "out of memory");
 	job->ops = ops;
 	job->found = true;
+	job->spare = -1;
 	job->reclaim_threshold = CGROUP_RECLAIM_THRESHOLD_DEFAULT;
 	snprintf(job->name, sizeof(job->name), "job.%" PRIu64, jobid);
 	for (int h = 0; h < V1_N; h++)

@@ -701,6 +701,121 @@ static void test_v1_job_find(void)
 	cgroup_job_free(job);
 	CU_ASSERT(!exists(d, "memory/qpool/n1/job.9"));
 	CU_ASSERT(!exists(d, "pids/qpool/n1/job.9"));
+	/* A found job's groups are removed, never kept as spares. */
+	CU_ASSERT(!exists(d, "pids/qpool/n1/spare.0"));
+	unit_tmpdir_remove(d);
+}
+
+/* The memory group's files, gone as a real group's are once it is empty. */
+static void v1_memory_files_remove(const char *d, const char *job)
+{
+	const char *names[] = { "memory.limit_in_bytes", "memory.max_usage_in_bytes",
+				"memory.oom_control", "memory.force_empty", "cgroup.procs", "tasks" };
+	char path[4096];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/memory/qpool/n1/%s/%s", d, job, names[i]);
+		(void)unlink(path);
+	}
+}
+
+static bool in_hiers(const char *d, const char *name, const char *const *hiers, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char rel[128];
+
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/%s", hiers[i], name);
+		if (!exists(d, rel))
+			return false;
+	}
+	return true;
+}
+
+/* v1 groups kept for the next job: given back once the memory group is
+ * gone, counters reset; taken by the next job; a frozen one or one with
+ * no free slot removed; a half set made whole; all gone at teardown. */
+static void test_v1_spares(void)
+{
+	static const char *const kept[] = { "cpuset", "cpuacct", "freezer", "pids" };
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	struct cpumask cpus = { { 0 } };
+	char *d = v1_tree(), rel[128];
+
+	cpumask_parse("2-3", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 1, 0, &job, &err), 0);
+	v1_job_files(d, "job.1", false);
+	unit_write_file(d, "cpuacct/qpool/n1/job.1/cpuacct.usage", "5000\n");
+	unit_write_file(d, "freezer/qpool/n1/job.1/freezer.state", "THAWED\n");
+	cgroup_job_reclaim_threshold(job, UINT_MAX);
+	/* Memory still holds a task (its files, here): nothing is given. */
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/spare.0"));
+	CU_ASSERT(in_hiers(d, "job.1", v1_hiers, 5));
+	v1_memory_files_remove(d, "job.1");
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.1"));
+	CU_ASSERT(!exists(d, "memory/qpool/n1/spare.0"));
+	CU_ASSERT(in_hiers(d, "spare.0", kept, 4));
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/job.1", kept[i]);
+		CU_ASSERT(!exists(d, rel));
+	}
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuacct/qpool/n1/spare.0/cpuacct.usage"), "0");
+
+	/* The next job takes it (the groups' files come along); memory is
+	 * made anew. */
+	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 2, 0, &job, &err), 0);
+	CU_ASSERT(in_hiers(d, "job.2", v1_hiers, 5));
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/spare.0"));
+	CU_ASSERT(!exists(d, "pids/qpool/n1/spare.0"));
+	CU_ASSERT(exists(d, "pids/qpool/n1/job.2/pids.max"));
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.2/memory.limit_in_bytes"));
+	CU_ASSERT_EQUAL(cgroup_job_configure(job, &(struct cgroup_limits){ .cpus = "3", .mems = "0" },
+					     &err), 0);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "cpuset/qpool/n1/job.2/cpuset.cpus"), "3");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "pids/qpool/n1/job.2/pids.max"), "max");
+	/* Frozen by someone: not kept. */
+	unit_write_file(d, "freezer/qpool/n1/job.2/freezer.state", "FROZEN\n");
+	cgroup_job_reclaim_threshold(job, UINT_MAX);
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/spare.0"));
+	CU_ASSERT(exists(d, "cpuset/qpool/n1/job.2"));
+	v1_job_files_remove(d, "job.2");
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/job.2"));
+
+	/* A half set (a crash between renames): what is missing is made. */
+	mkdir_rel(d, "cpuset/qpool/n1/spare.0");
+	mkdir_rel(d, "pids/qpool/n1/spare.0");
+	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 3, 0, &job, &err), 0);
+	CU_ASSERT(in_hiers(d, "job.3", v1_hiers, 5));
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/spare.0"));
+	CU_ASSERT(!exists(d, "pids/qpool/n1/spare.0"));
+	/* Every slot taken: removed, not kept. */
+	for (int k = 0; k < 8; k++) {
+		snprintf(rel, sizeof(rel), "cpuset/qpool/n1/spare.%d", k);
+		mkdir_rel(d, rel);
+	}
+	cgroup_job_reclaim_threshold(job, UINT_MAX);
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+	CU_ASSERT(!exists(d, "pids/qpool/n1/job.3"));
+	CU_ASSERT(!exists(d, "pids/qpool/n1/spare.0"));
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/spare.8"));
+
+	/* Teardown removes the spares with the node's group. */
+	rm(d, "cpuset/qpool/n1/cpuset.cpus");
+	rm(d, "cpuset/qpool/n1/cpuset.mems");
+	for (size_t i = 1; i < 5; i++) {
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/cgroup.procs", v1_hiers[i]);
+		rm(d, rel);
+	}
+	CU_ASSERT_EQUAL(cgroup_node_teardown(d, CGROUP_MODE_V1, "qpool/n1"), 0);
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1"));
 	unit_tmpdir_remove(d);
 }
 
@@ -1123,6 +1238,7 @@ static const struct unit_test cgroup_tests[] = {
 	{ "v1 realtime with cpu,cpuacct co-mounted; OOM count", test_v1_rt_comounted },
 	{ "v1 existing job group: refused when populated, remade when empty", test_v1_job_exists },
 	{ "v1 job groups found after a dead wrapper", test_v1_job_find },
+	{ "v1 groups kept for the next job", test_v1_spares },
 	{ "node group memory and pids limits, v1 and v2", test_node_limits },
 	{ "job groups in a node group", test_node_job_ids },
 	{ "v1 RT budget left by another pool", test_v1_rt_two_pools },
