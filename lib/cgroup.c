@@ -67,8 +67,8 @@ static const bool v1_required[V1_N] = { true, true, true, false, false, false };
  * (docs/ARCHITECTURE.md, "Groups kept for the next job"). Creating and
  * removing a v1 group costs the machine far more than the two syscalls
  * show (the kernel frees it in workers after an RCU grace period):
- * bench/floor, a fork and exec of `true` with no scheduler, runs ~1,150
- * jobs/s on 2 CPUs with all six groups made and removed per job, ~1,800
+ * bench/floor, a fork and exec of `true` with no scheduler, runs ~1,250
+ * jobs/s on 2 CPUs with all six groups made and removed per job, ~1,600
  * with the five kept. Memory stays a group per job: page cache a job
  * leaves stays charged to its group, and would count in the next job's
  * peak. A job takes spare K by renaming it in cpuset first (the rename
