@@ -617,6 +617,22 @@ static void test_v1_rt_comounted(void)
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
 	CU_ASSERT(exists(d, "cpu,cpuacct/qpool/.rt"));       /* shared: stays */
 	cgroup_job_free(job);
+	/* Its cpuset group was kept; the set has no cpu,cpuacct group (it
+	 * used the shared one), so the next job takes the cpuset spare and
+	 * makes that one. */
+	CU_ASSERT(exists(d, "cpuset/qpool/n1/spare.0"));
+	r = cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 9, 0, &job, &err);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	CU_ASSERT(exists(d, "cpuset/qpool/n1/job.9"));
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/spare.0"));
+	CU_ASSERT(exists(d, "cpu,cpuacct/qpool/n1/job.9"));
+	/* Its cpuacct.usage cannot be reset (a fake group has no files):
+	 * nothing is kept, all is removed. */
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/job.9"));
+	CU_ASSERT(!exists(d, "cpuset/qpool/n1/spare.0"));
+	CU_ASSERT(!exists(d, "cpu,cpuacct/qpool/n1/job.9"));
+	cgroup_job_free(job);
 
 	rm(d, "cpuset/qpool/n1/cpuset.cpus");
 	rm(d, "cpuset/qpool/n1/cpuset.mems");
