@@ -772,21 +772,18 @@ static int v1_spare_take(struct cgroup_job *job, int h)
 {
 	char spare[24];
 
-	if (h == V1_CPUSET) {
-		for (int k = 0; k < V1_SPARES && job->spare < 0; k++) {
-			snprintf(spare, sizeof(spare), V1_SPARE_FMT, k);
-			if (renameat(job->parent_fd[h], spare, job->parent_fd[h], job->name) == 0)
-				job->spare = k;
-			else if (errno != ENOENT)
-				break;   /* a stale job group of that name: job_dir_make's */
+	for (int k = h == V1_CPUSET ? 0 : job->spare; k >= 0 && k < V1_SPARES; k++) {
+		snprintf(spare, sizeof(spare), V1_SPARE_FMT, k);
+		if (renameat(job->parent_fd[h], spare, job->parent_fd[h], job->name) == 0) {
+			job->spare = k;
+			return dir_open(job->parent_fd[h], job->name);
 		}
-	} else if (job->spare >= 0) {
-		snprintf(spare, sizeof(spare), V1_SPARE_FMT, job->spare);
-		if (renameat(job->parent_fd[h], spare, job->parent_fd[h], job->name) < 0)
-			return -ENOENT;
-		return dir_open(job->parent_fd[h], job->name);
+		/* Not there; or, in cpuset, a stale job group of that name
+		 * (job_dir_make's to judge). Only cpuset looks further. */
+		if (h != V1_CPUSET || errno != ENOENT)
+			break;
 	}
-	return job->spare >= 0 ? dir_open(job->parent_fd[h], job->name) : -ENOENT;
+	return -ENOENT;
 }
 
 static int v1_job_open(struct cgroup_job *job, const char *root, const char *parent,
@@ -1127,8 +1124,8 @@ static int v1_job_remove(struct cgroup_job *job)
 		}
 	}
 	for (int h = 0; h < V1_N; h++) {
-		if (job->shared[h] || job->parent_fd[h] < 0 || job->fd[h] < 0)
-			continue;
+		if (h == V1_MEMORY || job->shared[h] || job->parent_fd[h] < 0 || job->fd[h] < 0)
+			continue;   /* memory: tried above */
 		if (unlinkat(job->parent_fd[h], job->name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
 			if (r == 0)
 				r = errno == ENOTEMPTY ? -EBUSY : -errno;
