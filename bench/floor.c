@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -207,7 +207,9 @@ static void v1_job_files(const char *d, const char *job, bool memsw)
 	}
 }
 
-static void v1_job_files_remove(const char *d, const char *job)
+/* The files of job's group in hierarchy v1_hiers[h], gone as a real
+ * group's are once it is empty. */
+static void v1_hier_files_remove(const char *d, size_t h, const char *job)
 {
 	char rel[256];
 	const char *names[] = { "cpuset.cpus", "cpuset.mems", "cpuacct.usage",
@@ -215,12 +217,17 @@ static void v1_job_files_remove(const char *d, const char *job)
 				"memory.max_usage_in_bytes", "memory.oom_control",
 				"memory.force_empty", "freezer.state", "pids.max", "cgroup.procs", "tasks" };
 
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/%s/%s", v1_hiers[h], job, names[i]);
+		if (exists(d, rel))
+			rm(d, rel);
+	}
+}
+
+static void v1_job_files_remove(const char *d, const char *job)
+{
 	for (size_t h = 0; h < 5; h++)
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-			snprintf(rel, sizeof(rel), "%s/qpool/n1/%s/%s", v1_hiers[h], job, names[i]);
-			if (exists(d, rel))
-				rm(d, rel);
-		}
+		v1_hier_files_remove(d, h, job);
 }
 
 static void test_v1_job(void)
@@ -722,19 +729,6 @@ static void test_v1_job_find(void)
 	unit_tmpdir_remove(d);
 }
 
-/* The memory group's files, gone as a real group's are once it is empty. */
-static void v1_memory_files_remove(const char *d, const char *job)
-{
-	const char *names[] = { "memory.limit_in_bytes", "memory.max_usage_in_bytes",
-				"memory.oom_control", "memory.force_empty", "cgroup.procs", "tasks" };
-	char path[4096];
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "%s/memory/qpool/n1/%s/%s", d, job, names[i]);
-		(void)unlink(path);
-	}
-}
-
 static bool in_hiers(const char *d, const char *name, const char *const *hiers, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -769,7 +763,7 @@ static void test_v1_spares(void)
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
 	CU_ASSERT(!exists(d, "cpuset/qpool/n1/spare.0"));
 	CU_ASSERT(in_hiers(d, "job.1", v1_hiers, 5));
-	v1_memory_files_remove(d, "job.1");
+	v1_hier_files_remove(d, 2, "job.1");   /* memory */
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
 	cgroup_job_free(job);
 	CU_ASSERT(!exists(d, "memory/qpool/n1/job.1"));
