@@ -9,6 +9,7 @@
 
 #include "arrayspec.h"
 #include "depend.h"
+#include "jobattr.h"
 #include "jobscript.h"
 #include "parse.h"
 
@@ -785,6 +786,14 @@ static int w_set(struct jobspec *js, const char *arg, struct error *err)
 						 eq + 1);
 			r = string_set(&js->group, eq + 1) ?: attr_set(js, "group_list", eq + 1);
 		} else {
+			struct error why;
+
+			/* A name qpool prints from its own fields would print
+			 * over them in qstat -f (issue 29). */
+			if (jobattr_name_check(tok, &why) < 0)
+				return error_set(err, -EINVAL, "-W: %s", why.text);
+			if (!strcasecmp(tok, "interactive"))
+				return error_set(err, -EINVAL, "-W interactive: qsub -I makes a job interactive");
 			r = attr_set(js, tok, eq + 1) ?:
 			    warn(js, "-W %s=%s: recorded, not used by qpool", tok, eq + 1);
 		}

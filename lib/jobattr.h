@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* The names a job's recorded PBS attributes may have (qsub -W NAME=VALUE). */
+#ifndef QPOOL_JOBATTR_H
+#define QPOOL_JOBATTR_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+/* Longest recorded attribute name, in bytes. */
+#define JOBATTR_NAME_MAX 64
+
+/* Whether name may be recorded beside a job: PBS's grammar (a letter,
+ * then letters, digits, '_' and '.'; no empty part between dots; at most
+ * JOBATTR_NAME_MAX bytes), and not an attribute qpool or PBS sets itself
+ * (Job_Owner, euser, job_state, exec_host, Exit_status, resources_used.*,
+ * Output_Path, qpool_state, ...: compared without case, and for "A.b" by
+ * A, Resource_List.b excepted). 0, or -EINVAL with a line in err (which
+ * may be NULL). */
+int jobattr_name_check(const char *name, struct error *err);
+
+static inline bool jobattr_name_ok(const char *name)
+{
+	return jobattr_name_check(name, NULL) == 0;
+}
+
+#endif
