@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arrayspec.h"
+#include "jobattr.h"
 #include "jobenv.h"
 #include "log.h"
 #include "server-internal.h"
@@ -163,9 +164,16 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		       (unsigned)(SUBMIT_PAYLOAD_MAX / 1024));
 	if (prio < -1024 || prio > 1023)
 		REFUSE("-p %lld: a priority is -1024 to 1023", prio);
-	json_object_foreach(attrs, key, v)
-		if (!json_is_string(v) || !*key || strlen(key) > 64 || json_string_length(v) > 4096)
-			REFUSE("attrs: '%.64s' is not a short name with a string value", key);
+	if (attrs && !json_is_object(attrs))
+		REFUSE("attrs must be an object of strings");
+	json_object_foreach(attrs, key, v) {
+		/* qstat -f prints these beside qpool's own attributes: a name
+		 * of qpool's, or one outside PBS's grammar, would forge them. */
+		if (jobattr_name_check(key, &jerr) < 0)
+			REFUSE("attrs: %s", jerr.text);
+		if (!json_is_string(v) || json_string_length(v) > 4096)
+			REFUSE("attrs: %s is not a string of at most 4096 bytes", key);
+	}
 
 	if (qname && *qname) {
 		q = config_queue(s->config, qname);
