@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jobattr.h"
 #include "jobfmt.h"
 #include "jobid.h"
 #include "parse.h"
@@ -203,10 +204,12 @@ void jobfmt_job_full(FILE *f, const json_t *job)
 	key_str(f, "reason", job, "reason");
 	key_str(f, "Output_Path", job, "stdout");
 	key_str(f, "Error_Path", job, "stderr");
-	if (wire_bool(job, "join", 0))
-		fprintf(f, "    Join_Path = %s\n",
-			wire_str(json_object_get(job, "attrs"), "Join_Path") ?
-			wire_str(json_object_get(job, "attrs"), "Join_Path") : "oe");
+	if (wire_bool(job, "join", 0)) {
+		fputs("    Join_Path = ", f);
+		jobfmt_escaped_put(f, wire_str(json_object_get(job, "attrs"), "Join_Path") ?
+				   wire_str(json_object_get(job, "attrs"), "Join_Path") : "oe");
+		fputc('\n', f);
+	}
 	key_str(f, "workdir", job, "workdir");
 	v = wire_int(job, "cpu_ns", NONE);
 	if (v != NONE && v >= 0) {
@@ -223,7 +226,9 @@ void jobfmt_job_full(FILE *f, const json_t *job)
 	}
 	/* What qsub recorded under PBS names (Account_Name, Resource_List.place, ...). */
 	json_object_foreach((json_t *)json_object_get(job, "attrs"), key, a) {
-		if (!json_is_string(a) || strcmp(key, "Join_Path") == 0)
+		/* Not over qpool's own lines (a row of an older qpool may
+		 * hold any name). */
+		if (!json_is_string(a) || strcmp(key, "Join_Path") == 0 || !jobattr_name_ok(key))
 			continue;
 		fputs("    ", f);
 		jobfmt_escaped_put(f, key);

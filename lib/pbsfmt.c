@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jobattr.h"
 #include "jobfmt.h"
 #include "jobid.h"
 #include "parse.h"
@@ -267,7 +268,9 @@ static void recorded_merge(json_t *a, const json_t *recorded)
 	json_object_foreach((json_t *)recorded, key, v) {
 		const char *dot = strchr(key, '.');
 
-		if (!json_is_string(v))
+		/* A row of an older qpool may hold any name: one of qpool's
+		 * own would print over it, one with a newline forge lines. */
+		if (!json_is_string(v) || !jobattr_name_ok(key))
 			continue;
 		if (dot && dot != key && dot[1]) {
 			char parent[64];
@@ -418,7 +421,9 @@ void pbsfmt_attrs_put(FILE *f, const json_t *attrs)
 
 	json_object_foreach((json_t *)attrs, key, v) {
 		if (!json_is_object(v)) {
-			fprintf(f, "    %s = ", key);
+			fputs("    ", f);
+			jobfmt_escaped_put(f, key);
+			fputs(" = ", f);
 			value_put(f, v);
 			fputc('\n', f);
 		} else if (strcmp(key, "Variable_List") == 0) {
@@ -435,7 +440,11 @@ void pbsfmt_attrs_put(FILE *f, const json_t *attrs)
 			fputc('\n', f);
 		} else {
 			json_object_foreach(v, sub, w) {
-				fprintf(f, "    %s.%s = ", key, sub);
+				fputs("    ", f);
+				jobfmt_escaped_put(f, key);
+				fputc('.', f);
+				jobfmt_escaped_put(f, sub);
+				fputs(" = ", f);
 				value_put(f, w);
 				fputc('\n', f);
 			}
