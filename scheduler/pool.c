@@ -313,6 +313,11 @@ static void node_unlink_entry(struct alloc_entry *e)
 	e->nnext = e->nprev = NULL;
 }
 
+uint64_t pool_job_weight(const struct job *j)
+{
+	return job_weight(j);
+}
+
 void pool_waiting_count(const struct pool *p, const char *queue, uid_t uid, struct pool_waiting *ret)
 {
 	memset(ret, 0, sizeof(*ret));

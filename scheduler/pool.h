@@ -77,6 +77,8 @@ struct pool_waiting {
 	uint64_t all, queue, user, queue_user;
 };
 void pool_waiting_count(const struct pool *p, const char *queue, uid_t uid, struct pool_waiting *ret);
+/* What waiting job j counts for there: 1, or an array's waiting subjobs. */
+uint64_t pool_job_weight(const struct job *j);
 
 /* Job arrays: an array is one pooled job (j->array) that waits for as
  * many subjobs as it has positions without a row; the pass makes a

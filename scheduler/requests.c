@@ -28,15 +28,18 @@ static bool path_ok(const char *p)
  * ([server]), the queue's and one user's in it ([queue]). Submissions
  * waiting for this iteration's commit count too, so a burst cannot pass a
  * cap. A job array counts each subjob: n is what this submission adds. */
-static int queued_limit_check(struct server *s, uid_t uid, const char *owner, const struct queue_conf *q,
-			      char *errbuf, size_t errlen, uint64_t n)
+int queued_limit_check(struct server *s, uid_t uid, const char *owner, const struct queue_conf *q,
+		       char *errbuf, size_t errlen, uint64_t n, bool queue_only)
 {
 	const struct config *cf = s->config;
+	/* A job moving between queues is in the pool's counts already. */
+	uint64_t max_all = queue_only ? 0 : cf->max_queued;
+	uint64_t max_user = queue_only ? 0 : cf->max_queued_per_user;
 	struct pool_waiting w;
 	bool arrays = n > 1;
 	char more[64] = "";
 
-	if (!cf->max_queued && !cf->max_queued_per_user && !q->max_queued && !q->max_queued_per_user)
+	if (n == 0 || (!max_all && !max_user && !q->max_queued && !q->max_queued_per_user))
 		return 0;
 	pool_waiting_count(s->pool, q->name, uid, &w);
 	w.all += n - 1;
@@ -49,8 +52,8 @@ static int queued_limit_check(struct server *s, uid_t uid, const char *owner, co
 	 * a pipelined burst holds hundreds. */
 	if (!arrays && (!q->max_queued_per_user || w.queue_user + s->n_pending < q->max_queued_per_user) &&
 	    (!q->max_queued || w.queue + s->n_pending < q->max_queued) &&
-	    (!cf->max_queued_per_user || w.user + s->n_pending < cf->max_queued_per_user) &&
-	    (!cf->max_queued || w.all + s->n_pending < cf->max_queued))
+	    (!max_user || w.user + s->n_pending < max_user) &&
+	    (!max_all || w.all + s->n_pending < max_all))
 		return 0;
 	for (const struct pending *p = s->pending; p; p = p->next) {
 		uint64_t k = p->submit.array_count > 0 ? (uint64_t)p->submit.array_count : 1;
@@ -76,10 +79,10 @@ static int queued_limit_check(struct server *s, uid_t uid, const char *owner, co
 	if (q->max_queued && w.queue >= q->max_queued)
 		return snprintf(errbuf, errlen, "queue %s holds %llu jobs waiting, the most it may (max_queued)%s",
 				q->name, (unsigned long long)(w.queue - (n - 1)), more), -EDQUOT;
-	if (cf->max_queued_per_user && w.user >= cf->max_queued_per_user)
+	if (max_user && w.user >= max_user)
 		return snprintf(errbuf, errlen, "%s has %llu jobs waiting, the most one user may "
 				"(max_queued_per_user)%s", owner, (unsigned long long)(w.user - (n - 1)), more), -EDQUOT;
-	if (cf->max_queued && w.all >= cf->max_queued)
+	if (max_all && w.all >= max_all)
 		return snprintf(errbuf, errlen, "the pool holds %llu jobs waiting, the most it may (max_queued)%s",
 				(unsigned long long)(w.all - (n - 1)), more), -EDQUOT;
 	return 0;
@@ -252,7 +255,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	depend = wire_str(msg, "depend");
 	if (depend && depend_submit_check(s, c->uid, depend, errbuf, errlen) < 0)
 		return -EINVAL;
-	if (queued_limit_check(s, c->uid, owner, q, errbuf, errlen, array ? (uint64_t)aspec.count : 1) < 0)
+	if (queued_limit_check(s, c->uid, owner, q, errbuf, errlen, array ? (uint64_t)aspec.count : 1, false) < 0)
 		return -EDQUOT;
 	if (group && !user_in_group(owner, c->gid, group))
 		REFUSE("-W group_list=%s: %s is not a member of group %s", group, owner, group);

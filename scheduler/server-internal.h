@@ -146,6 +146,12 @@ void request_handle(struct conn *c, const char *op, long long req_id, json_t *ms
 /* requests.c: the job of a request's "jobid", checked for ownership
  * (owner or root); replies itself and returns NULL otherwise. */
 struct job *job_for_change(struct conn *c, long long req_id, json_t *msg);
+/* requests.c: the caps on waiting jobs (max_queued, max_queued_per_user)
+ * for n more waiting jobs of uid in queue q, the submissions of this
+ * iteration counted; queue_only: q's caps only (qmove: the job is in the
+ * pool's counts already). 0, or -EDQUOT with one line in errbuf. */
+int queued_limit_check(struct server *s, uid_t uid, const char *owner, const struct queue_conf *q,
+		       char *errbuf, size_t errlen, uint64_t n, bool queue_only);
 /* jobctl.c: alter, move, swap, signal, rerun (qalter, qmove, qorder, qsig,
  * qrerun); and qdel -W force of a running job. */
 void jobctl_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
