@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -234,18 +235,42 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j)
 	struct server *s = c->server;
 	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
 	const char *who = server_user_name(s, c->uid);
+	char reason[sizeof(res.reason)];
 	int r;
 
-	/* Best effort: a node that answers stops it as for qdel; one
-	 * that does not will hear on its return that the job is not its own. */
-	node_signal(s, j, SIGTERM);
-	snprintf(res.reason, sizeof(res.reason), "deleted with -W force by %s", who ? who : "?");
+	/* A node that answers still runs the job: its CPUs are the job's
+	 * until the node reports its processes gone, or the next job would
+	 * share them for up to kill_grace and this one's usage be lost. So
+	 * the job is cancelled as by qdel (SIGTERM: gded records a cancel)
+	 * and then killed at once (SIGKILL forwarded to it, no grace), and
+	 * ends by its node's report. */
+	snprintf(reason, sizeof(reason), "deleted with -W force by %s", who ? who : "?");
+	r = server_job_cancel(s, j, "with -W force");
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	/* Deleted, not requeued, whatever a qrerun before asked. */
+	j->rerun = false;
+	free(j->end_reason);
+	j->end_reason = strdup(reason);
+	if (node_signal(s, j, SIGRTMIN + SIGKILL)) {
+		log_info("job %lld: forced delete by uid %d; it ends when node %s reports it", (long long)j->id,
+			 (int)c->uid, job_node(j) ? job_node(j) : "?");
+		conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(j->state)));
+		return;
+	}
+	/* Its node is down: nothing can be waited for (PBS's force). The
+	 * node, back, hears at registration that the job is not its own and
+	 * kills it (nodes.c, node_reconcile). */
+	memcpy(res.reason, reason, sizeof(res.reason));
 	r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	log_info("job %lld force-deleted by uid %d", (long long)j->id, (int)c->uid);
+	log_info("job %lld force-deleted by uid %d (node %s down)", (long long)j->id, (int)c->uid,
+		 job_node(j) ? job_node(j) : "?");
 	server_job_finished(s, j, JOB_CANCELLED);
 	s->sched_dirty = true;
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(JOB_CANCELLED)));
