@@ -789,7 +789,7 @@ static int w_set(struct jobspec *js, const char *arg, struct error *err)
 			struct error why;
 
 			/* A name qpool prints from its own fields would print
-			 * over them in qstat -f (issue 29). */
+			 * over them in qstat -f. */
 			if (jobattr_name_check(tok, &why) < 0)
 				return error_set(err, -EINVAL, "-W: %s", why.text);
 			if (!strcasecmp(tok, "interactive"))

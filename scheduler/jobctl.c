@@ -111,7 +111,7 @@ static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool mo
 		r = limits_check(s, q, j, a.ncpus, a.mem, a.walltime, text, sizeof(text));
 	}
 	/* Into another queue, the job is one more waiting there: its caps
-	 * hold as for a qsub into it (issue 29). */
+	 * hold as for a qsub into it. */
 	if (r == 0 && move && strcmp(q->name, j->queue) != 0 && waiting(j))
 		r = queued_limit_check(s, j->uid, wire_str(row, "owner") ? wire_str(row, "owner") : "?", q,
 				       text, sizeof(text), pool_job_weight(j), true);
