@@ -22,6 +22,7 @@ void jobspec_init(struct jobspec *js)
 		.join = -1, .hold = -1, .rerunnable = -1, .export_all = -1,
 		.ompthreads = -1, .priority = JOBSPEC_PRIORITY_UNSET, .quiet = -1,
 		.interactive = -1, .mail = -1, .place = JOBSPEC_PLACE_UNSET, .excl = -1, .block = -1,
+		.workdir_submit = -1,
 	};
 }
 
@@ -624,6 +625,15 @@ static int resource_set(struct jobspec *js, const char *item, size_t len, struct
 	memcpy(buf, item, len);
 	buf[len] = '\0';
 	eq = strchr(buf, '=');
+	/* PBS Pro's bare wd (NCI's Gadi: start in the submission directory,
+	 * not HOME), which is where qpool starts a job anyway; a -d/-w
+	 * given before it is undone, as the later option wins. */
+	if (!eq && !strcmp(buf, "wd")) {
+		free(js->workdir);
+		js->workdir = NULL;
+		js->workdir_submit = 1;
+		return attr_set(js, "Resource_List.wd", "1");
+	}
 	if (!eq)
 		return error_set(err, -EINVAL, "-l %s: expected name=value", buf);
 	*eq = '\0';
@@ -923,6 +933,8 @@ int jobspec_option(struct jobspec *js, int opt, const char *arg, struct error *e
 	case 'd':
 	case 'w':
 		r = text_arg_check(opt == 'd' ? "-d" : "-w", "directory", arg, err);
+		if (r == 0)
+			js->workdir_submit = 0;
 		return r < 0 ? r : string_set(&js->workdir, arg);
 	case 'k':
 		/* qpool always writes the output files in place as the job
@@ -971,6 +983,10 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 	r = r ?: merge_string(&dst->stderr_path, src->stderr_path);
 	r = r ?: merge_string(&dst->shell, src->shell);
 	r = r ?: merge_string(&dst->prefix, src->prefix);
+	if (src->workdir_submit > 0) {
+		free(dst->workdir);
+		dst->workdir = NULL;
+	}
 	r = r ?: merge_string(&dst->workdir, src->workdir);
 	r = r ?: merge_string(&dst->group, src->group);
 	r = r ?: merge_string(&dst->start_after, src->start_after);
@@ -994,6 +1010,8 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 		dst->mail = src->mail;
 	if (src->block >= 0)
 		dst->block = src->block;
+	if (src->workdir_submit >= 0)
+		dst->workdir_submit = src->workdir_submit;
 	if (src->ncpus >= 0) {
 		dst->ncpus = src->ncpus;
 		r = chunks_set(dst, src->chunks, src->n_chunks);
@@ -1023,6 +1041,30 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 		if (r < 0)
 			return r;
 	}
+	return 0;
+}
+
+int jobspec_output_path(const char *cwd, const char *opt, const char *arg, char *buf, size_t len,
+			size_t *ret_host_len, struct error *err)
+{
+	const char *colon = strchr(arg, ':'), *path = arg;
+	int n;
+
+	*ret_host_len = 0;
+	if (colon && colon != arg && !memchr(arg, '/', (size_t)(colon - arg))) {
+		*ret_host_len = (size_t)(colon - arg);
+		path = colon + 1;
+	}
+	if (!*path)
+		return error_set(err, -EINVAL, "%s %s: no path", opt, arg);
+	/* PBS resolves a relative path against qsub's directory, with a
+	 * host: or without. */
+	if (path[0] == '/')
+		n = snprintf(buf, len, "%s", path);
+	else
+		n = snprintf(buf, len, "%s/%s", strcmp(cwd, "/") ? cwd : "", path);
+	if (n < 0 || (size_t)n >= len)
+		return error_set(err, -ENAMETOOLONG, "%s %.60s: path too long", opt, arg);
 	return 0;
 }
 

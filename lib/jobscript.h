@@ -67,6 +67,7 @@ struct jobspec {
 	char *shell;                /* -S: the interpreter, over the #! line */
 	char *prefix;               /* -C: directive prefix; NULL: #PBS and #QP */
 	char *workdir;              /* -d / -w: the job's working directory */
+	int workdir_submit;         /* -l wd: 1 (the submission directory), -d: 0, -1 unset */
 	char *group;                /* -W group_list=: the group to run with */
 	char *start_after;          /* -a [[[[CC]YY]MM]DD]hhmm[.SS], as given */
 	int64_t ompthreads;         /* -l ompthreads=N, -1 unset */
@@ -117,6 +118,15 @@ const char *jobspec_attr(const struct jobspec *js, const char *name);
 /* Overrides dst with every member set in src (command line over
  * directives); src's -v entries are appended after dst's. 0 or -ENOMEM. */
 int jobspec_merge(struct jobspec *dst, const struct jobspec *src);
+
+/* An output path (-o, -e) as PBS takes it, [host:]path, into buf (len
+ * bytes): absolute, a relative path taken from cwd (qsub's directory),
+ * with a host: or without. *ret_host_len is the length of the host part
+ * at the start of arg (0: none), for the caller to check it names this
+ * host. opt ("-o") starts messages. 0, or -EINVAL ("-o host:: no path"),
+ * -ENAMETOOLONG, with err set. */
+int jobspec_output_path(const char *cwd, const char *opt, const char *arg, char *buf, size_t len,
+			size_t *ret_host_len, struct error *err);
 
 /* Checks that text[0..len) is a job script: non-empty, no NUL byte, valid
  * UTF-8. Returns 0 or -EINVAL with err like "line 3: not valid UTF-8". */
