@@ -31,7 +31,7 @@ static const char usage_text[] =
 	"                     place=scatter|pack|free[:excl]; may repeat\n"
 	"  -o path, -e path   standard output / error file (relative to this directory)\n"
 	"  -j oe | -j n       join standard error into standard output, or not\n"
-	"  -v VAR[=val],...   pass variables (VAR alone: its value here)\n"
+	"  -v VAR[=val],...   pass variables (VAR alone: its value here, empty if unset)\n"
 	"  -V                 pass this whole environment\n"
 	"  -h                 submit the job held (qrls releases it)\n"
 	"  -r y|n             whether the job may be re-run\n"
@@ -93,7 +93,8 @@ static int script_read(int fd, char **ret, size_t *ret_len)
 }
 
 /* The job's environment: all of ours with -V (skipping entries JSON cannot
- * carry), then each -v, later ones winning. */
+ * carry), then each -v, later ones winning; a -v name not set here is
+ * passed empty. */
 static int env_build(const struct jobspec *js, json_t **ret)
 {
 	json_t *env = js->export_all > 0 ? jobenv_environ() : json_object();
@@ -105,10 +106,10 @@ static int env_build(const struct jobspec *js, json_t **ret)
 		const struct jobspec_var *v = &js->vars[i];
 		const char *value = v->value ? v->value : getenv(v->name);
 
-		if (!value) {
-			json_decref(env);
-			return cmd_fail(1, "-v %s: %s is not set in qsub's environment", v->name, v->name);
-		}
+		/* As PBS: a name not set here is passed, empty (scripts name
+		 * what they may set later, e.g. -v month,year). */
+		if (!value)
+			value = "";
 		if (!utf8_valid(value, strlen(value))) {
 			json_decref(env);
 			return cmd_fail(1, "-v %s: the value is not valid UTF-8", v->name);
@@ -141,49 +142,31 @@ static bool host_is_local(const char *host, size_t len)
 		host[short_len] == '.');
 }
 
-/* An output path as PBS takes it: [host:]path, relative to the working
+/* An output path as PBS takes it: [host:]path, relative to qsub's
  * directory; a directory (written DIR/, or one that exists) gets the
  * default file name in it, which qpoold adds (it knows the id). */
-static int path_absolute(const char *workdir, const char *opt, const char *path, json_t *req,
+static int path_absolute(const char *cwd, const char *opt, const char *path, json_t *req,
 			 const char *key)
 {
-	const char *colon = path ? strchr(path, ':') : NULL;
+	char abs[PATH_MAX + 1];
+	struct error err;
 	struct stat st;
-	char *abs;
-	size_t n;
+	size_t host_len, n;
 
 	if (!path)
 		return 0;
-	if (colon && colon != path && !memchr(path, '/', (size_t)(colon - path))) {
-		/* PBS's host:path: the output goes to that host. qpool writes
-		 * it in place from the node; the host must be this one. */
-		if (!host_is_local(path, (size_t)(colon - path)))
-			return cmd_fail(1, "%s %s: qpool writes output files in place and cannot send them "
-					"to host %.*s; give a path on a file system this host shares with "
-					"the nodes (without host:)", opt, path, (int)(colon - path), path);
-		path = colon + 1;
-		if (path[0] != '/')
-			return cmd_fail(1, "%s %s: a path after host: must be absolute", opt, colon + 1);
-	}
-	if (path[0] == '/')
-		abs = strdup(path);
-	else if (asprintf(&abs, "%s/%s", strcmp(workdir, "/") ? workdir : "", path) < 0)
-		abs = NULL;
-	if (!abs)
-		return cmd_fail(1, "out of memory");
+	if (jobspec_output_path(cwd, opt, path, abs, sizeof(abs) - 1, &host_len, &err) < 0)
+		return cmd_fail(1, "%s", err.text);
+	/* PBS's host:path: the output goes to that host. qpool writes it in
+	 * place from the node; the host must be this one. */
+	if (host_len && !host_is_local(path, host_len))
+		return cmd_fail(1, "%s %s: qpool writes output files in place and cannot send them "
+				"to host %.*s; give a path on a file system this host shares with "
+				"the nodes (without host:)", opt, path, (int)host_len, path);
 	n = strlen(abs);
-	if (abs[n - 1] != '/' && stat(abs, &st) == 0 && S_ISDIR(st.st_mode)) {
-		char *d;
-
-		if (asprintf(&d, "%s/", abs) < 0) {
-			free(abs);
-			return cmd_fail(1, "out of memory");
-		}
-		free(abs);
-		abs = d;
-	}
+	if (abs[n - 1] != '/' && stat(abs, &st) == 0 && S_ISDIR(st.st_mode))
+		strcpy(abs + n, "/");
 	json_object_set_new(req, key, json_string(abs));
-	free(abs);
 	return 0;
 }
 
