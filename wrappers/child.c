@@ -202,6 +202,29 @@ fail:
 	return r;
 }
 
+/* Opens one output file as the user. One the user cannot create where
+ * asked (a directory this node lacks) goes to its kept path, as PBS keeps
+ * what it cannot deliver; the errno is left in the page for the parent
+ * to say so. On failure, child_fail with the asked path's reason. */
+static int child_output(const struct gded_child *c, const char *path, bool is_err, int err_fd)
+{
+	char why[128], kept[PATH_MAX], why_kept[128];
+	int fd, k;
+
+	fd = gded_output_open(path, 0, why, sizeof(why));
+	if (fd >= 0)
+		return fd;
+	if (!gded_output_undeliverable(path, fd) ||
+	    gded_output_kept_path(c->job, is_err, kept, sizeof(kept)) < 0)
+		child_fail(c, err_fd, "cannot open %s: %s", path, why);
+	k = gded_output_open(kept, 0, why_kept, sizeof(why_kept));
+	if (k < 0)
+		child_fail(c, err_fd, "cannot open %s: %s (nor keep it in %s: %s)", path, why, kept,
+			   why_kept);
+	c->exec_stamp[is_err ? 5 : 4] = -fd;
+	return k;
+}
+
 /* Opens stdout and stderr with the user's own credentials (we are the
  * user by now) and umask, stderr first so that a failure to open stdout
  * can still be told in the stderr file. Returns the stderr fd through
@@ -209,17 +232,11 @@ fail:
 static int child_outputs(const struct gded_child *c, int *ret_err)
 {
 	const struct gded_job *job = c->job;
-	char why[128];
 	int out, err = -1;
 
-	if (!job->join) {
-		err = gded_output_open(job->stderr_path, 0, why, sizeof(why));
-		if (err < 0)
-			child_fail(c, -1, "cannot open %s: %s", job->stderr_path, why);
-	}
-	out = gded_output_open(job->stdout_path, 0, why, sizeof(why));
-	if (out < 0)
-		child_fail(c, err, "cannot open %s: %s", job->stdout_path, why);
+	if (!job->join)
+		err = child_output(c, job->stderr_path, true, -1);
+	out = child_output(c, job->stdout_path, false, err);
 	*ret_err = job->join ? out : err;
 	return out;
 }

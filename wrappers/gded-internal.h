@@ -3,6 +3,7 @@
 #ifndef QPOOL_GDED_INTERNAL_H
 #define QPOOL_GDED_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,7 +44,9 @@ struct gded_child {
 	int64_t *exec_stamp;       /* MAP_SHARED page: [0] wall, [1] mono,
 	                            * [2] execve's errno when it failed,
 	                            * [3] 1 when the script's one command was
-	                            * exec'ed without its shell */
+	                            * exec'ed without its shell, [4] [5] the
+	                            * errno that kept stdout (stderr) out of
+	                            * its path: it went to its kept path */
 };
 
 /* In the child: joins the cgroup, setsid, drops to the user, opens the
@@ -105,6 +108,24 @@ void gded_ctl_destroy(struct gded_ctl *ctl);
  * (O_CLOEXEC, blocking), or -errno with why set to a short reason ("it is
  * a symbolic link", "it is not a regular file", strerror). */
 int gded_output_open(const char *path, int extra, char *why, size_t len);
+
+/* Whether an output that failed to open at path with r (-errno) is
+ * undeliverable, to be kept elsewhere: nothing is there and the user
+ * cannot create it (-ENOENT, -ENOTDIR, -EACCES, -EROFS). False when
+ * something the user may not write sits under the name (a symbolic
+ * link, a FIFO, another's file): that stays refused. As the user. */
+bool gded_output_undeliverable(const char *path, int r);
+
+/* Where an undeliverable output is kept: <HOME>/<PBS_JOBID>.OU (err:
+ * .ER), PBS Pro's names in its undelivered directory. 0, -ENOENT (no
+ * absolute HOME), -ENAMETOOLONG. */
+int gded_output_kept_path(const struct gded_job *job, bool err, char *buf, size_t len);
+
+/* Appends to text (len bytes, a string) one clause per output kept
+ * (errs[0] stdout's errno, errs[1] stderr's; 0: delivered), "output
+ * undelivered (PATH: REASON): kept in KEPT on NODE", "; " between. True
+ * when any was. */
+bool gded_undelivered_note(const struct gded_job *job, const int errs[2], char *text, size_t len);
 
 /* The job's TMPDIR, <tmpdir_base>/pbs.ID.SERVER, into buf. 0, -ENOENT
  * when the spec names no base, -ENAMETOOLONG. */

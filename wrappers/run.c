@@ -30,7 +30,7 @@
 /* rmdir can see EBUSY for a moment after the last task has gone. */
 #define REMOVE_TRIES 200
 /* The page the child stamps exec into: wall, mono, execve's errno. */
-#define STAMP_PAGE (sizeof(int64_t) * 4)
+#define STAMP_PAGE (sizeof(int64_t) * 6)
 
 enum run_phase {
 	PHASE_RUN,     /* the job runs */
@@ -556,7 +556,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	unsigned flags = job->reserve == GDED_RESERVE_REALTIME ? CGROUP_JOB_REALTIME : 0;
 	int64_t *page = MAP_FAILED;
 	int report[2] = { -1, -1 }, tmpdir_fd = -1, r = 0, q;
-	char **envp = NULL, tmpdir[PATH_MAX] = "";
+	char **envp = NULL, tmpdir[PATH_MAX] = "", note[sizeof(res->reason) * 2] = "";
+	bool undelivered = false;
 	struct gded_pty pty = { .master = -1, .listen = -1, .conn = -1 };
 	sigset_t mask;
 
@@ -630,7 +631,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		fail(res, "gded: %s", err->text);
 		goto done;
 	}
-	page[0] = page[1] = page[2] = page[3] = 0;
+	page[0] = page[1] = page[2] = page[3] = page[4] = page[5] = 0;
 	run.stamps = page;
 	gded_ctl_start(run.ctl, run.cg, envp);
 	if (gded_job_sister(job)) {
@@ -708,17 +709,33 @@ done:
 		snprintf(res->reason, sizeof(res->reason), "the job could not be started");
 	if (res->oom)
 		oom_report(job, res);
+	/* An output kept in HOME: the result says where (qstat -f's
+	 * comment), and so does a mail, as PBS mails undelivered output. */
+	if (page != MAP_FAILED && !run.sister) {
+		int errs[2] = { (int)page[4], (int)page[5] };
+
+		undelivered = gded_undelivered_note(job, errs, note, sizeof(note));
+		if (undelivered)
+			snprintf(res->reason + strlen(res->reason), sizeof(res->reason) - strlen(res->reason),
+				 "%s%s", res->reason[0] ? "; " : "", note);
+	}
 	if (!job->argv && !run.sister && (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled ?
 			   gded_mail_wanted(job, 'e') : gded_mail_wanted(job, 'a'))) {
-		char what[320];
+		char what[sizeof(note) + 320];
 
 		if (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled)
-			snprintf(what, sizeof(what), "execution ended, exit status %d", res->exit_status);
+			snprintf(what, sizeof(what), "execution ended, exit status %d%s%s", res->exit_status,
+				 undelivered ? "; " : "", undelivered ? note : "");
 		else
 			snprintf(what, sizeof(what), "aborted: %s", res->reason[0] ? res->reason :
 				 res->timeout ? "walltime reached" : res->cancelled ? "deleted" :
 				 "killed by a signal");
 		(void)gded_mail_send(job, what);
+	} else if (undelivered && job->sendmail && job->sendmail[0] == '/' &&
+		   !(job->mail_points && strchr(job->mail_points, 'n'))) {
+		/* Unasked for, as PBS does: the user must learn where the
+		 * output went; -m n alone keeps it quiet. */
+		(void)gded_mail_send(job, note);
 	}
 	stamp(res, GDED_STAMP_RELEASED);
 	cgroup_job_free(run.cg);
