@@ -12,7 +12,12 @@ walltime_default = 00:01:00"
 mkdir -m 1777 "$QP_T/mail"
 printf '#!/bin/sh\n[ "$1" = -t ] || exit 2\ncat > "%s/mail/$(id -un).$$"\n' "$QP_T" > "$QP_T/sendmail"
 chmod 755 "$QP_T/sendmail"
-printf '[server]\nsendmail = %s\n' "$QP_T/sendmail" >> "$QPOOL_CONF"
+# A server name of this run's own: undelivered output is kept in the
+# owner's HOME as ID.SERVER.OU, which another pool's job must not share.
+printf '[server]\nsendmail = %s\nname = qp%s\n' "$QP_T/sendmail" "$$" >> "$QPOOL_CONF"
+home1=$(getent passwd qpuser1 | cut -d: -f6)
+kept_remove() { rm -f "$home1"/*."qp$$".OU "$home1"/*."qp$$".ER; }
+QP_ATEXIT+=(kept_remove)
 # Before any job: qnoded caches a user's groups for minutes.
 groupadd -f qptestgrp && usermod -a -G qptestgrp qpuser1 || skip "cannot make a test group"
 qp_start_server
@@ -55,4 +60,37 @@ cat "$QP_T"/mail/* | grep -q "execution begins" || fail "no begin mail"
 cat "$QP_T"/mail/* | grep -q "execution ended, exit status 3" || fail "no end mail: $(cat "$QP_T"/mail/*)"
 out=$(as qpuser1 qsub -m n <<<'true' 2>&1 >/dev/null) || fail "qsub -m n"
 [ -z "$out" ] || fail "-m n warned: $out"
+
+note "-v: a variable not set at qsub is passed empty, one set keeps its value"
+id=$(as_full qpuser1 env -u year month=07 qsub -v month,year <<<'echo "month=${month-unset} year=${year-unset}" > vars.txt') ||
+	fail "qsub -v month,year with year unset"
+qp_wait "$id" completed failed
+grep -qx "month=07 year=" "$QP_T/work/qpuser1/vars.txt" || fail "-v month,year: $(cat "$QP_T/work/qpuser1/vars.txt")"
+
+note "-o and -e in a directory the node lacks: the job runs, its status is kept, the output kept in HOME, mailed"
+gone=/nonexistent-qp$$
+rm -f "$QP_T"/mail/*
+id=$(as qpuser1 qsub -N lost -o "$gone/out" -e "$gone/err" <<<'echo to out; echo to err >&2; exit 3') || fail "qsub -o $gone/out"
+qp_wait "$id" completed failed
+[ "$(qp_field "$id" Exit_status)" = 3 ] || fail "undelivered: Exit_status $(qp_field "$id" Exit_status)"
+comment=$(qp_field "$id" comment)
+kept="$home1/$id.qp$$"
+want="output undelivered ($gone/out: No such file or directory): kept in $kept.OU on n1; error undelivered ($gone/err: No such file or directory): kept in $kept.ER on n1"
+[ "$comment" = "$want" ] || fail "undelivered: comment '$comment'"
+[ "$(cat "$kept.OU")" = "to out" ] && [ "$(cat "$kept.ER")" = "to err" ] || fail "kept files: $(cat "$kept".* 2>&1)"
+[ "$(stat -c %U "$kept.OU")" = qpuser1 ] || fail "kept output owned by $(stat -c %U "$kept.OU")"
+[ ! -e "$gone" ] || fail "$gone was made"
+for ((i = 0; i < 100; i++)); do grep -ql "undelivered" "$QP_T"/mail/* 2>/dev/null && break; sleep 0.05; done
+m=$(grep -l "undelivered" "$QP_T"/mail/* 2>/dev/null | head -1)
+[ -n "$m" ] || fail "no mail about the undelivered output: $(cat "$QP_T"/mail/* 2>/dev/null)"
+[ "${m##*/}" != "${m##*/qpuser1.}" ] || fail "the mail was not sent as qpuser1: $m"
+grep -qF "kept in $kept.OU on n1" "$m" || fail "the mail does not say where: $(cat "$m")"
+
+note "an output file the user may not write stays refused, not kept"
+touch "$QP_T/work/qpuser1/rootfile" && chmod 644 "$QP_T/work/qpuser1/rootfile"
+id=$(as qpuser1 qsub -o rootfile -j oe <<<'true') || fail "qsub -o rootfile"
+qp_wait "$id" completed failed
+[ "$(qp_state "$id")" = failed ] || fail "-o a root file: $(qp_state "$id")"
+grep -q "cannot open .*rootfile: Permission denied" <<<"$(qp_field "$id" comment)" || fail "rootfile: $(qp_field "$id" comment)"
+[ ! -e "$home1/$id.qp$$.OU" ] || fail "a refused output was kept"
 echo PASS

@@ -6,7 +6,15 @@
 # which PBS variables each job saw.
 . "$(dirname "$0")/lib.sh"
 
-qp_setup
+# A server name of this run's own: a job's undelivered output is kept in
+# its owner's HOME as ID.SERVER.OU, which another pool's job 1 must not share.
+qp_setup "
+[server]
+name = qp$$"
+home1=$(getent passwd qpuser1 | cut -d: -f6)
+kept_remove() { rm -f "$home1"/*."qp$$".OU "$home1"/*."qp$$".ER; }
+QP_ATEXIT+=(kept_remove)
+[ ! -e /home/vcc ] || skip "/home/vcc exists here: missing-outdir.sh needs it absent"
 qp_start_server
 qp_start_node n1 0-1
 
@@ -64,6 +72,20 @@ grep -q "gpu-free job" "$w"/logs/nogpu.o* || fail "-o logs/: $(ls "$w/logs")"
 grep -q "in /tmp" "$w"/wd.o* || fail "-d /tmp: $(cat "$w"/wd.[oe]*)"
 grep -qx "0027" "$w/umask.txt" || fail "-W umask=0027: $(cat "$w/umask.txt")"
 grep -q "one default chunk, 1 cpu" "$w/plainsel.out" || fail "select=1 with -w: $(cat "$w/plainsel.out")"
+note "NCI's -l wd, host:relative -o, -v of unset variables, an -o directory the node lacks"
+[ "$(cat "$w/gadi-wd.txt")" = "$w" ] || fail "-l wd: ran in $(cat "$w/gadi-wd.txt"), not $w"
+grep -qx "relative output, host localhost" "$w/logs/out.txt" || fail "-o localhost:logs/out.txt: $(ls "$w/logs")"
+grep -qx "relative error, host localhost" "$w/logs/err.txt" || fail "-e localhost:logs/err.txt"
+grep -qx "month= year= dataset=era5" "$w/climate.txt" || fail "-v month,year: $(cat "$w/climate.txt")"
+for i in "${!names[@]}"; do [ "${names[$i]}" = missing-outdir.sh ] && vcc=${ids[$i]}; done
+[ "$(qp_field "$vcc" Exit_status)" = 0 ] || fail "missing -o directory: Exit_status $(qp_field "$vcc" Exit_status)"
+kept="$home1/${vcc%%.*}.qp$$.OU"
+comment=$(qp_field "$vcc" comment)
+[ "$comment" = "output undelivered (/home/vcc/output: No such file or directory): kept in $kept on n1" ] ||
+	fail "missing -o directory: comment '$comment'"
+grep -qx "vcc results: written where the user said" "$kept" || fail "kept output $kept: $(cat "$kept" 2>&1)"
+[ "$(stat -c %U "$kept")" = qpuser1 ] || fail "kept output owned by $(stat -c %U "$kept")"
+[ ! -e /home/vcc ] || fail "/home/vcc was made"
 tmp=$(sed -n 's/^TMPDIR=//p' "$w/env.torque_ppn")
 [ -n "$tmp" ] && [ ! -e "$tmp" ] || fail "TMPDIR $tmp left behind"
 

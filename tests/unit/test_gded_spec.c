@@ -728,6 +728,63 @@ static void test_tmpdir_path(void)
 	CU_ASSERT_EQUAL(gded_tmpdir_path(&job, buf, sizeof(buf)), -ENOENT);
 }
 
+/* An output the user cannot create where asked is kept in HOME under
+ * PBS's undelivered names; what sits under the name is still refused. */
+static void test_undelivered(void)
+{
+	struct gded_job job = { .jobid = 12, .server = "srv", .node = "n2", .home = "/home/vcc",
+				.stdout_path = "/gone/out", .stderr_path = "/gone/err" };
+	char *d = unit_tmpdir(), path[4096], buf[512] = "", small[16];
+	int errs[2] = { ENOENT, 0 };
+
+	CU_ASSERT_EQUAL(gded_output_kept_path(&job, false, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "/home/vcc/12.srv.OU");
+	CU_ASSERT_EQUAL(gded_output_kept_path(&job, true, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "/home/vcc/12.srv.ER");
+	job.array_id = 7;
+	job.array_index = 3;
+	CU_ASSERT_EQUAL(gded_output_kept_path(&job, false, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "/home/vcc/7[3].srv.OU");
+	CU_ASSERT_EQUAL(gded_output_kept_path(&job, false, small, sizeof(small)), -ENAMETOOLONG);
+	job.array_id = 0;
+	job.home = "relative";
+	CU_ASSERT_EQUAL(gded_output_kept_path(&job, false, buf, sizeof(buf)), -ENOENT);
+	job.home = "/home/vcc";
+
+	buf[0] = '\0';
+	CU_ASSERT_TRUE(gded_undelivered_note(&job, errs, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "output undelivered (/gone/out: No such file or directory): kept in "
+			       "/home/vcc/12.srv.OU on n2");
+	errs[0] = 0;
+	buf[0] = '\0';
+	CU_ASSERT_FALSE(gded_undelivered_note(&job, errs, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "");
+	snprintf(buf, sizeof(buf), "killed");
+	errs[1] = EACCES;
+	CU_ASSERT_TRUE(gded_undelivered_note(&job, errs, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "killed; error undelivered (/gone/err: Permission denied): kept in "
+			       "/home/vcc/12.srv.ER on n2");
+
+	/* A missing directory, or a file where a directory should be: kept. */
+	snprintf(path, sizeof(path), "%s/missing/out", d);
+	CU_ASSERT_TRUE(gded_output_undeliverable(path, -ENOENT));
+	snprintf(path, sizeof(path), "%s/file", d);
+	CU_ASSERT_EQUAL_FATAL(close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)), 0);
+	snprintf(path, sizeof(path), "%s/file/out", d);
+	CU_ASSERT_TRUE(gded_output_undeliverable(path, -ENOTDIR));
+	/* Something under the name: a link, or a file the user may not
+	 * write, stays refused; so do errors of another kind. */
+	snprintf(path, sizeof(path), "%s/link", d);
+	CU_ASSERT_EQUAL_FATAL(symlink("/etc/passwd", path), 0);
+	CU_ASSERT_FALSE(gded_output_undeliverable(path, -ELOOP));
+	CU_ASSERT_FALSE(gded_output_undeliverable(path, -EACCES));
+	snprintf(path, sizeof(path), "%s/file", d);
+	CU_ASSERT_FALSE(gded_output_undeliverable(path, -EACCES));
+	snprintf(path, sizeof(path), "%s/missing/out", d);
+	CU_ASSERT_FALSE(gded_output_undeliverable(path, -EIO));
+	unit_tmpdir_remove(d);
+}
+
 static bool mode_owner(const char *path, mode_t mode, uid_t uid)
 {
 	struct stat st;
@@ -820,6 +877,7 @@ static const struct unit_test gded_spec_tests[] = {
 	{ "result: a sister says so", test_result_sister },
 	{ "environment of a task", test_env_task },
 	{ "TMPDIR: PBS's name, a sister's with its node", test_tmpdir_path },
+	{ "undelivered output: kept in HOME, said where, links still refused", test_undelivered },
 	{ NULL, NULL },
 };
 

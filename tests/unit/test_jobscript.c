@@ -408,6 +408,89 @@ static void test_option_vars(void)
 	CU_ASSERT_EQUAL(js.n_vars, 0);
 }
 
+/* NCI Gadi's bare -l wd: start in the submission directory (qpool's
+ * default), undoing an earlier -d; the later option wins, on the command
+ * line over the script too. storage= is recorded. */
+static void test_option_wd(void)
+{
+	struct jobspec js, cli;
+	struct error err;
+
+	CU_ASSERT_EQUAL(parse("#!/bin/bash\n"
+			      "#PBS -P ab12\n"
+			      "#PBS -l ncpus=2,mem=4GB,jobfs=10GB,walltime=00:30:00\n"
+			      "#PBS -l storage=scratch/ab12+gdata/ab12\n"
+			      "#PBS -d /tmp\n"
+			      "#PBS -l wd\n", &js, &err), 0);
+	CU_ASSERT_PTR_NULL(js.workdir);
+	CU_ASSERT_EQUAL(js.workdir_submit, 1);
+	CU_ASSERT_EQUAL(js.ncpus, 2);
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.wd"), "1");
+	CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.storage"), "scratch/ab12+gdata/ab12");
+	jobspec_init(&cli);
+	CU_ASSERT_EQUAL(jobspec_option(&cli, 'd', "/var/tmp", &err), 0);
+	CU_ASSERT_EQUAL(jobspec_merge(&js, &cli), 0);
+	CU_ASSERT_STRING_EQUAL(js.workdir, "/var/tmp");
+	jobspec_clear(&js);
+	jobspec_clear(&cli);
+	CU_ASSERT_EQUAL(parse("#PBS -l wd,walltime=1:00:00\n#PBS -w /tmp\n", &js, &err), 0);
+	CU_ASSERT_STRING_EQUAL(js.workdir, "/tmp");
+	CU_ASSERT_EQUAL(js.walltime, 3600);
+	jobspec_init(&cli);
+	CU_ASSERT_EQUAL(jobspec_option(&cli, 'l', "wd", &err), 0);
+	CU_ASSERT_EQUAL(jobspec_merge(&js, &cli), 0);
+	CU_ASSERT_PTR_NULL(js.workdir);
+	jobspec_clear(&js);
+	jobspec_clear(&cli);
+	/* Other bare words are still no resource. */
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "wdx", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "-l wdx: expected name=value");
+	jobspec_clear(&js);
+}
+
+/* -o/-e: relative paths from qsub's directory, with a host: or without. */
+static void test_output_path(void)
+{
+	static const struct {
+		const char *cwd, *arg;
+		int r;
+		const char *path;
+		size_t host_len;
+	} cases[] = {
+		{ "/home/u/run", "out.txt", 0, "/home/u/run/out.txt", 0 },
+		{ "/home/u/run", "localhost:logs/out.txt", 0, "/home/u/run/logs/out.txt", 9 },
+		{ "/home/u/run", "gadi-login-01:/scratch/ab12/out", 0, "/scratch/ab12/out", 13 },
+		{ "/home/u/run", "n1.example.org:res/", 0, "/home/u/run/res/", 14 },
+		{ "/", "localhost:out", 0, "/out", 9 },
+		{ "/home/u", "./a:b", 0, "/home/u/./a:b", 0 },          /* a '/' before ':': no host */
+		{ "/home/u", ":out", 0, "/home/u/:out", 0 },            /* no host before ':' */
+		{ "/home/u", "localhost:", -EINVAL, NULL, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[64];
+		size_t host_len = 99;
+		struct error err = { "" };
+
+		CU_ASSERT_EQUAL(jobspec_output_path(cases[i].cwd, "-o", cases[i].arg, buf, sizeof(buf),
+						    &host_len, &err), cases[i].r);
+		if (cases[i].r == 0) {
+			CU_ASSERT_STRING_EQUAL(buf, cases[i].path);
+			CU_ASSERT_EQUAL(host_len, cases[i].host_len);
+		}
+	}
+	{
+		char buf[16];
+		size_t host_len;
+		struct error err;
+
+		CU_ASSERT_EQUAL(jobspec_output_path("/a/long/directory", "-e", "file", buf, sizeof(buf),
+						    &host_len, &err), -ENAMETOOLONG);
+		CU_ASSERT_STRING_EQUAL(err.text, "-e file: path too long");
+	}
+}
+
 static void test_merge(void)
 {
 	struct jobspec dir, cli;
@@ -518,6 +601,8 @@ static const struct unit_test jobscript_tests[] = {
 	{ "option_resources", test_option_resources },
 	{ "option_chunks", test_option_chunks },
 	{ "option_vars", test_option_vars },
+	{ "option_wd", test_option_wd },
+	{ "output_path", test_output_path },
 	{ "merge", test_merge },
 	{ "check", test_check },
 	{ "jobid", test_jobid },
