@@ -549,9 +549,10 @@ void gded_child_exec(const struct gded_child *c)
 	child_fail(c, STDERR_FILENO, "cannot execute %s: %s", argv[0], strerror(errno));
 }
 
-int gded_note_append(const struct gded_job *job, const char *line)
+int gded_note_append(const struct gded_job *job, bool kept, const char *line)
 {
 	const char *path = job->join ? job->stdout_path : job->stderr_path;
+	char kept_path[PATH_MAX];
 	size_t len = strlen(line);
 	int64_t deadline;
 	pid_t pid, w;
@@ -559,6 +560,11 @@ int gded_note_append(const struct gded_job *job, const char *line)
 
 	if (!path)
 		return -ENOENT;
+	if (kept) {
+		if (gded_output_kept_path(job, !job->join, kept_path, sizeof(kept_path)) < 0)
+			return -ENOENT;
+		path = kept_path;
+	}
 	/* A short-lived child takes the user's credentials, as the job did,
 	 * so root never writes where the user could not (a symlink planted
 	 * in place of the output file, a directory the user lost), and opens

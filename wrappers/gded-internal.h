@@ -178,8 +178,9 @@ void gded_pty_from_user(struct gded_pty *pty);
 int gded_pty_to_user(struct gded_pty *pty);
 
 /* Appends line to the job's stderr file (stdout when joined) with the
- * user's credentials, from a short-lived child: the OOM note. 0 or -errno
+ * user's credentials, from a short-lived child: the OOM note. kept: that
+ * file went to its kept path (gded_output_kept_path). 0 or -errno
  * (-ENOENT: no output file, as by hand). */
-int gded_note_append(const struct gded_job *job, const char *line);
+int gded_note_append(const struct gded_job *job, bool kept, const char *line);
 
 #endif

@@ -520,8 +520,9 @@ static int run_teardown(struct run *run, struct error *err)
 }
 
 /* The memory controller counted an OOM kill: say so in the result and,
- * for a batch job, in its stderr file, where the user looks first. */
-static void oom_report(const struct gded_job *job, struct gded_result *res)
+ * for a batch job, in its stderr file (kept: where it went instead,
+ * gded_output_kept_path), where the user looks first. */
+static void oom_report(const struct gded_job *job, bool kept, struct gded_result *res)
 {
 	char size[32], line[sizeof(res->reason) + 64];
 
@@ -535,7 +536,7 @@ static void oom_report(const struct gded_job *job, struct gded_result *res)
 	if (job->argv || gded_job_sister(job))
 		return;   /* by hand, or a sister: no output file of its own */
 	snprintf(line, sizeof(line), "qpool: job %" PRIu64 " was %s\n", job->jobid, res->reason);
-	gded_note_append(job, line);
+	gded_note_append(job, kept, line);
 }
 
 void gded_stdio_ensure(void)
@@ -708,7 +709,7 @@ done:
 	if (res->status == GDED_STATUS_FAILED && !res->reason[0])
 		snprintf(res->reason, sizeof(res->reason), "the job could not be started");
 	if (res->oom)
-		oom_report(job, res);
+		oom_report(job, page != MAP_FAILED && page[job->join ? 4 : 5] != 0, res);
 	/* An output kept in HOME: the result says where (qstat -f's
 	 * comment), and so does a mail, as PBS mails undelivered output. */
 	if (page != MAP_FAILED && !run.sister) {
