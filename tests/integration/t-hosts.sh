@@ -62,13 +62,20 @@ on_as "$login" qpuser1 qacct -j "${ids[0]}" | grep -q "$(qp_field "${ids[0]}" ex
 	fail "qacct does not show job ${ids[0]}'s node"
 on_as "$login" qpuser1 qstat --nodes | grep -E "^${nodes[0]}[[:space:]]" | grep -q up || fail "qstat -n from the login host"
 
-note "a path that does not exist where the job runs fails it, naming node and path"
-id=$(qp_seqid on_as "$login" qpuser1 qsub -o "$QP_T/nowhere/x.out" <<<'true') || fail qsub
-qp_wait "$id" failed --timeout 30
-reason=$(qp_field "$id" reason)
-note "reason: $reason"
-echo "$reason" | grep -q "$QP_T/nowhere" || fail "reason does not name the path: $reason"
-echo "$reason" | grep -q "$(qp_field "$id" exec_host)" || fail "reason does not name the node: $reason"
+note "an output directory that does not exist where the job runs: the job runs, its output kept in HOME"
+home1=$(getent passwd qpuser1 | cut -d: -f6)
+kept_remove() { rm -f "$home1"/*."$srv"*.OU; }
+QP_ATEXIT+=(kept_remove)
+id=$(qp_seqid on_as "$login" qpuser1 qsub -o "$QP_T/nowhere/x.out" <<<'echo kept') || fail qsub
+qp_wait "$id" completed failed --timeout 30
+reason=$(qp_field "$id" comment)
+note "comment: $reason"
+[ "$(qp_state "$id")" = completed ] || fail "job $id: $reason"
+echo "$reason" | grep -q "($QP_T/nowhere/x.out: No such file or directory)" || fail "comment does not name the path: $reason"
+echo "$reason" | grep -q " on $(qp_field "$id" exec_host)\$" || fail "comment does not name the node: $reason"
+kept=$(sed -n 's/.*: kept in \(.*\) on [^ ]*$/\1/p' <<<"$reason")
+[[ $kept == "$home1/$id."*.OU ]] || fail "kept in '$kept', not $home1/$id.*.OU"
+[ "$(cat "$kept")" = kept ] && [ "$(stat -c %U "$kept")" = qpuser1 ] || fail "$kept: $(ls -l "$kept" 2>&1)"
 
 note "a pulled cable: the node is lost, its rerunnable job runs again on another host"
 w=$QP_T/work/qpuser2

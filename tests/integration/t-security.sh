@@ -2,14 +2,19 @@
 # SPDX-License-Identifier: MIT
 # Cross-user protection: scripts and environments are private to owner and
 # root; another user cannot change a job; -o into /etc (directly or through
-# a symlink) fails cleanly and writes nothing there; the state directory,
+# a symlink) fails cleanly, or is kept in the user's HOME, and writes
+# nothing there; the state directory,
 # store, node job directory and job files are tight; nothing in a job's
 # environment (LD_PRELOAD, PATH, IFS) reaches what root runs; names and
 # paths with blanks, quotes and shell syntax are taken literally.
 . "$(dirname "$0")/lib.sh"
-qp_setup
+# A server name of this run's own: undelivered output is kept in the
+# owner's HOME as ID.SERVER.OU, which another pool's job must not share.
+qp_setup "[server]
+name = qp$$"
 sec=/etc/qpool-sec.$$
-trap 'rc=$?; rm -rf "$sec" "$sec".* /tmp/qpsec.$$; (exit $rc); qp_cleanup' EXIT
+home1=$(getent passwd qpuser1 | cut -d: -f6)
+trap 'rc=$?; rm -rf "$sec" "$sec".* /tmp/qpsec.$$ "$home1"/*.qp$$.OU "$home1"/*.qp$$.ER; (exit $rc); qp_cleanup' EXIT
 qp_start_server
 qp_start_node n1
 
@@ -64,6 +69,13 @@ for o in "$o1" "$o2" "$o3"; do
 	echo "job $o: $reason"
 	echo "$reason" | grep -qi "permission denied\|cannot open" || fail "job $o failed without a clear reason: $reason"
 done
+# A new name in /etc: the user cannot create it, so the output is kept in
+# their HOME, made by them, as PBS keeps undelivered output.
+o4=$(echo 'echo kept' | as qpuser1 qsub -o "$sec.new" -j oe) || fail qsub
+qp_wait "$o4" completed failed
+[ "$(qp_state "$o4")" = completed ] || fail "job $o4 with -o $sec.new: $(qp_field "$o4" comment)"
+[ "$(stat -c %U "$home1/$o4.qp$$.OU")" = qpuser1 ] && [ "$(cat "$home1/$o4.qp$$.OU")" = kept ] ||
+	fail "-o $sec.new: not kept in $home1/$o4.qp$$.OU: $(qp_field "$o4" comment)"
 [ "$(stat -c '%s %Y %a %U' "$sec")" = "$before" ] || fail "$sec changed: $(stat -c '%s %Y %a %U' "$sec")"
 [ "$(cat "$sec")" = precious ] || fail "$sec content changed"
 ls "$sec".* 2>/dev/null && fail "files created in /etc"
