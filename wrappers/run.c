@@ -29,7 +29,8 @@
 #define KILL_TIMEOUT_MS 10000
 /* rmdir can see EBUSY for a moment after the last task has gone. */
 #define REMOVE_TRIES 200
-/* The page the child stamps exec into: wall, mono, execve's errno. */
+/* The page the child stamps exec into: wall, mono, execve's errno, the
+ * direct-exec flag, and the errnos that kept stdout and stderr in HOME. */
 #define STAMP_PAGE (sizeof(int64_t) * 6)
 
 enum run_phase {
