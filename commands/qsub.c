@@ -124,24 +124,6 @@ static int env_build(const struct jobspec *js, json_t **ret)
 	return 0;
 }
 
-/* Whether host names this host: its full or short name, or localhost. */
-static bool host_is_local(const char *host, size_t len)
-{
-	char me[256];
-	size_t short_len;
-
-	if ((len == 9 && strncmp(host, "localhost", 9) == 0))
-		return true;
-	if (gethostname(me, sizeof(me)) < 0)
-		return false;
-	me[sizeof(me) - 1] = '\0';
-	short_len = strcspn(me, ".");
-	return (len == strlen(me) && strncmp(host, me, len) == 0) ||
-	       (len == short_len && strncmp(host, me, len) == 0) ||
-	       (strcspn(host, ".") == short_len && strncmp(host, me, short_len) == 0 && len > short_len &&
-		host[short_len] == '.');
-}
-
 /* An output path as PBS takes it: [host:]path, relative to qsub's
  * directory; a directory (written DIR/, or one that exists) gets the
  * default file name in it, which qpoold adds (it knows the id). */
@@ -149,20 +131,15 @@ static int path_absolute(const char *cwd, const char *opt, const char *path, jso
 			 const char *key)
 {
 	char abs[PATH_MAX + 1];
-	struct error err;
 	struct stat st;
-	size_t host_len, n;
+	size_t n;
+	int r;
 
 	if (!path)
 		return 0;
-	if (jobspec_output_path(cwd, opt, path, abs, sizeof(abs) - 1, &host_len, &err) < 0)
-		return cmd_fail(1, "%s", err.text);
-	/* PBS's host:path: the output goes to that host. qpool writes it in
-	 * place from the node; the host must be this one. */
-	if (host_len && !host_is_local(path, host_len))
-		return cmd_fail(1, "%s %s: qpool writes output files in place and cannot send them "
-				"to host %.*s; give a path on a file system this host shares with "
-				"the nodes (without host:)", opt, path, (int)host_len, path);
+	r = cmd_output_path(cwd, opt, path, abs, sizeof(abs) - 1);
+	if (r)
+		return r;
 	n = strlen(abs);
 	if (abs[n - 1] != '/' && stat(abs, &st) == 0 && S_ISDIR(st.st_mode))
 		strcpy(abs + n, "/");

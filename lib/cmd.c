@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_fail: the commands' one-line errors. */
+/* cmd_fail: the commands' one-line errors; their output paths. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
+#include "jobscript.h"
 
 int cmd_fail(int status, const char *fmt, ...)
 {
@@ -16,4 +20,38 @@ int cmd_fail(int status, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return status;
+}
+
+/* Whether host names this host: its full or short name, or localhost. */
+static bool host_is_local(const char *host, size_t len)
+{
+	char me[256];
+	size_t short_len;
+
+	if ((len == 9 && strncmp(host, "localhost", 9) == 0))
+		return true;
+	if (gethostname(me, sizeof(me)) < 0)
+		return false;
+	me[sizeof(me) - 1] = '\0';
+	short_len = strcspn(me, ".");
+	return (len == strlen(me) && strncmp(host, me, len) == 0) ||
+	       (len == short_len && strncmp(host, me, len) == 0) ||
+	       (strcspn(host, ".") == short_len && strncmp(host, me, short_len) == 0 && len > short_len &&
+		host[short_len] == '.');
+}
+
+int cmd_output_path(const char *cwd, const char *opt, const char *arg, char *buf, size_t len)
+{
+	struct error err;
+	size_t host_len;
+
+	if (jobspec_output_path(cwd, opt, arg, buf, len, &host_len, &err) < 0)
+		return cmd_fail(1, "%s", err.text);
+	/* PBS's host:path: the output goes to that host. qpool writes it in
+	 * place from the node; the host must be this one. */
+	if (host_len && !host_is_local(arg, host_len))
+		return cmd_fail(1, "%s %s: qpool writes output files in place and cannot send them "
+				"to host %.*s; give a path on a file system this host shares with "
+				"the nodes (without host:)", opt, arg, (int)host_len, arg);
+	return 0;
 }

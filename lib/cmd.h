@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What every command shares: its one-line error. */
+/* What every command shares: its one-line error, its output paths. */
 #ifndef QPOOL_CMD_H
 #define QPOOL_CMD_H
 
@@ -7,5 +7,11 @@
  * the command's own name (qsub, qdel, ...). Returns status, so a command
  * can write `return cmd_fail(1, "...")`. */
 int cmd_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An output path of -o or -e (opt) as PBS takes it, [host:]path, made
+ * absolute against cwd into buf (len bytes; jobspec_output_path), host
+ * being this host (its full or short name, or localhost): qpool writes
+ * outputs in place. 0, or 1 (an exit status) after a one-line error. */
+int cmd_output_path(const char *cwd, const char *opt, const char *arg, char *buf, size_t len);
 
 #endif
