@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* qalter: change a queued or held job's name, resources, output paths, join or rerun flag. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,31 +26,31 @@ static const char usage_text[] =
 	"  -f FILE       configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
 	"  --help        show this help\n";
 
-/* Sets key to path made absolute against this directory. */
-static int path_set(json_t *req, const char *key, const char *path)
+/* Sets key to path as qsub takes it: [host:]path, made absolute against
+ * this directory. 0, or 1 after a message. */
+static int path_set(json_t *req, const char *opt, const char *key, const char *path)
 {
-	char cwd[4096], *abs = NULL;
+	char cwd[PATH_MAX], abs[PATH_MAX];
 	int r;
 
-	if (path[0] == '/')
-		return json_object_set_new(req, key, json_string(path));
 	if (!getcwd(cwd, sizeof(cwd)))
-		return cmd_fail(1, "cannot tell the current directory for %s", path), -1;
-	if (asprintf(&abs, "%s/%s", strcmp(cwd, "/") ? cwd : "", path) < 0)
-		return -1;
-	r = json_object_set_new(req, key, json_string(abs));
-	free(abs);
-	return r;
+		return cmd_fail(1, "cannot tell the current directory for %s", path);
+	r = cmd_output_path(cwd, opt, path, abs, sizeof(abs));
+	if (r)
+		return r;
+	return json_object_set_new(req, key, json_string(abs)) < 0 ? 1 : 0;
 }
 
-/* The alter request of what js sets; NULL when it sets nothing. */
-static json_t *request_build(const struct jobspec *js)
+/* The alter request of what js sets, into *ret (NULL when it sets
+ * nothing). 0, or an exit status after a message. */
+static int request_build(const struct jobspec *js, json_t **ret)
 {
 	json_t *req = json_pack("{s:s}", "op", "alter");
 	int r = 0;
 
+	*ret = NULL;
 	if (!req)
-		return NULL;
+		return cmd_fail(1, "out of memory");
 	if (js->name)
 		r |= json_object_set_new(req, "name", json_string(js->name));
 	if (js->ncpus >= 0)
@@ -58,19 +59,24 @@ static json_t *request_build(const struct jobspec *js)
 		r |= json_object_set_new(req, "mem", json_integer(js->mem));
 	if (js->walltime >= 0)
 		r |= json_object_set_new(req, "walltime", json_integer(js->walltime));
-	if (js->stdout_path)
-		r |= path_set(req, "stdout", js->stdout_path);
-	if (js->stderr_path)
-		r |= path_set(req, "stderr", js->stderr_path);
 	if (js->join >= 0)
 		r |= json_object_set_new(req, "join", json_boolean(js->join));
 	if (js->rerunnable >= 0)
 		r |= json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
-	if (r || json_object_size(req) == 1) {
+	if (r) {
 		json_decref(req);
-		return NULL;
+		return cmd_fail(1, "out of memory");
 	}
-	return req;
+	if ((js->stdout_path && (r = path_set(req, "-o", "stdout", js->stdout_path))) ||
+	    (js->stderr_path && (r = path_set(req, "-e", "stderr", js->stderr_path)))) {
+		json_decref(req);
+		return r;
+	}
+	if (json_object_size(req) == 1)
+		json_decref(req);
+	else
+		*ret = req;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -118,8 +124,10 @@ int main(int argc, char **argv)
 			return cmd_fail(2, "unknown option %s (see qalter --help)", argv[optind - 1]);
 		}
 	}
-	req = request_build(&js);
+	status = request_build(&js, &req);
 	jobspec_clear(&js);
+	if (status)
+		return status;
 	if (!req)
 		return cmd_fail(2, "nothing to change (see qalter --help)");
 	if (optind == argc) {
