@@ -69,6 +69,12 @@ refuse "above queue batch's limit" as qpuser1 qalter -l walltime=48:00:00 "$h"
 refuse "more CPUs than any node has" as qpuser1 qalter -l ncpus=64 "$h"
 refuse "not a size" as qpuser1 qalter -l mem=12Q "$h"
 refuse "nothing to change" as qpuser1 qalter "$h"
+o=$(as qpuser1 qsub -h <<<'true') || fail "qsub -h"; o=${o%%.*}
+as qpuser1 qalter -o localhost:logs/alt.out "$o" || fail "qalter -o localhost:logs/alt.out"
+[ "$(qp_field "$o" Output_Path | cut -d: -f2-)" = "$QP_T/work/qpuser1/logs/alt.out" ] ||
+	fail "qalter -o localhost:logs/alt.out: Output_Path $(qp_field "$o" Output_Path)"
+refuse "cannot send them to host elsewhere.example" as qpuser1 qalter -o elsewhere.example:/tmp/x "$o"
+as qpuser1 qdel "$o" || fail "qdel $o"
 refuse "permission denied" as qpuser2 qalter -N x "$h"
 [ "$(qp_field "$h" Resource_List.walltime)" = 00:04:00 ] || fail "a refused qalter changed the job"
 as qpuser1 qmove short "$h" || fail "qmove short"
