@@ -255,6 +255,7 @@ struct jobstore {
 	sqlite3_stmt *st[ST_MAX];
 	int wal_frames;         /* frames in the log after the last commit */
 	int wal_next_checkpoint;
+	uint64_t rows_read;     /* job rows jobstore_query made, ever */
 };
 
 /* The one adapter from SQLite result codes to negative errno. */
@@ -1127,8 +1128,10 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 		sqlite3_bind_int(st, 8, f->subjobs);
 		sqlite3_bind_int(st, 9, f->no_arrays);
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		json_array_append_new(arr, job_row_json(st));
+		js->rows_read++;
+	}
 	if (rc != SQLITE_DONE)
 		r = sql_errno(rc);
 	sqlite3_reset(st);
@@ -1163,6 +1166,11 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 	}
 	*ret_array = arr;
 	return 0;
+}
+
+uint64_t jobstore_rows_read(const struct jobstore *js)
+{
+	return js->rows_read;
 }
 
 int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret)

@@ -124,6 +124,10 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
  * (submit, dispatch). -ENOENT. */
 int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret);
 
+/* Job rows read so far by jobstore_query and jobstore_job_get: what a
+ * request or an event cost the store (tests and bench count it). */
+uint64_t jobstore_rows_read(const struct jobstore *js);
+
 /* The one job object, with env and script when payload; -ENOENT. */
 int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret);
 
