@@ -334,7 +334,6 @@ bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg
 	}
 	log_info("job %lld[]: %s by uid %d", (long long)id, op, (int)c->uid);
 	s->sched_dirty = true;
-	s->dep_dirty = true;
 	array_check_done(s, a);
 	conn_reply_ok(c, req_id, NULL);
 	return true;

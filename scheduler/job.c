@@ -50,6 +50,7 @@ void job_free(struct job *j)
 	free(j->array);
 	free(j->depend);
 	free(j->reason);
+	free(j->dep_edges);
 	free(j);
 }
 

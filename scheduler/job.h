@@ -125,8 +125,12 @@ struct job {
 	char *depend;            /* -W depend, canonical; NULL: none */
 	char *reason;            /* as loaded from the store (why it is held) */
 	bool dep_wait;           /* held until its dependencies are met */
-	struct job *dnext;       /* the server's jobs waiting on dependencies */
+	bool dep_tracked;        /* in the server's index (not once never to be met) */
+	bool dep_due;            /* to be decided at the next recheck ... */
+	struct job *dnext;       /* ... in the server's list of those */
 	struct job *dprev;
+	struct dep_edge *dep_edges;  /* its after* items, indexed by the jobs they name */
+	unsigned n_dep_edges;
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
 	struct pool_user *user;  /* the pool's index of its (queue, user) */

@@ -679,9 +679,11 @@ static void schedule(struct server *s)
 		if (d[i].job->fresh)
 			array_dispatch_done(s, d[i].job, now);
 		node_launch(s, d[i].job, d[i].node);
+		/* after:ID (and after:ARRAY[]) is met once ID starts. */
+		depend_job_changed(s, d[i].job->id);
+		if (d[i].job->array_id)
+			depend_job_changed(s, d[i].job->array_id);
 	}
-	if (s->dep_jobs)
-		s->dep_dirty = true;
 	if (n == DISPATCH_BATCH)
 		sd_event_source_set_enabled(s->more_src, SD_EVENT_ONESHOT);
 }
@@ -707,9 +709,8 @@ void server_job_finished(struct server *s, struct job *j, enum job_state state)
 			log_err("out of memory: array %lld ends at the next start", (long long)a->id);
 	}
 	depend_forget(s, j);
+	depend_job_changed(s, j->id);
 	pool_job_remove(s->pool, j);
-	if (s->dep_jobs)
-		s->dep_dirty = true;
 }
 
 /* Arrays whose subjobs ended: end those with nothing left. */
@@ -1071,6 +1072,7 @@ void server_destroy(struct server *s)
 	}
 	task_routes_destroy(s);
 	ties_destroy(s);
+	depend_destroy(s);
 	pool_destroy(s->pool);
 	peers_destroy(s->peers);
 	jobstore_close(s->store);
