@@ -339,6 +339,99 @@ bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg
 	return true;
 }
 
+static int jobid_cmp(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "jobid"));
+	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "jobid"));
+
+	return x < y ? -1 : x > y;
+}
+
+int array_stat_subjobs(struct server *s, const struct jobstore_filter *f, size_t page, json_t *jobs, bool *more)
+{
+	int64_t after = f->after, last = INT64_MAX, top = 0;
+	size_t n = json_array_size(jobs), added = 0;
+	json_t **v, *o;
+	size_t i;
+
+	if (*more && n)
+		last = json_integer_value(json_object_get(json_array_get(jobs, n - 1), "jobid"));
+	for (struct job *a = pool_jobs(s->pool); a; a = a->next) {
+		struct pool_array_info info;
+		json_t *row;
+
+		if (!a->array || (f->jobid && a->id != f->jobid) || a->id + 1 > last)
+			continue;
+		pool_array_info(a, &info);
+		if (!info.untaken || jobstore_job_get(s->store, a->id, false, &row) < 0)
+			continue;
+		if (f->owner && strcmp(f->owner, json_string_value(json_object_get(row, "owner"))) != 0) {
+			json_decref(row);
+			continue;
+		}
+		for (int64_t pos = pool_array_next_waiting(a, after > a->id ? after - a->id : 0);
+		     pos >= 0 && a->id + 1 + pos <= last && added < page;
+		     pos = pool_array_next_waiting(a, pos + 1)) {
+			json_array_append_new(jobs, array_waiting_row(row, a, arrayspec_index(info.spec, pos)));
+			added++;
+			if (a->id + 1 + pos > top)
+				top = a->id + 1 + pos;
+		}
+		json_decref(row);
+	}
+	/* qstat -x -t ID[] of an ended array: the subjobs dropped with it
+	 * (qdel ID[]) have no row; they are shown cancelled. */
+	if (f->jobid && !pool_job_find(s->pool, f->jobid)) {
+		json_t *row = NULL, *seen;
+		struct arrayspec spec;
+		char key[24];
+
+		if (jobstore_job_get(s->store, f->jobid, false, &row) == 0 && json_object_get(row, "array") &&
+		    arrayspec_parse(json_string_value(json_object_get(row, "array")), 't', true, &spec, NULL) == 0 &&
+		    (seen = json_object())) {
+			json_array_foreach(jobs, i, o) {
+				snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_object_get(o, "jobid")));
+				json_object_set_new(seen, key, json_true());
+			}
+			for (int64_t pos = after > f->jobid ? after - f->jobid : 0;
+			     pos < spec.count && f->jobid + 1 + pos <= last && added < page; pos++) {
+				snprintf(key, sizeof(key), "%lld", (long long)(f->jobid + 1 + pos));
+				if (json_object_get(seen, key))
+					continue;
+				json_array_append_new(jobs, array_row_as_subjob(row, f->jobid, pos,
+					arrayspec_index(&spec, pos), JOB_CANCELLED));
+				added++;
+				top = f->jobid + 1 + pos;
+			}
+			json_decref(seen);
+		}
+		json_decref(row);
+	}
+	if (!added)
+		return 0;
+	n = json_array_size(jobs);
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	json_array_foreach(jobs, i, o)
+		v[i] = json_incref(o);
+	qsort(v, n, sizeof(*v), jobid_cmp);
+	json_array_clear(jobs);
+	/* A full page of waiting ones ends the page: what lies above its
+	 * last is for the next. */
+	if (added == page)
+		*more = true;
+	for (i = 0; i < n; i++) {
+		if (added == page && json_integer_value(json_object_get(v[i], "jobid")) > top) {
+			json_decref(v[i]);
+			continue;
+		}
+		json_array_append_new(jobs, v[i]);
+	}
+	free(v);
+	return 0;
+}
+
 /* qstat ID[N] of a subjob that has no row: the array's, as that subjob. */
 int array_subjob_row(struct server *s, int64_t id, int64_t index, json_t **ret)
 {
