@@ -15,6 +15,8 @@ struct pool {
 	struct pool_queue *queues;
 	struct job **table;           /* hash by id; NULL empty, TOMB deleted */
 	size_t cap, used, tombs;
+	struct job **arrays;          /* the pooled arrays, ascending id (listings' pages) */
+	size_t n_arrays, cap_arrays;
 	struct node *nodes, *nodes_tail; /* registration order */
 	struct node **node_table;     /* hash by name; NULL empty (nodes are never freed) */
 	size_t node_cap, node_used;

@@ -126,6 +126,7 @@ void pool_destroy(struct pool *p)
 	free(p->ok);
 	free(p->node_table);
 	free(p->table);
+	free(p->arrays);
 	free(p->rot);
 	free(p);
 }
@@ -390,6 +391,70 @@ int pool_job_swap(struct pool *p, struct job *a, struct job *b)
 	return 0;
 }
 
+/* The first position in p->arrays whose array's id is above id. */
+static size_t arrays_above(const struct pool *p, int64_t id)
+{
+	size_t lo = 0, hi = p->n_arrays;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->arrays[mid]->id <= id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Room for one more array; nothing changes on -ENOMEM. */
+static int arrays_reserve(struct pool *p)
+{
+	size_t cap = p->cap_arrays ? 2 * p->cap_arrays : 64;
+	struct job **v;
+
+	if (p->n_arrays < p->cap_arrays)
+		return 0;
+	v = realloc(p->arrays, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->arrays = v;
+	p->cap_arrays = cap;
+	return 0;
+}
+
+/* Arrays come in id order (submit, load): the insert is an append. */
+static void arrays_insert(struct pool *p, struct job *j)
+{
+	size_t i = arrays_above(p, j->id);
+
+	memmove(&p->arrays[i + 1], &p->arrays[i], (p->n_arrays - i) * sizeof(*p->arrays));
+	p->arrays[i] = j;
+	p->n_arrays++;
+}
+
+static void arrays_delete(struct pool *p, const struct job *j)
+{
+	size_t i = arrays_above(p, j->id);
+
+	if (i == 0 || p->arrays[i - 1] != j)
+		return;
+	memmove(&p->arrays[i - 1], &p->arrays[i], (p->n_arrays - i) * sizeof(*p->arrays));
+	p->n_arrays--;
+}
+
+size_t pool_arrays_seek(const struct pool *p, int64_t after)
+{
+	size_t i = arrays_above(p, after);
+
+	return i ? i - 1 : 0;
+}
+
+struct job *pool_arrays_at(const struct pool *p, size_t i)
+{
+	return i < p->n_arrays ? p->arrays[i] : NULL;
+}
+
 int pool_job_add(struct pool *p, struct job *j)
 {
 	size_t s;
@@ -400,6 +465,8 @@ int pool_job_add(struct pool *p, struct job *j)
 		if (r < 0)
 			return r;
 	}
+	if (j->array && arrays_reserve(p) < 0)
+		return -ENOMEM;
 	for (s = slot_of(j->id, p->cap); p->table[s] && p->table[s] != TOMB; s = (s + 1) & (p->cap - 1))
 		if (p->table[s]->id == j->id)
 			return -EEXIST;
@@ -424,6 +491,8 @@ int pool_job_add(struct pool *p, struct job *j)
 	}
 	if (j->parent)
 		j->parent->array->live++;
+	if (j->array)
+		arrays_insert(p, j);
 	index_add(j);
 	return 0;
 }
@@ -438,6 +507,8 @@ struct job *pool_job_find(const struct pool *p, int64_t id)
 
 void pool_job_remove(struct pool *p, struct job *j)
 {
+	if (j->array)
+		arrays_delete(p, j);
 	index_del(j);
 	if (j->parent)
 		j->parent->array->live--;

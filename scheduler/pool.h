@@ -70,6 +70,12 @@ int pool_job_swap(struct pool *p, struct job *a, struct job *b);
 void pool_job_remove(struct pool *p, struct job *j);
 /* First job in submit order (then j->next), for listings. */
 struct job *pool_jobs(const struct pool *p);
+/* The pooled arrays in id order, for pages that start at an id: the
+ * position of the first array whose subjob ids can lie above after (an
+ * array's subjob ids follow its own: the last array at or below after),
+ * and the array at a position, NULL past the last. Cost: log(arrays). */
+size_t pool_arrays_seek(const struct pool *p, int64_t after);
+struct job *pool_arrays_at(const struct pool *p, size_t i);
 
 /* Queued and held jobs: in the pool, in queue, of uid in all queues and
  * of uid in queue. Costs the number of (queue, user) pairs, not of jobs. */

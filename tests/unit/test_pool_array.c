@@ -192,7 +192,34 @@ static void test_array_memory(void)
 	pool_destroy(p);
 }
 
+/* The arrays in id order, for qstat -t's pages: a page starts at the
+ * array whose subjob ids can lie above its cursor. */
+static void test_array_seek(void)
+{
+	struct pool *p;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	CU_ASSERT_PTR_NULL(pool_arrays_at(p, pool_arrays_seek(p, 0)));
+	CU_ASSERT_EQUAL(pool_job_add(p, array_new(10, 1000, "1-5")), 0);
+	CU_ASSERT_EQUAL(pool_job_add(p, job_new(16, 1000)), 0);
+	CU_ASSERT_EQUAL(pool_job_add(p, array_new(20, 1000, "1-5")), 0);
+	CU_ASSERT_EQUAL(pool_job_add(p, array_new(30, 1000, "1-5")), 0);
+	CU_ASSERT_EQUAL(pool_arrays_at(p, pool_arrays_seek(p, 0))->id, 10);
+	CU_ASSERT_EQUAL(pool_arrays_at(p, pool_arrays_seek(p, 12))->id, 10);   /* 12: its subjob */
+	CU_ASSERT_EQUAL(pool_arrays_at(p, pool_arrays_seek(p, 20))->id, 20);
+	CU_ASSERT_EQUAL(pool_arrays_at(p, pool_arrays_seek(p, 99))->id, 30);
+	CU_ASSERT_EQUAL(pool_arrays_at(p, pool_arrays_seek(p, 22) + 1)->id, 30);
+	CU_ASSERT_PTR_NULL(pool_arrays_at(p, pool_arrays_seek(p, 30) + 1));
+	/* Gone from the pool, gone from the order. */
+	pool_job_remove(p, pool_job_find(p, 20));
+	pool_job_remove(p, pool_job_find(p, 16));
+	CU_ASSERT_EQUAL(pool_arrays_at(p, pool_arrays_seek(p, 22))->id, 10);
+	CU_ASSERT_EQUAL(pool_arrays_at(p, pool_arrays_seek(p, 22) + 1)->id, 30);
+	pool_destroy(p);
+}
+
 static const struct unit_test tests[] = {
+	{ "array_seek", test_array_seek },
 	{ "array_fair", test_array_fair },
 	{ "array_max_and_end", test_array_max_and_end },
 	{ "array_take", test_array_take },
