@@ -741,9 +741,11 @@ static void op_stats(struct conn *c, long long req_id, json_t *msg)
 	struct server *s = c->server;
 	json_int_t by_state[JOB_STATE_MAX] = { 0 };
 	json_int_t nodes = 0, nodes_up = 0;
+	struct depend_stats ds;
 	struct pool_stats st;
 
 	pool_stats_get(s->pool, &st);
+	depend_stats(s, &ds);
 	for (struct job *j = pool_jobs(s->pool); j; j = j->next)
 		if ((unsigned)j->state < JOB_STATE_MAX)
 			by_state[j->state]++;
@@ -751,13 +753,14 @@ static void op_stats(struct conn *c, long long req_id, json_t *msg)
 		nodes++;
 		nodes_up += pool_node_usable(n);
 	}
-	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"passes", (json_int_t)st.passes, "pass_ns_total", (json_int_t)st.pass_ns_total,
 		"pass_ns_max", (json_int_t)st.pass_ns_max, "pass_ns_last", (json_int_t)st.pass_ns_last,
 		"dispatches", (json_int_t)st.dispatches, "queued", by_state[JOB_QUEUED],
 		"held", by_state[JOB_HELD], "running", by_state[JOB_RUNNING],
 		"exiting", by_state[JOB_EXITING], "nodes", nodes, "nodes_up", nodes_up,
-		"rss", (json_int_t)self_rss()));
+		"rss", (json_int_t)self_rss(), "dep_waiting", (json_int_t)ds.waiting,
+		"dep_decided", (json_int_t)ds.decided, "store_rows_read", (json_int_t)jobstore_rows_read(s->store)));
 }
 
 /* The members of the client ops and their JSON types. A member present

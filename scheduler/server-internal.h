@@ -234,8 +234,8 @@ void depend_job_changed(struct server *s, int64_t id);
  * transaction. A job that ended is read from the store once. */
 void depend_recheck(struct server *s);
 const char *depend_wait_reason(void);
-/* What the dependency bookkeeping has cost (tests): waiting jobs decided
- * since the start, and jobs waiting now (tracked). */
+/* What the dependency bookkeeping has cost (tests, the stats op): waiting
+ * jobs decided since the start, and jobs waiting now (tracked). */
 struct depend_stats {
 	uint64_t decided;
 	uint64_t waiting;
