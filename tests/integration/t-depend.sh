@@ -99,6 +99,25 @@ qp_start_server
 touch "$w1/go"
 qp_wait "$r" completed
 
+note "an end decides its own waiters, not every waiting job (issue 29)"
+stat_of() { python3 "$QP_TOP/bench/stats" | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
+g1=$(as qpuser1 qsub -h -N g1 ok.sh) || fail "qsub -h g1"
+g2=$(as qpuser1 qsub -h -N g2 ok.sh) || fail "qsub -h g2"
+w=()
+for i in 1 2 3; do
+	j=$(as qpuser1 qsub -N w1 -W depend=afterany:$g1 ok.sh) || fail "qsub afterany:g1"
+	w+=("$j")
+	as qpuser1 qsub -N w2 -W depend=afterany:$g2 ok.sh >/dev/null || fail "qsub afterany:g2"
+done
+d0=$(stat_of dep_decided) || fail "stats"
+n0=$(stat_of dep_waiting)
+as qpuser1 qdel "$g1" || fail "qdel g1"
+for j in "${w[@]}"; do qp_wait "$j" completed; done
+d1=$(stat_of dep_decided)
+[ $((d1 - d0)) = 3 ] || fail "g1's end and its waiters' runs decided $((d1 - d0)) waiting jobs, not its 3"
+[ $((n0 - $(stat_of dep_waiting))) = 3 ] || fail "waiting: $n0 before, $(stat_of dep_waiting) after"
+as qpuser1 qdel "$g2" || fail "qdel g2"
+
 note "bad input"
 refuse "unknown type" as qpuser1 qsub -W depend=sometime:1 ok.sh
 refuse "not a job id" as qpuser1 qsub -W depend=afterok:x ok.sh
