@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Job arrays: -J and -t (option and directive), subjob indices and
 # environment, output names, qstat's B state and -t, qdel/qhold/qrls of
-# ID[] and ID[N], %MAX, and a restart of qpoold with a half-done array.
+# ID[] and ID[N], %MAX, a restart of qpoold with a half-done array, and
+# what qstat -t's pages cost with 6,000 held arrays.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -155,4 +156,16 @@ for i in 1 2 3 4 5 6; do
 	[ -f "$w1/gate.sh.o$n.$i" ] || fail "subjob $i left no output"
 done
 [ "$(subjobs "$n" | tr '\n' ' ')" = "1 F 2 F 3 F 4 F 5 F 6 F " ] || fail "end: $(subjobs "$n")"
+
+note "6,000 held arrays: qstat -t pages each read their own rows, not every array below them (issue 29)"
+stat_of() { python3 "$QP_TOP/bench/stats" | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
+as qpuser1 python3 "$QP_TOP/bench/submit" 6000 --hold --array 1-2 --workdir "$w1" > /dev/null || fail "submit arrays"
+r0=$(stat_of store_rows_read) || fail "stats"
+rows=$(as qpuser2 "$QP_BIN/qstat" -t | grep -cE '^[0-9]+\[[0-9]*\]')
+r1=$(stat_of store_rows_read)
+# Each array: its row and its two waiting subjobs (the earlier arrays ended).
+[ "$rows" = 18000 ] || fail "qstat -t lists $rows arrays and subjobs, want 18000"
+# Pages read their 18,000 rows and each array's once to make its subjobs:
+# ~24,000 (reading every array below each page was ~72,000).
+[ $((r1 - r0)) -le 27000 ] || fail "qstat -t read $((r1 - r0)) rows for $rows"
 echo "PASS"
