@@ -37,7 +37,6 @@ struct dep_target {
 	bool ended;
 	enum job_state state;
 	bool ran;                         /* it had been dispatched */
-	bool subjob;
 	struct dep_target *hnext;         /* hash chain */
 };
 
@@ -366,8 +365,8 @@ void depend_before_apply(struct server *s, int64_t id, const char *text)
 enum verdict { DEP_WAIT, DEP_MET, DEP_NEVER };
 
 /* Reads t's row when it is not pooled: 0 with t->ended set when its end
- * is known, 0 without when it has yet to end, -ENOENT when there is no
- * such job; a subjob's row is never waited on (why says so). */
+ * is known, 0 without when it has yet to end; -ENOENT when there is no
+ * such job, -EINVAL for a subjob's (never waited on), why saying so. */
 static int target_read(struct server *s, struct dep_target *t, char *why, size_t len)
 {
 	const char *state;
