@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Job arrays in the server: subjob rows at dispatch, the array's end, qdel/qhold/qrls of ID[] and ID[N], restart. */
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,12 +349,12 @@ static int jobid_cmp(const void *a, const void *b)
 }
 
 /* qstat -t: array a's waiting subjobs above f->after and up to last, to
- * jobs, until *added reaches page; *top: the highest id added. */
-static void waiting_rows_add(struct server *s, const struct jobstore_filter *f, struct job *a, int64_t last,
-			     size_t page, json_t *jobs, size_t *added, int64_t *top)
+ * jobs, until *added reaches page; *top: the highest id added. owner:
+ * f->owner's uid, or NULL when it has none. */
+static void waiting_rows_add(struct server *s, const struct jobstore_filter *f, const uid_t *owner,
+			     struct job *a, int64_t last, size_t page, json_t *jobs, size_t *added, int64_t *top)
 {
 	struct pool_array_info info;
-	const char *name;
 	json_t *row;
 	int64_t pos;
 
@@ -361,10 +362,9 @@ static void waiting_rows_add(struct server *s, const struct jobstore_filter *f, 
 	pos = info.untaken ? pool_array_next_waiting(a, f->after > a->id ? f->after - a->id : 0) : -1;
 	if (pos < 0 || a->id + 1 + pos > last)
 		return;
-	/* Another user's (qstat -u) is known without its row, unless the
-	 * uid has no name now: the row's owner decides then. */
-	name = f->owner ? server_user_name(s, a->uid) : NULL;
-	if (name && strcmp(name, f->owner) != 0)
+	/* Another user's (qstat -u) is known without its row; the row's
+	 * owner, the name at submit, decides the rest. */
+	if (owner && a->uid != *owner)
 		return;
 	if (jobstore_job_get(s->store, a->id, false, &row) < 0)
 		return;
@@ -385,6 +385,8 @@ int array_stat_subjobs(struct server *s, const struct jobstore_filter *f, size_t
 {
 	int64_t after = f->after, last = INT64_MAX, top = 0;
 	size_t n = json_array_size(jobs), added = 0;
+	struct passwd pw, *pwr = NULL;
+	char pwbuf[4096];
 	json_t **v, *o;
 	size_t i;
 
@@ -393,17 +395,21 @@ int array_stat_subjobs(struct server *s, const struct jobstore_filter *f, size_t
 	/* From the page's cursor on, in id order, until the page is full:
 	 * reading every array below the page made each page cost every
 	 * array (10,000 held ones: ~3 s of server CPU per qstat -t). */
+	/* qstat -u NAME: its uid, once a page (a name per array would be an
+	 * nsswitch lookup per array once past the server's name cache). */
+	if (f->owner && getpwnam_r(f->owner, &pw, pwbuf, sizeof(pwbuf), &pwr) != 0)
+		pwr = NULL;
 	if (f->jobid) {
 		struct job *a = pool_job_find(s->pool, f->jobid);
 
 		if (a && a->array && a->id + 1 <= last)
-			waiting_rows_add(s, f, a, last, page, jobs, &added, &top);
+			waiting_rows_add(s, f, pwr ? &pw.pw_uid : NULL, a, last, page, jobs, &added, &top);
 	} else {
 		struct job *a;
 
 		for (i = pool_arrays_seek(s->pool, after);
 		     added < page && (a = pool_arrays_at(s->pool, i)) && a->id + 1 <= last; i++)
-			waiting_rows_add(s, f, a, last, page, jobs, &added, &top);
+			waiting_rows_add(s, f, pwr ? &pw.pw_uid : NULL, a, last, page, jobs, &added, &top);
 	}
 	/* qstat -x -t ID[] of an ended array: the subjobs dropped with it
 	 * (qdel ID[]) have no row; they are shown cancelled. */

@@ -92,11 +92,21 @@ static void test_array_pages(void)
 	/* Another user's listing reads none of root's arrays. */
 	{
 		uint64_t reads = jobstore_rows_read(s.store);
-		json_t *jobs = page_get(&s, "nobody-such", 0, &more);
+		json_t *jobs = page_get(&s, "nobody", 0, &more);
 
 		CU_ASSERT_EQUAL(json_array_size(jobs), 0);
 		CU_ASSERT_FALSE(more);
 		CU_ASSERT_EQUAL(jobstore_rows_read(s.store) - reads, 0);
+		json_decref(jobs);
+	}
+	/* The owner's own: a full page, as cheap as without -u. */
+	{
+		uint64_t reads = jobstore_rows_read(s.store);
+		json_t *jobs = page_get(&s, "root", 0, &more);
+
+		CU_ASSERT(json_array_size(jobs) >= PAGE);
+		CU_ASSERT(more);
+		CU_ASSERT(jobstore_rows_read(s.store) - reads <= 2 * (PAGE + 1));
 		json_decref(jobs);
 	}
 	pool_destroy(s.pool);
