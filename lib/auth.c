@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "auth.h"
 #include "wire.h"
@@ -45,7 +46,8 @@ static int errno_of(munge_err_t e)
 	}
 }
 
-int auth_cred_make(const char *munge_socket, char **ret_cred, struct error *err)
+int auth_cred_make(const char *munge_socket, const char *payload, uid_t decoder_uid, char **ret_cred,
+		   struct error *err)
 {
 	munge_ctx_t ctx;
 	munge_err_t e;
@@ -55,7 +57,12 @@ int auth_cred_make(const char *munge_socket, char **ret_cred, struct error *err)
 	r = ctx_open(munge_socket, &ctx, err);
 	if (r < 0)
 		return r;
-	e = munge_encode(&cred, ctx, NULL, 0);
+	if (decoder_uid != (uid_t)-1 &&
+	    munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, decoder_uid) != EMUNGE_SUCCESS) {
+		munge_ctx_destroy(ctx);
+		return error_set(err, -EINVAL, "munge: cannot restrict a credential to uid %d", (int)decoder_uid);
+	}
+	e = munge_encode(&cred, ctx, payload, payload ? (int)strlen(payload) : 0);
 	if (e != EMUNGE_SUCCESS) {
 		r = error_set(err, errno_of(e), "munged at %s: %s", socket_name(munge_socket),
 			      munge_strerror(e));
@@ -69,13 +76,14 @@ int auth_cred_make(const char *munge_socket, char **ret_cred, struct error *err)
 }
 
 int auth_cred_check(const char *munge_socket, const char *cred, uid_t *ret_uid, gid_t *ret_gid,
-		    struct error *err)
+		    char **ret_payload, struct error *err)
 {
 	munge_ctx_t ctx;
 	munge_err_t e;
 	uid_t uid;
 	gid_t gid;
 	void *payload = NULL;
+	char *text;
 	int len = 0;
 	int r;
 
@@ -83,8 +91,8 @@ int auth_cred_check(const char *munge_socket, const char *cred, uid_t *ret_uid, 
 	if (r < 0)
 		return r;
 	e = munge_decode(cred, ctx, &payload, &len, &uid, &gid);
-	free(payload);
 	if (e != EMUNGE_SUCCESS) {
+		free(payload);
 		/* munge_strerror names the kind ("Expired credential"); the
 		 * context's text may add detail, which a log line can carry. */
 		if (errno_of(e) == -EHOSTUNREACH)
@@ -96,6 +104,20 @@ int auth_cred_check(const char *munge_socket, const char *cred, uid_t *ret_uid, 
 		return r;
 	}
 	munge_ctx_destroy(ctx);
+	/* The payload is bytes: as a string, it ends at its first NUL. */
+	text = malloc((size_t)len + 1);
+	if (!text) {
+		free(payload);
+		return error_set(err, -ENOMEM, "out of memory");
+	}
+	if (len > 0)
+		memcpy(text, payload, (size_t)len);
+	text[len] = '\0';
+	free(payload);
+	if (ret_payload)
+		*ret_payload = text;
+	else
+		free(text);
 	*ret_uid = uid;
 	*ret_gid = gid;
 	return 0;
@@ -108,9 +130,9 @@ int auth_probe(const char *munge_socket, struct error *err)
 	gid_t gid;
 	int r;
 
-	r = auth_cred_make(munge_socket, &cred, err);
+	r = auth_cred_make(munge_socket, NULL, (uid_t)-1, &cred, err);
 	if (r == 0)
-		r = auth_cred_check(munge_socket, cred, &uid, &gid, err);
+		r = auth_cred_check(munge_socket, cred, &uid, &gid, NULL, err);
 	free(cred);
 	if (r < 0) {
 		char why[sizeof(err->text)];
@@ -121,12 +143,63 @@ int auth_probe(const char *munge_socket, struct error *err)
 	return 0;
 }
 
-json_t *auth_frame(const char *munge_socket, struct error *err)
+int auth_nonce(char buf[AUTH_NONCE_HEX + 1])
 {
+	unsigned char raw[AUTH_NONCE_HEX / 2];
+	size_t got = 0;
+
+	while (got < sizeof(raw)) {
+		ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(buf + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
+static bool nonce_valid(const char *s)
+{
+	if (!s || strlen(s) != AUTH_NONCE_HEX)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!strchr("0123456789abcdef", *p))
+			return false;
+	return true;
+}
+
+json_t *auth_hello(const char *server_nonce)
+{
+	return json_pack("{s:s, s:i, s:s}", "op", "hello", "id", 0, "nonce", server_nonce);
+}
+
+json_t *auth_frame(const char *munge_socket, const json_t *hello, struct auth_nonces *n,
+		   struct error *err)
+{
+	const char *op = wire_str(hello, "op"), *nonce = wire_str(hello, "nonce");
+	char payload[sizeof(AUTH_TAG) + 2 * AUTH_NONCE_HEX + 16];
 	char *cred = NULL;
 	json_t *msg;
+	int r;
 
-	if (auth_cred_make(munge_socket, &cred, err) < 0)
+	if (!op || strcmp(op, "hello") != 0 || !nonce_valid(nonce)) {
+		error_set(err, -EPROTO, "it did not speak first with a qpoold hello");
+		return NULL;
+	}
+	snprintf(n->server, sizeof(n->server), "%s", nonce);
+	r = auth_nonce(n->client);
+	if (r < 0) {
+		error_set(err, r, "getrandom: %s", strerror(-r));
+		return NULL;
+	}
+	snprintf(payload, sizeof(payload), AUTH_TAG " client %s %s", n->server, n->client);
+	/* Only qpoold (root) may decode it: whoever else got it, a server
+	 * impersonated or a relay, cannot even read it. */
+	if (auth_cred_make(munge_socket, payload, 0, &cred, err) < 0)
 		return NULL;
 	msg = json_pack("{s:s, s:i, s:s}", "op", "auth", "id", 0, "cred", cred);
 	free(cred);
@@ -135,14 +208,100 @@ json_t *auth_frame(const char *munge_socket, struct error *err)
 	return msg;
 }
 
-int auth_accept(const char *munge_socket, const json_t *msg, uid_t *ret_uid,
-			  gid_t *ret_gid, struct error *err)
+/* Checks the payload "qpool-auth-1 SIDE A B": A must be want_a; B must be
+ * want_b, or with want_b NULL any nonce, copied to ret_b. */
+static int payload_check(const char *payload, const char *side, const char *want_a, const char *want_b,
+			 char *ret_b, struct error *err)
+{
+	char tag[32], who[8], a[AUTH_NONCE_HEX + 2], b[AUTH_NONCE_HEX + 2];
+	int used = 0;
+
+	if (sscanf(payload, "%31s %7s %33s %33s%n", tag, who, a, b, &used) != 4 ||
+	    strcmp(tag, AUTH_TAG) != 0 || payload[used] != '\0')
+		return error_set(err, -EACCES, "credential not made for qpool (another service's?)");
+	if (strcmp(who, side) != 0 || !nonce_valid(a) || !nonce_valid(b))
+		return error_set(err, -EACCES, "credential not made for this end of a qpool connection");
+	if (strcmp(a, want_a) != 0 || (want_b && strcmp(b, want_b) != 0))
+		return error_set(err, -EACCES, "credential made for another connection");
+	if (ret_b)
+		memcpy(ret_b, b, AUTH_NONCE_HEX + 1);
+	return 0;
+}
+
+int auth_accept(const char *munge_socket, const json_t *msg, struct auth_nonces *n, uid_t *ret_uid,
+		gid_t *ret_gid, struct error *err)
 {
 	const char *op = wire_str(msg, "op"), *cred = wire_str(msg, "cred");
+	char *payload = NULL, client[AUTH_NONCE_HEX + 1];
+	int r;
 
 	if (!op || strcmp(op, "auth") != 0)
 		return error_set(err, -EACCES, "no credential (first message is not \"auth\")");
 	if (!cred)
 		return error_set(err, -EACCES, "no credential (auth without a \"cred\" string)");
-	return auth_cred_check(munge_socket, cred, ret_uid, ret_gid, err);
+	r = auth_cred_check(munge_socket, cred, ret_uid, ret_gid, &payload, err);
+	if (r < 0)
+		return r;
+	/* "client SERVER CLIENT": made after our hello, on this connection. */
+	r = payload_check(payload, "client", n->server, NULL, client, err);
+	free(payload);
+	if (r < 0)
+		return r;
+	memcpy(n->client, client, sizeof(client));
+	return 0;
+}
+
+json_t *auth_proof(const char *munge_socket, const struct auth_nonces *n, uid_t peer_uid,
+		   struct error *err)
+{
+	char payload[sizeof(AUTH_TAG) + 2 * AUTH_NONCE_HEX + 16];
+	char *cred = NULL;
+	json_t *msg;
+
+	snprintf(payload, sizeof(payload), AUTH_TAG " server %s %s", n->client, n->server);
+	if (auth_cred_make(munge_socket, payload, peer_uid, &cred, err) < 0)
+		return NULL;
+	msg = json_pack("{s:i, s:b, s:s}", "id", 0, "ok", 1, "cred", cred);
+	free(cred);
+	if (!msg)
+		error_set(err, -ENOMEM, "out of memory");
+	return msg;
+}
+
+int auth_proof_check(const char *munge_socket, const json_t *reply, const struct auth_nonces *n,
+		     struct error *err)
+{
+	const char *cred = wire_str(reply, "cred");
+	char *payload = NULL;
+	uid_t uid;
+	gid_t gid;
+	int r;
+
+	if (json_integer_value(json_object_get(reply, "id")) == 0 && json_is_false(json_object_get(reply, "ok")))
+		return error_set(err, -EACCES, "%s", wire_str(reply, "error") ?: "refused, no reason given");
+	if (!json_is_true(json_object_get(reply, "ok")) || !cred)
+		return error_set(err, -EPERM, "it answered the credential without its own");
+	r = auth_cred_check(munge_socket, cred, &uid, &gid, &payload, err);
+	if (r == -EHOSTUNREACH)
+		return r;
+	if (r < 0) {
+		char why[sizeof(err->text)];
+
+		snprintf(why, sizeof(why), "%s", err->text);
+		return error_set(err, -EPERM, "its credential: %s", why);
+	}
+	if (uid != 0) {
+		free(payload);
+		return error_set(err, -EPERM, "its credential is uid %d, not root", (int)uid);
+	}
+	/* "server CLIENT SERVER": made for this connection's two nonces. */
+	r = payload_check(payload, "server", n->client, n->server, NULL, err);
+	free(payload);
+	if (r < 0) {
+		char why[sizeof(err->text)];
+
+		snprintf(why, sizeof(why), "%s", err->text);
+		return error_set(err, -EPERM, "its %s", why);
+	}
+	return 0;
 }

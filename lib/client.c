@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -17,6 +19,73 @@ struct client {
 	struct wirebuf in;
 	long long next_id;
 };
+
+/* Bounds each step of the TCP handshake: a peer that accepts and says
+ * nothing must not hang a command. */
+#define HANDSHAKE_TIMEOUT_SEC 30
+
+/* The TCP handshake (docs/PROTOCOL.md, "The auth frame"): the server's
+ * hello, our credential bound to its nonce, its credential bound to ours. */
+static int client_handshake(struct client *cl, struct error *err)
+{
+	const char *where = transport_server(cl->config);
+	struct timeval tv = { .tv_sec = HANDSHAKE_TIMEOUT_SEC };
+	struct auth_nonces n;
+	json_t *msg = NULL, *auth = NULL;
+	char why[sizeof(err->text)];
+	int r;
+
+	(void)setsockopt(cl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	r = wire_recv_buffered(cl->fd, &cl->in, &msg, err);
+	if (r < 0)
+		goto lost;
+	/* A server with no room for us says so instead of its hello. */
+	if (wire_int(msg, "id", -1) == 0 && !wire_bool(msg, "ok", 1) && wire_str(msg, "error")) {
+		r = (int)wire_int(msg, "errno", EACCES);
+		r = error_set(err, r > 0 ? -r : -EACCES, "%s", wire_str(msg, "error"));
+		goto done;
+	}
+	auth = auth_frame(cl->config->munge_socket, msg, &n, err);
+	if (!auth) {
+		r = -EHOSTUNREACH;
+		if (strstr(err->text, "hello")) {
+			snprintf(why, sizeof(why), "%s", err->text);
+			r = error_set(err, -EPROTO, "%s is not qpoold: %s; nothing sent", where, why);
+		}
+		goto done;
+	}
+	json_decref(msg);
+	msg = NULL;
+	r = wire_send(cl->fd, auth);
+	if (r < 0) {
+		error_set(err, r, "send to qpoold: %s", strerror(-r));
+		goto done;
+	}
+	r = wire_recv_buffered(cl->fd, &cl->in, &msg, err);
+	if (r < 0)
+		goto lost;
+	r = auth_proof_check(cl->config->munge_socket, msg, &n, err);
+	if (r == -EPERM) {
+		snprintf(why, sizeof(why), "%s", err->text);
+		error_set(err, r, "%s is not qpoold: %s; nothing sent", where, why);
+	}
+	if (r < 0)
+		goto done;
+	tv.tv_sec = 0;
+	(void)setsockopt(cl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	r = 0;
+	goto done;
+lost:
+	if (r == -EAGAIN)
+		snprintf(why, sizeof(why), "no answer within %d s", HANDSHAKE_TIMEOUT_SEC);
+	else
+		snprintf(why, sizeof(why), "%s", r == -ECONNRESET ? "it closed the connection" : err->text);
+	r = error_set(err, r, "%s did not complete qpoold's handshake: %s", where, why);
+done:
+	json_decref(msg);
+	json_decref(auth);
+	return r;
+}
 
 int client_open(const char *conf_arg, struct client **ret, struct error *err)
 {
@@ -36,31 +105,11 @@ int client_open(const char *conf_arg, struct client **ret, struct error *err)
 		r = config_default(&cl->config);
 	if (r < 0)
 		goto done;
-	/* Over TCP, munged makes the credential while the handshake is under
-	 * way; the Unix socket connects at once either way. */
-	r = transport_connect(cl->config, transport_server(cl->config) != NULL, &cl->fd, &tcp, err);
+	r = transport_connect(cl->config, false, &cl->fd, &tcp, err);
 	if (r < 0)
 		goto done;
-	if (tcp) {
-		/* The credential goes first; the request follows at once, and
-		 * a refusal comes back as the answer to id 0 (client_call). */
-		json_t *auth = auth_frame(cl->config->munge_socket, err);
-
-		if (!auth) {
-			r = -EHOSTUNREACH;
-			goto done;
-		}
-		r = transport_connect_finish(cl->fd, transport_server(cl->config), err);
-		if (r == 0) {
-			r = wire_send(cl->fd, auth);
-			if (r < 0)
-				error_set(err, r, "send to qpoold: %s", strerror(-r));
-		}
-		json_decref(auth);
-		if (r < 0)
-			goto done;
-	}
-	r = 0;
+	/* Nothing is sent to a server that has not proven it is qpoold. */
+	r = tcp ? client_handshake(cl, err) : transport_unix_server_check(cl->fd, cl->config->socket, err);
 done:
 	if (r < 0) {
 		client_close(cl);
@@ -120,9 +169,6 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 		 * frame); that error is the answer. */
 		if (wire_int(reply, "id", -1) == id ||
 		    (wire_int(reply, "id", -1) == 0 && !wire_bool(reply, "ok", 1)))
-			break;
-		/* The answer to the credential: only a refusal matters. */
-		if (wire_int(reply, "id", -1) == 0 && !wire_bool(reply, "ok", 1))
 			break;
 		json_decref(reply);
 	}

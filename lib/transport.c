@@ -202,6 +202,19 @@ static int connect_unix(const char *path, bool nonblock, int *ret_fd, struct err
 	return 0;
 }
 
+int transport_unix_server_check(int fd, const char *path, struct error *err)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return error_set(err, -errno, "%s: SO_PEERCRED: %s", path, strerror(errno));
+	if (cred.uid != 0)
+		return error_set(err, -EPERM, "%s is not qpoold's: uid %d holds it, not root; nothing sent", path,
+				 (int)cred.uid);
+	return 0;
+}
+
 static int connect_tcp(const char *text, bool nonblock, int *ret_fd, struct error *err)
 {
 	struct sockaddr_storage sa;

@@ -44,6 +44,12 @@ int transport_listen_tcp(const char *text, int *ret_fd, struct error *err);
 int transport_connect(const struct config *c, bool nonblock, int *ret_fd, bool *ret_tcp,
 		      struct error *err);
 
+/* Checks that the peer of fd, a Unix socket connected at path, is root's
+ * (SO_PEERCRED: the uid that made the listening socket): qpoold runs as
+ * root, and a socket a user bound at path while qpoold was down must get
+ * nothing. 0, or -EPERM (-errno when it cannot be asked) with err. */
+int transport_unix_server_check(int fd, const char *path, struct error *err);
+
 /* Waits (10 s at most) until a non-blocking TCP connect to where
  * completes, and makes fd blocking. 0, or -errno with err. */
 int transport_connect_finish(int fd, const char *where, struct error *err);

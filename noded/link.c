@@ -22,6 +22,8 @@
 
 enum link_state {
 	LINK_DOWN,          /* waiting to retry */
+	LINK_HELLO,         /* TCP: connected, awaiting the server's hello */
+	LINK_PROVING,       /* TCP: our credential sent, awaiting the server's */
 	LINK_REGISTERING,   /* connected, node.register sent */
 	LINK_UP,            /* registered */
 };
@@ -42,12 +44,15 @@ struct link {
 	sd_event_source *heartbeat;
 	uint64_t retry_us;
 	bool outage_logged;
+	bool impostor_logged;    /* an unproven server was logged since the last registration */
+	struct auth_nonces nonces;
 	uint64_t next_id;
 	struct wirebuf in, out;
 	struct link_req *reqs;   /* awaiting replies, oldest last */
 };
 
 static void link_retry_schedule(struct link *l);
+static void link_handshake(struct link *l, const json_t *msg);
 
 bool link_registered(const struct link *l)
 {
@@ -82,7 +87,8 @@ static void link_drop(struct link *l)
 
 static void link_lost(struct link *l, const char *why)
 {
-	if (l->state != LINK_DOWN)
+	/* Once per outage: a link that never came up again says nothing more. */
+	if (l->state == LINK_UP || (l->state != LINK_DOWN && !l->outage_logged))
 		log_warn("lost qpoold: %s; reconnecting", why);
 	link_drop(l);
 	l->outage_logged = true;
@@ -226,6 +232,7 @@ static void link_register_reply(struct noded *nd, const json_t *reply, int64_t a
 	}
 	l->state = LINK_UP;
 	l->outage_logged = false;
+	l->impostor_logged = false;
 	l->retry_us = RETRY_FIRST_US;
 	log_info("registered with qpoold as node %s (%zu running)", nd->name,
 		 jobs_running_count(nd->jobs));
@@ -255,6 +262,10 @@ static void link_dispatch(struct link *l, json_t *msg, int64_t stamp)
 {
 	const char *op = wire_str(msg, "op");
 
+	if (l->state == LINK_HELLO || l->state == LINK_PROVING) {
+		link_handshake(l, msg);
+		return;
+	}
 	if (op) {
 		if (strcmp(op, "job.launch") == 0)
 			jobs_launch(l->nd->jobs, msg, stamp);
@@ -332,28 +343,102 @@ static int link_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	return 0;
 }
 
-/* The credential's answer: a refusal is logged once per outage, and the
- * connection, which qpoold closes, is retried at the slowest pace. */
-static void link_auth_reply(struct noded *nd, const json_t *reply, int64_t arg)
+/* The peer at the server's address has not proven it is qpoold: one line
+ * per outage, nothing more is sent to it nor taken from it, and the link
+ * retries at the slowest pace (the real qpoold comes back). */
+static void link_refuse_server(struct link *l, const char *why)
 {
-	struct link *l = nd->link;
-
-	if (!reply || wire_bool(reply, "ok", 0))
-		return;
-	if (!l->outage_logged)
-		log_err("qpoold refused node %s's credential: %s; retrying", nd->name,
-			wire_str(reply, "error") ?: "(no reason given)");
-	link_drop(l);
+	if (!l->impostor_logged)
+		log_err("refusing the server: %s; retrying", why);
+	l->impostor_logged = true;
 	l->outage_logged = true;
+	link_drop(l);
 	l->retry_us = RETRY_MAX_US;
 	link_retry_schedule(l);
+}
+
+static int link_register(struct link *l)
+{
+	const struct config *c = l->nd->config;
+	json_t *req;
+
+	/* Only now: the peer has proven it is qpoold. */
+	log_info("connected to qpoold at %s", transport_server(c) ?: c->socket);
+	l->state = LINK_REGISTERING;
+	req = link_register_msg(l->nd);
+	if (!req) {
+		link_drop(l);
+		return -ENOMEM;
+	}
+	return link_send(l, req, link_register_reply, 0);
+}
+
+/* The TCP handshake, a message at a time (docs/PROTOCOL.md, "The auth
+ * frame"): the server's hello gets our credential bound to its nonce; its
+ * answer must be its credential, root's, bound to ours. Until then no
+ * message is obeyed. */
+static void link_handshake(struct link *l, const json_t *msg)
+{
+	const struct config *c = l->nd->config;
+	const char *where = transport_server(c);
+	struct error err = { "" };
+	char why[sizeof(err.text) + 80];
+	json_t *auth;
+	int r;
+
+	if (l->state == LINK_HELLO) {
+		if (wire_int(msg, "id", -1) == 0 && !wire_bool(msg, "ok", 1)) {
+			/* A qpoold busy with other handshakes: just later. */
+			if (!l->outage_logged)
+				log_warn("qpoold at %s: %s; retrying", where, wire_str(msg, "error") ?: "refused");
+			l->outage_logged = true;
+			link_drop(l);
+			l->retry_us = RETRY_MAX_US;
+			link_retry_schedule(l);
+			return;
+		}
+		auth = auth_frame(c->munge_socket, msg, &l->nonces, &err);
+		if (!auth && err.text[0] && strstr(err.text, "hello")) {
+			snprintf(why, sizeof(why), "%s is not qpoold: %s", where, err.text);
+			link_refuse_server(l, why);
+			return;
+		}
+		if (!auth || wire_queue(&l->out, auth) < 0) {
+			json_decref(auth);
+			if (!l->outage_logged)
+				log_warn("%s; retrying", err.text[0] ? err.text : "out of memory");
+			link_lost(l, "no credential");
+			return;
+		}
+		json_decref(auth);
+		l->state = LINK_PROVING;
+		r = link_flush(l);
+		if (r < 0)
+			link_lost(l, strerror(-r));
+		return;
+	}
+	r = auth_proof_check(c->munge_socket, msg, &l->nonces, &err);
+	if (r == -EACCES) {
+		if (!l->outage_logged)
+			log_err("qpoold refused node %s's credential: %s; retrying", l->nd->name, err.text);
+		l->outage_logged = true;
+		link_drop(l);
+		l->retry_us = RETRY_MAX_US;
+		link_retry_schedule(l);
+		return;
+	}
+	if (r < 0) {
+		snprintf(why, sizeof(why), "%s is not qpoold: %s", where, err.text);
+		link_refuse_server(l, why);
+		return;
+	}
+	link_register(l);
 }
 
 static int link_connect(struct link *l)
 {
 	const struct config *c = l->nd->config;
 	struct error err = { "" };
-	json_t *req;
 	bool tcp;
 	int r;
 
@@ -375,30 +460,18 @@ static int link_connect(struct link *l)
 	r = sd_event_add_io(l->nd->event, &l->io, l->fd, EPOLLIN | EPOLLET, link_on_io, l);
 	if (r < 0)
 		goto fail;
-	l->state = LINK_REGISTERING;
-	log_info("connected to qpoold at %s", tcp ? transport_server(c) : c->socket);
 	if (tcp) {
-		/* The credential first; the registration follows without
-		 * waiting (a TCP connect still in progress queues both). */
-		req = auth_frame(c->munge_socket, &err);
-		if (!req) {
-			if (!l->outage_logged)
-				log_warn("%s", err.text);
-			r = -EHOSTUNREACH;
-			goto fail;
-		}
-		r = link_send_id(l, req, 0, link_auth_reply, 0);
-		if (r < 0)
-			goto fail;
-		if (l->fd < 0)
-			return -ENOTCONN;
+		/* The server speaks first (its hello); nothing is sent before. */
+		l->state = LINK_HELLO;
+		return 0;
 	}
-	req = link_register_msg(l->nd);
-	if (!req) {
-		r = -ENOMEM;
-		goto fail;
+	/* On the socket the kernel names its owner: qpoold runs as root. */
+	r = transport_unix_server_check(l->fd, c->socket, &err);
+	if (r < 0) {
+		link_refuse_server(l, err.text);
+		return 0;   /* retried by link_refuse_server */
 	}
-	return link_send(l, req, link_register_reply, 0);
+	return link_register(l);
 fail:
 	link_drop(l);
 	return r;

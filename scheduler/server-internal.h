@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "auth.h"
 #include "config.h"
 #include "jobstore.h"
 #include "peers.h"
@@ -26,6 +27,7 @@ struct conn {
 	pid_t pid;                /* Unix socket peers; 0 over TCP */
 	bool tcp;                 /* came over TCP: identity from its MUNGE credential */
 	bool authed;              /* uid and gid known (see conn_identified) */
+	struct auth_nonces nonces; /* TCP: the handshake's (its hello, its credential) */
 	int64_t accepted;         /* monotonic ns of accept, for the auth timeout */
 	char peer[64];            /* "ADDR:PORT" over TCP, "pid N" on the socket */
 	struct node *node;        /* set once the peer registered as a node */
@@ -112,6 +114,7 @@ void conn_close(struct conn *c);
  * of max connections kept for uid 0. */
 void conn_forget(struct conn *c);
 void conn_refuse(struct conn *c, int r);
+
 bool conn_idle(const struct conn *c, int64_t now);
 void conns_log_flush(struct server *s, int64_t now);
 unsigned conns_root_reserve(unsigned max_conns);

@@ -240,16 +240,20 @@ static void conn_auth_refuse(struct conn *c, int errnum, const char *why)
 
 /* The first frame of a TCP connection carries its MUNGE credential, and
  * nothing but it is read before: the uid and gid come from munged's
- * decoding, never from a message. munge_decode asks the local munged over
- * its Unix socket (0.08-0.13 ms here), once per connection. */
+ * decoding, never from a message, and its payload must carry this
+ * connection's nonce (our hello). munge_decode asks the local munged over
+ * its Unix socket (0.08-0.13 ms here), once per connection; our answer is
+ * our own credential bound to the peer's nonce, so the peer knows it
+ * speaks to qpoold (root) before it sends anything else. */
 static void conn_auth(struct conn *c, json_t *msg)
 {
 	struct error err = { "" };
+	json_t *proof;
 	uid_t uid;
 	gid_t gid;
 	int r;
 
-	r = auth_accept(c->server->config->munge_socket, msg, &uid, &gid, &err);
+	r = auth_accept(c->server->config->munge_socket, msg, &c->nonces, &uid, &gid, &err);
 	if (r < 0) {
 		conn_auth_refuse(c, -r, err.text);
 		return;
@@ -266,8 +270,13 @@ static void conn_auth(struct conn *c, json_t *msg)
 		conn_close(c);
 		return;
 	}
+	proof = auth_proof(c->server->config->munge_socket, &c->nonces, uid, &err);
+	if (!proof) {
+		conn_auth_refuse(c, EHOSTUNREACH, err.text);
+		return;
+	}
 	log_debug("connection from %s is uid %d gid %d", c->peer, (int)uid, (int)gid);
-	conn_reply_ok(c, 0, NULL);
+	conn_send(c, proof);
 }
 
 static void conn_message(struct conn *c, json_t *msg)
@@ -436,6 +445,10 @@ static void conn_accept(struct server *s, int cfd, bool tcp)
 	if (tcp) {
 		transport_tcp_tune(cfd);
 		transport_peer_name(cfd, c->peer, sizeof(c->peer));
+		if (auth_nonce(c->nonces.server) < 0) {
+			conn_free(c);
+			return;
+		}
 	} else {
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
@@ -465,6 +478,10 @@ static void conn_accept(struct server *s, int cfd, bool tcp)
 		s->conns->prev = c;
 	s->conns = c;
 	s->n_conns++;
+	/* The server speaks first over TCP: its nonce, which the peer's
+	 * credential must carry (docs/PROTOCOL.md, "The auth frame"). */
+	if (tcp)
+		conn_send(c, auth_hello(c->nonces.server));
 }
 
 static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)

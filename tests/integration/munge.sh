@@ -29,13 +29,17 @@ qp_free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# qp_raw ADDR PORT FRAME...: sends each FRAME (a JSON text, or @FILE for a
-# credential file to wrap in an auth frame) on one TCP connection, prints
-# each answer line, and "closed" when qpoold hangs up (else "open" at the
-# end); WAIT sends nothing and waits for an answer. Bounded: 10 s a step.
+# qp_raw ADDR PORT FRAME...: reads qpoold's hello (its nonce), then sends
+# each FRAME (a JSON text; @FILE: the credential in FILE, as it is, in an
+# auth frame; %SOCK [MUNGE-ARGS]: a credential the munged at SOCK makes
+# now with qpool's payload for this connection, saved in $QP_RAW_SAVE when
+# set) on one TCP connection, prints each answer line, and "closed" when
+# qpoold hangs up (else "open" at the end); WAIT sends nothing and waits
+# for an answer. A first frame that is no hello is printed as an answer.
+# Bounded: 10 s a step.
 qp_raw() {
-	python3 - "$@" <<'PY'
-import json, socket, struct, sys
+	python3 - "$@" <<'PY2'
+import json, os, secrets, shlex, socket, struct, subprocess, sys
 host, port, frames = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 s = socket.create_connection((host, port), timeout=10)
 def send(obj):
@@ -56,6 +60,17 @@ def recv():
             return None
         b += c
     return json.loads(b)
+nonce = None
+try:
+    hello = recv()
+except OSError:
+    hello = None
+if hello is None:
+    print("closed"); sys.exit(0)
+if hello.get("op") == "hello":
+    nonce = hello.get("nonce")
+else:
+    print(json.dumps(hello, sort_keys=True))
 for f in frames:
     if f == "WAIT":
         r = recv()
@@ -65,6 +80,14 @@ for f in frames:
         continue
     if f.startswith("@"):
         obj = {"op": "auth", "id": 0, "cred": open(f[1:]).read().strip()}
+    elif f.startswith("%"):
+        args = shlex.split(f[1:])
+        payload = "qpool-auth-1 client %s %s" % (nonce, secrets.token_hex(16))
+        cred = subprocess.run(["munge", "-S", args[0], "-s", payload] + args[1:], check=True,
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        if os.environ.get("QP_RAW_SAVE"):
+            open(os.environ["QP_RAW_SAVE"], "w").write(cred + "\n")
+        obj = {"op": "auth", "id": 0, "cred": cred}
     else:
         obj = json.loads(f)
     try:
@@ -87,5 +110,5 @@ except socket.timeout:
     print("open")
 except OSError:
     print("closed")
-PY
+PY2
 }

@@ -107,8 +107,7 @@ for bytes in 0000000568656c6c6f 00100000; do
 	[ "$(grep -c "refused" "$QP_T/qpoold.log")" = $((n0 + 1)) ] || fail "raw $bytes: not one log line"
 done
 kill -0 "$QP_SERVER_PID" || fail "qpoold died of raw bytes"
-munge -S "$QP_T/a.sock" -n > "$QP_T/c.once" || fail munge
-out=$(qp_raw 127.0.0.1 "$PORT" "@$QP_T/c.once")
+out=$(QP_RAW_SAVE=$QP_T/c.once qp_raw 127.0.0.1 "$PORT" "%$QP_T/a.sock")
 echo "$out" | grep -q '"ok": true' || fail "a good credential was refused: $out"
 refuse "replayed" "Replayed credential" "@$QP_T/c.once" "$submit"
 munge -S "$QP_T/a.sock" -n -t 1 > "$QP_T/c.ttl" || fail munge
@@ -119,11 +118,9 @@ for i in $(seq 100); do [ $(($(date +%s) - t0)) -ge 3 ] && break; sleep 0.05; do
 refuse "expired" "Expired credential" "@$QP_T/c.ttl" "$submit"
 munge -S "$QP_T/other.sock" -n > "$QP_T/c.other" || fail munge
 refuse "another key" "Invalid credential" "@$QP_T/c.other" "$submit"
-munge -S "$QP_T/a.sock" -n -U 54321 -G 54321 > "$QP_T/c.nouser" || fail munge
 getent passwd 54321 >/dev/null && skip "uid 54321 exists here"
-refuse "uid not local" "not a user of this host" "@$QP_T/c.nouser" "$submit"
-munge -S "$QP_T/a.sock" -n -U "$(id -u qpuser1)" -G "$(id -g qpuser1)" > "$QP_T/c.user" || fail munge
-out=$(qp_raw 127.0.0.1 "$PORT" "@$QP_T/c.user" \
+refuse "uid not local" "not a user of this host" "%$QP_T/a.sock -U 54321 -G 54321" "$submit"
+out=$(qp_raw 127.0.0.1 "$PORT" "%$QP_T/a.sock -U $(id -u qpuser1) -G $(id -g qpuser1)" \
 	'{"op":"node.register","id":1,"name":"evil","cpus":"0","mems":"0","topology":{"packages":1,"numa":1,"cores":1,"pus":1,"mem":1},"cgroup":"v2","rt":false,"running":[],"results":[]}')
 echo "$out" | grep -q "only root may speak for a node" || fail "non-root registration not refused: $out"
 grep "refused" "$QP_T/qpoold.log" | tail -n 1 | grep -q "from 127.0.0.1:[0-9]*.*node.register by uid $(id -u qpuser1), not root" ||
