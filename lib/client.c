@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -23,6 +24,7 @@ struct client {
 /* Bounds each step of the TCP handshake: a peer that accepts and says
  * nothing must not hang a command. */
 #define HANDSHAKE_TIMEOUT_SEC 30
+#define CLIENT_BUSY_WAIT_MS 10000
 
 /* The TCP handshake (docs/PROTOCOL.md, "The auth frame"): the server's
  * hello, our credential bound to its nonce, its credential bound to ours. */
@@ -105,11 +107,22 @@ int client_open(const char *conf_arg, struct client **ret, struct error *err)
 		r = config_default(&cl->config);
 	if (r < 0)
 		goto done;
-	r = transport_connect(cl->config, false, &cl->fd, &tcp, err);
-	if (r < 0)
-		goto done;
-	/* Nothing is sent to a server that has not proven it is qpoold. */
-	r = tcp ? client_handshake(cl, err) : transport_unix_server_check(cl->fd, cl->config->socket, err);
+	/* A qpoold busy with other peers' handshakes (EBUSY: its budget of
+	 * unauthenticated connections, per address and in all) is asked
+	 * again, 10 s at most: a burst of qsubs from one login host waits. */
+	for (unsigned ms = 50, waited = 0;; waited += ms, ms = ms * 2 > 1000 ? 1000 : ms * 2) {
+		r = transport_connect(cl->config, false, &cl->fd, &tcp, err);
+		if (r < 0)
+			goto done;
+		/* Nothing is sent to a server that has not proven it is qpoold. */
+		r = tcp ? client_handshake(cl, err) : transport_unix_server_check(cl->fd, cl->config->socket, err);
+		if (r != -EBUSY || waited >= CLIENT_BUSY_WAIT_MS)
+			break;
+		close(cl->fd);
+		cl->fd = -1;
+		wirebuf_free(&cl->in);
+		(void)nanosleep(&(struct timespec){ .tv_nsec = (long)ms * 1000000L }, NULL);
+	}
 done:
 	if (r < 0) {
 		client_close(cl);

@@ -55,6 +55,8 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "node_timeout", KEY_DURATION, S(node_timeout), "30", "seconds of silence before a node is down" },
 	{ SEC_SERVER, "kill_grace", KEY_DURATION, S(kill_grace), "10", "seconds from SIGTERM to SIGKILL on qdel and walltime" },
 	{ SEC_SERVER, "max_conns_per_user", KEY_UINT, S(max_conns_per_user), "256", "open connections one user may hold (root: no cap; 0: no cap)" },
+	{ SEC_SERVER, "max_unauth_conns", KEY_UINT, S(max_unauth_conns), "256", "TCP connections awaiting their credential, in all (their own budget, never users' slots)" },
+	{ SEC_SERVER, "max_unauth_conns_per_addr", KEY_UINT, S(max_unauth_conns_per_addr), "32", "TCP connections awaiting their credential from one address" },
 	{ SEC_SERVER, "idle_timeout", KEY_DURATION, S(idle_timeout), "60", "seconds a client connection may stay idle (0: no limit; nodes: exempt)" },
 	{ SEC_SERVER, "max_queued", KEY_UINT, S(max_queued), "200000", "queued and held jobs in the pool (0: no limit)" },
 	{ SEC_SERVER, "max_queued_per_user", KEY_UINT, S(max_queued_per_user), "20000", "queued and held jobs of one user, all queues (0: no limit)" },

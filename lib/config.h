@@ -65,6 +65,8 @@ struct config {
 	uint64_t node_timeout;       /* seconds without heartbeat: node down */
 	uint64_t kill_grace;         /* seconds between SIGTERM and SIGKILL */
 	uint64_t max_conns_per_user; /* open connections of one uid (not root); 0: no cap */
+	uint64_t max_unauth_conns;   /* TCP peers awaiting their credential, in all */
+	uint64_t max_unauth_conns_per_addr; /* of them from one address */
 	uint64_t idle_timeout;       /* seconds a client may hold a connection idle; 0: forever */
 	uint64_t max_queued;         /* queued and held jobs in the pool; 0: no limit */
 	uint64_t max_queued_per_user;/* of one user over every queue; 0: no limit */

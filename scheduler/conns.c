@@ -34,17 +34,30 @@ int64_t conn_now(struct server *s)
 	return (int64_t)usec * 1000;
 }
 
+static void conn_refuse_text(struct conn *c, int r, const char *text);
+
+unsigned conns_unauth_max(const struct server *s)
+{
+	uint64_t max = s->config->max_unauth_conns;
+
+	return max < s->max_conns / 4 ? (unsigned)max : s->max_conns / 4;
+}
+
 int conn_identified(struct conn *c, uid_t uid)
 {
 	struct server *s = c->server;
+	/* Peers past the gate; the gate's budget is kept out of theirs, so
+	 * unauthenticated peers never hold a user's slot. */
+	unsigned authed = s->n_conns - gate_count(s->gate);
+	unsigned room = s->max_conns - conns_unauth_max(s);
 	int r;
 
 	c->uid = uid;
 	/* The server's own fds (store, log) stay out of reach of everyone, and
 	 * the last root_reserve slots out of reach of all but root. */
-	if (s->n_conns >= s->max_conns)
+	if (authed >= room)
 		return -EMFILE;
-	if (uid != 0 && s->n_conns >= s->max_conns - s->root_reserve)
+	if (uid != 0 && authed + s->root_reserve >= room)
 		return -EMFILE;
 	r = peers_conn_add(s->peers, uid, (unsigned)s->config->max_conns_per_user);
 	if (r < 0)
@@ -53,8 +66,42 @@ int conn_identified(struct conn *c, uid_t uid)
 	return 0;
 }
 
+int conn_gate_enter(struct conn *c, const struct sockaddr_storage *sa)
+{
+	struct server *s = c->server;
+	unsigned per_addr = (unsigned)s->config->max_unauth_conns_per_addr;
+	char text[200];
+	int r;
+
+	c->addr = gate_addr_of(sa);
+	r = gate_enter(s->gate, &c->addr, conns_unauth_max(s), per_addr);
+	if (r == 0) {
+		c->gated = true;
+		return 0;
+	}
+	if (r == -EUSERS)
+		snprintf(text, sizeof(text), "qpoold: %u connections from this address await their credential "
+			 "(max_unauth_conns_per_addr); try again", per_addr);
+	else if (r == -EMFILE)
+		snprintf(text, sizeof(text), "qpoold: %u connections await their credential (max_unauth_conns); "
+			 "try again", gate_count(s->gate));
+	else
+		snprintf(text, sizeof(text), "qpoold: %s", strerror(-r));
+	conn_refuse_text(c, -EBUSY, text);
+	return r;
+}
+
+void conn_gate_leave(struct conn *c)
+{
+	if (!c->gated)
+		return;
+	gate_leave(c->server->gate, &c->addr);
+	c->gated = false;
+}
+
 void conn_forget(struct conn *c)
 {
+	conn_gate_leave(c);
 	if (!c->identified)
 		return;
 	peers_conn_del(c->server->peers, c->uid);
@@ -85,19 +132,13 @@ int conn_input_account(struct conn *c)
 	return 0;
 }
 
-void conn_refuse(struct conn *c, int r)
+/* Logs (rate-limited) and sends text as the answer to whatever the peer
+ * asks first. */
+static void conn_refuse_text(struct conn *c, int r, const char *text)
 {
-	struct server *s = c->server;
 	struct wirebuf out = { 0 };
-	char text[200];
 	json_t *msg;
 
-	if (r == -EUSERS)
-		snprintf(text, sizeof(text), "qpoold: too many connections of uid %d (max_conns_per_user is %llu); "
-			 "close some and try again", (int)c->uid, (unsigned long long)s->config->max_conns_per_user);
-	else
-		snprintf(text, sizeof(text), "qpoold: %u connections open, no room for another; try again later",
-			 s->n_conns);
 	conn_log_warn(c, "connection refused: %s", text);
 	/* One small frame; the socket's buffer holds it, so it never blocks.
 	 * id 0: the answer to whatever the peer asks first. */
@@ -106,6 +147,20 @@ void conn_refuse(struct conn *c, int r)
 		(void)send(c->fd, out.data + out.off, out.len - out.off, MSG_DONTWAIT | MSG_NOSIGNAL);
 	json_decref(msg);
 	wirebuf_free(&out);
+}
+
+void conn_refuse(struct conn *c, int r)
+{
+	struct server *s = c->server;
+	char text[200];
+
+	if (r == -EUSERS)
+		snprintf(text, sizeof(text), "qpoold: too many connections of uid %d (max_conns_per_user is %llu); "
+			 "close some and try again", (int)c->uid, (unsigned long long)s->config->max_conns_per_user);
+	else
+		snprintf(text, sizeof(text), "qpoold: %u connections open, no room for another; try again later",
+			 s->n_conns);
+	conn_refuse_text(c, r, text);
 }
 
 bool conn_idle(const struct conn *c, int64_t now)
@@ -143,6 +198,11 @@ void conn_log_warn(struct conn *c, const char *fmt, ...)
 
 static void suppressed_log(uid_t uid, pid_t pid, unsigned count, void *userdata)
 {
+	if (uid == (uid_t)-1) {
+		log_warn("suppressed %u messages about peers without a credential in %llds", count,
+			 (long long)(PEERS_LOG_INTERVAL_NS / NSEC_PER_SEC));
+		return;
+	}
 	log_warn("suppressed %u messages about uid %d (last pid %d) in %llds", count, (int)uid, (int)pid,
 		 (long long)(PEERS_LOG_INTERVAL_NS / NSEC_PER_SEC));
 }

@@ -10,6 +10,7 @@
 
 #include "auth.h"
 #include "config.h"
+#include "gate.h"
 #include "jobstore.h"
 #include "peers.h"
 #include "pool.h"
@@ -27,6 +28,8 @@ struct conn {
 	pid_t pid;                /* Unix socket peers; 0 over TCP */
 	bool tcp;                 /* came over TCP: identity from its MUNGE credential */
 	bool authed;              /* uid and gid known (see conn_identified) */
+	bool gated;               /* TCP, no credential yet: counted in server->gate */
+	struct gate_addr addr;    /* TCP: its source address, the gate's key */
 	struct auth_nonces nonces; /* TCP: the handshake's (its hello, its credential) */
 	int64_t accepted;         /* monotonic ns of accept, for the auth timeout */
 	char peer[64];            /* "ADDR:PORT" over TCP, "pid N" on the socket */
@@ -71,6 +74,7 @@ struct server {
 	unsigned max_conns;
 	unsigned root_reserve;    /* of max_conns, slots only uid 0 may take */
 	struct peers *peers;      /* per uid: connections, log rate */
+	struct gate *gate;        /* TCP peers awaiting their credential */
 	bool state_full;          /* state_dir below state_min_free: no submit, no dispatch */
 	struct pending *retry;    /* completions whose commit found the disk full */
 	struct pending *pending;
@@ -114,7 +118,15 @@ void conn_close(struct conn *c);
  * of max connections kept for uid 0. */
 void conn_forget(struct conn *c);
 void conn_refuse(struct conn *c, int r);
-
+/* A TCP peer before its credential takes a place in the gate (per address
+ * and in all, conns_unauth_max), never a user's slot: 0, or a negative
+ * errno after telling the peer why (EBUSY: try again) in one frame and one
+ * rate-limited line; the caller then frees c. conn_gate_leave gives the
+ * place back (at its credential, or when it goes). */
+int conn_gate_enter(struct conn *c, const struct sockaddr_storage *sa);
+void conn_gate_leave(struct conn *c);
+/* The gate's total budget: max_unauth_conns, at most a quarter of max_conns. */
+unsigned conns_unauth_max(const struct server *s);
 bool conn_idle(const struct conn *c, int64_t now);
 void conns_log_flush(struct server *s, int64_t now);
 unsigned conns_root_reserve(unsigned max_conns);

@@ -264,6 +264,8 @@ static void conn_auth(struct conn *c, json_t *msg)
 		conn_auth_refuse(c, EACCES, err.text);
 		return;
 	}
+	/* Past the gate: from here it holds a slot of its uid. */
+	conn_gate_leave(c);
 	r = conn_authenticated(c, uid, gid);
 	if (r < 0) {
 		conn_refuse(c, r);
@@ -418,16 +420,23 @@ done:
 	return 0;
 }
 
+/* The server's own fds (store, log) stay out of reach: past max_conns a
+ * peer is closed unanswered, in one rate-limited line. */
+static bool conns_full(struct server *s)
+{
+	if (s->n_conns < s->max_conns)
+		return false;
+	if (peers_log_pass(s->peers, (uid_t)-1, 0, conn_now(s)))
+		log_warn("%u connections open; refusing another", s->n_conns);
+	return true;
+}
+
 static void conn_accept(struct server *s, int cfd, bool tcp)
 {
 	struct conn *c;
 	int r;
 
-	/* The server's own fds (store, log) stay out of reach; an
-	 * unauthenticated TCP peer cannot be root, so it never takes one of
-	 * the slots kept for root and the nodes (conns_root_reserve). */
-	if (s->n_conns >= s->max_conns || (tcp && s->n_conns >= s->max_conns - s->root_reserve)) {
-		log_warn("%u connections open; refusing another", s->n_conns);
+	if (conns_full(s)) {
 		close(cfd);
 		return;
 	}
@@ -443,9 +452,16 @@ static void conn_accept(struct server *s, int cfd, bool tcp)
 	c->accepted = time_mono_ns();
 	c->last_active = conn_now(s);
 	if (tcp) {
+		struct sockaddr_storage sa = { 0 };
+		socklen_t sl = sizeof(sa);
+
 		transport_tcp_tune(cfd);
 		transport_peer_name(cfd, c->peer, sizeof(c->peer));
-		if (auth_nonce(c->nonces.server) < 0) {
+		(void)getpeername(cfd, (struct sockaddr *)&sa, &sl);
+		/* Until its credential a TCP peer waits in the gate, a budget of
+		 * its own, per address and in all: never in a user's slot. */
+		if (conn_gate_enter(c, &sa) < 0 || auth_nonce(c->nonces.server) < 0) {
+			conn_forget(c);
 			conn_free(c);
 			return;
 		}
@@ -985,6 +1001,8 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		s->root_reserve = conns_root_reserve(s->max_conns);
 	}
 	r = peers_create(&s->peers);
+	if (r == 0)
+		r = gate_create(&s->gate);
 	if (r < 0) {
 		error_set(err, r, "out of memory");
 		goto done;
@@ -1092,6 +1110,7 @@ void server_destroy(struct server *s)
 	depend_destroy(s);
 	pool_destroy(s->pool);
 	peers_destroy(s->peers);
+	gate_destroy(s->gate);
 	jobstore_close(s->store);
 	config_destroy(s->config);
 	sd_event_unref(s->event);

@@ -5,7 +5,9 @@
 # nothing a real qpoold would accept and no obedience: qnoded and the
 # commands refuse it in one line, and qnoded comes back to the real
 # qpoold. A credential of another service sharing the MUNGE key (no
-# qpool payload) is refused.
+# qpool payload) is refused. Idle peers without a credential have their
+# own budget: they never take a user's slot, and their refusals are
+# logged at a bounded rate.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/munge.sh"
 command -v setpriv >/dev/null || skip "setpriv is not installed (util-linux)"
@@ -130,4 +132,36 @@ for c in none other; do
 	wait_for "the refusal logged" count_ge $((n0 + 1)) "refused" "$QP_T/qpoold.log"
 done
 
+note "(d) 300 idle TCP peers from one address take no user's slot; their refusals are capped in the log"
+qp_stop "$QP_SERVER_PID"
+# A small fd limit: 236 connections, the size the old shared slots filled.
+(ulimit -n 300 && exec "$QP_BIN/qpoold" -f "$QPOOL_CONF") >> "$QP_T/qpoold.log" 2>&1 &
+QP_SERVER_PID=$!
+QP_PIDS+=("$QP_SERVER_PID")
+wait_for "qpoold up" sh -c "'$QP_BIN/qstat' >/dev/null 2>&1"
+wait_for "the node back" sh -c "'$QP_BIN/qstat' --nodes | grep -qE '^$N[[:space:]].*up'"
+mkdir -p "$QP_T/flood" && chown qpuser3: "$QP_T/flood"
+log0=$(wc -l < "$QP_T/qpoold.log")
+bg_as qpuser3 /usr/bin/python3 "$H/idle-flood.py" 127.0.0.2 127.0.0.1 "$PORT" 300 "$QP_T/flood/status"
+FLOOD=$!
+flood_closed() { [ -s "$QP_T/flood/status" ] && [ "$(awk '{print $4}' "$QP_T/flood/status")" -ge "$1" ]; }
+wait_for "the flood meeting qpoold's limit" flood_closed 50
+cat "$QP_T/flood/status"
+id=$(as qpuser1 env -u QPOOL_SERVER qsub <<<'true' 2>&1) || fail "qsub over the socket refused during the flood: $id"
+id=${id%%.*}
+id2=$(as qpuser1 qsub <<<'true' 2>&1) || fail "qsub over TCP refused during the flood: $id2"
+as qpuser2 qstat >/dev/null || fail "qstat over TCP refused during the flood"
+# Let the flood go on for a while: the idle ones time out, all reconnect.
+wait_for "the flood's idle peers timed out and came back" flood_closed 1500
+cat "$QP_T/flood/status"
+qp_stop "$FLOOD"
+lines=$(tail -n +"$((log0 + 1))" "$QP_T/qpoold.log" | grep -c "refus\|no credential\|connections open")
+tail -n +"$((log0 + 1))" "$QP_T/qpoold.log" | grep "refus\|no credential\|connections open" | head -n 4
+echo "log lines about the flood: $lines"
+[ "$lines" -le 12 ] || fail "$lines log lines about one flood (at most 10 a minute, then a count)"
+tail -n +"$((log0 + 1))" "$QP_T/qpoold.log" | grep -q "await their credential" ||
+	fail "the flood's refusals do not name the budget"
+qp_wait "$id" completed
+qp_wait "$id2" completed
+kill -0 "$QP_SERVER_PID" || fail "qpoold died in the flood"
 echo "ok"
