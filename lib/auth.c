@@ -177,8 +177,8 @@ json_t *auth_hello(const char *server_nonce)
 	return json_pack("{s:s, s:i, s:s}", "op", "hello", "id", 0, "nonce", server_nonce);
 }
 
-json_t *auth_frame(const char *munge_socket, const json_t *hello, struct auth_nonces *n,
-		   struct error *err)
+int auth_frame(const char *munge_socket, const json_t *hello, struct auth_nonces *n, json_t **ret,
+	       struct error *err)
 {
 	const char *op = wire_str(hello, "op"), *nonce = wire_str(hello, "nonce");
 	char payload[sizeof(AUTH_TAG) + 2 * AUTH_NONCE_HEX + 16];
@@ -186,26 +186,24 @@ json_t *auth_frame(const char *munge_socket, const json_t *hello, struct auth_no
 	json_t *msg;
 	int r;
 
-	if (!op || strcmp(op, "hello") != 0 || !nonce_valid(nonce)) {
-		error_set(err, -EPROTO, "it did not speak first with a qpoold hello");
-		return NULL;
-	}
+	if (!op || strcmp(op, "hello") != 0 || !nonce_valid(nonce))
+		return error_set(err, -EPROTO, "it did not speak first with a qpoold hello");
 	snprintf(n->server, sizeof(n->server), "%s", nonce);
 	r = auth_nonce(n->client);
-	if (r < 0) {
-		error_set(err, r, "getrandom: %s", strerror(-r));
-		return NULL;
-	}
+	if (r < 0)
+		return error_set(err, r, "getrandom: %s", strerror(-r));
 	snprintf(payload, sizeof(payload), AUTH_TAG " client %s %s", n->server, n->client);
 	/* Only qpoold (root) may decode it: whoever else got it, a server
 	 * impersonated or a relay, cannot even read it. */
-	if (auth_cred_make(munge_socket, payload, 0, &cred, err) < 0)
-		return NULL;
+	r = auth_cred_make(munge_socket, payload, 0, &cred, err);
+	if (r < 0)
+		return r;
 	msg = json_pack("{s:s, s:i, s:s}", "op", "auth", "id", 0, "cred", cred);
 	free(cred);
 	if (!msg)
-		error_set(err, -ENOMEM, "out of memory");
-	return msg;
+		return error_set(err, -ENOMEM, "out of memory");
+	*ret = msg;
+	return 0;
 }
 
 /* Checks the payload "qpool-auth-1 SIDE A B": A must be want_a; B must be

@@ -50,14 +50,14 @@ int auth_nonce(char buf[AUTH_NONCE_HEX + 1]);
 json_t *auth_hello(const char *server_nonce);
 
 /* Client, on the server's first frame: checks it is a hello, keeps its
- * nonce in n, draws the client's, and returns the auth frame
- * {"op":"auth","id":0,"cred":C}: C carries the payload
+ * nonce in n, draws the client's, and gives the auth frame
+ * {"op":"auth","id":0,"cred":C} in *ret: C carries the payload
  * "qpool-auth-1 client SERVER-NONCE CLIENT-NONCE" and only uid 0 (qpoold)
  * can decode it, so it is worth nothing on any other connection or to any
- * other service. NULL with err when the frame is no hello (-EPROTO) or
- * munged cannot make a credential. */
-json_t *auth_frame(const char *munge_socket, const json_t *hello, struct auth_nonces *n,
-		   struct error *err);
+ * other service. 0; -EPROTO with err when the frame is no hello;
+ * auth_cred_make's errors when munged cannot make a credential. */
+int auth_frame(const char *munge_socket, const json_t *hello, struct auth_nonces *n, json_t **ret,
+	       struct error *err);
 
 /* Server: checks a peer's first frame against the server nonce in n. 0
  * with the uid and gid of its credential and the client's nonce in n;

@@ -47,15 +47,13 @@ static int client_handshake(struct client *cl, struct error *err)
 		r = error_set(err, r > 0 ? -r : -EACCES, "%s", wire_str(msg, "error"));
 		goto done;
 	}
-	auth = auth_frame(cl->config->munge_socket, msg, &n, err);
-	if (!auth) {
-		r = -EHOSTUNREACH;
-		if (strstr(err->text, "hello")) {
-			snprintf(why, sizeof(why), "%s", err->text);
-			r = error_set(err, -EPROTO, "%s is not qpoold: %s; nothing sent", where, why);
-		}
-		goto done;
+	r = auth_frame(cl->config->munge_socket, msg, &n, &auth, err);
+	if (r == -EPROTO) {
+		snprintf(why, sizeof(why), "%s", err->text);
+		error_set(err, r, "%s is not qpoold: %s; nothing sent", where, why);
 	}
+	if (r < 0)
+		goto done;
 	json_decref(msg);
 	msg = NULL;
 	r = wire_send(cl->fd, auth);

@@ -397,16 +397,17 @@ static void link_handshake(struct link *l, const json_t *msg)
 			link_retry_schedule(l);
 			return;
 		}
-		auth = auth_frame(c->munge_socket, msg, &l->nonces, &err);
-		if (!auth && err.text[0] && strstr(err.text, "hello")) {
+		auth = NULL;
+		r = auth_frame(c->munge_socket, msg, &l->nonces, &auth, &err);
+		if (r == -EPROTO) {
 			snprintf(why, sizeof(why), "%s is not qpoold: %s", where, err.text);
 			link_refuse_server(l, why);
 			return;
 		}
-		if (!auth || wire_queue(&l->out, auth) < 0) {
+		if (r < 0 || wire_queue(&l->out, auth) < 0) {
 			json_decref(auth);
 			if (!l->outage_logged)
-				log_warn("%s; retrying", err.text[0] ? err.text : "out of memory");
+				log_warn("%s; retrying", r < 0 ? err.text : "out of memory");
 			link_lost(l, "no credential");
 			return;
 		}
@@ -427,12 +428,20 @@ static void link_handshake(struct link *l, const json_t *msg)
 		link_retry_schedule(l);
 		return;
 	}
+	if (r == -EHOSTUNREACH) {
+		/* Our own munged cannot check it: not the server's fault. */
+		if (!l->outage_logged)
+			log_warn("%s; retrying", err.text);
+		link_lost(l, "cannot check the server's credential");
+		return;
+	}
 	if (r < 0) {
 		snprintf(why, sizeof(why), "%s is not qpoold: %s", where, err.text);
 		link_refuse_server(l, why);
 		return;
 	}
-	link_register(l);
+	if (link_register(l) < 0)
+		link_lost(l, "out of memory");
 }
 
 static int link_connect(struct link *l)
