@@ -139,7 +139,7 @@ qp_stop "$QP_SERVER_PID"
 QP_SERVER_PID=$!
 QP_PIDS+=("$QP_SERVER_PID")
 wait_for "qpoold up" sh -c "'$QP_BIN/qstat' >/dev/null 2>&1"
-wait_for "the node back" sh -c "'$QP_BIN/qstat' --nodes | grep -qE '^$N[[:space:]].*up'"
+wait_for "the node back" sh -c "'$QP_BIN/qstat' --nodes | grep -qE '^${N}[[:space:]].*up'"
 mkdir -p "$QP_T/flood" && chown qpuser3: "$QP_T/flood"
 log0=$(wc -l < "$QP_T/qpoold.log")
 t0=$(date +%s)
