@@ -16,9 +16,15 @@ w=$QP_T/work/qpuser1
 kept=(cpuset cpuacct freezer pids)
 node_dir() { echo "/sys/fs/cgroup/$1/$QP_CG_PARENT/n1"; }
 
-# About 0.3 s of CPU in bash, no child process.
+# 0.3 s of its own CPU time in bash, no child process: counted in the
+# shell's utime + stime (clock ticks of 10 ms), not in wall time, so a
+# loaded machine cannot make it burn less.
 busy=$(as qpuser1 qsub -N busy -o /dev/null -e /dev/null <<'JOB'
-end=$((${EPOCHREALTIME/./} + 300000)); while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do :; done
+while :; do
+	for ((i = 0; i < 20000; i++)); do :; done
+	read -ra st < /proc/$$/stat
+	[ $((st[13] + st[14])) -ge 30 ] && break
+done
 JOB
 ) || fail "qsub busy"
 qp_wait "$busy" completed
