@@ -10,7 +10,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 7
+#define JOBSTORE_SCHEMA_VERSION 8
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -92,6 +92,36 @@ void jobstore_json_exec_host_set(json_t *o);
 
 #define UMASK_DEFAULT 022
 
+/* Schema 8, the nodes qpoold knows: the same SQL text on both backends.
+ * Parameters are $N, in order of first use: PostgreSQL's form, which
+ * SQLite also takes (a "$AAAA" name, numbered as it first appears).
+ * INSERT ... ON CONFLICT ... DO UPDATE needs SQLite 3.24 (Debian 12 has
+ * 3.40) or PostgreSQL 9.5. Integers are BIGINT: SQLite reads it as
+ * INTEGER (64-bit), PostgreSQL's INTEGER would be 32-bit. */
+#define JOBSTORE_SQL_NODES_CREATE \
+	"CREATE TABLE nodes (name TEXT PRIMARY KEY, cpus TEXT NOT NULL, ncpus BIGINT NOT NULL," \
+	" mems TEXT NOT NULL, mem BIGINT NOT NULL, topology TEXT, rt INTEGER NOT NULL," \
+	" cgroup TEXT NOT NULL, address TEXT NOT NULL, t_register BIGINT NOT NULL);"
+#define JOBSTORE_SQL_NODE_PUT \
+	"INSERT INTO nodes (name, cpus, ncpus, mems, mem, topology, rt, cgroup, address, t_register)" \
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)" \
+	" ON CONFLICT (name) DO UPDATE SET cpus = excluded.cpus, ncpus = excluded.ncpus," \
+	" mems = excluded.mems, mem = excluded.mem, topology = excluded.topology, rt = excluded.rt," \
+	" cgroup = excluded.cgroup, address = excluded.address, t_register = excluded.t_register"
+/* The columns of JOBSTORE_SQL_NODES_LOAD, in order. */
+enum {
+	NODE_NAME, NODE_CPUS, NODE_NCPUS, NODE_MEMS, NODE_MEM, NODE_TOPOLOGY, NODE_RT, NODE_CGROUP,
+	NODE_ADDRESS, NODE_T_REGISTER,
+};
+#define JOBSTORE_SQL_NODES_LOAD \
+	"SELECT name, cpus, ncpus, mems, mem, topology, rt, cgroup, address, t_register FROM nodes ORDER BY name"
+#define JOBSTORE_SQL_NODE_DELETE "DELETE FROM nodes WHERE name = $1"
+#define JOBSTORE_SQL_NODE_ADMIN_DELETE "DELETE FROM node_admin WHERE node = $1"
+
+/* A struct jobstore_node of a JOBSTORE_SQL_NODES_LOAD row (its strings
+ * point into the row). */
+void jobstore_row_node(const struct jobstore_row *r, struct jobstore_node *ret);
+
 /* One backend. Every write runs between begin and commit; the one
  * exception is the schema's own migrations, inside open. */
 struct jobstore_ops {
@@ -131,6 +161,9 @@ struct jobstore_ops {
 			       const char *reason);
 	int (*node_admin_set)(struct jobstore *js, const char *node, bool drain, const char *reason);
 	int (*admin_load)(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud);
+	int (*node_put)(struct jobstore *js, const struct jobstore_node *n);
+	int (*node_delete)(struct jobstore *js, const char *name);
+	int (*nodes_load)(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud);
 };
 
 /* Each backend's struct starts with this. */

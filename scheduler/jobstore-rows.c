@@ -387,3 +387,19 @@ int jobstore_row_admin(const struct jobstore_row *r, int ncols,
 	}
 	return cb(row_text(r, 0), a, b, text, ud);
 }
+
+void jobstore_row_node(const struct jobstore_row *r, struct jobstore_node *ret)
+{
+	*ret = (struct jobstore_node){
+		.name = row_text(r, NODE_NAME),
+		.cpus = row_text(r, NODE_CPUS),
+		.ncpus = (uint32_t)row_i64(r, NODE_NCPUS),
+		.mems = row_text(r, NODE_MEMS),
+		.mem = (uint64_t)row_i64(r, NODE_MEM),
+		.topology = row_text(r, NODE_TOPOLOGY),
+		.rt = row_i64(r, NODE_RT) != 0,
+		.cgroup = row_text(r, NODE_CGROUP),
+		.address = row_text(r, NODE_ADDRESS),
+		.t_register = row_i64(r, NODE_T_REGISTER),
+	};
+}

@@ -78,6 +78,9 @@ static const char *const migrations[] = {
 	"ALTER TABLE jobs ADD COLUMN array_index INTEGER;"
 	"ALTER TABLE jobs ADD COLUMN depend TEXT;"
 	"CREATE INDEX jobs_array ON jobs(array_id) WHERE array_id IS NOT NULL;",
+	/* 8: the nodes qpoold knows, so a restarted one counts them before
+	 * they register again (jobstore-internal.h: the same SQL on both). */
+	JOBSTORE_SQL_NODES_CREATE,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -182,7 +185,7 @@ enum stmt_id {
 	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
 	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT,
 	ST_ALLOC_LOAD, ST_RESERVE, ST_SUBJOB_INSERT, ST_SUBJOBS,
-	ST_ARRAY_FINISH, ST_DEPEND_SET, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
+	ST_ARRAY_FINISH, ST_DEPEND_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -213,6 +216,10 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_SUBJOBS] = SQL_SUBJOBS,
 	[ST_ARRAY_FINISH] = SQL_ARRAY_FINISH,
 	[ST_DEPEND_SET] = SQL_DEPEND_SET,
+	[ST_NODE_PUT] = JOBSTORE_SQL_NODE_PUT,
+	[ST_NODE_DELETE] = JOBSTORE_SQL_NODE_DELETE,
+	[ST_NODE_ADMIN_DELETE] = JOBSTORE_SQL_NODE_ADMIN_DELETE,
+	[ST_NODES_LOAD] = JOBSTORE_SQL_NODES_LOAD,
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
@@ -1007,6 +1014,62 @@ static int sqlite_job_depend_set(struct jobstore *base, int64_t id, const char *
 	return changed_one(js, stmt_exec(js, ST_DEPEND_SET));
 }
 
+static int sqlite_node_put(struct jobstore *base, const struct jobstore_node *n)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = js->st[ST_NODE_PUT];
+
+	bind_text(st, 1, n->name);
+	bind_text(st, 2, n->cpus);
+	sqlite3_bind_int64(st, 3, n->ncpus);
+	bind_text(st, 4, n->mems);
+	sqlite3_bind_int64(st, 5, (int64_t)n->mem);
+	bind_text(st, 6, n->topology);
+	sqlite3_bind_int(st, 7, n->rt);
+	bind_text(st, 8, n->cgroup);
+	bind_text(st, 9, n->address);
+	sqlite3_bind_int64(st, 10, n->t_register);
+	return stmt_exec(js, ST_NODE_PUT);
+}
+
+static int sqlite_node_delete(struct jobstore *base, const char *name)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	int r, gone;
+
+	bind_text(js->st[ST_NODE_DELETE], 1, name);
+	r = stmt_exec(js, ST_NODE_DELETE);
+	if (r < 0)
+		return r;
+	gone = sqlite3_changes(js->db);
+	bind_text(js->st[ST_NODE_ADMIN_DELETE], 1, name);
+	r = stmt_exec(js, ST_NODE_ADMIN_DELETE);
+	if (r < 0)
+		return r;
+	gone += sqlite3_changes(js->db);
+	return gone ? 0 : -ENOENT;
+}
+
+static int sqlite_nodes_load(struct jobstore *base, int (*cb)(const struct jobstore_node *n, void *ud), void *ud)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = js->st[ST_NODES_LOAD];
+	struct jobstore_row row = { &sqlite_row_ops, st, 0 };
+	struct jobstore_node n;
+	int rc, r = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		jobstore_row_node(&row, &n);
+		r = cb(&n, ud);
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = sql_errno(rc);
+	sqlite3_reset(st);
+	return r;
+}
+
 static const struct jobstore_ops sqlite_ops = {
 	.name = "sqlite",
 	.close = sqlite_close,
@@ -1035,4 +1098,7 @@ static const struct jobstore_ops sqlite_ops = {
 	.queue_admin_set = sqlite_queue_admin_set,
 	.node_admin_set = sqlite_node_admin_set,
 	.admin_load = sqlite_admin_load,
+	.node_put = sqlite_node_put,
+	.node_delete = sqlite_node_delete,
+	.nodes_load = sqlite_nodes_load,
 };

@@ -197,3 +197,18 @@ int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cb
 {
 	return js->ops->admin_load(js, cbs, ud);
 }
+
+int jobstore_node_put(struct jobstore *js, const struct jobstore_node *n)
+{
+	return js->ops->node_put(js, n);
+}
+
+int jobstore_node_delete(struct jobstore *js, const char *name)
+{
+	return js->ops->node_delete(js, name);
+}
+
+int jobstore_nodes_load(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud)
+{
+	return js->ops->nodes_load(js, cb, ud);
+}

@@ -171,4 +171,28 @@ struct jobstore_admin_cbs {
 };
 int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud);
 
+/* A node as qpoold last saw it register: what the fit checks need to
+ * count it while it is away (after a restart or a takeover). */
+struct jobstore_node {
+	const char *name;
+	const char *cpus;          /* kernel list, e.g. "0-7,16-23" */
+	uint32_t ncpus;            /* CPUs in cpus */
+	const char *mems;          /* NUMA nodes, kernel list */
+	uint64_t mem;              /* bytes of memory; 0: not reported */
+	const char *topology;      /* JSON object text (packages, numa, cores, pus, mem); NULL: none */
+	bool rt;                   /* it allows realtime jobs */
+	const char *cgroup;        /* "v1", "v2", "none" */
+	const char *address;       /* where it registered from: an IP address, or "local" */
+	int64_t t_register;        /* wall ns of the registration that wrote the row */
+};
+
+/* Writes node n's row (inserted, or replaced whole by name). 0 or -errno. */
+int jobstore_node_put(struct jobstore *js, const struct jobstore_node *n);
+/* Forgets node name for good: its row and its qmgr settings. 0, or
+ * -ENOENT when the store had neither. */
+int jobstore_node_delete(struct jobstore *js, const char *name);
+/* cb for every stored node, in name order; the strings live for the
+ * call only. A negative return of cb stops the load and is returned. */
+int jobstore_nodes_load(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud);
+
 #endif
