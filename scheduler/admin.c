@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* qmgr's ops: enable/disable and start/stop queues, drain/resume nodes,
- * reload; and the IQS dispatch order of a queue, with reasons. */
+/* qmgr's ops: enable/disable and start/stop queues, drain/resume and
+ * delete nodes, reload; and the IQS dispatch order of a queue, with reasons. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "nodes-known.h"
 #include "server-internal.h"
 
 #define ORDER_PAGE 1000
@@ -79,6 +80,40 @@ static void node_action(struct conn *c, long long req_id, const char *action, co
 	conn_reply_ok(c, req_id, NULL);
 }
 
+/* delete: the node is forgotten for good (store and pool), so jobs that
+ * only it could hold are refused again. Not while it is connected (it
+ * would be known again at once) nor while it has jobs (their records
+ * name it, and it must report them). */
+static void node_delete(struct conn *c, long long req_id, const char *target)
+{
+	struct server *s = c->server;
+	struct node *n = pool_node_find(s->pool, target);
+	int r;
+
+	if (!n) {
+		conn_reply_err(c, req_id, ENOENT, "unknown node '%s'", target);
+		return;
+	}
+	if (n->link) {
+		conn_reply_err(c, req_id, EBUSY, "node %s is up: stop its qnoded first, or it registers again",
+			       n->name);
+		return;
+	}
+	if (pool_node_jobs(n)) {
+		conn_reply_err(c, req_id, EBUSY, "node %s has job %lld; delete it when no job is there",
+			       n->name, (long long)pool_node_jobs(n)->job->id);
+		return;
+	}
+	log_info("node %s: deleted by uid %d", target, (int)c->uid);
+	r = nodes_known_delete(s->store, s->pool, n);
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	s->sched_dirty = true;
+	conn_reply_ok(c, req_id, NULL);
+}
+
 static void op_admin(struct conn *c, long long req_id, json_t *msg)
 {
 	const char *action = wire_str(msg, "action");
@@ -120,6 +155,10 @@ static void op_admin(struct conn *c, long long req_id, json_t *msg)
 		}
 	if (strcmp(action, "drain") == 0 || strcmp(action, "resume") == 0) {
 		node_action(c, req_id, action, target, reason);
+		return;
+	}
+	if (strcmp(action, "delete") == 0) {
+		node_delete(c, req_id, target);
 		return;
 	}
 	conn_reply_err(c, req_id, EINVAL, "unknown action '%.40s'", action);

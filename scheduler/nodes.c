@@ -10,6 +10,7 @@
 
 #include "jobid.h"
 #include "log.h"
+#include "nodes-known.h"
 #include "placement.h"
 #include "server-internal.h"
 #include "timeutil.h"
@@ -446,7 +447,14 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	n->last_seen = time_mono_ns();
 	n->down_since = 0;
 	n->lost = false;
+	n->back = true;
 	c->node = n;
+	/* What a restarted (or new active) qpoold needs to accept the jobs
+	 * that fit this node before it is back. Autocommit, as qmgr's
+	 * settings: only a registration that changes something writes. */
+	if (nodes_known_save(s->store, n, c->tcp ? c->peer : "local", time_wall_ns()) < 0)
+		log_warn("node %s: cannot record it in the job store; a restart before its next "
+			 "registration does not know it", name);
 	if (!json_is_array(running))
 		running = NULL;
 	if (!json_is_array(results))

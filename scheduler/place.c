@@ -198,26 +198,39 @@ int place_nodes_vector(struct pool *p)
 	return 0;
 }
 
+/* Whether j fits the nodes by their CPUs alone, all free: every known
+ * node, or only the connected ones (up_only). *ret_max: the most CPUs
+ * one of them has. */
+static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsigned *ret_max)
+{
+	unsigned *take, max = 0;
+	bool fits;
+
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		p->room[i] = cpumask_count(&p->nv[i]->cpus);
+		p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link);
+		if (p->ok[i] && p->room[i] > max)
+			max = p->room[i];
+	}
+	*ret_max = max;
+	take = calloc(p->n_nodes, sizeof(*take));
+	if (!take)
+		return true;
+	fits = chunks_assign(j, p->room, p->ok, p->n_nodes, take, NULL);
+	free(take);
+	return fits;
+}
+
 int pool_request_check(const struct pool *cp, const struct job *j, char *buf, size_t len)
 {
 	struct pool *p = (struct pool *)cp;
-	unsigned *take, widest = 0, max = 0, chunks = 0;
-	bool fits;
+	unsigned widest = 0, max = 0, chunks = 0;
 
 	if (!p->nodes || place_nodes_vector(p) < 0)
 		return 0;
-	take = calloc(p->n_nodes, sizeof(*take));
-	if (!take)
-		return 0;
-	for (size_t i = 0; i < p->n_nodes; i++) {
-		p->room[i] = cpumask_count(&p->nv[i]->cpus);
-		p->ok[i] = p->room[i] > 0;
-		if (p->room[i] > max)
-			max = p->room[i];
-	}
-	fits = chunks_assign(j, p->room, p->ok, p->n_nodes, take, NULL);
-	free(take);
-	if (fits)
+	/* Nodes known by a job or a qmgr setting only (their CPUs unknown)
+	 * count for nothing: with no other, the job waits for nodes. */
+	if (request_fits(p, j, false, &max) || max == 0)
 		return 0;
 	for (unsigned c = 0; c < j->n_chunks; c++) {
 		chunks += j->chunks[c].count;
@@ -239,6 +252,34 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 		snprintf(buf, len, "%u CPUs in %u chunks do not fit the pool's %zu nodes even when all are free",
 			 j->ncpus, chunks, p->n_nodes);
 	return -ENOSPC;
+}
+
+int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *buf, size_t len)
+{
+	struct pool *p = (struct pool *)cp;
+	unsigned max, need = place_widest(j), named = 0;
+	size_t at;
+
+	/* The common case at no cost: a connected node holds a one-node job. */
+	for (struct node *n = p->nodes; n && !j->n_chunks; n = n->next)
+		if (n->link && cpumask_count(&n->cpus) >= j->ncpus)
+			return 0;
+	if (!p->nodes || place_nodes_vector(p) < 0 || request_fits(p, j, true, &max) ||
+	    !request_fits(p, j, false, &max))
+		return 0;
+	at = (size_t)snprintf(buf, len, "waits for node(s) down:");
+	for (size_t i = 0; i < p->n_nodes && at < len; i++) {
+		const struct node *n = p->nv[i];
+
+		if (n->link || p->room[i] < need)
+			continue;
+		if (named++ == 4) {
+			at += (size_t)snprintf(buf + at, len - at, ", ...");
+			break;
+		}
+		at += (size_t)snprintf(buf + at, len - at, "%s %s", named > 1 ? "," : "", n->name);
+	}
+	return 1;
 }
 
 /* The reservation of a blocked wide job j (EASY): from now, its running

@@ -112,6 +112,7 @@ void pool_destroy(struct pool *p)
 		free(nd->name);
 		free(nd->rt_reason);
 		free(nd->drain_reason);
+		free(nd->stored);
 		json_decref(nd->topology);
 		free(nd);
 	}
@@ -808,6 +809,39 @@ unsigned pool_node_max_cpus(const struct pool *p)
 			max = c;
 	}
 	return max;
+}
+
+int pool_node_remove(struct pool *p, struct node *n)
+{
+	struct node **np;
+
+	if (n->link || n->jobs)
+		return -EBUSY;
+	for (np = &p->nodes; *np && *np != n; np = &(*np)->next)
+		;
+	if (!*np)
+		return -ENOENT;
+	*np = n->next;
+	if (p->nodes_tail == n) {
+		p->nodes_tail = NULL;
+		for (struct node *o = p->nodes; o; o = o->next)
+			p->nodes_tail = o;
+	}
+	/* Open addressing without tombstones: the table is built again (an
+	 * admin's command; nodes are few thousand at most). */
+	memset(p->node_table, 0, p->node_cap * sizeof(*p->node_table));
+	for (struct node *o = p->nodes; o; o = o->next)
+		node_table_put(p->node_table, p->node_cap, o);
+	p->node_used--;
+	if (n->topo)
+		pool_topology_put(p, n->topo);
+	free(n->name);
+	free(n->rt_reason);
+	free(n->drain_reason);
+	free(n->stored);
+	json_decref(n->topology);
+	free(n);
+	return 0;
 }
 
 bool pool_node_usable(const struct node *n)

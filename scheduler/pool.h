@@ -41,6 +41,10 @@ struct node {
 	int64_t last_seen;       /* monotonic ns of the last message */
 	int64_t down_since;      /* monotonic ns it became unreachable; 0: reachable */
 	bool lost;               /* unreachable past node_timeout: its jobs were handled */
+	bool back;               /* registered since qpoold started (else known from the store) */
+	char *stored;            /* what the store holds of it (nodes-known.c), NULL: nothing */
+	int64_t t_register;      /* wall ns of its row's registration; 0: none stored */
+	char address[64];        /* where that registration came from */
 	struct alloc_entry *jobs;    /* the allocation entries of jobs on this node */
 	unsigned n_excl;         /* entries of place=excl jobs in jobs */
 	int64_t resv_t;          /* this pass: wall s a wide job's reservation starts here; 0: none */
@@ -130,6 +134,9 @@ void pool_topology_put(struct pool *p, hwloc_topology_t topo);
 struct alloc_entry *pool_node_jobs(const struct node *n);
 /* Most CPUs any known node has; 0 with no node. */
 unsigned pool_node_max_cpus(const struct pool *p);
+/* Forgets n (qmgr delete node): unlinked and freed. -EBUSY while it is
+ * connected or has jobs. */
+int pool_node_remove(struct pool *p, struct node *n);
 
 /* True (once) when the earliest qsub -a time a pass skipped has come:
  * the caller runs a pass. now in wall seconds. */
@@ -161,10 +168,15 @@ void pool_job_release(struct pool *p, struct job *j);
  * into its nodes' lists, creating the nodes; 0 or -ENOMEM. */
 int pool_job_link(struct pool *p, struct job *j);
 
-/* Whether some set of the known nodes (whatever their state) could ever
- * hold j's request: 0, or -ENOSPC with why (one line) into buf. No node
- * known: 0 (the job waits for nodes, as a one-node job does). */
+/* Whether some set of the known nodes (whatever their state: up, or
+ * known from the store and not back yet) could ever hold j's request: 0,
+ * or -ENOSPC with why (one line) into buf. No node with known CPUs: 0
+ * (the job waits for nodes, as a one-node job does). */
 int pool_request_check(const struct pool *p, const struct job *j, char *buf, size_t len);
+/* Why waiting j cannot start on the connected nodes even when they are
+ * free though it fits the known ones: 1 with "waits for down node(s)
+ * NAME, ..." (the down nodes wide enough for it) into buf; else 0. */
+int pool_request_wait_reason(const struct pool *p, const struct job *j, char *buf, size_t len);
 
 /* Wall seconds the pass takes as now (a test's clock); 0: time(NULL). */
 void pool_clock_set(struct pool *p, int64_t now);

@@ -364,6 +364,26 @@ static int query_page(struct server *s, struct jobstore_filter *f, json_t *msg, 
 	return 0;
 }
 
+/* A queued job that fits only nodes that are down (not back since a
+ * restart, or gone) says so as its reason (qstat -f's comment), as PBS's
+ * scheduler comments a job it cannot run; it waits for them. */
+static void stat_wait_reasons(struct server *s, json_t *jobs)
+{
+	char why[200];
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(jobs, i, o) {
+		struct job *j;
+
+		if (strcmp(wire_str(o, "state") ?: "", "queued") != 0)
+			continue;
+		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
+		if (j && j->state == JOB_QUEUED && pool_request_wait_reason(s->pool, j, why, sizeof(why)) > 0)
+			json_object_set_new(o, "reason", json_string(why));
+	}
+}
+
 static void op_stat(struct conn *c, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
@@ -402,6 +422,7 @@ static void op_stat(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", (long long)f.jobid);
 		return;
 	}
+	stat_wait_reasons(s, jobs);
 	conn_reply_page(c, req_id, json_pack("{s:o, s:b}", "jobs", jobs, "more", more), "jobs");
 }
 
@@ -666,6 +687,13 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 		if (n->drain_reason)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "reason",
 					    json_string(n->drain_reason));
+		/* Known from the store, not registered since qpoold started. */
+		if (!n->back)
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "back", json_false());
+		if (n->t_register)
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "registered",
+					    json_pack("{s:I, s:s}", "time", (json_int_t)n->t_register,
+						      "address", n->address));
 	}
 	conn_reply_page(c, req_id, json_pack("{s:o, s:b}", "nodes", arr, "more", more), "nodes");
 }

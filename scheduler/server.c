@@ -16,6 +16,7 @@
 #include "auth.h"
 #include "jobid.h"
 #include "log.h"
+#include "nodes-known.h"
 #include "peers.h"
 #include "server-internal.h"
 #include "timeutil.h"
@@ -1027,7 +1028,11 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		error_set(err, r, "out of memory");
 		goto done;
 	}
-	r = jobstore_load_active(s->store, load_job, s);
+	/* The known nodes first: a restarted server accepts what fits them
+	 * before they register again (they are down until then). */
+	r = nodes_known_load(s->store, s->pool);
+	if (r == 0)
+		r = jobstore_load_active(s->store, load_job, s);
 	if (r == 0)
 		r = server_admin_load(s, true);
 	if (r == 0)

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* The nodes qpoold knows, kept in the job store: written when a
+ * registration changes what is known of a node, loaded at start so the
+ * fit checks count the nodes not back yet, forgotten by qmgr delete node. */
+#ifndef QPOOL_NODES_KNOWN_H
+#define QPOOL_NODES_KNOWN_H
+
+#include <stdint.h>
+
+#include "jobstore.h"
+#include "pool.h"
+
+/* Adds every stored node to p, down and not back: its CPUs, NUMA nodes,
+ * topology summary, realtime flag and cgroup mode, so a job that fits it
+ * is accepted; nothing is placed there before it registers. A row that
+ * cannot be read (a bad CPU list) is skipped. 0 or -errno. */
+int nodes_known_load(struct jobstore *js, struct pool *p);
+
+/* After n registered (its fields set) from address ("ADDR:PORT" over TCP,
+ * anything else: "local") at wall ns now: writes its row when what is
+ * known of it changed. 1 written, 0 unchanged, -errno (the row is then
+ * written at a later registration). */
+int nodes_known_save(struct jobstore *js, struct node *n, const char *address, int64_t now);
+
+/* Forgets n for good: its row and qmgr settings in the store, then its
+ * place in p. -EBUSY while it is connected or has jobs (nothing
+ * changed); -ENOENT when neither the store nor p knew it; 0 or -errno. */
+int nodes_known_delete(struct jobstore *js, struct pool *p, struct node *n);
+
+#endif
