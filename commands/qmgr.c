@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* qmgr: the admin's command: list queues and nodes, enable/disable and
- * start/stop queues, drain/resume nodes, reload qpool.conf; and PBS's
+ * start/stop queues, drain/resume/delete nodes, reload qpool.conf; and PBS's
  * qmgr -c "set queue X enabled = False" forms for what qpool's queues have. */
 #include <getopt.h>
 #include <stdio.h>
@@ -29,10 +29,12 @@ static const char usage_text[] =
 	"  stop QUEUE [REASON]      dispatch nothing more (running jobs go on)\n"
 	"  drain NODE [REASON]      running jobs finish, nothing new starts there\n"
 	"  resume NODE              take new jobs again\n"
+	"  delete NODE              forget a node for good (down, no job on it)\n"
 	"  reload                   re-read qpool.conf (an invalid file is refused)\n"
 	"  -c DIRECTIVES            PBS forms: list|print server|queue|node [NAME],\n"
 	"                           set queue Q enabled|started = True|False,\n"
-	"                           set node N state = offline|free, set node N comment = TEXT\n"
+	"                           set node N state = offline|free, set node N comment = TEXT,\n"
+	"                           delete node N\n"
 	"  -f FILE                  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n";
 
 static int list(struct client *cl, const char *what)
@@ -264,6 +266,10 @@ static int directives_run(const char *conf, char *text)
 			status = pbs_show(cl, &d);
 		else if (d.verb == PBSQMGR_SET || d.verb == PBSQMGR_UNSET)
 			status = pbs_set(cl, &d);
+		else if (d.verb == PBSQMGR_DELETE && d.object == PBSQMGR_NODE && d.name[0])
+			status = admin_send(cl, "delete", d.name, NULL);
+		else if (d.verb == PBSQMGR_CREATE && d.object == PBSQMGR_NODE)
+			status = cmd_fail(1, "create node: a node joins when its qnoded registers");
 		else
 			status = cmd_fail(1, "%s %s: queues are defined in qpool.conf; edit it, then qmgr reload",
 					  d.verb == PBSQMGR_CREATE ? "create" : "delete",
@@ -281,7 +287,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "queues", 0, 0 }, { "nodes", 0, 0 }, { "enable", 1, 1 }, { "disable", 1, 2 },
 		{ "start", 1, 1 }, { "stop", 1, 2 }, { "drain", 1, 2 }, { "resume", 1, 1 },
-		{ "reload", 0, 0 },
+		{ "delete", 1, 1 }, { "reload", 0, 0 },
 	};
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'H' },
