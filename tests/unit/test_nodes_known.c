@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/* The known nodes across a restart: what a registration writes (only a
+ * change), what a new pool loads, and what the fit checks make of it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nodes-known.h"
+#include "unit.h"
+
+/* A node as op_register leaves it: CPUs, NUMA nodes, topology summary. */
+static struct node *node_registered(struct pool *p, const char *name, const char *cpus)
+{
+	struct node *n = pool_node_get(p, name);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	CU_ASSERT_EQUAL_FATAL(cpumask_parse(cpus, &n->cpus), 0);
+	n->free = n->rt_free = n->cpus;
+	snprintf(n->mems, sizeof(n->mems), "0");
+	snprintf(n->cgroup, sizeof(n->cgroup), "v2");
+	json_decref(n->topology);
+	n->topology = json_pack("{s:i, s:i, s:i, s:i, s:I}", "packages", 1, "numa", 1, "cores", 4, "pus", 4,
+				"mem", (json_int_t)(8LL << 30));
+	n->state = NODE_UP;
+	n->back = true;
+	return n;
+}
+
+static void test_save_only_changes(void)
+{
+	struct jobstore *js;
+	struct pool *p;
+	struct error err;
+	struct node *n;
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	n = node_registered(p, "n1", "0-3");
+	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40001", 100), 1);
+	/* Registered again (a qnoded or qpoold restart), from another port. */
+	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40002", 200), 0);
+	CU_ASSERT(n->t_register == 100);
+	CU_ASSERT_STRING_EQUAL(n->address, "192.0.2.1");
+	/* Its CPUs changed: written. */
+	CU_ASSERT_EQUAL(cpumask_parse("0-5", &n->cpus), 0);
+	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40003", 300), 1);
+	CU_ASSERT(n->t_register == 300);
+	/* Its topology too. */
+	json_object_set_new(n->topology, "numa", json_integer(2));
+	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40004", 400), 1);
+	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40005", 500), 0);
+	pool_destroy(p);
+
+	/* A new server's pool loads what the last write held, and a
+	 * registration of the same node then writes nothing. */
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	CU_ASSERT_EQUAL(nodes_known_load(js, p), 0);
+	n = pool_node_find(p, "n1");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	CU_ASSERT_EQUAL(cpumask_count(&n->cpus), 6);
+	CU_ASSERT(n->t_register == 400);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(n->topology, "numa")), 2);
+	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40006", 600), 0);
+	pool_destroy(p);
+	jobstore_close(js);
+}
+
+static void test_restart_fit(void)
+{
+	struct job one = { .ncpus = 1 }, four = { .ncpus = 4 }, five = { .ncpus = 5 };
+	struct jobstore *js;
+	struct pool *p;
+	struct error err;
+	struct node *n;
+	char why[200];
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	CU_ASSERT_EQUAL(nodes_known_save(js, node_registered(p, "n1", "0-3"), "local", 1), 1);
+	CU_ASSERT_EQUAL(nodes_known_save(js, node_registered(p, "n2", "0-1"), "local", 1), 1);
+	pool_destroy(p);
+
+	/* Restarted: a node named by a running job's row or a qmgr drain
+	 * only (CPUs unknown) is known before the stored ones are loaded. */
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	CU_ASSERT_PTR_NOT_NULL(pool_node_get(p, "drained-only"));
+	CU_ASSERT_EQUAL(pool_request_check(p, &five, why, sizeof(why)), 0);   /* nothing known: it waits */
+	CU_ASSERT_EQUAL(nodes_known_load(js, p), 0);
+	CU_ASSERT_EQUAL(pool_request_check(p, &one, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(pool_request_check(p, &four, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(pool_request_check(p, &five, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "ncpus=5: more CPUs than any node has (the largest has 4)");
+	CU_ASSERT_EQUAL(pool_node_max_cpus(p), 4);
+	/* Known, not back: nothing is placed there, and a waiting job says
+	 * which down nodes it waits for. */
+	for (n = pool_nodes(p); n; n = n->next) {
+		CU_ASSERT_FALSE(pool_node_usable(n));
+		CU_ASSERT_FALSE(n->back);
+	}
+	CU_ASSERT_EQUAL(pool_request_wait_reason(p, &one, why, sizeof(why)), 1);
+	CU_ASSERT_STRING_EQUAL(why, "waits for node(s) down: n1, n2");
+	CU_ASSERT_EQUAL(pool_request_wait_reason(p, &four, why, sizeof(why)), 1);
+	CU_ASSERT_STRING_EQUAL(why, "waits for node(s) down: n1");
+	/* n2 is back: a 1-CPU job no longer waits for a down node; a 4-CPU
+	 * one still waits for n1. */
+	n = pool_node_find(p, "n2");
+	n->link = n;   /* any non-NULL connection */
+	n->state = NODE_UP;
+	CU_ASSERT_EQUAL(pool_request_wait_reason(p, &one, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(pool_request_wait_reason(p, &four, why, sizeof(why)), 1);
+	CU_ASSERT_STRING_EQUAL(why, "waits for node(s) down: n1");
+
+	/* Deleting: refused while connected; n1 goes for good. */
+	CU_ASSERT_EQUAL(nodes_known_delete(js, p, n), -EBUSY);
+	n->link = NULL;
+	CU_ASSERT_EQUAL(nodes_known_delete(js, p, pool_node_find(p, "n1")), 0);
+	CU_ASSERT_PTR_NULL(pool_node_find(p, "n1"));
+	CU_ASSERT_PTR_NOT_NULL(pool_node_find(p, "n2"));
+	CU_ASSERT_PTR_NOT_NULL(pool_node_find(p, "drained-only"));
+	CU_ASSERT_EQUAL(pool_request_check(p, &four, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "ncpus=4: more CPUs than any node has (the largest has 2)");
+	pool_destroy(p);
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	CU_ASSERT_EQUAL(nodes_known_load(js, p), 0);
+	CU_ASSERT_PTR_NULL(pool_node_find(p, "n1"));
+	CU_ASSERT_PTR_NOT_NULL(pool_node_find(p, "n2"));
+	pool_destroy(p);
+	jobstore_close(js);
+}
+
+static const struct unit_test nodes_known_tests[] = {
+	{ "save_only_changes", test_save_only_changes },
+	{ "restart_fit", test_restart_fit },
+	{ NULL, NULL },
+};
+
+UNIT_SUITE(nodes_known, nodes_known_tests);
