@@ -66,7 +66,7 @@ int nodes_known_save(struct jobstore *js, struct node *n, const char *address, i
 
 	/* Over TCP the address without its port, which changes with every
 	 * connection; "[v6]:port" keeps its brackets. */
-	if (colon && strncmp(address, "pid ", 4) != 0 && strcmp(address, "local") != 0) {
+	if (colon) {
 		snprintf(addr, sizeof(addr), "%.*s", (int)(colon - address), address);
 		r.address = addr;
 	}

@@ -200,19 +200,22 @@ int place_nodes_vector(struct pool *p)
 
 /* Whether j fits the nodes by their CPUs alone, all free: every known
  * node, or only the connected ones (up_only). *ret_max: the most CPUs
- * one of them has. */
-static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsigned *ret_max)
+ * one of them has; *ret_count: how many have CPUs. */
+static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsigned *ret_max, size_t *ret_count)
 {
 	unsigned *take, max = 0;
+	size_t count = 0;
 	bool fits;
 
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		p->room[i] = cpumask_count(&p->nv[i]->cpus);
 		p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link);
+		count += p->ok[i];
 		if (p->ok[i] && p->room[i] > max)
 			max = p->room[i];
 	}
 	*ret_max = max;
+	*ret_count = count;
 	take = calloc(p->n_nodes, sizeof(*take));
 	if (!take)
 		return true;
@@ -225,12 +228,13 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 {
 	struct pool *p = (struct pool *)cp;
 	unsigned widest = 0, max = 0, chunks = 0;
+	size_t n_nodes = 0;
 
 	if (!p->nodes || place_nodes_vector(p) < 0)
 		return 0;
 	/* Nodes known by a job or a qmgr setting only (their CPUs unknown)
 	 * count for nothing: with no other, the job waits for nodes. */
-	if (request_fits(p, j, false, &max) || max == 0)
+	if (request_fits(p, j, false, &max, &n_nodes) || max == 0)
 		return 0;
 	for (unsigned c = 0; c < j->n_chunks; c++) {
 		chunks += j->chunks[c].count;
@@ -245,12 +249,12 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 	else if (j->place == JOB_PLACE_PACK)
 		snprintf(buf, len, "place=pack: %u CPUs on one node, more than any node has (the largest has %u)",
 			 j->ncpus, max);
-	else if (j->place == JOB_PLACE_SCATTER && chunks > p->n_nodes)
+	else if (j->place == JOB_PLACE_SCATTER && chunks > n_nodes)
 		snprintf(buf, len, "place=scatter: %u chunks need %u nodes, the pool has %zu", chunks, chunks,
-			 p->n_nodes);
+			 n_nodes);
 	else
 		snprintf(buf, len, "%u CPUs in %u chunks do not fit the pool's %zu nodes even when all are free",
-			 j->ncpus, chunks, p->n_nodes);
+			 j->ncpus, chunks, n_nodes);
 	return -ENOSPC;
 }
 
@@ -258,14 +262,14 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 {
 	struct pool *p = (struct pool *)cp;
 	unsigned max, need = place_widest(j), named = 0;
-	size_t at;
+	size_t at, count;
 
 	/* The common case at no cost: a connected node holds a one-node job. */
 	for (struct node *n = p->nodes; n && !j->n_chunks; n = n->next)
 		if (n->link && cpumask_count(&n->cpus) >= j->ncpus)
 			return 0;
-	if (!p->nodes || place_nodes_vector(p) < 0 || request_fits(p, j, true, &max) ||
-	    !request_fits(p, j, false, &max))
+	if (!p->nodes || place_nodes_vector(p) < 0 || request_fits(p, j, true, &max, &count) ||
+	    !request_fits(p, j, false, &max, &count))
 		return 0;
 	at = (size_t)snprintf(buf, len, "waits for node(s) down:");
 	for (size_t i = 0; i < p->n_nodes && at < len; i++) {

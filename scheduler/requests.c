@@ -365,22 +365,30 @@ static int query_page(struct server *s, struct jobstore_filter *f, json_t *msg, 
 }
 
 /* A queued job that fits only nodes that are down (not back since a
- * restart, or gone) says so as its reason (qstat -f's comment), as PBS's
+ * restart, or gone) says so in its reason (qstat -f's comment), as PBS's
  * scheduler comments a job it cannot run; it waits for them. */
 static void stat_wait_reasons(struct server *s, json_t *jobs)
 {
-	char why[200];
+	char why[200], both[400];
 	size_t i;
 	json_t *o;
 
 	json_array_foreach(jobs, i, o) {
+		const char *stored = wire_str(o, "reason");
 		struct job *j;
 
 		if (strcmp(wire_str(o, "state") ?: "", "queued") != 0)
 			continue;
 		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
-		if (j && j->state == JOB_QUEUED && pool_request_wait_reason(s->pool, j, why, sizeof(why)) > 0)
-			json_object_set_new(o, "reason", json_string(why));
+		if (!j || j->state != JOB_QUEUED || pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0)
+			continue;
+		/* After the stored reason ("requeued: node n5 was lost"), not
+		 * instead of it. */
+		if (stored && *stored)
+			snprintf(both, sizeof(both), "%s; %s", stored, why);
+		else
+			snprintf(both, sizeof(both), "%s", why);
+		json_object_set_new(o, "reason", json_string(both));
 	}
 }
 
