@@ -51,25 +51,33 @@ int nodes_known_load(struct jobstore *js, struct pool *p)
 	return jobstore_nodes_load(js, row_node, p);
 }
 
-int nodes_known_save(struct jobstore *js, struct node *n, const char *address, int64_t now)
+void nodes_known_note(struct node *n, const char *address)
 {
-	char cpus[4096], *topology = NULL, *key;
-	json_t *mem = json_object_get(n->topology, "mem");
 	const char *colon = strrchr(address, ':');
-	struct jobstore_node r = {
-		.name = n->name, .cpus = cpus, .ncpus = (uint32_t)cpumask_count(&n->cpus), .mems = n->mems,
-		.mem = json_is_integer(mem) && json_integer_value(mem) > 0 ? (uint64_t)json_integer_value(mem) : 0,
-		.rt = n->rt, .cgroup = n->cgroup, .address = "local", .t_register = now,
-	};
-	char addr[sizeof(n->address)];
-	int ret;
 
 	/* Over TCP the address without its port, which changes with every
 	 * connection; "[v6]:port" keeps its brackets. */
-	if (colon) {
-		snprintf(addr, sizeof(addr), "%.*s", (int)(colon - address), address);
-		r.address = addr;
-	}
+	if (colon)
+		snprintf(n->address, sizeof(n->address), "%.*s", (int)(colon - address), address);
+	else
+		snprintf(n->address, sizeof(n->address), "local");
+	n->noted = true;
+}
+
+/* Writes n's row if it differs from the stored one: 1, 0, or -errno.
+ * *ret_key: the row's key, for n->stored once the transaction commits. */
+static int node_write(struct jobstore *js, struct node *n, int64_t now, char **ret_key)
+{
+	char cpus[4096], *topology = NULL, *key;
+	json_t *mem = json_object_get(n->topology, "mem");
+	struct jobstore_node r = {
+		.name = n->name, .cpus = cpus, .ncpus = (uint32_t)cpumask_count(&n->cpus), .mems = n->mems,
+		.mem = json_is_integer(mem) && json_integer_value(mem) > 0 ? (uint64_t)json_integer_value(mem) : 0,
+		.rt = n->rt, .cgroup = n->cgroup, .address = n->address, .t_register = now,
+	};
+	int ret;
+
+	*ret_key = NULL;
 	cpumask_format(&n->cpus, cpus, sizeof(cpus));
 	if (n->topology && !(topology = json_dumps(n->topology, JSON_COMPACT | JSON_SORT_KEYS)))
 		return -ENOMEM;
@@ -85,17 +93,55 @@ int nodes_known_save(struct jobstore *js, struct node *n, const char *address, i
 		return 0;
 	}
 	ret = jobstore_node_put(js, &r);
-	if (ret == 0) {
-		free(n->stored);
-		n->stored = key;
-		key = NULL;
-		n->t_register = now;
-		snprintf(n->address, sizeof(n->address), "%s", r.address);
-		ret = 1;
-	}
-	free(key);
 	free(topology);
-	return ret;
+	if (ret < 0) {
+		free(key);
+		return ret;
+	}
+	*ret_key = key;
+	return 1;
+}
+
+int nodes_known_flush(struct jobstore *js, struct pool *p, int64_t now)
+{
+	unsigned written = 0;
+	struct node *n;
+	int r = 0;
+
+	for (n = pool_nodes(p); n && !n->noted; n = n->next)
+		;
+	if (!n)
+		return 0;
+	r = jobstore_begin(js);
+	for (; n && r >= 0; n = n->next) {
+		char *key;
+
+		if (!n->noted)
+			continue;
+		r = node_write(js, n, now, &key);
+		if (r > 0) {
+			/* Taken as stored now; undone below if the commit fails. */
+			free(n->stored);
+			n->stored = key;
+			n->t_register = now;
+			written++;
+		}
+	}
+	if (r >= 0)
+		r = jobstore_commit(js);
+	if (r < 0) {
+		jobstore_rollback(js);
+		/* Unknown what the store holds of them: the next registration
+		 * of each writes its row. */
+		for (n = pool_nodes(p); n; n = n->next)
+			if (n->noted) {
+				free(n->stored);
+				n->stored = NULL;
+			}
+	}
+	for (n = pool_nodes(p); n; n = n->next)
+		n->noted = false;
+	return r < 0 ? r : (int)written;
 }
 
 int nodes_known_delete(struct jobstore *js, struct pool *p, struct node *n)

@@ -16,11 +16,19 @@
  * cannot be read (a bad CPU list) is skipped. 0 or -errno. */
 int nodes_known_load(struct jobstore *js, struct pool *p);
 
-/* After n registered (its fields set) from address ("ADDR:PORT" over TCP,
- * anything else: "local") at wall ns now: writes its row when what is
- * known of it changed. 1 written, 0 unchanged, -errno (the row is then
- * written at a later registration). */
-int nodes_known_save(struct jobstore *js, struct node *n, const char *address, int64_t now);
+/* n registered (its fields set) from address ("ADDR:PORT" over TCP,
+ * anything else: "local"): its row is due for the next
+ * nodes_known_flush, which writes it if something changed. */
+void nodes_known_note(struct node *n, const char *address);
+
+/* Writes the rows of the nodes noted since the last flush whose CPUs,
+ * NUMA nodes, memory, topology summary, rt, cgroup mode or address
+ * changed, with t_register now (wall ns), in one transaction: a
+ * registration storm of N new nodes costs one commit, not N; an
+ * unchanged registration (every node after a qpoold restart) costs
+ * none. Returns the number of rows written, or -errno (those rows are
+ * then written again at their node's next registration). */
+int nodes_known_flush(struct jobstore *js, struct pool *p, int64_t now);
 
 /* Forgets n for good: its row and qmgr settings in the store, then its
  * place in p. -EBUSY while it is connected or has jobs (nothing

@@ -450,11 +450,10 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	n->back = true;
 	c->node = n;
 	/* What a restarted (or new active) qpoold needs to accept the jobs
-	 * that fit this node before it is back. Autocommit, as qmgr's
-	 * settings: only a registration that changes something writes. */
-	if (nodes_known_save(s->store, n, c->tcp ? c->peer : "local", time_wall_ns()) < 0)
-		log_warn("node %s: cannot record it in the job store; a restart before its next "
-			 "registration does not know it", name);
+	 * that fit this node before it is back: written with the group
+	 * commit, and only when something changed. */
+	nodes_known_note(n, c->tcp ? c->peer : "local");
+	s->nodes_noted = true;
 	if (!json_is_array(running))
 		running = NULL;
 	if (!json_is_array(results))

@@ -43,6 +43,7 @@ struct node {
 	bool lost;               /* unreachable past node_timeout: its jobs were handled */
 	bool back;               /* registered since qpoold started (else known from the store) */
 	char *stored;            /* what the store holds of it (nodes-known.c), NULL: nothing */
+	bool noted;              /* registered since the last nodes_known_flush */
 	int64_t t_register;      /* wall ns of its row's registration; 0: none stored */
 	char address[64];        /* where that registration came from */
 	struct alloc_entry *jobs;    /* the allocation entries of jobs on this node */

@@ -77,6 +77,7 @@ struct server {
 	struct gate *gate;        /* TCP peers awaiting their credential */
 	bool state_full;          /* state_dir below state_min_free: no submit, no dispatch */
 	struct pending *retry;    /* completions whose commit found the disk full */
+	bool nodes_noted;         /* a registration waits for nodes_known_flush */
 	struct pending *pending;
 	struct pending **pending_tail;
 	unsigned n_pending;       /* in the list */

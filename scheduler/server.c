@@ -765,6 +765,13 @@ static int post_handler(sd_event_source *src, void *userdata)
 	int r;
 
 	pending_flush(s);
+	if (s->nodes_noted) {
+		s->nodes_noted = false;
+		r = nodes_known_flush(s->store, s->pool, time_wall_ns());
+		if (r < 0)
+			log_warn("job store: cannot record registered nodes (%s); a restart before their "
+				 "next registration does not know them", strerror(-r));
+	}
 	arrays_due_check(s);
 	depend_recheck(s);
 	if (s->sched_dirty) {

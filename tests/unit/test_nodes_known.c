@@ -26,41 +26,63 @@ static struct node *node_registered(struct pool *p, const char *name, const char
 	return n;
 }
 
+/* Registers n from address and flushes: the rows written. */
+static int registered_flush(struct jobstore *js, struct pool *p, struct node *n, const char *address, int64_t now)
+{
+	nodes_known_note(n, address);
+	return nodes_known_flush(js, p, now);
+}
+
 static void test_save_only_changes(void)
 {
 	struct jobstore *js;
 	struct pool *p;
 	struct error err;
 	struct node *n;
+	char name[16];
 
 	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	CU_ASSERT_EQUAL(nodes_known_flush(js, p, 1), 0);   /* nothing noted */
 	n = node_registered(p, "n1", "0-3");
-	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40001", 100), 1);
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "192.0.2.1:40001", 100), 1);
 	/* Registered again (a qnoded or qpoold restart), from another port. */
-	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40002", 200), 0);
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "192.0.2.1:40002", 200), 0);
 	CU_ASSERT(n->t_register == 100);
 	CU_ASSERT_STRING_EQUAL(n->address, "192.0.2.1");
 	/* Its CPUs changed: written. */
 	CU_ASSERT_EQUAL(cpumask_parse("0-5", &n->cpus), 0);
-	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40003", 300), 1);
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "192.0.2.1:40003", 300), 1);
 	CU_ASSERT(n->t_register == 300);
-	/* Its topology too. */
+	/* Its topology too; its address too. */
 	json_object_set_new(n->topology, "numa", json_integer(2));
-	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40004", 400), 1);
-	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40005", 500), 0);
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "192.0.2.1:40004", 400), 1);
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "[2001:db8::1]:40004", 450), 1);
+	CU_ASSERT_STRING_EQUAL(n->address, "[2001:db8::1]");
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "[2001:db8::1]:40005", 500), 0);
+	/* A registration storm: 100 new nodes, one flush writes them all, a
+	 * second (they all registered again) writes none. */
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		nodes_known_note(node_registered(p, name, "0"), "local");
+	}
+	CU_ASSERT_EQUAL(nodes_known_flush(js, p, 600), 100);
+	for (n = pool_nodes(p); n; n = n->next)
+		nodes_known_note(n, strcmp(n->name, "n1") == 0 ? "[2001:db8::1]:40006" : "local");
+	CU_ASSERT_EQUAL(nodes_known_flush(js, p, 700), 0);
 	pool_destroy(p);
 
-	/* A new server's pool loads what the last write held, and a
-	 * registration of the same node then writes nothing. */
+	/* A new server's pool loads what the last writes held, and the same
+	 * registrations then write nothing. */
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
 	CU_ASSERT_EQUAL(nodes_known_load(js, p), 0);
 	n = pool_node_find(p, "n1");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
 	CU_ASSERT_EQUAL(cpumask_count(&n->cpus), 6);
-	CU_ASSERT(n->t_register == 400);
+	CU_ASSERT(n->t_register == 450);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(n->topology, "numa")), 2);
-	CU_ASSERT_EQUAL(nodes_known_save(js, n, "192.0.2.1:40006", 600), 0);
+	CU_ASSERT_PTR_NOT_NULL(pool_node_find(p, "s99"));
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "[2001:db8::1]:40006", 800), 0);
 	pool_destroy(p);
 	jobstore_close(js);
 }
@@ -76,8 +98,9 @@ static void test_restart_fit(void)
 
 	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	CU_ASSERT_EQUAL(nodes_known_save(js, node_registered(p, "n1", "0-3"), "local", 1), 1);
-	CU_ASSERT_EQUAL(nodes_known_save(js, node_registered(p, "n2", "0-1"), "local", 1), 1);
+	nodes_known_note(node_registered(p, "n1", "0-3"), "local");
+	nodes_known_note(node_registered(p, "n2", "0-1"), "local");
+	CU_ASSERT_EQUAL(nodes_known_flush(js, p, 1), 2);
 	pool_destroy(p);
 
 	/* Restarted: a node named by a running job's row or a qmgr drain
