@@ -65,7 +65,7 @@ static void test_array_pages(void)
 
 	memset(&s, 0, sizeof(s));
 	CU_ASSERT_EQUAL_FATAL(pool_create(&s.pool), 0);
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &s.store, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &s.store, &err), 0);
 	arrays_submit(&s, ARRAYS, 0, "root");
 	while (more) {
 		uint64_t reads = jobstore_rows_read(s.store);

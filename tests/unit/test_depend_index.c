@@ -17,7 +17,7 @@ static void server_init(struct server *s)
 
 	memset(s, 0, sizeof(*s));
 	CU_ASSERT_EQUAL_FATAL(pool_create(&s->pool), 0);
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &s->store, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &s->store, &err), 0);
 }
 
 static void server_fini(struct server *s)
