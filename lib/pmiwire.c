@@ -49,6 +49,7 @@ struct pmiwire {
 	char *mapping;
 	int max_clients;
 	struct client *clients;
+	unsigned char *claimed;   /* per rank of the job: a connection had it */
 };
 
 struct pmiwire *pmiwire_create(const struct pmiwire_ops *ops, void *arg,
@@ -71,9 +72,10 @@ struct pmiwire *pmiwire_create(const struct pmiwire_ops *ops, void *arg,
 	w->appnum = job->appnum;
 	w->max_clients = max_clients;
 	w->clients = calloc((size_t)max_clients, sizeof(*w->clients));
+	w->claimed = calloc((size_t)job->size, 1);
 	if (job->process_mapping)
 		w->mapping = strdup(job->process_mapping);
-	if (!w->clients || (job->process_mapping && !w->mapping)) {
+	if (!w->clients || !w->claimed || (job->process_mapping && !w->mapping)) {
 		pmiwire_destroy(w);
 		return NULL;
 	}
@@ -90,6 +92,7 @@ void pmiwire_destroy(struct pmiwire *w)
 		free(w->clients[i].wait_thrid);
 	}
 	free(w->clients);
+	free(w->claimed);
 	free(w->mapping);
 	free(w);
 }
@@ -108,12 +111,19 @@ int pmiwire_client_add(struct pmiwire *w, int client, int rank)
 	if (!w || client < 0 || client >= w->max_clients || rank < -1 || rank >= w->size)
 		return -EINVAL;
 	c = &w->clients[client];
-	if (c->used)
+	if (c->used || (rank >= 0 && w->claimed[rank]))
 		return -EBUSY;
 	memset(c, 0, sizeof(*c));
 	c->used = 1;
 	c->rank = rank;
+	if (rank >= 0)
+		w->claimed[rank] = 1;
 	return 0;
+}
+
+int pmiwire_rank_claimed(const struct pmiwire *w, int rank)
+{
+	return w && rank >= 0 && rank < w->size && w->claimed[rank];
 }
 
 void pmiwire_client_remove(struct pmiwire *w, int client)
@@ -234,12 +244,55 @@ static int claim(struct pmiwire *w, int client, struct client *c, int rank)
 
 	if (rank < 0 || rank >= w->size)
 		return -ERANGE;
-	if (c->rank >= 0 && c->rank != rank)
-		return -EPERM;
+	if (c->rank >= 0)
+		return c->rank == rank ? 0 : -EPERM;
+	/* once per job: the rank's own connection had it (and may have ended) */
+	if (w->claimed[rank])
+		return -EADDRINUSE;
 	rc = w->ops->claim ? w->ops->claim(w->arg, client, rank) : 0;
-	if (rc == 0)
+	if (rc == 0) {
 		c->rank = rank;
+		w->claimed[rank] = 1;
+	}
 	return rc;
+}
+
+int pmiwire_initack_parse(const char *buf, size_t len, int *ret_rank)
+{
+	static const char head[] = "cmd=initack";
+	const char *nl = memchr(buf, '\n', len < PMIWIRE_INITACK_MAX ? len : PMIWIRE_INITACK_MAX);
+	char line[PMIWIRE_INITACK_MAX];
+	struct msg m;
+	struct error err;
+	size_t n;
+	int rank;
+
+	if (!nl)
+		return len < PMIWIRE_INITACK_MAX ? 0 : -EPROTO;
+	n = (size_t)(nl - buf);
+	memcpy(line, buf, n);
+	line[n] = '\0';
+	if (strncmp(line, head, sizeof(head) - 1) != 0 || memchr(line, '\0', n) ||
+	    v1_parse(line, &m, &err) < 0 || m.npairs != 2 || strcmp(m.pairs[0].key, "cmd") != 0 ||
+	    strcmp(m.pairs[0].val, "initack") != 0 || strcmp(m.pairs[1].key, "pmiid") != 0 ||
+	    parse_int(m.pairs[1].val, &rank) < 0 || rank < 0)
+		return -EPROTO;
+	*ret_rank = rank;
+	return 1;
+}
+
+int pmiwire_token_ok(const char *want, const char *got)
+{
+	unsigned char diff = 0;
+	size_t n;
+
+	if (!want || !*want)
+		return 1;
+	if (!got || (n = strlen(want)) != strlen(got))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)(want[i] ^ got[i]);
+	return diff == 0;
 }
 
 static int v1_handle(struct pmiwire *w, int client, struct client *c, const struct msg *m,
@@ -275,6 +328,9 @@ static int v1_handle(struct pmiwire *w, int client, struct client *c, const stru
 		return sendf(w, client, "cmd=initack rc=0\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n",
 			     w->size, c->rank);
 	}
+	/* a PMI_PORT client is nobody until its initack was accepted */
+	if (c->rank < 0 && strcmp(cmd, "init") != 0)
+		return error_set(err, -EPROTO, "PMI-1: %.40s before a rank was claimed", cmd);
 	if (c->version == 0)
 		return error_set(err, -EPROTO, "PMI-1: %.40s before init", cmd);
 	if (strcmp(cmd, "get_maxes") == 0)

@@ -72,10 +72,28 @@ void pmiwire_destroy(struct pmiwire *w);
 
 /* A new connection for client (0..max_clients-1). rank is the rank it was
  * started as (PMI_FD), or -1 when it will say (PMI_PORT's initack).
- * Returns 0, -EINVAL, -EBUSY (number in use). */
+ * Returns 0, -EINVAL, -EBUSY (number in use, or rank already taken). */
 int pmiwire_client_add(struct pmiwire *w, int client, int rank);
-/* Forgets the client (its connection closed). */
+/* Forgets the client (its connection closed). Its rank stays taken. */
 void pmiwire_client_remove(struct pmiwire *w, int client);
+/* 1 when a connection ever had rank: given at pmiwire_client_add or
+ * claimed (initack, fullinit). A rank is claimed once for the life of the
+ * job: a connection that says it is a rank whose own connection ended is
+ * refused (it would speak, put and abort as that rank). */
+int pmiwire_rank_claimed(const struct pmiwire *w, int rank);
+
+/* The longest first line a PMI_PORT client sends: "cmd=initack pmiid=N". */
+#define PMIWIRE_INITACK_MAX 128
+/* Reads a PMI_PORT connection's first line from buf (what arrived so
+ * far): 1 and *ret_rank when it is a whole "cmd=initack pmiid=N" line
+ * (N >= 0), 0 when no newline came yet and len < PMIWIRE_INITACK_MAX,
+ * -EPROTO for anything else. */
+int pmiwire_initack_parse(const char *buf, size_t len, int *ret_rank);
+
+/* The job's servers' shared secret: 1 when got equals want (compared in
+ * time independent of where they differ), or when want is NULL or empty
+ * (a server started by hand without one: tests only); else 0. */
+int pmiwire_token_ok(const char *want, const char *got);
 
 /* Takes bytes the client sent (any split). Returns 0, a send's -errno, or
  * -EPROTO with err saying why (the client spoke something that is not PMI;

@@ -212,6 +212,95 @@ static void test_v1_port_initack(void)
 	pmiwire_destroy(w);
 }
 
+/* A rank's id is taken once: by its PMI_FD connection, or by the first
+ * PMI_PORT connection that names it. A connection that ended does not
+ * free it, so no other process can speak as a finished rank. */
+static void test_v1_port_rank_once(void)
+{
+	struct fake f;
+	struct pmiwire *w = make(&f, 4);
+	struct error err = { "" };
+	const char *abort_req = "cmd=abort exitcode=7\n";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	CU_ASSERT_EQUAL(pmiwire_rank_claimed(w, 2), 0);
+	pmiwire_client_add(w, 0, -1);
+	CU_ASSERT_STRING_EQUAL(ask(w, &f, 0, "cmd=initack pmiid=2\n"),
+			       "cmd=initack rc=0\ncmd=set size=4\ncmd=set rank=2\ncmd=set debug=0\n");
+	CU_ASSERT_EQUAL(pmiwire_rank_claimed(w, 2), 1);
+	pmiwire_client_remove(w, 0);   /* rank 2 finished, its connection closed */
+	CU_ASSERT_EQUAL(pmiwire_rank_claimed(w, 2), 1);
+	pmiwire_client_add(w, 0, -1);
+	CU_ASSERT_STRING_EQUAL(ask(w, &f, 0, "cmd=initack pmiid=2\n"), "cmd=initack rc=-1 msg=pmiid_2_refused\n");
+	CU_ASSERT_EQUAL(pmiwire_client_rank(w, 0), -1);
+	/* refused, it cannot speak PMI as anyone: no abort reaches the server */
+	CU_ASSERT_STRING_EQUAL(ask(w, &f, 0, "cmd=init pmi_version=1 pmi_subversion=1\n"),
+			       "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
+	CU_ASSERT_EQUAL(pmiwire_feed(w, 0, abort_req, strlen(abort_req), &err), -EPROTO);
+	CU_ASSERT_EQUAL(f.aborted, 0);
+	/* a rank started with PMI_FD holds its id, even once that closed */
+	pmiwire_client_add(w, 1, 1);
+	CU_ASSERT_EQUAL(pmiwire_rank_claimed(w, 1), 1);
+	pmiwire_client_remove(w, 1);
+	pmiwire_client_add(w, 2, -1);
+	CU_ASSERT_STRING_EQUAL(ask(w, &f, 2, "cmd=initack pmiid=1\n"), "cmd=initack rc=-1 msg=pmiid_1_refused\n");
+	CU_ASSERT_EQUAL(pmiwire_client_add(w, 1, 1), -EBUSY);
+	/* PMI-2's fullinit claims the same way */
+	pmiwire_client_add(w, 3, -1);
+	CU_ASSERT_EQUAL(pmiwire_rank_claimed(w, 3), 0);
+	pmiwire_destroy(w);
+}
+
+/* PMI_PORT's first line, read by the server before it gives the
+ * connection a rank's slot. */
+static void test_initack_parse(void)
+{
+	static const struct {
+		const char *in;
+		int rc, rank;
+	} cases[] = {
+		{ "cmd=initack pmiid=3\n", 1, 3 },
+		{ "cmd=initack pmiid=0\ncmd=init pmi_version=1\n", 1, 0 },
+		{ "cmd=initack  pmiid=12\r\n", 1, 12 },
+		{ "cmd=initack pmiid=3", 0, -1 },           /* not whole yet */
+		{ "", 0, -1 },
+		{ "cmd=init pmi_version=1 pmi_subversion=1\n", -EPROTO, -1 },
+		{ "cmd=initack\n", -EPROTO, -1 },
+		{ "cmd=initack pmiid=x\n", -EPROTO, -1 },
+		{ "cmd=initack pmiid=-1\n", -EPROTO, -1 },
+		{ "cmd=initack pmiid=99999999999\n", -EPROTO, -1 },
+		{ "cmd=initack pmiid=1 pmiid=2\n", -EPROTO, -1 },
+		{ "GET / HTTP/1.0\n", -EPROTO, -1 },
+	};
+	char big[300];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rank = -1, rc = pmiwire_initack_parse(cases[i].in, strlen(cases[i].in), &rank);
+
+		CU_ASSERT_EQUAL(rc, cases[i].rc);
+		if (rc != cases[i].rc)
+			fprintf(stderr, "initack '%s': %d\n", cases[i].in, rc);
+		if (rc == 1)
+			CU_ASSERT_EQUAL(rank, cases[i].rank);
+	}
+	/* no newline within PMIWIRE_INITACK_MAX bytes: never an initack */
+	memset(big, 'a', sizeof(big));
+	CU_ASSERT_EQUAL(pmiwire_initack_parse(big, sizeof(big), &(int){ 0 }), -EPROTO);
+}
+
+/* The servers' shared secret. */
+static void test_token(void)
+{
+	CU_ASSERT_EQUAL(pmiwire_token_ok("00ff", "00ff"), 1);
+	CU_ASSERT_EQUAL(pmiwire_token_ok("00ff", "00fe"), 0);
+	CU_ASSERT_EQUAL(pmiwire_token_ok("00ff", "00ff0"), 0);
+	CU_ASSERT_EQUAL(pmiwire_token_ok("00ff", ""), 0);
+	CU_ASSERT_EQUAL(pmiwire_token_ok("00ff", NULL), 0);
+	/* no secret: only a server started by hand, for tests */
+	CU_ASSERT_EQUAL(pmiwire_token_ok(NULL, "x"), 1);
+	CU_ASSERT_EQUAL(pmiwire_token_ok("", NULL), 1);
+}
+
 static void test_v1_refusals(void)
 {
 	struct fake f;
@@ -224,7 +313,7 @@ static void test_v1_refusals(void)
 	CU_ASSERT_EQUAL(pmiwire_feed(w, 0, "cmd=get_appnum\n", 15, &err), -EPROTO);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "before init"));
 	pmiwire_client_remove(w, 0);
-	pmiwire_client_add(w, 0, 0);
+	pmiwire_client_add(w, 0, 1);   /* rank 0 stays taken */
 	CU_ASSERT_STRING_EQUAL(ask(w, &f, 0, "cmd=init pmi_version=3 pmi_subversion=0\n"),
 			       "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1\n");
 	ask(w, &f, 0, "cmd=init pmi_version=1 pmi_subversion=1\n");
@@ -327,7 +416,7 @@ static void test_v2_session(void)
 static void test_v2_refusals(void)
 {
 	struct fake f;
-	struct pmiwire *w = make(&f, 2);
+	struct pmiwire *w = make(&f, 4);
 	struct error err = { "" };
 
 	pmiwire_client_add(w, 0, -1);
@@ -340,11 +429,11 @@ static void test_v2_refusals(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(ask(w, &f, 0, v2("cmd=fullinit;pmirank=5;")), "rc=-1"));
 	CU_ASSERT_EQUAL(pmiwire_feed(w, 0, "abcdefcmd=x;", 12, &err), -EPROTO);
 	pmiwire_client_remove(w, 0);
-	pmiwire_client_add(w, 0, 0);
+	pmiwire_client_add(w, 0, 2);
 	ask(w, &f, 0, "cmd=init pmi_version=2 pmi_subversion=0\n");
 	CU_ASSERT_EQUAL(pmiwire_feed(w, 0, v2("cmd=x;key=unterminated"), 29, &err), -EPROTO);
 	pmiwire_client_remove(w, 0);
-	pmiwire_client_add(w, 0, 0);
+	pmiwire_client_add(w, 0, 3);   /* a rank is taken once */
 	ask(w, &f, 0, "cmd=init pmi_version=2 pmi_subversion=0\n");
 	CU_ASSERT_EQUAL(pmiwire_feed(w, 0, v2("key=v;cmd=x;"), 18, &err), -EPROTO);
 	pmiwire_destroy(w);
@@ -408,6 +497,9 @@ static const struct unit_test pmiwire_tests[] = {
 	{ "v1_session", test_v1_session },
 	{ "v1_split_and_batched", test_v1_split_and_batched },
 	{ "v1_port_initack", test_v1_port_initack },
+	{ "v1_port_rank_once", test_v1_port_rank_once },
+	{ "initack_parse", test_initack_parse },
+	{ "token", test_token },
 	{ "v1_refusals", test_v1_refusals },
 	{ "v1_abort", test_v1_abort },
 	{ "v2_session", test_v2_session },
