@@ -22,12 +22,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gate.h"
 #include "pmid.h"
 #include "pmiwire.h"
 #include "wire.h"
 
 #define MAX_LOCAL 1024
 #define MAX_CALLS 64
+/* How long an accepted connection may take to send its first message (a
+ * sister's hello follows its connect at once; MPICH's initack too). */
+#define FIRST_MESSAGE_MS 10000
+/* A hello is a node number and a 32-digit token: a frame larger than
+ * this from a stranger is not one. */
+#define HELLO_MAX 4096
 
 struct rank {
 	int rank;
@@ -82,7 +89,10 @@ struct pmid {
 	struct peer *peers;        /* root: one per other node; else [0] = root */
 	int npeers;
 	int listen_fd;             /* TCP, root: other servers; all: dmodex */
+	struct gate *hellos;       /* root: sisters accepted, not yet introduced */
 	int port_fd;               /* PMI_PORT listener */
+	struct gate *port_gate;    /* PMI_PORT: accepted, no initack yet */
+	int nrefused;              /* connections refused (the first is reported) */
 	char port_addr[64];
 	int sig_fd;
 	int call_rd, call_wr;      /* pmid_call's pipe */
@@ -503,23 +513,20 @@ static void say_missing(struct pmid *d)
 		say("fence timed out after %d s: rank(s) %s never reached it", d->a->timeout, missing);
 }
 
-/* The job's servers share a secret from their environment (the job's
- * launcher puts it there through qpool's authenticated path; the command
- * line would show it to every user). A server that knows none accepts
- * any peer: for tests on one host only. */
-static int token_ok(const char *got)
+/* A connection turned away. Reported once: each line would land in the
+ * job's output, and a stranger can open connections without end. */
+static void refused(struct pmid *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refused(struct pmid *d, const char *fmt, ...)
 {
-	const char *want = getenv("QPOOL_PMI_TOKEN");
-	size_t n;
-	unsigned char diff = 0;
+	char msg[256];
+	va_list ap;
 
-	if (!want || !*want)
-		return 1;
-	if (!got || (n = strlen(want)) != strlen(got))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		diff |= (unsigned char)(want[i] ^ got[i]);
-	return diff == 0;
+	if (d->nrefused++ > 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	say("%s (further refusals are not reported)", msg);
 }
 
 /* --- messages between servers ----------------------------------------- */
@@ -529,26 +536,11 @@ static void peer_message(struct pmid *d, struct peer *p, json_t *msg)
 	const char *op = wire_str(msg, "op");
 	int to;
 
-	if (!op)
+	/* the root's peers are introduced (hello_readable): a sister's
+	 * messages come from the root only */
+	if (!op || p->node < 0)
 		return;
-	if (strcmp(op, "hello") == 0 && is_root(d)) {
-		int node = (int)wire_int(msg, "node", -1);
-
-		if (node < 1 || node >= d->a->nnodes || peer_of_node(d, node) ||
-		    !token_ok(wire_str(msg, "token"))) {
-			say("refused a server that says it is node %d (unknown, twice, or a wrong token)", node);
-			close(p->fd);
-			p->fd = -1;
-			return;
-		}
-		p->node = node;
-		peer_send(p, json_pack("{s:s}", "op", "welcome"));
-		if (d->failed) {
-			peer_send(p, json_pack("{s:s, s:i, s:b}", "op", "fail", "status", d->status,
-					       "timeout", d->fail_timeout));
-			p->told = 1;
-		}
-	} else if (strcmp(op, "welcome") == 0 && !is_root(d)) {
+	if (strcmp(op, "welcome") == 0 && !is_root(d)) {
 		d->welcomed = 1;
 	} else if (strcmp(op, "fence") == 0 && is_root(d) && p->node > 0) {
 		int kind = (int)wire_int(msg, "kind", 0) ? KIND_PMIX : KIND_PMI;
@@ -593,15 +585,12 @@ static void peer_message(struct pmid *d, struct peer *p, json_t *msg)
 	}
 }
 
-static void peer_readable(struct pmid *d, struct peer *p)
+static void peer_frames(struct pmid *d, struct peer *p, ssize_t n)
 {
 	struct error err;
 	json_t *msg;
-	ssize_t n = wire_read(p->fd, &p->in);
-	int rc;
+	int rc = 0;
 
-	if (n == -EAGAIN)
-		return;
 	while (n > 0 && (rc = wire_next(&p->in, &msg, &err)) > 0) {
 		peer_message(d, p, msg);
 		json_decref(msg);
@@ -622,6 +611,66 @@ static void peer_readable(struct pmid *d, struct peer *p)
 		else if (d->fence_deadline && !d->failed)
 			pmid_fail(d, 1, "node %d: lost the root server during a fence", d->a->node);
 	}
+}
+
+static void peer_readable(struct pmid *d, struct peer *p)
+{
+	ssize_t n = wire_read(p->fd, &p->in);
+
+	if (n != -EAGAIN)
+		peer_frames(d, p, n);
+}
+
+/* Root: a connection's first frame must be a hello with the job's secret
+ * and a node not yet introduced; only then is it that node's peer and is
+ * anything it says obeyed. Anything else, or nothing within
+ * FIRST_MESSAGE_MS, and it is closed. */
+static void hello_readable(struct pmid *d, int i)
+{
+	struct gate_conn *c = gate_at(d->hellos, i);
+	struct error err;
+	json_t *msg = NULL;
+	ssize_t n = wire_read(c->fd, &c->in);
+	int node = -1, one = 1, rc;
+	struct peer *p;
+
+	if (n == -EAGAIN)
+		return;
+	if (n <= 0) {
+		gate_remove(d->hellos, i, 0, NULL);
+		return;
+	}
+	if (wire_announced(&c->in) > HELLO_MAX) {
+		refused(d, "refused a connection to the root server: its first frame is not a hello");
+		gate_remove(d->hellos, i, 0, NULL);
+		return;
+	}
+	rc = wire_next(&c->in, &msg, &err);
+	if (rc == 0)
+		return;   /* more to come, before the deadline */
+	if (rc > 0 && wire_str(msg, "op") && strcmp(wire_str(msg, "op"), "hello") == 0)
+		node = (int)wire_int(msg, "node", -1);
+	if (rc < 0 || node < 1 || node >= d->a->nnodes || d->peers[node - 1].node >= 0 ||
+	    !pmiwire_token_ok(getenv("QPOOL_PMI_TOKEN"), wire_str(msg, "token"))) {
+		refused(d, "refused a server that says it is node %d (not a hello, unknown, twice, or a wrong token)",
+			node);
+		json_decref(msg);
+		gate_remove(d->hellos, i, 0, NULL);
+		return;
+	}
+	json_decref(msg);
+	p = &d->peers[node - 1];
+	p->fd = c->fd;
+	p->node = node;
+	gate_remove(d->hellos, i, 1, &p->in);   /* what followed the hello stays p's */
+	setsockopt(p->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	peer_send(p, json_pack("{s:s}", "op", "welcome"));
+	if (d->failed) {
+		peer_send(p, json_pack("{s:s, s:i, s:b}", "op", "fail", "status", d->status,
+				       "timeout", d->fail_timeout));
+		p->told = 1;
+	}
+	peer_frames(d, p, 1);
 }
 
 /* --- PMI ops ---------------------------------------------------------- */
@@ -724,30 +773,70 @@ static void client_readable(struct pmid *d, int i)
 	r->fd = -1;
 }
 
-/* PMI_PORT: the connecting process is told apart by its initack's pmiid,
- * which must be one of ours whose PMI_FD connection is not in use. */
+/* PMI_PORT (loopback TCP): a connection must come from the job's owner
+ * (the kernel says who owns its other end) and say first, within
+ * FIRST_MESSAGE_MS, "cmd=initack pmiid=R" for one of this node's ranks
+ * that never had a connection (pmiwire takes a rank's id once). Until
+ * then it waits in port_gate and the loop goes on. */
 static void port_accept(struct pmid *d)
 {
-	int fd = accept4(d->port_fd, NULL, NULL, SOCK_CLOEXEC);
-	char line[128];
-	ssize_t n;
-	int id;
+	int fd = accept4(d->port_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), rc;
+	uid_t uid = (uid_t)-1;
 
 	if (fd < 0)
 		return;
-	/* the first line names the rank; a short blocking read bounded by a
-	 * receive timeout keeps a silent connector from stalling the loop */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_sec = 2 }, sizeof(struct timeval));
-	n = recv(fd, line, sizeof(line) - 1, MSG_PEEK);
-	if (n <= 0 || (line[n] = '\0', sscanf(line, "cmd=initack pmiid=%d", &id) != 1) ||
-	    !rank_local(d, id) || rank_local(d, id)->fd >= 0) {
-		say("PMI_PORT: refused a connection that is none of this node's ranks");
+	rc = gate_peer_uid(fd, &uid);
+	if (rc < 0 || uid != geteuid()) {
+		if (rc < 0)
+			refused(d, "PMI_PORT: refused a connection whose owner is unknown: %s", strerror(-rc));
+		else
+			refused(d, "PMI_PORT: refused a connection of uid %u, not the job's owner", (unsigned)uid);
 		close(fd);
 		return;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ 0 }, sizeof(struct timeval));
-	rank_local(d, id)->fd = fd;
+	gate_add(d->port_gate, fd, now_ms());
+}
+
+static void port_readable(struct pmid *d, int i)
+{
+	struct gate_conn *c = gate_at(d->port_gate, i);
+	struct error err = { "" };
+	struct wirebuf in;
+	struct rank *r;
+	ssize_t n = wire_read(c->fd, &c->in);
+	int id = -1, rc, fd = c->fd;
+
+	if (n == -EAGAIN)
+		return;
+	rc = n > 0 ? pmiwire_initack_parse(c->in.data, c->in.len, &id) : -EPROTO;
+	if (rc == 0)
+		return;   /* the rest of the line, before the deadline */
+	r = rc > 0 ? rank_local(d, id) : NULL;
+	if (!r || r->fd >= 0 || pmiwire_rank_claimed(d->wire, id)) {
+		if (rc > 0) {
+			char no[64];
+			int l = snprintf(no, sizeof(no), "cmd=initack rc=-1 msg=pmiid_%d_refused\n", id);
+
+			(void)!send(fd, no, (size_t)l, MSG_NOSIGNAL | MSG_DONTWAIT);
+			refused(d, "PMI_PORT: refused a connection that says it is rank %d (not this node's, "
+				"or its id was taken)", id);
+		} else if (n > 0) {
+			refused(d, "PMI_PORT: refused a connection whose first line is not an initack");
+		}
+		gate_remove(d->port_gate, i, 0, NULL);
+		return;
+	}
+	gate_remove(d->port_gate, i, 1, &in);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);   /* as PMI_FD's: op_send writes whole */
+	r->fd = fd;
 	pmiwire_client_add(d->wire, id - d->first, -1);
+	if (pmiwire_feed(d->wire, id - d->first, in.data, in.len, &err) < 0) {
+		say("rank %d: %s", id, err.text[0] ? err.text : "cannot answer");
+		pmiwire_client_remove(d->wire, id - d->first);
+		close(r->fd);
+		r->fd = -1;
+	}
+	wirebuf_free(&in);
 }
 
 /* --- ranks ------------------------------------------------------------ */
@@ -908,7 +997,8 @@ static int spawn_rank(struct pmid *d, int i, char *const *extra_env, size_t next
 		setenv("QPOOL_SIZE", num, 1);
 		if (d->a->pmi) {
 			setenv("PMI_SIZE", num, 1);
-			setenv("PMI_PORT", d->port_addr, 1);
+			if (d->port_fd >= 0)
+				setenv("PMI_PORT", d->port_addr, 1);
 			/* MPICH reads its node-local layout from these when
 			 * they are there (hydra sets them) */
 			snprintf(num, sizeof(num), "%d", d->nlocal);
@@ -1084,20 +1174,13 @@ static int tcp_connect(const char *addr, time_t deadline, int *ret)
 	return e;
 }
 
+/* Root: a connection waits in hellos until its hello (hello_readable). */
 static void root_accept(struct pmid *d)
 {
-	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), one = 1;
+	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	if (fd < 0)
-		return;
-	for (int i = 0; i < d->npeers; i++) {
-		if (d->peers[i].fd < 0 && d->peers[i].node < 0) {
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-			d->peers[i].fd = fd;
-			return;
-		}
-	}
-	close(fd);
+	if (fd >= 0)
+		gate_add(d->hellos, fd, now_ms());
 }
 
 void pmid_rank_connected(struct pmid *d, int rank)
@@ -1203,15 +1286,24 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	/* PMI_PORT: loopback, any port */
-	d->port_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (d->sig_fd < 0 || d->port_fd < 0 || bind(d->port_fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
-	    listen(d->port_fd, 128) < 0 || getsockname(d->port_fd, (struct sockaddr *)&sin, &slen) < 0)
-		return error_set(err, -errno, "PMI_PORT listener: %s", strerror(errno));
-	snprintf(d->port_addr, sizeof(d->port_addr), "127.0.0.1:%d", ntohs(sin.sin_port));
+	if (d->sig_fd < 0)
+		return error_set(err, -errno, "signalfd: %s", strerror(errno));
+	/* PMI_PORT (--pmi-port): loopback, any port. Not otherwise: a rank
+	 * with PMI_FD has its id taken by that connection, so a port would
+	 * only be a door for others to knock at. */
+	if (a->pmi && a->pmi_port_only) {
+		d->port_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (d->port_fd < 0 || bind(d->port_fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+		    listen(d->port_fd, 128) < 0 || getsockname(d->port_fd, (struct sockaddr *)&sin, &slen) < 0)
+			return error_set(err, -errno, "PMI_PORT listener: %s", strerror(errno));
+		snprintf(d->port_addr, sizeof(d->port_addr), "127.0.0.1:%d", ntohs(sin.sin_port));
+		d->port_gate = gate_create(FIRST_MESSAGE_MS);
+		if (!d->port_gate)
+			return error_set(err, -ENOMEM, "out of memory");
+	}
 	/* the servers' link */
 	if (a->nnodes > 1) {
 		d->npeers = is_root(d) ? a->nnodes - 1 : 1;
@@ -1224,6 +1316,9 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 		}
 		if (is_root(d)) {
 			d->wait_deadline = now_ms() + a->timeout * 1000LL;
+			d->hellos = gate_create(FIRST_MESSAGE_MS);
+			if (!d->hellos)
+				return error_set(err, -ENOMEM, "out of memory");
 			if (a->listen_fd >= 0) {
 				int on = 0;
 				socklen_t olen = sizeof(on);
@@ -1302,6 +1397,8 @@ static void teardown(struct pmid *d)
 		close(d->listen_fd);
 	if (d->port_fd >= 0)
 		close(d->port_fd);
+	gate_destroy(d->hellos);
+	gate_destroy(d->port_gate);
 	if (d->sig_fd >= 0)
 		close(d->sig_fd);
 	if (d->call_rd >= 0)
@@ -1436,7 +1533,7 @@ int pmid_run(const struct pmid_args *a)
 			break;
 		}
 	}
-	pfd = calloc((size_t)(3 * d.nlocal + d.npeers + 4), sizeof(*pfd));
+	pfd = calloc((size_t)(3 * d.nlocal + d.npeers + 4 + 2 * GATE_MAX), sizeof(*pfd));
 	if (!pfd) {
 		fail_local(&d, 1);
 		goto done;
@@ -1445,7 +1542,7 @@ int pmid_run(const struct pmid_args *a)
 	 * means nothing to a job whose root never heard of this node */
 	while (d.nexited < d.nlocal || sisters_running(&d) ||
 	       (!is_root(&d) && d.npeers && !d.welcomed && !d.failed && d.peers[0].fd >= 0)) {
-		int n = 0, timeout = -1;
+		int n = 0, timeout = -1, nhello = gate_count(d.hellos), nport = gate_count(d.port_gate), g;
 
 		pfd[n++] = (struct pollfd){ .fd = d.sig_fd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = d.call_rd, .events = POLLIN };
@@ -1459,6 +1556,11 @@ int pmid_run(const struct pmid_args *a)
 		for (int i = 0; i < d.nlocal; i++)
 			for (int s = 0; s < 2; s++)
 				pfd[n++] = (struct pollfd){ .fd = d.ranks[i].out[s], .events = POLLIN };
+		g = n;   /* the doors: each connection's first message, read here */
+		for (int i = 0; i < nhello; i++)
+			pfd[n++] = (struct pollfd){ .fd = gate_at(d.hellos, i)->fd, .events = POLLIN };
+		for (int i = 0; i < nport; i++)
+			pfd[n++] = (struct pollfd){ .fd = gate_at(d.port_gate, i)->fd, .events = POLLIN };
 		if (d.fence_deadline && !d.failed) {
 			long long now = now_ms();
 
@@ -1470,9 +1572,25 @@ int pmid_run(const struct pmid_args *a)
 
 			timeout = timeout < 0 || w < timeout ? w : timeout;
 		}
+		for (int k = 0; k < 2; k++) {
+			int w = gate_timeout(k ? d.port_gate : d.hellos, now_ms());
+
+			if (w >= 0 && (timeout < 0 || w < timeout))
+				timeout = w;
+		}
 		rc = poll(pfd, (nfds_t)n, timeout);
 		if (rc < 0 && errno != EINTR)
 			break;
+		/* the doors first: an entry read or dropped here moves the
+		 * ones after it, so walk them from the last */
+		for (int i = nport - 1; i >= 0; i--)
+			if (pfd[g + nhello + i].revents)
+				port_readable(&d, i);
+		for (int i = nhello - 1; i >= 0; i--)
+			if (pfd[g + i].revents)
+				hello_readable(&d, i);
+		gate_expire(d.hellos, now_ms());
+		gate_expire(d.port_gate, now_ms());
 		if (rc == 0 && d.fence_deadline && now_ms() >= d.fence_deadline && !d.failed) {
 			fence_timeout(&d);
 			d.fence_deadline = 0;

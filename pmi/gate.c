@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/* qpool-pmi's doors: accepted connections waiting for their first
+ * message, with a deadline and a cap; the peer's uid over loopback TCP. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gate.h"
+
+struct gate {
+	int deadline_ms;
+	int n;
+	struct gate_conn conn[GATE_MAX];
+};
+
+struct gate *gate_create(int deadline_ms)
+{
+	struct gate *g = calloc(1, sizeof(*g));
+
+	if (g)
+		g->deadline_ms = deadline_ms;
+	return g;
+}
+
+void gate_destroy(struct gate *g)
+{
+	while (g && g->n > 0)
+		gate_remove(g, g->n - 1, 0, NULL);
+	free(g);
+}
+
+void gate_remove(struct gate *g, int i, int take, struct wirebuf *ret_in)
+{
+	struct gate_conn *c = &g->conn[i];
+
+	if (!take)
+		close(c->fd);
+	if (ret_in)
+		*ret_in = c->in;
+	else
+		wirebuf_free(&c->in);
+	memmove(c, c + 1, sizeof(*c) * (size_t)(g->n - i - 1));
+	g->n--;
+}
+
+int gate_add(struct gate *g, int fd, long long now_ms)
+{
+	int dropped = 0;
+
+	if (g->n == GATE_MAX) {
+		gate_remove(g, 0, 0, NULL);   /* the oldest: entries are in arrival order */
+		dropped = 1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	g->conn[g->n++] = (struct gate_conn){ .fd = fd, .deadline = now_ms + g->deadline_ms };
+	return dropped;
+}
+
+int gate_count(const struct gate *g)
+{
+	return g ? g->n : 0;
+}
+
+struct gate_conn *gate_at(struct gate *g, int i)
+{
+	return &g->conn[i];
+}
+
+int gate_expire(struct gate *g, long long now_ms)
+{
+	int n = 0;
+
+	for (int i = 0; g && i < g->n;) {
+		if (g->conn[i].deadline <= now_ms) {
+			gate_remove(g, i, 0, NULL);
+			n++;
+		} else {
+			i++;
+		}
+	}
+	return n;
+}
+
+int gate_timeout(const struct gate *g, long long now_ms)
+{
+	if (!g || g->n == 0)
+		return -1;
+	/* arrival order is deadline order: one deadline for every entry */
+	return g->conn[0].deadline > now_ms ? (int)(g->conn[0].deadline - now_ms) : 0;
+}
+
+int gate_peer_uid(int fd, uid_t *ret_uid)
+{
+	struct sockaddr_in me, peer;
+	socklen_t mlen = sizeof(me), plen = sizeof(peer);
+	struct {
+		struct nlmsghdr h;
+		struct inet_diag_req_v2 r;
+	} req = {
+		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u },
+	};
+	union {
+		struct nlmsghdr h;
+		char buf[8192];
+	} ans;
+	const struct inet_diag_msg *m;
+	ssize_t n;
+	int nl, e;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &mlen) < 0 || getpeername(fd, (struct sockaddr *)&peer, &plen) < 0)
+		return -errno;
+	if (me.sin_family != AF_INET || peer.sin_family != AF_INET)
+		return -EAFNOSUPPORT;
+	/* the peer's socket, seen from its side: its address is the source */
+	req.r.id.idiag_sport = peer.sin_port;
+	req.r.id.idiag_dport = me.sin_port;
+	req.r.id.idiag_src[0] = peer.sin_addr.s_addr;
+	req.r.id.idiag_dst[0] = me.sin_addr.s_addr;
+	req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return -errno;
+	if (send(nl, &req, sizeof(req), 0) < 0 || (n = recv(nl, &ans, sizeof(ans), 0)) < 0) {
+		e = -errno;
+		close(nl);
+		return e;
+	}
+	close(nl);
+	if (!NLMSG_OK(&ans.h, (size_t)n))
+		return -EPROTO;
+	if (ans.h.nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *ne = NLMSG_DATA(&ans.h);
+
+		return ne->error < 0 ? ne->error : -EPROTO;
+	}
+	if (ans.h.nlmsg_type != SOCK_DIAG_BY_FAMILY || ans.h.nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+		return -EPROTO;
+	m = NLMSG_DATA(&ans.h);
+	*ret_uid = m->idiag_uid;
+	return 0;
+}
