@@ -90,6 +90,7 @@ struct pmid {
 	int npeers;
 	int listen_fd;             /* TCP, root: other servers; all: dmodex */
 	struct gate *hellos;       /* root: sisters accepted, not yet introduced */
+	int nintroduced;           /* root: sisters that said a good hello */
 	int port_fd;               /* PMI_PORT listener */
 	struct gate *port_gate;    /* PMI_PORT: accepted, no initack yet */
 	int nrefused;              /* connections refused (the first is reported) */
@@ -664,6 +665,14 @@ static void hello_readable(struct pmid *d, int i)
 	p->node = node;
 	gate_remove(d->hellos, i, 1, &p->in);   /* what followed the hello stays p's */
 	setsockopt(p->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (++d->nintroduced == d->a->nnodes - 1) {
+		/* every node is here and none may come twice: the door
+		 * would only be open to others */
+		close(d->listen_fd);
+		d->listen_fd = -1;
+		gate_destroy(d->hellos);
+		d->hellos = NULL;
+	}
 	peer_send(p, json_pack("{s:s}", "op", "welcome"));
 	if (d->failed) {
 		peer_send(p, json_pack("{s:s, s:i, s:b}", "op", "fail", "status", d->status,
@@ -1179,8 +1188,10 @@ static void root_accept(struct pmid *d)
 {
 	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	if (fd >= 0)
+	if (fd >= 0 && d->hellos)
 		gate_add(d->hellos, fd, now_ms());
+	else if (fd >= 0)
+		close(fd);
 }
 
 void pmid_rank_connected(struct pmid *d, int rank)
@@ -1586,7 +1597,7 @@ int pmid_run(const struct pmid_args *a)
 		for (int i = nport - 1; i >= 0; i--)
 			if (pfd[g + nhello + i].revents)
 				port_readable(&d, i);
-		for (int i = nhello - 1; i >= 0; i--)
+		for (int i = nhello - 1; i >= 0 && d.hellos; i--)   /* gone once all are here */
 			if (pfd[g + i].revents)
 				hello_readable(&d, i);
 		gate_expire(d.hellos, now_ms());
