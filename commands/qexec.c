@@ -21,6 +21,7 @@
 #include "exe.h"
 #include "jobid.h"
 #include "timeutil.h"
+#include "transport.h"
 #include "version.h"
 #include "wire.h"
 
@@ -76,25 +77,66 @@ static int read_nodefile(const char *path, struct node *nodes, int *ret_n)
 	return 0;
 }
 
-/* A TCP socket listening on every address of this node, any port; *addr
- * "HOST:PORT" with the node's name, which the other nodes resolve (the
- * commands are static: no resolver here). The servers' secret, not the
- * address, keeps strangers out. */
-static int bind_root(const char *host, int *ret_fd, char *addr, size_t len)
+/* A node's IPv4 address as the pool's hosts name it: numeric, or from
+ * /etc/hosts (lib/transport: qexec is static, without NSS; the pool's
+ * hosts agree on names through that file, as for qpoold's address). */
+static int node_addr(const char *name, struct in_addr *ret)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	struct error err;
+	char text[300];
+
+	snprintf(text, sizeof(text), "%s:1", name);
+	if (transport_addr_resolve(text, &ss, &len, &err) < 0 || ss.ss_family != AF_INET)
+		return -ENOENT;
+	*ret = ((struct sockaddr_in *)&ss)->sin_addr;
+	return 0;
+}
+
+static int loopback(struct in_addr a)
+{
+	return (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/* The socket node 0's server meets the other nodes' servers on, any port,
+ * bound where they reach it and nowhere else: node 0's address on the
+ * pool network, or loopback when every node's name is a loopback address
+ * (all on this host); *addr is then "ADDR:PORT", numeric, so that the
+ * others connect to exactly that. When node 0's address is not known
+ * here (its name not in /etc/hosts, or only this host maps it to
+ * loopback, as Debian's 127.0.1.1 line does), every address of this node,
+ * and *addr names it: the servers' secret, the first frame each
+ * connection must show, still keeps strangers out (docs/PMI.md). */
+static int bind_root(const struct node *nodes, int n, int *ret_fd, char *addr, size_t len)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
 	socklen_t slen = sizeof(sin);
-	int fd, e;
+	struct in_addr a, b;
+	int fd, e, pinned = node_addr(nodes[0].name, &a) == 0;
 
+	for (int i = 1; pinned && loopback(a) && i < n; i++)
+		pinned = node_addr(nodes[i].name, &b) == 0 && loopback(b);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 128) < 0 ||
+	if (fd < 0)
+		return -errno;
+	if (pinned) {
+		sin.sin_addr = a;
+		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+			pinned = 0;   /* not this host's address after all */
+			sin.sin_addr.s_addr = htonl(INADDR_ANY);
+		}
+	}
+	if ((!pinned && bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) || listen(fd, 128) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&sin, &slen) < 0) {
 		e = -errno;
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 		return e;
 	}
-	snprintf(addr, len, "%s:%d", host, ntohs(sin.sin_port));
+	if (pinned)
+		snprintf(addr, len, "%s:%d", inet_ntoa(a), ntohs(sin.sin_port));
+	else
+		snprintf(addr, len, "%s:%d", nodes[0].name, ntohs(sin.sin_port));
 	*ret_fd = fd;
 	return 0;
 }
@@ -697,7 +739,7 @@ int main(int argc, char **argv)
 	 * hands it to node 0's server: the other nodes are told the port at
 	 * once, without waiting for that server (and libpmix) to start. */
 	if (nnodes > 1) {
-		rc = bind_root(nodes[0].name, &lfd, addr, sizeof(addr));
+		rc = bind_root(nodes, nnodes, &lfd, addr, sizeof(addr));
 		if (rc < 0) {
 			fprintf(stderr, "qexec: cannot listen on %s: %s\n", nodes[0].name, strerror(-rc));
 			return 1;
