@@ -31,7 +31,7 @@ chmod 755 "$T"
 PIDS=()     # every process this test started
 cleanup() {
 	local p i
-	touch "$T"/go.port "$T"/go.silent "$T"/go.hold "$T"/check.root "$T"/check.silent
+	touch "$T"/go.root "$T"/go.port "$T"/go.silent "$T"/go.hold "$T"/check.root "$T"/check.silent
 	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do
 		for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -122,7 +122,7 @@ expect_sum() {
 # the sister's slot and its "fail" ended the job with status 9.
 rm -f "$T/w/root.port"
 QPOOL_PMI_TOKEN=0123456789abcdef server root --node 0 --peers 127.0.0.1:0,127.0.0.1:0 --ranks 1,1 \
-	--timeout 30 --no-pmix --port-file "$T/w/root.port" -- "$T/mpi" - -1 -
+	--timeout 30 --no-pmix --port-file "$T/w/root.port" -- "$T/mpi" - 0 "$T/go.root"
 root=$SRV
 wait_for "$T/w/root.port" 30 || fail "root: no port file"
 addr=$(cat "$T/w/root.port")
@@ -134,6 +134,12 @@ QPOOL_PMI_TOKEN=0123456789abcdef server sister --node 1 --peers "$addr",127.0.0.
 	--timeout 30 --no-pmix -- "$T/mpi" - -1 -
 sister=$SRV
 wait "$sister"; src=$?
+# every node is here (rank 0 holds the job open): the door is closed
+[ "$src" = 0 ] && kill -0 "$root" 2>/dev/null ||
+	fail "root door: the sister exited $src, or the root is gone: $(cat "$T/w/sister.err" "$T/w/root.err")"
+! as qpuser2 bash -c "exec 3<>/dev/tcp/127.0.0.1/${addr##*:}" 2>/dev/null ||
+	fail "root door: still open to a stranger once every node is here"
+touch "$T/go.root"
 wait "$root"; rrc=$?
 touch "$T/check.root"
 [ "$rrc" = 0 ] && [ "$src" = 0 ] ||

@@ -47,6 +47,7 @@ qexec -n 4 ./hello-mpich > mpich.out 2> mpich.err; echo "mpich=$?"
 qexec -n 4 sh -c '[ "$PMI_RANK" = 3 ] && exit 3; exit 0' 2> exit3.err; echo "exit3=$?"
 qexec -n 4 ./pmi2 > pmi2.out 2> pmi2.err; echo "pmi2=$?"
 qexec -n 5 true 2> five.err; echo "five=$?"
+qexec -n 4 sh -c '[ "$QPOOL_RANK" != 0 ] || ss -Hltnp | grep "pid=$PPID,"; exit 0' > bind.out 2> bind.err; echo "bind=$?"
 qexec -n 4 --timeout 2 sh -c '[ "$PMI_RANK" = 3 ] && { echo $$ > hang.pid; exec sleep 1000; }; exec ./hello-mpich' \
 	> hang.out 2> hang.err; echo "hang=$?"
 JOB
@@ -74,6 +75,13 @@ for n in "${nodes[@]}"; do
 done
 grep -qx "exit3=3" "$out" || fail "a rank's exit 3: $(grep exit3 "$out"), $(cat "$w/exit3.err")"
 grep -q "rank 3 exited with status 3" "$w/exit3.err" || fail "exit 3 not named: $(cat "$w/exit3.err")"
+# node 0's server listens for the other nodes' on its pool address only
+# (it listened on every address, before any secret was shown), and only
+# until they are all here; libpmix's own listener is on loopback
+n0=$(awk -v h="${nodes[0]}" '$2 == h { print $1 }' "$QP_HOSTS_FILE")
+grep -qx "bind=0" "$out" && [ -n "$n0" ] || fail "qexec (bind): $(cat "$w/bind.err")"
+awk '{ print $4 }' "$w/bind.out" | grep -v "^$n0:[0-9]*$" | grep -v "^127\." &&
+	fail "node 0's server listens beyond ${nodes[0]}'s address $n0: $(cat "$w/bind.out")"
 grep -qx "five=1" "$out" && [ "$(cat "$w/five.err")" = "qexec: -n 5: the job has 4 MPI slots" ] ||
 	fail "-n 5 of 4 slots: $(grep five "$out"), $(cat "$w/five.err")"
 grep -qx "hang=124" "$out" || fail "a rank that never inits: $(grep hang "$out"), $(cat "$w/hang.err")"
