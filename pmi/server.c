@@ -32,6 +32,11 @@
 /* How long an accepted connection may take to send its first message (a
  * sister's hello follows its connect at once; MPICH's initack too). */
 #define FIRST_MESSAGE_MS 10000
+/* Connections taken from a listening socket per turn of the loop: a flood
+ * is drained from the backlog (where it would hold back the ranks' and
+ * sisters' connects), and at half a gate, an accepted connection is read
+ * at least once before a newer one can push it out. */
+#define ACCEPT_BATCH (GATE_MAX / 2)
 /* A hello is a node number and a 32-digit token: a frame larger than
  * this from a stranger is not one. */
 #define HELLO_MAX 4096
@@ -789,21 +794,25 @@ static void client_readable(struct pmid *d, int i)
  * then it waits in port_gate and the loop goes on. */
 static void port_accept(struct pmid *d)
 {
-	int fd = accept4(d->port_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), rc;
-	uid_t uid = (uid_t)-1;
+	for (int k = 0; k < ACCEPT_BATCH; k++) {
+		int fd = accept4(d->port_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), rc;
+		uid_t uid = (uid_t)-1;
 
-	if (fd < 0)
-		return;
-	rc = gate_peer_uid(fd, &uid);
-	if (rc < 0 || uid != geteuid()) {
-		if (rc < 0)
-			refused(d, "PMI_PORT: refused a connection whose owner is unknown: %s", strerror(-rc));
-		else
-			refused(d, "PMI_PORT: refused a connection of uid %u, not the job's owner", (unsigned)uid);
-		close(fd);
-		return;
+		if (fd < 0)
+			return;
+		rc = gate_peer_uid(fd, &uid);
+		if (rc < 0 || uid != geteuid()) {
+			if (rc < 0)
+				refused(d, "PMI_PORT: refused a connection whose owner is unknown: %s",
+					strerror(-rc));
+			else
+				refused(d, "PMI_PORT: refused a connection of uid %u, not the job's owner",
+					(unsigned)uid);
+			close(fd);
+			continue;
+		}
+		gate_add(d->port_gate, fd, now_ms());
 	}
-	gate_add(d->port_gate, fd, now_ms());
 }
 
 static void port_readable(struct pmid *d, int i)
@@ -1186,12 +1195,13 @@ static int tcp_connect(const char *addr, time_t deadline, int *ret)
 /* Root: a connection waits in hellos until its hello (hello_readable). */
 static void root_accept(struct pmid *d)
 {
-	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	for (int k = 0; k < ACCEPT_BATCH && d->hellos; k++) {
+		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	if (fd >= 0 && d->hellos)
+		if (fd < 0)
+			return;
 		gate_add(d->hellos, fd, now_ms());
-	else if (fd >= 0)
-		close(fd);
+	}
 }
 
 void pmid_rank_connected(struct pmid *d, int rank)
