@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* qpool-pmi's doors: accepted connections waiting for their first
  * message, with a deadline and a cap; the peer's uid over loopback TCP. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/inet_diag.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gate.h"
@@ -146,4 +148,50 @@ int gate_peer_uid(int fd, uid_t *ret_uid)
 	m = NLMSG_DATA(&ans.h);
 	*ret_uid = m->idiag_uid;
 	return 0;
+}
+
+int gate_sever_strangers(int local_port)
+{
+	DIR *dp = opendir("/proc/self/fd");
+	struct dirent *e;
+	int null = -1, n = 0;   /* a dead socket: epoll takes it, unlike /dev/null */
+
+	if (!dp)
+		return -errno;
+	while ((e = readdir(dp))) {
+		struct sockaddr_in peer, me;
+		socklen_t plen = sizeof(peer), mlen = sizeof(me);
+		struct stat st;
+		uid_t uid;
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+
+		if (*end || fd < 0 || fd == dirfd(dp) || fd == null)
+			continue;
+		if (fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+		    getpeername((int)fd, (struct sockaddr *)&peer, &plen) < 0 || peer.sin_family != AF_INET ||
+		    getsockname((int)fd, (struct sockaddr *)&me, &mlen) < 0 ||
+		    (local_port && ntohs(me.sin_port) != local_port))
+			continue;
+		/* a peer not on this host is not found: left alone (the
+		 * sisters' links are proved by their token) */
+		if (gate_peer_uid((int)fd, &uid) < 0 || uid == geteuid())
+			continue;
+		if (null < 0) {
+			int sv[2];
+
+			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+				break;
+			close(sv[1]);   /* sv[0] reads an end of stream */
+			null = sv[0];
+		}
+		if (dup2(null, (int)fd) == (int)fd) {
+			fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+			n++;
+		}
+	}
+	closedir(dp);
+	if (null >= 0)
+		close(null);
+	return n;
 }

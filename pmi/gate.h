@@ -48,4 +48,14 @@ int gate_timeout(const struct gate *g, long long now_ms);
  * another -errno. */
 int gate_peer_uid(int fd, uid_t *ret_uid);
 
+/* Every connected IPv4 TCP socket of this process on local_port (0: on
+ * any port) whose other end is a socket of this host owned by another
+ * uid than ours is severed: its
+ * descriptor is made a dead Unix socket (dup2, so the number stays valid
+ * for whoever holds it), which reads as an end of stream (writes fail
+ * with EPIPE: SIGPIPE must be ignored) and drops the TCP socket with
+ * whatever the peer had queued. Returns how many. For the sockets this
+ * process did not open itself (libpmix's: see pmix.c). */
+int gate_sever_strangers(int local_port);
+
 #endif

@@ -56,6 +56,10 @@ void pmid_fail(struct pmid *d, int status, const char *fmt, ...)
 int pmid_node_of(const struct pmid *d, int rank);
 int pmid_first_rank(const struct pmid *d);
 
+/* A connection turned away (main thread): said once per server, the
+ * later ones counted only. */
+void pmid_refused(struct pmid *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* A local rank connected to the PMIx server (main thread). */
 void pmid_rank_connected(struct pmid *d, int rank);
 

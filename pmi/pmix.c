@@ -15,6 +15,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include "gate.h"
 #include "pmid.h"
 
 struct pmid_pmix {
@@ -24,6 +25,7 @@ struct pmid_pmix {
 	int inited;
 	hwloc_topology_t topo;     /* the node's, discovered once for libpmix and the ranks */
 	char topo_env[4200];       /* OMPI_MCA_hwloc_base_topo_file=..., or "" */
+	volatile int port;         /* libpmix's loopback TCP port, from the ranks' URI; 0 before */
 };
 
 /* The one server of this process: libpmix's callbacks carry no host
@@ -286,9 +288,27 @@ static void connected_main(struct pmid *d, void *arg)
 	pmid_rank_connected(d, (int)(intptr_t)arg);
 }
 
+static void severed_main(struct pmid *d, void *arg)
+{
+	pmid_refused(d, "PMIx: severed %d connection(s) of another user", (int)(intptr_t)arg);
+}
+
+/* libpmix 4 serves its clients over loopback TCP only, and there its
+ * psec/native takes the uid and gid the client itself sends (openpmix
+ * src/mca/psec/native/psec_native.c, validate_cred, PMIX_PROTOCOL_V2):
+ * another user who names the job's namespace and a rank, with geteuid
+ * made to lie, is taken for that rank and its PMIx_Abort ends the job
+ * (tests/integration/t-pmi-gate.sh). libpmix calls this during each
+ * client's handshake, before it reads anything more from that client:
+ * every socket of this process whose other end belongs to another user
+ * is severed there, the connecting one included, with what it queued. */
 static pmix_status_t s_connected(const pmix_proc_t *proc, void *server_object, pmix_op_cbfunc_t cbfunc,
 				 void *cbdata)
 {
+	int n = gate_sever_strangers(the->port);
+
+	if (n > 0)
+		pmid_call(the->d, severed_main, (void *)(intptr_t)n);
 	pmid_call(the->d, connected_main, (void *)(intptr_t)proc->rank);
 	return PMIX_OPERATION_SUCCEEDED;
 }
@@ -535,8 +555,14 @@ int pmid_pmix_rank_env(struct pmid_pmix *p, int rank, char ***env, size_t *n)
 	if (PMIx_server_setup_fork(&proc, &e) != PMIX_SUCCESS)
 		return -EIO;
 	*n = 0;
-	while (e && e[*n])
+	while (e && e[*n]) {
+		const char *tcp = strstr(e[*n], "tcp4://");
+
+		/* the port libpmix serves its clients on, for s_connected */
+		if (!p->port && strncmp(e[*n], "PMIX_SERVER_URI", 15) == 0 && tcp && strrchr(tcp, ':'))
+			p->port = atoi(strrchr(tcp, ':') + 1);
 		(*n)++;
+	}
 	if (p->topo_env[0]) {
 		char **ne = realloc(e, (*n + 2) * sizeof(*e));
 

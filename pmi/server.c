@@ -521,8 +521,7 @@ static void say_missing(struct pmid *d)
 
 /* A connection turned away. Reported once: each line would land in the
  * job's output, and a stranger can open connections without end. */
-static void refused(struct pmid *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void refused(struct pmid *d, const char *fmt, ...)
+void pmid_refused(struct pmid *d, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -647,7 +646,7 @@ static void hello_readable(struct pmid *d, int i)
 		return;
 	}
 	if (wire_announced(&c->in) > HELLO_MAX) {
-		refused(d, "refused a connection to the root server: its first frame is not a hello");
+		pmid_refused(d, "refused a connection to the root server: its first frame is not a hello");
 		gate_remove(d->hellos, i, 0, NULL);
 		return;
 	}
@@ -658,7 +657,7 @@ static void hello_readable(struct pmid *d, int i)
 		node = (int)wire_int(msg, "node", -1);
 	if (rc < 0 || node < 1 || node >= d->a->nnodes || d->peers[node - 1].node >= 0 ||
 	    !pmiwire_token_ok(getenv("QPOOL_PMI_TOKEN"), wire_str(msg, "token"))) {
-		refused(d, "refused a server that says it is node %d (not a hello, unknown, twice, or a wrong token)",
+		pmid_refused(d, "refused a server that says it is node %d (not a hello, unknown, twice, or a wrong token)",
 			node);
 		json_decref(msg);
 		gate_remove(d->hellos, i, 0, NULL);
@@ -803,10 +802,10 @@ static void port_accept(struct pmid *d)
 		rc = gate_peer_uid(fd, &uid);
 		if (rc < 0 || uid != geteuid()) {
 			if (rc < 0)
-				refused(d, "PMI_PORT: refused a connection whose owner is unknown: %s",
+				pmid_refused(d, "PMI_PORT: refused a connection whose owner is unknown: %s",
 					strerror(-rc));
 			else
-				refused(d, "PMI_PORT: refused a connection of uid %u, not the job's owner",
+				pmid_refused(d, "PMI_PORT: refused a connection of uid %u, not the job's owner",
 					(unsigned)uid);
 			close(fd);
 			continue;
@@ -836,10 +835,10 @@ static void port_readable(struct pmid *d, int i)
 			int l = snprintf(no, sizeof(no), "cmd=initack rc=-1 msg=pmiid_%d_refused\n", id);
 
 			(void)!send(fd, no, (size_t)l, MSG_NOSIGNAL | MSG_DONTWAIT);
-			refused(d, "PMI_PORT: refused a connection that says it is rank %d (not this node's, "
+			pmid_refused(d, "PMI_PORT: refused a connection that says it is rank %d (not this node's, "
 				"or its id was taken)", id);
 		} else if (n > 0) {
-			refused(d, "PMI_PORT: refused a connection whose first line is not an initack");
+			pmid_refused(d, "PMI_PORT: refused a connection whose first line is not an initack");
 		}
 		gate_remove(d->port_gate, i, 0, NULL);
 		return;
@@ -1047,6 +1046,7 @@ static int spawn_rank(struct pmid *d, int i, char *const *extra_env, size_t next
 			setenv("FLUX_JOB_ID", d->a->kvsname, 0);
 			setenv("OMPI_MCA_pmix", "^flux", 0);
 		}
+		signal(SIGPIPE, SIG_DFL);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -1307,6 +1307,9 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	/* a peer gone is an EPIPE, not the end of the job's server (the
+	 * ranks get the default back) */
+	signal(SIGPIPE, SIG_IGN);
 	if (d->sig_fd < 0)
 		return error_set(err, -errno, "signalfd: %s", strerror(errno));
 	/* PMI_PORT (--pmi-port): loopback, any port. Not otherwise: a rank
