@@ -8,7 +8,8 @@
 # * PMI_PORT: nobody can speak as a rank whose connection has ended (a
 #   rank's id is taken once), another user not at all: no abort;
 # * PMI_PORT: 8 connections that never speak do not hold the ranks: the
-#   job completes while they are still open.
+#   job completes while they are still open;
+# * PMIx: another user's client that lies about its uid cannot abort.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 PMI=$TOP/${BUILD:-build}/bin/qpool-pmi
@@ -31,7 +32,7 @@ chmod 755 "$T"
 PIDS=()     # every process this test started
 cleanup() {
 	local p i
-	touch "$T"/go.root "$T"/go.port "$T"/go.silent "$T"/go.hold "$T"/check.root "$T"/check.silent
+	touch "$T"/go.pmix "$T"/go.root "$T"/go.port "$T"/go.silent "$T"/go.hold "$T"/check.root "$T"/check.silent
 	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do
 		for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -205,4 +206,52 @@ expect_sum silent 2
 [ "$(cat "$T/w/silent.open")" = 8 ] ||
 	fail "silent: the ranks got past MPI_Init only after the server had closed $((8 - $(cat "$T/w/silent.open"))) of the 8 silent connections (it waited on them)"
 note "silent: 2 ranks through PMI_PORT while 8 silent connections stayed open"
+# --- PMIx: another user who lies about its uid ---------------------------
+# libpmix serves its clients over loopback TCP and takes the uid a client
+# sends. qpuser2 runs a real PMIx client with geteuid/getegid made to say
+# qpuser1's, names the job's namespace and its finished rank 0, and calls
+# PMIx_Abort(7). Before, the job ended with 7.
+if pkg-config --exists pmix; then
+	cat > "$T/shim.c" <<'EOF2'
+#include <stdlib.h>
+#include <sys/types.h>
+uid_t geteuid(void) { return (uid_t)atoi(getenv("FAKE_ID")); }
+gid_t getegid(void) { return (gid_t)atoi(getenv("FAKE_ID")); }
+EOF2
+	cat > "$T/forge.c" <<'EOF2'
+#include <pmix.h>
+#include <stdio.h>
+int main(void)
+{
+	pmix_proc_t me;
+	pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+
+	printf("init %s\n", PMIx_Error_string(rc));
+	fflush(stdout);
+	if (rc == PMIX_SUCCESS)
+		printf("abort %s\n", PMIx_Error_string(PMIx_Abort(7, "forged", NULL, 0)));
+	return 0;
+}
+EOF2
+	cc -shared -fPIC -o "$T/shim.so" "$T/shim.c" || fail "cc shim"
+	# shellcheck disable=SC2046 # pkg-config prints several flags
+	cc -o "$T/forge" "$T/forge.c" $(pkg-config --cflags --libs pmix) || fail "cc forge (libpmix-dev)"
+	server pmix --node 0 --peers 127.0.0.1:0 --ranks 2 --timeout 30 -- \
+		sh -c 'echo "uri $PMIX_SERVER_URI41"; [ "$PMIX_RANK" = 0 ] && exit 0
+		       for i in $(seq 2400); do [ -e "$0" ] && exit 0; sleep 0.05; done; exit 1' "$T/go.pmix"
+	srv=$SRV
+	for ((i = 0; i < 1200; i++)); do [ "$(grep -c '^uri ' "$T/w/pmix.out")" = 2 ] && break; sleep 0.05; done
+	uri=$(sed -n 's/^uri //p' "$T/w/pmix.out" | head -1)
+	[ -n "$uri" ] || fail "pmix: no rank said the server's URI: $(cat "$T/w/pmix.err")"
+	as qpuser2 env PMIX_NAMESPACE=pmix PMIX_RANK=0 PMIX_SERVER_URI41="$uri" PMIX_SECURITY_MODE=native \
+		FAKE_ID="$(id -u qpuser1)" LD_PRELOAD="$T/shim.so" timeout 10 "$T/forge" > "$T/w/forge.out" 2>&1
+	kill -0 "$srv" 2>/dev/null ||
+		fail "pmix: the job ended after another user's forged PMIx_Abort: $(cat "$T/w/pmix.err" "$T/w/forge.out")"
+	touch "$T/go.pmix"
+	wait "$srv"; rc=$?
+	[ "$rc" = 0 ] || fail "pmix: the job exited $rc: $(cat "$T/w/pmix.err" "$T/w/forge.out")"
+	grep -q "PMIx: severed 1 connection(s) of another user" "$T/w/pmix.err" ||
+		fail "pmix: the stranger's connection was not said severed: $(cat "$T/w/pmix.err")"
+	note "pmix: $(cat "$T/w/pmix.err"); the stranger's client: $(head -1 "$T/w/forge.out")"
+fi
 echo "pmi gate ok"
