@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* scheduler/peers: per-uid connection caps and log rate limits. */
+/* lib/peers: per-uid connection caps and log rate limits. */
 #include <errno.h>
 
 #include "peers.h"

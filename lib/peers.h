@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Per-uid bookkeeping of qpoold's peers: open connections (fair shares)
+/* Per-uid bookkeeping of a daemon's local peers: open connections (fair shares)
  * and how many log lines each may cause (rate limit). */
 #ifndef QPOOL_PEERS_H
 #define QPOOL_PEERS_H
@@ -20,7 +20,7 @@ void peers_destroy(struct peers *p);
 
 /* A connection of uid is opened. Returns 0 and counts it, or -EUSERS (not
  * counted) when uid holds max already; max 0 means no cap. uid 0 is never
- * capped here: root and the nodes have their own reserve (server.c).
+ * capped here: root has its own reserve (the caller's).
  * -ENOMEM when the table cannot grow. O(1) on average. */
 int peers_conn_add(struct peers *p, uid_t uid, unsigned max);
 
