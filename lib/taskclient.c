@@ -111,7 +111,10 @@ static void task_frame(struct taskclient *t, json_t *msg, const char *prog)
 	const char *op = wire_str(msg, "op");
 
 	if (!op) {
-		if (wire_int(msg, "id", 0) != 1)
+		long long id = wire_int(msg, "id", -1);
+
+		/* id 0: qnoded refused the connection before reading task.start. */
+		if (id != 1 && (id != 0 || wire_bool(msg, "ok", 0)))
 			return;
 		if (wire_bool(msg, "ok", 0))
 			t->started = true;
