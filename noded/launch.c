@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -33,12 +34,15 @@ int launch_gded_path(const char *conf, char *buf, size_t len)
 }
 
 /* posix_spawn of gded with argv, root's fixed environment, fd 3 the
- * socket fd3 (closed here in any case). 0 and the pid, or -errno. */
-static int gded_spawn(const char *gded, char *const argv[], int fd3, pid_t *ret_pid)
+ * socket fd3 (closed here in any case), and nofile (when not 0) as its
+ * soft RLIMIT_NOFILE. 0 and the pid, or -errno. */
+static int gded_spawn(const char *gded, char *const argv[], int fd3, rlim_t nofile, pid_t *ret_pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t mask, deflt;
+	struct rlimit own, child;
+	bool lowered = false;
 	pid_t pid;
 	int r;
 
@@ -70,7 +74,16 @@ static int gded_spawn(const char *gded, char *const argv[], int fd3, pid_t *ret_
 
 	/* glibc's posix_spawn is clone(CLONE_VM|CLONE_VFORK): its cost does
 	 * not grow with qnoded's memory, unlike fork (9.8 ms at 256 MiB). */
+	/* posix_spawn sets no limits: qnoded's own soft limit is lowered
+	 * around it (one thread; open descriptors above it stay valid). */
+	if (nofile && getrlimit(RLIMIT_NOFILE, &own) == 0 && own.rlim_cur > nofile) {
+		child = own;
+		child.rlim_cur = nofile;
+		lowered = setrlimit(RLIMIT_NOFILE, &child) == 0;
+	}
 	r = posix_spawn(&pid, gded, &fa, &attr, argv, gded_env);
+	if (lowered)
+		(void)setrlimit(RLIMIT_NOFILE, &own);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	close(fd3);
@@ -80,10 +93,9 @@ static int gded_spawn(const char *gded, char *const argv[], int fd3, pid_t *ret_
 	return 0;
 }
 
-int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd, int *ret_notify,
-		struct error *err)
+static int gded_launch(const char *gded, rlim_t nofile, const char *spec_path, pid_t *ret_pid,
+		       int *ret_pidfd, int *ret_notify, struct error *err)
 {
-	const char *gded = data;
 	char *argv[] = { (char *)gded, (char *)"--spec", (char *)spec_path, (char *)"--notify", (char *)"3",
 			 NULL };
 	int pidfd, r, sv[2];
@@ -92,7 +104,7 @@ int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidf
 	/* Ours stays close-on-exec, so no other wrapper inherits it. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
 		return error_set(err, -errno, "socketpair: %m");
-	r = gded_spawn(gded, argv, sv[1], &pid);
+	r = gded_spawn(gded, argv, sv[1], nofile, &pid);
 	if (r < 0) {
 		close(sv[0]);
 		errno = -r;
@@ -112,6 +124,12 @@ int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidf
 	*ret_pidfd = pidfd;
 	*ret_notify = sv[0];
 	return 0;
+}
+
+int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd, int *ret_notify,
+		struct error *err)
+{
+	return gded_launch(data, 0, spec_path, ret_pid, ret_pidfd, ret_notify, err);
 }
 
 /* ---- the resident launcher ---- */
@@ -231,7 +249,7 @@ int launcher_start(struct launcher *l)
 		launcher_fail(l, "socketpair", r);
 		return r;
 	}
-	r = gded_spawn(l->gded, argv, sv[1], &l->pid);
+	r = gded_spawn(l->gded, argv, sv[1], l->nofile, &l->pid);
 	free(filler);
 	if (r < 0) {
 		close(sv[0]);
@@ -332,7 +350,7 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 	int r, pidfd, sv[2];
 
 	if (!launcher_ready(l))
-		return launch_gded((void *)l->gded, spec_path, ret_pid, ret_pidfd, ret_notify, err);
+		return gded_launch(l->gded, l->nofile, spec_path, ret_pid, ret_pidfd, ret_notify, err);
 	/* The notify socket: ours close-on-exec and non-blocking as
 	 * launch_gded's; the wrapper's end travels to the launcher. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
@@ -349,7 +367,7 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 		close(sv[1]);
 		/* Nothing was asked: no wrapper can exist. */
 		launcher_fail(l, "request", r);
-		return launch_gded((void *)l->gded, spec_path, ret_pid, ret_pidfd, ret_notify, err);
+		return gded_launch(l->gded, l->nofile, spec_path, ret_pid, ret_pidfd, ret_notify, err);
 	}
 	close(sv[1]);
 	r = launcher_recv(l->sock, LAUNCHER_REPLY_MS, word, &pidfd);
@@ -364,7 +382,7 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 			return 0;
 		}
 		close(sv[0]);
-		return launch_gded((void *)l->gded, spec_path, ret_pid, ret_pidfd, ret_notify, err);
+		return gded_launch(l->gded, l->nofile, spec_path, ret_pid, ret_pidfd, ret_notify, err);
 	}
 	if (word[0] != 0) {
 		/* No wrapper was made (a spec path too long for its command
@@ -373,7 +391,7 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 		if (pidfd >= 0)
 			close(pidfd);
 		log_debug("resident launcher: %s: %s; exec'ing gded", spec_path, strerror(word[0]));
-		return launch_gded((void *)l->gded, spec_path, ret_pid, ret_pidfd, ret_notify, err);
+		return gded_launch(l->gded, l->nofile, spec_path, ret_pid, ret_pidfd, ret_notify, err);
 	}
 	*ret_pid = word[1];
 	*ret_pidfd = pidfd;

@@ -342,6 +342,20 @@ int main(int argc, char **argv)
 	if (r != 0)
 		return r < 0 ? 0 : 1;
 	log_init("qnoded", arg_verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	/* Every agent on the task socket and every job holds descriptors: the
+	 * soft limit a shell gives (1,024) goes up to the hard one, and the
+	 * caps are sized from what is left (tasks.c). The wrappers, and so the
+	 * jobs, keep the limit qnoded was started with (select(2) users). */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			launcher.nofile = rl.rlim_cur;
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+				launcher.nofile = 0;
+		}
+	}
 	if (arg_cgroup_holder) {
 		(void)log_journal_setup(NULL);
 		return noded_cgroup_holder_run();

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
@@ -197,6 +198,8 @@ struct launcher {
 	int pidfd;              /* -1 when not running */
 	int sock;               /* requests and answers; -1 when not running */
 	int64_t retry_mono;     /* after a failure: exec gded per job until then */
+	rlim_t nofile;          /* the wrappers' soft RLIMIT_NOFILE: qnoded's at
+	                         * start, before it raised its own; 0: qnoded's */
 };
 
 /* Starts l's launcher and waits for its ready word. 0, or -errno (logged;
