@@ -143,7 +143,7 @@ static void ctl_dispatch(struct ctl *c, json_t *msg)
 	} else if (strcmp(op, "task.exit") == 0) {
 		ttask_relay_back(t, op, msg);
 		if (t->agent)
-			t->agent->closing = true;
+			task_agent_close(t->agent);
 		ttask_free(t);
 	} else {
 		log_debug("job %" PRId64 ": wrapper sent unknown op %.40s", c->jobid, op);

@@ -24,8 +24,23 @@
  * itself. */
 #define IN_PAUSE (1u << 20)
 #define IN_RECHECK_US 5000
-/* Connections on the task socket, all users together. */
+/* Connections on the task socket, all users together: at most this, and
+ * at most a quarter of RLIMIT_NOFILE (two descriptors each, a socket and
+ * a pidfd; the other half is the jobs' and the link's). One uid holds at
+ * most a quarter of them (pbsdsh holds one per slot of its job); root
+ * has AGENTS_ROOT_RESERVE the others cannot take. */
 #define AGENTS_MAX 4096
+#define AGENTS_UID_SHARE 4
+#define AGENTS_ROOT_RESERVE 16
+/* An agent sends task.start as it connects: one that has not within this
+ * is closed, as is one that does not take its last frame within it. */
+#define AGENT_DEADLINE_US (10 * 1000000ULL)
+/* accept failed for want of descriptors or memory: the socket is not
+ * watched for this long (a readable listener would wake the loop at once). */
+#define ACCEPT_PAUSE_US 100000
+/* peers_log_flush's tick: the "not logged" counts come at most this late
+ * after their minute. */
+#define LOG_FLUSH_US (5 * 1000000ULL)
 
 enum ttask_kind {
 	TASK_LOCAL,    /* agent here, task on this node's gded */
@@ -64,6 +79,7 @@ struct agent {
 	bool closing;                 /* close once out is written */
 	bool dead;                    /* a write failed: freed by its handler */
 	bool paused;                  /* not read: its task's next hop is full */
+	uint64_t deadline;            /* CLOCK_MONOTONIC us: closed then (0: none) */
 	struct agent *next;
 };
 
@@ -97,6 +113,11 @@ struct tasks {
 	uint64_t next_task;
 	uint64_t next_serial;
 	unsigned n_agents;
+	unsigned agents_max;          /* from RLIMIT_NOFILE, at most AGENTS_MAX */
+	struct peers *peers;          /* connections and log lines per uid */
+	sd_event_source *deadline;    /* the earliest agent deadline */
+	sd_event_source *accept_pause; /* accept failed: watched again then */
+	sd_event_source *log_flush;
 	sd_event_source *recheck;     /* while agents are paused */
 	bool stopping;                /* qnoded stops: nothing more is sent */
 };
@@ -116,6 +137,8 @@ void task_agent_send(struct agent *a, json_t *msg);
 /* task.inack {bytes} from t's gded (here, or through qpoold): on to its
  * origin, or to its agent, whose window it opens. */
 void ttask_inack(struct ttask *t, const json_t *msg);
+/* a is closed once what is queued to it is written, or at its deadline. */
+void task_agent_close(struct agent *a);
 /* The one-line refusal to an agent, which is closed once it is written. */
 void task_agent_refuse(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

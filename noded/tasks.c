@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -17,11 +18,14 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "peers.h"
 #include "taskclient.h"
 #include "tasks-internal.h"
+#include "timeutil.h"
 
 static void agent_free(struct agent *a);
 static bool agent_resume(struct agent *a);
+static void agent_deadline_set(struct agent *a, uint64_t usec);
 
 /* ---- small helpers ---- */
 
@@ -96,9 +100,30 @@ void task_agent_refuse(struct agent *a, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	log_info("remote start by pid %d uid %d refused: %s", (int)a->pid, (int)a->uid, text);
-	a->closing = true;
+	/* Any local user can cause these: ten a minute per uid, then a count. */
+	if (peers_log_pass(a->ts->peers, a->uid, a->pid, time_mono_ns()))
+		log_info("remote start by pid %d uid %d refused: %s", (int)a->pid, (int)a->uid, text);
 	task_agent_send(a, json_pack("{s:I, s:b, s:s}", "id", (json_int_t)a->start_id, "ok", 0, "error", text));
+	task_agent_close(a);
+}
+
+void task_agent_close(struct agent *a)
+{
+	uint64_t now;
+
+	if (a->closing)
+		return;
+	a->closing = true;
+	/* All written: the shutdown wakes its handler, which frees it. */
+	if (a->out.len == a->out.off) {
+		(void)shutdown(a->fd, SHUT_RDWR);
+		(void)sd_event_source_set_io_events(a->io, EPOLLIN);
+		return;
+	}
+	/* A peer that does not read its last frame holds a descriptor only
+	 * until the deadline. */
+	if (sd_event_now(a->ts->nd->event, CLOCK_MONOTONIC, &now) >= 0)
+		agent_deadline_set(a, now + AGENT_DEADLINE_US);
 }
 
 /* A frame for task t that came from where it runs (gded here, or the
@@ -168,7 +193,7 @@ void ttask_end(struct ttask *t, int status, int sig, const char *why)
 		json_decref(m);
 	}
 	if (t->agent)
-		t->agent->closing = true;
+		task_agent_close(t->agent);
 	ttask_free(t);
 }
 
@@ -302,6 +327,7 @@ static void agent_free(struct agent *a)
 		if (*pp == a) {
 			*pp = a->next;
 			ts->n_agents--;
+			peers_conn_del(ts->peers, a->uid);
 			break;
 		}
 	/* Its task still runs and nobody can see it: it is killed, as a
@@ -361,6 +387,7 @@ static void agent_start(struct agent *a, json_t *msg)
 	int r;
 
 	a->start_id = wire_int(msg, "id", 0);
+	a->deadline = 0;
 	if (!host || !*host || strlen(host) >= NODED_NAME_MAX) {
 		task_agent_refuse(a, "task.start needs host, a node name");
 		return;
@@ -599,28 +626,147 @@ static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 	return 0;
 }
 
+/* Arms the deadline timer for a's deadline at usec, unless it is armed
+ * for earlier (deadlines only grow: every one is now + the same delay). */
+static void agent_deadline_set(struct agent *a, uint64_t usec)
+{
+	struct tasks *ts = a->ts;
+	int on = SD_EVENT_OFF;
+
+	a->deadline = usec;
+	(void)sd_event_source_get_enabled(ts->deadline, &on);
+	if (on != SD_EVENT_OFF)
+		return;
+	(void)sd_event_source_set_time(ts->deadline, usec);
+	(void)sd_event_source_set_enabled(ts->deadline, SD_EVENT_ONESHOT);
+}
+
+/* Agents past their deadline: refused (no task.start came) or freed (a
+ * closing one whose peer does not read); then the next deadline. */
+static int agents_on_deadline(sd_event_source *s, uint64_t now, void *userdata)
+{
+	struct tasks *ts = userdata;
+	uint64_t next = 0;
+	struct agent *a, *an;
+
+	for (a = ts->agents; a; a = an) {
+		an = a->next;
+		if (!a->deadline)
+			continue;
+		if (a->deadline > now) {
+			next = !next || a->deadline < next ? a->deadline : next;
+			continue;
+		}
+		if (a->closing || a->dead) {
+			agent_free(a);
+			continue;
+		}
+		a->deadline = 0;
+		task_agent_refuse(a, "no task.start within %llu s of connecting",
+				  (unsigned long long)(AGENT_DEADLINE_US / 1000000));
+		if (a->deadline)
+			next = !next || a->deadline < next ? a->deadline : next;
+	}
+	if (next) {
+		(void)sd_event_source_set_time(s, next);
+		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	return 0;
+}
+
+static void tasks_suppressed_log(uid_t uid, pid_t pid, unsigned count, void *userdata)
+{
+	if (uid == (uid_t)-1)
+		log_info("task socket: %u more failed accepts in the last minute not logged", count);
+	else
+		log_info("task socket: %u more refusals of uid %d (last pid %d) in the last minute not logged",
+			 count, (int)uid, (int)pid);
+}
+
+static int tasks_on_log_flush(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct tasks *ts = userdata;
+
+	peers_log_flush(ts->peers, time_mono_ns(), tasks_suppressed_log, ts);
+	(void)sd_event_source_set_time_relative(s, LOG_FLUSH_US);
+	(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static int tasks_on_accept_pause(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct tasks *ts = userdata;
+
+	(void)sd_event_source_set_enabled(ts->listen_src, SD_EVENT_ON);
+	return 0;
+}
+
+/* Refuses a connection before it is an agent: one frame with the line
+ * (id 0: its task.start was not read) and the connection is closed. */
+static void tasks_refuse_conn(struct tasks *ts, int fd, const struct ucred *cred, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void tasks_refuse_conn(struct tasks *ts, int fd, const struct ucred *cred, const char *fmt, ...)
+{
+	struct wirebuf out = { 0 };
+	char text[200], junk[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (peers_log_pass(ts->peers, cred->uid, cred->pid, time_mono_ns()))
+		log_warn("task socket: pid %d uid %d refused: %s", (int)cred->pid, (int)cred->uid, text);
+	/* A new socket's buffer takes the one frame; what the peer sent is
+	 * read first, so the close is an end of file, not a reset. */
+	if (wire_queue(&out, json_pack("{s:i, s:b, s:s}", "id", 0, "ok", 0, "error", text)) == 0)
+		(void)wire_flush(fd, &out);
+	wirebuf_free(&out);
+	(void)read(fd, junk, sizeof(junk));
+	close(fd);
+}
+
 static int tasks_on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct tasks *ts = userdata;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct agent *a;
-	int cfd;
+	unsigned share = ts->agents_max / AGENTS_UID_SHARE;
+	uint64_t now;
+	int cfd, r;
 
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (cfd < 0)
-		return 0;
-	if (ts->n_agents >= AGENTS_MAX) {
-		log_warn("task socket: %u agents connected already; one more refused", ts->n_agents);
-		close(cfd);
+	if (cfd < 0) {
+		if (errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM)
+			return 0;
+		/* The connection waits in the backlog: not watched for a while,
+		 * rather than woken at once, again and again. */
+		if (peers_log_pass(ts->peers, (uid_t)-1, 0, time_mono_ns()))
+			log_warn("task socket: cannot accept: %m; paused for %d ms", ACCEPT_PAUSE_US / 1000);
+		(void)sd_event_source_set_enabled(ts->listen_src, SD_EVENT_OFF);
+		(void)sd_event_source_set_time_relative(ts->accept_pause, ACCEPT_PAUSE_US);
+		(void)sd_event_source_set_enabled(ts->accept_pause, SD_EVENT_ONESHOT);
 		return 0;
 	}
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0) {
 		close(cfd);
 		return 0;
 	}
+	if (ts->n_agents >= ts->agents_max - (cred.uid == 0 ? 0 : AGENTS_ROOT_RESERVE)) {
+		tasks_refuse_conn(ts, cfd, &cred, "node %s has %u connections to its task socket; at most %u",
+				  ts->nd->name, ts->n_agents, ts->agents_max);
+		return 0;
+	}
+	r = peers_conn_add(ts->peers, cred.uid, share ? share : 1);
+	if (r < 0) {
+		tasks_refuse_conn(ts, cfd, &cred, "uid %d holds %u connections to node %s's task socket; at most %u",
+				  (int)cred.uid, peers_conns(ts->peers, cred.uid), ts->nd->name, share ? share : 1);
+		return 0;
+	}
 	a = calloc(1, sizeof(*a));
 	if (!a) {
+		peers_conn_del(ts->peers, cred.uid);
 		close(cfd);
 		return 0;
 	}
@@ -637,8 +783,12 @@ static int tasks_on_accept(sd_event_source *s, int fd, uint32_t revents, void *u
 		agent_free(a);
 		return 0;
 	}
-	if (a->pidfd < 0)
+	if (a->pidfd < 0) {
 		task_agent_refuse(a, "pid %d went away", (int)a->pid);
+		return 0;
+	}
+	if (sd_event_now(ts->nd->event, CLOCK_MONOTONIC, &now) >= 0)
+		agent_deadline_set(a, now + AGENT_DEADLINE_US);
 	return 0;
 }
 
@@ -738,7 +888,7 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg)
 		ttask_inack(t, msg);
 	} else if (strcmp(op, "task.exit") == 0) {
 		ttask_relay_back(t, op, (json_t *)msg);
-		t->agent->closing = true;
+		task_agent_close(t->agent);
 		ttask_free(t);
 	}
 }
@@ -774,6 +924,7 @@ again:
 int tasks_create(struct noded *nd, struct tasks **ret, struct error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct rlimit rl;
 	struct tasks *ts;
 	int r;
 
@@ -782,6 +933,32 @@ int tasks_create(struct noded *nd, struct tasks **ret, struct error *err)
 		return error_set(err, -ENOMEM, "out of memory");
 	ts->nd = nd;
 	ts->listen_fd = -1;
+	/* qnoded raised its soft limit to the hard one at start (main.c): two
+	 * descriptors an agent, in a quarter of them. */
+	ts->agents_max = AGENTS_MAX;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 4 < AGENTS_MAX)
+		ts->agents_max = rl.rlim_cur / 4 > 4 * AGENTS_ROOT_RESERVE ? (unsigned)(rl.rlim_cur / 4)
+									   : 4 * AGENTS_ROOT_RESERVE;
+	r = peers_create(&ts->peers);
+	if (r < 0) {
+		error_set(err, r, "out of memory");
+		goto fail;
+	}
+	r = sd_event_add_time(nd->event, &ts->deadline, CLOCK_MONOTONIC, 0, 100000, agents_on_deadline, ts);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(ts->deadline, SD_EVENT_OFF);
+	if (r >= 0)
+		r = sd_event_add_time_relative(nd->event, &ts->accept_pause, CLOCK_MONOTONIC, ACCEPT_PAUSE_US,
+					       10000, tasks_on_accept_pause, ts);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(ts->accept_pause, SD_EVENT_OFF);
+	if (r >= 0)
+		r = sd_event_add_time_relative(nd->event, &ts->log_flush, CLOCK_MONOTONIC, LOG_FLUSH_US,
+					       1000000, tasks_on_log_flush, ts);
+	if (r < 0) {
+		error_set(err, r, "timers: %s", strerror(-r));
+		goto fail;
+	}
 	if ((size_t)snprintf(ts->path, sizeof(ts->path), "%s/task.sock", nd->node_dir) >= sizeof(ts->path)) {
 		r = error_set(err, -ENAMETOOLONG, "%s/task.sock: path too long for a socket", nd->node_dir);
 		goto fail;
@@ -839,6 +1016,10 @@ void tasks_destroy(struct tasks *ts)
 		ttask_free(ts->tasks);
 	ts->listen_src = sd_event_source_disable_unref(ts->listen_src);
 	ts->recheck = sd_event_source_disable_unref(ts->recheck);
+	ts->deadline = sd_event_source_disable_unref(ts->deadline);
+	ts->accept_pause = sd_event_source_disable_unref(ts->accept_pause);
+	ts->log_flush = sd_event_source_disable_unref(ts->log_flush);
+	peers_destroy(ts->peers);
 	if (ts->listen_fd >= 0) {
 		close(ts->listen_fd);
 		(void)unlink(ts->path);
