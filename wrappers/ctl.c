@@ -35,6 +35,11 @@
 #define IN_ACK (256u << 10)
 /* Only a qnoded that ignored the window would send more: dropped. */
 #define IN_MAX (8u << 20)
+/* A task.start's out_window (bytes of task.out data not yet acknowledged
+ * by task.outack, past which the task's pipes are not read) is taken
+ * within these bounds; without one, output is not windowed. */
+#define OUT_WINDOW_MIN (64u << 10)
+#define OUT_WINDOW_MAX (16u << 20)
 #define TASK_ID_MAX 128
 #define ARGV_MAX 4096
 /* How long the last task.exit frames may take to leave at teardown. */
@@ -53,6 +58,8 @@ struct task {
 	size_t inlen, inoff;
 	bool in_eof;         /* task.in with empty data: close once written */
 	size_t in_unacked;   /* task.in data (base64 bytes) not acknowledged */
+	size_t out_window;   /* task.start's out_window; 0: none */
+	size_t out_unacked;  /* task.out data (base64 bytes) not acknowledged */
 	bool exit_queued;    /* task.exit is in the output buffer */
 };
 
@@ -157,9 +164,12 @@ static void conn_drop(struct gded_ctl *ctl)
 	wirebuf_free(&ctl->in);
 	wirebuf_free(&ctl->out);
 	/* A task.exit that may not have left is sent again to the next
-	 * connection: the exit status is never lost to a reconnect. */
-	for (size_t i = 0; i < ctl->ntasks; i++)
+	 * connection: the exit status is never lost to a reconnect. Output
+	 * windows open again: what was unacknowledged went with it. */
+	for (size_t i = 0; i < ctl->ntasks; i++) {
 		ctl->tasks[i]->exit_queued = false;
+		ctl->tasks[i]->out_unacked = 0;
+	}
 }
 
 static void send_msg(struct gded_ctl *ctl, json_t *msg)
@@ -391,6 +401,11 @@ static void on_start(struct gded_ctl *ctl, json_int_t id, const json_t *msg)
 		fcntl(t->in, F_SETFL, O_NONBLOCK);
 	fcntl(t->out, F_SETFL, O_NONBLOCK);
 	fcntl(t->err, F_SETFL, O_NONBLOCK);
+	if (json_is_integer(json_object_get(msg, "out_window")) && wire_int(msg, "out_window", 0) > 0) {
+		long long w = wire_int(msg, "out_window", 0);
+
+		t->out_window = w < OUT_WINDOW_MIN ? OUT_WINDOW_MIN : w > OUT_WINDOW_MAX ? OUT_WINDOW_MAX : (size_t)w;
+	}
 	ctl->tasks[ctl->ntasks++] = t;
 	ctl->started++;
 	t = NULL;
@@ -468,6 +483,19 @@ static void on_input(struct gded_ctl *ctl, const json_t *msg)
 	in_ack(ctl, t);
 }
 
+/* task.outack: qnoded passed on this much of t's output; its pipes are
+ * read again below the window. */
+static void on_outack(struct gded_ctl *ctl, const json_t *msg)
+{
+	const char *name = wire_str(msg, "task");
+	long long n = wire_int(msg, "bytes", 0);
+	struct task *t = name ? task_find(ctl, name) : NULL;
+
+	if (!t || n <= 0)
+		return;
+	t->out_unacked = (size_t)n >= t->out_unacked ? 0 : t->out_unacked - (size_t)n;
+}
+
 static void on_signal_msg(struct gded_ctl *ctl, const json_t *msg)
 {
 	const char *name = wire_str(msg, "task");
@@ -492,6 +520,8 @@ static void on_message(struct gded_ctl *ctl, const json_t *msg)
 		on_input(ctl, msg);
 	else if (op && strcmp(op, "task.signal") == 0)
 		on_signal_msg(ctl, msg);
+	else if (op && strcmp(op, "task.outack") == 0)
+		on_outack(ctl, msg);
 	else if (op && strcmp(op, "task.start") == 0 && !json_is_integer(idv))
 		reply_error(ctl, 0, EINVAL, "task.start: \"id\" is not an integer");
 	else if (op && strcmp(op, "task.start") == 0)
@@ -573,6 +603,8 @@ static void on_output(struct gded_ctl *ctl, struct task *t, int which)
 	if (ctl->conn < 0)
 		return;
 	base64_encode(buf, (size_t)n, text);
+	if (t->out_window)
+		t->out_unacked += strlen(text);
 	send_msg(ctl, json_pack("{s:s, s:s, s:i, s:s}", "op", "task.out", "task", t->id, "fd",
 				which, "data", text));
 }
@@ -612,18 +644,21 @@ size_t gded_ctl_pollfds(struct gded_ctl *ctl, struct pollfd *pfd)
 	ctl->map[n++].kind = PFD_LISTEN;
 	for (size_t i = 0; i < ctl->ntasks; i++) {
 		struct task *t = ctl->tasks[i];
+		/* Past its window, a task's output waits in its pipes (it
+		 * blocks), not in qnoded: only its own reader holds it up. */
+		bool out_held = out_full || (t->out_window && t->out_unacked >= t->out_window);
 
 		if (t->in >= 0 && t->inlen > t->inoff) {
 			pfd[n] = (struct pollfd){ .fd = t->in, .events = POLLOUT };
 			ctl->map[n].kind = PFD_IN;
 			ctl->map[n++].t = t;
 		}
-		if (t->out >= 0 && !out_full) {
+		if (t->out >= 0 && !out_held) {
 			pfd[n] = (struct pollfd){ .fd = t->out, .events = POLLIN };
 			ctl->map[n].kind = PFD_OUT;
 			ctl->map[n++].t = t;
 		}
-		if (t->err >= 0 && !out_full) {
+		if (t->err >= 0 && !out_held) {
 			pfd[n] = (struct pollfd){ .fd = t->err, .events = POLLIN };
 			ctl->map[n].kind = PFD_ERR;
 			ctl->map[n++].t = t;
