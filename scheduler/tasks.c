@@ -190,7 +190,7 @@ static void task_start(struct conn *c, long long req_id, json_t *msg)
 }
 
 /* task.started, task.out, task.inack, task.exit (target → origin) and
- * task.in, task.signal (origin → target): only along a route task.start
+ * task.in, task.signal, task.outack (origin → target): only along a route task.start
  * made, in its direction, for the job's current run. */
 static void task_pass(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
@@ -204,7 +204,8 @@ static void task_pass(struct conn *c, const char *op, long long req_id, json_t *
 	char why[200];
 	json_t *fwd;
 
-	if (!back && strcmp(op, "task.in") != 0 && strcmp(op, "task.signal") != 0) {
+	if (!back && strcmp(op, "task.in") != 0 && strcmp(op, "task.signal") != 0 &&
+	    strcmp(op, "task.outack") != 0) {
 		task_refuse(c, req_id, EOPNOTSUPP, op, "unknown task op");
 		return;
 	}
