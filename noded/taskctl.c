@@ -278,6 +278,10 @@ int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start)
 		json_decref(m);
 		return -ENOMEM;
 	}
+	/* Windowed when its task.outack will come: always from an agent
+	 * here; for another node's, when its qnoded asked for it. */
+	if (t->kind == TASK_LOCAL || wire_int(start, "out_window", 0) > 0)
+		json_object_set_new(m, "out_window", json_integer(OUT_WINDOW));
 	q->id = ++c->next_id;
 	snprintf(q->task, sizeof(q->task), "%s", t->id);
 	q->next = c->reqs;
@@ -296,6 +300,9 @@ void tctl_task_pass(struct tasks *ts, struct ttask *t, const char *op, const jso
 		return;
 	if (strcmp(op, "task.in") == 0)
 		m = json_pack("{s:s, s:s, s:s}", "op", op, "task", t->id, "data", wire_str(msg, "data") ?: "");
+	else if (strcmp(op, "task.outack") == 0)
+		m = json_pack("{s:s, s:s, s:I}", "op", op, "task", t->id, "bytes",
+			      (json_int_t)wire_int(msg, "bytes", 0));
 	else
 		m = json_pack("{s:s, s:s, s:I}", "op", op, "task", t->id, "signal",
 			      (json_int_t)wire_int(msg, "signal", SIGTERM));

@@ -15,6 +15,19 @@
  * is relayed as it comes, and an agent that stops reading is not allowed
  * to grow qnoded without bound. */
 #define OUT_MAX (64u << 20)
+/* Task output is windowed end to end (task.outack, the mirror of
+ * task.inack): a task's gded sends at most OUT_WINDOW of its output
+ * (base64 bytes) not yet acknowledged, then stops reading its pipes, and
+ * the task blocks. What qnoded relayed to an agent is acknowledged once
+ * that agent's buffer is below OUT_ACK_BELOW and all agents' together
+ * below OUT_TOTAL_MAX; a task run here for another node's agent, once
+ * the link to qpoold holds less than LINK_OUT_HIGH. So an agent that does
+ * not read holds up its own task, and qnoded at most a few hundred KiB
+ * for it. */
+#define OUT_WINDOW (256u << 10)
+#define OUT_ACK_BELOW (256u << 10)
+#define OUT_TOTAL_MAX (64u << 20)
+#define LINK_OUT_HIGH (4u << 20)
 /* An agent's input is read only while what waits for its task's next
  * hop (the job's control socket, or the link to qpoold) is below this:
  * stdin piped into qpool-rsh cannot fill qnoded's memory. Nor is it read
@@ -63,6 +76,10 @@ struct ttask {
 	/* LOCAL, OUT: task.in data (base64 bytes) from the agent that
 	 * the task's gded has not acknowledged yet. */
 	size_t in_flight;
+	/* task.out data (base64 bytes) passed on and not yet acknowledged
+	 * to where it came from (LOCAL, OUT: relayed to the agent; IN: the
+	 * origin's task.outack, held while the link is full). */
+	size_t out_owed;
 	struct ttask *next;
 };
 
@@ -80,6 +97,7 @@ struct agent {
 	bool dead;                    /* a write failed: freed by its handler */
 	bool paused;                  /* not read: its task's next hop is full */
 	uint64_t deadline;            /* CLOCK_MONOTONIC us: closed then (0: none) */
+	size_t out_counted;           /* its share of tasks.out_total */
 	struct agent *next;
 };
 
@@ -113,6 +131,7 @@ struct tasks {
 	uint64_t next_task;
 	uint64_t next_serial;
 	unsigned n_agents;
+	size_t out_total;             /* bytes queued to all agents */
 	unsigned agents_max;          /* from RLIMIT_NOFILE, at most AGENTS_MAX */
 	struct peers *peers;          /* connections and log lines per uid */
 	sd_event_source *deadline;    /* the earliest agent deadline */
@@ -139,6 +158,9 @@ void task_agent_send(struct agent *a, json_t *msg);
 void ttask_inack(struct ttask *t, const json_t *msg);
 /* a is closed once what is queued to it is written, or at its deadline. */
 void task_agent_close(struct agent *a);
+/* Acknowledges t's output passed on (task.outack) to where it came from,
+ * when there is room; else later (an agent's write, or the recheck). */
+void ttask_out_ack(struct ttask *t);
 /* The one-line refusal to an agent, which is closed once it is written. */
 void task_agent_refuse(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -149,7 +171,7 @@ void tctl_free(struct ctl *c, const char *why);
 /* task.start for t (argv, env, cwd, stdin of start) to the job's gded,
  * connecting when there is no connection. -errno when it cannot. */
 int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start);
-/* task.in or task.signal (op) for t, members from msg. */
+/* task.in, task.signal or task.outack (op) for t, members from msg. */
 void tctl_task_pass(struct tasks *ts, struct ttask *t, const char *op, const json_t *msg);
 /* New references: msg's cwd when absolute, else null; msg's env, else {}. */
 json_t *tctl_start_cwd(const json_t *msg);

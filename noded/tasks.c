@@ -26,6 +26,16 @@
 static void agent_free(struct agent *a);
 static bool agent_resume(struct agent *a);
 static void agent_deadline_set(struct agent *a, uint64_t usec);
+static void tasks_recheck_arm(struct tasks *ts);
+
+/* a's share of what all agents' buffers hold, brought up to date. */
+static void agent_out_count(struct agent *a)
+{
+	size_t pending = a->out.len - a->out.off;
+
+	a->ts->out_total = a->ts->out_total - a->out_counted + pending;
+	a->out_counted = pending;
+}
 
 /* ---- small helpers ---- */
 
@@ -79,6 +89,7 @@ void task_agent_send(struct agent *a, json_t *msg)
 		r = -ENOBUFS;
 	if (r == 0)
 		r = wire_flush(a->fd, &a->out);
+	agent_out_count(a);
 	if (r < 0) {
 		/* Freed by its handler (the shutdown wakes it), never under a
 		 * caller that may still hold it. */
@@ -156,7 +167,56 @@ void ttask_relay_back(struct ttask *t, const char *op, json_t *msg)
 		json_object_del(fwd, "dispatch");
 		json_object_set_new(fwd, "op", json_string(op));
 		task_agent_send(t->agent, fwd);
+		if (strcmp(op, "task.out") == 0) {
+			t->out_owed += strlen(wire_str(msg, "data") ?: "");
+			ttask_out_ack(t);
+		}
 	}
+}
+
+/* Whether t's acknowledgement waits on all of qnoded (the agents' total,
+ * or the link): then the recheck timer tries again. */
+static bool out_ack_try(struct ttask *t)
+{
+	struct tasks *ts = t->ts;
+	json_t *m;
+
+	if (!t->out_owed || ts->stopping)
+		return false;
+	if (t->kind == TASK_IN) {
+		if (link_pending(ts->nd->link) >= LINK_OUT_HIGH)
+			return true;
+		m = json_pack("{s:I}", "bytes", (json_int_t)t->out_owed);
+		if (m && t->started)
+			tctl_task_pass(ts, t, "task.outack", m);
+		json_decref(m);
+		t->out_owed = 0;
+		return false;
+	}
+	/* Its own agent's buffer: that agent's next write tries again. */
+	if (!t->agent || t->agent->dead || t->agent->out.len - t->agent->out.off > OUT_ACK_BELOW)
+		return false;
+	if (ts->out_total > OUT_TOTAL_MAX)
+		return true;
+	if (t->kind == TASK_LOCAL) {
+		m = json_pack("{s:I}", "bytes", (json_int_t)t->out_owed);
+		if (m)
+			tctl_task_pass(ts, t, "task.outack", m);
+		json_decref(m);
+	} else {
+		(void)link_notify(ts->nd->link,
+				  json_pack("{s:s, s:I, s:I, s:s, s:s, s:I}", "op", "task.outack", "jobid",
+					    (json_int_t)t->jobid, "dispatch", (json_int_t)t->dispatch, "to",
+					    t->peer, "task", t->id, "bytes", (json_int_t)t->out_owed));
+	}
+	t->out_owed = 0;
+	return false;
+}
+
+void ttask_out_ack(struct ttask *t)
+{
+	if (out_ack_try(t))
+		tasks_recheck_arm(t->ts);
 }
 
 void ttask_inack(struct ttask *t, const json_t *msg)
@@ -327,6 +387,7 @@ static void agent_free(struct agent *a)
 		if (*pp == a) {
 			*pp = a->next;
 			ts->n_agents--;
+			ts->out_total -= a->out_counted;
 			peers_conn_del(ts->peers, a->uid);
 			break;
 		}
@@ -451,10 +512,11 @@ static void agent_start(struct agent *a, json_t *msg)
 	snprintf(t->peer, sizeof(t->peer), "%s", host);
 	t->serial = ++ts->next_serial;
 	r = link_call(nd->link,
-		      json_pack("{s:s, s:I, s:I, s:s, s:s, s:O, s:o, s:o, s:b}", "op", "task.start", "jobid",
+		      json_pack("{s:s, s:I, s:I, s:s, s:s, s:O, s:o, s:o, s:b, s:I}", "op", "task.start", "jobid",
 				(json_int_t)jobid, "dispatch", (json_int_t)dispatch, "to", host, "task", t->id,
 				"argv", json_object_get(msg, "argv"), "env", tctl_start_env(msg), "cwd",
-				tctl_start_cwd(msg), "stdin", wire_bool(msg, "stdin", 0)),
+				tctl_start_cwd(msg), "stdin", wire_bool(msg, "stdin", 0), "out_window",
+				(json_int_t)OUT_WINDOW),
 		      out_start_reply, (int64_t)t->serial);
 	if (r < 0) {
 		ttask_free(t);
@@ -489,25 +551,42 @@ static bool agent_full(struct agent *a)
 
 static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata);
 
-/* Stops reading a while its task's next hop is full; a timer looks again. */
-static void agent_pause(struct agent *a)
+/* The timer that looks again at paused agents and held acknowledgements,
+ * armed unless it is already (a later call must not push it back).
+ * Whether it is armed. */
+static bool tasks_recheck_arm_ok(struct tasks *ts)
 {
-	struct tasks *ts = a->ts;
+	int on = SD_EVENT_OFF;
 
-	a->paused = true;
-	(void)sd_event_source_set_io_events(a->io, agent_events(a));
 	if (!ts->recheck) {
 		if (sd_event_add_time_relative(ts->nd->event, &ts->recheck, CLOCK_MONOTONIC, IN_RECHECK_US, 1000,
 					       agents_on_recheck, ts) < 0) {
-			/* No timer: read on, unpaused, rather than stall. */
 			ts->recheck = NULL;
-			a->paused = false;
-			(void)sd_event_source_set_io_events(a->io, agent_events(a));
+			return false;
 		}
-		return;
+		return true;
 	}
+	if (sd_event_source_get_enabled(ts->recheck, &on) >= 0 && on != SD_EVENT_OFF)
+		return true;
 	(void)sd_event_source_set_time_relative(ts->recheck, IN_RECHECK_US);
-	(void)sd_event_source_set_enabled(ts->recheck, SD_EVENT_ONESHOT);
+	return sd_event_source_set_enabled(ts->recheck, SD_EVENT_ONESHOT) >= 0;
+}
+
+static void tasks_recheck_arm(struct tasks *ts)
+{
+	(void)tasks_recheck_arm_ok(ts);
+}
+
+/* Stops reading a while its task's next hop is full; a timer looks again. */
+static void agent_pause(struct agent *a)
+{
+	a->paused = true;
+	(void)sd_event_source_set_io_events(a->io, agent_events(a));
+	if (!tasks_recheck_arm_ok(a->ts)) {
+		/* No timer: read on, unpaused, rather than stall. */
+		a->paused = false;
+		(void)sd_event_source_set_io_events(a->io, agent_events(a));
+	}
 }
 
 /* Reads a again once its task's next hop has room. */
@@ -531,6 +610,9 @@ static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
 		if (!agent_resume(a))
 			any = true;
 	}
+	for (struct ttask *t = ts->tasks; t; t = t->next)
+		if (out_ack_try(t))
+			any = true;
 	if (any) {
 		(void)sd_event_source_set_time_relative(s, IN_RECHECK_US);
 		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -599,7 +681,10 @@ static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 			agent_free(a);
 			return 0;
 		}
+		agent_out_count(a);
 		(void)sd_event_source_set_io_events(a->io, agent_events(a));
+		if (a->task)
+			ttask_out_ack(a->task);
 	}
 	if (a->closing && a->out.len == a->out.off) {
 		agent_free(a);
@@ -867,6 +952,15 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg)
 	if (t->kind == TASK_IN && (strcmp(op, "task.in") == 0 || strcmp(op, "task.signal") == 0)) {
 		if (t->started)
 			tctl_task_pass(ts, t, op, msg);
+		return;
+	}
+	if (t->kind == TASK_IN && strcmp(op, "task.outack") == 0) {
+		long long n = wire_int(msg, "bytes", 0);
+
+		if (n > 0 && t->started) {
+			t->out_owed += (size_t)n;
+			ttask_out_ack(t);
+		}
 		return;
 	}
 	if (t->kind != TASK_OUT || !t->agent)
