@@ -72,9 +72,9 @@ for i in $(seq 40); do
 done
 echo "qnoded growth: na $ga KiB, nb $gb KiB"
 n=0
-for p in $(find "$memcg/$QP_CG_PARENT" -name cgroup.procs -exec cat {} +); do
+while read -r p; do
 	[ "$(cat "/proc/$p/comm" 2>/dev/null)" = yes ] && n=$((n + 1))
-done
+done < <(find "$memcg/$QP_CG_PARENT" -name cgroup.procs -exec cat {} +)
 [ "$n" -ge 12 ] || fail "only $n of the 12 yes tasks are left: a reader that does not read lost its task"
 
 note "a stopped qpoold: nb holds its tasks' output in their pipes, not its link"
