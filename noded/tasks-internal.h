@@ -45,6 +45,12 @@
 #define AGENTS_MAX 4096
 #define AGENTS_UID_SHARE 4
 #define AGENTS_ROOT_RESERVE 16
+/* Input buffers one uid's agents may hold (a message of up to 1 MiB may
+ * arrive on each): past it, an agent whose buffer is above
+ * AGENT_INPUT_SMALL is refused. A well-behaved agent's never is: it sends
+ * task.start and task.in frames of ~64 KiB. qpoold's rule (conns.c). */
+#define AGENTS_UID_INPUT (16u << 20)
+#define AGENT_INPUT_SMALL (256u << 10)
 /* An agent sends task.start as it connects: one that has not within this
  * is closed, as is one that does not take its last frame within it. */
 #define AGENT_DEADLINE_US (10 * 1000000ULL)
@@ -98,6 +104,7 @@ struct agent {
 	bool paused;                  /* not read: its task's next hop is full */
 	uint64_t deadline;            /* CLOCK_MONOTONIC us: closed then (0: none) */
 	size_t out_counted;           /* its share of tasks.out_total */
+	size_t in_counted;            /* in.cap, as counted in its uid's input */
 	struct agent *next;
 };
 

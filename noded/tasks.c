@@ -389,6 +389,8 @@ static void agent_free(struct agent *a)
 			ts->n_agents--;
 			ts->out_total -= a->out_counted;
 			peers_conn_del(ts->peers, a->uid);
+			if (a->in_counted)
+				(void)peers_input_add(ts->peers, a->uid, -(int64_t)a->in_counted);
 			break;
 		}
 	/* Its task still runs and nobody can see it: it is killed, as a
@@ -663,6 +665,19 @@ static void agent_dispatch(struct agent *a, json_t *msg)
 					      "signal", (json_int_t)wire_int(msg, "signal", 0)));
 }
 
+/* Counts a's input buffer in its uid's; false when that is past
+ * AGENTS_UID_INPUT and a holds more than a well-behaved agent would. */
+static bool agent_input_ok(struct agent *a)
+{
+	uint64_t total;
+
+	if (a->in.cap == a->in_counted)
+		return true;
+	total = peers_input_add(a->ts->peers, a->uid, (int64_t)a->in.cap - (int64_t)a->in_counted);
+	a->in_counted = a->in.cap;
+	return a->uid == 0 || total <= AGENTS_UID_INPUT || a->in.cap <= AGENT_INPUT_SMALL;
+}
+
 static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct agent *a = userdata;
@@ -697,6 +712,11 @@ static int agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 		return 0;
 	if (n <= 0) {
 		agent_free(a);
+		return 0;
+	}
+	if (!agent_input_ok(a)) {
+		task_agent_refuse(a, "uid %d holds more than %u MiB of unfinished messages on node %s's task socket",
+				  (int)a->uid, AGENTS_UID_INPUT >> 20, a->ts->nd->name);
 		return 0;
 	}
 	r = 0;
