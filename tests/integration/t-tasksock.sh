@@ -223,4 +223,36 @@ after=$(grep -c "refused" "$QP_T/qnoded-na.log")
 echo "refusal lines: $((after - before))"
 [ $((after - before)) -le 12 ] || fail "$((after - before)) log lines for 300 refused starts"
 kill -0 "$na" || fail "qnoded na died"
+
+note "60 unfinished 1 MB messages from qpuser3: at most 16 MiB held for one uid"
+hwm0=$(kb "$na" VmHWM)
+out=$(as qpuser3 python3 - "$sock_na" <<'PY'
+import socket, struct, sys
+held, refused = [], 0
+for i in range(60):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(sys.argv[1])
+    try:
+        s.sendall(struct.pack(">I", 1000000) + b"a" * 999000)
+    except OSError:
+        refused += 1
+    held.append(s)
+for s in held:
+    s.settimeout(0.5)
+    try:
+        d = s.recv(4096)
+        if b"unfinished" in d:
+            refused += 1
+            print(d[4:].decode())
+    except OSError:
+        pass
+print("refused", refused)
+PY
+) || fail "unfinished messages: $out"
+g=$(( $(kb "$na" VmHWM) - hwm0 ))
+echo "$out" | sort | uniq -c
+echo "qnoded na growth for 60 MB of unfinished messages: $g KiB"
+[ "$g" -lt $((bound * 5 / 8)) ] || fail "qnoded na grew by $g KiB holding one user's unfinished messages"
+kill -0 "$na" || fail "qnoded na died"
 echo PASS
