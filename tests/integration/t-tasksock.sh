@@ -12,9 +12,9 @@ qp_setup
 # qpoold is stopped for 10 s below: its nodes must not time out meanwhile.
 sed -i 's/^node_timeout = .*/node_timeout = 60/' "$QPOOL_CONF"
 qp_start_server
-# na as the README's tour starts it from a shell: 1,024 descriptors, soft
-# and hard (bash's ulimit -n sets both).
-( ulimit -n 1024 && exec "$QP_BIN/qnoded" -f "$QPOOL_CONF" --name na --cpus 0 ) >> "$QP_T/qnoded-na.log" 2>&1 &
+# na with few descriptors, as a shell gives (1,024): hard 1,024, soft 512,
+# which qnoded raises; its jobs keep 512.
+( ulimit -Sn 512 && ulimit -Hn 1024 && exec "$QP_BIN/qnoded" -f "$QPOOL_CONF" --name na --cpus 0 ) >> "$QP_T/qnoded-na.log" 2>&1 &
 QP_NODE_PID_na=$!
 QP_PIDS+=("$QP_NODE_PID_na")
 for i in $(seq 200); do
@@ -168,11 +168,13 @@ grep -qx "rsh-there=hi" "$w/unread.o$id" || fail "qpool-rsh to na during the flo
 note "na still launches jobs, and their remote starts"
 id2=$(as qpuser1 qsub -N after -l select=2:ncpus=1 -l place=scatter <<'JOB'
 for n in $(sort -u "$PBS_NODEFILE"); do echo "on-$n=$(qpool-rsh "$n" echo ok)"; done
+echo "nofile-na=$(qpool-rsh na awk "'/^Max open files/ {print \$4}'" /proc/self/limits)"
 JOB
 ) || fail "qsub"
 qp_wait "$id2" completed --timeout 60
 [ "$(qp_field "$id2" Exit_status)" = 0 ] || fail "job $id2: $(qp_field "$id2" Exit_status) $(cat "$w/after.e$id2")"
 grep -qx "on-na=ok" "$w/after.o$id2" || fail "job $id2: $(cat "$w/after.o$id2" "$w/after.e$id2")"
+grep -qx "nofile-na=512" "$w/after.o$id2" || fail "a job on na does not keep qnoded's soft fd limit: $(cat "$w/after.o$id2")"
 
 note "idle connections are closed at the first-frame deadline"
 out=$(python3 - "$sock_na" <<'PY'
