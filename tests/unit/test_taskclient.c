@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The agents' relay (qpool-rsh, pbsdsh): what it does in the round its task ends. */
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -47,8 +48,60 @@ static void test_taskclient_exit_with_stdin_ready(void)
 	close(in[1]);
 }
 
+/* qnoded refused the connection before reading its task.start (a uid
+ * past its share): the one frame has id 0, and the agent ends with 255
+ * and that line. An "ok" with id 0 starts nothing. */
+static void test_taskclient_refused_connection(void)
+{
+	struct wirebuf out = { 0 };
+	struct taskclient t;
+	int sv[2], err[2], saved;
+	json_t *ok, *refusal;
+	char line[256] = "";
+	ssize_t n;
+
+	CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	memset(&t, 0, sizeof(t));
+	t.fd = sv[0];
+	t.status = 255;
+	snprintf(t.host, sizeof(t.host), "n1");
+	CU_ASSERT_EQUAL_FATAL(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+
+	ok = json_pack("{s:i, s:b}", "id", 0, "ok", 1);
+	refusal = json_pack("{s:i, s:b, s:s}", "id", 0, "ok", 0, "error",
+			    "uid 1002 holds 64 connections to node n1's task socket; at most 64");
+	CU_ASSERT_EQUAL_FATAL(wire_queue(&out, ok), 0);
+	CU_ASSERT_EQUAL_FATAL(wire_queue(&out, refusal), 0);
+	CU_ASSERT_EQUAL_FATAL(wire_flush(sv[1], &out), 0);
+	close(sv[1]);
+
+	/* Its line goes to stderr: caught in a pipe. */
+	CU_ASSERT_EQUAL_FATAL(pipe2(err, O_CLOEXEC), 0);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	CU_ASSERT_FATAL(saved >= 0);
+	dup2(err[1], STDERR_FILENO);
+	CU_ASSERT_EQUAL(taskclient_relay(&t, 1, -1, "unit"), 0);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(err[1]);
+	n = read(err[0], line, sizeof(line) - 1);
+	close(err[0]);
+	line[n > 0 ? n : 0] = '\0';
+	CU_ASSERT_TRUE(t.done);
+	CU_ASSERT_FALSE(t.started);
+	CU_ASSERT_EQUAL(t.status, 255);
+	CU_ASSERT_STRING_EQUAL(line, "unit: uid 1002 holds 64 connections to node n1's task socket; at most 64\n");
+
+	json_decref(ok);
+	json_decref(refusal);
+	wirebuf_free(&out);
+}
+
 static const struct unit_test taskclient_tests[] = {
 	{ "a task's exit with stdin ready in the same round", test_taskclient_exit_with_stdin_ready },
+	{ "a connection refused before its task.start", test_taskclient_refused_connection },
 	{ NULL, NULL },
 };
 
