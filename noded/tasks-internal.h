@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* What noded/tasks.c (the task socket, agents, link frames) and
- * noded/taskctl.c (the jobs' gded control sockets) share. */
+/* What noded/tasks.c (agents, link frames), noded/taskdoor.c (the task
+ * socket's door) and noded/taskctl.c (the jobs' gded control sockets)
+ * share. */
 #ifndef QPOOL_NODED_TASKS_INTERNAL_H
 #define QPOOL_NODED_TASKS_INTERNAL_H
 
@@ -170,6 +171,20 @@ void task_agent_close(struct agent *a);
 void ttask_out_ack(struct ttask *t);
 /* The one-line refusal to an agent, which is closed once it is written. */
 void task_agent_refuse(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void task_agent_free(struct agent *a);
+/* The agents' sd-event handler (userdata: the agent). */
+int task_agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/* taskdoor.c */
+/* Binds <node dir>/task.sock (0666), sizes the caps from RLIMIT_NOFILE
+ * and arms the door's timers. -errno with err set. */
+int taskdoor_open(struct tasks *ts, struct error *err);
+/* Closes and removes the socket, and stops the door's timers. */
+void taskdoor_close(struct tasks *ts);
+/* a is refused (no task.start yet) or freed (closing) at usec
+ * (CLOCK_MONOTONIC); the timer is armed for the earliest. */
+void task_agent_deadline_set(struct agent *a, uint64_t usec);
 
 /* taskctl.c */
 /* Closes a job's control connection; its tasks here end (task.exit
