@@ -257,4 +257,47 @@ echo "$out" | sort | uniq -c
 echo "qnoded na growth for 60 MB of unfinished messages: $g KiB"
 [ "$g" -lt $((bound * 5 / 8)) ] || fail "qnoded na grew by $g KiB holding one user's unfinished messages"
 kill -0 "$na" || fail "qnoded na died"
+
+note "a qnoded out of descriptors pauses its accepts instead of spinning"
+# 64 descriptors: its cap (64 agents, two descriptors each) is past what
+# it has, so accept meets EMFILE.
+( ulimit -n 64 && exec "$QP_BIN/qnoded" -f "$QPOOL_CONF" --name nc --cpus 1 ) >> "$QP_T/qnoded-nc.log" 2>&1 &
+nc=$!
+QP_PIDS+=("$nc")
+for i in $(seq 200); do [ -S "$QP_T/state/nodes/nc/task.sock" ] && break; sleep 0.05; done
+kill -0 "$nc" || fail "qnoded nc died at start"
+sock_nc=$QP_T/state/nodes/nc/task.sock
+pids=()
+for u in qpuser1 qpuser2 qpuser3; do
+	as "$u" python3 - "$sock_nc" "$QP_T/work/$u/nc.stop" > "$QP_T/work/$u/nc.out" 2>&1 <<'PY' &
+import os, signal, socket, sys, time
+signal.alarm(120)
+held = []
+for i in range(16):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(1)
+    try:
+        s.connect(sys.argv[1])
+    except OSError:
+        continue
+    held.append(s)
+print(len(held), flush=True)
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.1)
+PY
+	pids+=($!)
+done
+for u in qpuser1 qpuser2 qpuser3; do qp_wait_file "$QP_T/work/$u/nc.out" 60; done
+for i in $(seq 200); do grep -q "cannot accept" "$QP_T/qnoded-nc.log" && break; sleep 0.05; done
+grep -q "cannot accept: Too many open files" "$QP_T/qnoded-nc.log" || fail "nc never ran out of descriptors: $(tail -n 5 "$QP_T/qnoded-nc.log")"
+t0=$(awk '{print $14 + $15}' "/proc/$nc/stat")
+sleep 3
+t1=$(awk '{print $14 + $15}' "/proc/$nc/stat")
+[ $((t1 - t0)) -lt "$(getconf CLK_TCK)" ] || fail "qnoded nc spent $((t1 - t0)) ticks in 3 s out of descriptors"
+for u in qpuser1 qpuser2 qpuser3; do touch "$QP_T/work/$u/nc.stop"; done
+for p in "${pids[@]}"; do wait "$p"; done
+# With descriptors back, nc answers again.
+out=$(as qpuser1 env QPOOL_TASK_SOCKET="$sock_nc" qpool-rsh nc true 2>&1)
+echo "$out" | grep -q "is not in a job of node nc" || fail "nc after the flood: $out"
+kill -0 "$nc" || fail "qnoded nc died"
 echo PASS
