@@ -257,8 +257,13 @@ json_t *tctl_start_env(const json_t *msg)
 	return env ? json_incref(env) : json_object();
 }
 
-/* Sends task.start for t to its job's gded here. -errno when it cannot. */
-int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start)
+/* Whether a connect error means the job's gded does not listen yet. */
+static bool ctl_not_yet(int r)
+{
+	return r == -ENOENT || r == -ECONNREFUSED || r == -EAGAIN;
+}
+
+static int ctl_start_send(struct tasks *ts, struct ttask *t, const json_t *start)
 {
 	struct ctl_req *q;
 	struct ctl *c;
@@ -287,6 +292,95 @@ int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start)
 	q->next = c->reqs;
 	c->reqs = q;
 	ctl_send(c, m);
+	return 0;
+}
+
+/* A start that waited in vain: its agent or origin hears why; t is freed. */
+static void ctl_start_failed(struct tasks *ts, struct ttask *t, int r)
+{
+	char why[200];
+	int64_t dispatch;
+
+	if (!jobs_task_check(ts->nd->jobs, t->jobid, &dispatch))
+		snprintf(why, sizeof(why), "job %" PRId64 " is ending on %s", t->jobid, ts->nd->name);
+	else
+		snprintf(why, sizeof(why), "job %" PRId64 " is ending on %s (its wrapper does not answer: %s)",
+			 t->jobid, ts->nd->name, strerror(-r));
+	if (t->kind == TASK_IN) {
+		json_t *m = json_pack("{s:b, s:s}", "ok", 0, "error", why);
+
+		if (m)
+			ttask_relay_back(t, "task.started", m);
+		json_decref(m);
+		ttask_free(t);
+		return;
+	}
+	if (t->agent)
+		task_agent_refuse(t->agent, "%s", why);
+	ttask_free(t);
+}
+
+static int ctl_on_start_retry(sd_event_source *s, uint64_t now, void *userdata)
+{
+	struct tasks *ts = userdata;
+	bool waiting = false;
+	struct ttask *t;
+	int64_t dispatch;
+	json_t *start;
+	int r;
+
+	/* A failed start frees its task: the scan starts again from the head. */
+again:
+	for (t = ts->tasks; t; t = t->next) {
+		if (!t->start_pending)
+			continue;
+		r = jobs_task_check(ts->nd->jobs, t->jobid, &dispatch) ? ctl_start_send(ts, t, t->start_pending)
+									 : -ESRCH;
+		if (ctl_not_yet(r) && now < t->start_until) {
+			waiting = true;
+			continue;
+		}
+		start = t->start_pending;
+		t->start_pending = NULL;
+		json_decref(start);
+		if (r < 0) {
+			ctl_start_failed(ts, t, r);
+			goto again;
+		}
+	}
+	if (waiting) {
+		(void)sd_event_source_set_time_relative(s, START_RETRY_US);
+		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	return 0;
+}
+
+/* Sends task.start for t to its job's gded here, or has it wait for the
+ * gded to listen. -errno when it cannot. */
+int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start)
+{
+	uint64_t now;
+	int r;
+
+	r = ctl_start_send(ts, t, start);
+	if (!ctl_not_yet(r) || sd_event_now(ts->nd->event, CLOCK_MONOTONIC, &now) < 0)
+		return r;
+	t->start_pending = json_deep_copy(start);
+	if (!t->start_pending)
+		return r;
+	t->start_until = now + START_WAIT_US;
+	if (!ts->start_retry) {
+		if (sd_event_add_time_relative(ts->nd->event, &ts->start_retry, CLOCK_MONOTONIC, START_RETRY_US,
+					       10000, ctl_on_start_retry, ts) < 0) {
+			ts->start_retry = NULL;
+			json_decref(t->start_pending);
+			t->start_pending = NULL;
+			return r;
+		}
+		return 0;
+	}
+	(void)sd_event_source_set_time_relative(ts->start_retry, START_RETRY_US);
+	(void)sd_event_source_set_enabled(ts->start_retry, SD_EVENT_ONESHOT);
 	return 0;
 }
 

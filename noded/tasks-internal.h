@@ -61,6 +61,11 @@
 /* peers_log_flush's tick: the "not logged" counts come at most this late
  * after their minute. */
 #define LOG_FLUSH_US (5 * 1000000ULL)
+/* A task.start for a job whose gded does not listen yet (a sister's
+ * wrapper still starting when the primary's mpirun calls) is tried
+ * again this often, for at most START_WAIT_US while the job runs. */
+#define START_RETRY_US 50000
+#define START_WAIT_US (10 * 1000000ULL)
 
 enum ttask_kind {
 	TASK_LOCAL,    /* agent here, task on this node's gded */
@@ -87,6 +92,10 @@ struct ttask {
 	 * to where it came from (LOCAL, OUT: relayed to the agent; IN: the
 	 * origin's task.outack, held while the link is full). */
 	size_t out_owed;
+	/* LOCAL, IN: the task.start waiting for the job's gded to listen,
+	 * until start_until (CLOCK_MONOTONIC us). */
+	json_t *start_pending;
+	uint64_t start_until;
 	struct ttask *next;
 };
 
@@ -145,6 +154,7 @@ struct tasks {
 	sd_event_source *deadline;    /* the earliest agent deadline */
 	sd_event_source *accept_pause; /* accept failed: watched again then */
 	sd_event_source *log_flush;
+	sd_event_source *start_retry; /* while starts wait for a gded */
 	sd_event_source *recheck;     /* while agents are paused */
 	bool stopping;                /* qnoded stops: nothing more is sent */
 };
@@ -191,7 +201,9 @@ void task_agent_deadline_set(struct agent *a, uint64_t usec);
  * signal 9 with why, unless stopping). */
 void tctl_free(struct ctl *c, const char *why);
 /* task.start for t (argv, env, cwd, stdin of start) to the job's gded,
- * connecting when there is no connection. -errno when it cannot. */
+ * connecting when there is no connection. When its gded does not listen
+ * yet, tried again for a while (t waits unstarted; a final failure
+ * refuses it as below, and frees it). -errno when it cannot at all. */
 int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start);
 /* task.in, task.signal or task.outack (op) for t, members from msg. */
 void tctl_task_pass(struct tasks *ts, struct ttask *t, const char *op, const json_t *msg);

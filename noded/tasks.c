@@ -55,6 +55,7 @@ void ttask_free(struct ttask *t)
 		}
 	if (t->agent && t->agent->task == t)
 		t->agent->task = NULL;
+	json_decref(t->start_pending);
 	free(t);
 }
 
@@ -909,6 +910,7 @@ void tasks_destroy(struct tasks *ts)
 	while (ts->tasks)
 		ttask_free(ts->tasks);
 	ts->recheck = sd_event_source_disable_unref(ts->recheck);
+	ts->start_retry = sd_event_source_disable_unref(ts->start_retry);
 	taskdoor_close(ts);
 	if (ts->nd && ts->nd->tasks == ts)
 		ts->nd->tasks = NULL;
