@@ -170,6 +170,7 @@ static int door_on_accept(sd_event_source *s, int fd, uint32_t revents, void *us
 	a->uid = cred.uid;
 	/* Held from now: the pid cannot be recycled under the look-up. */
 	a->pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
+	r = a->pidfd < 0 ? -errno : 0;
 	a->next = ts->agents;
 	ts->agents = a;
 	ts->n_agents++;
@@ -177,7 +178,11 @@ static int door_on_accept(sd_event_source *s, int fd, uint32_t revents, void *us
 		task_agent_free(a);
 		return 0;
 	}
-	if (a->pidfd < 0) {
+	if (r == -EMFILE || r == -ENFILE) {
+		task_agent_refuse(a, "node %s is out of file descriptors; try again later", ts->nd->name);
+		return 0;
+	}
+	if (r < 0) {
 		task_agent_refuse(a, "pid %d went away", (int)a->pid);
 		return 0;
 	}
