@@ -1,1165 +1,125 @@
 /* SPDX-License-Identifier: MIT */
-/* SQLite job store: schema, migrations, prepared statements, JSON rows. */
+/* The job store's door: picks a backend at open, then hands every call to
+ * its ops table; what both backends share of a query is done here. */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <sqlite3.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "jobstore.h"
+#include "jobstore-internal.h"
 
-/* Migrations, applied in order; index + 1 is the version they lead to. */
-static const char *const migrations[] = {
-	/* 1: jobs, their scripts kept apart so scans of jobs stay small. */
-	"CREATE TABLE jobs ("
-	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	" name TEXT NOT NULL, queue TEXT NOT NULL, owner TEXT NOT NULL,"
-	" uid INTEGER NOT NULL, gid INTEGER NOT NULL, state TEXT NOT NULL,"
-	" ncpus INTEGER NOT NULL, mem INTEGER NOT NULL, walltime INTEGER NOT NULL,"
-	" workdir TEXT NOT NULL, stdout TEXT NOT NULL, stderr TEXT NOT NULL,"
-	" join_oe INTEGER NOT NULL, rerunnable INTEGER NOT NULL,"
-	" node TEXT, cpus TEXT, exit_status INTEGER, exit_signal INTEGER,"
-	" reason TEXT, cpu_ns INTEGER, mem_peak INTEGER, oom INTEGER,"
-	" t_submit INTEGER, t_dispatch INTEGER, t_launch INTEGER, t_wrap INTEGER,"
-	" t_fenced INTEGER, t_exec INTEGER, t_exit INTEGER, t_released INTEGER,"
-	" t_done INTEGER);"
-	"CREATE INDEX jobs_state ON jobs(state);"
-	"CREATE TABLE job_payload ("
-	" job_id INTEGER PRIMARY KEY REFERENCES jobs(id),"
-	" env TEXT NOT NULL, script TEXT NOT NULL);",
-	/* 2: gded's monotonic stamps, so durations on one node stay exact
-	 * when a wall clock steps. */
-	"ALTER TABLE jobs ADD COLUMN m_wrap INTEGER;"
-	"ALTER TABLE jobs ADD COLUMN m_fenced INTEGER;"
-	"ALTER TABLE jobs ADD COLUMN m_exec INTEGER;"
-	"ALTER TABLE jobs ADD COLUMN m_exit INTEGER;"
-	"ALTER TABLE jobs ADD COLUMN m_released INTEGER;"
-	"CREATE INDEX jobs_done ON jobs(t_done);",
-	/* 3: what must survive a restart besides jobs: the IQS rotation, and
-	 * the admin's qmgr settings of queues and nodes. */
-	"CREATE TABLE iqs_rotation (queue TEXT NOT NULL, uid INTEGER NOT NULL,"
-	" seq INTEGER NOT NULL, PRIMARY KEY (queue, uid));"
-	"CREATE TABLE queue_admin (queue TEXT PRIMARY KEY, enabled INTEGER,"
-	" started INTEGER, reason TEXT);"
-	"CREATE TABLE node_admin (node TEXT PRIMARY KEY, drain INTEGER NOT NULL, reason TEXT);",
-	/* 4: the submitter's umask, for the job's output files; NULL (rows
-	 * from before) is launched with 022. */
-	"ALTER TABLE jobs ADD COLUMN umask INTEGER;",
-	/* 5: the PBS attributes qsub recorded (Account_Name, Mail_Points,
-	 * Resource_List.place, ...) as a JSON object of strings; NULL: none. */
-	"ALTER TABLE jobs ADD COLUMN attrs TEXT;",
-	/* 6: jobs across nodes (docs/PARALLEL.md): the request's chunks (JSON
-	 * array) and place ("scatter:excl", ...), NULL for a one-node job;
-	 * and the allocation of a job across nodes, one row per node in job
-	 * order (idx 0: the primary, also in jobs.node and jobs.cpus) with
-	 * that node's share and stamps. A one-node job has no rows here. */
-	"ALTER TABLE jobs ADD COLUMN chunks TEXT;"
-	"ALTER TABLE jobs ADD COLUMN place TEXT;"
-	"CREATE TABLE job_alloc ("
-	" job_id INTEGER NOT NULL REFERENCES jobs(id), idx INTEGER NOT NULL,"
-	" node TEXT NOT NULL, ncpus INTEGER NOT NULL, cpus TEXT, mems TEXT, mem INTEGER,"
-	" mpiprocs INTEGER, ompthreads INTEGER,"
-	" t_launch INTEGER, t_wrap INTEGER, t_fenced INTEGER, t_exec INTEGER, t_exit INTEGER,"
-	" t_released INTEGER, t_done INTEGER, cpu_ns INTEGER, mem_peak INTEGER, result TEXT,"
-	" PRIMARY KEY (job_id, idx));",
-	/* 7: job arrays and dependencies. An array is one row (array_spec,
-	 * the canonical index set) and its subjobs get rows only once they
-	 * are dispatched or acted on one by one (array_id, array_index;
-	 * their id is the array's + 1 + position, reserved at submit).
-	 * depend: the canonical -W depend list of the job. */
-	"ALTER TABLE jobs ADD COLUMN array_spec TEXT;"
-	"ALTER TABLE jobs ADD COLUMN array_id INTEGER;"
-	"ALTER TABLE jobs ADD COLUMN array_index INTEGER;"
-	"ALTER TABLE jobs ADD COLUMN depend TEXT;"
-	"CREATE INDEX jobs_array ON jobs(array_id) WHERE array_id IS NOT NULL;",
-};
-
-#define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
-
-#define JOB_COLUMNS \
-	"id, name, queue, owner, uid, gid, state, ncpus, mem, walltime, workdir," \
-	" stdout, stderr, join_oe, rerunnable, node, cpus, exit_status, exit_signal," \
-	" reason, cpu_ns, mem_peak, oom, t_submit, t_dispatch, t_launch, t_wrap," \
-	" t_fenced, t_exec, t_exit, t_released, t_done,"  \
-	" m_wrap, m_fenced, m_exec, m_exit, m_released, attrs, chunks, place, array_spec, array_id, array_index, depend"
-enum {
-	COL_ID, COL_NAME, COL_QUEUE, COL_OWNER, COL_UID, COL_GID, COL_STATE, COL_NCPUS,
-	COL_MEM, COL_WALLTIME, COL_WORKDIR, COL_STDOUT, COL_STDERR, COL_JOIN,
-	COL_RERUN, COL_NODE, COL_CPUS, COL_EXIT_STATUS, COL_EXIT_SIGNAL, COL_REASON,
-	COL_CPU_NS, COL_MEM_PEAK, COL_OOM, COL_T_FIRST,
-	COL_M_FIRST = COL_T_FIRST + STAMP_MAX,   /* m_wrap .. m_released */
-	COL_ATTRS = COL_M_FIRST + STAMP_RELEASED - STAMP_WRAP + 1,
-	COL_CHUNKS, COL_PLACE,
-	COL_ARRAY_SPEC, COL_ARRAY_ID, COL_ARRAY_INDEX, COL_DEPEND,
-	COL_ENV,   /* SQL_LAUNCH's payload: env, script */
-	COL_LAUNCH_UMASK = COL_ENV + 2,   /* SQL_LAUNCH's last column */
-};
-
-#define UMASK_DEFAULT 022
-
-static const char SQL_INSERT[] =
-	"INSERT INTO jobs (name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
-	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs, chunks, place, array_spec, depend, reason)"
-	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-/* The ids of an array's subjobs are reserved at submit: AUTOINCREMENT
- * takes the next id above sqlite_sequence's. */
-static const char SQL_RESERVE[] =
-	"UPDATE sqlite_sequence SET seq = seq + ?1 WHERE name = 'jobs'";
-static const char SQL_SUBJOB_INSERT[] =
-	"INSERT INTO jobs (id, name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
-	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs, chunks, place, array_id, array_index, reason)"
-	" SELECT ?1, name, queue, owner, uid, gid, ?2, ncpus, mem, walltime, workdir, stdout, stderr,"
-	" join_oe, rerunnable, t_submit, umask, attrs, chunks, place, id, ?3, ?5 FROM jobs WHERE id = ?4";
-static const char SQL_SUBJOBS[] =
-	"SELECT array_index, state, exit_status FROM jobs WHERE array_id = ?";
-/* An array's own record: its state and status, and what its subjobs used. */
-static const char SQL_ARRAY_FINISH[] =
-	"UPDATE jobs SET state = ?1, exit_status = ?2, reason = ?3, t_done = ?4,"
-	" cpu_ns = (SELECT sum(cpu_ns) FROM jobs WHERE array_id = ?5),"
-	" mem_peak = (SELECT max(mem_peak) FROM jobs WHERE array_id = ?5),"
-	" t_dispatch = (SELECT min(t_dispatch) FROM jobs WHERE array_id = ?5),"
-	" t_exec = (SELECT min(t_exec) FROM jobs WHERE array_id = ?5),"
-	" t_exit = (SELECT max(t_exit) FROM jobs WHERE array_id = ?5),"
-	" t_released = (SELECT max(t_released) FROM jobs WHERE array_id = ?5) WHERE id = ?5";
-static const char SQL_DEPEND_SET[] =
-	"UPDATE jobs SET depend = ?1 WHERE id = ?2";
-static const char SQL_INSERT_PAYLOAD[] =
-	"INSERT INTO job_payload (job_id, env, script) VALUES (?,?,?)";
-static const char SQL_SET_STATE[] =
-	"UPDATE jobs SET state = ?, reason = ? WHERE id = ?";
-static const char SQL_DISPATCH[] =
-	"UPDATE jobs SET state = 'running', node = ?, cpus = ?, t_dispatch = ?, reason = NULL WHERE id = ?";
-static const char SQL_REQUEUE[] =
-	"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, t_dispatch = NULL, reason = ? WHERE id = ?";
-static const char SQL_FINISH[] =
-	"UPDATE jobs SET state = ?, exit_status = ?, exit_signal = ?, reason = ?,"
-	" cpu_ns = ?, mem_peak = ?, oom = ?, t_launch = ?, t_wrap = ?, t_fenced = ?,"
-	" t_exec = ?, t_exit = ?, t_released = ?, t_done = ?, m_wrap = ?, m_fenced = ?,"
-	" m_exec = ?, m_exit = ?, m_released = ? WHERE id = ?";
-static const char SQL_ACTIVE[] =
-	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable, t_dispatch,"
-	" json_extract(attrs, '$.Priority'), json_extract(attrs, '$.Execution_Time'), chunks, place,"
-	" array_spec, array_id, array_index, depend, reason FROM jobs"
-	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
-static const char SQL_QUERY[] =
-	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1 OR (?8 AND array_id = ?1))"
-	" AND (?2 IS NULL OR owner = ?2)"
-	" AND (?3 OR state IN ('queued','held','running','exiting'))"
-	" AND (?4 = 0 OR t_done IS NULL OR t_done >= ?4) AND (?5 = 0 OR t_submit <= ?5)"
-	" AND id > ?6 AND (?8 OR array_id IS NULL) AND (?9 = 0 OR array_spec IS NULL) ORDER BY id LIMIT ?7";
-/* The same for one job: "(?1 = 0 OR id = ?1)" cannot use the primary key,
- * so SQL_QUERY scans every row; measured 85 s of dispatching for 100,000
- * jobs on 1,000 simulated nodes, as node_launch reads each job back. */
-static const char SQL_QUERY_ID[] =
-	"SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1 AND (?2 IS NULL OR owner = ?2)"
-	" AND (?3 OR state IN ('queued','held','running','exiting'))"
-	" AND (?4 = 0 OR t_done IS NULL OR t_done >= ?4) AND (?5 = 0 OR t_submit <= ?5)";
-/* What job.launch carries of a job, payload included, in one look-up by
- * primary key: node_launch's read-back through SQL_QUERY_ID, a row object
- * and a copy cost ~50,000 instructions per dispatch. */
-static const char SQL_LAUNCH[] =
-	"SELECT " JOB_COLUMNS ", p.env, p.script, jobs.umask FROM jobs"
-	" JOIN job_payload p ON p.job_id = coalesce(jobs.array_id, jobs.id)"
-	" WHERE jobs.id = ?";
-static const char SQL_PAYLOAD[] =
-	"SELECT env, script FROM job_payload WHERE job_id ="
-	" coalesce((SELECT array_id FROM jobs WHERE id = ?1), ?1)";
-static const char SQL_ALLOC_INSERT[] =
-	"INSERT OR REPLACE INTO job_alloc (job_id, idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads)"
-	" VALUES (?,?,?,?,?,?,?,?,?)";
-static const char SQL_ALLOC_DELETE[] = "DELETE FROM job_alloc WHERE job_id = ?";
-static const char SQL_ALLOC_RESULT[] =
-	"UPDATE job_alloc SET t_launch = ?, t_wrap = ?, t_fenced = ?, t_exec = ?, t_exit = ?,"
-	" t_released = ?, t_done = ?, cpu_ns = ?, mem_peak = ?, result = ? WHERE job_id = ? AND idx = ?";
-static const char SQL_ALLOC_LOAD[] =
-	"SELECT idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads, t_launch, t_wrap, t_fenced,"
-	" t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result FROM job_alloc WHERE job_id = ? ORDER BY idx";
-static const char SQL_ROT_SET[] =
-	"INSERT INTO iqs_rotation (queue, uid, seq) VALUES (?,?,?)"
-	" ON CONFLICT (queue, uid) DO UPDATE SET seq = excluded.seq";
-static const char SQL_ROT_LOAD[] = "SELECT queue, uid, seq FROM iqs_rotation";
-static const char SQL_QADMIN_SET[] =
-	"INSERT INTO queue_admin (queue, enabled, started, reason) VALUES (?1,?2,?3,?4)"
-	" ON CONFLICT (queue) DO UPDATE SET enabled = coalesce(?2, enabled),"
-	" started = coalesce(?3, started), reason = ?4";
-static const char SQL_QADMIN_LOAD[] = "SELECT queue, enabled, started, reason FROM queue_admin";
-static const char SQL_NADMIN_SET[] =
-	"INSERT INTO node_admin (node, drain, reason) VALUES (?1,?2,?3)"
-	" ON CONFLICT (node) DO UPDATE SET drain = ?2, reason = ?3";
-static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, reason FROM node_admin";
-static const char SQL_ALTER[] =
-	"UPDATE jobs SET name = ?, queue = ?, ncpus = ?, mem = ?, walltime = ?, stdout = coalesce(?, stdout),"
-	" stderr = coalesce(?, stderr), join_oe = ?, rerunnable = ? WHERE id = ? AND state IN ('queued','held')";
-
-enum stmt_id {
-	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
-	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
-	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT,
-	ST_ALLOC_LOAD, ST_RESERVE, ST_SUBJOB_INSERT, ST_SUBJOBS,
-	ST_ARRAY_FINISH, ST_DEPEND_SET, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
-};
-
-static const char *const stmt_sql[ST_MAX] = {
-	[ST_INSERT] = SQL_INSERT,
-	[ST_INSERT_PAYLOAD] = SQL_INSERT_PAYLOAD,
-	[ST_SET_STATE] = SQL_SET_STATE,
-	[ST_DISPATCH] = SQL_DISPATCH,
-	[ST_REQUEUE] = SQL_REQUEUE,
-	[ST_FINISH] = SQL_FINISH,
-	[ST_ACTIVE] = SQL_ACTIVE,
-	[ST_QUERY] = SQL_QUERY,
-	[ST_QUERY_ID] = SQL_QUERY_ID,
-	[ST_LAUNCH] = SQL_LAUNCH,
-	[ST_PAYLOAD] = SQL_PAYLOAD,
-	[ST_ROT_SET] = SQL_ROT_SET,
-	[ST_ROT_LOAD] = SQL_ROT_LOAD,
-	[ST_QADMIN_SET] = SQL_QADMIN_SET,
-	[ST_QADMIN_LOAD] = SQL_QADMIN_LOAD,
-	[ST_NADMIN_SET] = SQL_NADMIN_SET,
-	[ST_NADMIN_LOAD] = SQL_NADMIN_LOAD,
-	[ST_ALTER] = SQL_ALTER,
-	[ST_ALLOC_INSERT] = SQL_ALLOC_INSERT,
-	[ST_ALLOC_DELETE] = SQL_ALLOC_DELETE,
-	[ST_ALLOC_RESULT] = SQL_ALLOC_RESULT,
-	[ST_ALLOC_LOAD] = SQL_ALLOC_LOAD,
-	[ST_RESERVE] = SQL_RESERVE,
-	[ST_SUBJOB_INSERT] = SQL_SUBJOB_INSERT,
-	[ST_SUBJOBS] = SQL_SUBJOBS,
-	[ST_ARRAY_FINISH] = SQL_ARRAY_FINISH,
-	[ST_DEPEND_SET] = SQL_DEPEND_SET,
-	[ST_BEGIN] = "BEGIN IMMEDIATE",
-	[ST_COMMIT] = "COMMIT",
-	[ST_ROLLBACK] = "ROLLBACK",
-};
-
-/* The write-ahead log is checkpointed once it holds this many frames
- * (SQLite's own wal_autocheckpoint default), by jobstore_checkpoint, after
- * the replies of the commit that filled it are out. */
-#define WAL_CHECKPOINT_FRAMES 1000
-/* Frame = 24-byte header + one page (4096, SQLite's default page size). */
-#define WAL_FRAME_BYTES (24 + 4096)
-/* The log is kept at this size, written once with zeros, so every commit
- * overwrites blocks the file already has: on ext4 here an fdatasync of an
- * overwrite costs ~0.1 ms, of an append (size and extent change to
- * journal) ~0.3-0.5 ms. Twice the checkpoint size: a large dispatch
- * transaction still fits before the checkpoint that follows it. */
-#define WAL_PRESIZE_BYTES (2 * WAL_CHECKPOINT_FRAMES * WAL_FRAME_BYTES)
-
-struct jobstore {
-	sqlite3 *db;
-	sqlite3_stmt *st[ST_MAX];
-	int wal_frames;         /* frames in the log after the last commit */
-	int wal_next_checkpoint;
-};
-
-/* The one adapter from SQLite result codes to negative errno. */
-static int sql_errno(int rc)
+int jobstore_open(enum jobstore_kind kind, const char *where, struct jobstore **ret, struct error *err)
 {
-	switch (rc & 0xff) {
-	case SQLITE_OK:
-	case SQLITE_DONE:
-	case SQLITE_ROW:
-		return 0;
-	case SQLITE_NOMEM:
-		return -ENOMEM;
-	case SQLITE_FULL:
-		return -ENOSPC;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
-		return -EBUSY;
-	case SQLITE_READONLY:
-	case SQLITE_PERM:
-	case SQLITE_AUTH:
-		return -EACCES;
-	case SQLITE_CANTOPEN:
-		return -ENOENT;
-	case SQLITE_CONSTRAINT:
-		return -EEXIST;
-	case SQLITE_CORRUPT:
-	case SQLITE_NOTADB:
-		return -EUCLEAN;
-	default:
-		return -EIO;
+	switch (kind) {
+	case JOBSTORE_SQLITE:
+		return jobstore_sqlite_open(where, ret, err);
+	case JOBSTORE_POSTGRESQL:
+		break;
 	}
-}
-
-static int schema_migrate(struct jobstore *js, struct error *err)
-{
-	sqlite3_stmt *st = NULL;
-	char *msg = NULL;
-	int version = 0;
-	int rc;
-
-	rc = sqlite3_exec(js->db, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
-			  NULL, NULL, &msg);
-	if (rc != SQLITE_OK)
-		goto fail;
-	rc = sqlite3_prepare_v2(js->db, "SELECT max(version) FROM schema_version", -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		goto fail;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (version > N_MIGRATIONS)
-		return error_set(err, -EPROTO, "job store schema version %d is newer than this qpoold (%d)",
-				 version, N_MIGRATIONS);
-	for (int v = version; v < N_MIGRATIONS; v++) {
-		char sql[64];
-
-		rc = sqlite3_exec(js->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
-		if (rc == SQLITE_OK)
-			rc = sqlite3_exec(js->db, migrations[v], NULL, NULL, &msg);
-		snprintf(sql, sizeof(sql), "INSERT INTO schema_version VALUES (%d)", v + 1);
-		if (rc == SQLITE_OK)
-			rc = sqlite3_exec(js->db, sql, NULL, NULL, &msg);
-		if (rc == SQLITE_OK)
-			rc = sqlite3_exec(js->db, "COMMIT", NULL, NULL, &msg);
-		if (rc != SQLITE_OK) {
-			sqlite3_exec(js->db, "ROLLBACK", NULL, NULL, NULL);
-			goto fail;
-		}
-	}
-	return 0;
-fail:
-	rc = error_set(err, sql_errno(rc), "job store: %s", msg ? msg : sqlite3_errmsg(js->db));
-	sqlite3_free(msg);
-	return rc;
-}
-
-int jobstore_schema_version(void)
-{
-	return N_MIGRATIONS;
-}
-
-/* Extends path-wal with zeros up to WAL_PRESIZE_BYTES, between
- * transactions. Only past its end: SQLite finds the log's end from its
- * index, not the file's size, and zeros after the last frame read as
- * "no more frames" should the log ever be recovered. A disk without the
- * room gets the file back at its old size: the log then grows as it
- * needs, slower but correct. */
-static int wal_presize(const char *path, struct error *err)
-{
-	static const char zeros[65536];
-	char wal[PATH_MAX + 8];
-	struct stat st;
-	int fd, r = 0;
-
-	if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal))
-		return error_set(err, -ENAMETOOLONG, "job store %s: path too long", path);
-	fd = open(wal, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return error_set(err, -errno, "job store %s: %s", wal, strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		r = error_set(err, -errno, "job store %s: %s", wal, strerror(errno));
-		goto done;
-	}
-	for (off_t off = st.st_size; off < WAL_PRESIZE_BYTES; ) {
-		size_t n = sizeof(zeros);
-		ssize_t w;
-
-		if ((off_t)n > WAL_PRESIZE_BYTES - off)
-			n = (size_t)(WAL_PRESIZE_BYTES - off);
-		w = pwrite(fd, zeros, n, off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w < 0 && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)) {
-				/* Best effort only: give the space back. */
-				if (ftruncate(fd, st.st_size) < 0)
-					r = error_set(err, -errno, "job store %s: %s", wal, strerror(errno));
-				goto done;
-			}
-			r = error_set(err, w < 0 ? -errno : -EIO, "job store %s: %s", wal,
-				      w < 0 ? strerror(errno) : "short write");
-			goto done;
-		}
-		off += w;
-	}
-	if (st.st_size < WAL_PRESIZE_BYTES && fdatasync(fd) < 0)
-		r = error_set(err, -errno, "job store %s: %s", wal, strerror(errno));
-done:
-	close(fd);
-	return r;
-}
-
-/* SQLite calls this after every commit in WAL mode; it replaces the
- * automatic checkpoint, which would run inside COMMIT, before the reply. */
-static int wal_hook(void *userdata, sqlite3 *db, const char *name, int frames)
-{
-	struct jobstore *js = userdata;
-
-	js->wal_frames = frames;
-	return SQLITE_OK;
-}
-
-int jobstore_open(const char *path, struct jobstore **ret, struct error *err)
-{
-	bool on_disk = strcmp(path, ":memory:") != 0 && path[0];
-	struct jobstore *js;
-	char *msg = NULL;
-	int persist = 1;
-	int rc, r;
-
-	js = calloc(1, sizeof(*js));
-	if (!js)
-		return error_set(err, -ENOMEM, "out of memory");
-	js->wal_next_checkpoint = WAL_CHECKPOINT_FRAMES;
-	rc = sqlite3_open_v2(path, &js->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			     SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK) {
-		r = error_set(err, sql_errno(rc), "job store %s: %s", path,
-			      js->db ? sqlite3_errmsg(js->db) : "cannot open");
-		goto done;
-	}
-	/* The log stays at its size across checkpoints (journal_size_limit
-	 * is -1) and across a close (persistent WAL): see WAL_PRESIZE_BYTES. */
-	if (on_disk)
-		(void)sqlite3_file_control(js->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
-	/* WAL with synchronous=FULL: a job acknowledged to qsub survives power
-	 * loss; group commit keeps that affordable (~90 us per transaction). */
-	rc = sqlite3_exec(js->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-			  " PRAGMA journal_size_limit=-1;"
-			  " PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;", NULL, NULL, &msg);
-	if (rc != SQLITE_OK) {
-		r = error_set(err, sql_errno(rc), "job store %s: %s", path, msg);
-		sqlite3_free(msg);
-		goto done;
-	}
-	sqlite3_wal_hook(js->db, wal_hook, js);
-	r = schema_migrate(js, err);
-	if (r < 0)
-		goto done;
-	/* Not before: SQLite deletes the log of a database that has no pages. */
-	if (on_disk) {
-		r = wal_presize(path, err);
-		if (r < 0)
-			goto done;
-	}
-	for (int i = 0; i < ST_MAX; i++) {
-		rc = sqlite3_prepare_v3(js->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &js->st[i], NULL);
-		if (rc != SQLITE_OK) {
-			r = error_set(err, sql_errno(rc), "job store: %s", sqlite3_errmsg(js->db));
-			goto done;
-		}
-	}
-	r = 0;
-done:
-	if (r < 0) {
-		jobstore_close(js);
-		return r;
-	}
-	*ret = js;
-	return 0;
+	return error_set(err, -EINVAL, "job store: unknown kind %d", (int)kind);
 }
 
 void jobstore_close(struct jobstore *js)
 {
-	if (!js)
-		return;
-	for (int i = 0; i < ST_MAX; i++)
-		sqlite3_finalize(js->st[i]);
-	sqlite3_close(js->db);
-	free(js);
+	if (js)
+		js->ops->close(js);
 }
 
-/* Runs a statement that returns no rows, then resets it. */
-static int stmt_exec(struct jobstore *js, enum stmt_id id)
+int jobstore_schema_version(void)
 {
-	sqlite3_stmt *st = js->st[id];
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return rc == SQLITE_DONE ? 0 : sql_errno(rc);
+	return JOBSTORE_SCHEMA_VERSION;
 }
 
 int jobstore_begin(struct jobstore *js)
 {
-	return stmt_exec(js, ST_BEGIN);
+	return js->ops->begin(js);
 }
 
 int jobstore_commit(struct jobstore *js)
 {
-	return stmt_exec(js, ST_COMMIT);
+	return js->ops->commit(js);
 }
 
 void jobstore_rollback(struct jobstore *js)
 {
-	if (!sqlite3_get_autocommit(js->db))
-		(void)stmt_exec(js, ST_ROLLBACK);
+	js->ops->rollback(js);
 }
 
 int jobstore_checkpoint(struct jobstore *js)
 {
-	int rc, log = 0, done = 0;
-
-	if (js->wal_frames < js->wal_next_checkpoint)
-		return 0;
-	/* PASSIVE: never waits for a reader (a sqlite3 shell, qacct's own
-	 * connection); what a reader still needs is copied next time. */
-	rc = sqlite3_wal_checkpoint_v2(js->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
-	if (rc == SQLITE_OK && done >= log) {
-		/* The next commit restarts the log at its beginning. */
-		js->wal_frames = 0;
-		js->wal_next_checkpoint = WAL_CHECKPOINT_FRAMES;
-	} else {
-		js->wal_next_checkpoint = js->wal_frames + WAL_CHECKPOINT_FRAMES / 4;
-	}
-	/* BUSY: another connection is checkpointing; ours comes later. */
-	return rc == SQLITE_BUSY ? 0 : sql_errno(rc);
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-static void bind_stamp(sqlite3_stmt *st, int i, int64_t t)
-{
-	if (t)
-		sqlite3_bind_int64(st, i, t);
-	else
-		sqlite3_bind_null(st, i);
+	return js->ops->checkpoint(js);
 }
 
 int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id)
 {
-	sqlite3_stmt *st = js->st[ST_INSERT];
-	int64_t id;
-	int r;
-
-	bind_text(st, 1, s->name);
-	bind_text(st, 2, s->queue);
-	bind_text(st, 3, s->owner);
-	sqlite3_bind_int64(st, 4, s->uid);
-	sqlite3_bind_int64(st, 5, s->gid);
-	bind_text(st, 6, job_state_name(s->hold ? JOB_HELD : JOB_QUEUED));
-	sqlite3_bind_int64(st, 7, s->ncpus);
-	sqlite3_bind_int64(st, 8, (int64_t)s->mem);
-	sqlite3_bind_int64(st, 9, (int64_t)s->walltime);
-	bind_text(st, 10, s->workdir);
-	bind_text(st, 11, s->stdout_path ? s->stdout_path : "");
-	bind_text(st, 12, s->stderr_path ? s->stderr_path : "");
-	sqlite3_bind_int(st, 13, s->join);
-	sqlite3_bind_int(st, 14, s->rerunnable);
-	sqlite3_bind_int64(st, 15, s->t_submit);
-	if (s->umask >= 0)
-		sqlite3_bind_int(st, 16, s->umask & 0777);
-	else
-		sqlite3_bind_null(st, 16);
-	bind_text(st, 17, s->attrs_json);
-	bind_text(st, 18, s->chunks_json);
-	bind_text(st, 19, s->place);
-	bind_text(st, 20, s->array_spec);
-	bind_text(st, 21, s->depend);
-	bind_text(st, 22, s->reason);
-	r = stmt_exec(js, ST_INSERT);
-	if (r < 0)
-		return r;
-	id = sqlite3_last_insert_rowid(js->db);
-	if (s->array_count > 0) {
-		sqlite3_bind_int64(js->st[ST_RESERVE], 1, s->array_count);
-		r = stmt_exec(js, ST_RESERVE);
-		if (r < 0)
-			return r;
-	}
-	st = js->st[ST_INSERT_PAYLOAD];
-	sqlite3_bind_int64(st, 1, id);
-	bind_text(st, 2, s->env_json ? s->env_json : "{}");
-	bind_text(st, 3, s->script);
-	r = stmt_exec(js, ST_INSERT_PAYLOAD);
-	if (r < 0)
-		return r;
-	*ret_id = id;
-	return 0;
-}
-
-static int changed_one(struct jobstore *js, int r)
-{
-	if (r < 0)
-		return r;
-	return sqlite3_changes(js->db) == 1 ? 0 : -ENOENT;
+	return js->ops->job_insert(js, s, ret_id);
 }
 
 int jobstore_job_set_state(struct jobstore *js, int64_t id, enum job_state state, const char *reason)
 {
-	sqlite3_stmt *st = js->st[ST_SET_STATE];
-
-	bind_text(st, 1, job_state_name(state));
-	bind_text(st, 2, reason);
-	sqlite3_bind_int64(st, 3, id);
-	return changed_one(js, stmt_exec(js, ST_SET_STATE));
+	return js->ops->job_set_state(js, id, state, reason);
 }
 
 int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus,
 			  int64_t t_dispatch)
 {
-	sqlite3_stmt *st = js->st[ST_DISPATCH];
-
-	bind_text(st, 1, node);
-	bind_text(st, 2, cpus);
-	sqlite3_bind_int64(st, 3, t_dispatch);
-	sqlite3_bind_int64(st, 4, id);
-	return changed_one(js, stmt_exec(js, ST_DISPATCH));
-}
-
-int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason)
-{
-	sqlite3_stmt *st = js->st[ST_REQUEUE];
-	int r;
-
-	bind_text(st, 1, reason);
-	sqlite3_bind_int64(st, 2, id);
-	r = changed_one(js, stmt_exec(js, ST_REQUEUE));
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(js->st[ST_ALLOC_DELETE], 1, id);
-	return stmt_exec(js, ST_ALLOC_DELETE);
-}
-
-static void json_set_text(json_t *o, const char *key, sqlite3_stmt *st, int col)
-{
-	const char *s = (const char *)sqlite3_column_text(st, col);
-
-	json_object_set_new(o, key, s ? json_string(s) : json_null());
-}
-
-static void json_set_int(json_t *o, const char *key, sqlite3_stmt *st, int col)
-{
-	if (sqlite3_column_type(st, col) == SQLITE_NULL)
-		json_object_set_new(o, key, json_null());
-	else
-		json_object_set_new(o, key, json_integer(sqlite3_column_int64(st, col)));
+	return js->ops->job_dispatch(js, id, node, cpus, t_dispatch);
 }
 
 int jobstore_alloc_insert(struct jobstore *js, const struct job *j)
 {
-	sqlite3_stmt *st = js->st[ST_ALLOC_INSERT];
-	int r = 0;
-
-	for (unsigned i = 0; i < j->n_alloc && r == 0; i++) {
-		const struct alloc_entry *e = &j->alloc[i];
-		char cpus[4096];
-
-		cpumask_format(&e->cpus, cpus, sizeof(cpus));
-		sqlite3_bind_int64(st, 1, j->id);
-		sqlite3_bind_int(st, 2, (int)i);
-		bind_text(st, 3, e->node);
-		sqlite3_bind_int64(st, 4, e->ncpus);
-		sqlite3_bind_text(st, 5, cpus, -1, SQLITE_TRANSIENT);
-		bind_text(st, 6, e->mems);
-		sqlite3_bind_int64(st, 7, (int64_t)e->mem);
-		sqlite3_bind_int64(st, 8, e->mpiprocs);
-		sqlite3_bind_int64(st, 9, e->ompthreads);
-		r = stmt_exec(js, ST_ALLOC_INSERT);
-	}
-	return r;
+	return js->ops->alloc_insert(js, j);
 }
 
 int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
 			  int64_t t_done, const char *result_json)
 {
-	sqlite3_stmt *st = js->st[ST_ALLOC_RESULT];
-
-	for (int i = STAMP_LAUNCH; i <= STAMP_RELEASED; i++)
-		bind_stamp(st, 1 + i - STAMP_LAUNCH, res->times[i]);
-	bind_stamp(st, 7, t_done);
-	sqlite3_bind_int64(st, 8, res->cpu_ns);
-	sqlite3_bind_int64(st, 9, res->mem_peak);
-	bind_text(st, 10, result_json);
-	sqlite3_bind_int64(st, 11, id);
-	sqlite3_bind_int(st, 12, (int)idx);
-	return stmt_exec(js, ST_ALLOC_RESULT);
+	return js->ops->alloc_result(js, id, idx, res, t_done, result_json);
 }
 
-/* PBS's exec_host ("n1/0*2+n2/0*2") and exec_vnode ("(n1:ncpus=2)+...")
- * of a job object that has a node: from its alloc, else its node. */
-static void exec_host_set(json_t *o)
+int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason)
 {
-	const json_t *alloc = json_object_get(o, "alloc");
-	const char *node = json_string_value(json_object_get(o, "node"));
-	char *host = NULL, *vnode = NULL;
-	size_t hl = 0, vl = 0, i, n = json_array_size(alloc);
-	FILE *h, *v;
-
-	if (!node)
-		return;
-	h = open_memstream(&host, &hl);
-	v = open_memstream(&vnode, &vl);
-	if (!h || !v) {
-		if (h)
-			fclose(h);
-		if (v)
-			fclose(v);
-		free(host);
-		free(vnode);
-		return;
-	}
-	for (i = 0; i < (n ? n : 1); i++) {
-		const json_t *e = n ? json_array_get(alloc, i) : o;
-		const char *name = n ? json_string_value(json_object_get(e, "node")) : node;
-		long long ncpus = json_integer_value(json_object_get(e, "ncpus"));
-		long long mem = json_integer_value(json_object_get(e, "mem"));
-
-		fprintf(h, "%s%s/0*%lld", i ? "+" : "", name ? name : "?", ncpus);
-		fprintf(v, "%s(%s:ncpus=%lld", i ? "+" : "", name ? name : "?", ncpus);
-		if (mem > 0)
-			fprintf(v, ":mem=%lldkb", (mem + 1023) / 1024);
-		fputc(')', v);
-	}
-	fclose(h);
-	fclose(v);
-	json_object_set_new(o, "exec_host", json_string(host));
-	json_object_set_new(o, "exec_vnode", json_string(vnode));
-	free(host);
-	free(vnode);
-}
-
-/* The allocation rows of job id into j (entries with names, cpus, share);
- * none: j keeps what it has. */
-static int alloc_load(struct jobstore *js, struct job *j)
-{
-	sqlite3_stmt *st = js->st[ST_ALLOC_LOAD];
-	unsigned n = 0;
-	int rc, r = 0;
-
-	sqlite3_bind_int64(st, 1, j->id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		n++;
-	sqlite3_reset(st);
-	if (n == 0 || rc != SQLITE_DONE)
-		return rc == SQLITE_DONE ? 0 : sql_errno(rc);
-	r = job_alloc_init(j, n);
-	if (r < 0)
-		return r;
-	n = 0;
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW && n < j->n_alloc) {
-		struct alloc_entry *e = &j->alloc[n++];
-		const char *s;
-
-		if (!(e->node = strdup((const char *)sqlite3_column_text(st, 1))))
-			r = -ENOMEM;
-		e->ncpus = (uint32_t)sqlite3_column_int64(st, 2);
-		s = (const char *)sqlite3_column_text(st, 3);
-		if (s)
-			(void)cpumask_parse(s, &e->cpus);
-		e->claim = e->cpus;
-		s = (const char *)sqlite3_column_text(st, 4);
-		snprintf(e->mems, sizeof(e->mems), "%s", s ? s : "");
-		e->mem = (uint64_t)sqlite3_column_int64(st, 5);
-		e->mpiprocs = (uint32_t)sqlite3_column_int64(st, 6);
-		e->ompthreads = (uint32_t)sqlite3_column_int64(st, 7);
-		e->done = sqlite3_column_type(st, 14) != SQLITE_NULL;
-		/* A node's report that came before a restart: the primary's is
-		 * the job's result; a sister that could not start fails it. */
-		s = (const char *)sqlite3_column_text(st, 17);
-		if (s && r == 0) {
-			json_t *o = json_loads(s, 0, NULL);
-			const char *status = json_string_value(json_object_get(o, "status"));
-			const char *why = json_string_value(json_object_get(o, "reason"));
-
-			if (n == 1 && o && (j->result = malloc(sizeof(*j->result))))
-				job_result_from_json(o, j->result);
-			else if (n > 1 && status && strcmp(status, "failed") == 0 && !j->end_reason &&
-				 asprintf(&j->end_reason, "node %s could not start: %s", e->node ? e->node : "?",
-					  why ? why : "no reason given") < 0)
-				j->end_reason = NULL;
-			json_decref(o);
-		}
-	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return r;
-}
-
-/* A job object's "alloc": each node's share and stamps, job order. */
-static json_t *alloc_json(struct jobstore *js, int64_t id)
-{
-	sqlite3_stmt *st = js->st[ST_ALLOC_LOAD];
-	json_t *arr = json_array();
-	int rc;
-
-	sqlite3_bind_int64(st, 1, id);
-	while (arr && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_object(), *times = json_object();
-
-		json_set_text(o, "node", st, 1);
-		json_set_int(o, "ncpus", st, 2);
-		json_set_text(o, "cpus", st, 3);
-		json_set_text(o, "mems", st, 4);
-		json_set_int(o, "mem", st, 5);
-		json_set_int(o, "mpiprocs", st, 6);
-		json_set_int(o, "ompthreads", st, 7);
-		for (int i = STAMP_LAUNCH; i <= STAMP_DONE; i++)
-			if (sqlite3_column_type(st, 8 + i - STAMP_LAUNCH) != SQLITE_NULL)
-				json_object_set_new(times, job_stamp_names[i],
-						    json_integer(sqlite3_column_int64(st, 8 + i - STAMP_LAUNCH)));
-		json_object_set_new(o, "times", times);
-		json_set_int(o, "cpu_ns", st, 15);
-		json_set_int(o, "mem_peak", st, 16);
-		json_array_append_new(arr, o);
-	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return arr;
+	return js->ops->job_requeue(js, id, reason);
 }
 
 int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a)
 {
-	sqlite3_stmt *st = js->st[ST_ALTER];
-
-	bind_text(st, 1, a->name);
-	bind_text(st, 2, a->queue);
-	sqlite3_bind_int64(st, 3, a->ncpus);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)a->mem);
-	sqlite3_bind_int64(st, 5, (sqlite3_int64)a->walltime);
-	bind_text(st, 6, a->stdout_path);
-	bind_text(st, 7, a->stderr_path);
-	sqlite3_bind_int(st, 8, a->join);
-	sqlite3_bind_int(st, 9, a->rerunnable);
-	sqlite3_bind_int64(st, 10, id);
-	return changed_one(js, stmt_exec(js, ST_ALTER));
+	return js->ops->job_alter(js, id, a);
 }
 
 int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done)
 {
-	sqlite3_stmt *st = js->st[ST_FINISH];
-
-	bind_text(st, 1, job_state_name(res->state));
-	if (res->exit_status >= 0)
-		sqlite3_bind_int(st, 2, res->exit_status);
-	else
-		sqlite3_bind_null(st, 2);
-	if (res->exit_signal > 0)
-		sqlite3_bind_int(st, 3, res->exit_signal);
-	else
-		sqlite3_bind_null(st, 3);
-	bind_text(st, 4, res->reason[0] ? res->reason : NULL);
-	sqlite3_bind_int64(st, 5, res->cpu_ns);
-	sqlite3_bind_int64(st, 6, res->mem_peak);
-	sqlite3_bind_int(st, 7, res->oom);
-	for (int i = STAMP_LAUNCH; i <= STAMP_RELEASED; i++)
-		bind_stamp(st, 8 + i - STAMP_LAUNCH, res->times[i]);
-	sqlite3_bind_int64(st, 14, t_done);
-	for (int i = STAMP_WRAP; i <= STAMP_RELEASED; i++)
-		bind_stamp(st, 15 + i - STAMP_WRAP, res->mono[i]);
-	sqlite3_bind_int64(st, 20, id);
-	return changed_one(js, stmt_exec(js, ST_FINISH));
+	return js->ops->job_finish(js, id, res, t_done);
 }
 
 int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *userdata), void *userdata)
 {
-	sqlite3_stmt *st = js->st[ST_ACTIVE];
-	int rc, r = 0;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct job *j = calloc(1, sizeof(*j));
-		const char *s;
-
-		if (!j) {
-			r = -ENOMEM;
-			break;
-		}
-		j->id = sqlite3_column_int64(st, 0);
-		snprintf(j->queue, sizeof(j->queue), "%s", (const char *)sqlite3_column_text(st, 1));
-		j->uid = (uid_t)sqlite3_column_int64(st, 2);
-		if (job_state_parse((const char *)sqlite3_column_text(st, 3), &j->state) < 0)
-			j->state = JOB_QUEUED;
-		j->ncpus = (uint32_t)sqlite3_column_int64(st, 4);
-		j->mem = (uint64_t)sqlite3_column_int64(st, 5);
-		j->walltime = (uint64_t)sqlite3_column_int64(st, 6);
-		s = (const char *)sqlite3_column_text(st, 7);
-		if (s && (job_alloc_init(j, 1) < 0 || !(j->alloc[0].node = strdup(s)))) {
-			job_free(j);
-			r = -ENOMEM;
-			break;
-		}
-		s = (const char *)sqlite3_column_text(st, 8);
-		if (s && j->n_alloc) {
-			(void)cpumask_parse(s, &j->alloc[0].cpus);
-			j->alloc[0].claim = j->alloc[0].cpus;
-			j->alloc[0].ncpus = j->ncpus;
-			j->alloc[0].mpiprocs = j->ncpus;
-			j->alloc[0].mem = j->mem;
-		}
-		if (sqlite3_column_type(st, 14) != SQLITE_NULL) {
-			json_t *chunks = json_loads((const char *)sqlite3_column_text(st, 14), 0, NULL);
-			char why[160];
-
-			(void)job_chunks_from_json(j, chunks, why, sizeof(why));
-			json_decref(chunks);
-		}
-		if (sqlite3_column_type(st, 15) != SQLITE_NULL)
-			(void)job_place_parse((const char *)sqlite3_column_text(st, 15), &j->place, &j->excl);
-		j->t_submit = sqlite3_column_int64(st, 9);
-		j->rerunnable = sqlite3_column_int(st, 10);
-		j->t_dispatch = sqlite3_column_int64(st, 11);
-		/* The attributes are text as qsub wrote them ("-5", "1700000000"). */
-		j->priority = sqlite3_column_type(st, 12) == SQLITE_NULL ? 0 :
-			      atoi((const char *)sqlite3_column_text(st, 12));
-		j->start_after = sqlite3_column_type(st, 13) == SQLITE_NULL ? 0 :
-				 strtoll((const char *)sqlite3_column_text(st, 13), NULL, 10);
-		j->array_id = sqlite3_column_int64(st, 17);
-		j->array_index = sqlite3_column_type(st, 18) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 18);
-		if (((s = (const char *)sqlite3_column_text(st, 16)) && !(j->array_spec = strdup(s))) ||
-		    ((s = (const char *)sqlite3_column_text(st, 19)) && !(j->depend = strdup(s))) ||
-		    ((s = (const char *)sqlite3_column_text(st, 20)) && !(j->reason = strdup(s)))) {
-			job_free(j);
-			r = -ENOMEM;
-			break;
-		}
-		if (j->n_chunks && j->n_alloc) {
-			r = alloc_load(js, j);
-			if (r < 0) {
-				job_free(j);
-				break;
-			}
-		}
-		r = cb(j, userdata);
-		if (r < 0)
-			break;
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = sql_errno(rc);
-	sqlite3_reset(st);
-	return r;
-}
-
-/* p with every "^array_index^" replaced by index, as PBS Pro does in a
- * subjob's -o and -e. */
-static json_t *array_index_expand(const char *p, int64_t index)
-{
-	static const char pat[] = "^array_index^";
-	char buf[8192], num[24];
-	size_t at = 0;
-	const char *q;
-
-	snprintf(num, sizeof(num), "%" PRId64, index);
-	while ((q = strstr(p, pat)) && at + (size_t)(q - p) + strlen(num) < sizeof(buf)) {
-		memcpy(buf + at, p, (size_t)(q - p));
-		at += (size_t)(q - p);
-		memcpy(buf + at, num, strlen(num));
-		at += strlen(num);
-		p = q + sizeof(pat) - 1;
-	}
-	snprintf(buf + at, sizeof(buf) - at, "%s", p);
-	return json_string(buf);
-}
-
-/* Default output path: <workdir>/<name>.<o|e><id>, as PBS does; a path
- * ending in '/' (qsub -o DIR/) is a directory to put that name in. */
-static json_t *output_path(sqlite3_stmt *st, int col, char kind)
-{
-	const char *p = (const char *)sqlite3_column_text(st, col);
-	const char *dir = (const char *)sqlite3_column_text(st, COL_WORKDIR);
-	char *s;
-	json_t *v;
-
-	bool sub = sqlite3_column_type(st, COL_ARRAY_ID) != SQLITE_NULL;
-	bool array = sqlite3_column_type(st, COL_ARRAY_SPEC) != SQLITE_NULL;
-	char suffix[32] = "";
-
-	if (p && *p && p[strlen(p) - 1] != '/')
-		return sub ? array_index_expand(p, sqlite3_column_int64(st, COL_ARRAY_INDEX)) : json_string(p);
-	if (p && *p)
-		dir = p;
-	/* An array's subjobs: name.oID.INDEX, PBS Pro's names (Torque writes
-	 * name.oID-INDEX); the array itself shows PBS Pro's pattern. */
-	if (sub)
-		snprintf(suffix, sizeof(suffix), ".%" PRId64, (int64_t)sqlite3_column_int64(st, COL_ARRAY_INDEX));
-	else if (array)
-		snprintf(suffix, sizeof(suffix), ".^array_index^");
-	if (asprintf(&s, "%s%s%s.%c%" PRId64 "%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
-		     (const char *)sqlite3_column_text(st, COL_NAME), kind,
-		     (int64_t)sqlite3_column_int64(st, sub ? COL_ARRAY_ID : COL_ID), suffix) < 0)
-		return json_null();
-	v = json_string(s);
-	free(s);
-	return v ? v : json_null();
-}
-
-/* The row's PBS attributes: a JSON object (empty when none). */
-static json_t *attrs_get(sqlite3_stmt *st)
-{
-	const char *text = (const char *)sqlite3_column_text(st, COL_ATTRS);
-	json_t *a = text ? json_loads(text, 0, NULL) : NULL;
-
-	if (!json_is_object(a)) {
-		json_decref(a);
-		a = json_object();
-	}
-	return a;
-}
-
-/* env (a JSON object in the row) and script, from columns env_col and
- * env_col + 1. */
-static void payload_set(json_t *o, sqlite3_stmt *st, int env_col)
-{
-	json_t *env = json_loads((const char *)sqlite3_column_text(st, env_col), 0, NULL);
-
-	json_object_set_new(o, "env", env ? env : json_object());
-	json_set_text(o, "script", st, env_col + 1);
-}
-
-static int payload_add(struct jobstore *js, int64_t id, json_t *o)
-{
-	sqlite3_stmt *st = js->st[ST_PAYLOAD];
-	int rc;
-
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		payload_set(o, st, 0);
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : sql_errno(rc);
-}
-
-/* stdout, stderr (the stdout file when joined; both the stderr file
- * with -j eo) and join. */
-static void outputs_set(json_t *o, sqlite3_stmt *st, const json_t *attrs)
-{
-	const char *stdout_path, *jp = json_string_value(json_object_get(attrs, "Join_Path"));
-	bool eo = sqlite3_column_int(st, COL_JOIN) && jp && strcmp(jp, "eo") == 0;
-
-	json_object_set_new(o, "stdout", output_path(st, eo ? COL_STDERR : COL_STDOUT, eo ? 'e' : 'o'));
-	stdout_path = json_string_value(json_object_get(o, "stdout"));
-	if (sqlite3_column_int(st, COL_JOIN) && stdout_path)
-		json_object_set_new(o, "stderr", json_string(stdout_path));
-	else
-		json_object_set_new(o, "stderr", output_path(st, COL_STDERR, 'e'));
-	json_object_set_new(o, "join", json_boolean(sqlite3_column_int(st, COL_JOIN)));
-}
-
-/* The wall stamps first..last that are set, by name. */
-static json_t *stamps_json(sqlite3_stmt *st, int first, int last)
-{
-	json_t *times = json_object();
-
-	for (int i = first; times && i <= last; i++)
-		if (sqlite3_column_type(st, COL_T_FIRST + i) != SQLITE_NULL)
-			json_object_set_new(times, job_stamp_names[i],
-					    json_integer(sqlite3_column_int64(st, COL_T_FIRST + i)));
-	return times;
-}
-
-/* array (the index set), array_id and array_index, depend: when set. */
-static void array_members_set(json_t *o, sqlite3_stmt *st)
-{
-	if (sqlite3_column_type(st, COL_ARRAY_SPEC) != SQLITE_NULL)
-		json_set_text(o, "array", st, COL_ARRAY_SPEC);
-	if (sqlite3_column_type(st, COL_ARRAY_ID) != SQLITE_NULL) {
-		json_set_int(o, "array_id", st, COL_ARRAY_ID);
-		json_set_int(o, "array_index", st, COL_ARRAY_INDEX);
-	}
-	if (sqlite3_column_type(st, COL_DEPEND) != SQLITE_NULL)
-		json_set_text(o, "depend", st, COL_DEPEND);
-}
-
-static json_t *job_row_json(sqlite3_stmt *st)
-{
-	json_t *o = json_object();
-	json_t *times, *attrs;
-
-	json_object_set_new(o, "jobid", json_integer(sqlite3_column_int64(st, COL_ID)));
-	json_set_text(o, "name", st, COL_NAME);
-	json_set_text(o, "queue", st, COL_QUEUE);
-	json_set_text(o, "owner", st, COL_OWNER);
-	json_set_int(o, "uid", st, COL_UID);
-	json_set_int(o, "gid", st, COL_GID);
-	json_set_text(o, "state", st, COL_STATE);
-	json_set_int(o, "ncpus", st, COL_NCPUS);
-	json_set_int(o, "mem", st, COL_MEM);
-	json_set_int(o, "walltime", st, COL_WALLTIME);
-	json_set_text(o, "workdir", st, COL_WORKDIR);
-	attrs = attrs_get(st);
-	outputs_set(o, st, attrs);
-	json_object_set_new(o, "attrs", attrs);
-	json_object_set_new(o, "rerunnable", json_boolean(sqlite3_column_int(st, COL_RERUN)));
-	json_set_text(o, "node", st, COL_NODE);
-	json_set_text(o, "cpus", st, COL_CPUS);
-	json_set_int(o, "exit_status", st, COL_EXIT_STATUS);
-	json_set_int(o, "exit_signal", st, COL_EXIT_SIGNAL);
-	json_set_text(o, "reason", st, COL_REASON);
-	json_set_int(o, "cpu_ns", st, COL_CPU_NS);
-	json_set_int(o, "mem_peak", st, COL_MEM_PEAK);
-	json_object_set_new(o, "oom", json_boolean(sqlite3_column_int(st, COL_OOM)));
-	json_object_set_new(o, "times", stamps_json(st, 0, STAMP_MAX - 1));
-	times = json_object();
-	for (int i = STAMP_WRAP; i <= STAMP_RELEASED; i++)
-		if (sqlite3_column_type(st, COL_M_FIRST + i - STAMP_WRAP) != SQLITE_NULL)
-			json_object_set_new(times, job_stamp_names[i],
-					    json_integer(sqlite3_column_int64(st, COL_M_FIRST + i - STAMP_WRAP)));
-	json_object_set_new(o, "mono", times);
-	if (sqlite3_column_type(st, COL_CHUNKS) != SQLITE_NULL) {
-		json_t *chunks = json_loads((const char *)sqlite3_column_text(st, COL_CHUNKS), 0, NULL);
-
-		json_object_set_new(o, "chunks", chunks ? chunks : json_array());
-	}
-	json_set_text(o, "place", st, COL_PLACE);
-	array_members_set(o, st);
-	return o;
+	return js->ops->load_active(js, cb, userdata);
 }
 
 int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array)
 {
-	sqlite3_stmt *st = js->st[f->jobid && !f->subjobs ? ST_QUERY_ID : ST_QUERY];
-	json_t *arr = json_array();
-	int rc, r = 0;
+	json_t *arr, *o;
+	size_t i;
+	int r;
 
-	if (!arr)
-		return -ENOMEM;
-	sqlite3_bind_int64(st, 1, f->jobid);
-	bind_text(st, 2, f->owner);
-	sqlite3_bind_int(st, 3, f->finished || f->jobid);
-	sqlite3_bind_int64(st, 4, f->from);
-	sqlite3_bind_int64(st, 5, f->to);
-	sqlite3_bind_int64(st, 6, f->after);
-	sqlite3_bind_int64(st, 7, f->limit ? (int64_t)f->limit : -1);
-	if (!f->jobid || f->subjobs) {
-		sqlite3_bind_int(st, 8, f->subjobs);
-		sqlite3_bind_int(st, 9, f->no_arrays);
+	r = js->ops->query(js, f, &arr);
+	if (r < 0)
+		return r;
+	/* Jobs across nodes: each node's share and stamps. */
+	json_array_foreach(arr, i, o) {
+		if (json_is_array(json_object_get(o, "chunks")) && json_is_string(json_object_get(o, "node")))
+			json_object_set_new(o, "alloc",
+					    js->ops->alloc_json(js, json_integer_value(json_object_get(o, "jobid"))));
+		jobstore_json_exec_host_set(o);
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(arr, job_row_json(st));
-	if (rc != SQLITE_DONE)
-		r = sql_errno(rc);
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	if (r == 0) {
-		size_t i;
-		json_t *o;
-
-		/* Jobs across nodes: each node's share and stamps. */
-		json_array_foreach(arr, i, o) {
-			if (json_is_array(json_object_get(o, "chunks")) && json_is_string(json_object_get(o, "node")))
-				json_object_set_new(o, "alloc",
-						    alloc_json(js, json_integer_value(json_object_get(o, "jobid"))));
-			exec_host_set(o);
-		}
-	}
-	if (r == 0 && f->payload) {
-		size_t i;
-		json_t *o;
-
-		/* After the scan: the payload statement must not run inside it. */
+	/* After the scan: the payload statement must not run inside it. */
+	if (f->payload) {
 		json_array_foreach(arr, i, o) {
 			uid_t uid = (uid_t)json_integer_value(json_object_get(o, "uid"));
 
 			if (f->payload_uid == 0 || f->payload_uid == uid)
-				(void)payload_add(js, json_integer_value(json_object_get(o, "jobid")), o);
+				(void)js->ops->payload_add(js, json_integer_value(json_object_get(o, "jobid")), o);
 		}
-	}
-	if (r < 0) {
-		json_decref(arr);
-		return r;
 	}
 	*ret_array = arr;
 	return 0;
@@ -1185,183 +145,49 @@ int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret
 
 int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 {
-	sqlite3_stmt *st = js->st[ST_LAUNCH];
-	json_t *o = NULL, *attrs;
-	int rc, r = 0;
-
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW) {
-		r = rc == SQLITE_DONE ? -ENOENT : sql_errno(rc);
-		goto done;
-	}
-	o = json_object();
-	if (!o) {
-		r = -ENOMEM;
-		goto done;
-	}
-	json_object_set_new(o, "jobid", json_integer(sqlite3_column_int64(st, COL_ID)));
-	json_set_text(o, "name", st, COL_NAME);
-	json_set_text(o, "queue", st, COL_QUEUE);
-	json_set_text(o, "user", st, COL_OWNER);
-	json_set_int(o, "uid", st, COL_UID);
-	json_set_int(o, "gid", st, COL_GID);
-	json_set_text(o, "workdir", st, COL_WORKDIR);
-	attrs = attrs_get(st);
-	outputs_set(o, st, attrs);
-	json_object_set_new(o, "attrs", attrs);
-	payload_set(o, st, COL_ENV);
-	json_set_int(o, "ncpus", st, COL_NCPUS);
-	json_set_int(o, "mem", st, COL_MEM);
-	json_set_int(o, "walltime", st, COL_WALLTIME);
-	json_object_set_new(o, "umask", json_integer(
-		sqlite3_column_type(st, COL_LAUNCH_UMASK) == SQLITE_NULL ? UMASK_DEFAULT :
-		sqlite3_column_int(st, COL_LAUNCH_UMASK) & 0777));
-	json_object_set_new(o, "times", stamps_json(st, STAMP_SUBMIT, STAMP_DISPATCH));
-	array_members_set(o, st);
-	*ret = o;
-	o = NULL;
-done:
-	json_decref(o);
-	sqlite3_reset(st);
-	return r;
-}
-
-int jobstore_rotation_set(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq)
-{
-	sqlite3_stmt *st = js->st[ST_ROT_SET];
-
-	bind_text(st, 1, queue);
-	sqlite3_bind_int64(st, 2, uid);
-	sqlite3_bind_int64(st, 3, (int64_t)seq);
-	return stmt_exec(js, ST_ROT_SET);
-}
-
-int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled, int started,
-			     const char *reason)
-{
-	sqlite3_stmt *st = js->st[ST_QADMIN_SET];
-
-	bind_text(st, 1, queue);
-	if (enabled >= 0)
-		sqlite3_bind_int(st, 2, enabled);
-	else
-		sqlite3_bind_null(st, 2);
-	if (started >= 0)
-		sqlite3_bind_int(st, 3, started);
-	else
-		sqlite3_bind_null(st, 3);
-	bind_text(st, 4, reason);
-	return stmt_exec(js, ST_QADMIN_SET);
-}
-
-int jobstore_node_admin_set(struct jobstore *js, const char *node, bool drain, const char *reason)
-{
-	sqlite3_stmt *st = js->st[ST_NADMIN_SET];
-
-	bind_text(st, 1, node);
-	sqlite3_bind_int(st, 2, drain);
-	bind_text(st, 3, reason);
-	return stmt_exec(js, ST_NADMIN_SET);
-}
-
-/* Runs a 3- or 4-column load statement, one callback per row; integer
- * columns that are NULL come as -1. */
-static int rows_load(struct jobstore *js, enum stmt_id id, int ncols,
-		     int (*cb)(const char *key, long long a, long long b, const char *text, void *ud),
-		     void *ud)
-{
-	sqlite3_stmt *st = js->st[id];
-	int rc, r = 0;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		long long a = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
-		long long b = -1;
-		const char *text = NULL;
-
-		if (ncols == 4) {
-			b = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
-			text = (const char *)sqlite3_column_text(st, 3);
-		} else if (sqlite3_column_type(st, 2) == SQLITE_TEXT) {
-			text = (const char *)sqlite3_column_text(st, 2);
-		} else {
-			b = sqlite3_column_int64(st, 2);
-		}
-		r = cb((const char *)sqlite3_column_text(st, 0), a, b, text, ud);
-		if (r < 0)
-			break;
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = sql_errno(rc);
-	sqlite3_reset(st);
-	return r;
-}
-
-int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud)
-{
-	int r;
-
-	r = rows_load(js, ST_ROT_LOAD, 3, cbs->rotation, ud);
-	if (r == 0)
-		r = rows_load(js, ST_QADMIN_LOAD, 4, cbs->queue, ud);
-	if (r == 0)
-		r = rows_load(js, ST_NADMIN_LOAD, 3, cbs->node, ud);
-	return r;
+	return js->ops->job_launch(js, id, ret);
 }
 
 int jobstore_subjob_insert(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
 			   enum job_state state, const char *reason)
 {
-	sqlite3_stmt *st = js->st[ST_SUBJOB_INSERT];
-
-	sqlite3_bind_int64(st, 1, id);
-	bind_text(st, 2, job_state_name(state));
-	sqlite3_bind_int64(st, 3, index);
-	sqlite3_bind_int64(st, 4, array_id);
-	bind_text(st, 5, reason);
-	return changed_one(js, stmt_exec(js, ST_SUBJOB_INSERT));
+	return js->ops->subjob_insert(js, array_id, id, index, state, reason);
 }
 
 int jobstore_subjobs_load(struct jobstore *js, int64_t array_id,
 			  int (*cb)(int64_t index, enum job_state state, int exit_status, void *ud), void *ud)
 {
-	sqlite3_stmt *st = js->st[ST_SUBJOBS];
-	int rc, r = 0;
-
-	sqlite3_bind_int64(st, 1, array_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		enum job_state state = JOB_QUEUED;
-
-		(void)job_state_parse((const char *)sqlite3_column_text(st, 1), &state);
-		r = cb(sqlite3_column_int64(st, 0), state,
-		       sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2), ud);
-		if (r < 0)
-			break;
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = sql_errno(rc);
-	sqlite3_reset(st);
-	return r;
+	return js->ops->subjobs_load(js, array_id, cb, ud);
 }
 
 int jobstore_array_finish(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
 			  const char *reason, int64_t t_done)
 {
-	sqlite3_stmt *st = js->st[ST_ARRAY_FINISH];
-
-	bind_text(st, 1, job_state_name(state));
-	sqlite3_bind_int(st, 2, exit_status);
-	bind_text(st, 3, reason);
-	sqlite3_bind_int64(st, 4, t_done);
-	sqlite3_bind_int64(st, 5, id);
-	return changed_one(js, stmt_exec(js, ST_ARRAY_FINISH));
+	return js->ops->array_finish(js, id, state, exit_status, reason, t_done);
 }
 
 int jobstore_job_depend_set(struct jobstore *js, int64_t id, const char *depend)
 {
-	sqlite3_stmt *st = js->st[ST_DEPEND_SET];
+	return js->ops->job_depend_set(js, id, depend);
+}
 
-	bind_text(st, 1, depend);
-	sqlite3_bind_int64(st, 2, id);
-	return changed_one(js, stmt_exec(js, ST_DEPEND_SET));
+int jobstore_rotation_set(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq)
+{
+	return js->ops->rotation_set(js, queue, uid, seq);
+}
+
+int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled, int started,
+			     const char *reason)
+{
+	return js->ops->queue_admin_set(js, queue, enabled, started, reason);
+}
+
+int jobstore_node_admin_set(struct jobstore *js, const char *node, bool drain, const char *reason)
+{
+	return js->ops->node_admin_set(js, node, drain, reason);
+}
+
+int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud)
+{
+	return js->ops->admin_load(js, cbs, ud);
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The job store: SQLite in WAL mode, the single source of truth for jobs.
- * Only jobstore.c includes sqlite3.h. */
+/* The job store, the single source of truth for jobs: one interface, two
+ * backends behind it (SQLite in jobstore-sqlite.c, the only file that
+ * includes sqlite3.h; PostgreSQL in jobstore-pg.c, the only one that
+ * includes libpq-fe.h). */
 #ifndef QPOOL_JOBSTORE_H
 #define QPOOL_JOBSTORE_H
 
@@ -14,9 +16,15 @@
 
 struct jobstore;
 
-/* Opens (creating, migrating) the store at path; ":memory:" for tests.
- * Returns -errno with err set; a store newer than this binary is refused. */
-int jobstore_open(const char *path, struct jobstore **ret, struct error *err);
+enum jobstore_kind {
+	JOBSTORE_SQLITE,        /* where: a file path; ":memory:" for tests */
+	JOBSTORE_POSTGRESQL,    /* where: a libpq connection string */
+};
+
+/* Opens (creating, migrating) the store of kind at where. Returns -errno
+ * with err set (one line naming what and where); a store newer than this
+ * binary is refused with -EPROTO, and nothing is written. */
+int jobstore_open(enum jobstore_kind kind, const char *where, struct jobstore **ret, struct error *err);
 void jobstore_close(struct jobstore *js);
 
 /* Schema version this binary writes. */

@@ -983,7 +983,7 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	r = store_file_private(path, err);
 	if (r < 0)
 		goto done;
-	r = jobstore_open(path, &s->store, err);
+	r = jobstore_open(JOBSTORE_SQLITE, path, &s->store, err);
 	if (r < 0)
 		goto done;
 	r = pool_create(&s->pool);

@@ -32,7 +32,7 @@ static void test_insert_query(void)
 	json_t *row, *arr;
 	struct jobstore_filter f = { .payload = true, .payload_uid = 1001 };
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id1), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id2), 0);
@@ -72,7 +72,7 @@ static void test_lifecycle(void)
 	int64_t id;
 	json_t *row, *arr;
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
 	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 2000), 0);
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
@@ -118,7 +118,7 @@ static void test_migrate_v5_alloc(void)
 	snprintf(path, sizeof(path), "%s/v5.db", dir);
 	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' < tests/unit/data/jobstore-v5.sql", path);
 	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, path, &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
 	for (j = list; j; j = j->next)
 		if (j->id == 2) {
@@ -154,7 +154,7 @@ static void test_migrate_v5_alloc(void)
 	job_alloc_free(&wide);
 	jobstore_close(js);
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, path, &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
 	for (j = list; j; j = j->next)
 		if (j->id == id) {
@@ -222,12 +222,12 @@ static void test_reopen_and_version(void)
 	int64_t id;
 
 	snprintf(path, sizeof(path), "%s/q.db", dir);
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, path, &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
 	CU_ASSERT_EQUAL(jobstore_job_requeue(js, id, "why"), 0);
 	jobstore_close(js);
 	/* Reopen: the job is still there, queued. */
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, path, &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(list);
 	CU_ASSERT_EQUAL(list->id, id);
@@ -238,7 +238,7 @@ static void test_reopen_and_version(void)
 	snprintf(sql, sizeof(sql), "sqlite3 '%s' 'INSERT INTO schema_version VALUES (%d)'", path,
 		 jobstore_schema_version() + 1);
 	CU_ASSERT_EQUAL(system(sql), 0);
-	CU_ASSERT_EQUAL(jobstore_open(path, &js, &err), -EPROTO);
+	CU_ASSERT_EQUAL(jobstore_open(JOBSTORE_SQLITE, path, &js, &err), -EPROTO);
 	CU_ASSERT(strstr(err.text, "newer") != NULL);
 	unit_tmpdir_remove(dir);
 }
@@ -260,7 +260,7 @@ static void test_migrate_old_store(void)
 	snprintf(path, sizeof(path), "%s/old.db", dir);
 	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' < tests/unit/data/jobstore-v2.sql", path);
 	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, path, &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
 	for (j = list; j; j = j->next) {
 		n++;
@@ -295,7 +295,7 @@ static void test_migrate_old_store(void)
 	CU_ASSERT_EQUAL(id, 4);
 	jobstore_close(js);
 	/* Opening again migrates nothing and keeps everything. */
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, path, &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
 	for (n = 0; list; n++) {
 		j = list->next;
@@ -317,7 +317,7 @@ static void test_paging(void)
 	struct error err;
 	int64_t id, last = 0, seen = 0;
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
 	for (int i = 0; i < 25; i++)
 		CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
@@ -364,7 +364,7 @@ static void test_wal_reused(void)
 
 	snprintf(path, sizeof(path), "%s/q.db", dir);
 	snprintf(wal, sizeof(wal), "%s-wal", path);
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, path, &js, &err), 0);
 	size = file_size(wal);
 	CU_ASSERT(size >= 4 << 20);
 	/* ~5 pages a commit: 600 commits fill the log past a checkpoint twice. */
@@ -378,7 +378,7 @@ static void test_wal_reused(void)
 	CU_ASSERT(file_size(path) > 4096 * 10);   /* the checkpoints reached the database */
 	jobstore_close(js);
 	CU_ASSERT_EQUAL(file_size(wal), size);
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(path, &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, path, &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
 	for (struct job *j = list, *next; j; j = next) {
 		next = j->next;
@@ -402,7 +402,7 @@ static void test_launch(void)
 	char want[64];
 
 	joined.join = true;
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &joined, &id2), 0);
 	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 2000), 0);
@@ -447,7 +447,7 @@ static void test_launch_umask(void)
 
 	strict.umask = 077;
 	none.umask = -1;
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &strict, &a), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &none, &b), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_launch(js, a, &o), 0);
@@ -469,7 +469,7 @@ static void test_alter(void)
 	int64_t id;
 	json_t *row;
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
 	a.name = "renamed";
 	a.queue = "short";

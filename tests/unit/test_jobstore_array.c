@@ -34,7 +34,7 @@ static void test_array_rows(void)
 
 	plain.array_spec = NULL;
 	plain.array_count = 0;
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &s, &id), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &plain, &next), 0);

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* Inside the job store: the ops table each backend fills (SQLite in
+ * jobstore-sqlite.c, PostgreSQL in jobstore-pg.c) and the row readers both
+ * share (jobstore-rows.c), so a job object reads the same from either. */
+#ifndef QPOOL_JOBSTORE_INTERNAL_H
+#define QPOOL_JOBSTORE_INTERNAL_H
+
+#include "jobstore.h"
+
+/* One schema version for both backends: version N holds the same tables
+ * and columns on SQLite and on PostgreSQL. A new version is a migration
+ * in each backend's list. */
+#define JOBSTORE_SCHEMA_VERSION 7
+
+/* The columns every job query selects, in this order, on both backends. */
+#define JOB_COLUMNS \
+	"id, name, queue, owner, uid, gid, state, ncpus, mem, walltime, workdir," \
+	" stdout, stderr, join_oe, rerunnable, node, cpus, exit_status, exit_signal," \
+	" reason, cpu_ns, mem_peak, oom, t_submit, t_dispatch, t_launch, t_wrap," \
+	" t_fenced, t_exec, t_exit, t_released, t_done,"  \
+	" m_wrap, m_fenced, m_exec, m_exit, m_released, attrs, chunks, place, array_spec, array_id, array_index, depend"
+enum {
+	COL_ID, COL_NAME, COL_QUEUE, COL_OWNER, COL_UID, COL_GID, COL_STATE, COL_NCPUS,
+	COL_MEM, COL_WALLTIME, COL_WORKDIR, COL_STDOUT, COL_STDERR, COL_JOIN,
+	COL_RERUN, COL_NODE, COL_CPUS, COL_EXIT_STATUS, COL_EXIT_SIGNAL, COL_REASON,
+	COL_CPU_NS, COL_MEM_PEAK, COL_OOM, COL_T_FIRST,
+	COL_M_FIRST = COL_T_FIRST + STAMP_MAX,   /* m_wrap .. m_released */
+	COL_ATTRS = COL_M_FIRST + STAMP_RELEASED - STAMP_WRAP + 1,
+	COL_CHUNKS, COL_PLACE,
+	COL_ARRAY_SPEC, COL_ARRAY_ID, COL_ARRAY_INDEX, COL_DEPEND,
+	COL_ENV,   /* the launch query's payload: env, script */
+	COL_LAUNCH_UMASK = COL_ENV + 2,   /* the launch query's last column */
+};
+
+/* The active-jobs query's columns (SQL_ACTIVE on both backends). */
+enum {
+	ACT_ID, ACT_QUEUE, ACT_UID, ACT_STATE, ACT_NCPUS, ACT_MEM, ACT_WALLTIME, ACT_NODE,
+	ACT_CPUS, ACT_T_SUBMIT, ACT_RERUN, ACT_T_DISPATCH, ACT_PRIORITY, ACT_START_AFTER,
+	ACT_CHUNKS, ACT_PLACE, ACT_ARRAY_SPEC, ACT_ARRAY_ID, ACT_ARRAY_INDEX, ACT_DEPEND,
+	ACT_REASON,
+};
+
+/* One result row, read through its backend's accessors. */
+struct jobstore_row;
+struct jobstore_row_ops {
+	bool (*null)(const struct jobstore_row *r, int col);
+	int64_t (*i64)(const struct jobstore_row *r, int col);
+	const char *(*text)(const struct jobstore_row *r, int col);   /* NULL when null */
+};
+struct jobstore_row {
+	const struct jobstore_row_ops *ops;
+	void *res;   /* sqlite3_stmt *, PGresult * */
+	int row;
+};
+
+static inline bool row_null(const struct jobstore_row *r, int col)
+{
+	return r->ops->null(r, col);
+}
+
+static inline int64_t row_i64(const struct jobstore_row *r, int col)
+{
+	return r->ops->i64(r, col);
+}
+
+static inline const char *row_text(const struct jobstore_row *r, int col)
+{
+	return r->ops->text(r, col);
+}
+
+/* The job object (docs/PROTOCOL.md) of a JOB_COLUMNS row, without alloc,
+ * exec_host or payload. */
+json_t *jobstore_row_job_json(const struct jobstore_row *r);
+/* job.launch's job part of a launch row (JOB_COLUMNS, env, script, umask). */
+json_t *jobstore_row_launch_json(const struct jobstore_row *r);
+/* env and script from columns env_col, env_col + 1, into o. */
+void jobstore_row_payload_set(json_t *o, const struct jobstore_row *r, int env_col);
+/* One job_alloc row (the alloc query's columns) as an "alloc" entry. */
+json_t *jobstore_row_alloc_json(const struct jobstore_row *r);
+/* Fills j->alloc[idx] from an alloc row; 0 or -ENOMEM. */
+int jobstore_row_alloc_entry(const struct jobstore_row *r, struct job *j, unsigned idx);
+/* A struct job from an SQL_ACTIVE row; its allocation rows are the
+ * backend's to add (when j->n_chunks && j->n_alloc). 0 or -ENOMEM. */
+int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret);
+/* One admin row of 3 or 4 columns to its callback (NULL integers: -1). */
+int jobstore_row_admin(const struct jobstore_row *r, int ncols,
+		       int (*cb)(const char *key, long long a, long long b, const char *text, void *ud),
+		       void *ud);
+
+/* A job object's exec_host and exec_vnode, from its alloc or its node. */
+void jobstore_json_exec_host_set(json_t *o);
+
+#define UMASK_DEFAULT 022
+
+/* One backend. Every write runs between begin and commit; the one
+ * exception is the schema's own migrations, inside open. */
+struct jobstore_ops {
+	const char *name;
+	void (*close)(struct jobstore *js);
+	int (*begin)(struct jobstore *js);
+	int (*commit)(struct jobstore *js);
+	void (*rollback)(struct jobstore *js);
+	int (*checkpoint)(struct jobstore *js);
+	int (*job_insert)(struct jobstore *js, const struct job_submit *s, int64_t *ret_id);
+	int (*job_set_state)(struct jobstore *js, int64_t id, enum job_state state, const char *reason);
+	int (*job_dispatch)(struct jobstore *js, int64_t id, const char *node, const char *cpus,
+			    int64_t t_dispatch);
+	int (*alloc_insert)(struct jobstore *js, const struct job *j);
+	int (*alloc_result)(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
+			    int64_t t_done, const char *result_json);
+	int (*job_requeue)(struct jobstore *js, int64_t id, const char *reason);
+	int (*job_alter)(struct jobstore *js, int64_t id, const struct job_submit *a);
+	int (*job_finish)(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done);
+	int (*load_active)(struct jobstore *js, int (*cb)(struct job *j, void *userdata), void *userdata);
+	/* The rows of f as job objects (jobstore_row_job_json), id order. */
+	int (*query)(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array);
+	/* Job id's "alloc" array (empty when none). */
+	json_t *(*alloc_json)(struct jobstore *js, int64_t id);
+	/* Job id's env and script into o; -ENOENT. */
+	int (*payload_add)(struct jobstore *js, int64_t id, json_t *o);
+	int (*job_launch)(struct jobstore *js, int64_t id, json_t **ret);
+	int (*subjob_insert)(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
+			     enum job_state state, const char *reason);
+	int (*subjobs_load)(struct jobstore *js, int64_t array_id,
+			    int (*cb)(int64_t index, enum job_state state, int exit_status, void *ud), void *ud);
+	int (*array_finish)(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
+			    const char *reason, int64_t t_done);
+	int (*job_depend_set)(struct jobstore *js, int64_t id, const char *depend);
+	int (*rotation_set)(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq);
+	int (*queue_admin_set)(struct jobstore *js, const char *queue, int enabled, int started,
+			       const char *reason);
+	int (*node_admin_set)(struct jobstore *js, const char *node, bool drain, const char *reason);
+	int (*admin_load)(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud);
+};
+
+/* Each backend's struct starts with this. */
+struct jobstore {
+	const struct jobstore_ops *ops;
+};
+
+int jobstore_sqlite_open(const char *path, struct jobstore **ret, struct error *err);
+
+#endif
