@@ -139,5 +139,6 @@ struct jobstore {
 };
 
 int jobstore_sqlite_open(const char *path, struct jobstore **ret, struct error *err);
+int jobstore_pg_open(const char *dsn, struct jobstore **ret, struct error *err);
 
 #endif

@@ -13,7 +13,7 @@ int jobstore_open(enum jobstore_kind kind, const char *where, struct jobstore **
 	case JOBSTORE_SQLITE:
 		return jobstore_sqlite_open(where, ret, err);
 	case JOBSTORE_POSTGRESQL:
-		break;
+		return jobstore_pg_open(where, ret, err);
 	}
 	return error_set(err, -EINVAL, "job store: unknown kind %d", (int)kind);
 }
