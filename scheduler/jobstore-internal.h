@@ -92,6 +92,16 @@ void jobstore_json_exec_host_set(json_t *o);
 
 #define UMASK_DEFAULT 022
 
+/* A table as qpoold --migrate copies it: every column, by name. */
+struct jobstore_table {
+	const char *name;
+	const char *columns;   /* "a, b, c" */
+	int ncols;
+};
+/* Every table of the schema (JOBSTORE_SCHEMA_VERSION), parents first;
+ * ends with { NULL }. */
+extern const struct jobstore_table jobstore_tables[];
+
 /* One backend. Every write runs between begin and commit; the one
  * exception is the schema's own migrations, inside open. */
 struct jobstore_ops {
@@ -131,6 +141,23 @@ struct jobstore_ops {
 			       const char *reason);
 	int (*node_admin_set)(struct jobstore *js, const char *node, bool drain, const char *reason);
 	int (*admin_load)(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud);
+
+	/* For qpoold --migrate (jobstore_copy). */
+	/* "sqlite PATH", "postgresql HOST:PORT/DB": no secret in it. */
+	void (*describe)(struct jobstore *js, char *buf, size_t size);
+	/* Rows in the store: jobs, and of the other tables; last id given. */
+	int (*count)(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id);
+	/* cb for every row of t, its columns as text (NULL: SQL NULL), in
+	 * primary key order. */
+	int (*rows_each)(struct jobstore *js, const struct jobstore_table *t,
+			 int (*cb)(const char *const *values, void *ud), void *ud);
+	/* Bulk load into t (inside a transaction); NULL where the backend
+	 * is never a target. */
+	int (*copy_begin)(struct jobstore *js, const struct jobstore_table *t);
+	int (*copy_row)(struct jobstore *js, const struct jobstore_table *t, const char *const *values);
+	int (*copy_end)(struct jobstore *js);
+	/* The last id given becomes last (ids continue past it). */
+	int (*last_id_set)(struct jobstore *js, int64_t last);
 };
 
 /* Each backend's struct starts with this. */

@@ -1010,6 +1010,140 @@ static int pg_admin_load(struct jobstore *base, const struct jobstore_admin_cbs 
 	return r;
 }
 
+static void pg_describe(struct jobstore *base, char *buf, size_t size)
+{
+	char at[256];
+
+	snprintf(buf, size, "postgresql %s", where(to_pg(base), at, sizeof(at)));
+}
+
+static const char SQL_COUNT[] =
+	"SELECT (SELECT count(*) FROM jobs),"
+	" (SELECT count(*) FROM job_payload) + (SELECT count(*) FROM job_alloc) +"
+	" (SELECT count(*) FROM iqs_rotation) + (SELECT count(*) FROM queue_admin) +"
+	" (SELECT count(*) FROM node_admin), (SELECT last FROM job_seq)";
+
+static int pg_count(struct jobstore *base, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id)
+{
+	struct pg_store *js = to_pg(base);
+	PGresult *res = NULL;
+	int r;
+
+	r = pg_simple(js, SQL_COUNT, &res);
+	if (r < 0)
+		return r;
+	*ret_jobs = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	*ret_other = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	*ret_last_id = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+	PQclear(res);
+	return 0;
+}
+
+static int pg_rows_each(struct jobstore *base, const struct jobstore_table *t,
+			int (*cb)(const char *const *values, void *ud), void *ud)
+{
+	struct pg_store *js = to_pg(base);
+	const char *values[64];
+	PGresult *res = NULL;
+	char *sql;
+	int r;
+
+	if (t->ncols > (int)(sizeof(values) / sizeof(values[0])))
+		return -E2BIG;
+	if (asprintf(&sql, "SELECT %s FROM %s ORDER BY 1", t->columns, t->name) < 0)
+		return -ENOMEM;
+	r = pg_simple(js, sql, &res);
+	free(sql);
+	for (int i = 0; r == 0 && i < PQntuples(res); i++) {
+		for (int c = 0; c < t->ncols; c++)
+			values[c] = PQgetisnull(res, i, c) ? NULL : PQgetvalue(res, i, c);
+		r = cb(values, ud);
+	}
+	PQclear(res);
+	return r;
+}
+
+/* COPY FROM STDIN: one round trip for a whole table, not one per row. */
+static int pg_copy_begin(struct jobstore *base, const struct jobstore_table *t)
+{
+	struct pg_store *js = to_pg(base);
+	PGresult *res;
+	char *sql;
+	int r;
+
+	if (asprintf(&sql, "COPY %s (%s) FROM STDIN", t->name, t->columns) < 0)
+		return -ENOMEM;
+	res = PQexec(js->conn, sql);
+	free(sql);
+	r = PQresultStatus(res) == PGRES_COPY_IN ? 0 : pg_errno(js, res);
+	PQclear(res);
+	return r;
+}
+
+/* A row in COPY's text format: tabs between columns, \N for NULL, and
+ * backslash, tab, newline and carriage return escaped. */
+static int pg_copy_row(struct jobstore *base, const struct jobstore_table *t, const char *const *values)
+{
+	struct pg_store *js = to_pg(base);
+	char *line = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&line, &len);
+	int r = 0;
+
+	if (!f)
+		return -ENOMEM;
+	for (int c = 0; c < t->ncols; c++) {
+		if (c)
+			fputc('\t', f);
+		if (!values[c]) {
+			fputs("\\N", f);
+			continue;
+		}
+		for (const char *p = values[c]; *p; p++) {
+			switch (*p) {
+			case '\\': fputs("\\\\", f); break;
+			case '\t': fputs("\\t", f); break;
+			case '\n': fputs("\\n", f); break;
+			case '\r': fputs("\\r", f); break;
+			default: fputc(*p, f);
+			}
+		}
+	}
+	fputc('\n', f);
+	if (fclose(f) != 0) {
+		free(line);
+		return -ENOMEM;
+	}
+	if (PQputCopyData(js->conn, line, (int)len) != 1)
+		r = pg_errno(js, NULL);
+	free(line);
+	return r;
+}
+
+static int pg_copy_end(struct jobstore *base)
+{
+	struct pg_store *js = to_pg(base);
+	PGresult *res;
+	int r = 0;
+
+	if (PQputCopyEnd(js->conn, NULL) != 1)
+		r = -EIO;
+	while ((res = PQgetResult(js->conn))) {
+		if (r == 0 && PQresultStatus(res) != PGRES_COMMAND_OK)
+			r = pg_errno(js, res);
+		PQclear(res);
+	}
+	return r;
+}
+
+static int pg_last_id_set(struct jobstore *base, int64_t last)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "UPDATE job_seq SET last = %" PRId64, last);
+	return pg_simple(to_pg(base), sql, NULL);
+}
+
 static const struct jobstore_ops pg_ops = {
 	.name = "postgresql",
 	.close = pg_close,
@@ -1038,4 +1172,11 @@ static const struct jobstore_ops pg_ops = {
 	.queue_admin_set = pg_queue_admin_set,
 	.node_admin_set = pg_node_admin_set,
 	.admin_load = pg_admin_load,
+	.describe = pg_describe,
+	.count = pg_count,
+	.rows_each = pg_rows_each,
+	.copy_begin = pg_copy_begin,
+	.copy_row = pg_copy_row,
+	.copy_end = pg_copy_end,
+	.last_id_set = pg_last_id_set,
 };
