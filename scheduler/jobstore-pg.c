@@ -299,19 +299,14 @@ static int pg_errno(const struct pg_store *js, const PGresult *res)
 	return -EIO;
 }
 
-/* libpq's message as one line: its lines (one per host tried) joined. */
+/* libpq's message as one line: its first (a multi-host string has one
+ * line per host tried, then hints), tabs as spaces. */
 static const char *one_line(const char *msg, char *buf, size_t size)
 {
 	size_t n = 0;
 
-	for (const char *p = msg ? msg : ""; *p && n + 3 < size; p++) {
-		if (*p == '\n') {
-			if (p[1] && n)
-				buf[n++] = ';', buf[n++] = ' ';
-			continue;
-		}
-		buf[n++] = *p;
-	}
+	for (const char *p = msg ? msg : ""; *p && *p != '\n' && n + 1 < size; p++)
+		buf[n++] = *p == '\t' ? ' ' : *p;
 	buf[n] = '\0';
 	return n ? buf : "unknown error";
 }
