@@ -9,6 +9,7 @@ QP_BIN=$QP_TOP/${BUILD:-build}/bin
 QP_USERS="qpuser1 qpuser2 qpuser3"
 QP_PIDS=()
 QP_ATEXIT=()   # functions the cleanup runs first, each once, whatever happened
+QP_ATEXIT_LAST=()   # ... and last, once every daemon is stopped (a store server)
 
 fail() { echo "FAIL: $*" >&2; qp_dump_logs; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -167,6 +168,7 @@ qp_cleanup() {
 		kill -CONT "${QP_PIDS[$i]}" 2>/dev/null
 		qp_stop "${QP_PIDS[$i]}"
 	done
+	for f in $(printf '%s\n' "${QP_ATEXIT_LAST[@]}" | sort -u); do "$f"; done
 	# The pool's groups must be gone with it; whatever is left is reported
 	# (a failure) and removed, its processes killed, so no run leaves any.
 	local left
