@@ -39,10 +39,17 @@ static const struct {
 	  " m_released BIGINT, umask INTEGER, attrs TEXT, chunks TEXT, place TEXT,"
 	  " array_spec TEXT, array_id BIGINT, array_index BIGINT, depend TEXT);"
 	  "CREATE INDEX jobs_state ON jobs(state);"
-	  "CREATE INDEX jobs_done ON jobs(t_done);"
+	  /* Partial: a job is inserted without t_done, so a submit adds no
+	   * entry here (queries ask t_done >= X, which implies NOT NULL). */
+	  "CREATE INDEX jobs_done ON jobs(t_done) WHERE t_done IS NOT NULL;"
 	  "CREATE INDEX jobs_array ON jobs(array_id) WHERE array_id IS NOT NULL;"
+	  /* No REFERENCES jobs(id): a payload is only ever inserted with
+	   * its job, in the same statement batch, and the foreign key's
+	   * check (a trigger and a look-up per row) was a quarter of the
+	   * server's CPU per submitted job (bench/store, 20,000 submits:
+	   * 0.32 s with it, 0.24 s without). */
 	  "CREATE TABLE job_payload ("
-	  " job_id BIGINT PRIMARY KEY REFERENCES jobs(id),"
+	  " job_id BIGINT PRIMARY KEY,"
 	  " env TEXT NOT NULL, script TEXT NOT NULL);"
 	  "CREATE TABLE iqs_rotation (queue TEXT NOT NULL, uid BIGINT NOT NULL,"
 	  " seq BIGINT NOT NULL, PRIMARY KEY (queue, uid));"
@@ -82,6 +89,29 @@ static const char SQL_INSERT[] =
 	" $15::bigint, $16::integer, $17::text, $18::text, $19::text, $20::text, $21::text, $22::text FROM c"
 	" RETURNING id)"
 	" INSERT INTO job_payload (job_id, env, script) SELECT id, $24::text, $25::text FROM j RETURNING job_id";
+/* Inside a transaction the submitted jobs are kept here and inserted
+ * together, one statement per table over arrays (unnest), at the next
+ * statement or at commit. Their ids are counted here from job_seq, read
+ * FOR UPDATE once (and again after any failed or rolled back
+ * transaction); each commit moves it on only from the value this writer
+ * knows (SQL_SEQ_SET), else the transaction fails: ids stay the single
+ * writer's and transactional, and a group of submits is one round trip. */
+#define BATCH_COLS 25   /* the 23 columns of SQL_BATCH_JOBS, env, script */
+static const char SQL_BATCH_JOBS[] =
+	"INSERT INTO jobs (id, name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
+	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs, chunks, place, array_spec,"
+	" depend, reason) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[],"
+	" $6::bigint[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[],"
+	" $13::text[], $14::integer[], $15::integer[], $16::bigint[], $17::integer[], $18::text[], $19::text[],"
+	" $20::text[], $21::text[], $22::text[], $23::text[])";
+static const char SQL_BATCH_PAYLOAD[] =
+	"INSERT INTO job_payload (job_id, env, script) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])";
+static const char SQL_SEQ_LOCK[] = "SELECT last FROM job_seq FOR UPDATE";
+/* 1 / 0, a division by zero, aborts the transaction (and so its COMMIT,
+ * sent in the same pipeline) when job_seq is not at $1 any more. */
+static const char SQL_SEQ_SET[] =
+	"WITH u AS (UPDATE job_seq SET last = $2::bigint WHERE last = $1::bigint RETURNING 1)"
+	" SELECT 1 / (SELECT count(*)::integer FROM u)";
 static const char SQL_SUBJOB_INSERT[] =
 	"INSERT INTO jobs (id, name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
 	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs, chunks, place, array_id, array_index, reason)"
@@ -174,7 +204,8 @@ enum stmt_id {
 	ST_INSERT, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH, ST_ACTIVE, ST_QUERY, ST_QUERY_ID,
 	ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD, ST_NADMIN_SET,
 	ST_NADMIN_LOAD, ST_ALTER, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT, ST_ALLOC_LOAD,
-	ST_SUBJOB_INSERT, ST_SUBJOBS, ST_ARRAY_FINISH, ST_DEPEND_SET, ST_MAX,
+	ST_SUBJOB_INSERT, ST_SUBJOBS, ST_ARRAY_FINISH, ST_DEPEND_SET, ST_BATCH_JOBS, ST_BATCH_PAYLOAD,
+	ST_SEQ_LOCK, ST_SEQ_SET, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -203,12 +234,26 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_SUBJOBS] = SQL_SUBJOBS,
 	[ST_ARRAY_FINISH] = SQL_ARRAY_FINISH,
 	[ST_DEPEND_SET] = SQL_DEPEND_SET,
+	[ST_BATCH_JOBS] = SQL_BATCH_JOBS,
+	[ST_BATCH_PAYLOAD] = SQL_BATCH_PAYLOAD,
+	[ST_SEQ_LOCK] = SQL_SEQ_LOCK,
+	[ST_SEQ_SET] = SQL_SEQ_SET,
 };
 
 struct pg_store {
 	struct jobstore base;   /* first: the door hands out &base */
 	PGconn *conn;
 	bool in_tx;
+	bool pipeline;          /* sent statements whose answers are not read yet */
+	int64_t next_id;        /* the next id; 0: job_seq to be read */
+	int64_t seq_begin;      /* job_seq's value at this transaction's begin */
+	bool ids_taken;         /* next_id moved: job_seq is written at commit */
+	/* Jobs inserted in this transaction and not sent yet: each column
+	 * an array literal being written ("{"a","b"" so far). */
+	unsigned batch_n;
+	FILE *batch_f[BATCH_COLS];
+	char *batch_buf[BATCH_COLS];
+	size_t batch_len[BATCH_COLS];
 };
 
 /* A statement's parameters as text (libpq's text format), in $n order. */
@@ -359,6 +404,158 @@ static int pg_reconnect(struct pg_store *js)
 	return pg_prepare_all(js, &err);
 }
 
+static void batch_reset(struct pg_store *js)
+{
+	for (int c = 0; c < BATCH_COLS; c++) {
+		if (js->batch_f[c])
+			fclose(js->batch_f[c]);
+		free(js->batch_buf[c]);
+		js->batch_f[c] = NULL;
+		js->batch_buf[c] = NULL;
+	}
+	js->batch_n = 0;
+}
+
+/* Adds a row (p: BATCH_COLS values) to the batch's array literals. */
+static int batch_add(struct pg_store *js, const struct params *p)
+{
+	for (int c = 0; c < BATCH_COLS; c++) {
+		FILE *f = js->batch_f[c];
+
+		if (!f) {
+			f = js->batch_f[c] = open_memstream(&js->batch_buf[c], &js->batch_len[c]);
+			if (!f)
+				return -ENOMEM;
+			fputc('{', f);
+		} else {
+			fputc(',', f);
+		}
+		if (!p->v[c]) {
+			fputs("NULL", f);
+			continue;
+		}
+		fputc('"', f);
+		for (const char *s = p->v[c]; *s; s++) {
+			if (*s == '"' || *s == '\\')
+				fputc('\\', f);
+			fputc(*s, f);
+		}
+		fputc('"', f);
+	}
+	js->batch_n++;
+	return 0;
+}
+
+static int pg_send(struct pg_store *js, enum stmt_id id, const char *sql, const struct params *p);
+
+/* Sends the batch: one insert into jobs, one into job_payload. */
+static int batch_flush(struct pg_store *js)
+{
+	struct params jobs = { 0 }, payload = { 0 };
+	int r = 0;
+
+	if (js->batch_n == 0)
+		return 0;
+	for (int c = 0; c < BATCH_COLS; c++) {
+		fputc('}', js->batch_f[c]);
+		if (fclose(js->batch_f[c]) != 0)
+			r = -ENOMEM;
+		js->batch_f[c] = NULL;
+	}
+	if (r == 0) {
+		for (int c = 0; c < BATCH_COLS - 2; c++)
+			p_text(&jobs, js->batch_buf[c]);
+		p_text(&payload, js->batch_buf[0]);
+		p_text(&payload, js->batch_buf[BATCH_COLS - 2]);
+		p_text(&payload, js->batch_buf[BATCH_COLS - 1]);
+		r = pg_send(js, ST_BATCH_JOBS, NULL, &jobs);
+		if (r == 0)
+			r = pg_send(js, ST_BATCH_PAYLOAD, NULL, &payload);
+	}
+	batch_reset(js);
+	return r;
+}
+
+/* Pipelining. A transaction's BEGIN, its submitted jobs' inserts and its
+ * COMMIT go out without waiting for each answer: the answers are read
+ * once, here, before any statement whose answer is needed and at commit.
+ * A group of submits then costs two round trips (BEGIN with job_seq's
+ * read, then the inserts with COMMIT), not one per job: bench/store
+ * measured 3,900 submits/s one round trip each, against SQLite's 9,300
+ * on the same machine. An error anywhere aborts the transaction and
+ * surfaces here: the commit fails and every job of the group with it. */
+static int pg_pipeline_enter(struct pg_store *js)
+{
+	if (js->pipeline)
+		return 0;
+	if (PQenterPipelineMode(js->conn) != 1)
+		return pg_errno(js, NULL);
+	js->pipeline = true;
+	return 0;
+}
+
+/* Reads every pending answer; the first error is returned, and the last
+ * rows answered in ret_rows when given (the caller PQclears them). */
+static int pg_drain(struct pg_store *js, PGresult **ret_rows)
+{
+	int r = batch_flush(js);
+
+	if (!js->pipeline)
+		return r;
+	if (PQpipelineSync(js->conn) != 1) {
+		r = pg_errno(js, NULL);
+		goto done;
+	}
+	for (;;) {
+		PGresult *res = PQgetResult(js->conn);
+		ExecStatusType st;
+
+		if (!res) {
+			if (PQstatus(js->conn) != CONNECTION_OK) {
+				r = -ECONNRESET;
+				break;
+			}
+			continue;   /* the end of one statement's answers */
+		}
+		st = PQresultStatus(res);
+		if (st == PGRES_PIPELINE_SYNC) {
+			PQclear(res);
+			break;
+		}
+		if (r == 0 && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+			r = st == PGRES_PIPELINE_ABORTED ? -EIO : pg_errno(js, res);
+		/* COMMIT of a transaction that failed earlier answers ROLLBACK. */
+		else if (r == 0 && strcmp(PQcmdStatus(res), "ROLLBACK") == 0)
+			r = -EIO;
+		if (st == PGRES_TUPLES_OK && ret_rows) {
+			PQclear(*ret_rows);
+			*ret_rows = res;
+		} else {
+			PQclear(res);
+		}
+	}
+done:
+	if (PQstatus(js->conn) == CONNECTION_OK)
+		(void)PQexitPipelineMode(js->conn);
+	js->pipeline = false;
+	return r;
+}
+
+/* Sends prepared statement id (or, with sql, that text) into the pipeline. */
+static int pg_send(struct pg_store *js, enum stmt_id id, const char *sql, const struct params *p)
+{
+	char name[16];
+	int r = pg_pipeline_enter(js);
+
+	if (r < 0)
+		return r;
+	snprintf(name, sizeof(name), "qp%d", (int)id);
+	if (sql ? PQsendQueryParams(js->conn, sql, 0, NULL, NULL, NULL, NULL, 0) != 1 :
+	    PQsendQueryPrepared(js->conn, name, p->n, p->v, NULL, NULL, 0) != 1)
+		return pg_errno(js, NULL);
+	return 0;
+}
+
 /* Runs prepared statement id with p; returns its result (the caller
  * PQclears it) or NULL with *ret_r the error. */
 static PGresult *pg_run(struct pg_store *js, enum stmt_id id, const struct params *p, int *ret_r)
@@ -366,6 +563,9 @@ static PGresult *pg_run(struct pg_store *js, enum stmt_id id, const struct param
 	char name[16];
 	PGresult *res;
 
+	*ret_r = pg_drain(js, NULL);
+	if (*ret_r < 0)
+		return NULL;
 	snprintf(name, sizeof(name), "qp%d", (int)id);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		ExecStatusType st;
@@ -409,9 +609,15 @@ static int pg_exec_one(struct pg_store *js, enum stmt_id id, const struct params
 /* A plain command outside the prepared set (BEGIN, COMMIT, the schema). */
 static int pg_simple(struct pg_store *js, const char *sql, PGresult **ret_res)
 {
-	PGresult *res = PQexec(js->conn, sql);
-	ExecStatusType st = PQresultStatus(res);
-	int r = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : pg_errno(js, res);
+	PGresult *res;
+	ExecStatusType st;
+	int r = pg_drain(js, NULL);
+
+	if (r < 0)
+		return r;
+	res = PQexec(js->conn, sql);
+	st = PQresultStatus(res);
+	r = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : pg_errno(js, res);
 
 	if (ret_res && r == 0)
 		*ret_res = res;
@@ -472,6 +678,10 @@ static int schema_migrate(struct pg_store *js, struct error *err)
 	return r < 0 ? schema_fail(js, r, err) : 0;
 }
 
+static void notice_quiet(void *arg, const char *message)
+{
+}
+
 int jobstore_pg_open(const char *dsn, struct jobstore **ret, struct error *err)
 {
 	struct pg_store *js;
@@ -494,6 +704,9 @@ int jobstore_pg_open(const char *dsn, struct jobstore **ret, struct error *err)
 			      one_line(PQerrorMessage(js->conn), msg, sizeof(msg)));
 		goto done;
 	}
+	/* Notices ("no transaction in progress" after a failed COMMIT) are
+	 * not ours to print: qpoold logs the error it returns, once. */
+	PQsetNoticeProcessor(js->conn, notice_quiet, NULL);
 	/* Quiet: notices ("relation exists, skipping") are not ours to log. */
 	r = pg_simple(js, "SET client_min_messages = warning", NULL);
 	if (r < 0) {
@@ -518,6 +731,7 @@ static void pg_close(struct jobstore *base)
 
 	if (!js)
 		return;
+	batch_reset(js);
 	PQfinish(js->conn);
 	free(js);
 }
@@ -535,25 +749,43 @@ static int pg_begin(struct jobstore *base)
 		if (r < 0)
 			return r;
 	}
-	r = pg_simple(js, "BEGIN", NULL);
-	if (r == -ECONNRESET && pg_reconnect(js) == 0)
-		r = pg_simple(js, "BEGIN", NULL);
-	js->in_tx = r == 0;
-	return r;
+	js->seq_begin = js->next_id - 1;
+	js->ids_taken = false;
+	r = pg_send(js, ST_MAX, "BEGIN", NULL);
+	if (r < 0) {
+		(void)pg_drain(js, NULL);
+		return r;
+	}
+	js->in_tx = true;
+	return 0;
 }
 
 static int pg_commit(struct jobstore *base)
 {
 	struct pg_store *js = to_pg(base);
-	PGresult *res = NULL;
-	int r;
+	struct params p = { 0 };
+	int r = 0;
 
-	r = pg_simple(js, "COMMIT", &res);
-	/* A transaction that failed earlier answers COMMIT with ROLLBACK. */
-	if (r == 0 && strcmp(PQcmdStatus(res), "COMMIT") != 0)
-		r = -EIO;
-	PQclear(res);
+	r = batch_flush(js);
+	if (r == 0 && js->ids_taken) {
+		p_int(&p, js->seq_begin);
+		p_int(&p, js->next_id - 1);
+		r = pg_send(js, ST_SEQ_SET, NULL, &p);
+	}
+	if (r == 0)
+		r = pg_send(js, ST_MAX, "COMMIT", NULL);
+	if (r == 0)
+		r = pg_drain(js, NULL);
+	else
+		(void)pg_drain(js, NULL);
+	/* An error before COMMIT aborted the pipeline: COMMIT never ran and
+	 * the transaction is still open, failed. */
+	if (r < 0)
+		(void)pg_simple(js, "ROLLBACK", NULL);
 	js->in_tx = false;
+	if (r < 0)
+		js->next_id = 0;
+	js->ids_taken = false;
 	return r;
 }
 
@@ -561,9 +793,13 @@ static void pg_rollback(struct jobstore *base)
 {
 	struct pg_store *js = to_pg(base);
 
+	batch_reset(js);
+	(void)pg_drain(js, NULL);
 	if (js->in_tx)
 		(void)pg_simple(js, "ROLLBACK", NULL);
 	js->in_tx = false;
+	js->next_id = 0;
+	js->ids_taken = false;
 }
 
 /* PostgreSQL checkpoints by itself (checkpoint_timeout, max_wal_size). */
@@ -604,9 +840,44 @@ static int pg_job_insert(struct jobstore *base, const struct job_submit *s, int6
 	p_text(&p, s->array_spec);
 	p_text(&p, s->depend);
 	p_text(&p, s->reason);
+	if (js->in_tx) {
+		struct params row = { 0 };
+
+		/* job_seq once per transaction, then ids counted here. */
+		if (js->next_id == 0 || js->seq_begin < 0) {
+			struct params none = { 0 };
+
+			res = NULL;
+			r = pg_send(js, ST_SEQ_LOCK, NULL, &none);
+			if (r == 0)
+				r = pg_drain(js, &res);
+			if (r == 0 && (!res || PQntuples(res) != 1))
+				r = -EIO;
+			if (r == 0) {
+				js->seq_begin = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+				js->next_id = js->seq_begin + 1;
+			}
+			PQclear(res);
+			if (r < 0)
+				return r;
+		}
+		p_int(&row, js->next_id);
+		for (int c = 0; c < p.n; c++)
+			p_text(&row, p.v[c]);
+		p_text(&row, s->env_json ? s->env_json : "{}");
+		p_text(&row, s->script);
+		r = batch_add(js, &row);
+		if (r < 0)
+			return r;
+		*ret_id = js->next_id;
+		js->next_id += 1 + (s->array_count > 0 ? s->array_count : 0);
+		js->ids_taken = true;
+		return 0;
+	}
 	p_int(&p, s->array_count > 0 ? s->array_count : 0);
 	p_text(&p, s->env_json ? s->env_json : "{}");
 	p_text(&p, s->script);
+	js->next_id = 0;   /* job_seq moved behind the count */
 	res = pg_run(js, ST_INSERT, &p, &r);
 	if (res && PQntuples(res) == 1)
 		*ret_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
@@ -1066,6 +1337,9 @@ static int pg_copy_begin(struct jobstore *base, const struct jobstore_table *t)
 	char *sql;
 	int r;
 
+	r = pg_drain(js, NULL);
+	if (r < 0)
+		return r;
 	if (asprintf(&sql, "COPY %s (%s) FROM STDIN", t->name, t->columns) < 0)
 		return -ENOMEM;
 	res = PQexec(js->conn, sql);
@@ -1136,6 +1410,7 @@ static int pg_last_id_set(struct jobstore *base, int64_t last)
 	char sql[64];
 
 	snprintf(sql, sizeof(sql), "UPDATE job_seq SET last = %" PRId64, last);
+	to_pg(base)->next_id = 0;
 	return pg_simple(to_pg(base), sql, NULL);
 }
 
