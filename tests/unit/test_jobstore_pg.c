@@ -156,9 +156,45 @@ static void test_ids_and_admin(void)
 	jobstore_close(js);
 }
 
+/* A group commit with one bad job: the commit fails (PostgreSQL finds
+ * out at COMMIT, SQLite at the insert), none of the group is kept, and
+ * the next group gets the ids the failed one had. */
+static void test_group_fails_whole(void)
+{
+	struct job_submit bad = base;
+	struct jobstore_filter all = { .finished = true };
+	struct jobstore *js;
+	struct error err;
+	int64_t a = 0, b = 0, c = 0;
+	json_t *list;
+	int r;
+
+	bad.name = NULL;   /* NOT NULL */
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &a), 0);
+	r = jobstore_job_insert(js, &bad, &b);
+	if (r == 0)
+		r = jobstore_commit(js);
+	CU_ASSERT(r < 0);
+	jobstore_rollback(js);
+	CU_ASSERT_EQUAL(jobstore_query(js, &all, &list), 0);
+	CU_ASSERT_EQUAL(json_array_size(list), 0);
+	json_decref(list);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &c), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL(c, a);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, c, true, &list), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(list, "script")), base.script);
+	json_decref(list);
+	jobstore_close(js);
+}
+
 static const struct unit_test both_tests[] = {
 	{ "wide", test_wide },
 	{ "ids_and_admin", test_ids_and_admin },
+	{ "group_fails_whole", test_group_fails_whole },
 	{ NULL, NULL },
 };
 
@@ -307,7 +343,33 @@ static void test_copy(void)
 	jobstore_close(from);
 }
 
+/* Another writer moved job_seq behind this one's count: its next commit
+ * fails, nothing of it kept, and the ids after are past the other's. */
+static void test_foreign_writer(void)
+{
+	struct jobstore *js;
+	struct error err;
+	int64_t a, b, c;
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &a), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL_FATAL(psql("UPDATE job_seq SET last = last + 100"), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &b), 0);
+	CU_ASSERT(jobstore_commit(js) < 0);
+	jobstore_rollback(js);
+	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM jobs"), 1);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &c), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL(c, a + 101);
+	jobstore_close(js);
+}
+
 static const struct unit_test pg_tests[] = {
+	{ "foreign_writer", test_foreign_writer },
 	{ "reopen", test_reopen },
 	{ "newer_schema", test_newer_schema },
 	{ "bad_dsn", test_bad_dsn },
