@@ -4,8 +4,9 @@
 # qpoold --migrate moves an SQLite pool's jobs, accounting and qmgr
 # settings into it (same ids, new ids after them) and refuses a store that
 # is not empty; jobs run as a real user and qstat and qacct see them; a
-# restart, kill -9 too, loses no acknowledged job; a wrong store_dsn and an
-# unreachable server stop qpoold with one line, exit non-zero.
+# restart, kill -9 too, loses no acknowledged job; a wrong store_dsn, a
+# store of a newer schema and an unreachable server stop qpoold with one
+# line, exit non-zero.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg.sh"
 qp_pg_bin > /dev/null || skip "PostgreSQL is not installed (apt-get install postgresql)"
@@ -110,6 +111,14 @@ one_line_with "$QP_T/nowhere"
 sed "s|^store_dsn = .*|store_dsn = no_such_key=1|" "$QPOOL_CONF" > "$bad"
 qpoold_once "$bad" && fail "qpoold started on a malformed store_dsn"
 one_line_with "no_such_key"
+
+note "a store of a newer schema: one line, exit non-zero, nothing written"
+psql -qX "$DSN" -c "INSERT INTO schema_version VALUES (99)" || fail "psql"
+before=$(pg_jobs)
+qpoold_once "$QPOOL_CONF" && fail "qpoold started on a store of schema 99"
+one_line_with "schema version 99 is newer than this qpoold"
+[ "$(pg_jobs)" = "$before" ] || fail "qpoold wrote to a newer store"
+psql -qX "$DSN" -c "DELETE FROM schema_version WHERE version = 99" || fail "psql"
 
 note "PostgreSQL unreachable at start: one line, exit non-zero"
 pg_stop_private
