@@ -368,8 +368,41 @@ static void test_foreign_writer(void)
 	jobstore_close(js);
 }
 
+/* The server drops qpoold's connection (a restart, a failover): the
+ * transaction it cuts fails, nothing of it kept, and the store connects
+ * again by itself for the next one. */
+static void test_reconnect(void)
+{
+	struct jobstore *js;
+	struct error err;
+	int64_t a, b, c;
+	int r;
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &a), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL_FATAL(psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+				   " WHERE datname = current_database() AND pid <> pg_backend_pid()"), 0);
+	r = jobstore_begin(js);
+	if (r == 0)
+		r = jobstore_job_insert(js, &base, &b);
+	if (r == 0)
+		r = jobstore_commit(js);
+	if (r < 0)
+		jobstore_rollback(js);
+	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM jobs"), r == 0 ? 2 : 1);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &c), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL(c, r == 0 ? b + 1 : a + 1);
+	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM jobs"), r == 0 ? 3 : 2);
+	jobstore_close(js);
+}
+
 static const struct unit_test pg_tests[] = {
 	{ "foreign_writer", test_foreign_writer },
+	{ "reconnect", test_reconnect },
 	{ "reopen", test_reopen },
 	{ "newer_schema", test_newer_schema },
 	{ "bad_dsn", test_bad_dsn },
