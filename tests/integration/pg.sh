@@ -17,14 +17,21 @@ qp_pg_free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# As the postgres user (initdb refuses root), in a directory it can enter.
-qp_pg_as() { (cd / && runuser -u postgres -- "$@"); }
+# As the postgres user when root (initdb refuses root), else as oneself
+# (a package build), in a directory it can enter.
+qp_pg_as() {
+	if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else (cd / && "$@"); fi
+}
 
 qp_pg_start() {
 	local dir=$1 bin port i
 	bin=$(qp_pg_bin) || { echo "qp_pg_start: PostgreSQL is not installed" >&2; return 1; }
-	id postgres >/dev/null 2>&1 || { echo "qp_pg_start: no postgres user" >&2; return 1; }
-	mkdir -p "$dir" && chown postgres: "$dir" && chmod 700 "$dir" || return 1
+	if [ "$(id -u)" = 0 ]; then
+		id postgres >/dev/null 2>&1 || { echo "qp_pg_start: no postgres user" >&2; return 1; }
+		mkdir -p "$dir" && chown postgres: "$dir" && chmod 700 "$dir" || return 1
+	else
+		mkdir -p "$dir" && chmod 700 "$dir" || return 1
+	fi
 	# The parents must let the postgres user reach its directory.
 	chmod o+x "$(dirname "$dir")" 2>/dev/null
 	qp_pg_as "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync -E UTF8 --locale=C.UTF-8 \
