@@ -78,8 +78,9 @@ static const char SQL_VERSION[] = "SELECT coalesce(max(version), 0) FROM schema_
  * refused before anything is written. */
 static const char SQL_VERSION_EXISTS[] = "SELECT to_regclass('schema_version') IS NOT NULL";
 
-/* One round trip per job: the id (and an array's block after it) from
- * job_seq, the row, and its payload. */
+/* A job inserted outside a transaction (autocommit, tests): the id (and
+ * an array's block after it) from job_seq, the row and its payload in
+ * one statement. */
 static const char SQL_INSERT[] =
 	"WITH c AS (UPDATE job_seq SET last = last + 1 + $23::bigint RETURNING last - $23::bigint AS id),"
 	" j AS (INSERT INTO jobs (id, name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
