@@ -332,6 +332,8 @@ static int pg_errno(const struct pg_store *js, const PGresult *res)
 		return -EIO;
 	if (strncmp(state, "23", 2) == 0)          /* integrity constraint violation */
 		return -EEXIST;
+	if (strcmp(state, "22012") == 0)           /* a checked write changed no row */
+		return -ENOENT;
 	if (strcmp(state, "53100") == 0)           /* disk_full */
 		return -ENOSPC;
 	if (strcmp(state, "53200") == 0)           /* out_of_memory */
@@ -367,25 +369,51 @@ static const char *where(const struct pg_store *js, char *buf, size_t size)
 	return buf;
 }
 
+/* The writes that must change exactly one row (pg_exec_one). In a
+ * transaction they are pipelined in their checked form: a row count of 0
+ * divides by zero and aborts the transaction, so the -ENOENT a caller
+ * would have had at once comes at commit, which fails whole. */
+static bool stmt_checked(int i)
+{
+	return i == ST_SET_STATE || i == ST_DISPATCH || i == ST_REQUEUE || i == ST_FINISH || i == ST_ALTER ||
+	       i == ST_SUBJOB_INSERT || i == ST_ARRAY_FINISH || i == ST_DEPEND_SET;
+}
+
+static int prepare_one(struct pg_store *js, const char *name, const char *sql, struct error *err)
+{
+	char msg[256], at[256];
+	PGresult *res = PQprepare(js->conn, name, sql, 0, NULL);
+	int r = 0;
+
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		r = pg_errno(js, res);
+		error_set(err, r, "job store %s: %s", where(js, at, sizeof(at)),
+			  one_line(PQerrorMessage(js->conn), msg, sizeof(msg)));
+	}
+	PQclear(res);
+	return r;
+}
+
+/* Prepares each statement as "qpN", and a checked one also as "qcN". */
 static int pg_prepare_all(struct pg_store *js, struct error *err)
 {
-	for (int i = 0; i < ST_MAX; i++) {
-		char name[16], msg[256], at[256];
-		PGresult *res;
+	int r = 0;
+
+	for (int i = 0; i < ST_MAX && r == 0; i++) {
+		char name[16], *sql;
 
 		snprintf(name, sizeof(name), "qp%d", i);
-		res = PQprepare(js->conn, name, stmt_sql[i], 0, NULL);
-		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-			int r = pg_errno(js, res);
-
-			error_set(err, r, "job store %s: %s", where(js, at, sizeof(at)),
-				  one_line(PQerrorMessage(js->conn), msg, sizeof(msg)));
-			PQclear(res);
-			return r;
-		}
-		PQclear(res);
+		r = prepare_one(js, name, stmt_sql[i], err);
+		if (r < 0 || !stmt_checked(i))
+			continue;
+		if (asprintf(&sql, "WITH u AS (%s RETURNING 1) SELECT 1 / (SELECT count(*)::integer FROM u)",
+			     stmt_sql[i]) < 0)
+			return error_set(err, -ENOMEM, "out of memory");
+		snprintf(name, sizeof(name), "qc%d", i);
+		r = prepare_one(js, name, sql, err);
+		free(sql);
 	}
-	return 0;
+	return r;
 }
 
 /* A lost connection between transactions is made again (libpq tries each
@@ -447,7 +475,7 @@ static int batch_add(struct pg_store *js, const struct params *p)
 	return 0;
 }
 
-static int pg_send(struct pg_store *js, enum stmt_id id, const char *sql, const struct params *p);
+static int pg_send(struct pg_store *js, int id, const char *sql, const struct params *p);
 
 /* Sends the batch: one insert into jobs, one into job_payload. */
 static int batch_flush(struct pg_store *js)
@@ -542,15 +570,22 @@ done:
 	return r;
 }
 
-/* Sends prepared statement id (or, with sql, that text) into the pipeline. */
-static int pg_send(struct pg_store *js, enum stmt_id id, const char *sql, const struct params *p)
+/* Sends prepared statement id (or, with sql, that text) into the pipeline;
+ * id + ST_MAX: its checked form (stmt_checked). */
+static int pg_send(struct pg_store *js, int id, const char *sql, const struct params *p)
 {
 	char name[16];
-	int r = pg_pipeline_enter(js);
+	int r = 0;
 
+	/* Statements run in the order sent: the jobs kept for the batch
+	 * go first, so a write after them finds them. */
+	if (id != ST_BATCH_JOBS && id != ST_BATCH_PAYLOAD)
+		r = batch_flush(js);
+	if (r == 0)
+		r = pg_pipeline_enter(js);
 	if (r < 0)
 		return r;
-	snprintf(name, sizeof(name), "qp%d", (int)id);
+	snprintf(name, sizeof(name), id >= ST_MAX ? "qc%d" : "qp%d", id % ST_MAX);
 	if (sql ? PQsendQueryParams(js->conn, sql, 0, NULL, NULL, NULL, NULL, 0) != 1 :
 	    PQsendQueryPrepared(js->conn, name, p->n, p->v, NULL, NULL, 0) != 1)
 		return pg_errno(js, NULL);
@@ -589,7 +624,14 @@ static PGresult *pg_run(struct pg_store *js, enum stmt_id id, const struct param
 static int pg_exec(struct pg_store *js, enum stmt_id id, const struct params *p)
 {
 	int r;
-	PGresult *res = pg_run(js, id, p, &r);
+	PGresult *res;
+
+	/* In a transaction: pipelined, its answer read at the next read or
+	 * at commit (a dispatch pass is then one round trip, not three per
+	 * job). */
+	if (js->in_tx)
+		return pg_send(js, id, NULL, p);
+	res = pg_run(js, id, p, &r);
 
 	PQclear(res);
 	return r;
@@ -599,7 +641,11 @@ static int pg_exec(struct pg_store *js, enum stmt_id id, const struct params *p)
 static int pg_exec_one(struct pg_store *js, enum stmt_id id, const struct params *p)
 {
 	int r;
-	PGresult *res = pg_run(js, id, p, &r);
+	PGresult *res;
+
+	if (js->in_tx)
+		return pg_send(js, ST_MAX + id, NULL, p);
+	res = pg_run(js, id, p, &r);
 
 	if (res && strcmp(PQcmdTuples(res), "1") != 0)
 		r = -ENOENT;
