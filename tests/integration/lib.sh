@@ -58,6 +58,15 @@ walltime_default = 00:00:30
 walltime_max = 00:05:00
 ${1:-}
 CONF
+	# QP_STORE=postgresql: the pool's store on a private PostgreSQL
+	# (pg.sh), to run any test on that backend.
+	if [ "${QP_STORE:-sqlite}" = postgresql ]; then
+		. "$QP_TOP/tests/integration/pg.sh"
+		QP_ATEXIT_LAST+=(qp_store_pg_stop)
+		trap qp_cleanup EXIT
+		QP_STORE_DSN=$(qp_pg_start "$QP_T/store-pg") || fail "the private PostgreSQL did not start"
+		printf '[server]\nstore = postgresql\nstore_dsn = %s\n' "$QP_STORE_DSN" >> "$QPOOL_CONF"
+	fi
 	qp_users
 	local u
 	for u in $QP_USERS; do
@@ -66,6 +75,8 @@ CONF
 	done
 	trap qp_cleanup EXIT
 }
+
+qp_store_pg_stop() { qp_pg_stop "$QP_T/store-pg"; }
 
 qp_dump_logs() {
 	local f

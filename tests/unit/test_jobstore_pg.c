@@ -185,6 +185,16 @@ static void test_group_fails_whole(void)
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &c), 0);
 	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
 	CU_ASSERT_EQUAL(c, a);
+	/* A dispatch of a job the store does not have: the same, whether
+	 * the backend says so at once or at commit. */
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &b), 0);
+	r = jobstore_job_dispatch(js, 999, "n1", "0", 5);
+	if (r == 0)
+		r = jobstore_commit(js);
+	CU_ASSERT_EQUAL(r, -ENOENT);
+	jobstore_rollback(js);
+	CU_ASSERT_EQUAL(jobstore_job_get(js, b, false, &list), -ENOENT);
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, c, true, &list), 0);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(list, "script")), base.script);
 	json_decref(list);
