@@ -3,9 +3,10 @@
 
 # The version is lib/version.h's, the one place it is written.
 VERSION   := $(shell sed -n 's/^\#define QPOOL_VERSION "\(.*\)"$$/\1/p' lib/version.h)
-PKGS      := libcgroup hwloc sqlite3 libsystemd cunit jansson inih munge
+PKGS      := libcgroup hwloc sqlite3 libpq libsystemd cunit jansson inih munge
 # nftables: t-hosts-netem's 5% loss where the kernel has no netem.
-DEB_PKGS  := libcgroup-dev libhwloc-dev libsqlite3-dev libsystemd-dev \
+# postgresql: the tests' private server for the store on PostgreSQL.
+DEB_PKGS  := libcgroup-dev libhwloc-dev libsqlite3-dev libpq-dev postgresql libsystemd-dev \
              libcunit1-dev libjansson-dev libinih-dev pkg-config gcc make \
              mandoc sqlite3 passwd procps util-linux python3 \
              munge libmunge-dev iproute2 nftables libpmix-dev \
@@ -154,7 +155,7 @@ check: deps
 	tests/run
 
 unit: all
-	$(BUILD)/tests/unit
+	BUILD=$(BUILD) tests/run --unit
 
 integration: all
 	tests/run --integration

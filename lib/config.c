@@ -24,6 +24,8 @@ enum key_type {
 	KEY_CGROUP_PATH,
 	KEY_NAME,
 	KEY_ADDR,
+	KEY_STORE,
+	KEY_TEXT,
 };
 
 enum key_section {
@@ -47,6 +49,8 @@ struct key {
 /* Every key, once. qpool.conf(5) documents the same table. */
 static const struct key keys[] = {
 	{ SEC_SERVER, "state_dir", KEY_PATH, S(state_dir), "/var/lib/qpool", "job store, spool and node job directories" },
+	{ SEC_SERVER, "store", KEY_STORE, S(store), "sqlite", "where the job store lives: sqlite (state_dir/qpool.db) | postgresql (store_dsn)" },
+	{ SEC_SERVER, "store_dsn", KEY_TEXT, S(store_dsn), "", "libpq connection string of the store (store = postgresql), e.g. host=db1,db2 dbname=qpool target_session_attrs=read-write" },
 	{ SEC_SERVER, "socket", KEY_PATH, S(socket), "/run/qpool/qpoold.sock", "Unix socket of qpoold" },
 	{ SEC_SERVER, "listen", KEY_ADDR, S(listen), "", "ADDR:PORT qpoold also listens on, TCP with MUNGE ([ADDR]:PORT for IPv6; empty: the socket only)" },
 	{ SEC_SERVER, "server", KEY_ADDR, S(server), "", "HOST:PORT nodes and commands reach qpoold at, TCP with MUNGE (empty: the socket); QPOOL_SERVER wins" },
@@ -98,6 +102,7 @@ static const struct key keys[] = {
 
 static const char *reserve_names[] = { "none", "exclusive", "realtime" };
 static const char *rt_policy_names[] = { "fifo", "rr" };
+static const char *store_names[] = { "sqlite", "postgresql" };
 
 struct parse_state {
 	struct config *c;
@@ -217,6 +222,18 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 			if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
 				return error_set(err, -EINVAL, "%s = %s: letters, digits, '-', '_' and '.' only",
 						 k->name, value);
+		strcpy(dst, value);
+		return 0;
+	case KEY_STORE:
+		for (size_t i = 0; i < 2; i++)
+			if (strcmp(value, store_names[i]) == 0) {
+				*(enum config_store *)dst = (enum config_store)i;
+				return 0;
+			}
+		return error_set(err, -EINVAL, "%s = %s: not sqlite or postgresql", k->name, value);
+	case KEY_TEXT:
+		if (strlen(value) >= PATH_MAX)
+			return error_set(err, -ENAMETOOLONG, "%s: longer than %d characters", k->name, PATH_MAX - 1);
 		strcpy(dst, value);
 		return 0;
 	case KEY_ADDR:
@@ -395,6 +412,8 @@ static int config_validate(struct config *c, struct error *err, int *ret_line)
 	*ret_line = 0;
 	if (c->state_dir[0] == '\0')
 		return error_set(err, -EINVAL, "[server] state_dir must be set");
+	if (c->store == CONFIG_STORE_POSTGRESQL && c->store_dsn[0] == '\0')
+		return error_set(err, -EINVAL, "[server] store = postgresql needs store_dsn");
 	if (c->socket[0] == '\0')
 		return error_set(err, -EINVAL, "[server] socket must be set");
 	if (strlen(c->socket) >= 108)

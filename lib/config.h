@@ -51,12 +51,20 @@ struct queue_conf {
 	char reason[128];            /* why disabled or stopped (qmgr), or "" */
 };
 
+/* [server] store: where the job store lives. */
+enum config_store {
+	CONFIG_STORE_SQLITE,       /* state_dir/qpool.db */
+	CONFIG_STORE_POSTGRESQL,   /* store_dsn */
+};
+
 #define CONFIG_NAME_MAX 64   /* [server] name, with its NUL */
 
 struct config {
 	char path[PATH_MAX];
 	/* [server] */
 	char state_dir[PATH_MAX];    /* SQLite store, spool, node job dirs */
+	enum config_store store;     /* the job store's backend */
+	char store_dsn[PATH_MAX];    /* libpq connection string (store = postgresql) */
 	char socket[PATH_MAX];       /* Unix socket of qpoold */
 	char listen[PATH_MAX];       /* TCP "ADDR:PORT" qpoold listens on too; "": none */
 	char server[PATH_MAX];       /* "HOST:PORT" of qpoold for nodes and commands; "": the socket */

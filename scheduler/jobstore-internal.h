@@ -122,6 +122,16 @@ enum {
  * point into the row). */
 void jobstore_row_node(const struct jobstore_row *r, struct jobstore_node *ret);
 
+/* A table as qpoold --migrate copies it: every column, by name. */
+struct jobstore_table {
+	const char *name;
+	const char *columns;   /* "a, b, c" */
+	int ncols;
+};
+/* Every table of the schema (JOBSTORE_SCHEMA_VERSION), parents first;
+ * ends with { NULL }. */
+extern const struct jobstore_table jobstore_tables[];
+
 /* One backend. Every write runs between begin and commit; the one
  * exception is the schema's own migrations, inside open. */
 struct jobstore_ops {
@@ -164,6 +174,23 @@ struct jobstore_ops {
 	int (*node_put)(struct jobstore *js, const struct jobstore_node *n);
 	int (*node_delete)(struct jobstore *js, const char *name);
 	int (*nodes_load)(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud);
+
+	/* For qpoold --migrate (jobstore_copy). */
+	/* "sqlite PATH", "postgresql HOST:PORT/DB": no secret in it. */
+	void (*describe)(struct jobstore *js, char *buf, size_t size);
+	/* Rows in the store: jobs, and of the other tables; last id given. */
+	int (*count)(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id);
+	/* cb for every row of t, its columns as text (NULL: SQL NULL), in
+	 * primary key order. */
+	int (*rows_each)(struct jobstore *js, const struct jobstore_table *t,
+			 int (*cb)(const char *const *values, void *ud), void *ud);
+	/* Bulk load into t (inside a transaction); NULL where the backend
+	 * is never a target. */
+	int (*copy_begin)(struct jobstore *js, const struct jobstore_table *t);
+	int (*copy_row)(struct jobstore *js, const struct jobstore_table *t, const char *const *values);
+	int (*copy_end)(struct jobstore *js);
+	/* The last id given becomes last (ids continue past it). */
+	int (*last_id_set)(struct jobstore *js, int64_t last);
 };
 
 /* Each backend's struct starts with this. */
@@ -173,5 +200,6 @@ struct jobstore {
 };
 
 int jobstore_sqlite_open(const char *path, struct jobstore **ret, struct error *err);
+int jobstore_pg_open(const char *dsn, struct jobstore **ret, struct error *err);
 
 #endif

@@ -240,6 +240,7 @@ static const char *const stmt_sql[ST_MAX] = {
 
 struct sqlite_store {
 	struct jobstore base;   /* first: the door hands out &base */
+	char *path;
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_MAX];
 	int wal_frames;         /* frames in the log after the last commit */
@@ -422,6 +423,11 @@ int jobstore_sqlite_open(const char *path, struct jobstore **ret, struct error *
 	if (!js)
 		return error_set(err, -ENOMEM, "out of memory");
 	js->base.ops = &sqlite_ops;
+	js->path = strdup(path);
+	if (!js->path) {
+		r = error_set(err, -ENOMEM, "out of memory");
+		goto done;
+	}
 	js->wal_next_checkpoint = WAL_CHECKPOINT_FRAMES;
 	rc = sqlite3_open_v2(path, &js->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			     SQLITE_OPEN_NOMUTEX, NULL);
@@ -480,6 +486,7 @@ static void sqlite_close(struct jobstore *base)
 	for (int i = 0; i < ST_MAX; i++)
 		sqlite3_finalize(js->st[i]);
 	sqlite3_close(js->db);
+	free(js->path);
 	free(js);
 }
 
@@ -1070,6 +1077,68 @@ static int sqlite_nodes_load(struct jobstore *base, int (*cb)(const struct jobst
 	return r;
 }
 
+static void sqlite_describe(struct jobstore *base, char *buf, size_t size)
+{
+	snprintf(buf, size, "sqlite %s", to_sqlite(base)->path);
+}
+
+static const char SQL_COUNT[] =
+	"SELECT (SELECT count(*) FROM jobs),"
+	" (SELECT count(*) FROM job_payload) + (SELECT count(*) FROM job_alloc) +"
+	" (SELECT count(*) FROM iqs_rotation) + (SELECT count(*) FROM queue_admin) +"
+	" (SELECT count(*) FROM node_admin),"
+	" coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0)";
+
+static int sqlite_count(struct jobstore *base, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	rc = sqlite3_prepare_v2(js->db, SQL_COUNT, -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*ret_jobs = sqlite3_column_int64(st, 0);
+		*ret_other = sqlite3_column_int64(st, 1);
+		*ret_last_id = sqlite3_column_int64(st, 2);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return sql_errno(rc);
+}
+
+static int sqlite_rows_each(struct jobstore *base, const struct jobstore_table *t,
+			    int (*cb)(const char *const *values, void *ud), void *ud)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	const char *values[64];
+	sqlite3_stmt *st = NULL;
+	char *sql = NULL;
+	int rc, r = 0;
+
+	if (t->ncols > (int)(sizeof(values) / sizeof(values[0])))
+		return -E2BIG;
+	if (asprintf(&sql, "SELECT %s FROM %s ORDER BY 1", t->columns, t->name) < 0)
+		return -ENOMEM;
+	rc = sqlite3_prepare_v2(js->db, sql, -1, &st, NULL);
+	free(sql);
+	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW)
+			break;
+		for (int i = 0; i < t->ncols; i++)
+			values[i] = (const char *)sqlite3_column_text(st, i);
+		r = cb(values, ud);
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = sql_errno(rc);
+	sqlite3_finalize(st);
+	return r;
+}
+
 static const struct jobstore_ops sqlite_ops = {
 	.name = "sqlite",
 	.close = sqlite_close,
@@ -1101,4 +1170,7 @@ static const struct jobstore_ops sqlite_ops = {
 	.node_put = sqlite_node_put,
 	.node_delete = sqlite_node_delete,
 	.nodes_load = sqlite_nodes_load,
+	.describe = sqlite_describe,
+	.count = sqlite_count,
+	.rows_each = sqlite_rows_each,
 };

@@ -13,7 +13,7 @@ int jobstore_open(enum jobstore_kind kind, const char *where, struct jobstore **
 	case JOBSTORE_SQLITE:
 		return jobstore_sqlite_open(where, ret, err);
 	case JOBSTORE_POSTGRESQL:
-		break;
+		return jobstore_pg_open(where, ret, err);
 	}
 	return error_set(err, -EINVAL, "job store: unknown kind %d", (int)kind);
 }
@@ -211,4 +211,86 @@ int jobstore_node_delete(struct jobstore *js, const char *name)
 int jobstore_nodes_load(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud)
 {
 	return js->ops->nodes_load(js, cb, ud);
+}
+
+void jobstore_describe(struct jobstore *js, char *buf, size_t size)
+{
+	js->ops->describe(js, buf, size);
+}
+
+const struct jobstore_table jobstore_tables[] = {
+	{ "jobs", JOB_COLUMNS ", umask", 45 },
+	{ "job_payload", "job_id, env, script", 3 },
+	{ "job_alloc", "job_id, idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads, t_launch, t_wrap,"
+	  " t_fenced, t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result", 19 },
+	{ "iqs_rotation", "queue, uid, seq", 3 },
+	{ "queue_admin", "queue, enabled, started, reason", 4 },
+	{ "node_admin", "node, drain, reason", 3 },
+	{ NULL, NULL, 0 },
+};
+
+struct copy_state {
+	struct jobstore *to;
+	const struct jobstore_table *t;
+	int64_t rows;
+	int64_t max_id;
+};
+
+static int copy_one(const char *const *values, void *ud)
+{
+	struct copy_state *cs = ud;
+
+	cs->rows++;
+	if (cs->t == &jobstore_tables[0] && values[0]) {
+		int64_t id = strtoll(values[0], NULL, 10);
+
+		if (id > cs->max_id)
+			cs->max_id = id;
+	}
+	return cs->to->ops->copy_row(cs->to, cs->t, values);
+}
+
+int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs, struct error *err)
+{
+	struct copy_state cs = { .to = to };
+	int64_t jobs, other, last, from_jobs, from_other, from_last;
+	char at[512];
+	int r;
+
+	jobstore_describe(to, at, sizeof(at));
+	if (!to->ops->copy_begin)
+		return error_set(err, -EOPNOTSUPP, "job store %s: cannot be the target of a migration", at);
+	r = to->ops->count(to, &jobs, &other, &last);
+	if (r < 0)
+		return error_set(err, r, "job store %s: %s", at, strerror(-r));
+	if (jobs || other || last)
+		return error_set(err, -ENOTEMPTY, "job store %s is not empty (%lld jobs, %lld other rows,"
+				 " last id %lld): nothing copied", at, (long long)jobs, (long long)other,
+				 (long long)last);
+	r = from->ops->count(from, &from_jobs, &from_other, &from_last);
+	if (r < 0) {
+		jobstore_describe(from, at, sizeof(at));
+		return error_set(err, r, "job store %s: %s", at, strerror(-r));
+	}
+	r = jobstore_begin(to);
+	for (const struct jobstore_table *t = jobstore_tables; r == 0 && t->name; t++) {
+		cs.t = t;
+		r = to->ops->copy_begin(to, t);
+		if (r == 0)
+			r = from->ops->rows_each(from, t, copy_one, &cs);
+		if (r == 0)
+			r = to->ops->copy_end(to);
+		if (t == jobstore_tables)
+			*ret_jobs = cs.rows;
+	}
+	/* An array's reserved ids may lie past the last row. */
+	if (r == 0)
+		r = to->ops->last_id_set(to, from_last > cs.max_id ? from_last : cs.max_id);
+	if (r == 0)
+		r = jobstore_commit(to);
+	if (r < 0) {
+		jobstore_rollback(to);
+		return error_set(err, r, "job store %s: copy failed, nothing copied: %s", at, strerror(-r));
+	}
+	return 0;
 }

@@ -195,4 +195,14 @@ int jobstore_node_delete(struct jobstore *js, const char *name);
  * call only. A negative return of cb stops the load and is returned. */
 int jobstore_nodes_load(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud);
 
+/* "sqlite PATH" or "postgresql HOST:PORT/DB", for messages. */
+void jobstore_describe(struct jobstore *js, char *buf, size_t size);
+
+/* qpoold --migrate: every row of from (jobs with their payloads and
+ * allocations, finished ones with their accounting, the IQS rotation, the
+ * qmgr settings) into to, in one transaction of to, and to's ids continue
+ * past from's. to must be empty: -ENOTEMPTY, nothing written; to a backend
+ * that cannot be a target, -EOPNOTSUPP. Returns 0 and the jobs copied. */
+int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs, struct error *err);
+
 #endif

@@ -15,11 +15,13 @@
 #include "exe.h"
 #include "log.h"
 #include "log-journal.h"
+#include "migrate.h"
 #include "server.h"
 #include "version.h"
 
 static const char *arg_config;
 static bool arg_verbose;
+static bool arg_migrate;
 
 static void usage(FILE *f)
 {
@@ -27,6 +29,7 @@ static void usage(FILE *f)
 		   "  -f FILE  config file (default $QPOOL_CONF, else %s)\n"
 		   "  -v       log debug messages too\n"
 		   "  --dump-config  print a sample config: every key, its default\n"
+		   "  --migrate      move state_dir's SQLite store into the store_dsn PostgreSQL, then exit\n"
 		   "  --version      print the version\n", CONFIG_DEFAULT_PATH);
 }
 
@@ -35,6 +38,7 @@ static int parse_args(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "dump-config", no_argument, NULL, 'D' },
+		{ "migrate", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -50,6 +54,9 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case 'M':
+			arg_migrate = true;
+			break;
 		case 'D':
 			config_sample_print(stdout);
 			exit(fflush(stdout) == 0 ? 0 : 1);
@@ -103,6 +110,17 @@ int main(int argc, char **argv)
 	r = config_load(config_path(arg_config), &config, &err);
 	if (r < 0) {
 		log_err("%s", err.text);
+		goto done;
+	}
+	if (arg_migrate) {
+		char text[1024];
+		int64_t jobs = 0;
+
+		r = migrate_store(config, &jobs, text, sizeof(text), &err);
+		if (r < 0)
+			log_err("--migrate: %s", err.text);
+		else
+			log_info("%s", text);
 		goto done;
 	}
 	sigemptyset(&mask);

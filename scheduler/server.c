@@ -1020,14 +1020,18 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	r = dir_make(config->state_dir, 0711, err);
 	if (r < 0)
 		goto done;
-	snprintf(path, sizeof(path), "%s/qpool.db", config->state_dir);
-	/* The store holds every user's scripts and environments, and a user
-	 * who knows its name can open it despite the 0711 directory: 0600.
-	 * SQLite gives -wal and -shm the mode of the database file. */
-	r = store_file_private(path, err);
-	if (r < 0)
-		goto done;
-	r = jobstore_open(JOBSTORE_SQLITE, path, &s->store, err);
+	if (config->store == CONFIG_STORE_POSTGRESQL) {
+		r = jobstore_open(JOBSTORE_POSTGRESQL, config->store_dsn, &s->store, err);
+	} else {
+		snprintf(path, sizeof(path), "%s/qpool.db", config->state_dir);
+		/* The store holds every user's scripts and environments, and a
+		 * user who knows its name can open it despite the 0711
+		 * directory: 0600. SQLite gives -wal and -shm the mode of the
+		 * database file. */
+		r = store_file_private(path, err);
+		if (r == 0)
+			r = jobstore_open(JOBSTORE_SQLITE, path, &s->store, err);
+	}
 	if (r < 0)
 		goto done;
 	r = pool_create(&s->pool);
@@ -1138,10 +1142,11 @@ int server_reload(struct server *s, struct error *err)
 	if (r < 0)
 		return r;
 	if (strcmp(c->socket, s->config->socket) != 0 || strcmp(c->state_dir, s->config->state_dir) != 0 ||
-	    strcmp(c->listen, s->config->listen) != 0 || strcmp(c->munge_socket, s->config->munge_socket) != 0) {
+	    strcmp(c->listen, s->config->listen) != 0 || strcmp(c->munge_socket, s->config->munge_socket) != 0 ||
+	    c->store != s->config->store || strcmp(c->store_dsn, s->config->store_dsn) != 0) {
 		config_destroy(c);
-		return error_set(err, -EINVAL, "%s: socket, listen, munge_socket and state_dir take effect only at restart",
-				 s->config->path);
+		return error_set(err, -EINVAL, "%s: socket, listen, munge_socket, state_dir, store and store_dsn"
+				 " take effect only at restart", s->config->path);
 	}
 	/* A queue that still holds jobs cannot go away under them. */
 	for (size_t i = 0; i < s->config->n_queues; i++) {

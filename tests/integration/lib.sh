@@ -9,6 +9,7 @@ QP_BIN=$QP_TOP/${BUILD:-build}/bin
 QP_USERS="qpuser1 qpuser2 qpuser3"
 QP_PIDS=()
 QP_ATEXIT=()   # functions the cleanup runs first, each once, whatever happened
+QP_ATEXIT_LAST=()   # ... and last, once every daemon is stopped (a store server)
 
 fail() { echo "FAIL: $*" >&2; qp_dump_logs; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -57,6 +58,15 @@ walltime_default = 00:00:30
 walltime_max = 00:05:00
 ${1:-}
 CONF
+	# QP_STORE=postgresql: the pool's store on a private PostgreSQL
+	# (pg.sh), to run any test on that backend.
+	if [ "${QP_STORE:-sqlite}" = postgresql ]; then
+		. "$QP_TOP/tests/integration/pg.sh"
+		QP_ATEXIT_LAST+=(qp_store_pg_stop)
+		trap qp_cleanup EXIT
+		QP_STORE_DSN=$(qp_pg_start "$QP_T/store-pg") || fail "the private PostgreSQL did not start"
+		printf '[server]\nstore = postgresql\nstore_dsn = %s\n' "$QP_STORE_DSN" >> "$QPOOL_CONF"
+	fi
 	qp_users
 	local u
 	for u in $QP_USERS; do
@@ -65,6 +75,8 @@ CONF
 	done
 	trap qp_cleanup EXIT
 }
+
+qp_store_pg_stop() { qp_pg_stop "$QP_T/store-pg"; }
 
 qp_dump_logs() {
 	local f
@@ -167,6 +179,7 @@ qp_cleanup() {
 		kill -CONT "${QP_PIDS[$i]}" 2>/dev/null
 		qp_stop "${QP_PIDS[$i]}"
 	done
+	for f in $(printf '%s\n' "${QP_ATEXIT_LAST[@]}" | sort -u); do "$f"; done
 	# The pool's groups must be gone with it; whatever is left is reported
 	# (a failure) and removed, its processes killed, so no run leaves any.
 	local left

@@ -80,6 +80,8 @@ static void test_errors(void)
 		{ "[node]\ncgroup_parent = a//b\n", ":2: cgroup_parent = a//b: a relative path" },
 		{ "[node]\ncgroup_parent = q/.rt\n", ":2: cgroup_parent = q/.rt: a relative path" },
 		{ "[node]\ncgroup_parent = a b\n", ":2: cgroup_parent = a b: a relative path" },
+		{ "[server]\nstore = mysql\n", ":2: store = mysql: not sqlite or postgresql" },
+		{ "[server]\nstore = postgresql\n", ": [server] store = postgresql needs store_dsn" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The job store on :memory: and on disk: insert, state changes, reload, migrations. */
+/* The job store on :memory:, PostgreSQL and on disk: insert, state changes, reload, migrations. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,7 @@ static void test_insert_query(void)
 	json_t *row, *arr;
 	struct jobstore_filter f = { .payload = true, .payload_uid = 1001 };
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id1), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id2), 0);
@@ -72,7 +72,7 @@ static void test_lifecycle(void)
 	int64_t id;
 	json_t *row, *arr;
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
 	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 2000), 0);
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
@@ -317,7 +317,7 @@ static void test_paging(void)
 	struct error err;
 	int64_t id, last = 0, seen = 0;
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
 	for (int i = 0; i < 25; i++)
 		CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
@@ -402,7 +402,7 @@ static void test_launch(void)
 	char want[64];
 
 	joined.join = true;
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &joined, &id2), 0);
 	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 2000), 0);
@@ -447,7 +447,7 @@ static void test_launch_umask(void)
 
 	strict.umask = 077;
 	none.umask = -1;
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &strict, &a), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &none, &b), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_launch(js, a, &o), 0);
@@ -469,7 +469,7 @@ static void test_alter(void)
 	int64_t id;
 	json_t *row;
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
 	a.name = "renamed";
 	a.queue = "short";
@@ -493,18 +493,26 @@ static void test_alter(void)
 	jobstore_close(js);
 }
 
+/* On both backends (jobstore, jobstore_pg). */
 static const struct unit_test jobstore_tests[] = {
 	{ "launch_umask", test_launch_umask },
 	{ "alter", test_alter },
-	{ "wal_reused", test_wal_reused },
 	{ "launch", test_launch },
 	{ "paging", test_paging },
 	{ "insert_query", test_insert_query },
 	{ "lifecycle", test_lifecycle },
+	{ NULL, NULL },
+};
+
+UNIT_STORE_SUITE(jobstore, jobstore_tests);
+
+/* The SQLite file itself: its log, its migrations. */
+static const struct unit_test jobstore_sqlite_tests[] = {
+	{ "wal_reused", test_wal_reused },
 	{ "reopen_and_version", test_reopen_and_version },
 	{ "migrate_old_store", test_migrate_old_store },
 	{ "migrate_v5_alloc", test_migrate_v5_alloc },
 	{ NULL, NULL },
 };
 
-UNIT_SUITE(jobstore, jobstore_tests);
+UNIT_SUITE(jobstore_sqlite, jobstore_sqlite_tests);

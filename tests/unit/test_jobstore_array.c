@@ -34,7 +34,7 @@ static void test_array_rows(void)
 
 	plain.array_spec = NULL;
 	plain.array_count = 0;
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &s, &id), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &plain, &next), 0);
@@ -92,4 +92,4 @@ static const struct unit_test tests[] = {
 	{ NULL, NULL },
 };
 
-UNIT_SUITE(jobstore_array, tests);
+UNIT_STORE_SUITE(jobstore_array, tests);
