@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The job store's nodes: written at registration, loaded at start, replaced whole, forgotten. */
+/* The job store's nodes, on both backends: written at registration,
+ * loaded at start, replaced whole, forgotten. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,7 @@ static void test_round_trip(void)
 	struct loaded l = { 0 };
 	struct error err;
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_nodes_load(js, collect, &l), 0);
 	CU_ASSERT_EQUAL(l.n, 0);
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
@@ -124,7 +125,7 @@ static void test_delete(void)
 	struct loaded l = { 0 };
 	struct error err;
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_node_put(js, &n1), 0);
 	CU_ASSERT_EQUAL(jobstore_node_admin_set(js, "n1", true, "broken fan"), 0);
 	CU_ASSERT_EQUAL(jobstore_node_admin_set(js, "only-drained", true, NULL), 0);
@@ -143,4 +144,4 @@ static const struct unit_test jobstore_nodes_tests[] = {
 	{ NULL, NULL },
 };
 
-UNIT_SUITE(jobstore_nodes, jobstore_nodes_tests);
+UNIT_STORE_SUITE(jobstore_nodes, jobstore_nodes_tests);

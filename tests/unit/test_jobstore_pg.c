@@ -113,6 +113,24 @@ static void test_wide(void)
 	jobstore_close(js);
 }
 
+/* A node whose text has a tab (COPY's text format escapes it). */
+static const struct jobstore_node node_n1 = {
+	.name = "n1", .cpus = "0-3", .ncpus = 4, .mems = "0", .mem = 16ULL << 30,
+	.topology = "{\"pus\":4,\"x\":\"a\\tb\"}", .rt = true, .cgroup = "v2", .address = "192.0.2.1",
+	.t_register = 1700000000000000001LL,
+};
+
+static int node_row(const struct jobstore_node *n, void *ud)
+{
+	char *out = ud;
+	size_t len = strlen(out);
+
+	snprintf(out + len, 512 - len, "%s/%s/%u/%s/%llu/%s/%d/%s/%s/%lld;", n->name, n->cpus, n->ncpus, n->mems,
+		 (unsigned long long)n->mem, n->topology ? n->topology : "-", n->rt, n->cgroup, n->address,
+		 (long long)n->t_register);
+	return 0;
+}
+
 static int admin_row(const char *key, long long a, long long b, const char *text, void *ud)
 {
 	char *out = ud;
@@ -315,6 +333,7 @@ static void test_copy(void)
 	CU_ASSERT_EQUAL(jobstore_rotation_set(from, "batch", 1001, 7), 0);
 	CU_ASSERT_EQUAL(jobstore_queue_admin_set(from, "batch", 0, 1, "closed"), 0);
 	CU_ASSERT_EQUAL(jobstore_node_admin_set(from, "n1", true, "maintenance"), 0);
+	CU_ASSERT_EQUAL(jobstore_node_put(from, &node_n1), 0);
 
 	CU_ASSERT_EQUAL_FATAL(unit_store_open(&to, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_copy(from, to, &jobs, &err), 0);
@@ -338,6 +357,9 @@ static void test_copy(void)
 	json_decref(list);
 	CU_ASSERT_EQUAL(jobstore_admin_load(to, &cbs, out), 0);
 	CU_ASSERT_STRING_EQUAL(out, "batch/1001/7/-;batch/0/1/closed;n1/1/-1/maintenance;");
+	out[0] = '\0';
+	CU_ASSERT_EQUAL(jobstore_nodes_load(to, node_row, out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "n1/0-3/4/0/17179869184/{\"pus\":4,\"x\":\"a\\tb\"}/1/v2/192.0.2.1/1700000000000000001;");
 	/* The next id is past the array's block. */
 	CU_ASSERT_EQUAL(jobstore_job_insert(to, &base, &next), 0);
 	CU_ASSERT_EQUAL(next, id2 + 10);
@@ -351,6 +373,49 @@ static void test_copy(void)
 	/* SQLite is never a target. */
 	CU_ASSERT_EQUAL(jobstore_copy(from, from, &jobs, &err), -EOPNOTSUPP);
 	jobstore_close(from);
+}
+
+/* A store that holds only a node's row is not empty either. */
+static void test_copy_onto_nodes(void)
+{
+	struct jobstore *from, *to;
+	struct error err;
+	int64_t id, jobs = 0;
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &from, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(from, &base, &id), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&to, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_node_put(to, &node_n1), 0);
+	CU_ASSERT_EQUAL(jobstore_copy(from, to, &jobs, &err), -ENOTEMPTY);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "1 other rows"));
+	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM jobs"), 0);
+	jobstore_close(to);
+	jobstore_close(from);
+}
+
+/* A store a qpoold of schema 7 made (before the nodes table) is brought to
+ * this schema at open, its rows kept, and then keeps nodes. */
+static void test_upgrade_from_7(void)
+{
+	struct jobstore *js;
+	struct error err;
+	int64_t a, b;
+	char out[512] = "";
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &a), 0);
+	jobstore_close(js);
+	CU_ASSERT_EQUAL_FATAL(psql("DROP TABLE nodes; DELETE FROM schema_version WHERE version > 7"), 0);
+	CU_ASSERT_EQUAL_FATAL(psql_value("SELECT max(version) FROM schema_version"), 7);
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_POSTGRESQL, unit_store_dsn(), &js, &err), 0);
+	CU_ASSERT_EQUAL(psql_value("SELECT max(version) FROM schema_version"), jobstore_schema_version());
+	CU_ASSERT_EQUAL(jobstore_schema_version(), 8);
+	CU_ASSERT_EQUAL(jobstore_node_put(js, &node_n1), 0);
+	CU_ASSERT_EQUAL(jobstore_nodes_load(js, node_row, out), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "n1/0-3/4/"));
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &b), 0);
+	CU_ASSERT_EQUAL(b, a + 1);
+	jobstore_close(js);
 }
 
 /* Another writer moved job_seq behind this one's count: its next commit
@@ -417,6 +482,8 @@ static const struct unit_test pg_tests[] = {
 	{ "newer_schema", test_newer_schema },
 	{ "bad_dsn", test_bad_dsn },
 	{ "copy", test_copy },
+	{ "copy_onto_nodes", test_copy_onto_nodes },
+	{ "upgrade_from_7", test_upgrade_from_7 },
 	{ NULL, NULL },
 };
 
