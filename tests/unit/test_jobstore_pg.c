@@ -279,16 +279,19 @@ static void test_newer_schema(void)
 	struct jobstore *js;
 	struct error err;
 	char sql[128];
+	long long rows;
 
 	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	jobstore_close(js);
+	rows = psql_value("SELECT count(*) FROM schema_version");
+	CU_ASSERT(rows > 0);
 	snprintf(sql, sizeof(sql), "INSERT INTO schema_version VALUES (%d)", jobstore_schema_version() + 1);
 	CU_ASSERT_EQUAL_FATAL(psql(sql), 0);
 	CU_ASSERT_EQUAL(jobstore_open(JOBSTORE_POSTGRESQL, unit_store_dsn(), &js, &err), -EPROTO);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "newer than this qpoold"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "/qpool"));
 	CU_ASSERT_PTR_NULL(strchr(err.text, '\n'));
-	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM schema_version"), 2);
+	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM schema_version"), rows + 1);
 }
 
 static void test_bad_dsn(void)
