@@ -12,7 +12,8 @@
 
 /* Migrations, each leading to its version. A PostgreSQL store starts at
  * version 7 (the SQLite store's 7 migrations in one); a new schema
- * version adds one entry here and one in jobstore-sqlite.c. */
+ * version adds one entry here and one in jobstore-sqlite.c, the same SQL
+ * text where it can be (jobstore-internal.h). */
 static const struct {
 	int version;
 	const char *sql;
@@ -63,9 +64,12 @@ static const struct {
 	  " t_launch BIGINT, t_wrap BIGINT, t_fenced BIGINT, t_exec BIGINT, t_exit BIGINT,"
 	  " t_released BIGINT, t_done BIGINT, cpu_ns BIGINT, mem_peak BIGINT, result TEXT,"
 	  " PRIMARY KEY (job_id, idx));" },
+	/* 8: the nodes qpoold knows (jobstore-sqlite.c's 8). */
+	{ 8, JOBSTORE_SQL_NODES_CREATE },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+_Static_assert(N_MIGRATIONS == JOBSTORE_SCHEMA_VERSION - 6, "a migration for each schema version past 7");
 
 /* Serializes the migrations of qpoold instances that open one store at
  * once (any constant no other user of the database takes: "qpool"). */
@@ -206,7 +210,7 @@ enum stmt_id {
 	ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD, ST_NADMIN_SET,
 	ST_NADMIN_LOAD, ST_ALTER, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT, ST_ALLOC_LOAD,
 	ST_SUBJOB_INSERT, ST_SUBJOBS, ST_ARRAY_FINISH, ST_DEPEND_SET, ST_BATCH_JOBS, ST_BATCH_PAYLOAD,
-	ST_SEQ_LOCK, ST_SEQ_SET, ST_MAX,
+	ST_SEQ_LOCK, ST_SEQ_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -239,6 +243,10 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_BATCH_PAYLOAD] = SQL_BATCH_PAYLOAD,
 	[ST_SEQ_LOCK] = SQL_SEQ_LOCK,
 	[ST_SEQ_SET] = SQL_SEQ_SET,
+	[ST_NODE_PUT] = JOBSTORE_SQL_NODE_PUT,
+	[ST_NODE_DELETE] = JOBSTORE_SQL_NODE_DELETE,
+	[ST_NODE_ADMIN_DELETE] = JOBSTORE_SQL_NODE_ADMIN_DELETE,
+	[ST_NODES_LOAD] = JOBSTORE_SQL_NODES_LOAD,
 };
 
 struct pg_store {
@@ -1323,6 +1331,63 @@ static int pg_admin_load(struct jobstore *base, const struct jobstore_admin_cbs 
 	return r;
 }
 
+static int pg_node_put(struct jobstore *base, const struct jobstore_node *n)
+{
+	struct params p = { 0 };
+
+	p_text(&p, n->name);
+	p_text(&p, n->cpus);
+	p_int(&p, n->ncpus);
+	p_text(&p, n->mems);
+	p_int(&p, (int64_t)n->mem);
+	p_text(&p, n->topology);
+	p_int(&p, n->rt);
+	p_text(&p, n->cgroup);
+	p_text(&p, n->address);
+	p_int(&p, n->t_register);
+	return pg_exec(to_pg(base), ST_NODE_PUT, &p);
+}
+
+/* Both deletes run now, not pipelined: -ENOENT needs their row counts. */
+static int pg_node_delete(struct jobstore *base, const char *name)
+{
+	static const enum stmt_id ids[] = { ST_NODE_DELETE, ST_NODE_ADMIN_DELETE };
+	struct pg_store *js = to_pg(base);
+	struct params p = { 0 };
+	long gone = 0;
+	int r = 0;
+
+	p_text(&p, name);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]) && r == 0; i++) {
+		PGresult *res = pg_run(js, ids[i], &p, &r);
+
+		if (res)
+			gone += strtol(PQcmdTuples(res), NULL, 10);
+		PQclear(res);
+	}
+	if (r < 0)
+		return r;
+	return gone ? 0 : -ENOENT;
+}
+
+static int pg_nodes_load(struct jobstore *base, int (*cb)(const struct jobstore_node *n, void *ud), void *ud)
+{
+	struct params p = { 0 };
+	struct jobstore_row row = { &pg_row_ops, NULL, 0 };
+	struct jobstore_node n;
+	PGresult *res;
+	int r;
+
+	res = pg_run(to_pg(base), ST_NODES_LOAD, &p, &r);
+	row.res = res;
+	for (row.row = 0; res && r == 0 && row.row < PQntuples(res); row.row++) {
+		jobstore_row_node(&row, &n);
+		r = cb(&n, ud);
+	}
+	PQclear(res);
+	return r;
+}
+
 static void pg_describe(struct jobstore *base, char *buf, size_t size)
 {
 	char at[256];
@@ -1334,7 +1399,7 @@ static const char SQL_COUNT[] =
 	"SELECT (SELECT count(*) FROM jobs),"
 	" (SELECT count(*) FROM job_payload) + (SELECT count(*) FROM job_alloc) +"
 	" (SELECT count(*) FROM iqs_rotation) + (SELECT count(*) FROM queue_admin) +"
-	" (SELECT count(*) FROM node_admin), (SELECT last FROM job_seq)";
+	" (SELECT count(*) FROM node_admin) + (SELECT count(*) FROM nodes), (SELECT last FROM job_seq)";
 
 static int pg_count(struct jobstore *base, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id)
 {
@@ -1489,6 +1554,9 @@ static const struct jobstore_ops pg_ops = {
 	.queue_admin_set = pg_queue_admin_set,
 	.node_admin_set = pg_node_admin_set,
 	.admin_load = pg_admin_load,
+	.node_put = pg_node_put,
+	.node_delete = pg_node_delete,
+	.nodes_load = pg_nodes_load,
 	.describe = pg_describe,
 	.count = pg_count,
 	.rows_each = pg_rows_each,

@@ -1086,7 +1086,7 @@ static const char SQL_COUNT[] =
 	"SELECT (SELECT count(*) FROM jobs),"
 	" (SELECT count(*) FROM job_payload) + (SELECT count(*) FROM job_alloc) +"
 	" (SELECT count(*) FROM iqs_rotation) + (SELECT count(*) FROM queue_admin) +"
-	" (SELECT count(*) FROM node_admin),"
+	" (SELECT count(*) FROM node_admin) + (SELECT count(*) FROM nodes),"
 	" coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0)";
 
 static int sqlite_count(struct jobstore *base, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id)

@@ -226,6 +226,7 @@ const struct jobstore_table jobstore_tables[] = {
 	{ "iqs_rotation", "queue, uid, seq", 3 },
 	{ "queue_admin", "queue, enabled, started, reason", 4 },
 	{ "node_admin", "node, drain, reason", 3 },
+	{ "nodes", "name, cpus, ncpus, mems, mem, topology, rt, cgroup, address, t_register", 10 },
 	{ NULL, NULL, 0 },
 };
 
