@@ -200,7 +200,7 @@ void jobstore_describe(struct jobstore *js, char *buf, size_t size);
 
 /* qpoold --migrate: every row of from (jobs with their payloads and
  * allocations, finished ones with their accounting, the IQS rotation, the
- * qmgr settings) into to, in one transaction of to, and to's ids continue
+ * qmgr settings, the known nodes) into to, in one transaction of to, and to's ids continue
  * past from's. to must be empty: -ENOTEMPTY, nothing written; to a backend
  * that cannot be a target, -EOPNOTSUPP. Returns 0 and the jobs copied. */
 int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs, struct error *err);
