@@ -14,7 +14,15 @@ qp_start_node n1 0
 db=$QP_T/state/qpool.db
 w=$QP_T/work/qpuser1
 
-row() { sqlite3 "$db" "SELECT ncpus, cpus, t_register FROM nodes WHERE name = '$1'"; }
+# The row as the store holds it, on either backend (QP_STORE, lib.sh).
+row() {
+	local sql="SELECT ncpus, cpus, t_register FROM nodes WHERE name = '$1'"
+	if [ "${QP_STORE:-sqlite}" = postgresql ]; then
+		psql -qXAt "$QP_STORE_DSN" -c "$sql"
+	else
+		sqlite3 "$db" "$sql"
+	fi
+}
 stored=$(row n1)
 [ "${stored%%|*}" = 1 ] || fail "n1's row after its registration: '$stored', expected 1 CPU"
 
