@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # A pool whose job store is on PostgreSQL (a private server, pg.sh):
-# qpoold --migrate moves an SQLite pool's jobs, accounting and qmgr
-# settings into it (same ids, new ids after them) and refuses a store that
+# qpoold --migrate moves an SQLite pool's jobs, accounting, qmgr
+# settings and known nodes into it (same ids, new ids after them) and refuses a store that
 # is not empty; jobs run as a real user and qstat and qacct see them; a
 # restart, kill -9 too, loses no acknowledged job; a wrong store_dsn, a
 # store of a newer schema and an unreachable server stop qpoold with one
@@ -62,6 +62,8 @@ qpoold_once "$QPOOL_CONF" --migrate || fail "--migrate failed: $(cat "$QP_T/once
 grep -q "jobs moved from sqlite" "$QP_T/once.out" || fail "--migrate said: $(cat "$QP_T/once.out")"
 moved=$(pg_jobs)
 [ "$moved" -ge 3 ] || fail "only $moved jobs in PostgreSQL after --migrate"
+n1row=$(psql -qXAt "$DSN" -c "SELECT ncpus, cpus FROM nodes WHERE name = 'n1'")
+[ "$n1row" = "2|0-1" ] || fail "the known node n1 was not moved: its row is '$n1row'"
 note "--migrate again: refused, nothing written"
 qpoold_once "$QPOOL_CONF" --migrate && fail "--migrate onto a non-empty store succeeded"
 one_line_with "not empty"
