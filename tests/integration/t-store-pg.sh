@@ -76,7 +76,7 @@ qp_start_server
 "$QP_BIN/qacct" -j "$done1" > "$QP_T/acct.out" 2>&1 || fail "qacct -j $done1: $(cat "$QP_T/acct.out")"
 "$QP_BIN/qmgr" -c "list queue short" | grep -qx "    enabled = False" || fail "qmgr's setting was not moved"
 next=$(echo "echo two > $w/two.out" | as qpuser1 qsub -N two) || fail "qsub on PostgreSQL"
-[ "$next" -gt $((arr + 3)) ] || fail "new job $next does not continue past the array $arr[1-3]"
+[ "$next" -gt $((arr + 3)) ] || fail "new job $next does not continue past the array ${arr}[1-3]"
 qp_wait "$next" completed
 grep -qx two "$w/two.out" || fail "job $next did not run as qpuser1"
 "$QP_BIN/qacct" -j "$next" > "$QP_T/acct.out" 2>&1 || fail "qacct -j $next"
