@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/* squeue: qpool's jobs in Slurm's layouts (default, -o, -O, --json). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "cmd.h"
+#include "slurmfmt.h"
+#include "slurmjobs.h"
+#include "slurmsel.h"
+#include "timeutil.h"
+#include "version.h"
+#include "wire.h"
+
+static const char usage_text[] =
+	"Usage: squeue [-h] [-u USERS] [--me] [-j JOBIDS] [-t STATES] [-p PARTITIONS] [-n NAMES]\n"
+	"              [-o FORMAT | -O FIELDS | -l] [--json]\n"
+	"Shows qpool's jobs as Slurm's squeue: pending and running ones, and those that\n"
+	"ended in the last 300 s when named by -j or -t.\n"
+	"  -u, --user=USERS        only these users' jobs (comma-separated)\n"
+	"      --me                only your own jobs\n"
+	"  -j, --jobs=JOBIDS       only these jobs (12, 12_3 for an array task)\n"
+	"  -t, --states=STATES     only jobs in these states (PD R CG CD F CA TO OOM ..., or all)\n"
+	"  -p, --partition=PARTS   only jobs of these partitions (qpool's queues)\n"
+	"  -n, --name=NAMES        only jobs of these names\n"
+	"  -h, --noheader          no header line\n"
+	"  -o, --format=FORMAT     columns as %[.][width]letter (%i %j %u %t %T %M %l %D %R %P %C ...)\n"
+	"  -O, --Format=FIELDS     columns by name: JobID,Name:30,State,...\n"
+	"  -l, --long              the long layout\n"
+	"      --json              Slurm's JSON document\n"
+	"      --conf FILE         configuration file\n"
+	"      --help, --usage     show this help\n";
+
+#define DEFAULT_FORMAT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+#define LONG_FORMAT "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+#define MAX_ITEMS 64
+
+static const char *arg_conf;
+static const char *arg_format = DEFAULT_FORMAT;
+static const char *arg_fields;
+static bool arg_noheader, arg_json;
+static struct slurmsel arg_sel;
+
+/* -O: "Name[:[.]width[suffix]]" items, default width 20, left-justified. */
+static int fields_parse(const char *list, struct slurmfmt_item *items, int max, char *suffix, size_t suffix_len)
+{
+	char *copy = strdup(list), *save = NULL;
+	int n = 0;
+
+	if (!copy)
+		return cmd_fail(1, "out of memory");
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		struct slurmfmt_item *it = &items[n];
+
+		if (n == max) {
+			free(copy);
+			return cmd_fail(1, "error: too many fields in --Format");
+		}
+		memset(it, 0, sizeof(*it));
+		it->width = 20;
+		if (colon) {
+			char *p = colon + 1, *end;
+
+			*colon = '\0';
+			if (*p == '.') {
+				it->right = true;
+				p++;
+			}
+			if (*p >= '0' && *p <= '9')
+				it->width = (int)strtol(p, &end, 10) % 10000;
+			else
+				end = p;
+			snprintf(suffix + (size_t)n * suffix_len, suffix_len, "%s", end);
+		}
+		it->field = slurmfmt_field_name(tok, SLURMFMT_SQUEUE);
+		if (!it->field) {
+			cmd_fail(1, "error: Invalid job format specification: %s", tok);
+			free(copy);
+			return -1;
+		}
+		n++;
+	}
+	free(copy);
+	return n;
+}
+
+static void row_print(const struct slurmfmt_item *items, int n, const char *suffix, size_t suffix_len,
+		      const json_t *job, int64_t now)
+{
+	char value[4096], cell[4096];
+
+	for (int i = 0; i < n; i++) {
+		const struct slurmfmt_item *it = &items[i];
+
+		if (!it->field) {
+			fputs(it->text, stdout);
+			continue;
+		}
+		if (job)
+			slurmfmt_field_value(it->field, SLURMFMT_SQUEUE, job, now, value, sizeof(value));
+		else
+			snprintf(value, sizeof(value), "%s", slurmfmt_field_header(it->field, SLURMFMT_SQUEUE));
+		slurmfmt_cell(cell, sizeof(cell), value, it->width, it->right);
+		fputs(cell, stdout);
+		if (suffix)
+			fputs(suffix + (size_t)i * suffix_len, stdout);
+	}
+	fputc('\n', stdout);
+}
+
+static int table_print(const json_t *jobs, int64_t now)
+{
+	struct slurmfmt_item items[MAX_ITEMS];
+	char suffix[MAX_ITEMS][16] = { { 0 } }, bad;
+	size_t i;
+	json_t *job;
+	int n;
+
+	if (arg_fields) {
+		n = fields_parse(arg_fields, items, MAX_ITEMS, &suffix[0][0], sizeof(suffix[0]));
+		if (n < 0)
+			return 1;
+	} else {
+		n = slurmfmt_format_parse(arg_format, items, MAX_ITEMS, &bad);
+		if (n < 0) {
+			if (bad)
+				return cmd_fail(1, "error: Invalid job format specification: %c", bad);
+			return cmd_fail(1, "error: job format too long");
+		}
+	}
+	if (!arg_noheader)
+		row_print(items, n, arg_fields ? &suffix[0][0] : NULL, sizeof(suffix[0]), NULL, now);
+	json_array_foreach(jobs, i, job)
+		row_print(items, n, arg_fields ? &suffix[0][0] : NULL, sizeof(suffix[0]), job, now);
+	return 0;
+}
+
+static int json_print(const json_t *jobs, int64_t now)
+{
+	json_t *doc = slurmjobs_json(jobs, now), *list;
+	size_t i;
+	json_t *job;
+
+	if (!doc || !(list = json_array()))
+		return cmd_fail(1, "out of memory");
+	json_array_foreach(jobs, i, job)
+		json_array_append_new(list, slurmjobs_job_json(job, now));
+	json_object_set_new(doc, "jobs", list);
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(doc);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_ME, OPT_CONF, OPT_HELP };
+	static const struct option longopts[] = {
+		{ "user", required_argument, NULL, 'u' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "job", required_argument, NULL, 'j' },
+		{ "states", required_argument, NULL, 't' },
+		{ "state", required_argument, NULL, 't' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "noheader", no_argument, NULL, 'h' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "Format", required_argument, NULL, 'O' },
+		{ "long", no_argument, NULL, 'l' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "array", no_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "me", no_argument, NULL, OPT_ME },
+		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "usage", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct client *cl = NULL;
+	json_t *jobs = NULL;
+	struct error err;
+	int c, status;
+
+	if (version_requested(argc, argv))
+		return version_print("squeue");
+	slurmsel_init(&arg_sel);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":u:j:t:p:n:ho:O:lar", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'u': arg_sel.users = optarg; break;
+		case 'j':
+			if (slurmsel_ids_add(&arg_sel, optarg, &err) < 0)
+				return cmd_fail(1, "error: %s", err.text);
+			break;
+		case 't':
+			if (slurmsel_states_set(&arg_sel, optarg, &err) < 0)
+				return cmd_fail(1, "error: %s", err.text);
+			break;
+		case 'p': arg_sel.partitions = optarg; break;
+		case 'n': arg_sel.names = optarg; break;
+		case 'h': arg_noheader = true; break;
+		case 'o': arg_format = optarg; arg_fields = NULL; break;
+		case 'O': arg_fields = optarg; break;
+		case 'l': arg_format = LONG_FORMAT; break;
+		case 'a': case 'r': break;
+		case OPT_JSON: arg_json = true; break;
+		case OPT_ME: arg_sel.uid = (long long)getuid(); break;
+		case OPT_CONF: arg_conf = optarg; break;
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			return cmd_fail(1, "option '%s' requires an argument\nTry \"squeue --help\" for more information",
+					argv[optind - 1]);
+		default:
+			return cmd_fail(1, "unrecognized option '%s'\nTry \"squeue --help\" for more information",
+					argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_fail(1, "error: Unrecognized option: %s\nTry \"squeue --help\" for more information",
+				argv[optind]);
+	if (client_open(arg_conf, &cl, &err) < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	status = slurmjobs_fetch(cl, &arg_sel, SLURMJOBS_RECENT, time_wall_ns(), &jobs, &err);
+	if (status < 0) {
+		status = cmd_fail(1, "%s", err.text);
+	} else if (arg_sel.n_ids && json_array_size(jobs) == 0 && !arg_sel.n_states) {
+		/* Slurm answers an id it no longer knows so; tools take it
+		 * as "the job has ended". */
+		status = cmd_fail(1, "slurm_load_jobs error: Invalid job id specified");
+	} else {
+		status = arg_json ? json_print(jobs, time_wall_ns()) : table_print(jobs, time_wall_ns());
+	}
+	json_decref(jobs);
+	client_close(cl);
+	if (fflush(stdout) != 0 && status == 0)
+		status = cmd_fail(1, "cannot write: %s", strerror(errno));
+	return status;
+}
