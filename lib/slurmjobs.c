@@ -224,3 +224,13 @@ json_t *slurmjobs_acct_json(const json_t *job, int64_t now_ns)
 			 "working_directory", str_or(job, "workdir"),
 			 "steps");
 }
+
+const char *slurmjobs_error(int r, const struct error *err)
+{
+	switch (-r) {
+	case ENOENT: return "Invalid job id specified";
+	case EALREADY: return "Job/step already completing or completed";
+	case EPERM: case EACCES: return "Access/permission denied";
+	default: return err->text;
+	}
+}

@@ -39,4 +39,10 @@ json_t *slurmjobs_job_json(const json_t *job, int64_t now_ns);
  * {elapsed, submission, start, end, limit}, exit_code, nodes, ... */
 json_t *slurmjobs_acct_json(const json_t *job, int64_t now_ns);
 
+/* A job op's refusal (r, a negative errno, and qpoold's text in err) in
+ * Slurm's words where Slurm has them: ENOENT "Invalid job id
+ * specified", EALREADY "Job/step already completing or completed",
+ * EPERM "Access/permission denied"; else qpoold's text. */
+const char *slurmjobs_error(int r, const struct error *err);
+
 #endif
