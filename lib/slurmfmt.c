@@ -534,6 +534,16 @@ static void size_put(char *buf, size_t len, long long bytes)
 	snprintf(buf, len, "%lld%c", v, suffix[k]);
 }
 
+/* sacct's step rows ("12.batch"): the job object with "step" set. */
+static void step_put(const json_t *job, char *buf, size_t len)
+{
+	const char *step = wire_str(job, "step");
+	size_t n = strlen(buf);
+
+	if (step && n < len)
+		snprintf(buf + n, len - n, ".%s", step);
+}
+
 void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view view, const json_t *job,
 			  int64_t now_ns, char *buf, size_t len)
 {
@@ -547,9 +557,11 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 	switch (f->id) {
 	case F_JOBID:
 		slurmfmt_job_id(job, buf, len);
+		step_put(job, buf, len);
 		break;
 	case F_JOBID_RAW:
 		snprintf(buf, len, "%lld", wire_int(job, "jobid", 0));
+		step_put(job, buf, len);
 		break;
 	case F_ARRAY_JOB:
 		snprintf(buf, len, "%lld", wire_int(job, "array_id", wire_int(job, "jobid", 0)));

@@ -92,7 +92,8 @@ const char *slurmfmt_field_header(const struct slurmfmt_field *f, enum slurmfmt_
 /* sacct's default width of the column; right-justified unless left. */
 int slurmfmt_field_width(const struct slurmfmt_field *f, bool *ret_left);
 
-/* Writes the field's value for job. */
+/* Writes the field's value for job. A job object with a "step" member
+ * ("batch") is that step of the job: JobID "12.batch". */
 void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view view, const json_t *job,
 			  int64_t now_ns, char *buf, size_t len);
 

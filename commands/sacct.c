@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/* sacct: qpool's accounting (the acct op) in Slurm's fields, states and layouts. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "cmd.h"
+#include "slurmfmt.h"
+#include "slurmjobs.h"
+#include "slurmsel.h"
+#include "timeutil.h"
+#include "version.h"
+#include "wire.h"
+
+static const char usage_text[] =
+	"Usage: sacct [-X] [-j JOBIDS] [-u USERS|-a] [-s STATES] [-S TIME] [-E TIME] [--name NAMES]\n"
+	"             [-r PARTITIONS] [-o FIELDS] [-b] [-n] [-p|-P] [--delimiter=C] [--json]\n"
+	"Shows qpool's accounting of jobs as Slurm's sacct: by default your jobs since midnight.\n"
+	"  -j, --jobs=JOBIDS       these jobs (12, 12_3), whenever they ran\n"
+	"  -X, --allocations       the jobs only, not their batch steps\n"
+	"  -u, --user=USERS        these users' jobs; -a, --allusers: everyone's\n"
+	"  -s, --state=STATES      jobs in these states (CD F CA TO OOM PD R ...)\n"
+	"  -S, --starttime=TIME    jobs not ended before TIME (now, now-1hours, YYYY-MM-DD[THH:MM[:SS]], ...)\n"
+	"  -E, --endtime=TIME      jobs submitted by TIME\n"
+	"      --name=NAMES        jobs of these names\n"
+	"  -r, --partition=PARTS   jobs of these partitions\n"
+	"  -o, --format=FIELDS     JobID,JobName%%30,State,... (see sacct(1) for the fields)\n"
+	"  -b, --brief             JobID, State, ExitCode\n"
+	"  -n, --noheader          no header lines\n"
+	"  -p, --parsable          fields end with '|'; -P, --parsable2: '|' between fields\n"
+	"      --delimiter=C       the separator of -p and -P\n"
+	"      --json              Slurm's JSON document\n"
+	"      --conf FILE         configuration file\n"
+	"      --help, --usage     show this help\n";
+
+#define DEFAULT_FIELDS "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
+#define MAX_FIELDS 64
+
+static const char *arg_conf, *arg_fields = DEFAULT_FIELDS, *arg_start, *arg_end, *arg_delim = "|";
+static bool arg_alloc, arg_all_users, arg_noheader, arg_parsable, arg_parsable2, arg_json;
+static struct slurmsel arg_sel;
+
+struct column {
+	const struct slurmfmt_field *field;
+	int width;
+	bool left;
+};
+
+static int columns_parse(const char *list, struct column *cols, int max)
+{
+	char *copy = strdup(list), *save = NULL;
+	int n = 0;
+
+	if (!copy)
+		return cmd_fail(1, "out of memory"), -1;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *pct = strchr(tok, '%');
+		int width = 0;
+
+		if (pct) {
+			char *end;
+
+			*pct = '\0';
+			width = (int)strtol(pct + 1, &end, 10);
+			if (*end || width <= 0 || width > 1000) {
+				cmd_fail(1, "error: Invalid field width: %s", pct + 1);
+				free(copy);
+				return -1;
+			}
+		}
+		if (n == max || !(cols[n].field = slurmfmt_field_name(tok, SLURMFMT_SACCT))) {
+			cmd_fail(1, "error: Invalid field requested: \"%s\"", tok);
+			free(copy);
+			return -1;
+		}
+		cols[n].width = slurmfmt_field_width(cols[n].field, &cols[n].left);
+		if (width)
+			cols[n].width = width;
+		n++;
+	}
+	free(copy);
+	return n;
+}
+
+/* A cell of the text layout: cut values end with '+', as sacct's. */
+static void cell_put(const struct column *c, const char *v)
+{
+	int n = (int)strlen(v);
+
+	if (n > c->width)
+		printf("%.*s+ ", c->width - 1, v);
+	else
+		printf(c->left ? "%-*s " : "%*s ", c->width, v);
+}
+
+static void line_put(const struct column *cols, int n, const json_t *job, int64_t now)
+{
+	char v[4096];
+
+	for (int i = 0; i < n; i++) {
+		if (job)
+			slurmfmt_field_value(cols[i].field, SLURMFMT_SACCT, job, now, v, sizeof(v));
+		else
+			snprintf(v, sizeof(v), "%s", slurmfmt_field_header(cols[i].field, SLURMFMT_SACCT));
+		if (arg_parsable || arg_parsable2) {
+			fputs(v, stdout);
+			if (i + 1 < n || arg_parsable)
+				fputs(arg_delim, stdout);
+		} else {
+			cell_put(&cols[i], v);
+		}
+	}
+	fputc('\n', stdout);
+}
+
+/* Jobs not finished when ended before -S, and the named ones, are
+ * what the acct op returned: here the other filters. */
+static int report(const json_t *jobs, int64_t now)
+{
+	struct column cols[MAX_FIELDS];
+	json_t *doc = NULL, *list = NULL;
+	size_t i;
+	json_t *job;
+	int n = 0;
+
+	if (arg_json) {
+		doc = slurmjobs_json(jobs, now);
+		list = json_array();
+		if (!doc || !list)
+			return cmd_fail(1, "out of memory");
+	} else {
+		n = columns_parse(arg_fields, cols, MAX_FIELDS);
+		if (n < 0)
+			return 1;
+		if (!arg_noheader) {
+			line_put(cols, n, NULL, now);
+			if (!arg_parsable && !arg_parsable2) {
+				for (int k = 0; k < n; k++)
+					printf("%.*s ", cols[k].width,
+					       "------------------------------------------------------------"
+					       "------------------------------------------------------------");
+				fputc('\n', stdout);
+			}
+		}
+	}
+	json_array_foreach(jobs, i, job) {
+		if (arg_json) {
+			json_array_append_new(list, slurmjobs_acct_json(job, now));
+			continue;
+		}
+		line_put(cols, n, job, now);
+		/* Without -X, the batch step of a job that started. */
+		if (!arg_alloc && slurmfmt_job_start_ns(job)) {
+			json_t *step = json_deep_copy(job);
+
+			if (!step)
+				return cmd_fail(1, "out of memory");
+			json_object_set_new(step, "step", json_string("batch"));
+			json_object_set_new(step, "name", json_string("batch"));
+			json_object_set_new(step, "queue", json_string(""));
+			line_put(cols, n, step, now);
+			json_decref(step);
+		}
+	}
+	if (arg_json) {
+		json_object_set_new(doc, "jobs", list);
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(doc);
+	}
+	return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	long long x = wire_int(*(json_t *const *)a, "jobid", 0), y = wire_int(*(json_t *const *)b, "jobid", 0);
+
+	return x < y ? -1 : x > y;
+}
+
+static int fetch(struct client *cl, int64_t from, int64_t to, json_t **ret)
+{
+	json_t *req = json_pack("{s:s}", "op", "acct"), *reply = NULL, *jobs, *out = json_array(), **rows;
+	struct error err;
+	size_t i, n = 0;
+	json_t *job;
+
+	if (!req || !out)
+		return cmd_fail(1, "out of memory");
+	/* Named jobs are shown whenever they ran, as Slurm's -j. */
+	if (arg_sel.n_ids == 0 || arg_start) {
+		json_object_set_new(req, "from", json_integer(from));
+		json_object_set_new(req, "to", json_integer(to));
+	}
+	if (arg_sel.n_ids == 1 && arg_sel.ids[0].index < 0)
+		json_object_set_new(req, "jobid", json_integer(arg_sel.ids[0].id));
+	if (arg_sel.users && !strchr(arg_sel.users, ','))
+		json_object_set_new(req, "user", json_string(arg_sel.users));
+	if (client_call_pages(cl, req, "jobs", &reply, &err) < 0) {
+		json_decref(out);
+		return cmd_fail(1, "error: %s", err.text);
+	}
+	jobs = json_object_get(reply, "jobs");
+	rows = calloc(json_array_size(jobs) + 1, sizeof(*rows));
+	if (!rows) {
+		json_decref(reply);
+		json_decref(out);
+		return cmd_fail(1, "out of memory");
+	}
+	json_array_foreach(jobs, i, job)
+		if (!json_object_get(job, "array") && slurmsel_match(&arg_sel, job))
+			rows[n++] = job;
+	qsort(rows, n, sizeof(*rows), by_id);
+	for (i = 0; i < n; i++)
+		json_array_append(out, rows[i]);
+	free(rows);
+	json_decref(reply);
+	*ret = out;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_NAME, OPT_DELIM, OPT_CONF, OPT_HELP };
+	static const struct option longopts[] = {
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "allocations", no_argument, NULL, 'X' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "allusers", no_argument, NULL, 'a' },
+		{ "state", required_argument, NULL, 's' },
+		{ "starttime", required_argument, NULL, 'S' },
+		{ "endtime", required_argument, NULL, 'E' },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "partition", required_argument, NULL, 'r' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "brief", no_argument, NULL, 'b' },
+		{ "noheader", no_argument, NULL, 'n' },
+		{ "parsable", no_argument, NULL, 'p' },
+		{ "parsable2", no_argument, NULL, 'P' },
+		{ "delimiter", required_argument, NULL, OPT_DELIM },
+		{ "duplicates", no_argument, NULL, 'D' },
+		{ "allclusters", no_argument, NULL, 'L' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "usage", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	int64_t now = time_wall_ns(), from, to = now;
+	struct client *cl = NULL;
+	json_t *jobs = NULL;
+	struct error err;
+	int c, status;
+
+	if (version_requested(argc, argv))
+		return version_print("sacct");
+	slurmsel_init(&arg_sel);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":j:Xu:as:S:E:r:o:bnpPDL", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			if (slurmsel_ids_add(&arg_sel, optarg, &err) < 0)
+				return cmd_fail(1, "error: %s", err.text);
+			break;
+		case 'X': arg_alloc = true; break;
+		case 'u': arg_sel.users = optarg; break;
+		case 'a': arg_all_users = true; break;
+		case 's':
+			if (slurmsel_states_set(&arg_sel, optarg, &err) < 0)
+				return cmd_fail(1, "error: %s", err.text);
+			break;
+		case 'S': arg_start = optarg; break;
+		case 'E': arg_end = optarg; break;
+		case OPT_NAME: arg_sel.names = optarg; break;
+		case 'r': arg_sel.partitions = optarg; break;
+		case 'o': arg_fields = optarg; break;
+		case 'b': arg_fields = "JobID,State,ExitCode"; break;
+		case 'n': arg_noheader = true; break;
+		case 'p': arg_parsable = true; break;
+		case 'P': arg_parsable2 = true; break;
+		case OPT_DELIM: arg_delim = optarg; break;
+		case 'D': case 'L': break;
+		case OPT_JSON: arg_json = true; break;
+		case OPT_CONF: arg_conf = optarg; break;
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			return cmd_fail(1, "option '%s' requires an argument\nTry \"sacct --help\" for more information",
+					argv[optind - 1]);
+		default:
+			return cmd_fail(1, "unrecognized option '%s'\nTry \"sacct --help\" for more information",
+					argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_fail(1, "error: Unrecognized option: %s\nTry \"sacct --help\" for more information",
+				argv[optind]);
+	if (slurmfmt_time_parse(arg_start ? arg_start : "midnight", now, &from) < 0)
+		return cmd_fail(1, "error: Invalid time specification (pos=0): %s", arg_start);
+	if (arg_end && slurmfmt_time_parse(arg_end, now, &to) < 0)
+		return cmd_fail(1, "error: Invalid time specification (pos=0): %s", arg_end);
+	if (to < from)
+		return cmd_fail(1, "error: Start time (%s) requested is after end time (%s).", arg_start ? arg_start : "midnight",
+				arg_end ? arg_end : "now");
+	/* Slurm shows a user their own jobs unless -a or -u; root all. */
+	if (!arg_sel.users && !arg_all_users && getuid() != 0)
+		arg_sel.uid = (long long)getuid();
+	if (client_open(arg_conf, &cl, &err) < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	status = fetch(cl, from, to, &jobs);
+	if (status == 0)
+		status = report(jobs, now);
+	json_decref(jobs);
+	client_close(cl);
+	if (fflush(stdout) != 0 && status == 0)
+		status = cmd_fail(1, "cannot write: %s", strerror(errno));
+	return status;
+}
