@@ -189,6 +189,7 @@ static int fetch(struct client *cl, int64_t from, int64_t to, json_t **ret)
 	struct error err;
 	size_t i, n = 0;
 	json_t *job;
+	int r;
 
 	if (!req || !out)
 		return cmd_fail(1, "out of memory");
@@ -201,7 +202,14 @@ static int fetch(struct client *cl, int64_t from, int64_t to, json_t **ret)
 		json_object_set_new(req, "jobid", json_integer(arg_sel.ids[0].id));
 	if (arg_sel.users && !strchr(arg_sel.users, ','))
 		json_object_set_new(req, "user", json_string(arg_sel.users));
-	if (client_call_pages(cl, req, "jobs", &reply, &err) < 0) {
+	r = client_call_pages(cl, req, "jobs", &reply, &err);
+	/* A job named that qpoold does not know (or -u excludes): no row,
+	 * as Slurm's sacct. */
+	if (r == -ENOENT && arg_sel.n_ids) {
+		*ret = out;
+		return 0;
+	}
+	if (r < 0) {
 		json_decref(out);
 		return cmd_fail(1, "error: %s", err.text);
 	}

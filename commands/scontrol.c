@@ -399,7 +399,10 @@ static int update(struct client *cl, int n, char **args)
 	json_object_set_new(req, "jobid", json_integer(id.id));
 	r = client_call(cl, req, &reply, &err);
 	req = NULL;
-	if (r == -EBUSY)
+	if (r < 0 && strstr(err.text, "walltime="))
+		r = cmd_fail(1, "slurm_update error: Requested time limit is invalid (missing or exceeds some limit)"
+			     " (%s)", err.text);
+	else if (r == -EBUSY)
 		r = cmd_fail(1, "slurm_update error: Job is no longer pending execution");
 	else if (r < 0)
 		r = cmd_fail(1, "slurm_update error: %s", slurmjobs_error(r, &err));
