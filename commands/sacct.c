@@ -256,6 +256,7 @@ int main(int argc, char **argv)
 		{ "allclusters", no_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "clusters", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "usage", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -270,7 +271,7 @@ int main(int argc, char **argv)
 		return version_print("sacct");
 	slurmsel_init(&arg_sel);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":j:Xu:as:S:E:r:o:bnpPDL", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":j:Xu:as:S:E:r:o:bnpPDLM:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			if (slurmsel_ids_add(&arg_sel, optarg, &err) < 0)
@@ -295,6 +296,7 @@ int main(int argc, char **argv)
 		case OPT_DELIM: arg_delim = optarg; break;
 		case 'D': case 'L': break;
 		case OPT_JSON: arg_json = true; break;
+		case 'M': break;   /* one pool, one "cluster": any name is it */
 		case OPT_CONF: arg_conf = optarg; break;
 		case OPT_HELP:
 			fputs(usage_text, stdout);

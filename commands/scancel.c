@@ -106,6 +106,7 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'Q' },
 		{ "me", no_argument, NULL, OPT_ME },
 		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "clusters", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "usage", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -123,7 +124,7 @@ int main(int argc, char **argv)
 	slurmsel_init(&arg_sel);
 	slurmsel_init(&ids);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:u:n:t:p:bfQ", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:u:n:t:p:bfQM:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			arg_signal = signal_parse(optarg);
@@ -145,6 +146,7 @@ int main(int argc, char **argv)
 		case 'b': case 'f': break;
 		case 'Q': arg_quiet = true; break;
 		case OPT_ME: arg_sel.uid = (long long)getuid(); break;
+		case 'M': break;   /* one pool, one "cluster": any name is it */
 		case OPT_CONF: arg_conf = optarg; break;
 		case OPT_HELP:
 			fputs(usage_text, stdout);

@@ -420,6 +420,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "details", no_argument, NULL, 'd' },
 		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "clusters", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "usage", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -433,10 +434,11 @@ int main(int argc, char **argv)
 		return version_print("scontrol");
 	opterr = 0;
 	/* "+": options stop at the command, so "update TimeLimit=-1" is no option. */
-	while ((c = getopt_long(argc, argv, "+:od", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:odM:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': arg_oneline = true; break;
 		case 'd': break;
+		case 'M': break;   /* one pool, one "cluster": any name is it */
 		case OPT_JSON: arg_json = true; break;
 		case OPT_CONF: arg_conf = optarg; break;
 		case OPT_HELP:

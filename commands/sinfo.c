@@ -338,6 +338,7 @@ int main(int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "clusters", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "usage", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -350,7 +351,7 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("sinfo");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Np:n:t:ho:a", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":Np:n:t:ho:aM:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'N': arg_node_lines = true; break;
 		case 'p': arg_partitions = optarg; break;
@@ -360,6 +361,7 @@ int main(int argc, char **argv)
 		case 'o': arg_format = optarg; break;
 		case 'a': break;
 		case OPT_JSON: arg_json = true; break;
+		case 'M': break;   /* one pool, one "cluster": any name is it */
 		case OPT_CONF: arg_conf = optarg; break;
 		case OPT_HELP:
 			fputs(usage_text, stdout);

@@ -178,6 +178,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "me", no_argument, NULL, OPT_ME },
 		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "clusters", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "usage", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -191,7 +192,7 @@ int main(int argc, char **argv)
 		return version_print("squeue");
 	slurmsel_init(&arg_sel);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":u:j:t:p:n:ho:O:lar", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":u:j:t:p:n:ho:O:larM:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'u': arg_sel.users = optarg; break;
 		case 'j':
@@ -211,6 +212,7 @@ int main(int argc, char **argv)
 		case 'a': case 'r': break;
 		case OPT_JSON: arg_json = true; break;
 		case OPT_ME: arg_sel.uid = (long long)getuid(); break;
+		case 'M': break;   /* one pool, one "cluster": any name is it */
 		case OPT_CONF: arg_conf = optarg; break;
 		case OPT_HELP:
 			fputs(usage_text, stdout);

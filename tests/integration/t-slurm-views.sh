@@ -191,6 +191,13 @@ assert bad["state"]["current"] == ["FAILED"] and bad["exit_code"]["return_code"]
 assert ok["name"] == "ok" and ok["user"] == "qpuser1" and ok["partition"] == "batch", ok
 assert ok["time"]["end"] >= ok["time"]["start"] > 0, ok["time"]
 PY
+# The tools' own calls: Snakemake's executor plugin, Parsl's SlurmProvider.
+since=$(date -d '-2 days' +%Y-%m-%dT%H:00)
+[ "$(as qpuser1 sacct -X --parsable2 --clusters all --noheader --format=JobIdRaw,State --starttime "$since" \
+	--endtime now --name ok)" = "$ok|COMPLETED" ] || fail "sacct as Snakemake calls it"
+as qpuser1 sacct -X --noheader --format=jobid,state%20 --job "$bad" | grep -qE "^$bad +FAILED $" ||
+	fail "sacct as Parsl calls it"
+[ "$(squeue --noheader --format='%i %t' --job "$ok")" = "$ok CD" ] || fail "squeue as Parsl calls it"
 refused 'Invalid field requested: "Bogus"' sacct -o JobID,Bogus
 refused "Invalid time specification" sacct -S yesterday-ish
 refused "Invalid job state specified: XX" sacct -s XX
