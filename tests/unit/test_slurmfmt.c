@@ -8,6 +8,7 @@
 
 #include "hostlist.h"
 #include "slurmfmt.h"
+#include "slurmsel.h"
 #include "unit.h"
 
 static json_t *job_of(const char *text)
@@ -345,7 +346,76 @@ static void test_format(void)
 	CU_ASSERT_STRING_EQUAL(buf, "R  ");
 }
 
+static void test_selection(void)
+{
+	static const struct { const char *in; long long id, index; } ok[] = {
+		{ "12", 12, -1 }, { "12_3", 12, 3 }, { "1_0", 1, 0 },
+	};
+	static const char *const bad[] = { "", "0", "x", "12_", "_3", "12_x", "12.batch", "-1", "12_3_4", "1234567890123456789" };
+	struct slurmsel_id id;
+	struct slurmsel sel;
+	struct error err;
+	json_t *task = job_of("{\"jobid\": 13, \"array_id\": 12, \"array_index\": 1, \"owner\": \"bob\", \"uid\": 1002,"
+			      " \"name\": \"arr\", \"queue\": \"short\", \"state\": \"queued\"}");
+	json_t *job = job_of("{\"jobid\": 20, \"owner\": \"alice\", \"uid\": 1001, \"name\": \"x\", \"queue\": \"batch\","
+			     " \"state\": \"completed\"}");
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CU_ASSERT_EQUAL(slurmsel_id_parse(ok[i].in, &id), 0);
+		CU_ASSERT_EQUAL(id.id, ok[i].id);
+		CU_ASSERT_EQUAL(id.index, ok[i].index);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CU_ASSERT_EQUAL(slurmsel_id_parse(bad[i], &id), -EINVAL);
+
+	slurmsel_init(&sel);
+	CU_ASSERT_TRUE(slurmsel_match(&sel, task));
+	CU_ASSERT_TRUE(slurmsel_match(&sel, job));
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "12", &err), 0);      /* the array: its tasks */
+	CU_ASSERT_TRUE(slurmsel_match(&sel, task));
+	CU_ASSERT_FALSE(slurmsel_match(&sel, job));
+	slurmsel_init(&sel);
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "12_2,20", &err), 0);
+	CU_ASSERT_FALSE(slurmsel_match(&sel, task));
+	CU_ASSERT_TRUE(slurmsel_match(&sel, job));
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20,x", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "Invalid job id specified: x");
+
+	slurmsel_init(&sel);
+	CU_ASSERT_EQUAL(slurmsel_states_set(&sel, "pd,R", &err), 0);
+	CU_ASSERT_FALSE(slurmsel_wants_finished(&sel));
+	CU_ASSERT_TRUE(slurmsel_match(&sel, task));
+	CU_ASSERT_FALSE(slurmsel_match(&sel, job));
+	CU_ASSERT_EQUAL(slurmsel_states_set(&sel, "CD", &err), 0);
+	CU_ASSERT_TRUE(slurmsel_wants_finished(&sel));
+	CU_ASSERT_TRUE(slurmsel_match(&sel, job));
+	CU_ASSERT_EQUAL(slurmsel_states_set(&sel, "all", &err), 0);
+	CU_ASSERT_TRUE(slurmsel_match(&sel, task));
+	CU_ASSERT_EQUAL(slurmsel_states_set(&sel, "R,nope", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "Invalid job state specified: nope");
+
+	slurmsel_init(&sel);
+	sel.users = "carol,bob";
+	CU_ASSERT_TRUE(slurmsel_match(&sel, task));
+	CU_ASSERT_FALSE(slurmsel_match(&sel, job));
+	sel.users = "bo";   /* whole names only */
+	CU_ASSERT_FALSE(slurmsel_match(&sel, task));
+	slurmsel_init(&sel);
+	sel.partitions = "batch";
+	CU_ASSERT_FALSE(slurmsel_match(&sel, task));
+	sel.partitions = NULL;
+	sel.names = "arr";
+	CU_ASSERT_TRUE(slurmsel_match(&sel, task));
+	sel.names = NULL;
+	sel.uid = 1001;
+	CU_ASSERT_FALSE(slurmsel_match(&sel, task));
+	CU_ASSERT_TRUE(slurmsel_match(&sel, job));
+	json_decref(task);
+	json_decref(job);
+}
+
 static const struct unit_test slurmfmt_tests[] = {
+	{ "selection", test_selection },
 	{ "states", test_states },
 	{ "state_parse", test_state_parse },
 	{ "acct_state", test_acct_state },
