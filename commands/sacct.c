@@ -120,13 +120,15 @@ static void line_put(const struct column *cols, int n, const json_t *job, int64_
 
 /* Jobs not finished when ended before -S, and the named ones, are
  * what the acct op returned: here the other filters. */
+static struct column cols[MAX_FIELDS];
+static int n_cols;
+
 static int report(const json_t *jobs, int64_t now)
 {
-	struct column cols[MAX_FIELDS];
 	json_t *doc = NULL, *list = NULL;
 	size_t i;
 	json_t *job;
-	int n = 0;
+	int n = n_cols;
 
 	if (arg_json) {
 		doc = slurmjobs_json(jobs, now);
@@ -134,9 +136,6 @@ static int report(const json_t *jobs, int64_t now)
 		if (!doc || !list)
 			return cmd_fail(1, "out of memory");
 	} else {
-		n = columns_parse(arg_fields, cols, MAX_FIELDS);
-		if (n < 0)
-			return 1;
 		if (!arg_noheader) {
 			line_put(cols, n, NULL, now);
 			if (!arg_parsable && !arg_parsable2) {
@@ -322,6 +321,8 @@ int main(int argc, char **argv)
 	/* Slurm shows a user their own jobs unless -a or -u; root all. */
 	if (!arg_sel.users && !arg_all_users && getuid() != 0)
 		arg_sel.uid = (long long)getuid();
+	if (!arg_json && (n_cols = columns_parse(arg_fields, cols, MAX_FIELDS)) < 0)
+		return 1;
 	if (client_open(arg_conf, &cl, &err) < 0)
 		return cmd_fail(1, "error: %s", err.text);
 	status = fetch(cl, from, to, &jobs);

@@ -274,24 +274,22 @@ static json_t *json_of(const struct row *r)
 			 "default", wire_bool(r->queue, "default", 0));
 }
 
+static struct item items[32];
+static int n_items;
+
 static int show(const json_t *queues, const json_t *nodes)
 {
 	static struct row rows[256];
-	struct item items[32];
 	json_t *doc = NULL, *list = NULL;
 	size_t i, nrows = 0;
 	json_t *q;
-	int n = 0;
+	int n = n_items;
 
 	if (arg_json) {
 		doc = slurmjobs_json(NULL, 0);
 		list = json_array();
 		if (!doc || !list)
 			return cmd_fail(1, "out of memory");
-	} else {
-		n = format_parse(arg_format ? arg_format : arg_node_lines ? NODE_FORMAT : DEFAULT_FORMAT, items, 32);
-		if (n < 0)
-			return 1;
 	}
 	json_array_foreach(queues, i, q)
 		if (!arg_partitions || slurmsel_list_has(arg_partitions, wire_str(q, "name")))
@@ -392,6 +390,9 @@ int main(int argc, char **argv)
 			p = *end ? end + 1 : end;
 		}
 	}
+	if (!arg_json &&
+	    (n_items = format_parse(arg_format ? arg_format : arg_node_lines ? NODE_FORMAT : DEFAULT_FORMAT, items, 32)) < 0)
+		return 1;
 	if (client_open(arg_conf, &cl, &err) < 0)
 		return cmd_fail(1, "error: %s", err.text);
 	if (client_call_pages(cl, json_pack("{s:s}", "op", "queues"), "queues", &qreply, &err) < 0 ||

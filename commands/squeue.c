@@ -53,14 +53,14 @@ static int fields_parse(const char *list, struct slurmfmt_item *items, int max, 
 	int n = 0;
 
 	if (!copy)
-		return cmd_fail(1, "out of memory");
+		return cmd_fail(1, "out of memory"), -1;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *colon = strchr(tok, ':');
 		struct slurmfmt_item *it = &items[n];
 
 		if (n == max) {
 			free(copy);
-			return cmd_fail(1, "error: too many fields in --Format");
+			return cmd_fail(1, "error: too many fields in --Format"), -1;
 		}
 		memset(it, 0, sizeof(*it));
 		it->width = 20;
@@ -114,31 +114,37 @@ static void row_print(const struct slurmfmt_item *items, int n, const char *suff
 	fputc('\n', stdout);
 }
 
-static int table_print(const json_t *jobs, int64_t now)
+/* The columns, from -o or -O, parsed before qpoold is asked anything. */
+static struct slurmfmt_item items[MAX_ITEMS];
+static char suffix[MAX_ITEMS][16];
+static int n_items;
+
+static int columns_prepare(void)
 {
-	struct slurmfmt_item items[MAX_ITEMS];
-	char suffix[MAX_ITEMS][16] = { { 0 } }, bad;
-	size_t i;
-	json_t *job;
-	int n;
+	char bad;
 
 	if (arg_fields) {
-		n = fields_parse(arg_fields, items, MAX_ITEMS, &suffix[0][0], sizeof(suffix[0]));
-		if (n < 0)
-			return 1;
-	} else {
-		n = slurmfmt_format_parse(arg_format, items, MAX_ITEMS, &bad);
-		if (n < 0) {
-			if (bad)
-				return cmd_fail(1, "error: Invalid job format specification: %c", bad);
-			return cmd_fail(1, "error: job format too long");
-		}
+		n_items = fields_parse(arg_fields, items, MAX_ITEMS, &suffix[0][0], sizeof(suffix[0]));
+		return n_items < 0 ? 1 : 0;
 	}
-	if (!arg_noheader)
-		row_print(items, n, arg_fields ? &suffix[0][0] : NULL, sizeof(suffix[0]), NULL, now);
-	json_array_foreach(jobs, i, job)
-		row_print(items, n, arg_fields ? &suffix[0][0] : NULL, sizeof(suffix[0]), job, now);
+	n_items = slurmfmt_format_parse(arg_format, items, MAX_ITEMS, &bad);
+	if (n_items < 0 && bad)
+		return cmd_fail(1, "error: Invalid job format specification: %c", bad);
+	if (n_items < 0)
+		return cmd_fail(1, "error: job format too long");
 	return 0;
+}
+
+static void table_print(const json_t *jobs, int64_t now)
+{
+	const char *sfx = arg_fields ? &suffix[0][0] : NULL;
+	size_t i;
+	json_t *job;
+
+	if (!arg_noheader)
+		row_print(items, n_items, sfx, sizeof(suffix[0]), NULL, now);
+	json_array_foreach(jobs, i, job)
+		row_print(items, n_items, sfx, sizeof(suffix[0]), job, now);
 }
 
 static int json_print(const json_t *jobs, int64_t now)
@@ -228,6 +234,8 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		return cmd_fail(1, "error: Unrecognized option: %s\nTry \"squeue --help\" for more information",
 				argv[optind]);
+	if (!arg_json && columns_prepare())
+		return 1;
 	if (client_open(arg_conf, &cl, &err) < 0)
 		return cmd_fail(1, "error: %s", err.text);
 	status = slurmjobs_fetch(cl, &arg_sel, SLURMJOBS_RECENT, time_wall_ns(), &jobs, &err);
@@ -237,8 +245,11 @@ int main(int argc, char **argv)
 		/* Slurm answers an id it no longer knows so; tools take it
 		 * as "the job has ended". */
 		status = cmd_fail(1, "slurm_load_jobs error: Invalid job id specified");
+	} else if (arg_json) {
+		status = json_print(jobs, time_wall_ns());
 	} else {
-		status = arg_json ? json_print(jobs, time_wall_ns()) : table_print(jobs, time_wall_ns());
+		table_print(jobs, time_wall_ns());
+		status = 0;
 	}
 	json_decref(jobs);
 	client_close(cl);

@@ -199,6 +199,10 @@ as qpuser1 sacct -X --noheader --format=jobid,state%20 --job "$bad" | grep -qE "
 	fail "sacct as Parsl calls it"
 [ "$(squeue --noheader --format='%i %t' --job "$ok")" = "$ok CD" ] || fail "squeue as Parsl calls it"
 refused 'Invalid field requested: "Bogus"' sacct -o JobID,Bogus
+# Bad formats are refused before qpoold is asked: the same words with no server.
+refused 'Invalid field requested: "Bogus"' env QPOOL_CONF=/nonexistent sacct -o Bogus
+refused "Invalid job format specification: y" env QPOOL_CONF=/nonexistent squeue -o %y
+refused "Invalid node format specification: y" env QPOOL_CONF=/nonexistent sinfo -o %y
 refused "Invalid time specification" sacct -S yesterday-ish
 refused "Invalid job state specified: XX" sacct -s XX
 # A finished job stays in squeue -j for Slurm's MinJobAge.
