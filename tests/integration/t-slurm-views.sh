@@ -133,6 +133,12 @@ note "scancel"
 refused "No job identification provided" scancel
 refused "Kill job error on job id 999999: Invalid job id specified" scancel 999999
 refused "Invalid job signal" scancel -s NOSUCH "$run"
+# Another user's job: qpoold refuses, in Slurm's words; the job runs on.
+refused "Kill job error on job id $run: Access/permission denied" as qpuser2 scancel "$run"
+refused "Access/permission denied" as qpuser2 scancel -u qpuser1
+refused "Access/permission denied" as qpuser2 scontrol hold "$pend"
+refused "Access/permission denied" as qpuser2 scontrol update JobId="$pend" TimeLimit=5
+[ "$(qp_state "$run")" = running ] && [ "$(qp_state "$pend")" = queued ] || fail "another user's scancel/hold took"
 as qpuser1 scancel -n pend || fail "scancel -n"
 qp_wait "$pend" cancelled
 as qpuser2 scancel "${arr}_2" || fail "scancel ARRAY_TASK"
