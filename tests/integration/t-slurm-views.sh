@@ -211,6 +211,17 @@ refused "Invalid job format specification: y" env QPOOL_CONF=/nonexistent squeue
 refused "Invalid node format specification: y" env QPOOL_CONF=/nonexistent sinfo -o %y
 refused "Invalid time specification" sacct -S yesterday-ish
 refused "Invalid job state specified: XX" sacct -s XX
+note "scontrol requeue"
+w1=$QP_T/work/qpuser1
+rq=$(as qpuser1 qsub -N rq <<<'echo run >> runs.txt; sleep 300') || fail "qsub rq"
+qp_wait "$rq" running
+qp_wait_file "$w1/runs.txt"
+refused "Job/step already completing or completed" as qpuser1 scontrol requeue "$ok"
+as qpuser1 scontrol requeue "$rq" || fail "scontrol requeue"
+for _ in $(seq 600); do [ "$(wc -l < "$w1/runs.txt")" = 2 ] && break; sleep 0.05; done
+[ "$(wc -l < "$w1/runs.txt")" = 2 ] || fail "scontrol requeue: the job did not run again"
+as qpuser1 scancel "$rq" || fail "scancel rq"
+qp_wait "$rq" cancelled
 # A finished job stays in squeue -j for Slurm's MinJobAge.
 [ "$(squeue -h -j "$ok" -o %T)" = COMPLETED ] || fail "squeue -j of a just-finished job"
 [ -z "$(squeue -h -u qpuser1)" ] || fail "squeue (no -t) shows finished jobs"
