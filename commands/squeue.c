@@ -19,7 +19,7 @@
 
 static const char usage_text[] =
 	"Usage: squeue [-h] [-u USERS] [--me] [-j JOBIDS] [-t STATES] [-p PARTITIONS] [-n NAMES]\n"
-	"              [-o FORMAT | -O FIELDS | -l] [--json]\n"
+	"              [-o FORMAT | -O FIELDS | -l] [-r] [--json]\n"
 	"Shows qpool's jobs as Slurm's squeue: pending and running ones, and those that\n"
 	"ended in the last 300 s when named by -j or -t.\n"
 	"  -u, --user=USERS        only these users' jobs (comma-separated)\n"
@@ -32,6 +32,7 @@ static const char usage_text[] =
 	"  -o, --format=FORMAT     columns as %[.][width]letter (%i %j %u %t %T %M %l %D %R %P %C ...)\n"
 	"  -O, --Format=FIELDS     columns by name: JobID,Name:30,State,...\n"
 	"  -l, --long              the long layout\n"
+	"  -r, --array             an array's pending tasks one per line, not as 12_[1-3]\n"
 	"      --json              Slurm's JSON document\n"
 	"      --conf FILE         configuration file\n"
 	"      --help, --usage     show this help\n";
@@ -43,7 +44,7 @@ static const char usage_text[] =
 static const char *arg_conf;
 static const char *arg_format = DEFAULT_FORMAT;
 static const char *arg_fields;
-static bool arg_noheader, arg_json;
+static bool arg_noheader, arg_json, arg_tasks;
 static struct slurmsel arg_sel;
 
 /* -O: "Name[:[.]width[suffix]]" items, default width 20, left-justified. */
@@ -147,6 +148,102 @@ static void table_print(const json_t *jobs, int64_t now)
 		row_print(items, n_items, sfx, sizeof(suffix[0]), job, now);
 }
 
+static bool pending(const json_t *job)
+{
+	const char *state = wire_str(job, "state");
+
+	return state && (strcmp(state, "queued") == 0 || strcmp(state, "held") == 0);
+}
+
+/* An array's pending tasks being folded into one row. */
+struct fold {
+	json_t *row;          /* the first task's copy (the output's reference) */
+	char spec[4096];      /* "1-3,5" so far */
+	long long run_start, last;
+	size_t n;
+};
+
+/* Appends sep and v to spec ("-3", ",5"). */
+static void spec_add(char *spec, size_t size, char sep, long long v)
+{
+	size_t len = strlen(spec);
+
+	snprintf(spec + len, size - len, "%c%lld", sep, v);
+}
+
+/* Ends the fold: several tasks become "ARRAY_[spec]"; one stays itself. */
+static void fold_close(struct fold *f)
+{
+	if (!f->row)
+		return;
+	if (f->last != f->run_start)
+		spec_add(f->spec, sizeof(f->spec), '-', f->last);
+	if (f->n > 1) {
+		json_object_set_new(f->row, "jobid", json_integer(wire_int(f->row, "array_id", 0)));
+		json_object_set_new(f->row, "array", json_string(f->spec));
+		json_object_del(f->row, "array_id");
+		json_object_del(f->row, "array_index");
+	}
+	f->row = NULL;
+}
+
+/* Without -r, an array's pending tasks of one state are one row,
+ * "12_[1-3,5]", where the first of them stands, as Slurm shows them. jobs
+ * is in id order, so each array's tasks come in index order. Returns a
+ * new array, NULL when out of memory. */
+static json_t *arrays_fold(const json_t *jobs)
+{
+	json_t *out = json_array(), *job;
+	struct fold *folds = NULL, *f;
+	size_t i, n_folds = 0;
+
+	if (!out)
+		return NULL;
+	json_array_foreach(jobs, i, job) {
+		long long index = wire_int(job, "array_index", 0);
+
+		if (!pending(job) || !json_is_integer(json_object_get(job, "array_id"))) {
+			json_array_append(out, job);
+			continue;
+		}
+		f = NULL;
+		for (size_t k = 0; k < n_folds && !f; k++)
+			if (wire_int(job, "array_id", 0) == wire_int(folds[k].row, "array_id", 0) &&
+			    strcmp(wire_str(job, "state"), wire_str(folds[k].row, "state")) == 0)
+				f = &folds[k];
+		if (f) {
+			if (index != f->last + 1) {
+				if (f->last != f->run_start)
+					spec_add(f->spec, sizeof(f->spec), '-', f->last);
+				spec_add(f->spec, sizeof(f->spec), ',', index);
+				f->run_start = index;
+			}
+			f->last = index;
+			f->n++;
+			continue;
+		}
+		f = realloc(folds, (n_folds + 1) * sizeof(*folds));
+		if (!f)
+			goto oom;
+		folds = f;
+		f = &folds[n_folds++];
+		f->row = json_copy(job);
+		if (!f->row || json_array_append_new(out, f->row) < 0)
+			goto oom;
+		snprintf(f->spec, sizeof(f->spec), "%lld", index);
+		f->run_start = f->last = index;
+		f->n = 1;
+	}
+	for (size_t k = 0; k < n_folds; k++)
+		fold_close(&folds[k]);
+	free(folds);
+	return out;
+oom:
+	free(folds);
+	json_decref(out);
+	return NULL;
+}
+
 static int json_print(const json_t *jobs, int64_t now)
 {
 	json_t *doc = slurmjobs_json(jobs, now), *list;
@@ -215,7 +312,8 @@ int main(int argc, char **argv)
 		case 'o': arg_format = optarg; arg_fields = NULL; break;
 		case 'O': arg_fields = optarg; break;
 		case 'l': arg_format = LONG_FORMAT; break;
-		case 'a': case 'r': break;
+		case 'a': break;
+		case 'r': arg_tasks = true; break;
 		case OPT_JSON: arg_json = true; break;
 		case OPT_ME: arg_sel.uid = (long long)getuid(); break;
 		case 'M': break;   /* one pool, one "cluster": any name is it */
@@ -247,9 +345,16 @@ int main(int argc, char **argv)
 		status = cmd_fail(1, "slurm_load_jobs error: Invalid job id specified");
 	} else if (arg_json) {
 		status = json_print(jobs, time_wall_ns());
-	} else {
+	} else if (arg_tasks) {
 		table_print(jobs, time_wall_ns());
 		status = 0;
+	} else {
+		json_t *folded = arrays_fold(jobs);
+
+		status = folded ? 0 : cmd_fail(1, "out of memory");
+		if (folded)
+			table_print(folded, time_wall_ns());
+		json_decref(folded);
 	}
 	json_decref(jobs);
 	client_close(cl);

@@ -43,8 +43,12 @@ echo "$out" | grep -qE "^ {$((18 - ${#run}))}$run     batch   runner  qpuser1  R
 echo "$out" | grep -qE "^ +$pend     batch     pend  qpuser1 PD +0:00      1 \((Resources|Priority)\)$" ||
 	fail "pending job's row"
 echo "$out" | grep -qE "^ +$held     batch   waiter  qpuser2 PD +0:00      1 \(JobHeldUser\)$" || fail "held job's row"
+# An array's pending tasks: one row as Slurm folds them; -r one per task.
+echo "$out" | grep -qE "^ +${arr}_\[1-3\]     batch      arr  qpuser2 PD +0:00      1 \(JobHeldUser\)$" ||
+	fail "array's row ${arr}_[1-3]"
+out=$(squeue -r -h -o %i -u qpuser2) || fail "squeue -r"
 for i in 1 2 3; do
-	echo "$out" | grep -qE "^ +${arr}_$i     batch      arr  qpuser2 PD " || fail "array task ${arr}_$i"
+	echo "$out" | grep -qx "${arr}_$i" || fail "squeue -r: array task ${arr}_$i"
 done
 # One pool, two dialects: the ids squeue prints are qstat's.
 for id in "$run" "$blk" "$pend" "$held"; do
@@ -52,7 +56,7 @@ for id in "$run" "$blk" "$pend" "$held"; do
 done
 
 note "squeue -u, -t, -j, -p, -h, -o, -O"
-[ "$(squeue -h -u qpuser2 -o %i | sort | tr '\n' ' ')" = "$(printf '%s\n' "$blk" "$held" "${arr}_1" "${arr}_2" "${arr}_3" | sort | tr '\n' ' ')" ] ||
+[ "$(squeue -h -u qpuser2 -o %i | tr '\n' ' ')" = "$blk $held ${arr}_[1-3] " ] ||
 	fail "squeue -u qpuser2: $(squeue -h -u qpuser2 -o %i | tr '\n' ' ')"
 [ "$(squeue -h -t R -o %i | sort -n | tr '\n' ' ')" = "$run $blk " ] || fail "squeue -t R"
 [ "$(squeue -h -t running,PD -u qpuser1 -o %i | sort -n | tr '\n' ' ')" = "$run $pend " ] || fail "squeue -t running,PD -u"
@@ -142,7 +146,9 @@ refused "Access/permission denied" as qpuser2 scontrol update JobId="$pend" Time
 as qpuser1 scancel -n pend || fail "scancel -n"
 qp_wait "$pend" cancelled
 as qpuser2 scancel "${arr}_2" || fail "scancel ARRAY_TASK"
-[ "$(squeue -h -j "$arr" -o '%i %t' | sort | tr '\n' ' ')" = "${arr}_1 PD ${arr}_2 CA ${arr}_3 PD " ] ||
+[ "$(squeue -h -r -j "$arr" -o '%i %t' | tr '\n' ' ')" = "${arr}_1 PD ${arr}_2 CA ${arr}_3 PD " ] ||
+	fail "scancel ${arr}_2: $(squeue -r -j "$arr" 2>&1)"
+[ "$(squeue -h -j "$arr" -o '%i %t %F %K' | tr '\n' ' ')" = "${arr}_[1,3] PD $arr 1,3 ${arr}_2 CA $arr 2 " ] ||
 	fail "scancel ${arr}_2: $(squeue -j "$arr" 2>&1)"
 as qpuser2 scancel "$arr" || fail "scancel ARRAY"
 as qpuser2 scancel "$blk" || fail "scancel ID"
