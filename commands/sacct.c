@@ -182,53 +182,106 @@ static int by_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int fetch(struct client *cl, int64_t from, int64_t to, json_t **ret)
+/* One acct request's jobs appended to all. A job named that qpoold does
+ * not know (or -u excludes) is no row, as in Slurm's sacct. */
+static int acct_append(struct client *cl, json_t *req, json_t *all)
 {
-	json_t *req = json_pack("{s:s}", "op", "acct"), *reply = NULL, *jobs, *out = json_array(), **rows;
+	json_t *reply = NULL;
 	struct error err;
-	size_t i, n = 0;
-	json_t *job;
+	bool by_id;
 	int r;
 
-	if (!req || !out)
+	if (!req)
 		return cmd_fail(1, "out of memory");
-	/* Named jobs are shown whenever they ran, as Slurm's -j. */
-	if (arg_sel.n_ids == 0 || arg_start) {
+	by_id = json_object_get(req, "jobid") != NULL;
+	if (arg_sel.users && !strchr(arg_sel.users, ','))
+		json_object_set_new(req, "user", json_string(arg_sel.users));
+	r = client_call_pages(cl, req, "jobs", &reply, &err);   /* req stolen */
+	if (r == -ENOENT && by_id)
+		return 0;
+	if (r < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	json_array_extend(all, json_object_get(reply, "jobs"));
+	json_decref(reply);
+	return 0;
+}
+
+/* -j ID: the job's record; for an array, its tasks' records, asked for
+ * from the array's submission on (the acct op gives an array's own
+ * record, their sums, by its id). */
+static int acct_job(struct client *cl, int64_t id, int64_t from, int64_t to, json_t *all)
+{
+	json_t *req = json_pack("{s:s, s:I}", "op", "acct", "jobid", (json_int_t)id), *mine = json_array();
+	size_t i;
+	json_t *job;
+	int status;
+
+	if (req && arg_start) {
 		json_object_set_new(req, "from", json_integer(from));
 		json_object_set_new(req, "to", json_integer(to));
 	}
-	if (arg_sel.n_ids == 1 && arg_sel.ids[0].index < 0)
-		json_object_set_new(req, "jobid", json_integer(arg_sel.ids[0].id));
-	if (arg_sel.users && !strchr(arg_sel.users, ','))
-		json_object_set_new(req, "user", json_string(arg_sel.users));
-	r = client_call_pages(cl, req, "jobs", &reply, &err);
-	/* A job named that qpoold does not know (or -u excludes): no row,
-	 * as Slurm's sacct. */
-	if (r == -ENOENT && arg_sel.n_ids) {
-		*ret = out;
-		return 0;
-	}
-	if (r < 0) {
-		json_decref(out);
-		return cmd_fail(1, "error: %s", err.text);
-	}
-	jobs = json_object_get(reply, "jobs");
-	rows = calloc(json_array_size(jobs) + 1, sizeof(*rows));
-	if (!rows) {
-		json_decref(reply);
-		json_decref(out);
+	if (!mine) {
+		json_decref(req);
 		return cmd_fail(1, "out of memory");
 	}
-	json_array_foreach(jobs, i, job)
+	status = acct_append(cl, req, mine);
+	json_array_foreach(mine, i, job) {
+		int64_t submit = wire_int(json_object_get(job, "times"), "submit", 0);
+		json_t *tasks;
+
+		if (status || !json_object_get(job, "array") || wire_int(job, "jobid", 0) != id)
+			continue;
+		tasks = json_array();
+		req = json_pack("{s:s, s:I, s:I}", "op", "acct", "from", (json_int_t)(arg_start && from > submit ? from : submit),
+				"to", (json_int_t)(arg_end ? to : time_wall_ns()));
+		status = tasks ? acct_append(cl, req, tasks) : cmd_fail(1, "out of memory");
+		for (size_t k = 0; status == 0 && k < json_array_size(tasks); k++)
+			if (wire_int(json_array_get(tasks, k), "array_id", 0) == id)
+				json_array_append(all, json_array_get(tasks, k));
+		json_decref(tasks);
+	}
+	json_array_extend(all, mine);
+	json_decref(mine);
+	return status;
+}
+
+static int fetch(struct client *cl, int64_t from, int64_t to, json_t **ret)
+{
+	json_t *all = json_array(), *out = json_array(), **rows = NULL, *job;
+	size_t i, n = 0;
+	int status = 0;
+
+	if (!all || !out) {
+		status = cmd_fail(1, "out of memory");
+		goto done;
+	}
+	/* Named jobs are shown whenever they ran, as Slurm's -j. */
+	for (int k = 0; k < arg_sel.n_ids && status == 0; k++)
+		status = acct_job(cl, arg_sel.ids[k].id, from, to, all);
+	if (arg_sel.n_ids == 0)
+		status = acct_append(cl, json_pack("{s:s, s:I, s:I}", "op", "acct", "from", (json_int_t)from,
+						   "to", (json_int_t)to), all);
+	if (status)
+		goto done;
+	rows = calloc(json_array_size(all) + 1, sizeof(*rows));
+	if (!rows) {
+		status = cmd_fail(1, "out of memory");
+		goto done;
+	}
+	json_array_foreach(all, i, job)
 		if (!json_object_get(job, "array") && slurmsel_match(&arg_sel, job))
 			rows[n++] = job;
 	qsort(rows, n, sizeof(*rows), by_id);
-	for (i = 0; i < n; i++)
-		json_array_append(out, rows[i]);
-	free(rows);
-	json_decref(reply);
+	for (i = 0; i < n; i++)   /* a job named twice: once */
+		if (i == 0 || by_id(&rows[i - 1], &rows[i]) != 0)
+			json_array_append(out, rows[i]);
 	*ret = out;
-	return 0;
+	out = NULL;
+done:
+	free(rows);
+	json_decref(all);
+	json_decref(out);
+	return status;
 }
 
 int main(int argc, char **argv)

@@ -217,6 +217,16 @@ refused "Invalid job format specification: y" env QPOOL_CONF=/nonexistent squeue
 refused "Invalid node format specification: y" env QPOOL_CONF=/nonexistent sinfo -o %y
 refused "Invalid time specification" sacct -S yesterday-ish
 refused "Invalid job state specified: XX" sacct -s XX
+note "sacct of an array: its tasks, by the array's id or one task's"
+ar2=$(as qpuser1 qsub -J 1-2 -N ar2 <<<'true') || fail "qsub array"
+ar2=${ar2%%[*}
+for _ in $(seq 600); do [ "$(qp_state "$ar2")" = completed ] && break; sleep 0.05; done
+[ "$(qp_state "$ar2")" = completed ] || fail "array $ar2 is '$(qp_state "$ar2")'"
+[ "$(as qpuser1 sacct -X -P -n -o JobID,JobName,State -j "$ar2" | tr '\n' ' ')" = "${ar2}_1|ar2|COMPLETED ${ar2}_2|ar2|COMPLETED " ] ||
+	fail "sacct -j ARRAY: $(as qpuser1 sacct -X -P -n -o JobID,State -j "$ar2" 2>&1)"
+[ "$(as qpuser1 sacct -X -P -n -o JobID,State -j "${ar2}_2,$ok")" = "$ok|COMPLETED
+${ar2}_2|COMPLETED" ] || fail "sacct -j ARRAY_TASK,ID"
+
 note "scontrol requeue"
 w1=$QP_T/work/qpuser1
 rq=$(as qpuser1 qsub -N rq <<<'echo run >> runs.txt; sleep 300') || fail "qsub rq"
