@@ -188,16 +188,16 @@ static int acct_append(struct client *cl, json_t *req, json_t *all)
 {
 	json_t *reply = NULL;
 	struct error err;
-	bool by_id;
+	bool named;
 	int r;
 
 	if (!req)
 		return cmd_fail(1, "out of memory");
-	by_id = json_object_get(req, "jobid") != NULL;
+	named = json_object_get(req, "jobid") != NULL;
 	if (arg_sel.users && !strchr(arg_sel.users, ','))
 		json_object_set_new(req, "user", json_string(arg_sel.users));
 	r = client_call_pages(cl, req, "jobs", &reply, &err);   /* req stolen */
-	if (r == -ENOENT && by_id)
+	if (r == -ENOENT && named)
 		return 0;
 	if (r < 0)
 		return cmd_fail(1, "error: %s", err.text);
@@ -268,9 +268,10 @@ static int fetch(struct client *cl, int64_t from, int64_t to, json_t **ret)
 		status = cmd_fail(1, "out of memory");
 		goto done;
 	}
-	json_array_foreach(all, i, job)
+	json_array_foreach(all, i, job) {
 		if (!json_object_get(job, "array") && slurmsel_match(&arg_sel, job))
 			rows[n++] = job;
+	}
 	qsort(rows, n, sizeof(*rows), by_id);
 	for (i = 0; i < n; i++)   /* a job named twice: once */
 		if (i == 0 || by_id(&rows[i - 1], &rows[i]) != 0)

@@ -172,8 +172,9 @@ static int show_jobs(struct client *cl, const char *arg)
 	if (arg_json) {
 		json_t *doc = slurmjobs_json(jobs, now), *list = json_array();
 
-		json_array_foreach(jobs, i, job)
+		json_array_foreach(jobs, i, job) {
 			json_array_append_new(list, slurmjobs_job_json(job, now));
+		}
 		json_object_set_new(doc, "jobs", list);
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
@@ -181,8 +182,9 @@ static int show_jobs(struct client *cl, const char *arg)
 	} else if (json_array_size(jobs) == 0) {
 		puts("No jobs in the system");
 	} else {
-		json_array_foreach(jobs, i, job)
+		json_array_foreach(jobs, i, job) {
 			job_show(job, now);
+		}
 	}
 	json_decref(jobs);
 	return status;

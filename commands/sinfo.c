@@ -291,9 +291,10 @@ static int show(const json_t *queues, const json_t *nodes)
 		if (!doc || !list)
 			return cmd_fail(1, "out of memory");
 	}
-	json_array_foreach(queues, i, q)
+	json_array_foreach(queues, i, q) {
 		if (!arg_partitions || slurmsel_list_has(arg_partitions, wire_str(q, "name")))
 			nrows += rows_of(q, nodes, rows + nrows, sizeof(rows) / sizeof(rows[0]) - nrows);
+	}
 	/* '#': as wide as the widest value and the header. */
 	for (int k = 0; k < n; k++) {
 		char v[8192];

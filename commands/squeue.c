@@ -144,8 +144,9 @@ static void table_print(const json_t *jobs, int64_t now)
 
 	if (!arg_noheader)
 		row_print(items, n_items, sfx, sizeof(suffix[0]), NULL, now);
-	json_array_foreach(jobs, i, job)
+	json_array_foreach(jobs, i, job) {
 		row_print(items, n_items, sfx, sizeof(suffix[0]), job, now);
+	}
 }
 
 static bool pending(const json_t *job)
@@ -252,8 +253,9 @@ static int json_print(const json_t *jobs, int64_t now)
 
 	if (!doc || !(list = json_array()))
 		return cmd_fail(1, "out of memory");
-	json_array_foreach(jobs, i, job)
+	json_array_foreach(jobs, i, job) {
 		json_array_append_new(list, slurmjobs_job_json(job, now));
+	}
 	json_object_set_new(doc, "jobs", list);
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);

@@ -324,7 +324,7 @@ static int numbers(const char *s, char sep, long long *v, int max)
 int slurmfmt_limit_parse(const char *s, int64_t *ret_secs)
 {
 	const char *dash = strchr(s, '-');
-	long long v[3], d = 0;
+	long long v[3], d;
 	int n;
 
 	if (strcasecmp(s, "UNLIMITED") == 0 || strcasecmp(s, "INFINITE") == 0) {
@@ -377,9 +377,10 @@ void slurmfmt_job_nodes(const json_t *job, char *buf, size_t len, int *ret_count
 	size_t n = 0, i;
 	json_t *a;
 
-	json_array_foreach(alloc, i, a)
+	json_array_foreach(alloc, i, a) {
 		if (wire_str(a, "node") && n < sizeof(names) / sizeof(names[0]))
 			names[n++] = wire_str(a, "node");
+	}
 	if (n == 0 && wire_str(job, "node"))
 		names[n++] = wire_str(job, "node");
 	if (len)
