@@ -227,8 +227,19 @@ for _ in $(seq 600); do [ "$(qp_state "$ar2")" = completed ] && break; sleep 0.0
 [ "$(as qpuser1 sacct -X -P -n -o JobID,State -j "${ar2}_2,$ok")" = "$ok|COMPLETED
 ${ar2}_2|COMPLETED" ] || fail "sacct -j ARRAY_TASK,ID"
 
-note "scontrol requeue"
+note "scancel --signal"
 w1=$QP_T/work/qpuser1
+sg=$(as qpuser1 qsub -N sig <<<'trap "echo got >> sig.txt" USR1; echo up > up.txt; while :; do sleep 0.1; done') ||
+	fail "qsub sig"
+qp_wait "$sg" running
+qp_wait_file "$w1/up.txt"
+as qpuser1 scancel --signal=USR1 "$sg" || fail "scancel --signal"
+qp_wait_file "$w1/sig.txt"
+[ "$(qp_state "$sg")" = running ] || fail "scancel --signal ended the job"
+as qpuser1 scancel -s TERM -n sig || fail "scancel -s TERM -n"
+qp_wait "$sg" completed failed cancelled
+
+note "scontrol requeue"
 rq=$(as qpuser1 qsub -N rq <<<'echo run >> runs.txt; sleep 300') || fail "qsub rq"
 qp_wait "$rq" running
 qp_wait_file "$w1/runs.txt"
