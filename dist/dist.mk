@@ -22,6 +22,8 @@ systemdunitdir ?= $(prefix)/lib/systemd/system
 INSTALL        ?= install
 
 USER_CMDS  := qsub qstat qdel qhold qrls qacct qalter qsig qrerun qmove qorder qselect tracejob pbsnodes qpool-rsh pbsdsh qexec qpool-pmi
+# Slurm's front end (the qpool-slurm package).
+SLURM_CMDS := squeue scancel sinfo sacct scontrol
 ADMIN_BINS := qpoold qnoded gded gded-byhand qmgr
 UNITS      := qpoold.service qnoded.service qpool-cgroup.service
 MAN_PAGES  := $(wildcard man/man*/*.[1-8])
@@ -41,7 +43,7 @@ FORCE:
 install: all $(BUILD)/qpool.conf.sample units
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(systemdunitdir) \
 		$(DESTDIR)$(sysconfdir)/qpool $(DESTDIR)$(docdir)
-	$(INSTALL) -m 0755 $(addprefix $(BIN)/,$(USER_CMDS)) $(DESTDIR)$(bindir)
+	$(INSTALL) -m 0755 $(addprefix $(BIN)/,$(USER_CMDS) $(SLURM_CMDS)) $(DESTDIR)$(bindir)
 	$(INSTALL) -m 0755 $(addprefix $(BIN)/,$(ADMIN_BINS)) $(DESTDIR)$(sbindir)
 	for p in $(MAN_PAGES); do \
 		d=$(DESTDIR)$(mandir)/$$(basename $$(dirname $$p)); \
@@ -57,7 +59,7 @@ install: all $(BUILD)/qpool.conf.sample units
 
 # Leaves the state directory and an edited config alone.
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(USER_CMDS)) $(addprefix $(DESTDIR)$(sbindir)/,$(ADMIN_BINS))
+	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(USER_CMDS) $(SLURM_CMDS)) $(addprefix $(DESTDIR)$(sbindir)/,$(ADMIN_BINS))
 	rm -f $(addprefix $(DESTDIR)$(systemdunitdir)/,$(UNITS))
 	for p in $(MAN_PAGES); do \
 		rm -f $(DESTDIR)$(mandir)/$$(basename $$(dirname $$p))/$$(basename $$p); \

@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT */
+/* scontrol: Slurm's show job|node|partition, hold, release, requeue and update JobId= TimeLimit= over qpool's ops. */
+#include <errno.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client.h"
+#include "cmd.h"
+#include "hostlist.h"
+#include "slurmfmt.h"
+#include "slurmjobs.h"
+#include "slurmsel.h"
+#include "timeutil.h"
+#include "version.h"
+#include "wire.h"
+
+static const char usage_text[] =
+	"Usage: scontrol [-o] [--json] show job [JOBID] | show node [NAME] | show partition [NAME]\n"
+	"       scontrol hold|release|requeue JOBID[,JOBID...]...\n"
+	"       scontrol update JobId=JOBID [TimeLimit=TIME] [JobName=NAME] [NumCPUs=N]\n"
+	"Shows and controls qpool's jobs, nodes and queues as Slurm's scontrol.\n"
+	"  -o, --oneliner    each record on one line\n"
+	"      --json        show job as Slurm's JSON document\n"
+	"      --conf FILE   configuration file\n"
+	"      --help        show this help\n";
+
+static const char *arg_conf;
+static bool arg_oneline, arg_json;
+
+/* Slurm's record layout: "Key=Value" words, a new indented line where
+ * the record breaks (one line with -o). */
+static void kv(bool *first_on_line, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void kv(bool *first_on_line, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!*first_on_line)
+		fputc(' ', stdout);
+	*first_on_line = false;
+	printf("%s=", key);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+static void brk(bool *first_on_line)
+{
+	fputs(arg_oneline ? " " : "\n   ", stdout);
+	*first_on_line = true;
+}
+
+static const char *nn(const char *s)
+{
+	return s && *s ? s : "(null)";
+}
+
+static void job_show(const json_t *job, int64_t now)
+{
+	char buf[4096], id[64], nodes[1024], limit[32], run[32], t[4][32];
+	const json_t *times = json_object_get(job, "times");
+	bool task = json_is_integer(json_object_get(job, "array_id"));
+	bool first = true;
+	long long wt = wire_int(job, "walltime", 0), uid = wire_int(job, "uid", 0);
+	int count;
+
+	slurmfmt_job_id(job, id, sizeof(id));
+	slurmfmt_job_nodes(job, nodes, sizeof(nodes), &count);
+	if (wt > 0)
+		slurmfmt_elapsed(limit, sizeof(limit), wt);
+	else
+		snprintf(limit, sizeof(limit), "UNLIMITED");
+	slurmfmt_elapsed(run, sizeof(run), slurmfmt_job_ran_secs(job, now));
+	slurmfmt_stamp(t[0], sizeof(t[0]), wire_int(times, "submit", 0), "Unknown");
+	slurmfmt_stamp(t[1], sizeof(t[1]), slurmfmt_job_start_ns(job), "Unknown");
+	slurmfmt_stamp(t[2], sizeof(t[2]), slurmfmt_job_end_ns(job), "Unknown");
+	kv(&first, "JobId", "%lld", wire_int(job, "jobid", 0));
+	if (task) {
+		kv(&first, "ArrayJobId", "%lld", wire_int(job, "array_id", 0));
+		kv(&first, "ArrayTaskId", "%lld", wire_int(job, "array_index", 0));
+	}
+	kv(&first, "JobName", "%s", nn(wire_str(job, "name")));
+	brk(&first);
+	kv(&first, "UserId", "%s(%lld)", nn(wire_str(job, "owner")), uid);
+	kv(&first, "GroupId", "%lld(%lld)", wire_int(job, "gid", 0), wire_int(job, "gid", 0));
+	kv(&first, "MCS_label", "N/A");
+	brk(&first);
+	kv(&first, "Priority", "%lld", wire_int(job, "priority", 0));
+	kv(&first, "Nice", "0");
+	kv(&first, "Account", "%s", nn(wire_str(json_object_get(job, "attrs"), "Account_Name")));
+	kv(&first, "QOS", "normal");
+	brk(&first);
+	kv(&first, "JobState", "%s", slurmfmt_state(job));
+	kv(&first, "Reason", "%s", slurmfmt_reason(job, now));
+	kv(&first, "Dependency", "%s", nn(wire_str(job, "depend")));
+	brk(&first);
+	kv(&first, "Requeue", "%d", wire_bool(job, "rerunnable", 1) ? 1 : 0);
+	kv(&first, "Restarts", "0");
+	kv(&first, "BatchFlag", "1");
+	kv(&first, "Reboot", "0");
+	slurmfmt_field_value(slurmfmt_field_name("ExitCode", SLURMFMT_SACCT), SLURMFMT_SACCT, job, now, buf,
+			     sizeof(buf));
+	kv(&first, "ExitCode", "%s", buf);
+	brk(&first);
+	kv(&first, "RunTime", "%s", run);
+	kv(&first, "TimeLimit", "%s", limit);
+	kv(&first, "TimeMin", "N/A");
+	brk(&first);
+	kv(&first, "SubmitTime", "%s", t[0]);
+	kv(&first, "EligibleTime", "%s", t[0]);
+	brk(&first);
+	kv(&first, "StartTime", "%s", t[1]);
+	kv(&first, "EndTime", "%s", t[2]);
+	kv(&first, "Deadline", "N/A");
+	brk(&first);
+	kv(&first, "Partition", "%s", nn(wire_str(job, "queue")));
+	brk(&first);
+	kv(&first, "NodeList", "%s", count ? nodes : "(null)");
+	brk(&first);
+	kv(&first, "NumNodes", "%d", count ? count : 1);
+	kv(&first, "NumCPUs", "%lld", wire_int(job, "ncpus", 1));
+	kv(&first, "NumTasks", "%d", count ? count : 1);
+	kv(&first, "CPUs/Task", "1");
+	brk(&first);
+	if (wire_int(job, "mem", 0) > 0) {
+		slurmfmt_field_value(slurmfmt_field_name("ReqMem", SLURMFMT_SACCT), SLURMFMT_SACCT, job, now, buf,
+				     sizeof(buf));
+		kv(&first, "TRES", "cpu=%lld,mem=%s,node=%d", wire_int(job, "ncpus", 1), buf, count ? count : 1);
+		brk(&first);
+		kv(&first, "MinMemoryNode", "%s", buf);
+	} else {
+		kv(&first, "TRES", "cpu=%lld,node=%d", wire_int(job, "ncpus", 1), count ? count : 1);
+		brk(&first);
+		kv(&first, "MinMemoryNode", "0");
+	}
+	brk(&first);
+	kv(&first, "WorkDir", "%s", nn(wire_str(job, "workdir")));
+	brk(&first);
+	/* Joined (-j oe, sbatch without --error): both in the output file. */
+	kv(&first, "StdErr", "%s", nn(wire_str(job, wire_bool(job, "join", 0) ? "stdout" : "stderr")));
+	brk(&first);
+	kv(&first, "StdIn", "/dev/null");
+	brk(&first);
+	kv(&first, "StdOut", "%s", nn(wire_str(job, "stdout")));
+	fputs(arg_oneline ? "\n" : "\n\n", stdout);
+}
+
+static int show_jobs(struct client *cl, const char *arg)
+{
+	struct slurmsel sel;
+	json_t *jobs = NULL;
+	struct error err;
+	int64_t now = time_wall_ns();
+	size_t i;
+	json_t *job;
+	int status = 0;
+
+	slurmsel_init(&sel);
+	if (arg && slurmsel_ids_add(&sel, arg, &err) < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	/* Without an id: the jobs not ended long ago, as slurmctld keeps them. */
+	if (slurmjobs_fetch(cl, &sel, arg ? SLURMJOBS_ANY : SLURMJOBS_RECENT, now, &jobs, &err) < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	if (arg && json_array_size(jobs) == 0) {
+		json_decref(jobs);
+		return cmd_fail(1, "slurm_load_jobs error: Invalid job id specified");
+	}
+	if (arg_json) {
+		json_t *doc = slurmjobs_json(jobs, now), *list = json_array();
+
+		json_array_foreach(jobs, i, job) {
+			json_array_append_new(list, slurmjobs_job_json(job, now));
+		}
+		json_object_set_new(doc, "jobs", list);
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(doc);
+	} else if (json_array_size(jobs) == 0) {
+		puts("No jobs in the system");
+	} else {
+		json_array_foreach(jobs, i, job) {
+			job_show(job, now);
+		}
+	}
+	json_decref(jobs);
+	return status;
+}
+
+static const char *node_state_upper(const json_t *node)
+{
+	const char *state = wire_str(node, "state") ? wire_str(node, "state") : "down";
+	size_t jobs = json_array_size(json_object_get(node, "jobs"));
+	long long free_cpus = wire_int(node, "free", 0), ncpus = wire_int(node, "ncpus", 0);
+
+	if (strcmp(state, "drained") == 0)
+		return jobs ? "DRAINING" : "DRAINED";
+	if (strcmp(state, "up") != 0)
+		return "DOWN*";
+	if (jobs == 0 || free_cpus == ncpus)
+		return "IDLE";
+	return free_cpus == 0 ? "ALLOCATED" : "MIXED";
+}
+
+static int show_list(struct client *cl, const char *what, const char *name)
+{
+	bool nodes = strcmp(what, "nodes") == 0;
+	json_t *reply = NULL, *qreply = NULL, *list, *queues;
+	struct error err;
+	char partitions[1024] = "";
+	size_t i, shown = 0;
+	json_t *o;
+
+	if (client_call_pages(cl, json_pack("{s:s}", "op", "queues"), "queues", &qreply, &err) < 0 ||
+	    client_call_pages(cl, json_pack("{s:s}", "op", "nodes"), "nodes", &reply, &err) < 0) {
+		json_decref(qreply);
+		return cmd_fail(1, "error: %s", err.text);
+	}
+	queues = json_object_get(qreply, "queues");
+	list = nodes ? json_object_get(reply, "nodes") : queues;
+	json_array_foreach(queues, i, o) {
+		size_t n = strlen(partitions);
+
+		snprintf(partitions + n, sizeof(partitions) - n, "%s%s", n ? "," : "", wire_str(o, "name"));
+	}
+	json_array_foreach(list, i, o) {
+		bool first = true;
+
+		if (name && strcmp(name, wire_str(o, "name") ? wire_str(o, "name") : "") != 0)
+			continue;
+		shown++;
+		if (nodes) {
+			const json_t *topo = json_object_get(o, "topology");
+			long long ncpus = wire_int(o, "ncpus", 0);
+
+			kv(&first, "NodeName", "%s", wire_str(o, "name"));
+			kv(&first, "CoresPerSocket", "%lld",
+			   wire_int(topo, "cores", 1) / (wire_int(topo, "packages", 1) ? wire_int(topo, "packages", 1) : 1));
+			brk(&first);
+			kv(&first, "CPUAlloc", "%lld", ncpus - wire_int(o, "free", 0));
+			kv(&first, "CPUEfctv", "%lld", ncpus);
+			kv(&first, "CPUTot", "%lld", ncpus);
+			kv(&first, "CPULoad", "N/A");
+			brk(&first);
+			kv(&first, "NodeAddr", "%s", wire_str(o, "name"));
+			kv(&first, "NodeHostName", "%s", wire_str(o, "name"));
+			brk(&first);
+			kv(&first, "RealMemory", "%lld", wire_int(topo, "mem", 0) / (1024 * 1024));
+			kv(&first, "Sockets", "%lld", wire_int(topo, "packages", 1));
+			brk(&first);
+			kv(&first, "State", "%s", node_state_upper(o));
+			brk(&first);
+			kv(&first, "Partitions", "%s", partitions);
+			if (wire_str(o, "reason")) {
+				brk(&first);
+				kv(&first, "Reason", "%s", wire_str(o, "reason"));
+			}
+		} else {
+			json_t *nl = json_object_get(reply, "nodes"), *nd;
+			const char *names[1024];
+			char hl[4096] = "", mt[32];
+			size_t k, n = 0;
+			long long cpus = 0;
+			bool enabled = wire_bool(o, "enabled", 1), started = wire_bool(o, "started", 1);
+
+			json_array_foreach(nl, k, nd) {
+				if (n < 1024)
+					names[n++] = wire_str(nd, "name");
+				cpus += wire_int(nd, "ncpus", 0);
+			}
+			if (n)
+				hostlist_compress(names, n, hl, sizeof(hl));
+			kv(&first, "PartitionName", "%s", wire_str(o, "name"));
+			brk(&first);
+			kv(&first, "AllowGroups", "ALL");
+			kv(&first, "AllowAccounts", "ALL");
+			kv(&first, "AllowQos", "ALL");
+			brk(&first);
+			kv(&first, "Default", "%s", wire_bool(o, "default", 0) ? "YES" : "NO");
+			kv(&first, "QoS", "N/A");
+			brk(&first);
+			slurmfmt_elapsed(mt, sizeof(mt), wire_int(o, "walltime_default", 0));
+			kv(&first, "DefaultTime", "%s", wire_int(o, "walltime_default", 0) > 0 ? mt : "NONE");
+			slurmfmt_elapsed(mt, sizeof(mt), wire_int(o, "walltime_max", 0));
+			kv(&first, "MaxTime", "%s", wire_int(o, "walltime_max", 0) > 0 ? mt : "UNLIMITED");
+			brk(&first);
+			kv(&first, "Nodes", "%s", n ? hl : "(null)");
+			brk(&first);
+			kv(&first, "PriorityTier", "%lld", wire_int(o, "priority", 0));
+			brk(&first);
+			kv(&first, "State", "%s", enabled && started ? "UP" : enabled ? "DOWN" : started ? "DRAIN" : "INACTIVE");
+			kv(&first, "TotalCPUs", "%lld", cpus);
+			kv(&first, "TotalNodes", "%zu", n);
+		}
+		fputs(arg_oneline ? "\n" : "\n\n", stdout);
+	}
+	json_decref(reply);
+	json_decref(qreply);
+	if (name && shown == 0)
+		return cmd_fail(1, nodes ? "error: Node %s not found" : "error: Partition %s not found", name);
+	return 0;
+}
+
+/* hold, release, requeue: each id of each argument. */
+static int job_op(struct client *cl, const char *op, int n, char **args)
+{
+	struct slurmsel sel;
+	struct error err;
+	int status = 0;
+
+	slurmsel_init(&sel);
+	if (n == 0)
+		return cmd_fail(1, "error: Invalid job id specified");
+	for (int k = 0; k < n; k++)
+		if (slurmsel_ids_add(&sel, args[k], &err) < 0)
+			return cmd_fail(1, "error: %s", err.text);
+	for (int k = 0; k < sel.n_ids; k++) {
+		json_t *req = json_pack("{s:s, s:I}", "op", op, "jobid", (json_int_t)sel.ids[k].id), *reply = NULL;
+		int r;
+
+		if (sel.ids[k].index >= 0) {
+			json_object_set_new(req, "array_index", json_integer(sel.ids[k].index));
+			json_object_set_new(req, "array_last", json_integer(sel.ids[k].index));
+		}
+		r = client_call(cl, req, &reply, &err);
+		json_decref(reply);
+		if (r == -EBUSY)
+			status = cmd_fail(1, "error: Job is no longer pending execution for job %lld", (long long)sel.ids[k].id);
+		else if (r < 0)
+			status = cmd_fail(1, "error: %s for job %lld", slurmjobs_error(r, &err), (long long)sel.ids[k].id);
+	}
+	return status;
+}
+
+/* update JobId=N Key=Value...: the alter op. */
+static int update(struct client *cl, int n, char **args)
+{
+	json_t *req = json_pack("{s:s}", "op", "alter"), *reply = NULL;
+	struct slurmsel_id id = { 0, -1 };
+	struct error err;
+	int r;
+
+	if (!req)
+		return cmd_fail(1, "out of memory");
+	for (int k = 0; k < n; k++) {
+		char *eq = strchr(args[k], '=');
+		const char *v = eq ? eq + 1 : "";
+		size_t klen = eq ? (size_t)(eq - args[k]) : strlen(args[k]);
+		int64_t secs;
+		char *end;
+		long long ncpus;
+
+#define KEY(name) (klen == strlen(name) && strncasecmp(args[k], name, klen) == 0)
+		if (!eq) {
+			r = cmd_fail(1, "error: Invalid input: %s\nRequest aborted", args[k]);
+			goto done;
+		}
+		if (KEY("JobId")) {
+			if (slurmsel_id_parse(v, &id) < 0) {
+				r = cmd_fail(1, "error: Invalid job id specified: %s", v);
+				goto done;
+			}
+		} else if (KEY("TimeLimit")) {
+			if (slurmfmt_limit_parse(v, &secs) < 0) {
+				r = cmd_fail(1, "error: Invalid TimeLimit value: %s\nRequest aborted", v);
+				goto done;
+			}
+			if (secs == 0) {
+				r = cmd_fail(1, "error: TimeLimit=UNLIMITED: qpool's jobs have a time limit (the queue's walltime_max at most)\nRequest aborted");
+				goto done;
+			}
+			json_object_set_new(req, "walltime", json_integer(secs));
+		} else if (KEY("JobName") || KEY("Name")) {
+			json_object_set_new(req, "name", json_string(v));
+		} else if (KEY("NumCPUs") || KEY("MinCPUsNode")) {
+			ncpus = strtoll(v, &end, 10);
+			if (!*v || *end || ncpus <= 0 || ncpus > 1000000) {
+				r = cmd_fail(1, "error: Invalid NumCPUs value: %s\nRequest aborted", v);
+				goto done;
+			}
+			json_object_set_new(req, "ncpus", json_integer(ncpus));
+		} else {
+			r = cmd_fail(1, "error: Update of this parameter is not supported: %s\nRequest aborted", args[k]);
+			goto done;
+		}
+#undef KEY
+	}
+	if (id.id == 0) {
+		r = cmd_fail(1, "error: No job identification provided\nRequest aborted");
+		goto done;
+	}
+	if (json_object_size(req) == 1) {
+		r = cmd_fail(1, "error: No changes specified\nRequest aborted");
+		goto done;
+	}
+	if (id.index >= 0)
+		json_object_set_new(req, "array_index", json_integer(id.index));
+	json_object_set_new(req, "jobid", json_integer(id.id));
+	r = client_call(cl, req, &reply, &err);
+	req = NULL;
+	if (r < 0 && strstr(err.text, "walltime="))
+		r = cmd_fail(1, "slurm_update error: Requested time limit is invalid (missing or exceeds some limit)"
+			     " (%s)", err.text);
+	else if (r == -EBUSY)
+		r = cmd_fail(1, "slurm_update error: Job is no longer pending execution");
+	else if (r < 0)
+		r = cmd_fail(1, "slurm_update error: %s", slurmjobs_error(r, &err));
+done:
+	json_decref(req);
+	json_decref(reply);
+	return r ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_CONF, OPT_HELP };
+	static const struct option longopts[] = {
+		{ "oneliner", no_argument, NULL, 'o' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "details", no_argument, NULL, 'd' },
+		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "clusters", required_argument, NULL, 'M' },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "usage", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct client *cl = NULL;
+	struct error err;
+	const char *cmd;
+	int c, status;
+
+	if (version_requested(argc, argv))
+		return version_print("scontrol");
+	opterr = 0;
+	/* "+": options stop at the command, so "update TimeLimit=-1" is no option. */
+	while ((c = getopt_long(argc, argv, "+:odM:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': arg_oneline = true; break;
+		case 'd': break;
+		case 'M': break;   /* one pool, one "cluster": any name is it */
+		case OPT_JSON: arg_json = true; break;
+		case OPT_CONF: arg_conf = optarg; break;
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			return cmd_fail(1, "option '%s' requires an argument\nTry \"scontrol --help\" for more information",
+					argv[optind - 1]);
+		default:
+			return cmd_fail(1, "unrecognized option '%s'\nTry \"scontrol --help\" for more information",
+					argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cmd_fail(1, "error: no command given\nTry \"scontrol --help\" for more information");
+	cmd = argv[optind++];
+	if (strcasecmp(cmd, "show") != 0 && strcasecmp(cmd, "hold") != 0 && strcasecmp(cmd, "release") != 0 &&
+	    strcasecmp(cmd, "requeue") != 0 && strcasecmp(cmd, "update") != 0)
+		return cmd_fail(1, "error: Invalid keyword: %s", cmd);
+	if (strcasecmp(cmd, "show") == 0) {
+		const char *what = optind < argc ? argv[optind++] : NULL;
+
+		if (!what)
+			return cmd_fail(1, "error: too few arguments for keyword:show");
+		if (strncasecmp(what, "jobs", strlen(what)) != 0 && strncasecmp(what, "nodes", strlen(what)) != 0 &&
+		    strncasecmp(what, "partitions", strlen(what)) != 0)
+			return cmd_fail(1, "error: Invalid entity: %s for keyword:show", what);
+		if (argc - optind > 1)
+			return cmd_fail(1, "error: too many arguments for keyword:show");
+	}
+	if (client_open(arg_conf, &cl, &err) < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	if (strcasecmp(cmd, "show") == 0) {
+		const char *what = argv[optind - 1], *name = optind < argc ? argv[optind] : NULL;
+
+		if (strncasecmp(what, "jobs", strlen(what)) == 0)
+			status = show_jobs(cl, name);
+		else if (strncasecmp(what, "nodes", strlen(what)) == 0)
+			status = show_list(cl, "nodes", name);
+		else
+			status = show_list(cl, "queues", name);
+	} else if (strcasecmp(cmd, "update") == 0) {
+		status = update(cl, argc - optind, argv + optind);
+	} else {
+		const char *op = strcasecmp(cmd, "hold") == 0 ? "hold" : strcasecmp(cmd, "release") == 0 ? "release" : "rerun";
+
+		status = job_op(cl, op, argc - optind, argv + optind);
+	}
+	client_close(cl);
+	if (fflush(stdout) != 0 && status == 0)
+		status = cmd_fail(1, "cannot write: %s", strerror(errno));
+	return status;
+}

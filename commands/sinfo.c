@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/* sinfo: qpool's queues and nodes as Slurm's partitions and nodes (the queues and nodes ops). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client.h"
+#include "cmd.h"
+#include "hostlist.h"
+#include "slurmfmt.h"
+#include "slurmjobs.h"
+#include "slurmsel.h"
+#include "version.h"
+#include "wire.h"
+
+static const char usage_text[] =
+	"Usage: sinfo [-h] [-N] [-p PARTITIONS] [-n NODES] [-t STATES] [-o FORMAT] [--json]\n"
+	"Shows qpool's queues (Slurm's partitions, every one over all nodes) and nodes.\n"
+	"  -N, --Node              one line per node and partition\n"
+	"  -p, --partition=PARTS   only these partitions\n"
+	"  -n, --nodes=NODES       only these nodes\n"
+	"  -t, --states=STATES     only nodes in these states (idle mix alloc down drain drng)\n"
+	"  -h, --noheader          no header line\n"
+	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C)\n"
+	"      --json              Slurm's JSON document\n"
+	"      --conf FILE         configuration file\n"
+	"      --help, --usage     show this help\n";
+
+#define DEFAULT_FORMAT "%9P %.5a %.10l %.6D %.6t %N"
+#define NODE_FORMAT "%#N %.6D %#P %6t"
+
+static const char *arg_conf, *arg_format, *arg_partitions, *arg_nodes, *arg_states;
+static bool arg_noheader, arg_node_lines, arg_json;
+
+/* A node's state as sinfo's short and long names. */
+static void node_state(const json_t *node, const char **ret_short, const char **ret_long)
+{
+	const char *state = wire_str(node, "state") ? wire_str(node, "state") : "down";
+	size_t jobs = json_array_size(json_object_get(node, "jobs"));
+	long long free_cpus = wire_int(node, "free", 0), ncpus = wire_int(node, "ncpus", 0);
+
+	if (strcmp(state, "drained") == 0) {
+		*ret_short = jobs ? "drng" : "drain";
+		*ret_long = jobs ? "draining" : "drained";
+	} else if (strcmp(state, "up") != 0) {
+		*ret_short = "down*";
+		*ret_long = "down*";
+	} else if (jobs == 0 || free_cpus == ncpus) {
+		*ret_short = *ret_long = "idle";
+	} else if (free_cpus == 0) {
+		*ret_short = "alloc";
+		*ret_long = "allocated";
+	} else {
+		*ret_short = "mix";
+		*ret_long = "mixed";
+	}
+}
+
+/* Partition availability: enabled and started "up"; not accepting
+ * "drain" (running jobs go on); not starting "down"; neither "inact". */
+static const char *avail(const json_t *q)
+{
+	bool enabled = wire_bool(q, "enabled", 1), started = wire_bool(q, "started", 1);
+
+	return enabled && started ? "up" : enabled ? "down" : started ? "drain" : "inact";
+}
+
+/* One output row: a partition and a group of nodes in one state. */
+struct row {
+	const json_t *queue;
+	const char *state_short, *state_long;
+	const char *names[1024];
+	size_t n;
+	long long cpus, cpus_alloc, cpus_down, cpus_per_node;
+};
+
+static void value(const struct row *r, char letter, char *buf, size_t len)
+{
+	const json_t *q = r->queue;
+	long long wt = wire_int(q, "walltime_max", 0);
+
+	buf[0] = '\0';
+	switch (letter) {
+	case 'P':
+		snprintf(buf, len, "%s%s", wire_str(q, "name"), wire_bool(q, "default", 0) ? "*" : "");
+		break;
+	case 'R':
+		snprintf(buf, len, "%s", wire_str(q, "name"));
+		break;
+	case 'a':
+		snprintf(buf, len, "%s", avail(q));
+		break;
+	case 'l':
+		if (wt > 0)
+			slurmfmt_duration(buf, len, wt);
+		else
+			snprintf(buf, len, "infinite");
+		break;
+	case 'D':
+		snprintf(buf, len, "%zu", r->n);
+		break;
+	case 't':
+		snprintf(buf, len, "%s", r->n ? r->state_short : "n/a");
+		break;
+	case 'T':
+		snprintf(buf, len, "%s", r->n ? r->state_long : "n/a");
+		break;
+	case 'N':
+		if (r->n == 0 || hostlist_compress(r->names, r->n, buf, len) < 0)
+			buf[0] = '\0';
+		break;
+	case 'c':
+		snprintf(buf, len, "%lld", r->cpus_per_node);
+		break;
+	case 'C':
+		snprintf(buf, len, "%lld/%lld/%lld/%lld", r->cpus_alloc, r->cpus - r->cpus_alloc - r->cpus_down,
+			 r->cpus_down, r->cpus);
+		break;
+	}
+}
+
+static const char *header(char letter)
+{
+	switch (letter) {
+	case 'P': case 'R': return "PARTITION";
+	case 'a': return "AVAIL";
+	case 'l': return "TIMELIMIT";
+	case 'D': return "NODES";
+	case 't': case 'T': return "STATE";
+	case 'N': return "NODELIST";
+	case 'c': return "CPUS";
+	case 'C': return "CPUS(A/I/O/T)";
+	default: return NULL;
+	}
+}
+
+struct item {
+	char letter;     /* 0: literal */
+	char text[64];
+	int width;       /* -1: '#', the widest value */
+	bool right;
+};
+
+static int format_parse(const char *fmt, struct item *items, int max)
+{
+	int n = 0;
+
+	while (*fmt && n < max) {
+		struct item *it = &items[n++];
+
+		memset(it, 0, sizeof(*it));
+		if (*fmt != '%') {
+			size_t k = 0;
+
+			while (*fmt && *fmt != '%' && k + 1 < sizeof(it->text))
+				it->text[k++] = *fmt++;
+			continue;
+		}
+		fmt++;
+		if (*fmt == '.') {
+			it->right = true;
+			fmt++;
+		}
+		if (*fmt == '#') {
+			it->width = -1;
+			fmt++;
+		}
+		while (*fmt >= '0' && *fmt <= '9')
+			it->width = (it->width * 10 + (*fmt++ - '0')) % 10000;
+		if (!*fmt || !header(*fmt))
+			return cmd_fail(1, "error: Invalid node format specification: %c", *fmt ? *fmt : '%'), -1;
+		it->letter = *fmt++;
+	}
+	return *fmt ? (cmd_fail(1, "error: node format too long"), -1) : n;
+}
+
+static void line_put(const struct item *items, int n, const struct row *r)
+{
+	char v[8192], cell[8192];
+
+	for (int i = 0; i < n; i++) {
+		if (!items[i].letter) {
+			fputs(items[i].text, stdout);
+			continue;
+		}
+		if (r)
+			value(r, items[i].letter, v, sizeof(v));
+		else
+			snprintf(v, sizeof(v), "%s", header(items[i].letter));
+		slurmfmt_cell(cell, sizeof(cell), v, items[i].width, items[i].right);
+		fputs(cell, stdout);
+	}
+	fputc('\n', stdout);
+}
+
+static bool node_wanted(const json_t *node)
+{
+	const char *s, *l;
+
+	node_state(node, &s, &l);
+	if (arg_nodes && !slurmsel_list_has(arg_nodes, wire_str(node, "name")))
+		return false;
+	return !arg_states || slurmsel_list_has(arg_states, s) || slurmsel_list_has(arg_states, l);
+}
+
+/* The rows of one partition: nodes grouped by state (or one per node). */
+static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows, size_t max)
+{
+	size_t n = 0, i;
+	json_t *node;
+
+	json_array_foreach(nodes, i, node) {
+		const char *s, *l;
+		struct row *r = NULL;
+
+		if (!node_wanted(node))
+			continue;
+		node_state(node, &s, &l);
+		for (size_t k = 0; !arg_node_lines && k < n && !r; k++)
+			if (strcmp(rows[k].state_short, s) == 0)
+				r = &rows[k];
+		if (!r) {
+			if (n == max)
+				continue;
+			r = &rows[n++];
+			memset(r, 0, sizeof(*r));
+			r->queue = queue;
+			r->state_short = s;
+			r->state_long = l;
+		}
+		if (r->n < sizeof(r->names) / sizeof(r->names[0]))
+			r->names[r->n++] = wire_str(node, "name");
+		r->cpus += wire_int(node, "ncpus", 0);
+		r->cpus_per_node = wire_int(node, "ncpus", 0);
+		if (strcmp(s, "down*") == 0)
+			r->cpus_down += wire_int(node, "ncpus", 0);
+		else
+			r->cpus_alloc += wire_int(node, "ncpus", 0) - wire_int(node, "free", 0);
+	}
+	if (n == 0 && !arg_node_lines && !arg_nodes && !arg_states && max) {
+		memset(&rows[0], 0, sizeof(rows[0]));
+		rows[0].queue = queue;
+		n = 1;
+	}
+	return n;
+}
+
+static json_t *json_of(const struct row *r)
+{
+	json_t *names = json_array();
+	long long idle = 0, alloc = 0, other = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		json_array_append_new(names, json_string(r->names[i]));
+	if (r->n && strcmp(r->state_short, "idle") == 0)
+		idle = (long long)r->n;
+	else if (r->n && (strcmp(r->state_short, "alloc") == 0 || strcmp(r->state_short, "mix") == 0))
+		alloc = (long long)r->n;
+	else
+		other = (long long)r->n;
+	return json_pack("{s:{s:[s]}, s:{s:I, s:I, s:I, s:I, s:o}, s:{s:I, s:I, s:I, s:I},"
+			 " s:{s:s, s:{s:[s]}, s:b}}",
+			 "node", "state", r->n ? r->state_long : "n/a",
+			 "nodes", "allocated", (json_int_t)alloc, "idle", (json_int_t)idle, "other", (json_int_t)other,
+			 "total", (json_int_t)r->n, "nodes", names,
+			 "cpus", "allocated", (json_int_t)r->cpus_alloc,
+			 "idle", (json_int_t)(r->cpus - r->cpus_alloc - r->cpus_down), "other", (json_int_t)r->cpus_down,
+			 "total", (json_int_t)r->cpus,
+			 "partition", "name", wire_str(r->queue, "name"), "partition", "state", avail(r->queue),
+			 "default", wire_bool(r->queue, "default", 0));
+}
+
+static struct item items[32];
+static int n_items;
+
+static int show(const json_t *queues, const json_t *nodes)
+{
+	static struct row rows[256];
+	json_t *doc = NULL, *list = NULL;
+	size_t i, nrows = 0;
+	json_t *q;
+	int n = n_items;
+
+	if (arg_json) {
+		doc = slurmjobs_json(NULL, 0);
+		list = json_array();
+		if (!doc || !list)
+			return cmd_fail(1, "out of memory");
+	}
+	json_array_foreach(queues, i, q) {
+		if (!arg_partitions || slurmsel_list_has(arg_partitions, wire_str(q, "name")))
+			nrows += rows_of(q, nodes, rows + nrows, sizeof(rows) / sizeof(rows[0]) - nrows);
+	}
+	/* '#': as wide as the widest value and the header. */
+	for (int k = 0; k < n; k++) {
+		char v[8192];
+
+		if (items[k].width != -1)
+			continue;
+		items[k].width = (int)strlen(header(items[k].letter));
+		for (size_t r = 0; r < nrows; r++) {
+			value(&rows[r], items[k].letter, v, sizeof(v));
+			if ((int)strlen(v) > items[k].width)
+				items[k].width = (int)strlen(v);
+		}
+	}
+	if (arg_json) {
+		for (size_t r = 0; r < nrows; r++)
+			json_array_append_new(list, json_of(&rows[r]));
+		json_object_set_new(doc, "sinfo", list);
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(doc);
+		return 0;
+	}
+	if (!arg_noheader)
+		line_put(items, n, NULL);
+	for (size_t r = 0; r < nrows; r++)
+		line_put(items, n, &rows[r]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_CONF, OPT_HELP };
+	static const struct option longopts[] = {
+		{ "Node", no_argument, NULL, 'N' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "states", required_argument, NULL, 't' },
+		{ "noheader", no_argument, NULL, 'h' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "clusters", required_argument, NULL, 'M' },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "usage", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *qreply = NULL, *nreply = NULL;
+	struct client *cl = NULL;
+	struct error err;
+	int c, status = 0;
+
+	if (version_requested(argc, argv))
+		return version_print("sinfo");
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":Np:n:t:ho:aM:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'N': arg_node_lines = true; break;
+		case 'p': arg_partitions = optarg; break;
+		case 'n': arg_nodes = optarg; break;
+		case 't': arg_states = optarg; break;
+		case 'h': arg_noheader = true; break;
+		case 'o': arg_format = optarg; break;
+		case 'a': break;
+		case OPT_JSON: arg_json = true; break;
+		case 'M': break;   /* one pool, one "cluster": any name is it */
+		case OPT_CONF: arg_conf = optarg; break;
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			return cmd_fail(1, "option '%s' requires an argument\nTry \"sinfo --help\" for more information",
+					argv[optind - 1]);
+		default:
+			return cmd_fail(1, "unrecognized option '%s'\nTry \"sinfo --help\" for more information",
+					argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_fail(1, "error: Unrecognized option: %s\nTry \"sinfo --help\" for more information",
+				argv[optind]);
+	if (arg_states) {
+		static const char *const known[] = { "idle", "mix", "mixed", "alloc", "allocated", "down", "down*",
+						     "drain", "drained", "drng", "draining", NULL };
+
+		for (const char *p = arg_states; *p;) {
+			const char *end = strchrnul(p, ',');
+			bool ok = false;
+
+			for (int k = 0; known[k]; k++)
+				ok |= strlen(known[k]) == (size_t)(end - p) && strncasecmp(known[k], p, (size_t)(end - p)) == 0;
+			if (!ok)
+				return cmd_fail(1, "error: Invalid node state specified: %.*s", (int)(end - p), p);
+			p = *end ? end + 1 : end;
+		}
+	}
+	if (!arg_json &&
+	    (n_items = format_parse(arg_format ? arg_format : arg_node_lines ? NODE_FORMAT : DEFAULT_FORMAT, items, 32)) < 0)
+		return 1;
+	if (client_open(arg_conf, &cl, &err) < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	if (client_call_pages(cl, json_pack("{s:s}", "op", "queues"), "queues", &qreply, &err) < 0 ||
+	    client_call_pages(cl, json_pack("{s:s}", "op", "nodes"), "nodes", &nreply, &err) < 0)
+		status = cmd_fail(1, "error: %s", err.text);
+	else
+		status = show(json_object_get(qreply, "queues"), json_object_get(nreply, "nodes"));
+	json_decref(qreply);
+	json_decref(nreply);
+	client_close(cl);
+	if (fflush(stdout) != 0 && status == 0)
+		status = cmd_fail(1, "cannot write: %s", strerror(errno));
+	return status;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* Slurm's compressed host lists (lib/hostlist.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+
+/* A name split as Slurm's hostlist splits it: prefix, then the trailing
+ * digits (num, zero-padded to width characters; width 0 when it has no
+ * leading zero), or no number (has_num false). */
+struct host {
+	const char *name;
+	size_t prefix_len;
+	size_t width;
+	bool has_num;
+	unsigned long long num;
+};
+
+static void host_split(const char *name, struct host *h)
+{
+	size_t n = strlen(name), k = n;
+
+	while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9' && n - k < 18)
+		k--;
+	h->name = name;
+	h->prefix_len = k;
+	h->has_num = k < n;
+	h->num = h->has_num ? strtoull(name + k, NULL, 10) : 0;
+	/* "n9" and "n10" make n[9-10]; "n09" keeps its two digits. */
+	h->width = h->has_num && name[k] == '0' && n - k > 1 ? n - k : 0;
+}
+
+static int host_cmp(const void *pa, const void *pb)
+{
+	const struct host *a = pa, *b = pb;
+	size_t m = a->prefix_len < b->prefix_len ? a->prefix_len : b->prefix_len;
+	int c = memcmp(a->name, b->name, m);
+
+	if (c)
+		return c;
+	if (a->prefix_len != b->prefix_len)
+		return a->prefix_len < b->prefix_len ? -1 : 1;
+	if (a->has_num != b->has_num)
+		return a->has_num ? 1 : -1;
+	if (a->width != b->width)
+		return a->width < b->width ? -1 : 1;
+	return a->num < b->num ? -1 : a->num > b->num;
+}
+
+/* One prefix/width group: hosts [i, j) of one prefix and width. */
+static bool same_group(const struct host *a, const struct host *b)
+{
+	return a->has_num && b->has_num && a->prefix_len == b->prefix_len && a->width == b->width &&
+	       memcmp(a->name, b->name, a->prefix_len) == 0;
+}
+
+struct out {
+	char *buf;
+	size_t len, used;
+};
+
+static void out_put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out_put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vsnprintf(o->used < o->len ? o->buf + o->used : NULL, o->used < o->len ? o->len - o->used : 0,
+		      fmt, ap);
+	va_end(ap);
+	if (r > 0)
+		o->used += (size_t)r;
+}
+
+int hostlist_compress(const char *const *names, size_t n, char *buf, size_t len)
+{
+	struct out o = { buf, len, 0 };
+	struct host *h = calloc(n ? n : 1, sizeof(*h));
+	size_t m = 0;
+
+	if (!h)
+		return -ENOMEM;
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		host_split(names[i], &h[i]);
+	qsort(h, n, sizeof(*h), host_cmp);
+	for (size_t i = 0; i < n; i++)   /* duplicates once */
+		if (m == 0 || strcmp(h[m - 1].name, h[i].name) != 0)
+			h[m++] = h[i];
+	for (size_t i = 0; i < m;) {
+		size_t j = i + 1;
+
+		while (j < m && same_group(&h[i], &h[j]))
+			j++;
+		if (i > 0)
+			out_put(&o, ",");
+		if (j == i + 1) {
+			out_put(&o, "%s", h[i].name);
+			i = j;
+			continue;
+		}
+		out_put(&o, "%.*s[", (int)h[i].prefix_len, h[i].name);
+		for (size_t k = i; k < j;) {
+			size_t e = k;
+
+			while (e + 1 < j && h[e + 1].num == h[e].num + 1)
+				e++;
+			out_put(&o, "%s%0*llu", k > i ? "," : "", (int)h[k].width, h[k].num);
+			if (e > k)
+				out_put(&o, "-%0*llu", (int)h[e].width, h[e].num);
+			k = e + 1;
+		}
+		out_put(&o, "]");
+		i = j;
+	}
+	free(h);
+	return o.used > INT32_MAX ? -ENOMEM : (int)o.used;
+}

@@ -1,0 +1,740 @@
+/* SPDX-License-Identifier: MIT */
+/* Slurm's views of qpool's jobs (lib/slurmfmt.h): one mapping of states,
+ * reasons, times and fields for squeue, sacct and scontrol. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "hostlist.h"
+#include "slurmfmt.h"
+#include "timeutil.h"
+#include "wire.h"
+
+#define NONE (-1LL)
+
+static const char *str_or(const json_t *o, const char *key, const char *def)
+{
+	const char *s = wire_str(o, key);
+
+	return s ? s : def;
+}
+
+static bool is(const char *a, const char *b)
+{
+	return a && strcmp(a, b) == 0;
+}
+
+/* qpool's state words and Slurm's names, one table both ways. */
+static const struct {
+	const char *qpool;
+	const char *slurm;
+	const char *code;
+} states[] = {
+	{ "queued", "PENDING", "PD" },
+	{ "held", "PENDING", "PD" },
+	{ "running", "RUNNING", "R" },
+	{ "exiting", "COMPLETING", "CG" },
+	{ "completed", "COMPLETED", "CD" },
+	{ "failed", "FAILED", "F" },
+	{ "cancelled", "CANCELLED", "CA" },
+	{ "timeout", "TIMEOUT", "TO" },
+	{ "oom", "OUT_OF_MEMORY", "OOM" },
+	{ NULL, "NODE_FAIL", "NF" },
+	/* Slurm's other states, accepted by -t so a tool's filter is no
+	 * error: no qpool job is ever in them. */
+	{ NULL, "SUSPENDED", "S" },
+	{ NULL, "PREEMPTED", "PR" },
+	{ NULL, "BOOT_FAIL", "BF" },
+	{ NULL, "DEADLINE", "DL" },
+	{ NULL, "REQUEUED", "RQ" },
+	{ NULL, "RESIZING", "RS" },
+	{ NULL, "REVOKED", "RV" },
+	{ NULL, "SIGNALING", "SI" },
+	{ NULL, "SPECIAL_EXIT", "SE" },
+	{ NULL, "STAGE_OUT", "SO" },
+	{ NULL, "STOPPED", "ST" },
+	{ NULL, "CONFIGURING", "CF" },
+};
+
+const char *slurmfmt_state(const json_t *job)
+{
+	const char *state = str_or(job, "state", "");
+	const char *reason = str_or(job, "reason", "");
+
+	if (is(state, "failed") && strstr(reason, "out of memory"))
+		return "OUT_OF_MEMORY";
+	if (is(state, "failed") && (strstr(reason, "node lost") || strstr(reason, "node went away")))
+		return "NODE_FAIL";
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (is(states[i].qpool, state))
+			return states[i].slurm;
+	return "PENDING";
+}
+
+const char *slurmfmt_state_code(const char *state)
+{
+	for (size_t i = 0; state && i < sizeof(states) / sizeof(states[0]); i++)
+		if (strcmp(states[i].slurm, state) == 0)
+			return states[i].code;
+	return NULL;
+}
+
+const char *slurmfmt_state_parse(const char *s)
+{
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (strcasecmp(states[i].slurm, s) == 0 || strcasecmp(states[i].code, s) == 0)
+			return states[i].slurm;
+	return NULL;
+}
+
+void slurmfmt_acct_state(const json_t *job, char *buf, size_t len)
+{
+	const char *state = slurmfmt_state(job), *reason = str_or(job, "reason", "");
+	const char *by = strstr(reason, "cancelled by ");
+	char who[64];
+
+	if (!is(state, "CANCELLED") || !by) {
+		snprintf(buf, len, "%s", state);
+		return;
+	}
+	snprintf(who, sizeof(who), "%s", by + strlen("cancelled by "));
+	who[strcspn(who, " ")] = '\0';
+	if (strcmp(who, "root") == 0)
+		snprintf(buf, len, "CANCELLED by 0");
+	else if (is(wire_str(job, "owner"), who) && json_is_integer(json_object_get(job, "uid")))
+		snprintf(buf, len, "CANCELLED by %lld", wire_int(job, "uid", 0));
+	else
+		snprintf(buf, len, "CANCELLED by %s", who);
+}
+
+static long long begin_time(const json_t *job)
+{
+	const char *s = wire_str(json_object_get(job, "attrs"), "Execution_Time");
+
+	return s ? atoll(s) : 0;
+}
+
+const char *slurmfmt_reason(const json_t *job, int64_t now_ns)
+{
+	const char *state = str_or(job, "state", ""), *reason = str_or(job, "reason", "");
+
+	if (!is(state, "queued") && !is(state, "held"))
+		return "None";
+	if (strstr(reason, "can never be met"))
+		return "DependencyNeverSatisfied";
+	if (strstr(reason, "waiting on dependencies"))
+		return "Dependency";
+	if (is(state, "held"))
+		return "JobHeldUser";
+	if (begin_time(job) * NSEC_PER_SEC > now_ns)
+		return "BeginTime";
+	if (strstr(reason, "queue stopped"))
+		return "PartitionInactive";
+	if (strstr(reason, "node(s) down"))
+		return "ReqNodeNotAvail";
+	if (strstr(reason, "free CPU") || strstr(reason, "waiting for"))
+		return "Resources";
+	return "Priority";
+}
+
+void slurmfmt_duration(char *buf, size_t len, int64_t secs)
+{
+	long long d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
+
+	if (secs < 0)
+		snprintf(buf, len, "INVALID");
+	else if (d)
+		snprintf(buf, len, "%lld-%02lld:%02lld:%02lld", d, h, m, s);
+	else if (h)
+		snprintf(buf, len, "%lld:%02lld:%02lld", h, m, s);
+	else
+		snprintf(buf, len, "%lld:%02lld", m, s);
+}
+
+void slurmfmt_elapsed(char *buf, size_t len, int64_t secs)
+{
+	long long d, h, m, s;
+
+	if (secs < 0)
+		secs = 0;
+	d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
+	if (d)
+		snprintf(buf, len, "%lld-%02lld:%02lld:%02lld", d, h, m, s);
+	else
+		snprintf(buf, len, "%02lld:%02lld:%02lld", h, m, s);
+}
+
+void slurmfmt_stamp(char *buf, size_t len, int64_t ns, const char *none_text)
+{
+	time_t t = (time_t)(ns / NSEC_PER_SEC);
+	struct tm tm;
+
+	if (ns <= 0 || !localtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "%s", none_text);
+}
+
+static int tm_to_ns(struct tm *tm, int64_t *ret_ns)
+{
+	time_t t;
+
+	tm->tm_isdst = -1;
+	t = mktime(tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*ret_ns = (int64_t)t * NSEC_PER_SEC;
+	return 0;
+}
+
+/* "now-2hours", "now+30": the offset after "now" in seconds. */
+static int offset_parse(const char *s, int64_t *ret_secs)
+{
+	static const struct { const char *unit; int64_t secs; } units[] = {
+		{ "", 1 }, { "seconds", 1 }, { "minutes", 60 }, { "hours", 3600 },
+		{ "days", 86400 }, { "weeks", 604800 },
+	};
+	char *end;
+	long long n;
+
+	if (*s == '\0') {
+		*ret_secs = 0;
+		return 0;
+	}
+	if (*s != '-' && *s != '+')
+		return -EINVAL;
+	errno = 0;
+	n = strtoll(s + 1, &end, 10);
+	if (errno || end == s + 1 || n < 0 || n > 1000000000LL)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t k = strlen(end);
+
+		/* Slurm takes the unit's singular and plural, and prefixes
+		 * of them ("now-1hour", "now-2h" is not one: "hours" is). */
+		if ((k == 0 && units[i].unit[0] == '\0') ||
+		    (k > 0 && units[i].unit[0] && strncasecmp(end, units[i].unit, k) == 0 && k >= 3) ||
+		    (k > 0 && units[i].unit[0] && k == strlen(units[i].unit) - 1 &&
+		     strncasecmp(end, units[i].unit, k) == 0)) {
+			*ret_secs = (*s == '-' ? -n : n) * units[i].secs;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int slurmfmt_time_parse(const char *s, int64_t now_ns, int64_t *ret_ns)
+{
+	time_t now = (time_t)(now_ns / NSEC_PER_SEC);
+	struct tm tm, today;
+	int64_t off;
+	int n = 0;
+
+	if (!localtime_r(&now, &today))
+		return -EINVAL;
+	if (strncasecmp(s, "now", 3) == 0) {
+		if (offset_parse(s + 3, &off) < 0)
+			return -EINVAL;
+		*ret_ns = now_ns + off * NSEC_PER_SEC;
+		return 0;
+	}
+	tm = today;
+	tm.tm_sec = tm.tm_min = 0;
+	if (strcasecmp(s, "midnight") == 0) {
+		tm.tm_hour = 0;
+		return tm_to_ns(&tm, ret_ns);
+	}
+	if (strcasecmp(s, "noon") == 0) {
+		tm.tm_hour = 12;
+		return tm_to_ns(&tm, ret_ns);
+	}
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(s, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &n) == 3 && n == 10) {
+		int k = 0;
+
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+		if (tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31)
+			return -EINVAL;
+		if (s[n] == '\0')
+			return tm_to_ns(&tm, ret_ns);
+		if (s[n] != 'T')
+			return -EINVAL;
+		if (sscanf(s + n + 1, "%2d:%2d%n", &tm.tm_hour, &tm.tm_min, &k) != 2)
+			return -EINVAL;
+		n += 1 + k;
+		if (s[n] == ':' && sscanf(s + n + 1, "%2d%n", &tm.tm_sec, &k) == 1)
+			n += 1 + k;
+		if (s[n] != '\0' || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 ||
+		    tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31)
+			return -EINVAL;
+		return tm_to_ns(&tm, ret_ns);
+	}
+	if (sscanf(s, "%2d/%2d%n", &tm.tm_mon, &tm.tm_mday, &n) == 2) {
+		int yy, k = 0;
+
+		tm.tm_year = today.tm_year;
+		if (s[n] == '/' && sscanf(s + n + 1, "%2d%n", &yy, &k) == 1) {
+			tm.tm_year = 100 + yy;
+			n += 1 + k;
+		}
+		tm.tm_mon -= 1;
+		if (s[n] != '\0' || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31)
+			return -EINVAL;
+		return tm_to_ns(&tm, ret_ns);
+	}
+	tm = today;
+	tm.tm_sec = 0;
+	if (sscanf(s, "%2d:%2d%n", &tm.tm_hour, &tm.tm_min, &n) == 2) {
+		int k = 0;
+
+		if (s[n] == ':' && sscanf(s + n + 1, "%2d%n", &tm.tm_sec, &k) == 1)
+			n += 1 + k;
+		if (s[n] != '\0' || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 59)
+			return -EINVAL;
+		return tm_to_ns(&tm, ret_ns);
+	}
+	return -EINVAL;
+}
+
+/* Up to max unsigned numbers separated by sep; the count, or -1. */
+static int numbers(const char *s, char sep, long long *v, int max)
+{
+	int n = 0;
+
+	for (;;) {
+		char *end;
+
+		if (!isdigit((unsigned char)*s) || n == max)
+			return -1;
+		errno = 0;
+		v[n++] = strtoll(s, &end, 10);
+		if (errno || v[n - 1] > 100000000LL)
+			return -1;
+		if (*end == '\0')
+			return n;
+		if (*end != sep)
+			return -1;
+		s = end + 1;
+	}
+}
+
+int slurmfmt_limit_parse(const char *s, int64_t *ret_secs)
+{
+	const char *dash = strchr(s, '-');
+	long long v[3], d;
+	int n;
+
+	if (strcasecmp(s, "UNLIMITED") == 0 || strcasecmp(s, "INFINITE") == 0) {
+		*ret_secs = 0;
+		return 0;
+	}
+	if (dash) {
+		char *end;
+
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		d = strtoll(s, &end, 10);
+		if (end != dash || d > 100000)
+			return -EINVAL;
+		n = numbers(dash + 1, ':', v, 3);
+		if (n < 1)
+			return -EINVAL;
+		/* D-H, D-H:M, D-H:M:S */
+		*ret_secs = d * 86400 + v[0] * 3600 + (n > 1 ? v[1] * 60 : 0) + (n > 2 ? v[2] : 0);
+		return 0;
+	}
+	n = numbers(s, ':', v, 3);
+	if (n == 1)        /* M */
+		*ret_secs = v[0] * 60;
+	else if (n == 2)   /* M:S */
+		*ret_secs = v[0] * 60 + v[1];
+	else if (n == 3)   /* H:M:S */
+		*ret_secs = v[0] * 3600 + v[1] * 60 + v[2];
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void slurmfmt_job_id(const json_t *job, char *buf, size_t len)
+{
+	const char *array = wire_str(job, "array");
+
+	if (json_is_integer(json_object_get(job, "array_id")))
+		snprintf(buf, len, "%lld_%lld", wire_int(job, "array_id", 0), wire_int(job, "array_index", 0));
+	else if (array)
+		snprintf(buf, len, "%lld_[%s]", wire_int(job, "jobid", 0), array);
+	else
+		snprintf(buf, len, "%lld", wire_int(job, "jobid", 0));
+}
+
+void slurmfmt_job_nodes(const json_t *job, char *buf, size_t len, int *ret_count)
+{
+	const json_t *alloc = json_object_get(job, "alloc");
+	const char *names[256];
+	size_t n = 0, i;
+	json_t *a;
+
+	json_array_foreach(alloc, i, a) {
+		if (wire_str(a, "node") && n < sizeof(names) / sizeof(names[0]))
+			names[n++] = wire_str(a, "node");
+	}
+	if (n == 0 && wire_str(job, "node"))
+		names[n++] = wire_str(job, "node");
+	if (len)
+		buf[0] = '\0';
+	if (n && hostlist_compress(names, n, buf, len) < 0 && len)
+		buf[0] = '\0';
+	if (ret_count)
+		*ret_count = (int)n;
+}
+
+/* The fields. */
+enum field_id {
+	F_JOBID, F_JOBID_RAW, F_ARRAY_JOB, F_ARRAY_TASK, F_NAME, F_USER, F_UID, F_STATE_CODE,
+	F_STATE, F_TIME, F_ELAPSED_RAW, F_LIMIT, F_NODES, F_NODELIST, F_REASON, F_NODELIST_REASON,
+	F_PARTITION, F_CPUS, F_SUBMIT, F_START, F_END, F_ACCOUNT, F_EXITCODE, F_MAXRSS,
+	F_TOTALCPU, F_CPUTIME, F_WORKDIR, F_QOS, F_REQMEM, F_PRIORITY,
+};
+
+struct slurmfmt_field {
+	enum field_id id;
+	char letter;              /* squeue -o; 0: none */
+	const char *squeue_name;  /* squeue -O; NULL: none */
+	const char *squeue_header;
+	const char *sacct_name;   /* sacct --format; NULL: none */
+	int sacct_width;
+	bool left;
+};
+
+static const struct slurmfmt_field fields[] = {
+	{ F_JOBID, 'i', "JobID", "JOBID", "JobID", 12, true },
+	{ F_JOBID_RAW, 'A', "JobIDRaw", "JOBID", "JobIDRaw", 12, true },
+	{ F_ARRAY_JOB, 'F', "ArrayJobID", "ARRAY_JOB_ID", NULL, 0, false },
+	{ F_ARRAY_TASK, 'K', "ArrayTaskID", "ARRAY_TASK_ID", NULL, 0, false },
+	{ F_NAME, 'j', "Name", "NAME", "JobName", 10, false },
+	{ F_USER, 'u', "UserName", "USER", "User", 9, false },
+	{ F_UID, 'U', "UserID", "UID", "UID", 6, false },
+	{ F_STATE_CODE, 't', "StateCompact", "ST", NULL, 0, false },
+	{ F_STATE, 'T', "State", "STATE", "State", 10, false },
+	{ F_TIME, 'M', "TimeUsed", "TIME", "Elapsed", 10, false },
+	{ F_ELAPSED_RAW, 0, NULL, NULL, "ElapsedRaw", 10, false },
+	{ F_LIMIT, 'l', "TimeLimit", "TIME_LIMIT", "Timelimit", 10, false },
+	{ F_NODES, 'D', "NumNodes", "NODES", "NNodes", 8, false },
+	{ F_NODES, 0, NULL, NULL, "AllocNodes", 10, false },
+	{ F_NODELIST, 'N', "NodeList", "NODELIST", "NodeList", 15, true },
+	{ F_REASON, 'r', "Reason", "REASON", "Reason", 20, true },
+	{ F_NODELIST_REASON, 'R', "ReasonList", "NODELIST(REASON)", NULL, 0, false },
+	{ F_PARTITION, 'P', "Partition", "PARTITION", "Partition", 10, false },
+	{ F_CPUS, 'C', "NumCPUs", "CPUS", "AllocCPUS", 10, false },
+	{ F_CPUS, 0, NULL, NULL, "NCPUS", 10, false },
+	{ F_CPUS, 0, NULL, NULL, "ReqCPUS", 8, false },
+	{ F_SUBMIT, 'V', "SubmitTime", "SUBMIT_TIME", "Submit", 19, false },
+	{ F_START, 'S', "StartTime", "START_TIME", "Start", 19, false },
+	{ F_END, 'e', "EndTime", "END_TIME", "End", 19, false },
+	{ F_ACCOUNT, 'a', "Account", "ACCOUNT", "Account", 10, false },
+	{ F_EXITCODE, 0, "exit_code", "EXIT_CODE", "ExitCode", 8, false },
+	{ F_EXITCODE, 0, NULL, NULL, "DerivedExitCode", 10, false },
+	{ F_MAXRSS, 0, NULL, NULL, "MaxRSS", 10, false },
+	{ F_TOTALCPU, 0, NULL, NULL, "TotalCPU", 10, false },
+	{ F_CPUTIME, 0, NULL, NULL, "CPUTime", 10, false },
+	{ F_WORKDIR, 'Z', "WorkDir", "WORK_DIR", "WorkDir", 30, true },
+	{ F_QOS, 'q', "QOS", "QOS", "QOS", 10, false },
+	{ F_REQMEM, 'm', "MinMemory", "MIN_MEMORY", "ReqMem", 10, false },
+	{ F_PRIORITY, 'Q', "Priority", "PRIORITY", "Priority", 10, false },
+};
+
+const struct slurmfmt_field *slurmfmt_field_letter(char c)
+{
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (fields[i].letter == c)
+			return &fields[i];
+	return NULL;
+}
+
+const struct slurmfmt_field *slurmfmt_field_name(const char *name, enum slurmfmt_view view)
+{
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *n = view == SLURMFMT_SACCT ? fields[i].sacct_name : fields[i].squeue_name;
+
+		if (n && strcasecmp(n, name) == 0)
+			return &fields[i];
+	}
+	return NULL;
+}
+
+const char *slurmfmt_field_header(const struct slurmfmt_field *f, enum slurmfmt_view view)
+{
+	return view == SLURMFMT_SACCT ? f->sacct_name : f->squeue_header;
+}
+
+int slurmfmt_field_width(const struct slurmfmt_field *f, bool *ret_left)
+{
+	if (ret_left)
+		*ret_left = f->left;
+	return f->sacct_width;
+}
+
+static int64_t stamp(const json_t *job, const char *key)
+{
+	return wire_int(json_object_get(job, "times"), key, 0);
+}
+
+int64_t slurmfmt_job_ran_secs(const json_t *job, int64_t now_ns)
+{
+	const char *state = str_or(job, "state", "");
+	int64_t start = stamp(job, "exec"), end;
+
+	if (!start)
+		start = stamp(job, "launch");
+	if (!start)
+		start = stamp(job, "dispatch");
+	if (!start)
+		return 0;
+	if (is(state, "running") || is(state, "exiting"))
+		end = now_ns;
+	else if (!(end = stamp(job, "exit")) && !(end = stamp(job, "released")))
+		end = stamp(job, "done");
+	return end > start ? (end - start) / NSEC_PER_SEC : 0;
+}
+
+int64_t slurmfmt_job_start_ns(const json_t *job)
+{
+	int64_t t = stamp(job, "exec");
+
+	if (!t)
+		t = stamp(job, "launch");
+	return t ? t : stamp(job, "dispatch");
+}
+
+int64_t slurmfmt_job_end_ns(const json_t *job)
+{
+	const char *state = str_or(job, "state", "");
+	int64_t t;
+
+	if (is(state, "queued") || is(state, "held") || is(state, "running") || is(state, "exiting"))
+		return 0;
+	if (!(t = stamp(job, "exit")) && !(t = stamp(job, "released")))
+		t = stamp(job, "done");
+	return t;
+}
+
+/* Slurm's size suffixes, K M G T, as sacct's MaxRSS and ReqMem print. */
+static void size_put(char *buf, size_t len, long long bytes)
+{
+	static const char suffix[] = "KMGT";
+	long long v = bytes / 1024;
+	int k = 0;
+
+	while (v >= 1024 && v % 1024 == 0 && k < 3) {
+		v /= 1024;
+		k++;
+	}
+	snprintf(buf, len, "%lld%c", v, suffix[k]);
+}
+
+/* sacct's step rows ("12.batch"): the job object with "step" set. */
+static void step_put(const json_t *job, char *buf, size_t len)
+{
+	const char *step = wire_str(job, "step");
+	size_t n = strlen(buf);
+
+	if (step && n < len)
+		snprintf(buf + n, len - n, ".%s", step);
+}
+
+void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view view, const json_t *job,
+			  int64_t now_ns, char *buf, size_t len)
+{
+	const char *none = view == SLURMFMT_SACCT ? "Unknown" : "N/A";
+	const char *state = str_or(job, "state", "");
+	bool pending = is(state, "queued") || is(state, "held");
+	long long walltime = wire_int(job, "walltime", 0);
+	int count;
+
+	buf[0] = '\0';
+	switch (f->id) {
+	case F_JOBID:
+		slurmfmt_job_id(job, buf, len);
+		step_put(job, buf, len);
+		break;
+	case F_JOBID_RAW:
+		snprintf(buf, len, "%lld", wire_int(job, "jobid", 0));
+		step_put(job, buf, len);
+		break;
+	case F_ARRAY_JOB:
+		snprintf(buf, len, "%lld", wire_int(job, "array_id", wire_int(job, "jobid", 0)));
+		break;
+	case F_ARRAY_TASK:
+		if (json_is_integer(json_object_get(job, "array_index")))
+			snprintf(buf, len, "%lld", wire_int(job, "array_index", 0));
+		else if (wire_str(job, "array"))
+			snprintf(buf, len, "%s", wire_str(job, "array"));
+		else
+			snprintf(buf, len, "N/A");
+		break;
+	case F_NAME:
+		snprintf(buf, len, "%s", str_or(job, "name", ""));
+		break;
+	case F_USER:
+		snprintf(buf, len, "%s", str_or(job, "owner", ""));
+		break;
+	case F_UID:
+		snprintf(buf, len, "%lld", wire_int(job, "uid", 0));
+		break;
+	case F_STATE_CODE:
+		snprintf(buf, len, "%s", slurmfmt_state_code(slurmfmt_state(job)));
+		break;
+	case F_STATE:
+		if (view == SLURMFMT_SACCT)
+			slurmfmt_acct_state(job, buf, len);
+		else
+			snprintf(buf, len, "%s", slurmfmt_state(job));
+		break;
+	case F_TIME:
+		if (view == SLURMFMT_SACCT)
+			slurmfmt_elapsed(buf, len, slurmfmt_job_ran_secs(job, now_ns));
+		else
+			slurmfmt_duration(buf, len, slurmfmt_job_ran_secs(job, now_ns));
+		break;
+	case F_ELAPSED_RAW:
+		snprintf(buf, len, "%lld", (long long)slurmfmt_job_ran_secs(job, now_ns));
+		break;
+	case F_LIMIT:
+		if (walltime <= 0)
+			snprintf(buf, len, "UNLIMITED");
+		else if (view == SLURMFMT_SACCT)
+			slurmfmt_elapsed(buf, len, walltime);
+		else
+			slurmfmt_duration(buf, len, walltime);
+		break;
+	case F_NODES:
+		slurmfmt_job_nodes(job, buf, len, &count);
+		snprintf(buf, len, "%d", count ? count : 1);
+		break;
+	case F_NODELIST:
+		slurmfmt_job_nodes(job, buf, len, NULL);
+		if (!buf[0])
+			snprintf(buf, len, view == SLURMFMT_SACCT ? "None assigned" : "");
+		break;
+	case F_REASON:
+		snprintf(buf, len, "%s", slurmfmt_reason(job, now_ns));
+		break;
+	case F_NODELIST_REASON:
+		if (pending)
+			snprintf(buf, len, "(%s)", slurmfmt_reason(job, now_ns));
+		else
+			slurmfmt_job_nodes(job, buf, len, NULL);
+		break;
+	case F_PARTITION:
+		snprintf(buf, len, "%s", str_or(job, "queue", ""));
+		break;
+	case F_CPUS:
+		snprintf(buf, len, "%lld", wire_int(job, "ncpus", 1));
+		break;
+	case F_SUBMIT:
+		slurmfmt_stamp(buf, len, stamp(job, "submit"), none);
+		break;
+	case F_START:
+		slurmfmt_stamp(buf, len, slurmfmt_job_start_ns(job), none);
+		break;
+	case F_END:
+		slurmfmt_stamp(buf, len, slurmfmt_job_end_ns(job), none);
+		break;
+	case F_ACCOUNT:
+		snprintf(buf, len, "%s", str_or(json_object_get(job, "attrs"), "Account_Name", ""));
+		break;
+	case F_EXITCODE:
+		/* "status:signal": the exit status of the script, the signal
+		 * that ended it (Slurm's ExitCode). */
+		if (wire_int(job, "exit_signal", 0) > 0)
+			snprintf(buf, len, "0:%lld", wire_int(job, "exit_signal", 0));
+		else
+			snprintf(buf, len, "%lld:0", wire_int(job, "exit_status", 0));
+		break;
+	case F_MAXRSS:
+		if (json_is_integer(json_object_get(job, "mem_peak")))
+			snprintf(buf, len, "%lldK", wire_int(job, "mem_peak", 0) / 1024);
+		break;
+	case F_TOTALCPU:
+		slurmfmt_elapsed(buf, len, wire_int(job, "cpu_ns", 0) / NSEC_PER_SEC);
+		break;
+	case F_CPUTIME:
+		slurmfmt_elapsed(buf, len, slurmfmt_job_ran_secs(job, now_ns) * wire_int(job, "ncpus", 1));
+		break;
+	case F_WORKDIR:
+		snprintf(buf, len, "%s", str_or(job, "workdir", ""));
+		break;
+	case F_QOS:
+		snprintf(buf, len, "normal");
+		break;
+	case F_REQMEM:
+		if (wire_int(job, "mem", 0) > 0)
+			size_put(buf, len, wire_int(job, "mem", 0));
+		else
+			snprintf(buf, len, "0");
+		break;
+	case F_PRIORITY:
+		snprintf(buf, len, "%lld", wire_int(job, "priority", 0));
+		break;
+	}
+}
+
+int slurmfmt_format_parse(const char *fmt, struct slurmfmt_item *items, int max, char *ret_bad)
+{
+	int n = 0;
+
+	*ret_bad = 0;
+	while (*fmt) {
+		struct slurmfmt_item *it;
+
+		if (n == max)
+			return -EINVAL;
+		it = &items[n];
+		memset(it, 0, sizeof(*it));
+		if (*fmt != '%' || fmt[1] == '%') {
+			size_t k = 0;
+
+			while (*fmt && k + 1 < sizeof(it->text)) {
+				if (*fmt == '%' && fmt[1] == '%')
+					fmt++;
+				else if (*fmt == '%')
+					break;
+				it->text[k++] = *fmt++;
+			}
+			n++;
+			continue;
+		}
+		fmt++;
+		if (*fmt == '.') {
+			it->right = true;
+			fmt++;
+		}
+		while (isdigit((unsigned char)*fmt))
+			it->width = it->width * 10 + (*fmt++ - '0') % 1000;
+		if (it->width > 1000)
+			it->width = 1000;
+		it->field = *fmt ? slurmfmt_field_letter(*fmt) : NULL;
+		if (!it->field) {
+			*ret_bad = *fmt ? *fmt : '%';
+			return -EINVAL;
+		}
+		fmt++;
+		n++;
+	}
+	return n;
+}
+
+void slurmfmt_cell(char *buf, size_t len, const char *value, int width, bool right)
+{
+	int n = (int)strlen(value);
+
+	if (width <= 0)
+		snprintf(buf, len, "%s", value);
+	else if (n > width)
+		snprintf(buf, len, "%.*s", width, value);
+	else
+		snprintf(buf, len, right ? "%*s" : "%-*s", width, value);
+}

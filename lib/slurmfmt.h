@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* Slurm's views of qpool's jobs: state names, reasons, times, job ids and
+ * the fields of squeue -o/-O and sacct --format, in one place. */
+#ifndef QPOOL_SLURMFMT_H
+#define QPOOL_SLURMFMT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Slurm's state name of a job object: queued and held PENDING, running
+ * RUNNING, exiting COMPLETING, completed COMPLETED, failed FAILED,
+ * cancelled CANCELLED, timeout TIMEOUT, oom (or failed "killed: out of
+ * memory") OUT_OF_MEMORY; NODE_FAIL for a job whose node was lost. */
+const char *slurmfmt_state(const json_t *job);
+
+/* Slurm's short code of a state name (PD R CG CD F CA TO OOM NF), or
+ * NULL for a name that is not one. */
+const char *slurmfmt_state_code(const char *state);
+
+/* A state as squeue -t and sacct -s take it: a long name or a short
+ * code, any case. Returns the long name, or NULL when s is not one. */
+const char *slurmfmt_state_parse(const char *s);
+
+/* sacct's State: the state name, with "CANCELLED by UID" for a job
+ * cancelled by a user (the job's uid when its owner did it, 0 for root,
+ * else the name qpool recorded). */
+void slurmfmt_acct_state(const json_t *job, char *buf, size_t len);
+
+/* Why a pending job waits, in Slurm's reason words: JobHeldUser,
+ * Dependency, DependencyNeverSatisfied, BeginTime (qsub -a / sbatch
+ * --begin in the future), PartitionInactive (queue stopped),
+ * ReqNodeNotAvail (nodes down), Resources (waits for CPUs), Priority
+ * (others first); "None" for a job that does not wait. */
+const char *slurmfmt_reason(const json_t *job, int64_t now_ns);
+
+/* A duration as squeue and sinfo print it: "M:SS", "H:MM:SS",
+ * "D-HH:MM:SS"; "INVALID" for a negative one. */
+void slurmfmt_duration(char *buf, size_t len, int64_t secs);
+
+/* A duration as sacct prints it: "HH:MM:SS" or "D-HH:MM:SS". */
+void slurmfmt_elapsed(char *buf, size_t len, int64_t secs);
+
+/* A wall stamp (ns) as Slurm prints it, local "YYYY-MM-DDTHH:MM:SS";
+ * none (0 or less) as none_text ("N/A" in squeue, "Unknown" in sacct). */
+void slurmfmt_stamp(char *buf, size_t len, int64_t ns, const char *none_text);
+
+/* Parses a time as sacct -S/-E take it: "now", "now-N[units]",
+ * "now+N[units]" (seconds minutes hours days weeks, default seconds),
+ * "midnight", "noon", "YYYY-MM-DD[THH:MM[:SS]]", "MM/DD[/YY]",
+ * "HH:MM[:SS]" (today). Local time. Returns 0 and *ret_ns, or -EINVAL. */
+int slurmfmt_time_parse(const char *s, int64_t now_ns, int64_t *ret_ns);
+
+/* Parses a time limit as Slurm takes it: "M", "M:S", "H:M:S", "D-H",
+ * "D-H:M", "D-H:M:S", "UNLIMITED"/"INFINITE" (0). 0 and *ret_secs, or
+ * -EINVAL. */
+int slurmfmt_limit_parse(const char *s, int64_t *ret_secs);
+
+/* The job's id as Slurm prints it: "12", or "ARRAY_INDEX" ("12_3") for
+ * a subjob, "12_[1-9]" for an array row. */
+void slurmfmt_job_id(const json_t *job, char *buf, size_t len);
+
+/* The job's nodes in Slurm's compressed form ("n[1-3]"), "" when it has
+ * none; the count goes to *ret_count when not NULL. */
+void slurmfmt_job_nodes(const json_t *job, char *buf, size_t len, int *ret_count);
+
+/* Seconds the job ran: from exec (or launch, dispatch) to now_ns while
+ * it runs, to its exit once ended; 0 when it never started. */
+int64_t slurmfmt_job_ran_secs(const json_t *job, int64_t now_ns);
+
+/* When it started (exec, or launch, or dispatch) and ended (exit, or
+ * released, or done; 0 while pending or running), wall ns; 0: not yet. */
+int64_t slurmfmt_job_start_ns(const json_t *job);
+int64_t slurmfmt_job_end_ns(const json_t *job);
+
+/* Which command's conventions a field follows. */
+enum slurmfmt_view { SLURMFMT_SQUEUE, SLURMFMT_SACCT };
+
+struct slurmfmt_field;
+
+/* A field by squeue -o letter ('i', 'j', ...): NULL when unknown. */
+const struct slurmfmt_field *slurmfmt_field_letter(char c);
+
+/* A field by name as squeue -O or sacct --format name it (any case):
+ * NULL when unknown. */
+const struct slurmfmt_field *slurmfmt_field_name(const char *name, enum slurmfmt_view view);
+
+/* The column's heading in that view ("JOBID", "JobID"). */
+const char *slurmfmt_field_header(const struct slurmfmt_field *f, enum slurmfmt_view view);
+
+/* sacct's default width of the column; right-justified unless left. */
+int slurmfmt_field_width(const struct slurmfmt_field *f, bool *ret_left);
+
+/* Writes the field's value for job. A job object with a "step" member
+ * ("batch") is that step of the job: JobID "12.batch". */
+void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view view, const json_t *job,
+			  int64_t now_ns, char *buf, size_t len);
+
+/* Column spec of squeue -o (Slurm's "%.18i %.9P %j"): the items of a
+ * format, literal text or a field with its width and justification. */
+struct slurmfmt_item {
+	const struct slurmfmt_field *field;  /* NULL: literal text */
+	char text[64];                       /* the literal */
+	int width;                           /* 0: as wide as the value */
+	bool right;                          /* "%.N": right-justified */
+};
+
+/* Parses an squeue -o format into at most max items. Returns the count,
+ * or -EINVAL with *ret_bad the unknown letter (0 when the format is too
+ * long). */
+int slurmfmt_format_parse(const char *fmt, struct slurmfmt_item *items, int max, char *ret_bad);
+
+/* Writes one cell padded or cut to width, as squeue does. */
+void slurmfmt_cell(char *buf, size_t len, const char *value, int width, bool right);
+
+#endif

@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Slurm's views and controls over a pool fed by qsub: squeue (default
+# layout, -u, -t, -j, -o, -O, --json), sinfo (default, -N, --json),
+# scontrol (show job|node|partition, hold, release, update TimeLimit),
+# scancel (id, array task, -u -t, -n), sacct (--format, --parsable2, -X,
+# batch steps, --json) after jobs completed, failed, were cancelled and
+# timed out; bad input answered in Slurm's words with a non-zero exit.
+. "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || skip "python3 is needed to parse JSON"
+qp_setup
+qp_start_server
+n1=${QP_NODE_PREFIX}n1 n2=${QP_NODE_PREFIX}n2   # unique: other pools may run beside this one
+qp_start_node "$n1" 0
+qp_start_node "$n2" 1
+uid1=$(id -u qpuser1) uid2=$(id -u qpuser2)
+export PATH=$QP_BIN:$PATH   # the Slurm commands by their names, as a user types them
+
+# refused WORDS cmd...: cmd exits non-zero and its stderr holds WORDS.
+refused() {
+	local words=$1 err; shift
+	err=$("$@" 2>&1 >/dev/null) && fail "'$*' succeeded"
+	echo "$err" | grep -qF -- "$words" || fail "'$*' said '$err', not '$words'"
+	[ "$(echo "$err" | wc -l)" -le 2 ] || fail "'$*': more than a short error: $err"
+}
+
+run=$(as qpuser1 qsub -N runner -l walltime=00:02:00 <<<'sleep 300') || fail "qsub runner"
+qp_wait "$run" running
+blk=$(as qpuser2 qsub -N blocker <<<'sleep 300') || fail "qsub blocker"
+qp_wait "$blk" running
+pend=$(as qpuser1 qsub -N pend <<<'true') || fail "qsub pend"
+held=$(as qpuser2 qsub -h -N waiter <<<'true') || fail "qsub held"
+arr=$(as qpuser2 qsub -h -J 1-3 -N arr <<<'true') || fail "qsub array"
+arr=${arr%%[*}
+
+note "squeue: default layout"
+out=$(as qpuser1 squeue) || fail "squeue"
+echo "$out"
+[ "$(echo "$out" | sed -n 1p)" = "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)" ] ||
+	fail "squeue's header is not Slurm's"
+echo "$out" | grep -qE "^ {$((18 - ${#run}))}$run     batch   runner  qpuser1  R +[0-9]+:[0-9]{2}      1 $n1$" ||
+	fail "running job's row"
+echo "$out" | grep -qE "^ +$pend     batch     pend  qpuser1 PD +0:00      1 \((Resources|Priority)\)$" ||
+	fail "pending job's row"
+echo "$out" | grep -qE "^ +$held     batch   waiter  qpuser2 PD +0:00      1 \(JobHeldUser\)$" || fail "held job's row"
+# An array's pending tasks: one row as Slurm folds them; -r one per task.
+echo "$out" | grep -qE "^ +${arr}_\[1-3\]     batch      arr  qpuser2 PD +0:00      1 \(JobHeldUser\)$" ||
+	fail "array's row ${arr}_[1-3]"
+out=$(squeue -r -h -o %i -u qpuser2) || fail "squeue -r"
+for i in 1 2 3; do
+	echo "$out" | grep -qx "${arr}_$i" || fail "squeue -r: array task ${arr}_$i"
+done
+# One pool, two dialects: the ids squeue prints are qstat's.
+for id in "$run" "$blk" "$pend" "$held"; do
+	"$QP_BIN/qstat" "$id" >/dev/null || fail "qstat does not know squeue's job $id"
+done
+
+note "squeue -u, -t, -j, -p, -h, -o, -O"
+[ "$(squeue -h -u qpuser2 -o %i | tr '\n' ' ')" = "$blk $held ${arr}_[1-3] " ] ||
+	fail "squeue -u qpuser2: $(squeue -h -u qpuser2 -o %i | tr '\n' ' ')"
+[ "$(squeue -h -t R -o %i | sort -n | tr '\n' ' ')" = "$run $blk " ] || fail "squeue -t R"
+[ "$(squeue -h -t running,PD -u qpuser1 -o %i | sort -n | tr '\n' ' ')" = "$run $pend " ] || fail "squeue -t running,PD -u"
+[ "$(squeue -h -j "$pend" -o '%i|%T|%u|%P|%j|%C|%D')" = "$pend|PENDING|qpuser1|batch|pend|1|1" ] || fail "squeue -j -o"
+[ "$(squeue -h -j "${arr}_2" -o '%i %F %K %t')" = "${arr}_2 $arr 2 PD" ] || fail "squeue -j ARRAY_TASK"
+[ -z "$(squeue -h -p short)" ] || fail "squeue -p short shows jobs"
+[ "$(squeue -h -j "$run" -o '%.10i|%8j|%l|%R')" = "$(printf '%10s' "$run")|runner  |2:00|$n1" ] || fail "widths of -o"
+out=$(squeue -j "$run" -O 'JobID:10,Name:.10,State') || fail "squeue -O"
+[ "$(echo "$out" | sed -n 1p)" = "$(printf '%-10s%10s%-20s' JOBID NAME STATE)" ] || fail "squeue -O header: '$(echo "$out" | sed -n 1p)'"
+[ "$(echo "$out" | sed -n 2p)" = "$(printf '%-10s%10s%-20s' "$run" runner RUNNING)" ] || fail "squeue -O row"
+squeue --json > "$QP_T/sq.json" || fail "squeue --json"
+python3 - "$QP_T/sq.json" "$run" "$held" "$n1" <<'PY' || fail "squeue --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+jobs = {j["job_id"]: j for j in d["jobs"]}
+r, h = jobs[int(sys.argv[2])], jobs[int(sys.argv[3])]
+assert r["name"] == "runner" and r["user_name"] == "qpuser1" and r["partition"] == "batch", r
+assert r["job_state"] == ["RUNNING"] and r["nodes"] == sys.argv[4], r
+assert r["time_limit"]["number"] == 2 and r["time_limit"]["set"], r["time_limit"]
+assert h["job_state"] == ["PENDING"] and h["state_reason"] == "JobHeldUser", h
+assert "meta" in d and d["errors"] == []
+PY
+refused "Invalid job state specified: bogus" squeue -t bogus
+refused "Invalid job id specified" squeue -j 999999
+refused "Invalid job id specified" squeue -j 12x
+refused "Invalid job format specification" squeue -o '%i %y'
+refused "unrecognized option '--bogus'" squeue --bogus
+
+note "sinfo"
+out=$(sinfo) || fail "sinfo"
+echo "$out"
+[ "$(echo "$out" | sed -n 1p)" = "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST" ] || fail "sinfo's header is not Slurm's"
+echo "$out" | grep -qxF "batch*       up 1-00:00:00      2  alloc ${QP_NODE_PREFIX}n[1-2]" || fail "sinfo: batch's row"
+echo "$out" | grep -qxF "short        up       5:00      2  alloc ${QP_NODE_PREFIX}n[1-2]" || fail "sinfo: short's row"
+out=$(sinfo -N) || fail "sinfo -N"
+echo "$out"
+echo "$out" | sed -n 1p | grep -qE "^NODELIST +NODES PARTITION STATE $" || fail "sinfo -N header"
+[ "$(echo "$out" | grep -cE "^$n1 +1 (batch\*|short ) +alloc $")" = 2 ] || fail "sinfo -N: $n1 rows"
+[ "$(sinfo -h -p short -o '%R %D %c %C')" = "short 2 1 2/0/0/2" ] || fail "sinfo -o"
+sinfo --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+parts = {r["partition"]["name"] for r in d["sinfo"]}
+assert parts == {"batch", "short"}, parts
+assert all(r["nodes"]["total"] == 2 for r in d["sinfo"]), d["sinfo"]' || fail "sinfo --json"
+refused "Invalid node state specified: bogus" sinfo -t bogus
+
+note "scontrol show, hold, update, release"
+out=$(scontrol show job "$run") || fail "scontrol show job"
+echo "$out"
+echo "$out" | sed -n 1p | grep -qx "JobId=$run JobName=runner" || fail "show job: first line"
+for kv in "UserId=qpuser1($uid1)" "JobState=RUNNING" "Partition=batch" "NodeList=$n1" "TimeLimit=00:02:00" \
+	"NumNodes=1" "NumCPUs=1" "Reason=None"; do
+	echo "$out" | grep -qE "^   (.* )?$(printf '%s' "$kv" | sed 's/[()]/\\&/g')( |$)" || fail "show job lacks $kv"
+done
+[ "$(scontrol -o show job "$run" | wc -l)" = 1 ] || fail "scontrol -o: not one line"
+scontrol show node "$n1" | grep -q "State=ALLOCATED" || fail "show node: state"
+scontrol show partition batch | grep -q "Default=YES" || fail "show partition batch: Default"
+scontrol show partition short | grep -q "MaxTime=00:05:00" || fail "show partition short: MaxTime"
+as qpuser1 scontrol hold "$pend" || fail "scontrol hold"
+[ "$(squeue -h -j "$pend" -o %R)" = "(JobHeldUser)" ] || fail "held job's reason"
+qp_wait "$pend" held
+as qpuser1 scontrol update JobId="$pend" TimeLimit=0-12:03 || fail "scontrol update TimeLimit"
+[ "$(qp_field "$pend" Resource_List.walltime)" = "12:03:00" ] || fail "TimeLimit not set: $(qp_field "$pend" Resource_List.walltime)"
+scontrol show job "$pend" | grep -q "TimeLimit=12:03:00" || fail "show job: new TimeLimit"
+refused "Requested time limit is invalid" as qpuser1 scontrol update JobId="$pend" TimeLimit=2-0
+refused "Invalid TimeLimit value: abc" scontrol update JobId="$pend" TimeLimit=abc
+refused "Job is no longer pending execution" as qpuser1 scontrol update JobId="$run" TimeLimit=10
+refused "Update of this parameter is not supported: Bogus=1" scontrol update JobId="$pend" Bogus=1
+refused "No job identification provided" scontrol update TimeLimit=10
+refused "Invalid job id specified" scontrol show job 999999
+refused "Invalid keyword: frobnicate" scontrol frobnicate
+refused "Invalid job id specified" scontrol hold 999999
+as qpuser1 scontrol release "$pend" || fail "scontrol release"
+qp_wait "$pend" queued
+
+note "scancel"
+refused "No job identification provided" scancel
+refused "Kill job error on job id 999999: Invalid job id specified" scancel 999999
+refused "Invalid job signal" scancel -s NOSUCH "$run"
+# Another user's job: qpoold refuses, in Slurm's words; the job runs on.
+refused "Kill job error on job id $run: Access/permission denied" as qpuser2 scancel "$run"
+refused "Access/permission denied" as qpuser2 scancel -u qpuser1
+refused "Access/permission denied" as qpuser2 scontrol hold "$pend"
+refused "Access/permission denied" as qpuser2 scontrol update JobId="$pend" TimeLimit=5
+[ "$(qp_state "$run")" = running ] && [ "$(qp_state "$pend")" = queued ] || fail "another user's scancel/hold took"
+as qpuser1 scancel -n pend || fail "scancel -n"
+qp_wait "$pend" cancelled
+as qpuser2 scancel "${arr}_2" || fail "scancel ARRAY_TASK"
+[ "$(squeue -h -r -j "$arr" -o '%i %t' | tr '\n' ' ')" = "${arr}_1 PD ${arr}_2 CA ${arr}_3 PD " ] ||
+	fail "scancel ${arr}_2: $(squeue -r -j "$arr" 2>&1)"
+[ "$(squeue -h -j "$arr" -o '%i %t %F %K' | tr '\n' ' ')" = "${arr}_[1,3] PD $arr 1,3 ${arr}_2 CA $arr 2 " ] ||
+	fail "scancel ${arr}_2: $(squeue -j "$arr" 2>&1)"
+as qpuser2 scancel "$arr" || fail "scancel ARRAY"
+as qpuser2 scancel "$blk" || fail "scancel ID"
+qp_wait "$blk" cancelled
+as qpuser1 scancel -u qpuser1 -t PD || fail "scancel -u -t PD"
+[ "$(qp_state "$run")" = running ] || fail "scancel -t PD took a running job"
+as qpuser1 scancel -u qpuser1 -t R || fail "scancel -u -t R"
+qp_wait "$run" cancelled
+refused "Kill job error on job id $run: Job/step already completing or completed" scancel "$run"
+as qpuser2 scontrol release "$held" || fail "release waiter"
+
+note "sacct after completed, failed, timed out"
+ok=$(as qpuser1 qsub -N ok <<<'true') || fail "qsub ok"
+bad=$(as qpuser1 qsub -N bad <<<'exit 3') || fail "qsub bad"
+slow=$(as qpuser1 qsub -q short -l walltime=00:00:02 -N slow <<<'sleep 120') || fail "qsub slow"
+qp_wait "$ok" completed
+qp_wait "$bad" failed
+qp_wait "$slow" timeout --timeout 60
+qp_wait "$held" completed
+out=$(as qpuser1 sacct -X --parsable2 --noheader --format=JobID,JobName,Partition,State,ExitCode -j "$ok,$bad,$slow,$run,$pend") ||
+	fail "sacct --parsable2"
+echo "$out"
+expect="$run|runner|batch|CANCELLED by $uid1|0:15
+$pend|pend|batch|CANCELLED by $uid1|0:0
+$ok|ok|batch|COMPLETED|0:0
+$bad|bad|batch|FAILED|3:0"
+[ "$(echo "$out" | grep -v "^$slow|")" = "$expect" ] || fail "sacct rows differ from:
+$expect"
+echo "$out" | grep -qE "^$slow\|slow\|short\|TIMEOUT\|[0-9]+:[0-9]+$" || fail "sacct: timed-out job"
+as qpuser2 sacct -X -P -n -o JobID,State -j "$blk" | grep -qx "$blk|CANCELLED by $uid2" || fail "sacct: qpuser2's cancelled job"
+out=$(as qpuser1 sacct -j "$ok") || fail "sacct"
+echo "$out"
+[ "$(echo "$out" | sed -n 1p)" = "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode " ] || fail "sacct header"
+[ "$(echo "$out" | sed -n 2p)" = "------------ ---------- ---------- ---------- ---------- ---------- -------- " ] || fail "sacct rule"
+echo "$out" | grep -qE "^$ok +ok +batch +1  COMPLETED      0:0 $" || fail "sacct row"
+echo "$out" | grep -qE "^$ok\.batch +batch +1  COMPLETED      0:0 $" || fail "sacct: no batch step without -X"
+[ "$(as qpuser1 sacct -X -n -P -o JobID --name ok,bad -S now-1hours -E now | sort -n | tr '\n' ' ')" = "$ok $bad " ] ||
+	fail "sacct --name -S -E"
+[ "$(as qpuser1 sacct -X -n -P -o JobID -s TO)" = "$slow" ] || fail "sacct -s TO"
+out=$(as qpuser2 sacct -X -n -P -o JobID -j "$ok" -u qpuser2) || fail "sacct -j of a job -u excludes"
+[ -z "$out" ] || fail "sacct -u qpuser2 shows qpuser1's job"
+as qpuser1 sacct -X -p -n -o JobID,State -j "$ok" | grep -qx "$ok|COMPLETED|" || fail "sacct --parsable: trailing |"
+as qpuser1 sacct -X -n -o JobName%2 -j "$bad" | grep -qx "b+ " || fail "sacct: a cut value ends with +"
+as qpuser1 sacct --json -j "$ok,$bad" > "$QP_T/sa.json" || fail "sacct --json"
+python3 - "$QP_T/sa.json" "$ok" "$bad" <<'PY' || fail "sacct --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+jobs = {j["job_id"]: j for j in d["jobs"]}
+ok, bad = jobs[int(sys.argv[2])], jobs[int(sys.argv[3])]
+assert ok["state"]["current"] == ["COMPLETED"] and ok["exit_code"]["return_code"]["number"] == 0, ok
+assert bad["state"]["current"] == ["FAILED"] and bad["exit_code"]["return_code"]["number"] == 3, bad
+assert ok["name"] == "ok" and ok["user"] == "qpuser1" and ok["partition"] == "batch", ok
+assert ok["time"]["end"] >= ok["time"]["start"] > 0, ok["time"]
+PY
+# The tools' own calls: Snakemake's executor plugin, Parsl's SlurmProvider.
+since=$(date -d '-2 days' +%Y-%m-%dT%H:00)
+[ "$(as qpuser1 sacct -X --parsable2 --clusters all --noheader --format=JobIdRaw,State --starttime "$since" \
+	--endtime now --name ok)" = "$ok|COMPLETED" ] || fail "sacct as Snakemake calls it"
+as qpuser1 sacct -X --noheader --format=jobid,state%20 --job "$bad" | grep -qE "^$bad +FAILED $" ||
+	fail "sacct as Parsl calls it"
+[ "$(squeue --noheader --format='%i %t' --job "$ok")" = "$ok CD" ] || fail "squeue as Parsl calls it"
+refused 'Invalid field requested: "Bogus"' sacct -o JobID,Bogus
+# Bad formats are refused before qpoold is asked: the same words with no server.
+refused 'Invalid field requested: "Bogus"' env QPOOL_CONF=/nonexistent sacct -o Bogus
+refused "Invalid job format specification: y" env QPOOL_CONF=/nonexistent squeue -o %y
+refused "Invalid node format specification: y" env QPOOL_CONF=/nonexistent sinfo -o %y
+refused "Invalid time specification" sacct -S yesterday-ish
+refused "Invalid job state specified: XX" sacct -s XX
+note "sacct of an array: its tasks, by the array's id or one task's"
+ar2=$(as qpuser1 qsub -J 1-2 -N ar2 <<<'true') || fail "qsub array"
+ar2=${ar2%%[*}
+for _ in $(seq 600); do [ "$(qp_state "$ar2")" = completed ] && break; sleep 0.05; done
+[ "$(qp_state "$ar2")" = completed ] || fail "array $ar2 is '$(qp_state "$ar2")'"
+[ "$(as qpuser1 sacct -X -P -n -o JobID,JobName,State -j "$ar2" | tr '\n' ' ')" = "${ar2}_1|ar2|COMPLETED ${ar2}_2|ar2|COMPLETED " ] ||
+	fail "sacct -j ARRAY: $(as qpuser1 sacct -X -P -n -o JobID,State -j "$ar2" 2>&1)"
+[ "$(as qpuser1 sacct -X -P -n -o JobID,State -j "${ar2}_2,$ok")" = "$ok|COMPLETED
+${ar2}_2|COMPLETED" ] || fail "sacct -j ARRAY_TASK,ID"
+
+note "scancel --signal"
+w1=$QP_T/work/qpuser1
+sg=$(as qpuser1 qsub -N sig <<<'trap "echo got >> sig.txt" USR1; echo up > up.txt; while :; do sleep 0.1; done') ||
+	fail "qsub sig"
+qp_wait "$sg" running
+qp_wait_file "$w1/up.txt"
+as qpuser1 scancel --signal=USR1 "$sg" || fail "scancel --signal"
+qp_wait_file "$w1/sig.txt"
+[ "$(qp_state "$sg")" = running ] || fail "scancel --signal ended the job"
+as qpuser1 scancel -s TERM -n sig || fail "scancel -s TERM -n"
+qp_wait "$sg" completed failed cancelled
+
+note "scontrol requeue"
+rq=$(as qpuser1 qsub -N rq <<<'echo run >> runs.txt; sleep 300') || fail "qsub rq"
+qp_wait "$rq" running
+qp_wait_file "$w1/runs.txt"
+refused "Job/step already completing or completed" as qpuser1 scontrol requeue "$ok"
+as qpuser1 scontrol requeue "$rq" || fail "scontrol requeue"
+for _ in $(seq 600); do [ "$(wc -l < "$w1/runs.txt")" = 2 ] && break; sleep 0.05; done
+[ "$(wc -l < "$w1/runs.txt")" = 2 ] || fail "scontrol requeue: the job did not run again"
+as qpuser1 scancel "$rq" || fail "scancel rq"
+qp_wait "$rq" cancelled
+# A finished job stays in squeue -j for Slurm's MinJobAge.
+[ "$(squeue -h -j "$ok" -o %T)" = COMPLETED ] || fail "squeue -j of a just-finished job"
+[ -z "$(squeue -h -u qpuser1)" ] || fail "squeue (no -t) shows finished jobs"
+echo "slurm views ok"
