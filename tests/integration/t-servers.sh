@@ -96,4 +96,38 @@ qp_wait_file "$QP_T/work/qpuser1/moved.o$id"
 [ "$(cat "$QP_T/work/qpuser1/moved.o$id")" = ran ] || fail "job $id output: $(cat "$QP_T/work/qpuser1/moved.o$id")"
 [ "$(qp_field "$id" Exit_status)" = 0 ] || fail "job $id exit status $(qp_field "$id" Exit_status)"
 kill -0 "$(qp_node_pid $N)" || fail "qnoded died"
+
+note "a standby names the active, outside the list: commands and a node go there"
+# standby.py speaks the standby's side of the wire (a fixture until the
+# standby qpoold lands); the active it names is server 1, not listed.
+start_standby() {  # NAME ACTIVE
+	python3 "$(dirname "$0")/standby.py" "$QP_T/$1.port" "$QP_T/a.sock" "$2" "$QP_T/$1.ops" \
+		>> "$QP_T/$1.log" 2>&1 &
+	QP_PIDS+=("$!")
+	qp_wait_file "$QP_T/$1.port"
+}
+start_standby sb "127.0.0.1:$P1"
+PS=$(cat "$QP_T/sb.port")
+export QPOOL_SERVER=127.0.0.1:$PS
+n0=$("$QP_BIN/qstat" -x --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+id=$(as qpuser2 qsub -N via <<<'id -un') || fail "qsub through a standby"
+qp_wait "$id" completed
+n1=$("$QP_BIN/qstat" -x --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+[ "$n1" = $((n0 + 1)) ] || fail "one qsub through a standby made $((n1 - n0)) jobs"
+[ "$(grep -c '^submit$' "$QP_T/sb.ops")" = 1 ] || fail "the standby saw $(grep -c '^submit$' "$QP_T/sb.ops") submits"
+N2=${QP_NODE_PREFIX}sb
+qp_start_node $N2 0
+grep -q "is a standby.*following 127.0.0.1:$P1" "$QP_T/qnoded-$N2.log" || fail "qnoded did not log the standby once"
+grep -q "connected to qpoold at 127.0.0.1:$P1" "$QP_T/qnoded-$N2.log" || fail "qnoded did not follow the active"
+grep -q '^node.register$' "$QP_T/sb.ops" || fail "qnoded did not ask the standby first"
+
+note "every server a standby and none names an active: one line, non-zero, after 10 s of asking"
+start_standby sb0 -
+out=$(as qpuser1 env QPOOL_SERVER="127.0.0.1:$(cat "$QP_T/sb0.port")" timeout 40 qstat 2>&1)
+rc=$?
+echo "$out"
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "qstat with only a standby: exit $rc"
+[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "is a standby" || fail "not the standby's line: $out"
+[ "$(wc -l < "$QP_T/sb0.ops")" -ge 3 ] || fail "the standby was asked $(wc -l < "$QP_T/sb0.ops") times, not again and again"
+unset QPOOL_SERVER
 echo "PASS"
