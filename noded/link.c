@@ -624,12 +624,10 @@ int link_create(struct noded *nd, struct link **ret)
 	struct link *l;
 	int r;
 
+	/* main checked the list; a simulated node's is the same. */
 	r = transport_servers_of(nd->config, &list, &err);
-	if (r < 0) {
-		log_err("%s%s", getenv("QPOOL_SERVER") && *getenv("QPOOL_SERVER") ? "QPOOL_SERVER: " : "server = ",
-			err.text);
+	if (r < 0)
 		return r;
-	}
 
 	l = calloc(1, sizeof(*l));
 	if (!l)

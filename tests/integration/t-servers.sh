@@ -40,6 +40,10 @@ echo "$out" | grep -q "127.0.0.1:$P1 (Connection refused), 127.0.0.1:$P3 (Connec
 out=$(as qpuser1 env QPOOL_SERVER="127.0.0.1:$P1,,x" qstat 2>&1) && fail "a bad list was accepted"
 [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "QPOOL_SERVER" || fail "bad list: $out"
 echo "$out"
+out=$(QPOOL_SERVER="127.0.0.1:$P1,,x" timeout 30 "$QP_BIN/qnoded" -f "$QPOOL_CONF" --name ${QP_NODE_PREFIX}bad 2>&1) &&
+	fail "qnoded started with a bad list"
+echo "$out"
+[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "QPOOL_SERVER: .*an empty entry" || fail "qnoded, bad list: $out"
 
 note "a listed server that drops every SYN costs its connect timeout, then the next answers"
 # A listener whose accept queue is full: the kernel drops new SYNs, as a
