@@ -171,9 +171,10 @@ static int client_connect_list(struct client *cl, size_t start, struct error *er
 		}
 		if (!next || cl->servers.n == 1)
 			return r;
-		used += (size_t)snprintf(tried + used, used < sizeof(tried) ? sizeof(tried) - used : 0, "%s%s (%s)",
-					 i ? ", " : "", cl->servers.addr[k],
-					 r == -EPROTO || r == -EPERM ? "not qpoold" : strerror(-r));
+		if (used < sizeof(tried))
+			used += (size_t)snprintf(tried + used, sizeof(tried) - used, "%s%s (%s)", i ? ", " : "",
+						 cl->servers.addr[k],
+						 r == -EPROTO || r == -EPERM ? "not qpoold" : strerror(-r));
 	}
 	return error_set(err, r, "no qpoold answered at %s", tried);
 }

@@ -46,6 +46,7 @@ struct link {
 	uint64_t retry_us;
 	size_t cur;              /* the entry of the server list tried last */
 	size_t failed;           /* servers that failed in a row since registering */
+	bool next_now;           /* the next server is tried after RETRY_FIRST_US */
 	char *follow;            /* the active a standby named: tried next, once */
 	bool standby_logged;     /* a standby reply was logged since registering */
 	bool outage_logged;
@@ -87,9 +88,7 @@ static void link_advance(struct link *l)
 		l->follow = NULL;
 	}
 	l->cur = (l->cur + 1) % (n ? n : 1);
-	l->failed++;
-	if (l->failed % n != 0)
-		l->retry_us = RETRY_FIRST_US;
+	l->next_now = ++l->failed % n != 0;
 }
 
 bool link_registered(const struct link *l)
@@ -275,6 +274,7 @@ static void link_register_reply(struct noded *nd, const json_t *reply, int64_t a
 	l->impostor_logged = false;
 	l->standby_logged = false;
 	l->failed = 0;
+	l->next_now = false;
 	l->retry_us = RETRY_FIRST_US;
 	log_info("registered with qpoold as node %s (%zu running)", nd->name,
 		 jobs_running_count(nd->jobs));
@@ -311,6 +311,7 @@ static void link_follow(struct link *l, const json_t *msg)
 	const char *active = wire_str(msg, "active");
 	bool named = false;
 	struct error err;
+	size_t n;
 
 	if (!l->standby_logged)
 		log_info("%s; following %s", wire_str(msg, "error") ?: "qpoold is a standby",
@@ -320,15 +321,17 @@ static void link_follow(struct link *l, const json_t *msg)
 	if (active && strcmp(active, link_where(l, &list)) != 0 && strlen(active) < TRANSPORT_ADDR_MAX &&
 	    transport_addr_check(active, &err) == 0)
 		named = true;
+	n = transport_servers_of(l->nd->config, &list, &err) < 0 ? 1 : list.n;
 	link_drop(l);
-	l->retry_us = RETRY_FIRST_US;
 	if (named) {
 		char *to = strdup(active);
 
 		if (to) {
 			free(l->follow);
 			l->follow = to;
-			l->failed++;
+			/* As link_advance: servers that name each other back
+			 * off once a round. */
+			l->next_now = ++l->failed % n != 0 || l->failed == 1;
 		} else {
 			link_advance(l);
 		}
@@ -612,6 +615,13 @@ static void link_retry_schedule(struct link *l)
 {
 	uint64_t delay = l->retry_us;
 
+	if (l->next_now) {
+		/* Another server: at once; the back-off is kept for the round. */
+		l->next_now = false;
+		sd_event_source_set_time_relative(l->retry, RETRY_FIRST_US);
+		sd_event_source_set_enabled(l->retry, SD_EVENT_ONESHOT);
+		return;
+	}
 	l->retry_us = l->retry_us * 2 > RETRY_MAX_US ? RETRY_MAX_US : l->retry_us * 2;
 	sd_event_source_set_time_relative(l->retry, delay);
 	sd_event_source_set_enabled(l->retry, SD_EVENT_ONESHOT);
