@@ -201,7 +201,8 @@ int client_open(const char *conf_arg, struct client **ret, struct error *err)
 		char why[sizeof(err->text)];
 
 		snprintf(why, sizeof(why), "%s", err->text);
-		r = error_set(err, r, "%s%s", getenv("QPOOL_SERVER") && *getenv("QPOOL_SERVER") ? "QPOOL_SERVER: " : "server = ", why);
+		/* The file's list was checked by config_load. */
+		r = error_set(err, r, "QPOOL_SERVER: %s", why);
 		goto done;
 	}
 	r = client_connect_list(cl, 0, err);
@@ -268,11 +269,11 @@ static int client_exchange(struct client *cl, json_t *req, json_t **ret_reply, s
 	return 0;
 }
 
-/* The standby reply (docs/PROTOCOL.md, "Standby"): the connection goes to
- * the active it names, else to the next server of the list. When every
- * server has been asked and each was a standby (a takeover under way),
- * the round starts again after a pause, CLIENT_STANDBY_WAIT_MS in all;
- * then the standby's line is the error. */
+/* The standby reply (docs/PROTOCOL.md, "Standby, and the client's
+ * rules"): the connection goes to the active it names, else to the next
+ * server of the list. When every server has been asked and each was a
+ * standby (a takeover under way), the round starts again after a pause,
+ * CLIENT_STANDBY_WAIT_MS in all; then the standby's line is the error. */
 static int client_follow(struct client *cl, const json_t *reply, struct client_hops *h, struct error *err)
 {
 	const char *active = wire_str(reply, "active");

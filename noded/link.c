@@ -300,7 +300,8 @@ static json_t *link_register_msg(struct noded *nd)
 			 "results", jobs_results_json(nd->jobs));
 }
 
-/* A standby's reply (docs/PROTOCOL.md, "Standby"), to the registration or
+/* A standby's reply (docs/PROTOCOL.md, "Standby, and the client's
+ * rules"), to the registration or
  * to anything sent since this server stepped down: it did nothing. The
  * link goes to the active it names, else to the next server; every reply
  * awaited is answered NULL, so a job's result stays in its file and goes
@@ -595,7 +596,6 @@ fail:
 static int link_on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct link *l = userdata;
-
 	struct transport_servers list;
 	int r;
 
