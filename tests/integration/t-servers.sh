@@ -107,8 +107,8 @@ kill -0 "$(qp_node_pid $N)" || fail "qnoded died"
 note "a standby names the active, outside the list: commands and a node go there"
 # standby.py speaks the standby's side of the wire (a fixture until the
 # standby qpoold lands); the active it names is server 1, not listed.
-start_standby() {  # NAME ACTIVE
-	python3 "$(dirname "$0")/standby.py" "$QP_T/$1.port" "$QP_T/a.sock" "$2" "$QP_T/$1.ops" \
+start_standby() {  # NAME ACTIVE [RELAY TRIGGER]
+	python3 "$(dirname "$0")/standby.py" "$QP_T/$1.port" "$QP_T/a.sock" "$2" "$QP_T/$1.ops" "${@:3}" \
 		>> "$QP_T/$1.log" 2>&1 &
 	QP_PIDS+=("$!")
 	qp_wait_file "$QP_T/$1.port"
@@ -136,5 +136,29 @@ echo "$out"
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "qstat with only a standby: exit $rc"
 [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "is a standby" || fail "not the standby's line: $out"
 [ "$(wc -l < "$QP_T/sb0.ops")" -ge 3 ] || fail "the standby was asked $(wc -l < "$QP_T/sb0.ops") times, not again and again"
+
+note "a server steps down at a job's result: the result goes to the active, the job runs once"
+# The node reaches server 1 through sbr, which relays until the trigger,
+# then answers the job's job.done as a standby naming server 1.
+qp_stop "$(qp_node_pid $N)"
+qp_stop "$(qp_node_pid $N2)"
+start_standby sbr "127.0.0.1:$P1" "127.0.0.1:$P1" "$QP_T/sbr.trigger"
+export QPOOL_SERVER=127.0.0.1:$(cat "$QP_T/sbr.port")
+N3=${QP_NODE_PREFIX}relay
+qp_start_node $N3 0
 unset QPOOL_SERVER
+id=$(as qpuser3 qsub -N fenced <<'JOB'
+sleep 2
+echo ran
+JOB
+) || fail "qsub"
+qp_wait "$id" running
+[ "$(qp_field "$id" exec_host)" = "$N3" ] || fail "job $id not on $N3"
+touch "$QP_T/sbr.trigger"
+qp_wait "$id" completed --timeout 30
+grep -q '^job.done$' "$QP_T/sbr.ops" || fail "the job's result did not meet the standby"
+grep -q "is a standby.*following 127.0.0.1:$P1" "$QP_T/qnoded-$N3.log" || fail "qnoded did not follow"
+qp_wait_file "$QP_T/work/qpuser3/fenced.o$id"
+[ "$(cat "$QP_T/work/qpuser3/fenced.o$id")" = ran ] || fail "job $id output: $(cat "$QP_T/work/qpuser3/fenced.o$id")"
+[ "$(qp_field "$id" Exit_status)" = 0 ] || fail "job $id exit status $(qp_field "$id" Exit_status)"
 echo "PASS"
