@@ -2,8 +2,12 @@
 # SPDX-License-Identifier: MIT
 # A list of servers (`server = H1:P1,H2:P2`, QPOOL_SERVER alike): commands
 # and qnoded try each in turn, over TCP with MUNGE. The first listed server
-# down, a listed server that drops every SYN, none answering, and the
-# server moving from one listed qpoold to another with a job running.
+# down, a listed server that drops every SYN, none answering, the server
+# moving from one listed qpoold to another with a job running; then, with
+# standby.py (the standby's side of the wire, until scheduler/ has it): a
+# standby naming the active outside the list, standbys naming none, and a
+# server stepping down at a job's result. servers.sh starts N qpoold on
+# one host, for the takeover tests to come.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/munge.sh"
 . "$(dirname "$0")/servers.sh"
