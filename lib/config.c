@@ -239,9 +239,10 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 			struct transport_servers list;
 			struct error e;
 
+			/* e names the entry, or the list for its shape. */
 			r = transport_servers_parse(value, &list, &e);
 			if (r < 0)
-				return error_set(err, r, "%s = %s", k->name, e.text);
+				return error_set(err, r, "%s: %s", k->name, e.text);
 		}
 		strcpy(dst, value);
 		return 0;
