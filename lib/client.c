@@ -16,22 +16,35 @@
 
 struct client {
 	struct config *config;
+	struct transport_servers servers;
+	size_t cur;                      /* the entry of servers last tried */
+	char where[TRANSPORT_ADDR_MAX];  /* the server connected to */
 	int fd;
 	struct wirebuf in;
 	long long next_id;
 };
 
-/* Bounds each step of the TCP handshake: a peer that accepts and says
- * nothing must not hang a command. */
+/* Bounds each step of the TCP handshake with qpoold alone: a peer that
+ * accepts and says nothing must not hang a command. A server of a list
+ * gets TRANSPORT_CONNECT_LIST_MS, then the next one is asked. */
 #define HANDSHAKE_TIMEOUT_SEC 30
 #define CLIENT_BUSY_WAIT_MS 10000
+/* How long standbys that name no active are asked again: a takeover
+ * leaves none for lease_time plus a standby's poll (3.5 s by default). */
+#define CLIENT_STANDBY_WAIT_MS 10000
+
+/* One request's walk through standbys. */
+struct client_hops {
+	size_t standbys;     /* standby replies since the last pause */
+	unsigned waited_ms;
+	unsigned pause_ms;
+};
 
 /* The TCP handshake (docs/PROTOCOL.md, "The auth frame"): the server's
  * hello, our credential bound to its nonce, its credential bound to ours. */
-static int client_handshake(struct client *cl, struct error *err)
+static int client_handshake(struct client *cl, const char *where, unsigned timeout_ms, struct error *err)
 {
-	const char *where = transport_server(cl->config);
-	struct timeval tv = { .tv_sec = HANDSHAKE_TIMEOUT_SEC };
+	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
 	struct auth_nonces n;
 	json_t *msg = NULL, *auth = NULL;
 	char why[sizeof(err->text)];
@@ -72,12 +85,13 @@ static int client_handshake(struct client *cl, struct error *err)
 	if (r < 0)
 		goto done;
 	tv.tv_sec = 0;
+	tv.tv_usec = 0;
 	(void)setsockopt(cl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	r = 0;
 	goto done;
 lost:
 	if (r == -EAGAIN)
-		snprintf(why, sizeof(why), "no answer within %d s", HANDSHAKE_TIMEOUT_SEC);
+		snprintf(why, sizeof(why), "no answer within %u s", timeout_ms / 1000);
 	else
 		snprintf(why, sizeof(why), "%s", r == -ECONNRESET ? "it closed the connection" : err->text);
 	r = error_set(err, r, "%s did not complete qpoold's handshake: %s", where, why);
@@ -87,10 +101,87 @@ done:
 	return r;
 }
 
+static void sleep_ms(unsigned ms)
+{
+	(void)nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L }, NULL);
+}
+
+static void client_disconnect(struct client *cl)
+{
+	if (cl->fd >= 0)
+		close(cl->fd);
+	cl->fd = -1;
+	wirebuf_free(&cl->in);
+	cl->where[0] = '\0';
+}
+
+/* Connects to where and makes it prove it is qpoold. *ret_next says
+ * whether another server may do better: not when our own munged cannot
+ * be asked or the server refused our credential (every server of the
+ * pool would). */
+static int client_connect_to(struct client *cl, const char *where, struct error *err, bool *ret_next)
+{
+	unsigned timeout_ms = cl->servers.n > 1 ? TRANSPORT_CONNECT_LIST_MS : HANDSHAKE_TIMEOUT_SEC * 1000;
+	bool tcp;
+	int r;
+
+	*ret_next = true;
+	/* A qpoold busy with other peers' handshakes (EBUSY: its budget of
+	 * unauthenticated connections, per address and in all) is asked
+	 * again, 10 s at most: a burst of qsubs from one login host waits. */
+	for (unsigned ms = 50, waited = 0;; waited += ms, ms = ms * 2 > 1000 ? 1000 : ms * 2) {
+		r = transport_connect(where, false, transport_connect_ms(&cl->servers), &cl->fd, &tcp, err);
+		if (r < 0) {
+			cl->fd = -1;
+			return r;
+		}
+		/* Nothing is sent to a server that has not proven it is qpoold. */
+		r = tcp ? client_handshake(cl, where, timeout_ms, err) : transport_unix_server_check(cl->fd, where, err);
+		if (r != -EBUSY || waited >= CLIENT_BUSY_WAIT_MS)
+			break;
+		client_disconnect(cl);
+		sleep_ms(ms);
+	}
+	if (r < 0) {
+		client_disconnect(cl);
+		*ret_next = r != -EHOSTUNREACH && r != -EACCES && r != -EINVAL && r != -ENOMEM;
+		return r;
+	}
+	snprintf(cl->where, sizeof(cl->where), "%s", where);
+	return 0;
+}
+
+/* Tries the list from entry start on, each once. With one server its
+ * error is the answer; with several, one line names each and why. */
+static int client_connect_list(struct client *cl, size_t start, struct error *err)
+{
+	char tried[sizeof(err->text)];
+	size_t used = 0;
+	int r = -EHOSTUNREACH;
+
+	tried[0] = '\0';
+	for (size_t i = 0; i < cl->servers.n; i++) {
+		size_t k = (start + i) % cl->servers.n;
+		bool next;
+
+		r = client_connect_to(cl, cl->servers.addr[k], err, &next);
+		if (r == 0) {
+			cl->cur = k;
+			return 0;
+		}
+		if (!next || cl->servers.n == 1)
+			return r;
+		if (used < sizeof(tried))
+			used += (size_t)snprintf(tried + used, sizeof(tried) - used, "%s%s (%s)", i ? ", " : "",
+						 cl->servers.addr[k],
+						 r == -EPROTO || r == -EPERM ? "not qpoold" : strerror(-r));
+	}
+	return error_set(err, r, "no qpoold answered at %s", tried);
+}
+
 int client_open(const char *conf_arg, struct client **ret, struct error *err)
 {
 	struct client *cl;
-	bool tcp;
 	int r;
 
 	cl = calloc(1, sizeof(*cl));
@@ -105,22 +196,16 @@ int client_open(const char *conf_arg, struct client **ret, struct error *err)
 		r = config_default(&cl->config);
 	if (r < 0)
 		goto done;
-	/* A qpoold busy with other peers' handshakes (EBUSY: its budget of
-	 * unauthenticated connections, per address and in all) is asked
-	 * again, 10 s at most: a burst of qsubs from one login host waits. */
-	for (unsigned ms = 50, waited = 0;; waited += ms, ms = ms * 2 > 1000 ? 1000 : ms * 2) {
-		r = transport_connect(cl->config, false, &cl->fd, &tcp, err);
-		if (r < 0)
-			goto done;
-		/* Nothing is sent to a server that has not proven it is qpoold. */
-		r = tcp ? client_handshake(cl, err) : transport_unix_server_check(cl->fd, cl->config->socket, err);
-		if (r != -EBUSY || waited >= CLIENT_BUSY_WAIT_MS)
-			break;
-		close(cl->fd);
-		cl->fd = -1;
-		wirebuf_free(&cl->in);
-		(void)nanosleep(&(struct timespec){ .tv_nsec = (long)ms * 1000000L }, NULL);
+	r = transport_servers_of(cl->config, &cl->servers, err);
+	if (r < 0) {
+		char why[sizeof(err->text)];
+
+		snprintf(why, sizeof(why), "%s", err->text);
+		/* The file's list was checked by config_load. */
+		r = error_set(err, r, "QPOOL_SERVER: %s", why);
+		goto done;
 	}
+	r = client_connect_list(cl, 0, err);
 done:
 	if (r < 0) {
 		client_close(cl);
@@ -134,9 +219,7 @@ void client_close(struct client *cl)
 {
 	if (!cl)
 		return;
-	if (cl->fd >= 0)
-		close(cl->fd);
-	wirebuf_free(&cl->in);
+	client_disconnect(cl);
 	config_destroy(cl->config);
 	free(cl);
 }
@@ -146,7 +229,9 @@ const struct config *client_config(const struct client *cl)
 	return cl->config;
 }
 
-int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error *err)
+/* Sends req (borrowed) with a fresh id and waits for its reply, ok or
+ * not. */
+static int client_exchange(struct client *cl, json_t *req, json_t **ret_reply, struct error *err)
 {
 	long long id = cl->next_id++;
 	json_t *reply = NULL;
@@ -154,16 +239,13 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 
 	json_object_set_new(req, "id", json_integer(id));
 	r = wire_send(cl->fd, req);
-	json_decref(req);
 	if (r < 0) {
 		/* qpoold may have refused the connection before the request
 		 * arrived; its one-line reason is still there to read. */
 		if ((r == -EPIPE || r == -ECONNRESET) && wire_recv(cl->fd, &reply, err) == 0) {
 			if (!wire_bool(reply, "ok", 1) && wire_str(reply, "error")) {
-				r = (int)wire_int(reply, "errno", EPIPE);
-				error_set(err, -r, "%s", wire_str(reply, "error"));
-				json_decref(reply);
-				return r > 0 ? -r : -EPIPE;
+				*ret_reply = reply;
+				return 0;
 			}
 			json_decref(reply);
 		}
@@ -183,6 +265,64 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 			break;
 		json_decref(reply);
 	}
+	*ret_reply = reply;
+	return 0;
+}
+
+/* The standby reply (docs/PROTOCOL.md, "Standby, and the client's
+ * rules"): the connection goes to the active it names, else to the next
+ * server of the list. When every server has been asked and each was a
+ * standby (a takeover under way), the round starts again after a pause,
+ * CLIENT_STANDBY_WAIT_MS in all; then the standby's line is the error. */
+static int client_follow(struct client *cl, const json_t *reply, struct client_hops *h, struct error *err)
+{
+	const char *active = wire_str(reply, "active");
+	char to[TRANSPORT_ADDR_MAX] = "";
+	struct error e;
+	bool next;
+
+	/* The active is any qpoold the standby names: the handshake proves
+	 * it is root's on a host of this pool's MUNGE key, as it proves each
+	 * listed one. Only a HOST:PORT is followed. */
+	if (active && strcmp(active, cl->where) != 0 && strlen(active) < sizeof(to) &&
+	    transport_addr_check(active, &e) == 0)
+		snprintf(to, sizeof(to), "%s", active);
+	error_set(err, -EAGAIN, "%s", wire_str(reply, "error") ?: "qpoold is a standby");
+	client_disconnect(cl);
+	if (++h->standbys > cl->servers.n) {
+		if (h->waited_ms >= CLIENT_STANDBY_WAIT_MS)
+			return -EAGAIN;
+		sleep_ms(h->pause_ms);
+		h->waited_ms += h->pause_ms;
+		h->pause_ms = h->pause_ms * 2 > 1000 ? 1000 : h->pause_ms * 2;
+		h->standbys = 0;
+	}
+	if (to[0] && client_connect_to(cl, to, &e, &next) == 0)
+		return 0;
+	return client_connect_list(cl, cl->cur + 1, err);
+}
+
+int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error *err)
+{
+	struct client_hops h = { .pause_ms = 100 };
+	json_t *reply = NULL;
+	int r;
+
+	for (;;) {
+		r = client_exchange(cl, req, &reply, err);
+		if (r < 0 || !wire_bool(reply, "standby", 0))
+			break;
+		/* A standby did nothing: the same request goes to the active,
+		 * a qsub included (it cannot be submitted twice). */
+		r = client_follow(cl, reply, &h, err);
+		json_decref(reply);
+		reply = NULL;
+		if (r < 0)
+			break;
+	}
+	json_decref(req);
+	if (r < 0)
+		return r;
 	if (!wire_bool(reply, "ok", 0)) {
 		const char *msg = wire_str(reply, "error");
 
@@ -247,11 +387,13 @@ int client_call_pages(struct client *cl, json_t *req, const char *key, json_t **
 
 void client_server_name(const struct client *cl, char *buf, size_t len)
 {
-	const char *addr = transport_server(cl->config);
+	/* The first server of the list: a job's id must not change with the
+	 * server that happened to answer. */
+	const char *addr = cl->servers.n ? cl->servers.addr[0] : NULL;
 	char host[JOBID_SERVER_MAX];
 	size_t n;
 
-	if (cl->config->server_name[0] || !addr || !*addr) {
+	if (cl->config->server_name[0] || !addr || !*addr || addr[0] == '/') {
 		jobid_server_name(cl->config->server_name, buf, len);
 		return;
 	}

@@ -26,6 +26,7 @@ enum key_type {
 	KEY_ADDR,
 	KEY_STORE,
 	KEY_TEXT,
+	KEY_ADDRS,
 };
 
 enum key_section {
@@ -53,7 +54,7 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "store_dsn", KEY_TEXT, S(store_dsn), "", "libpq connection string of the store (store = postgresql), e.g. host=db1,db2 dbname=qpool target_session_attrs=read-write" },
 	{ SEC_SERVER, "socket", KEY_PATH, S(socket), "/run/qpool/qpoold.sock", "Unix socket of qpoold" },
 	{ SEC_SERVER, "listen", KEY_ADDR, S(listen), "", "ADDR:PORT qpoold also listens on, TCP with MUNGE ([ADDR]:PORT for IPv6; empty: the socket only)" },
-	{ SEC_SERVER, "server", KEY_ADDR, S(server), "", "HOST:PORT nodes and commands reach qpoold at, TCP with MUNGE (empty: the socket); QPOOL_SERVER wins" },
+	{ SEC_SERVER, "server", KEY_ADDRS, S(server), "", "HOST:PORT[,HOST:PORT...] nodes and commands reach qpoold at, tried in turn, TCP with MUNGE (a path: a Unix socket; empty: the socket); QPOOL_SERVER wins" },
 	{ SEC_SERVER, "munge_socket", KEY_PATH, S(munge_socket), "", "socket of munged (empty: munge's default)" },
 	{ SEC_SERVER, "heartbeat_interval", KEY_DURATION, S(heartbeat_interval), "5", "seconds between node heartbeats" },
 	{ SEC_SERVER, "node_timeout", KEY_DURATION, S(node_timeout), "30", "seconds of silence before a node is down" },
@@ -245,6 +246,20 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 			r = transport_addr_check(value, &e);
 			if (r < 0)
 				return error_set(err, r, "%s = %s", k->name, e.text);
+		}
+		strcpy(dst, value);
+		return 0;
+	case KEY_ADDRS:
+		if (strlen(value) >= PATH_MAX)
+			return error_set(err, -ENAMETOOLONG, "%s: server list too long", k->name);
+		if (value[0]) {
+			struct transport_servers list;
+			struct error e;
+
+			/* e names the entry, or the list for its shape. */
+			r = transport_servers_parse(value, &list, &e);
+			if (r < 0)
+				return error_set(err, r, "%s: %s", k->name, e.text);
 		}
 		strcpy(dst, value);
 		return 0;

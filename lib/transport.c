@@ -16,11 +16,6 @@
 
 #include "transport.h"
 
-/* A blocking client's TCP connect: 30 s lets a SYN or its answer be lost
- * four times in a row (resent after 1, 2, 4, 8 and 16 s) before qsub gives up;
- * a host that is up but has no qpoold refuses at once. */
-#define CONNECT_TIMEOUT_MS 30000
-
 const char *transport_server(const struct config *c)
 {
 	const char *env = getenv("QPOOL_SERVER");
@@ -28,6 +23,62 @@ const char *transport_server(const struct config *c)
 	if (env && *env)
 		return env;
 	return c && c->server[0] ? c->server : NULL;
+}
+
+int transport_servers_parse(const char *text, struct transport_servers *ret, struct error *err)
+{
+	const char *p = text;
+
+	ret->n = 0;
+	for (;;) {
+		size_t n;
+		int r;
+
+		p += strspn(p, " \t");
+		n = strcspn(p, ",");
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n == 0)
+			return error_set(err, -EINVAL, "%s: an empty entry in the server list", text);
+		if (ret->n == TRANSPORT_SERVERS_MAX)
+			return error_set(err, -E2BIG, "%s: more than %d servers", text, TRANSPORT_SERVERS_MAX);
+		if (n >= TRANSPORT_ADDR_MAX)
+			return error_set(err, -ENAMETOOLONG, "%.40s...: server address too long", p);
+		memcpy(ret->addr[ret->n], p, n);
+		ret->addr[ret->n][n] = '\0';
+		/* A path is a Unix socket, as [server] socket is. */
+		if (p[0] != '/') {
+			r = transport_addr_check(ret->addr[ret->n], err);
+			if (r < 0)
+				return r;
+		} else if (n >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			return error_set(err, -ENAMETOOLONG, "%s: path too long for a Unix socket",
+					 ret->addr[ret->n]);
+		}
+		ret->n++;
+		p += strcspn(p, ",");
+		if (!*p)
+			return 0;
+		p++;
+	}
+}
+
+int transport_servers_of(const struct config *c, struct transport_servers *ret, struct error *err)
+{
+	const char *list = transport_server(c);
+
+	if (list)
+		return transport_servers_parse(list, ret, err);
+	if (strlen(c->socket) >= sizeof(ret->addr[0]))
+		return error_set(err, -ENAMETOOLONG, "%s: path too long", c->socket);
+	snprintf(ret->addr[0], sizeof(ret->addr[0]), "%s", c->socket);
+	ret->n = 1;
+	return 0;
+}
+
+unsigned transport_connect_ms(const struct transport_servers *list)
+{
+	return list->n > 1 ? TRANSPORT_CONNECT_LIST_MS : TRANSPORT_CONNECT_ONE_MS;
 }
 
 /* Splits text into host and port. */
@@ -215,7 +266,8 @@ int transport_unix_server_check(int fd, const char *path, struct error *err)
 	return 0;
 }
 
-static int connect_tcp(const char *text, bool nonblock, int *ret_fd, struct error *err)
+static int connect_tcp(const char *text, bool nonblock, unsigned timeout_ms, int *ret_fd,
+		       struct error *err)
 {
 	struct sockaddr_storage sa;
 	socklen_t len;
@@ -233,7 +285,7 @@ static int connect_tcp(const char *text, bool nonblock, int *ret_fd, struct erro
 		goto fail;
 	}
 	if (!nonblock) {
-		r = transport_connect_finish(fd, text, err);
+		r = transport_connect_finish(fd, text, timeout_ms, err);
 		if (r < 0) {
 			close(fd);
 			return r;
@@ -247,13 +299,13 @@ fail:
 			 strerror(-r));
 }
 
-int transport_connect_finish(int fd, const char *where, struct error *err)
+int transport_connect_finish(int fd, const char *where, unsigned timeout_ms, struct error *err)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	int so = 0, r;
 	socklen_t sl = sizeof(so);
 
-	r = poll(&p, 1, CONNECT_TIMEOUT_MS);
+	r = poll(&p, 1, (int)timeout_ms);
 	if (r == 0)
 		r = -ETIMEDOUT;
 	else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) < 0)
@@ -269,15 +321,13 @@ int transport_connect_finish(int fd, const char *where, struct error *err)
 			 strerror(-r));
 }
 
-int transport_connect(const struct config *c, bool nonblock, int *ret_fd, bool *ret_tcp,
+int transport_connect(const char *where, bool nonblock, unsigned timeout_ms, int *ret_fd, bool *ret_tcp,
 		      struct error *err)
 {
-	const char *server = transport_server(c);
-
-	*ret_tcp = server != NULL;
-	if (server)
-		return connect_tcp(server, nonblock, ret_fd, err);
-	return connect_unix(c->socket, nonblock, ret_fd, err);
+	*ret_tcp = where[0] != '/';
+	if (*ret_tcp)
+		return connect_tcp(where, nonblock, timeout_ms, ret_fd, err);
+	return connect_unix(where, nonblock, ret_fd, err);
 }
 
 void transport_peer_name(int fd, char *buf, size_t len)

@@ -42,7 +42,13 @@ struct link {
 	sd_event_source *io;
 	sd_event_source *retry;
 	sd_event_source *heartbeat;
+	sd_event_source *deadline;  /* bounds a TCP connect and handshake */
 	uint64_t retry_us;
+	size_t cur;              /* the entry of the server list tried last */
+	size_t failed;           /* servers that failed in a row since registering */
+	bool next_now;           /* the next server is tried after RETRY_FIRST_US */
+	char *follow;            /* the active a standby named: tried next, once */
+	bool standby_logged;     /* a standby reply was logged since registering */
 	bool outage_logged;
 	bool impostor_logged;    /* an unproven server was logged since the last registration */
 	struct auth_nonces nonces;
@@ -53,6 +59,37 @@ struct link {
 
 static void link_retry_schedule(struct link *l);
 static void link_handshake(struct link *l, const json_t *msg);
+
+/* The server the link is at or tries next: the active a standby named,
+ * else the list's entry cur (the list is read from the config each time:
+ * a simulating qnoded holds thousands of links). */
+static const char *link_where(const struct link *l, struct transport_servers *list)
+{
+	struct error err;
+
+	if (l->follow)
+		return l->follow;
+	if (transport_servers_of(l->nd->config, list, &err) < 0 || list->n == 0)
+		return l->nd->config->socket;   /* checked by link_create */
+	return list->addr[l->cur % list->n];
+}
+
+/* The server tried has failed (unreachable, lost, not qpoold, a standby
+ * naming no active): the next one of the list is tried, at once until
+ * each has failed once in a row, then at the back-off's pace. */
+static void link_advance(struct link *l)
+{
+	struct transport_servers list;
+	struct error err;
+	size_t n = transport_servers_of(l->nd->config, &list, &err) < 0 ? 1 : list.n;
+
+	if (l->follow) {
+		free(l->follow);
+		l->follow = NULL;
+	}
+	l->cur = (l->cur + 1) % (n ? n : 1);
+	l->next_now = ++l->failed % n != 0;
+}
 
 bool link_registered(const struct link *l)
 {
@@ -71,6 +108,7 @@ static void link_drop(struct link *l)
 	wirebuf_free(&l->in);
 	wirebuf_free(&l->out);
 	sd_event_source_set_enabled(l->heartbeat, SD_EVENT_OFF);
+	sd_event_source_set_enabled(l->deadline, SD_EVENT_OFF);
 	if (l->state == LINK_UP)
 		tasks_link_lost(l->nd->tasks);
 	l->state = LINK_DOWN;
@@ -93,6 +131,7 @@ static void link_lost(struct link *l, const char *why)
 	link_drop(l);
 	l->outage_logged = true;
 	l->retry_us = RETRY_FIRST_US;
+	link_advance(l);
 	link_retry_schedule(l);
 }
 
@@ -233,6 +272,9 @@ static void link_register_reply(struct noded *nd, const json_t *reply, int64_t a
 	l->state = LINK_UP;
 	l->outage_logged = false;
 	l->impostor_logged = false;
+	l->standby_logged = false;
+	l->failed = 0;
+	l->next_now = false;
 	l->retry_us = RETRY_FIRST_US;
 	log_info("registered with qpoold as node %s (%zu running)", nd->name,
 		 jobs_running_count(nd->jobs));
@@ -258,12 +300,58 @@ static json_t *link_register_msg(struct noded *nd)
 			 "results", jobs_results_json(nd->jobs));
 }
 
+/* A standby's reply (docs/PROTOCOL.md, "Standby, and the client's
+ * rules"), to the registration or
+ * to anything sent since this server stepped down: it did nothing. The
+ * link goes to the active it names, else to the next server; every reply
+ * awaited is answered NULL, so a job's result stays in its file and goes
+ * to the active with the registration (link_register_reply). */
+static void link_follow(struct link *l, const json_t *msg)
+{
+	struct transport_servers list;
+	const char *active = wire_str(msg, "active");
+	bool named = false;
+	struct error err;
+	size_t n;
+
+	if (!l->standby_logged)
+		log_info("%s; following %s", wire_str(msg, "error") ?: "qpoold is a standby",
+			 active ? active : "the next server");
+	l->standby_logged = true;
+	l->outage_logged = true;
+	if (active && strcmp(active, link_where(l, &list)) != 0 && strlen(active) < TRANSPORT_ADDR_MAX &&
+	    transport_addr_check(active, &err) == 0)
+		named = true;
+	n = transport_servers_of(l->nd->config, &list, &err) < 0 ? 1 : list.n;
+	link_drop(l);
+	if (named) {
+		char *to = strdup(active);
+
+		if (to) {
+			free(l->follow);
+			l->follow = to;
+			/* As link_advance: servers that name each other back
+			 * off once a round. */
+			l->next_now = ++l->failed % n != 0 || l->failed == 1;
+		} else {
+			link_advance(l);
+		}
+	} else {
+		link_advance(l);
+	}
+	link_retry_schedule(l);
+}
+
 static void link_dispatch(struct link *l, json_t *msg, int64_t stamp)
 {
 	const char *op = wire_str(msg, "op");
 
 	if (l->state == LINK_HELLO || l->state == LINK_PROVING) {
 		link_handshake(l, msg);
+		return;
+	}
+	if (!op && wire_bool(msg, "standby", 0)) {
+		link_follow(l, msg);
 		return;
 	}
 	if (op) {
@@ -354,16 +442,18 @@ static void link_refuse_server(struct link *l, const char *why)
 	l->outage_logged = true;
 	link_drop(l);
 	l->retry_us = RETRY_MAX_US;
+	link_advance(l);
 	link_retry_schedule(l);
 }
 
 static int link_register(struct link *l)
 {
-	const struct config *c = l->nd->config;
+	struct transport_servers list;
 	json_t *req;
 
 	/* Only now: the peer has proven it is qpoold. */
-	log_info("connected to qpoold at %s", transport_server(c) ?: c->socket);
+	sd_event_source_set_enabled(l->deadline, SD_EVENT_OFF);
+	log_info("connected to qpoold at %s", link_where(l, &list));
 	l->state = LINK_REGISTERING;
 	req = link_register_msg(l->nd);
 	if (!req) {
@@ -380,9 +470,10 @@ static int link_register(struct link *l)
 static void link_handshake(struct link *l, const json_t *msg)
 {
 	const struct config *c = l->nd->config;
-	const char *where = transport_server(c);
+	struct transport_servers list;
+	const char *where = link_where(l, &list);
 	struct error err = { "" };
-	char why[sizeof(err.text) + 80];
+	char why[sizeof(err.text) + PATH_MAX];
 	json_t *auth;
 	int r;
 
@@ -444,14 +535,27 @@ static void link_handshake(struct link *l, const json_t *msg)
 		link_lost(l, "out of memory");
 }
 
+/* A TCP server that neither answers the SYN nor speaks (a host gone, a
+ * cut path) is left after the list's connect timeout for the next one. */
+static int link_on_deadline(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct link *l = userdata;
+
+	if (l->state == LINK_HELLO || l->state == LINK_PROVING)
+		link_lost(l, "no answer to the connect or handshake");
+	return 0;
+}
+
 static int link_connect(struct link *l)
 {
 	const struct config *c = l->nd->config;
+	struct transport_servers list;
+	const char *where = link_where(l, &list);
 	struct error err = { "" };
 	bool tcp;
 	int r;
 
-	r = transport_connect(c, true, &l->fd, &tcp, &err);
+	r = transport_connect(where, true, 0, &l->fd, &tcp, &err);
 	if (r < 0) {
 		l->fd = -1;
 		return r;
@@ -472,10 +576,13 @@ static int link_connect(struct link *l)
 	if (tcp) {
 		/* The server speaks first (its hello); nothing is sent before. */
 		l->state = LINK_HELLO;
+		(void)transport_servers_of(c, &list, &err);
+		sd_event_source_set_time_relative(l->deadline, transport_connect_ms(&list) * 1000ULL);
+		sd_event_source_set_enabled(l->deadline, SD_EVENT_ONESHOT);
 		return 0;
 	}
 	/* On the socket the kernel names its owner: qpoold runs as root. */
-	r = transport_unix_server_check(l->fd, c->socket, &err);
+	r = transport_unix_server_check(l->fd, where, &err);
 	if (r < 0) {
 		link_refuse_server(l, err.text);
 		return 0;   /* retried by link_refuse_server */
@@ -489,18 +596,17 @@ fail:
 static int link_on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct link *l = userdata;
+	struct transport_servers list;
 	int r;
 
 	r = link_connect(l);
 	if (r == 0)
 		return 0;
 	if (!l->outage_logged) {
-		const char *server = transport_server(l->nd->config);
-
-		log_warn("cannot reach qpoold at %s: %s; retrying", server ? server : l->nd->config->socket,
-			 strerror(-r));
+		log_warn("cannot reach qpoold at %s: %s; retrying", link_where(l, &list), strerror(-r));
 		l->outage_logged = true;
 	}
+	link_advance(l);
 	link_retry_schedule(l);
 	return 0;
 }
@@ -509,6 +615,13 @@ static void link_retry_schedule(struct link *l)
 {
 	uint64_t delay = l->retry_us;
 
+	if (l->next_now) {
+		/* Another server: at once; the back-off is kept for the round. */
+		l->next_now = false;
+		sd_event_source_set_time_relative(l->retry, RETRY_FIRST_US);
+		sd_event_source_set_enabled(l->retry, SD_EVENT_ONESHOT);
+		return;
+	}
 	l->retry_us = l->retry_us * 2 > RETRY_MAX_US ? RETRY_MAX_US : l->retry_us * 2;
 	sd_event_source_set_time_relative(l->retry, delay);
 	sd_event_source_set_enabled(l->retry, SD_EVENT_ONESHOT);
@@ -516,8 +629,15 @@ static void link_retry_schedule(struct link *l)
 
 int link_create(struct noded *nd, struct link **ret)
 {
+	struct transport_servers list;
+	struct error err;
 	struct link *l;
 	int r;
+
+	/* main checked the list; a simulated node's is the same. */
+	r = transport_servers_of(nd->config, &list, &err);
+	if (r < 0)
+		return r;
 
 	l = calloc(1, sizeof(*l));
 	if (!l)
@@ -536,6 +656,11 @@ int link_create(struct noded *nd, struct link **ret)
 	if (r < 0)
 		goto fail;
 	sd_event_source_set_enabled(l->heartbeat, SD_EVENT_OFF);
+	r = sd_event_add_time_relative(nd->event, &l->deadline, CLOCK_MONOTONIC, 0, 1000,
+				       link_on_deadline, l);
+	if (r < 0)
+		goto fail;
+	sd_event_source_set_enabled(l->deadline, SD_EVENT_OFF);
 	nd->link = l;
 	*ret = l;
 	return 0;
@@ -551,6 +676,8 @@ void link_destroy(struct link *l)
 	link_drop(l);
 	sd_event_source_disable_unref(l->retry);
 	sd_event_source_disable_unref(l->heartbeat);
+	sd_event_source_disable_unref(l->deadline);
+	free(l->follow);
 	if (l->nd && l->nd->link == l)
 		l->nd->link = NULL;
 	free(l);

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "log-journal.h"
 #include "noded.h"
+#include "transport.h"
 #include "version.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -366,6 +367,17 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		log_err("%s", err.text);
 		goto done;
+	}
+	/* $QPOOL_SERVER, unlike the file, is read only here: a bad list is
+	 * one line before anything is made. */
+	{
+		struct transport_servers list;
+
+		r = transport_servers_of(config, &list, &err);
+		if (r < 0) {
+			log_err("QPOOL_SERVER: %s", err.text);
+			goto done;
+		}
 	}
 	nd.config = config;
 	nd.name = arg_name;

@@ -69,6 +69,8 @@ static void test_errors(void)
 		{ "[nodes]\n", ":1: [nodes]: unknown section" },
 		{ "x = 1\n", ":1: x: key outside any section" },
 		{ "[server]\nsocket = /a\nsocket = /b\n", ":3: socket: set twice" },
+		{ "[server]\nserver = h1:1,,h2:2\n", ":2: server: h1:1,,h2:2: an empty entry in the server list" },
+		{ "[server]\nserver = h1:1,h2\n", ":2: server: h2: not HOST:PORT" },
 		{ "[queue a]\ndefault = yes\n[queue b]\ndefault = yes\n", ":3: [queue b]: default = yes, but queue a" },
 		{ "[queue a]\nreserve = sometimes\n", ":2: reserve = sometimes: not none, exclusive or realtime" },
 		{ "[queue a]\nreserve = realtime\nrt_priority = 100\n", ":1: [queue a]: rt_priority must be 1-99" },
