@@ -92,7 +92,33 @@ struct server {
 	unsigned users_next;
 	struct task_routes *tasks;   /* tasks.c: remote starts in flight */
 	struct ties *ties;           /* ties.c: jobs tied to a connection */
+	struct {                     /* lease.c: leadership */
+		bool active;         /* holds the lease; else a standby */
+		bool stepping_down;  /* lost it: the loop ends, main starts a standby */
+		char holder[JOBSTORE_HOLDER_MAX];     /* server_id */
+		char advertise[JOBSTORE_HOLDER_MAX];
+		int64_t epoch;
+		int64_t renewed_mono;
+		int64_t seen_mono;
+		struct jobstore_lease last;           /* as last read */
+		sd_event_source *src;
+		json_t *standbys;    /* while server_ha_json collects */
+	} ha;
 };
+
+/* lease.c */
+int server_lease_start(struct server *s, struct error *err);
+void server_lease_stop(struct server *s);
+bool server_standby(const struct server *s);
+/* Answers req_id with the standby reply (docs/PROTOCOL.md). */
+void server_standby_reply(struct conn *c, long long req_id);
+/* Leaves the loop for a fresh standby; logs why, with the epoch. */
+void server_step_down(struct server *s, const char *why);
+/* role, id, active, epoch, standbys: for qstat -B and qmgr. */
+json_t *server_ha_json(struct server *s);
+/* server.c: what a new active reads from the store (jobs, admin settings,
+ * known nodes). 0 or -errno. */
+int server_state_load(struct server *s);
 
 /* server.c */
 void conn_send(struct conn *c, json_t *msg);   /* steals msg */
