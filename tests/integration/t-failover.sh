@@ -80,6 +80,9 @@ echo "$bf" | grep -q "server_role = active" || fail "qstat -Bf: no role: $bf"
 echo "$bf" | grep -q "active_server = $A" || fail "qstat -Bf: no active: $bf"
 echo "$bf" | grep -q "server_epoch = 1" || fail "qstat -Bf: no epoch: $bf"
 echo "$bf" | grep -q "standby_servers = .*$B" || fail "qstat -Bf: B not listed as a standby: $bf"
+"$QP_BIN/qstat" -B | grep -q "^Active: $A (epoch 1), this server active; standbys: $B" ||
+	fail "qstat -B: $("$QP_BIN/qstat" -B 2>&1)"
+"$QP_BIN/qmgr" -c "list server" | grep -q "server_epoch = 1" || fail "qmgr list server: $("$QP_BIN/qmgr" -c "list server" 2>&1)"
 
 note "(2) kill -9 of A with a job running and qsub looping"
 long=$(as qpuser1 qsub -N long <<JOB
