@@ -215,6 +215,11 @@ int server_lease_start(struct server *s, struct error *err)
 	/* At once: a lone server (or a restart of the holder) is active
 	 * before its first client. */
 	r = sd_event_add_time_relative(s->event, &s->ha.src, CLOCK_MONOTONIC, 0, 0, lease_handler, s);
+	/* Before any request when both are due: a server back from a pause
+	 * (SIGSTOP, a VM frozen) learns it lost the lease before it serves
+	 * a read from its stale memory. Its writes are fenced either way. */
+	if (r >= 0)
+		r = sd_event_source_set_priority(s->ha.src, SD_EVENT_PRIORITY_IMPORTANT);
 	if (r < 0)
 		return error_set(err, r, "event loop: %s", strerror(-r));
 	return 0;

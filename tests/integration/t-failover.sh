@@ -124,10 +124,10 @@ touch "$QP_T/stop-loop"
 wait "$loop"
 n=$(wc -l < "$QP_T/acked")
 [ "$n" -ge 3 ] || fail "only $n submissions acknowledged"
-for id in $(cat "$QP_T/acked"); do
+while read -r id; do
 	[ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE id = $id")" = 1 ] || fail "acknowledged job $id is not in the store"
 	qp_wait "$id" completed --timeout 60
-done
+done < "$QP_T/acked"
 dups=$(cut -d. -f1 "$w/ran.log" | sort | uniq -d)
 [ -z "$dups" ] || fail "jobs ran twice: $dups"
 [ "$(cut -d. -f1 "$w/ran.log" | sort -u | wc -l)" = "$n" ] || fail "$n acknowledged, $(sort -u "$w/ran.log" | wc -l) ran"
