@@ -562,6 +562,8 @@ static void pending_flush(struct server *s)
 	if (r < 0) {
 		jobstore_rollback(s->store);
 		log_err("job store: cannot commit %s", strerror(-r));
+		if (r == -ESTALE)
+			(void)jobstore_lease_read(s->store, &s->ha.last);
 		if (r == -ENOSPC)
 			server_space_exhausted(s);
 	}
@@ -574,7 +576,11 @@ static void pending_flush(struct server *s)
 			s->retry = p;
 			continue;
 		}
-		if (r < 0) {
+		if (r == -ESTALE) {
+			/* Another server took the lease: nothing was written,
+			 * and the peer goes there (a node keeps its result). */
+			server_standby_reply(p->conn, p->req_id);
+		} else if (r < 0) {
 			conn_reply_err(p->conn, p->req_id, -r, "qpoold cannot record the job: %s%s", strerror(-r),
 				       r == -ENOSPC ? " (state directory full)" : "");
 		} else if (!p->is_done) {
