@@ -84,7 +84,7 @@ static int on_sighup(sd_event_source *src, const struct signalfd_siginfo *si, vo
 /* One server from creation to the end of its loop: returns the loop's
  * exit code (SERVER_EXIT_STEPPED_DOWN: it lost the lease and a fresh
  * standby follows), or -errno when it could not start. */
-static int serve(struct config *config)
+static int serve(struct config *config, bool first)
 {
 	struct server *server = NULL;
 	sd_event *event = NULL;
@@ -113,6 +113,12 @@ static int serve(struct config *config)
 	if (r < 0) {
 		log_err("signals: %s", strerror(-r));
 		goto done;
+	}
+	/* Once up, so that a start that fails says one line: its error. */
+	if (first) {
+		r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
+		if (r < 0)
+			log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
 	}
 	log_info("serving");
 	(void)sd_notifyf(0, "READY=1\nSTATUS=serving on %s", sock);
@@ -150,13 +156,10 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
-	if (r < 0)
-		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
 	/* A server that lost the lease is dropped whole, in-memory state and
 	 * connections, and a fresh one starts as a standby. */
-	for (;;) {
-		r = serve(config);
+	for (bool first = true;; first = false) {
+		r = serve(config, first);
 		config = NULL;
 		if (r != SERVER_EXIT_STEPPED_DOWN)
 			break;
@@ -166,6 +169,8 @@ int main(int argc, char **argv)
 			goto done;
 		}
 	}
+	if (r < 0)
+		goto done;
 	(void)sd_notify(0, "STOPPING=1");
 	log_info("stopping");
 done:
