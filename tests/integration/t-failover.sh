@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Active and standby qpoold on one host, sharing one SQLite store, each on
-# its own socket (docs/HA.md). (1) the standby answers every request, client
+# its own socket (docs/HA.md). (0) the fence: the lease row taken from
+# under the active (another holder, the next epoch), its next write is
+# refused, nothing of it is in the store, and it steps down; (1) the standby answers every request, client
 # and node ops alike, with the standby reply naming the active; (2) kill -9
 # of the active: the standby serves within a bound (the time is printed),
 # accepts qsub at once, a job running across the takeover finishes once,
@@ -63,6 +65,29 @@ QP_SERVER_PID=$PID_a
 qp_start_node n1 0
 [ "$(sqlite3 "$db" 'SELECT epoch FROM lease')" = 1 ] || fail "epoch after the first start: $(sqlite3 "$db" 'SELECT * FROM lease')"
 
+note "(0) the fence: the lease taken under A's feet, A's next write is refused"
+# As a server that took over and died at once would leave it: another
+# holder, the next epoch, already run out. A learns it at its next write
+# (a qsub sent right away) or at its next renewal (each second); the
+# write must come first to show the fence, so a round the renewal won is
+# tried again.
+now_ms="CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+for round in 1 2 3; do
+	sqlite3 -cmd ".timeout 5000" "$db" "UPDATE lease SET holder = 'intruder', address = 'elsewhere:1', epoch = epoch + 1, expires = $now_ms" ||
+		fail "cannot write the lease row"
+	out=$(echo true | as qpuser1 qsub -N fenced 2>&1) && fail "a qsub after the lease was taken was acknowledged: $out"
+	for ((i = 0; i < 200; i++)); do grep -q "stepping down" "$QP_T/qpoold-a.log" && break; sleep 0.05; done
+	grep -q "refused a write" "$QP_T/qpoold-a.log" && break
+	[ "$round" = 3 ] && fail "A's renewal came before its write three times: $(grep stepping "$QP_T/qpoold-a.log")"
+	wait_serves "$A" 10 || fail "A did not take the lease back"
+	: > "$QP_T/qpoold-a.log"
+done
+echo "$out" | grep -q "is a standby" || fail "the refused qsub says: $out"
+[ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE name = 'fenced'")" = 0 ] || fail "the fenced write is in the store"
+wait_serves "$A" 10 || fail "A did not take the run-out lease back"
+epoch0=$(sqlite3 "$db" 'SELECT epoch FROM lease')
+out=$(echo true | as qpuser1 qsub -N again 2>&1) || fail "qsub after A took the lease back: $out"
+
 note "(1) B is a standby: every request gets the standby reply naming A"
 start_qpoold b
 for ((i = 0; i < 200; i++)); do act=$(standby_of "$B") && break; sleep 0.05; done
@@ -70,7 +95,7 @@ for ((i = 0; i < 200; i++)); do act=$(standby_of "$B") && break; sleep 0.05; don
 act=$(standby_of "$B" node.heartbeat '{"node":"n1"}') || fail "B's reply to a node op is not the standby reply"
 [ "$act" = "$A" ] || fail "B's reply to node.heartbeat names '$act'"
 out=$(QPOOL_CONF=$QP_T/b.conf "$QP_BIN/qstat" 2>&1) && fail "qstat at the standby succeeded: $out"
-echo "$out" | grep -q "is a standby; the active is $A (epoch 1)" || fail "qstat at the standby says: $out"
+echo "$out" | grep -q "is a standby; the active is $A (epoch $epoch0)" || fail "qstat at the standby says: $out"
 for ((i = 0; i < 100; i++)); do
 	bf=$("$QP_BIN/qstat" -B -f 2>&1)
 	echo "$bf" | grep -q "standby_servers = .*$B" && break
@@ -78,11 +103,11 @@ for ((i = 0; i < 100; i++)); do
 done
 echo "$bf" | grep -q "server_role = active" || fail "qstat -Bf: no role: $bf"
 echo "$bf" | grep -q "active_server = $A" || fail "qstat -Bf: no active: $bf"
-echo "$bf" | grep -q "server_epoch = 1" || fail "qstat -Bf: no epoch: $bf"
+echo "$bf" | grep -q "server_epoch = $epoch0" || fail "qstat -Bf: no epoch: $bf"
 echo "$bf" | grep -q "standby_servers = .*$B" || fail "qstat -Bf: B not listed as a standby: $bf"
-"$QP_BIN/qstat" -B | grep -q "^Active: $A (epoch 1), this server active; standbys: $B" ||
+"$QP_BIN/qstat" -B | grep -q "^Active: $A (epoch $epoch0), this server active; standbys: $B" ||
 	fail "qstat -B: $("$QP_BIN/qstat" -B 2>&1)"
-"$QP_BIN/qmgr" -c "list server" | grep -q "server_epoch = 1" || fail "qmgr list server: $("$QP_BIN/qmgr" -c "list server" 2>&1)"
+"$QP_BIN/qmgr" -c "list server" | grep -q "server_epoch = $epoch0" || fail "qmgr list server: $("$QP_BIN/qmgr" -c "list server" 2>&1)"
 
 note "(2) kill -9 of A with a job running and qsub looping"
 long=$(as qpuser1 qsub -N long <<JOB
@@ -111,7 +136,7 @@ echo "takeover: B serves $((t1 - t0)) ms after kill -9 of A"
 [ $((t1 - t0)) -le 8000 ] || fail "takeover took $((t1 - t0)) ms (lease_time 3 s + poll: expected about 3.5 s)"
 point_to "$B"
 QP_SERVER_PID=$PID_b
-[ "$(sqlite3 "$db" 'SELECT epoch FROM lease')" = 2 ] || fail "epoch after the takeover: $(sqlite3 "$db" 'SELECT * FROM lease')"
+[ "$(sqlite3 "$db" 'SELECT epoch FROM lease')" = $((epoch0 + 1)) ] || fail "epoch after the takeover: $(sqlite3 "$db" 'SELECT * FROM lease')"
 # At once, before n1 is back: it fits the node B knows from the store.
 out=$(echo true | as qpuser1 qsub -l ncpus=1 -N first 2>&1) || fail "qsub at the new active: $out"
 grep -q "took over from" "$QP_T/qpoold-b.log" || fail "B's log has no takeover line"
@@ -143,7 +168,7 @@ kill -STOP "$PID_b"
 stale=$!
 QP_PIDS+=("$stale")
 wait_serves "$A" 15 || fail "A did not take over from the stopped B within 15 s"
-[ "$(sqlite3 "$db" 'SELECT epoch FROM lease')" = 3 ] || fail "epoch after the second takeover: $(sqlite3 "$db" 'SELECT * FROM lease')"
+[ "$(sqlite3 "$db" 'SELECT epoch FROM lease')" = $((epoch0 + 2)) ] || fail "epoch after the second takeover: $(sqlite3 "$db" 'SELECT * FROM lease')"
 point_to "$A"
 QP_SERVER_PID=$PID_a
 after=$(echo true | as qpuser1 qsub -N after) || fail "qsub at A after the takeover"
@@ -152,12 +177,12 @@ kill -CONT "$PID_b"
 for ((i = 0; i < 200; i++)); do [ -s "$QP_T/stale.rc" ] && break; sleep 0.05; done
 [ "$(cat "$QP_T/stale.rc" 2>/dev/null)" = 0 ] && fail "the stale active acknowledged a qsub: $(cat "$QP_T/stale.out")"
 [ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE name = 'stale'")" = 0 ] || fail "the stale active wrote a job"
-for ((i = 0; i < 200; i++)); do grep -q "stepping down to standby at epoch 2" "$QP_T/qpoold-b.log" && break; sleep 0.05; done
-grep -q "stepping down to standby at epoch 2" "$QP_T/qpoold-b.log" || fail "B's log has no step-down"
+for ((i = 0; i < 200; i++)); do grep -q "stepping down to standby at epoch $((epoch0 + 1))" "$QP_T/qpoold-b.log" && break; sleep 0.05; done
+grep -q "stepping down to standby at epoch $((epoch0 + 1))" "$QP_T/qpoold-b.log" || fail "B's log has no step-down"
 for ((i = 0; i < 200; i++)); do act=$(standby_of "$B") && break; sleep 0.05; done
 [ "$act" = "$A" ] || fail "B after its step-down names '$act' as the active, expected $A"
 [ "$(sqlite3 "$db" "SELECT count(*), max(id) FROM jobs")" = "$before" ] || fail "jobs changed after B came back"
 qp_wait "$after" completed --timeout 60
 [ "$(sqlite3 "$db" 'SELECT holder FROM lease')" = "$(hostname):$A" ] || fail "lease holder: $(sqlite3 "$db" 'SELECT holder FROM lease')"
-echo "fencing: B committed nothing after epoch 3 and answers as a standby"
+echo "fencing: B committed nothing after epoch $((epoch0 + 2)) and answers as a standby"
 echo "PASS"
