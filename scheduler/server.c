@@ -1171,6 +1171,14 @@ int server_reload(struct server *s, struct error *err)
 		return error_set(err, -EINVAL, "%s: socket, listen, munge_socket and state_dir take effect only at restart",
 				 s->config->path);
 	}
+	/* The lease's length is written at each renewal: all servers must
+	 * agree on it while one holds the lease. */
+	if (strcmp(c->advertise, s->config->advertise) != 0 || strcmp(c->server_id, s->config->server_id) != 0 ||
+	    c->lease_time != s->config->lease_time || c->lease_renew != s->config->lease_renew) {
+		config_destroy(c);
+		return error_set(err, -EINVAL, "%s: advertise, server_id, lease_time and lease_renew take effect only at restart",
+				 s->config->path);
+	}
 	/* A queue that still holds jobs cannot go away under them. */
 	for (size_t i = 0; i < s->config->n_queues; i++) {
 		const char *name = s->config->queues[i].name;

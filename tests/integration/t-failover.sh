@@ -109,6 +109,13 @@ echo "$bf" | grep -q "standby_servers = .*$B" || fail "qstat -Bf: B not listed a
 	fail "qstat -B: $("$QP_BIN/qstat" -B 2>&1)"
 "$QP_BIN/qmgr" -c "list server" | grep -q "server_epoch = $epoch0" || fail "qmgr list server: $("$QP_BIN/qmgr" -c "list server" 2>&1)"
 
+# Every server writes the lease's length: it changes only at restart.
+cp "$QP_T/a.conf" "$QP_T/a.conf.good"
+sed -i 's|^\[server\]$|[server]\nlease_time = 10|' "$QP_T/a.conf"
+out=$("$QP_BIN/qmgr" reload 2>&1) && fail "a reload changing lease_time was accepted"
+echo "$out" | grep -q "lease_time and lease_renew take effect only at restart" || fail "reload says: $out"
+mv "$QP_T/a.conf.good" "$QP_T/a.conf"
+
 note "(2) kill -9 of A with a job running and qsub looping"
 long=$(as qpuser1 qsub -N long <<JOB
 echo ran >> $w/long.ran
