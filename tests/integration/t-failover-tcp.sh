@@ -52,7 +52,7 @@ grep -q "connection from 127.0.0.1:[0-9]* refused: Invalid credential" "$QP_T/qp
 	fail "the standby did not log the refusal"
 
 note "a command at the standby: one line, non-zero"
-out=$(as qpuser1 env QPOOL_SERVER=127.0.0.1:$PB QPOOL_CONF=$QP_T/b.conf qstat 2>&1) && fail "qstat at the standby succeeded: $out"
+out=$(as qpuser1 env QPOOL_SERVER="127.0.0.1:$PB" QPOOL_CONF="$QP_T/b.conf" qstat 2>&1) && fail "qstat at the standby succeeded: $out"
 [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "not one line: $out"
 echo "$out" | grep -q "is a standby; the active is 127.0.0.1:$PA" || fail "qstat says: $out"
 echo "PASS"
