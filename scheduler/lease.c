@@ -112,8 +112,16 @@ static void takeover(struct server *s, int64_t epoch)
 
 	s->ha.active = true;
 	s->ha.epoch = epoch;
-	s->ha.renewed_mono = time_mono_ns();
 	r = server_state_load(s);
+	/* A long load (a million jobs: ~1 s) must not eat the lease a
+	 * standby would then take before this server's first renewal. */
+	if (r == 0)
+		r = jobstore_lease_renew(s->store);
+	s->ha.renewed_mono = time_mono_ns();
+	if (r == -ESTALE) {
+		server_step_down(s, "another server took the lease while the state loaded");
+		return;
+	}
 	if (r < 0) {
 		log_err("job store: cannot load jobs after taking the lease: %s", strerror(-r));
 		(void)jobstore_lease_release(s->store);
