@@ -1,246 +1,210 @@
 /* SPDX-License-Identifier: MIT */
-/* Leadership: a qpoold is a standby until it takes the store's lease, then
- * the active until it loses it (docs/HA.md). A standby answers every request
- * with the standby reply; the active renews, and steps down at once when
- * the fence in jobstore_begin or a renewal finds the lease taken. */
+/* Leadership over the job store's lease: the standby's poll and takeover,
+ * the active's renewals, the standby reply (docs/HA.md). The fence itself
+ * is the store's (jobstore_begin); this only decides when to act. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "log.h"
-#include "server-internal.h"
+#include "lease.h"
 #include "timeutil.h"
 
 /* A standby polls the lease this often: with lease_time 3 s a takeover
  * comes at most 3.5 s after the active's last renewal. */
 #define LEASE_POLL_USEC (500 * 1000)
-/* A standby stamps its row in the servers table at most this often. */
+/* A server stamps its row in the servers table at most this often. */
 #define SEEN_EVERY_NS NSEC_PER_SEC
 
-static const char *host_name(char *buf, size_t size)
+struct lease {
+	struct jobstore *store;
+	char holder[JOBSTORE_HOLDER_MAX];
+	char advertise[JOBSTORE_HOLDER_MAX];
+	int64_t lease_ms, renew_ms;
+	bool active;
+	int64_t epoch;
+	int64_t renewed;             /* mono ns of the last renewal that held */
+	int64_t seen;                /* mono ns of the last servers stamp; 0: never */
+	struct jobstore_lease last;
+	char why[160];
+	json_t *standbys;            /* while lease_ha_json collects */
+};
+
+int lease_create(struct jobstore *js, const char *holder, const char *advertise, int64_t lease_ms,
+		 int64_t renew_ms, struct lease **ret, struct error *err)
 {
-	if (gethostname(buf, size) < 0)
-		snprintf(buf, size, "localhost");
-	buf[size - 1] = '\0';
-	return buf;
-}
+	struct lease *l;
 
-bool server_standby(const struct server *s)
-{
-	return !s->ha.active;
-}
-
-/* The standby reply of docs/PROTOCOL.md ("Active and standby"). */
-void server_standby_reply(struct conn *c, long long req_id)
-{
-	const struct jobstore_lease *l = &c->server->ha.last;
-	bool has_active = l->holder[0] && l->expires > l->now && l->address[0];
-	char host[256], text[640];
-	json_t *msg;
-
-	host_name(host, sizeof(host));
-	if (has_active)
-		snprintf(text, sizeof(text), "qpoold on %s is a standby; the active is %s (epoch %lld)", host,
-			 l->address, (long long)l->epoch);
-	else
-		snprintf(text, sizeof(text), "qpoold on %s is a standby; no server is active", host);
-	msg = json_pack("{s:I, s:b, s:i, s:s, s:b}", "id", (json_int_t)req_id, "ok", 0, "errno", EAGAIN,
-			"error", text, "standby", 1);
-	if (msg && has_active)
-		json_object_set_new(msg, "active", json_string(l->address));
-	conn_send(c, msg);
-}
-
-static int standbys_add(const char *id, const char *address, const char *role, int64_t age_ms, void *ud)
-{
-	struct server *s = ud;
-	json_t *arr = s->ha.standbys;
-
-	/* Seen within a lease: alive as far as anyone can tell. */
-	if (strcmp(role, "standby") == 0 && age_ms <= (int64_t)s->config->lease_time * 1000 &&
-	    strcmp(id, s->ha.holder) != 0)
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:I}", "id", id, "address", address,
-						     "seen_ms", (json_int_t)age_ms));
+	if (!holder[0] || strlen(holder) >= JOBSTORE_HOLDER_MAX)
+		return error_set(err, -ENAMETOOLONG, "server_id: empty or longer than %d characters",
+				 JOBSTORE_HOLDER_MAX - 1);
+	if (strlen(advertise) >= JOBSTORE_HOLDER_MAX)
+		return error_set(err, -ENAMETOOLONG, "advertise: longer than %d characters",
+				 JOBSTORE_HOLDER_MAX - 1);
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return error_set(err, -ENOMEM, "out of memory");
+	l->store = js;
+	strcpy(l->holder, holder);
+	strcpy(l->advertise, advertise);
+	l->lease_ms = lease_ms;
+	l->renew_ms = renew_ms;
+	*ret = l;
 	return 0;
 }
 
-json_t *server_ha_json(struct server *s)
+void lease_destroy(struct lease *l)
 {
-	json_t *o;
-
-	s->ha.standbys = json_array();
-	if (!s->ha.standbys)
-		return NULL;
-	(void)jobstore_servers_load(s->store, standbys_add, s);
-	o = json_pack("{s:s, s:s, s:s, s:I, s:o}", "role", s->ha.active ? "active" : "standby",
-		      "id", s->ha.holder, "active", s->ha.active ? s->ha.advertise : s->ha.last.address,
-		      "epoch", (json_int_t)(s->ha.active ? s->ha.epoch : s->ha.last.epoch),
-		      "standbys", s->ha.standbys);
-	s->ha.standbys = NULL;
-	return o;
+	if (!l)
+		return;
+	if (l->active && !jobstore_lease_lost(l->store))
+		(void)jobstore_lease_release(l->store);
+	json_decref(l->standbys);
+	free(l);
 }
 
-static void seen_stamp(struct server *s, int64_t now)
+static void seen_stamp(struct lease *l, int64_t now)
 {
-	int r;
-
-	if (now - s->ha.seen_mono < SEEN_EVERY_NS)
+	if (l->seen && now - l->seen < SEEN_EVERY_NS)
 		return;
-	s->ha.seen_mono = now;
-	r = jobstore_server_seen(s->store, s->ha.holder, s->ha.advertise, s->ha.active ? "active" : "standby");
-	if (r < 0)
-		log_debug("job store: cannot stamp this server's row: %s", strerror(-r));
+	l->seen = now;
+	/* Only what qstat -B lists: a failure costs a line there, nothing else. */
+	(void)jobstore_server_seen(l->store, l->holder, l->advertise, l->active ? "active" : "standby");
 }
 
-void server_step_down(struct server *s, const char *why)
+static enum lease_event lost(struct lease *l, const char **ret_why)
 {
-	if (!s->ha.active || s->ha.stepping_down)
-		return;
-	s->ha.stepping_down = true;
-	log_err("stepping down to standby at epoch %lld: %s; nothing more is written by this server",
-		(long long)s->ha.epoch, why);
-	/* main drops every piece of in-memory state with the server and
-	 * starts a fresh one, a standby. */
-	(void)sd_event_exit(s->event, SERVER_EXIT_STEPPED_DOWN);
+	l->active = false;
+	*ret_why = l->why;
+	return LEASE_LOST;
 }
 
-static void takeover(struct server *s, int64_t epoch)
-{
-	struct jobstore_lease before = s->ha.last;
-	int r;
-
-	s->ha.active = true;
-	s->ha.epoch = epoch;
-	r = server_state_load(s);
-	/* A long load (a million jobs: ~1 s) must not eat the lease a
-	 * standby would then take before this server's first renewal. */
-	if (r == 0)
-		r = jobstore_lease_renew(s->store);
-	s->ha.renewed_mono = time_mono_ns();
-	if (r == -ESTALE) {
-		server_step_down(s, "another server took the lease while the state loaded");
-		return;
-	}
-	if (r < 0) {
-		log_err("job store: cannot load jobs after taking the lease: %s", strerror(-r));
-		(void)jobstore_lease_release(s->store);
-		server_step_down(s, "the state could not be loaded");
-		return;
-	}
-	if (before.holder[0] && strcmp(before.holder, s->ha.holder) != 0)
-		log_info("active at epoch %lld, took over from %s (%s)", (long long)epoch, before.holder,
-			   before.address);
-	else
-		log_info("active at epoch %lld", (long long)epoch);
-	s->sched_dirty = true;
-	(void)jobstore_lease_read(s->store, &s->ha.last);
-}
-
-static void lease_poll(struct server *s, int64_t now)
+enum lease_event lease_tick(struct lease *l, int64_t now, const char **ret_why)
 {
 	int64_t epoch;
 	int r;
 
-	r = jobstore_lease_read(s->store, &s->ha.last);
-	if (r < 0) {
-		log_debug("job store: cannot read the lease: %s", strerror(-r));
-		return;
+	*ret_why = NULL;
+	if (l->active) {
+		r = jobstore_lease_renew(l->store);
+		if (r == 0) {
+			l->renewed = now;
+			seen_stamp(l, now);
+			return LEASE_NOTHING;
+		}
+		if (r == -ESTALE) {
+			snprintf(l->why, sizeof(l->why), "another server took the lease");
+			return lost(l, ret_why);
+		}
+		/* Past its end another server may hold it: stop before the
+		 * fence says so. */
+		if (now - l->renewed < l->lease_ms * NSEC_PER_MSEC)
+			return LEASE_NOTHING;
+		snprintf(l->why, sizeof(l->why), "the lease could not be renewed within lease_time (%s)",
+			 strerror(-r));
+		return lost(l, ret_why);
 	}
-	if (s->ha.last.holder[0] && strcmp(s->ha.last.holder, s->ha.holder) != 0 &&
-	    s->ha.last.expires > s->ha.last.now) {
-		seen_stamp(s, now);
-		return;
+	if (jobstore_lease_read(l->store, &l->last) < 0)
+		return LEASE_NOTHING;
+	if (l->last.holder[0] && strcmp(l->last.holder, l->holder) != 0 && l->last.expires > l->last.now) {
+		seen_stamp(l, now);
+		return LEASE_NOTHING;
 	}
-	r = jobstore_lease_acquire(s->store, s->ha.holder, s->ha.advertise,
-				   (int64_t)s->config->lease_time * 1000, &epoch);
-	if (r == 0)
-		takeover(s, epoch);
-	else if (r != -EBUSY)
-		log_debug("job store: cannot take the lease: %s", strerror(-r));
+	if (jobstore_lease_acquire(l->store, l->holder, l->advertise, l->lease_ms, &epoch) < 0)
+		return LEASE_NOTHING;
+	l->active = true;
+	l->epoch = epoch;
+	l->renewed = now;
+	return LEASE_TAKEN;
 }
 
-static void lease_keep(struct server *s, int64_t now)
+int lease_loaded(struct lease *l, int64_t now)
 {
-	int r = jobstore_lease_renew(s->store);
+	int r = jobstore_lease_renew(l->store);
 
-	if (r == 0) {
-		s->ha.renewed_mono = now;
-		seen_stamp(s, now);
-		return;
-	}
 	if (r == -ESTALE) {
-		server_step_down(s, "another server took the lease");
-		return;
+		l->active = false;
+		return r;
 	}
-	log_warn("job store: cannot renew the lease: %s", strerror(-r));
-	/* Past its end another server may hold it: stop before the fence says so. */
-	if (now - s->ha.renewed_mono >= (int64_t)s->config->lease_time * NSEC_PER_SEC)
-		server_step_down(s, "the lease could not be renewed within lease_time");
-}
-
-static int lease_handler(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct server *s = userdata;
-	int64_t now = time_mono_ns();
-
-	if (s->ha.active)
-		lease_keep(s, now);
-	else
-		lease_poll(s, now);
-	if (s->ha.stepping_down)
-		return 0;
-	sd_event_source_set_time_relative(src, s->ha.active ? s->config->lease_renew * 1000000ULL : LEASE_POLL_USEC);
-	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+	if (r == 0)
+		l->renewed = now;
+	seen_stamp(l, now);
 	return 0;
 }
 
-int server_lease_start(struct server *s, struct error *err)
+uint64_t lease_next_usec(const struct lease *l)
 {
-	const struct config *c = s->config;
-	char host[256];
-	const char *port;
-	int n, r;
+	return l->active ? (uint64_t)l->renew_ms * 1000 : LEASE_POLL_USEC;
+}
 
-	host_name(host, sizeof(host));
-	if (c->server_id[0])
-		n = snprintf(s->ha.holder, sizeof(s->ha.holder), "%s", c->server_id);
+bool lease_active(const struct lease *l)
+{
+	return l->active;
+}
+
+int64_t lease_epoch(const struct lease *l)
+{
+	return l->epoch;
+}
+
+const char *lease_holder(const struct lease *l)
+{
+	return l->holder;
+}
+
+const struct jobstore_lease *lease_last(const struct lease *l)
+{
+	return &l->last;
+}
+
+void lease_refresh(struct lease *l)
+{
+	(void)jobstore_lease_read(l->store, &l->last);
+}
+
+json_t *lease_standby_reply(const struct lease *l, long long req_id, const char *host)
+{
+	const struct jobstore_lease *x = &l->last;
+	bool has_active = x->holder[0] && x->address[0] && x->expires > x->now;
+	char text[640];
+	json_t *msg;
+
+	if (has_active)
+		snprintf(text, sizeof(text), "qpoold on %s is a standby; the active is %s (epoch %lld)", host,
+			 x->address, (long long)x->epoch);
 	else
-		n = snprintf(s->ha.holder, sizeof(s->ha.holder), "%.*s:%.*s", 64, host, 180, c->socket);
-	if (n < 0 || (size_t)n >= sizeof(s->ha.holder))
-		return error_set(err, -ENAMETOOLONG, "server_id: longer than %zu characters",
-				 sizeof(s->ha.holder) - 1);
-	port = strrchr(c->listen, ':');
-	if (c->advertise[0])
-		n = snprintf(s->ha.advertise, sizeof(s->ha.advertise), "%.*s", 255, c->advertise);
-	else if (port)
-		n = snprintf(s->ha.advertise, sizeof(s->ha.advertise), "%.*s%.*s", 64, host, 16, port);
-	else
-		n = snprintf(s->ha.advertise, sizeof(s->ha.advertise), "%.*s", 255, c->socket);
-	if (n < 0 || (size_t)n >= sizeof(s->ha.advertise) - 1)
-		return error_set(err, -ENAMETOOLONG, "advertise: longer than %zu characters",
-				 sizeof(s->ha.advertise) - 2);
-	/* At once: a lone server (or a restart of the holder) is active
-	 * before its first client. */
-	r = sd_event_add_time_relative(s->event, &s->ha.src, CLOCK_MONOTONIC, 0, 0, lease_handler, s);
-	/* Before any request when both are due: a server back from a pause
-	 * (SIGSTOP, a VM frozen) learns it lost the lease before it serves
-	 * a read from its stale memory. Its writes are fenced either way. */
-	if (r >= 0)
-		r = sd_event_source_set_priority(s->ha.src, SD_EVENT_PRIORITY_IMPORTANT);
-	if (r < 0)
-		return error_set(err, r, "event loop: %s", strerror(-r));
+		snprintf(text, sizeof(text), "qpoold on %s is a standby; no server is active", host);
+	msg = json_pack("{s:I, s:b, s:i, s:s, s:b}", "id", (json_int_t)req_id, "ok", 0, "errno", EAGAIN,
+			"error", text, "standby", 1);
+	if (msg && has_active && json_object_set_new(msg, "active", json_string(x->address)) < 0) {
+		json_decref(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+static int standbys_add(const char *id, const char *address, const char *role, int64_t age_ms, void *ud)
+{
+	struct lease *l = ud;
+
+	/* Seen within a lease: alive as far as anyone can tell. */
+	if (strcmp(role, "standby") == 0 && age_ms <= l->lease_ms && strcmp(id, l->holder) != 0)
+		json_array_append_new(l->standbys, json_pack("{s:s, s:s, s:I}", "id", id, "address", address,
+							     "seen_ms", (json_int_t)age_ms));
 	return 0;
 }
 
-void server_lease_stop(struct server *s)
+json_t *lease_ha_json(struct lease *l)
 {
-	int r;
+	json_t *o;
 
-	if (s->ha.active && !jobstore_lease_lost(s->store)) {
-		r = jobstore_lease_release(s->store);
-		if (r == 0)
-			log_info("lease released at epoch %lld", (long long)s->ha.epoch);
-	}
-	s->ha.src = sd_event_source_disable_unref(s->ha.src);
+	l->standbys = json_array();
+	if (!l->standbys)
+		return NULL;
+	(void)jobstore_servers_load(l->store, standbys_add, l);
+	o = json_pack("{s:s, s:s, s:s, s:I, s:o}", "role", l->active ? "active" : "standby", "id", l->holder,
+		      "active", l->active ? l->advertise : l->last.address,
+		      "epoch", (json_int_t)(l->active ? l->epoch : l->last.epoch), "standbys", l->standbys);
+	l->standbys = NULL;
+	return o;
 }

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "gate.h"
 #include "jobstore.h"
+#include "lease.h"
 #include "peers.h"
 #include "pool.h"
 #include "server.h"
@@ -92,21 +93,12 @@ struct server {
 	unsigned users_next;
 	struct task_routes *tasks;   /* tasks.c: remote starts in flight */
 	struct ties *ties;           /* ties.c: jobs tied to a connection */
-	struct {                     /* lease.c: leadership */
-		bool active;         /* holds the lease; else a standby */
-		bool stepping_down;  /* lost it: the loop ends, main starts a standby */
-		char holder[JOBSTORE_HOLDER_MAX];     /* server_id */
-		char advertise[JOBSTORE_HOLDER_MAX];
-		int64_t epoch;
-		int64_t renewed_mono;
-		int64_t seen_mono;
-		struct jobstore_lease last;           /* as last read */
-		sd_event_source *src;
-		json_t *standbys;    /* while server_ha_json collects */
-	} ha;
+	struct lease *lease;         /* lease.c: active or standby */
+	sd_event_source *lease_src;  /* server-lease.c: its turns */
+	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
 };
 
-/* lease.c */
+/* server-lease.c: the lease's turns on the loop, takeover and step-down. */
 int server_lease_start(struct server *s, struct error *err);
 void server_lease_stop(struct server *s);
 bool server_standby(const struct server *s);
@@ -116,6 +108,9 @@ void server_standby_reply(struct conn *c, long long req_id);
 void server_step_down(struct server *s, const char *why);
 /* role, id, active, epoch, standbys: for qstat -B and qmgr. */
 json_t *server_ha_json(struct server *s);
+/* After a write the fence refused: the lease as it is now, for the
+ * standby replies that follow. */
+void server_lease_refresh(struct server *s);
 /* server.c: what a new active reads from the store (jobs, admin settings,
  * known nodes). 0 or -errno. */
 int server_state_load(struct server *s);

@@ -563,7 +563,7 @@ static void pending_flush(struct server *s)
 		jobstore_rollback(s->store);
 		log_err("job store: cannot commit %s", strerror(-r));
 		if (r == -ESTALE)
-			(void)jobstore_lease_read(s->store, &s->ha.last);
+			server_lease_refresh(s);
 		if (r == -ENOSPC)
 			server_space_exhausted(s);
 	}

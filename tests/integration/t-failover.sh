@@ -56,6 +56,8 @@ wait_serves() {  # SOCK SECONDS
 }
 
 ms_now() { date +%s%3N; }
+# The store as it is; a qpoold opening it may hold a lock for a moment.
+sql() { sqlite3 -cmd ".timeout 5000" "$db" "$1"; }
 
 note "A starts alone and is active at once"
 point_to "$A"
@@ -63,7 +65,7 @@ start_qpoold a
 wait_serves "$A" 10 || fail "the lone qpoold did not become active"
 QP_SERVER_PID=$PID_a
 qp_start_node n1 0
-[ "$(sqlite3 "$db" 'SELECT epoch FROM lease')" = 1 ] || fail "epoch after the first start: $(sqlite3 "$db" 'SELECT * FROM lease')"
+[ "$(sql 'SELECT epoch FROM lease')" = 1 ] || fail "epoch after the first start: $(sql 'SELECT * FROM lease')"
 
 note "(0) the fence: the lease taken under A's feet, A's next write is refused"
 # As a server that took over and died at once would leave it: another
@@ -73,7 +75,7 @@ note "(0) the fence: the lease taken under A's feet, A's next write is refused"
 # tried again.
 now_ms="CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
 for round in 1 2 3; do
-	sqlite3 -cmd ".timeout 5000" "$db" "UPDATE lease SET holder = 'intruder', address = 'elsewhere:1', epoch = epoch + 1, expires = $now_ms" ||
+	sql "UPDATE lease SET holder = 'intruder', address = 'elsewhere:1', epoch = epoch + 1, expires = $now_ms" ||
 		fail "cannot write the lease row"
 	out=$(echo true | as qpuser1 qsub -N fenced 2>&1) && fail "a qsub after the lease was taken was acknowledged: $out"
 	for ((i = 0; i < 200; i++)); do grep -q "stepping down" "$QP_T/qpoold-a.log" && break; sleep 0.05; done
@@ -83,9 +85,9 @@ for round in 1 2 3; do
 	: > "$QP_T/qpoold-a.log"
 done
 echo "$out" | grep -q "is a standby" || fail "the refused qsub says: $out"
-[ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE name = 'fenced'")" = 0 ] || fail "the fenced write is in the store"
+[ "$(sql "SELECT count(*) FROM jobs WHERE name = 'fenced'")" = 0 ] || fail "the fenced write is in the store"
 wait_serves "$A" 10 || fail "A did not take the run-out lease back"
-epoch0=$(sqlite3 "$db" 'SELECT epoch FROM lease')
+epoch0=$(sql 'SELECT epoch FROM lease')
 out=$(echo true | as qpuser1 qsub -N again 2>&1) || fail "qsub after A took the lease back: $out"
 
 note "(1) B is a standby: every request gets the standby reply naming A"
@@ -143,7 +145,7 @@ echo "takeover: B serves $((t1 - t0)) ms after kill -9 of A"
 [ $((t1 - t0)) -le 8000 ] || fail "takeover took $((t1 - t0)) ms (lease_time 3 s + poll: expected about 3.5 s)"
 point_to "$B"
 QP_SERVER_PID=$PID_b
-[ "$(sqlite3 "$db" 'SELECT epoch FROM lease')" = $((epoch0 + 1)) ] || fail "epoch after the takeover: $(sqlite3 "$db" 'SELECT * FROM lease')"
+[ "$(sql 'SELECT epoch FROM lease')" = $((epoch0 + 1)) ] || fail "epoch after the takeover: $(sql 'SELECT * FROM lease')"
 # At once, before n1 is back: it fits the node B knows from the store.
 out=$(echo true | as qpuser1 qsub -l ncpus=1 -N first 2>&1) || fail "qsub at the new active: $out"
 grep -q "took over from" "$QP_T/qpoold-b.log" || fail "B's log has no takeover line"
@@ -157,7 +159,7 @@ wait "$loop"
 n=$(wc -l < "$QP_T/acked")
 [ "$n" -ge 3 ] || fail "only $n submissions acknowledged"
 while read -r id; do
-	[ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE id = $id")" = 1 ] || fail "acknowledged job $id is not in the store"
+	[ "$(sql "SELECT count(*) FROM jobs WHERE id = $id")" = 1 ] || fail "acknowledged job $id is not in the store"
 	qp_wait "$id" completed --timeout 60
 done < "$QP_T/acked"
 dups=$(cut -d. -f1 "$w/ran.log" | sort | uniq -d)
@@ -175,21 +177,21 @@ kill -STOP "$PID_b"
 stale=$!
 QP_PIDS+=("$stale")
 wait_serves "$A" 15 || fail "A did not take over from the stopped B within 15 s"
-[ "$(sqlite3 "$db" 'SELECT epoch FROM lease')" = $((epoch0 + 2)) ] || fail "epoch after the second takeover: $(sqlite3 "$db" 'SELECT * FROM lease')"
+[ "$(sql 'SELECT epoch FROM lease')" = $((epoch0 + 2)) ] || fail "epoch after the second takeover: $(sql 'SELECT * FROM lease')"
 point_to "$A"
 QP_SERVER_PID=$PID_a
 after=$(echo true | as qpuser1 qsub -N after) || fail "qsub at A after the takeover"
-before=$(sqlite3 "$db" "SELECT count(*), max(id) FROM jobs")
+before=$(sql "SELECT count(*), max(id) FROM jobs")
 kill -CONT "$PID_b"
 for ((i = 0; i < 200; i++)); do [ -s "$QP_T/stale.rc" ] && break; sleep 0.05; done
 [ "$(cat "$QP_T/stale.rc" 2>/dev/null)" = 0 ] && fail "the stale active acknowledged a qsub: $(cat "$QP_T/stale.out")"
-[ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE name = 'stale'")" = 0 ] || fail "the stale active wrote a job"
+[ "$(sql "SELECT count(*) FROM jobs WHERE name = 'stale'")" = 0 ] || fail "the stale active wrote a job"
 for ((i = 0; i < 200; i++)); do grep -q "stepping down to standby at epoch $((epoch0 + 1))" "$QP_T/qpoold-b.log" && break; sleep 0.05; done
 grep -q "stepping down to standby at epoch $((epoch0 + 1))" "$QP_T/qpoold-b.log" || fail "B's log has no step-down"
 for ((i = 0; i < 200; i++)); do act=$(standby_of "$B") && break; sleep 0.05; done
 [ "$act" = "$A" ] || fail "B after its step-down names '$act' as the active, expected $A"
-[ "$(sqlite3 "$db" "SELECT count(*), max(id) FROM jobs")" = "$before" ] || fail "jobs changed after B came back"
+[ "$(sql "SELECT count(*), max(id) FROM jobs")" = "$before" ] || fail "jobs changed after B came back"
 qp_wait "$after" completed --timeout 60
-[ "$(sqlite3 "$db" 'SELECT holder FROM lease')" = "$(hostname):$A" ] || fail "lease holder: $(sqlite3 "$db" 'SELECT holder FROM lease')"
+[ "$(sql 'SELECT holder FROM lease')" = "$(hostname):$A" ] || fail "lease holder: $(sql 'SELECT holder FROM lease')"
 echo "fencing: B committed nothing after epoch $((epoch0 + 2)) and answers as a standby"
 echo "PASS"
