@@ -61,8 +61,11 @@ static void takeover(struct server *s, int64_t now)
 
 	r = server_state_load(s);
 	if (r < 0) {
-		log_err("job store: cannot load jobs after taking the lease: %s", strerror(-r));
-		server_step_down(s, "the state could not be loaded");
+		/* As a start that cannot load: one line and exit (the lease
+		 * is handed on); a retry here would fail the same way. */
+		log_err("job store: cannot load jobs: %s", strerror(-r));
+		s->stepping_down = true;
+		(void)sd_event_exit(s->event, r);
 		return;
 	}
 	/* A long load (a million jobs: ~1 s) must not eat the lease. */
