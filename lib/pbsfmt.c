@@ -723,7 +723,8 @@ void pbsfmt_server_ha(FILE *f, const json_t *ha, bool full)
 	else
 		fprintf(f, "Active: %s (epoch %lld), this server %s; standbys: ", active ? active : "-", epoch,
 			role ? role : "-");
-	json_array_foreach(sb, i, e)
+	json_array_foreach(sb, i, e) {
 		fprintf(f, "%s%s", i ? "," : "", wire_str(e, "address") ? wire_str(e, "address") : "");
+	}
 	fputs(json_array_size(sb) ? "\n" : (full ? "\n" : "none\n"), f);
 }
