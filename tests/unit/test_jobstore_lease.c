@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The job store's lease: two handles on one file, as two qpoold share one
- * store: acquire, renew, expiry, release, and the fence that refuses a
- * writer whose lease another server took. */
+/* The job store's lease: two handles on one store (a SQLite file, or one
+ * PostgreSQL database in the _pg suites), as two qpoold share one store:
+ * acquire, renew, expiry, release, and the fence that refuses a writer
+ * whose lease another server took. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,14 +18,32 @@ static const struct job_submit sub = {
 	.env_json = "{}", .script = "#!/bin/sh\n", .t_submit = 1,
 };
 
+/* Another handle on the store of this test (dir's file, or the suite's
+ * PostgreSQL database). */
 static struct jobstore *open_at(const char *dir)
 {
 	char path[512];
 	struct jobstore *js = NULL;
 	struct error err;
 
+	if (unit_store_dsn()) {
+		CU_ASSERT_EQUAL(jobstore_open(JOBSTORE_POSTGRESQL, unit_store_dsn(), &js, &err), 0);
+		return js;
+	}
 	snprintf(path, sizeof(path), "%s/qpool.db", dir);
 	CU_ASSERT_EQUAL(jobstore_open(JOBSTORE_SQLITE, path, &js, &err), 0);
+	return js;
+}
+
+/* The test's first handle: on PostgreSQL the database is emptied first. */
+static struct jobstore *open_first(const char *dir)
+{
+	struct jobstore *js = NULL;
+	struct error err;
+
+	if (!unit_store_dsn())
+		return open_at(dir);
+	CU_ASSERT_EQUAL(unit_store_open(&js, &err), 0);
 	return js;
 }
 
@@ -62,7 +81,7 @@ static bool lease_expired_wait(struct jobstore *js)
 static void test_acquire(void)
 {
 	char *dir = unit_tmpdir();
-	struct jobstore *a = open_at(dir), *b = open_at(dir);
+	struct jobstore *a = open_first(dir), *b = open_at(dir);
 	struct jobstore_lease l;
 	int64_t ea = 0, eb = 0;
 
@@ -93,7 +112,7 @@ static void test_acquire(void)
 static void test_expiry_fences_old_writer(void)
 {
 	char *dir = unit_tmpdir();
-	struct jobstore *a = open_at(dir), *b = open_at(dir);
+	struct jobstore *a = open_first(dir), *b = open_at(dir);
 	struct jobstore_lease before, after;
 	int64_t ea = 0, eb = 0, id;
 
@@ -133,7 +152,7 @@ static void test_expiry_fences_old_writer(void)
 static void test_expired_untaken_renews(void)
 {
 	char *dir = unit_tmpdir();
-	struct jobstore *a = open_at(dir);
+	struct jobstore *a = open_first(dir);
 	struct jobstore_lease l;
 	int64_t ea = 0;
 
@@ -153,7 +172,7 @@ static void test_expired_untaken_renews(void)
 static void test_same_holder_and_release(void)
 {
 	char *dir = unit_tmpdir();
-	struct jobstore *a = open_at(dir), *a2 = open_at(dir), *b = open_at(dir);
+	struct jobstore *a = open_first(dir), *a2 = open_at(dir), *b = open_at(dir);
 	int64_t ea = 0, ea2 = 0, eb = 0;
 
 	CU_ASSERT_EQUAL_FATAL(jobstore_lease_acquire(a, "a", "ha:1", 60000, &ea), 0);
@@ -193,7 +212,7 @@ static void test_servers_seen(void)
 	struct error err;
 	struct seen s = { 0 };
 
-	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_server_seen(js, "b", "hb:1", "standby"), 0);
 	CU_ASSERT_EQUAL(jobstore_server_seen(js, "a", "ha:1", "standby"), 0);
 	CU_ASSERT_EQUAL(jobstore_server_seen(js, "a", "ha:2", "active"), 0);
@@ -204,6 +223,92 @@ static void test_servers_seen(void)
 	jobstore_close(js);
 }
 
+/* Waits (bounded: 10 s) until the store's clock passes at, as js reads it. */
+static bool store_clock_wait(struct jobstore *js, int64_t at)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct jobstore_lease l;
+
+	for (int i = 0; i < 1000; i++) {
+		if (jobstore_lease_read(js, &l) < 0)
+			return false;
+		if (l.now >= at)
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+/* PostgreSQL: the holder's renewal at begin keeps the lease row locked to
+ * its commit, so a takeover after the lease's committed end waits for
+ * that transaction (and gives up, -EBUSY, at its lock timeout) instead of
+ * writing beside it; the transaction commits whole, and the takeover
+ * comes after. */
+static void test_takeover_waits_for_transaction(void)
+{
+	char *dir = unit_tmpdir();
+	struct jobstore *a = open_first(dir), *b = open_at(dir);
+	struct jobstore_lease l;
+	int64_t ea = 0, eb = 0, id;
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_lease_acquire(a, "a", "ha:1", 3000, &ea), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_lease_read(a, &l), 0);
+	CU_ASSERT_FATAL(store_clock_wait(a, l.expires - 500));
+	CU_ASSERT_EQUAL_FATAL(jobstore_begin(a), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(a, &sub, &id), 0);
+	/* b sees the committed row: expired. Its UPDATE waits on a's lock. */
+	CU_ASSERT_FATAL(store_clock_wait(b, l.expires));
+	CU_ASSERT_EQUAL(jobstore_lease_acquire(b, "b", "hb:1", 3000, &eb), -EBUSY);
+	CU_ASSERT_EQUAL(jobstore_commit(a), 0);
+	CU_ASSERT_EQUAL(jobs_in(b), 1);
+	CU_ASSERT_EQUAL(jobstore_lease_read(b, &l), 0);
+	CU_ASSERT_STRING_EQUAL(l.holder, "a");
+	CU_ASSERT_EQUAL(l.epoch, ea);
+	CU_ASSERT(l.expires > l.now);
+	jobstore_close(a);
+	jobstore_close(b);
+	unit_tmpdir_remove(dir);
+}
+
+/* PostgreSQL: a holder stuck inside a transaction (paused, hung) does not
+ * keep the lease for ever: the server ends its session after a lease of
+ * idling, its transaction is rolled back, another server takes over, and
+ * the stuck one, back, is refused. */
+static void test_stuck_holder_loses(void)
+{
+	char *dir = unit_tmpdir();
+	struct jobstore *a = open_first(dir), *b = open_at(dir);
+	struct jobstore_lease l;
+	int64_t ea = 0, eb = 0, id;
+	int r = -EBUSY;
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_lease_acquire(a, "a", "ha:1", 500, &ea), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_begin(a), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(a, &sub, &id), 0);
+	CU_ASSERT_EQUAL(jobstore_lease_read(a, &l), 0);
+	CU_ASSERT_FATAL(store_clock_wait(b, l.expires));
+	/* Each try waits for a's lock at most half of b's lease: 10 s in all. */
+	for (int i = 0; i < 10 && r == -EBUSY; i++)
+		r = jobstore_lease_acquire(b, "b", "hb:1", 2000, &eb);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	CU_ASSERT_EQUAL(eb, ea + 1);
+	CU_ASSERT(jobstore_commit(a) < 0);
+	CU_ASSERT_EQUAL(jobs_in(b), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(a), -ESTALE);
+	CU_ASSERT_TRUE(jobstore_lease_lost(a));
+	jobstore_close(a);
+	jobstore_close(b);
+	unit_tmpdir_remove(dir);
+}
+
+static const struct unit_test jobstore_lease_pg_tests[] = {
+	{ "takeover_waits_for_transaction", test_takeover_waits_for_transaction },
+	{ "stuck_holder_loses", test_stuck_holder_loses },
+	{ NULL, NULL },
+};
+
+UNIT_PG_SUITE(jobstore_lease_lock, jobstore_lease_pg_tests);
+
 static const struct unit_test jobstore_lease_tests[] = {
 	{ "acquire", test_acquire },
 	{ "expiry_fences_old_writer", test_expiry_fences_old_writer },
@@ -213,4 +318,4 @@ static const struct unit_test jobstore_lease_tests[] = {
 	{ NULL, NULL },
 };
 
-UNIT_SUITE(jobstore_lease, jobstore_lease_tests);
+UNIT_STORE_SUITE(jobstore_lease, jobstore_lease_tests);
