@@ -171,6 +171,10 @@ struct jobstore_table {
 /* Every table of the schema (JOBSTORE_SCHEMA_VERSION), parents first;
  * ends with { NULL }. */
 extern const struct jobstore_table jobstore_tables[];
+/* The schema's tables qpoold --migrate leaves behind, on purpose: the
+ * lease and the servers seen belong to the servers running on a store,
+ * so a migrated store starts with no holder. Ends with NULL. */
+extern const char *const jobstore_tables_uncopied[];
 
 /* One backend. Every write runs between begin and commit; the one
  * exception is the schema's own migrations, inside open. */

@@ -247,6 +247,8 @@ const struct jobstore_table jobstore_tables[] = {
 	{ NULL, NULL, 0 },
 };
 
+const char *const jobstore_tables_uncopied[] = { "lease", "servers", NULL };
+
 struct copy_state {
 	struct jobstore *to;
 	const struct jobstore_table *t;
