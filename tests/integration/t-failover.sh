@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Active and standby qpoold on one host, sharing one SQLite store, each on
+# Active and standby qpoold on one host, sharing one store (SQLite; with
+# QP_STORE=postgresql one PostgreSQL database, the real deployment), each on
 # its own socket (docs/HA.md). (0) the fence: the lease row taken from
 # under the active (another holder, the next epoch), its next write is
 # refused, nothing of it is in the store, and it steps down; (1) the standby answers every request, client
@@ -57,7 +58,14 @@ wait_serves() {  # SOCK SECONDS
 
 ms_now() { date +%s%3N; }
 # The store as it is; a qpoold opening it may hold a lock for a moment.
-sql() { sqlite3 -cmd ".timeout 5000" "$db" "$1"; }
+# now_ms: the store's clock in ms (as the server's statements read it).
+if [ "${QP_STORE:-sqlite}" = postgresql ]; then
+	sql() { psql -qtAX -v ON_ERROR_STOP=1 "$QP_STORE_DSN" -c "$1"; }
+	now_ms="CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+else
+	sql() { sqlite3 -cmd ".timeout 5000" "$db" "$1"; }
+	now_ms="CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+fi
 
 note "A starts alone and is active at once"
 point_to "$A"
@@ -73,7 +81,6 @@ note "(0) the fence: the lease taken under A's feet, A's next write is refused"
 # (a qsub sent right away) or at its next renewal (each second); the
 # write must come first to show the fence, so a round the renewal won is
 # tried again.
-now_ms="CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
 for round in 1 2 3; do
 	sql "UPDATE lease SET holder = 'intruder', address = 'elsewhere:1', epoch = epoch + 1, expires = $now_ms" ||
 		fail "cannot write the lease row"
@@ -113,7 +120,8 @@ echo "$bf" | grep -q "standby_servers = .*$B" || fail "qstat -Bf: B not listed a
 
 # Every server writes the lease's length: it changes only at restart.
 cp "$QP_T/a.conf" "$QP_T/a.conf.good"
-sed -i 's|^\[server\]$|[server]\nlease_time = 10|' "$QP_T/a.conf"
+# (the first [server] only: QP_STORE=postgresql appends a second one)
+sed -i '0,/^\[server\]$/s||[server]\nlease_time = 10|' "$QP_T/a.conf"
 out=$("$QP_BIN/qmgr" reload 2>&1) && fail "a reload changing lease_time was accepted"
 echo "$out" | grep -q "lease_time and lease_renew take effect only at restart" || fail "reload says: $out"
 mv "$QP_T/a.conf.good" "$QP_T/a.conf"
