@@ -172,8 +172,14 @@ while read -r id; do
 done < "$QP_T/acked"
 dups=$(cut -d. -f1 "$w/ran.log" | sort | uniq -d)
 [ -z "$dups" ] || fail "jobs ran twice: $dups"
-[ "$(cut -d. -f1 "$w/ran.log" | sort -u | wc -l)" = "$n" ] || fail "$n acknowledged, $(sort -u "$w/ran.log" | wc -l) ran"
-echo "submit loop: $n acknowledged, 0 lost, 0 run twice"
+while read -r id; do
+	cut -d. -f1 "$w/ran.log" | grep -qx "${id%%.*}" || fail "acknowledged job $id did not run"
+done < "$QP_T/acked"
+# A commits, then replies: the one qsub in flight at the kill may have
+# been committed (it runs, once) without its reply reaching qsub.
+ran=$(cut -d. -f1 "$w/ran.log" | sort -u | wc -l)
+if [ "$ran" -lt "$n" ] || [ "$ran" -gt $((n + 1)) ]; then fail "$n acknowledged, $ran ran"; fi
+echo "submit loop: $n acknowledged, $ran ran, 0 lost, 0 run twice"
 
 note "(3) fencing: B stopped, A back as a standby takes over, B continued"
 start_qpoold a
