@@ -192,6 +192,7 @@ static int pbs_show(struct client *cl, const struct pbsqmgr_cmd *d)
 			json_array_foreach(objs, i, e)
 				if (wire_bool(e, "default", 0))
 					printf("    default_queue = %s\n", wire_str(e, "name"));
+			pbsfmt_server_ha(stdout, json_object_get(reply, "ha"), true);
 			printf("    pbs_version = %s\n\n", PBSFMT_PBS_VERSION);
 		} else {
 			printf("#\n# Create queues and set their attributes.\n");

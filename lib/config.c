@@ -55,6 +55,10 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "socket", KEY_PATH, S(socket), "/run/qpool/qpoold.sock", "Unix socket of qpoold" },
 	{ SEC_SERVER, "listen", KEY_ADDR, S(listen), "", "ADDR:PORT qpoold also listens on, TCP with MUNGE ([ADDR]:PORT for IPv6; empty: the socket only)" },
 	{ SEC_SERVER, "server", KEY_ADDRS, S(server), "", "HOST:PORT[,HOST:PORT...] nodes and commands reach qpoold at, tried in turn, TCP with MUNGE (a path: a Unix socket; empty: the socket); QPOOL_SERVER wins" },
+	{ SEC_SERVER, "advertise", KEY_ADDR, S(advertise), "", "HOST:PORT this qpoold names itself by in the lease when active (empty: host name and listen's port, or the socket)" },
+	{ SEC_SERVER, "server_id", KEY_NAME, S(server_id), "", "this qpoold's id in the lease; a restart with the same id takes its own lease back at once (empty: host name and socket)" },
+	{ SEC_SERVER, "lease_time", KEY_DURATION, S(lease_time), "3", "seconds an active server's lease runs unrenewed before a standby takes over" },
+	{ SEC_SERVER, "lease_renew", KEY_DURATION, S(lease_renew), "1", "seconds between an active server's lease renewals (less than lease_time)" },
 	{ SEC_SERVER, "munge_socket", KEY_PATH, S(munge_socket), "", "socket of munged (empty: munge's default)" },
 	{ SEC_SERVER, "heartbeat_interval", KEY_DURATION, S(heartbeat_interval), "5", "seconds between node heartbeats" },
 	{ SEC_SERVER, "node_timeout", KEY_DURATION, S(node_timeout), "30", "seconds of silence before a node is down" },
@@ -435,6 +439,8 @@ static int config_validate(struct config *c, struct error *err, int *ret_line)
 		return error_set(err, -ENAMETOOLONG, "[server] socket: path longer than a Unix socket allows (107)");
 	if (c->heartbeat_interval == 0 || c->node_timeout <= c->heartbeat_interval)
 		return error_set(err, -EINVAL, "[server] node_timeout must be longer than heartbeat_interval (> 0)");
+	if (c->lease_renew == 0 || c->lease_time <= c->lease_renew)
+		return error_set(err, -EINVAL, "[server] lease_time must be longer than lease_renew (> 0)");
 	return 0;
 }
 

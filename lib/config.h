@@ -69,6 +69,10 @@ struct config {
 	char listen[PATH_MAX];       /* TCP "ADDR:PORT" qpoold listens on too; "": none */
 	char server[PATH_MAX];       /* "HOST:PORT" of qpoold for nodes and commands; "": the socket */
 	char munge_socket[PATH_MAX]; /* munged's socket; "": munge's default */
+	char advertise[PATH_MAX];    /* "HOST:PORT" in the lease when active; "": derived */
+	char server_id[64];          /* holder id in the lease; "": host name and socket */
+	uint64_t lease_time;         /* seconds a lease runs unrenewed */
+	uint64_t lease_renew;        /* seconds between renewals */
 	uint64_t heartbeat_interval; /* seconds between node heartbeats */
 	uint64_t node_timeout;       /* seconds without heartbeat: node down */
 	uint64_t kill_grace;         /* seconds between SIGTERM and SIGKILL */

@@ -707,3 +707,24 @@ void pbsfmt_server(FILE *f, const json_t *queues, const char *server, bool full)
 	fprintf(f, " %5d %5lld %5lld %5lld %5lld %5d %5d %5d Active\n", 0, queued + held + running,
 		queued, running, held, 0, 0, 0);
 }
+
+void pbsfmt_server_ha(FILE *f, const json_t *ha, bool full)
+{
+	const json_t *sb = json_object_get(ha, "standbys"), *e;
+	const char *role = wire_str(ha, "role"), *active = wire_str(ha, "active");
+	long long epoch = wire_int(ha, "epoch", 0);
+	size_t i;
+
+	if (!json_is_object(ha))
+		return;
+	if (full)
+		fprintf(f, "    server_role = %s\n    active_server = %s\n    server_epoch = %lld\n"
+			"    standby_servers = ", role ? role : "", active ? active : "", epoch);
+	else
+		fprintf(f, "Active: %s (epoch %lld), this server %s; standbys: ", active ? active : "-", epoch,
+			role ? role : "-");
+	json_array_foreach(sb, i, e) {
+		fprintf(f, "%s%s", i ? "," : "", wire_str(e, "address") ? wire_str(e, "address") : "");
+	}
+	fputs(json_array_size(sb) ? "\n" : (full ? "\n" : "none\n"), f);
+}

@@ -81,6 +81,10 @@ void pbsfmt_queue_full(FILE *f, const json_t *queue);
 /* qstat -B: one row of the server's job counts from the queue objects;
  * full: "Server: NAME" with server_state, total_jobs, state_count. */
 void pbsfmt_server(FILE *f, const json_t *queues, const char *server, bool full);
+/* qstat -B's leadership lines from the reply's "ha" object (NULL: none):
+ * full: "    server_role = ...", active_server, server_epoch,
+ * standby_servers; else one "Active: ADDR (epoch N) ..." line. */
+void pbsfmt_server_ha(FILE *f, const json_t *ha, bool full);
 
 /* A job's id as PBS prints it: "12.server", an array "12[].server", a
  * subjob "12[7].server". Returns snprintf's count. */

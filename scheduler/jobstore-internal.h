@@ -10,7 +10,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 8
+#define JOBSTORE_SCHEMA_VERSION 9
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -118,6 +118,46 @@ enum {
 #define JOBSTORE_SQL_NODE_DELETE "DELETE FROM nodes WHERE name = $1"
 #define JOBSTORE_SQL_NODE_ADMIN_DELETE "DELETE FROM node_admin WHERE node = $1"
 
+/* Schema 9, leadership (docs/HA.md): one lease row and the servers seen.
+ * Times are milliseconds on the store's own clock, never a qpoold's: each
+ * statement takes its backend's expression for "now" in ms (NOW), so two
+ * servers with skewed clocks still agree on when a lease ends. SQLite:
+ * JOBSTORE_SQLITE_NOW_MS; PostgreSQL: CAST(EXTRACT(EPOCH FROM
+ * clock_timestamp()) * 1000 AS BIGINT). */
+#define JOBSTORE_SQL_LEASE_CREATE \
+	"CREATE TABLE lease (id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL," \
+	" address TEXT NOT NULL, epoch BIGINT NOT NULL, expires BIGINT NOT NULL);" \
+	"INSERT INTO lease (id, holder, address, epoch, expires) VALUES (1, '', '', 0, 0);" \
+	"CREATE TABLE servers (id TEXT PRIMARY KEY, address TEXT NOT NULL, role TEXT NOT NULL," \
+	" seen BIGINT NOT NULL);"
+/* $1 holder, $2 address, $3 lease ms: taken when free, expired, or still
+ * this holder's own (a restart of the same server_id); one row and the new
+ * epoch back, or none. */
+#define JOBSTORE_SQL_LEASE_ACQUIRE(NOW) \
+	"UPDATE lease SET holder = $1, address = $2, epoch = epoch + 1, expires = " NOW " + $3" \
+	" WHERE id = 1 AND (holder = '' OR holder = $1 OR expires <= " NOW ") RETURNING epoch"
+/* $1 lease ms, $2 holder, $3 epoch: the fence. No row changed: the lease is
+ * no longer (holder, epoch)'s. Runs alone (a renewal) and as the first
+ * statement of every write transaction of an active server: its row lock
+ * (PostgreSQL) or the write lock (SQLite) holds a takeover off until that
+ * transaction ends, and a takeover that came first makes it change nothing. */
+#define JOBSTORE_SQL_LEASE_RENEW(NOW) \
+	"UPDATE lease SET expires = " NOW " + $1 WHERE id = 1 AND holder = $2 AND epoch = $3"
+/* $1 holder, $2 epoch: a clean stop hands the lease on at once. */
+#define JOBSTORE_SQL_LEASE_RELEASE(NOW) \
+	"UPDATE lease SET expires = " NOW " WHERE id = 1 AND holder = $1 AND epoch = $2"
+enum { LEASE_HOLDER, LEASE_ADDRESS, LEASE_EPOCH, LEASE_EXPIRES, LEASE_NOW };
+#define JOBSTORE_SQL_LEASE_READ(NOW) \
+	"SELECT holder, address, epoch, expires, " NOW " FROM lease WHERE id = 1"
+/* $1 id, $2 address, $3 role. */
+#define JOBSTORE_SQL_SERVER_SEEN(NOW) \
+	"INSERT INTO servers (id, address, role, seen) VALUES ($1, $2, $3, " NOW ")" \
+	" ON CONFLICT (id) DO UPDATE SET address = excluded.address, role = excluded.role," \
+	" seen = excluded.seen"
+enum { SERVER_ID, SERVER_ADDRESS, SERVER_ROLE, SERVER_AGE };
+#define JOBSTORE_SQL_SERVERS_LOAD(NOW) \
+	"SELECT id, address, role, " NOW " - seen FROM servers ORDER BY id"
+
 /* A struct jobstore_node of a JOBSTORE_SQL_NODES_LOAD row (its strings
  * point into the row). */
 void jobstore_row_node(const struct jobstore_row *r, struct jobstore_node *ret);
@@ -131,6 +171,10 @@ struct jobstore_table {
 /* Every table of the schema (JOBSTORE_SCHEMA_VERSION), parents first;
  * ends with { NULL }. */
 extern const struct jobstore_table jobstore_tables[];
+/* The schema's tables qpoold --migrate leaves behind, on purpose: the
+ * lease and the servers seen belong to the servers running on a store,
+ * so a migrated store starts with no holder. Ends with NULL. */
+extern const char *const jobstore_tables_uncopied[];
 
 /* One backend. Every write runs between begin and commit; the one
  * exception is the schema's own migrations, inside open. */
@@ -191,12 +235,30 @@ struct jobstore_ops {
 	int (*copy_end)(struct jobstore *js);
 	/* The last id given becomes last (ids continue past it). */
 	int (*last_id_set)(struct jobstore *js, int64_t last);
+
+	/* The lease (JOBSTORE_SQL_LEASE_*): acquire returns the new epoch or
+	 * -EBUSY; renew and release -ESTALE when no row changed. Renew runs
+	 * inside the caller's transaction when there is one. */
+	int (*lease_acquire)(struct jobstore *js, const char *holder, const char *address, int64_t lease_ms,
+			     int64_t *ret_epoch);
+	int (*lease_renew)(struct jobstore *js, const char *holder, int64_t epoch, int64_t lease_ms);
+	int (*lease_release)(struct jobstore *js, const char *holder, int64_t epoch);
+	int (*lease_read)(struct jobstore *js, struct jobstore_lease *ret);
+	int (*server_seen)(struct jobstore *js, const char *id, const char *address, const char *role);
+	int (*servers_load)(struct jobstore *js, int (*cb)(const char *id, const char *address, const char *role,
+							   int64_t age_ms, void *ud), void *ud);
 };
 
 /* Each backend's struct starts with this. */
 struct jobstore {
 	const struct jobstore_ops *ops;
 	uint64_t rows_read;     /* job rows jobstore_query made, ever */
+	/* The fence (jobstore_lease_acquire): set, every write transaction
+	 * first renews the lease at (holder, epoch), or is refused. */
+	char holder[JOBSTORE_HOLDER_MAX];
+	int64_t epoch;
+	int64_t lease_ms;
+	bool lease_lost;
 };
 
 int jobstore_sqlite_open(const char *path, struct jobstore **ret, struct error *err);

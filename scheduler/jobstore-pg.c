@@ -66,6 +66,8 @@ static const struct {
 	  " PRIMARY KEY (job_id, idx));" },
 	/* 8: the nodes qpoold knows (jobstore-sqlite.c's 8). */
 	{ 8, JOBSTORE_SQL_NODES_CREATE },
+	/* 9: leadership, the lease and the servers seen (docs/HA.md). */
+	{ 9, JOBSTORE_SQL_LEASE_CREATE },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -117,6 +119,12 @@ static const char SQL_SEQ_LOCK[] = "SELECT last FROM job_seq FOR UPDATE";
 static const char SQL_SEQ_SET[] =
 	"WITH u AS (UPDATE job_seq SET last = $2::bigint WHERE last = $1::bigint RETURNING 1)"
 	" SELECT 1 / (SELECT count(*)::integer FROM u)";
+/* The store's clock in ms (jobstore-internal.h, schema 9): clock_timestamp,
+ * not now(), which stays at the transaction's start. */
+#define PG_NOW_MS "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+/* RETURNING: a renewal pipelined after BEGIN tells by its rows whether it
+ * changed the lease, in the same round trip. */
+static const char SQL_LEASE_RENEW[] = JOBSTORE_SQL_LEASE_RENEW(PG_NOW_MS) " RETURNING epoch";
 static const char SQL_SUBJOB_INSERT[] =
 	"INSERT INTO jobs (id, name, queue, owner, uid, gid, state, ncpus, mem, walltime,"
 	" workdir, stdout, stderr, join_oe, rerunnable, t_submit, umask, attrs, chunks, place, array_id, array_index, reason)"
@@ -210,7 +218,8 @@ enum stmt_id {
 	ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD, ST_NADMIN_SET,
 	ST_NADMIN_LOAD, ST_ALTER, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT, ST_ALLOC_LOAD,
 	ST_SUBJOB_INSERT, ST_SUBJOBS, ST_ARRAY_FINISH, ST_DEPEND_SET, ST_BATCH_JOBS, ST_BATCH_PAYLOAD,
-	ST_SEQ_LOCK, ST_SEQ_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD, ST_MAX,
+	ST_SEQ_LOCK, ST_SEQ_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD,
+	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -247,6 +256,12 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_NODE_DELETE] = JOBSTORE_SQL_NODE_DELETE,
 	[ST_NODE_ADMIN_DELETE] = JOBSTORE_SQL_NODE_ADMIN_DELETE,
 	[ST_NODES_LOAD] = JOBSTORE_SQL_NODES_LOAD,
+	[ST_LEASE_ACQUIRE] = JOBSTORE_SQL_LEASE_ACQUIRE(PG_NOW_MS),
+	[ST_LEASE_RENEW] = SQL_LEASE_RENEW,
+	[ST_LEASE_RELEASE] = JOBSTORE_SQL_LEASE_RELEASE(PG_NOW_MS),
+	[ST_LEASE_READ] = JOBSTORE_SQL_LEASE_READ(PG_NOW_MS),
+	[ST_SERVER_SEEN] = JOBSTORE_SQL_SERVER_SEEN(PG_NOW_MS),
+	[ST_SERVERS_LOAD] = JOBSTORE_SQL_SERVERS_LOAD(PG_NOW_MS),
 };
 
 struct pg_store {
@@ -429,6 +444,8 @@ static int pg_prepare_all(struct pg_store *js, struct error *err)
  * standby) and the statements prepared again. Inside a transaction it is
  * not: the caller's rollback gives every write of it up, and the next
  * transaction reconnects. */
+static int lease_limits(struct pg_store *js, int64_t lease_ms);
+
 static int pg_reconnect(struct pg_store *js)
 {
 	struct error err;
@@ -437,6 +454,8 @@ static int pg_reconnect(struct pg_store *js)
 		return -ECONNRESET;
 	PQreset(js->conn);
 	if (PQstatus(js->conn) != CONNECTION_OK)
+		return -ECONNRESET;
+	if (js->base.lease_ms > 0 && lease_limits(js, js->base.lease_ms) < 0)
 		return -ECONNRESET;
 	return pg_prepare_all(js, &err);
 }
@@ -791,9 +810,9 @@ static void pg_close(struct jobstore *base)
 	free(js);
 }
 
-/* Every write of qpoold runs between this BEGIN and jobstore_commit:
- * this is the one place where a check that this server may still write
- * (a leadership lease and its epoch) joins every write transaction. */
+/* Every write of qpoold runs between this BEGIN and jobstore_commit. The
+ * door's fence (jobstore_begin) follows it with pg_lease_renew, the first
+ * statement of the transaction, sent in the same round trip. */
 static int pg_begin(struct jobstore *base)
 {
 	struct pg_store *js = to_pg(base);
@@ -1526,6 +1545,140 @@ static int pg_last_id_set(struct jobstore *base, int64_t last)
 	return pg_simple(to_pg(base), sql, NULL);
 }
 
+/* A session's limits in lease terms. A takeover (lease_acquire) waits
+ * for the row lock of the holder's transaction at most half a lease (it
+ * polls again, a standby loop must not block); the holder's session is
+ * ended by the server when one of its transactions idles a whole lease (a
+ * qpoold paused or hung mid-transaction would hold that lock, and so its
+ * lease, for ever: its transaction is rolled back instead and its next
+ * begin finds the lease taken). */
+static int lease_limits(struct pg_store *js, int64_t lease_ms)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SET lock_timeout = %" PRId64 "; SET idle_in_transaction_session_timeout = %"
+		 PRId64, lease_ms / 2 > 0 ? lease_ms / 2 : 1, lease_ms);
+	return pg_simple(js, sql, NULL);
+}
+
+static int pg_lease_acquire(struct jobstore *base, const char *holder, const char *address, int64_t lease_ms,
+			    int64_t *ret_epoch)
+{
+	struct params p = { 0 };
+	PGresult *res;
+	int r;
+
+	r = lease_limits(to_pg(base), lease_ms);
+	if (r < 0)
+		return r;
+	p_text(&p, holder);
+	p_text(&p, address);
+	p_int(&p, lease_ms);
+	res = pg_run(to_pg(base), ST_LEASE_ACQUIRE, &p, &r);
+	if (res && PQntuples(res) == 1)
+		*ret_epoch = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	else if (res)
+		r = -EBUSY;
+	PQclear(res);
+	return r;
+}
+
+/* In a transaction (the fence) BEGIN and this renewal go in one round
+ * trip, read at once: a renewal that changed no row is -ESTALE before any
+ * write is sent, and the door rolls the transaction back. Its row lock is
+ * held to COMMIT: a takeover's UPDATE waits for this transaction, then
+ * re-reads the row (READ COMMITTED) and finds the lease running. */
+static int pg_lease_renew(struct jobstore *base, const char *holder, int64_t epoch, int64_t lease_ms)
+{
+	struct pg_store *js = to_pg(base);
+	struct params p = { 0 };
+	PGresult *res = NULL;
+	int r;
+
+	p_int(&p, lease_ms);
+	p_text(&p, holder);
+	p_int(&p, epoch);
+	if (js->in_tx) {
+		r = pg_send(js, ST_LEASE_RENEW, NULL, &p);
+		if (r == 0)
+			r = pg_drain(js, &res);
+		else
+			(void)pg_drain(js, NULL);
+	} else {
+		res = pg_run(js, ST_LEASE_RENEW, &p, &r);
+	}
+	if (r == 0 && (!res || PQntuples(res) != 1))
+		r = -ESTALE;
+	PQclear(res);
+	return r;
+}
+
+static int pg_lease_release(struct jobstore *base, const char *holder, int64_t epoch)
+{
+	struct params p = { 0 };
+	PGresult *res;
+	int r;
+
+	p_text(&p, holder);
+	p_int(&p, epoch);
+	res = pg_run(to_pg(base), ST_LEASE_RELEASE, &p, &r);
+	if (res && strcmp(PQcmdTuples(res), "1") != 0)
+		r = -ESTALE;
+	PQclear(res);
+	return r;
+}
+
+static int pg_lease_read(struct jobstore *base, struct jobstore_lease *ret)
+{
+	struct params p = { 0 };
+	struct jobstore_row row = { &pg_row_ops, NULL, 0 };
+	PGresult *res;
+	int r;
+
+	res = pg_run(to_pg(base), ST_LEASE_READ, &p, &r);
+	row.res = res;
+	if (res && PQntuples(res) == 1) {
+		snprintf(ret->holder, sizeof(ret->holder), "%s", row_text_pg(&row, LEASE_HOLDER));
+		snprintf(ret->address, sizeof(ret->address), "%s", row_text_pg(&row, LEASE_ADDRESS));
+		ret->epoch = row_i64_pg(&row, LEASE_EPOCH);
+		ret->expires = row_i64_pg(&row, LEASE_EXPIRES);
+		ret->now = row_i64_pg(&row, LEASE_NOW);
+	} else if (res) {
+		r = -ENOENT;
+	}
+	PQclear(res);
+	return r;
+}
+
+static int pg_server_seen(struct jobstore *base, const char *id, const char *address, const char *role)
+{
+	struct params p = { 0 };
+
+	p_text(&p, id);
+	p_text(&p, address);
+	p_text(&p, role);
+	return pg_exec(to_pg(base), ST_SERVER_SEEN, &p);
+}
+
+static int pg_servers_load(struct jobstore *base,
+			   int (*cb)(const char *id, const char *address, const char *role, int64_t age_ms,
+				     void *ud),
+			   void *ud)
+{
+	struct params p = { 0 };
+	struct jobstore_row row = { &pg_row_ops, NULL, 0 };
+	PGresult *res;
+	int r;
+
+	res = pg_run(to_pg(base), ST_SERVERS_LOAD, &p, &r);
+	row.res = res;
+	for (row.row = 0; res && r == 0 && row.row < PQntuples(res); row.row++)
+		r = cb(row_text_pg(&row, SERVER_ID), row_text_pg(&row, SERVER_ADDRESS),
+		       row_text_pg(&row, SERVER_ROLE), row_i64_pg(&row, SERVER_AGE), ud);
+	PQclear(res);
+	return r;
+}
+
 static const struct jobstore_ops pg_ops = {
 	.name = "postgresql",
 	.close = pg_close,
@@ -1564,4 +1717,10 @@ static const struct jobstore_ops pg_ops = {
 	.copy_row = pg_copy_row,
 	.copy_end = pg_copy_end,
 	.last_id_set = pg_last_id_set,
+	.lease_acquire = pg_lease_acquire,
+	.lease_renew = pg_lease_renew,
+	.lease_release = pg_lease_release,
+	.lease_read = pg_lease_read,
+	.server_seen = pg_server_seen,
+	.servers_load = pg_servers_load,
 };

@@ -81,6 +81,8 @@ static const char *const migrations[] = {
 	/* 8: the nodes qpoold knows, so a restarted one counts them before
 	 * they register again (jobstore-internal.h: the same SQL on both). */
 	JOBSTORE_SQL_NODES_CREATE,
+	/* 9: leadership, the lease row and the servers seen (docs/HA.md). */
+	JOBSTORE_SQL_LEASE_CREATE,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -180,12 +182,19 @@ static const char SQL_ALTER[] =
 	"UPDATE jobs SET name = ?, queue = ?, ncpus = ?, mem = ?, walltime = ?, stdout = coalesce(?, stdout),"
 	" stderr = coalesce(?, stderr), join_oe = ?, rerunnable = ? WHERE id = ? AND state IN ('queued','held')";
 
+/* The store's clock in ms: the host's, read by SQLite ('now' is fixed for
+ * one statement). julianday keeps the milliseconds unixepoch() drops
+ * before SQLite 3.42 (Debian 12 has 3.40). */
+#define SQLITE_NOW_MS "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+
 enum stmt_id {
 	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
 	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
 	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT,
 	ST_ALLOC_LOAD, ST_RESERVE, ST_SUBJOB_INSERT, ST_SUBJOBS,
-	ST_ARRAY_FINISH, ST_DEPEND_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
+	ST_ARRAY_FINISH, ST_DEPEND_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD,
+	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD,
+	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -220,6 +229,12 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_NODE_DELETE] = JOBSTORE_SQL_NODE_DELETE,
 	[ST_NODE_ADMIN_DELETE] = JOBSTORE_SQL_NODE_ADMIN_DELETE,
 	[ST_NODES_LOAD] = JOBSTORE_SQL_NODES_LOAD,
+	[ST_LEASE_ACQUIRE] = JOBSTORE_SQL_LEASE_ACQUIRE(SQLITE_NOW_MS),
+	[ST_LEASE_RENEW] = JOBSTORE_SQL_LEASE_RENEW(SQLITE_NOW_MS),
+	[ST_LEASE_RELEASE] = JOBSTORE_SQL_LEASE_RELEASE(SQLITE_NOW_MS),
+	[ST_LEASE_READ] = JOBSTORE_SQL_LEASE_READ(SQLITE_NOW_MS),
+	[ST_SERVER_SEEN] = JOBSTORE_SQL_SERVER_SEEN(SQLITE_NOW_MS),
+	[ST_SERVERS_LOAD] = JOBSTORE_SQL_SERVERS_LOAD(SQLITE_NOW_MS),
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
@@ -1139,6 +1154,111 @@ static int sqlite_rows_each(struct jobstore *base, const struct jobstore_table *
 	return r;
 }
 
+static int sqlite_lease_acquire(struct jobstore *base, const char *holder, const char *address,
+				int64_t lease_ms, int64_t *ret_epoch)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = js->st[ST_LEASE_ACQUIRE];
+	int rc, r = -EBUSY;
+
+	bind_text(st, 1, holder);
+	bind_text(st, 2, address);
+	sqlite3_bind_int64(st, 3, lease_ms);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*ret_epoch = sqlite3_column_int64(st, 0);
+		rc = sqlite3_step(st);
+		r = 0;
+	}
+	if (rc != SQLITE_DONE)
+		r = sql_errno(rc);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return r;
+}
+
+static int lease_change(struct sqlite_store *js, enum stmt_id id, const char *holder, int64_t epoch,
+			int64_t lease_ms)
+{
+	sqlite3_stmt *st = js->st[id];
+	int first = id == ST_LEASE_RENEW ? 2 : 1;   /* renew's $1 is the lease's length */
+	int r;
+
+	if (id == ST_LEASE_RENEW)
+		sqlite3_bind_int64(st, 1, lease_ms);
+	bind_text(st, first, holder);
+	sqlite3_bind_int64(st, first + 1, epoch);
+	r = stmt_exec(js, id);
+	if (r < 0)
+		return r;
+	return sqlite3_changes(js->db) == 1 ? 0 : -ESTALE;
+}
+
+static int sqlite_lease_renew(struct jobstore *base, const char *holder, int64_t epoch, int64_t lease_ms)
+{
+	return lease_change(to_sqlite(base), ST_LEASE_RENEW, holder, epoch, lease_ms);
+}
+
+static int sqlite_lease_release(struct jobstore *base, const char *holder, int64_t epoch)
+{
+	return lease_change(to_sqlite(base), ST_LEASE_RELEASE, holder, epoch, 0);
+}
+
+static int sqlite_lease_read(struct jobstore *base, struct jobstore_lease *ret)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = js->st[ST_LEASE_READ];
+	struct jobstore_row row = { &sqlite_row_ops, st, 0 };
+	int rc, r;
+
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		snprintf(ret->holder, sizeof(ret->holder), "%s", row_text(&row, LEASE_HOLDER) ?: "");
+		snprintf(ret->address, sizeof(ret->address), "%s", row_text(&row, LEASE_ADDRESS) ?: "");
+		ret->epoch = row_i64(&row, LEASE_EPOCH);
+		ret->expires = row_i64(&row, LEASE_EXPIRES);
+		ret->now = row_i64(&row, LEASE_NOW);
+		r = 0;
+	} else {
+		r = rc == SQLITE_DONE ? -ENOENT : sql_errno(rc);
+	}
+	sqlite3_reset(st);
+	return r;
+}
+
+static int sqlite_server_seen(struct jobstore *base, const char *id, const char *address, const char *role)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = js->st[ST_SERVER_SEEN];
+
+	bind_text(st, 1, id);
+	bind_text(st, 2, address);
+	bind_text(st, 3, role);
+	return stmt_exec(js, ST_SERVER_SEEN);
+}
+
+static int sqlite_servers_load(struct jobstore *base,
+			       int (*cb)(const char *id, const char *address, const char *role, int64_t age_ms,
+					 void *ud),
+			       void *ud)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = js->st[ST_SERVERS_LOAD];
+	struct jobstore_row row = { &sqlite_row_ops, st, 0 };
+	int rc, r = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = cb(row_text(&row, SERVER_ID) ?: "", row_text(&row, SERVER_ADDRESS) ?: "",
+		       row_text(&row, SERVER_ROLE) ?: "", row_i64(&row, SERVER_AGE), ud);
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = sql_errno(rc);
+	sqlite3_reset(st);
+	return r;
+}
+
 static const struct jobstore_ops sqlite_ops = {
 	.name = "sqlite",
 	.close = sqlite_close,
@@ -1173,4 +1293,10 @@ static const struct jobstore_ops sqlite_ops = {
 	.describe = sqlite_describe,
 	.count = sqlite_count,
 	.rows_each = sqlite_rows_each,
+	.lease_acquire = sqlite_lease_acquire,
+	.lease_renew = sqlite_lease_renew,
+	.lease_release = sqlite_lease_release,
+	.lease_read = sqlite_lease_read,
+	.server_seen = sqlite_server_seen,
+	.servers_load = sqlite_servers_load,
 };

@@ -30,7 +30,10 @@ void jobstore_close(struct jobstore *js);
 /* Schema version this binary writes. */
 int jobstore_schema_version(void);
 
-/* Group commit: callers wrap many writes in one transaction. */
+/* Group commit: callers wrap many writes in one transaction. On a handle
+ * that holds the lease (jobstore_lease_acquire), begin first renews it at
+ * its epoch in the same transaction: -ESTALE when another server took it
+ * (nothing written; jobstore_lease_lost is then true for good). */
 int jobstore_begin(struct jobstore *js);
 int jobstore_commit(struct jobstore *js);
 void jobstore_rollback(struct jobstore *js);
@@ -204,5 +207,41 @@ void jobstore_describe(struct jobstore *js, char *buf, size_t size);
  * past from's. to must be empty: -ENOTEMPTY, nothing written; to a backend
  * that cannot be a target, -EOPNOTSUPP. Returns 0 and the jobs copied. */
 int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs, struct error *err);
+
+/* Leadership (docs/HA.md). Times are ms on the store's clock. */
+#define JOBSTORE_HOLDER_MAX 256
+struct jobstore_lease {
+	char holder[JOBSTORE_HOLDER_MAX];    /* "" when never held */
+	char address[JOBSTORE_HOLDER_MAX];   /* the holder's advertised HOST:PORT */
+	int64_t epoch;                       /* +1 at each acquisition */
+	int64_t expires;
+	int64_t now;                         /* the store's clock at the read */
+};
+
+/* Takes the lease for lease_ms when it is free, expired, or holder's own
+ * (a restart of the same server): its epoch goes up by one and is returned;
+ * from then on this handle's writes are fenced at it (jobstore_begin).
+ * -EBUSY: another holder's lease runs; -EINVAL: holder empty or too long. */
+int jobstore_lease_acquire(struct jobstore *js, const char *holder, const char *address, int64_t lease_ms,
+			   int64_t *ret_epoch);
+/* Extends the lease held by this handle by its lease_ms from now.
+ * -ESTALE: it is no longer this handle's (lost for good); -EBUSY: the
+ * store was busy (try again; the lease may still run out). */
+int jobstore_lease_renew(struct jobstore *js);
+/* Ends the lease now if this handle still holds it, so a standby takes
+ * over at its next poll; this handle then writes nothing more. */
+int jobstore_lease_release(struct jobstore *js);
+/* True once this handle held the lease and a renewal or a begin found it
+ * taken: every write of this handle is refused from then on. */
+bool jobstore_lease_lost(const struct jobstore *js);
+int jobstore_lease_read(struct jobstore *js, struct jobstore_lease *ret);
+
+/* Servers seen: id's row (address, "active"/"standby") stamped now. */
+int jobstore_server_seen(struct jobstore *js, const char *id, const char *address, const char *role);
+/* cb for every server row, by id, with how long ago it was seen (ms). */
+int jobstore_servers_load(struct jobstore *js,
+			  int (*cb)(const char *id, const char *address, const char *role, int64_t age_ms,
+				    void *ud),
+			  void *ud);
 
 #endif

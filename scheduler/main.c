@@ -88,13 +88,58 @@ static int on_sighup(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* One server from creation to the end of its loop: returns the loop's
+ * exit code (SERVER_EXIT_STEPPED_DOWN: it lost the lease and a fresh
+ * standby follows), or -errno when it could not start. */
+static int serve(struct config *config, bool first)
 {
 	struct server *server = NULL;
-	struct config *config = NULL;
 	sd_event *event = NULL;
 	struct error err;
-	char sock[PATH_MAX] = "";
+	char sock[PATH_MAX];
+	int r;
+
+	snprintf(sock, sizeof(sock), "%s", config->socket);
+	r = sd_event_new(&event);
+	if (r < 0) {
+		config_destroy(config);
+		log_err("event loop: %s", strerror(-r));
+		goto done;
+	}
+	r = server_create(event, config, &server, &err);
+	if (r < 0) {
+		log_err("%s", err.text);
+		goto done;
+	}
+	/* A NULL handler makes the loop exit on the signal. */
+	r = sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
+	if (r >= 0)
+		r = sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
+	if (r >= 0)
+		r = sd_event_add_signal(event, NULL, SIGHUP, on_sighup, server);
+	if (r < 0) {
+		log_err("signals: %s", strerror(-r));
+		goto done;
+	}
+	/* Once up, so that a start that fails says one line: its error. */
+	if (first) {
+		r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
+		if (r < 0)
+			log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
+	}
+	log_info("serving");
+	(void)sd_notifyf(0, "READY=1\nSTATUS=serving on %s", sock);
+	r = sd_event_loop(event);
+done:
+	server_destroy(server);
+	sd_event_unref(event);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct config *config = NULL;
+	struct error err;
 	sigset_t mask;
 	int r;
 
@@ -129,41 +174,24 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
-	r = sd_event_new(&event);
-	if (r < 0) {
-		log_err("event loop: %s", strerror(-r));
-		goto done;
+	/* A server that lost the lease is dropped whole, in-memory state and
+	 * connections, and a fresh one starts as a standby. */
+	for (bool first = true;; first = false) {
+		r = serve(config, first);
+		config = NULL;
+		if (r != SERVER_EXIT_STEPPED_DOWN)
+			break;
+		r = config_load(config_path(arg_config), &config, &err);
+		if (r < 0) {
+			log_err("%s", err.text);
+			goto done;
+		}
 	}
-	snprintf(sock, sizeof(sock), "%s", config->socket);
-	r = server_create(event, config, &server, &err);
-	config = NULL;
-	if (r < 0) {
-		log_err("%s", err.text);
-		goto done;
-	}
-	/* A NULL handler makes the loop exit on the signal. */
-	r = sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
-	if (r >= 0)
-		r = sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
-	if (r >= 0)
-		r = sd_event_add_signal(event, NULL, SIGHUP, on_sighup, server);
-	if (r < 0) {
-		log_err("signals: %s", strerror(-r));
-		goto done;
-	}
-	/* Once up, so that a start that fails says one line: its error. */
-	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
 	if (r < 0)
-		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
-	log_info("serving");
-	(void)sd_notifyf(0, "READY=1\nSTATUS=serving on %s", sock);
-	r = sd_event_loop(event);
+		goto done;
 	(void)sd_notify(0, "STOPPING=1");
 	log_info("stopping");
 done:
-	server_destroy(server);
 	config_destroy(config);
-	sd_event_unref(event);
 	return r < 0 ? 1 : 0;
 }

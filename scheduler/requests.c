@@ -656,7 +656,8 @@ static void op_queues(struct conn *c, long long req_id, json_t *msg)
 		json_object_update(json_array_get(arr, json_array_size(arr) - 1), extra);
 		json_decref(extra);
 	}
-	conn_reply_ok(c, req_id, json_pack("{s:o}", "queues", arr));
+	/* The server's side of qstat -B and qmgr's print server: who leads. */
+	conn_reply_ok(c, req_id, json_pack("{s:o, s:o*}", "queues", arr, "ha", server_ha_json(s)));
 }
 
 /* Lists by position (nodes, a queue's order) answer in pages too: at most

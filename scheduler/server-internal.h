@@ -12,6 +12,7 @@
 #include "config.h"
 #include "gate.h"
 #include "jobstore.h"
+#include "lease.h"
 #include "peers.h"
 #include "pool.h"
 #include "server.h"
@@ -92,7 +93,27 @@ struct server {
 	unsigned users_next;
 	struct task_routes *tasks;   /* tasks.c: remote starts in flight */
 	struct ties *ties;           /* ties.c: jobs tied to a connection */
+	struct lease *lease;         /* lease.c: active or standby */
+	sd_event_source *lease_src;  /* server-lease.c: its turns */
+	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
 };
+
+/* server-lease.c: the lease's turns on the loop, takeover and step-down. */
+int server_lease_start(struct server *s, struct error *err);
+void server_lease_stop(struct server *s);
+bool server_standby(const struct server *s);
+/* Answers req_id with the standby reply (docs/PROTOCOL.md). */
+void server_standby_reply(struct conn *c, long long req_id);
+/* Leaves the loop for a fresh standby; logs why, with the epoch. */
+void server_step_down(struct server *s, const char *why);
+/* role, id, active, epoch, standbys: for qstat -B and qmgr. */
+json_t *server_ha_json(struct server *s);
+/* After a write the fence refused: the lease as it is now, for the
+ * standby replies that follow. */
+void server_lease_refresh(struct server *s);
+/* server.c: what a new active reads from the store (jobs, admin settings,
+ * known nodes). 0 or -errno. */
+int server_state_load(struct server *s);
 
 /* server.c */
 void conn_send(struct conn *c, json_t *msg);   /* steals msg */

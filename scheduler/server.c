@@ -303,6 +303,11 @@ static void conn_message(struct conn *c, json_t *msg)
 		conn_reply_err(c, 0, EINVAL, "request without an integer \"id\"");
 		return;
 	}
+	/* A standby does nothing else: the client goes to the active. */
+	if (server_standby(c->server)) {
+		server_standby_reply(c, req_id);
+		return;
+	}
 	if (strncmp(op, "node.", 5) == 0 || strncmp(op, "job.", 4) == 0 || strncmp(op, "task.", 5) == 0)
 		node_request_handle(c, op, req_id, msg);
 	else
@@ -557,6 +562,8 @@ static void pending_flush(struct server *s)
 	if (r < 0) {
 		jobstore_rollback(s->store);
 		log_err("job store: cannot commit %s", strerror(-r));
+		if (r == -ESTALE)
+			server_lease_refresh(s);
 		if (r == -ENOSPC)
 			server_space_exhausted(s);
 	}
@@ -569,7 +576,11 @@ static void pending_flush(struct server *s)
 			s->retry = p;
 			continue;
 		}
-		if (r < 0) {
+		if (r == -ESTALE) {
+			/* Another server took the lease: nothing was written,
+			 * and the peer goes there (a node keeps its result). */
+			server_standby_reply(p->conn, p->req_id);
+		} else if (r < 0) {
 			conn_reply_err(p->conn, p->req_id, -r, "qpoold cannot record the job: %s%s", strerror(-r),
 				       r == -ENOSPC ? " (state directory full)" : "");
 		} else if (!p->is_done) {
@@ -764,6 +775,8 @@ static int post_handler(sd_event_source *src, void *userdata)
 	struct server *s = userdata;
 	int r;
 
+	if (server_standby(s))
+		return 0;
 	pending_flush(s);
 	if (s->nodes_noted) {
 		s->nodes_noted = false;
@@ -777,6 +790,11 @@ static int post_handler(sd_event_source *src, void *userdata)
 	if (s->sched_dirty) {
 		s->sched_dirty = false;
 		schedule(s);
+	}
+	/* The fence refused a write: another server is active. */
+	if (jobstore_lease_lost(s->store)) {
+		server_step_down(s, "the job store refused a write (lease taken, -ESTALE)");
+		return 0;
 	}
 	/* After the replies and launches: a checkpoint (two fsyncs, ~1 ms)
 	 * delays no answer that is already out. */
@@ -823,11 +841,14 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	struct server *s = userdata;
 
 	conns_check(s);
+	if (server_standby(s))
+		goto rearm;
 	server_space_check(s);
 	nodes_check_timeouts(s);
 	ties_check(s);
 	if (pool_deferred_due(s->pool, time(NULL)))
 		s->sched_dirty = true;
+rearm:
 	sd_event_source_set_time_relative(src, TIMER_USEC);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
 	return 0;
@@ -978,6 +999,22 @@ static int listen_open(struct server *s, struct error *err)
 	return 0;
 }
 
+int server_state_load(struct server *s)
+{
+	int r;
+
+	/* The known nodes first: a restarted server accepts what fits them
+	 * before they register again (they are down until then). */
+	r = nodes_known_load(s->store, s->pool);
+	if (r == 0)
+		r = jobstore_load_active(s->store, load_job, s);
+	if (r == 0)
+		r = server_admin_load(s, true);
+	if (r == 0)
+		array_loaded(s);
+	return r;
+}
+
 int server_create(sd_event *e, struct config *config, struct server **ret, struct error *err)
 {
 	struct server *s;
@@ -1039,19 +1076,8 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		error_set(err, r, "out of memory");
 		goto done;
 	}
-	/* The known nodes first: a restarted server accepts what fits them
-	 * before they register again (they are down until then). */
-	r = nodes_known_load(s->store, s->pool);
-	if (r == 0)
-		r = jobstore_load_active(s->store, load_job, s);
-	if (r == 0)
-		r = server_admin_load(s, true);
-	if (r == 0)
-		array_loaded(s);
-	if (r < 0) {
-		error_set(err, r, "job store: cannot load jobs: %s", strerror(-r));
-		goto done;
-	}
+	/* Jobs and settings are loaded when this server takes the lease
+	 * (server_state_load); until then it is a standby. */
 	server_space_check(s);
 	r = listen_open(s, err);
 	if (r < 0)
@@ -1083,7 +1109,7 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		error_set(err, r, "event loop: %s", strerror(-r));
 		goto done;
 	}
-	r = 0;
+	r = server_lease_start(s, err);
 done:
 	if (r < 0) {
 		server_destroy(s);
@@ -1099,6 +1125,8 @@ void server_destroy(struct server *s)
 		return;
 	/* Replies that wait for a commit: commit them now, so nothing acknowledged is lost. */
 	pending_flush(s);
+	/* A clean stop hands the lease on at once. */
+	server_lease_stop(s);
 	/* Completions still without room: their nodes send them again. */
 	for (struct pending *p = s->retry, *next; p; p = next) {
 		next = p->next;
@@ -1147,6 +1175,14 @@ int server_reload(struct server *s, struct error *err)
 		config_destroy(c);
 		return error_set(err, -EINVAL, "%s: socket, listen, munge_socket, state_dir, store and store_dsn"
 				 " take effect only at restart", s->config->path);
+	}
+	/* The lease's length is written at each renewal: all servers must
+	 * agree on it while one holds the lease. */
+	if (strcmp(c->advertise, s->config->advertise) != 0 || strcmp(c->server_id, s->config->server_id) != 0 ||
+	    c->lease_time != s->config->lease_time || c->lease_renew != s->config->lease_renew) {
+		config_destroy(c);
+		return error_set(err, -EINVAL, "%s: advertise, server_id, lease_time and lease_renew take effect only at restart",
+				 s->config->path);
 	}
 	/* A queue that still holds jobs cannot go away under them. */
 	for (size_t i = 0; i < s->config->n_queues; i++) {

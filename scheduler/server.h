@@ -16,6 +16,10 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 
 void server_destroy(struct server *s);
 
+/* The loop's exit code when the server lost the lease (docs/HA.md): the
+ * caller destroys it and starts a fresh one, a standby. */
+#define SERVER_EXIT_STEPPED_DOWN 75
+
 /* Re-reads the config file; an invalid file is rejected (err says why with
  * file:line) and the old config stays in force. */
 int server_reload(struct server *s, struct error *err);

@@ -36,6 +36,10 @@ static void test_defaults_and_comments(void)
 	CU_ASSERT_STRING_EQUAL(c->state_dir, "/s");
 	CU_ASSERT_STRING_EQUAL(c->socket, "/s/sock");
 	CU_ASSERT_EQUAL(c->heartbeat_interval, 5);
+	CU_ASSERT_EQUAL(c->lease_time, 3);
+	CU_ASSERT_EQUAL(c->lease_renew, 1);
+	CU_ASSERT_STRING_EQUAL(c->advertise, "");
+	CU_ASSERT_STRING_EQUAL(c->server_id, "");
 	CU_ASSERT_STRING_EQUAL(c->cgroup_root, "/sys/fs/cgroup");
 	CU_ASSERT_STRING_EQUAL(c->cgroup_parent, "qpool");
 	CU_ASSERT_EQUAL(c->node_pids_max, 0);
@@ -76,6 +80,10 @@ static void test_errors(void)
 		{ "[queue a]\nreserve = realtime\nrt_priority = 100\n", ":1: [queue a]: rt_priority must be 1-99" },
 		{ "[queue a]\nncpus_default = 4\nncpus_max = 2\n", ":1: [queue a]: ncpus_default is above ncpus_max" },
 		{ "[server]\nnode_timeout = 2\nheartbeat_interval = 5\n", ": [server] node_timeout must be longer" },
+		{ "[server]\nlease_time = 2\nlease_renew = 2\n", ": [server] lease_time must be longer than lease_renew" },
+		{ "[server]\nlease_renew = 0\n", ": [server] lease_time must be longer than lease_renew" },
+		{ "[server]\nserver_id = a/b\n", ":2: server_id = a/b: letters, digits" },
+		{ "[server]\nadvertise = nocolon\n", ":2: advertise = nocolon" },
 		{ "not a line\n", ":1: not a section header or key = value" },
 		{ "[node]\ncgroup_parent = /abs\n", ":2: cgroup_parent = /abs: a relative path" },
 		{ "[node]\ncgroup_parent = a/../b\n", ":2: cgroup_parent = a/../b: a relative path" },

@@ -320,7 +320,8 @@ static void test_copy(void)
 	struct jobstore_filter all = { .finished = true, .subjobs = false };
 	struct jobstore *from, *to;
 	struct error err;
-	int64_t id1, id2, wide, jobs = 0, next;
+	int64_t id1, id2, wide, jobs = 0, next, held;
+	struct jobstore_lease lease;
 	json_t *row, *list;
 	char out[512] = "";
 
@@ -338,10 +339,17 @@ static void test_copy(void)
 	CU_ASSERT_EQUAL(jobstore_queue_admin_set(from, "batch", 0, 1, "closed"), 0);
 	CU_ASSERT_EQUAL(jobstore_node_admin_set(from, "n1", true, "maintenance"), 0);
 	CU_ASSERT_EQUAL(jobstore_node_put(from, &node_n1), 0);
+	CU_ASSERT_EQUAL(jobstore_server_seen(from, "old", "old:15001", "active"), 0);
+	CU_ASSERT_EQUAL(jobstore_lease_acquire(from, "old", "old:15001", 60000, &held), 0);
 
 	CU_ASSERT_EQUAL_FATAL(unit_store_open(&to, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_copy(from, to, &jobs, &err), 0);
 	CU_ASSERT_EQUAL(jobs, 4);
+	/* Leadership is not copied: the new store's lease is free. */
+	CU_ASSERT_EQUAL(jobstore_lease_read(to, &lease), 0);
+	CU_ASSERT_STRING_EQUAL(lease.holder, "");
+	CU_ASSERT_EQUAL(lease.epoch, 0);
+	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM servers"), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(to, id1, true, &row), 0);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "state")), "completed");
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "exit_status")), 4);
@@ -380,8 +388,9 @@ static void test_copy(void)
 }
 
 /* qpoold --migrate copies every table of the schema, every column: a
- * table added by a later schema and not to jobstore_tables[] would be
- * left behind. (schema_version and job_seq are the store's own.) */
+ * table added by a later schema and not to jobstore_tables[] (or, left
+ * behind on purpose, to jobstore_tables_uncopied[]) would be left behind
+ * unseen. (schema_version and job_seq are the store's own.) */
 static void test_tables_all(void)
 {
 	struct jobstore *js;
@@ -395,6 +404,11 @@ static void test_tables_all(void)
 		snprintf(sql, sizeof(sql), "SELECT count(*) FROM information_schema.columns"
 			 " WHERE table_schema = 'public' AND table_name = '%s'", t->name);
 		CU_ASSERT_EQUAL(psql_value(sql), t->ncols);
+	}
+	for (const char *const *u = jobstore_tables_uncopied; *u; u++, n++) {
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM information_schema.tables"
+			 " WHERE table_schema = 'public' AND table_name = '%s'", *u);
+		CU_ASSERT_EQUAL(psql_value(sql), 1);
 	}
 	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
 				   " AND table_name NOT IN ('schema_version', 'job_seq')"), n);
@@ -418,23 +432,30 @@ static void test_copy_onto_nodes(void)
 	jobstore_close(from);
 }
 
-/* A store a qpoold of schema 7 made (before the nodes table) is brought to
- * this schema at open, its rows kept, and then keeps nodes. */
+/* A store a qpoold of schema 7 made (before the nodes table and the
+ * lease) is brought to this schema at open, its rows kept, and then keeps
+ * nodes and a free lease. */
 static void test_upgrade_from_7(void)
 {
 	struct jobstore *js;
 	struct error err;
-	int64_t a, b;
+	struct jobstore_lease l;
+	int64_t a, b, epoch;
 	char out[512] = "";
 
 	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &a), 0);
 	jobstore_close(js);
-	CU_ASSERT_EQUAL_FATAL(psql("DROP TABLE nodes; DELETE FROM schema_version WHERE version > 7"), 0);
+	CU_ASSERT_EQUAL_FATAL(psql("DROP TABLE nodes, lease, servers;"
+				   " DELETE FROM schema_version WHERE version > 7"), 0);
 	CU_ASSERT_EQUAL_FATAL(psql_value("SELECT max(version) FROM schema_version"), 7);
 	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_POSTGRESQL, unit_store_dsn(), &js, &err), 0);
 	CU_ASSERT_EQUAL(psql_value("SELECT max(version) FROM schema_version"), jobstore_schema_version());
-	CU_ASSERT_EQUAL(jobstore_schema_version(), 8);
+	CU_ASSERT_EQUAL(jobstore_schema_version(), 9);
+	CU_ASSERT_EQUAL(jobstore_lease_read(js, &l), 0);
+	CU_ASSERT_STRING_EQUAL(l.holder, "");
+	CU_ASSERT_EQUAL(jobstore_lease_acquire(js, "a", "ha:1", 60000, &epoch), 0);
+	CU_ASSERT_EQUAL(epoch, 1);
 	CU_ASSERT_EQUAL(jobstore_node_put(js, &node_n1), 0);
 	CU_ASSERT_EQUAL(jobstore_nodes_load(js, node_row, out), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "n1/0-3/4/"));

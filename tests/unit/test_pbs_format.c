@@ -289,6 +289,41 @@ static void test_queue_and_server(void)
 	json_decref(queues);
 }
 
+/* qstat -B's leadership lines: short, full, none listed, none sent. */
+static void test_server_ha(void)
+{
+	json_t *ha = load("{\"role\": \"active\", \"id\": \"s1:/run/a.sock\", \"active\": \"s1:15001\","
+			  " \"epoch\": 7, \"standbys\": [{\"id\": \"s2\", \"address\": \"s2:15001\"},"
+			  " {\"id\": \"s3\", \"address\": \"s3:15001\"}]}");
+	json_t *alone = load("{\"role\": \"active\", \"active\": \"s1:15001\", \"epoch\": 1, \"standbys\": []}");
+	static const char want[] =
+		"Active: s1:15001 (epoch 7), this server active; standbys: s2:15001,s3:15001\n"
+		"    server_role = active\n    active_server = s1:15001\n    server_epoch = 7\n"
+		"    standby_servers = s2:15001,s3:15001\n"
+		"Active: s1:15001 (epoch 1), this server active; standbys: none\n"
+		"    server_role = active\n    active_server = s1:15001\n    server_epoch = 1\n"
+		"    standby_servers = \n";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ha);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(alone);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	pbsfmt_server_ha(f, ha, false);
+	pbsfmt_server_ha(f, ha, true);
+	pbsfmt_server_ha(f, alone, false);
+	pbsfmt_server_ha(f, alone, true);
+	pbsfmt_server_ha(f, NULL, true);   /* an older server: nothing */
+	fclose(f);
+	CU_ASSERT_STRING_EQUAL(buf, want);
+	if (strcmp(buf, want) != 0)
+		fprintf(stderr, "\n--- expected\n%s--- got\n%s---\n", want, buf);
+	free(buf);
+	json_decref(ha);
+	json_decref(alone);
+}
+
 static const struct unit_test pbs_format_tests[] = {
 	{ "classic", test_classic },
 	{ "alt", test_alt },
@@ -297,6 +332,7 @@ static const struct unit_test pbs_format_tests[] = {
 	{ "state_letters", test_state_letters },
 	{ "waiting", test_waiting },
 	{ "queue_and_server", test_queue_and_server },
+	{ "server_ha", test_server_ha },
 	{ NULL, NULL },
 };
 

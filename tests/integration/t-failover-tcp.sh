@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A standby qpoold on TCP authenticates exactly as the active does (the
+# MUNGE auth frame of docs/PROTOCOL.md) before it says anything: a peer
+# with a bad credential is refused with the usual line and no standby
+# reply; one with a good credential gets the standby reply for client and
+# node ops, naming the active's advertised address and epoch; a command
+# sent to the standby prints that line and exits non-zero.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/munge.sh"
+qp_setup
+qp_munged_start m
+qp_munged_start other
+PA=$(qp_free_port)
+PB=$(qp_free_port)
+for x in a b; do
+	p=$PA; [ $x = b ] && p=$PB
+	sed "s|^socket = .*|socket = $QP_T/$x.sock\nlisten = 127.0.0.1:$p\nmunge_socket = $QP_T/m.sock\nadvertise = 127.0.0.1:$p|" \
+		"$QPOOL_CONF" > "$QP_T/$x.conf"
+done
+"$QP_BIN/qpoold" -f "$QP_T/a.conf" >> "$QP_T/qpoold-a.log" 2>&1 &
+QP_PIDS+=("$!")
+QP_SERVER_PID=$!
+for ((i = 0; i < 200; i++)); do QPOOL_CONF=$QP_T/a.conf "$QP_BIN/qstat" >/dev/null 2>&1 && break; sleep 0.05; done
+QPOOL_CONF=$QP_T/a.conf "$QP_BIN/qstat" >/dev/null || fail "A did not become active"
+"$QP_BIN/qpoold" -f "$QP_T/b.conf" >> "$QP_T/qpoold-b.log" 2>&1 &
+QP_PIDS+=("$!")
+
+note "a good credential gets the standby reply, for client and node ops"
+for ((i = 0; i < 200; i++)); do
+	out=$(qp_raw 127.0.0.1 "$PB" "%$QP_T/m.sock" '{"op":"stat","id":1}' 2>/dev/null) && echo "$out" | grep -q standby && break
+	sleep 0.05
+done
+echo "$out"
+echo "$out" | sed -n 2p | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+want = {"id": 1, "ok": False, "errno": 11, "standby": True, "active": "127.0.0.1:'"$PA"'"}
+bad = {k: r.get(k) for k in want if r.get(k) != want[k]}
+sys.exit("standby reply: %r, expected %r" % (r, want) if bad else 0)' || fail "stat at the standby over TCP"
+echo "$out" | grep -q "is a standby; the active is 127.0.0.1:$PA (epoch 1)" || fail "standby text: $out"
+out=$(qp_raw 127.0.0.1 "$PB" "%$QP_T/m.sock" '{"op":"node.heartbeat","id":2,"node":"n1"}')
+echo "$out" | grep -q '"standby": true' || fail "node op at the standby: $out"
+
+note "a bad credential is refused before any standby reply"
+munge -S "$QP_T/other.sock" -n > "$QP_T/c.other" || fail munge
+out=$(qp_raw 127.0.0.1 "$PB" "@$QP_T/c.other" '{"op":"stat","id":1}')
+echo "$out"
+echo "$out" | grep -q "qpoold refused the connection: Invalid credential" || fail "bad credential at the standby: $out"
+echo "$out" | grep -q standby && fail "a peer without a credential got the standby reply: $out"
+grep -q "connection from 127.0.0.1:[0-9]* refused: Invalid credential" "$QP_T/qpoold-b.log" ||
+	fail "the standby did not log the refusal"
+
+note "a command at the standby: one line, non-zero"
+out=$(as qpuser1 env QPOOL_SERVER="127.0.0.1:$PB" QPOOL_CONF="$QP_T/b.conf" qstat 2>&1) && fail "qstat at the standby succeeded: $out"
+[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "not one line: $out"
+echo "$out" | grep -q "is a standby; the active is 127.0.0.1:$PA" || fail "qstat says: $out"
+echo "PASS"

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Active and standby qpoold on one host, sharing one store (SQLite; with
+# QP_STORE=postgresql one PostgreSQL database, the real deployment), each on
+# its own socket (docs/HA.md). (0) the fence: the lease row taken from
+# under the active (another holder, the next epoch), its next write is
+# refused, nothing of it is in the store, and it steps down; (1) the standby answers every request, client
+# and node ops alike, with the standby reply naming the active; (2) kill -9
+# of the active: the standby serves within a bound (the time is printed),
+# accepts qsub at once, a job running across the takeover finishes once,
+# and every job id qsub printed during a submit loop across the kill is in
+# the store and ran exactly once; (3) fencing: the new active is stopped
+# (SIGSTOP: cut off, alive), the other takes over, and once continued the
+# stopped one commits nothing (a qsub it was sent while stopped is refused
+# and absent from the store), logs its step-down and answers as a standby.
+# Nodes and commands reach "the active" through a symlinked socket the test
+# moves, in place of the server list of the client side.
+. "$(dirname "$0")/lib.sh"
+qp_setup
+ASK=$QP_TOP/tests/integration/qpool-ask.py
+db=$QP_T/state/qpool.db
+w=$QP_T/work/qpuser1
+A=$QP_T/a.sock
+B=$QP_T/b.sock
+sed "s|^socket = .*|socket = $A|" "$QPOOL_CONF" > "$QP_T/a.conf"
+sed "s|^socket = .*|socket = $B|" "$QPOOL_CONF" > "$QP_T/b.conf"
+
+point_to() {  # the socket nodes and commands use now leads to $1
+	ln -sfn "$1" "$QP_T/next.sock" && mv -T "$QP_T/next.sock" "$QP_T/qpoold.sock"
+}
+
+start_qpoold() {  # NAME: starts qpoold with NAME.conf, sets PID_NAME
+	"$QP_BIN/qpoold" -f "$QP_T/$1.conf" >> "$QP_T/qpoold-$1.log" 2>&1 &
+	QP_PIDS+=("$!")
+	eval "PID_$1=$!"
+}
+
+# serves SOCK: 0 when the qpoold there answers a stat as the active.
+serves() {
+	"$ASK" "$1" stat 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("ok") else 1)'
+}
+
+# standby_of SOCK: prints the active a standby names, fails if not a standby.
+standby_of() {
+	"$ASK" "$1" "${2:-stat}" "${3:-{\}}" 2>/dev/null | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+if not r.get("standby") or r.get("ok") is not False or r.get("errno") != 11:
+    sys.exit(1)
+print(r.get("active", ""))'
+}
+
+wait_serves() {  # SOCK SECONDS
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do serves "$1" && return 0; sleep 0.05; done
+	return 1
+}
+
+ms_now() { date +%s%3N; }
+# The store as it is; a qpoold opening it may hold a lock for a moment.
+# now_ms: the store's clock in ms (as the server's statements read it).
+if [ "${QP_STORE:-sqlite}" = postgresql ]; then
+	sql() { psql -qtAX -v ON_ERROR_STOP=1 "$QP_STORE_DSN" -c "$1"; }
+	now_ms="CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+else
+	sql() { sqlite3 -cmd ".timeout 5000" "$db" "$1"; }
+	now_ms="CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+fi
+
+note "A starts alone and is active at once"
+point_to "$A"
+start_qpoold a
+wait_serves "$A" 10 || fail "the lone qpoold did not become active"
+QP_SERVER_PID=$PID_a
+qp_start_node n1 0
+[ "$(sql 'SELECT epoch FROM lease')" = 1 ] || fail "epoch after the first start: $(sql 'SELECT * FROM lease')"
+
+note "(0) the fence: the lease taken under A's feet, A's next write is refused"
+# As a server that took over and died at once would leave it: another
+# holder, the next epoch, already run out. A learns it at its next write
+# (a qsub sent right away) or at its next renewal (each second); the
+# write must come first to show the fence, so a round the renewal won is
+# tried again.
+for round in 1 2 3; do
+	sql "UPDATE lease SET holder = 'intruder', address = 'elsewhere:1', epoch = epoch + 1, expires = $now_ms" ||
+		fail "cannot write the lease row"
+	out=$(echo true | as qpuser1 qsub -N fenced 2>&1) && fail "a qsub after the lease was taken was acknowledged: $out"
+	for ((i = 0; i < 200; i++)); do grep -q "stepping down" "$QP_T/qpoold-a.log" && break; sleep 0.05; done
+	grep -q "refused a write" "$QP_T/qpoold-a.log" && break
+	[ "$round" = 3 ] && fail "A's renewal came before its write three times: $(grep stepping "$QP_T/qpoold-a.log")"
+	wait_serves "$A" 10 || fail "A did not take the lease back"
+	: > "$QP_T/qpoold-a.log"
+done
+echo "$out" | grep -q "is a standby" || fail "the refused qsub says: $out"
+[ "$(sql "SELECT count(*) FROM jobs WHERE name = 'fenced'")" = 0 ] || fail "the fenced write is in the store"
+wait_serves "$A" 10 || fail "A did not take the run-out lease back"
+epoch0=$(sql 'SELECT epoch FROM lease')
+out=$(echo true | as qpuser1 qsub -N again 2>&1) || fail "qsub after A took the lease back: $out"
+
+note "(1) B is a standby: every request gets the standby reply naming A"
+start_qpoold b
+for ((i = 0; i < 200; i++)); do act=$(standby_of "$B") && break; sleep 0.05; done
+[ "$act" = "$A" ] || fail "B's reply to stat names '$act' as the active, expected $A"
+act=$(standby_of "$B" node.heartbeat '{"node":"n1"}') || fail "B's reply to a node op is not the standby reply"
+[ "$act" = "$A" ] || fail "B's reply to node.heartbeat names '$act'"
+out=$(QPOOL_CONF=$QP_T/b.conf "$QP_BIN/qstat" 2>&1) && fail "qstat at the standby succeeded: $out"
+echo "$out" | grep -q "is a standby; the active is $A (epoch $epoch0)" || fail "qstat at the standby says: $out"
+for ((i = 0; i < 100; i++)); do
+	bf=$("$QP_BIN/qstat" -B -f 2>&1)
+	echo "$bf" | grep -q "standby_servers = .*$B" && break
+	sleep 0.05
+done
+echo "$bf" | grep -q "server_role = active" || fail "qstat -Bf: no role: $bf"
+echo "$bf" | grep -q "active_server = $A" || fail "qstat -Bf: no active: $bf"
+echo "$bf" | grep -q "server_epoch = $epoch0" || fail "qstat -Bf: no epoch: $bf"
+echo "$bf" | grep -q "standby_servers = .*$B" || fail "qstat -Bf: B not listed as a standby: $bf"
+"$QP_BIN/qstat" -B | grep -q "^Active: $A (epoch $epoch0), this server active; standbys: $B" ||
+	fail "qstat -B: $("$QP_BIN/qstat" -B 2>&1)"
+"$QP_BIN/qmgr" -c "list server" | grep -q "server_epoch = $epoch0" || fail "qmgr list server: $("$QP_BIN/qmgr" -c "list server" 2>&1)"
+
+# Every server writes the lease's length: it changes only at restart.
+cp "$QP_T/a.conf" "$QP_T/a.conf.good"
+# (the first [server] only: QP_STORE=postgresql appends a second one)
+sed -i '0,/^\[server\]$/s||[server]\nlease_time = 10|' "$QP_T/a.conf"
+out=$("$QP_BIN/qmgr" reload 2>&1) && fail "a reload changing lease_time was accepted"
+echo "$out" | grep -q "lease_time and lease_renew take effect only at restart" || fail "reload says: $out"
+mv "$QP_T/a.conf.good" "$QP_T/a.conf"
+
+note "(2) kill -9 of A with a job running and qsub looping"
+long=$(as qpuser1 qsub -N long <<JOB
+echo ran >> $w/long.ran
+for i in \$(seq 900); do [ -e $w/go ] && exit 0; sleep 0.1; done
+exit 1
+JOB
+) || fail "qsub long"
+qp_wait "$long" running
+for ((i = 0; i < 600; i++)); do [ -s "$w/long.ran" ] && break; sleep 0.05; done
+: > "$QP_T/acked"
+(
+	while [ ! -e "$QP_T/stop-loop" ]; do
+		id=$(echo "echo \$PBS_JOBID >> $w/ran.log" | as qpuser1 qsub -N loop 2>/dev/null) && echo "$id" >> "$QP_T/acked"
+	done
+) &
+loop=$!
+QP_PIDS+=("$loop")
+for ((i = 0; i < 200; i++)); do [ "$(wc -l < "$QP_T/acked")" -ge 3 ] && break; sleep 0.05; done
+t0=$(ms_now)
+kill -KILL "$PID_a"
+wait "$PID_a" 2>/dev/null
+wait_serves "$B" 15 || fail "B did not take over within 15 s"
+t1=$(ms_now)
+echo "takeover: B serves $((t1 - t0)) ms after kill -9 of A"
+[ $((t1 - t0)) -le 8000 ] || fail "takeover took $((t1 - t0)) ms (lease_time 3 s + poll: expected about 3.5 s)"
+point_to "$B"
+QP_SERVER_PID=$PID_b
+[ "$(sql 'SELECT epoch FROM lease')" = $((epoch0 + 1)) ] || fail "epoch after the takeover: $(sql 'SELECT * FROM lease')"
+# At once, before n1 is back: it fits the node B knows from the store.
+out=$(echo true | as qpuser1 qsub -l ncpus=1 -N first 2>&1) || fail "qsub at the new active: $out"
+grep -q "took over from" "$QP_T/qpoold-b.log" || fail "B's log has no takeover line"
+for ((i = 0; i < 300; i++)); do "$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^n1[[:space:]].*up" && break; sleep 0.05; done
+touch "$w/go"
+qp_wait "$long" completed --timeout 60
+[ "$(qp_field "$long" Exit_status)" = 0 ] || fail "long's exit status: $(qp_field "$long" Exit_status)"
+[ "$(wc -l < "$w/long.ran")" = 1 ] || fail "long ran $(wc -l < "$w/long.ran") times"
+touch "$QP_T/stop-loop"
+wait "$loop"
+n=$(wc -l < "$QP_T/acked")
+[ "$n" -ge 3 ] || fail "only $n submissions acknowledged"
+while read -r id; do
+	[ "$(sql "SELECT count(*) FROM jobs WHERE id = $id")" = 1 ] || fail "acknowledged job $id is not in the store"
+	qp_wait "$id" completed --timeout 60
+done < "$QP_T/acked"
+dups=$(cut -d. -f1 "$w/ran.log" | sort | uniq -d)
+[ -z "$dups" ] || fail "jobs ran twice: $dups"
+while read -r id; do
+	cut -d. -f1 "$w/ran.log" | grep -qx "${id%%.*}" || fail "acknowledged job $id did not run"
+done < "$QP_T/acked"
+# A commits, then replies: the one qsub in flight at the kill may have
+# been committed (it runs, once) without its reply reaching qsub.
+ran=$(cut -d. -f1 "$w/ran.log" | sort -u | wc -l)
+if [ "$ran" -lt "$n" ] || [ "$ran" -gt $((n + 1)) ]; then fail "$n acknowledged, $ran ran"; fi
+echo "submit loop: $n acknowledged, $ran ran, 0 lost, 0 run twice"
+
+note "(3) fencing: B stopped, A back as a standby takes over, B continued"
+start_qpoold a
+for ((i = 0; i < 200; i++)); do act=$(standby_of "$A") && break; sleep 0.05; done
+[ "$act" = "$B" ] || fail "restarted A names '$act' as the active, expected $B"
+kill -STOP "$PID_b"
+# A write B was sent while cut off: it reads it once continued.
+(echo true | QPOOL_CONF=$QP_T/b.conf runuser -u qpuser1 -- "$QP_BIN/qsub" -N stale > "$QP_T/stale.out" 2>&1; echo $? > "$QP_T/stale.rc") &
+stale=$!
+QP_PIDS+=("$stale")
+wait_serves "$A" 15 || fail "A did not take over from the stopped B within 15 s"
+[ "$(sql 'SELECT epoch FROM lease')" = $((epoch0 + 2)) ] || fail "epoch after the second takeover: $(sql 'SELECT * FROM lease')"
+point_to "$A"
+QP_SERVER_PID=$PID_a
+after=$(echo true | as qpuser1 qsub -N after) || fail "qsub at A after the takeover"
+before=$(sql "SELECT count(*), max(id) FROM jobs")
+kill -CONT "$PID_b"
+for ((i = 0; i < 200; i++)); do [ -s "$QP_T/stale.rc" ] && break; sleep 0.05; done
+[ "$(cat "$QP_T/stale.rc" 2>/dev/null)" = 0 ] && fail "the stale active acknowledged a qsub: $(cat "$QP_T/stale.out")"
+[ "$(sql "SELECT count(*) FROM jobs WHERE name = 'stale'")" = 0 ] || fail "the stale active wrote a job"
+for ((i = 0; i < 200; i++)); do grep -q "stepping down to standby at epoch $((epoch0 + 1))" "$QP_T/qpoold-b.log" && break; sleep 0.05; done
+grep -q "stepping down to standby at epoch $((epoch0 + 1))" "$QP_T/qpoold-b.log" || fail "B's log has no step-down"
+for ((i = 0; i < 200; i++)); do act=$(standby_of "$B") && break; sleep 0.05; done
+[ "$act" = "$A" ] || fail "B after its step-down names '$act' as the active, expected $A"
+[ "$(sql "SELECT count(*), max(id) FROM jobs")" = "$before" ] || fail "jobs changed after B came back"
+qp_wait "$after" completed --timeout 60
+[ "$(sql 'SELECT holder FROM lease')" = "$(hostname):$A" ] || fail "lease holder: $(sql 'SELECT holder FROM lease')"
+echo "fencing: B committed nothing after epoch $((epoch0 + 2)) and answers as a standby"
+echo "PASS"
