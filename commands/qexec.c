@@ -77,7 +77,8 @@ static int read_nodefile(const char *path, struct node *nodes, int *ret_n)
 }
 
 /* A TCP socket listening on every address of this node, any port; *addr
- * "HOST:PORT" with the node's name, which the other nodes resolve (the
+ * "HOST:PORT" with host, which the other nodes reach: the address qpoold
+ * sees this node's link at, else its name, which they resolve (the
  * commands are static: no resolver here). The servers' secret, not the
  * address, keeps strangers out. */
 static int bind_root(const char *host, int *ret_fd, char *addr, size_t len)
@@ -697,7 +698,13 @@ int main(int argc, char **argv)
 	 * hands it to node 0's server: the other nodes are told the port at
 	 * once, without waiting for that server (and libpmix) to start. */
 	if (nnodes > 1) {
-		rc = bind_root(nodes[0].name, &lfd, addr, sizeof(addr));
+		/* QPOOL_NODE_ADDR is this node's (gded sets it from the
+		 * launch); it is node 0's where the job's primary runs us. */
+		const char *here = getenv("QPOOL_NODE_ADDR"), *num = getenv("PBS_NODENUM");
+
+		if (!here || !*here || (num && strcmp(num, "0") != 0))
+			here = nodes[0].name;
+		rc = bind_root(here, &lfd, addr, sizeof(addr));
 		if (rc < 0) {
 			fprintf(stderr, "qexec: cannot listen on %s: %s\n", nodes[0].name, strerror(-rc));
 			return 1;
@@ -758,7 +765,9 @@ int main(int argc, char **argv)
 		free(cmdline);
 	}
 	/* The servers end the job on every node at the first failure; qexec
-	 * forwards signals and takes the first non-zero status. */
+	 * forwards signals and takes the first non-zero status. A server that
+	 * fails before it reached the others (a sister that cannot reach the
+	 * root) cannot tell them: qexec ends them (SIGTERM) itself. */
 	for (int left = nnodes; left > 0;) {
 		siginfo_t si;
 		struct timespec ts = { 0, 100000000 };
@@ -778,8 +787,12 @@ int main(int argc, char **argv)
 					continue;
 				nodes[i].pid = 0;
 				left--;
-				if (code && !status)
+				if (code && !status) {
 					status = code;
+					for (int k = 0; k < nnodes; k++)
+						if (nodes[k].pid > 0)
+							kill(nodes[k].pid, SIGTERM);
+				}
 			}
 		}
 		if (pid < 0 && errno == ECHILD)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The node ops: register (with reconciliation), heartbeat, job.done; and
  * what qpoold sends nodes: job.launch, job.signal. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -560,17 +561,43 @@ static int launch_share(json_t *launch, const struct job *j, const struct alloc_
 	return 0;
 }
 
-/* The launch's alloc: each node's name and share, job order. */
+/* The IPv4 address qpoold sees n's link come from, in buf: what the
+ * job's other nodes reach it at with no name service (Slurm's NodeAddr;
+ * a node's name need not be a host name). 0, or -ENOENT for none: a
+ * link over the Unix socket, over IPv6 (qpool-pmi's root is reached over
+ * AF_INET), or from a loopback address (a node on qpoold's host that
+ * came to 127.0.0.1 is not there for its sisters). */
+static int node_link_addr(const struct node *n, char *buf, size_t len)
+{
+	const struct conn *c = n ? n->link : NULL;
+	struct in_addr a;
+	const char *colon;
+
+	if (!c || !c->tcp || !(colon = strrchr(c->peer, ':')) || (size_t)(colon - c->peer) >= len)
+		return -ENOENT;
+	memcpy(buf, c->peer, (size_t)(colon - c->peer));
+	buf[colon - c->peer] = '\0';
+	if (inet_pton(AF_INET, buf, &a) != 1 || (ntohl(a.s_addr) >> 24) == 127)
+		return -ENOENT;
+	return 0;
+}
+
+/* The launch's alloc: each node's name, share and link address (addr,
+ * when node_link_addr has one), job order. */
 static json_t *alloc_array(const struct job *j)
 {
 	json_t *arr = json_array();
 
 	for (unsigned i = 0; arr && i < j->n_alloc; i++) {
 		const struct alloc_entry *e = &j->alloc[i];
+		char addr[INET_ADDRSTRLEN];
+		json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I}", "node", e->node, "ncpus", (json_int_t)e->ncpus,
+				      "mpiprocs", (json_int_t)e->mpiprocs, "ompthreads", (json_int_t)e->ompthreads,
+				      "mem", (json_int_t)e->mem);
 
-		json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:I}", "node", e->node,
-						     "ncpus", (json_int_t)e->ncpus, "mpiprocs", (json_int_t)e->mpiprocs,
-						     "ompthreads", (json_int_t)e->ompthreads, "mem", (json_int_t)e->mem));
+		if (o && node_link_addr(e->where, addr, sizeof(addr)) == 0)
+			json_object_set_new(o, "addr", json_string(addr));
+		json_array_append_new(arr, o);
 	}
 	return arr;
 }
