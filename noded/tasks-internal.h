@@ -45,9 +45,9 @@ struct ttask {
 	struct agent *agent;          /* LOCAL, OUT */
 	uint64_t serial;              /* OUT: the link call's argument */
 	bool started;                 /* the start was answered ok */
-	/* LOCAL, OUT: task.in data (base64 bytes) from the agent that
-	 * the task's gded has not acknowledged yet. */
-	size_t in_flight;
+	/* LOCAL, OUT: task.in data (base64 bytes) from the agent less
+	 * what the task's gded granted back (taskclient_window_ack). */
+	long long in_flight;
 	struct ttask *next;
 };
 

@@ -457,7 +457,7 @@ static size_t agent_next_hop_pending(struct agent *a)
 static bool agent_full(struct agent *a)
 {
 	return agent_next_hop_pending(a) >= IN_PAUSE ||
-	       (a->task && a->task->in_flight > 2 * (size_t)TASKCLIENT_IN_WINDOW);
+	       (a->task && a->task->in_flight > 2 * (long long)TASKCLIENT_IN_WINDOW);
 }
 
 static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata);
@@ -539,7 +539,7 @@ static void agent_dispatch(struct agent *a, json_t *msg)
 	}
 	/* Until its gded acknowledges it (task.inack). */
 	if (strcmp(op, "task.in") == 0)
-		t->in_flight += strlen(wire_str(msg, "data") ?: "");
+		t->in_flight += (long long)strlen(wire_str(msg, "data") ?: "");
 	if (t->kind == TASK_LOCAL) {
 		tctl_task_pass(a->ts, t, op, msg);
 		return;
