@@ -23,8 +23,7 @@
  * the job, however many tasks it starts, and every hop between (qnoded,
  * qpoold, the other node's qnoded) holds at most a window of one task's
  * stdin; task.signal never waits behind stdin the task does not read.
- * qnoded stops reading an agent that sends past twice
- * TASKCLIENT_IN_WINDOW. */
+ * qnoded ends an agent (and its task) that sends past its window. */
 #define TASKCLIENT_IN_START (16u << 10)
 #define TASKCLIENT_IN_WINDOW (1u << 20)
 
