@@ -382,10 +382,12 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	const char *mems = wire_str(msg, "mems");
 	const char *cgroup = wire_str(msg, "cgroup");
 	const char *rt_reason = wire_str(msg, "rt_reason");
+	const char *addr = wire_str(msg, "addr");
 	json_t *running = json_object_get(msg, "running");
 	json_t *results = json_object_get(msg, "results");
 	json_t *topology = json_object_get(msg, "topology");
 	struct cpumask mask;
+	struct in_addr in;
 	const char *hwloc;
 	struct error err;
 	struct node *n;
@@ -439,6 +441,10 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	json_decref(n->topology);
 	n->topology = json_is_object(topology) ? json_incref(topology) : NULL;
 	n->rt = wire_bool(msg, "rt", 0);
+	/* Only a dotted IPv4 that is not a loopback one (node_link_addr). */
+	n->addr[0] = '\0';
+	if (addr && inet_pton(AF_INET, addr, &in) == 1 && (ntohl(in.s_addr) >> 24) != 127)
+		snprintf(n->addr, sizeof(n->addr), "%s", addr);
 	free(n->rt_reason);
 	n->rt_reason = rt_reason ? strdup(rt_reason) : NULL;
 	if (n->state == NODE_DOWN)
@@ -561,18 +567,24 @@ static int launch_share(json_t *launch, const struct job *j, const struct alloc_
 	return 0;
 }
 
-/* The IPv4 address qpoold sees n's link come from, in buf: what the
- * job's other nodes reach it at with no name service (Slurm's NodeAddr;
- * a node's name need not be a host name). 0, or -ENOENT for none: a
- * link over the Unix socket, over IPv6 (qpool-pmi's root is reached over
- * AF_INET), or from a loopback address (a node on qpoold's host that
- * came to 127.0.0.1 is not there for its sisters). */
+/* The IPv4 address n's link leaves from, in buf: what the job's other
+ * nodes reach it at with no name service (Slurm's NodeAddr; a node's
+ * name need not be a host name). The node's own word at register (a
+ * relay or a NAT before qpoold hides it), else the address qpoold sees
+ * the link come from. 0, or -ENOENT for none: a link over the Unix
+ * socket, over IPv6 (qpool-pmi's root is reached over AF_INET), or from a
+ * loopback address (a node on qpoold's host that came to 127.0.0.1 is
+ * not there for its sisters). */
 static int node_link_addr(const struct node *n, char *buf, size_t len)
 {
 	const struct conn *c = n ? n->link : NULL;
 	struct in_addr a;
 	const char *colon;
 
+	if (c && n->addr[0] && strlen(n->addr) < len) {
+		memcpy(buf, n->addr, strlen(n->addr) + 1);
+		return 0;
+	}
 	if (!c || !c->tcp || !(colon = strrchr(c->peer, ':')) || (size_t)(colon - c->peer) >= len)
 		return -ENOENT;
 	memcpy(buf, c->peer, (size_t)(colon - c->peer));

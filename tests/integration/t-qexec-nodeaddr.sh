@@ -6,7 +6,8 @@
 # them still reaches node 0's PMI server: the job's launch carries the
 # address qpoold sees for each node's link (QPOOL_NODE_ADDR in the job),
 # names stay names (PBS_NODEFILE, qstat). qpool-rsh and pbsdsh go on by
-# name, through qpoold.
+# name, through qpoold. qpoold stands behind a relay: the address is the
+# one each node's link leaves from, not the one qpoold sees.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/munge.sh"
 . "$(dirname "$0")/hosts.sh"
@@ -18,7 +19,10 @@ srv=${p}s
 qp_host "$srv" 1
 qp_host "${p}a" 2
 qp_host "${p}b" 3
-qp_pool_start "$srv" 7001
+# qpoold behind a relay on its host, as behind a proxy or a NAT: the
+# links come to it from 127.0.0.1, and the nodes say their own address.
+qp_pool_start "$srv" 7001 127.0.0.1:7002
+qp_relay_on "$srv" "$QP_NET.1:7001" 127.0.0.1:7002 0
 names=("nodeA-$p" "nodeB-$p")
 hosts=("${p}a" "${p}b")
 for i in 0 1; do
