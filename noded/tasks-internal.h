@@ -17,11 +17,8 @@
 #define OUT_MAX (64u << 20)
 /* An agent's input is read only while what waits for its task's next
  * hop (the job's control socket, or the link to qpoold) is below this:
- * stdin piped into qpool-rsh cannot fill qnoded's memory. Nor is it read
- * while it has more than twice TASKCLIENT_IN_WINDOW of task.in data that
- * the task's gded has not acknowledged (task.inack): an agent that keeps
- * to the window never meets that, one that ignores it holds up only
- * itself. */
+ * stdin piped into qpool-rsh cannot fill qnoded's memory. An agent that
+ * sends past its window (taskclient.h) is ended with its task. */
 #define IN_PAUSE (1u << 20)
 #define IN_RECHECK_US 5000
 /* Connections on the task socket, all users together. */
