@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "tasks-internal.h"
+#include "timeutil.h"
 
 /* ---- gded's control socket ---- */
 
@@ -258,7 +259,10 @@ json_t *tctl_start_env(const json_t *msg)
 }
 
 /* Sends task.start for t to its job's gded here. -errno when it cannot. */
-int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start)
+/* How often a start that waits for its job's gded looks again. */
+#define WRAPPER_RETRY_US 50000
+
+static int ctl_start_send(struct tasks *ts, struct ttask *t, const json_t *start)
 {
 	struct ctl_req *q;
 	struct ctl *c;
@@ -283,6 +287,72 @@ int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start)
 	q->next = c->reqs;
 	c->reqs = q;
 	ctl_send(c, m);
+	return 0;
+}
+
+/* The job's gded is not listening yet: its socket is not made (it has
+ * just been launched; qpoold launches the sisters a breath before the
+ * primary's script asks them for tasks, and a loaded node may lag). */
+static bool ctl_not_yet(int r)
+{
+	return r == -ENOENT || r == -ECONNREFUSED;
+}
+
+static int ctl_on_start_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct tasks *ts = userdata;
+	int64_t now = time_mono_ns(), dispatch;
+	bool waiting = false;
+	char why[200];
+	struct ttask *t;
+	int r;
+
+	/* A failed start frees its task: the scan starts again. */
+again:
+	for (t = ts->tasks; t; t = t->next) {
+		if (!t->start)
+			continue;
+		if (!jobs_task_check(ts->nd->jobs, t->jobid, &dispatch)) {
+			snprintf(why, sizeof(why), "job %" PRId64 " is ending on %s", t->jobid, ts->nd->name);
+			ttask_start_failed(t, why);
+			goto again;
+		}
+		r = ctl_start_send(ts, t, t->start);
+		if (r == 0 || !ctl_not_yet(r) || now >= t->start_until) {
+			json_decref(t->start);
+			t->start = NULL;
+		}
+		if (r < 0 && !t->start) {
+			snprintf(why, sizeof(why), "job %" PRId64 " is ending on %s (its wrapper does not answer: %s)",
+				 t->jobid, ts->nd->name, strerror(-r));
+			ttask_start_failed(t, why);
+			goto again;
+		}
+		waiting |= t->start != NULL;
+	}
+	if (waiting) {
+		(void)sd_event_source_set_time_relative(s, WRAPPER_RETRY_US);
+		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	return 0;
+}
+
+int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start)
+{
+	int r = ctl_start_send(ts, t, start);
+
+	if (!ctl_not_yet(r))
+		return r;
+	if (!ts->start_retry &&
+	    sd_event_add_time_relative(ts->nd->event, &ts->start_retry, CLOCK_MONOTONIC, WRAPPER_RETRY_US, 1000,
+				       ctl_on_start_retry, ts) < 0) {
+		ts->start_retry = NULL;
+		return r;
+	}
+	t->start = json_incref((json_t *)start);
+	t->start_until = time_mono_ns() + TCTL_WRAPPER_WAIT_SEC * NSEC_PER_SEC;
+	(void)sd_event_source_set_time_relative(ts->start_retry, WRAPPER_RETRY_US);
+	(void)sd_event_source_set_enabled(ts->start_retry, SD_EVENT_ONESHOT);
 	return 0;
 }
 

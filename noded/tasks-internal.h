@@ -45,6 +45,10 @@ struct ttask {
 	/* LOCAL, OUT: task.in data (base64 bytes) from the agent less
 	 * what the task's gded granted back (taskclient_window_ack). */
 	long long in_flight;
+	/* LOCAL, IN: its task.start while the job's gded has not made its
+	 * control socket yet (taskctl.c), and until when it waits. */
+	json_t *start;
+	int64_t start_until;
 	struct ttask *next;
 };
 
@@ -95,6 +99,7 @@ struct tasks {
 	uint64_t next_serial;
 	unsigned n_agents;
 	sd_event_source *recheck;     /* while agents are paused */
+	sd_event_source *start_retry; /* while starts wait for a job's gded */
 	bool stopping;                /* qnoded stops: nothing more is sent */
 };
 
@@ -115,13 +120,20 @@ void task_agent_send(struct agent *a, json_t *msg);
 void ttask_inack(struct ttask *t, const json_t *msg);
 /* The one-line refusal to an agent, which is closed once it is written. */
 void task_agent_refuse(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* t (LOCAL or IN) could not start: why, one line, to its agent or its
+ * origin (task.started ok false); t is freed. */
+void ttask_start_failed(struct ttask *t, const char *why);
 
 /* taskctl.c */
 /* Closes a job's control connection; its tasks here end (task.exit
  * signal 9 with why, unless stopping). */
 void tctl_free(struct ctl *c, const char *why);
 /* task.start for t (argv, env, cwd, stdin of start) to the job's gded,
- * connecting when there is no connection. -errno when it cannot. */
+ * connecting when there is no connection. A gded that has not made its
+ * socket yet is waited for: the start is sent once it has, or t fails
+ * (ttask_start_failed) after TCTL_WRAPPER_WAIT_SEC or when the job ends
+ * here. -errno when it cannot be sent nor wait. */
+#define TCTL_WRAPPER_WAIT_SEC 30
 int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start);
 /* task.in or task.signal (op) for t, members from msg. */
 void tctl_task_pass(struct tasks *ts, struct ttask *t, const char *op, const json_t *msg);

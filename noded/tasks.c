@@ -44,7 +44,23 @@ void ttask_free(struct ttask *t)
 		}
 	if (t->agent && t->agent->task == t)
 		t->agent->task = NULL;
+	json_decref(t->start);
 	free(t);
+}
+
+void ttask_start_failed(struct ttask *t, const char *why)
+{
+	if (t->kind == TASK_IN) {
+		json_t *m = json_pack("{s:b, s:s}", "ok", 0, "error", why);
+
+		if (m) {
+			ttask_relay_back(t, "task.started", m);
+			json_decref(m);
+		}
+	} else if (t->agent) {
+		task_agent_refuse(t->agent, "%s", why);
+	}
+	ttask_free(t);
 }
 
 int tasks_io_events(struct wirebuf *out)
@@ -851,6 +867,7 @@ void tasks_destroy(struct tasks *ts)
 		ttask_free(ts->tasks);
 	ts->listen_src = sd_event_source_disable_unref(ts->listen_src);
 	ts->recheck = sd_event_source_disable_unref(ts->recheck);
+	ts->start_retry = sd_event_source_disable_unref(ts->start_retry);
 	if (ts->listen_fd >= 0) {
 		close(ts->listen_fd);
 		(void)unlink(ts->path);
