@@ -7,7 +7,8 @@
 # address qpoold sees for each node's link (QPOOL_NODE_ADDR in the job),
 # names stay names (PBS_NODEFILE, qstat). qpool-rsh and pbsdsh go on by
 # name, through qpoold. qpoold stands behind a relay: the address is the
-# one each node's link leaves from, not the one qpoold sees.
+# one each node's link leaves from, not the one qpoold sees. Node 0's PMI
+# server listens on that address only.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/munge.sh"
 . "$(dirname "$0")/hosts.sh"
@@ -24,6 +25,7 @@ qp_host "${p}b" 3
 qp_pool_start "$srv" 7001 127.0.0.1:7002
 qp_relay_on "$srv" "$QP_NET.1:7001" 127.0.0.1:7002 0
 names=("nodeA-$p" "nodeB-$p")
+qnoded=()
 hosts=("${p}a" "${p}b")
 for i in 0 1; do
 	getent hosts "${names[$i]}" >/dev/null && skip "${names[$i]} resolves here"
@@ -34,6 +36,7 @@ for i in 0 1; do
 		--name "${names[$i]}" --cpus 0-1 >> "$QP_T/qnoded-${hosts[$i]}.log" 2>&1 &
 	pid=$!
 	QP_PIDS+=("$pid")
+	qnoded[i]=$pid
 	for ((k = 0; k < 600; k++)); do
 		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${names[$i]}[[:space:]].*up" && break
 		kill -0 "$pid" 2>/dev/null || fail "qnoded ${names[$i]} died at start"
@@ -52,8 +55,32 @@ qexec -n 4 sh -c 'echo "rank=$PMI_RANK size=$PMI_SIZE host=$(hostname)"' > pmi.o
 qexec -n 4 -l --mpi=none sh -c 'echo "r=$QPOOL_RANK $(hostname) $QPOOL_NODE_ADDR"' > none.out 2> none.err
 echo "none=$?"
 pbsdsh -u sh -c 'echo "dsh $(hostname) ${QPOOL_NODE_ADDR:-}"' > dsh.out 2> dsh.err; echo "dsh=$?"
+touch bind.ready
+while [ ! -e bind.go ]; do sleep 0.1; done
+qexec -n 4 true > bind.out 2> bind.err; echo "bind=$?"
 JOB
 ) || fail "qsub"
+# Node 0's server listens for the others from before they are started
+# until all are in: with the sister's qnoded stopped, its server cannot
+# start, and the socket is seen from node 0's host (a rank would see it
+# closed). It is on QPOOL_NODE_ADDR only, though no name of the job
+# resolves (on every address before).
+for ((k = 0; k < 3000; k++)); do [ -e "$w/bind.ready" ] && break; sleep 0.1; done
+[ -e "$w/bind.ready" ] || fail "the job did not come to its bind check"
+kill -STOP "${qnoded[1]}"
+touch "$w/bind.go"
+listen=
+for ((k = 0; k < 600; k++)); do
+	listen=$(nsenter -t "$(qp_host_pid "${hosts[0]}")" --net ss -Hltnp |
+		awk '/"qpool-pmi"/ && $4 !~ /^127\./ { print $4 }')
+	[ -n "$listen" ] && break
+	sleep 0.05
+done
+kill -CONT "${qnoded[1]}"
+echo "node 0's server listens at: ${listen:-nothing seen}"
+[ -n "$listen" ] || fail "node 0's server was not seen listening"
+grep -vq "^$QP_NET\.2:[0-9]*$" <<< "$listen" &&
+	fail "node 0's server listens beyond QPOOL_NODE_ADDR $QP_NET.2: $listen"
 qp_wait "$id" completed --timeout 300
 out=$w/qxa.o$id
 qp_wait_file "$out"
@@ -65,6 +92,7 @@ for r in 0 1; do grep -qx "rank=$r size=4 host=${hosts[0]}" "$w/pmi.out" || fail
 for r in 2 3; do grep -qx "rank=$r size=4 host=${hosts[1]}" "$w/pmi.out" || fail "rank $r: $(cat "$w/pmi.out")"; done
 grep -qx "none=0" "$out" || fail "qexec --mpi=none: $(cat "$w/none.err")"
 grep -qx "3: r=3 ${hosts[1]} $QP_NET.3" "$w/none.out" || fail "a sister's QPOOL_NODE_ADDR: $(cat "$w/none.out")"
+grep -qx "bind=0" "$out" || fail "qexec (bind): $(cat "$w/bind.err")"
 grep -qx "dsh=0" "$out" || fail "pbsdsh: $(cat "$w/dsh.err")"
 [ "$(sort -u "$w/dsh.out" | wc -l)" = 2 ] || fail "pbsdsh: $(cat "$w/dsh.out")"
 "$QP_BIN/qstat" --nodes | grep -q "^${names[0]}[[:space:]]" || fail "qstat lists the node by its name"
