@@ -653,8 +653,11 @@ static void agent_dispatch(struct agent *a, json_t *msg)
 	if (strcmp(op, "task.in") == 0) {
 		t->in_flight += (long long)strlen(wire_str(msg, "data") ?: "");
 		if (t->in_flight > (long long)TASKCLIENT_IN_START) {
-			log_warn("job %" PRId64 ": agent pid %d sent %s's stdin past its window: its task is killed",
-				 t->jobid, (int)a->pid, t->id);
+			/* A line per hostile agent: capped per uid as the
+			 * socket's refusals are (taskdoor.c). */
+			if (peers_log_pass(a->ts->peers, a->uid, a->pid, time_mono_ns()))
+				log_warn("job %" PRId64 ": agent pid %d sent %s's stdin past its window: its task is killed",
+					 t->jobid, (int)a->pid, t->id);
 			task_agent_send(a, json_pack("{s:s, s:i, s:s}", "op", "task.exit", "signal", SIGKILL, "error",
 						     "stdin sent past its window: the task is killed"));
 			task_agent_close(a);

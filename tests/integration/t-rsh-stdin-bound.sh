@@ -8,7 +8,8 @@
 # below what 300 windows of 1 MiB let it hold before (issue 29: ~260 MiB;
 # here it passed 64 MiB and grew on): the senders are held instead. A task that does read its stdin still gets all of it
 # meanwhile, byte for byte; an agent that ignores its window has its
-# task killed by qnoded before gded holds what it sent.
+# task killed by qnoded before gded holds what it sent, and 30 more such
+# agents cost qnoded's log at most 10 lines a minute.
 . "$(dirname "$0")/lib.sh"
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 qp_setup
@@ -16,6 +17,7 @@ qp_start_server
 qp_start_node na 0
 qp_start_node nb 1
 N=${QP_STDIN_TASKS:-300}
+FLOODS=30
 BOUND_KIB=$((64 * 1024))   # the job's bound is 24 MiB of base64 (gded(8)); gded's own pages on top
 case ${BUILD:-build} in
 *-san)
@@ -76,6 +78,11 @@ qpool-rsh nb md5sum < data > sum.out 2> sum.err; echo "sum=\$?"
 touch summed
 python3 flood.py > flood.out 2>&1; echo "flood=\$?"
 touch flooded
+while [ ! -e go2 ] ; do sleep 0.2; done
+pids=
+for i in \$(seq $FLOODS); do python3 flood.py > flood-\$i.out 2>&1 & pids="\$pids \$!"; done
+wait \$pids
+touch flooded2
 wait
 JOB
 ) || fail "qsub"
@@ -128,6 +135,20 @@ done
 [ "$(pgrep -c -P "$gded" -x sleep)" -le "$N" ] || fail "the flooding agent's task still runs"
 hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$gded/status")
 [ "$hwm" -lt "$BOUND_KIB" ] || fail "gded holds ${hwm} KiB after a flood (bound ${BOUND_KIB} KiB)"
+
+note "agents that send past their window are logged 10 a minute per uid, not one line each"
+touch "$w/go2"
+for ((i = 0; i < 1200; i++)); do [ -e "$w/flooded2" ] && break; sleep 0.1; done
+[ -e "$w/flooded2" ] || fail "the $FLOODS flooding agents did not end"
+for ((i = 1; i <= FLOODS; i++)); do
+	grep -qx "exit signal=9 error=stdin sent past its window: the task is killed" "$w/flood-$i.out" ||
+		fail "flooding agent $i was not ended: $(cat "$w/flood-$i.out")"
+done
+# 1 + FLOODS ended within a few seconds: at most two minutes' 10 lines
+# (one line each before).
+lines=$(grep -c "stdin past its window" "$QP_T/qnoded-na.log")
+echo "$lines lines for $((FLOODS + 1)) agents past their window"
+[ "$lines" -le 20 ] || fail "$lines log lines for $((FLOODS + 1)) agents past their window"
 
 as qpuser1 qdel "$id" || fail "qdel"
 qp_wait "$id" cancelled --timeout 120
