@@ -100,33 +100,42 @@ static int loopback(struct in_addr a)
 }
 
 /* The socket node 0's server meets the other nodes' servers on, any port,
- * bound where they reach it and nowhere else: node 0's address on the
- * pool network, or loopback when every node's name is a loopback address
- * (all on this host); *addr is then "ADDR:PORT", numeric, so that the
- * others connect to exactly that. When node 0's address is not known
- * here (its name not in /etc/hosts, or only this host maps it to
- * loopback, as Debian's 127.0.1.1 line does), every address of this node,
- * and *addr names it: the servers' secret, the first frame each
+ * bound where they reach it and nowhere else, the first of these this
+ * host can bind: here, the address node 0's link to qpoold leaves from
+ * (QPOOL_NODE_ADDR, which qpoold hands out; NULL when qexec does not run
+ * on node 0 or the launch had none); node 0's address as /etc/hosts
+ * names it; loopback, when every node's name is a loopback address (all
+ * on this host). *addr is then "ADDR:PORT", numeric, so that the others
+ * connect to exactly that. When none is known or bindable here (node 0's
+ * name not in /etc/hosts, or only this host maps it to loopback, as
+ * Debian's 127.0.1.1 line does), every address of this node, and *addr
+ * names here, else node 0: the servers' secret, the first frame each
  * connection must show, still keeps strangers out (docs/PMI.md). */
-static int bind_root(const struct node *nodes, int n, int *ret_fd, char *addr, size_t len)
+static int bind_root(const struct node *nodes, int n, const char *here, int *ret_fd, char *addr, size_t len)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
 	socklen_t slen = sizeof(sin);
-	struct in_addr a, b;
-	int fd, e, pinned = node_addr(nodes[0].name, &a) == 0;
+	struct in_addr cand[2], b;
+	int fd, e, ncand = 0, pinned = 0, all_loopback = 1;
 
-	for (int i = 1; pinned && loopback(a) && i < n; i++)
-		pinned = node_addr(nodes[i].name, &b) == 0 && loopback(b);
+	if (here && inet_pton(AF_INET, here, &cand[ncand]) == 1)
+		ncand++;
+	if (node_addr(nodes[0].name, &cand[ncand]) == 0) {
+		for (int i = 1; loopback(cand[ncand]) && all_loopback && i < n; i++)
+			all_loopback = node_addr(nodes[i].name, &b) == 0 && loopback(b);
+		ncand += all_loopback;
+	}
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (pinned) {
-		sin.sin_addr = a;
-		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
-			pinned = 0;   /* not this host's address after all */
-			sin.sin_addr.s_addr = htonl(INADDR_ANY);
-		}
+	/* A bind that fails leaves the socket unbound: the next is tried
+	 * (an address not this host's after all). */
+	for (int i = 0; i < ncand && !pinned; i++) {
+		sin.sin_addr = cand[i];
+		pinned = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0;
 	}
+	if (!pinned)
+		sin.sin_addr.s_addr = htonl(INADDR_ANY);
 	if ((!pinned && bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) || listen(fd, 128) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&sin, &slen) < 0) {
 		e = -errno;
@@ -134,9 +143,9 @@ static int bind_root(const struct node *nodes, int n, int *ret_fd, char *addr, s
 		return e;
 	}
 	if (pinned)
-		snprintf(addr, len, "%s:%d", inet_ntoa(a), ntohs(sin.sin_port));
+		snprintf(addr, len, "%s:%d", inet_ntoa(sin.sin_addr), ntohs(sin.sin_port));
 	else
-		snprintf(addr, len, "%s:%d", nodes[0].name, ntohs(sin.sin_port));
+		snprintf(addr, len, "%s:%d", here ? here : nodes[0].name, ntohs(sin.sin_port));
 	*ret_fd = fd;
 	return 0;
 }
@@ -739,7 +748,13 @@ int main(int argc, char **argv)
 	 * hands it to node 0's server: the other nodes are told the port at
 	 * once, without waiting for that server (and libpmix) to start. */
 	if (nnodes > 1) {
-		rc = bind_root(nodes, nnodes, &lfd, addr, sizeof(addr));
+		/* QPOOL_NODE_ADDR is this node's (gded sets it from the
+		 * launch); it is node 0's where the job's primary runs us. */
+		const char *here = getenv("QPOOL_NODE_ADDR"), *num = getenv("PBS_NODENUM");
+
+		if (!here || !*here || (num && strcmp(num, "0") != 0))
+			here = NULL;
+		rc = bind_root(nodes, nnodes, here, &lfd, addr, sizeof(addr));
 		if (rc < 0) {
 			fprintf(stderr, "qexec: cannot listen on %s: %s\n", nodes[0].name, strerror(-rc));
 			return 1;
@@ -800,7 +815,9 @@ int main(int argc, char **argv)
 		free(cmdline);
 	}
 	/* The servers end the job on every node at the first failure; qexec
-	 * forwards signals and takes the first non-zero status. */
+	 * forwards signals and takes the first non-zero status. A server that
+	 * fails before it reached the others (a sister that cannot reach the
+	 * root) cannot tell them: qexec ends them (SIGTERM) itself. */
 	for (int left = nnodes; left > 0;) {
 		siginfo_t si;
 		struct timespec ts = { 0, 100000000 };
@@ -820,8 +837,12 @@ int main(int argc, char **argv)
 					continue;
 				nodes[i].pid = 0;
 				left--;
-				if (code && !status)
+				if (code && !status) {
 					status = code;
+					for (int k = 0; k < nnodes; k++)
+						if (nodes[k].pid > 0)
+							kill(nodes[k].pid, SIGTERM);
+				}
 			}
 		}
 		if (pid < 0 && errno == ECHILD)

@@ -223,7 +223,7 @@ int taskclient_relay(struct taskclient *ts, size_t n, int stdin_fd, const char *
 		if (!left)
 			break;
 		pfd[n].fd = stdin_fd >= 0 && ts[0].started && !ts[0].done &&
-				    ts[0].in_flight < TASKCLIENT_IN_WINDOW ? stdin_fd : -1;
+				    taskclient_window_room(ts[0].in_flight, CHUNK) > 0 ? stdin_fd : -1;
 		pfd[n].events = POLLIN;
 		pfd[n + 1].fd = sfd;
 		pfd[n + 1].events = POLLIN;
@@ -247,7 +247,7 @@ int taskclient_relay(struct taskclient *ts, size_t n, int stdin_fd, const char *
 		}
 		if (pfd[n].revents) {
 			static char buf[CHUNK];
-			ssize_t len = read(stdin_fd, buf, sizeof(buf));
+			ssize_t len = read(stdin_fd, buf, taskclient_window_room(ts[0].in_flight, sizeof(buf)));
 			char *data = NULL;
 
 			if (len < 0 && (errno == EINTR || errno == EAGAIN))
@@ -260,7 +260,7 @@ int taskclient_relay(struct taskclient *ts, size_t n, int stdin_fd, const char *
 				if (data)
 					base64_encode(buf, n_in, data);
 				if (data) {
-					ts[0].in_flight += strlen(data);
+					ts[0].in_flight += (long long)strlen(data);
 					task_send(&ts[0], json_pack("{s:s, s:s}", "op", "task.in", "data", data));
 				}
 				free(data);

@@ -13,22 +13,41 @@
 /* The variable gded sets in every job: qnoded's task socket. */
 #define TASKCLIENT_SOCKET_ENV "QPOOL_TASK_SOCKET"
 
-/* A task's stdin window: an agent sends at most this much task.in data
- * (bytes of base64) that the task's gded has not acknowledged with
- * task.inack (taken by the task, or dropped because it closed its
- * stdin). Every hop between (qnoded, qpoold, the other node's qnoded,
- * gded) so holds at most this much of one task's stdin, and task.signal
- * never waits behind stdin the task does not read. qnoded stops reading
- * an agent that sends past twice this. */
+/* A task's stdin window (bytes of base64 task.in data, as sent): an
+ * agent starts with TASKCLIENT_IN_START it may send before gded says
+ * anything, and each task.inack's bytes let it send that much more.
+ * gded grants back what the task took (or what was dropped because it
+ * closed its stdin) and may grant more, up to TASKCLIENT_IN_WINDOW out at
+ * once, out of a pool shared by the job's tasks on the node (gded's
+ * inwin.h): what a job's gded holds of its tasks' stdin is bounded for
+ * the job, however many tasks it starts, and every hop between (qnoded,
+ * qpoold, the other node's qnoded) holds at most a window of one task's
+ * stdin; task.signal never waits behind stdin the task does not read.
+ * qnoded ends an agent (and its task) that sends past its window. */
+#define TASKCLIENT_IN_START (16u << 10)
 #define TASKCLIENT_IN_WINDOW (1u << 20)
 
-/* task.inack's bytes (as the wire gives them) off *in_flight, never
- * below 0: a gded that acknowledges more than it was sent moves nothing
- * past the start. */
-static inline void taskclient_window_ack(size_t *in_flight, long long bytes)
+/* task.inack's bytes (as the wire gives them) off *in_flight (task.in
+ * data sent less what was granted: negative when the agent may send more
+ * than TASKCLIENT_IN_START), never below what one whole window allows:
+ * a gded that grants more than that moves nothing past it. */
+static inline void taskclient_window_ack(long long *in_flight, long long bytes)
 {
+	const long long floor = -(long long)(TASKCLIENT_IN_WINDOW - TASKCLIENT_IN_START);
+
 	if (bytes > 0)
-		*in_flight -= (size_t)bytes < *in_flight ? (size_t)bytes : *in_flight;
+		*in_flight = bytes > *in_flight - floor ? floor : *in_flight - bytes;
+}
+
+/* How many bytes of input an agent may read to send now, as task.in
+ * data, with in_flight out (what base64 makes of it fits the window);
+ * 0: none until a task.inack. At most max. */
+static inline size_t taskclient_window_room(long long in_flight, size_t max)
+{
+	long long left = (long long)TASKCLIENT_IN_START - in_flight;
+	size_t n = left >= 4 ? (size_t)(left / 4) * 3 : 0;
+
+	return n < max ? n : max;
 }
 
 /* One remote task, from task.start to task.exit. */
@@ -37,7 +56,7 @@ struct taskclient {
 	struct wirebuf in, out;
 	bool started;        /* the start was answered ok */
 	bool done;
-	size_t in_flight;    /* task.in data sent and not acknowledged */
+	long long in_flight; /* task.in data sent less what was granted */
 	int status;          /* once done: the exit code, 128+N for signal N,
 	                      * 255 when it could not run or was lost */
 	char host[64];

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* qnoded's connection to qpoold: connect with back-off, register, heartbeat, dispatch. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -284,20 +285,36 @@ static void link_register_reply(struct noded *nd, const json_t *reply, int64_t a
 	jobs_results_send(nd->jobs);
 }
 
-static json_t *link_register_msg(struct noded *nd)
+/* The IPv4 address the link leaves this node from, into buf: where the
+ * job's other nodes reach it (qpoold may see another: a relay's, a
+ * NAT's). 0, or -ENOENT: not TCP over IPv4, or a loopback one. */
+static int link_local_addr(int fd, char *buf, size_t len)
+{
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+
+	if (getsockname(fd, (struct sockaddr *)&sin, &slen) < 0 || slen != sizeof(sin) ||
+	    sin.sin_family != AF_INET || (ntohl(sin.sin_addr.s_addr) >> 24) == 127 ||
+	    !inet_ntop(AF_INET, &sin.sin_addr, buf, (socklen_t)len))
+		return -ENOENT;
+	return 0;
+}
+
+static json_t *link_register_msg(struct noded *nd, int fd)
 {
 	const struct node_topo *t = &nd->topo;
-	char cpus[4096];
+	char cpus[4096], addr[INET_ADDRSTRLEN];
 
 	cpumask_format(&t->cpus, cpus, sizeof(cpus));
-	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s*, s:s, s:b, s:s, s:o, s:o}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s*, s:s, s:b, s:s, s:o, s:o, s:s*}",
 			 "op", "node.register", "name", nd->name, "cpus", cpus, "mems", t->mems,
 			 "topology", "packages", (int)t->packages, "numa", (int)t->numa,
 			 "cores", (int)t->cores, "pus", (int)t->pus, "mem", (json_int_t)t->mem,
 			 "hwloc", nd->topo_xml,
 			 "cgroup", cgroup_mode_name(nd->cgroup_mode), "rt", nd->rt,
 			 "rt_reason", nd->rt_reason, "running", jobs_running_json(nd->jobs),
-			 "results", jobs_results_json(nd->jobs));
+			 "results", jobs_results_json(nd->jobs),
+			 "addr", link_local_addr(fd, addr, sizeof(addr)) == 0 ? addr : NULL);
 }
 
 /* A standby's reply (docs/PROTOCOL.md, "Standby, and the client's
@@ -455,7 +472,7 @@ static int link_register(struct link *l)
 	sd_event_source_set_enabled(l->deadline, SD_EVENT_OFF);
 	log_info("connected to qpoold at %s", link_where(l, &list));
 	l->state = LINK_REGISTERING;
-	req = link_register_msg(l->nd);
+	req = link_register_msg(l->nd, l->fd);
 	if (!req) {
 		link_drop(l);
 		return -ENOMEM;

@@ -31,11 +31,8 @@
 #define LINK_OUT_HIGH (4u << 20)
 /* An agent's input is read only while what waits for its task's next
  * hop (the job's control socket, or the link to qpoold) is below this:
- * stdin piped into qpool-rsh cannot fill qnoded's memory. Nor is it read
- * while it has more than twice TASKCLIENT_IN_WINDOW of task.in data that
- * the task's gded has not acknowledged (task.inack): an agent that keeps
- * to the window never meets that, one that ignores it holds up only
- * itself. */
+ * stdin piped into qpool-rsh cannot fill qnoded's memory. An agent that
+ * sends past its window (taskclient.h) is ended with its task. */
 #define IN_PAUSE (1u << 20)
 #define IN_RECHECK_US 5000
 /* Connections on the task socket, all users together: at most this, and
@@ -62,10 +59,12 @@
  * after their minute. */
 #define LOG_FLUSH_US (5 * 1000000ULL)
 /* A task.start for a job whose gded does not listen yet (a sister's
- * wrapper still starting when the primary's mpirun calls) is tried
- * again this often, for at most START_WAIT_US while the job runs. */
+ * wrapper still starting when the primary's mpirun calls: qpoold launches
+ * the sisters a breath before the primary's script runs, and a loaded
+ * node lags) is tried again this often, for at most START_WAIT_US, and
+ * only while the job runs here: a job that ends ends its wait. */
 #define START_RETRY_US 50000
-#define START_WAIT_US (10 * 1000000ULL)
+#define START_WAIT_US (30 * 1000000ULL)
 
 enum ttask_kind {
 	TASK_LOCAL,    /* agent here, task on this node's gded */
@@ -85,9 +84,9 @@ struct ttask {
 	struct agent *agent;          /* LOCAL, OUT */
 	uint64_t serial;              /* OUT: the link call's argument */
 	bool started;                 /* the start was answered ok */
-	/* LOCAL, OUT: task.in data (base64 bytes) from the agent that
-	 * the task's gded has not acknowledged yet. */
-	size_t in_flight;
+	/* LOCAL, OUT: task.in data (base64 bytes) from the agent less
+	 * what the task's gded granted back (taskclient_window_ack). */
+	long long in_flight;
 	/* task.out data (base64 bytes) passed on and not yet acknowledged
 	 * to where it came from (LOCAL, OUT: relayed to the agent; IN: the
 	 * origin's task.outack, held while the link is full). */
@@ -202,8 +201,9 @@ void task_agent_deadline_set(struct agent *a, uint64_t usec);
 void tctl_free(struct ctl *c, const char *why);
 /* task.start for t (argv, env, cwd, stdin of start) to the job's gded,
  * connecting when there is no connection. When its gded does not listen
- * yet, tried again for a while (t waits unstarted; a final failure
- * refuses it as below, and frees it). -errno when it cannot at all. */
+ * yet, tried again every START_RETRY_US for START_WAIT_US or until the
+ * job ends here (t waits unstarted; a final failure refuses it as below,
+ * and frees it). -errno when it cannot at all. */
 int tctl_task_start(struct tasks *ts, struct ttask *t, const json_t *start);
 /* task.in, task.signal or task.outack (op) for t, members from msg. */
 void tctl_task_pass(struct tasks *ts, struct ttask *t, const char *op, const json_t *msg);

@@ -541,12 +541,11 @@ static size_t agent_next_hop_pending(struct agent *a)
 	return 0;
 }
 
-/* Whether a is not read: its task's next hop is full, or it sent past
- * its window (taskclient.h). */
+/* Whether a is not read: its task's next hop is full. (One that sends
+ * past its window is ended: agent_dispatch.) */
 static bool agent_full(struct agent *a)
 {
-	return agent_next_hop_pending(a) >= IN_PAUSE ||
-	       (a->task && a->task->in_flight > 2 * (size_t)TASKCLIENT_IN_WINDOW);
+	return agent_next_hop_pending(a) >= IN_PAUSE;
 }
 
 static int agents_on_recheck(sd_event_source *s, uint64_t usec, void *userdata);
@@ -646,9 +645,25 @@ static void agent_dispatch(struct agent *a, json_t *msg)
 		if (sig <= 0 || sig >= NSIG)
 			return;
 	}
-	/* Until its gded acknowledges it (task.inack). */
-	if (strcmp(op, "task.in") == 0)
-		t->in_flight += strlen(wire_str(msg, "data") ?: "");
+	/* Until its gded grants it back (task.inack). What gded holds of
+	 * the job's stdin is bounded only if every sender keeps to its
+	 * window (taskclient.h): this count is the agent's own, grants
+	 * seen here first, so one past it broke the protocol. Its task is
+	 * killed (agent_free, once the line is out), as when it goes. */
+	if (strcmp(op, "task.in") == 0) {
+		t->in_flight += (long long)strlen(wire_str(msg, "data") ?: "");
+		if (t->in_flight > (long long)TASKCLIENT_IN_START) {
+			/* A line per hostile agent: capped per uid as the
+			 * socket's refusals are (taskdoor.c). */
+			if (peers_log_pass(a->ts->peers, a->uid, a->pid, time_mono_ns()))
+				log_warn("job %" PRId64 ": agent pid %d sent %s's stdin past its window: its task is killed",
+					 t->jobid, (int)a->pid, t->id);
+			task_agent_send(a, json_pack("{s:s, s:i, s:s}", "op", "task.exit", "signal", SIGKILL, "error",
+						     "stdin sent past its window: the task is killed"));
+			task_agent_close(a);
+			return;
+		}
+	}
 	if (t->kind == TASK_LOCAL) {
 		tctl_task_pass(a->ts, t, op, msg);
 		return;

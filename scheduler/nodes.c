@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The node ops: register (with reconciliation), heartbeat, job.done; and
  * what qpoold sends nodes: job.launch, job.signal. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -382,10 +383,12 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	const char *mems = wire_str(msg, "mems");
 	const char *cgroup = wire_str(msg, "cgroup");
 	const char *rt_reason = wire_str(msg, "rt_reason");
+	const char *addr = wire_str(msg, "addr");
 	json_t *running = json_object_get(msg, "running");
 	json_t *results = json_object_get(msg, "results");
 	json_t *topology = json_object_get(msg, "topology");
 	struct cpumask mask;
+	struct in_addr in;
 	const char *hwloc;
 	struct error err;
 	struct node *n;
@@ -439,6 +442,10 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	json_decref(n->topology);
 	n->topology = json_is_object(topology) ? json_incref(topology) : NULL;
 	n->rt = wire_bool(msg, "rt", 0);
+	/* Only a dotted IPv4 that is not a loopback one (node_link_addr). */
+	n->addr[0] = '\0';
+	if (addr && inet_pton(AF_INET, addr, &in) == 1 && (ntohl(in.s_addr) >> 24) != 127)
+		snprintf(n->addr, sizeof(n->addr), "%s", addr);
 	free(n->rt_reason);
 	n->rt_reason = rt_reason ? strdup(rt_reason) : NULL;
 	if (n->state == NODE_DOWN)
@@ -567,17 +574,49 @@ static int launch_share(json_t *launch, const struct job *j, const struct alloc_
 	return 0;
 }
 
-/* The launch's alloc: each node's name and share, job order. */
+/* The IPv4 address n's link leaves from, in buf: what the job's other
+ * nodes reach it at with no name service (Slurm's NodeAddr; a node's
+ * name need not be a host name). The node's own word at register (a
+ * relay or a NAT before qpoold hides it), else the address qpoold sees
+ * the link come from. 0, or -ENOENT for none: a link over the Unix
+ * socket, over IPv6 (qpool-pmi's root is reached over AF_INET), or from a
+ * loopback address (a node on qpoold's host that came to 127.0.0.1 is
+ * not there for its sisters). */
+static int node_link_addr(const struct node *n, char *buf, size_t len)
+{
+	const struct conn *c = n ? n->link : NULL;
+	struct in_addr a;
+	const char *colon;
+
+	if (c && n->addr[0] && strlen(n->addr) < len) {
+		memcpy(buf, n->addr, strlen(n->addr) + 1);
+		return 0;
+	}
+	if (!c || !c->tcp || !(colon = strrchr(c->peer, ':')) || (size_t)(colon - c->peer) >= len)
+		return -ENOENT;
+	memcpy(buf, c->peer, (size_t)(colon - c->peer));
+	buf[colon - c->peer] = '\0';
+	if (inet_pton(AF_INET, buf, &a) != 1 || (ntohl(a.s_addr) >> 24) == 127)
+		return -ENOENT;
+	return 0;
+}
+
+/* The launch's alloc: each node's name, share and link address (addr,
+ * when node_link_addr has one), job order. */
 static json_t *alloc_array(const struct job *j)
 {
 	json_t *arr = json_array();
 
 	for (unsigned i = 0; arr && i < j->n_alloc; i++) {
 		const struct alloc_entry *e = &j->alloc[i];
+		char addr[INET_ADDRSTRLEN];
+		json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I}", "node", e->node, "ncpus", (json_int_t)e->ncpus,
+				      "mpiprocs", (json_int_t)e->mpiprocs, "ompthreads", (json_int_t)e->ompthreads,
+				      "mem", (json_int_t)e->mem);
 
-		json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:I}", "node", e->node,
-						     "ncpus", (json_int_t)e->ncpus, "mpiprocs", (json_int_t)e->mpiprocs,
-						     "ompthreads", (json_int_t)e->ompthreads, "mem", (json_int_t)e->mem));
+		if (o && node_link_addr(e->where, addr, sizeof(addr)) == 0)
+			json_object_set_new(o, "addr", json_string(addr));
+		json_array_append_new(arr, o);
 	}
 	return arr;
 }

@@ -38,6 +38,7 @@ struct node {
 	bool rt;
 	char *rt_reason;
 	void *link;              /* the server's connection, NULL when down */
+	char addr[16];           /* IPv4 its link leaves from, as it says at register; "" */
 	int64_t last_seen;       /* monotonic ns of the last message */
 	int64_t down_since;      /* monotonic ns it became unreachable; 0: reachable */
 	bool lost;               /* unreachable past node_timeout: its jobs were handled */

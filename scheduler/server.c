@@ -406,9 +406,12 @@ static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdat
 	/* A message begun and not finished is timed (see conns_check); an
 	 * emptied buffer that grew for a large message is given back. A
 	 * throttled peer's waiting requests are not "unfinished": it is timed
-	 * by idle_timeout instead. */
+	 * by idle_timeout instead. A whole message since the timer started
+	 * (last_active) means the one left began since: a peer that streams
+	 * (a node link carrying tasks' stdin) ends most reads mid-frame and
+	 * is not stalled. */
 	if (c->in.off < c->in.len && !c->throttled) {
-		if (!c->partial_since)
+		if (!c->partial_since || c->last_active > c->partial_since)
 			c->partial_since = time_mono_ns();
 	} else {
 		c->partial_since = 0;

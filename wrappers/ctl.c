@@ -17,6 +17,7 @@
 
 #include "base64.h"
 #include "gded-internal.h"
+#include "inwin.h"
 #include "jobenv.h"
 #include "log.h"
 #include "timeutil.h"
@@ -28,12 +29,12 @@
 /* While this much is queued for qnoded, task output is not read: the
  * tasks block on their pipes instead of gded's memory growing. */
 #define OUT_HIGH (4u << 20)
-/* A task's stdin is acknowledged (task.inack, what the agent's window
- * counts: taskclient.h) once less than this of it waits here; the window
- * keeps what waits below TASKCLIENT_IN_WINDOW + IN_ACK, so the connection
- * is always read and task.signal never waits behind unread stdin. */
-#define IN_ACK (256u << 10)
-/* Only a qnoded that ignored the window would send more: dropped. */
+/* A task's stdin is granted to its sender (task.inack) as the task
+ * takes it, within the job's pool (inwin.h): the connection is always
+ * read, task.signal never waits behind unread stdin, and what waits here
+ * is bounded for the job. Only a sender that ignored its window (or one
+ * that predates the grants: it took 1 MiB for granted) sends more than
+ * it was granted; past this for one task, it is dropped. */
 #define IN_MAX (8u << 20)
 /* A task.start's out_window (bytes of task.out data not yet acknowledged
  * by task.outack, past which the task's pipes are not read) is taken
@@ -57,7 +58,8 @@ struct task {
 	char *inbuf;         /* input not yet written to it */
 	size_t inlen, inoff;
 	bool in_eof;         /* task.in with empty data: close once written */
-	size_t in_unacked;   /* task.in data (base64 bytes) not acknowledged */
+	struct inwin win;    /* its sender's window (inwin.h) */
+	size_t in_held;      /* task.in data (base64 bytes) in inbuf */
 	size_t out_window;   /* task.start's out_window; 0: none */
 	size_t out_unacked;  /* task.out data (base64 bytes) not acknowledged */
 	bool exit_queued;    /* task.exit is in the output buffer */
@@ -73,6 +75,7 @@ struct gded_ctl {
 	bool ending;
 	size_t max_tasks;
 	uint64_t started;        /* tasks started, for PBS_TASKNUM */
+	struct inwin_job inwin;  /* the tasks' stdin windows, summed */
 	struct task **tasks;
 	size_t ntasks;
 	/* What each pollfd handed out stands for. */
@@ -217,8 +220,9 @@ static void fd_close(int *fd)
 	*fd = -1;
 }
 
-static void task_free(struct task *t)
+static void task_free(struct gded_ctl *ctl, struct task *t)
 {
+	inwin_release(&ctl->inwin, &t->win);
 	fd_close(&t->in);
 	fd_close(&t->out);
 	fd_close(&t->err);
@@ -253,7 +257,7 @@ static void tasks_prune(struct gded_ctl *ctl)
 		struct task *t = ctl->tasks[i];
 
 		if (t->exit_queued) {
-			task_free(t);
+			task_free(ctl, t);
 			ctl->tasks[i] = ctl->tasks[--ctl->ntasks];
 			continue;
 		}
@@ -397,8 +401,10 @@ static void on_start(struct gded_ctl *ctl, json_int_t id, const json_t *msg)
 	out[0] = -1;
 	t->err = err[0];
 	err[0] = -1;
-	if (t->in >= 0)
+	if (t->in >= 0) {
 		fcntl(t->in, F_SETFL, O_NONBLOCK);
+		inwin_open(&ctl->inwin, &t->win);
+	}
 	fcntl(t->out, F_SETFL, O_NONBLOCK);
 	fcntl(t->err, F_SETFL, O_NONBLOCK);
 	if (json_is_integer(json_object_get(msg, "out_window")) && wire_int(msg, "out_window", 0) > 0) {
@@ -424,14 +430,41 @@ done:
 	gded_env_free(envp);
 }
 
-/* task.inack for what t's agent sent, once little of it waits here. */
-static void in_ack(struct gded_ctl *ctl, struct task *t)
+/* Tasks whose stdin is still open, among which the pool is shared. */
+static size_t tasks_taking_input(const struct gded_ctl *ctl)
 {
-	if (!t->in_unacked || (t->in >= 0 && t->inlen - t->inoff >= IN_ACK))
-		return;
-	send_msg(ctl, json_pack("{s:s, s:s, s:I}", "op", "task.inack", "task", t->id, "bytes",
-				(json_int_t)t->in_unacked));
-	t->in_unacked = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < ctl->ntasks; i++)
+		n += ctl->tasks[i]->in >= 0 && !ctl->tasks[i]->in_eof;
+	return n;
+}
+
+/* n bytes of t's stdin (base64, as sent) left gded (taken by the task,
+ * or dropped): granted back to its sender, as the job's pool allows. */
+static void in_taken(struct gded_ctl *ctl, struct task *t, size_t n)
+{
+	size_t grant;
+
+	inwin_consume(&ctl->inwin, &t->win, n);
+	if (t->reaped || t->in_eof)
+		return;   /* its sender sends no more */
+	grant = inwin_grant(&ctl->inwin, &t->win, t->in >= 0 && !t->in_eof, tasks_taking_input(ctl));
+	if (grant)
+		send_msg(ctl, json_pack("{s:s, s:s, s:I}", "op", "task.inack", "task", t->id, "bytes",
+					(json_int_t)grant));
+}
+
+/* What waits in inbuf for t is dropped (the task closed its stdin, or
+ * ended). */
+static void in_drop_held(struct gded_ctl *ctl, struct task *t)
+{
+	size_t held = t->in_held;
+
+	free(t->inbuf);
+	t->inbuf = NULL;
+	t->inoff = t->inlen = t->in_held = 0;
+	in_taken(ctl, t, held);
 }
 
 static void on_input(struct gded_ctl *ctl, const json_t *msg)
@@ -442,23 +475,25 @@ static void on_input(struct gded_ctl *ctl, const json_t *msg)
 	char *buf;
 
 	/* No reply: a task that has just ended takes nothing; one started
-	 * without stdin, or that closed it, drops it (acknowledged, so
-	 * the agent's window moves on to its EOF). */
+	 * without stdin, or that closed it, drops it (granted back, so the
+	 * agent's window moves on to its EOF). */
 	if (!t || !data)
 		return;
 	len = strlen(data);
-	t->in_unacked += len;
 	if (t->in < 0 || t->in_eof || t->inlen - t->inoff + len > IN_MAX) {
 		if (t->in >= 0 && !t->in_eof)
 			log_warn("job %" PRIu64 ": task.in for %s past the window: dropped",
 				 ctl->job->jobid, t->id);
-		in_ack(ctl, t);
+		in_taken(ctl, t, len);
 		return;
 	}
 	if (len == 0) {
 		t->in_eof = true;
-		if (t->inoff == t->inlen)
+		if (t->inoff == t->inlen) {
 			fd_close(&t->in);
+			/* Its sender sends no more: its window goes back. */
+			inwin_release(&ctl->inwin, &t->win);
+		}
 		return;
 	}
 	if (t->inoff) {
@@ -469,18 +504,18 @@ static void on_input(struct gded_ctl *ctl, const json_t *msg)
 	}
 	buf = realloc(t->inbuf, t->inlen + base64_decoded_max(len));
 	if (!buf) {
-		in_ack(ctl, t);
+		in_taken(ctl, t, len);
 		return;
 	}
 	t->inbuf = buf;
 	if (base64_decode(data, len, t->inbuf + t->inlen, &n) < 0) {
 		log_warn("job %" PRIu64 ": task.in for %s: data is not base64: dropped",
 			 ctl->job->jobid, t->id);
-		in_ack(ctl, t);
+		in_taken(ctl, t, len);
 		return;
 	}
 	t->inlen += n;
-	in_ack(ctl, t);
+	t->in_held += len;
 }
 
 /* task.outack: qnoded passed on this much of t's output; its pipes are
@@ -612,23 +647,35 @@ static void on_output(struct gded_ctl *ctl, struct task *t, int which)
 static void on_stdin(struct gded_ctl *ctl, struct task *t)
 {
 	ssize_t n = write(t->in, t->inbuf + t->inoff, t->inlen - t->inoff);
+	size_t took;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n < 0) {
 		/* EPIPE (SIGPIPE is blocked): it closed its stdin. */
-		t->inoff = t->inlen = 0;
 		fd_close(&t->in);
-		in_ack(ctl, t);
+		in_drop_held(ctl, t);
 		return;
 	}
 	t->inoff += (size_t)n;
 	if (t->inoff == t->inlen) {
+		/* All of it: the base64 it came as, whole. */
+		free(t->inbuf);
+		t->inbuf = NULL;
 		t->inoff = t->inlen = 0;
-		if (t->in_eof)
+		took = t->in_held;
+		if (t->in_eof) {
 			fd_close(&t->in);
+			inwin_release(&ctl->inwin, &t->win);
+		}
+	} else {
+		/* 3 bytes a 4 of base64; the rest when the buffer empties. */
+		took = (size_t)n / 3 * 4;
+		if (took > t->in_held)
+			took = t->in_held;
 	}
-	in_ack(ctl, t);
+	t->in_held -= took;
+	in_taken(ctl, t, took);
 }
 
 size_t gded_ctl_pollfds(struct gded_ctl *ctl, struct pollfd *pfd)
@@ -723,6 +770,8 @@ bool gded_ctl_reaped(struct gded_ctl *ctl, pid_t pid, int status)
 		t->reaped = true;
 		t->status = status;
 		fd_close(&t->in);
+		in_drop_held(ctl, t);
+		inwin_release(&ctl->inwin, &t->win);
 		task_exit_maybe(ctl, t);
 		return true;
 	}
@@ -798,7 +847,7 @@ void gded_ctl_destroy(struct gded_ctl *ctl)
 	close(ctl->listen);
 	(void)unlink(ctl->path);
 	for (size_t i = 0; i < ctl->ntasks; i++)
-		task_free(ctl->tasks[i]);
+		task_free(ctl, ctl->tasks[i]);
 	free(ctl->tasks);
 	free(ctl->map);
 	free(ctl);

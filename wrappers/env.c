@@ -214,6 +214,8 @@ char **gded_env_build(const struct gded_job *job, const char *tmpdir)
 		fail |= env_set(&e, "PBS_NUM_NODES", n) < 0;
 		fail |= env_set(&e, "PBS_NODENUM", nodenum) < 0;
 		fail |= env_set(&e, "PBS_VNODENUM", nodenum) < 0;
+		if (me->addr)
+			fail |= env_set(&e, "QPOOL_NODE_ADDR", me->addr) < 0;
 	} else {
 		fail |= env_set(&e, "PBS_NP", ncpus) < 0;
 		fail |= env_set(&e, "PBS_NUM_PPN", ncpus) < 0;

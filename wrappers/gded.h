@@ -38,6 +38,7 @@ struct gded_alloc {
 	uint64_t mpiprocs;        /* MPI slots: its lines in PBS_NODEFILE */
 	uint64_t ompthreads;      /* 0: ncpus / mpiprocs */
 	uint64_t mem;             /* bytes; 0: none */
+	const char *addr;         /* IPv4 address qpoold sees its link at (QPOOL_NODE_ADDR), or NULL */
 };
 
 /* Bounds on an allocation gded accepts: entries, and PBS_NODEFILE lines. */

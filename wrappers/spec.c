@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The launch spec (docs/PROTOCOL.md "Node-local files") read into a struct gded_job. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -244,6 +245,7 @@ static int spec_alloc(const json_t *o, struct gded_job *job, struct error *err)
 	json_array_foreach(alloc, i, v) {
 		struct gded_alloc *a = &job->alloc[i];
 		struct error e = { { 0 } };
+		struct in_addr in;
 
 		if (!json_is_object(v))
 			return error_set(err, -EINVAL, "spec: alloc[%zu] is not an object", i);
@@ -252,9 +254,13 @@ static int spec_alloc(const json_t *o, struct gded_job *job, struct error *err)
 		    spec_u64(v, "ncpus", true, &a->ncpus, &e) < 0 ||
 		    spec_u64(v, "mpiprocs", false, &a->mpiprocs, &e) < 0 ||
 		    spec_u64(v, "ompthreads", false, &a->ompthreads, &e) < 0 ||
-		    spec_u64(v, "mem", false, &a->mem, &e) < 0)
+		    spec_u64(v, "mem", false, &a->mem, &e) < 0 ||
+		    spec_str(v, "addr", false, &a->addr, &e) < 0)
 			return error_set(err, -EINVAL, "spec: alloc[%zu]: %s", i,
 					 e.text + strlen("spec: "));
+		if (a->addr && inet_pton(AF_INET, a->addr, &in) != 1)
+			return error_set(err, -EINVAL, "spec: alloc[%zu]: \"addr\" \"%.64s\" is not an IPv4 address",
+					 i, a->addr);
 		if (!node_name_ok(a->node))
 			return error_set(err, -EINVAL, "spec: alloc[%zu]: node name \"%s\" is not valid",
 					 i, a->node);

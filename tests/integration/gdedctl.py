@@ -9,9 +9,10 @@ import struct
 import threading
 import time
 
-# lib/taskclient.h's TASKCLIENT_IN_WINDOW: task.in data (base64 bytes)
-# sent and not yet acknowledged by gded's task.inack.
-IN_WINDOW = 1 << 20
+# lib/taskclient.h's TASKCLIENT_IN_START: task.in data (base64 bytes) a
+# sender may have out before gded's first task.inack; each inack's bytes
+# let it send that much more.
+IN_START = 16 << 10
 
 
 class Ctl:
@@ -99,12 +100,21 @@ class Ctl:
         return self.request(msg)
 
     def stdin(self, task, data, timeout=60):
-        """task.in, within the window as qnoded keeps it: waits for
-        gded's task.inack, reading frames itself from the main thread,
-        or while another thread reads them."""
-        text = base64.b64encode(data).decode()
+        """task.in, within the window as qnoded keeps it: in pieces that
+        fit what gded granted, waiting for its task.inack, reading frames
+        itself from the main thread, or while another thread reads them."""
         deadline = time.monotonic() + timeout
-        while self.sent.get(task, 0) - self.acked.get(task, 0) >= IN_WINDOW:
+        while True:
+            left = IN_START - (self.sent.get(task, 0) - self.acked.get(task, 0))
+            if left >= 4 or (not data and left >= 0):
+                piece = data[:left // 4 * 3]
+                data = data[len(piece):]
+                text = base64.b64encode(piece).decode()
+                self.sent[task] = self.sent.get(task, 0) + len(text)
+                self.send({"op": "task.in", "task": task, "data": text})
+                if not data:
+                    return
+                continue
             if time.monotonic() > deadline or task in self.exits:
                 raise AssertionError("%s: no task.inack in %ss (%d sent, %d acknowledged)" %
                                      (task, timeout, self.sent.get(task, 0), self.acked.get(task, 0)))
@@ -113,8 +123,6 @@ class Ctl:
                     raise AssertionError("connection closed waiting for task.inack of %s" % task)
             else:
                 time.sleep(0.001)
-        self.sent[task] = self.sent.get(task, 0) + len(text)
-        self.send({"op": "task.in", "task": task, "data": text})
 
     def signal(self, task, sig):
         self.send({"op": "task.signal", "task": task, "signal": sig})

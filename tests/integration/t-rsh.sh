@@ -207,8 +207,8 @@ grep -qx "far=50000000" "$out" || fail "50 MB of stdin to a task on the other no
 grep -qx "rsh-rc=143" "$out" || fail "SIGTERM to qpool-rsh did not end its task while its stdin was held back"
 written=$(sed -n 's/^written=//p' "$out")
 [ -n "$written" ] && [ "$written" -gt 0 ] || fail "the writer's progress was not read"
-# Held back: the pipe, qpool-rsh's 1 MiB, the 1 MiB window, gded's 1 MiB
-# for the task and the sockets between: a few MiB, not 200 MB.
+# Held back: the pipe, qpool-rsh's 1 MiB, the window gded grants (at most 1 MiB)
+# and the sockets between: a few MiB, not 200 MB.
 [ "$written" -lt 33554432 ] || fail "$written bytes taken for a task that reads nothing: no back-pressure across nodes"
 hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$(qp_node_pid "$far")/status")
 hws=$(awk '/^VmHWM:/ { print $2 }' "/proc/$QP_SERVER_PID/status")

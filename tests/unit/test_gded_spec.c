@@ -454,7 +454,7 @@ static void test_spec_reserve(void)
 
 static const char *const alloc3 =
 	"[{\"node\": \"n1\", \"ncpus\": 4, \"mpiprocs\": 2, \"mem\": 1024},"
-	" {\"node\": \"n2\", \"ncpus\": 4, \"mpiprocs\": 2, \"ompthreads\": 3},"
+	" {\"node\": \"n2\", \"ncpus\": 4, \"mpiprocs\": 2, \"ompthreads\": 3, \"addr\": \"192.0.2.7\"},"
 	" {\"node\": \"n3\", \"ncpus\": 2}]";
 
 /* good_spec as node node_index of alloc3, with its share of 4 CPUs. */
@@ -489,6 +489,8 @@ static void test_spec_alloc(void)
 	CU_ASSERT_EQUAL(job.alloc[0].mem, 1024);
 	CU_ASSERT_EQUAL(job.alloc[1].ompthreads, 3);
 	CU_ASSERT_EQUAL(job.alloc[2].mpiprocs, 2);   /* default: its ncpus */
+	CU_ASSERT_STRING_EQUAL(job.alloc[1].addr, "192.0.2.7");
+	CU_ASSERT_PTR_NULL(job.alloc[2].addr);
 	CU_ASSERT_STRING_EQUAL(job.ctl, "/var/lib/qpool/nodes/n1/jobs/12.ctl");
 	CU_ASSERT_STRING_EQUAL(job.task_socket, "/var/lib/qpool/nodes/n1/task.sock");
 	CU_ASSERT_STRING_EQUAL(job.hwloc_xml, "/var/lib/qpool/nodes/n1/topology.xml");
@@ -532,6 +534,11 @@ static void test_spec_alloc_bad(void)
 		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": 2, \"mpiprocs\": 2000000}]", "is above" },
 		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": 2, \"mpiprocs\": 1000000},"
 			   " {\"node\": \"n2\", \"ncpus\": 2, \"mpiprocs\": 1000000}]", "MPI slots" },
+		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": 2, \"addr\": \"n1.example\"}]",
+		  "alloc[0]: \"addr\" \"n1.example\" is not an IPv4 address" },
+		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": 2, \"addr\": \"192.0.2.1\\nPATH=/x\"}]",
+		  "is not an IPv4 address" },
+		{ "alloc", "[{\"node\": \"n1\", \"ncpus\": 2, \"addr\": 7}]", "alloc[0]: \"addr\" is not a string" },
 		{ "node_index", "1", "\"node_index\" 1 without \"alloc\"" },
 		{ "node_index", "-1", "\"node_index\" is not" },
 		{ "ctl", "\"jobs/12.ctl\"", "\"ctl\" must be an absolute path" },
@@ -620,12 +627,15 @@ static void test_env_multi(void)
 	CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "3");   /* its ompthreads */
 	CU_ASSERT_STRING_EQUAL(env_get(env, "QPOOL_TASK_SOCKET"), "/var/lib/qpool/nodes/n1/task.sock");
 	CU_ASSERT_STRING_EQUAL(env_get(env, "QPOOL_HWLOC_XML"), "/var/lib/qpool/nodes/n1/topology.xml");
+	/* Its own link's address, as qpoold saw it (alloc[1].addr). */
+	CU_ASSERT_STRING_EQUAL(env_get(env, "QPOOL_NODE_ADDR"), "192.0.2.7");
 	gded_env_free(env);
 	gded_job_clear(&job);
-	/* Node 0: 4 CPUs for 2 ranks, no ompthreads: 2 each. */
+	/* Node 0: 4 CPUs for 2 ranks, no ompthreads: 2 each; no addr given. */
 	CU_ASSERT_EQUAL_FATAL(parse_multi(0, &job, &err), 0);
 	env = gded_env_build(&job, NULL);
 	CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), "2");
+	CU_ASSERT_PTR_NULL(env_get(env, "QPOOL_NODE_ADDR"));
 	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NODENUM"), "0");
 	gded_env_free(env);
 	gded_job_clear(&job);
