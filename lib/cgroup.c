@@ -1351,11 +1351,17 @@ static int v2_job_remove(struct cgroup_job *job)
 	 * on Debian 12 (t-gded-teardown in make vm-check). memory.reclaim
 	 * (Linux 5.19+; absent before, then nothing is done) evicts the
 	 * "file" amount of memory.stat, shmem included; -EAGAIN when not all
-	 * of it could go is no failure: what is left stays with the kernel. */
-	if (file_read(job->fd[0], "memory.stat", buf, sizeof(buf)) >= 0 &&
-	    keyed_u64(buf, "file", &file) == 0 && file > 0 && memcgs_at_threshold(job)) {
+	 * of it could go is no failure: what is left stays with the kernel.
+	 * Dirty pages are only written back when reclaim meets them, so the
+	 * write is tried again, three times at most, while some is left. */
+	for (int i = 0; i < 3; i++) {
+		if (file_read(job->fd[0], "memory.stat", buf, sizeof(buf)) < 0 ||
+		    keyed_u64(buf, "file", &file) < 0 || file == 0 ||
+		    (i == 0 && !memcgs_at_threshold(job)))
+			break;
 		snprintf(num, sizeof(num), "%" PRIu64, file);
-		(void)file_write(job->fd[0], "memory.reclaim", num);
+		if (file_write(job->fd[0], "memory.reclaim", num) != -EAGAIN)
+			break;
 	}
 	if (unlinkat(job->parent_fd[0], job->name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return errno == ENOTEMPTY ? -EBUSY : -errno;
