@@ -107,7 +107,7 @@ deb-check: deb
 # knownConditionTrueFalse (it misreads the `r = r ?: f()` chains).
 # Findings that are right but intended carry an inline suppression with
 # the reason (cppcheck-suppress / shellcheck disable).
-SH_SCRIPTS = $(shell grep -lE '^\#!.*(bash|/sh)' .ci/run dist/* tests/run tests/manlint tests/demo \
+SH_SCRIPTS = $(shell grep -lE '^\#!.*(bash|/sh)' .ci/run dist/* dist/vm/* tests/run tests/manlint tests/demo \
 		tests/fuzz/run tests/stress/* tests/integration/* bench/* 2>/dev/null) \
 	     tests/integration/lib.sh bench/lib.sh
 C_PARTS := lib scheduler queue-preproc noded wrappers accounting commands pmi
@@ -119,3 +119,18 @@ analyze: deps-dist
 		--suppress=missingIncludeSystem \
 		$(addprefix -I,$(C_PARTS)) $(C_PARTS)
 	shellcheck -x -S warning $(sort $(SH_SCRIPTS))
+
+# --- Guests: Debian 12 and 13 booted under qemu with systemd and cgroup
+# v2, the packages installed, the tests of dist/vm/tests.list run in them
+# (dist/vm/vm-check, docs/VM.md; root). Root file systems and the other
+# suite's packages are cached in VM_CACHE.
+VM_DEB_PKGS := mmdebstrap qemu-system-x86 e2fsprogs debian-archive-keyring
+VM_CACHE    ?= /var/cache/qpool-vm
+
+.PHONY: deps-vm vm-check
+
+deps-vm:
+	@$(MAKE) -s deps DEB_PKGS="$(VM_DEB_PKGS)"
+
+vm-check: deb deps-vm
+	VM_CACHE=$(VM_CACHE) VM_OUT=$(BUILD)/vm dist/vm/vm-check $(DEB_DIR)

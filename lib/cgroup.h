@@ -147,15 +147,16 @@ int cgroup_job_kill(struct cgroup_job *job, int timeout_ms);
  * kernel does not provide are left 0. 0 or -errno. */
 int cgroup_job_usage(struct cgroup_job *job, struct cgroup_usage *ret);
 
-/* v1: cgroup_job_remove empties the memory group of page cache
- * (memory.force_empty) before removing it once the host counts this many
- * memory cgroups, live and dying (/proc/cgroups); below, the cache stays
- * and the removed group lingers as a dying one until the kernel reclaims
- * the cache. 0: always. A new or found group starts with the default. */
+/* cgroup_job_remove empties the memory group of page cache (v1:
+ * memory.force_empty; v2: memory.reclaim, Linux 5.19+) before removing it
+ * once the host counts this many memory cgroups, live and dying
+ * (/proc/cgroups); below, the cache stays and the removed group lingers
+ * as a dying one until the kernel reclaims the cache. 0: always. A new or
+ * found group starts with the default. */
 #define CGROUP_RECLAIM_THRESHOLD_DEFAULT 4096
 void cgroup_job_reclaim_threshold(struct cgroup_job *job, unsigned threshold);
 
-/* Removes the group from every hierarchy (v1: see
+/* Removes the group from every hierarchy (see
  * cgroup_job_reclaim_threshold). Tries every hierarchy; returns 0 or the
  * first -errno (-EBUSY while populated). May be called again after a
  * failure. */

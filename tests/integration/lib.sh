@@ -5,7 +5,9 @@
 set -u
 
 QP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-QP_BIN=$QP_TOP/${BUILD:-build}/bin
+# QP_BIN, when set, names a directory of installed programs (a vm-check
+# guest, dist/vm/guest-run); by default the tree's build.
+QP_BIN=${QP_BIN:-$QP_TOP/${BUILD:-build}/bin}
 QP_USERS="qpuser1 qpuser2 qpuser3"
 QP_PIDS=()
 QP_ATEXIT=()   # functions the cleanup runs first, each once, whatever happened
@@ -16,7 +18,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 note() { echo "--- $*"; }
 
 [ "$(id -u)" = 0 ] || skip "integration tests need root (real users, cgroups)"
-[ -x "$QP_BIN/qpoold" ] || fail "build first: $QP_BIN/qpoold missing"
+[ -x "$QP_BIN/qpoold" ] || { echo "FAIL: build first: $QP_BIN/qpoold missing" >&2; exit 1; }
 
 qp_users() {  # creates the unprivileged test users if missing
 	local u

@@ -22,12 +22,16 @@ all=()
 for ((round = 1; round <= rounds; round++)); do
 	for sig in TERM KILL; do
 		tag=$round$sig
-		# long: burns CPU across the restart; short: ends while qnoded is away.
+		# long: burns CPU across the restart, 4 s at least and until the
+		# test says the new qnoded is up (a slow host, e.g. vm-check's
+		# TCG guests, may take longer than 4 s to restart it); short: ends
+		# while qnoded is away.
 		long=$(as qpuser1 qsub -N "long$tag" <<JOB
 echo start > $w/long.$tag
-python3 -c 'import time
-e = time.time() + 4
-while time.time() < e: pass'
+python3 -c 'import os, sys, time
+t = time.time()
+while time.time() < t + 4 or not os.path.exists(sys.argv[1]):
+    if time.time() > t + 120: sys.exit(1)' $w/go.$tag
 echo end >> $w/long.$tag
 JOB
 ) || fail qsub
@@ -47,6 +51,7 @@ JOB
 			fail "job $long's gded died with qnoded (SIG$sig)"
 		[ "$(qp_state "$long")" = running ] || fail "job $long is $(qp_state "$long") while qnoded is away"
 		qp_start_node n1
+		touch "$w/go.$tag"
 		qp_wait "$long" completed --timeout 30
 		qp_wait "$short" completed --timeout 30
 		for f in long short; do

@@ -78,8 +78,9 @@ for id in "${ids[@]}"; do qp_wait "$id" completed --timeout 60; done
 # other process's group that ends with page cache meanwhile counts too.
 # Without the reclaim before rmdir every job's group would stay dying
 # (+50); a few from elsewhere are not this test's. A removed group leaves
-# the count once the kernel has freed it, a moment after rmdir.
-for _ in $(seq 100); do
+# the count once the kernel has freed it, a moment after rmdir (longer on
+# a slow host: up to 30 s are waited for).
+for _ in $(seq 600); do
 	after=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
 	[ $((after - before)) -le 10 ] && break
 	sleep 0.05

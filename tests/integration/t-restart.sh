@@ -8,9 +8,11 @@ qp_start_server
 qp_start_node n1 0
 
 w=$QP_T/work/qpuser1
+# The job runs until both restarts are done (bounded), not for a fixed
+# time a slow host (a TCG guest of make vm-check) outlasts.
 run=$(as qpuser1 qsub -N long <<JOB
 echo begin > $w/long.mark
-sleep 3
+for i in \$(seq 1200); do [ -e $w/go ] && break; sleep 0.1; done
 echo end >> $w/long.mark
 JOB
 ) || fail "qsub"
@@ -32,6 +34,7 @@ note "restart qnoded while job $run runs"
 qp_stop "$(qp_node_pid n1)"
 grep -q begin "$w/long.mark" || fail "job did not start"
 qp_start_node n1 0
+touch "$w/go"
 qp_wait "$run" completed --timeout 30
 grep -qx end "$w/long.mark" || fail "job $run was cut short by the restarts"
 for id in "${queued[@]}"; do

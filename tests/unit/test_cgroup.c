@@ -491,7 +491,26 @@ static void test_v2(void)
 	CU_ASSERT_EQUAL(u.mem_peak, 8192);
 	CU_ASSERT(u.oom);
 
+	/* The fake dir holds files, so rmdir fails like a populated group.
+	 * Page cache ("file") left in the group: reclaimed (memory.reclaim,
+	 * Linux 5.19+) before the rmdir once the host is at the threshold, so
+	 * the removed group does not stay dying; without cache, or below the
+	 * threshold, nothing is written. */
+	unit_write_file(d, "qpool/n1/job.7/memory.reclaim", "");
+	unit_write_file(d, "qpool/n1/job.7/memory.stat", "anon 0\nfile 4194304\nshmem 0\n");
+	cgroup_job_reclaim_threshold(job, 0);
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/memory.reclaim"), "4194304");
+	unit_write_file(d, "qpool/n1/job.7/memory.reclaim", "");
+	cgroup_job_reclaim_threshold(job, UINT_MAX);
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/memory.reclaim"), "");
+	unit_write_file(d, "qpool/n1/job.7/memory.stat", "anon 0\nfile 0\nshmem 0\n");
+	cgroup_job_reclaim_threshold(job, 0);
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), -EBUSY);
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/memory.reclaim"), "");
+	rm(d, "qpool/n1/job.7/memory.reclaim");
+	rm(d, "qpool/n1/job.7/memory.stat");
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(rel, sizeof(rel), "qpool/n1/job.7/%s", files[i]);
 		rm(d, rel);
