@@ -38,7 +38,7 @@ static void printable(const char *name, char *buf, size_t len)
 {
 	size_t i;
 
-	for (i = 0; name[i] && i < 40 && i + 1 < len; i++)
+	for (i = 0; i < 40 && i + 1 < len && name[i]; i++)
 		buf[i] = name[i] >= ' ' && name[i] <= '~' ? name[i] : '?';
 	buf[i] = '\0';
 }

@@ -109,8 +109,10 @@ int gate_peer_uid(int fd, uid_t *ret_uid)
 		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST },
 		.r = { .sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u },
 	};
+	/* buf only sizes the answer: recv fills it, h reads its head. */
 	union {
 		struct nlmsghdr h;
+		// cppcheck-suppress unusedStructMember
 		char buf[8192];
 	} ans;
 	const struct inet_diag_msg *m;

@@ -278,7 +278,7 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 		if (n->link || p->room[i] < need)
 			continue;
 		if (named++ == 4) {
-			at += (size_t)snprintf(buf + at, len - at, ", ...");
+			(void)snprintf(buf + at, len - at, ", ...");
 			break;
 		}
 		at += (size_t)snprintf(buf + at, len - at, "%s %s", named > 1 ? "," : "", n->name);

@@ -62,10 +62,10 @@ npid=$(qp_node_pid "$node")
 kill -KILL "$npid"
 wait "$npid" 2>/dev/null
 for _ in $(seq 200); do
-	"$QP_BIN/qstat" --nodes | grep -qE "^$node[[:space:]]+up" || break
+	"$QP_BIN/qstat" --nodes | grep -qE "^${node}[[:space:]]+up" || break
 	sleep 0.1
 done
-"$QP_BIN/qstat" --nodes | grep -qE "^$node[[:space:]]+up" && fail "the node is still up"
+"$QP_BIN/qstat" --nodes | grep -qE "^${node}[[:space:]]+up" && fail "the node is still up"
 as qpuser1 qdel -W force "$c" || fail "qdel -W force on a down node"
 [ "$(qp_state "$c")" = cancelled ] || fail "forced on a down node: job $c is $(qp_state "$c")"
 qp_start_node "$node" 0

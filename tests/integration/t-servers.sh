@@ -147,7 +147,8 @@ note "a server steps down at a job's result: the result goes to the active, the 
 qp_stop "$(qp_node_pid $N)"
 qp_stop "$(qp_node_pid $N2)"
 start_standby sbr "127.0.0.1:$P1" "127.0.0.1:$P1" "$QP_T/sbr.trigger"
-export QPOOL_SERVER=127.0.0.1:$(cat "$QP_T/sbr.port")
+QPOOL_SERVER=127.0.0.1:$(cat "$QP_T/sbr.port")
+export QPOOL_SERVER
 N3=${QP_NODE_PREFIX}relay
 qp_start_node $N3 0
 unset QPOOL_SERVER
