@@ -96,6 +96,14 @@ enum lease_event lease_tick(struct lease *l, int64_t now, const char **ret_why)
 			snprintf(l->why, sizeof(l->why), "another server took the lease");
 			return lost(l, ret_why);
 		}
+		/* A full store refuses every writer: no other server can take
+		 * the lease while it lasts, and the fence still guards every
+		 * write of ours, so the server stays active and serves what
+		 * needs no write (t-faults: queued jobs stay queued and run
+		 * when space returns). Once space is back, whoever writes
+		 * first wins, and a loser learns it by -ESTALE. */
+		if (r == -ENOSPC)
+			return LEASE_NOTHING;
 		/* Past its end another server may hold it: stop before the
 		 * fence says so. */
 		if (now - l->renewed < l->lease_ms * NSEC_PER_MSEC)
