@@ -18,7 +18,10 @@
 # and absent from the store), logs its step-down and answers as a standby;
 # a job that ended while it was stopped, its job.done sent to it, is
 # recorded once by the new active (a server stepping down never answers
-# job.done with ENOENT or ESRCH, on which qnoded drops the result).
+# job.done with ENOENT or ESRCH, on which qnoded drops the result). Whether
+# B reads that job.done at a fenced commit or its renewal finds the loss
+# first is the event loop's order, not on cue: the commit's case alone is
+# t-servers.sh's (the standby.py fixture), its code scheduler/server.c.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 ASK=$QP_TOP/tests/integration/qpool-ask.py
@@ -217,7 +220,8 @@ qp_wait "$mid" running
 for ((i = 0; i < 600; i++)); do [ -s "$w/mid.ran" ] && break; sleep 0.05; done
 kill -STOP "$PID_b"
 # mid ends while B is stopped: its job.done goes to B, which reads it
-# once continued, when the lease is A's.
+# once continued, when the lease is A's (or qnoded, its link silent, has
+# moved to A by then).
 touch "$w/go-mid"
 # A write B was sent while cut off: it reads it once continued.
 (echo true | QPOOL_CONF=$QP_T/b.conf runuser -u qpuser1 -- "$QP_BIN/qsub" -N stale > "$QP_T/stale.out" 2>&1; echo $? > "$QP_T/stale.rc") &
