@@ -80,6 +80,7 @@ JOB
 ) || fail "qsub long"
 qp_wait "$long" running
 for ((i = 0; i < 600; i++)); do [ -s "$w/long.ran" ] && break; sleep 0.05; done
+nl0=$(wc -l < "$QP_T/qnoded-n1.log")
 t0=$(date +%s%3N)
 kill -KILL "$PID_A"
 wait "$PID_A" 2>/dev/null
@@ -93,7 +94,9 @@ for ((i = 0; i < 600; i++)); do [ -e "$w/first.ran" ] && break; sleep 0.05; done
 t2=$(date +%s%3N)
 [ -e "$w/first.ran" ] || fail "the job submitted after the takeover did not run within 30 s"
 echo "takeover over TCP: a new job runs $((t2 - t0)) ms after kill -9 of A"
-grep -q "connected to qpoold at 127.0.0.1:$PB" "$QP_T/qnoded-n1.log" || fail "qnoded did not follow to B"
+# Since the kill: connected to B, then registered there.
+tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log" | grep -A3 "connected to qpoold at 127.0.0.1:$PB\$" | grep -q "registered with qpoold" ||
+	fail "qnoded did not follow to B: $(tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log")"
 touch "$w/go"
 qp_wait "$long" completed --timeout 60
 [ "$(qp_field "$long" Exit_status)" = 0 ] || fail "long's exit status: $(qp_field "$long" Exit_status)"

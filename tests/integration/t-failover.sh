@@ -158,6 +158,7 @@ for ((i = 0; i < 600; i++)); do [ -s "$w/long.ran" ] && break; sleep 0.05; done
 loop=$!
 QP_PIDS+=("$loop")
 for ((i = 0; i < 200; i++)); do [ "$(wc -l < "$QP_T/acked")" -ge 3 ] && break; sleep 0.05; done
+nl0=$(wc -l < "$QP_T/qnoded-n1.log")
 t0=$(ms_now)
 kill -KILL "$PID_a"
 wait "$PID_a" 2>/dev/null
@@ -179,7 +180,9 @@ for ((i = 0; i < 600; i++)); do [ -e "$w/first.ran" ] && break; sleep 0.05; done
 t2=$(ms_now)
 [ -e "$w/first.ran" ] || fail "the job submitted after the takeover did not run within 30 s"
 echo "takeover: a new job runs $((t2 - t0)) ms after kill -9 of A"
-grep -q "connected to qpoold at $B" "$QP_T/qnoded-n1.log" || fail "qnoded did not follow to B: $(tail -5 "$QP_T/qnoded-n1.log")"
+# Since the kill: connected to B, then registered there.
+tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log" | grep -A3 "connected to qpoold at $B\$" | grep -q "registered with qpoold" ||
+	fail "qnoded did not follow to B: $(tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log")"
 "$QP_BIN/qstat" --nodes | grep -qE "^n1[[:space:]].*up" || fail "n1 is not up at B: $("$QP_BIN/qstat" --nodes 2>&1)"
 touch "$w/go"
 qp_wait "$long" completed --timeout 60
