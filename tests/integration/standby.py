@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: MIT
-# A protocol fixture until the standby qpoold (scheduler/) lands: speaks
+# A protocol fixture for what a real standby qpoold cannot be made to do
+# on cue (t-servers.sh: standbys naming no active, a step-down exactly at
+# one job.done; the real standby is tested there and in t-failover): speaks
 # qpoold's TCP handshake (docs/PROTOCOL.md, "The auth frame") with the
 # test's munged, then answers every request as a standby does ("Standby,
 # and the client's rules"), naming ACTIVE ("-": none). Each request's op

@@ -5,7 +5,10 @@
 # with a bad credential is refused with the usual line and no standby
 # reply; one with a good credential gets the standby reply for client and
 # node ops, naming the active's advertised address and epoch; a command
-# sent to the standby follows it to the active.
+# sent to the standby follows it to the active. Then the takeover over
+# TCP: the pool's config lists both (`server = A,B`), a node on it runs a
+# job, kill -9 of A: qnoded follows to B by itself, the job finishes once,
+# commands and a new job need nothing changed (the times are printed).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/munge.sh"
 qp_setup
@@ -23,8 +26,10 @@ QP_PIDS+=("$!")
 QP_SERVER_PID=$!
 for ((i = 0; i < 200; i++)); do QPOOL_CONF=$QP_T/a.conf "$QP_BIN/qstat" >/dev/null 2>&1 && break; sleep 0.05; done
 QPOOL_CONF=$QP_T/a.conf "$QP_BIN/qstat" >/dev/null || fail "A did not become active"
+PID_A=$!
 "$QP_BIN/qpoold" -f "$QP_T/b.conf" >> "$QP_T/qpoold-b.log" 2>&1 &
 QP_PIDS+=("$!")
+PID_B=$!
 
 note "a good credential gets the standby reply, for client and node ops"
 for ((i = 0; i < 200; i++)); do
@@ -61,4 +66,39 @@ out=$(as qpuser1 env QPOOL_SERVER="127.0.0.1:$(qp_free_port)" QPOOL_CONF="$QP_T/
 	fail "qstat with no server succeeded: $out"
 echo "$out"
 [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "not one line: $out"
+
+note "kill -9 of the active over TCP: the node and the commands follow by the list"
+printf '[server]\nmunge_socket = %s\nserver = 127.0.0.1:%s,127.0.0.1:%s\n' "$QP_T/m.sock" "$PA" "$PB" >> "$QPOOL_CONF"
+w=$QP_T/work/qpuser1
+qp_start_node n1 0-1   # two CPUs: a job runs beside the long one
+grep -q "connected to qpoold at 127.0.0.1:$PA" "$QP_T/qnoded-n1.log" || fail "qnoded is not on A"
+long=$(as qpuser1 qsub -N long <<JOB
+echo ran >> $w/long.ran
+for i in \$(seq 900); do [ -e $w/go ] && exit 0; sleep 0.1; done
+exit 1
+JOB
+) || fail "qsub long"
+qp_wait "$long" running
+for ((i = 0; i < 600; i++)); do [ -s "$w/long.ran" ] && break; sleep 0.05; done
+nl0=$(wc -l < "$QP_T/qnoded-n1.log")
+t0=$(date +%s%3N)
+kill -KILL "$PID_A"
+wait "$PID_A" 2>/dev/null
+for ((i = 0; i < 300; i++)); do as qpuser1 qstat > /dev/null 2>&1 && break; sleep 0.05; done
+t1=$(date +%s%3N)
+out=$(as qpuser1 qstat 2>&1) || fail "no command served through the list 15 s after the kill: $out"
+QP_SERVER_PID=$PID_B
+echo "takeover over TCP: a command is served $((t1 - t0)) ms after kill -9 of A"
+first=$(echo "touch $w/first.ran" | as qpuser1 qsub -N first 2>&1) || fail "qsub at the new active: $first"
+for ((i = 0; i < 600; i++)); do [ -e "$w/first.ran" ] && break; sleep 0.05; done
+t2=$(date +%s%3N)
+[ -e "$w/first.ran" ] || fail "the job submitted after the takeover did not run within 30 s"
+echo "takeover over TCP: a new job runs $((t2 - t0)) ms after kill -9 of A"
+# Since the kill: connected to B, then registered there.
+tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log" | grep -A3 "connected to qpoold at 127.0.0.1:$PB\$" | grep -q "registered with qpoold" ||
+	fail "qnoded did not follow to B: $(tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log")"
+touch "$w/go"
+qp_wait "$long" completed --timeout 60
+[ "$(qp_field "$long" Exit_status)" = 0 ] || fail "long's exit status: $(qp_field "$long" Exit_status)"
+[ "$(wc -l < "$w/long.ran")" = 1 ] || fail "long ran $(wc -l < "$w/long.ran") times"
 echo "PASS"
