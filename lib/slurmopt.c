@@ -424,7 +424,7 @@ int slurmopt_parse(struct slurmopt *o, int argc, char **argv, int *ret_optind, s
 			return error_set(err, -EINVAL, "unrecognized option '%.80s'", word);
 		}
 		if (c == ':') {
-			if (optopt > 0 && optopt < 0x100)
+			if (strncmp(word, "--", 2) != 0)
 				return error_set(err, -EINVAL, "option requires an argument -- '%c'", optopt);
 			return error_set(err, -EINVAL, "option '%.80s' requires an argument", word);
 		}
