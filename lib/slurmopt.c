@@ -52,6 +52,7 @@ static const struct option longopts[] = {
 	{ "nodes", required_argument, NULL, 'N' },
 	{ "ntasks", required_argument, NULL, 'n' },
 	{ "ntasks-per-node", required_argument, NULL, OPT_NTASKS_PER_NODE },
+	{ "tasks-per-node", required_argument, NULL, OPT_NTASKS_PER_NODE },   /* Slurm's alias */
 	{ "no-requeue", no_argument, NULL, OPT_NO_REQUEUE },
 	{ "open-mode", required_argument, NULL, OPT_OPEN_MODE },
 	{ "output", required_argument, NULL, 'o' },
@@ -539,8 +540,8 @@ int slurmopt_script_argv(const char *text, size_t len, char ***ret_argv)
 	return (int)nv;
 }
 
-int slurm_path_expand(const char *pat, const char *name, const char *user, char *buf, size_t len,
-		      bool *ret_warned, struct error *err)
+int slurm_path_expand(const char *pat, const char *name, const char *user, bool array, char *buf,
+		      size_t len, bool *ret_warned, struct error *err)
 {
 	size_t at = 0;
 
@@ -563,13 +564,15 @@ int slurm_path_expand(const char *pat, const char *name, const char *user, char 
 				add = "%";
 				break;
 			case 'j':
+			case 'J':   /* job.step: the batch script's is the job's */
 				add = "^job_id^";
 				break;
 			case 'A':
 				add = "^array_id^";
 				break;
 			case 'a':
-				add = "^array_index^";
+				/* Not an array: Slurm's NO_VAL index. */
+				add = array ? "^array_index^" : "4294967294";
 				break;
 			case 'x':
 				add = name;
@@ -791,9 +794,14 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 		nodes = tasks > 1 ? -1 : 1;
 	if (tasks < 0)
 		tasks = (nodes > 0 ? nodes : 1) * (tpn > 0 ? tpn : 1);
-	if (nodes > tasks)
-		return error_set(err, -EINVAL, "Requested node configuration is not available "
-				 "(%" PRId64 " nodes for %" PRId64 " tasks)", nodes, tasks);
+	/* As Slurm: fewer tasks than nodes shrinks the nodes. */
+	if (nodes > tasks) {
+		r = warn(&js->warnings, &js->n_warnings, "can't run %" PRId64 " processes on %" PRId64
+			 " nodes, setting nnodes to %" PRId64, tasks, nodes, tasks);
+		if (r < 0)
+			return r;
+		nodes = tasks;
+	}
 	/* --ntasks alone: Slurm spreads them as it finds room; so does
 	 * place=free, one task per chunk. */
 	if (nodes < 0) {
@@ -870,7 +878,8 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 
 		if (!pat)
 			continue;
-		r = slurm_path_expand(pat, name ? name : "sbatch", user, path, sizeof(path), &warned, err);
+		r = slurm_path_expand(pat, name ? name : "sbatch", user, o->array != NULL, path,
+				      sizeof(path), &warned, err);
 		if (!r)
 			r = jobspec_option(js, k == 0 ? 'o' : 'e', path, err);
 		if (!r && warned)

@@ -85,13 +85,15 @@ int slurm_begin_parse(const char *s, time_t now, time_t *ret);
 /* Slurm's memory size: a number of MiB, or with K, M, G, T. 0, -EINVAL. */
 int slurm_mem_parse(const char *s, int64_t *ret_bytes);
 
-/* An --output/--error/--input pattern into the path qpoold records: %j,
+/* An --output/--error pattern into the path qpoold records: %j (%J),
  * %A, %a become qpool's ^job_id^, ^array_id^, ^array_index^ (qpoold fills
- * them in for each job and subjob); %x is name, %u user, %% a '%'; %N the
- * first node, ^node^. A width (%4a) is dropped with a warning in
+ * them in for each job and subjob; %a of a job that is not an array, when
+ * array is false, is Slurm's 4294967294); %x is name, %u user, %% a '%';
+ * %N the first node, ^node^; %n, %t 0 and %s "batch" (the batch script's
+ * node, task and step). A width (%4a) is dropped with a warning in
  * *ret_warned. 0, -EINVAL ("%q": not a pattern), -ENAMETOOLONG. */
-int slurm_path_expand(const char *pat, const char *name, const char *user, char *buf, size_t len,
-		      bool *ret_warned, struct error *err);
+int slurm_path_expand(const char *pat, const char *name, const char *user, bool array, char *buf,
+		      size_t len, bool *ret_warned, struct error *err);
 
 /* Slurm's compressed host list of names[0..n): "n[1-3,5],login", runs of
  * the same prefix with consecutive numbers (of one width: n01-n03) in

@@ -98,6 +98,7 @@ static void test_options(void)
 		{ "--job-n=a", NULL },                  /* a unique prefix */
 		{ "--part=batch", NULL },
 		{ "--ntasks-per-n=2", NULL },
+		{ "--tasks-per-node=2", NULL },           /* Slurm's alias */
 		{ "--n=2", "option '--n' is ambiguous" },
 		{ "--bogus", "unrecognized option '--bogus'" },
 		{ "-Z", "invalid option -- 'Z'" },
@@ -193,6 +194,7 @@ static void test_path_patterns(void)
 		bool warned;
 	} t[] = {
 		{ "slurm-%j.out", "slurm-^job_id^.out", 0, false },
+		{ "job.%J.out", "job.^job_id^.out", 0, false },
 		{ "%x-%A_%a.log", "job-^array_id^_^array_index^.log", 0, false },
 		{ "/home/%u/%x.%N.%%", "/home/alice/job.^node^.%", 0, false },
 		{ "o-%4a", "o-^array_index^", 0, true },
@@ -204,7 +206,7 @@ static void test_path_patterns(void)
 		char buf[256];
 		bool warned = false;
 		struct error err;
-		int r = slurm_path_expand(t[i].pat, "job", "alice", buf, sizeof(buf), &warned, &err);
+		int r = slurm_path_expand(t[i].pat, "job", "alice", true, buf, sizeof(buf), &warned, &err);
 
 		CU_ASSERT_EQUAL(r, t[i].r);
 		if (r == 0) {
@@ -212,6 +214,17 @@ static void test_path_patterns(void)
 			CU_ASSERT_EQUAL(warned, t[i].warned);
 		}
 	}
+}
+
+/* %a of a job that is not an array: Slurm's NO_VAL. */
+static void test_path_pattern_plain(void)
+{
+	char buf[64];
+	bool warned;
+	struct error err;
+
+	CU_ASSERT_EQUAL(slurm_path_expand("o_%A_%a", "j", "u", false, buf, sizeof(buf), &warned, &err), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "o_^array_id^_4294967294");
 }
 
 static void test_hostlist(void)
@@ -302,8 +315,7 @@ static void test_jobspec(void)
 		  "afternotok, afterany, singleton)" },
 		{ "-d afterok:x", 0, 0, 0, 0, 0, 0, NULL, NULL, "Invalid dependency specification: afterok:x" },
 		{ "--array=4-1", 0, 0, 0, 0, 0, 0, NULL, NULL, "invalid --array specification: 4-1" },
-		{ "-N 3 -n 2", 0, 0, 0, 0, 0, 0, NULL, NULL,
-		  "Requested node configuration is not available (3 nodes for 2 tasks)" },
+		{ "-N 3 -n 2", 2, -1, 1, 2, 1, 1, NULL, NULL, NULL },   /* nnodes set to 2, as Slurm */
 		{ "--input=in.txt", 0, 0, 0, 0, 0, 0, NULL, NULL, "--input=in.txt: qpool batch jobs read /dev/null" },
 	};
 
@@ -403,6 +415,7 @@ static const struct unit_test slurmopt_tests[] = {
 	{ "option values", test_option_values },
 	{ "#SBATCH lines", test_script_lines },
 	{ "%-patterns", test_path_patterns },
+	{ "%a outside an array", test_path_pattern_plain },
 	{ "host lists", test_hostlist },
 	{ "tasks per node", test_tasks_per_node },
 	{ "jobspec", test_jobspec },
