@@ -391,6 +391,9 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 	case OPT_GRES:
 		if (!strcasecmp(arg, "none"))
 			return 0;
+		if (strncmp(arg, "gpu", 3) != 0)
+			return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s "
+					 "(this pool has no generic resources)", word, arg);
 		/* fall through */
 	case 'G':
 	case OPT_GPUS_PER:

@@ -110,6 +110,8 @@ static void test_options(void)
 		{ "-n x", "invalid number of tasks (-n x)" },
 		{ "--mem=8Q", "invalid memory constraint 8Q" },
 		{ "--gres=gpu:2", "Invalid generic resource (gres) specification: --gres=gpu:2 (this pool has no GPUs)" },
+		{ "--gres=nvme:1", "Invalid generic resource (gres) specification: --gres=nvme:1 (this pool has no generic resources)" },
+		{ "--gres=none", NULL },
 		{ "--gpus-per-node=1", "Invalid generic resource (gres) specification: --gpus-per-node=1 (this pool has no GPUs)" },
 		{ "--open-mode=sideways", "Invalid --open-mode argument: sideways. Ignored" },
 		{ "--exclusive", NULL },
