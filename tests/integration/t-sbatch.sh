@@ -164,4 +164,37 @@ f=$W/q.out
 [ "$(senv "$f" SLURM_JOB_ID)" = "$id" ] || fail "qsub job's SLURM_JOB_ID: $(cat "$f")"
 [ "$(senv "$f" SLURM_JOB_NAME)" = q.sh ] || fail "qsub job's SLURM_JOB_NAME: $(cat "$f")"
 [ "$(senv "$f" SLURM_NTASKS)" = 1 ] || fail "qsub job's SLURM_NTASKS: $(cat "$f")"
+note "a partition list: the first queue that takes the job"
+id=$(as qpuser1 sbatch --parsable -p nosuch,debug --wrap=true) || fail "sbatch -p nosuch,debug"
+[ "$(qp_field "$id" queue)" = debug ] || fail "-p nosuch,debug: queue $(qp_field "$id" queue)"
+refused "sbatch: error: Batch job submission failed: Invalid partition name specified" -p no1,no2 --wrap=true
+
+note "%N, --chdir, --export=NONE with a list, --mem"
+mkdir -p "$W/sub"; chown qpuser1: "$W/sub"
+id=$(cd "$W" && runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" PATH="$QP_BIN:/usr/bin:/bin" BAR=no \
+	sbatch --parsable -D sub --export=NONE,FOO=yes --mem=200M -o 'node-%N.out' \
+	--wrap='pwd; echo "FOO=$FOO BAR=$BAR"; echo "$SLURM_MEM_PER_NODE"') || fail "sbatch -D --export"
+qp_wait "$id" completed
+node=$(qp_field "$id" exec_host)
+f=$W/sub/node-$node.out
+[ -f "$f" ] || fail "no $f: $(ls "$W/sub")"
+[ "$(sed -n 1p "$f")" = "$W/sub" ] || fail "-D sub: ran in $(sed -n 1p "$f")"
+[ "$(sed -n 2p "$f")" = "FOO=yes BAR=" ] || fail "--export=NONE,FOO=yes: $(sed -n 2p "$f")"
+[ "$(sed -n 3p "$f")" = 200 ] || fail "--mem=200M: SLURM_MEM_PER_NODE $(sed -n 3p "$f")"
+
+note "--begin: the job waits for its time"
+id=$(as qpuser1 sbatch --parsable --begin=now+1hour --wrap=true) || fail "sbatch --begin"
+[ -n "$(qp_field "$id" Execution_Time)" ] || fail "--begin: no Execution_Time"
+sleep 0.5
+st=$(qp_state "$id"); [ "$st" != running ] && [ "$st" != completed ] || fail "--begin=now+1hour: job $st"
+"$QP_BIN/qdel" "$id" >/dev/null || fail "qdel $id"
+refused "sbatch: error: Invalid time specification yesterday-ish" --begin=yesterday-ish --wrap=true
+
+note "--dependency=singleton: after the user's job of the same name"
+a=$(as qpuser1 sbatch --parsable -H -J solo --wrap=true) || fail "sbatch -J solo -H"
+b=$(as qpuser1 sbatch --parsable -J solo -d singleton -o solo.out --wrap='echo second') || fail "sbatch singleton"
+sleep 0.5
+st=$(qp_state "$b"); [ "$st" = held ] || [ "$st" = queued ] || fail "singleton $b ran before $a: $st"
+as qpuser1 qrls "$a" || fail "qrls $a"
+qp_wait "$b" completed
 echo PASS
