@@ -22,6 +22,9 @@ systemdunitdir ?= $(prefix)/lib/systemd/system
 INSTALL        ?= install
 
 USER_CMDS  := qsub qstat qdel qhold qrls qacct qalter qsig qrerun qmove qorder qselect tracejob pbsnodes qpool-rsh pbsdsh qexec qpool-pmi
+# Slurm's front end (sbatch(1)), packaged apart as qpool-slurm.
+SLURM_CMDS := sbatch
+USER_CMDS  += $(SLURM_CMDS)
 ADMIN_BINS := qpoold qnoded gded gded-byhand qmgr
 UNITS      := qpoold.service qnoded.service qpool-cgroup.service
 MAN_PAGES  := $(wildcard man/man*/*.[1-8])
