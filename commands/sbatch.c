@@ -345,8 +345,10 @@ static int wait_job(struct client *cl, long long jobid)
 }
 
 /* qpoold's refusal in Slurm's words where Slurm has them. */
-static int refused(const char *text)
+static int refused(const char *text, const char *partition)
 {
+	if (strstr(text, "unknown queue") && partition)
+		return cmd_fail(1, "error: invalid partition specified: %s", partition);
 	if (strstr(text, "unknown queue"))
 		return cmd_fail(1, "error: Batch job submission failed: Invalid partition name specified");
 	if (strstr(text, "depend"))
@@ -405,7 +407,7 @@ static int submit(const struct slurmopt *o, struct jobspec *js, const char *text
 	}
 	if (r < 0) {
 		client_close(cl);
-		return refused(err.text);
+		return refused(err.text, o->partition);
 	}
 	id = wire_int(reply, "jobid", 0);
 	json_decref(reply);
@@ -453,6 +455,9 @@ static int script_get(const struct slurmopt *cli, const char *path, char **ret, 
 		return cmd_fail(1, "error: Batch script is empty!");
 	if (jobscript_check(*ret, *ret_len, &err) < 0)
 		return cmd_fail(1, "error: %s", err.text);
+	if (memmem(*ret, *ret_len, "\r\n", 2))
+		return cmd_fail(1, "error: Batch script contains DOS line breaks (\\r\\n) instead of the "
+				"UNIX ones (\\n) it needs");
 	if (strncmp(*ret, "#!", 2) != 0)
 		return cmd_fail(1, "error: This does not look like a batch script: the first line must "
 				"start with #! and the path to an interpreter (e.g. #!/bin/sh)");
@@ -523,7 +528,7 @@ int main(int argc, char **argv)
 	}
 	r = slurmopt_parse(&o, nwords, words, &first, &err);
 	if (r == 0 && first < nwords)
-		r = error_set(&err, -EINVAL, "#SBATCH %s: not an option", words[first]);
+		r = error_set(&err, -EINVAL, "Invalid directive found in batch script: %s", words[first]);
 	if (r == 0)
 		r = slurmopt_parse(&o, argc, argv, &first, &err);
 	if (r == 0 && !o.job_name && !(o.job_name = strdup(name_default(path, &o))))

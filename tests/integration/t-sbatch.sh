@@ -40,6 +40,8 @@ echo start
 env | grep -E '^(SLURM_|PBS_JOBID)' | sort
 EOF
 printf 'echo no interpreter line\n' > "$W/noshebang.sh"
+printf '#!/bin/sh\r\n#SBATCH -t 5\r\ntrue\r\n' > "$W/dos.sh"
+printf '#!/bin/sh\n#SBATCH referencing the manual\ntrue\n' > "$W/prose.sh"
 chown qpuser1: "$W"/*.sh
 
 note "bad input: one line in Slurm's words, non-zero, no job"
@@ -47,7 +49,7 @@ before=$(njobs)
 refused "sbatch: unrecognized option '--bogus'" --bogus "$W/env.sh"
 refused "sbatch: error: Invalid --time specification" --time=abc "$W/env.sh"
 refused "sbatch: error: Invalid --time specification" -t 1-2-3 "$W/env.sh"
-refused "sbatch: error: Batch job submission failed: Invalid partition name specified" -p nosuch "$W/env.sh"
+refused "sbatch: error: invalid partition specified: nosuch" -p nosuch "$W/env.sh"
 refused "sbatch: option '--n' is ambiguous" --n=2 "$W/env.sh"
 refused "sbatch: error: invalid node count \`0'" -N 0 "$W/env.sh"
 refused "sbatch: error: invalid --array specification: 4-1" --array=4-1 "$W/env.sh"
@@ -58,13 +60,15 @@ refused "sbatch: error: Invalid generic resource (gres) specification: --gpus=2 
 out=$(as qpuser1 sbatch "$W/noshebang.sh" 2>&1); rc=$?
 [ $rc -ne 0 ] && [[ "$out" == "sbatch: error: This does not look like a batch script"* ]] ||
 	fail "a script without #! on line 1: rc $rc, '$out'"
+refused 'sbatch: error: Batch script contains DOS line breaks (\r\n) instead of the UNIX ones (\n) it needs' "$W/dos.sh"
+refused "sbatch: error: Invalid directive found in batch script: referencing" "$W/prose.sh"
 [ "$(njobs)" = "$before" ] || fail "a refused sbatch left a job: $(njobs) jobs, expected $before"
 
 note "directives, the command line over them (abbreviated), %-patterns"
 out=$(as qpuser1 sbatch --job-n=cli "$W/env.sh") || fail "sbatch env.sh: $out"
 [[ "$out" =~ ^Submitted\ batch\ job\ ([0-9]+)$ ]] || fail "sbatch printed '$out'"
 id=${BASH_REMATCH[1]}
-"$QP_BIN/qstat" | grep -q "^$id\b" || "$QP_BIN/qstat" | grep -q "$id" || fail "job $id not in qstat"
+"$QP_BIN/qstat" -x | grep -q "^$id\.[^ ]* *cli " || fail "job $id not in qstat -x: $("$QP_BIN/qstat" -x)"
 qp_wait "$id" completed
 [ "$(qp_field "$id" Job_Name)" = cli ] || fail "Job_Name $(qp_field "$id" Job_Name), expected cli"
 [ "$(qp_field "$id" Resource_List.walltime)" = 00:10:00 ] ||
@@ -167,7 +171,7 @@ f=$W/q.out
 note "a partition list: the first queue that takes the job"
 id=$(as qpuser1 sbatch --parsable -p nosuch,debug --wrap=true) || fail "sbatch -p nosuch,debug"
 [ "$(qp_field "$id" queue)" = debug ] || fail "-p nosuch,debug: queue $(qp_field "$id" queue)"
-refused "sbatch: error: Batch job submission failed: Invalid partition name specified" -p no1,no2 --wrap=true
+refused "sbatch: error: invalid partition specified: no1,no2" -p no1,no2 --wrap=true
 
 note "%N, --chdir, --export=NONE with a list, --mem"
 mkdir -p "$W/sub"; chown qpuser1: "$W/sub"
