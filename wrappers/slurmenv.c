@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "gded.h"
-#include "slurmopt.h"
+#include "slurmfmt.h"
 
 /* The value of name in the job's spec environment, or NULL. */
 static const char *spec_env(const struct gded_job *job, const char *name)
