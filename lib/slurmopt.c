@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Slurm's job options into qsub's job description, and Slurm's host-list forms. */
+/* Slurm's job options into qsub's jobspec: getopt_long over argv and #SBATCH lines. */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
