@@ -372,6 +372,9 @@ static int submit(const struct slurmopt *o, struct jobspec *js, const char *text
 	r = client_open(NULL, &cl, &err);
 	if (r < 0)
 		return cmd_fail(1, "error: %s", err.text);
+	if (js->mail > 0 && !client_config(cl)->sendmail[0])
+		fprintf(stderr, "sbatch: warning: --mail-type=%s: recorded; mail is off on this pool "
+			"([server] sendmail is not set)\n", o->mail_type);
 	if (o->dependency && strstr(o->dependency, "singleton")) {
 		r = singleton(cl, js, name);
 		if (r) {

@@ -186,6 +186,13 @@ f=$W/sub/node-$node.out
 [ "$(sed -n 2p "$f")" = "FOO=yes BAR=" ] || fail "--export=NONE,FOO=yes: $(sed -n 2p "$f")"
 [ "$(sed -n 3p "$f")" = 200 ] || fail "--mem=200M: SLURM_MEM_PER_NODE $(sed -n 3p "$f")"
 
+note "--mail-type: recorded as PBS's Mail_Points, said to be off without sendmail"
+id=$(as qpuser1 sbatch --parsable -H --mail-type=END,FAIL --wrap=true 2>"$W/mail.err") || fail "sbatch --mail-type"
+[ "$(qp_field "$id" Mail_Points)" = ae ] || fail "--mail-type=END,FAIL: Mail_Points $(qp_field "$id" Mail_Points)"
+[ "$(cat "$W/mail.err")" = "sbatch: warning: --mail-type=END,FAIL: recorded; mail is off on this pool ([server] sendmail is not set)" ] ||
+	fail "--mail-type without sendmail said '$(cat "$W/mail.err")'"
+"$QP_BIN/qdel" "$id" >/dev/null || fail "qdel $id"
+
 note "--begin: the job waits for its time"
 id=$(as qpuser1 sbatch --parsable --begin=now+1hour --wrap=true) || fail "sbatch --begin"
 [ -n "$(qp_field "$id" Execution_Time)" ] || fail "--begin: no Execution_Time"
