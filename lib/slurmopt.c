@@ -120,12 +120,15 @@ void slurmopt_init(struct slurmopt *o)
 
 void slurmopt_clear(struct slurmopt *o)
 {
-	char **strs[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
+	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
 			  &o->mail_user, &o->wrap, &o->account };
 
-	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
-		free(*strs[i]);
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+		char *str = *owned[i];
+
+		free(str);
+	}
 	for (size_t i = 0; i < o->n_warnings; i++)
 		free(o->warnings[i]);
 	free(o->warnings);
@@ -321,7 +324,7 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 
 int slurmopt_parse(struct slurmopt *o, int argc, char **argv, int *ret_optind, struct error *err)
 {
-	int c, idx, r = 0;
+	int c, idx, r;
 
 	optind = 0;   /* glibc: a full re-initialisation, for each argv */
 	opterr = 0;
@@ -582,6 +585,8 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 				cpt, mem);
 		return r ? r : jobspec_option(js, 'l', "place=free", err);
 	}
+	if (nodes == 0)   /* nodes >= 1 from here: tasks >= 1 bounds it */
+		return error_set(err, -EINVAL, "invalid node count `0'");
 	/* N nodes: the tasks dealt out as Slurm's block distribution does,
 	 * the first nodes one more when they do not divide. */
 	int64_t base = tasks / nodes, extra = tasks % nodes;
