@@ -186,6 +186,14 @@ f=$W/sub/node-$node.out
 [ "$(sed -n 2p "$f")" = "FOO=yes BAR=" ] || fail "--export=NONE,FOO=yes: $(sed -n 2p "$f")"
 [ "$(sed -n 3p "$f")" = 200 ] || fail "--mem=200M: SLURM_MEM_PER_NODE $(sed -n 3p "$f")"
 
+note "an enclosing job's SLURM_* do not pass: the new job's are its own"
+id=$(cd "$W" && runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" PATH="$QP_BIN:/usr/bin:/bin" \
+	SLURM_NTASKS=99 SLURM_JOB_ID=5 SLURM_CPUS_PER_TASK=7 MINE=kept \
+	sbatch --parsable -o nested.out --wrap='echo "$SLURM_NTASKS $SLURM_JOB_ID ${SLURM_CPUS_PER_TASK:-unset} $MINE"') ||
+	fail "sbatch inside a job"
+qp_wait "$id" completed
+[ "$(cat "$W/nested.out")" = "1 $id unset kept" ] || fail "nested sbatch's job saw '$(cat "$W/nested.out")'"
+
 note "--mail-type: recorded as PBS's Mail_Points, said to be off without sendmail"
 id=$(as qpuser1 sbatch --parsable -H --mail-type=END,FAIL --wrap=true 2>"$W/mail.err") || fail "sbatch --mail-type"
 [ "$(qp_field "$id" Mail_Points)" = ae ] || fail "--mail-type=END,FAIL: Mail_Points $(qp_field "$id" Mail_Points)"
