@@ -110,8 +110,8 @@ qp_wait_file "$W/slurm-$id.out"
 [ "$(qp_field "$id" Job_Name)" = wrap ] || fail "--wrap's job name $(qp_field "$id" Job_Name)"
 
 note "--array=1-4%2: four tasks, at most two at once, each with its ids"
-aid=$(as qpuser1 sbatch --parsable --array=1-4%2 -o arr-%A_%a.out \
-	--wrap='env | grep ^SLURM_ARRAY; sleep 0.3') || fail "sbatch --array"
+aid=$(as qpuser1 sbatch --parsable --array=1-4%2 -o arr-%A_%a.%j.out \
+	--wrap='env | grep -E "^SLURM_(ARRAY|JOB_ID=)"; sleep 0.3') || fail "sbatch --array"
 for i in $(seq 600); do
 	n=$(ls "$W"/arr-"$aid"_*.out 2>/dev/null | wc -l)
 	[ "$n" = 4 ] && [ "$(qp_state "$aid")" = completed ] && break
@@ -120,8 +120,11 @@ for i in $(seq 600); do
 	sleep 0.05
 done
 for x in 1 2 3 4; do
-	f=$W/arr-${aid}_$x.out
-	[ -f "$f" ] || fail "no $f: $(ls "$W")"
+	f=$(ls "$W/arr-${aid}_$x".*.out 2>/dev/null)
+	[ -f "$f" ] || fail "no arr-${aid}_$x.ID.out: $(ls "$W")"
+	# %j is the task's own id, the SLURM_JOB_ID it sees.
+	j=${f%.out}; j=${j##*.}
+	[ "$(senv "$f" SLURM_JOB_ID)" = "$j" ] && [ "$j" != "$aid" ] || fail "$f: $(cat "$f")"
 	[ "$(senv "$f" SLURM_ARRAY_JOB_ID)" = "$aid" ] || fail "$f: $(cat "$f")"
 	[ "$(senv "$f" SLURM_ARRAY_TASK_ID)" = "$x" ] || fail "$f: $(cat "$f")"
 	[ "$(senv "$f" SLURM_ARRAY_TASK_MIN)" = 1 ] && [ "$(senv "$f" SLURM_ARRAY_TASK_MAX)" = 4 ] &&
