@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* Slurm's text forms, purely: its times, sizes and begin times read, its
+ * %-patterns, host lists and tasks-per-node written. */
+#ifndef QPOOL_SLURMTEXT_H
+#define QPOOL_SLURMTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "error.h"
+
+/* Slurm's --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED,
+ * INFINITE (0). 0, -EINVAL, -ERANGE. */
+int slurm_time_parse(const char *s, int64_t *ret_seconds);
+
+/* Slurm's --begin, in local time from now: HH:MM[:SS] (the next such
+ * moment), YYYY-MM-DD[THH:MM[:SS]], now+N[seconds|minutes|hours|days|
+ * weeks] (N alone: seconds), midnight, noon, today, tomorrow. 0, -EINVAL. */
+int slurm_begin_parse(const char *s, time_t now, time_t *ret);
+
+/* Slurm's memory size: a number of MiB, or with K, M, G, T. 0, -EINVAL. */
+int slurm_mem_parse(const char *s, int64_t *ret_bytes);
+
+/* An --output/--error pattern into the path qpoold records: %j (%J),
+ * %A, %a become qpool's ^job_id^, ^array_id^, ^array_index^ (qpoold fills
+ * them in for each job and subjob; %a of a job that is not an array, when
+ * array is false, is Slurm's 4294967294); %x is name, %u user, %% a '%';
+ * %N the first node, ^node^; %n, %t 0 and %s "batch" (the batch script's
+ * node, task and step). A width (%4a) is dropped with a warning in
+ * *ret_warned. 0, -EINVAL ("%q": not a pattern), -ENAMETOOLONG. */
+int slurm_path_expand(const char *pat, const char *name, const char *user, bool array, char *buf,
+		      size_t len, bool *ret_warned, struct error *err);
+
+/* Slurm's compressed host list of names[0..n): "n[1-3,5],login", runs of
+ * the same prefix with consecutive numbers (of one width: n01-n03) in
+ * brackets, the order kept. Returns what snprintf returns. */
+int slurm_hostlist_format(const char *const *names, size_t n, char *buf, size_t len);
+
+/* Slurm's SLURM_TASKS_PER_NODE: counts[0..n) with runs folded, "2(x3),1".
+ * Returns what snprintf returns. */
+int slurm_tasks_per_node_format(const uint64_t *counts, size_t n, char *buf, size_t len);
+
+#endif
