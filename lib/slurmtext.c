@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Slurm's text forms (lib/slurmtext.h): times, sizes, begin times,
- * %-patterns, host lists, tasks per node. */
+ * %-patterns, tasks per node. */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -160,64 +160,6 @@ int slurm_path_expand(const char *pat, const char *name, const char *user, bool 
 	}
 	buf[at] = '\0';
 	return 0;
-}
-
-/* name's numeric suffix: its start (name + strlen when none). */
-static size_t digits_at(const char *name)
-{
-	size_t n = strlen(name);
-
-	while (n > 0 && isdigit((unsigned char)name[n - 1]))
-		n--;
-	return n;
-}
-
-int slurm_hostlist_format(const char *const *names, size_t n, char *buf, size_t len)
-{
-	size_t at = 0, i = 0;
-	int total = 0;
-
-#define OUT(...) do { int k_ = snprintf(buf ? buf + at : NULL, at < len ? len - at : 0, __VA_ARGS__); \
-		total += k_; at += (size_t)k_; } while (0)
-	if (len)
-		buf[0] = '\0';
-	while (i < n) {
-		size_t pre = digits_at(names[i]), j = i + 1, width;
-		bool bracket;
-
-		/* No number: the name alone. */
-		if (pre == strlen(names[i])) {
-			OUT("%s%s", i ? "," : "", names[i]);
-			i++;
-			continue;
-		}
-		width = strlen(names[i]) - pre;
-		/* Names of the same prefix and width from i on: one bracket. */
-		while (j < n && digits_at(names[j]) == pre && !strncmp(names[j], names[i], pre) &&
-		       strlen(names[j]) - pre == width)
-			j++;
-		bracket = j - i > 1;
-		OUT("%s%.*s%s", i ? "," : "", (int)pre, names[i], bracket ? "[" : "");
-		for (size_t k = i; k < j;) {
-			unsigned long long lo = strtoull(names[k] + pre, NULL, 10), hi = lo;
-			size_t m = k + 1;
-
-			while (m < j && strtoull(names[m] + pre, NULL, 10) == hi + 1) {
-				hi++;
-				m++;
-			}
-			if (hi > lo)
-				OUT("%s%0*llu-%0*llu", k > i ? "," : "", (int)width, lo, (int)width, hi);
-			else
-				OUT("%s%0*llu", k > i ? "," : "", (int)width, lo);
-			k = m;
-		}
-		if (bracket)
-			OUT("]");
-		i = j;
-	}
-#undef OUT
-	return total;
 }
 
 int slurm_tasks_per_node_format(const uint64_t *counts, size_t n, char *buf, size_t len)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Slurm's text forms, purely: its times, sizes and begin times read, its
- * %-patterns, host lists and tasks-per-node written. */
+ * %-patterns and tasks-per-node written (host lists: lib/hostlist.h). */
 #ifndef QPOOL_SLURMTEXT_H
 #define QPOOL_SLURMTEXT_H
 
@@ -32,11 +32,6 @@ int slurm_mem_parse(const char *s, int64_t *ret_bytes);
  * *ret_warned. 0, -EINVAL ("%q": not a pattern), -ENAMETOOLONG. */
 int slurm_path_expand(const char *pat, const char *name, const char *user, bool array, char *buf,
 		      size_t len, bool *ret_warned, struct error *err);
-
-/* Slurm's compressed host list of names[0..n): "n[1-3,5],login", runs of
- * the same prefix with consecutive numbers (of one width: n01-n03) in
- * brackets, the order kept. Returns what snprintf returns. */
-int slurm_hostlist_format(const char *const *names, size_t n, char *buf, size_t len);
 
 /* Slurm's SLURM_TASKS_PER_NODE: counts[0..n) with runs folded, "2(x3),1".
  * Returns what snprintf returns. */

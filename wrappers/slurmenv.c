@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gded.h"
+#include "hostlist.h"
 #include "slurmtext.h"
 
 /* The value of name in the job's spec environment, or NULL. */
@@ -30,7 +31,7 @@ int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_s
 	char *list = NULL, *tpn = NULL, *cpj = NULL;
 	char id[24], n[24], uid[24], gid[24], nt[24], on[24], memtext[24], nodeid[24];
 	size_t l1, l2, l3;
-	int r = -1;
+	int k, r = -1;
 
 	if (!names || !tasks || !cpus)
 		goto done;
@@ -56,7 +57,10 @@ int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_s
 			ntasks = 1;
 		tasks[0] = ntasks;
 	}
-	l1 = (size_t)slurm_hostlist_format(names, nnodes, NULL, 0) + 1;
+	k = hostlist_compress_ordered(names, nnodes, NULL, 0);
+	if (k < 0)
+		goto done;
+	l1 = (size_t)k + 1;
 	l2 = (size_t)slurm_tasks_per_node_format(tasks, nnodes, NULL, 0) + 1;
 	l3 = (size_t)slurm_tasks_per_node_format(cpus, nnodes, NULL, 0) + 1;
 	list = malloc(l1);
@@ -64,7 +68,7 @@ int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_s
 	cpj = malloc(l3);
 	if (!list || !tpn || !cpj)
 		goto done;
-	slurm_hostlist_format(names, nnodes, list, l1);
+	hostlist_compress_ordered(names, nnodes, list, l1);
 	slurm_tasks_per_node_format(tasks, nnodes, tpn, l2);
 	slurm_tasks_per_node_format(cpus, nnodes, cpj, l3);
 	snprintf(id, sizeof(id), "%" PRIu64, job->jobid);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostlist.h"
 #include "slurmopt.h"
 #include "unit.h"
 
@@ -239,7 +240,9 @@ static void test_hostlist(void)
 		{ { "n1" }, "n1" },
 		{ { "login" }, "login" },
 		{ { "n01", "n02", "n03" }, "n[01-03]" },
-		{ { "n9", "n10", "n11" }, "n9,n[10-11]" },   /* widths differ: two runs */
+		{ { "n9", "n10", "n11" }, "n[9-11]" },   /* unpadded: one run, as Slurm */
+		{ { "n09", "n10" }, "n09,n10" },        /* padded and not: two */
+		{ { "n2", "n1", "n3" }, "n[2,1,3]" },     /* the job's order kept */
 		{ { "a1", "a2", "b7", "login", "c3" }, "a[1-2],b7,login,c3" },
 		{ { "sn1", "sn2" }, "sn[1-2]" },
 		{ { "n1", "n3", "n5" }, "n[1,3,5]" },
@@ -252,18 +255,18 @@ static void test_hostlist(void)
 
 		while (n < 8 && t[i].names[n])
 			n++;
-		len = slurm_hostlist_format(t[i].names, n, buf, sizeof(buf));
+		len = hostlist_compress_ordered(t[i].names, n, buf, sizeof(buf));
 		CU_ASSERT_STRING_EQUAL(buf, t[i].want);
 		CU_ASSERT_EQUAL(len, (int)strlen(t[i].want));
 		/* Measuring first, as callers do. */
-		CU_ASSERT_EQUAL(slurm_hostlist_format(t[i].names, n, NULL, 0), len);
+		CU_ASSERT_EQUAL(hostlist_compress_ordered(t[i].names, n, NULL, 0), len);
 	}
 	/* Truncated, NUL-terminated, the full length returned. */
 	{
 		const char *names[] = { "n1", "n2", "n4" };
 		char small[4];
 
-		CU_ASSERT_EQUAL(slurm_hostlist_format(names, 3, small, sizeof(small)), 8);
+		CU_ASSERT_EQUAL(hostlist_compress_ordered(names, 3, small, sizeof(small)), 8);
 		CU_ASSERT_STRING_EQUAL(small, "n[1");
 	}
 }
