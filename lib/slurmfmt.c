@@ -299,65 +299,6 @@ int slurmfmt_time_parse(const char *s, int64_t now_ns, int64_t *ret_ns)
 	return -EINVAL;
 }
 
-/* Up to max unsigned numbers separated by sep; the count, or -1. */
-static int numbers(const char *s, char sep, long long *v, int max)
-{
-	int n = 0;
-
-	for (;;) {
-		char *end;
-
-		if (!isdigit((unsigned char)*s) || n == max)
-			return -1;
-		errno = 0;
-		v[n++] = strtoll(s, &end, 10);
-		if (errno || v[n - 1] > 100000000LL)
-			return -1;
-		if (*end == '\0')
-			return n;
-		if (*end != sep)
-			return -1;
-		s = end + 1;
-	}
-}
-
-int slurmfmt_limit_parse(const char *s, int64_t *ret_secs)
-{
-	const char *dash = strchr(s, '-');
-	long long v[3], d;
-	int n;
-
-	if (strcasecmp(s, "UNLIMITED") == 0 || strcasecmp(s, "INFINITE") == 0) {
-		*ret_secs = 0;
-		return 0;
-	}
-	if (dash) {
-		char *end;
-
-		if (!isdigit((unsigned char)*s))
-			return -EINVAL;
-		d = strtoll(s, &end, 10);
-		if (end != dash || d > 100000)
-			return -EINVAL;
-		n = numbers(dash + 1, ':', v, 3);
-		if (n < 1)
-			return -EINVAL;
-		/* D-H, D-H:M, D-H:M:S */
-		*ret_secs = d * 86400 + v[0] * 3600 + (n > 1 ? v[1] * 60 : 0) + (n > 2 ? v[2] : 0);
-		return 0;
-	}
-	n = numbers(s, ':', v, 3);
-	if (n == 1)        /* M */
-		*ret_secs = v[0] * 60;
-	else if (n == 2)   /* M:S */
-		*ret_secs = v[0] * 60 + v[1];
-	else if (n == 3)   /* H:M:S */
-		*ret_secs = v[0] * 3600 + v[1] * 60 + v[2];
-	else
-		return -EINVAL;
-	return 0;
-}
-
 void slurmfmt_job_id(const json_t *job, char *buf, size_t len)
 {
 	const char *array = wire_str(job, "array");

@@ -11,51 +11,62 @@
 
 #include "slurmtext.h"
 
+/* Up to max unsigned numbers separated by sep; the count, or -1. */
+static int numbers(const char *s, char sep, long long *v, int max)
+{
+	int n = 0;
+
+	for (;;) {
+		char *end;
+
+		if (!isdigit((unsigned char)*s) || n == max)
+			return -1;
+		errno = 0;
+		v[n++] = strtoll(s, &end, 10);
+		if (errno || v[n - 1] > 100000000LL)
+			return -1;
+		if (*end == '\0')
+			return n;
+		if (*end != sep)
+			return -1;
+		s = end + 1;
+	}
+}
+
 int slurm_time_parse(const char *s, int64_t *ret_seconds)
 {
-	int64_t f[4] = { 0 }, days = 0;
-	const char *p = s, *dash;
-	int n = 0;
+	const char *dash = strchr(s, '-');
+	long long v[3], d;
+	int n;
 
 	if (!strcasecmp(s, "UNLIMITED") || !strcasecmp(s, "INFINITE") || !strcmp(s, "-1")) {
 		*ret_seconds = 0;
 		return 0;
 	}
-	dash = strchr(s, '-');
 	if (dash) {
 		char *end;
 
 		if (!isdigit((unsigned char)*s))
 			return -EINVAL;
-		days = strtoll(s, &end, 10);
-		if (end != dash || days > 100000)
+		d = strtoll(s, &end, 10);
+		if (end != dash || d > 100000)
 			return -EINVAL;
-		p = dash + 1;
+		n = numbers(dash + 1, ':', v, 3);
+		if (n < 1)
+			return -EINVAL;
+		/* D-H, D-H:M, D-H:M:S */
+		*ret_seconds = d * 86400 + v[0] * 3600 + (n > 1 ? v[1] * 60 : 0) + (n > 2 ? v[2] : 0);
+		return 0;
 	}
-	for (;;) {
-		char *end;
-
-		if (!isdigit((unsigned char)*p) || n == 3)
-			return -EINVAL;
-		errno = 0;
-		f[n++] = strtoll(p, &end, 10);
-		if (errno || f[n - 1] > 100000000)
-			return -ERANGE;
-		if (*end == '\0')
-			break;
-		if (*end != ':')
-			return -EINVAL;
-		p = end + 1;
-	}
-	/* Without days: M, M:S, H:M:S. With days: D-H, D-H:M, D-H:M:S. */
-	if (dash)
-		*ret_seconds = days * 86400 + f[0] * 3600 + (n > 1 ? f[1] * 60 : 0) + (n > 2 ? f[2] : 0);
-	else if (n == 1)
-		*ret_seconds = f[0] * 60;
-	else if (n == 2)
-		*ret_seconds = f[0] * 60 + f[1];
+	n = numbers(s, ':', v, 3);
+	if (n == 1)        /* M */
+		*ret_seconds = v[0] * 60;
+	else if (n == 2)   /* M:S */
+		*ret_seconds = v[0] * 60 + v[1];
+	else if (n == 3)   /* H:M:S */
+		*ret_seconds = v[0] * 3600 + v[1] * 60 + v[2];
 	else
-		*ret_seconds = f[0] * 3600 + f[1] * 60 + f[2];
+		return -EINVAL;
 	return 0;
 }
 

@@ -11,8 +11,9 @@
 
 #include "error.h"
 
-/* Slurm's --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED,
- * INFINITE (0). 0, -EINVAL, -ERANGE. */
+/* A time limit as Slurm takes it (sbatch --time, scontrol TimeLimit=):
+ * M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED, INFINITE, -1 (0).
+ * 0 and *ret_seconds, or -EINVAL (a field over 10^8 too). */
 int slurm_time_parse(const char *s, int64_t *ret_seconds);
 
 /* Slurm's --begin, in local time from now: HH:MM[:SS] (the next such

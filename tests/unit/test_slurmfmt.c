@@ -138,25 +138,6 @@ static void test_durations(void)
 	CU_ASSERT_STRING_EQUAL(buf, "INVALID");
 }
 
-static void test_limits(void)
-{
-	static const struct { const char *in; long long secs; } ok[] = {
-		{ "10", 600 }, { "10:30", 630 }, { "1:00:00", 3600 }, { "2-0", 172800 },
-		{ "1-2", 93600 }, { "1-2:3", 93780 }, { "1-2:3:4", 93784 }, { "UNLIMITED", 0 },
-		{ "infinite", 0 }, { "0", 0 },
-	};
-	static const char *const bad[] = { "abc", "", "1:2:3:4", "-1", "1-", "1-a", "10m", "1:", ":5", "1--2" };
-	int64_t v;
-
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		v = -1;
-		CU_ASSERT_EQUAL(slurmfmt_limit_parse(ok[i].in, &v), 0);
-		CU_ASSERT_EQUAL(v, ok[i].secs);
-	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		CU_ASSERT_EQUAL(slurmfmt_limit_parse(bad[i], &v), -EINVAL);
-}
-
 static void test_time_parse(void)
 {
 	/* 2026-11-22 11:09:09 UTC */
@@ -421,7 +402,6 @@ static const struct unit_test slurmfmt_tests[] = {
 	{ "acct_state", test_acct_state },
 	{ "reasons", test_reasons },
 	{ "durations", test_durations },
-	{ "limits", test_limits },
 	{ "time_parse", test_time_parse },
 	{ "hostlist", test_hostlist },
 	{ "job_ids_and_nodes", test_job_ids_and_nodes },

@@ -35,6 +35,13 @@ static void test_time_forms(void)
 		{ "1-2-3", -EINVAL, 0 },
 		{ "10m", -EINVAL, 0 },
 		{ "1:", -EINVAL, 0 },
+		{ "2-0", 0, 172800 },
+		{ "0", 0, 0 },
+		{ "-1", 0, 0 },                 /* Slurm's INFINITE too */
+		{ "1-a", -EINVAL, 0 },
+		{ ":5", -EINVAL, 0 },
+		{ "1--2", -EINVAL, 0 },
+		{ "99999999999", -EINVAL, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
