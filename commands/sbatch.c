@@ -203,7 +203,7 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 	if (attrs && o->begin) {
 		time_t when;
 
-		if (slurm_begin_parse(o->begin, time(NULL), &when) < 0) {
+		if (slurm_when_parse(o->begin, time(NULL), true, &when) < 0) {
 			json_decref(attrs);
 			json_decref(env);
 			return cmd_fail(1, "error: Invalid time specification %s", o->begin);

@@ -198,91 +198,129 @@ int slurm_tasks_per_node_format(const uint64_t *counts, size_t n, char *buf, siz
 	return total;
 }
 
-int slurm_begin_parse(const char *s, time_t now, time_t *ret)
+/* "-2hours", "+30" after "now": the offset in seconds ("" is 0). */
+static int offset_parse(const char *s, int64_t *ret_secs)
 {
-	struct tm tm;
-	int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
-	char unit[16] = "";
-	long long k;
-	time_t t;
+	static const struct { const char *unit; int64_t secs; } units[] = {
+		{ "", 1 }, { "seconds", 1 }, { "minutes", 60 }, { "hours", 3600 },
+		{ "days", 86400 }, { "weeks", 604800 },
+	};
+	char *end;
+	long long n;
 
-	localtime_r(&now, &tm);
-	tm.tm_isdst = -1;
-	if (!strncasecmp(s, "now", 3)) {
-		if (!s[3]) {
-			*ret = now;
+	if (*s == '\0') {
+		*ret_secs = 0;
+		return 0;
+	}
+	if (*s != '-' && *s != '+')
+		return -EINVAL;
+	errno = 0;
+	n = strtoll(s + 1, &end, 10);
+	if (errno || end == s + 1 || n < 0 || n > 1000000000LL)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t k = strlen(end);
+
+		/* Slurm takes the unit's singular and plural, and prefixes
+		 * of them ("now-1hour", "now-2min"; "now-2h" is not one). */
+		if ((k == 0 && units[i].unit[0] == '\0') ||
+		    (k > 0 && units[i].unit[0] && strncasecmp(end, units[i].unit, k) == 0 && k >= 3) ||
+		    (k > 0 && units[i].unit[0] && k == strlen(units[i].unit) - 1 &&
+		     strncasecmp(end, units[i].unit, k) == 0)) {
+			*ret_secs = (*s == '-' ? -n : n) * units[i].secs;
 			return 0;
 		}
-		if (sscanf(s + 3, "+%lld%15[a-z]%n", &k, unit, &n) < 1 || k < 0)
-			return -EINVAL;
-		if (!n)
-			sscanf(s + 3, "+%*d%n", &n);
-		if (s[3 + n])
-			return -EINVAL;
-		static const struct {
-			const char *name;
-			long long secs;
-		} units[] = { { "", 1 }, { "seconds", 1 }, { "minutes", 60 }, { "hours", 3600 },
-			      { "days", 86400 }, { "weeks", 604800 } };
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (!strcmp(unit, units[i].name) ||
-			    (unit[0] && !strncmp(units[i].name, unit, strlen(unit)) && strcmp(units[i].name, "")))
-				return k > 100LL * 365 * 86400 / units[i].secs ? -EINVAL :
-					(*ret = now + (time_t)(k * units[i].secs), 0);
-		return -EINVAL;
-	}
-	if (!strcasecmp(s, "today") || !strcasecmp(s, "midnight") || !strcasecmp(s, "tomorrow") ||
-	    !strcasecmp(s, "noon")) {
-		tm.tm_hour = !strcasecmp(s, "noon") ? 12 : 0;
-		tm.tm_min = tm.tm_sec = 0;
-		if (strcasecmp(s, "today") && strcasecmp(s, "noon"))
-			tm.tm_mday++;
-		t = mktime(&tm);
-		if (!strcasecmp(s, "noon") && t <= now) {
-			tm.tm_mday++;
-			tm.tm_isdst = -1;
-			t = mktime(&tm);
-		}
-		*ret = t;
-		return 0;
-	}
-	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 && (s[n] == '\0' || s[n] == 'T')) {
-		const char *p = s + n;
-		int m = 0;
-
-		if (*p == 'T' && sscanf(p + 1, "%2d:%2d%n", &h, &mi, &m) == 2) {
-			p += 1 + m;
-			if (*p == ':' && sscanf(p + 1, "%2d%n", &sec, &m) == 1)
-				p += 1 + m;
-		} else if (*p == 'T') {
-			return -EINVAL;
-		}
-		if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59)
-			return -EINVAL;
-		tm = (struct tm){ .tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
-				  .tm_min = mi, .tm_sec = sec, .tm_isdst = -1 };
-		*ret = mktime(&tm);
-		return 0;
-	}
-	n = 0;
-	if (sscanf(s, "%2d:%2d%n", &h, &mi, &n) == 2) {
-		int m = 0;
-
-		if (s[n] == ':' && sscanf(s + n + 1, "%2d%n", &sec, &m) == 1)
-			n += 1 + m;
-		if (s[n] || h > 23 || mi > 59 || sec > 59 || h < 0 || mi < 0 || sec < 0)
-			return -EINVAL;
-		tm.tm_hour = h;
-		tm.tm_min = mi;
-		tm.tm_sec = sec;
-		t = mktime(&tm);
-		if (t <= now) {
-			tm.tm_mday++;
-			tm.tm_isdst = -1;
-			t = mktime(&tm);
-		}
-		*ret = t;
-		return 0;
 	}
 	return -EINVAL;
+}
+
+static int tm_time(struct tm *tm, time_t *ret)
+{
+	time_t t;
+
+	tm->tm_isdst = -1;
+	t = mktime(tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*ret = t;
+	return 0;
+}
+
+/* "HH:MM[:SS]" at s into tm: the characters read, or -1. */
+static int clock_parse(const char *s, struct tm *tm)
+{
+	int n = 0, k = 0;
+
+	if (!isdigit((unsigned char)*s) || sscanf(s, "%2d:%2d%n", &tm->tm_hour, &tm->tm_min, &n) != 2)
+		return -1;
+	tm->tm_sec = 0;
+	if (s[n] == ':' && sscanf(s + n + 1, "%2d%n", &tm->tm_sec, &k) == 1)
+		n += 1 + k;
+	if (tm->tm_hour < 0 || tm->tm_hour > 23 || tm->tm_min < 0 || tm->tm_min > 59 || tm->tm_sec < 0 ||
+	    tm->tm_sec > 59)
+		return -1;
+	return n;
+}
+
+/* "YYYY-MM-DD[THH:MM[:SS]]" or "MM/DD[/YY]" (this year) into tm. */
+static int date_parse(const char *s, const struct tm *today, struct tm *tm)
+{
+	int n = 0, k = 0, yy;
+
+	memset(tm, 0, sizeof(*tm));
+	if (sscanf(s, "%4d-%2d-%2d%n", &tm->tm_year, &tm->tm_mon, &tm->tm_mday, &n) == 3 && n == 10) {
+		tm->tm_year -= 1900;
+		if (s[n] == 'T') {
+			if ((k = clock_parse(s + n + 1, tm)) < 0)
+				return -EINVAL;
+			n += 1 + k;
+		}
+	} else if (isdigit((unsigned char)*s) && sscanf(s, "%2d/%2d%n", &tm->tm_mon, &tm->tm_mday, &n) == 2) {
+		tm->tm_year = today->tm_year;
+		if (s[n] == '/' && isdigit((unsigned char)s[n + 1]) && sscanf(s + n + 1, "%2d%n", &yy, &k) == 1) {
+			tm->tm_year = 100 + yy;
+			n += 1 + k;
+		}
+	} else {
+		return -EINVAL;
+	}
+	tm->tm_mon -= 1;
+	if (s[n] || tm->tm_mon < 0 || tm->tm_mon > 11 || tm->tm_mday < 1 || tm->tm_mday > 31)
+		return -EINVAL;
+	return 0;
+}
+
+int slurm_when_parse(const char *s, time_t now, bool future, time_t *ret)
+{
+	struct tm today, tm;
+	int64_t off;
+	int n;
+
+	if (!localtime_r(&now, &today))
+		return -EINVAL;
+	if (!strncasecmp(s, "now", 3)) {
+		if (offset_parse(s + 3, &off) < 0)
+			return -EINVAL;
+		*ret = now + (time_t)off;
+		return 0;
+	}
+	tm = today;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	if (!strcasecmp(s, "today") || !strcasecmp(s, "tomorrow")) {
+		if (!strcasecmp(s, "tomorrow"))
+			tm.tm_mday++;
+		return tm_time(&tm, ret);
+	}
+	if (!strcasecmp(s, "noon"))
+		tm.tm_hour = 12;
+	else if (strcasecmp(s, "midnight") && ((n = clock_parse(s, &tm)) < 0 || s[n]))
+		return date_parse(s, &today, &tm) < 0 ? -EINVAL : tm_time(&tm, ret);
+	/* A time of day: today's; for a start, the next one. */
+	if (tm_time(&tm, ret) < 0)
+		return -EINVAL;
+	if (future && *ret <= now) {
+		tm.tm_mday++;
+		return tm_time(&tm, ret);
+	}
+	return 0;
 }

@@ -16,10 +16,13 @@
  * 0 and *ret_seconds, or -EINVAL (a field over 10^8 too). */
 int slurm_time_parse(const char *s, int64_t *ret_seconds);
 
-/* Slurm's --begin, in local time from now: HH:MM[:SS] (the next such
- * moment), YYYY-MM-DD[THH:MM[:SS]], now+N[seconds|minutes|hours|days|
- * weeks] (N alone: seconds), midnight, noon, today, tomorrow. 0, -EINVAL. */
-int slurm_begin_parse(const char *s, time_t now, time_t *ret);
+/* A moment as Slurm's sbatch --begin and sacct -S/-E take it, local
+ * time: now, now+N or now-N[seconds|minutes|hours|days|weeks] (N alone:
+ * seconds), today, tomorrow, midnight, noon, HH:MM[:SS],
+ * YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY]. A time of day without a date
+ * (midnight, noon, HH:MM) is today's; with future (a start time) one
+ * already past is tomorrow's. 0 and *ret, or -EINVAL. */
+int slurm_when_parse(const char *s, time_t now, bool future, time_t *ret);
 
 /* Slurm's memory size: a number of MiB, or with K, M, G, T. 0, -EINVAL. */
 int slurm_mem_parse(const char *s, int64_t *ret_bytes);

@@ -397,27 +397,35 @@ static void test_begin(void)
 	struct tm tm = { .tm_year = 126, .tm_mon = 0, .tm_mday = 10, .tm_hour = 12, .tm_isdst = -1 };
 	time_t now = mktime(&tm), t;
 
-	CU_ASSERT_EQUAL(slurm_begin_parse("now+60", now, &t), 0);
+	CU_ASSERT_EQUAL(slurm_when_parse("now+60", now, true, &t), 0);
 	CU_ASSERT_EQUAL(t, now + 60);
-	CU_ASSERT_EQUAL(slurm_begin_parse("now+2hours", now, &t), 0);
+	CU_ASSERT_EQUAL(slurm_when_parse("now+2hours", now, true, &t), 0);
 	CU_ASSERT_EQUAL(t, now + 7200);
-	CU_ASSERT_EQUAL(slurm_begin_parse("now+1day", now, &t), 0);
+	CU_ASSERT_EQUAL(slurm_when_parse("now+1day", now, true, &t), 0);
 	CU_ASSERT_EQUAL(t, now + 86400);
-	CU_ASSERT_EQUAL(slurm_begin_parse("13:30", now, &t), 0);
+	CU_ASSERT_EQUAL(slurm_when_parse("13:30", now, true, &t), 0);
 	CU_ASSERT_EQUAL(t, now + 5400);
 	/* A time of day already past: tomorrow's. */
-	CU_ASSERT_EQUAL(slurm_begin_parse("11:00", now, &t), 0);
+	CU_ASSERT_EQUAL(slurm_when_parse("11:00", now, true, &t), 0);
 	CU_ASSERT_EQUAL(t, now + 23 * 3600);
-	CU_ASSERT_EQUAL(slurm_begin_parse("2026-01-11T12:00:00", now, &t), 0);
+	CU_ASSERT_EQUAL(slurm_when_parse("2026-01-11T12:00:00", now, true, &t), 0);
 	CU_ASSERT_EQUAL(t, now + 86400);
-	CU_ASSERT_EQUAL(slurm_begin_parse("2026-01-11", now, &t), 0);
+	CU_ASSERT_EQUAL(slurm_when_parse("2026-01-11", now, true, &t), 0);
 	CU_ASSERT_EQUAL(t, now + 12 * 3600);
-	CU_ASSERT_EQUAL(slurm_begin_parse("tomorrow", now, &t), 0);
+	CU_ASSERT_EQUAL(slurm_when_parse("tomorrow", now, true, &t), 0);
 	CU_ASSERT_EQUAL(t, now + 12 * 3600);
-	CU_ASSERT_EQUAL(slurm_begin_parse("now+3parsecs", now, &t), -EINVAL);
-	CU_ASSERT_EQUAL(slurm_begin_parse("25:00", now, &t), -EINVAL);
-	CU_ASSERT_EQUAL(slurm_begin_parse("yesterday", now, &t), -EINVAL);
-	CU_ASSERT_EQUAL(slurm_begin_parse("2026-13-01", now, &t), -EINVAL);
+	CU_ASSERT_EQUAL(slurm_when_parse("01/11", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 12 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("01/11/26", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 12 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("midnight", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 12 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("noon", now, true, &t), 0);   /* now: the next one */
+	CU_ASSERT_EQUAL(t, now + 24 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("now+3parsecs", now, true, &t), -EINVAL);
+	CU_ASSERT_EQUAL(slurm_when_parse("25:00", now, true, &t), -EINVAL);
+	CU_ASSERT_EQUAL(slurm_when_parse("yesterday", now, true, &t), -EINVAL);
+	CU_ASSERT_EQUAL(slurm_when_parse("2026-13-01", now, true, &t), -EINVAL);
 }
 
 static const struct unit_test slurmopt_tests[] = {
