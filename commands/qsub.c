@@ -50,48 +50,6 @@ static const char usage_text[] =
 
 static const char *arg_conf;
 
-/* Reads all of fd, up to WIRE_MAX + 1 bytes (enough to tell "too large"). */
-static int script_read(int fd, char **ret, size_t *ret_len)
-{
-	size_t len = 0, cap = 64 * 1024;
-	char *buf = malloc(cap);
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *b;
-
-			if (cap > WIRE_MAX)
-				break;
-			cap *= 2;
-			b = realloc(buf, cap);
-			if (!b) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = b;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int r = -errno;
-
-			free(buf);
-			return r;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 /* The job's environment: all of ours with -V (skipping entries JSON cannot
  * carry), then each -v, later ones winning; a -v name not set here is
  * passed empty. */
@@ -145,36 +103,6 @@ static int path_absolute(const char *cwd, const char *opt, const char *path, jso
 		strcpy(abs + n, "/");
 	json_object_set_new(req, key, json_string(abs));
 	return 0;
-}
-
-/* PBS_O_*: where and by whom the job was submitted, as PBS sets them
- * from qsub's environment. */
-static void env_origin(json_t *env, const char *cwd, const struct jobspec *js)
-{
-	static const char *const copied[][2] = {
-		{ "HOME", "PBS_O_HOME" }, { "LOGNAME", "PBS_O_LOGNAME" }, { "PATH", "PBS_O_PATH" },
-		{ "SHELL", "PBS_O_SHELL" }, { "MAIL", "PBS_O_MAIL" }, { "LANG", "PBS_O_LANG" },
-		{ "TZ", "PBS_O_TZ" },
-	};
-	char host[256];
-
-	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
-		const char *v = getenv(copied[i][0]);
-
-		if (!v && strcmp(copied[i][0], "LOGNAME") == 0)
-			v = getenv("USER");
-		if (v && utf8_valid(v, strlen(v)))
-			json_object_set_new(env, copied[i][1], json_string(v));
-	}
-	if (gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = '\0';
-		if (utf8_valid(host, strlen(host)))
-			json_object_set_new(env, "PBS_O_HOST", json_string(host));
-	}
-	json_object_set_new(env, "PBS_O_SYSTEM", json_string("Linux"));
-	json_object_set_new(env, "PBS_O_WORKDIR", json_string(cwd));
-	if (js->queue)
-		json_object_set_new(env, "PBS_O_QUEUE", json_string(js->queue));
 }
 
 /* -a's [[[[CC]YY]MM]DD]hhmm[.SS] in local time: the next such moment when
@@ -295,7 +223,7 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 	r = env_build(js, &env);
 	if (r)
 		return r;
-	env_origin(env, cwd, js);
+	jobenv_origin(env, cwd, js->queue);
 	attrs = json_object();
 	for (size_t i = 0; attrs && i < js->n_attrs; i++)
 		json_object_set_new(attrs, js->attrs[i].name, json_string(js->attrs[i].value));
@@ -635,7 +563,7 @@ int main(int argc, char **argv)
 		fd = -1;
 	} else {
 		fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
-		r = fd < 0 ? -errno : script_read(fd, &text, &len);
+		r = fd < 0 ? -errno : jobscript_read(fd, &text, &len);
 	}
 	if (path && fd >= 0)
 		close(fd);

@@ -34,48 +34,6 @@ static const char usage_text[] =
 	"#SBATCH lines before the first command take the same options; the command\n"
 	"line overrides them. QPOOL_CONF names the configuration file.\n";
 
-/* Reads all of fd, up to WIRE_MAX + 1 bytes (enough to tell "too large"). */
-static int script_read(int fd, char **ret, size_t *ret_len)
-{
-	size_t len = 0, cap = 64 * 1024;
-	char *buf = malloc(cap);
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *b;
-
-			if (cap > WIRE_MAX)
-				break;
-			cap *= 2;
-			b = realloc(buf, cap);
-			if (!b) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = b;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int r = -errno;
-
-			free(buf);
-			return r;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 /* --export: ALL (the default: this whole environment), NONE, or a list
  * of NAME or NAME=value with ALL or NONE in it or not (a list alone
  * passes only those). SLURM_* of an enclosing job never pass: the new
@@ -132,32 +90,6 @@ static int env_build(const struct slurmopt *o, json_t **ret)
 	return 0;
 }
 
-/* PBS_O_*: where and by whom the job was submitted (gded makes
- * SLURM_SUBMIT_DIR and SLURM_SUBMIT_HOST of them). */
-static void env_origin(json_t *env, const char *cwd, const char *queue)
-{
-	static const char *const copied[][2] = {
-		{ "HOME", "PBS_O_HOME" }, { "LOGNAME", "PBS_O_LOGNAME" }, { "PATH", "PBS_O_PATH" },
-		{ "SHELL", "PBS_O_SHELL" }, { "LANG", "PBS_O_LANG" },
-	};
-	char host[256];
-
-	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
-		const char *v = getenv(copied[i][0]);
-
-		if (v && utf8_valid(v, strlen(v)))
-			json_object_set_new(env, copied[i][1], json_string(v));
-	}
-	if (gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = '\0';
-		if (utf8_valid(host, strlen(host)))
-			json_object_set_new(env, "PBS_O_HOST", json_string(host));
-	}
-	json_object_set_new(env, "PBS_O_WORKDIR", json_string(cwd));
-	if (queue)
-		json_object_set_new(env, "PBS_O_QUEUE", json_string(queue));
-}
-
 /* An output path, relative ones from the job's directory (as Slurm
  * takes them); "" when none. */
 static int path_set(const char *dir, const char *path, json_t *req, const char *key)
@@ -196,7 +128,7 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 	r = env_build(o, &env);
 	if (r)
 		return r;
-	env_origin(env, cwd, js->queue);
+	jobenv_origin(env, cwd, js->queue);
 	attrs = json_object();
 	for (size_t i = 0; attrs && i < js->n_attrs; i++)
 		json_object_set_new(attrs, js->attrs[i].name, json_string(js->attrs[i].value));
@@ -447,7 +379,7 @@ static int script_get(const struct slurmopt *cli, const char *path, char **ret, 
 		return 0;
 	}
 	fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
-	r = fd < 0 ? -errno : script_read(fd, ret, ret_len);
+	r = fd < 0 ? -errno : jobscript_read(fd, ret, ret_len);
 	if (path && fd >= 0)
 		close(fd);
 	if (r < 0)

@@ -37,7 +37,7 @@ cat > "$W/env.sh" <<'EOF'
 #SBATCH --ntasks=1 --cpus-per-task=1
 echo start
 #SBATCH --partition=nosuch
-env | grep -E '^(SLURM_|PBS_JOBID)' | sort
+env | grep -E '^(SLURM_|PBS_JOBID|PBS_O_)' | sort
 EOF
 printf 'echo no interpreter line\n' > "$W/noshebang.sh"
 printf '#!/bin/sh\r\n#SBATCH -t 5\r\ntrue\r\n' > "$W/dos.sh"
@@ -92,6 +92,9 @@ node=$(qp_field "$id" exec_host)
 [ "$(senv "$f" SLURM_JOB_NODELIST)" = "$node" ] || fail "SLURM_JOB_NODELIST: $(cat "$f") (ran on $node)"
 [ "$(senv "$f" SLURM_NODELIST)" = "$node" ] || fail "SLURM_NODELIST: $(cat "$f")"
 [ -n "$(senv "$f" PBS_JOBID)" ] || fail "no PBS_JOBID beside the SLURM_* ones"
+# PBS_O_* as qsub sets them: one origin for both front ends.
+[ "$(senv "$f" PBS_O_SYSTEM)" = Linux ] || fail "PBS_O_SYSTEM: $(grep ^PBS_O_ "$f")"
+[ "$(senv "$f" PBS_O_WORKDIR)" = "$W" ] || fail "PBS_O_WORKDIR: $(grep ^PBS_O_ "$f")"
 
 note "the time forms, recorded as walltime"
 for form in "90:00=01:30:00" "1:30:15=01:30:15" "0-2=02:00:00" "0-1:30=01:30:00" "0-0:0:45=00:00:45"; do
