@@ -17,6 +17,7 @@
 #include "jobenv.h"
 #include "jobid.h"
 #include "jobscript.h"
+#include "jobsubmit.h"
 #include "ttyrelay.h"
 #include "wire.h"
 #include "version.h"
@@ -206,7 +207,6 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 {
 	char cwd[PATH_MAX], workdir[PATH_MAX];
 	json_t *req, *env = NULL, *attrs;
-	mode_t mask;
 	int r;
 
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -242,48 +242,7 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 			"join", js->join > 0, "hold", js->hold > 0, "env", env, "attrs", attrs);
 	if (!req)
 		return cmd_fail(1, "out of memory");
-	if (js->priority != JOBSPEC_PRIORITY_UNSET)
-		json_object_set_new(req, "priority", json_integer(js->priority));
-	if (js->queue)
-		json_object_set_new(req, "queue", json_string(js->queue));
-	if (js->ncpus >= 0)
-		json_object_set_new(req, "ncpus", json_integer(js->ncpus));
-	if (js->mem >= 0)
-		json_object_set_new(req, "mem", json_integer(js->mem));
-	if (js->walltime >= 0)
-		json_object_set_new(req, "walltime", json_integer(js->walltime));
-	if (js->n_chunks) {
-		json_t *chunks = json_array();
-
-		for (size_t i = 0; chunks && i < js->n_chunks; i++) {
-			const struct jobspec_chunk *c = &js->chunks[i];
-
-			json_array_append_new(chunks, json_pack("{s:I, s:I, s:I, s:I, s:I}",
-				"count", (json_int_t)c->count, "ncpus", (json_int_t)c->ncpus,
-				"mem", (json_int_t)c->mem, "mpiprocs", (json_int_t)c->mpiprocs,
-				"ompthreads", (json_int_t)c->ompthreads));
-		}
-		json_object_set_new(req, "chunks", chunks);
-	}
-	if (js->n_chunks || js->place != JOBSPEC_PLACE_UNSET || js->excl > 0) {
-		char place[32];
-
-		snprintf(place, sizeof(place), "%s%s", jobspec_place_name(js->place), js->excl > 0 ? ":excl" : "");
-		json_object_set_new(req, "place", json_string(place));
-	}
-	if (js->rerunnable >= 0)
-		json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
-	/* The submitter's umask goes with the job (umask(2) can only be read
-	 * by setting it): its output files get the modes the user expects. */
-	mask = umask(022);
-	umask(mask);
-	if (jobspec_attr(js, "umask"))   /* -W umask=, checked octal */
-		mask = (mode_t)strtol(jobspec_attr(js, "umask"), NULL, 8);
-	json_object_set_new(req, "umask", json_integer(mask & 0777));
-	if (js->array)
-		json_object_set_new(req, "array", json_string(js->array));
-	if (js->depend)
-		json_object_set_new(req, "depend", json_string(js->depend));
+	jobsubmit_request(js, req);
 	if (js->interactive > 0)
 		json_object_set_new(req, "interactive", json_true());
 	/* As PBS: without -o/-e the files go where qsub ran, even with -d

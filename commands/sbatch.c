@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "jobenv.h"
 #include "jobscript.h"
+#include "jobsubmit.h"
 #include "slurmopt.h"
 #include "version.h"
 #include "wire.h"
@@ -114,7 +115,6 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 	char cwd[PATH_MAX], workdir[PATH_MAX], begin[32];
 	json_t *req, *env = NULL, *attrs;
 	const char *out = js->stdout_path, *err = js->stderr_path;
-	mode_t mask;
 	int r;
 
 	if (!getcwd(cwd, sizeof(cwd)) || !utf8_valid(cwd, strlen(cwd)))
@@ -148,42 +148,7 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 			js->join > 0, "hold", js->hold > 0, "env", env, "attrs", attrs);
 	if (!req)
 		return cmd_fail(1, "error: out of memory");
-	if (js->queue)
-		json_object_set_new(req, "queue", json_string(js->queue));
-	if (js->ncpus >= 0)
-		json_object_set_new(req, "ncpus", json_integer(js->ncpus));
-	if (js->mem >= 0)
-		json_object_set_new(req, "mem", json_integer(js->mem));
-	if (js->walltime >= 0)
-		json_object_set_new(req, "walltime", json_integer(js->walltime));
-	if (js->n_chunks) {
-		json_t *chunks = json_array();
-
-		for (size_t i = 0; chunks && i < js->n_chunks; i++) {
-			const struct jobspec_chunk *c = &js->chunks[i];
-
-			json_array_append_new(chunks, json_pack("{s:I, s:I, s:I, s:I, s:I}",
-				"count", (json_int_t)c->count, "ncpus", (json_int_t)c->ncpus,
-				"mem", (json_int_t)c->mem, "mpiprocs", (json_int_t)c->mpiprocs,
-				"ompthreads", (json_int_t)c->ompthreads));
-		}
-		json_object_set_new(req, "chunks", chunks);
-	}
-	if (js->n_chunks || js->place != JOBSPEC_PLACE_UNSET || js->excl > 0) {
-		char place[32];
-
-		snprintf(place, sizeof(place), "%s%s", jobspec_place_name(js->place), js->excl > 0 ? ":excl" : "");
-		json_object_set_new(req, "place", json_string(place));
-	}
-	if (js->rerunnable >= 0)
-		json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
-	mask = umask(022);
-	umask(mask);
-	json_object_set_new(req, "umask", json_integer(mask & 0777));
-	if (js->array)
-		json_object_set_new(req, "array", json_string(js->array));
-	if (js->depend)
-		json_object_set_new(req, "depend", json_string(js->depend));
+	jobsubmit_request(js, req);
 	/* Slurm's default: slurm-%j.out (slurm-%A_%a.out for an array) in
 	 * the job's directory, standard error joined into it. */
 	if (!out)
