@@ -17,6 +17,7 @@
 #include "jobenv.h"
 #include "jobid.h"
 #include "jobscript.h"
+#include "jobsubmit.h"
 #include "ttyrelay.h"
 #include "wire.h"
 #include "version.h"
@@ -49,48 +50,6 @@ static const char usage_text[] =
 	"options; options given here override them.\n";
 
 static const char *arg_conf;
-
-/* Reads all of fd, up to WIRE_MAX + 1 bytes (enough to tell "too large"). */
-static int script_read(int fd, char **ret, size_t *ret_len)
-{
-	size_t len = 0, cap = 64 * 1024;
-	char *buf = malloc(cap);
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *b;
-
-			if (cap > WIRE_MAX)
-				break;
-			cap *= 2;
-			b = realloc(buf, cap);
-			if (!b) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = b;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int r = -errno;
-
-			free(buf);
-			return r;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
 
 /* The job's environment: all of ours with -V (skipping entries JSON cannot
  * carry), then each -v, later ones winning; a -v name not set here is
@@ -145,36 +104,6 @@ static int path_absolute(const char *cwd, const char *opt, const char *path, jso
 		strcpy(abs + n, "/");
 	json_object_set_new(req, key, json_string(abs));
 	return 0;
-}
-
-/* PBS_O_*: where and by whom the job was submitted, as PBS sets them
- * from qsub's environment. */
-static void env_origin(json_t *env, const char *cwd, const struct jobspec *js)
-{
-	static const char *const copied[][2] = {
-		{ "HOME", "PBS_O_HOME" }, { "LOGNAME", "PBS_O_LOGNAME" }, { "PATH", "PBS_O_PATH" },
-		{ "SHELL", "PBS_O_SHELL" }, { "MAIL", "PBS_O_MAIL" }, { "LANG", "PBS_O_LANG" },
-		{ "TZ", "PBS_O_TZ" },
-	};
-	char host[256];
-
-	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
-		const char *v = getenv(copied[i][0]);
-
-		if (!v && strcmp(copied[i][0], "LOGNAME") == 0)
-			v = getenv("USER");
-		if (v && utf8_valid(v, strlen(v)))
-			json_object_set_new(env, copied[i][1], json_string(v));
-	}
-	if (gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = '\0';
-		if (utf8_valid(host, strlen(host)))
-			json_object_set_new(env, "PBS_O_HOST", json_string(host));
-	}
-	json_object_set_new(env, "PBS_O_SYSTEM", json_string("Linux"));
-	json_object_set_new(env, "PBS_O_WORKDIR", json_string(cwd));
-	if (js->queue)
-		json_object_set_new(env, "PBS_O_QUEUE", json_string(js->queue));
 }
 
 /* -a's [[[[CC]YY]MM]DD]hhmm[.SS] in local time: the next such moment when
@@ -278,7 +207,6 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 {
 	char cwd[PATH_MAX], workdir[PATH_MAX];
 	json_t *req, *env = NULL, *attrs;
-	mode_t mask;
 	int r;
 
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -295,7 +223,7 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 	r = env_build(js, &env);
 	if (r)
 		return r;
-	env_origin(env, cwd, js);
+	jobenv_origin(env, cwd, js->queue);
 	attrs = json_object();
 	for (size_t i = 0; attrs && i < js->n_attrs; i++)
 		json_object_set_new(attrs, js->attrs[i].name, json_string(js->attrs[i].value));
@@ -314,48 +242,7 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 			"join", js->join > 0, "hold", js->hold > 0, "env", env, "attrs", attrs);
 	if (!req)
 		return cmd_fail(1, "out of memory");
-	if (js->priority != JOBSPEC_PRIORITY_UNSET)
-		json_object_set_new(req, "priority", json_integer(js->priority));
-	if (js->queue)
-		json_object_set_new(req, "queue", json_string(js->queue));
-	if (js->ncpus >= 0)
-		json_object_set_new(req, "ncpus", json_integer(js->ncpus));
-	if (js->mem >= 0)
-		json_object_set_new(req, "mem", json_integer(js->mem));
-	if (js->walltime >= 0)
-		json_object_set_new(req, "walltime", json_integer(js->walltime));
-	if (js->n_chunks) {
-		json_t *chunks = json_array();
-
-		for (size_t i = 0; chunks && i < js->n_chunks; i++) {
-			const struct jobspec_chunk *c = &js->chunks[i];
-
-			json_array_append_new(chunks, json_pack("{s:I, s:I, s:I, s:I, s:I}",
-				"count", (json_int_t)c->count, "ncpus", (json_int_t)c->ncpus,
-				"mem", (json_int_t)c->mem, "mpiprocs", (json_int_t)c->mpiprocs,
-				"ompthreads", (json_int_t)c->ompthreads));
-		}
-		json_object_set_new(req, "chunks", chunks);
-	}
-	if (js->n_chunks || js->place != JOBSPEC_PLACE_UNSET || js->excl > 0) {
-		char place[32];
-
-		snprintf(place, sizeof(place), "%s%s", jobspec_place_name(js->place), js->excl > 0 ? ":excl" : "");
-		json_object_set_new(req, "place", json_string(place));
-	}
-	if (js->rerunnable >= 0)
-		json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
-	/* The submitter's umask goes with the job (umask(2) can only be read
-	 * by setting it): its output files get the modes the user expects. */
-	mask = umask(022);
-	umask(mask);
-	if (jobspec_attr(js, "umask"))   /* -W umask=, checked octal */
-		mask = (mode_t)strtol(jobspec_attr(js, "umask"), NULL, 8);
-	json_object_set_new(req, "umask", json_integer(mask & 0777));
-	if (js->array)
-		json_object_set_new(req, "array", json_string(js->array));
-	if (js->depend)
-		json_object_set_new(req, "depend", json_string(js->depend));
+	jobsubmit_request(js, req);
 	if (js->interactive > 0)
 		json_object_set_new(req, "interactive", json_true());
 	/* As PBS: without -o/-e the files go where qsub ran, even with -d
@@ -635,7 +522,7 @@ int main(int argc, char **argv)
 		fd = -1;
 	} else {
 		fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
-		r = fd < 0 ? -errno : script_read(fd, &text, &len);
+		r = fd < 0 ? -errno : jobscript_read(fd, &text, &len);
 	}
 	if (path && fd >= 0)
 		close(fd);

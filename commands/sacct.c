@@ -13,6 +13,7 @@
 #include "slurmfmt.h"
 #include "slurmjobs.h"
 #include "slurmsel.h"
+#include "slurmtext.h"
 #include "timeutil.h"
 #include "version.h"
 #include "wire.h"
@@ -285,6 +286,17 @@ done:
 	return status;
 }
 
+/* sacct -S/-E: a moment (lib/slurmtext.h), its time of day today's. */
+static int when_ns(const char *s, int64_t now_ns, int64_t *ret_ns)
+{
+	time_t t;
+
+	if (slurm_when_parse(s, (time_t)(now_ns / NSEC_PER_SEC), false, &t) < 0)
+		return -EINVAL;
+	*ret_ns = (int64_t)t * NSEC_PER_SEC;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_JSON = 256, OPT_NAME, OPT_DELIM, OPT_CONF, OPT_HELP };
@@ -365,9 +377,9 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		return cmd_fail(1, "error: Unrecognized option: %s\nTry \"sacct --help\" for more information",
 				argv[optind]);
-	if (slurmfmt_time_parse(arg_start ? arg_start : "midnight", now, &from) < 0)
+	if (when_ns(arg_start ? arg_start : "midnight", now, &from) < 0)
 		return cmd_fail(1, "error: Invalid time specification (pos=0): %s", arg_start);
-	if (arg_end && slurmfmt_time_parse(arg_end, now, &to) < 0)
+	if (arg_end && when_ns(arg_end, now, &to) < 0)
 		return cmd_fail(1, "error: Invalid time specification (pos=0): %s", arg_end);
 	if (to < from)
 		return cmd_fail(1, "error: Start time (%s) requested is after end time (%s).", arg_start ? arg_start : "midnight",

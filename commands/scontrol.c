@@ -15,6 +15,7 @@
 #include "slurmfmt.h"
 #include "slurmjobs.h"
 #include "slurmsel.h"
+#include "slurmtext.h"
 #include "timeutil.h"
 #include "version.h"
 #include "wire.h"
@@ -364,7 +365,7 @@ static int update(struct client *cl, int n, char **args)
 				goto done;
 			}
 		} else if (KEY("TimeLimit")) {
-			if (slurmfmt_limit_parse(v, &secs) < 0) {
+			if (slurm_time_parse(v, &secs) < 0) {
 				r = cmd_fail(1, "error: Invalid TimeLimit value: %s\nRequest aborted", v);
 				goto done;
 			}

@@ -22,8 +22,8 @@ systemdunitdir ?= $(prefix)/lib/systemd/system
 INSTALL        ?= install
 
 USER_CMDS  := qsub qstat qdel qhold qrls qacct qalter qsig qrerun qmove qorder qselect tracejob pbsnodes qpool-rsh pbsdsh qexec qpool-pmi
-# Slurm's front end (the qpool-slurm package).
-SLURM_CMDS := squeue scancel sinfo sacct scontrol
+# Slurm's front end, packaged apart as qpool-slurm.
+SLURM_CMDS := sbatch squeue scancel sinfo sacct scontrol
 ADMIN_BINS := qpoold qnoded gded gded-byhand qmgr
 UNITS      := qpoold.service qnoded.service qpool-cgroup.service
 MAN_PAGES  := $(wildcard man/man*/*.[1-8])

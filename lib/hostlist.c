@@ -78,22 +78,14 @@ static void out_put(struct out *o, const char *fmt, ...)
 		o->used += (size_t)r;
 }
 
-int hostlist_compress(const char *const *names, size_t n, char *buf, size_t len)
+/* Writes hosts h[0..m) in their order: each run of one prefix and width
+ * in brackets, consecutive numbers as ranges. */
+static int compress_split(const struct host *h, size_t m, char *buf, size_t len)
 {
 	struct out o = { buf, len, 0 };
-	struct host *h = calloc(n ? n : 1, sizeof(*h));
-	size_t m = 0;
 
-	if (!h)
-		return -ENOMEM;
 	if (len)
 		buf[0] = '\0';
-	for (size_t i = 0; i < n; i++)
-		host_split(names[i], &h[i]);
-	qsort(h, n, sizeof(*h), host_cmp);
-	for (size_t i = 0; i < n; i++)   /* duplicates once */
-		if (m == 0 || strcmp(h[m - 1].name, h[i].name) != 0)
-			h[m++] = h[i];
 	for (size_t i = 0; i < m;) {
 		size_t j = i + 1;
 
@@ -120,6 +112,38 @@ int hostlist_compress(const char *const *names, size_t n, char *buf, size_t len)
 		out_put(&o, "]");
 		i = j;
 	}
-	free(h);
 	return o.used > INT32_MAX ? -ENOMEM : (int)o.used;
+}
+
+static int compress(const char *const *names, size_t n, bool sorted, char *buf, size_t len)
+{
+	struct host *h = calloc(n ? n : 1, sizeof(*h));
+	size_t m = 0;
+	int r;
+
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		host_split(names[i], &h[i]);
+	if (sorted) {
+		qsort(h, n, sizeof(*h), host_cmp);
+		for (size_t i = 0; i < n; i++)   /* duplicates once */
+			if (m == 0 || strcmp(h[m - 1].name, h[i].name) != 0)
+				h[m++] = h[i];
+	} else {
+		m = n;
+	}
+	r = compress_split(h, m, buf, len);
+	free(h);
+	return r;
+}
+
+int hostlist_compress(const char *const *names, size_t n, char *buf, size_t len)
+{
+	return compress(names, n, true, buf, len);
+}
+
+int hostlist_compress_ordered(const char *const *names, size_t n, char *buf, size_t len)
+{
+	return compress(names, n, false, buf, len);
 }

@@ -14,4 +14,10 @@
  * does: a result >= len means buf holds a cut copy. -ENOMEM. */
 int hostlist_compress(const char *const *names, size_t n, char *buf, size_t len);
 
+/* The same, in the given order and with every name: only neighbours of
+ * one prefix and padding share a bracket ("b7,n[1-2]" from b7 n1 n2).
+ * For a job's SLURM_JOB_NODELIST, whose order SLURM_TASKS_PER_NODE and
+ * SLURM_NODEID follow (the first node runs the script). */
+int hostlist_compress_ordered(const char *const *names, size_t n, char *buf, size_t len);
+
 #endif

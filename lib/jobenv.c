@@ -2,6 +2,7 @@
 /* The limits on a job's environment (count of variables, total size), and this process's as one. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -46,4 +47,32 @@ int jobenv_check(const json_t *env, struct error *err)
 		return error_set(err, -E2BIG, "the job's environment is %zu KiB; at most %d KiB",
 				 (bytes + 1023) / 1024, JOBENV_MAX_BYTES / 1024);
 	return 0;
+}
+
+void jobenv_origin(json_t *env, const char *cwd, const char *queue)
+{
+	static const char *const copied[][2] = {
+		{ "HOME", "PBS_O_HOME" }, { "LOGNAME", "PBS_O_LOGNAME" }, { "PATH", "PBS_O_PATH" },
+		{ "SHELL", "PBS_O_SHELL" }, { "MAIL", "PBS_O_MAIL" }, { "LANG", "PBS_O_LANG" },
+		{ "TZ", "PBS_O_TZ" },
+	};
+	char host[256];
+
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
+		const char *v = getenv(copied[i][0]);
+
+		if (!v && strcmp(copied[i][0], "LOGNAME") == 0)
+			v = getenv("USER");
+		if (v && utf8_valid(v, strlen(v)))
+			json_object_set_new(env, copied[i][1], json_string(v));
+	}
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		if (utf8_valid(host, strlen(host)))
+			json_object_set_new(env, "PBS_O_HOST", json_string(host));
+	}
+	json_object_set_new(env, "PBS_O_SYSTEM", json_string("Linux"));
+	json_object_set_new(env, "PBS_O_WORKDIR", json_string(cwd));
+	if (queue)
+		json_object_set_new(env, "PBS_O_QUEUE", json_string(queue));
 }

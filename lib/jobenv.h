@@ -26,4 +26,10 @@ int jobenv_check(const json_t *env, struct error *err);
  * memory. */
 json_t *jobenv_environ(void);
 
+/* Sets PBS_O_*: where and by whom the job was submitted (HOME, LOGNAME,
+ * PATH, SHELL, MAIL, LANG, TZ of this environment, the host, Linux, cwd,
+ * and queue when not NULL), as PBS's qsub sets them; sbatch sets the
+ * same (gded makes SLURM_SUBMIT_DIR and SLURM_SUBMIT_HOST of them). */
+void jobenv_origin(json_t *env, const char *cwd, const char *queue);
+
 #endif

@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "arrayspec.h"
 #include "depend.h"
 #include "jobattr.h"
 #include "jobscript.h"
 #include "parse.h"
+#include "wire.h"
 
 #define DIRECTIVE_WORDS_MAX 64
 
@@ -1248,5 +1250,46 @@ int jobscript_parse(const char *text, size_t len, const char *prefix, struct job
 		if (r < 0)
 			return error_set(err, r, "line %zu: %s", line, e.text);
 	}
+	return 0;
+}
+
+int jobscript_read(int fd, char **ret, size_t *ret_len)
+{
+	size_t len = 0, cap = 64 * 1024;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *b;
+
+			if (cap > WIRE_MAX)
+				break;
+			cap *= 2;
+			b = realloc(buf, cap);
+			if (!b) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = b;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int r = -errno;
+
+			free(buf);
+			return r;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*ret = buf;
+	*ret_len = len;
 	return 0;
 }

@@ -132,6 +132,10 @@ int jobspec_output_path(const char *cwd, const char *opt, const char *arg, char 
  * UTF-8. Returns 0 or -EINVAL with err like "line 3: not valid UTF-8". */
 int jobscript_check(const char *text, size_t len, struct error *err);
 
+/* Reads all of fd (a script: qsub's, sbatch's) into a malloc'd *ret, up
+ * to WIRE_MAX + 1 bytes (enough to tell "too large"). 0, -errno. */
+int jobscript_read(int fd, char **ret, size_t *ret_len);
+
 /* True when s[0..len) is valid UTF-8 (no overlong forms, no surrogates,
  * nothing above U+10FFFF: what JSON strings accept). */
 bool utf8_valid(const char *s, size_t len);

@@ -46,17 +46,6 @@ void slurmfmt_elapsed(char *buf, size_t len, int64_t secs);
  * none (0 or less) as none_text ("N/A" in squeue, "Unknown" in sacct). */
 void slurmfmt_stamp(char *buf, size_t len, int64_t ns, const char *none_text);
 
-/* Parses a time as sacct -S/-E take it: "now", "now-N[units]",
- * "now+N[units]" (seconds minutes hours days weeks, default seconds),
- * "midnight", "noon", "YYYY-MM-DD[THH:MM[:SS]]", "MM/DD[/YY]",
- * "HH:MM[:SS]" (today). Local time. Returns 0 and *ret_ns, or -EINVAL. */
-int slurmfmt_time_parse(const char *s, int64_t now_ns, int64_t *ret_ns);
-
-/* Parses a time limit as Slurm takes it: "M", "M:S", "H:M:S", "D-H",
- * "D-H:M", "D-H:M:S", "UNLIMITED"/"INFINITE" (0). 0 and *ret_secs, or
- * -EINVAL. */
-int slurmfmt_limit_parse(const char *s, int64_t *ret_secs);
-
 /* The job's id as Slurm prints it: "12", or "ARRAY_INDEX" ("12_3") for
  * a subjob, "12_[1-9]" for an array row. */
 void slurmfmt_job_id(const json_t *job, char *buf, size_t len);

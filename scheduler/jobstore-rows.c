@@ -67,24 +67,48 @@ void jobstore_json_exec_host_set(json_t *o)
 	free(vnode);
 }
 
-/* p with every "^array_index^" replaced by index, as PBS Pro does in a
- * subjob's -o and -e. */
-static json_t *array_index_expand(const char *p, int64_t index)
+/* p with its placeholders filled in: "^array_index^" in a subjob's -o
+ * and -e, as PBS Pro does, and sbatch's %-patterns as it sends them:
+ * "^job_id^" (the job's or subjob's own id), "^array_id^" (its array's,
+ * or its own) and "^node^" (its first node, once it has one). A
+ * placeholder without its value yet stays as it is. */
+static json_t *placeholders_expand(const struct jobstore_row *r, const char *p)
 {
-	static const char pat[] = "^array_index^";
-	char buf[8192], num[24];
+	bool sub = !row_null(r, COL_ARRAY_ID);
+	char index[24], id[24], array[24];
+	const struct {
+		const char *pat, *value;
+	} subs[] = {
+		{ "^array_index^", sub ? index : NULL },
+		{ "^job_id^", row_null(r, COL_ARRAY_SPEC) ? id : NULL },
+		{ "^array_id^", sub ? array : id },
+		{ "^node^", row_null(r, COL_NODE) ? NULL : row_text(r, COL_NODE) },
+	};
+	char buf[8192];
 	size_t at = 0;
-	const char *q;
 
-	snprintf(num, sizeof(num), "%" PRId64, index);
-	while ((q = strstr(p, pat)) && at + (size_t)(q - p) + strlen(num) < sizeof(buf)) {
-		memcpy(buf + at, p, (size_t)(q - p));
-		at += (size_t)(q - p);
-		memcpy(buf + at, num, strlen(num));
-		at += strlen(num);
-		p = q + sizeof(pat) - 1;
+	snprintf(index, sizeof(index), "%" PRId64, row_i64(r, COL_ARRAY_INDEX));
+	snprintf(id, sizeof(id), "%" PRId64, row_i64(r, COL_ID));
+	snprintf(array, sizeof(array), "%" PRId64, row_i64(r, COL_ARRAY_ID));
+	while (*p && at + 1 < sizeof(buf)) {
+		size_t i = 0, n;
+
+		if (*p == '^')
+			for (; i < sizeof(subs) / sizeof(subs[0]); i++)
+				if (subs[i].value && !strncmp(p, subs[i].pat, strlen(subs[i].pat)))
+					break;
+		if (*p != '^' || i == sizeof(subs) / sizeof(subs[0])) {
+			buf[at++] = *p++;
+			continue;
+		}
+		n = strlen(subs[i].value);
+		if (at + n >= sizeof(buf))
+			break;
+		memcpy(buf + at, subs[i].value, n);
+		at += n;
+		p += strlen(subs[i].pat);
 	}
-	snprintf(buf + at, sizeof(buf) - at, "%s", p);
+	buf[at] = '\0';
 	return json_string(buf);
 }
 
@@ -102,7 +126,7 @@ static json_t *output_path(const struct jobstore_row *r, int col, char kind)
 	char suffix[32] = "";
 
 	if (p && *p && p[strlen(p) - 1] != '/')
-		return sub ? array_index_expand(p, row_i64(r, COL_ARRAY_INDEX)) : json_string(p);
+		return placeholders_expand(r, p);
 	if (p && *p)
 		dir = p;
 	/* An array's subjobs: name.oID.INDEX, PBS Pro's names (Torque writes

@@ -241,6 +241,7 @@ char **gded_env_build(const struct gded_job *job, const char *tmpdir)
 	}
 	if (tmpdir)
 		fail |= env_set(&e, "TMPDIR", tmpdir) < 0;
+	fail |= gded_slurmenv_add(job, env_has_cb, env_set_cb, &e) < 0;
 	fail |= gded_mpienv_add(job, env_has_cb, env_set_cb, &e) < 0;
 	free(e.slot);
 	if (fail) {
@@ -261,6 +262,7 @@ static bool env_node_own(const char *name)
 	static const char *const own[] = {
 		"TMPDIR", "HOME", "USER", "LOGNAME", "SHELL", "HOSTNAME",
 		"NCPUS",                                               /* this node's share */
+		"SLURM_NODEID", "SLURMD_NODENAME", "SLURM_CPUS_ON_NODE", "SLURM_MEM_PER_NODE",
 		"OMPI_MCA_orte_default_hostfile", "HYDRA_HOST_FILE",   /* the node's nodefile */
 	};
 

@@ -178,6 +178,13 @@ typedef bool (*gded_env_has_f)(const void *e, const char *name);
 typedef int (*gded_env_set_f)(void *e, const char *name, const char *value);
 int gded_mpienv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set_f set, void *e);
 
+/* Slurm's job variables (wrappers/slurmenv.c): SLURM_JOB_ID, the node
+ * list in Slurm's compressed form, the counts, SLURM_TASKS_PER_NODE in
+ * its "2(x3)" form, the array's ids, ...; set over what the job's
+ * environment has, but SLURM_NTASKS/NPROCS when sbatch sent them (the
+ * request's word). 0, or -1 when out of memory. */
+int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set_f set, void *e);
+
 /* A task's environment (docs/PARALLEL.md task.start): base (the job's,
  * from gded_env_build), PBS_TASKNUM set to tasknum, then over's members
  * (an object of strings, names already checked; NULL: none) on top, but

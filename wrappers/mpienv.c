@@ -45,6 +45,9 @@ int gded_mpienv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set
 		/* mpirun starts every node's orted itself: one hop through
 		 * qpoold each, not a tree of agents called from orteds. */
 		{ "OMPI_MCA_plm_rsh_no_tree_spawn", "1" },
+		/* The job has SLURM_JOBID (wrappers/slurmenv.c), which makes
+		 * Open MPI's slurm launcher take over and call srun: rsh it is. */
+		{ "OMPI_MCA_plm", "rsh" },
 		/* Its default transport probing costs ~200 ms per MPI_Init
 		 * here (measured: mpirun -n 2 hello 385 ms, 158 with ob1);
 		 * ARCHITECTURE.md, "MPI inside a job", says why ob1. */

@@ -9,6 +9,7 @@
 #include "hostlist.h"
 #include "slurmfmt.h"
 #include "slurmsel.h"
+#include "slurmtext.h"
 #include "unit.h"
 
 static json_t *job_of(const char *text)
@@ -138,53 +139,35 @@ static void test_durations(void)
 	CU_ASSERT_STRING_EQUAL(buf, "INVALID");
 }
 
-static void test_limits(void)
-{
-	static const struct { const char *in; long long secs; } ok[] = {
-		{ "10", 600 }, { "10:30", 630 }, { "1:00:00", 3600 }, { "2-0", 172800 },
-		{ "1-2", 93600 }, { "1-2:3", 93780 }, { "1-2:3:4", 93784 }, { "UNLIMITED", 0 },
-		{ "infinite", 0 }, { "0", 0 },
-	};
-	static const char *const bad[] = { "abc", "", "1:2:3:4", "-1", "1-", "1-a", "10m", "1:", ":5", "1--2" };
-	int64_t v;
-
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		v = -1;
-		CU_ASSERT_EQUAL(slurmfmt_limit_parse(ok[i].in, &v), 0);
-		CU_ASSERT_EQUAL(v, ok[i].secs);
-	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		CU_ASSERT_EQUAL(slurmfmt_limit_parse(bad[i], &v), -EINVAL);
-}
-
 static void test_time_parse(void)
 {
-	/* 2026-11-22 11:09:09 UTC */
-	const int64_t now = 1795345749LL * 1000000000LL;
+	/* 2026-11-22 11:09:09 UTC; sacct -S/-E's times (not a start's). */
+	const time_t now = 1795345749;
 	static const struct { const char *in; long long secs; } ok[] = {
 		{ "now", 1795345749 }, { "now-1hour", 1795345749 - 3600 }, { "now-2hours", 1795345749 - 7200 },
 		{ "now-30", 1795345749 - 30 }, { "now+1day", 1795345749 + 86400 },
 		{ "now-10minutes", 1795345749 - 600 }, { "midnight", 1795305600 }, { "noon", 1795348800 },
 		{ "2026-11-22", 1795305600 }, { "2026-11-22T10:00", 1795341600 },
 		{ "2026-11-22T10:00:30", 1795341630 }, { "11/21", 1795219200 }, { "11/21/26", 1795219200 },
-		{ "08:30", 1795336200 }, { "08:30:15", 1795336215 },
+		{ "08:30", 1795336200 }, { "08:30:15", 1795336215 }, { "today", 1795305600 },
+		{ "tomorrow", 1795392000 }, { "13:00", 1795352400 },   /* today's, though later */
 	};
 	static const char *const bad[] = { "yesterday", "now-", "now-1parsec", "2026-13-01", "2026-11-22 10:00",
 					    "25:00", "2026-11-22T10", "" };
 	char *old_tz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
-	int64_t v;
+	time_t v;
 
 	setenv("TZ", "UTC", 1);
 	tzset();
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		v = 0;
-		CU_ASSERT_EQUAL(slurmfmt_time_parse(ok[i].in, now, &v), 0);
-		if (v / 1000000000LL != ok[i].secs)
-			fprintf(stderr, "%s: %lld, want %lld\n", ok[i].in, (long long)(v / 1000000000LL), ok[i].secs);
-		CU_ASSERT_EQUAL(v / 1000000000LL, ok[i].secs);
+		CU_ASSERT_EQUAL(slurm_when_parse(ok[i].in, now, false, &v), 0);
+		if (v != ok[i].secs)
+			fprintf(stderr, "%s: %lld, want %lld\n", ok[i].in, (long long)v, ok[i].secs);
+		CU_ASSERT_EQUAL(v, ok[i].secs);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		CU_ASSERT_EQUAL(slurmfmt_time_parse(bad[i], now, &v), -EINVAL);
+		CU_ASSERT_EQUAL(slurm_when_parse(bad[i], now, false, &v), -EINVAL);
 	if (old_tz)
 		setenv("TZ", old_tz, 1);
 	else
@@ -421,7 +404,6 @@ static const struct unit_test slurmfmt_tests[] = {
 	{ "acct_state", test_acct_state },
 	{ "reasons", test_reasons },
 	{ "durations", test_durations },
-	{ "limits", test_limits },
 	{ "time_parse", test_time_parse },
 	{ "hostlist", test_hostlist },
 	{ "job_ids_and_nodes", test_job_ids_and_nodes },

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* The submit request's members that come from a jobspec, one writer for
+ * qsub and sbatch (docs/PROTOCOL.md, op submit). */
+#ifndef QPOOL_JOBSUBMIT_H
+#define QPOOL_JOBSUBMIT_H
+
+#include <jansson.h>
+
+#include "jobscript.h"
+
+/* Sets in req what js asks for: priority, queue, ncpus, mem, walltime,
+ * chunks, place (with :excl), rerunnable, array, depend, and umask (the
+ * submitter's, or -W umask=). Members js leaves unset are not set. */
+void jobsubmit_request(const struct jobspec *js, json_t *req);
+
+#endif

@@ -1,0 +1,735 @@
+/* SPDX-License-Identifier: MIT */
+/* Slurm's job options into qsub's jobspec: getopt_long over argv and #SBATCH lines. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "arrayspec.h"
+#include "slurmopt.h"
+
+#define SCRIPT_WORDS_MAX 4096
+
+/* Long-only options: values above any character. The "noted" ones are
+ * accepted and not enforced: one warning each. */
+enum {
+	OPT_EXPORT = 0x100, OPT_MAIL_TYPE, OPT_MAIL_USER, OPT_MEM, OPT_MEM_PER_CPU, OPT_NTASKS_PER_NODE,
+	OPT_EXCLUSIVE, OPT_REQUEUE, OPT_NO_REQUEUE, OPT_OPEN_MODE, OPT_SIGNAL, OPT_PARSABLE, OPT_WRAP,
+	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER, OPT_USAGE, OPT_NOTED,
+};
+
+static const struct option longopts[] = {
+	{ "account", required_argument, NULL, 'A' },
+	{ "array", required_argument, NULL, 'a' },
+	{ "begin", required_argument, NULL, OPT_BEGIN },
+	{ "chdir", required_argument, NULL, 'D' },
+	{ "constraint", required_argument, NULL, 'C' },
+	{ "cpus-per-task", required_argument, NULL, 'c' },
+	{ "dependency", required_argument, NULL, 'd' },
+	{ "error", required_argument, NULL, 'e' },
+	{ "exclusive", optional_argument, NULL, OPT_EXCLUSIVE },
+	{ "export", required_argument, NULL, OPT_EXPORT },
+	{ "gres", required_argument, NULL, OPT_GRES },
+	{ "gpus", required_argument, NULL, 'G' },
+	{ "gpus-per-node", required_argument, NULL, OPT_GPUS_PER },
+	{ "gpus-per-task", required_argument, NULL, OPT_GPUS_PER },
+	{ "gpus-per-socket", required_argument, NULL, OPT_GPUS_PER },
+	{ "cpus-per-gpu", required_argument, NULL, OPT_GPUS_PER },
+	{ "mem-per-gpu", required_argument, NULL, OPT_GPUS_PER },
+	{ "help", no_argument, NULL, 'h' },
+	{ "hold", no_argument, NULL, 'H' },
+	{ "input", required_argument, NULL, 'i' },
+	{ "job-name", required_argument, NULL, 'J' },
+	{ "mail-type", required_argument, NULL, OPT_MAIL_TYPE },
+	{ "mail-user", required_argument, NULL, OPT_MAIL_USER },
+	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
+	{ "nodes", required_argument, NULL, 'N' },
+	{ "ntasks", required_argument, NULL, 'n' },
+	{ "ntasks-per-node", required_argument, NULL, OPT_NTASKS_PER_NODE },
+	{ "tasks-per-node", required_argument, NULL, OPT_NTASKS_PER_NODE },   /* Slurm's alias */
+	{ "no-requeue", no_argument, NULL, OPT_NO_REQUEUE },
+	{ "open-mode", required_argument, NULL, OPT_OPEN_MODE },
+	{ "output", required_argument, NULL, 'o' },
+	{ "parsable", no_argument, NULL, OPT_PARSABLE },
+	{ "partition", required_argument, NULL, 'p' },
+	{ "qos", required_argument, NULL, 'q' },
+	{ "quiet", no_argument, NULL, 'Q' },
+	{ "requeue", no_argument, NULL, OPT_REQUEUE },
+	{ "signal", required_argument, NULL, OPT_SIGNAL },
+	{ "time", required_argument, NULL, 't' },
+	{ "usage", no_argument, NULL, OPT_USAGE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "wait", no_argument, NULL, 'W' },
+	{ "workdir", required_argument, NULL, 'D' },   /* Slurm before 17.11 */
+	{ "wrap", required_argument, NULL, OPT_WRAP },
+	/* Accepted, not enforced: one warning each. */
+	{ "acctg-freq", required_argument, NULL, OPT_NOTED },
+	{ "clusters", required_argument, NULL, 'M' },
+	{ "comment", required_argument, NULL, OPT_NOTED },
+	{ "contiguous", no_argument, NULL, OPT_NOTED },
+	{ "core-spec", required_argument, NULL, 'S' },
+	{ "cores-per-socket", required_argument, NULL, OPT_NOTED },
+	{ "cpu-freq", required_argument, NULL, OPT_NOTED },
+	{ "deadline", required_argument, NULL, OPT_NOTED },
+	{ "distribution", required_argument, NULL, 'm' },
+	{ "exclude", required_argument, NULL, 'x' },
+	{ "get-user-env", optional_argument, NULL, OPT_NOTED },
+	{ "hint", required_argument, NULL, OPT_NOTED },
+	{ "kill-on-invalid-dep", required_argument, NULL, OPT_NOTED },
+	{ "licenses", required_argument, NULL, 'L' },
+	{ "mem-bind", required_argument, NULL, OPT_NOTED },
+	{ "mincpus", required_argument, NULL, OPT_NOTED },
+	{ "nice", optional_argument, NULL, OPT_NOTED },
+	{ "no-kill", optional_argument, NULL, 'k' },
+	{ "nodelist", required_argument, NULL, 'w' },
+	{ "ntasks-per-core", required_argument, NULL, OPT_NOTED },
+	{ "ntasks-per-socket", required_argument, NULL, OPT_NOTED },
+	{ "overcommit", no_argument, NULL, 'O' },
+	{ "oversubscribe", no_argument, NULL, 's' },
+	{ "priority", required_argument, NULL, OPT_NOTED },
+	{ "profile", required_argument, NULL, OPT_NOTED },
+	{ "propagate", optional_argument, NULL, OPT_NOTED },
+	{ "reservation", required_argument, NULL, OPT_NOTED },
+	{ "sockets-per-node", required_argument, NULL, OPT_NOTED },
+	{ "spread-job", no_argument, NULL, OPT_NOTED },
+	{ "switches", required_argument, NULL, OPT_NOTED },
+	{ "threads-per-core", required_argument, NULL, OPT_NOTED },
+	{ "time-min", required_argument, NULL, OPT_NOTED },
+	{ "tmp", required_argument, NULL, OPT_NOTED },
+	{ "wckey", required_argument, NULL, OPT_NOTED },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Short options: with ':' after those that take an argument. */
+static const char optstring[] = "+:A:a:C:c:D:d:e:G:hHi:J:kL:M:m:N:n:Oo:p:q:QS:st:vWw:x:";
+
+void slurmopt_init(struct slurmopt *o)
+{
+	*o = (struct slurmopt){
+		.time = -1, .nodes_min = -1, .nodes_max = -1, .ntasks = -1, .ntasks_per_node = -1,
+		.cpus_per_task = -1, .mem = -1, .mem_per_cpu = -1, .exclusive = -1, .hold = -1,
+		.requeue = -1, .parsable = -1, .wait = -1, .help = -1,
+	};
+}
+
+void slurmopt_clear(struct slurmopt *o)
+{
+	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
+			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
+			  &o->mail_user, &o->wrap, &o->account };
+
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+		char *str = *owned[i];
+
+		free(str);
+	}
+	for (size_t i = 0; i < o->n_warnings; i++)
+		free(o->warnings[i]);
+	free(o->warnings);
+	slurmopt_init(o);
+}
+
+static int str_set(char **dst, const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		return -ENOMEM;
+	free(*dst);
+	*dst = d;
+	return 0;
+}
+
+static int warn(char ***v, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int warn(char ***v, size_t *n, const char *fmt, ...)
+{
+	char **w = realloc(*v, (*n + 1) * sizeof(char *));
+	va_list ap;
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	*v = w;
+	va_start(ap, fmt);
+	r = vasprintf(&w[*n], fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+/* A count: digits only, 1..max (0..max when zero_ok). */
+static int count_parse(const char *s, int64_t max, bool zero_ok, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v > max || (v == 0 && !zero_ok))
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Whether word (an option as typed, "--na" or "--na=x") is a prefix of
+ * more than one long option and of none exactly. */
+static bool option_ambiguous(const char *word)
+{
+	size_t len = strcspn(word + 2, "="), hits = 0;
+
+	for (const struct option *lo = longopts; lo->name; lo++) {
+		if (strncmp(lo->name, word + 2, len) != 0)
+			continue;
+		if (strlen(lo->name) == len)
+			return false;
+		hits++;
+	}
+	return hits > 1;
+}
+
+static int option_apply(struct slurmopt *o, int c, const char *arg, const char *word, struct error *err)
+{
+	switch (c) {
+	case 'A':
+		return str_set(&o->account, arg);
+	case 'a':
+		return str_set(&o->array, arg);
+	case OPT_BEGIN:
+		return str_set(&o->begin, arg);
+	case 'D':
+		return str_set(&o->chdir, arg);
+	case 'd':
+		return str_set(&o->dependency, arg);
+	case 'e':
+		return str_set(&o->error, arg);
+	case 'i':
+		return str_set(&o->input, arg);
+	case 'J':
+		return str_set(&o->job_name, arg);
+	case 'o':
+		return str_set(&o->output, arg);
+	case 'p':
+		return str_set(&o->partition, arg);
+	case OPT_EXPORT:
+		return str_set(&o->export, arg);
+	case OPT_MAIL_TYPE:
+		return str_set(&o->mail_type, arg);
+	case OPT_MAIL_USER:
+		return str_set(&o->mail_user, arg);
+	case OPT_WRAP:
+		return str_set(&o->wrap, arg);
+	case 't':
+		if (slurm_time_parse(arg, &o->time) < 0)
+			return error_set(err, -EINVAL, "Invalid --time specification");
+		return 0;
+	case 'N': {
+		char lo[32], *dash;
+
+		snprintf(lo, sizeof(lo), "%s", arg);
+		dash = strchr(lo, '-');
+		if (dash)
+			*dash = '\0';
+		if (count_parse(lo, 100000, false, &o->nodes_min) < 0 ||
+		    (dash && count_parse(dash + 1, 100000, false, &o->nodes_max) < 0) ||
+		    (dash && o->nodes_max < o->nodes_min))
+			return error_set(err, -EINVAL, "invalid node count `%s'", arg);
+		if (!dash)
+			o->nodes_max = o->nodes_min;
+		return 0;
+	}
+	case 'n':
+		if (count_parse(arg, JOBSPEC_NCPUS_MAX, false, &o->ntasks) < 0)
+			return error_set(err, -EINVAL, "invalid number of tasks (-n %s)", arg);
+		return 0;
+	case OPT_NTASKS_PER_NODE:
+		if (count_parse(arg, JOBSPEC_NCPUS_MAX, false, &o->ntasks_per_node) < 0)
+			return error_set(err, -EINVAL, "Invalid --ntasks-per-node argument: %s", arg);
+		return 0;
+	case 'c':
+		if (count_parse(arg, JOBSPEC_NCPUS_MAX, false, &o->cpus_per_task) < 0)
+			return error_set(err, -EINVAL, "invalid number of cpus per task (-c %s)", arg);
+		return 0;
+	case OPT_MEM:
+		if (slurm_mem_parse(arg, &o->mem) < 0)
+			return error_set(err, -EINVAL, "invalid memory constraint %s", arg);
+		return 0;
+	case OPT_MEM_PER_CPU:
+		if (slurm_mem_parse(arg, &o->mem_per_cpu) < 0)
+			return error_set(err, -EINVAL, "invalid memory constraint %s", arg);
+		return 0;
+	case OPT_EXCLUSIVE:
+		if (arg && strcmp(arg, "user") && strcmp(arg, "mcs") && strcmp(arg, "topo"))
+			return error_set(err, -EINVAL, "invalid exclusive option %s", arg);
+		o->exclusive = 1;
+		return 0;
+	case 'H':
+		o->hold = 1;
+		return 0;
+	case OPT_REQUEUE:
+		o->requeue = 1;
+		return 0;
+	case OPT_NO_REQUEUE:
+		o->requeue = 0;
+		return 0;
+	case OPT_PARSABLE:
+		o->parsable = 1;
+		return 0;
+	case 'W':
+		o->wait = 1;
+		return 0;
+	case 'h':
+	case OPT_USAGE:
+		o->help = 1;
+		return 0;
+	case 'Q':
+	case 'v':
+		return 0;
+	case OPT_OPEN_MODE:
+		if (strcmp(arg, "append") && strcmp(arg, "truncate"))
+			return error_set(err, -EINVAL, "Invalid --open-mode argument: %s. Ignored", arg);
+		if (!strcmp(arg, "append"))
+			return warn(&o->warnings, &o->n_warnings,
+				    "--open-mode=append: not enforced by qpool (outputs are truncated)");
+		return 0;
+	case OPT_GRES:
+		if (!strcasecmp(arg, "none"))
+			return 0;
+		if (strncmp(arg, "gpu", 3) != 0)
+			return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s "
+					 "(this pool has no generic resources)", word, arg);
+		/* fall through */
+	case 'G':
+	case OPT_GPUS_PER:
+		return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s "
+				 "(this pool has no GPUs)", word, arg);
+	case 'C':
+	case 'q':
+	case OPT_SIGNAL:
+	default:
+		return warn(&o->warnings, &o->n_warnings, "%s%s%s: not enforced by qpool (ignored)", word,
+			    arg ? "=" : "", arg ? arg : "");
+	}
+}
+
+int slurmopt_parse(struct slurmopt *o, int argc, char **argv, int *ret_optind, struct error *err)
+{
+	int c, idx, r;
+
+	optind = 0;   /* glibc: a full re-initialisation, for each argv */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, optstring, longopts, &idx)) != -1) {
+		const char *word = argv[optind - 1];
+		char shown[64];
+
+		if (c == '?') {
+			if (optopt)
+				return error_set(err, -EINVAL, "invalid option -- '%c'", optopt);
+			if (word[0] == '-' && word[1] == '-' && option_ambiguous(word))
+				return error_set(err, -EINVAL, "option '%.*s' is ambiguous",
+						 (int)strcspn(word, "=") < 80 ? (int)strcspn(word, "=") : 80, word);
+			return error_set(err, -EINVAL, "unrecognized option '%.80s'", word);
+		}
+		if (c == ':') {
+			if (strncmp(word, "--", 2) != 0)
+				return error_set(err, -EINVAL, "option requires an argument -- '%c'", optopt);
+			return error_set(err, -EINVAL, "option '%.80s' requires an argument", word);
+		}
+		/* The name shown in messages: the long one, as Slurm's are. */
+		if (word[0] == '-' && word[1] == '-')
+			snprintf(shown, sizeof(shown), "--%s", longopts[idx].name);
+		else
+			for (const struct option *lo = longopts; lo->name; lo++)
+				if (lo->val == c) {
+					snprintf(shown, sizeof(shown), "--%s", lo->name);
+					break;
+				}
+		r = option_apply(o, c, optarg, shown, err);
+		if (r < 0)
+			return r;
+	}
+	*ret_optind = optind;
+	return 0;
+}
+
+/* Appends one word of s[0..n) to *v. */
+static int word_add(char ***v, size_t *nv, const char *s, size_t n)
+{
+	char **w;
+
+	if (*nv + 2 > SCRIPT_WORDS_MAX)
+		return -E2BIG;
+	w = realloc(*v, (*nv + 2) * sizeof(char *));
+	if (!w)
+		return -ENOMEM;
+	*v = w;
+	w[*nv] = strndup(s, n);
+	if (!w[*nv])
+		return -ENOMEM;
+	w[++*nv] = NULL;
+	return 0;
+}
+
+/* Splits line[0..len) into words onto *v. */
+static int line_words(const char *line, size_t len, char ***v, size_t *nv)
+{
+	char *word = malloc(len + 1);
+	size_t i = 0;
+	int r = 0;
+
+	if (!word)
+		return -ENOMEM;
+	while (i < len && r == 0) {
+		size_t n = 0;
+		char quote = 0;
+
+		while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+			i++;
+		if (i == len || line[i] == '#')
+			break;
+		for (; i < len; i++) {
+			char ch = line[i];
+
+			if (quote) {
+				if (ch == quote)
+					quote = 0;
+				else
+					word[n++] = ch;
+			} else if (ch == '\'' || ch == '"') {
+				quote = ch;
+			} else if (ch == ' ' || ch == '\t' || ch == '\r') {
+				break;
+			} else {
+				word[n++] = ch;
+			}
+		}
+		r = word_add(v, nv, word, n);
+	}
+	free(word);
+	return r;
+}
+
+int slurmopt_script_argv(const char *text, size_t len, char ***ret_argv)
+{
+	char **v = NULL;
+	size_t nv = 0, at = 0;
+	bool first = true;
+	int r = word_add(&v, &nv, "sbatch", 6);
+
+	while (r == 0 && at < len) {
+		const char *line = text + at, *nl = memchr(line, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - line) : len - at, blank = 0;
+
+		at += n + (nl != NULL);
+		while (blank < n && (line[blank] == ' ' || line[blank] == '\t' || line[blank] == '\r'))
+			blank++;
+		if (first && n >= 2 && !strncmp(line, "#!", 2)) {
+			first = false;
+			continue;
+		}
+		first = false;
+		if (n >= 7 && !strncmp(line, "#SBATCH", 7) && (n == 7 || line[7] == ' ' || line[7] == '\t')) {
+			r = line_words(line + 7, n - 7, &v, &nv);
+			continue;
+		}
+		/* Directives stop at the first command. */
+		if (blank < n && line[blank] != '#')
+			break;
+	}
+	if (r < 0) {
+		for (size_t i = 0; i < nv; i++)
+			free(v[i]);
+		free(v);
+		return r;
+	}
+	*ret_argv = v;
+	return (int)nv;
+}
+
+/* --dependency into PBS's depend= text: Slurm's types are PBS's; a bare
+ * id list is afterany; singleton is left to the caller. */
+static int dependency_pbs(const char *dep, char *buf, size_t len, struct error *err)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (strchr(dep, '?'))
+		return error_set(err, -EINVAL, "--dependency=%s: '?' (any of) is not supported by qpool; "
+				 "use ',' (all of)", dep);
+	for (const char *p = dep; *p;) {
+		size_t n = strcspn(p, ",");
+		char part[512];
+		const char *type = "afterany", *ids = part;
+		int k;
+
+		if (n >= sizeof(part))
+			return error_set(err, -EINVAL, "Invalid dependency specification: %s", dep);
+		memcpy(part, p, n);
+		part[n] = '\0';
+		p += n + (p[n] == ',');
+		if (!strcmp(part, "singleton"))
+			continue;
+		if (!isdigit((unsigned char)part[0])) {
+			char *colon = strchr(part, ':');
+
+			if (!colon)
+				return error_set(err, -EINVAL, "Invalid dependency specification: %s", dep);
+			*colon = '\0';
+			type = part;
+			ids = colon + 1;
+			if (strcmp(type, "after") && strcmp(type, "afterok") && strcmp(type, "afternotok") &&
+			    strcmp(type, "afterany"))
+				return error_set(err, -EINVAL, "--dependency=%s: %s is not supported by qpool "
+						 "(after, afterok, afternotok, afterany, singleton)", dep, type);
+		}
+		if (!*ids || strspn(ids, "0123456789:") != strlen(ids))
+			return error_set(err, -EINVAL, "Invalid dependency specification: %s", dep);
+		k = snprintf(buf + at, len - at, "%s%s:%s", at ? "," : "", type, ids);
+		if (k < 0 || (size_t)k >= len - at)
+			return error_set(err, -EINVAL, "--dependency=%s: too long", dep);
+		at += (size_t)k;
+	}
+	return 0;
+}
+
+/* --mail-type's list into PBS's -m letters. */
+static int mail_points(const char *types, char *buf, struct error *err)
+{
+	static const struct {
+		const char *name, *letters;
+	} map[] = {
+		{ "NONE", "" }, { "BEGIN", "b" }, { "END", "e" }, { "FAIL", "a" }, { "REQUEUE", "a" },
+		{ "ALL", "abe" }, { "INVALID_DEPEND", "a" }, { "STAGE_OUT", "" }, { "TIME_LIMIT", "" },
+		{ "TIME_LIMIT_90", "" }, { "TIME_LIMIT_80", "" }, { "TIME_LIMIT_50", "" },
+		{ "ARRAY_TASKS", "" },
+	};
+	bool a = false, b = false, e = false;
+
+	for (const char *p = types; *p;) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+			if (strlen(map[i].name) == n && !strncasecmp(p, map[i].name, n))
+				break;
+		if (i == sizeof(map) / sizeof(map[0]))
+			return error_set(err, -EINVAL, "--mail-type=%s invalid", types);
+		a |= strchr(map[i].letters, 'a') != NULL;
+		b |= strchr(map[i].letters, 'b') != NULL;
+		e |= strchr(map[i].letters, 'e') != NULL;
+		p += n + (p[n] == ',');
+	}
+	snprintf(buf, 4, "%s%s%s", a ? "a" : "", b ? "b" : "", e ? "e" : "");
+	if (!buf[0])
+		strcpy(buf, "n");
+	return 0;
+}
+
+/* jobspec_option with a formatted argument. */
+static int jobspec_set(struct jobspec *js, int opt, struct error *err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int jobspec_set(struct jobspec *js, int opt, struct error *err, const char *fmt, ...)
+{
+	char arg[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(arg, sizeof(arg), fmt, ap);
+	va_end(ap);
+	return jobspec_option(js, opt, arg, err);
+}
+
+/* The CPUs, tasks and nodes: one node's ncpus, or chunks across nodes. */
+static int resources(const struct slurmopt *o, struct jobspec *js, struct error *err)
+{
+	int64_t cpt = o->cpus_per_task > 0 ? o->cpus_per_task : 1;
+	int64_t nodes = o->nodes_min, tasks = o->ntasks, tpn = o->ntasks_per_node;
+	char mem[64] = "";
+	int r;
+
+	if (nodes < 0 && tasks > 0 && tpn > 0)
+		nodes = (tasks + tpn - 1) / tpn;
+	if (nodes < 0)
+		nodes = tasks > 1 ? -1 : 1;
+	if (tasks < 0)
+		tasks = (nodes > 0 ? nodes : 1) * (tpn > 0 ? tpn : 1);
+	/* As Slurm: fewer tasks than nodes shrinks the nodes. */
+	if (nodes > tasks) {
+		r = warn(&js->warnings, &js->n_warnings, "can't run %" PRId64 " processes on %" PRId64
+			 " nodes, setting nnodes to %" PRId64, tasks, nodes, tasks);
+		if (r < 0)
+			return r;
+		nodes = tasks;
+	}
+	/* --ntasks alone: Slurm spreads them as it finds room; so does
+	 * place=free, one task per chunk. */
+	if (nodes < 0) {
+		int64_t per = o->mem_per_cpu > 0 ? o->mem_per_cpu * cpt : 0;
+
+		if (per)
+			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , per);
+		if (o->mem > 0)
+			return error_set(err, -EINVAL, "--mem with --ntasks and no --nodes: give --nodes "
+					 "or --mem-per-cpu (qpool places tasks, not nodes)");
+		r = jobspec_set(js, 'l', err, "select=%" PRId64 ":ncpus=%" PRId64 ":mpiprocs=1%s", tasks,
+				cpt, mem);
+		return r ? r : jobspec_option(js, 'l', "place=free", err);
+	}
+	if (nodes == 0)   /* nodes >= 1 from here: tasks >= 1 bounds it */
+		return error_set(err, -EINVAL, "invalid node count `0'");
+	/* N nodes: the tasks dealt out as Slurm's block distribution does,
+	 * the first nodes one more when they do not divide. */
+	int64_t base = tasks / nodes, extra = tasks % nodes;
+	char select[512];
+	size_t at = 0;
+
+	for (int part = 0; part < 2; part++) {
+		int64_t count = part == 0 ? extra : nodes - extra, t = part == 0 ? base + 1 : base;
+
+		if (count == 0 || t == 0)
+			continue;
+		mem[0] = '\0';
+		if (o->mem > 0)
+			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , o->mem);
+		else if (o->mem_per_cpu > 0)
+			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , o->mem_per_cpu * t * cpt);
+		at += (size_t)snprintf(select + at, sizeof(select) - at, "%s%" PRId64 ":ncpus=%" PRId64
+				       ":mpiprocs=%" PRId64 "%s", at ? "+" : "", count, t * cpt, t, mem);
+	}
+	if (nodes == 1) {
+		r = jobspec_set(js, 'l', err, "ncpus=%" PRId64, tasks * cpt);
+		if (!r && (o->mem > 0 || o->mem_per_cpu > 0))
+			r = jobspec_set(js, 'l', err, "mem=%" PRId64,
+					o->mem > 0 ? o->mem : o->mem_per_cpu * tasks * cpt);
+		return r;
+	}
+	r = jobspec_set(js, 'l', err, "select=%s", select);
+	return r ? r : jobspec_option(js, 'l', "place=scatter", err);
+}
+
+int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec *js, struct error *err)
+{
+	const char *name = o->job_name ? o->job_name : NULL;
+	char path[4096], text[4096];
+	bool warned;
+	int r = 0;
+
+	if (o->job_name)
+		r = jobspec_option(js, 'N', o->job_name, err);
+	if (!r && o->partition) {
+		size_t n = strcspn(o->partition, ",");
+
+		snprintf(text, sizeof(text), "%.*s", (int)n, o->partition);
+		r = jobspec_option(js, 'q', text, err);
+	}
+	if (!r && o->time > 0)
+		r = jobspec_set(js, 'l', err, "walltime=%" PRId64, o->time);
+	if (!r)
+		r = resources(o, js, err);
+	if (!r && o->exclusive > 0)
+		r = jobspec_option(js, 'l', js->n_chunks ? "place=scatter:excl" : "place=excl", err);
+	if (!r && o->nodes_max > o->nodes_min)
+		r = warn(&js->warnings, &js->n_warnings, "--nodes=%" PRId64 "-%" PRId64 ": the job gets "
+			 "%" PRId64 " nodes (qpool does not grow a job to the maximum)", o->nodes_min,
+			 o->nodes_max, o->nodes_min);
+	if (!r && (o->mem == 0 || o->mem_per_cpu == 0))
+		r = warn(&js->warnings, &js->n_warnings, "--mem=0: no memory limit (the whole node's memory)");
+	for (int k = 0; k < 2 && !r; k++) {
+		const char *pat = k == 0 ? o->output : o->error;
+
+		if (!pat)
+			continue;
+		r = slurm_path_expand(pat, name ? name : "sbatch", user, o->array != NULL, path,
+				      sizeof(path), &warned, err);
+		if (!r)
+			r = jobspec_option(js, k == 0 ? 'o' : 'e', path, err);
+		if (!r && warned)
+			r = warn(&js->warnings, &js->n_warnings, "%s: a width in a %%-pattern is not "
+				 "enforced by qpool (numbers are not padded)", pat);
+	}
+	if (!r && o->input && strcmp(o->input, "/dev/null"))
+		r = error_set(err, -EINVAL, "--input=%s: qpool batch jobs read /dev/null", o->input);
+	/* Slurm joins the error stream into the output unless --error is given. */
+	if (!r)
+		r = jobspec_option(js, 'j', o->error ? "n" : "oe", err);
+	if (!r && o->array) {
+		struct arrayspec a;
+
+		if (arrayspec_parse(o->array, 't', true, &a, err) < 0)
+			return error_set(err, -EINVAL, "invalid --array specification: %s", o->array);
+		r = jobspec_option(js, 't', o->array, err);
+	}
+	if (!r && o->dependency) {
+		r = dependency_pbs(o->dependency, text, sizeof(text), err);
+		if (!r && text[0])
+			r = jobspec_set(js, 'W', err, "depend=%s", text);
+	}
+	if (!r && o->hold > 0)
+		r = jobspec_option(js, 'h', NULL, err);
+	if (!r && o->requeue >= 0)
+		r = jobspec_option(js, 'r', o->requeue ? "y" : "n", err);
+	if (!r && o->mail_type) {
+		r = mail_points(o->mail_type, text, err);
+		if (!r)
+			r = jobspec_option(js, 'm', text, err);
+	}
+	if (!r && o->mail_user)
+		r = jobspec_option(js, 'M', o->mail_user, err);
+	if (!r && o->account)
+		r = jobspec_option(js, 'A', o->account, err);
+	if (!r && o->chdir)
+		r = jobspec_option(js, 'd', o->chdir, err);
+	for (size_t i = 0; i < o->n_warnings && !r; i++)
+		r = warn(&js->warnings, &js->n_warnings, "%s", o->warnings[i]);
+	return r;
+}
+
+static int env_int(json_t *env, const char *name, int64_t v)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%" PRId64, v);
+	return json_object_set_new(env, name, json_string(text)) < 0 ? -ENOMEM : 0;
+}
+
+int slurmopt_env(const struct slurmopt *o, json_t *env)
+{
+	int r = 0;
+
+	if (o->ntasks > 0)
+		r |= env_int(env, "SLURM_NTASKS", o->ntasks);
+	if (o->ntasks > 0)
+		r |= env_int(env, "SLURM_NPROCS", o->ntasks);
+	if (o->ntasks_per_node > 0)
+		r |= env_int(env, "SLURM_NTASKS_PER_NODE", o->ntasks_per_node);
+	if (o->cpus_per_task > 0)
+		r |= env_int(env, "SLURM_CPUS_PER_TASK", o->cpus_per_task);
+	if (o->mem_per_cpu > 0)
+		r |= env_int(env, "SLURM_MEM_PER_CPU", o->mem_per_cpu >> 20);
+	if (o->array) {
+		struct arrayspec a;
+		struct error err;
+		int64_t step = 1;
+
+		if (arrayspec_parse(o->array, 't', true, &a, &err) < 0)
+			return 0;
+		/* A step is Slurm's when the set is one stepped range. */
+		if (a.n == 1)
+			step = a.r[0].step;
+		r |= env_int(env, "SLURM_ARRAY_TASK_MIN", arrayspec_index(&a, 0));
+		r |= env_int(env, "SLURM_ARRAY_TASK_MAX", arrayspec_index(&a, a.count - 1));
+		r |= env_int(env, "SLURM_ARRAY_TASK_COUNT", a.count);
+		r |= env_int(env, "SLURM_ARRAY_TASK_STEP", step);
+	}
+	return r ? -ENOMEM : 0;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* Slurm's job options (sbatch, later srun and salloc) into qsub's job
+ * description, purely: argv and #SBATCH lines in, struct jobspec out. */
+#ifndef QPOOL_SLURMOPT_H
+#define QPOOL_SLURMOPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "error.h"
+#include "jobscript.h"
+#include "slurmtext.h"
+
+/* What the options say. Numbers are -1 when unset; strings NULL; all
+ * strings owned. */
+struct slurmopt {
+	char *job_name;          /* -J */
+	char *output;            /* -o, as given (with its %-patterns) */
+	char *error;             /* -e */
+	char *input;             /* -i */
+	char *partition;         /* -p, may be a comma list */
+	char *array;             /* -a, Slurm's list form */
+	char *dependency;        /* -d, as given */
+	char *begin;             /* --begin, as given */
+	char *chdir;             /* -D */
+	char *export;            /* --export, as given; NULL: ALL */
+	char *mail_type;         /* --mail-type, as given */
+	char *mail_user;
+	char *wrap;              /* --wrap: the command */
+	char *account;           /* -A */
+	int64_t time;            /* -t in seconds; 0 UNLIMITED; -1 unset */
+	int64_t nodes_min;       /* -N N or N-M */
+	int64_t nodes_max;
+	int64_t ntasks;          /* -n */
+	int64_t ntasks_per_node;
+	int64_t cpus_per_task;   /* -c */
+	int64_t mem;             /* --mem bytes per node; 0: the whole node */
+	int64_t mem_per_cpu;     /* --mem-per-cpu bytes; 0: the whole node */
+	int exclusive;           /* --exclusive: 1 */
+	int hold;                /* -H: 1 */
+	int requeue;             /* --requeue 1, --no-requeue 0 */
+	int parsable;            /* --parsable: 1 */
+	int wait;                /* -W: 1 */
+	int help;                /* -h, --help, --usage: 1 */
+	/* One line each, for sbatch's standard error: what was accepted but
+	 * qpool does not enforce ("--qos=high: not enforced by qpool"). */
+	char **warnings;
+	size_t n_warnings;
+};
+
+void slurmopt_init(struct slurmopt *o);
+
+/* Frees what o owns and re-initialises it. */
+void slurmopt_clear(struct slurmopt *o);
+
+/* Applies argv[1..argc) (argv[0] is ignored) as sbatch reads its command
+ * line and each #SBATCH line: getopt_long, long options abbreviated to
+ * any unique prefix, stopping at the first word that is not an option
+ * (the script, or its arguments). Later options override earlier ones.
+ * *ret_optind is the index of that first word. Returns 0, or -EINVAL with
+ * err in Slurm's words ("unrecognized option '--bogus'", "Invalid --time
+ * specification"), -ENOMEM. */
+int slurmopt_parse(struct slurmopt *o, int argc, char **argv, int *ret_optind, struct error *err);
+
+/* Splits the #SBATCH lines of a script into one argv (argv[0] "sbatch"),
+ * as sbatch reads them: lines starting with "#SBATCH" from the top, up
+ * to the first line that is neither blank nor a '#' comment; words split
+ * on blanks with '...' and "..." quoting; an unquoted '#' after a blank
+ * starts a comment. The caller frees each word and the array. Returns
+ * the count, or -ENOMEM, -E2BIG past 4096 words. */
+int slurmopt_script_argv(const char *text, size_t len, char ***ret_argv);
+
+/* Fills js (initialised by the caller) with what qsub would send for o:
+ * name, queue (the first of a comma list: the caller tries the others),
+ * walltime, ncpus, or chunks across nodes as -l select= makes them, mem,
+ * place, paths, array, dependency (without singleton, which the caller
+ * resolves), hold, rerun, mail, account. user names %u. Warnings for what
+ * qpool does not enforce go into js->warnings. 0, -EINVAL with err in
+ * Slurm's words, -ENOMEM. */
+int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec *js, struct error *err);
+
+/* The SLURM_* variables of the request that the allocation alone does
+ * not tell (SLURM_NTASKS, SLURM_CPUS_PER_TASK, SLURM_NTASKS_PER_NODE,
+ * SLURM_ARRAY_TASK_MIN/MAX/COUNT/STEP), set in env. 0 or -ENOMEM. */
+int slurmopt_env(const struct slurmopt *o, json_t *env);
+
+#endif

@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: MIT */
+/* Slurm's option forms (lib/slurmopt.c), from tables: times, sizes,
+ * options with abbreviations, #SBATCH lines, %-patterns, host lists,
+ * tasks per node, and the jobspec qsub would send. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+#include "slurmopt.h"
+#include "unit.h"
+
+static void test_time_forms(void)
+{
+	static const struct {
+		const char *s;
+		int r;
+		int64_t secs;
+	} t[] = {
+		{ "30", 0, 1800 },              /* M */
+		{ "30:15", 0, 1815 },           /* M:S */
+		{ "2:30:15", 0, 9015 },         /* H:M:S */
+		{ "1-2", 0, 93600 },            /* D-H */
+		{ "1-2:30", 0, 95400 },         /* D-H:M */
+		{ "1-2:30:15", 0, 95415 },      /* D-H:M:S */
+		{ "0-0:0:45", 0, 45 },
+		{ "UNLIMITED", 0, 0 },
+		{ "infinite", 0, 0 },
+		{ "abc", -EINVAL, 0 },
+		{ "", -EINVAL, 0 },
+		{ "1:2:3:4", -EINVAL, 0 },
+		{ "1-", -EINVAL, 0 },
+		{ "-5", -EINVAL, 0 },
+		{ "1-2-3", -EINVAL, 0 },
+		{ "10m", -EINVAL, 0 },
+		{ "1:", -EINVAL, 0 },
+		{ "2-0", 0, 172800 },
+		{ "0", 0, 0 },
+		{ "-1", 0, 0 },                 /* Slurm's INFINITE too */
+		{ "1-a", -EINVAL, 0 },
+		{ ":5", -EINVAL, 0 },
+		{ "1--2", -EINVAL, 0 },
+		{ "99999999999", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int64_t secs = -7;
+		int r = slurm_time_parse(t[i].s, &secs);
+
+		CU_ASSERT_EQUAL(r, t[i].r);
+		if (r != t[i].r)
+			fprintf(stderr, "time %s: %d\n", t[i].s, r);
+		if (r == 0)
+			CU_ASSERT_EQUAL(secs, t[i].secs);
+	}
+}
+
+static void test_mem_forms(void)
+{
+	static const struct {
+		const char *s;
+		int r;
+		int64_t bytes;
+	} t[] = {
+		{ "100", 0, 100LL << 20 },   /* MiB by default, as Slurm */
+		{ "4G", 0, 4LL << 30 },
+		{ "4gb", 0, 4LL << 30 },
+		{ "512K", 0, 512LL << 10 },
+		{ "2T", 0, 2LL << 40 },
+		{ "0", 0, 0 },
+		{ "4Q", -EINVAL, 0 },
+		{ "G", -EINVAL, 0 },
+		{ "4Gx", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int64_t b = -7;
+
+		CU_ASSERT_EQUAL(slurm_mem_parse(t[i].s, &b), t[i].r);
+		if (t[i].r == 0)
+			CU_ASSERT_EQUAL(b, t[i].bytes);
+	}
+}
+
+/* parse "sbatch ARGS..." (split on spaces) into o. */
+static int parse_line(struct slurmopt *o, const char *line, struct error *err)
+{
+	char buf[512], *argv[32], *save = NULL;
+	int argc = 0, first;
+
+	snprintf(buf, sizeof(buf), "sbatch %s", line);
+	for (char *w = strtok_r(buf, " ", &save); w && argc < 31; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	return slurmopt_parse(o, argc, argv, &first, err);
+}
+
+static void test_options(void)
+{
+	static const struct {
+		const char *line, *error;   /* error NULL: accepted */
+	} t[] = {
+		{ "--job-name=a -t 5 -N 2-4 -n 8 -c 2 --mem=1G", NULL },
+		{ "--job-n=a", NULL },                  /* a unique prefix */
+		{ "--part=batch", NULL },
+		{ "--ntasks-per-n=2", NULL },
+		{ "--tasks-per-node=2", NULL },           /* Slurm's alias */
+		{ "--n=2", "option '--n' is ambiguous" },
+		{ "--bogus", "unrecognized option '--bogus'" },
+		{ "-Z", "invalid option -- 'Z'" },
+		{ "--time", "option '--time' requires an argument" },
+		{ "-t", "option requires an argument -- 't'" },
+		{ "--time=abc", "Invalid --time specification" },
+		{ "-N 0", "invalid node count `0'" },
+		{ "-N 4-2", "invalid node count `4-2'" },
+		{ "-n x", "invalid number of tasks (-n x)" },
+		{ "--mem=8Q", "invalid memory constraint 8Q" },
+		{ "--gres=gpu:2", "Invalid generic resource (gres) specification: --gres=gpu:2 (this pool has no GPUs)" },
+		{ "--gres=nvme:1", "Invalid generic resource (gres) specification: --gres=nvme:1 (this pool has no generic resources)" },
+		{ "--gres=none", NULL },
+		{ "--gpus-per-node=1", "Invalid generic resource (gres) specification: --gpus-per-node=1 (this pool has no GPUs)" },
+		{ "--open-mode=sideways", "Invalid --open-mode argument: sideways. Ignored" },
+		{ "--exclusive", NULL },
+		{ "--exclusive=user", NULL },
+		{ "--qos=high --constraint=ib -H -W --parsable --requeue", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct slurmopt o;
+		struct error err = { "" };
+		int r;
+
+		slurmopt_init(&o);
+		r = parse_line(&o, t[i].line, &err);
+		if (t[i].error) {
+			CU_ASSERT_EQUAL(r, -EINVAL);
+			CU_ASSERT_STRING_EQUAL(err.text, t[i].error);
+		} else {
+			CU_ASSERT_EQUAL(r, 0);
+		}
+		if ((r == 0) != (t[i].error == NULL) || (t[i].error && strcmp(err.text, t[i].error)))
+			fprintf(stderr, "%s: %d %s\n", t[i].line, r, err.text);
+		slurmopt_clear(&o);
+	}
+}
+
+static void test_option_values(void)
+{
+	struct slurmopt o;
+	struct error err;
+
+	slurmopt_init(&o);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "--job-n=x -t 1-0 -N 2-4 --ntasks-per-node=3 -c 2 "
+					 "--mem-per-cpu=500 --qos=high -p a,b", &err), 0);
+	CU_ASSERT_STRING_EQUAL(o.job_name, "x");
+	CU_ASSERT_EQUAL(o.time, 86400);
+	CU_ASSERT_EQUAL(o.nodes_min, 2);
+	CU_ASSERT_EQUAL(o.nodes_max, 4);
+	CU_ASSERT_EQUAL(o.ntasks_per_node, 3);
+	CU_ASSERT_EQUAL(o.cpus_per_task, 2);
+	CU_ASSERT_EQUAL(o.mem_per_cpu, 500LL << 20);
+	CU_ASSERT_STRING_EQUAL(o.partition, "a,b");
+	/* --qos is not enforced: one warning naming it. */
+	CU_ASSERT_EQUAL_FATAL(o.n_warnings, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(o.warnings[0], "--qos=high"));
+	/* A later option wins. */
+	CU_ASSERT_EQUAL(parse_line(&o, "--time=5", &err), 0);
+	CU_ASSERT_EQUAL(o.time, 300);
+	slurmopt_clear(&o);
+}
+
+static void test_script_lines(void)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"#SBATCH --job-name=\"my job\" -N 2\n"
+		"# a comment\n"
+		"\n"
+		"#SBATCH --time=10  # minutes\n"
+		"#SBATCHX --not-this\n"
+		"# SBATCH --nor-this\n"
+		"echo hi\n"
+		"#SBATCH --after-the-first-command\n";
+	const char *want[] = { "sbatch", "--job-name=my job", "-N", "2", "--time=10" };
+	char **argv = NULL;
+	int n = slurmopt_script_argv(script, strlen(script), &argv);
+
+	CU_ASSERT_EQUAL_FATAL(n, 5);
+	for (int i = 0; i < n; i++) {
+		CU_ASSERT_STRING_EQUAL(argv[i], want[i]);
+		free(argv[i]);
+	}
+	CU_ASSERT_PTR_NULL(argv[n]);
+	free(argv);
+}
+
+static void test_path_patterns(void)
+{
+	static const struct {
+		const char *pat, *want;
+		int r;
+		bool warned;
+	} t[] = {
+		{ "slurm-%j.out", "slurm-^job_id^.out", 0, false },
+		{ "job.%J.out", "job.^job_id^.out", 0, false },
+		{ "%x-%A_%a.log", "job-^array_id^_^array_index^.log", 0, false },
+		{ "/home/%u/%x.%N.%%", "/home/alice/job.^node^.%", 0, false },
+		{ "o-%4a", "o-^array_index^", 0, true },
+		{ "bad-%q", NULL, -EINVAL, false },
+		{ "end%", NULL, -EINVAL, false },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char buf[256];
+		bool warned = false;
+		struct error err;
+		int r = slurm_path_expand(t[i].pat, "job", "alice", true, buf, sizeof(buf), &warned, &err);
+
+		CU_ASSERT_EQUAL(r, t[i].r);
+		if (r == 0) {
+			CU_ASSERT_STRING_EQUAL(buf, t[i].want);
+			CU_ASSERT_EQUAL(warned, t[i].warned);
+		}
+	}
+}
+
+/* %a of a job that is not an array: Slurm's NO_VAL. */
+static void test_path_pattern_plain(void)
+{
+	char buf[64];
+	bool warned;
+	struct error err;
+
+	CU_ASSERT_EQUAL(slurm_path_expand("o_%A_%a", "j", "u", false, buf, sizeof(buf), &warned, &err), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "o_^array_id^_4294967294");
+}
+
+static void test_hostlist(void)
+{
+	static const struct {
+		const char *names[8];
+		const char *want;
+	} t[] = {
+		{ { "n1", "n2", "n3", "n5" }, "n[1-3,5]" },
+		{ { "n1" }, "n1" },
+		{ { "login" }, "login" },
+		{ { "n01", "n02", "n03" }, "n[01-03]" },
+		{ { "n9", "n10", "n11" }, "n[9-11]" },   /* unpadded: one run, as Slurm */
+		{ { "n09", "n10" }, "n09,n10" },        /* padded and not: two */
+		{ { "n2", "n1", "n3" }, "n[2,1,3]" },     /* the job's order kept */
+		{ { "a1", "a2", "b7", "login", "c3" }, "a[1-2],b7,login,c3" },
+		{ { "sn1", "sn2" }, "sn[1-2]" },
+		{ { "n1", "n3", "n5" }, "n[1,3,5]" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		size_t n = 0;
+		char buf[128];
+		int len;
+
+		while (n < 8 && t[i].names[n])
+			n++;
+		len = hostlist_compress_ordered(t[i].names, n, buf, sizeof(buf));
+		CU_ASSERT_STRING_EQUAL(buf, t[i].want);
+		CU_ASSERT_EQUAL(len, (int)strlen(t[i].want));
+		/* Measuring first, as callers do. */
+		CU_ASSERT_EQUAL(hostlist_compress_ordered(t[i].names, n, NULL, 0), len);
+	}
+	/* Truncated, NUL-terminated, the full length returned. */
+	{
+		const char *names[] = { "n1", "n2", "n4" };
+		char small[4];
+
+		CU_ASSERT_EQUAL(hostlist_compress_ordered(names, 3, small, sizeof(small)), 8);
+		CU_ASSERT_STRING_EQUAL(small, "n[1");
+	}
+}
+
+static void test_tasks_per_node(void)
+{
+	static const struct {
+		uint64_t c[6];
+		size_t n;
+		const char *want;
+	} t[] = {
+		{ { 2, 2, 2, 2 }, 4, "2(x4)" },
+		{ { 1 }, 1, "1" },
+		{ { 3, 3, 2 }, 3, "3(x2),2" },
+		{ { 1, 2, 1 }, 3, "1,2,1" },
+		{ { 4, 4, 1, 1, 1 }, 5, "4(x2),1(x3)" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char buf[64];
+
+		CU_ASSERT_EQUAL(slurm_tasks_per_node_format(t[i].c, t[i].n, buf, sizeof(buf)),
+				(int)strlen(t[i].want));
+		CU_ASSERT_STRING_EQUAL(buf, t[i].want);
+	}
+}
+
+/* What qsub would have sent for a Slurm request. */
+static void test_jobspec(void)
+{
+	static const struct {
+		const char *line;
+		int64_t ncpus, walltime;
+		size_t n_chunks;
+		int64_t chunk0_count, chunk0_ncpus, chunk0_mpiprocs;
+		const char *array, *depend, *error;
+	} t[] = {
+		{ "-c 4 -t 10", 4, 600, 0, 0, 0, 0, NULL, NULL, NULL },
+		{ "-N 1 -n 3", 3, -1, 0, 0, 0, 0, NULL, NULL, NULL },
+		{ "-N 2 --ntasks-per-node=2 -c 3", 12, -1, 1, 2, 6, 2, NULL, NULL, NULL },
+		{ "-N 2 -n 5", 5, -1, 2, 1, 3, 3, NULL, NULL, NULL },   /* 3 + 2 */
+		{ "-n 4", 4, -1, 1, 4, 1, 1, NULL, NULL, NULL },        /* spread as room is found */
+		{ "-n 4 --ntasks-per-node=2", 4, -1, 1, 2, 2, 2, NULL, NULL, NULL },
+		{ "--array=1-4%2", 1, -1, 0, 0, 0, 0, "1-4%2", NULL, NULL },
+		{ "-a 0,6,16-32:4", 1, -1, 0, 0, 0, 0, "0,6,16-32:4", NULL, NULL },
+		{ "-d afterok:12:13,afterany:14", 1, -1, 0, 0, 0, 0, NULL, "afterok:12:13,afterany:14", NULL },
+		{ "-d 12", 1, -1, 0, 0, 0, 0, NULL, "afterany:12", NULL },
+		{ "-d singleton", 1, -1, 0, 0, 0, 0, NULL, NULL, NULL },
+		{ "-d aftercorr:12", 0, 0, 0, 0, 0, 0, NULL, NULL,
+		  "--dependency=aftercorr:12: aftercorr is not supported by qpool (after, afterok, "
+		  "afternotok, afterany, singleton)" },
+		{ "-d afterok:x", 0, 0, 0, 0, 0, 0, NULL, NULL, "Invalid dependency specification: afterok:x" },
+		{ "--array=4-1", 0, 0, 0, 0, 0, 0, NULL, NULL, "invalid --array specification: 4-1" },
+		{ "-N 3 -n 2", 2, -1, 1, 2, 1, 1, NULL, NULL, NULL },   /* nnodes set to 2, as Slurm */
+		{ "--input=in.txt", 0, 0, 0, 0, 0, 0, NULL, NULL, "--input=in.txt: qpool batch jobs read /dev/null" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct slurmopt o;
+		struct jobspec js;
+		struct error err = { "" };
+		int r;
+
+		slurmopt_init(&o);
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&o, t[i].line, &err), 0);
+		r = slurmopt_jobspec(&o, "alice", &js, &err);
+		if (t[i].error) {
+			CU_ASSERT_EQUAL(r, -EINVAL);
+			CU_ASSERT_STRING_EQUAL(err.text, t[i].error);
+		} else {
+			CU_ASSERT_EQUAL(r, 0);
+			if (r)
+				fprintf(stderr, "%s: %s\n", t[i].line, err.text);
+			CU_ASSERT_EQUAL(js.ncpus, t[i].ncpus);
+			CU_ASSERT_EQUAL(js.walltime, t[i].walltime);
+			CU_ASSERT_EQUAL(js.n_chunks, t[i].n_chunks);
+			if (js.n_chunks && t[i].n_chunks) {
+				CU_ASSERT_EQUAL(js.chunks[0].count, t[i].chunk0_count);
+				CU_ASSERT_EQUAL(js.chunks[0].ncpus, t[i].chunk0_ncpus);
+				CU_ASSERT_EQUAL(js.chunks[0].mpiprocs, t[i].chunk0_mpiprocs);
+			}
+			if (t[i].array)
+				CU_ASSERT_STRING_EQUAL(js.array ? js.array : "", t[i].array);
+			if (t[i].depend) {
+				CU_ASSERT_STRING_EQUAL(js.depend ? js.depend : "", t[i].depend);
+			} else {
+				CU_ASSERT_PTR_NULL(js.depend);
+			}
+			/* Slurm joins standard error into the output without -e. */
+			CU_ASSERT_EQUAL(js.join, 1);
+		}
+		jobspec_clear(&js);
+		slurmopt_clear(&o);
+	}
+}
+
+static void test_env(void)
+{
+	struct slurmopt o;
+	struct error err;
+	json_t *env = json_object();
+
+	slurmopt_init(&o);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-n 4 -c 2 --array=3-11:4", &err), 0);
+	CU_ASSERT_EQUAL(slurmopt_env(&o, env), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "SLURM_NTASKS")), "4");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "SLURM_CPUS_PER_TASK")), "2");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "SLURM_ARRAY_TASK_MIN")), "3");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "SLURM_ARRAY_TASK_MAX")), "11");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "SLURM_ARRAY_TASK_COUNT")), "3");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "SLURM_ARRAY_TASK_STEP")), "4");
+	CU_ASSERT_PTR_NULL(json_object_get(env, "SLURM_NTASKS_PER_NODE"));
+	json_decref(env);
+	slurmopt_clear(&o);
+}
+
+static void test_begin(void)
+{
+	/* 2026-01-10 12:00:00 local time. */
+	struct tm tm = { .tm_year = 126, .tm_mon = 0, .tm_mday = 10, .tm_hour = 12, .tm_isdst = -1 };
+	time_t now = mktime(&tm), t;
+
+	CU_ASSERT_EQUAL(slurm_when_parse("now+60", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 60);
+	CU_ASSERT_EQUAL(slurm_when_parse("now+2hours", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 7200);
+	CU_ASSERT_EQUAL(slurm_when_parse("now+1day", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 86400);
+	CU_ASSERT_EQUAL(slurm_when_parse("13:30", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 5400);
+	/* A time of day already past: tomorrow's. */
+	CU_ASSERT_EQUAL(slurm_when_parse("11:00", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 23 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("2026-01-11T12:00:00", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 86400);
+	CU_ASSERT_EQUAL(slurm_when_parse("2026-01-11", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 12 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("tomorrow", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 12 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("01/11", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 12 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("01/11/26", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 12 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("midnight", now, true, &t), 0);
+	CU_ASSERT_EQUAL(t, now + 12 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("noon", now, true, &t), 0);   /* now: the next one */
+	CU_ASSERT_EQUAL(t, now + 24 * 3600);
+	CU_ASSERT_EQUAL(slurm_when_parse("now+3parsecs", now, true, &t), -EINVAL);
+	CU_ASSERT_EQUAL(slurm_when_parse("25:00", now, true, &t), -EINVAL);
+	CU_ASSERT_EQUAL(slurm_when_parse("yesterday", now, true, &t), -EINVAL);
+	CU_ASSERT_EQUAL(slurm_when_parse("2026-13-01", now, true, &t), -EINVAL);
+}
+
+static const struct unit_test slurmopt_tests[] = {
+	{ "time forms", test_time_forms },
+	{ "memory forms", test_mem_forms },
+	{ "options and abbreviations", test_options },
+	{ "option values", test_option_values },
+	{ "#SBATCH lines", test_script_lines },
+	{ "%-patterns", test_path_patterns },
+	{ "%a outside an array", test_path_pattern_plain },
+	{ "host lists", test_hostlist },
+	{ "tasks per node", test_tasks_per_node },
+	{ "jobspec", test_jobspec },
+	{ "request environment", test_env },
+	{ "begin times", test_begin },
+	{ NULL, NULL },
+};
+
+UNIT_SUITE(slurmopt, slurmopt_tests);
