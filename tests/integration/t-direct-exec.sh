@@ -52,7 +52,7 @@ for sh in '' '#!/bin/sh'; do
 	[ "$(finished "$a")" = "completed 0" ] || fail "env job $a: $(finished "$a")"
 	[ "$(finished "$b")" = "completed 0" ] || fail "env job $b: $(finished "$b")"
 	# Everything but the job's name and its id wherever it appears.
-	filter() { grep -v -e '^PBS_JOBNAME=' "$1" | sed -E "s#(=|/jobs/|pbs\.)$2(\.|\$)#\1ID\2#g" | sort; }
+	filter() { grep -v -e '^PBS_JOBNAME=' -e '^SLURM_JOB_NAME=' "$1" | sed -E "s#(=|/jobs/|pbs\.)$2(\.|\$)#\1ID\2#g" | sort; }
 	d=$(diff <(filter "$w/env.direct" "$a") <(filter "$w/env.shell" "$b")) ||
 		fail "${sh:-login shell}: the environments differ: $d"
 	grep -q '^PWD=' "$w/env.direct" || fail "no PWD in the job's environment"
