@@ -48,12 +48,15 @@ static int client_handshake(struct client *cl, const char *where, unsigned timeo
 	struct auth_nonces n;
 	json_t *msg = NULL, *auth = NULL;
 	char why[sizeof(err->text)];
+	const char *step = "";
 	int r;
 
 	(void)setsockopt(cl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	r = wire_recv_buffered(cl->fd, &cl->in, &msg, err);
-	if (r < 0)
+	if (r < 0) {
+		step = "its hello";
 		goto lost;
+	}
 	/* A server with no room for us says so instead of its hello. */
 	if (wire_int(msg, "id", -1) == 0 && !wire_bool(msg, "ok", 1) && wire_str(msg, "error")) {
 		r = (int)wire_int(msg, "errno", EACCES);
@@ -75,8 +78,10 @@ static int client_handshake(struct client *cl, const char *where, unsigned timeo
 		goto done;
 	}
 	r = wire_recv_buffered(cl->fd, &cl->in, &msg, err);
-	if (r < 0)
+	if (r < 0) {
+		step = "its credential";
 		goto lost;
+	}
 	r = auth_proof_check(cl->config->munge_socket, msg, &n, err);
 	if (r == -EPERM) {
 		snprintf(why, sizeof(why), "%s", err->text);
@@ -91,7 +96,7 @@ static int client_handshake(struct client *cl, const char *where, unsigned timeo
 	goto done;
 lost:
 	if (r == -EAGAIN)
-		snprintf(why, sizeof(why), "no answer within %u s", timeout_ms / 1000);
+		snprintf(why, sizeof(why), "no answer within %u s (waiting for %s)", timeout_ms / 1000, step);
 	else
 		snprintf(why, sizeof(why), "%s", r == -ECONNRESET ? "it closed the connection" : err->text);
 	r = error_set(err, r, "%s did not complete qpoold's handshake: %s", where, why);
