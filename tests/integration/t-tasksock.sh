@@ -55,7 +55,11 @@ echo ready > ready
 for i in \$(seq 2400); do [ -e busy ] && break; sleep 0.05; done
 busy=
 for i in 1 2 3 4; do
-	qpool-rsh "\$b" yes | { head -c 1000 >> started; cat > /dev/null; } &
+	# \$! is qpool-rsh's own pid (the reader is a process substitution):
+	# killing it ends the remote yes, and the reader sees EOF. With a
+	# pipeline \$! would be the reader's subshell, whose cat outlives the
+	# kill and keeps the output flowing through the phases after.
+	qpool-rsh "\$b" yes > >(head -c 1000 >> started; cat > /dev/null) &
 	busy="\$busy \$!"
 done
 for i in \$(seq 2400); do [ -e quiet ] && break; sleep 0.05; done
