@@ -148,6 +148,9 @@ while not os.path.exists(stop):
     time.sleep(0.1)
 PY
 fpid=$!
+# On a failure the cleanup ends the flood too (it also stops by itself).
+flood_stop() { touch "$stop"; }
+QP_ATEXIT+=(flood_stop)
 qp_wait_file "$stat" 120
 read -r nheld nans nunc < "$stat"
 echo "flood: $nheld connected, $nans answered (refused), $nunc not connected"
