@@ -28,6 +28,12 @@ struct client {
  * accepts and says nothing must not hang a command. A server of a list
  * gets TRANSPORT_CONNECT_LIST_MS, then the next one is asked. */
 #define HANDSHAKE_TIMEOUT_SEC 30
+/* A server's hello comes at accept. One that accepted and said nothing
+ * for this long is connected to again (nothing was sent, so nothing can
+ * be done twice), until the handshake's own timeout: seen over lossy,
+ * loaded links (t-hosts-netem), where a connection now and then got no
+ * hello at all in 30 s and the next one got it at once. */
+#define HELLO_TIMEOUT_MS 5000
 #define CLIENT_BUSY_WAIT_MS 10000
 /* How long standbys that name no active are asked again: a takeover
  * leaves none for lease_time plus a standby's poll (3.5 s by default). */
@@ -51,12 +57,24 @@ static int client_handshake(struct client *cl, const char *where, unsigned timeo
 	const char *step = "";
 	int r;
 
-	(void)setsockopt(cl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (timeout_ms > HELLO_TIMEOUT_MS) {
+		struct timeval htv = { .tv_sec = HELLO_TIMEOUT_MS / 1000, .tv_usec = (HELLO_TIMEOUT_MS % 1000) * 1000 };
+
+		(void)setsockopt(cl->fd, SOL_SOCKET, SO_RCVTIMEO, &htv, sizeof(htv));
+	} else {
+		(void)setsockopt(cl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
 	r = wire_recv_buffered(cl->fd, &cl->in, &msg, err);
+	if (r == -EAGAIN && timeout_ms > HELLO_TIMEOUT_MS) {
+		r = error_set(err, -ETIME, "%s did not complete qpoold's handshake: no hello within %u s", where,
+			      HELLO_TIMEOUT_MS / 1000);
+		goto done;
+	}
 	if (r < 0) {
 		step = "its hello";
 		goto lost;
 	}
+	(void)setsockopt(cl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	/* A server with no room for us says so instead of its hello. */
 	if (wire_int(msg, "id", -1) == 0 && !wire_bool(msg, "ok", 1) && wire_str(msg, "error")) {
 		r = (int)wire_int(msg, "errno", EACCES);
@@ -134,7 +152,7 @@ static int client_connect_to(struct client *cl, const char *where, struct error 
 	/* A qpoold busy with other peers' handshakes (EBUSY: its budget of
 	 * unauthenticated connections, per address and in all) is asked
 	 * again, 10 s at most: a burst of qsubs from one login host waits. */
-	for (unsigned ms = 50, waited = 0;; waited += ms, ms = ms * 2 > 1000 ? 1000 : ms * 2) {
+	for (unsigned ms = 50, waited = 0, hello_waited = 0;; waited += ms, ms = ms * 2 > 1000 ? 1000 : ms * 2) {
 		r = transport_connect(where, false, transport_connect_ms(&cl->servers), &cl->fd, &tcp, err);
 		if (r < 0) {
 			cl->fd = -1;
@@ -142,6 +160,14 @@ static int client_connect_to(struct client *cl, const char *where, struct error 
 		}
 		/* Nothing is sent to a server that has not proven it is qpoold. */
 		r = tcp ? client_handshake(cl, where, timeout_ms, err) : transport_unix_server_check(cl->fd, where, err);
+		if (r == -ETIME) {
+			/* No hello (HELLO_TIMEOUT_MS): a new connection, at once. */
+			hello_waited += HELLO_TIMEOUT_MS;
+			if (hello_waited >= timeout_ms)
+				break;
+			client_disconnect(cl);
+			continue;
+		}
 		if (r != -EBUSY || waited >= CLIENT_BUSY_WAIT_MS)
 			break;
 		client_disconnect(cl);
