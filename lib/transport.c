@@ -69,9 +69,11 @@ int transport_servers_of(const struct config *c, struct transport_servers *ret, 
 
 	if (list)
 		return transport_servers_parse(list, ret, err);
-	if (strlen(c->socket) >= sizeof(ret->addr[0]))
+	size_t len = strlen(c->socket);
+
+	if (len >= sizeof(ret->addr[0]))
 		return error_set(err, -ENAMETOOLONG, "%s: path too long", c->socket);
-	snprintf(ret->addr[0], sizeof(ret->addr[0]), "%s", c->socket);
+	memcpy(ret->addr[0], c->socket, len + 1);
 	ret->n = 1;
 	return 0;
 }
