@@ -24,6 +24,7 @@ struct jobspec_var {
 struct jobspec_chunk {
 	int64_t count;
 	int64_t ncpus;
+	int64_t ngpus;              /* 0: none */
 	int64_t mem;
 	int64_t mpiprocs;
 	int64_t ompthreads;
@@ -45,6 +46,7 @@ struct jobspec {
 	char *name;                 /* -N */
 	char *queue;                /* -q */
 	int64_t ncpus;              /* -l ncpus=N, -1 unset */
+	int64_t ngpus;              /* -l ngpus=N (with chunks: their total), -1 unset */
 	int64_t mem;                /* -l mem=SIZE (bytes), -1 unset */
 	int64_t walltime;           /* -l walltime=TIME (seconds), -1 unset */
 	char *stdout_path;          /* -o, as given (may be relative) */

@@ -40,6 +40,7 @@ struct job;
 struct job_chunk {
 	uint32_t count;
 	uint32_t ncpus;
+	uint32_t ngpus;          /* GPUs per chunk, 0: none */
 	uint32_t mpiprocs;
 	uint32_t ompthreads;     /* 0: unset */
 	uint64_t mem;            /* bytes per chunk, 0: none */
@@ -73,6 +74,7 @@ struct alloc_entry {
 	uint32_t mpiprocs;
 	uint32_t ompthreads;
 	uint64_t mem;
+	uint64_t gpus;           /* the node's GPUs it holds (bit i: index i) */
 	bool cpus_back;          /* this node's processes are gone: CPUs back early */
 	bool done;               /* this node's job.done is in (or the node was lost) */
 	struct alloc_entry *nnext;   /* that node's entries */
@@ -86,6 +88,7 @@ struct job {
 	uid_t uid;
 	enum job_state state;
 	uint32_t ncpus;
+	uint32_t ngpus;          /* GPUs in all (a one-node job's, or its chunks' sum) */
 	uint64_t mem;
 	uint64_t walltime;
 	/* While running/exiting: the allocation, primary first (n_alloc 0

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "gpu.h"
 #include "job.h"
 #include "parse.h"
 
@@ -35,6 +36,11 @@ struct node {
 	json_t *topology;
 	hwloc_topology_t topo;   /* for placement, shared (pool_topology_get); NULL: first fit */
 	char cgroup[8];
+	/* GPUs (docs/GPUS.md): index i is gpus[i]; bit i of gpus_free set
+	 * while no running job holds it. */
+	struct node_gpu *gpus;
+	unsigned n_gpus;
+	uint64_t gpus_free;
 	bool rt;
 	char *rt_reason;
 	void *link;              /* the server's connection, NULL when down */
