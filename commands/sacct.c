@@ -367,16 +367,12 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case ':':
-			return cmd_fail(1, "option '%s' requires an argument\nTry \"sacct --help\" for more information",
-					argv[optind - 1]);
 		default:
-			return cmd_fail(1, "unrecognized option '%s'\nTry \"sacct --help\" for more information",
-					argv[optind - 1]);
+			return cmd_slurm_badopt(c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return cmd_fail(1, "error: Unrecognized option: %s\nTry \"sacct --help\" for more information",
-				argv[optind]);
+		return cmd_slurm_extra(argv[optind]);
 	if (when_ns(arg_start ? arg_start : "midnight", now, &from) < 0)
 		return cmd_fail(1, "error: Invalid time specification (pos=0): %s", arg_start);
 	if (arg_end && when_ns(arg_end, now, &to) < 0)

@@ -152,11 +152,8 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case ':':
-			return cmd_fail(1, "option '%s' requires an argument\nTry \"scancel --help\" for more information",
-					argv[optind - 1]);
 		default:
-			return cmd_fail(1, "unrecognized option '%s'\nTry \"scancel --help\" for more information",
-					argv[optind - 1]);
+			return cmd_slurm_badopt(c, argv[optind - 1]);
 		}
 	}
 	for (int k = optind; k < argc; k++)

@@ -448,11 +448,8 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case ':':
-			return cmd_fail(1, "option '%s' requires an argument\nTry \"scontrol --help\" for more information",
-					argv[optind - 1]);
 		default:
-			return cmd_fail(1, "unrecognized option '%s'\nTry \"scontrol --help\" for more information",
-					argv[optind - 1]);
+			return cmd_slurm_badopt(c, argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)

@@ -366,16 +366,12 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case ':':
-			return cmd_fail(1, "option '%s' requires an argument\nTry \"sinfo --help\" for more information",
-					argv[optind - 1]);
 		default:
-			return cmd_fail(1, "unrecognized option '%s'\nTry \"sinfo --help\" for more information",
-					argv[optind - 1]);
+			return cmd_slurm_badopt(c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return cmd_fail(1, "error: Unrecognized option: %s\nTry \"sinfo --help\" for more information",
-				argv[optind]);
+		return cmd_slurm_extra(argv[optind]);
 	if (arg_states) {
 		static const char *const known[] = { "idle", "mix", "mixed", "alloc", "allocated", "down", "down*",
 						     "drain", "drained", "drng", "draining", NULL };

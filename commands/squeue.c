@@ -324,16 +324,12 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case ':':
-			return cmd_fail(1, "option '%s' requires an argument\nTry \"squeue --help\" for more information",
-					argv[optind - 1]);
 		default:
-			return cmd_fail(1, "unrecognized option '%s'\nTry \"squeue --help\" for more information",
-					argv[optind - 1]);
+			return cmd_slurm_badopt(c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return cmd_fail(1, "error: Unrecognized option: %s\nTry \"squeue --help\" for more information",
-				argv[optind]);
+		return cmd_slurm_extra(argv[optind]);
 	if (!arg_json && columns_prepare())
 		return 1;
 	if (client_open(arg_conf, &cl, &err) < 0)

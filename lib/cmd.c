@@ -22,6 +22,19 @@ int cmd_fail(int status, const char *fmt, ...)
 	return status;
 }
 
+int cmd_slurm_badopt(int c, const char *opt)
+{
+	return cmd_fail(1, "%s '%s'%s\nTry \"%s --help\" for more information",
+			c == ':' ? "option" : "unrecognized option", opt, c == ':' ? " requires an argument" : "",
+			program_invocation_short_name);
+}
+
+int cmd_slurm_extra(const char *word)
+{
+	return cmd_fail(1, "error: Unrecognized option: %s\nTry \"%s --help\" for more information", word,
+			program_invocation_short_name);
+}
+
 /* Whether host names this host: its full or short name, or localhost. */
 static bool host_is_local(const char *host, size_t len)
 {

@@ -8,6 +8,12 @@
  * can write `return cmd_fail(1, "...")`. */
 int cmd_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Slurm's words for what getopt_long refused (c ':': opt lacks its
+ * argument; any other: opt is unknown) and for a word left after the
+ * options, each with its "Try ... --help" line. Return 1. */
+int cmd_slurm_badopt(int c, const char *opt);
+int cmd_slurm_extra(const char *word);
+
 /* An output path of -o or -e (opt) as PBS takes it, [host:]path, made
  * absolute against cwd into buf (len bytes; jobspec_output_path), host
  * being this host (its full or short name, or localhost): qpool writes
