@@ -214,19 +214,13 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 	if (!utf8_valid(cwd, strlen(cwd)))
 		return cmd_fail(1, "the working directory %s is not valid UTF-8", cwd);
 	/* -d/-w: the job's directory; PBS_O_WORKDIR stays where qsub ran. */
-	if (js->workdir && js->workdir[0] != '/')
-		r = snprintf(workdir, sizeof(workdir), "%s/%s", strcmp(cwd, "/") ? cwd : "", js->workdir);
-	else
-		r = snprintf(workdir, sizeof(workdir), "%s", js->workdir ? js->workdir : cwd);
-	if (r < 0 || (size_t)r >= sizeof(workdir))
+	if (jobspec_workdir(js, cwd, workdir, sizeof(workdir)) < 0)
 		return cmd_fail(1, "-d %s: path too long", js->workdir);
 	r = env_build(js, &env);
 	if (r)
 		return r;
 	jobenv_origin(env, cwd, js->queue);
-	attrs = json_object();
-	for (size_t i = 0; attrs && i < js->n_attrs; i++)
-		json_object_set_new(attrs, js->attrs[i].name, json_string(js->attrs[i].value));
+	attrs = jobsubmit_attrs(js);
 	if (attrs && js->join == 2)
 		json_object_set_new(attrs, "Join_Path", json_string("eo"));
 	if (attrs && js->interactive > 0)

@@ -119,19 +119,13 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 
 	if (!getcwd(cwd, sizeof(cwd)) || !utf8_valid(cwd, strlen(cwd)))
 		return cmd_fail(1, "error: cannot determine the working directory");
-	if (js->workdir && js->workdir[0] != '/')
-		r = snprintf(workdir, sizeof(workdir), "%s/%s", strcmp(cwd, "/") ? cwd : "", js->workdir);
-	else
-		r = snprintf(workdir, sizeof(workdir), "%s", js->workdir ? js->workdir : cwd);
-	if (r < 0 || (size_t)r >= sizeof(workdir))
+	if (jobspec_workdir(js, cwd, workdir, sizeof(workdir)) < 0)
 		return cmd_fail(1, "error: --chdir=%s: path too long", js->workdir);
 	r = env_build(o, &env);
 	if (r)
 		return r;
 	jobenv_origin(env, cwd, js->queue);
-	attrs = json_object();
-	for (size_t i = 0; attrs && i < js->n_attrs; i++)
-		json_object_set_new(attrs, js->attrs[i].name, json_string(js->attrs[i].value));
+	attrs = jobsubmit_attrs(js);
 	if (attrs && o->begin) {
 		time_t when;
 

@@ -1046,6 +1046,17 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 	return 0;
 }
 
+int jobspec_workdir(const struct jobspec *js, const char *cwd, char *buf, size_t len)
+{
+	int r;
+
+	if (js->workdir && js->workdir[0] != '/')
+		r = snprintf(buf, len, "%s/%s", strcmp(cwd, "/") ? cwd : "", js->workdir);
+	else
+		r = snprintf(buf, len, "%s", js->workdir ? js->workdir : cwd);
+	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+}
+
 int jobspec_output_path(const char *cwd, const char *opt, const char *arg, char *buf, size_t len,
 			size_t *ret_host_len, struct error *err)
 {

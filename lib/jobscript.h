@@ -121,6 +121,11 @@ const char *jobspec_attr(const struct jobspec *js, const char *name);
  * directives); src's -v entries are appended after dst's. 0 or -ENOMEM. */
 int jobspec_merge(struct jobspec *dst, const struct jobspec *src);
 
+/* The job's working directory into buf (len bytes): js->workdir made
+ * absolute against cwd (the submitting command's), or cwd when unset.
+ * 0 or -ENAMETOOLONG. */
+int jobspec_workdir(const struct jobspec *js, const char *cwd, char *buf, size_t len);
+
 /* An output path (-o, -e) as PBS takes it, [host:]path, into buf (len
  * bytes): absolute, a relative path taken from cwd (qsub's directory),
  * with a host: or without. *ret_host_len is the length of the host part

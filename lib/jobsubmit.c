@@ -53,3 +53,12 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 	if (js->depend)
 		json_object_set_new(req, "depend", json_string(js->depend));
 }
+
+json_t *jobsubmit_attrs(const struct jobspec *js)
+{
+	json_t *attrs = json_object();
+
+	for (size_t i = 0; attrs && i < js->n_attrs; i++)
+		json_object_set_new(attrs, js->attrs[i].name, json_string(js->attrs[i].value));
+	return attrs;
+}

@@ -13,4 +13,7 @@
  * submitter's, or -W umask=). Members js leaves unset are not set. */
 void jobsubmit_request(const struct jobspec *js, json_t *req);
 
+/* The attributes js records (its attrs), as a JSON object; NULL: no memory. */
+json_t *jobsubmit_attrs(const struct jobspec *js);
+
 #endif
