@@ -15,6 +15,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "error.h"
+#include "gpu.h"
 #include "parse.h"
 
 #define NODED_NAME_MAX 64
@@ -56,6 +57,24 @@ int topo_node_xml(hwloc_topology_t topo, const struct cpumask *cpus, char **ret)
  * disallowed CPUs kept (each reader restricts to its own cpuset), in
  * hwloc's v1 format, which hwloc 1.x and 2.x both read. -errno. */
 int topo_ranks_xml_write(const char *path);
+
+/* ---- GPUs (gpus.c) ---- */
+
+/* Loads the machine's topology with its I/O devices (hwloc's important
+ * ones: GPUs among them), for gpus_find. -errno. */
+int gpus_topology_load(hwloc_topology_t *ret);
+
+/* The node's GPUs from conf ([node] gpus, docs/GPUS.md): "none"; "auto",
+ * topo's OS devices nvidiaN and renderDN that are character devices at
+ * dev_root/nvidiaN and dev_root/dri/renderDN; or blank-separated files
+ * and glob(3) patterns, each a character device. Each gets its index in
+ * that order, its device number, and the locality of topo's OS device of
+ * its basename (topo may be NULL: unknown), its CPUs within node_cpus.
+ * 0 with *ret (malloc'd, NULL when none) and *ret_n; -errno with err a
+ * line naming the file: not a character device, a glob that matches
+ * nothing, the same device twice, more than NODE_GPUS_MAX. */
+int gpus_find(const char *conf, const char *dev_root, hwloc_topology_t topo, const struct cpumask *node_cpus,
+	      struct node_gpu **ret, unsigned *ret_n, struct error *err);
 
 /* ---- node-local job files (jobfiles.c) ---- */
 
@@ -244,6 +263,8 @@ struct noded {
 	struct node_topo topo;
 	char *topo_xml;                 /* topo_node_xml's, for node.register; a
 	                                 * simulated node's synthetic text */
+	struct node_gpu *gpus;          /* gpus_find's; NULL: none */
+	unsigned n_gpus;
 	bool simulated;                 /* jobs only wait their walltime */
 	enum cgroup_mode cgroup_mode;
 	char cgroup_parent[PATH_MAX];   /* <config cgroup_parent>/<name> */
