@@ -110,6 +110,8 @@ struct spec_node {
 	const char *cgroup_parent;  /* "qpool/<name>" */
 	unsigned reclaim_threshold; /* [node] memcg_reclaim_threshold */
 	const char *tmpdir;         /* [node] tmpdir: base of each job's TMPDIR */
+	const struct node_gpu *gpus; /* the node's GPUs (gpus_find), n_gpus of them */
+	unsigned n_gpus;
 };
 
 /* "<jobs_dir>/<id>.<ext>" into buf (PATH_MAX). */
@@ -118,9 +120,12 @@ void jobfile_path(const char *jobs_dir, int64_t jobid, const char *ext, char *bu
 /* Builds the launch spec (docs/PROTOCOL.md) from a job.launch object: a
  * copy of job plus home, shell, groups, node, script (the .sh path),
  * nodefile, result, ctl (gded's control socket), task_socket (when
- * node->node_dir is set), cgroup and times.launch. user is the passwd entry of
+ * node->node_dir is set), cgroup and times.launch; job's gpus (node
+ * indices) become the GPUs' { index, file, major, minor }, and a node
+ * with GPUs adds gpus_node (docs/GPUS.md). user is the passwd entry of
  * the job's uid. -EINVAL with err set when job lacks a positive jobid,
- * uid, gid or a script string, or when its user is not user->name. */
+ * uid, gid or a script string, when its user is not user->name, or when
+ * its gpus name a GPU the node does not have. */
 int jobfile_spec_build(const json_t *job, const struct user_info *user,
 		       const struct spec_node *node, int64_t launch,
 		       json_t **ret, struct error *err);
