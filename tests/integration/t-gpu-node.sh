@@ -130,6 +130,22 @@ bad_node b2 "$QP_T/nothing*" "gpus: $QP_T/nothing* matches no file"
 bad_node b3 "$QP_T/gpu0 $QP_T/gpu*" "gpus: $QP_T/gpu0 is the same device as $QP_T/gpu0"
 bad_node b4 "$QP_T/missing" "gpus: $QP_T/missing: No such file or directory"
 
+note "a registration with a bad GPU entry is refused in one line; qpoold carries on"
+ask() { python3 "$QP_TOP/tests/integration/qpool-ask.py" "$QP_T/qpoold.sock" node.register "$1"; }
+gpu='"index":0,"file":"/dev/x0","major":240,"minor":0,"cpus":"","numa":-1'
+for c in '"major":4096|gpus[0]: major must be 0-4095' '"index":1|gpus[0]: index must be 0' \
+	'"cpus":"0-9"|gpus[0]: cpus 0-9 are not all the node' '"file":"x0"|gpus[0]: file must be an absolute path'; do
+	entry="{$gpu,${c%%|*}}"
+	out=$(ask "{\"name\":\"evil\",\"cpus\":\"0-1\",\"gpus\":[$entry]}") || fail "no reply to a bad registration"
+	python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r.get("ok") is False and sys.argv[2] in r.get("error", "") and "\n" not in r["error"], r
+' "$out" "${c#*|}" || fail "registration with gpus [$entry]: $out"
+done
+[ -z "$(node_json evil)" ] || fail "a refused registration made a node: $(node_json evil)"
+kill -0 "$QP_SERVER_PID" || fail "qpoold died"
+
 note "qpoold restarted while qnoded is stopped: n1's 2 GPUs from the store"
 qp_stop "$(qp_node_pid n1)"
 qp_stop "$QP_SERVER_PID"
