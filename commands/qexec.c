@@ -29,7 +29,8 @@
 
 static const char usage_text[] =
 	"usage: qexec [-n N] [--ppn M] [--mpi=all|pmi|none] [-l|--label] [--timeout SEC]\n"
-	"             [--topology=node|discover] [-q QUEUE] [-l RESOURCE=VALUE[,...]]... [--] COMMAND [ARG...]\n"
+	"             [--topology=node|discover] [-N NAME] [-q QUEUE] [-l RESOURCE=VALUE[,...]]...\n"
+	"             [--] COMMAND [ARG...]\n"
 	"Inside a job: runs N ranks of COMMAND (default: one per MPI slot of $PBS_NODEFILE) on the\n"
 	"job's nodes, slot order, with PMI-1/2 and PMIx served by one qpool-pmi per node.\n"
 	"Outside a job: submits a job for N ranks, waits for it, runs them in it and relays\n"
@@ -375,8 +376,8 @@ static int job_state(int64_t jobid, int *status, char *state, size_t slen, char 
 	return r;
 }
 
-static int outside(char **inner, long want, long ppn, const char *queue, char **res, int nres,
-		   const sigset_t *ss)
+static int outside(char **inner, long want, long ppn, const char *name, const char *queue, char **res,
+		   int nres, const sigset_t *ss)
 {
 	char self[PATH_MAX], qsub[PATH_MAX], qdel[PATH_MAX], cwd[PATH_MAX], dir[PATH_MAX + 32];
 	char outp[PATH_MAX + 64], errp[PATH_MAX + 64], sel[128], out[512], err[4096];
@@ -431,7 +432,7 @@ static int outside(char **inner, long want, long ppn, const char *queue, char **
 		snprintf(sel, sizeof(sel), "select=%ld:ncpus=1:mpiprocs=1", want);
 	qargv[n++] = qsub;
 	qargv[n++] = "-N";
-	qargv[n++] = "qexec";
+	qargv[n++] = (char *)name;
 	qargv[n++] = "-V";
 	qargv[n++] = "-o";
 	qargv[n++] = outp;
@@ -546,7 +547,7 @@ int main(int argc, char **argv)
 	char addr[300] = "", *end, *timeout = "60";
 	const char *nodefile = getenv("PBS_NODEFILE"), *jobid = getenv("PBS_JOBID");
 	long want = 0, ppn = 0;
-	const char *mpi = "all", *queue = NULL;
+	const char *mpi = "all", *queue = NULL, *name = "qexec";
 	char *res[MAX_RES];
 	int label = 0, nres = 0, discover = 0;
 	int nnodes = 0, slots = 0, used = 0, c, status = 0, rc, lfd = -1;
@@ -555,7 +556,7 @@ int main(int argc, char **argv)
 
 	if (version_requested(argc, argv))
 		return version_print("qexec");
-	while ((c = getopt_long(argc, argv, "+n:lq:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+n:lN:q:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			want = strtol(optarg, &end, 10);
@@ -594,6 +595,9 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			queue = optarg;
+			break;
+		case 'N':
+			name = optarg;
 			break;
 		case 'o':
 			if (strcmp(optarg, "node") && strcmp(optarg, "discover")) {
@@ -659,12 +663,12 @@ int main(int argc, char **argv)
 		sigaddset(&ss, SIGHUP);
 		sigprocmask(SIG_BLOCK, &ss, NULL);
 		signal(SIGPIPE, SIG_IGN);
-		rc = outside(full, want ? want : 1, ppn, queue, res, nres, &ss);
+		rc = outside(full, want ? want : 1, ppn, name, queue, res, nres, &ss);
 		free(full);
 		return rc;
 	}
-	if (queue || nres) {
-		fprintf(stderr, "qexec: -q and -l RESOURCE are for a job qexec submits; this is inside job %s\n",
+	if (queue || nres || strcmp(name, "qexec")) {
+		fprintf(stderr, "qexec: -N, -q and -l RESOURCE are for a job qexec submits; this is inside job %s\n",
 			jobid);
 		return 2;
 	}
