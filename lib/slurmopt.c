@@ -784,20 +784,5 @@ int slurmopt_env(const struct slurmopt *o, json_t *env)
 		r |= env_int(env, "SLURM_CPUS_PER_TASK", o->cpus_per_task);
 	if (o->mem_per_cpu > 0)
 		r |= env_int(env, "SLURM_MEM_PER_CPU", o->mem_per_cpu >> 20);
-	if (o->array) {
-		struct arrayspec a;
-		struct error err;
-		int64_t step = 1;
-
-		if (arrayspec_parse(o->array, 't', true, &a, &err) < 0)
-			return 0;
-		/* A step is Slurm's when the set is one stepped range. */
-		if (a.n == 1)
-			step = a.r[0].step;
-		r |= env_int(env, "SLURM_ARRAY_TASK_MIN", arrayspec_index(&a, 0));
-		r |= env_int(env, "SLURM_ARRAY_TASK_MAX", arrayspec_index(&a, a.count - 1));
-		r |= env_int(env, "SLURM_ARRAY_TASK_COUNT", a.count);
-		r |= env_int(env, "SLURM_ARRAY_TASK_STEP", step);
-	}
 	return r ? -ENOMEM : 0;
 }

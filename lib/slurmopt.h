@@ -92,8 +92,8 @@ int slurmopt_qsub_argv(const struct slurmopt *o, const char *user, struct jobspe
 		       struct error *err);
 
 /* The SLURM_* variables of the request that the allocation alone does
- * not tell (SLURM_NTASKS, SLURM_CPUS_PER_TASK, SLURM_NTASKS_PER_NODE,
- * SLURM_ARRAY_TASK_MIN/MAX/COUNT/STEP), set in env. 0 or -ENOMEM. */
+ * not tell (SLURM_NTASKS, SLURM_CPUS_PER_TASK, SLURM_NTASKS_PER_NODE),
+ * set in env; an array's are jobsubmit_request's. 0 or -ENOMEM. */
 int slurmopt_env(const struct slurmopt *o, json_t *env);
 
 #endif
