@@ -148,6 +148,25 @@ static int str_dup(char **dst, const char *s)
 	return *dst ? 0 : cmd_fail(1, "error: out of memory");
 }
 
+/* Whether --cpu-bind's list asks for a binding: a word but Slurm's
+ * quiet and verbose (q, v) and none (no), which ask for none. */
+static bool cpu_bind_binds(const char *arg)
+{
+	static const char *const plain[] = { "q", "quiet", "v", "verbose", "none", "no" };
+
+	for (const char *p = arg; *p;) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+			if (strlen(plain[i]) == n && !strncmp(p, plain[i], n))
+				break;
+		if (n && i == sizeof(plain) / sizeof(plain[0]))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 /* One option; 0, or an exit status after a message. */
 static int option_apply(struct srun *s, int c, const char *arg, const char *word)
 {
@@ -231,7 +250,7 @@ static int option_apply(struct srun *s, int c, const char *arg, const char *word
 	case OPT_CPU_BIND:
 		/* each node's tasks run in the job's CPU fence there; qpool-pmi
 		 * hands Open MPI the node's topology and it binds within it */
-		if (strcmp(arg, "none") && strcmp(arg, "no") && !strstr(arg, "quiet"))
+		if (cpu_bind_binds(arg))
 			fprintf(stderr, "srun: warning: --cpu-bind=%s: not enforced by qpool (the tasks run "
 				"in the job's CPUs on each node)\n", arg);
 		return 0;
