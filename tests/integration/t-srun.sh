@@ -41,6 +41,10 @@ srun -N1 sh -c 'echo "nodeid=$SLURM_NODEID step=$SLURM_STEP_ID"' > one.out; echo
 srun -n 4 sh -c '[ "$SLURM_PROCID" = 2 ] && exit 3; exit 0' 2> exit3.err; echo "exit3=$?"
 srun -n 2 -o 'task-%t-%N.out' sh -c 'echo "I am $SLURM_PROCID"'; echo "output=$?"
 srun --bogus true 2> bogus.err; echo "bogus=$?"
+srun -n1 --cpu-bind=cores sh -c 'echo bound' > cb.out 2> cb.err; echo "cb=$?"
+srun -n1 --cpu-bind=q true 2> cbq.err; echo "cbq=$?"
+mkdir -p sub
+QX_KEEP=1 QX_DROP=1 srun -n2 --export=NONE,QX_KEEP,QX_SET=v -D sub sh -c 'echo "keep=${QX_KEEP:-} drop=${QX_DROP:-} set=$QX_SET pwd=$(pwd) id=$SLURM_JOB_ID"' > export.out; echo "export=$?"
 JOB
 id=$(as qpuser1 sbatch --parsable steps.sh) || fail "sbatch"
 qp_wait "$id" completed failed --timeout 120
@@ -88,6 +92,13 @@ grep -qx "I am 0" "$W/task-0-$a.out" && grep -qx "I am 1" "$W/task-1-$a.out" ||
 	fail "srun -o task-%t-%N.out: $(ls "$W")"
 grep -qx "bogus=1" "$out" || fail "srun --bogus did not fail"
 [ "$(cat "$W/bogus.err")" = "srun: unrecognized option '--bogus'" ] || fail "--bogus: $(cat "$W/bogus.err")"
+
+note "--cpu-bind: accepted, a warning where it asks for a binding; --export=NONE,list and -D"
+grep -qx "cb=0" "$out" && grep -qx "bound" "$W/cb.out" || fail "--cpu-bind=cores did not run"
+grep -qx "srun: warning: --cpu-bind=cores: not enforced by qpool .*" "$W/cb.err" || fail "--cpu-bind=cores: $(cat "$W/cb.err")"
+grep -qx "cbq=0" "$out" && [ ! -s "$W/cbq.err" ] || fail "--cpu-bind=q: $(cat "$W/cbq.err")"
+grep -qx "export=0" "$out" || fail "srun --export=NONE,... failed"
+[ "$(grep -cx "keep=1 drop= set=v pwd=$W/sub id=$id" "$W/export.out")" = 2 ] || fail "--export, -D: $(cat "$W/export.out")"
 
 note "outside a job: srun -n2 makes one, runs in it, returns its status"
 out=$(as qpuser1 timeout 120 srun -n2 hostname 2>"$QP_T/o.err") || fail "srun -n2 hostname: $(cat "$QP_T/o.err")"
