@@ -9,8 +9,8 @@
 # srun's; an unknown option gets Slurm's words. Outside a job, srun -n2
 # makes a job, runs in it and returns the tasks' status; salloc runs a
 # command in a new allocation that sees SLURM_JOB_ID and its node list,
-# and the allocation ends with it. A qsub -J array sees Slurm's array
-# variables.
+# and the allocation ends with it; salloc alone gives a shell in one. A
+# qsub -J array sees Slurm's array variables.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/munge.sh"
 . "$(dirname "$0")/hosts.sh"
@@ -116,6 +116,14 @@ sid=$(sed -n 's/^job=\([0-9]*\) .*/\1/p' <<<"$out")
 grep -qx "job=$sid nodes=$a,$b n=2 tasks=4" <<<"$out" || fail "salloc's allocation: $out"
 [ "$(grep -c "^[0-3]: r$$[ab]$" <<<"$out")" = 4 ] || fail "srun in salloc: $out"
 qp_wait "$sid" completed failed --timeout 60
+
+note "salloc without a command: a shell in the allocation (qsub -I), ended by its end of input"
+out=$(printf '%s\n' 'echo "shell job=$SLURM_JOB_ID n=$SLURM_NNODES"' 'exit 0' |
+	as qpuser1 timeout 120 salloc -N2 -t 5 2>"$QP_T/i.err") || fail "salloc: $(cat "$QP_T/i.err") $out"
+# the pty echoes the line typed and a prompt's escapes precede the answer
+iid=$(tr -d '\r' <<<"$out" | grep -o "shell job=[0-9][0-9]* n=2" | sed 's/shell job=\([0-9]*\) .*/\1/' | head -n 1)
+[ -n "$iid" ] || fail "salloc's shell: $out $(cat "$QP_T/i.err")"
+qp_wait "$iid" completed --timeout 60
 
 note "qsub -J: Slurm's array variables"
 aid=$(as qpuser1 qsub -J 2-8:3 -o /dev/null -j oe <<'JOB'
