@@ -3,7 +3,6 @@
  * and SLURM_* task variables; outside, a job for them, in the foreground. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -18,9 +17,9 @@
 #include "cmd.h"
 #include "exe.h"
 #include "hostlist.h"
-#include "slurmopt.h"
 #include "slurmstep.h"
 #include "slurmtext.h"
+#include "srunopt.h"
 #include "version.h"
 
 #define MAX_NODES 256
@@ -40,280 +39,6 @@ static const char usage_text[] =
 	"  --mem=SIZE                 --mem-per-cpu=SIZE         -A, --account=name\n"
 	"  -h, --help\n";
 
-enum {
-	OPT_TPN = 0x100, OPT_MPI, OPT_MULTI, OPT_HET, OPT_CPU_BIND, OPT_EXCL, OPT_EXPORT, OPT_MEM,
-	OPT_MEM_PER_CPU, OPT_USAGE, OPT_GPUS, OPT_PTY, OPT_NOTED, OPT_TASK,
-	OPT_LAYOUT, OPT_NAMES, OPT_STEP,
-};
-
-static const struct option longopts[] = {
-	{ "account", required_argument, NULL, 'A' },
-	{ "chdir", required_argument, NULL, 'D' },
-	{ "constraint", required_argument, NULL, 'C' },
-	{ "cpu-bind", required_argument, NULL, OPT_CPU_BIND },
-	{ "cpu_bind", required_argument, NULL, OPT_CPU_BIND },
-	{ "cpus-per-task", required_argument, NULL, 'c' },
-	{ "distribution", required_argument, NULL, 'm' },
-	{ "error", required_argument, NULL, 'e' },
-	{ "exclusive", optional_argument, NULL, OPT_EXCL },
-	{ "exclude", required_argument, NULL, 'x' },
-	{ "export", required_argument, NULL, OPT_EXPORT },
-	{ "gres", required_argument, NULL, OPT_GPUS },
-	{ "gpus", required_argument, NULL, OPT_GPUS },
-	{ "gpus-per-node", required_argument, NULL, OPT_GPUS },
-	{ "gpus-per-task", required_argument, NULL, OPT_GPUS },
-	{ "help", no_argument, NULL, 'h' },
-	{ "het-group", required_argument, NULL, OPT_HET },
-	{ "pack-group", required_argument, NULL, OPT_HET },   /* before Slurm 20.02 */
-	{ "immediate", optional_argument, NULL, 'I' },
-	{ "input", required_argument, NULL, 'i' },
-	{ "job-name", required_argument, NULL, 'J' },
-	{ "kill-on-bad-exit", optional_argument, NULL, 'K' },
-	{ "label", no_argument, NULL, 'l' },
-	{ "mem", required_argument, NULL, OPT_MEM },
-	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
-	{ "mpi", required_argument, NULL, OPT_MPI },
-	{ "multi-prog", no_argument, NULL, OPT_MULTI },
-	{ "nodelist", required_argument, NULL, 'w' },
-	{ "nodes", required_argument, NULL, 'N' },
-	{ "ntasks", required_argument, NULL, 'n' },
-	{ "ntasks-per-node", required_argument, NULL, OPT_TPN },
-	{ "tasks-per-node", required_argument, NULL, OPT_TPN },
-	{ "output", required_argument, NULL, 'o' },
-	{ "overcommit", no_argument, NULL, 'O' },
-	{ "overlap", no_argument, NULL, OPT_NOTED },
-	{ "partition", required_argument, NULL, 'p' },
-	{ "pty", no_argument, NULL, OPT_PTY },
-	{ "qos", required_argument, NULL, 'q' },
-	{ "quiet", no_argument, NULL, 'Q' },
-	{ "time", required_argument, NULL, 't' },
-	{ "unbuffered", no_argument, NULL, 'u' },
-	{ "usage", no_argument, NULL, OPT_USAGE },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "wait", required_argument, NULL, 'W' },
-	/* Accepted, not enforced. */
-	{ "hint", required_argument, NULL, OPT_NOTED },
-	{ "mem-bind", required_argument, NULL, OPT_NOTED },
-	{ "gpu-bind", required_argument, NULL, OPT_NOTED },
-	{ "ntasks-per-core", required_argument, NULL, OPT_NOTED },
-	{ "threads-per-core", required_argument, NULL, OPT_NOTED },
-	{ "propagate", optional_argument, NULL, OPT_NOTED },
-	{ "signal", required_argument, NULL, OPT_NOTED },
-	{ "open-mode", required_argument, NULL, OPT_NOTED },
-	{ "reservation", required_argument, NULL, OPT_NOTED },
-	{ "comment", required_argument, NULL, OPT_NOTED },
-	{ "wckey", required_argument, NULL, OPT_NOTED },
-	{ "nice", optional_argument, NULL, OPT_NOTED },
-	/* The tasks' side (srun runs itself as each task): not for users. */
-	{ "qpool-task", no_argument, NULL, OPT_TASK },
-	{ "qpool-layout", required_argument, NULL, OPT_LAYOUT },
-	{ "qpool-names", required_argument, NULL, OPT_NAMES },
-	{ "qpool-step", required_argument, NULL, OPT_STEP },
-	{ NULL, 0, NULL, 0 },
-};
-
-static const char optstring[] = "+:A:c:C:D:e:hi:I::J:K::lm:n:N:o:Op:q:Qt:uvW:w:x:";
-
-/* What srun was told: the allocation's part (for a job srun submits) in
- * job, the step's beside it. */
-struct srun {
-	struct slurmopt job;
-	const char *mpi;          /* --mpi, else SLURM_MPI_TYPE; NULL: all */
-	const char *output, *error, *input, *chdir, *export;
-	const char *layout, *names;   /* the tasks' side */
-	int64_t step;
-	bool label, multi_prog, het, task;
-};
-
-/* A count: digits only, 1..max. */
-static int count_parse(const char *s, int64_t max, int64_t *ret)
-{
-	char *end;
-	long long v;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end || v < 1 || v > max)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-static int str_dup(char **dst, const char *s)
-{
-	free(*dst);
-	*dst = strdup(s);
-	return *dst ? 0 : cmd_fail(1, "error: out of memory");
-}
-
-/* Whether --cpu-bind's list asks for a binding: a word but Slurm's
- * quiet and verbose (q, v) and none (no), which ask for none. */
-static bool cpu_bind_binds(const char *arg)
-{
-	static const char *const plain[] = { "q", "quiet", "v", "verbose", "none", "no" };
-
-	for (const char *p = arg; *p;) {
-		size_t n = strcspn(p, ","), i;
-
-		for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-			if (strlen(plain[i]) == n && !strncmp(p, plain[i], n))
-				break;
-		if (n && i == sizeof(plain) / sizeof(plain[0]))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
-/* One option; 0, or an exit status after a message. */
-static int option_apply(struct srun *s, int c, const char *arg, const char *word)
-{
-	struct slurmopt *o = &s->job;
-
-	switch (c) {
-	case 'n':
-		if (count_parse(arg, 1048576, &o->ntasks) < 0)
-			return cmd_fail(1, "error: Invalid number of tasks (-n %s)", arg);
-		return 0;
-	case 'N': {
-		char lo[32], *dash;
-
-		snprintf(lo, sizeof(lo), "%s", arg);
-		dash = strchr(lo, '-');
-		if (dash)
-			*dash = '\0';
-		if (count_parse(lo, 100000, &o->nodes_min) < 0 ||
-		    (dash && count_parse(dash + 1, 100000, &o->nodes_max) < 0))
-			return cmd_fail(1, "error: \"%s\" is not a valid node count", arg);
-		if (!dash)
-			o->nodes_max = o->nodes_min;
-		return 0;
-	}
-	case 'c':
-		if (count_parse(arg, 1024, &o->cpus_per_task) < 0)
-			return cmd_fail(1, "error: Invalid --cpus-per-task argument: %s", arg);
-		return 0;
-	case OPT_TPN:
-		if (count_parse(arg, 1024, &o->ntasks_per_node) < 0)
-			return cmd_fail(1, "error: Invalid --ntasks-per-node argument: %s", arg);
-		return 0;
-	case 't':
-		if (slurm_time_parse(arg, &o->time) < 0)
-			return cmd_fail(1, "error: Invalid time limit specification");
-		return 0;
-	case OPT_MEM:
-	case OPT_MEM_PER_CPU:
-		if (slurm_mem_parse(arg, c == OPT_MEM ? &o->mem : &o->mem_per_cpu) < 0)
-			return cmd_fail(1, "error: invalid memory constraint: %s", arg);
-		return 0;
-	case 'p':
-		return str_dup(&o->partition, arg);
-	case 'J':
-		return str_dup(&o->job_name, arg);
-	case 'A':
-		return str_dup(&o->account, arg);
-	case OPT_EXCL:
-		o->exclusive = 1;
-		return 0;
-	case OPT_MPI:
-		if (strcmp(arg, "pmi2") && strcmp(arg, "pmix") && strncmp(arg, "pmix_v", 6) &&
-		    strcmp(arg, "none") && strcmp(arg, "pmi1") && strcmp(arg, "list"))
-			return cmd_fail(1, "error: MPI: Cannot create context for %s", arg);
-		s->mpi = arg;
-		return 0;
-	case 'l':
-		s->label = true;
-		return 0;
-	case OPT_MULTI:
-		s->multi_prog = true;
-		return 0;
-	case OPT_HET:
-		s->het = true;
-		return 0;
-	case 'o':
-		s->output = arg;
-		return 0;
-	case 'e':
-		s->error = arg;
-		return 0;
-	case 'i':
-		s->input = arg;
-		return 0;
-	case 'D':
-		s->chdir = arg;
-		return 0;
-	case OPT_EXPORT:
-		s->export = arg;
-		return 0;
-	case OPT_CPU_BIND:
-		/* each node's tasks run in the job's CPU fence there; qpool-pmi
-		 * hands Open MPI the node's topology and it binds within it */
-		if (cpu_bind_binds(arg))
-			fprintf(stderr, "srun: warning: --cpu-bind=%s: not enforced by qpool (the tasks run "
-				"in the job's CPUs on each node)\n", arg);
-		return 0;
-	case OPT_GPUS:
-		return cmd_fail(1, "error: Invalid generic resource (gres) specification: %s=%s "
-				"(srun asks for no GPUs on this pool)", word, arg);
-	case OPT_PTY:
-		return cmd_fail(1, "error: --pty: not supported by qpool; salloc gives a shell in a "
-				"new allocation");
-	case 'h':
-	case OPT_USAGE:
-		fputs(usage_text, stdout);
-		exit(0);
-	case OPT_TASK:
-		s->task = true;
-		return 0;
-	case OPT_LAYOUT:
-		s->layout = arg;
-		return 0;
-	case OPT_NAMES:
-		s->names = arg;
-		return 0;
-	case OPT_STEP:
-		s->step = strtoll(arg, NULL, 10);
-		return 0;
-	default:
-		/* -u (qpool does not buffer a task's output), -v, -Q, -I, -K,
-		 * -O, -W, -m, -w, -x, -C, -q, --overlap...: accepted */
-		return 0;
-	}
-}
-
-/* Parses argv; *ret_first is the program's index. 0 or an exit status. */
-static int options_parse(struct srun *s, int argc, char **argv, int *ret_first)
-{
-	int c, idx;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, optstring, longopts, &idx)) != -1) {
-		const char *word = argv[optind - 1];
-		char shown[64];
-		int r;
-
-		if (c == '?') {
-			if (optopt)
-				return cmd_fail(1, "invalid option -- '%c'", optopt);
-			return cmd_fail(1, "unrecognized option '%.80s'", word);
-		}
-		if (c == ':') {
-			if (strncmp(word, "--", 2) != 0)
-				return cmd_fail(1, "option requires an argument -- '%c'", optopt);
-			return cmd_fail(1, "option '%.80s' requires an argument", word);
-		}
-		snprintf(shown, sizeof(shown), "%s", word);
-		shown[strcspn(shown, "=")] = '\0';
-		r = option_apply(s, c, optarg, shown);
-		if (r)
-			return r;
-	}
-	*ret_first = optind;
-	return 0;
-}
-
 /* --- the tasks' side: srun --qpool-task ... -- PROGRAM --------------- */
 
 static void env_num(const char *name, int64_t v)
@@ -324,58 +49,26 @@ static void env_num(const char *name, int64_t v)
 	setenv(name, text, 1);
 }
 
-/* Whether a variable is the launcher's, kept by --export=NONE: Slurm's,
- * and what the MPI library reads from qpool-pmi. */
-static bool env_launcher(const char *kv)
-{
-	static const char *const keep[] = { "SLURM", "PMI", "PMIX", "OMPI_", "QPOOL_", "HWLOC_",
-					    "FLUX_JOB_ID=", "MPI_LOCAL" };
-
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		if (!strncmp(kv, keep[i], strlen(keep[i])))
-			return true;
-	return false;
-}
-
-/* Whether NAME (the start of kv, up to '=') is a bare word of spec. */
-static bool env_named(const char *spec, const char *kv)
-{
-	size_t len = strcspn(kv, "=");
-
-	for (const char *p = spec; *p;) {
-		size_t n = strcspn(p, ",");
-
-		if (n == len && !strncmp(p, kv, len))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
-/* --export: ALL (the default), NONE (Slurm's and the launcher's
- * variables alone), or a list of NAME and NAME=value, with ALL in it (the
- * whole environment and those) or not (NONE's and those). */
+/* --export: the environment srunopt_export_keeps keeps, then the list's
+ * NAME=value words. */
 static int env_export(const char *spec)
 {
-	char *copy, *save = NULL;
+	char *copy, *save = NULL, **keep;
+	size_t n = 0, k = 0;
 
-	if (!env_named(spec, "ALL")) {
-		size_t n = 0, k = 0;
-		char **keep;
-
-		while (environ[n])
-			n++;
-		keep = calloc(n + 1, sizeof(char *));
-		if (!keep)
-			return -ENOMEM;
-		for (size_t i = 0; i < n; i++)
-			if (env_launcher(environ[i]) || env_named(spec, environ[i]))
-				keep[k++] = environ[i];
-		environ = keep;   /* the strings stay; exec follows */
-	}
+	while (environ[n])
+		n++;
+	keep = calloc(n + 1, sizeof(char *));
 	copy = strdup(spec);
-	if (!copy)
+	if (!keep || !copy) {
+		free(keep);
+		free(copy);
 		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (srunopt_export_keeps(spec, environ[i]))
+			keep[k++] = environ[i];
+	environ = keep;   /* the strings stay; exec follows */
 	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(w, '=');
 
@@ -423,7 +116,7 @@ static int list_split(char *list, char **words, int max)
 }
 
 /* One task: its SLURM_* variables, then the program. */
-static int task_run(struct srun *s, char **cmd)
+static int task_run(struct srunopt *s, char **cmd)
 {
 	static int ranks[MAX_NODES];
 	static char *names[MAX_NODES];
@@ -581,19 +274,7 @@ static int output_truncate(const char *pat, const struct slurmstep_ids *ids0, ch
 	return 0;
 }
 
-/* The MPI types qexec serves for --mpi. */
-static const char *mpi_qexec(const char *mpi)
-{
-	if (!mpi)
-		return "all";
-	if (!strcmp(mpi, "none"))
-		return "none";
-	if (!strcmp(mpi, "pmi2") || !strcmp(mpi, "pmi1"))
-		return "pmi";
-	return "all";   /* pmix: qpool-pmi serves PMIx beside PMI-1/2 */
-}
-
-static int inside(struct srun *s, int argc, char **argv, int first, const char *jobid)
+static int inside(struct srunopt *s, int argc, char **argv, int first, const char *jobid)
 {
 	static char names[MAX_NODES][64];
 	static int slots[MAX_NODES], ranks[MAX_NODES];
@@ -626,8 +307,9 @@ static int inside(struct srun *s, int argc, char **argv, int first, const char *
 		ntasks = o->ntasks_per_node * (nodes > 0 ? nodes : nnodes);
 	else if (ntasks < 0 && nodes > 0)
 		ntasks = nodes;
-	if (ntasks < 0 && (v = getenv("SLURM_NTASKS")) && count_parse(v, 1048576, &ntasks) < 0)
-		ntasks = -1;
+	if (ntasks < 0 && (v = getenv("SLURM_NTASKS")) && strspn(v, "0123456789") == strlen(v) && *v &&
+	    strlen(v) < 8)
+		ntasks = strtoll(v, NULL, 10) > 0 ? strtoll(v, NULL, 10) : -1;
 	if (ntasks < 0) {
 		ntasks = 0;
 		for (int i = 0; i < nnodes; i++)
@@ -718,7 +400,7 @@ static int inside(struct srun *s, int argc, char **argv, int first, const char *
 		return r;
 	/* qexec -n N [--ppn M] --mpi=X [--label] -- srun --qpool-task ... -- PROGRAM */
 	snprintf(nbuf, sizeof(nbuf), "%" PRId64, ntasks);
-	snprintf(mbuf, sizeof(mbuf), "--mpi=%s", mpi_qexec(s->mpi));
+	snprintf(mbuf, sizeof(mbuf), "--mpi=%s", srunopt_qexec_mpi(s->mpi));
 	qv[k++] = "qexec";
 	qv[k++] = "-n";
 	qv[k++] = nbuf;
@@ -783,7 +465,7 @@ static int inside(struct srun *s, int argc, char **argv, int first, const char *
 
 /* --- outside a job: one for the step, srun inside it, in the foreground - */
 
-static int outside(struct srun *s, int argc, char **argv, int first)
+static int outside(struct srunopt *s, int argc, char **argv, int first)
 {
 	const char *user = getenv("USER") ? getenv("USER") : getenv("LOGNAME");
 	char self[PATH_MAX], qexec[PATH_MAX], **qargs = NULL, **full;
@@ -799,8 +481,8 @@ static int outside(struct srun *s, int argc, char **argv, int first)
 		const char *base = strrchr(argv[first], '/');
 
 		base = base ? base + 1 : argv[first];
-		if (*base && strlen(base) <= 200 && str_dup(&s->job.job_name, base))
-			return 1;
+		if (*base && strlen(base) <= 200 && !(s->job.job_name = strdup(base)))
+			return cmd_fail(1, "error: out of memory");
 	}
 	jobspec_init(&js);
 	r = slurmopt_qsub_argv(&s->job, user ? user : "nobody", &js, &qargs, &err);
@@ -835,37 +517,63 @@ static int outside(struct srun *s, int argc, char **argv, int first)
 	return cmd_fail(1, "error: %s: %s", qexec, strerror(errno));
 }
 
-int main(int argc, char **argv)
+/* Prints a refusal of srunopt_parse or srunopt_mpi_set: getopt's words
+ * as they are, srun's after "error: ". Returns 1. */
+static int refused(int r, const struct error *err)
 {
-	struct srun s = { .step = 0 };
+	if (r == -ENOMEM)
+		return cmd_fail(1, "error: out of memory");
+	if (!strncmp(err->text, "unrecognized", 12) || !strncmp(err->text, "invalid option", 14) ||
+	    !strncmp(err->text, "option", 6))
+		return cmd_fail(1, "%s", err->text);
+	return cmd_fail(1, "error: %s", err->text);
+}
+
+static int run(struct srunopt *s, int argc, char **argv)
+{
 	const char *jobid = getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : getenv("PBS_JOBID");
+	const char *mpi_env = getenv("SLURM_MPI_TYPE");
+	struct error err;
 	int first = 0, r;
 
-	if (version_requested(argc, argv))
-		return version_print("srun");
-	slurmopt_init(&s.job);
-	r = options_parse(&s, argc, argv, &first);
-	if (r)
-		return r;
-	if (s.task)
-		return first < argc ? task_run(&s, argv + first) : cmd_fail(1, "error: no program");
-	if (s.mpi && !strcmp(s.mpi, "list")) {
+	r = srunopt_parse(s, argc, argv, &first, &err);
+	if (r < 0)
+		return refused(r, &err);
+	if (s->help) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (s->task)
+		return first < argc ? task_run(s, argv + first) : cmd_fail(1, "error: no program");
+	for (size_t i = 0; i < s->n_warnings; i++)
+		fprintf(stderr, "srun: warning: %s\n", s->warnings[i]);
+	if (s->mpi && !strcmp(s->mpi, "list")) {
 		printf("MPI plugin types are...\n\tnone\n\tpmi2\n\tpmix\n");
 		return 0;
 	}
-	if (!s.mpi && getenv("SLURM_MPI_TYPE") && *getenv("SLURM_MPI_TYPE")) {
-		r = option_apply(&s, OPT_MPI, getenv("SLURM_MPI_TYPE"), "--mpi");
-		if (r)
-			return r;
-	}
-	for (int i = first; i < argc && !s.het; i++)
-		s.het = !strcmp(argv[i], ":");
-	if (s.het)
+	if (!s->mpi && mpi_env && *mpi_env && (r = srunopt_mpi_set(s, mpi_env, &err)) < 0)
+		return refused(r, &err);
+	for (int i = first; i < argc && !s->het; i++)
+		s->het = !strcmp(argv[i], ":");
+	if (s->het)
 		return cmd_fail(1, "error: heterogeneous job steps (--het-group, ':') are not supported by "
 				"qpool: a step runs one allocation's tasks; --multi-prog runs several programs");
 	if (first >= argc)
 		return cmd_fail(1, "fatal: No command given to execute.");
 	if (jobid)
-		return inside(&s, argc, argv, first, jobid);
-	return outside(&s, argc, argv, first);
+		return inside(s, argc, argv, first, jobid);
+	return outside(s, argc, argv, first);
+}
+
+int main(int argc, char **argv)
+{
+	struct srunopt s;
+	int status;
+
+	if (version_requested(argc, argv))
+		return version_print("srun");
+	srunopt_init(&s);
+	status = run(&s, argc, argv);
+	srunopt_clear(&s);
+	return status;
 }
