@@ -28,11 +28,12 @@
 #define MAX_NODES 256
 
 static const char usage_text[] =
-	"usage: qexec [-n N] [--ppn M] [--mpi=all|pmi|none] [-l|--label] [--timeout SEC]\n"
+	"usage: qexec [-n N] [--ppn M] [--mpi=all|pmi|none] [-l|--label] [--stdin] [--timeout SEC]\n"
 	"             [--topology=node|discover] [-N NAME] [-q QUEUE] [-l RESOURCE=VALUE[,...]]...\n"
 	"             [--] COMMAND [ARG...]\n"
 	"Inside a job: runs N ranks of COMMAND (default: one per MPI slot of $PBS_NODEFILE) on the\n"
-	"job's nodes, slot order, with PMI-1/2 and PMIx served by one qpool-pmi per node.\n"
+	"job's nodes, slot order, with PMI-1/2 and PMIx served by one qpool-pmi per node;\n"
+	"--stdin: rank 0 reads qexec's input (the others, and all without it, /dev/null).\n"
 	"Outside a job: submits a job for N ranks, waits for it, runs them in it and relays\n"
 	"their output. Exits with the first failing rank's status.\n";
 
@@ -181,7 +182,7 @@ static int quote(char **buf, size_t *len, const char *s)
 /* The command a node runs: qpool-pmi with this job's layout. */
 static char **pmi_argv(const char *pmi, int node, const char *peers, const char *ranks,
 		       const char *names, const char *kvs, const char *timeout, const char *listen_fd,
-		       int token_stdin, const char *mpi, int label, int discover, char **cmd)
+		       int token_stdin, const char *mpi, int label, int with_stdin, int discover, char **cmd)
 {
 	static char num[16];
 	size_t n = 0, ncmd = 0;
@@ -216,6 +217,8 @@ static char **pmi_argv(const char *pmi, int node, const char *peers, const char 
 	v[n++] = (char *)mpi;
 	if (label)
 		v[n++] = "--label";
+	if (with_stdin)
+		v[n++] = "--stdin";
 	if (discover)
 		v[n++] = "--topology=discover";
 	v[n++] = "--";
@@ -538,6 +541,7 @@ int main(int argc, char **argv)
 		{ "ppn", required_argument, NULL, 'p' },
 		{ "mpi", required_argument, NULL, 'm' },
 		{ "label", no_argument, NULL, 'l' },
+		{ "stdin", no_argument, NULL, 'i' },
 		{ "topology", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -549,7 +553,7 @@ int main(int argc, char **argv)
 	long want = 0, ppn = 0;
 	const char *mpi = "all", *queue = NULL, *name = "qexec";
 	char *res[MAX_RES];
-	int label = 0, nres = 0, discover = 0;
+	int label = 0, nres = 0, discover = 0, with_stdin = 0;
 	int nnodes = 0, slots = 0, used = 0, c, status = 0, rc, lfd = -1;
 	unsigned char rnd[16];
 	sigset_t ss;
@@ -595,6 +599,9 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			queue = optarg;
+			break;
+		case 'i':
+			with_stdin = 1;
 			break;
 		case 'N':
 			name = optarg;
@@ -773,7 +780,7 @@ int main(int argc, char **argv)
 		else if (lfd >= 0)
 			dup2(lfd, 3);           /* a copy without close-on-exec */
 		v = pmi_argv(pmi, 0, peers, ranks, names, kvs, timeout, lfd >= 0 ? "3" : NULL, 0,
-			     mpi, label, discover, argv + optind);
+			     mpi, label, with_stdin, discover, argv + optind);
 		setenv("QPOOL_PMI_TOKEN", token, 1);
 		sigprocmask(SIG_UNBLOCK, &ss, NULL);
 		if (v)
@@ -789,7 +796,7 @@ int main(int argc, char **argv)
 		int tp[2];
 
 		snprintf(rpeers, sizeof(rpeers), "%s%s", addr, strchr(peers, ','));
-		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, mpi, label, discover,
+		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, mpi, label, 0, discover,
 			     argv + optind);
 		for (size_t k = 0; v && v[k]; k++)
 			if (quote(&cmdline, &len, v[k]) < 0)
