@@ -412,6 +412,8 @@ static int inside(struct srunopt *s, int argc, char **argv, int first, const cha
 	qv[k++] = mbuf;
 	if (s->label)
 		qv[k++] = "--label";
+	if (!s->input)
+		qv[k++] = "--stdin";   /* srun's input to task 0 (Slurm: to every task) */
 	qv[k++] = "--";
 	qv[k++] = self;
 	qv[k++] = "--qpool-task";

@@ -43,6 +43,9 @@ srun -n 2 -o 'task-%t-%N.out' sh -c 'echo "I am $SLURM_PROCID"'; echo "output=$?
 srun --bogus true 2> bogus.err; echo "bogus=$?"
 srun -n1 --cpu-bind=cores sh -c 'echo bound' > cb.out 2> cb.err; echo "cb=$?"
 srun -n1 --cpu-bind=q true 2> cbq.err; echo "cbq=$?"
+printf 'echo "script ran as $SLURM_PROCID of $SLURM_NTASKS"\n' | srun -n1 --cpu-bind=q -c 1 sh -s > stdin.out 2> stdin.err
+echo "stdin=$?"
+echo unread | srun -n2 sh -c 'cat; echo "task $SLURM_PROCID read"' | sort > stdin2.out
 mkdir -p sub
 QX_KEEP=1 QX_DROP=1 srun -n2 --export=NONE,QX_KEEP,QX_SET=v -D sub sh -c 'echo "keep=${QX_KEEP:-} drop=${QX_DROP:-} set=$QX_SET pwd=$(pwd) id=$SLURM_JOB_ID"' > export.out; echo "export=$?"
 JOB
@@ -100,6 +103,11 @@ grep -qx "srun: warning: --cpu-bind=cores: not enforced by qpool .*" "$W/cb.err"
 grep -qx "cbq=0" "$out" && ! grep -q "warning" "$W/cbq.err" || fail "--cpu-bind=q: $(cat "$W/cbq.err")"
 grep -qx "export=0" "$out" || fail "srun --export=NONE,... failed"
 [ "$(grep -cx "keep=1 drop= set=v pwd=$W/sub id=$id" "$W/export.out")" = 2 ] || fail "--export, -D: $(cat "$W/export.out")"
+
+note "srun's standard input goes to task 0 (snakemake's jobstep passes its script so), the others read /dev/null"
+grep -qx "stdin=0" "$out" && [ "$(cat "$W/stdin.out")" = "script ran as 0 of 1" ] ||
+	fail "srun -n1 sh -s: $(grep stdin= "$out") $(cat "$W/stdin.out" "$W/stdin.err")"
+[ "$(cat "$W/stdin2.out" | tr '\n' ' ')" = "task 0 read task 1 read unread " ] || fail "srun -n2's input: $(cat "$W/stdin2.out")"
 
 note "outside a job: srun -n2 makes one, runs in it, returns its status"
 out=$(as qpuser1 timeout 120 srun -n2 hostname 2>"$QP_T/o.err") || fail "srun -n2 hostname: $(cat "$QP_T/o.err")"
