@@ -462,7 +462,13 @@ static int outside(char **inner, long want, long ppn, const char *name, const ch
 
 		if (line && strncmp(line, "qsub: ", 6) == 0)
 			line += 6;
-		fprintf(stderr, "qexec: cannot submit: %s\n", line ? line : "qsub said nothing");
+		/* run as srun or salloc (their argv[0]): Slurm's words */
+		if (strcmp(program_invocation_short_name, "qexec") != 0)
+			fprintf(stderr, "%s: error: Unable to allocate resources: %s\n", program_invocation_short_name,
+				line && strstr(line, "unknown queue") ? "Invalid partition name specified" :
+				line ? line : "qsub said nothing");
+		else
+			fprintf(stderr, "qexec: cannot submit: %s\n", line ? line : "qsub said nothing");
 		rmdir(dir);
 		return rc ? rc : 1;
 	}

@@ -503,7 +503,7 @@ static int outside(struct srunopt *s, int argc, char **argv, int first)
 		return cmd_fail(1, "error: out of memory");
 	/* qexec -n 1 --mpi=none [-N NAME] -q ... -l ... -- srun ARGS: srun
 	 * inside the job makes the step of the same options */
-	full[k++] = "qexec";
+	full[k++] = "srun";   /* qexec's refusal in Slurm's words */
 	full[k++] = "-n";
 	full[k++] = "1";
 	full[k++] = "--mpi=none";

@@ -116,6 +116,22 @@ grep -qvx "$a\|$b" <<<"$out" && fail "srun -n2 hostname: not the pool's hosts: $
 as qpuser1 timeout 120 srun -n2 sh -c 'exit 5' 2>"$QP_T/o.err"; rc=$?
 [ $rc = 5 ] || fail "srun -n2 sh -c 'exit 5' exited $rc: $(cat "$QP_T/o.err")"
 
+note "outside a job: refusals in Slurm's words, one line, no job"
+before=$("$QP_BIN/qstat" -x --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+o=$(as qpuser1 srun -p nosuch -n1 touch "$W/nosuch.ran" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$o" = "srun: error: Unable to allocate resources: Invalid partition name specified" ] ||
+	fail "srun -p nosuch: exit $rc: $o"
+o=$(as qpuser1 salloc --bogus true 2>&1); rc=$?
+[ $rc = 1 ] && [ "$o" = "salloc: unrecognized option '--bogus'" ] || fail "salloc --bogus: exit $rc: $o"
+o=$(as qpuser1 salloc -t abc true 2>&1); rc=$?
+[ $rc = 1 ] && [ "$o" = "salloc: error: Invalid --time specification" ] || fail "salloc -t abc: exit $rc: $o"
+o=$(as qpuser1 srun -N 3 -n 3 touch "$W/three.ran" 2>&1); rc=$?
+[ $rc != 0 ] && [ "$(wc -l <<<"$o")" = 1 ] && grep -q "^srun: error: Unable to allocate resources: " <<<"$o" ||
+	fail "srun -N 3 on a pool of 2 nodes: exit $rc: $o"
+[ "$("$QP_BIN/qstat" -x --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = "$before" ] ||
+	fail "a refused srun or salloc made a job"
+[ ! -e "$W/nosuch.ran" ] && [ ! -e "$W/three.ran" ] || fail "a refused srun ran its task"
+
 note "salloc COMMAND: a new allocation that the command sees, ended with it"
 out=$(as qpuser1 timeout 120 salloc -N2 -n4 -t 10 sh -c 'echo "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST n=$SLURM_NNODES tasks=$SLURM_NTASKS"; srun -l hostname | sort; exit 7' 2>"$QP_T/s.err"); rc=$?
 echo "$out"
