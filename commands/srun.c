@@ -149,9 +149,8 @@ static int task_run(struct srunopt *s, char **cmd)
 	setenv("SLURMD_NODENAME", names[node], 1);
 	env_num("SLURM_TASK_PID", getpid());
 	if (s->multi_prog) {
-		struct error err;
-
 		static char text[MULTIPROG_MAX + 4];
+		struct error err;
 		size_t n = 0;
 
 		/* base64: qpool-rsh's environment carries no newlines */
@@ -307,19 +306,32 @@ static int inside(struct srunopt *s, int argc, char **argv, int first, const cha
 		ntasks = o->ntasks_per_node * (nodes > 0 ? nodes : nnodes);
 	else if (ntasks < 0 && nodes > 0)
 		ntasks = nodes;
-	if (ntasks < 0 && (v = getenv("SLURM_NTASKS")) && strspn(v, "0123456789") == strlen(v) && *v &&
-	    strlen(v) < 8)
-		ntasks = strtoll(v, NULL, 10) > 0 ? strtoll(v, NULL, 10) : -1;
+	if (ntasks < 0 && (v = getenv("SLURM_NTASKS"))) {
+		char *end;
+		long long n = strtoll(v, &end, 10);
+
+		if (*v && !*end && n > 0 && n <= 1048576)
+			ntasks = n;
+	}
 	if (ntasks < 0) {
 		ntasks = 0;
 		for (int i = 0; i < nnodes; i++)
 			ntasks += slots[i];
 	}
 	used = slurmstep_layout(slots, nnodes, ntasks, ppn, ranks);
-	if (used < 0)
+	if (used < 0) {
+		char asked[64];
+
+		if (ppn > 0)
+			snprintf(asked, sizeof(asked), "%" PRId64 " tasks, %" PRId64 " a node", ntasks, ppn);
+		else
+			snprintf(asked, sizeof(asked), "%" PRId64 " tasks", ntasks);
+		for (int i = 0; i < nnodes; i++)
+			counts[i] = (uint64_t)slots[i];
+		slurm_tasks_per_node_format(counts, (size_t)nnodes, tpn, sizeof(tpn));
 		return cmd_fail(1, "error: Unable to create step for job %s: More processors requested "
-				"than permitted (%" PRId64 " tasks%s%s)", jobid, ntasks, ppn > 0 ? ", " : "",
-				ppn > 0 ? "that many per node" : "");
+				"than permitted (%s; the job's slots: %s)", jobid, asked, tpn);
+	}
 	if (exe_sibling("srun", self, sizeof(self)) < 0 || exe_sibling("qexec", qexec, sizeof(qexec)) < 0)
 		return cmd_fail(1, "error: cannot find qexec beside srun");
 	if (!getcwd(cwd, sizeof(cwd)))
