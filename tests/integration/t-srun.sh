@@ -46,6 +46,12 @@ srun -n1 --cpu-bind=q true 2> cbq.err; echo "cbq=$?"
 printf 'echo "script ran as $SLURM_PROCID of $SLURM_NTASKS"\n' | srun -n1 --cpu-bind=q -c 1 sh -s > stdin.out 2> stdin.err
 echo "stdin=$?"
 echo unread | srun -n2 sh -c 'cat; echo "task $SLURM_PROCID read"' | sort > stdin2.out
+mkdir -p farm
+for i in 1 2 3 4; do
+	srun --exclusive -N1 -n1 sh -c 'echo "$(hostname) $SLURMD_NODENAME $SLURM_NODEID $SLURM_STEP_NODELIST" > farm/$SLURM_STEP_ID; sleep 1' &
+done
+wait
+echo "farm=$(cat farm/* | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
 mkdir -p sub
 QX_KEEP=1 QX_DROP=1 srun -n2 --export=NONE,QX_KEEP,QX_SET=v -D sub sh -c 'echo "keep=${QX_KEEP:-} drop=${QX_DROP:-} set=$QX_SET pwd=$(pwd) id=$SLURM_JOB_ID"' > export.out; echo "export=$?"
 JOB
@@ -108,6 +114,9 @@ note "srun's standard input goes to task 0 (snakemake's jobstep passes its scrip
 grep -qx "stdin=0" "$out" && [ "$(cat "$W/stdin.out")" = "script ran as 0 of 1" ] ||
 	fail "srun -n1 sh -s: $(grep stdin= "$out") $(cat "$W/stdin.out" "$W/stdin.err")"
 [ "$(cat "$W/stdin2.out" | tr '\n' ' ')" = "task 0 read task 1 read unread " ] || fail "srun -n2's input: $(cat "$W/stdin2.out")"
+
+note "--exclusive one-node steps started together spread over the job's nodes (a task farm)"
+grep -qx "farm= 2 $a $a 0 $a; 2 $b $b 0 $b;" "$out" || fail "srun --exclusive -N1 -n1 & x4: $(grep farm= "$out")"
 
 note "outside a job: srun -n2 makes one, runs in it, returns its status"
 out=$(as qpuser1 timeout 120 srun -n2 hostname 2>"$QP_T/o.err") || fail "srun -n2 hostname: $(cat "$QP_T/o.err")"
