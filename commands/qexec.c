@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "exe.h"
 #include "jobid.h"
 #include "timeutil.h"
@@ -175,33 +176,6 @@ static int bind_root(const struct node *nodes, int n, const char *here, int *ret
 	else
 		snprintf(addr, len, "%s:%d", here ? here : nodes[0].name, ntohs(sin.sin_port));
 	*ret_fd = fd;
-	return 0;
-}
-
-/* appends s to buf, shell-quoted ('…', ' as '\'') */
-static int quote(char **buf, size_t *len, const char *s)
-{
-	size_t need = *len + 4 * strlen(s) + 4;
-	char *b = realloc(*buf, need), *p;
-
-	if (!b)
-		return -ENOMEM;
-	*buf = b;
-	p = b + *len;
-	if (*len)
-		*p++ = ' ';
-	*p++ = '\'';
-	for (; *s; s++) {
-		if (*s == '\'') {
-			memcpy(p, "'\\''", 4);
-			p += 4;
-		} else {
-			*p++ = *s;
-		}
-	}
-	*p++ = '\'';
-	*p = '\0';
-	*len = (size_t)(p - b);
 	return 0;
 }
 
@@ -436,10 +410,10 @@ static int outside(char **inner, long want, long ppn, const char *name, const ch
 	snprintf(outp, sizeof(outp), "%s/out", dir);
 	snprintf(errp, sizeof(errp), "%s/err", dir);
 	/* The job's script runs qexec inside the job with the same request. */
-	if (quote(&script, &slen, self) < 0)
+	if (cmd_quote(&script, &slen, self) < 0)
 		goto nomem;
 	for (size_t i = 0; inner[i]; i++)
-		if (quote(&script, &slen, inner[i]) < 0)
+		if (cmd_quote(&script, &slen, inner[i]) < 0)
 			goto nomem;
 	{
 		const char *head = "#!/bin/sh\n# qexec's job: the ranks, run by qexec inside it\n"
@@ -840,7 +814,7 @@ int main(int argc, char **argv)
 		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, mpi, label, 0, discover,
 			     argv + optind);
 		for (size_t k = 0; v && v[k]; k++)
-			if (quote(&cmdline, &len, v[k]) < 0)
+			if (cmd_quote(&cmdline, &len, v[k]) < 0)
 				break;
 		free(v);
 		if (!cmdline || pipe2(tp, O_CLOEXEC) < 0) {

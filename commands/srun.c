@@ -440,32 +440,6 @@ static int multiprog_load(const char *path, int64_t ntasks)
 	return 0;
 }
 
-/* appends s to *buf, shell-quoted ('…', ' as '\''), after a blank */
-static int quote(char **buf, size_t *len, const char *s)
-{
-	char *b = realloc(*buf, *len + 4 * strlen(s) + 4), *p;
-
-	if (!b)
-		return -ENOMEM;
-	*buf = b;
-	p = b + *len;
-	if (*len)
-		*p++ = ' ';
-	*p++ = '\'';
-	for (; *s; s++) {
-		if (*s == '\'') {
-			memcpy(p, "'\\''", 4);
-			p += 4;
-		} else {
-			*p++ = *s;
-		}
-	}
-	*p++ = '\'';
-	*p = '\0';
-	*len = (size_t)(p - b);
-	return 0;
-}
-
 /* Runs the step: qexec -n N [--ppn M] --mpi=X [--label] [--stdin]
  * [--hosts NODE:SLOTS] -- srun --qpool-task ... -- PROGRAM, here, or on
  * the node step_place chose through qpool-rsh. Returns only on failure. */
@@ -551,7 +525,7 @@ static int step_exec(const struct srunopt *s, const struct step *st, char **cmd,
 		size_t len = 0;
 
 		for (size_t i = 0; i < k; i++)
-			if (quote(&line, &len, v[i]) < 0)
+			if (cmd_quote(&line, &len, v[i]) < 0)
 				return cmd_fail(1, "error: out of memory");
 		execl(rsh, "qpool-rsh", "--env", st->names[st->first], "exec", line, (char *)NULL);
 		return cmd_fail(1, "error: %s: %s", rsh, strerror(errno));

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,6 +34,31 @@ int cmd_slurm_extra(const char *word)
 {
 	return cmd_fail(1, "error: Unrecognized option: %s\nTry \"%s --help\" for more information", word,
 			program_invocation_short_name);
+}
+
+int cmd_quote(char **buf, size_t *len, const char *s)
+{
+	char *b = realloc(*buf, *len + 4 * strlen(s) + 4), *p;
+
+	if (!b)
+		return -ENOMEM;
+	*buf = b;
+	p = b + *len;
+	if (*len)
+		*p++ = ' ';
+	*p++ = '\'';
+	for (; *s; s++) {
+		if (*s == '\'') {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else {
+			*p++ = *s;
+		}
+	}
+	*p++ = '\'';
+	*p = '\0';
+	*len = (size_t)(p - b);
+	return 0;
 }
 
 /* Whether host names this host: its full or short name, or localhost. */

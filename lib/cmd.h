@@ -14,6 +14,11 @@ int cmd_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 
 int cmd_slurm_badopt(int c, const char *opt);
 int cmd_slurm_extra(const char *word);
 
+/* Appends s to *buf (*len bytes long, NUL-terminated), shell-quoted
+ * ('...', a ' as '\''), after a blank unless *buf is empty; for the
+ * command lines qexec and srun hand to a shell. 0 or -ENOMEM. */
+int cmd_quote(char **buf, size_t *len, const char *s);
+
 /* An output path of -o or -e (opt) as PBS takes it, [host:]path, made
  * absolute against cwd into buf (len bytes; jobspec_output_path), host
  * being this host (its full or short name, or localhost): qpool writes
