@@ -230,6 +230,7 @@ struct slurmfmt_field {
 
 static const struct slurmfmt_field fields[] = {
 	{ F_JOBID, 'i', "JobID", "JOBID", "JobID", 12, true },
+	{ F_JOBID, 0, "JobArrayID", "JOBID", NULL, 0, false },  /* Slurm's -O name of %i */
 	{ F_JOBID_RAW, 'A', "JobIDRaw", "JOBID", "JobIDRaw", 12, true },
 	{ F_ARRAY_JOB, 'F', "ArrayJobID", "ARRAY_JOB_ID", NULL, 0, false },
 	{ F_ARRAY_TASK, 'K', "ArrayTaskID", "ARRAY_TASK_ID", NULL, 0, false },

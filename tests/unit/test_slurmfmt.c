@@ -271,6 +271,8 @@ static void test_fields(void)
 		{ "StateCompact", SLURMFMT_SQUEUE, 0, "F" },
 		{ "StartTime", SLURMFMT_SQUEUE, 1, "N/A" },
 		{ "ReasonList", SLURMFMT_SQUEUE, 0, "n2" },
+		/* PSI/J's squeue -O JobArrayID,StateCompact,Reason: %i's id. */
+		{ "JobArrayID", SLURMFMT_SQUEUE, 0, "21" },
 	};
 	char buf[128];
 	char *old_tz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
