@@ -211,6 +211,46 @@ static void test_hostlist(void)
 	}
 }
 
+/* scontrol show hostnames: a list expanded in its order. */
+static void test_hostlist_expand(void)
+{
+	static const struct { const char *list; const char *out; int count; } t[] = {
+		{ "n1", "n1", 1 },
+		{ "n[1-3,7],login", "n1 n2 n3 n7 login", 5 },
+		{ "n[08-10]", "n08 n09 n10", 3 },
+		{ "n[8-10]", "n8 n9 n10", 3 },
+		{ "r[1-2]n[1-2]", "r1n1 r1n2 r2n1 r2n2", 4 },
+		{ "a[1-2]-ib,b", "a1-ib a2-ib b", 3 },
+		{ "n2,n1 n1", "n2 n1 n1", 3 },
+		{ "", "", 0 },
+		{ "n[1-3", NULL, -EINVAL },
+		{ "n[3-1]", NULL, -EINVAL },
+		{ "n[a]", NULL, -EINVAL },
+		{ "n[1-]", NULL, -EINVAL },
+		{ "n]1", NULL, -EINVAL },
+		{ "n[1-[2]]", NULL, -EINVAL },
+		{ "n[1-100000]", NULL, -E2BIG },
+		{ "n[1-999999999999999999]", NULL, -E2BIG },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char **names = NULL, buf[256] = "";
+		int n = hostlist_expand(t[i].list, 1000, &names);
+
+		if (n != t[i].count)
+			fprintf(stderr, "'%s': %d, want %d\n", t[i].list, n, t[i].count);
+		CU_ASSERT_EQUAL(n, t[i].count);
+		for (int k = 0; k < n; k++)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", k ? " " : "", names[k]);
+		if (t[i].out) {
+			CU_ASSERT_STRING_EQUAL(buf, t[i].out);
+		} else {
+			CU_ASSERT_PTR_NULL(names);
+		}
+		hostlist_free(names, n > 0 ? (size_t)n : 0);
+	}
+}
+
 static void test_job_ids_and_nodes(void)
 {
 	static const struct { const char *job; const char *id, *nodes; } t[] = {
@@ -408,6 +448,7 @@ static const struct unit_test slurmfmt_tests[] = {
 	{ "durations", test_durations },
 	{ "time_parse", test_time_parse },
 	{ "hostlist", test_hostlist },
+	{ "hostlist_expand", test_hostlist_expand },
 	{ "job_ids_and_nodes", test_job_ids_and_nodes },
 	{ "fields", test_fields },
 	{ "format", test_format },
