@@ -130,6 +130,16 @@ refused "No job identification provided" scontrol update TimeLimit=10
 refused "Invalid job id specified" scontrol show job 999999
 refused "Invalid keyword: frobnicate" scontrol frobnicate
 refused "Invalid job id specified" scontrol hold 999999
+# Host lists, as job scripts expand theirs (PSI/J's: scontrol show
+# hostnames, bare, reads SLURM_JOB_NODELIST).
+[ "$(scontrol show hostnames 'n[1-3,07],login' | tr '\n' ' ')" = "n1 n2 n3 n07 login " ] || fail "show hostnames LIST"
+[ "$(SLURM_JOB_NODELIST='b[08-10]' scontrol show hostname | tr '\n' ' ')" = "b08 b09 b10 " ] ||
+	fail "show hostname: SLURM_JOB_NODELIST"
+[ "$(scontrol show hostlist n3,n1,n2)" = "n[3,1-2]" ] || fail "show hostlist"
+[ "$(scontrol show hostlistsorted n3,n1,n2)" = "n[1-3]" ] || fail "show hostlistsorted"
+refused "host list is empty" env -u SLURM_JOB_NODELIST -u SLURM_NODELIST scontrol show hostnames
+refused "Invalid hostlist: n[1-" scontrol show hostnames 'n[1-'
+refused "Too many ranges" scontrol show hostnames 'n[1-99999999]'
 as qpuser1 scontrol release "$pend" || fail "scontrol release"
 qp_wait "$pend" queued
 
