@@ -122,8 +122,21 @@ const char *slurmfmt_reason(const json_t *job, int64_t now_ns)
 {
 	const char *state = str_or(job, "state", ""), *reason = str_or(job, "reason", "");
 
-	if (!is(state, "queued") && !is(state, "held"))
+	if (!is(state, "queued") && !is(state, "held")) {
+		/* Slurm's reasons of an ended job (its FAIL_* reasons): PSI/J
+		 * asserts a FAILED job's reason is one it knows. */
+		const char *slurm = slurmfmt_state(job);
+
+		if (is(slurm, "FAILED"))
+			return "NonZeroExitCode";
+		if (is(slurm, "TIMEOUT"))
+			return "TimeLimit";
+		if (is(slurm, "OUT_OF_MEMORY"))
+			return "OutOfMemory";
+		if (is(slurm, "NODE_FAIL"))
+			return "NodeDown";
 		return "None";
+	}
 	if (strstr(reason, "can never be met"))
 		return "DependencyNeverSatisfied";
 	if (strstr(reason, "waiting on dependencies"))

@@ -104,6 +104,13 @@ static void test_reasons(void)
 		{ "{\"state\": \"queued\", \"attrs\": {\"Execution_Time\": \"1000\"}}", "Priority" },
 		{ "{\"state\": \"queued\"}", "Priority" },
 		{ "{\"state\": \"running\"}", "None" },
+		{ "{\"state\": \"completed\"}", "None" },
+		{ "{\"state\": \"cancelled\"}", "None" },
+		{ "{\"state\": \"failed\", \"reason\": \"exit status 3\"}", "NonZeroExitCode" },
+		{ "{\"state\": \"timeout\"}", "TimeLimit" },
+		{ "{\"state\": \"failed\", \"reason\": \"killed: out of memory\"}", "OutOfMemory" },
+		{ "{\"state\": \"oom\"}", "OutOfMemory" },
+		{ "{\"state\": \"failed\", \"reason\": \"node lost\"}", "NodeDown" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
