@@ -96,6 +96,12 @@ echo "$out"
 echo "$out" | sed -n 1p | grep -qE "^NODELIST +NODES PARTITION STATE $" || fail "sinfo -N header"
 [ "$(echo "$out" | grep -cE "^$n1 +1 (batch\*|short ) +alloc $")" = 2 ] || fail "sinfo -N: $n1 rows"
 [ "$(sinfo -h -p short -o '%R %D %c %C')" = "short 2 1 2/0/0/2" ] || fail "sinfo -o"
+# Toil's partition table: sinfo -a -o "%P %G %l %p %c %m" (GRES, priority
+# tier, memory per node in MB as scontrol's RealMemory).
+mem=$(scontrol show node "$n1" | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
+[ -n "$mem" ] || fail "scontrol show node: no RealMemory"
+[ "$(sinfo -a -p short -o '%P %G %l %p %c %m' | tr '\n' '|')" = "PARTITION GRES TIMELIMIT PRIO_TIER CPUS MEMORY|short (null) 5:00 0 1 $mem|" ] ||
+	fail "sinfo -o '%P %G %l %p %c %m': $(sinfo -a -p short -o '%P %G %l %p %c %m')"
 sinfo --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
