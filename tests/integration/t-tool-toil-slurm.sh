@@ -9,7 +9,9 @@
 # IDS --format JobIDRaw,State,ExitCode -P -S 1970-01-01.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tools.sh"
-tool_venv toil "toil==8.0.0"
+# The newest Toil (its slurm batch system is the one its authors run; the
+# Torque one needs 8.0.0, t-tool-toil), in a venv of its own.
+tool_venv toil9 "toil==9.6.0"
 qp_setup
 qp_start_server
 qp_start_node "${QP_NODE_PREFIX}n1" 0-1
