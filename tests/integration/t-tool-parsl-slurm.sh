@@ -9,7 +9,7 @@
 # scancel when Parsl stops.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tools.sh"
-tool_venv parsl parsl
+tool_venv parsl parsl==2026.10.26
 qp_setup
 qp_start_server
 qp_start_node "${QP_NODE_PREFIX}n1" 0-1
