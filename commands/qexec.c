@@ -28,10 +28,12 @@
 #define MAX_NODES 256
 
 static const char usage_text[] =
-	"usage: qexec [-n N] [--ppn M] [--mpi=all|pmi|none] [-l|--label] [--timeout SEC]\n"
-	"             [--topology=node|discover] [-q QUEUE] [-l RESOURCE=VALUE[,...]]... [--] COMMAND [ARG...]\n"
+	"usage: qexec [-n N] [--ppn M] [--mpi=all|pmi|none] [-l|--label] [--stdin] [--timeout SEC]\n"
+	"             [--topology=node|discover] [-N NAME] [-q QUEUE] [-l RESOURCE=VALUE[,...]]...\n"
+	"             [--] COMMAND [ARG...]\n"
 	"Inside a job: runs N ranks of COMMAND (default: one per MPI slot of $PBS_NODEFILE) on the\n"
-	"job's nodes, slot order, with PMI-1/2 and PMIx served by one qpool-pmi per node.\n"
+	"job's nodes, slot order, with PMI-1/2 and PMIx served by one qpool-pmi per node;\n"
+	"--stdin: rank 0 reads qexec's input (the others, and all without it, /dev/null).\n"
 	"Outside a job: submits a job for N ranks, waits for it, runs them in it and relays\n"
 	"their output. Exits with the first failing rank's status.\n";
 
@@ -180,7 +182,7 @@ static int quote(char **buf, size_t *len, const char *s)
 /* The command a node runs: qpool-pmi with this job's layout. */
 static char **pmi_argv(const char *pmi, int node, const char *peers, const char *ranks,
 		       const char *names, const char *kvs, const char *timeout, const char *listen_fd,
-		       int token_stdin, const char *mpi, int label, int discover, char **cmd)
+		       int token_stdin, const char *mpi, int label, int with_stdin, int discover, char **cmd)
 {
 	static char num[16];
 	size_t n = 0, ncmd = 0;
@@ -215,6 +217,8 @@ static char **pmi_argv(const char *pmi, int node, const char *peers, const char 
 	v[n++] = (char *)mpi;
 	if (label)
 		v[n++] = "--label";
+	if (with_stdin)
+		v[n++] = "--stdin";
 	if (discover)
 		v[n++] = "--topology=discover";
 	v[n++] = "--";
@@ -375,8 +379,8 @@ static int job_state(int64_t jobid, int *status, char *state, size_t slen, char 
 	return r;
 }
 
-static int outside(char **inner, long want, long ppn, const char *queue, char **res, int nres,
-		   const sigset_t *ss)
+static int outside(char **inner, long want, long ppn, const char *name, const char *queue, char **res,
+		   int nres, const sigset_t *ss)
 {
 	char self[PATH_MAX], qsub[PATH_MAX], qdel[PATH_MAX], cwd[PATH_MAX], dir[PATH_MAX + 32];
 	char outp[PATH_MAX + 64], errp[PATH_MAX + 64], sel[128], out[512], err[4096];
@@ -431,7 +435,7 @@ static int outside(char **inner, long want, long ppn, const char *queue, char **
 		snprintf(sel, sizeof(sel), "select=%ld:ncpus=1:mpiprocs=1", want);
 	qargv[n++] = qsub;
 	qargv[n++] = "-N";
-	qargv[n++] = "qexec";
+	qargv[n++] = (char *)name;
 	qargv[n++] = "-V";
 	qargv[n++] = "-o";
 	qargv[n++] = outp;
@@ -537,6 +541,7 @@ int main(int argc, char **argv)
 		{ "ppn", required_argument, NULL, 'p' },
 		{ "mpi", required_argument, NULL, 'm' },
 		{ "label", no_argument, NULL, 'l' },
+		{ "stdin", no_argument, NULL, 'i' },
 		{ "topology", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -546,16 +551,16 @@ int main(int argc, char **argv)
 	char addr[300] = "", *end, *timeout = "60";
 	const char *nodefile = getenv("PBS_NODEFILE"), *jobid = getenv("PBS_JOBID");
 	long want = 0, ppn = 0;
-	const char *mpi = "all", *queue = NULL;
+	const char *mpi = "all", *queue = NULL, *name = "qexec";
 	char *res[MAX_RES];
-	int label = 0, nres = 0, discover = 0;
+	int label = 0, nres = 0, discover = 0, with_stdin = 0;
 	int nnodes = 0, slots = 0, used = 0, c, status = 0, rc, lfd = -1;
 	unsigned char rnd[16];
 	sigset_t ss;
 
 	if (version_requested(argc, argv))
 		return version_print("qexec");
-	while ((c = getopt_long(argc, argv, "+n:lq:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+n:lN:q:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			want = strtol(optarg, &end, 10);
@@ -594,6 +599,12 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			queue = optarg;
+			break;
+		case 'i':
+			with_stdin = 1;
+			break;
+		case 'N':
+			name = optarg;
 			break;
 		case 'o':
 			if (strcmp(optarg, "node") && strcmp(optarg, "discover")) {
@@ -659,12 +670,12 @@ int main(int argc, char **argv)
 		sigaddset(&ss, SIGHUP);
 		sigprocmask(SIG_BLOCK, &ss, NULL);
 		signal(SIGPIPE, SIG_IGN);
-		rc = outside(full, want ? want : 1, ppn, queue, res, nres, &ss);
+		rc = outside(full, want ? want : 1, ppn, name, queue, res, nres, &ss);
 		free(full);
 		return rc;
 	}
-	if (queue || nres) {
-		fprintf(stderr, "qexec: -q and -l RESOURCE are for a job qexec submits; this is inside job %s\n",
+	if (queue || nres || strcmp(name, "qexec")) {
+		fprintf(stderr, "qexec: -N, -q and -l RESOURCE are for a job qexec submits; this is inside job %s\n",
 			jobid);
 		return 2;
 	}
@@ -769,7 +780,7 @@ int main(int argc, char **argv)
 		else if (lfd >= 0)
 			dup2(lfd, 3);           /* a copy without close-on-exec */
 		v = pmi_argv(pmi, 0, peers, ranks, names, kvs, timeout, lfd >= 0 ? "3" : NULL, 0,
-			     mpi, label, discover, argv + optind);
+			     mpi, label, with_stdin, discover, argv + optind);
 		setenv("QPOOL_PMI_TOKEN", token, 1);
 		sigprocmask(SIG_UNBLOCK, &ss, NULL);
 		if (v)
@@ -785,7 +796,7 @@ int main(int argc, char **argv)
 		int tp[2];
 
 		snprintf(rpeers, sizeof(rpeers), "%s%s", addr, strchr(peers, ','));
-		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, mpi, label, discover,
+		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, mpi, label, 0, discover,
 			     argv + optind);
 		for (size_t k = 0; v && v[k]; k++)
 			if (quote(&cmdline, &len, v[k]) < 0)

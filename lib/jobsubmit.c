@@ -1,10 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /* The submit request from a jobspec (lib/jobsubmit.h). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "arrayspec.h"
 #include "jobsubmit.h"
+
+/* Slurm's array variables, whichever front end submitted (qsub -J and
+ * -t, sbatch --array): the set's first and last index, its count, and
+ * its step when it is one stepped range (else 1, as Slurm has it). */
+static void array_env(const char *array, json_t *env)
+{
+	struct arrayspec a;
+	struct error err;
+	char text[4][24];
+
+	if (!json_is_object(env) || arrayspec_parse(array, 't', true, &a, &err) < 0 || a.count < 1)
+		return;
+	snprintf(text[0], sizeof(text[0]), "%" PRId64, arrayspec_index(&a, 0));
+	snprintf(text[1], sizeof(text[1]), "%" PRId64, arrayspec_index(&a, a.count - 1));
+	snprintf(text[2], sizeof(text[2]), "%" PRId64, (int64_t)a.count);
+	snprintf(text[3], sizeof(text[3]), "%" PRId64, a.n == 1 ? a.r[0].step : (int64_t)1);
+	json_object_set_new(env, "SLURM_ARRAY_TASK_MIN", json_string(text[0]));
+	json_object_set_new(env, "SLURM_ARRAY_TASK_MAX", json_string(text[1]));
+	json_object_set_new(env, "SLURM_ARRAY_TASK_COUNT", json_string(text[2]));
+	json_object_set_new(env, "SLURM_ARRAY_TASK_STEP", json_string(text[3]));
+}
 
 void jobsubmit_request(const struct jobspec *js, json_t *req)
 {
@@ -48,8 +71,10 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 	if (jobspec_attr(js, "umask"))   /* -W umask=, checked octal */
 		mask = (mode_t)strtol(jobspec_attr(js, "umask"), NULL, 8);
 	json_object_set_new(req, "umask", json_integer(mask & 0777));
-	if (js->array)
+	if (js->array) {
 		json_object_set_new(req, "array", json_string(js->array));
+		array_env(js->array, json_object_get(req, "env"));
+	}
 	if (js->depend)
 		json_object_set_new(req, "depend", json_string(js->depend));
 }

@@ -10,7 +10,9 @@
 
 /* Sets in req what js asks for: priority, queue, ncpus, mem, walltime,
  * chunks, place (with :excl), rerunnable, array, depend, and umask (the
- * submitter's, or -W umask=). Members js leaves unset are not set. */
+ * submitter's, or -W umask=). Members js leaves unset are not set. For an
+ * array, Slurm's SLURM_ARRAY_TASK_MIN, _MAX, _COUNT and _STEP go into
+ * req's "env" object (set it first). */
 void jobsubmit_request(const struct jobspec *js, json_t *req);
 
 #endif

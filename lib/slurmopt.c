@@ -694,6 +694,74 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 	return r;
 }
 
+/* Appends the option opt with its argument (printf-formatted) to *v. */
+static int qsub_arg(char ***v, size_t *nv, const char *opt, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int qsub_arg(char ***v, size_t *nv, const char *opt, const char *fmt, ...)
+{
+	char **w = realloc(*v, (*nv + 3) * sizeof(char *));
+	va_list ap;
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	*v = w;
+	w[*nv] = strdup(opt);
+	va_start(ap, fmt);
+	r = vasprintf(&w[*nv + 1], fmt, ap);
+	va_end(ap);
+	if (!w[*nv] || r < 0) {
+		free(w[*nv]);
+		w[*nv] = NULL;
+		return -ENOMEM;
+	}
+	*nv += 2;
+	w[*nv] = NULL;
+	return 0;
+}
+
+int slurmopt_qsub_argv(const struct slurmopt *o, const char *user, struct jobspec *js, char ***ret_argv,
+		       struct error *err)
+{
+	char **v = calloc(1, sizeof(char *));
+	size_t nv = 0;
+	bool chunks = false;
+	int r = v ? slurmopt_jobspec(o, user, js, err) : -ENOMEM;
+
+	if (!r && js->name)
+		r = qsub_arg(&v, &nv, "-N", "%s", js->name);
+	if (!r && js->queue)
+		r = qsub_arg(&v, &nv, "-q", "%s", js->queue);
+	if (!r && js->walltime > 0)
+		r = qsub_arg(&v, &nv, "-l", "walltime=%" PRId64, js->walltime);
+	/* a node's CPUs when there is no select (first: a plain ncpus=
+	 * after qexec's own select= asks for one node), then select= and
+	 * place= (across nodes) and mem= as recorded */
+	if (!r) {
+		chunks = jobspec_attr(js, "Resource_List.select") || jobspec_attr(js, "Resource_List.nodes");
+		if (!chunks && js->ncpus > 0)
+			r = qsub_arg(&v, &nv, "-l", "ncpus=%" PRId64, js->ncpus);
+	}
+	for (size_t i = 0; !r && i < js->n_attrs; i++) {
+		const char *key = js->attrs[i].name;
+
+		if (strncmp(key, "Resource_List.", 14) || !strcmp(key + 14, "nodect"))
+			continue;
+		r = qsub_arg(&v, &nv, "-l", "%s=%s", key + 14, js->attrs[i].value);
+	}
+	if (!r && o->account)
+		r = qsub_arg(&v, &nv, "-A", "%s", o->account);
+	if (r < 0) {
+		for (size_t i = 0; v && i < nv; i++)
+			free(v[i]);
+		free(v);
+		return r;
+	}
+	*ret_argv = v;
+	return 0;
+}
+
 static int env_int(json_t *env, const char *name, int64_t v)
 {
 	char text[24];
@@ -716,20 +784,5 @@ int slurmopt_env(const struct slurmopt *o, json_t *env)
 		r |= env_int(env, "SLURM_CPUS_PER_TASK", o->cpus_per_task);
 	if (o->mem_per_cpu > 0)
 		r |= env_int(env, "SLURM_MEM_PER_CPU", o->mem_per_cpu >> 20);
-	if (o->array) {
-		struct arrayspec a;
-		struct error err;
-		int64_t step = 1;
-
-		if (arrayspec_parse(o->array, 't', true, &a, &err) < 0)
-			return 0;
-		/* A step is Slurm's when the set is one stepped range. */
-		if (a.n == 1)
-			step = a.r[0].step;
-		r |= env_int(env, "SLURM_ARRAY_TASK_MIN", arrayspec_index(&a, 0));
-		r |= env_int(env, "SLURM_ARRAY_TASK_MAX", arrayspec_index(&a, a.count - 1));
-		r |= env_int(env, "SLURM_ARRAY_TASK_COUNT", a.count);
-		r |= env_int(env, "SLURM_ARRAY_TASK_STEP", step);
-	}
 	return r ? -ENOMEM : 0;
 }

@@ -82,9 +82,18 @@ int slurmopt_script_argv(const char *text, size_t len, char ***ret_argv);
  * Slurm's words, -ENOMEM. */
 int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec *js, struct error *err);
 
+/* The qsub options that ask for what o asks: -N, -q, -l (walltime,
+ * ncpus or select= and place=, mem), -A; for a front end that submits
+ * through qsub or qexec (srun and salloc outside a job). js is filled as
+ * slurmopt_jobspec fills it (its warnings are the caller's to print).
+ * *ret_argv is NULL-terminated; the caller frees each word and the
+ * array. 0, -EINVAL with err, -ENOMEM. */
+int slurmopt_qsub_argv(const struct slurmopt *o, const char *user, struct jobspec *js, char ***ret_argv,
+		       struct error *err);
+
 /* The SLURM_* variables of the request that the allocation alone does
- * not tell (SLURM_NTASKS, SLURM_CPUS_PER_TASK, SLURM_NTASKS_PER_NODE,
- * SLURM_ARRAY_TASK_MIN/MAX/COUNT/STEP), set in env. 0 or -ENOMEM. */
+ * not tell (SLURM_NTASKS, SLURM_CPUS_PER_TASK, SLURM_NTASKS_PER_NODE),
+ * set in env; an array's are jobsubmit_request's. 0 or -ENOMEM. */
 int slurmopt_env(const struct slurmopt *o, json_t *env);
 
 #endif

@@ -15,7 +15,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: qpool-pmi --node I --peers ADDR:PORT[,ADDR:PORT...] --ranks N[,N...]\n"
 		"                 [--names NAME,...] [--timeout SEC] [--kvsname NAME] [--no-pmix]\n"
-		"                 [--mpi all|pmi|none] [--label] [--topology node|discover]\n"
+		"                 [--mpi all|pmi|none] [--label] [--stdin] [--topology node|discover]\n"
 		"                 [--pmi-port] [--port-file FILE] [--token-stdin] [--listen-fd FD]\n"
 		"                 -- CMD [ARG...]\n");
 }
@@ -99,6 +99,7 @@ int main(int argc, char **argv)
 		{ "listen-fd", required_argument, NULL, 'L' },
 		{ "mpi", required_argument, NULL, 'M' },
 		{ "label", no_argument, NULL, 'l' },
+		{ "stdin", no_argument, NULL, 'I' },
 		{ "topology", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -157,6 +158,9 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			a.label = 1;
+			break;
+		case 'I':
+			a.stdin_rank0 = 1;
 			break;
 		case 'o':
 			if (strcmp(optarg, "node") == 0) {

@@ -24,6 +24,7 @@ struct pmid_args {
 	int pmix;              /* serve PMIx too */
 	int pmi;               /* serve PMI-1/2 (0: plain tasks, no PMI at all) */
 	int label;             /* prefix each line the ranks print with "RANK: " */
+	int stdin_rank0;       /* rank 0 reads this server's stdin, not /dev/null */
 	int hwloc_xml;         /* ranks load the node's topology from qnoded's XML
 	                        * (QPOOL_HWLOC_XML) instead of discovering it */
 	int pmi_port_only;     /* ranks get PMI_PORT, not PMI_FD (tests) */

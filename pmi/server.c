@@ -987,10 +987,12 @@ static int spawn_rank(struct pmid *d, int i, char *const *extra_env, size_t next
 		int null = open("/dev/null", O_RDONLY);
 
 		setpgid(0, 0);
-		if (null >= 0) {
+		/* --stdin: rank 0 reads what the server reads (srun's input,
+		 * as Slurm's task 0 does); the others, nothing */
+		if (null >= 0 && !(d->a->stdin_rank0 && r->rank == 0))
 			dup2(null, 0);
+		if (null >= 0)
 			close(null);
-		}
 		if (po[1] >= 0) {
 			dup2(po[1], 1);
 			dup2(pe[1], 2);

@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: MIT */
+/* srun: Slurm's job step. Inside a job, qexec's ranks under Slurm's options
+ * and SLURM_* task variables; outside, a job for them, in the foreground. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base64.h"
+#include "cmd.h"
+#include "exe.h"
+#include "hostlist.h"
+#include "slurmstep.h"
+#include "slurmtext.h"
+#include "srunopt.h"
+#include "version.h"
+
+#define MAX_NODES 256
+/* --multi-prog's file travels to every node in the tasks' environment. */
+#define MULTIPROG_MAX 65536
+
+static const char usage_text[] =
+	"Usage: srun [OPTIONS...] executable [args...]\n"
+	"Runs a job step (Slurm's options; see srun(1)): inside a job, on its nodes;\n"
+	"outside one, in a new job, in the foreground. Exits with the tasks' status.\n"
+	"  -n, --ntasks=N             -N, --nodes=N              --ntasks-per-node=N\n"
+	"  -c, --cpus-per-task=N      --mpi=pmi2|pmix|none       -l, --label\n"
+	"  --multi-prog               -o, --output=pattern       -e, --error=pattern\n"
+	"  -i, --input=pattern        -D, --chdir=dir            --export=ALL|NONE|VARS\n"
+	"  -u, --unbuffered           --cpu-bind=type            -J, --job-name=name\n"
+	"  --exclusive                -t, --time=[D-]H:M:S       -p, --partition=list\n"
+	"  --mem=SIZE                 --mem-per-cpu=SIZE         -A, --account=name\n"
+	"  -h, --help\n";
+
+/* --- the tasks' side: srun --qpool-task ... -- PROGRAM --------------- */
+
+static void env_num(const char *name, int64_t v)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%" PRId64, v);
+	setenv(name, text, 1);
+}
+
+/* --export: the environment srunopt_export_keeps keeps, then the list's
+ * NAME=value words. */
+static int env_export(const char *spec)
+{
+	char *copy, *save = NULL, **keep;
+	size_t n = 0, k = 0;
+
+	while (environ[n])
+		n++;
+	keep = calloc(n + 1, sizeof(char *));
+	copy = strdup(spec);
+	if (!keep || !copy) {
+		free(keep);
+		free(copy);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (srunopt_export_keeps(spec, environ[i]))
+			keep[k++] = environ[i];
+	environ = keep;   /* the strings stay; exec follows */
+	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(w, '=');
+
+		if (eq) {
+			*eq = '\0';
+			setenv(w, eq + 1, 1);
+		}
+	}
+	free(copy);
+	return 0;
+}
+
+/* Opens pattern's file for this task onto fd. 0 or an exit status. */
+static int task_redirect(const char *pat, const struct slurmstep_ids *ids, int fd, int flags)
+{
+	char path[PATH_MAX];
+	struct error err;
+	int f;
+
+	if (!strcmp(pat, "none") || !strcmp(pat, "/dev/null"))
+		pat = "/dev/null";
+	if (slurmstep_path_expand(pat, ids, path, sizeof(path), &err) < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	/* one file for each task is this task's: truncated; one shared is
+	 * truncated once by srun before the tasks start, then appended to */
+	if (flags != O_RDONLY)
+		flags |= O_CREAT | (slurmstep_path_per_task(pat) ? O_TRUNC : O_APPEND);
+	f = open(path, flags | O_CLOEXEC, 0644);
+	if (f < 0)
+		return cmd_fail(1, "error: %s: %s", path, strerror(errno));
+	if (dup2(f, fd) < 0)
+		return cmd_fail(1, "error: %s: %s", path, strerror(errno));
+	close(f);
+	return 0;
+}
+
+/* Splits a comma list into at most max words in place. */
+static int list_split(char *list, char **words, int max)
+{
+	int n = 0;
+
+	for (char *save = NULL, *w = strtok_r(list, ",", &save); w && n < max; w = strtok_r(NULL, ",", &save))
+		words[n++] = w;
+	return n;
+}
+
+/* One task: its SLURM_* variables, then the program. */
+static int task_run(struct srunopt *s, char **cmd)
+{
+	static int ranks[MAX_NODES];
+	static char *names[MAX_NODES];
+	char layout[4096], nodes[MAX_NODES * 65], jobid[32];
+	const char *rank = getenv("QPOOL_RANK"), *local = getenv("QPOOL_LOCAL_RANK"), *v;
+	struct slurmstep_ids ids;
+	char **argv = cmd;
+	int64_t task;
+	int nnodes, nnames, node, r;
+
+	if (!rank || !local || !s->layout || !s->names)
+		return cmd_fail(1, "error: --qpool-task is srun's own, for its tasks");
+	snprintf(layout, sizeof(layout), "%s", s->layout);
+	snprintf(nodes, sizeof(nodes), "%s", s->names);
+	{
+		char *w[MAX_NODES];
+
+		nnodes = list_split(layout, w, MAX_NODES);
+		for (int i = 0; i < nnodes; i++)
+			ranks[i] = atoi(w[i]);
+	}
+	nnames = list_split(nodes, names, MAX_NODES);
+	task = strtoll(rank, NULL, 10);
+	node = slurmstep_node_of(ranks, nnodes, task);
+	if (node < 0 || node >= nnames)
+		return cmd_fail(1, "error: task %s is not in the step's layout %s", rank, s->layout);
+	env_num("SLURM_PROCID", task);
+	setenv("SLURM_LOCALID", local, 1);
+	env_num("SLURM_NODEID", node);
+	setenv("SLURMD_NODENAME", names[node], 1);
+	env_num("SLURM_TASK_PID", getpid());
+	if (s->multi_prog) {
+		struct error err;
+
+		static char text[MULTIPROG_MAX + 4];
+		size_t n = 0;
+
+		/* base64: qpool-rsh's environment carries no newlines */
+		v = getenv("SRUN_QPOOL_MULTIPROG");
+		if (!v || strlen(v) > base64_encoded_len(MULTIPROG_MAX) ||
+		    base64_decode(v, strlen(v), text, &n) < 0)
+			return cmd_fail(1, "error: --multi-prog: the configuration did not reach task %s", rank);
+		text[n] = '\0';
+		r = slurmstep_multiprog_argv(text, task, &argv, &err);
+		if (r < 0)
+			return cmd_fail(1, "error: %s", r == -ENOMEM ? "out of memory" : err.text);
+	}
+	unsetenv("SRUN_QPOOL_MULTIPROG");
+	if (s->export && env_export(s->export) < 0)
+		return cmd_fail(1, "error: out of memory");
+	if (s->chdir && chdir(s->chdir) < 0)
+		return cmd_fail(1, "error: chdir(%s): %s", s->chdir, strerror(errno));
+	snprintf(jobid, sizeof(jobid), "%s", getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "0");
+	ids = (struct slurmstep_ids){
+		.jobid = jobid, .step = s->step, .task = task, .node = node, .nodename = names[node],
+		.user = getenv("SLURM_JOB_USER") ? getenv("SLURM_JOB_USER") : "",
+		.name = getenv("SLURM_JOB_NAME") ? getenv("SLURM_JOB_NAME") : "",
+		.array_job = getenv("SLURM_ARRAY_JOB_ID"), .array_task = getenv("SLURM_ARRAY_TASK_ID"),
+	};
+	if (s->input && (r = task_redirect(s->input, &ids, 0, O_RDONLY)))
+		return r;
+	if (s->output && (r = task_redirect(s->output, &ids, 1, O_WRONLY)))
+		return r;
+	if ((s->error || s->output) && (r = task_redirect(s->error ? s->error : s->output, &ids, 2, O_WRONLY)))
+		return r;
+	execvp(argv[0], argv);
+	r = errno;
+	fprintf(stderr, "srun: error: %s: task %" PRId64 ": %s: %s\n", names[node], task, argv[0], strerror(r));
+	return r == ENOENT ? 2 : 126;
+}
+
+/* --- inside a job: the step, through qexec ------------------------------ */
+
+/* The job's nodes and their MPI slots, $PBS_NODEFILE's first-seen order. */
+static int nodefile_read(const char *path, char names[][64], int *slots, int *ret_n)
+{
+	FILE *f = fopen(path, "re");
+	char line[300];
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		int i;
+
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!line[0])
+			continue;
+		for (i = 0; i < n && strcmp(names[i], line); i++)
+			;
+		if (i == n) {
+			if (n == MAX_NODES || strlen(line) >= 64) {
+				fclose(f);
+				return -E2BIG;
+			}
+			memcpy(names[n], line, strlen(line) + 1);
+			slots[n++] = 0;
+		}
+		slots[i]++;
+	}
+	fclose(f);
+	*ret_n = n;
+	return 0;
+}
+
+/* The step's number: the job's srun steps count from 0, in a file of the
+ * job's own temporary directory (gded's, one per job). */
+static int64_t step_next(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[PATH_MAX], text[24] = "";
+	int64_t step = 0;
+	ssize_t n;
+	int fd;
+
+	if (!dir || !*dir || snprintf(path, sizeof(path), "%s/.srun-steps", dir) >= (int)sizeof(path))
+		return 0;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_EX) == 0 && (n = pread(fd, text, sizeof(text) - 1, 0)) >= 0) {
+		text[n] = '\0';
+		step = strtoll(text, NULL, 10);
+		n = snprintf(text, sizeof(text), "%" PRId64 "\n", step + 1);
+		if (pwrite(fd, text, (size_t)n, 0) != n)
+			step = 0;
+	}
+	close(fd);
+	return step;
+}
+
+/* Truncates a shared output file (one for all tasks, or per node) once,
+ * before the tasks append to it. */
+static int output_truncate(const char *pat, const struct slurmstep_ids *ids0, char names[][64],
+			   int nnodes)
+{
+	struct slurmstep_ids ids = *ids0;
+	char path[PATH_MAX];
+	struct error err;
+
+	if (!pat || slurmstep_path_per_task(pat) || !strcmp(pat, "none") || !strcmp(pat, "/dev/null"))
+		return 0;
+	for (int i = 0; i < (slurmstep_path_per_node(pat) ? nnodes : 1); i++) {
+		int fd;
+
+		ids.node = i;
+		ids.nodename = names[i];
+		if (slurmstep_path_expand(pat, &ids, path, sizeof(path), &err) < 0)
+			return cmd_fail(1, "error: %s", err.text);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return cmd_fail(1, "error: %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return 0;
+}
+
+static int inside(struct srunopt *s, int argc, char **argv, int first, const char *jobid)
+{
+	static char names[MAX_NODES][64];
+	static int slots[MAX_NODES], ranks[MAX_NODES];
+	const char *nodefile = getenv("PBS_NODEFILE"), *namev[MAX_NODES];
+	const struct slurmopt *o = &s->job;
+	char self[PATH_MAX], qexec[PATH_MAX], cwd[PATH_MAX], list[MAX_NODES * 65], tpn[MAX_NODES * 8];
+	char layout[MAX_NODES * 8], nbuf[24], pbuf[24], sbuf[24], mbuf[32], chdir_arg[PATH_MAX + 16];
+	char *qv[64 + 1], **full;
+	uint64_t counts[MAX_NODES];
+	int64_t ntasks = o->ntasks, ppn = o->ntasks_per_node, nodes = o->nodes_min;
+	int nnodes = 0, used, r, k = 0;
+	struct slurmstep_ids ids;
+	const char *v;
+
+	if (!nodefile)
+		return cmd_fail(1, "error: job %s: no PBS_NODEFILE: srun runs steps inside qpool's jobs",
+				jobid);
+	r = nodefile_read(nodefile, names, slots, &nnodes);
+	if (r < 0 || nnodes == 0)
+		return cmd_fail(1, "error: %s: %s", nodefile, r < 0 ? strerror(-r) : "no node");
+	if (nodes > nnodes)
+		return cmd_fail(1, "error: Unable to create step for job %s: Requested node configuration "
+				"is not available (the job has %d node%s)", jobid, nnodes, nnodes == 1 ? "" : "s");
+	/* the tasks: -n; else --ntasks-per-node on each node (-N's or the
+	 * job's); else one a node of -N; else the job's SLURM_NTASKS; else
+	 * one a slot */
+	if (ppn < 0 && nodes > 0)
+		ppn = ntasks > 0 ? (ntasks + nodes - 1) / nodes : 1;
+	if (ntasks < 0 && o->ntasks_per_node > 0)
+		ntasks = o->ntasks_per_node * (nodes > 0 ? nodes : nnodes);
+	else if (ntasks < 0 && nodes > 0)
+		ntasks = nodes;
+	if (ntasks < 0 && (v = getenv("SLURM_NTASKS")) && strspn(v, "0123456789") == strlen(v) && *v &&
+	    strlen(v) < 8)
+		ntasks = strtoll(v, NULL, 10) > 0 ? strtoll(v, NULL, 10) : -1;
+	if (ntasks < 0) {
+		ntasks = 0;
+		for (int i = 0; i < nnodes; i++)
+			ntasks += slots[i];
+	}
+	used = slurmstep_layout(slots, nnodes, ntasks, ppn, ranks);
+	if (used < 0)
+		return cmd_fail(1, "error: Unable to create step for job %s: More processors requested "
+				"than permitted (%" PRId64 " tasks%s%s)", jobid, ntasks, ppn > 0 ? ", " : "",
+				ppn > 0 ? "that many per node" : "");
+	if (exe_sibling("srun", self, sizeof(self)) < 0 || exe_sibling("qexec", qexec, sizeof(qexec)) < 0)
+		return cmd_fail(1, "error: cannot find qexec beside srun");
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cmd_fail(1, "error: cannot tell the working directory: %s", strerror(errno));
+	layout[0] = '\0';
+	for (int i = 0; i < used; i++) {
+		namev[i] = names[i];
+		counts[i] = (uint64_t)ranks[i];
+		snprintf(layout + strlen(layout), sizeof(layout) - strlen(layout), "%s%d", i ? "," : "", ranks[i]);
+	}
+	list[0] = '\0';
+	for (int i = 0; i < used; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "," : "", names[i]);
+	/* the step's variables, as Slurm sets them in its tasks */
+	env_num("SLURM_STEP_NUM_TASKS", ntasks);
+	env_num("SLURM_NTASKS", ntasks);
+	env_num("SLURM_NPROCS", ntasks);
+	env_num("SLURM_STEP_NUM_NODES", used);
+	env_num("SLURM_NNODES", used);
+	{
+		char compressed[sizeof(list)];
+
+		if (hostlist_compress_ordered(namev, (size_t)used, compressed, sizeof(compressed)) >= 0) {
+			setenv("SLURM_STEP_NODELIST", compressed, 1);
+			setenv("SLURM_NODELIST", compressed, 1);
+		}
+	}
+	slurm_tasks_per_node_format(counts, (size_t)used, tpn, sizeof(tpn));
+	setenv("SLURM_STEP_TASKS_PER_NODE", tpn, 1);
+	setenv("SLURM_TASKS_PER_NODE", tpn, 1);
+	if (o->cpus_per_task > 0)
+		env_num("SLURM_CPUS_PER_TASK", o->cpus_per_task);
+	if (s->mpi)
+		setenv("SLURM_MPI_TYPE", s->mpi, 1);
+	if (s->label)
+		setenv("SLURM_LABELIO", "1", 1);
+	if (o->job_name)
+		setenv("SLURM_STEP_NAME", o->job_name, 1);
+	if (s->multi_prog) {
+		static char text[MULTIPROG_MAX + 1];
+		struct error err;
+		char *coded;
+		size_t n;
+		FILE *f = fopen(argv[first], "re");
+
+		if (!f)
+			return cmd_fail(1, "error: Unable to open configuration file %s: %s", argv[first],
+					strerror(errno));
+		n = fread(text, 1, sizeof(text), f);
+		fclose(f);
+		if (n > MULTIPROG_MAX || memchr(text, '\0', n))
+			return cmd_fail(1, "error: %s: not a configuration file of at most %d bytes",
+					argv[first], MULTIPROG_MAX);
+		text[n] = '\0';
+		if (slurmstep_multiprog_check(text, ntasks, &err) < 0)
+			return cmd_fail(1, "error: %s: %s", argv[first], err.text);
+		coded = malloc(base64_encoded_len(n) + 1);
+		if (!coded)
+			return cmd_fail(1, "error: out of memory");
+		base64_encode(text, n, coded);
+		setenv("SRUN_QPOOL_MULTIPROG", coded, 1);
+		free(coded);
+	}
+	s->step = step_next();
+	env_num("SLURM_STEP_ID", s->step);
+	env_num("SLURM_STEPID", s->step);
+	v = getenv("SLURM_JOB_ID");
+	ids = (struct slurmstep_ids){
+		.jobid = v ? v : jobid, .step = s->step, .task = -1, .node = 0, .nodename = names[0],
+		.user = getenv("SLURM_JOB_USER") ? getenv("SLURM_JOB_USER") : "",
+		.name = getenv("SLURM_JOB_NAME") ? getenv("SLURM_JOB_NAME") : "",
+		.array_job = getenv("SLURM_ARRAY_JOB_ID"), .array_task = getenv("SLURM_ARRAY_TASK_ID"),
+	};
+	r = output_truncate(s->output, &ids, names, used);
+	if (!r && s->error && strcmp(s->error, s->output ? s->output : ""))
+		r = output_truncate(s->error, &ids, names, used);
+	if (r)
+		return r;
+	/* qexec -n N [--ppn M] --mpi=X [--label] -- srun --qpool-task ... -- PROGRAM */
+	snprintf(nbuf, sizeof(nbuf), "%" PRId64, ntasks);
+	snprintf(mbuf, sizeof(mbuf), "--mpi=%s", srunopt_qexec_mpi(s->mpi));
+	qv[k++] = "qexec";
+	qv[k++] = "-n";
+	qv[k++] = nbuf;
+	if (ppn > 0) {
+		snprintf(pbuf, sizeof(pbuf), "%" PRId64, ppn);
+		qv[k++] = "--ppn";
+		qv[k++] = pbuf;
+	}
+	qv[k++] = mbuf;
+	if (s->label)
+		qv[k++] = "--label";
+	if (!s->input)
+		qv[k++] = "--stdin";   /* srun's input to task 0 (Slurm: to every task) */
+	qv[k++] = "--";
+	qv[k++] = self;
+	qv[k++] = "--qpool-task";
+	qv[k++] = "--qpool-layout";
+	qv[k++] = layout;
+	qv[k++] = "--qpool-names";
+	qv[k++] = list;
+	snprintf(sbuf, sizeof(sbuf), "--qpool-step=%" PRId64, s->step);
+	qv[k++] = sbuf;
+	/* the tasks start where srun runs, as Slurm's do */
+	snprintf(chdir_arg, sizeof(chdir_arg), "--chdir=%s", s->chdir ? s->chdir : cwd);
+	if (s->chdir && s->chdir[0] != '/')
+		snprintf(chdir_arg, sizeof(chdir_arg), "--chdir=%s/%s", cwd, s->chdir);
+	qv[k++] = chdir_arg;
+	if (s->multi_prog)
+		qv[k++] = "--multi-prog";
+	if (s->label)
+		qv[k++] = "--label";
+	qv[k] = NULL;
+	full = calloc((size_t)(k + 8 + argc - first + 1), sizeof(char *));
+	if (!full)
+		return cmd_fail(1, "error: out of memory");
+	memcpy(full, qv, (size_t)k * sizeof(char *));
+	if (s->output) {
+		full[k++] = "-o";
+		full[k++] = (char *)s->output;
+	}
+	if (s->error) {
+		full[k++] = "-e";
+		full[k++] = (char *)s->error;
+	}
+	if (s->input) {
+		full[k++] = "-i";
+		full[k++] = (char *)s->input;
+	}
+	if (s->export) {
+		full[k++] = "--export";
+		full[k++] = (char *)s->export;
+	}
+	full[k++] = "--";
+	if (s->multi_prog)
+		full[k++] = "true";   /* the configuration's programs replace it */
+	else
+		for (int i = first; i < argc; i++)
+			full[k++] = argv[i];
+	full[k] = NULL;
+	fflush(stdout);
+	execv(qexec, full);
+	return cmd_fail(1, "error: %s: %s", qexec, strerror(errno));
+}
+
+/* --- outside a job: one for the step, srun inside it, in the foreground - */
+
+static int outside(struct srunopt *s, int argc, char **argv, int first)
+{
+	const char *user = getenv("USER") ? getenv("USER") : getenv("LOGNAME");
+	char self[PATH_MAX], qexec[PATH_MAX], **qargs = NULL, **full;
+	struct jobspec js;
+	struct error err;
+	int k = 0, r;
+	size_t nq = 0;
+
+	if (exe_sibling("srun", self, sizeof(self)) < 0 || exe_sibling("qexec", qexec, sizeof(qexec)) < 0)
+		return cmd_fail(1, "error: cannot find qexec beside srun");
+	/* the job is named after the program, as Slurm names it */
+	if (!s->job.job_name) {
+		const char *base = strrchr(argv[first], '/');
+
+		base = base ? base + 1 : argv[first];
+		if (*base && strlen(base) <= 200 && !(s->job.job_name = strdup(base)))
+			return cmd_fail(1, "error: out of memory");
+	}
+	jobspec_init(&js);
+	r = slurmopt_qsub_argv(&s->job, user ? user : "nobody", &js, &qargs, &err);
+	if (r < 0) {
+		jobspec_clear(&js);
+		return cmd_fail(1, "error: %s", r == -ENOMEM ? "out of memory" : err.text);
+	}
+	for (size_t i = 0; i < js.n_warnings; i++)
+		if (!strstr(js.warnings[i], "--cpu-bind"))
+			fprintf(stderr, "srun: warning: %s\n", js.warnings[i]);
+	jobspec_clear(&js);
+	while (qargs[nq])
+		nq++;
+	full = calloc(nq + (size_t)argc + 16, sizeof(char *));
+	if (!full)
+		return cmd_fail(1, "error: out of memory");
+	/* qexec -n 1 --mpi=none [-N NAME] -q ... -l ... -- srun ARGS: srun
+	 * inside the job makes the step of the same options */
+	full[k++] = "qexec";
+	full[k++] = "-n";
+	full[k++] = "1";
+	full[k++] = "--mpi=none";
+	for (size_t i = 0; i < nq; i++)
+		full[k++] = qargs[i];
+	full[k++] = "--";
+	full[k++] = self;
+	for (int i = 1; i < argc; i++)
+		full[k++] = argv[i];
+	full[k] = NULL;
+	fflush(stdout);
+	execv(qexec, full);
+	return cmd_fail(1, "error: %s: %s", qexec, strerror(errno));
+}
+
+/* Prints a refusal of srunopt_parse or srunopt_mpi_set: getopt's words
+ * as they are, srun's after "error: ". Returns 1. */
+static int refused(int r, const struct error *err)
+{
+	if (r == -ENOMEM)
+		return cmd_fail(1, "error: out of memory");
+	if (!strncmp(err->text, "unrecognized", 12) || !strncmp(err->text, "invalid option", 14) ||
+	    !strncmp(err->text, "option", 6))
+		return cmd_fail(1, "%s", err->text);
+	return cmd_fail(1, "error: %s", err->text);
+}
+
+static int run(struct srunopt *s, int argc, char **argv)
+{
+	const char *jobid = getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : getenv("PBS_JOBID");
+	const char *mpi_env = getenv("SLURM_MPI_TYPE");
+	struct error err;
+	int first = 0, r;
+
+	r = srunopt_parse(s, argc, argv, &first, &err);
+	if (r < 0)
+		return refused(r, &err);
+	if (s->help) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (s->task)
+		return first < argc ? task_run(s, argv + first) : cmd_fail(1, "error: no program");
+	for (size_t i = 0; i < s->n_warnings; i++)
+		fprintf(stderr, "srun: warning: %s\n", s->warnings[i]);
+	if (s->mpi && !strcmp(s->mpi, "list")) {
+		printf("MPI plugin types are...\n\tnone\n\tpmi2\n\tpmix\n");
+		return 0;
+	}
+	if (!s->mpi && mpi_env && *mpi_env && (r = srunopt_mpi_set(s, mpi_env, &err)) < 0)
+		return refused(r, &err);
+	for (int i = first; i < argc && !s->het; i++)
+		s->het = !strcmp(argv[i], ":");
+	if (s->het)
+		return cmd_fail(1, "error: heterogeneous job steps (--het-group, ':') are not supported by "
+				"qpool: a step runs one allocation's tasks; --multi-prog runs several programs");
+	if (first >= argc)
+		return cmd_fail(1, "fatal: No command given to execute.");
+	if (jobid)
+		return inside(s, argc, argv, first, jobid);
+	return outside(s, argc, argv, first);
+}
+
+int main(int argc, char **argv)
+{
+	struct srunopt s;
+	int status;
+
+	if (version_requested(argc, argv))
+		return version_print("srun");
+	srunopt_init(&s);
+	status = run(&s, argc, argv);
+	srunopt_clear(&s);
+	return status;
+}
