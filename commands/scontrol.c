@@ -401,7 +401,7 @@ static int job_op(struct client *cl, const char *op, int n, char **args)
 static int update(struct client *cl, int n, char **args)
 {
 	json_t *req = json_pack("{s:s}", "op", "alter"), *reply = NULL;
-	struct slurmsel_id id = { 0, -1 };
+	struct slurmsel_id id = { .id = 0, .index = -1 };
 	struct error err;
 	int r;
 

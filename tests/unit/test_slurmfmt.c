@@ -412,6 +412,27 @@ static void test_selection(void)
 	CU_ASSERT_TRUE(slurmsel_match(&sel, job));
 	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20,x", &err), -EINVAL);
 	CU_ASSERT_STRING_EQUAL(err.text, "Invalid job id specified: x");
+	/* Steps only where the command takes them (sacct -j 12.batch). */
+	slurmsel_init(&sel);
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20.batch", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "Invalid job id specified: 20.batch");
+	sel.steps = true;
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20.batch", &err), 0);
+	CU_ASSERT_TRUE(slurmsel_match(&sel, job));
+	CU_ASSERT_FALSE(slurmsel_step_wanted(&sel, job, NULL));
+	CU_ASSERT_TRUE(slurmsel_step_wanted(&sel, job, "batch"));
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "12_1.0", &err), 0);
+	CU_ASSERT_TRUE(slurmsel_match(&sel, task));
+	CU_ASSERT_FALSE(slurmsel_step_wanted(&sel, task, NULL));
+	CU_ASSERT_FALSE(slurmsel_step_wanted(&sel, task, "batch"));
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20", &err), 0);       /* the whole job: every row */
+	CU_ASSERT_TRUE(slurmsel_step_wanted(&sel, job, NULL));
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20.", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "Invalid job id specified: 20.");
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20.bogus", &err), -EINVAL);
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "x.0", &err), -EINVAL);
+	slurmsel_init(&sel);
+	CU_ASSERT_TRUE(slurmsel_step_wanted(&sel, job, "batch"));
 
 	slurmsel_init(&sel);
 	CU_ASSERT_EQUAL(slurmsel_states_set(&sel, "pd,R", &err), 0);
