@@ -201,6 +201,13 @@ echo "$out"
 [ "$(echo "$out" | sed -n 2p)" = "------------ ---------- ---------- ---------- ---------- ---------- -------- " ] || fail "sacct rule"
 echo "$out" | grep -qE "^$ok +ok +batch +1  COMPLETED      0:0 $" || fail "sacct row"
 echo "$out" | grep -qE "^$ok\.batch +batch +1  COMPLETED      0:0 $" || fail "sacct: no batch step without -X"
+# A step by name: its row alone; a step the job never had (Snakemake asks
+# for steps 0-9 of a failed job): no row, no error.
+[ "$(as qpuser1 sacct -n -P -o JobID,State -j "$ok.batch")" = "$ok.batch|COMPLETED" ] || fail "sacct -j ID.batch"
+out=$(as qpuser1 sacct -j "$bad.0" --format=Reason --noheader) || fail "sacct -j ID.0 failed"
+[ -z "$out" ] || fail "sacct -j ID.0 shows '$out'"
+refused "Invalid job id specified: $ok.bogus" sacct -j "$ok.bogus"
+refused "Invalid job id specified: $ok.0" squeue -j "$ok.0"
 [ "$(as qpuser1 sacct -X -n -P -o JobID --name ok,bad -S now-1hours -E now | sort -n | tr '\n' ' ')" = "$ok $bad " ] ||
 	fail "sacct --name -S -E"
 [ "$(as qpuser1 sacct -X -n -P -o JobID -s TO)" = "$slow" ] || fail "sacct -s TO"
