@@ -22,6 +22,23 @@ int cmd_fail(int status, const char *fmt, ...)
 	return status;
 }
 
+int cmd_getopt_fail(int c, char **argv)
+{
+	const char *word = argv[optind - 1];
+	bool is_long = word[0] == '-' && word[1] == '-';
+
+	if (c == ':' && !is_long)
+		cmd_fail(1, "option requires an argument -- '%c'", optopt);
+	else if (c == ':')
+		cmd_fail(1, "option '%.*s' requires an argument", (int)strcspn(word, "="), word);
+	else if (optopt)
+		cmd_fail(1, "invalid option -- '%c'", optopt);
+	else
+		cmd_fail(1, "unrecognized option '%s'", word);
+	fprintf(stderr, "Try \"%s --help\" for more information\n", program_invocation_short_name);
+	return 1;
+}
+
 /* Whether host names this host: its full or short name, or localhost. */
 static bool host_is_local(const char *host, size_t len)
 {

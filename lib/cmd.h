@@ -8,6 +8,13 @@
  * can write `return cmd_fail(1, "...")`. */
 int cmd_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* After getopt_long (opterr 0, the optstring starting with ':') returned
+ * c, '?' or ':': glibc's own line for it ("invalid option -- 'x'",
+ * "unrecognized option '--x'", "option requires an argument -- 'x'"),
+ * then "Try \"<program> --help\" ...", as Slurm's commands print them.
+ * Returns 1, the exit status. */
+int cmd_getopt_fail(int c, char **argv);
+
 /* An output path of -o or -e (opt) as PBS takes it, [host:]path, made
  * absolute against cwd into buf (len bytes; jobspec_output_path), host
  * being this host (its full or short name, or localhost): qpool writes
