@@ -151,12 +151,8 @@ int main(int argc, char **argv)
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-			return cmd_fail(1, "option '%s' requires an argument\nTry \"scancel --help\" for more information",
-					argv[optind - 1]);
-		default:
-			return cmd_fail(1, "unrecognized option '%s'\nTry \"scancel --help\" for more information",
-					argv[optind - 1]);
+		default:   /* '?' or ':' */
+			return cmd_getopt_fail(c, argv);
 		}
 	}
 	for (int k = optind; k < argc; k++)

@@ -392,12 +392,8 @@ int main(int argc, char **argv)
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-			return cmd_fail(1, "option '%s' requires an argument\nTry \"sinfo --help\" for more information",
-					argv[optind - 1]);
-		default:
-			return cmd_fail(1, "unrecognized option '%s'\nTry \"sinfo --help\" for more information",
-					argv[optind - 1]);
+		default:   /* '?' or ':' */
+			return cmd_getopt_fail(c, argv);
 		}
 	}
 	if (optind < argc)

@@ -84,6 +84,13 @@ refused "Invalid job id specified" squeue -j 999999
 refused "Invalid job id specified" squeue -j 12x
 refused "Invalid job format specification" squeue -o '%i %y'
 refused "unrecognized option '--bogus'" squeue --bogus
+# A bad short option in glibc's words, as Slurm's commands print them
+# (Snakemake's account guess runs sacct -nu USER -o Account%256 "|" tail -1).
+for c in squeue sacct sinfo scancel scontrol; do
+	refused "$c: invalid option -- '1'" "$c" -1
+	refused "$c: option requires an argument -- 'M'" "$c" -M
+done
+refused "squeue: option '--jobs' requires an argument" squeue --jobs
 
 note "sinfo"
 out=$(sinfo) || fail "sinfo"
