@@ -22,7 +22,7 @@
 
 static const char usage_text[] =
 	"Usage: scontrol [-o] [--json] show job [JOBID] | show node [NAME] | show partition [NAME]\n"
-	"       scontrol show hostnames|hostlist|hostlistsorted [HOSTLIST]\n"
+	"       scontrol show hostnames|hostlist|hostlistsorted [HOSTLIST] | show config\n"
 	"       scontrol hold|release|requeue JOBID[,JOBID...]...\n"
 	"       scontrol update JobId=JOBID [TimeLimit=TIME] [JobName=NAME] [NumCPUs=N]\n"
 	"Shows and controls qpool's jobs, nodes and queues as Slurm's scontrol.\n"
@@ -119,6 +119,21 @@ static int hosts_entity(const char *what)
 	if (len >= 9 && strncasecmp(what, "hostlistsorted", len) == 0)
 		return HOSTS_SORTED;
 	return -1;
+}
+
+/* "show config": the few of Slurm's keys qpool can state truly, in
+ * its "%-23s = %s" layout. Snakemake's Slurm plugin reads MinJobAge
+ * (how long squeue still shows an ended job) to judge squeue's answers. */
+static int show_config(void)
+{
+	char stamp[32];
+
+	slurmfmt_stamp(stamp, sizeof(stamp), time_wall_ns(), "Unknown");
+	printf("Configuration data as of %s\n", stamp);
+	printf("%-23s = %s\n", "AccountingStorageType", "accounting_storage/qpool");
+	printf("%-23s = %s\n", "ClusterName", "qpool");
+	printf("%-23s = %d sec\n", "MinJobAge", SLURMJOBS_MIN_JOB_AGE);
+	return 0;
 }
 
 static void job_show(const json_t *job, int64_t now)
@@ -523,6 +538,14 @@ int main(int argc, char **argv)
 
 		if (!what)
 			return cmd_fail(1, "error: too few arguments for keyword:show");
+		if (strlen(what) >= 3 && strncasecmp(what, "config", strlen(what)) == 0) {
+			if (argc - optind > 0)
+				return cmd_fail(1, "error: too many arguments for keyword:show");
+			status = show_config();
+			if (fflush(stdout) != 0 && status == 0)
+				status = cmd_fail(1, "cannot write: %s", strerror(errno));
+			return status;
+		}
 		if (hosts_entity(what) >= 0) {
 			if (argc - optind > 1)
 				return cmd_fail(1, "error: too many arguments for keyword:show");

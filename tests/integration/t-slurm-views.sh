@@ -153,6 +153,8 @@ refused "Invalid job id specified" scontrol hold 999999
 refused "host list is empty" env -u SLURM_JOB_NODELIST -u SLURM_NODELIST scontrol show hostnames
 refused "Invalid hostlist: n[1-" scontrol show hostnames 'n[1-'
 refused "Too many ranges" scontrol show hostnames 'n[1-99999999]'
+# Snakemake's plugin reads MinJobAge: how long squeue shows an ended job.
+env QPOOL_CONF=/nonexistent scontrol show config | grep -qx "MinJobAge               = 300 sec" || fail "show config: MinJobAge"
 as qpuser1 scontrol release "$pend" || fail "scontrol release"
 qp_wait "$pend" queued
 
