@@ -4,7 +4,8 @@
 # (#SBATCH --job-name --nodes --ntasks --time -e/-o /dev/null
 # --export=NONE; the node file made with scontrol show hostnames), its
 # jobs watched with squeue -O JobArrayID,StateCompact,Reason -t all --me
-# and cancelled with scancel -Q. A job runs and is COMPLETED with its
+# and cancelled with scancel -Q, listed with squeue --me -o %i -h -r -t
+# all. A job runs and is COMPLETED with its
 # output and node file, one that fails is FAILED with its exit code, one
 # past its time limit FAILED with Slurm's reason, a cancelled one CANCELED.
 . "$(dirname "$0")/lib.sh"
@@ -53,6 +54,10 @@ assert st and st.state == JobState.FAILED and "time limit" in (st.message or "")
 slow = Job(JobSpec(executable="/bin/sleep", arguments=["120"]))
 ex.submit(slow)
 slow.wait(timeout=timedelta(seconds=60), target_states=[JobState.ACTIVE])
+# PSI/J's list: squeue --me -o %i -h -r -t all, the user's jobs, ended ones too.
+listed = ex.list()
+print("listed", listed, flush=True)
+assert slow.native_id in listed and job.native_id in listed, listed
 slow.cancel()
 st = slow.wait(timeout=timedelta(seconds=60))
 print("cancelled:", st.state if st else None, flush=True)
