@@ -5,9 +5,9 @@
 # --export=NONE; the node file made with scontrol show hostnames), its
 # jobs watched with squeue -O JobArrayID,StateCompact,Reason -t all --me
 # and cancelled with scancel -Q, listed with squeue --me -o %i -h -r -t
-# all. A job runs and is COMPLETED with its
-# output and node file, one that fails is FAILED with its exit code, one
-# past its time limit FAILED with Slurm's reason, a cancelled one CANCELED.
+# all. A job runs and is COMPLETED with its output and node file, one
+# that fails is FAILED with its exit code, one past its time limit FAILED
+# with Slurm's reason, a cancelled one CANCELED.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tools.sh"
 tool_venv psij psij-python==0.9.11
