@@ -4,8 +4,10 @@
 # and submits a function as an sbatch script (#SBATCH --signal=USR2@90
 # --open-mode=append --output/--error with %j, srun --unbuffered --output
 # ... inside); its result comes back, and a map_array over three inputs
-# is one --array=0-2%3 job whose tasks' results come back in order;
-# states are read with sacct -o JobID,State,NodeList --parsable2 -j ID.
+# is one --array=0-2%3 job whose tasks' results come back in order; an
+# exception comes back too; a running job is cancelled (scancel) and
+# seen CANCELLED; states are read with sacct -o JobID,State,NodeList
+# --parsable2 -j ID.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tools.sh"
 tool_venv submitit submitit==1.5.4
@@ -15,7 +17,7 @@ qp_start_node "${QP_NODE_PREFIX}n1" 0-1
 w=$QP_T/work/qpuser1
 
 cat > "$w/submitit_run.py" <<'PY'
-import os
+import os, time
 import submitit
 
 def add(a, b):
@@ -36,6 +38,22 @@ print("state", job.state, flush=True)
 jobs = ex.map_array(square, [1, 2, 3])
 print("array ids", [j.job_id for j in jobs], flush=True)
 print("squares =", [j.result() for j in jobs], flush=True)
+# A function that raises: submitit's FailedJobError carries its trace.
+bad = ex.submit(int, "x")
+exc = bad.exception()
+print("raised", type(exc).__name__, "ValueError" in str(exc), flush=True)
+# Cancelled while it runs: scancel, then sacct's "CANCELLED by UID".
+slow = ex.submit(time.sleep, 120)
+deadline = time.time() + 90
+while slow.state != "RUNNING":
+    assert time.time() < deadline, slow.state
+    time.sleep(0.5)
+slow.cancel()
+while not slow.done():
+    assert time.time() < deadline + 60, slow.state
+    time.sleep(0.5)
+print("cancelled state", slow.state, flush=True)
+assert slow.state.startswith("CANCELLED"), slow.state
 print("submitit ok", flush=True)
 PY
 chown qpuser1: "$w/submitit_run.py"
@@ -45,4 +63,6 @@ echo "$out" | tail -30
 echo "$out" | grep -qx "cluster slurm" || fail "AutoExecutor did not pick Slurm"
 echo "$out" | grep -qx "add = 5" || fail "the function's result did not come back"
 echo "$out" | grep -qx "squares = \[1, 4, 9\]" || fail "the array's results did not come back"
+echo "$out" | grep -qx "raised FailedJobError True" || fail "the function's exception did not come back"
+echo "$out" | grep -qx "submitit ok" || fail "submitit did not see its job cancelled"
 echo "submitit ok"
