@@ -67,6 +67,11 @@ note "squeue -u, -t, -j, -p, -h, -o, -O"
 out=$(squeue -j "$run" -O 'JobID:10,Name:.10,State') || fail "squeue -O"
 [ "$(echo "$out" | sed -n 1p)" = "$(printf '%-10s%10s%-20s' JOBID NAME STATE)" ] || fail "squeue -O header: '$(echo "$out" | sed -n 1p)'"
 [ "$(echo "$out" | sed -n 2p)" = "$(printf '%-10s%10s%-20s' "$run" runner RUNNING)" ] || fail "squeue -O row"
+# Fields tools ask for by name: TimeLeft, STDOUT as scontrol's StdOut.
+[ "$(squeue -h -j "$pend" -O 'TimeLeft:8')" = "10:00   " ] || fail "squeue -O TimeLeft: '$(squeue -h -j "$pend" -O 'TimeLeft:8')'"
+stdout=$(scontrol show job "$pend" | sed -n 's/^   StdOut=//p')
+[ -n "$stdout" ] && [ "$(squeue -h -j "$pend" -O 'STDOUT:200' | sed 's/ *$//')" = "$stdout" ] ||
+	fail "squeue -O STDOUT is not scontrol's StdOut ($stdout)"
 squeue --json > "$QP_T/sq.json" || fail "squeue --json"
 python3 - "$QP_T/sq.json" "$run" "$held" "$n1" <<'PY' || fail "squeue --json"
 import json, sys

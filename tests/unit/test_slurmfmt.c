@@ -287,10 +287,13 @@ static void test_fields(void)
 			   " \"queue\": \"batch\", \"state\": \"failed\", \"ncpus\": 4, \"mem\": 2147483648,"
 			   " \"walltime\": 5400, \"node\": \"n2\", \"exit_status\": 3, \"exit_signal\": null,"
 			   " \"cpu_ns\": 61000000000, \"mem_peak\": 10485760, \"workdir\": \"/w\","
+			   " \"stdout\": \"/w/o.txt\", \"stderr\": \"/w/e.txt\", \"priority\": 7,"
 			   " \"attrs\": {\"Account_Name\": \"proj\"},"
 			   " \"times\": {\"submit\": 90000000000, \"exec\": 100000000000, \"exit\": 165000000000}}");
 	json_t *k = job_of("{\"jobid\": 22, \"state\": \"cancelled\", \"exit_status\": 271, \"exit_signal\": 15,"
 			   " \"walltime\": 0, \"times\": {\"submit\": 90000000000}}");
+	json_t *r = job_of("{\"jobid\": 23, \"state\": \"running\", \"walltime\": 5400,"
+			   " \"times\": {\"exec\": 100000000000}}");
 	static const struct { const char *name; enum slurmfmt_view view; int which; const char *out; } t[] = {
 		{ "JobID", SLURMFMT_SACCT, 0, "21" },
 		{ "jobname", SLURMFMT_SACCT, 0, "a-long-job-name" },
@@ -320,6 +323,12 @@ static void test_fields(void)
 		{ "ReasonList", SLURMFMT_SQUEUE, 0, "n2" },
 		/* PSI/J's squeue -O JobArrayID,StateCompact,Reason: %i's id. */
 		{ "JobArrayID", SLURMFMT_SQUEUE, 0, "21" },
+		{ "STDOUT", SLURMFMT_SQUEUE, 0, "/w/o.txt" },
+		{ "stderr", SLURMFMT_SQUEUE, 0, "/w/e.txt" },
+		{ "PriorityLong", SLURMFMT_SQUEUE, 0, "7" },
+		{ "TimeLeft", SLURMFMT_SQUEUE, 0, "0:00" },
+		{ "TimeLeft", SLURMFMT_SQUEUE, 1, "UNLIMITED" },
+		{ "TimeLeft", SLURMFMT_SQUEUE, 2, "1:28:20" },
 	};
 	char buf[128];
 	char *old_tz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
@@ -330,7 +339,8 @@ static void test_fields(void)
 		const struct slurmfmt_field *f = slurmfmt_field_name(t[i].name, t[i].view);
 
 		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-		slurmfmt_field_value(f, t[i].view, t[i].which ? k : j, 200LL * 1000000000LL, buf, sizeof(buf));
+		slurmfmt_field_value(f, t[i].view, t[i].which == 2 ? r : t[i].which ? k : j, 200LL * 1000000000LL, buf,
+				     sizeof(buf));
 		if (strcmp(buf, t[i].out) != 0)
 			fprintf(stderr, "%s: '%s', want '%s'\n", t[i].name, buf, t[i].out);
 		CU_ASSERT_STRING_EQUAL(buf, t[i].out);
@@ -345,6 +355,7 @@ static void test_fields(void)
 	tzset();
 	json_decref(j);
 	json_decref(k);
+	json_decref(r);
 }
 
 static void test_format(void)
