@@ -29,6 +29,7 @@
 
 static const char usage_text[] =
 	"usage: qexec [-n N] [--ppn M] [--mpi=all|pmi|none] [-l|--label] [--stdin] [--timeout SEC]\n"
+	"             [--hosts NAME:SLOTS[,...]]\n"
 	"             [--topology=node|discover] [-N NAME] [-q QUEUE] [-l RESOURCE=VALUE[,...]]...\n"
 	"             [--] COMMAND [ARG...]\n"
 	"Inside a job: runs N ranks of COMMAND (default: one per MPI slot of $PBS_NODEFILE) on the\n"
@@ -77,6 +78,31 @@ static int read_nodefile(const char *path, struct node *nodes, int *ret_n)
 	fclose(f);
 	*ret_n = n;
 	return 0;
+}
+
+/* --hosts NAME:SLOTS,...: the nodes and their slots, in place of the
+ * job's node file (srun places a step on one node of the job so). */
+static int read_hosts(const char *list, struct node *nodes, int *ret_n)
+{
+	int n = 0;
+
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ","), name = strcspn(p, ":");
+		char *end;
+		long slots;
+
+		if (name >= len || name == 0 || name >= sizeof(nodes[0].name) || n == MAX_NODES)
+			return -EINVAL;
+		slots = strtol(p + name + 1, &end, 10);
+		if (end != p + len || slots < 1 || slots > 65536)
+			return -EINVAL;
+		memcpy(nodes[n].name, p, name);
+		nodes[n].name[name] = '\0';
+		nodes[n++].slots = (int)slots;
+		p += len + (p[len] == ',');
+	}
+	*ret_n = n;
+	return n ? 0 : -EINVAL;
 }
 
 /* A node's IPv4 address as the pool's hosts name it: numeric, or from
@@ -462,7 +488,13 @@ static int outside(char **inner, long want, long ppn, const char *name, const ch
 
 		if (line && strncmp(line, "qsub: ", 6) == 0)
 			line += 6;
-		fprintf(stderr, "qexec: cannot submit: %s\n", line ? line : "qsub said nothing");
+		/* run as srun or salloc (their argv[0]): Slurm's words */
+		if (strcmp(program_invocation_short_name, "qexec") != 0)
+			fprintf(stderr, "%s: error: Unable to allocate resources: %s\n", program_invocation_short_name,
+				line && strstr(line, "unknown queue") ? "Invalid partition name specified" :
+				line ? line : "qsub said nothing");
+		else
+			fprintf(stderr, "qexec: cannot submit: %s\n", line ? line : "qsub said nothing");
 		rmdir(dir);
 		return rc ? rc : 1;
 	}
@@ -542,6 +574,7 @@ int main(int argc, char **argv)
 		{ "mpi", required_argument, NULL, 'm' },
 		{ "label", no_argument, NULL, 'l' },
 		{ "stdin", no_argument, NULL, 'i' },
+		{ "hosts", required_argument, NULL, 'H' },
 		{ "topology", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -551,7 +584,7 @@ int main(int argc, char **argv)
 	char addr[300] = "", *end, *timeout = "60";
 	const char *nodefile = getenv("PBS_NODEFILE"), *jobid = getenv("PBS_JOBID");
 	long want = 0, ppn = 0;
-	const char *mpi = "all", *queue = NULL, *name = "qexec";
+	const char *mpi = "all", *queue = NULL, *name = "qexec", *hosts = NULL;
 	char *res[MAX_RES];
 	int label = 0, nres = 0, discover = 0, with_stdin = 0;
 	int nnodes = 0, slots = 0, used = 0, c, status = 0, rc, lfd = -1;
@@ -602,6 +635,9 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 			with_stdin = 1;
+			break;
+		case 'H':
+			hosts = optarg;
 			break;
 		case 'N':
 			name = optarg;
@@ -679,7 +715,12 @@ int main(int argc, char **argv)
 			jobid);
 		return 2;
 	}
-	rc = read_nodefile(nodefile, nodes, &nnodes);
+	/* --hosts: the first is this node (its server is qexec's child) */
+	rc = hosts ? read_hosts(hosts, nodes, &nnodes) : read_nodefile(nodefile, nodes, &nnodes);
+	if (hosts && rc < 0) {
+		fprintf(stderr, "qexec: --hosts %s: not NAME:SLOTS[,NAME:SLOTS...]\n", hosts);
+		return 2;
+	}
 	if (rc < 0 || nnodes == 0) {
 		fprintf(stderr, "qexec: %s: %s\n", nodefile, rc < 0 ? strerror(-rc) : "no node");
 		return 1;

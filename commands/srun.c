@@ -149,9 +149,8 @@ static int task_run(struct srunopt *s, char **cmd)
 	setenv("SLURMD_NODENAME", names[node], 1);
 	env_num("SLURM_TASK_PID", getpid());
 	if (s->multi_prog) {
-		struct error err;
-
 		static char text[MULTIPROG_MAX + 4];
+		struct error err;
 		size_t n = 0;
 
 		/* base64: qpool-rsh's environment carries no newlines */
@@ -274,195 +273,321 @@ static int output_truncate(const char *pat, const struct slurmstep_ids *ids0, ch
 	return 0;
 }
 
-static int inside(struct srunopt *s, int argc, char **argv, int first, const char *jobid)
+/* A step's place in its job: the job's nodes and slots, the step's nodes
+ * (names[first..first + used)) and its tasks on each. */
+struct step {
+	char names[MAX_NODES][64];
+	int slots[MAX_NODES], ranks[MAX_NODES];
+	int nnodes, first, used;
+	int64_t ntasks, ppn;
+	char list[MAX_NODES * 65];     /* the step's nodes, a comma list */
+	char layout[MAX_NODES * 8];    /* tasks on each, a comma list */
+};
+
+/* The step's tasks and nodes from the options and the job. 0 or an exit
+ * status after a message. */
+static int step_plan(const struct srunopt *s, const char *jobid, struct step *st)
 {
-	static char names[MAX_NODES][64];
-	static int slots[MAX_NODES], ranks[MAX_NODES];
-	const char *nodefile = getenv("PBS_NODEFILE"), *namev[MAX_NODES];
 	const struct slurmopt *o = &s->job;
-	char self[PATH_MAX], qexec[PATH_MAX], cwd[PATH_MAX], list[MAX_NODES * 65], tpn[MAX_NODES * 8];
-	char layout[MAX_NODES * 8], nbuf[24], pbuf[24], sbuf[24], mbuf[32], chdir_arg[PATH_MAX + 16];
-	char *qv[64 + 1], **full;
-	uint64_t counts[MAX_NODES];
-	int64_t ntasks = o->ntasks, ppn = o->ntasks_per_node, nodes = o->nodes_min;
-	int nnodes = 0, used, r, k = 0;
-	struct slurmstep_ids ids;
-	const char *v;
+	const char *nodefile = getenv("PBS_NODEFILE"), *v;
+	int64_t nodes = o->nodes_min;
+	int r;
 
 	if (!nodefile)
 		return cmd_fail(1, "error: job %s: no PBS_NODEFILE: srun runs steps inside qpool's jobs",
 				jobid);
-	r = nodefile_read(nodefile, names, slots, &nnodes);
-	if (r < 0 || nnodes == 0)
+	r = nodefile_read(nodefile, st->names, st->slots, &st->nnodes);
+	if (r < 0 || st->nnodes == 0)
 		return cmd_fail(1, "error: %s: %s", nodefile, r < 0 ? strerror(-r) : "no node");
-	if (nodes > nnodes)
+	if (nodes > st->nnodes)
 		return cmd_fail(1, "error: Unable to create step for job %s: Requested node configuration "
-				"is not available (the job has %d node%s)", jobid, nnodes, nnodes == 1 ? "" : "s");
+				"is not available (the job has %d node%s)", jobid, st->nnodes,
+				st->nnodes == 1 ? "" : "s");
 	/* the tasks: -n; else --ntasks-per-node on each node (-N's or the
 	 * job's); else one a node of -N; else the job's SLURM_NTASKS; else
 	 * one a slot */
-	if (ppn < 0 && nodes > 0)
-		ppn = ntasks > 0 ? (ntasks + nodes - 1) / nodes : 1;
-	if (ntasks < 0 && o->ntasks_per_node > 0)
-		ntasks = o->ntasks_per_node * (nodes > 0 ? nodes : nnodes);
-	else if (ntasks < 0 && nodes > 0)
-		ntasks = nodes;
-	if (ntasks < 0 && (v = getenv("SLURM_NTASKS")) && strspn(v, "0123456789") == strlen(v) && *v &&
-	    strlen(v) < 8)
-		ntasks = strtoll(v, NULL, 10) > 0 ? strtoll(v, NULL, 10) : -1;
-	if (ntasks < 0) {
-		ntasks = 0;
-		for (int i = 0; i < nnodes; i++)
-			ntasks += slots[i];
-	}
-	used = slurmstep_layout(slots, nnodes, ntasks, ppn, ranks);
-	if (used < 0)
-		return cmd_fail(1, "error: Unable to create step for job %s: More processors requested "
-				"than permitted (%" PRId64 " tasks%s%s)", jobid, ntasks, ppn > 0 ? ", " : "",
-				ppn > 0 ? "that many per node" : "");
-	if (exe_sibling("srun", self, sizeof(self)) < 0 || exe_sibling("qexec", qexec, sizeof(qexec)) < 0)
-		return cmd_fail(1, "error: cannot find qexec beside srun");
-	if (!getcwd(cwd, sizeof(cwd)))
-		return cmd_fail(1, "error: cannot tell the working directory: %s", strerror(errno));
-	layout[0] = '\0';
-	for (int i = 0; i < used; i++) {
-		namev[i] = names[i];
-		counts[i] = (uint64_t)ranks[i];
-		snprintf(layout + strlen(layout), sizeof(layout) - strlen(layout), "%s%d", i ? "," : "", ranks[i]);
-	}
-	list[0] = '\0';
-	for (int i = 0; i < used; i++)
-		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "," : "", names[i]);
-	/* the step's variables, as Slurm sets them in its tasks */
-	env_num("SLURM_STEP_NUM_TASKS", ntasks);
-	env_num("SLURM_NTASKS", ntasks);
-	env_num("SLURM_NPROCS", ntasks);
-	env_num("SLURM_STEP_NUM_NODES", used);
-	env_num("SLURM_NNODES", used);
-	{
-		char compressed[sizeof(list)];
+	st->ntasks = o->ntasks;
+	st->ppn = o->ntasks_per_node;
+	if (st->ppn < 0 && nodes > 0)
+		st->ppn = st->ntasks > 0 ? (st->ntasks + nodes - 1) / nodes : 1;
+	if (st->ntasks < 0 && o->ntasks_per_node > 0)
+		st->ntasks = o->ntasks_per_node * (nodes > 0 ? nodes : st->nnodes);
+	else if (st->ntasks < 0 && nodes > 0)
+		st->ntasks = nodes;
+	if (st->ntasks < 0 && (v = getenv("SLURM_NTASKS"))) {
+		char *end;
+		long long n = strtoll(v, &end, 10);
 
-		if (hostlist_compress_ordered(namev, (size_t)used, compressed, sizeof(compressed)) >= 0) {
-			setenv("SLURM_STEP_NODELIST", compressed, 1);
-			setenv("SLURM_NODELIST", compressed, 1);
+		if (*v && !*end && n > 0 && n <= 1048576)
+			st->ntasks = n;
+	}
+	if (st->ntasks < 0) {
+		st->ntasks = 0;
+		for (int i = 0; i < st->nnodes; i++)
+			st->ntasks += st->slots[i];
+	}
+	st->first = 0;
+	st->used = slurmstep_layout(st->slots, st->nnodes, st->ntasks, st->ppn, st->ranks);
+	if (st->used < 0) {
+		uint64_t counts[MAX_NODES];
+		char asked[64], have[MAX_NODES * 8];
+
+		if (st->ppn > 0)
+			snprintf(asked, sizeof(asked), "%" PRId64 " tasks, %" PRId64 " a node", st->ntasks, st->ppn);
+		else
+			snprintf(asked, sizeof(asked), "%" PRId64 " tasks", st->ntasks);
+		for (int i = 0; i < st->nnodes; i++)
+			counts[i] = (uint64_t)st->slots[i];
+		slurm_tasks_per_node_format(counts, (size_t)st->nnodes, have, sizeof(have));
+		return cmd_fail(1, "error: Unable to create step for job %s: More processors requested "
+				"than permitted (%s; the job's slots: %s)", jobid, asked, have);
+	}
+	return 0;
+}
+
+/* --exclusive (--exact): a step that fits on one node goes to the job's
+ * nodes in turn by its number, the first from there that holds it, so
+ * that one-node steps started together (a task farm: srun --exclusive
+ * -n1 ... &) spread over the job instead of all running on its first. */
+static void step_place(const struct srunopt *s, struct step *st)
+{
+	int64_t need = st->ppn > 0 && st->ppn < st->ntasks ? -1 : st->ntasks;
+
+	if (s->job.exclusive <= 0 || st->used != 1 || need < 0 || s->job.nodes_min > 1)
+		return;
+	for (int k = 0; k < st->nnodes; k++) {
+		int i = (int)((s->step + k) % st->nnodes);
+
+		if (st->slots[i] >= need) {
+			st->ranks[0] = 0;
+			st->ranks[i] = (int)need;
+			st->first = i;
+			return;
 		}
 	}
-	slurm_tasks_per_node_format(counts, (size_t)used, tpn, sizeof(tpn));
-	setenv("SLURM_STEP_TASKS_PER_NODE", tpn, 1);
-	setenv("SLURM_TASKS_PER_NODE", tpn, 1);
-	if (o->cpus_per_task > 0)
-		env_num("SLURM_CPUS_PER_TASK", o->cpus_per_task);
+}
+
+/* The step's variables, as Slurm sets them in its tasks, in this
+ * environment (which qexec hands every task). */
+static void step_env(const struct srunopt *s, struct step *st)
+{
+	const char *namev[MAX_NODES];
+	uint64_t counts[MAX_NODES];
+	char text[MAX_NODES * 65];
+
+	st->list[0] = st->layout[0] = '\0';
+	for (int i = 0; i < st->used; i++) {
+		int n = st->first + i;
+
+		namev[i] = st->names[n];
+		counts[i] = (uint64_t)st->ranks[n];
+		snprintf(st->list + strlen(st->list), sizeof(st->list) - strlen(st->list), "%s%s", i ? "," : "",
+			 st->names[n]);
+		snprintf(st->layout + strlen(st->layout), sizeof(st->layout) - strlen(st->layout), "%s%d",
+			 i ? "," : "", st->ranks[n]);
+	}
+	env_num("SLURM_STEP_ID", s->step);
+	env_num("SLURM_STEPID", s->step);
+	env_num("SLURM_STEP_NUM_TASKS", st->ntasks);
+	env_num("SLURM_NTASKS", st->ntasks);
+	env_num("SLURM_NPROCS", st->ntasks);
+	env_num("SLURM_STEP_NUM_NODES", st->used);
+	env_num("SLURM_NNODES", st->used);
+	if (hostlist_compress_ordered(namev, (size_t)st->used, text, sizeof(text)) >= 0) {
+		setenv("SLURM_STEP_NODELIST", text, 1);
+		setenv("SLURM_NODELIST", text, 1);
+	}
+	slurm_tasks_per_node_format(counts, (size_t)st->used, text, sizeof(text));
+	setenv("SLURM_STEP_TASKS_PER_NODE", text, 1);
+	setenv("SLURM_TASKS_PER_NODE", text, 1);
+	if (s->job.cpus_per_task > 0)
+		env_num("SLURM_CPUS_PER_TASK", s->job.cpus_per_task);
 	if (s->mpi)
 		setenv("SLURM_MPI_TYPE", s->mpi, 1);
 	if (s->label)
 		setenv("SLURM_LABELIO", "1", 1);
-	if (o->job_name)
-		setenv("SLURM_STEP_NAME", o->job_name, 1);
-	if (s->multi_prog) {
-		static char text[MULTIPROG_MAX + 1];
-		struct error err;
-		char *coded;
-		size_t n;
-		FILE *f = fopen(argv[first], "re");
+	if (s->job.job_name)
+		setenv("SLURM_STEP_NAME", s->job.job_name, 1);
+}
 
-		if (!f)
-			return cmd_fail(1, "error: Unable to open configuration file %s: %s", argv[first],
-					strerror(errno));
-		n = fread(text, 1, sizeof(text), f);
-		fclose(f);
-		if (n > MULTIPROG_MAX || memchr(text, '\0', n))
-			return cmd_fail(1, "error: %s: not a configuration file of at most %d bytes",
-					argv[first], MULTIPROG_MAX);
-		text[n] = '\0';
-		if (slurmstep_multiprog_check(text, ntasks, &err) < 0)
-			return cmd_fail(1, "error: %s: %s", argv[first], err.text);
-		coded = malloc(base64_encoded_len(n) + 1);
-		if (!coded)
-			return cmd_fail(1, "error: out of memory");
-		base64_encode(text, n, coded);
-		setenv("SRUN_QPOOL_MULTIPROG", coded, 1);
-		free(coded);
+/* --multi-prog: the configuration checked against the step's tasks, in
+ * the tasks' environment (base64: a remote task's environment holds no
+ * newline). 0 or an exit status after a message. */
+static int multiprog_load(const char *path, int64_t ntasks)
+{
+	static char text[MULTIPROG_MAX + 1];
+	struct error err;
+	char *coded;
+	size_t n;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return cmd_fail(1, "error: Unable to open configuration file %s: %s", path, strerror(errno));
+	n = fread(text, 1, sizeof(text), f);
+	fclose(f);
+	if (n > MULTIPROG_MAX || memchr(text, '\0', n))
+		return cmd_fail(1, "error: %s: not a configuration file of at most %d bytes", path,
+				MULTIPROG_MAX);
+	text[n] = '\0';
+	if (slurmstep_multiprog_check(text, ntasks, &err) < 0)
+		return cmd_fail(1, "error: %s: %s", path, err.text);
+	coded = malloc(base64_encoded_len(n) + 1);
+	if (!coded)
+		return cmd_fail(1, "error: out of memory");
+	base64_encode(text, n, coded);
+	setenv("SRUN_QPOOL_MULTIPROG", coded, 1);
+	free(coded);
+	return 0;
+}
+
+/* appends s to *buf, shell-quoted ('…', ' as '\''), after a blank */
+static int quote(char **buf, size_t *len, const char *s)
+{
+	char *b = realloc(*buf, *len + 4 * strlen(s) + 4), *p;
+
+	if (!b)
+		return -ENOMEM;
+	*buf = b;
+	p = b + *len;
+	if (*len)
+		*p++ = ' ';
+	*p++ = '\'';
+	for (; *s; s++) {
+		if (*s == '\'') {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else {
+			*p++ = *s;
+		}
 	}
+	*p++ = '\'';
+	*p = '\0';
+	*len = (size_t)(p - b);
+	return 0;
+}
+
+/* Runs the step: qexec -n N [--ppn M] --mpi=X [--label] [--stdin]
+ * [--hosts NODE:SLOTS] -- srun --qpool-task ... -- PROGRAM, here, or on
+ * the node step_place chose through qpool-rsh. Returns only on failure. */
+static int step_exec(const struct srunopt *s, const struct step *st, char **cmd, const char *cwd)
+{
+	char self[PATH_MAX], qexec[PATH_MAX], rsh[PATH_MAX], nbuf[24], pbuf[24], sbuf[40], mbuf[32];
+	char hosts[96], *chdir_arg = NULL, **v;
+	size_t ncmd = 0, k = 0;
+
+	if (exe_sibling("srun", self, sizeof(self)) < 0 || exe_sibling("qexec", qexec, sizeof(qexec)) < 0 ||
+	    exe_sibling("qpool-rsh", rsh, sizeof(rsh)) < 0)
+		return cmd_fail(1, "error: cannot find qexec and qpool-rsh beside srun");
+	while (cmd[ncmd])
+		ncmd++;
+	v = calloc(ncmd + 40, sizeof(char *));
+	/* the tasks start where srun runs, as Slurm's do */
+	if (!v || asprintf(&chdir_arg, "--chdir=%s%s%s", s->chdir && s->chdir[0] == '/' ? "" : cwd,
+			   s->chdir && s->chdir[0] != '/' ? "/" : "", s->chdir ? s->chdir : "") < 0)
+		return cmd_fail(1, "error: out of memory");
+	snprintf(nbuf, sizeof(nbuf), "%" PRId64, st->ntasks);
+	snprintf(pbuf, sizeof(pbuf), "%" PRId64, st->ppn);
+	snprintf(mbuf, sizeof(mbuf), "--mpi=%s", srunopt_qexec_mpi(s->mpi));
+	snprintf(sbuf, sizeof(sbuf), "--qpool-step=%" PRId64, s->step);
+	v[k++] = qexec;
+	v[k++] = "-n";
+	v[k++] = nbuf;
+	if (st->ppn > 0) {
+		v[k++] = "--ppn";
+		v[k++] = pbuf;
+	}
+	v[k++] = mbuf;
+	if (s->label)
+		v[k++] = "--label";
+	if (!s->input)
+		v[k++] = "--stdin";   /* srun's input to task 0 (Slurm: to every task) */
+	if (st->first) {
+		snprintf(hosts, sizeof(hosts), "%s:%d", st->names[st->first], st->slots[st->first]);
+		v[k++] = "--hosts";
+		v[k++] = hosts;
+	}
+	v[k++] = "--";
+	v[k++] = self;
+	v[k++] = "--qpool-task";
+	v[k++] = "--qpool-layout";
+	v[k++] = (char *)st->layout;
+	v[k++] = "--qpool-names";
+	v[k++] = (char *)st->list;
+	v[k++] = sbuf;
+	v[k++] = chdir_arg;
+	if (s->multi_prog)
+		v[k++] = "--multi-prog";
+	if (s->output) {
+		v[k++] = "-o";
+		v[k++] = (char *)s->output;
+	}
+	if (s->error) {
+		v[k++] = "-e";
+		v[k++] = (char *)s->error;
+	}
+	if (s->input) {
+		v[k++] = "-i";
+		v[k++] = (char *)s->input;
+	}
+	if (s->export) {
+		v[k++] = "--export";
+		v[k++] = (char *)s->export;
+	}
+	v[k++] = "--";
+	if (s->multi_prog)
+		v[k++] = "true";   /* the configuration's programs replace it */
+	else
+		for (size_t i = 0; i < ncmd; i++)
+			v[k++] = cmd[i];
+	v[k] = NULL;
+	fflush(stdout);
+	if (!st->first) {
+		execv(qexec, v);
+		return cmd_fail(1, "error: %s: %s", qexec, strerror(errno));
+	}
+	{
+		/* qpool-rsh joins its arguments for the job's shell: one, quoted */
+		char *line = NULL;
+		size_t len = 0;
+
+		for (size_t i = 0; i < k; i++)
+			if (quote(&line, &len, v[i]) < 0)
+				return cmd_fail(1, "error: out of memory");
+		execl(rsh, "qpool-rsh", "--env", st->names[st->first], "exec", line, (char *)NULL);
+		return cmd_fail(1, "error: %s: %s", rsh, strerror(errno));
+	}
+}
+
+static int inside(struct srunopt *s, int argc, char **argv, int first, const char *jobid)
+{
+	static struct step st;
+	char cwd[PATH_MAX];
+	struct slurmstep_ids ids;
+	const char *v = getenv("SLURM_JOB_ID");
+	int r;
+
+	r = step_plan(s, jobid, &st);
+	if (r)
+		return r;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cmd_fail(1, "error: cannot tell the working directory: %s", strerror(errno));
+	if (s->multi_prog && (r = multiprog_load(argv[first], st.ntasks)))
+		return r;
 	s->step = step_next();
-	env_num("SLURM_STEP_ID", s->step);
-	env_num("SLURM_STEPID", s->step);
-	v = getenv("SLURM_JOB_ID");
+	step_place(s, &st);
+	step_env(s, &st);
 	ids = (struct slurmstep_ids){
-		.jobid = v ? v : jobid, .step = s->step, .task = -1, .node = 0, .nodename = names[0],
+		.jobid = v ? v : jobid, .step = s->step, .task = -1, .node = 0, .nodename = st.names[st.first],
 		.user = getenv("SLURM_JOB_USER") ? getenv("SLURM_JOB_USER") : "",
 		.name = getenv("SLURM_JOB_NAME") ? getenv("SLURM_JOB_NAME") : "",
 		.array_job = getenv("SLURM_ARRAY_JOB_ID"), .array_task = getenv("SLURM_ARRAY_TASK_ID"),
 	};
-	r = output_truncate(s->output, &ids, names, used);
+	r = output_truncate(s->output, &ids, st.names + st.first, st.used);
 	if (!r && s->error && strcmp(s->error, s->output ? s->output : ""))
-		r = output_truncate(s->error, &ids, names, used);
+		r = output_truncate(s->error, &ids, st.names + st.first, st.used);
 	if (r)
 		return r;
-	/* qexec -n N [--ppn M] --mpi=X [--label] -- srun --qpool-task ... -- PROGRAM */
-	snprintf(nbuf, sizeof(nbuf), "%" PRId64, ntasks);
-	snprintf(mbuf, sizeof(mbuf), "--mpi=%s", srunopt_qexec_mpi(s->mpi));
-	qv[k++] = "qexec";
-	qv[k++] = "-n";
-	qv[k++] = nbuf;
-	if (ppn > 0) {
-		snprintf(pbuf, sizeof(pbuf), "%" PRId64, ppn);
-		qv[k++] = "--ppn";
-		qv[k++] = pbuf;
-	}
-	qv[k++] = mbuf;
-	if (s->label)
-		qv[k++] = "--label";
-	if (!s->input)
-		qv[k++] = "--stdin";   /* srun's input to task 0 (Slurm: to every task) */
-	qv[k++] = "--";
-	qv[k++] = self;
-	qv[k++] = "--qpool-task";
-	qv[k++] = "--qpool-layout";
-	qv[k++] = layout;
-	qv[k++] = "--qpool-names";
-	qv[k++] = list;
-	snprintf(sbuf, sizeof(sbuf), "--qpool-step=%" PRId64, s->step);
-	qv[k++] = sbuf;
-	/* the tasks start where srun runs, as Slurm's do */
-	snprintf(chdir_arg, sizeof(chdir_arg), "--chdir=%s", s->chdir ? s->chdir : cwd);
-	if (s->chdir && s->chdir[0] != '/')
-		snprintf(chdir_arg, sizeof(chdir_arg), "--chdir=%s/%s", cwd, s->chdir);
-	qv[k++] = chdir_arg;
-	if (s->multi_prog)
-		qv[k++] = "--multi-prog";
-	if (s->label)
-		qv[k++] = "--label";
-	qv[k] = NULL;
-	full = calloc((size_t)(k + 8 + argc - first + 1), sizeof(char *));
-	if (!full)
-		return cmd_fail(1, "error: out of memory");
-	memcpy(full, qv, (size_t)k * sizeof(char *));
-	if (s->output) {
-		full[k++] = "-o";
-		full[k++] = (char *)s->output;
-	}
-	if (s->error) {
-		full[k++] = "-e";
-		full[k++] = (char *)s->error;
-	}
-	if (s->input) {
-		full[k++] = "-i";
-		full[k++] = (char *)s->input;
-	}
-	if (s->export) {
-		full[k++] = "--export";
-		full[k++] = (char *)s->export;
-	}
-	full[k++] = "--";
-	if (s->multi_prog)
-		full[k++] = "true";   /* the configuration's programs replace it */
-	else
-		for (int i = first; i < argc; i++)
-			full[k++] = argv[i];
-	full[k] = NULL;
-	fflush(stdout);
-	execv(qexec, full);
-	return cmd_fail(1, "error: %s: %s", qexec, strerror(errno));
+	return step_exec(s, &st, argv + first, cwd);
 }
 
 /* --- outside a job: one for the step, srun inside it, in the foreground - */
@@ -503,7 +628,7 @@ static int outside(struct srunopt *s, int argc, char **argv, int first)
 		return cmd_fail(1, "error: out of memory");
 	/* qexec -n 1 --mpi=none [-N NAME] -q ... -l ... -- srun ARGS: srun
 	 * inside the job makes the step of the same options */
-	full[k++] = "qexec";
+	full[k++] = "srun";   /* qexec's refusal in Slurm's words */
 	full[k++] = "-n";
 	full[k++] = "1";
 	full[k++] = "--mpi=none";

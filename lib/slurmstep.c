@@ -82,9 +82,8 @@ static bool line_tasks(const char *line, size_t len, char *tasks, size_t tlen, c
 }
 
 /* Whether task is in a TASKS word ('*' or N,N-M...); *ret_offset its
- * place among them. 1 yes, 0 no, -EINVAL a bad word. With max >= 0,
- * a number past max is -ERANGE. */
-static int tasks_has(const char *spec, int64_t task, int64_t max, int64_t *ret_offset)
+ * place among them. 1 yes, 0 no, -EINVAL a bad word. */
+static int tasks_has(const char *spec, int64_t task, int64_t *ret_offset)
 {
 	int64_t offset = 0;
 	int found = 0;
@@ -108,8 +107,6 @@ static int tasks_has(const char *spec, int64_t task, int64_t max, int64_t *ret_o
 		}
 		if ((*end && *end != ',') || hi < lo || hi >= TASK_MAX)
 			return -EINVAL;
-		if (max >= 0 && hi > max)
-			return -ERANGE;
 		if (!found && task >= lo && task <= hi) {
 			*ret_offset = offset + (task - lo);
 			found = 1;
@@ -118,6 +115,40 @@ static int tasks_has(const char *spec, int64_t task, int64_t max, int64_t *ret_o
 		p = *end ? end + 1 : end;
 	}
 	return found;
+}
+
+/* Marks in seen[0..ntasks) the tasks a TASKS word names. 0, or -EINVAL
+ * with err (a bad word, a task past the last, one named twice). Each
+ * range is walked once: a 64 KiB file cannot cost tasks x lines. */
+static int tasks_mark(const char *spec, unsigned char *seen, int64_t ntasks, struct error *err)
+{
+	if (!strcmp(spec, "*")) {
+		for (int64_t t = 0; t < ntasks; t++)
+			if (seen[t]++)
+				return error_set(err, -EINVAL, "Duplicate executable entry for task %" PRId64, t);
+		return 0;
+	}
+	for (const char *p = spec; *p;) {
+		char *end;
+		long long lo, hi;
+
+		if (!isdigit((unsigned char)*p))
+			return error_set(err, -EINVAL, "Invalid task id specification %.40s", spec);
+		lo = strtoll(p, &end, 10);
+		hi = lo;
+		if (*end == '-' && isdigit((unsigned char)end[1]))
+			hi = strtoll(end + 1, &end, 10);
+		if ((*end && *end != ',') || hi < lo || hi >= TASK_MAX)
+			return error_set(err, -EINVAL, "Invalid task id specification %.40s", spec);
+		if (hi >= ntasks)
+			return error_set(err, -EINVAL, "Invalid task id in %.40s: past the last task %" PRId64,
+					 spec, ntasks - 1);
+		for (long long t = lo; t <= hi; t++)
+			if (seen[t]++)
+				return error_set(err, -EINVAL, "Duplicate executable entry for task %lld", t);
+		p = *end ? end + 1 : end;
+	}
+	return 0;
 }
 
 int slurmstep_multiprog_check(const char *text, int64_t ntasks, struct error *err)
@@ -134,27 +165,12 @@ int slurmstep_multiprog_check(const char *text, int64_t ntasks, struct error *er
 	if (!seen)
 		return -ENOMEM;
 	while (r == 0 && line_next(&at, &line, &len)) {
-		int64_t off;
-
 		if (!line_tasks(line, len, tasks, sizeof(tasks), &rest, &rlen))
 			continue;
-		if (strspn(rest, " \t\r") >= rlen) {
+		if (strspn(rest, " \t\r") >= rlen)
 			r = error_set(err, -EINVAL, "Invalid MPMD configuration line: no program for %s", tasks);
-			break;
-		}
-		for (int64_t t = 0; t < ntasks && r == 0; t++) {
-			int k = tasks_has(tasks, t, ntasks - 1, &off);
-
-			if (k == -ERANGE)
-				r = error_set(err, -EINVAL, "Invalid task id in %.40s: past the last task %" PRId64,
-					      tasks, ntasks - 1);
-			else if (k < 0)
-				r = error_set(err, -EINVAL, "Invalid task id specification %.40s", tasks);
-			else if (k && seen[t])
-				r = error_set(err, -EINVAL, "Duplicate executable entry for task %" PRId64, t);
-			else if (k)
-				seen[t] = 1;
-		}
+		else
+			r = tasks_mark(tasks, seen, ntasks, err);
 	}
 	for (int64_t t = 0; r == 0 && t < ntasks; t++)
 		if (!seen[t])
@@ -192,7 +208,7 @@ int slurmstep_multiprog_argv(const char *text, int64_t task, char ***ret_argv, s
 
 		if (!line_tasks(line, len, tasks, sizeof(tasks), &rest, &rlen))
 			continue;
-		k = tasks_has(tasks, task, -1, &off);
+		k = tasks_has(tasks, task, &off);
 		if (k < 0)
 			return error_set(err, -EINVAL, "Invalid task id specification %.40s", tasks);
 		if (!k)

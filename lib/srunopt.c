@@ -25,6 +25,7 @@ static const struct option longopts[] = {
 	{ "distribution", required_argument, NULL, 'm' },
 	{ "error", required_argument, NULL, 'e' },
 	{ "exclusive", optional_argument, NULL, OPT_EXCL },
+	{ "exact", no_argument, NULL, OPT_EXCL },   /* a step's own CPUs (Slurm 21.08) */
 	{ "exclude", required_argument, NULL, 'x' },
 	{ "export", required_argument, NULL, OPT_EXPORT },
 	{ "gres", required_argument, NULL, OPT_GPUS },

@@ -46,6 +46,12 @@ srun -n1 --cpu-bind=q true 2> cbq.err; echo "cbq=$?"
 printf 'echo "script ran as $SLURM_PROCID of $SLURM_NTASKS"\n' | srun -n1 --cpu-bind=q -c 1 sh -s > stdin.out 2> stdin.err
 echo "stdin=$?"
 echo unread | srun -n2 sh -c 'cat; echo "task $SLURM_PROCID read"' | sort > stdin2.out
+mkdir -p farm
+for i in 1 2 3 4; do
+	srun --exclusive -N1 -n1 sh -c 'echo "$(hostname) $SLURMD_NODENAME $SLURM_NODEID $SLURM_STEP_NODELIST" > farm/$SLURM_STEP_ID; sleep 1' &
+done
+wait
+echo "farm=$(cat farm/* | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
 mkdir -p sub
 QX_KEEP=1 QX_DROP=1 srun -n2 --export=NONE,QX_KEEP,QX_SET=v -D sub sh -c 'echo "keep=${QX_KEEP:-} drop=${QX_DROP:-} set=$QX_SET pwd=$(pwd) id=$SLURM_JOB_ID"' > export.out; echo "export=$?"
 JOB
@@ -109,12 +115,31 @@ grep -qx "stdin=0" "$out" && [ "$(cat "$W/stdin.out")" = "script ran as 0 of 1" 
 	fail "srun -n1 sh -s: $(grep stdin= "$out") $(cat "$W/stdin.out" "$W/stdin.err")"
 [ "$(cat "$W/stdin2.out" | tr '\n' ' ')" = "task 0 read task 1 read unread " ] || fail "srun -n2's input: $(cat "$W/stdin2.out")"
 
+note "--exclusive one-node steps started together spread over the job's nodes (a task farm)"
+grep -qx "farm= 2 $a $a 0 $a; 2 $b $b 0 $b;" "$out" || fail "srun --exclusive -N1 -n1 & x4: $(grep farm= "$out")"
+
 note "outside a job: srun -n2 makes one, runs in it, returns its status"
 out=$(as qpuser1 timeout 120 srun -n2 hostname 2>"$QP_T/o.err") || fail "srun -n2 hostname: $(cat "$QP_T/o.err")"
 [ "$(wc -l <<<"$out")" = 2 ] || fail "srun -n2 hostname printed: $out"
 grep -qvx "$a\|$b" <<<"$out" && fail "srun -n2 hostname: not the pool's hosts: $out"
 as qpuser1 timeout 120 srun -n2 sh -c 'exit 5' 2>"$QP_T/o.err"; rc=$?
 [ $rc = 5 ] || fail "srun -n2 sh -c 'exit 5' exited $rc: $(cat "$QP_T/o.err")"
+
+note "outside a job: refusals in Slurm's words, one line, no job"
+before=$("$QP_BIN/qstat" -x --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+o=$(as qpuser1 srun -p nosuch -n1 touch "$W/nosuch.ran" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$o" = "srun: error: Unable to allocate resources: Invalid partition name specified" ] ||
+	fail "srun -p nosuch: exit $rc: $o"
+o=$(as qpuser1 salloc --bogus true 2>&1); rc=$?
+[ $rc = 1 ] && [ "$o" = "salloc: unrecognized option '--bogus'" ] || fail "salloc --bogus: exit $rc: $o"
+o=$(as qpuser1 salloc -t abc true 2>&1); rc=$?
+[ $rc = 1 ] && [ "$o" = "salloc: error: Invalid --time specification" ] || fail "salloc -t abc: exit $rc: $o"
+o=$(as qpuser1 srun -N 3 -n 3 touch "$W/three.ran" 2>&1); rc=$?
+[ $rc != 0 ] && [ "$(wc -l <<<"$o")" = 1 ] && grep -q "^srun: error: Unable to allocate resources: " <<<"$o" ||
+	fail "srun -N 3 on a pool of 2 nodes: exit $rc: $o"
+[ "$("$QP_BIN/qstat" -x --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = "$before" ] ||
+	fail "a refused srun or salloc made a job"
+[ ! -e "$W/nosuch.ran" ] && [ ! -e "$W/three.ran" ] || fail "a refused srun ran its task"
 
 note "salloc COMMAND: a new allocation that the command sees, ended with it"
 out=$(as qpuser1 timeout 120 salloc -N2 -n4 -t 10 sh -c 'echo "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST n=$SLURM_NNODES tasks=$SLURM_NTASKS"; srun -l hostname | sort; exit 7' 2>"$QP_T/s.err"); rc=$?

@@ -81,7 +81,7 @@ static void test_refusals(void)
 
 static void test_accepted(void)
 {
-	char line[] = "--cpu-bind=cores --cpu-bind=q,v --het-group=1 --lab --kill-on-bad-exit --overlap true";
+	char line[] = "--cpu-bind=cores --cpu-bind=q,v --het-group=1 --lab --kill-on-bad-exit --overlap --exact true";
 	struct srunopt s;
 	struct error err;
 	int first;
@@ -92,6 +92,7 @@ static void test_accepted(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(s.warnings[0], "--cpu-bind=cores: not enforced by qpool"));
 	CU_ASSERT_TRUE(s.het);
 	CU_ASSERT_TRUE(s.label);   /* --lab: a unique prefix */
+	CU_ASSERT_EQUAL(s.job.exclusive, 1);   /* --exact: a step's own CPUs, as --exclusive */
 	CU_ASSERT_EQUAL(srunopt_mpi_set(&s, "pmix_v4", &err), 0);
 	CU_ASSERT_STRING_EQUAL(srunopt_qexec_mpi(s.mpi), "all");
 	srunopt_clear(&s);
