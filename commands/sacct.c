@@ -153,9 +153,13 @@ static int report(const json_t *jobs, int64_t now)
 			json_array_append_new(list, slurmjobs_acct_json(job, now));
 			continue;
 		}
-		line_put(cols, n, job, now);
+		/* "-j 12.batch": that step's row only; "-j 12.0": none, qpool
+		 * records no srun step (Slurm prints nothing for a step it
+		 * does not have). */
+		if (slurmsel_step_wanted(&arg_sel, job, NULL))
+			line_put(cols, n, job, now);
 		/* Without -X, the batch step of a job that started. */
-		if (!arg_alloc && slurmfmt_job_start_ns(job)) {
+		if (!arg_alloc && slurmfmt_job_start_ns(job) && slurmsel_step_wanted(&arg_sel, job, "batch")) {
 			json_t *step = json_deep_copy(job);
 
 			if (!step)
@@ -335,6 +339,7 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("sacct");
 	slurmsel_init(&arg_sel);
+	arg_sel.steps = true;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":j:Xu:as:S:E:r:o:bnpPDLM:", longopts, NULL)) != -1) {
 		switch (c) {
@@ -366,9 +371,8 @@ int main(int argc, char **argv)
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-		default:
-			return cmd_slurm_badopt(c, argv[optind - 1]);
+		default:   /* '?' or ':' */
+			return cmd_getopt_fail(c, argv);
 		}
 	}
 	if (optind < argc)

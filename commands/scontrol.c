@@ -22,6 +22,7 @@
 
 static const char usage_text[] =
 	"Usage: scontrol [-o] [--json] show job [JOBID] | show node [NAME] | show partition [NAME]\n"
+	"       scontrol show hostnames|hostlist|hostlistsorted [HOSTLIST] | show config\n"
 	"       scontrol hold|release|requeue JOBID[,JOBID...]...\n"
 	"       scontrol update JobId=JOBID [TimeLimit=TIME] [JobName=NAME] [NumCPUs=N]\n"
 	"Shows and controls qpool's jobs, nodes and queues as Slurm's scontrol.\n"
@@ -58,6 +59,81 @@ static void brk(bool *first_on_line)
 static const char *nn(const char *s)
 {
 	return s && *s ? s : "(null)";
+}
+
+/* Slurm's "show hostnames|hostlist|hostlistsorted [LIST]", which needs
+ * no server: the list given, else the job's SLURM_JOB_NODELIST (PSI/J's
+ * and submitit's job scripts run "scontrol show hostnames" bare). */
+enum hosts_show { HOSTS_NAMES, HOSTS_LIST, HOSTS_SORTED };
+
+static int show_hosts(enum hosts_show how, const char *list)
+{
+	char **names = NULL, *buf = NULL;
+	int n, status = 0;
+
+	if (!list)
+		list = getenv("SLURM_JOB_NODELIST");
+	if (!list)
+		list = getenv("SLURM_NODELIST");
+	if (!list || !*list)
+		return cmd_fail(1, "error: host list is empty");
+	/* 65536 names: Slurm's MAX_RANGE, so "n[1-999999999]" is refused. */
+	n = hostlist_expand(list, 65536, &names);
+	if (n == -E2BIG)
+		return cmd_fail(1, "error: Too many ranges, can't process entire list");
+	if (n < 0)
+		return cmd_fail(1, "error: Invalid hostlist: %s", list);
+	if (how == HOSTS_NAMES) {
+		for (int i = 0; i < n; i++)
+			puts(names[i]);
+	} else {
+		const char *const *v = (const char *const *)names;
+		int len = how == HOSTS_SORTED ? hostlist_compress(v, (size_t)n, NULL, 0)
+					      : hostlist_compress_ordered(v, (size_t)n, NULL, 0);
+
+		if (len < 0 || !(buf = malloc((size_t)len + 1))) {
+			status = cmd_fail(1, "error: %s", strerror(ENOMEM));
+		} else {
+			if (how == HOSTS_SORTED)
+				hostlist_compress(v, (size_t)n, buf, (size_t)len + 1);
+			else
+				hostlist_compress_ordered(v, (size_t)n, buf, (size_t)len + 1);
+			puts(buf);
+		}
+	}
+	free(buf);
+	hostlist_free(names, (size_t)n);
+	return status;
+}
+
+/* The host-list entity named by what (Slurm's abbreviations: at least
+ * "hostn", "hostl", "hostlists"), or -1. */
+static int hosts_entity(const char *what)
+{
+	size_t len = strlen(what);
+
+	if (len >= 5 && strncasecmp(what, "hostnames", len) == 0)
+		return HOSTS_NAMES;
+	if (len >= 5 && strncasecmp(what, "hostlist", len) == 0)
+		return HOSTS_LIST;
+	if (len >= 9 && strncasecmp(what, "hostlistsorted", len) == 0)
+		return HOSTS_SORTED;
+	return -1;
+}
+
+/* "show config": the few of Slurm's keys qpool can state truly, in
+ * its "%-23s = %s" layout. Snakemake's Slurm plugin reads MinJobAge
+ * (how long squeue still shows an ended job) to judge squeue's answers. */
+static int show_config(void)
+{
+	char stamp[32];
+
+	slurmfmt_stamp(stamp, sizeof(stamp), time_wall_ns(), "Unknown");
+	printf("Configuration data as of %s\n", stamp);
+	printf("%-23s = %s\n", "AccountingStorageType", "accounting_storage/qpool");
+	printf("%-23s = %s\n", "ClusterName", "qpool");
+	printf("%-23s = %d sec\n", "MinJobAge", SLURMJOBS_MIN_JOB_AGE);
+	return 0;
 }
 
 static void job_show(const json_t *job, int64_t now)
@@ -340,7 +416,7 @@ static int job_op(struct client *cl, const char *op, int n, char **args)
 static int update(struct client *cl, int n, char **args)
 {
 	json_t *req = json_pack("{s:s}", "op", "alter"), *reply = NULL;
-	struct slurmsel_id id = { 0, -1 };
+	struct slurmsel_id id = { .id = 0, .index = -1 };
 	struct error err;
 	int r;
 
@@ -447,9 +523,8 @@ int main(int argc, char **argv)
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-		default:
-			return cmd_slurm_badopt(c, argv[optind - 1]);
+		default:   /* '?' or ':' */
+			return cmd_getopt_fail(c, argv);
 		}
 	}
 	if (optind >= argc)
@@ -463,6 +538,22 @@ int main(int argc, char **argv)
 
 		if (!what)
 			return cmd_fail(1, "error: too few arguments for keyword:show");
+		if (strlen(what) >= 3 && strncasecmp(what, "config", strlen(what)) == 0) {
+			if (argc - optind > 0)
+				return cmd_fail(1, "error: too many arguments for keyword:show");
+			status = show_config();
+			if (fflush(stdout) != 0 && status == 0)
+				status = cmd_fail(1, "cannot write: %s", strerror(errno));
+			return status;
+		}
+		if (hosts_entity(what) >= 0) {
+			if (argc - optind > 1)
+				return cmd_fail(1, "error: too many arguments for keyword:show");
+			status = show_hosts(hosts_entity(what), optind < argc ? argv[optind] : NULL);
+			if (fflush(stdout) != 0 && status == 0)
+				status = cmd_fail(1, "cannot write: %s", strerror(errno));
+			return status;
+		}
 		if (strncasecmp(what, "jobs", strlen(what)) != 0 && strncasecmp(what, "nodes", strlen(what)) != 0 &&
 		    strncasecmp(what, "partitions", strlen(what)) != 0)
 			return cmd_fail(1, "error: Invalid entity: %s for keyword:show", what);

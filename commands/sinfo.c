@@ -25,7 +25,7 @@ static const char usage_text[] =
 	"  -n, --nodes=NODES       only these nodes\n"
 	"  -t, --states=STATES     only nodes in these states (idle mix alloc down drain drng)\n"
 	"  -h, --noheader          no header line\n"
-	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C)\n"
+	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C %G %p %m)\n"
 	"      --json              Slurm's JSON document\n"
 	"      --conf FILE         configuration file\n"
 	"      --help, --usage     show this help\n";
@@ -76,6 +76,8 @@ struct row {
 	const char *names[1024];
 	size_t n;
 	long long cpus, cpus_alloc, cpus_down, cpus_per_node;
+	long long mem_min, mem_max;     /* MiB per node */
+	long long gpus_per_node;        /* the most any of its nodes has */
 };
 
 static void value(const struct row *r, char letter, char *buf, size_t len)
@@ -120,6 +122,20 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 		snprintf(buf, len, "%lld/%lld/%lld/%lld", r->cpus_alloc, r->cpus - r->cpus_alloc - r->cpus_down,
 			 r->cpus_down, r->cpus);
 		break;
+	case 'G':
+		/* Toil takes a partition whose GRES is not "(null)" for GPUs. */
+		if (r->gpus_per_node > 0)
+			snprintf(buf, len, "gpu:%lld", r->gpus_per_node);
+		else
+			snprintf(buf, len, "(null)");
+		break;
+	case 'p':
+		snprintf(buf, len, "%lld", wire_int(q, "priority", 0));
+		break;
+	case 'm':
+		/* Slurm's "smallest+" when the nodes differ. */
+		snprintf(buf, len, "%lld%s", r->mem_min, r->mem_max > r->mem_min ? "+" : "");
+		break;
 	}
 }
 
@@ -134,6 +150,9 @@ static const char *header(char letter)
 	case 'N': return "NODELIST";
 	case 'c': return "CPUS";
 	case 'C': return "CPUS(A/I/O/T)";
+	case 'G': return "GRES";
+	case 'p': return "PRIO_TIER";
+	case 'm': return "MEMORY";
 	default: return NULL;
 	}
 }
@@ -216,6 +235,7 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 	json_array_foreach(nodes, i, node) {
 		const char *s, *l;
 		struct row *r = NULL;
+		long long mem;
 
 		if (!node_wanted(node))
 			continue;
@@ -234,6 +254,13 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 		}
 		if (r->n < sizeof(r->names) / sizeof(r->names[0]))
 			r->names[r->n++] = wire_str(node, "name");
+		mem = wire_int(json_object_get(node, "topology"), "mem", 0) / (1024 * 1024);
+		if (r->n == 1 || mem < r->mem_min)
+			r->mem_min = mem;
+		if (mem > r->mem_max)
+			r->mem_max = mem;
+		if (wire_int(node, "ngpus", 0) > r->gpus_per_node)
+			r->gpus_per_node = wire_int(node, "ngpus", 0);
 		r->cpus += wire_int(node, "ncpus", 0);
 		r->cpus_per_node = wire_int(node, "ncpus", 0);
 		if (strcmp(s, "down*") == 0)
@@ -365,9 +392,8 @@ int main(int argc, char **argv)
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-		default:
-			return cmd_slurm_badopt(c, argv[optind - 1]);
+		default:   /* '?' or ':' */
+			return cmd_getopt_fail(c, argv);
 		}
 	}
 	if (optind < argc)

@@ -323,9 +323,8 @@ int main(int argc, char **argv)
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-		default:
-			return cmd_slurm_badopt(c, argv[optind - 1]);
+		default:   /* '?' or ':' */
+			return cmd_getopt_fail(c, argv);
 		}
 	}
 	if (optind < argc)

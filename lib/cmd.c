@@ -23,13 +23,6 @@ int cmd_fail(int status, const char *fmt, ...)
 	return status;
 }
 
-int cmd_slurm_badopt(int c, const char *opt)
-{
-	return cmd_fail(1, "%s '%s'%s\nTry \"%s --help\" for more information",
-			c == ':' ? "option" : "unrecognized option", opt, c == ':' ? " requires an argument" : "",
-			program_invocation_short_name);
-}
-
 int cmd_slurm_extra(const char *word)
 {
 	return cmd_fail(1, "error: Unrecognized option: %s\nTry \"%s --help\" for more information", word,
@@ -59,6 +52,23 @@ int cmd_quote(char **buf, size_t *len, const char *s)
 	*p = '\0';
 	*len = (size_t)(p - b);
 	return 0;
+}
+
+int cmd_getopt_fail(int c, char **argv)
+{
+	const char *word = argv[optind - 1];
+	bool is_long = word[0] == '-' && word[1] == '-';
+
+	if (c == ':' && !is_long)
+		cmd_fail(1, "option requires an argument -- '%c'", optopt);
+	else if (c == ':')
+		cmd_fail(1, "option '%.*s' requires an argument", (int)strcspn(word, "="), word);
+	else if (optopt)
+		cmd_fail(1, "invalid option -- '%c'", optopt);
+	else
+		cmd_fail(1, "unrecognized option '%s'", word);
+	fprintf(stderr, "Try \"%s --help\" for more information\n", program_invocation_short_name);
+	return 1;
 }
 
 /* Whether host names this host: its full or short name, or localhost. */

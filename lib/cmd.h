@@ -8,16 +8,21 @@
  * can write `return cmd_fail(1, "...")`. */
 int cmd_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Slurm's words for what getopt_long refused (c ':': opt lacks its
- * argument; any other: opt is unknown) and for a word left after the
- * options, each with its "Try ... --help" line. Return 1. */
-int cmd_slurm_badopt(int c, const char *opt);
+/* Slurm's words for a word left after the options, with its "Try ...
+ * --help" line. Returns 1. */
 int cmd_slurm_extra(const char *word);
 
 /* Appends s to *buf (*len bytes long, NUL-terminated), shell-quoted
  * ('...', a ' as '\''), after a blank unless *buf is empty; for the
  * command lines qexec and srun hand to a shell. 0 or -ENOMEM. */
 int cmd_quote(char **buf, size_t *len, const char *s);
+
+/* After getopt_long (opterr 0, the optstring starting with ':') returned
+ * c, '?' or ':': glibc's own line for it ("invalid option -- 'x'",
+ * "unrecognized option '--x'", "option requires an argument -- 'x'"),
+ * then "Try \"<program> --help\" ...", as Slurm's commands print them.
+ * Returns 1, the exit status. */
+int cmd_getopt_fail(int c, char **argv);
 
 /* An output path of -o or -e (opt) as PBS takes it, [host:]path, made
  * absolute against cwd into buf (len bytes; jobspec_output_path), host

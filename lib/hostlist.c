@@ -147,3 +147,133 @@ int hostlist_compress_ordered(const char *const *names, size_t n, char *buf, siz
 {
 	return compress(names, n, false, buf, len);
 }
+
+/* A host name's bytes with its NUL: DNS's 253, rounded up. */
+#define HOST_MAX 256
+
+/* The names hostlist_expand has made so far. */
+struct names {
+	char **v;
+	size_t n, cap, max;
+};
+
+static int names_add(struct names *ns, const char *name)
+{
+	if (ns->n == ns->max)
+		return -E2BIG;
+	if (ns->n == ns->cap) {
+		size_t cap = ns->cap ? ns->cap * 2 : 16;
+		char **v = realloc(ns->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ns->v = v;
+		ns->cap = cap;
+	}
+	if (!(ns->v[ns->n] = strdup(name)))
+		return -ENOMEM;
+	ns->n++;
+	return 0;
+}
+
+/* A bound of a bracket's range: digits only, at most 18 of them. */
+static int bound_parse(const char *s, size_t len, unsigned long long *ret)
+{
+	if (len == 0 || len > 18)
+		return -EINVAL;
+	*ret = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		*ret = *ret * 10 + (unsigned long long)(s[i] - '0');
+	}
+	return 0;
+}
+
+/* Expands one term: head (already expanded, hlen bytes in a buffer of
+ * HOST_MAX) followed by rest[0..rlen), whose first bracket is expanded
+ * here and the others by recursion. */
+static int term_expand(char *head, size_t hlen, const char *rest, size_t rlen, struct names *ns)
+{
+	const char *open = memchr(rest, '[', rlen), *close;
+	size_t plen;
+
+	if (!open) {
+		if (memchr(rest, ']', rlen) || hlen + rlen >= HOST_MAX)
+			return -EINVAL;
+		memcpy(head + hlen, rest, rlen);
+		head[hlen + rlen] = '\0';
+		return hlen + rlen ? names_add(ns, head) : 0;
+	}
+	plen = (size_t)(open - rest);
+	close = memchr(open, ']', rlen - plen);
+	if (!close || memchr(rest, ']', plen) || memchr(open + 1, '[', (size_t)(close - open - 1)) ||
+	    hlen + plen >= HOST_MAX)
+		return -EINVAL;
+	memcpy(head + hlen, rest, plen);
+	for (const char *r = open + 1; r < close;) {
+		const char *comma = memchr(r, ',', (size_t)(close - r)), *end = comma ? comma : close;
+		const char *dash = memchr(r, '-', (size_t)(end - r));
+		unsigned long long lo, hi;
+		size_t width = (size_t)((dash ? dash : end) - r);
+		int e;
+
+		if (bound_parse(r, width, &lo) < 0 || (dash && bound_parse(dash + 1, (size_t)(end - dash - 1), &hi) < 0))
+			return -EINVAL;
+		if (!dash)
+			hi = lo;
+		if (hi < lo)
+			return -EINVAL;
+		if (hi - lo >= ns->max)
+			return -E2BIG;
+		for (unsigned long long k = lo; k <= hi; k++) {
+			int w = snprintf(head + hlen + plen, HOST_MAX - hlen - plen, "%0*llu", (int)width, k);
+
+			if (w < 0 || (size_t)w >= HOST_MAX - hlen - plen)
+				return -EINVAL;
+			e = term_expand(head, hlen + plen + (size_t)w, close + 1, rlen - (size_t)(close + 1 - rest), ns);
+			if (e < 0)
+				return e;
+		}
+		r = comma ? comma + 1 : close;
+	}
+	return 0;
+}
+
+int hostlist_expand(const char *list, size_t max, char ***ret_names)
+{
+	struct names ns = { .max = max };
+	char head[HOST_MAX];
+	int e = 0;
+
+	*ret_names = NULL;
+	for (const char *s = list; *s && e == 0;) {
+		size_t len = 0;
+		int depth = 0;
+
+		/* A term ends at a comma or a blank outside brackets. */
+		while (s[len] && (depth || (s[len] != ',' && s[len] != ' ' && s[len] != '\t' && s[len] != '\n'))) {
+			depth += s[len] == '[' ? 1 : s[len] == ']' ? -1 : 0;
+			len++;
+		}
+		e = term_expand(head, 0, s, len, &ns);
+		s += len;
+		if (*s)
+			s++;
+	}
+	if (e == 0 && ns.n > INT32_MAX)
+		e = -E2BIG;
+	if (e < 0) {
+		hostlist_free(ns.v, ns.n);
+		return e;
+	}
+	*ret_names = ns.v;
+	return (int)ns.n;
+}
+
+void hostlist_free(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}

@@ -20,4 +20,18 @@ int hostlist_compress(const char *const *names, size_t n, char *buf, size_t len)
  * SLURM_NODEID follow (the first node runs the script). */
 int hostlist_compress_ordered(const char *const *names, size_t n, char *buf, size_t len);
 
+/* Expands a host list as scontrol show hostnames does: "n[1-3,7],login"
+ * is n1 n2 n3 n7 login, in the list's order with duplicates kept; a
+ * range keeps the width of its low bound ("n[08-10]": n08 n09 n10);
+ * brackets in one name multiply ("r[1-2]n[1-2]": r1n1 r1n2 r2n1 r2n2);
+ * commas and blanks outside brackets separate names. Returns the count,
+ * with *ret_names for hostlist_free (NULL for none); -EINVAL for a
+ * malformed list (an unclosed or nested bracket, a bound that is not a
+ * number, a range that falls, a name of 256 bytes or more), -E2BIG for
+ * more than max names, -ENOMEM. */
+int hostlist_expand(const char *list, size_t max, char ***ret_names);
+
+/* Frees the n names of hostlist_expand and their array; NULL is fine. */
+void hostlist_free(char **names, size_t n);
+
 #endif

@@ -122,8 +122,21 @@ const char *slurmfmt_reason(const json_t *job, int64_t now_ns)
 {
 	const char *state = str_or(job, "state", ""), *reason = str_or(job, "reason", "");
 
-	if (!is(state, "queued") && !is(state, "held"))
+	if (!is(state, "queued") && !is(state, "held")) {
+		/* Slurm's reasons of an ended job (its FAIL_* reasons): PSI/J
+		 * asserts a FAILED job's reason is one it knows. */
+		const char *slurm = slurmfmt_state(job);
+
+		if (is(slurm, "FAILED"))
+			return "NonZeroExitCode";
+		if (is(slurm, "TIMEOUT"))
+			return "TimeLimit";
+		if (is(slurm, "OUT_OF_MEMORY"))
+			return "OutOfMemory";
+		if (is(slurm, "NODE_FAIL"))
+			return "NodeDown";
 		return "None";
+	}
 	if (strstr(reason, "can never be met"))
 		return "DependencyNeverSatisfied";
 	if (strstr(reason, "waiting on dependencies"))
@@ -215,7 +228,7 @@ enum field_id {
 	F_JOBID, F_JOBID_RAW, F_ARRAY_JOB, F_ARRAY_TASK, F_NAME, F_USER, F_UID, F_STATE_CODE,
 	F_STATE, F_TIME, F_ELAPSED_RAW, F_LIMIT, F_NODES, F_NODELIST, F_REASON, F_NODELIST_REASON,
 	F_PARTITION, F_CPUS, F_SUBMIT, F_START, F_END, F_ACCOUNT, F_EXITCODE, F_MAXRSS,
-	F_TOTALCPU, F_CPUTIME, F_WORKDIR, F_QOS, F_REQMEM, F_PRIORITY,
+	F_TOTALCPU, F_CPUTIME, F_WORKDIR, F_QOS, F_REQMEM, F_PRIORITY, F_STDOUT, F_STDERR, F_TIME_LEFT,
 };
 
 struct slurmfmt_field {
@@ -230,6 +243,7 @@ struct slurmfmt_field {
 
 static const struct slurmfmt_field fields[] = {
 	{ F_JOBID, 'i', "JobID", "JOBID", "JobID", 12, true },
+	{ F_JOBID, 0, "JobArrayID", "JOBID", NULL, 0, false },  /* Slurm's -O name of %i */
 	{ F_JOBID_RAW, 'A', "JobIDRaw", "JOBID", "JobIDRaw", 12, true },
 	{ F_ARRAY_JOB, 'F', "ArrayJobID", "ARRAY_JOB_ID", NULL, 0, false },
 	{ F_ARRAY_TASK, 'K', "ArrayTaskID", "ARRAY_TASK_ID", NULL, 0, false },
@@ -263,6 +277,10 @@ static const struct slurmfmt_field fields[] = {
 	{ F_QOS, 'q', "QOS", "QOS", "QOS", 10, false },
 	{ F_REQMEM, 'm', "MinMemory", "MIN_MEMORY", "ReqMem", 10, false },
 	{ F_PRIORITY, 'Q', "Priority", "PRIORITY", "Priority", 10, false },
+	{ F_PRIORITY, 0, "PriorityLong", "PRIORITY", NULL, 0, false },
+	{ F_STDOUT, 0, "STDOUT", "STDOUT", NULL, 0, false },
+	{ F_STDERR, 0, "STDERR", "STDERR", NULL, 0, false },
+	{ F_TIME_LEFT, 'L', "TimeLeft", "TIME_LEFT", NULL, 0, false },
 };
 
 const struct slurmfmt_field *slurmfmt_field_letter(char c)
@@ -497,6 +515,23 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		break;
 	case F_PRIORITY:
 		snprintf(buf, len, "%lld", wire_int(job, "priority", 0));
+		break;
+	case F_STDOUT:
+		snprintf(buf, len, "%s", str_or(job, "stdout", ""));
+		break;
+	case F_STDERR:
+		/* A joined job's errors go to its output, as scontrol's StdErr. */
+		snprintf(buf, len, "%s", str_or(job, wire_bool(job, "join", 0) ? "stdout" : "stderr", ""));
+		break;
+	case F_TIME_LEFT:
+		/* The limit less the time used; Slurm's words past either end. */
+		if (walltime <= 0)
+			snprintf(buf, len, "UNLIMITED");
+		else if (!pending && !is(state, "running") && !is(state, "exiting"))
+			snprintf(buf, len, "0:00");
+		else
+			slurmfmt_duration(buf, len, walltime > slurmfmt_job_ran_secs(job, now_ns)
+							     ? walltime - slurmfmt_job_ran_secs(job, now_ns) : 0);
 		break;
 	}
 }

@@ -32,7 +32,9 @@ void slurmfmt_acct_state(const json_t *job, char *buf, size_t len);
  * Dependency, DependencyNeverSatisfied, BeginTime (qsub -a / sbatch
  * --begin in the future), PartitionInactive (queue stopped),
  * ReqNodeNotAvail (nodes down), Resources (waits for CPUs), Priority
- * (others first); "None" for a job that does not wait. */
+ * (others first); why an ended job ended as Slurm says it: FAILED
+ * NonZeroExitCode, TIMEOUT TimeLimit, OUT_OF_MEMORY OutOfMemory,
+ * NODE_FAIL NodeDown; "None" for any other job. */
 const char *slurmfmt_reason(const json_t *job, int64_t now_ns);
 
 /* A duration as squeue and sinfo print it: "M:SS", "H:MM:SS",

@@ -58,9 +58,26 @@ int slurmsel_id_parse(const char *s, struct slurmsel_id *ret)
 	return 0;
 }
 
+/* A step's name as Slurm's sacct -j takes it: its named steps or a
+ * number (srun's steps). */
+static bool step_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (strcmp(s, "batch") == 0 || strcmp(s, "extern") == 0 || strcmp(s, "interactive") == 0)
+		return true;
+	if (n == 0 || n > 9)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
 int slurmsel_ids_add(struct slurmsel *sel, const char *list, struct error *err)
 {
-	char buf[64];
+	char buf[64], *dot;
+	struct slurmsel_id *id;
 
 	for (const char *p = list; *p;) {
 		const char *end = strchrnul(p, ',');
@@ -72,8 +89,23 @@ int slurmsel_ids_add(struct slurmsel *sel, const char *list, struct error *err)
 		buf[n] = '\0';
 		if (sel->n_ids == SLURMSEL_MAX_IDS)
 			return error_set(err, -EINVAL, "at most %d job ids", SLURMSEL_MAX_IDS);
-		if (slurmsel_id_parse(buf, &sel->ids[sel->n_ids]) < 0)
+		id = &sel->ids[sel->n_ids];
+		dot = sel->steps ? strchr(buf, '.') : NULL;
+		if (dot)
+			*dot = '\0';
+		if (slurmsel_id_parse(buf, id) < 0 || (dot && !step_valid(dot + 1))) {
+			if (dot)
+				*dot = '.';
 			return error_set(err, -EINVAL, "Invalid job id specified: %s", buf);
+		}
+		id->step[0] = '\0';
+		if (dot) {
+			size_t sl = strlen(dot + 1);   /* step_valid: at most 11 */
+
+			if (sl >= sizeof(id->step))
+				return error_set(err, -EINVAL, "Invalid job id specified: %s", buf);
+			memcpy(id->step, dot + 1, sl + 1);
+		}
 		sel->n_ids++;
 		p = *end ? end + 1 : end;
 	}
@@ -121,6 +153,21 @@ static bool id_match(const struct slurmsel_id *id, const json_t *job)
 	if (id->index < 0)
 		return jobid == id->id || array_id == id->id;
 	return array_id == id->id && wire_int(job, "array_index", -1) == id->index;
+}
+
+bool slurmsel_step_wanted(const struct slurmsel *sel, const json_t *job, const char *step)
+{
+	if (sel->n_ids == 0)
+		return true;
+	for (int i = 0; i < sel->n_ids; i++) {
+		const struct slurmsel_id *id = &sel->ids[i];
+
+		if (!id_match(id, job))
+			continue;
+		if (!id->step[0] || (step && strcmp(id->step, step) == 0))
+			return true;
+	}
+	return false;
 }
 
 bool slurmsel_match(const struct slurmsel *sel, const json_t *job)

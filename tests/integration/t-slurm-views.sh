@@ -67,6 +67,11 @@ note "squeue -u, -t, -j, -p, -h, -o, -O"
 out=$(squeue -j "$run" -O 'JobID:10,Name:.10,State') || fail "squeue -O"
 [ "$(echo "$out" | sed -n 1p)" = "$(printf '%-10s%10s%-20s' JOBID NAME STATE)" ] || fail "squeue -O header: '$(echo "$out" | sed -n 1p)'"
 [ "$(echo "$out" | sed -n 2p)" = "$(printf '%-10s%10s%-20s' "$run" runner RUNNING)" ] || fail "squeue -O row"
+# Fields tools ask for by name: TimeLeft, STDOUT as scontrol's StdOut.
+[ "$(squeue -h -j "$pend" -O 'TimeLeft:8')" = "10:00   " ] || fail "squeue -O TimeLeft: '$(squeue -h -j "$pend" -O 'TimeLeft:8')'"
+stdout=$(scontrol show job "$pend" | sed -n 's/^   StdOut=//p')
+[ -n "$stdout" ] && [ "$(squeue -h -j "$pend" -O 'STDOUT:200' | sed 's/ *$//')" = "$stdout" ] ||
+	fail "squeue -O STDOUT is not scontrol's StdOut ($stdout)"
 squeue --json > "$QP_T/sq.json" || fail "squeue --json"
 python3 - "$QP_T/sq.json" "$run" "$held" "$n1" <<'PY' || fail "squeue --json"
 import json, sys
@@ -84,6 +89,13 @@ refused "Invalid job id specified" squeue -j 999999
 refused "Invalid job id specified" squeue -j 12x
 refused "Invalid job format specification" squeue -o '%i %y'
 refused "unrecognized option '--bogus'" squeue --bogus
+# A bad short option in glibc's words, as Slurm's commands print them
+# (Snakemake's account guess runs sacct -nu USER -o Account%256 "|" tail -1).
+for c in squeue sacct sinfo scancel scontrol; do
+	refused "$c: invalid option -- '1'" "$c" -1
+	refused "$c: option requires an argument -- 'M'" "$c" -M
+done
+refused "squeue: option '--jobs' requires an argument" squeue --jobs
 
 note "sinfo"
 out=$(sinfo) || fail "sinfo"
@@ -96,6 +108,12 @@ echo "$out"
 echo "$out" | sed -n 1p | grep -qE "^NODELIST +NODES PARTITION STATE $" || fail "sinfo -N header"
 [ "$(echo "$out" | grep -cE "^$n1 +1 (batch\*|short ) +alloc $")" = 2 ] || fail "sinfo -N: $n1 rows"
 [ "$(sinfo -h -p short -o '%R %D %c %C')" = "short 2 1 2/0/0/2" ] || fail "sinfo -o"
+# Toil's partition table: sinfo -a -o "%P %G %l %p %c %m" (GRES, priority
+# tier, memory per node in MB as scontrol's RealMemory).
+mem=$(scontrol show node "$n1" | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
+[ -n "$mem" ] || fail "scontrol show node: no RealMemory"
+[ "$(sinfo -a -p short -o '%P %G %l %p %c %m' | tr '\n' '|')" = "PARTITION GRES TIMELIMIT PRIO_TIER CPUS MEMORY|short (null) 5:00 0 1 $mem|" ] ||
+	fail "sinfo -o '%P %G %l %p %c %m': $(sinfo -a -p short -o '%P %G %l %p %c %m')"
 sinfo --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -130,6 +148,18 @@ refused "No job identification provided" scontrol update TimeLimit=10
 refused "Invalid job id specified" scontrol show job 999999
 refused "Invalid keyword: frobnicate" scontrol frobnicate
 refused "Invalid job id specified" scontrol hold 999999
+# Host lists, as job scripts expand theirs (PSI/J's: scontrol show
+# hostnames, bare, reads SLURM_JOB_NODELIST).
+[ "$(scontrol show hostnames 'n[1-3,07],login' | tr '\n' ' ')" = "n1 n2 n3 n07 login " ] || fail "show hostnames LIST"
+[ "$(SLURM_JOB_NODELIST='b[08-10]' scontrol show hostname | tr '\n' ' ')" = "b08 b09 b10 " ] ||
+	fail "show hostname: SLURM_JOB_NODELIST"
+[ "$(scontrol show hostlist n3,n1,n2)" = "n[3,1-2]" ] || fail "show hostlist"
+[ "$(scontrol show hostlistsorted n3,n1,n2)" = "n[1-3]" ] || fail "show hostlistsorted"
+refused "host list is empty" env -u SLURM_JOB_NODELIST -u SLURM_NODELIST scontrol show hostnames
+refused "Invalid hostlist: n[1-" scontrol show hostnames 'n[1-'
+refused "Too many ranges" scontrol show hostnames 'n[1-99999999]'
+# Snakemake's plugin reads MinJobAge: how long squeue shows an ended job.
+env QPOOL_CONF=/nonexistent scontrol show config | grep -qx "MinJobAge               = 300 sec" || fail "show config: MinJobAge"
 as qpuser1 scontrol release "$pend" || fail "scontrol release"
 qp_wait "$pend" queued
 
@@ -185,6 +215,13 @@ echo "$out"
 [ "$(echo "$out" | sed -n 2p)" = "------------ ---------- ---------- ---------- ---------- ---------- -------- " ] || fail "sacct rule"
 echo "$out" | grep -qE "^$ok +ok +batch +1  COMPLETED      0:0 $" || fail "sacct row"
 echo "$out" | grep -qE "^$ok\.batch +batch +1  COMPLETED      0:0 $" || fail "sacct: no batch step without -X"
+# A step by name: its row alone; a step the job never had (Snakemake asks
+# for steps 0-9 of a failed job): no row, no error.
+[ "$(as qpuser1 sacct -n -P -o JobID,State -j "$ok.batch")" = "$ok.batch|COMPLETED" ] || fail "sacct -j ID.batch"
+out=$(as qpuser1 sacct -j "$bad.0" --format=Reason --noheader) || fail "sacct -j ID.0 failed"
+[ -z "$out" ] || fail "sacct -j ID.0 shows '$out'"
+refused "Invalid job id specified: $ok.bogus" sacct -j "$ok.bogus"
+refused "Invalid job id specified: $ok.0" squeue -j "$ok.0"
 [ "$(as qpuser1 sacct -X -n -P -o JobID --name ok,bad -S now-1hours -E now | sort -n | tr '\n' ' ')" = "$ok $bad " ] ||
 	fail "sacct --name -S -E"
 [ "$(as qpuser1 sacct -X -n -P -o JobID -s TO)" = "$slow" ] || fail "sacct -s TO"

@@ -5,7 +5,7 @@
 # computed on it, the cluster closed (qdel).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tools.sh"
-tool_venv dask dask-jobqueue distributed
+tool_venv dask dask-jobqueue==0.9.0 distributed==2026.8.0
 qp_setup
 qp_start_server
 qp_start_node "${QP_NODE_PREFIX}n1" 0-1

@@ -6,7 +6,7 @@
 # status by the qstat table's S column); each runs one python_app.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tools.sh"
-tool_venv parsl parsl
+tool_venv parsl parsl==2026.10.26
 qp_setup
 qp_start_server
 qp_start_node "${QP_NODE_PREFIX}n1" 0-1

@@ -7,7 +7,7 @@
 # cancelled one as CANCELED.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tools.sh"
-tool_venv psij psij-python
+tool_venv psij psij-python==0.9.11
 qp_setup
 qp_start_server
 qp_start_node "${QP_NODE_PREFIX}n1" 0-1

@@ -104,6 +104,13 @@ static void test_reasons(void)
 		{ "{\"state\": \"queued\", \"attrs\": {\"Execution_Time\": \"1000\"}}", "Priority" },
 		{ "{\"state\": \"queued\"}", "Priority" },
 		{ "{\"state\": \"running\"}", "None" },
+		{ "{\"state\": \"completed\"}", "None" },
+		{ "{\"state\": \"cancelled\"}", "None" },
+		{ "{\"state\": \"failed\", \"reason\": \"exit status 3\"}", "NonZeroExitCode" },
+		{ "{\"state\": \"timeout\"}", "TimeLimit" },
+		{ "{\"state\": \"failed\", \"reason\": \"killed: out of memory\"}", "OutOfMemory" },
+		{ "{\"state\": \"oom\"}", "OutOfMemory" },
+		{ "{\"state\": \"failed\", \"reason\": \"node lost\"}", "NodeDown" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -211,6 +218,46 @@ static void test_hostlist(void)
 	}
 }
 
+/* scontrol show hostnames: a list expanded in its order. */
+static void test_hostlist_expand(void)
+{
+	static const struct { const char *list; const char *out; int count; } t[] = {
+		{ "n1", "n1", 1 },
+		{ "n[1-3,7],login", "n1 n2 n3 n7 login", 5 },
+		{ "n[08-10]", "n08 n09 n10", 3 },
+		{ "n[8-10]", "n8 n9 n10", 3 },
+		{ "r[1-2]n[1-2]", "r1n1 r1n2 r2n1 r2n2", 4 },
+		{ "a[1-2]-ib,b", "a1-ib a2-ib b", 3 },
+		{ "n2,n1 n1", "n2 n1 n1", 3 },
+		{ "", "", 0 },
+		{ "n[1-3", NULL, -EINVAL },
+		{ "n[3-1]", NULL, -EINVAL },
+		{ "n[a]", NULL, -EINVAL },
+		{ "n[1-]", NULL, -EINVAL },
+		{ "n]1", NULL, -EINVAL },
+		{ "n[1-[2]]", NULL, -EINVAL },
+		{ "n[1-100000]", NULL, -E2BIG },
+		{ "n[1-999999999999999999]", NULL, -E2BIG },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char **names = NULL, buf[256] = "";
+		int n = hostlist_expand(t[i].list, 1000, &names);
+
+		if (n != t[i].count)
+			fprintf(stderr, "'%s': %d, want %d\n", t[i].list, n, t[i].count);
+		CU_ASSERT_EQUAL(n, t[i].count);
+		for (int k = 0; k < n; k++)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", k ? " " : "", names[k]);
+		if (t[i].out) {
+			CU_ASSERT_STRING_EQUAL(buf, t[i].out);
+		} else {
+			CU_ASSERT_PTR_NULL(names);
+		}
+		hostlist_free(names, n > 0 ? (size_t)n : 0);
+	}
+}
+
 static void test_job_ids_and_nodes(void)
 {
 	static const struct { const char *job; const char *id, *nodes; } t[] = {
@@ -240,10 +287,13 @@ static void test_fields(void)
 			   " \"queue\": \"batch\", \"state\": \"failed\", \"ncpus\": 4, \"mem\": 2147483648,"
 			   " \"walltime\": 5400, \"node\": \"n2\", \"exit_status\": 3, \"exit_signal\": null,"
 			   " \"cpu_ns\": 61000000000, \"mem_peak\": 10485760, \"workdir\": \"/w\","
+			   " \"stdout\": \"/w/o.txt\", \"stderr\": \"/w/e.txt\", \"priority\": 7,"
 			   " \"attrs\": {\"Account_Name\": \"proj\"},"
 			   " \"times\": {\"submit\": 90000000000, \"exec\": 100000000000, \"exit\": 165000000000}}");
 	json_t *k = job_of("{\"jobid\": 22, \"state\": \"cancelled\", \"exit_status\": 271, \"exit_signal\": 15,"
 			   " \"walltime\": 0, \"times\": {\"submit\": 90000000000}}");
+	json_t *r = job_of("{\"jobid\": 23, \"state\": \"running\", \"walltime\": 5400,"
+			   " \"times\": {\"exec\": 100000000000}}");
 	static const struct { const char *name; enum slurmfmt_view view; int which; const char *out; } t[] = {
 		{ "JobID", SLURMFMT_SACCT, 0, "21" },
 		{ "jobname", SLURMFMT_SACCT, 0, "a-long-job-name" },
@@ -271,6 +321,14 @@ static void test_fields(void)
 		{ "StateCompact", SLURMFMT_SQUEUE, 0, "F" },
 		{ "StartTime", SLURMFMT_SQUEUE, 1, "N/A" },
 		{ "ReasonList", SLURMFMT_SQUEUE, 0, "n2" },
+		/* PSI/J's squeue -O JobArrayID,StateCompact,Reason: %i's id. */
+		{ "JobArrayID", SLURMFMT_SQUEUE, 0, "21" },
+		{ "STDOUT", SLURMFMT_SQUEUE, 0, "/w/o.txt" },
+		{ "stderr", SLURMFMT_SQUEUE, 0, "/w/e.txt" },
+		{ "PriorityLong", SLURMFMT_SQUEUE, 0, "7" },
+		{ "TimeLeft", SLURMFMT_SQUEUE, 0, "0:00" },
+		{ "TimeLeft", SLURMFMT_SQUEUE, 1, "UNLIMITED" },
+		{ "TimeLeft", SLURMFMT_SQUEUE, 2, "1:28:20" },
 	};
 	char buf[128];
 	char *old_tz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
@@ -281,7 +339,8 @@ static void test_fields(void)
 		const struct slurmfmt_field *f = slurmfmt_field_name(t[i].name, t[i].view);
 
 		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-		slurmfmt_field_value(f, t[i].view, t[i].which ? k : j, 200LL * 1000000000LL, buf, sizeof(buf));
+		slurmfmt_field_value(f, t[i].view, t[i].which == 2 ? r : t[i].which ? k : j, 200LL * 1000000000LL, buf,
+				     sizeof(buf));
 		if (strcmp(buf, t[i].out) != 0)
 			fprintf(stderr, "%s: '%s', want '%s'\n", t[i].name, buf, t[i].out);
 		CU_ASSERT_STRING_EQUAL(buf, t[i].out);
@@ -296,6 +355,7 @@ static void test_fields(void)
 	tzset();
 	json_decref(j);
 	json_decref(k);
+	json_decref(r);
 }
 
 static void test_format(void)
@@ -363,6 +423,27 @@ static void test_selection(void)
 	CU_ASSERT_TRUE(slurmsel_match(&sel, job));
 	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20,x", &err), -EINVAL);
 	CU_ASSERT_STRING_EQUAL(err.text, "Invalid job id specified: x");
+	/* Steps only where the command takes them (sacct -j 12.batch). */
+	slurmsel_init(&sel);
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20.batch", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "Invalid job id specified: 20.batch");
+	sel.steps = true;
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20.batch", &err), 0);
+	CU_ASSERT_TRUE(slurmsel_match(&sel, job));
+	CU_ASSERT_FALSE(slurmsel_step_wanted(&sel, job, NULL));
+	CU_ASSERT_TRUE(slurmsel_step_wanted(&sel, job, "batch"));
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "12_1.0", &err), 0);
+	CU_ASSERT_TRUE(slurmsel_match(&sel, task));
+	CU_ASSERT_FALSE(slurmsel_step_wanted(&sel, task, NULL));
+	CU_ASSERT_FALSE(slurmsel_step_wanted(&sel, task, "batch"));
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20", &err), 0);       /* the whole job: every row */
+	CU_ASSERT_TRUE(slurmsel_step_wanted(&sel, job, NULL));
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20.", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "Invalid job id specified: 20.");
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "20.bogus", &err), -EINVAL);
+	CU_ASSERT_EQUAL(slurmsel_ids_add(&sel, "x.0", &err), -EINVAL);
+	slurmsel_init(&sel);
+	CU_ASSERT_TRUE(slurmsel_step_wanted(&sel, job, "batch"));
 
 	slurmsel_init(&sel);
 	CU_ASSERT_EQUAL(slurmsel_states_set(&sel, "pd,R", &err), 0);
@@ -406,6 +487,7 @@ static const struct unit_test slurmfmt_tests[] = {
 	{ "durations", test_durations },
 	{ "time_parse", test_time_parse },
 	{ "hostlist", test_hostlist },
+	{ "hostlist_expand", test_hostlist_expand },
 	{ "job_ids_and_nodes", test_job_ids_and_nodes },
 	{ "fields", test_fields },
 	{ "format", test_format },
