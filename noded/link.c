@@ -243,6 +243,10 @@ static void link_heartbeat_reply(struct noded *nd, const json_t *reply, int64_t 
 {
 	if (reply && !wire_bool(reply, "ok", 0))
 		log_warn("qpoold refused a heartbeat: %s", wire_str(reply, "error") ?: "(no reason given)");
+	/* Results qpoold refused to record (a failed commit) go again; those
+	 * awaiting a reply are not sent twice. */
+	else if (reply)
+		jobs_results_send(nd->jobs);
 }
 
 static void link_heartbeat_arm(struct link *l)
