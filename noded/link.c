@@ -57,6 +57,7 @@ struct link {
 	struct wirebuf in, out;
 	struct link_req *reqs;   /* awaiting replies, oldest last */
 	int64_t epoch;           /* the highest lease epoch a server registered this node at */
+	int64_t lower_since;     /* monotonic ns since only lower epochs answer; 0: none */
 	json_t *early;           /* [op, stamp] pairs sent before the registration's reply */
 };
 
@@ -302,22 +303,44 @@ static void link_early_run(struct link *l)
 	json_decref(early);
 }
 
+/* A lower epoch that lasts is a store whose lease began again (qpoold
+ * --migrate starts it at 1), not a deposed server: one of those steps
+ * down within its lease and then answers as a standby. After twice
+ * node_timeout of nothing but lower epochs the node follows it. */
+static bool link_epoch_began_again(struct link *l, int64_t epoch)
+{
+	int64_t now = time_mono_ns();
+	int64_t limit = 2 * (int64_t)l->nd->config->node_timeout * NSEC_PER_SEC;
+
+	if (!l->lower_since) {
+		struct transport_servers list;
+
+		/* Once until the node registers again: it retries often. */
+		log_warn("qpoold at %s registered this node at epoch %lld, older than epoch %lld: "
+			 "a deposed server, not obeyed", link_where(l, &list), (long long)epoch,
+			 (long long)l->epoch);
+		l->lower_since = now;
+	}
+	if (now - l->lower_since < limit)
+		return false;
+	log_warn("only epoch %lld, older than %lld, for %llus: the store's lease began again; following it",
+		 (long long)epoch, (long long)l->epoch, (unsigned long long)(limit / NSEC_PER_SEC));
+	l->epoch = epoch;
+	return true;
+}
+
 static void link_register_reply(struct noded *nd, const json_t *reply, int64_t arg)
 {
 	struct link *l = nd->link;
 
 	if (!reply)
 		return;
-	if (wire_bool(reply, "ok", 0) && wire_int(reply, "epoch", 0) < l->epoch) {
+	if (wire_bool(reply, "ok", 0) && wire_int(reply, "epoch", 0) < l->epoch &&
+	    !link_epoch_began_again(l, wire_int(reply, "epoch", 0))) {
 		/* A server at an older epoch than one this node registered with
 		 * was deposed, whether it knows yet or not: what it sent (a
 		 * reconcile's kill, a launch) is dropped unread, and the next
 		 * server is tried (docs/HA.md, "Nodes follow the newest epoch"). */
-		struct transport_servers list;
-
-		log_warn("qpoold at %s registered this node at epoch %lld, older than epoch %lld: "
-			 "a deposed server, not obeyed", link_where(l, &list),
-			 (long long)wire_int(reply, "epoch", 0), (long long)l->epoch);
 		link_lost(l, "a deposed server");
 		return;
 	}
@@ -334,6 +357,7 @@ static void link_register_reply(struct noded *nd, const json_t *reply, int64_t a
 		return;
 	}
 	l->state = LINK_UP;
+	l->lower_since = 0;
 	if (wire_int(reply, "epoch", 0) > l->epoch)
 		l->epoch = wire_int(reply, "epoch", 0);
 	link_early_run(l);

@@ -6,7 +6,9 @@
 # it sends job.signal SIGKILL for every running job the node reports,
 # then its ok). The node drops the link, logs the deposed server, and
 # goes on to the next server; the job it runs is not killed and ends
-# once, recorded by the active.
+# once, recorded by the active. A lower epoch that stays the only one for
+# twice node_timeout is a store whose lease began again (qpoold
+# --migrate): then the node follows it.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 w=$QP_T/work/qpuser1
@@ -66,7 +68,19 @@ touch "$w/go"
 qp_wait "$job" completed --timeout 60
 [ "$(qp_field "$job" Exit_status)" = 0 ] || fail "the job was killed: exit status $(qp_field "$job" Exit_status)"
 [ "$(wc -l < "$w/long.ran")" = 1 ] || fail "the job ran $(wc -l < "$w/long.ran") times"
+[ "$(grep -c "older than epoch 2" "$QP_T/qnoded-n1.log")" = 1 ] || fail "the deposed server was logged more than once"
 grep "older than epoch 2" "$QP_T/qnoded-n1.log" | head -1
 grep -q "at epoch 1, older than epoch 2: a deposed server, not obeyed" "$QP_T/qnoded-n1.log" ||
 	fail "qnoded did not log the deposed server"
+
+note "only the older epoch for twice node_timeout: a store whose lease began again (a migration), followed"
+# The restart above took the lease at epoch 3.
+kill -KILL "$QP_SERVER_PID"
+wait "$QP_SERVER_PID" 2>/dev/null
+for ((i = 0; i < 600; i++)); do grep -q "lease began again" "$QP_T/qnoded-n1.log" && break; sleep 0.1; done
+grep "lease began again" "$QP_T/qnoded-n1.log" | head -1
+grep -q "only epoch 1, older than 3, for 10s: the store's lease began again; following it" "$QP_T/qnoded-n1.log" ||
+	fail "qnoded never followed the only server left, at the older epoch"
+for ((i = 0; i < 100; i++)); do grep -q "registered with qpoold" <(tail -n 3 "$QP_T/qnoded-n1.log") && break; sleep 0.1; done
+tail -n 3 "$QP_T/qnoded-n1.log" | grep -q "registered with qpoold" || fail "qnoded did not register at epoch 1"
 echo "PASS"
