@@ -44,6 +44,7 @@ struct job {
 	bool adopted;           /* not our child: found in /proc after a restart */
 	json_t *result;         /* once finished, until qpoold acknowledges */
 	bool done_sent;         /* job.done on this connection, reply awaited */
+	bool done_refused;      /* qpoold refused it (logged once); sent again each heartbeat */
 	bool sim;               /* simulated: src is its walltime timer */
 	int64_t sim_wall;       /* simulated: when it started, wall and mono ns */
 	int64_t sim_mono;
@@ -155,8 +156,16 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 		return;
 	}
 	e = (int)wire_int(reply, "errno", 0);
-	log_warn("job %" PRId64 ": qpoold refused job.done: %s", jobid,
-		 wire_str(reply, "error") ?: "(no reason given)");
+	if (!j->done_refused || e == ENOENT || e == ESRCH)
+		log_warn("job %" PRId64 ": qpoold refused job.done: %s%s", jobid,
+			 wire_str(reply, "error") ?: "(no reason given)",
+			 e == ENOENT || e == ESRCH ? "" : "; sent again at each heartbeat");
+	/* Any other refusal (the store's commit failed: its connection
+	 * lost while PostgreSQL fails over) keeps the result, and
+	 * jobs_results_send sends it again at the next heartbeat: without
+	 * that, it waited for the next registration, which may never come,
+	 * and the job stayed running (t-ha-pg-promote). */
+	j->done_refused = true;
 	if (e == ENOENT || e == ESRCH) {
 		/* qpoold has no such job: nobody will ever want these files. */
 		if (!nd->simulated)

@@ -56,6 +56,9 @@ struct link {
 	uint64_t next_id;
 	struct wirebuf in, out;
 	struct link_req *reqs;   /* awaiting replies, oldest last */
+	int64_t epoch;           /* the highest lease epoch a server registered this node at */
+	int64_t lower_since;     /* monotonic ns since only lower epochs answer; 0: none */
+	json_t *early;           /* [op, stamp] pairs sent before the registration's reply */
 };
 
 static void link_retry_schedule(struct link *l);
@@ -82,9 +85,18 @@ static void link_advance(struct link *l)
 {
 	struct transport_servers list;
 	struct error err;
-	size_t n = transport_servers_of(l->nd->config, &list, &err) < 0 ? 1 : list.n;
+	bool listed = transport_servers_of(l->nd->config, &list, &err) >= 0;
+	size_t n = listed ? list.n : 1;
 
 	if (l->follow) {
+		/* The active a standby named is in the list: the walk goes on
+		 * after it, not after the standby. The server after the one
+		 * lost is likeliest the next active (every standby names it),
+		 * and entries behind are often the dead ones of the last
+		 * failovers, each a connect timeout (t-ha-hosts.sh, (c)). */
+		for (size_t i = 0; listed && i < list.n; i++)
+			if (strcmp(list.addr[i], l->follow) == 0)
+				l->cur = i;
 		free(l->follow);
 		l->follow = NULL;
 	}
@@ -114,6 +126,8 @@ static void link_drop(struct link *l)
 		tasks_link_lost(l->nd->tasks);
 	l->state = LINK_DOWN;
 	l->reqs = NULL;
+	/* Sent by a server whose registration never completed: not obeyed. */
+	json_array_clear(l->early);
 	while (reqs) {
 		struct link_req *q = reqs;
 
@@ -230,6 +244,10 @@ static void link_heartbeat_reply(struct noded *nd, const json_t *reply, int64_t 
 {
 	if (reply && !wire_bool(reply, "ok", 0))
 		log_warn("qpoold refused a heartbeat: %s", wire_str(reply, "error") ?: "(no reason given)");
+	/* Results qpoold refused to record (a failed commit) go again; those
+	 * awaiting a reply are not sent twice. */
+	else if (reply)
+		jobs_results_send(nd->jobs);
 }
 
 static void link_heartbeat_arm(struct link *l)
@@ -252,12 +270,80 @@ static int link_on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static void link_op(struct link *l, const char *op, json_t *msg, int64_t stamp)
+{
+	if (strcmp(op, "job.launch") == 0)
+		jobs_launch(l->nd->jobs, msg, stamp);
+	else if (strcmp(op, "job.signal") == 0)
+		jobs_signal(l->nd->jobs, msg);
+	else if (strncmp(op, "task.", 5) == 0)
+		tasks_link_frame(l->nd->tasks, op, msg);
+	else
+		log_warn("qpoold sent unknown op \"%s\": ignored", op);
+}
+
+/* The ops a server sent while registering this node (the kills of its
+ * reconcile come before its reply), now that its epoch is known good. */
+static void link_early_run(struct link *l)
+{
+	json_t *early = l->early, *pair;
+	size_t i;
+
+	l->early = json_array();
+	if (!l->early) {
+		l->early = early;   /* out of memory: they are dropped */
+		json_array_clear(early);
+		return;
+	}
+	json_array_foreach(early, i, pair) {
+		json_t *msg = json_array_get(pair, 0);
+
+		link_op(l, wire_str(msg, "op"), msg, (int64_t)json_integer_value(json_array_get(pair, 1)));
+	}
+	json_decref(early);
+}
+
+/* A lower epoch that lasts is a store whose lease began again (qpoold
+ * --migrate starts it at 1), not a deposed server: one of those steps
+ * down within its lease and then answers as a standby. After twice
+ * node_timeout of nothing but lower epochs the node follows it. */
+static bool link_epoch_began_again(struct link *l, int64_t epoch)
+{
+	int64_t now = time_mono_ns();
+	int64_t limit = 2 * (int64_t)l->nd->config->node_timeout * NSEC_PER_SEC;
+
+	if (!l->lower_since) {
+		struct transport_servers list;
+
+		/* Once until the node registers again: it retries often. */
+		log_warn("qpoold at %s registered this node at epoch %lld, older than epoch %lld: "
+			 "a deposed server, not obeyed", link_where(l, &list), (long long)epoch,
+			 (long long)l->epoch);
+		l->lower_since = now;
+	}
+	if (now - l->lower_since < limit)
+		return false;
+	log_warn("only epoch %lld, older than %lld, for %llus: the store's lease began again; following it",
+		 (long long)epoch, (long long)l->epoch, (unsigned long long)(limit / NSEC_PER_SEC));
+	l->epoch = epoch;
+	return true;
+}
+
 static void link_register_reply(struct noded *nd, const json_t *reply, int64_t arg)
 {
 	struct link *l = nd->link;
 
 	if (!reply)
 		return;
+	if (wire_bool(reply, "ok", 0) && wire_int(reply, "epoch", 0) < l->epoch &&
+	    !link_epoch_began_again(l, wire_int(reply, "epoch", 0))) {
+		/* A server at an older epoch than one this node registered with
+		 * was deposed, whether it knows yet or not: what it sent (a
+		 * reconcile's kill, a launch) is dropped unread, and the next
+		 * server is tried (docs/HA.md, "Nodes follow the newest epoch"). */
+		link_lost(l, "a deposed server");
+		return;
+	}
 	if (!wire_bool(reply, "ok", 0)) {
 		/* e.g. the name is still held by a connection qpoold has not
 		 * yet seen die: keep trying, quietly after the first time. */
@@ -271,6 +357,10 @@ static void link_register_reply(struct noded *nd, const json_t *reply, int64_t a
 		return;
 	}
 	l->state = LINK_UP;
+	l->lower_since = 0;
+	if (wire_int(reply, "epoch", 0) > l->epoch)
+		l->epoch = wire_int(reply, "epoch", 0);
+	link_early_run(l);
 	l->outage_logged = false;
 	l->impostor_logged = false;
 	l->standby_logged = false;
@@ -373,14 +463,16 @@ static void link_dispatch(struct link *l, json_t *msg, int64_t stamp)
 		return;
 	}
 	if (op) {
-		if (strcmp(op, "job.launch") == 0)
-			jobs_launch(l->nd->jobs, msg, stamp);
-		else if (strcmp(op, "job.signal") == 0)
-			jobs_signal(l->nd->jobs, msg);
-		else if (strncmp(op, "task.", 5) == 0)
-			tasks_link_frame(l->nd->tasks, op, msg);
-		else
-			log_warn("qpoold sent unknown op \"%s\": ignored", op);
+		/* Before the registration's reply, the server's epoch is not
+		 * known: its ops wait for it (link_register_reply). */
+		if (l->state == LINK_REGISTERING) {
+			json_t *pair = json_pack("[O, I]", msg, (json_int_t)stamp);
+
+			if (!pair || json_array_append_new(l->early, pair) < 0)
+				log_warn("out of memory: \"%s\" from qpoold dropped", op);
+			return;
+		}
+		link_op(l, op, msg, stamp);
 		return;
 	}
 	/* A reply: match it to its request. */
@@ -663,6 +755,11 @@ int link_create(struct noded *nd, struct link **ret)
 	l->nd = nd;
 	l->fd = -1;
 	l->retry_us = RETRY_FIRST_US;
+	l->early = json_array();
+	if (!l->early) {
+		free(l);
+		return -ENOMEM;
+	}
 	/* Accuracy 1 ms: sd-event's default (0 = 250 ms) would stretch the
 	 * 0.2 s retry. */
 	r = sd_event_add_time_relative(nd->event, &l->retry, CLOCK_MONOTONIC, 0, 1000,
@@ -696,6 +793,7 @@ void link_destroy(struct link *l)
 	sd_event_source_disable_unref(l->heartbeat);
 	sd_event_source_disable_unref(l->deadline);
 	free(l->follow);
+	json_decref(l->early);
 	if (l->nd && l->nd->link == l)
 		l->nd->link = NULL;
 	free(l);

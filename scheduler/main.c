@@ -91,7 +91,7 @@ static int on_sighup(sd_event_source *src, const struct signalfd_siginfo *si, vo
 /* One server from creation to the end of its loop: returns the loop's
  * exit code (SERVER_EXIT_STEPPED_DOWN: it lost the lease and a fresh
  * standby follows), or -errno when it could not start. */
-static int serve(struct config *config, bool first)
+static int serve(struct config *config, bool first, bool quiet)
 {
 	struct server *server = NULL;
 	sd_event *event = NULL;
@@ -108,7 +108,8 @@ static int serve(struct config *config, bool first)
 	}
 	r = server_create(event, config, &server, &err);
 	if (r < 0) {
-		log_err("%s", err.text);
+		if (!quiet)
+			log_err("%s", err.text);
 		goto done;
 	}
 	/* A NULL handler makes the loop exit on the signal. */
@@ -176,11 +177,31 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* A server that lost the lease is dropped whole, in-memory state and
 	 * connections, and a fresh one starts as a standby. */
-	for (bool first = true;; first = false) {
-		r = serve(config, first);
+	for (bool first = true, retrying = false;; first = false) {
+		r = serve(config, first, retrying);
 		config = NULL;
-		if (r != SERVER_EXIT_STEPPED_DOWN)
+		/* A server that stepped down was cut off from the store, often:
+		 * the fresh standby may not reach it yet. It tries again each
+		 * second (the store's connect_timeout adds to that) until it
+		 * does, rather than exit and leave the host without a standby
+		 * once the link is back (t-ha-hosts.sh, (c)). */
+		if (r < 0 && (retrying || !first)) {
+			const struct timespec pause = { .tv_sec = 1 };
+
+			if (!retrying)
+				log_warn("cannot start again as a standby; trying each second");
+			retrying = true;
+			int sig = sigtimedwait(&mask, NULL, &pause);
+
+			if (sig == SIGTERM || sig == SIGINT) {
+				r = 0;
+				break;
+			}
+		} else if (r != SERVER_EXIT_STEPPED_DOWN) {
 			break;
+		} else {
+			retrying = false;
+		}
 		r = config_load(config_path(arg_config), &config, &err);
 		if (r < 0) {
 			log_err("%s", err.text);

@@ -483,7 +483,9 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 			done_queue(c, 0, wire_int(r, "jobid", 0), wire_int(r, "dispatch", 0), r);
 	log_info("node %s up: cpus %s, %u GPUs, cgroup %s%s", name, cpus, n->n_gpus, n->cgroup,
 		 n->rt ? ", realtime" : "");
-	conn_reply_ok(c, req_id, NULL);
+	/* The lease's epoch: a node obeys no server at an older one than it
+	 * registered with (docs/HA.md, "Nodes follow the newest epoch"). */
+	conn_reply_ok(c, req_id, json_pack("{s:I}", "epoch", (json_int_t)lease_epoch(s->lease)));
 	s->sched_dirty = true;
 }
 

@@ -871,11 +871,18 @@ static int load_job(struct job *j, void *userdata)
 		return -EINVAL;
 	}
 	/* Its nodes are down until they register; one that never does within
-	 * node_timeout is lost and the job requeued or failed. */
+	 * twice node_timeout is lost and the job requeued or failed. Twice:
+	 * after a takeover, a node whose link to the old active was cut
+	 * learns it only when its own TCP_USER_TIMEOUT (node_timeout) fires,
+	 * counted from the cut, and then walks its server list, each dead
+	 * entry costing a connect timeout; this server's clock starts a
+	 * lease later. With once, such a node came back seconds too late and
+	 * its running jobs were requeued and killed (t-ha-hosts.sh, (c)). */
 	r = pool_job_add(s->pool, j);
 	for (unsigned i = 0; r == 0 && i < j->n_alloc; i++)
 		if (j->alloc[i].where && !j->alloc[i].where->down_since)
-			j->alloc[i].where->down_since = time_mono_ns();
+			j->alloc[i].where->down_since = time_mono_ns() +
+				(int64_t)s->config->node_timeout * NSEC_PER_SEC;
 	if (r == 0)
 		depend_loaded(s, j);
 

@@ -5,6 +5,10 @@
 # createdb qpool; prints the libpq connection string. qp_pg_stop DIR:
 # pg_ctl stop -m fast (immediate if that does not end it). Debian's own
 # cluster (pg_ctlcluster, the postgresql service) is never touched.
+# On namespaced hosts (hosts.sh), QP_PG_NETNS=PID starts the server in
+# that process's network and UTS namespaces and QP_PG_LISTEN=ADDR/BITS
+# has it listen on ADDR too, trusting that subnet (a test's private one);
+# data and socket stay in DIR.
 
 # qp_pg_bin: the newest installed server's bin directory, or nothing.
 qp_pg_bin() {
@@ -20,11 +24,13 @@ qp_pg_free_port() {
 # As the postgres user when root (initdb refuses root), else as oneself
 # (a package build), in a directory it can enter.
 qp_pg_as() {
-	if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else (cd / && "$@"); fi
+	local ns=()
+	[ -n "${QP_PG_NETNS:-}" ] && ns=(nsenter -t "$QP_PG_NETNS" --net --uts)
+	if [ "$(id -u)" = 0 ]; then (cd / && "${ns[@]}" runuser -u postgres -- "$@"); else (cd / && "${ns[@]}" "$@"); fi
 }
 
 qp_pg_start() {
-	local dir=$1 bin port i
+	local dir=$1 bin port i listen
 	bin=$(qp_pg_bin) || { echo "qp_pg_start: PostgreSQL is not installed" >&2; return 1; }
 	if [ "$(id -u)" = 0 ]; then
 		id postgres >/dev/null 2>&1 || { echo "qp_pg_start: no postgres user" >&2; return 1; }
@@ -36,10 +42,15 @@ qp_pg_start() {
 	chmod o+x "$(dirname "$dir")" 2>/dev/null
 	qp_pg_as "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync -E UTF8 --locale=C.UTF-8 \
 		> "$dir/initdb.log" 2>&1 || { echo "qp_pg_start: initdb failed (see $dir/initdb.log)" >&2; return 1; }
+	listen=
+	if [ -n "${QP_PG_LISTEN:-}" ]; then
+		listen=${QP_PG_LISTEN%/*}
+		printf 'host all all %s trust\n' "$QP_PG_LISTEN" >> "$dir/data/pg_hba.conf"
+	fi
 	for i in 1 2 3; do
 		port=$(qp_pg_free_port)
 		qp_pg_as "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-			-o "-c listen_addresses='' -k $dir -p $port -c fsync=${QP_PG_FSYNC:-on}" \
+			-o "-c listen_addresses='$listen' -k $dir -p $port -c fsync=${QP_PG_FSYNC:-on}" \
 			start > /dev/null 2>&1 && break
 		port=
 	done
