@@ -28,6 +28,7 @@ enum key_type {
 	KEY_STORE,
 	KEY_TEXT,
 	KEY_ADDRS,
+	KEY_GPUS,
 };
 
 enum key_section {
@@ -80,6 +81,7 @@ static const struct key keys[] = {
 	{ SEC_NODE, "mem_reserve", KEY_SIZE, S(mem_reserve), "512M", "memory of a node kept from its jobs, for the system (node group limit = memory - reserve)" },
 	{ SEC_NODE, "tmpdir", KEY_PATH, S(tmpdir), "/var/tmp", "where each job's private TMPDIR is made (pbs.ID.SERVER, removed at the end)" },
 	{ SEC_NODE, "memcg_reclaim_threshold", KEY_UINT, S(memcg_reclaim_threshold), "4096", "cgroup v1: memory cgroups on the host, dying ones included, from which a job's page cache is reclaimed before its group is removed (0: always)" },
+	{ SEC_NODE, "gpus", KEY_GPUS, S(gpus), "auto", "the node's GPUs: device files (globs allowed) separated by blanks, none, or auto (hwloc's GPU devices)" },
 	{ SEC_NODE, "jobs_tmpfs", KEY_BOOL, S(jobs_tmpfs), "no", "mount a tmpfs on the node's jobs directory (its job files in memory)" },
 	{ SEC_QUEUE, "default", KEY_BOOL, Q(is_default), "no", "takes jobs submitted without -q" },
 	{ SEC_QUEUE, "enabled", KEY_BOOL, Q(enabled), "yes", "accepts submissions" },
@@ -275,6 +277,33 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 			r = transport_servers_parse(value, &list, &e);
 			if (r < 0)
 				return error_set(err, r, "%s: %s", k->name, e.text);
+		}
+		strcpy(dst, value);
+		return 0;
+	case KEY_GPUS:
+		/* Globs are qnoded's to expand (its host's /dev): here only
+		 * the shape, so qpoold --check-config catches a typo too. */
+		if (strlen(value) >= PATH_MAX)
+			return error_set(err, -ENAMETOOLONG, "%s: longer than %d characters", k->name, PATH_MAX - 1);
+		if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0) {
+			size_t words = 0;
+
+			for (const char *p = value; *p; ) {
+				size_t len;
+
+				p += strspn(p, " \t");
+				len = strcspn(p, " \t");
+				if (len == 0)
+					break;
+				if (*p != '/')
+					return error_set(err, -EINVAL, "%s = %s: %.*s is not an absolute path "
+							 "(or say auto or none)", k->name, value,
+							 (int)(len > 64 ? 64 : len), p);
+				words++;
+				p += len;
+			}
+			if (words == 0)
+				return error_set(err, -EINVAL, "%s: empty (say none for no GPUs)", k->name);
 		}
 		strcpy(dst, value);
 		return 0;

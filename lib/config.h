@@ -102,6 +102,7 @@ struct config {
 	uint64_t node_pids_max;      /* pids.max of a node's group; 0: 3/4 of kernel.pid_max */
 	uint64_t mem_reserve;        /* bytes of a node's memory kept from its jobs */
 	char tmpdir[PATH_MAX];       /* base of each job's TMPDIR */
+	char gpus[PATH_MAX];         /* "auto", "none", or device files and globs, blank-separated */
 	bool jobs_tmpfs;             /* a tmpfs on state_dir/nodes/<name>/jobs */
 	uint64_t memcg_reclaim_threshold; /* v1: memory cgroups on the host from which a job's
 	                              * page cache is reclaimed before rmdir; 0: always */

@@ -3,8 +3,10 @@
  * node.register carries, what qpoold places and gded fences. */
 #pragma once
 
+#include <jansson.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "parse.h"
 
 #define NODE_GPUS_MAX 64        /* per node: a job's share is a 64-bit mask */
@@ -16,3 +18,33 @@ struct node_gpu {
 	struct cpumask cpus;     /* the CPUs closest to it; empty: unknown */
 	int numa;                /* its NUMA node; -1: unknown */
 };
+
+/* A device number the kernel can hold: major 12 bits, minor 20 (dev_t's
+ * MAJOR/MINOR in linux/kdev_t.h). */
+#define GPU_MAJOR_MAX 4095u
+#define GPU_MINOR_MAX 1048575u
+
+/* node.register's form of gpus[0..n): an array of { index, file, major,
+ * minor, cpus (list, "" unknown), numa (-1 unknown) } (docs/GPUS.md).
+ * NULL when out of memory. */
+json_t *gpu_list_json(const struct node_gpu *gpus, unsigned n);
+
+/* One entry of that array (for the node object, which adds "job"). */
+json_t *gpu_entry_json(const struct node_gpu *g);
+
+/* Reads node.register's gpus (NULL: none) strictly: an array of at most
+ * NODE_GPUS_MAX objects, entry i with index i, an absolute file path
+ * shorter than node_gpu.file, major and minor in range, a cpus list
+ * within node_cpus (when not NULL) and numa -1..1023. Returns 0 with
+ * *ret (malloc'd, NULL when none) and *ret_n; -EINVAL with err naming
+ * the entry and the field; -ENOMEM. */
+int gpu_list_parse(const json_t *arr, const struct cpumask *node_cpus, struct node_gpu **ret,
+		   unsigned *ret_n, struct error *err);
+
+/* The launch spec's gpus: { index, file, major, minor } of the GPUs whose
+ * indices are in launch (job.launch's gpus array), and gpus_node: { major,
+ * minor } of all n. -EINVAL with err naming an index the node does not
+ * have (or a duplicate, or not an array of integers); 0 with both arrays
+ * (*ret_gpus NULL when launch is NULL: the job has none). */
+int gpu_spec_json(const struct node_gpu *gpus, unsigned n, const json_t *launch, json_t **ret_gpus,
+		  json_t **ret_node, struct error *err);

@@ -205,7 +205,8 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 		       json_t **ret, struct error *err)
 {
 	char path[PATH_MAX];
-	json_t *spec = NULL, *cg = NULL, *groups = NULL, *times;
+	json_t *spec = NULL, *cg = NULL, *groups = NULL, *times, *gpus = NULL, *gpus_node = NULL;
+	struct error gerr;
 	const char *name;
 	long long jobid;
 	int r;
@@ -226,6 +227,14 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 		return error_set(err, -EINVAL, "job %lld: uid %u is %s here, not %s", jobid,
 				 (unsigned)user->uid, user->name, name ? name : "(no user)");
 
+	/* The job's GPUs are the node's: an index it does not have fails
+	 * the job here, before any file is made. */
+	r = gpu_spec_json(node->gpus, node->n_gpus, json_object_get(job, "gpus"), &gpus, &gpus_node, &gerr);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			goto done;
+		return error_set(err, r, "job %lld: %s", jobid, gerr.text);
+	}
 	spec = json_deep_copy(job);
 	cg = json_object();
 	groups = spec_groups(user, (gid_t)wire_int(job, "gid", -1));
@@ -265,7 +274,9 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 	if (r < 0)
 		goto done;
 	if (json_object_set(spec, "cgroup", cg) < 0 ||
-	    json_object_set(spec, "groups", groups) < 0) {
+	    json_object_set(spec, "groups", groups) < 0 ||
+	    (gpus && json_object_set(spec, "gpus", gpus) < 0) ||
+	    (node->n_gpus && json_object_set(spec, "gpus_node", gpus_node) < 0)) {
 		r = -ENOMEM;
 		goto done;
 	}
@@ -287,6 +298,8 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 done:
 	if (r == -ENOMEM)
 		error_set(err, r, "out of memory building the spec");
+	json_decref(gpus);
+	json_decref(gpus_node);
 	json_decref(groups);
 	json_decref(cg);
 	json_decref(spec);

@@ -518,6 +518,8 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		.tmpdir = nd->config->tmpdir,
 		.cgroup_parent = nd->cgroup_parent,
 		.reclaim_threshold = reclaim_threshold(nd),
+		.gpus = nd->gpus,
+		.n_gpus = nd->n_gpus,
 	};
 	struct error err = { "" };
 	char path[PATH_MAX], reason[300];

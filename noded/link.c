@@ -306,7 +306,7 @@ static json_t *link_register_msg(struct noded *nd, int fd)
 	char cpus[4096], addr[INET_ADDRSTRLEN];
 
 	cpumask_format(&t->cpus, cpus, sizeof(cpus));
-	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s*, s:s, s:b, s:s, s:o, s:o, s:s*}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s*, s:s, s:b, s:s, s:o, s:o, s:s*, s:o*}",
 			 "op", "node.register", "name", nd->name, "cpus", cpus, "mems", t->mems,
 			 "topology", "packages", (int)t->packages, "numa", (int)t->numa,
 			 "cores", (int)t->cores, "pus", (int)t->pus, "mem", (json_int_t)t->mem,
@@ -314,7 +314,8 @@ static json_t *link_register_msg(struct noded *nd, int fd)
 			 "cgroup", cgroup_mode_name(nd->cgroup_mode), "rt", nd->rt,
 			 "rt_reason", nd->rt_reason, "running", jobs_running_json(nd->jobs),
 			 "results", jobs_results_json(nd->jobs),
-			 "addr", link_local_addr(fd, addr, sizeof(addr)) == 0 ? addr : NULL);
+			 "addr", link_local_addr(fd, addr, sizeof(addr)) == 0 ? addr : NULL,
+			 "gpus", nd->n_gpus ? gpu_list_json(nd->gpus, nd->n_gpus) : NULL);
 }
 
 /* A standby's reply (docs/PROTOCOL.md, "Standby, and the client's

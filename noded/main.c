@@ -153,6 +153,19 @@ static int topology_setup(struct noded *nd, struct error *err)
 	r = topo_node_describe(topo, wantp, &nd->topo, err);
 	if (r < 0)
 		goto done;
+	/* GPUs and their locality: an I/O topology of their own (docs/GPUS.md). */
+	if (strcmp(nd->config->gpus, "none") != 0) {
+		hwloc_topology_t io = NULL;
+
+		r = gpus_topology_load(&io);
+		if (r < 0)
+			log_warn("cannot load the I/O topology (%s): GPU locality unknown", strerror(-r));
+		r = gpus_find(nd->config->gpus, "/dev", io, &nd->topo.cpus, &nd->gpus, &nd->n_gpus, err);
+		if (io)
+			hwloc_topology_destroy(io);
+		if (r < 0)
+			goto done;
+	}
 	/* Last: it cuts the topology down to the node. */
 	r = topo_node_xml(topo, &nd->topo.cpus, &nd->topo_xml);
 	if (r < 0)
@@ -526,6 +539,13 @@ int main(int argc, char **argv)
 		 nd.topo.pus, (unsigned long long)(nd.topo.mem >> 20),
 		 cgroup_mode_name(nd.cgroup_mode), nd.rt ? "yes" : "no",
 		 nd.rt ? "" : ": ", nd.rt_reason);
+	for (unsigned i = 0; i < nd.n_gpus; i++) {
+		char gcpus[4096];
+
+		cpumask_format(&nd.gpus[i].cpus, gcpus, sizeof(gcpus));
+		log_info("GPU %u: %s (%u:%u), NUMA node %d, cpus %s", i, nd.gpus[i].file, nd.gpus[i].major,
+			 nd.gpus[i].minor, nd.gpus[i].numa, gcpus[0] ? gcpus : "unknown");
+	}
 
 	r = jobs_create(&nd, &nd.jobs);
 	if (r < 0) {
@@ -583,6 +603,7 @@ done:
 		close(nd.jobs_dirfd);
 	noded_cgroup_unlock(&nd);
 	free(nd.topo_xml);
+	free(nd.gpus);
 	config_destroy(config);
 	return status;
 }

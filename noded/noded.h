@@ -15,6 +15,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "error.h"
+#include "gpu.h"
 #include "parse.h"
 
 #define NODED_NAME_MAX 64
@@ -57,6 +58,24 @@ int topo_node_xml(hwloc_topology_t topo, const struct cpumask *cpus, char **ret)
  * hwloc's v1 format, which hwloc 1.x and 2.x both read. -errno. */
 int topo_ranks_xml_write(const char *path);
 
+/* ---- GPUs (gpus.c) ---- */
+
+/* Loads the machine's topology with its I/O devices (hwloc's important
+ * ones: GPUs among them), for gpus_find. -errno. */
+int gpus_topology_load(hwloc_topology_t *ret);
+
+/* The node's GPUs from conf ([node] gpus, docs/GPUS.md): "none"; "auto",
+ * topo's OS devices nvidiaN and renderDN that are character devices at
+ * dev_root/nvidiaN and dev_root/dri/renderDN; or blank-separated files
+ * and glob(3) patterns, each a character device. Each gets its index in
+ * that order, its device number, and the locality of topo's OS device of
+ * its basename (topo may be NULL: unknown), its CPUs within node_cpus.
+ * 0 with *ret (malloc'd, NULL when none) and *ret_n; -errno with err a
+ * line naming the file: not a character device, a glob that matches
+ * nothing, the same device twice, more than NODE_GPUS_MAX. */
+int gpus_find(const char *conf, const char *dev_root, hwloc_topology_t topo, const struct cpumask *node_cpus,
+	      struct node_gpu **ret, unsigned *ret_n, struct error *err);
+
 /* ---- node-local job files (jobfiles.c) ---- */
 
 /* The passwd facts a spec needs. */
@@ -91,6 +110,8 @@ struct spec_node {
 	const char *cgroup_parent;  /* "qpool/<name>" */
 	unsigned reclaim_threshold; /* [node] memcg_reclaim_threshold */
 	const char *tmpdir;         /* [node] tmpdir: base of each job's TMPDIR */
+	const struct node_gpu *gpus; /* the node's GPUs (gpus_find), n_gpus of them */
+	unsigned n_gpus;
 };
 
 /* "<jobs_dir>/<id>.<ext>" into buf (PATH_MAX). */
@@ -99,9 +120,12 @@ void jobfile_path(const char *jobs_dir, int64_t jobid, const char *ext, char *bu
 /* Builds the launch spec (docs/PROTOCOL.md) from a job.launch object: a
  * copy of job plus home, shell, groups, node, script (the .sh path),
  * nodefile, result, ctl (gded's control socket), task_socket (when
- * node->node_dir is set), cgroup and times.launch. user is the passwd entry of
+ * node->node_dir is set), cgroup and times.launch; job's gpus (node
+ * indices) become the GPUs' { index, file, major, minor }, and a node
+ * with GPUs adds gpus_node (docs/GPUS.md). user is the passwd entry of
  * the job's uid. -EINVAL with err set when job lacks a positive jobid,
- * uid, gid or a script string, or when its user is not user->name. */
+ * uid, gid or a script string, when its user is not user->name, or when
+ * its gpus name a GPU the node does not have. */
 int jobfile_spec_build(const json_t *job, const struct user_info *user,
 		       const struct spec_node *node, int64_t launch,
 		       json_t **ret, struct error *err);
@@ -244,6 +268,8 @@ struct noded {
 	struct node_topo topo;
 	char *topo_xml;                 /* topo_node_xml's, for node.register; a
 	                                 * simulated node's synthetic text */
+	struct node_gpu *gpus;          /* gpus_find's; NULL: none */
+	unsigned n_gpus;
 	bool simulated;                 /* jobs only wait their walltime */
 	enum cgroup_mode cgroup_mode;
 	char cgroup_parent[PATH_MAX];   /* <config cgroup_parent>/<name> */

@@ -40,6 +40,18 @@ static int row_node(const struct jobstore_node *r, void *ud)
 	n->rt = r->rt;
 	json_decref(n->topology);
 	n->topology = r->topology ? json_loads(r->topology, 0, NULL) : NULL;
+	/* The node's GPUs ride in the topology text (no schema change): a
+	 * server that just started knows them before the node is back. An
+	 * entry that does not check out leaves the node without GPUs until
+	 * it registers. */
+	if (json_is_object(n->topology) && json_object_get(n->topology, "gpus")) {
+		struct node_gpu *gpus;
+		unsigned n_gpus;
+
+		if (gpu_list_parse(json_object_get(n->topology, "gpus"), &cpus, &gpus, &n_gpus, NULL) == 0)
+			pool_node_gpus_set(n, gpus, n_gpus);
+		json_object_del(n->topology, "gpus");
+	}
 	n->t_register = r->t_register;
 	free(n->stored);
 	n->stored = row_key(r);
@@ -79,8 +91,19 @@ static int node_write(struct jobstore *js, struct node *n, int64_t now, char **r
 
 	*ret_key = NULL;
 	cpumask_format(&n->cpus, cpus, sizeof(cpus));
-	if (n->topology && !(topology = json_dumps(n->topology, JSON_COMPACT | JSON_SORT_KEYS)))
+	if (n->n_gpus) {
+		/* The topology text as stored carries the GPUs (row_node). */
+		json_t *t = n->topology ? json_copy(n->topology) : json_object();
+
+		if (!t || json_object_set_new(t, "gpus", gpu_list_json(n->gpus, n->n_gpus)) < 0 ||
+		    !(topology = json_dumps(t, JSON_COMPACT | JSON_SORT_KEYS))) {
+			json_decref(t);
+			return -ENOMEM;
+		}
+		json_decref(t);
+	} else if (n->topology && !(topology = json_dumps(n->topology, JSON_COMPACT | JSON_SORT_KEYS))) {
 		return -ENOMEM;
+	}
 	r.topology = topology;
 	key = row_key(&r);
 	if (!key) {

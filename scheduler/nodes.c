@@ -387,6 +387,8 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	json_t *running = json_object_get(msg, "running");
 	json_t *results = json_object_get(msg, "results");
 	json_t *topology = json_object_get(msg, "topology");
+	struct node_gpu *gpus = NULL;
+	unsigned n_gpus = 0;
 	struct cpumask mask;
 	struct in_addr in;
 	const char *hwloc;
@@ -411,6 +413,13 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	}
 	if (n->link) {
 		conn_reply_err(c, req_id, EEXIST, "node %s is already registered", name);
+		return;
+	}
+	/* Checked before anything of the node changes: a bad entry refuses
+	 * the whole registration (docs/GPUS.md). */
+	if (gpu_list_parse(json_object_get(msg, "gpus"), &mask, &gpus, &n_gpus, &err) < 0) {
+		log_warn("node %s: registration refused: %s", name, err.text);
+		conn_reply_err(c, req_id, EINVAL, "node.register: %s", err.text);
 		return;
 	}
 	hwloc = wire_str(msg, "hwloc");
@@ -442,6 +451,7 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	json_decref(n->topology);
 	n->topology = json_is_object(topology) ? json_incref(topology) : NULL;
 	n->rt = wire_bool(msg, "rt", 0);
+	pool_node_gpus_set(n, gpus, n_gpus);
 	/* Only a dotted IPv4 that is not a loopback one (node_link_addr). */
 	n->addr[0] = '\0';
 	if (addr && inet_pton(AF_INET, addr, &in) == 1 && (ntohl(in.s_addr) >> 24) != 127)
@@ -469,7 +479,8 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	json_array_foreach(results, i, r)
 		if (json_is_object(r))
 			done_queue(c, 0, wire_int(r, "jobid", 0), wire_int(r, "dispatch", 0), r);
-	log_info("node %s up: cpus %s, cgroup %s%s", name, cpus, n->cgroup, n->rt ? ", realtime" : "");
+	log_info("node %s up: cpus %s, %u GPUs, cgroup %s%s", name, cpus, n->n_gpus, n->cgroup,
+		 n->rt ? ", realtime" : "");
 	conn_reply_ok(c, req_id, NULL);
 	s->sched_dirty = true;
 }

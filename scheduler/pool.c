@@ -113,6 +113,7 @@ void pool_destroy(struct pool *p)
 		free(nd->rt_reason);
 		free(nd->drain_reason);
 		free(nd->stored);
+		free(nd->gpus);
 		json_decref(nd->topology);
 		free(nd);
 	}
@@ -840,6 +841,7 @@ int pool_node_remove(struct pool *p, struct node *n)
 	free(n->rt_reason);
 	free(n->drain_reason);
 	free(n->stored);
+	free(n->gpus);
 	json_decref(n->topology);
 	free(n);
 	return 0;

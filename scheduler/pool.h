@@ -140,6 +140,15 @@ void pool_topology_put(struct pool *p, hwloc_topology_t topo);
 /* The allocation entries on n (then e->nnext, e->job the job), newest
  * first; an entry leaves the list when its job is released or removed. */
 struct alloc_entry *pool_node_jobs(const struct node *n);
+/* A node's GPUs (node-gpus.c): takes gpus (malloc'd, n_gpus of them,
+ * NULL when none) in place of n's; gpus_free is all of them but those
+ * n's running entries hold. */
+void pool_node_gpus_set(struct node *n, struct node_gpu *gpus, unsigned n_gpus);
+/* The node object's gpus: node.register's entries, each held one with
+ * "job", its holder's id. NULL when out of memory. */
+json_t *pool_node_gpus_json(const struct node *n);
+/* Free GPUs of n. */
+unsigned pool_node_gpus_free(const struct node *n);
 /* Most CPUs any known node has; 0 with no node. */
 unsigned pool_node_max_cpus(const struct pool *p);
 /* Forgets n (qmgr delete node): unlinked and freed. -EBUSY while it is

@@ -45,6 +45,7 @@ static void test_defaults_and_comments(void)
 	CU_ASSERT_EQUAL(c->node_pids_max, 0);
 	CU_ASSERT_EQUAL(c->mem_reserve, 512ULL << 20);
 	CU_ASSERT_EQUAL(c->memcg_reclaim_threshold, 4096);
+	CU_ASSERT_STRING_EQUAL(c->gpus, "auto");
 	/* An empty section is a queue with every default. */
 	q = config_queue(c, "empty");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
@@ -91,6 +92,9 @@ static void test_errors(void)
 		{ "[node]\ncgroup_parent = q/.rt\n", ":2: cgroup_parent = q/.rt: a relative path" },
 		{ "[node]\ncgroup_parent = a b\n", ":2: cgroup_parent = a b: a relative path" },
 		{ "[server]\nstore = mysql\n", ":2: store = mysql: not sqlite or postgresql" },
+		{ "[node]\ngpus = nvidia0\n", ":2: gpus = nvidia0: nvidia0 is not an absolute path" },
+		{ "[node]\ngpus = /dev/nvidia0 dev/nvidia1\n", ":2: gpus = /dev/nvidia0 dev/nvidia1: dev/nvidia1 is not" },
+		{ "[node]\ngpus = \n", ":2: gpus: empty (say none" },
 		{ "[server]\nstore = postgresql\n", ": [server] store = postgresql needs store_dsn" },
 	};
 
@@ -105,6 +109,25 @@ static void test_errors(void)
 		if (!strstr(err.text, cases[i].want))
 			fprintf(stderr, "\n  case %zu: got '%s', want '...%s...'", i, err.text, cases[i].want);
 		CU_ASSERT_PTR_NOT_NULL(strstr(err.text, cases[i].want));
+		unit_tmpdir_remove(dir);
+	}
+}
+
+/* [node] gpus: auto, none, or absolute paths (globs are qnoded's). */
+static void test_gpus_values(void)
+{
+	static const char *const good[] = { "auto", "none", "/dev/nvidia0", "/dev/nvidia[0-3]  /dev/dri/renderD*" };
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct config *c = NULL;
+		struct error err = { { 0 } };
+		char text[256], *dir;
+
+		snprintf(text, sizeof(text), "[node]\ngpus = %s\n", good[i]);
+		CU_ASSERT_EQUAL(load_text(text, &c, &err, &dir), 0);
+		if (c)
+			CU_ASSERT_STRING_EQUAL(c->gpus, good[i]);
+		config_destroy(c);
 		unit_tmpdir_remove(dir);
 	}
 }
@@ -225,6 +248,7 @@ static void test_sample_lists_every_key(void)
 static const struct unit_test config_tests[] = {
 	{ "defaults_and_comments", test_defaults_and_comments },
 	{ "errors", test_errors },
+	{ "gpus_values", test_gpus_values },
 	{ "example_and_path", test_example_and_path },
 	{ "man_page_documents_every_key", test_man_page_documents_every_key },
 	{ "sample_lists_every_key", test_sample_lists_every_key },

@@ -488,8 +488,59 @@ static void test_launch(void)
 	unit_tmpdir_remove(dir);
 }
 
+/* job.launch's gpus (node indices) become the spec's GPUs with their
+ * device numbers, and gpus_node lists every GPU of the node; an index
+ * the node does not have fails the spec in one line (docs/GPUS.md). */
+static void test_spec_gpus(void)
+{
+	static const struct node_gpu gpus[2] = {
+		{ .index = 0, .file = "/dev/nvidia0", .major = 195, .minor = 0, .numa = 0 },
+		{ .index = 1, .file = "/dev/nvidia1", .major = 195, .minor = 1, .numa = 1 },
+	};
+	struct spec_node with_gpus = test_node;
+	json_t *job = launch_job(), *spec = NULL;
+	struct error err = { "" };
+	char *text;
+
+	/* A node without GPUs, a job without: the spec has neither key. */
+	CU_ASSERT_EQUAL_FATAL(jobfile_spec_build(job, &test_user, &test_node, 300, &spec, &err), 0);
+	CU_ASSERT_PTR_NULL(json_object_get(spec, "gpus"));
+	CU_ASSERT_PTR_NULL(json_object_get(spec, "gpus_node"));
+	json_decref(spec);
+
+	with_gpus.gpus = gpus;
+	with_gpus.n_gpus = 2;
+	spec = NULL;
+	CU_ASSERT_EQUAL_FATAL(jobfile_spec_build(job, &test_user, &with_gpus, 300, &spec, &err), 0);
+	CU_ASSERT_PTR_NULL(json_object_get(spec, "gpus"));
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(spec, "gpus_node")), 2);
+	json_decref(spec);
+
+	json_object_set_new(job, "gpus", json_pack("[i]", 1));
+	spec = NULL;
+	CU_ASSERT_EQUAL_FATAL(jobfile_spec_build(job, &test_user, &with_gpus, 300, &spec, &err), 0);
+	text = json_dumps(json_object_get(spec, "gpus"), JSON_COMPACT | JSON_SORT_KEYS);
+	CU_ASSERT_STRING_EQUAL(text, "[{\"file\":\"/dev/nvidia1\",\"index\":1,\"major\":195,\"minor\":1}]");
+	free(text);
+	text = json_dumps(json_object_get(spec, "gpus_node"), JSON_COMPACT | JSON_SORT_KEYS);
+	CU_ASSERT_STRING_EQUAL(text, "[{\"major\":195,\"minor\":0},{\"major\":195,\"minor\":1}]");
+	free(text);
+	json_decref(spec);
+
+	json_object_set_new(job, "gpus", json_pack("[i, i]", 0, 2));
+	spec = NULL;
+	CU_ASSERT_EQUAL(jobfile_spec_build(job, &test_user, &with_gpus, 300, &spec, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "job 42: GPU 2: this node has only 2 GPUs");
+	CU_ASSERT_PTR_NULL(spec);
+	CU_ASSERT_EQUAL(jobfile_spec_build(job, &test_user, &test_node, 300, &spec, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "job 42: GPU 0: this node has 0 GPUs");
+	CU_ASSERT_PTR_NULL(spec);
+	json_decref(job);
+}
+
 static const struct unit_test noded_files_tests[] = {
 	{ "spec_build", test_spec_build },
+	{ "spec_gpus", test_spec_gpus },
 	{ "write", test_write },
 	{ "result", test_result },
 	{ "ids_and_remove", test_ids_and_remove },

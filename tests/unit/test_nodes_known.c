@@ -151,7 +151,75 @@ static void test_restart_fit(void)
 	jobstore_close(js);
 }
 
+/* A node's GPUs ride in its stored topology text: a new server's pool
+ * has them (all free, locality kept) before the node is back, and the
+ * node object's topology does not show them twice. */
+static void test_gpus_kept(void)
+{
+	struct node_gpu *g = calloc(2, sizeof(*g));
+	struct jobstore *js;
+	struct pool *p;
+	struct error err;
+	struct node *n;
+	json_t *arr;
+	char *text;
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	n = node_registered(p, "g1", "0-3");
+	for (unsigned i = 0; i < 2; i++) {
+		g[i].index = i;
+		snprintf(g[i].file, sizeof(g[i].file), "/dev/nvidia%u", i);
+		g[i].major = 195;
+		g[i].minor = i;
+		g[i].numa = (int)i;
+	}
+	cpumask_parse("2-3", &g[1].cpus);
+	pool_node_gpus_set(n, g, 2);
+	CU_ASSERT_EQUAL(n->gpus_free, 3);
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "local", 100), 1);
+	CU_ASSERT_PTR_NULL(json_object_get(n->topology, "gpus"));
+	/* The same GPUs again: nothing written. */
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "local", 200), 0);
+	pool_destroy(p);
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	CU_ASSERT_EQUAL(nodes_known_load(js, p), 0);
+	n = pool_node_find(p, "g1");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	CU_ASSERT_FALSE(n->back);
+	CU_ASSERT_EQUAL_FATAL(n->n_gpus, 2);
+	CU_ASSERT_EQUAL(n->gpus_free, 3);
+	CU_ASSERT_STRING_EQUAL(n->gpus[1].file, "/dev/nvidia1");
+	CU_ASSERT_EQUAL(n->gpus[1].minor, 1);
+	CU_ASSERT_EQUAL(n->gpus[1].numa, 1);
+	CU_ASSERT_EQUAL(cpumask_count(&n->gpus[1].cpus), 2);
+	CU_ASSERT_PTR_NULL(json_object_get(n->topology, "gpus"));
+	CU_ASSERT_PTR_NOT_NULL(json_object_get(n->topology, "mem"));
+	arr = pool_node_gpus_json(n);
+	text = json_dumps(arr, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(arr);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"file\":\"/dev/nvidia0\""));
+	CU_ASSERT_PTR_NULL(strstr(text, "\"job\""));
+	free(text);
+	/* Registered again unchanged: nothing written. */
+	n->back = true;
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "local", 300), 0);
+	/* Registered with none: written, and a new pool has none. */
+	pool_node_gpus_set(n, NULL, 0);
+	CU_ASSERT_EQUAL(registered_flush(js, p, n, "local", 400), 1);
+	pool_destroy(p);
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	CU_ASSERT_EQUAL(nodes_known_load(js, p), 0);
+	n = pool_node_find(p, "g1");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	CU_ASSERT_EQUAL(n->n_gpus, 0);
+	pool_destroy(p);
+	jobstore_close(js);
+}
+
 static const struct unit_test nodes_known_tests[] = {
+	{ "gpus_kept", test_gpus_kept },
 	{ "save_only_changes", test_save_only_changes },
 	{ "restart_fit", test_restart_fit },
 	{ NULL, NULL },
