@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-devices.h"
 #include "cgroup.h"
 #include "timeutil.h"
 
@@ -34,7 +35,8 @@
 /* v1 hierarchies a job joins, in attach order. cpuacct may be co-mounted
  * with cpu ("cpu,cpuacct"); freezer and pids are used when mounted; cpu
  * when it is a hierarchy of its own (then each job is one CFS entity,
- * however many processes it runs). */
+ * however many processes it runs); devices only for a job whose devices
+ * are fenced (CGROUP_JOB_DEVICES), so other jobs pay nothing for it. */
 enum v1_hier {
 	V1_CPUSET,
 	V1_CPUACCT,
@@ -42,13 +44,14 @@ enum v1_hier {
 	V1_FREEZER,
 	V1_PIDS,
 	V1_CPU,
+	V1_DEVICES,
 	V1_N,
 };
 
 static const char *const v1_names[V1_N] = {
-	"cpuset", "cpuacct", "memory", "freezer", "pids", "cpu",
+	"cpuset", "cpuacct", "memory", "freezer", "pids", "cpu", "devices",
 };
-static const bool v1_required[V1_N] = { true, true, true, false, false, false };
+static const bool v1_required[V1_N] = { true, true, true, false, false, false, false };
 
 /* The group every realtime job joins in the v1 cpu hierarchy, below the
  * first component of the node's parent ("qpool/.rt"). Node names cannot
@@ -682,8 +685,12 @@ static int v1_node_setup(const char *root, const char *parent, const struct cpum
 	char path[PATH_MAX], failed[PATH_MAX] = "", cpulist[4096];
 
 	for (int h = 0; h < V1_N; h++) {
-		int rootfd = v1_hier_open(root, h, path, sizeof(path)), fd;
+		int rootfd, fd;
 
+		/* Made by the first job that fences devices (v1_job_open). */
+		if (h == V1_DEVICES)
+			continue;
+		rootfd = v1_hier_open(root, h, path, sizeof(path));
 		if (rootfd == -ENOENT && !v1_required[h])
 			continue;
 		if (rootfd < 0)
@@ -786,6 +793,22 @@ static int v1_spare_take(struct cgroup_job *job, int h)
 	return -ENOENT;
 }
 
+/* Makes <root>/devices/<parent> (mkdir -p: several jobs may race, each
+ * mkdir is atomic) and opens it; -errno with err. */
+static int v1_devices_parent(const char *root, const char *parent, struct error *err)
+{
+	char path[PATH_MAX], failed[PATH_MAX] = "";
+	int rootfd = v1_hier_open(root, V1_DEVICES, path, sizeof(path)), fd;
+
+	if (rootfd < 0)
+		return rootfd;
+	fd = path_create(rootfd, parent, NULL, NULL, failed, sizeof(failed));
+	close(rootfd);
+	if (fd < 0)
+		return error_set(err, fd, "%s/%s (at %s): %s", path, parent, failed, strerror(-fd));
+	return fd;
+}
+
 static int v1_job_open(struct cgroup_job *job, const char *root, const char *parent,
 		       struct error *err)
 {
@@ -795,6 +818,8 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 	for (int h = 0; h < V1_N; h++) {
 		int n, fd;
 
+		if (h == V1_DEVICES && !job->found && !(job->flags & CGROUP_JOB_DEVICES))
+			continue;
 		n = snprintf(path, sizeof(path), "%s/%s/%s", root, v1_names[h], parent);
 		if (n >= (int)sizeof(path))
 			return error_set(err, -ENAMETOOLONG, "%s: path too long", root);
@@ -802,6 +827,19 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 		if (fd == -ENOENT && h == V1_CPUACCT) {
 			snprintf(path, sizeof(path), "%s/cpu,cpuacct/%s", root, parent);
 			fd = dir_open(AT_FDCWD, path);
+		}
+		/* The node's parent in devices: made by its first job that
+		 * needs it, as node set-up makes the others. */
+		if (fd == -ENOENT && h == V1_DEVICES) {
+			if (job->found)
+				continue;
+			/* A fence asked for cannot be skipped. */
+			if (!is_dir(root, v1_names[h]))
+				return error_set(err, fd, "%s/devices: not mounted, no device fence",
+						 root);
+			fd = v1_devices_parent(root, parent, err);
+			if (fd < 0)
+				return fd;
 		}
 		/* The rare path: tell "not mounted" (fine for freezer, pids,
 		 * cpu) from "node set-up did not run" (an error). */
@@ -833,7 +871,7 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 			continue;
 		}
 		job->parent_fd[h] = fd;
-		fd = job->found || h == V1_MEMORY ? -ENOENT : v1_spare_take(job, h);
+		fd = job->found || h == V1_MEMORY || h == V1_DEVICES ? -ENOENT : v1_spare_take(job, h);
 		if (fd < 0)
 			fd = job_dir_make(job, job->parent_fd[h], job->name);
 		if (fd == -ENOENT && job->found)
@@ -1085,9 +1123,11 @@ static void v1_spare_give(struct cgroup_job *job)
 	}
 	if (k == V1_SPARES)
 		return;
-	/* Down to V1_CPUSET (0): cpuset last. */
+	/* Down to V1_CPUSET (0): cpuset last. Devices is not kept: its rules
+	 * are the job's, and a job without a device fence has no group there. */
 	for (int h = V1_N - 1; h >= 0; h--) {
-		if (h == V1_MEMORY || job->shared[h] || job->parent_fd[h] < 0 || job->fd[h] < 0)
+		if (h == V1_MEMORY || h == V1_DEVICES || job->shared[h] || job->parent_fd[h] < 0 ||
+		    job->fd[h] < 0)
 			continue;
 		if (renameat(job->parent_fd[h], job->name, job->parent_fd[h], spare) == 0)
 			fd_close(&job->fd[h]);
@@ -1682,6 +1722,26 @@ int cgroup_job_configure(struct cgroup_job *job, const struct cgroup_limits *lim
 			 struct error *err)
 {
 	return job->ops->job_configure(job, lim, err);
+}
+
+int cgroup_job_devices_deny(struct cgroup_job *job, const struct cgroup_dev *deny, size_t n,
+			    struct error *err)
+{
+	struct error e = { { 0 } };
+	int r;
+
+	if (n == 0)
+		return 0;
+	if (n > CGROUP_DEVS_MAX)
+		return error_set(err, -E2BIG, "more than %d devices to deny", CGROUP_DEVS_MAX);
+	if (job->ops == &cgroup_v2_ops)
+		return cgroup_devs_v2_attach(job->fd[0], deny, n, err);
+	if (job->fd[V1_DEVICES] < 0)
+		return error_set(err, -EINVAL, "%s has no devices group", job->name);
+	r = cgroup_devs_v1_deny(job->fd[V1_DEVICES], deny, n, &e);
+	if (r < 0)
+		return error_set(err, r, "%s %s", job->name, e.text);
+	return 0;
 }
 
 int cgroup_job_attach(struct cgroup_job *job, pid_t pid)

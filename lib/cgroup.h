@@ -102,7 +102,22 @@ enum cgroup_job_flags {
 	 * joins the shared group "<first>/.rt" (e.g. qpool/.rt) that
 	 * cgroup_node_setup gave RT runtime. No effect elsewhere. */
 	CGROUP_JOB_REALTIME = 1 << 0,
+	/* The job's devices are fenced (cgroup_job_devices_deny): on v1 it
+	 * also gets a group in the devices hierarchy, made for it and removed
+	 * with it, never kept as a spare (a kept one would carry the last
+	 * job's rules). Without it a job pays nothing for devices. No effect
+	 * on v2, where the program attaches to the job's one group. */
+	CGROUP_JOB_DEVICES = 1 << 1,
 };
+
+/* A character device's number, as the fence names it. */
+struct cgroup_dev {
+	unsigned major;
+	unsigned minor;
+};
+#define CGROUP_DEV_MAJOR_MAX 4095u      /* 12 bits (MAJOR of a dev_t) */
+#define CGROUP_DEV_MINOR_MAX 1048575u   /* 20 bits */
+#define CGROUP_DEVS_MAX 64              /* a node's GPUs (NODE_GPUS_MAX) */
 
 /* Creates `<root>/<h>/<parent>/job.<jobid>` in each hierarchy (v1:
  * cpuset, cpuacct, memory, freezer, pids, cpu, skipping freezer, pids and
@@ -130,6 +145,15 @@ int cgroup_job_find(const char *root, enum cgroup_mode mode, const char *parent,
  * memory.swap.max) and pids.max. 0 or -errno with err set. */
 int cgroup_job_configure(struct cgroup_job *job, const struct cgroup_limits *lim,
 			 struct error *err);
+
+/* Denies the group's tasks every access to the character devices
+ * deny[0..n) (n <= CGROUP_DEVS_MAX; 0: nothing to do), before any task
+ * joins: v1 "c MAJ:MIN rwm" in devices.deny of the job's devices group
+ * (the job needs CGROUP_JOB_DEVICES, else -EINVAL); v2 a device program
+ * attached to its group (lib/cgroup-devices.h). An open of such a device
+ * in the group then fails with EPERM. 0 or -errno with err set. */
+int cgroup_job_devices_deny(struct cgroup_job *job, const struct cgroup_dev *deny, size_t n,
+			    struct error *err);
 
 /* Moves pid into the group in every hierarchy; pid 0 is the caller, which
  * on v1 must be single-threaded (it moves itself through "tasks", which

@@ -486,7 +486,7 @@ int64_t jobfile_spec_launch(int dirfd, int64_t jobid)
 
 void jobfile_remove(int dirfd, int64_t jobid)
 {
-	static const char *exts[] = { "sh", "json", "json.tmp", "result", "result.tmp", "nodes",
+	static const char *exts[] = { "sh", "json", "json.tmp", "result", "result.tmp", "nodes", "gpus",
 				      "ctl" };
 	char name[64];
 

@@ -127,10 +127,25 @@ static bool env_has_cb(const void *e, const char *name)
 	return env_has(e, name);
 }
 
+/* The GPU variables name this node's GPUs of the job (wrappers/gpus.c):
+ * never the submitter's, never the first node's in a task's. */
+static bool env_gpu_name(const char *name, size_t len)
+{
+	static const char *const gpu[] = {
+		"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+		"SLURM_JOB_GPUS",
+	};
+
+	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
+		if (strlen(gpu[i]) == len && strncmp(name, gpu[i], len) == 0)
+			return true;
+	return false;
+}
+
 char **gded_env_build(const struct gded_job *job, const char *tmpdir)
 {
 	struct envlist e = { 0 };
-	char id[24], pbs_id[24 + 72], ncpus[24], np_text[24];
+	char id[24], pbs_id[24 + 72], ncpus[24], np_text[24], gpufile[PATH_MAX];
 	const char *nodefile = job->nodefile ? job->nodefile : "";
 	bool fail = false;
 
@@ -147,7 +162,7 @@ char **gded_env_build(const struct gded_job *job, const char *tmpdir)
 		char *eq = strchr(*p, '=');
 		char name[256];
 
-		if (!eq || (size_t)(eq - *p) >= sizeof(name))
+		if (!eq || (size_t)(eq - *p) >= sizeof(name) || env_gpu_name(*p, (size_t)(eq - *p)))
 			continue;
 		memcpy(name, *p, (size_t)(eq - *p));
 		name[eq - *p] = '\0';
@@ -241,6 +256,8 @@ char **gded_env_build(const struct gded_job *job, const char *tmpdir)
 	}
 	if (tmpdir)
 		fail |= env_set(&e, "TMPDIR", tmpdir) < 0;
+	fail |= gded_gpuenv_add(job, gded_gpufile_path(job, gpufile, sizeof(gpufile)) == 0 ?
+				gpufile : NULL, env_set_cb, &e) < 0;
 	fail |= gded_slurmenv_add(job, env_has_cb, env_set_cb, &e) < 0;
 	fail |= gded_mpienv_add(job, env_has_cb, env_set_cb, &e) < 0;
 	free(e.slot);
@@ -266,7 +283,8 @@ static bool env_node_own(const char *name)
 		"OMPI_MCA_orte_default_hostfile", "HYDRA_HOST_FILE",   /* the node's nodefile */
 	};
 
-	if (strncmp(name, "PBS_", 4) == 0 || strncmp(name, "QPOOL_", 6) == 0)
+	if (strncmp(name, "PBS_", 4) == 0 || strncmp(name, "QPOOL_", 6) == 0 ||
+	    env_gpu_name(name, strlen(name)))
 		return true;
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		if (strcmp(name, own[i]) == 0)

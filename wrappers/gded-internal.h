@@ -131,6 +131,24 @@ bool gded_undelivered_note(const struct gded_job *job, const int errs[2], char *
  * when the spec names no base, -ENAMETOOLONG. */
 int gded_tmpdir_path(const struct gded_job *job, char *buf, size_t len);
 
+/* PBS_GPUFILE's path: <id>.gpus beside the nodefile (jobs/<id>.gpus).
+ * 0, -ENOENT when the job has no GPU on any node or no nodefile,
+ * -ENAMETOOLONG. */
+int gded_gpufile_path(const struct gded_job *job, char *buf, size_t len);
+
+/* PBS_GPUFILE's text, in a new buffer (*ret_len bytes, free it), as
+ * Torque writes it: one "NODE-gpuN" line per GPU of the job, N its
+ * node's index, lowest first, the nodes in job order (a one-node job:
+ * its own gpus), the same file on every node. 0 or -ENOMEM. */
+int gded_gpufile_text(const struct gded_job *job, char **ret, size_t *ret_len);
+
+/* The GPU variables (docs/GPUS.md "The job's environment"), through
+ * set(e, ...): PBS_GPUFILE when gpufile is not NULL; when the job has
+ * GPUs on this node, CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES and
+ * GPU_DEVICE_ORDINAL "0,...,n-1", QPOOL_GPUS and SLURM_JOB_GPUS the
+ * node's indices. None of them otherwise. 0, or -1 when set failed. */
+int gded_gpuenv_add(const struct gded_job *job, const char *gpufile, gded_env_set_f set, void *e);
+
 /* Makes the directory path (PATH_MAX: len) afresh, mode 0700, owned by
  * the job's user, and returns an fd (O_CLOEXEC) that holds an flock on
  * it: keep it open for the job's lifetime. What a former run of this id

@@ -39,7 +39,16 @@ struct gded_alloc {
 	uint64_t ompthreads;      /* 0: ncpus / mpiprocs */
 	uint64_t mem;             /* bytes; 0: none */
 	const char *addr;         /* IPv4 address qpoold sees its link at (QPOOL_NODE_ADDR), or NULL */
+	uint64_t gpus;            /* its GPUs' node indices, bit i: index i (PBS_GPUFILE) */
 };
+
+/* One GPU of the job's own on this node (docs/GPUS.md, spec `gpus`). */
+struct gded_gpu {
+	unsigned index;           /* the node's index, < GDED_GPUS_MAX */
+	const char *file;         /* its device file, for the record */
+	struct cgroup_dev dev;
+};
+#define GDED_GPUS_MAX CGROUP_DEVS_MAX   /* a node's GPUs (NODE_GPUS_MAX) */
 
 /* Bounds on an allocation gded accepts: entries, and PBS_NODEFILE lines. */
 #define GDED_ALLOC_MAX 65536
@@ -109,6 +118,13 @@ struct gded_job {
 	const char *hwloc_xml;    /* the node's topology as hwloc XML (QPOOL_HWLOC_XML), or NULL */
 	uint64_t array_id;        /* a subjob of a job array: the array's id; 0: none */
 	uint64_t array_index;     /* ... and its index (PBS_ARRAY_INDEX) */
+	/* GPUs (docs/GPUS.md): the job's own on this node, in the spec's
+	 * order (CUDA_VISIBLE_DEVICES k is gpus[k]), and every GPU of the
+	 * node, which the fence denies but the job's own. Owned. */
+	struct gded_gpu *gpus;
+	size_t ngpus;
+	struct cgroup_dev *gpus_node;
+	size_t ngpus_node;
 };
 
 /* A sister: a node of a multi-node job other than the first. It fences
@@ -161,10 +177,18 @@ int gded_spec_load(const char *path, struct gded_job *job, struct error *err);
 /* Frees what gded_spec_parse allocated; the struct may be reused. */
 void gded_job_clear(struct gded_job *job);
 
+/* The devices the job's fence denies: the node's GPUs that are not the
+ * job's, into deny (room for GDED_GPUS_MAX). Their number; 0: no fence. */
+size_t gded_gpus_denied(const struct gded_job *job, struct cgroup_dev *deny);
+
+/* Whether the job has a GPU on any node (then PBS_GPUFILE is written). */
+bool gded_job_has_gpus(const struct gded_job *job);
+
 /* Builds the job's environment: the spec's env, then HOME USER LOGNAME
  * SHELL, PATH (default unless env has one), QPOOL_* and PBS_* variables,
- * NCPUS, OMP_NUM_THREADS, and TMPDIR when tmpdir is not NULL (the
- * directory gded made). Returns a NULL-terminated array (free with
+ * NCPUS, OMP_NUM_THREADS, TMPDIR when tmpdir is not NULL (the directory
+ * gded made), and the GPU variables (gded_gpuenv_add; the spec's env
+ * never sets those). Returns a NULL-terminated array (free with
  * gded_env_free) or NULL on ENOMEM. */
 char **gded_env_build(const struct gded_job *job, const char *tmpdir);
 void gded_env_free(char **env);
@@ -189,8 +213,8 @@ int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_s
  * from gded_env_build), PBS_TASKNUM set to tasknum, then over's members
  * (an object of strings, names already checked; NULL: none) on top, but
  * the batch system's own (PBS_* but PBS_TASKNUM, QPOOL_*, TMPDIR, HOME,
- * USER, LOGNAME, SHELL, HOSTNAME, NCPUS, the MPI launchers' hostfile), which
- * stay this node's.
+ * USER, LOGNAME, SHELL, HOSTNAME, NCPUS, the MPI launchers' hostfile, the
+ * GPU variables), which stay this node's.
  * NULL-terminated, free with gded_env_free; NULL on ENOMEM. */
 char **gded_env_task(char *const *base, const json_t *over, const char *tasknum);
 

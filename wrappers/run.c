@@ -135,38 +135,64 @@ int gded_nodefile_text(const struct gded_job *job, char **ret, size_t *ret_len,
 	return 0;
 }
 
-static int nodefile_write(const struct gded_job *job, struct error *err)
+/* Writes a file of the job's (PBS_NODEFILE, PBS_GPUFILE) at path: the
+ * user's, with the user's umask like the output files. */
+static int job_file_write(const struct gded_job *job, const char *path, const char *text,
+			  size_t len, struct error *err)
 {
-	size_t len = 0, off = 0;
-	char *text = NULL;
-	int fd = -1, r;
+	size_t off = 0;
+	int fd, r = 0;
 
-	r = gded_nodefile_text(job, &text, &len, err);
-	if (r < 0)
-		return r;
-	fd = open(job->nodefile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		r = error_set(err, -errno, "cannot write %s: %m", job->nodefile);
-		goto done;
-	}
-	/* The user's file, with the user's umask like the output files. */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return error_set(err, -errno, "cannot write %s: %m", path);
 	if (fchown(fd, job->uid, job->gid) < 0 || fchmod(fd, 0644 & ~job->umask) < 0) {
-		r = error_set(err, -errno, "cannot give %s to uid %u: %m", job->nodefile,
-			      (unsigned)job->uid);
+		r = error_set(err, -errno, "cannot give %s to uid %u: %m", path, (unsigned)job->uid);
 		goto done;
 	}
 	while (off < len) {
 		ssize_t n = write(fd, text + off, len - off);
 
 		if (n < 0) {
-			r = error_set(err, -errno, "cannot write %s: %m", job->nodefile);
+			r = error_set(err, -errno, "cannot write %s: %m", path);
 			goto done;
 		}
 		off += (size_t)n;
 	}
 done:
-	if (fd >= 0)
-		close(fd);
+	close(fd);
+	return r;
+}
+
+static int nodefile_write(const struct gded_job *job, struct error *err)
+{
+	size_t len = 0;
+	char *text = NULL;
+	int r;
+
+	r = gded_nodefile_text(job, &text, &len, err);
+	if (r < 0)
+		return r;
+	r = job_file_write(job, job->nodefile, text, len, err);
+	free(text);
+	return r;
+}
+
+/* PBS_GPUFILE, when the job has a GPU anywhere. */
+static int gpufile_write(const struct gded_job *job, struct error *err)
+{
+	char path[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	int r;
+
+	r = gded_gpufile_path(job, path, sizeof(path));
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return error_set(err, r, "the GPU file's path: %s", strerror(-r));
+	if (gded_gpufile_text(job, &text, &len) < 0)
+		return error_set(err, -ENOMEM, "out of memory");
+	r = job_file_write(job, path, text, len, err);
 	free(text);
 	return r;
 }
@@ -556,6 +582,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	};
 	struct error e = { { 0 } };
 	unsigned flags = job->reserve == GDED_RESERVE_REALTIME ? CGROUP_JOB_REALTIME : 0;
+	struct cgroup_dev deny[GDED_GPUS_MAX];
+	size_t ndeny = gded_gpus_denied(job, deny);
 	int64_t *page = MAP_FAILED;
 	int report[2] = { -1, -1 }, tmpdir_fd = -1, r = 0, q;
 	char **envp = NULL, tmpdir[PATH_MAX] = "", note[sizeof(res->reason) * 2] = "";
@@ -596,6 +624,11 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		fail(res, "%s", e.text);
 		goto done;
 	}
+	/* The node's GPUs that are not the job's, denied before anything of
+	 * the job runs (docs/GPUS.md): a node without GPUs, or a job that
+	 * has them all, has no device fence and pays nothing for one. */
+	if (ndeny)
+		flags |= CGROUP_JOB_DEVICES;
 	if (job->cg_mode != CGROUP_MODE_NONE) {
 		q = cgroup_job_create(job->cg_root, job->cg_mode, job->cg_parent, job->jobid,
 				      flags, &run.cg, &e);
@@ -603,13 +636,15 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 			cgroup_job_reclaim_threshold(run.cg, job->cg_reclaim_threshold);
 			q = cgroup_job_configure(run.cg, &lim, &e);
 		}
+		if (q == 0)
+			q = cgroup_job_devices_deny(run.cg, deny, ndeny, &e);
 		if (q < 0) {
 			fail(res, "cgroup: %s", e.text);
 			goto done;
 		}
 	}
 	stamp(res, GDED_STAMP_FENCED);
-	if (job->nodefile && nodefile_write(job, &e) < 0) {
+	if ((job->nodefile && nodefile_write(job, &e) < 0) || gpufile_write(job, &e) < 0) {
 		fail(res, "%s", e.text);
 		goto done;
 	}

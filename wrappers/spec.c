@@ -197,6 +197,133 @@ static int spec_reserve(const json_t *o, struct gded_job *job, struct error *err
 	return 0;
 }
 
+/* A device number of the spec: major and minor as the kernel can have
+ * them (12 and 20 bits). e.text names the member at fault. */
+static int spec_dev(const json_t *o, struct cgroup_dev *ret, struct error *e)
+{
+	uint64_t major = UINT64_MAX, minor = UINT64_MAX;
+	int r;
+
+	if ((r = spec_u64(o, "major", true, &major, e)) < 0 ||
+	    (r = spec_u64(o, "minor", true, &minor, e)) < 0)
+		return r;
+	if (major > CGROUP_DEV_MAJOR_MAX || minor > CGROUP_DEV_MINOR_MAX)
+		return error_set(e, -EINVAL, "spec: device %" PRIu64 ":%" PRIu64 " is out of range "
+				 "(major <= %u, minor <= %u)", major, minor, CGROUP_DEV_MAJOR_MAX,
+				 CGROUP_DEV_MINOR_MAX);
+	ret->major = (unsigned)major;
+	ret->minor = (unsigned)minor;
+	return 0;
+}
+
+/* An array member of at most GDED_GPUS_MAX entries; absent or null: *ret
+ * NULL. */
+static int spec_gpu_array(const json_t *o, const char *key, const json_t **ret,
+			  struct error *err)
+{
+	const json_t *v = json_object_get(o, key);
+
+	*ret = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v))
+		return error_set(err, -EINVAL, "spec: \"%s\" is not an array", key);
+	if (json_array_size(v) > GDED_GPUS_MAX)
+		return error_set(err, -EINVAL, "spec: \"%s\" has more than %d entries", key,
+				 GDED_GPUS_MAX);
+	*ret = v;
+	return 0;
+}
+
+/* gpus and gpus_node (docs/GPUS.md): the job's own GPUs and every GPU of
+ * the node. All is checked before the fence is built from it: a shape
+ * qnoded would not write is refused with its place, and so is an own GPU
+ * the node does not list (it would be denied to the job itself). */
+static int spec_gpus(const json_t *o, struct gded_job *job, struct error *err)
+{
+	const json_t *gpus, *node, *v;
+	uint64_t seen = 0;
+	size_t i;
+	int r;
+
+	if ((r = spec_gpu_array(o, "gpus", &gpus, err)) < 0 ||
+	    (r = spec_gpu_array(o, "gpus_node", &node, err)) < 0)
+		return r;
+	if (node && json_array_size(node)) {
+		job->gpus_node = calloc(json_array_size(node), sizeof(*job->gpus_node));
+		if (!job->gpus_node)
+			return error_set(err, -ENOMEM, "out of memory");
+	}
+	json_array_foreach(node, i, v) {
+		struct error e = { { 0 } };
+
+		if (!json_is_object(v))
+			return error_set(err, -EINVAL, "spec: gpus_node[%zu] is not an object", i);
+		if (spec_dev(v, &job->gpus_node[i], &e) < 0)
+			return error_set(err, -EINVAL, "spec: gpus_node[%zu]: %s", i,
+					 e.text + strlen("spec: "));
+		job->ngpus_node = i + 1;
+	}
+	if (gpus && json_array_size(gpus)) {
+		job->gpus = calloc(json_array_size(gpus), sizeof(*job->gpus));
+		if (!job->gpus)
+			return error_set(err, -ENOMEM, "out of memory");
+	}
+	json_array_foreach(gpus, i, v) {
+		struct gded_gpu *g = &job->gpus[i];
+		struct error e = { { 0 } };
+		uint64_t index = UINT64_MAX;
+		bool listed = false;
+
+		if (!json_is_object(v))
+			return error_set(err, -EINVAL, "spec: gpus[%zu] is not an object", i);
+		if (spec_u64(v, "index", true, &index, &e) < 0 ||
+		    spec_str(v, "file", true, &g->file, &e) < 0 || spec_dev(v, &g->dev, &e) < 0)
+			return error_set(err, -EINVAL, "spec: gpus[%zu]: %s", i,
+					 e.text + strlen("spec: "));
+		if (index >= GDED_GPUS_MAX)
+			return error_set(err, -EINVAL, "spec: gpus[%zu]: \"index\" %" PRIu64
+					 " is not below %d", i, index, GDED_GPUS_MAX);
+		if (seen & (UINT64_C(1) << index))
+			return error_set(err, -EINVAL, "spec: gpus[%zu]: index %" PRIu64 " twice", i,
+					 index);
+		seen |= UINT64_C(1) << index;
+		g->index = (unsigned)index;
+		for (size_t k = 0; k < job->ngpus_node && !listed; k++)
+			listed = job->gpus_node[k].major == g->dev.major &&
+				 job->gpus_node[k].minor == g->dev.minor;
+		if (!listed)
+			return error_set(err, -EINVAL, "spec: gpus[%zu]: device %u:%u is not in "
+					 "\"gpus_node\"", i, g->dev.major, g->dev.minor);
+		job->ngpus = i + 1;
+	}
+	return 0;
+}
+
+/* An alloc entry's gpus: that node's indices, each below GDED_GPUS_MAX,
+ * as a mask. */
+static int spec_alloc_gpus(const json_t *entry, uint64_t *ret, struct error *e)
+{
+	const json_t *gpus, *v;
+	size_t i;
+	int r;
+
+	*ret = 0;
+	if ((r = spec_gpu_array(entry, "gpus", &gpus, e)) < 0)
+		return r;
+	json_array_foreach(gpus, i, v) {
+		json_int_t index = json_is_integer(v) ? json_integer_value(v) : -1;
+
+		if (index < 0 || index >= GDED_GPUS_MAX)
+			return error_set(e, -EINVAL, "spec: gpus[%zu] is not a GPU index below %d", i,
+					 GDED_GPUS_MAX);
+		if (*ret & (UINT64_C(1) << index))
+			return error_set(e, -EINVAL, "spec: gpus[%zu]: index %d twice", i, (int)index);
+		*ret |= UINT64_C(1) << index;
+	}
+	return 0;
+}
+
 /* A node name goes into PBS_NODEFILE, one per line, and to launchers
  * that pass it to a shell-like agent: no blanks, no control characters. */
 static bool node_name_ok(const char *name)
@@ -255,7 +382,8 @@ static int spec_alloc(const json_t *o, struct gded_job *job, struct error *err)
 		    spec_u64(v, "mpiprocs", false, &a->mpiprocs, &e) < 0 ||
 		    spec_u64(v, "ompthreads", false, &a->ompthreads, &e) < 0 ||
 		    spec_u64(v, "mem", false, &a->mem, &e) < 0 ||
-		    spec_str(v, "addr", false, &a->addr, &e) < 0)
+		    spec_str(v, "addr", false, &a->addr, &e) < 0 ||
+		    spec_alloc_gpus(v, &a->gpus, &e) < 0)
 			return error_set(err, -EINVAL, "spec: alloc[%zu]: %s", i,
 					 e.text + strlen("spec: "));
 		if (a->addr && inet_pton(AF_INET, a->addr, &in) != 1)
@@ -380,6 +508,7 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_reserve(spec, job, err)) < 0 ||
 	    (r = spec_cgroup(spec, job, err)) < 0 ||
 	    (r = spec_alloc(spec, job, err)) < 0 ||
+	    (r = spec_gpus(spec, job, err)) < 0 ||
 	    (r = spec_socket(spec, "ctl", &job->ctl, err)) < 0 ||
 	    (r = spec_socket(spec, "task_socket", &job->task_socket, err)) < 0 ||
 	    (r = spec_str(spec, "hwloc_xml", false, &job->hwloc_xml, err)) < 0)
@@ -443,6 +572,12 @@ void gded_job_clear(struct gded_job *job)
 	job->groups = NULL;
 	free(job->alloc);
 	job->alloc = NULL;
+	free(job->gpus);
+	job->gpus = NULL;
+	job->ngpus = 0;
+	free(job->gpus_node);
+	job->gpus_node = NULL;
+	job->ngpus_node = 0;
 	job->nalloc = 0;
 	job->ngroups = 0;
 	if (job->env) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gded's launch spec: any JSON text through gded_spec_parse and, when it
- * is accepted, the job environment built from it. */
+ * is accepted, the job environment built from it and the devices its
+ * fence denies. */
 #include <string.h>
 
 #include "fuzz.h"
@@ -23,6 +24,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (char **e = env; *e; e++)
 			FUZZ_ASSERT(strchr(*e, '=') != NULL);
 		gded_env_free(env);
+		{
+			struct cgroup_dev deny[GDED_GPUS_MAX];
+
+			FUZZ_ASSERT(gded_gpus_denied(&job, deny) + job.ngpus <= job.ngpus_node);
+		}
 		gded_job_clear(&job);
 	} else {
 		FUZZ_ASSERT(err.text[0]);
