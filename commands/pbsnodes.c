@@ -44,6 +44,7 @@ static json_t *node_attrs(const json_t *n)
 {
 	const json_t *topo = json_object_get(n, "topology"), *jobs = json_object_get(n, "jobs");
 	long long ncpus = wire_int(n, "ncpus", 0), mem = wire_int(topo, "mem", 0);
+	long long ngpus = wire_int(n, "ngpus", 0);
 	json_t *a = json_object(), *avail = json_object(), *assigned = json_object();
 	char buf[4096];
 	size_t len = 0, i;
@@ -73,8 +74,13 @@ static json_t *node_attrs(const json_t *n)
 	}
 	json_object_set_new(avail, "host", json_string(wire_str(n, "name") ? wire_str(n, "name") : "?"));
 	json_object_set_new(avail, "vnode", json_string(wire_str(n, "name") ? wire_str(n, "name") : "?"));
+	/* As PBS Pro: ngpus only on nodes that have GPUs. */
+	if (ngpus > 0)
+		json_object_set_new(avail, "ngpus", json_integer(ngpus));
 	json_object_set_new(a, "resources_available", avail);
 	json_object_set_new(assigned, "ncpus", json_integer(ncpus - wire_int(n, "free", 0)));
+	if (ngpus > 0)
+		json_object_set_new(assigned, "ngpus", json_integer(ngpus - wire_int(n, "gpus_free", 0)));
 	json_object_set_new(a, "resources_assigned", assigned);
 	if (wire_str(n, "reason"))
 		json_object_set_new(a, "comment", json_string(wire_str(n, "reason")));

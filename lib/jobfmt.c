@@ -334,11 +334,19 @@ int jobfmt_nodes_table(FILE *f, const json_t *nodes)
 	static const char *const headers[] = {
 		"Node", "State", "NCPUS", "Free", "CPUs", "Cgroup", "RT", "Jobs",
 	};
-	struct table *t = table_create(8, headers, "llrrllll");
+	static const char *const headers_gpus[] = {
+		"Node", "State", "NCPUS", "Free", "GPUs", "CPUs", "Cgroup", "RT", "Jobs",
+	};
+	bool gpus = false;
+	struct table *t;
 	size_t i;
 	json_t *node;
 	int r = 0;
 
+	/* A pool without GPUs keeps its table as it was. */
+	json_array_foreach(nodes, i, node)
+		gpus |= wire_int(node, "ngpus", 0) > 0;
+	t = gpus ? table_create(9, headers_gpus, "llrrrllll") : table_create(8, headers, "llrrllll");
 	if (!t)
 		return -ENOMEM;
 	json_array_foreach(nodes, i, node) {
@@ -349,6 +357,10 @@ int jobfmt_nodes_table(FILE *f, const json_t *nodes)
 		r = r ?: table_cell(t, "%s", str_or(node, "state", "?"));
 		r = r ?: table_cell(t, "%lld", wire_int(node, "ncpus", 0));
 		r = r ?: table_cell(t, "%lld", wire_int(node, "free", 0));
+		if (gpus && wire_int(node, "ngpus", 0) > 0)
+			r = r ?: table_cell(t, "%lld/%lld", wire_int(node, "gpus_free", 0), wire_int(node, "ngpus", 0));
+		else if (gpus)
+			r = r ?: table_cell(t, "-");
 		r = r ?: table_cell(t, "%s", str_or(node, "cpus", "-"));
 		r = r ?: table_cell(t, "%s", str_or(node, "cgroup", "-"));
 		r = r ?: table_cell(t, "%s", yes_no(node, "rt"));

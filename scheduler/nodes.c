@@ -406,20 +406,22 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, EALREADY, "this connection is node %s already", c->node->name);
 		return;
 	}
+	/* Checked before the node is found or made: a bad entry refuses the
+	 * whole registration and leaves nothing (docs/GPUS.md). */
+	if (gpu_list_parse(json_object_get(msg, "gpus"), &mask, &gpus, &n_gpus, &err) < 0) {
+		log_warn("node %s: registration refused: %s", name, err.text);
+		conn_reply_err(c, req_id, EINVAL, "node.register: %s", err.text);
+		return;
+	}
 	n = pool_node_get(s->pool, name);
 	if (!n) {
+		free(gpus);
 		conn_reply_err(c, req_id, ENOMEM, "qpoold is out of memory");
 		return;
 	}
 	if (n->link) {
+		free(gpus);
 		conn_reply_err(c, req_id, EEXIST, "node %s is already registered", name);
-		return;
-	}
-	/* Checked before anything of the node changes: a bad entry refuses
-	 * the whole registration (docs/GPUS.md). */
-	if (gpu_list_parse(json_object_get(msg, "gpus"), &mask, &gpus, &n_gpus, &err) < 0) {
-		log_warn("node %s: registration refused: %s", name, err.text);
-		conn_reply_err(c, req_id, EINVAL, "node.register: %s", err.text);
 		return;
 	}
 	hwloc = wire_str(msg, "hwloc");

@@ -727,6 +727,12 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 			"ncpus", (json_int_t)cpumask_count(&n->cpus), "free", (json_int_t)cpumask_count(&n->free),
 			"mems", n->mems, "topology", n->topology, "cgroup", n->cgroup, "rt", n->rt,
 			"rt_reason", n->rt_reason ? n->rt_reason : "", "jobs", jobs));
+		/* Its GPUs (docs/GPUS.md), each held one with its job. */
+		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "ngpus",
+				    json_integer((json_int_t)n->n_gpus));
+		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gpus_free",
+				    json_integer((json_int_t)pool_node_gpus_free(n)));
+		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gpus", pool_node_gpus_json(n));
 		if (n->drain_reason)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "reason",
 					    json_string(n->drain_reason));

@@ -130,6 +130,19 @@ static const char nodes_table[] =
 	"node-long-name-02  drained    128   128  0-127  v2      no   -\n"
 	"n3                 down         2     2  2-3    none    no   -\n";
 
+/* A pool with GPUs on some nodes: the GPUs column, free/total, "-" on the others. */
+static const char nodes_gpus_json[] =
+	"[\n"
+	"{\"name\": \"g1\", \"state\": \"up\", \"cpus\": \"0-1\", \"ncpus\": 2, \"free\": 1, \"cgroup\": \"v1\", \"rt\": true, \"jobs\": [12], \"ngpus\": 2, \"gpus_free\": 1},\n"
+	"{\"name\": \"n2\", \"state\": \"up\", \"cpus\": \"0-1\", \"ncpus\": 2, \"free\": 2, \"cgroup\": \"v1\", \"rt\": true, \"jobs\": [], \"ngpus\": 0, \"gpus_free\": 0}\n"
+	"]\n";
+
+static const char nodes_gpus_table[] =
+	"Node  State  NCPUS  Free  GPUs  CPUs  Cgroup  RT   Jobs\n"
+	"----  -----  -----  ----  ----  ----  ------  ---  ----\n"
+	"g1    up         2     1   1/2  0-1   v1      yes  12\n"
+	"n2    up         2     2     -  0-1   v1      yes  -\n";
+
 static void tz_set(const char *tz)
 {
 	setenv("TZ", tz, 1);
@@ -217,6 +230,7 @@ static void test_queues_table(void)
 static void test_nodes_table(void)
 {
 	check(FMT_NODES, nodes_json, 0, nodes_table);
+	check(FMT_NODES, nodes_gpus_json, 0, nodes_gpus_table);
 }
 
 /* Wrongly typed members are shown as missing, never trusted. */
