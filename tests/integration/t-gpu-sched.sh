@@ -7,7 +7,8 @@
 # CUDA_VISIBLE_DEVICES=0; a 2-GPU job waits while one is busy and starts
 # when it ends; a request larger than any node, and one above a queue's
 # max_ngpus (qsub and qmove), are refused with the reason; GPUs are free
-# again after qdel, walltime and node loss; select=2:ncpus=1:ngpus=1 on
+# again after qdel, walltime and node loss, and held across a qpoold
+# restart; select=2:ncpus=1:ngpus=1 on
 # two nodes gets one GPU on each; on a synthetic topology whose GPU sits
 # on NUMA node 1, the job's CPU is NUMA node 1's.
 . "$(dirname "$0")/lib.sh"
@@ -109,6 +110,21 @@ if [ "$fenced" = yes ]; then
 	done
 	note "each opens its own GPU only, CUDA_VISIBLE_DEVICES=0"
 fi
+
+note "qpoold restarted: the running jobs keep their GPUs"
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+for _ in $(seq 1200); do [ "$(node_field n1 state)" = up ] && break; sleep 0.1; done
+[ "$(node_field n1 state)" = up ] || fail "n1 did not come back to the restarted qpoold"
+[ "$(job_gpus "$a")" = "$ga" ] && [ "$(job_gpus "$b")" = "$gb" ] ||
+	fail "after a restart jobs $a and $b hold '$(job_gpus "$a")' and '$(job_gpus "$b")'"
+[ "$(node_field n1 gpus_free)" = 0 ] || fail "after a restart n1 has $(node_field n1 gpus_free) GPUs free"
+e=$(job e | as qpuser1 qsub -N e -l ngpus=1) || fail "qsub e"
+for _ in $(seq 20); do
+	[ "$(qp_state "$e")" = queued ] || fail "job $e is $(qp_state "$e") while both GPUs are held"
+	sleep 0.1
+done
+as qpuser1 qdel "$e" || fail "qdel $e"
 
 note "a 2-GPU job waits while one is busy, starts when it ends"
 c=$(job c | as qpuser1 qsub -N c -l ngpus=2) || fail "qsub c"
