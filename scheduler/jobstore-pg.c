@@ -69,7 +69,7 @@ static const struct {
 	/* 9: leadership, the lease and the servers seen (docs/HA.md). */
 	{ 9, JOBSTORE_SQL_LEASE_CREATE },
 	/* 10: the GPUs of each node's share (jobstore-sqlite.c's 10). */
-	{ 10, "ALTER TABLE job_alloc ADD COLUMN gpus TEXT;" },
+	{ 10, "ALTER TABLE job_alloc ADD COLUMN IF NOT EXISTS gpus TEXT;" },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
