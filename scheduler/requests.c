@@ -683,10 +683,11 @@ static void op_queues(struct conn *c, long long req_id, json_t *msg)
 			"walltime_max", (json_int_t)q->walltime_max, "reserve", queue_reserve_name(q->reserve),
 			"queued", (json_int_t)counts[JOB_QUEUED], "held", (json_int_t)counts[JOB_HELD],
 			"running", (json_int_t)(counts[JOB_RUNNING] + counts[JOB_EXITING])));
-		extra = json_pack("{s:s, s:I, s:I, s:b, s:b}", "reason", q->reason,
+		extra = json_pack("{s:s, s:I, s:I, s:b, s:b, s:I, s:s}", "reason", q->reason,
 				  "max_running", (json_int_t)q->max_running,
 				  "max_running_per_user", (json_int_t)q->max_running_per_user,
-				  "strict", q->strict, "smt", q->smt);
+				  "strict", q->strict, "smt", q->smt, "max_ngpus", (json_int_t)q->max_ngpus,
+				  "gpu_locality", q->gpu_locality == QUEUE_GPU_REQUIRE ? "require" : "prefer");
 		json_object_update(json_array_get(arr, json_array_size(arr) - 1), extra);
 		json_decref(extra);
 	}
