@@ -459,6 +459,66 @@ static bool fits_after(struct pool *p, const struct job *j, const unsigned *base
 	return chunks_assign(j, p->room, p->groom, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
 }
 
+/* The reservation of a blocked one-node job: each node on its own, the
+ * first end of its running entries after which the job fits there by
+ * counts; the node where that comes first gets resv_t. Its entries are
+ * visited once and sorted per node: a pool of 10,000 nodes and 500,000
+ * running jobs costs that, not a sort of them all and a bisection over
+ * every node (bench/pass-gpu). */
+static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now)
+{
+	struct resv_ev *evs = NULL;
+	size_t cap = 0, best = SIZE_MAX;
+	int64_t best_t = INT64_MAX;
+
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *nd = p->nv[i];
+		unsigned room = 0, groom;
+		size_t n_ev = 0;
+
+		if (!node_open(nd, q, j, &room) && !(pool_node_usable(nd) &&
+						    !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt)))
+			continue;
+		if (cpumask_count(&nd->cpus) < j->ncpus || nd->n_gpus < j->ngpus)
+			continue;
+		groom = node_gpu_room(nd);
+		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
+			const struct job *o = e->job;
+
+			if (e->cpus_back || !o->walltime || o->t_dispatch <= 0)
+				continue;
+			if (n_ev == cap) {
+				struct resv_ev *ne = realloc(evs, (cap = cap ? cap * 2 : 64) * sizeof(*ne));
+
+				if (!ne) {
+					free(evs);
+					return false;
+				}
+				evs = ne;
+			}
+			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
+							cpumask_count(&e->claim), gpus_count(e->gpus) };
+		}
+		qsort(evs, n_ev, sizeof(*evs), resv_ev_cmp);
+		for (size_t e = 0; e < n_ev && evs[e].t < best_t; e++) {
+			room += evs[e].cpus;
+			groom += evs[e].gpus;
+			if (room >= j->ncpus && groom >= j->ngpus && (e + 1 == n_ev || evs[e + 1].t != evs[e].t)) {
+				best_t = evs[e].t;
+				best = i;
+				break;
+			}
+		}
+	}
+	free(evs);
+	if (best == SIZE_MAX)
+		return false;
+	best_t = best_t > now ? best_t : now;
+	if (!p->nv[best]->resv_t || p->nv[best]->resv_t > best_t)
+		p->nv[best]->resv_t = best_t;
+	return true;
+}
+
 bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now)
 {
 	struct resv_ev *evs = NULL;
@@ -468,6 +528,11 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 	bool made = false;
 	int64_t t;
 
+	if (!j->n_chunks) {
+		free(take);
+		free(base);
+		return reserve_one_node(p, q, j, now);
+	}
 	if (!take || !base)
 		goto done;
 	for (size_t i = 0; i < p->n_nodes; i++) {
