@@ -184,6 +184,10 @@ int acct_report_job(const struct acct_job *j, struct acct_report **ret);
  * (dispatch to its fence) and teardown (exit to released), the time to
  * every node fenced and the slowest node. Nothing for a one-node job. */
 int acct_report_job_nodes(struct acct_report *r, const json_t *record);
+/* Appends, for a job with GPUs (record's ngpus), its count, each node's
+ * GPU indices ("n1:0,1 n2:0", from its alloc) and its GPU-hours (ngpus
+ * times j's elapsed). Nothing for a job without GPUs. */
+int acct_report_job_gpus(struct acct_report *r, const struct acct_job *j, const json_t *record);
 
 enum acct_key {
 	ACCT_BY_QUEUE,
