@@ -188,6 +188,10 @@ qp_wait "$m" completed --timeout 60
 wait_free n1 2
 wait_free n2 2
 note "job $m held $gm"
+acct=$("$QP_BIN/qacct" -j "$m") || fail "qacct -j $m"
+grep -qE '^ *ngpus +2( |$)' <<< "$acct" || fail "qacct -j $m: no ngpus 2: $acct"
+grep -qE '^ *gpus +(n1:0 n2:0|n2:0 n1:0)( |$)' <<< "$acct" || fail "qacct -j $m: no gpus of both nodes: $acct"
+grep -qE '^ *gpu_hours +[0-9]+\.[0-9]{4} +h' <<< "$acct" || fail "qacct -j $m: no gpu_hours: $acct"
 
 note "locality: a GPU on NUMA node 1 gives the job NUMA node 1's CPU"
 # A synthetic topology: two packages, each one NUMA node, one PU and one
