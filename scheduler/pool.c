@@ -649,6 +649,7 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	s->uid = a->uid;
 	s->state = JOB_QUEUED;
 	s->ncpus = a->ncpus;
+	s->ngpus = a->ngpus;
 	s->mem = a->mem;
 	s->walltime = a->walltime;
 	s->t_submit = a->t_submit;

@@ -299,7 +299,31 @@ static void test_request_check(void)
 	pool_destroy(p);
 }
 
+/* An array's subjobs ask for its GPUs: two of a 1-GPU array run on a
+ * 2-GPU node, the third waits. */
+static void test_array(void)
+{
+	struct config *c = one_queue(QUEUE_GPU_PREFER);
+	struct dispatch d[8];
+	struct pool *p;
+	struct job *a = gjob(1, 1, 1, 0);
+	size_t n;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	gnode(p, "a", "0-7", 2, NULL, NULL);
+	CU_ASSERT_EQUAL_FATAL(pool_array_set(a, "1-3", NULL), 0);
+	pool_job_add(p, a);
+	n = pool_schedule(p, c, d, 8);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL(d[0].job->ngpus, 1);
+	CU_ASSERT_EQUAL(d[0].job->alloc[0].gpus | d[1].job->alloc[0].gpus, 3);
+	CU_ASSERT_EQUAL(pool_node_find(p, "a")->gpus_free, 0);
+	pool_destroy(p);
+	config_free(c);
+}
+
 static const struct unit_test pool_gpu_tests[] = {
+	{ "array", test_array },
 	{ "distinct_and_wait", test_distinct_and_wait },
 	{ "nodes_without_gpus", test_nodes_without_gpus },
 	{ "chunks", test_chunks },
