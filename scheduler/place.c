@@ -499,6 +499,8 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
 							cpumask_count(&e->claim), gpus_count(e->gpus) };
 		}
+		if (n_ev == 0)
+			continue;
 		qsort(evs, n_ev, sizeof(*evs), resv_ev_cmp);
 		for (size_t e = 0; e < n_ev && evs[e].t < best_t; e++) {
 			room += evs[e].cpus;
