@@ -638,11 +638,18 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		/* One node: the first where placement finds room, as always;
 		 * nodes after it are not looked at (a pass over 10,000 nodes
 		 * places 512 jobs). */
-		for (struct node *nd = p->nodes; nd; nd = nd->next) {
+		for (struct node *nd = p->scan_from; nd; nd = nd->next) {
 			struct alloc_entry e = { 0 };
 			unsigned room, groom;
+			bool open = node_open(nd, q, j, &room);
 
-			if (!node_open(nd, q, j, &room))
+			/* Nodes at the front with no room for this queue's
+			 * jobs have none for the rest of the pass (room only
+			 * shrinks in it): the next job starts after them. An
+			 * excl job's refusal says nothing of the next job's. */
+			if ((!open || room == 0) && nd == p->scan_from && !j->excl)
+				p->scan_from = nd->next;
+			if (!open)
 				continue;
 			groom = node_gpu_room(nd);
 			/* The bound the pass keeps ignores reservations: a

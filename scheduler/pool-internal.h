@@ -31,6 +31,7 @@ struct pool {
 	unsigned *room;               /* their room for the job at hand, */
 	unsigned *groom;              /* their free GPUs for it, */
 	bool *ok;                     /* whether it may use them */
+	struct node *scan_from;       /* a queue's pass: the first node with room */
 	size_t n_nodes, cap_nv;
 };
 

@@ -1100,6 +1100,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 
 	if (!pq || !pq->n_users || place_nodes_vector(p) < 0)
 		return 0;
+	p->scan_from = p->nodes;
 	turns = malloc(pq->n_users * sizeof(*turns));
 	if (!turns)
 		return 0;
