@@ -299,8 +299,10 @@ int place_nodes_vector(struct pool *p)
 		p->cap_nv = n;
 	}
 	n = 0;
-	for (struct node *nd = p->nodes; nd; nd = nd->next)
+	for (struct node *nd = p->nodes; nd; nd = nd->next) {
+		nd->no_cpus = nd->no_gpus = 0;
 		p->nv[n++] = nd;
+	}
 	p->n_nodes = n;
 	return 0;
 }
@@ -643,6 +645,11 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			unsigned room, groom;
 			bool open = node_open(nd, q, j, &room);
 
+			/* Placement refused as many CPUs here this pass (a
+			 * count of free CPUs that are not whole cores): no
+			 * more fit now, and the bound counts no more. */
+			if (open && nd->no_cpus && !nd->no_gpus && room >= nd->no_cpus)
+				room = nd->no_cpus - 1;
 			/* Nodes at the front with no room for this queue's
 			 * jobs have none for the rest of the pass (room only
 			 * shrinks in it): the next job starts after them. An
@@ -659,8 +666,17 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			if (groom > gseen)
 				gseen = groom;
 			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || groom < j->ngpus ||
-			    !node_place(nd, q, j->ncpus, j->ngpus, &e))
+			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus))
 				continue;
+			if (!node_place(nd, q, j->ncpus, j->ngpus, &e)) {
+				/* Free CPUs only shrink in a pass: what did not
+				 * fit will not, nor anything larger. */
+				if (!j->excl && (!nd->no_cpus || (j->ncpus <= nd->no_cpus && j->ngpus <= nd->no_gpus))) {
+					nd->no_cpus = j->ncpus;
+					nd->no_gpus = j->ngpus;
+				}
+				continue;
+			}
 			if (job_alloc_init(j, 1) < 0 || !(e.node = strdup(nd->name))) {
 				job_alloc_free(j);
 				break;

@@ -1144,7 +1144,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			if (place_widest(j) > room || place_widest_gpus(j) > groom) {
 				if (q->strict)
 					stop = true;
-				else if ((j->n_chunks || j->ngpus) && !reserved)
+				else if ((j->n_chunks || j->ngpus > 1) && !reserved)
 					reserved = place_reserve(p, q, j, now);
 				continue;
 			}
@@ -1206,7 +1206,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				}
 				if (q->strict)
 					stop = true;
-				else if ((j->n_chunks || j->ngpus) && !reserved)
+				else if ((j->n_chunks || j->ngpus > 1) && !reserved)
 					reserved = place_reserve(p, q, j, now);
 				if (arr)
 					job_free(j);   /* the subjob made for this try */
