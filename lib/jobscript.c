@@ -389,7 +389,8 @@ static int nodes_set(struct jobspec *js, const char *val, struct error *err)
 		return error_set(err, -EINVAL, "-l nodes=%s: expected N[:ppn=M]", val);
 	if (n == 1 && c[0].count == 1) {
 		js->ncpus = c[0].ncpus;
-		js->ngpus = c[0].ngpus;
+		if (c[0].ngpus)
+			js->ngpus = c[0].ngpus;
 		r = chunks_set(js, NULL, 0);
 		return r ?: attr_set(js, "Resource_List.nodes", val) ?: attr_set(js, "Resource_List.nodect", "1");
 	}

@@ -150,6 +150,7 @@ refused "ngpus=2: above queue gq's limit of 1" as qpuser1 qsub -q gq -l ngpus=2
 refused "not a number of GPUs" as qpuser1 qsub -l ngpus=-1
 h=$(job h | as qpuser1 qsub -h -N h -l ngpus=2) || fail "qsub h"
 refused "above queue gq's limit of 1" as qpuser1 qmove gq "$h"
+refused "qalter cannot change a job's GPUs" as qpuser1 qalter -l ngpus=1 "$h"
 as qpuser1 qdel "$h" || fail "qdel $h"
 g=$(job g | as qpuser1 qsub -q gq -N g -l ngpus=1) || fail "qsub -q gq ngpus=1"
 qp_wait "$g" running
