@@ -645,6 +645,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			unsigned room, groom;
 			bool open = node_open(nd, q, j, &room);
 
+			p->stats.node_looks++;
 			/* Placement refused as many CPUs here this pass (a
 			 * count of free CPUs that are not whole cores): no
 			 * more fit now, and the bound counts no more. */
@@ -668,6 +669,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || groom < j->ngpus ||
 			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus))
 				continue;
+			p->stats.place_tries++;
 			if (!node_place(nd, q, j->ncpus, j->ngpus, &e)) {
 				/* Free CPUs only shrink in a pass: what did not
 				 * fit will not, nor anything larger. */

@@ -233,6 +233,8 @@ struct pool_stats {
 	uint64_t pass_ns_max;
 	uint64_t pass_ns_last;
 	uint64_t dispatches;
+	uint64_t node_looks;     /* nodes one-node jobs' placement looked at */
+	uint64_t place_tries;    /* placements tried on a node whose counts fit */
 };
 
 void pool_stats_get(const struct pool *p, struct pool_stats *ret);

@@ -322,7 +322,54 @@ static void test_array(void)
 	config_free(c);
 }
 
+/* What a pass costs, in looks (docs/GPUS.md): nodes at the front with
+ * no room are looked at once a pass, not once a job; a node where
+ * placement refused a job is not tried again for as large a one, and
+ * bounds the pass. */
+static void test_pass_looks(void)
+{
+	struct config *c = one_queue(QUEUE_GPU_PREFER);
+	const char *topo = "core:4 pu:2";
+	struct dispatch d[128];
+	struct pool_stats st;
+	struct error err;
+	struct pool *p;
+	struct node *last = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	for (int i = 0; i < 100; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "n%d", i);
+		last = gnode(p, name, "0-63", 1, NULL, NULL);
+		if (i < 99)
+			memset(&last->free, 0, sizeof(last->free));   /* full */
+	}
+	for (int64_t id = 1; id <= 64; id++)
+		pool_job_add(p, gjob(id, 1, 0, 0));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 128), 64);
+	pool_stats_get(p, &st);
+	/* 99 full nodes once, then the last for each job: not 64 x 100. */
+	CU_ASSERT(st.node_looks <= 99 + 64 + 64);
+	pool_destroy(p);
+
+	/* Free CPUs that are not whole cores (smt = no): the first job's
+	 * refusal ends the pass; its placement is tried once. */
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	last = gnode(p, "a", "0-7", 0, NULL, NULL);
+	CU_ASSERT_EQUAL_FATAL(pool_topology_get(p, topo, strlen(topo), &last->topo, &err), 0);
+	cpumask_parse("1,3,5,7", &last->free);
+	for (int64_t id = 1; id <= 50; id++)
+		pool_job_add(p, gjob(id, 1, 0, 0));
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 128), 0);
+	pool_stats_get(p, &st);
+	CU_ASSERT_EQUAL(st.place_tries, 1);
+	pool_destroy(p);
+	config_free(c);
+}
+
 static const struct unit_test pool_gpu_tests[] = {
+	{ "pass_looks", test_pass_looks },
 	{ "array", test_array },
 	{ "distinct_and_wait", test_distinct_and_wait },
 	{ "nodes_without_gpus", test_nodes_without_gpus },
