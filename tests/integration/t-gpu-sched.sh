@@ -21,6 +21,7 @@ chmod 755 "$d"
 # Majors 240-254 are for local use (Documentation/admin-guide/devices.txt).
 mknod -m 666 "$d/gpu0" c 240 0 && mknod -m 666 "$d/gpu1" c 240 1 || skip "cannot mknod"
 printf '[node]\ngpus = %s/gpu*\n' "$d" >> "$QPOOL_CONF"
+note "store: $(sed -n 's/^store = //p' "$QPOOL_CONF" | tail -n 1)"
 fenced=no
 [ -d /sys/fs/cgroup/devices ] || [ -f /sys/fs/cgroup/cgroup.controllers ] && fenced=yes
 qp_start_server
