@@ -789,9 +789,9 @@ static void op_acct(struct conn *c, long long req_id, json_t *msg)
 	/* The nodes go with the last page only (client_call_pages keeps the
 	 * last reply): thousands of them in every page crowded out the jobs. */
 	for (struct node *n = more ? NULL : pool_nodes(s->pool); n; n = n->next)
-		json_array_append_new(nodes, json_pack("{s:s, s:I, s:s}", "name", n->name,
+		json_array_append_new(nodes, json_pack("{s:s, s:I, s:s, s:I}", "name", n->name,
 						       "ncpus", (json_int_t)cpumask_count(&n->cpus),
-						       "state", node_state_name(n->state)));
+						       "state", node_state_name(n->state), "ngpus", (json_int_t)n->n_gpus));
 	conn_reply_page(c, req_id, json_pack("{s:o, s:o, s:I, s:b}", "jobs", jobs, "nodes", nodes,
 					     "now", (json_int_t)time_wall_ns(), "more", more), "jobs");
 }

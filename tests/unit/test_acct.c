@@ -469,6 +469,40 @@ static void test_job_gpus(void)
 	json_decref(rec);
 }
 
+/* GPUs beside the cores: job 1 holds 2 GPUs from dispatch (5 s) to
+ * released (38 s), 66 of the 400 GPU-seconds of 4 GPUs over 100 s. */
+static void test_utilization_gpus(void)
+{
+	struct acct_job jobs[N_JOBS];
+	struct acct_report *r = NULL;
+	struct acct_node *nodes;
+	struct acct_util u;
+	size_t n_nodes;
+	char *text;
+
+	records_load(jobs);
+	nodes_load(jobs, &nodes, &n_nodes);
+	CU_ASSERT_EQUAL_FATAL(acct_utilization(jobs, N_JOBS, nodes, n_nodes, T0, AT(100), AT(50), &u), 0);
+	CU_ASSERT_EQUAL_FATAL(acct_report_utilization(&u, &r), 0);
+	text = report_text(r, ACCT_FORMAT_CSV);
+	CU_ASSERT_PTR_NULL(strstr(text, "GPUs"));     /* a pool without GPUs: as before */
+	free(text);
+	acct_report_destroy(r);
+	jobs[0].ngpus = 2;
+	for (size_t i = 0; i < n_nodes; i++)
+		nodes[i].ngpus = 2;
+	CU_ASSERT_EQUAL_FATAL(acct_utilization(jobs, N_JOBS, nodes, n_nodes, T0, AT(100), AT(50), &u), 0);
+	CU_ASSERT_EQUAL(u.ngpus, 4);
+	CU_ASSERT_DOUBLE_EQUAL(u.gpu_ns, 66e9, 1);
+	CU_ASSERT_EQUAL_FATAL(acct_report_utilization(&u, &r), 0);
+	text = report_text(r, ACCT_FORMAT_CSV);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\r\nGPUs held,66.0"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\r\nGPUs idle,334.0"));
+	free(text);
+	acct_report_destroy(r);
+	free(nodes);
+}
+
 /* A small XML well-formedness check: balanced, properly nested tags,
  * quoted attributes, entities only of the five predefined kinds. Returns
  * the number of elements named tag with class="core", or -1. */
@@ -617,6 +651,7 @@ static const struct unit_test acct_tests[] = {
 	{ "overhead_and_util_reports", test_overhead_and_util_reports },
 	{ "job_report", test_job_report },
 	{ "job_gpus", test_job_gpus },
+	{ "utilization_gpus", test_utilization_gpus },
 	{ "golden_tables", test_golden_tables },
 	{ "svg", test_svg },
 	{ "nodes_build", test_nodes_build },
