@@ -194,6 +194,9 @@ acct=$("$QP_BIN/qacct" -j "$m") || fail "qacct -j $m"
 grep -qE '^ *ngpus +2( |$)' <<< "$acct" || fail "qacct -j $m: no ngpus 2: $acct"
 grep -qE '^ *gpus +(n1:0 n2:0|n2:0 n1:0)( |$)' <<< "$acct" || fail "qacct -j $m: no gpus of both nodes: $acct"
 grep -qE '^ *gpu_hours +[0-9]+\.[0-9]{4} +h' <<< "$acct" || fail "qacct -j $m: no gpu_hours: $acct"
+util=$("$QP_BIN/qacct" --utilization --from -1h) || fail "qacct --utilization"
+grep -qE '^ *GPUs held +[0-9]' <<< "$util" && grep -qE '^ *GPUs idle +[0-9]' <<< "$util" ||
+	fail "qacct --utilization has no GPU rows: $util"
 
 note "locality: a GPU on NUMA node 1 gives the job NUMA node 1's CPU"
 # A synthetic topology: two packages, each one NUMA node, one PU and one
