@@ -10,27 +10,6 @@
 
 #include "noded.h"
 
-int gpus_topology_load(hwloc_topology_t *ret)
-{
-	hwloc_topology_t topo;
-	int r;
-
-	if (hwloc_topology_init(&topo) < 0)
-		return errno ? -errno : -ENOMEM;
-	/* The OS devices (and the PCI devices they hang from) are what
-	 * places a GPU; the node's own topology keeps none, so the XML sent
-	 * at registration stays the same on every node of a model. */
-	if (hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0 ||
-	    hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
-	    hwloc_topology_load(topo) < 0) {
-		r = errno ? -errno : -EIO;
-		hwloc_topology_destroy(topo);
-		return r;
-	}
-	*ret = topo;
-	return 0;
-}
-
 /* The OS device named name in topo, or NULL. */
 static hwloc_obj_t osdev_by_name(hwloc_topology_t topo, const char *name)
 {

@@ -19,7 +19,7 @@
 
 #ifdef __SANITIZE_ADDRESS__
 /* A sanitized build: what libpciaccess keeps after hwloc's PCI discovery
- * (topo_ranks_xml_write) is not ours to report. */
+ * (topo_io_load) is not ours to report. */
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {
@@ -134,7 +134,9 @@ static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
-static int topology_setup(struct noded *nd, struct error *err)
+/* The node's topology, and *io (NULL when it cannot be loaded): the
+ * machine's with its I/O devices, for the GPUs and the ranks' XML. */
+static int topology_setup(struct noded *nd, hwloc_topology_t *io, struct error *err)
 {
 	hwloc_topology_t topo = NULL;
 	struct cpumask want, *wantp = NULL;
@@ -153,19 +155,16 @@ static int topology_setup(struct noded *nd, struct error *err)
 	r = topo_node_describe(topo, wantp, &nd->topo, err);
 	if (r < 0)
 		goto done;
-	/* GPUs and their locality: an I/O topology of their own (docs/GPUS.md). */
-	if (strcmp(nd->config->gpus, "none") != 0) {
-		hwloc_topology_t io = NULL;
-
-		r = gpus_topology_load(&io);
-		if (r < 0)
-			log_warn("cannot load the I/O topology (%s): GPU locality unknown", strerror(-r));
-		r = gpus_find(nd->config->gpus, "/dev", io, &nd->topo.cpus, &nd->gpus, &nd->n_gpus, err);
-		if (io)
-			hwloc_topology_destroy(io);
-		if (r < 0)
-			goto done;
+	/* GPUs and their locality from the I/O topology, which the node's
+	 * own (sent at registration, shared by alike nodes) leaves out. */
+	r = topo_io_load(io);
+	if (r < 0) {
+		log_warn("cannot load the I/O topology (%s): GPU locality unknown", strerror(-r));
+		*io = NULL;
 	}
+	r = gpus_find(nd->config->gpus, "/dev", *io, &nd->topo.cpus, &nd->gpus, &nd->n_gpus, err);
+	if (r < 0)
+		goto done;
 	/* Last: it cuts the topology down to the node. */
 	r = topo_node_xml(topo, &nd->topo.cpus, &nd->topo_xml);
 	if (r < 0)
@@ -346,6 +345,7 @@ int main(int argc, char **argv)
 	struct launcher launcher = { .pidfd = -1, .sock = -1 };
 	struct config *config = NULL;
 	struct error err = { "" };
+	hwloc_topology_t io_topo = NULL;
 	bool cgroup_ready = false, live_root;
 	char cpus[4096];
 	int r, status = 1;
@@ -412,7 +412,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 
-	r = topology_setup(&nd, &err);
+	r = topology_setup(&nd, &io_topo, &err);
 	if (r < 0) {
 		log_err("%s", err.text);
 		goto done;
@@ -498,11 +498,15 @@ int main(int argc, char **argv)
 		char xml[PATH_MAX + 16];
 
 		snprintf(xml, sizeof(xml), "%s/topology.xml", nd.node_dir);
-		r = topo_ranks_xml_write(xml);
+		r = io_topo ? topo_ranks_xml_export(io_topo, xml) : -ENODATA;
 		if (r < 0)
 			log_warn("cannot write %s: %s (ranks discover the topology themselves)", xml,
 				 strerror(-r));
 		nd.hwloc_xml = r == 0;
+		/* Its last use: a PCI-rich host's I/O objects need not stay. */
+		if (io_topo)
+			hwloc_topology_destroy(io_topo);
+		io_topo = NULL;
 	}
 	r = launch_gded_path(config->gded, nd.gded, sizeof(nd.gded));
 	if (r < 0) {
@@ -602,6 +606,8 @@ done:
 	if (nd.jobs_dirfd >= 0)
 		close(nd.jobs_dirfd);
 	noded_cgroup_unlock(&nd);
+	if (io_topo)
+		hwloc_topology_destroy(io_topo);
 	free(nd.topo_xml);
 	free(nd.gpus);
 	config_destroy(config);

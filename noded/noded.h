@@ -51,21 +51,25 @@ int topo_node_describe(hwloc_topology_t topo, const struct cpumask *want,
  * it is modified. Returns 0 and a string to free(), or -errno. */
 int topo_node_xml(hwloc_topology_t topo, const struct cpumask *cpus, char **ret);
 
-/* The whole machine as hwloc XML at path (0644, written to a temporary
+/* Loads the whole machine with its important I/O devices (GPUs, NICs)
+ * and disallowed CPUs kept (each reader restricts to its own cpuset):
+ * what the ranks' XML holds and gpus_find looks in. Once per start
+ * (~20-100 ms here with PCI discovery, measured with lstopo). -errno. */
+int topo_io_load(hwloc_topology_t *ret);
+
+/* io (topo_io_load's) as hwloc XML at path (0644, written to a temporary
  * name and renamed), for the job's own hwloc users to load instead of
- * discovering (qexec's ranks, docs/PMI.md): important I/O devices kept,
- * disallowed CPUs kept (each reader restricts to its own cpuset), in
- * hwloc's v1 format, which hwloc 1.x and 2.x both read. -errno. */
+ * discovering (qexec's ranks, docs/PMI.md), in hwloc's v1 format, which
+ * hwloc 1.x and 2.x both read. -errno. */
+int topo_ranks_xml_export(hwloc_topology_t io, const char *path);
+
+/* topo_io_load, then topo_ranks_xml_export. -errno. */
 int topo_ranks_xml_write(const char *path);
 
 /* ---- GPUs (gpus.c) ---- */
 
-/* Loads the machine's topology with its I/O devices (hwloc's important
- * ones: GPUs among them), for gpus_find. -errno. */
-int gpus_topology_load(hwloc_topology_t *ret);
-
 /* The node's GPUs from conf ([node] gpus, docs/GPUS.md): "none"; "auto",
- * topo's OS devices nvidiaN and renderDN that are character devices at
+ * topo's (topo_io_load's) OS devices nvidiaN and renderDN that are character devices at
  * dev_root/nvidiaN and dev_root/dri/renderDN; or blank-separated files
  * and glob(3) patterns, each a character device. Each gets its index in
  * that order, its device number, and the locality of topo's OS device of

@@ -203,14 +203,11 @@ done:
 	return r;
 }
 
-int topo_ranks_xml_write(const char *path)
+int topo_io_load(hwloc_topology_t *ret)
 {
 	hwloc_topology_t topo;
-	char tmp[4200];
-	int r = 0;
+	int r;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", path) >= sizeof(tmp))
-		return -ENAMETOOLONG;
 #ifdef __SANITIZE_ADDRESS__
 	/* hwloc's PCI plugin leaves libpciaccess's allocations behind and is
 	 * unloaded with the topology; kept loaded, LeakSanitizer can name
@@ -222,17 +219,45 @@ int topo_ranks_xml_write(const char *path)
 		return errno ? -errno : -ENOMEM;
 	/* What a rank's own discovery would find, as MPI libraries ask for it
 	 * (Open MPI and MPICH keep the important I/O devices, for the NIC
-	 * nearest a rank); its allowed CPUs are the reader's to find out
-	 * (HWLOC_THISSYSTEM_ALLOWED_RESOURCES), so none is dropped here. */
+	 * nearest a rank; GPUs among them, for gpus_find); its allowed CPUs
+	 * are the reader's to find out (HWLOC_THISSYSTEM_ALLOWED_RESOURCES),
+	 * so none is dropped here. */
 	if (hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0 ||
 	    hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
-	    hwloc_topology_load(topo) < 0 ||
-	    hwloc_topology_export_xml(topo, tmp, HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1) < 0)
+	    hwloc_topology_load(topo) < 0) {
 		r = errno ? -errno : -EIO;
-	hwloc_topology_destroy(topo);
+		hwloc_topology_destroy(topo);
+		return r;
+	}
+	*ret = topo;
+	return 0;
+}
+
+int topo_ranks_xml_export(hwloc_topology_t io, const char *path)
+{
+	char tmp[4200];
+	int r = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	if (hwloc_topology_export_xml(io, tmp, HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1) < 0)
+		r = errno ? -errno : -EIO;
 	if (r == 0 && (chmod(tmp, 0644) < 0 || rename(tmp, path) < 0))
 		r = -errno;
 	if (r < 0)
 		unlink(tmp);
+	return r;
+}
+
+int topo_ranks_xml_write(const char *path)
+{
+	hwloc_topology_t io;
+	int r;
+
+	r = topo_io_load(&io);
+	if (r < 0)
+		return r;
+	r = topo_ranks_xml_export(io, path);
+	hwloc_topology_destroy(io);
 	return r;
 }

@@ -218,7 +218,55 @@ static void test_gpus_kept(void)
 	jobstore_close(js);
 }
 
+/* A registration (or the store) frees no GPU a running job holds there,
+ * and the node object names the holder of each held GPU. */
+static void test_gpus_held(void)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	struct node_gpu *g = calloc(3, sizeof(*g));
+	struct pool *p;
+	struct node *n;
+	json_t *arr;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	n = node_registered(p, "g1", "0-3");
+	j->id = 77;
+	snprintf(j->queue, sizeof(j->queue), "batch");
+	j->ncpus = 1;
+	j->state = JOB_RUNNING;
+	CU_ASSERT_EQUAL_FATAL(job_alloc_init(j, 1), 0);
+	j->alloc[0].node = strdup("g1");
+	j->alloc[0].ncpus = 1;
+	cpumask_parse("0", &j->alloc[0].cpus);
+	j->alloc[0].claim = j->alloc[0].cpus;
+	j->alloc[0].gpus = 1ULL << 1;
+	CU_ASSERT_EQUAL_FATAL(pool_job_add(p, j), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool_node_jobs(n));
+	for (unsigned i = 0; i < 3; i++) {
+		g[i].index = i;
+		snprintf(g[i].file, sizeof(g[i].file), "/dev/nvidia%u", i);
+		g[i].minor = i;
+		g[i].numa = -1;
+	}
+	pool_node_gpus_set(n, g, 3);
+	CU_ASSERT_EQUAL(n->gpus_free, 0x5);
+	CU_ASSERT_EQUAL(pool_node_gpus_free(n), 2);
+	arr = pool_node_gpus_json(n);
+	CU_ASSERT_EQUAL_FATAL(json_array_size(arr), 3);
+	CU_ASSERT_PTR_NULL(json_object_get(json_array_get(arr, 0), "job"));
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_array_get(arr, 1), "job")), 77);
+	CU_ASSERT_PTR_NULL(json_object_get(json_array_get(arr, 2), "job"));
+	json_decref(arr);
+	/* Its processes gone (CPUs back early): it holds nothing at the
+	 * next registration. */
+	j->alloc[0].cpus_back = true;
+	pool_node_gpus_set(n, calloc(3, sizeof(*g)), 3);
+	CU_ASSERT_EQUAL(n->gpus_free, 0x7);
+	pool_destroy(p);
+}
+
 static const struct unit_test nodes_known_tests[] = {
+	{ "gpus_held", test_gpus_held },
 	{ "gpus_kept", test_gpus_kept },
 	{ "save_only_changes", test_save_only_changes },
 	{ "restart_fit", test_restart_fit },
