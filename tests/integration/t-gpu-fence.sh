@@ -7,7 +7,9 @@
 # PBS_GPUFILE, and leaves no group; a job with no GPU of its own opens
 # neither; on a node without GPUs a job gets no devices group at all; the
 # same fence on cgroup v2 (a device BPF program), on the unified mount of
-# a hybrid host; a bad gpus member is refused in one line.
+# a hybrid host; a task started on a sister gets the sister's GPU and
+# variables, not the first node's; a bad gpus member is refused in one
+# line.
 . "$(dirname "$0")/lib.sh"
 if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
 	mode=v2
@@ -132,7 +134,52 @@ elif [ "$mode" = v1 ]; then
 	note "no cgroup2 mount beside v1: the v2 fence is held by make vm-check's guests"
 fi
 
-# 5. A bad member: one line naming it, nothing made.
+# 5. A task on a sister, as qpool-rsh, pbsdsh or qexec start one from the
+# first node: in the sister's fence, with the sister's GPU variables
+# whatever the first node's environment sent.
+id=$((base + 5))
+python3 - "$d/$base.json" "$d/$id.json" "$id" "$node" "$d" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+jid, node, d = int(sys.argv[3]), sys.argv[4], sys.argv[5]
+s.update(jobid=jid, script="%s/jobs/%d.sh" % (d, jid), nodefile="%s/jobs/%d.nodes" % (d, jid),
+         result="%s/jobs/%d.result" % (d, jid), ctl="%s/jobs/%d.ctl" % (d, jid), node_index=1,
+         alloc=[{"node": "n0", "ncpus": 1, "gpus": [0], "ngpus": 1},
+                {"node": node, "ncpus": 1, "gpus": [1], "ngpus": 1}],
+         gpus=[{"index": 1, "file": d + "/dev/nvidia1", "major": 195, "minor": 1}])
+json.dump(s, open(sys.argv[2], "w"))
+PY
+"$QP_BIN/gded" --spec "$d/$id.json" 2> "$d/$id.gded" &
+gpid=$!
+for _ in $(seq 600); do
+	[ -S "$d/jobs/$id.ctl" ] && break
+	kill -0 "$gpid" 2>/dev/null || break
+	sleep 0.1
+done
+[ -S "$d/jobs/$id.ctl" ] || fail "the sister made no control socket: $(cat "$d/$id.gded")"
+PYTHONPATH=$(dirname "$0") python3 - "$d/jobs/$id.ctl" "$d" "$gpid" > "$d/$id.task" <<'PY' || fail "sister task: $(cat "$d/$id.task")"
+import os, signal, sys
+from gdedctl import Ctl
+ctl, d, gpid = sys.argv[1:]
+c = Ctl(ctl, timeout=60)
+first = {"CUDA_VISIBLE_DEVICES": "0,1", "QPOOL_GPUS": "0", "SLURM_JOB_GPUS": "0", "GPU_DEVICE_ORDINAL": "0,1"}
+r = c.start("n0/1", ["python3", d + "/probe.py", d + "/dev/nvidia0", d + "/dev/nvidia1"], env=first)
+assert r["ok"], r
+assert c.wait_exit("n0/1", timeout=60).get("status") == 0, c.output("n0/1", 2)
+sys.stdout.write(c.output("n0/1"))
+os.kill(int(gpid), signal.SIGTERM)
+PY
+wait "$gpid" || fail "the sister's gded exited $?: $(cat "$d/$id.gded")"
+for l in "nvidia0 EPERM" "nvidia1 ENXIO" "CUDA_VISIBLE_DEVICES 0" "QPOOL_GPUS 1" "SLURM_JOB_GPUS 1" \
+	"PBS_GPUFILE $d/jobs/$id.gpus"; do
+	grep -qxF "$l" "$d/$id.task" || fail "sister task: no line '$l' in: $(cat "$d/$id.task")"
+done
+[ "$(cat "$d/jobs/$id.gpus")" = "$(printf 'n0-gpu0\n%s-gpu1' "$node")" ] || fail "sister's PBS_GPUFILE: $(cat "$d/jobs/$id.gpus")"
+left=$(find /sys/fs/cgroup -path "*/job.$id" -type d 2>/dev/null)
+[ -z "$left" ] || fail "the sister left its groups: $left"
+note "sister task: the sister's GPU 1 (ENXIO), not the first node's 0 (EPERM), its variables"
+
+# 6. A bad member: one line naming it, nothing made.
 id=$((base + 4))
 spec "$id" '[{"index": 1, "file": "/dev/nvidia1", "major": 195, "minor": 7}]' "$both" > "$d/$id.json"
 out=$("$QP_BIN/gded" --spec "$d/$id.json" 2>&1)
