@@ -80,7 +80,7 @@ JANSSON_A := $(wildcard $(shell pkg-config --variable=libdir jansson 2>/dev/null
 GDED_LIBS := $(if $(JANSSON_A),$(JANSSON_A),$(shell pkg-config --libs jansson 2>/dev/null))
 
 .PHONY: all deps check unit integration manlint demo bench clean fuzz fuzz-replay fuzz-libfuzzer stress
-all: $(BINS) $(BUILD)/tests/unit $(BUILD)/bench/floor
+all: $(BINS) $(BUILD)/tests/unit $(BUILD)/bench/floor $(BUILD)/bench/pass-gpu
 
 # Per-part include paths: lib/ sees only itself; a part sees lib/ and itself.
 $(BUILD)/obj/lib/%.o: CPPFLAGS_PART = -Ilib
@@ -95,6 +95,7 @@ $(BUILD)/obj/commands/%.o: CPPFLAGS_PART = -Ilib
 # qacct is the reporting side of accounting/: it links that part.
 $(BUILD)/obj/commands/qacct.o: CPPFLAGS_PART = -Ilib -Iaccounting
 $(BUILD)/obj/tests/unit/%.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc -Inoded -Iwrappers -Iaccounting
+$(BUILD)/obj/bench/pass-gpu.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -131,6 +132,11 @@ $(BIN)/%: $(BUILD)/obj/commands/%.o $(BUILD)/libqpool.a
 $(BUILD)/bench/floor: $(BUILD)/obj/bench/floor.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^
+
+# bench/pass-gpu: the scheduling pass in process, with GPUs (issue 27).
+$(BUILD)/bench/pass-gpu: $(BUILD)/obj/bench/pass-gpu.o $(SCHED_OBJ) $(IQS_OBJ) $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/tests/unit: $(UNIT_OBJ) $(SCHED_OBJ) $(IQS_OBJ) $(NODED_OBJ) $(WRAP_OBJ) $(ACCT_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)

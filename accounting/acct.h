@@ -43,6 +43,7 @@ struct acct_job {
 	char account[ACCT_NAME_MAX]; /* qsub -A (attrs.Account_Name), "" when none */
 	char project[ACCT_NAME_MAX]; /* qsub -P (attrs.project), "" when none */
 	int64_t ncpus;
+	int64_t ngpus;               /* GPUs in all; 0: none */
 	int64_t mem;                 /* requested bytes, 0: no limit */
 	int64_t mem_peak;            /* -1: unknown */
 	int64_t cpu_ns;              /* -1: unknown */
@@ -97,6 +98,7 @@ void acct_jobs_mark_realtime(struct acct_job *jobs, size_t n, const json_t *queu
 struct acct_node {
 	char name[ACCT_NAME_MAX];
 	int64_t ncpus;
+	int64_t ngpus;               /* its GPUs; 0: none or unknown */
 	struct cpumask cpus;         /* may be empty when only ncpus is known */
 };
 
@@ -184,6 +186,10 @@ int acct_report_job(const struct acct_job *j, struct acct_report **ret);
  * (dispatch to its fence) and teardown (exit to released), the time to
  * every node fenced and the slowest node. Nothing for a one-node job. */
 int acct_report_job_nodes(struct acct_report *r, const json_t *record);
+/* Appends, for a job with GPUs (record's ngpus), its count, each node's
+ * GPU indices ("n1:0,1 n2:0", from its alloc) and its GPU-hours (ngpus
+ * times j's elapsed). Nothing for a job without GPUs. */
+int acct_report_job_gpus(struct acct_report *r, const struct acct_job *j, const json_t *record);
 
 enum acct_key {
 	ACCT_BY_QUEUE,
@@ -228,6 +234,8 @@ struct acct_util {
 	double core_ns[ACCT_USE_MAX];
 	double total_ns;             /* ncpus x (to - from), or the busy sum if larger */
 	size_t jobs;                 /* jobs that overlap the window */
+	int64_t ngpus;               /* GPUs of the pool */
+	double gpu_ns;               /* GPU time held by jobs (dispatch to released) */
 };
 
 /* Splits the pool's core time over [from, to) by what it did. Every

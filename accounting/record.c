@@ -50,6 +50,7 @@ int acct_job_from_json(const json_t *o, struct acct_job *ret)
 	str_copy(ret->node, sizeof(ret->node), json_object_get(o, "node"));
 	str_copy(ret->cpus, sizeof(ret->cpus), json_object_get(o, "cpus"));
 	ret->ncpus = int_or(json_object_get(o, "ncpus"), 0);
+	ret->ngpus = int_or(json_object_get(o, "ngpus"), 0);
 	ret->mem = int_or(json_object_get(o, "mem"), 0);
 	ret->mem_peak = int_or(json_object_get(o, "mem_peak"), -1);
 	ret->cpu_ns = int_or(json_object_get(o, "cpu_ns"), -1);
@@ -202,6 +203,7 @@ int acct_nodes_build(const json_t *acct_nodes, const json_t *node_list, const st
 			continue;
 		snprintf(nodes[n].name, sizeof(nodes[n].name), "%s", name);
 		nodes[n].ncpus = int_or(json_object_get(o, "ncpus"), 0);
+		nodes[n].ngpus = int_or(json_object_get(o, "ngpus"), 0);
 		n++;
 	}
 	json_array_foreach(node_list, i, o) {

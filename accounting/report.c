@@ -433,6 +433,43 @@ int acct_report_job_nodes(struct acct_report *r, const json_t *record)
 	return err;
 }
 
+int acct_report_job_gpus(struct acct_report *r, const struct acct_job *j, const json_t *record)
+{
+	const json_t *alloc = json_object_get(record, "alloc"), *e, *g;
+	int64_t ngpus = json_integer_value(json_object_get(record, "ngpus"));
+	struct acct_derived d;
+	char list[512] = "", hours[32];
+	size_t i, k, at = 0;
+	int err;
+
+	if (ngpus <= 0)
+		return 0;
+	json_array_foreach(alloc, i, e) {
+		const char *name = json_string_value(json_object_get(e, "node"));
+		int w;
+
+		if (!json_array_size(json_object_get(e, "gpus")))
+			continue;
+		w = snprintf(list + at, sizeof(list) - at, "%s%s:", at ? " " : "", name ? name : "?");
+		if (w < 0 || (size_t)w >= sizeof(list) - at)
+			break;
+		at += (size_t)w;
+		json_array_foreach(json_object_get(e, "gpus"), k, g) {
+			w = snprintf(list + at, sizeof(list) - at, "%s%lld", k ? "," : "",
+				     (long long)json_integer_value(g));
+			if (w < 0 || (size_t)w >= sizeof(list) - at)
+				break;
+			at += (size_t)w;
+		}
+	}
+	acct_job_derive(j, &d);
+	snprintf(hours, sizeof(hours), "%.4f", (double)ngpus * (double)d.elapsed / 3600e9);
+	err = job_row_int(r, "ngpus", ngpus, "");
+	err = err ? err : job_row(r, "gpus", list[0] ? list : NULL, "");
+	err = err ? err : job_row(r, "gpu_hours", d.elapsed < 0 ? NULL : hours, "h");
+	return err;
+}
+
 int acct_report_job(const struct acct_job *j, struct acct_report **ret)
 {
 	struct acct_report *r = acct_report_create("job", job_columns, 3);

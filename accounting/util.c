@@ -38,8 +38,10 @@ int acct_utilization(const struct acct_job *jobs, size_t n_jobs, const struct ac
 
 	if (to <= from)
 		return -EINVAL;
-	for (size_t i = 0; i < n_nodes; i++)
+	for (size_t i = 0; i < n_nodes; i++) {
 		u.ncpus += nodes[i].ncpus;
+		u.ngpus += nodes[i].ngpus;
+	}
 	for (size_t i = 0; i < n_jobs; i++) {
 		const struct acct_job *j = &jobs[i];
 		struct acct_phases p;
@@ -49,6 +51,8 @@ int acct_utilization(const struct acct_job *jobs, size_t n_jobs, const struct ac
 		if (!acct_job_phases(j, now_ns, &p) || clipped(p.start, p.end, from, to) == 0)
 			continue;
 		u.jobs++;
+		/* A job's GPUs are held from its dispatch to its release. */
+		u.gpu_ns += (double)clipped(p.start, p.end, from, to) * (double)j->ngpus;
 		run = clipped(p.exec, p.exit, from, to);
 		u.core_ns[ACCT_USE_STARTING] += (double)clipped(p.start, p.exec, from, to) * ncpus;
 		u.core_ns[ACCT_USE_EXECUTING] += (double)run * ncpus;
@@ -132,6 +136,16 @@ int acct_report_utilization(const struct acct_util *u, struct acct_report **ret)
 		e = util_row(r, use_names[k], u->core_ns[k], pct);
 	}
 	e = e ? e : util_row(r, "total", u->total_ns, sum);
+	/* GPUs beside the cores: GPU-seconds held and idle, of the pool's
+	 * GPUs over the window (rows only for a pool with GPUs). */
+	if (u->ngpus > 0 || u->gpu_ns > 0) {
+		double cap = (double)u->ngpus * (double)(u->to - u->from), held = u->gpu_ns;
+		double base = cap > held ? cap : held;
+
+		e = e ? e : acct_report_meta(r, "ngpus", json_integer(u->ngpus));
+		e = e ? e : util_row(r, "GPUs held", held, base > 0 ? held * 100 / base : 0);
+		e = e ? e : util_row(r, "GPUs idle", base - held, base > 0 ? (base - held) * 100 / base : 0);
+	}
 	if (e) {
 		acct_report_destroy(r);
 		return e;

@@ -123,7 +123,9 @@ static int job_show(const struct data *d)
 	if (d->n_jobs == 0)
 		return cmd_fail(1, "job %s: no such job", arg_job);
 	r = acct_report_job(&d->jobs[0], &rep);
-	if (r == 0 && (r = acct_report_job_nodes(rep, json_array_get(json_object_get(d->acct, "jobs"), 0))) < 0) {
+	if (r == 0 && ((r = acct_report_job_nodes(rep, json_array_get(json_object_get(d->acct, "jobs"), 0))) < 0 ||
+		       (r = acct_report_job_gpus(rep, &d->jobs[0],
+						 json_array_get(json_object_get(d->acct, "jobs"), 0))) < 0)) {
 		acct_report_destroy(rep);
 		rep = NULL;
 	}

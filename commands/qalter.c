@@ -112,6 +112,12 @@ int main(int argc, char **argv)
 				return cmd_fail(2, "-l %s: qalter cannot ask for chunks across nodes "
 						"(qdel the job and submit it again)", optarg);
 			}
+			/* So are its GPUs (docs/GPUS.md), not silently kept. */
+			if (js.ngpus >= 0) {
+				jobspec_clear(&js);
+				return cmd_fail(2, "-l %s: qalter cannot change a job's GPUs "
+						"(qdel the job and submit it again)", optarg);
+			}
 			break;
 		case 'H':
 			fputs(usage_text, stdout);

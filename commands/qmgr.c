@@ -106,7 +106,7 @@ static const char *conf_key(const char *attr)
 		{ "resources_max.walltime", "walltime_max" }, { "resources_default.ncpus", "ncpus_default" },
 		{ "resources_default.mem", "mem_default" }, { "resources_default.walltime", "walltime_default" },
 		{ "Priority", "priority" }, { "priority", "priority" }, { "max_running", "max_running" },
-		{ "max_user_run", "max_running_per_user" },
+		{ "max_user_run", "max_running_per_user" }, { "resources_max.ngpus", "max_ngpus" },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)

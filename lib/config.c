@@ -21,6 +21,7 @@ enum key_type {
 	KEY_BOOL,
 	KEY_RESERVE,
 	KEY_RT_POLICY,
+	KEY_GPU_LOCALITY,
 	KEY_CGROUP_PATH,
 	KEY_NAME,
 	KEY_ADDR,
@@ -103,12 +104,15 @@ static const struct key keys[] = {
 	{ SEC_QUEUE, "rerunnable", KEY_BOOL, Q(rerunnable), "yes", "default of qsub -r: requeue when a node is lost" },
 	{ SEC_QUEUE, "max_queued", KEY_UINT, Q(max_queued), "0", "queued and held jobs in the queue (0: no limit)" },
 	{ SEC_QUEUE, "max_queued_per_user", KEY_UINT, Q(max_queued_per_user), "0", "queued and held jobs of one user in the queue (0: no limit)" },
+	{ SEC_QUEUE, "max_ngpus", KEY_UINT, Q(max_ngpus), "0", "most GPUs a job may ask for, all its nodes together (0: no limit)" },
+	{ SEC_QUEUE, "gpu_locality", KEY_GPU_LOCALITY, Q(gpu_locality), "prefer", "prefer | require: a GPU job's CPUs close to its GPUs (require: it waits for them)" },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
 static const char *reserve_names[] = { "none", "exclusive", "realtime" };
 static const char *rt_policy_names[] = { "fifo", "rr" };
+static const char *gpu_locality_names[] = { "prefer", "require" };
 static const char *store_names[] = { "sqlite", "postgresql" };
 
 struct parse_state {
@@ -221,6 +225,13 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 				return 0;
 			}
 		return error_set(err, -EINVAL, "%s = %s: not fifo or rr", k->name, value);
+	case KEY_GPU_LOCALITY:
+		for (size_t i = 0; i < 2; i++)
+			if (strcmp(value, gpu_locality_names[i]) == 0) {
+				*(enum queue_gpu_locality *)dst = (enum queue_gpu_locality)i;
+				return 0;
+			}
+		return error_set(err, -EINVAL, "%s = %s: not prefer or require", k->name, value);
 	case KEY_NAME:
 		if (strlen(value) >= CONFIG_NAME_MAX)
 			return error_set(err, -ENAMETOOLONG, "%s: longer than %d characters", k->name,

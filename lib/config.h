@@ -24,6 +24,13 @@ enum queue_rt_policy {
 	QUEUE_RT_RR,
 };
 
+/* gpu_locality (docs/GPUS.md): whether a GPU job's CPUs must be the
+ * ones close to its GPUs (require: it waits) or only preferably. */
+enum queue_gpu_locality {
+	QUEUE_GPU_PREFER,
+	QUEUE_GPU_REQUIRE,
+};
+
 struct queue_conf {
 	char name[QUEUE_NAME_MAX];
 	int line;                    /* line of its [queue NAME] header */
@@ -48,6 +55,8 @@ struct queue_conf {
 	bool rerunnable;
 	uint64_t max_queued;         /* queued and held jobs in the queue; 0: no limit */
 	uint64_t max_queued_per_user;/* of one user in the queue; 0: the server's only */
+	uint64_t max_ngpus;          /* most GPUs a job may ask for, in all; 0: no limit */
+	enum queue_gpu_locality gpu_locality;
 	char reason[128];            /* why disabled or stopped (qmgr), or "" */
 };
 

@@ -267,6 +267,8 @@ static void queue_limits(const json_t *q, char *buf, size_t len)
 		duration_format((uint64_t)wt_max, tmp, sizeof(tmp));
 		n += (size_t)snprintf(buf + n, len - n, " walltime<=%s", tmp);
 	}
+	if (wire_int(q, "max_ngpus", 0) > 0 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " ngpus<=%lld", wire_int(q, "max_ngpus", 0));
 	if (reserve && strcmp(reserve, "none") != 0 && n < len)
 		n += (size_t)snprintf(buf + n, len - n, " reserve=%s", reserve);
 	if (wire_int(q, "max_running", 0) > 0 && n < len)

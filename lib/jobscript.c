@@ -10,6 +10,7 @@
 
 #include "arrayspec.h"
 #include "depend.h"
+#include "gpu.h"
 #include "jobattr.h"
 #include "jobscript.h"
 #include "parse.h"
@@ -216,6 +217,18 @@ static int64_t count_parse(const char *s, int64_t max)
 	return v > max ? -1 : v;
 }
 
+/* A chunk's (or a one-node job's) GPUs: 0 to a node's most. */
+static int ngpus_parse(const char *what, const char *val, int64_t *ret, struct error *err)
+{
+	int64_t v = count_parse(val, NODE_GPUS_MAX);
+
+	if (v < 0)
+		return error_set(err, -EINVAL, "%s: not a number of GPUs (0 to %d on a node)", what,
+				 NODE_GPUS_MAX);
+	*ret = v;
+	return 0;
+}
+
 static int ncpus_set(struct jobspec *js, const char *what, const char *val, struct error *err)
 {
 	int64_t v = count_parse(val, JOBSPEC_NCPUS_MAX);
@@ -283,7 +296,7 @@ static int chunks_set(struct jobspec *js, const struct jobspec_chunk *c, size_t 
 static int chunks_total(struct jobspec *js, const char *what, const char *val,
 			const struct jobspec_chunk *c, size_t n, struct error *err)
 {
-	int64_t cpus = 0, mem = 0, count = 0;
+	int64_t cpus = 0, mem = 0, count = 0, gpus = 0;
 	bool any_mem = false;
 	char buf[32];
 
@@ -293,6 +306,7 @@ static int chunks_total(struct jobspec *js, const char *what, const char *val,
 			return error_set(err, -EINVAL, "-l %s=%s: more than %d CPUs in all", what, val,
 					 JOBSPEC_NCPUS_MAX);
 		cpus += c[i].count * c[i].ncpus;
+		gpus += c[i].count * c[i].ngpus;
 		count += c[i].count;
 		if (c[i].mem > 0) {
 			if (c[i].mem > INT64_MAX / c[i].count || mem > INT64_MAX - c[i].mem * c[i].count)
@@ -302,6 +316,7 @@ static int chunks_total(struct jobspec *js, const char *what, const char *val,
 		}
 	}
 	js->ncpus = cpus;
+	js->ngpus = gpus;
 	js->mem = any_mem ? mem : -1;
 	snprintf(buf, sizeof(buf), "%lld", (long long)count);
 	return attr_set(js, "Resource_List.nodect", buf);
@@ -334,7 +349,10 @@ static int nodes_part(struct jobspec *js, const char *val, char *part, struct jo
 				return error_set(err, -EINVAL, "-l nodes=%s: ppn=%s is not a number of CPUs",
 						 val, tok + 4);
 		} else if (strncmp(tok, "gpus=", 5) == 0) {
-			r = resource_one(js, "ngpus", tok + 5, true, err);
+			char what[160];
+
+			snprintf(what, sizeof(what), "-l nodes=%s: gpus=%s", val, tok + 5);
+			r = ngpus_parse(what, tok + 5, &ret->ngpus, err);
 			if (r < 0)
 				return r;
 		} else {
@@ -371,6 +389,8 @@ static int nodes_set(struct jobspec *js, const char *val, struct error *err)
 		return error_set(err, -EINVAL, "-l nodes=%s: expected N[:ppn=M]", val);
 	if (n == 1 && c[0].count == 1) {
 		js->ncpus = c[0].ncpus;
+		if (c[0].ngpus)
+			js->ngpus = c[0].ngpus;
 		r = chunks_set(js, NULL, 0);
 		return r ?: attr_set(js, "Resource_List.nodes", val) ?: attr_set(js, "Resource_List.nodect", "1");
 	}
@@ -423,10 +443,9 @@ static int select_part(struct jobspec *js, const char *val, char *part, struct j
 				return r;
 			ret->mem = (int64_t)v;
 		} else if (!strcmp(tok, "ngpus") || !strcmp(tok, "gpus") || !strcmp(tok, "naccelerators")) {
-			n = count_parse(eq + 1, 1000000);
-			if (n != 0)
-				return error_set(err, -EINVAL, "%s: qpool has no GPUs to give (its nodes offer "
-						 "CPUs and memory)", what);
+			r = ngpus_parse(what, eq + 1, &ret->ngpus, err);
+			if (r < 0)
+				return r;
 		} else if (!strcmp(tok, "walltime") || !strcmp(tok, "select") || !strcmp(tok, "place") ||
 			   !strcmp(tok, "nodes")) {
 			return error_set(err, -EINVAL, "%s: not a resource of a chunk", what);
@@ -593,13 +612,11 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		return attr_set(js, key, val);
 	}
 	if (!strcmp(name, "ngpus") || !strcmp(name, "gpus") || !strcmp(name, "naccelerators")) {
-		n = count_parse(val, 1000000);
-		if (n < 0)
-			return error_set(err, -EINVAL, "-l %s: not a count", what);
-		if (n > 0)
-			return error_set(err, -EINVAL, "-l %s: qpool has no GPUs to give (its nodes offer "
-					 "CPUs and memory)", what);
-		return attr_set(js, key, val);
+		char lwhat[168];
+
+		/* A plain ngpus= is a one-node job's, as a plain ncpus=. */
+		snprintf(lwhat, sizeof(lwhat), "-l %s", what);
+		return ngpus_parse(lwhat, val, &js->ngpus, err);
 	}
 	if (!strcmp(name, "pmem") || !strcmp(name, "pvmem") || !strcmp(name, "vmem") ||
 	    !strcmp(name, "file")) {
@@ -1020,6 +1037,8 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 		if (r < 0)
 			return r;
 	}
+	if (src->ngpus >= 0)
+		dst->ngpus = src->ngpus;
 	if (src->place != JOBSPEC_PLACE_UNSET)
 		dst->place = src->place;
 	if (src->excl >= 0)

@@ -39,6 +39,8 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 		json_object_set_new(req, "queue", json_string(js->queue));
 	if (js->ncpus >= 0)
 		json_object_set_new(req, "ncpus", json_integer(js->ncpus));
+	if (js->ngpus > 0)
+		json_object_set_new(req, "ngpus", json_integer(js->ngpus));
 	if (js->mem >= 0)
 		json_object_set_new(req, "mem", json_integer(js->mem));
 	if (js->walltime >= 0)
@@ -49,10 +51,14 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 		for (size_t i = 0; chunks && i < js->n_chunks; i++) {
 			const struct jobspec_chunk *c = &js->chunks[i];
 
-			json_array_append_new(chunks, json_pack("{s:I, s:I, s:I, s:I, s:I}",
+			json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I}",
 				"count", (json_int_t)c->count, "ncpus", (json_int_t)c->ncpus,
 				"mem", (json_int_t)c->mem, "mpiprocs", (json_int_t)c->mpiprocs,
-				"ompthreads", (json_int_t)c->ompthreads));
+				"ompthreads", (json_int_t)c->ompthreads);
+
+			if (o && c->ngpus > 0)
+				json_object_set_new(o, "ngpus", json_integer(c->ngpus));
+			json_array_append_new(chunks, o);
 		}
 		json_object_set_new(req, "chunks", chunks);
 	}

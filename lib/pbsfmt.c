@@ -192,6 +192,11 @@ static json_t *resource_list(const json_t *job)
 				if (w > 0 && (size_t)w < sizeof(sel) - len)
 					len += (size_t)w;
 			}
+			if (wire_int(c, "ngpus", 0) > 0) {
+				w = snprintf(sel + len, sizeof(sel) - len, ":ngpus=%lld", wire_int(c, "ngpus", 0));
+				if (w > 0 && (size_t)w < sizeof(sel) - len)
+					len += (size_t)w;
+			}
 		}
 		json_object_set_new(rl, "ncpus", json_integer(ncpus));
 		json_object_set_new(rl, "nodect", json_integer(nodect));
@@ -201,9 +206,14 @@ static json_t *resource_list(const json_t *job)
 		json_object_set_new(rl, "ncpus", json_integer(ncpus));
 		json_object_set_new(rl, "nodect", json_integer(1));
 		json_object_set_new(rl, "place", json_string(str_or(job, "place", "pack")));
-		snprintf(buf, sizeof(buf), "1:ncpus=%lld", ncpus);
+		if (wire_int(job, "ngpus", 0) > 0)
+			snprintf(buf, sizeof(buf), "1:ncpus=%lld:ngpus=%lld", ncpus, wire_int(job, "ngpus", 0));
+		else
+			snprintf(buf, sizeof(buf), "1:ncpus=%lld", ncpus);
 		json_object_set_new(rl, "select", json_string(buf));
 	}
+	if (wire_int(job, "ngpus", 0) > 0)
+		json_object_set_new(rl, "ngpus", json_integer(wire_int(job, "ngpus", 0)));
 	set_hms(rl, "walltime", wire_int(job, "walltime", NONE));
 	return rl;
 }

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "arrayspec.h"
+#include "gpu.h"
 #include "slurmopt.h"
 
 #define SCRIPT_WORDS_MAX 4096
@@ -20,7 +21,7 @@
 enum {
 	OPT_EXPORT = 0x100, OPT_MAIL_TYPE, OPT_MAIL_USER, OPT_MEM, OPT_MEM_PER_CPU, OPT_NTASKS_PER_NODE,
 	OPT_EXCLUSIVE, OPT_REQUEUE, OPT_NO_REQUEUE, OPT_OPEN_MODE, OPT_SIGNAL, OPT_PARSABLE, OPT_WRAP,
-	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER, OPT_USAGE, OPT_NOTED,
+	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_USAGE, OPT_NOTED,
 };
 
 static const struct option longopts[] = {
@@ -36,7 +37,7 @@ static const struct option longopts[] = {
 	{ "export", required_argument, NULL, OPT_EXPORT },
 	{ "gres", required_argument, NULL, OPT_GRES },
 	{ "gpus", required_argument, NULL, 'G' },
-	{ "gpus-per-node", required_argument, NULL, OPT_GPUS_PER },
+	{ "gpus-per-node", required_argument, NULL, OPT_GPUS_PER_NODE },
 	{ "gpus-per-task", required_argument, NULL, OPT_GPUS_PER },
 	{ "gpus-per-socket", required_argument, NULL, OPT_GPUS_PER },
 	{ "cpus-per-gpu", required_argument, NULL, OPT_GPUS_PER },
@@ -113,7 +114,8 @@ void slurmopt_init(struct slurmopt *o)
 {
 	*o = (struct slurmopt){
 		.time = -1, .nodes_min = -1, .nodes_max = -1, .ntasks = -1, .ntasks_per_node = -1,
-		.cpus_per_task = -1, .mem = -1, .mem_per_cpu = -1, .exclusive = -1, .hold = -1,
+		.cpus_per_task = -1, .mem = -1, .mem_per_cpu = -1,
+		.gpus_per_node = -1, .gpus = -1, .exclusive = -1, .hold = -1,
 		.requeue = -1, .parsable = -1, .wait = -1, .help = -1,
 	};
 }
@@ -196,6 +198,51 @@ static bool option_ambiguous(const char *word)
 		hits++;
 	}
 	return hits > 1;
+}
+
+/* A count of GPUs: 0 to a node's most times the nodes (lib/gpu.h). */
+static int gpus_count(const char *word, const char *arg, int64_t *ret, struct error *err)
+{
+	if (count_parse(arg, NODE_GPUS_MAX * 100000LL, true, ret) < 0)
+		return error_set(err, -EINVAL, "%s=%s: not a number of GPUs", word, arg);
+	return 0;
+}
+
+/* --gres=gpu[:TYPE][:G][,...]: GPUs per node (1 when no count); a type
+ * is recorded, not matched (qpool's GPUs have none); other gres refused. */
+static int gres_parse(struct slurmopt *o, const char *word, const char *arg, struct error *err)
+{
+	char buf[128], *save = NULL, *item;
+	size_t len = strlen(arg);
+
+	if (len >= sizeof(buf))
+		return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %.40s...", arg);
+	memcpy(buf, arg, len + 1);
+	for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *p = strchr(item, ':'), *q;
+		int r;
+
+		if (strncmp(item, "gpu", 3) != 0 || (item[3] && item[3] != ':'))
+			return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s "
+					 "(qpool's generic resources are GPUs: gpu[:TYPE]:N)", word, arg);
+		o->gpus_per_node = 1;
+		if (!p)
+			continue;
+		q = strrchr(item, ':');
+		if (isdigit((unsigned char)q[1]) || q[1] == '-') {
+			if (count_parse(q + 1, NODE_GPUS_MAX * 100000LL, true, &o->gpus_per_node) < 0)
+				return error_set(err, -EINVAL, "%s=%s: not a number of GPUs", word, arg);
+		} else {
+			q = item + strlen(item);
+		}
+		if (q > p + 1) {
+			r = warn(&o->warnings, &o->n_warnings, "%s=%s: the GPU type '%.*s' is not matched "
+				 "by qpool (any GPU)", word, arg, (int)(q - p - 1), p + 1);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
 }
 
 static int option_apply(struct slurmopt *o, int c, const char *arg, const char *word, struct error *err)
@@ -305,14 +352,18 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 	case OPT_GRES:
 		if (!strcasecmp(arg, "none"))
 			return 0;
-		if (strncmp(arg, "gpu", 3) != 0)
-			return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s "
-					 "(this pool has no generic resources)", word, arg);
-		/* fall through */
-	case 'G':
+		return gres_parse(o, word, arg, err);
+	case OPT_GPUS_PER_NODE:
+		return gpus_count(word, arg, &o->gpus_per_node, err);
+	case 'G': {
+		/* --gpus=[TYPE:]G */
+		const char *colon = strrchr(arg, ':');
+
+		return gpus_count(word, colon ? colon + 1 : arg, &o->gpus, err);
+	}
 	case OPT_GPUS_PER:
-		return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s "
-				 "(this pool has no GPUs)", word, arg);
+		return error_set(err, -EINVAL, "%s=%s: not supported by qpool (give --gpus-per-node or "
+				 "--gres=gpu:N)", word, arg);
 	case 'C':
 	case 'q':
 	case OPT_SIGNAL:
@@ -554,7 +605,7 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 {
 	int64_t cpt = o->cpus_per_task > 0 ? o->cpus_per_task : 1;
 	int64_t nodes = o->nodes_min, tasks = o->ntasks, tpn = o->ntasks_per_node;
-	char mem[64] = "";
+	char mem[64] = "", gpus[32] = "";
 	int r;
 
 	if (nodes < 0 && tasks > 0 && tpn > 0)
@@ -581,12 +632,28 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 		if (o->mem > 0)
 			return error_set(err, -EINVAL, "--mem with --ntasks and no --nodes: give --nodes "
 					 "or --mem-per-cpu (qpool places tasks, not nodes)");
-		r = jobspec_set(js, 'l', err, "select=%" PRId64 ":ncpus=%" PRId64 ":mpiprocs=1%s", tasks,
-				cpt, mem);
+		/* GPUs go with tasks only when they divide evenly among them. */
+		if (o->gpus_per_node > 0 || (o->gpus > 0 && o->gpus % tasks))
+			return error_set(err, -EINVAL, "%s with --ntasks and no --nodes: give --nodes "
+					 "(qpool places tasks, not nodes)",
+					 o->gpus_per_node > 0 ? "--gpus-per-node" : "--gpus");
+		if (o->gpus > 0)
+			snprintf(gpus, sizeof(gpus), ":ngpus=%" PRId64, o->gpus / tasks);
+		r = jobspec_set(js, 'l', err, "select=%" PRId64 ":ncpus=%" PRId64 ":mpiprocs=1%s%s", tasks,
+				cpt, mem, gpus);
 		return r ? r : jobspec_option(js, 'l', "place=free", err);
 	}
 	if (nodes == 0)   /* nodes >= 1 from here: tasks >= 1 bounds it */
 		return error_set(err, -EINVAL, "invalid node count `0'");
+	/* --gpus=G over N nodes: G/N each, when they divide (docs/GPUS.md);
+	 * --gpus-per-node wins. */
+	if (o->gpus_per_node > 0)
+		snprintf(gpus, sizeof(gpus), ":ngpus=%" PRId64, o->gpus_per_node);
+	else if (o->gpus > 0 && o->gpus % nodes)
+		return error_set(err, -EINVAL, "--gpus=%" PRId64 " over %" PRId64 " nodes: not the same "
+				 "number on each (give --gpus-per-node)", o->gpus, nodes);
+	else if (o->gpus > 0)
+		snprintf(gpus, sizeof(gpus), ":ngpus=%" PRId64, o->gpus / nodes);
 	/* N nodes: the tasks dealt out as Slurm's block distribution does,
 	 * the first nodes one more when they do not divide. */
 	int64_t base = tasks / nodes, extra = tasks % nodes;
@@ -604,10 +671,12 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 		else if (o->mem_per_cpu > 0)
 			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , o->mem_per_cpu * t * cpt);
 		at += (size_t)snprintf(select + at, sizeof(select) - at, "%s%" PRId64 ":ncpus=%" PRId64
-				       ":mpiprocs=%" PRId64 "%s", at ? "+" : "", count, t * cpt, t, mem);
+				       ":mpiprocs=%" PRId64 "%s%s", at ? "+" : "", count, t * cpt, t, mem, gpus);
 	}
 	if (nodes == 1) {
 		r = jobspec_set(js, 'l', err, "ncpus=%" PRId64, tasks * cpt);
+		if (!r && gpus[0])
+			r = jobspec_set(js, 'l', err, "ngpus=%s", gpus + 7);
 		if (!r && (o->mem > 0 || o->mem_per_cpu > 0))
 			r = jobspec_set(js, 'l', err, "mem=%" PRId64,
 					o->mem > 0 ? o->mem : o->mem_per_cpu * tasks * cpt);

@@ -39,6 +39,8 @@ struct slurmopt {
 	int64_t cpus_per_task;   /* -c */
 	int64_t mem;             /* --mem bytes per node; 0: the whole node */
 	int64_t mem_per_cpu;     /* --mem-per-cpu bytes; 0: the whole node */
+	int64_t gpus_per_node;   /* --gpus-per-node, --gres=gpu[:TYPE]:G */
+	int64_t gpus;            /* --gpus, -G: the job's in all */
 	int exclusive;           /* --exclusive: 1 */
 	int hold;                /* -H: 1 */
 	int requeue;             /* --requeue 1, --no-requeue 0 */

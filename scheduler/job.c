@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "gpu.h"
 #include "job.h"
 #include "wire.h"
 
@@ -140,10 +141,10 @@ int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size
 		return -ENOMEM;
 	}
 	json_array_foreach(arr, i, v) {
-		static const char *const keys[] = { "count", "ncpus", "mpiprocs", "ompthreads", "mem" };
+		static const char *const keys[] = { "count", "ncpus", "mpiprocs", "ompthreads", "mem", "ngpus" };
 		long long count = wire_int(v, "count", 1), ncpus = wire_int(v, "ncpus", 1);
 		long long mpiprocs = wire_int(v, "mpiprocs", ncpus), omp = wire_int(v, "ompthreads", 0);
-		long long mem = wire_int(v, "mem", 0);
+		long long mem = wire_int(v, "mem", 0), ngpus = wire_int(v, "ngpus", 0);
 
 		bool typed = json_is_object(v);
 
@@ -151,10 +152,10 @@ int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size
 			typed = !json_object_get(v, keys[k]) || json_is_integer(json_object_get(v, keys[k]));
 		if (!typed || count < 1 || count > JOB_NODES_MAX * 64 || ncpus < 1 ||
 		    ncpus > 1000000 || mpiprocs < 0 || mpiprocs > 1000000 || omp < 0 || omp > 1000000 ||
-		    mem < 0) {
+		    mem < 0 || ngpus < 0 || ngpus > NODE_GPUS_MAX) {
 			free(c);
-			snprintf(err, errlen, "chunk %zu: count, ncpus (at least 1), mpiprocs, ompthreads and "
-				 "mem must be counts", i + 1);
+			snprintf(err, errlen, "chunk %zu: count, ncpus (at least 1), mpiprocs, ompthreads, "
+				 "mem and ngpus (at most %d) must be counts", i + 1, NODE_GPUS_MAX);
 			return -EINVAL;
 		}
 		units += (uint64_t)count;
@@ -167,10 +168,51 @@ int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size
 		}
 		c[i] = (struct job_chunk){ .count = (uint32_t)count, .ncpus = (uint32_t)ncpus,
 					   .mpiprocs = (uint32_t)mpiprocs, .ompthreads = (uint32_t)omp,
-					   .mem = (uint64_t)mem };
+					   .mem = (uint64_t)mem, .ngpus = (uint32_t)ngpus };
 	}
 	j->chunks = c;
 	j->n_chunks = (unsigned)n;
+	return 0;
+}
+
+void job_gpus_format(uint64_t gpus, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (unsigned i = 0; i < 64 && gpus; i++) {
+		char one[8];
+		size_t n;
+
+		if (!(gpus & (UINT64_C(1) << i)))
+			continue;
+		gpus &= ~(UINT64_C(1) << i);
+		n = (size_t)snprintf(one, sizeof(one), "%s%u", at ? "," : "", i);
+		if (at + n + 1 > len)
+			return;
+		memcpy(buf + at, one, n + 1);
+		at += n;
+	}
+}
+
+int job_gpus_parse(const char *s, uint64_t *ret)
+{
+	uint64_t m = 0;
+
+	while (s && *s) {
+		char *end;
+		unsigned long v;
+
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = strtoul(s, &end, 10);
+		if (v >= 64 || (*end && *end != ','))
+			return -EINVAL;
+		m |= UINT64_C(1) << v;
+		s = *end ? end + 1 : end;
+	}
+	*ret = m;
 	return 0;
 }
 
@@ -181,9 +223,13 @@ void *job_chunks_to_json(const struct job *j)
 	for (unsigned i = 0; arr && i < j->n_chunks; i++) {
 		const struct job_chunk *c = &j->chunks[i];
 
-		json_array_append_new(arr, json_pack("{s:I, s:I, s:I, s:I, s:I}", "count", (json_int_t)c->count,
-						     "ncpus", (json_int_t)c->ncpus, "mpiprocs", (json_int_t)c->mpiprocs,
-						     "ompthreads", (json_int_t)c->ompthreads, "mem", (json_int_t)c->mem));
+		json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I}", "count", (json_int_t)c->count,
+				      "ncpus", (json_int_t)c->ncpus, "mpiprocs", (json_int_t)c->mpiprocs,
+				      "ompthreads", (json_int_t)c->ompthreads, "mem", (json_int_t)c->mem);
+
+		if (o && c->ngpus)
+			json_object_set_new(o, "ngpus", json_integer(c->ngpus));
+		json_array_append_new(arr, o);
 	}
 	return arr;
 }

@@ -158,6 +158,12 @@ struct alloc_entry *job_entry(const struct job *j, const char *name);
  * job_alloc_free forgets it (the pool unlinks entries first). */
 int job_alloc_init(struct job *j, unsigned n);
 void job_alloc_free(struct job *j);
+/* A set of a node's GPUs (bit i: index i) as a list, "0,2,5" ("" for
+ * none), and back; -EINVAL for text that is not such a list. */
+#define JOB_GPUS_TEXT_MAX 200
+void job_gpus_format(uint64_t gpus, char *buf, size_t len);
+int job_gpus_parse(const char *s, uint64_t *ret);
+
 /* Sets j's chunks from a submit's "chunks" JSON array; -EINVAL with err
  * for a malformed one. NULL or empty: none. */
 int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size_t errlen);

@@ -30,6 +30,9 @@ static int limits_check(struct server *s, const struct queue_conf *q, const stru
 	if (max_cpus && ncpus > max_cpus)
 		REFUSE("ncpus=%llu: more CPUs than any node has (the largest has %u)",
 		       (unsigned long long)ncpus, max_cpus);
+	if (q->max_ngpus && j->ngpus > q->max_ngpus)
+		REFUSE("ngpus=%u: above queue %s's limit of %llu", j->ngpus, q->name,
+		       (unsigned long long)q->max_ngpus);
 	if (q->mem_max && mem > q->mem_max)
 		REFUSE("mem=%llu: above queue %s's limit of %llu bytes", (unsigned long long)mem, q->name,
 		       (unsigned long long)q->mem_max);

@@ -10,7 +10,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 9
+#define JOBSTORE_SCHEMA_VERSION 10
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -37,7 +37,7 @@ enum {
 	ACT_ID, ACT_QUEUE, ACT_UID, ACT_STATE, ACT_NCPUS, ACT_MEM, ACT_WALLTIME, ACT_NODE,
 	ACT_CPUS, ACT_T_SUBMIT, ACT_RERUN, ACT_T_DISPATCH, ACT_PRIORITY, ACT_START_AFTER,
 	ACT_CHUNKS, ACT_PLACE, ACT_ARRAY_SPEC, ACT_ARRAY_ID, ACT_ARRAY_INDEX, ACT_DEPEND,
-	ACT_REASON,
+	ACT_REASON, ACT_NGPUS,
 };
 
 /* One result row, read through its backend's accessors. */

@@ -68,6 +68,8 @@ static const struct {
 	{ 8, JOBSTORE_SQL_NODES_CREATE },
 	/* 9: leadership, the lease and the servers seen (docs/HA.md). */
 	{ 9, JOBSTORE_SQL_LEASE_CREATE },
+	/* 10: the GPUs of each node's share (jobstore-sqlite.c's 10). */
+	{ 10, "ALTER TABLE job_alloc ADD COLUMN IF NOT EXISTS gpus TEXT;" },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -159,7 +161,7 @@ static const char SQL_FINISH[] =
 static const char SQL_ACTIVE[] =
 	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable, t_dispatch,"
 	" attrs::json->>'Priority', attrs::json->>'Execution_Time', chunks, place,"
-	" array_spec, array_id, array_index, depend, reason FROM jobs"
+	" array_spec, array_id, array_index, depend, reason, attrs::json->>'Resource_List.ngpus' FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE ($1::bigint = 0 OR id = $1::bigint OR ($8::boolean AND array_id = $1::bigint))"
@@ -180,9 +182,10 @@ static const char SQL_PAYLOAD[] =
 	"SELECT env, script FROM job_payload WHERE job_id ="
 	" coalesce((SELECT array_id FROM jobs WHERE id = $1::bigint), $1::bigint)";
 static const char SQL_ALLOC_INSERT[] =
-	"INSERT INTO job_alloc (job_id, idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads)"
-	" VALUES ($1::bigint, $2::integer, $3::text, $4::bigint, $5::text, $6::text, $7::bigint, $8::bigint, $9::bigint)"
-	" ON CONFLICT (job_id, idx) DO UPDATE SET node = excluded.node, ncpus = excluded.ncpus,"
+	"INSERT INTO job_alloc (job_id, idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads, gpus)"
+	" VALUES ($1::bigint, $2::integer, $3::text, $4::bigint, $5::text, $6::text, $7::bigint, $8::bigint, $9::bigint,"
+	" $10::text)"
+	" ON CONFLICT (job_id, idx) DO UPDATE SET node = excluded.node, ncpus = excluded.ncpus, gpus = excluded.gpus,"
 	" cpus = excluded.cpus, mems = excluded.mems, mem = excluded.mem, mpiprocs = excluded.mpiprocs,"
 	" ompthreads = excluded.ompthreads, t_launch = NULL, t_wrap = NULL, t_fenced = NULL, t_exec = NULL,"
 	" t_exit = NULL, t_released = NULL, t_done = NULL, cpu_ns = NULL, mem_peak = NULL, result = NULL";
@@ -193,7 +196,7 @@ static const char SQL_ALLOC_RESULT[] =
 	" cpu_ns = $8::bigint, mem_peak = $9::bigint, result = $10::text WHERE job_id = $11::bigint AND idx = $12::integer";
 static const char SQL_ALLOC_LOAD[] =
 	"SELECT idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads, t_launch, t_wrap, t_fenced,"
-	" t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result FROM job_alloc WHERE job_id = $1::bigint"
+	" t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result, gpus FROM job_alloc WHERE job_id = $1::bigint"
 	" ORDER BY idx";
 static const char SQL_ROT_SET[] =
 	"INSERT INTO iqs_rotation (queue, uid, seq) VALUES ($1::text, $2::bigint, $3::bigint)"
@@ -1007,9 +1010,10 @@ static int pg_alloc_insert(struct jobstore *base, const struct job *j)
 	for (unsigned i = 0; i < j->n_alloc && r == 0; i++) {
 		const struct alloc_entry *e = &j->alloc[i];
 		struct params p = { 0 };
-		char cpus[4096];
+		char cpus[4096], gpus[JOB_GPUS_TEXT_MAX];
 
 		cpumask_format(&e->cpus, cpus, sizeof(cpus));
+		job_gpus_format(e->gpus, gpus, sizeof(gpus));
 		p_int(&p, j->id);
 		p_int(&p, (int)i);
 		p_text(&p, e->node);
@@ -1019,6 +1023,7 @@ static int pg_alloc_insert(struct jobstore *base, const struct job *j)
 		p_int(&p, (int64_t)e->mem);
 		p_int(&p, e->mpiprocs);
 		p_int(&p, e->ompthreads);
+		p_text(&p, e->gpus ? gpus : NULL);
 		r = pg_exec(js, ST_ALLOC_INSERT, &p);
 	}
 	return r;
@@ -1138,7 +1143,7 @@ static int pg_load_active(struct jobstore *base, int (*cb)(struct job *j, void *
 		r = jobstore_row_active_job(&row, &j);
 		if (r < 0)
 			break;
-		if (j->n_chunks && j->n_alloc) {
+		if ((j->n_chunks || j->ngpus) && j->n_alloc) {
 			r = alloc_load(js, j);
 			if (r < 0) {
 				job_free(j);

@@ -208,6 +208,38 @@ static void array_members_set(json_t *o, const struct jobstore_row *r)
 		json_set_text(o, "depend", r, COL_DEPEND);
 }
 
+/* The job's GPUs in all: qpoold keeps them as Resource_List.ngpus in its
+ * attributes (requests.c); absent: none. */
+static uint32_t attrs_ngpus(const char *text)
+{
+	long long v = text ? strtoll(text, NULL, 10) : 0;
+
+	return v > 0 && v <= 1000000 ? (uint32_t)v : 0;
+}
+
+static void gpus_set(json_t *o, const json_t *attrs)
+{
+	uint32_t n = attrs_ngpus(json_string_value(json_object_get(attrs, "Resource_List.ngpus")));
+
+	if (n)
+		json_object_set_new(o, "ngpus", json_integer(n));
+}
+
+/* A share's GPUs as the wire has them: the node's indices, and how many. */
+static void alloc_gpus_set(json_t *o, const char *text)
+{
+	uint64_t m = 0;
+	json_t *arr = json_array();
+
+	if (text)
+		(void)job_gpus_parse(text, &m);
+	for (unsigned i = 0; i < 64; i++)
+		if (m & (UINT64_C(1) << i))
+			json_array_append_new(arr, json_integer(i));
+	json_object_set_new(o, "ngpus", json_integer((json_int_t)json_array_size(arr)));
+	json_object_set_new(o, "gpus", arr);
+}
+
 json_t *jobstore_row_job_json(const struct jobstore_row *r)
 {
 	json_t *o = json_object();
@@ -226,6 +258,7 @@ json_t *jobstore_row_job_json(const struct jobstore_row *r)
 	json_set_text(o, "workdir", r, COL_WORKDIR);
 	attrs = attrs_get(r);
 	outputs_set(o, r, attrs);
+	gpus_set(o, attrs);
 	json_object_set_new(o, "attrs", attrs);
 	json_object_set_new(o, "rerunnable", json_boolean((int)row_i64(r, COL_RERUN)));
 	json_set_text(o, "node", r, COL_NODE);
@@ -298,6 +331,7 @@ json_t *jobstore_row_alloc_json(const struct jobstore_row *r)
 	json_object_set_new(o, "times", times);
 	json_set_int(o, "cpu_ns", r, 15);
 	json_set_int(o, "mem_peak", r, 16);
+	alloc_gpus_set(o, row_text(r, 18));
 	return o;
 }
 
@@ -318,6 +352,9 @@ int jobstore_row_alloc_entry(const struct jobstore_row *r, struct job *j, unsign
 	e->mem = (uint64_t)row_i64(r, 5);
 	e->mpiprocs = (uint32_t)row_i64(r, 6);
 	e->ompthreads = (uint32_t)row_i64(r, 7);
+	s = row_text(r, 18);
+	if (s)
+		(void)job_gpus_parse(s, &e->gpus);
 	e->done = !row_null(r, 14);
 	/* A node's report that came before a restart: the primary's is
 	 * the job's result; a sister that could not start fails it. */
@@ -351,6 +388,7 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 	if (job_state_parse(row_text(r, ACT_STATE), &j->state) < 0)
 		j->state = JOB_QUEUED;
 	j->ncpus = (uint32_t)row_i64(r, ACT_NCPUS);
+	j->ngpus = attrs_ngpus(row_text(r, ACT_NGPUS));
 	j->mem = (uint64_t)row_i64(r, ACT_MEM);
 	j->walltime = (uint64_t)row_i64(r, ACT_WALLTIME);
 	s = row_text(r, ACT_NODE);

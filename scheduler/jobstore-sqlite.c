@@ -83,6 +83,9 @@ static const char *const migrations[] = {
 	JOBSTORE_SQL_NODES_CREATE,
 	/* 9: leadership, the lease row and the servers seen (docs/HA.md). */
 	JOBSTORE_SQL_LEASE_CREATE,
+	/* 10: the GPUs each node's share holds (docs/GPUS.md), a list of the
+	 * node's indices ("0,2"); a one-node job with GPUs has its row too. */
+	"ALTER TABLE job_alloc ADD COLUMN gpus TEXT;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -130,8 +133,8 @@ static const char SQL_FINISH[] =
 static const char SQL_ACTIVE[] =
 	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable, t_dispatch,"
 	" json_extract(attrs, '$.Priority'), json_extract(attrs, '$.Execution_Time'), chunks, place,"
-	" array_spec, array_id, array_index, depend, reason FROM jobs"
-	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
+	" array_spec, array_id, array_index, depend, reason, json_extract(attrs, '$.\"Resource_List.ngpus\"')"
+	" FROM jobs WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1 OR (?8 AND array_id = ?1))"
 	" AND (?2 IS NULL OR owner = ?2)"
@@ -156,15 +159,15 @@ static const char SQL_PAYLOAD[] =
 	"SELECT env, script FROM job_payload WHERE job_id ="
 	" coalesce((SELECT array_id FROM jobs WHERE id = ?1), ?1)";
 static const char SQL_ALLOC_INSERT[] =
-	"INSERT OR REPLACE INTO job_alloc (job_id, idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads)"
-	" VALUES (?,?,?,?,?,?,?,?,?)";
+	"INSERT OR REPLACE INTO job_alloc (job_id, idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads, gpus)"
+	" VALUES (?,?,?,?,?,?,?,?,?,?)";
 static const char SQL_ALLOC_DELETE[] = "DELETE FROM job_alloc WHERE job_id = ?";
 static const char SQL_ALLOC_RESULT[] =
 	"UPDATE job_alloc SET t_launch = ?, t_wrap = ?, t_fenced = ?, t_exec = ?, t_exit = ?,"
 	" t_released = ?, t_done = ?, cpu_ns = ?, mem_peak = ?, result = ? WHERE job_id = ? AND idx = ?";
 static const char SQL_ALLOC_LOAD[] =
 	"SELECT idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads, t_launch, t_wrap, t_fenced,"
-	" t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result FROM job_alloc WHERE job_id = ? ORDER BY idx";
+	" t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result, gpus FROM job_alloc WHERE job_id = ? ORDER BY idx";
 static const char SQL_ROT_SET[] =
 	"INSERT INTO iqs_rotation (queue, uid, seq) VALUES (?,?,?)"
 	" ON CONFLICT (queue, uid) DO UPDATE SET seq = excluded.seq";
@@ -694,6 +697,14 @@ static int sqlite_alloc_insert(struct jobstore *base, const struct job *j)
 		sqlite3_bind_int64(st, 7, (int64_t)e->mem);
 		sqlite3_bind_int64(st, 8, e->mpiprocs);
 		sqlite3_bind_int64(st, 9, e->ompthreads);
+		if (e->gpus) {
+			char gpus[JOB_GPUS_TEXT_MAX];
+
+			job_gpus_format(e->gpus, gpus, sizeof(gpus));
+			sqlite3_bind_text(st, 10, gpus, -1, SQLITE_TRANSIENT);
+		} else {
+			sqlite3_bind_null(st, 10);
+		}
 		r = stmt_exec(js, ST_ALLOC_INSERT);
 	}
 	return r;
@@ -816,7 +827,7 @@ static int sqlite_load_active(struct jobstore *base, int (*cb)(struct job *j, vo
 		r = jobstore_row_active_job(&row, &j);
 		if (r < 0)
 			break;
-		if (j->n_chunks && j->n_alloc) {
+		if ((j->n_chunks || j->ngpus) && j->n_alloc) {
 			r = alloc_load(js, j);
 			if (r < 0) {
 				job_free(j);

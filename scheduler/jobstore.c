@@ -125,7 +125,8 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 	js->rows_read += json_array_size(arr);
 	/* Jobs across nodes: each node's share and stamps. */
 	json_array_foreach(arr, i, o) {
-		if (json_is_array(json_object_get(o, "chunks")) && json_is_string(json_object_get(o, "node")))
+		if ((json_is_array(json_object_get(o, "chunks")) || json_integer_value(json_object_get(o, "ngpus")) > 0) &&
+		    json_is_string(json_object_get(o, "node")))
 			json_object_set_new(o, "alloc",
 					    js->ops->alloc_json(js, json_integer_value(json_object_get(o, "jobid"))));
 		jobstore_json_exec_host_set(o);
@@ -239,7 +240,7 @@ const struct jobstore_table jobstore_tables[] = {
 	{ "jobs", JOB_COLUMNS ", umask", 45 },
 	{ "job_payload", "job_id, env, script", 3 },
 	{ "job_alloc", "job_id, idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads, t_launch, t_wrap,"
-	  " t_fenced, t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result", 19 },
+	  " t_fenced, t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result, gpus", 20 },
 	{ "iqs_rotation", "queue, uid, seq", 3 },
 	{ "queue_admin", "queue, enabled, started, reason", 4 },
 	{ "node_admin", "node, drain, reason", 3 },

@@ -51,6 +51,7 @@ struct job_submit {
 	uid_t uid;
 	gid_t gid;
 	uint32_t ncpus;
+	uint32_t ngpus;            /* GPUs in all (stored in attrs_json, Resource_List.ngpus) */
 	uint64_t mem;
 	uint64_t walltime;
 	const char *workdir;

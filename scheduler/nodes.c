@@ -572,6 +572,17 @@ void node_link_lost(struct server *s, struct conn *c)
 }
 
 /* Sets entry e's share in a copy of the launch message. */
+/* A share's GPUs as the wire has them: the node's own indices. */
+static json_t *gpus_array(uint64_t gpus)
+{
+	json_t *arr = json_array();
+
+	for (unsigned i = 0; arr && i < 64; i++)
+		if (gpus & (UINT64_C(1) << i))
+			json_array_append_new(arr, json_integer(i));
+	return arr;
+}
+
 static int launch_share(json_t *launch, const struct job *j, const struct alloc_entry *e, unsigned idx)
 {
 	char cpus[4096];
@@ -579,6 +590,9 @@ static int launch_share(json_t *launch, const struct job *j, const struct alloc_
 	cpumask_format(&e->cpus, cpus, sizeof(cpus));
 	if (json_object_set_new(launch, "cpus", json_string(cpus)) < 0 ||
 	    json_object_set_new(launch, "mems", json_string(e->mems[0] ? e->mems : e->where ? e->where->mems : "0")) < 0)
+		return -ENOMEM;
+	/* docs/GPUS.md: this node's GPUs; absent, none. */
+	if (e->gpus && json_object_set_new(launch, "gpus", gpus_array(e->gpus)) < 0)
 		return -ENOMEM;
 	if (j->n_alloc < 2)
 		return 0;
@@ -631,6 +645,10 @@ static json_t *alloc_array(const struct job *j)
 
 		if (o && node_link_addr(e->where, addr, sizeof(addr)) == 0)
 			json_object_set_new(o, "addr", json_string(addr));
+		if (o && e->gpus) {
+			json_object_set_new(o, "gpus", gpus_array(e->gpus));
+			json_object_set_new(o, "ngpus", json_integer(__builtin_popcountll(e->gpus)));
+		}
 		json_array_append_new(arr, o);
 	}
 	return arr;

@@ -61,16 +61,110 @@ static bool node_open(const struct node *n, const struct queue_conf *q, const st
 	return true;
 }
 
-/* Places ncpus of a job on n into e: placement over the node's topology,
+uint64_t place_node_gpus(const struct node *n)
+{
+	return n->n_gpus >= 64 ? UINT64_MAX : (UINT64_C(1) << n->n_gpus) - 1;
+}
+
+static unsigned gpus_count(uint64_t m)
+{
+	return (unsigned)__builtin_popcountll(m);
+}
+
+static unsigned node_gpu_room(const struct node *n)
+{
+	return gpus_count(n->gpus_free & place_node_gpus(n));
+}
+
+/* The lowest ngpus GPUs of set (which has at least as many). */
+static uint64_t gpus_lowest(uint64_t set, unsigned ngpus)
+{
+	uint64_t got = 0;
+
+	for (unsigned k = 0; k < ngpus; k++) {
+		uint64_t low = set & -set;
+
+		got |= low;
+		set &= ~low;
+	}
+	return got;
+}
+
+/* The CPUs close to the GPUs of set (node_gpu.cpus), within avail;
+ * *ret_known false when none of them has a known locality. */
+static void gpus_near(const struct node *n, uint64_t set, const struct cpumask *avail, struct cpumask *ret,
+		      bool *ret_known)
+{
+	memset(ret, 0, sizeof(*ret));
+	*ret_known = false;
+	for (unsigned g = 0; g < n->n_gpus && g < 64; g++) {
+		if (!(set & (UINT64_C(1) << g)) || !cpumask_count(&n->gpus[g].cpus))
+			continue;
+		*ret_known = true;
+		for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
+			ret->bits[i] |= n->gpus[g].cpus.bits[i] & avail->bits[i];
+	}
+}
+
+/* Chooses ngpus of n's free GPUs for a share of ncpus CPUs out of avail
+ * (docs/GPUS.md): GPUs of one NUMA node whose close CPUs are free enough
+ * first, then the lowest free ones with theirs; *avail narrowed to those
+ * close CPUs when there are enough. Otherwise the lowest free GPUs and
+ * avail as it is, unless the queue requires locality and the GPUs have a
+ * known one (then false: the job waits). */
+static bool gpus_choose(const struct node *n, const struct queue_conf *q, unsigned ncpus, unsigned ngpus,
+			struct cpumask *avail, uint64_t *ret)
+{
+	uint64_t free = n->gpus_free & place_node_gpus(n), tried = 0, pick;
+	struct cpumask near;
+	bool known;
+
+	if (gpus_count(free) < ngpus)
+		return false;
+	for (unsigned g = 0; g < n->n_gpus && g < 64; g++) {
+		uint64_t group = 0;
+
+		if (!(free & (UINT64_C(1) << g)) || (tried & (UINT64_C(1) << g)) || n->gpus[g].numa < 0)
+			continue;
+		for (unsigned h = g; h < n->n_gpus && h < 64; h++)
+			if ((free & (UINT64_C(1) << h)) && n->gpus[h].numa == n->gpus[g].numa)
+				group |= UINT64_C(1) << h;
+		tried |= group;
+		if (gpus_count(group) < ngpus)
+			continue;
+		pick = gpus_lowest(group, ngpus);
+		gpus_near(n, pick, avail, &near, &known);
+		if (known && cpumask_count(&near) >= ncpus) {
+			*avail = near;
+			*ret = pick;
+			return true;
+		}
+	}
+	pick = gpus_lowest(free, ngpus);
+	gpus_near(n, pick, avail, &near, &known);
+	if (known && cpumask_count(&near) >= ncpus)
+		*avail = near;
+	else if (known && q->gpu_locality == QUEUE_GPU_REQUIRE)
+		return false;
+	*ret = pick;
+	return true;
+}
+
+/* Places ncpus and ngpus of a job on n into e: the GPUs first (their
+ * locality narrows the CPUs), then placement over the node's topology,
  * or first fit (lowest free CPUs) for a node that sent none. Fills e's
- * cpus, claim and mems. */
-static bool node_place(const struct node *n, const struct queue_conf *q, unsigned ncpus, struct alloc_entry *e)
+ * cpus, claim, mems and gpus. */
+static bool node_place(const struct node *n, const struct queue_conf *q, unsigned ncpus, unsigned ngpus,
+		       struct alloc_entry *e)
 {
 	struct cpumask avail;
 	struct placement pl;
 
 	node_avail(n, q->reserve, &avail);
 	if (cpumask_count(&avail) < ncpus)
+		return false;
+	e->gpus = 0;
+	if (ngpus && !gpus_choose(n, q, ncpus, ngpus, &avail, &e->gpus))
 		return false;
 	if (n->topo) {
 		if (placement_choose(n->topo, &avail, ncpus, q->smt, &pl, NULL) < 0)
@@ -89,25 +183,31 @@ static bool node_place(const struct node *n, const struct queue_conf *q, unsigne
 	return true;
 }
 
-/* The nodes of a placement by counts: nv[0..n) with room[i] CPUs each
- * (ok[i] false: not to use). Assigns j's chunks by its place rule and
- * sets take[i] (CPUs j would take on nv[i]); true when every chunk has a
- * node. One-node jobs are one chunk of ncpus, packed. */
-static bool chunks_assign(const struct job *j, const unsigned *room, const bool *ok, size_t n, unsigned *take,
-			  struct share *sh)
+/* The nodes of a placement by counts: nv[0..n) with room[i] CPUs and
+ * groom[i] GPUs each (ok[i] false: not to use). Assigns j's chunks by its
+ * place rule and sets take[i] and gtake[i] (CPUs and GPUs j would take on
+ * nv[i]); true when every chunk has a node. One-node jobs are one chunk
+ * of ncpus and ngpus, packed. */
+static bool chunks_assign(const struct job *j, const unsigned *room, const unsigned *groom, const bool *ok,
+			  size_t n, unsigned *take, unsigned *gtake, struct share *sh)
 {
-	unsigned total = 0;
+	unsigned total = 0, gtotal = 0;
 
 	memset(take, 0, n * sizeof(*take));
+	memset(gtake, 0, n * sizeof(*gtake));
 	if (sh)
 		memset(sh, 0, n * sizeof(*sh));
 	if (!j->n_chunks || j->place == JOB_PLACE_PACK) {
 		total = j->n_chunks ? 0 : j->ncpus;
-		for (unsigned c = 0; c < j->n_chunks; c++)
+		gtotal = j->n_chunks ? 0 : j->ngpus;
+		for (unsigned c = 0; c < j->n_chunks; c++) {
 			total += j->chunks[c].count * j->chunks[c].ncpus;
+			gtotal += j->chunks[c].count * j->chunks[c].ngpus;
+		}
 		for (size_t i = 0; i < n; i++)
-			if (ok[i] && room[i] >= total) {
+			if (ok[i] && room[i] >= total && groom[i] >= gtotal) {
 				take[i] = total;
+				gtake[i] = gtotal;
 				for (unsigned c = 0; sh && c < j->n_chunks; c++) {
 					sh[i].mpiprocs += j->chunks[c].count * j->chunks[c].mpiprocs;
 					sh[i].mem += j->chunks[c].count * j->chunks[c].mem;
@@ -118,14 +218,16 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const bool 
 			}
 		return false;
 	}
-	/* Widest chunks first: first fit then leaves no wide chunk without a
-	 * node that narrow ones took. */
+	/* Widest chunks first (GPUs, then CPUs): first fit then leaves no
+	 * wide chunk without a node that narrow ones took. */
 	unsigned order[JOB_CHUNKS_MAX] = { 0 };
 
 	for (unsigned c = 0; c < j->n_chunks; c++) {
 		unsigned k = c;
 
-		while (k > 0 && j->chunks[order[k - 1]].ncpus < j->chunks[c].ncpus) {
+		while (k > 0 && (j->chunks[order[k - 1]].ngpus < j->chunks[c].ngpus ||
+				 (j->chunks[order[k - 1]].ngpus == j->chunks[c].ngpus &&
+				  j->chunks[order[k - 1]].ncpus < j->chunks[c].ncpus))) {
 			order[k] = order[k - 1];
 			k--;
 		}
@@ -143,7 +245,8 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const bool 
 			 * many chunks costs its chunks plus the nodes, not both
 			 * multiplied. */
 			for (i = from; i < n; i++) {
-				if (!ok[i] || room[i] - take[i] < ch->ncpus || room[i] < take[i])
+				if (!ok[i] || room[i] - take[i] < ch->ncpus || room[i] < take[i] ||
+				    groom[i] < gtake[i] + ch->ngpus)
 					continue;
 				if (j->place == JOB_PLACE_SCATTER && take[i])
 					continue;
@@ -163,6 +266,7 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const bool 
 					sh[i].ompthreads = ch->ompthreads;
 			}
 			take[i] += ch->ncpus;
+			gtake[i] += ch->ngpus;
 		}
 	}
 	return true;
@@ -177,30 +281,35 @@ int place_nodes_vector(struct pool *p)
 		n++;
 	if (n > p->cap_nv) {
 		struct node **v = realloc(p->nv, n * sizeof(*v));
-		unsigned *room = realloc(p->room, n * sizeof(*room));
+		unsigned *room = realloc(p->room, n * sizeof(*room)), *groom;
 		bool *ok;
 
 		if (v)
 			p->nv = v;
 		if (room)
 			p->room = room;
+		groom = realloc(p->groom, n * sizeof(*groom));
+		if (groom)
+			p->groom = groom;
 		ok = realloc(p->ok, n * sizeof(*ok));
 		if (ok)
 			p->ok = ok;
-		if (!v || !room || !ok)
+		if (!v || !room || !groom || !ok)
 			return -ENOMEM;
 		p->cap_nv = n;
 	}
 	n = 0;
-	for (struct node *nd = p->nodes; nd; nd = nd->next)
+	for (struct node *nd = p->nodes; nd; nd = nd->next) {
+		nd->no_cpus = nd->no_gpus = 0;
 		p->nv[n++] = nd;
+	}
 	p->n_nodes = n;
 	return 0;
 }
 
-/* Whether j fits the nodes by their CPUs alone, all free: every known
- * node, or only the connected ones (up_only). *ret_max: the most CPUs
- * one of them has; *ret_count: how many have CPUs. */
+/* Whether j fits the nodes by their CPUs and GPUs alone, all free: every
+ * known node, or only the connected ones (up_only). *ret_max: the most
+ * CPUs one of them has; *ret_count: how many have CPUs. */
 static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsigned *ret_max, size_t *ret_count)
 {
 	unsigned *take, max = 0;
@@ -209,6 +318,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		p->room[i] = cpumask_count(&p->nv[i]->cpus);
+		p->groom[i] = p->nv[i]->n_gpus;
 		p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link);
 		count += p->ok[i];
 		if (p->ok[i] && p->room[i] > max)
@@ -216,12 +326,40 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 	}
 	*ret_max = max;
 	*ret_count = count;
-	take = calloc(p->n_nodes, sizeof(*take));
+	take = calloc(p->n_nodes * 2 + 1, sizeof(*take));
 	if (!take)
 		return true;
-	fits = chunks_assign(j, p->room, p->ok, p->n_nodes, take, NULL);
+	fits = chunks_assign(j, p->room, p->groom, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
 	free(take);
 	return fits;
+}
+
+/* Why j's GPUs do not fit the known nodes, into buf: 0 when they are not
+ * the reason (no chunk asks for more GPUs than some node has). */
+static int request_gpus_why(const struct pool *p, const struct job *j, char *buf, size_t len)
+{
+	unsigned gmax = 0, want = place_widest_gpus(j);
+
+	if (!want)
+		return 0;
+	for (const struct node *n = p->nodes; n; n = n->next)
+		if (n->n_gpus > gmax)
+			gmax = n->n_gpus;
+	if (gmax == 0) {
+		snprintf(buf, len, "ngpus=%u: no node of this pool has GPUs", j->ngpus);
+		return -ENOSPC;
+	}
+	if (want <= gmax)
+		return 0;
+	if (!j->n_chunks)
+		snprintf(buf, len, "ngpus=%u: more GPUs than any node has (the largest has %u)", want, gmax);
+	else if (j->place == JOB_PLACE_PACK)
+		snprintf(buf, len, "place=pack: %u GPUs on one node, more than any node has (the largest has %u)",
+			 want, gmax);
+	else
+		snprintf(buf, len, "a chunk of ngpus=%u asks for more GPUs than any node has (the largest has %u)",
+			 want, gmax);
+	return -ENOSPC;
 }
 
 int pool_request_check(const struct pool *cp, const struct job *j, char *buf, size_t len)
@@ -236,6 +374,8 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 	 * count for nothing: with no other, the job waits for nodes. */
 	if (request_fits(p, j, false, &max, &n_nodes) || max == 0)
 		return 0;
+	if (request_gpus_why(p, j, buf, len) < 0)
+		return -ENOSPC;
 	for (unsigned c = 0; c < j->n_chunks; c++) {
 		chunks += j->chunks[c].count;
 		if (j->chunks[c].ncpus > widest)
@@ -252,6 +392,9 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 	else if (j->place == JOB_PLACE_SCATTER && chunks > n_nodes)
 		snprintf(buf, len, "place=scatter: %u chunks need %u nodes, the pool has %zu", chunks, chunks,
 			 n_nodes);
+	else if (j->ngpus)
+		snprintf(buf, len, "%u CPUs and %u GPUs in %u chunks do not fit the pool's %zu nodes even when "
+			 "all are free", j->ncpus, j->ngpus, chunks, n_nodes);
 	else
 		snprintf(buf, len, "%u CPUs in %u chunks do not fit the pool's %zu nodes even when all are free",
 			 j->ncpus, chunks, n_nodes);
@@ -266,7 +409,7 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 
 	/* The common case at no cost: a connected node holds a one-node job. */
 	for (struct node *n = p->nodes; n && !j->n_chunks; n = n->next)
-		if (n->link && cpumask_count(&n->cpus) >= j->ncpus)
+		if (n->link && cpumask_count(&n->cpus) >= j->ncpus && n->n_gpus >= j->ngpus)
 			return 0;
 	if (!p->nodes || place_nodes_vector(p) < 0 || request_fits(p, j, true, &max, &count) ||
 	    !request_fits(p, j, false, &max, &count))
@@ -294,6 +437,7 @@ struct resv_ev {
 	int64_t t;               /* wall s the entry's job ends by its walltime */
 	size_t node;             /* index in p->nv */
 	unsigned cpus;
+	unsigned gpus;
 };
 
 static int resv_ev_cmp(const void *a, const void *b)
@@ -309,20 +453,90 @@ static bool fits_after(struct pool *p, const struct job *j, const unsigned *base
 		       size_t k, unsigned *take)
 {
 	memcpy(p->room, base, p->n_nodes * sizeof(*base));
-	for (size_t e = 0; e < k; e++)
+	memcpy(p->groom, base + p->n_nodes, p->n_nodes * sizeof(*base));
+	for (size_t e = 0; e < k; e++) {
 		p->room[evs[e].node] += evs[e].cpus;
-	return chunks_assign(j, p->room, p->ok, p->n_nodes, take, NULL);
+		p->groom[evs[e].node] += evs[e].gpus;
+	}
+	return chunks_assign(j, p->room, p->groom, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
+}
+
+/* The reservation of a blocked one-node job: each node on its own, the
+ * first end of its running entries after which the job fits there by
+ * counts; the node where that comes first gets resv_t. Its entries are
+ * visited once and sorted per node: a pool of 10,000 nodes and 500,000
+ * running jobs costs that, not a sort of them all and a bisection over
+ * every node (bench/pass-gpu). */
+static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now)
+{
+	struct resv_ev *evs = NULL;
+	size_t cap = 0, best = SIZE_MAX;
+	int64_t best_t = INT64_MAX;
+
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *nd = p->nv[i];
+		unsigned room = 0, groom;
+		size_t n_ev = 0;
+
+		if (!node_open(nd, q, j, &room) && !(pool_node_usable(nd) &&
+						    !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt)))
+			continue;
+		if (cpumask_count(&nd->cpus) < j->ncpus || nd->n_gpus < j->ngpus)
+			continue;
+		groom = node_gpu_room(nd);
+		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
+			const struct job *o = e->job;
+
+			if (e->cpus_back || !o->walltime || o->t_dispatch <= 0)
+				continue;
+			if (n_ev == cap) {
+				struct resv_ev *ne = realloc(evs, (cap = cap ? cap * 2 : 64) * sizeof(*ne));
+
+				if (!ne) {
+					free(evs);
+					return false;
+				}
+				evs = ne;
+			}
+			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
+							cpumask_count(&e->claim), gpus_count(e->gpus) };
+		}
+		if (n_ev == 0)
+			continue;
+		qsort(evs, n_ev, sizeof(*evs), resv_ev_cmp);
+		for (size_t e = 0; e < n_ev && evs[e].t < best_t; e++) {
+			room += evs[e].cpus;
+			groom += evs[e].gpus;
+			if (room >= j->ncpus && groom >= j->ngpus && (e + 1 == n_ev || evs[e + 1].t != evs[e].t)) {
+				best_t = evs[e].t;
+				best = i;
+				break;
+			}
+		}
+	}
+	free(evs);
+	if (best == SIZE_MAX)
+		return false;
+	best_t = best_t > now ? best_t : now;
+	if (!p->nv[best]->resv_t || p->nv[best]->resv_t > best_t)
+		p->nv[best]->resv_t = best_t;
+	return true;
 }
 
 bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now)
 {
 	struct resv_ev *evs = NULL;
 	size_t n_ev = 0, cap = 0, lo, hi;
-	unsigned *take = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*take));
-	unsigned *base = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*base));
+	unsigned *take = calloc(p->n_nodes * 2 + 1, sizeof(*take));
+	unsigned *base = calloc(p->n_nodes * 2 + 1, sizeof(*base));   /* CPUs, then GPUs */
 	bool made = false;
 	int64_t t;
 
+	if (!j->n_chunks) {
+		free(take);
+		free(base);
+		return reserve_one_node(p, q, j, now);
+	}
 	if (!take || !base)
 		goto done;
 	for (size_t i = 0; i < p->n_nodes; i++) {
@@ -330,6 +544,7 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 
 		p->ok[i] = node_open(nd, q, j, &base[i]) || (pool_node_usable(nd) &&
 			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt));
+		base[p->n_nodes + i] = node_gpu_room(nd);
 		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
 			const struct job *o = e->job;
 
@@ -343,7 +558,7 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 				evs = ne;
 			}
 			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
-							cpumask_count(&e->claim) };
+							cpumask_count(&e->claim), gpus_count(e->gpus) };
 		}
 	}
 	if (n_ev == 0)
@@ -394,33 +609,76 @@ unsigned place_widest(const struct job *j)
 	return j->place == JOB_PLACE_PACK ? total : w;
 }
 
+unsigned place_widest_gpus(const struct job *j)
+{
+	unsigned w = 0, total = 0;
+
+	if (!j->n_chunks)
+		return j->ngpus;
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		total += j->chunks[c].count * j->chunks[c].ngpus;
+		if (j->chunks[c].ngpus > w)
+			w = j->chunks[c].ngpus;
+	}
+	return j->place == JOB_PLACE_PACK ? total : w;
+}
+
 /* Places j now, whole or not at all: the nodes by counts (chunks_assign),
  * then each node's share by placement. Nodes reserved before j would end
  * (its walltime from now) are not used. Fills j's allocation. */
-bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_t now, unsigned *ret_room)
+bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_t now, unsigned *ret_room,
+	       unsigned *ret_groom)
 {
 	int64_t end = j->walltime ? now + (int64_t)j->walltime : INT64_MAX;
-	unsigned *take, n_take = 0, seen = 0;
+	unsigned *take, n_take = 0, seen = 0, gseen = 0;
 	struct share *sh = NULL;
 	bool ok = false;
 
 	*ret_room = 0;
+	*ret_groom = 0;
 	if (!j->n_chunks) {
 		/* One node: the first where placement finds room, as always;
 		 * nodes after it are not looked at (a pass over 10,000 nodes
 		 * places 512 jobs). */
-		for (struct node *nd = p->nodes; nd; nd = nd->next) {
+		for (struct node *nd = p->scan_from; nd; nd = nd->next) {
 			struct alloc_entry e = { 0 };
-			unsigned room;
+			unsigned room, groom;
+			bool open = node_open(nd, q, j, &room);
 
-			if (!node_open(nd, q, j, &room))
+			p->stats.node_looks++;
+			/* Placement refused as many CPUs here this pass (a
+			 * count of free CPUs that are not whole cores): no
+			 * more fit now, and the bound counts no more. */
+			if (open && nd->no_cpus && !nd->no_gpus && room >= nd->no_cpus)
+				room = nd->no_cpus - 1;
+			/* Nodes at the front with no room for this queue's
+			 * jobs have none for the rest of the pass (room only
+			 * shrinks in it): the next job starts after them. An
+			 * excl job's refusal says nothing of the next job's. */
+			if ((!open || room == 0) && nd == p->scan_from && !j->excl)
+				p->scan_from = nd->next;
+			if (!open)
 				continue;
+			groom = node_gpu_room(nd);
 			/* The bound the pass keeps ignores reservations: a
 			 * later, shorter job may still use a reserved node. */
 			if (room > seen)
 				seen = room;
-			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || !node_place(nd, q, j->ncpus, &e))
+			if (groom > gseen)
+				gseen = groom;
+			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || groom < j->ngpus ||
+			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus))
 				continue;
+			p->stats.place_tries++;
+			if (!node_place(nd, q, j->ncpus, j->ngpus, &e)) {
+				/* Free CPUs only shrink in a pass: what did not
+				 * fit will not, nor anything larger. */
+				if (!j->excl && (!nd->no_cpus || (j->ncpus <= nd->no_cpus && j->ngpus <= nd->no_gpus))) {
+					nd->no_cpus = j->ncpus;
+					nd->no_gpus = j->ngpus;
+				}
+				continue;
+			}
 			if (job_alloc_init(j, 1) < 0 || !(e.node = strdup(nd->name))) {
 				job_alloc_free(j);
 				break;
@@ -433,22 +691,27 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			return true;
 		}
 		*ret_room = seen;
+		*ret_groom = gseen;
 		return false;
 	}
-	take = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*take));
+	take = calloc(p->n_nodes * 2 + 1, sizeof(*take));   /* CPUs, then GPUs */
 	if (!take)
 		return false;
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *nd = p->nv[i];
 
 		p->ok[i] = node_open(nd, q, j, &p->room[i]);
+		p->groom[i] = node_gpu_room(nd);
 		if (p->ok[i] && p->room[i] > seen)
 			seen = p->room[i];
+		if (p->ok[i] && p->groom[i] > gseen)
+			gseen = p->groom[i];
 		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t);
 	}
 	*ret_room = seen;
+	*ret_groom = gseen;
 	sh = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*sh));
-	if (!sh || !chunks_assign(j, p->room, p->ok, p->n_nodes, take, sh))
+	if (!sh || !chunks_assign(j, p->room, p->groom, p->ok, p->n_nodes, take, take + p->n_nodes, sh))
 		goto done;
 	for (size_t i = 0; i < p->n_nodes; i++)
 		n_take += take[i] > 0;
@@ -474,7 +737,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		struct alloc_entry *e = &j->alloc[k];
 		size_t i = e->mpiprocs;
 
-		if (!node_place(p->nv[i], q, take[i], e) || !(e->node = strdup(p->nv[i]->name)))
+		if (!node_place(p->nv[i], q, take[i], take[p->n_nodes + i], e) || !(e->node = strdup(p->nv[i]->name)))
 			goto done;
 		e->ncpus = take[i];
 		e->mpiprocs = sh[i].mpiprocs;

@@ -29,23 +29,31 @@ struct pool {
 	int64_t clock;                /* pool_clock_set; 0: time(NULL) */
 	struct node **nv;             /* scratch of a pass: nodes in order, */
 	unsigned *room;               /* their room for the job at hand, */
+	unsigned *groom;              /* their free GPUs for it, */
 	bool *ok;                     /* whether it may use them */
+	struct node *scan_from;       /* a queue's pass: the first node with room */
 	size_t n_nodes, cap_nv;
 };
 
-/* p->nv, p->room, p->ok sized for the nodes, p->nv filled in
+/* p->nv, p->room, p->groom, p->ok sized for the nodes, p->nv filled in
  * registration order; 0 or -ENOMEM. */
 int place_nodes_vector(struct pool *p);
 /* Places j now (one node: the first where placement finds room; chunks:
  * whole or not at all), keeping off nodes reserved before j would end.
  * Fills j's allocation (not yet linked nor claimed). *ret_room: the most
- * CPUs a usable node has for q's jobs, reservations aside. */
-bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_t now, unsigned *ret_room);
+ * CPUs a usable node has for q's jobs, reservations aside; *ret_groom:
+ * the most free GPUs one has. */
+bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_t now, unsigned *ret_room,
+	       unsigned *ret_groom);
 /* EASY: gives the nodes blocked job j would take, at the earliest end of
  * running jobs after which it fits, that time as resv_t. False when it
  * never fits on what runs now (no reservation). */
 bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now);
 /* The most CPUs j needs on one node. */
 unsigned place_widest(const struct job *j);
+/* The most GPUs j needs on one node. */
+unsigned place_widest_gpus(const struct job *j);
+/* All of n's GPUs as a mask (bit i: index i). */
+uint64_t place_node_gpus(const struct node *n);
 
 #endif

@@ -125,6 +125,7 @@ void pool_destroy(struct pool *p)
 	}
 	free(p->nv);
 	free(p->room);
+	free(p->groom);
 	free(p->ok);
 	free(p->node_table);
 	free(p->table);
@@ -648,6 +649,7 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	s->uid = a->uid;
 	s->state = JOB_QUEUED;
 	s->ncpus = a->ncpus;
+	s->ngpus = a->ngpus;
 	s->mem = a->mem;
 	s->walltime = a->walltime;
 	s->t_submit = a->t_submit;
@@ -884,6 +886,18 @@ static void node_account(struct node *n, const struct alloc_entry *e, bool give)
 		mask_take(&n->free, &e->claim, &keep, give);
 	if (r != QUEUE_RESERVE_NONE)
 		mask_take(&n->rt_free, &e->claim, &keep_rt, give);
+	/* GPUs go with the CPUs, whatever the queue: back only those the
+	 * node has and no other of its jobs holds. */
+	if (give) {
+		uint64_t held = 0;
+
+		for (const struct alloc_entry *o = n->jobs; o; o = o->nnext)
+			if (o != e && !o->cpus_back)
+				held |= o->gpus;
+		n->gpus_free |= e->gpus & place_node_gpus(n) & ~held;
+	} else {
+		n->gpus_free &= ~e->gpus;
+	}
 }
 
 int pool_job_link(struct pool *p, struct job *j)
@@ -1076,16 +1090,17 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	 * nothing makes it exact. A job wider than it is passed over without
 	 * a scan, so a full pool with 100,000 waiting costs one look per job,
 	 * not one look per job and node. */
-	unsigned room = UINT_MAX;
+	unsigned room = UINT_MAX, groom = UINT_MAX;   /* the same bound for GPUs */
 	struct pool_queue *pq = pool_queue_find(p, q->name);
 	struct iqs_turn *turns;
 	size_t n_turns = 0, n = 0;
 	int64_t now = pool_now(p);
 	bool more = true, stop = false, reserved = false;
-	unsigned seen;
+	unsigned seen, gseen;
 
 	if (!pq || !pq->n_users || place_nodes_vector(p) < 0)
 		return 0;
+	p->scan_from = p->nodes;
 	turns = malloc(pq->n_users * sizeof(*turns));
 	if (!turns)
 		return 0;
@@ -1126,10 +1141,10 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					p->deferred_next = j->start_after;
 				continue;
 			}
-			if (place_widest(j) > room) {
+			if (place_widest(j) > room || place_widest_gpus(j) > groom) {
 				if (q->strict)
 					stop = true;
-				else if (j->n_chunks && !reserved)
+				else if ((j->n_chunks || j->ngpus > 1) && !reserved)
 					reserved = place_reserve(p, q, j, now);
 				continue;
 			}
@@ -1146,7 +1161,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				j->user = u;
 			}
 			j->reserve = q->reserve;
-			if (place_job(p, q, j, now, &seen)) {
+			if (place_job(p, q, j, now, &seen, &gseen)) {
 				if (arr) {
 					/* Taken first: the array leaves the waiting
 					 * list with its last subjob. pool_job_add
@@ -1185,11 +1200,13 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			if (!placed) {
 				/* Room was counted on every node; topology may still
 				 * refuse a job that fits the count, so seen stays. */
-				if ((!j->n_chunks || j->place == JOB_PLACE_PACK) && !j->excl)
+				if ((!j->n_chunks || j->place == JOB_PLACE_PACK) && !j->excl) {
 					room = seen;
+					groom = gseen;
+				}
 				if (q->strict)
 					stop = true;
-				else if (j->n_chunks && !reserved)
+				else if ((j->n_chunks || j->ngpus > 1) && !reserved)
 					reserved = place_reserve(p, q, j, now);
 				if (arr)
 					job_free(j);   /* the subjob made for this try */

@@ -56,6 +56,7 @@ struct node {
 	struct alloc_entry *jobs;    /* the allocation entries of jobs on this node */
 	unsigned n_excl;         /* entries of place=excl jobs in jobs */
 	int64_t resv_t;          /* this pass: wall s a wide job's reservation starts here; 0: none */
+	unsigned no_cpus, no_gpus;   /* this pass: placement refused a job of as many (0: none) */
 	struct node *next;
 };
 
@@ -232,6 +233,8 @@ struct pool_stats {
 	uint64_t pass_ns_max;
 	uint64_t pass_ns_last;
 	uint64_t dispatches;
+	uint64_t node_looks;     /* nodes one-node jobs' placement looked at */
+	uint64_t place_tries;    /* placements tried on a node whose counts fit */
 };
 
 void pool_stats_get(const struct pool *p, struct pool_stats *ret);

@@ -127,6 +127,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	const char *group = wire_str(attrs, "group_list");
 	char size[32];
 	long long ncpus = wire_int(msg, "ncpus", 0);
+	long long ngpus = wire_int(msg, "ngpus", 0);
 	long long mem = wire_int(msg, "mem", 0);
 	long long walltime = wire_int(msg, "walltime", 0);
 	long long mask = wire_int(msg, "umask", -1);
@@ -155,7 +156,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 			REFUSE("env: '%s' is not NAME=value", key);
 	if (env && jobenv_check(env, &jerr) < 0)
 		REFUSE("%s", jerr.text);
-	if (ncpus < 0 || mem < 0 || walltime < 0)
+	if (ncpus < 0 || ngpus < 0 || mem < 0 || walltime < 0)
 		REFUSE("resources must not be negative");
 	if (json_object_get(msg, "umask") && (mask < 0 || mask > 0777))
 		REFUSE("umask must be 0-0777");
@@ -202,18 +203,34 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		const char *place = wire_str(msg, "place");
 		json_t *chunks = json_object_get(msg, "chunks");
 		char why[200];
-		unsigned long long total = 0;
+		unsigned long long total = 0, gtotal = 0;
 		int r;
 
 		if (json_object_get(msg, "place") && (!place || job_place_parse(place, &probe.place, &probe.excl) < 0))
 			REFUSE("place must be scatter, pack or free, with :excl or :shared");
 		if (job_chunks_from_json(&probe, chunks, why, sizeof(why)) < 0)
 			REFUSE("%s", why);
-		for (unsigned i = 0; i < probe.n_chunks; i++)
+		for (unsigned i = 0; i < probe.n_chunks; i++) {
 			total += (unsigned long long)probe.chunks[i].count * probe.chunks[i].ncpus;
+			gtotal += (unsigned long long)probe.chunks[i].count * probe.chunks[i].ngpus;
+		}
 		if (probe.n_chunks && total != (unsigned long long)ncpus) {
 			free(probe.chunks);
 			REFUSE("ncpus=%lld is not the chunks' total of %llu", ncpus, total);
+		}
+		if (probe.n_chunks && json_object_get(msg, "ngpus") && gtotal != (unsigned long long)ngpus) {
+			free(probe.chunks);
+			REFUSE("ngpus=%lld is not the chunks' total of %llu", ngpus, gtotal);
+		}
+		if (probe.n_chunks)
+			ngpus = (long long)gtotal;
+		else if (ngpus > NODE_GPUS_MAX)
+			REFUSE("ngpus=%lld: more GPUs than a node can have (%d)", ngpus, NODE_GPUS_MAX);
+		probe.ngpus = (uint32_t)ngpus;
+		if (q->max_ngpus && (uint64_t)ngpus > q->max_ngpus) {
+			free(probe.chunks);
+			REFUSE("ngpus=%lld: above queue %s's limit of %llu", ngpus, q->name,
+			       (unsigned long long)q->max_ngpus);
 		}
 		/* The queue's ncpus_max is the job's total, as PBS's
 		 * resources_max.ncpus (checked above); what no set of the
@@ -275,6 +292,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	p->submit.uid = c->uid;
 	p->submit.gid = c->gid;
 	p->submit.ncpus = (uint32_t)ncpus;
+	p->submit.ngpus = (uint32_t)ngpus;
 	p->submit.mem = (uint64_t)mem;
 	p->submit.walltime = (uint64_t)walltime;
 	p->submit.workdir = workdir;
@@ -306,6 +324,22 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	}
 	p->submit.start_after = wire_str(attrs, "Execution_Time") ?
 				strtoll(wire_str(attrs, "Execution_Time"), NULL, 10) : 0;
+	/* A job's GPUs are kept as its Resource_List.ngpus, qpoold's own
+	 * count (the chunks' total) over whatever qsub recorded there
+	 * (docs/ARCHITECTURE.md: no column of its own). */
+	if (ngpus > 0 || json_object_get(attrs, "Resource_List.ngpus")) {
+		char gbuf[24];
+
+		if (!attrs) {
+			attrs = json_object();
+			json_object_set_new(msg, "attrs", attrs);
+		}
+		snprintf(gbuf, sizeof(gbuf), "%lld", ngpus);
+		if (ngpus > 0)
+			json_object_set_new(attrs, "Resource_List.ngpus", json_string(gbuf));
+		else
+			json_object_del(attrs, "Resource_List.ngpus");
+	}
 	if (attrs && json_object_size(attrs)) {
 		char *text = json_dumps(attrs, JSON_COMPACT | JSON_SORT_KEYS);
 
@@ -649,10 +683,11 @@ static void op_queues(struct conn *c, long long req_id, json_t *msg)
 			"walltime_max", (json_int_t)q->walltime_max, "reserve", queue_reserve_name(q->reserve),
 			"queued", (json_int_t)counts[JOB_QUEUED], "held", (json_int_t)counts[JOB_HELD],
 			"running", (json_int_t)(counts[JOB_RUNNING] + counts[JOB_EXITING])));
-		extra = json_pack("{s:s, s:I, s:I, s:b, s:b}", "reason", q->reason,
+		extra = json_pack("{s:s, s:I, s:I, s:b, s:b, s:I, s:s}", "reason", q->reason,
 				  "max_running", (json_int_t)q->max_running,
 				  "max_running_per_user", (json_int_t)q->max_running_per_user,
-				  "strict", q->strict, "smt", q->smt);
+				  "strict", q->strict, "smt", q->smt, "max_ngpus", (json_int_t)q->max_ngpus,
+				  "gpu_locality", q->gpu_locality == QUEUE_GPU_REQUIRE ? "require" : "prefer");
 		json_object_update(json_array_get(arr, json_array_size(arr) - 1), extra);
 		json_decref(extra);
 	}
@@ -754,9 +789,9 @@ static void op_acct(struct conn *c, long long req_id, json_t *msg)
 	/* The nodes go with the last page only (client_call_pages keeps the
 	 * last reply): thousands of them in every page crowded out the jobs. */
 	for (struct node *n = more ? NULL : pool_nodes(s->pool); n; n = n->next)
-		json_array_append_new(nodes, json_pack("{s:s, s:I, s:s}", "name", n->name,
+		json_array_append_new(nodes, json_pack("{s:s, s:I, s:s, s:I}", "name", n->name,
 						       "ncpus", (json_int_t)cpumask_count(&n->cpus),
-						       "state", node_state_name(n->state)));
+						       "state", node_state_name(n->state), "ngpus", (json_int_t)n->n_gpus));
 	conn_reply_page(c, req_id, json_pack("{s:o, s:o, s:I, s:b}", "jobs", jobs, "nodes", nodes,
 					     "now", (json_int_t)time_wall_ns(), "more", more), "jobs");
 }
@@ -813,7 +848,7 @@ static const struct {
 	const char *name;
 	enum { T_INT, T_STR, T_BOOL, T_OBJ, T_ARRAY } type;
 } members[] = {
-	{ "jobid", T_INT }, { "ncpus", T_INT }, { "mem", T_INT }, { "walltime", T_INT },
+	{ "jobid", T_INT }, { "ncpus", T_INT }, { "ngpus", T_INT }, { "mem", T_INT }, { "walltime", T_INT },
 	{ "chunks", T_ARRAY }, { "place", T_STR },
 	{ "from", T_INT }, { "to", T_INT }, { "after", T_INT }, { "offset", T_INT },
 	{ "script", T_STR }, { "name", T_STR }, { "queue", T_STR }, { "workdir", T_STR },

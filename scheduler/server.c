@@ -597,6 +597,7 @@ static void pending_flush(struct server *s)
 				j->uid = p->submit.uid;
 				j->state = p->submit.hold ? JOB_HELD : JOB_QUEUED;
 				j->ncpus = p->submit.ncpus;
+				j->ngpus = p->submit.ngpus;
 				j->mem = p->submit.mem;
 				j->walltime = p->submit.walltime;
 				j->t_submit = p->submit.t_submit;
@@ -700,7 +701,8 @@ static void schedule(struct server *s)
 			r = array_dispatch_record(s, d[i].job, now);
 		if (r == 0)
 			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].job->alloc[0].node, cpus, now);
-		if (r == 0 && d[i].job->n_alloc > 1)
+		/* A one-node job's GPUs are kept in its allocation row too. */
+		if (r == 0 && (d[i].job->n_alloc > 1 || d[i].job->ngpus))
 			r = jobstore_alloc_insert(s->store, d[i].job);
 		/* Only a (queue, user)'s last stamp of the batch is kept. */
 		if (r == 0 && pool_rotation_get(s->pool, d[i].job->queue, d[i].job->uid) == d[i].seq)

@@ -53,10 +53,12 @@ refused "sbatch: error: invalid partition specified: nosuch" -p nosuch "$W/env.s
 refused "sbatch: option '--n' is ambiguous" --n=2 "$W/env.sh"
 refused "sbatch: error: invalid node count \`0'" -N 0 "$W/env.sh"
 refused "sbatch: error: invalid --array specification: 4-1" --array=4-1 "$W/env.sh"
-refused "sbatch: error: Invalid generic resource (gres) specification: --gres=gpu:1 (this pool has no GPUs)" \
+refused "sbatch: error: Batch job submission failed: ngpus=1: no node of this pool has GPUs" \
 	--gres=gpu:1 "$W/env.sh"
-refused "sbatch: error: Invalid generic resource (gres) specification: --gpus=2 (this pool has no GPUs)" \
+refused "sbatch: error: Batch job submission failed: ngpus=2: no node of this pool has GPUs" \
 	-G 2 "$W/env.sh"
+refused "sbatch: error: --gpus-per-task=1: not supported by qpool (give --gpus-per-node or --gres=gpu:N)" \
+	--gpus-per-task=1 "$W/env.sh"
 out=$(as qpuser1 sbatch "$W/noshebang.sh" 2>&1); rc=$?
 [ $rc -ne 0 ] && [[ "$out" == "sbatch: error: This does not look like a batch script"* ]] ||
 	fail "a script without #! on line 1: rc $rc, '$out'"

@@ -76,9 +76,9 @@ brown-ccv-job-array.sh|batch|00:05:00|arrayjob|array 4
 icrar-slurm_test02.sh|batch|-|icrar-slurm_test02.sh|run
 ptal-turbo-slurm.sh|gpu|00:15:00|ptal-turbo-slurm.sh|run
 calvinkrist-gpu_slurm_template.sh|main|23:59:59|<NAME>|run-sh
-kala855-mpi_hello_world.sh|||-|sbatch: error: Invalid generic resource (gres) specification: --gres=gpu:1 (this pool has no GPUs)
+kala855-mpi_hello_world.sh|||-|sbatch: error: Batch job submission failed: ngpus=2: no node of this pool has GPUs
 joshuaharris-array_test.sh|||-|sbatch: error: invalid --array specification: SRR8652107,SRR8652105,SRR8670674,SRR1974202
-hyperqueue-localdisk.sh|||-|sbatch: error: Invalid generic resource (gres) specification: --gres=nvme:1 (this pool has no generic resources)
+hyperqueue-localdisk.sh|||-|sbatch: error: Invalid generic resource (gres) specification: --gres=nvme:1 (qpool's generic resources are GPUs: gpu[:TYPE]:N)
 TABLE
 
 note "what the scripts wrote, as Slurm would have had them"

@@ -441,6 +441,68 @@ static void test_job_report(void)
 	acct_report_destroy(r);
 }
 
+/* A job with GPUs: its count, each node's GPUs and its GPU-hours (2
+ * GPUs for its 33 s from dispatch to released); nothing for one without. */
+static void test_job_gpus(void)
+{
+	struct acct_job jobs[N_JOBS];
+	struct acct_report *r = NULL;
+	json_t *rec = json_loads(records_json, 0, NULL), *j0;
+	char *text;
+
+	records_load(jobs);
+	j0 = json_array_get(rec, 0);
+	CU_ASSERT_EQUAL_FATAL(acct_report_job(&jobs[0], &r), 0);
+	CU_ASSERT_EQUAL(acct_report_job_gpus(r, &jobs[0], j0), 0);
+	text = report_text(r, ACCT_FORMAT_CSV);
+	CU_ASSERT_PTR_NULL(strstr(text, "gpu"));
+	free(text);
+	json_object_set_new(j0, "ngpus", json_integer(2));
+	json_object_set_new(j0, "alloc", json_pack("[{s:s, s:[i, i]}]", "node", "n1", "gpus", 0, 2));
+	CU_ASSERT_EQUAL(acct_report_job_gpus(r, &jobs[0], j0), 0);
+	text = report_text(r, ACCT_FORMAT_CSV);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\r\nngpus,2,\r\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\r\ngpus,n1:0,2,\r\n") || strstr(text, "\r\ngpus,\"n1:0,2\",\r\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\r\ngpu_hours,0.0183,h\r\n"));
+	free(text);
+	acct_report_destroy(r);
+	json_decref(rec);
+}
+
+/* GPUs beside the cores: job 1 holds 2 GPUs from dispatch (5 s) to
+ * released (38 s), 66 of the 400 GPU-seconds of 4 GPUs over 100 s. */
+static void test_utilization_gpus(void)
+{
+	struct acct_job jobs[N_JOBS];
+	struct acct_report *r = NULL;
+	struct acct_node *nodes;
+	struct acct_util u;
+	size_t n_nodes;
+	char *text;
+
+	records_load(jobs);
+	nodes_load(jobs, &nodes, &n_nodes);
+	CU_ASSERT_EQUAL_FATAL(acct_utilization(jobs, N_JOBS, nodes, n_nodes, T0, AT(100), AT(50), &u), 0);
+	CU_ASSERT_EQUAL_FATAL(acct_report_utilization(&u, &r), 0);
+	text = report_text(r, ACCT_FORMAT_CSV);
+	CU_ASSERT_PTR_NULL(strstr(text, "GPUs"));     /* a pool without GPUs: as before */
+	free(text);
+	acct_report_destroy(r);
+	jobs[0].ngpus = 2;
+	for (size_t i = 0; i < n_nodes; i++)
+		nodes[i].ngpus = 2;
+	CU_ASSERT_EQUAL_FATAL(acct_utilization(jobs, N_JOBS, nodes, n_nodes, T0, AT(100), AT(50), &u), 0);
+	CU_ASSERT_EQUAL(u.ngpus, 4);
+	CU_ASSERT_DOUBLE_EQUAL(u.gpu_ns, 66e9, 1);
+	CU_ASSERT_EQUAL_FATAL(acct_report_utilization(&u, &r), 0);
+	text = report_text(r, ACCT_FORMAT_CSV);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\r\nGPUs held,66.0"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\r\nGPUs idle,334.0"));
+	free(text);
+	acct_report_destroy(r);
+	free(nodes);
+}
+
 /* A small XML well-formedness check: balanced, properly nested tags,
  * quoted attributes, entities only of the five predefined kinds. Returns
  * the number of elements named tag with class="core", or -1. */
@@ -588,6 +650,8 @@ static const struct unit_test acct_tests[] = {
 	{ "summary_json", test_summary_json },
 	{ "overhead_and_util_reports", test_overhead_and_util_reports },
 	{ "job_report", test_job_report },
+	{ "job_gpus", test_job_gpus },
+	{ "utilization_gpus", test_utilization_gpus },
 	{ "golden_tables", test_golden_tables },
 	{ "svg", test_svg },
 	{ "nodes_build", test_nodes_build },

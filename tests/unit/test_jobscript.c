@@ -170,14 +170,18 @@ static void test_directives_errors(void)
 		  "line 3: mem=12Q: not a size (e.g. 512M, 8G)" },
 		{ "#PBS -l nodes=0:ppn=4\n", "line 1: -l nodes=0:ppn=4: not a number of nodes" },
 		{ "#PBS -l select=2:ncpus=0\n", "line 1: -l select=2:ncpus=0: ncpus=0: not a count" },
-		{ "#PBS -l select=2:ncpus=4:ngpus=1\n", "line 1: -l select=2:ncpus=4:ngpus=1: ngpus=1: qpool has no "
-		  "GPUs to give (its nodes offer CPUs and memory)" },
+		{ "#PBS -l select=2:ncpus=4:ngpus=-1\n", "line 1: -l select=2:ncpus=4:ngpus=-1: ngpus=-1: not a number "
+		  "of GPUs (0 to 64 on a node)" },
+		{ "#PBS -l nodes=2:ppn=1:gpus=x\n", "line 1: -l nodes=2:ppn=1:gpus=x: gpus=x: not a number of GPUs "
+		  "(0 to 64 on a node)" },
 		{ "#PBS -l select=2:ncpus=4:mem=lots\n", "line 1: -l select=2:ncpus=4:mem=lots: mem=lots: not a size "
 		  "(e.g. 512M, 8G)" },
 		{ "#PBS -l select=2:ncpus=4+x\n", "line 1: -l select=2:ncpus=4+x: 'x' is not a number of chunks" },
 		{ "#PBS -l select=1000:ncpus=1000000\n", "line 1: -l select=1000:ncpus=1000000: more than 1000000 "
 		  "CPUs in all" },
-		{ "#PBS -l ngpus=1\n", "line 1: -l ngpus=1: qpool has no GPUs to give (its nodes offer CPUs and memory)" },
+		{ "#PBS -l ngpus=-1\n", "line 1: -l ngpus=-1: not a number of GPUs (0 to 64 on a node)" },
+		{ "#PBS -l ngpus=two\n", "line 1: -l ngpus=two: not a number of GPUs (0 to 64 on a node)" },
+		{ "#PBS -l naccelerators=65\n", "line 1: -l naccelerators=65: not a number of GPUs (0 to 64 on a node)" },
 		{ "#PBS -l walltime=0\n", "line 1: walltime=0: a job needs a time limit above 0 (leave walltime out for the queue's default)" },
 		{ "#PBS -W depend=afterok:x\n", "line 1: -W depend=afterok:x: not a job id (N, N.server or N[])" },
 		{ "#PBS -l place=round\n", "line 1: -l place=round: 'round' is not scatter, pack, free, excl, shared or exclhost" },
@@ -300,6 +304,41 @@ static void test_option_resources(void)
 			CU_ASSERT_EQUAL(js.mem, cases[i].mem);
 			CU_ASSERT_EQUAL(js.walltime, cases[i].walltime);
 		}
+		jobspec_clear(&js);
+	}
+}
+
+/* GPUs: plain (one node), per chunk of select= and of Torque's nodes=,
+ * and PBS's aliases; the chunks' total in ngpus. */
+static void test_option_gpus(void)
+{
+	static const struct {
+		const char *arg;
+		int64_t ngpus;
+		size_t n_chunks;
+		int64_t chunk0;
+	} t[] = {
+		{ "ngpus=2", 2, 0, 0 },
+		{ "gpus=1", 1, 0, 0 },
+		{ "naccelerators=3", 3, 0, 0 },
+		{ "ngpus=0", 0, 0, 0 },
+		{ "select=1:ncpus=4:ngpus=2", 2, 0, 0 },
+		{ "select=2:ncpus=1:ngpus=1", 2, 1, 1 },
+		{ "select=2:ncpus=2:ngpus=2+1:ncpus=1", 4, 2, 2 },
+		{ "nodes=1:ppn=2:gpus=1", 1, 0, 0 },
+		{ "nodes=2:ppn=2:gpus=2", 4, 1, 2 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct jobspec js;
+		struct error err;
+
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL(jobspec_option(&js, 'l', t[i].arg, &err), 0);
+		CU_ASSERT_EQUAL(js.ngpus, t[i].ngpus);
+		CU_ASSERT_EQUAL(js.n_chunks, t[i].n_chunks);
+		if (js.n_chunks)
+			CU_ASSERT_EQUAL(js.chunks[0].ngpus, t[i].chunk0);
 		jobspec_clear(&js);
 	}
 }
@@ -599,6 +638,7 @@ static const struct unit_test jobscript_tests[] = {
 	{ "directives_errors", test_directives_errors },
 	{ "option_name", test_option_name },
 	{ "option_resources", test_option_resources },
+	{ "option_gpus", test_option_gpus },
 	{ "option_chunks", test_option_chunks },
 	{ "option_vars", test_option_vars },
 	{ "option_wd", test_option_wd },

@@ -212,6 +212,57 @@ static void test_migrate_v5_alloc(void)
 	unit_tmpdir_remove(dir);
 }
 
+/* A one-node GPU job: its count from its attributes, its GPUs from its
+ * allocation row, after a restart and in its job object. */
+static void test_gpus_kept(void)
+{
+	struct jobstore *js;
+	struct error err;
+	struct job *list = NULL, *j, one = { 0 };
+	struct job_submit sub = base;
+	json_t *row = NULL, *e;
+	int64_t id;
+	bool seen = false;
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &js, &err), 0);
+	sub.attrs_json = "{\"Resource_List.ngpus\":\"2\"}";
+	sub.ngpus = 2;
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &sub, &id), 0);
+	one.id = id;
+	one.ngpus = 2;
+	CU_ASSERT_EQUAL_FATAL(job_alloc_init(&one, 1), 0);
+	one.alloc[0].node = strdup("n1");
+	one.alloc[0].ncpus = 2;
+	one.alloc[0].gpus = 0x5;                    /* GPUs 0 and 2 */
+	cpumask_parse("0-1", &one.alloc[0].cpus);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 5000), 0);
+	CU_ASSERT_EQUAL(jobstore_alloc_insert(js, &one), 0);
+	job_alloc_free(&one);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next)
+		if (j->id == id) {
+			seen = true;
+			CU_ASSERT_EQUAL(j->ngpus, 2);
+			CU_ASSERT_EQUAL(j->n_chunks, 0);
+			CU_ASSERT_EQUAL_FATAL(j->n_alloc, 1);
+			CU_ASSERT_EQUAL(j->alloc[0].gpus, 0x5);
+			CU_ASSERT_EQUAL(cpumask_count(&j->alloc[0].cpus), 2);
+		}
+	CU_ASSERT_TRUE(seen);
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "ngpus")), 2);
+	e = json_array_get(json_object_get(row, "alloc"), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(e, "ngpus")), 2);
+	CU_ASSERT_EQUAL(json_integer_value(json_array_get(json_object_get(e, "gpus"), 1)), 2);
+	json_decref(row);
+	jobstore_close(js);
+}
+
 static void test_reopen_and_version(void)
 {
 	char *dir = unit_tmpdir();
@@ -512,6 +563,7 @@ static const struct unit_test jobstore_sqlite_tests[] = {
 	{ "reopen_and_version", test_reopen_and_version },
 	{ "migrate_old_store", test_migrate_old_store },
 	{ "migrate_v5_alloc", test_migrate_v5_alloc },
+	{ "gpus_kept", test_gpus_kept },
 	{ NULL, NULL },
 };
 

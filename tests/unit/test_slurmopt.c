@@ -117,10 +117,16 @@ static void test_options(void)
 		{ "-N 4-2", "invalid node count `4-2'" },
 		{ "-n x", "invalid number of tasks (-n x)" },
 		{ "--mem=8Q", "invalid memory constraint 8Q" },
-		{ "--gres=gpu:2", "Invalid generic resource (gres) specification: --gres=gpu:2 (this pool has no GPUs)" },
-		{ "--gres=nvme:1", "Invalid generic resource (gres) specification: --gres=nvme:1 (this pool has no generic resources)" },
+		{ "--gres=gpu:2", NULL },
+		{ "--gres=gpu:a100:2", NULL },
+		{ "--gres=gpu", NULL },
+		{ "--gres=gpu:-1", "--gres=gpu:-1: not a number of GPUs" },
+		{ "--gres=nvme:1", "Invalid generic resource (gres) specification: --gres=nvme:1 (qpool's generic resources are GPUs: gpu[:TYPE]:N)" },
 		{ "--gres=none", NULL },
-		{ "--gpus-per-node=1", "Invalid generic resource (gres) specification: --gpus-per-node=1 (this pool has no GPUs)" },
+		{ "--gpus-per-node=1", NULL },
+		{ "--gpus-per-node=x", "--gpus-per-node=x: not a number of GPUs" },
+		{ "--gpus=4", NULL },
+		{ "--gpus-per-task=1", "--gpus-per-task=1: not supported by qpool (give --gpus-per-node or --gres=gpu:N)" },
 		{ "--open-mode=sideways", "Invalid --open-mode argument: sideways. Ignored" },
 		{ "--exclusive", NULL },
 		{ "--exclusive=user", NULL },
@@ -301,6 +307,53 @@ static void test_tasks_per_node(void)
 	}
 }
 
+/* Slurm's GPU options into GPUs per node (docs/GPUS.md): --gpus=G over
+ * N nodes is G/N each. */
+static void test_jobspec_gpus(void)
+{
+	static const struct {
+		const char *line;
+		int64_t ngpus, chunk0_ngpus;
+		size_t n_chunks;
+		const char *error;
+	} t[] = {
+		{ "--gres=gpu:2", 2, 0, 0, NULL },
+		{ "--gres=gpu:v100:1 -c 4", 1, 0, 0, NULL },
+		{ "--gpus-per-node=2 -N 2", 4, 2, 1, NULL },
+		{ "--gpus=4 -N 2", 4, 2, 1, NULL },
+		{ "-G 1", 1, 0, 0, NULL },
+		{ "--gpus=4 -n 4", 4, 1, 1, NULL },
+		{ "--gpus=3 -N 2", 0, 0, 0, "--gpus=3 over 2 nodes: not the same number on each (give --gpus-per-node)" },
+		{ "--gpus-per-node=1 -n 4", 0, 0, 0, "--gpus-per-node with --ntasks and no --nodes: give --nodes "
+		  "(qpool places tasks, not nodes)" },
+		{ "--gpus-per-node=65", 0, 0, 0, "-l ngpus=65: not a number of GPUs (0 to 64 on a node)" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct slurmopt o;
+		struct jobspec js;
+		struct error err = { "" };
+		int r;
+
+		slurmopt_init(&o);
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&o, t[i].line, &err), 0);
+		r = slurmopt_jobspec(&o, "alice", &js, &err);
+		if (t[i].error) {
+			CU_ASSERT_EQUAL(r, -EINVAL);
+			CU_ASSERT_STRING_EQUAL(err.text, t[i].error);
+		} else {
+			CU_ASSERT_EQUAL(r, 0);
+			CU_ASSERT_EQUAL(js.ngpus, t[i].ngpus);
+			CU_ASSERT_EQUAL(js.n_chunks, t[i].n_chunks);
+			if (js.n_chunks && t[i].n_chunks)
+				CU_ASSERT_EQUAL(js.chunks[0].ngpus, t[i].chunk0_ngpus);
+		}
+		jobspec_clear(&js);
+		slurmopt_clear(&o);
+	}
+}
+
 /* What qsub would have sent for a Slurm request. */
 static void test_jobspec(void)
 {
@@ -437,6 +490,7 @@ static const struct unit_test slurmopt_tests[] = {
 	{ "host lists", test_hostlist },
 	{ "tasks per node", test_tasks_per_node },
 	{ "jobspec", test_jobspec },
+	{ "jobspec_gpus", test_jobspec_gpus },
 	{ "request environment", test_env },
 	{ "begin times", test_begin },
 	{ NULL, NULL },

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/* bench/pass-gpu: the scheduling pass alone, in process, with GPUs
+ * (issue 27): NODES simulated nodes of one shared synthetic topology
+ * (bench/sim's "pack:2 numa:2 core:16 pu:2"), 8 GPUs each, two on each
+ * NUMA node with its CPUs; JOBS queued jobs of 1 CPU, every tenth one of
+ * 4 CPUs and 1 GPU, for 10 users. Passes of at most 512 decisions (as
+ * qpoold's) run until the pool is full, then one pass over the full pool,
+ * then one after a hundredth of the running jobs ended (the steady state).
+ *   pass-gpu NODES JOBS [EVERY]   (every EVERY-th job asks for a GPU; 0: none)
+ * Prints one JSON line: passes while filling (count, mean and max ms),
+ * the full pool's pass (ms), jobs and GPU jobs placed, GPUs left free. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "placement.h"
+#include "pool.h"
+
+#define BATCH 512
+#define GPUS 8
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	const char *topo_text = "pack:2 numa:2 core:16 pu:2";
+	long nodes = argc > 2 ? atol(argv[1]) : 0, jobs = argc > 2 ? atol(argv[2]) : 0;
+	long every = argc > 3 ? atol(argv[3]) : 10;   /* 0: no GPU job, the baseline */
+	static struct dispatch d[BATCH];
+	struct config c = { 0 };
+	struct queue_conf q = { .started = true };
+	struct error err;
+	struct pool *p;
+	double t, sum = 0, max = 0, full, steady;
+	size_t steady_n;
+	long passes = 0, placed = 0, gplaced = 0;
+	uint64_t gfree = 0;
+	size_t n;
+
+	if (nodes <= 0 || jobs <= 0) {
+		fprintf(stderr, "usage: pass-gpu NODES JOBS\n");
+		return 2;
+	}
+	snprintf(q.name, sizeof(q.name), "batch");
+	q.is_default = true;
+	c.queues = &q;
+	c.n_queues = 1;
+	if (pool_create(&p) < 0)
+		return 1;
+	for (long i = 0; i < nodes; i++) {
+		char name[32];
+		struct node *nd;
+
+		snprintf(name, sizeof(name), "sim%ld", i);
+		nd = pool_node_get(p, name);
+		if (!nd || pool_topology_get(p, topo_text, strlen(topo_text), &nd->topo, &err) < 0) {
+			fprintf(stderr, "pass-gpu: %s\n", nd ? err.text : "out of memory");
+			return 1;
+		}
+		placement_topology_cpus(nd->topo, &nd->cpus);
+		nd->free = nd->cpus;
+		nd->rt_free = nd->cpus;
+		nd->state = NODE_UP;
+		nd->link = nd;
+		nd->gpus = calloc(GPUS, sizeof(*nd->gpus));
+		if (!nd->gpus)
+			return 1;
+		/* 4 NUMA nodes of 16 PUs: GPUs 2k and 2k+1 on NUMA node k. */
+		for (unsigned g = 0; g < GPUS; g++) {
+			char cpus[16];
+
+			nd->gpus[g].index = g;
+			nd->gpus[g].numa = (int)(g / 2);
+			snprintf(cpus, sizeof(cpus), "%u-%u", g / 2 * 16, g / 2 * 16 + 15);
+			cpumask_parse(cpus, &nd->gpus[g].cpus);
+		}
+		nd->n_gpus = GPUS;
+		nd->gpus_free = (UINT64_C(1) << GPUS) - 1;
+	}
+	for (long id = 1; id <= jobs; id++) {
+		struct job *j = calloc(1, sizeof(*j));
+
+		if (!j)
+			return 1;
+		j->id = id;
+		snprintf(j->queue, sizeof(j->queue), "batch");
+		j->uid = (uid_t)(1000 + id % 10);
+		j->state = JOB_QUEUED;
+		j->walltime = 3600;
+		j->ncpus = every && id % every == 0 ? 4 : 1;
+		j->ngpus = every && id % every == 0 ? 1 : 0;
+		if (pool_job_add(p, j) < 0)
+			return 1;
+	}
+	pool_clock_set(p, 1000000);
+	do {
+		t = now_ms();
+		n = pool_schedule(p, &c, d, BATCH);
+		t = now_ms() - t;
+		for (size_t i = 0; i < n; i++)
+			gplaced += d[i].job->ngpus > 0;
+		placed += (long)n;
+		if (n) {
+			passes++;
+			sum += t;
+			if (t > max)
+				max = t;
+		}
+	} while (n == BATCH);
+	t = now_ms();
+	n = pool_schedule(p, &c, d, BATCH);
+	full = now_ms() - t;
+	for (struct node *nd = pool_nodes(p); nd; nd = nd->next)
+		gfree += (uint64_t)__builtin_popcountll(nd->gpus_free);
+	/* The steady state: a hundredth of the running jobs end, one pass
+	 * fills what they leave. */
+	{
+		struct job *j = pool_jobs(p), *next;
+		long k = 0;
+
+		for (; j; j = next) {
+			next = j->next;
+			if (j->state == JOB_RUNNING && k++ % 100 == 0)
+				pool_job_remove(p, j);
+		}
+	}
+	t = now_ms();
+	steady_n = pool_schedule(p, &c, d, BATCH);
+	steady = now_ms() - t;
+	printf("{\"nodes\": %ld, \"gpus_per_node\": %d, \"jobs\": %ld, \"passes\": %ld, "
+	       "\"pass_ms_mean\": %.3f, \"pass_ms_max\": %.3f, \"full_pass_ms\": %.3f, "
+	       "\"placed\": %ld, \"gpu_jobs_placed\": %ld, \"gpus_free\": %llu, \"full_pass_placed\": %zu, "
+	       "\"steady_pass_ms\": %.3f, \"steady_pass_placed\": %zu}\n",
+	       nodes, GPUS, jobs, passes, passes ? sum / (double)passes : 0, max, full, placed, gplaced,
+	       (unsigned long long)gfree, n, steady, steady_n);
+	pool_destroy(p);
+	return 0;
+}
