@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "acct.h"
+#include "gpu.h"
 #include "timeutil.h"
 
 static const char *const stamp_names[ACCT_STAMP_MAX] = {
@@ -51,7 +52,7 @@ int acct_gpu_holds_add(const json_t *o, size_t job, struct acct_gpu_hold **holds
 		h->gpus = 0;
 		str_copy(h->node, sizeof(h->node), json_object_get(e, "node"));
 		json_array_foreach(json_object_get(e, "gpus"), k, g)
-			if (json_is_integer(g) && json_integer_value(g) >= 0 && json_integer_value(g) < 64)
+			if (json_is_integer(g) && json_integer_value(g) >= 0 && json_integer_value(g) < NODE_GPUS_MAX)
 				h->gpus |= UINT64_C(1) << json_integer_value(g);
 		if (h->gpus && h->node[0])
 			(*n)++;

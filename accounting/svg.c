@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "acct.h"
+#include "gpu.h"
 #include "timeutil.h"
 
 #define LABEL_W 120.0   /* the row labels */
@@ -18,7 +19,7 @@
 
 struct row {
 	const char *node;
-	unsigned cpu;        /* or the GPU's index */
+	unsigned index;      /* the CPU, or the GPU */
 	bool gpu;
 };
 
@@ -61,7 +62,7 @@ static int row_add(struct row **rows, size_t *n, size_t *cap, const char *node, 
 			return -ENOMEM;
 		*rows = r;
 	}
-	(*rows)[(*n)++] = (struct row){ .node = node, .cpu = index, .gpu = gpu };
+	(*rows)[(*n)++] = (struct row){ .node = node, .index = index, .gpu = gpu };
 	return 0;
 }
 
@@ -86,7 +87,7 @@ static int rows_build(const struct acct_node *nodes, size_t n_nodes, struct row 
 	}
 	cores = n;
 	for (size_t i = 0; i < n_nodes && r == 0; i++)
-		for (int64_t g = 0; g < nodes[i].ngpus && g < 64 && r == 0; g++)
+		for (int64_t g = 0; g < nodes[i].ngpus && g < NODE_GPUS_MAX && r == 0; g++)
 			r = row_add(&rows, &n, &cap, nodes[i].name, (unsigned)g, true);
 	if (r < 0) {
 		free(rows);
@@ -188,7 +189,7 @@ static void core_bars(FILE *f, const struct row *row, const struct acct_job *job
 		struct cpumask m;
 
 		if (strcmp(jobs[k].node, row->node) == 0 && cpumask_parse(jobs[k].cpus, &m) == 0 &&
-		    cpumask_test(&m, row->cpu))
+		    cpumask_test(&m, row->index))
 			job_bars(f, &jobs[k], from, to, now_ns, y);
 	}
 }
@@ -200,7 +201,7 @@ static void gpu_bars(FILE *f, const struct row *row, const struct acct_job *jobs
 		     double y)
 {
 	for (size_t k = 0; k < n_holds; k++)
-		if (holds[k].job < n_jobs && (holds[k].gpus & (UINT64_C(1) << row->cpu)) &&
+		if (holds[k].job < n_jobs && (holds[k].gpus & (UINT64_C(1) << row->index)) &&
 		    strcmp(holds[k].node, row->node) == 0)
 			job_bars(f, &jobs[holds[k].job], from, to, now_ns, y);
 }
@@ -262,11 +263,11 @@ int acct_svg_write(FILE *f, const struct acct_job *jobs, size_t n_jobs, const st
 
 		fputs(rows[i].gpu ? "<g class=\"gpu\" data-gpu=\"" : "<g class=\"core\" data-core=\"", f);
 		xml_text(f, rows[i].node);
-		fprintf(f, "%s%u\">", sep, rows[i].cpu);
+		fprintf(f, "%s%u\">", sep, rows[i].index);
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">", LABEL_W - 6,
 			y + ROW_H - 4);
 		xml_text(f, rows[i].node);
-		fprintf(f, "%s%u</text>", sep, rows[i].cpu);
+		fprintf(f, "%s%u</text>", sep, rows[i].index);
 		fprintf(f, "<rect class=\"idle\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
 			LABEL_W, y, PLOT_W, ROW_H, phases[PH_IDLE].colour);
 		if (rows[i].gpu)
