@@ -102,6 +102,18 @@ struct acct_node {
 	struct cpumask cpus;         /* may be empty when only ncpus is known */
 };
 
+/* One node's GPUs that one job held, from its record's `alloc`. */
+struct acct_gpu_hold {
+	size_t job;                  /* index of the job in the caller's array */
+	char node[ACCT_NAME_MAX];
+	uint64_t gpus;               /* bit i: the node's GPU i (a node has at most 64) */
+};
+
+/* Appends to *holds (*n entries, malloc'ed, grown here) one entry per
+ * node of record o's `alloc` that lists `gpus`, each with job as its
+ * index; nothing for a record without GPUs. 0 or -ENOMEM. */
+int acct_gpu_holds_add(const json_t *o, size_t job, struct acct_gpu_hold **holds, size_t *n);
+
 /* Nodes from the acct reply's `nodes` (name, ncpus) and, when given, the
  * `nodes` op's array (name, cpus list); a node some job ran on that
  * neither lists is added with the CPUs its jobs used. *ret_nodes is
@@ -257,10 +269,14 @@ int acct_report_utilization(const struct acct_util *u, struct acct_report **ret)
  * held that its node no longer lists), each coloured over [from, to) by
  * starting, executing, tearing down, or idle (the background), with job
  * ids on bars wide enough, a legend and a time axis. Each row is a
- * <g class="core" data-core="NODE:CPU">. 0, -EINVAL (to <= from),
- * -ENOMEM, -EIO. */
+ * <g class="core" data-core="NODE:CPU">. Below the cores, one lane per
+ * GPU of each node with ngpus (<g class="gpu" data-gpu="NODE:gpuI">),
+ * where each job of holds (indices into jobs) is drawn the same way for
+ * the GPUs it held there; a pool without GPUs gets no GPU lanes. 0,
+ * -EINVAL (to <= from), -ENOMEM, -EIO. */
 int acct_svg_write(FILE *f, const struct acct_job *jobs, size_t n_jobs, const struct acct_node *nodes,
-		   size_t n_nodes, int64_t from, int64_t to, int64_t now_ns);
+		   size_t n_nodes, const struct acct_gpu_hold *holds, size_t n_holds, int64_t from, int64_t to,
+		   int64_t now_ns);
 
 /* Phase boundaries of a job as utilization and the timeline use them:
  * [start, exec) starting, [exec, exit) executing, [exit, end) tearing

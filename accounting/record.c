@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "acct.h"
+#include "gpu.h"
 #include "timeutil.h"
 
 static const char *const stamp_names[ACCT_STAMP_MAX] = {
@@ -30,6 +31,33 @@ static void str_copy(char *dst, size_t len, const json_t *v)
 static int64_t int_or(const json_t *v, int64_t dflt)
 {
 	return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+}
+
+int acct_gpu_holds_add(const json_t *o, size_t job, struct acct_gpu_hold **holds, size_t *n)
+{
+	const json_t *alloc = json_object_get(o, "alloc"), *e, *g;
+	struct acct_gpu_hold *v;
+	size_t i, k;
+
+	if (!json_array_size(alloc))
+		return 0;
+	v = realloc(*holds, (*n + json_array_size(alloc)) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*holds = v;
+	json_array_foreach(alloc, i, e) {
+		struct acct_gpu_hold *h = &v[*n];
+
+		h->job = job;
+		h->gpus = 0;
+		str_copy(h->node, sizeof(h->node), json_object_get(e, "node"));
+		json_array_foreach(json_object_get(e, "gpus"), k, g)
+			if (json_is_integer(g) && json_integer_value(g) >= 0 && json_integer_value(g) < NODE_GPUS_MAX)
+				h->gpus |= UINT64_C(1) << json_integer_value(g);
+		if (h->gpus && h->node[0])
+			(*n)++;
+	}
+	return 0;
 }
 
 int acct_job_from_json(const json_t *o, struct acct_job *ret)

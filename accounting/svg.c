@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The SVG timeline: one row per core, coloured by what the core was doing, with legend and time axis. */
+/* The SVG timeline: one row per core and per GPU, coloured by what it was doing, with legend and time axis. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "acct.h"
+#include "gpu.h"
 #include "timeutil.h"
 
 #define LABEL_W 120.0   /* the row labels */
@@ -18,7 +19,8 @@
 
 struct row {
 	const char *node;
-	unsigned cpu;
+	unsigned index;      /* the CPU, or the GPU */
+	bool gpu;
 };
 
 enum phase { PH_STARTING, PH_EXECUTING, PH_TEARDOWN, PH_IDLE, PH_MAX };
@@ -49,37 +51,51 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
-static int rows_build(const struct acct_node *nodes, size_t n_nodes, struct row **ret, size_t *ret_n)
+static int row_add(struct row **rows, size_t *n, size_t *cap, const char *node, unsigned index, bool gpu)
 {
-	size_t n = 0, cap = 0;
-	struct row *rows = NULL;
+	if (*n == *cap) {
+		struct row *r;
 
-	for (size_t i = 0; i < n_nodes; i++) {
+		*cap = *cap ? *cap * 2 : 64;
+		r = realloc(*rows, *cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		*rows = r;
+	}
+	(*rows)[(*n)++] = (struct row){ .node = node, .index = index, .gpu = gpu };
+	return 0;
+}
+
+/* Every core of every node, then every GPU of every node: GPU indices
+ * are 0..ngpus-1 on each node (docs/GPUS.md). */
+static int rows_build(const struct acct_node *nodes, size_t n_nodes, struct row **ret, size_t *ret_n,
+		      size_t *ret_gpu_rows)
+{
+	size_t n = 0, cap = 0, cores;
+	struct row *rows = NULL;
+	int r = 0;
+
+	for (size_t i = 0; i < n_nodes && r == 0; i++) {
 		struct cpumask m = nodes[i].cpus;
 
 		/* Only the count known: number them from 0. */
 		if (cpumask_count(&m) == 0)
 			for (int64_t c = 0; c < nodes[i].ncpus && c < CPUMASK_MAX; c++)
 				cpumask_set(&m, (unsigned)c);
-		for (int c = cpumask_next(&m, 0); c >= 0; c = cpumask_next(&m, c + 1)) {
-			if (n == cap) {
-				struct row *r;
-
-				cap = cap ? cap * 2 : 64;
-				r = realloc(rows, cap * sizeof(*r));
-				if (!r) {
-					free(rows);
-					return -ENOMEM;
-				}
-				rows = r;
-			}
-			rows[n].node = nodes[i].name;
-			rows[n].cpu = (unsigned)c;
-			n++;
-		}
+		for (int c = cpumask_next(&m, 0); c >= 0 && r == 0; c = cpumask_next(&m, c + 1))
+			r = row_add(&rows, &n, &cap, nodes[i].name, (unsigned)c, false);
+	}
+	cores = n;
+	for (size_t i = 0; i < n_nodes && r == 0; i++)
+		for (int64_t g = 0; g < nodes[i].ngpus && g < NODE_GPUS_MAX && r == 0; g++)
+			r = row_add(&rows, &n, &cap, nodes[i].name, (unsigned)g, true);
+	if (r < 0) {
+		free(rows);
+		return r;
 	}
 	*ret = rows;
 	*ret_n = n;
+	*ret_gpu_rows = n - cores;
 	return 0;
 }
 
@@ -154,6 +170,42 @@ static void axis(FILE *f, int64_t from, int64_t to, double y)
 		LABEL_W + PLOT_W / 2, y + 32);
 }
 
+static void job_bars(FILE *f, const struct acct_job *j, int64_t from, int64_t to, int64_t now_ns, double y)
+{
+	struct acct_phases p;
+
+	if (!acct_job_phases(j, now_ns, &p))
+		return;
+	bar(f, PH_STARTING, j, p.start, p.exec, from, to, y);
+	bar(f, PH_EXECUTING, j, p.exec, p.exit, from, to, y);
+	bar(f, PH_TEARDOWN, j, p.exit, p.end, from, to, y);
+}
+
+/* A core's jobs: those whose node and CPU list hold it. */
+static void core_bars(FILE *f, const struct row *row, const struct acct_job *jobs, size_t n_jobs, int64_t from,
+		      int64_t to, int64_t now_ns, double y)
+{
+	for (size_t k = 0; k < n_jobs; k++) {
+		struct cpumask m;
+
+		if (strcmp(jobs[k].node, row->node) == 0 && cpumask_parse(jobs[k].cpus, &m) == 0 &&
+		    cpumask_test(&m, row->index))
+			job_bars(f, &jobs[k], from, to, now_ns, y);
+	}
+}
+
+/* A GPU's jobs: those that held it, over the time they held their CPUs
+ * (dispatch to released, as --utilization counts GPU time). */
+static void gpu_bars(FILE *f, const struct row *row, const struct acct_job *jobs, size_t n_jobs,
+		     const struct acct_gpu_hold *holds, size_t n_holds, int64_t from, int64_t to, int64_t now_ns,
+		     double y)
+{
+	for (size_t k = 0; k < n_holds; k++)
+		if (holds[k].job < n_jobs && (holds[k].gpus & (UINT64_C(1) << row->index)) &&
+		    strcmp(holds[k].node, row->node) == 0)
+			job_bars(f, &jobs[holds[k].job], from, to, now_ns, y);
+}
+
 static void legend(FILE *f)
 {
 	double x = LABEL_W;
@@ -169,19 +221,22 @@ static void legend(FILE *f)
 }
 
 int acct_svg_write(FILE *f, const struct acct_job *jobs, size_t n_jobs, const struct acct_node *nodes,
-		   size_t n_nodes, int64_t from, int64_t to, int64_t now_ns)
+		   size_t n_nodes, const struct acct_gpu_hold *holds, size_t n_holds, int64_t from, int64_t to,
+		   int64_t now_ns)
 {
 	struct row *rows = NULL;
-	size_t n_rows;
+	size_t n_rows, gpu_rows;
+	const char *what;
 	double height;
 	char a[32], b[32];
 	int r;
 
 	if (to <= from)
 		return -EINVAL;
-	r = rows_build(nodes, n_nodes, &rows, &n_rows);
+	r = rows_build(nodes, n_nodes, &rows, &n_rows, &gpu_rows);
 	if (r < 0)
 		return r;
+	what = gpu_rows ? "cores and GPUs" : "cores";
 	height = TOP + (double)n_rows * (ROW_H + ROW_GAP) + AXIS_H + 8;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -196,34 +251,29 @@ int acct_svg_write(FILE *f, const struct acct_job *jobs, size_t n_jobs, const st
 		localtime_r(&e, &tm);
 		strftime(b, sizeof(b), "%Y-%m-%d %H:%M:%S", &tm);
 	}
-	fprintf(f, "<title>qpool cores from %s to %s</title>\n", a, b);
+	fprintf(f, "<title>qpool %s from %s to %s</title>\n", what, a, b);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n"
-		   "<text x=\"%.1f\" y=\"18\" font-size=\"14\">qpool cores from %s to %s</text>\n", LABEL_W, a, b);
+		   "<text x=\"%.1f\" y=\"18\" font-size=\"14\">qpool %s from %s to %s</text>\n", LABEL_W, what, a,
+		b);
 	legend(f);
 	for (size_t i = 0; i < n_rows; i++) {
 		double y = TOP + (double)i * (ROW_H + ROW_GAP);
 
-		fputs("<g class=\"core\" data-core=\"", f);
+		const char *sep = rows[i].gpu ? ":gpu" : ":";
+
+		fputs(rows[i].gpu ? "<g class=\"gpu\" data-gpu=\"" : "<g class=\"core\" data-core=\"", f);
 		xml_text(f, rows[i].node);
-		fprintf(f, ":%u\">", rows[i].cpu);
+		fprintf(f, "%s%u\">", sep, rows[i].index);
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">", LABEL_W - 6,
 			y + ROW_H - 4);
 		xml_text(f, rows[i].node);
-		fprintf(f, ":%u</text>", rows[i].cpu);
+		fprintf(f, "%s%u</text>", sep, rows[i].index);
 		fprintf(f, "<rect class=\"idle\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
 			LABEL_W, y, PLOT_W, ROW_H, phases[PH_IDLE].colour);
-		for (size_t k = 0; k < n_jobs; k++) {
-			const struct acct_job *j = &jobs[k];
-			struct acct_phases p;
-			struct cpumask m;
-
-			if (strcmp(j->node, rows[i].node) != 0 || cpumask_parse(j->cpus, &m) < 0 ||
-			    !cpumask_test(&m, rows[i].cpu) || !acct_job_phases(j, now_ns, &p))
-				continue;
-			bar(f, PH_STARTING, j, p.start, p.exec, from, to, y);
-			bar(f, PH_EXECUTING, j, p.exec, p.exit, from, to, y);
-			bar(f, PH_TEARDOWN, j, p.exit, p.end, from, to, y);
-		}
+		if (rows[i].gpu)
+			gpu_bars(f, &rows[i], jobs, n_jobs, holds, n_holds, from, to, now_ns, y);
+		else
+			core_bars(f, &rows[i], jobs, n_jobs, from, to, now_ns, y);
 		fputs("</g>\n", f);
 	}
 	axis(f, from, to, TOP + (double)n_rows * (ROW_H + ROW_GAP) + 4);

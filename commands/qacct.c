@@ -27,7 +27,7 @@ static const char usage_text[] =
 	"      --overhead    per-queue table of connect, elapsed and overhead per job\n"
 	"      --queue Q     only queue Q (with --overhead)\n"
 	"      --utilization the pool's core time split by state over the window\n"
-	"      --svg FILE    also write a timeline of every core over the window\n"
+	"      --svg FILE    also write a timeline of every core and GPU over the window\n"
 	"      --from T, --to T  window: \"YYYY-MM-DD[ HH:MM[:SS]]\" (local), -30m, -1h, -2d,\n"
 	"                    now, or epoch seconds (default: first job's dispatch to now)\n"
 	"  -u USER           only USER's jobs\n"
@@ -44,6 +44,8 @@ struct data {
 	json_t *acct, *queues, *nodes;
 	struct acct_job *jobs;
 	size_t n_jobs;
+	struct acct_gpu_hold *holds;     /* the GPUs each job held, for --svg */
+	size_t n_holds;
 	int64_t now, from, to;
 };
 
@@ -82,9 +84,13 @@ static int data_load(struct client *cl, int64_t jobid, int64_t from, int64_t to,
 	d->jobs = calloc(json_array_size(arr) + 1, sizeof(*d->jobs));
 	if (!d->jobs)
 		return cmd_fail(1, "out of memory");
-	json_array_foreach(arr, i, o)
-		if (acct_job_from_json(o, &d->jobs[d->n_jobs]) == 0)
-			d->n_jobs++;
+	json_array_foreach(arr, i, o) {
+		if (acct_job_from_json(o, &d->jobs[d->n_jobs]) < 0)
+			continue;
+		if (acct_gpu_holds_add(o, d->n_jobs, &d->holds, &d->n_holds) < 0)
+			return cmd_fail(1, "out of memory");
+		d->n_jobs++;
+	}
 	acct_jobs_mark_realtime(d->jobs, d->n_jobs, json_object_get(d->queues, "queues"));
 	/* The window: as asked, else from the first dispatch to now. */
 	d->to = to ? to : d->now;
@@ -100,6 +106,7 @@ static int data_load(struct client *cl, int64_t jobid, int64_t from, int64_t to,
 static void data_free(struct data *d)
 {
 	free(d->jobs);
+	free(d->holds);
 	json_decref(d->acct);
 	json_decref(d->queues);
 	json_decref(d->nodes);
@@ -177,7 +184,7 @@ static int svg_write(const struct data *d)
 		free(nodes);
 		return cmd_fail(1, "cannot create %s: %s", arg_svg, strerror(errno));
 	}
-	r = acct_svg_write(f, d->jobs, d->n_jobs, nodes, n_nodes, d->from, d->to, d->now);
+	r = acct_svg_write(f, d->jobs, d->n_jobs, nodes, n_nodes, d->holds, d->n_holds, d->from, d->to, d->now);
 	free(nodes);
 	if (fclose(f) != 0 && r == 0)
 		r = -errno;

@@ -197,6 +197,18 @@ grep -qE '^ *gpu_hours +[0-9]+\.[0-9]{4} +h' <<< "$acct" || fail "qacct -j $m: n
 util=$("$QP_BIN/qacct" --utilization --from -1h) || fail "qacct --utilization"
 grep -qE '^ *GPUs held +[0-9]' <<< "$util" && grep -qE '^ *GPUs idle +[0-9]' <<< "$util" ||
 	fail "qacct --utilization has no GPU rows: $util"
+# --svg: a lane per GPU of n1 and n2 (each row one line), job m's bar in
+# the lane of GPU 0 of each node, not in GPU 1's.
+"$QP_BIN/qacct" --svg "$QP_T/gpus.svg" --from -1h || fail "qacct --svg"
+lanes=$(grep -c '<g class="gpu"' "$QP_T/gpus.svg") || true
+[ "$lanes" = 4 ] || fail "qacct --svg: $lanes GPU lanes, not 4 (n1, n2: 2 each)"
+for lane in n1:gpu0 n2:gpu0; do
+	grep -F "data-gpu=\"$lane\"" "$QP_T/gpus.svg" | grep -qF "<title>job ${m%%.*} (" ||
+		fail "qacct --svg: job $m not in lane $lane"
+done
+if grep -F 'data-gpu="n2:gpu1"' "$QP_T/gpus.svg" | grep -qF "<title>job ${m%%.*} ("; then
+	fail "qacct --svg: job $m in lane n2:gpu1, a GPU it did not hold"
+fi
 
 note "locality: a GPU on NUMA node 1 gives the job NUMA node 1's CPU"
 # A synthetic topology: two packages, each one NUMA node, one PU and one

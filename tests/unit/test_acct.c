@@ -597,7 +597,7 @@ static void test_svg(void)
 	snprintf(jobs[0].owner, sizeof(jobs[0].owner), "a<&>\"b");   /* escaped in <title> */
 	nodes_load(jobs, &nodes, &n_nodes);
 	f = open_memstream(&buf, &len);
-	CU_ASSERT_EQUAL(acct_svg_write(f, jobs, N_JOBS, nodes, n_nodes, T0, AT(100), AT(50)), 0);
+	CU_ASSERT_EQUAL(acct_svg_write(f, jobs, N_JOBS, nodes, n_nodes, NULL, 0, T0, AT(100), AT(50)), 0);
 	fclose(f);
 	CU_ASSERT_EQUAL(xml_check(buf, &cores), 0);
 	CU_ASSERT_EQUAL(cores, 4);
@@ -614,10 +614,106 @@ static void test_svg(void)
 	CU_ASSERT_EQUAL(xml_check("<svg>&nbsp;</svg>", &cores), -1);
 	free(buf);
 	f = open_memstream(&buf, &len);
-	CU_ASSERT_EQUAL(acct_svg_write(f, jobs, N_JOBS, nodes, n_nodes, T0, T0, AT(50)), -EINVAL);
+	CU_ASSERT_EQUAL(acct_svg_write(f, jobs, N_JOBS, nodes, n_nodes, NULL, 0, T0, T0, AT(50)), -EINVAL);
 	fclose(f);
 	free(buf);
 	free(nodes);
+}
+
+static char *svg_of(const struct acct_job *jobs, const struct acct_node *nodes, size_t n_nodes,
+		    const struct acct_gpu_hold *holds, size_t n_holds)
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT_EQUAL(acct_svg_write(f, jobs, N_JOBS, nodes, n_nodes, holds, n_holds, T0, AT(100), AT(50)), 0);
+	fclose(f);
+	return buf;
+}
+
+/* The text of the lane <g ... data-gpu="id"> up to its </g>, or NULL. */
+static char *svg_lane(const char *svg, const char *id)
+{
+	char key[64];
+	const char *s, *e;
+
+	snprintf(key, sizeof(key), "data-gpu=\"%s\"", id);
+	s = strstr(svg, key);
+	e = s ? strstr(s, "</g>") : NULL;
+	return e ? strndup(s, (size_t)(e - s)) : NULL;
+}
+
+/* GPU lanes: n1 has 2 GPUs, n2 one: 3 lanes below the 4 cores. Job 1
+ * held n1's GPU 1 and job 3 n2's GPU 0 (their records' alloc): each is
+ * drawn in its lane only. A pool without GPUs gets no lane, whatever the
+ * records say, and the same bytes as without records of GPUs. */
+static void test_svg_gpus(void)
+{
+	struct acct_job jobs[N_JOBS];
+	struct acct_node *nodes;
+	struct acct_gpu_hold *holds = NULL;
+	size_t n_nodes, n_holds = 0;
+	json_t *rec = json_loads(records_json, 0, NULL);
+	char *plain, *svg, *lane;
+	const char *s;
+	int cores = 0, lanes = 0;
+
+	CU_ASSERT_FATAL(rec != NULL);
+	records_load(jobs);
+	nodes_load(jobs, &nodes, &n_nodes);
+	json_object_set_new(json_array_get(rec, 0), "alloc",
+			    json_pack("[{s:s, s:[i]}]", "node", "n1", "gpus", 1));
+	json_object_set_new(json_array_get(rec, 2), "alloc",
+			    json_pack("[{s:s, s:[i, i]}, {s:s, s:[]}]", "node", "n2", "gpus", 0, 64, "node", "n1", "gpus"));
+	for (size_t i = 0; i < N_JOBS; i++)
+		CU_ASSERT_EQUAL(acct_gpu_holds_add(json_array_get(rec, i), i, &holds, &n_holds), 0);
+	CU_ASSERT_EQUAL_FATAL(n_holds, 2);    /* no entry for a node without GPUs of the job */
+	CU_ASSERT_EQUAL(holds[0].job, 0);
+	CU_ASSERT_EQUAL(holds[0].gpus, 2);
+	CU_ASSERT_EQUAL(holds[1].job, 2);
+	CU_ASSERT_STRING_EQUAL(holds[1].node, "n2");
+	CU_ASSERT_EQUAL(holds[1].gpus, 1);    /* index 64 is past a node's GPUs */
+
+	plain = svg_of(jobs, nodes, n_nodes, NULL, 0);
+	svg = svg_of(jobs, nodes, n_nodes, holds, n_holds);
+	CU_ASSERT_STRING_EQUAL(svg, plain);
+	CU_ASSERT_PTR_NULL(strstr(svg, "gpu"));
+	free(svg);
+
+	nodes[0].ngpus = 2;
+	nodes[1].ngpus = 1;
+	svg = svg_of(jobs, nodes, n_nodes, holds, n_holds);
+	CU_ASSERT_EQUAL(xml_check(svg, &cores), 0);
+	CU_ASSERT_EQUAL(cores, 4);
+	for (s = svg; (s = strstr(s, "<g class=\"gpu\"")) != NULL; s++)
+		lanes++;
+	CU_ASSERT_EQUAL(lanes, 3);
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "qpool cores and GPUs from"));
+	/* The lanes follow the cores: the last core's row before the first lane. */
+	CU_ASSERT_TRUE(strstr(svg, "data-core=\"n2:1\"") < strstr(svg, "data-gpu=\"n1:gpu0\""));
+	lane = svg_lane(svg, "n1:gpu0");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lane);
+	CU_ASSERT_PTR_NULL(strstr(lane, "<title>job"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(lane, ">n1:gpu0</text>"));
+	free(lane);
+	lane = svg_lane(svg, "n1:gpu1");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lane);
+	CU_ASSERT_PTR_NOT_NULL(strstr(lane, "<rect class=\"executing\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(lane, "<title>job 1 (alice, batch) executing"));
+	CU_ASSERT_PTR_NULL(strstr(lane, "<title>job 3 "));
+	free(lane);
+	lane = svg_lane(svg, "n2:gpu0");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lane);
+	CU_ASSERT_PTR_NOT_NULL(strstr(lane, "<title>job 3 (bob, batch) executing"));
+	CU_ASSERT_PTR_NULL(strstr(lane, "<title>job 1 "));
+	free(lane);
+	free(svg);
+	free(plain);
+	free(holds);
+	free(nodes);
+	json_decref(rec);
 }
 
 static void test_nodes_build(void)
@@ -654,6 +750,7 @@ static const struct unit_test acct_tests[] = {
 	{ "utilization_gpus", test_utilization_gpus },
 	{ "golden_tables", test_golden_tables },
 	{ "svg", test_svg },
+	{ "svg_gpus", test_svg_gpus },
 	{ "nodes_build", test_nodes_build },
 	{ NULL, NULL },
 };
