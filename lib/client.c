@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Blocking request/response with qpoold, over its Unix socket or TCP. */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -38,6 +40,9 @@ struct client {
 /* How long standbys that name no active are asked again: a takeover
  * leaves none for lease_time plus a standby's poll (3.5 s by default). */
 #define CLIENT_STANDBY_WAIT_MS 10000
+/* Once a server of a list took the connection, how long one before it in
+ * the list still may: the list's order is the admin's preference. */
+#define CLIENT_RACE_GRACE_MS 100
 
 /* One request's walk through standbys. */
 struct client_hops {
@@ -142,7 +147,7 @@ static void client_disconnect(struct client *cl)
  * whether another server may do better: not when our own munged cannot
  * be asked or the server refused our credential (every server of the
  * pool would). */
-static int client_connect_to(struct client *cl, const char *where, struct error *err, bool *ret_next)
+static int client_connect_to(struct client *cl, const char *where, int fd, struct error *err, bool *ret_next)
 {
 	unsigned timeout_ms = cl->servers.n > 1 ? TRANSPORT_CONNECT_LIST_MS : HANDSHAKE_TIMEOUT_SEC * 1000;
 	bool tcp;
@@ -153,7 +158,14 @@ static int client_connect_to(struct client *cl, const char *where, struct error 
 	 * unauthenticated connections, per address and in all) is asked
 	 * again, 10 s at most: a burst of qsubs from one login host waits. */
 	for (unsigned ms = 50, waited = 0, hello_waited = 0;; waited += ms, ms = ms * 2 > 1000 ? 1000 : ms * 2) {
-		r = transport_connect(where, false, transport_connect_ms(&cl->servers), &cl->fd, &tcp, err);
+		if (fd >= 0) {
+			cl->fd = fd;
+			fd = -1;
+			tcp = true;
+			r = 0;
+		} else {
+			r = transport_connect(where, false, transport_connect_ms(&cl->servers), &cl->fd, &tcp, err);
+		}
 		if (r < 0) {
 			cl->fd = -1;
 			return r;
@@ -182,20 +194,103 @@ static int client_connect_to(struct client *cl, const char *where, struct error 
 	return 0;
 }
 
-/* Tries the list from entry start on, each once. With one server its
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Dials every server of a list of TCP addresses at once, from entry start,
+ * and returns the first in list order that takes the connection within
+ * TRANSPORT_CONNECT_LIST_MS, its socket (blocking) in *ret_fd; the other
+ * connections are closed unused. why[k] is 0 for entry k when it took the
+ * connection, else why not (-ETIMEDOUT: no answer). A dead host (its
+ * address gone, its link cut) then costs no command its connect timeout,
+ * as asking in turn did (t-ha-hosts). -1 when none connected or the list
+ * names a Unix socket (why untouched). */
+static ssize_t client_race(const struct client *cl, size_t start, int *ret_fd, int *why)
+{
+	struct pollfd p[TRANSPORT_SERVERS_MAX];
+	size_t n = cl->servers.n, best = n;
+	int64_t deadline = mono_ms() + TRANSPORT_CONNECT_LIST_MS;
+
+	for (size_t i = 0; i < n; i++)
+		if (cl->servers.addr[i][0] == '/')
+			return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct error e;
+		bool tcp;
+
+		p[i] = (struct pollfd){ .fd = -1, .events = POLLOUT };
+		why[(start + i) % n] = transport_connect(cl->servers.addr[(start + i) % n], true, 0, &p[i].fd, &tcp, &e);
+		if (why[(start + i) % n] < 0)
+			p[i].fd = -1;
+		else
+			why[(start + i) % n] = -ETIMEDOUT;
+	}
+	for (;;) {
+		int64_t left = deadline - mono_ms();
+		size_t pending = 0;
+
+		for (size_t i = 0; i < best; i++)
+			pending += p[i].fd >= 0;
+		if (!pending || left <= 0 || poll(p, best, (int)left) < 0)
+			break;
+		for (size_t i = 0; i < best; i++) {
+			int so = 0;
+			socklen_t sl = sizeof(so);
+
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			if (getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &so, &sl) < 0 || so) {
+				why[(start + i) % n] = so ? -so : -errno;
+				close(p[i].fd);
+				p[i].fd = -1;
+				continue;
+			}
+			why[(start + i) % n] = 0;
+			if (best == n)
+				deadline = mono_ms() + CLIENT_RACE_GRACE_MS;
+			best = i;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (i != best && p[i].fd >= 0)
+			close(p[i].fd);
+	if (best == n || fcntl(p[best].fd, F_SETFL, 0) < 0) {
+		if (best < n)
+			close(p[best].fd);
+		return -1;
+	}
+	*ret_fd = p[best].fd;
+	return (ssize_t)((start + best) % n);
+}
+
+/* Tries the list from entry start on, each once: the one client_race
+ * found first, then the others it connected to. With one server its
  * error is the answer; with several, one line names each and why. */
 static int client_connect_list(struct client *cl, size_t start, struct error *err)
 {
 	char tried[sizeof(err->text)];
 	size_t used = 0;
-	int r = -EHOSTUNREACH;
+	int r = -EHOSTUNREACH, fd = -1, why[TRANSPORT_SERVERS_MAX];
+	ssize_t first;
 
+	for (size_t k = 0; k < cl->servers.n; k++)
+		why[k] = 0;
+	first = cl->servers.n > 1 ? client_race(cl, start, &fd, why) : -1;
 	tried[0] = '\0';
-	for (size_t i = 0; i < cl->servers.n; i++) {
-		size_t k = (start + i) % cl->servers.n;
-		bool next;
+	for (size_t i = 0; i <= cl->servers.n; i++) {
+		size_t k = i == 0 ? (size_t)first : (start + i - 1) % cl->servers.n;
+		bool next = true;
 
-		r = client_connect_to(cl, cl->servers.addr[k], err, &next);
+		if ((i == 0 && first < 0) || (i > 0 && first >= 0 && k == (size_t)first))
+			continue;
+		r = why[k];
+		if (r == 0)
+			r = client_connect_to(cl, cl->servers.addr[k], i == 0 ? fd : -1, err, &next);
 		if (r == 0) {
 			cl->cur = k;
 			return 0;
@@ -203,7 +298,7 @@ static int client_connect_list(struct client *cl, size_t start, struct error *er
 		if (!next || cl->servers.n == 1)
 			return r;
 		if (used < sizeof(tried))
-			used += (size_t)snprintf(tried + used, sizeof(tried) - used, "%s%s (%s)", i ? ", " : "",
+			used += (size_t)snprintf(tried + used, sizeof(tried) - used, "%s%s (%s)", used ? ", " : "",
 						 cl->servers.addr[k],
 						 r == -EPROTO || r == -EPERM ? "not qpoold" : strerror(-r));
 	}
@@ -328,7 +423,13 @@ static int client_follow(struct client *cl, const json_t *reply, struct client_h
 		h->pause_ms = h->pause_ms * 2 > 1000 ? 1000 : h->pause_ms * 2;
 		h->standbys = 0;
 	}
-	if (to[0] && client_connect_to(cl, to, &e, &next) == 0)
+	/* A listed active is asked first, in a race with the others: the
+	 * active a standby names may be the one that just died, its host
+	 * gone (no answer for TRANSPORT_CONNECT_LIST_MS). */
+	for (size_t k = 0; to[0] && k < cl->servers.n; k++)
+		if (strcmp(cl->servers.addr[k], to) == 0)
+			return client_connect_list(cl, k, err);
+	if (to[0] && client_connect_to(cl, to, -1, &e, &next) == 0)
 		return 0;
 	return client_connect_list(cl, cl->cur + 1, err);
 }
