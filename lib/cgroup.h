@@ -186,12 +186,15 @@ int cgroup_v2_enable(const char *dir, struct error *err);
  * (`qnoded --cgroup-holder`) sits in a leaf of its own group:
  *   <holder's group>/holder        the holder process
  *   <holder's group>/qpool/<node>  the node parent, its job groups below
+ *   <holder's group>/wrappers      the jobs' gded processes (qnoded moves them)
  * and qnoded.service stays a plain group systemd can restart at will.
  * Without the holder, a delegated qnoded uses its own group the same way,
  * moving itself into the leaf CGROUP_SELF_LEAF (with systemd 254's
  * DelegateSubgroup=qnoded, systemd starts it there). */
 #define CGROUP_SELF_LEAF "qnoded"
 #define CGROUP_HOLDER_LEAF "holder"
+/* Where qnoded moves the jobs' wrappers (gded) in the holder's group. */
+#define CGROUP_WRAPPERS_LEAF "wrappers"
 /* Where the holder writes its group ("/system.slice/qpool-cgroup.service",
  * relative to the v2 root, one line): the unit's RuntimeDirectory, removed
  * when the holder stops. Not /run/qpool: qpoold.service's RuntimeDirectory,

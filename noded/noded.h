@@ -200,6 +200,9 @@ struct launcher {
 	int64_t retry_mono;     /* after a failure: exec gded per job until then */
 	rlim_t nofile;          /* the wrappers' soft RLIMIT_NOFILE: qnoded's at
 	                         * start, before it raised its own; 0: qnoded's */
+	const char *wrappers_procs;  /* cgroup.procs of the group each spawned
+	                              * gded (the launcher, and so its forks) is
+	                              * moved to at once; NULL: qnoded's own */
 };
 
 /* Starts l's launcher and waits for its ready word. 0, or -errno (logged;
@@ -257,6 +260,8 @@ struct noded {
 	int jobs_dirfd;
 	bool jobs_tmpfs;                /* jobs_dir is a tmpfs (config jobs_tmpfs) */
 	char gded[PATH_MAX];
+	char wrappers_procs[PATH_MAX];  /* cgroup.procs of the wrappers' group
+	                                 * (launcher.wrappers_procs); "" for none */
 	launch_f launch;
 	void *launch_data;
 	struct usercache *users;
