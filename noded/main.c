@@ -487,6 +487,18 @@ int main(int argc, char **argv)
 		snprintf(nd.rt_reason, sizeof(nd.rt_reason),
 			 "other pools on this host hold all its v1 RT runtime (cpu.rt_runtime_us)");
 	}
+	/* The mode and the capability are not the answer: the kernel's
+	 * config is (rtprobe_verdict). One try, as a realtime job would. */
+	if (nd.rt && nd.cgroup_mode != CGROUP_MODE_NONE) {
+		enum rtprobe_step step;
+
+		r = rtprobe_run(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent, cpus,
+				nd.topo.mems, &step, &err);
+		nd.rt = rtprobe_verdict(nd.cgroup_mode, step, r, err.text, nd.rt_reason,
+					sizeof(nd.rt_reason));
+		if (!nd.rt)
+			log_warn("realtime jobs: no: %s", nd.rt_reason);
+	}
 
 	r = noded_dirs_open(&nd, &err);
 	if (r < 0) {
