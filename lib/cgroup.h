@@ -131,6 +131,17 @@ int cgroup_job_find(const char *root, enum cgroup_mode mode, const char *parent,
 int cgroup_job_configure(struct cgroup_job *job, const struct cgroup_limits *lim,
 			 struct error *err);
 
+/* After cgroup_job_configure: reads back what the kernel gives the job
+ * (v2 cpuset.cpus.effective and cpuset.mems.effective; v1 cpuset.cpus and
+ * cpuset.mems) and compares it, as sets, with lim's cpus and mems (those
+ * unset are not checked). A delegated v2 tree takes any list and grants
+ * its intersection with the parent's (or the parent's whole set when
+ * that is empty), silently. 0 when they match or the file is absent (a
+ * fake tree); -EXDEV with err naming the list got and the one allocated;
+ * -errno with err on a read failure. */
+int cgroup_job_cpuset_check(struct cgroup_job *job, const struct cgroup_limits *lim,
+			    struct error *err);
+
 /* Moves pid into the group in every hierarchy; pid 0 is the caller, which
  * on v1 must be single-threaded (it moves itself through "tasks", which
  * avoids the RCU wait of cgroup.procs). Safe to call in a forked child: no
