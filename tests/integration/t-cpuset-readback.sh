@@ -25,10 +25,10 @@ note "node $node offers CPU 1; its group $grp now has CPU 0"
 
 id=$(as qpuser1 qsub -l ncpus=1 <<<"echo ran > \$PBS_O_WORKDIR/ran") || fail "qsub"
 for _ in $(seq 1200); do
-	"$QP_BIN/qstat" --nodes | grep -qE "^$node[[:space:]].*drained" && break
+	"$QP_BIN/qstat" --nodes | grep -qE "^${node}[[:space:]].*drained" && break
 	sleep 0.1
 done
-"$QP_BIN/qstat" --nodes | grep -qE "^$node[[:space:]].*drained" ||
+"$QP_BIN/qstat" --nodes | grep -qE "^${node}[[:space:]].*drained" ||
 	fail "node $node not drained after the mismatch: $("$QP_BIN/qstat" --nodes)"
 reason=$("$QP_BIN/qmgr" nodes | grep "node $node drained")
 note "$reason"
