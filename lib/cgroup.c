@@ -1338,47 +1338,30 @@ static int v2_job_usage(struct cgroup_job *job, struct cgroup_usage *ret)
 	return 0;
 }
 
-/* Bounds of v2_job_remove's wait for the group's dirty pages to be
- * written back: 40 x 50 ms. */
-#define V2_RECLAIM_TRIES 40
-#define V2_RECLAIM_WAIT_MS 50
-
 static int v2_job_remove(struct cgroup_job *job)
 {
 	char buf[4096], num[24];
-	uint64_t file = 0, dirty = 0, wb = 0;
+	uint64_t file = 0;
 
 	if (job->fd[0] < 0)
 		return 0;
 	/* As v1's force_empty (v1_job_remove): page cache charged to the
-	 * group keeps it dying after rmdir (the kernel does not move it to
-	 * the parent, 6.1 and 6.12 alike), and memory cgroup ids are capped
-	 * at 65,535 on v2 too; 50 jobs leaving 4 MiB each left 50 dying
-	 * groups on Debian 12 (t-gded-teardown in make vm-check).
-	 * memory.reclaim (Linux 5.19+; absent before, then nothing is done)
-	 * evicts the "file" amount of memory.stat. Clean pages go at once;
-	 * dirty ones cannot be evicted before they are written back, which
-	 * force_empty waits for and memory.reclaim does not: it only wakes
-	 * the flusher when all it met was dirty (mm/vmscan.c). So the write
-	 * is repeated while file_dirty or file_writeback says pages are on
-	 * their way to disk, for 2 s at most: left after that, they stay with
-	 * the kernel and so does the dying group. Shmem (tmpfs files the job
-	 * left) cannot go without swap, and is not waited for. */
-	for (int i = 0; i < V2_RECLAIM_TRIES; i++) {
+	 * group keeps it dying after rmdir, and memory cgroup ids are capped
+	 * at 65,535 on v2 too; 50 jobs leaving 4 MiB each left 50 dying groups
+	 * on Debian 12 (t-gded-teardown in make vm-check). memory.reclaim
+	 * (Linux 5.19+; absent before, then nothing is done) evicts the
+	 * "file" amount of memory.stat, shmem included; -EAGAIN when not all
+	 * of it could go is no failure: what is left stays with the kernel.
+	 * Dirty pages are only written back when reclaim meets them, so the
+	 * write is tried again, three times at most, while some is left. */
+	for (int i = 0; i < 3; i++) {
 		if (file_read(job->fd[0], "memory.stat", buf, sizeof(buf)) < 0 ||
 		    keyed_u64(buf, "file", &file) < 0 || file == 0 ||
 		    (i == 0 && !memcgs_at_threshold(job)))
 			break;
-		if (keyed_u64(buf, "file_dirty", &dirty) < 0)
-			dirty = 0;
-		if (keyed_u64(buf, "file_writeback", &wb) < 0)
-			wb = 0;
-		if (i > 0 && dirty == 0 && wb == 0)
-			break;
 		snprintf(num, sizeof(num), "%" PRIu64, file);
-		if (file_write(job->fd[0], "memory.reclaim", num) == 0 && dirty == 0 && wb == 0)
+		if (file_write(job->fd[0], "memory.reclaim", num) != -EAGAIN)
 			break;
-		sleep_ms(V2_RECLAIM_WAIT_MS);
 	}
 	if (unlinkat(job->parent_fd[0], job->name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return errno == ENOTEMPTY ? -EBUSY : -errno;
