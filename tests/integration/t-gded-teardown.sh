@@ -92,14 +92,22 @@ for id in "${ids[@]}"; do qp_wait "$id" completed --timeout 60; done
 # Without the reclaim before rmdir every job's group would stay dying
 # (+50); a few from elsewhere are not this test's. A removed group leaves
 # the count once the kernel has freed it, a moment after rmdir (longer on
-# a slow host: up to 30 s are waited for).
+# a slow host: up to 30 s are waited for). v1's force_empty waits for the
+# job's dirty pages to be written back; v2's memory.reclaim evicts clean
+# cache only, so a job's last dirty pages keep its group dying until the
+# kernel reclaims them (memory pressure): Debian 12 keeps 10-16 of 50 (a
+# wait of 2 s per job for writeback changed nothing: reclaim does not
+# start it). On v2 the bound is half the jobs, which a missing reclaim
+# still exceeds (+50 measured on Debian 12 before it).
+bound=10
+[ -f /sys/fs/cgroup/cgroup.controllers ] && bound=25
 for _ in $(seq 600); do
 	after=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
-	[ $((after - before)) -le 10 ] && break
+	[ $((after - before)) -le $bound ] && break
 	sleep 0.05
 done
-note "memory cgroups: $before before, $after after 50 jobs"
-[ $((after - before)) -le 10 ] || fail "memory cgroups grew by $((after - before)) over 50 jobs"
+note "memory cgroups: $before before, $after after 50 jobs (at most $bound more allowed)"
+[ $((after - before)) -le $bound ] || fail "memory cgroups grew by $((after - before)) over 50 jobs"
 
 # Below the threshold (gded by hand has the default, 4096), the page cache
 # a job leaves is not reclaimed at its teardown: the file it wrote is
