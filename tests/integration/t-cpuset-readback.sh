@@ -24,9 +24,10 @@ echo 0 > "$grp/cpuset.cpus" || fail "cannot write $grp/cpuset.cpus"
 note "node $node offers CPU 1; its group $grp now has CPU 0"
 
 id=$(as qpuser1 qsub -l ncpus=1 <<<"echo ran > \$PBS_O_WORKDIR/ran") || fail "qsub"
-for _ in $(seq 1200); do
+end=$((SECONDS + 120))
+while [ $SECONDS -lt $end ]; do
 	"$QP_BIN/qstat" --nodes | grep -qE "^${node}[[:space:]].*drained" && break
-	sleep 0.1
+	sleep 0.2
 done
 "$QP_BIN/qstat" --nodes | grep -qE "^${node}[[:space:]].*drained" ||
 	fail "node $node not drained after the mismatch: $("$QP_BIN/qstat" --nodes)"
