@@ -1744,6 +1744,50 @@ int cgroup_job_devices_deny(struct cgroup_job *job, const struct cgroup_dev *den
 	return 0;
 }
 
+/* One list of the job's cpuset against what was written: 0, 1 when the
+ * file is not there (a fake tree), or -EXDEV with err naming both. */
+static int cpuset_list_check(int fd, const char *name, const char *file, const char *what,
+			     const char *want, struct error *err)
+{
+	struct cpumask w, g;
+	char got[4096];
+	ssize_t n;
+
+	if (!want || !*want)
+		return 0;
+	n = file_read(fd, file, got, sizeof(got));
+	if (n == -ENOENT)
+		return 1;
+	if (n < 0)
+		return error_set(err, (int)n, "%s %s: %s", name, file, strerror((int)-n));
+	strip_newline(got);
+	if (cpumask_parse(want, &w) < 0)
+		return error_set(err, -EINVAL, "%s: %s '%s' is not a list", name, what, want);
+	if (cpumask_parse(got, &g) < 0)
+		return error_set(err, -EINVAL, "%s %s: '%s' is not a list", name, file, got);
+	if (memcmp(&w, &g, sizeof(w)) != 0)
+		return error_set(err, -EXDEV, "%s got %s %s (%s), not %s as allocated", name, what,
+				 got[0] ? got : "none", file, want);
+	return 0;
+}
+
+int cgroup_job_cpuset_check(struct cgroup_job *job, const struct cgroup_limits *lim,
+			    struct error *err)
+{
+	bool v2 = job->ops == &cgroup_v2_ops;
+	int fd = v2 ? job->fd[0] : job->fd[V1_CPUSET], r;
+
+	if (fd < 0)
+		return 0;
+	r = cpuset_list_check(fd, job->name, v2 ? "cpuset.cpus.effective" : "cpuset.cpus", "cpus",
+			      lim->cpus, err);
+	if (r < 0)
+		return r;
+	r = cpuset_list_check(fd, job->name, v2 ? "cpuset.mems.effective" : "cpuset.mems",
+			      "memory nodes", lim->mems, err);
+	return r < 0 ? r : 0;
+}
+
 int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 {
 	const char *file = "cgroup.procs";

@@ -155,6 +155,17 @@ int cgroup_job_configure(struct cgroup_job *job, const struct cgroup_limits *lim
 int cgroup_job_devices_deny(struct cgroup_job *job, const struct cgroup_dev *deny, size_t n,
 			    struct error *err);
 
+/* After cgroup_job_configure: reads back what the kernel gives the job
+ * (v2 cpuset.cpus.effective and cpuset.mems.effective; v1 cpuset.cpus and
+ * cpuset.mems) and compares it, as sets, with lim's cpus and mems (those
+ * unset are not checked). A delegated v2 tree takes any list and grants
+ * its intersection with the parent's (or the parent's whole set when
+ * that is empty), silently. 0 when they match or the file is absent (a
+ * fake tree); -EXDEV with err naming the list got and the one allocated;
+ * -errno with err on a read failure. */
+int cgroup_job_cpuset_check(struct cgroup_job *job, const struct cgroup_limits *lim,
+			    struct error *err);
+
 /* Moves pid into the group in every hierarchy; pid 0 is the caller, which
  * on v1 must be single-threaded (it moves itself through "tasks", which
  * avoids the RCU wait of cgroup.procs). Safe to call in a forked child: no
@@ -210,12 +221,15 @@ int cgroup_v2_enable(const char *dir, struct error *err);
  * (`qnoded --cgroup-holder`) sits in a leaf of its own group:
  *   <holder's group>/holder        the holder process
  *   <holder's group>/qpool/<node>  the node parent, its job groups below
+ *   <holder's group>/wrappers      the jobs' gded processes (qnoded moves them)
  * and qnoded.service stays a plain group systemd can restart at will.
  * Without the holder, a delegated qnoded uses its own group the same way,
  * moving itself into the leaf CGROUP_SELF_LEAF (with systemd 254's
  * DelegateSubgroup=qnoded, systemd starts it there). */
 #define CGROUP_SELF_LEAF "qnoded"
 #define CGROUP_HOLDER_LEAF "holder"
+/* Where qnoded moves the jobs' wrappers (gded) in the holder's group. */
+#define CGROUP_WRAPPERS_LEAF "wrappers"
 /* Where the holder writes its group ("/system.slice/qpool-cgroup.service",
  * relative to the v2 root, one line): the unit's RuntimeDirectory, removed
  * when the holder stops. Not /run/qpool: qpoold.service's RuntimeDirectory,

@@ -33,10 +33,33 @@ int launch_gded_path(const char *conf, char *buf, size_t len)
 	return exe_sibling("gded", buf, len);
 }
 
+/* Moves pid into the group whose cgroup.procs is procs (NULL: stays in
+ * qnoded's). Under systemd that is a group of qpool-cgroup.service's
+ * delegated tree, so the wrappers are not processes of qnoded.service,
+ * which systemd would call left over at each restart of qnoded. */
+static int wrappers_group_join(const char *procs, pid_t pid)
+{
+	char word[32];
+	int fd, n, r = 0;
+
+	if (!procs)
+		return 0;
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(word, sizeof(word), "%d\n", (int)pid);
+	if (write(fd, word, (size_t)n) != n)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
 /* posix_spawn of gded with argv, root's fixed environment, fd 3 the
  * socket fd3 (closed here in any case), and nofile (when not 0) as its
- * soft RLIMIT_NOFILE. 0 and the pid, or -errno. */
-static int gded_spawn(const char *gded, char *const argv[], int fd3, rlim_t nofile, pid_t *ret_pid)
+ * soft RLIMIT_NOFILE; then moved into the wrappers' group procs (NULL:
+ * none). 0 and the pid, or -errno. */
+static int gded_spawn(const char *gded, char *const argv[], int fd3, rlim_t nofile,
+		      const char *procs, pid_t *ret_pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -89,12 +112,19 @@ static int gded_spawn(const char *gded, char *const argv[], int fd3, rlim_t nofi
 	close(fd3);
 	if (r != 0)
 		return -r;
+	/* Right after the exec: gded's first fork (the job's child) joins
+	 * the job's group itself, so nothing of it stays behind. A failure
+	 * leaves the wrapper where it is, in qnoded's group, as before. */
+	r = wrappers_group_join(procs, pid);
+	if (r < 0)
+		log_warn("cannot move gded (pid %d) to %s: %s; it stays in qnoded's group", (int)pid,
+			 procs, strerror(-r));
 	*ret_pid = pid;
 	return 0;
 }
 
-static int gded_launch(const char *gded, rlim_t nofile, const char *spec_path, pid_t *ret_pid,
-		       int *ret_pidfd, int *ret_notify, struct error *err)
+static int gded_launch(const char *gded, rlim_t nofile, const char *procs, const char *spec_path,
+		       pid_t *ret_pid, int *ret_pidfd, int *ret_notify, struct error *err)
 {
 	char *argv[] = { (char *)gded, (char *)"--spec", (char *)spec_path, (char *)"--notify", (char *)"3",
 			 NULL };
@@ -104,7 +134,7 @@ static int gded_launch(const char *gded, rlim_t nofile, const char *spec_path, p
 	/* Ours stays close-on-exec, so no other wrapper inherits it. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
 		return error_set(err, -errno, "socketpair: %m");
-	r = gded_spawn(gded, argv, sv[1], nofile, &pid);
+	r = gded_spawn(gded, argv, sv[1], nofile, procs, &pid);
 	if (r < 0) {
 		close(sv[0]);
 		errno = -r;
@@ -129,7 +159,7 @@ static int gded_launch(const char *gded, rlim_t nofile, const char *spec_path, p
 int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd, int *ret_notify,
 		struct error *err)
 {
-	return gded_launch(data, 0, spec_path, ret_pid, ret_pidfd, ret_notify, err);
+	return gded_launch(data, 0, NULL, spec_path, ret_pid, ret_pidfd, ret_notify, err);
 }
 
 /* ---- the resident launcher ---- */
@@ -249,7 +279,7 @@ int launcher_start(struct launcher *l)
 		launcher_fail(l, "socketpair", r);
 		return r;
 	}
-	r = gded_spawn(l->gded, argv, sv[1], l->nofile, &l->pid);
+	r = gded_spawn(l->gded, argv, sv[1], l->nofile, l->wrappers_procs, &l->pid);
 	free(filler);
 	if (r < 0) {
 		close(sv[0]);
@@ -350,7 +380,8 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 	int r, pidfd, sv[2];
 
 	if (!launcher_ready(l))
-		return gded_launch(l->gded, l->nofile, spec_path, ret_pid, ret_pidfd, ret_notify, err);
+		return gded_launch(l->gded, l->nofile, l->wrappers_procs, spec_path, ret_pid, ret_pidfd,
+				   ret_notify, err);
 	/* The notify socket: ours close-on-exec and non-blocking as
 	 * launch_gded's; the wrapper's end travels to the launcher. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
@@ -367,7 +398,8 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 		close(sv[1]);
 		/* Nothing was asked: no wrapper can exist. */
 		launcher_fail(l, "request", r);
-		return gded_launch(l->gded, l->nofile, spec_path, ret_pid, ret_pidfd, ret_notify, err);
+		return gded_launch(l->gded, l->nofile, l->wrappers_procs, spec_path, ret_pid, ret_pidfd,
+				   ret_notify, err);
 	}
 	close(sv[1]);
 	r = launcher_recv(l->sock, LAUNCHER_REPLY_MS, word, &pidfd);
@@ -382,7 +414,8 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 			return 0;
 		}
 		close(sv[0]);
-		return gded_launch(l->gded, l->nofile, spec_path, ret_pid, ret_pidfd, ret_notify, err);
+		return gded_launch(l->gded, l->nofile, l->wrappers_procs, spec_path, ret_pid, ret_pidfd,
+				   ret_notify, err);
 	}
 	if (word[0] != 0) {
 		/* No wrapper was made (a spec path too long for its command
@@ -391,7 +424,8 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 		if (pidfd >= 0)
 			close(pidfd);
 		log_debug("resident launcher: %s: %s; exec'ing gded", spec_path, strerror(word[0]));
-		return gded_launch(l->gded, l->nofile, spec_path, ret_pid, ret_pidfd, ret_notify, err);
+		return gded_launch(l->gded, l->nofile, l->wrappers_procs, spec_path, ret_pid, ret_pidfd,
+				   ret_notify, err);
 	}
 	*ret_pid = word[1];
 	*ret_pidfd = pidfd;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
@@ -244,9 +245,15 @@ done:
  * CGROUP_HOLDER_BASE_FILE; else qnoded's own, when its unit delegates it
  * (qnoded moves itself into a leaf first); else, as on v1, the root.
  * qnoded enables no controller in its own group when the holder's is
- * used, so systemd can always start a new qnoded there. On success
+ * used, so systemd can always start a new qnoded there; and the wrappers
+ * go into the holder's tree too, in the leaf CGROUP_WRAPPERS_LEAF beside
+ * the node groups, so that none is a process of qnoded.service, which
+ * systemd would report left over at each restart of qnoded (its
+ * KillMode=process leaves them running). ret_procs is that leaf's
+ * cgroup.procs, "" when the holder is not used. On success
  * config->cgroup_root is the base's directory. */
-static int cgroup_base_setup(struct config *config, struct error *err)
+static int cgroup_base_setup(struct config *config, char *ret_procs, size_t procs_len,
+			     struct error *err)
 {
 	struct cgroup_host host = { .root = config->cgroup_root, .proc_cgroup = "/proc/self/cgroup",
 				    .holder_file = CGROUP_HOLDER_BASE_FILE,
@@ -272,10 +279,17 @@ static int cgroup_base_setup(struct config *config, struct error *err)
 		if (r < 0)
 			return r;
 	}
-	if (from == CGROUP_BASE_HOLDER)
-		log_info("cgroup v2: node groups under %s, held by qpool-cgroup.service (%s)", dir,
-			 CGROUP_HOLDER_BASE_FILE);
-	else
+	if (from == CGROUP_BASE_HOLDER) {
+		char leaf_dir[PATH_MAX * 2 + 32];
+
+		snprintf(leaf_dir, sizeof(leaf_dir), "%s/%s", dir, CGROUP_WRAPPERS_LEAF);
+		if (mkdir(leaf_dir, 0755) < 0 && errno != EEXIST)
+			return error_set(err, -errno, "mkdir %s: %m", leaf_dir);
+		if ((size_t)snprintf(ret_procs, procs_len, "%s/cgroup.procs", leaf_dir) >= procs_len)
+			return error_set(err, -ENAMETOOLONG, "%s: path too long", leaf_dir);
+		log_info("cgroup v2: node groups under %s, held by qpool-cgroup.service (%s); "
+			 "wrappers in %s", dir, CGROUP_HOLDER_BASE_FILE, leaf_dir);
+	} else
 		log_info("cgroup v2 delegated by systemd: node groups under %s, qnoded in %s/%s", dir,
 			 config->cgroup_root, leaf[0] ? leaf : base);
 	snprintf(config->cgroup_root, sizeof(config->cgroup_root), "%s", dir);
@@ -440,7 +454,7 @@ int main(int argc, char **argv)
 	}
 	/* Only on the live host: a root the config names is a fake tree. */
 	if (nd.cgroup_mode == CGROUP_MODE_V2 && live_root &&
-	    cgroup_base_setup(config, &err) < 0) {
+	    cgroup_base_setup(config, nd.wrappers_procs, sizeof(nd.wrappers_procs), &err) < 0) {
 		log_err("cgroup v2 delegation: %s", err.text);
 		goto done;
 	}
@@ -486,6 +500,18 @@ int main(int argc, char **argv)
 		snprintf(nd.rt_reason, sizeof(nd.rt_reason),
 			 "other pools on this host hold all its v1 RT runtime (cpu.rt_runtime_us)");
 	}
+	/* The mode and the capability are not the answer: the kernel's
+	 * config is (rtprobe_verdict). One try, as a realtime job would. */
+	if (nd.rt && nd.cgroup_mode != CGROUP_MODE_NONE) {
+		enum rtprobe_step step;
+
+		r = rtprobe_run(config->cgroup_root, nd.cgroup_mode, nd.cgroup_parent, cpus,
+				nd.topo.mems, &step, &err);
+		nd.rt = rtprobe_verdict(nd.cgroup_mode, step, r, err.text, nd.rt_reason,
+					sizeof(nd.rt_reason));
+		if (!nd.rt)
+			log_warn("realtime jobs: no: %s", nd.rt_reason);
+	}
 
 	r = noded_dirs_open(&nd, &err);
 	if (r < 0) {
@@ -520,6 +546,7 @@ int main(int argc, char **argv)
 	launcher.gded = nd.gded;
 	launcher.proc_root = nd.proc_root;
 	launcher.jobs_dir = nd.jobs_dir;
+	launcher.wrappers_procs = nd.wrappers_procs[0] ? nd.wrappers_procs : NULL;
 	nd.launch = launch_resident;
 	nd.launch_data = &launcher;
 

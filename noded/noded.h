@@ -199,6 +199,28 @@ bool procscan_gded_check(const char *proc_root, const char *jobs_dir, pid_t pid,
  * in CapEff. */
 void procscan_rt_check(const char *proc_root, bool *ret_rt, char *ret_reason, size_t len);
 
+/* ---- the realtime probe (rtprobe.c) ---- */
+
+/* Where rtprobe_run stopped. */
+enum rtprobe_step {
+	RTPROBE_GROUP,    /* making the probe's group */
+	RTPROBE_ATTACH,   /* a child joining it */
+	RTPROBE_SCHED,    /* the child's sched_setscheduler(SCHED_FIFO) */
+};
+
+/* Once at start, where procscan_rt_check says yes: a child in a group
+ * made as a realtime job's (CGROUP_JOB_REALTIME, job.0 under parent,
+ * given cpus and mems) asks for SCHED_FIFO. 0 when it got it; else
+ * -errno, *ret_step and err. The group is removed in any case. */
+int rtprobe_run(const char *root, enum cgroup_mode mode, const char *parent, const char *cpus,
+		const char *mems, enum rtprobe_step *ret_step, struct error *err);
+
+/* rtprobe_run's answer r (0 or -errno) at step as the node's rt: true, or
+ * false with the one-line reason the node advertises (rt_reason). detail
+ * (rtprobe_run's err text, may be NULL) names an unexpected failure. */
+bool rtprobe_verdict(enum cgroup_mode mode, enum rtprobe_step step, int r, const char *detail,
+		     char *ret_reason, size_t len);
+
 /* ---- launching a wrapper (launch.c) ---- */
 
 /* Starts the wrapper of the spec at spec_path. Returns 0, the pid, a
@@ -228,6 +250,9 @@ struct launcher {
 	int64_t retry_mono;     /* after a failure: exec gded per job until then */
 	rlim_t nofile;          /* the wrappers' soft RLIMIT_NOFILE: qnoded's at
 	                         * start, before it raised its own; 0: qnoded's */
+	const char *wrappers_procs;  /* cgroup.procs of the group each spawned
+	                              * gded (the launcher, and so its forks) is
+	                              * moved to at once; NULL: qnoded's own */
 };
 
 /* Starts l's launcher and waits for its ready word. 0, or -errno (logged;
@@ -287,6 +312,8 @@ struct noded {
 	int jobs_dirfd;
 	bool jobs_tmpfs;                /* jobs_dir is a tmpfs (config jobs_tmpfs) */
 	char gded[PATH_MAX];
+	char wrappers_procs[PATH_MAX];  /* cgroup.procs of the wrappers' group
+	                                 * (launcher.wrappers_procs); "" for none */
 	launch_f launch;
 	void *launch_data;
 	struct usercache *users;

@@ -41,6 +41,27 @@ static bool json_results_contain(const json_t *results, int64_t id)
 	return false;
 }
 
+/* A wrapper that found the node giving less than was allocated ("drain"
+ * in its result, docs/PROTOCOL.md): the node is drained as an admin would
+ * (kept in the store, qmgr or pbsnodes -c clears it), with the wrapper's
+ * reason, so no other job is placed there to fail alike. */
+static void node_fault_drain(struct server *s, struct node *n, const json_t *result)
+{
+	const char *reason = wire_str(result, "reason");
+
+	if (!wire_bool(result, "drain", 0) || n->drain)
+		return;
+	if (!reason || !*reason)
+		reason = "its wrapper failed a launch";
+	if (jobstore_node_admin_set(s->store, n->name, true, reason) < 0)
+		log_warn("node %s: cannot store its drain", n->name);
+	n->drain = true;
+	free(n->drain_reason);
+	n->drain_reason = strdup(reason);
+	log_warn("node %s drained: %s", n->name, reason);
+	s->sched_dirty = true;
+}
+
 /* Queues a completion for the next group commit. Only the node that runs
  * the job may report it; a report for a finished job is answered at once
  * (the node resends after a reconnect until it hears ok). */
@@ -206,6 +227,7 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 			conn_reply_ok(c, req_id, NULL);
 		return;
 	}
+	node_fault_drain(s, c->node, result);
 	if (j->n_alloc > 1) {
 		multi_done(c, req_id, j, e, result);
 		return;

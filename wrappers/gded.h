@@ -158,6 +158,8 @@ struct gded_result {
 	bool cancelled;
 	bool oom;
 	bool sister;              /* the result of a sister (docs/PARALLEL.md) */
+	bool node_fault;          /* the node, not the job, failed the launch (its
+	                           * cpuset read-back): "drain" and "requeue" */
 	char reason[256];         /* "" or one line */
 	int exec_errno;           /* execve's errno when the job could not be executed */
 	uint64_t cpu_ns;

@@ -636,6 +636,12 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 			cgroup_job_reclaim_threshold(run.cg, job->cg_reclaim_threshold);
 			q = cgroup_job_configure(run.cg, &lim, &e);
 		}
+		/* What the kernel really gives (a delegated v2 tree may grant
+		 * less than was written, silently): Flux checks it too. */
+		if (q == 0) {
+			q = cgroup_job_cpuset_check(run.cg, &lim, &e);
+			res->node_fault = q == -EXDEV;
+		}
 		if (q == 0)
 			q = cgroup_job_devices_deny(run.cg, deny, ndeny, &e);
 		if (q < 0) {

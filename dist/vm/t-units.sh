@@ -45,6 +45,18 @@ JOB
 ) || fail "qsub"
 qp_wait "$id" running --timeout 120
 qp_wait_file "$w/mark" 120
+# Its wrapper is in the holder's tree, not a process of qnoded.service
+# (qnoded(8), CGROUPS), so the restart below cannot call it left over.
+gpid=$(for p in $(pgrep -x gded); do
+	tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q -- "--spec .*/${id%%.*}\.json" && echo "$p"
+done | head -n 1)
+[ -n "$gpid" ] || fail "no gded found for job $id"
+gcg=$(sed -n 's/^0:://p' /proc/$gpid/cgroup)
+case $gcg in
+*/qpool-cgroup.service/wrappers) ;;
+*) fail "job $id's gded (pid $gpid) is in cgroup $gcg, not qpool-cgroup.service/wrappers" ;;
+esac
+note "job $id's gded (pid $gpid) is in $gcg"
 note "job $id runs on $node; restarting qnoded"
 restart=$(date '+%Y-%m-%d %H:%M:%S')
 systemctl restart qnoded.service || fail "systemctl restart qnoded with job $id running"

@@ -15,24 +15,30 @@ qp_start_server
 qp_start_node "${QP_NODE_PREFIX}n1"  # own name: other pools on this host may run an n1
 "$QP_BIN/qstat" --nodes | grep -E "^${QP_NODE_PREFIX}n1 " | grep -q . || fail "node n1 not listed"
 
-# The job starts a 2-thread process and reports each thread's policy.
+# The job starts a 2-thread process and reports each thread's policy once
+# both run (python3 takes seconds to start in a TCG guest: waited for, up
+# to 60 s), then ends it.
 cat > "$QP_T/rt.sh" <<'JOB'
 python3 -c 'import threading, time
-t = threading.Thread(target=time.sleep, args=(3,)); t.start(); time.sleep(3); t.join()' &
+t = threading.Thread(target=time.sleep, args=(120,), daemon=True); t.start(); time.sleep(120)' &
 pid=$!
-sleep 1
+for i in $(seq 600); do
+	[ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -ge 2 ] && break
+	sleep 0.1
+done
 echo "threads $(ls /proc/$pid/task | wc -l)"
 for t in /proc/$pid/task/*; do
 	echo "task ${t##*/} $(awk -F': *' '$1 ~ /^policy/ {p=$2} $1 ~ /^prio/ {q=$2} END {print p, q}' $t/sched)"
 	chrt -p "${t##*/}" | tr '\n' ' '; echo
 done
+kill $pid
 wait
 JOB
 chmod 644 "$QP_T/rt.sh"
 rt=$(as qpuser1 qsub -q rt1 -N rt "$QP_T/rt.sh") || fail "qsub -q rt1"
 normal=$(as qpuser1 qsub -N normal "$QP_T/rt.sh") || fail "qsub"
-qp_wait "$rt" completed
-qp_wait "$normal" completed
+qp_wait "$rt" completed --timeout 120
+qp_wait "$normal" completed --timeout 120
 out=$QP_T/work/qpuser1/rt.o$rt
 qp_wait_file "$out"
 cat "$out"

@@ -66,11 +66,24 @@ fi
 id=$(as qpuser2 qsub <<<"echo alive") || fail "qsub after the bomb"
 qp_wait "$id" completed
 
-# Dead memory cgroups: 50 jobs each leave 4 MiB of page cache.
+# Dead memory cgroups: 50 jobs each leave 4 MiB of page cache. On a disk:
+# a file a job leaves on a tmpfs is shmem, which no reclaim can take
+# without swap, so its pages keep the job's group dying for as long as the
+# file is there, whatever qpool does (Debian 13's /tmp is a tmpfs: 50 of
+# 50 groups stayed). That is the kernel's, not this test's subject.
+ddir=$QP_T/work/qpuser1
+if [ "$(stat -fc %T "$ddir")" = tmpfs ]; then
+	ddir=$(mktemp -d /var/tmp/qpool-teardown.XXXXXX) || fail "mktemp in /var/tmp"
+	qp_rm_ddir() { rm -rf "$ddir"; }
+	QP_ATEXIT+=(qp_rm_ddir)
+	chown qpuser1: "$ddir"
+	[ "$(stat -fc %T "$ddir")" != tmpfs ] || skip "no disk-backed directory for the page cache test"
+	note "the work directory is a tmpfs: the jobs write in $ddir"
+fi
 before=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
 ids=()
 for i in $(seq 50); do
-	ids+=("$(as qpuser1 qsub -N dd <<<"dd if=/dev/zero of=\$PBS_O_WORKDIR/dd.\$QPOOL_JOBID bs=1M count=4 status=none")") ||
+	ids+=("$(as qpuser1 qsub -N dd <<<"dd if=/dev/zero of=$ddir/dd.\$QPOOL_JOBID bs=1M count=4 status=none")") ||
 		fail "qsub dd $i"
 done
 for id in "${ids[@]}"; do qp_wait "$id" completed --timeout 60; done
@@ -79,14 +92,22 @@ for id in "${ids[@]}"; do qp_wait "$id" completed --timeout 60; done
 # Without the reclaim before rmdir every job's group would stay dying
 # (+50); a few from elsewhere are not this test's. A removed group leaves
 # the count once the kernel has freed it, a moment after rmdir (longer on
-# a slow host: up to 30 s are waited for).
+# a slow host: up to 30 s are waited for). v1's force_empty waits for the
+# job's dirty pages to be written back; v2's memory.reclaim evicts clean
+# cache only, so a job's last dirty pages keep its group dying until the
+# kernel reclaims them (memory pressure): Debian 12 keeps 10-16 of 50 (a
+# wait of 2 s per job for writeback changed nothing: reclaim does not
+# start it). On v2 the bound is half the jobs, which a missing reclaim
+# still exceeds (+50 measured on Debian 12 before it).
+bound=10
+[ -f /sys/fs/cgroup/cgroup.controllers ] && bound=25
 for _ in $(seq 600); do
 	after=$(awk '$1 == "memory" {print $3}' /proc/cgroups)
-	[ $((after - before)) -le 10 ] && break
+	[ $((after - before)) -le $bound ] && break
 	sleep 0.05
 done
-note "memory cgroups: $before before, $after after 50 jobs"
-[ $((after - before)) -le 10 ] || fail "memory cgroups grew by $((after - before)) over 50 jobs"
+note "memory cgroups: $before before, $after after 50 jobs (at most $bound more allowed)"
+[ $((after - before)) -le $bound ] || fail "memory cgroups grew by $((after - before)) over 50 jobs"
 
 # Below the threshold (gded by hand has the default, 4096), the page cache
 # a job leaves is not reclaimed at its teardown: the file it wrote is

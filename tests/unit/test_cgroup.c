@@ -534,6 +534,74 @@ static void test_v2(void)
  * the shared qpool/.rt get the root's runtime less 5% of the period; the
  * node group gets none; a realtime job joins qpool/.rt in cpu and its own
  * groups elsewhere; a normal job gets a cpu group of its own. */
+/* The read-back after the fence: what the kernel grants, as sets, against
+ * the allocation; v2's effective lists, v1's own. */
+static void test_cpuset_check(void)
+{
+	static const struct {
+		enum cgroup_mode mode;
+		const char *cpus, *mems;        /* allocated */
+		const char *got_cpus, *got_mems; /* read back; NULL: no file */
+		int r;
+		const char *text;               /* a part of err; NULL: none */
+	} cases[] = {
+		{ CGROUP_MODE_V2, "1-2", "0", "1-2\n", "0\n", 0, NULL },
+		/* The same set, another spelling. */
+		{ CGROUP_MODE_V2, "1,2,3", "0", "1-3\n", "0\n", 0, NULL },
+		/* A delegated tree whose parent has only CPU 0: the kernel
+		 * grants the parent's set instead of an empty one. */
+		{ CGROUP_MODE_V2, "1", "0", "0\n", "0\n", -EXDEV,
+		  "job.7 got cpus 0 (cpuset.cpus.effective), not 1 as allocated" },
+		{ CGROUP_MODE_V2, "1-2", "0-1", "1-2\n", "0\n", -EXDEV,
+		  "job.7 got memory nodes 0 (cpuset.mems.effective), not 0-1 as allocated" },
+		{ CGROUP_MODE_V2, "1-2", "0", "\n", "0\n", -EXDEV, "got cpus none" },
+		/* A fake tree without the files: nothing to check. */
+		{ CGROUP_MODE_V2, "1-2", "0", NULL, NULL, 0, NULL },
+		/* Unset: the parent's, not checked. */
+		{ CGROUP_MODE_V2, NULL, NULL, "0-3\n", "0\n", 0, NULL },
+		{ CGROUP_MODE_V1, "1", "0", "1\n", "0\n", 0, NULL },
+		{ CGROUP_MODE_V1, "1", "0", "0-1\n", "0\n", -EXDEV,
+		  "job.7 got cpus 0-1 (cpuset.cpus), not 1 as allocated" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool v2 = cases[i].mode == CGROUP_MODE_V2;
+		const char *dir = v2 ? "qpool/n1/job.7" : "cpuset/qpool/n1/job.7";
+		struct cgroup_limits lim = { .cpus = cases[i].cpus, .mems = cases[i].mems };
+		struct error err = { { 0 } };
+		struct cgroup_job *job = NULL;
+		char *d = unit_tmpdir(), rel[128];
+		int r;
+
+		if (v2) {
+			unit_write_file(d, "cgroup.controllers", "cpuset cpu io memory pids\n");
+			unit_write_file(d, "qpool/n1/cgroup.subtree_control", "");
+		} else {
+			for (size_t h = 0; h < sizeof(v1_hiers) / sizeof(v1_hiers[0]); h++) {
+				snprintf(rel, sizeof(rel), "%s/qpool/n1/cgroup.procs", v1_hiers[h]);
+				unit_write_file(d, rel, "");
+			}
+		}
+		r = cgroup_job_create(d, cases[i].mode, "qpool/n1", 7, 0, &job, &err);
+		CU_ASSERT_EQUAL_FATAL(r, 0);
+		snprintf(rel, sizeof(rel), "%s/%s", dir, v2 ? "cpuset.cpus.effective" : "cpuset.cpus");
+		if (cases[i].got_cpus)
+			unit_write_file(d, rel, cases[i].got_cpus);
+		snprintf(rel, sizeof(rel), "%s/%s", dir, v2 ? "cpuset.mems.effective" : "cpuset.mems");
+		if (cases[i].got_mems)
+			unit_write_file(d, rel, cases[i].got_mems);
+		r = cgroup_job_cpuset_check(job, &lim, &err);
+		CU_ASSERT_EQUAL(r, cases[i].r);
+		if (cases[i].text) {
+			CU_ASSERT_PTR_NOT_NULL(strstr(err.text, cases[i].text));
+			if (!strstr(err.text, cases[i].text))
+				fprintf(stderr, "case %zu: %s\n", i, err.text);
+		}
+		cgroup_job_free(job);
+		unit_tmpdir_remove(d);
+	}
+}
+
 static void test_v1_rt(void)
 {
 	struct error err = { { 0 } };
@@ -1260,6 +1328,7 @@ static const struct unit_test cgroup_tests[] = {
 	{ "v1 job without freezer, pids, memsw", test_v1_job_optional },
 	{ "v1 job without node set-up", test_v1_job_no_parent },
 	{ "v2 node and job", test_v2 },
+	{ "cpuset read-back after the fence, v1 and v2", test_cpuset_check },
 	{ "v2 under systemd: delegated base and own leaf", test_v2_delegated },
 	{ "v2 under systemd: the holder's set-up", test_v2_holder },
 	{ "v2 under systemd: qnoded's base, the holder's first", test_v2_base_choose },
