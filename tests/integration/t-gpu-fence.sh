@@ -27,11 +27,30 @@ d=$QP_T/gpu
 mkdir -p "$d/jobs" "$d/dev"
 chmod 755 "$d" "$d/dev"
 chmod 711 "$d/jobs"
+# A file system mounted nodev (systemd's tmp.mount: /tmp on Debian 13)
+# makes every open of a device on it EACCES, fence or not: the devices
+# go in a directory of this test's own under /dev then.
+if findmnt -no OPTIONS -T "$d/dev" | tr , '\n' | grep -qx nodev; then
+	devdir=$(mktemp -d /dev/qpool-gpu.XXXXXX) || fail "cannot make a directory under /dev"
+	gpu_devdir_remove() { rm -rf "$devdir"; }
+	QP_ATEXIT+=(gpu_devdir_remove)
+	chmod 755 "$devdir"
+	rmdir "$d/dev"
+	ln -s "$devdir" "$d/dev"
+fi
 mknod -m 666 "$d/dev/nvidia0" c 195 0 || skip "mknod: cannot make device files here"
 mknod -m 666 "$d/dev/nvidia1" c 195 1
 uid=$(id -u qpuser1) gid=$(id -g qpuser1)
 base=$((910000 + $$ % 1000))
 parent=$QP_CG_PARENT/$node
+# On v2 under systemd the node groups live in qpool-cgroup.service's
+# delegated tree (make vm-check's guests): the parent is where qnoded
+# made them, relative to the mount.
+if [ "$mode" = v2 ]; then
+	grp=$(find /sys/fs/cgroup -maxdepth 5 -type d -path "*/$parent" | head -n 1)
+	[ -n "$grp" ] || fail "no node group $parent under /sys/fs/cgroup"
+	parent=${grp#/sys/fs/cgroup/}
+fi
 w=$QP_T/work/qpuser1
 
 # spec JOBID GPUS GPUS_NODE [MODE ROOT PARENT]: a one-node job's spec.
