@@ -28,15 +28,13 @@ static const char usage_text[] =
 static int env_request(const struct slurmopt *o)
 {
 	json_t *env = json_object();
-	const char *key;
-	json_t *v;
 
 	if (!env || slurmopt_env(o, env) < 0) {
 		json_decref(env);
 		return -ENOMEM;
 	}
-	json_object_foreach(env, key, v)
-		setenv(key, json_string_value(v), 1);
+	for (void *it = json_object_iter(env); it; it = json_object_iter_next(env, it))
+		setenv(json_object_iter_key(it), json_string_value(json_object_iter_value(it)), 1);
 	json_decref(env);
 	return 0;
 }

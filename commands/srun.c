@@ -249,7 +249,7 @@ static int64_t step_next(void)
 
 /* Truncates a shared output file (one for all tasks, or per node) once,
  * before the tasks append to it. */
-static int output_truncate(const char *pat, const struct slurmstep_ids *ids0, char names[][64],
+static int output_truncate(const char *pat, const struct slurmstep_ids *ids0, const char names[][64],
 			   int nnodes)
 {
 	struct slurmstep_ids ids = *ids0;

@@ -121,10 +121,8 @@ int cgroup_devs_v2_attach(int dirfd, const struct cgroup_dev *deny, size_t n, st
 		attr.log_size = sizeof(log);
 		attr.log_level = 1;
 		prog_fd = sys_bpf(BPF_PROG_LOAD, &attr);
-		if (prog_fd >= 0) {
+		if (prog_fd >= 0)
 			close(prog_fd);
-			prog_fd = -1;
-		}
 		log[strcspn(log, "\n")] = '\0';
 		return error_set(err, r, "bpf(BPF_PROG_LOAD) of the device program: %s%s%s",
 				 strerror(-r), log[0] ? ": " : "", log);

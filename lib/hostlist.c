@@ -203,7 +203,7 @@ static int term_expand(char *head, size_t hlen, const char *rest, size_t rlen, s
 			return -EINVAL;
 		memcpy(head + hlen, rest, rlen);
 		head[hlen + rlen] = '\0';
-		return hlen + rlen ? names_add(ns, head) : 0;
+		return hlen + rlen > 0 ? names_add(ns, head) : 0;
 	}
 	plen = (size_t)(open - rest);
 	close = memchr(open, ']', rlen - plen);

@@ -300,8 +300,7 @@ int slurmstep_path_expand(const char *pat, const struct slurmstep_ids *ids, char
 		int64_t v = -1;
 
 		if (*p != '%') {
-			num[0] = *p;
-			num[1] = '\0';
+			snprintf(num, sizeof(num), "%c", *p);
 		} else {
 			p++;
 			while (isdigit((unsigned char)*p))
