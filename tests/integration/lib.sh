@@ -310,3 +310,33 @@ for j in sorted(jobs, key=lambda j: (j["times"]["dispatch"], j["jobid"])):
     print(j["jobid"], j["owner"])
 ' "$1"
 }
+
+# qp_gpu_topology FILE: a synthetic hwloc topology in FILE for tests of
+# GPU locality: two packages, each one NUMA node, one PU (this 2-CPU
+# host's numbering) and one GPU (nvidia0 on NUMA 0, nvidia1 on NUMA 1).
+qp_gpu_topology() {
+	_qp_gpu_pkg() {  # PACKAGE: a package with its NUMA node, one PU and one GPU
+		local p=$1 m=$((1 << $1))
+		cat <<XML
+    <object type="Package" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m">
+      <object type="NUMANode" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m" local_memory="1073741824"/>
+      <object type="Core" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m">
+        <object type="PU" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m"/>
+      </object>
+      <object type="PCIDev" pci_busid="0000:0$p:00.0" pci_type="0302 [10de:1eb8] [10de:12a2] a1" pci_link_speed="0.000000">
+        <object type="OSDev" name="nvidia$p" subtype="CUDA" osdev_type="1"/>
+      </object>
+    </object>
+XML
+	}
+	{
+		echo '<?xml version="1.0" encoding="UTF-8"?>'
+		echo '<!DOCTYPE topology SYSTEM "hwloc2.dtd">'
+		echo '<topology version="2.0">'
+		echo '  <object type="Machine" os_index="0" cpuset="0x3" complete_cpuset="0x3" allowed_cpuset="0x3" nodeset="0x3" complete_nodeset="0x3" allowed_nodeset="0x3">'
+		_qp_gpu_pkg 0
+		_qp_gpu_pkg 1
+		echo '  </object>'
+		echo '</topology>'
+	} > "$1"
+}

@@ -64,30 +64,7 @@ note "a synthetic topology: GPUs nvidia0, nvidia1 under NUMA nodes 0 and 1"
 # numbering; qnoded runs unfenced (an empty cgroup root): only its
 # registration is looked at.
 xml=$QP_T/topo.xml
-gpu_pkg() {  # PACKAGE: a package with its NUMA node, one PU and one GPU
-	local p=$1 m=$((1 << $1))
-	cat <<XML
-    <object type="Package" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m">
-      <object type="NUMANode" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m" local_memory="1073741824"/>
-      <object type="Core" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m">
-        <object type="PU" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m"/>
-      </object>
-      <object type="PCIDev" pci_busid="0000:0$p:00.0" pci_type="0302 [10de:1eb8] [10de:12a2] a1" pci_link_speed="0.000000">
-        <object type="OSDev" name="nvidia$p" subtype="CUDA" osdev_type="1"/>
-      </object>
-    </object>
-XML
-}
-{
-	echo '<?xml version="1.0" encoding="UTF-8"?>'
-	echo '<!DOCTYPE topology SYSTEM "hwloc2.dtd">'
-	echo '<topology version="2.0">'
-	echo '  <object type="Machine" os_index="0" cpuset="0x3" complete_cpuset="0x3" allowed_cpuset="0x3" nodeset="0x3" complete_nodeset="0x3" allowed_nodeset="0x3">'
-	gpu_pkg 0
-	gpu_pkg 1
-	echo '  </object>'
-	echo '</topology>'
-} > "$xml"
+qp_gpu_topology "$xml"
 mkdir "$QP_T/dev" "$QP_T/nocg"
 mknod "$QP_T/dev/nvidia0" c 241 0 && mknod "$QP_T/dev/nvidia1" c 241 1 || fail "mknod"
 # A config of its own: the pool's with other [node] keys.

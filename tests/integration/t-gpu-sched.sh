@@ -217,30 +217,7 @@ note "locality: a GPU on NUMA node 1 gives the job NUMA node 1's CPU"
 qp_stop "$(qp_node_pid n2)"
 qp_stop "$(qp_node_pid n1)"
 xml=$QP_T/topo.xml
-gpu_pkg() {
-	local p=$1 m=$((1 << $1))
-	cat <<XML
-    <object type="Package" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m">
-      <object type="NUMANode" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m" local_memory="1073741824"/>
-      <object type="Core" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m">
-        <object type="PU" os_index="$p" cpuset="$m" complete_cpuset="$m" nodeset="$m" complete_nodeset="$m"/>
-      </object>
-      <object type="PCIDev" pci_busid="0000:0$p:00.0" pci_type="0302 [10de:1eb8] [10de:12a2] a1" pci_link_speed="0.000000">
-        <object type="OSDev" name="nvidia$p" subtype="CUDA" osdev_type="1"/>
-      </object>
-    </object>
-XML
-}
-{
-	echo '<?xml version="1.0" encoding="UTF-8"?>'
-	echo '<!DOCTYPE topology SYSTEM "hwloc2.dtd">'
-	echo '<topology version="2.0">'
-	echo '  <object type="Machine" os_index="0" cpuset="0x3" complete_cpuset="0x3" allowed_cpuset="0x3" nodeset="0x3" complete_nodeset="0x3" allowed_nodeset="0x3">'
-	gpu_pkg 0
-	gpu_pkg 1
-	echo '  </object>'
-	echo '</topology>'
-} > "$xml"
+qp_gpu_topology "$xml"
 mknod -m 666 "$d/nvidia1" c 240 1 || fail "mknod"
 # Unfenced (an empty cgroup root): this host has one NUMA node, not the
 # topology's two; only where the job is placed is looked at.
