@@ -403,15 +403,13 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 		client_close(cl);
 		return r;
 	}
-	/* Checked here so the user hears "too large", not a transport error. */
-	r = (int)json_dumpb(req, NULL, 0, JSON_COMPACT);
-	if (r > (int)WIRE_MAX) {
-		json_decref(req);
-		client_close(cl);
-		return cmd_fail(1, "job too large to send: %d bytes with its environment (limit %u)",
-			    r, WIRE_MAX);
-	}
 	r = client_call(cl, req, &reply, &err);
+	/* Encoded once, as it is sent: the user hears "too large", not a
+	 * transport error. */
+	if (r == -EMSGSIZE) {
+		client_close(cl);
+		return cmd_fail(1, "job too large to send with its environment (limit %u bytes)", WIRE_MAX);
+	}
 	/* PBS prints ID.server, and scripts split it on the dot. */
 	client_server_name(cl, server, sizeof(server));
 	client_close(cl);

@@ -286,13 +286,12 @@ static int submit(const struct slurmopt *o, struct jobspec *js, const char *text
 			client_close(cl);
 			return r;
 		}
-		if ((int)json_dumpb(req, NULL, 0, JSON_COMPACT) > (int)WIRE_MAX) {
-			json_decref(req);
+		r = client_call(cl, req, &reply, &err);
+		if (r == -EMSGSIZE) {
 			client_close(cl);
 			return cmd_fail(1, "error: job too large to send with its environment (limit %u bytes)",
 					WIRE_MAX);
 		}
-		r = client_call(cl, req, &reply, &err);
 		if (r < 0 && r != -ECONNRESET && parts[n] == ',' && strstr(err.text, "queue")) {
 			parts += n + 1;
 			continue;

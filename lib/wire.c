@@ -15,6 +15,9 @@ void wirebuf_free(struct wirebuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+/* wire_send's first buffer: 64 KiB, below malloc's mmap threshold. */
+#define WIRE_SEND_ROOM (64u * 1024)
+
 static int wirebuf_reserve(struct wirebuf *b, size_t more)
 {
 	size_t need;
@@ -149,7 +152,11 @@ int wire_send(int fd, const json_t *msg)
 	struct wirebuf out = { 0 };
 	int r;
 
-	r = wire_queue(&out, msg);
+	/* One message on a buffer of its own: room for a job with its
+	 * environment up front, so it is encoded once, not twice. */
+	r = wirebuf_reserve(&out, WIRE_SEND_ROOM);
+	if (r == 0)
+		r = wire_queue(&out, msg);
 	if (r == 0)
 		r = wire_flush(fd, &out);
 	wirebuf_free(&out);
