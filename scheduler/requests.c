@@ -137,6 +137,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	char canon[ARRAYSPEC_TEXT_MAX];
 	const char *array, *depend;
 	char *envtext;
+	size_t envlen;
 	const char *key;
 	json_t *v;
 
@@ -163,7 +164,15 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	/* The job comes back whole in qstat -f and in its launch message,
 	 * with some 60 members more than it was sent with: a submission just
 	 * below the wire's cap would make a job no reply can carry. */
-	if (strlen(script) + (env ? json_dumpb(env, NULL, 0, JSON_COMPACT) : 0) > SUBMIT_PAYLOAD_MAX)
+	/* The environment's text is made once: its length is checked here
+	 * and the text is what the store keeps. */
+	envtext = env ? json_dumps(env, JSON_COMPACT) : NULL;
+	if (env && !envtext)
+		REFUSE("out of memory");
+	envlen = envtext ? strlen(envtext) : 2;
+	json_object_set_new(msg, "_env", json_stringn_nocheck(envtext ? envtext : "{}", envlen));
+	free(envtext);
+	if (strlen(script) + envlen > SUBMIT_PAYLOAD_MAX)
 		REFUSE("the script and the environment together must be below %u KiB",
 		       (unsigned)(SUBMIT_PAYLOAD_MAX / 1024));
 	if (prio < -1024 || prio > 1023)
@@ -280,9 +289,6 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 
 	/* The request object owns every string the insert binds. */
 	p->strings = json_incref(msg);
-	envtext = env ? json_dumps(env, JSON_COMPACT) : NULL;
-	json_object_set_new(msg, "_env", json_string(envtext ? envtext : "{}"));
-	free(envtext);
 	p->submit.env_json = wire_str(msg, "_env");
 	json_object_set_new(msg, "_queue", json_string(q->name));
 	json_object_set_new(msg, "_owner", json_string(owner));
