@@ -43,12 +43,12 @@ echo true | as qpuser2 qsub > /dev/null || fail "qpuser2 refused for qpuser1's j
 note "a job too big for any reply is refused at submit; one just below works in qstat -f"
 cat > "$QP_T/big.py" <<'PY'
 import json, socket, struct, sys
-def submit(size):
+def submit(size, env=10):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(sys.argv[1])
     script = "true\n" + "#" * (size - 6) + "\n"
     b = json.dumps({"op": "submit", "id": 1, "script": script, "name": "big",
-                    "workdir": "/tmp", "env": {"A": "x" * 10}}).encode()
+                    "workdir": "/tmp", "env": {"A": "x" * env}}).encode()
     s.sendall(struct.pack(">I", len(b)) + b)
     data = b""
     while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
@@ -61,6 +61,10 @@ r = submit((1 << 20) - 4096)
 if r.get("ok") or "below" not in r.get("error", ""):
     sys.exit(f"a script of 1 MiB - 4 KiB: {r}")
 print("refused:", r["error"])
+# The environment counts: 800 KiB of script and 200 KiB of it.
+r = submit(800 * 1024, 200 * 1024)
+if r.get("ok") or "below" not in r.get("error", ""):
+    sys.exit(f"a script of 800 KiB with 200 KiB of environment: {r}")
 r = submit(900 * 1024)
 if not r.get("ok"):
     sys.exit(f"a script of 900 KiB: {r}")
@@ -72,6 +76,22 @@ big=$(echo "$out" | tail -n 1)
 n=$(as qpuser3 "$QP_BIN/qstat" -f --json "$big" | wc -c)
 [ "$n" -gt 900000 ] || fail "qstat -f of a 900 KiB job printed $n bytes"
 "$QP_BIN/qstat" -f --json > /dev/null || fail "root's qstat -f with a 900 KiB job in the pool"
+
+note "a job whose request is above the wire's 1 MiB is refused by qsub and sbatch themselves"
+# A script of 1000 KiB, sent with 100 KiB of environment (qsub -V, and
+# sbatch's default --export=ALL): one line, non-zero, no job.
+{ echo '#!/bin/sh'; echo true; head -c $((1000 * 1024)) /dev/zero | tr '\0' '#' | fold -w 1000; echo; } > "$QP_T/huge.sh"
+chmod 644 "$QP_T/huge.sh"
+big_env=$(head -c $((100 * 1024)) /dev/zero | tr '\0' x)
+before=$(n_jobs)
+for cmd in "qsub -V" "sbatch"; do
+	out=$(as qpuser3 env QP_BIG="$big_env" $cmd "$QP_T/huge.sh" 2>&1) && fail "$cmd of a 1100 KiB request went in: $out"
+	echo "$cmd says: $out"
+	[ "$(echo "$out" | wc -l)" = 1 ] || fail "$cmd: not one line: $out"
+	echo "$out" | grep -q "too large to send" || fail "$cmd: the refusal does not say too large: $out"
+done
+[ "$(n_jobs)" = "$before" ] || fail "$(n_jobs) jobs after two refused submissions, want $before"
+kill -0 "$QP_SERVER_PID" || fail "qpoold died on a refused large request"
 
 note "a started job frees its place"
 qp_start_node n1
