@@ -14,36 +14,5 @@ tool_venv toil "toil==8.0.0"
 qp_setup
 qp_start_server
 qp_start_node "${QP_NODE_PREFIX}n1" 0-1
-w=$QP_T/work/qpuser1
-
-cat > "$w/toil_sum.py" <<'PY'
-import os
-from toil.common import Toil
-from toil.job import Job
-
-def square(job, n):
-    return n * n
-
-def total(job, parts):
-    return sum(parts)
-
-def fan_out(job):
-    parts = [job.addChildJobFn(square, n, cores=1, memory="100M", disk="10M").rv() for n in (1, 2, 3)]
-    return job.addFollowOnJobFn(total, parts, cores=1, memory="100M", disk="10M").rv()
-
-if __name__ == "__main__":
-    options = Job.Runner.getDefaultOptions(os.path.join(os.getcwd(), "jobstore"))
-    options.batchSystem = "torque"
-    options.clean = "always"
-    options.logLevel = "INFO"
-    options.workDir = os.path.join(os.getcwd(), "toil-work")
-    os.makedirs(options.workDir, exist_ok=True)
-    with Toil(options) as toil:
-        print("toil total =", toil.start(Job.wrapJobFn(fan_out, cores=1, memory="100M", disk="10M")), flush=True)
-PY
-chown qpuser1: "$w/toil_sum.py"
-out=$(tool_run qpuser1 400 python toil_sum.py 2>&1); rc=$?
-echo "$out" | tail -30
-[ $rc = 0 ] || fail "Toil's Torque batch system failed (exit $rc)"
-echo "$out" | grep -qx "toil total = 14" || fail "the workflow did not compute 1+4+9"
+toil_sum torque
 echo "toil ok"

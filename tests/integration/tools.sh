@@ -30,3 +30,40 @@ tool_run() {
 	(cd "$QP_T/work/$u" && timeout -k 5 "$t" runuser -u "$u" -- env QPOOL_CONF="$QPOOL_CONF" \
 		HOME="$QP_T/work/$u" PATH="$QP_BIN:$TOOL_VENV/bin:/usr/bin:/bin" "$@")
 }
+
+# toil_sum BATCHSYSTEM: runs, as qpuser1 in the pool, Toil's smallest
+# real workflow on that batch system (three children's squares added by
+# their parent's follow-on: 1 + 4 + 9) and fails unless it printed 14.
+toil_sum() {
+	local w=$QP_T/work/qpuser1 out rc
+	cat > "$w/toil_sum.py" <<'PY'
+import os, sys
+from toil.common import Toil
+from toil.job import Job
+
+def square(job, n):
+    return n * n
+
+def total(job, parts):
+    return sum(parts)
+
+def fan_out(job):
+    parts = [job.addChildJobFn(square, n, cores=1, memory="100M", disk="10M").rv() for n in (1, 2, 3)]
+    return job.addFollowOnJobFn(total, parts, cores=1, memory="100M", disk="10M").rv()
+
+if __name__ == "__main__":
+    options = Job.Runner.getDefaultOptions(os.path.join(os.getcwd(), "jobstore"))
+    options.batchSystem = sys.argv[1]
+    options.clean = "always"
+    options.logLevel = "INFO"
+    options.workDir = os.path.join(os.getcwd(), "toil-work")
+    os.makedirs(options.workDir, exist_ok=True)
+    with Toil(options) as toil:
+        print("toil total =", toil.start(Job.wrapJobFn(fan_out, cores=1, memory="100M", disk="10M")), flush=True)
+PY
+	chown qpuser1: "$w/toil_sum.py"
+	out=$(tool_run qpuser1 400 python toil_sum.py "$1" 2>&1); rc=$?
+	echo "$out" | tail -30
+	[ $rc = 0 ] || fail "Toil's $1 batch system failed (exit $rc)"
+	echo "$out" | grep -qx "toil total = 14" || fail "the workflow did not compute 1+4+9"
+}
