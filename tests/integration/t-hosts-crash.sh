@@ -77,45 +77,7 @@ done
 
 "$QP_BIN/qstat" -x --json > "$QP_T/all.json" || fail "qstat -x --json"
 cat "$QP_T"/work/qpuser*/ledger > "$QP_T/ledger"
-python3 - "$QP_T/all.json" "$ids" "$QP_T/ledger" <<'PY' || fail "crash storm lost or repeated jobs (above)"
-import json, sys, collections
-# qsub prints N.SERVER and the job writes $PBS_JOBID, N.SERVER too; the
-# store's jobid is the number: all three are compared as numbers.
-def num(v):
-    return int(str(v).strip().split(".")[0])
-jobs = {num(j["jobid"]): j for j in json.load(open(sys.argv[1]))}
-printed = [num(l) for l in open(sys.argv[2]) if l.strip()]
-ran = collections.Counter(num(l) for l in open(sys.argv[3]) if l.strip())
-stamps = ["submit", "dispatch", "launch", "wrap", "fenced", "exec", "exit", "released", "done"]
-bad = []
-for i in printed:
-    if i not in jobs:
-        bad.append(f"job {i}: qsub printed its id, the store does not have it")
-    elif jobs[i]["state"] != "completed":
-        bad.append(f"job {i}: {jobs[i]['state']} ({jobs[i].get('reason')}), expected completed")
-    elif ran[i] != 1:
-        bad.append(f"job {i}: ran {ran[i]} times")
-for i, n in ran.items():
-    if n > 1 and i not in printed:
-        bad.append(f"job {i} (id never printed): ran {n} times")
-    if i not in jobs:
-        bad.append(f"job {i} ran but the store does not have it")
-for i, j in jobs.items():
-    if j["state"] == "completed":
-        missing = [s for s in stamps if s not in j["times"]]
-        if missing:
-            bad.append(f"job {i}: accounting record lacks {' '.join(missing)}")
-        elif j["exit_status"] != 0:
-            bad.append(f"job {i}: exit_status {j['exit_status']}")
-    elif j["state"] != "completed" and i in ran:
-        bad.append(f"job {i} ran but is {j['state']}: {j.get('reason')}")
-extra = len(jobs) - len(set(printed))
-print(f"{len(printed)} ids printed, {len(jobs)} jobs in the store ({extra} committed whose reply the crash ate), "
-      f"{sum(ran.values())} runs")
-for b in bad[:40]:
-    print("  " + b)
-sys.exit(1 if bad else 0)
-PY
+python3 "$(dirname "$0")/ledger-check" "$QP_T/all.json" "$ids" "$QP_T/ledger" || fail "crash storm lost or repeated jobs (above)"
 note "paged replies (qstat -f answers 50 jobs a page) read the same over TCP as on the socket"
 # A slow machine's storm may have made fewer than a page: held jobs make
 # the second page.
