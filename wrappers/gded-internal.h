@@ -34,10 +34,18 @@ struct gded_task_exec {
 	int err;
 };
 
+/* qsub -I -- CMD: how long CMD waits for its user to reach the terminal
+ * before the job fails; qsub polls the job every 100 ms and retries the
+ * socket for 30 s, so only a user gone (killed while queued) waits it. */
+#define GDED_ATTACH_TIMEOUT_MS 120000
+
 struct gded_child {
 	const struct gded_job *job;
 	const struct gded_task_exec *task;   /* a task, not the script: NULL */
 	const char *pty_slave;     /* qsub -I: the job's terminal, else NULL */
+	int attach_fd;             /* qsub -I -- CMD: readable once the user's
+	                            * qsub (srun --pty) holds the terminal;
+	                            * else -1 */
 	struct cgroup_job *cg;     /* NULL in mode none */
 	char **envp;
 	int report_fd;             /* O_CLOEXEC pipe: a start failure, one line */
