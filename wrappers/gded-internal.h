@@ -199,6 +199,11 @@ void gded_pty_accept(struct gded_pty *pty);
 /* The qsub is readable: to the pty; its end of input becomes ^D. */
 void gded_pty_from_user(struct gded_pty *pty);
 
+/* The qsub is gone (its socket closed, not only its input): closes the
+ * pty's master, the terminal's hangup, which sends the job's session
+ * leader SIGHUP as a closed terminal window does. */
+void gded_pty_hangup(struct gded_pty *pty);
+
 /* The pty is readable: to the qsub (or drained while none). -EIO once
  * the job's side of the terminal is closed. */
 int gded_pty_to_user(struct gded_pty *pty);

@@ -117,6 +117,16 @@ void gded_pty_from_user(struct gded_pty *pty)
 	}
 }
 
+void gded_pty_hangup(struct gded_pty *pty)
+{
+	if (pty->master >= 0)
+		close(pty->master);
+	pty->master = -1;
+	if (pty->conn >= 0)
+		close(pty->conn);
+	pty->conn = -1;
+}
+
 int gded_pty_to_user(struct gded_pty *pty)
 {
 	ssize_t n;

@@ -425,7 +425,9 @@ static int run_loop(struct run *run, struct error *err)
 		pfd[1] = (struct pollfd){ .fd = run->tfd, .events = POLLIN };
 		pfd[2] = (struct pollfd){ .fd = run->report_fd, .events = POLLIN };
 		pfd[3] = (struct pollfd){ .fd = t ? t->listen : -1, .events = POLLIN };
-		pfd[4] = (struct pollfd){ .fd = t && !t->conn_eof ? t->conn : -1, .events = POLLIN };
+		/* after its end of input, still watched: POLLHUP says the
+		 * user's qsub (srun) is gone, not only its input */
+		pfd[4] = (struct pollfd){ .fd = t ? t->conn : -1, .events = t && !t->conn_eof ? POLLIN : 0 };
 		pfd[5] = (struct pollfd){ .fd = t ? t->master : -1, .events = POLLIN };
 		n = gded_ctl_pollfds(run->ctl, pfd + 6);
 		if (poll(pfd, 6 + n, -1) < 0) {
@@ -459,8 +461,10 @@ static int run_loop(struct run *run, struct error *err)
 			close(run->attach_fd);
 			run->attach_fd = -1;
 		}
-		if (t && pfd[4].fd >= 0 && pfd[4].revents)
+		if (t && pfd[4].fd >= 0 && (pfd[4].revents & POLLIN))
 			gded_pty_from_user(t);
+		if (t && pfd[4].fd >= 0 && (pfd[4].revents & (POLLHUP | POLLERR)))
+			gded_pty_hangup(t);
 		if (t && t->master >= 0 && pfd[5].revents && gded_pty_to_user(t) < 0) {
 			/* The job's side closed: the shell is leaving. */
 			close(t->master);
