@@ -238,8 +238,8 @@ static int option_apply(struct srunopt *s, int c, const char *arg, const char *w
 		return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s "
 				"(srun asks for no GPUs on this pool)", word, arg);
 	case OPT_PTY:
-		return error_set(err, -EINVAL, "--pty: not supported by qpool; salloc gives a shell in a "
-				"new allocation");
+		s->pty = true;
+		return 0;
 	case 'h':
 	case OPT_USAGE:
 		o->help = true;
