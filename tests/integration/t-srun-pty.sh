@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# srun --pty CMD outside a job (Slurm users' interactive session): a new
+# job runs CMD, not a shell, on a pty on its node, inside the job's
+# cgroup, with SLURM_* and srun's environment, in srun's directory (or
+# -D's); its input is srun's (a pipe here: EOF ends it); srun exits with
+# CMD's status and the job is recorded with it; no terminal socket is
+# left. Refusals (no command, -n 2, an unknown partition, inside a job)
+# are one line, with no job. A killed srun (its terminal's SIGHUP) hangs
+# up the job's terminal, which ends CMD: the job does not run on.
+. "$(dirname "$0")/lib.sh"
+
+qp_setup
+qp_start_server
+qp_start_node n1 0-1
+W=$QP_T/work/qpuser1
+mkdir -p "$W/sub" && chown qpuser1: "$W/sub"
+
+# jobid FILE: the job srun announced on its standard error
+jobid() { sed -n 's/^srun: job \([0-9]*\) queued and waiting for resources.*/\1/p' "$1"; }
+njobs() { "$QP_BIN/qstat" -x --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+
+note "srun --pty CMD: CMD on a terminal in the job's cgroup, SLURM_* set, its status srun's and the job's"
+out=$(as_full qpuser1 env QX_KEEP=kept timeout 90 srun -t 5 --pty sh -c \
+	'echo "tty=$(tty >/dev/null && echo yes) t0=$([ -t 0 ] && echo yes) job=$SLURM_JOB_ID cg=$(grep -o "job\.[0-9]*" /proc/self/cgroup | head -n 1) keep=$QX_KEEP env=$PBS_ENVIRONMENT pwd=$(pwd) ntasks=$SLURM_NTASKS"; exit 3' \
+	</dev/null 2>"$QP_T/a.err"); rc=$?
+out=$(tr -d '\r' <<<"$out")
+echo "$out"; cat "$QP_T/a.err"
+id=$(jobid "$QP_T/a.err")
+[ -n "$id" ] || fail "srun --pty announced no job: $(cat "$QP_T/a.err")"
+grep -q "^srun: job $id has been allocated resources$" "$QP_T/a.err" || fail "no allocation line: $(cat "$QP_T/a.err")"
+[ $rc = 3 ] || fail "srun --pty sh -c 'exit 3' exited $rc: $(cat "$QP_T/a.err")"
+grep -qx "tty=yes t0=yes job=$id cg=job.$id keep=kept env=PBS_INTERACTIVE pwd=$W ntasks=1" <<<"$out" ||
+	fail "the command's view: $out"
+qp_wait "$id" completed failed --timeout 60
+[ "$(qp_field "$id" Exit_status)" = 3 ] || fail "job $id: Exit_status $(qp_field "$id" Exit_status)"
+[ ! -e "$QP_T/state/nodes/n1/jobs/$id.pty" ] || fail "the terminal socket was left behind"
+
+note "srun's input (a pipe) is the command's; -D sets its directory; CMD runs, not the login shell"
+out=$(printf 'abc\n' | as_full qpuser1 timeout 90 srun -D sub --pty sh -c 'read x; echo "got=$x pwd=$(pwd) sh=$0"' \
+	2>"$QP_T/b.err"); rc=$?
+out=$(tr -d '\r' <<<"$out")
+[ $rc = 0 ] || fail "srun --pty read: exit $rc: $(cat "$QP_T/b.err")"
+grep -qx "got=abc pwd=$W/sub sh=sh" <<<"$out" || fail "piped input, -D: $out"
+out=$(as_full qpuser1 timeout 90 srun --pty cat </dev/null 2>"$QP_T/c.err"); rc=$?
+[ $rc = 0 ] || fail "srun --pty cat at EOF: exit $rc: $(cat "$QP_T/c.err")"
+
+note "refusals: one line, Slurm's words where it has them, no job"
+before=$(njobs)
+o=$(as_full qpuser1 srun --pty 2>&1); rc=$?
+[ $rc = 1 ] && [ "$o" = "srun: fatal: No command given to execute." ] || fail "srun --pty: exit $rc: $o"
+o=$(as_full qpuser1 srun -n2 --pty touch "$W/n2.ran" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$(wc -l <<<"$o")" = 1 ] && grep -q "^srun: error: --pty runs one task" <<<"$o" ||
+	fail "srun -n2 --pty: exit $rc: $o"
+o=$(as_full qpuser1 srun -p nosuch --pty touch "$W/nosuch.ran" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$o" = "srun: error: Unable to allocate resources: Invalid partition name specified" ] ||
+	fail "srun -p nosuch --pty: exit $rc: $o"
+o=$(as_full qpuser1 env SLURM_JOB_ID=1 PBS_JOBID=1.x srun --pty touch "$W/inside.ran" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$(wc -l <<<"$o")" = 1 ] && grep -q "^srun: error: --pty inside a job is not supported" <<<"$o" ||
+	fail "srun --pty inside a job: exit $rc: $o"
+[ "$(njobs)" = "$before" ] || fail "a refused srun --pty made a job"
+[ ! -e "$W/n2.ran" ] && [ ! -e "$W/nosuch.ran" ] && [ ! -e "$W/inside.ran" ] || fail "a refused srun ran its command"
+
+note "srun killed by its terminal's hangup: the job's terminal hangs up, the command ends"
+setsid runuser -u qpuser1 -- env -C "$W" QPOOL_CONF="$QPOOL_CONF" PATH="$QP_BIN:/usr/bin:/bin" \
+	srun -t 5 --pty sleep 300 </dev/null >/dev/null 2>"$QP_T/k.err" &
+kpid=$!
+for ((i = 0; i < 1200; i++)); do
+	grep -q "has been allocated resources" "$QP_T/k.err" && break
+	sleep 0.1
+done
+kid=$(jobid "$QP_T/k.err")
+[ -n "$kid" ] && grep -q "has been allocated resources" "$QP_T/k.err" || fail "srun --pty sleep: $(cat "$QP_T/k.err")"
+[ "$(qp_state "$kid")" = running ] || fail "job $kid is $(qp_state "$kid"), not running"
+kill -HUP -- "-$kpid"
+wait "$kpid"
+qp_wait "$kid" completed failed --timeout 60 || fail "job $kid still $(qp_state "$kid") after srun's hangup"
+[ ! -e "$QP_T/state/nodes/n1/jobs/$kid.pty" ] || fail "the terminal socket was left behind"
+echo PASS
