@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -205,6 +206,20 @@ static int attrs_check(const struct jobspec *js, const struct config *conf, json
 	return 0;
 }
 
+/* -I: the terminal's size, for gded to give the job's pty at its start
+ * (QPOOL_TTY_SIZE="ROWS COLS"); nothing when standard input is no
+ * terminal. Changes of size later are not relayed. */
+static void winsize_add(json_t *env)
+{
+	struct winsize ws;
+	char text[32];
+
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_row == 0 || ws.ws_col == 0)
+		return;
+	snprintf(text, sizeof(text), "%u %u", ws.ws_row, ws.ws_col);
+	json_object_set_new(env, "QPOOL_TTY_SIZE", json_string(text));
+}
+
 /* The submit request for js; status 0 or the exit status after a message. */
 static int request_build(const struct jobspec *js, const struct config *conf, const char *script,
 			 size_t len, const char *default_name, json_t **ret)
@@ -224,6 +239,8 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 	if (r)
 		return r;
 	jobenv_origin(env, cwd, js->queue);
+	if (js->interactive > 0)
+		winsize_add(env);
 	attrs = jobsubmit_attrs(js);
 	if (attrs && js->join == 2)
 		json_object_set_new(attrs, "Join_Path", json_string("eo"));

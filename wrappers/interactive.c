@@ -6,12 +6,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "gded-internal.h"
+
+/* The size of the user's terminal, as qsub -I found it at submit
+ * (QPOOL_TTY_SIZE="ROWS COLS" in the job's environment), on the pty:
+ * the job's programs (an editor, a pager) lay out for it. A value
+ * that is not two sizes leaves the pty's 0 0. */
+static void pty_size_set(const struct gded_job *job, int master)
+{
+	static const char key[] = "QPOOL_TTY_SIZE=";
+
+	for (char **e = job->env; e && *e; e++) {
+		unsigned rows, cols;
+		char end;
+
+		if (strncmp(*e, key, sizeof(key) - 1) != 0)
+			continue;
+		if (sscanf(*e + sizeof(key) - 1, "%u %u%c", &rows, &cols, &end) == 2 && rows > 0 && rows <= 65535 &&
+		    cols > 0 && cols <= 65535)
+			(void)ioctl(master, TIOCSWINSZ, &(struct winsize){ .ws_row = (unsigned short)rows,
+									   .ws_col = (unsigned short)cols });
+		return;
+	}
+}
 
 int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error *err)
 {
@@ -48,6 +71,7 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 		r = error_set(err, -errno, "%s: %m", pty->path);
 		goto fail;
 	}
+	pty_size_set(job, pty->master);
 	fcntl(pty->master, F_SETFL, O_NONBLOCK);
 	return 0;
 fail:
