@@ -45,6 +45,36 @@ grep -qx "got=abc pwd=$W/sub sh=sh" <<<"$out" || fail "piped input, -D: $out"
 out=$(as_full qpuser1 timeout 90 srun --pty cat </dev/null 2>"$QP_T/c.err"); rc=$?
 [ $rc = 0 ] || fail "srun --pty cat at EOF: exit $rc: $(cat "$QP_T/c.err")"
 
+note "from a terminal (python's pty, 33 rows of 111 columns): the job's pty has its size, raw mode is undone"
+cat > "$QP_T/term.py" <<'PY'
+import fcntl, os, pty, select, struct, subprocess, sys, termios
+m, s = pty.openpty()
+fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 111, 0, 0))
+before = termios.tcgetattr(s)
+p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=s, stderr=open(os.environ["ERR"], "w"))
+out = b""
+# the slave stays open here (its modes are checked after): read until
+# srun has exited and nothing more comes
+while True:
+    if select.select([m], [], [], 0.2)[0]:
+        b = os.read(m, 4096)
+        if not b:
+            break
+        out += b
+    elif p.poll() is not None:
+        break
+rc = p.wait()
+sys.stdout.write(out.decode(errors="replace").replace("\r", ""))
+sys.stdout.write("restored=%s\n" % ("yes" if termios.tcgetattr(s) == before else "no"))
+sys.exit(rc)
+PY
+chmod 644 "$QP_T/term.py"
+out=$(as_full qpuser1 env ERR="$W/t.err" timeout 90 python3 "$QP_T/term.py" srun --pty sh -c 'echo "size=$(stty size)"; exit 4'); rc=$?
+echo "$out"
+[ $rc = 4 ] || fail "srun --pty on a terminal: exit $rc: $out $(cat "$W/t.err")"
+grep -qx "size=33 111" <<<"$out" || fail "the job's pty is not the terminal's size: $out"
+grep -qx "restored=yes" <<<"$out" || fail "srun left the terminal raw: $out"
+
 note "refusals: one line, Slurm's words where it has them, no job"
 before=$(njobs)
 o=$(as_full qpuser1 srun --pty 2>&1); rc=$?
