@@ -20,6 +20,9 @@ struct gded_pty {
 	int master;                /* O_NONBLOCK */
 	int listen;                /* until one qsub connects, then -1 */
 	int conn;                  /* that qsub, or -1 */
+	int hold;                  /* the slave, held by gded (O_NOCTTY): until
+	                            * the job opens it, the master would read
+	                            * EIO, which is taken for the job's end */
 	bool conn_eof;             /* its input ended (EOF sent to the pty) */
 	char slave[64];            /* /dev/pts/N, the user's */
 	char path[PATH_MAX];       /* the socket, jobs/<id>.pty */

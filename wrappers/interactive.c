@@ -42,7 +42,7 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 	size_t n = strlen(job->script);
 	int r;
 
-	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1 };
+	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1, .hold = -1 };
 	/* Beside the job's files: jobs/<id>.sh -> jobs/<id>.pty. The jobs
 	 * directory lets a user reach a name, not list; the socket is the
 	 * owner's, mode 0600, so only they (and root) can connect. */
@@ -58,7 +58,8 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 	}
 	/* grantpt gives the slave to the caller, root: the job's user opens
 	 * it after the drop. */
-	if (chown(pty->slave, job->uid, job->gid) < 0 || chmod(pty->slave, 0600) < 0) {
+	pty->hold = open(pty->slave, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (pty->hold < 0 || chown(pty->slave, job->uid, job->gid) < 0 || chmod(pty->slave, 0600) < 0) {
 		r = error_set(err, -errno, "%s: %m", pty->slave);
 		goto fail;
 	}
@@ -87,9 +88,11 @@ void gded_pty_close(struct gded_pty *pty)
 		close(pty->listen);
 	if (pty->master >= 0)
 		close(pty->master);
+	if (pty->hold >= 0)
+		close(pty->hold);
 	if (pty->path[0])
 		unlink(pty->path);
-	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1 };
+	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1, .hold = -1 };
 }
 
 void gded_pty_accept(struct gded_pty *pty)

@@ -599,7 +599,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	int report[2] = { -1, -1 }, attach[2] = { -1, -1 }, tmpdir_fd = -1, r = 0, q;
 	char **envp = NULL, tmpdir[PATH_MAX] = "", note[sizeof(res->reason) * 2] = "";
 	bool undelivered = false;
-	struct gded_pty pty = { .master = -1, .listen = -1, .conn = -1 };
+	struct gded_pty pty = { .master = -1, .listen = -1, .conn = -1, .hold = -1 };
 	sigset_t mask;
 
 	res->jobid = job->jobid;
