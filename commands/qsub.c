@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <time.h>
 #include <limits.h>
@@ -292,7 +293,8 @@ static int interactive(int64_t jobid, const char *id, bool command)
 	char path[PATH_MAX], node[256] = "";
 	struct client *cl = NULL;
 	struct error err;
-	int fd, r;
+	sigset_t stop, old;
+	int fd, r, sig;
 
 	if (srun)
 		fprintf(stderr, "srun: job %lld queued and waiting for resources\n", (long long)jobid);
@@ -301,6 +303,13 @@ static int interactive(int64_t jobid, const char *id, bool command)
 	r = client_open(arg_conf, &cl, &err);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
+	/* Interrupted (^C, the terminal closed, killed) while the job waits:
+	 * the job is deleted, nobody would reach its terminal. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	while (!node[0]) {
 		json_t *reply = NULL, *job;
 		const char *st;
@@ -324,9 +333,21 @@ static int interactive(int64_t jobid, const char *id, bool command)
 			return 1;
 		}
 		json_decref(reply);
-		if (!node[0])
-			nanosleep(&pause, NULL);
+		if (!node[0] && (sig = sigtimedwait(&stop, NULL, &pause)) > 0) {
+			reply = NULL;
+			r = client_call(cl, json_pack("{s:s, s:I}", "op", "delete", "jobid", (json_int_t)jobid), &reply,
+					&err);
+			json_decref(reply);
+			client_close(cl);
+			if (srun)
+				fprintf(stderr, "srun: Job allocation %lld has been revoked%s\n", (long long)jobid,
+					r < 0 ? ": could not delete it" : "");
+			else
+				fprintf(stderr, "qsub: job %s %s\n", id, r < 0 ? "could not be deleted" : "deleted");
+			return 128 + sig;
+		}
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	r = snprintf(path, sizeof(path), "%s/nodes/%s/jobs/%lld.pty", client_config(cl)->state_dir, node,
 		     (long long)jobid);
 	client_close(cl);
