@@ -93,6 +93,11 @@ o=$(as_full qpuser1 srun -p nosuch --pty touch "$W/nosuch.ran" 2>&1); rc=$?
 o=$(as_full qpuser1 env SLURM_JOB_ID=1 PBS_JOBID=1.x srun --pty touch "$W/inside.ran" 2>&1); rc=$?
 [ $rc = 1 ] && [ "$(wc -l <<<"$o")" = 1 ] && grep -q "^srun: error: --pty inside a job is not supported" <<<"$o" ||
 	fail "srun --pty inside a job: exit $rc: $o"
+o=$(as_full qpuser1 qsub -- true 2>&1); rc=$?
+[ $rc = 2 ] && [ "$o" = "qsub: -- command: only with -I (a batch job's commands go in its script)" ] ||
+	fail "qsub -- true: exit $rc: $o"
+o=$(as_full qpuser1 qsub -I -- 2>&1); rc=$?
+[ $rc = 2 ] && [ "$o" = "qsub: -I --: no command after -- (see qsub --help)" ] || fail "qsub -I --: exit $rc: $o"
 [ "$(njobs)" = "$before" ] || fail "a refused srun --pty made a job"
 [ ! -e "$W/n2.ran" ] && [ ! -e "$W/nosuch.ran" ] && [ ! -e "$W/inside.ran" ] || fail "a refused srun ran its command"
 
