@@ -282,7 +282,8 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 /* qsub -I after the submit: waits for the job to start, then relays the
  * terminal to the shell gded runs on the job's pty, through the socket
  * gded made beside the job's files (reachable by the job's owner only).
- * Returns the exit status after a message, or 0. */
+ * Returns the exit status after a message, or 0; with command (-I --),
+ * the job's exit status once it has ended. */
 static int block(int64_t jobid, const char *id);
 
 static int interactive(int64_t jobid, const char *id, bool command)
