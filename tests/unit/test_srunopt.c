@@ -132,7 +132,19 @@ static void test_pty(void)
 	CU_ASSERT_EQUAL(first, 10);   /* bash */
 	CU_ASSERT_FALSE(s.label);    /* -i and -l after the program are its own */
 	CU_ASSERT_PTR_NULL(s.input);
+	CU_ASSERT_EQUAL(s.n_warnings, 0);
 	srunopt_clear(&s);
+	{
+		char x11[] = "--x11 --pty bash";
+
+		srunopt_init(&s);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&s, x11, &first, &err), 0);
+		CU_ASSERT_TRUE(s.pty);
+		CU_ASSERT_EQUAL_FATAL(s.n_warnings, 1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(s.warnings[0], "--x11: X11 forwarding is not done by qpool"));
+		CU_ASSERT_EQUAL(first, 3);
+		srunopt_clear(&s);
+	}
 }
 
 static const struct unit_test srunopt_tests[] = {
