@@ -37,7 +37,7 @@ static const char usage_text[] =
 	"  -u, --unbuffered           --cpu-bind=type            -J, --job-name=name\n"
 	"  --exclusive                -t, --time=[D-]H:M:S       -p, --partition=list\n"
 	"  --mem=SIZE                 --mem-per-cpu=SIZE         -A, --account=name\n"
-	"  --pty (outside a job: one task on a terminal)           -h, --help\n";
+	"  --pty (one task, on a terminal)                          -h, --help\n";
 
 /* --- the tasks' side: srun --qpool-task ... -- PROGRAM --------------- */
 
@@ -532,6 +532,50 @@ static int step_exec(const struct srunopt *s, const struct step *st, char **cmd,
 	}
 }
 
+/* --pty's refusals, inside a job or outside: one task, on a terminal that
+ * is its input and output. 0 or 1 after a message. */
+static int pty_check(const struct srunopt *s)
+{
+	const struct slurmopt *o = &s->job;
+	int64_t tasks = o->ntasks > 0 ? o->ntasks : o->ntasks_per_node > 0 ?
+			o->ntasks_per_node * (o->nodes_min > 0 ? o->nodes_min : 1) : o->nodes_min;
+
+	/* Slurm runs task 0 on the terminal and the others without one;
+	 * qpool starts the one task, so it asks for one */
+	if (tasks > 1)
+		return cmd_fail(1, "error: --pty runs one task, on a terminal; %" PRId64 " tasks asked for "
+				"(ask for -n1; srun -n N inside the job starts more)", tasks);
+	if (s->output || s->error || s->input || s->multi_prog || s->label)
+		return cmd_fail(1, "error: --pty: the terminal is the task's input and output; -o, -e, -i, "
+				"--multi-prog and --label do not go with it");
+	return 0;
+}
+
+/* srun --pty inside a job: task 0 is this process, on the job's node
+ * where srun runs (salloc's shell: the job's first node), in the job's
+ * fence already, on srun's own terminal (salloc's pty); the step's
+ * variables set, then the program exec'd as qexec's task 0 would be. */
+static int pty_inside(struct srunopt *s, char **cmd, const char *jobid)
+{
+	static struct step st;
+	int r = pty_check(s);
+
+	if (r)
+		return r;
+	if (s->job.ntasks < 0)
+		s->job.ntasks = 1;   /* not the job's SLURM_NTASKS */
+	r = step_plan(s, jobid, &st);
+	if (r)
+		return r;
+	s->step = step_next();
+	step_env(s, &st);
+	s->layout = st.layout;
+	s->names = st.list;
+	setenv("QPOOL_RANK", "0", 1);
+	setenv("QPOOL_LOCAL_RANK", "0", 1);
+	return task_run(s, cmd);
+}
+
 static int inside(struct srunopt *s, int argc, char **argv, int first, const char *jobid)
 {
 	static struct step st;
@@ -644,22 +688,15 @@ static int pty_outside(struct srunopt *s, int argc, char **argv, int first)
 {
 	const struct slurmopt *o = &s->job;
 	const char *user = getenv("USER") ? getenv("USER") : getenv("LOGNAME");
-	int64_t tasks = o->ntasks > 0 ? o->ntasks : o->ntasks_per_node > 0 ?
-			o->ntasks_per_node * (o->nodes_min > 0 ? o->nodes_min : 1) : o->nodes_min;
 	char qsub[PATH_MAX], **qargs = NULL, **full;
 	struct jobspec js;
 	struct error err;
 	size_t nq = 0;
 	int k = 0, r;
 
-	/* Slurm runs task 0 on the terminal and the others without one;
-	 * qpool starts the one task, so it asks for one */
-	if (tasks > 1)
-		return cmd_fail(1, "error: --pty runs one task, on a terminal; %" PRId64 " tasks asked for "
-				"(ask for -n1; srun -n N inside the job starts more)", tasks);
-	if (s->output || s->error || s->input || s->multi_prog || s->label)
-		return cmd_fail(1, "error: --pty: the terminal is the task's input and output; -o, -e, -i, "
-				"--multi-prog and --label do not go with it");
+	r = pty_check(s);
+	if (r)
+		return r;
 	if (s->export && strcmp(s->export, "ALL"))
 		return cmd_fail(1, "error: --pty --export=%s: the terminal's task gets srun's whole "
 				"environment on qpool (--export=ALL)", s->export);
@@ -749,8 +786,7 @@ static int run(struct srunopt *s, int argc, char **argv)
 	if (first >= argc)
 		return cmd_fail(1, "fatal: No command given to execute.");
 	if (s->pty && jobid)
-		return cmd_fail(1, "error: --pty inside a job is not supported by qpool: run the command "
-				"in salloc's shell (it is on the job's first node), or srun --pty outside a job");
+		return pty_inside(s, argv + first, jobid);
 	if (s->pty)
 		return pty_outside(s, argc, argv, first);
 	if (jobid)

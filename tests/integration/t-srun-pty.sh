@@ -5,8 +5,9 @@
 # cgroup, with SLURM_* and srun's environment, in srun's directory (or
 # -D's); its input is srun's (a pipe here: EOF ends it); srun exits with
 # CMD's status and the job is recorded with it; no terminal socket is
-# left. Refusals (no command, -n 2, an unknown partition, inside a job)
-# are one line, with no job. A killed srun (its terminal's SIGHUP) hangs
+# left. Refusals (no command, -n 2, an unknown partition) are one line,
+# with no job. Inside a job (salloc's shell) the command runs there, on
+# that terminal, as the step's task 0. A killed srun (its terminal's SIGHUP) hangs
 # up the job's terminal, which ends CMD: the job does not run on; one
 # killed while its job waits deletes the job.
 . "$(dirname "$0")/lib.sh"
@@ -90,9 +91,9 @@ o=$(as_full qpuser1 srun -n2 --pty touch "$W/n2.ran" 2>&1); rc=$?
 o=$(as_full qpuser1 srun -p nosuch --pty touch "$W/nosuch.ran" 2>&1); rc=$?
 [ $rc = 1 ] && [ "$o" = "srun: error: Unable to allocate resources: Invalid partition name specified" ] ||
 	fail "srun -p nosuch --pty: exit $rc: $o"
-o=$(as_full qpuser1 env SLURM_JOB_ID=1 PBS_JOBID=1.x srun --pty touch "$W/inside.ran" 2>&1); rc=$?
-[ $rc = 1 ] && [ "$(wc -l <<<"$o")" = 1 ] && grep -q "^srun: error: --pty inside a job is not supported" <<<"$o" ||
-	fail "srun --pty inside a job: exit $rc: $o"
+o=$(as_full qpuser1 env SLURM_JOB_ID=1 PBS_JOBID=1.x srun -n 2 --pty touch "$W/inside.ran" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$(wc -l <<<"$o")" = 1 ] && grep -q "^srun: error: --pty runs one task" <<<"$o" ||
+	fail "srun -n 2 --pty inside a job: exit $rc: $o"
 o=$(as_full qpuser1 qsub -- true 2>&1); rc=$?
 [ $rc = 2 ] && [ "$o" = "qsub: -- command: only with -I (a batch job's commands go in its script)" ] ||
 	fail "qsub -- true: exit $rc: $o"
@@ -100,6 +101,19 @@ o=$(as_full qpuser1 qsub -I -- 2>&1); rc=$?
 [ $rc = 2 ] && [ "$o" = "qsub: -I --: no command after -- (see qsub --help)" ] || fail "qsub -I --: exit $rc: $o"
 [ "$(njobs)" = "$before" ] || fail "a refused srun --pty made a job"
 [ ! -e "$W/n2.ran" ] && [ ! -e "$W/nosuch.ran" ] && [ ! -e "$W/inside.ran" ] || fail "a refused srun ran its command"
+
+note "inside a job (salloc's shell): srun --pty runs the command there, on that terminal, as the step's task 0"
+cat > "$W/inner.txt" <<'IN'
+srun --pty sh -c 'echo "inner tty=$(tty >/dev/null && echo yes) step=$SLURM_STEP_ID procid=$SLURM_PROCID job=$SLURM_JOB_ID cg=$(grep -o "job\.[0-9]*" /proc/self/cgroup | head -n 1)"; exit 6'; echo "inner rc=$?"
+exit 0
+IN
+out=$(as_full qpuser1 timeout 90 salloc -N1 -n 2 -t 5 <"$W/inner.txt" 2>"$QP_T/s.err"); rc=$?
+out=$(tr -d '\r' <<<"$out")
+[ $rc = 0 ] || fail "salloc with srun --pty in it: exit $rc: $(cat "$QP_T/s.err") $out"
+sid=$(grep -o "inner tty=yes step=0 procid=0 job=[0-9]*" <<<"$out" | sed 's/.*job=//')
+[ -n "$sid" ] || fail "srun --pty in salloc's shell: $out"
+grep -q "inner tty=yes step=0 procid=0 job=$sid cg=job.$sid" <<<"$out" || fail "srun --pty in salloc's shell: $out"
+grep -q "^inner rc=6" <<<"$out" || fail "srun --pty in salloc's shell: not the command's status: $out"
 
 note "srun killed by its terminal's hangup: the job's terminal hangs up, the command ends"
 setsid runuser -u qpuser1 -- env -C "$W" QPOOL_CONF="$QPOOL_CONF" PATH="$QP_BIN:/usr/bin:/bin" \
