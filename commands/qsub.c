@@ -3,12 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,7 +26,9 @@
 
 static const char usage_text[] =
 	"usage: qsub [options] [script]\n"
+	"       qsub -I [options] -- command [args...]\n"
 	"Submits script (standard input when none is given or it is -) and prints the job id.\n"
+	"With -I -- command, the job runs command on its terminal, not a shell (exits with its status).\n"
 	"  -N name            job name (default: the script's file name, or STDIN)\n"
 	"  -q queue           queue (default: the server's default queue)\n"
 	"  -l res=val,...     ncpus=N, mem=SIZE (512M, 8gb), walltime=HH:MM:SS,\n"
@@ -50,6 +54,8 @@ static const char usage_text[] =
 	"options; options given here override them.\n";
 
 static const char *arg_conf;
+/* -I -- command: the job's script execs command on the job's terminal */
+static bool arg_command;
 
 /* The job's environment: all of ours with -V (skipping entries JSON cannot
  * carry), then each -v, later ones winning; a -v name not set here is
@@ -201,6 +207,20 @@ static int attrs_check(const struct jobspec *js, const struct config *conf, json
 	return 0;
 }
 
+/* -I: the terminal's size, for gded to give the job's pty at its start
+ * (QPOOL_TTY_SIZE="ROWS COLS"); nothing when standard input is no
+ * terminal. Changes of size later are not relayed. */
+static void winsize_add(json_t *env)
+{
+	struct winsize ws;
+	char text[32];
+
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_row == 0 || ws.ws_col == 0)
+		return;
+	snprintf(text, sizeof(text), "%u %u", ws.ws_row, ws.ws_col);
+	json_object_set_new(env, "QPOOL_TTY_SIZE", json_string(text));
+}
+
 /* The submit request for js; status 0 or the exit status after a message. */
 static int request_build(const struct jobspec *js, const struct config *conf, const char *script,
 			 size_t len, const char *default_name, json_t **ret)
@@ -220,11 +240,16 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 	if (r)
 		return r;
 	jobenv_origin(env, cwd, js->queue);
+	if (js->interactive > 0)
+		winsize_add(env);
 	attrs = jobsubmit_attrs(js);
 	if (attrs && js->join == 2)
 		json_object_set_new(attrs, "Join_Path", json_string("eo"));
 	if (attrs && js->interactive > 0)
 		json_object_set_new(attrs, "interactive", json_string("True"));
+	/* -I -- command: gded runs the script (which execs it) on the pty */
+	if (attrs && js->interactive > 0 && arg_command)
+		json_object_set_new(attrs, "interactive_command", json_string("True"));
 	r = attrs ? attrs_check(js, conf, attrs) : cmd_fail(1, "out of memory");
 	if (r) {
 		json_decref(attrs);
@@ -257,19 +282,35 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
 /* qsub -I after the submit: waits for the job to start, then relays the
  * terminal to the shell gded runs on the job's pty, through the socket
  * gded made beside the job's files (reachable by the job's owner only).
- * Returns the exit status after a message, or 0. */
-static int interactive(int64_t jobid, const char *id)
+ * Returns the exit status after a message, or 0; with command (-I --),
+ * the job's exit status once it has ended. */
+static int block(int64_t jobid, const char *id);
+
+static int interactive(int64_t jobid, const char *id, bool command)
 {
+	/* run by srun --pty (its argv[0]): Slurm's lines */
+	bool srun = !strcmp(program_invocation_short_name, "srun");
 	struct timespec pause = { .tv_nsec = 100 * 1000000L };
 	char path[PATH_MAX], node[256] = "";
 	struct client *cl = NULL;
 	struct error err;
-	int fd, r;
+	sigset_t stop, old;
+	int fd, r, sig;
 
-	fprintf(stderr, "qsub: waiting for job %s to start\n", id);
+	if (srun)
+		fprintf(stderr, "srun: job %lld queued and waiting for resources\n", (long long)jobid);
+	else
+		fprintf(stderr, "qsub: waiting for job %s to start\n", id);
 	r = client_open(arg_conf, &cl, &err);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
+	/* Interrupted (^C, the terminal closed, killed) while the job waits:
+	 * the job is deleted, nobody would reach its terminal. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	while (!node[0]) {
 		json_t *reply = NULL, *job;
 		const char *st;
@@ -285,7 +326,7 @@ static int interactive(int64_t jobid, const char *id)
 		if (st && strcmp(st, "running") == 0 && wire_str(job, "node"))
 			snprintf(node, sizeof(node), "%s", wire_str(job, "node"));
 		else if (!st || (strcmp(st, "queued") && strcmp(st, "held") && strcmp(st, "running"))) {
-			fprintf(stderr, "qsub: job %s ended before it could be reached: %s%s%s\n", id,
+			fprintf(stderr, "%s: job %s ended before it could be reached: %s%s%s\n", srun ? "srun: error" : "qsub", id,
 				st ? st : "gone", wire_str(job, "reason") ? ": " : "",
 				wire_str(job, "reason") ? wire_str(job, "reason") : "");
 			json_decref(reply);
@@ -293,9 +334,21 @@ static int interactive(int64_t jobid, const char *id)
 			return 1;
 		}
 		json_decref(reply);
-		if (!node[0])
-			nanosleep(&pause, NULL);
+		if (!node[0] && (sig = sigtimedwait(&stop, NULL, &pause)) > 0) {
+			reply = NULL;
+			r = client_call(cl, json_pack("{s:s, s:I}", "op", "delete", "jobid", (json_int_t)jobid), &reply,
+					&err);
+			json_decref(reply);
+			client_close(cl);
+			if (srun)
+				fprintf(stderr, "srun: Job allocation %lld has been revoked%s\n", (long long)jobid,
+					r < 0 ? ": could not delete it" : "");
+			else
+				fprintf(stderr, "qsub: job %s %s\n", id, r < 0 ? "could not be deleted" : "deleted");
+			return 128 + sig;
+		}
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	r = snprintf(path, sizeof(path), "%s/nodes/%s/jobs/%lld.pty", client_config(cl)->state_dir, node,
 		     (long long)jobid);
 	client_close(cl);
@@ -304,11 +357,17 @@ static int interactive(int64_t jobid, const char *id)
 	fd = ttyrelay_connect(path, 30000, &err);
 	if (fd < 0)
 		return cmd_fail(1, "job %s: %s", id, err.text);
-	fprintf(stderr, "qsub: job %s ready\n", id);
+	if (srun)
+		fprintf(stderr, "srun: job %lld has been allocated resources\n", (long long)jobid);
+	else
+		fprintf(stderr, "qsub: job %s ready\n", id);
 	r = ttyrelay_run(fd, &err);
 	close(fd);
 	if (r < 0)
 		return cmd_fail(1, "job %s: %s", id, err.text);
+	/* -I -- command: the command's status, once the job has ended */
+	if (command)
+		return block(jobid, id);
 	fprintf(stderr, "qsub: job %s completed\n", id);
 	return 0;
 }
@@ -413,6 +472,9 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 	/* PBS prints ID.server, and scripts split it on the dot. */
 	client_server_name(cl, server, sizeof(server));
 	client_close(cl);
+	if (r < 0 && !strcmp(program_invocation_short_name, "srun"))
+		return cmd_fail(1, "error: Unable to allocate resources: %s", strstr(err.text, "unknown queue") ?
+				"Invalid partition name specified" : err.text);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
 	if (wire_int(reply, "jobid", 0) <= 0) {
@@ -429,7 +491,7 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 		int64_t n = wire_int(reply, "jobid", 0);
 
 		json_decref(reply);
-		return interactive(n, id);
+		return interactive(n, id, arg_command);
 	}
 	if (js->quiet > 0 && js->block <= 0) {
 		json_decref(reply);
@@ -451,6 +513,34 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 	return 0;
 }
 
+/* -I -- command: the job's script, which execs command with its words
+ * quoted; gded runs it on the job's terminal as it runs a batch script.
+ * 0 or the exit status after a message. */
+static int command_script(char **words, char **ret_text, size_t *ret_len)
+{
+	static const char head[] = "#!/bin/sh\n# qsub -I -- command: run on the job's terminal\nexec ";
+	char *line = NULL, *text;
+	size_t len = 0;
+
+	for (size_t i = 0; words[i]; i++)
+		if (cmd_quote(&line, &len, words[i]) < 0) {
+			free(line);
+			return cmd_fail(1, "out of memory");
+		}
+	text = malloc(sizeof(head) + len + 1);
+	if (!text) {
+		free(line);
+		return cmd_fail(1, "out of memory");
+	}
+	memcpy(text, head, sizeof(head) - 1);
+	memcpy(text + sizeof(head) - 1, line, len);
+	memcpy(text + sizeof(head) - 1 + len, "\n", 2);
+	free(line);
+	*ret_text = text;
+	*ret_len = sizeof(head) + len;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -462,7 +552,7 @@ int main(int argc, char **argv)
 	char *text = NULL;
 	size_t len = 0;
 	struct error err;
-	int c, fd, r, status;
+	int c, fd, r, status, at = optind;
 
 	if (version_requested(argc, argv))
 		return version_print("qsub");
@@ -473,7 +563,7 @@ int main(int argc, char **argv)
 	jobspec_init(&cli);
 	jobspec_init(&js);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:" JOBSPEC_OPTSTRING "f:", longopts, NULL)) != -1) {
+	for (; (c = getopt_long(argc, argv, "+:" JOBSPEC_OPTSTRING "f:", longopts, NULL)) != -1; at = optind) {
 		if (c == 'H') {
 			fputs(usage_text, stdout);
 			status = 0;
@@ -498,20 +588,35 @@ int main(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (argc - optind > 1) {
+	/* getopt stepped over a "--" of its own (not an option's argument) */
+	arg_command = optind == at + 1 && !strcmp(argv[at], "--");
+	if (arg_command && cli.interactive <= 0) {
+		status = cmd_fail(2, "-- command: only with -I (a batch job's commands go in its script)");
+		goto done;
+	}
+	if (arg_command && optind >= argc) {
+		status = cmd_fail(2, "-I --: no command after -- (see qsub --help)");
+		goto done;
+	}
+	if (!arg_command && argc - optind > 1) {
 		status = cmd_fail(2, "one script at most (see qsub --help)");
 		goto done;
 	}
-	if (optind < argc && strcmp(argv[optind], "-") != 0)
+	if (!arg_command && optind < argc && strcmp(argv[optind], "-") != 0)
 		path = argv[optind];
-	shown = path ? path : "standard input";
-	if (cli.interactive > 0 && !path) {
+	shown = arg_command ? "the command" : path ? path : "standard input";
+	fd = -1;
+	if (arg_command) {
+		status = command_script(argv + optind, &text, &len);
+		if (status)
+			goto done;
+		r = 0;
+	} else if (cli.interactive > 0 && !path) {
 		/* qsub -I: standard input is the user's terminal, not a
 		 * script; the job's "script" only marks what it is. */
 		text = strdup("# qsub -I: an interactive shell\n");
 		len = text ? strlen(text) : 0;
 		r = text ? 0 : -ENOMEM;
-		fd = -1;
 	} else {
 		fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
 		r = fd < 0 ? -errno : jobscript_read(fd, &text, &len);

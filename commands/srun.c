@@ -37,7 +37,7 @@ static const char usage_text[] =
 	"  -u, --unbuffered           --cpu-bind=type            -J, --job-name=name\n"
 	"  --exclusive                -t, --time=[D-]H:M:S       -p, --partition=list\n"
 	"  --mem=SIZE                 --mem-per-cpu=SIZE         -A, --account=name\n"
-	"  -h, --help\n";
+	"  --pty (one task, on a terminal)                          -h, --help\n";
 
 /* --- the tasks' side: srun --qpool-task ... -- PROGRAM --------------- */
 
@@ -532,6 +532,50 @@ static int step_exec(const struct srunopt *s, const struct step *st, char **cmd,
 	}
 }
 
+/* --pty's refusals, inside a job or outside: one task, on a terminal that
+ * is its input and output. 0 or 1 after a message. */
+static int pty_check(const struct srunopt *s)
+{
+	const struct slurmopt *o = &s->job;
+	int64_t tasks = o->ntasks > 0 ? o->ntasks : o->ntasks_per_node > 0 ?
+			o->ntasks_per_node * (o->nodes_min > 0 ? o->nodes_min : 1) : o->nodes_min;
+
+	/* Slurm runs task 0 on the terminal and the others without one;
+	 * qpool starts the one task, so it asks for one */
+	if (tasks > 1)
+		return cmd_fail(1, "error: --pty runs one task, on a terminal; %" PRId64 " tasks asked for "
+				"(ask for -n1; srun -n N inside the job starts more)", tasks);
+	if (s->output || s->error || s->input || s->multi_prog || s->label)
+		return cmd_fail(1, "error: --pty: the terminal is the task's input and output; -o, -e, -i, "
+				"--multi-prog and --label do not go with it");
+	return 0;
+}
+
+/* srun --pty inside a job: task 0 is this process, on the job's node
+ * where srun runs (salloc's shell: the job's first node), in the job's
+ * fence already, on srun's own terminal (salloc's pty); the step's
+ * variables set, then the program exec'd as qexec's task 0 would be. */
+static int pty_inside(struct srunopt *s, char **cmd, const char *jobid)
+{
+	static struct step st;
+	int r = pty_check(s);
+
+	if (r)
+		return r;
+	if (s->job.ntasks < 0)
+		s->job.ntasks = 1;   /* not the job's SLURM_NTASKS */
+	r = step_plan(s, jobid, &st);
+	if (r)
+		return r;
+	s->step = step_next();
+	step_env(s, &st);
+	s->layout = st.layout;
+	s->names = st.list;
+	setenv("QPOOL_RANK", "0", 1);
+	setenv("QPOOL_LOCAL_RANK", "0", 1);
+	return task_run(s, cmd);
+}
+
 static int inside(struct srunopt *s, int argc, char **argv, int first, const char *jobid)
 {
 	static struct step st;
@@ -618,6 +662,86 @@ static int outside(struct srunopt *s, int argc, char **argv, int first)
 	return cmd_fail(1, "error: %s: %s", qexec, strerror(errno));
 }
 
+/* --- outside a job, --pty: the program on the job's terminal (qsub -I) - */
+
+/* The request's SLURM_* (SLURM_NTASKS, ...) into this environment, which
+ * the job gets (qsub -V), as salloc hands them. 0 or -ENOMEM. */
+static int env_request(const struct slurmopt *o)
+{
+	json_t *env = json_object();
+
+	if (!env || slurmopt_env(o, env) < 0) {
+		json_decref(env);
+		return -ENOMEM;
+	}
+	for (void *it = json_object_iter(env); it; it = json_object_iter_next(env, it))
+		setenv(json_object_iter_key(it), json_string_value(json_object_iter_value(it)), 1);
+	json_decref(env);
+	return 0;
+}
+
+/* srun --pty CMD: qsub -I -V [the allocation's options] [-d DIR] -- CMD,
+ * as srun (Slurm's lines): a new job whose script execs CMD on its
+ * terminal on the job's first node; srun's terminal relayed, its status
+ * CMD's. Returns only on failure. */
+static int pty_outside(struct srunopt *s, int argc, char **argv, int first)
+{
+	const struct slurmopt *o = &s->job;
+	const char *user = getenv("USER") ? getenv("USER") : getenv("LOGNAME");
+	char qsub[PATH_MAX], **qargs = NULL, **full;
+	struct jobspec js;
+	struct error err;
+	size_t nq = 0;
+	int k = 0, r;
+
+	r = pty_check(s);
+	if (r)
+		return r;
+	if (s->export && strcmp(s->export, "ALL"))
+		return cmd_fail(1, "error: --pty --export=%s: the terminal's task gets srun's whole "
+				"environment on qpool (--export=ALL)", s->export);
+	if (exe_sibling("qsub", qsub, sizeof(qsub)) < 0)
+		return cmd_fail(1, "error: cannot find qsub beside srun");
+	if (!s->job.job_name) {
+		const char *base = strrchr(argv[first], '/');
+
+		base = base ? base + 1 : argv[first];
+		if (*base && strlen(base) <= 200 && !(s->job.job_name = strdup(base)))
+			return cmd_fail(1, "error: out of memory");
+	}
+	jobspec_init(&js);
+	r = slurmopt_qsub_argv(o, user ? user : "nobody", &js, &qargs, &err);
+	if (r < 0) {
+		jobspec_clear(&js);
+		return cmd_fail(1, "error: %s", r == -ENOMEM ? "out of memory" : err.text);
+	}
+	for (size_t i = 0; i < js.n_warnings; i++)
+		if (!strstr(js.warnings[i], "--cpu-bind"))
+			fprintf(stderr, "srun: warning: %s\n", js.warnings[i]);
+	jobspec_clear(&js);
+	while (qargs[nq])
+		nq++;
+	full = calloc(nq + (size_t)(argc - first) + 8, sizeof(char *));
+	if (!full || env_request(o) < 0)
+		return cmd_fail(1, "error: out of memory");
+	full[k++] = "srun";   /* qsub's lines in Slurm's words */
+	full[k++] = "-I";
+	full[k++] = "-V";
+	for (size_t i = 0; i < nq; i++)
+		full[k++] = qargs[i];
+	if (s->chdir) {
+		full[k++] = "-d";
+		full[k++] = (char *)s->chdir;
+	}
+	full[k++] = "--";
+	for (int i = first; i < argc; i++)
+		full[k++] = argv[i];
+	full[k] = NULL;
+	fflush(stdout);
+	execv(qsub, full);
+	return cmd_fail(1, "error: %s: %s", qsub, strerror(errno));
+}
+
 /* Prints a refusal of srunopt_parse or srunopt_mpi_set: getopt's words
  * as they are, srun's after "error: ". Returns 1. */
 static int refused(int r, const struct error *err)
@@ -661,6 +785,10 @@ static int run(struct srunopt *s, int argc, char **argv)
 				"qpool: a step runs one allocation's tasks; --multi-prog runs several programs");
 	if (first >= argc)
 		return cmd_fail(1, "fatal: No command given to execute.");
+	if (s->pty && jobid)
+		return pty_inside(s, argv + first, jobid);
+	if (s->pty)
+		return pty_outside(s, argc, argv, first);
 	if (jobid)
 		return inside(s, argc, argv, first, jobid);
 	return outside(s, argc, argv, first);

@@ -12,7 +12,7 @@
 enum {
 	OPT_TPN = 0x100, OPT_MPI, OPT_MULTI, OPT_HET, OPT_CPU_BIND, OPT_EXCL, OPT_EXPORT, OPT_MEM,
 	OPT_MEM_PER_CPU, OPT_USAGE, OPT_GPUS, OPT_PTY, OPT_NOTED, OPT_TASK,
-	OPT_LAYOUT, OPT_NAMES, OPT_STEP,
+	OPT_LAYOUT, OPT_NAMES, OPT_STEP, OPT_X11,
 };
 
 static const struct option longopts[] = {
@@ -61,6 +61,7 @@ static const struct option longopts[] = {
 	{ "usage", no_argument, NULL, OPT_USAGE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "wait", required_argument, NULL, 'W' },
+	{ "x11", optional_argument, NULL, OPT_X11 },   /* srun --x11 --pty bash */
 	/* Accepted, not enforced. */
 	{ "hint", required_argument, NULL, OPT_NOTED },
 	{ "mem-bind", required_argument, NULL, OPT_NOTED },
@@ -238,8 +239,11 @@ static int option_apply(struct srunopt *s, int c, const char *arg, const char *w
 		return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s "
 				"(srun asks for no GPUs on this pool)", word, arg);
 	case OPT_PTY:
-		return error_set(err, -EINVAL, "--pty: not supported by qpool; salloc gives a shell in a "
-				"new allocation");
+		s->pty = true;
+		return 0;
+	case OPT_X11:
+		return warn(s, "--x11: X11 forwarding is not done by qpool (the task gets srun's DISPLAY, "
+			    "which reaches a display only on srun's own host)");
 	case 'h':
 	case OPT_USAGE:
 		o->help = true;

@@ -24,6 +24,7 @@ struct srunopt {
 	bool label;                 /* -l */
 	bool multi_prog;            /* --multi-prog */
 	bool het;                   /* --het-group (a ':' word is the caller's to find) */
+	bool pty;                   /* --pty: the program on a terminal, task 0 */
 	bool help;                  /* -h, --usage */
 	/* The tasks' side, srun run by qexec as each task's first program:
 	 * --qpool-task, the ranks on each node and the nodes' names (comma

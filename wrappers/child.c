@@ -5,6 +5,7 @@
 #include <linux/close_range.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -284,33 +285,6 @@ static void child_fds_cloexec(void)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-/* qsub -I: the pty as controlling terminal and stdio, then the user's
- * shell, interactive, in the job's directory. No output files: the
- * terminal is the output, as in PBS. */
-__attribute__((noreturn))
-static void child_terminal(const struct gded_child *c)
-{
-	const struct gded_job *job = c->job;
-	const char *shell = job->pbs_shell ? job->pbs_shell : job->shell;
-	char *argv[] = { (char *)shell, "-i", NULL };
-	int fd = open(c->pty_slave, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
-		child_fail(c, -1, "cannot open the job's terminal %s: %s", c->pty_slave, strerror(errno));
-	if (chdir(job->workdir) < 0)
-		child_fail(c, -1, "cannot change directory to %s: %s", job->workdir, strerror(errno));
-	if (dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
-		child_fail(c, -1, "dup2: %s", strerror(errno));
-	gded_nofile_restore();
-	child_fds_cloexec();
-	c->exec_stamp[0] = time_wall_ns();
-	c->exec_stamp[1] = time_mono_ns();
-	execve(shell, argv, c->envp);
-	c->exec_stamp[0] = c->exec_stamp[1] = 0;
-	c->exec_stamp[2] = errno;
-	child_fail(c, STDERR_FILENO, "cannot execute %s: %s", shell, strerror(errno));
-}
-
 /* The first bytes of the script (its #! line and, when it is short, all
  * of it), read as the user. 0 when it cannot be read: the exec then says
  * why. */
@@ -327,6 +301,66 @@ static size_t script_peek(const char *script, char *buf, size_t len)
 		n = 0;
 	buf[n] = '\0';
 	return (size_t)n;
+}
+
+/* The argv that runs the job's script, as gded_child_exec runs a batch
+ * one that is not a plain command: -S's shell, else the #! line's
+ * interpreter, else the user's shell. */
+static void script_argv(const struct gded_job *job, char *line, size_t len, char *argv[4])
+{
+	char *interp = NULL, *arg = NULL, *words[64];
+	size_t n = script_peek(job->script, line, len);
+
+	argv[0] = (char *)job->shell;
+	argv[1] = (char *)job->script;
+	argv[2] = argv[3] = NULL;
+	if (n > 0)
+		(void)gded_script_simple(line, n, &interp, &arg, words, 64);
+	if (job->pbs_shell) {
+		argv[0] = (char *)job->pbs_shell;
+	} else if (interp) {
+		argv[0] = interp;
+		argv[1] = arg ? arg : (char *)job->script;
+		argv[2] = arg ? (char *)job->script : NULL;
+	}
+}
+
+/* qsub -I: the pty as controlling terminal and stdio, then the user's
+ * shell, interactive, in the job's directory; with -I -- CMD (srun
+ * --pty), the job's script instead, which execs CMD. No output files:
+ * the terminal is the output, as in PBS. */
+__attribute__((noreturn))
+static void child_terminal(const struct gded_child *c)
+{
+	const struct gded_job *job = c->job;
+	const char *shell = job->pbs_shell ? job->pbs_shell : job->shell;
+	char *argv[4] = { (char *)shell, "-i", NULL, NULL }, line[PATH_MAX + 256];
+	int fd = open(c->pty_slave, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
+		child_fail(c, -1, "cannot open the job's terminal %s: %s", c->pty_slave, strerror(errno));
+	if (chdir(job->workdir) < 0)
+		child_fail(c, -1, "cannot change directory to %s: %s", job->workdir, strerror(errno));
+	if (dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+		child_fail(c, -1, "dup2: %s", strerror(errno));
+	gded_nofile_restore();
+	child_fds_cloexec();
+	if (job->interactive_command) {
+		/* The command may be short: it starts once its output has
+		 * somewhere to go, the user's qsub (srun) on the socket. */
+		struct pollfd p = { .fd = c->attach_fd, .events = POLLIN };
+
+		if (c->attach_fd < 0 || poll(&p, 1, GDED_ATTACH_TIMEOUT_MS) != 1)
+			child_fail(c, -1, "nobody reached the job's terminal within %d s",
+				   GDED_ATTACH_TIMEOUT_MS / 1000);
+		script_argv(job, line, sizeof(line), argv);
+	}
+	c->exec_stamp[0] = time_wall_ns();
+	c->exec_stamp[1] = time_mono_ns();
+	execve(argv[0], argv, c->envp);
+	c->exec_stamp[0] = c->exec_stamp[1] = 0;
+	c->exec_stamp[2] = errno;
+	child_fail(c, STDERR_FILENO, "cannot execute %s: %s", argv[0], strerror(errno));
 }
 
 /* The directory bash and dash put in PWD: the inherited PWD when it

@@ -388,7 +388,7 @@ static void on_start(struct gded_ctl *ctl, json_int_t id, const json_t *msg)
 			.argv = argv, .cwd = cwd, .in = in[0], .out = out[1], .err = err[1],
 		};
 		struct gded_child c = {
-			.job = job, .task = &te, .cg = ctl->cg, .envp = envp, .report_fd = err[1],
+			.job = job, .task = &te, .cg = ctl->cg, .envp = envp, .report_fd = err[1], .attach_fd = -1,
 		};
 
 		gded_task_exec(&c);

@@ -20,6 +20,9 @@ struct gded_pty {
 	int master;                /* O_NONBLOCK */
 	int listen;                /* until one qsub connects, then -1 */
 	int conn;                  /* that qsub, or -1 */
+	int hold;                  /* the slave, held by gded (O_NOCTTY): until
+	                            * the job opens it, the master would read
+	                            * EIO, which is taken for the job's end */
 	bool conn_eof;             /* its input ended (EOF sent to the pty) */
 	char slave[64];            /* /dev/pts/N, the user's */
 	char path[PATH_MAX];       /* the socket, jobs/<id>.pty */
@@ -34,10 +37,18 @@ struct gded_task_exec {
 	int err;
 };
 
+/* qsub -I -- CMD: how long CMD waits for its user to reach the terminal
+ * before the job fails; qsub polls the job every 100 ms and retries the
+ * socket for 30 s, so only a user gone (killed while queued) waits it. */
+#define GDED_ATTACH_TIMEOUT_MS 120000
+
 struct gded_child {
 	const struct gded_job *job;
 	const struct gded_task_exec *task;   /* a task, not the script: NULL */
 	const char *pty_slave;     /* qsub -I: the job's terminal, else NULL */
+	int attach_fd;             /* qsub -I -- CMD: readable once the user's
+	                            * qsub (srun --pty) holds the terminal;
+	                            * else -1 */
 	struct cgroup_job *cg;     /* NULL in mode none */
 	char **envp;
 	int report_fd;             /* O_CLOEXEC pipe: a start failure, one line */
@@ -190,6 +201,11 @@ void gded_pty_accept(struct gded_pty *pty);
 
 /* The qsub is readable: to the pty; its end of input becomes ^D. */
 void gded_pty_from_user(struct gded_pty *pty);
+
+/* The qsub is gone (its socket closed, not only its input): closes the
+ * pty's master, the terminal's hangup, which sends the job's session
+ * leader SIGHUP as a closed terminal window does. */
+void gded_pty_hangup(struct gded_pty *pty);
 
 /* The pty is readable: to the qsub (or drained while none). -EIO once
  * the job's side of the terminal is closed. */

@@ -108,6 +108,7 @@ struct gded_job {
 	const char *mail_points;  /* -m: letters of abe, or NULL */
 	const char *mail_users;   /* -M, or NULL: the user */
 	bool interactive;         /* qsub -I: a login shell on a pty, no script */
+	bool interactive_command; /* qsub -I -- CMD: the script (it execs CMD) on the pty */
 	/* A job across nodes (docs/PARALLEL.md): the whole allocation and
 	 * this node's place in it. nalloc 0: a one-node job. */
 	struct gded_alloc *alloc; /* owned; names point into owner */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -13,13 +14,35 @@
 
 #include "gded-internal.h"
 
+/* The size of the user's terminal, as qsub -I found it at submit
+ * (QPOOL_TTY_SIZE="ROWS COLS" in the job's environment), on the pty:
+ * the job's programs (an editor, a pager) lay out for it. A value
+ * that is not two sizes leaves the pty's 0 0. */
+static void pty_size_set(const struct gded_job *job, int master)
+{
+	static const char key[] = "QPOOL_TTY_SIZE=";
+
+	for (char **e = job->env; e && *e; e++) {
+		unsigned rows, cols;
+		char end;
+
+		if (strncmp(*e, key, sizeof(key) - 1) != 0)
+			continue;
+		if (sscanf(*e + sizeof(key) - 1, "%u %u%c", &rows, &cols, &end) == 2 && rows > 0 && rows <= 65535 &&
+		    cols > 0 && cols <= 65535)
+			(void)ioctl(master, TIOCSWINSZ, &(struct winsize){ .ws_row = (unsigned short)rows,
+									   .ws_col = (unsigned short)cols });
+		return;
+	}
+}
+
 int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t n = strlen(job->script);
 	int r;
 
-	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1 };
+	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1, .hold = -1 };
 	/* Beside the job's files: jobs/<id>.sh -> jobs/<id>.pty. The jobs
 	 * directory lets a user reach a name, not list; the socket is the
 	 * owner's, mode 0600, so only they (and root) can connect. */
@@ -35,7 +58,8 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 	}
 	/* grantpt gives the slave to the caller, root: the job's user opens
 	 * it after the drop. */
-	if (chown(pty->slave, job->uid, job->gid) < 0 || chmod(pty->slave, 0600) < 0) {
+	pty->hold = open(pty->slave, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (pty->hold < 0 || chown(pty->slave, job->uid, job->gid) < 0 || chmod(pty->slave, 0600) < 0) {
 		r = error_set(err, -errno, "%s: %m", pty->slave);
 		goto fail;
 	}
@@ -48,6 +72,7 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 		r = error_set(err, -errno, "%s: %m", pty->path);
 		goto fail;
 	}
+	pty_size_set(job, pty->master);
 	fcntl(pty->master, F_SETFL, O_NONBLOCK);
 	return 0;
 fail:
@@ -63,9 +88,11 @@ void gded_pty_close(struct gded_pty *pty)
 		close(pty->listen);
 	if (pty->master >= 0)
 		close(pty->master);
+	if (pty->hold >= 0)
+		close(pty->hold);
 	if (pty->path[0])
 		unlink(pty->path);
-	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1 };
+	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1, .hold = -1 };
 }
 
 void gded_pty_accept(struct gded_pty *pty)
@@ -115,6 +142,16 @@ void gded_pty_from_user(struct gded_pty *pty)
 		(void)!write(pty->master, "\004", 1);
 		pty->conn_eof = true;
 	}
+}
+
+void gded_pty_hangup(struct gded_pty *pty)
+{
+	if (pty->master >= 0)
+		close(pty->master);
+	pty->master = -1;
+	if (pty->conn >= 0)
+		close(pty->conn);
+	pty->conn = -1;
 }
 
 int gded_pty_to_user(struct gded_pty *pty)

@@ -51,6 +51,7 @@ struct run {
 	int tfd;
 	enum run_phase phase;
 	struct gded_pty *pty;  /* qsub -I, or NULL */
+	int attach_fd;       /* qsub -I -- CMD: written once the user holds the pty, then -1 */
 	bool sister;         /* runs no script: only tasks (docs/PARALLEL.md) */
 	struct gded_ctl *ctl;  /* the control socket, or NULL */
 	const int64_t *stamps; /* the child's page (gded_child.exec_stamp) */
@@ -424,7 +425,9 @@ static int run_loop(struct run *run, struct error *err)
 		pfd[1] = (struct pollfd){ .fd = run->tfd, .events = POLLIN };
 		pfd[2] = (struct pollfd){ .fd = run->report_fd, .events = POLLIN };
 		pfd[3] = (struct pollfd){ .fd = t ? t->listen : -1, .events = POLLIN };
-		pfd[4] = (struct pollfd){ .fd = t && !t->conn_eof ? t->conn : -1, .events = POLLIN };
+		/* after its end of input, still watched: POLLHUP says the
+		 * user's qsub (srun) is gone, not only its input */
+		pfd[4] = (struct pollfd){ .fd = t ? t->conn : -1, .events = t && !t->conn_eof ? POLLIN : 0 };
 		pfd[5] = (struct pollfd){ .fd = t ? t->master : -1, .events = POLLIN };
 		n = gded_ctl_pollfds(run->ctl, pfd + 6);
 		if (poll(pfd, 6 + n, -1) < 0) {
@@ -452,8 +455,16 @@ static int run_loop(struct run *run, struct error *err)
 			on_report(run);
 		if (t && pfd[3].fd >= 0 && pfd[3].revents)
 			gded_pty_accept(t);
-		if (t && pfd[4].fd >= 0 && pfd[4].revents)
+		if (t && t->conn >= 0 && run->attach_fd >= 0) {
+			/* the command may start: its output has a reader */
+			(void)!write(run->attach_fd, "a", 1);
+			close(run->attach_fd);
+			run->attach_fd = -1;
+		}
+		if (t && pfd[4].fd >= 0 && (pfd[4].revents & POLLIN))
 			gded_pty_from_user(t);
+		if (t && pfd[4].fd >= 0 && (pfd[4].revents & (POLLHUP | POLLERR)))
+			gded_pty_hangup(t);
 		if (t && t->master >= 0 && pfd[5].revents && gded_pty_to_user(t) < 0) {
 			/* The job's side closed: the shell is leaving. */
 			close(t->master);
@@ -576,7 +587,7 @@ void gded_stdio_ensure(void)
 int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err)
 {
 	struct run run = { .job = job, .res = res, .pid = -1, .sfd = -1, .tfd = -1,
-			   .report_fd = -1 };
+			   .report_fd = -1, .attach_fd = -1 };
 	struct cgroup_limits lim = {
 		.cpus = job->cpus, .mems = job->mems, .mem = job->mem, .pids_max = job->pids_max,
 	};
@@ -585,10 +596,10 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	struct cgroup_dev deny[GDED_GPUS_MAX];
 	size_t ndeny = gded_gpus_denied(job, deny);
 	int64_t *page = MAP_FAILED;
-	int report[2] = { -1, -1 }, tmpdir_fd = -1, r = 0, q;
+	int report[2] = { -1, -1 }, attach[2] = { -1, -1 }, tmpdir_fd = -1, r = 0, q;
 	char **envp = NULL, tmpdir[PATH_MAX] = "", note[sizeof(res->reason) * 2] = "";
 	bool undelivered = false;
-	struct gded_pty pty = { .master = -1, .listen = -1, .conn = -1 };
+	struct gded_pty pty = { .master = -1, .listen = -1, .conn = -1, .hold = -1 };
 	sigset_t mask;
 
 	res->jobid = job->jobid;
@@ -700,6 +711,11 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 			goto done;
 		}
 		run.pty = &pty;
+		if (job->interactive_command && pipe2(attach, O_CLOEXEC) < 0) {
+			r = error_set(err, -errno, "set-up: %m");
+			fail(res, "gded: %s", err->text);
+			goto done;
+		}
 	}
 	run.pid = fork();
 	if (run.pid < 0) {
@@ -710,13 +726,18 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	if (run.pid == 0) {
 		struct gded_child c = {
 			.job = job, .cg = run.cg, .envp = envp, .report_fd = report[1],
-			.exec_stamp = page, .pty_slave = run.pty ? pty.slave : NULL,
+			.exec_stamp = page, .pty_slave = run.pty ? pty.slave : NULL, .attach_fd = attach[0],
 		};
 
 		gded_child_exec(&c);
 	}
 	close(report[1]);
 	report[1] = -1;
+	if (attach[0] >= 0)
+		close(attach[0]);
+	attach[0] = -1;
+	run.attach_fd = attach[1];
+	attach[1] = -1;
 	run.report_fd = report[0];
 	report[0] = -1;
 	r = run_loop(&run, err);
@@ -785,9 +806,14 @@ done:
 	if (page != MAP_FAILED)
 		munmap(page, STAMP_PAGE);
 	gded_env_free(envp);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		if (report[i] >= 0)
 			close(report[i]);
+		if (attach[i] >= 0)
+			close(attach[i]);
+	}
+	if (run.attach_fd >= 0)
+		close(run.attach_fd);
 	if (run.report_fd >= 0)
 		close(run.report_fd);
 	if (run.tfd >= 0)

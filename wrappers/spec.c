@@ -452,6 +452,10 @@ static int spec_attrs(const json_t *spec, struct gded_job *job, struct error *er
 	job->mail_points = json_string_value(json_object_get(a, "Mail_Points"));
 	job->mail_users = json_string_value(json_object_get(a, "Mail_Users"));
 	job->interactive = json_is_string(json_object_get(a, "interactive"));
+	/* qsub -I -- CMD (srun --pty CMD): the job's script runs on the pty
+	 * instead of the login shell; it is the user's, as a batch one is */
+	job->interactive_command = job->interactive &&
+				   json_is_string(json_object_get(a, "interactive_command"));
 	return 0;
 }
 

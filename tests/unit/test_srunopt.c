@@ -115,11 +115,44 @@ static void test_export(void)
 	CU_ASSERT_FALSE(srunopt_export_keeps("HOME=/x", "HOME=/h"));   /* set by the caller */
 }
 
+/* --pty: taken, and the program's own options (bash -i, -l) are left to
+ * it, as Slurm's srun leaves them. */
+static void test_pty(void)
+{
+	char line[] = "-p short -N1 -n1 -c4 --mem=8G -t 1:00:00 --pty bash -i";
+	struct srunopt s;
+	struct error err = { "" };
+	int first = 0;
+
+	srunopt_init(&s);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&s, line, &first, &err), 0);
+	CU_ASSERT_TRUE(s.pty);
+	CU_ASSERT_EQUAL(s.job.cpus_per_task, 4);
+	CU_ASSERT_STRING_EQUAL(s.job.partition, "short");
+	CU_ASSERT_EQUAL(first, 10);   /* bash */
+	CU_ASSERT_FALSE(s.label);    /* -i and -l after the program are its own */
+	CU_ASSERT_PTR_NULL(s.input);
+	CU_ASSERT_EQUAL(s.n_warnings, 0);
+	srunopt_clear(&s);
+	{
+		char x11[] = "--x11 --pty bash";
+
+		srunopt_init(&s);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&s, x11, &first, &err), 0);
+		CU_ASSERT_TRUE(s.pty);
+		CU_ASSERT_EQUAL_FATAL(s.n_warnings, 1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(s.warnings[0], "--x11: X11 forwarding is not done by qpool"));
+		CU_ASSERT_EQUAL(first, 3);
+		srunopt_clear(&s);
+	}
+}
+
 static const struct unit_test srunopt_tests[] = {
 	{ "step options", test_step_options },
 	{ "refusals in Slurm's words", test_refusals },
 	{ "accepted, warned", test_accepted },
 	{ "--export", test_export },
+	{ "--pty", test_pty },
 	{ NULL, NULL },
 };
 
