@@ -161,6 +161,11 @@ static int race_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 			n = -EPROTO;
 			break;
 		}
+		/* The first frame is whole: nothing more is read here. */
+		if (x->in.len - x->in.off >= 4 && x->in.len - x->in.off >= 4 + wire_announced(&x->in)) {
+			n = -EAGAIN;
+			break;
+		}
 	}
 	q = wire_next(&x->in, &x->first, &err);
 	if (q == 1) {

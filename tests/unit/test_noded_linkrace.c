@@ -15,6 +15,7 @@ enum fake_kind {
 	FAKE_SPEAKS,      /* accepts and sends a hello at once */
 	FAKE_LATE,        /* ... 100 ms after the accept */
 	FAKE_BUSY,        /* accepts and sends a busy server's refusal */
+	FAKE_HUGE,        /* accepts and announces a 64 KiB first frame */
 	FAKE_SILENT,      /* the kernel completes the connect; nothing is sent */
 	FAKE_CLOSED,      /* nobody listens: the connect is refused */
 };
@@ -40,6 +41,13 @@ static void fake_send(struct fake *f)
 					 : json_pack("{s:s, s:s}", "op", "hello", "nonce", "n");
 	struct wirebuf out = { 0 };
 
+	if (f->kind == FAKE_HUGE) {
+		static const char huge[8192] = { 0, 1, 0, 0 };
+
+		CU_ASSERT_EQUAL(write(f->conn, huge, sizeof(huge)), (ssize_t)sizeof(huge));
+		json_decref(m);
+		return;
+	}
 	CU_ASSERT_EQUAL_FATAL(wire_queue(&out, m), 0);
 	CU_ASSERT_EQUAL(write(f->conn, out.data, out.len), (ssize_t)out.len);
 	wirebuf_free(&out);
@@ -219,7 +227,20 @@ static void test_avoided_and_busy(void)
 	CU_ASSERT_STRING_EQUAL(o.op, "refusal");
 }
 
+static void test_huge_first_frame(void)
+{
+	struct outcome o;
+
+	/* A peer announcing more than a hello is not qpoold: not buffered. */
+	race((enum fake_kind[]){ FAKE_HUGE, FAKE_LATE }, 2, SIZE_MAX, SIZE_MAX, 5000, &o);
+	CU_ASSERT_EQUAL(o.idx, 1);
+	race((enum fake_kind[]){ FAKE_HUGE }, 1, SIZE_MAX, SIZE_MAX, 5000, &o);
+	CU_ASSERT_EQUAL(o.fd, -1);
+	CU_ASSERT(strstr(o.tried, "Protocol error") != NULL);
+}
+
 static const struct unit_test linkrace_tests[] = {
+	{ "huge_first_frame", test_huge_first_frame },
 	{ "silent_first", test_silent_first },
 	{ "all_refused", test_all_refused },
 	{ "all_silent", test_all_silent },
