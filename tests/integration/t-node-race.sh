@@ -59,4 +59,42 @@ note "a job runs on it"
 export QPOOL_SERVER=$LIVE
 id=$(as qpuser1 qsub -N race <<<'echo ok') || fail "qsub"
 qp_wait "$id" completed
+
+accepts() { grep -c accepted "$QP_T/silent.log"; }
+# wait_accepts N: until the silent entry was dialled N times in all.
+wait_accepts() {
+	local i
+	for ((i = 0; i < 600; i++)); do [ "$(accepts)" -ge "$1" ] && return 0; sleep 0.1; done
+	fail "the silent entry was not dialled $1 times: $(accepts)"
+}
+
+note "the server gone: rounds at the back-off's pace, one line for the outage, back when it is"
+kill -KILL "$QP_SERVER_PID"
+wait "$QP_SERVER_PID" 2>/dev/null
+a0=$(accepts)
+wait_accepts $((a0 + 2))   # two rounds, each ended by the silent entry's deadline
+qp_start_server
+for ((i = 0; i < 1200; i++)); do [ "$(grep -c "registered with qpoold" "$L")" -ge 2 ] && break; sleep 0.1; done
+[ "$(grep -c "registered with qpoold" "$L")" = 2 ] || fail "the node did not register again: $(tail -n 5 "$L")"
+[ "$(grep -c "lost qpoold" "$L")" = 1 ] || fail "not one line for the outage: $(cat "$L")"
+grep -q "cannot reach" "$L" && fail "the outage was logged twice: $(cat "$L")"
+# Each round waits for the silent entry's deadline (5 s): a few rounds,
+# not a busy loop.
+echo "the silent entry was dialled $(( $(accepts) - a0 )) times in the outage"
+[ $(( $(accepts) - a0 )) -le 10 ] || fail "dialled the silent entry $(( $(accepts) - a0 )) times"
+
+note "a node that reaches no server at start says so once, naming each and why"
+DEAD=127.0.0.1:$(qp_free_port)
+L2=$QP_T/qnoded-${N}2.log
+a0=$(accepts)
+QPOOL_SERVER=$SILENT,$DEAD "$QP_BIN/qnoded" -f "$QPOOL_CONF" --name "${N}2" --cpus 0 >> "$L2" 2>&1 &
+pid2=$!
+QP_PIDS+=("$pid2")
+wait_accepts $((a0 + 2))
+line=$(grep "cannot reach qpoold at" "$L2") || fail "no line for the outage: $(cat "$L2")"
+echo "$line"
+[ "$(echo "$line" | wc -l)" = 1 ] || fail "logged more than once"
+echo "$line" | grep -q "$SILENT (no answer), $DEAD (Connection refused); retrying" ||
+	fail "the line does not name each server and why: $line"
+qp_stop "$pid2"
 echo "PASS"
