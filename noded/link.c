@@ -778,11 +778,13 @@ static void link_race_done(void *userdata, int fd, size_t idx, json_t *first, st
 			   const char *tried)
 {
 	struct link *l = userdata;
-	struct transport_servers list, raced;
+	struct transport_servers list;
+	char where[TRANSPORT_ADDR_MAX];
 	struct error err;
-	size_t prefer, avoid;
 	int r;
 
+	/* The list is the race's own: the config's may have changed since. */
+	memcpy(where, link_race_addr(l->race, idx), sizeof(where));
 	link_race_destroy(l->race);
 	l->race = NULL;
 	l->state = LINK_DOWN;
@@ -799,13 +801,15 @@ static void link_race_done(void *userdata, int fd, size_t idx, json_t *first, st
 	}
 	if (transport_servers_of(l->nd->config, &list, &err) < 0)
 		list.n = 0;
-	(void)link_race_list(l, &raced, &prefer, &avoid);
-	if (!l->follow || strcmp(raced.addr[idx], l->follow) != 0) {
+	if (!l->follow || strcmp(where, l->follow) != 0) {
 		free(l->follow);
 		l->follow = NULL;
 		for (size_t i = 0; i < list.n; i++)
-			if (strcmp(list.addr[i], raced.addr[idx]) == 0)
+			if (strcmp(list.addr[i], where) == 0)
 				l->cur = i;
+		/* No longer listed: it is where the link is, as a named one. */
+		if (list.n == 0 || strcmp(list.addr[l->cur % list.n], where) != 0)
+			l->follow = strdup(where);
 	}
 	r = link_attach(l, fd, true);
 	if (r < 0) {

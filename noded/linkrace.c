@@ -259,6 +259,11 @@ fail:
 	return q;
 }
 
+const char *link_race_addr(const struct link_race *r, size_t idx)
+{
+	return idx < r->list.n ? r->list.addr[idx] : "";
+}
+
 void link_race_destroy(struct link_race *r)
 {
 	if (!r)

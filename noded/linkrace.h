@@ -35,6 +35,9 @@ typedef void (*link_race_done_f)(void *userdata, int fd, size_t idx, json_t *fir
 int link_race_start(sd_event *ev, const struct transport_servers *list, size_t prefer, size_t avoid,
 		    unsigned timeout_ms, link_race_done_f done, void *userdata, struct link_race **ret);
 
+/* Entry idx of the race's list (valid until the race is destroyed). */
+const char *link_race_addr(const struct link_race *r, size_t idx);
+
 /* Closes every connection still in the race; NULL is accepted. */
 void link_race_destroy(struct link_race *r);
 
