@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "linkrace.h"
 #include "log.h"
 #include "noded.h"
 #include "timeutil.h"
@@ -23,6 +24,7 @@
 
 enum link_state {
 	LINK_DOWN,          /* waiting to retry */
+	LINK_DIALLING,      /* TCP, a list: every server dialled at once (linkrace.c) */
 	LINK_HELLO,         /* TCP: connected, awaiting the server's hello */
 	LINK_PROVING,       /* TCP: our credential sent, awaiting the server's */
 	LINK_REGISTERING,   /* connected, node.register sent */
@@ -46,6 +48,8 @@ struct link {
 	sd_event_source *deadline;  /* bounds a TCP connect and handshake */
 	uint64_t retry_us;
 	size_t cur;              /* the entry of the server list tried last */
+	size_t avoid;            /* the entry left last: the race takes it last; SIZE_MAX: none */
+	struct link_race *race;
 	size_t failed;           /* servers that failed in a row since registering */
 	bool next_now;           /* the next server is tried after RETRY_FIRST_US */
 	char *follow;            /* the active a standby named: tried next, once */
@@ -63,6 +67,18 @@ struct link {
 
 static void link_retry_schedule(struct link *l);
 static void link_handshake(struct link *l, const json_t *msg);
+
+/* The entry of list the link is at, or SIZE_MAX (an active a standby
+ * named that is not listed). */
+static size_t link_index(const struct link *l, const struct transport_servers *list)
+{
+	if (!l->follow)
+		return list->n ? l->cur % list->n : SIZE_MAX;
+	for (size_t i = 0; i < list->n; i++)
+		if (strcmp(list->addr[i], l->follow) == 0)
+			return i;
+	return SIZE_MAX;
+}
 
 /* The server the link is at or tries next: the active a standby named,
  * else the list's entry cur (the list is read from the config each time:
@@ -88,6 +104,7 @@ static void link_advance(struct link *l)
 	bool listed = transport_servers_of(l->nd->config, &list, &err) >= 0;
 	size_t n = listed ? list.n : 1;
 
+	l->avoid = listed ? link_index(l, &list) : SIZE_MAX;
 	if (l->follow) {
 		/* The active a standby named is in the list: the walk goes on
 		 * after it, not after the standby. The server after the one
@@ -114,6 +131,8 @@ static void link_drop(struct link *l)
 {
 	struct link_req *reqs = l->reqs;
 
+	link_race_destroy(l->race);
+	l->race = NULL;
 	l->io = sd_event_source_disable_unref(l->io);
 	if (l->fd >= 0)
 		close(l->fd);
@@ -365,6 +384,7 @@ static void link_register_reply(struct noded *nd, const json_t *reply, int64_t a
 	l->impostor_logged = false;
 	l->standby_logged = false;
 	l->failed = 0;
+	l->avoid = SIZE_MAX;
 	l->next_now = false;
 	l->retry_us = RETRY_FIRST_US;
 	log_info("registered with qpoold as node %s (%zu running)", nd->name,
@@ -418,7 +438,7 @@ static void link_follow(struct link *l, const json_t *msg)
 {
 	struct transport_servers list;
 	const char *active = wire_str(msg, "active");
-	bool named = false;
+	bool named = false, listed;
 	struct error err;
 	size_t n;
 
@@ -430,12 +450,16 @@ static void link_follow(struct link *l, const json_t *msg)
 	if (active && strcmp(active, link_where(l, &list)) != 0 && strlen(active) < TRANSPORT_ADDR_MAX &&
 	    transport_addr_check(active, &err) == 0)
 		named = true;
-	n = transport_servers_of(l->nd->config, &list, &err) < 0 ? 1 : list.n;
+	listed = transport_servers_of(l->nd->config, &list, &err) >= 0;
+	n = listed ? list.n : 1;
 	link_drop(l);
 	if (named) {
 		char *to = strdup(active);
 
 		if (to) {
+			/* The race that follows prefers the named active and
+			 * takes this standby last. */
+			l->avoid = listed ? link_index(l, &list) : SIZE_MAX;
 			free(l->follow);
 			l->follow = to;
 			/* As link_advance: servers that name each other back
@@ -656,20 +680,50 @@ static int link_on_deadline(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static int link_connect(struct link *l)
+/* The servers a round dials at once, into ret: the list, and first the
+ * active a standby named when it is not listed; *ret_prefer is that
+ * active's entry, *ret_avoid the one the link left last (SIZE_MAX:
+ * none). False: a single server, or a Unix socket among them, tried
+ * alone as before. */
+static bool link_race_list(const struct link *l, struct transport_servers *ret, size_t *ret_prefer,
+			   size_t *ret_avoid)
+{
+	struct transport_servers list;
+	struct error err;
+	size_t at;
+
+	*ret_prefer = *ret_avoid = SIZE_MAX;
+	if (transport_servers_of(l->nd->config, &list, &err) < 0)
+		return false;
+	at = link_index(l, &list);
+	ret->n = 0;
+	if (l->follow && at == SIZE_MAX)
+		memcpy(ret->addr[ret->n++], l->follow, strlen(l->follow) + 1);
+	for (size_t i = 0; i < list.n && ret->n < TRANSPORT_SERVERS_MAX; i++) {
+		if (list.addr[i][0] == '/')
+			return false;
+		if (l->follow && i == at)
+			*ret_prefer = ret->n;
+		if (i == l->avoid && i != at)
+			*ret_avoid = ret->n;
+		memcpy(ret->addr[ret->n], list.addr[i], sizeof(list.addr[i]));
+		ret->n++;
+	}
+	if (l->follow && at == SIZE_MAX)
+		*ret_prefer = 0;
+	return list.n > 1;
+}
+
+/* The link takes fd, connected (or connecting) to where it is at. */
+static int link_attach(struct link *l, int fd, bool tcp)
 {
 	const struct config *c = l->nd->config;
 	struct transport_servers list;
 	const char *where = link_where(l, &list);
 	struct error err = { "" };
-	bool tcp;
 	int r;
 
-	r = transport_connect(where, true, 0, &l->fd, &tcp, &err);
-	if (r < 0) {
-		l->fd = -1;
-		return r;
-	}
+	l->fd = fd;
 	if (tcp) {
 		/* A link whose peer went silent (a cut cable) fails after
 		 * node_timeout rather than TCP's ~15 minutes of retries, so the
@@ -703,13 +757,93 @@ fail:
 	return r;
 }
 
+static int link_connect(struct link *l)
+{
+	struct transport_servers list;
+	struct error err = { "" };
+	bool tcp;
+	int fd, r;
+
+	r = transport_connect(link_where(l, &list), true, 0, &fd, &tcp, &err);
+	if (r < 0) {
+		l->fd = -1;
+		return r;
+	}
+	return link_attach(l, fd, tcp);
+}
+
+/* The race's winner spoke first (its hello, or a busy server's refusal):
+ * the link is at it now, and goes on with it as after its own connect. */
+static void link_race_done(void *userdata, int fd, size_t idx, json_t *first, struct wirebuf *in,
+			   const char *tried)
+{
+	struct link *l = userdata;
+	struct transport_servers list;
+	char where[TRANSPORT_ADDR_MAX];
+	struct error err;
+	int r;
+
+	/* The list is the race's own: the config's may have changed since. */
+	memcpy(where, link_race_addr(l->race, idx), sizeof(where));
+	link_race_destroy(l->race);
+	l->race = NULL;
+	l->state = LINK_DOWN;
+	if (fd < 0) {
+		/* A round in which no server answered: the back-off's pace. */
+		if (!l->outage_logged)
+			log_warn("cannot reach qpoold at %s; retrying", tried);
+		l->outage_logged = true;
+		free(l->follow);
+		l->follow = NULL;
+		l->next_now = false;
+		link_retry_schedule(l);
+		return;
+	}
+	if (transport_servers_of(l->nd->config, &list, &err) < 0)
+		list.n = 0;
+	if (!l->follow || strcmp(where, l->follow) != 0) {
+		free(l->follow);
+		l->follow = NULL;
+		for (size_t i = 0; i < list.n; i++)
+			if (strcmp(list.addr[i], where) == 0)
+				l->cur = i;
+		/* No longer listed: it is where the link is, as a named one. */
+		if (list.n == 0 || strcmp(list.addr[l->cur % list.n], where) != 0)
+			l->follow = strdup(where);
+	}
+	r = link_attach(l, fd, true);
+	if (r < 0) {
+		json_decref(first);
+		wirebuf_free(in);
+		link_lost(l, strerror(-r));
+		return;
+	}
+	/* The bytes after the first frame, read with it, are the link's. */
+	wirebuf_free(&l->in);
+	l->in = *in;
+	link_handshake(l, first);
+	json_decref(first);
+}
+
 static int link_on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct link *l = userdata;
 	struct transport_servers list;
+	size_t prefer, avoid;
 	int r;
 
-	r = link_connect(l);
+	if (link_race_list(l, &list, &prefer, &avoid)) {
+		/* Several TCP servers: each dialled at once, the first to speak
+		 * taken; a dead or cut-off one costs nothing (docs/HA.md). */
+		r = link_race_start(l->nd->event, &list, prefer, avoid, transport_connect_ms(&list),
+				    link_race_done, l, &l->race);
+		if (r == 0) {
+			l->state = LINK_DIALLING;
+			return 0;
+		}
+	} else {
+		r = link_connect(l);
+	}
 	if (r == 0)
 		return 0;
 	if (!l->outage_logged) {
@@ -754,6 +888,7 @@ int link_create(struct noded *nd, struct link **ret)
 		return -ENOMEM;
 	l->nd = nd;
 	l->fd = -1;
+	l->avoid = SIZE_MAX;
 	l->retry_us = RETRY_FIRST_US;
 	l->early = json_array();
 	if (!l->early) {
