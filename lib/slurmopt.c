@@ -353,8 +353,17 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 		if (!strcasecmp(arg, "none"))
 			return 0;
 		return gres_parse(o, word, arg, err);
-	case OPT_GPUS_PER_NODE:
-		return gpus_count(word, arg, &o->gpus_per_node, err);
+	case OPT_GPUS_PER_NODE: {
+		/* --gpus-per-node=[TYPE:]G: a type is recorded, not matched,
+		 * as --gres's */
+		const char *colon = strrchr(arg, ':');
+		int r = gpus_count(word, colon ? colon + 1 : arg, &o->gpus_per_node, err);
+
+		if (r == 0 && colon)
+			r = warn(&o->warnings, &o->n_warnings, "%s=%s: the GPU type '%.*s' is not matched "
+				 "by qpool (any GPU)", word, arg, (int)(colon - arg), arg);
+		return r;
+	}
 	case 'G': {
 		/* --gpus=[TYPE:]G */
 		const char *colon = strrchr(arg, ':');

@@ -327,6 +327,9 @@ static void test_jobspec_gpus(void)
 		{ "--gpus-per-node=1 -n 4", 0, 0, 0, "--gpus-per-node with --ntasks and no --nodes: give --nodes "
 		  "(qpool places tasks, not nodes)" },
 		{ "--gpus-per-node=65", 0, 0, 0, "-l ngpus=65: not a number of GPUs (0 to 64 on a node)" },
+		/* Slurm's --gpus-per-node=[type:]N, as a real script writes it */
+		{ "--gpus-per-node=p100:4 -N 1", 4, 0, 0, NULL },
+		{ "--gpus-per-node=a100:1 -N 2", 2, 1, 1, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
