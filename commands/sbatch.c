@@ -429,7 +429,10 @@ int main(int argc, char **argv)
 	if (r == 0)
 		r = slurmopt_jobspec(&o, user ? user : "nobody", &js, &err);
 	if (r < 0) {
-		status = cmd_fail(1, "%s%s", strncmp(err.text, "unrecognized", 12) ? "error: " : "", err.text);
+		/* Slurm's fatal() for options that exclude each other, its
+		 * error() for the rest; getopt's own words bare. */
+		status = cmd_fail(1, "%s%s", strstr(err.text, "mutually exclusive") ? "fatal: " :
+				  strncmp(err.text, "unrecognized", 12) ? "error: " : "", err.text);
 		goto done;
 	}
 	status = submit(&o, &js, text, len, o.job_name);

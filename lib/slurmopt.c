@@ -702,6 +702,10 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 	bool warned;
 	int r = 0;
 
+	/* sbatch's fatal(): one way of asking for memory, wherever each
+	 * was given (the script or the command line). */
+	if (o->mem >= 0 && o->mem_per_cpu >= 0)
+		return error_set(err, -EINVAL, "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
 	if (o->job_name)
 		r = jobspec_option(js, 'N', o->job_name, err);
 	if (!r && o->partition) {

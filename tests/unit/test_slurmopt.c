@@ -385,6 +385,11 @@ static void test_jobspec(void)
 		{ "--array=4-1", 0, 0, 0, 0, 0, 0, NULL, NULL, "invalid --array specification: 4-1" },
 		{ "-N 3 -n 2", 2, -1, 1, 2, 1, 1, NULL, NULL, NULL },   /* nnodes set to 2, as Slurm */
 		{ "--input=in.txt", 0, 0, 0, 0, 0, 0, NULL, NULL, "--input=in.txt: qpool batch jobs read /dev/null" },
+		/* sbatch's fatal(), whichever comes first or last */
+		{ "--mem=1G --mem-per-cpu=1G", 0, 0, 0, 0, 0, 0, NULL, NULL,
+		  "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive." },
+		{ "--mem-per-cpu=1G -N 1 --mem=0", 0, 0, 0, 0, 0, 0, NULL, NULL,
+		  "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive." },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
