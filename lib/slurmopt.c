@@ -699,7 +699,7 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 {
 	const char *name = o->job_name ? o->job_name : NULL;
 	char path[4096], text[4096];
-	bool warned;
+	bool warned, same = false;
 	int r = 0;
 
 	/* sbatch's fatal(): one way of asking for memory, wherever each
@@ -733,6 +733,13 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 			continue;
 		r = slurm_path_expand(pat, name ? name : "sbatch", user, o->array != NULL, path,
 				      sizeof(path), &warned, err);
+		/* --error naming the output's file: one stream into it, as
+		 * slurmstepd opens the one file once (two opens would each
+		 * write from offset 0 over the other). */
+		if (!r && k == 1 && js->stdout_path && !strcmp(path, js->stdout_path)) {
+			same = true;
+			continue;
+		}
 		if (!r)
 			r = jobspec_option(js, k == 0 ? 'o' : 'e', path, err);
 		if (!r && warned)
@@ -741,9 +748,10 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 	}
 	if (!r && o->input && strcmp(o->input, "/dev/null"))
 		r = error_set(err, -EINVAL, "--input=%s: qpool batch jobs read /dev/null", o->input);
-	/* Slurm joins the error stream into the output unless --error is given. */
+	/* Slurm joins the error stream into the output unless --error is
+	 * given (apart from it). */
 	if (!r)
-		r = jobspec_option(js, 'j', o->error ? "n" : "oe", err);
+		r = jobspec_option(js, 'j', o->error && !same ? "n" : "oe", err);
 	if (!r && o->array) {
 		struct arrayspec a;
 

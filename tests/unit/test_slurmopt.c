@@ -432,6 +432,41 @@ static void test_jobspec(void)
 	}
 }
 
+/* --output and --error naming one file: one stream, as Slurm opens it
+ * once; apart, two. */
+static void test_same_output(void)
+{
+	static const struct {
+		const char *line;
+		int join;
+		const char *out, *err;
+	} t[] = {
+		{ "-o hello-%J.out -e hello-%J.out", 1, "hello-^job_id^.out", NULL },
+		{ "--output=/dev/null --error=/dev/null", 1, "/dev/null", NULL },
+		{ "-o a.out -e a.err", 0, "a.out", "a.err" },
+		{ "-o %x.out -e %x.out -J n", 1, "n.out", NULL },
+		{ "-o %x.out -e n.out -J n", 1, "n.out", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct slurmopt o;
+		struct jobspec js;
+		struct error err = { "" };
+
+		slurmopt_init(&o);
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&o, t[i].line, &err), 0);
+		CU_ASSERT_EQUAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
+		CU_ASSERT_EQUAL(js.join, t[i].join);
+		CU_ASSERT_STRING_EQUAL(js.stdout_path ? js.stdout_path : "-", t[i].out);
+		CU_ASSERT_STRING_EQUAL(js.stderr_path ? js.stderr_path : "-", t[i].err ? t[i].err : "-");
+		if (js.join != t[i].join)
+			fprintf(stderr, "%s: join %d\n", t[i].line, js.join);
+		jobspec_clear(&js);
+		slurmopt_clear(&o);
+	}
+}
+
 static void test_env(void)
 {
 	struct slurmopt o;
@@ -499,6 +534,7 @@ static const struct unit_test slurmopt_tests[] = {
 	{ "tasks per node", test_tasks_per_node },
 	{ "jobspec", test_jobspec },
 	{ "jobspec_gpus", test_jobspec_gpus },
+	{ "--output and --error as one file", test_same_output },
 	{ "request environment", test_env },
 	{ "begin times", test_begin },
 	{ NULL, NULL },
