@@ -164,6 +164,12 @@ static int warn(char ***v, size_t *n, const char *fmt, ...)
 	va_end(ap);
 	if (r < 0)
 		return -ENOMEM;
+	/* One line each: a script that repeats a directive is told once. */
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(w[i], w[*n])) {
+			free(w[*n]);
+			return 0;
+		}
 	(*n)++;
 	return 0;
 }

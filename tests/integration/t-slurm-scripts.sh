@@ -207,6 +207,10 @@ for v in muss_test_slurm_job_sh:1 gaurikadiwan_slurm_sh:1 csc_job_mahti_sh:1 min
 	[ "$(qp_field "${!id}" Resource_List.ngpus)" = "${v#*:}" ] ||
 		fail "${v%:*}: ngpus '$(qp_field "${!id}" Resource_List.ngpus)', expected ${v#*:}"
 done
+# what qpool does not enforce: one warning line each, a directive given
+# twice (-C gpu) told once
+[ "$(grep -c "^sbatch: warning: --constraint=gpu: not enforced" "$W/ctnvae-signal_interrupt/sbatch.err")" = 1 ] ||
+	fail "signal_interrupt.sh: --constraint warnings: $(cat "$W/ctnvae-signal_interrupt/sbatch.err")"
 # a name with a %-pattern stays as written, as Slurm keeps it
 grep -qx "Running gradient descent..." "$W/tintedfireglass-slcr/job_$ID_tintedfireglass_slcr_sh.out" ||
 	fail "slcr.sh: job_$ID_tintedfireglass_slcr_sh.out: $(ls "$W/tintedfireglass-slcr")"

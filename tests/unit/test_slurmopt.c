@@ -175,6 +175,11 @@ static void test_option_values(void)
 	CU_ASSERT_EQUAL(parse_line(&o, "--time=5", &err), 0);
 	CU_ASSERT_EQUAL(o.time, 300);
 	slurmopt_clear(&o);
+	/* The same unenforced option twice (a real script's two "-C gpu"
+	 * lines): one warning; another value, its own. */
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-C gpu -L SCRATCH -C gpu -C cpu", &err), 0);
+	CU_ASSERT_EQUAL(o.n_warnings, 3);
+	slurmopt_clear(&o);
 }
 
 static void test_script_lines(void)
