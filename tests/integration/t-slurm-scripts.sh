@@ -30,7 +30,9 @@ walltime_max = 72:00:00
 [queue serial_requeue]
 [queue gpusmall]
 [queue A6000]
-[queue slurmgpu]"
+[queue slurmgpu]
+[queue instruction]
+[queue red]"
 # Two GPUs (mknod'd, numbers no driver serves: t-gpu-sched.sh) on each
 # node, so the scripts asking for GPUs run.
 gd=$QP_T/dev
@@ -46,8 +48,10 @@ W=$QP_T/work/qpuser1
 
 # Every bash script reads BASH_ENV first: it notes the job's id as the job
 # saw it, without a byte of the script changed.
-mkdir -p "$W/seen"
+# Its SLURM_* variables go beside, in seen-env.
+mkdir -p "$W/seen" "$W/seen-env"
 cat > "$W/hook.sh" <<'HOOK'
+[ -n "$SLURM_JOB_ID" ] && env | grep '^SLURM_' > "$HOME_SEEN-env/$SLURM_JOB_ID"
 [ -n "$SLURM_JOB_ID" ] && echo "$SLURM_JOB_ID ${SLURM_ARRAY_JOB_ID:-}" > "$HOME_SEEN/$SLURM_JOB_ID"
 HOOK
 chown -R qpuser1: "$W"
@@ -123,6 +127,9 @@ mkdocstest-gpu_node_job.sh|||-|sbatch: error: Batch job submission failed: ngpus
 thollfelder-test_job_echo.sh|||-|sbatch: error: Batch job submission failed: a chunk of ncpus=4 is wider than any node (the largest has 2 CPUs)
 jasperpato-run.sh|batch|-|jp|run
 tudasc-SLURM_Header.sh|||-|sbatch: error: Batch job submission failed: ncpus=104: above queue batch's limit of 64
+kala855-omp_hello.sh|batch|00:10:00|omp_hello_world|run
+xdong99-task4.sh|instruction|00:00:10|FirstSlurm|run
+incompleter-snippet_1533.py|||-|sbatch: error: This does not look like a batch script: the first line must start with #! and the path to an interpreter (e.g. #!/bin/sh)
 TABLE
 
 note "the jobs end (cancel: once seen running) and saw SLURM_JOB_ID"
@@ -211,6 +218,16 @@ done
 # twice (-C gpu) told once
 [ "$(grep -c "^sbatch: warning: --constraint=gpu: not enforced" "$W/ctnvae-signal_interrupt/sbatch.err")" = 1 ] ||
 	fail "signal_interrupt.sh: --constraint warnings: $(cat "$W/ctnvae-signal_interrupt/sbatch.err")"
+# --cpus-per-task for OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK: the job's CPUs
+# and the variables, as the job saw them
+id=$ID_kala855_omp_hello_sh
+[ "$(qp_field "$id" Resource_List.ncpus)" = 2 ] || fail "omp_hello.sh: ncpus $(qp_field "$id" Resource_List.ncpus)"
+for v in SLURM_CPUS_PER_TASK=2 SLURM_NTASKS=1 SLURM_CPUS_ON_NODE=2 SLURM_MEM_PER_CPU=100 SLURM_JOB_NAME=omp_hello_world; do
+	grep -qx "$v" "$W/seen-env/$id" || fail "omp_hello.sh: no $v: $(cat "$W/seen-env/$id")"
+done
+# a blank line between directives does not end them: --output still read
+[ "$(cat "$W/xdong99-task4/FirstSlurm.out")" = "$(hostname)" ] ||
+	fail "task4.sh: FirstSlurm.out: $(cat "$W/xdong99-task4/FirstSlurm.out"; ls "$W/xdong99-task4")"
 # a name with a %-pattern stays as written, as Slurm keeps it
 grep -qx "Running gradient descent..." "$W/tintedfireglass-slcr/job_$ID_tintedfireglass_slcr_sh.out" ||
 	fail "slcr.sh: job_$ID_tintedfireglass_slcr_sh.out: $(ls "$W/tintedfireglass-slcr")"
