@@ -32,7 +32,10 @@ walltime_max = 72:00:00
 [queue A6000]
 [queue slurmgpu]
 [queue instruction]
-[queue red]"
+[queue red]
+[queue alvis]
+[queue week]
+[queue debug]"
 # Two GPUs (mknod'd, numbers no driver serves: t-gpu-sched.sh) on each
 # node, so the scripts asking for GPUs run.
 gd=$QP_T/dev
@@ -130,6 +133,10 @@ tudasc-SLURM_Header.sh|||-|sbatch: error: Batch job submission failed: ncpus=104
 kala855-omp_hello.sh|batch|00:10:00|omp_hello_world|run
 xdong99-task4.sh|instruction|00:00:10|FirstSlurm|run
 incompleter-snippet_1533.py|||-|sbatch: error: This does not look like a batch script: the first line must start with #! and the path to an interpreter (e.g. #!/bin/sh)
+mambapoint-new_shell_c.sh|alvis|96:00:00|mam|run
+dynretrieval-run_parallel_A.sh|week|-|dynretrieval-run_parallel_A.sh|array 12
+stevekm-job.sh|debug|00:01:00|stevekm-job.sh|run
+ltaulell-with_output.sh|Lake-short|00:10:00|test|run
 TABLE
 
 note "the jobs end (cancel: once seen running) and saw SLURM_JOB_ID"
@@ -228,6 +235,20 @@ done
 # a blank line between directives does not end them: --output still read
 [ "$(cat "$W/xdong99-task4/FirstSlurm.out")" = "$(hostname)" ] ||
 	fail "task4.sh: FirstSlurm.out: $(cat "$W/xdong99-task4/FirstSlurm.out"; ls "$W/xdong99-task4")"
+# %N: the node the batch script ran on
+ls "$W"/ltaulell-with_output/c[12]."$ID_ltaulell_with_output_sh".test.out >/dev/null 2>&1 ||
+	fail "with_output.sh: no NODE.$ID_ltaulell_with_output_sh.test.out: $(ls "$W/ltaulell-with_output")"
+# every task of an array with trailing comments on its lines
+for x in $(seq 0 11); do
+	[ -f "$W/dynretrieval-run_parallel_A/slurm-${ID_dynretrieval_run_parallel_A_sh}_$x.out" ] ||
+		fail "run_parallel_A.sh: task $x: $(ls "$W/dynretrieval-run_parallel_A")"
+done
+# the variables a script lists from sbatch(1), as Slurm sets them
+id=$ID_stevekm_job_sh
+for v in "SLURM_JOB_ID: $id" "SLURM_JOB_NAME: stevekm-job.sh" "SLURM_JOB_PARTITION: debug" \
+	"SLURM_SUBMIT_DIR: $W/stevekm-job"; do
+	grep -qxF "$v" "$W/stevekm-job/slurm-$id.out" || fail "job.sh: no '$v': $(cat "$W/stevekm-job/slurm-$id.out")"
+done
 # a name with a %-pattern stays as written, as Slurm keeps it
 grep -qx "Running gradient descent..." "$W/tintedfireglass-slcr/job_$ID_tintedfireglass_slcr_sh.out" ||
 	fail "slcr.sh: job_$ID_tintedfireglass_slcr_sh.out: $(ls "$W/tintedfireglass-slcr")"
