@@ -246,7 +246,7 @@ done
 # the variables a script lists from sbatch(1), as Slurm sets them
 id=$ID_stevekm_job_sh
 for v in "SLURM_JOB_ID: $id" "SLURM_JOB_NAME: stevekm-job.sh" "SLURM_JOB_PARTITION: debug" \
-	"SLURM_SUBMIT_DIR: $W/stevekm-job"; do
+	"SLURM_SUBMIT_DIR: $W/stevekm-job" "SLURM_PRIO_PROCESS: $(nice)"; do
 	grep -qxF "$v" "$W/stevekm-job/slurm-$id.out" || fail "job.sh: no '$v': $(cat "$W/stevekm-job/slurm-$id.out")"
 done
 # a name with a %-pattern stays as written, as Slurm keeps it
