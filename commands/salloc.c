@@ -83,7 +83,9 @@ int main(int argc, char **argv)
 	}
 	r = slurmopt_qsub_argv(&o, user ? user : "nobody", &js, &qargs, &err);
 	if (r < 0) {
-		status = cmd_fail(1, "error: %s", r == -ENOMEM ? "out of memory" : err.text);
+		/* Slurm's fatal() for options that exclude each other */
+		status = cmd_fail(1, "%s%s", r != -ENOMEM && strstr(err.text, "mutually exclusive") ? "fatal: " :
+				  "error: ", r == -ENOMEM ? "out of memory" : err.text);
 		goto done;
 	}
 	for (size_t i = 0; i < js.n_warnings; i++)

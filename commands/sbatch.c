@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +47,7 @@ static int env_build(const struct slurmopt *o, json_t **ret)
 	json_t *env;
 	struct error err;
 	char *copy, *save = NULL;
+	int prio;
 
 	for (const char *p = spec; *p;) {
 		size_t n = strcspn(p, ",");
@@ -82,6 +84,16 @@ static int env_build(const struct slurmopt *o, json_t **ret)
 		json_object_foreach_safe(env, tmp, key, v)
 			if (!strncmp(key, "SLURM_", 6))
 				json_object_del(env, key);
+	}
+	/* Slurm's SLURM_PRIO_PROCESS: the submitter's nice value, which
+	 * sbatch(1) lists among a batch job's variables. */
+	errno = 0;
+	prio = getpriority(PRIO_PROCESS, 0);
+	if (prio != -1 || errno == 0) {
+		char text[16];
+
+		snprintf(text, sizeof(text), "%d", prio);
+		json_object_set_new(env, "SLURM_PRIO_PROCESS", json_string(text));
 	}
 	if (slurmopt_env(o, env) < 0 || jobenv_check(env, &err) < 0) {
 		json_decref(env);
@@ -429,7 +441,10 @@ int main(int argc, char **argv)
 	if (r == 0)
 		r = slurmopt_jobspec(&o, user ? user : "nobody", &js, &err);
 	if (r < 0) {
-		status = cmd_fail(1, "%s%s", strncmp(err.text, "unrecognized", 12) ? "error: " : "", err.text);
+		/* Slurm's fatal() for options that exclude each other, its
+		 * error() for the rest; getopt's own words bare. */
+		status = cmd_fail(1, "%s%s", strstr(err.text, "mutually exclusive") ? "fatal: " :
+				  strncmp(err.text, "unrecognized", 12) ? "error: " : "", err.text);
 		goto done;
 	}
 	status = submit(&o, &js, text, len, o.job_name);

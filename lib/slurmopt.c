@@ -164,6 +164,12 @@ static int warn(char ***v, size_t *n, const char *fmt, ...)
 	va_end(ap);
 	if (r < 0)
 		return -ENOMEM;
+	/* One line each: a script that repeats a directive is told once. */
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(w[i], w[*n])) {
+			free(w[*n]);
+			return 0;
+		}
 	(*n)++;
 	return 0;
 }
@@ -353,8 +359,17 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 		if (!strcasecmp(arg, "none"))
 			return 0;
 		return gres_parse(o, word, arg, err);
-	case OPT_GPUS_PER_NODE:
-		return gpus_count(word, arg, &o->gpus_per_node, err);
+	case OPT_GPUS_PER_NODE: {
+		/* --gpus-per-node=[TYPE:]G: a type is recorded, not matched,
+		 * as --gres's */
+		const char *colon = strrchr(arg, ':');
+		int r = gpus_count(word, colon ? colon + 1 : arg, &o->gpus_per_node, err);
+
+		if (r == 0 && colon)
+			r = warn(&o->warnings, &o->n_warnings, "%s=%s: the GPU type '%.*s' is not matched "
+				 "by qpool (any GPU)", word, arg, (int)(colon - arg), arg);
+		return r;
+	}
 	case 'G': {
 		/* --gpus=[TYPE:]G */
 		const char *colon = strrchr(arg, ':');
@@ -690,9 +705,13 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 {
 	const char *name = o->job_name ? o->job_name : NULL;
 	char path[4096], text[4096];
-	bool warned;
+	bool warned, same = false;
 	int r = 0;
 
+	/* sbatch's fatal(): one way of asking for memory, wherever each
+	 * was given (the script or the command line). */
+	if (o->mem >= 0 && o->mem_per_cpu >= 0)
+		return error_set(err, -EINVAL, "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
 	if (o->job_name)
 		r = jobspec_option(js, 'N', o->job_name, err);
 	if (!r && o->partition) {
@@ -720,6 +739,13 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 			continue;
 		r = slurm_path_expand(pat, name ? name : "sbatch", user, o->array != NULL, path,
 				      sizeof(path), &warned, err);
+		/* --error naming the output's file: one stream into it, as
+		 * slurmstepd opens the one file once (two opens would each
+		 * write from offset 0 over the other). */
+		if (!r && k == 1 && js->stdout_path && !strcmp(path, js->stdout_path)) {
+			same = true;
+			continue;
+		}
 		if (!r)
 			r = jobspec_option(js, k == 0 ? 'o' : 'e', path, err);
 		if (!r && warned)
@@ -728,9 +754,10 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 	}
 	if (!r && o->input && strcmp(o->input, "/dev/null"))
 		r = error_set(err, -EINVAL, "--input=%s: qpool batch jobs read /dev/null", o->input);
-	/* Slurm joins the error stream into the output unless --error is given. */
+	/* Slurm joins the error stream into the output unless --error is
+	 * given (apart from it). */
 	if (!r)
-		r = jobspec_option(js, 'j', o->error ? "n" : "oe", err);
+		r = jobspec_option(js, 'j', o->error && !same ? "n" : "oe", err);
 	if (!r && o->array) {
 		struct arrayspec a;
 

@@ -175,6 +175,11 @@ static void test_option_values(void)
 	CU_ASSERT_EQUAL(parse_line(&o, "--time=5", &err), 0);
 	CU_ASSERT_EQUAL(o.time, 300);
 	slurmopt_clear(&o);
+	/* The same unenforced option twice (a real script's two "-C gpu"
+	 * lines): one warning; another value, its own. */
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-C gpu -L SCRATCH -C gpu -C cpu", &err), 0);
+	CU_ASSERT_EQUAL(o.n_warnings, 3);
+	slurmopt_clear(&o);
 }
 
 static void test_script_lines(void)
@@ -327,6 +332,9 @@ static void test_jobspec_gpus(void)
 		{ "--gpus-per-node=1 -n 4", 0, 0, 0, "--gpus-per-node with --ntasks and no --nodes: give --nodes "
 		  "(qpool places tasks, not nodes)" },
 		{ "--gpus-per-node=65", 0, 0, 0, "-l ngpus=65: not a number of GPUs (0 to 64 on a node)" },
+		/* Slurm's --gpus-per-node=[type:]N, as a real script writes it */
+		{ "--gpus-per-node=p100:4 -N 1", 4, 0, 0, NULL },
+		{ "--gpus-per-node=a100:1 -N 2", 2, 1, 1, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -382,6 +390,11 @@ static void test_jobspec(void)
 		{ "--array=4-1", 0, 0, 0, 0, 0, 0, NULL, NULL, "invalid --array specification: 4-1" },
 		{ "-N 3 -n 2", 2, -1, 1, 2, 1, 1, NULL, NULL, NULL },   /* nnodes set to 2, as Slurm */
 		{ "--input=in.txt", 0, 0, 0, 0, 0, 0, NULL, NULL, "--input=in.txt: qpool batch jobs read /dev/null" },
+		/* sbatch's fatal(), whichever comes first or last */
+		{ "--mem=1G --mem-per-cpu=1G", 0, 0, 0, 0, 0, 0, NULL, NULL,
+		  "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive." },
+		{ "--mem-per-cpu=1G -N 1 --mem=0", 0, 0, 0, 0, 0, 0, NULL, NULL,
+		  "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive." },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -419,6 +432,41 @@ static void test_jobspec(void)
 			/* Slurm joins standard error into the output without -e. */
 			CU_ASSERT_EQUAL(js.join, 1);
 		}
+		jobspec_clear(&js);
+		slurmopt_clear(&o);
+	}
+}
+
+/* --output and --error naming one file: one stream, as Slurm opens it
+ * once; apart, two. */
+static void test_same_output(void)
+{
+	static const struct {
+		const char *line;
+		int join;
+		const char *out, *err;
+	} t[] = {
+		{ "-o hello-%J.out -e hello-%J.out", 1, "hello-^job_id^.out", NULL },
+		{ "--output=/dev/null --error=/dev/null", 1, "/dev/null", NULL },
+		{ "-o a.out -e a.err", 0, "a.out", "a.err" },
+		{ "-o %x.out -e %x.out -J n", 1, "n.out", NULL },
+		{ "-o %x.out -e n.out -J n", 1, "n.out", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct slurmopt o;
+		struct jobspec js;
+		struct error err = { "" };
+
+		slurmopt_init(&o);
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&o, t[i].line, &err), 0);
+		CU_ASSERT_EQUAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
+		CU_ASSERT_EQUAL(js.join, t[i].join);
+		CU_ASSERT_STRING_EQUAL(js.stdout_path ? js.stdout_path : "-", t[i].out);
+		CU_ASSERT_STRING_EQUAL(js.stderr_path ? js.stderr_path : "-", t[i].err ? t[i].err : "-");
+		if (js.join != t[i].join)
+			fprintf(stderr, "%s: join %d\n", t[i].line, js.join);
 		jobspec_clear(&js);
 		slurmopt_clear(&o);
 	}
@@ -491,6 +539,7 @@ static const struct unit_test slurmopt_tests[] = {
 	{ "tasks per node", test_tasks_per_node },
 	{ "jobspec", test_jobspec },
 	{ "jobspec_gpus", test_jobspec_gpus },
+	{ "--output and --error as one file", test_same_output },
 	{ "request environment", test_env },
 	{ "begin times", test_begin },
 	{ NULL, NULL },

@@ -1,0 +1,5 @@
+#!/bin/bash
+#SBATCH --job-name=jp
+#SBATCH --output=out.txt
+
+python3 run.py "$@"
