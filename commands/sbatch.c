@@ -254,6 +254,8 @@ static int refused(const char *text, const char *partition)
 		return cmd_fail(1, "error: invalid partition specified: %s", partition);
 	if (strstr(text, "unknown queue"))
 		return cmd_fail(1, "error: Batch job submission failed: Invalid partition name specified");
+	if (strstr(text, "more memory than any node"))
+		return cmd_fail(1, "error: Memory specification can not be satisfied: %s", text);
 	if (strstr(text, "depend"))
 		return cmd_fail(1, "error: Batch job submission failed: Job dependency problem (%s)", text);
 	return cmd_fail(1, "error: Batch job submission failed: %s", text);

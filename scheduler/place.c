@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse.h"
 #include "placement.h"
 #include "pool-internal.h"
 
@@ -362,6 +363,57 @@ static int request_gpus_why(const struct pool *p, const struct job *j, char *buf
 	return -ENOSPC;
 }
 
+/* The memory a node offers its jobs (node.register's topology "mem":
+ * what its node group allows), 0 when it did not say. */
+static uint64_t node_mem(const struct node *n)
+{
+	json_int_t m = json_integer_value(json_object_get(n->topology, "mem"));
+
+	return m > 0 ? (uint64_t)m : 0;
+}
+
+/* The most memory j needs on one node (bytes; 0: none asked). */
+static uint64_t place_widest_mem(const struct job *j)
+{
+	uint64_t w = 0, total = 0;
+
+	if (!j->n_chunks)
+		return j->mem;
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		total += (uint64_t)j->chunks[c].count * j->chunks[c].mem;
+		if (j->chunks[c].mem > w)
+			w = j->chunks[c].mem;
+	}
+	return j->place == JOB_PLACE_PACK ? total : w;
+}
+
+/* Why j's memory does not fit the known nodes, into buf: 0 when it is
+ * not the reason, or when some node with CPUs did not say its memory. */
+static int request_mem_why(const struct pool *p, const struct job *j, char *buf, size_t len)
+{
+	uint64_t want = place_widest_mem(j), max = 0;
+	char a[32], b[32];
+
+	if (!want)
+		return 0;
+	for (const struct node *n = p->nodes; n; n = n->next) {
+		if (!cpumask_count(&n->cpus))
+			continue;
+		if (!node_mem(n))
+			return 0;
+		if (node_mem(n) > max)
+			max = node_mem(n);
+	}
+	if (!max || want <= max)
+		return 0;
+	size_format(want, a, sizeof(a));
+	size_format(max & ~((1ULL << 20) - 1), b, sizeof(b));   /* in whole MiB */
+	snprintf(buf, len, "%smem=%s: more memory than any node offers its jobs (the largest offers %s)",
+		 j->n_chunks && j->place != JOB_PLACE_PACK ? "a chunk of " :
+		 j->n_chunks ? "place=pack: " : "", a, b);
+	return -ENOSPC;
+}
+
 int pool_request_check(const struct pool *cp, const struct job *j, char *buf, size_t len)
 {
 	struct pool *p = (struct pool *)cp;
@@ -371,9 +423,10 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 	if (!p->nodes || place_nodes_vector(p) < 0)
 		return 0;
 	/* Nodes known by a job or a qmgr setting only (their CPUs unknown)
-	 * count for nothing: with no other, the job waits for nodes. */
+	 * count for nothing: with no other, the job waits for nodes. CPUs
+	 * and GPUs that fit leave memory to say. */
 	if (request_fits(p, j, false, &max, &n_nodes) || max == 0)
-		return 0;
+		return request_mem_why(p, j, buf, len);
 	if (request_gpus_why(p, j, buf, len) < 0)
 		return -ENOSPC;
 	for (unsigned c = 0; c < j->n_chunks; c++) {

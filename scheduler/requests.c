@@ -208,7 +208,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		REFUSE("ncpus=%lld: above queue %s's limit of %llu", ncpus, q->name,
 		       (unsigned long long)q->ncpus_max);
 	{
-		struct job probe = { .ncpus = (uint32_t)ncpus };
+		struct job probe = { .ncpus = (uint32_t)ncpus, .mem = (uint64_t)mem };
 		const char *place = wire_str(msg, "place");
 		json_t *chunks = json_object_get(msg, "chunks");
 		char why[200];

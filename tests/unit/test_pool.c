@@ -698,6 +698,33 @@ static void test_request_check(void)
 	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
 	CU_ASSERT_STRING_EQUAL(why, "ncpus=6: more CPUs than any node has (the largest has 4)");
 	job_free(j);
+	/* Memory: what the largest node offers its jobs, once every node
+	 * with CPUs has said it (node.register's topology "mem"). */
+	j = job_new(3, "low", 1);
+	j->mem = 40ULL << 30;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);   /* no node said: not known */
+	for (const char *const *n = (const char *const[]){ "a", "b", "c", "d", NULL }; *n; n++)
+		pool_node_find(p, *n)->topology = json_pack("{s:I}", "mem", (json_int_t)(**n == 'b' ? 16ULL << 30 : 8ULL << 30));
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "mem=40G: more memory than any node offers its jobs (the largest offers 16G)");
+	j->mem = 16ULL << 30;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);
+	job_free(j);
+	ch = (struct job_chunk){ .count = 2, .ncpus = 1, .mpiprocs = 1, .mem = 12ULL << 30 };
+	j = job_wide(4, JOB_PLACE_FREE, false, 1, &ch, 60);
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);   /* a chunk fits b */
+	j->chunks[0].mem = 17ULL << 30;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "a chunk of mem=17G: more memory than any node offers its jobs (the largest offers 16G)");
+	j->chunks[0].mem = 12ULL << 30;
+	j->place = JOB_PLACE_PACK;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "place=pack: mem=24G: more memory than any node offers its jobs (the largest offers 16G)");
+	/* A node with CPUs that did not say its memory: nothing is refused on it. */
+	json_decref(pool_node_find(p, "c")->topology);
+	pool_node_find(p, "c")->topology = NULL;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);
+	job_free(j);
 	pool_destroy(p);
 }
 
