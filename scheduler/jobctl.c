@@ -17,8 +17,11 @@
 static int limits_check(struct server *s, const struct queue_conf *q, const struct job *j, uint64_t ncpus,
 			uint64_t mem, uint64_t walltime, char *errbuf, size_t len)
 {
-	/* A job across nodes was checked against the nodes at submit. */
-	unsigned max_cpus = j->n_chunks ? 0 : pool_node_max_cpus(s->pool);
+	/* A one-node job: what no known node could ever hold (CPUs, GPUs,
+	 * memory) is refused as at submit. A job across nodes was checked
+	 * at submit, and qalter cannot change its chunks. */
+	struct job probe = { .ncpus = (uint32_t)ncpus, .ngpus = j->ngpus, .mem = mem };
+	char why[200];
 
 #define REFUSE(...) do { snprintf(errbuf, len, __VA_ARGS__); return -EINVAL; } while (0)
 	if (q->ncpus && ncpus != q->ncpus)
@@ -27,9 +30,8 @@ static int limits_check(struct server *s, const struct queue_conf *q, const stru
 	if (q->ncpus_max && ncpus > q->ncpus_max)
 		REFUSE("ncpus=%llu: above queue %s's limit of %llu", (unsigned long long)ncpus, q->name,
 		       (unsigned long long)q->ncpus_max);
-	if (max_cpus && ncpus > max_cpus)
-		REFUSE("ncpus=%llu: more CPUs than any node has (the largest has %u)",
-		       (unsigned long long)ncpus, max_cpus);
+	if (!j->n_chunks && pool_request_check(s->pool, &probe, why, sizeof(why)) < 0)
+		REFUSE("%s", why);
 	if (q->max_ngpus && j->ngpus > q->max_ngpus)
 		REFUSE("ngpus=%u: above queue %s's limit of %llu", j->ngpus, q->name,
 		       (unsigned long long)q->max_ngpus);
@@ -113,6 +115,7 @@ static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool mo
 	} else {
 		r = limits_check(s, q, j, a.ncpus, a.mem, a.walltime, text, sizeof(text));
 	}
+
 	/* Into another queue, the job is one more waiting there: its caps
 	 * hold as for a qsub into it. */
 	if (r == 0 && move && strcmp(q->name, j->queue) != 0 && waiting(j))

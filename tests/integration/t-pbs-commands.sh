@@ -67,6 +67,7 @@ as qpuser1 qalter -N altered -l walltime=00:04:00,ncpus=2 "$h" || fail "qalter"
 [ "$(qp_field "$h" Resource_List.ncpus)" = 2 ] || fail "qalter ncpus"
 refuse "above queue batch's limit" as qpuser1 qalter -l walltime=48:00:00 "$h"
 refuse "more CPUs than any node has" as qpuser1 qalter -l ncpus=64 "$h"
+refuse "more memory than any node offers its jobs" as qpuser1 qalter -l mem=64tb "$h"
 refuse "not a size" as qpuser1 qalter -l mem=12Q "$h"
 refuse "nothing to change" as qpuser1 qalter "$h"
 o=$(as qpuser1 qsub -h <<<'true') || fail "qsub -h"; o=${o%%.*}
