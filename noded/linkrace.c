@@ -83,12 +83,13 @@ static void race_finish(struct link_race *r, struct race_entry *win)
 	tried[0] = '\0';
 	for (size_t i = 0; i < r->list.n; i++) {
 		struct race_entry *x = &r->e[i];
-		const char *why = x->step == STEP_FAILED ? (x->error == -ETIMEDOUT ? "no answer" : strerror(-x->error))
-							 : "not chosen";
+		const char *why;
 		int k;
 
-		if (x == win)
+		if (win && i == (size_t)(win - r->e))
 			continue;
+		why = x->step == STEP_FAILED ? (x->error == -ETIMEDOUT ? "no answer" : strerror(-x->error))
+					     : "not chosen";
 		race_entry_close(x);
 		k = snprintf(tried + used, sizeof(tried) - used, "%s%s (%s)", used ? ", " : "", r->list.addr[i], why);
 		if (k > 0 && (size_t)k < sizeof(tried) - used)
