@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gate.h"
+#include "netns.h"
 #include "pmid.h"
 #include "pmiwire.h"
 #include "wire.h"
@@ -1375,7 +1376,17 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 					return error_set(err, -EIO, "--port-file %s: cannot write it", a->port_file);
 			}
 		} else {
-			rc = tcp_connect(a->peers[0], time(NULL) + a->timeout, &d->peers[0].fd);
+			char here[80], local[300], host[256], port[16];
+			const char *root = a->peers[0];
+
+			/* node 0 on every address of this namespace: loopback
+			 * reaches it whatever its name resolves to, or not */
+			if (a->root_netns && netns_id(here, sizeof(here)) == 0 && strcmp(here, a->root_netns) == 0 &&
+			    split_addr(root, host, sizeof(host), port, sizeof(port)) == 0) {
+				snprintf(local, sizeof(local), "127.0.0.1:%s", port);
+				root = local;
+			}
+			rc = tcp_connect(root, time(NULL) + a->timeout, &d->peers[0].fd);
 			if (rc < 0)
 				return error_set(err, rc, "node %d: cannot reach the root server %s: %s", a->node,
 						 a->peers[0], strerror(-rc));
