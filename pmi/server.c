@@ -102,6 +102,7 @@ struct pmid {
 	int nrefused;              /* connections refused (the first is reported) */
 	char port_addr[64];
 	int sig_fd;
+	int signalled;           /* a signal ended it (the launcher's doing) */
 	int call_rd, call_wr;      /* pmid_call's pipe */
 	struct pmid_pmix *pmix;
 	struct dmodex_req *dreqs;
@@ -1101,15 +1102,15 @@ static void reap(struct pmid *d)
 			if (d->failed)
 				break;
 			if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
-				pmid_fail(d, WEXITSTATUS(st), "rank %d exited with status %d%s", r->rank,
-					  WEXITSTATUS(st), before_init(d, i) ? " before MPI_Init" : "");
+				pmid_fail(d, WEXITSTATUS(st), "node %d: rank %d exited with status %d%s", d->a->node,
+					  r->rank, WEXITSTATUS(st), before_init(d, i) ? " before MPI_Init" : "");
 			else if (WIFSIGNALED(st))
-				pmid_fail(d, 128 + WTERMSIG(st), "rank %d killed by signal %d%s", r->rank,
-					  WTERMSIG(st), before_init(d, i) ? " before MPI_Init" : "");
+				pmid_fail(d, 128 + WTERMSIG(st), "node %d: rank %d killed by signal %d%s", d->a->node,
+					  r->rank, WTERMSIG(st), before_init(d, i) ? " before MPI_Init" : "");
 			else if (pmiwire_client_state(d->wire, i) == PMIWIRE_FENCE ||
 				 (pmiwire_client_version(d->wire, i) && d->in_fence > 0 &&
 				  pmiwire_client_state(d->wire, i) != PMIWIRE_FINALIZED))
-				pmid_fail(d, 1, "rank %d exited during a fence", r->rank);
+				pmid_fail(d, 1, "node %d: rank %d exited during a fence", d->a->node, r->rank);
 			break;
 		}
 	}
@@ -1459,6 +1460,11 @@ static int sisters_running(struct pmid *d)
 
 		if (p->node > 0 && (p->done || (d->failed && p->told) || (p->fd < 0 && !d->failed)))
 			settled++;
+		/* ended by a signal: the launcher ends every node's server
+		 * (qexec: the first to fail, a sister that never reached
+		 * here among them), so none is left to wait for */
+		else if (p->node < 0 && d->signalled)
+			settled++;
 	}
 	if (settled == d->a->nnodes - 1)
 		return 0;
@@ -1639,9 +1645,11 @@ int pmid_run(const struct pmid_args *a)
 			while (read(d.sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				if (si.ssi_signo == SIGCHLD)
 					reap(&d);
-				else
+				else {
+					d.signalled = 1;
 					pmid_fail(&d, 128 + (int)si.ssi_signo, "node %d: signal %u, ending the job",
 						  a->node, si.ssi_signo);
+				}
 			}
 		}
 		if (pfd[1].revents)
