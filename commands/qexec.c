@@ -21,6 +21,7 @@
 #include "cmd.h"
 #include "exe.h"
 #include "jobid.h"
+#include "netns.h"
 #include "timeutil.h"
 #include "transport.h"
 #include "version.h"
@@ -139,8 +140,12 @@ static int loopback(struct in_addr a)
  * name not in /etc/hosts, or only this host maps it to loopback, as
  * Debian's 127.0.1.1 line does), every address of this node, and *addr
  * names here, else node 0: the servers' secret, the first frame each
- * connection must show, still keeps strangers out (docs/PMI.md). */
-static int bind_root(const struct node *nodes, int n, const char *here, int *ret_fd, char *addr, size_t len)
+ * connection must show, still keeps strangers out (docs/PMI.md); and
+ * *ret_any is 1, so that a sister in this network namespace (a pool
+ * whose nodes are all on this host, under names no file resolves) is
+ * told to reach it on loopback instead. */
+static int bind_root(const struct node *nodes, int n, const char *here, int *ret_fd, char *addr, size_t len,
+		     int *ret_any)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	socklen_t slen = sizeof(sin);
@@ -176,13 +181,15 @@ static int bind_root(const struct node *nodes, int n, const char *here, int *ret
 	else
 		snprintf(addr, len, "%s:%d", here ? here : nodes[0].name, ntohs(sin.sin_port));
 	*ret_fd = fd;
+	*ret_any = !pinned;
 	return 0;
 }
 
 /* The command a node runs: qpool-pmi with this job's layout. */
 static char **pmi_argv(const char *pmi, int node, const char *peers, const char *ranks,
 		       const char *names, const char *kvs, const char *timeout, const char *listen_fd,
-		       int token_stdin, const char *mpi, int label, int with_stdin, int discover, char **cmd)
+		       int token_stdin, const char *root_netns, const char *mpi, int label, int with_stdin,
+		       int discover, char **cmd)
 {
 	static char num[16];
 	size_t n = 0, ncmd = 0;
@@ -190,7 +197,7 @@ static char **pmi_argv(const char *pmi, int node, const char *peers, const char 
 
 	while (cmd[ncmd])
 		ncmd++;
-	v = calloc(ncmd + 24, sizeof(*v));
+	v = calloc(ncmd + 28, sizeof(*v));
 	if (!v)
 		return NULL;
 	snprintf(num, sizeof(num), "%d", node);
@@ -213,6 +220,10 @@ static char **pmi_argv(const char *pmi, int node, const char *peers, const char 
 	}
 	if (token_stdin)
 		v[n++] = "--token-stdin";
+	if (root_netns) {
+		v[n++] = "--root-netns";
+		v[n++] = (char *)root_netns;
+	}
 	v[n++] = "--mpi";
 	v[n++] = (char *)mpi;
 	if (label)
@@ -561,7 +572,8 @@ int main(int argc, char **argv)
 	const char *mpi = "all", *queue = NULL, *name = "qexec", *hosts = NULL;
 	char *res[MAX_RES];
 	int label = 0, nres = 0, discover = 0, with_stdin = 0;
-	int nnodes = 0, slots = 0, used = 0, c, status = 0, rc, lfd = -1;
+	int nnodes = 0, slots = 0, used = 0, c, status = 0, rc, lfd = -1, any = 0;
+	char netns[80] = "";
 	unsigned char rnd[16];
 	sigset_t ss;
 
@@ -780,11 +792,15 @@ int main(int argc, char **argv)
 
 		if (!here || !*here || (num && strcmp(num, "0") != 0))
 			here = NULL;
-		rc = bind_root(nodes, nnodes, here, &lfd, addr, sizeof(addr));
+		rc = bind_root(nodes, nnodes, here, &lfd, addr, sizeof(addr), &any);
 		if (rc < 0) {
 			fprintf(stderr, "qexec: cannot listen on %s: %s\n", nodes[0].name, strerror(-rc));
 			return 1;
 		}
+		/* bound on every address: a sister in this namespace takes
+		 * loopback (no name to resolve, nothing to route) */
+		if (any && netns_id(netns, sizeof(netns)) < 0)
+			netns[0] = '\0';
 	}
 	nodes[0].pid = fork();
 	if (nodes[0].pid == 0) {
@@ -794,7 +810,7 @@ int main(int argc, char **argv)
 			fcntl(3, F_SETFD, 0);   /* kept across exec */
 		else if (lfd >= 0)
 			dup2(lfd, 3);           /* a copy without close-on-exec */
-		v = pmi_argv(pmi, 0, peers, ranks, names, kvs, timeout, lfd >= 0 ? "3" : NULL, 0,
+		v = pmi_argv(pmi, 0, peers, ranks, names, kvs, timeout, lfd >= 0 ? "3" : NULL, 0, NULL,
 			     mpi, label, with_stdin, discover, argv + optind);
 		setenv("QPOOL_PMI_TOKEN", token, 1);
 		sigprocmask(SIG_UNBLOCK, &ss, NULL);
@@ -811,7 +827,8 @@ int main(int argc, char **argv)
 		int tp[2];
 
 		snprintf(rpeers, sizeof(rpeers), "%s%s", addr, strchr(peers, ','));
-		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, mpi, label, 0, discover,
+		v = pmi_argv(pmi, i, rpeers, ranks, names, kvs, timeout, NULL, 1, netns[0] ? netns : NULL, mpi,
+			     label, 0, discover,
 			     argv + optind);
 		for (size_t k = 0; v && v[k]; k++)
 			if (cmd_quote(&cmdline, &len, v[k]) < 0)

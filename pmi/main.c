@@ -17,6 +17,7 @@ static void usage(FILE *f)
 		"                 [--names NAME,...] [--timeout SEC] [--kvsname NAME] [--no-pmix]\n"
 		"                 [--mpi all|pmi|none] [--label] [--stdin] [--topology node|discover]\n"
 		"                 [--pmi-port] [--port-file FILE] [--token-stdin] [--listen-fd FD]\n"
+		"                 [--root-netns ID]\n"
 		"                 -- CMD [ARG...]\n");
 }
 
@@ -97,6 +98,7 @@ int main(int argc, char **argv)
 		{ "port-file", required_argument, NULL, 'F' },
 		{ "token-stdin", no_argument, NULL, 'T' },
 		{ "listen-fd", required_argument, NULL, 'L' },
+		{ "root-netns", required_argument, NULL, 'R' },
 		{ "mpi", required_argument, NULL, 'M' },
 		{ "label", no_argument, NULL, 'l' },
 		{ "stdin", no_argument, NULL, 'I' },
@@ -188,6 +190,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "qpool-pmi: --listen-fd %s: not a descriptor above 2\n", optarg);
 				{ status = 2; goto out; }
 			}
+			break;
+		case 'R':
+			a.root_netns = optarg;
 			break;
 		case 'h':
 			usage(stdout);

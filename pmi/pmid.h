@@ -30,6 +30,9 @@ struct pmid_args {
 	int pmi_port_only;     /* ranks get PMI_PORT, not PMI_FD (tests) */
 	const char *port_file; /* root: writes its ADDR:PORT there once listening */
 	int listen_fd;         /* root: a socket already listening (-1: make one) */
+	const char *root_netns; /* sister: the root listens on every address of
+	                         * this network namespace (netns_id): if this
+	                         * server is in it too, it connects on loopback */
 	char **argv;           /* the ranks' command */
 };
 

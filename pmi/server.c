@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gate.h"
+#include "netns.h"
 #include "pmid.h"
 #include "pmiwire.h"
 #include "wire.h"
@@ -101,6 +102,7 @@ struct pmid {
 	int nrefused;              /* connections refused (the first is reported) */
 	char port_addr[64];
 	int sig_fd;
+	int signalled;           /* a signal ended it (the launcher's doing) */
 	int call_rd, call_wr;      /* pmid_call's pipe */
 	struct pmid_pmix *pmix;
 	struct dmodex_req *dreqs;
@@ -1100,15 +1102,15 @@ static void reap(struct pmid *d)
 			if (d->failed)
 				break;
 			if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
-				pmid_fail(d, WEXITSTATUS(st), "rank %d exited with status %d%s", r->rank,
-					  WEXITSTATUS(st), before_init(d, i) ? " before MPI_Init" : "");
+				pmid_fail(d, WEXITSTATUS(st), "node %d: rank %d exited with status %d%s", d->a->node,
+					  r->rank, WEXITSTATUS(st), before_init(d, i) ? " before MPI_Init" : "");
 			else if (WIFSIGNALED(st))
-				pmid_fail(d, 128 + WTERMSIG(st), "rank %d killed by signal %d%s", r->rank,
-					  WTERMSIG(st), before_init(d, i) ? " before MPI_Init" : "");
+				pmid_fail(d, 128 + WTERMSIG(st), "node %d: rank %d killed by signal %d%s", d->a->node,
+					  r->rank, WTERMSIG(st), before_init(d, i) ? " before MPI_Init" : "");
 			else if (pmiwire_client_state(d->wire, i) == PMIWIRE_FENCE ||
 				 (pmiwire_client_version(d->wire, i) && d->in_fence > 0 &&
 				  pmiwire_client_state(d->wire, i) != PMIWIRE_FINALIZED))
-				pmid_fail(d, 1, "rank %d exited during a fence", r->rank);
+				pmid_fail(d, 1, "node %d: rank %d exited during a fence", d->a->node, r->rank);
 			break;
 		}
 	}
@@ -1375,7 +1377,17 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 					return error_set(err, -EIO, "--port-file %s: cannot write it", a->port_file);
 			}
 		} else {
-			rc = tcp_connect(a->peers[0], time(NULL) + a->timeout, &d->peers[0].fd);
+			char here[80], local[300], host[256], port[16];
+			const char *root = a->peers[0];
+
+			/* node 0 on every address of this namespace: loopback
+			 * reaches it whatever its name resolves to, or not */
+			if (a->root_netns && netns_id(here, sizeof(here)) == 0 && strcmp(here, a->root_netns) == 0 &&
+			    split_addr(root, host, sizeof(host), port, sizeof(port)) == 0) {
+				snprintf(local, sizeof(local), "127.0.0.1:%s", port);
+				root = local;
+			}
+			rc = tcp_connect(root, time(NULL) + a->timeout, &d->peers[0].fd);
 			if (rc < 0)
 				return error_set(err, rc, "node %d: cannot reach the root server %s: %s", a->node,
 						 a->peers[0], strerror(-rc));
@@ -1447,6 +1459,11 @@ static int sisters_running(struct pmid *d)
 		const struct peer *p = &d->peers[i];
 
 		if (p->node > 0 && (p->done || (d->failed && p->told) || (p->fd < 0 && !d->failed)))
+			settled++;
+		/* ended by a signal: the launcher ends every node's server
+		 * (qexec: the first to fail, a sister that never reached
+		 * here among them), so none is left to wait for */
+		else if (p->node < 0 && d->signalled)
 			settled++;
 	}
 	if (settled == d->a->nnodes - 1)
@@ -1628,9 +1645,11 @@ int pmid_run(const struct pmid_args *a)
 			while (read(d.sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				if (si.ssi_signo == SIGCHLD)
 					reap(&d);
-				else
+				else {
+					d.signalled = 1;
 					pmid_fail(&d, 128 + (int)si.ssi_signo, "node %d: signal %u, ending the job",
 						  a->node, si.ssi_signo);
+				}
 			}
 		}
 		if (pfd[1].revents)

@@ -110,14 +110,14 @@ hivetransition-low_cpus.sh|low|50:00:00|hello_test|run
 ltaulell-with_mail.sh|Lake-short|00:10:00|test|run
 ltaulell-exclusive.sh|E5|00:10:00|test|run
 brown-ccv-job-array.sh|batch|00:05:00|arrayjob|array 4
-icrar-slurm_test02.sh|batch|-|icrar-slurm_test02.sh|cancel
+icrar-slurm_test02.sh|batch|-|icrar-slurm_test02.sh|run
 ptal-turbo-slurm.sh|gpu|00:15:00|ptal-turbo-slurm.sh|run
 calvinkrist-gpu_slurm_template.sh|main|23:59:59|<NAME>|run-sh
 kala855-mpi_hello_world.sh|batch|00:10:00|mpi_hello_world|run
 joshuaharris-array_test.sh|||-|sbatch: error: invalid --array specification: SRR8652107,SRR8652105,SRR8670674,SRR1974202
 hyperqueue-localdisk.sh|||-|sbatch: error: Invalid generic resource (gres) specification: --gres=nvme:1 (qpool's generic resources are GPUs: gpu[:TYPE]:N)
 uitno-timeout-cleanup.sh|batch|00:04:00|example|cancel
-ryanmarten-hello_world_multinode.sh|development|00:01:00|hello-multinode|cancel
+ryanmarten-hello_world_multinode.sh|development|00:01:00|hello-multinode|run
 nrel-hostname.sh|||-|sbatch: error: Batch job submission failed: a chunk of ncpus=4 is wider than any node (the largest has 2 CPUs)
 marderman-submit_hpc.sh|||-|sbatch: error: Batch job submission failed: ncpus=8: more CPUs than any node has (the largest has 2)
 ctnvae-signal_interrupt.sh|||-|sbatch: error: Batch job submission failed: ncpus=128: above queue batch's limit of 64
@@ -154,15 +154,10 @@ note "the jobs end (cancel: once seen running) and saw SLURM_JOB_ID"
 # CPUs another waits for.
 pending=()
 for i in "${!ids[@]}"; do [ "${expects[$i]}" = cancel ] && pending+=("$i"); done
-# (icrar, ryanmarten: seen in what they show before their srun across two
-# nodes, which on this one-host pool of unresolvable node names waits for
-# a peer that cannot come; multi-node srun is t-srun.sh's, in namespaces)
 for _ in $(seq 1200); do
 	left=()
 	for i in "${pending[@]}"; do
 		id=${ids[$i]} file=${files[$i]} seen=$W/seen/${ids[$i]}
-		[ "$file" = ryanmarten-hello_world_multinode.sh ] &&
-			seen=$W/ryanmarten-hello_world_multinode/logs/hello-multinode_$id.out
 		if grep -qs "$id" "$seen"; then
 			runuser -u qpuser1 -- env QPOOL_CONF="$QPOOL_CONF" "$QP_BIN/scancel" "$id" || fail "$file: scancel $id"
 		else
@@ -205,6 +200,14 @@ for v in SLURM_JOB_NAME=hello-multinode SLURM_JOB_PARTITION=development SLURM_JO
 	grep -qxF "$v" "$W/ryanmarten-hello_world_multinode/logs/hello-multinode_$id.out" ||
 		fail "hello_world_multinode.sh: no $v in its env: $(cat "$W/ryanmarten-hello_world_multinode/logs/"*)"
 done
+# its two sruns across both nodes ran to the end (one host, two node names
+# nothing resolves: the sister reaches node 0 over loopback)
+f=$W/ryanmarten-hello_world_multinode/logs/hello-multinode_$id.out
+for r in 0 1; do
+	grep -q "^Hello world from .* (SLURM_PROCID: $r)\$" "$f" || fail "hello_world_multinode.sh: no rank $r: $(cat "$f")"
+done
+grep -q "^Job ended at " "$f" || fail "hello_world_multinode.sh: did not end: $(cat "$f")"
+[ "$(qp_field "$id" Exit_status)" = 0 ] || fail "hello_world_multinode.sh: exit $(qp_field "$id" Exit_status): $(cat "$f")"
 # --output and --error name one file: both streams in it, in order
 id=$ID_dooglz_helloworld_sh
 [ "$(grep -x -e 'Hello World!' -e 'goodbye world!' "$W/dooglz-helloworld/hello-$id.out" | tr '\n' ' ')" = \
