@@ -16,6 +16,8 @@ trap 'rm -rf "$QP_T"' EXIT
 qp_users
 mkdir -p "$QP_T/work/qpuser1" && chown qpuser1: "$QP_T/work/qpuser1"
 pkgs="qpool-common qpool-server qpool-node qpool-client"
+# qpool-slurm (this round's) goes too when an earlier step installed it.
+dpkg -s qpool-slurm > /dev/null 2>&1 && pkgs="$pkgs qpool-slurm"
 
 # From a clean slate: whatever an earlier test installed goes.
 apt-get purge -y -qq $pkgs > "$QP_T/purge.log" 2>&1 || { cat "$QP_T/purge.log"; fail "apt-get purge"; }
@@ -45,7 +47,7 @@ for _ in $(seq 1200); do [ -s "$w/mark" ] && break; sleep 0.1; done
 [ -s "$w/mark" ] || fail "job $id did not start under the previous release"
 note "job $id runs under $old; upgrading"
 
-apt-get install -y -q "$newd"/qpool-{common,server,node,client}_*.deb > "$QP_T/new.log" 2>&1 ||
+apt-get install -y -q "$newd"/qpool-*.deb > "$QP_T/new.log" 2>&1 ||
 	{ tail -n 20 "$QP_T/new.log"; fail "installing this tree's packages over the previous release"; }
 new=$(dpkg-query -W -f '${Version}' qpool-node)
 [ "$new" != "$old" ] || fail "qpool-node is still $old after the upgrade"
