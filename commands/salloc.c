@@ -23,22 +23,6 @@ static const char usage_text[] =
 	"  -c, --cpus-per-task=N      --mem=SIZE                 --mem-per-cpu=SIZE\n"
 	"  --exclusive                -A, --account=name         -h, --help\n";
 
-/* The request's SLURM_* (SLURM_NTASKS, ...) into this environment, which
- * the job gets (qsub -V): what gded cannot tell from the allocation. */
-static int env_request(const struct slurmopt *o)
-{
-	json_t *env = json_object();
-
-	if (!env || slurmopt_env(o, env) < 0) {
-		json_decref(env);
-		return -ENOMEM;
-	}
-	for (void *it = json_object_iter(env); it; it = json_object_iter_next(env, it))
-		setenv(json_object_iter_key(it), json_string_value(json_object_iter_value(it)), 1);
-	json_decref(env);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const char *user = getenv("USER") ? getenv("USER") : getenv("LOGNAME");
@@ -93,7 +77,7 @@ int main(int argc, char **argv)
 	while (qargs[nq])
 		nq++;
 	full = calloc(nq + (size_t)(argc - first) + 8, sizeof(char *));
-	if (!full || env_request(&o) < 0) {
+	if (!full || slurmopt_env_export(&o) < 0) {
 		status = cmd_fail(1, "error: out of memory");
 		goto done;
 	}

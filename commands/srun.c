@@ -610,27 +610,25 @@ static int inside(struct srunopt *s, int argc, char **argv, int first, const cha
 
 /* --- outside a job: one for the step, srun inside it, in the foreground - */
 
-static int outside(struct srunopt *s, int argc, char **argv, int first)
+/* The new allocation's qsub options into *ret (NULL-ended, the caller's
+ * to free), the job named after the program as Slurm names it; its
+ * warnings said. Status 0 or the exit status after a message. */
+static int alloc_args(struct srunopt *s, const char *program, char ***ret)
 {
 	const char *user = getenv("USER") ? getenv("USER") : getenv("LOGNAME");
-	char self[PATH_MAX], qexec[PATH_MAX], **qargs = NULL, **full;
 	struct jobspec js;
 	struct error err;
-	int k = 0, r;
-	size_t nq = 0;
+	int r;
 
-	if (exe_sibling("srun", self, sizeof(self)) < 0 || exe_sibling("qexec", qexec, sizeof(qexec)) < 0)
-		return cmd_fail(1, "error: cannot find qexec beside srun");
-	/* the job is named after the program, as Slurm names it */
 	if (!s->job.job_name) {
-		const char *base = strrchr(argv[first], '/');
+		const char *base = strrchr(program, '/');
 
-		base = base ? base + 1 : argv[first];
+		base = base ? base + 1 : program;
 		if (*base && strlen(base) <= 200 && !(s->job.job_name = strdup(base)))
 			return cmd_fail(1, "error: out of memory");
 	}
 	jobspec_init(&js);
-	r = slurmopt_qsub_argv(&s->job, user ? user : "nobody", &js, &qargs, &err);
+	r = slurmopt_qsub_argv(&s->job, user ? user : "nobody", &js, ret, &err);
 	if (r < 0) {
 		jobspec_clear(&js);
 		return cmd_fail(1, "error: %s", r == -ENOMEM ? "out of memory" : err.text);
@@ -639,6 +637,20 @@ static int outside(struct srunopt *s, int argc, char **argv, int first)
 		if (!strstr(js.warnings[i], "--cpu-bind"))
 			fprintf(stderr, "srun: warning: %s\n", js.warnings[i]);
 	jobspec_clear(&js);
+	return 0;
+}
+
+static int outside(struct srunopt *s, int argc, char **argv, int first)
+{
+	char self[PATH_MAX], qexec[PATH_MAX], **qargs = NULL, **full;
+	int k = 0, r;
+	size_t nq = 0;
+
+	if (exe_sibling("srun", self, sizeof(self)) < 0 || exe_sibling("qexec", qexec, sizeof(qexec)) < 0)
+		return cmd_fail(1, "error: cannot find qexec beside srun");
+	r = alloc_args(s, argv[first], &qargs);
+	if (r)
+		return r;
 	while (qargs[nq])
 		nq++;
 	full = calloc(nq + (size_t)argc + 16, sizeof(char *));
@@ -664,22 +676,6 @@ static int outside(struct srunopt *s, int argc, char **argv, int first)
 
 /* --- outside a job, --pty: the program on the job's terminal (qsub -I) - */
 
-/* The request's SLURM_* (SLURM_NTASKS, ...) into this environment, which
- * the job gets (qsub -V), as salloc hands them. 0 or -ENOMEM. */
-static int env_request(const struct slurmopt *o)
-{
-	json_t *env = json_object();
-
-	if (!env || slurmopt_env(o, env) < 0) {
-		json_decref(env);
-		return -ENOMEM;
-	}
-	for (void *it = json_object_iter(env); it; it = json_object_iter_next(env, it))
-		setenv(json_object_iter_key(it), json_string_value(json_object_iter_value(it)), 1);
-	json_decref(env);
-	return 0;
-}
-
 /* srun --pty CMD: qsub -I -V [the allocation's options] [-d DIR] -- CMD,
  * as srun (Slurm's lines): a new job whose script execs CMD on its
  * terminal on the job's first node; srun's terminal relayed, its status
@@ -687,10 +683,7 @@ static int env_request(const struct slurmopt *o)
 static int pty_outside(struct srunopt *s, int argc, char **argv, int first)
 {
 	const struct slurmopt *o = &s->job;
-	const char *user = getenv("USER") ? getenv("USER") : getenv("LOGNAME");
 	char qsub[PATH_MAX], **qargs = NULL, **full;
-	struct jobspec js;
-	struct error err;
 	size_t nq = 0;
 	int k = 0, r;
 
@@ -702,27 +695,13 @@ static int pty_outside(struct srunopt *s, int argc, char **argv, int first)
 				"environment on qpool (--export=ALL)", s->export);
 	if (exe_sibling("qsub", qsub, sizeof(qsub)) < 0)
 		return cmd_fail(1, "error: cannot find qsub beside srun");
-	if (!s->job.job_name) {
-		const char *base = strrchr(argv[first], '/');
-
-		base = base ? base + 1 : argv[first];
-		if (*base && strlen(base) <= 200 && !(s->job.job_name = strdup(base)))
-			return cmd_fail(1, "error: out of memory");
-	}
-	jobspec_init(&js);
-	r = slurmopt_qsub_argv(o, user ? user : "nobody", &js, &qargs, &err);
-	if (r < 0) {
-		jobspec_clear(&js);
-		return cmd_fail(1, "error: %s", r == -ENOMEM ? "out of memory" : err.text);
-	}
-	for (size_t i = 0; i < js.n_warnings; i++)
-		if (!strstr(js.warnings[i], "--cpu-bind"))
-			fprintf(stderr, "srun: warning: %s\n", js.warnings[i]);
-	jobspec_clear(&js);
+	r = alloc_args(s, argv[first], &qargs);
+	if (r)
+		return r;
 	while (qargs[nq])
 		nq++;
 	full = calloc(nq + (size_t)(argc - first) + 8, sizeof(char *));
-	if (!full || env_request(o) < 0)
+	if (!full || slurmopt_env_export(o) < 0)
 		return cmd_fail(1, "error: out of memory");
 	full[k++] = "srun";   /* qsub's lines in Slurm's words */
 	full[k++] = "-I";

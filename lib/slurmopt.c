@@ -882,3 +882,20 @@ int slurmopt_env(const struct slurmopt *o, json_t *env)
 		r |= env_int(env, "SLURM_MEM_PER_CPU", o->mem_per_cpu >> 20);
 	return r ? -ENOMEM : 0;
 }
+
+int slurmopt_env_export(const struct slurmopt *o)
+{
+	json_t *env = json_object();
+
+	if (!env || slurmopt_env(o, env) < 0) {
+		json_decref(env);
+		return -ENOMEM;
+	}
+	for (void *it = json_object_iter(env); it; it = json_object_iter_next(env, it))
+		if (setenv(json_object_iter_key(it), json_string_value(json_object_iter_value(it)), 1) < 0) {
+			json_decref(env);
+			return -ENOMEM;
+		}
+	json_decref(env);
+	return 0;
+}

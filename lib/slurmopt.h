@@ -98,4 +98,9 @@ int slurmopt_qsub_argv(const struct slurmopt *o, const char *user, struct jobspe
  * set in env; an array's are jobsubmit_request's. 0 or -ENOMEM. */
 int slurmopt_env(const struct slurmopt *o, json_t *env);
 
+/* slurmopt_env's variables set in this process's environment, which a
+ * job made with qsub -V gets (salloc, srun outside a job): what gded
+ * cannot tell from the allocation. 0 or -ENOMEM. */
+int slurmopt_env_export(const struct slurmopt *o);
+
 #endif
