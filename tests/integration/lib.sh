@@ -246,6 +246,22 @@ as() {
 	if [ "${2:-}" = qsub ]; then qp_seqid as_full "$@"; else as_full "$@"; fi
 }
 
+# qp_long_job DIR: as qpuser1, a job named long that notes its start in
+# DIR/long.ran and runs until DIR/go appears (120 s at most); returns once
+# it runs and has started, its id in QP_LONG. The failover tests' job
+# that must live through a fault.
+qp_long_job() {
+	local i
+	QP_LONG=$(as qpuser1 qsub -N long <<JOB
+echo ran >> $1/long.ran
+for i in \$(seq 1200); do [ -e $1/go ] && exit 0; sleep 0.1; done
+exit 1
+JOB
+) || fail "qsub long"
+	qp_wait "$QP_LONG" running
+	for ((i = 0; i < 600; i++)); do [ -s "$1/long.ran" ] && break; sleep 0.05; done
+}
+
 # qp_state JOBID: the job's state word (qstat -f's qpool_state; job_state
 # is PBS's letter).
 qp_state() {

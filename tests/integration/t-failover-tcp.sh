@@ -72,14 +72,8 @@ printf '[server]\nmunge_socket = %s\nserver = 127.0.0.1:%s,127.0.0.1:%s\n' "$QP_
 w=$QP_T/work/qpuser1
 qp_start_node n1 0-1   # two CPUs: a job runs beside the long one
 grep -q "connected to qpoold at 127.0.0.1:$PA" "$QP_T/qnoded-n1.log" || fail "qnoded is not on A"
-long=$(as qpuser1 qsub -N long <<JOB
-echo ran >> $w/long.ran
-for i in \$(seq 900); do [ -e $w/go ] && exit 0; sleep 0.1; done
-exit 1
-JOB
-) || fail "qsub long"
-qp_wait "$long" running
-for ((i = 0; i < 600; i++)); do [ -s "$w/long.ran" ] && break; sleep 0.05; done
+qp_long_job "$w"
+long=$QP_LONG
 nl0=$(wc -l < "$QP_T/qnoded-n1.log")
 t0=$(date +%s%3N)
 kill -KILL "$PID_A"

@@ -156,14 +156,8 @@ echo "$out" | grep -q "lease_time and lease_renew take effect only at restart" |
 mv "$QP_T/a.conf.good" "$QP_T/a.conf"
 
 note "(2) kill -9 of A with a job running and qsub looping"
-long=$(as qpuser1 qsub -N long <<JOB
-echo ran >> $w/long.ran
-for i in \$(seq 900); do [ -e $w/go ] && exit 0; sleep 0.1; done
-exit 1
-JOB
-) || fail "qsub long"
-qp_wait "$long" running
-for ((i = 0; i < 600; i++)); do [ -s "$w/long.ran" ] && break; sleep 0.05; done
+qp_long_job "$w"
+long=$QP_LONG
 : > "$QP_T/acked"
 (
 	while [ ! -e "$QP_T/stop-loop" ]; do

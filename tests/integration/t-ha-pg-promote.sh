@@ -49,14 +49,8 @@ printf '[server]\nstore = postgresql\nstore_dsn = host=%s,%s port=%s,%s user=pos
 	"$pa" "$pb" "$port_a" "$port_b" >> "$QPOOL_CONF"
 qp_start_server
 qp_start_node n1 0-1
-long=$(as qpuser1 qsub -N long <<JOB
-echo ran >> $w/long.ran
-for i in \$(seq 1200); do [ -e $w/go ] && exit 0; sleep 0.1; done
-exit 1
-JOB
-) || fail "qsub long"
-qp_wait "$long" running
-for ((i = 0; i < 600; i++)); do [ -s "$w/long.ran" ] && break; sleep 0.1; done
+qp_long_job "$w"
+long=$QP_LONG
 
 note "a submit loop; the primary killed (-9), the standby promoted"
 : > "$QP_T/acked"

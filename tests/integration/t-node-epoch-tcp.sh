@@ -26,14 +26,8 @@ QPOOL_SERVER=$PF,$PA "$QP_BIN/qnoded" -f "$QPOOL_CONF" --name n1 >> "$L" 2>&1 &
 QP_PIDS+=("$!")
 for ((i = 0; i < 600; i++)); do grep -q "registered with qpoold" "$L" && break; sleep 0.1; done
 grep -q "connected to qpoold at $PA" "$L" || fail "n1 did not register with the active: $(cat "$L")"
-job=$(as qpuser1 qsub -N long <<JOB
-echo ran >> $w/long.ran
-for i in \$(seq 1200); do [ -e $w/go ] && exit 0; sleep 0.1; done
-exit 1
-JOB
-) || fail "qsub"
-qp_wait "$job" running
-for ((i = 0; i < 600; i++)); do [ -s "$w/long.ran" ] && break; sleep 0.1; done
+qp_long_job "$w"
+job=$QP_LONG
 
 note "the active gone, the fixture at epoch 1 answers first"
 python3 "$QP_TOP/tests/integration/deposed.py" "$PF" 1 "$QP_T/deposed.log" 300 "$QP_T/a.sock" >> "$QP_T/deposed.out" 2>&1 &

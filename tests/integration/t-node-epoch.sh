@@ -34,14 +34,8 @@ start_a
 [ "$(sqlite3 -cmd ".timeout 5000" "$QP_T/state/qpool.db" 'SELECT epoch FROM lease')" = 2 ] || fail "epoch is not 2"
 qp_start_node n1
 grep -q "registered with qpoold" "$QP_T/qnoded-n1.log" || fail "n1 did not register"
-job=$(as qpuser1 qsub -N long <<JOB
-echo ran >> $w/long.ran
-for i in \$(seq 1200); do [ -e $w/go ] && exit 0; sleep 0.1; done
-exit 1
-JOB
-) || fail "qsub"
-qp_wait "$job" running
-for ((i = 0; i < 600; i++)); do [ -s "$w/long.ran" ] && break; sleep 0.1; done
+qp_long_job "$w"
+job=$QP_LONG
 
 note "the active gone, the node's next server is a deposed one at epoch 1"
 python3 "$QP_TOP/tests/integration/deposed.py" "$F" 1 "$QP_T/deposed.log" 300 >> "$QP_T/deposed.out" 2>&1 &
