@@ -86,7 +86,7 @@ static int client_handshake(struct client *cl, const char *where, unsigned timeo
 		r = error_set(err, r > 0 ? -r : -EACCES, "%s", wire_str(msg, "error"));
 		goto done;
 	}
-	r = auth_frame(cl->config->munge_socket, msg, &n, &auth, err);
+	r = auth_frame(cl->config->munge_socket, cl->fd, msg, &n, &auth, err);
 	if (r == -EPROTO) {
 		snprintf(why, sizeof(why), "%s", err->text);
 		error_set(err, r, "%s is not qpoold: %s; nothing sent", where, why);
@@ -300,7 +300,9 @@ static int client_connect_list(struct client *cl, size_t start, struct error *er
 		if (used < sizeof(tried))
 			used += (size_t)snprintf(tried + used, sizeof(tried) - used, "%s%s (%s)", used ? ", " : "",
 						 cl->servers.addr[k],
-						 r == -EPROTO || r == -EPERM ? "not qpoold" : strerror(-r));
+						 r == -EPROTO || r == -EPERM ? "not qpoold"
+						 : r == -EADDRNOTAVAIL	     ? "a relay to another qpoold"
+									     : strerror(-r));
 	}
 	return error_set(err, r, "no qpoold answered at %s", tried);
 }
