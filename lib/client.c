@@ -289,6 +289,12 @@ static int client_connect_list(struct client *cl, size_t start, struct error *er
 		if ((i == 0 && first < 0) || (i > 0 && first >= 0 && k == (size_t)first))
 			continue;
 		r = why[k];
+		/* Once one server took the connection the race stopped waiting
+		 * for the others: they are unknown, not timed out, and are
+		 * dialled afresh when the one taken fails its handshake (a
+		 * relay's refusal). */
+		if (r == -ETIMEDOUT && first >= 0)
+			r = 0;
 		if (r == 0)
 			r = client_connect_to(cl, cl->servers.addr[k], i == 0 ? fd : -1, err, &next);
 		if (r == 0) {
