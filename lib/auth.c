@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* MUNGE credentials over libmunge: munge_err_t becomes a negative errno here, once. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <munge.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 
 #include "auth.h"
 #include "wire.h"
@@ -172,16 +175,62 @@ static bool nonce_valid(const char *s)
 	return true;
 }
 
+int auth_endpoint(int fd, bool local, char ret[AUTH_ENDPOINT_MAX], struct error *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char host[INET6_ADDRSTRLEN];
+	unsigned port;
+
+	if ((local ? getsockname(fd, (struct sockaddr *)&ss, &len) : getpeername(fd, (struct sockaddr *)&ss, &len)) < 0)
+		return error_set(err, -errno, "the connection's %s address: %s", local ? "own" : "peer's",
+				 strerror(errno));
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+		port = ntohs(sin->sin_port);
+		snprintf(ret, AUTH_ENDPOINT_MAX, "%s:%u", host, port);
+		return 0;
+	}
+	if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ss;
+
+		port = ntohs(sin6->sin6_port);
+		/* A dual-stack listener sees an IPv4 client's server end as
+		 * ::ffff:a.b.c.d; the client dialled a.b.c.d. The scope of a
+		 * link-local address names an interface, which differs from
+		 * one end to the other. */
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+			inet_ntop(AF_INET, &sin6->sin6_addr.s6_addr[12], host, sizeof(host));
+			snprintf(ret, AUTH_ENDPOINT_MAX, "%s:%u", host, port);
+		} else {
+			inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+			snprintf(ret, AUTH_ENDPOINT_MAX, "[%s]:%u", host, port);
+		}
+		return 0;
+	}
+	return error_set(err, -EAFNOSUPPORT, "the connection is not TCP (address family %d)", (int)ss.ss_family);
+}
+
+/* Whether s is an endpoint as auth_endpoint writes it: no blank, and short. */
+static bool endpoint_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < AUTH_ENDPOINT_MAX && strspn(s, "0123456789abcdef.:[]") == n;
+}
+
 json_t *auth_hello(const char *server_nonce)
 {
 	return json_pack("{s:s, s:i, s:s}", "op", "hello", "id", 0, "nonce", server_nonce);
 }
 
-int auth_frame(const char *munge_socket, const json_t *hello, struct auth_nonces *n, json_t **ret,
+int auth_frame(const char *munge_socket, int fd, const json_t *hello, struct auth_nonces *n, json_t **ret,
 	       struct error *err)
 {
 	const char *op = wire_str(hello, "op"), *nonce = wire_str(hello, "nonce");
-	char payload[sizeof(AUTH_TAG) + 2 * AUTH_NONCE_HEX + 16];
+	char payload[sizeof(AUTH_TAG) + 2 * AUTH_NONCE_HEX + AUTH_ENDPOINT_MAX + 16];
 	char *cred = NULL;
 	json_t *msg;
 	int r;
@@ -189,10 +238,13 @@ int auth_frame(const char *munge_socket, const json_t *hello, struct auth_nonces
 	if (!op || strcmp(op, "hello") != 0 || !nonce_valid(nonce))
 		return error_set(err, -EPROTO, "it did not speak first with a qpoold hello");
 	snprintf(n->server, sizeof(n->server), "%s", nonce);
+	r = auth_endpoint(fd, false, n->endpoint, err);
+	if (r < 0)
+		return r;
 	r = auth_nonce(n->client);
 	if (r < 0)
 		return error_set(err, r, "getrandom: %s", strerror(-r));
-	snprintf(payload, sizeof(payload), AUTH_TAG " client %s %s", n->server, n->client);
+	snprintf(payload, sizeof(payload), AUTH_TAG " client %s %s %s", n->server, n->client, n->endpoint);
 	/* Only qpoold (root) may decode it: whoever else got it, a server
 	 * impersonated or a relay, cannot even read it. */
 	r = auth_cred_make(munge_socket, payload, 0, &cred, err);
@@ -206,27 +258,35 @@ int auth_frame(const char *munge_socket, const json_t *hello, struct auth_nonces
 	return 0;
 }
 
-/* Checks the payload "qpool-auth-1 SIDE A B": A must be want_a; B must be
- * want_b, or with want_b NULL any nonce, copied to ret_b. */
+/* Checks the payload "qpool-auth-2 SIDE A B ENDPOINT": A must be want_a;
+ * B must be want_b, or with want_b NULL any nonce, copied to ret_b; and
+ * ENDPOINT must be endpoint, the server's end of this connection. */
 static int payload_check(const char *payload, const char *side, const char *want_a, const char *want_b,
-			 char *ret_b, struct error *err)
+			 const char *endpoint, char *ret_b, struct error *err)
 {
-	char tag[32], who[8], a[AUTH_NONCE_HEX + 2], b[AUTH_NONCE_HEX + 2];
+	char tag[32], who[8], a[AUTH_NONCE_HEX + 2], b[AUTH_NONCE_HEX + 2], at[AUTH_ENDPOINT_MAX + 1];
 	int used = 0;
 
-	if (sscanf(payload, "%31s %7s %33s %33s%n", tag, who, a, b, &used) != 4 ||
+	if (sscanf(payload, "%31s %7s %33s %33s %64s%n", tag, who, a, b, at, &used) != 5 ||
 	    strcmp(tag, AUTH_TAG) != 0 || payload[used] != '\0')
-		return error_set(err, -EACCES, "credential not made for qpool (another service's?)");
-	if (strcmp(who, side) != 0 || !nonce_valid(a) || !nonce_valid(b))
+		return error_set(err, -EACCES, "credential not made for qpool %s (another service's, or an older qpool's?)",
+				 AUTH_TAG + strlen("qpool-"));
+	if (strcmp(who, side) != 0 || !nonce_valid(a) || !nonce_valid(b) || !endpoint_valid(at))
 		return error_set(err, -EACCES, "credential not made for this end of a qpool connection");
 	if (strcmp(a, want_a) != 0 || (want_b && strcmp(b, want_b) != 0))
 		return error_set(err, -EACCES, "credential made for another connection");
+	/* The nonces match, the address does not: the credential crossed
+	 * from a connection to one address onto a connection to another, as
+	 * a relay passes it. */
+	if (strcmp(at, endpoint) != 0)
+		return error_set(err, -EADDRNOTAVAIL, "credential made for a connection to %s, not %s (relayed?)",
+				 at, endpoint);
 	if (ret_b)
 		memcpy(ret_b, b, AUTH_NONCE_HEX + 1);
 	return 0;
 }
 
-int auth_accept(const char *munge_socket, const json_t *msg, struct auth_nonces *n, uid_t *ret_uid,
+int auth_accept(const char *munge_socket, int fd, const json_t *msg, struct auth_nonces *n, uid_t *ret_uid,
 		gid_t *ret_gid, struct error *err)
 {
 	const char *op = wire_str(msg, "op"), *cred = wire_str(msg, "cred");
@@ -237,11 +297,15 @@ int auth_accept(const char *munge_socket, const json_t *msg, struct auth_nonces 
 		return error_set(err, -EACCES, "no credential (first message is not \"auth\")");
 	if (!cred)
 		return error_set(err, -EACCES, "no credential (auth without a \"cred\" string)");
+	r = auth_endpoint(fd, true, n->endpoint, err);
+	if (r < 0)
+		return r;
 	r = auth_cred_check(munge_socket, cred, ret_uid, ret_gid, &payload, err);
 	if (r < 0)
 		return r;
-	/* "client SERVER CLIENT": made after our hello, on this connection. */
-	r = payload_check(payload, "client", n->server, NULL, client, err);
+	/* "client SERVER CLIENT ENDPOINT": made after our hello, on this
+	 * connection, to the address it reached us at. */
+	r = payload_check(payload, "client", n->server, NULL, n->endpoint, client, err);
 	free(payload);
 	if (r < 0)
 		return r;
@@ -252,11 +316,11 @@ int auth_accept(const char *munge_socket, const json_t *msg, struct auth_nonces 
 json_t *auth_proof(const char *munge_socket, const struct auth_nonces *n, uid_t peer_uid,
 		   struct error *err)
 {
-	char payload[sizeof(AUTH_TAG) + 2 * AUTH_NONCE_HEX + 16];
+	char payload[sizeof(AUTH_TAG) + 2 * AUTH_NONCE_HEX + AUTH_ENDPOINT_MAX + 16];
 	char *cred = NULL;
 	json_t *msg;
 
-	snprintf(payload, sizeof(payload), AUTH_TAG " server %s %s", n->client, n->server);
+	snprintf(payload, sizeof(payload), AUTH_TAG " server %s %s %s", n->client, n->server, n->endpoint);
 	if (auth_cred_make(munge_socket, payload, peer_uid, &cred, err) < 0)
 		return NULL;
 	msg = json_pack("{s:i, s:b, s:s}", "id", 0, "ok", 1, "cred", cred);
@@ -275,8 +339,11 @@ int auth_proof_check(const char *munge_socket, const json_t *reply, const struct
 	gid_t gid;
 	int r;
 
+	/* A refusal of a relayed credential (EADDRNOTAVAIL) says the peer we
+	 * reached is not the server that refused: another may do better. */
 	if (json_integer_value(json_object_get(reply, "id")) == 0 && json_is_false(json_object_get(reply, "ok")))
-		return error_set(err, -EACCES, "%s", wire_str(reply, "error") ?: "refused, no reason given");
+		return error_set(err, wire_int(reply, "errno", EACCES) == EADDRNOTAVAIL ? -EADDRNOTAVAIL : -EACCES,
+				 "%s", wire_str(reply, "error") ?: "refused, no reason given");
 	if (!json_is_true(json_object_get(reply, "ok")) || !cred)
 		return error_set(err, -EPERM, "it answered the credential without its own");
 	r = auth_cred_check(munge_socket, cred, &uid, &gid, &payload, err);
@@ -292,8 +359,9 @@ int auth_proof_check(const char *munge_socket, const json_t *reply, const struct
 		free(payload);
 		return error_set(err, -EPERM, "its credential is uid %d, not root", (int)uid);
 	}
-	/* "server CLIENT SERVER": made for this connection's two nonces. */
-	r = payload_check(payload, "server", n->client, n->server, NULL, err);
+	/* "server CLIENT SERVER ENDPOINT": made for this connection's two
+	 * nonces, by the server at the address we reached. */
+	r = payload_check(payload, "server", n->client, n->server, n->endpoint, NULL, err);
 	free(payload);
 	if (r < 0) {
 		char why[sizeof(err->text)];

@@ -86,7 +86,7 @@ static int client_handshake(struct client *cl, const char *where, unsigned timeo
 		r = error_set(err, r > 0 ? -r : -EACCES, "%s", wire_str(msg, "error"));
 		goto done;
 	}
-	r = auth_frame(cl->config->munge_socket, msg, &n, &auth, err);
+	r = auth_frame(cl->config->munge_socket, cl->fd, msg, &n, &auth, err);
 	if (r == -EPROTO) {
 		snprintf(why, sizeof(why), "%s", err->text);
 		error_set(err, r, "%s is not qpoold: %s; nothing sent", where, why);
@@ -289,6 +289,12 @@ static int client_connect_list(struct client *cl, size_t start, struct error *er
 		if ((i == 0 && first < 0) || (i > 0 && first >= 0 && k == (size_t)first))
 			continue;
 		r = why[k];
+		/* Once one server took the connection the race stopped waiting
+		 * for the others: they are unknown, not timed out, and are
+		 * dialled afresh when the one taken fails its handshake (a
+		 * relay's refusal). */
+		if (r == -ETIMEDOUT && first >= 0)
+			r = 0;
 		if (r == 0)
 			r = client_connect_to(cl, cl->servers.addr[k], i == 0 ? fd : -1, err, &next);
 		if (r == 0) {
@@ -300,7 +306,9 @@ static int client_connect_list(struct client *cl, size_t start, struct error *er
 		if (used < sizeof(tried))
 			used += (size_t)snprintf(tried + used, sizeof(tried) - used, "%s%s (%s)", used ? ", " : "",
 						 cl->servers.addr[k],
-						 r == -EPROTO || r == -EPERM ? "not qpoold" : strerror(-r));
+						 r == -EPROTO || r == -EPERM ? "not qpoold"
+						 : r == -EADDRNOTAVAIL	     ? "a relay to another qpoold"
+									     : strerror(-r));
 	}
 	return error_set(err, r, "no qpoold answered at %s", tried);
 }

@@ -623,7 +623,7 @@ static void link_handshake(struct link *l, const json_t *msg)
 			return;
 		}
 		auth = NULL;
-		r = auth_frame(c->munge_socket, msg, &l->nonces, &auth, &err);
+		r = auth_frame(c->munge_socket, l->fd, msg, &l->nonces, &auth, &err);
 		if (r == -EPROTO) {
 			snprintf(why, sizeof(why), "%s is not qpoold: %s", where, err.text);
 			link_refuse_server(l, why);

@@ -11,6 +11,8 @@
 # connection's two nonces: docs/PROTOCOL.md, "The auth frame").
 import json, os, secrets, socket, struct, subprocess, sys, threading
 
+import qpauth
+
 path, epoch, log, life = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 munge = sys.argv[5] if len(sys.argv) > 5 else None
 
@@ -47,9 +49,9 @@ def prove(c):
     out = subprocess.run(["unmunge", "-S", munge, "-m", "/dev/null"], input=m.get("cred", ""),
                          capture_output=True, text=True, timeout=10)
     words = out.stdout.split()
-    if out.returncode != 0 or len(words) != 4 or words[:3] != ["qpool-auth-1", "client", server]:
+    if out.returncode != 0 or not qpauth.client_words_ok(c, words, server):
         return False
-    cred = subprocess.run(["munge", "-S", munge, "-s", "qpool-auth-1 server %s %s" % (words[3], server)],
+    cred = subprocess.run(["munge", "-S", munge, "-s", qpauth.server_payload(c, words[3], server)],
                           check=True, capture_output=True, text=True, timeout=10).stdout.strip()
     send(c, {"id": 0, "ok": True, "cred": cred})
     return True

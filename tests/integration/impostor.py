@@ -20,6 +20,8 @@ import subprocess
 import sys
 import time
 
+import qpauth
+
 mode = sys.argv[1]
 if mode == "tcp":
     host, port, capture, ready, marker, munge_sock = sys.argv[2], int(sys.argv[3]), *sys.argv[4:8]
@@ -55,7 +57,7 @@ def launch():
 
 def fake_proof():
     # A user can mint only its own uid's credential.
-    payload = "qpool-auth-1 server %s %s" % (secrets.token_hex(16), secrets.token_hex(16))
+    payload = "%s server %s %s 127.0.0.1:1" % (qpauth.TAG, secrets.token_hex(16), secrets.token_hex(16))
     try:
         cred = subprocess.run(["munge", "-S", munge_sock, "-s", payload], capture_output=True,
                               text=True, timeout=5).stdout.strip()

@@ -38,8 +38,10 @@ qp_free_port() {
 # for an answer. A first frame that is no hello is printed as an answer.
 # Bounded: 10 s a step.
 qp_raw() {
-	python3 - "$@" <<'PY2'
+	QP_INTEG_DIR=$(dirname "${BASH_SOURCE[0]}") python3 - "$@" <<'PY2'
 import json, os, secrets, shlex, socket, struct, subprocess, sys
+sys.path.insert(0, os.environ["QP_INTEG_DIR"])
+import qpauth
 host, port, frames = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 s = socket.create_connection((host, port), timeout=10)
 def send(obj):
@@ -82,7 +84,7 @@ for f in frames:
         obj = {"op": "auth", "id": 0, "cred": open(f[1:]).read().strip()}
     elif f.startswith("%"):
         args = shlex.split(f[1:])
-        payload = "qpool-auth-1 client %s %s" % (nonce, secrets.token_hex(16))
+        payload = qpauth.client_payload(s, nonce, secrets.token_hex(16))
         cred = subprocess.run(["munge", "-S", args[0], "-s", payload] + args[1:], check=True,
                               capture_output=True, text=True, timeout=10).stdout.strip()
         if os.environ.get("QP_RAW_SAVE"):

@@ -14,6 +14,8 @@
 # standby reply, and the relayed connection is closed.
 import json, os, secrets, socket, struct, subprocess, sys, threading
 
+import qpauth
+
 portfile, msock, active, log = sys.argv[1:5]
 relay, trigger = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else (None, None)
 lock = threading.Lock()
@@ -46,7 +48,7 @@ def upstream(down):
     hello = recv(up)
     nc = secrets.token_hex(16)
     cred = subprocess.run(["munge", "-S", msock, "-u", "0", "-s",
-                           "qpool-auth-1 client %s %s" % (hello["nonce"], nc)],
+                           qpauth.client_payload(up, hello["nonce"], nc)],
                           capture_output=True, text=True, timeout=10, check=True).stdout.strip()
     send(up, {"op": "auth", "id": 0, "cred": cred})
     if not recv(up).get("ok"):
@@ -79,9 +81,9 @@ def serve(s):
         meta, _, payload = out.partition("\n\n")
         uid = meta.split("(")[1].split(")")[0]
         words = payload.strip().split()
-        if words[:3] != ["qpool-auth-1", "client", ns]:
+        if not qpauth.client_words_ok(s, words, ns):
             return
-        cred = subprocess.run(["munge", "-S", msock, "-u", uid, "-s", "qpool-auth-1 server %s %s" % (words[3], ns)],
+        cred = subprocess.run(["munge", "-S", msock, "-u", uid, "-s", qpauth.server_payload(s, words[3], ns)],
                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
         send(s, {"id": 0, "ok": True, "cred": cred})
         up = upstream(s) if relay else None
