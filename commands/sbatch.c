@@ -254,9 +254,14 @@ static int refused(const char *text, const char *partition)
 		return cmd_fail(1, "error: invalid partition specified: %s", partition);
 	if (strstr(text, "unknown queue"))
 		return cmd_fail(1, "error: Batch job submission failed: Invalid partition name specified");
+	/* No node has the CPUs a node's share asks for (--mincpus, -c, a
+	 * node's tasks): Slurm's ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE. */
+	if (strstr(text, "more CPUs than any node has") || strstr(text, "wider than any node"))
+		return cmd_fail(1, "error: Batch job submission failed: Requested node configuration is not "
+				"available (%s)", text);
 	if (strstr(text, "more memory than any node"))
 		return cmd_fail(1, "error: Memory specification can not be satisfied: %s", text);
-	if (strstr(text, "depend"))
+	if (strstr(text, "depend") || strstr(text, "Unknown Job Id"))
 		return cmd_fail(1, "error: Batch job submission failed: Job dependency problem (%s)", text);
 	return cmd_fail(1, "error: Batch job submission failed: %s", text);
 }
@@ -434,7 +439,12 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	r = slurmopt_parse(&o, nwords, words, &first, &err);
-	if (r == 0 && first < nwords)
+	/* Slurm's separator of a heterogeneous job's components: refused
+	 * as what it is, not as a broken script. */
+	if (r == 0 && first < nwords && (!strcmp(words[first], "hetjob") || !strcmp(words[first], "packjob")))
+		r = error_set(&err, -EINVAL, "heterogeneous jobs (#SBATCH %s) are not supported by qpool; "
+			      "submit the components as separate jobs", words[first]);
+	else if (r == 0 && first < nwords)
 		r = error_set(&err, -EINVAL, "Invalid directive found in batch script: %s", words[first]);
 	if (r == 0)
 		r = slurmopt_parse(&o, argc, argv, &first, &err);

@@ -1230,7 +1230,9 @@ static bool line_is_comment(const char *s, size_t len)
 }
 
 /* The length of the directive prefix this line starts with, or 0: only
- * prefix when it is set (qsub -C), else #QP or #PBS. */
+ * prefix when it is set (qsub -C), else #QP or #PBS; followed by a blank,
+ * the end, or an option's '-' ("#PBS-l ...": PBS Pro's pbs_ispbsdir takes
+ * whatever follows the prefix; a word there, "#PBSX", stays a comment). */
 static size_t directive_prefix(const char *s, size_t len, const char *prefix)
 {
 	const char *prefixes[] = { "#QP", "#PBS" };
@@ -1244,7 +1246,7 @@ static size_t directive_prefix(const char *s, size_t len, const char *prefix)
 		size_t n = strlen(prefixes[i]);
 
 		if (len >= n && memcmp(s, prefixes[i], n) == 0 &&
-		    (len == n || s[n] == ' ' || s[n] == '\t' || s[n] == '\r'))
+		    (len == n || s[n] == ' ' || s[n] == '\t' || s[n] == '\r' || s[n] == '-'))
 			return n;
 	}
 	return 0;

@@ -21,7 +21,7 @@
 enum {
 	OPT_EXPORT = 0x100, OPT_MAIL_TYPE, OPT_MAIL_USER, OPT_MEM, OPT_MEM_PER_CPU, OPT_NTASKS_PER_NODE,
 	OPT_EXCLUSIVE, OPT_REQUEUE, OPT_NO_REQUEUE, OPT_OPEN_MODE, OPT_SIGNAL, OPT_PARSABLE, OPT_WRAP,
-	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_USAGE, OPT_NOTED,
+	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_USAGE, OPT_MINCPUS, OPT_NOTED,
 };
 
 static const struct option longopts[] = {
@@ -67,7 +67,6 @@ static const struct option longopts[] = {
 	{ "usage", no_argument, NULL, OPT_USAGE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "wait", no_argument, NULL, 'W' },
-	{ "workdir", required_argument, NULL, 'D' },   /* Slurm before 17.11 */
 	{ "wrap", required_argument, NULL, OPT_WRAP },
 	/* Accepted, not enforced: one warning each. */
 	{ "acctg-freq", required_argument, NULL, OPT_NOTED },
@@ -85,7 +84,7 @@ static const struct option longopts[] = {
 	{ "kill-on-invalid-dep", required_argument, NULL, OPT_NOTED },
 	{ "licenses", required_argument, NULL, 'L' },
 	{ "mem-bind", required_argument, NULL, OPT_NOTED },
-	{ "mincpus", required_argument, NULL, OPT_NOTED },
+	{ "mincpus", required_argument, NULL, OPT_MINCPUS },
 	{ "nice", optional_argument, NULL, OPT_NOTED },
 	{ "no-kill", optional_argument, NULL, 'k' },
 	{ "nodelist", required_argument, NULL, 'w' },
@@ -114,7 +113,7 @@ void slurmopt_init(struct slurmopt *o)
 {
 	*o = (struct slurmopt){
 		.time = -1, .nodes_min = -1, .nodes_max = -1, .ntasks = -1, .ntasks_per_node = -1,
-		.cpus_per_task = -1, .mem = -1, .mem_per_cpu = -1,
+		.cpus_per_task = -1, .mincpus = -1, .mem = -1, .mem_per_cpu = -1,
 		.gpus_per_node = -1, .gpus = -1, .exclusive = -1, .hold = -1,
 		.requeue = -1, .parsable = -1, .wait = -1, .help = -1,
 	};
@@ -313,6 +312,10 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 		if (count_parse(arg, JOBSPEC_NCPUS_MAX, false, &o->cpus_per_task) < 0)
 			return error_set(err, -EINVAL, "invalid number of cpus per task (-c %s)", arg);
 		return 0;
+	case OPT_MINCPUS:
+		if (count_parse(arg, JOBSPEC_NCPUS_MAX, false, &o->mincpus) < 0)
+			return error_set(err, -EINVAL, "invalid --mincpus argument: %s", arg);
+		return 0;
 	case OPT_MEM:
 		if (slurm_mem_parse(arg, &o->mem) < 0)
 			return error_set(err, -EINVAL, "invalid memory constraint %s", arg);
@@ -394,9 +397,17 @@ int slurmopt_parse(struct slurmopt *o, int argc, char **argv, int *ret_optind, s
 
 	optind = 0;   /* glibc: a full re-initialisation, for each argv */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, optstring, longopts, &idx)) != -1) {
-		const char *word = argv[optind - 1];
+	for (;;) {
+		const char *word;
 		char shown[64];
+
+		/* getopt_long sets idx for a long option only: a short one (or
+		 * a long one's value in its own word) leaves it -1. */
+		idx = -1;
+		c = getopt_long(argc, argv, optstring, longopts, &idx);
+		if (c == -1)
+			break;
+		word = argv[optind - 1];
 
 		if (c == '?') {
 			if (optopt)
@@ -411,8 +422,9 @@ int slurmopt_parse(struct slurmopt *o, int argc, char **argv, int *ret_optind, s
 				return error_set(err, -EINVAL, "option requires an argument -- '%c'", optopt);
 			return error_set(err, -EINVAL, "option '%.80s' requires an argument", word);
 		}
-		/* The name shown in messages: the long one, as Slurm's are. */
-		if (word[0] == '-' && word[1] == '-')
+		/* The name shown in messages: the long one, as Slurm's are;
+		 * a short option's is the first long one with its letter. */
+		if (idx >= 0)
 			snprintf(shown, sizeof(shown), "--%s", longopts[idx].name);
 		else
 			for (const struct option *lo = longopts; lo->name; lo++)
@@ -424,6 +436,10 @@ int slurmopt_parse(struct slurmopt *o, int argc, char **argv, int *ret_optind, s
 		if (r < 0)
 			return r;
 	}
+	/* sbatch's separator of a heterogeneous job's components. */
+	if (optind < argc && !strcmp(argv[optind], ":"))
+		return error_set(err, -EINVAL, "heterogeneous jobs (sbatch ... : ...) are not supported by qpool; "
+				 "submit the components as separate jobs");
 	*ret_optind = optind;
 	return 0;
 }
@@ -504,7 +520,9 @@ int slurmopt_script_argv(const char *text, size_t len, char ***ret_argv)
 			continue;
 		}
 		first = false;
-		if (n >= 7 && !strncmp(line, "#SBATCH", 7) && (n == 7 || line[7] == ' ' || line[7] == '\t')) {
+		/* As sbatch reads them: the words after the magic word, blank
+		 * or not ("#SBATCH--time=5" is --time=5). */
+		if (n >= 7 && !strncmp(line, "#SBATCH", 7)) {
 			r = line_words(line + 7, n - 7, &v, &nv);
 			continue;
 		}
@@ -647,6 +665,9 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 		if (o->mem > 0)
 			return error_set(err, -EINVAL, "--mem with --ntasks and no --nodes: give --nodes "
 					 "or --mem-per-cpu (qpool places tasks, not nodes)");
+		if (o->mincpus > 0)
+			return error_set(err, -EINVAL, "--mincpus with --ntasks and no --nodes: give --nodes "
+					 "(qpool places tasks, not nodes)");
 		/* GPUs go with tasks only when they divide evenly among them. */
 		if (o->gpus_per_node > 0 || (o->gpus > 0 && o->gpus % tasks))
 			return error_set(err, -EINVAL, "%s with --ntasks and no --nodes: give --nodes "
@@ -677,19 +698,24 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 
 	for (int part = 0; part < 2; part++) {
 		int64_t count = part == 0 ? extra : nodes - extra, t = part == 0 ? base + 1 : base;
+		int64_t ncpus = t * cpt;
 
 		if (count == 0 || t == 0)
 			continue;
+		/* --mincpus: each node's share is at least that many CPUs, as
+		 * Slurm allocates them (a node with fewer cannot take it). */
+		if (o->mincpus > ncpus)
+			ncpus = o->mincpus;
 		mem[0] = '\0';
 		if (o->mem > 0)
 			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , o->mem);
 		else if (o->mem_per_cpu > 0)
 			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , o->mem_per_cpu * t * cpt);
 		at += (size_t)snprintf(select + at, sizeof(select) - at, "%s%" PRId64 ":ncpus=%" PRId64
-				       ":mpiprocs=%" PRId64 "%s%s", at ? "+" : "", count, t * cpt, t, mem, gpus);
+				       ":mpiprocs=%" PRId64 "%s%s", at ? "+" : "", count, ncpus, t, mem, gpus);
 	}
 	if (nodes == 1) {
-		r = jobspec_set(js, 'l', err, "ncpus=%" PRId64, tasks * cpt);
+		r = jobspec_set(js, 'l', err, "ncpus=%" PRId64, tasks * cpt > o->mincpus ? tasks * cpt : o->mincpus);
 		if (!r && gpus[0])
 			r = jobspec_set(js, 'l', err, "ngpus=%s", gpus + 7);
 		if (!r && (o->mem > 0 || o->mem_per_cpu > 0))

@@ -37,6 +37,7 @@ struct slurmopt {
 	int64_t ntasks;          /* -n */
 	int64_t ntasks_per_node;
 	int64_t cpus_per_task;   /* -c */
+	int64_t mincpus;         /* --mincpus: each node's CPUs at least */
 	int64_t mem;             /* --mem bytes per node; 0: the whole node */
 	int64_t mem_per_cpu;     /* --mem-per-cpu bytes; 0: the whole node */
 	int64_t gpus_per_node;   /* --gpus-per-node, --gres=gpu[:TYPE]:G */

@@ -36,7 +36,7 @@ static int numbers(const char *s, char sep, long long *v, int max)
 int slurm_time_parse(const char *s, int64_t *ret_seconds)
 {
 	const char *dash = strchr(s, '-');
-	long long v[3], d;
+	long long v[3], d, secs;
 	int n;
 
 	if (!strcasecmp(s, "UNLIMITED") || !strcasecmp(s, "INFINITE") || !strcmp(s, "-1")) {
@@ -55,18 +55,21 @@ int slurm_time_parse(const char *s, int64_t *ret_seconds)
 		if (n < 1)
 			return -EINVAL;
 		/* D-H, D-H:M, D-H:M:S */
-		*ret_seconds = d * 86400 + v[0] * 3600 + (n > 1 ? v[1] * 60 : 0) + (n > 2 ? v[2] : 0);
-		return 0;
+		secs = d * 86400 + v[0] * 3600 + (n > 1 ? v[1] * 60 : 0) + (n > 2 ? v[2] : 0);
+	} else {
+		n = numbers(s, ':', v, 3);
+		if (n == 1)        /* M */
+			secs = v[0] * 60;
+		else if (n == 2)   /* M:S */
+			secs = v[0] * 60 + v[1];
+		else if (n == 3)   /* H:M:S */
+			secs = v[0] * 3600 + v[1] * 60 + v[2];
+		else
+			return -EINVAL;
 	}
-	n = numbers(s, ':', v, 3);
-	if (n == 1)        /* M */
-		*ret_seconds = v[0] * 60;
-	else if (n == 2)   /* M:S */
-		*ret_seconds = v[0] * 60 + v[1];
-	else if (n == 3)   /* H:M:S */
-		*ret_seconds = v[0] * 3600 + v[1] * 60 + v[2];
-	else
-		return -EINVAL;
+	/* Slurm keeps a time limit in whole minutes, rounded up
+	 * (time_str2mins): "0:20" is a minute. */
+	*ret_seconds = (secs + 59) / 60 * 60;
 	return 0;
 }
 

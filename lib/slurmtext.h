@@ -12,8 +12,9 @@
 #include "error.h"
 
 /* A time limit as Slurm takes it (sbatch --time, scontrol TimeLimit=):
- * M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED, INFINITE, -1 (0).
- * 0 and *ret_seconds, or -EINVAL (a field over 10^8 too). */
+ * M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED, INFINITE, -1 (0);
+ * in seconds rounded up to whole minutes, as Slurm keeps it ("0:20" is
+ * 60). 0 and *ret_seconds, or -EINVAL (a field over 10^8 too). */
 int slurm_time_parse(const char *s, int64_t *ret_seconds);
 
 /* A moment as Slurm's sbatch --begin and sacct -S/-E take it, local

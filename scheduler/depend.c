@@ -280,8 +280,21 @@ int depend_submit_check(struct server *s, uid_t uid, const char *text, char *err
 	for (size_t i = 0; i < d.n; i++) {
 		struct job *t;
 
-		if (d.items[i].type < DEPEND_BEFORE)
-			continue;
+		/* after*: a job this pool never had is refused, as PBS Pro
+		 * refuses it (PBSE_UNKJOBID) and Slurm ("Job dependency
+		 * problem"); held, it would wait for ever. The store keeps
+		 * every job, so one not in it never was (docs/ARCHITECTURE.md). */
+		if (d.items[i].type < DEPEND_BEFORE) {
+			json_t *row = NULL;
+
+			if (pool_job_find(s->pool, d.items[i].id) ||
+			    jobstore_job_get(s->store, d.items[i].id, false, &row) != -ENOENT) {
+				json_decref(row);
+				continue;
+			}
+			snprintf(err, len, "Unknown Job Id %lld", (long long)d.items[i].id);
+			return -ENOENT;
+		}
 		/* before*: the named job must still be waiting, and be the
 		 * submitter's own (it gets held on this job). */
 		t = pool_job_find(s->pool, d.items[i].id);

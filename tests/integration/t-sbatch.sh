@@ -42,6 +42,11 @@ EOF
 printf 'echo no interpreter line\n' > "$W/noshebang.sh"
 printf '#!/bin/sh\r\n#SBATCH -t 5\r\ntrue\r\n' > "$W/dos.sh"
 printf '#!/bin/sh\n#SBATCH referencing the manual\ntrue\n' > "$W/prose.sh"
+printf '#!/bin/sh\n#SBATCH -n 1\n#SBATCH hetjob\n#SBATCH -n 2\ntrue\n' > "$W/het.sh"
+printf '#!/bin/sh\n#SBATCH -n 1\n#SBATCH packjob\n#SBATCH -n 2\ntrue\n' > "$W/pack.sh"
+printf '#!/bin/sh\n#SBATCH--time=abc\ntrue\n' > "$W/nob-bad.sh"
+# no blank after the magic word: Slurm reads the rest all the same
+printf '#!/bin/sh\n#SBATCH--time=5:00\n#SBATCH--job-name=nob\ntrue\n' > "$W/nob.sh"
 chown qpuser1: "$W"/*.sh
 
 note "bad input: one line in Slurm's words, non-zero, no job"
@@ -64,6 +69,19 @@ out=$(as qpuser1 sbatch "$W/noshebang.sh" 2>&1); rc=$?
 	fail "a script without #! on line 1: rc $rc, '$out'"
 refused 'sbatch: error: Batch script contains DOS line breaks (\r\n) instead of the UNIX ones (\n) it needs' "$W/dos.sh"
 refused "sbatch: error: Invalid directive found in batch script: referencing" "$W/prose.sh"
+refused "sbatch: error: Invalid --time specification" "$W/nob-bad.sh"
+refused "sbatch: error: heterogeneous jobs (#SBATCH hetjob) are not supported by qpool; submit the components as separate jobs" "$W/het.sh"
+refused "sbatch: error: heterogeneous jobs (#SBATCH packjob) are not supported by qpool; submit the components as separate jobs" "$W/pack.sh"
+refused "sbatch: error: heterogeneous jobs (sbatch ... : ...) are not supported by qpool; submit the components as separate jobs" \
+	-n 1 : -n 1 "$W/env.sh"
+refused "sbatch: unrecognized option '--workdir=/tmp'" --workdir=/tmp "$W/env.sh"
+refused "sbatch: unrecognized option '--workdir'" --workdir /tmp "$W/env.sh"
+# --mincpus: a node with that many CPUs (these have one each), in Slurm's words
+refused "sbatch: error: Batch job submission failed: Requested node configuration is not available (ncpus=40: more CPUs than any node has (the largest has 1))" \
+	--exclusive --mincpus 40 "$W/env.sh"
+# a dependency on a job the pool never had: refused, as Slurm refuses it
+refused "sbatch: error: Batch job submission failed: Job dependency problem (Unknown Job Id 999999)" \
+	--dependency=afterok:999999 "$W/env.sh"
 [ "$(njobs)" = "$before" ] || fail "a refused sbatch left a job: $(njobs) jobs, expected $before"
 
 note "directives, the command line over them (abbreviated), %-patterns"
@@ -99,12 +117,23 @@ node=$(qp_field "$id" exec_host)
 [ "$(senv "$f" PBS_O_WORKDIR)" = "$W" ] || fail "PBS_O_WORKDIR: $(grep ^PBS_O_ "$f")"
 
 note "the time forms, recorded as walltime"
-for form in "90:00=01:30:00" "1:30:15=01:30:15" "0-2=02:00:00" "0-1:30=01:30:00" "0-0:0:45=00:00:45"; do
+for form in "90:00=01:30:00" "1:30:15=01:31:00" "0-2=02:00:00" "0-1:30=01:30:00" "0-0:0:45=00:01:00" "0:20=00:01:00" "1:30:01=01:31:00"; do
 	id=$(as qpuser1 sbatch --parsable --hold -t "${form%%=*}" --wrap=true) || fail "sbatch -t ${form%%=*}"
 	[ "$(qp_field "$id" Resource_List.walltime)" = "${form#*=}" ] ||
 		fail "-t ${form%%=*}: walltime $(qp_field "$id" Resource_List.walltime), expected ${form#*=}"
 	"$QP_BIN/qdel" "$id" >/dev/null || fail "qdel $id"
 done
+
+note "#SBATCH--opt (no blank) is read; a warning names the option given"
+id=$(as qpuser1 sbatch --parsable --hold "$W/nob.sh") || fail "sbatch nob.sh"
+[ "$(qp_field "$id" Resource_List.walltime)" = 00:05:00 ] ||
+	fail "#SBATCH--time=5:00: walltime $(qp_field "$id" Resource_List.walltime), expected 00:05:00"
+[ "$(qp_field "$id" Job_Name)" = nob ] || fail "#SBATCH--job-name=nob: Job_Name $(qp_field "$id" Job_Name)"
+"$QP_BIN/qdel" "$id" >/dev/null || fail "qdel $id"
+id=$(as qpuser1 sbatch --parsable --hold --comment hello --wrap=true 2>"$QP_T/comment.err") || fail "sbatch --comment hello"
+[ "$(cat "$QP_T/comment.err")" = "sbatch: warning: --comment=hello: not enforced by qpool (ignored)" ] ||
+	fail "--comment hello warned '$(cat "$QP_T/comment.err")'"
+"$QP_BIN/qdel" "$id" >/dev/null || fail "qdel $id"
 
 note "--parsable --wrap: the id alone; slurm-ID.out in the directory"
 id=$(as qpuser1 sbatch --parsable --wrap="echo wrapped \$SLURM_JOB_ID") || fail "sbatch --wrap"

@@ -61,7 +61,8 @@ chown -R qpuser1: "$W"
 
 # file | partition | walltime (- the queue's) | job name | run, run-sh (no
 # BASH_ENV: /bin/sh), array N, cancel (seen running, then scancel: it
-# would run for minutes), or the line sbatch refuses it with. All are
+# would run for minutes), or the line sbatch refuses it with. Walltimes
+# are Slurm's, in whole minutes rounded up (23:59:59 is 24:00:00). All are
 # submitted first, then waited for: the pool runs them side by side.
 ids=() files=() expects=()
 # What a node offers its jobs (its node group's limit, as qpoold hears it
@@ -112,18 +113,18 @@ ltaulell-exclusive.sh|E5|00:10:00|test|run
 brown-ccv-job-array.sh|batch|00:05:00|arrayjob|array 4
 icrar-slurm_test02.sh|batch|-|icrar-slurm_test02.sh|run
 ptal-turbo-slurm.sh|gpu|00:15:00|ptal-turbo-slurm.sh|run
-calvinkrist-gpu_slurm_template.sh|main|23:59:59|<NAME>|run-sh
+calvinkrist-gpu_slurm_template.sh|main|24:00:00|<NAME>|run-sh
 kala855-mpi_hello_world.sh|batch|00:10:00|mpi_hello_world|run
 joshuaharris-array_test.sh|||-|sbatch: error: invalid --array specification: SRR8652107,SRR8652105,SRR8670674,SRR1974202
 hyperqueue-localdisk.sh|||-|sbatch: error: Invalid generic resource (gres) specification: --gres=nvme:1 (qpool's generic resources are GPUs: gpu[:TYPE]:N)
 uitno-timeout-cleanup.sh|batch|00:04:00|example|cancel
 ryanmarten-hello_world_multinode.sh|development|00:01:00|hello-multinode|run
-nrel-hostname.sh|||-|sbatch: error: Batch job submission failed: a chunk of ncpus=4 is wider than any node (the largest has 2 CPUs)
-marderman-submit_hpc.sh|||-|sbatch: error: Batch job submission failed: ncpus=8: more CPUs than any node has (the largest has 2)
+nrel-hostname.sh|||-|sbatch: error: Batch job submission failed: Requested node configuration is not available (a chunk of ncpus=4 is wider than any node (the largest has 2 CPUs))
+marderman-submit_hpc.sh|||-|sbatch: error: Batch job submission failed: Requested node configuration is not available (ncpus=8: more CPUs than any node has (the largest has 2))
 ctnvae-signal_interrupt.sh|||-|sbatch: error: Batch job submission failed: ncpus=128: above queue batch's limit of 64
 dooglz-helloworld.sh|batch|00:05:00|helloworld|run
 wistar-sub.sh|||-|sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.
-wangcankun-example_job.sh|||-|sbatch: error: Batch job submission failed: ncpus=8: more CPUs than any node has (the largest has 2)
+wangcankun-example_job.sh|||-|sbatch: error: Batch job submission failed: Requested node configuration is not available (ncpus=8: more CPUs than any node has (the largest has 2))
 tintedfireglass-slcr.sh|test|00:10:00|job_%j|run
 mpicourse-run.sh|batch|00:05:00|mpicourse-run.sh|run
 baard-test_array.sl|batch|00:01:00|test_array|array 5
@@ -137,11 +138,11 @@ csc-job_mahti.sh|gpusmall|00:05:00|slurm-test|run
 conreader-nvidia-smi.sh|A6000|-|conreader-nvidia-smi.sh|run
 minyang-gpu_per_node.sh|slurmgpu|00:03:00|minyang-gpu_per_node.sh|run
 mkdocstest-gpu_node_job.sh|||-|sbatch: error: Batch job submission failed: ngpus=4: more GPUs than any node has (the largest has 2)
-thollfelder-test_job_echo.sh|||-|sbatch: error: Batch job submission failed: a chunk of ncpus=4 is wider than any node (the largest has 2 CPUs)
+thollfelder-test_job_echo.sh|||-|sbatch: error: Batch job submission failed: Requested node configuration is not available (a chunk of ncpus=4 is wider than any node (the largest has 2 CPUs))
 jasperpato-run.sh|batch|-|jp|run
 tudasc-SLURM_Header.sh|||-|sbatch: error: Batch job submission failed: ncpus=104: above queue batch's limit of 64
 kala855-omp_hello.sh|batch|00:10:00|omp_hello_world|run
-xdong99-task4.sh|instruction|00:00:10|FirstSlurm|run
+xdong99-task4.sh|instruction|00:01:00|FirstSlurm|run
 incompleter-snippet_1533.py|||-|sbatch: error: This does not look like a batch script: the first line must start with #! and the path to an interpreter (e.g. #!/bin/sh)
 mambapoint-new_shell_c.sh|alvis|96:00:00|mam|run
 dynretrieval-run_parallel_A.sh|week|-|dynretrieval-run_parallel_A.sh|array 12

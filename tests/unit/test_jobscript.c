@@ -147,6 +147,11 @@ static void test_directives_words(void)
 		{ "#PBS -N '#x'\n", "#x" },
 		{ "#QP -hN grouped\n", "grouped" },
 		{ "#PBS -N ünïcødé\n", "ünïcødé" },
+		/* an option right after the prefix: PBS Pro's pbs_ispbsdir
+		 * takes the rest of the line as its options */
+		{ "#PBS-N nob\n", "nob" },
+		{ "#QP-N nob\n", "nob" },
+		{ "#PBSX -N x\n#PBS -N after\n", "after" },   /* not a directive: a comment */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

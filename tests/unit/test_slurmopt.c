@@ -19,12 +19,15 @@ static void test_time_forms(void)
 		int64_t secs;
 	} t[] = {
 		{ "30", 0, 1800 },              /* M */
-		{ "30:15", 0, 1815 },           /* M:S */
-		{ "2:30:15", 0, 9015 },         /* H:M:S */
+		{ "30:15", 0, 1860 },           /* M:S, up to whole minutes */
+		{ "0:20", 0, 60 },              /* M:S: 20 s is a minute */
+		{ "30:00", 0, 1800 },
+		{ "2:30:15", 0, 9060 },         /* H:M:S */
 		{ "1-2", 0, 93600 },            /* D-H */
 		{ "1-2:30", 0, 95400 },         /* D-H:M */
-		{ "1-2:30:15", 0, 95415 },      /* D-H:M:S */
-		{ "0-0:0:45", 0, 45 },
+		{ "1-2:30:15", 0, 95460 },      /* D-H:M:S */
+		{ "0-0:0:45", 0, 60 },
+		{ "2:30:00", 0, 9000 },
 		{ "UNLIMITED", 0, 0 },
 		{ "infinite", 0, 0 },
 		{ "abc", -EINVAL, 0 },
@@ -131,6 +134,15 @@ static void test_options(void)
 		{ "--exclusive", NULL },
 		{ "--exclusive=user", NULL },
 		{ "--qos=high --constraint=ib -H -W --parsable --requeue", NULL },
+		/* removed in Slurm 17.11 */
+		{ "--workdir=/tmp", "unrecognized option '--workdir=/tmp'" },
+		{ "--workdir /tmp", "unrecognized option '--workdir'" },
+		{ "--mincpus=4", NULL },
+		{ "--mincpus x", "invalid --mincpus argument: x" },
+		{ "--mincpus=0", "invalid --mincpus argument: 0" },
+		/* a heterogeneous job's components */
+		{ "-n 1 : -n 2", "heterogeneous jobs (sbatch ... : ...) are not supported by qpool; "
+		  "submit the components as separate jobs" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -182,6 +194,45 @@ static void test_option_values(void)
 	slurmopt_clear(&o);
 }
 
+/* A warning names the option given, in each of its forms, whatever
+ * option has the same code. */
+static void test_warning_names(void)
+{
+	static const struct {
+		const char *line, *warning;
+	} t[] = {
+		{ "--comment hello", "--comment=hello: not enforced by qpool (ignored)" },
+		{ "--comment=hello", "--comment=hello: not enforced by qpool (ignored)" },
+		{ "--comm hello", "--comment=hello: not enforced by qpool (ignored)" },
+		{ "--tmp 10", "--tmp=10: not enforced by qpool (ignored)" },
+		{ "--wckey=w", "--wckey=w: not enforced by qpool (ignored)" },
+		{ "--hint nomultithread", "--hint=nomultithread: not enforced by qpool (ignored)" },
+		{ "--contiguous", "--contiguous: not enforced by qpool (ignored)" },
+		{ "-M c1", "--clusters=c1: not enforced by qpool (ignored)" },
+		{ "-Mc1", "--clusters=c1: not enforced by qpool (ignored)" },
+		{ "--clusters c1", "--clusters=c1: not enforced by qpool (ignored)" },
+		{ "-x n1", "--exclude=n1: not enforced by qpool (ignored)" },
+		{ "-C ib", "--constraint=ib: not enforced by qpool (ignored)" },
+		{ "--qos high", "--qos=high: not enforced by qpool (ignored)" },
+		{ "-qhigh", "--qos=high: not enforced by qpool (ignored)" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct slurmopt o;
+		struct error err = { "" };
+
+		slurmopt_init(&o);
+		CU_ASSERT_EQUAL(parse_line(&o, t[i].line, &err), 0);
+		CU_ASSERT_EQUAL(o.n_warnings, 1);
+		if (o.n_warnings == 1) {
+			CU_ASSERT_STRING_EQUAL(o.warnings[0], t[i].warning);
+			if (strcmp(o.warnings[0], t[i].warning))
+				fprintf(stderr, "%s: '%s'\n", t[i].line, o.warnings[0]);
+		}
+		slurmopt_clear(&o);
+	}
+}
+
 static void test_script_lines(void)
 {
 	static const char script[] =
@@ -190,20 +241,29 @@ static void test_script_lines(void)
 		"# a comment\n"
 		"\n"
 		"#SBATCH --time=10  # minutes\n"
-		"#SBATCHX --not-this\n"
+		"#SBATCH--mem=1G\n"               /* no blank after the word, as Slurm reads it */
+		"#SBATCH\t-p a\n"
 		"# SBATCH --nor-this\n"
 		"echo hi\n"
 		"#SBATCH --after-the-first-command\n";
-	const char *want[] = { "sbatch", "--job-name=my job", "-N", "2", "--time=10" };
+	const char *want[] = { "sbatch", "--job-name=my job", "-N", "2", "--time=10", "--mem=1G", "-p", "a" };
 	char **argv = NULL;
 	int n = slurmopt_script_argv(script, strlen(script), &argv);
 
-	CU_ASSERT_EQUAL_FATAL(n, 5);
+	CU_ASSERT_EQUAL_FATAL(n, 8);
 	for (int i = 0; i < n; i++) {
 		CU_ASSERT_STRING_EQUAL(argv[i], want[i]);
 		free(argv[i]);
 	}
 	CU_ASSERT_PTR_NULL(argv[n]);
+	free(argv);
+	/* sbatch reads every word after the magic word: "X" is a word,
+	 * which sbatch then refuses as an invalid directive. */
+	n = slurmopt_script_argv("#!/bin/sh\n#SBATCHX --y\n", 21, &argv);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	CU_ASSERT_STRING_EQUAL(argv[1], "X");
+	for (int i = 0; i < n; i++)
+		free(argv[i]);
 	free(argv);
 }
 
@@ -373,6 +433,13 @@ static void test_jobspec(void)
 		const char *array, *depend, *error;
 	} t[] = {
 		{ "-c 4 -t 10", 4, 600, 0, 0, 0, 0, NULL, NULL, NULL },
+		{ "-t 0:20", 1, 60, 0, 0, 0, 0, NULL, NULL, NULL },      /* Slurm's whole minutes */
+		/* --mincpus: a node with that many, and the job gets them */
+		{ "--mincpus 4", 4, -1, 0, 0, 0, 0, NULL, NULL, NULL },
+		{ "--mincpus 2 -c 3", 3, -1, 0, 0, 0, 0, NULL, NULL, NULL },
+		{ "-N 2 --mincpus=3", 6, -1, 1, 2, 3, 1, NULL, NULL, NULL },
+		{ "-n 2 --mincpus=3", 0, 0, 0, 0, 0, 0, NULL, NULL,
+		  "--mincpus with --ntasks and no --nodes: give --nodes (qpool places tasks, not nodes)" },
 		{ "-N 1 -n 3", 3, -1, 0, 0, 0, 0, NULL, NULL, NULL },
 		{ "-N 2 --ntasks-per-node=2 -c 3", 12, -1, 1, 2, 6, 2, NULL, NULL, NULL },
 		{ "-N 2 -n 5", 5, -1, 2, 1, 3, 3, NULL, NULL, NULL },   /* 3 + 2 */
@@ -531,6 +598,7 @@ static const struct unit_test slurmopt_tests[] = {
 	{ "time forms", test_time_forms },
 	{ "memory forms", test_mem_forms },
 	{ "options and abbreviations", test_options },
+	{ "warnings name the option given", test_warning_names },
 	{ "option values", test_option_values },
 	{ "#SBATCH lines", test_script_lines },
 	{ "%-patterns", test_path_patterns },
