@@ -785,6 +785,13 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gpus_free",
 				    json_integer((json_int_t)pool_node_gpus_free(n)));
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gpus", pool_node_gpus_json(n));
+		/* Memory counted (docs/ARCHITECTURE.md): what its jobs hold,
+		 * and what is free of its offer (absent: it did not say). */
+		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "mem_assigned",
+				    json_integer((json_int_t)n->mem_used));
+		if (pool_node_mem(n))
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "mem_free",
+					    json_integer((json_int_t)pool_node_mem_free(n)));
 		if (n->drain_reason)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "reason",
 					    json_string(n->drain_reason));
