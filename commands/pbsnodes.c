@@ -81,6 +81,9 @@ static json_t *node_attrs(const json_t *n)
 	json_object_set_new(assigned, "ncpus", json_integer(ncpus - wire_int(n, "free", 0)));
 	if (ngpus > 0)
 		json_object_set_new(assigned, "ngpus", json_integer(ngpus - wire_int(n, "gpus_free", 0)));
+	/* As PBS: the memory its jobs hold, counted like CPUs. */
+	snprintf(buf, sizeof(buf), "%lldkb", wire_int(n, "mem_assigned", 0) / 1024);
+	json_object_set_new(assigned, "mem", json_string(buf));
 	json_object_set_new(a, "resources_assigned", assigned);
 	if (wire_str(n, "reason"))
 		json_object_set_new(a, "comment", json_string(wire_str(n, "reason")));

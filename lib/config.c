@@ -22,6 +22,7 @@ enum key_type {
 	KEY_RESERVE,
 	KEY_RT_POLICY,
 	KEY_GPU_LOCALITY,
+	KEY_MEM_PER_CPU,
 	KEY_CGROUP_PATH,
 	KEY_NAME,
 	KEY_ADDR,
@@ -70,6 +71,7 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "max_unauth_conns_per_addr", KEY_UINT, S(max_unauth_conns_per_addr), "32", "TCP connections awaiting their credential from one address" },
 	{ SEC_SERVER, "idle_timeout", KEY_DURATION, S(idle_timeout), "60", "seconds a client connection may stay idle (0: no limit; nodes: exempt)" },
 	{ SEC_SERVER, "max_queued", KEY_UINT, S(max_queued), "200000", "queued and held jobs in the pool (0: no limit)" },
+	{ SEC_SERVER, "mem_per_cpu_default", KEY_MEM_PER_CPU, S(mem_per_cpu_default), "auto", "auto | SIZE | none: memory per CPU of a job that asks for none, counted on its node and its limit (auto: the smallest node offer per CPU; none: neither)" },
 	{ SEC_SERVER, "max_queued_per_user", KEY_UINT, S(max_queued_per_user), "20000", "queued and held jobs of one user, all queues (0: no limit)" },
 	{ SEC_SERVER, "state_min_free", KEY_SIZE, S(state_min_free), "16M", "free space in state_dir below which qsub is refused and dispatch waits" },
 	{ SEC_SERVER, "name", KEY_NAME, S(server_name), "", "server name in job ids (12.NAME) as PBS prints them (empty: the short host name)" },
@@ -90,7 +92,8 @@ static const struct key keys[] = {
 	{ SEC_QUEUE, "ncpus", KEY_UINT, Q(ncpus), "0", "multiN queue: every job gets exactly this many CPUs (0: not multiN)" },
 	{ SEC_QUEUE, "ncpus_default", KEY_UINT, Q(ncpus_default), "1", "CPUs of a job that asks for none" },
 	{ SEC_QUEUE, "ncpus_max", KEY_UINT, Q(ncpus_max), "0", "most CPUs a job may ask for (0: a node's CPUs)" },
-	{ SEC_QUEUE, "mem_default", KEY_SIZE, Q(mem_default), "0", "memory limit of a job that asks for none (0: none)" },
+	{ SEC_QUEUE, "mem_default", KEY_SIZE, Q(mem_default), "0", "memory of a job that asks for none, counted and its limit (unset: mem_per_cpu_default; 0 written: none, neither counted nor limited)" },
+	{ SEC_QUEUE, "mem_per_cpu_default", KEY_MEM_PER_CPU, Q(mem_per_cpu_default), "", "auto | SIZE | none: memory per CPU of a job that asks for none, counted and its limit (unset: the server's)" },
 	{ SEC_QUEUE, "mem_max", KEY_SIZE, Q(mem_max), "0", "most memory a job may ask for (0: no limit)" },
 	{ SEC_QUEUE, "walltime_default", KEY_DURATION, Q(walltime_default), "01:00:00", "walltime of a job that asks for none" },
 	{ SEC_QUEUE, "walltime_max", KEY_DURATION, Q(walltime_max), "0", "longest walltime a job may ask for (0: no limit)" },
@@ -232,6 +235,22 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 				return 0;
 			}
 		return error_set(err, -EINVAL, "%s = %s: not prefer or require", k->name, value);
+	case KEY_MEM_PER_CPU:
+		/* "" is a queue's unset key: the server's applies. */
+		if (!*value || strcmp(value, "auto") == 0) {
+			*(uint64_t *)dst = *value ? MEM_PER_CPU_AUTO : MEM_PER_CPU_INHERIT;
+			return 0;
+		}
+		if (strcmp(value, "none") == 0) {
+			*(uint64_t *)dst = 0;
+			return 0;
+		}
+		r = size_parse(value, &u);
+		if (r < 0 || u == 0 || u >= MEM_PER_CPU_INHERIT)
+			return error_set(err, r < 0 ? r : -EINVAL, "%s = %s: not auto, none or a size (e.g. 2G)",
+					 k->name, value);
+		*(uint64_t *)dst = u;
+		return 0;
 	case KEY_NAME:
 		if (strlen(value) >= CONFIG_NAME_MAX)
 			return error_set(err, -ENAMETOOLONG, "%s: longer than %d characters", k->name,
@@ -398,6 +417,10 @@ static int handler(void *user, const char *section, const char *name, const char
 			ps->seen[i] = 1;
 		}
 		r = key_set(base, &keys[i], value, ps->err);
+		/* A written mem_default = 0 is "none" (what it meant before
+		 * memory was counted); unset, mem_per_cpu_default decides. */
+		if (sec == SEC_QUEUE && keys[i].offset == Q(mem_default))
+			ps->queue->mem_default_set = true;
 		goto done;
 	}
 	r = error_set(ps->err, -EINVAL, "%s: unknown key in [%s]", name, ps->section);

@@ -31,6 +31,11 @@ enum queue_gpu_locality {
 	QUEUE_GPU_REQUIRE,
 };
 
+/* mem_per_cpu_default (docs/ARCHITECTURE.md, "Memory counted"): auto is
+ * the node's offer over its CPUs; a queue's unset one is the server's. */
+#define MEM_PER_CPU_AUTO UINT64_MAX
+#define MEM_PER_CPU_INHERIT (UINT64_MAX - 1)
+
 struct queue_conf {
 	char name[QUEUE_NAME_MAX];
 	int line;                    /* line of its [queue NAME] header */
@@ -42,6 +47,8 @@ struct queue_conf {
 	uint64_t ncpus_default;
 	uint64_t ncpus_max;          /* 0: as many as a node has */
 	uint64_t mem_default;        /* bytes; 0: no limit */
+	bool mem_default_set;        /* mem_default written in the file (0 then: none) */
+	uint64_t mem_per_cpu_default;/* MEM_PER_CPU_*, or bytes per CPU; 0: none */
 	uint64_t mem_max;            /* bytes; 0: no limit */
 	uint64_t walltime_default;   /* seconds */
 	uint64_t walltime_max;       /* seconds; 0: no limit */
@@ -90,6 +97,7 @@ struct config {
 	uint64_t max_unauth_conns_per_addr; /* of them from one address */
 	uint64_t idle_timeout;       /* seconds a client may hold a connection idle; 0: forever */
 	uint64_t max_queued;         /* queued and held jobs in the pool; 0: no limit */
+	uint64_t mem_per_cpu_default;/* MEM_PER_CPU_AUTO, or bytes per CPU; 0: none */
 	uint64_t max_queued_per_user;/* of one user over every queue; 0: no limit */
 	uint64_t state_min_free;     /* bytes free in state_dir below which submissions wait */
 	char server_name[CONFIG_NAME_MAX]; /* in printed job ids; "" = short host name */

@@ -156,6 +156,15 @@ static int topology_setup(struct noded *nd, hwloc_topology_t *io, struct error *
 	r = topo_node_describe(topo, wantp, &nd->topo, err);
 	if (r < 0)
 		goto done;
+	{
+		uint64_t numa_mem = nd->topo.mem, total = topo_node_mem_reconcile(topo, nd->proc_root, &nd->topo);
+
+		if (total)
+			log_info("memory: the NUMA nodes hold %llu MiB of MemTotal's %llu MiB: "
+				 "this node has %llu MiB (its share of MemTotal)",
+				 (unsigned long long)(numa_mem >> 20), (unsigned long long)(total >> 20),
+				 (unsigned long long)(nd->topo.mem >> 20));
+	}
 	/* GPUs and their locality from the I/O topology, which the node's
 	 * own (sent at registration, shared by alike nodes) leaves out. */
 	r = topo_io_load(io);

@@ -45,6 +45,15 @@ int topo_machine_load(hwloc_topology_t *ret);
 int topo_node_describe(hwloc_topology_t topo, const struct cpumask *want,
 		       struct node_topo *ret, struct error *err);
 
+/* The node's memory on the live host (docs/ARCHITECTURE.md, "Memory
+ * counted"): the kernel's MemTotal, from proc_root/meminfo, wins when the
+ * NUMA nodes hwloc found hold less (memory hot-plugged into a VM is not in
+ * any NUMA node's count); t->mem, t's share of the NUMA nodes, becomes
+ * the same share of MemTotal. Nothing changes for a topology not of this
+ * system (synthetic, XML: a simulated node) or a meminfo that cannot be
+ * read. Returns the MemTotal used (bytes), 0 when none was. */
+uint64_t topo_node_mem_reconcile(hwloc_topology_t topo, const char *proc_root, struct node_topo *t);
+
 /* The node made of cpus (a subset of topo's allowed CPUs, as
  * topo_node_describe checked) as hwloc XML for node.register: topo is
  * restricted to cpus, dropping the NUMA nodes that hold none of them, so

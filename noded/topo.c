@@ -2,6 +2,7 @@
 /* The node's share of the machine from an hwloc topology: CPUs, cores, NUMA nodes, memory. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,4 +261,39 @@ int topo_ranks_xml_write(const char *path)
 	r = topo_ranks_xml_export(io, path);
 	hwloc_topology_destroy(io);
 	return r;
+}
+
+/* MemTotal in bytes from a meminfo file; 0 when unreadable. */
+static uint64_t meminfo_total(const char *proc_root)
+{
+	char path[PATH_MAX], line[256];
+	unsigned long long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/meminfo", proc_root);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+uint64_t topo_node_mem_reconcile(hwloc_topology_t topo, const char *proc_root, struct node_topo *t)
+{
+	uint64_t total = meminfo_total(proc_root), numa = 0;
+	int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+
+	if (!total || !hwloc_topology_is_thissystem(topo))
+		return 0;
+	for (int i = 0; i < n; i++)
+		numa += hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i)->attr->numanode.local_memory;
+	if (numa >= total)
+		return 0;
+	/* The node's share of the NUMA nodes (its PUs in them) is its
+	 * share of the machine's memory. */
+	t->mem = numa ? (uint64_t)((unsigned __int128)t->mem * total / numa) : total;
+	return total;
 }

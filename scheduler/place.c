@@ -189,24 +189,29 @@ static bool node_place(const struct node *n, const struct queue_conf *q, unsigne
  * place rule and sets take[i] and gtake[i] (CPUs and GPUs j would take on
  * nv[i]); true when every chunk has a node. One-node jobs are one chunk
  * of ncpus and ngpus, packed. */
-static bool chunks_assign(const struct job *j, const unsigned *room, const unsigned *groom, const bool *ok,
-			  size_t n, unsigned *take, unsigned *gtake, struct share *sh)
+static bool chunks_assign(const struct job *j, const unsigned *room, const unsigned *groom, const uint64_t *mroom,
+			  uint64_t *mtake, const bool *ok, size_t n, unsigned *take, unsigned *gtake, struct share *sh)
 {
 	unsigned total = 0, gtotal = 0;
+	uint64_t mtotal = 0;
 
 	memset(take, 0, n * sizeof(*take));
 	memset(gtake, 0, n * sizeof(*gtake));
+	if (mroom)
+		memset(mtake, 0, n * sizeof(*mtake));
 	if (sh)
 		memset(sh, 0, n * sizeof(*sh));
 	if (!j->n_chunks || j->place == JOB_PLACE_PACK) {
 		total = j->n_chunks ? 0 : j->ncpus;
 		gtotal = j->n_chunks ? 0 : j->ngpus;
+		mtotal = j->n_chunks ? 0 : j->mem;
 		for (unsigned c = 0; c < j->n_chunks; c++) {
 			total += j->chunks[c].count * j->chunks[c].ncpus;
 			gtotal += j->chunks[c].count * j->chunks[c].ngpus;
+			mtotal += (uint64_t)j->chunks[c].count * j->chunks[c].mem;
 		}
 		for (size_t i = 0; i < n; i++)
-			if (ok[i] && room[i] >= total && groom[i] >= gtotal) {
+			if (ok[i] && room[i] >= total && groom[i] >= gtotal && (!mroom || mroom[i] >= mtotal)) {
 				take[i] = total;
 				gtake[i] = gtotal;
 				for (unsigned c = 0; sh && c < j->n_chunks; c++) {
@@ -247,7 +252,7 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const unsig
 			 * multiplied. */
 			for (i = from; i < n; i++) {
 				if (!ok[i] || room[i] - take[i] < ch->ncpus || room[i] < take[i] ||
-				    groom[i] < gtake[i] + ch->ngpus)
+				    groom[i] < gtake[i] + ch->ngpus || (mroom && mroom[i] - mtake[i] < ch->mem))
 					continue;
 				if (j->place == JOB_PLACE_SCATTER && take[i])
 					continue;
@@ -268,6 +273,8 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const unsig
 			}
 			take[i] += ch->ncpus;
 			gtake[i] += ch->ngpus;
+			if (mroom)
+				mtake[i] += ch->mem;
 		}
 	}
 	return true;
@@ -283,6 +290,7 @@ int place_nodes_vector(struct pool *p)
 	if (n > p->cap_nv) {
 		struct node **v = realloc(p->nv, n * sizeof(*v));
 		unsigned *room = realloc(p->room, n * sizeof(*room)), *groom;
+		uint64_t *mroom, *mtake;
 		bool *ok;
 
 		if (v)
@@ -295,7 +303,13 @@ int place_nodes_vector(struct pool *p)
 		ok = realloc(p->ok, n * sizeof(*ok));
 		if (ok)
 			p->ok = ok;
-		if (!v || !room || !groom || !ok)
+		mroom = realloc(p->mroom, n * sizeof(*mroom));
+		if (mroom)
+			p->mroom = mroom;
+		mtake = realloc(p->mtake, n * sizeof(*mtake));
+		if (mtake)
+			p->mtake = mtake;
+		if (!v || !room || !groom || !ok || !mroom || !mtake)
 			return -ENOMEM;
 		p->cap_nv = n;
 	}
@@ -330,7 +344,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 	take = calloc(p->n_nodes * 2 + 1, sizeof(*take));
 	if (!take)
 		return true;
-	fits = chunks_assign(j, p->room, p->groom, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
+	fits = chunks_assign(j, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
 	free(take);
 	return fits;
 }
@@ -363,17 +377,38 @@ static int request_gpus_why(const struct pool *p, const struct job *j, char *buf
 	return -ENOSPC;
 }
 
-/* The memory a node offers its jobs (node.register's topology "mem":
- * what its node group allows), 0 when it did not say. */
-static uint64_t node_mem(const struct node *n)
+uint64_t pool_node_mem(const struct node *n)
 {
 	json_int_t m = json_integer_value(json_object_get(n->topology, "mem"));
 
 	return m > 0 ? (uint64_t)m : 0;
 }
 
+uint64_t pool_node_mem_free(const struct node *n)
+{
+	uint64_t m = pool_node_mem(n);
+
+	if (!m)
+		return UINT64_MAX;
+	return m > n->mem_used ? m - n->mem_used : 0;
+}
+
+uint64_t pool_mem_per_cpu_auto(const struct pool *p)
+{
+	uint64_t best = 0;
+
+	for (const struct node *n = p->nodes; n; n = n->next) {
+		unsigned c = cpumask_count(&n->cpus);
+		uint64_t m = pool_node_mem(n);
+
+		if (c && m && (!best || m / c < best))
+			best = m / c;
+	}
+	return best;
+}
+
 /* The most memory j needs on one node (bytes; 0: none asked). */
-static uint64_t place_widest_mem(const struct job *j)
+uint64_t place_widest_mem(const struct job *j)
 {
 	uint64_t w = 0, total = 0;
 
@@ -399,10 +434,10 @@ static int request_mem_why(const struct pool *p, const struct job *j, char *buf,
 	for (const struct node *n = p->nodes; n; n = n->next) {
 		if (!cpumask_count(&n->cpus))
 			continue;
-		if (!node_mem(n))
+		if (!pool_node_mem(n))
 			return 0;
-		if (node_mem(n) > max)
-			max = node_mem(n);
+		if (pool_node_mem(n) > max)
+			max = pool_node_mem(n);
 	}
 	if (!max || want <= max)
 		return 0;
@@ -482,6 +517,33 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 	return 1;
 }
 
+int pool_request_mem_wait(const struct pool *p, const struct job *j, char *buf, size_t len)
+{
+	uint64_t need = j ? place_widest_mem(j) : 0;
+	unsigned named = 0;
+	size_t at;
+
+	if (!need)
+		return 0;
+	for (const struct node *n = p->nodes; n; n = n->next)
+		if (pool_node_usable(n) && cpumask_count(&n->cpus) && pool_node_mem_free(n) >= need)
+			return 0;
+	at = (size_t)snprintf(buf, len, "waits for memory: %llu MiB on a node;",
+			      (unsigned long long)((need + (1 << 20) - 1) >> 20));
+	for (const struct node *n = p->nodes; n && at < len; n = n->next) {
+		if (!pool_node_usable(n) || pool_node_mem(n) < need)
+			continue;
+		if (named++ == 4) {
+			(void)snprintf(buf + at, len - at, ", ...");
+			break;
+		}
+		at += (size_t)snprintf(buf + at, len - at, "%s %s has %llu MiB free of %llu", named > 1 ? "," : "",
+				       n->name, (unsigned long long)(pool_node_mem_free(n) >> 20),
+				       (unsigned long long)(pool_node_mem(n) >> 20));
+	}
+	return named > 0;
+}
+
 /* The reservation of a blocked wide job j (EASY): from now, its running
  * entries end one by one (at dispatch + walltime; none without one); the
  * first end at which j fits by counts is its start, and the nodes it
@@ -491,6 +553,7 @@ struct resv_ev {
 	size_t node;             /* index in p->nv */
 	unsigned cpus;
 	unsigned gpus;
+	uint64_t mem;
 };
 
 static int resv_ev_cmp(const void *a, const void *b)
@@ -502,16 +565,20 @@ static int resv_ev_cmp(const void *a, const void *b)
 
 /* Whether j fits by counts once the first k ends of evs are in: room is
  * base plus those, into p->room. */
-static bool fits_after(struct pool *p, const struct job *j, const unsigned *base, const struct resv_ev *evs,
-		       size_t k, unsigned *take)
+static bool fits_after(struct pool *p, const struct job *j, const unsigned *base, const uint64_t *mbase,
+		       const struct resv_ev *evs, size_t k, unsigned *take)
 {
 	memcpy(p->room, base, p->n_nodes * sizeof(*base));
 	memcpy(p->groom, base + p->n_nodes, p->n_nodes * sizeof(*base));
+	memcpy(p->mroom, mbase, p->n_nodes * sizeof(*mbase));
 	for (size_t e = 0; e < k; e++) {
 		p->room[evs[e].node] += evs[e].cpus;
 		p->groom[evs[e].node] += evs[e].gpus;
+		if (p->mroom[evs[e].node] != UINT64_MAX)
+			p->mroom[evs[e].node] += evs[e].mem;
 	}
-	return chunks_assign(j, p->room, p->groom, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
+	return chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take, take + p->n_nodes,
+			     NULL);
 }
 
 /* The reservation of a blocked one-node job: each node on its own, the
@@ -529,14 +596,17 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *nd = p->nv[i];
 		unsigned room = 0, groom;
+		uint64_t mroom;
 		size_t n_ev = 0;
 
 		if (!node_open(nd, q, j, &room) && !(pool_node_usable(nd) &&
 						    !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt)))
 			continue;
-		if (cpumask_count(&nd->cpus) < j->ncpus || nd->n_gpus < j->ngpus)
+		if (cpumask_count(&nd->cpus) < j->ncpus || nd->n_gpus < j->ngpus ||
+		    (pool_node_mem(nd) && pool_node_mem(nd) < j->mem))
 			continue;
 		groom = node_gpu_room(nd);
+		mroom = pool_node_mem_free(nd);
 		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
 			const struct job *o = e->job;
 
@@ -552,7 +622,7 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 				evs = ne;
 			}
 			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
-							cpumask_count(&e->claim), gpus_count(e->gpus) };
+							cpumask_count(&e->claim), gpus_count(e->gpus), e->mem };
 		}
 		if (n_ev == 0)
 			continue;
@@ -560,7 +630,9 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 		for (size_t e = 0; e < n_ev && evs[e].t < best_t; e++) {
 			room += evs[e].cpus;
 			groom += evs[e].gpus;
-			if (room >= j->ncpus && groom >= j->ngpus && (e + 1 == n_ev || evs[e + 1].t != evs[e].t)) {
+			if (mroom != UINT64_MAX)
+				mroom += evs[e].mem;
+			if (room >= j->ncpus && groom >= j->ngpus && mroom >= j->mem && (e + 1 == n_ev || evs[e + 1].t != evs[e].t)) {
 				best_t = evs[e].t;
 				best = i;
 				break;
@@ -582,15 +654,17 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 	size_t n_ev = 0, cap = 0, lo, hi;
 	unsigned *take = calloc(p->n_nodes * 2 + 1, sizeof(*take));
 	unsigned *base = calloc(p->n_nodes * 2 + 1, sizeof(*base));   /* CPUs, then GPUs */
+	uint64_t *mbase = calloc(p->n_nodes + 1, sizeof(*mbase));
 	bool made = false;
 	int64_t t;
 
 	if (!j->n_chunks) {
 		free(take);
 		free(base);
+		free(mbase);
 		return reserve_one_node(p, q, j, now);
 	}
-	if (!take || !base)
+	if (!take || !base || !mbase)
 		goto done;
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *nd = p->nv[i];
@@ -598,6 +672,7 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 		p->ok[i] = node_open(nd, q, j, &base[i]) || (pool_node_usable(nd) &&
 			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt));
 		base[p->n_nodes + i] = node_gpu_room(nd);
+		mbase[i] = pool_node_mem_free(nd);
 		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
 			const struct job *o = e->job;
 
@@ -611,7 +686,7 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 				evs = ne;
 			}
 			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
-							cpumask_count(&e->claim), gpus_count(e->gpus) };
+							cpumask_count(&e->claim), gpus_count(e->gpus), e->mem };
 		}
 	}
 	if (n_ev == 0)
@@ -619,14 +694,14 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 	qsort(evs, n_ev, sizeof(*evs), resv_ev_cmp);
 	/* Room only grows as jobs end: the first prefix of ends after which
 	 * j fits is found by bisection, not by trying every end. */
-	if (!fits_after(p, j, base, evs, n_ev, take))
+	if (!fits_after(p, j, base, mbase, evs, n_ev, take))
 		goto done;
 	lo = 1;
 	hi = n_ev;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (fits_after(p, j, base, evs, mid, take))
+		if (fits_after(p, j, base, mbase, evs, mid, take))
 			hi = mid;
 		else
 			lo = mid + 1;
@@ -634,7 +709,7 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 	/* Ends at the same second come together. */
 	while (lo < n_ev && evs[lo].t == evs[lo - 1].t)
 		lo++;
-	(void)fits_after(p, j, base, evs, lo, take);
+	(void)fits_after(p, j, base, mbase, evs, lo, take);
 	t = evs[lo - 1].t > now ? evs[lo - 1].t : now;
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if (take[i] && (!p->nv[i]->resv_t || p->nv[i]->resv_t > t))
@@ -644,6 +719,7 @@ done:
 	free(evs);
 	free(take);
 	free(base);
+	free(mbase);
 	return made;
 }
 
@@ -680,15 +756,17 @@ unsigned place_widest_gpus(const struct job *j)
  * then each node's share by placement. Nodes reserved before j would end
  * (its walltime from now) are not used. Fills j's allocation. */
 bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_t now, unsigned *ret_room,
-	       unsigned *ret_groom)
+	       unsigned *ret_groom, uint64_t *ret_mroom)
 {
 	int64_t end = j->walltime ? now + (int64_t)j->walltime : INT64_MAX;
 	unsigned *take, n_take = 0, seen = 0, gseen = 0;
+	uint64_t mseen = 0;
 	struct share *sh = NULL;
 	bool ok = false;
 
 	*ret_room = 0;
 	*ret_groom = 0;
+	*ret_mroom = 0;
 	if (!j->n_chunks) {
 		/* One node: the first where placement finds room, as always;
 		 * nodes after it are not looked at (a pass over 10,000 nodes
@@ -696,6 +774,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		for (struct node *nd = p->scan_from; nd; nd = nd->next) {
 			struct alloc_entry e = { 0 };
 			unsigned room, groom;
+			uint64_t mroom;
 			bool open = node_open(nd, q, j, &room);
 
 			p->stats.node_looks++;
@@ -713,13 +792,16 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			if (!open)
 				continue;
 			groom = node_gpu_room(nd);
+			mroom = pool_node_mem_free(nd);
 			/* The bound the pass keeps ignores reservations: a
 			 * later, shorter job may still use a reserved node. */
 			if (room > seen)
 				seen = room;
 			if (groom > gseen)
 				gseen = groom;
-			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || groom < j->ngpus ||
+			if (mroom > mseen)
+				mseen = mroom;
+			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || groom < j->ngpus || mroom < j->mem ||
 			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus))
 				continue;
 			p->stats.place_tries++;
@@ -745,6 +827,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		}
 		*ret_room = seen;
 		*ret_groom = gseen;
+		*ret_mroom = mseen;
 		return false;
 	}
 	take = calloc(p->n_nodes * 2 + 1, sizeof(*take));   /* CPUs, then GPUs */
@@ -755,16 +838,21 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 
 		p->ok[i] = node_open(nd, q, j, &p->room[i]);
 		p->groom[i] = node_gpu_room(nd);
+		p->mroom[i] = pool_node_mem_free(nd);
 		if (p->ok[i] && p->room[i] > seen)
 			seen = p->room[i];
 		if (p->ok[i] && p->groom[i] > gseen)
 			gseen = p->groom[i];
+		if (p->ok[i] && p->mroom[i] > mseen)
+			mseen = p->mroom[i];
 		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t);
 	}
 	*ret_room = seen;
 	*ret_groom = gseen;
+	*ret_mroom = mseen;
 	sh = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*sh));
-	if (!sh || !chunks_assign(j, p->room, p->groom, p->ok, p->n_nodes, take, take + p->n_nodes, sh))
+	if (!sh || !chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+				  take + p->n_nodes, sh))
 		goto done;
 	for (size_t i = 0; i < p->n_nodes; i++)
 		n_take += take[i] > 0;

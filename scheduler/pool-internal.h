@@ -30,6 +30,8 @@ struct pool {
 	struct node **nv;             /* scratch of a pass: nodes in order, */
 	unsigned *room;               /* their room for the job at hand, */
 	unsigned *groom;              /* their free GPUs for it, */
+	uint64_t *mroom;              /* their free memory (UINT64_MAX: not counted), */
+	uint64_t *mtake;              /* what chunks_assign gives each of it, */
 	bool *ok;                     /* whether it may use them */
 	struct node *scan_from;       /* a queue's pass: the first node with room */
 	size_t n_nodes, cap_nv;
@@ -42,15 +44,17 @@ int place_nodes_vector(struct pool *p);
  * whole or not at all), keeping off nodes reserved before j would end.
  * Fills j's allocation (not yet linked nor claimed). *ret_room: the most
  * CPUs a usable node has for q's jobs, reservations aside; *ret_groom:
- * the most free GPUs one has. */
+ * the most free GPUs one has; *ret_mroom: the most free memory. */
 bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_t now, unsigned *ret_room,
-	       unsigned *ret_groom);
+	       unsigned *ret_groom, uint64_t *ret_mroom);
 /* EASY: gives the nodes blocked job j would take, at the earliest end of
  * running jobs after which it fits, that time as resv_t. False when it
  * never fits on what runs now (no reservation). */
 bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now);
 /* The most CPUs j needs on one node. */
 unsigned place_widest(const struct job *j);
+/* The most memory j needs on one node (bytes; 0: none counted). */
+uint64_t place_widest_mem(const struct job *j);
 /* The most GPUs j needs on one node. */
 unsigned place_widest_gpus(const struct job *j);
 /* All of n's GPUs as a mask (bit i: index i). */

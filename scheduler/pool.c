@@ -126,6 +126,8 @@ void pool_destroy(struct pool *p)
 	free(p->nv);
 	free(p->room);
 	free(p->groom);
+	free(p->mroom);
+	free(p->mtake);
 	free(p->ok);
 	free(p->node_table);
 	free(p->table);
@@ -898,6 +900,12 @@ static void node_account(struct node *n, const struct alloc_entry *e, bool give)
 	} else {
 		n->gpus_free &= ~e->gpus;
 	}
+	/* Memory is a sum, not a set: made again from the entries, so a
+	 * claim made twice (a restart, then a reconcile) counts once. */
+	n->mem_used = give ? 0 : e->mem;
+	for (const struct alloc_entry *o = n->jobs; o; o = o->nnext)
+		if (o != e && !o->cpus_back)
+			n->mem_used += o->mem;
 }
 
 int pool_job_link(struct pool *p, struct job *j)
@@ -1091,12 +1099,14 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	 * a scan, so a full pool with 100,000 waiting costs one look per job,
 	 * not one look per job and node. */
 	unsigned room = UINT_MAX, groom = UINT_MAX;   /* the same bound for GPUs */
+	uint64_t mroom = UINT64_MAX;                  /* and for memory */
 	struct pool_queue *pq = pool_queue_find(p, q->name);
 	struct iqs_turn *turns;
 	size_t n_turns = 0, n = 0;
 	int64_t now = pool_now(p);
 	bool more = true, stop = false, reserved = false;
 	unsigned seen, gseen;
+	uint64_t mseen;
 
 	if (!pq || !pq->n_users || place_nodes_vector(p) < 0)
 		return 0;
@@ -1141,7 +1151,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					p->deferred_next = j->start_after;
 				continue;
 			}
-			if (place_widest(j) > room || place_widest_gpus(j) > groom) {
+			if (place_widest(j) > room || place_widest_gpus(j) > groom || place_widest_mem(j) > mroom) {
 				if (q->strict)
 					stop = true;
 				else if ((j->n_chunks || j->ngpus > 1) && !reserved)
@@ -1161,7 +1171,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				j->user = u;
 			}
 			j->reserve = q->reserve;
-			if (place_job(p, q, j, now, &seen, &gseen)) {
+			if (place_job(p, q, j, now, &seen, &gseen, &mseen)) {
 				if (arr) {
 					/* Taken first: the array leaves the waiting
 					 * list with its last subjob. pool_job_add
@@ -1203,6 +1213,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				if ((!j->n_chunks || j->place == JOB_PLACE_PACK) && !j->excl) {
 					room = seen;
 					groom = gseen;
+					mroom = mseen;
 				}
 				if (q->strict)
 					stop = true;
@@ -1287,11 +1298,13 @@ json_t *pool_queue_order_page(struct pool *p, const struct queue_conf *q, size_t
 	 * every page of qstat -Q --order cost more than the order itself. */
 	for (size_t i = offset; i < v.n && i - offset < limit; i++) {
 		const struct iqs_entry *e = &v.order[i];
-		char reason[160];
+		char reason[240];
 
 		switch (e->hold) {
 		case IQS_GO:
-			snprintf(reason, sizeof(reason), q->started ? "next when it fits" : "queue stopped");
+			if (!q->started ||
+			    pool_request_mem_wait(p, pool_job_find(p, e->job->id), reason, sizeof(reason)) <= 0)
+				snprintf(reason, sizeof(reason), q->started ? "next when it fits" : "queue stopped");
 			break;
 		case IQS_HELD:
 			snprintf(reason, sizeof(reason), "held");

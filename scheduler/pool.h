@@ -41,6 +41,10 @@ struct node {
 	struct node_gpu *gpus;
 	unsigned n_gpus;
 	uint64_t gpus_free;
+	/* Memory (docs/ARCHITECTURE.md, "Memory counted"): what the running
+	 * entries here hold (their mem), never above the offer but when a
+	 * restart finds it so. */
+	uint64_t mem_used;
 	bool rt;
 	char *rt_reason;
 	void *link;              /* the server's connection, NULL when down */
@@ -150,6 +154,18 @@ void pool_node_gpus_set(struct node *n, struct node_gpu *gpus, unsigned n_gpus);
 json_t *pool_node_gpus_json(const struct node *n);
 /* Free GPUs of n. */
 unsigned pool_node_gpus_free(const struct node *n);
+/* The memory n offers its jobs (node.register's topology "mem": its
+ * node group's limit), bytes; 0 when it did not say (not counted there). */
+uint64_t pool_node_mem(const struct node *n);
+/* What of it no running entry holds; UINT64_MAX when not counted. */
+uint64_t pool_node_mem_free(const struct node *n);
+/* mem_per_cpu_default = auto: the smallest offer per CPU of the known
+ * nodes that said their memory, bytes; 0 with none. */
+uint64_t pool_mem_per_cpu_auto(const struct pool *p);
+/* Why waiting j does not start now, when memory is the reason: 1 with
+ * "waits for memory: NODE has X free of Y, the job needs Z; ..." into
+ * buf (up to 4 nodes); else 0. */
+int pool_request_mem_wait(const struct pool *p, const struct job *j, char *buf, size_t len);
 /* Most CPUs any known node has; 0 with no node. */
 unsigned pool_node_max_cpus(const struct pool *p);
 /* Forgets n (qmgr delete node): unlinked and freed. -EBUSY while it is

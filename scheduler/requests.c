@@ -109,6 +109,47 @@ static bool user_in_group(const char *user, gid_t gid, const char *name)
 	return false;
 }
 
+/* The memory of a job that asks for none (docs/ARCHITECTURE.md, "Memory
+ * counted"): a queue's written mem_default (0: none); else
+ * mem_per_cpu_default (the queue's, else the server's) times its CPUs,
+ * auto being the smallest offer per CPU of the known nodes (none known:
+ * not counted). Chunks without mem get theirs per chunk, written into
+ * chunks; the job's total is returned. Capped at the queue's mem_max. */
+static uint64_t mem_default_resolve(struct server *s, const struct queue_conf *q, uint64_t ncpus, json_t *chunks)
+{
+	uint64_t per = q->mem_per_cpu_default, total = 0;
+	size_t i;
+	json_t *ch;
+
+	if (q->mem_default_set)
+		return q->mem_default;
+	if (per == MEM_PER_CPU_INHERIT)
+		per = s->config->mem_per_cpu_default;
+	if (per == MEM_PER_CPU_AUTO)
+		per = pool_mem_per_cpu_auto(s->pool);
+	if (!per)
+		return 0;
+	if (!json_array_size(chunks)) {
+		total = per * ncpus;
+		return q->mem_max && total > q->mem_max ? q->mem_max : total;
+	}
+	json_array_foreach(chunks, i, ch) {
+		json_int_t cm = json_integer_value(json_object_get(ch, "mem"));
+		json_int_t count = json_integer_value(json_object_get(ch, "count"));
+
+		if (!json_is_object(ch))
+			return 0;   /* job_chunks_from_json refuses it */
+		if (cm <= 0) {
+			cm = (json_int_t)(per * (uint64_t)json_integer_value(json_object_get(ch, "ncpus")));
+			if (q->mem_max && (uint64_t)cm > q->mem_max)
+				cm = (json_int_t)q->mem_max;
+			json_object_set_new(ch, "mem", json_integer(cm));
+		}
+		total += (uint64_t)cm * (uint64_t)(count > 0 ? count : 1);
+	}
+	return total;
+}
+
 /* Checks a submit request against the queue and the pool; fills p->submit
  * with strings that live as long as p->strings. */
 static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pending *p,
@@ -129,6 +170,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	long long ncpus = wire_int(msg, "ncpus", 0);
 	long long ngpus = wire_int(msg, "ngpus", 0);
 	long long mem = wire_int(msg, "mem", 0);
+	bool mem_asked;
 	long long walltime = wire_int(msg, "walltime", 0);
 	long long mask = wire_int(msg, "umask", -1);
 	long long prio = wire_int(msg, "priority", 0);
@@ -207,6 +249,9 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	if (q->ncpus_max && (uint64_t)ncpus > q->ncpus_max)
 		REFUSE("ncpus=%lld: above queue %s's limit of %llu", ncpus, q->name,
 		       (unsigned long long)q->ncpus_max);
+	mem_asked = mem > 0;
+	if (!mem_asked)
+		mem = (long long)mem_default_resolve(s, q, (uint64_t)ncpus, json_object_get(msg, "chunks"));
 	{
 		struct job probe = { .ncpus = (uint32_t)ncpus, .mem = (uint64_t)mem };
 		const char *place = wire_str(msg, "place");
@@ -249,9 +294,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		if (r < 0)
 			REFUSE("%s", why);
 	}
-	if (mem == 0)
-		mem = (long long)q->mem_default;
-	if (q->mem_max && (uint64_t)mem > q->mem_max) {
+	if (mem_asked && q->mem_max && (uint64_t)mem > q->mem_max) {
 		/* In the user's units, not "8589934592 bytes". */
 		size_format(q->mem_max, size, sizeof(size));
 		REFUSE("mem=%s: above queue %s's limit of %s",
@@ -406,7 +449,8 @@ static int query_page(struct server *s, struct jobstore_filter *f, json_t *msg, 
 
 /* A queued job that fits only nodes that are down (not back since a
  * restart, or gone) says so in its reason (qstat -f's comment), as PBS's
- * scheduler comments a job it cannot run; it waits for them. */
+ * scheduler comments a job it cannot run; it waits for them. So does one
+ * whose memory no usable node has free now. */
 static void stat_wait_reasons(struct server *s, json_t *jobs)
 {
 	char why[200], both[400];
@@ -420,7 +464,8 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 		if (strcmp(wire_str(o, "state") ?: "", "queued") != 0)
 			continue;
 		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
-		if (!j || j->state != JOB_QUEUED || pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0)
+		if (!j || j->state != JOB_QUEUED || (pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
+						     pool_request_mem_wait(s->pool, j, why, sizeof(why)) <= 0))
 			continue;
 		/* After the stored reason ("requeued: node n5 was lost"), not
 		 * instead of it. */
@@ -740,6 +785,13 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gpus_free",
 				    json_integer((json_int_t)pool_node_gpus_free(n)));
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gpus", pool_node_gpus_json(n));
+		/* Memory counted (docs/ARCHITECTURE.md): what its jobs hold,
+		 * and what is free of its offer (absent: it did not say). */
+		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "mem_assigned",
+				    json_integer((json_int_t)n->mem_used));
+		if (pool_node_mem(n))
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "mem_free",
+					    json_integer((json_int_t)pool_node_mem_free(n)));
 		if (n->drain_reason)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "reason",
 					    json_string(n->drain_reason));

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* qnoded's view of a node on synthetic hwloc topologies, whole and cut down with --cpus. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "noded.h"
 #include "unit.h"
@@ -146,7 +149,77 @@ static void test_restricted(void)
 	hwloc_topology_destroy(t);
 }
 
+/* A fake /proc with meminfo saying kb kB; its path into dir (a temp dir). */
+static void fake_meminfo(char *dir, size_t len, unsigned long long kb)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(dir, len, "/tmp/qpool-unit-meminfo.XXXXXX");
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/meminfo", dir);
+	f = fopen(path, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fprintf(f, "MemTotal:       %llu kB\nMemFree:        1024 kB\n", kb);
+	fclose(f);
+}
+
+static void fake_meminfo_remove(const char *dir)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/meminfo", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* This machine's case: one NUMA node that holds 10.8 GB of MemTotal's
+ * 24 GB (memory hot-plugged into the VM). MemTotal wins on the live
+ * system, shared by the node's PUs as the NUMA memory is; never on a
+ * synthetic topology (a simulated node), nor when NUMA holds more. */
+static void test_mem_reconcile(void)
+{
+	hwloc_topology_t t;
+	struct node_topo nt;
+	struct cpumask half;
+	char dir[64];
+
+	fake_meminfo(dir, sizeof(dir), 4ULL << 20);   /* 4 GiB */
+	t = synthetic("numa:1(memory=1GB) core:4 pu:1");
+	CU_ASSERT_EQUAL(topo_node_describe(t, NULL, &nt, NULL), 0);
+	CU_ASSERT_EQUAL(nt.mem, 1000000000ULL);   /* hwloc's GB */
+	CU_ASSERT_EQUAL(topo_node_mem_reconcile(t, dir, &nt), 0);   /* not this system */
+	CU_ASSERT_EQUAL(nt.mem, 1000000000ULL);   /* hwloc's GB */
+	hwloc_topology_destroy(t);
+
+	CU_ASSERT_FATAL(hwloc_topology_init(&t) == 0);
+	CU_ASSERT_FATAL(hwloc_topology_set_flags(t, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
+						    HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) == 0);
+	CU_ASSERT_FATAL(hwloc_topology_set_synthetic(t, "numa:1(memory=1GB) core:4 pu:1") == 0);
+	CU_ASSERT_FATAL(hwloc_topology_load(t) == 0);
+	CU_ASSERT_EQUAL(topo_node_describe(t, NULL, &nt, NULL), 0);
+	CU_ASSERT_EQUAL(topo_node_mem_reconcile(t, dir, &nt), 4 * GiB);
+	CU_ASSERT_EQUAL(nt.mem, 4 * GiB);
+	/* --cpus of half the machine: half of MemTotal. */
+	CU_ASSERT_EQUAL(cpumask_parse("0-1", &half), 0);
+	CU_ASSERT_EQUAL(topo_node_describe(t, &half, &nt, NULL), 0);
+	CU_ASSERT_EQUAL(topo_node_mem_reconcile(t, dir, &nt), 4 * GiB);
+	CU_ASSERT_EQUAL(nt.mem, 2 * GiB);
+	fake_meminfo_remove(dir);
+	/* NUMA holds all (MemTotal is below it: the kernel's own share). */
+	fake_meminfo(dir, sizeof(dir), 1ULL << 19);
+	CU_ASSERT_EQUAL(topo_node_describe(t, NULL, &nt, NULL), 0);
+	CU_ASSERT_EQUAL(topo_node_mem_reconcile(t, dir, &nt), 0);
+	CU_ASSERT_EQUAL(nt.mem, 1000000000ULL);   /* hwloc's GB */
+	fake_meminfo_remove(dir);
+	/* No meminfo: as before. */
+	CU_ASSERT_EQUAL(topo_node_mem_reconcile(t, "/nonexistent", &nt), 0);
+	CU_ASSERT_EQUAL(nt.mem, 1000000000ULL);   /* hwloc's GB */
+	hwloc_topology_destroy(t);
+}
+
 static const struct unit_test noded_topo_tests[] = {
+	{ "mem_reconcile", test_mem_reconcile },
 	{ "subsets", test_subsets },
 	{ "memory_adds_up", test_memory_adds_up },
 	{ "rejects", test_rejects },

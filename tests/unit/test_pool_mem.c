@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/* The pass with memory counted (docs/ARCHITECTURE.md, "Memory counted"):
+ * jobs on a node never hold more than it offers; memory comes back with
+ * the CPUs; chunks and backfill count it per node. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+#include "unit.h"
+
+#define MiB (UINT64_C(1) << 20)
+
+static struct job *mjob(int64_t id, unsigned ncpus, uint64_t mem, uint64_t walltime)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	j->id = id;
+	snprintf(j->queue, sizeof(j->queue), "q");
+	j->ncpus = ncpus;
+	j->mem = mem;
+	j->walltime = walltime;
+	j->state = JOB_QUEUED;
+	return j;
+}
+
+/* Chunks of one kind: count of ncpus and mem each. */
+static struct job *mchunks(int64_t id, unsigned count, unsigned ncpus, uint64_t mem, uint64_t walltime,
+			   enum job_place place)
+{
+	struct job *j = mjob(id, count * ncpus, count * mem, walltime);
+
+	j->chunks = calloc(1, sizeof(*j->chunks));
+	*j->chunks = (struct job_chunk){ .count = count, .ncpus = ncpus, .mpiprocs = 1, .mem = mem };
+	j->n_chunks = 1;
+	j->place = place;
+	return j;
+}
+
+/* A node with CPUs cpus offering mem bytes (0: it did not say). */
+static struct node *mnode(struct pool *p, const char *name, const char *cpus, uint64_t mem)
+{
+	struct node *nd = pool_node_get(p, name);
+	static int link;
+
+	cpumask_parse(cpus, &nd->cpus);
+	nd->free = nd->cpus;
+	nd->rt_free = nd->cpus;
+	nd->state = NODE_UP;
+	nd->link = &link;
+	nd->topology = mem ? json_pack("{s:I}", "mem", (json_int_t)mem) : json_object();
+	return nd;
+}
+
+static struct config *one_queue(void)
+{
+	struct config *c = calloc(1, sizeof(*c));
+
+	c->n_queues = 1;
+	c->queues = calloc(1, sizeof(*c->queues));
+	snprintf(c->queues[0].name, QUEUE_NAME_MAX, "q");
+	c->queues[0].started = true;
+	return c;
+}
+
+static void config_free(struct config *c)
+{
+	free(c->queues);
+	free(c);
+}
+
+/* The issue's case: a node offering 3,802 MiB, two jobs of 2,300 MiB. The
+ * second waits with a reason naming memory and the node, and starts when
+ * the first's processes are gone; a job without mem is not counted. */
+static void test_two_jobs_one_node(void)
+{
+	struct config *c = one_queue();
+	struct dispatch d[8];
+	struct pool *p;
+	struct node *a;
+	char why[240];
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = mnode(p, "a", "0-3", 3802 * MiB);
+	pool_job_add(p, mjob(1, 1, 2300 * MiB, 0));
+	pool_job_add(p, mjob(2, 1, 2300 * MiB, 0));
+	pool_job_add(p, mjob(3, 1, 0, 0));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
+	CU_ASSERT_EQUAL(d[0].job->id, 1);
+	CU_ASSERT_EQUAL(d[1].job->id, 3);
+	CU_ASSERT_EQUAL(pool_job_find(p, 2)->state, JOB_QUEUED);
+	CU_ASSERT_EQUAL(a->mem_used, 2300 * MiB);
+	CU_ASSERT_EQUAL(pool_node_mem_free(a), 1502 * MiB);
+	CU_ASSERT_EQUAL(pool_request_mem_wait(p, pool_job_find(p, 2), why, sizeof(why)), 1);
+	CU_ASSERT_STRING_EQUAL(why, "waits for memory: 2300 MiB on a node; a has 1502 MiB free of 3802");
+	/* Its processes gone (job.exited): the memory goes back with the CPUs. */
+	CU_ASSERT(pool_job_cpus_back(p, pool_job_find(p, 1)));
+	CU_ASSERT_EQUAL(a->mem_used, 0);
+	CU_ASSERT_EQUAL(pool_request_mem_wait(p, pool_job_find(p, 2), why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 2);
+	CU_ASSERT_EQUAL(a->mem_used, 2300 * MiB);
+	/* Job 1's result: nothing given back twice. */
+	pool_job_remove(p, pool_job_find(p, 1));
+	CU_ASSERT_EQUAL(a->mem_used, 2300 * MiB);
+	/* A restart claims what is there again: counted once. */
+	pool_entry_claim(p, &pool_job_find(p, 2)->alloc[0]);
+	pool_entry_claim(p, &pool_job_find(p, 2)->alloc[0]);
+	CU_ASSERT_EQUAL(a->mem_used, 2300 * MiB);
+	pool_job_release(p, pool_job_find(p, 2));
+	CU_ASSERT_EQUAL(a->mem_used, 0);
+	pool_destroy(p);
+	config_free(c);
+}
+
+/* A node that did not say its memory counts none; the per-CPU default
+ * auto is the smallest offer per CPU of the nodes that did. */
+static void test_unsaid_and_auto(void)
+{
+	struct config *c = one_queue();
+	struct dispatch d[8];
+	struct pool *p;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	CU_ASSERT_EQUAL(pool_mem_per_cpu_auto(p), 0);
+	mnode(p, "old", "0-3", 0);
+	CU_ASSERT_EQUAL(pool_mem_per_cpu_auto(p), 0);
+	pool_job_add(p, mjob(1, 1, 100000 * MiB, 0));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(pool_node_mem_free(pool_node_find(p, "old")), UINT64_MAX);
+	mnode(p, "a", "0-3", 8192 * MiB);
+	mnode(p, "b", "0-7", 8192 * MiB);
+	CU_ASSERT_EQUAL(pool_mem_per_cpu_auto(p), 1024 * MiB);
+	pool_destroy(p);
+	config_free(c);
+}
+
+/* Chunks with mem: per node. a holds 2 GiB of its 3; two chunks of 2 GiB
+ * go to b and c though a has the CPUs; with only a and b, the job waits. */
+static void test_chunks(void)
+{
+	struct config *c = one_queue();
+	struct dispatch d[8];
+	struct pool *p;
+	struct job *j;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	mnode(p, "a", "0-7", 3072 * MiB);
+	mnode(p, "b", "0-7", 3072 * MiB);
+	pool_job_add(p, mjob(1, 1, 2048 * MiB, 0));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	j = mchunks(2, 2, 1, 2048 * MiB, 0, JOB_PLACE_FREE);
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
+	CU_ASSERT_EQUAL(j->state, JOB_QUEUED);
+	mnode(p, "c", "0-7", 3072 * MiB);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL_FATAL(j->n_alloc, 2);
+	CU_ASSERT_STRING_EQUAL(j->alloc[0].node, "b");
+	CU_ASSERT_STRING_EQUAL(j->alloc[1].node, "c");
+	CU_ASSERT_EQUAL(j->alloc[0].mem, 2048 * MiB);
+	CU_ASSERT_EQUAL(pool_node_find(p, "c")->mem_used, 2048 * MiB);
+	/* place=pack: the sum on one node. */
+	pool_job_add(p, mchunks(3, 2, 1, 1024 * MiB, 0, JOB_PLACE_PACK));
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
+	pool_job_release(p, j);
+	pool_job_state_set(p, j, JOB_COMPLETED);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 3);
+	CU_ASSERT_STRING_EQUAL(d[0].job->alloc[0].node, "b");
+	CU_ASSERT_EQUAL(pool_node_find(p, "b")->mem_used, 2048 * MiB);
+	pool_destroy(p);
+	config_free(c);
+}
+
+/* Backfill counts memory: a wide job blocked by memory alone gets the
+ * reservation; a long job that would hold its node past it waits, a
+ * short one runs. */
+static void test_backfill(void)
+{
+	struct config *c = one_queue();
+	struct dispatch d[8];
+	struct pool *p;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	mnode(p, "a", "0-7", 4096 * MiB);
+	mnode(p, "b", "0-7", 4096 * MiB);
+	pool_clock_set(p, 1000);
+	pool_job_add(p, mjob(1, 1, 3072 * MiB, 100));   /* a until 1100 */
+	pool_job_add(p, mjob(2, 1, 3072 * MiB, 100));   /* b until 1100 */
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
+	pool_job_add(p, mchunks(3, 2, 1, 2048 * MiB, 100, JOB_PLACE_SCATTER));
+	pool_job_add(p, mjob(4, 1, 512 * MiB, 5000));    /* would hold a past 1100 */
+	pool_job_add(p, mjob(5, 1, 512 * MiB, 50));      /* ends 1050 */
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 5);
+	CU_ASSERT_EQUAL(pool_job_find(p, 3)->state, JOB_QUEUED);
+	CU_ASSERT_EQUAL(pool_job_find(p, 4)->state, JOB_QUEUED);
+	pool_clock_set(p, 1100);
+	pool_job_remove(p, pool_job_find(p, 1));
+	pool_job_remove(p, pool_job_find(p, 2));
+	pool_job_remove(p, pool_job_find(p, 5));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
+	CU_ASSERT_EQUAL(d[0].job->id, 3);
+	CU_ASSERT_EQUAL(d[1].job->id, 4);
+	pool_destroy(p);
+	config_free(c);
+}
+
+static const struct unit_test pool_mem_tests[] = {
+	{ "two_jobs_one_node", test_two_jobs_one_node },
+	{ "unsaid_and_auto", test_unsaid_and_auto },
+	{ "chunks", test_chunks },
+	{ "backfill", test_backfill },
+	{ NULL, NULL },
+};
+
+UNIT_SUITE(pool_mem, pool_mem_tests);
