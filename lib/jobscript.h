@@ -48,6 +48,7 @@ struct jobspec {
 	int64_t ncpus;              /* -l ncpus=N, -1 unset */
 	int64_t ngpus;              /* -l ngpus=N (with chunks: their total), -1 unset */
 	int64_t mem;                /* -l mem=SIZE (bytes), -1 unset */
+	int mem_node;               /* sbatch --mem=0: a whole node's memory: 1, -1 unset */
 	int64_t walltime;           /* -l walltime=TIME (seconds), -1 unset */
 	char *stdout_path;          /* -o, as given (may be relative) */
 	char *stderr_path;          /* -e */

@@ -43,6 +43,8 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 		json_object_set_new(req, "ngpus", json_integer(js->ngpus));
 	if (js->mem >= 0)
 		json_object_set_new(req, "mem", json_integer(js->mem));
+	if (js->mem_node > 0)
+		json_object_set_new(req, "mem_node", json_true());
 	if (js->walltime >= 0)
 		json_object_set_new(req, "walltime", json_integer(js->walltime));
 	if (js->n_chunks) {

@@ -756,8 +756,10 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		r = warn(&js->warnings, &js->n_warnings, "--nodes=%" PRId64 "-%" PRId64 ": the job gets "
 			 "%" PRId64 " nodes (qpool does not grow a job to the maximum)", o->nodes_min,
 			 o->nodes_max, o->nodes_min);
+	/* --mem=0: all the memory of each node, as Slurm gives it; qpoold
+	 * counts it (docs/ARCHITECTURE.md, "Memory counted"). */
 	if (!r && (o->mem == 0 || o->mem_per_cpu == 0))
-		r = warn(&js->warnings, &js->n_warnings, "--mem=0: no memory limit (the whole node's memory)");
+		js->mem_node = 1;
 	for (int k = 0; k < 2 && !r; k++) {
 		const char *pat = k == 0 ? o->output : o->error;
 

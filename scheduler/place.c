@@ -407,6 +407,16 @@ uint64_t pool_mem_per_cpu_auto(const struct pool *p)
 	return best;
 }
 
+uint64_t pool_mem_node_max(const struct pool *p)
+{
+	uint64_t best = 0;
+
+	for (const struct node *n = p->nodes; n; n = n->next)
+		if (pool_node_mem(n) > best)
+			best = pool_node_mem(n);
+	return best;
+}
+
 /* The most memory j needs on one node (bytes; 0: none asked). */
 uint64_t place_widest_mem(const struct job *j)
 {

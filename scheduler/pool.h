@@ -162,6 +162,10 @@ uint64_t pool_node_mem_free(const struct node *n);
 /* mem_per_cpu_default = auto: the smallest offer per CPU of the known
  * nodes that said their memory, bytes; 0 with none. */
 uint64_t pool_mem_per_cpu_auto(const struct pool *p);
+
+/* The largest memory a known node offers its jobs (bytes; 0: none says):
+ * what a job asking for a whole node's memory (sbatch --mem=0) holds. */
+uint64_t pool_mem_node_max(const struct pool *p);
 /* Why waiting j does not start now, when memory is the reason: 1 with
  * "waits for memory: NODE has X free of Y, the job needs Z; ..." into
  * buf (up to 4 nodes); else 0. */

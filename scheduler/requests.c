@@ -110,24 +110,35 @@ static bool user_in_group(const char *user, gid_t gid, const char *name)
 }
 
 /* The memory of a job that asks for none (docs/ARCHITECTURE.md, "Memory
- * counted"): a queue's written mem_default (0: none); else
+ * counted"): with whole (sbatch --mem=0), the largest offer of a known
+ * node on each node; else a queue's written mem_default (0: none); else
  * mem_per_cpu_default (the queue's, else the server's) times its CPUs,
  * auto being the smallest offer per CPU of the known nodes (none known:
  * not counted). Chunks without mem get theirs per chunk, written into
  * chunks; the job's total is returned. Capped at the queue's mem_max. */
-static uint64_t mem_default_resolve(struct server *s, const struct queue_conf *q, uint64_t ncpus, json_t *chunks)
+static uint64_t mem_default_resolve(struct server *s, const struct queue_conf *q, uint64_t ncpus, json_t *chunks,
+				    bool whole)
 {
-	uint64_t per = q->mem_per_cpu_default, total = 0;
+	uint64_t per = q->mem_per_cpu_default, total = 0, node = 0;
 	size_t i;
 	json_t *ch;
 
-	if (q->mem_default_set)
+	if (whole) {
+		/* Per node, whatever its CPUs: a per-CPU rate of node / ncpus
+		 * would be the same per node only for one-node jobs. */
+		node = pool_mem_node_max(s->pool);
+		if (q->mem_max && node > q->mem_max)
+			node = q->mem_max;
+		if (!json_array_size(chunks))
+			return node;
+	} else if (q->mem_default_set) {
 		return q->mem_default;
+	}
 	if (per == MEM_PER_CPU_INHERIT)
 		per = s->config->mem_per_cpu_default;
 	if (per == MEM_PER_CPU_AUTO)
 		per = pool_mem_per_cpu_auto(s->pool);
-	if (!per)
+	if (!per && !node)
 		return 0;
 	if (!json_array_size(chunks)) {
 		total = per * ncpus;
@@ -139,7 +150,10 @@ static uint64_t mem_default_resolve(struct server *s, const struct queue_conf *q
 
 		if (!json_is_object(ch))
 			return 0;   /* job_chunks_from_json refuses it */
-		if (cm <= 0) {
+		if (cm <= 0 && node) {
+			cm = (json_int_t)node;
+			json_object_set_new(ch, "mem", json_integer(cm));
+		} else if (cm <= 0) {
 			cm = (json_int_t)(per * (uint64_t)json_integer_value(json_object_get(ch, "ncpus")));
 			if (q->mem_max && (uint64_t)cm > q->mem_max)
 				cm = (json_int_t)q->mem_max;
@@ -251,7 +265,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		       (unsigned long long)q->ncpus_max);
 	mem_asked = mem > 0;
 	if (!mem_asked)
-		mem = (long long)mem_default_resolve(s, q, (uint64_t)ncpus, json_object_get(msg, "chunks"));
+		mem = (long long)mem_default_resolve(s, q, (uint64_t)ncpus, json_object_get(msg, "chunks"),
+						     wire_bool(msg, "mem_node", false));
 	{
 		struct job probe = { .ncpus = (uint32_t)ncpus, .mem = (uint64_t)mem };
 		const char *place = wire_str(msg, "place");

@@ -94,8 +94,25 @@ qp_wait "$c" running
 qp_wait_file "$w/limit.c"
 [ "$(cat "$w/limit.c")" = $((300 << 20)) ] || fail "queue per's job has a limit of $(cat "$w/limit.c"), not 300M"
 [ "$(node_field n1 mem_assigned)" = $((300 << 20)) ] || fail "c counts $(node_field n1 mem_assigned), not 300M"
+note "sbatch --mem=0: a whole node's memory, so it waits while c holds 300M, then holds all of it"
+f=$( (echo '#!/bin/sh'; job f) | as qpuser1 "$QP_BIN/sbatch" --parsable --mem=0 -n 1 2>"$QP_T/f.err") ||
+	fail "sbatch --mem=0: $(cat "$QP_T/f.err")"
+! grep -q "mem=0" "$QP_T/f.err" || fail "sbatch warns of --mem=0: $(cat "$QP_T/f.err")"
+for _ in $(seq 100); do
+	qp_field "$f" comment | grep -q "waits for memory" && break
+	sleep 0.1
+done
+[ "$(qp_state "$f")" = queued ] || fail "the --mem=0 job is $(qp_state "$f") beside c's 300M"
+qp_field "$f" comment | grep -qE "waits for memory: ($((offer >> 20))|$(((offer >> 20) + 1))) MiB on a node; n1 has" ||
+	fail "the --mem=0 job's reason: '$(qp_field "$f" comment)'"
 touch "$w/release.c"
 qp_wait "$c" completed
+qp_wait "$f" running
+qp_wait_file "$w/limit.f"
+[ "$(node_field n1 mem_assigned)" = "$offer" ] || fail "the --mem=0 job counts $(node_field n1 mem_assigned), not $offer"
+[ $(( $(cat "$w/limit.f") / 4096 )) = $((offer / 4096)) ] || fail "the --mem=0 job's limit is $(cat "$w/limit.f"), not $offer"
+touch "$w/release.f"
+qp_wait "$f" completed
 d=$(job d | as qpuser1 qsub -q auto -l ncpus=1) || fail "qsub d"
 qp_wait "$d" running
 qp_wait_file "$w/limit.d"

@@ -422,6 +422,42 @@ static void test_jobspec_gpus(void)
 	}
 }
 
+/* --mem=0 (and --mem-per-cpu=0): a whole node's memory, which qpoold
+ * counts; any other size is plain mem. */
+static void test_jobspec_mem_node(void)
+{
+	static const struct {
+		const char *line;
+		int mem_node;
+		int64_t mem;
+	} t[] = {
+		{ "--mem=0", 1, -1 },
+		{ "--mem-per-cpu=0", 1, -1 },
+		{ "-N 2 --mem=0", 1, -1 },
+		{ "--mem=2G", -1, 2LL << 30 },
+		{ "-c 2", -1, -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct slurmopt o;
+		struct jobspec js;
+		struct error err = { "" };
+
+		slurmopt_init(&o);
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&o, t[i].line, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
+		CU_ASSERT_EQUAL(js.mem_node, t[i].mem_node);
+		if (!js.n_chunks)
+			CU_ASSERT_EQUAL(js.mem, t[i].mem);
+		/* Nothing says it is not enforced: it is. */
+		for (size_t w = 0; w < js.n_warnings; w++)
+			CU_ASSERT_PTR_NULL(strstr(js.warnings[w], "mem=0"));
+		jobspec_clear(&js);
+		slurmopt_clear(&o);
+	}
+}
+
 /* What qsub would have sent for a Slurm request. */
 static void test_jobspec(void)
 {
@@ -606,6 +642,7 @@ static const struct unit_test slurmopt_tests[] = {
 	{ "host lists", test_hostlist },
 	{ "tasks per node", test_tasks_per_node },
 	{ "jobspec", test_jobspec },
+	{ "jobspec_mem_node", test_jobspec_mem_node },
 	{ "jobspec_gpus", test_jobspec_gpus },
 	{ "--output and --error as one file", test_same_output },
 	{ "request environment", test_env },
