@@ -136,3 +136,31 @@ int64_t arrayspec_pos(const struct arrayspec *a, int64_t index)
 	}
 	return -1;
 }
+
+int64_t arrayspec_span(const struct arrayspec *a, int64_t lo, int64_t hi, int64_t *ret_first)
+{
+	int64_t base = 0, first = -1, last = -1;
+
+	for (size_t i = 0; i < a->n; i++) {
+		const struct arrayspec_range *r = &a->r[i];
+		int64_t k = (r->hi - r->lo) / r->step + 1;
+
+		/* Within the part, lo and hi become offsets from r->lo no
+		 * larger than the part: nothing below overflows. */
+		if (lo <= r->hi && hi >= r->lo) {
+			int64_t from = lo > r->lo ? (lo - r->lo + r->step - 1) / r->step : 0;
+			int64_t to = hi < r->hi ? (hi - r->lo) / r->step : k - 1;
+
+			if (from <= to) {
+				if (first < 0)
+					first = base + from;
+				last = base + to;
+			}
+		}
+		base += k;
+	}
+	if (first < 0)
+		return 0;
+	*ret_first = first;
+	return last - first + 1;
+}

@@ -46,4 +46,11 @@ int64_t arrayspec_index(const struct arrayspec *a, int64_t pos);
 /* The position of index, or -1 when index is not in the set. */
 int64_t arrayspec_pos(const struct arrayspec *a, int64_t index);
 
+/* The members in lo..hi, any int64_t values (negative, past
+ * ARRAYSPEC_INDEX_MAX, hi below lo): returns how many, 0 or more, and
+ * when more than 0 the first one's position in *ret_first (the members
+ * of a range have consecutive positions). Costs the set's parts, never
+ * the span of lo..hi. */
+int64_t arrayspec_span(const struct arrayspec *a, int64_t lo, int64_t hi, int64_t *ret_first);
+
 #endif

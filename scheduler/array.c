@@ -273,12 +273,52 @@ static int whole_change(struct server *s, struct conn *c, struct job *a, const c
 	return r;
 }
 
+/* ID[LO-HI] (and ID[N]: LO = HI): the array's subjobs in the range. Walks
+ * the array's members in the range, never the range itself: one
+ * qhold ID[0-999999999] on a 64-part array walked a billion indices in
+ * qpoold's only thread (~2 min; a raw array_last of 2^62: for good). */
+static int range_change(struct server *s, struct conn *c, struct job *a, const char *op, int64_t lo, int64_t hi,
+			char *text, size_t len)
+{
+	struct pool_array_info info;
+	int64_t first = 0, n;
+	int r = 0;
+
+	if (lo < 0 || hi < lo) {
+		snprintf(text, len, "job %lld[%lld-%lld]: a range is LO-HI with 0 <= LO <= HI", (long long)a->id,
+			 (long long)lo, (long long)hi);
+		return -EINVAL;
+	}
+	pool_array_info(a, &info);
+	n = arrayspec_span(info.spec, lo, hi, &first);
+	if (n == 0) {
+		if (lo == hi)
+			snprintf(text, len, "job %lld[%lld]: no such subjob", (long long)a->id, (long long)lo);
+		else
+			snprintf(text, len, "job %lld[%lld-%lld]: no such subjob", (long long)a->id, (long long)lo,
+				 (long long)hi);
+		return -ENOENT;
+	}
+	for (int64_t pos = first; pos < first + n && r == 0; pos++) {
+		struct job *sub = pool_job_find(s->pool, a->id + 1 + pos);
+
+		if (sub)
+			r = subjob_change(s, c, sub, op, text, len);
+		else if (pool_array_waiting(a, pos))
+			r = waiting_change(s, c, a, pos, op, text, len);
+		else if (lo == hi) {
+			snprintf(text, len, "job %lld[%lld] has already finished", (long long)a->id, (long long)lo);
+			r = -EALREADY;
+		}
+	}
+	return r;
+}
+
 bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
-	int64_t id = wire_int(msg, "jobid", 0), lo, hi, done = 0;
+	int64_t id = wire_int(msg, "jobid", 0);
 	bool has_index = json_is_integer(json_object_get(msg, "array_index"));
-	struct pool_array_info info;
 	struct job *a = pool_job_find(s->pool, id);
 	char text[256] = "";
 	int r;
@@ -296,32 +336,8 @@ bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg
 	if (r == 0 && !has_index) {
 		r = whole_change(s, c, a, op, text, sizeof(text));
 	} else if (r == 0) {
-		lo = wire_int(msg, "array_index", 0);
-		hi = wire_int(msg, "array_last", lo);
-		pool_array_info(a, &info);
-		for (int64_t ix = lo; ix <= hi && r == 0; ix++) {
-			int64_t pos = arrayspec_pos(info.spec, ix);
-			struct job *sub;
-
-			if (pos < 0)
-				continue;
-			done++;
-			sub = pool_job_find(s->pool, a->id + 1 + pos);
-			if (sub)
-				r = subjob_change(s, c, sub, op, text, sizeof(text));
-			else if (pool_array_next_waiting(a, pos) == pos)
-				r = waiting_change(s, c, a, pos, op, text, sizeof(text));
-			else if (lo == hi) {
-				snprintf(text, sizeof(text), "job %lld[%lld] has already finished", (long long)id,
-					 (long long)ix);
-				r = -EALREADY;
-			}
-		}
-		if (r == 0 && done == 0) {
-			snprintf(text, sizeof(text), "job %lld[%lld%s%.0lld]: no such subjob", (long long)id,
-				 (long long)lo, hi != lo ? "-" : "", hi != lo ? (long long)hi : 0LL);
-			r = -ENOENT;
-		}
+		r = range_change(s, c, a, op, wire_int(msg, "array_index", 0),
+				 wire_int(msg, "array_last", wire_int(msg, "array_index", 0)), text, sizeof(text));
 	}
 	if (r == 0)
 		r = jobstore_commit(s->store);
@@ -500,7 +516,7 @@ int array_subjob_row(struct server *s, int64_t id, int64_t index, json_t **ret)
 		json_decref(row);
 		return -ENOENT;
 	}
-	if (pool_job_find(s->pool, id + 1 + pos) || pool_array_next_waiting(a, pos) != pos) {
+	if (pool_job_find(s->pool, id + 1 + pos) || !pool_array_waiting(a, pos)) {
 		json_decref(row);
 		r = jobstore_job_get(s->store, id + 1 + pos, false, ret);
 		return r;

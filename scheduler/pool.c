@@ -616,6 +616,13 @@ int64_t pool_array_next_waiting(const struct job *j, int64_t pos)
 	return -1;
 }
 
+bool pool_array_waiting(const struct job *j, int64_t pos)
+{
+	const struct job_array *a = j->array;
+
+	return !a->deleting && pos >= 0 && pos < a->spec.count && !bit_taken(a, pos);
+}
+
 void pool_array_ended(struct job *j, enum job_state state)
 {
 	struct pool_array_counts *e = &j->array->ended;

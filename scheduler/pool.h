@@ -126,8 +126,11 @@ void pool_array_take(struct pool *p, struct job *j, int64_t pos);
 void pool_array_untake(struct pool *p, struct job *j, int64_t pos);
 /* qdel of the array: its waiting subjobs are cancelled, none starts. */
 void pool_array_stop(struct pool *p, struct job *j);
-/* The first waiting position at or after pos, or -1. */
+/* The first waiting position at or after pos, or -1. Cost: the taken
+ * positions from pos on. */
 int64_t pool_array_next_waiting(const struct job *j, int64_t pos);
+/* Whether position pos still waits in the array. Cost: O(1). */
+bool pool_array_waiting(const struct job *j, int64_t pos);
 /* Counts a subjob's end in its array (state final). */
 void pool_array_ended(struct job *j, enum job_state state);
 void pool_array_info(const struct job *j, struct pool_array_info *ret);

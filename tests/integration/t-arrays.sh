@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Job arrays: -J and -t (option and directive), subjob indices and
 # environment, output names, qstat's B state and -t, qdel/qhold/qrls of
-# ID[] and ID[N], %MAX, a restart of qpoold with a half-done array, and
-# what qstat -t's pages cost with 6,000 held arrays.
+# ID[] and ID[N], %MAX, a restart of qpoold with a half-done array, ranges
+# that cost what the array holds (absurd and raw ones too), and what qstat
+# -t's pages cost with 6,000 held arrays.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -156,6 +157,50 @@ for i in 1 2 3 4 5 6; do
 	[ -f "$w1/gate.sh.o$n.$i" ] || fail "subjob $i left no output"
 done
 [ "$(subjobs "$n" | tr '\n' ' ')" = "1 F 2 F 3 F 4 F 5 F 6 F " ] || fail "end: $(subjobs "$n")"
+
+note "a range costs what the array holds: ID[3-99999999], 9 digits, raw 2^62 and INT64_MAX (issue 33)"
+# 64 parts, the most (1,3,...,127), whose subjobs wait an hour (-a):
+# before, a range walked every index of it, each against every part, in
+# qpoold's one thread (ID[0-999999999]: ~2 min; array_last 2^62: for
+# good). Each op must answer within 30 s, with its effect on the subjobs.
+later=$(date -d '+2 hours' +%Y%m%d%H%M)
+a=$(as qpuser1 qsub -a "$later" -t "$(seq -s, 1 2 127)" env.sh) || fail "qsub -a -t (64 parts)"; n=${a%[]}
+ask_raw() {  # OP JSON: one raw request as qpuser1 (qpool-ask.py: no reply within 5 s fails)
+	as qpuser1 python3 "$QP_TOP/tests/integration/qpool-ask.py" "$QP_T/qpoold.sock" "$@"
+}
+states() { local i; for i in 1 3 5 127; do printf '%s ' "$(qp_state "${n}[$i]")"; done; }
+as qpuser1 timeout 30 qhold "${n}[3-99999999]" || fail "qhold ID[3-99999999] failed or took over 30 s"
+[ "$(states)" = "queued held held held " ] || fail "after qhold ID[3-99999999]: $(states)"
+[ "$("$QP_BIN/qstat" -t "$a" | awk 'NR > 2 && $5 == "H"' | wc -l)" = 63 ] || fail "qhold ID[3-99999999]: not 63 held"
+as qpuser1 timeout 30 qhold "${n}[0-999999999]" || fail "qhold ID[0-999999999] failed or took over 30 s"
+[ "$(states)" = "held held held held " ] || fail "after qhold ID[0-999999999]: $(states)"
+out=$(ask_raw release "{\"jobid\": $n, \"array_index\": 5, \"array_last\": $((1 << 62))}") ||
+	fail "raw release ID[5-2^62]: no reply"
+echo "$out" | grep -q '"ok": true' || fail "raw release ID[5-2^62]: $out"
+[ "$(states)" = "held held queued queued " ] || fail "after release ID[5-2^62]: $(states)"
+for req in "\"array_index\": -5, \"array_last\": 20" "\"array_index\": 30, \"array_last\": 20" \
+	   "\"array_index\": $((1 << 62)), \"array_last\": $((1 << 62))" "\"array_index\": 128, \"array_last\": $((1 << 62))" \
+	   "\"array_index\": 2, \"array_last\": 2"; do
+	out=$(ask_raw hold "{\"jobid\": $n, $req}") || fail "raw hold {$req}: no reply"
+	echo "$out" | grep -q '"ok": false' || fail "raw hold {$req} was taken: $out"
+	echo "$out" | grep -qE '"error": "job [0-9]+\[[-0-9]+\]: (no such subjob|a range is LO-HI)' ||
+		fail "raw hold {$req}: $out"
+done
+[ "$(states)" = "held held queued queued " ] || fail "after refused raw holds: $(states)"
+as qpuser1 timeout 30 qdel "${n}[4-999999999]" || fail "qdel ID[4-999999999] failed or took over 30 s"
+[ "$(states)" = "held held cancelled cancelled " ] || fail "after qdel ID[4-999999999]: $(states)"
+out=$(ask_raw delete "{\"jobid\": $n, \"array_index\": 0, \"array_last\": 9223372036854775807}") ||
+	fail "raw delete ID[0-INT64_MAX]: no reply"
+echo "$out" | grep -q '"ok": true' || fail "raw delete ID[0-INT64_MAX]: $out"
+qp_wait "$a" cancelled
+# Another user is served, and SIGTERM still stops qpoold.
+timeout 10 runuser -u qpuser2 -- env QPOOL_CONF="$QPOOL_CONF" "$QP_BIN/qstat" > /dev/null ||
+	fail "qpuser2's qstat did not answer within 10 s"
+kill -TERM "$QP_SERVER_PID"
+for ((i = 0; i < 600; i++)); do kill -0 "$QP_SERVER_PID" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$QP_SERVER_PID" 2>/dev/null && fail "qpoold did not stop within 30 s of SIGTERM"
+wait "$QP_SERVER_PID" 2>/dev/null
+qp_start_server
 
 note "6,000 held arrays: qstat -t pages each read their own rows, not every array below them (issue 29)"
 stat_of() { python3 "$QP_TOP/bench/stats" | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Table tests for job arrays and dependencies in lib/: -J/-t index sets, ID[N] ids, depend lists. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "arrayspec.h"
@@ -82,6 +83,43 @@ static void test_arrayspec_positions(void)
 	CU_ASSERT_EQUAL(arrayspec_pos(&a, 6), -1);
 	CU_ASSERT_EQUAL(arrayspec_pos(&a, 23), -1);
 	CU_ASSERT_EQUAL(arrayspec_pos(&a, 0), -1);
+}
+
+/* The members of a range, from the parts alone: out-of-set and absurd
+ * bounds (negative, 2^62, INT64_MAX) are clamped, never walked. */
+static void test_arrayspec_span(void)
+{
+	static const struct {
+		int64_t lo, hi, count, first;
+	} cases[] = {
+		{ 0, 100, 8, 0 }, { 1, 1, 1, 0 }, { 2, 2, 0, -1 }, { 2, 4, 1, 1 },
+		{ 4, 8, 2, 2 }, { 6, 6, 0, -1 }, { 6, 21, 4, 3 }, { 10, 19, 0, -1 },
+		{ 22, 22, 1, 7 }, { 23, 99999999, 0, -1 }, { 5, 5, 1, 2 }, { 8, 9, 1, 4 },
+		{ -5, 3, 2, 0 }, { INT64_MIN, INT64_MAX, 8, 0 }, { 21, INT64_MAX, 2, 6 },
+		{ 1LL << 62, 1LL << 62, 0, -1 }, { 3, 1LL << 62, 7, 1 }, { 9, 5, 0, -1 },
+		{ INT64_MAX, INT64_MIN, 0, -1 }, { INT64_MIN, -1, 0, -1 },
+	};
+	struct arrayspec a;
+	struct error err;
+
+	CU_ASSERT_EQUAL(arrayspec_parse("1,3,5-9:2,20-22", 't', true, &a, &err), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t first = -1, n = arrayspec_span(&a, cases[i].lo, cases[i].hi, &first);
+
+		if (n != cases[i].count || (n && first != cases[i].first))
+			fprintf(stderr, "span %lld-%lld: %lld from %lld\n", (long long)cases[i].lo,
+				(long long)cases[i].hi, (long long)n, (long long)first);
+		CU_ASSERT_EQUAL(n, cases[i].count);
+		if (n)
+			CU_ASSERT_EQUAL(first, cases[i].first);
+	}
+	/* The largest set there is, and the whole index space. */
+	CU_ASSERT_EQUAL(arrayspec_parse("0-99999999:100", 't', true, &a, &err), 0);
+	int64_t first = -1;
+	CU_ASSERT_EQUAL(arrayspec_span(&a, 0, INT64_MAX, &first), 1000000);
+	CU_ASSERT_EQUAL(first, 0);
+	CU_ASSERT_EQUAL(arrayspec_span(&a, 150, 350, &first), 2);
+	CU_ASSERT_EQUAL(first, 2);
 }
 
 static void test_jobid_array(void)
@@ -234,6 +272,7 @@ static const struct unit_test tests[] = {
 	{ "pbsfmt_array", test_pbsfmt_array },
 	{ "arrayspec_parse", test_arrayspec_parse },
 	{ "arrayspec_positions", test_arrayspec_positions },
+	{ "arrayspec_span", test_arrayspec_span },
 	{ "jobid_array", test_jobid_array },
 	{ "depend_parse", test_depend_parse },
 	{ "jobspec_array_depend", test_jobspec_array_depend },

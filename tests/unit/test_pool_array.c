@@ -165,9 +165,13 @@ static void test_array_take(void)
 	CU_ASSERT_EQUAL(info.untaken, 5);
 	CU_ASSERT_EQUAL(pool_array_next_waiting(a, 0), 1);
 	CU_ASSERT_EQUAL(pool_array_next_waiting(a, 2), 3);
+	CU_ASSERT(!pool_array_waiting(a, 0) && pool_array_waiting(a, 1) && !pool_array_waiting(a, 2));
+	CU_ASSERT(!pool_array_waiting(a, -1) && pool_array_waiting(a, 6) && !pool_array_waiting(a, 7));
 	pool_array_untake(p, a, 0);
 	CU_ASSERT_EQUAL(pool_array_next_waiting(a, 0), 0);
+	CU_ASSERT(pool_array_waiting(a, 0));
 	pool_array_stop(p, a);
+	CU_ASSERT(!pool_array_waiting(a, 1));
 	pool_array_info(a, &info);
 	CU_ASSERT_EQUAL(info.untaken, 0);
 	CU_ASSERT_EQUAL(info.ended.cancelled, 6);
