@@ -75,6 +75,11 @@ print(find(d))' "$acct")
 note "qacct -j: cpu_time=$ns"
 [ "$ns" != None ] && [ "${ns%%.*}" -ge 2000000000 ] || fail "qacct -j cpu_time=$ns does not count the sister's CPU: $acct"
 
+txt=$("$QP_BIN/qacct" -j "$id") || fail "qacct -j $id: $txt"
+grep -E "^ *cpu_time@nb +[0-9]+ +ns" <<<"$txt" | awk '{ exit !($2 >= 2000000000) }' ||
+	fail "qacct -j: no sister's own cpu_time@nb of ~2 s: $txt"
+grep -qE "^ *mem_peak@na +[0-9]+ +bytes" <<<"$txt" || fail "qacct -j: no primary's own mem_peak@na: $txt"
+
 tc=$(as qpuser1 sacct -j "$id" -n -X -P -o TotalCPU) || fail "sacct -j $id"
 note "sacct TotalCPU=$tc"
 tcs=$(awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print int(s) }' <<<"${tc%%.*}")
