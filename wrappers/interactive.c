@@ -137,11 +137,14 @@ static void buf_consume(char *buf, size_t *len, size_t n)
 }
 
 /* The job's output: from the master into out while it has room (with
- * nobody attached, into the void: the pty is kept drained). -EIO once
- * the job's side of the terminal is closed, else 0. */
+ * nobody attached, into the void: the pty is kept drained, a buffer's
+ * worth per call, so a job that writes without end cannot hold gded's
+ * loop here). -EIO once the job's side of the terminal is closed, else 0. */
 static int pty_read_job(struct gded_pty *pty)
 {
-	while (pty->out_len < sizeof(pty->out)) {
+	size_t dropped = 0;
+
+	while (pty->out_len < sizeof(pty->out) && dropped < sizeof(pty->out)) {
 		ssize_t n = read(pty->master, pty->out + pty->out_len, sizeof(pty->out) - pty->out_len);
 
 		if (n < 0 && errno == EINTR)
@@ -152,6 +155,8 @@ static int pty_read_job(struct gded_pty *pty)
 			return -EIO;
 		if (pty->conn >= 0)
 			pty->out_len += (size_t)n;
+		else
+			dropped += (size_t)n;
 	}
 	return 0;
 }
