@@ -64,13 +64,20 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 		r = error_set(err, -errno, "%s: %m", pty->slave);
 		goto fail;
 	}
+	/* Made as jobs/<id>.ptx, root's, and renamed once it is the user's
+	 * and listening: a qsub that came between bind and chown was
+	 * refused (EACCES), where a name not there yet (ENOENT) makes it
+	 * try again. */
 	pty->listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	memcpy(sa.sun_path, pty->path, strlen(pty->path) + 1);
+	sa.sun_path[strlen(sa.sun_path) - 1] = 'x';
+	unlink(sa.sun_path);
 	unlink(pty->path);
 	if (pty->listen < 0 || bind(pty->listen, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chown(pty->path, job->uid, job->gid) < 0 || chmod(pty->path, 0600) < 0 ||
-	    listen(pty->listen, 1) < 0) {
-		r = error_set(err, -errno, "%s: %m", pty->path);
+	    chown(sa.sun_path, job->uid, job->gid) < 0 || chmod(sa.sun_path, 0600) < 0 ||
+	    listen(pty->listen, 1) < 0 || rename(sa.sun_path, pty->path) < 0) {
+		r = error_set(err, -errno, "%s: %m", sa.sun_path);
+		unlink(sa.sun_path);
 		goto fail;
 	}
 	pty_size_set(job, pty->master);
