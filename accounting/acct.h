@@ -195,8 +195,9 @@ void acct_csv_field(FILE *f, const char *s);
  * figure, usage and outcome, as rows of field, value, unit. */
 int acct_report_job(const struct acct_job *j, struct acct_report **ret);
 /* Appends, for a job across nodes (record's alloc), each node's startup
- * (dispatch to its fence) and teardown (exit to released), the time to
- * every node fenced and the slowest node. Nothing for a one-node job. */
+ * (dispatch to its fence), teardown (exit to released), CPU time and peak
+ * memory, the time to every node fenced and the slowest node. Nothing
+ * for a one-node job. */
 int acct_report_job_nodes(struct acct_report *r, const json_t *record);
 /* Appends, for a job with GPUs (record's ngpus), its count, each node's
  * GPU indices ("n1:0,1 n2:0", from its alloc) and its GPU-hours (ngpus

@@ -393,6 +393,14 @@ static int job_row_ns(struct acct_report *r, const char *field, int64_t ns)
 	return job_row(r, field, ns < 0 ? NULL : buf, "s");
 }
 
+/* A node's figure of its record, -1 (shown as none) when it has none. */
+static int64_t node_int(const json_t *e, const char *key)
+{
+	const json_t *v = json_object_get(e, key);
+
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
+}
+
 int acct_report_job_nodes(struct acct_report *r, const json_t *record)
 {
 	const json_t *alloc = json_object_get(record, "alloc"), *e;
@@ -419,6 +427,12 @@ int acct_report_job_nodes(struct acct_report *r, const json_t *record)
 		err = err ? err : job_row_ns(r, field, up);
 		snprintf(field, sizeof(field), "teardown@%s", name);
 		err = err ? err : job_row_ns(r, field, ex && rel >= ex ? rel - ex : -1);
+		/* What the job's cpu_time sums and its mem_peak takes the
+		 * highest of: each node's own, known once it reported. */
+		snprintf(field, sizeof(field), "cpu_time@%s", name);
+		err = err ? err : job_row_int(r, field, node_int(e, "cpu_ns"), "ns");
+		snprintf(field, sizeof(field), "mem_peak@%s", name);
+		err = err ? err : job_row_int(r, field, node_int(e, "mem_peak"), "bytes");
 		if (up > slowest) {
 			slowest = up;
 			slow = name;

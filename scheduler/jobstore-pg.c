@@ -150,9 +150,13 @@ static const char SQL_DISPATCH[] =
 static const char SQL_REQUEUE[] =
 	"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, t_dispatch = NULL, reason = $1::text"
 	" WHERE id = $2::bigint";
+/* As SQLite's: a job across nodes gets the sum of its nodes' CPU time
+ * and the highest node's peak memory (job_alloc). */
 static const char SQL_FINISH[] =
 	"UPDATE jobs SET state = $1::text, exit_status = $2::integer, exit_signal = $3::integer, reason = $4::text,"
-	" cpu_ns = $5::bigint, mem_peak = $6::bigint, oom = $7::integer, t_launch = $8::bigint, t_wrap = $9::bigint,"
+	" cpu_ns = coalesce((SELECT sum(cpu_ns) FROM job_alloc WHERE job_id = $20::bigint), $5::bigint),"
+	" mem_peak = coalesce((SELECT max(mem_peak) FROM job_alloc WHERE job_id = $20::bigint), $6::bigint),"
+	" oom = $7::integer, t_launch = $8::bigint, t_wrap = $9::bigint,"
 	" t_fenced = $10::bigint, t_exec = $11::bigint, t_exit = $12::bigint, t_released = $13::bigint,"
 	" t_done = $14::bigint, m_wrap = $15::bigint, m_fenced = $16::bigint, m_exec = $17::bigint,"
 	" m_exit = $18::bigint, m_released = $19::bigint WHERE id = $20::bigint";

@@ -125,11 +125,17 @@ static const char SQL_DISPATCH[] =
 	"UPDATE jobs SET state = 'running', node = ?, cpus = ?, t_dispatch = ?, reason = NULL WHERE id = ?";
 static const char SQL_REQUEUE[] =
 	"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, t_dispatch = NULL, reason = ? WHERE id = ?";
+/* A job across nodes used what each node reported (job_alloc, one row
+ * per node, cpu_ns set as each report comes): its CPU time is their sum,
+ * its peak memory the highest node's; a job on one node has no reports
+ * there and keeps its own figures. */
 static const char SQL_FINISH[] =
-	"UPDATE jobs SET state = ?, exit_status = ?, exit_signal = ?, reason = ?,"
-	" cpu_ns = ?, mem_peak = ?, oom = ?, t_launch = ?, t_wrap = ?, t_fenced = ?,"
-	" t_exec = ?, t_exit = ?, t_released = ?, t_done = ?, m_wrap = ?, m_fenced = ?,"
-	" m_exec = ?, m_exit = ?, m_released = ? WHERE id = ?";
+	"UPDATE jobs SET state = ?1, exit_status = ?2, exit_signal = ?3, reason = ?4,"
+	" cpu_ns = coalesce((SELECT sum(cpu_ns) FROM job_alloc WHERE job_id = ?20), ?5),"
+	" mem_peak = coalesce((SELECT max(mem_peak) FROM job_alloc WHERE job_id = ?20), ?6),"
+	" oom = ?7, t_launch = ?8, t_wrap = ?9, t_fenced = ?10,"
+	" t_exec = ?11, t_exit = ?12, t_released = ?13, t_done = ?14, m_wrap = ?15, m_fenced = ?16,"
+	" m_exec = ?17, m_exit = ?18, m_released = ?19 WHERE id = ?20";
 static const char SQL_ACTIVE[] =
 	"SELECT id, queue, uid, state, ncpus, mem, walltime, node, cpus, t_submit, rerunnable, t_dispatch,"
 	" json_extract(attrs, '$.Priority'), json_extract(attrs, '$.Execution_Time'), chunks, place,"

@@ -15,15 +15,30 @@
 
 /* What the forked child needs; all prepared by the parent so the child
  * allocates nothing. */
+/* What gded holds of the job's output while the owner's qsub is slow to
+ * read, and of the user's input while the pty is full: past these gded
+ * stops reading the other side, so a writer blocks on its own end
+ * (the job on its terminal), never gded (docs/ARCHITECTURE.md). */
+#define GDED_PTY_OUT_MAX 65536
+#define GDED_PTY_IN_MAX 4096
+
+/* The three fds gded_pty_pollfds fills, in this order. */
+#define GDED_PTY_NFDS 3
+
 /* qsub -I: the job's pty and the socket its owner's qsub attaches to. */
 struct gded_pty {
 	int master;                /* O_NONBLOCK */
 	int listen;                /* until one qsub connects, then -1 */
-	int conn;                  /* that qsub, or -1 */
+	int conn;                  /* that qsub (O_NONBLOCK), or -1 */
 	int hold;                  /* the slave, held by gded (O_NOCTTY): until
 	                            * the job opens it, the master would read
 	                            * EIO, which is taken for the job's end */
-	bool conn_eof;             /* its input ended (EOF sent to the pty) */
+	bool conn_eof;             /* its input ended */
+	bool eof_pending;          /* ...and the ^D it becomes is not yet written */
+	size_t out_len;            /* bytes in out: the job's, for the qsub */
+	size_t in_len;             /* bytes in in: the qsub's, for the job */
+	char out[GDED_PTY_OUT_MAX];
+	char in[GDED_PTY_IN_MAX];
 	char slave[64];            /* /dev/pts/N, the user's */
 	char path[PATH_MAX];       /* the socket, jobs/<id>.pty */
 };
@@ -196,20 +211,25 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 /* Closes what is open and removes the socket; safe twice. */
 void gded_pty_close(struct gded_pty *pty);
 
-/* The listening socket is readable: takes the first qsub. */
-void gded_pty_accept(struct gded_pty *pty);
+/* Fills pfd[0..GDED_PTY_NFDS) (the listening socket, the qsub, the
+ * pty's master) with what the relay waits for: never a read whose data
+ * it has no room for (backpressure), and an fd of -1 for one it waits
+ * nothing from. */
+void gded_pty_pollfds(const struct gded_pty *pty, struct pollfd *pfd);
 
-/* The qsub is readable: to the pty; its end of input becomes ^D. */
-void gded_pty_from_user(struct gded_pty *pty);
+/* Acts on what poll said of pfd[0..GDED_PTY_NFDS), without blocking:
+ * takes the first qsub, moves what each side has room for, turns the
+ * end of the qsub's input into ^D, and when the qsub is gone (its socket
+ * closed, not only its input) closes the pty's master, the terminal's
+ * hangup, which sends the job's session leader SIGHUP as a closed
+ * terminal window does. The job's side of the terminal closed (the
+ * shell is leaving) closes the master too. */
+void gded_pty_events(struct gded_pty *pty, const struct pollfd *pfd);
 
-/* The qsub is gone (its socket closed, not only its input): closes the
- * pty's master, the terminal's hangup, which sends the job's session
- * leader SIGHUP as a closed terminal window does. */
-void gded_pty_hangup(struct gded_pty *pty);
-
-/* The pty is readable: to the qsub (or drained while none). -EIO once
- * the job's side of the terminal is closed. */
-int gded_pty_to_user(struct gded_pty *pty);
+/* After the job's exit: what the job wrote last goes to the qsub, for
+ * timeout_ms at most (a qsub that does not read does not hold up the
+ * teardown). */
+void gded_pty_flush(struct gded_pty *pty, int timeout_ms);
 
 /* Appends line to the job's stderr file (stdout when joined) with the
  * user's credentials, from a short-lived child: the OOM note. kept: that

@@ -29,6 +29,10 @@
 #define KILL_TIMEOUT_MS 10000
 /* rmdir can see EBUSY for a moment after the last task has gone. */
 #define REMOVE_TRIES 200
+/* qsub -I: how long what the job wrote last may take to reach a reading
+ * qsub after the job's exit; a qsub that does not read loses it, so it
+ * cannot hold the teardown and the node's CPUs. */
+#define PTY_FLUSH_MS 2000
 /* The page the child stamps exec into: wall, mono, execve's errno, the
  * direct-exec flag, and the errnos that kept stdout and stderr in HOME. */
 #define STAMP_PAGE (sizeof(int64_t) * 6)
@@ -413,24 +417,24 @@ static int run_loop(struct run *run, struct error *err)
 		if (r < 0)
 			return error_set(err, r, "timerfd: %s", strerror(-r));
 	}
-	pfd = calloc(6 + (run->ctl ? gded_ctl_pollmax() : 0), sizeof(*pfd));
+	pfd = calloc(3 + GDED_PTY_NFDS + (run->ctl ? gded_ctl_pollmax() : 0), sizeof(*pfd));
 	if (!pfd)
 		return error_set(err, -ENOMEM, "out of memory");
 	reap(run);
 	while (!run->exited) {
 		struct gded_pty *t = run->pty;
+		struct pollfd *tp = pfd + 3, *cp = pfd + 3 + GDED_PTY_NFDS;
 		size_t n;
 
 		pfd[0] = (struct pollfd){ .fd = run->sfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = run->tfd, .events = POLLIN };
 		pfd[2] = (struct pollfd){ .fd = run->report_fd, .events = POLLIN };
-		pfd[3] = (struct pollfd){ .fd = t ? t->listen : -1, .events = POLLIN };
-		/* after its end of input, still watched: POLLHUP says the
-		 * user's qsub (srun) is gone, not only its input */
-		pfd[4] = (struct pollfd){ .fd = t ? t->conn : -1, .events = t && !t->conn_eof ? POLLIN : 0 };
-		pfd[5] = (struct pollfd){ .fd = t ? t->master : -1, .events = POLLIN };
-		n = gded_ctl_pollfds(run->ctl, pfd + 6);
-		if (poll(pfd, 6 + n, -1) < 0) {
+		for (int i = 0; i < GDED_PTY_NFDS; i++)
+			tp[i] = (struct pollfd){ .fd = -1 };
+		if (t)
+			gded_pty_pollfds(t, tp);
+		n = gded_ctl_pollfds(run->ctl, cp);
+		if (poll(pfd, 3 + GDED_PTY_NFDS + n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			r = error_set(err, -errno, "poll: %m");
@@ -450,25 +454,18 @@ static int run_loop(struct run *run, struct error *err)
 				break;
 			}
 		}
-		gded_ctl_events(run->ctl, pfd + 6, n);
+		gded_ctl_events(run->ctl, cp, n);
 		if (run->report_fd >= 0 && pfd[2].revents)
 			on_report(run);
-		if (t && pfd[3].fd >= 0 && pfd[3].revents)
-			gded_pty_accept(t);
+		/* The relay never blocks: a qsub that stops reading holds up
+		 * its job's terminal, not this loop. */
+		if (t)
+			gded_pty_events(t, tp);
 		if (t && t->conn >= 0 && run->attach_fd >= 0) {
 			/* the command may start: its output has a reader */
 			(void)!write(run->attach_fd, "a", 1);
 			close(run->attach_fd);
 			run->attach_fd = -1;
-		}
-		if (t && pfd[4].fd >= 0 && (pfd[4].revents & POLLIN))
-			gded_pty_from_user(t);
-		if (t && pfd[4].fd >= 0 && (pfd[4].revents & (POLLHUP | POLLERR)))
-			gded_pty_hangup(t);
-		if (t && t->master >= 0 && pfd[5].revents && gded_pty_to_user(t) < 0) {
-			/* The job's side closed: the shell is leaving. */
-			close(t->master);
-			t->master = -1;
 		}
 	}
 	free(pfd);
@@ -477,10 +474,8 @@ static int run_loop(struct run *run, struct error *err)
 	if (r < 0)
 		return r;
 	/* What the shell wrote last reaches the user before the socket ends. */
-	if (run->pty && run->pty->master >= 0)
-		while (gded_pty_to_user(run->pty) == 0 && poll(&(struct pollfd){ .fd = run->pty->master,
-				.events = POLLIN }, 1, 0) > 0)
-			;
+	if (run->pty)
+		gded_pty_flush(run->pty, PTY_FLUSH_MS);
 	/* The child is gone, so is its end of the pipe: read what is left. */
 	if (run->report_fd >= 0) {
 		fcntl(run->report_fd, F_SETFL, 0);

@@ -544,6 +544,60 @@ static void test_alter(void)
 	jobstore_close(js);
 }
 
+/* A job across nodes is recorded with the CPU time of all its nodes
+ * (the sum of their reports) and the highest node's peak memory; a job
+ * on one node keeps its own figures. */
+static void test_across_nodes_usage(void)
+{
+	struct jobstore *js;
+	struct error err;
+	struct job wide = { 0 };
+	struct job_submit sub = base;
+	struct job_result prim = { .state = JOB_COMPLETED, .exit_status = 0, .cpu_ns = 10000000,
+				   .mem_peak = 4096 };
+	struct job_result sis = { .state = JOB_COMPLETED, .exit_status = 0, .cpu_ns = 2500000000,
+				  .mem_peak = 65536 };
+	json_t *row = NULL;
+	int64_t id, one;
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	sub.chunks_json = "[{\"count\":2,\"ncpus\":1,\"mpiprocs\":1,\"ompthreads\":0,\"mem\":0}]";
+	sub.place = "scatter";
+	sub.ncpus = 2;
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &sub, &id), 0);
+	wide.id = id;
+	CU_ASSERT_EQUAL_FATAL(job_alloc_init(&wide, 2), 0);
+	for (int i = 0; i < 2; i++) {
+		wide.alloc[i].node = strdup(i ? "n2" : "n1");
+		wide.alloc[i].ncpus = 1;
+		wide.alloc[i].mpiprocs = 1;
+		cpumask_parse("0", &wide.alloc[i].cpus);
+		snprintf(wide.alloc[i].mems, sizeof(wide.alloc[i].mems), "0");
+	}
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", 5000), 0);
+	CU_ASSERT_EQUAL(jobstore_alloc_insert(js, &wide), 0);
+	job_alloc_free(&wide);
+	/* The sister's report first, then the primary's, then the job. */
+	CU_ASSERT_EQUAL(jobstore_alloc_result(js, id, 1, &sis, 6000, "{\"status\":\"exited\"}"), 0);
+	CU_ASSERT_EQUAL(jobstore_alloc_result(js, id, 0, &prim, 6100, "{\"status\":\"exited\"}"), 0);
+	CU_ASSERT_EQUAL(jobstore_job_finish(js, id, &prim, 6200), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "cpu_ns")), 2510000000);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "mem_peak")), 65536);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_array_get(json_object_get(row, "alloc"), 1),
+							   "cpu_ns")), 2500000000);
+	json_decref(row);
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &base, &one), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, one, "n1", "0-1", 7000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_finish(js, one, &sis, 8000), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, one, false, &row), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "cpu_ns")), 2500000000);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "mem_peak")), 65536);
+	json_decref(row);
+	jobstore_close(js);
+}
+
 /* On both backends (jobstore, jobstore_pg). */
 static const struct unit_test jobstore_tests[] = {
 	{ "launch_umask", test_launch_umask },
@@ -552,6 +606,7 @@ static const struct unit_test jobstore_tests[] = {
 	{ "paging", test_paging },
 	{ "insert_query", test_insert_query },
 	{ "lifecycle", test_lifecycle },
+	{ "across_nodes_usage", test_across_nodes_usage },
 	{ NULL, NULL },
 };
 
