@@ -141,6 +141,7 @@ static int topology_setup(struct noded *nd, hwloc_topology_t *io, struct error *
 {
 	hwloc_topology_t topo = NULL;
 	struct cpumask want, *wantp = NULL;
+	uint64_t numa_mem = 0, total = 0;
 	int r;
 
 	if (arg_cpus) {
@@ -156,15 +157,8 @@ static int topology_setup(struct noded *nd, hwloc_topology_t *io, struct error *
 	r = topo_node_describe(topo, wantp, &nd->topo, err);
 	if (r < 0)
 		goto done;
-	{
-		uint64_t numa_mem = nd->topo.mem, total = topo_node_mem_reconcile(topo, nd->proc_root, &nd->topo);
-
-		if (total)
-			log_info("memory: the NUMA nodes hold %llu MiB of MemTotal's %llu MiB: "
-				 "this node has %llu MiB (its share of MemTotal)",
-				 (unsigned long long)(numa_mem >> 20), (unsigned long long)(total >> 20),
-				 (unsigned long long)(nd->topo.mem >> 20));
-	}
+	numa_mem = nd->topo.mem;
+	total = topo_node_mem_reconcile(topo, nd->proc_root, &nd->topo);
 	/* GPUs and their locality from the I/O topology, which the node's
 	 * own (sent at registration, shared by alike nodes) leaves out. */
 	r = topo_io_load(io);
@@ -179,6 +173,12 @@ static int topology_setup(struct noded *nd, hwloc_topology_t *io, struct error *
 	r = topo_node_xml(topo, &nd->topo.cpus, &nd->topo_xml);
 	if (r < 0)
 		error_set(err, r, "cannot export the node's topology as XML: %s", strerror(-r));
+	/* Said once the node is set up: a bad config stays one line. */
+	else if (total)
+		log_info("memory: the NUMA nodes hold %llu MiB of MemTotal's %llu MiB: "
+			 "this node has %llu MiB (its share of MemTotal)",
+			 (unsigned long long)(numa_mem >> 20), (unsigned long long)(total >> 20),
+			 (unsigned long long)(nd->topo.mem >> 20));
 done:
 	hwloc_topology_destroy(topo);
 	return r;
