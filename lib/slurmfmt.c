@@ -229,6 +229,7 @@ enum field_id {
 	F_STATE, F_TIME, F_ELAPSED_RAW, F_LIMIT, F_NODES, F_NODELIST, F_REASON, F_NODELIST_REASON,
 	F_PARTITION, F_CPUS, F_SUBMIT, F_START, F_END, F_ACCOUNT, F_EXITCODE, F_MAXRSS,
 	F_TOTALCPU, F_CPUTIME, F_WORKDIR, F_QOS, F_REQMEM, F_PRIORITY, F_STDOUT, F_STDERR, F_TIME_LEFT,
+	F_NTASKS, F_AVERSS, F_AVECPU,
 };
 
 struct slurmfmt_field {
@@ -273,6 +274,10 @@ static const struct slurmfmt_field fields[] = {
 	{ F_MAXRSS, 0, NULL, NULL, "MaxRSS", 10, false },
 	{ F_TOTALCPU, 0, NULL, NULL, "TotalCPU", 10, false },
 	{ F_CPUTIME, 0, NULL, NULL, "CPUTime", 10, false },
+	{ F_NTASKS, 0, NULL, NULL, "NTasks", 8, false },
+	{ F_AVERSS, 0, NULL, NULL, "AveRSS", 10, false },
+	{ F_AVECPU, 0, NULL, NULL, "AveCPU", 10, false },
+	{ F_AVECPU, 0, NULL, NULL, "MinCPU", 10, false },
 	{ F_WORKDIR, 'Z', "WorkDir", "WORK_DIR", "WorkDir", 30, true },
 	{ F_QOS, 'q', "QOS", "QOS", "QOS", 10, false },
 	{ F_REQMEM, 'm', "MinMemory", "MIN_MEMORY", "ReqMem", 10, false },
@@ -497,6 +502,23 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		break;
 	case F_TOTALCPU:
 		slurmfmt_elapsed(buf, len, wire_int(job, "cpu_ns", 0) / NSEC_PER_SEC);
+		break;
+	case F_NTASKS:
+		/* Slurm counts tasks per step: none on the job's own row; the
+		 * batch step is one task (the script). */
+		if (wire_str(job, "step"))
+			snprintf(buf, len, "1");
+		break;
+	case F_AVERSS:
+		/* Of one task, its average is its peak: qpool measures the
+		 * job's cgroup whole, the batch step's one task. Blank until
+		 * measured, as Slurm's until the step ends. */
+		if (wire_str(job, "step") && json_is_integer(json_object_get(job, "mem_peak")))
+			snprintf(buf, len, "%lldK", wire_int(job, "mem_peak", 0) / 1024);
+		break;
+	case F_AVECPU:
+		if (wire_str(job, "step") && json_is_integer(json_object_get(job, "cpu_ns")))
+			slurmfmt_elapsed(buf, len, wire_int(job, "cpu_ns", 0) / NSEC_PER_SEC);
 		break;
 	case F_CPUTIME:
 		slurmfmt_elapsed(buf, len, slurmfmt_job_ran_secs(job, now_ns) * wire_int(job, "ncpus", 1));

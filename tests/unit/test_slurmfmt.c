@@ -329,18 +329,39 @@ static void test_fields(void)
 		{ "TimeLeft", SLURMFMT_SQUEUE, 0, "0:00" },
 		{ "TimeLeft", SLURMFMT_SQUEUE, 1, "UNLIMITED" },
 		{ "TimeLeft", SLURMFMT_SQUEUE, 2, "1:28:20" },
+		/* A script's "sacct --format=JobID,MaxRSS,AveRSS,NTasks,AveCPU"
+		 * (issue 33): the job's row has no task figures, as Slurm's
+		 * allocation row; its batch step is one task measured whole. */
+		{ "NTasks", SLURMFMT_SACCT, 0, "" },
+		{ "NTasks", SLURMFMT_SACCT, 3, "1" },
+		{ "AveRSS", SLURMFMT_SACCT, 3, "10240K" },
+		{ "AveCPU", SLURMFMT_SACCT, 3, "00:01:01" },
+		{ "MinCPU", SLURMFMT_SACCT, 3, "00:01:01" },
+		{ "MaxRSS", SLURMFMT_SACCT, 3, "10240K" },
+		{ "TotalCPU", SLURMFMT_SACCT, 3, "00:01:01" },
+		{ "AveRSS", SLURMFMT_SACCT, 0, "" },
+		{ "AveCPU", SLURMFMT_SACCT, 0, "" },
+		/* Running: nothing measured yet, as Slurm before the step ends. */
+		{ "AveRSS", SLURMFMT_SACCT, 4, "" },
+		{ "AveCPU", SLURMFMT_SACCT, 4, "" },
+		{ "NTasks", SLURMFMT_SACCT, 4, "1" },
 	};
 	char buf[128];
 	char *old_tz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
+	json_t *step = json_deep_copy(j), *rstep = json_deep_copy(r);
+	const json_t *jobs[] = { j, k, r, step, rstep };
 
+	json_object_set_new(step, "step", json_string("batch"));
+	json_object_set_new(rstep, "step", json_string("batch"));
 	setenv("TZ", "UTC", 1);
 	tzset();
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		const struct slurmfmt_field *f = slurmfmt_field_name(t[i].name, t[i].view);
 
+		if (!f)
+			fprintf(stderr, "%s: no such field\n", t[i].name);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-		slurmfmt_field_value(f, t[i].view, t[i].which == 2 ? r : t[i].which ? k : j, 200LL * 1000000000LL, buf,
-				     sizeof(buf));
+		slurmfmt_field_value(f, t[i].view, jobs[t[i].which], 200LL * 1000000000LL, buf, sizeof(buf));
 		if (strcmp(buf, t[i].out) != 0)
 			fprintf(stderr, "%s: '%s', want '%s'\n", t[i].name, buf, t[i].out);
 		CU_ASSERT_STRING_EQUAL(buf, t[i].out);
@@ -356,6 +377,8 @@ static void test_fields(void)
 	json_decref(j);
 	json_decref(k);
 	json_decref(r);
+	json_decref(step);
+	json_decref(rstep);
 }
 
 static void test_format(void)
