@@ -223,6 +223,80 @@ void slurmfmt_job_nodes(const json_t *job, char *buf, size_t len, int *ret_count
 		*ret_count = (int)n;
 }
 
+static long long attr_int(const json_t *job, const char *key)
+{
+	const char *s = wire_str(json_object_get(job, "attrs"), key);
+	char *end;
+	long long v;
+
+	if (!s)
+		return 0;
+	v = strtoll(s, &end, 10);
+	return *s && !*end && v > 0 ? v : 0;
+}
+
+void slurmfmt_job_tasks(const json_t *job, struct slurmfmt_tasks *ret)
+{
+	const json_t *chunks = json_object_get(job, "chunks");
+	long long ncpus = wire_int(job, "ncpus", 1), tasks = 0, cpt = 0, nodes = 0, mem = 0;
+	size_t i;
+	json_t *c;
+	int running;
+
+	json_array_foreach(chunks, i, c) {
+		long long count = wire_int(c, "count", 1), procs = wire_int(c, "mpiprocs", 0);
+
+		if (procs <= 0)
+			procs = 1;
+		tasks += count * procs;
+		nodes += count;
+		if (i == 0) {
+			cpt = wire_int(c, "ncpus", 1) / procs;
+			mem = wire_int(c, "mem", 0);
+		}
+	}
+	if (!tasks) {
+		tasks = 1;
+		cpt = ncpus;
+		mem = wire_int(job, "mem", 0);
+	}
+	if (attr_int(job, "Slurm_ntasks"))
+		tasks = attr_int(job, "Slurm_ntasks");
+	if (attr_int(job, "Slurm_cpus_per_task"))
+		cpt = attr_int(job, "Slurm_cpus_per_task");
+	else if (attr_int(job, "Slurm_ntasks"))
+		cpt = ncpus / tasks;
+	/* place=free spreads one-task chunks: the nodes it asked for are
+	 * the ones Resource_List.nodect counted. */
+	if (attr_int(job, "Resource_List.nodect"))
+		nodes = attr_int(job, "Resource_List.nodect");
+	slurmfmt_job_nodes(job, NULL, 0, &running);
+	ret->nodes = running ? running : nodes > 0 ? nodes : 1;
+	ret->tasks = tasks;
+	ret->cpus_per_task = cpt > 0 ? cpt : 1;
+	ret->mem_per_node = mem > 0 ? mem : 0;
+}
+
+long long slurmfmt_job_restarts(const json_t *job)
+{
+	return attr_int(job, "run_count");
+}
+
+void slurmfmt_dependency(const json_t *job, int64_t now_ns, char *buf, size_t len)
+{
+	const char *reason = slurmfmt_reason(job, now_ns);
+	const char *dep = wire_str(json_object_get(job, "attrs"), "Slurm_dependency");
+
+	if (!dep)
+		dep = wire_str(job, "depend");
+	if (dep && is(reason, "Dependency"))
+		snprintf(buf, len, "%s(unfulfilled)", dep);
+	else if (dep && is(reason, "DependencyNeverSatisfied"))
+		snprintf(buf, len, "%s(failed)", dep);
+	else
+		snprintf(buf, len, "(null)");
+}
+
 /* The fields. */
 enum field_id {
 	F_JOBID, F_JOBID_RAW, F_ARRAY_JOB, F_ARRAY_TASK, F_NAME, F_USER, F_UID, F_STATE_CODE,
@@ -364,7 +438,7 @@ int64_t slurmfmt_job_end_ns(const json_t *job)
 }
 
 /* Slurm's size suffixes, K M G T, as sacct's MaxRSS and ReqMem print. */
-static void size_put(char *buf, size_t len, long long bytes)
+void slurmfmt_size(char *buf, size_t len, long long bytes)
 {
 	static const char suffix[] = "KMGT";
 	long long v = bytes / 1024;
@@ -531,7 +605,7 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		break;
 	case F_REQMEM:
 		if (wire_int(job, "mem", 0) > 0)
-			size_put(buf, len, wire_int(job, "mem", 0));
+			slurmfmt_size(buf, len, wire_int(job, "mem", 0));
 		else
 			snprintf(buf, len, "0");
 		break;

@@ -44,6 +44,9 @@ void slurmfmt_duration(char *buf, size_t len, int64_t secs);
 /* A duration as sacct prints it: "HH:MM:SS" or "D-HH:MM:SS". */
 void slurmfmt_elapsed(char *buf, size_t len, int64_t secs);
 
+/* A size in bytes as Slurm prints memory: "2G", "512M", "10240K". */
+void slurmfmt_size(char *buf, size_t len, long long bytes);
+
 /* A wall stamp (ns) as Slurm prints it, local "YYYY-MM-DDTHH:MM:SS";
  * none (0 or less) as none_text ("N/A" in squeue, "Unknown" in sacct). */
 void slurmfmt_stamp(char *buf, size_t len, int64_t ns, const char *none_text);
@@ -64,6 +67,30 @@ int64_t slurmfmt_job_ran_secs(const json_t *job, int64_t now_ns);
  * released, or done; 0 while pending or running), wall ns; 0: not yet. */
 int64_t slurmfmt_job_start_ns(const json_t *job);
 int64_t slurmfmt_job_end_ns(const json_t *job);
+
+/* The job's request as Slurm counts it (scontrol's NumNodes, NumTasks,
+ * CPUs/Task, MinMemoryNode). Tasks and CPUs per task: what sbatch
+ * recorded of --ntasks and --cpus-per-task (attrs Slurm_ntasks,
+ * Slurm_cpus_per_task), else the chunks' mpiprocs (qsub -l
+ * select=N:ncpus=C:mpiprocs=P: N*P tasks of C/P CPUs), else one task of
+ * all the job's CPUs. Nodes: those it runs on, else those it asked for.
+ * Memory per node: a chunk's mem, else the job's (0: none asked). */
+struct slurmfmt_tasks {
+	long long nodes;
+	long long tasks;
+	long long cpus_per_task;
+	long long mem_per_node;
+};
+void slurmfmt_job_tasks(const json_t *job, struct slurmfmt_tasks *ret);
+
+/* How often the job was requeued (attrs.run_count): scontrol's Restarts. */
+long long slurmfmt_job_restarts(const json_t *job);
+
+/* scontrol's Dependency: what the job waits for with Slurm's suffix,
+ * "afterok:12(unfulfilled)", "(failed)" once it can never be met;
+ * sbatch's own words when it recorded them (--dependency=singleton:
+ * "singleton(unfulfilled)"); "(null)" when the job waits for nothing. */
+void slurmfmt_dependency(const json_t *job, int64_t now_ns, char *buf, size_t len);
 
 /* Which command's conventions a field follows. */
 enum slurmfmt_view { SLURMFMT_SQUEUE, SLURMFMT_SACCT };

@@ -501,7 +501,71 @@ static void test_selection(void)
 	json_decref(job);
 }
 
+/* scontrol show job's NumNodes, NumTasks, CPUs/Task, MinMemoryNode,
+ * Restarts and Dependency (issue 33). */
+static void test_job_request(void)
+{
+	static const struct {
+		const char *job;
+		long long nodes, tasks, cpt, mem;
+	} t[] = {
+		/* sbatch -N2 -n8 -c5 --mem=64G: two chunks of 4 tasks */
+		{ "{\"ncpus\": 40, \"mem\": 137438953472, \"attrs\": {\"Resource_List.nodect\": \"2\","
+		  " \"Slurm_ntasks\": \"8\", \"Slurm_cpus_per_task\": \"5\"}, \"chunks\": [{\"count\": 2,"
+		  " \"ncpus\": 20, \"mem\": 68719476736, \"mpiprocs\": 4}]}", 2, 8, 5, 68719476736LL },
+		/* the same by qsub -l select=2:ncpus=20:mpiprocs=4 */
+		{ "{\"ncpus\": 40, \"chunks\": [{\"count\": 2, \"ncpus\": 20, \"mpiprocs\": 4}]}", 2, 8, 5, 0 },
+		/* sbatch -N1 -n4 -c2: one node, ncpus=8 */
+		{ "{\"ncpus\": 8, \"mem\": 2147483648, \"attrs\": {\"Slurm_ntasks\": \"4\","
+		  " \"Slurm_cpus_per_task\": \"2\"}}", 1, 4, 2, 2147483648LL },
+		/* sbatch -N1 -n4 */
+		{ "{\"ncpus\": 4, \"attrs\": {\"Slurm_ntasks\": \"4\"}}", 1, 4, 1, 0 },
+		/* qsub -l ncpus=6: one task of six */
+		{ "{\"ncpus\": 6}", 1, 1, 6, 0 },
+		/* running on two nodes */
+		{ "{\"ncpus\": 2, \"alloc\": [{\"node\": \"n1\"}, {\"node\": \"n2\"}],"
+		  " \"chunks\": [{\"count\": 2, \"ncpus\": 1, \"mpiprocs\": 1}]}", 2, 2, 1, 0 },
+	};
+	static const struct { const char *job; const char *dep; long long restarts; } d[] = {
+		{ "{\"state\": \"held\", \"reason\": \"waiting on dependencies\", \"depend\": \"afterany:12\","
+		  " \"attrs\": {\"Slurm_dependency\": \"singleton\"}}", "singleton(unfulfilled)", 0 },
+		{ "{\"state\": \"held\", \"reason\": \"waiting on dependencies\", \"depend\": \"afterok:12\"}",
+		  "afterok:12(unfulfilled)", 0 },
+		{ "{\"state\": \"held\", \"reason\": \"dependency afterok:12 can never be met: failed\","
+		  " \"depend\": \"afterok:12\"}", "afterok:12(failed)", 0 },
+		{ "{\"state\": \"queued\", \"attrs\": {\"Slurm_dependency\": \"singleton\", \"run_count\": \"3\"}}",
+		  "(null)", 3 },
+		{ "{\"state\": \"running\", \"depend\": \"afterok:12\"}", "(null)", 0 },
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		json_t *j = job_of(t[i].job);
+		struct slurmfmt_tasks r;
+
+		slurmfmt_job_tasks(j, &r);
+		if (r.nodes != t[i].nodes || r.tasks != t[i].tasks || r.cpus_per_task != t[i].cpt ||
+		    r.mem_per_node != t[i].mem)
+			fprintf(stderr, "%zu: nodes %lld tasks %lld cpt %lld mem %lld\n", i, r.nodes, r.tasks,
+				r.cpus_per_task, r.mem_per_node);
+		CU_ASSERT_EQUAL(r.nodes, t[i].nodes);
+		CU_ASSERT_EQUAL(r.tasks, t[i].tasks);
+		CU_ASSERT_EQUAL(r.cpus_per_task, t[i].cpt);
+		CU_ASSERT_EQUAL(r.mem_per_node, t[i].mem);
+		json_decref(j);
+	}
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+		json_t *j = job_of(d[i].job);
+
+		slurmfmt_dependency(j, 0, buf, sizeof(buf));
+		CU_ASSERT_STRING_EQUAL(buf, d[i].dep);
+		CU_ASSERT_EQUAL(slurmfmt_job_restarts(j), d[i].restarts);
+		json_decref(j);
+	}
+}
+
 static const struct unit_test slurmfmt_tests[] = {
+	{ "job_request", test_job_request },
 	{ "selection", test_selection },
 	{ "states", test_states },
 	{ "state_parse", test_state_parse },
