@@ -94,14 +94,21 @@ const char *slurmfmt_state_parse(const char *s)
 void slurmfmt_acct_state(const json_t *job, char *buf, size_t len)
 {
 	const char *state = slurmfmt_state(job), *reason = str_or(job, "reason", "");
-	const char *by = strstr(reason, "cancelled by ");
+	const char *by = strstr(reason, "cancelled by "), *force = strstr(reason, "deleted with -W force by ");
 	char who[64];
 
-	if (!is(state, "CANCELLED") || !by) {
+	/* qdel -W force: a cancel by that user as well. */
+	if (by)
+		by += strlen("cancelled by ");
+	else if (force)
+		by = force + strlen("deleted with -W force by ");
+	/* A step (the batch script) was cancelled by its job's end, not by
+	 * anyone: Slurm's batch row says CANCELLED. */
+	if (!is(state, "CANCELLED") || !by || wire_str(job, "step")) {
 		snprintf(buf, len, "%s", state);
 		return;
 	}
-	snprintf(who, sizeof(who), "%s", by + strlen("cancelled by "));
+	snprintf(who, sizeof(who), "%s", by);
 	who[strcspn(who, " ")] = '\0';
 	if (strcmp(who, "root") == 0)
 		snprintf(buf, len, "CANCELLED by 0");

@@ -24,8 +24,9 @@ const char *slurmfmt_state_code(const char *state);
 const char *slurmfmt_state_parse(const char *s);
 
 /* sacct's State: the state name, with "CANCELLED by UID" for a job
- * cancelled by a user (the job's uid when its owner did it, 0 for root,
- * else the name qpool recorded). */
+ * cancelled by a user (scancel, qdel, qdel -W force; the job's uid when
+ * its owner did it, 0 for root, else the name qpool recorded); a step
+ * row ("step" set) plain CANCELLED, as Slurm's batch step. */
 void slurmfmt_acct_state(const json_t *job, char *buf, size_t len);
 
 /* Why a pending job waits, in Slurm's reason words: JobHeldUser,

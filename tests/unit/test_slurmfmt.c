@@ -78,6 +78,12 @@ static void test_acct_state(void)
 		  "CANCELLED by bob" },
 		{ "{\"state\": \"cancelled\", \"owner\": \"alice\"}", "CANCELLED" },
 		{ "{\"state\": \"completed\"}", "COMPLETED" },
+		/* qdel -W force is a cancel by that user too (issue 33). */
+		{ "{\"state\": \"cancelled\", \"owner\": \"alice\", \"uid\": 1001,"
+		  " \"reason\": \"deleted with -W force by alice\"}", "CANCELLED by 1001" },
+		/* Slurm's batch step of a cancelled job: CANCELLED, no "by". */
+		{ "{\"state\": \"cancelled\", \"owner\": \"alice\", \"uid\": 1001, \"reason\": \"cancelled by alice\","
+		  " \"step\": \"batch\"}", "CANCELLED" },
 	};
 	char buf[64];
 
