@@ -143,4 +143,21 @@ as qpuser1 qrerun "$q" || fail "qrerun"
 wait_show "$q" Restarts=4
 qp_wait "$q" running
 as qpuser1 scancel "$q" || fail "scancel q"
+note "a cancelled job: CANCELLED by UID on its row, cut to CANCELLED+; its batch step CANCELLED"
+uid1=$(id -u qpuser1)
+for how in scancel "qdel -W force"; do
+	x=$(as qpuser1 sbatch --parsable --wrap 'sleep 300') || fail "sbatch x"
+	qp_wait "$x" running
+	# shellcheck disable=SC2086 # the command and its options
+	as qpuser1 $how "$x" || fail "$how"
+	qp_wait "$x" cancelled
+	[ "$(as qpuser1 sacct -j "$x" -n -P -o JobID,State | tr '\n' ' ')" = "$x|CANCELLED by $uid1 $x.batch|CANCELLED " ] ||
+		fail "$how: sacct -P: $(as qpuser1 sacct -j "$x" -n -P -o JobID,State | tr '\n' ' ')"
+	[ "$(as qpuser1 sacct -j "$x" -n -o JobID,State | tr -s ' ' | tr '\n' '|')" = "$x CANCELLED+ |$x.batch CANCELLED |" ] ||
+		fail "$how: sacct: $(as qpuser1 sacct -j "$x" -n -o JobID,State | tr -s ' ' | tr '\n' '|')"
+	show_has "$x" JobState=CANCELLED
+done
+out=$(as qpuser1 sacct -l -j "$x" | sed -n 1p | tr -s ' ')
+[ "$out" = "JobID JobIDRaw JobName Partition MaxRSS AveRSS MinCPU AveCPU NTasks AllocCPUS Elapsed State ExitCode ReqMem " ] ||
+	fail "sacct --long's header: $out"
 echo "PASS"
