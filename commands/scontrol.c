@@ -146,7 +146,7 @@ static void job_show(const json_t *job, int64_t now)
 	const json_t *times = json_object_get(job, "times");
 	bool task = json_is_integer(json_object_get(job, "array_id"));
 	struct slurmfmt_tasks req;
-	bool first = true;
+	bool first = true, ended = slurmfmt_job_end_ns(job) != 0;
 	long long wt = wire_int(job, "walltime", 0), uid = wire_int(job, "uid", 0), begin;
 	int count;
 
@@ -231,12 +231,22 @@ static void job_show(const json_t *job, int64_t now)
 	brk(&first);
 	kv(&first, "WorkDir", "%s", nn(wire_str(job, "workdir")));
 	brk(&first);
-	/* Joined (-j oe, sbatch without --error): both in the output file. */
-	kv(&first, "StdErr", "%s", nn(wire_str(job, wire_bool(job, "join", 0) ? "stdout" : "stderr")));
+	/* What qpool recorded of how the job went wrong (qstat -f's
+	 * comment): an output kept elsewhere, a working directory missing. */
+	if (ended && wire_str(job, "reason") && *wire_str(job, "reason")) {
+		kv(&first, "Comment", "%s", wire_str(job, "reason"));
+		brk(&first);
+	}
+	/* Where the output went (joined, -j oe or sbatch without --error:
+	 * both in the output file; kept in HOME when the node could not
+	 * write there). */
+	slurmfmt_job_output(job, true, buf, sizeof(buf));
+	kv(&first, "StdErr", "%s", nn(buf));
 	brk(&first);
 	kv(&first, "StdIn", "/dev/null");
 	brk(&first);
-	kv(&first, "StdOut", "%s", nn(wire_str(job, "stdout")));
+	slurmfmt_job_output(job, false, buf, sizeof(buf));
+	kv(&first, "StdOut", "%s", nn(buf));
 	fputs(arg_oneline ? "\n" : "\n\n", stdout);
 }
 

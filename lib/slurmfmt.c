@@ -304,6 +304,25 @@ void slurmfmt_dependency(const json_t *job, int64_t now_ns, char *buf, size_t le
 		snprintf(buf, len, "(null)");
 }
 
+bool slurmfmt_job_output(const json_t *job, bool err, char *buf, size_t len)
+{
+	bool joined = wire_bool(job, "join", 0);
+	const char *path = str_or(job, err && !joined ? "stderr" : "stdout", "");
+	const char *reason = str_or(job, "reason", "");
+	const char *note = strstr(reason, err && !joined ? "error undelivered (" : "output undelivered (");
+	const char *kept = note ? strstr(note, "): kept in ") : NULL;
+
+	/* gded's note (wrappers/undelivered.c): "output undelivered (PATH:
+	 * ERROR): kept in KEPT on NODE". */
+	if (kept) {
+		kept += strlen("): kept in ");
+		snprintf(buf, len, "%.*s", (int)strcspn(kept, " ;"), kept);
+		return true;
+	}
+	snprintf(buf, len, "%s", path);
+	return false;
+}
+
 /* The fields. */
 enum field_id {
 	F_JOBID, F_JOBID_RAW, F_ARRAY_JOB, F_ARRAY_TASK, F_NAME, F_USER, F_UID, F_STATE_CODE,
@@ -620,11 +639,9 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		snprintf(buf, len, "%lld", wire_int(job, "priority", 0));
 		break;
 	case F_STDOUT:
-		snprintf(buf, len, "%s", str_or(job, "stdout", ""));
-		break;
 	case F_STDERR:
-		/* A joined job's errors go to its output, as scontrol's StdErr. */
-		snprintf(buf, len, "%s", str_or(job, wire_bool(job, "join", 0) ? "stdout" : "stderr", ""));
+		/* Where it went, as scontrol's StdOut and StdErr. */
+		slurmfmt_job_output(job, f->id == F_STDERR, buf, len);
 		break;
 	case F_TIME_LEFT:
 		/* The limit less the time used; Slurm's words past either end. */

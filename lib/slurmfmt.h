@@ -93,6 +93,14 @@ long long slurmfmt_job_restarts(const json_t *job);
  * "singleton(unfulfilled)"); "(null)" when the job waits for nothing. */
 void slurmfmt_dependency(const json_t *job, int64_t now_ns, char *buf, size_t len);
 
+/* Where the job's standard output (err false) or error (err true) went:
+ * the path asked for, or, when its node could not write there (a missing
+ * directory: qpool keeps it in the owner's HOME, as PBS's undelivered
+ * output, and the job's reason says so), the file that holds it. A
+ * joined job's errors go to its output. Returns true when the output
+ * was kept elsewhere; buf "" when the job has no such path. */
+bool slurmfmt_job_output(const json_t *job, bool err, char *buf, size_t len);
+
 /* Which command's conventions a field follows. */
 enum slurmfmt_view { SLURMFMT_SQUEUE, SLURMFMT_SACCT };
 

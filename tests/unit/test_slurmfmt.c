@@ -570,7 +570,33 @@ static void test_job_request(void)
 	}
 }
 
+/* Output a node could not write where asked (a missing directory): the
+ * views show where it went (issue 33). */
+static void test_job_output(void)
+{
+	json_t *j = job_of("{\"stdout\": \"/gone/o.txt\", \"stderr\": \"/gone/e.txt\", \"reason\":"
+			   " \"output undelivered (/gone/o.txt: No such file or directory): kept in"
+			   " /home/alice/12.srv.OU on n1; error undelivered (/gone/e.txt: No such file or directory):"
+			   " kept in /home/alice/12.srv.ER on n1\"}");
+	json_t *k = job_of("{\"stdout\": \"/w/o.txt\", \"join\": true, \"reason\": \"exit status 1\"}");
+	char buf[256];
+
+	CU_ASSERT_TRUE(slurmfmt_job_output(j, false, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "/home/alice/12.srv.OU");
+	CU_ASSERT_TRUE(slurmfmt_job_output(j, true, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "/home/alice/12.srv.ER");
+	slurmfmt_field_value(slurmfmt_field_name("STDOUT", SLURMFMT_SQUEUE), SLURMFMT_SQUEUE, j, 0, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "/home/alice/12.srv.OU");
+	CU_ASSERT_FALSE(slurmfmt_job_output(k, false, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "/w/o.txt");
+	CU_ASSERT_FALSE(slurmfmt_job_output(k, true, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "/w/o.txt");
+	json_decref(j);
+	json_decref(k);
+}
+
 static const struct unit_test slurmfmt_tests[] = {
+	{ "job_output", test_job_output },
 	{ "job_request", test_job_request },
 	{ "selection", test_selection },
 	{ "states", test_states },
