@@ -6,7 +6,9 @@
 # Dependency=singleton(unfulfilled); squeue's Resources for the first job
 # waiting for CPUs and Priority behind it; scontrol update StartTime= in
 # Slurm's time forms; scontrol requeue counted in Restarts (qstat -f's
-# run_count), and a begin time set before or after the requeue honoured.
+# run_count), and a begin time set before or after the requeue honoured
+# (PBS's qalter -a too); sacct's CANCELLED by UID and CANCELLED+; output
+# that could not go where asked: the views say where it went.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -15,6 +17,10 @@ n1=${QP_NODE_PREFIX}n1 n2=${QP_NODE_PREFIX}n2   # unique: other pools may run be
 qp_start_node "$n1" 0-1
 qp_start_node "$n2" 0-1
 export PATH=$QP_BIN:$PATH
+# Output kept in a user's HOME (undelivered): removed whatever happens.
+QP_KEPT=()
+kept_remove() { [ ${#QP_KEPT[@]} -eq 0 ] || rm -f "${QP_KEPT[@]}"; }
+QP_ATEXIT+=(kept_remove)
 
 # refused WORDS cmd...: cmd exits non-zero and its stderr holds WORDS.
 refused() {
@@ -143,6 +149,37 @@ as qpuser1 qrerun "$q" || fail "qrerun"
 wait_show "$q" Restarts=4
 qp_wait "$q" running
 as qpuser1 scancel "$q" || fail "scancel q"
+note "PBS's qalter -a: the same begin time"
+pa=$(as qpuser1 qsub -h <<<'true') || fail "qsub pa"
+as qpuser1 qalter -a 209901021030 "$pa" || fail "qalter -a"
+show_has "$pa" "EligibleTime=$when"
+refused "-a 2099: not a date and time" as qpuser1 qalter -a 2099 "$pa"
+as qpuser1 qdel "$pa" || fail "qdel pa"
+
+note "-o into a directory the node lacks, -D to a missing one: the views say where the output went"
+gone=$QP_T/gone-$$   # never made
+o=$(as qpuser1 sbatch --parsable -o "$gone/out.txt" --wrap 'echo hi-from-o') || fail "sbatch -o"
+dd=$(as qpuser1 sbatch --parsable -D "$gone" --wrap 'echo hi-from-d') || fail "sbatch -D"
+qp_wait "$o" completed
+qp_wait "$dd" failed
+kept=$(scontrol show job "$o" | sed -n 's/^   StdOut=//p')
+QP_KEPT=("$kept")
+case $kept in
+"$(getent passwd qpuser1 | cut -d: -f6)"/"$o".*.OU) ;;
+*) fail "scontrol StdOut of undelivered output is '$kept', not the file in HOME that holds it" ;;
+esac
+[ "$(cat "$kept")" = hi-from-o ] || fail "the kept output $kept: $(cat "$kept")"
+scontrol show job "$o" | grep -qF "Comment=output undelivered ($gone/out.txt: No such file or directory): kept in $kept" ||
+	fail "scontrol show job $o has no Comment saying where the output went: $(scontrol show job "$o")"
+[ "$(squeue -h -t all -j "$o" -O STDOUT:300 | sed 's/ *$//')" = "$kept" ] || fail "squeue -O STDOUT of $o"
+scontrol show job "$dd" | grep -qF "Comment=cannot change directory to $gone: No such file or directory" ||
+	fail "scontrol show job $dd has no Comment saying why it failed: $(scontrol show job "$dd")"
+kept=$(scontrol show job "$dd" | sed -n 's/^   StdOut=//p')
+QP_KEPT+=("$kept")
+[ -f "$kept" ] || fail "scontrol StdOut of $dd is '$kept', no file"
+rm -f "${QP_KEPT[@]}"
+QP_KEPT=()
+
 note "a cancelled job: CANCELLED by UID on its row, cut to CANCELLED+; its batch step CANCELLED"
 uid1=$(id -u qpuser1)
 for how in scancel "qdel -W force"; do
