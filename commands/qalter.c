@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* qalter: change a queued or held job's name, resources, output paths, join or rerun flag. */
+/* qalter: change a queued or held job's name, resources, output paths, join or rerun flag, begin time. */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,11 +11,12 @@
 #include "cmd.h"
 #include "jobid.h"
 #include "jobscript.h"
+#include "parse.h"
 #include "version.h"
 
 static const char usage_text[] =
 	"usage: qalter [-f FILE] [-N name] [-l resource=value,...] [-o path] [-e path]\n"
-	"              [-j oe|n] [-r y|n] JOBID...\n"
+	"              [-j oe|n] [-r y|n] [-a [[[[CC]YY]MM]DD]hhmm[.SS]] JOBID...\n"
 	"Changes queued or held jobs, checked as qsub checks a new job against its queue.\n"
 	"A job id is 12, 12.server or 12.server@host.\n"
 	"  -N name       the job's name\n"
@@ -23,6 +24,7 @@ static const char usage_text[] =
 	"  -o, -e path   standard output / error file (relative to this directory)\n"
 	"  -j oe|n       join standard error into standard output, or not\n"
 	"  -r y|n        rerunnable or not\n"
+	"  -a datetime   not to start before then (a running job: after a requeue)\n"
 	"  -f FILE       configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
 	"  --help        show this help\n";
 
@@ -63,6 +65,15 @@ static int request_build(const struct jobspec *js, json_t **ret)
 		r |= json_object_set_new(req, "join", json_boolean(js->join));
 	if (js->rerunnable >= 0)
 		r |= json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
+	if (js->start_after) {
+		time_t when;
+
+		if (pbs_datetime_parse(js->start_after, time(NULL), &when) < 0) {
+			json_decref(req);
+			return cmd_fail(2, "-a %s: not a date and time", js->start_after);
+		}
+		r |= json_object_set_new(req, "begin", json_integer((json_int_t)when));
+	}
 	if (r) {
 		json_decref(req);
 		return cmd_fail(1, "out of memory");
@@ -96,12 +107,12 @@ int main(int argc, char **argv)
 		return version_print("qalter");
 	jobspec_init(&js);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:N:l:o:e:j:r:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:N:l:o:e:j:r:a:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			conf = optarg;
 			break;
-		case 'N': case 'l': case 'o': case 'e': case 'j': case 'r':
+		case 'N': case 'l': case 'o': case 'e': case 'j': case 'r': case 'a':
 			if (jobspec_option(&js, c, optarg, &err) < 0) {
 				jobspec_clear(&js);
 				return cmd_fail(2, "%s", err.text);

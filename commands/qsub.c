@@ -20,6 +20,7 @@
 #include "jobid.h"
 #include "jobscript.h"
 #include "jobsubmit.h"
+#include "parse.h"
 #include "ttyrelay.h"
 #include "wire.h"
 #include "version.h"
@@ -112,62 +113,6 @@ static int path_absolute(const char *cwd, const char *opt, const char *path, jso
 	return 0;
 }
 
-/* -a's [[[[CC]YY]MM]DD]hhmm[.SS] in local time: the next such moment when
- * only a time of day (or day) is given, as PBS reads it. */
-static int start_after_parse(const char *s, time_t *ret)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-	size_t nd = strspn(s, "0123456789");
-	int f[6] = { 0 }, nf = (int)nd / 2, sec = 0;
-	bool year = false, mon = false, day = false;
-	time_t t;
-
-	localtime_r(&now, &tm);
-	for (int i = 0; i < nf; i++)
-		f[i] = (s[2 * i] - '0') * 10 + (s[2 * i + 1] - '0');
-	if (s[nd] == '.')
-		sec = (s[nd + 1] - '0') * 10 + (s[nd + 2] - '0');
-	int i = 0;
-	if (nf == 6) {
-		tm.tm_year = f[0] * 100 + f[1] - 1900;
-		i = 2, year = true;
-	} else if (nf == 5) {
-		tm.tm_year = 2000 + f[0] - 1900;
-		i = 1, year = true;
-	}
-	if (nf >= 4) {
-		tm.tm_mon = f[i++] - 1;
-		mon = true;
-	}
-	if (nf >= 3) {
-		tm.tm_mday = f[i++];
-		day = true;
-	}
-	tm.tm_hour = f[i++];
-	tm.tm_min = f[i];
-	tm.tm_sec = sec;
-	tm.tm_isdst = -1;
-	if (tm.tm_hour > 23 || tm.tm_min > 59 || sec > 60 || (mon && (tm.tm_mon < 0 || tm.tm_mon > 11)) ||
-	    (day && (tm.tm_mday < 1 || tm.tm_mday > 31)))
-		return -EINVAL;
-	t = mktime(&tm);
-	/* A moment already past, given without its day (month, year), is
-	 * the next one: tomorrow (next month, next year). */
-	if (t <= now && !year) {
-		if (!day)
-			tm.tm_mday++;
-		else if (!mon)
-			tm.tm_mon++;
-		else
-			tm.tm_year++;
-		tm.tm_isdst = -1;
-		t = mktime(&tm);
-	}
-	*ret = t;
-	return t == (time_t)-1 ? -EINVAL : 0;
-}
-
 /* The PBS attributes that need qsub's side: -u, -m, -a. -W group_list
  * is qpoold's to check (it knows the user's groups; qsub is static and
  * has no NSS). */
@@ -199,7 +144,7 @@ static int attrs_check(const struct jobspec *js, const struct config *conf, json
 	if (js->start_after) {
 		char buf[32];
 
-		if (start_after_parse(js->start_after, &when) < 0)
+		if (pbs_datetime_parse(js->start_after, time(NULL), &when) < 0)
 			return cmd_fail(1, "-a %s: not a date and time", js->start_after);
 		snprintf(buf, sizeof(buf), "%lld", (long long)when);
 		json_object_set_new(attrs, "Execution_Time", json_string(buf));

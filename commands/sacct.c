@@ -20,7 +20,7 @@
 
 static const char usage_text[] =
 	"Usage: sacct [-X] [-j JOBIDS] [-u USERS|-a] [-s STATES] [-S TIME] [-E TIME] [--name NAMES]\n"
-	"             [-r PARTITIONS] [-o FIELDS] [-b] [-n] [-p|-P] [--delimiter=C] [--json]\n"
+	"             [-r PARTITIONS] [-o FIELDS] [-b|-l] [-n] [-p|-P] [--delimiter=C] [--json]\n"
 	"Shows qpool's accounting of jobs as Slurm's sacct: by default your jobs since midnight.\n"
 	"  -j, --jobs=JOBIDS       these jobs (12, 12_3), whenever they ran\n"
 	"  -X, --allocations       the jobs only, not their batch steps\n"
@@ -32,6 +32,7 @@ static const char usage_text[] =
 	"  -r, --partition=PARTS   jobs of these partitions\n"
 	"  -o, --format=FIELDS     JobID,JobName%%30,State,... (see sacct(1) for the fields)\n"
 	"  -b, --brief             JobID, State, ExitCode\n"
+	"  -l, --long              the long list of fields, those qpool measures\n"
 	"  -n, --noheader          no header lines\n"
 	"  -p, --parsable          fields end with '|'; -P, --parsable2: '|' between fields\n"
 	"      --delimiter=C       the separator of -p and -P\n"
@@ -40,6 +41,10 @@ static const char usage_text[] =
 	"      --help, --usage     show this help\n";
 
 #define DEFAULT_FIELDS "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
+/* Slurm's --long, of the fields qpool has (no VM size, pages, disk,
+ * CPU frequency, energy or TRES usage: qpool does not measure them). */
+#define LONG_FIELDS "JobID,JobIDRaw,JobName,Partition,MaxRSS,AveRSS,MinCPU,AveCPU,NTasks,AllocCPUS,Elapsed," \
+	"State,ExitCode,ReqMem"
 #define MAX_FIELDS 64
 
 static const char *arg_conf, *arg_fields = DEFAULT_FIELDS, *arg_start, *arg_end, *arg_delim = "|";
@@ -317,6 +322,7 @@ int main(int argc, char **argv)
 		{ "partition", required_argument, NULL, 'r' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "brief", no_argument, NULL, 'b' },
+		{ "long", no_argument, NULL, 'l' },
 		{ "noheader", no_argument, NULL, 'n' },
 		{ "parsable", no_argument, NULL, 'p' },
 		{ "parsable2", no_argument, NULL, 'P' },
@@ -341,7 +347,7 @@ int main(int argc, char **argv)
 	slurmsel_init(&arg_sel);
 	arg_sel.steps = true;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":j:Xu:as:S:E:r:o:bnpPDLM:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":j:Xu:as:S:E:r:o:blnpPDLM:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			if (slurmsel_ids_add(&arg_sel, optarg, &err) < 0)
@@ -360,6 +366,7 @@ int main(int argc, char **argv)
 		case 'r': arg_sel.partitions = optarg; break;
 		case 'o': arg_fields = optarg; break;
 		case 'b': arg_fields = "JobID,State,ExitCode"; break;
+		case 'l': arg_fields = LONG_FIELDS; break;
 		case 'n': arg_noheader = true; break;
 		case 'p': arg_parsable = true; break;
 		case 'P': arg_parsable2 = true; break;

@@ -138,6 +138,19 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 		return r;
 	jobenv_origin(env, cwd, js->queue);
 	attrs = jobsubmit_attrs(js);
+	/* What Slurm's views show of the request and qpool's chunks do not
+	 * keep (one node's ncpus=8 may be 4 tasks of 2, 8 of 1, 1 of 8):
+	 * scontrol's NumTasks, CPUs/Task and Dependency (lib/slurmfmt.h). */
+	if (attrs && o->ntasks > 0) {
+		snprintf(begin, sizeof(begin), "%lld", (long long)o->ntasks);
+		json_object_set_new(attrs, "Slurm_ntasks", json_string(begin));
+	}
+	if (attrs && o->cpus_per_task > 0) {
+		snprintf(begin, sizeof(begin), "%lld", (long long)o->cpus_per_task);
+		json_object_set_new(attrs, "Slurm_cpus_per_task", json_string(begin));
+	}
+	if (attrs && o->dependency && strstr(o->dependency, "singleton"))
+		json_object_set_new(attrs, "Slurm_dependency", json_string(o->dependency));
 	if (attrs && o->begin) {
 		time_t when;
 

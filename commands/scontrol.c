@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* scontrol: Slurm's show job|node|partition, hold, release, requeue and update JobId= TimeLimit= over qpool's ops. */
+/* scontrol: Slurm's show job|node|partition, hold, release, requeue and update JobId= over qpool's ops. */
 #include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "client.h"
 #include "cmd.h"
@@ -24,12 +25,15 @@ static const char usage_text[] =
 	"Usage: scontrol [-o] [--json] show job [JOBID] | show node [NAME] | show partition [NAME]\n"
 	"       scontrol show hostnames|hostlist|hostlistsorted [HOSTLIST] | show config\n"
 	"       scontrol hold|release|requeue JOBID[,JOBID...]...\n"
-	"       scontrol update JobId=JOBID [TimeLimit=TIME] [JobName=NAME] [NumCPUs=N]\n"
+	"       scontrol update JobId=JOBID [TimeLimit=TIME] [JobName=NAME] [NumCPUs=N] [StartTime=TIME]\n"
 	"Shows and controls qpool's jobs, nodes and queues as Slurm's scontrol.\n"
 	"  -o, --oneliner    each record on one line\n"
 	"      --json        show job as Slurm's JSON document\n"
 	"      --conf FILE   configuration file\n"
 	"      --help        show this help\n";
+
+/* Slurm's wait before a requeued job may start again, seconds. */
+#define SCONTROL_REQUEUE_DELAY 121
 
 static const char *arg_conf;
 static bool arg_oneline, arg_json;
@@ -141,8 +145,9 @@ static void job_show(const json_t *job, int64_t now)
 	char buf[4096], id[64], nodes[1024], limit[32], run[32], t[4][32];
 	const json_t *times = json_object_get(job, "times");
 	bool task = json_is_integer(json_object_get(job, "array_id"));
-	bool first = true;
-	long long wt = wire_int(job, "walltime", 0), uid = wire_int(job, "uid", 0);
+	struct slurmfmt_tasks req;
+	bool first = true, ended = slurmfmt_job_end_ns(job) != 0;
+	long long wt = wire_int(job, "walltime", 0), uid = wire_int(job, "uid", 0), begin;
 	int count;
 
 	slurmfmt_job_id(job, id, sizeof(id));
@@ -155,6 +160,11 @@ static void job_show(const json_t *job, int64_t now)
 	slurmfmt_stamp(t[0], sizeof(t[0]), wire_int(times, "submit", 0), "Unknown");
 	slurmfmt_stamp(t[1], sizeof(t[1]), slurmfmt_job_start_ns(job), "Unknown");
 	slurmfmt_stamp(t[2], sizeof(t[2]), slurmfmt_job_end_ns(job), "Unknown");
+	/* Eligible from its submission, or its begin time if later
+	 * (sbatch --begin, qsub -a, scontrol update StartTime=). */
+	begin = strtoll(nn(wire_str(json_object_get(job, "attrs"), "Execution_Time")), NULL, 10) * NSEC_PER_SEC;
+	slurmfmt_stamp(t[3], sizeof(t[3]), begin > wire_int(times, "submit", 0) ? begin : wire_int(times, "submit", 0),
+		       "Unknown");
 	kv(&first, "JobId", "%lld", wire_int(job, "jobid", 0));
 	if (task) {
 		kv(&first, "ArrayJobId", "%lld", wire_int(job, "array_id", 0));
@@ -173,10 +183,11 @@ static void job_show(const json_t *job, int64_t now)
 	brk(&first);
 	kv(&first, "JobState", "%s", slurmfmt_state(job));
 	kv(&first, "Reason", "%s", slurmfmt_reason(job, now));
-	kv(&first, "Dependency", "%s", nn(wire_str(job, "depend")));
+	slurmfmt_dependency(job, now, buf, sizeof(buf));
+	kv(&first, "Dependency", "%s", buf);
 	brk(&first);
 	kv(&first, "Requeue", "%d", wire_bool(job, "rerunnable", 1) ? 1 : 0);
-	kv(&first, "Restarts", "0");
+	kv(&first, "Restarts", "%lld", slurmfmt_job_restarts(job));
 	kv(&first, "BatchFlag", "1");
 	kv(&first, "Reboot", "0");
 	slurmfmt_field_value(slurmfmt_field_name("ExitCode", SLURMFMT_SACCT), SLURMFMT_SACCT, job, now, buf,
@@ -188,7 +199,7 @@ static void job_show(const json_t *job, int64_t now)
 	kv(&first, "TimeMin", "N/A");
 	brk(&first);
 	kv(&first, "SubmitTime", "%s", t[0]);
-	kv(&first, "EligibleTime", "%s", t[0]);
+	kv(&first, "EligibleTime", "%s", t[3]);
 	brk(&first);
 	kv(&first, "StartTime", "%s", t[1]);
 	kv(&first, "EndTime", "%s", t[2]);
@@ -198,31 +209,44 @@ static void job_show(const json_t *job, int64_t now)
 	brk(&first);
 	kv(&first, "NodeList", "%s", count ? nodes : "(null)");
 	brk(&first);
-	kv(&first, "NumNodes", "%d", count ? count : 1);
+	slurmfmt_job_tasks(job, &req);
+	kv(&first, "NumNodes", "%lld", req.nodes);
 	kv(&first, "NumCPUs", "%lld", wire_int(job, "ncpus", 1));
-	kv(&first, "NumTasks", "%d", count ? count : 1);
-	kv(&first, "CPUs/Task", "1");
+	kv(&first, "NumTasks", "%lld", req.tasks);
+	kv(&first, "CPUs/Task", "%lld", req.cpus_per_task);
 	brk(&first);
+	/* TRES counts the job's whole memory; MinMemoryNode is a node's. */
 	if (wire_int(job, "mem", 0) > 0) {
 		slurmfmt_field_value(slurmfmt_field_name("ReqMem", SLURMFMT_SACCT), SLURMFMT_SACCT, job, now, buf,
 				     sizeof(buf));
-		kv(&first, "TRES", "cpu=%lld,mem=%s,node=%d", wire_int(job, "ncpus", 1), buf, count ? count : 1);
+		kv(&first, "TRES", "cpu=%lld,mem=%s,node=%lld", wire_int(job, "ncpus", 1), buf, req.nodes);
 		brk(&first);
+		slurmfmt_size(buf, sizeof(buf), req.mem_per_node ? req.mem_per_node : wire_int(job, "mem", 0));
 		kv(&first, "MinMemoryNode", "%s", buf);
 	} else {
-		kv(&first, "TRES", "cpu=%lld,node=%d", wire_int(job, "ncpus", 1), count ? count : 1);
+		kv(&first, "TRES", "cpu=%lld,node=%lld", wire_int(job, "ncpus", 1), req.nodes);
 		brk(&first);
 		kv(&first, "MinMemoryNode", "0");
 	}
 	brk(&first);
 	kv(&first, "WorkDir", "%s", nn(wire_str(job, "workdir")));
 	brk(&first);
-	/* Joined (-j oe, sbatch without --error): both in the output file. */
-	kv(&first, "StdErr", "%s", nn(wire_str(job, wire_bool(job, "join", 0) ? "stdout" : "stderr")));
+	/* What qpool recorded of how the job went wrong (qstat -f's
+	 * comment): an output kept elsewhere, a working directory missing. */
+	if (ended && wire_str(job, "reason") && *wire_str(job, "reason")) {
+		kv(&first, "Comment", "%s", wire_str(job, "reason"));
+		brk(&first);
+	}
+	/* Where the output went (joined, -j oe or sbatch without --error:
+	 * both in the output file; kept in HOME when the node could not
+	 * write there). */
+	slurmfmt_job_output(job, true, buf, sizeof(buf));
+	kv(&first, "StdErr", "%s", nn(buf));
 	brk(&first);
 	kv(&first, "StdIn", "/dev/null");
 	brk(&first);
-	kv(&first, "StdOut", "%s", nn(wire_str(job, "stdout")));
+	slurmfmt_job_output(job, false, buf, sizeof(buf));
+	kv(&first, "StdOut", "%s", nn(buf));
 	fputs(arg_oneline ? "\n" : "\n\n", stdout);
 }
 
@@ -402,6 +426,10 @@ static int job_op(struct client *cl, const char *op, int n, char **args)
 			json_object_set_new(req, "array_index", json_integer(sel.ids[k].index));
 			json_object_set_new(req, "array_last", json_integer(sel.ids[k].index));
 		}
+		/* Slurm's requeued job waits: its begin time is the requeue's
+		 * end plus 121 s (requeue_delay, cred_expire's 120 s, + 1). */
+		if (strcmp(op, "rerun") == 0)
+			json_object_set_new(req, "begin", json_integer((json_int_t)time(NULL) + SCONTROL_REQUEUE_DELAY));
 		r = client_call(cl, req, &reply, &err);
 		json_decref(reply);
 		if (r == -EBUSY)
@@ -429,6 +457,7 @@ static int update(struct client *cl, int n, char **args)
 		int64_t secs;
 		char *end;
 		long long ncpus;
+		time_t when;
 
 #define KEY(name) (klen == strlen(name) && strncasecmp(args[k], name, klen) == 0)
 		if (!eq) {
@@ -450,6 +479,15 @@ static int update(struct client *cl, int n, char **args)
 				goto done;
 			}
 			json_object_set_new(req, "walltime", json_integer(secs));
+		} else if (KEY("StartTime") || KEY("BeginTime")) {
+			/* Slurm's forms: now+N[units], HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]],
+			 * MM/DD[/YY], midnight, noon, today, tomorrow (slurmtext.h).
+			 * A running job keeps it for its start after a requeue. */
+			if (slurm_when_parse(v, time(NULL), true, &when) < 0) {
+				r = cmd_fail(1, "error: Invalid time specification %s\nRequest aborted", v);
+				goto done;
+			}
+			json_object_set_new(req, "begin", json_integer((json_int_t)when));
 		} else if (KEY("JobName") || KEY("Name")) {
 			json_object_set_new(req, "name", json_string(v));
 		} else if (KEY("NumCPUs") || KEY("MinCPUsNode")) {

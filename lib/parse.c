@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "parse.h"
 
@@ -233,4 +234,57 @@ int cpumask_format(const struct cpumask *m, char *buf, size_t len)
 		c = cpumask_next(m, end + 1);
 	}
 	return (int)n;
+}
+
+int pbs_datetime_parse(const char *s, time_t now, time_t *ret)
+{
+	struct tm tm;
+	size_t nd = strspn(s, "0123456789");
+	int f[6] = { 0 }, nf = (int)nd / 2, sec = 0;
+	bool year = false, mon = false, day = false;
+	time_t t;
+
+	localtime_r(&now, &tm);
+	for (int i = 0; i < nf; i++)
+		f[i] = (s[2 * i] - '0') * 10 + (s[2 * i + 1] - '0');
+	if (s[nd] == '.')
+		sec = (s[nd + 1] - '0') * 10 + (s[nd + 2] - '0');
+	int i = 0;
+	if (nf == 6) {
+		tm.tm_year = f[0] * 100 + f[1] - 1900;
+		i = 2, year = true;
+	} else if (nf == 5) {
+		tm.tm_year = 2000 + f[0] - 1900;
+		i = 1, year = true;
+	}
+	if (nf >= 4) {
+		tm.tm_mon = f[i++] - 1;
+		mon = true;
+	}
+	if (nf >= 3) {
+		tm.tm_mday = f[i++];
+		day = true;
+	}
+	tm.tm_hour = f[i++];
+	tm.tm_min = f[i];
+	tm.tm_sec = sec;
+	tm.tm_isdst = -1;
+	if (tm.tm_hour > 23 || tm.tm_min > 59 || sec > 60 || (mon && (tm.tm_mon < 0 || tm.tm_mon > 11)) ||
+	    (day && (tm.tm_mday < 1 || tm.tm_mday > 31)))
+		return -EINVAL;
+	t = mktime(&tm);
+	/* A moment already past, given without its day (month, year), is
+	 * the next one: tomorrow (next month, next year). */
+	if (t <= now && !year) {
+		if (!day)
+			tm.tm_mday++;
+		else if (!mon)
+			tm.tm_mon++;
+		else
+			tm.tm_year++;
+		tm.tm_isdst = -1;
+		t = mktime(&tm);
+	}
+	*ret = t;
+	return t == (time_t)-1 ? -EINVAL : 0;
 }

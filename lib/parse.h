@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Size with an optional binary suffix: "512", "64k", "8M", "150G", "1T",
  * "2gb", "4GiB", "1pb", and PBS's words "10w", "4kw" (8 bytes a word)
@@ -22,6 +23,11 @@ int duration_parse(const char *s, uint64_t *ret_seconds);
 
 /* Formats seconds as "HH:MM:SS" (hours may exceed 99). */
 void duration_format(uint64_t seconds, char *buf, size_t len);
+
+/* PBS's -a [[[[CC]YY]MM]DD]hhmm[.SS] (qsub, qalter) in local time, as
+ * jobspec_option checked its syntax: the next such moment after now when
+ * only a time of day (or day) is given, as PBS reads it. 0, or -EINVAL. */
+int pbs_datetime_parse(const char *s, time_t now, time_t *ret);
 
 /* yes/no, true/false, on/off, 1/0 (case-insensitive). 0 or -EINVAL. */
 int bool_parse(const char *s, bool *ret);

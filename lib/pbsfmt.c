@@ -323,6 +323,20 @@ static json_t *depend_servers(const char *d, const char *server)
 	return json_string(buf);
 }
 
+/* PBS's run_count: the job's starts, those before its requeues
+ * (attrs.run_count, which the store counts) and the one now. */
+static long long run_count(const json_t *job, const char *state)
+{
+	const json_t *times = json_object_get(job, "times");
+	const char *rq = wire_str(json_object_get(job, "attrs"), "run_count");
+	long long runs = rq ? strtoll(rq, NULL, 10) : 0;
+
+	if (strcmp(state, "queued") != 0 && strcmp(state, "held") != 0 &&
+	    (wire_int(times, "exec", 0) || wire_int(times, "launch", 0) || wire_int(times, "dispatch", 0)))
+		runs++;
+	return runs;
+}
+
 json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns)
 {
 	const json_t *times = json_object_get(job, "times");
@@ -384,6 +398,8 @@ json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns)
 	set_str(a, "comment", wire_str(job, "reason"));
 	json_object_set_new(a, "Variable_List", variable_list(job));
 	recorded_merge(a, json_object_get(job, "attrs"));
+	if (run_count(job, state) > 0)
+		json_object_set_new(a, "run_count", json_integer(run_count(job, state)));
 	/* qpool's own, beside PBS's. */
 	set_str(a, "qpool_state", state);
 	set_str(a, "exec_cpus", wire_str(job, "cpus"));

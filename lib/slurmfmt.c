@@ -94,14 +94,21 @@ const char *slurmfmt_state_parse(const char *s)
 void slurmfmt_acct_state(const json_t *job, char *buf, size_t len)
 {
 	const char *state = slurmfmt_state(job), *reason = str_or(job, "reason", "");
-	const char *by = strstr(reason, "cancelled by ");
+	const char *by = strstr(reason, "cancelled by "), *force = strstr(reason, "deleted with -W force by ");
 	char who[64];
 
-	if (!is(state, "CANCELLED") || !by) {
+	/* qdel -W force: a cancel by that user as well. */
+	if (by)
+		by += strlen("cancelled by ");
+	else if (force)
+		by = force + strlen("deleted with -W force by ");
+	/* A step (the batch script) was cancelled by its job's end, not by
+	 * anyone: Slurm's batch row says CANCELLED. */
+	if (!is(state, "CANCELLED") || !by || wire_str(job, "step")) {
 		snprintf(buf, len, "%s", state);
 		return;
 	}
-	snprintf(who, sizeof(who), "%s", by + strlen("cancelled by "));
+	snprintf(who, sizeof(who), "%s", by);
 	who[strcspn(who, " ")] = '\0';
 	if (strcmp(who, "root") == 0)
 		snprintf(buf, len, "CANCELLED by 0");
@@ -223,12 +230,106 @@ void slurmfmt_job_nodes(const json_t *job, char *buf, size_t len, int *ret_count
 		*ret_count = (int)n;
 }
 
+static long long attr_int(const json_t *job, const char *key)
+{
+	const char *s = wire_str(json_object_get(job, "attrs"), key);
+	char *end;
+	long long v;
+
+	if (!s)
+		return 0;
+	v = strtoll(s, &end, 10);
+	return *s && !*end && v > 0 ? v : 0;
+}
+
+void slurmfmt_job_tasks(const json_t *job, struct slurmfmt_tasks *ret)
+{
+	const json_t *chunks = json_object_get(job, "chunks");
+	long long ncpus = wire_int(job, "ncpus", 1), tasks = 0, cpt = 0, nodes = 0, mem = 0;
+	size_t i;
+	json_t *c;
+	int running;
+
+	json_array_foreach(chunks, i, c) {
+		long long count = wire_int(c, "count", 1), procs = wire_int(c, "mpiprocs", 0);
+
+		if (procs <= 0)
+			procs = 1;
+		tasks += count * procs;
+		nodes += count;
+		if (i == 0) {
+			cpt = wire_int(c, "ncpus", 1) / procs;
+			mem = wire_int(c, "mem", 0);
+		}
+	}
+	if (!tasks) {
+		tasks = 1;
+		cpt = ncpus;
+		mem = wire_int(job, "mem", 0);
+	}
+	if (attr_int(job, "Slurm_ntasks"))
+		tasks = attr_int(job, "Slurm_ntasks");
+	if (attr_int(job, "Slurm_cpus_per_task"))
+		cpt = attr_int(job, "Slurm_cpus_per_task");
+	else if (attr_int(job, "Slurm_ntasks"))
+		cpt = ncpus / tasks;
+	/* place=free spreads one-task chunks: the nodes it asked for are
+	 * the ones Resource_List.nodect counted. */
+	if (attr_int(job, "Resource_List.nodect"))
+		nodes = attr_int(job, "Resource_List.nodect");
+	slurmfmt_job_nodes(job, NULL, 0, &running);
+	ret->nodes = running ? running : nodes > 0 ? nodes : 1;
+	ret->tasks = tasks;
+	ret->cpus_per_task = cpt > 0 ? cpt : 1;
+	ret->mem_per_node = mem > 0 ? mem : 0;
+}
+
+long long slurmfmt_job_restarts(const json_t *job)
+{
+	return attr_int(job, "run_count");
+}
+
+void slurmfmt_dependency(const json_t *job, int64_t now_ns, char *buf, size_t len)
+{
+	const char *reason = slurmfmt_reason(job, now_ns);
+	const char *dep = wire_str(json_object_get(job, "attrs"), "Slurm_dependency");
+
+	if (!dep)
+		dep = wire_str(job, "depend");
+	if (dep && is(reason, "Dependency"))
+		snprintf(buf, len, "%s(unfulfilled)", dep);
+	else if (dep && is(reason, "DependencyNeverSatisfied"))
+		snprintf(buf, len, "%s(failed)", dep);
+	else
+		snprintf(buf, len, "(null)");
+}
+
+bool slurmfmt_job_output(const json_t *job, bool err, char *buf, size_t len)
+{
+	bool joined = wire_bool(job, "join", 0);
+	const char *path = str_or(job, err && !joined ? "stderr" : "stdout", "");
+	const char *reason = str_or(job, "reason", "");
+	const char *note = strstr(reason, err && !joined ? "error undelivered (" : "output undelivered (");
+	const char *kept = note ? strstr(note, "): kept in ") : NULL;
+
+	/* gded's note (wrappers/undelivered.c): "output undelivered (PATH:
+	 * ERROR): kept in KEPT on NODE". */
+	if (kept) {
+		kept += strlen("): kept in ");
+		snprintf(buf, len, "%.*s", (int)strcspn(kept, " ;"), kept);
+		return true;
+	}
+	snprintf(buf, len, "%s", path);
+	return false;
+}
+
 /* The fields. */
 enum field_id {
 	F_JOBID, F_JOBID_RAW, F_ARRAY_JOB, F_ARRAY_TASK, F_NAME, F_USER, F_UID, F_STATE_CODE,
 	F_STATE, F_TIME, F_ELAPSED_RAW, F_LIMIT, F_NODES, F_NODELIST, F_REASON, F_NODELIST_REASON,
 	F_PARTITION, F_CPUS, F_SUBMIT, F_START, F_END, F_ACCOUNT, F_EXITCODE, F_MAXRSS,
 	F_TOTALCPU, F_CPUTIME, F_WORKDIR, F_QOS, F_REQMEM, F_PRIORITY, F_STDOUT, F_STDERR, F_TIME_LEFT,
+	F_NTASKS, F_AVERSS, F_AVECPU,
 };
 
 struct slurmfmt_field {
@@ -273,6 +374,10 @@ static const struct slurmfmt_field fields[] = {
 	{ F_MAXRSS, 0, NULL, NULL, "MaxRSS", 10, false },
 	{ F_TOTALCPU, 0, NULL, NULL, "TotalCPU", 10, false },
 	{ F_CPUTIME, 0, NULL, NULL, "CPUTime", 10, false },
+	{ F_NTASKS, 0, NULL, NULL, "NTasks", 8, false },
+	{ F_AVERSS, 0, NULL, NULL, "AveRSS", 10, false },
+	{ F_AVECPU, 0, NULL, NULL, "AveCPU", 10, false },
+	{ F_AVECPU, 0, NULL, NULL, "MinCPU", 10, false },
 	{ F_WORKDIR, 'Z', "WorkDir", "WORK_DIR", "WorkDir", 30, true },
 	{ F_QOS, 'q', "QOS", "QOS", "QOS", 10, false },
 	{ F_REQMEM, 'm', "MinMemory", "MIN_MEMORY", "ReqMem", 10, false },
@@ -359,7 +464,7 @@ int64_t slurmfmt_job_end_ns(const json_t *job)
 }
 
 /* Slurm's size suffixes, K M G T, as sacct's MaxRSS and ReqMem print. */
-static void size_put(char *buf, size_t len, long long bytes)
+void slurmfmt_size(char *buf, size_t len, long long bytes)
 {
 	static const char suffix[] = "KMGT";
 	long long v = bytes / 1024;
@@ -498,6 +603,23 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 	case F_TOTALCPU:
 		slurmfmt_elapsed(buf, len, wire_int(job, "cpu_ns", 0) / NSEC_PER_SEC);
 		break;
+	case F_NTASKS:
+		/* Slurm counts tasks per step: none on the job's own row; the
+		 * batch step is one task (the script). */
+		if (wire_str(job, "step"))
+			snprintf(buf, len, "1");
+		break;
+	case F_AVERSS:
+		/* Of one task, its average is its peak: qpool measures the
+		 * job's cgroup whole, the batch step's one task. Blank until
+		 * measured, as Slurm's until the step ends. */
+		if (wire_str(job, "step") && json_is_integer(json_object_get(job, "mem_peak")))
+			snprintf(buf, len, "%lldK", wire_int(job, "mem_peak", 0) / 1024);
+		break;
+	case F_AVECPU:
+		if (wire_str(job, "step") && json_is_integer(json_object_get(job, "cpu_ns")))
+			slurmfmt_elapsed(buf, len, wire_int(job, "cpu_ns", 0) / NSEC_PER_SEC);
+		break;
 	case F_CPUTIME:
 		slurmfmt_elapsed(buf, len, slurmfmt_job_ran_secs(job, now_ns) * wire_int(job, "ncpus", 1));
 		break;
@@ -509,7 +631,7 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		break;
 	case F_REQMEM:
 		if (wire_int(job, "mem", 0) > 0)
-			size_put(buf, len, wire_int(job, "mem", 0));
+			slurmfmt_size(buf, len, wire_int(job, "mem", 0));
 		else
 			snprintf(buf, len, "0");
 		break;
@@ -517,11 +639,9 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		snprintf(buf, len, "%lld", wire_int(job, "priority", 0));
 		break;
 	case F_STDOUT:
-		snprintf(buf, len, "%s", str_or(job, "stdout", ""));
-		break;
 	case F_STDERR:
-		/* A joined job's errors go to its output, as scontrol's StdErr. */
-		snprintf(buf, len, "%s", str_or(job, wire_bool(job, "join", 0) ? "stdout" : "stderr", ""));
+		/* Where it went, as scontrol's StdOut and StdErr. */
+		slurmfmt_job_output(job, f->id == F_STDERR, buf, len);
 		break;
 	case F_TIME_LEFT:
 		/* The limit less the time used; Slurm's words past either end. */

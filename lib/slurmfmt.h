@@ -24,8 +24,9 @@ const char *slurmfmt_state_code(const char *state);
 const char *slurmfmt_state_parse(const char *s);
 
 /* sacct's State: the state name, with "CANCELLED by UID" for a job
- * cancelled by a user (the job's uid when its owner did it, 0 for root,
- * else the name qpool recorded). */
+ * cancelled by a user (scancel, qdel, qdel -W force; the job's uid when
+ * its owner did it, 0 for root, else the name qpool recorded); a step
+ * row ("step" set) plain CANCELLED, as Slurm's batch step. */
 void slurmfmt_acct_state(const json_t *job, char *buf, size_t len);
 
 /* Why a pending job waits, in Slurm's reason words: JobHeldUser,
@@ -43,6 +44,9 @@ void slurmfmt_duration(char *buf, size_t len, int64_t secs);
 
 /* A duration as sacct prints it: "HH:MM:SS" or "D-HH:MM:SS". */
 void slurmfmt_elapsed(char *buf, size_t len, int64_t secs);
+
+/* A size in bytes as Slurm prints memory: "2G", "512M", "10240K". */
+void slurmfmt_size(char *buf, size_t len, long long bytes);
 
 /* A wall stamp (ns) as Slurm prints it, local "YYYY-MM-DDTHH:MM:SS";
  * none (0 or less) as none_text ("N/A" in squeue, "Unknown" in sacct). */
@@ -64,6 +68,38 @@ int64_t slurmfmt_job_ran_secs(const json_t *job, int64_t now_ns);
  * released, or done; 0 while pending or running), wall ns; 0: not yet. */
 int64_t slurmfmt_job_start_ns(const json_t *job);
 int64_t slurmfmt_job_end_ns(const json_t *job);
+
+/* The job's request as Slurm counts it (scontrol's NumNodes, NumTasks,
+ * CPUs/Task, MinMemoryNode). Tasks and CPUs per task: what sbatch
+ * recorded of --ntasks and --cpus-per-task (attrs Slurm_ntasks,
+ * Slurm_cpus_per_task), else the chunks' mpiprocs (qsub -l
+ * select=N:ncpus=C:mpiprocs=P: N*P tasks of C/P CPUs), else one task of
+ * all the job's CPUs. Nodes: those it runs on, else those it asked for.
+ * Memory per node: a chunk's mem, else the job's (0: none asked). */
+struct slurmfmt_tasks {
+	long long nodes;
+	long long tasks;
+	long long cpus_per_task;
+	long long mem_per_node;
+};
+void slurmfmt_job_tasks(const json_t *job, struct slurmfmt_tasks *ret);
+
+/* How often the job was requeued (attrs.run_count): scontrol's Restarts. */
+long long slurmfmt_job_restarts(const json_t *job);
+
+/* scontrol's Dependency: what the job waits for with Slurm's suffix,
+ * "afterok:12(unfulfilled)", "(failed)" once it can never be met;
+ * sbatch's own words when it recorded them (--dependency=singleton:
+ * "singleton(unfulfilled)"); "(null)" when the job waits for nothing. */
+void slurmfmt_dependency(const json_t *job, int64_t now_ns, char *buf, size_t len);
+
+/* Where the job's standard output (err false) or error (err true) went:
+ * the path asked for, or, when its node could not write there (a missing
+ * directory: qpool keeps it in the owner's HOME, as PBS's undelivered
+ * output, and the job's reason says so), the file that holds it. A
+ * joined job's errors go to its output. Returns true when the output
+ * was kept elsewhere; buf "" when the job has no such path. */
+bool slurmfmt_job_output(const json_t *job, bool err, char *buf, size_t len);
 
 /* Which command's conventions a field follows. */
 enum slurmfmt_view { SLURMFMT_SQUEUE, SLURMFMT_SACCT };

@@ -50,6 +50,46 @@ static bool waiting(const struct job *j)
 	return j->state == JOB_QUEUED || j->state == JOB_HELD;
 }
 
+/* Whether an alter asks only for a begin time (qalter -a, scontrol
+ * update StartTime=): that one change a running job takes too, for its
+ * start after a requeue (a self-requeueing job's chain, issue 33). */
+static bool alter_only_begin(const json_t *msg)
+{
+	static const char *const keys[] = { "name", "ncpus", "mem", "walltime", "stdout", "stderr", "join",
+					    "rerunnable" };
+
+	if (!json_object_get(msg, "begin"))
+		return false;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_object_get(msg, keys[i]))
+			return false;
+	return true;
+}
+
+/* The begin time of msg ("begin", wall seconds, 0: none) into the store
+ * and the pool; with later_only, only when later than the job's own. 0,
+ * or a negative errno with text. */
+static int begin_apply(struct server *s, struct job *j, const json_t *msg, bool later_only, char *text,
+		       size_t len)
+{
+	json_int_t t = json_integer_value(json_object_get(msg, "begin"));
+	int r;
+
+	if (!json_is_integer(json_object_get(msg, "begin")) || t < 0) {
+		snprintf(text, len, "a begin time is wall seconds, 0 for none");
+		return -EINVAL;
+	}
+	if (later_only && t <= j->start_after)
+		return 0;
+	r = jobstore_job_begin_set(s->store, j->id, t);
+	if (r < 0) {
+		snprintf(text, len, "job store: %s", strerror(-r));
+		return r;
+	}
+	j->start_after = t;
+	return 0;
+}
+
 /* alter (qalter) and move (qmove): the job's row with the request's
  * changes, checked as qsub would be, written, and mirrored in the pool. */
 static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool move)
@@ -64,6 +104,17 @@ static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool mo
 
 	if (!j)
 		return;
+	if (!move && alter_only_begin(msg) && (j->state == JOB_RUNNING || j->state == JOB_EXITING)) {
+		r = begin_apply(s, j, msg, false, text, sizeof(text));
+		if (r < 0) {
+			conn_reply_err(c, req_id, -r, "job %lld: %s", (long long)j->id, text);
+			return;
+		}
+		log_info("job %lld: begin time set by uid %d, for its start after a requeue", (long long)j->id,
+			 (int)c->uid);
+		conn_reply_ok(c, req_id, json_pack("{s:s, s:s}", "state", job_state_name(j->state), "queue", j->queue));
+		return;
+	}
 	if (!waiting(j)) {
 		conn_reply_err(c, req_id, EBUSY, "job %lld is %s; only queued and held jobs can be %s",
 			       (long long)j->id, job_state_name(j->state), move ? "moved" : "altered");
@@ -126,6 +177,8 @@ static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool mo
 		if (r < 0)
 			snprintf(text, sizeof(text), "job store: %s", strerror(-r));
 	}
+	if (r == 0 && !move && json_object_get(msg, "begin"))
+		r = begin_apply(s, j, msg, false, text, sizeof(text));
 	if (r == 0 && move)
 		r = pool_job_move(s->pool, j, q->name);
 	if (r < 0) {
@@ -221,6 +274,19 @@ static void op_rerun(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, EPERM, "job %lld is not rerunnable (qsub -r n); qrerun -W force does it",
 			       (long long)j->id);
 		return;
+	}
+	/* scontrol requeue's "begin": Slurm's requeued job waits (its
+	 * begin time now + 121 s), so a script's "scontrol requeue; scontrol
+	 * update StartTime=" finds it waiting. A later begin time of the
+	 * job's own stays. */
+	if (json_object_get(msg, "begin")) {
+		char text[160];
+
+		r = begin_apply(s, j, msg, true, text, sizeof(text));
+		if (r < 0) {
+			conn_reply_err(c, req_id, -r, "job %lld: %s", (long long)j->id, text);
+			return;
+		}
 	}
 	r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, "rerun requested");
 	if (r < 0) {

@@ -147,8 +147,12 @@ static const char SQL_SET_STATE[] = "UPDATE jobs SET state = $1::text, reason = 
 static const char SQL_DISPATCH[] =
 	"UPDATE jobs SET state = 'running', node = $1::text, cpus = $2::text, t_dispatch = $3::bigint,"
 	" reason = NULL WHERE id = $4::bigint";
+/* attrs.run_count: how often the job was requeued (scontrol's Restarts;
+ * qstat -f's run_count counts its starts from it). */
 static const char SQL_REQUEUE[] =
-	"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, t_dispatch = NULL, reason = $1::text"
+	"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, t_dispatch = NULL, reason = $1::text,"
+	" attrs = jsonb_set(coalesce(attrs, '{}')::jsonb, '{run_count}',"
+	" to_jsonb((coalesce(attrs::json->>'run_count', '0')::bigint + 1)::text))::text"
 	" WHERE id = $2::bigint";
 /* As SQLite's: a job across nodes gets the sum of its nodes' CPU time
  * and the highest node's peak memory (job_alloc). */
@@ -219,11 +223,18 @@ static const char SQL_ALTER[] =
 	"UPDATE jobs SET name = $1::text, queue = $2::text, ncpus = $3::bigint, mem = $4::bigint,"
 	" walltime = $5::bigint, stdout = coalesce($6::text, stdout), stderr = coalesce($7::text, stderr),"
 	" join_oe = $8::integer, rerunnable = $9::integer WHERE id = $10::bigint AND state IN ('queued','held')";
+/* qalter -a, scontrol update StartTime=: attrs.Execution_Time, or none
+ * for 0; a job not ended yet (a running one keeps it for a start after a
+ * requeue). */
+static const char SQL_BEGIN_SET[] =
+	"UPDATE jobs SET attrs = (CASE WHEN $1::bigint > 0 THEN jsonb_set(coalesce(attrs, '{}')::jsonb,"
+	" '{Execution_Time}', to_jsonb($1::bigint::text)) ELSE coalesce(attrs, '{}')::jsonb - 'Execution_Time'"
+	" END)::text WHERE id = $2::bigint AND state IN ('queued','held','running','exiting')";
 
 enum stmt_id {
 	ST_INSERT, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH, ST_ACTIVE, ST_QUERY, ST_QUERY_ID,
 	ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD, ST_NADMIN_SET,
-	ST_NADMIN_LOAD, ST_ALTER, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT, ST_ALLOC_LOAD,
+	ST_NADMIN_LOAD, ST_ALTER, ST_BEGIN_SET, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT, ST_ALLOC_LOAD,
 	ST_SUBJOB_INSERT, ST_SUBJOBS, ST_ARRAY_FINISH, ST_DEPEND_SET, ST_BATCH_JOBS, ST_BATCH_PAYLOAD,
 	ST_SEQ_LOCK, ST_SEQ_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD,
 	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD, ST_MAX,
@@ -247,6 +258,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_NADMIN_SET] = SQL_NADMIN_SET,
 	[ST_NADMIN_LOAD] = SQL_NADMIN_LOAD,
 	[ST_ALTER] = SQL_ALTER,
+	[ST_BEGIN_SET] = SQL_BEGIN_SET,
 	[ST_ALLOC_INSERT] = SQL_ALLOC_INSERT,
 	[ST_ALLOC_DELETE] = SQL_ALLOC_DELETE,
 	[ST_ALLOC_RESULT] = SQL_ALLOC_RESULT,
@@ -406,6 +418,7 @@ static const char *where(const struct pg_store *js, char *buf, size_t size)
 static bool stmt_checked(int i)
 {
 	return i == ST_SET_STATE || i == ST_DISPATCH || i == ST_REQUEUE || i == ST_FINISH || i == ST_ALTER ||
+	       i == ST_BEGIN_SET ||
 	       i == ST_SUBJOB_INSERT || i == ST_ARRAY_FINISH || i == ST_DEPEND_SET;
 }
 
@@ -1047,6 +1060,15 @@ static int pg_alloc_result(struct jobstore *base, int64_t id, unsigned idx, cons
 	p_int(&p, id);
 	p_int(&p, (int)idx);
 	return pg_exec(to_pg(base), ST_ALLOC_RESULT, &p);
+}
+
+static int pg_job_begin_set(struct jobstore *base, int64_t id, int64_t t)
+{
+	struct params p = { 0 };
+
+	p_int(&p, t);
+	p_int(&p, id);
+	return pg_exec_one(to_pg(base), ST_BEGIN_SET, &p);
 }
 
 static int pg_job_alter(struct jobstore *base, int64_t id, const struct job_submit *a)
@@ -1701,6 +1723,7 @@ static const struct jobstore_ops pg_ops = {
 	.alloc_insert = pg_alloc_insert,
 	.alloc_result = pg_alloc_result,
 	.job_requeue = pg_job_requeue,
+	.job_begin_set = pg_job_begin_set,
 	.job_alter = pg_job_alter,
 	.job_finish = pg_job_finish,
 	.load_active = pg_load_active,

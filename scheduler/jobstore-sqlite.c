@@ -123,8 +123,12 @@ static const char SQL_SET_STATE[] =
 	"UPDATE jobs SET state = ?, reason = ? WHERE id = ?";
 static const char SQL_DISPATCH[] =
 	"UPDATE jobs SET state = 'running', node = ?, cpus = ?, t_dispatch = ?, reason = NULL WHERE id = ?";
+/* attrs.run_count: how often the job was requeued (scontrol's Restarts;
+ * qstat -f's run_count counts its starts from it). */
 static const char SQL_REQUEUE[] =
-	"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, t_dispatch = NULL, reason = ? WHERE id = ?";
+	"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, t_dispatch = NULL, reason = ?,"
+	" attrs = json_set(coalesce(attrs, '{}'), '$.run_count',"
+	" CAST(CAST(coalesce(json_extract(attrs, '$.run_count'), '0') AS INTEGER) + 1 AS TEXT)) WHERE id = ?";
 /* A job across nodes used what each node reported (job_alloc, one row
  * per node, cpu_ns set as each report comes): its CPU time is their sum,
  * its peak memory the highest node's; a job on one node has no reports
@@ -190,6 +194,13 @@ static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, reason FROM node_admi
 static const char SQL_ALTER[] =
 	"UPDATE jobs SET name = ?, queue = ?, ncpus = ?, mem = ?, walltime = ?, stdout = coalesce(?, stdout),"
 	" stderr = coalesce(?, stderr), join_oe = ?, rerunnable = ? WHERE id = ? AND state IN ('queued','held')";
+/* qalter -a, scontrol update StartTime=: attrs.Execution_Time (epoch
+ * seconds as text), or none for 0; a job not ended yet (a running one
+ * keeps it for a start after a requeue). */
+static const char SQL_BEGIN_SET[] =
+	"UPDATE jobs SET attrs = CASE WHEN ?1 > 0 THEN json_set(coalesce(attrs, '{}'), '$.Execution_Time',"
+	" CAST(?1 AS TEXT)) ELSE json_remove(coalesce(attrs, '{}'), '$.Execution_Time') END"
+	" WHERE id = ?2 AND state IN ('queued','held','running','exiting')";
 
 /* The store's clock in ms: the host's, read by SQLite ('now' is fixed for
  * one statement). julianday keeps the milliseconds unixepoch() drops
@@ -199,7 +210,7 @@ static const char SQL_ALTER[] =
 enum stmt_id {
 	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
 	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
-	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT,
+	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_BEGIN_SET, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT,
 	ST_ALLOC_LOAD, ST_RESERVE, ST_SUBJOB_INSERT, ST_SUBJOBS,
 	ST_ARRAY_FINISH, ST_DEPEND_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD,
 	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD,
@@ -225,6 +236,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_NADMIN_SET] = SQL_NADMIN_SET,
 	[ST_NADMIN_LOAD] = SQL_NADMIN_LOAD,
 	[ST_ALTER] = SQL_ALTER,
+	[ST_BEGIN_SET] = SQL_BEGIN_SET,
 	[ST_ALLOC_INSERT] = SQL_ALLOC_INSERT,
 	[ST_ALLOC_DELETE] = SQL_ALLOC_DELETE,
 	[ST_ALLOC_RESULT] = SQL_ALLOC_RESULT,
@@ -793,6 +805,16 @@ static int sqlite_job_alter(struct jobstore *base, int64_t id, const struct job_
 	return changed_one(js, stmt_exec(js, ST_ALTER));
 }
 
+static int sqlite_job_begin_set(struct jobstore *base, int64_t id, int64_t t)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = js->st[ST_BEGIN_SET];
+
+	sqlite3_bind_int64(st, 1, t);
+	sqlite3_bind_int64(st, 2, id);
+	return changed_one(js, stmt_exec(js, ST_BEGIN_SET));
+}
+
 static int sqlite_job_finish(struct jobstore *base, int64_t id, const struct job_result *res, int64_t t_done)
 {
 	struct sqlite_store *js = to_sqlite(base);
@@ -1289,6 +1311,7 @@ static const struct jobstore_ops sqlite_ops = {
 	.alloc_insert = sqlite_alloc_insert,
 	.alloc_result = sqlite_alloc_result,
 	.job_requeue = sqlite_job_requeue,
+	.job_begin_set = sqlite_job_begin_set,
 	.job_alter = sqlite_job_alter,
 	.job_finish = sqlite_job_finish,
 	.load_active = sqlite_load_active,

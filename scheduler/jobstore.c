@@ -103,6 +103,11 @@ int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit 
 	return js->ops->job_alter(js, id, a);
 }
 
+int jobstore_job_begin_set(struct jobstore *js, int64_t id, int64_t t)
+{
+	return js->ops->job_begin_set(js, id, t);
+}
+
 int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done)
 {
 	return js->ops->job_finish(js, id, res, t_done);

@@ -95,7 +95,7 @@ int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const s
 			  int64_t t_done, const char *result_json);
 
 /* Back to queued: node, CPUs, dispatch stamp and allocation rows cleared;
- * reason kept. */
+ * reason kept; attrs.run_count (the requeues) one more. */
 int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason);
 
 /* qalter, qmove: a queued or held job's name, queue, ncpus, mem,
@@ -103,6 +103,12 @@ int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason);
  * stderr_path unless NULL (the rest of a is not read). -ENOENT when the job
  * is not queued or held. */
 int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a);
+
+/* qalter -a, scontrol update StartTime=: the job starts no earlier than
+ * t (wall seconds; 0: no such time), recorded as attrs.Execution_Time.
+ * A running job keeps it for its start after a requeue. -ENOENT when
+ * the job has ended or is not there. */
+int jobstore_job_begin_set(struct jobstore *js, int64_t id, int64_t t);
 
 /* Final record: state, status, usage and every stamp the node took. */
 int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res,

@@ -46,6 +46,7 @@ struct pool_queue {
 	uint64_t waiting;             /* queued and held (an array: its waiting subjobs) */
 	struct pool_user *users;
 	size_t n_users;
+	int64_t blocked;              /* the last pass's first job passed over for room: 0 none */
 	struct pool_queue *next;
 };
 
@@ -1115,6 +1116,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	unsigned seen, gseen;
 	uint64_t mseen;
 
+	if (pq)
+		pq->blocked = 0;
 	if (!pq || !pq->n_users || place_nodes_vector(p) < 0)
 		return 0;
 	p->scan_from = p->nodes;
@@ -1141,6 +1144,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			turns[t].data = j->wnext;
 			more = true;
 			if (n >= max || room == 0) {
+				if (room == 0 && !pq->blocked)
+					pq->blocked = j->id;
 				stop = true;
 				break;
 			}
@@ -1159,6 +1164,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				continue;
 			}
 			if (place_widest(j) > room || place_widest_gpus(j) > groom || place_widest_mem(j) > mroom) {
+				if (!pq->blocked)
+					pq->blocked = j->id;
 				if (q->strict)
 					stop = true;
 				else if ((j->n_chunks || j->ngpus > 1) && !reserved)
@@ -1215,6 +1222,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				placed = true;
 			}
 			if (!placed) {
+				if (!pq->blocked)
+					pq->blocked = arr ? arr->id : j->id;
 				/* Room was counted on every node; topology may still
 				 * refuse a job that fits the count, so seen stays. */
 				if ((!j->n_chunks || j->place == JOB_PLACE_PACK) && !j->excl) {
@@ -1282,6 +1291,14 @@ static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct 
 			n += queue_schedule(p, order[qi], ret + n, max - n);
 	free(order);
 	return n;
+}
+
+bool pool_job_blocked_first(const struct pool *p, const struct job *j)
+{
+	const struct pool_queue *pq = j->queue[0] ? pool_queue_find(p, j->queue) : NULL;
+	int64_t id = j->array_id > 0 ? j->array_id : j->id;
+
+	return pq && pq->blocked && pq->blocked == id;
 }
 
 json_t *pool_queue_order(struct pool *p, const struct queue_conf *q)

@@ -219,6 +219,11 @@ int pool_request_check(const struct pool *p, const struct job *j, char *buf, siz
  * NAME, ..." (the down nodes wide enough for it) into buf; else 0. */
 int pool_request_wait_reason(const struct pool *p, const struct job *j, char *buf, size_t len);
 
+/* Whether j (or its array) is the first job the last pass over its
+ * queue passed over for want of free CPUs or GPUs: the one the others
+ * wait behind (Slurm's Resources; those behind it are Priority). */
+bool pool_job_blocked_first(const struct pool *p, const struct job *j);
+
 /* Wall seconds the pass takes as now (a test's clock); 0: time(NULL). */
 void pool_clock_set(struct pool *p, int64_t now);
 

@@ -465,7 +465,10 @@ static int query_page(struct server *s, struct jobstore_filter *f, json_t *msg, 
 /* A queued job that fits only nodes that are down (not back since a
  * restart, or gone) says so in its reason (qstat -f's comment), as PBS's
  * scheduler comments a job it cannot run; it waits for them. So does one
- * whose memory no usable node has free now. */
+ * whose memory no usable node has free now. The first job of its queue
+ * the last pass could not start for want of free CPUs, memory or GPUs
+ * says that too: the others wait behind it (Slurm's Resources and
+ * Priority). */
 static void stat_wait_reasons(struct server *s, json_t *jobs)
 {
 	char why[200], both[400];
@@ -479,8 +482,17 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 		if (strcmp(wire_str(o, "state") ?: "", "queued") != 0)
 			continue;
 		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
-		if (!j || j->state != JOB_QUEUED || (pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
-						     pool_request_mem_wait(s->pool, j, why, sizeof(why)) <= 0))
+		if (!j || j->state != JOB_QUEUED)
+			continue;
+		if (pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
+		    pool_request_mem_wait(s->pool, j, why, sizeof(why)) <= 0)
+			why[0] = '\0';
+		if (pool_job_blocked_first(s->pool, j)) {
+			size_t n = strlen(why);
+
+			snprintf(why + n, sizeof(why) - n, "%sfirst in line, waiting for resources to free", n ? "; " : "");
+		}
+		if (!why[0])
 			continue;
 		/* After the stored reason ("requeued: node n5 was lost"), not
 		 * instead of it. */
@@ -929,7 +941,7 @@ static const struct {
 	{ "target", T_STR }, { "reason", T_STR },
 	{ "join", T_BOOL }, { "hold", T_BOOL }, { "rerunnable", T_BOOL }, { "finished", T_BOOL },
 	{ "full", T_BOOL }, { "env", T_OBJ }, { "umask", T_INT }, { "attrs", T_OBJ },
-	{ "priority", T_INT },
+	{ "priority", T_INT }, { "begin", T_INT },
 	{ "signal", T_INT }, { "other", T_INT }, { "force", T_BOOL },
 	{ "array_index", T_INT }, { "array_last", T_INT }, { "subjobs", T_BOOL }, { "interactive", T_BOOL },
 	{ "depend", T_STR },

@@ -282,6 +282,10 @@ qp_wait "$rq" running
 qp_wait_file "$w1/runs.txt"
 refused "Job/step already completing or completed" as qpuser1 scontrol requeue "$ok"
 as qpuser1 scontrol requeue "$rq" || fail "scontrol requeue"
+# As Slurm's, the requeued job waits (121 s) unless told to start.
+qp_wait "$rq" queued
+[ "$(squeue -h -j "$rq" -o %r)" = BeginTime ] || fail "a requeued job's reason: $(squeue -h -j "$rq" -o %r)"
+as qpuser1 scontrol update JobId="$rq" StartTime=now || fail "scontrol update StartTime=now"
 for _ in $(seq 600); do [ "$(wc -l < "$w1/runs.txt")" = 2 ] && break; sleep 0.05; done
 [ "$(wc -l < "$w1/runs.txt")" = 2 ] || fail "scontrol requeue: the job did not run again"
 as qpuser1 scancel "$rq" || fail "scancel rq"

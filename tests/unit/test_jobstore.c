@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "jobstore.h"
+#include "wire.h"
 #include "unit.h"
 
 static const struct job_submit base = {
@@ -598,8 +599,55 @@ static void test_across_nodes_usage(void)
 	jobstore_close(js);
 }
 
+/* scontrol's Restarts: each requeue counted in attrs.run_count; and a
+ * begin time set on a waiting or running job (scontrol update
+ * StartTime=), which a restarted qpoold reads back. */
+static void test_requeue_begin(void)
+{
+	struct jobstore *js;
+	struct error err;
+	struct job *list = NULL;
+	int64_t id;
+	json_t *row;
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
+	for (int k = 1; k <= 2; k++) {
+		char want[8];
+
+		CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+		CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", 2000), 0);
+		CU_ASSERT_EQUAL(jobstore_job_requeue(js, id, "requeued by qrerun"), 0);
+		CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+		CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+		snprintf(want, sizeof(want), "%d", k);
+		CU_ASSERT_STRING_EQUAL(wire_str(json_object_get(row, "attrs"), "run_count") ?: "", want);
+		json_decref(row);
+	}
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", 3000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_begin_set(js, id, 4000000000LL), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_STRING_EQUAL(wire_str(json_object_get(row, "attrs"), "Execution_Time") ?: "", "4000000000");
+	CU_ASSERT_STRING_EQUAL(wire_str(json_object_get(row, "attrs"), "run_count") ?: "", "2");
+	json_decref(row);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(list);
+	CU_ASSERT_EQUAL(list->start_after, 4000000000LL);
+	job_free(list);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_begin_set(js, id, 0), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_PTR_NULL(wire_str(json_object_get(row, "attrs"), "Execution_Time"));
+	json_decref(row);
+	jobstore_close(js);
+}
+
 /* On both backends (jobstore, jobstore_pg). */
 static const struct unit_test jobstore_tests[] = {
+	{ "requeue_begin", test_requeue_begin },
 	{ "launch_umask", test_launch_umask },
 	{ "alter", test_alter },
 	{ "launch", test_launch },

@@ -78,6 +78,12 @@ static void test_acct_state(void)
 		  "CANCELLED by bob" },
 		{ "{\"state\": \"cancelled\", \"owner\": \"alice\"}", "CANCELLED" },
 		{ "{\"state\": \"completed\"}", "COMPLETED" },
+		/* qdel -W force is a cancel by that user too (issue 33). */
+		{ "{\"state\": \"cancelled\", \"owner\": \"alice\", \"uid\": 1001,"
+		  " \"reason\": \"deleted with -W force by alice\"}", "CANCELLED by 1001" },
+		/* Slurm's batch step of a cancelled job: CANCELLED, no "by". */
+		{ "{\"state\": \"cancelled\", \"owner\": \"alice\", \"uid\": 1001, \"reason\": \"cancelled by alice\","
+		  " \"step\": \"batch\"}", "CANCELLED" },
 	};
 	char buf[64];
 
@@ -329,18 +335,39 @@ static void test_fields(void)
 		{ "TimeLeft", SLURMFMT_SQUEUE, 0, "0:00" },
 		{ "TimeLeft", SLURMFMT_SQUEUE, 1, "UNLIMITED" },
 		{ "TimeLeft", SLURMFMT_SQUEUE, 2, "1:28:20" },
+		/* A script's "sacct --format=JobID,MaxRSS,AveRSS,NTasks,AveCPU"
+		 * (issue 33): the job's row has no task figures, as Slurm's
+		 * allocation row; its batch step is one task measured whole. */
+		{ "NTasks", SLURMFMT_SACCT, 0, "" },
+		{ "NTasks", SLURMFMT_SACCT, 3, "1" },
+		{ "AveRSS", SLURMFMT_SACCT, 3, "10240K" },
+		{ "AveCPU", SLURMFMT_SACCT, 3, "00:01:01" },
+		{ "MinCPU", SLURMFMT_SACCT, 3, "00:01:01" },
+		{ "MaxRSS", SLURMFMT_SACCT, 3, "10240K" },
+		{ "TotalCPU", SLURMFMT_SACCT, 3, "00:01:01" },
+		{ "AveRSS", SLURMFMT_SACCT, 0, "" },
+		{ "AveCPU", SLURMFMT_SACCT, 0, "" },
+		/* Running: nothing measured yet, as Slurm before the step ends. */
+		{ "AveRSS", SLURMFMT_SACCT, 4, "" },
+		{ "AveCPU", SLURMFMT_SACCT, 4, "" },
+		{ "NTasks", SLURMFMT_SACCT, 4, "1" },
 	};
 	char buf[128];
 	char *old_tz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
+	json_t *step = json_deep_copy(j), *rstep = json_deep_copy(r);
+	const json_t *jobs[] = { j, k, r, step, rstep };
 
+	json_object_set_new(step, "step", json_string("batch"));
+	json_object_set_new(rstep, "step", json_string("batch"));
 	setenv("TZ", "UTC", 1);
 	tzset();
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		const struct slurmfmt_field *f = slurmfmt_field_name(t[i].name, t[i].view);
 
+		if (!f)
+			fprintf(stderr, "%s: no such field\n", t[i].name);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-		slurmfmt_field_value(f, t[i].view, t[i].which == 2 ? r : t[i].which ? k : j, 200LL * 1000000000LL, buf,
-				     sizeof(buf));
+		slurmfmt_field_value(f, t[i].view, jobs[t[i].which], 200LL * 1000000000LL, buf, sizeof(buf));
 		if (strcmp(buf, t[i].out) != 0)
 			fprintf(stderr, "%s: '%s', want '%s'\n", t[i].name, buf, t[i].out);
 		CU_ASSERT_STRING_EQUAL(buf, t[i].out);
@@ -356,6 +383,8 @@ static void test_fields(void)
 	json_decref(j);
 	json_decref(k);
 	json_decref(r);
+	json_decref(step);
+	json_decref(rstep);
 }
 
 static void test_format(void)
@@ -478,7 +507,97 @@ static void test_selection(void)
 	json_decref(job);
 }
 
+/* scontrol show job's NumNodes, NumTasks, CPUs/Task, MinMemoryNode,
+ * Restarts and Dependency (issue 33). */
+static void test_job_request(void)
+{
+	static const struct {
+		const char *job;
+		long long nodes, tasks, cpt, mem;
+	} t[] = {
+		/* sbatch -N2 -n8 -c5 --mem=64G: two chunks of 4 tasks */
+		{ "{\"ncpus\": 40, \"mem\": 137438953472, \"attrs\": {\"Resource_List.nodect\": \"2\","
+		  " \"Slurm_ntasks\": \"8\", \"Slurm_cpus_per_task\": \"5\"}, \"chunks\": [{\"count\": 2,"
+		  " \"ncpus\": 20, \"mem\": 68719476736, \"mpiprocs\": 4}]}", 2, 8, 5, 68719476736LL },
+		/* the same by qsub -l select=2:ncpus=20:mpiprocs=4 */
+		{ "{\"ncpus\": 40, \"chunks\": [{\"count\": 2, \"ncpus\": 20, \"mpiprocs\": 4}]}", 2, 8, 5, 0 },
+		/* sbatch -N1 -n4 -c2: one node, ncpus=8 */
+		{ "{\"ncpus\": 8, \"mem\": 2147483648, \"attrs\": {\"Slurm_ntasks\": \"4\","
+		  " \"Slurm_cpus_per_task\": \"2\"}}", 1, 4, 2, 2147483648LL },
+		/* sbatch -N1 -n4 */
+		{ "{\"ncpus\": 4, \"attrs\": {\"Slurm_ntasks\": \"4\"}}", 1, 4, 1, 0 },
+		/* qsub -l ncpus=6: one task of six */
+		{ "{\"ncpus\": 6}", 1, 1, 6, 0 },
+		/* running on two nodes */
+		{ "{\"ncpus\": 2, \"alloc\": [{\"node\": \"n1\"}, {\"node\": \"n2\"}],"
+		  " \"chunks\": [{\"count\": 2, \"ncpus\": 1, \"mpiprocs\": 1}]}", 2, 2, 1, 0 },
+	};
+	static const struct { const char *job; const char *dep; long long restarts; } d[] = {
+		{ "{\"state\": \"held\", \"reason\": \"waiting on dependencies\", \"depend\": \"afterany:12\","
+		  " \"attrs\": {\"Slurm_dependency\": \"singleton\"}}", "singleton(unfulfilled)", 0 },
+		{ "{\"state\": \"held\", \"reason\": \"waiting on dependencies\", \"depend\": \"afterok:12\"}",
+		  "afterok:12(unfulfilled)", 0 },
+		{ "{\"state\": \"held\", \"reason\": \"dependency afterok:12 can never be met: failed\","
+		  " \"depend\": \"afterok:12\"}", "afterok:12(failed)", 0 },
+		{ "{\"state\": \"queued\", \"attrs\": {\"Slurm_dependency\": \"singleton\", \"run_count\": \"3\"}}",
+		  "(null)", 3 },
+		{ "{\"state\": \"running\", \"depend\": \"afterok:12\"}", "(null)", 0 },
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		json_t *j = job_of(t[i].job);
+		struct slurmfmt_tasks r;
+
+		slurmfmt_job_tasks(j, &r);
+		if (r.nodes != t[i].nodes || r.tasks != t[i].tasks || r.cpus_per_task != t[i].cpt ||
+		    r.mem_per_node != t[i].mem)
+			fprintf(stderr, "%zu: nodes %lld tasks %lld cpt %lld mem %lld\n", i, r.nodes, r.tasks,
+				r.cpus_per_task, r.mem_per_node);
+		CU_ASSERT_EQUAL(r.nodes, t[i].nodes);
+		CU_ASSERT_EQUAL(r.tasks, t[i].tasks);
+		CU_ASSERT_EQUAL(r.cpus_per_task, t[i].cpt);
+		CU_ASSERT_EQUAL(r.mem_per_node, t[i].mem);
+		json_decref(j);
+	}
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+		json_t *j = job_of(d[i].job);
+
+		slurmfmt_dependency(j, 0, buf, sizeof(buf));
+		CU_ASSERT_STRING_EQUAL(buf, d[i].dep);
+		CU_ASSERT_EQUAL(slurmfmt_job_restarts(j), d[i].restarts);
+		json_decref(j);
+	}
+}
+
+/* Output a node could not write where asked (a missing directory): the
+ * views show where it went (issue 33). */
+static void test_job_output(void)
+{
+	json_t *j = job_of("{\"stdout\": \"/gone/o.txt\", \"stderr\": \"/gone/e.txt\", \"reason\":"
+			   " \"output undelivered (/gone/o.txt: No such file or directory): kept in"
+			   " /home/alice/12.srv.OU on n1; error undelivered (/gone/e.txt: No such file or directory):"
+			   " kept in /home/alice/12.srv.ER on n1\"}");
+	json_t *k = job_of("{\"stdout\": \"/w/o.txt\", \"join\": true, \"reason\": \"exit status 1\"}");
+	char buf[256];
+
+	CU_ASSERT_TRUE(slurmfmt_job_output(j, false, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "/home/alice/12.srv.OU");
+	CU_ASSERT_TRUE(slurmfmt_job_output(j, true, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "/home/alice/12.srv.ER");
+	slurmfmt_field_value(slurmfmt_field_name("STDOUT", SLURMFMT_SQUEUE), SLURMFMT_SQUEUE, j, 0, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "/home/alice/12.srv.OU");
+	CU_ASSERT_FALSE(slurmfmt_job_output(k, false, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "/w/o.txt");
+	CU_ASSERT_FALSE(slurmfmt_job_output(k, true, buf, sizeof(buf)));
+	CU_ASSERT_STRING_EQUAL(buf, "/w/o.txt");
+	json_decref(j);
+	json_decref(k);
+}
+
 static const struct unit_test slurmfmt_tests[] = {
+	{ "job_output", test_job_output },
+	{ "job_request", test_job_request },
 	{ "selection", test_selection },
 	{ "states", test_states },
 	{ "state_parse", test_state_parse },
