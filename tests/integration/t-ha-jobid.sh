@@ -63,8 +63,8 @@ is_standby "$s2" || fail "$s2 is not a standby"
 nsenter -t "$(qp_host_pid "$node")" --net --uts "$QP_BIN/qnoded" -f "$QP_T/node.conf" --cpus 0-1 \
 	>> "$QP_T/qnoded-$node.log" 2>&1 &
 QP_PIDS+=("$!")
-for ((i = 0; i < 600; i++)); do "$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^$node[[:space:]].*up" && break; sleep 0.05; done
-"$QP_BIN/qstat" --nodes | grep -qE "^$node[[:space:]].*up" || fail "the node did not register"
+for ((i = 0; i < 600; i++)); do "$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${node}[[:space:]].*up" && break; sleep 0.05; done
+"$QP_BIN/qstat" --nodes | grep -qE "^${node}[[:space:]].*up" || fail "the node did not register"
 
 # check_id ID: every command shows the job by the id qsub printed, and
 # takes it whole or as its number.
