@@ -140,6 +140,8 @@ static int nodes_show(struct client *cl, char **names, int n_names, bool list, b
 
 	if (client_call_pages(cl, json_pack("{s:s}", "op", "nodes"), "nodes", &reply, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
+	/* The pool's name, as the reply gave it. */
+	client_server_name(cl, server, sizeof(server));
 	nodes = json_object_get(reply, "nodes");
 	for (int k = 0; k < n_names; k++) {
 		bool found = false;
@@ -253,7 +255,6 @@ int main(int argc, char **argv)
 		return cmd_fail(2, "-C: at most 127 bytes");
 	if (client_open(conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
-	client_server_name(cl, server, sizeof(server));
 	if (offline || clear)
 		status = nodes_set(cl, argv + optind, argc - optind, offline, comment);
 	else

@@ -166,7 +166,6 @@ int main(int argc, char **argv)
 		return cmd_fail(2, "unexpected argument %s (see qselect --help)", argv[optind]);
 	if (client_open(conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
-	client_server_name(cl, server, sizeof(server));
 	/* F asked for means finished jobs are wanted. */
 	if (states && strchr(states, 'F'))
 		finished = true;
@@ -175,6 +174,8 @@ int main(int argc, char **argv)
 		client_close(cl);
 		return cmd_fail(1, "%s", err.text);
 	}
+	/* The pool's name, as the reply gave it. */
+	client_server_name(cl, server, sizeof(server));
 	jobs = json_object_get(reply, "jobs");
 	json_array_foreach(jobs, i, job) {
 		const char *owner = wire_str(job, "owner"), *q = wire_str(job, "queue");

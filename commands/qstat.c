@@ -123,6 +123,7 @@ static int list_show(struct client *cl, const char *op, char **names, int n_name
 			status = cmd_fail(1, "unknown %s '%s'", arg_queues ? "queue" : "node", names[k]);
 	}
 	if (arg_server) {
+		client_server_name(cl, server_name, sizeof(server_name));
 		pbsfmt_server(stdout, list, server_name, arg_full);
 		pbsfmt_server_ha(stdout, json_object_get(reply, "ha"), arg_full);
 	} else if (arg_json) {
@@ -280,6 +281,8 @@ static int jobs_show(struct client *cl, char **args, int n_args)
 	json_array_foreach(all, i, job)
 		if (job_shown(job, queues, n_queues))
 			json_array_append(shown, job);
+	/* The pool's name, as the server's replies gave it. */
+	client_server_name(cl, server_name, sizeof(server_name));
 	if (jobs_print(shown))
 		status = 1;
 done:
@@ -381,7 +384,6 @@ int main(int argc, char **argv)
 		return cmd_fail(2, "--json and -F json exclude each other (see qstat --help)");
 	if (client_open(arg_conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
-	client_server_name(cl, server_name, sizeof(server_name));
 	if (arg_order)
 		status = order_show(cl, arg_order);
 	else if (arg_queues || arg_server)

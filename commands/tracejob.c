@@ -139,7 +139,6 @@ int main(int argc, char **argv)
 		return cmd_fail(2, "no job id given (see tracejob --help)");
 	if (client_open(conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
-	client_server_name(cl, server, sizeof(server));
 	for (int i = optind; i < argc; i++) {
 		json_t *reply = NULL, *jobs;
 		char *at = strchr(argv[i], '@');
@@ -157,6 +156,8 @@ int main(int argc, char **argv)
 			continue;
 		}
 		jobs = json_object_get(reply, "jobs");
+		/* The pool's name, as the reply gave it. */
+		client_server_name(cl, server, sizeof(server));
 		if (json_array_size(jobs) == 1)
 			job_trace(json_array_get(jobs, 0), server);
 		else

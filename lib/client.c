@@ -24,6 +24,7 @@ struct client {
 	int fd;
 	struct wirebuf in;
 	long long next_id;
+	char pool[JOBID_SERVER_MAX];     /* the pool's name, as a reply gave it ("server") */
 };
 
 /* Bounds each step of the TCP handshake with qpoold alone: a peer that
@@ -471,6 +472,10 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 		json_decref(reply);
 		return r > 0 ? -r : -EINVAL;
 	}
+	/* The pool's name, which every server of the pool gives alike. */
+	if (wire_str(reply, "server") && *wire_str(reply, "server") &&
+	    strlen(wire_str(reply, "server")) < sizeof(cl->pool))
+		snprintf(cl->pool, sizeof(cl->pool), "%s", wire_str(reply, "server"));
 	*ret_reply = reply;
 	return 0;
 }
@@ -527,12 +532,16 @@ int client_call_pages(struct client *cl, json_t *req, const char *key, json_t **
 
 void client_server_name(const struct client *cl, char *buf, size_t len)
 {
-	/* The first server of the list: a job's id must not change with the
-	 * server that happened to answer. */
+	/* An older qpoold gives no name: the first server of the list, so a
+	 * job's id does not change with the server that happened to answer. */
 	const char *addr = cl->servers.n ? cl->servers.addr[0] : NULL;
 	char host[JOBID_SERVER_MAX];
 	size_t n;
 
+	if (cl->pool[0]) {
+		snprintf(buf, len, "%s", cl->pool);
+		return;
+	}
 	if (cl->config->server_name[0] || !addr || !*addr || addr[0] == '/') {
 		jobid_server_name(cl->config->server_name, buf, len);
 		return;

@@ -19,9 +19,12 @@ int client_open(const char *conf_arg, struct client **ret, struct error *err);
 void client_close(struct client *cl);
 
 const struct config *client_config(const struct client *cl);
-/* The server part of job ids as PBS prints them (ID.server): [server]
- * name when set; else, reaching qpoold by TCP, the short name of its host
- * (a numeric address whole); else this host's short name, qpoold's own. */
+/* The server part of job ids as PBS prints them (ID.server): the pool's
+ * name as the last reply of cl gave it (every server of a pool gives the
+ * same: docs/HA.md, "What names a job id"). With no reply yet, or from a
+ * qpoold that gives none: [server] name when set; else, reaching qpoold
+ * by TCP, the short name of the list's first host (a numeric address
+ * whole); else this host's short name. */
 void client_server_name(const struct client *cl, char *buf, size_t len);
 
 /* Sends req (reference stolen) with a fresh "id", waits for the reply with

@@ -46,6 +46,8 @@ struct link {
 	sd_event_source *retry;
 	sd_event_source *heartbeat;
 	sd_event_source *deadline;  /* bounds a TCP connect and handshake */
+	sd_event_source *silence;   /* bounds a registered server's silence (link_on_silence) */
+	int64_t heard;           /* monotonic ns of the last bytes read from the server */
 	uint64_t retry_us;
 	size_t cur;              /* the entry of the server list tried last */
 	size_t avoid;            /* the entry left last: the race takes it last; SIZE_MAX: none */
@@ -141,6 +143,7 @@ static void link_drop(struct link *l)
 	wirebuf_free(&l->out);
 	sd_event_source_set_enabled(l->heartbeat, SD_EVENT_OFF);
 	sd_event_source_set_enabled(l->deadline, SD_EVENT_OFF);
+	sd_event_source_set_enabled(l->silence, SD_EVENT_OFF);
 	if (l->state == LINK_UP)
 		tasks_link_lost(l->nd->tasks);
 	l->state = LINK_DOWN;
@@ -549,6 +552,7 @@ static int link_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 		}
 		/* job.launch's "launch" stamp: when its bytes arrived. */
 		stamp = time_wall_ns();
+		l->heard = time_mono_ns();
 		while ((r = wire_next(&l->in, &msg, &err)) == 1) {
 			link_dispatch(l, msg, stamp);
 			json_decref(msg);
@@ -580,6 +584,47 @@ static void link_refuse_server(struct link *l, const char *why)
 	link_retry_schedule(l);
 }
 
+/* The server's silence allowed: node_timeout, as the server allows the
+ * node's. A server that serves answers each heartbeat (every
+ * heartbeat_interval, shorter) and the registration. */
+static uint64_t link_silence_limit_us(const struct link *l)
+{
+	return (uint64_t)l->nd->config->node_timeout * 1000000ULL;
+}
+
+static void link_silence_arm(struct link *l, uint64_t in_us)
+{
+	sd_event_source_set_time_relative(l->silence, in_us);
+	sd_event_source_set_enabled(l->silence, SD_EVENT_ONESHOT);
+}
+
+/* A registered (or registering) server that has sent nothing for
+ * node_timeout while the node heartbeats is not serving: stopped
+ * (SIGSTOP, a frozen VM), hung, or past a cut its kernel does not report.
+ * A stopped process's kernel still acknowledges every byte, so neither
+ * TCP_USER_TIMEOUT nor a full send buffer ends the link; meanwhile a
+ * standby takes the lease and gives the node twice node_timeout to come
+ * back before its jobs are requeued (docs/HA.md, "A node leaves a silent
+ * server"). The link is dropped and the race finds the active. */
+static int link_on_silence(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct link *l = userdata;
+	int64_t quiet = time_mono_ns() - l->heard;
+	uint64_t limit = link_silence_limit_us(l);
+	char why[96];
+
+	if (l->state != LINK_REGISTERING && l->state != LINK_UP)
+		return 0;
+	if (quiet < 0 || (uint64_t)quiet / 1000 < limit) {
+		link_silence_arm(l, limit - (quiet < 0 ? 0 : (uint64_t)quiet / 1000));
+		return 0;
+	}
+	snprintf(why, sizeof(why), "no answer for %llus (node_timeout)",
+		 (unsigned long long)(limit / 1000000ULL));
+	link_lost(l, why);
+	return 0;
+}
+
 static int link_register(struct link *l)
 {
 	struct transport_servers list;
@@ -587,6 +632,8 @@ static int link_register(struct link *l)
 
 	/* Only now: the peer has proven it is qpoold. */
 	sd_event_source_set_enabled(l->deadline, SD_EVENT_OFF);
+	l->heard = time_mono_ns();
+	link_silence_arm(l, link_silence_limit_us(l));
 	log_info("connected to qpoold at %s", link_where(l, &list));
 	l->state = LINK_REGISTERING;
 	req = link_register_msg(l->nd, l->fd);
@@ -911,6 +958,11 @@ int link_create(struct noded *nd, struct link **ret)
 	if (r < 0)
 		goto fail;
 	sd_event_source_set_enabled(l->deadline, SD_EVENT_OFF);
+	r = sd_event_add_time_relative(nd->event, &l->silence, CLOCK_MONOTONIC, 0, 1000,
+				       link_on_silence, l);
+	if (r < 0)
+		goto fail;
+	sd_event_source_set_enabled(l->silence, SD_EVENT_OFF);
 	nd->link = l;
 	*ret = l;
 	return 0;
@@ -927,6 +979,7 @@ void link_destroy(struct link *l)
 	sd_event_source_disable_unref(l->retry);
 	sd_event_source_disable_unref(l->heartbeat);
 	sd_event_source_disable_unref(l->deadline);
+	sd_event_source_disable_unref(l->silence);
 	free(l->follow);
 	json_decref(l->early);
 	if (l->nd && l->nd->link == l)

@@ -10,7 +10,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 10
+#define JOBSTORE_SCHEMA_VERSION 11
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -158,6 +158,17 @@ enum { SERVER_ID, SERVER_ADDRESS, SERVER_ROLE, SERVER_AGE };
 #define JOBSTORE_SQL_SERVERS_LOAD(NOW) \
 	"SELECT id, address, role, " NOW " - seen FROM servers ORDER BY id"
 
+/* Schema 11, the pool's name (docs/HA.md, "What names a job id"): one
+ * row, written by the first server to be active (its [server] name, else
+ * its short host name) or by an active whose [server] name differs; the
+ * suffix of every job id any server of the pool prints. */
+#define JOBSTORE_SQL_POOL_CREATE \
+	"CREATE TABLE pool (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL);"
+#define JOBSTORE_SQL_POOL_NAME_READ "SELECT name FROM pool WHERE id = 1"
+/* $1 name. */
+#define JOBSTORE_SQL_POOL_NAME_SET \
+	"INSERT INTO pool (id, name) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET name = excluded.name"
+
 /* A struct jobstore_node of a JOBSTORE_SQL_NODES_LOAD row (its strings
  * point into the row). */
 void jobstore_row_node(const struct jobstore_row *r, struct jobstore_node *ret);
@@ -248,6 +259,9 @@ struct jobstore_ops {
 	int (*server_seen)(struct jobstore *js, const char *id, const char *address, const char *role);
 	int (*servers_load)(struct jobstore *js, int (*cb)(const char *id, const char *address, const char *role,
 							   int64_t age_ms, void *ud), void *ud);
+	/* The pool's name (JOBSTORE_SQL_POOL_*): read, -ENOENT when none. */
+	int (*pool_name_read)(struct jobstore *js, char *buf, size_t size);
+	int (*pool_name_set)(struct jobstore *js, const char *name);
 };
 
 /* Each backend's struct starts with this. */

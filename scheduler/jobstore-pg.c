@@ -70,6 +70,8 @@ static const struct {
 	{ 9, JOBSTORE_SQL_LEASE_CREATE },
 	/* 10: the GPUs of each node's share (jobstore-sqlite.c's 10). */
 	{ 10, "ALTER TABLE job_alloc ADD COLUMN IF NOT EXISTS gpus TEXT;" },
+	/* 11: the pool's name (jobstore-sqlite.c's 11). */
+	{ 11, JOBSTORE_SQL_POOL_CREATE },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -237,7 +239,8 @@ enum stmt_id {
 	ST_NADMIN_LOAD, ST_ALTER, ST_BEGIN_SET, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT, ST_ALLOC_LOAD,
 	ST_SUBJOB_INSERT, ST_SUBJOBS, ST_ARRAY_FINISH, ST_DEPEND_SET, ST_BATCH_JOBS, ST_BATCH_PAYLOAD,
 	ST_SEQ_LOCK, ST_SEQ_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD,
-	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD, ST_MAX,
+	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD,
+	ST_POOL_NAME_READ, ST_POOL_NAME_SET, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -281,6 +284,8 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_LEASE_READ] = JOBSTORE_SQL_LEASE_READ(PG_NOW_MS),
 	[ST_SERVER_SEEN] = JOBSTORE_SQL_SERVER_SEEN(PG_NOW_MS),
 	[ST_SERVERS_LOAD] = JOBSTORE_SQL_SERVERS_LOAD(PG_NOW_MS),
+	[ST_POOL_NAME_READ] = JOBSTORE_SQL_POOL_NAME_READ,
+	[ST_POOL_NAME_SET] = JOBSTORE_SQL_POOL_NAME_SET,
 };
 
 struct pg_store {
@@ -1710,6 +1715,29 @@ static int pg_servers_load(struct jobstore *base,
 	return r;
 }
 
+static int pg_pool_name_read(struct jobstore *base, char *buf, size_t size)
+{
+	struct params p = { 0 };
+	PGresult *res;
+	int r;
+
+	res = pg_run(to_pg(base), ST_POOL_NAME_READ, &p, &r);
+	if (res && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		snprintf(buf, size, "%s", PQgetvalue(res, 0, 0));
+	else if (res)
+		r = -ENOENT;
+	PQclear(res);
+	return r;
+}
+
+static int pg_pool_name_set(struct jobstore *base, const char *name)
+{
+	struct params p = { 0 };
+
+	p_text(&p, name);
+	return pg_exec(to_pg(base), ST_POOL_NAME_SET, &p);
+}
+
 static const struct jobstore_ops pg_ops = {
 	.name = "postgresql",
 	.close = pg_close,
@@ -1754,5 +1782,7 @@ static const struct jobstore_ops pg_ops = {
 	.lease_release = pg_lease_release,
 	.lease_read = pg_lease_read,
 	.server_seen = pg_server_seen,
+	.pool_name_read = pg_pool_name_read,
+	.pool_name_set = pg_pool_name_set,
 	.servers_load = pg_servers_load,
 };

@@ -86,6 +86,8 @@ static const char *const migrations[] = {
 	/* 10: the GPUs each node's share holds (docs/GPUS.md), a list of the
 	 * node's indices ("0,2"); a one-node job with GPUs has its row too. */
 	"ALTER TABLE job_alloc ADD COLUMN gpus TEXT;",
+	/* 11: the pool's name, the suffix of its job ids (docs/HA.md). */
+	JOBSTORE_SQL_POOL_CREATE,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -214,7 +216,7 @@ enum stmt_id {
 	ST_ALLOC_LOAD, ST_RESERVE, ST_SUBJOB_INSERT, ST_SUBJOBS,
 	ST_ARRAY_FINISH, ST_DEPEND_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD,
 	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD,
-	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
+	ST_POOL_NAME_READ, ST_POOL_NAME_SET, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -256,6 +258,8 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_LEASE_READ] = JOBSTORE_SQL_LEASE_READ(SQLITE_NOW_MS),
 	[ST_SERVER_SEEN] = JOBSTORE_SQL_SERVER_SEEN(SQLITE_NOW_MS),
 	[ST_SERVERS_LOAD] = JOBSTORE_SQL_SERVERS_LOAD(SQLITE_NOW_MS),
+	[ST_POOL_NAME_READ] = JOBSTORE_SQL_POOL_NAME_READ,
+	[ST_POOL_NAME_SET] = JOBSTORE_SQL_POOL_NAME_SET,
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
@@ -1298,6 +1302,31 @@ static int sqlite_servers_load(struct jobstore *base,
 	return r;
 }
 
+static int sqlite_pool_name_read(struct jobstore *base, char *buf, size_t size)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = js->st[ST_POOL_NAME_READ];
+	int rc, r = -ENOENT;
+
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+		snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+		r = 0;
+	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		r = sql_errno(rc);
+	}
+	sqlite3_reset(st);
+	return r;
+}
+
+static int sqlite_pool_name_set(struct jobstore *base, const char *name)
+{
+	struct sqlite_store *js = to_sqlite(base);
+
+	bind_text(js->st[ST_POOL_NAME_SET], 1, name);
+	return stmt_exec(js, ST_POOL_NAME_SET);
+}
+
 static const struct jobstore_ops sqlite_ops = {
 	.name = "sqlite",
 	.close = sqlite_close,
@@ -1338,5 +1367,7 @@ static const struct jobstore_ops sqlite_ops = {
 	.lease_release = sqlite_lease_release,
 	.lease_read = sqlite_lease_read,
 	.server_seen = sqlite_server_seen,
+	.pool_name_read = sqlite_pool_name_read,
+	.pool_name_set = sqlite_pool_name_set,
 	.servers_load = sqlite_servers_load,
 };

@@ -250,6 +250,7 @@ const struct jobstore_table jobstore_tables[] = {
 	{ "queue_admin", "queue, enabled, started, reason", 4 },
 	{ "node_admin", "node, drain, reason", 3 },
 	{ "nodes", "name, cpus, ncpus, mems, mem, topology, rt, cgroup, address, t_register", 10 },
+	{ "pool", "id, name", 2 },
 	{ NULL, NULL, 0 },
 };
 
@@ -376,6 +377,16 @@ int jobstore_lease_read(struct jobstore *js, struct jobstore_lease *ret)
 int jobstore_server_seen(struct jobstore *js, const char *id, const char *address, const char *role)
 {
 	return js->ops->server_seen(js, id, address, role);
+}
+
+int jobstore_pool_name_read(struct jobstore *js, char *buf, size_t size)
+{
+	return js->ops->pool_name_read(js, buf, size);
+}
+
+int jobstore_pool_name_set(struct jobstore *js, const char *name)
+{
+	return js->ops->pool_name_set(js, name);
 }
 
 int jobstore_servers_load(struct jobstore *js,

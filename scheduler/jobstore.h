@@ -243,6 +243,12 @@ int jobstore_lease_release(struct jobstore *js);
 bool jobstore_lease_lost(const struct jobstore *js);
 int jobstore_lease_read(struct jobstore *js, struct jobstore_lease *ret);
 
+/* The pool's name, the suffix of every job id its servers print
+ * (docs/HA.md, "What names a job id"): into buf; -ENOENT when none was
+ * set yet. Set writes it (a write: between jobstore_begin and commit). */
+int jobstore_pool_name_read(struct jobstore *js, char *buf, size_t size);
+int jobstore_pool_name_set(struct jobstore *js, const char *name);
+
 /* Servers seen: id's row (address, "active"/"standby") stamped now. */
 int jobstore_server_seen(struct jobstore *js, const char *id, const char *address, const char *role);
 /* cb for every server row, by id, with how long ago it was seen (ms). */

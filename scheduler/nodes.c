@@ -689,7 +689,7 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 		return r;
 	}
 	/* The name in PBS_JOBID (ID.server), as qsub printed it. */
-	jobid_server_name(s->config->server_name, server, sizeof(server));
+	snprintf(server, sizeof(server), "%s", s->pool_name);
 	json_object_set_new(launch, "server", json_string(server));
 	if (s->config->sendmail[0])
 		json_object_set_new(launch, "sendmail", json_string(s->config->sendmail));

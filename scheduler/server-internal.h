@@ -11,6 +11,7 @@
 #include "auth.h"
 #include "config.h"
 #include "gate.h"
+#include "jobid.h"
 #include "jobstore.h"
 #include "lease.h"
 #include "peers.h"
@@ -96,6 +97,7 @@ struct server {
 	struct lease *lease;         /* lease.c: active or standby */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
+	char pool_name[JOBID_SERVER_MAX];   /* the suffix of job ids, the store's (server-lease.c) */
 };
 
 /* server-lease.c: the lease's turns on the loop, takeover and step-down. */
@@ -104,6 +106,11 @@ void server_lease_stop(struct server *s);
 bool server_standby(const struct server *s);
 /* Answers req_id with the standby reply (docs/PROTOCOL.md). */
 void server_standby_reply(struct conn *c, long long req_id);
+/* The pool's name (docs/HA.md, "What names a job id") from the store,
+ * written there first when unset or when [server] name differs: into
+ * s->pool_name. 0 or -errno (the name meant is used in memory all the
+ * same; -ESTALE: the lease was lost). */
+int server_pool_name_settle(struct server *s);
 /* Leaves the loop for a fresh standby; logs why, with the epoch. */
 void server_step_down(struct server *s, const char *why);
 /* role, id, active, epoch, standbys: for qstat -B and qmgr. */

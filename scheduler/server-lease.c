@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "jobid.h"
 #include "server-internal.h"
 #include "timeutil.h"
 
@@ -53,6 +54,45 @@ void server_step_down(struct server *s, const char *why)
 	(void)sd_event_exit(s->event, SERVER_EXIT_STEPPED_DOWN);
 }
 
+/* The pool's name, the suffix of every job id (docs/HA.md, "What names
+ * a job id"): the store's, so each server of the pool and each command
+ * prints one id whichever server answered, before and after a takeover.
+ * The first active writes it ([server] name, else its short host name);
+ * an active whose [server] name differs renames the pool, said once in
+ * the journal. */
+int server_pool_name_settle(struct server *s)
+{
+	char stored[JOBID_SERVER_MAX] = "", want[JOBID_SERVER_MAX];
+	int r;
+
+	r = jobstore_pool_name_read(s->store, stored, sizeof(stored));
+	if (r < 0 && r != -ENOENT)
+		stored[0] = '\0';
+	if (s->config->server_name[0] || !stored[0])
+		jobid_server_name(s->config->server_name, want, sizeof(want));
+	else
+		snprintf(want, sizeof(want), "%s", stored);
+	snprintf(s->pool_name, sizeof(s->pool_name), "%s", want);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (strcmp(want, stored) == 0)
+		return 0;
+	r = jobstore_begin(s->store);
+	if (r == 0)
+		r = jobstore_pool_name_set(s->store, want);
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	else
+		jobstore_rollback(s->store);
+	if (r < 0)
+		return r;
+	if (stored[0])
+		log_warn("the pool's job ids are now ID.%s, were ID.%s ([server] name)", want, stored);
+	else
+		log_info("the pool's job ids are ID.%s", want);
+	return 0;
+}
+
 static void takeover(struct server *s, int64_t now)
 {
 	const struct jobstore_lease *before = lease_last(s->lease);
@@ -73,6 +113,13 @@ static void takeover(struct server *s, int64_t now)
 		server_step_down(s, "another server took the lease while the state loaded");
 		return;
 	}
+	r = server_pool_name_settle(s);
+	if (r == -ESTALE) {
+		server_step_down(s, "another server took the lease while the pool's name was written");
+		return;
+	}
+	if (r < 0)
+		log_err("job store: cannot keep the pool's name %s: %s", s->pool_name, strerror(-r));
 	if (before->holder[0] && strcmp(before->holder, lease_holder(s->lease)) != 0)
 		log_info("active at epoch %lld, took over from %s (%s)", (long long)epoch, before->holder,
 			 before->address);

@@ -128,13 +128,23 @@ void conn_send(struct conn *c, json_t *msg)
 	conn_update_events(c);
 }
 
+/* The members of every ok reply: its id, ok, and to a command the pool's
+ * name, with which it prints job ids, the one qsub printed
+ * (docs/PROTOCOL.md, "server"); a node has no use for it. */
+static void reply_ok_stamp(struct conn *c, long long req_id, json_t *reply)
+{
+	json_object_set_new(reply, "id", json_integer(req_id));
+	json_object_set_new(reply, "ok", json_true());
+	if (!c->node && c->server->pool_name[0] && !json_object_get(reply, "server"))
+		json_object_set_new(reply, "server", json_string(c->server->pool_name));
+}
+
 void conn_reply_page(struct conn *c, long long req_id, json_t *reply, const char *key)
 {
 	json_t *arr = json_object_get(reply, key);
 	int r;
 
-	json_object_set_new(reply, "id", json_integer(req_id));
-	json_object_set_new(reply, "ok", json_true());
+	reply_ok_stamp(c, req_id, reply);
 	if (c->closed) {
 		json_decref(reply);
 		return;
@@ -169,8 +179,7 @@ void conn_reply_ok(struct conn *c, long long req_id, json_t *reply)
 {
 	if (!reply)
 		reply = json_object();
-	json_object_set_new(reply, "id", json_integer(req_id));
-	json_object_set_new(reply, "ok", json_true());
+	reply_ok_stamp(c, req_id, reply);
 	conn_send(c, reply);
 }
 
@@ -538,9 +547,9 @@ static void pending_flush(struct server *s)
 
 	if (!list)
 		return;
-	/* The name qsub prints in ID.server, the server's, whichever host
-	 * qsub runs on. */
-	jobid_server_name(s->config->server_name, server, sizeof(server));
+	/* The name qsub prints in ID.server: the pool's, whichever server
+	 * answered and whichever host qsub runs on. */
+	snprintf(server, sizeof(server), "%s", s->pool_name);
 	s->pending = NULL;
 	s->pending_tail = &s->pending;
 	s->n_pending = 0;
@@ -1040,6 +1049,8 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	}
 	s->event = sd_event_ref(e);
 	s->config = config;
+	/* Until the store's is read at the takeover (server-lease.c). */
+	jobid_server_name(config->server_name, s->pool_name, sizeof(s->pool_name));
 	s->listen_fd = -1;
 	s->tcp_fd = -1;
 	s->pending_tail = &s->pending;
@@ -1216,6 +1227,10 @@ int server_reload(struct server *s, struct error *err)
 	config_destroy(s->config);
 	s->config = c;
 	(void)server_admin_load(s, false);
+	/* A [server] name set or changed renames the pool now. */
+	if (s->config->server_name[0] && strcmp(s->config->server_name, s->pool_name) != 0 &&
+	    !server_standby(s) && server_pool_name_settle(s) < 0)
+		log_err("job store: cannot keep the pool's name %s", s->pool_name);
 	s->sched_dirty = true;
 	return 0;
 }

@@ -22,6 +22,13 @@
 # B reads that job.done at a fenced commit or its renewal finds the loss
 # first is the event loop's order, not on cue: the commit's case alone is
 # t-servers.sh's (the standby.py fixture), its code scheduler/server.c.
+# (4) a stall: the active (A again) is stopped for longer than twice
+# node_timeout while a job runs on n1. Its kernel still takes n1's bytes,
+# so only qnoded's own deadline on the server's answers moves n1: it
+# leaves A after node_timeout of silence and registers at B within B's
+# grace; the job is the same run (not requeued, not started twice, its
+# start time unchanged) past the end of that grace; A, continued, steps
+# down and the job ends once.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 ASK=$QP_TOP/tests/integration/qpool-ask.py
@@ -36,6 +43,9 @@ sed "s|^socket = .*|socket = $B|" "$QPOOL_CONF" > "$QP_T/b.conf"
 # one of them asks that server alone.
 printf '[server]\nserver = %s,%s\n' "$A" "$B" >> "$QPOOL_CONF"
 
+# A server the test stopped is continued first, whatever happened.
+cont_servers() { kill -CONT "${PID_a:-}" "${PID_b:-}" 2>/dev/null; return 0; }
+QP_ATEXIT+=(cont_servers)
 start_qpoold() {  # NAME: starts qpoold with NAME.conf, sets PID_NAME
 	"$QP_BIN/qpoold" -f "$QP_T/$1.conf" >> "$QP_T/qpoold-$1.log" 2>&1 &
 	QP_PIDS+=("$!")
@@ -245,7 +255,7 @@ stop_between_commits() {
 		kill -CONT "$1"
 		sleep 0.02
 	done
-	fail "B was inside a commit at each of 200 stops"
+	fail "pid $1 was inside a commit at each of 200 stops"
 }
 stop_between_commits "$PID_b"
 # mid ends while B is stopped: its job.done goes to B, which reads it
@@ -278,4 +288,59 @@ grep -E "job ${mid%%.*}: qpoold refused job.done" "$QP_T/qnoded-n1.log" | grep -
 	fail "a server answered mid's job.done with 'no such job'"
 [ "$(sql 'SELECT holder FROM lease')" = "$(hostname):$A" ] || fail "lease holder: $(sql 'SELECT holder FROM lease')"
 echo "fencing: B committed nothing after epoch $((epoch0 + 2)) and answers as a standby"
+
+note "(4) a stall: A stopped past twice node_timeout, a job running; n1 leaves it for B"
+# node_timeout of lib.sh's config.
+nt=5
+s4=$w/stall
+mkdir -p "$s4" && chown qpuser1: "$s4"
+for ((i = 0; i < 600; i++)); do "$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^n1[[:space:]].*up" && break; sleep 0.05; done
+"$QP_BIN/qstat" --nodes | grep -qE "^n1[[:space:]].*up" || fail "n1 is not up at A before the stall"
+qp_long_job "$s4"
+stalled=$QP_LONG
+stime0=$(qp_field "$stalled" stime)
+[ -n "$stime0" ] || fail "no stime for $stalled: $("$QP_BIN/qstat" -f "$stalled" 2>&1)"
+nl0=$(wc -l < "$QP_T/qnoded-n1.log")
+nb0=$(wc -l < "$QP_T/qpoold-b.log")
+stop_between_commits "$PID_a"
+t0=$(ms_now)
+wait_serves "$B" 15 || fail "B did not take over from the stopped A within 15 s"
+t1=$(ms_now)
+QP_SERVER_PID=$PID_b
+echo "stall: B serves $((t1 - t0)) ms after A stopped"
+# n1 moves by itself: A's kernel acknowledges every byte, A answers none.
+for ((i = 0; i < 20 * 4 * nt; i++)); do
+	tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log" | grep -A3 "connected to qpoold at $B\$" | grep -q "registered with qpoold" && break
+	sleep 0.05
+done
+t2=$(ms_now)
+tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log" | grep -A3 "connected to qpoold at $B\$" | grep -q "registered with qpoold" ||
+	fail "n1 did not leave the stopped A for B in $((4 * nt)) s: $(tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log")"
+echo "stall: n1 registered at B $((t2 - t0)) ms after A stopped"
+tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log" | grep -q "lost qpoold: no answer for ${nt}s" ||
+	fail "qnoded did not say why it left A: $(tail -n +$((nl0 + 1)) "$QP_T/qnoded-n1.log")"
+# Past B's grace for n1 (twice node_timeout from its takeover), with A
+# still stopped: a node B had not seen again would be lost by now. Asked
+# of B alone: a command through the list waits on the stopped A, first
+# in it (its socket takes the connection and nobody answers).
+while [ $(($(ms_now) - t1)) -lt $((2 * nt * 1000 + 2000)) ]; do sleep 0.2; done
+st=$(QPOOL_CONF=$QP_T/b.conf qp_state "$stalled")
+[ "$st" = running ] || fail "the stalled job is '$st' at B, expected running"
+st=$(QPOOL_CONF=$QP_T/b.conf qp_field "$stalled" stime)
+[ "$st" = "$stime0" ] || fail "the stalled job started again: stime $stime0, now $st"
+[ "$(wc -l < "$s4/long.ran")" = 1 ] || fail "the stalled job ran $(wc -l < "$s4/long.ran") times"
+tail -n +$((nb0 + 1)) "$QP_T/qpoold-b.log" | grep -E "node n1 lost|job ${stalled%%.*} requeued" &&
+	fail "B lost n1 or requeued the job while n1 lived"
+kill -CONT "$PID_a"
+for ((i = 0; i < 200; i++)); do grep -q "stepping down to standby at epoch $((epoch0 + 2))" "$QP_T/qpoold-a.log" && break; sleep 0.05; done
+grep -q "stepping down to standby at epoch $((epoch0 + 2))" "$QP_T/qpoold-a.log" || fail "A's log has no step-down after the stall"
+for ((i = 0; i < 200; i++)); do act=$(standby_of "$A") && break; sleep 0.05; done
+[ "$act" = "$B" ] || fail "A after the stall names '$act' as the active, expected $B"
+touch "$s4/go"
+qp_wait "$stalled" completed --timeout 60
+[ "$(qp_field "$stalled" Exit_status)" = 0 ] || fail "the stalled job's exit status: $(qp_field "$stalled" Exit_status)"
+[ "$(wc -l < "$s4/long.ran")" = 1 ] || fail "the stalled job ran $(wc -l < "$s4/long.ran") times"
+[ "$(sql "SELECT count(*) FROM jobs WHERE id = ${stalled%%.*} AND t_done IS NOT NULL")" = 1 ] ||
+	fail "the stalled job is not accounted once"
+echo "stall: the job ran once across it, A stepped down"
 echo "PASS"

@@ -223,6 +223,37 @@ static void test_servers_seen(void)
 	jobstore_close(js);
 }
 
+/* The pool's name (docs/HA.md, "What names a job id"): none in a fresh
+ * store; what one server writes, the other reads; a rename replaces it;
+ * a server whose lease was taken cannot write it (the fence). */
+static void test_pool_name(void)
+{
+	char *dir = unit_tmpdir();
+	struct jobstore *a = open_first(dir), *b = open_at(dir);
+	char name[64] = "";
+	int64_t ea = 0, eb = 0;
+
+	CU_ASSERT_EQUAL(jobstore_pool_name_read(a, name, sizeof(name)), -ENOENT);
+	CU_ASSERT_EQUAL_FATAL(jobstore_lease_acquire(a, "a", "ha:1", 200, &ea), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_begin(a), 0);
+	CU_ASSERT_EQUAL(jobstore_pool_name_set(a, "h1"), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(a), 0);
+	CU_ASSERT_EQUAL(jobstore_pool_name_read(b, name, sizeof(name)), 0);
+	CU_ASSERT_STRING_EQUAL(name, "h1");
+
+	CU_ASSERT_FATAL(lease_expired_wait(b));
+	CU_ASSERT_EQUAL_FATAL(jobstore_lease_acquire(b, "b", "hb:1", 60000, &eb), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(a), -ESTALE);
+	CU_ASSERT_EQUAL_FATAL(jobstore_begin(b), 0);
+	CU_ASSERT_EQUAL(jobstore_pool_name_set(b, "pool1"), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(b), 0);
+	CU_ASSERT_EQUAL(jobstore_pool_name_read(a, name, sizeof(name)), 0);
+	CU_ASSERT_STRING_EQUAL(name, "pool1");
+	jobstore_close(a);
+	jobstore_close(b);
+	unit_tmpdir_remove(dir);
+}
+
 /* Waits (bounded: 10 s) until the store's clock passes at, as js reads it. */
 static bool store_clock_wait(struct jobstore *js, int64_t at)
 {
@@ -315,6 +346,7 @@ static const struct unit_test jobstore_lease_tests[] = {
 	{ "expired_untaken_renews", test_expired_untaken_renews },
 	{ "same_holder_and_release", test_same_holder_and_release },
 	{ "servers_seen", test_servers_seen },
+	{ "pool_name", test_pool_name },
 	{ NULL, NULL },
 };
 
