@@ -24,7 +24,7 @@ void jobspec_init(struct jobspec *js)
 		.ncpus = -1, .ngpus = -1, .mem = -1, .walltime = -1,
 		.join = -1, .hold = -1, .rerunnable = -1, .export_all = -1,
 		.ompthreads = -1, .priority = JOBSPEC_PRIORITY_UNSET, .quiet = -1,
-		.interactive = -1, .mail = -1, .place = JOBSPEC_PLACE_UNSET, .excl = -1, .block = -1, .mem_node = -1,
+		.interactive = -1, .mail = -1, .place = JOBSPEC_PLACE_UNSET, .excl = -1, .block = -1, .mem_node = -1, .depend_lift = -1,
 		.workdir_submit = -1,
 	};
 }

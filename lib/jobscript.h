@@ -87,6 +87,7 @@ struct jobspec {
 	int excl;                   /* place=...:excl 1, :shared 0, -1 unset */
 	char *array;                /* -J / -t: the index set, canonical (arrayspec_format) */
 	char *depend;               /* -W depend=: canonical (depend_format) */
+	int depend_lift;            /* sbatch: after* on a job the pool never had is lifted: 1, -1 unset */
 	int block;                  /* -W block=true: 1, false: 0, -1 unset */
 };
 

@@ -85,6 +85,8 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 	}
 	if (js->depend)
 		json_object_set_new(req, "depend", json_string(js->depend));
+	if (js->depend && js->depend_lift > 0)
+		json_object_set_new(req, "depend_lift", json_true());
 }
 
 json_t *jobsubmit_attrs(const struct jobspec *js)

@@ -797,6 +797,9 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		r = dependency_pbs(o->dependency, text, sizeof(text), err);
 		if (!r && text[0])
 			r = jobspec_set(js, 'W', err, "depend=%s", text);
+		/* Slurm lifts a dependency on a job it does not know ("job is
+		 * gone, dependency lifted") and runs the job; PBS refuses it. */
+		js->depend_lift = 1;
 	}
 	if (!r && o->hold > 0)
 		r = jobspec_option(js, 'h', NULL, err);

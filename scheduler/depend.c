@@ -268,10 +268,12 @@ const char *depend_wait_reason(void)
 	return DEPEND_WAIT_REASON;
 }
 
-int depend_submit_check(struct server *s, uid_t uid, const char *text, char *err, size_t len)
+int depend_submit_check(struct server *s, uid_t uid, const char *text, bool lift, char *ret_text, size_t ret_len,
+			char *err, size_t len)
 {
 	struct depend_list d;
 	struct error e;
+	size_t kept = 0;
 
 	if (depend_parse(text, &d, &e) < 0) {
 		snprintf(err, len, "%s", e.text);
@@ -281,20 +283,26 @@ int depend_submit_check(struct server *s, uid_t uid, const char *text, char *err
 		struct job *t;
 
 		/* after*: a job this pool never had is refused, as PBS Pro
-		 * refuses it (PBSE_UNKJOBID) and Slurm ("Job dependency
-		 * problem"); held, it would wait for ever. The store keeps
-		 * every job, so one not in it never was (docs/ARCHITECTURE.md). */
+		 * refuses it (PBSE_UNKJOBID); held, it would wait for ever.
+		 * The store keeps every job, so one not in it never was
+		 * (docs/ARCHITECTURE.md). Slurm's dialect (lift) drops the
+		 * item instead, as slurmctld lifts a dependency on a job it
+		 * does not know and runs the job. */
 		if (d.items[i].type < DEPEND_BEFORE) {
 			json_t *row = NULL;
 
 			if (pool_job_find(s->pool, d.items[i].id) ||
 			    jobstore_job_get(s->store, d.items[i].id, false, &row) != -ENOENT) {
 				json_decref(row);
+				d.items[kept++] = d.items[i];
 				continue;
 			}
+			if (lift)
+				continue;
 			snprintf(err, len, "Unknown Job Id %lld", (long long)d.items[i].id);
 			return -ENOENT;
 		}
+		d.items[kept++] = d.items[i];
 		/* before*: the named job must still be waiting, and be the
 		 * submitter's own (it gets held on this job). */
 		t = pool_job_find(s->pool, d.items[i].id);
@@ -309,6 +317,9 @@ int depend_submit_check(struct server *s, uid_t uid, const char *text, char *err
 			return -EPERM;
 		}
 	}
+	d.n = kept;
+	if (ret_text)
+		depend_format(&d, ret_text, ret_len);
 	return 0;
 }
 

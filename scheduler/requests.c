@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arrayspec.h"
+#include "depend.h"
 #include "jobattr.h"
 #include "jobenv.h"
 #include "log.h"
@@ -337,8 +338,19 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 			REFUSE("an interactive job cannot be an array");
 	}
 	depend = wire_str(msg, "depend");
-	if (depend && depend_submit_check(s, c->uid, depend, errbuf, errlen) < 0)
-		return -EINVAL;
+	if (depend) {
+		char kept[DEPEND_TEXT_MAX];
+
+		if (depend_submit_check(s, c->uid, depend, wire_bool(msg, "depend_lift", false), kept, sizeof(kept),
+					errbuf, errlen) < 0)
+			return -EINVAL;
+		/* What is kept is what is stored: every item but the lifted. */
+		if (!kept[0])
+			json_object_del(msg, "depend");
+		else if (strcmp(kept, depend) != 0)
+			json_object_set_new(msg, "depend", json_string(kept));
+		depend = wire_str(msg, "depend");
+	}
 	if (queued_limit_check(s, c->uid, owner, q, errbuf, errlen, array ? (uint64_t)aspec.count : 1, false) < 0)
 		return -EDQUOT;
 	if (group && !user_in_group(owner, c->gid, group))

@@ -259,7 +259,8 @@ json_t *array_waiting_row(const json_t *array_row, const struct job *a, int64_t 
 json_t *array_row_as_subjob(const json_t *array_row, int64_t id, int64_t pos, int64_t index, enum job_state state);
 
 /* depend.c: -W depend. */
-int depend_submit_check(struct server *s, uid_t uid, const char *text, char *err, size_t len);
+int depend_submit_check(struct server *s, uid_t uid, const char *text, bool lift, char *ret_text, size_t ret_len,
+			char *err, size_t len);
 /* In the submit's transaction: before* items put after* ones on their jobs. */
 int depend_before_record(struct server *s, int64_t id, const char *text);
 void depend_before_apply(struct server *s, int64_t id, const char *text);

@@ -79,10 +79,14 @@ refused "sbatch: unrecognized option '--workdir'" --workdir /tmp "$W/env.sh"
 # --mincpus: a node with that many CPUs (these have one each), in Slurm's words
 refused "sbatch: error: Batch job submission failed: Requested node configuration is not available (ncpus=40: more CPUs than any node has (the largest has 1))" \
 	--exclusive --mincpus 40 "$W/env.sh"
-# a dependency on a job the pool never had: refused, as Slurm refuses it
-refused "sbatch: error: Batch job submission failed: Job dependency problem (Unknown Job Id 999999)" \
-	--dependency=afterok:999999 "$W/env.sh"
 [ "$(njobs)" = "$before" ] || fail "a refused sbatch left a job: $(njobs) jobs, expected $before"
+
+note "a dependency on a job the pool never had is lifted and the job runs, as Slurm's"
+out=$(as qpuser1 sbatch --parsable --dependency=afterok:999999 "$W/env.sh") || fail "sbatch -d afterok:999999: $out"
+qp_wait "$out" completed
+"$QP_BIN/scontrol" show job "$out" | grep -q "Dependency=(null)" ||
+	fail "the lifted dependency is still shown: $("$QP_BIN/scontrol" show job "$out" | grep -o 'Dependency=[^ ]*')"
+before=$(njobs)
 
 note "directives, the command line over them (abbreviated), %-patterns"
 out=$(as qpuser1 sbatch --job-n=cli "$W/env.sh") || fail "sbatch env.sh: $out"
