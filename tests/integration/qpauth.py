@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
-# qpool's auth payloads for the tests' protocol fixtures (docs/PROTOCOL.md,
-# "The auth frame"), written as lib/auth.c writes them.
+# qpool's frames and auth payloads for the tests' protocol fixtures
+# (docs/PROTOCOL.md, "Framing" and "The auth frame"), written as lib/wire.c
+# and lib/auth.c write them.
 import ipaddress
-import socket
+import json
+import struct
 
 TAG = "qpool-auth-2"
 
@@ -31,3 +33,24 @@ def client_words_ok(sock, words, server_nonce):
     """Whether a decoded client payload's words were made for this
     connection (its hello's nonce, this server end)."""
     return len(words) == 5 and words[:3] == [TAG, "client", server_nonce] and words[4] == endpoint(sock, True)
+
+
+def send(s, obj):
+    b = json.dumps(obj).encode()
+    s.sendall(struct.pack(">I", len(b)) + b)
+
+
+def recv(s):
+    def exact(n):
+        b = b""
+        while len(b) < n:
+            c = s.recv(n - len(b))
+            if not c:
+                return None
+            b += c
+        return b
+    h = exact(4)
+    if h is None:
+        return None
+    b = exact(struct.unpack(">I", h)[0])
+    return None if b is None else json.loads(b)

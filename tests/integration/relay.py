@@ -16,10 +16,11 @@
 import json
 import os
 import socket
-import struct
 import sys
 import threading
 import time
+
+from qpauth import recv, send
 
 listen_port, up_port = int(sys.argv[1]), int(sys.argv[2])
 log, ready, hold_id, marker = sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
@@ -31,26 +32,6 @@ def note(side, obj):
     with lock, open(log, "a") as f:
         f.write("%s %s\n" % (side, json.dumps(obj, sort_keys=True)))
 
-
-def send(s, obj):
-    b = json.dumps(obj).encode()
-    s.sendall(struct.pack(">I", len(b)) + b)
-
-
-def recv(s):
-    def exact(n):
-        b = b""
-        while len(b) < n:
-            c = s.recv(n - len(b))
-            if not c:
-                return None
-            b += c
-        return b
-    h = exact(4)
-    if h is None:
-        return None
-    b = exact(struct.unpack(">I", h)[0])
-    return None if b is None else json.loads(b)
 
 
 def launch():

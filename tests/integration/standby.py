@@ -15,31 +15,11 @@
 import json, os, secrets, socket, struct, subprocess, sys, threading
 
 import qpauth
+from qpauth import recv, send
 
 portfile, msock, active, log = sys.argv[1:5]
 relay, trigger = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else (None, None)
 lock = threading.Lock()
-
-
-def send(s, obj):
-    b = json.dumps(obj).encode()
-    s.sendall(struct.pack(">I", len(b)) + b)
-
-
-def recv(s):
-    def exact(n):
-        b = b""
-        while len(b) < n:
-            c = s.recv(n - len(b))
-            if not c:
-                return None
-            b += c
-        return b
-    h = exact(4)
-    if h is None:
-        return None
-    b = exact(struct.unpack(">I", h)[0])
-    return None if b is None else json.loads(b)
 
 
 def upstream(down):
