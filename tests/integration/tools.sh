@@ -7,8 +7,11 @@
 # skips (77) only when pip truly cannot install them.
 tool_venv() {
 	local name=$1; shift
-	local top=$QP_TOP/${BUILD:-build}
+	local top=$QP_TOP/${BUILD:-build} lock
 	TOOL_VENV=$top/venv-$name
+	# One maker at a time: t-tool-X and t-tool-X-slurm share the venv and
+	# run side by side (tests/run -j); the second waits, then finds it made.
+	exec {lock}> "$top/venv-$name.lock" && flock "$lock" || fail "lock $top/venv-$name.lock"
 	if [ "$(cat "$TOOL_VENV/.qpool-pkgs" 2>/dev/null)" != "$*" ]; then
 		rm -rf "$TOOL_VENV"
 		mkdir -p "$top/pip-cache"
@@ -19,6 +22,7 @@ tool_venv() {
 		fi
 		echo "$*" > "$TOOL_VENV/.qpool-pkgs"
 	fi
+	exec {lock}>&-
 	# The tool runs as a test user, and its workers run as that user's jobs.
 	chmod -R a+rX "$TOOL_VENV"
 }
