@@ -56,4 +56,15 @@ echo "$out"
 echo "$out" | grep -q "policy: SCHED_RR" || fail "gded --rt rr:5 did not run SCHED_RR"
 echo "$out" | grep -q "priority: 5" || fail "gded --rt rr:5 did not run at priority 5"
 "$QP_BIN/gded" --cpus 1 --rt fifo:100 -- true 2>/dev/null && fail "priority 100 accepted"
+
+# Two by hand side by side: one's end never removes the shared groups
+# (qpool/manual, qpool/.rt) under the other's start (before the lock, 12
+# of 30 such rounds failed here).
+note "gded --rt by hand beside other commands by hand, 15 rounds"
+for i in $(seq 15); do
+	( for j in 1 2 3; do "$QP_BIN/gded" --cpus 1 -- true || echo "beside: exit $?"; done ) > "$QP_T/beside" 2>&1 &
+	out=$("$QP_BIN/gded" --cpus 0 --rt rr:5 -- true 2>&1) || fail "round $i: gded --rt rr:5 exited $?: $out"
+	wait $!
+	[ -s "$QP_T/beside" ] && fail "round $i: the command beside failed: $(cat "$QP_T/beside")"
+done
 echo "rt ok"
