@@ -39,6 +39,7 @@ static void pty_size_set(const struct gded_job *job, int master)
 int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char tmp[sizeof(sa.sun_path)];
 	size_t n = strlen(job->script);
 	int r;
 
@@ -46,7 +47,7 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 	/* Beside the job's files: jobs/<id>.sh -> jobs/<id>.pty. The jobs
 	 * directory lets a user reach a name, not list; the socket is the
 	 * owner's, mode 0600, so only they (and root) can connect. */
-	if (n < 3 || strcmp(job->script + n - 3, ".sh") != 0 || n + 2 >= sizeof(sa.sun_path))
+	if (n < 3 || strcmp(job->script + n - 3, ".sh") != 0 || n + 6 >= sizeof(sa.sun_path))
 		return error_set(err, -EINVAL, "no place for the job's terminal socket beside %s",
 				 job->script);
 	snprintf(pty->path, sizeof(pty->path), "%.*s.pty", (int)(n - 3), job->script);
@@ -63,13 +64,22 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 		r = error_set(err, -errno, "%s: %m", pty->slave);
 		goto fail;
 	}
+	/* Made under another name and renamed once it is the owner's and
+	 * listens: qsub -I / srun --pty, waiting for the name, must never
+	 * meet it still root's (EACCES; seen on a loaded host between the
+	 * bind and the chown). */
+	/* Fits: path is n + 1 long, n + 6 < sizeof(sun_path) checked above. */
+	memcpy(tmp, pty->path, n + 1);
+	memcpy(tmp + n + 1, ".new", 5);
 	pty->listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	memcpy(sa.sun_path, pty->path, strlen(pty->path) + 1);
+	memcpy(sa.sun_path, tmp, strlen(tmp) + 1);
+	unlink(tmp);
 	unlink(pty->path);
 	if (pty->listen < 0 || bind(pty->listen, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chown(pty->path, job->uid, job->gid) < 0 || chmod(pty->path, 0600) < 0 ||
-	    listen(pty->listen, 1) < 0) {
-		r = error_set(err, -errno, "%s: %m", pty->path);
+	    chown(tmp, job->uid, job->gid) < 0 || chmod(tmp, 0600) < 0 ||
+	    listen(pty->listen, 1) < 0 || rename(tmp, pty->path) < 0) {
+		r = error_set(err, -errno, "%s: %m", tmp);
+		unlink(tmp);
 		goto fail;
 	}
 	pty_size_set(job, pty->master);
