@@ -23,7 +23,9 @@ note() { echo "--- $*"; }
 qp_users() {  # creates the unprivileged test users if missing
 	local u
 	for u in $QP_USERS; do
-		id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u" || fail "useradd $u"
+		# Another test run beside may make it first (its useradd then
+		# fails "already exists"): what counts is that it exists.
+		id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u" || id "$u" >/dev/null 2>&1 || fail "useradd $u"
 	done
 }
 
