@@ -193,7 +193,7 @@ qp_cleanup() {
 		[ $rc -eq 0 ] && rc=1
 		qp_cgroups_remove
 	fi
-	if [ $rc -eq 0 ] && [ -z "${QP_KEEP:-}" ]; then
+	if { [ $rc -eq 0 ] || [ $rc -eq 77 ]; } && [ -z "${QP_KEEP:-}" ]; then
 		rm -rf "$QP_T"
 	else
 		echo "test files kept in $QP_T" >&2
