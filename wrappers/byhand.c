@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "gded.h"
@@ -299,6 +300,33 @@ static int exit_status(const struct gded_result *res)
 	return BYHAND_EXIT_SETUP;
 }
 
+/* Commands by hand share qpool/manual and qpool/.rt: one's teardown must
+ * not remove them between another's set-up and its job's group (seen as
+ * "qpool/.rt: No such file" with two run side by side). Each holds a shared
+ * flock on the cgroup root from before its set-up to its end; the teardown
+ * runs only under the exclusive lock, taken without waiting: when another
+ * command still holds its shared lock, that one tears down at its end.
+ * Returns the locked fd, or -1 (no lock: as before, best effort). */
+static int byhand_lock(const char *cgroup_root)
+{
+	int fd = open(cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && flock(fd, LOCK_SH) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* True when this command may tear down: no other holds the lock. */
+static bool byhand_last(int fd)
+{
+	if (fd < 0)
+		return true;
+	flock(fd, LOCK_UN);
+	return flock(fd, LOCK_EX | LOCK_NB) == 0;
+}
+
 int gded_byhand_main(int argc, char **argv)
 {
 	struct byhand_opts o;
@@ -307,7 +335,7 @@ int gded_byhand_main(int argc, char **argv)
 	struct error err = { { 0 } };
 	enum cgroup_mode mode;
 	char cpus[4096], mems[1024];
-	int rc = BYHAND_EXIT_SETUP, r;
+	int rc = BYHAND_EXIT_SETUP, r, lockfd;
 
 	res.wall[GDED_STAMP_WRAP] = time_wall_ns();
 	res.mono[GDED_STAMP_WRAP] = time_mono_ns();
@@ -330,6 +358,7 @@ int gded_byhand_main(int argc, char **argv)
 	}
 	if (cpus_choose(&o, mode, cpus, sizeof(cpus), mems, sizeof(mems)) < 0)
 		return o.cpus ? BYHAND_EXIT_USAGE : BYHAND_EXIT_SETUP;
+	lockfd = byhand_lock(o.cgroup_root);
 	r = cgroup_node_setup(o.cgroup_root, mode, BYHAND_PARENT, NULL, NULL, &err);
 	if (r < 0) {
 		fprintf(stderr, "gded: cgroup set-up of %s: %s\n", BYHAND_PARENT, err.text);
@@ -368,6 +397,9 @@ int gded_byhand_main(int argc, char **argv)
 	rc = exit_status(&res);
 done:
 	/* -EBUSY: another command by hand still runs there. */
-	cgroup_node_teardown(o.cgroup_root, mode, BYHAND_PARENT);
+	if (byhand_last(lockfd))
+		cgroup_node_teardown(o.cgroup_root, mode, BYHAND_PARENT);
+	if (lockfd >= 0)
+		close(lockfd);
 	return rc;
 }

@@ -47,7 +47,7 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 	/* Beside the job's files: jobs/<id>.sh -> jobs/<id>.pty. The jobs
 	 * directory lets a user reach a name, not list; the socket is the
 	 * owner's, mode 0600, so only they (and root) can connect. */
-	if (n < 3 || strcmp(job->script + n - 3, ".sh") != 0 || n + 2 >= sizeof(sa.sun_path))
+	if (n < 3 || strcmp(job->script + n - 3, ".sh") != 0 || n + 6 >= sizeof(sa.sun_path))
 		return error_set(err, -EINVAL, "no place for the job's terminal socket beside %s",
 				 job->script);
 	snprintf(pty->path, sizeof(pty->path), "%.*s.pty", (int)(n - 3), job->script);

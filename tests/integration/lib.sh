@@ -23,7 +23,9 @@ note() { echo "--- $*"; }
 qp_users() {  # creates the unprivileged test users if missing
 	local u
 	for u in $QP_USERS; do
-		id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u" || fail "useradd $u"
+		# Another test run beside may make it first (its useradd then
+		# fails "already exists"): what counts is that it exists.
+		id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u" || id "$u" >/dev/null 2>&1 || fail "useradd $u"
 	done
 }
 
@@ -191,7 +193,7 @@ qp_cleanup() {
 		[ $rc -eq 0 ] && rc=1
 		qp_cgroups_remove
 	fi
-	if [ $rc -eq 0 ] && [ -z "${QP_KEEP:-}" ]; then
+	if { [ $rc -eq 0 ] || [ $rc -eq 77 ]; } && [ -z "${QP_KEEP:-}" ]; then
 		rm -rf "$QP_T"
 	else
 		echo "test files kept in $QP_T" >&2

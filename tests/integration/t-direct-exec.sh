@@ -6,7 +6,12 @@
 # variable that changes how bash runs one, keeps the shell
 # (docs/ARCHITECTURE.md, "The job's shell, only when it needs one").
 . "$(dirname "$0")/lib.sh"
+# TMPDIRs under the test's own base: pools side by side on this host all
+# run a job 1, 2, ... and name its TMPDIR pbs.ID.SERVER; on a shared
+# /var/tmp another pool's would take the name, and this job get another.
 qp_setup
+mkdir -m 1777 "$QP_T/tmp" || fail "mkdir $QP_T/tmp"
+printf '[node]\ntmpdir = %s\n' "$QP_T/tmp" >> "$QPOOL_CONF"
 qp_start_server
 qp_start_node n1
 

@@ -67,6 +67,17 @@ if ! pgrep -f "gded (-n|--cpus) " >/dev/null; then
 	[ -z "$(find /sys/fs/cgroup -maxdepth 3 -name manual -path '*qpool*')" ] || fail "qpool/manual left behind"
 fi
 
+# Two by hand side by side: one's end never removes qpool/manual under the
+# other's start (before the lock, 1-3 of 30 such rounds failed here).
+note "commands by hand side by side, 20 rounds"
+for i in $(seq 20); do
+	( for j in 1 2 3; do "$G" --cpus 1 -- true || echo "beside: exit $?"; done ) > "$out.beside" 2>&1 &
+	e=$("$G" --cpus 0 -- true 2>&1) || fail "round $i: gded --cpus 0 exited $?: $e"
+	wait $!
+	[ -s "$out.beside" ] && fail "round $i: the command beside failed: $(cat "$out.beside")"
+done
+rm -f "$out.beside"
+
 qp_setup "[queue multi1]
 ncpus = 1
 reserve = exclusive"

@@ -20,12 +20,16 @@ qp_start_node n1
 A=qpuser1 B=qpuser2 C=qpuser3
 
 note "40+1: $A submits 40 jobs, then $B submits 1, to a queue running one job at a time"
-first=$(echo 'sleep 2' | as $A qsub -q one) || fail qsub
-for i in $(seq 39); do echo 'sleep 2' | as $A qsub -q one >/dev/null || fail qsub; done
+# The first runs until every submission is in (41 qsubs took more than
+# its old 2 s on a loaded host, and A's second job started before B's
+# was submitted); the others are short.
+first=$(echo "for i in \$(seq 600); do [ -e $QP_T/go-one ] && exit 0; sleep 0.1; done" | as $A qsub -q one) || fail qsub
+for i in $(seq 39); do echo 'sleep 0.2' | as $A qsub -q one >/dev/null || fail qsub; done
 bjob=$(echo 'sleep 0.1' | as $B qsub -q one) || fail qsub
 "$QP_BIN/qstat" -Q --order one | head -8
 order=$("$QP_BIN/qstat" -Q --json --order one | python3 -c 'import json,sys; print(" ".join(str(e["jobid"]) for e in json.load(sys.stdin)["order"]))')
 [ "${order%% *}" = "$bjob" ] || fail "$B's job $bjob is not first in the order: $order"
+touch "$QP_T/go-one"
 qp_wait "$bjob" completed --timeout 20
 second=$(qp_dispatch_order one | sed -n 2p)
 [ "$second" = "$bjob $B" ] || fail "second job to start was '$second', not $bjob of $B"

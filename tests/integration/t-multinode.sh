@@ -215,6 +215,9 @@ JOB
 qp_wait "$idr2" running
 eh=$(exec_host "$idr2")
 for n in $(echo "$eh" | tr '+' '\n' | cut -d/ -f1); do qp_wait_gded "$idr2" "$n" >/dev/null; done
+# The script itself has started (gded runs before it does: on a loaded
+# host a qrerun in between ended the first run before its mark).
+qp_wait_file "$rmark"
 "$QP_BIN/qrerun" "$idr2" || fail "qrerun"
 qp_wait "$idr2" completed --timeout 30
 [ "$(wc -l < "$rmark")" = 2 ] || fail "job $idr2 ran $(wc -l < "$rmark") times"

@@ -9,12 +9,17 @@
 # elsewhere.
 . "$(dirname "$0")/lib.sh"
 
-venv=$QP_TOP/${BUILD:-build}/pbs-venv
+# build/ for every build (SANITIZE's too): the venv holds Python only.
+venv=$QP_TOP/build/pbs-venv
+mkdir -p "$QP_TOP/build" || fail "mkdir $QP_TOP/build"
+# One maker at a time (another suite on this tree may be at this point).
+exec {lock}> "$venv.lock" && flock "$lock" || fail "lock $venv.lock"
 if ! "$venv/bin/python" -c 'import dask_jobqueue, parsl' 2>/dev/null; then
 	python3 -m venv "$venv" >/dev/null 2>&1 || skip "python3 -m venv failed"
 	out=$(timeout 600 "$venv/bin/pip" install -q dask-jobqueue parsl 2>&1) ||
 		skip "pip install dask-jobqueue parsl failed: $(tail -1 <<<"$out")"
 fi
+exec {lock}>&-
 
 qp_setup
 qp_start_server

@@ -7,7 +7,12 @@
 # outside the job, a job that has ended.
 . "$(dirname "$0")/lib.sh"
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+# TMPDIRs under the test's own base: pools side by side on this host all
+# run a job 1, 2, ... and name its TMPDIR pbs.ID.SERVER; on a shared
+# /var/tmp another pool's would take the name, and this job get another.
 qp_setup
+mkdir -m 1777 "$QP_T/tmp" || fail "mkdir $QP_T/tmp"
+printf '[node]\ntmpdir = %s\n' "$QP_T/tmp" >> "$QPOOL_CONF"
 cgroot=/sys/fs/cgroup
 if [ -d "$cgroot/memory" ]; then memcg=$cgroot/memory; else memcg=$cgroot; fi
 [ -d "$memcg" ] || skip "no memory cgroup hierarchy"

@@ -1,14 +1,21 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the t-tool-*.sh scripts after lib.sh: the tools that drive
 # PBS for people, installed from PyPI into build/venv-NAME (downloads
-# cached in build/pip-cache), run as a real user against a private pool.
+# cached in build/pip-cache; build/ for every build, the venvs hold no C),
+# run as a real user against a private pool.
 
 # tool_venv NAME PKG...: sets TOOL_VENV to a venv holding PKGs, made once;
 # skips (77) only when pip truly cannot install them.
 tool_venv() {
 	local name=$1; shift
-	local top=$QP_TOP/${BUILD:-build}
+	# In build/ whatever the build (SANITIZE's is build-san/): a venv holds
+	# Python only, so make SANITIZE=... check reuses make check's.
+	local top=$QP_TOP/build lock
+	mkdir -p "$top" || fail "mkdir $top"
 	TOOL_VENV=$top/venv-$name
+	# One maker at a time: t-tool-X and t-tool-X-slurm share the venv and
+	# run side by side (tests/run -j); the second waits, then finds it made.
+	exec {lock}> "$top/venv-$name.lock" && flock "$lock" || fail "lock $top/venv-$name.lock"
 	if [ "$(cat "$TOOL_VENV/.qpool-pkgs" 2>/dev/null)" != "$*" ]; then
 		rm -rf "$TOOL_VENV"
 		mkdir -p "$top/pip-cache"
@@ -19,6 +26,7 @@ tool_venv() {
 		fi
 		echo "$*" > "$TOOL_VENV/.qpool-pkgs"
 	fi
+	exec {lock}>&-
 	# The tool runs as a test user, and its workers run as that user's jobs.
 	chmod -R a+rX "$TOOL_VENV"
 }
