@@ -1,7 +1,7 @@
 #!/bin/bash --login
 #PBS -N extras
 #PBS -q batch@ourserver
-#PBS -l nodes=1:ppn=1,mem=1g,walltime=24:0:0
+#PBS -l nodes=1:ppn=1,mem=8g,walltime=24:0:0
 #PBS -l filesystems=home:scratch
 #PBS -W umask=0027
 #PBS -W x=PARTITION:alpha
