@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "auth.h"
+#include "transport.h"
 #include "wire.h"
 
 static const char *socket_name(const char *munge_socket)
@@ -175,26 +176,22 @@ static bool nonce_valid(const char *s)
 	return true;
 }
 
-int auth_endpoint(int fd, bool local, char ret[AUTH_ENDPOINT_MAX], struct error *err)
+/* ss as an endpoint: "ADDR:PORT", "[ADDR6]:PORT". 0 or -EAFNOSUPPORT. */
+static int endpoint_format(const struct sockaddr_storage *ss, char ret[AUTH_ENDPOINT_MAX], struct error *err)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
 	char host[INET6_ADDRSTRLEN];
 	unsigned port;
 
-	if ((local ? getsockname(fd, (struct sockaddr *)&ss, &len) : getpeername(fd, (struct sockaddr *)&ss, &len)) < 0)
-		return error_set(err, -errno, "the connection's %s address: %s", local ? "own" : "peer's",
-				 strerror(errno));
-	if (ss.ss_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)&ss;
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
 
 		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
 		port = ntohs(sin->sin_port);
 		snprintf(ret, AUTH_ENDPOINT_MAX, "%s:%u", host, port);
 		return 0;
 	}
-	if (ss.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ss;
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
 
 		port = ntohs(sin6->sin6_port);
 		/* A dual-stack listener sees an IPv4 client's server end as
@@ -210,7 +207,18 @@ int auth_endpoint(int fd, bool local, char ret[AUTH_ENDPOINT_MAX], struct error 
 		}
 		return 0;
 	}
-	return error_set(err, -EAFNOSUPPORT, "the connection is not TCP (address family %d)", (int)ss.ss_family);
+	return error_set(err, -EAFNOSUPPORT, "the connection is not TCP (address family %d)", (int)ss->ss_family);
+}
+
+int auth_endpoint(int fd, bool local, char ret[AUTH_ENDPOINT_MAX], struct error *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if ((local ? getsockname(fd, (struct sockaddr *)&ss, &len) : getpeername(fd, (struct sockaddr *)&ss, &len)) < 0)
+		return error_set(err, -errno, "the connection's %s address: %s", local ? "own" : "peer's",
+				 strerror(errno));
+	return endpoint_format(&ss, ret, err);
 }
 
 /* Whether s is an endpoint as auth_endpoint writes it: no blank, and short. */
@@ -260,9 +268,10 @@ int auth_frame(const char *munge_socket, int fd, const json_t *hello, struct aut
 
 /* Checks the payload "qpool-auth-2 SIDE A B ENDPOINT": A must be want_a;
  * B must be want_b, or with want_b NULL any nonce, copied to ret_b; and
- * ENDPOINT must be endpoint, the server's end of this connection. */
+ * ENDPOINT must be endpoint, the server's end of this connection, or also
+ * (NULL: none), which is then copied to endpoint. */
 static int payload_check(const char *payload, const char *side, const char *want_a, const char *want_b,
-			 const char *endpoint, char *ret_b, struct error *err)
+			 char *endpoint, const char *also, char *ret_b, struct error *err)
 {
 	char tag[32], who[8], a[AUTH_NONCE_HEX + 2], b[AUTH_NONCE_HEX + 2], at[AUTH_ENDPOINT_MAX + 1];
 	int used = 0;
@@ -278,7 +287,9 @@ static int payload_check(const char *payload, const char *side, const char *want
 	/* The nonces match, the address does not: the credential crossed
 	 * from a connection to one address onto a connection to another, as
 	 * a relay passes it. */
-	if (strcmp(at, endpoint) != 0)
+	if (also && strcmp(at, also) == 0)
+		memcpy(endpoint, also, strlen(also) + 1);
+	else if (strcmp(at, endpoint) != 0)
 		return error_set(err, -EADDRNOTAVAIL, "credential made for a connection to %s, not %s (relayed?)",
 				 at, endpoint);
 	if (ret_b)
@@ -286,11 +297,11 @@ static int payload_check(const char *payload, const char *side, const char *want
 	return 0;
 }
 
-int auth_accept(const char *munge_socket, int fd, const json_t *msg, struct auth_nonces *n, uid_t *ret_uid,
-		gid_t *ret_gid, struct error *err)
+int auth_accept(const char *munge_socket, int fd, const char *advertise, const json_t *msg, struct auth_nonces *n,
+		uid_t *ret_uid, gid_t *ret_gid, struct error *err)
 {
 	const char *op = wire_str(msg, "op"), *cred = wire_str(msg, "cred");
-	char *payload = NULL, client[AUTH_NONCE_HEX + 1];
+	char *payload = NULL, client[AUTH_NONCE_HEX + 1], also[AUTH_ENDPOINT_MAX] = "";
 	int r;
 
 	if (!op || strcmp(op, "auth") != 0)
@@ -300,12 +311,24 @@ int auth_accept(const char *munge_socket, int fd, const json_t *msg, struct auth
 	r = auth_endpoint(fd, true, n->endpoint, err);
 	if (r < 0)
 		return r;
+	/* The address the site forwards to this server (a NAT, a relay of
+	 * its own: advertise), as numbers; one that does not resolve adds
+	 * nothing. */
+	if (advertise && *advertise) {
+		struct sockaddr_storage ss;
+		socklen_t len;
+		struct error ignored;
+
+		if (transport_addr_resolve(advertise, &ss, &len, &ignored) < 0 ||
+		    endpoint_format(&ss, also, &ignored) < 0)
+			also[0] = '\0';
+	}
 	r = auth_cred_check(munge_socket, cred, ret_uid, ret_gid, &payload, err);
 	if (r < 0)
 		return r;
 	/* "client SERVER CLIENT ENDPOINT": made after our hello, on this
 	 * connection, to the address it reached us at. */
-	r = payload_check(payload, "client", n->server, NULL, n->endpoint, client, err);
+	r = payload_check(payload, "client", n->server, NULL, n->endpoint, also[0] ? also : NULL, client, err);
 	free(payload);
 	if (r < 0)
 		return r;
@@ -334,7 +357,7 @@ int auth_proof_check(const char *munge_socket, const json_t *reply, const struct
 		     struct error *err)
 {
 	const char *cred = wire_str(reply, "cred");
-	char *payload = NULL;
+	char *payload = NULL, endpoint[AUTH_ENDPOINT_MAX];
 	uid_t uid;
 	gid_t gid;
 	int r;
@@ -361,7 +384,8 @@ int auth_proof_check(const char *munge_socket, const json_t *reply, const struct
 	}
 	/* "server CLIENT SERVER ENDPOINT": made for this connection's two
 	 * nonces, by the server at the address we reached. */
-	r = payload_check(payload, "server", n->client, n->server, n->endpoint, NULL, err);
+	memcpy(endpoint, n->endpoint, sizeof(endpoint));
+	r = payload_check(payload, "server", n->client, n->server, endpoint, NULL, NULL, err);
 	free(payload);
 	if (r < 0) {
 		char why[sizeof(err->text)];

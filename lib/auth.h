@@ -78,14 +78,17 @@ int auth_frame(const char *munge_socket, int fd, const json_t *hello, struct aut
 	       struct error *err);
 
 /* Server: checks a peer's first frame on the TCP connection fd against the
- * server nonce in n and the endpoint fd was reached at. 0 with the uid and
- * gid of its credential, the client's nonce and the endpoint in n; -EACCES
+ * server nonce in n and the endpoint fd was reached at, or advertise
+ * ("HOST:PORT", resolved as transport_addr_resolve does; NULL or "":
+ * none), the address a forwarder of the site's own (a NAT, a port
+ * forward) reaches this server at. 0 with the uid and gid of its
+ * credential, the client's nonce and the endpoint it named in n; -EACCES
  * with err's reason when the frame is not an auth frame or its credential
  * is refused (munged's reason, or not made for qpool, or made for another
  * connection, or for a connection to another address: a relay's);
  * -EHOSTUNREACH when munged cannot be asked. */
-int auth_accept(const char *munge_socket, int fd, const json_t *msg, struct auth_nonces *n, uid_t *ret_uid,
-		gid_t *ret_gid, struct error *err);
+int auth_accept(const char *munge_socket, int fd, const char *advertise, const json_t *msg, struct auth_nonces *n,
+		uid_t *ret_uid, gid_t *ret_gid, struct error *err);
 
 /* Server: its answer to an accepted auth frame, {"id":0,"ok":true,
  * "cred":S}: S is the server's credential (uid 0) with the payload

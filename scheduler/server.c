@@ -263,7 +263,7 @@ static void conn_auth(struct conn *c, json_t *msg)
 	gid_t gid;
 	int r;
 
-	r = auth_accept(c->server->config->munge_socket, c->fd, msg, &c->nonces, &uid, &gid, &err);
+	r = auth_accept(c->server->config->munge_socket, c->fd, c->server->config->advertise, msg, &c->nonces, &uid, &gid, &err);
 	if (r < 0) {
 		conn_auth_refuse(c, -r, err.text);
 		return;

@@ -91,7 +91,7 @@ qp_link() {
 
 # qp_pool_start SERVERHOST PORT [LISTEN]: munged, then qpoold on SERVERHOST
 # listening on SERVERHOST:PORT (or on LISTEN, ADDR:PORT inside SERVERHOST,
-# when a relay stands on SERVERHOST:PORT). QPOOL_CONF is the server host's config
+# when a relay stands on SERVERHOST:PORT, which is then its advertise). QPOOL_CONF is the server host's config
 # (lib.sh's helpers use its Unix socket, from the root namespace);
 # node.conf adds server = for qnoded; login.conf has server = and
 # munge_socket = only.
@@ -99,6 +99,10 @@ qp_pool_start() {
 	QP_SRV=$1
 	qp_munged_start pool
 	printf '[server]\nlisten = %s\nmunge_socket = %s\n' "${3:-$(qp_host_addr "$1"):$2}" "$QP_T/pool.sock" >> "$QPOOL_CONF"
+	# Behind the test's relay the clients reach qpoold at SERVERHOST:PORT,
+	# not at LISTEN: the site's own forwarder, which a credential names
+	# and advertise declares (docs/SECURITY.md, "The server pair").
+	[ -z "${3:-}" ] || printf 'advertise = %s:%s\n' "$(qp_host_addr "$1")" "$2" >> "$QPOOL_CONF"
 	{ cat "$QPOOL_CONF"; printf 'server = %s:%s\n' "$1" "$2"; } > "$QP_T/node.conf"
 	printf '[server]\nserver = %s:%s\nmunge_socket = %s\n' "$1" "$2" "$QP_T/pool.sock" > "$QP_T/login.conf"
 	qp_server_on "$1"

@@ -163,11 +163,11 @@ static void test_accept_needs_auth(void)
 	gid_t gid;
 	json_t *m = json_pack("{s:s, s:i}", "op", "submit", "id", 1);
 
-	CU_ASSERT_EQUAL(auth_accept(NULL, -1, m, &n, &uid, &gid, &err), -EACCES);
+	CU_ASSERT_EQUAL(auth_accept(NULL, -1, NULL, m, &n, &uid, &gid, &err), -EACCES);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "no credential"));
 	json_decref(m);
 	m = json_pack("{s:s, s:i}", "op", "auth", "id", 0);
-	CU_ASSERT_EQUAL(auth_accept(NULL, -1, m, &n, &uid, &gid, &err), -EACCES);
+	CU_ASSERT_EQUAL(auth_accept(NULL, -1, NULL, m, &n, &uid, &gid, &err), -EACCES);
 	json_decref(m);
 }
 
