@@ -35,6 +35,7 @@ struct gded_pty {
 	                            * EIO, which is taken for the job's end */
 	bool conn_eof;             /* its input ended */
 	bool eof_pending;          /* ...and the ^D it becomes is not yet written */
+	unsigned eof_resent;       /* ^Ds written again since, on the job's output */
 	size_t out_len;            /* bytes in out: the job's, for the qsub */
 	size_t in_len;             /* bytes in in: the qsub's, for the job */
 	char out[GDED_PTY_OUT_MAX];

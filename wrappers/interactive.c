@@ -15,6 +15,9 @@
 #include "gded-internal.h"
 #include "timeutil.h"
 
+/* ^Ds written again after the user's input ended, on the job's output. */
+#define PTY_EOF_RESENDS 8
+
 /* The size of the user's terminal, as qsub -I found it at submit
  * (QPOOL_TTY_SIZE="ROWS COLS" in the job's environment), on the pty:
  * the job's programs (an editor, a pager) lay out for it. A value
@@ -164,6 +167,17 @@ static int pty_read_job(struct gded_pty *pty)
 			pty->out_len += (size_t)n;
 		else
 			dropped += (size_t)n;
+		/* The user's input has ended and all of it is written, yet the
+		 * job still speaks: its ^D may have been lost (written while
+		 * the terminal was canonical, then bash's readline switched
+		 * it to raw and read a NUL for it: t-pbs-interactive waited
+		 * for ever, ~1 run in 6 on a loaded host). Another, a few
+		 * times at most: at the end of input an extra ^D only says
+		 * the end again. */
+		if (pty->conn_eof && !pty->eof_pending && pty->in_len == 0 && pty->eof_resent < PTY_EOF_RESENDS) {
+			pty->eof_pending = true;
+			pty->eof_resent++;
+		}
 	}
 	return 0;
 }
