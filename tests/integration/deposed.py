@@ -9,30 +9,13 @@
 # deposed.py HOST:PORT EPOCH LOG LIFETIME MUNGE_SOCKET, on TCP, where it
 # greets and proves itself as qpoold does (root's credential for the
 # connection's two nonces: docs/PROTOCOL.md, "The auth frame").
-import json, os, secrets, socket, struct, subprocess, sys, threading
+import os, secrets, socket, subprocess, sys, threading
 
 import qpauth
+from qpauth import recv, send
 
 path, epoch, log, life = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 munge = sys.argv[5] if len(sys.argv) > 5 else None
-
-
-def send(s, obj):
-    b = json.dumps(obj).encode()
-    s.sendall(struct.pack(">I", len(b)) + b)
-
-
-def recv(s):
-    def exact(n):
-        b = b""
-        while len(b) < n:
-            c = s.recv(n - len(b))
-            if not c:
-                return None
-            b += c
-        return b
-    h = exact(4)
-    return None if h is None else json.loads(exact(struct.unpack(">I", h)[0]) or b"null")
 
 
 def note(text):
