@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -829,6 +830,17 @@ static int more_handler(sd_event_source *src, void *userdata)
 	return 0;
 }
 
+/* Bytes the kernel holds for c that qpoold has not read yet. A deadline is
+ * the peer's, not ours: when qpoold itself was late (a long commit, a
+ * loaded host) and a peer's credential waits unread, its input handler,
+ * due in the same pass, reads it; the timer must not refuse it first. */
+static bool conn_unread(const struct conn *c)
+{
+	int n = 0;
+
+	return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* A peer that starts a message and never finishes it holds a buffer and a
  * slot: close it after STALL_SEC, so slow or stuck clients cannot pile up.
  * Idle clients go after idle_timeout (conns_idle). */
@@ -843,7 +855,8 @@ static void conns_check(struct server *s)
 			conn_close(c);
 		} else if (conn_idle(c, now)) {
 			conn_close(c);
-		} else if (!c->authed && now - c->accepted > TRANSPORT_AUTH_SEC * NSEC_PER_SEC) {
+		} else if (!c->authed && now - c->accepted > TRANSPORT_AUTH_SEC * NSEC_PER_SEC &&
+			   !conn_unread(c)) {
 			conn_auth_refuse(c, EACCES, "no credential within " STRINGIFY(TRANSPORT_AUTH_SEC) " s");
 		}
 	}
