@@ -289,8 +289,8 @@ static void read_err(struct hook *h)
 
 	while (h->err >= 0) {
 		size_t room = HOOK_ERR_KEEP - h->err_len;
-		char *to = room ? h->errbuf + h->err_len : sink;
-		ssize_t n = read(h->err, to, room ? room : sizeof(sink));
+		ssize_t n = room ? read(h->err, h->errbuf + h->err_len, room)
+				 : read(h->err, sink, sizeof(sink));
 
 		if (n < 0 && errno == EINTR)
 			continue;
