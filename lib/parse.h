@@ -70,4 +70,8 @@ int cpumask_parse(const char *s, struct cpumask *ret);
  * that the full string needs (like snprintf). */
 int cpumask_format(const struct cpumask *m, char *buf, size_t len);
 
+/* True when s[0..len) is valid UTF-8 (no overlong forms, no surrogates,
+ * nothing above U+10FFFF: what JSON strings accept). */
+bool utf8_valid(const char *s, size_t len);
+
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Slurm's option forms (lib/slurmopt.c), from tables: times, sizes,
+/* Slurm's option forms (slurm/slurmopt.c), from tables: times, sizes,
  * options with abbreviations, #SBATCH lines, %-patterns, host lists,
  * tasks per node, and the jobspec qsub would send. */
 #include <errno.h>

@@ -145,9 +145,6 @@ int jobscript_check(const char *text, size_t len, struct error *err);
  * to WIRE_MAX + 1 bytes (enough to tell "too large"). 0, -errno. */
 int jobscript_read(int fd, char **ret, size_t *ret_len);
 
-/* True when s[0..len) is valid UTF-8 (no overlong forms, no surrogates,
- * nothing above U+10FFFF: what JSON strings accept). */
-bool utf8_valid(const char *s, size_t len);
 
 /* Reads the directives at the top of text into js (which the caller has
  * initialised). A directive is a line starting with "#QP" or "#PBS" (or

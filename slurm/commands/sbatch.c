@@ -17,6 +17,7 @@
 #include "jobenv.h"
 #include "jobscript.h"
 #include "jobsubmit.h"
+#include "parse.h"
 #include "slurmopt.h"
 #include "version.h"
 #include "wire.h"
@@ -140,7 +141,7 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 	attrs = jobsubmit_attrs(js);
 	/* What Slurm's views show of the request and qpool's chunks do not
 	 * keep (one node's ncpus=8 may be 4 tasks of 2, 8 of 1, 1 of 8):
-	 * scontrol's NumTasks, CPUs/Task and Dependency (lib/slurmfmt.h). */
+	 * scontrol's NumTasks, CPUs/Task and Dependency (slurm/slurmfmt.h). */
 	if (attrs && o->ntasks > 0) {
 		snprintf(begin, sizeof(begin), "%lld", (long long)o->ntasks);
 		json_object_set_new(attrs, "Slurm_ntasks", json_string(begin));

@@ -79,42 +79,6 @@ bool jobspec_option_has_arg(int opt)
 	return p && p[1] == ':';
 }
 
-bool utf8_valid(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s, *end = p + len;
-
-	while (p < end) {
-		unsigned char c = *p;
-		unsigned n;
-		uint32_t cp, min;
-
-		if (c < 0x80) {
-			p++;
-			continue;
-		}
-		if ((c & 0xe0) == 0xc0) {
-			n = 1, cp = c & 0x1f, min = 0x80;
-		} else if ((c & 0xf0) == 0xe0) {
-			n = 2, cp = c & 0x0f, min = 0x800;
-		} else if ((c & 0xf8) == 0xf0) {
-			n = 3, cp = c & 0x07, min = 0x10000;
-		} else {
-			return false;
-		}
-		if ((size_t)(end - p) <= n)
-			return false;
-		for (unsigned i = 1; i <= n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (p[i] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		p += n + 1;
-	}
-	return true;
-}
-
 static int string_set(char **dst, const char *src)
 {
 	char *s = strdup(src);

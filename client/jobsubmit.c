@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The submit request from a jobspec (lib/jobsubmit.h). */
+/* The submit request from a jobspec (client/jobsubmit.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
