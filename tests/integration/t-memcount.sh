@@ -130,4 +130,14 @@ qp_wait_file "$w/limit.e"
 [ "$(node_field n1 mem_assigned)" = 0 ] || fail "batch's job counts $(node_field n1 mem_assigned)"
 touch "$w/release.e"
 qp_wait "$e" completed
+
+note "Torque's pmem: per process, ppn of them: counted and the limit"
+g=$(job g | as qpuser1 qsub -l nodes=1:ppn=2 -l pmem=150mb 2>"$QP_T/g.err") || fail "qsub pmem: $(cat "$QP_T/g.err")"
+! grep -q "pmem" "$QP_T/g.err" || fail "qsub warns of pmem: $(cat "$QP_T/g.err")"
+qp_wait "$g" running
+qp_wait_file "$w/limit.g"
+[ "$(node_field n1 mem_assigned)" = $((300 << 20)) ] || fail "pmem=150mb x 2 counts $(node_field n1 mem_assigned), not 300M"
+[ "$(cat "$w/limit.g")" = $((300 << 20)) ] || fail "pmem=150mb x 2: the limit is $(cat "$w/limit.g"), not 300M"
+touch "$w/release.g"
+qp_wait "$g" completed
 echo PASS
