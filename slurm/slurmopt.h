@@ -40,6 +40,7 @@ struct slurmopt {
 	int64_t mincpus;         /* --mincpus: each node's CPUs at least */
 	int64_t mem;             /* --mem bytes per node; 0: the whole node */
 	int64_t mem_per_cpu;     /* --mem-per-cpu bytes; 0: the whole node */
+	int64_t mem_per_gpu;     /* --mem-per-gpu bytes; 0: the whole node */
 	int64_t gpus_per_node;   /* --gpus-per-node, --gres=gpu[:TYPE]:G */
 	int64_t gpus;            /* --gpus, -G: the job's in all */
 	int exclusive;           /* --exclusive: 1 */
