@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,4 +324,56 @@ bool utf8_valid(const char *s, size_t len)
 		p += n + 1;
 	}
 	return true;
+}
+
+int signal_parse(const char *s)
+{
+	char *end;
+	long n;
+
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	n = strtol(s, &end, 10);
+	if (*s && *end == '\0')
+		return n >= 1 && n <= 30 ? (int)n : -1;
+	for (int sig = 1; sig <= 30; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+
+		if (abbrev && strcasecmp(abbrev, s) == 0)
+			return sig;
+	}
+	return -1;
+}
+
+int end_notice_parse(const char *s, struct end_notice *ret)
+{
+	char name[16];
+	const char *at;
+	size_t n;
+
+	*ret = (struct end_notice){ .secs = END_NOTICE_SECS_DEFAULT };
+	if (!strncasecmp(s, "B:", 2)) {
+		ret->batch = true;
+		s += 2;
+	}
+	at = strchr(s, '@');
+	n = at ? (size_t)(at - s) : strlen(s);
+	if (n == 0 || n >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	ret->sig = signal_parse(name);
+	if (ret->sig < 0)
+		return -EINVAL;
+	if (at) {
+		char *end;
+		unsigned long secs;
+
+		errno = 0;
+		secs = strtoul(at + 1, &end, 10);
+		if (!isdigit((unsigned char)at[1]) || *end || errno || secs > END_NOTICE_SECS_MAX)
+			return -EINVAL;
+		ret->secs = (unsigned)secs;
+	}
+	return 0;
 }

@@ -598,6 +598,16 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		return r < 0 ? r : record_unenforced(js, name, val,
 						      "not enforced (qpool limits a job's mem=)");
 	}
+	/* Moab's and Torque's notice before the walltime, Slurm's --signal:
+	 * "[B:]SIG[@SECONDS]", sent by gded (docs/ARCHITECTURE.md). */
+	if (!strcmp(name, "signal") && !in_chunk) {
+		struct end_notice notice;
+
+		if (end_notice_parse(val, &notice) < 0)
+			return error_set(err, -EINVAL, "%s: not [B:]SIGNAL[@SECONDS] (e.g. USR1@60, "
+					 "seconds at most %d)", what, END_NOTICE_SECS_MAX);
+		return attr_set(js, "Resource_List.signal", val);
+	}
 	if (!strcmp(name, "cput") || !strcmp(name, "pcput")) {
 		r = time_check(what, val, &v, err);
 		return r < 0 ? r : record_unenforced(js, name, val,

@@ -12,6 +12,7 @@
 
 #include "arrayspec.h"
 #include "gpu.h"
+#include "parse.h"
 #include "slurmopt.h"
 
 #define SCRIPT_WORDS_MAX 4096
@@ -124,7 +125,7 @@ void slurmopt_clear(struct slurmopt *o)
 {
 	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
-			  &o->mail_user, &o->wrap, &o->account };
+			  &o->mail_user, &o->wrap, &o->account, &o->signal };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		char *str = *owned[i];
@@ -387,9 +388,16 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 	case OPT_GPUS_PER:
 		return error_set(err, -EINVAL, "%s=%s: not supported by qpool (give --gpus-per-node or "
 				 "--gres=gpu:N)", word, arg);
+	case OPT_SIGNAL: {
+		struct end_notice n;
+
+		/* [{R|B}:]SIG[@SECONDS]: qpool has no reservations to signal. */
+		if (end_notice_parse(arg, &n) < 0)
+			return error_set(err, -EINVAL, "Invalid --signal specification");
+		return str_set(&o->signal, arg);
+	}
 	case 'C':
 	case 'q':
-	case OPT_SIGNAL:
 	default:
 		return warn(&o->warnings, &o->n_warnings, "%s%s%s: not enforced by qpool (ignored)", word,
 			    arg ? "=" : "", arg ? arg : "");
@@ -808,6 +816,8 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 			return error_set(err, -EINVAL, "invalid --array specification: %s", o->array);
 		r = jobspec_option(js, 't', o->array, err);
 	}
+	if (!r && o->signal)
+		r = jobspec_set(js, 'l', err, "signal=%s", o->signal);
 	if (!r && o->dependency) {
 		r = dependency_pbs(o->dependency, text, sizeof(text), err);
 		if (!r && text[0])

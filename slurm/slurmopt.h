@@ -24,6 +24,7 @@ struct slurmopt {
 	char *partition;         /* -p, may be a comma list */
 	char *array;             /* -a, Slurm's list form */
 	char *dependency;        /* -d, as given */
+	char *signal;            /* --signal, as given (checked) */
 	char *begin;             /* --begin, as given */
 	char *chdir;             /* -D */
 	char *export;            /* --export, as given; NULL: ALL */

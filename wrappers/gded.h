@@ -11,6 +11,7 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "parse.h"
 
 #define GDED_PIDS_MAX_DEFAULT 4096
 #define GDED_KILL_GRACE_DEFAULT 10
@@ -83,6 +84,7 @@ struct gded_job {
 	uint64_t mem;             /* bytes; 0: no limit */
 	uint64_t walltime;        /* seconds; 0: none */
 	uint64_t kill_grace;      /* seconds between SIGTERM and SIGKILL */
+	struct end_notice notice; /* Resource_List.signal: sig 0 for none */
 	uint64_t pids_max;        /* 0: no limit */
 	const char *cpus;         /* kernel list, or NULL */
 	const char *mems;         /* kernel list, or NULL */

@@ -428,7 +428,7 @@ static int spec_socket(const json_t *o, const char *key, const char **ret, struc
 static int spec_attrs(const json_t *spec, struct gded_job *job, struct error *err)
 {
 	const json_t *a = json_object_get(spec, "attrs");
-	const char *shell;
+	const char *shell, *notice;
 
 	if (!a)
 		return 0;
@@ -448,6 +448,11 @@ static int spec_attrs(const json_t *spec, struct gded_job *job, struct error *er
 		job->pbs_shell = first;
 	}
 	job->ompthreads = json_string_value(json_object_get(a, "Resource_List.ompthreads"));
+	/* Notice before the walltime (sbatch --signal, -l signal=): the
+	 * commands checked it; one that does not parse asks for none. */
+	notice = json_string_value(json_object_get(a, "Resource_List.signal"));
+	if (notice && end_notice_parse(notice, &job->notice) < 0)
+		job->notice.sig = 0;
 	job->group = json_string_value(json_object_get(a, "group_list"));
 	job->mail_points = json_string_value(json_object_get(a, "Mail_Points"));
 	job->mail_users = json_string_value(json_object_get(a, "Mail_Users"));
