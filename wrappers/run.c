@@ -386,15 +386,17 @@ static void on_notice(struct run *run)
 	}
 }
 
-/* Arms the notice at the walltime less its lead (at once when the lead
- * is the whole walltime or more, as Slurm sends it then). */
+/* Arms the notice at the walltime less its lead. A lead of the whole
+ * walltime or more sends none: a notice at the job's first instruction
+ * tells it nothing it did not know, and tools that always ask for one
+ * (Toil: --signal=B:USR2@30) would end a 30 s job as it starts. */
 static int notice_arm(struct run *run)
 {
 	uint64_t wall = run->job->walltime, lead = run->job->notice.secs;
-	struct itimerspec its = { .it_value = { .tv_sec = (time_t)(lead < wall ? wall - lead : 0) } };
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)(wall - lead) } };
 
-	if (!its.it_value.tv_sec)
-		its.it_value.tv_nsec = 1;
+	if (lead >= wall)
+		return 0;
 	run->nfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (run->nfd < 0)
 		return -errno;

@@ -56,6 +56,12 @@ note "USR1 came $t s after the start"
 python3 -c 'import sys; t = float(sys.argv[1]); sys.exit(0 if 2.5 <= t < 30 else 1)' "$t" ||
 	fail "USR1 came $t s after the start, not ~3 s (walltime 60, lead 57)"
 
+note "a lead of the whole walltime sends nothing (Toil asks --signal=B:USR2@30 of 30 s jobs)"
+d=$(printf '#!/bin/sh\ntrap "echo got > %s/d.got" USR2\nfor i in $(seq 20); do sleep 0.1; done\n' "$w" |
+	as qpuser1 "$QP_BIN/sbatch" --parsable -p short --signal=B:USR2@30) || fail "sbatch -p short --signal"
+qp_wait "$d" completed --timeout 60
+[ ! -e "$w/d.got" ] || fail "a 30 s job got its @30 notice"
+
 note "bad forms: one line, no job"
 before=$("$QP_BIN/qstat" -x --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
 out=$(job c | as qpuser1 "$QP_BIN/sbatch" --signal=R:USR1@30 2>&1) && fail "sbatch --signal=R: accepted"
