@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,42 +83,15 @@ int hook_path_check(const char *path, char *why, size_t whylen)
 	return r;
 }
 
-static void child(const char *path, char *const argv[], char *const env[], int in, int out,
-		  int err, int report)
-{
-	sigset_t none;
-	int e;
-
-	setsid();
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-		goto fail;
-	/* Keep the report pipe (close-on-exec) past the sweep. */
-	if (report != 3 && dup3(report, 3, O_CLOEXEC) < 0)
-		goto fail;
-	report = 3;
-	syscall(SYS_close_range, 4U, ~0U, 0U);
-	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	umask(022);
-	if (chdir("/") < 0)
-		goto fail;
-	execve(path, argv, env ? env : default_env);
-fail:
-	e = errno;
-	if (write(report, &e, sizeof(e)) < 0) {
-		/* nothing more to say */
-	}
-	_exit(127);
-}
-
 int hook_start(struct hook *h, const char *path, char *const argv[], char *const env[],
 	       const char *input, size_t input_len, size_t out_max)
 {
-	int sin[2] = { -1, -1 }, sout[2] = { -1, -1 }, serr[2] = { -1, -1 }, rep[2] = { -1, -1 };
-	int r = 0, e = 0;
-	ssize_t n;
+	int sin[2] = { -1, -1 }, sout[2] = { -1, -1 }, serr[2] = { -1, -1 };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, deflt;
+	mode_t mask;
+	int r = 0;
 
 	memset(h, 0, sizeof(*h));
 	h->pid = -1;
@@ -129,25 +103,37 @@ int hook_start(struct hook *h, const char *path, char *const argv[], char *const
 	/* stdin is a socket so that writing to a hook that exited raises no
 	 * SIGPIPE in the caller (send's MSG_NOSIGNAL). */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sin) < 0 ||
-	    pipe2(sout, O_CLOEXEC) < 0 || pipe2(serr, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
+	    pipe2(sout, O_CLOEXEC) < 0 || pipe2(serr, O_CLOEXEC) < 0) {
 		r = -errno;
 		goto out;
 	}
 	shutdown(sin[1], SHUT_RD);
-	h->pid = fork();
-	if (h->pid < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (h->pid == 0)
-		child(path, argv, env, sin[0], sout[1], serr[1], rep[1]);
-	close_fd(&rep[1]);
-	do
-		n = read(rep[0], &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(e)) {
-		r = -e;
-		waitpid(h->pid, NULL, 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&none);
+	sigfillset(&deflt);
+	sigdelset(&deflt, SIGKILL);
+	sigdelset(&deflt, SIGSTOP);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &deflt);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+				 POSIX_SPAWN_SETSID);
+	posix_spawn_file_actions_adddup2(&fa, sin[0], STDIN_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, sout[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, serr[1], STDERR_FILENO);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawn_file_actions_addchdir_np(&fa, "/");
+	/* glibc's posix_spawn is clone(CLONE_VM|CLONE_VFORK): its cost does
+	 * not grow with the caller's memory as fork's does (qpoold holding a
+	 * million jobs; docs/DESIGN-FACTS.md). It sets no umask: the caller's
+	 * is set around it (every caller is one thread). An exec that fails
+	 * is its return value. */
+	mask = umask(022);
+	r = -posix_spawn(&h->pid, path, &fa, &attr, argv, env ? env : default_env);
+	umask(mask);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (r < 0) {
 		h->pid = -1;
 		goto out;
 	}
@@ -155,6 +141,7 @@ int hook_start(struct hook *h, const char *path, char *const argv[], char *const
 	if (h->pidfd < 0) {
 		r = -errno;
 		kill(-h->pid, SIGKILL);
+		kill(h->pid, SIGKILL);
 		waitpid(h->pid, NULL, 0);
 		h->pid = -1;
 		goto out;
@@ -175,8 +162,6 @@ out:
 	close_fd(&sout[1]);
 	close_fd(&serr[0]);
 	close_fd(&serr[1]);
-	close_fd(&rep[0]);
-	close_fd(&rep[1]);
 	if (r < 0) {
 		h->outcome = HOOK_NOSTART;
 		h->start_errno = -r;
