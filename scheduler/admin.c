@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "nodes-known.h"
+#include "ops.h"
 #include "server-internal.h"
 
 #define ORDER_PAGE 1000
@@ -114,7 +115,7 @@ static void node_delete(struct conn *c, long long req_id, const char *target)
 	conn_reply_ok(c, req_id, NULL);
 }
 
-static void op_admin(struct conn *c, long long req_id, json_t *msg)
+void op_admin(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	const char *action = wire_str(msg, "action");
 	const char *target = wire_str(msg, "target");
@@ -164,7 +165,7 @@ static void op_admin(struct conn *c, long long req_id, json_t *msg)
 	conn_reply_err(c, req_id, EINVAL, "unknown action '%.40s'", action);
 }
 
-static void op_order(struct conn *c, long long req_id, json_t *msg)
+void op_order(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	const char *name = wire_str(msg, "queue");
@@ -197,12 +198,4 @@ static void op_order(struct conn *c, long long req_id, json_t *msg)
 					     "max_running", (json_int_t)q->max_running,
 					     "max_running_per_user", (json_int_t)q->max_running_per_user,
 					     "order", order, "more", more), "order");
-}
-
-void admin_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
-{
-	if (strcmp(op, "admin") == 0)
-		op_admin(c, req_id, msg);
-	else
-		op_order(c, req_id, msg);
 }

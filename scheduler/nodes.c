@@ -12,6 +12,7 @@
 #include "jobid.h"
 #include "log.h"
 #include "nodes-known.h"
+#include "ops.h"
 #include "placement.h"
 #include "server-internal.h"
 #include "timeutil.h"
@@ -397,7 +398,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 	}
 }
 
-static void op_register(struct conn *c, long long req_id, json_t *msg)
+void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	const char *name = wire_str(msg, "name");
@@ -511,7 +512,7 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	s->sched_dirty = true;
 }
 
-static void op_done(struct conn *c, long long req_id, json_t *msg)
+void op_done(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	json_t *result = json_object_get(msg, "result");
 	long long jobid = wire_int(msg, "jobid", 0);
@@ -527,7 +528,7 @@ static void op_done(struct conn *c, long long req_id, json_t *msg)
  * and writing its result. The CPUs can take the next job now: the result
  * (job.done) follows and is what is recorded. Nothing here is stored, so
  * a restart before job.done only keeps the CPUs claimed a little longer. */
-static void op_exited(struct conn *c, long long req_id, json_t *msg)
+void op_exited(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	long long jobid = wire_int(msg, "jobid", 0);
@@ -550,33 +551,9 @@ static void op_exited(struct conn *c, long long req_id, json_t *msg)
 	conn_reply_ok(c, req_id, NULL);
 }
 
-void node_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
+void op_heartbeat(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	if (c->uid != 0) {
-		if (c->tcp)
-			log_warn("connection from %s refused: %s by uid %d, not root", c->peer, op, (int)c->uid);
-		conn_reply_err(c, req_id, EPERM, "%s: only root may speak for a node", op);
-		return;
-	}
-	if (strcmp(op, "node.register") == 0) {
-		op_register(c, req_id, msg);
-		return;
-	}
-	if (!c->node) {
-		conn_reply_err(c, req_id, ENOTCONN, "%s: register first", op);
-		return;
-	}
-	c->node->last_seen = time_mono_ns();
-	if (strcmp(op, "node.heartbeat") == 0)
-		conn_reply_ok(c, req_id, NULL);
-	else if (strcmp(op, "job.done") == 0)
-		op_done(c, req_id, msg);
-	else if (strcmp(op, "job.exited") == 0)
-		op_exited(c, req_id, msg);
-	else if (strncmp(op, "task.", 5) == 0)
-		task_routes_handle(c, op, req_id, msg);
-	else
-		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
+	conn_reply_ok(c, req_id, NULL);
 }
 
 void node_link_lost(struct server *s, struct conn *c)

@@ -313,15 +313,7 @@ static void conn_message(struct conn *c, json_t *msg)
 		conn_reply_err(c, 0, EINVAL, "request without an integer \"id\"");
 		return;
 	}
-	/* A standby does nothing else: the client goes to the active. */
-	if (server_standby(c->server)) {
-		server_standby_reply(c, req_id);
-		return;
-	}
-	if (strncmp(op, "node.", 5) == 0 || strncmp(op, "job.", 4) == 0 || strncmp(op, "task.", 5) == 0)
-		node_request_handle(c, op, req_id, msg);
-	else
-		request_handle(c, op, req_id, msg);
+	door_request(c, op, req_id, msg);
 }
 
 /* A peer that sends requests and does not read the replies gets no more
