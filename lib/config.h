@@ -112,6 +112,10 @@ struct config {
 	char tmpdir[PATH_MAX];       /* base of each job's TMPDIR */
 	char gpus[PATH_MAX];         /* "auto", "none", or device files and globs, blank-separated */
 	bool jobs_tmpfs;             /* a tmpfs on state_dir/nodes/<name>/jobs */
+	char prolog[PATH_MAX];       /* a hook before each job on the node; "": none */
+	char epilog[PATH_MAX];       /* a hook after each job on the node; "": none */
+	uint64_t prolog_timeout;     /* seconds */
+	uint64_t epilog_timeout;     /* seconds */
 	uint64_t memcg_reclaim_threshold; /* v1: memory cgroups on the host from which a job's
 	                              * page cache is reclaimed before rmdir; 0: always */
 	struct queue_conf *queues;

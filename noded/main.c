@@ -12,6 +12,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "exe.h"
+#include "hook.h"
 #include "log.h"
 #include "log-journal.h"
 #include "noded.h"
@@ -412,6 +413,18 @@ int main(int argc, char **argv)
 		r = transport_servers_of(config, &list, &err);
 		if (r < 0) {
 			log_err("QPOOL_SERVER: %s", err.text);
+			goto done;
+		}
+	}
+	/* The site's hooks run as root: one a user could replace is refused
+	 * before anything is made (qpool-hooks(5)). */
+	for (int k = 0; k < 2; k++) {
+		const char *path = k ? config->epilog : config->prolog;
+		char why[PATH_MAX + 64];
+
+		if (path[0] && hook_path_check(path, why, sizeof(why)) < 0) {
+			log_err("[node] %s = %s: refused: %s", k ? "epilog" : "prolog", path, why);
+			r = -EPERM;
 			goto done;
 		}
 	}

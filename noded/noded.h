@@ -123,6 +123,8 @@ struct spec_node {
 	const char *cgroup_parent;  /* "qpool/<name>" */
 	unsigned reclaim_threshold; /* [node] memcg_reclaim_threshold */
 	const char *tmpdir;         /* [node] tmpdir: base of each job's TMPDIR */
+	const char *prolog, *epilog; /* [node] hooks; "" or NULL: none */
+	uint64_t prolog_timeout, epilog_timeout;
 	const struct node_gpu *gpus; /* the node's GPUs (gpus_find), n_gpus of them */
 	unsigned n_gpus;
 };

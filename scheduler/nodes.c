@@ -48,7 +48,7 @@ static bool json_results_contain(const json_t *results, int64_t id)
  * reason, so no other job is placed there to fail alike. */
 static void node_fault_drain(struct server *s, struct node *n, const json_t *result)
 {
-	const char *reason = wire_str(result, "reason");
+	const char *reason = wire_str(result, "drain_reason") ?: wire_str(result, "reason");
 
 	if (!wire_bool(result, "drain", 0) || n->drain)
 		return;

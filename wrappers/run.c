@@ -641,7 +641,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	int64_t *page = MAP_FAILED;
 	int report[2] = { -1, -1 }, attach[2] = { -1, -1 }, tmpdir_fd = -1, r = 0, q;
 	char **envp = NULL, tmpdir[PATH_MAX] = "", note[sizeof(res->reason) * 2] = "";
-	bool undelivered = false;
+	bool undelivered = false, hooked = false;
 	struct gded_pty pty = { .master = -1, .listen = -1, .conn = -1, .hold = -1 };
 	sigset_t mask;
 
@@ -704,6 +704,16 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		}
 	}
 	stamp(res, GDED_STAMP_FENCED);
+	/* The site's prolog, inside the job's startup (qpool-hooks(5)):
+	 * failing, it is the node's fault, not the job's: qpoold drains the
+	 * node and puts the job back in the queue. */
+	if (!job->argv && gded_hook_run(job, "prolog", note, sizeof(note)) < 0) {
+		res->node_fault = true;
+		fail(res, "%s", note);
+		note[0] = '\0';
+		goto done;
+	}
+	hooked = true;
 	if ((job->nodefile && nodefile_write(job, &e) < 0) || gpufile_write(job, &e) < 0) {
 		fail(res, "%s", e.text);
 		goto done;
@@ -803,6 +813,11 @@ done:
 	}
 	gded_ctl_destroy(run.ctl);
 	gded_pty_close(&pty);
+	/* The epilog, after the job's last process (run_teardown saw them
+	 * all gone) and before its TMPDIR goes: failing, the node is
+	 * drained; the job's result stands. */
+	if (hooked && gded_hook_run(job, "epilog", res->drain_reason, sizeof(res->drain_reason)) < 0)
+		res->drain = true;
 	/* Only when the job's processes are gone (the cgroup emptied, or
 	 * every descendant killed and reaped): nothing can plant a link
 	 * under it meanwhile, and the walk follows none anyway. */

@@ -508,6 +508,10 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_u64(spec, "umask", false, &mask, err)) < 0 ||
 	    (r = spec_str(spec, "server", false, &job->server, err)) < 0 ||
 	    (r = spec_str(spec, "tmpdir_base", false, &job->tmpdir_base, err)) < 0 ||
+	    (r = spec_str(spec, "prolog", false, &job->prolog, err)) < 0 ||
+	    (r = spec_str(spec, "epilog", false, &job->epilog, err)) < 0 ||
+	    (r = spec_u64(spec, "prolog_timeout", false, &job->prolog_timeout, err)) < 0 ||
+	    (r = spec_u64(spec, "epilog_timeout", false, &job->epilog_timeout, err)) < 0 ||
 	    (r = spec_str(spec, "sendmail", false, &job->sendmail, err)) < 0 ||
 	    (r = spec_u64(spec, "array_id", false, &job->array_id, err)) < 0 ||
 	    (r = spec_u64(spec, "array_index", job->array_id != 0, &job->array_index, err)) < 0 ||
