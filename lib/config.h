@@ -116,6 +116,9 @@ struct config {
 	char epilog[PATH_MAX];       /* a hook after each job on the node; "": none */
 	uint64_t prolog_timeout;     /* seconds */
 	uint64_t epilog_timeout;     /* seconds */
+	char health_check[PATH_MAX]; /* the node's health check; "": none */
+	uint64_t health_check_interval; /* seconds */
+	uint64_t health_check_timeout;  /* seconds */
 	uint64_t memcg_reclaim_threshold; /* v1: memory cgroups on the host from which a job's
 	                              * page cache is reclaimed before rmdir; 0: always */
 	struct queue_conf *queues;

@@ -250,6 +250,7 @@ static bool read_out(struct hook *h)
 				return false;
 			h->outbuf = p;
 			h->out_cap = cap;
+			h->outbuf[h->out_len] = '\0';
 		}
 		n = read(h->out, h->outbuf + h->out_len, h->out_cap - h->out_len - 1);
 		if (n < 0 && errno == EINTR)

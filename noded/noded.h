@@ -331,6 +331,7 @@ struct noded {
 	struct jobs *jobs;
 	struct link *link;
 	struct tasks *tasks;            /* NULL on a simulated node */
+	struct health *health;          /* [node] health_check; NULL: none */
 };
 
 /* Creates <state_dir>/nodes/<name>/ (0755) and its jobs/ (0711), sets
@@ -415,6 +416,15 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg);
 /* The link to qpoold dropped: tasks routed through it end (agents here
  * hear task.exit signal 9; tasks here for other nodes are killed). */
 void tasks_link_lost(struct tasks *ts);
+
+/* ---- the health check (health.c) ---- */
+
+struct health;
+
+/* Runs [node] health_check at once and every health_check_interval,
+ * telling qpoold each verdict (node.health). *ret NULL without one. */
+int health_create(struct noded *nd, struct health **ret);
+void health_destroy(struct health *h);
 
 /* ---- the qpoold link (link.c) ---- */
 

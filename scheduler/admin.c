@@ -68,14 +68,11 @@ static void node_action(struct conn *c, long long req_id, const char *action, co
 		conn_reply_err(c, req_id, ENOENT, "unknown node '%s'", target);
 		return;
 	}
-	r = jobstore_node_admin_set(s->store, n->name, drain, drain ? reason : NULL);
+	r = node_drain_set(s, n, drain ? DRAIN_ADMIN : DRAIN_NONE, reason);
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	n->drain = drain;
-	free(n->drain_reason);
-	n->drain_reason = drain && reason ? strdup(reason) : NULL;
 	log_info("node %s: %s by uid %d", n->name, action, (int)c->uid);
 	s->sched_dirty = true;
 	conn_reply_ok(c, req_id, NULL);

@@ -35,6 +35,7 @@ static const struct op ops[] = {
 	{ "job.done", WHO_NODE, op_done },
 	{ "job.exited", WHO_NODE, op_exited },
 	{ "move", WHO_USER, op_alter_move },
+	{ "node.health", WHO_NODE, op_health },
 	{ "node.heartbeat", WHO_NODE, op_heartbeat },
 	{ "node.register", WHO_ROOT_NODE, op_register },
 	{ "nodes", WHO_USER, op_nodes },

@@ -46,6 +46,20 @@ static bool json_results_contain(const json_t *results, int64_t id)
  * in its result, docs/PROTOCOL.md): the node is drained as an admin would
  * (kept in the store, qmgr or pbsnodes -c clears it), with the wrapper's
  * reason, so no other job is placed there to fail alike. */
+int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, const char *reason)
+{
+	int r = jobstore_node_admin_set(s->store, n->name, by, by ? reason : NULL);
+
+	if (r < 0)
+		return r;
+	n->drain = by != DRAIN_NONE;
+	n->drain_by = by;
+	free(n->drain_reason);
+	n->drain_reason = by && reason ? strdup(reason) : NULL;
+	s->sched_dirty = true;
+	return 0;
+}
+
 static void node_fault_drain(struct server *s, struct node *n, const json_t *result)
 {
 	const char *reason = wire_str(result, "drain_reason") ?: wire_str(result, "reason");
@@ -54,13 +68,36 @@ static void node_fault_drain(struct server *s, struct node *n, const json_t *res
 		return;
 	if (!reason || !*reason)
 		reason = "its wrapper failed a launch";
-	if (jobstore_node_admin_set(s->store, n->name, true, reason) < 0)
+	if (node_drain_set(s, n, DRAIN_HOOK, reason) < 0)
 		log_warn("node %s: cannot store its drain", n->name);
-	n->drain = true;
-	free(n->drain_reason);
-	n->drain_reason = strdup(reason);
 	log_warn("node %s drained: %s", n->name, reason);
-	s->sched_dirty = true;
+}
+
+/* node.health: what the node's health check found ([node] health_check).
+ * A failure drains a node that is not drained; a success resumes a node
+ * its health check drained, never one an admin or a hook drained. */
+void op_health(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	struct node *n = c->node;
+	const char *reason = wire_str(msg, "reason");
+	bool ok = wire_bool(msg, "ok", 1);
+	int r = 0;
+
+	if (!ok && !n->drain) {
+		r = node_drain_set(s, n, DRAIN_HEALTH, reason && *reason ? reason : "its health check failed");
+		if (r == 0)
+			log_warn("node %s drained by its health check: %s", n->name, n->drain_reason);
+	} else if (ok && n->drain && n->drain_by == DRAIN_HEALTH) {
+		r = node_drain_set(s, n, DRAIN_NONE, NULL);
+		if (r == 0)
+			log_info("node %s resumed: its health check passes again", n->name);
+	}
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	conn_reply_ok(c, req_id, NULL);
 }
 
 /* Queues a completion for the next group commit. Only the node that runs

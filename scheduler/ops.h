@@ -22,7 +22,7 @@ op_handler op_alter_move, op_swap, op_signal, op_rerun;
 /* admin.c: qmgr's ops and the dispatch order */
 op_handler op_admin, op_order;
 /* nodes.c: a node's link */
-op_handler op_register, op_heartbeat, op_done, op_exited;
+op_handler op_register, op_heartbeat, op_health, op_done, op_exited;
 /* tasks.c: tasks across a job's nodes */
 op_handler op_task_start, op_task_pass;
 

@@ -836,6 +836,10 @@ void op_nodes(struct conn *c, const char *op, long long req_id, json_t *msg)
 		if (n->drain_reason)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "reason",
 					    json_string(n->drain_reason));
+		/* Who drained it: admin, health (its check), hook. */
+		if (n->drain)
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "drained_by",
+					    json_string(node_drain_by_name(n->drain_by)));
 		/* Known from the store, not registered since qpoold started. */
 		if (!n->back)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "back", json_false());

@@ -203,6 +203,9 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j);
  * in flight to or from a node whose link went; task_routes_destroy frees. */
 void task_routes_node_gone(struct server *s, const char *name);
 void task_routes_destroy(struct server *s);
+/* nodes.c: drains a node (by who, with reason) or resumes it (DRAIN_NONE):
+ * stored, then in the pool. 0 or -errno (nothing changed). */
+int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, const char *reason);
 /* A node's connection went away. */
 void node_link_lost(struct server *s, struct conn *c);
 /* Sends job.launch for j to its node; the job row says what to run. */

@@ -938,6 +938,7 @@ static int admin_node(const char *node, long long drain, long long unused, const
 	if (!n)
 		return -ENOMEM;
 	n->drain = drain > 0;
+	n->drain_by = drain > 0 ? (drain <= DRAIN_HOOK ? (uint8_t)drain : DRAIN_ADMIN) : DRAIN_NONE;
 	free(n->drain_reason);
 	n->drain_reason = reason ? strdup(reason) : NULL;
 	return 0;
