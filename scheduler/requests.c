@@ -990,6 +990,17 @@ void request_handle(struct conn *c, const char *op, long long req_id, json_t *ms
 		conn_reply_err(c, req_id, EINVAL, "%s: member \"%s\" has the wrong type", op, bad);
 		return;
 	}
+	/* The site's filter sees the request first; it comes back to
+	 * request_run once the filter has spoken (filter.c). */
+	if (filter_wanted(c->server, op)) {
+		filter_request(c, op, req_id, msg);
+		return;
+	}
+	request_run(c, op, req_id, msg);
+}
+
+void request_run(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
 	if (strcmp(op, "submit") == 0)
 		op_submit(c, req_id, msg);
 	else if (strcmp(op, "stat") == 0)
