@@ -9,6 +9,7 @@
 #include "log.h"
 #include "nodes-known.h"
 #include "server-internal.h"
+#include "srvhook.h"
 
 #define ORDER_PAGE 1000
 
@@ -199,9 +200,21 @@ static void op_order(struct conn *c, long long req_id, json_t *msg)
 					     "order", order, "more", more), "order");
 }
 
+/* hooks (qmgr's list hook): the server's hooks and their last outcome. */
+static void op_hooks(struct conn *c, long long req_id)
+{
+	if (c->uid != 0) {
+		conn_reply_err(c, req_id, EPERM, "only root may list the hooks");
+		return;
+	}
+	conn_reply_ok(c, req_id, json_pack("{s:o}", "hooks", srvhooks_json(c->server->hooks, c->server->config)));
+}
+
 void admin_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	if (strcmp(op, "admin") == 0)
+	if (strcmp(op, "hooks") == 0)
+		op_hooks(c, req_id);
+	else if (strcmp(op, "admin") == 0)
 		op_admin(c, req_id, msg);
 	else
 		op_order(c, req_id, msg);

@@ -1024,7 +1024,7 @@ void request_run(struct conn *c, const char *op, long long req_id, json_t *msg)
 	else if (strcmp(op, "alter") == 0 || strcmp(op, "move") == 0 || strcmp(op, "swap") == 0 ||
 		 strcmp(op, "signal") == 0 || strcmp(op, "rerun") == 0)
 		jobctl_request_handle(c, op, req_id, msg);
-	else if (strcmp(op, "admin") == 0 || strcmp(op, "order") == 0)
+	else if (strcmp(op, "admin") == 0 || strcmp(op, "order") == 0 || strcmp(op, "hooks") == 0)
 		admin_request_handle(c, op, req_id, msg);
 	else
 		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);

@@ -118,6 +118,14 @@ grep -q "killed after 20[0-9][0-9] ms" "$QP_T/hang.out" || fail "qsub did not sa
 kill -0 "$(cat "$QP_T/hang.pid")" 2>/dev/null && fail "the hung filter still runs"
 [ "$(n_jobs)" = "$n0" ] || fail "the killed submission left a job"
 
+note "qmgr lists the hook with its last outcome"
+out=$("$QP_BIN/qmgr" -c 'list hook') || fail "qmgr list hook: $out"
+echo "$out"
+echo "$out" | grep -q "^Hook submit_filter" || fail "no submit_filter in list hook"
+echo "$out" | grep -q "path = $F" || fail "list hook: no path"
+echo "$out" | grep -q "last_result = killed after" || fail "list hook: the last outcome is not the hang"
+out=$(as qpuser1 qmgr -c 'list hook' 2>&1) && fail "a user listed the hooks: $out"
+
 note "a bad hook path refused at reload: old one kept"
 cp "$F" "$QP_T/loose"; chmod 0777 "$QP_T/loose"
 sed -i "s|^submit_filter = .*|submit_filter = $QP_T/loose|" "$QPOOL_CONF"
