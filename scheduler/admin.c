@@ -10,6 +10,7 @@
 #include "nodes-known.h"
 #include "ops.h"
 #include "server-internal.h"
+#include "srvhook.h"
 
 #define ORDER_PAGE 1000
 
@@ -195,4 +196,14 @@ void op_order(struct conn *c, const char *op, long long req_id, json_t *msg)
 					     "max_running", (json_int_t)q->max_running,
 					     "max_running_per_user", (json_int_t)q->max_running_per_user,
 					     "order", order, "more", more), "order");
+}
+
+/* hooks (qmgr's list hook): the server's hooks and their last outcome. */
+void op_hooks(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	if (c->uid != 0) {
+		conn_reply_err(c, req_id, EPERM, "only root may list the hooks");
+		return;
+	}
+	conn_reply_ok(c, req_id, json_pack("{s:o}", "hooks", srvhooks_json(c->server->hooks, c->server->config)));
 }

@@ -32,6 +32,7 @@ static const struct op ops[] = {
 	{ "alter", WHO_USER, op_alter_move },
 	{ "delete", WHO_USER, op_delete },
 	{ "hold", WHO_USER, op_hold_release },
+	{ "hooks", WHO_USER, op_hooks },          /* root: op_hooks says */
 	{ "job.done", WHO_NODE, op_done },
 	{ "job.exited", WHO_NODE, op_exited },
 	{ "move", WHO_USER, op_alter_move },
@@ -112,6 +113,23 @@ void door_request(struct conn *c, const char *op, long long req_id, json_t *msg)
 		return;
 	}
 	if (!o) {
+		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
+		return;
+	}
+	/* The site's filter sees a submit, alter or move first; it hands
+	 * the request on to request_run once it has spoken (filter.c). */
+	if (o->who == WHO_USER && filter_wanted(c->server, op)) {
+		filter_request(c, op, req_id, msg);
+		return;
+	}
+	o->fn(c, op, req_id, msg);
+}
+
+void request_run(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	const struct op *o = door_find(op);
+
+	if (!o || o->who != WHO_USER) {
 		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
 		return;
 	}

@@ -20,7 +20,7 @@ const char *request_member_mistyped(const json_t *msg);
 /* jobctl.c: qalter, qmove, qorder, qsig, qrerun */
 op_handler op_alter_move, op_swap, op_signal, op_rerun;
 /* admin.c: qmgr's ops and the dispatch order */
-op_handler op_admin, op_order;
+op_handler op_admin, op_order, op_hooks;
 /* nodes.c: a node's link */
 op_handler op_register, op_heartbeat, op_health, op_done, op_exited;
 /* tasks.c: tasks across a job's nodes */

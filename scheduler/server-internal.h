@@ -94,6 +94,7 @@ struct server {
 	unsigned users_next;
 	struct task_routes *tasks;   /* tasks.c: remote starts in flight */
 	struct ties *ties;           /* ties.c: jobs tied to a connection */
+	struct srvhooks *hooks;      /* srvhook.c: the server's hooks in flight, their last outcome */
 	struct lease *lease;         /* lease.c: active or standby */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
@@ -187,6 +188,13 @@ int server_space_refuse(struct server *s, char *buf, size_t len);
  * one table of who may ask what; door_table_sorted for the unit test. */
 void door_request(struct conn *c, const char *op, long long req_id, json_t *msg);
 bool door_table_sorted(void);
+/* door.c: request_run is the door past the submit filter (its checks
+ * done): the op's handler. filter.c: whether op goes through [server]
+ * submit_filter first, and running it: the request goes on to
+ * request_run, or is answered with the filter's refusal (qpool-hooks(5)). */
+void request_run(struct conn *c, const char *op, long long req_id, json_t *msg);
+bool filter_wanted(const struct server *s, const char *op);
+void filter_request(struct conn *c, const char *op, long long req_id, json_t *msg);
 /* requests.c: the job of a request's "jobid", checked for ownership
  * (owner or root); replies itself and returns NULL otherwise. */
 struct job *job_for_change(struct conn *c, long long req_id, json_t *msg);

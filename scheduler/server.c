@@ -20,6 +20,7 @@
 #include "nodes-known.h"
 #include "peers.h"
 #include "server-internal.h"
+#include "srvhook.h"
 #include "timeutil.h"
 #include "transport.h"
 
@@ -1074,9 +1075,16 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		}
 		s->root_reserve = conns_root_reserve(s->max_conns);
 	}
+	/* A hook no one may run is refused here, before anything is opened:
+	 * one line, and qpoold does not start. */
+	r = srvhooks_config_check(config, err);
+	if (r < 0)
+		goto done;
 	r = peers_create(&s->peers);
 	if (r == 0)
 		r = gate_create(&s->gate);
+	if (r == 0)
+		r = srvhooks_create(e, &s->hooks);
 	if (r < 0) {
 		error_set(err, r, "out of memory");
 		goto done;
@@ -1152,6 +1160,9 @@ void server_destroy(struct server *s)
 {
 	if (!s)
 		return;
+	/* Hooks in flight are killed, their requests never committed. */
+	srvhooks_destroy(s->hooks);
+	s->hooks = NULL;
 	/* Replies that wait for a commit: commit them now, so nothing acknowledged is lost. */
 	pending_flush(s);
 	/* A clean stop hands the lease on at once. */
@@ -1212,6 +1223,13 @@ int server_reload(struct server *s, struct error *err)
 		config_destroy(c);
 		return error_set(err, -EINVAL, "%s: advertise, server_id, lease_time and lease_renew take effect only at restart",
 				 s->config->path);
+	}
+	/* A hook that may not run: the whole reload is refused, so the hook
+	 * in use stays (qpool-hooks(5)). */
+	r = srvhooks_config_check(c, err);
+	if (r < 0) {
+		config_destroy(c);
+		return r;
 	}
 	/* A queue that still holds jobs cannot go away under them. */
 	for (size_t i = 0; i < s->config->n_queues; i++) {

@@ -125,7 +125,7 @@ void slurmopt_clear(struct slurmopt *o)
 {
 	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
-			  &o->mail_user, &o->wrap, &o->account, &o->signal };
+			  &o->mail_user, &o->wrap, &o->account, &o->signal, &o->nodelist };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		char *str = *owned[i];
@@ -257,6 +257,12 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 	switch (c) {
 	case 'A':
 		return str_set(&o->account, arg);
+	case 'w':
+		/* Kept for the site's submit filter (Resource_List.host), which
+		 * may refuse it; qpool itself picks the nodes. */
+		if (str_set(&o->nodelist, arg) < 0)
+			return -ENOMEM;
+		return warn(&o->warnings, &o->n_warnings, "%s=%s: not enforced by qpool (ignored)", word, arg);
 	case 'a':
 		return str_set(&o->array, arg);
 	case OPT_BEGIN:

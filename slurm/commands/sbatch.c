@@ -150,6 +150,8 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 		snprintf(begin, sizeof(begin), "%lld", (long long)o->cpus_per_task);
 		json_object_set_new(attrs, "Slurm_cpus_per_task", json_string(begin));
 	}
+	if (attrs && o->nodelist)
+		json_object_set_new(attrs, "Resource_List.host", json_string(o->nodelist));
 	if (attrs && o->dependency && strstr(o->dependency, "singleton"))
 		json_object_set_new(attrs, "Slurm_dependency", json_string(o->dependency));
 	if (attrs && o->begin) {
@@ -169,6 +171,7 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 	if (!req)
 		return cmd_fail(1, "error: out of memory");
 	jobsubmit_request(js, req);
+	json_object_set_new(req, "dialect", json_string("slurm"));
 	/* Slurm's default: slurm-%j.out (slurm-%A_%a.out for an array) in
 	 * the job's directory, standard error joined into it. */
 	if (!out)
@@ -262,8 +265,14 @@ static int wait_job(struct client *cl, long long jobid)
 }
 
 /* qpoold's refusal in Slurm's words where Slurm has them. */
-static int refused(const char *text, const char *partition)
+static int refused(int r, const char *text, const char *partition)
 {
+	/* The site's submit filter said no: its line first, then Slurm's
+	 * own, as a job_submit plugin's user message reads. */
+	if (r == -ECANCELED) {
+		fprintf(stderr, "sbatch: error: %s\n", text);
+		return cmd_fail(1, "error: Batch job submission failed: Job rejected by the site's submit filter");
+	}
 	if (strstr(text, "unknown queue") && partition)
 		return cmd_fail(1, "error: invalid partition specified: %s", partition);
 	if (strstr(text, "unknown queue"))
@@ -333,7 +342,7 @@ static int submit(const struct slurmopt *o, struct jobspec *js, const char *text
 	}
 	if (r < 0) {
 		client_close(cl);
-		return refused(err.text, o->partition);
+		return refused(r, err.text, o->partition);
 	}
 	id = wire_int(reply, "jobid", 0);
 	json_decref(reply);
