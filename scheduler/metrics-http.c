@@ -238,9 +238,15 @@ static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userd
 		if (cfd < 0)
 			return 0;    /* EAGAIN, or a peer gone before accept: the next wakeup */
 		if (h->n_conns >= METRICS_HTTP_CONNS_MAX) {
-			refused_note(h, "too many clients at once: one closed");
-			close(cfd);
-			continue;
+			/* The oldest goes, not the newcomer: clients that hold
+			 * connections open without a request cannot lock a
+			 * scraper out for the whole timeout. */
+			struct http_conn *old = h->conns;
+
+			while (old->next)
+				old = old->next;
+			refused_note(h, "too many clients at once: the oldest closed");
+			conn_free(old);
 		}
 		c = calloc(1, sizeof(*c));
 		if (!c) {

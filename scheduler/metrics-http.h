@@ -17,7 +17,8 @@ typedef int (*metrics_render_f)(void *userdata, FILE *out);
  * HEAD) of /metrics with render's text, one response per connection, then
  * closes it (docs/METRICS.md, "The endpoint"). Another method: 405; another
  * path: 404; a request over METRICS_HTTP_REQ_MAX bytes: 431; no whole
- * request and reply within METRICS_HTTP_TIMEOUT_SEC: closed. 0, or -errno
+ * request and reply within METRICS_HTTP_TIMEOUT_SEC: closed; past
+ * METRICS_HTTP_CONNS_MAX at once, the oldest is closed. 0, or -errno
  * with err's one line (-EADDRINUSE: the port is taken). */
 int metrics_http_create(sd_event *e, const char *listen, metrics_render_f render, void *userdata,
 			struct metrics_http **ret, struct error *err);
