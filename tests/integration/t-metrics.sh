@@ -81,6 +81,10 @@ after=$(grep -c 'metrics:' "$QP_T/qpoold.log")
 kill -0 "$QP_SERVER_PID" || fail "qpoold died"
 "$QP_BIN/qstat" > /dev/null || fail "qstat after the bad requests"
 
+note "dist/prometheus: promtool accepts the scrape config and the alert rules"
+promtool check config "$QP_TOP/dist/prometheus/qpool-scrape.yml" > "$QP_T/promtool.out" 2>&1 || { cat "$QP_T/promtool.out" >&2; fail "promtool check config dist/prometheus/qpool-scrape.yml"; }
+promtool check rules "$QP_TOP/dist/prometheus/qpool-alerts.yml" > "$QP_T/promtool.out" 2>&1 || { cat "$QP_T/promtool.out" >&2; fail "promtool check rules dist/prometheus/qpool-alerts.yml"; }
+
 note "a real Prometheus scrapes qpoold and answers the count back"
 pport=$(qp_free_port)
 while [ "$pport" = "$port" ]; do pport=$(qp_free_port); done
