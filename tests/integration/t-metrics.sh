@@ -81,6 +81,14 @@ after=$(grep -c 'metrics:' "$QP_T/qpoold.log")
 kill -0 "$QP_SERVER_PID" || fail "qpoold died"
 "$QP_BIN/qstat" > /dev/null || fail "qstat after the bad requests"
 
+note "metrics_listen changes only at restart: a reload that moves it is refused"
+cp "$QPOOL_CONF" "$QP_T/qpool.conf.good"
+printf '[server]\nmetrics_listen = 127.0.0.1:%s\n' "$(qp_free_port)" >> "$QPOOL_CONF"
+"$QP_BIN/qmgr" reload > "$QP_T/reload.out" 2>&1 && fail "a reload that moves metrics_listen was taken"
+grep -q "metrics_listen" "$QP_T/reload.out" || { cat "$QP_T/reload.out" >&2; fail "the refusal does not name metrics_listen"; }
+cp "$QP_T/qpool.conf.good" "$QPOOL_CONF"
+"$HTTP" "$port" get | head -1 | grep -q '^HTTP/1.1 200' || fail "the old port stopped serving after the refused reload"
+
 note "dist/prometheus: promtool accepts the scrape config and the alert rules"
 promtool check config "$QP_TOP/dist/prometheus/qpool-scrape.yml" > "$QP_T/promtool.out" 2>&1 || { cat "$QP_T/promtool.out" >&2; fail "promtool check config dist/prometheus/qpool-scrape.yml"; }
 promtool check rules "$QP_TOP/dist/prometheus/qpool-alerts.yml" > "$QP_T/promtool.out" 2>&1 || { cat "$QP_T/promtool.out" >&2; fail "promtool check rules dist/prometheus/qpool-alerts.yml"; }
