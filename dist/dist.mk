@@ -27,6 +27,8 @@ SLURM_CMDS := $(SLURM_CMD_NAMES)
 ADMIN_BINS := qpoold qnoded gded gded-byhand qmgr
 UNITS      := qpoold.service qnoded.service qpool-cgroup.service
 MAN_PAGES  := $(wildcard man/man*/*.[1-8])
+# A Prometheus scrape config and alert rules (docs/METRICS.md).
+PROM_FILES := $(wildcard dist/prometheus/*.yml)
 
 .PHONY: install uninstall units
 
@@ -52,6 +54,8 @@ install: all $(BUILD)/qpool.conf.sample units
 	$(INSTALL) -m 0644 $(addprefix $(BUILD)/dist/,$(UNITS)) $(DESTDIR)$(systemdunitdir)
 	$(INSTALL) -m 0644 conf/qpool.conf $(DESTDIR)$(docdir)/qpool.conf.example
 	$(INSTALL) -m 0644 $(BUILD)/qpool.conf.sample $(DESTDIR)$(docdir)/qpool.conf.sample
+	$(INSTALL) -d $(DESTDIR)$(docdir)/prometheus
+	$(INSTALL) -m 0644 $(PROM_FILES) $(DESTDIR)$(docdir)/prometheus
 	@# An admin's config is never overwritten.
 	if [ ! -e $(DESTDIR)$(sysconfdir)/qpool/qpool.conf ]; then \
 		$(INSTALL) -m 0644 $(BUILD)/qpool.conf.sample $(DESTDIR)$(sysconfdir)/qpool/qpool.conf; \
@@ -69,6 +73,8 @@ uninstall:
 		rm -f $(DESTDIR)$(sysconfdir)/qpool/qpool.conf; \
 	fi
 	rm -f $(DESTDIR)$(docdir)/qpool.conf.example $(DESTDIR)$(docdir)/qpool.conf.sample
+	rm -f $(addprefix $(DESTDIR)$(docdir)/prometheus/,$(notdir $(PROM_FILES)))
+	-rmdir $(DESTDIR)$(docdir)/prometheus 2>/dev/null
 	-rmdir $(DESTDIR)$(docdir) $(DESTDIR)$(sysconfdir)/qpool 2>/dev/null
 
 # --- Debian packages (packaging/debian; dpkg wants debian/ at the top of

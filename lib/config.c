@@ -58,6 +58,7 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "store_dsn", KEY_TEXT, S(store_dsn), "", "libpq connection string of the store (store = postgresql), e.g. host=db1,db2 dbname=qpool target_session_attrs=read-write" },
 	{ SEC_SERVER, "socket", KEY_PATH, S(socket), "/run/qpool/qpoold.sock", "Unix socket of qpoold" },
 	{ SEC_SERVER, "listen", KEY_ADDR, S(listen), "", "ADDR:PORT qpoold also listens on, TCP with MUNGE ([ADDR]:PORT for IPv6; empty: the socket only)" },
+	{ SEC_SERVER, "metrics_listen", KEY_ADDR, S(metrics_listen), "", "ADDR:PORT qpoold serves Prometheus metrics at, plain HTTP GET /metrics ([ADDR]:PORT for IPv6; empty: off)" },
 	{ SEC_SERVER, "server", KEY_ADDRS, S(server), "", "HOST:PORT[,HOST:PORT...] nodes and commands reach qpoold at, tried in turn, TCP with MUNGE (a path: a Unix socket; empty: the socket); QPOOL_SERVER wins" },
 	{ SEC_SERVER, "advertise", KEY_ADDR, S(advertise), "", "HOST:PORT this qpoold names itself by in the lease when active (empty: host name and listen's port, or the socket)" },
 	{ SEC_SERVER, "server_id", KEY_NAME, S(server_id), "", "this qpoold's id in the lease; a restart with the same id takes its own lease back at once (empty: host name and socket)" },

@@ -89,6 +89,7 @@ struct config {
 	char store_dsn[PATH_MAX];    /* libpq connection string (store = postgresql) */
 	char socket[PATH_MAX];       /* Unix socket of qpoold */
 	char listen[PATH_MAX];       /* TCP "ADDR:PORT" qpoold listens on too; "": none */
+	char metrics_listen[PATH_MAX];   /* TCP "ADDR:PORT" of GET /metrics (docs/METRICS.md); "": off */
 	char server[PATH_MAX];       /* "HOST:PORT" of qpoold for nodes and commands; "": the socket */
 	char munge_socket[PATH_MAX]; /* munged's socket; "": munge's default */
 	char advertise[PATH_MAX];    /* "HOST:PORT" in the lease when active; "": derived */

@@ -5,6 +5,7 @@
 #ifndef QPOOL_JOBSTORE_INTERNAL_H
 #define QPOOL_JOBSTORE_INTERNAL_H
 
+#include "histogram.h"
 #include "jobstore.h"
 
 /* One schema version for both backends: version N holds the same tables
@@ -268,6 +269,7 @@ struct jobstore_ops {
 struct jobstore {
 	const struct jobstore_ops *ops;
 	uint64_t rows_read;     /* job rows jobstore_query made, ever */
+	struct histogram commit_hist;   /* jobstore_commit's time, the successful ones */
 	/* The fence (jobstore_lease_acquire): set, every write transaction
 	 * first renews the lease at (holder, epoch), or is refused. */
 	char holder[JOBSTORE_HOLDER_MAX];

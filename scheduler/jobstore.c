@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "jobstore-internal.h"
+#include "timeutil.h"
 
 int jobstore_open(enum jobstore_kind kind, const char *where, struct jobstore **ret, struct error *err)
 {
@@ -53,7 +54,12 @@ int jobstore_begin(struct jobstore *js)
 
 int jobstore_commit(struct jobstore *js)
 {
-	return js->ops->commit(js);
+	int64_t t0 = time_mono_ns();
+	int r = js->ops->commit(js);
+
+	if (r == 0)
+		histogram_observe(&js->commit_hist, (uint64_t)(time_mono_ns() - t0));
+	return r;
 }
 
 void jobstore_rollback(struct jobstore *js)
@@ -152,6 +158,11 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 uint64_t jobstore_rows_read(const struct jobstore *js)
 {
 	return js->rows_read;
+}
+
+const struct histogram *jobstore_commit_latency(const struct jobstore *js)
+{
+	return &js->commit_hist;
 }
 
 int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret)

@@ -146,6 +146,10 @@ int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret);
  * request or an event cost the store (tests and bench count it). */
 uint64_t jobstore_rows_read(const struct jobstore *js);
 
+struct histogram;
+/* The time each successful jobstore_commit took (the metrics endpoint). */
+const struct histogram *jobstore_commit_latency(const struct jobstore *js);
+
 /* The one job object, with env and script when payload; -ENOENT. */
 int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret);
 

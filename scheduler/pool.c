@@ -360,6 +360,8 @@ struct alloc_entry *pool_node_jobs(const struct node *n)
 void pool_job_state_set(struct pool *p, struct job *j, enum job_state state)
 {
 	index_del(j);
+	if (j->state != state)
+		p->stats.state_changes++;
 	j->state = state;
 	index_add(j);
 }
@@ -1262,6 +1264,7 @@ size_t pool_schedule(struct pool *p, const struct config *c, struct dispatch *re
 	p->stats.passes++;
 	p->stats.pass_ns_total += ns;
 	p->stats.pass_ns_last = ns;
+	histogram_observe(&p->stats.pass_hist, ns);
 	if (ns > p->stats.pass_ns_max)
 		p->stats.pass_ns_max = ns;
 	p->stats.dispatches += n;

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "error.h"
 #include "gpu.h"
+#include "histogram.h"
 #include "job.h"
 #include "parse.h"
 
@@ -276,6 +277,8 @@ struct pool_stats {
 	uint64_t dispatches;
 	uint64_t node_looks;     /* nodes one-node jobs' placement looked at */
 	uint64_t place_tries;    /* placements tried on a node whose counts fit */
+	uint64_t state_changes;  /* pooled jobs' state changes (pool_job_state_set) */
+	struct histogram pass_hist;   /* each pass's time */
 };
 
 void pool_stats_get(const struct pool *p, struct pool_stats *ret);

@@ -99,7 +99,16 @@ struct server {
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
 	char pool_name[JOBID_SERVER_MAX];   /* the suffix of job ids, the store's (server-lease.c) */
+	struct server_metrics *metrics;     /* metrics.c: counters and the HTTP endpoint */
 };
+
+/* metrics.c: the counters the metrics endpoint serves (docs/METRICS.md),
+ * and the endpoint itself when [server] metrics_listen is set. start: 0,
+ * or -errno with err's one line (the port taken: -EADDRINUSE). */
+int server_metrics_start(struct server *s, struct error *err);
+void server_metrics_stop(struct server *s);
+void server_metrics_submitted(struct server *s, const char *queue);
+void server_metrics_ended(struct server *s, const char *queue, enum job_state state);
 
 /* server-lease.c: the lease's turns on the loop, takeover and step-down. */
 int server_lease_start(struct server *s, struct error *err);

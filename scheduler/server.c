@@ -631,6 +631,7 @@ static void pending_flush(struct server *s)
 					}
 				}
 			}
+			server_metrics_submitted(s, p->submit.queue);
 			conn_reply_ok(p->conn, p->req_id,
 				      json_pack("{s:I, s:s, s:b}", "jobid", (json_int_t)p->jobid, "server", server,
 						"array", p->submit.array_spec != NULL));
@@ -761,6 +762,7 @@ void server_job_finished(struct server *s, struct job *j, enum job_state state)
 		else
 			log_err("out of memory: array %lld ends at the next start", (long long)a->id);
 	}
+	server_metrics_ended(s, j->queue, state);
 	depend_forget(s, j);
 	depend_job_changed(s, j->id);
 	pool_job_remove(s->pool, j);
@@ -1146,6 +1148,11 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		error_set(err, r, "event loop: %s", strerror(-r));
 		goto done;
 	}
+	/* Before the lease: a server that cannot serve the metrics it was
+	 * told to never becomes the active one (docs/METRICS.md). */
+	r = server_metrics_start(s, err);
+	if (r < 0)
+		goto done;
 	r = server_lease_start(s, err);
 done:
 	if (r < 0) {
@@ -1178,6 +1185,7 @@ void server_destroy(struct server *s)
 	free(s->array_due);
 	while (s->conns)
 		conn_close(s->conns);
+	server_metrics_stop(s);
 	sd_event_source_disable_unref(s->listen_src);
 	sd_event_source_disable_unref(s->tcp_src);
 	if (s->tcp_fd >= 0)
@@ -1211,9 +1219,10 @@ int server_reload(struct server *s, struct error *err)
 		return r;
 	if (strcmp(c->socket, s->config->socket) != 0 || strcmp(c->state_dir, s->config->state_dir) != 0 ||
 	    strcmp(c->listen, s->config->listen) != 0 || strcmp(c->munge_socket, s->config->munge_socket) != 0 ||
-	    c->store != s->config->store || strcmp(c->store_dsn, s->config->store_dsn) != 0) {
+	    c->store != s->config->store || strcmp(c->store_dsn, s->config->store_dsn) != 0 ||
+	    strcmp(c->metrics_listen, s->config->metrics_listen) != 0) {
 		config_destroy(c);
-		return error_set(err, -EINVAL, "%s: socket, listen, munge_socket, state_dir, store and store_dsn"
+		return error_set(err, -EINVAL, "%s: socket, listen, metrics_listen, munge_socket, state_dir, store and store_dsn"
 				 " take effect only at restart", s->config->path);
 	}
 	/* The lease's length is written at each renewal: all servers must

@@ -123,6 +123,11 @@ qp_start_node() {
 	fail "qnoded $name did not register"
 }
 
+# qp_free_port: a TCP port nobody listens on now, on 127.0.0.1.
+qp_free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 qp_node_pid() { local v="QP_NODE_PID_${1//[^a-zA-Z0-9_]/_}"; echo "${!v}"; }
 
 # Stops one daemon by pid with SIGTERM and waits for it.

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Sourced after lib.sh: a private munged with a test key in the test's
 # directory (its own socket, key, pid, log and seed files; the system's
-# munged and its files are never touched), a free TCP port, and a raw
+# munged and its files are never touched), and a raw
 # frame client for refusals. Each munged started here is in QP_PIDS, so
 # lib.sh's cleanup stops it (last, as it started first).
 
@@ -22,11 +22,6 @@ qp_munged_start() {
 		sleep 0.05
 	done
 	fail "munged $n did not answer"
-}
-
-# qp_free_port: a TCP port nobody listens on now, on 127.0.0.1.
-qp_free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # qp_raw ADDR PORT FRAME...: reads qpoold's hello (its nonce), then sends
