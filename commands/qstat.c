@@ -168,10 +168,15 @@ static int jobs_fetch(struct client *cl, int64_t jobid, int64_t index, json_t *a
 		json_object_set_new(req, "user", json_string(arg_users));
 	r = client_call_pages(cl, req, "jobs", &reply, &err);
 	if (r == -ENOENT && jobid > 0) {
-		char server[256];
+		char server[256], id[300];
 
+		/* PBS's words, and qpoold's (a subjob's index, say). */
 		client_server_name(cl, server, sizeof(server));
-		return cmd_fail(1, "Unknown Job Id %lld.%s", (long long)jobid, server);
+		if (index >= 0)
+			jobid_format_array(jobid, index, server, id, sizeof(id));
+		else
+			jobid_format(jobid, server, id, sizeof(id));
+		return cmd_fail(1, "Unknown Job Id %s (%s)", id, err.text);
 	}
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
