@@ -26,7 +26,7 @@ drive() {
 	out=$(cd "$QP_T/work/qpuser1" && timeout -k 5 240 runuser -u qpuser1 -- env -i QPOOL_CONF="$QPOOL_CONF" \
 		HOME="$QP_T/work/qpuser1" USER=qpuser1 LOGNAME=qpuser1 PATH="$QP_BIN:/usr/bin:/bin" LANG=C.UTF-8 \
 		ruby "$QP_T/drive.rb" "$OOD_LIB" "$1" "$QP_BIN" "$2" "$node" 2>&1); rc=$?
-	echo "$out" | tail -60
+	echo "$out"
 	[ $rc = 0 ] || fail "Open OnDemand's $1 adapter failed (exit $rc)"
 	echo "$out" | grep -qx "ok $1" || fail "Open OnDemand's $1 adapter did not finish"
 }

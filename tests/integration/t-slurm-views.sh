@@ -115,6 +115,19 @@ echo "$out"
 echo "$out" | sed -n 1p | grep -qE "^NODELIST +NODES PARTITION STATE $" || fail "sinfo -N header"
 [ "$(echo "$out" | grep -cE "^$n1 +1 (batch\*|short ) +alloc $")" = 2 ] || fail "sinfo -N: $n1 rows"
 [ "$(sinfo -h -p short -o '%R %D %c %C')" = "short 2 1 2/0/0/2" ] || fail "sinfo -o"
+# Open OnDemand's: no partition or state column, so one row for the pool
+# (each node once); -O with Slurm's names; the record separators kept.
+[ "$(sinfo -aho ' %F/%C')" = " 2/0/0/2/2/0/0/2" ] || fail "sinfo -aho %F/%C: $(sinfo -aho ' %F/%C')"
+[ "$(sinfo -ahNO nodehost:20,gres:10,gresused:10,statelong | tr -s ' ' | sort | tr '\n' '|')" = \
+	"$n1 (null) (null) allocated |$n2 (null) (null) allocated |" ] || fail "sinfo -ahNO: $(sinfo -ahNO nodehost:20,gres:10,gresused:10,statelong)"
+[ "$(sinfo -ho $'\x1e%c\x1f%n\x1f%f' | tr $'\x1e\x1f' '#|')" = "#1|$n1,$n2|(null)" ] ||
+	fail "sinfo -ho %c%n%f: $(sinfo -ho $'\x1e%c\x1f%n\x1f%f' | tr $'\x1e\x1f' '#|')"
+refused "Invalid node format specification: Bogus" sinfo -O Bogus
+note "sacctmgr: no accounts database, so no associations"
+[ -z "$(as qpuser1 sacctmgr -nP show users withassoc format=account,qos where user=qpuser1 cluster=c)" ] ||
+	fail "sacctmgr show users withassoc listed something"
+[ "$(sacctmgr -nP show qos format=Name,Priority)" = "normal|" ] || fail "sacctmgr show qos"
+refused "qpool keeps no accounts database" sacctmgr add user bob account=x
 # Toil's partition table: sinfo -a -o "%P %G %l %p %c %m" (GRES, priority
 # tier, memory per node in MB as scontrol's RealMemory).
 mem=$(scontrol show node "$n1" | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
@@ -207,6 +220,12 @@ qp_wait "$ok" completed
 qp_wait "$bad" failed
 qp_wait "$slow" timeout --timeout 60
 qp_wait "$held" completed
+memj=$(as qpuser1 qsub -N memj -l mem=1536M <<<'true') || fail "qsub memj"
+qp_wait "$memj" completed
+# Open OnDemand's history: --units G, Group, ReqTRES.
+[ "$(as qpuser1 sacct -X -n -P --units G -o ReqMem,Group,ReqTRES -j "$memj")" = "1.50G|qpuser1|billing=1,cpu=1,mem=1536M,node=1" ] ||
+	fail "sacct --units G -o ReqMem,Group,ReqTRES: $(as qpuser1 sacct -X -n -P --units G -o ReqMem,Group,ReqTRES -j "$memj")"
+refused "Invalid --units specification: Q" sacct --units Q
 out=$(as qpuser1 sacct -X --parsable2 --noheader --format=JobID,JobName,Partition,State,ExitCode -j "$ok,$bad,$slow,$run,$pend") ||
 	fail "sacct --parsable2"
 echo "$out"
