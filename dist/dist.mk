@@ -23,7 +23,7 @@ INSTALL        ?= install
 
 USER_CMDS  := qsub qstat qdel qhold qrls qacct qalter qsig qrerun qmove qorder qselect tracejob pbsnodes qpool-rsh pbsdsh qexec qpool-pmi
 # Slurm's front end, packaged apart as qpool-slurm.
-SLURM_CMDS := sbatch srun salloc squeue scancel sinfo sacct scontrol
+SLURM_CMDS := sbatch srun salloc squeue scancel sinfo sacct sacctmgr scontrol
 ADMIN_BINS := qpoold qnoded gded gded-byhand qmgr
 UNITS      := qpoold.service qnoded.service qpool-cgroup.service
 MAN_PAGES  := $(wildcard man/man*/*.[1-8])
