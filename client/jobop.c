@@ -109,8 +109,15 @@ int jobop_main(const struct jobop_cmd *cmd, int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		json_t *reply = NULL, *req;
 		int64_t id, lo, hi;
+		char full[300], server[256];
 		int r;
 
+		/* PBS names the job in its errors as qsub printed it: 12.vm. */
+		client_server_name(cl, server, sizeof(server));
+		if (strchr(argv[i], '.'))
+			snprintf(full, sizeof(full), "%s", argv[i]);
+		else
+			snprintf(full, sizeof(full), "%s.%s", argv[i], server);
 		jobid_strip_server(argv[i]);
 		if (jobid_parse_array(argv[i], &id, &lo, &hi) < 0) {
 			status = cmd_fail(1, "%s: not a job id", argv[i]);
@@ -127,8 +134,14 @@ int jobop_main(const struct jobop_cmd *cmd, int argc, char **argv)
 		if (req && force)
 			json_object_set_new(req, "force", json_true());
 		r = client_call(cl, req, &reply, &err);
-		/* -x: a job that has finished already is no error. */
-		if (r < 0 && !(r == -EALREADY && history))
+		/* -x: a job that has finished already is no error. Else
+		 * PBS Pro's words, which portals match (Open OnDemand takes
+		 * "Job has finished" and "Unknown Job Id" for a job done). */
+		if (r == -EALREADY && !history)
+			status = cmd_fail(1, "Job has finished %s (%s)", full, err.text);
+		else if (r == -ENOENT)
+			status = cmd_fail(1, "Unknown Job Id %s", full);
+		else if (r < 0 && r != -EALREADY)
 			status = cmd_fail(1, "%s", err.text);
 		json_decref(reply);
 	}

@@ -13,7 +13,7 @@
 #include "wire.h"
 
 static const char usage_text[] =
-	"usage: pbsnodes [-a] [-F json] [NODE...]\n"
+	"usage: pbsnodes [-a] [-S] [-j] [-F json] [NODE...]\n"
 	"       pbsnodes -l [NODE...]\n"
 	"       pbsnodes -o [-C comment] NODE...\n"
 	"       pbsnodes -r|-c NODE...\n"
@@ -21,6 +21,7 @@ static const char usage_text[] =
 	"or (root) marks nodes offline: running jobs finish, no new job starts (-o);\n"
 	"-r and -c clear that.\n"
 	"  -a, -v        every node (the default), or those named\n"
+	"  -S, -j        one summary line a node: state, jobs, free/total mem, ncpus, ngpus\n"
 	"  -F json       as PBS's JSON document\n"
 	"  -C comment    why a node is offline, shown by -l and -a\n"
 	"      --conf FILE  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
@@ -99,6 +100,61 @@ static json_t *node_attrs(const json_t *n)
 	return a;
 }
 
+/* -S -j: PBS Pro's summary of a node's jobs and free/total resources
+ * ("ncpus f/t" = "2/4"), which Open OnDemand reads for its cluster view. */
+static json_t *node_summary(const json_t *n)
+{
+	const json_t *topo = json_object_get(n, "topology"), *jobs = json_object_get(n, "jobs");
+	long long ncpus = wire_int(n, "ncpus", 0), ngpus = wire_int(n, "ngpus", 0);
+	long long mem = wire_int(topo, "mem", 0) / 1024, used = wire_int(n, "mem_assigned", 0) / 1024;
+	json_t *s = json_object(), *list = json_array(), *id;
+	char buf[128];
+	size_t i;
+
+	if (!s || !list) {
+		json_decref(s);
+		json_decref(list);
+		return NULL;
+	}
+	json_object_set_new(s, "State", json_string(node_state(n)));
+	json_object_set_new(s, "state", json_string(node_state(n)));
+	json_object_set_new(s, "njobs", json_integer((json_int_t)json_array_size(jobs)));
+	json_object_set_new(s, "run", json_integer((json_int_t)json_array_size(jobs)));
+	json_object_set_new(s, "susp", json_integer(0));
+	snprintf(buf, sizeof(buf), "%lldkb/%lldkb", mem > used ? mem - used : 0, mem);
+	json_object_set_new(s, "mem f/t", json_string(buf));
+	snprintf(buf, sizeof(buf), "%lld/%lld", wire_int(n, "free", 0), ncpus);
+	json_object_set_new(s, "ncpus f/t", json_string(buf));
+	json_object_set_new(s, "nmics f/t", json_string("0/0"));
+	snprintf(buf, sizeof(buf), "%lld/%lld", ngpus > 0 ? wire_int(n, "gpus_free", 0) : 0, ngpus);
+	json_object_set_new(s, "ngpus f/t", json_string(buf));
+	json_array_foreach(jobs, i, id)
+		if (json_is_integer(id)) {
+			char full[300];
+
+			snprintf(full, sizeof(full), "%lld.%s", (long long)json_integer_value(id), server);
+			json_array_append_new(list, json_string(full));
+		}
+	json_object_set_new(s, "jobs", list);
+	return s;
+}
+
+static void summary_print(const char *name, const json_t *s)
+{
+	const json_t *jobs = json_object_get(s, "jobs");
+	char list[1024] = "";
+	size_t len = 0, i;
+	json_t *j;
+
+	json_array_foreach(jobs, i, j)
+		if (len + 300 < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len ? "," : "",
+						json_string_value(j));
+	printf("%-15s %-15s %6lld %5lld %6lld %12s %7s %7s %7s %s\n", name, wire_str(s, "state"),
+	       wire_int(s, "njobs", 0), wire_int(s, "run", 0), wire_int(s, "susp", 0), wire_str(s, "mem f/t"),
+	       wire_str(s, "ncpus f/t"), wire_str(s, "nmics f/t"), wire_str(s, "ngpus f/t"), len ? list : "--");
+}
+
 static void attrs_print(const char *name, const json_t *a)
 {
 	const char *key, *sub;
@@ -134,7 +190,7 @@ static bool named(const json_t *n, char **names, int n_names)
 	return false;
 }
 
-static int nodes_show(struct client *cl, char **names, int n_names, bool list, bool json)
+static int nodes_show(struct client *cl, char **names, int n_names, bool list, bool json, bool summary)
 {
 	json_t *reply = NULL, *nodes, *n, *doc = NULL, *all = NULL;
 	struct error err;
@@ -155,6 +211,13 @@ static int nodes_show(struct client *cl, char **names, int n_names, bool list, b
 		if (!found)
 			status = cmd_fail(1, "unknown node %s", names[k]);
 	}
+	if (summary && !json && !list) {
+		printf("%-15s %-15s %6s %5s %6s %12s %7s %7s %7s %s\n", "", "", "", "", "", "mem", "ncpus", "nmics",
+		       "ngpus", "");
+		printf("%-15s %-15s %6s %5s %6s %12s %7s %7s %7s %s\n", "vnode", "state", "njobs", "run", "susp",
+		       "f/t", "f/t", "f/t", "f/t", "jobs");
+		printf("--------------- --------------- ------ ----- ------ ------------ ------- ------- ------- -------\n");
+	}
 	if (json) {
 		all = json_object();
 		doc = json_pack("{s:I, s:s, s:s, s:O}", "timestamp", (json_int_t)(time_wall_ns() / NSEC_PER_SEC),
@@ -172,11 +235,13 @@ static int nodes_show(struct client *cl, char **names, int n_names, bool list, b
 				printf("%-20s %-20s %s\n", name, st, wire_str(n, "reason") ? wire_str(n, "reason") : "");
 			continue;
 		}
-		a = node_attrs(n);
+		a = summary ? node_summary(n) : node_attrs(n);
 		if (!a)
 			continue;
 		if (json)
 			json_object_set(all, name, a);
+		else if (summary)
+			summary_print(name, a);
 		else
 			attrs_print(name, a);
 		json_decref(a);
@@ -218,7 +283,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *conf = NULL, *comment = NULL;
-	bool list = false, json = false, offline = false, clear = false;
+	bool list = false, json = false, offline = false, clear = false, summary = false;
 	struct client *cl = NULL;
 	struct error err;
 	int c, status;
@@ -226,9 +291,10 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("pbsnodes");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":avlorcC:F:s:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":avlorcC:F:s:Sj", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': case 'v': case 's': break;
+		case 'S': case 'j': summary = true; break;
 		case 'l': list = true; break;
 		case 'o': offline = true; break;
 		case 'r': case 'c': clear = true; break;
@@ -261,7 +327,7 @@ int main(int argc, char **argv)
 	if (offline || clear)
 		status = nodes_set(cl, argv + optind, argc - optind, offline, comment);
 	else
-		status = nodes_show(cl, argv + optind, argc - optind, list, json);
+		status = nodes_show(cl, argv + optind, argc - optind, list, json, summary);
 	client_close(cl);
 	if (fflush(stdout) != 0 && status == 0)
 		status = cmd_fail(1, "cannot write");

@@ -16,7 +16,7 @@
 
 static const char usage_text[] =
 	"usage: qselect [-f FILE] [-u USER[,USER...]] [-q QUEUE] [-s STATES] [-N NAME]\n"
-	"               [-l RES.OP.VALUE[,...]] [-x]\n"
+	"               [-l RES.OP.VALUE[,...]] [-x] [-T | -J]\n"
 	"Prints the ids (12.server) of the jobs that meet every criterion, one per line.\n"
 	"  -u USERS      owned by one of these users\n"
 	"  -q QUEUE      in this queue (QUEUE@server is taken too)\n"
@@ -25,6 +25,8 @@ static const char usage_text[] =
 	"  -l LIST       resource comparisons: ncpus, mem or walltime, then .eq. .ne.\n"
 	"                .lt. .le. .gt. or .ge., then a value: ncpus.gt.2,walltime.le.1:00:00\n"
 	"  -x            finished jobs too\n"
+	"  -T            jobs and array subjobs (12[3].server), not the arrays themselves\n"
+	"  -J            job arrays only (12[].server)\n"
 	"  -f FILE       configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
 	"  --help        show this help\n";
 
@@ -123,7 +125,7 @@ int main(int argc, char **argv)
 	char *queue = NULL, server[256];
 	struct client *cl = NULL;
 	json_t *reply = NULL, *jobs, *job;
-	bool finished = false;
+	bool finished = false, subjobs = false, arrays = false;
 	struct error err;
 	size_t i;
 	int c;
@@ -131,7 +133,7 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("qselect");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:u:q:s:N:l:x", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:u:q:s:N:l:xTJ", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': conf = optarg; break;
 		case 'u': users = optarg; break;
@@ -151,6 +153,8 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 'x': finished = true; break;
+		case 'T': subjobs = true; break;
+		case 'J': arrays = true; break;
 		case 'H':
 			fputs(usage_text, stdout);
 			return 0;
@@ -169,8 +173,8 @@ int main(int argc, char **argv)
 	/* F asked for means finished jobs are wanted. */
 	if (states && strchr(states, 'F'))
 		finished = true;
-	if (client_call_pages(cl, json_pack("{s:s, s:b, s:b}", "op", "stat", "finished", finished,
-					    "full", 0), "jobs", &reply, &err) < 0) {
+	if (client_call_pages(cl, json_pack("{s:s, s:b, s:b, s:b}", "op", "stat", "finished", finished,
+					    "full", 0, "subjobs", subjobs), "jobs", &reply, &err) < 0) {
 		client_close(cl);
 		return cmd_fail(1, "%s", err.text);
 	}
@@ -193,8 +197,19 @@ int main(int argc, char **argv)
 			continue;
 		for (size_t k = 0; k < n_conds && ok; k++)
 			ok = cond_holds(&conds[k], job);
-		if (ok)
+		/* -T: jobs and subjobs, not arrays; -J: arrays only. */
+		if (subjobs && json_object_get(job, "array"))
+			continue;
+		if (arrays && !json_object_get(job, "array"))
+			continue;
+		if (ok && (subjobs || arrays)) {
+			char id[300];
+
+			pbsfmt_job_id(job, server, id, sizeof(id));
+			printf("%s\n", id);
+		} else if (ok) {
 			printf("%lld.%s\n", wire_int(job, "jobid", 0), server);
+		}
 	}
 	json_decref(reply);
 	client_close(cl);

@@ -167,6 +167,17 @@ static int jobs_fetch(struct client *cl, int64_t jobid, int64_t index, json_t *a
 	if (one_user)
 		json_object_set_new(req, "user", json_string(arg_users));
 	r = client_call_pages(cl, req, "jobs", &reply, &err);
+	if (r == -ENOENT && jobid > 0) {
+		char server[256], id[300];
+
+		/* PBS's words, and qpoold's (a subjob's index, say). */
+		client_server_name(cl, server, sizeof(server));
+		if (index >= 0)
+			jobid_format_array(jobid, index, server, id, sizeof(id));
+		else
+			jobid_format(jobid, server, id, sizeof(id));
+		return cmd_fail(1, "Unknown Job Id %s (%s)", id, err.text);
+	}
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
 	jobs = json_object_get(reply, "jobs");
@@ -175,8 +186,12 @@ static int jobs_fetch(struct client *cl, int64_t jobid, int64_t index, json_t *a
 		return cmd_fail(1, "qpoold's reply has no jobs list");
 	}
 	if (jobid > 0 && json_array_size(jobs) == 0) {
+		char server[256];
+
+		/* PBS's words, which portals take for "the job is gone". */
+		client_server_name(cl, server, sizeof(server));
 		json_decref(reply);
-		return cmd_fail(1, "job %lld: no such job", (long long)jobid);
+		return cmd_fail(1, "Unknown Job Id %lld.%s", (long long)jobid, server);
 	}
 	/* -J: arrays only (and their subjobs with -t). */
 	for (size_t k = 0; arg_arrays_only && k < json_array_size(jobs);) {

@@ -11,6 +11,7 @@
 
 #include "hostlist.h"
 #include "slurmfmt.h"
+#include "slurmfmt-internal.h"
 #include "timeutil.h"
 #include "wire.h"
 
@@ -323,69 +324,50 @@ bool slurmfmt_job_output(const json_t *job, bool err, char *buf, size_t len)
 	return false;
 }
 
-/* The fields. */
-enum field_id {
-	F_JOBID, F_JOBID_RAW, F_ARRAY_JOB, F_ARRAY_TASK, F_NAME, F_USER, F_UID, F_STATE_CODE,
-	F_STATE, F_TIME, F_ELAPSED_RAW, F_LIMIT, F_NODES, F_NODELIST, F_REASON, F_NODELIST_REASON,
-	F_PARTITION, F_CPUS, F_SUBMIT, F_START, F_END, F_ACCOUNT, F_EXITCODE, F_MAXRSS,
-	F_TOTALCPU, F_CPUTIME, F_WORKDIR, F_QOS, F_REQMEM, F_PRIORITY, F_STDOUT, F_STDERR, F_TIME_LEFT,
-	F_NTASKS, F_AVERSS, F_AVECPU,
-};
-
-struct slurmfmt_field {
-	enum field_id id;
-	char letter;              /* squeue -o; 0: none */
-	const char *squeue_name;  /* squeue -O; NULL: none */
-	const char *squeue_header;
-	const char *sacct_name;   /* sacct --format; NULL: none */
-	int sacct_width;
-	bool left;
-};
-
 static const struct slurmfmt_field fields[] = {
-	{ F_JOBID, 'i', "JobID", "JOBID", "JobID", 12, true },
-	{ F_JOBID, 0, "JobArrayID", "JOBID", NULL, 0, false },  /* Slurm's -O name of %i */
-	{ F_JOBID_RAW, 'A', "JobIDRaw", "JOBID", "JobIDRaw", 12, true },
-	{ F_ARRAY_JOB, 'F', "ArrayJobID", "ARRAY_JOB_ID", NULL, 0, false },
-	{ F_ARRAY_TASK, 'K', "ArrayTaskID", "ARRAY_TASK_ID", NULL, 0, false },
-	{ F_NAME, 'j', "Name", "NAME", "JobName", 10, false },
-	{ F_USER, 'u', "UserName", "USER", "User", 9, false },
-	{ F_UID, 'U', "UserID", "UID", "UID", 6, false },
-	{ F_STATE_CODE, 't', "StateCompact", "ST", NULL, 0, false },
-	{ F_STATE, 'T', "State", "STATE", "State", 10, false },
-	{ F_TIME, 'M', "TimeUsed", "TIME", "Elapsed", 10, false },
-	{ F_ELAPSED_RAW, 0, NULL, NULL, "ElapsedRaw", 10, false },
-	{ F_LIMIT, 'l', "TimeLimit", "TIME_LIMIT", "Timelimit", 10, false },
-	{ F_NODES, 'D', "NumNodes", "NODES", "NNodes", 8, false },
-	{ F_NODES, 0, NULL, NULL, "AllocNodes", 10, false },
-	{ F_NODELIST, 'N', "NodeList", "NODELIST", "NodeList", 15, true },
-	{ F_REASON, 'r', "Reason", "REASON", "Reason", 20, true },
-	{ F_NODELIST_REASON, 'R', "ReasonList", "NODELIST(REASON)", NULL, 0, false },
-	{ F_PARTITION, 'P', "Partition", "PARTITION", "Partition", 10, false },
-	{ F_CPUS, 'C', "NumCPUs", "CPUS", "AllocCPUS", 10, false },
-	{ F_CPUS, 0, NULL, NULL, "NCPUS", 10, false },
-	{ F_CPUS, 0, NULL, NULL, "ReqCPUS", 8, false },
-	{ F_SUBMIT, 'V', "SubmitTime", "SUBMIT_TIME", "Submit", 19, false },
-	{ F_START, 'S', "StartTime", "START_TIME", "Start", 19, false },
-	{ F_END, 'e', "EndTime", "END_TIME", "End", 19, false },
-	{ F_ACCOUNT, 'a', "Account", "ACCOUNT", "Account", 10, false },
-	{ F_EXITCODE, 0, "exit_code", "EXIT_CODE", "ExitCode", 8, false },
-	{ F_EXITCODE, 0, NULL, NULL, "DerivedExitCode", 10, false },
-	{ F_MAXRSS, 0, NULL, NULL, "MaxRSS", 10, false },
-	{ F_TOTALCPU, 0, NULL, NULL, "TotalCPU", 10, false },
-	{ F_CPUTIME, 0, NULL, NULL, "CPUTime", 10, false },
-	{ F_NTASKS, 0, NULL, NULL, "NTasks", 8, false },
-	{ F_AVERSS, 0, NULL, NULL, "AveRSS", 10, false },
-	{ F_AVECPU, 0, NULL, NULL, "AveCPU", 10, false },
-	{ F_AVECPU, 0, NULL, NULL, "MinCPU", 10, false },
-	{ F_WORKDIR, 'Z', "WorkDir", "WORK_DIR", "WorkDir", 30, true },
-	{ F_QOS, 'q', "QOS", "QOS", "QOS", 10, false },
-	{ F_REQMEM, 'm', "MinMemory", "MIN_MEMORY", "ReqMem", 10, false },
-	{ F_PRIORITY, 'Q', "Priority", "PRIORITY", "Priority", 10, false },
-	{ F_PRIORITY, 0, "PriorityLong", "PRIORITY", NULL, 0, false },
-	{ F_STDOUT, 0, "STDOUT", "STDOUT", NULL, 0, false },
-	{ F_STDERR, 0, "STDERR", "STDERR", NULL, 0, false },
-	{ F_TIME_LEFT, 'L', "TimeLeft", "TIME_LEFT", NULL, 0, false },
+	{ F_JOBID, 'i', "JobID", "JOBID", "JobID", 12, true, NULL, NULL },
+	{ F_JOBID, 0, "JobArrayID", "JOBID", NULL, 0, false, NULL, NULL },  /* Slurm's -O name of %i */
+	{ F_JOBID_RAW, 'A', "JobIDRaw", "JOBID", "JobIDRaw", 12, true, NULL, NULL },
+	{ F_ARRAY_JOB, 'F', "ArrayJobID", "ARRAY_JOB_ID", NULL, 0, false, NULL, NULL },
+	{ F_ARRAY_TASK, 'K', "ArrayTaskID", "ARRAY_TASK_ID", NULL, 0, false, NULL, NULL },
+	{ F_NAME, 'j', "Name", "NAME", "JobName", 10, false, NULL, NULL },
+	{ F_USER, 'u', "UserName", "USER", "User", 9, false, NULL, NULL },
+	{ F_UID, 'U', "UserID", "UID", "UID", 6, false, NULL, NULL },
+	{ F_STATE_CODE, 't', "StateCompact", "ST", NULL, 0, false, NULL, NULL },
+	{ F_STATE, 'T', "State", "STATE", "State", 10, false, NULL, NULL },
+	{ F_TIME, 'M', "TimeUsed", "TIME", "Elapsed", 10, false, NULL, NULL },
+	{ F_ELAPSED_RAW, 0, NULL, NULL, "ElapsedRaw", 10, false, NULL, NULL },
+	{ F_LIMIT, 'l', "TimeLimit", "TIME_LIMIT", "Timelimit", 10, false, NULL, NULL },
+	{ F_NODES, 'D', "NumNodes", "NODES", "NNodes", 8, false, NULL, NULL },
+	{ F_NODES, 0, NULL, NULL, "AllocNodes", 10, false, NULL, NULL },
+	{ F_NODELIST, 'N', "NodeList", "NODELIST", "NodeList", 15, true, NULL, NULL },
+	{ F_REASON, 'r', "Reason", "REASON", "Reason", 20, true, NULL, NULL },
+	{ F_NODELIST_REASON, 'R', "ReasonList", "NODELIST(REASON)", NULL, 0, false, NULL, NULL },
+	{ F_PARTITION, 'P', "Partition", "PARTITION", "Partition", 10, false, NULL, NULL },
+	{ F_CPUS, 'C', "NumCPUs", "CPUS", "AllocCPUS", 10, false, NULL, NULL },
+	{ F_CPUS, 0, NULL, NULL, "NCPUS", 10, false, NULL, NULL },
+	{ F_CPUS, 0, NULL, NULL, "ReqCPUS", 8, false, NULL, NULL },
+	{ F_SUBMIT, 'V', "SubmitTime", "SUBMIT_TIME", "Submit", 19, false, NULL, NULL },
+	{ F_START, 'S', "StartTime", "START_TIME", "Start", 19, false, NULL, NULL },
+	{ F_END, 'e', "EndTime", "END_TIME", "End", 19, false, NULL, NULL },
+	{ F_ACCOUNT, 'a', "Account", "ACCOUNT", "Account", 10, false, NULL, NULL },
+	{ F_EXITCODE, 0, "exit_code", "EXIT_CODE", "ExitCode", 8, false, NULL, NULL },
+	{ F_EXITCODE, 0, NULL, NULL, "DerivedExitCode", 10, false, NULL, NULL },
+	{ F_MAXRSS, 0, NULL, NULL, "MaxRSS", 10, false, NULL, NULL },
+	{ F_TOTALCPU, 0, NULL, NULL, "TotalCPU", 10, false, NULL, NULL },
+	{ F_CPUTIME, 0, NULL, NULL, "CPUTime", 10, false, NULL, NULL },
+	{ F_NTASKS, 0, NULL, NULL, "NTasks", 8, false, NULL, NULL },
+	{ F_AVERSS, 0, NULL, NULL, "AveRSS", 10, false, NULL, NULL },
+	{ F_AVECPU, 0, NULL, NULL, "AveCPU", 10, false, NULL, NULL },
+	{ F_AVECPU, 0, NULL, NULL, "MinCPU", 10, false, NULL, NULL },
+	{ F_WORKDIR, 'Z', "WorkDir", "WORK_DIR", "WorkDir", 30, true, NULL, NULL },
+	{ F_QOS, 'q', "QOS", "QOS", "QOS", 10, false, NULL, NULL },
+	{ F_REQMEM, 'm', "MinMemory", "MIN_MEMORY", "ReqMem", 10, false, NULL, NULL },
+	{ F_PRIORITY, 'Q', "Priority", "PRIORITY", "Priority", 10, false, NULL, NULL },
+	{ F_PRIORITY, 0, "PriorityLong", "PRIORITY", NULL, 0, false, NULL, NULL },
+	{ F_STDOUT, 0, "STDOUT", "STDOUT", NULL, 0, false, NULL, NULL },
+	{ F_STDERR, 0, "STDERR", "STDERR", NULL, 0, false, NULL, NULL },
+	{ F_TIME_LEFT, 'L', "TimeLeft", "TIME_LEFT", NULL, 0, false, NULL, NULL },
 };
 
 const struct slurmfmt_field *slurmfmt_field_letter(char c)
@@ -393,7 +375,7 @@ const struct slurmfmt_field *slurmfmt_field_letter(char c)
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (fields[i].letter == c)
 			return &fields[i];
-	return NULL;
+	return slurmfmt_extra_letter(c);
 }
 
 const struct slurmfmt_field *slurmfmt_field_name(const char *name, enum slurmfmt_view view)
@@ -404,7 +386,7 @@ const struct slurmfmt_field *slurmfmt_field_name(const char *name, enum slurmfmt
 		if (n && strcasecmp(n, name) == 0)
 			return &fields[i];
 	}
-	return NULL;
+	return slurmfmt_extra_name(name, view);
 }
 
 const char *slurmfmt_field_header(const struct slurmfmt_field *f, enum slurmfmt_view view)
@@ -586,7 +568,9 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		slurmfmt_stamp(buf, len, slurmfmt_job_end_ns(job), none);
 		break;
 	case F_ACCOUNT:
-		snprintf(buf, len, "%s", str_or(json_object_get(job, "attrs"), "Account_Name", ""));
+		/* squeue's "(null)" for none, as Slurm's; sacct's blank. */
+		snprintf(buf, len, "%s", str_or(json_object_get(job, "attrs"), "Account_Name",
+						 view == SLURMFMT_SACCT ? "" : "(null)"));
 		break;
 	case F_EXITCODE:
 		/* "status:signal": the exit status of the script, the signal
@@ -642,6 +626,9 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 	case F_STDERR:
 		/* Where it went, as scontrol's StdOut and StdErr. */
 		slurmfmt_job_output(job, f->id == F_STDERR, buf, len);
+		break;
+	default:
+		slurmfmt_extra_value(f, view, job, now_ns, buf, len);
 		break;
 	case F_TIME_LEFT:
 		/* The limit less the time used; Slurm's words past either end. */

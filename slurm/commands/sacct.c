@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* sacct: qpool's accounting (the acct op) in Slurm's fields, states and layouts. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -24,6 +26,7 @@ static const char usage_text[] =
 	"Shows qpool's accounting of jobs as Slurm's sacct: by default your jobs since midnight.\n"
 	"  -j, --jobs=JOBIDS       these jobs (12, 12_3), whenever they ran\n"
 	"  -X, --allocations       the jobs only, not their batch steps\n"
+	"      --units=[KMGTP]     memory sizes (ReqMem, MaxRSS, AveRSS) in that unit\n"
 	"  -u, --user=USERS        these users' jobs; -a, --allusers: everyone's\n"
 	"  -s, --state=STATES      jobs in these states (CD F CA TO OOM PD R ...)\n"
 	"  -S, --starttime=TIME    jobs not ended before TIME (now, now-1hours, YYYY-MM-DD[THH:MM[:SS]], ...)\n"
@@ -104,14 +107,57 @@ static void cell_put(const struct column *c, const char *v)
 		printf(c->left ? "%-*s " : "%*s ", c->width, v);
 }
 
+/* --units=[KMGTP]: a size ("2G", "10240K", "0") in that unit, as Slurm's
+ * ("1.50G"; whole ones with no decimals). Other values are left alone. */
+static char arg_units;
+
+static void units_put(char *v, size_t len)
+{
+	static const char scale[] = "KMGTP";
+	const char *from, *to = strchr(scale, arg_units);
+	char *end;
+	double x;
+
+	if (!to || !v[0])
+		return;
+	x = strtod(v, &end);
+	if (end == v || (end[0] && end[1]))
+		return;
+	from = end[0] ? strchr(scale, end[0]) : NULL;
+	if (end[0] && !from)
+		return;
+	/* no suffix: bytes */
+	for (int k = from ? (int)(from - scale) + 1 : 0; k < (int)(to - scale) + 1; k++)
+		x /= 1024;
+	for (int k = (int)(to - scale) + 1; k < (from ? (int)(from - scale) + 1 : 0); k++)
+		x *= 1024;
+	if (x == (double)(long long)x)
+		snprintf(v, len, "%lld%c", (long long)x, arg_units);
+	else
+		snprintf(v, len, "%.2f%c", x, arg_units);
+}
+
+static bool is_size(const struct column *c)
+{
+	static const char *const sizes[] = { "MaxRSS", "AveRSS", "ReqMem", NULL };
+	const char *name = slurmfmt_field_header(c->field, SLURMFMT_SACCT);
+
+	for (int i = 0; sizes[i]; i++)
+		if (strcasecmp(sizes[i], name) == 0)
+			return true;
+	return false;
+}
+
 static void line_put(const struct column *cols, int n, const json_t *job, int64_t now)
 {
 	char v[4096];
 
 	for (int i = 0; i < n; i++) {
-		if (job)
+		if (job) {
 			slurmfmt_field_value(cols[i].field, SLURMFMT_SACCT, job, now, v, sizeof(v));
-		else
+			if (arg_units && is_size(&cols[i]))
+				units_put(v, sizeof(v));
+		} else
 			snprintf(v, sizeof(v), "%s", slurmfmt_field_header(cols[i].field, SLURMFMT_SACCT));
 		if (arg_parsable || arg_parsable2) {
 			fputs(v, stdout);
@@ -308,7 +354,7 @@ static int when_ns(const char *s, int64_t now_ns, int64_t *ret_ns)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_NAME, OPT_DELIM, OPT_CONF, OPT_HELP };
+	enum { OPT_JSON = 256, OPT_NAME, OPT_DELIM, OPT_CONF, OPT_HELP, OPT_UNITS };
 	static const struct option longopts[] = {
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "allocations", no_argument, NULL, 'X' },
@@ -327,6 +373,7 @@ int main(int argc, char **argv)
 		{ "parsable", no_argument, NULL, 'p' },
 		{ "parsable2", no_argument, NULL, 'P' },
 		{ "delimiter", required_argument, NULL, OPT_DELIM },
+		{ "units", required_argument, NULL, OPT_UNITS },
 		{ "duplicates", no_argument, NULL, 'D' },
 		{ "allclusters", no_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -371,6 +418,11 @@ int main(int argc, char **argv)
 		case 'p': arg_parsable = true; break;
 		case 'P': arg_parsable2 = true; break;
 		case OPT_DELIM: arg_delim = optarg; break;
+		case OPT_UNITS:
+			if (strlen(optarg) != 1 || !strchr("KMGTPkmgtp", optarg[0]))
+				return cmd_fail(1, "error: Invalid --units specification: %s", optarg);
+			arg_units = (char)toupper((unsigned char)optarg[0]);
+			break;
 		case 'D': case 'L': break;
 		case OPT_JSON: arg_json = true; break;
 		case 'M': break;   /* one pool, one "cluster": any name is it */

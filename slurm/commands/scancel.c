@@ -32,7 +32,7 @@ static const char usage_text[] =
 	"  -p, --partition=PART   jobs of partition PART (a qpool queue)\n"
 	"  -b, --batch            the signal goes to the batch script's processes\n"
 	"  -f, --full             the signal goes to all of the job's processes (qpool's way)\n"
-	"  -Q, --quiet            no error for jobs already finished\n"
+	"  -Q, --quiet            no errors (a job already finished is never one)\n"
 	"      --conf FILE        configuration file\n"
 	"      --help, --usage    show this help\n";
 
@@ -60,7 +60,9 @@ static int job_act(struct client *cl, long long id, long long index, const char 
 	}
 	r = client_call(cl, req, &reply, &err);
 	json_decref(reply);
-	if (r == -EALREADY && arg_quiet)
+	/* A job that already ended: nothing to do, and Slurm says nothing
+	 * (its scancel drops ESLURM_ALREADY_DONE unless -v), exit 0. */
+	if (r == -EALREADY)
 		return 0;
 	if (r < 0)
 		return cmd_fail(1, "error: %s job error on job id %s: %s", arg_signal ? "Signal" : "Kill", shown,

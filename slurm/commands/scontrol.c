@@ -401,6 +401,9 @@ static int show_list(struct client *cl, const char *what, const char *name)
 			kv(&first, "State", "%s", enabled && started ? "UP" : enabled ? "DOWN" : started ? "DRAIN" : "INACTIVE");
 			kv(&first, "TotalCPUs", "%lld", cpus);
 			kv(&first, "TotalNodes", "%zu", n);
+			brk(&first);
+			/* Slurm's TRES line, which Open OnDemand reads per queue. */
+			kv(&first, "TRES", "cpu=%lld,node=%zu,billing=%lld", cpus, n, cpus);
 		}
 		fputs(arg_oneline ? "\n" : "\n\n", stdout);
 	}
@@ -579,6 +582,23 @@ int main(int argc, char **argv)
 		return cmd_fail(1, "error: Invalid keyword: %s", cmd);
 	if (strcasecmp(cmd, "show") == 0) {
 		const char *what = optind < argc ? argv[optind++] : NULL;
+		int kept = optind;
+
+		/* Slurm takes its options after "show ENTITY" too (Open
+		 * OnDemand's "scontrol show part -o -M CLUSTER"). */
+		for (int i = optind; i < argc; i++) {
+			if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--oneliner") == 0)
+				arg_oneline = true;
+			else if (strcmp(argv[i], "-d") == 0 || strcmp(argv[i], "--details") == 0 ||
+				 strncmp(argv[i], "--clusters=", 11) == 0 ||
+				 (strncmp(argv[i], "-M", 2) == 0 && argv[i][2]))
+				;
+			else if (strcmp(argv[i], "-M") == 0 || strcmp(argv[i], "--clusters") == 0)
+				i++;
+			else
+				argv[kept++] = argv[i];
+		}
+		argc = kept;
 
 		if (!what)
 			return cmd_fail(1, "error: too few arguments for keyword:show");

@@ -33,6 +33,7 @@ static const char usage_text[] =
 #define DEFAULT_FORMAT "%9P %.5a %.10l %.6D %.6t %N"
 #define NODE_FORMAT "%#N %.6D %#P %6t"
 
+static const char *arg_fields;
 static const char *arg_conf, *arg_format, *arg_partitions, *arg_nodes, *arg_states;
 static bool arg_noheader, arg_node_lines, arg_json;
 
@@ -79,6 +80,40 @@ struct row {
 	long long mem_min, mem_max;     /* MiB per node */
 	long long free_min, free_max;   /* MiB not held by jobs, per node; -1: none said */
 	long long gpus_per_node;        /* the most any of its nodes has */
+	long long gpus_used, mem_free;
+	long long nodes_alloc, nodes_idle, nodes_other;
+	const char *reason;
+};
+
+/* sinfo -O's names: each a -o letter, or a code of its own (a digit,
+ * which no -o format can name: it would be read as a width). */
+static const struct { const char *name; char letter; } o_names[] = {
+	{ "Available", 'a' }, { "Cluster", 'V' }, { "Comment", '1' }, { "Cores", 'Y' },
+	{ "CPUs", 'c' }, { "CPUsLoad", 'O' }, { "CPUsState", 'C' }, { "DefaultTime", 'L' },
+	{ "Disk", 'd' }, { "Extra", '2' }, { "Features", 'f' }, { "FeaturesAct", 'b' },
+	{ "FreeMem", 'e' }, { "Gres", 'G' }, { "GresUsed", '3' }, { "Groups", 'g' },
+	{ "MaxCPUsPerNode", 'B' }, { "Memory", 'm' }, { "NodeAddr", 'o' }, { "NodeAI", 'A' },
+	{ "NodeAIOT", 'F' }, { "NodeHost", 'n' }, { "NodeList", 'N' }, { "Nodes", 'D' },
+	{ "OverSubscribe", 'h' }, { "Partition", 'P' }, { "PartitionName", 'R' }, { "Port", '4' },
+	{ "PreemptMode", 'M' }, { "PriorityJobFactor", 'I' }, { "PriorityTier", 'p' },
+	{ "Reason", 'E' }, { "Root", 'r' }, { "Size", 's' }, { "SocketCoreThread", 'z' },
+	{ "Sockets", 'X' }, { "StateCompact", 't' }, { "StateLong", 'T' }, { "StateComplete", '5' },
+	{ "Threads", 'Z' }, { "Time", 'l' }, { "TimeStamp", 'H' }, { "User", 'u' },
+	{ "UserLong", 'U' }, { "Version", 'v' }, { "Weight", 'w' }, { "AllocMem", '6' },
+	{ "Reservation", 'i' }, { "AllocNodes", 'S' },
+};
+
+/* Letters whose value is the same for every node, whatever it is. */
+static const struct { char letter; const char *value, *header; } constants[] = {
+	{ 'b', "(null)", "ACTIVE_FEATURES" }, { 'B', "UNLIMITED", "MAX_CPUS_PER_NODE" },
+	{ 'd', "0", "TMP_DISK" }, { 'f', "(null)", "AVAIL_FEATURES" }, { 'g', "all", "GROUPS" },
+	{ 'h', "NO", "OVERSUBSCRIBE" }, { 'H', "Unknown", "TIMESTAMP" }, { 'i', "", "RESERVATION" },
+	{ 'I', "1", "PRIO_JOB_FACTOR" }, { 'M', "OFF", "PREEMPT_MODE" }, { 'O', "N/A", "CPU_LOAD" },
+	{ 'r', "no", "ROOT" }, { 's', "1-infinite", "JOB_SIZE" }, { 'S', "all", "ALLOCNODES" },
+	{ 'u', "Unknown", "USER" }, { 'U', "Unknown", "USER" }, { 'v', "N/A", "VERSION" },
+	{ 'V', "N/A", "CLUSTER" }, { 'w', "1", "WEIGHT" }, { 'X', "N/A", "SOCKETS" },
+	{ 'Y', "N/A", "CORES" }, { 'Z', "N/A", "THREADS" }, { 'z', "N/A", "S:C:T" },
+	{ '1', "(null)", "COMMENT" }, { '2', "", "EXTRA" }, { '4', "0", "PORT" },
 };
 
 static void value(const struct row *r, char letter, char *buf, size_t len)
@@ -146,6 +181,44 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 		else
 			snprintf(buf, len, "%lld", r->free_min);
 		break;
+	case '6':
+		snprintf(buf, len, "%lld", r->mem_max - r->mem_free);
+		break;
+	case 'A':
+		snprintf(buf, len, "%lld/%lld", r->nodes_alloc, r->nodes_idle);
+		break;
+	case 'F':
+		snprintf(buf, len, "%lld/%lld/%lld/%zu", r->nodes_alloc, r->nodes_idle, r->nodes_other, r->n);
+		break;
+	case 'n':
+	case 'o':
+		/* Host names: listed, as Slurm's (its %N compresses). */
+		for (size_t i = 0, k = 0; i < r->n && k < len; i++)
+			k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "," : "", r->names[i]);
+		break;
+	case '3':
+		if (r->gpus_per_node > 0)
+			snprintf(buf, len, "gpu:%lld", r->gpus_used);
+		else
+			snprintf(buf, len, "(null)");
+		break;
+	case 'E':
+		snprintf(buf, len, "%s", r->reason ? r->reason : "none");
+		break;
+	case '5':
+		snprintf(buf, len, "%s", r->n ? r->state_long : "n/a");
+		break;
+	case 'L':
+		if (wire_int(q, "walltime_default", 0) > 0)
+			slurmfmt_duration(buf, len, wire_int(q, "walltime_default", 0));
+		else
+			snprintf(buf, len, "n/a");
+		break;
+	default:
+		for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
+			if (constants[i].letter == letter)
+				snprintf(buf, len, "%s", constants[i].value);
+		break;
 	}
 }
 
@@ -164,7 +237,20 @@ static const char *header(char letter)
 	case 'p': return "PRIO_TIER";
 	case 'm': return "MEMORY";
 	case 'e': return "FREE_MEM";
-	default: return NULL;
+	case '6': return "ALLOCMEM";
+	case 'A': return "NODES(A/I)";
+	case 'F': return "NODES(A/I/O/T)";
+	case 'n': return "HOSTNAMES";
+	case 'o': return "NODE_ADDR";
+	case '3': return "GRES_USED";
+	case 'E': return "REASON";
+	case '5': return "STATECOMPLETE";
+	case 'L': return "DEFAULTTIME";
+	default:
+		for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
+			if (constants[i].letter == letter)
+				return constants[i].header;
+		return NULL;
 	}
 }
 
@@ -173,6 +259,7 @@ struct item {
 	char text[64];
 	int width;       /* -1: '#', the widest value */
 	bool right;
+	char suffix[16]; /* -O's text after the width */
 };
 
 static int format_parse(const char *fmt, struct item *items, int max)
@@ -208,6 +295,53 @@ static int format_parse(const char *fmt, struct item *items, int max)
 	return *fmt ? (cmd_fail(1, "error: node format too long"), -1) : n;
 }
 
+/* -O "Name[:[.]width]": Slurm's default width 20. */
+static int fields_parse(const char *list, struct item *items, int max)
+{
+	char name[64];
+	int n = 0;
+
+	while (*list) {
+		size_t k = strcspn(list, ",");
+		const char *colon = memchr(list, ':', k);
+		size_t nlen = colon ? (size_t)(colon - list) : k;
+		struct item *it;
+		size_t i;
+
+		if (k == 0) {
+			list++;
+			continue;
+		}
+		if (n == max)
+			return cmd_fail(1, "error: too many fields in --Format"), -1;
+		it = &items[n++];
+		memset(it, 0, sizeof(*it));
+		it->width = 20;
+		snprintf(name, sizeof(name), "%.*s", (int)(nlen < sizeof(name) ? nlen : sizeof(name) - 1), list);
+		for (i = 0; i < sizeof(o_names) / sizeof(o_names[0]); i++)
+			if (strcasecmp(o_names[i].name, name) == 0)
+				break;
+		if (i == sizeof(o_names) / sizeof(o_names[0]))
+			return cmd_fail(1, "error: Invalid node format specification: %s", name), -1;
+		it->letter = o_names[i].letter;
+		if (colon) {
+			const char *p = colon + 1;
+
+			if (*p == '.') {
+				it->right = true;
+				p++;
+			}
+			it->width = 0;
+			while (*p >= '0' && *p <= '9' && p < list + k)
+				it->width = (it->width * 10 + (*p++ - '0')) % 10000;
+			/* Slurm's suffix after the width, printed after the value */
+			snprintf(it->suffix, sizeof(it->suffix), "%.*s", (int)(list + k - p), p);
+		}
+		list += k;
+	}
+	return n;
+}
+
 static void line_put(const struct item *items, int n, const struct row *r)
 {
 	char v[8192], cell[8192];
@@ -223,6 +357,7 @@ static void line_put(const struct item *items, int n, const struct row *r)
 			snprintf(v, sizeof(v), "%s", header(items[i].letter));
 		slurmfmt_cell(cell, sizeof(cell), v, items[i].width, items[i].right);
 		fputs(cell, stdout);
+		fputs(items[i].suffix, stdout);
 	}
 	fputc('\n', stdout);
 }
@@ -237,7 +372,22 @@ static bool node_wanted(const json_t *node)
 	return !arg_states || slurmsel_list_has(arg_states, s) || slurmsel_list_has(arg_states, l);
 }
 
-/* The rows of one partition: nodes grouped by state (or one per node). */
+static struct item items[32];
+static int n_items;
+
+/* Whether the columns name one of these letters. */
+static bool shows(const char *letters)
+{
+	for (int i = 0; i < n_items; i++)
+		if (items[i].letter && strchr(letters, items[i].letter))
+			return true;
+	return false;
+}
+
+/* The rows of one partition: nodes grouped by state (or one per node).
+ * As Slurm's, only what is printed tells rows apart: without a state
+ * column the nodes of all states are one row, and without a node count
+ * or list of CPUs per node they are not told apart by it. */
 static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows, size_t max)
 {
 	size_t n = 0, i;
@@ -253,7 +403,8 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			continue;
 		node_state(node, &s, &l);
 		for (size_t k = 0; !arg_node_lines && k < n && !r; k++)
-			if (strcmp(rows[k].state_short, s) == 0)
+			if ((arg_json || !shows("tT5E") || strcmp(rows[k].state_short, s) == 0) &&
+			    (arg_json || !shows("cBXYZz") || rows[k].cpus_per_node == wire_int(node, "ncpus", 0)))
 				r = &rows[k];
 		if (!r) {
 			if (n == max)
@@ -289,6 +440,16 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			r->cpus_down += wire_int(node, "ncpus", 0);
 		else
 			r->cpus_alloc += wire_int(node, "ncpus", 0) - wire_int(node, "free", 0);
+		r->gpus_used += wire_int(node, "ngpus", 0) - wire_int(node, "gpus_free", wire_int(node, "ngpus", 0));
+		r->mem_free += wire_int(node, "mem_free", 0) / (1024 * 1024);
+		if (wire_str(node, "reason"))
+			r->reason = wire_str(node, "reason");
+		if (strcmp(s, "idle") == 0)
+			r->nodes_idle++;
+		else if (strcmp(s, "alloc") == 0 || strcmp(s, "mix") == 0)
+			r->nodes_alloc++;
+		else
+			r->nodes_other++;
 	}
 	if (n == 0 && !arg_node_lines && !arg_nodes && !arg_states && max) {
 		memset(&rows[0], 0, sizeof(rows[0]));
@@ -324,8 +485,6 @@ static json_t *json_of(const struct row *r)
 			 "default", wire_bool(r->queue, "default", 0));
 }
 
-static struct item items[32];
-static int n_items;
 
 static int show(const json_t *queues, const json_t *nodes)
 {
@@ -344,6 +503,10 @@ static int show(const json_t *queues, const json_t *nodes)
 	json_array_foreach(queues, i, q) {
 		if (!arg_partitions || slurmsel_list_has(arg_partitions, wire_str(q, "name")))
 			nrows += rows_of(q, nodes, rows + nrows, sizeof(rows) / sizeof(rows[0]) - nrows);
+		/* No partition's column: each node once (every queue holds
+		 * every node), as Slurm's sinfo -o %C counts the cluster. */
+		if (nrows && !arg_json && !shows("PRalpLhsSgMI"))
+			break;
 	}
 	/* '#': as wide as the widest value and the header. */
 	for (int k = 0; k < n; k++) {
@@ -384,6 +547,7 @@ int main(int argc, char **argv)
 		{ "states", required_argument, NULL, 't' },
 		{ "noheader", no_argument, NULL, 'h' },
 		{ "format", required_argument, NULL, 'o' },
+		{ "Format", required_argument, NULL, 'O' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "conf", required_argument, NULL, OPT_CONF },
@@ -400,14 +564,15 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("sinfo");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Np:n:t:ho:aM:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":Np:n:t:ho:O:aM:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'N': arg_node_lines = true; break;
 		case 'p': arg_partitions = optarg; break;
 		case 'n': arg_nodes = optarg; break;
 		case 't': arg_states = optarg; break;
 		case 'h': arg_noheader = true; break;
-		case 'o': arg_format = optarg; break;
+		case 'o': arg_format = optarg; arg_fields = NULL; break;
+		case 'O': arg_fields = optarg; arg_format = NULL; break;
 		case 'a': break;
 		case OPT_JSON: arg_json = true; break;
 		case 'M': break;   /* one pool, one "cluster": any name is it */
@@ -436,7 +601,9 @@ int main(int argc, char **argv)
 			p = *end ? end + 1 : end;
 		}
 	}
-	if (!arg_json &&
+	if (!arg_json && arg_fields && (n_items = fields_parse(arg_fields, items, 32)) < 0)
+		return 1;
+	if (!arg_json && !arg_fields &&
 	    (n_items = format_parse(arg_format ? arg_format : arg_node_lines ? NODE_FORMAT : DEFAULT_FORMAT, items, 32)) < 0)
 		return 1;
 	if (client_open(arg_conf, &cl, &err) < 0)

@@ -19,7 +19,7 @@
 
 static const char usage_text[] =
 	"Usage: squeue [-h] [-u USERS] [--me] [-j JOBIDS] [-t STATES] [-p PARTITIONS] [-n NAMES]\n"
-	"              [-o FORMAT | -O FIELDS | -l] [-r] [--json]\n"
+	"              [-o FORMAT | -O FIELDS | -l] [-r] [--json] [-a] [--noconvert]\n"
 	"Shows qpool's jobs as Slurm's squeue: pending and running ones, and those that\n"
 	"ended in the last 300 s when named by -j or -t.\n"
 	"  -u, --user=USERS        only these users' jobs (comma-separated)\n"
@@ -47,7 +47,9 @@ static const char *arg_fields;
 static bool arg_noheader, arg_json, arg_tasks;
 static struct slurmsel arg_sel;
 
-/* -O: "Name[:[.]width[suffix]]" items, default width 20, left-justified. */
+/* -O: "Name[:[.][width][suffix]]" items, default width 20, left-justified;
+ * a suffix with no width ("JobID:|", Open OnDemand's) ends the value
+ * there, unpadded, as Slurm's. */
 static int fields_parse(const char *list, struct slurmfmt_item *items, int max, char *suffix, size_t suffix_len)
 {
 	char *copy = strdup(list), *save = NULL;
@@ -73,10 +75,13 @@ static int fields_parse(const char *list, struct slurmfmt_item *items, int max, 
 				it->right = true;
 				p++;
 			}
-			if (*p >= '0' && *p <= '9')
+			if (*p >= '0' && *p <= '9') {
 				it->width = (int)strtol(p, &end, 10) % 10000;
-			else
+			} else {
 				end = p;
+				if (*end)
+					it->width = 0;
+			}
 			snprintf(suffix + (size_t)n * suffix_len, suffix_len, "%s", end);
 		}
 		it->field = slurmfmt_field_name(tok, SLURMFMT_SQUEUE);
@@ -265,7 +270,7 @@ static int json_print(const json_t *jobs, int64_t now)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_ME, OPT_CONF, OPT_HELP };
+	enum { OPT_JSON = 256, OPT_ME, OPT_CONF, OPT_HELP, OPT_NOCONVERT };
 	static const struct option longopts[] = {
 		{ "user", required_argument, NULL, 'u' },
 		{ "jobs", required_argument, NULL, 'j' },
@@ -279,6 +284,7 @@ int main(int argc, char **argv)
 		{ "Format", required_argument, NULL, 'O' },
 		{ "long", no_argument, NULL, 'l' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "noconvert", no_argument, NULL, OPT_NOCONVERT },
 		{ "array", no_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "me", no_argument, NULL, OPT_ME },
@@ -315,6 +321,7 @@ int main(int argc, char **argv)
 		case 'O': arg_fields = optarg; break;
 		case 'l': arg_format = LONG_FORMAT; break;
 		case 'a': break;
+		case OPT_NOCONVERT: break;   /* sizes are already in M (tres-alloc) */
 		case 'r': arg_tasks = true; break;
 		case OPT_JSON: arg_json = true; break;
 		case OPT_ME: arg_sel.uid = (long long)getuid(); break;

@@ -38,7 +38,7 @@ gone=$QP_T/work/qpuser1/gone
 mkdir "$gone"; chown qpuser1 "$gone"
 expect_refusal "working directory" runuser -u qpuser1 -- bash -c "cd '$gone' && rmdir '$gone' && QPOOL_CONF=$QPOOL_CONF $QP_BIN/qsub $script"
 expect_refusal "usage|invalid|unknown option" as qpuser1 qsub -Z "$script"
-expect_refusal "no such job" as qpuser1 qstat 424242
+expect_refusal "Unknown Job Id 424242." as qpuser1 qstat 424242
 expect_refusal "job id|not a job" as qpuser1 qdel banana
 
 n=$("$QP_BIN/qstat" --table -x | grep -cE '^[0-9]+ ')

@@ -29,5 +29,5 @@ echo "$msg" | grep -q "only held jobs" || fail "qrls of a queued job: unclear me
 msg=$(as qpuser1 qdel "$id" 2>&1) && fail "qdel of a finished job succeeded"
 echo "$msg" | grep -q "already finished" || fail "unclear: $msg"
 msg=$(as qpuser1 qdel 999999 2>&1) && fail "qdel of no job succeeded"
-echo "$msg" | grep -q "no such job" || fail "unclear: $msg"
+echo "$msg" | grep -q "Unknown Job Id 999999\." || fail "unclear: $msg"
 echo "permissions ok"

@@ -87,7 +87,14 @@ PY
 refused "Invalid job state specified: bogus" squeue -t bogus
 refused "Invalid job id specified" squeue -j 999999
 refused "Invalid job id specified" squeue -j 12x
-refused "Invalid job format specification" squeue -o '%i %y'
+# Every letter and -O name Slurm documents is taken (docs/PORTALS.md);
+# one it does not have is refused.
+refused "Invalid job format specification" squeue -o '%i %@'
+refused "Invalid job format specification: Bogus" squeue -O 'JobID,Bogus'
+out=$(squeue -h -o '%B|%c|%g|%G|%Y|%z|%f' -j "$run") || fail "squeue -o with Slurm's other letters"
+[ "$out" = "${QP_NODE_PREFIX}n1|1|qpuser1|$(id -g qpuser1)|(null)|*:*:*|(null)" ] || fail "squeue %B %c %g %G %Y %z %f: $out"
+out=$(squeue -h --noconvert -O 'JobID:|,BatchHost:|,GroupName:|,tres-alloc:|' -j "$run") || fail "squeue -O NAME:SEP"
+[ "$out" = "$run|${QP_NODE_PREFIX}n1|qpuser1|billing=1,cpu=1,mem=0M,node=1|" ] || fail "squeue -O NAME:SEP: '$out'"
 refused "unrecognized option '--bogus'" squeue --bogus
 # A bad short option in glibc's words, as Slurm's commands print them
 # (Snakemake's account guess runs sacct -nu USER -o Account%256 "|" tail -1).
@@ -108,6 +115,19 @@ echo "$out"
 echo "$out" | sed -n 1p | grep -qE "^NODELIST +NODES PARTITION STATE $" || fail "sinfo -N header"
 [ "$(echo "$out" | grep -cE "^$n1 +1 (batch\*|short ) +alloc $")" = 2 ] || fail "sinfo -N: $n1 rows"
 [ "$(sinfo -h -p short -o '%R %D %c %C')" = "short 2 1 2/0/0/2" ] || fail "sinfo -o"
+# Open OnDemand's: no partition or state column, so one row for the pool
+# (each node once); -O with Slurm's names; the record separators kept.
+[ "$(sinfo -aho ' %F/%C')" = " 2/0/0/2/2/0/0/2" ] || fail "sinfo -aho %F/%C: $(sinfo -aho ' %F/%C')"
+[ "$(sinfo -ahNO nodehost:20,gres:10,gresused:10,statelong | tr -s ' ' | sort | tr '\n' '|')" = \
+	"$n1 (null) (null) allocated |$n2 (null) (null) allocated |" ] || fail "sinfo -ahNO: $(sinfo -ahNO nodehost:20,gres:10,gresused:10,statelong)"
+[ "$(sinfo -ho $'\x1e%c\x1f%n\x1f%f' | tr $'\x1e\x1f' '#|')" = "#1|$n1,$n2|(null)" ] ||
+	fail "sinfo -ho %c%n%f: $(sinfo -ho $'\x1e%c\x1f%n\x1f%f' | tr $'\x1e\x1f' '#|')"
+refused "Invalid node format specification: Bogus" sinfo -O Bogus
+note "sacctmgr: no accounts database, so no associations"
+[ -z "$(as qpuser1 sacctmgr -nP show users withassoc format=account,qos where user=qpuser1 cluster=c)" ] ||
+	fail "sacctmgr show users withassoc listed something"
+[ "$(sacctmgr -nP show qos format=Name,Priority)" = "normal|" ] || fail "sacctmgr show qos"
+refused "qpool keeps no accounts database" sacctmgr add user bob account=x
 # Toil's partition table: sinfo -a -o "%P %G %l %p %c %m" (GRES, priority
 # tier, memory per node in MB as scontrol's RealMemory).
 mem=$(scontrol show node "$n1" | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
@@ -187,7 +207,9 @@ as qpuser1 scancel -u qpuser1 -t PD || fail "scancel -u -t PD"
 [ "$(qp_state "$run")" = running ] || fail "scancel -t PD took a running job"
 as qpuser1 scancel -u qpuser1 -t R || fail "scancel -u -t R"
 qp_wait "$run" cancelled
-refused "Kill job error on job id $run: Job/step already completing or completed" scancel "$run"
+# A job that already ended: Slurm's scancel is silent and exits 0.
+out=$(as qpuser1 scancel "$run" 2>&1) || fail "scancel of an ended job failed: $out"
+[ -z "$out" ] || fail "scancel of an ended job said: $out"
 as qpuser2 scontrol release "$held" || fail "release waiter"
 
 note "sacct after completed, failed, timed out"
@@ -198,6 +220,12 @@ qp_wait "$ok" completed
 qp_wait "$bad" failed
 qp_wait "$slow" timeout --timeout 60
 qp_wait "$held" completed
+memj=$(as qpuser1 qsub -N memj -l mem=1536M <<<'true') || fail "qsub memj"
+qp_wait "$memj" completed
+# Open OnDemand's history: --units G, Group, ReqTRES.
+[ "$(as qpuser1 sacct -X -n -P --units G -o ReqMem,Group,ReqTRES -j "$memj")" = "1.50G|qpuser1|billing=1,cpu=1,mem=1536M,node=1" ] ||
+	fail "sacct --units G -o ReqMem,Group,ReqTRES: $(as qpuser1 sacct -X -n -P --units G -o ReqMem,Group,ReqTRES -j "$memj")"
+refused "Invalid --units specification: Q" sacct --units Q
 out=$(as qpuser1 sacct -X --parsable2 --noheader --format=JobID,JobName,Partition,State,ExitCode -j "$ok,$bad,$slow,$run,$pend") ||
 	fail "sacct --parsable2"
 echo "$out"
@@ -250,7 +278,7 @@ as qpuser1 sacct -X --noheader --format=jobid,state%20 --job "$bad" | grep -qE "
 refused 'Invalid field requested: "Bogus"' sacct -o JobID,Bogus
 # Bad formats are refused before qpoold is asked: the same words with no server.
 refused 'Invalid field requested: "Bogus"' env QPOOL_CONF=/nonexistent sacct -o Bogus
-refused "Invalid job format specification: y" env QPOOL_CONF=/nonexistent squeue -o %y
+refused "Invalid job format specification: @" env QPOOL_CONF=/nonexistent squeue -o %@
 refused "Invalid node format specification: y" env QPOOL_CONF=/nonexistent sinfo -o %y
 refused "Invalid time specification" sacct -S yesterday-ish
 refused "Invalid job state specified: XX" sacct -s XX

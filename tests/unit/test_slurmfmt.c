@@ -407,8 +407,25 @@ static void test_format(void)
 	CU_ASSERT_FALSE(it[2].right);
 	CU_ASSERT_EQUAL(it[2].width, 10);
 	CU_ASSERT_STRING_EQUAL(it[3].text, " 100%");
-	CU_ASSERT_EQUAL(slurmfmt_format_parse("%i %y", it, 16, &bad), -EINVAL);
-	CU_ASSERT_EQUAL(bad, 'y');
+	CU_ASSERT_EQUAL(slurmfmt_format_parse("%i %@", it, 16, &bad), -EINVAL);
+	CU_ASSERT_EQUAL(bad, '@');
+	/* Every letter Slurm documents is a field, none refused. */
+	for (const char *c = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"; *c; c++)
+		CU_ASSERT_PTR_NOT_NULL(slurmfmt_field_letter(*c));
+	/* ... and so is every -O name Open OnDemand asks for. */
+	for (const char *const *name = (const char *const[]){ "Account", "JobID", "BatchHost", "MinCpus",
+		"NumCPUs", "MinTmpDisk", "NumNodes", "EndTime", "Dependency", "Feature", "ArrayJobID",
+		"GroupName", "GroupID", "OverSubscribe", "Sockets", "JobArrayID", "Cores", "Name", "Threads",
+		"Comment", "ArrayTaskID", "TimeLimit", "TimeLeft", "MinMemory", "TimeUsed", "ReqNodes",
+		"NodeList", "Command", "Contiguous", "QOS", "Partition", "PriorityLong", "Reason", "StartTime",
+		"StateCompact", "State", "UserName", "UserID", "Reservation", "SubmitTime", "WCKey", "Licenses",
+		"ExcNodes", "CoreSpec", "Nice", "SchedNodes", "SCT", "WorkDir", "tres-alloc", "tres-per-node",
+		NULL }; *name; name++)
+		CU_ASSERT_PTR_NOT_NULL(slurmfmt_field_name(*name, SLURMFMT_SQUEUE));
+	for (const char *const *name = (const char *const[]){ "User", "Group", "JobId", "JobName",
+		"Elapsed", "ReqMem", "AllocCPUS", "ReqCPUS", "Timelimit", "State", "TotalCPU", "MaxRSS",
+		"Partition", "Submit", "Start", "End", "ReqTRES", "AllocTRES", NULL }; *name; name++)
+		CU_ASSERT_PTR_NOT_NULL(slurmfmt_field_name(*name, SLURMFMT_SACCT));
 	CU_ASSERT_EQUAL(slurmfmt_format_parse("%.5", it, 16, &bad), -EINVAL);
 	slurmfmt_cell(buf, sizeof(buf), "abcdefghij", 8, true);
 	CU_ASSERT_STRING_EQUAL(buf, "abcdefgh");
