@@ -274,6 +274,14 @@ static int refused(const char *text, const char *partition)
 				"available (%s)", text);
 	if (strstr(text, "more memory than any node"))
 		return cmd_fail(1, "error: Memory specification can not be satisfied: %s", text);
+	/* -w, -x, -C (docs/RESOURCES.md): Slurm's ESLURM_INVALID_NODE_NAME,
+	 * ESLURM_INVALID_FEATURE, ESLURM_INVALID_NODE_COUNT. */
+	if (strstr(text, "unknown node"))
+		return cmd_fail(1, "error: Batch job submission failed: Invalid node name specified (%s)", text);
+	if (strstr(text, "no node of this pool has those features"))
+		return cmd_fail(1, "error: Batch job submission failed: Invalid feature specification (%s)", text);
+	if (strstr(text, "the node list names"))
+		return cmd_fail(1, "error: Batch job submission failed: Node count specification invalid (%s)", text);
 	if (strstr(text, "depend") || strstr(text, "Unknown Job Id"))
 		return cmd_fail(1, "error: Batch job submission failed: Job dependency problem (%s)", text);
 	return cmd_fail(1, "error: Batch job submission failed: %s", text);

@@ -111,6 +111,7 @@ struct config {
 	uint64_t mem_reserve;        /* bytes of a node's memory kept from its jobs */
 	char tmpdir[PATH_MAX];       /* base of each job's TMPDIR */
 	char gpus[PATH_MAX];         /* "auto", "none", or device files and globs, blank-separated */
+	char features[1024];         /* the node's features, canonical (lib/nodesel.h): "ib,bigmem" */
 	bool jobs_tmpfs;             /* a tmpfs on state_dir/nodes/<name>/jobs */
 	uint64_t memcg_reclaim_threshold; /* v1: memory cgroups on the host from which a job's
 	                              * page cache is reclaimed before rmdir; 0: always */

@@ -31,6 +31,7 @@ struct nodesel {
 	unsigned alt_start[ALTS_MAX + 1];   /* a matching OR: alternative k is ops[alt_start[k]..alt_start[k+1]) */
 	unsigned n_alts;
 	bool any;                /* a constraint at all */
+	unsigned refs;
 };
 
 static bool feature_char(char c)
@@ -315,6 +316,7 @@ int nodesel_create(const char *nodelist, const char *exclude, const char *constr
 			r = error_set(err, -EINVAL, "constraint %.64s: %s", constraint, why);
 		}
 	}
+	s->refs = 1;
 	if (r < 0) {
 		nodesel_destroy(s);
 		return r;
@@ -323,9 +325,16 @@ int nodesel_create(const char *nodelist, const char *exclude, const char *constr
 	return 0;
 }
 
+struct nodesel *nodesel_ref(struct nodesel *s)
+{
+	if (s)
+		s->refs++;
+	return s;
+}
+
 void nodesel_destroy(struct nodesel *s)
 {
-	if (!s)
+	if (!s || --s->refs > 0)
 		return;
 	hostlist_free(s->req, s->n_req);
 	hostlist_free(s->exc, s->n_exc);
@@ -406,4 +415,20 @@ size_t nodesel_excluded(const struct nodesel *s, const char *const **ret_names)
 {
 	*ret_names = s ? (const char *const *)s->exc : NULL;
 	return s ? s->n_exc : 0;
+}
+
+bool nodesel_text(const struct nodesel *s, int which, char *buf, size_t len)
+{
+	if (!s)
+		return false;
+	if (which == 2) {
+		if (!s->any)
+			return false;
+		snprintf(buf, len, "%s", s->text);
+		return true;
+	}
+	if (!(which == 0 ? s->n_req : s->n_exc))
+		return false;
+	return hostlist_compress((const char *const *)(which == 0 ? s->req : s->exc), which == 0 ? s->n_req : s->n_exc,
+				 buf, len) >= 0;
 }

@@ -39,6 +39,9 @@ int nodesel_constraint_check(const char *text, struct error *err);
  * none). -EINVAL with err for a malformed one, -ENOMEM. */
 int nodesel_create(const char *nodelist, const char *exclude, const char *constraint,
 		   struct nodesel **ret, struct error *err);
+/* Another holder of s (a job array's subjobs share their array's);
+ * nodesel_destroy frees it when the last lets go. */
+struct nodesel *nodesel_ref(struct nodesel *s);
 void nodesel_destroy(struct nodesel *s);
 
 /* The matching OR's alternatives ("[a|b|c]": 3); 0 for none. */
@@ -52,6 +55,11 @@ bool nodesel_node_ok(const struct nodesel *s, const char *name, const char *feat
 
 /* Whether a node named name may hold the job by names alone. */
 bool nodesel_name_ok(const struct nodesel *s, const char *name);
+
+/* The selection's texts as kept with the job: which 0 the node list,
+ * 1 the excluded nodes (both compressed, "n[1-3]"), 2 the constraint as
+ * given; into buf (len bytes). False when s has none of it. */
+bool nodesel_text(const struct nodesel *s, int which, char *buf, size_t len);
 
 /* The node list's names (sorted, once each), or 0 with none. */
 size_t nodesel_required(const struct nodesel *s, const char *const **ret_names);

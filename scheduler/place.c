@@ -62,6 +62,32 @@ static bool node_open(const struct node *n, const struct queue_conf *q, const st
 	return true;
 }
 
+/* Whether j may use n by its node list, exclusions and constraint
+ * (alt: the matching OR's alternative; -1 any). */
+static bool node_sel_ok(const struct node *n, const struct job *j, int alt)
+{
+	return !j->sel || nodesel_node_ok(j->sel, n->name, n->features, alt);
+}
+
+/* Every node j's list names has a share of take[] (one-node jobs: their
+ * list names one node, which the filter alone holds them to). */
+static bool required_all_taken(const struct pool *p, const struct job *j, const unsigned *take)
+{
+	const char *const *names;
+	size_t n = nodesel_required(j->sel, &names);
+
+	for (size_t k = 0; k < n; k++) {
+		size_t i;
+
+		for (i = 0; i < p->n_nodes; i++)
+			if (take[i] && !strcmp(p->nv[i]->name, names[k]))
+				break;
+		if (i == p->n_nodes)
+			return false;
+	}
+	return true;
+}
+
 uint64_t place_node_gpus(const struct node *n)
 {
 	return n->n_gpus >= 64 ? UINT64_MAX : (UINT64_C(1) << n->n_gpus) - 1;
@@ -334,7 +360,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		p->room[i] = cpumask_count(&p->nv[i]->cpus);
 		p->groom[i] = p->nv[i]->n_gpus;
-		p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link);
+		p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link) && node_sel_ok(p->nv[i], j, -1);
 		count += p->ok[i];
 		if (p->ok[i] && p->room[i] > max)
 			max = p->room[i];
@@ -507,7 +533,7 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 
 	/* The common case at no cost: a connected node holds a one-node job. */
 	for (struct node *n = p->nodes; n && !j->n_chunks; n = n->next)
-		if (n->link && cpumask_count(&n->cpus) >= j->ncpus && n->n_gpus >= j->ngpus)
+		if (n->link && cpumask_count(&n->cpus) >= j->ncpus && n->n_gpus >= j->ngpus && node_sel_ok(n, j, -1))
 			return 0;
 	if (!p->nodes || place_nodes_vector(p) < 0 || request_fits(p, j, true, &max, &count) ||
 	    !request_fits(p, j, false, &max, &count))
@@ -516,7 +542,7 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 	for (size_t i = 0; i < p->n_nodes && at < len; i++) {
 		const struct node *n = p->nv[i];
 
-		if (n->link || p->room[i] < need)
+		if (n->link || p->room[i] < need || !node_sel_ok(n, j, -1))
 			continue;
 		if (named++ == 4) {
 			(void)snprintf(buf + at, len - at, ", ...");
@@ -613,7 +639,7 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 						    !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt)))
 			continue;
 		if (cpumask_count(&nd->cpus) < j->ncpus || nd->n_gpus < j->ngpus ||
-		    (pool_node_mem(nd) && pool_node_mem(nd) < j->mem))
+		    (pool_node_mem(nd) && pool_node_mem(nd) < j->mem) || !node_sel_ok(nd, j, -1))
 			continue;
 		groom = node_gpu_room(nd);
 		mroom = pool_node_mem_free(nd);
@@ -679,8 +705,8 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *nd = p->nv[i];
 
-		p->ok[i] = node_open(nd, q, j, &base[i]) || (pool_node_usable(nd) &&
-			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt));
+		p->ok[i] = (node_open(nd, q, j, &base[i]) || (pool_node_usable(nd) &&
+			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt))) && node_sel_ok(nd, j, -1);
 		base[p->n_nodes + i] = node_gpu_room(nd);
 		mbase[i] = pool_node_mem_free(nd);
 		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
@@ -812,7 +838,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			if (mroom > mseen)
 				mseen = mroom;
 			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || groom < j->ngpus || mroom < j->mem ||
-			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus))
+			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus) || !node_sel_ok(nd, j, -1))
 				continue;
 			p->stats.place_tries++;
 			if (!node_place(nd, q, j->ncpus, j->ngpus, &e)) {
@@ -861,9 +887,31 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 	*ret_groom = gseen;
 	*ret_mroom = mseen;
 	sh = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*sh));
-	if (!sh || !chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
-				  take + p->n_nodes, sh))
+	if (!sh)
 		goto done;
+	if (!j->sel) {
+		if (!chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+				   take + p->n_nodes, sh))
+			goto done;
+	} else {
+		/* A matching OR ([a|b]): one alternative for all the nodes,
+		 * tried in order; the open nodes are kept aside meanwhile. */
+		unsigned alts = nodesel_alternatives(j->sel);
+		bool *open = malloc(p->n_nodes + 1), fit = false;
+
+		if (!open)
+			goto done;
+		memcpy(open, p->ok, p->n_nodes);
+		for (unsigned a = 0; a < (alts ? alts : 1) && !fit; a++) {
+			for (size_t i = 0; i < p->n_nodes; i++)
+				p->ok[i] = open[i] && node_sel_ok(p->nv[i], j, alts ? (int)a : -1);
+			fit = chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+					    take + p->n_nodes, sh) && required_all_taken(p, j, take);
+		}
+		free(open);
+		if (!fit)
+			goto done;
+	}
 	for (size_t i = 0; i < p->n_nodes; i++)
 		n_take += take[i] > 0;
 	if (n_take > JOB_NODES_MAX || job_alloc_init(j, n_take) < 0)

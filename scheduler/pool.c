@@ -677,6 +677,7 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	}
 	s->place = a->place;
 	s->excl = a->excl;
+	s->sel = nodesel_ref(a->sel);
 	s->array_id = a->id;
 	s->array_index = arrayspec_index(&a->array->spec, pos);
 	s->parent = (struct job *)a;
@@ -851,6 +852,7 @@ int pool_node_remove(struct pool *p, struct node *n)
 	free(n->name);
 	free(n->rt_reason);
 	free(n->drain_reason);
+	free(n->features);
 	free(n->stored);
 	free(n->gpus);
 	json_decref(n->topology);

@@ -45,6 +45,9 @@ struct node {
 	 * entries here hold (their mem), never above the offer but when a
 	 * restart finds it so. */
 	uint64_t mem_used;
+	/* Features (lib/nodesel.h), canonical comma list; NULL: none. Sent
+	 * at registration, kept in the store inside the topology text. */
+	char *features;
 	bool rt;
 	char *rt_reason;
 	void *link;              /* the server's connection, NULL when down */
