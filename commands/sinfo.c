@@ -25,7 +25,7 @@ static const char usage_text[] =
 	"  -n, --nodes=NODES       only these nodes\n"
 	"  -t, --states=STATES     only nodes in these states (idle mix alloc down drain drng)\n"
 	"  -h, --noheader          no header line\n"
-	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C %G %p %m)\n"
+	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C %G %p %m %f)\n"
 	"      --json              Slurm's JSON document\n"
 	"      --conf FILE         configuration file\n"
 	"      --help, --usage     show this help\n";
@@ -78,6 +78,7 @@ struct row {
 	long long cpus, cpus_alloc, cpus_down, cpus_per_node;
 	long long mem_min, mem_max;     /* MiB per node */
 	long long gpus_per_node;        /* the most any of its nodes has */
+	const char *features;           /* its nodes' (one row per set with %f) */
 };
 
 static void value(const struct row *r, char letter, char *buf, size_t len)
@@ -132,6 +133,9 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 	case 'p':
 		snprintf(buf, len, "%lld", wire_int(q, "priority", 0));
 		break;
+	case 'f':
+		snprintf(buf, len, "%s", r->features && *r->features ? r->features : "(null)");
+		break;
 	case 'm':
 		/* Slurm's "smallest+" when the nodes differ. */
 		snprintf(buf, len, "%lld%s", r->mem_min, r->mem_max > r->mem_min ? "+" : "");
@@ -153,6 +157,7 @@ static const char *header(char letter)
 	case 'G': return "GRES";
 	case 'p': return "PRIO_TIER";
 	case 'm': return "MEMORY";
+	case 'f': return "AVAIL_FEATURES";
 	default: return NULL;
 	}
 }
@@ -226,6 +231,8 @@ static bool node_wanted(const json_t *node)
 	return !arg_states || slurmsel_list_has(arg_states, s) || slurmsel_list_has(arg_states, l);
 }
 
+static bool features_shown(void);
+
 /* The rows of one partition: nodes grouped by state (or one per node). */
 static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows, size_t max)
 {
@@ -240,8 +247,12 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 		if (!node_wanted(node))
 			continue;
 		node_state(node, &s, &l);
+		/* As Slurm: a row per state, and per feature set when %f
+		 * shows them. */
 		for (size_t k = 0; !arg_node_lines && k < n && !r; k++)
-			if (strcmp(rows[k].state_short, s) == 0)
+			if (strcmp(rows[k].state_short, s) == 0 &&
+			    (!features_shown() || !strcmp(rows[k].features ? rows[k].features : "",
+							  wire_str(node, "features") ? wire_str(node, "features") : "")))
 				r = &rows[k];
 		if (!r) {
 			if (n == max)
@@ -251,6 +262,7 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			r->queue = queue;
 			r->state_short = s;
 			r->state_long = l;
+			r->features = wire_str(node, "features");
 		}
 		if (r->n < sizeof(r->names) / sizeof(r->names[0]))
 			r->names[r->n++] = wire_str(node, "name");
@@ -303,6 +315,14 @@ static json_t *json_of(const struct row *r)
 
 static struct item items[32];
 static int n_items;
+
+static bool features_shown(void)
+{
+	for (int k = 0; k < n_items; k++)
+		if (items[k].letter == 'f')
+			return true;
+	return false;
+}
 
 static int show(const json_t *queues, const json_t *nodes)
 {
