@@ -553,6 +553,52 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 	return 1;
 }
 
+int pool_request_sel_wait(const struct pool *p, const struct job *j, char *buf, size_t len)
+{
+	const char *const *names;
+	size_t n_req = j ? nodesel_required(j->sel, &names) : 0, at;
+	unsigned allowed = 0, usable = 0, roomy = 0, named = 0, need;
+
+	if (!j || !j->sel)
+		return 0;
+	need = place_widest(j);
+	for (const struct node *n = p->nodes; n; n = n->next) {
+		if (!cpumask_count(&n->cpus) || !node_sel_ok(n, j, -1))
+			continue;
+		allowed++;
+		if (!pool_node_usable(n))
+			continue;
+		usable++;
+		roomy += cpumask_count(&n->free) >= need;
+	}
+	if (!allowed)
+		return 0;
+	/* Down: every node it may use, or one its list names (it needs all). */
+	for (size_t k = 0; k < n_req && usable; k++) {
+		const struct node *n = pool_node_find(p, names[k]);
+
+		if (n && !pool_node_usable(n))
+			usable = 0;
+	}
+	if (!usable) {
+		at = (size_t)snprintf(buf, len, "waits for node(s) down or drained:");
+		for (const struct node *n = p->nodes; n && at < len; n = n->next) {
+			if (!cpumask_count(&n->cpus) || !node_sel_ok(n, j, -1) || pool_node_usable(n))
+				continue;
+			if (named++ == 4) {
+				(void)snprintf(buf + at, len - at, ", ...");
+				break;
+			}
+			at += (size_t)snprintf(buf + at, len - at, "%s %s", named > 1 ? "," : "", n->name);
+		}
+		return 1;
+	}
+	if (roomy)
+		return 0;
+	snprintf(buf, len, "waiting for free CPUs on the %u node(s) it may use", usable);
+	return 1;
+}
+
 int pool_request_mem_wait(const struct pool *p, const struct job *j, char *buf, size_t len)
 {
 	uint64_t need = j ? place_widest_mem(j) : 0;

@@ -587,7 +587,8 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
 		if (!j || j->state != JOB_QUEUED)
 			continue;
-		if (pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
+		if (pool_request_sel_wait(s->pool, j, why, sizeof(why)) <= 0 &&
+		    pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
 		    pool_request_mem_wait(s->pool, j, why, sizeof(why)) <= 0)
 			why[0] = '\0';
 		if (pool_job_blocked_first(s->pool, j)) {
