@@ -8,8 +8,10 @@
 # PBS chunk features and Torque properties pick the nodes that have
 # them; a job only busy nodes satisfy waits with Slurm's Resources, one
 # whose node is offline with ReqNodeNotAvail; a restarted qpoold keeps the
-# features of its known nodes and a queued job's exclusion; a real qnoded
-# reports [node] features and hwloc's arch=. Bad input: one line, no job.
+# features of its known nodes and a queued job's exclusion; two real
+# qnoded on CPUs 0 and 1 report [node] features and hwloc's arch=, and
+# -x, -w, -C and nodes=NAME:ppn= put jobs on the CPUs of the node they
+# name. Bad input: one line, no job.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -172,19 +174,45 @@ qp_wait "$q" completed
 [[ "$(nodes_of "$q")" =~ ^${P}b-[01]$ ]] || fail "job $q (-x ${P}a-*) ran on '$(nodes_of "$q")' after the restart"
 check_on "$id" "${P}b-[01]" "-C model=skylake after a restart"
 
-note "a real qnoded: [node] features and hwloc's arch="
+note "two real qnoded: [node] features, hwloc's arch=, -x, -w and -C on real CPUs"
 qp_stop "$SIM_PID_a"
 qp_stop "$SIM_PID_b"
-sed 's/^\[node\]$/[node]\nfeatures = realib, scratch/' "$QPOOL_CONF" > "$QP_T/real.conf"
-"$QP_BIN/qnoded" -f "$QP_T/real.conf" --name "${P}r" --cpus 0 >> "$QP_T/qnoded-real.log" 2>&1 &
-QP_PIDS+=($!)
-for i in $(seq 100); do
-	"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${P}r +up" && break
-	sleep 0.05
+real_start() {  # NAME CPU FEATURES
+	sed "s/^\[node\]$/[node]\nfeatures = $3/" "$QPOOL_CONF" > "$QP_T/$1.conf"
+	"$QP_BIN/qnoded" -f "$QP_T/$1.conf" --name "$1" --cpus "$2" >> "$QP_T/qnoded-$1.log" 2>&1 &
+	QP_PIDS+=($!)
+	for i in $(seq 100); do
+		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^$1 +up" && return 0
+		sleep 0.05
+	done
+	fail "qnoded $1 did not register"
+}
+R0=${P}r0 R1=${P}r1
+real_start "$R0" 0 "realib, scratch"
+real_start "$R1" 1 "scratch"
+props=$("$QP_BIN/pbsnodes" "$R0" | awk -F' = ' '$1 ~ /^ *properties$/ {print $2}')
+case $props in realib,scratch,arch=*) ;; *) fail "$R0's properties '$props'" ;; esac
+note "$R0: $props"
+W=$QP_T/work/qpuser1
+cpus_of() { awk '/^Cpus_allowed_list/ {print $2}' "$W/slurm-$1.out"; }
+ids=()
+for i in 1 2 3; do
+	ids+=("$(sb -x "$R0" --wrap='grep Cpus_allowed_list /proc/self/status')") || fail "sbatch -x $R0"
 done
-props=$("$QP_BIN/pbsnodes" "${P}r" | awk -F' = ' '$1 ~ /^ *properties$/ {print $2}')
-case $props in realib,scratch,arch=*) ;; *) fail "real node's properties '$props'" ;; esac
-id=$(sb -C 'realib&scratch' --wrap='cat /proc/self/status') || fail "sbatch -C realib&scratch"
-qp_wait "$id" completed
-[ "$(nodes_of "$id")" = "${P}r" ] || fail "job $id ran on '$(nodes_of "$id")'"
+for id in "${ids[@]}"; do
+	qp_wait "$id" completed
+	[ "$(nodes_of "$id")" = "$R1" ] && [ "$(cpus_of "$id")" = 1 ] ||
+		fail "job $id (-x $R0) ran on '$(nodes_of "$id")', CPUs '$(cpus_of "$id")'"
+done
+a=$(sb -w "$R0" --wrap='grep Cpus_allowed_list /proc/self/status') || fail "sbatch -w $R0"
+b=$(sb -C 'realib&scratch' --wrap='grep Cpus_allowed_list /proc/self/status') || fail "sbatch -C realib&scratch"
+c=$(as qpuser1 qsub -l "nodes=$R1:ppn=1" <<< true) ||
+	fail "qsub nodes=$R1:ppn=1"
+for id in "$a" "$b"; do
+	qp_wait "$id" completed
+	[ "$(nodes_of "$id")" = "$R0" ] && [ "$(cpus_of "$id")" = 0 ] ||
+		fail "job $id ran on '$(nodes_of "$id")', CPUs '$(cpus_of "$id")', expected $R0 CPU 0"
+done
+qp_wait "$c" completed
+[ "$(nodes_of "$c")" = "$R1" ] || fail "job $c (nodes=$R1:ppn=1) ran on '$(nodes_of "$c")'"
 echo "node selection ok"
