@@ -135,7 +135,7 @@ as qpuser1 qdel "$h0" "$h1" || fail "qdel"
 qp_wait "$w" completed
 
 note "bad input: one line, non-zero, nothing made"
-before=$(sqlite3 "$QP_T/state/qpool.db" "SELECT count(*) FROM jobs" 2>/dev/null || echo pg)
+before=$("$QP_BIN/qstat" -x | wc -l)
 bad() {  # WANT CMD...
 	local want=$1 out; shift
 	out=$("$@" 2>&1) && fail "$* accepted: $out"
@@ -153,7 +153,7 @@ bad "unknown node nosuch" as qpuser1 qsub -l select=1:host=nosuch <<< true
 bad "no node of this pool has those features" as qpuser1 qsub -l select=1:gpu=true <<< true
 bad "leave bigmem out" as qpuser1 qsub -l select=1:bigmem=false <<< true
 bad "not a node name" as qpuser1 qsub -l nodes=a/b:ppn=1 <<< true
-after=$(sqlite3 "$QP_T/state/qpool.db" "SELECT count(*) FROM jobs" 2>/dev/null || echo pg)
+after=$("$QP_BIN/qstat" -x | wc -l)
 [ "$before" = "$after" ] || fail "bad input made jobs: $before -> $after"
 
 note "restart: known nodes keep their features, a queued job its exclusion"
