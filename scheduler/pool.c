@@ -113,6 +113,7 @@ void pool_destroy(struct pool *p)
 		free(nd->name);
 		free(nd->rt_reason);
 		free(nd->drain_reason);
+		free(nd->features);
 		free(nd->stored);
 		free(nd->gpus);
 		json_decref(nd->topology);
