@@ -280,6 +280,9 @@ static int refused(const char *text, const char *partition)
 		return cmd_fail(1, "error: Batch job submission failed: Invalid node name specified (%s)", text);
 	if (strstr(text, "no node of this pool has those features"))
 		return cmd_fail(1, "error: Batch job submission failed: Invalid feature specification (%s)", text);
+	if (strstr(text, "leave no node of this pool"))
+		return cmd_fail(1, "error: Batch job submission failed: Requested node configuration is not "
+				"available (%s)", text);
 	if (strstr(text, "the node list names"))
 		return cmd_fail(1, "error: Batch job submission failed: Node count specification invalid (%s)", text);
 	if (strstr(text, "depend") || strstr(text, "Unknown Job Id"))

@@ -216,19 +216,16 @@ static int nodesel_submit_check(struct server *s, json_t *msg, const struct job 
 			 probe->n_chunks ? chunks : 1, probe->n_chunks ? "chunks" : "node");
 		return -EINVAL;
 	}
-	if (cons) {
-		const struct node *nd;
-
-		for (nd = pool_nodes(s->pool); nd; nd = nd->next)
-			if (cpumask_count(&nd->cpus) && nodesel_node_ok(*ret, nd->name, nd->features, -1))
-				break;
-		if (!nd) {
-			snprintf(buf, len, "constraint %s: no node of this pool has those features%s", cons,
-				 nl || ex ? " (among the nodes allowed)" : "");
-			return -EINVAL;
-		}
-	}
-	return 0;
+	/* Some known node must be left to it. */
+	for (const struct node *nd = pool_nodes(s->pool); nd; nd = nd->next)
+		if (cpumask_count(&nd->cpus) && nodesel_node_ok(*ret, nd->name, nd->features, -1))
+			return 0;
+	if (cons)
+		snprintf(buf, len, "constraint %s: no node of this pool has those features%s", cons,
+			 nl || ex ? " (among the nodes allowed)" : "");
+	else
+		snprintf(buf, len, "the node list and exclusions leave no node of this pool to the job");
+	return -EINVAL;
 }
 
 static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pending *p,

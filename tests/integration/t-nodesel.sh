@@ -149,6 +149,8 @@ bad "Invalid feature specification" as qpuser1 sbatch -C gpu --wrap=true
 bad "Invalid feature specification" as qpuser1 sbatch -C 'ib&' --wrap=true
 bad "node counts" as qpuser1 sbatch -C 'ib*2' --wrap=true
 bad "Node count specification invalid" as qpuser1 sbatch -N 1 -w "$A0,$A1" --wrap=true
+bad "Requested node configuration is not available" as qpuser1 sbatch -x "${P}a-[0-2],${P}b-[0-1]" --wrap=true
+bad "Invalid feature specification" as qpuser1 sbatch -w "$A0" -C opa --wrap=true
 bad "unknown node nosuch" as qpuser1 qsub -l select=1:host=nosuch <<< true
 bad "no node of this pool has those features" as qpuser1 qsub -l select=1:gpu=true <<< true
 bad "leave bigmem out" as qpuser1 qsub -l select=1:bigmem=false <<< true
