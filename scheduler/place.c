@@ -371,6 +371,17 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 	if (!take)
 		return true;
 	fits = chunks_assign(j, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
+	/* A matching OR: some one alternative must hold it. */
+	if (fits && j->n_chunks && nodesel_alternatives(j->sel)) {
+		fits = false;
+		for (unsigned a = 0; a < nodesel_alternatives(j->sel) && !fits; a++) {
+			for (size_t i = 0; i < p->n_nodes; i++)
+				p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link) &&
+					   node_sel_ok(p->nv[i], j, (int)a);
+			fits = chunks_assign(j, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take,
+					     take + p->n_nodes, NULL);
+		}
+	}
 	free(take);
 	return fits;
 }
@@ -513,6 +524,9 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 	else if (j->place == JOB_PLACE_PACK)
 		snprintf(buf, len, "place=pack: %u CPUs on one node, more than any node has (the largest has %u)",
 			 j->ncpus, max);
+	else if (nodesel_alternatives(j->sel))
+		snprintf(buf, len, "a matching OR [...]: no one of its alternatives has nodes enough for the "
+			 "job's %u chunks, even when all are free", chunks);
 	else if (j->place == JOB_PLACE_SCATTER && chunks > n_nodes)
 		snprintf(buf, len, "place=scatter: %u chunks need %u nodes, the pool has %zu", chunks, chunks,
 			 n_nodes);
@@ -944,15 +958,25 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		 * tried in order; the open nodes are kept aside meanwhile. */
 		unsigned alts = nodesel_alternatives(j->sel);
 		bool *open = malloc(p->n_nodes + 1), fit = false;
+		const char *const *names;
+		struct job spread = *j;
 
 		if (!open)
 			goto done;
+		/* Chunks placed free that must cover several named nodes
+		 * (select=1:host=a+1:host=b) try one per node first: first
+		 * fit would pack them on the first. */
+		spread.place = JOB_PLACE_SCATTER;
 		memcpy(open, p->ok, p->n_nodes);
 		for (unsigned a = 0; a < (alts ? alts : 1) && !fit; a++) {
 			for (size_t i = 0; i < p->n_nodes; i++)
 				p->ok[i] = open[i] && node_sel_ok(p->nv[i], j, alts ? (int)a : -1);
-			fit = chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
-					    take + p->n_nodes, sh) && required_all_taken(p, j, take);
+			if (j->place == JOB_PLACE_FREE && nodesel_required(j->sel, &names) > 1)
+				fit = chunks_assign(&spread, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes,
+						    take, take + p->n_nodes, sh) && required_all_taken(p, j, take);
+			if (!fit)
+				fit = chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+						    take + p->n_nodes, sh) && required_all_taken(p, j, take);
 		}
 		free(open);
 		if (!fit)

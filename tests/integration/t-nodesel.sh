@@ -76,6 +76,10 @@ qp_wait "$id" completed
 id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l "select=1:host=$B1" <<< true) || fail "qsub host="
 qp_wait "$id" completed
 [ "$(nodes_of "$id")" = "$B1" ] || fail "job $id (host=$B1) ran on '$(nodes_of "$id")'"
+id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l "select=1:ncpus=1:host=$A1+1:ncpus=1:host=$B1" <<< true) ||
+	fail "qsub two hosts"
+qp_wait "$id" completed
+[ "$(nodes_of "$id")" = "$A1 $B1" ] || fail "job $id (host=$A1+host=$B1) ran on '$(nodes_of "$id")'"
 id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l "nodes=$B0:ppn=2" <<< true) || fail "qsub nodes=$B0:ppn=2"
 qp_wait "$id" completed
 [ "$(nodes_of "$id")" = "$B0" ] || fail "job $id (nodes=$B0:ppn=2) ran on '$(nodes_of "$id")'"
@@ -151,6 +155,7 @@ bad "node counts" as qpuser1 sbatch -C 'ib*2' --wrap=true
 bad "Node count specification invalid" as qpuser1 sbatch -N 1 -w "$A0,$A1" --wrap=true
 bad "Requested node configuration is not available" as qpuser1 sbatch -x "${P}a-[0-2],${P}b-[0-1]" --wrap=true
 bad "Invalid feature specification" as qpuser1 sbatch -w "$A0" -C opa --wrap=true
+bad "no one of its alternatives has nodes enough" as qpuser1 sbatch -N 4 -C '[rack1|rack2]' --wrap=true
 bad "unknown node nosuch" as qpuser1 qsub -l select=1:host=nosuch <<< true
 bad "no node of this pool has those features" as qpuser1 qsub -l select=1:gpu=true <<< true
 bad "leave bigmem out" as qpuser1 qsub -l select=1:bigmem=false <<< true
