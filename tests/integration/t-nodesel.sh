@@ -165,6 +165,9 @@ after=$("$QP_BIN/qstat" -x | wc -l)
 
 note "restart: known nodes keep their features, a queued job its exclusion"
 q=$(sb "${quick[@]}" -x "$A0,$A1,$A2" -C 'rack1|rack2' --hold --wrap=true) || fail "sbatch held"
+js=$(as qpuser1 squeue --json -j "$q" | python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]
+print(j["excluded_nodes"], j["features"], j["required_nodes"] or "-")')
+[ "$js" = "${P}a-[0-2] rack1|rack2 -" ] || fail "squeue --json of job $q: '$js'"
 qp_stop "$SIM_PID_a"
 qp_stop "$SIM_PID_b"
 qp_stop "$QP_SERVER_PID"
