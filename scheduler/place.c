@@ -957,7 +957,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		/* A matching OR ([a|b]): one alternative for all the nodes,
 		 * tried in order; the open nodes are kept aside meanwhile. */
 		unsigned alts = nodesel_alternatives(j->sel);
-		bool *open = malloc(p->n_nodes + 1), fit = false;
+		bool *open = malloc((p->n_nodes + 1) * sizeof(*open)), fit = false;
 		const char *const *names;
 		struct job spread = *j;
 
