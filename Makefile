@@ -49,18 +49,25 @@ endif
 
 # Parts, each a set of objects; main.c is the daemon's entry point only.
 LIB_SRC     := $(wildcard lib/*.c)
+# The front ends, which only the commands link: the client side, then each
+# dialect (its parsers and views), so the daemons link neither dialect.
+CLIENT_SRC  := $(wildcard client/*.c)
+PBS_SRC     := $(wildcard pbs/*.c)
+SLURM_SRC   := $(wildcard slurm/*.c)
 SCHED_SRC   := $(filter-out scheduler/main.c,$(wildcard scheduler/*.c))
 IQS_SRC     := $(wildcard queue-preproc/*.c)
 NODED_SRC   := $(filter-out noded/main.c,$(wildcard noded/*.c))
 WRAP_SRC    := $(filter-out wrappers/main.c wrappers/byhand-main.c,$(wildcard wrappers/*.c))
 ACCT_SRC    := $(wildcard accounting/*.c)
 CMD_NAMES   := $(patsubst commands/%.c,%,$(wildcard commands/*.c))
+SLURM_CMD_NAMES := $(patsubst slurm/commands/%.c,%,$(wildcard slurm/commands/*.c))
 PMI_SRC     := $(filter-out pmi/main.c,$(wildcard pmi/*.c))
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 LIB_OBJ   := $(call obj,$(LIB_SRC))
+FRONT_A   := $(BUILD)/libqpool-slurm.a $(BUILD)/libqpool-client.a $(BUILD)/libqpool-pbs.a
 SCHED_OBJ := $(call obj,$(SCHED_SRC))
 IQS_OBJ   := $(call obj,$(IQS_SRC))
 NODED_OBJ := $(call obj,$(NODED_SRC))
@@ -71,7 +78,7 @@ PMI_OBJ   := $(call obj,$(PMI_SRC))
 UNIT_OBJ  := $(call obj,$(UNIT_SRC))
 
 BINS := $(BIN)/qpoold $(BIN)/qnoded $(BIN)/gded $(BIN)/gded-byhand $(BIN)/qpool-pmi \
-        $(addprefix $(BIN)/,$(CMD_NAMES))
+        $(addprefix $(BIN)/,$(CMD_NAMES)) $(addprefix $(BIN)/,$(SLURM_CMD_NAMES))
 
 # gded is exec'ed for every job: jansson linked in (its archive when
 # installed), no hwloc, so ld.so maps libc alone. By hand, which needs
@@ -91,10 +98,18 @@ $(BUILD)/obj/wrappers/%.o: CPPFLAGS_PART = -Ilib -Iwrappers
 $(BUILD)/obj/accounting/%.o: CPPFLAGS_PART = -Ilib -Iaccounting
 # qpool-pmi, the per-node PMI server of a job: the one part that sees libpmix.
 $(BUILD)/obj/pmi/%.o: CPPFLAGS_PART = -Ilib -Ipmi $(shell pkg-config --cflags pmix 2>/dev/null)
-$(BUILD)/obj/commands/%.o: CPPFLAGS_PART = -Ilib
+# The front ends, in layers: pbs/ (job scripts and the request they make,
+# PBS's views) sees lib/ only; client/ (connections, submission, job
+# operations) sees pbs/; slurm/ (Slurm's options and views, over the same
+# request and client) sees both. Nothing below sees what is above it.
+$(BUILD)/obj/client/%.o: CPPFLAGS_PART = -Ilib -Iclient -Ipbs
+$(BUILD)/obj/pbs/%.o: CPPFLAGS_PART = -Ilib -Ipbs
+$(BUILD)/obj/slurm/%.o: CPPFLAGS_PART = -Ilib -Iclient -Ipbs -Islurm
+$(BUILD)/obj/commands/%.o: CPPFLAGS_PART = -Ilib -Iclient -Ipbs
+$(BUILD)/obj/slurm/commands/%.o: CPPFLAGS_PART = -Ilib -Iclient -Ipbs -Islurm
 # qacct is the reporting side of accounting/: it links that part.
-$(BUILD)/obj/commands/qacct.o: CPPFLAGS_PART = -Ilib -Iaccounting
-$(BUILD)/obj/tests/unit/%.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc -Inoded -Iwrappers -Iaccounting
+$(BUILD)/obj/commands/qacct.o: CPPFLAGS_PART = -Ilib -Iclient -Ipbs -Iaccounting
+$(BUILD)/obj/tests/unit/%.o: CPPFLAGS_PART = -Ilib -Iclient -Ipbs -Islurm -Ischeduler -Iqueue-preproc -Inoded -Iwrappers -Iaccounting
 $(BUILD)/obj/bench/pass-gpu.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc
 
 $(BUILD)/obj/%.o: %.c
@@ -102,6 +117,15 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(CPPFLAGS_PART) $(PKG_CFLAGS) -c $< -o $@
 
 $(BUILD)/libqpool.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/libqpool-client.a: $(call obj,$(CLIENT_SRC))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/libqpool-pbs.a: $(call obj,$(PBS_SRC))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/libqpool-slurm.a: $(call obj,$(SLURM_SRC))
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
@@ -120,10 +144,13 @@ $(BIN)/gded-byhand: $(call obj,wrappers/byhand-main.c) $(WRAP_OBJ) $(BUILD)/libq
 $(BIN)/qpool-pmi: $(call obj,pmi/main.c) $(PMI_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs pmix jansson hwloc 2>/dev/null) -lpthread
-$(BIN)/qacct: $(BUILD)/obj/commands/qacct.o $(ACCT_OBJ) $(BUILD)/libqpool.a
+$(BIN)/qacct: $(BUILD)/obj/commands/qacct.o $(ACCT_OBJ) $(FRONT_A) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS) -lm
-$(BIN)/%: $(BUILD)/obj/commands/%.o $(BUILD)/libqpool.a
+$(addprefix $(BIN)/,$(filter-out qacct,$(CMD_NAMES))): $(BIN)/%: $(BUILD)/obj/commands/%.o $(FRONT_A) $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS)
+$(addprefix $(BIN)/,$(SLURM_CMD_NAMES)): $(BIN)/%: $(BUILD)/obj/slurm/commands/%.o $(FRONT_A) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS)
 
@@ -138,7 +165,7 @@ $(BUILD)/bench/pass-gpu: $(BUILD)/obj/bench/pass-gpu.o $(SCHED_OBJ) $(IQS_OBJ) $
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tests/unit: $(UNIT_OBJ) $(SCHED_OBJ) $(IQS_OBJ) $(NODED_OBJ) $(WRAP_OBJ) $(ACCT_OBJ) $(BUILD)/libqpool.a
+$(BUILD)/tests/unit: $(UNIT_OBJ) $(SCHED_OBJ) $(IQS_OBJ) $(NODED_OBJ) $(WRAP_OBJ) $(ACCT_OBJ) $(FRONT_A) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -185,17 +212,17 @@ FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 300
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_DEPS    := $(LIB_SRC) $(WRAP_SRC) tests/fuzz/util.c
+FUZZ_DEPS    := $(LIB_SRC) $(PBS_SRC) $(WRAP_SRC) tests/fuzz/util.c
 FZ_REPLAY    := $(BUILD)/fuzz/replay
 FZ_LF        := $(BUILD)/fuzz/libfuzzer
 fzobj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
 $(FZ_REPLAY)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) -O1 -g $(WARN) $(FUZZ_SAN) -D_GNU_SOURCE -MMD -MP -Ilib -Iwrappers -Itests/fuzz $(PKG_CFLAGS) -c $< -o $@
+	$(CC) -O1 -g $(WARN) $(FUZZ_SAN) -D_GNU_SOURCE -MMD -MP -Ilib -Ipbs -Iwrappers -Itests/fuzz $(PKG_CFLAGS) -c $< -o $@
 $(FZ_LF)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -D_GNU_SOURCE -MMD -MP -Ilib -Iwrappers -Itests/fuzz $(PKG_CFLAGS) -c $< -o $@
+	$(FUZZ_CC) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -D_GNU_SOURCE -MMD -MP -Ilib -Ipbs -Iwrappers -Itests/fuzz $(PKG_CFLAGS) -c $< -o $@
 $(FZ_REPLAY)/fuzz_%: $(call fzobj,$(FZ_REPLAY),tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(FUZZ_DEPS))
 	$(CC) $(FUZZ_SAN) -o $@ $^ $(PKG_LIBS)
 $(FZ_LF)/fuzz_%: $(call fzobj,$(FZ_LF),tests/fuzz/fuzz_%.c $(FUZZ_DEPS))

@@ -110,6 +110,9 @@ static json_t *node_attrs(const json_t *n)
 	json_object_set_new(a, "resources_assigned", assigned);
 	if (wire_str(n, "reason"))
 		json_object_set_new(a, "comment", json_string(wire_str(n, "reason")));
+	/* Who took it offline: admin, health (its check), hook. */
+	if (wire_str(n, "drained_by"))
+		json_object_set_new(a, "qpool_offline_by", json_string(wire_str(n, "drained_by")));
 	json_object_set_new(a, "resv_enable", json_string("True"));
 	json_object_set_new(a, "sharing", json_string("default_shared"));
 	/* qpool's own. */

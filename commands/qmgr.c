@@ -31,7 +31,7 @@ static const char usage_text[] =
 	"  resume NODE              take new jobs again\n"
 	"  delete NODE              forget a node for good (down, no job on it)\n"
 	"  reload                   re-read qpool.conf (an invalid file is refused)\n"
-	"  -c DIRECTIVES            PBS forms: list|print server|queue|node [NAME],\n"
+	"  -c DIRECTIVES            PBS forms: list|print server|queue|node|hook [NAME],\n"
 	"                           set queue Q enabled|started = True|False,\n"
 	"                           set node N state = offline|free, set node N comment = TEXT,\n"
 	"                           delete node N\n"
@@ -167,6 +167,37 @@ static void queue_print(const json_t *q)
 	json_decref(a);
 }
 
+/* list hook [NAME]: the server's hooks, with their last outcome. */
+static int hooks_show(struct client *cl, const struct pbsqmgr_cmd *d)
+{
+	json_t *reply = NULL, *e;
+	struct error err;
+	bool found = false;
+	size_t i;
+
+	if (client_call(cl, json_pack("{s:s}", "op", "hooks"), &reply, &err) < 0)
+		return cmd_fail(1, "%s", err.text);
+	json_array_foreach(json_object_get(reply, "hooks"), i, e) {
+		const char *name = wire_str(e, "name") ? wire_str(e, "name") : "?";
+
+		if (d->name[0] && strcmp(d->name, name) != 0)
+			continue;
+		found = true;
+		printf("Hook %s\n    type = site\n    enabled = %s\n    path = %s\n    alarm = %lld\n"
+		       "    last_time = %s\n    last_elapsed_ms = %lld\n    last_result = %s\n"
+		       "    runs = %lld\n    failures = %lld\n\n", name,
+		       strcmp(wire_str(e, "path") ? wire_str(e, "path") : "(none)", "(none)") ? "true" : "false",
+		       wire_str(e, "path"), wire_int(e, "timeout", 0),
+		       wire_str(e, "last_time") && *wire_str(e, "last_time") ? wire_str(e, "last_time") : "-",
+		       wire_int(e, "last_elapsed_ms", 0), wire_str(e, "last_result"), wire_int(e, "runs", 0),
+		       wire_int(e, "failures", 0));
+	}
+	json_decref(reply);
+	if (d->name[0] && !found)
+		return cmd_fail(1, "unknown hook '%s'", d->name);
+	return 0;
+}
+
 static int pbs_show(struct client *cl, const struct pbsqmgr_cmd *d)
 {
 	const char *op = d->object == PBSQMGR_NODE ? "nodes" : "queues";
@@ -263,8 +294,13 @@ static int directives_run(const char *conf, char *text)
 			break;
 		}
 		name_strip_server(d.name);
-		if (d.verb == PBSQMGR_LIST || d.verb == PBSQMGR_PRINT)
+		if ((d.verb == PBSQMGR_LIST || d.verb == PBSQMGR_PRINT) && d.object == PBSQMGR_HOOK)
+			status = hooks_show(cl, &d);
+		else if (d.verb == PBSQMGR_LIST || d.verb == PBSQMGR_PRINT)
 			status = pbs_show(cl, &d);
+		else if (d.object == PBSQMGR_HOOK)
+			status = cmd_fail(1, "hooks are named in qpool.conf ([server] submit_filter); edit it, "
+					  "then qmgr reload");
 		else if (d.verb == PBSQMGR_SET || d.verb == PBSQMGR_UNSET)
 			status = pbs_set(cl, &d);
 		else if (d.verb == PBSQMGR_DELETE && d.object == PBSQMGR_NODE && d.name[0])

@@ -10,8 +10,9 @@
 #include "client.h"
 #include "cmd.h"
 #include "jobid.h"
-#include "wire.h"
+#include "parse.h"
 #include "version.h"
+#include "wire.h"
 
 static const char usage_text[] =
 	"usage: qsig [-f FILE] [-s SIGNAL] JOBID...\n"
@@ -23,27 +24,13 @@ static const char usage_text[] =
 	"  --help     show this help\n";
 
 /* 1-30 from "USR1", "SIGUSR1", "10", "suspend", "resume"; -1 otherwise. */
-static int signal_parse(const char *s)
+static int qsig_signal(const char *s)
 {
-	char *end;
-	long n;
-
 	if (strcasecmp(s, "suspend") == 0)
 		return SIGSTOP;
 	if (strcasecmp(s, "resume") == 0)
 		return SIGCONT;
-	if (strncasecmp(s, "SIG", 3) == 0)
-		s += 3;
-	n = strtol(s, &end, 10);
-	if (*s && *end == '\0')
-		return n >= 1 && n <= 30 ? (int)n : -1;
-	for (int sig = 1; sig <= 30; sig++) {
-		const char *abbrev = sigabbrev_np(sig);
-
-		if (abbrev && strcasecmp(abbrev, s) == 0)
-			return sig;
-	}
-	return -1;
+	return signal_parse(s);
 }
 
 int main(int argc, char **argv)
@@ -66,7 +53,7 @@ int main(int argc, char **argv)
 			conf = optarg;
 			break;
 		case 's':
-			sig = signal_parse(optarg);
+			sig = qsig_signal(optarg);
 			if (sig < 0)
 				return cmd_fail(2, "-s %s: not a signal qsig sends (a name or 1-30)", optarg);
 			break;

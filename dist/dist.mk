@@ -23,7 +23,7 @@ INSTALL        ?= install
 
 USER_CMDS  := qsub qstat qdel qhold qrls qacct qalter qsig qrerun qmove qorder qselect tracejob pbsnodes qpool-rsh pbsdsh qexec qpool-pmi
 # Slurm's front end, packaged apart as qpool-slurm.
-SLURM_CMDS := sbatch srun salloc squeue scancel sinfo sacct scontrol
+SLURM_CMDS := $(SLURM_CMD_NAMES)
 ADMIN_BINS := qpoold qnoded gded gded-byhand qmgr
 UNITS      := qpoold.service qnoded.service qpool-cgroup.service
 MAN_PAGES  := $(wildcard man/man*/*.[1-8])
@@ -110,7 +110,7 @@ deb-check: deb
 SH_SCRIPTS = $(shell grep -lE '^\#!.*(bash|/sh)' .ci/run dist/* dist/vm/* tests/run tests/manlint tests/demo \
 		tests/fuzz/run tests/stress/* tests/integration/* bench/* 2>/dev/null) \
 	     tests/integration/lib.sh bench/lib.sh
-C_PARTS := lib scheduler queue-preproc noded wrappers accounting commands pmi
+C_PARTS := lib client pbs slurm scheduler queue-preproc noded wrappers accounting commands slurm/commands pmi
 
 analyze: deps-dist
 	cppcheck -q --error-exitcode=1 --std=c11 -D_GNU_SOURCE -j2 --inline-suppr \

@@ -32,6 +32,7 @@ enum key_type {
 	KEY_ADDRS,
 	KEY_GPUS,
 	KEY_FEATURES,
+	KEY_HOOK_FAILURE,
 };
 
 enum key_section {
@@ -78,6 +79,9 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "state_min_free", KEY_SIZE, S(state_min_free), "16M", "free space in state_dir below which qsub is refused and dispatch waits" },
 	{ SEC_SERVER, "name", KEY_NAME, S(server_name), "", "server name in job ids (12.NAME) as PBS prints them (empty: the short host name)" },
 	{ SEC_SERVER, "sendmail", KEY_PATH, S(sendmail), "", "mail transfer agent for qsub -m (e.g. /usr/sbin/sendmail; empty: mail is off)" },
+	{ SEC_SERVER, "submit_filter", KEY_PATH, S(submit_filter), "", "hook qpoold runs on each submit, alter and move before it is committed: accepts, rejects or changes the request (qpool-hooks(5); empty: none)" },
+	{ SEC_SERVER, "submit_filter_timeout", KEY_DURATION, S(submit_filter_timeout), "5", "seconds the submit filter may run before it is killed and submit_filter_failure applies" },
+	{ SEC_SERVER, "submit_filter_failure", KEY_HOOK_FAILURE, S(submit_filter_failure), "reject", "reject | accept: what a submit filter that times out, dies or prints nonsense does to the request (one that exits non-zero always rejects)" },
 	{ SEC_NODE, "cgroup_root", KEY_PATH, S(cgroup_root), "/sys/fs/cgroup", "where the cgroup hierarchies are mounted" },
 	{ SEC_NODE, "gded", KEY_PATH, S(gded), "", "path of the gded wrapper (empty: next to qnoded)" },
 	{ SEC_NODE, "cgroup_parent", KEY_CGROUP_PATH, S(cgroup_parent), "qpool", "the pool's cgroup below each hierarchy's root; unique per pool on a host" },
@@ -88,6 +92,13 @@ static const struct key keys[] = {
 	{ SEC_NODE, "gpus", KEY_GPUS, S(gpus), "auto", "the node's GPUs: device files (globs allowed) separated by blanks, none, or auto (hwloc's GPU devices)" },
 	{ SEC_NODE, "features", KEY_FEATURES, S(features), "", "the node's features, comma-separated (e.g. ib,bigmem,model=skylake), matched by -C, select=...:bigmem=true, nodes=1:ppn=2:ib" },
 	{ SEC_NODE, "jobs_tmpfs", KEY_BOOL, S(jobs_tmpfs), "no", "mount a tmpfs on the node's jobs directory (its job files in memory)" },
+	{ SEC_NODE, "prolog", KEY_PATH, S(prolog), "", "a site's hook run as root on each node of a job before its first instruction (qpool-hooks(5)); failing: the job goes back to the queue and the node is drained" },
+	{ SEC_NODE, "epilog", KEY_PATH, S(epilog), "", "a site's hook run as root on each node of a job after its last process (qpool-hooks(5)); failing: the node is drained" },
+	{ SEC_NODE, "prolog_timeout", KEY_DURATION, S(prolog_timeout), "60", "seconds the prolog may take before it is killed (and has failed)" },
+	{ SEC_NODE, "epilog_timeout", KEY_DURATION, S(epilog_timeout), "60", "seconds the epilog may take before it is killed (and has failed)" },
+	{ SEC_NODE, "health_check", KEY_PATH, S(health_check), "", "a site's node health check (LBNL NHC, qpool-hooks(5)) qnoded runs at start and every health_check_interval; failing: the node is drained, passing again: resumed" },
+	{ SEC_NODE, "health_check_interval", KEY_DURATION, S(health_check_interval), "60", "seconds between two runs of the health check" },
+	{ SEC_NODE, "health_check_timeout", KEY_DURATION, S(health_check_timeout), "60", "seconds the health check may take before it is killed (and has failed)" },
 	{ SEC_QUEUE, "default", KEY_BOOL, Q(is_default), "no", "takes jobs submitted without -q" },
 	{ SEC_QUEUE, "enabled", KEY_BOOL, Q(enabled), "yes", "accepts submissions" },
 	{ SEC_QUEUE, "started", KEY_BOOL, Q(started), "yes", "dispatches jobs" },
@@ -119,6 +130,7 @@ static const struct key keys[] = {
 static const char *reserve_names[] = { "none", "exclusive", "realtime" };
 static const char *rt_policy_names[] = { "fifo", "rr" };
 static const char *gpu_locality_names[] = { "prefer", "require" };
+static const char *hook_failure_names[] = { "reject", "accept" };
 static const char *store_names[] = { "sqlite", "postgresql" };
 
 struct parse_state {
@@ -238,6 +250,13 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 				return 0;
 			}
 		return error_set(err, -EINVAL, "%s = %s: not prefer or require", k->name, value);
+	case KEY_HOOK_FAILURE:
+		for (size_t i = 0; i < 2; i++)
+			if (strcmp(value, hook_failure_names[i]) == 0) {
+				*(enum config_hook_failure *)dst = (enum config_hook_failure)i;
+				return 0;
+			}
+		return error_set(err, -EINVAL, "%s = %s: not reject or accept", k->name, value);
 	case KEY_MEM_PER_CPU:
 		/* "" is a queue's unset key: the server's applies. */
 		if (!*value || strcmp(value, "auto") == 0) {

@@ -73,6 +73,12 @@ enum config_store {
 	CONFIG_STORE_POSTGRESQL,   /* store_dsn */
 };
 
+/* A server hook's failure policy (qpool-hooks(5)). */
+enum config_hook_failure {
+	CONFIG_HOOK_REJECT,        /* the request is refused */
+	CONFIG_HOOK_ACCEPT,        /* the request goes on as it came */
+};
+
 #define CONFIG_NAME_MAX 64   /* [server] name, with its NUL */
 
 struct config {
@@ -102,6 +108,9 @@ struct config {
 	uint64_t state_min_free;     /* bytes free in state_dir below which submissions wait */
 	char server_name[CONFIG_NAME_MAX]; /* in printed job ids; "" = short host name */
 	char sendmail[PATH_MAX];     /* MTA for qsub -m; "" = mail off */
+	char submit_filter[PATH_MAX];/* hook on submit, alter, move; "" = none */
+	uint64_t submit_filter_timeout; /* seconds */
+	enum config_hook_failure submit_filter_failure; /* timeout, signal, nonsense */
 	/* [node] */
 	char cgroup_root[PATH_MAX];  /* where the cgroup hierarchies are mounted */
 	char gded[PATH_MAX];         /* wrapper binary; "" = next to qnoded */
@@ -113,6 +122,13 @@ struct config {
 	char gpus[PATH_MAX];         /* "auto", "none", or device files and globs, blank-separated */
 	char features[1024];         /* the node's features, canonical (lib/nodesel.h): "ib,bigmem" */
 	bool jobs_tmpfs;             /* a tmpfs on state_dir/nodes/<name>/jobs */
+	char prolog[PATH_MAX];       /* a hook before each job on the node; "": none */
+	char epilog[PATH_MAX];       /* a hook after each job on the node; "": none */
+	uint64_t prolog_timeout;     /* seconds */
+	uint64_t epilog_timeout;     /* seconds */
+	char health_check[PATH_MAX]; /* the node's health check; "": none */
+	uint64_t health_check_interval; /* seconds */
+	uint64_t health_check_timeout;  /* seconds */
 	uint64_t memcg_reclaim_threshold; /* v1: memory cgroups on the host from which a job's
 	                              * page cache is reclaimed before rmdir; 0: always */
 	struct queue_conf *queues;

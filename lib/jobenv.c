@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "jobenv.h"
-#include "jobscript.h"
+#include "parse.h"
 
 json_t *jobenv_environ(void)
 {

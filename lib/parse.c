@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,4 +288,92 @@ int pbs_datetime_parse(const char *s, time_t now, time_t *ret)
 	}
 	*ret = t;
 	return t == (time_t)-1 ? -EINVAL : 0;
+}
+
+bool utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+	while (p < end) {
+		unsigned char c = *p;
+		unsigned n;
+		uint32_t cp, min;
+
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0) {
+			n = 1, cp = c & 0x1f, min = 0x80;
+		} else if ((c & 0xf0) == 0xe0) {
+			n = 2, cp = c & 0x0f, min = 0x800;
+		} else if ((c & 0xf8) == 0xf0) {
+			n = 3, cp = c & 0x07, min = 0x10000;
+		} else {
+			return false;
+		}
+		if ((size_t)(end - p) <= n)
+			return false;
+		for (unsigned i = 1; i <= n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+int signal_parse(const char *s)
+{
+	char *end;
+	long n;
+
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	n = strtol(s, &end, 10);
+	if (*s && *end == '\0')
+		return n >= 1 && n <= 30 ? (int)n : -1;
+	for (int sig = 1; sig <= 30; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+
+		if (abbrev && strcasecmp(abbrev, s) == 0)
+			return sig;
+	}
+	return -1;
+}
+
+int end_notice_parse(const char *s, struct end_notice *ret)
+{
+	char name[16];
+	const char *at;
+	size_t n;
+
+	*ret = (struct end_notice){ .secs = END_NOTICE_SECS_DEFAULT };
+	if (!strncasecmp(s, "B:", 2)) {
+		ret->batch = true;
+		s += 2;
+	}
+	at = strchr(s, '@');
+	n = at ? (size_t)(at - s) : strlen(s);
+	if (n == 0 || n >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	ret->sig = signal_parse(name);
+	if (ret->sig < 0)
+		return -EINVAL;
+	if (at) {
+		char *end;
+		unsigned long secs;
+
+		errno = 0;
+		secs = strtoul(at + 1, &end, 10);
+		if (!isdigit((unsigned char)at[1]) || *end || errno || secs > END_NOTICE_SECS_MAX)
+			return -EINVAL;
+		ret->secs = (unsigned)secs;
+	}
+	return 0;
 }

@@ -70,4 +70,28 @@ int cpumask_parse(const char *s, struct cpumask *ret);
  * that the full string needs (like snprintf). */
 int cpumask_format(const struct cpumask *m, char *buf, size_t len);
 
+/* True when s[0..len) is valid UTF-8 (no overlong forms, no surrogates,
+ * nothing above U+10FFFF: what JSON strings accept). */
+bool utf8_valid(const char *s, size_t len);
+
+/* A signal by name ("USR1", "SIGUSR1", any case) or number, 1-30; -1
+ * otherwise. */
+int signal_parse(const char *s);
+
+/* Notice before a job's end (Slurm's --signal, Moab's -l signal=):
+ * "[B:]SIG[@SECONDS]". batch: to the batch shell alone, not to every
+ * process of the job. */
+struct end_notice {
+	int sig;
+	unsigned secs;      /* that long before the walltime */
+	bool batch;
+};
+
+#define END_NOTICE_SECS_DEFAULT 60   /* Slurm's, when @SECONDS is not given */
+#define END_NOTICE_SECS_MAX     65535
+
+/* Parses s into ret. 0, or -EINVAL (a reservation's "R:", an unknown
+ * signal, seconds out of 0..END_NOTICE_SECS_MAX). */
+int end_notice_parse(const char *s, struct end_notice *ret);
+
 #endif

@@ -12,7 +12,10 @@
 #include "error.h"
 
 #define TRANSPORT_ADDR_MAX 300      /* "HOST:PORT" text, with room to spare */
-#define TRANSPORT_AUTH_SEC 5        /* a TCP peer must authenticate within this */
+#define TRANSPORT_AUTH_SEC 10       /* a TCP peer must authenticate within this: on
+                                     * a lossy link a segment lost after a SYN was
+                                     * resent waits 3 s (RFC 6298): hello and
+                                     * credential, 6 s (docs/SECURITY.md) */
 #define TRANSPORT_AUTH_BYTES 4096   /* most an unauthenticated peer may send */
 #define TRANSPORT_SERVERS_MAX 16    /* entries of a server list */
 /* The connect timeout of one qpoold alone: a SYN or its answer may be lost

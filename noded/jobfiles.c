@@ -265,6 +265,19 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 	r = r ?: json_set_str(spec, "node", node->name);
 	if (node->tmpdir && node->tmpdir[0])
 		r = r ?: json_set_str(spec, "tmpdir_base", node->tmpdir);
+	/* The site's hooks (qpool-hooks(5)): gded runs them. */
+	if (node->prolog && node->prolog[0]) {
+		r = r ?: json_set_str(spec, "prolog", node->prolog);
+		if (r == 0 && json_object_set_new(spec, "prolog_timeout",
+						  json_integer((json_int_t)node->prolog_timeout)) < 0)
+			r = -ENOMEM;
+	}
+	if (node->epilog && node->epilog[0]) {
+		r = r ?: json_set_str(spec, "epilog", node->epilog);
+		if (r == 0 && json_object_set_new(spec, "epilog_timeout",
+						  json_integer((json_int_t)node->epilog_timeout)) < 0)
+			r = -ENOMEM;
+	}
 	r = r ?: json_set_str(cg, "mode", cgroup_mode_name(node->cgroup_mode));
 	r = r ?: json_set_str(cg, "root", node->cgroup_root);
 	r = r ?: json_set_str(cg, "parent", node->cgroup_parent);

@@ -12,6 +12,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "exe.h"
+#include "hook.h"
 #include "log.h"
 #include "log-journal.h"
 #include "nodesel.h"
@@ -432,6 +433,19 @@ int main(int argc, char **argv)
 			goto done;
 		}
 	}
+	/* The site's hooks run as root: one a user could replace is refused
+	 * before anything is made (qpool-hooks(5)). */
+	for (int k = 0; k < 3; k++) {
+		static const char *const names[] = { "prolog", "epilog", "health_check" };
+		const char *path = k == 2 ? config->health_check : k ? config->epilog : config->prolog;
+		char why[PATH_MAX + 64];
+
+		if (path[0] && hook_path_check(path, why, sizeof(why)) < 0) {
+			log_err("[node] %s = %s: refused: %s", names[k], path, why);
+			r = -EPERM;
+			goto done;
+		}
+	}
 	nd.config = config;
 	nd.name = arg_name;
 
@@ -619,6 +633,11 @@ int main(int argc, char **argv)
 		log_err("cannot set up the qpoold link: %s", strerror(-r));
 		goto done;
 	}
+	r = health_create(&nd, &nd.health);
+	if (r < 0) {
+		log_err("cannot set up the health check: %s", strerror(-r));
+		goto done;
+	}
 	/* Once up (a start that fails says one line, its error), before the
 	 * loop spawns any gded, which inherits it (the job sets 0 before exec). */
 	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
@@ -637,6 +656,7 @@ int main(int argc, char **argv)
 	}
 	status = 0;
 done:
+	health_destroy(nd.health);
 	tasks_destroy(nd.tasks);
 	link_destroy(nd.link);
 	launcher_stop(&launcher);

@@ -130,6 +130,8 @@ struct spec_node {
 	const char *cgroup_parent;  /* "qpool/<name>" */
 	unsigned reclaim_threshold; /* [node] memcg_reclaim_threshold */
 	const char *tmpdir;         /* [node] tmpdir: base of each job's TMPDIR */
+	const char *prolog, *epilog; /* [node] hooks; "" or NULL: none */
+	uint64_t prolog_timeout, epilog_timeout;
 	const struct node_gpu *gpus; /* the node's GPUs (gpus_find), n_gpus of them */
 	unsigned n_gpus;
 };
@@ -338,6 +340,7 @@ struct noded {
 	struct jobs *jobs;
 	struct link *link;
 	struct tasks *tasks;            /* NULL on a simulated node */
+	struct health *health;          /* [node] health_check; NULL: none */
 };
 
 /* Creates <state_dir>/nodes/<name>/ (0755) and its jobs/ (0711), sets
@@ -422,6 +425,15 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg);
 /* The link to qpoold dropped: tasks routed through it end (agents here
  * hear task.exit signal 9; tasks here for other nodes are killed). */
 void tasks_link_lost(struct tasks *ts);
+
+/* ---- the health check (health.c) ---- */
+
+struct health;
+
+/* Runs [node] health_check at once and every health_check_interval,
+ * telling qpoold each verdict (node.health). *ret NULL without one. */
+int health_create(struct noded *nd, struct health **ret);
+void health_destroy(struct health *h);
 
 /* ---- the qpoold link (link.c) ---- */
 

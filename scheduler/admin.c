@@ -8,7 +8,9 @@
 
 #include "log.h"
 #include "nodes-known.h"
+#include "ops.h"
 #include "server-internal.h"
+#include "srvhook.h"
 
 #define ORDER_PAGE 1000
 
@@ -67,14 +69,11 @@ static void node_action(struct conn *c, long long req_id, const char *action, co
 		conn_reply_err(c, req_id, ENOENT, "unknown node '%s'", target);
 		return;
 	}
-	r = jobstore_node_admin_set(s->store, n->name, drain, drain ? reason : NULL);
+	r = node_drain_set(s, n, drain ? DRAIN_ADMIN : DRAIN_NONE, reason);
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	n->drain = drain;
-	free(n->drain_reason);
-	n->drain_reason = drain && reason ? strdup(reason) : NULL;
 	log_info("node %s: %s by uid %d", n->name, action, (int)c->uid);
 	s->sched_dirty = true;
 	conn_reply_ok(c, req_id, NULL);
@@ -114,7 +113,7 @@ static void node_delete(struct conn *c, long long req_id, const char *target)
 	conn_reply_ok(c, req_id, NULL);
 }
 
-static void op_admin(struct conn *c, long long req_id, json_t *msg)
+void op_admin(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	const char *action = wire_str(msg, "action");
 	const char *target = wire_str(msg, "target");
@@ -164,7 +163,7 @@ static void op_admin(struct conn *c, long long req_id, json_t *msg)
 	conn_reply_err(c, req_id, EINVAL, "unknown action '%.40s'", action);
 }
 
-static void op_order(struct conn *c, long long req_id, json_t *msg)
+void op_order(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	const char *name = wire_str(msg, "queue");
@@ -199,10 +198,12 @@ static void op_order(struct conn *c, long long req_id, json_t *msg)
 					     "order", order, "more", more), "order");
 }
 
-void admin_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
+/* hooks (qmgr's list hook): the server's hooks and their last outcome. */
+void op_hooks(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	if (strcmp(op, "admin") == 0)
-		op_admin(c, req_id, msg);
-	else
-		op_order(c, req_id, msg);
+	if (c->uid != 0) {
+		conn_reply_err(c, req_id, EPERM, "only root may list the hooks");
+		return;
+	}
+	conn_reply_ok(c, req_id, json_pack("{s:o}", "hooks", srvhooks_json(c->server->hooks, c->server->config)));
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "ops.h"
 #include "server-internal.h"
 #include "timeutil.h"
 
@@ -92,9 +93,10 @@ static int begin_apply(struct server *s, struct job *j, const json_t *msg, bool 
 
 /* alter (qalter) and move (qmove): the job's row with the request's
  * changes, checked as qsub would be, written, and mirrored in the pool. */
-static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool move)
+void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
+	bool move = strcmp(op, "move") == 0;
 	struct job *j = job_for_change(c, req_id, msg);
 	const struct queue_conf *q;
 	struct job_submit a = { 0 };
@@ -198,7 +200,7 @@ static void op_alter_move(struct conn *c, long long req_id, json_t *msg, bool mo
 }
 
 /* swap (qorder): two queued jobs of one owner in one queue trade places. */
-static void op_swap(struct conn *c, long long req_id, json_t *msg)
+void op_swap(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	struct job *a = job_for_change(c, req_id, msg), *b;
@@ -230,7 +232,7 @@ static void op_swap(struct conn *c, long long req_id, json_t *msg)
 /* signal (qsig): the node's gded forwards SIGRTMIN + N to the job's
  * process group as N (gded's own TERM means "cancel"), so a job can be
  * sent any of signals 1-30, STOP and KILL included. */
-static void op_signal(struct conn *c, long long req_id, json_t *msg)
+void op_signal(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct job *j = job_for_change(c, req_id, msg);
 	long long sig = wire_int(msg, "signal", 0);
@@ -257,7 +259,7 @@ static void op_signal(struct conn *c, long long req_id, json_t *msg)
 
 /* rerun (qrerun): the running job is stopped like qdel's, and its result
  * puts it back in the queue instead of finishing it (server.c). */
-static void op_rerun(struct conn *c, long long req_id, json_t *msg)
+void op_rerun(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	struct job *j = job_for_change(c, req_id, msg);
@@ -348,16 +350,3 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j)
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(JOB_CANCELLED)));
 }
 
-void jobctl_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
-{
-	if (strcmp(op, "alter") == 0)
-		op_alter_move(c, req_id, msg, false);
-	else if (strcmp(op, "move") == 0)
-		op_alter_move(c, req_id, msg, true);
-	else if (strcmp(op, "swap") == 0)
-		op_swap(c, req_id, msg);
-	else if (strcmp(op, "signal") == 0)
-		op_signal(c, req_id, msg);
-	else
-		op_rerun(c, req_id, msg);
-}

@@ -225,7 +225,7 @@ struct jobstore_ops {
 	int (*rotation_set)(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq);
 	int (*queue_admin_set)(struct jobstore *js, const char *queue, int enabled, int started,
 			       const char *reason);
-	int (*node_admin_set)(struct jobstore *js, const char *node, bool drain, const char *reason);
+	int (*node_admin_set)(struct jobstore *js, const char *node, int drain, const char *reason);
 	int (*admin_load)(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud);
 	int (*node_put)(struct jobstore *js, const struct jobstore_node *n);
 	int (*node_delete)(struct jobstore *js, const char *name);

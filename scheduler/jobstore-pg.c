@@ -1348,7 +1348,7 @@ static int pg_queue_admin_set(struct jobstore *base, const char *queue, int enab
 	return pg_exec(to_pg(base), ST_QADMIN_SET, &p);
 }
 
-static int pg_node_admin_set(struct jobstore *base, const char *node, bool drain, const char *reason)
+static int pg_node_admin_set(struct jobstore *base, const char *node, int drain, const char *reason)
 {
 	struct params p = { 0 };
 

@@ -975,7 +975,7 @@ static int sqlite_queue_admin_set(struct jobstore *base, const char *queue, int 
 	return stmt_exec(js, ST_QADMIN_SET);
 }
 
-static int sqlite_node_admin_set(struct jobstore *base, const char *node, bool drain, const char *reason)
+static int sqlite_node_admin_set(struct jobstore *base, const char *node, int drain, const char *reason)
 {
 	struct sqlite_store *js = to_sqlite(base);
 	sqlite3_stmt *st = js->st[ST_NADMIN_SET];

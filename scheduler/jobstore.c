@@ -211,7 +211,7 @@ int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled
 	return js->ops->queue_admin_set(js, queue, enabled, started, reason);
 }
 
-int jobstore_node_admin_set(struct jobstore *js, const char *node, bool drain, const char *reason)
+int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason)
 {
 	return js->ops->node_admin_set(js, node, drain, reason);
 }

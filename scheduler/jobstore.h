@@ -169,7 +169,9 @@ int jobstore_rotation_set(struct jobstore *js, const char *queue, uid_t uid, uin
 /* qmgr's settings: enabled/started -1 leaves that one as it was. */
 int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled, int started,
 			     const char *reason);
-int jobstore_node_admin_set(struct jobstore *js, const char *node, bool drain, const char *reason);
+/* drain: 0 not drained, else who drained it (enum node_drain_by), kept
+ * in the same column: a store of before this knew only 1, the admin. */
+int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason);
 
 /* Loads what jobstore_*_set stored, one callback per row:
  * rotation(queue, uid, seq, NULL), queue(queue, enabled, started, reason)

@@ -12,6 +12,7 @@
 #include "jobid.h"
 #include "log.h"
 #include "nodes-known.h"
+#include "ops.h"
 #include "placement.h"
 #include "server-internal.h"
 #include "timeutil.h"
@@ -45,21 +46,58 @@ static bool json_results_contain(const json_t *results, int64_t id)
  * in its result, docs/PROTOCOL.md): the node is drained as an admin would
  * (kept in the store, qmgr or pbsnodes -c clears it), with the wrapper's
  * reason, so no other job is placed there to fail alike. */
+int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, const char *reason)
+{
+	int r = jobstore_node_admin_set(s->store, n->name, by, by ? reason : NULL);
+
+	if (r < 0)
+		return r;
+	n->drain = by != DRAIN_NONE;
+	n->drain_by = by;
+	free(n->drain_reason);
+	n->drain_reason = by && reason ? strdup(reason) : NULL;
+	s->sched_dirty = true;
+	return 0;
+}
+
 static void node_fault_drain(struct server *s, struct node *n, const json_t *result)
 {
-	const char *reason = wire_str(result, "reason");
+	const char *reason = wire_str(result, "drain_reason") ?: wire_str(result, "reason");
 
 	if (!wire_bool(result, "drain", 0) || n->drain)
 		return;
 	if (!reason || !*reason)
 		reason = "its wrapper failed a launch";
-	if (jobstore_node_admin_set(s->store, n->name, true, reason) < 0)
+	if (node_drain_set(s, n, DRAIN_HOOK, reason) < 0)
 		log_warn("node %s: cannot store its drain", n->name);
-	n->drain = true;
-	free(n->drain_reason);
-	n->drain_reason = strdup(reason);
 	log_warn("node %s drained: %s", n->name, reason);
-	s->sched_dirty = true;
+}
+
+/* node.health: what the node's health check found ([node] health_check).
+ * A failure drains a node that is not drained; a success resumes a node
+ * its health check drained, never one an admin or a hook drained. */
+void op_health(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	struct node *n = c->node;
+	const char *reason = wire_str(msg, "reason");
+	bool ok = wire_bool(msg, "ok", 1);
+	int r = 0;
+
+	if (!ok && !n->drain) {
+		r = node_drain_set(s, n, DRAIN_HEALTH, reason && *reason ? reason : "its health check failed");
+		if (r == 0)
+			log_warn("node %s drained by its health check: %s", n->name, n->drain_reason);
+	} else if (ok && n->drain && n->drain_by == DRAIN_HEALTH) {
+		r = node_drain_set(s, n, DRAIN_NONE, NULL);
+		if (r == 0)
+			log_info("node %s resumed: its health check passes again", n->name);
+	}
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	conn_reply_ok(c, req_id, NULL);
 }
 
 /* Queues a completion for the next group commit. Only the node that runs
@@ -397,7 +435,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 	}
 }
 
-static void op_register(struct conn *c, long long req_id, json_t *msg)
+void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	const char *name = wire_str(msg, "name");
@@ -529,7 +567,7 @@ static void op_register(struct conn *c, long long req_id, json_t *msg)
 	s->sched_dirty = true;
 }
 
-static void op_done(struct conn *c, long long req_id, json_t *msg)
+void op_done(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	json_t *result = json_object_get(msg, "result");
 	long long jobid = wire_int(msg, "jobid", 0);
@@ -545,7 +583,7 @@ static void op_done(struct conn *c, long long req_id, json_t *msg)
  * and writing its result. The CPUs can take the next job now: the result
  * (job.done) follows and is what is recorded. Nothing here is stored, so
  * a restart before job.done only keeps the CPUs claimed a little longer. */
-static void op_exited(struct conn *c, long long req_id, json_t *msg)
+void op_exited(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	long long jobid = wire_int(msg, "jobid", 0);
@@ -568,33 +606,9 @@ static void op_exited(struct conn *c, long long req_id, json_t *msg)
 	conn_reply_ok(c, req_id, NULL);
 }
 
-void node_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
+void op_heartbeat(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	if (c->uid != 0) {
-		if (c->tcp)
-			log_warn("connection from %s refused: %s by uid %d, not root", c->peer, op, (int)c->uid);
-		conn_reply_err(c, req_id, EPERM, "%s: only root may speak for a node", op);
-		return;
-	}
-	if (strcmp(op, "node.register") == 0) {
-		op_register(c, req_id, msg);
-		return;
-	}
-	if (!c->node) {
-		conn_reply_err(c, req_id, ENOTCONN, "%s: register first", op);
-		return;
-	}
-	c->node->last_seen = time_mono_ns();
-	if (strcmp(op, "node.heartbeat") == 0)
-		conn_reply_ok(c, req_id, NULL);
-	else if (strcmp(op, "job.done") == 0)
-		op_done(c, req_id, msg);
-	else if (strcmp(op, "job.exited") == 0)
-		op_exited(c, req_id, msg);
-	else if (strncmp(op, "task.", 5) == 0)
-		task_routes_handle(c, op, req_id, msg);
-	else
-		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
+	conn_reply_ok(c, req_id, NULL);
 }
 
 void node_link_lost(struct server *s, struct conn *c)

@@ -76,6 +76,13 @@ const char *node_state_name(enum node_state s)
 	return (unsigned)s < 3 ? names[s] : "unknown";
 }
 
+const char *node_drain_by_name(enum node_drain_by by)
+{
+	static const char *names[] = { "", "admin", "health", "hook" };
+
+	return (unsigned)by < 4 ? names[by] : "admin";
+}
+
 int pool_create(struct pool **ret)
 {
 	struct pool *p = calloc(1, sizeof(*p));

@@ -24,10 +24,23 @@ enum node_state {
 
 const char *node_state_name(enum node_state s);
 
+/* Who drained a node: an admin (qmgr, pbsnodes, scontrol), its health
+ * check, or a hook (a prolog or epilog, a cpuset the kernel refused). A
+ * health check resumes only a node it drained itself. */
+enum node_drain_by {
+	DRAIN_NONE,
+	DRAIN_ADMIN,
+	DRAIN_HEALTH,
+	DRAIN_HOOK,
+};
+
+const char *node_drain_by_name(enum node_drain_by by);
+
 struct node {
 	char *name;
 	enum node_state state;
-	bool drain;              /* admin drain, kept across disconnects */
+	bool drain;              /* drained, kept across disconnects */
+	uint8_t drain_by;        /* enum node_drain_by, when drained */
 	char *drain_reason;
 	struct cpumask cpus;     /* the node's CPUs */
 	struct cpumask free;     /* not allocated to a normal or exclusive job */

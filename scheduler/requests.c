@@ -12,6 +12,7 @@
 #include "jobattr.h"
 #include "jobenv.h"
 #include "log.h"
+#include "ops.h"
 #include "server-internal.h"
 #include "timeutil.h"
 
@@ -513,7 +514,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	return 0;
 }
 
-static void op_submit(struct conn *c, long long req_id, json_t *msg)
+void op_submit(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct pending *p = calloc(1, sizeof(*p));
 	char text[256];
@@ -605,7 +606,7 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 	}
 }
 
-static void op_stat(struct conn *c, long long req_id, json_t *msg)
+void op_stat(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	struct jobstore_filter f = {
@@ -739,7 +740,7 @@ int server_job_cancel(struct server *s, struct job *j, const char *why)
 	return (int)j->state;
 }
 
-static void op_delete(struct conn *c, long long req_id, json_t *msg)
+void op_delete(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	struct job *j;
@@ -772,7 +773,7 @@ static void op_delete(struct conn *c, long long req_id, json_t *msg)
 /* qexec outside a job: the job ends with this connection (after a grace
  * for a reconnect, ties.c), so a qexec killed with SIGKILL leaves nothing
  * running. */
-static void op_tie(struct conn *c, long long req_id, json_t *msg)
+void op_tie(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct job *j = job_for_change(c, req_id, msg);
 	int r;
@@ -794,9 +795,10 @@ static void op_tie(struct conn *c, long long req_id, json_t *msg)
 	reply_state(c, req_id, j->state);
 }
 
-static void op_hold_release(struct conn *c, long long req_id, json_t *msg, bool hold)
+void op_hold_release(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
+	bool hold = strcmp(op, "hold") == 0;
 	struct job *j;
 	enum job_state from = hold ? JOB_QUEUED : JOB_HELD;
 	enum job_state to = hold ? JOB_HELD : JOB_QUEUED;
@@ -839,7 +841,7 @@ static void op_hold_release(struct conn *c, long long req_id, json_t *msg, bool 
 	reply_state(c, req_id, to);
 }
 
-static void op_queues(struct conn *c, long long req_id, json_t *msg)
+void op_queues(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	json_t *arr = json_array();
@@ -879,7 +881,7 @@ static void op_queues(struct conn *c, long long req_id, json_t *msg)
  * asks again with offset + what it got (conn_reply_page may give fewer). */
 #define PAGE_ITEMS 1000
 
-static void op_nodes(struct conn *c, long long req_id, json_t *msg)
+void op_nodes(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	json_t *arr = json_array();
@@ -925,6 +927,10 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
 		if (n->drain_reason)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "reason",
 					    json_string(n->drain_reason));
+		/* Who drained it: admin, health (its check), hook. */
+		if (n->drain)
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "drained_by",
+					    json_string(node_drain_by_name(n->drain_by)));
 		/* Known from the store, not registered since qpoold started. */
 		if (!n->back)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "back", json_false());
@@ -941,7 +947,7 @@ static void op_nodes(struct conn *c, long long req_id, json_t *msg)
  * utilization. Reports are computed by the client (accounting/). No
  * script or environment is included, so any user may read them, as
  * qstat -x shows every user's jobs. */
-static void op_acct(struct conn *c, long long req_id, json_t *msg)
+void op_acct(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	struct jobstore_filter f = {
@@ -1002,7 +1008,7 @@ static uint64_t self_rss(void)
 
 /* What the scheduler costs: passes, their time, dispatches, job counts by
  * state, nodes up, and this process's RSS (make bench reads it). */
-static void op_stats(struct conn *c, long long req_id, json_t *msg)
+void op_stats(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	json_int_t by_state[JOB_STATE_MAX] = { 0 };
@@ -1052,7 +1058,7 @@ static const struct {
 	 * bool) elsewhere: checked where it is read. */
 };
 
-static const char *member_mistyped(const json_t *msg)
+const char *request_member_mistyped(const json_t *msg)
 {
 	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
 		const json_t *v = json_object_get(msg, members[i].name);
@@ -1071,41 +1077,4 @@ static const char *member_mistyped(const json_t *msg)
 			return members[i].name;
 	}
 	return NULL;
-}
-
-void request_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
-{
-	const char *bad = member_mistyped(msg);
-
-	if (bad) {
-		conn_reply_err(c, req_id, EINVAL, "%s: member \"%s\" has the wrong type", op, bad);
-		return;
-	}
-	if (strcmp(op, "submit") == 0)
-		op_submit(c, req_id, msg);
-	else if (strcmp(op, "stat") == 0)
-		op_stat(c, req_id, msg);
-	else if (strcmp(op, "delete") == 0)
-		op_delete(c, req_id, msg);
-	else if (strcmp(op, "tie") == 0)
-		op_tie(c, req_id, msg);
-	else if (strcmp(op, "hold") == 0)
-		op_hold_release(c, req_id, msg, true);
-	else if (strcmp(op, "release") == 0)
-		op_hold_release(c, req_id, msg, false);
-	else if (strcmp(op, "queues") == 0)
-		op_queues(c, req_id, msg);
-	else if (strcmp(op, "nodes") == 0)
-		op_nodes(c, req_id, msg);
-	else if (strcmp(op, "acct") == 0)
-		op_acct(c, req_id, msg);
-	else if (strcmp(op, "stats") == 0)
-		op_stats(c, req_id, msg);
-	else if (strcmp(op, "alter") == 0 || strcmp(op, "move") == 0 || strcmp(op, "swap") == 0 ||
-		 strcmp(op, "signal") == 0 || strcmp(op, "rerun") == 0)
-		jobctl_request_handle(c, op, req_id, msg);
-	else if (strcmp(op, "admin") == 0 || strcmp(op, "order") == 0)
-		admin_request_handle(c, op, req_id, msg);
-	else
-		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
 }

@@ -95,6 +95,7 @@ struct server {
 	unsigned users_next;
 	struct task_routes *tasks;   /* tasks.c: remote starts in flight */
 	struct ties *ties;           /* ties.c: jobs tied to a connection */
+	struct srvhooks *hooks;      /* srvhook.c: the server's hooks in flight, their last outcome */
 	struct lease *lease;         /* lease.c: active or standby */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
@@ -184,9 +185,17 @@ bool server_state_full(struct server *s);
 void server_space_exhausted(struct server *s);
 int server_space_refuse(struct server *s, char *buf, size_t len);
 
-/* requests.c: the client ops; nodes.c: the node ops. Each returns after
- * replying, or after queueing a pending reply. */
-void request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
+/* door.c: a request of an authenticated peer, to its handler (ops.h) by
+ * one table of who may ask what; door_table_sorted for the unit test. */
+void door_request(struct conn *c, const char *op, long long req_id, json_t *msg);
+bool door_table_sorted(void);
+/* door.c: request_run is the door past the submit filter (its checks
+ * done): the op's handler. filter.c: whether op goes through [server]
+ * submit_filter first, and running it: the request goes on to
+ * request_run, or is answered with the filter's refusal (qpool-hooks(5)). */
+void request_run(struct conn *c, const char *op, long long req_id, json_t *msg);
+bool filter_wanted(const struct server *s, const char *op);
+void filter_request(struct conn *c, const char *op, long long req_id, json_t *msg);
 /* requests.c: the job of a request's "jobid", checked for ownership
  * (owner or root); replies itself and returns NULL otherwise. */
 struct job *job_for_change(struct conn *c, long long req_id, json_t *msg);
@@ -196,19 +205,16 @@ struct job *job_for_change(struct conn *c, long long req_id, json_t *msg);
  * pool's counts already). 0, or -EDQUOT with one line in errbuf. */
 int queued_limit_check(struct server *s, uid_t uid, const char *owner, const struct queue_conf *q,
 		       char *errbuf, size_t errlen, uint64_t n, bool queue_only);
-/* jobctl.c: alter, move, swap, signal, rerun (qalter, qmove, qorder, qsig,
- * qrerun); and qdel -W force of a running job. */
-void jobctl_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
+/* jobctl.c: qdel -W force of a running job. */
 void jobctl_delete_force(struct conn *c, long long req_id, struct job *j);
-/* admin.c: qmgr's ops (root only) and the dispatch order listing. */
-void admin_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
-void node_request_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
 /* tasks.c: task.* from a node, routed to another node of the job
  * (docs/PARALLEL.md, "Remote start"); task_routes_node_gone ends the tasks
  * in flight to or from a node whose link went; task_routes_destroy frees. */
-void task_routes_handle(struct conn *c, const char *op, long long req_id, json_t *msg);
 void task_routes_node_gone(struct server *s, const char *name);
 void task_routes_destroy(struct server *s);
+/* nodes.c: drains a node (by who, with reason) or resumes it (DRAIN_NONE):
+ * stored, then in the pool. 0 or -errno (nothing changed). */
+int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, const char *reason);
 /* A node's connection went away. */
 void node_link_lost(struct server *s, struct conn *c);
 /* Sends job.launch for j to its node; the job row says what to run. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "nodes-known.h"
 #include "peers.h"
 #include "server-internal.h"
+#include "srvhook.h"
 #include "timeutil.h"
 #include "transport.h"
 
@@ -312,15 +314,7 @@ static void conn_message(struct conn *c, json_t *msg)
 		conn_reply_err(c, 0, EINVAL, "request without an integer \"id\"");
 		return;
 	}
-	/* A standby does nothing else: the client goes to the active. */
-	if (server_standby(c->server)) {
-		server_standby_reply(c, req_id);
-		return;
-	}
-	if (strncmp(op, "node.", 5) == 0 || strncmp(op, "job.", 4) == 0 || strncmp(op, "task.", 5) == 0)
-		node_request_handle(c, op, req_id, msg);
-	else
-		request_handle(c, op, req_id, msg);
+	door_request(c, op, req_id, msg);
 }
 
 /* A peer that sends requests and does not read the replies gets no more
@@ -832,6 +826,17 @@ static int more_handler(sd_event_source *src, void *userdata)
 	return 0;
 }
 
+/* Bytes the kernel holds for c that qpoold has not read yet. A deadline is
+ * the peer's, not ours: when qpoold itself was late (a long commit, a
+ * loaded host) and a peer's credential waits unread, its input handler,
+ * due in the same pass, reads it; the timer must not refuse it first. */
+static bool conn_unread(const struct conn *c)
+{
+	int n = 0;
+
+	return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* A peer that starts a message and never finishes it holds a buffer and a
  * slot: close it after STALL_SEC, so slow or stuck clients cannot pile up.
  * Idle clients go after idle_timeout (conns_idle). */
@@ -846,7 +851,8 @@ static void conns_check(struct server *s)
 			conn_close(c);
 		} else if (conn_idle(c, now)) {
 			conn_close(c);
-		} else if (!c->authed && now - c->accepted > TRANSPORT_AUTH_SEC * NSEC_PER_SEC) {
+		} else if (!c->authed && now - c->accepted > TRANSPORT_AUTH_SEC * NSEC_PER_SEC &&
+			   !conn_unread(c)) {
 			conn_auth_refuse(c, EACCES, "no credential within " STRINGIFY(TRANSPORT_AUTH_SEC) " s");
 		}
 	}
@@ -936,6 +942,7 @@ static int admin_node(const char *node, long long drain, long long unused, const
 	if (!n)
 		return -ENOMEM;
 	n->drain = drain > 0;
+	n->drain_by = drain > 0 ? (drain <= DRAIN_HOOK ? (uint8_t)drain : DRAIN_ADMIN) : DRAIN_NONE;
 	free(n->drain_reason);
 	n->drain_reason = reason ? strdup(reason) : NULL;
 	return 0;
@@ -1071,9 +1078,16 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		}
 		s->root_reserve = conns_root_reserve(s->max_conns);
 	}
+	/* A hook no one may run is refused here, before anything is opened:
+	 * one line, and qpoold does not start. */
+	r = srvhooks_config_check(config, err);
+	if (r < 0)
+		goto done;
 	r = peers_create(&s->peers);
 	if (r == 0)
 		r = gate_create(&s->gate);
+	if (r == 0)
+		r = srvhooks_create(e, &s->hooks);
 	if (r < 0) {
 		error_set(err, r, "out of memory");
 		goto done;
@@ -1149,6 +1163,9 @@ void server_destroy(struct server *s)
 {
 	if (!s)
 		return;
+	/* Hooks in flight are killed, their requests never committed. */
+	srvhooks_destroy(s->hooks);
+	s->hooks = NULL;
 	/* Replies that wait for a commit: commit them now, so nothing acknowledged is lost. */
 	pending_flush(s);
 	/* A clean stop hands the lease on at once. */
@@ -1210,6 +1227,13 @@ int server_reload(struct server *s, struct error *err)
 		config_destroy(c);
 		return error_set(err, -EINVAL, "%s: advertise, server_id, lease_time and lease_renew take effect only at restart",
 				 s->config->path);
+	}
+	/* A hook that may not run: the whole reload is refused, so the hook
+	 * in use stays (qpool-hooks(5)). */
+	r = srvhooks_config_check(c, err);
+	if (r < 0) {
+		config_destroy(c);
+		return r;
 	}
 	/* A queue that still holds jobs cannot go away under them. */
 	for (size_t i = 0; i < s->config->n_queues; i++) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "ops.h"
 #include "server-internal.h"
 
 #define TASK_ID_MAX 96
@@ -124,7 +125,7 @@ static void task_refuse(struct conn *c, long long req_id, int errnum, const char
 		conn_log_warn(c, "node %s: %s dropped: %s", c->node->name, op, why);
 }
 
-static void task_start(struct conn *c, long long req_id, json_t *msg)
+void op_task_start(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	const char *to = wire_str(msg, "to"), *task = wire_str(msg, "task");
@@ -192,7 +193,7 @@ static void task_start(struct conn *c, long long req_id, json_t *msg)
 /* task.started, task.out, task.inack, task.exit (target → origin) and
  * task.in, task.signal, task.outack (origin → target): only along a route task.start
  * made, in its direction, for the job's current run. */
-static void task_pass(struct conn *c, const char *op, long long req_id, json_t *msg)
+void op_task_pass(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
 	const char *to = wire_str(msg, "to"), *task = wire_str(msg, "task");
@@ -237,14 +238,6 @@ static void task_pass(struct conn *c, const char *op, long long req_id, json_t *
 		route_free(tr, pp);
 	if (req_id)
 		conn_reply_ok(c, req_id, NULL);
-}
-
-void task_routes_handle(struct conn *c, const char *op, long long req_id, json_t *msg)
-{
-	if (strcmp(op, "task.start") == 0)
-		task_start(c, req_id, msg);
-	else
-		task_pass(c, op, req_id, msg);
 }
 
 void task_routes_node_gone(struct server *s, const char *name)

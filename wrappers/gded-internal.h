@@ -190,6 +190,11 @@ int gded_tmpdir_create(const struct gded_job *job, char *path, size_t len);
  * first -errno met. */
 int gded_tmpdir_remove(const char *path);
 
+/* Runs the node's prolog or epilog ("prolog", "epilog") for job, if it
+ * has one: 0 when there is none or it succeeded; -1 when it failed, with
+ * one line in why ("prolog failed on n1: <its first stderr line>"). */
+int gded_hook_run(const struct gded_job *job, const char *event, char *why, size_t len);
+
 /* Whether qsub -m asked for mail at point ('b', 'e' or 'a') and a
  * sendmail is configured. */
 bool gded_mail_wanted(const struct gded_job *job, char point);

@@ -11,6 +11,7 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "parse.h"
 
 #define GDED_PIDS_MAX_DEFAULT 4096
 #define GDED_KILL_GRACE_DEFAULT 10
@@ -83,6 +84,7 @@ struct gded_job {
 	uint64_t mem;             /* bytes; 0: no limit */
 	uint64_t walltime;        /* seconds; 0: none */
 	uint64_t kill_grace;      /* seconds between SIGTERM and SIGKILL */
+	struct end_notice notice; /* Resource_List.signal: sig 0 for none */
 	uint64_t pids_max;        /* 0: no limit */
 	const char *cpus;         /* kernel list, or NULL */
 	const char *mems;         /* kernel list, or NULL */
@@ -101,6 +103,10 @@ struct gded_job {
 	/* PBS: from the launch spec and the attributes qsub recorded. */
 	const char *server;       /* in PBS_JOBID (ID.server); NULL: the id */
 	const char *tmpdir_base;  /* where TMPDIR is made; NULL: none */
+	const char *prolog;       /* the node's hooks (qpool-hooks(5)); NULL: none */
+	const char *epilog;
+	uint64_t prolog_timeout;  /* seconds; 0: the default */
+	uint64_t epilog_timeout;
 	const char *pbs_shell;    /* qsub -S (Shell_Path_List), or NULL */
 	const char *ompthreads;   /* -l ompthreads (OMP_NUM_THREADS), or NULL */
 	const char *group;        /* -W group_list: the group to run with, or NULL */
@@ -160,7 +166,10 @@ struct gded_result {
 	bool oom;
 	bool sister;              /* the result of a sister (docs/PARALLEL.md) */
 	bool node_fault;          /* the node, not the job, failed the launch (its
-	                           * cpuset read-back): "drain" and "requeue" */
+	                           * cpuset read-back, the prolog): "drain" and "requeue" */
+	bool drain;               /* the node failed after the job (the epilog):
+	                           * "drain" with drain_reason, the result stands */
+	char drain_reason[256];
 	char reason[256];         /* "" or one line */
 	int exec_errno;           /* execve's errno when the job could not be executed */
 	uint64_t cpu_ns;

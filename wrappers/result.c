@@ -63,6 +63,13 @@ json_t *gded_result_json(const struct gded_result *res)
 		json_decref(o);
 		o = NULL;
 	}
+	/* The node failed after the job: qpoold drains it, with why. */
+	if (o && res->drain &&
+	    (json_object_set_new(o, "drain", json_true()) < 0 ||
+	     json_object_set_new(o, "drain_reason", json_string(res->drain_reason)) < 0)) {
+		json_decref(o);
+		o = NULL;
+	}
 	/* The node's fault: qpoold drains it and puts the job back. */
 	if (o && res->node_fault &&
 	    (json_object_set_new(o, "drain", json_true()) < 0 ||

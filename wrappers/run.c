@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "gded-internal.h"
+#include "log.h"
 #include "parse.h"
 #include "timeutil.h"
 
@@ -53,6 +54,7 @@ struct run {
 	size_t reason_len;   /* bytes of a start failure read into res->reason */
 	int sfd;
 	int tfd;
+	int nfd;             /* the notice before the walltime, or -1 */
 	enum run_phase phase;
 	struct gded_pty *pty;  /* qsub -I, or NULL */
 	int attach_fd;       /* qsub -I -- CMD: written once the user holds the pty, then -1 */
@@ -360,6 +362,47 @@ static int on_signal(struct run *run)
 	return 0;
 }
 
+/* The job's notice (sbatch --signal, -l signal=) is due: to the batch
+ * shell alone (B:), else as qsig sends, to all of the job's processes. */
+static void on_notice(struct run *run)
+{
+	uint64_t ticks;
+
+	if (read(run->nfd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return;
+	close(run->nfd);
+	run->nfd = -1;
+	if (run->phase != PHASE_RUN || run->exited)
+		return;
+	log_info("job %" PRIu64 ": signal %d, %u s before its walltime", run->job->jobid,
+		 run->job->notice.sig, run->job->notice.secs);
+	if (!run->job->notice.batch) {
+		signal_forward(run, run->job->notice.sig);
+		return;
+	}
+	if (run->pid > 0 && !run->sister) {
+		run->forwarded = true;
+		kill(run->pid, run->job->notice.sig);
+	}
+}
+
+/* Arms the notice at the walltime less its lead. A lead of the whole
+ * walltime or more sends none: a notice at the job's first instruction
+ * tells it nothing it did not know, and tools that always ask for one
+ * (Toil: --signal=B:USR2@30) would end a 30 s job as it starts. */
+static int notice_arm(struct run *run)
+{
+	uint64_t wall = run->job->walltime, lead = run->job->notice.secs;
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)(wall - lead) } };
+
+	if (lead >= wall)
+		return 0;
+	run->nfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (run->nfd < 0)
+		return -errno;
+	return timerfd_settime(run->nfd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
 static int on_timer(struct run *run)
 {
 	uint64_t ticks;
@@ -414,27 +457,30 @@ static int run_loop(struct run *run, struct error *err)
 
 	if (run->job->walltime > 0) {
 		r = timer_arm(run, run->job->walltime);
+		if (r == 0 && run->job->notice.sig > 0)
+			r = notice_arm(run);
 		if (r < 0)
 			return error_set(err, r, "timerfd: %s", strerror(-r));
 	}
-	pfd = calloc(3 + GDED_PTY_NFDS + (run->ctl ? gded_ctl_pollmax() : 0), sizeof(*pfd));
+	pfd = calloc(4 + GDED_PTY_NFDS + (run->ctl ? gded_ctl_pollmax() : 0), sizeof(*pfd));
 	if (!pfd)
 		return error_set(err, -ENOMEM, "out of memory");
 	reap(run);
 	while (!run->exited) {
 		struct gded_pty *t = run->pty;
-		struct pollfd *tp = pfd + 3, *cp = pfd + 3 + GDED_PTY_NFDS;
+		struct pollfd *tp = pfd + 4, *cp = pfd + 4 + GDED_PTY_NFDS;
 		size_t n;
 
 		pfd[0] = (struct pollfd){ .fd = run->sfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = run->tfd, .events = POLLIN };
 		pfd[2] = (struct pollfd){ .fd = run->report_fd, .events = POLLIN };
+		pfd[3] = (struct pollfd){ .fd = run->nfd, .events = POLLIN };
 		for (int i = 0; i < GDED_PTY_NFDS; i++)
 			tp[i] = (struct pollfd){ .fd = -1 };
 		if (t)
 			gded_pty_pollfds(t, tp);
 		n = gded_ctl_pollfds(run->ctl, cp);
-		if (poll(pfd, 3 + GDED_PTY_NFDS + n, -1) < 0) {
+		if (poll(pfd, 4 + GDED_PTY_NFDS + n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			r = error_set(err, -errno, "poll: %m");
@@ -454,6 +500,8 @@ static int run_loop(struct run *run, struct error *err)
 				break;
 			}
 		}
+		if (run->nfd >= 0 && pfd[3].revents)
+			on_notice(run);
 		gded_ctl_events(run->ctl, cp, n);
 		if (run->report_fd >= 0 && pfd[2].revents)
 			on_report(run);
@@ -581,7 +629,7 @@ void gded_stdio_ensure(void)
 
 int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err)
 {
-	struct run run = { .job = job, .res = res, .pid = -1, .sfd = -1, .tfd = -1,
+	struct run run = { .job = job, .res = res, .pid = -1, .sfd = -1, .tfd = -1, .nfd = -1,
 			   .report_fd = -1, .attach_fd = -1 };
 	struct cgroup_limits lim = {
 		.cpus = job->cpus, .mems = job->mems, .mem = job->mem, .pids_max = job->pids_max,
@@ -593,7 +641,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	int64_t *page = MAP_FAILED;
 	int report[2] = { -1, -1 }, attach[2] = { -1, -1 }, tmpdir_fd = -1, r = 0, q;
 	char **envp = NULL, tmpdir[PATH_MAX] = "", note[sizeof(res->reason) * 2] = "";
-	bool undelivered = false;
+	bool undelivered = false, hooked = false;
 	struct gded_pty pty = { .master = -1, .listen = -1, .conn = -1, .hold = -1 };
 	sigset_t mask;
 
@@ -656,6 +704,16 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		}
 	}
 	stamp(res, GDED_STAMP_FENCED);
+	/* The site's prolog, inside the job's startup (qpool-hooks(5)):
+	 * failing, it is the node's fault, not the job's: qpoold drains the
+	 * node and puts the job back in the queue. */
+	if (!job->argv && gded_hook_run(job, "prolog", note, sizeof(note)) < 0) {
+		res->node_fault = true;
+		fail(res, "%s", note);
+		note[0] = '\0';
+		goto done;
+	}
+	hooked = true;
 	if ((job->nodefile && nodefile_write(job, &e) < 0) || gpufile_write(job, &e) < 0) {
 		fail(res, "%s", e.text);
 		goto done;
@@ -755,6 +813,11 @@ done:
 	}
 	gded_ctl_destroy(run.ctl);
 	gded_pty_close(&pty);
+	/* The epilog, after the job's last process (run_teardown saw them
+	 * all gone) and before its TMPDIR goes: failing, the node is
+	 * drained; the job's result stands. */
+	if (hooked && gded_hook_run(job, "epilog", res->drain_reason, sizeof(res->drain_reason)) < 0)
+		res->drain = true;
 	/* Only when the job's processes are gone (the cgroup emptied, or
 	 * every descendant killed and reaped): nothing can plant a link
 	 * under it meanwhile, and the walk follows none anyway. */
@@ -813,6 +876,8 @@ done:
 		close(run.report_fd);
 	if (run.tfd >= 0)
 		close(run.tfd);
+	if (run.nfd >= 0)
+		close(run.nfd);
 	if (run.sfd >= 0)
 		close(run.sfd);
 	return r;

@@ -428,7 +428,7 @@ static int spec_socket(const json_t *o, const char *key, const char **ret, struc
 static int spec_attrs(const json_t *spec, struct gded_job *job, struct error *err)
 {
 	const json_t *a = json_object_get(spec, "attrs");
-	const char *shell;
+	const char *shell, *notice;
 
 	if (!a)
 		return 0;
@@ -448,6 +448,11 @@ static int spec_attrs(const json_t *spec, struct gded_job *job, struct error *er
 		job->pbs_shell = first;
 	}
 	job->ompthreads = json_string_value(json_object_get(a, "Resource_List.ompthreads"));
+	/* Notice before the walltime (sbatch --signal, -l signal=): the
+	 * commands checked it; one that does not parse asks for none. */
+	notice = json_string_value(json_object_get(a, "Resource_List.signal"));
+	if (notice && end_notice_parse(notice, &job->notice) < 0)
+		job->notice.sig = 0;
 	job->group = json_string_value(json_object_get(a, "group_list"));
 	job->mail_points = json_string_value(json_object_get(a, "Mail_Points"));
 	job->mail_users = json_string_value(json_object_get(a, "Mail_Users"));
@@ -503,6 +508,10 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_u64(spec, "umask", false, &mask, err)) < 0 ||
 	    (r = spec_str(spec, "server", false, &job->server, err)) < 0 ||
 	    (r = spec_str(spec, "tmpdir_base", false, &job->tmpdir_base, err)) < 0 ||
+	    (r = spec_str(spec, "prolog", false, &job->prolog, err)) < 0 ||
+	    (r = spec_str(spec, "epilog", false, &job->epilog, err)) < 0 ||
+	    (r = spec_u64(spec, "prolog_timeout", false, &job->prolog_timeout, err)) < 0 ||
+	    (r = spec_u64(spec, "epilog_timeout", false, &job->epilog_timeout, err)) < 0 ||
 	    (r = spec_str(spec, "sendmail", false, &job->sendmail, err)) < 0 ||
 	    (r = spec_u64(spec, "array_id", false, &job->array_id, err)) < 0 ||
 	    (r = spec_u64(spec, "array_index", job->array_id != 0, &job->array_index, err)) < 0 ||

@@ -6,6 +6,7 @@
 
 #include "fuzz.h"
 #include "jobscript.h"
+#include "parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

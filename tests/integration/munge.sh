@@ -36,14 +36,14 @@ qp_free_port() {
 # set) on one TCP connection, prints each answer line, and "closed" when
 # qpoold hangs up (else "open" at the end); WAIT sends nothing and waits
 # for an answer. A first frame that is no hello is printed as an answer.
-# Bounded: 10 s a step.
+# Bounded: 30 s a step.
 qp_raw() {
 	QP_INTEG_DIR=$(dirname "${BASH_SOURCE[0]}") python3 - "$@" <<'PY2'
 import json, os, secrets, shlex, socket, struct, subprocess, sys
 sys.path.insert(0, os.environ["QP_INTEG_DIR"])
 import qpauth
 host, port, frames = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-s = socket.create_connection((host, port), timeout=10)
+s = socket.create_connection((host, port), timeout=30)
 def send(obj):
     b = json.dumps(obj).encode()
     s.sendall(struct.pack(">I", len(b)) + b)

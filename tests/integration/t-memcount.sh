@@ -70,6 +70,13 @@ echo "$why" | grep -q "waits for memory: $(( (offer >> 20) * 6 / 10 )) MiB on a 
 assigned=$("$QP_BIN/pbsnodes" -a | awk -F' = ' '/resources_assigned.mem/ { print $2; exit }')
 [ "$assigned" = "$(( (offer >> 20) * 6 / 10 * 1024 ))kb" ] || fail "pbsnodes resources_assigned.mem is '$assigned'"
 
+note "Slurm's views of it: sinfo %m %e, scontrol's AllocMem and FreeMem"
+held=$(( (offer >> 20) * 6 / 10 ))
+[ "$("$QP_BIN/sinfo" -h -N -n n1 -o '%m %e' | head -n 1)" = "$((offer >> 20)) $(( (offer >> 20) - held ))" ] ||
+	fail "sinfo -o '%m %e': $("$QP_BIN/sinfo" -h -N -n n1 -o '%m %e')"
+"$QP_BIN/scontrol" show node n1 | grep -qE "AllocMem=$held FreeMem=$(( (offer >> 20) - held ))( |$)" ||
+	fail "scontrol show node: $("$QP_BIN/scontrol" show node n1)"
+
 note "qpoold restarted: a's memory is still held, b still waits"
 qp_stop "$QP_SERVER_PID"
 qp_start_server
@@ -130,4 +137,14 @@ qp_wait_file "$w/limit.e"
 [ "$(node_field n1 mem_assigned)" = 0 ] || fail "batch's job counts $(node_field n1 mem_assigned)"
 touch "$w/release.e"
 qp_wait "$e" completed
+
+note "Torque's pmem: per process, ppn of them: counted and the limit"
+g=$(job g | as qpuser1 qsub -l nodes=1:ppn=2 -l pmem=150mb 2>"$QP_T/g.err") || fail "qsub pmem: $(cat "$QP_T/g.err")"
+! grep -q "pmem" "$QP_T/g.err" || fail "qsub warns of pmem: $(cat "$QP_T/g.err")"
+qp_wait "$g" running
+qp_wait_file "$w/limit.g"
+[ "$(node_field n1 mem_assigned)" = $((300 << 20)) ] || fail "pmem=150mb x 2 counts $(node_field n1 mem_assigned), not 300M"
+[ "$(cat "$w/limit.g")" = $((300 << 20)) ] || fail "pmem=150mb x 2: the limit is $(cat "$w/limit.g"), not 300M"
+touch "$w/release.g"
+qp_wait "$g" completed
 echo PASS

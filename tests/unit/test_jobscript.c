@@ -77,8 +77,31 @@ static void test_directives_pbs(void)
 	CU_ASSERT_EQUAL(js.n_chunks, 0);      /* one chunk: plain ncpus */
 	CU_ASSERT_EQUAL(js.place, JOBSPEC_PLACE_SCATTER);
 	CU_ASSERT_EQUAL(js.excl, 1);
-	/* pmem, sandbox and -c warn; nothing else does. */
-	CU_ASSERT_EQUAL(js.n_warnings, 3);
+	/* sandbox and -c warn; nothing else does. pmem is recorded, and mem
+	 * (given) is what the job holds. */
+	CU_ASSERT_EQUAL(js.n_warnings, 2);
+	CU_ASSERT_EQUAL(js.pmem, 400LL << 20);
+	CU_ASSERT_EQUAL(jobspec_mem(&js), 2LL << 30);
+	jobspec_clear(&js);
+	/* Torque's pmem is per process: ppn of them on the node. */
+	CU_ASSERT_EQUAL(parse("#PBS -l nodes=1:ppn=6\n#PBS -l pmem=100mb\n", &js, &err), 0);
+	CU_ASSERT_EQUAL(js.mem, -1);
+	CU_ASSERT_EQUAL(jobspec_mem(&js), 600LL << 20);
+	CU_ASSERT_EQUAL(js.n_warnings, 0);
+	jobspec_clear(&js);
+	/* Across nodes, per chunk: its processes (mpiprocs, else ncpus). */
+	CU_ASSERT_EQUAL(parse("#PBS -l pmem=1gb -l nodes=2:ppn=2+1:ppn=1\n", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(js.n_chunks, 2);
+	CU_ASSERT_EQUAL(jobspec_chunk_mem(&js, &js.chunks[0]), 2LL << 30);
+	CU_ASSERT_EQUAL(jobspec_chunk_mem(&js, &js.chunks[1]), 1LL << 30);
+	CU_ASSERT_EQUAL(jobspec_mem(&js), 5LL << 30);
+	jobspec_clear(&js);
+	CU_ASSERT_EQUAL(parse("#PBS -l select=2:ncpus=4:mpiprocs=1:mem=3gb+1:ncpus=2 -l pmem=1gb\n", &js, &err), 0);
+	CU_ASSERT_EQUAL(jobspec_chunk_mem(&js, &js.chunks[0]), 3LL << 30);
+	CU_ASSERT_EQUAL(jobspec_chunk_mem(&js, &js.chunks[1]), 2LL << 30);
+	jobspec_clear(&js);
+	CU_ASSERT_EQUAL(parse("#PBS -l ncpus=2\n", &js, &err), 0);
+	CU_ASSERT_EQUAL(jobspec_mem(&js), -1);
 	jobspec_clear(&js);
 	/* Torque: nodes=1:ppn=N is N CPUs; -C moves the prefix. */
 	CU_ASSERT_EQUAL(parse("#PBS -l nodes=1:ppn=6,walltime=10:00\n", &js, &err), 0);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Table tests for lib/parse: sizes, walltimes, booleans, CPU lists. */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 
 #include "parse.h"
@@ -124,6 +125,33 @@ static void test_cpumask_ops(void)
 	CU_ASSERT(!cpumask_test(&b, 200));
 }
 
+/* Signals by name or number; a notice's "[B:]SIG[@SECONDS]". */
+static void test_end_notice(void)
+{
+	static const char *const bad[] = {
+		"", "@5", "R:USR1@5", "USR1@", "USR1@-1", "USR1@ 5", "USR1@5s", "USR1@65536",
+		"B:", "USR1@99999999999999999999", "NOPE@5",
+	};
+	struct end_notice n;
+
+	CU_ASSERT_EQUAL(signal_parse("USR1"), SIGUSR1);
+	CU_ASSERT_EQUAL(signal_parse("sigterm"), SIGTERM);
+	CU_ASSERT_EQUAL(signal_parse("10"), 10);
+	CU_ASSERT_EQUAL(signal_parse("31"), -1);
+	CU_ASSERT_EQUAL(signal_parse("NOPE"), -1);
+	CU_ASSERT_EQUAL(signal_parse(""), -1);
+	CU_ASSERT_EQUAL(end_notice_parse("USR1@60", &n), 0);
+	CU_ASSERT(n.sig == SIGUSR1 && n.secs == 60 && !n.batch);
+	CU_ASSERT_EQUAL(end_notice_parse("B:SIGUSR2@5", &n), 0);
+	CU_ASSERT(n.sig == SIGUSR2 && n.secs == 5 && n.batch);
+	CU_ASSERT_EQUAL(end_notice_parse("b:10", &n), 0);
+	CU_ASSERT(n.sig == 10 && n.secs == END_NOTICE_SECS_DEFAULT && n.batch);
+	CU_ASSERT_EQUAL(end_notice_parse("TERM@0", &n), 0);
+	CU_ASSERT_EQUAL(n.secs, 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CU_ASSERT_EQUAL(end_notice_parse(bad[i], &n), -EINVAL);
+}
+
 static const struct unit_test parse_tests[] = {
 	{ "size", test_size },
 	{ "size_format", test_size_format },
@@ -131,6 +159,7 @@ static const struct unit_test parse_tests[] = {
 	{ "bool", test_bool },
 	{ "cpumask", test_cpumask },
 	{ "cpumask_ops", test_cpumask_ops },
+	{ "end_notice", test_end_notice },
 	{ NULL, NULL },
 };
 

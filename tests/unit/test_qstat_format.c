@@ -143,6 +143,23 @@ static const char nodes_gpus_table[] =
 	"g1    up         2     1   1/2  0-1   v1      yes  12\n"
 	"n2    up         2     2     -  0-1   v1      yes  -\n";
 
+/* Nodes that say their memory: Mem, free/offered; "-" for one that does not. */
+static const char nodes_mem_json[] =
+	"[\n"
+	"{\"name\": \"m1\", \"state\": \"up\", \"cpus\": \"0-1\", \"ncpus\": 2, \"free\": 1, \"cgroup\": \"v1\", \"rt\": true, \"jobs\": [12], \"mem_free\": 1610612736, \"mem_assigned\": 2415919104},\n"
+	"{\"name\": \"m2\", \"state\": \"up\", \"cpus\": \"0-63\", \"ncpus\": 64, \"free\": 64, \"cgroup\": \"v2\", \"rt\": false, \"jobs\": [], \"mem_free\": 536870912000, \"mem_assigned\": 0, \"ngpus\": 4, \"gpus_free\": 4},\n"
+	"{\"name\": \"m3\", \"state\": \"down\", \"cpus\": \"0\", \"ncpus\": 1, \"free\": 1, \"cgroup\": \"none\", \"rt\": false, \"jobs\": [], \"mem_free\": 524288000, \"mem_assigned\": 0},\n"
+	"{\"name\": \"m4\", \"state\": \"down\", \"cpus\": \"0\", \"ncpus\": 1, \"free\": 1, \"cgroup\": \"none\", \"rt\": false, \"jobs\": []}\n"
+	"]\n";
+
+static const char nodes_mem_table[] =
+	"Node  State  NCPUS  Free        Mem  GPUs  CPUs  Cgroup  RT   Jobs\n"
+	"----  -----  -----  ----  ---------  ----  ----  ------  ---  ----\n"
+	"m1    up         2     1  1.5G/3.8G     -  0-1   v1      yes  12\n"
+	"m2    up        64    64  500G/500G   4/4  0-63  v2      no   -\n"
+	"m3    down       1     1  500M/500M     -  0     none    no   -\n"
+	"m4    down       1     1          -     -  0     none    no   -\n";
+
 static void tz_set(const char *tz)
 {
 	setenv("TZ", tz, 1);
@@ -231,6 +248,7 @@ static void test_nodes_table(void)
 {
 	check(FMT_NODES, nodes_json, 0, nodes_table);
 	check(FMT_NODES, nodes_gpus_json, 0, nodes_gpus_table);
+	check(FMT_NODES, nodes_mem_json, 0, nodes_mem_table);
 }
 
 /* Wrongly typed members are shown as missing, never trusted. */

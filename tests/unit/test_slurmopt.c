@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Slurm's option forms (lib/slurmopt.c), from tables: times, sizes,
+/* Slurm's option forms (slurm/slurmopt.c), from tables: times, sizes,
  * options with abbreviations, #SBATCH lines, %-patterns, host lists,
  * tasks per node, and the jobspec qsub would send. */
 #include <errno.h>
@@ -206,6 +206,10 @@ static void test_option_values(void)
 	slurmopt_clear(&o);
 	CU_ASSERT_EQUAL(parse_line(&o, "-w n[3-1]", &err), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "Invalid node name specified"));
+	slurmopt_clear(&o);
+	slurmopt_init(&o);
+	CU_ASSERT_EQUAL(parse_line(&o, "--mem-per-gpu=abc", &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.text, "invalid memory constraint abc");
 	slurmopt_clear(&o);
 }
 
@@ -449,6 +453,11 @@ static void test_jobspec_mem_node(void)
 		{ "-N 2 --mem=0", 1, -1 },
 		{ "--mem=2G", -1, 2LL << 30 },
 		{ "-c 2", -1, -1 },
+		{ "--mem-per-gpu=0 --gpus=1", 1, -1 },
+		/* --mem-per-gpu: per GPU the job has on the node */
+		{ "--mem-per-gpu=3G --gpus=2", -1, 6LL << 30 },
+		{ "--mem-per-gpu=3G --gres=gpu:4", -1, 12LL << 30 },
+		{ "--mem-per-gpu=1G --gpus-per-node=1 -N 1", -1, 1LL << 30 },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -511,6 +520,10 @@ static void test_jobspec(void)
 		  "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive." },
 		{ "--mem-per-cpu=1G -N 1 --mem=0", 0, 0, 0, 0, 0, 0, NULL, NULL,
 		  "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive." },
+		{ "--mem-per-gpu=1G --mem=2G", 0, 0, 0, 0, 0, 0, NULL, NULL,
+		  "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive." },
+		{ "--mem-per-gpu=2G -c 2", 0, 0, 0, 0, 0, 0, NULL, NULL,
+		  "--mem-per-gpu=2048M without GPUs: give --gpus, --gpus-per-node or --gres=gpu:N" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* srun's steps (lib/slurmstep.c) and salloc's and srun's allocation as
+/* srun's steps (slurm/slurmstep.c) and salloc's and srun's allocation as
  * qsub options (slurmopt_qsub_argv), from tables; Slurm's array variables
- * in any front end's submit request (lib/jobsubmit.c). */
+ * in any front end's submit request (client/jobsubmit.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

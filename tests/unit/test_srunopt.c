@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* srun's options (lib/srunopt.c), from tables: what each sets, Slurm's
+/* srun's options (slurm/srunopt.c), from tables: what each sets, Slurm's
  * words for what is refused, --cpu-bind's warning, --export's filter. */
 #include <errno.h>
 #include <stdlib.h>

@@ -100,8 +100,10 @@ int pbsqmgr_parse(const char *line, struct pbsqmgr_cmd *ret, struct error *err)
 		ret->object = PBSQMGR_QUEUE;
 	else if (abbrev(words[1], "node", 1))
 		ret->object = PBSQMGR_NODE;
+	else if (abbrev(words[1], "hook", 1))
+		ret->object = PBSQMGR_HOOK;
 	else
-		return error_set(err, -EINVAL, "%s: not a qmgr object (server, queue, node)", words[1]);
+		return error_set(err, -EINVAL, "%s: not a qmgr object (server, queue, node, hook)", words[1]);
 	for (int i = 2; i < n; i++)
 		if (strcmp(words[i], "=") == 0 && eq < 0)
 			eq = i;

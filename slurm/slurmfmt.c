@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Slurm's views of qpool's jobs (lib/slurmfmt.h): one mapping of states,
+/* Slurm's views of qpool's jobs (slurm/slurmfmt.h): one mapping of states,
  * reasons, times and fields for squeue, sacct and scontrol. */
 #include <ctype.h>
 #include <errno.h>

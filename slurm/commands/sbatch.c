@@ -17,6 +17,7 @@
 #include "jobenv.h"
 #include "jobscript.h"
 #include "jobsubmit.h"
+#include "parse.h"
 #include "slurmopt.h"
 #include "version.h"
 #include "wire.h"
@@ -140,7 +141,7 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 	attrs = jobsubmit_attrs(js);
 	/* What Slurm's views show of the request and qpool's chunks do not
 	 * keep (one node's ncpus=8 may be 4 tasks of 2, 8 of 1, 1 of 8):
-	 * scontrol's NumTasks, CPUs/Task and Dependency (lib/slurmfmt.h). */
+	 * scontrol's NumTasks, CPUs/Task and Dependency (slurm/slurmfmt.h). */
 	if (attrs && o->ntasks > 0) {
 		snprintf(begin, sizeof(begin), "%lld", (long long)o->ntasks);
 		json_object_set_new(attrs, "Slurm_ntasks", json_string(begin));
@@ -168,6 +169,7 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 	if (!req)
 		return cmd_fail(1, "error: out of memory");
 	jobsubmit_request(js, req);
+	json_object_set_new(req, "dialect", json_string("slurm"));
 	/* Slurm's default: slurm-%j.out (slurm-%A_%a.out for an array) in
 	 * the job's directory, standard error joined into it. */
 	if (!out)
@@ -261,8 +263,14 @@ static int wait_job(struct client *cl, long long jobid)
 }
 
 /* qpoold's refusal in Slurm's words where Slurm has them. */
-static int refused(const char *text, const char *partition)
+static int refused(int r, const char *text, const char *partition)
 {
+	/* The site's submit filter said no: its line first, then Slurm's
+	 * own, as a job_submit plugin's user message reads. */
+	if (r == -ECANCELED) {
+		fprintf(stderr, "sbatch: error: %s\n", text);
+		return cmd_fail(1, "error: Batch job submission failed: Job rejected by the site's submit filter");
+	}
 	if (strstr(text, "unknown queue") && partition)
 		return cmd_fail(1, "error: invalid partition specified: %s", partition);
 	if (strstr(text, "unknown queue"))
@@ -343,7 +351,7 @@ static int submit(const struct slurmopt *o, struct jobspec *js, const char *text
 	}
 	if (r < 0) {
 		client_close(cl);
-		return refused(err.text, o->partition);
+		return refused(r, err.text, o->partition);
 	}
 	id = wire_int(reply, "jobid", 0);
 	json_decref(reply);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Which jobs a Slurm command means (lib/slurmsel.h). */
+/* Which jobs a Slurm command means (slurm/slurmsel.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>

@@ -331,34 +331,69 @@ static void node_jobs(const json_t *node, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
+/* A size for a narrow column: "512M", "3.7G", "64G", "1.5T". */
+static void mem_short(char *buf, size_t len, long long bytes)
+{
+	double g = (double)bytes / (1 << 30);
+
+	if (bytes < 1LL << 30)
+		snprintf(buf, len, "%lldM", bytes >> 20);
+	else if (g < 10)
+		snprintf(buf, len, "%.1fG", g);
+	else if (g < 1024)
+		snprintf(buf, len, "%.0fG", g);
+	else
+		snprintf(buf, len, "%.1fT", g / 1024);
+}
+
 int jobfmt_nodes_table(FILE *f, const json_t *nodes)
 {
-	static const char *const headers[] = {
-		"Node", "State", "NCPUS", "Free", "CPUs", "Cgroup", "RT", "Jobs",
+	static const char *const all[] = {
+		"Node", "State", "NCPUS", "Free", "Mem", "GPUs", "CPUs", "Cgroup", "RT", "Jobs",
 	};
-	static const char *const headers_gpus[] = {
-		"Node", "State", "NCPUS", "Free", "GPUs", "CPUs", "Cgroup", "RT", "Jobs",
-	};
-	bool gpus = false;
+	static const char all_align[] = "llrrrrllll";
+	const char *headers[10];
+	char align[11];
+	bool gpus = false, mem = false;
+	size_t i, n = 0;
 	struct table *t;
-	size_t i;
 	json_t *node;
 	int r = 0;
 
-	/* A pool without GPUs keeps its table as it was. */
-	json_array_foreach(nodes, i, node)
+	/* A column only when some node has it: a pool without GPUs, or whose
+	 * nodes do not say their memory, keeps its table as it was. */
+	json_array_foreach(nodes, i, node) {
 		gpus |= wire_int(node, "ngpus", 0) > 0;
-	t = gpus ? table_create(9, headers_gpus, "llrrrllll") : table_create(8, headers, "llrrllll");
+		mem |= json_object_get(node, "mem_free") != NULL;
+	}
+	for (size_t c = 0; c < sizeof(all) / sizeof(all[0]); c++) {
+		if ((c == 4 && !mem) || (c == 5 && !gpus))
+			continue;
+		headers[n] = all[c];
+		align[n++] = all_align[c];
+	}
+	align[n] = '\0';
+	t = table_create(n, headers, align);
 	if (!t)
 		return -ENOMEM;
 	json_array_foreach(nodes, i, node) {
-		char jobs[256];
+		char jobs[256], fr[16], tot[16];
 
 		node_jobs(node, jobs, sizeof(jobs));
 		r = r ?: table_cell(t, "%s", str_or(node, "name", "?"));
 		r = r ?: table_cell(t, "%s", str_or(node, "state", "?"));
 		r = r ?: table_cell(t, "%lld", wire_int(node, "ncpus", 0));
 		r = r ?: table_cell(t, "%lld", wire_int(node, "free", 0));
+		/* Memory free of what the node offers its jobs. */
+		if (mem && json_object_get(node, "mem_free")) {
+			long long free_b = wire_int(node, "mem_free", 0);
+
+			mem_short(fr, sizeof(fr), free_b);
+			mem_short(tot, sizeof(tot), free_b + wire_int(node, "mem_assigned", 0));
+			r = r ?: table_cell(t, "%s/%s", fr, tot);
+		} else if (mem) {
+			r = r ?: table_cell(t, "-");
+		}
 		if (gpus && wire_int(node, "ngpus", 0) > 0)
 			r = r ?: table_cell(t, "%lld/%lld", wire_int(node, "gpus_free", 0), wire_int(node, "ngpus", 0));
 		else if (gpus)

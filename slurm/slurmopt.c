@@ -14,6 +14,7 @@
 #include "gpu.h"
 #include "hostlist.h"
 #include "nodesel.h"
+#include "parse.h"
 #include "slurmopt.h"
 
 #define SCRIPT_WORDS_MAX 4096
@@ -24,6 +25,7 @@ enum {
 	OPT_EXPORT = 0x100, OPT_MAIL_TYPE, OPT_MAIL_USER, OPT_MEM, OPT_MEM_PER_CPU, OPT_NTASKS_PER_NODE,
 	OPT_EXCLUSIVE, OPT_REQUEUE, OPT_NO_REQUEUE, OPT_OPEN_MODE, OPT_SIGNAL, OPT_PARSABLE, OPT_WRAP,
 	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_USAGE, OPT_MINCPUS, OPT_NOTED,
+	OPT_MEM_PER_GPU,
 };
 
 static const struct option longopts[] = {
@@ -44,7 +46,7 @@ static const struct option longopts[] = {
 	{ "gpus-per-task", required_argument, NULL, OPT_GPUS_PER },
 	{ "gpus-per-socket", required_argument, NULL, OPT_GPUS_PER },
 	{ "cpus-per-gpu", required_argument, NULL, OPT_GPUS_PER },
-	{ "mem-per-gpu", required_argument, NULL, OPT_GPUS_PER },
+	{ "mem-per-gpu", required_argument, NULL, OPT_MEM_PER_GPU },
 	{ "help", no_argument, NULL, 'h' },
 	{ "hold", no_argument, NULL, 'H' },
 	{ "input", required_argument, NULL, 'i' },
@@ -115,7 +117,7 @@ void slurmopt_init(struct slurmopt *o)
 {
 	*o = (struct slurmopt){
 		.time = -1, .nodes_min = -1, .nodes_max = -1, .ntasks = -1, .ntasks_per_node = -1,
-		.cpus_per_task = -1, .mincpus = -1, .mem = -1, .mem_per_cpu = -1,
+		.cpus_per_task = -1, .mincpus = -1, .mem = -1, .mem_per_cpu = -1, .mem_per_gpu = -1,
 		.gpus_per_node = -1, .gpus = -1, .exclusive = -1, .hold = -1,
 		.requeue = -1, .parsable = -1, .wait = -1, .help = -1,
 	};
@@ -125,7 +127,7 @@ void slurmopt_clear(struct slurmopt *o)
 {
 	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
-			  &o->mail_user, &o->wrap, &o->account, &o->nodelist, &o->exclude,
+			  &o->mail_user, &o->wrap, &o->account, &o->signal, &o->nodelist, &o->exclude,
 			  &o->constraint };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
@@ -327,6 +329,10 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 		if (slurm_mem_parse(arg, &o->mem_per_cpu) < 0)
 			return error_set(err, -EINVAL, "invalid memory constraint %s", arg);
 		return 0;
+	case OPT_MEM_PER_GPU:
+		if (slurm_mem_parse(arg, &o->mem_per_gpu) < 0)
+			return error_set(err, -EINVAL, "invalid memory constraint %s", arg);
+		return 0;
 	case OPT_EXCLUSIVE:
 		if (arg && strcmp(arg, "user") && strcmp(arg, "mcs") && strcmp(arg, "topo"))
 			return error_set(err, -EINVAL, "invalid exclusive option %s", arg);
@@ -409,8 +415,15 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 			return error_set(err, -EINVAL, "Invalid node name specified: %s=%s", word, arg);
 		return str_set(c == 'w' ? &o->nodelist : &o->exclude, arg);
 	}
+	case OPT_SIGNAL: {
+		struct end_notice n;
+
+		/* [{R|B}:]SIG[@SECONDS]: qpool has no reservations to signal. */
+		if (end_notice_parse(arg, &n) < 0)
+			return error_set(err, -EINVAL, "Invalid --signal specification");
+		return str_set(&o->signal, arg);
+	}
 	case 'q':
-	case OPT_SIGNAL:
 	default:
 		return warn(&o->warnings, &o->n_warnings, "%s%s%s: not enforced by qpool (ignored)", word,
 			    arg ? "=" : "", arg ? arg : "");
@@ -706,7 +719,8 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 	/* --ntasks alone: Slurm spreads them as it finds room; so does
 	 * place=free, one task per chunk. */
 	if (nodes < 0) {
-		int64_t per = o->mem_per_cpu > 0 ? o->mem_per_cpu * cpt : 0;
+		int64_t per = o->mem_per_cpu > 0 ? o->mem_per_cpu * cpt
+			      : o->mem_per_gpu > 0 && o->gpus > 0 ? o->mem_per_gpu * (o->gpus / tasks) : 0;
 
 		if (per)
 			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , per);
@@ -738,6 +752,7 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 				 "number on each (give --gpus-per-node)", o->gpus, nodes);
 	else if (o->gpus > 0)
 		snprintf(gpus, sizeof(gpus), ":ngpus=%" PRId64, o->gpus / nodes);
+	int64_t node_gpus = o->gpus_per_node > 0 ? o->gpus_per_node : o->gpus > 0 ? o->gpus / nodes : 0;
 	/* N nodes: the tasks dealt out as Slurm's block distribution does,
 	 * the first nodes one more when they do not divide. */
 	int64_t base = tasks / nodes, extra = tasks % nodes;
@@ -759,6 +774,8 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , o->mem);
 		else if (o->mem_per_cpu > 0)
 			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , o->mem_per_cpu * t * cpt);
+		else if (o->mem_per_gpu > 0)
+			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , o->mem_per_gpu * node_gpus);
 		at += (size_t)snprintf(select + at, sizeof(select) - at, "%s%" PRId64 ":ncpus=%" PRId64
 				       ":mpiprocs=%" PRId64 "%s%s", at ? "+" : "", count, ncpus, t, mem, gpus);
 	}
@@ -766,9 +783,10 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 		r = jobspec_set(js, 'l', err, "ncpus=%" PRId64, tasks * cpt > o->mincpus ? tasks * cpt : o->mincpus);
 		if (!r && gpus[0])
 			r = jobspec_set(js, 'l', err, "ngpus=%s", gpus + 7);
-		if (!r && (o->mem > 0 || o->mem_per_cpu > 0))
+		if (!r && (o->mem > 0 || o->mem_per_cpu > 0 || o->mem_per_gpu > 0))
 			r = jobspec_set(js, 'l', err, "mem=%" PRId64,
-					o->mem > 0 ? o->mem : o->mem_per_cpu * tasks * cpt);
+					o->mem > 0 ? o->mem : o->mem_per_cpu > 0 ? o->mem_per_cpu * tasks * cpt
+					: o->mem_per_gpu * node_gpus);
 		return r;
 	}
 	r = jobspec_set(js, 'l', err, "select=%s", select);
@@ -784,8 +802,13 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 
 	/* sbatch's fatal(): one way of asking for memory, wherever each
 	 * was given (the script or the command line). */
-	if (o->mem >= 0 && o->mem_per_cpu >= 0)
+	if ((o->mem >= 0) + (o->mem_per_cpu >= 0) + (o->mem_per_gpu >= 0) > 1)
 		return error_set(err, -EINVAL, "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
+	/* --mem-per-gpu is memory for each GPU the job has on a node: with
+	 * none it would ask for nothing (qpool refuses rather than guess). */
+	if (o->mem_per_gpu > 0 && o->gpus_per_node <= 0 && o->gpus <= 0)
+		return error_set(err, -EINVAL, "--mem-per-gpu=%" PRId64 "M without GPUs: give --gpus, "
+				 "--gpus-per-node or --gres=gpu:N", o->mem_per_gpu >> 20);
 	if (o->job_name)
 		r = jobspec_option(js, 'N', o->job_name, err);
 	if (!r && o->partition) {
@@ -806,7 +829,7 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 			 o->nodes_max, o->nodes_min);
 	/* --mem=0: all the memory of each node, as Slurm gives it; qpoold
 	 * counts it (docs/ARCHITECTURE.md, "Memory counted"). */
-	if (!r && (o->mem == 0 || o->mem_per_cpu == 0))
+	if (!r && (o->mem == 0 || o->mem_per_cpu == 0 || o->mem_per_gpu == 0))
 		js->mem_node = 1;
 	for (int k = 0; k < 2 && !r; k++) {
 		const char *pat = k == 0 ? o->output : o->error;
@@ -841,6 +864,8 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 			return error_set(err, -EINVAL, "invalid --array specification: %s", o->array);
 		r = jobspec_option(js, 't', o->array, err);
 	}
+	if (!r && o->signal)
+		r = jobspec_set(js, 'l', err, "signal=%s", o->signal);
 	if (!r && o->dependency) {
 		r = dependency_pbs(o->dependency, text, sizeof(text), err);
 		if (!r && text[0])
@@ -970,6 +995,8 @@ int slurmopt_env(const struct slurmopt *o, json_t *env)
 		r |= env_int(env, "SLURM_CPUS_PER_TASK", o->cpus_per_task);
 	if (o->mem_per_cpu > 0)
 		r |= env_int(env, "SLURM_MEM_PER_CPU", o->mem_per_cpu >> 20);
+	if (o->mem_per_gpu > 0)
+		r |= env_int(env, "SLURM_MEM_PER_GPU", o->mem_per_gpu >> 20);
 	return r ? -ENOMEM : 0;
 }
 

@@ -24,6 +24,7 @@ struct slurmopt {
 	char *partition;         /* -p, may be a comma list */
 	char *array;             /* -a, Slurm's list form */
 	char *dependency;        /* -d, as given */
+	char *signal;            /* --signal, as given (checked) */
 	char *begin;             /* --begin, as given */
 	char *chdir;             /* -D */
 	char *export;            /* --export, as given; NULL: ALL */
@@ -43,6 +44,7 @@ struct slurmopt {
 	int64_t mincpus;         /* --mincpus: each node's CPUs at least */
 	int64_t mem;             /* --mem bytes per node; 0: the whole node */
 	int64_t mem_per_cpu;     /* --mem-per-cpu bytes; 0: the whole node */
+	int64_t mem_per_gpu;     /* --mem-per-gpu bytes; 0: the whole node */
 	int64_t gpus_per_node;   /* --gpus-per-node, --gres=gpu[:TYPE]:G */
 	int64_t gpus;            /* --gpus, -G: the job's in all */
 	int exclusive;           /* --exclusive: 1 */

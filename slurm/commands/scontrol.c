@@ -362,6 +362,12 @@ static int show_list(struct client *cl, const char *what, const char *name)
 			kv(&first, "NodeHostName", "%s", wire_str(o, "name"));
 			brk(&first);
 			kv(&first, "RealMemory", "%lld", wire_int(topo, "mem", 0) / (1024 * 1024));
+			/* Memory counted: what jobs hold, and what they do not. */
+			kv(&first, "AllocMem", "%lld", wire_int(o, "mem_assigned", 0) / (1024 * 1024));
+			if (json_object_get(o, "mem_free"))
+				kv(&first, "FreeMem", "%lld", wire_int(o, "mem_free", 0) / (1024 * 1024));
+			else
+				kv(&first, "FreeMem", "N/A");
 			kv(&first, "Sockets", "%lld", wire_int(topo, "packages", 1));
 			brk(&first);
 			kv(&first, "State", "%s", node_state_upper(o));

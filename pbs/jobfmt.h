@@ -30,8 +30,10 @@ void jobfmt_job_full(FILE *f, const json_t *job);
 int jobfmt_queues_table(FILE *f, const json_t *queues);
 
 /* The node table: Node (first column, never cut), State, NCPUS, Free,
- * CPUs, Cgroup, RT, Jobs; when some node has GPUs, GPUs (free/total,
- * "-" for a node without) after Free. 0 or -ENOMEM. */
+ * CPUs, Cgroup, RT, Jobs; when some node says its memory, Mem (free/
+ * offered, "-" for a node that does not) after Free; when some node has
+ * GPUs, GPUs (free/total, "-" for a node without) after that. 0 or
+ * -ENOMEM. */
 int jobfmt_nodes_table(FILE *f, const json_t *nodes);
 
 /* A queue's IQS dispatch order (the reply of the order op): a heading with

@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "parse.h"
 #include "slurmjobs.h"
 #include "slurmsel.h"
 #include "timeutil.h"
@@ -39,25 +40,6 @@ static const char *arg_conf;
 static int arg_signal;
 static bool arg_quiet;
 static struct slurmsel arg_sel;
-
-static int signal_parse(const char *s)
-{
-	char *end;
-	long n;
-
-	if (strncasecmp(s, "SIG", 3) == 0)
-		s += 3;
-	n = strtol(s, &end, 10);
-	if (*s && *end == '\0')
-		return n >= 1 && n <= 30 ? (int)n : -1;
-	for (int sig = 1; sig <= 30; sig++) {
-		const char *abbrev = sigabbrev_np(sig);
-
-		if (abbrev && strcasecmp(abbrev, s) == 0)
-			return sig;
-	}
-	return -1;
-}
 
 /* One job (or array task): delete or signal. */
 static int job_act(struct client *cl, long long id, long long index, const char *shown)

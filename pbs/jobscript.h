@@ -49,6 +49,7 @@ struct jobspec {
 	int64_t ngpus;              /* -l ngpus=N (with chunks: their total), -1 unset */
 	int64_t mem;                /* -l mem=SIZE (bytes), -1 unset */
 	int mem_node;               /* sbatch --mem=0: a whole node's memory: 1, -1 unset */
+	int64_t pmem;               /* -l pmem=SIZE: per process (Torque), -1 unset */
 	int64_t walltime;           /* -l walltime=TIME (seconds), -1 unset */
 	char *stdout_path;          /* -o, as given (may be relative) */
 	char *stderr_path;          /* -e */
@@ -130,6 +131,14 @@ const char *jobspec_attr(const struct jobspec *js, const char *name);
  * directives); src's -v entries are appended after dst's. 0 or -ENOMEM. */
 int jobspec_merge(struct jobspec *dst, const struct jobspec *src);
 
+/* The memory a chunk of js asks for, per chunk: its mem, else pmem times
+ * its processes (mpiprocs, else ncpus), else 0 (none asked). */
+int64_t jobspec_chunk_mem(const struct jobspec *js, const struct jobspec_chunk *c);
+
+/* The memory js asks for in all: -l mem, else what pmem makes of its
+ * processes (each chunk's, summed; a one-node job's ncpus), else -1. */
+int64_t jobspec_mem(const struct jobspec *js);
+
 /* The job's working directory into buf (len bytes): js->workdir made
  * absolute against cwd (the submitting command's), or cwd when unset.
  * 0 or -ENAMETOOLONG. */
@@ -152,9 +161,6 @@ int jobscript_check(const char *text, size_t len, struct error *err);
  * to WIRE_MAX + 1 bytes (enough to tell "too large"). 0, -errno. */
 int jobscript_read(int fd, char **ret, size_t *ret_len);
 
-/* True when s[0..len) is valid UTF-8 (no overlong forms, no surrogates,
- * nothing above U+10FFFF: what JSON strings accept). */
-bool utf8_valid(const char *s, size_t len);
 
 /* Reads the directives at the top of text into js (which the caller has
  * initialised). A directive is a line starting with "#QP" or "#PBS" (or

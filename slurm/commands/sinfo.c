@@ -25,7 +25,7 @@ static const char usage_text[] =
 	"  -n, --nodes=NODES       only these nodes\n"
 	"  -t, --states=STATES     only nodes in these states (idle mix alloc down drain drng)\n"
 	"  -h, --noheader          no header line\n"
-	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C %G %p %m %f)\n"
+	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C %G %p %m %e %f)\n"
 	"      --json              Slurm's JSON document\n"
 	"      --conf FILE         configuration file\n"
 	"      --help, --usage     show this help\n";
@@ -77,6 +77,7 @@ struct row {
 	size_t n;
 	long long cpus, cpus_alloc, cpus_down, cpus_per_node;
 	long long mem_min, mem_max;     /* MiB per node */
+	long long free_min, free_max;   /* MiB not held by jobs, per node; -1: none said */
 	long long gpus_per_node;        /* the most any of its nodes has */
 	const char *features;           /* its nodes' (one row per set with %f) */
 };
@@ -140,6 +141,15 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 		/* Slurm's "smallest+" when the nodes differ. */
 		snprintf(buf, len, "%lld%s", r->mem_min, r->mem_max > r->mem_min ? "+" : "");
 		break;
+	case 'e':
+		/* Slurm's "min-max" when the nodes differ; N/A when none says. */
+		if (r->free_min < 0)
+			snprintf(buf, len, "N/A");
+		else if (r->free_max > r->free_min)
+			snprintf(buf, len, "%lld-%lld", r->free_min, r->free_max);
+		else
+			snprintf(buf, len, "%lld", r->free_min);
+		break;
 	}
 }
 
@@ -157,6 +167,7 @@ static const char *header(char letter)
 	case 'G': return "GRES";
 	case 'p': return "PRIO_TIER";
 	case 'm': return "MEMORY";
+	case 'e': return "FREE_MEM";
 	case 'f': return "AVAIL_FEATURES";
 	default: return NULL;
 	}
@@ -242,7 +253,8 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 	json_array_foreach(nodes, i, node) {
 		const char *s, *l;
 		struct row *r = NULL;
-		long long mem;
+		long long mem, fr;
+		json_t *freev;
 
 		if (!node_wanted(node))
 			continue;
@@ -263,10 +275,20 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			r->state_short = s;
 			r->state_long = l;
 			r->features = wire_str(node, "features");
+			r->free_min = r->free_max = -1;
 		}
 		if (r->n < sizeof(r->names) / sizeof(r->names[0]))
 			r->names[r->n++] = wire_str(node, "name");
-		mem = wire_int(json_object_get(node, "topology"), "mem", 0) / (1024 * 1024);
+		/* What the node offers its jobs (memory counted), else what
+		 * its topology holds; free: what no job holds of the offer. */
+		freev = json_object_get(node, "mem_free");
+		fr = freev ? wire_int(node, "mem_free", 0) / (1024 * 1024) : -1;
+		mem = freev ? (wire_int(node, "mem_free", 0) + wire_int(node, "mem_assigned", 0)) / (1024 * 1024)
+			    : wire_int(json_object_get(node, "topology"), "mem", 0) / (1024 * 1024);
+		if (fr >= 0 && (r->free_min < 0 || fr < r->free_min))
+			r->free_min = fr;
+		if (fr > r->free_max)
+			r->free_max = fr;
 		if (r->n == 1 || mem < r->mem_min)
 			r->mem_min = mem;
 		if (mem > r->mem_max)
@@ -283,6 +305,7 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 	if (n == 0 && !arg_node_lines && !arg_nodes && !arg_states && max) {
 		memset(&rows[0], 0, sizeof(rows[0]));
 		rows[0].queue = queue;
+		rows[0].free_min = rows[0].free_max = -1;
 		n = 1;
 	}
 	return n;

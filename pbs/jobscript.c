@@ -25,7 +25,7 @@ void jobspec_init(struct jobspec *js)
 		.ncpus = -1, .ngpus = -1, .mem = -1, .walltime = -1,
 		.join = -1, .hold = -1, .rerunnable = -1, .export_all = -1,
 		.ompthreads = -1, .priority = JOBSPEC_PRIORITY_UNSET, .quiet = -1,
-		.interactive = -1, .mail = -1, .place = JOBSPEC_PLACE_UNSET, .excl = -1, .block = -1, .mem_node = -1, .depend_lift = -1,
+		.interactive = -1, .mail = -1, .place = JOBSPEC_PLACE_UNSET, .excl = -1, .block = -1, .mem_node = -1, .pmem = -1, .depend_lift = -1,
 		.workdir_submit = -1,
 	};
 }
@@ -81,42 +81,6 @@ bool jobspec_option_has_arg(int opt)
 	const char *p = opt > ' ' && opt < 0x7f && opt != ':' ? strchr(JOBSPEC_OPTSTRING, opt) : NULL;
 
 	return p && p[1] == ':';
-}
-
-bool utf8_valid(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s, *end = p + len;
-
-	while (p < end) {
-		unsigned char c = *p;
-		unsigned n;
-		uint32_t cp, min;
-
-		if (c < 0x80) {
-			p++;
-			continue;
-		}
-		if ((c & 0xe0) == 0xc0) {
-			n = 1, cp = c & 0x1f, min = 0x80;
-		} else if ((c & 0xf0) == 0xe0) {
-			n = 2, cp = c & 0x0f, min = 0x800;
-		} else if ((c & 0xf8) == 0xf0) {
-			n = 3, cp = c & 0x07, min = 0x10000;
-		} else {
-			return false;
-		}
-		if ((size_t)(end - p) <= n)
-			return false;
-		for (unsigned i = 1; i <= n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (p[i] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		p += n + 1;
-	}
-	return true;
 }
 
 static int string_set(char **dst, const char *src)
@@ -697,11 +661,31 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		snprintf(lwhat, sizeof(lwhat), "-l %s", what);
 		return ngpus_parse(lwhat, val, &js->ngpus, err);
 	}
+	/* Torque's pmem is per process: the job holds pmem times its
+	 * processes on each node, counted and limited as mem is
+	 * (jobspec_mem; docs/ARCHITECTURE.md, "Memory counted"). */
+	if (!strcmp(name, "pmem") && !in_chunk) {
+		r = size_check(what, val, &v, err);
+		if (r < 0)
+			return r;
+		js->pmem = (int64_t)v;
+		return attr_set(js, "Resource_List.pmem", val);
+	}
 	if (!strcmp(name, "pmem") || !strcmp(name, "pvmem") || !strcmp(name, "vmem") ||
 	    !strcmp(name, "file")) {
 		r = size_check(what, val, &v, err);
 		return r < 0 ? r : record_unenforced(js, name, val,
 						      "not enforced (qpool limits a job's mem=)");
+	}
+	/* Moab's and Torque's notice before the walltime, Slurm's --signal:
+	 * "[B:]SIG[@SECONDS]", sent by gded (docs/ARCHITECTURE.md). */
+	if (!strcmp(name, "signal") && !in_chunk) {
+		struct end_notice notice;
+
+		if (end_notice_parse(val, &notice) < 0)
+			return error_set(err, -EINVAL, "%s: not [B:]SIGNAL[@SECONDS] (e.g. USR1@60, "
+					 "seconds at most %d)", what, END_NOTICE_SECS_MAX);
+		return attr_set(js, "Resource_List.signal", val);
 	}
 	if (!strcmp(name, "cput") || !strcmp(name, "pcput")) {
 		r = time_check(what, val, &v, err);
@@ -1135,6 +1119,8 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 		dst->excl = src->excl;
 	if (src->mem >= 0)
 		dst->mem = src->mem;
+	if (src->pmem >= 0)
+		dst->pmem = src->pmem;
 	if (src->walltime >= 0)
 		dst->walltime = src->walltime;
 	if (src->join >= 0)
@@ -1414,4 +1400,34 @@ int jobscript_read(int fd, char **ret, size_t *ret_len)
 	*ret = buf;
 	*ret_len = len;
 	return 0;
+}
+
+int64_t jobspec_chunk_mem(const struct jobspec *js, const struct jobspec_chunk *c)
+{
+	int64_t procs = c->mpiprocs > 0 ? c->mpiprocs : c->ncpus;
+
+	if (c->mem > 0)
+		return c->mem;
+	if (js->pmem > 0 && procs > 0 && js->pmem <= INT64_MAX / procs)
+		return js->pmem * procs;
+	return 0;
+}
+
+int64_t jobspec_mem(const struct jobspec *js)
+{
+	int64_t sum = 0;
+
+	if (js->mem >= 0 || js->pmem <= 0)
+		return js->mem;
+	if (!js->n_chunks)
+		return js->pmem <= INT64_MAX / (js->ncpus > 0 ? js->ncpus : 1)
+			       ? js->pmem * (js->ncpus > 0 ? js->ncpus : 1) : -1;
+	for (size_t i = 0; i < js->n_chunks; i++) {
+		int64_t m = jobspec_chunk_mem(js, &js->chunks[i]);
+
+		if (m > INT64_MAX / js->chunks[i].count || sum > INT64_MAX - m * js->chunks[i].count)
+			return -1;
+		sum += m * js->chunks[i].count;
+	}
+	return sum;
 }

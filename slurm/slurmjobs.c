@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The jobs a Slurm command asks qpoold for, and Slurm's JSON of them (lib/slurmjobs.h). */
+/* The jobs a Slurm command asks qpoold for, and Slurm's JSON of them (slurm/slurmjobs.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The submit request from a jobspec (lib/jobsubmit.h). */
+/* The submit request from a jobspec (client/jobsubmit.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,7 @@ static void array_env(const char *array, json_t *env)
 
 void jobsubmit_request(const struct jobspec *js, json_t *req)
 {
+	int64_t mem = jobspec_mem(js);
 	mode_t mask;
 
 	if (js->priority != JOBSPEC_PRIORITY_UNSET)
@@ -41,8 +42,8 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 		json_object_set_new(req, "ncpus", json_integer(js->ncpus));
 	if (js->ngpus > 0)
 		json_object_set_new(req, "ngpus", json_integer(js->ngpus));
-	if (js->mem >= 0)
-		json_object_set_new(req, "mem", json_integer(js->mem));
+	if (mem >= 0)
+		json_object_set_new(req, "mem", json_integer(mem));
 	if (js->mem_node > 0)
 		json_object_set_new(req, "mem_node", json_true());
 	if (js->walltime >= 0)
@@ -55,7 +56,7 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 
 			json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I}",
 				"count", (json_int_t)c->count, "ncpus", (json_int_t)c->ncpus,
-				"mem", (json_int_t)c->mem, "mpiprocs", (json_int_t)c->mpiprocs,
+				"mem", (json_int_t)jobspec_chunk_mem(js, c), "mpiprocs", (json_int_t)c->mpiprocs,
 				"ompthreads", (json_int_t)c->ompthreads);
 
 			if (o && c->ngpus > 0)

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* The handlers behind qpoold's one door (door.c): each op's, by the file
+ * that keeps it. A handler is called only for its op, by a peer the door
+ * let in (its table says who may ask), and replies, or queues a pending
+ * reply, before it returns. */
+#ifndef QPOOL_OPS_H
+#define QPOOL_OPS_H
+
+#include <jansson.h>
+
+struct conn;
+
+typedef void op_handler(struct conn *c, const char *op, long long req_id, json_t *msg);
+
+/* requests.c: the commands' ops */
+op_handler op_submit, op_stat, op_delete, op_tie, op_hold_release, op_queues, op_nodes, op_acct,
+	op_stats;
+/* requests.c: the name of a member of msg with the wrong type, or NULL */
+const char *request_member_mistyped(const json_t *msg);
+/* jobctl.c: qalter, qmove, qorder, qsig, qrerun */
+op_handler op_alter_move, op_swap, op_signal, op_rerun;
+/* admin.c: qmgr's ops and the dispatch order */
+op_handler op_admin, op_order, op_hooks;
+/* nodes.c: a node's link */
+op_handler op_register, op_heartbeat, op_health, op_done, op_exited;
+/* tasks.c: tasks across a job's nodes */
+op_handler op_task_start, op_task_pass;
+
+#endif

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The node's health check (issue 37, qpool-hooks(5)): qnoded runs it at
+# start and every health_check_interval without blocking its loop; a
+# failing check drains the node with its first line of output (LBNL NHC
+# prints "ERROR ..." there), a passing one resumes a node the check itself
+# drained, never one an admin drained; who drained it is shown; a check
+# that hangs is killed at health_check_timeout and has failed.
+. "$(dirname "$0")/lib.sh"
+H=$(mktemp -d /tmp/qpool-health.XXXXXX)
+chmod 755 "$H"
+health_rm() { rm -rf "$H"; }
+QP_ATEXIT_LAST+=(health_rm)
+qp_setup "
+[node]
+health_check = $H/check
+health_check_interval = 1
+health_check_timeout = 2"
+cat > "$H/check" <<HOOK
+#!/bin/bash
+cat > /dev/null
+echo run >> $H/runs
+[ -e $H/hang ] && sleep 30
+if [ -e $H/broken ]; then
+	echo "ERROR:  nhc:  /scratch is not mounted"
+	echo "more output"
+	exit 1
+fi
+exit 0
+HOOK
+chmod 755 "$H/check"
+qp_start_server
+qp_start_node n1
+node() { "$QP_BIN/qstat" --nodes --json | python3 -c '
+import json, sys
+for n in json.load(sys.stdin)["nodes"]:
+    if n["name"] == "n1": print(n["state"], "|", n.get("drained_by", ""), "|", n.get("reason", ""))'; }
+wait_node() {  # TEXT: until node says it (bounded: 20 s)
+	local i
+	for ((i = 0; i < 400; i++)); do [ "$(node)" = "$1" ] && return 0; sleep 0.05; done
+	fail "n1 is '$(node)', not '$1'"
+}
+runs() { wc -l < "$H/runs" 2>/dev/null || echo 0; }
+wait_runs() {  # N more runs of the check from now
+	local want=$(($(runs) + $1)) i
+	for ((i = 0; i < 400; i++)); do [ "$(runs)" -ge "$want" ] && return 0; sleep 0.05; done
+	fail "the health check did not run $1 more times"
+}
+
+note "a passing check: n1 up"
+wait_runs 1
+[ "$(node)" = "up |  | " ] || fail "n1: $(node)"
+
+note "the check fails: n1 drained by health, with its first line"
+touch "$H/broken"
+wait_node "drained | health | ERROR:  nhc:  /scratch is not mounted"
+id=$(echo true | as qpuser1 qsub) || fail qsub
+wait_runs 2
+[ "$(qp_state "$id")" = queued ] || fail "a job started on a node its health check drained"
+
+"$QP_BIN/pbsnodes" -a n1 | grep -q "qpool_offline_by = health" || fail "pbsnodes does not say the check drained n1: $("$QP_BIN/pbsnodes" -a n1)"
+
+note "it passes again: n1 resumed, the job runs"
+rm "$H/broken"
+wait_node "up |  | "
+qp_wait "$id" completed
+
+note "an admin's drain stays, whatever the check says"
+"$QP_BIN/qmgr" drain n1 "disk swap" || fail "qmgr drain"
+wait_runs 2
+[ "$(node)" = "drained | admin | disk swap" ] || fail "the check resumed an admin's drain: $(node)"
+touch "$H/broken"
+wait_runs 2
+[ "$(node)" = "drained | admin | disk swap" ] || fail "the check took over an admin's drain: $(node)"
+rm "$H/broken"
+"$QP_BIN/qmgr" resume n1 || fail "qmgr resume"
+wait_node "up |  | "
+
+note "a check that hangs is killed at health_check_timeout: drained"
+touch "$H/hang"
+for ((i = 0; i < 400; i++)); do node | grep -qE "^drained \| health \| health check killed after 2[0-9]{3} ms \(its time bound\)$" && break; sleep 0.05; done
+node | grep -qE "^drained \| health \| health check killed after 2[0-9]{3} ms \(its time bound\)$" || fail "a hung check: n1 is '$(node)'"
+rm "$H/hang"
+wait_node "up |  | "
+
+note "qpoold restarted: who drained it is kept"
+touch "$H/broken"
+wait_node "drained | health | ERROR:  nhc:  /scratch is not mounted"
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+# Down until n1 registers again, then drained by health as before.
+wait_node "drained | health | ERROR:  nhc:  /scratch is not mounted"
+rm "$H/broken"
+wait_node "up |  | "
+echo PASS
