@@ -32,6 +32,7 @@ struct nodesel {
 	unsigned n_alts;
 	bool any;                /* a constraint at all */
 	unsigned refs;
+	uint64_t key;            /* nodesel_key's */
 };
 
 static bool feature_char(char c)
@@ -296,6 +297,31 @@ static int list_load(const char *what, const char *list, char ***ret, size_t *re
 	return 0;
 }
 
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (h ^ 0xff) * 1099511628211ULL;   /* a separator no name holds */
+}
+
+static uint64_t key_of(const struct nodesel *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (size_t i = 0; i < s->n_req; i++)
+		h = fnv(h, s->req[i]);
+	h = fnv(h, "\x01");
+	for (size_t i = 0; i < s->n_exc; i++)
+		h = fnv(h, s->exc[i]);
+	h = fnv(h, "\x01");
+	return s->any ? fnv(h, s->text) : h;
+}
+
+uint64_t nodesel_key(const struct nodesel *s)
+{
+	return s ? s->key : 0;
+}
+
 int nodesel_create(const char *nodelist, const char *exclude, const char *constraint,
 		   struct nodesel **ret, struct error *err)
 {
@@ -321,6 +347,7 @@ int nodesel_create(const char *nodelist, const char *exclude, const char *constr
 		nodesel_destroy(s);
 		return r;
 	}
+	s->key = key_of(s);
 	*ret = s;
 	return 0;
 }

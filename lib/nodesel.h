@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -55,6 +56,10 @@ bool nodesel_node_ok(const struct nodesel *s, const char *name, const char *feat
 
 /* Whether a node named name may hold the job by names alone. */
 bool nodesel_name_ok(const struct nodesel *s, const char *name);
+
+/* A hash of what s selects (its names and constraint text): selections
+ * with equal keys select the same nodes (but for a collision, 2^-64). */
+uint64_t nodesel_key(const struct nodesel *s);
 
 /* The selection's texts as kept with the job: which 0 the node list,
  * 1 the excluded nodes (both compressed, "n[1-3]"), 2 the constraint as

@@ -863,6 +863,21 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 	*ret_room = 0;
 	*ret_groom = 0;
 	*ret_mroom = 0;
+	if (!j->n_chunks && j->sel) {
+		uint64_t key = nodesel_key(j->sel);
+
+		/* A selection that found no node this pass, for as much or
+		 * less: none now either. The bounds are left as they are. */
+		for (unsigned k = 0; k < p->n_sel_miss && k < 16; k++)
+			if (p->sel_miss[k].key == key && p->sel_miss[k].ncpus <= j->ncpus &&
+			    p->sel_miss[k].ngpus <= j->ngpus && p->sel_miss[k].mem <= j->mem &&
+			    p->sel_miss[k].walltime - 1 <= j->walltime - 1) {   /* 0: the longest */
+				*ret_room = UINT_MAX;
+				*ret_groom = UINT_MAX;
+				*ret_mroom = UINT64_MAX;
+				return false;
+			}
+	}
 	if (!j->n_chunks) {
 		/* One node: the first where placement finds room, as always;
 		 * nodes after it are not looked at (a pass over 10,000 nodes
@@ -924,6 +939,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		*ret_room = seen;
 		*ret_groom = gseen;
 		*ret_mroom = mseen;
+		if (j->sel && !j->excl)
+			p->sel_miss[p->n_sel_miss++ % 16] = (typeof(p->sel_miss[0])){ nodesel_key(j->sel), j->ncpus,
+										j->ngpus, j->mem, j->walltime };
 		return false;
 	}
 	take = calloc(p->n_nodes * 2 + 1, sizeof(*take));   /* CPUs, then GPUs */

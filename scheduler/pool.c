@@ -1131,6 +1131,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	if (!pq || !pq->n_users || place_nodes_vector(p) < 0)
 		return 0;
 	p->scan_from = p->nodes;
+	p->n_sel_miss = 0;
 	turns = malloc(pq->n_users * sizeof(*turns));
 	if (!turns)
 		return 0;
@@ -1236,10 +1237,11 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					pq->blocked = arr ? arr->id : j->id;
 				/* Room was counted on every node; topology may still
 				 * refuse a job that fits the count, so seen stays. */
+				/* (A selection's miss remembered: UINT_MAX, no news.) */
 				if ((!j->n_chunks || j->place == JOB_PLACE_PACK) && !j->excl) {
-					room = seen;
-					groom = gseen;
-					mroom = mseen;
+					room = seen < room ? seen : room;
+					groom = gseen < groom ? gseen : groom;
+					mroom = mseen < mroom ? mseen : mroom;
 				}
 				if (q->strict)
 					stop = true;

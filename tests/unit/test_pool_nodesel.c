@@ -145,7 +145,48 @@ static void test_features(void)
 	free(c);
 }
 
+/* Jobs of one selection that found no node: the pass looks at the nodes
+ * for the first alone; the others, and a job without one behind them,
+ * still get their answer. */
+static void test_miss_memo(void)
+{
+	struct config *c = one_queue();
+	struct pool_stats st;
+	struct dispatch d[8];
+	struct pool *p;
+	char name[16];
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	snode(p, "rare", "rare");
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		snode(p, name, NULL);
+	}
+	pool_job_add(p, sjob(1, 1, 2, "rare", NULL, NULL));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	for (int i = 2; i < 52; i++)
+		pool_job_add(p, sjob(i, 1, 1, NULL, NULL, "rare"));
+	pool_job_add(p, sjob(52, 1, 2, NULL, NULL, NULL));
+	pool_stats_get(p, &st);
+	uint64_t before = st.node_looks;
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 52);
+	pool_stats_get(p, &st);
+	CU_ASSERT(st.node_looks - before < 250);
+	if (st.node_looks - before >= 250)
+		fprintf(stderr, "memo: %llu node looks\n", (unsigned long long)(st.node_looks - before));
+	/* The rare node frees: the first of them starts there. */
+	pool_job_release(p, pool_job_find(p, 1));
+	pool_job_remove(p, pool_job_find(p, 1));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
+	CU_ASSERT_STRING_EQUAL(d[0].job->alloc[0].node, "rare");
+	pool_destroy(p);
+	free(c->queues);
+	free(c);
+}
+
 static const struct unit_test pool_nodesel_tests[] = {
+	{ "miss_memo", test_miss_memo },
 	{ "names", test_names },
 	{ "features", test_features },
 	{ NULL, NULL },
