@@ -6,7 +6,9 @@
  * 4 CPUs and 1 GPU, for 10 users. Passes of at most 512 decisions (as
  * qpoold's) run until the pool is full, then one pass over the full pool,
  * then one after a hundredth of the running jobs ended (the steady state).
- *   pass-gpu NODES JOBS [EVERY]   (every EVERY-th job asks for a GPU; 0: none)
+ *   pass-gpu NODES JOBS [EVERY [FEAT]]   (every EVERY-th job asks for a GPU; 0:
+ *   none; every FEAT-th job (offset by 3 from the GPU jobs) asks for -C fast,
+ *   a feature of every other node: docs/RESOURCES.md; 0 or absent: none)
  * Prints one JSON line: passes while filling (count, mean and max ms),
  * the full pool's pass (ms), jobs and GPU jobs placed, GPUs left free. */
 #include <stdio.h>
@@ -33,6 +35,9 @@ int main(int argc, char **argv)
 	const char *topo_text = "pack:2 numa:2 core:16 pu:2";
 	long nodes = argc > 2 ? atol(argv[1]) : 0, jobs = argc > 2 ? atol(argv[2]) : 0;
 	long every = argc > 3 ? atol(argv[3]) : 10;   /* 0: no GPU job, the baseline */
+	long feat = argc > 4 ? atol(argv[4]) : 0;     /* 0: no job asks for a feature */
+	struct nodesel *fast = NULL;
+	long fplaced = 0;
 	static struct dispatch d[BATCH];
 	struct config c = { 0 };
 	struct queue_conf q = { .started = true };
@@ -53,6 +58,8 @@ int main(int argc, char **argv)
 	c.queues = &q;
 	c.n_queues = 1;
 	if (pool_create(&p) < 0)
+		return 1;
+	if (feat && nodesel_create(NULL, NULL, "fast", &fast, &err) < 0)
 		return 1;
 	for (long i = 0; i < nodes; i++) {
 		char name[32];
@@ -83,6 +90,8 @@ int main(int argc, char **argv)
 		}
 		nd->n_gpus = GPUS;
 		nd->gpus_free = (UINT64_C(1) << GPUS) - 1;
+		if (feat && i % 2 == 0 && !(nd->features = strdup("fast,ib")))
+			return 1;
 	}
 	for (long id = 1; id <= jobs; id++) {
 		struct job *j = calloc(1, sizeof(*j));
@@ -96,6 +105,8 @@ int main(int argc, char **argv)
 		j->walltime = 3600;
 		j->ncpus = every && id % every == 0 ? 4 : 1;
 		j->ngpus = every && id % every == 0 ? 1 : 0;
+		if (feat && id % feat == 3 % feat)
+			j->sel = nodesel_ref(fast);
 		if (pool_job_add(p, j) < 0)
 			return 1;
 	}
@@ -104,8 +115,10 @@ int main(int argc, char **argv)
 		t = now_ms();
 		n = pool_schedule(p, &c, d, BATCH);
 		t = now_ms() - t;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			gplaced += d[i].job->ngpus > 0;
+			fplaced += d[i].job->sel != NULL;
+		}
 		placed += (long)n;
 		if (n) {
 			passes++;
@@ -137,9 +150,11 @@ int main(int argc, char **argv)
 	printf("{\"nodes\": %ld, \"gpus_per_node\": %d, \"jobs\": %ld, \"passes\": %ld, "
 	       "\"pass_ms_mean\": %.3f, \"pass_ms_max\": %.3f, \"full_pass_ms\": %.3f, "
 	       "\"placed\": %ld, \"gpu_jobs_placed\": %ld, \"gpus_free\": %llu, \"full_pass_placed\": %zu, "
-	       "\"steady_pass_ms\": %.3f, \"steady_pass_placed\": %zu}\n",
+	       "\"steady_pass_ms\": %.3f, \"steady_pass_placed\": %zu, \"feature_every\": %ld, "
+	       "\"feature_jobs_placed\": %ld}\n",
 	       nodes, GPUS, jobs, passes, passes ? sum / (double)passes : 0, max, full, placed, gplaced,
-	       (unsigned long long)gfree, n, steady, steady_n);
+	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced);
 	pool_destroy(p);
+	nodesel_destroy(fast);
 	return 0;
 }

@@ -71,6 +71,12 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 		snprintf(place, sizeof(place), "%s%s", jobspec_place_name(js->place), js->excl > 0 ? ":excl" : "");
 		json_object_set_new(req, "place", json_string(place));
 	}
+	if (js->nodelist)
+		json_object_set_new(req, "nodelist", json_string(js->nodelist));
+	if (js->exclude)
+		json_object_set_new(req, "exclude", json_string(js->exclude));
+	if (js->constraint)
+		json_object_set_new(req, "constraint", json_string(js->constraint));
 	if (js->rerunnable >= 0)
 		json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
 	/* The submitter's umask goes with the job (umask(2) can only be read

@@ -41,6 +41,23 @@ static const char *node_state(const json_t *n)
 	return wire_int(n, "free", 0) == 0 && wire_int(n, "ncpus", 0) > 0 ? "job-busy" : "free";
 }
 
+/* Each feature NAME as NAME = True, NAME=VALUE as NAME = VALUE, unless
+ * avail has that name already (ncpus, mem, host ...). */
+static void features_set(json_t *avail, const char *features)
+{
+	for (const char *p = features; p && *p;) {
+		size_t n = strcspn(p, ","), k = strcspn(p, "=");
+		char name[64];
+
+		if (k > n)
+			k = n;
+		snprintf(name, sizeof(name), "%.*s", (int)(k < 63 ? k : 63), p);
+		if (!json_object_get(avail, name))
+			json_object_set_new(avail, name, k < n ? json_stringn(p + k + 1, n - k - 1) : json_string("True"));
+		p += n + (p[n] == ',');
+	}
+}
+
 static json_t *node_attrs(const json_t *n)
 {
 	const json_t *topo = json_object_get(n, "topology"), *jobs = json_object_get(n, "jobs");
@@ -78,6 +95,12 @@ static json_t *node_attrs(const json_t *n)
 	/* As PBS Pro: ngpus only on nodes that have GPUs. */
 	if (ngpus > 0)
 		json_object_set_new(avail, "ngpus", json_integer(ngpus));
+	/* Features (docs/RESOURCES.md): PBS Pro's boolean resources
+	 * (bigmem = True) and string ones (model = skylake), Torque's
+	 * properties list. */
+	features_set(avail, wire_str(n, "features"));
+	if (wire_str(n, "features") && *wire_str(n, "features"))
+		json_object_set_new(a, "properties", json_string(wire_str(n, "features")));
 	json_object_set_new(a, "resources_available", avail);
 	json_object_set_new(assigned, "ncpus", json_integer(ncpus - wire_int(n, "free", 0)));
 	if (ngpus > 0)

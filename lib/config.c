@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "nodesel.h"
 #include "parse.h"
 #include "transport.h"
 
@@ -30,6 +31,7 @@ enum key_type {
 	KEY_TEXT,
 	KEY_ADDRS,
 	KEY_GPUS,
+	KEY_FEATURES,
 	KEY_HOOK_FAILURE,
 };
 
@@ -89,6 +91,7 @@ static const struct key keys[] = {
 	{ SEC_NODE, "tmpdir", KEY_PATH, S(tmpdir), "/var/tmp", "where each job's private TMPDIR is made (pbs.ID.SERVER, removed at the end)" },
 	{ SEC_NODE, "memcg_reclaim_threshold", KEY_UINT, S(memcg_reclaim_threshold), "4096", "cgroup v1: memory cgroups on the host, dying ones included, from which a job's page cache is reclaimed before its group is removed (0: always)" },
 	{ SEC_NODE, "gpus", KEY_GPUS, S(gpus), "auto", "the node's GPUs: device files (globs allowed) separated by blanks, none, or auto (hwloc's GPU devices)" },
+	{ SEC_NODE, "features", KEY_FEATURES, S(features), "", "the node's features, comma-separated (e.g. ib,bigmem,model=skylake), matched by -C, select=...:bigmem=true, nodes=1:ppn=2:ib" },
 	{ SEC_NODE, "jobs_tmpfs", KEY_BOOL, S(jobs_tmpfs), "no", "mount a tmpfs on the node's jobs directory (its job files in memory)" },
 	{ SEC_NODE, "prolog", KEY_PATH, S(prolog), "", "a site's hook run as root on each node of a job before its first instruction (qpool-hooks(5)); failing: the job goes back to the queue and the node is drained" },
 	{ SEC_NODE, "epilog", KEY_PATH, S(epilog), "", "a site's hook run as root on each node of a job after its last process (qpool-hooks(5)); failing: the node is drained" },
@@ -319,6 +322,13 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 		}
 		strcpy(dst, value);
 		return 0;
+	case KEY_FEATURES: {
+		struct error why;
+
+		if (nodesel_features_canon(value, dst, sizeof(((struct config *)0)->features), &why) < 0)
+			return error_set(err, -EINVAL, "%s = %s: %s", k->name, value, why.text);
+		return 0;
+	}
 	case KEY_GPUS:
 		/* Globs are qnoded's to expand (its host's /dev): here only
 		 * the shape, so qpoold --check-config catches a typo too. */

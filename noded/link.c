@@ -419,7 +419,8 @@ static json_t *link_register_msg(struct noded *nd, int fd)
 	char cpus[4096], addr[INET_ADDRSTRLEN];
 
 	cpumask_format(&t->cpus, cpus, sizeof(cpus));
-	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s*, s:s, s:b, s:s, s:o, s:o, s:s*, s:o*}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s*, s:s, s:b, s:s, s:o, s:o, s:s*, s:o*, "
+			 "s:s*}",
 			 "op", "node.register", "name", nd->name, "cpus", cpus, "mems", t->mems,
 			 "topology", "packages", (int)t->packages, "numa", (int)t->numa,
 			 "cores", (int)t->cores, "pus", (int)t->pus, "mem", (json_int_t)t->mem,
@@ -428,7 +429,8 @@ static json_t *link_register_msg(struct noded *nd, int fd)
 			 "rt_reason", nd->rt_reason, "running", jobs_running_json(nd->jobs),
 			 "results", jobs_results_json(nd->jobs),
 			 "addr", link_local_addr(fd, addr, sizeof(addr)) == 0 ? addr : NULL,
-			 "gpus", nd->n_gpus ? gpu_list_json(nd->gpus, nd->n_gpus) : NULL);
+			 "gpus", nd->n_gpus ? gpu_list_json(nd->gpus, nd->n_gpus) : NULL,
+			 "features", nd->features[0] ? nd->features : NULL);
 }
 
 /* A standby's reply (docs/PROTOCOL.md, "Standby, and the client's

@@ -15,6 +15,7 @@
 #include "hook.h"
 #include "log.h"
 #include "log-journal.h"
+#include "nodesel.h"
 #include "noded.h"
 #include "transport.h"
 #include "version.h"
@@ -37,6 +38,7 @@ static int arg_verbose;
 static long arg_simulate;
 static const char *arg_sim_topology = "pack:2 numa:4 core:16 pu:2";
 static bool arg_cgroup_holder;
+static char arg_sim_features[1024];   /* --sim-features, canonical */
 
 #define SIM_MAX 100000
 
@@ -53,6 +55,8 @@ static void usage(FILE *f)
 		   "                     seconds from their environment): no cgroups, no gded\n"
 		   "  -t, --sim-topology TEXT  their hwloc synthetic topology\n"
 		   "                     (default \"pack:2 numa:4 core:16 pu:2\")\n"
+		   "  -F, --sim-features LIST  their features, comma-separated (default:\n"
+		   "                     [node] features)\n"
 		   "  --cgroup-holder    hold the cgroup v2 group systemd delegated for the node's\n"
 		   "                     job groups, and do nothing else (qpool-cgroup.service)\n"
 		   "  -v, --verbose      debug logging\n"
@@ -68,6 +72,7 @@ static int parse_args(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "simulate", required_argument, NULL, 's' },
 		{ "sim-topology", required_argument, NULL, 't' },
+		{ "sim-features", required_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "cgroup-holder", no_argument, NULL, 'H' },
@@ -76,7 +81,7 @@ static int parse_args(int argc, char **argv)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "f:n:c:s:t:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:n:c:s:t:F:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': arg_config = optarg; break;
 		case 'n': arg_name = optarg; break;
@@ -90,6 +95,15 @@ static int parse_args(int argc, char **argv)
 			}
 			break;
 		case 't': arg_sim_topology = optarg; break;
+		case 'F': {
+			struct error why;
+
+			if (nodesel_features_canon(optarg, arg_sim_features, sizeof(arg_sim_features), &why) < 0) {
+				fprintf(stderr, "qnoded: --sim-features %s: %s\n", optarg, why.text);
+				return 1;
+			}
+			break;
+		}
 		case 'v': arg_verbose++; break;
 		case 'h': usage(stdout); return -1;
 		case 'H': arg_cgroup_holder = true; break;
@@ -158,6 +172,7 @@ static int topology_setup(struct noded *nd, hwloc_topology_t *io, struct error *
 	r = topo_node_describe(topo, wantp, &nd->topo, err);
 	if (r < 0)
 		goto done;
+	topo_features(topo, nd->config->features, nd->features, sizeof(nd->features));
 	numa_mem = nd->topo.mem;
 	total = topo_node_mem_reconcile(topo, nd->proc_root, &nd->topo);
 	/* GPUs and their locality from the I/O topology, which the node's
@@ -225,6 +240,8 @@ static int sim_run(const struct config *config, sd_event *event, struct error *e
 				      .event = event, .topo = topo, .cgroup_mode = CGROUP_MODE_NONE,
 				      .jobs_dirfd = -1, .simulated = true,
 				      .topo_xml = (char *)arg_sim_topology };
+		snprintf(nd->features, sizeof(nd->features), "%s",
+			 arg_sim_features[0] ? arg_sim_features : config->features);
 		snprintf(nd->rt_reason, sizeof(nd->rt_reason), "simulated node");
 		r = jobs_create(nd, &nd->jobs);
 		if (r == 0)

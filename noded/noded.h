@@ -54,6 +54,13 @@ int topo_node_describe(hwloc_topology_t topo, const struct cpumask *want,
  * read. Returns the MemTotal used (bytes), 0 when none was. */
 uint64_t topo_node_mem_reconcile(hwloc_topology_t topo, const char *proc_root, struct node_topo *t);
 
+/* The node's features into buf (len bytes): conf's (canonical, from
+ * [node] features), then what hwloc tells of the machine for free:
+ * arch=NAME (its Architecture, e.g. x86_64) and cpu_vendor=NAME (the
+ * first package's CPUVendor, e.g. GenuineIntel), each when hwloc has it
+ * and conf does not name that key already. */
+void topo_features(hwloc_topology_t topo, const char *conf, char *buf, size_t len);
+
 /* The node made of cpus (a subset of topo's allowed CPUs, as
  * topo_node_describe checked) as hwloc XML for node.register: topo is
  * restricted to cpus, dropping the NUMA nodes that hold none of them, so
@@ -311,6 +318,8 @@ struct noded {
 	struct node_gpu *gpus;          /* gpus_find's; NULL: none */
 	unsigned n_gpus;
 	bool simulated;                 /* jobs only wait their walltime */
+	char features[1200];            /* sent at registration: [node] features or
+	                                 * --sim-features, then hwloc's (arch=, cpu_vendor=) */
 	enum cgroup_mode cgroup_mode;
 	char cgroup_parent[PATH_MAX];   /* <config cgroup_parent>/<name> */
 	int cgroup_lock_fd;             /* noded_cgroup_lock's */

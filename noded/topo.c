@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "noded.h"
+#include "nodesel.h"
 
 int topo_machine_load(hwloc_topology_t *ret)
 {
@@ -296,4 +297,43 @@ uint64_t topo_node_mem_reconcile(hwloc_topology_t topo, const char *proc_root, s
 	 * share of the machine's memory. */
 	t->mem = numa ? (uint64_t)((unsigned __int128)t->mem * total / numa) : total;
 	return total;
+}
+
+/* One hwloc info value as a feature KEY=VALUE: blanks and what a feature
+ * may not hold become '_'; nothing when conf names KEY already. */
+static void feature_append(const char *key, const char *value, const char *conf, char *buf, size_t len)
+{
+	char f[NODESEL_FEATURE_MAX];
+	size_t at = strlen(buf), n, klen = strlen(key);
+	struct error err;
+
+	if (!value || !*value)
+		return;
+	for (const char *p = conf; p && *p;) {
+		size_t k = strcspn(p, ",");
+
+		if (k > klen && !strncmp(p, key, klen) && p[klen] == '=')
+			return;
+		p += k + (p[k] == ',');
+	}
+	n = (size_t)snprintf(f, sizeof(f), "%s=%s", key, value);
+	if (n >= sizeof(f))
+		return;
+	for (size_t i = klen + 1; i < n; i++)
+		if (!((f[i] >= 'a' && f[i] <= 'z') || (f[i] >= 'A' && f[i] <= 'Z') || (f[i] >= '0' && f[i] <= '9') ||
+		      f[i] == '-' || f[i] == '.' || f[i] == '_'))
+			f[i] = '_';
+	if (nodesel_feature_check(f, n, &err) < 0 || nodesel_features_has(buf, f, n) || at + n + 2 > len)
+		return;
+	snprintf(buf + at, len - at, "%s%s", at ? "," : "", f);
+}
+
+void topo_features(hwloc_topology_t topo, const char *conf, char *buf, size_t len)
+{
+	hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
+
+	snprintf(buf, len, "%s", conf ? conf : "");
+	feature_append("arch", hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), "Architecture"), conf, buf, len);
+	if (pkg)
+		feature_append("cpu_vendor", hwloc_obj_get_info_by_name(pkg, "CPUVendor"), conf, buf, len);
 }

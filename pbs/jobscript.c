@@ -13,6 +13,7 @@
 #include "gpu.h"
 #include "jobattr.h"
 #include "jobscript.h"
+#include "nodesel.h"
 #include "parse.h"
 #include "wire.h"
 
@@ -69,6 +70,9 @@ void jobspec_clear(struct jobspec *js)
 	free(js->chunks);
 	free(js->array);
 	free(js->depend);
+	free(js->nodelist);
+	free(js->exclude);
+	free(js->constraint);
 	jobspec_init(js);
 }
 
@@ -238,6 +242,66 @@ static int record_unenforced(struct jobspec *js, const char *name, const char *v
 static int resource_one(struct jobspec *js, const char *name, const char *val, bool in_chunk,
 			struct error *err);
 
+/* Appends piece to the owned string *dst with sep between, once. */
+static int list_add(char **dst, char sep, const char *piece)
+{
+	size_t n = strlen(piece);
+	char *grown;
+
+	for (const char *p = *dst; p && *p;) {
+		size_t k = strcspn(p, sep == '&' ? "&" : ",");
+
+		if (k == n && !strncmp(p, piece, n))
+			return 0;
+		p += k + (p[k] != '\0');
+	}
+	if (!*dst)
+		return (*dst = strdup(piece)) ? 0 : -ENOMEM;
+	if (asprintf(&grown, "%s%c%s", *dst, sep, piece) < 0)
+		return -ENOMEM;
+	free(*dst);
+	*dst = grown;
+	return 0;
+}
+
+/* host=NAME, vnode=NAME, nodes=NAME: one node the job must have. */
+static int host_add(struct jobspec *js, const char *what, const char *name, struct error *err)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > 63 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != n)
+		return error_set(err, -EINVAL, "%s: '%s' is not a node name", what, name);
+	return list_add(&js->nodelist, ',', name);
+}
+
+/* A chunk's feature as PBS writes a node's boolean or string resource
+ * (bigmem=true, model=skylake) or Torque a node property (ib): NAME, or
+ * NAME=VALUE, that each of the job's nodes must have (docs/RESOURCES.md). */
+static int feature_add(struct jobspec *js, const char *what, const char *name, const char *val,
+		       struct error *err)
+{
+	char feature[NODESEL_FEATURE_MAX * 2];
+	int r;
+
+	if (val && (!strcasecmp(val, "false") || !strcasecmp(val, "f") || !strcmp(val, "0") ||
+		    !strcasecmp(val, "no")))
+		return error_set(err, -EINVAL, "%s: qpool matches the features a node has; asking for "
+				 "one it lacks is not supported (leave %s out)", what, name);
+	if (!val || !strcasecmp(val, "true") || !strcasecmp(val, "t") || !strcmp(val, "1") ||
+	    !strcasecmp(val, "yes") || !strcasecmp(val, "y"))
+		snprintf(feature, sizeof(feature), "%s", name);
+	else
+		snprintf(feature, sizeof(feature), "%s=%s", name, val);
+	r = nodesel_feature_check(feature, strlen(feature), err);
+	if (r < 0) {
+		char why[sizeof(err->text)];
+
+		snprintf(why, sizeof(why), "%s", err->text);
+		return error_set(err, -EINVAL, "%s: %s", what, why);
+	}
+	return list_add(&js->constraint, '&', feature);
+}
+
 /* Replaces js's chunks with n of them (none: a one-node request). */
 static int chunks_set(struct jobspec *js, const struct jobspec_chunk *c, size_t n)
 {
@@ -302,7 +366,10 @@ static int nodes_part(struct jobspec *js, const char *val, char *part, struct jo
 		if (ret->count <= 0)
 			return error_set(err, -EINVAL, "-l nodes=%s: not a number of nodes", val);
 	} else {
-		r = record_unenforced(js, "host", tok, "qpool picks the node");
+		char what[300];
+
+		snprintf(what, sizeof(what), "-l nodes=%s", val);
+		r = host_add(js, what, tok, err);
 		if (r < 0)
 			return r;
 	}
@@ -320,8 +387,10 @@ static int nodes_part(struct jobspec *js, const char *val, char *part, struct jo
 			if (r < 0)
 				return r;
 		} else {
-			r = warn(js, "-l nodes=%s: node property '%s' recorded, not used (qpool's nodes "
-				 "have no properties)", val, tok);
+			char what[300];
+
+			snprintf(what, sizeof(what), "-l nodes=%s: property %s", val, tok);
+			r = feature_add(js, what, tok, NULL, err);
 			if (r < 0)
 				return r;
 		}
@@ -413,8 +482,12 @@ static int select_part(struct jobspec *js, const char *val, char *part, struct j
 		} else if (!strcmp(tok, "walltime") || !strcmp(tok, "select") || !strcmp(tok, "place") ||
 			   !strcmp(tok, "nodes")) {
 			return error_set(err, -EINVAL, "%s: not a resource of a chunk", what);
+		} else if (!strcmp(tok, "host") || !strcmp(tok, "vnode")) {
+			r = host_add(js, what, eq + 1, err);
+			if (r < 0)
+				return r;
 		} else {
-			r = warn(js, "%s: recorded, not used by qpool", what);
+			r = feature_add(js, what, tok, eq + 1, err);
 			if (r < 0)
 				return r;
 		}
@@ -560,6 +633,12 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		return select_set(js, val, err);
 	if (!in_chunk && !strcmp(name, "place"))
 		return place_set(js, val, err);
+	if (!strcmp(name, "host") || !strcmp(name, "vnode")) {
+		char hwhat[168];
+
+		snprintf(hwhat, sizeof(hwhat), "-l %s", what);
+		return host_add(js, hwhat, val, err);
+	}
 	snprintf(key, sizeof(key), "Resource_List.%s", name);
 	if (!strcmp(name, "ompthreads")) {
 		n = count_parse(val, JOBSPEC_NCPUS_MAX);
@@ -612,6 +691,14 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		r = time_check(what, val, &v, err);
 		return r < 0 ? r : record_unenforced(js, name, val,
 						      "not enforced (qpool limits walltime=)");
+	}
+	/* In a chunk, a name qpool has no meaning for is a node's boolean
+	 * or string resource: a feature. Outside one it is the server's. */
+	if (in_chunk) {
+		char fwhat[200];
+
+		snprintf(fwhat, sizeof(fwhat), "-l select=...:%s", what);
+		return feature_add(js, fwhat, name, val, err);
 	}
 	return record_unenforced(js, name, val, "not used by qpool");
 }
@@ -995,6 +1082,9 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 	r = r ?: merge_string(&dst->start_after, src->start_after);
 	r = r ?: merge_string(&dst->array, src->array);
 	r = r ?: merge_string(&dst->depend, src->depend);
+	r = r ?: merge_string(&dst->nodelist, src->nodelist);
+	r = r ?: merge_string(&dst->exclude, src->exclude);
+	r = r ?: merge_string(&dst->constraint, src->constraint);
 	for (size_t i = 0; i < src->n_attrs && r == 0; i++)
 		r = attr_set(dst, src->attrs[i].name, src->attrs[i].value);
 	for (size_t i = 0; i < src->n_warnings && r == 0; i++)

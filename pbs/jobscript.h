@@ -90,6 +90,13 @@ struct jobspec {
 	char *depend;               /* -W depend=: canonical (depend_format) */
 	int depend_lift;            /* sbatch: after* on a job the pool never had is lifted: 1, -1 unset */
 	int block;                  /* -W block=true: 1, false: 0, -1 unset */
+	/* Which nodes (lib/nodesel.h): select=...:host=N, vnode=, nodes=N:ppn=
+	 * (Torque), sbatch -w: names, comma-separated; sbatch -x; a Slurm
+	 * constraint (sbatch -C; chunk features select=...:bigmem=true and
+	 * nodes=1:ppn=2:ib are joined into one with '&'). NULL: unset. */
+	char *nodelist;
+	char *exclude;
+	char *constraint;
 };
 
 /* "scatter", "pack", "free" (the names of -l place=). */

@@ -72,7 +72,9 @@ static json_t *filter_input(struct conn *c, const char *op, json_t *msg)
 		json_object_set_new(job, "mem", member_or_null(msg, "mem"));
 		json_object_set_new(job, "select", member_or_null(msg, "chunks"));
 		json_object_set_new(job, "place", member_or_null(msg, "place"));
-		set_str(job, "nodes", wire_str(attrs, "Resource_List.host"));
+		/* The nodes named (sbatch -w, qsub host=, nodes=NAME), as the
+		 * request carries them (docs/RESOURCES.md). */
+		set_str(job, "nodes", wire_str(msg, "nodelist"));
 		set_str(job, "account", wire_str(attrs, "Account_Name"));
 		json_object_set_new(job, "name", member_or_null(msg, "name"));
 		json_object_set_new(job, "priority", member_or_null(msg, "priority"));
@@ -169,9 +171,18 @@ static int changes_apply(const char *op, json_t *msg, json_t *out, char *why, si
 			if (!json_is_integer(v))
 				goto bad;
 			json_object_set(msg, "priority", v);
-		} else if (submit && (!strcmp(key, "account") || !strcmp(key, "nodes"))) {
+		} else if (submit && !strcmp(key, "nodes")) {
+			/* The submit check reads it like the user's: an unknown
+			 * node is refused there. */
+			if (!json_is_null(v) && !text_ok(v, 255))
+				goto bad;
+			if (json_is_null(v))
+				json_object_del(msg, "nodelist");
+			else
+				json_object_set(msg, "nodelist", v);
+		} else if (submit && !strcmp(key, "account")) {
 			json_t *attrs = json_object_get(msg, "attrs");
-			const char *attr = !strcmp(key, "account") ? "Account_Name" : "Resource_List.host";
+			const char *attr = "Account_Name";
 
 			if (!json_is_null(v) && !text_ok(v, 255))
 				goto bad;

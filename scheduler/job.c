@@ -52,6 +52,7 @@ void job_free(struct job *j)
 	free(j->depend);
 	free(j->reason);
 	free(j->dep_edges);
+	nodesel_destroy(j->sel);
 	free(j);
 }
 

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "nodesel.h"
 #include "parse.h"
 
 enum job_state {
@@ -100,6 +101,7 @@ struct job {
 	unsigned n_chunks;
 	enum job_place place;
 	bool excl;               /* place=...:excl: its nodes hold no other job */
+	struct nodesel *sel;     /* -w, -x, -C, host=, features (lib/nodesel.h); NULL: any node */
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	int64_t t_submit;
 	int64_t t_dispatch;      /* while running/exiting: when this run was dispatched,

@@ -411,6 +411,15 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 	}
 	if (!row_null(r, ACT_PLACE))
 		(void)job_place_parse(row_text(r, ACT_PLACE), &j->place, &j->excl);
+	/* Which nodes: as qpoold checked them at submit; one that no longer
+	 * parses (never written so) leaves the job on any node. */
+	if (!row_null(r, ACT_NODELIST) || !row_null(r, ACT_EXCLUDE) || !row_null(r, ACT_CONSTRAINT)) {
+		struct error err;
+
+		if (nodesel_create(row_text(r, ACT_NODELIST), row_text(r, ACT_EXCLUDE), row_text(r, ACT_CONSTRAINT),
+				   &j->sel, &err) == -ENOMEM)
+			goto oom;
+	}
 	j->t_submit = row_i64(r, ACT_T_SUBMIT);
 	j->rerunnable = (int)row_i64(r, ACT_RERUN);
 	j->t_dispatch = row_i64(r, ACT_T_DISPATCH);

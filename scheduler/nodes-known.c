@@ -52,6 +52,15 @@ static int row_node(const struct jobstore_node *r, void *ud)
 			pool_node_gpus_set(n, gpus, n_gpus);
 		json_object_del(n->topology, "gpus");
 	}
+	free(n->features);
+	n->features = NULL;
+	if (json_is_string(json_object_get(n->topology, "features"))) {
+		char canon[1200];
+
+		if (nodesel_features_canon(json_string_value(json_object_get(n->topology, "features")), canon,
+					   sizeof(canon), NULL) == 0 && canon[0])
+			n->features = strdup(canon);
+	}
 	n->t_register = r->t_register;
 	free(n->stored);
 	n->stored = row_key(r);

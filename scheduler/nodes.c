@@ -449,6 +449,8 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	json_t *topology = json_object_get(msg, "topology");
 	struct node_gpu *gpus = NULL;
 	unsigned n_gpus = 0;
+	const char *features;
+	char fcanon[1200] = "";
 	struct cpumask mask;
 	struct in_addr in;
 	const char *hwloc;
@@ -471,6 +473,16 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	if (gpu_list_parse(json_object_get(msg, "gpus"), &mask, &gpus, &n_gpus, &err) < 0) {
 		log_warn("node %s: registration refused: %s", name, err.text);
 		conn_reply_err(c, req_id, EINVAL, "node.register: %s", err.text);
+		return;
+	}
+	features = wire_str(msg, "features");
+	if (json_object_get(msg, "features") &&
+	    (!features || nodesel_features_canon(features, fcanon, sizeof(fcanon), &err) < 0)) {
+		if (!features)
+			snprintf(err.text, sizeof(err.text), "features must be a string");
+		log_warn("node %s: registration refused: %s", name, err.text);
+		conn_reply_err(c, req_id, EINVAL, "node.register: features: %s", err.text);
+		free(gpus);
 		return;
 	}
 	n = pool_node_get(s->pool, name);
@@ -512,6 +524,12 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	snprintf(n->cgroup, sizeof(n->cgroup), "%s", cgroup ? cgroup : "none");
 	json_decref(n->topology);
 	n->topology = json_is_object(topology) ? json_incref(topology) : NULL;
+	/* The features ride in the topology text the store keeps
+	 * (nodes-known.c), as the GPUs do: no schema change. */
+	free(n->features);
+	n->features = fcanon[0] ? strdup(fcanon) : NULL;
+	if (n->topology && fcanon[0])
+		json_object_set_new(n->topology, "features", json_string(fcanon));
 	n->rt = wire_bool(msg, "rt", 0);
 	pool_node_gpus_set(n, gpus, n_gpus);
 	/* Only a dotted IPv4 that is not a loopback one (node_link_addr). */

@@ -62,6 +62,32 @@ static bool node_open(const struct node *n, const struct queue_conf *q, const st
 	return true;
 }
 
+/* Whether j may use n by its node list, exclusions and constraint
+ * (alt: the matching OR's alternative; -1 any). */
+static bool node_sel_ok(const struct node *n, const struct job *j, int alt)
+{
+	return !j->sel || nodesel_node_ok(j->sel, n->name, n->features, alt);
+}
+
+/* Every node j's list names has a share of take[] (one-node jobs: their
+ * list names one node, which the filter alone holds them to). */
+static bool required_all_taken(const struct pool *p, const struct job *j, const unsigned *take)
+{
+	const char *const *names;
+	size_t n = nodesel_required(j->sel, &names);
+
+	for (size_t k = 0; k < n; k++) {
+		size_t i;
+
+		for (i = 0; i < p->n_nodes; i++)
+			if (take[i] && !strcmp(p->nv[i]->name, names[k]))
+				break;
+		if (i == p->n_nodes)
+			return false;
+	}
+	return true;
+}
+
 uint64_t place_node_gpus(const struct node *n)
 {
 	return n->n_gpus >= 64 ? UINT64_MAX : (UINT64_C(1) << n->n_gpus) - 1;
@@ -334,7 +360,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		p->room[i] = cpumask_count(&p->nv[i]->cpus);
 		p->groom[i] = p->nv[i]->n_gpus;
-		p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link);
+		p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link) && node_sel_ok(p->nv[i], j, -1);
 		count += p->ok[i];
 		if (p->ok[i] && p->room[i] > max)
 			max = p->room[i];
@@ -345,6 +371,17 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 	if (!take)
 		return true;
 	fits = chunks_assign(j, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
+	/* A matching OR: some one alternative must hold it. */
+	if (fits && j->n_chunks && nodesel_alternatives(j->sel)) {
+		fits = false;
+		for (unsigned a = 0; a < nodesel_alternatives(j->sel) && !fits; a++) {
+			for (size_t i = 0; i < p->n_nodes; i++)
+				p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link) &&
+					   node_sel_ok(p->nv[i], j, (int)a);
+			fits = chunks_assign(j, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take,
+					     take + p->n_nodes, NULL);
+		}
+	}
 	free(take);
 	return fits;
 }
@@ -487,6 +524,9 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 	else if (j->place == JOB_PLACE_PACK)
 		snprintf(buf, len, "place=pack: %u CPUs on one node, more than any node has (the largest has %u)",
 			 j->ncpus, max);
+	else if (nodesel_alternatives(j->sel))
+		snprintf(buf, len, "a matching OR [...]: no one of its alternatives has nodes enough for the "
+			 "job's %u chunks, even when all are free", chunks);
 	else if (j->place == JOB_PLACE_SCATTER && chunks > n_nodes)
 		snprintf(buf, len, "place=scatter: %u chunks need %u nodes, the pool has %zu", chunks, chunks,
 			 n_nodes);
@@ -507,7 +547,7 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 
 	/* The common case at no cost: a connected node holds a one-node job. */
 	for (struct node *n = p->nodes; n && !j->n_chunks; n = n->next)
-		if (n->link && cpumask_count(&n->cpus) >= j->ncpus && n->n_gpus >= j->ngpus)
+		if (n->link && cpumask_count(&n->cpus) >= j->ncpus && n->n_gpus >= j->ngpus && node_sel_ok(n, j, -1))
 			return 0;
 	if (!p->nodes || place_nodes_vector(p) < 0 || request_fits(p, j, true, &max, &count) ||
 	    !request_fits(p, j, false, &max, &count))
@@ -516,7 +556,7 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 	for (size_t i = 0; i < p->n_nodes && at < len; i++) {
 		const struct node *n = p->nv[i];
 
-		if (n->link || p->room[i] < need)
+		if (n->link || p->room[i] < need || !node_sel_ok(n, j, -1))
 			continue;
 		if (named++ == 4) {
 			(void)snprintf(buf + at, len - at, ", ...");
@@ -524,6 +564,52 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 		}
 		at += (size_t)snprintf(buf + at, len - at, "%s %s", named > 1 ? "," : "", n->name);
 	}
+	return 1;
+}
+
+int pool_request_sel_wait(const struct pool *p, const struct job *j, char *buf, size_t len)
+{
+	const char *const *names;
+	size_t n_req = j ? nodesel_required(j->sel, &names) : 0, at;
+	unsigned allowed = 0, usable = 0, roomy = 0, named = 0, need;
+
+	if (!j || !j->sel)
+		return 0;
+	need = place_widest(j);
+	for (const struct node *n = p->nodes; n; n = n->next) {
+		if (!cpumask_count(&n->cpus) || !node_sel_ok(n, j, -1))
+			continue;
+		allowed++;
+		if (!pool_node_usable(n))
+			continue;
+		usable++;
+		roomy += cpumask_count(&n->free) >= need;
+	}
+	if (!allowed)
+		return 0;
+	/* Down: every node it may use, or one its list names (it needs all). */
+	for (size_t k = 0; k < n_req && usable; k++) {
+		const struct node *n = pool_node_find(p, names[k]);
+
+		if (n && !pool_node_usable(n))
+			usable = 0;
+	}
+	if (!usable) {
+		at = (size_t)snprintf(buf, len, "waits for node(s) down or drained:");
+		for (const struct node *n = p->nodes; n && at < len; n = n->next) {
+			if (!cpumask_count(&n->cpus) || !node_sel_ok(n, j, -1) || pool_node_usable(n))
+				continue;
+			if (named++ == 4) {
+				(void)snprintf(buf + at, len - at, ", ...");
+				break;
+			}
+			at += (size_t)snprintf(buf + at, len - at, "%s %s", named > 1 ? "," : "", n->name);
+		}
+		return 1;
+	}
+	if (roomy)
+		return 0;
+	snprintf(buf, len, "waiting for free CPUs on the %u node(s) it may use", usable);
 	return 1;
 }
 
@@ -613,7 +699,7 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 						    !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt)))
 			continue;
 		if (cpumask_count(&nd->cpus) < j->ncpus || nd->n_gpus < j->ngpus ||
-		    (pool_node_mem(nd) && pool_node_mem(nd) < j->mem))
+		    (pool_node_mem(nd) && pool_node_mem(nd) < j->mem) || !node_sel_ok(nd, j, -1))
 			continue;
 		groom = node_gpu_room(nd);
 		mroom = pool_node_mem_free(nd);
@@ -679,8 +765,8 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *nd = p->nv[i];
 
-		p->ok[i] = node_open(nd, q, j, &base[i]) || (pool_node_usable(nd) &&
-			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt));
+		p->ok[i] = (node_open(nd, q, j, &base[i]) || (pool_node_usable(nd) &&
+			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt))) && node_sel_ok(nd, j, -1);
 		base[p->n_nodes + i] = node_gpu_room(nd);
 		mbase[i] = pool_node_mem_free(nd);
 		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
@@ -777,6 +863,21 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 	*ret_room = 0;
 	*ret_groom = 0;
 	*ret_mroom = 0;
+	if (!j->n_chunks && j->sel) {
+		uint64_t key = nodesel_key(j->sel);
+
+		/* A selection that found no node this pass, for as much or
+		 * less: none now either. The bounds are left as they are. */
+		for (unsigned k = 0; k < p->n_sel_miss && k < 16; k++)
+			if (p->sel_miss[k].key == key && p->sel_miss[k].ncpus <= j->ncpus &&
+			    p->sel_miss[k].ngpus <= j->ngpus && p->sel_miss[k].mem <= j->mem &&
+			    p->sel_miss[k].walltime - 1 <= j->walltime - 1) {   /* 0: the longest */
+				*ret_room = UINT_MAX;
+				*ret_groom = UINT_MAX;
+				*ret_mroom = UINT64_MAX;
+				return false;
+			}
+	}
 	if (!j->n_chunks) {
 		/* One node: the first where placement finds room, as always;
 		 * nodes after it are not looked at (a pass over 10,000 nodes
@@ -812,7 +913,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			if (mroom > mseen)
 				mseen = mroom;
 			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || groom < j->ngpus || mroom < j->mem ||
-			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus))
+			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus) || !node_sel_ok(nd, j, -1))
 				continue;
 			p->stats.place_tries++;
 			if (!node_place(nd, q, j->ncpus, j->ngpus, &e)) {
@@ -838,6 +939,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		*ret_room = seen;
 		*ret_groom = gseen;
 		*ret_mroom = mseen;
+		if (j->sel && !j->excl)
+			p->sel_miss[p->n_sel_miss++ % 16] = (typeof(p->sel_miss[0])){ nodesel_key(j->sel), j->ncpus,
+										j->ngpus, j->mem, j->walltime };
 		return false;
 	}
 	take = calloc(p->n_nodes * 2 + 1, sizeof(*take));   /* CPUs, then GPUs */
@@ -861,9 +965,41 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 	*ret_groom = gseen;
 	*ret_mroom = mseen;
 	sh = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*sh));
-	if (!sh || !chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
-				  take + p->n_nodes, sh))
+	if (!sh)
 		goto done;
+	if (!j->sel) {
+		if (!chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+				   take + p->n_nodes, sh))
+			goto done;
+	} else {
+		/* A matching OR ([a|b]): one alternative for all the nodes,
+		 * tried in order; the open nodes are kept aside meanwhile. */
+		unsigned alts = nodesel_alternatives(j->sel);
+		bool *open = malloc((p->n_nodes + 1) * sizeof(*open)), fit = false;
+		const char *const *names;
+		struct job spread = *j;
+
+		if (!open)
+			goto done;
+		/* Chunks placed free that must cover several named nodes
+		 * (select=1:host=a+1:host=b) try one per node first: first
+		 * fit would pack them on the first. */
+		spread.place = JOB_PLACE_SCATTER;
+		memcpy(open, p->ok, p->n_nodes);
+		for (unsigned a = 0; a < (alts ? alts : 1) && !fit; a++) {
+			for (size_t i = 0; i < p->n_nodes; i++)
+				p->ok[i] = open[i] && node_sel_ok(p->nv[i], j, alts ? (int)a : -1);
+			if (j->place == JOB_PLACE_FREE && nodesel_required(j->sel, &names) > 1)
+				fit = chunks_assign(&spread, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes,
+						    take, take + p->n_nodes, sh) && required_all_taken(p, j, take);
+			if (!fit)
+				fit = chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+						    take + p->n_nodes, sh) && required_all_taken(p, j, take);
+		}
+		free(open);
+		if (!fit)
+			goto done;
+	}
 	for (size_t i = 0; i < p->n_nodes; i++)
 		n_take += take[i] > 0;
 	if (n_take > JOB_NODES_MAX || job_alloc_init(j, n_take) < 0)

@@ -34,6 +34,13 @@ struct pool {
 	uint64_t *mtake;              /* what chunks_assign gives each of it, */
 	bool *ok;                     /* whether it may use them */
 	struct node *scan_from;       /* a queue's pass: the first node with room */
+	/* A queue's pass: one-node jobs naming nodes or features that found
+	 * no node (by nodesel_key, at least these counts and walltime, 0 as
+	 * the longest: reservations): a job of the same selection as wide and
+	 * as long or more skips its scan, as room only shrinks in a pass. A
+	 * ring; emptied at each queue's pass. */
+	struct { uint64_t key; unsigned ncpus, ngpus; uint64_t mem, walltime; } sel_miss[16];
+	unsigned n_sel_miss;
 	size_t n_nodes, cap_nv;
 };
 

@@ -120,6 +120,7 @@ void pool_destroy(struct pool *p)
 		free(nd->name);
 		free(nd->rt_reason);
 		free(nd->drain_reason);
+		free(nd->features);
 		free(nd->stored);
 		free(nd->gpus);
 		json_decref(nd->topology);
@@ -686,6 +687,7 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	}
 	s->place = a->place;
 	s->excl = a->excl;
+	s->sel = nodesel_ref(a->sel);
 	s->array_id = a->id;
 	s->array_index = arrayspec_index(&a->array->spec, pos);
 	s->parent = (struct job *)a;
@@ -860,6 +862,7 @@ int pool_node_remove(struct pool *p, struct node *n)
 	free(n->name);
 	free(n->rt_reason);
 	free(n->drain_reason);
+	free(n->features);
 	free(n->stored);
 	free(n->gpus);
 	json_decref(n->topology);
@@ -1130,6 +1133,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	if (!pq || !pq->n_users || place_nodes_vector(p) < 0)
 		return 0;
 	p->scan_from = p->nodes;
+	p->n_sel_miss = 0;
 	turns = malloc(pq->n_users * sizeof(*turns));
 	if (!turns)
 		return 0;
@@ -1235,10 +1239,11 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					pq->blocked = arr ? arr->id : j->id;
 				/* Room was counted on every node; topology may still
 				 * refuse a job that fits the count, so seen stays. */
+				/* (A selection's miss remembered: UINT_MAX, no news.) */
 				if ((!j->n_chunks || j->place == JOB_PLACE_PACK) && !j->excl) {
-					room = seen;
-					groom = gseen;
-					mroom = mseen;
+					room = seen < room ? seen : room;
+					groom = gseen < groom ? gseen : groom;
+					mroom = mseen < mroom ? mseen : mroom;
 				}
 				if (q->strict)
 					stop = true;

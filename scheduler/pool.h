@@ -59,6 +59,9 @@ struct node {
 	 * entries here hold (their mem), never above the offer but when a
 	 * restart finds it so. */
 	uint64_t mem_used;
+	/* Features (lib/nodesel.h), canonical comma list; NULL: none. Sent
+	 * at registration, kept in the store inside the topology text. */
+	char *features;
 	bool rt;
 	char *rt_reason;
 	void *link;              /* the server's connection, NULL when down */
@@ -232,6 +235,14 @@ int pool_request_check(const struct pool *p, const struct job *j, char *buf, siz
  * free though it fits the known ones: 1 with "waits for down node(s)
  * NAME, ..." (the down nodes wide enough for it) into buf; else 0. */
 int pool_request_wait_reason(const struct pool *p, const struct job *j, char *buf, size_t len);
+
+/* Why waiting j, which names nodes or features, does not start now: 1
+ * with "waits for node(s) down or drained: NAME, ..." into buf when none
+ * of the nodes it may use is usable, or one its list names is not
+ * (Slurm's ReqNodeNotAvail); 1 with "waiting for free CPUs on the N
+ * node(s) it may use" when they are all too busy now (Resources); else 0
+ * (also for a job that names none). */
+int pool_request_sel_wait(const struct pool *p, const struct job *j, char *buf, size_t len);
 
 /* Whether j (or its array) is the first job the last pass over its
  * queue passed over for want of free CPUs or GPUs: the one the others

@@ -168,6 +168,67 @@ static uint64_t mem_default_resolve(struct server *s, const struct queue_conf *q
 
 /* Checks a submit request against the queue and the pool; fills p->submit
  * with strings that live as long as p->strings. */
+/* A submit's nodelist, exclude and constraint (docs/RESOURCES.md) into
+ * *ret (NULL: none asked): every name must be a node the pool knows, the
+ * list no longer than the job has nodes, and some known node must have
+ * the features. -EINVAL with why in buf (the front ends match "unknown
+ * node" and "no node of this pool has" to put it in their words). */
+static int nodesel_submit_check(struct server *s, json_t *msg, const struct job *probe, struct nodesel **ret,
+				char *buf, size_t len)
+{
+	const char *nl = wire_str(msg, "nodelist"), *ex = wire_str(msg, "exclude");
+	const char *cons = wire_str(msg, "constraint");
+	const char *const *names;
+	unsigned chunks = 0;
+	struct error err;
+	size_t n;
+	int r;
+
+	*ret = NULL;
+	if ((json_object_get(msg, "nodelist") && !nl) || (json_object_get(msg, "exclude") && !ex) ||
+	    (json_object_get(msg, "constraint") && !cons)) {
+		snprintf(buf, len, "nodelist, exclude and constraint must be strings");
+		return -EINVAL;
+	}
+	if (!nl && !ex && !cons)
+		return 0;
+	r = nodesel_create(nl, ex, cons, ret, &err);
+	if (r < 0) {
+		snprintf(buf, len, "%s", r == -ENOMEM ? "qpoold is out of memory" : err.text);
+		return -EINVAL;
+	}
+	for (int k = 0; k < 2; k++) {
+		n = k == 0 ? nodesel_required(*ret, &names) : nodesel_excluded(*ret, &names);
+		for (size_t i = 0; i < n; i++) {
+			const struct node *nd = pool_node_find(s->pool, names[i]);
+
+			if (!nd || !cpumask_count(&nd->cpus)) {
+				snprintf(buf, len, "unknown node %s: no node of this pool has that name (%s)",
+					 names[i], k == 0 ? "node list" : "excluded");
+				return -EINVAL;
+			}
+		}
+	}
+	for (unsigned i = 0; i < probe->n_chunks; i++)
+		chunks += probe->chunks[i].count;
+	n = nodesel_required(*ret, &names);
+	if (n > (probe->n_chunks ? chunks : 1)) {
+		snprintf(buf, len, "the node list names %zu nodes, more than the job's %u %s", n,
+			 probe->n_chunks ? chunks : 1, probe->n_chunks ? "chunks" : "node");
+		return -EINVAL;
+	}
+	/* Some known node must be left to it. */
+	for (const struct node *nd = pool_nodes(s->pool); nd; nd = nd->next)
+		if (cpumask_count(&nd->cpus) && nodesel_node_ok(*ret, nd->name, nd->features, -1))
+			return 0;
+	if (cons)
+		snprintf(buf, len, "constraint %s: no node of this pool has those features%s", cons,
+			 nl || ex ? " (among the nodes allowed)" : "");
+	else
+		snprintf(buf, len, "the node list and exclusions leave no node of this pool to the job");
+	return -EINVAL;
+}
+
 static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pending *p,
 			char *errbuf, size_t errlen)
 {
@@ -281,6 +342,11 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 			REFUSE("place must be scatter, pack or free, with :excl or :shared");
 		if (job_chunks_from_json(&probe, chunks, why, sizeof(why)) < 0)
 			REFUSE("%s", why);
+		if (nodesel_submit_check(s, msg, &probe, &p->sel, why, sizeof(why)) < 0) {
+			free(probe.chunks);
+			REFUSE("%s", why);
+		}
+		probe.sel = p->sel;
 		for (unsigned i = 0; i < probe.n_chunks; i++) {
 			total += (unsigned long long)probe.chunks[i].count * probe.chunks[i].ncpus;
 			gtotal += (unsigned long long)probe.chunks[i].count * probe.chunks[i].ngpus;
@@ -417,6 +483,27 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		else
 			json_object_del(attrs, "Resource_List.ngpus");
 	}
+	/* Which nodes: qpoold's canonical texts, over whatever qsub
+	 * recorded under these names (loaded back by the store). */
+	if (p->sel || (attrs && (json_object_get(attrs, "Resource_List.nodelist") ||
+				 json_object_get(attrs, "Resource_List.exclude") ||
+				 json_object_get(attrs, "Resource_List.constraint")))) {
+		static const char *const keys[] = { "Resource_List.nodelist", "Resource_List.exclude",
+						    "Resource_List.constraint" };
+
+		if (!attrs) {
+			attrs = json_object();
+			json_object_set_new(msg, "attrs", attrs);
+		}
+		for (int k = 0; k < 3; k++) {
+			char text[NODESEL_TEXT_MAX];
+
+			if (nodesel_text(p->sel, k, text, sizeof(text)))
+				json_object_set_new(attrs, keys[k], json_string(text));
+			else
+				json_object_del(attrs, keys[k]);
+		}
+	}
 	if (attrs && json_object_size(attrs)) {
 		char *text = json_dumps(attrs, JSON_COMPACT | JSON_SORT_KEYS);
 
@@ -442,6 +529,7 @@ void op_submit(struct conn *c, const char *op, long long req_id, json_t *msg)
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "%s", text);
 		json_decref(p->strings);
+		nodesel_destroy(p->sel);
 		free(p);
 		return;
 	}
@@ -497,7 +585,8 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
 		if (!j || j->state != JOB_QUEUED)
 			continue;
-		if (pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
+		if (pool_request_sel_wait(s->pool, j, why, sizeof(why)) <= 0 &&
+		    pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
 		    pool_request_mem_wait(s->pool, j, why, sizeof(why)) <= 0)
 			why[0] = '\0';
 		if (pool_job_blocked_first(s->pool, j)) {
@@ -826,6 +915,8 @@ void op_nodes(struct conn *c, const char *op, long long req_id, json_t *msg)
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gpus_free",
 				    json_integer((json_int_t)pool_node_gpus_free(n)));
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gpus", pool_node_gpus_json(n));
+		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "features",
+				    json_string(n->features ? n->features : ""));
 		/* Memory counted (docs/ARCHITECTURE.md): what its jobs hold,
 		 * and what is free of its offer (absent: it did not say). */
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "mem_assigned",

@@ -52,6 +52,7 @@ struct pending {
 	long long req_id;
 	int64_t jobid;            /* done: the job; submit: the new id */
 	struct job_submit submit; /* submit: strings owned here */
+	struct nodesel *sel;      /* submit: which nodes, for the pooled job */
 	json_t *strings;          /* submit: keeps the request alive for submit's strings */
 	bool is_done;
 	bool requeue;             /* done: the node could not start it for lack of room */

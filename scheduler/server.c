@@ -618,6 +618,8 @@ static void pending_flush(struct server *s)
 					(void)job_place_parse(p->submit.place, &j->place, &j->excl);
 				if (p->submit.depend)
 					j->depend = strdup(p->submit.depend);
+				j->sel = p->sel;
+				p->sel = NULL;
 				if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
 					log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
 					job_free(j);
@@ -671,6 +673,7 @@ static void pending_flush(struct server *s)
 		}
 		conn_unref(p->conn);
 		json_decref(p->strings);
+		nodesel_destroy(p->sel);
 		free(p);
 	}
 	s->sched_dirty = true;
@@ -1179,6 +1182,7 @@ void server_destroy(struct server *s)
 		next = p->next;
 		conn_unref(p->conn);
 		json_decref(p->strings);
+		nodesel_destroy(p->sel);
 		free(p);
 	}
 	s->retry = NULL;

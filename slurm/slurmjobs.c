@@ -189,8 +189,16 @@ json_t *slurmjobs_job_json(const json_t *job, int64_t now_ns)
 		      "standard_error", str_or(job, "stderr"),
 		      "qos", "normal",
 		      "run_time", num(true, slurmfmt_job_ran_secs(job, now_ns)));
-	if (o)
+	if (o) {
+		const json_t *attrs = json_object_get(job, "attrs");
+
 		json_object_set_new(o, "job_id_string", json_string(id));
+		/* What it asked of its nodes (docs/RESOURCES.md), as Slurm
+		 * names them; "" when nothing. */
+		json_object_set_new(o, "features", json_string(str_or(attrs, "Resource_List.constraint")));
+		json_object_set_new(o, "required_nodes", json_string(str_or(attrs, "Resource_List.nodelist")));
+		json_object_set_new(o, "excluded_nodes", json_string(str_or(attrs, "Resource_List.exclude")));
+	}
 	return o;
 }
 

@@ -12,6 +12,8 @@
 
 #include "arrayspec.h"
 #include "gpu.h"
+#include "hostlist.h"
+#include "nodesel.h"
 #include "parse.h"
 #include "slurmopt.h"
 
@@ -34,6 +36,7 @@ static const struct option longopts[] = {
 	{ "constraint", required_argument, NULL, 'C' },
 	{ "cpus-per-task", required_argument, NULL, 'c' },
 	{ "dependency", required_argument, NULL, 'd' },
+	{ "exclude", required_argument, NULL, 'x' },
 	{ "error", required_argument, NULL, 'e' },
 	{ "exclusive", optional_argument, NULL, OPT_EXCLUSIVE },
 	{ "export", required_argument, NULL, OPT_EXPORT },
@@ -52,6 +55,7 @@ static const struct option longopts[] = {
 	{ "mail-user", required_argument, NULL, OPT_MAIL_USER },
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
+	{ "nodelist", required_argument, NULL, 'w' },
 	{ "nodes", required_argument, NULL, 'N' },
 	{ "ntasks", required_argument, NULL, 'n' },
 	{ "ntasks-per-node", required_argument, NULL, OPT_NTASKS_PER_NODE },
@@ -80,7 +84,6 @@ static const struct option longopts[] = {
 	{ "cpu-freq", required_argument, NULL, OPT_NOTED },
 	{ "deadline", required_argument, NULL, OPT_NOTED },
 	{ "distribution", required_argument, NULL, 'm' },
-	{ "exclude", required_argument, NULL, 'x' },
 	{ "get-user-env", optional_argument, NULL, OPT_NOTED },
 	{ "hint", required_argument, NULL, OPT_NOTED },
 	{ "kill-on-invalid-dep", required_argument, NULL, OPT_NOTED },
@@ -89,7 +92,6 @@ static const struct option longopts[] = {
 	{ "mincpus", required_argument, NULL, OPT_MINCPUS },
 	{ "nice", optional_argument, NULL, OPT_NOTED },
 	{ "no-kill", optional_argument, NULL, 'k' },
-	{ "nodelist", required_argument, NULL, 'w' },
 	{ "ntasks-per-core", required_argument, NULL, OPT_NOTED },
 	{ "ntasks-per-socket", required_argument, NULL, OPT_NOTED },
 	{ "overcommit", no_argument, NULL, 'O' },
@@ -125,7 +127,8 @@ void slurmopt_clear(struct slurmopt *o)
 {
 	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
-			  &o->mail_user, &o->wrap, &o->account, &o->signal, &o->nodelist };
+			  &o->mail_user, &o->wrap, &o->account, &o->signal, &o->nodelist, &o->exclude,
+			  &o->constraint };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		char *str = *owned[i];
@@ -257,12 +260,6 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 	switch (c) {
 	case 'A':
 		return str_set(&o->account, arg);
-	case 'w':
-		/* Kept for the site's submit filter (Resource_List.host), which
-		 * may refuse it; qpool itself picks the nodes. */
-		if (str_set(&o->nodelist, arg) < 0)
-			return -ENOMEM;
-		return warn(&o->warnings, &o->n_warnings, "%s=%s: not enforced by qpool (ignored)", word, arg);
 	case 'a':
 		return str_set(&o->array, arg);
 	case OPT_BEGIN:
@@ -394,6 +391,30 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 	case OPT_GPUS_PER:
 		return error_set(err, -EINVAL, "%s=%s: not supported by qpool (give --gpus-per-node or "
 				 "--gres=gpu:N)", word, arg);
+	case 'C': {
+		struct error why;
+
+		if (nodesel_constraint_check(arg, &why) < 0)
+			return error_set(err, -EINVAL, "Invalid feature specification: %s=%s: %s", word, arg,
+					 why.text);
+		return str_set(&o->constraint, arg);
+	}
+	case 'w':
+	case 'x': {
+		char **names = NULL;
+		int n;
+
+		/* Slurm reads a node list from a file when the argument holds
+		 * a '/'; qpool takes the list itself. */
+		if (strchr(arg, '/'))
+			return error_set(err, -EINVAL, "%s=%s: a node list from a file is not supported by "
+					 "qpool (give the names)", word, arg);
+		n = hostlist_expand(arg, NODESEL_NAMES_MAX, &names);
+		hostlist_free(names, n > 0 ? (size_t)n : 0);
+		if (n <= 0)
+			return error_set(err, -EINVAL, "Invalid node name specified: %s=%s", word, arg);
+		return str_set(c == 'w' ? &o->nodelist : &o->exclude, arg);
+	}
 	case OPT_SIGNAL: {
 		struct end_notice n;
 
@@ -402,7 +423,6 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 			return error_set(err, -EINVAL, "Invalid --signal specification");
 		return str_set(&o->signal, arg);
 	}
-	case 'C':
 	case 'q':
 	default:
 		return warn(&o->warnings, &o->n_warnings, "%s%s%s: not enforced by qpool (ignored)", word,
@@ -660,6 +680,28 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 	char mem[64] = "", gpus[32] = "";
 	int r;
 
+	/* -w: every node named is the job's, as Slurm allocates them; a
+	 * count beside it must match (qpool adds no node of its own). */
+	if (o->nodelist) {
+		char **names = NULL;
+		int k = hostlist_expand(o->nodelist, NODESEL_NAMES_MAX, &names);
+		int64_t uniq = 0;
+
+		for (int i = 0; i < k; i++) {
+			int d = 0;
+
+			for (int m = 0; m < i && !d; m++)
+				d = !strcmp(names[m], names[i]);
+			uniq += !d;
+		}
+		hostlist_free(names, k > 0 ? (size_t)k : 0);
+		if (nodes < 0)
+			nodes = uniq;
+		else if (nodes != uniq)
+			return error_set(err, -EINVAL, "Node count specification invalid: --nodes=%" PRId64
+					 " with --nodelist of %" PRId64 " nodes (qpool uses the list's nodes only)",
+					 nodes, uniq);
+	}
 	if (nodes < 0 && tasks > 0 && tpn > 0)
 		nodes = (tasks + tpn - 1) / tpn;
 	if (nodes < 0)
@@ -847,6 +889,12 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		r = jobspec_option(js, 'A', o->account, err);
 	if (!r && o->chdir)
 		r = jobspec_option(js, 'd', o->chdir, err);
+	if (!r && o->nodelist && !(js->nodelist = strdup(o->nodelist)))
+		r = -ENOMEM;
+	if (!r && o->exclude && !(js->exclude = strdup(o->exclude)))
+		r = -ENOMEM;
+	if (!r && o->constraint && !(js->constraint = strdup(o->constraint)))
+		r = -ENOMEM;
 	for (size_t i = 0; i < o->n_warnings && !r; i++)
 		r = warn(&js->warnings, &js->n_warnings, "%s", o->warnings[i]);
 	return r;
@@ -887,6 +935,11 @@ int slurmopt_qsub_argv(const struct slurmopt *o, const char *user, struct jobspe
 	bool chunks = false;
 	int r = v ? slurmopt_jobspec(o, user, js, err) : -ENOMEM;
 
+	/* qsub has no words for these: refused, not dropped. */
+	if (!r && (o->nodelist || o->exclude || o->constraint))
+		r = error_set(err, -EINVAL, "%s: not supported by qpool's salloc and srun outside a job "
+			      "(sbatch takes it)", o->nodelist ? "--nodelist" : o->exclude ? "--exclude" :
+			      "--constraint");
 	if (!r && js->name)
 		r = qsub_arg(&v, &nv, "-N", "%s", js->name);
 	if (!r && js->queue)

@@ -32,7 +32,9 @@ struct slurmopt {
 	char *mail_user;
 	char *wrap;              /* --wrap: the command */
 	char *account;           /* -A */
-	char *nodelist;          /* -w, as given (recorded, not enforced) */
+	char *nodelist;          /* -w, as given (a host list) */
+	char *exclude;           /* -x */
+	char *constraint;        /* -C, checked */
 	int64_t time;            /* -t in seconds; 0 UNLIMITED; -1 unset */
 	int64_t nodes_min;       /* -N N or N-M */
 	int64_t nodes_max;

@@ -150,8 +150,6 @@ static int request_build(const struct slurmopt *o, const struct jobspec *js, con
 		snprintf(begin, sizeof(begin), "%lld", (long long)o->cpus_per_task);
 		json_object_set_new(attrs, "Slurm_cpus_per_task", json_string(begin));
 	}
-	if (attrs && o->nodelist)
-		json_object_set_new(attrs, "Resource_List.host", json_string(o->nodelist));
 	if (attrs && o->dependency && strstr(o->dependency, "singleton"))
 		json_object_set_new(attrs, "Slurm_dependency", json_string(o->dependency));
 	if (attrs && o->begin) {
@@ -284,6 +282,17 @@ static int refused(int r, const char *text, const char *partition)
 				"available (%s)", text);
 	if (strstr(text, "more memory than any node"))
 		return cmd_fail(1, "error: Memory specification can not be satisfied: %s", text);
+	/* -w, -x, -C (docs/RESOURCES.md): Slurm's ESLURM_INVALID_NODE_NAME,
+	 * ESLURM_INVALID_FEATURE, ESLURM_INVALID_NODE_COUNT. */
+	if (strstr(text, "unknown node"))
+		return cmd_fail(1, "error: Batch job submission failed: Invalid node name specified (%s)", text);
+	if (strstr(text, "no node of this pool has those features"))
+		return cmd_fail(1, "error: Batch job submission failed: Invalid feature specification (%s)", text);
+	if (strstr(text, "leave no node of this pool"))
+		return cmd_fail(1, "error: Batch job submission failed: Requested node configuration is not "
+				"available (%s)", text);
+	if (strstr(text, "the node list names"))
+		return cmd_fail(1, "error: Batch job submission failed: Node count specification invalid (%s)", text);
 	if (strstr(text, "depend") || strstr(text, "Unknown Job Id"))
 		return cmd_fail(1, "error: Batch job submission failed: Job dependency problem (%s)", text);
 	return cmd_fail(1, "error: Batch job submission failed: %s", text);

@@ -207,6 +207,10 @@ static void job_show(const json_t *job, int64_t now)
 	brk(&first);
 	kv(&first, "Partition", "%s", nn(wire_str(job, "queue")));
 	brk(&first);
+	/* What the job asked of its nodes (docs/RESOURCES.md). */
+	kv(&first, "ReqNodeList", "%s", nn(wire_str(json_object_get(job, "attrs"), "Resource_List.nodelist")));
+	kv(&first, "ExcNodeList", "%s", nn(wire_str(json_object_get(job, "attrs"), "Resource_List.exclude")));
+	brk(&first);
 	kv(&first, "NodeList", "%s", count ? nodes : "(null)");
 	brk(&first);
 	slurmfmt_job_tasks(job, &req);
@@ -228,6 +232,8 @@ static void job_show(const json_t *job, int64_t now)
 		brk(&first);
 		kv(&first, "MinMemoryNode", "0");
 	}
+	brk(&first);
+	kv(&first, "Features", "%s", nn(wire_str(json_object_get(job, "attrs"), "Resource_List.constraint")));
 	brk(&first);
 	kv(&first, "WorkDir", "%s", nn(wire_str(job, "workdir")));
 	brk(&first);
@@ -345,6 +351,12 @@ static int show_list(struct client *cl, const char *what, const char *name)
 			kv(&first, "CPUEfctv", "%lld", ncpus);
 			kv(&first, "CPUTot", "%lld", ncpus);
 			kv(&first, "CPULoad", "N/A");
+			brk(&first);
+			kv(&first, "AvailableFeatures", "%s", wire_str(o, "features") && *wire_str(o, "features") ?
+			   wire_str(o, "features") : "(null)");
+			brk(&first);
+			kv(&first, "ActiveFeatures", "%s", wire_str(o, "features") && *wire_str(o, "features") ?
+			   wire_str(o, "features") : "(null)");
 			brk(&first);
 			kv(&first, "NodeAddr", "%s", wire_str(o, "name"));
 			kv(&first, "NodeHostName", "%s", wire_str(o, "name"));

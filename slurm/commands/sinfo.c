@@ -25,7 +25,7 @@ static const char usage_text[] =
 	"  -n, --nodes=NODES       only these nodes\n"
 	"  -t, --states=STATES     only nodes in these states (idle mix alloc down drain drng)\n"
 	"  -h, --noheader          no header line\n"
-	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C %G %p %m %e)\n"
+	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C %G %p %m %e %f)\n"
 	"      --json              Slurm's JSON document\n"
 	"      --conf FILE         configuration file\n"
 	"      --help, --usage     show this help\n";
@@ -83,6 +83,7 @@ struct row {
 	long long gpus_used, mem_free;
 	long long nodes_alloc, nodes_idle, nodes_other;
 	const char *reason;
+	const char *features;           /* its nodes' (one row per set with %f) */
 };
 
 /* sinfo -O's names: each a -o letter, or a code of its own (a digit,
@@ -106,7 +107,7 @@ static const struct { const char *name; char letter; } o_names[] = {
 /* Letters whose value is the same for every node, whatever it is. */
 static const struct { char letter; const char *value, *header; } constants[] = {
 	{ 'b', "(null)", "ACTIVE_FEATURES" }, { 'B', "UNLIMITED", "MAX_CPUS_PER_NODE" },
-	{ 'd', "0", "TMP_DISK" }, { 'f', "(null)", "AVAIL_FEATURES" }, { 'g', "all", "GROUPS" },
+	{ 'd', "0", "TMP_DISK" }, { 'g', "all", "GROUPS" },
 	{ 'h', "NO", "OVERSUBSCRIBE" }, { 'H', "Unknown", "TIMESTAMP" }, { 'i', "", "RESERVATION" },
 	{ 'I', "1", "PRIO_JOB_FACTOR" }, { 'M', "OFF", "PREEMPT_MODE" }, { 'O', "N/A", "CPU_LOAD" },
 	{ 'r', "no", "ROOT" }, { 's', "1-infinite", "JOB_SIZE" }, { 'S', "all", "ALLOCNODES" },
@@ -167,6 +168,9 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 		break;
 	case 'p':
 		snprintf(buf, len, "%lld", wire_int(q, "priority", 0));
+		break;
+	case 'f':
+		snprintf(buf, len, "%s", r->features && *r->features ? r->features : "(null)");
 		break;
 	case 'm':
 		/* Slurm's "smallest+" when the nodes differ. */
@@ -246,6 +250,7 @@ static const char *header(char letter)
 	case 'E': return "REASON";
 	case '5': return "STATECOMPLETE";
 	case 'L': return "DEFAULTTIME";
+	case 'f': return "AVAIL_FEATURES";
 	default:
 		for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
 			if (constants[i].letter == letter)
@@ -402,9 +407,13 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 		if (!node_wanted(node))
 			continue;
 		node_state(node, &s, &l);
+		/* As Slurm: a row per state, and per feature set when %f
+		 * shows them. */
 		for (size_t k = 0; !arg_node_lines && k < n && !r; k++)
 			if ((arg_json || !shows("tT5E") || strcmp(rows[k].state_short, s) == 0) &&
-			    (arg_json || !shows("cBXYZz") || rows[k].cpus_per_node == wire_int(node, "ncpus", 0)))
+			    (arg_json || !shows("cBXYZz") || rows[k].cpus_per_node == wire_int(node, "ncpus", 0)) &&
+			    (!shows("f") || !strcmp(rows[k].features ? rows[k].features : "",
+						    wire_str(node, "features") ? wire_str(node, "features") : "")))
 				r = &rows[k];
 		if (!r) {
 			if (n == max)
@@ -414,6 +423,7 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			r->queue = queue;
 			r->state_short = s;
 			r->state_long = l;
+			r->features = wire_str(node, "features");
 			r->free_min = r->free_max = -1;
 		}
 		if (r->n < sizeof(r->names) / sizeof(r->names[0]))

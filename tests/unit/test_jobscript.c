@@ -658,7 +658,63 @@ static void test_jobid_format(void)
 	CU_ASSERT(name[0] != '\0' && !strchr(name, '.'));
 }
 
+/* Node names and features in PBS's and Torque's forms (docs/RESOURCES.md). */
+static void test_node_selection(void)
+{
+	static const struct {
+		const char *arg;
+		int r;
+		const char *nodelist, *constraint;
+		int64_t ncpus;
+	} t[] = {
+		{ "select=1:ncpus=4:bigmem=true", 0, NULL, "bigmem", 4 },
+		{ "select=1:ncpus=4:model=skylake:bigmem=True", 0, NULL, "model=skylake&bigmem", 4 },
+		{ "select=1:host=n3", 0, "n3", NULL, 1 },
+		{ "select=1:vnode=n3:ncpus=2", 0, "n3", NULL, 2 },
+		{ "select=1:host=n1+1:host=n2", 0, "n1,n2", NULL, 2 },
+		{ "select=2:ncpus=1:ib=true", 0, NULL, "ib", 2 },
+		{ "nodes=n3:ppn=2", 0, "n3", NULL, 2 },
+		{ "nodes=1:ppn=2:ib", 0, NULL, "ib", 2 },
+		{ "nodes=1:ppn=2:ib:bigmem:ib", 0, NULL, "ib&bigmem", 2 },
+		{ "host=n4", 0, "n4", NULL, -1 },
+		{ "select=1:bigmem=false", -EINVAL, NULL, NULL, 0 },
+		{ "select=1:host=n/3", -EINVAL, NULL, NULL, 0 },
+		{ "select=1:model=sky&lake", -EINVAL, NULL, NULL, 0 },
+		{ "nodes=n-3!:ppn=1", -EINVAL, NULL, NULL, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct jobspec js;
+		struct error err = { "" };
+		int r;
+
+		jobspec_init(&js);
+		r = jobspec_option(&js, 'l', t[i].arg, &err);
+		if (r != t[i].r)
+			fprintf(stderr, "-l %s: %d %s\n", t[i].arg, r, err.text);
+		CU_ASSERT_EQUAL(r, t[i].r);
+		if (r == 0) {
+			CU_ASSERT_EQUAL(js.ncpus, t[i].ncpus);
+			if (t[i].nodelist) {
+				CU_ASSERT_STRING_EQUAL(js.nodelist ? js.nodelist : "(null)", t[i].nodelist);
+			} else {
+				CU_ASSERT_PTR_NULL(js.nodelist);
+			}
+			if (t[i].constraint) {
+				CU_ASSERT_STRING_EQUAL(js.constraint ? js.constraint : "(null)", t[i].constraint);
+			} else {
+				CU_ASSERT_PTR_NULL(js.constraint);
+			}
+			CU_ASSERT_EQUAL(js.n_warnings, 0);
+		} else {
+			CU_ASSERT(err.text[0] != '\0');
+		}
+		jobspec_clear(&js);
+	}
+}
+
 static const struct unit_test jobscript_tests[] = {
+	{ "node_selection", test_node_selection },
 	{ "directives", test_directives },
 	{ "directives_stop", test_directives_stop },
 	{ "directives_pbs", test_directives_pbs },

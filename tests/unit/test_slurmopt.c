@@ -187,10 +187,25 @@ static void test_option_values(void)
 	CU_ASSERT_EQUAL(parse_line(&o, "--time=5", &err), 0);
 	CU_ASSERT_EQUAL(o.time, 300);
 	slurmopt_clear(&o);
-	/* The same unenforced option twice (a real script's two "-C gpu"
-	 * lines): one warning; another value, its own. */
-	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-C gpu -L SCRATCH -C gpu -C cpu", &err), 0);
-	CU_ASSERT_EQUAL(o.n_warnings, 3);
+	/* The same unenforced option twice (a real script's two "-L"
+	 * lines): one warning; another value, its own. -C is enforced: the
+	 * later wins, no warning. */
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-C gpu -L SCRATCH -L SCRATCH -C cpu -L X", &err), 0);
+	CU_ASSERT_EQUAL(o.n_warnings, 2);
+	CU_ASSERT_STRING_EQUAL(o.constraint, "cpu");
+	slurmopt_clear(&o);
+	/* -w, -x, -C kept as given; malformed ones refused in Slurm's words. */
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-w n[1-2] -x n3 -C ib&bigmem", &err), 0);
+	CU_ASSERT_EQUAL(o.n_warnings, 0);
+	CU_ASSERT_STRING_EQUAL(o.nodelist, "n[1-2]");
+	CU_ASSERT_STRING_EQUAL(o.exclude, "n3");
+	CU_ASSERT_STRING_EQUAL(o.constraint, "ib&bigmem");
+	slurmopt_clear(&o);
+	CU_ASSERT_EQUAL(parse_line(&o, "-C ib*2", &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "Invalid feature specification"));
+	slurmopt_clear(&o);
+	CU_ASSERT_EQUAL(parse_line(&o, "-w n[3-1]", &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "Invalid node name specified"));
 	slurmopt_clear(&o);
 	slurmopt_init(&o);
 	CU_ASSERT_EQUAL(parse_line(&o, "--mem-per-gpu=abc", &err), -EINVAL);
@@ -215,8 +230,6 @@ static void test_warning_names(void)
 		{ "-M c1", "--clusters=c1: not enforced by qpool (ignored)" },
 		{ "-Mc1", "--clusters=c1: not enforced by qpool (ignored)" },
 		{ "--clusters c1", "--clusters=c1: not enforced by qpool (ignored)" },
-		{ "-x n1", "--exclude=n1: not enforced by qpool (ignored)" },
-		{ "-C ib", "--constraint=ib: not enforced by qpool (ignored)" },
 		{ "--qos high", "--qos=high: not enforced by qpool (ignored)" },
 		{ "-qhigh", "--qos=high: not enforced by qpool (ignored)" },
 	};
