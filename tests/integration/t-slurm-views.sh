@@ -120,7 +120,9 @@ echo "$out" | sed -n 1p | grep -qE "^NODELIST +NODES PARTITION STATE $" || fail 
 [ "$(sinfo -aho ' %F/%C')" = " 2/0/0/2/2/0/0/2" ] || fail "sinfo -aho %F/%C: $(sinfo -aho ' %F/%C')"
 [ "$(sinfo -ahNO nodehost:20,gres:10,gresused:10,statelong | tr -s ' ' | sort | tr '\n' '|')" = \
 	"$n1 (null) (null) allocated |$n2 (null) (null) allocated |" ] || fail "sinfo -ahNO: $(sinfo -ahNO nodehost:20,gres:10,gresused:10,statelong)"
-[ "$(sinfo -ho $'\x1e%c\x1f%n\x1f%f' | tr $'\x1e\x1f' '#|')" = "#1|$n1,$n2|(null)" ] ||
+# %f: the nodes' features (hwloc's arch= and cpu_vendor=, docs/RESOURCES.md).
+feat=$("$QP_BIN/qstat" --nodes --json | python3 -c 'import json, sys; print([n for n in json.load(sys.stdin)["nodes"] if n["name"] == sys.argv[1]][0].get("features") or "(null)")' "$n1")
+[ "$(sinfo -ho $'\x1e%c\x1f%n\x1f%f' | tr $'\x1e\x1f' '#|')" = "#1|$n1,$n2|$feat" ] ||
 	fail "sinfo -ho %c%n%f: $(sinfo -ho $'\x1e%c\x1f%n\x1f%f' | tr $'\x1e\x1f' '#|')"
 refused "Invalid node format specification: Bogus" sinfo -O Bogus
 note "sacctmgr: no accounts database, so no associations"
