@@ -956,7 +956,7 @@ static const struct {
 	{ "priority", T_INT }, { "begin", T_INT },
 	{ "signal", T_INT }, { "other", T_INT }, { "force", T_BOOL },
 	{ "array_index", T_INT }, { "array_last", T_INT }, { "subjobs", T_BOOL }, { "interactive", T_BOOL },
-	{ "depend", T_STR },
+	{ "depend", T_STR }, { "since", T_INT }, { "jobs", T_ARRAY },
 	/* "array" is the index set (a string) in submit, "all of it" (a
 	 * bool) elsewhere: checked where it is read. */
 };
@@ -1010,6 +1010,8 @@ void request_handle(struct conn *c, const char *op, long long req_id, json_t *ms
 		op_acct(c, req_id, msg);
 	else if (strcmp(op, "stats") == 0)
 		op_stats(c, req_id, msg);
+	else if (strcmp(op, "watch") == 0)
+		watch_request(c, req_id, msg);
 	else if (strcmp(op, "alter") == 0 || strcmp(op, "move") == 0 || strcmp(op, "swap") == 0 ||
 		 strcmp(op, "signal") == 0 || strcmp(op, "rerun") == 0)
 		jobctl_request_handle(c, op, req_id, msg);

@@ -43,6 +43,7 @@ struct conn {
 	bool identified;          /* counted in server->peers under uid */
 	size_t in_counted;        /* input buffer bytes counted for uid (conn_input_account) */
 	bool throttled;           /* its unread replies are over OUT_HIGH: requests wait */
+	bool watching;            /* holds a watch (watch.c) */
 	struct conn *next, *prev;
 };
 
@@ -94,6 +95,7 @@ struct server {
 	unsigned users_next;
 	struct task_routes *tasks;   /* tasks.c: remote starts in flight */
 	struct ties *ties;           /* ties.c: jobs tied to a connection */
+	struct watchers *watchers;   /* watch.c: the event stream's watchers */
 	struct lease *lease;         /* lease.c: active or standby */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
@@ -235,6 +237,18 @@ int ties_add(struct server *s, struct conn *c, int64_t jobid);
 void ties_conn_closed(struct server *s, const struct conn *c);
 void ties_check(struct server *s);
 void ties_destroy(struct server *s);
+
+/* watch.c: the event stream (docs/EVENTS.md). watch_request answers the
+ * `watch` op and keeps the connection as a watcher; watch_flush sends each
+ * watcher what was committed since (after each loop iteration);
+ * watch_conn_closed forgets a connection's watch; watch_prune deletes
+ * events past event_retention, a batch at a time (from the 1 s timer). */
+void watch_request(struct conn *c, long long req_id, json_t *msg);
+void watch_flush(struct server *s);
+void watch_conn_closed(struct server *s, const struct conn *c);
+void watch_prune(struct server *s);
+unsigned watch_count(const struct server *s);
+void watch_destroy(struct server *s);
 
 /* array.c: job arrays (ID[], ID[N]). */
 int array_load(struct server *s, struct job *j);

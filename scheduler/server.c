@@ -63,6 +63,7 @@ void conn_close(struct conn *c)
 	if (c->node)
 		node_link_lost(s, c);
 	ties_conn_closed(s, c);
+	watch_conn_closed(s, c);
 	/* Doubly linked: closing 20,000 idle connections in one tick must not
 	 * walk the list for each. */
 	if (c->prev)
@@ -810,6 +811,8 @@ static int post_handler(sd_event_source *src, void *userdata)
 		server_step_down(s, "the job store refused a write (lease taken, -ESTALE)");
 		return 0;
 	}
+	/* What this iteration committed, to the watchers. */
+	watch_flush(s);
 	/* After the replies and launches: a checkpoint (two fsyncs, ~1 ms)
 	 * delays no answer that is already out. */
 	r = jobstore_checkpoint(s->store);
@@ -860,6 +863,8 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	server_space_check(s);
 	nodes_check_timeouts(s);
 	ties_check(s);
+	watch_prune(s);
+	watch_flush(s);
 	if (pool_deferred_due(s->pool, time(NULL)))
 		s->sched_dirty = true;
 rearm:
@@ -1174,6 +1179,7 @@ void server_destroy(struct server *s)
 	}
 	task_routes_destroy(s);
 	ties_destroy(s);
+	watch_destroy(s);
 	depend_destroy(s);
 	pool_destroy(s->pool);
 	peers_destroy(s->peers);
