@@ -928,7 +928,9 @@ static void op_stats(struct conn *c, long long req_id, json_t *msg)
 		nodes++;
 		nodes_up += pool_node_usable(n);
 	}
-	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+		" s:I, s:I}", "watchers", (json_int_t)watch_count(s),
+		"events_committed", (json_int_t)jobstore_events_committed(s->store),
 		"passes", (json_int_t)st.passes, "pass_ns_total", (json_int_t)st.pass_ns_total,
 		"pass_ns_max", (json_int_t)st.pass_ns_max, "pass_ns_last", (json_int_t)st.pass_ns_last,
 		"dispatches", (json_int_t)st.dispatches, "queued", by_state[JOB_QUEUED],
