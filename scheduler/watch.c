@@ -150,8 +150,8 @@ static bool visible(const struct watcher *w, const json_t *ev)
 	const json_t *jid = json_object_get(ev, "jobid");
 	int64_t id;
 
-	if (!jid)   /* a node's: to root, and to those who name no jobs */
-		return w->all || !w->jobs;
+	if (!jid)   /* a node's: to root, naming no jobs */
+		return w->all && !w->jobs;
 	if (!w->all && json_integer_value(json_object_get(ev, "uid")) != (json_int_t)w->conn->uid)
 		return false;
 	if (!w->jobs)

@@ -10,7 +10,7 @@
 qp_setup
 jobs=500 watchers=20
 [ "${QP_LONG:-0}" = 1 ] && jobs=2000 watchers=50
-printf '[server]\nwatch_buffer = 256K\n' >> "$QPOOL_CONF"
+printf '[server]\nwatch_buffer = 16K\n' >> "$QPOOL_CONF"
 qp_start_server
 "$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 10 --name "${QP_NODE_PREFIX}s" \
 	--sim-topology "pack:1 numa:1 core:4 pu:1" >> "$QP_T/qnoded-sim.log" 2>&1 &
@@ -31,13 +31,16 @@ for i in $(seq "$watchers"); do
 done
 as qpuser1 qstat --follow --since 0 -F json > "$QP_T/user.out" 2> "$QP_T/user.err" &
 upid=$!
-# A reader that stops at once: qstat blocks on the full pipe and reads no
-# more of its socket, so qpoold's copy of its events grows to the cap.
-mkfifo "$QP_T/stuck"
-"$QP_BIN/qstat" --follow --since 0 > "$QP_T/stuck" 2>/dev/null &
-stuckpid=$!
-exec 7<> "$QP_T/stuck"   # held open, never read
-wpids+=("$stuckpid")
+# A watcher that never reads: once its socket's buffer (wmem_default,
+# ~208 KiB) is full, qpoold's copy of its events grows to watch_buffer.
+python3 -c '
+import json, socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+body = json.dumps({"id": 1, "op": "watch"}).encode()
+s.sendall(struct.pack(">I", len(body)) + body)
+time.sleep(600)' "$QP_T/qpoold.sock" &
+wpids+=($!)
 # Every watcher is in before the first job: each must see all of them.
 stat_of() { python3 "$QP_TOP/bench/stats" | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 for i in $(seq 200); do
@@ -87,7 +90,6 @@ note "the watcher that never read was dropped, told why; qpoold did not grow"
 grep -q "dropped: .* unread" "$QP_T/qpoold.log" || fail "no drop logged: $(tail -3 "$QP_T/qpoold.log")"
 rss1=$(rss)
 [ "$rss1" -lt $((rss0 + 20000)) ] || fail "qpoold grew from $rss0 kB to $rss1 kB"
-exec 7<&-
 for p in "${wpids[@]}" "$upid"; do kill "$p" 2>/dev/null; done
 
 note "a cursor from the future, and one past retention: one line, exit 1"

@@ -31,7 +31,7 @@ out=$("$QP_BIN/qwait" 999999 2>&1) && fail "qwait of no job: $out"
 
 note "qsub -W block=true and sbatch --wait return as the job ends"
 t0=$(date +%s%N)
-as qpuser1 qsub -W block=true -v <<< 'sleep 2.5' > "$QP_T/blk" 2>&1 || fail "block: $(cat "$QP_T/blk")"
+as qpuser1 qsub -W block=true <<< 'sleep 2.5' > "$QP_T/blk" 2>&1 || fail "block: $(cat "$QP_T/blk")"
 t1=$(date +%s%N)
 id=$(q "SELECT max(id) FROM jobs")
 done_ns=$(q "SELECT t_done FROM jobs WHERE id = $id")
