@@ -179,10 +179,9 @@ enum { SERVER_ID, SERVER_ADDRESS, SERVER_ROLE, SERVER_AGE };
 #define JOBSTORE_SQL_EVENTS_CREATE \
 	"CREATE TABLE events (seq BIGINT PRIMARY KEY, t BIGINT NOT NULL, epoch BIGINT NOT NULL," \
 	" jobid BIGINT, uid BIGINT, node TEXT, state TEXT NOT NULL, exit_status BIGINT," \
-	" exit_signal BIGINT, reason TEXT);" \
-	"CREATE INDEX events_t ON events(t);"
+	" exit_signal BIGINT, reason TEXT);"
 enum jobstore_ev_stmt {
-	EV_JOB,      /* $1 t, $2 epoch, $3 job id */
+	EV_JOB,      /* $1 t, $2 epoch, $3 the job ids (params' ids), one event each in order */
 	EV_NODE,     /* $1 t, $2 epoch, $3 node, $4 state, $5 reason */
 	EV_READ,     /* $1 after seq, $2 limit: rows of EV_COL_* */
 	EV_BOUNDS,   /* one row: first seq, last seq (0, 0: none) */
@@ -190,10 +189,19 @@ enum jobstore_ev_stmt {
 	EV_MAX,
 };
 #define JOBSTORE_SQL_EV_NEXT "(SELECT coalesce(max(seq), 0) + 1 FROM events)"
-#define JOBSTORE_SQL_EV_JOB \
+/* The jobs' events of a transaction in one statement, numbered in the
+ * order of their changes (row_number over the list's positions: a job
+ * not found leaves no hole): SQLite walks a JSON array, PostgreSQL an
+ * array parameter; both need window functions (SQLite 3.25). */
+#define JOBSTORE_SQL_EV_JOBS(LIST, POS) \
 	"INSERT INTO events (seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason)" \
-	" SELECT " JOBSTORE_SQL_EV_NEXT ", CAST($1 AS BIGINT), CAST($2 AS BIGINT), id, uid, node, state," \
-	" exit_status, exit_signal, reason FROM jobs WHERE id = CAST($3 AS BIGINT)"
+	" SELECT (SELECT coalesce(max(seq), 0) FROM events) + row_number() OVER (ORDER BY p." POS ")," \
+	" CAST($1 AS BIGINT), CAST($2 AS BIGINT), j.id, j.uid, j.node, j.state, j.exit_status, j.exit_signal," \
+	" j.reason FROM " LIST " JOIN jobs j ON j.id = p.id ORDER BY p." POS
+#define JOBSTORE_SQL_EV_JOBS_SQLITE \
+	JOBSTORE_SQL_EV_JOBS("(SELECT key AS k, value AS id FROM json_each($3)) AS p", "k")
+#define JOBSTORE_SQL_EV_JOBS_PG \
+	JOBSTORE_SQL_EV_JOBS("unnest(CAST($3 AS BIGINT[])) WITH ORDINALITY AS p(id, k)", "k")
 #define JOBSTORE_SQL_EV_NODE \
 	"INSERT INTO events (seq, t, epoch, node, state, reason)" \
 	" VALUES (" JOBSTORE_SQL_EV_NEXT ", CAST($1 AS BIGINT), CAST($2 AS BIGINT), $3, $4, $5)"
@@ -205,10 +213,13 @@ enum {
 	"SELECT seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason FROM events" \
 	" WHERE seq > CAST($1 AS BIGINT) ORDER BY seq LIMIT CAST($2 AS BIGINT)"
 #define JOBSTORE_SQL_EV_BOUNDS "SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM events"
-/* The last row stays whatever its age: it carries the sequence on. */
+/* Of the oldest $2 events, those before $1. No index on t: t grows with
+ * seq (the writer's wall clock at its commit), so the old ones are the
+ * first by seq, and an index more would cost every event's insert. The
+ * last row stays whatever its age: it carries the sequence on. */
 #define JOBSTORE_SQL_EV_PRUNE \
-	"DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE t < CAST($1 AS BIGINT)" \
-	" AND seq < (SELECT max(seq) FROM events) ORDER BY seq LIMIT CAST($2 AS BIGINT)) RETURNING seq"
+	"DELETE FROM events WHERE t < CAST($1 AS BIGINT) AND seq IN (SELECT seq FROM events ORDER BY seq" \
+	" LIMIT CAST($2 AS BIGINT)) AND seq < (SELECT max(seq) FROM events) RETURNING seq"
 extern const char *const jobstore_ev_sql[EV_MAX];
 
 /* One statement's parameters, in $N order. */
@@ -219,7 +230,11 @@ struct jobstore_ev_params {
 		int64_t i;
 		bool is_text;
 	} v[6];
+	const int64_t *ids;     /* EV_JOB's list, its last parameter */
+	size_t n_ids;
 };
+/* p's ids as open, "1,2,3", close (malloc'd); NULL: out of memory. */
+char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close);
 
 /* A struct jobstore_node of a JOBSTORE_SQL_NODES_LOAD row (its strings
  * point into the row). */

@@ -289,7 +289,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_SERVERS_LOAD] = JOBSTORE_SQL_SERVERS_LOAD(PG_NOW_MS),
 	[ST_POOL_NAME_READ] = JOBSTORE_SQL_POOL_NAME_READ,
 	[ST_POOL_NAME_SET] = JOBSTORE_SQL_POOL_NAME_SET,
-	[ST_EV_JOB] = JOBSTORE_SQL_EV_JOB,
+	[ST_EV_JOB] = JOBSTORE_SQL_EV_JOBS_PG,
 	[ST_EV_NODE] = JOBSTORE_SQL_EV_NODE,
 	[ST_EV_READ] = JOBSTORE_SQL_EV_READ,
 	[ST_EV_BOUNDS] = JOBSTORE_SQL_EV_BOUNDS,
@@ -1466,7 +1466,18 @@ static int pg_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const stru
 		else
 			p_int(&p, ep->v[i].i);
 	}
-	/* An event of a transaction goes down its pipeline. */
+	/* An event of a transaction goes down its pipeline (libpq copies
+	 * the parameters as it sends). */
+	if (!cb && ep->ids) {
+		char *ids = jobstore_ev_ids_text(ep, '{', '}');
+
+		if (!ids)
+			return -ENOMEM;
+		p_text(&p, ids);
+		r = pg_exec(js, ST_EV_JOB + id, &p);
+		free(ids);
+		return r;
+	}
 	if (!cb)
 		return pg_exec(js, ST_EV_JOB + id, &p);
 	res = pg_run(js, ST_EV_JOB + id, &p, &r);

@@ -263,7 +263,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_SERVERS_LOAD] = JOBSTORE_SQL_SERVERS_LOAD(SQLITE_NOW_MS),
 	[ST_POOL_NAME_READ] = JOBSTORE_SQL_POOL_NAME_READ,
 	[ST_POOL_NAME_SET] = JOBSTORE_SQL_POOL_NAME_SET,
-	[ST_EV_JOB] = JOBSTORE_SQL_EV_JOB,
+	[ST_EV_JOB] = JOBSTORE_SQL_EV_JOBS_SQLITE,
 	[ST_EV_NODE] = JOBSTORE_SQL_EV_NODE,
 	[ST_EV_READ] = JOBSTORE_SQL_EV_READ,
 	[ST_EV_BOUNDS] = JOBSTORE_SQL_EV_BOUNDS,
@@ -1149,6 +1149,7 @@ static int sqlite_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const 
 	struct sqlite_store *js = to_sqlite(base);
 	sqlite3_stmt *st = js->st[ST_EV_JOB + id];
 	struct jobstore_row row = { &sqlite_row_ops, st, 0 };
+	char *ids = NULL;
 	int rc, r = 0;
 
 	for (int i = 0; i < p->n; i++) {
@@ -1156,6 +1157,12 @@ static int sqlite_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const 
 			bind_text(st, i + 1, p->v[i].text);
 		else
 			sqlite3_bind_int64(st, i + 1, p->v[i].i);
+	}
+	if (p->ids) {
+		ids = jobstore_ev_ids_text(p, '[', ']');
+		if (!ids)
+			return -ENOMEM;
+		sqlite3_bind_text(st, p->n + 1, ids, -1, free);
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (cb)

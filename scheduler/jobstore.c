@@ -94,28 +94,41 @@ static void ev_text(struct jobstore_ev_params *p, const char *t)
 	p->v[p->n++].text = t;
 }
 
-/* The events of the transaction, in the order of their changes. */
+/* The events of the transaction, in the order of their changes: each
+ * run of job events in one statement (a submit group of 100 jobs: one
+ * insert, not 100), a node's alone. */
 static int ev_flush(struct jobstore *js)
 {
-	int64_t now = time_wall_ns();
+	int64_t now = time_wall_ns(), *ids;
+	size_t i = 0;
 	int r = 0;
 
-	for (size_t i = 0; i < js->n_ev && r == 0; i++) {
+	ids = js->n_ev ? malloc(js->n_ev * sizeof(*ids)) : NULL;
+	if (js->n_ev && !ids)
+		return -ENOMEM;
+	while (i < js->n_ev && r == 0) {
 		struct jobstore_ev_params p = { 0 };
 		const struct jobstore_ev_pending *e = &js->ev[i];
 
 		ev_int(&p, now);
 		ev_int(&p, js->epoch);
 		if (e->jobid) {
-			ev_int(&p, e->jobid);
+			size_t n = 0;
+
+			while (i < js->n_ev && js->ev[i].jobid)
+				ids[n++] = js->ev[i++].jobid;
+			p.ids = ids;
+			p.n_ids = n;
 			r = js->ops->ev_run(js, EV_JOB, &p, NULL, NULL);
 		} else {
 			ev_text(&p, e->node);
 			ev_text(&p, e->state);
 			ev_text(&p, e->reason);
 			r = js->ops->ev_run(js, EV_NODE, &p, NULL, NULL);
+			i++;
 		}
 	}
+	free(ids);
 	return r;
 }
 
@@ -521,12 +534,26 @@ const struct jobstore_table jobstore_tables[] = {
 };
 
 const char *const jobstore_ev_sql[EV_MAX] = {
-	[EV_JOB] = JOBSTORE_SQL_EV_JOB,
+	[EV_JOB] = NULL,   /* the backend's own (JOBSTORE_SQL_EV_JOBS_*) */
 	[EV_NODE] = JOBSTORE_SQL_EV_NODE,
 	[EV_READ] = JOBSTORE_SQL_EV_READ,
 	[EV_BOUNDS] = JOBSTORE_SQL_EV_BOUNDS,
 	[EV_PRUNE] = JOBSTORE_SQL_EV_PRUNE,
 };
+
+char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close)
+{
+	char *buf = malloc(p->n_ids * 21 + 3), *at = buf;
+
+	if (!buf)
+		return NULL;
+	*at++ = open;
+	for (size_t i = 0; i < p->n_ids; i++)
+		at += sprintf(at, "%s%lld", i ? "," : "", (long long)p->ids[i]);
+	*at++ = close;
+	*at = '\0';
+	return buf;
+}
 
 const char *const jobstore_tables_uncopied[] = { "lease", "servers", NULL };
 

@@ -85,6 +85,37 @@ static void test_job_life(void)
 	jobstore_close(js);
 }
 
+/* Jobs of one transaction: one event each, numbered in the order of
+ * their changes, a node's between them in its place; a job changed again
+ * in the same transaction has its one event, its state as committed. */
+static void test_batch_order(void)
+{
+	struct jobstore *js;
+	struct seen s = { 0 };
+	struct error err;
+	int64_t id[4];
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id[0]), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id[1]), 0);
+	CU_ASSERT_EQUAL(jobstore_event_node(js, "n9", "down", NULL), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id[2]), 0);
+	CU_ASSERT_EQUAL(jobstore_job_set_state(js, id[0], JOB_HELD, "h"), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_events_read(js, 0, 100, collect, &s), 0);
+	CU_ASSERT_EQUAL_FATAL(s.n, 4);
+	for (unsigned i = 0; i < s.n; i++)
+		CU_ASSERT_EQUAL(s.v[i].seq, i + 1);
+	CU_ASSERT_EQUAL(s.v[0].jobid, id[0]);
+	CU_ASSERT_STRING_EQUAL(s.v[0].state, "held");
+	CU_ASSERT_EQUAL(s.v[1].jobid, id[1]);
+	CU_ASSERT_STRING_EQUAL(s.v[1].state, "queued");
+	CU_ASSERT_STRING_EQUAL(s.v[2].node, "n9");
+	CU_ASSERT_EQUAL(s.v[3].jobid, id[2]);
+	jobstore_close(js);
+}
+
 /* Node events; pruning keeps the last event, so the sequence goes on. */
 static void test_nodes_prune(void)
 {
@@ -118,6 +149,7 @@ static void test_nodes_prune(void)
 static const struct unit_test jobstore_events_tests[] = {
 	{ "job_life", test_job_life },
 	{ "nodes_prune", test_nodes_prune },
+	{ "batch_order", test_batch_order },
 	{ NULL, NULL },
 };
 
