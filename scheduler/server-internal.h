@@ -126,6 +126,8 @@ int server_state_load(struct server *s);
 
 /* server.c */
 void conn_send(struct conn *c, json_t *msg);   /* steals msg */
+/* Whole frames encoded once for several connections (watch.c). */
+void conn_send_frames(struct conn *c, const void *frames, size_t len);
 void conn_reply_ok(struct conn *c, long long req_id, json_t *reply);  /* steals reply (may be NULL) */
 /* conn_reply_ok for a page of items in reply's array `key`: when the reply
  * would pass the wire's cap, items are dropped from the end (halving) and

@@ -129,6 +129,21 @@ void conn_send(struct conn *c, json_t *msg)
 	conn_update_events(c);
 }
 
+void conn_send_frames(struct conn *c, const void *frames, size_t len)
+{
+	if (c->closed)
+		return;
+	if (wire_queue_frames(&c->out, frames, len) < 0) {
+		conn_log_warn(c, "cannot queue a reply: out of memory");
+		return;
+	}
+	if (wire_flush(c->fd, &c->out) < 0) {
+		conn_close(c);
+		return;
+	}
+	conn_update_events(c);
+}
+
 /* The members of every ok reply: its id, ok, and to a command the pool's
  * name, with which it prints job ids, the one qsub printed
  * (docs/PROTOCOL.md, "server"); a node has no use for it. */

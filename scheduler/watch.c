@@ -19,6 +19,7 @@
  * while there are more, else once a minute: no pass waits long on it. */
 #define PRUNE_BATCH 2000
 #define PRUNE_IDLE_SEC 60
+#define FRAME_SLOTS 8
 
 struct watcher {
 	struct conn *conn;
@@ -42,6 +43,17 @@ struct watchers {
 	 * there (most watchers are at the last seq). */
 	json_t *cache;
 	int64_t cache_from, cache_to;
+	/* Frames encoded in this turn, for watchers of one view (root's, or
+	 * one uid's, no job list) at one cursor with one request id (a
+	 * command's first request: most watchers'): encoded once, copied to
+	 * each. */
+	struct frame_cache {
+		long long req_id;
+		int64_t view, from, to;
+		struct wirebuf frame;   /* empty: nothing of it to send */
+		bool used;
+	} frames[FRAME_SLOTS];
+	unsigned next_frame;
 };
 
 static int more_handler(sd_event_source *src, void *userdata)
@@ -165,6 +177,36 @@ static size_t out_pending(const struct conn *c)
 	return c->out.len - c->out.off;
 }
 
+/* The frame slot of w's view at its cursor: found (used), or a free one
+ * made ready for it (not used yet). */
+static struct frame_cache *frame_find(struct watchers *ws, const struct watcher *w, int64_t to)
+{
+	int64_t view = w->all ? -1 : (int64_t)w->conn->uid;
+	struct frame_cache *fc;
+
+	for (unsigned k = 0; k < FRAME_SLOTS; k++) {
+		fc = &ws->frames[k];
+		if (fc->used && fc->req_id == w->req_id && fc->view == view && fc->from == w->cursor && fc->to == to)
+			return fc;
+	}
+	fc = &ws->frames[ws->next_frame++ % FRAME_SLOTS];
+	fc->used = false;
+	fc->req_id = w->req_id;
+	fc->view = view;
+	fc->from = w->cursor;
+	fc->to = to;
+	fc->frame.len = fc->frame.off = 0;
+	return fc;
+}
+
+static void frames_clear(struct watchers *ws)
+{
+	for (unsigned k = 0; k < FRAME_SLOTS; k++) {
+		ws->frames[k].used = false;
+		ws->frames[k].frame.len = ws->frames[k].frame.off = 0;
+	}
+}
+
 /* One turn of w: one batch after its cursor into its connection. Returns
  * 1 when it has more to read, 0 when it is at the last event, -1 when it
  * was dropped (w is then freed by the caller). */
@@ -172,7 +214,8 @@ static int watcher_turn(struct server *s, struct watchers *ws, struct watcher *w
 {
 	size_t cap = s->config->watch_buffer;
 	struct conn *c = w->conn;
-	json_t *batch, *mine, *ev;
+	json_t *batch, *mine, *ev, *msg;
+	struct frame_cache *fc;
 	int64_t to;
 	size_t i;
 
@@ -197,6 +240,13 @@ static int watcher_turn(struct server *s, struct watchers *ws, struct watcher *w
 	if (json_array_size(batch) == 0)
 		return 0;
 	to = ws->cache_to;
+	fc = w->jobs ? NULL : frame_find(ws, w, to);
+	if (fc && fc->used) {
+		w->cursor = to;
+		if (fc->frame.len)
+			conn_send_frames(c, fc->frame.data, fc->frame.len);
+		return json_array_size(batch) == WATCH_BATCH ? 1 : 0;
+	}
 	mine = json_array();
 	json_array_foreach(batch, i, ev) {
 		if (visible(w, ev))
@@ -205,9 +255,18 @@ static int watcher_turn(struct server *s, struct watchers *ws, struct watcher *w
 	w->cursor = to;
 	if (json_array_size(mine) == 0) {
 		json_decref(mine);
+		if (fc)
+			fc->used = true;
+		return json_array_size(batch) == WATCH_BATCH ? 1 : 0;
+	}
+	msg = json_pack("{s:I, s:b, s:o, s:I}", "id", (json_int_t)w->req_id, "ok", 1, "events", mine, "cursor",
+			(json_int_t)to);
+	if (fc && msg && wire_queue(&fc->frame, msg) == 0) {
+		fc->used = true;
+		conn_send_frames(c, fc->frame.data, fc->frame.len);
+		json_decref(msg);
 	} else {
-		conn_send(c, json_pack("{s:I, s:b, s:o, s:I}", "id", (json_int_t)w->req_id, "ok", 1, "events", mine,
-				       "cursor", (json_int_t)to));
+		conn_send(c, msg);
 	}
 	return json_array_size(batch) == WATCH_BATCH ? 1 : 0;
 }
@@ -239,6 +298,7 @@ void watch_flush(struct server *s)
 	}
 	json_decref(ws->cache);
 	ws->cache = NULL;
+	frames_clear(ws);
 	ws->behind = more;
 	if (more)
 		(void)sd_event_source_set_enabled(ws->more_src, SD_EVENT_ONESHOT);
@@ -384,6 +444,8 @@ void watch_destroy(struct server *s)
 		watcher_free(w);
 	}
 	json_decref(ws->cache);
+	for (unsigned k = 0; k < FRAME_SLOTS; k++)
+		wirebuf_free(&ws->frames[k].frame);
 	sd_event_source_disable_unref(ws->more_src);
 	free(ws);
 	s->watchers = NULL;
