@@ -61,6 +61,9 @@ for i in $(seq 1200); do
 	sleep 0.05
 done
 [ "$(q "SELECT count(*) FROM jobs WHERE state = 'completed'")" = "$jobs" ] || fail "not all $jobs jobs completed"
+# More events for the watcher that never reads: past its socket's buffer
+# and watch_buffer whatever the frames' sizes.
+out=$("$QP_TOP/bench/submit" 2000 --conns 4 --hold --workdir "$QP_T") || fail "bench/submit --hold: $out"
 last=$(q "SELECT max(seq) FROM events")
 njob=$(q "SELECT count(*) FROM events WHERE jobid IS NOT NULL")
 [ "$njob" -ge $((jobs * 3)) ] || fail "$njob job events for $jobs jobs (queued, running, completed each)"
