@@ -97,10 +97,10 @@ for p in "${wpids[@]}" "$upid"; do kill "$p" 2>/dev/null; done
 
 note "a cursor from the future, and one past retention: one line, exit 1"
 out=$("$QP_BIN/qstat" --follow --since 99999999 2>&1) && fail "future cursor accepted"
-[ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "not an event of this pool yet" || fail "future: $out"
+{ [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "not an event of this pool yet"; } || fail "future: $out"
 q "DELETE FROM events WHERE seq < 100"
 out=$("$QP_BIN/qstat" --follow --since 5 2>&1) && fail "a pruned cursor accepted"
-[ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "older than the events kept" || fail "past: $out"
+{ [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "older than the events kept"; } || fail "past: $out"
 out=$("$QP_BIN/qstat" --follow --since x 2>&1) && fail "--since x accepted"
 kill -0 "$QP_SERVER_PID" || fail "qpoold died"
 note "ok"
