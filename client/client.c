@@ -562,3 +562,21 @@ void client_server_name(const struct client *cl, char *buf, size_t len)
 	host[n] = '\0';
 	jobid_server_name(host, buf, len);
 }
+
+int client_recv(struct client *cl, json_t **ret, struct error *err)
+{
+	int r;
+
+	if (cl->fd < 0)
+		return error_set(err, -ECONNRESET, "not connected to qpoold");
+	r = wire_recv_buffered(cl->fd, &cl->in, ret, err);
+	if (r == -ECONNRESET)
+		error_set(err, r, "qpoold closed the connection");
+	return r;
+}
+
+int client_reconnect(struct client *cl, struct error *err)
+{
+	client_disconnect(cl);
+	return client_connect_list(cl, 0, err);
+}

@@ -41,4 +41,11 @@ int client_call(struct client *cl, json_t *req, json_t **ret_reply, struct error
 int client_call_pages(struct client *cl, json_t *req, const char *key, json_t **ret_reply,
 		      struct error *err);
 
+/* A stream's next frame (the watch op, docs/EVENTS.md), whatever its id.
+ * 0 and *ret; -ECONNRESET when the server went away; -errno. */
+int client_recv(struct client *cl, json_t **ret, struct error *err);
+
+/* Drops the connection and connects again, the list raced afresh. */
+int client_reconnect(struct client *cl, struct error *err);
+
 #endif

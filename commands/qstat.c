@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client.h"
 #include "cmd.h"
@@ -13,6 +14,7 @@
 #include "jobid.h"
 #include "pbsfmt.h"
 #include "timeutil.h"
+#include "watch.h"
 #include "wire.h"
 #include "version.h"
 
@@ -23,6 +25,7 @@ static const char usage_text[] =
 	"       qstat -Q --order QUEUE [--json]\n"
 	"       qstat -B [-f]\n"
 	"       qstat --nodes [--json]\n"
+	"       qstat --follow [--since CURSOR] [-F json] [JOBID...]\n"
 	"Shows jobs (by default those not finished), queues (-Q), the server (-B) or nodes.\n"
 	"A job id is 12, 12.server or 12.server@host; an array 12[], a subjob 12[7].\n"
 	"  -a            PBS's alternative table: memory, walltime, elapsed time\n"
@@ -42,6 +45,9 @@ static const char usage_text[] =
 	"      --order QUEUE  the queue's dispatch order (per-user round robin) and why\n"
 	"  -B            the server's job counts\n"
 	"      --nodes   the nodes (also: pbsnodes)\n"
+	"      --follow  each change of a job's (or, for root, a node's) state as it is\n"
+	"                committed, one line each, until interrupted; -F json: one JSON\n"
+	"                object a line. --since CURSOR: from after that event on\n"
 	"      --json    the server's objects as qpool's JSON\n"
 	"      --conf FILE  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
 	"      --help    show this help\n";
@@ -56,6 +62,8 @@ static bool arg_finished, arg_json, arg_pbs_json, arg_queues, arg_nodes, arg_ser
 static bool arg_alt, arg_table, arg_idle, arg_running;
 static struct pbsfmt_opts arg_opts;
 static char server_name[256];
+static bool arg_follow;
+static long long arg_since = -1;
 
 /* PBS indents -F json by 4; qpool's --json stays at 2. */
 static void json_print(const json_t *doc)
@@ -327,6 +335,74 @@ static int order_show(struct client *cl, const char *queue)
 	return r < 0 ? 1 : 0;
 }
 
+/* --follow: one line per event (docs/EVENTS.md): its cursor, time, job
+ * id and state, then exit status, node and reason where it has them;
+ * -F json: the event object with the job's full id. */
+static int follow_event(const json_t *ev, void *ud)
+{
+	struct client *cl = ud;
+	char id[128] = "", when[32];
+	time_t t = (time_t)(wire_int(ev, "time", 0) / 1000000000LL);
+	struct tm tm;
+
+	client_server_name(cl, server_name, sizeof(server_name));
+	if (json_object_get(ev, "jobid"))
+		jobid_format(wire_int(ev, "jobid", 0), server_name, id, sizeof(id));
+	if (arg_pbs_json) {
+		json_t *o = json_deep_copy(ev);
+
+		if (id[0])
+			json_object_set_new(o, "jobid", json_string(id));
+		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(o);
+	} else {
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", localtime_r(&t, &tm));
+		printf("%lld %s %s %s", wire_int(ev, "seq", 0), when, id[0] ? id : "node", wire_str(ev, "state"));
+		if (json_object_get(ev, "exit_status"))
+			printf(" exit=%lld", wire_int(ev, "exit_status", 0));
+		if (json_object_get(ev, "exit_signal"))
+			printf(" signal=%lld", wire_int(ev, "exit_signal", 0));
+		if (wire_str(ev, "node"))
+			printf(" node=%s", wire_str(ev, "node"));
+		if (wire_str(ev, "reason"))
+			printf(" reason=\"%s\"", wire_str(ev, "reason"));
+		fputc('\n', stdout);
+	}
+	/* A script reading a pipe sees each event as it comes. */
+	return fflush(stdout) == 0 ? 0 : -EPIPE;
+}
+
+static int follow(struct client *cl, char **ids, int n)
+{
+	struct watch_opts o = { .since = arg_since };
+	int64_t *jobs = NULL;
+	struct error err;
+	int r;
+
+	if (n > 0) {
+		jobs = calloc((size_t)n, sizeof(*jobs));
+		if (!jobs)
+			return cmd_fail(1, "out of memory");
+		for (int i = 0; i < n; i++) {
+			int64_t lo, hi;
+
+			if (jobid_parse_array(ids[i], &jobs[i], &lo, &hi) < 0 ||
+			    (lo != JOBID_PLAIN && lo != JOBID_ARRAY_ALL)) {
+				free(jobs);
+				return cmd_fail(2, "%s: not a job id (12, 12.server or 12[])", ids[i]);
+			}
+		}
+		o.jobs = jobs;
+		o.n_jobs = (size_t)n;
+	}
+	r = watch_run(cl, &o, NULL, follow_event, cl, &err);
+	free(jobs);
+	if (r == -EPIPE)
+		return 0;   /* the reader went: not an error of ours */
+	return cmd_fail(1, "%s", err.text);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -335,6 +411,8 @@ int main(int argc, char **argv)
 		{ "order", required_argument, NULL, 'O' },
 		{ "nodes", no_argument, NULL, 'N' },
 		{ "table", no_argument, NULL, 'T' },
+		{ "follow", no_argument, NULL, 'W' },
+		{ "since", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -368,6 +446,16 @@ int main(int argc, char **argv)
 			break;
 		case 'j': arg_json = true; break;
 		case 'T': arg_table = true; break;
+		case 'W': arg_follow = true; break;
+		case 'S': {
+			char *end;
+
+			errno = 0;
+			arg_since = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end || arg_since < 0)
+				return cmd_fail(2, "--since %s: not a cursor (an event's number, 0 or more)", optarg);
+			break;
+		}
 		case 'N': arg_nodes = true; break;
 		case 'C': arg_conf = optarg; break;
 		case 'O': arg_order = optarg; arg_queues = true; break;
@@ -384,6 +472,11 @@ int main(int argc, char **argv)
 			return cmd_fail(2, "unknown option %s (see qstat --help)", argv[optind - 1]);
 		}
 	}
+	if (arg_since >= 0 && !arg_follow)
+		return cmd_fail(2, "--since goes with --follow (see qstat --help)");
+	if (arg_follow && (arg_queues || arg_nodes || arg_server || arg_order || arg_finished || arg_users ||
+			   arg_alt || arg_table || arg_json || arg_idle || arg_running || arg_subjobs))
+		return cmd_fail(2, "--follow takes only --since, -F json and job ids (see qstat --help)");
 	if (arg_queues + arg_nodes + arg_server > 1)
 		return cmd_fail(2, "-Q, -B and --nodes go alone (see qstat --help)");
 	if ((arg_queues || arg_nodes || arg_server) &&
@@ -399,7 +492,9 @@ int main(int argc, char **argv)
 		return cmd_fail(2, "--json and -F json exclude each other (see qstat --help)");
 	if (client_open(arg_conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
-	if (arg_order)
+	if (arg_follow)
+		status = follow(cl, argv + optind, argc - optind);
+	else if (arg_order)
 		status = order_show(cl, arg_order);
 	else if (arg_queues || arg_server)
 		status = list_show(cl, "queues", arg_server ? NULL : argv + optind,

@@ -22,6 +22,7 @@
 #include "jobsubmit.h"
 #include "parse.h"
 #include "ttyrelay.h"
+#include "watch.h"
 #include "wire.h"
 #include "version.h"
 
@@ -321,49 +322,22 @@ static int interactive(int64_t jobid, const char *id, bool command)
  * returns its exit status, as PBS's qsub does: the job's exit code, 128
  * + N for a job killed by signal N, 1 for one deleted or that never ran;
  * for an array, its Exit_status (0 every subjob exited 0, 1 some did
- * not, 2 some were deleted). The wait polls: 10 ms at first, doubling to
- * 1 s, so a short job ends a short wait and a long one costs little. */
+ * not, 2 some were deleted). Told by the event stream (docs/EVENTS.md),
+ * not by asking again: it returns as the end is committed. */
 static int block(int64_t jobid, const char *id)
 {
-	struct timespec pause = { .tv_nsec = 10 * 1000000L };
 	struct client *cl = NULL;
 	struct error err;
-	int r;
+	int r, code = 1;
 
 	r = client_open(arg_conf, &cl, &err);
+	if (r == 0)
+		r = watch_jobs_end(cl, &jobid, 1, NULL, NULL, &code, &err);
+	client_close(cl);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
-	for (;;) {
-		json_t *reply = NULL, *job;
-		const char *st;
-		long long status, sig;
-
-		r = client_call(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)jobid,
-					      "finished", 1), &reply, &err);
-		if (r < 0) {
-			client_close(cl);
-			return cmd_fail(1, "%s", err.text);
-		}
-		job = json_array_get(json_object_get(reply, "jobs"), 0);
-		st = wire_str(job, "state");
-		if (st && strcmp(st, "queued") && strcmp(st, "held") && strcmp(st, "running") &&
-		    strcmp(st, "exiting")) {
-			status = wire_int(job, "exit_status", -1);
-			sig = wire_int(job, "exit_signal", 0);
-			json_decref(reply);
-			client_close(cl);
-			if (sig > 0)
-				return 128 + (int)sig;
-			return status >= 0 && status <= 255 ? (int)status : 1;
-		}
-		json_decref(reply);
-		nanosleep(&pause, NULL);
-		if (pause.tv_nsec < 500 * 1000000L)
-			pause.tv_nsec *= 2;
-		else
-			pause = (struct timespec){ .tv_sec = 1 };
-	}
 	(void)id;
+	return code;
 }
 
 /* The -N default: the script's file name, or STDIN. */

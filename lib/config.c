@@ -73,6 +73,8 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "max_conns_per_user", KEY_UINT, S(max_conns_per_user), "256", "open connections one user may hold (root: no cap; 0: no cap)" },
 	{ SEC_SERVER, "max_unauth_conns", KEY_UINT, S(max_unauth_conns), "256", "TCP connections awaiting their credential, in all (their own budget, never users' slots)" },
 	{ SEC_SERVER, "max_unauth_conns_per_addr", KEY_UINT, S(max_unauth_conns_per_addr), "32", "TCP connections awaiting their credential from one address" },
+	{ SEC_SERVER, "event_retention", KEY_DURATION, S(event_retention), "168:00:00", "how long job and node events are kept for watchers (qstat --follow, qwait); 0: the last one only" },
+	{ SEC_SERVER, "watch_buffer", KEY_SIZE, S(watch_buffer), "4M", "events a watcher may leave unread before it is dropped (it resumes from its cursor)" },
 	{ SEC_SERVER, "idle_timeout", KEY_DURATION, S(idle_timeout), "60", "seconds a client connection may stay idle (0: no limit; nodes: exempt)" },
 	{ SEC_SERVER, "max_queued", KEY_UINT, S(max_queued), "200000", "queued and held jobs in the pool (0: no limit)" },
 	{ SEC_SERVER, "mem_per_cpu_default", KEY_MEM_PER_CPU, S(mem_per_cpu_default), "auto", "auto | SIZE | none: memory per CPU of a job that asks for none, counted on its node and its limit (auto: the smallest node offer per CPU; none: neither)" },

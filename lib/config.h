@@ -103,6 +103,8 @@ struct config {
 	uint64_t max_unauth_conns;   /* TCP peers awaiting their credential, in all */
 	uint64_t max_unauth_conns_per_addr; /* of them from one address */
 	uint64_t idle_timeout;       /* seconds a client may hold a connection idle; 0: forever */
+	uint64_t event_retention;    /* seconds events are kept (docs/EVENTS.md) */
+	uint64_t watch_buffer;       /* bytes of events a watcher may leave unread */
 	uint64_t max_queued;         /* queued and held jobs in the pool; 0: no limit */
 	uint64_t mem_per_cpu_default;/* MEM_PER_CPU_AUTO, or bytes per CPU; 0: none */
 	uint64_t max_queued_per_user;/* of one user over every queue; 0: no limit */

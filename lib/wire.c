@@ -97,6 +97,17 @@ int wire_next(struct wirebuf *in, json_t **ret, struct error *err)
 	return 1;
 }
 
+int wire_queue_frames(struct wirebuf *out, const void *frames, size_t len)
+{
+	int r = wirebuf_reserve(out, len);
+
+	if (r < 0)
+		return r;
+	memcpy(out->data + out->len, frames, len);
+	out->len += len;
+	return 0;
+}
+
 int wire_queue(struct wirebuf *out, const json_t *msg)
 {
 	size_t size, room;

@@ -38,6 +38,10 @@ size_t wire_announced(const struct wirebuf *in);
 /* Appends msg, framed, to out. Returns 0, -EMSGSIZE, -ENOMEM. */
 int wire_queue(struct wirebuf *out, const json_t *msg);
 
+/* Appends len bytes of whole frames (as wire_queue made them) to out.
+ * 0 or -ENOMEM. */
+int wire_queue_frames(struct wirebuf *out, const void *frames, size_t len);
+
 /* Writes as much of out as fd takes. Returns 0 when all is written, 1 when
  * some is left (EAGAIN), or -errno. */
 int wire_flush(int fd, struct wirebuf *out);

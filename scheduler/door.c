@@ -58,6 +58,7 @@ static const struct op ops[] = {
 	{ "task.start", WHO_NODE, op_task_start },
 	{ "task.started", WHO_NODE, op_task_pass },
 	{ "tie", WHO_USER, op_tie },
+	{ "watch", WHO_USER, op_watch },
 };
 
 static int op_cmp(const void *key, const void *elem)

@@ -11,7 +11,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 11
+#define JOBSTORE_SCHEMA_VERSION 12
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -170,6 +170,73 @@ enum { SERVER_ID, SERVER_ADDRESS, SERVER_ROLE, SERVER_AGE };
 #define JOBSTORE_SQL_POOL_NAME_SET \
 	"INSERT INTO pool (id, name) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET name = excluded.name"
 
+/* Schema 12, the event stream (docs/EVENTS.md): one row per change of a
+ * job's or a node's state, written in the transaction of the change.
+ * seq is the store's, one more than the last (a single writer, fenced by
+ * the lease, makes MAX + 1 unambiguous; a sequence object's nextval would
+ * leave holes at every rollback). A job event copies the job row as the
+ * transaction leaves it. Parameters are CAST: PostgreSQL does not infer a
+ * type for a parameter in INSERT ... SELECT's select list. */
+#define JOBSTORE_SQL_EVENTS_CREATE \
+	"CREATE TABLE events (seq BIGINT PRIMARY KEY, t BIGINT NOT NULL, epoch BIGINT NOT NULL," \
+	" jobid BIGINT, uid BIGINT, node TEXT, state TEXT NOT NULL, exit_status BIGINT," \
+	" exit_signal BIGINT, reason TEXT);"
+enum jobstore_ev_stmt {
+	EV_JOB,      /* $1 t, $2 epoch, $3 the job ids (params' ids), one event each in order */
+	EV_NODE,     /* $1 t, $2 epoch, $3 node, $4 state, $5 reason */
+	EV_READ,     /* $1 after seq, $2 limit: rows of EV_COL_* */
+	EV_BOUNDS,   /* one row: first seq, last seq (0, 0: none) */
+	EV_PRUNE,    /* $1 before t, $2 limit: the seqs deleted */
+	EV_MAX,
+};
+#define JOBSTORE_SQL_EV_NEXT "(SELECT coalesce(max(seq), 0) + 1 FROM events)"
+/* The jobs' events of a transaction in one statement, numbered in the
+ * order of their changes (row_number over the list's positions: a job
+ * not found leaves no hole): SQLite walks a JSON array, PostgreSQL an
+ * array parameter; both need window functions (SQLite 3.25). */
+#define JOBSTORE_SQL_EV_JOBS(LIST, POS) \
+	"INSERT INTO events (seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason)" \
+	" SELECT (SELECT coalesce(max(seq), 0) FROM events) + row_number() OVER (ORDER BY p." POS ")," \
+	" CAST($1 AS BIGINT), CAST($2 AS BIGINT), j.id, j.uid, j.node, j.state, j.exit_status, j.exit_signal," \
+	" j.reason FROM " LIST " JOIN jobs j ON j.id = p.id ORDER BY p." POS
+#define JOBSTORE_SQL_EV_JOBS_SQLITE \
+	JOBSTORE_SQL_EV_JOBS("(SELECT key AS k, value AS id FROM json_each($3)) AS p", "k")
+#define JOBSTORE_SQL_EV_JOBS_PG \
+	JOBSTORE_SQL_EV_JOBS("unnest(CAST($3 AS BIGINT[])) WITH ORDINALITY AS p(id, k)", "k")
+#define JOBSTORE_SQL_EV_NODE \
+	"INSERT INTO events (seq, t, epoch, node, state, reason)" \
+	" VALUES (" JOBSTORE_SQL_EV_NEXT ", CAST($1 AS BIGINT), CAST($2 AS BIGINT), $3, $4, $5)"
+enum {
+	EV_COL_SEQ, EV_COL_T, EV_COL_EPOCH, EV_COL_JOBID, EV_COL_UID, EV_COL_NODE, EV_COL_STATE,
+	EV_COL_EXIT_STATUS, EV_COL_EXIT_SIGNAL, EV_COL_REASON,
+};
+#define JOBSTORE_SQL_EV_READ \
+	"SELECT seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason FROM events" \
+	" WHERE seq > CAST($1 AS BIGINT) ORDER BY seq LIMIT CAST($2 AS BIGINT)"
+#define JOBSTORE_SQL_EV_BOUNDS "SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM events"
+/* Of the oldest $2 events, those before $1. No index on t: t grows with
+ * seq (the writer's wall clock at its commit), so the old ones are the
+ * first by seq, and an index more would cost every event's insert. The
+ * last row stays whatever its age: it carries the sequence on. */
+#define JOBSTORE_SQL_EV_PRUNE \
+	"DELETE FROM events WHERE t < CAST($1 AS BIGINT) AND seq IN (SELECT seq FROM events ORDER BY seq" \
+	" LIMIT CAST($2 AS BIGINT)) AND seq < (SELECT max(seq) FROM events) RETURNING seq"
+extern const char *const jobstore_ev_sql[EV_MAX];
+
+/* One statement's parameters, in $N order. */
+struct jobstore_ev_params {
+	int n;
+	struct {
+		const char *text;   /* used when is_text (NULL: SQL NULL) */
+		int64_t i;
+		bool is_text;
+	} v[6];
+	const int64_t *ids;     /* EV_JOB's list, its last parameter */
+	size_t n_ids;
+};
+/* p's ids as open, "1,2,3", close (malloc'd); NULL: out of memory. */
+char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close);
+
 /* A struct jobstore_node of a JOBSTORE_SQL_NODES_LOAD row (its strings
  * point into the row). */
 void jobstore_row_node(const struct jobstore_row *r, struct jobstore_node *ret);
@@ -263,6 +330,18 @@ struct jobstore_ops {
 	/* The pool's name (JOBSTORE_SQL_POOL_*): read, -ENOENT when none. */
 	int (*pool_name_read)(struct jobstore *js, char *buf, size_t size);
 	int (*pool_name_set)(struct jobstore *js, const char *name);
+	/* The event statements (jobstore_ev_sql): a write inside the open
+	 * transaction (its answer may come at commit), or a read whose rows
+	 * go to cb one by one (a negative return stops and is returned). */
+	int (*ev_run)(struct jobstore *js, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
+		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
+};
+
+struct jobstore_ev_pending {
+	int64_t jobid;          /* 0: a node's */
+	char *node;
+	const char *state;      /* a node's: static text */
+	char *reason;
 };
 
 /* Each backend's struct starts with this. */
@@ -276,6 +355,13 @@ struct jobstore {
 	int64_t epoch;
 	int64_t lease_ms;
 	bool lease_lost;
+	/* The transaction jobstore_begin opened, and the changes in it that
+	 * are events: written, in order, just before its commit. */
+	bool in_tx;
+	bool events_off;        /* bench only: QP_EVENTS_OFF=1 */
+	struct jobstore_ev_pending *ev;
+	size_t n_ev, cap_ev;
+	uint64_t ev_committed;  /* events this handle committed, ever */
 };
 
 int jobstore_sqlite_open(const char *path, struct jobstore **ret, struct error *err);

@@ -72,6 +72,8 @@ static const struct {
 	{ 10, "ALTER TABLE job_alloc ADD COLUMN IF NOT EXISTS gpus TEXT;" },
 	/* 11: the pool's name (jobstore-sqlite.c's 11). */
 	{ 11, JOBSTORE_SQL_POOL_CREATE },
+	/* 12: the event stream (jobstore-sqlite.c's 12). */
+	{ 12, JOBSTORE_SQL_EVENTS_CREATE },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -242,7 +244,8 @@ enum stmt_id {
 	ST_SUBJOB_INSERT, ST_SUBJOBS, ST_ARRAY_FINISH, ST_DEPEND_SET, ST_BATCH_JOBS, ST_BATCH_PAYLOAD,
 	ST_SEQ_LOCK, ST_SEQ_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD,
 	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD,
-	ST_POOL_NAME_READ, ST_POOL_NAME_SET, ST_MAX,
+	ST_POOL_NAME_READ, ST_POOL_NAME_SET, ST_EV_JOB, ST_EV_NODE, ST_EV_READ, ST_EV_BOUNDS,
+	ST_EV_PRUNE, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -288,6 +291,11 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_SERVERS_LOAD] = JOBSTORE_SQL_SERVERS_LOAD(PG_NOW_MS),
 	[ST_POOL_NAME_READ] = JOBSTORE_SQL_POOL_NAME_READ,
 	[ST_POOL_NAME_SET] = JOBSTORE_SQL_POOL_NAME_SET,
+	[ST_EV_JOB] = JOBSTORE_SQL_EV_JOBS_PG,
+	[ST_EV_NODE] = JOBSTORE_SQL_EV_NODE,
+	[ST_EV_READ] = JOBSTORE_SQL_EV_READ,
+	[ST_EV_BOUNDS] = JOBSTORE_SQL_EV_BOUNDS,
+	[ST_EV_PRUNE] = JOBSTORE_SQL_EV_PRUNE,
 };
 
 struct pg_store {
@@ -1445,6 +1453,43 @@ static int pg_nodes_load(struct jobstore *base, int (*cb)(const struct jobstore_
 	return r;
 }
 
+static int pg_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const struct jobstore_ev_params *ep,
+		     int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
+{
+	struct pg_store *js = to_pg(base);
+	struct params p = { 0 };
+	struct jobstore_row row = { &pg_row_ops, NULL, 0 };
+	PGresult *res;
+	int r;
+
+	for (int i = 0; i < ep->n; i++) {
+		if (ep->v[i].is_text)
+			p_text(&p, ep->v[i].text);
+		else
+			p_int(&p, ep->v[i].i);
+	}
+	/* An event of a transaction goes down its pipeline (libpq copies
+	 * the parameters as it sends). */
+	if (!cb && ep->ids) {
+		char *ids = jobstore_ev_ids_text(ep, '{', '}');
+
+		if (!ids)
+			return -ENOMEM;
+		p_text(&p, ids);
+		r = pg_exec(js, ST_EV_JOB + id, &p);
+		free(ids);
+		return r;
+	}
+	if (!cb)
+		return pg_exec(js, ST_EV_JOB + id, &p);
+	res = pg_run(js, ST_EV_JOB + id, &p, &r);
+	row.res = res;
+	for (row.row = 0; res && r == 0 && row.row < PQntuples(res); row.row++)
+		r = cb(&row, ud);
+	PQclear(res);
+	return r;
+}
+
 static void pg_describe(struct jobstore *base, char *buf, size_t size)
 {
 	char at[256];
@@ -1786,5 +1831,6 @@ static const struct jobstore_ops pg_ops = {
 	.server_seen = pg_server_seen,
 	.pool_name_read = pg_pool_name_read,
 	.pool_name_set = pg_pool_name_set,
+	.ev_run = pg_ev_run,
 	.servers_load = pg_servers_load,
 };

@@ -88,6 +88,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE job_alloc ADD COLUMN gpus TEXT;",
 	/* 11: the pool's name, the suffix of its job ids (docs/HA.md). */
 	JOBSTORE_SQL_POOL_CREATE,
+	/* 12: the event stream (docs/EVENTS.md). */
+	JOBSTORE_SQL_EVENTS_CREATE,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -218,7 +220,8 @@ enum stmt_id {
 	ST_ALLOC_LOAD, ST_RESERVE, ST_SUBJOB_INSERT, ST_SUBJOBS,
 	ST_ARRAY_FINISH, ST_DEPEND_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD,
 	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD,
-	ST_POOL_NAME_READ, ST_POOL_NAME_SET, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
+	ST_POOL_NAME_READ, ST_POOL_NAME_SET, ST_EV_JOB, ST_EV_NODE, ST_EV_READ, ST_EV_BOUNDS,
+	ST_EV_PRUNE, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_MAX,
 };
 
 static const char *const stmt_sql[ST_MAX] = {
@@ -262,6 +265,11 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_SERVERS_LOAD] = JOBSTORE_SQL_SERVERS_LOAD(SQLITE_NOW_MS),
 	[ST_POOL_NAME_READ] = JOBSTORE_SQL_POOL_NAME_READ,
 	[ST_POOL_NAME_SET] = JOBSTORE_SQL_POOL_NAME_SET,
+	[ST_EV_JOB] = JOBSTORE_SQL_EV_JOBS_SQLITE,
+	[ST_EV_NODE] = JOBSTORE_SQL_EV_NODE,
+	[ST_EV_READ] = JOBSTORE_SQL_EV_READ,
+	[ST_EV_BOUNDS] = JOBSTORE_SQL_EV_BOUNDS,
+	[ST_EV_PRUNE] = JOBSTORE_SQL_EV_PRUNE,
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
@@ -1137,6 +1145,40 @@ static int sqlite_nodes_load(struct jobstore *base, int (*cb)(const struct jobst
 	return r;
 }
 
+static int sqlite_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
+			 int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = js->st[ST_EV_JOB + id];
+	struct jobstore_row row = { &sqlite_row_ops, st, 0 };
+	char *ids = NULL;
+	int rc, r = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		if (p->v[i].is_text)
+			bind_text(st, i + 1, p->v[i].text);
+		else
+			sqlite3_bind_int64(st, i + 1, p->v[i].i);
+	}
+	if (p->ids) {
+		ids = jobstore_ev_ids_text(p, '[', ']');
+		if (!ids)
+			return -ENOMEM;
+		sqlite3_bind_text(st, p->n + 1, ids, -1, free);
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cb)
+			r = cb(&row, ud);
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = sql_errno(rc);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return r;
+}
+
 static void sqlite_describe(struct jobstore *base, char *buf, size_t size)
 {
 	snprintf(buf, size, "sqlite %s", to_sqlite(base)->path);
@@ -1371,5 +1413,6 @@ static const struct jobstore_ops sqlite_ops = {
 	.server_seen = sqlite_server_seen,
 	.pool_name_read = sqlite_pool_name_read,
 	.pool_name_set = sqlite_pool_name_set,
+	.ev_run = sqlite_ev_run,
 	.servers_load = sqlite_servers_load,
 };

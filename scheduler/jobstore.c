@@ -11,19 +11,253 @@
 
 int jobstore_open(enum jobstore_kind kind, const char *where, struct jobstore **ret, struct error *err)
 {
+	const char *off = getenv("QP_EVENTS_OFF");
+	int r;
+
 	switch (kind) {
 	case JOBSTORE_SQLITE:
-		return jobstore_sqlite_open(where, ret, err);
+		r = jobstore_sqlite_open(where, ret, err);
+		break;
 	case JOBSTORE_POSTGRESQL:
-		return jobstore_pg_open(where, ret, err);
+		r = jobstore_pg_open(where, ret, err);
+		break;
+	default:
+		return error_set(err, -EINVAL, "job store: unknown kind %d", (int)kind);
 	}
-	return error_set(err, -EINVAL, "job store: unknown kind %d", (int)kind);
+	/* bench/events measures a commit with events against one without;
+	 * nothing else turns them off. */
+	if (r == 0 && off && strcmp(off, "1") == 0)
+		(*ret)->events_off = true;
+	return r;
+}
+
+static void ev_clear(struct jobstore *js)
+{
+	for (size_t i = 0; i < js->n_ev; i++) {
+		free(js->ev[i].node);
+		free(js->ev[i].reason);
+	}
+	js->n_ev = 0;
 }
 
 void jobstore_close(struct jobstore *js)
 {
-	if (js)
-		js->ops->close(js);
+	if (!js)
+		return;
+	ev_clear(js);
+	free(js->ev);
+	js->ev = NULL;
+	js->ops->close(js);
+}
+
+/* A change of the open transaction that is an event. A job already
+ * among the last few changes is not added again: its row is read at the
+ * commit, so two events would both tell its last state (a subjob made
+ * and dispatched in one pass). */
+static int ev_add(struct jobstore *js, int64_t jobid, const char *node, const char *state, const char *reason)
+{
+	struct jobstore_ev_pending *e;
+
+	if (js->events_off)
+		return 0;
+	for (size_t i = js->n_ev, k = 0; jobid && i > 0 && k < 4; i--, k++)
+		if (js->ev[i - 1].jobid == jobid)
+			return 0;
+	if (js->n_ev == js->cap_ev) {
+		size_t cap = js->cap_ev ? js->cap_ev * 2 : 64;
+		void *p = realloc(js->ev, cap * sizeof(*js->ev));
+
+		if (!p)
+			return -ENOMEM;
+		js->ev = p;
+		js->cap_ev = cap;
+	}
+	e = &js->ev[js->n_ev];
+	*e = (struct jobstore_ev_pending){ .jobid = jobid, .state = state };
+	if ((node && !(e->node = strdup(node))) || (reason && !(e->reason = strdup(reason)))) {
+		free(e->node);
+		return -ENOMEM;
+	}
+	js->n_ev++;
+	return 0;
+}
+
+static void ev_int(struct jobstore_ev_params *p, int64_t i)
+{
+	p->v[p->n].is_text = false;
+	p->v[p->n++].i = i;
+}
+
+static void ev_text(struct jobstore_ev_params *p, const char *t)
+{
+	p->v[p->n].is_text = true;
+	p->v[p->n++].text = t;
+}
+
+/* The events of the transaction, in the order of their changes: each
+ * run of job events in one statement (a submit group of 100 jobs: one
+ * insert, not 100), a node's alone. */
+static int ev_flush(struct jobstore *js)
+{
+	int64_t now = time_wall_ns(), *ids;
+	size_t i = 0;
+	int r = 0;
+
+	ids = js->n_ev ? malloc(js->n_ev * sizeof(*ids)) : NULL;
+	if (js->n_ev && !ids)
+		return -ENOMEM;
+	while (i < js->n_ev && r == 0) {
+		struct jobstore_ev_params p = { 0 };
+		const struct jobstore_ev_pending *e = &js->ev[i];
+
+		ev_int(&p, now);
+		ev_int(&p, js->epoch);
+		if (e->jobid) {
+			size_t n = 0;
+
+			while (i < js->n_ev && js->ev[i].jobid)
+				ids[n++] = js->ev[i++].jobid;
+			p.ids = ids;
+			p.n_ids = n;
+			r = js->ops->ev_run(js, EV_JOB, &p, NULL, NULL);
+		} else {
+			ev_text(&p, e->node);
+			ev_text(&p, e->state);
+			ev_text(&p, e->reason);
+			r = js->ops->ev_run(js, EV_NODE, &p, NULL, NULL);
+			i++;
+		}
+	}
+	free(ids);
+	return r;
+}
+
+/* A write outside a transaction gets one of its own, for its event. */
+static int own_begin(struct jobstore *js, bool *own)
+{
+	*own = !js->in_tx;
+	return *own ? jobstore_begin(js) : 0;
+}
+
+static int own_end(struct jobstore *js, bool own, int r)
+{
+	if (!own)
+		return r;
+	if (r == 0)
+		r = jobstore_commit(js);
+	if (r < 0)
+		jobstore_rollback(js);
+	return r;
+}
+
+/* A job write: the change, then its event. */
+#define JOB_WRITE(js, id, call) \
+	do { \
+		bool own_; \
+		int r_ = own_begin(js, &own_); \
+		if (r_ == 0) \
+			r_ = (call); \
+		if (r_ == 0) \
+			r_ = ev_add(js, id, NULL, NULL, NULL); \
+		return own_end(js, own_, r_); \
+	} while (0)
+
+uint64_t jobstore_events_committed(const struct jobstore *js)
+{
+	return js->ev_committed;
+}
+
+int jobstore_event_node(struct jobstore *js, const char *node, const char *state, const char *reason)
+{
+	bool own;
+	int r = own_begin(js, &own);
+
+	if (r == 0)
+		r = ev_add(js, 0, node, state, reason);
+	return own_end(js, own, r);
+}
+
+struct ev_read {
+	int (*cb)(const struct jobstore_event *e, void *ud);
+	void *ud;
+};
+
+static int ev_row(const struct jobstore_row *r, void *ud)
+{
+	struct ev_read *er = ud;
+	struct jobstore_event e = {
+		.seq = row_i64(r, EV_COL_SEQ),
+		.t = row_i64(r, EV_COL_T),
+		.epoch = row_i64(r, EV_COL_EPOCH),
+		.jobid = row_null(r, EV_COL_JOBID) ? 0 : row_i64(r, EV_COL_JOBID),
+		.uid = row_null(r, EV_COL_UID) ? -1 : row_i64(r, EV_COL_UID),
+		.node = row_text(r, EV_COL_NODE),
+		.state = row_text(r, EV_COL_STATE),
+		.exit_status = row_null(r, EV_COL_EXIT_STATUS) ? -1 : row_i64(r, EV_COL_EXIT_STATUS),
+		.exit_signal = row_null(r, EV_COL_EXIT_SIGNAL) ? 0 : row_i64(r, EV_COL_EXIT_SIGNAL),
+		.reason = row_text(r, EV_COL_REASON),
+	};
+
+	return er->cb(&e, er->ud);
+}
+
+int jobstore_events_read(struct jobstore *js, int64_t after, unsigned limit,
+			 int (*cb)(const struct jobstore_event *e, void *ud), void *ud)
+{
+	struct jobstore_ev_params p = { 0 };
+	struct ev_read er = { cb, ud };
+
+	ev_int(&p, after);
+	ev_int(&p, limit);
+	return js->ops->ev_run(js, EV_READ, &p, ev_row, &er);
+}
+
+static int bounds_row(const struct jobstore_row *r, void *ud)
+{
+	int64_t *b = ud;
+
+	b[0] = row_i64(r, 0);
+	b[1] = row_i64(r, 1);
+	return 0;
+}
+
+int jobstore_events_bounds(struct jobstore *js, int64_t *ret_first, int64_t *ret_last)
+{
+	struct jobstore_ev_params p = { 0 };
+	int64_t b[2] = { 0, 0 };
+	int r = js->ops->ev_run(js, EV_BOUNDS, &p, bounds_row, b);
+
+	if (r < 0)
+		return r;
+	*ret_first = b[0];
+	*ret_last = b[1];
+	return 0;
+}
+
+static int count_row(const struct jobstore_row *r, void *ud)
+{
+	(void)r;
+	(*(int *)ud)++;
+	return 0;
+}
+
+int jobstore_events_prune(struct jobstore *js, int64_t before, unsigned limit)
+{
+	struct jobstore_ev_params p = { 0 };
+	int n = 0, r;
+
+	ev_int(&p, before);
+	ev_int(&p, limit);
+	r = jobstore_begin(js);
+	if (r == 0)
+		r = js->ops->ev_run(js, EV_PRUNE, &p, count_row, &n);
+	if (r == 0)
+		r = jobstore_commit(js);
+	if (r < 0) {
+		jobstore_rollback(js);
+		return r;
+	}
+	return n;
 }
 
 int jobstore_schema_version(void)
@@ -38,6 +272,8 @@ int jobstore_begin(struct jobstore *js)
 	if (js->lease_lost)
 		return -ESTALE;
 	r = js->ops->begin(js);
+	if (r == 0)
+		js->in_tx = true;
 	if (r < 0 || !js->holder[0])
 		return r;
 	/* The fence: the one place every write transaction passes. One row
@@ -46,6 +282,7 @@ int jobstore_begin(struct jobstore *js)
 	r = js->ops->lease_renew(js, js->holder, js->epoch, js->lease_ms);
 	if (r < 0) {
 		js->ops->rollback(js);
+		js->in_tx = false;
 		if (r == -ESTALE)
 			js->lease_lost = true;
 	}
@@ -55,16 +292,25 @@ int jobstore_begin(struct jobstore *js)
 int jobstore_commit(struct jobstore *js)
 {
 	int64_t t0 = time_mono_ns();
-	int r = js->ops->commit(js);
+	size_t n = js->n_ev;
+	int r = ev_flush(js);
 
 	if (r == 0)
+		r = js->ops->commit(js);
+	if (r == 0) {
 		histogram_observe(&js->commit_hist, (uint64_t)(time_mono_ns() - t0));
+		js->in_tx = false;
+		js->ev_committed += n;
+		ev_clear(js);
+	}
 	return r;
 }
 
 void jobstore_rollback(struct jobstore *js)
 {
 	js->ops->rollback(js);
+	js->in_tx = false;
+	ev_clear(js);
 }
 
 int jobstore_checkpoint(struct jobstore *js)
@@ -74,18 +320,25 @@ int jobstore_checkpoint(struct jobstore *js)
 
 int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id)
 {
-	return js->ops->job_insert(js, s, ret_id);
+	bool own;
+	int r = own_begin(js, &own);
+
+	if (r == 0)
+		r = js->ops->job_insert(js, s, ret_id);
+	if (r == 0)
+		r = ev_add(js, *ret_id, NULL, NULL, NULL);
+	return own_end(js, own, r);
 }
 
 int jobstore_job_set_state(struct jobstore *js, int64_t id, enum job_state state, const char *reason)
 {
-	return js->ops->job_set_state(js, id, state, reason);
+	JOB_WRITE(js, id, js->ops->job_set_state(js, id, state, reason));
 }
 
 int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus,
 			  int64_t t_dispatch)
 {
-	return js->ops->job_dispatch(js, id, node, cpus, t_dispatch);
+	JOB_WRITE(js, id, js->ops->job_dispatch(js, id, node, cpus, t_dispatch));
 }
 
 int jobstore_alloc_insert(struct jobstore *js, const struct job *j)
@@ -101,7 +354,7 @@ int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const s
 
 int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason)
 {
-	return js->ops->job_requeue(js, id, reason);
+	JOB_WRITE(js, id, js->ops->job_requeue(js, id, reason));
 }
 
 int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a)
@@ -116,7 +369,7 @@ int jobstore_job_begin_set(struct jobstore *js, int64_t id, int64_t t)
 
 int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done)
 {
-	return js->ops->job_finish(js, id, res, t_done);
+	JOB_WRITE(js, id, js->ops->job_finish(js, id, res, t_done));
 }
 
 int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *userdata), void *userdata)
@@ -191,7 +444,7 @@ int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 int jobstore_subjob_insert(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
 			   enum job_state state, const char *reason)
 {
-	return js->ops->subjob_insert(js, array_id, id, index, state, reason);
+	JOB_WRITE(js, id, js->ops->subjob_insert(js, array_id, id, index, state, reason));
 }
 
 int jobstore_subjobs_load(struct jobstore *js, int64_t array_id,
@@ -203,7 +456,7 @@ int jobstore_subjobs_load(struct jobstore *js, int64_t array_id,
 int jobstore_array_finish(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
 			  const char *reason, int64_t t_done)
 {
-	return js->ops->array_finish(js, id, state, exit_status, reason, t_done);
+	JOB_WRITE(js, id, js->ops->array_finish(js, id, state, exit_status, reason, t_done));
 }
 
 int jobstore_job_depend_set(struct jobstore *js, int64_t id, const char *depend)
@@ -224,7 +477,14 @@ int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled
 
 int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason)
 {
-	return js->ops->node_admin_set(js, node, drain, reason);
+	bool own;
+	int r = own_begin(js, &own);
+
+	if (r == 0)
+		r = js->ops->node_admin_set(js, node, drain, reason);
+	if (r == 0)
+		r = ev_add(js, 0, node, drain ? "drained" : "resumed", reason);
+	return own_end(js, own, r);
 }
 
 int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud)
@@ -234,12 +494,26 @@ int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cb
 
 int jobstore_node_put(struct jobstore *js, const struct jobstore_node *n)
 {
-	return js->ops->node_put(js, n);
+	bool own;
+	int r = own_begin(js, &own);
+
+	if (r == 0)
+		r = js->ops->node_put(js, n);
+	if (r == 0)
+		r = ev_add(js, 0, n->name, "up", NULL);
+	return own_end(js, own, r);
 }
 
 int jobstore_node_delete(struct jobstore *js, const char *name)
 {
-	return js->ops->node_delete(js, name);
+	bool own;
+	int r = own_begin(js, &own);
+
+	if (r == 0)
+		r = js->ops->node_delete(js, name);
+	if (r == 0)
+		r = ev_add(js, 0, name, "deleted", NULL);
+	return own_end(js, own, r);
 }
 
 int jobstore_nodes_load(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud)
@@ -262,8 +536,31 @@ const struct jobstore_table jobstore_tables[] = {
 	{ "node_admin", "node, drain, reason", 3 },
 	{ "nodes", "name, cpus, ncpus, mems, mem, topology, rt, cgroup, address, t_register", 10 },
 	{ "pool", "id, name", 2 },
+	{ "events", "seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason", 10 },
 	{ NULL, NULL, 0 },
 };
+
+const char *const jobstore_ev_sql[EV_MAX] = {
+	[EV_JOB] = NULL,   /* the backend's own (JOBSTORE_SQL_EV_JOBS_*) */
+	[EV_NODE] = JOBSTORE_SQL_EV_NODE,
+	[EV_READ] = JOBSTORE_SQL_EV_READ,
+	[EV_BOUNDS] = JOBSTORE_SQL_EV_BOUNDS,
+	[EV_PRUNE] = JOBSTORE_SQL_EV_PRUNE,
+};
+
+char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close)
+{
+	char *buf = malloc(p->n_ids * 21 + 3), *at = buf;
+
+	if (!buf)
+		return NULL;
+	*at++ = open;
+	for (size_t i = 0; i < p->n_ids; i++)
+		at += sprintf(at, "%s%lld", i ? "," : "", (long long)p->ids[i]);
+	*at++ = close;
+	*at = '\0';
+	return buf;
+}
 
 const char *const jobstore_tables_uncopied[] = { "lease", "servers", NULL };
 

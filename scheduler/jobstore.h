@@ -221,6 +221,44 @@ void jobstore_describe(struct jobstore *js, char *buf, size_t size);
  * that cannot be a target, -EOPNOTSUPP. Returns 0 and the jobs copied. */
 int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs, struct error *err);
 
+/* The event stream (docs/EVENTS.md). Every change of a job's state that
+ * goes through this door (insert, set_state, dispatch, requeue, finish,
+ * subjob_insert, array_finish) and of a node's (node_put: "up",
+ * node_admin_set: "drained"/"resumed", node_delete: "deleted") becomes an
+ * event row, written just before the commit of the transaction that holds
+ * the change; a write made outside jobstore_begin is wrapped in a
+ * transaction of its own. A job event carries the job row as committed. */
+struct jobstore_event {
+	int64_t seq;            /* 1, 2, ... in commit order, pool-wide */
+	int64_t t;              /* wall ns of the change */
+	int64_t epoch;          /* the lease's epoch of the writer (0: none) */
+	int64_t jobid;          /* 0: a node's event */
+	int64_t uid;            /* the job's owner; -1: a node's event */
+	const char *node;       /* the job's node, or the node; NULL: none */
+	const char *state;      /* job_state_name's words, or a node's */
+	int64_t exit_status;    /* -1: none */
+	int64_t exit_signal;    /* 0: none */
+	const char *reason;     /* NULL: none */
+};
+
+/* A node's change of state, as an event of the open transaction (node
+ * states the store keeps no row for: "down", "offline"). Outside one, its
+ * own. 0 or -errno. */
+int jobstore_event_node(struct jobstore *js, const char *node, const char *state, const char *reason);
+/* cb for each event after seq `after`, in order, at most limit; the
+ * strings live for the call only. 0 or -errno (or cb's negative return). */
+int jobstore_events_read(struct jobstore *js, int64_t after, unsigned limit,
+			 int (*cb)(const struct jobstore_event *e, void *ud), void *ud);
+/* The first and last seq kept (0, 0: none yet). */
+int jobstore_events_bounds(struct jobstore *js, int64_t *ret_first, int64_t *ret_last);
+/* Deletes at most limit events older than before (wall ns), oldest
+ * first, the last event always kept; its own transaction. Returns the
+ * number deleted or -errno. */
+int jobstore_events_prune(struct jobstore *js, int64_t before, unsigned limit);
+/* Events this handle has committed since it was opened: a watcher's
+ * cue that there is something new to read. */
+uint64_t jobstore_events_committed(const struct jobstore *js);
+
 /* Leadership (docs/HA.md). Times are ms on the store's clock. */
 #define JOBSTORE_HOLDER_MAX 256
 struct jobstore_lease {

@@ -1025,7 +1025,9 @@ void op_stats(struct conn *c, const char *op, long long req_id, json_t *msg)
 		nodes++;
 		nodes_up += pool_node_usable(n);
 	}
-	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+		" s:I, s:I}", "watchers", (json_int_t)watch_count(s),
+		"events_committed", (json_int_t)jobstore_events_committed(s->store),
 		"passes", (json_int_t)st.passes, "pass_ns_total", (json_int_t)st.pass_ns_total,
 		"pass_ns_max", (json_int_t)st.pass_ns_max, "pass_ns_last", (json_int_t)st.pass_ns_last,
 		"dispatches", (json_int_t)st.dispatches, "queued", by_state[JOB_QUEUED],
@@ -1053,7 +1055,7 @@ static const struct {
 	{ "priority", T_INT }, { "begin", T_INT },
 	{ "signal", T_INT }, { "other", T_INT }, { "force", T_BOOL },
 	{ "array_index", T_INT }, { "array_last", T_INT }, { "subjobs", T_BOOL }, { "interactive", T_BOOL },
-	{ "depend", T_STR },
+	{ "depend", T_STR }, { "since", T_INT }, { "jobs", T_ARRAY },
 	/* "array" is the index set (a string) in submit, "all of it" (a
 	 * bool) elsewhere: checked where it is read. */
 };

@@ -43,6 +43,7 @@ struct conn {
 	bool identified;          /* counted in server->peers under uid */
 	size_t in_counted;        /* input buffer bytes counted for uid (conn_input_account) */
 	bool throttled;           /* its unread replies are over OUT_HIGH: requests wait */
+	bool watching;            /* holds a watch (watch.c) */
 	struct conn *next, *prev;
 };
 
@@ -96,6 +97,7 @@ struct server {
 	struct task_routes *tasks;   /* tasks.c: remote starts in flight */
 	struct ties *ties;           /* ties.c: jobs tied to a connection */
 	struct srvhooks *hooks;      /* srvhook.c: the server's hooks in flight, their last outcome */
+	struct watchers *watchers;   /* watch.c: the event stream's watchers */
 	struct lease *lease;         /* lease.c: active or standby */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
@@ -135,6 +137,8 @@ int server_state_load(struct server *s);
 
 /* server.c */
 void conn_send(struct conn *c, json_t *msg);   /* steals msg */
+/* Whole frames encoded once for several connections (watch.c). */
+void conn_send_frames(struct conn *c, const void *frames, size_t len);
 void conn_reply_ok(struct conn *c, long long req_id, json_t *reply);  /* steals reply (may be NULL) */
 /* conn_reply_ok for a page of items in reply's array `key`: when the reply
  * would pass the wire's cap, items are dropped from the end (halving) and
@@ -251,6 +255,17 @@ int ties_add(struct server *s, struct conn *c, int64_t jobid);
 void ties_conn_closed(struct server *s, const struct conn *c);
 void ties_check(struct server *s);
 void ties_destroy(struct server *s);
+
+/* watch.c: the event stream (docs/EVENTS.md). op_watch (ops.h) answers the
+ * `watch` op and keeps the connection as a watcher; watch_flush sends each
+ * watcher what was committed since (after each loop iteration);
+ * watch_conn_closed forgets a connection's watch; watch_prune deletes
+ * events past event_retention, a batch at a time (from the 1 s timer). */
+void watch_flush(struct server *s);
+void watch_conn_closed(struct server *s, const struct conn *c);
+void watch_prune(struct server *s);
+unsigned watch_count(const struct server *s);
+void watch_destroy(struct server *s);
 
 /* array.c: job arrays (ID[], ID[N]). */
 int array_load(struct server *s, struct job *j);

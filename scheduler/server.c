@@ -65,6 +65,7 @@ void conn_close(struct conn *c)
 	if (c->node)
 		node_link_lost(s, c);
 	ties_conn_closed(s, c);
+	watch_conn_closed(s, c);
 	/* Doubly linked: closing 20,000 idle connections in one tick must not
 	 * walk the list for each. */
 	if (c->prev)
@@ -124,6 +125,21 @@ void conn_send(struct conn *c, json_t *msg)
 	}
 	r = wire_flush(c->fd, &c->out);
 	if (r < 0) {
+		conn_close(c);
+		return;
+	}
+	conn_update_events(c);
+}
+
+void conn_send_frames(struct conn *c, const void *frames, size_t len)
+{
+	if (c->closed)
+		return;
+	if (wire_queue_frames(&c->out, frames, len) < 0) {
+		conn_log_warn(c, "cannot queue a reply: out of memory");
+		return;
+	}
+	if (wire_flush(c->fd, &c->out) < 0) {
 		conn_close(c);
 		return;
 	}
@@ -809,6 +825,8 @@ static int post_handler(sd_event_source *src, void *userdata)
 		server_step_down(s, "the job store refused a write (lease taken, -ESTALE)");
 		return 0;
 	}
+	/* What this iteration committed, to the watchers. */
+	watch_flush(s);
 	/* After the replies and launches: a checkpoint (two fsyncs, ~1 ms)
 	 * delays no answer that is already out. */
 	r = jobstore_checkpoint(s->store);
@@ -871,6 +889,8 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	server_space_check(s);
 	nodes_check_timeouts(s);
 	ties_check(s);
+	watch_prune(s);
+	watch_flush(s);
 	if (pool_deferred_due(s->pool, time(NULL)))
 		s->sched_dirty = true;
 rearm:
@@ -1203,6 +1223,7 @@ void server_destroy(struct server *s)
 	}
 	task_routes_destroy(s);
 	ties_destroy(s);
+	watch_destroy(s);
 	depend_destroy(s);
 	pool_destroy(s->pool);
 	peers_destroy(s->peers);

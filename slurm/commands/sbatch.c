@@ -20,6 +20,7 @@
 #include "parse.h"
 #include "slurmopt.h"
 #include "version.h"
+#include "watch.h"
 #include "wire.h"
 
 static const char usage_text[] =
@@ -227,39 +228,18 @@ static int singleton(struct client *cl, struct jobspec *js, const char *name)
 	return 0;
 }
 
-/* sbatch --wait: polls (10 ms doubling to 1 s) until the job ends, and
- * returns its exit status as sbatch does (128 + N for signal N, 1 when it
- * never ran). */
+/* sbatch --wait: waits on the event stream (docs/EVENTS.md) for the
+ * job's end and returns its exit status as sbatch does (128 + N for
+ * signal N, 1 when it never ran). */
 static int wait_job(struct client *cl, long long jobid)
 {
-	struct timespec pause = { .tv_nsec = 10 * 1000000L };
+	int64_t id = jobid;
 	struct error err;
+	int code = 1;
 
-	for (;;) {
-		json_t *reply = NULL, *job;
-		const char *st;
-
-		if (client_call(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)jobid,
-					      "finished", 1), &reply, &err) < 0)
-			return cmd_fail(1, "error: %s", err.text);
-		job = json_array_get(json_object_get(reply, "jobs"), 0);
-		st = wire_str(job, "state");
-		if (st && strcmp(st, "queued") && strcmp(st, "held") && strcmp(st, "running") &&
-		    strcmp(st, "exiting")) {
-			long long status = wire_int(job, "exit_status", -1), sig = wire_int(job, "exit_signal", 0);
-
-			json_decref(reply);
-			if (sig > 0)
-				return 128 + (int)sig;
-			return status >= 0 && status <= 255 ? (int)status : 1;
-		}
-		json_decref(reply);
-		nanosleep(&pause, NULL);
-		if (pause.tv_nsec < 500 * 1000000L)
-			pause.tv_nsec *= 2;
-		else
-			pause = (struct timespec){ .tv_sec = 1 };
-	}
+	if (watch_jobs_end(cl, &id, 1, NULL, NULL, &code, &err) < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	return code;
 }
 
 /* qpoold's refusal in Slurm's words where Slurm has them. */

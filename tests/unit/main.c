@@ -23,7 +23,7 @@ const char *__lsan_default_suppressions(void)
 }
 #endif
 
-#define MAX_SUITES 128
+#define MAX_SUITES 160
 
 static struct {
 	char name[64];

@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: MIT */
+/* The event stream's watchers (docs/EVENTS.md): the `watch` op streams the
+ * store's events from a cursor, then as they are committed; a watcher
+ * that does not read is dropped at its cap, told why. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "ops.h"
+#include "server-internal.h"
+#include "timeutil.h"
+
+/* Events read from the store per watcher and turn: ~150 bytes each as
+ * JSON, so a frame stays far below the wire's 1 MiB. */
+#define WATCH_BATCH 512
+/* Jobs one watch may name. */
+#define WATCH_JOBS_MAX 4096
+/* Old events are deleted this many per transaction, a batch a second
+ * while there are more, else once a minute: no pass waits long on it. */
+#define PRUNE_BATCH 2000
+#define PRUNE_IDLE_SEC 60
+#define FRAME_SLOTS 8
+/* Watchers are written to at most this often: each write wakes each
+ * watcher (~4 us of qpoold's CPU per watcher and write, bench/events),
+ * and a pool ending 20 jobs a second commits 60 times a second. An end
+ * after a quiet spell still goes out at once (qwait's latency). */
+#define COALESCE_NS (20 * 1000000LL)
+
+struct watcher {
+	struct conn *conn;
+	long long req_id;
+	int64_t cursor;           /* the last seq looked at */
+	int64_t replay_until;     /* the last seq when it came: before it, a replay */
+	bool all;                 /* root: every job's events and the nodes' */
+	int64_t *jobs;            /* only these jobs' (sorted); NULL: all it may see */
+	size_t n_jobs;
+	struct watcher *next;
+};
+
+struct watchers {
+	struct watcher *list;
+	unsigned n;
+	uint64_t committed;       /* jobstore_events_committed at the last turn */
+	bool behind;              /* a watcher has more to read */
+	sd_event_source *more_src;
+	sd_event_source *later_src;  /* the coalescing timer */
+	int64_t last_turn;        /* monotonic ns of the last turn */
+	int64_t next_prune;       /* monotonic ns */
+	/* The events read for one cursor in this turn, shared by watchers
+	 * there (most watchers are at the last seq). */
+	json_t *cache;
+	int64_t cache_from, cache_to;
+	/* Frames encoded in this turn, for watchers of one view (root's, or
+	 * one uid's, no job list) at one cursor with one request id (a
+	 * command's first request: most watchers'): encoded once, copied to
+	 * each. */
+	struct frame_cache {
+		long long req_id;
+		int64_t view, from, to;
+		struct wirebuf frame;   /* empty: nothing of it to send */
+		bool used;
+	} frames[FRAME_SLOTS];
+	unsigned next_frame;
+};
+
+static void watch_turn(struct server *s);
+
+static int more_handler(sd_event_source *src, void *userdata)
+{
+	watch_turn(userdata);
+	return 0;
+}
+
+static int later_handler(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	watch_turn(userdata);
+	return 0;
+}
+
+static struct watchers *watchers_get(struct server *s)
+{
+	struct watchers *w = s->watchers;
+
+	if (w)
+		return w;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	if (sd_event_add_defer(s->event, &w->more_src, more_handler, s) < 0 ||
+	    sd_event_source_set_enabled(w->more_src, SD_EVENT_OFF) < 0 ||
+	    sd_event_add_time_relative(s->event, &w->later_src, CLOCK_MONOTONIC, 1000, 1000, later_handler, s) < 0 ||
+	    sd_event_source_set_enabled(w->later_src, SD_EVENT_OFF) < 0) {
+		sd_event_source_disable_unref(w->more_src);
+		sd_event_source_disable_unref(w->later_src);
+		free(w);
+		return NULL;
+	}
+	w->committed = jobstore_events_committed(s->store);
+	s->watchers = w;
+	return w;
+}
+
+static void watcher_free(struct watcher *w)
+{
+	if (!w)
+		return;
+	if (w->conn) {
+		w->conn->watching = false;
+		conn_unref(w->conn);
+	}
+	free(w->jobs);
+	free(w);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static json_t *event_json(const struct jobstore_event *e)
+{
+	json_t *o = json_pack("{s:I, s:I, s:I, s:s}", "seq", (json_int_t)e->seq, "time", (json_int_t)e->t,
+			      "epoch", (json_int_t)e->epoch, "state", e->state ? e->state : "");
+
+	if (!o)
+		return NULL;
+	if (e->jobid) {
+		json_object_set_new(o, "jobid", json_integer(e->jobid));
+		json_object_set_new(o, "uid", json_integer(e->uid));
+	}
+	if (e->node)
+		json_object_set_new(o, "node", json_string(e->node));
+	if (e->exit_status >= 0)
+		json_object_set_new(o, "exit_status", json_integer(e->exit_status));
+	if (e->exit_signal > 0)
+		json_object_set_new(o, "exit_signal", json_integer(e->exit_signal));
+	if (e->reason)
+		json_object_set_new(o, "reason", json_string(e->reason));
+	return o;
+}
+
+static int collect(const struct jobstore_event *e, void *ud)
+{
+	json_t *o = event_json(e);
+
+	return o && json_array_append_new(ud, o) == 0 ? 0 : -ENOMEM;
+}
+
+/* The events after cursor (at most WATCH_BATCH), shared while cached. */
+static int events_after(struct server *s, struct watchers *ws, int64_t cursor, json_t **ret)
+{
+	json_t *arr;
+	int r;
+
+	if (ws->cache && ws->cache_from == cursor) {
+		*ret = ws->cache;
+		return 0;
+	}
+	arr = json_array();
+	if (!arr)
+		return -ENOMEM;
+	r = jobstore_events_read(s->store, cursor, WATCH_BATCH, collect, arr);
+	if (r < 0) {
+		json_decref(arr);
+		return r;
+	}
+	json_decref(ws->cache);
+	ws->cache = arr;
+	ws->cache_from = cursor;
+	ws->cache_to = json_array_size(arr) ? json_integer_value(json_object_get(
+		json_array_get(arr, json_array_size(arr) - 1), "seq")) : cursor;
+	*ret = arr;
+	return 0;
+}
+
+static bool visible(const struct watcher *w, const json_t *ev)
+{
+	const json_t *jid = json_object_get(ev, "jobid");
+	int64_t id;
+
+	if (!jid)   /* a node's: to root, naming no jobs */
+		return w->all && !w->jobs;
+	if (!w->all && json_integer_value(json_object_get(ev, "uid")) != (json_int_t)w->conn->uid)
+		return false;
+	if (!w->jobs)
+		return true;
+	id = json_integer_value(jid);
+	return bsearch(&id, w->jobs, w->n_jobs, sizeof(id), cmp_i64) != NULL;
+}
+
+static size_t out_pending(const struct conn *c)
+{
+	return c->out.len - c->out.off;
+}
+
+/* The frame slot of w's view at its cursor: found (used), or a free one
+ * made ready for it (not used yet). */
+static struct frame_cache *frame_find(struct watchers *ws, const struct watcher *w, int64_t to)
+{
+	int64_t view = w->all ? -1 : (int64_t)w->conn->uid;
+	struct frame_cache *fc;
+
+	for (unsigned k = 0; k < FRAME_SLOTS; k++) {
+		fc = &ws->frames[k];
+		if (fc->used && fc->req_id == w->req_id && fc->view == view && fc->from == w->cursor && fc->to == to)
+			return fc;
+	}
+	fc = &ws->frames[ws->next_frame++ % FRAME_SLOTS];
+	fc->used = false;
+	fc->req_id = w->req_id;
+	fc->view = view;
+	fc->from = w->cursor;
+	fc->to = to;
+	fc->frame.len = fc->frame.off = 0;
+	return fc;
+}
+
+static void frames_clear(struct watchers *ws)
+{
+	for (unsigned k = 0; k < FRAME_SLOTS; k++) {
+		ws->frames[k].used = false;
+		ws->frames[k].frame.len = ws->frames[k].frame.off = 0;
+	}
+}
+
+/* w's peer left more than cap unread: dropped, told why. Returns -1. */
+static int watcher_drop(struct watcher *w, size_t cap)
+{
+	struct conn *c = w->conn;
+
+	log_warn("watch of %s (uid %d) dropped: %zu bytes of events unread (watch_buffer %zu)", c->peer,
+		 (int)c->uid, out_pending(c), cap);
+	/* Past the cap on purpose by this one frame: the reason is what the
+	 * peer reads next, when it reads. */
+	conn_send(c, json_pack("{s:I, s:b, s:s, s:i, s:I}", "id", (json_int_t)w->req_id, "ok", 0, "error",
+			       "watch dropped: its events were not read (watch_buffer); resume with --since",
+			       "errno", ENOBUFS, "cursor", (json_int_t)w->cursor));
+	return -1;
+}
+
+/* One turn of w: one batch after its cursor into its connection. Returns
+ * 1 when it has more to read, 0 when it is at the last event, -1 when it
+ * was dropped (w is then freed by the caller). */
+static int watcher_turn(struct server *s, struct watchers *ws, struct watcher *w)
+{
+	size_t cap = s->config->watch_buffer;
+	struct conn *c = w->conn;
+	json_t *batch, *mine, *ev, *msg;
+	struct frame_cache *fc;
+	int64_t to;
+	size_t i;
+
+	if (c->closed)
+		return -1;
+	if (out_pending(c) > cap)
+		return watcher_drop(w, cap);
+	/* A replay goes at the pace the peer reads; live events do not
+	 * wait, so a peer that stops reading reaches the cap. */
+	if (w->cursor < w->replay_until && out_pending(c) > cap / 2)
+		return 1;
+	if (events_after(s, ws, w->cursor, &batch) < 0)
+		return 1;
+	if (json_array_size(batch) == 0)
+		return 0;
+	to = ws->cache_to;
+	fc = w->jobs ? NULL : frame_find(ws, w, to);
+	if (fc && fc->used) {
+		w->cursor = to;
+		if (fc->frame.len)
+			conn_send_frames(c, fc->frame.data, fc->frame.len);
+		if (out_pending(c) > cap)
+			return watcher_drop(w, cap);
+		return json_array_size(batch) == WATCH_BATCH ? 1 : 0;
+	}
+	mine = json_array();
+	json_array_foreach(batch, i, ev) {
+		if (visible(w, ev))
+			json_array_append(mine, ev);
+	}
+	w->cursor = to;
+	if (json_array_size(mine) == 0) {
+		json_decref(mine);
+		if (fc)
+			fc->used = true;
+		return json_array_size(batch) == WATCH_BATCH ? 1 : 0;
+	}
+	msg = json_pack("{s:I, s:b, s:o, s:I}", "id", (json_int_t)w->req_id, "ok", 1, "events", mine, "cursor",
+			(json_int_t)to);
+	if (fc && msg && wire_queue(&fc->frame, msg) == 0) {
+		fc->used = true;
+		conn_send_frames(c, fc->frame.data, fc->frame.len);
+		json_decref(msg);
+	} else {
+		conn_send(c, msg);
+	}
+	if (out_pending(c) > cap)
+		return watcher_drop(w, cap);
+	return json_array_size(batch) == WATCH_BATCH ? 1 : 0;
+}
+
+void watch_flush(struct server *s)
+{
+	struct watchers *ws = s->watchers;
+	int64_t now, due;
+	int enabled = SD_EVENT_OFF;
+
+	if (!ws || !ws->list)
+		return;
+	if (jobstore_events_committed(s->store) == ws->committed && !ws->behind)
+		return;
+	now = time_mono_ns();
+	due = ws->last_turn + COALESCE_NS;
+	if (now >= due) {
+		watch_turn(s);
+		return;
+	}
+	(void)sd_event_source_get_enabled(ws->later_src, &enabled);
+	if (enabled == SD_EVENT_OFF) {
+		(void)sd_event_source_set_time(ws->later_src, (uint64_t)due / 1000);
+		(void)sd_event_source_set_enabled(ws->later_src, SD_EVENT_ONESHOT);
+	}
+}
+
+static void watch_turn(struct server *s)
+{
+	struct watchers *ws = s->watchers;
+	struct watcher **pw, *w;
+	bool more = false;
+
+	if (!ws || !ws->list)
+		return;
+	ws->last_turn = time_mono_ns();
+	ws->committed = jobstore_events_committed(s->store);
+	for (pw = &ws->list; (w = *pw);) {
+		int r = watcher_turn(s, ws, w);
+
+		if (r < 0) {
+			*pw = w->next;
+			ws->n--;
+			watcher_free(w);
+			continue;
+		}
+		more |= r > 0;
+		pw = &w->next;
+	}
+	json_decref(ws->cache);
+	ws->cache = NULL;
+	frames_clear(ws);
+	ws->behind = more;
+	if (more)
+		(void)sd_event_source_set_enabled(ws->more_src, SD_EVENT_ONESHOT);
+}
+
+void op_watch(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	struct watchers *ws = watchers_get(s);
+	json_t *jobs = json_object_get(msg, "jobs"), *current = NULL, *v;
+	struct watcher *w = NULL;
+	int64_t first, last, since;
+	size_t i;
+	int r;
+
+	if (!ws) {
+		conn_reply_err(c, req_id, ENOMEM, "watch: out of memory");
+		return;
+	}
+	r = jobstore_events_bounds(s->store, &first, &last);
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	since = wire_int(msg, "since", last);
+	if (since < 0 || since > last) {
+		conn_reply_err(c, req_id, ERANGE, "cursor %lld is not an event of this pool yet (the last is %lld)",
+			       (long long)since, (long long)last);
+		return;
+	}
+	/* first is the oldest kept; since itself need not be (it was read). */
+	if (first && since < first - 1) {
+		conn_reply_err(c, req_id, ERANGE, "cursor %lld is older than the events kept (the oldest is %lld;"
+			       " event_retention)", (long long)since, (long long)first);
+		return;
+	}
+	if (jobs && (!json_is_array(jobs) || json_array_size(jobs) > WATCH_JOBS_MAX)) {
+		conn_reply_err(c, req_id, EINVAL, "watch: \"jobs\" is a list of at most %d job ids", WATCH_JOBS_MAX);
+		return;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w || (jobs && json_array_size(jobs) && !(w->jobs = calloc(json_array_size(jobs), sizeof(int64_t)))))
+		goto nomem;
+	w->req_id = req_id;
+	w->cursor = since;
+	w->replay_until = last;
+	w->all = c->uid == 0;
+	/* Each named job's state now (at last), so a client learns of an
+	 * end that came before it asked; then its events after since. */
+	if (jobs && json_array_size(jobs)) {
+		current = json_array();
+		if (!current)
+			goto nomem;
+		json_array_foreach(jobs, i, v) {
+			json_t *row = NULL;
+
+			if (!json_is_integer(v)) {
+				json_decref(current);
+				free(w->jobs);
+				free(w);
+				conn_reply_err(c, req_id, EINVAL, "watch: \"jobs\" is a list of job ids");
+				return;
+			}
+			w->jobs[w->n_jobs++] = json_integer_value(v);
+			if (jobstore_job_get(s->store, json_integer_value(v), false, &row) < 0)
+				continue;
+			if (w->all || json_integer_value(json_object_get(row, "uid")) == (json_int_t)c->uid)
+				json_array_append_new(current, json_pack("{s:O, s:O, s:O*, s:O*, s:O*}", "jobid",
+						json_object_get(row, "jobid"), "state", json_object_get(row, "state"),
+						"exit_status", json_object_get(row, "exit_status"), "exit_signal",
+						json_object_get(row, "exit_signal"), "uid", json_object_get(row, "uid")));
+			json_decref(row);
+		}
+		qsort(w->jobs, w->n_jobs, sizeof(int64_t), cmp_i64);
+	}
+	conn_ref(c);
+	c->watching = true;
+	w->conn = c;
+	w->next = ws->list;
+	ws->list = w;
+	ws->n++;
+	ws->behind = ws->behind || since < last;
+	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:o*}", "cursor", (json_int_t)since, "last",
+					   (json_int_t)last, "first", (json_int_t)first, "current", current));
+	if (since < last)
+		(void)sd_event_source_set_enabled(ws->more_src, SD_EVENT_ONESHOT);
+	return;
+nomem:
+	if (w)
+		free(w->jobs);
+	free(w);
+	conn_reply_err(c, req_id, ENOMEM, "watch: out of memory");
+}
+
+void watch_conn_closed(struct server *s, const struct conn *c)
+{
+	struct watchers *ws = s->watchers;
+	struct watcher **pw, *w;
+
+	if (!ws || !c->watching)
+		return;
+	for (pw = &ws->list; (w = *pw);) {
+		if (w->conn == c) {
+			*pw = w->next;
+			ws->n--;
+			watcher_free(w);
+			continue;
+		}
+		pw = &w->next;
+	}
+}
+
+unsigned watch_count(const struct server *s)
+{
+	return s->watchers ? s->watchers->n : 0;
+}
+
+void watch_prune(struct server *s)
+{
+	struct watchers *ws = watchers_get(s);
+	int64_t now = time_mono_ns();
+	int n;
+
+	if (!ws || now < ws->next_prune)
+		return;
+	n = jobstore_events_prune(s->store, time_wall_ns() - (int64_t)s->config->event_retention * NSEC_PER_SEC,
+				  PRUNE_BATCH);
+	if (n < 0)
+		log_warn("job store: cannot prune old events: %s", strerror(-n));
+	ws->next_prune = now + (n == PRUNE_BATCH ? 1 : PRUNE_IDLE_SEC) * NSEC_PER_SEC;
+}
+
+void watch_destroy(struct server *s)
+{
+	struct watchers *ws = s->watchers;
+
+	if (!ws)
+		return;
+	while (ws->list) {
+		struct watcher *w = ws->list;
+
+		ws->list = w->next;
+		watcher_free(w);
+	}
+	json_decref(ws->cache);
+	for (unsigned k = 0; k < FRAME_SLOTS; k++)
+		wirebuf_free(&ws->frames[k].frame);
+	sd_event_source_disable_unref(ws->more_src);
+	sd_event_source_disable_unref(ws->later_src);
+	free(ws);
+	s->watchers = NULL;
+}
