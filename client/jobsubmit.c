@@ -68,7 +68,8 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 	if (js->n_chunks || js->place != JOBSPEC_PLACE_UNSET || js->excl > 0) {
 		char place[32];
 
-		snprintf(place, sizeof(place), "%s%s", jobspec_place_name(js->place), js->excl > 0 ? ":excl" : "");
+		snprintf(place, sizeof(place), "%s%s", jobspec_place_name(js->place),
+			 js->excl > 1 ? ":excl:whole" : js->excl > 0 ? ":excl" : "");
 		json_object_set_new(req, "place", json_string(place));
 	}
 	if (js->nodelist)

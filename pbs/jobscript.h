@@ -85,7 +85,7 @@ struct jobspec {
 	struct jobspec_chunk *chunks;
 	size_t n_chunks;
 	int place;                  /* enum jobspec_place */
-	int excl;                   /* place=...:excl 1, :shared 0, -1 unset */
+	int excl;                   /* place=...:excl 1, :shared 0, -1 unset; 2: excl and the nodes' every CPU (sbatch --exclusive) */
 	char *array;                /* -J / -t: the index set, canonical (arrayspec_format) */
 	char *depend;               /* -W depend=: canonical (depend_format) */
 	int depend_lift;            /* sbatch: after* on a job the pool never had is lifted: 1, -1 unset */

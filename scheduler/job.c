@@ -61,29 +61,38 @@ const char *job_place_name(enum job_place p)
 	return p == JOB_PLACE_SCATTER ? "scatter" : p == JOB_PLACE_PACK ? "pack" : "free";
 }
 
-int job_place_parse(const char *s, enum job_place *ret, bool *ret_excl)
+int job_place_parse(const char *s, struct job *j)
 {
+	enum job_place place = JOB_PLACE_FREE;
+	bool excl = false, whole = false;
 	char buf[32], *save = NULL, *tok;
 
-	*ret = JOB_PLACE_FREE;
-	*ret_excl = false;
 	if (strlen(s) >= sizeof(buf))
 		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
 		if (!strcmp(tok, "free"))
-			*ret = JOB_PLACE_FREE;
+			place = JOB_PLACE_FREE;
 		else if (!strcmp(tok, "scatter"))
-			*ret = JOB_PLACE_SCATTER;
+			place = JOB_PLACE_SCATTER;
 		else if (!strcmp(tok, "pack"))
-			*ret = JOB_PLACE_PACK;
+			place = JOB_PLACE_PACK;
 		else if (!strcmp(tok, "excl"))
-			*ret_excl = true;
+			excl = true;
 		else if (!strcmp(tok, "shared"))
-			*ret_excl = false;
+			excl = whole = false;
+		else if (!strcmp(tok, "whole"))
+			whole = true;
 		else
 			return -EINVAL;
 	}
+	/* whole alone means nothing: a node is the job's whole only when
+	 * no other job shares it. */
+	if (whole && !excl)
+		return -EINVAL;
+	j->place = place;
+	j->excl = excl;
+	j->whole = whole;
 	return 0;
 }
 

@@ -59,8 +59,9 @@ enum job_place {
 #define JOB_CPUS_MAX 1000000         /* CPUs of a request (qsub's bound too) */
 
 const char *job_place_name(enum job_place p);
-/* "scatter", "pack:excl", ... into ret and *ret_excl; -EINVAL otherwise. */
-int job_place_parse(const char *s, enum job_place *ret, bool *ret_excl);
+/* "scatter", "pack:excl", "free:excl:whole" ... into j->place, j->excl
+ * and j->whole; -EINVAL otherwise. */
+int job_place_parse(const char *s, struct job *j);
 
 /* One node's share of a running job: entry 0 is the primary (runs the
  * script), the others sisters. Chunks on one node are one entry. */
@@ -101,6 +102,7 @@ struct job {
 	unsigned n_chunks;
 	enum job_place place;
 	bool excl;               /* place=...:excl: its nodes hold no other job */
+	bool whole;              /* ...:excl:whole (sbatch --exclusive): and it gets all their free CPUs */
 	struct nodesel *sel;     /* -w, -x, -C, host=, features (lib/nodesel.h); NULL: any node */
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	int64_t t_submit;

@@ -398,7 +398,9 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 	if (s && j->n_alloc) {
 		(void)cpumask_parse(s, &j->alloc[0].cpus);
 		j->alloc[0].claim = j->alloc[0].cpus;
-		j->alloc[0].ncpus = j->ncpus;
+		/* sbatch --exclusive holds more CPUs than it asked for. */
+		j->alloc[0].ncpus = cpumask_count(&j->alloc[0].cpus) > j->ncpus ? cpumask_count(&j->alloc[0].cpus)
+										   : j->ncpus;
 		j->alloc[0].mpiprocs = j->ncpus;
 		j->alloc[0].mem = j->mem;
 	}
@@ -410,7 +412,7 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 		json_decref(chunks);
 	}
 	if (!row_null(r, ACT_PLACE))
-		(void)job_place_parse(row_text(r, ACT_PLACE), &j->place, &j->excl);
+		(void)job_place_parse(row_text(r, ACT_PLACE), j);
 	/* Which nodes: as qpoold checked them at submit; one that no longer
 	 * parses (never written so) leaves the job on any node. */
 	if (!row_null(r, ACT_NODELIST) || !row_null(r, ACT_EXCLUDE) || !row_null(r, ACT_CONSTRAINT)) {

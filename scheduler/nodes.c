@@ -649,7 +649,7 @@ static int launch_share(json_t *launch, const struct job *j, const struct alloc_
 	if (e->gpus && json_object_set_new(launch, "gpus", gpus_array(e->gpus)) < 0)
 		return -ENOMEM;
 	if (j->n_alloc < 2)
-		return 0;
+		return 0;   /* its CPUs are its cpus (more than ncpus: sbatch --exclusive) */
 	if (json_object_set_new(launch, "ncpus", json_integer(e->ncpus)) < 0 ||
 	    json_object_set_new(launch, "mem", json_integer((json_int_t)e->mem)) < 0 ||
 	    json_object_set_new(launch, "node_index", json_integer(idx)) < 0)

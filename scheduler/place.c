@@ -884,7 +884,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		 * places 512 jobs). */
 		for (struct node *nd = p->scan_from; nd; nd = nd->next) {
 			struct alloc_entry e = { 0 };
-			unsigned room, groom;
+			unsigned room, groom, want;
 			uint64_t mroom;
 			bool open = node_open(nd, q, j, &room);
 
@@ -916,7 +916,12 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus) || !node_sel_ok(nd, j, -1))
 				continue;
 			p->stats.place_tries++;
-			if (!node_place(nd, q, j->ncpus, j->ngpus, &e)) {
+			/* sbatch --exclusive: the node's free CPUs, all of them
+			 * (node_open left only nodes no other job holds). */
+			want = j->whole ? room : j->ncpus;
+			if (want > j->ncpus && !node_place(nd, q, want, j->ngpus, &e))
+				want = j->ncpus;   /* the queue's smt rule leaves some out */
+			if (want == j->ncpus && !node_place(nd, q, want, j->ngpus, &e)) {
 				/* Free CPUs only shrink in a pass: what did not
 				 * fit will not, nor anything larger. */
 				if (!j->excl && (!nd->no_cpus || (j->ncpus <= nd->no_cpus && j->ngpus <= nd->no_gpus))) {
@@ -930,7 +935,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 				break;
 			}
 			e.job = j;
-			e.ncpus = j->ncpus;
+			e.ncpus = want;
 			e.mpiprocs = j->ncpus;
 			e.mem = j->mem;
 			j->alloc[0] = e;
@@ -1023,10 +1028,14 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 	for (unsigned k = 0; k < n_take; k++) {
 		struct alloc_entry *e = &j->alloc[k];
 		size_t i = e->mpiprocs;
+		unsigned want = j->whole ? p->room[i] : take[i];
 
-		if (!node_place(p->nv[i], q, take[i], take[p->n_nodes + i], e) || !(e->node = strdup(p->nv[i]->name)))
+		if (want > take[i] && !node_place(p->nv[i], q, want, take[p->n_nodes + i], e))
+			want = take[i];
+		if ((want == take[i] && !node_place(p->nv[i], q, want, take[p->n_nodes + i], e)) ||
+		    !(e->node = strdup(p->nv[i]->name)))
 			goto done;
-		e->ncpus = take[i];
+		e->ncpus = want;
 		e->mpiprocs = sh[i].mpiprocs;
 		e->ompthreads = sh[i].ompthreads;
 		e->mem = sh[i].mem;

@@ -687,6 +687,7 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	}
 	s->place = a->place;
 	s->excl = a->excl;
+	s->whole = a->whole;
 	s->sel = nodesel_ref(a->sel);
 	s->array_id = a->id;
 	s->array_index = arrayspec_index(&a->array->spec, pos);

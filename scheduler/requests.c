@@ -338,7 +338,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		unsigned long long total = 0, gtotal = 0;
 		int r;
 
-		if (json_object_get(msg, "place") && (!place || job_place_parse(place, &probe.place, &probe.excl) < 0))
+		if (json_object_get(msg, "place") && (!place || job_place_parse(place, &probe) < 0))
 			REFUSE("place must be scatter, pack or free, with :excl or :shared");
 		if (job_chunks_from_json(&probe, chunks, why, sizeof(why)) < 0)
 			REFUSE("%s", why);

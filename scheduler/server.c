@@ -631,7 +631,7 @@ static void pending_flush(struct server *s)
 					json_decref(chunks);
 				}
 				if (p->submit.place)
-					(void)job_place_parse(p->submit.place, &j->place, &j->excl);
+					(void)job_place_parse(p->submit.place, j);
 				if (p->submit.depend)
 					j->depend = strdup(p->submit.depend);
 				j->sel = p->sel;

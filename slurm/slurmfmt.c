@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "hostlist.h"
+#include "parse.h"
 #include "slurmfmt.h"
 #include "slurmfmt-internal.h"
 #include "timeutil.h"
@@ -229,6 +230,22 @@ void slurmfmt_job_nodes(const json_t *job, char *buf, size_t len, int *ret_count
 		buf[0] = '\0';
 	if (ret_count)
 		*ret_count = (int)n;
+}
+
+long long slurmfmt_job_cpus(const json_t *job)
+{
+	long long sum = 0;
+	size_t i;
+	json_t *a;
+
+	struct cpumask held;
+
+	json_array_foreach(json_object_get(job, "alloc"), i, a)
+		sum += wire_int(a, "ncpus", 0);
+	/* One node: its cpus, when more than it asked for. */
+	if (!sum && wire_str(job, "cpus") && cpumask_parse(wire_str(job, "cpus"), &held) == 0)
+		sum = cpumask_count(&held);
+	return sum > wire_int(job, "ncpus", 1) ? sum : wire_int(job, "ncpus", 1);
 }
 
 static long long attr_int(const json_t *job, const char *key)
@@ -556,7 +573,7 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		snprintf(buf, len, "%s", str_or(job, "queue", ""));
 		break;
 	case F_CPUS:
-		snprintf(buf, len, "%lld", wire_int(job, "ncpus", 1));
+		snprintf(buf, len, "%lld", slurmfmt_job_cpus(job));
 		break;
 	case F_SUBMIT:
 		slurmfmt_stamp(buf, len, stamp(job, "submit"), none);

@@ -59,6 +59,9 @@ void slurmfmt_job_id(const json_t *job, char *buf, size_t len);
 /* The job's nodes in Slurm's compressed form ("n[1-3]"), "" when it has
  * none; the count goes to *ret_count when not NULL. */
 void slurmfmt_job_nodes(const json_t *job, char *buf, size_t len, int *ret_count);
+/* The CPUs a job holds on its nodes when it has them (sbatch --exclusive
+ * gets all of each node's), else the CPUs it asked for. */
+long long slurmfmt_job_cpus(const json_t *job);
 
 /* Seconds the job ran: from exec (or launch, dispatch) to now_ns while
  * it runs, to its exit once ended; 0 when it never started. */

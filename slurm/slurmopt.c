@@ -821,8 +821,12 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		r = jobspec_set(js, 'l', err, "walltime=%" PRId64, o->time);
 	if (!r)
 		r = resources(o, js, err);
-	if (!r && o->exclusive > 0)
+	/* Slurm's --exclusive: no other job on the nodes, and the job gets
+	 * each node's CPUs, all of them (docs/SLURM-TOOLS.md). */
+	if (!r && o->exclusive > 0) {
 		r = jobspec_option(js, 'l', js->n_chunks ? "place=scatter:excl" : "place=excl", err);
+		js->excl = 2;
+	}
 	if (!r && o->nodes_max > o->nodes_min)
 		r = warn(&js->warnings, &js->n_warnings, "--nodes=%" PRId64 "-%" PRId64 ": the job gets "
 			 "%" PRId64 " nodes (qpool does not grow a job to the maximum)", o->nodes_min,

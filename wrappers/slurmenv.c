@@ -8,6 +8,7 @@
 
 #include "gded.h"
 #include "hostlist.h"
+#include "parse.h"
 #include "slurmtext.h"
 
 /* The value of name in the job's spec environment, or NULL. */
@@ -49,8 +50,14 @@ int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_s
 		 * CPUs, else (qsub) a task per CPU, as PBS_NP counts them. */
 		uint64_t cpt = (v = spec_env(job, "SLURM_CPUS_PER_TASK")) ? strtoull(v, NULL, 10) : 0;
 
+		struct cpumask held;
+
 		names[0] = job->node ? job->node : "";
 		cpus[0] = job->ncpus;
+		/* sbatch --exclusive: every free CPU of the node, more than
+		 * it asked for; its tasks stay what it asked for. */
+		if (job->cpus && cpumask_parse(job->cpus, &held) == 0 && cpumask_count(&held) > job->ncpus)
+			cpus[0] = cpn = cpumask_count(&held);
 		v = spec_env(job, "SLURM_NTASKS");
 		ntasks = v ? strtoull(v, NULL, 10) : cpt ? job->ncpus / cpt : job->ncpus;
 		if (ntasks == 0)

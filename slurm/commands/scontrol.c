@@ -215,7 +215,7 @@ static void job_show(const json_t *job, int64_t now)
 	brk(&first);
 	slurmfmt_job_tasks(job, &req);
 	kv(&first, "NumNodes", "%lld", req.nodes);
-	kv(&first, "NumCPUs", "%lld", wire_int(job, "ncpus", 1));
+	kv(&first, "NumCPUs", "%lld", slurmfmt_job_cpus(job));
 	kv(&first, "NumTasks", "%lld", req.tasks);
 	kv(&first, "CPUs/Task", "%lld", req.cpus_per_task);
 	brk(&first);
@@ -223,12 +223,12 @@ static void job_show(const json_t *job, int64_t now)
 	if (wire_int(job, "mem", 0) > 0) {
 		slurmfmt_field_value(slurmfmt_field_name("ReqMem", SLURMFMT_SACCT), SLURMFMT_SACCT, job, now, buf,
 				     sizeof(buf));
-		kv(&first, "TRES", "cpu=%lld,mem=%s,node=%lld", wire_int(job, "ncpus", 1), buf, req.nodes);
+		kv(&first, "TRES", "cpu=%lld,mem=%s,node=%lld", slurmfmt_job_cpus(job), buf, req.nodes);
 		brk(&first);
 		slurmfmt_size(buf, sizeof(buf), req.mem_per_node ? req.mem_per_node : wire_int(job, "mem", 0));
 		kv(&first, "MinMemoryNode", "%s", buf);
 	} else {
-		kv(&first, "TRES", "cpu=%lld,node=%lld", wire_int(job, "ncpus", 1), req.nodes);
+		kv(&first, "TRES", "cpu=%lld,node=%lld", slurmfmt_job_cpus(job), req.nodes);
 		brk(&first);
 		kv(&first, "MinMemoryNode", "0");
 	}

@@ -521,6 +521,32 @@ static void test_chunks_place(void)
 	CU_ASSERT_EQUAL(d[0].job->id, 6);
 	CU_ASSERT_STRING_EQUAL(job_node(d[0].job), "a");
 	CU_ASSERT_EQUAL(pool_job_find(p, 7)->state, JOB_QUEUED);
+	pool_job_remove(p, pool_job_find(p, 7));
+	pool_job_remove(p, pool_job_find(p, 6));
+	pool_job_remove(p, pool_job_find(p, 5));
+	pool_job_remove(p, pool_job_find(p, 4));
+
+	/* excl:whole (sbatch --exclusive): each node's free CPUs, all of
+	 * them, its tasks as it asked; one node the same. */
+	j = job_wide(8, JOB_PLACE_SCATTER, true, 1, &two, 60);
+	j->whole = true;
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL_FATAL(j->n_alloc, 2);
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(j->alloc[i].ncpus, 4);
+		CU_ASSERT_EQUAL(cpumask_count(&j->alloc[i].cpus), 4);
+		CU_ASSERT_EQUAL(j->alloc[i].mpiprocs, 2);   /* the chunk's, not the node's CPUs */
+	}
+	CU_ASSERT_STRING_EQUAL(mask_text(&a->free), "");
+	j = job_new(9, "low", 1);
+	j->excl = j->whole = true;
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_STRING_EQUAL(job_node(j), "c");
+	CU_ASSERT_EQUAL(j->alloc[0].ncpus, 4);
+	CU_ASSERT_STRING_EQUAL(mask_text(&j->alloc[0].cpus), "0-3");
+	CU_ASSERT_EQUAL(j->ncpus, 1);
 	pool_destroy(p);
 	free(c->queues);
 	free(c);
