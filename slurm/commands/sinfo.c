@@ -80,7 +80,7 @@ struct row {
 	long long mem_min, mem_max;     /* MiB per node */
 	long long free_min, free_max;   /* MiB not held by jobs, per node; -1: none said */
 	long long gpus_per_node;        /* the most any of its nodes has */
-	long long gpus_used, mem_free;
+	long long gpus_used, mem_alloc;   /* mem_alloc: MiB, the row's nodes summed */
 	long long nodes_alloc, nodes_idle, nodes_other;
 	const char *reason;
 	const char *features;           /* its nodes' (one row per set with %f) */
@@ -186,7 +186,8 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 			snprintf(buf, len, "%lld", r->free_min);
 		break;
 	case '6':
-		snprintf(buf, len, "%lld", r->mem_max - r->mem_free);
+		/* Slurm's AllocMem: what jobs hold, summed over the row's nodes. */
+		snprintf(buf, len, "%lld", r->mem_alloc);
 		break;
 	case 'A':
 		snprintf(buf, len, "%lld/%lld", r->nodes_alloc, r->nodes_idle);
@@ -451,7 +452,7 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 		else
 			r->cpus_alloc += wire_int(node, "ncpus", 0) - wire_int(node, "free", 0);
 		r->gpus_used += wire_int(node, "ngpus", 0) - wire_int(node, "gpus_free", wire_int(node, "ngpus", 0));
-		r->mem_free += wire_int(node, "mem_free", 0) / (1024 * 1024);
+		r->mem_alloc += wire_int(node, "mem_assigned", 0) / (1024 * 1024);
 		if (wire_str(node, "reason"))
 			r->reason = wire_str(node, "reason");
 		if (strcmp(s, "idle") == 0)

@@ -70,10 +70,12 @@ echo "$why" | grep -q "waits for memory: $(( (offer >> 20) * 6 / 10 )) MiB on a 
 assigned=$("$QP_BIN/pbsnodes" -a | awk -F' = ' '/resources_assigned.mem/ { print $2; exit }')
 [ "$assigned" = "$(( (offer >> 20) * 6 / 10 * 1024 ))kb" ] || fail "pbsnodes resources_assigned.mem is '$assigned'"
 
-note "Slurm's views of it: sinfo %m %e, scontrol's AllocMem and FreeMem"
+note "Slurm's views of it: sinfo %m %e and AllocMem, scontrol's AllocMem and FreeMem"
 held=$(( (offer >> 20) * 6 / 10 ))
 [ "$("$QP_BIN/sinfo" -h -N -n n1 -o '%m %e' | head -n 1)" = "$((offer >> 20)) $(( (offer >> 20) - held ))" ] ||
 	fail "sinfo -o '%m %e': $("$QP_BIN/sinfo" -h -N -n n1 -o '%m %e')"
+[ "$("$QP_BIN/sinfo" -h -N -n n1 -O AllocMem | head -n 1 | tr -d ' ')" = "$held" ] ||
+	fail "sinfo -O AllocMem: $("$QP_BIN/sinfo" -h -N -n n1 -O AllocMem)"
 "$QP_BIN/scontrol" show node n1 | grep -qE "AllocMem=$held FreeMem=$(( (offer >> 20) - held ))( |$)" ||
 	fail "scontrol show node: $("$QP_BIN/scontrol" show node n1)"
 
