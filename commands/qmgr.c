@@ -34,7 +34,9 @@ static const char usage_text[] =
 	"  -c DIRECTIVES            PBS forms: list|print server|queue|node|hook [NAME],\n"
 	"                           set queue Q enabled|started = True|False,\n"
 	"                           set node N state = offline|free, set node N comment = TEXT,\n"
-	"                           delete node N\n"
+	"                           delete node N,\n"
+	"                           create|delete|list account [NAME], set account NAME\n"
+	"                           shares|description|parent|add_user|remove_user|default_user = V\n"
 	"  -f FILE                  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n";
 
 static int list(struct client *cl, const char *what)
@@ -272,6 +274,96 @@ static int pbs_show(struct client *cl, const struct pbsqmgr_cmd *d)
 	return 0;
 }
 
+/* The accounts op (docs/ACCOUNTS.md) with req's members; 0 or 1. */
+static int accounts_send(struct client *cl, json_t *req, json_t **ret_reply)
+{
+	json_t *reply = NULL;
+	struct error err;
+
+	json_object_set_new(req, "op", json_string("accounts"));
+	if (client_call(cl, req, &reply, &err) < 0)
+		return cmd_fail(1, "%s", err.text);
+	if (ret_reply)
+		*ret_reply = reply;
+	else
+		json_decref(reply);
+	return 0;
+}
+
+/* list account [NAME]: each account as PBS prints an object. */
+static int accounts_show(struct client *cl, const struct pbsqmgr_cmd *d)
+{
+	json_t *reply = NULL, *a, *u;
+	bool found = false;
+	size_t i, k;
+
+	if (accounts_send(cl, json_pack("{s:s}", "action", "list"), &reply))
+		return 1;
+	json_array_foreach(json_object_get(reply, "accounts"), i, a) {
+		const char *name = wire_str(a, "name"), *sep = "";
+
+		if (d->name[0] && strcmp(d->name, name) != 0)
+			continue;
+		found = true;
+		printf("Account %s\n    shares = %lld\n    parent = %s\n", name, wire_int(a, "shares", 1),
+		       wire_str(a, "parent") ? wire_str(a, "parent") : "root");
+		if (wire_str(a, "description"))
+			printf("    description = %s\n", wire_str(a, "description"));
+		printf("    users = ");
+		json_array_foreach(json_object_get(a, "users"), k, u) {
+			printf("%s%s", sep, wire_str(u, "user"));
+			sep = ",";
+		}
+		printf("\n    default_users = ");
+		sep = "";
+		json_array_foreach(json_object_get(a, "users"), k, u)
+			if (wire_bool(u, "default", 0)) {
+				printf("%s%s", sep, wire_str(u, "user"));
+				sep = ",";
+			}
+		printf("\n\n");
+	}
+	json_decref(reply);
+	if (d->name[0] && !found)
+		return cmd_fail(1, "unknown account '%s'", d->name);
+	return 0;
+}
+
+/* create/delete account NAME; set account NAME shares|description|
+ * parent|add_user|remove_user|default_user = VALUE. */
+static int accounts_change(struct client *cl, const struct pbsqmgr_cmd *d)
+{
+	char *end;
+
+	if (!d->name[0])
+		return cmd_fail(2, "account: which one?");
+	if (d->verb == PBSQMGR_CREATE)
+		return accounts_send(cl, json_pack("{s:s, s:s}", "action", "add", "name", d->name), NULL);
+	if (d->verb == PBSQMGR_DELETE)
+		return accounts_send(cl, json_pack("{s:s, s:s}", "action", "delete", "name", d->name), NULL);
+	if (d->verb != PBSQMGR_SET)
+		return cmd_fail(2, "unset account: set its attribute instead");
+	if (!strcmp(d->attr, "shares")) {
+		long long v = strtoll(d->value, &end, 10);
+
+		if (!d->value[0] || *end)
+			return cmd_fail(2, "set account %s shares = %s: a number", d->name, d->value);
+		return accounts_send(cl, json_pack("{s:s, s:s, s:I}", "action", "modify", "name", d->name, "shares",
+						   (json_int_t)v), NULL);
+	}
+	if (!strcmp(d->attr, "description") || !strcmp(d->attr, "parent"))
+		return accounts_send(cl, json_pack("{s:s, s:s, s:s}", "action", "modify", "name", d->name, d->attr,
+						   d->value), NULL);
+	if (!strcmp(d->attr, "add_user") || !strcmp(d->attr, "default_user"))
+		return accounts_send(cl, json_pack("{s:s, s:s, s:s, s:b}", "action", "user_add", "account", d->name,
+						   "user", d->value, "default", d->attr[0] == 'd'), NULL);
+	if (!strcmp(d->attr, "remove_user"))
+		return accounts_send(cl, json_pack("{s:s, s:s, s:s}", "action", "user_delete", "account", d->name,
+						   "user", d->value), NULL);
+	return cmd_fail(2, "set account %s %s: not shares, description, parent, add_user, remove_user or "
+			"default_user", d->name, d->attr);
+}
+
 /* qmgr -c: directives separated by ';' or newlines, run in order; the
  * first error stops them (PBS's qmgr -c does the same with -e unset). */
 static int directives_run(const char *conf, char *text)
@@ -296,6 +388,10 @@ static int directives_run(const char *conf, char *text)
 		name_strip_server(d.name);
 		if ((d.verb == PBSQMGR_LIST || d.verb == PBSQMGR_PRINT) && d.object == PBSQMGR_HOOK)
 			status = hooks_show(cl, &d);
+		else if ((d.verb == PBSQMGR_LIST || d.verb == PBSQMGR_PRINT) && d.object == PBSQMGR_ACCOUNT)
+			status = accounts_show(cl, &d);
+		else if (d.object == PBSQMGR_ACCOUNT)
+			status = accounts_change(cl, &d);
 		else if (d.verb == PBSQMGR_LIST || d.verb == PBSQMGR_PRINT)
 			status = pbs_show(cl, &d);
 		else if (d.object == PBSQMGR_HOOK)

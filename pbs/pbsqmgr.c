@@ -102,8 +102,10 @@ int pbsqmgr_parse(const char *line, struct pbsqmgr_cmd *ret, struct error *err)
 		ret->object = PBSQMGR_NODE;
 	else if (abbrev(words[1], "hook", 1))
 		ret->object = PBSQMGR_HOOK;
+	else if (abbrev(words[1], "account", 1))
+		ret->object = PBSQMGR_ACCOUNT;
 	else
-		return error_set(err, -EINVAL, "%s: not a qmgr object (server, queue, node, hook)", words[1]);
+		return error_set(err, -EINVAL, "%s: not a qmgr object (server, queue, node, hook, account)", words[1]);
 	for (int i = 2; i < n; i++)
 		if (strcmp(words[i], "=") == 0 && eq < 0)
 			eq = i;

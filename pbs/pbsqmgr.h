@@ -9,7 +9,7 @@ enum pbsqmgr_verb {
 	PBSQMGR_LIST, PBSQMGR_PRINT, PBSQMGR_SET, PBSQMGR_UNSET, PBSQMGR_CREATE, PBSQMGR_DELETE,
 };
 
-enum pbsqmgr_object { PBSQMGR_SERVER, PBSQMGR_QUEUE, PBSQMGR_NODE, PBSQMGR_HOOK };
+enum pbsqmgr_object { PBSQMGR_SERVER, PBSQMGR_QUEUE, PBSQMGR_NODE, PBSQMGR_HOOK, PBSQMGR_ACCOUNT };
 
 struct pbsqmgr_cmd {
 	enum pbsqmgr_verb verb;
@@ -21,7 +21,7 @@ struct pbsqmgr_cmd {
 
 /* Parses one directive: VERB OBJECT [NAME] [ATTR [= VALUE]], where VERB
  * is list, print, set, unset, create or delete (or l, p, s, u, c, d),
- * OBJECT is server, queue, node or hook (s, q, n, h), VALUE may be quoted and
+ * OBJECT is server, queue, node, hook or account (s, q, n, h, a), VALUE may be quoted and
  * "ATTR=VALUE" may be written without blanks. set needs "ATTR = VALUE",
  * unset an ATTR. Returns 0, or -EINVAL with err naming what is wrong. */
 int pbsqmgr_parse(const char *line, struct pbsqmgr_cmd *ret, struct error *err);

@@ -27,6 +27,7 @@ struct op {
 
 /* Sorted by name (door_find's bsearch; a unit test checks the order). */
 static const struct op ops[] = {
+	{ "accounts", WHO_USER, op_accounts },    /* changes: root, op_accounts says */
 	{ "acct", WHO_USER, op_acct },
 	{ "admin", WHO_USER, op_admin },          /* root or an admin: op_admin says */
 	{ "alter", WHO_USER, op_alter_move },

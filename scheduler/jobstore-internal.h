@@ -11,7 +11,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 12
+#define JOBSTORE_SCHEMA_VERSION 13
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -223,6 +223,16 @@ enum {
 	" LIMIT CAST($2 AS BIGINT)) AND seq < (SELECT max(seq) FROM events) RETURNING seq"
 extern const char *const jobstore_ev_sql[EV_MAX];
 
+/* Schema 13, accounts (docs/ACCOUNTS.md): the same SQL on both backends,
+ * run through the backends' sql_run (accounts-store.c holds the
+ * statements). A user's association is a row of account_users; at most
+ * one row of a user has is_default 1. */
+#define JOBSTORE_SQL_ACCOUNTS_CREATE \
+	"CREATE TABLE accounts (name TEXT PRIMARY KEY, parent TEXT, shares BIGINT NOT NULL," \
+	" description TEXT);" \
+	"CREATE TABLE account_users (account TEXT NOT NULL REFERENCES accounts(name)," \
+	" user_name TEXT NOT NULL, is_default INTEGER NOT NULL, PRIMARY KEY (account, user_name));"
+
 /* One statement's parameters, in $N order. */
 struct jobstore_ev_params {
 	int n;
@@ -236,6 +246,18 @@ struct jobstore_ev_params {
 };
 /* p's ids as open, "1,2,3", close (malloc'd); NULL: out of memory. */
 char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close);
+
+/* SQL written once above both backends (the same text on each): a write
+ * of several statements in one transaction (the caller's, else its
+ * own), each taking the first n_params of p; and a read, each row to cb. */
+struct jobstore_sql {
+	const char *sql;
+	int n_params;
+};
+int jobstore_sql_write(struct jobstore *js, const struct jobstore_sql *stmts, size_t n,
+		       const struct jobstore_ev_params *p);
+int jobstore_sql_rows(struct jobstore *js, const char *sql, const struct jobstore_ev_params *p,
+		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
 
 /* A struct jobstore_node of a JOBSTORE_SQL_NODES_LOAD row (its strings
  * point into the row). */
@@ -333,6 +355,12 @@ struct jobstore_ops {
 	/* The event statements (jobstore_ev_sql): a write inside the open
 	 * transaction (its answer may come at commit), or a read whose rows
 	 * go to cb one by one (a negative return stops and is returned). */
+	/* One statement of SQL text both backends take ($N parameters),
+	 * not kept prepared: for the rare writes and loads written once
+	 * above the backends (accounts-store.c). cb gets each row; -ENOENT
+	 * never (the caller counts rows it asked RETURNING for). */
+	int (*sql_run)(struct jobstore *js, const char *sql, const struct jobstore_ev_params *p,
+		       int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
 	int (*ev_run)(struct jobstore *js, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
 		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
 };

@@ -74,6 +74,8 @@ static const struct {
 	{ 11, JOBSTORE_SQL_POOL_CREATE },
 	/* 12: the event stream (jobstore-sqlite.c's 12). */
 	{ 12, JOBSTORE_SQL_EVENTS_CREATE },
+	/* 13: accounts (jobstore-sqlite.c's 13). */
+	{ 13, JOBSTORE_SQL_ACCOUNTS_CREATE },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -1490,6 +1492,42 @@ static int pg_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const stru
 	return r;
 }
 
+static int pg_sql_run(struct jobstore *base, const char *sql, const struct jobstore_ev_params *ep,
+		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
+{
+	struct pg_store *js = to_pg(base);
+	struct params p = { 0 };
+	struct jobstore_row row = { &pg_row_ops, NULL, 0 };
+	ExecStatusType st;
+	PGresult *res;
+	int r;
+
+	for (int i = 0; i < ep->n; i++) {
+		if (ep->v[i].is_text)
+			p_text(&p, ep->v[i].text);
+		else
+			p_int(&p, ep->v[i].i);
+	}
+	/* After what this transaction sent: its answers first. */
+	r = batch_flush(js);
+	if (r == 0)
+		r = pg_drain(js, NULL);
+	if (r < 0)
+		return r;
+	res = PQexecParams(js->conn, sql, p.n, NULL, p.v, NULL, NULL, 0);
+	st = PQresultStatus(res);
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		r = pg_errno(js, res);
+		PQclear(res);
+		return r;
+	}
+	row.res = res;
+	for (row.row = 0; cb && r == 0 && row.row < PQntuples(res); row.row++)
+		r = cb(&row, ud);
+	PQclear(res);
+	return r;
+}
+
 static void pg_describe(struct jobstore *base, char *buf, size_t size)
 {
 	char at[256];
@@ -1831,6 +1869,7 @@ static const struct jobstore_ops pg_ops = {
 	.server_seen = pg_server_seen,
 	.pool_name_read = pg_pool_name_read,
 	.pool_name_set = pg_pool_name_set,
+	.sql_run = pg_sql_run,
 	.ev_run = pg_ev_run,
 	.servers_load = pg_servers_load,
 };

@@ -90,6 +90,8 @@ static const char *const migrations[] = {
 	JOBSTORE_SQL_POOL_CREATE,
 	/* 12: the event stream (docs/EVENTS.md). */
 	JOBSTORE_SQL_EVENTS_CREATE,
+	/* 13: accounts and their users (docs/ACCOUNTS.md). */
+	JOBSTORE_SQL_ACCOUNTS_CREATE,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -1179,6 +1181,36 @@ static int sqlite_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const 
 	return r;
 }
 
+static int sqlite_sql_run(struct jobstore *base, const char *sql, const struct jobstore_ev_params *p,
+			  int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	sqlite3_stmt *st = NULL;
+	struct jobstore_row row = { &sqlite_row_ops, NULL, 0 };
+	int rc, r = 0;
+
+	rc = sqlite3_prepare_v2(js->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_errno(rc);
+	row.res = st;
+	for (int i = 0; i < p->n; i++) {
+		if (p->v[i].is_text)
+			bind_text(st, i + 1, p->v[i].text);
+		else
+			sqlite3_bind_int64(st, i + 1, p->v[i].i);
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cb)
+			r = cb(&row, ud);
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = sql_errno(rc);
+	sqlite3_finalize(st);
+	return r;
+}
+
 static void sqlite_describe(struct jobstore *base, char *buf, size_t size)
 {
 	snprintf(buf, size, "sqlite %s", to_sqlite(base)->path);
@@ -1413,6 +1445,7 @@ static const struct jobstore_ops sqlite_ops = {
 	.server_seen = sqlite_server_seen,
 	.pool_name_read = sqlite_pool_name_read,
 	.pool_name_set = sqlite_pool_name_set,
+	.sql_run = sqlite_sql_run,
 	.ev_run = sqlite_ev_run,
 	.servers_load = sqlite_servers_load,
 };

@@ -487,6 +487,27 @@ int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, co
 	return own_end(js, own, r);
 }
 
+int jobstore_sql_write(struct jobstore *js, const struct jobstore_sql *stmts, size_t n,
+		       const struct jobstore_ev_params *p)
+{
+	bool own;
+	int r = own_begin(js, &own);
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		struct jobstore_ev_params some = *p;
+
+		some.n = stmts[i].n_params;
+		r = js->ops->sql_run(js, stmts[i].sql, &some, NULL, NULL);
+	}
+	return own_end(js, own, r);
+}
+
+int jobstore_sql_rows(struct jobstore *js, const char *sql, const struct jobstore_ev_params *p,
+		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
+{
+	return js->ops->sql_run(js, sql, p, cb, ud);
+}
+
 int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud)
 {
 	return js->ops->admin_load(js, cbs, ud);
@@ -537,6 +558,8 @@ const struct jobstore_table jobstore_tables[] = {
 	{ "nodes", "name, cpus, ncpus, mems, mem, topology, rt, cgroup, address, t_register", 10 },
 	{ "pool", "id, name", 2 },
 	{ "events", "seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason", 10 },
+	{ "accounts", "name, parent, shares, description", 4 },
+	{ "account_users", "account, user_name, is_default", 3 },
 	{ NULL, NULL, 0 },
 };
 

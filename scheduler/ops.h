@@ -21,6 +21,8 @@ const char *request_member_mistyped(const json_t *msg);
 op_handler op_alter_move, op_swap, op_signal, op_rerun;
 /* admin.c: qmgr's ops and the dispatch order */
 op_handler op_admin, op_order, op_hooks;
+/* accounts.c: accounts and their users (docs/ACCOUNTS.md) */
+op_handler op_accounts;
 /* watch.c: the event stream (docs/EVENTS.md) */
 op_handler op_watch;
 /* nodes.c: a node's link */

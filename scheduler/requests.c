@@ -11,6 +11,7 @@
 #include "depend.h"
 #include "jobattr.h"
 #include "jobenv.h"
+#include "accounts.h"
 #include "log.h"
 #include "ops.h"
 #include "server-internal.h"
@@ -422,6 +423,21 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		return -EDQUOT;
 	if (group && !user_in_group(owner, c->gid, group))
 		REFUSE("-W group_list=%s: %s is not a member of group %s", group, owner, group);
+	/* The account: one the user is a user of, else its default
+	 * (docs/ACCOUNTS.md); nothing when the pool defines none. */
+	{
+		const char *asked = wire_str(attrs, "Account_Name"), *account;
+
+		if (accounts_submit_check(s->accounts, owner, c->uid == 0, asked, &account, errbuf, errlen) < 0)
+			return -EPERM;
+		if (account && !asked) {
+			if (!attrs) {
+				attrs = json_object();
+				json_object_set_new(msg, "attrs", attrs);
+			}
+			json_object_set_new(attrs, "Account_Name", json_string(account));
+		}
+	}
 #undef REFUSE
 
 	/* The request object owns every string the insert binds. */
@@ -1056,6 +1072,8 @@ static const struct {
 	{ "signal", T_INT }, { "other", T_INT }, { "force", T_BOOL },
 	{ "array_index", T_INT }, { "array_last", T_INT }, { "subjobs", T_BOOL }, { "interactive", T_BOOL },
 	{ "depend", T_STR }, { "since", T_INT }, { "jobs", T_ARRAY },
+	{ "account", T_STR }, { "parent", T_STR }, { "description", T_STR }, { "shares", T_INT },
+	{ "default", T_BOOL },
 	/* "array" is the index set (a string) in submit, "all of it" (a
 	 * bool) elsewhere: checked where it is read. */
 };

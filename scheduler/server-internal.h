@@ -99,6 +99,7 @@ struct server {
 	struct srvhooks *hooks;      /* srvhook.c: the server's hooks in flight, their last outcome */
 	struct watchers *watchers;   /* watch.c: the event stream's watchers */
 	struct lease *lease;         /* lease.c: active or standby */
+	struct accounts *accounts;   /* accounts.c: the store's accounts, read at activation */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
 	char pool_name[JOBID_SERVER_MAX];   /* the suffix of job ids, the store's (server-lease.c) */

@@ -16,6 +16,7 @@
 
 #include "auth.h"
 #include "jobid.h"
+#include "accounts.h"
 #include "log.h"
 #include "nodes-known.h"
 #include "peers.h"
@@ -1063,6 +1064,11 @@ int server_state_load(struct server *s)
 		r = jobstore_load_active(s->store, load_job, s);
 	if (r == 0)
 		r = server_admin_load(s, true);
+	if (r == 0) {
+		accounts_free(s->accounts);
+		s->accounts = NULL;
+		r = accounts_load(s->store, &s->accounts);
+	}
 	if (r == 0)
 		array_loaded(s);
 	return r;
@@ -1210,6 +1216,7 @@ void server_destroy(struct server *s)
 	while (s->conns)
 		conn_close(s->conns);
 	server_metrics_stop(s);
+	accounts_free(s->accounts);
 	sd_event_source_disable_unref(s->listen_src);
 	sd_event_source_disable_unref(s->tcp_src);
 	if (s->tcp_fd >= 0)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* sacctmgr: the read-only part of Slurm's that portals ask (Open OnDemand's
- * "show users withassoc format=account,qos where user=U"), answered with
- * what qpool truthfully has: no accounts database, so no associations;
- * one QOS, "normal", as squeue and sacct print. Changes are refused. */
+/* sacctmgr: Slurm's accounts tool over qpool's accounts (docs/ACCOUNTS.md):
+ * add, modify, delete and show accounts and their users (associations),
+ * as the accounts op of qpoold keeps them in its job store. One QOS,
+ * "normal", and the pool as the one cluster, as squeue and sacct print. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,16 +11,24 @@
 #include <string.h>
 #include <strings.h>
 
+#include "client.h"
 #include "cmd.h"
 #include "version.h"
+#include "wire.h"
 
 static const char usage_text[] =
-	"Usage: sacctmgr [-n] [-p|-P] show|list ENTITY [withassoc] [format=F,...] [where] [KEY=VALUE...]\n"
-	"Answers Slurm's accounting questions from what qpool has: no accounts, so users\n"
-	"and associations list no rows; qos lists \"normal\"; clusters lists the pool.\n"
+	"Usage: sacctmgr [-n] [-p|-P] [-i] COMMAND ENTITY [NAME[,NAME...]] [where KEY=VALUE...] [set KEY=VALUE...]\n"
+	"  add|create account NAME [Description=TEXT] [Parent=ACCOUNT] [Fairshare=N]\n"
+	"  add|create user NAME Account=ACCOUNT[,...] [DefaultAccount=ACCOUNT]\n"
+	"  modify account NAME set [Description=TEXT] [Parent=ACCOUNT] [Fairshare=N]\n"
+	"  modify user NAME set DefaultAccount=ACCOUNT\n"
+	"  delete|remove account NAME    delete|remove user NAME [Account=ACCOUNT]\n"
+	"  show|list account|user|association|qos|cluster [withassoc] [format=F,...] [where KEY=VALUE...]\n"
+	"Changes are root's and take effect at once (-i is accepted).\n"
 	"  -n, --noheader     no header line\n"
 	"  -p, --parsable     fields ended by '|'\n"
 	"  -P, --parsable2    fields separated by '|'\n"
+	"  -i, --immediate    commit without asking (always so)\n"
 	"      --help, --usage  show this help\n";
 
 static bool arg_noheader, arg_parsable, arg_parsable2;
@@ -32,35 +41,390 @@ static bool entity_is(const char *word, const char *entity)
 	return strncasecmp(word, entity, n) == 0 && (!word[n] || strcasecmp(word + n, "s") == 0);
 }
 
-/* Prints the header and the rows of one entity: every column blank but
- * Name (qos, cluster) where the entity has a row. */
-static void table_put(const char *format, const char *name_value)
+/* KEY=VALUE words, the same KEY any case; where/set only switch which
+ * list a word lands in. */
+struct words {
+	const char *names;        /* the bare NAME[,NAME] word, if any */
+	const char *where[16][2];
+	int n_where;
+	const char *set[16][2];
+	int n_set;
+	bool withassoc;
+	const char *format;
+};
+
+static const char *word_get(const char *const list[][2], int n, const char *key)
 {
-	char fields[1024];
-	int rows = name_value ? 2 : 1;
+	for (int i = 0; i < n; i++)
+		if (strcasecmp(list[i][0], key) == 0)
+			return list[i][1];
+	return NULL;
+}
 
-	snprintf(fields, sizeof(fields), "%s", format);
-	for (int r = arg_noheader ? 1 : 0; r < rows; r++) {
-		char *save = NULL, *copy = strdup(fields);
-		bool first = true;
+static int words_parse(int argc, char **argv, struct words *w, bool modify)
+{
+	static char keys[32][64];
+	int nk = 0;
+	bool in_set = false;
 
-		if (!copy)
-			return;
-		for (char *f = strtok_r(copy, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-			const char *v = r == 0 ? f : strcasecmp(f, "name") == 0 || strcasecmp(f, "cluster") == 0 ? name_value : "";
+	memset(w, 0, sizeof(*w));
+	for (int i = 0; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
 
-			if (!first && arg_parsable2)
-				fputc('|', stdout);
-			else if (!first && !arg_parsable)
-				fputc(' ', stdout);
-			printf(arg_parsable || arg_parsable2 ? "%s" : "%-10s", v);
-			if (arg_parsable)
-				fputc('|', stdout);
-			first = false;
+		if (strcasecmp(argv[i], "where") == 0) {
+			in_set = false;
+		} else if (strcasecmp(argv[i], "set") == 0) {
+			in_set = true;
+		} else if (strcasecmp(argv[i], "withassoc") == 0) {
+			w->withassoc = true;
+		} else if (!eq) {
+			if (w->names)
+				return cmd_fail(1, "error: Unknown condition: %s", argv[i]);
+			w->names = argv[i];
+		} else if (strncasecmp(argv[i], "format=", 7) == 0) {
+			w->format = eq + 1;
+		} else {
+			size_t kl = (size_t)(eq - argv[i]);
+			int *n = in_set ? &w->n_set : &w->n_where;
+
+			if (kl == 0 || kl >= sizeof(keys[0]) || nk == 32 || *n == 16)
+				return cmd_fail(1, "error: Unknown condition: %s", argv[i]);
+			memcpy(keys[nk], argv[i], kl);
+			keys[nk][kl] = '\0';
+			/* add's KEY=VALUE are the new record's: a "set" list. */
+			if (in_set || !modify) {
+				w->set[w->n_set][0] = keys[nk];
+				w->set[w->n_set++][1] = eq + 1;
+			} else {
+				w->where[w->n_where][0] = keys[nk];
+				w->where[w->n_where++][1] = eq + 1;
+			}
+			nk++;
 		}
-		fputc('\n', stdout);
-		free(copy);
 	}
+	/* "where name=X" names the record too. */
+	if (!w->names)
+		w->names = word_get(w->where, w->n_where, "name") ?: word_get(w->where, w->n_where, "names");
+	return 0;
+}
+
+/* The accounts op; 0 or cmd_fail's status. *ret_reply when asked. */
+static int call(json_t *req, json_t **ret_reply)
+{
+	struct client *cl;
+	struct error err;
+	json_t *reply = NULL;
+	int r;
+
+	if (client_open(NULL, &cl, &err) < 0) {
+		json_decref(req);
+		return cmd_fail(1, "error: %s", err.text);
+	}
+	r = client_call(cl, req, &reply, &err);
+	client_close(cl);
+	if (r < 0)
+		return cmd_fail(1, "error: %s", r == -EPERM && strstr(err.text, "only root") ?
+			       "Your user doesn't have privilege to perform this action" : err.text);
+	if (ret_reply)
+		*ret_reply = reply;
+	else
+		json_decref(reply);
+	return 0;
+}
+
+/* Each NAME of a comma list, one request each. */
+static int each_name(const char *names, const char *what, int (*fn)(const char *name, void *ud), void *ud)
+{
+	char *copy, *save = NULL;
+	int status = 0;
+
+	if (!names || !*names)
+		return cmd_fail(1, "error: no %s name given", what);
+	copy = strdup(names);
+	if (!copy)
+		return cmd_fail(1, "error: out of memory");
+	for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save))
+		status |= fn(n, ud);
+	free(copy);
+	return status;
+}
+
+/* add or modify of one account, with the words' Description=,
+ * Parent= and Fairshare=. */
+static int account_req(const char *name, const char *action, const struct words *w)
+{
+	const char *v;
+	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "accounts", "action", action, "name", name);
+
+	if ((v = word_get(w->set, w->n_set, "description")) || (v = word_get(w->set, w->n_set, "descr")))
+		json_object_set_new(req, "description", json_string(v));
+	if ((v = word_get(w->set, w->n_set, "parent")))
+		json_object_set_new(req, "parent", json_string(v));
+	if ((v = word_get(w->set, w->n_set, "fairshare")) || (v = word_get(w->set, w->n_set, "share"))) {
+		char *end;
+		long long s = strtoll(v, &end, 10);
+
+		if (!*v || *end || s < 0) {
+			json_decref(req);
+			return cmd_fail(1, "error: Invalid Fairshare value: %s", v);
+		}
+		json_object_set_new(req, "shares", json_integer(s));
+	}
+	return call(req, NULL);
+}
+
+static int account_add(const char *name, void *ud)
+{
+	return account_req(name, "add", ud);
+}
+
+static int account_modify(const char *name, void *ud)
+{
+	return account_req(name, "modify", ud);
+}
+
+static int account_delete(const char *name, void *ud)
+{
+	return call(json_pack("{s:s, s:s, s:s}", "op", "accounts", "action", "delete", "name", name), NULL);
+}
+
+struct user_ctx {
+	const struct words *w;
+	const char *user;
+	const char *dflt;
+};
+
+static int user_assoc(const char *account, void *ud)
+{
+	const struct user_ctx *u = ud;
+	bool dflt = u->dflt && strcmp(u->dflt, account) == 0;
+
+	return call(json_pack("{s:s, s:s, s:s, s:s, s:b}", "op", "accounts", "action", "user_add", "user", u->user,
+			      "account", account, "default", dflt), NULL);
+}
+
+static int user_add(const char *user, void *ud)
+{
+	const struct words *w = ud;
+	struct user_ctx u = { w, user, NULL };
+	const char *accounts = word_get(w->set, w->n_set, "account") ?: word_get(w->set, w->n_set, "accounts");
+
+	u.dflt = word_get(w->set, w->n_set, "defaultaccount");
+	if (!accounts)
+		accounts = u.dflt;
+	if (!accounts)
+		return cmd_fail(1, "error: Need a default account for these users to add.");
+	/* The default first, so it is the user's default from the start. */
+	if (u.dflt && strstr(accounts, u.dflt) == NULL && user_assoc(u.dflt, &u) != 0)
+		return 1;
+	return each_name(accounts, "account", user_assoc, &u);
+}
+
+static int user_modify(const char *user, void *ud)
+{
+	const struct words *w = ud;
+	const char *dflt = word_get(w->set, w->n_set, "defaultaccount");
+
+	if (!dflt)
+		return cmd_fail(1, "error: modify user: only DefaultAccount= is changed here");
+	return call(json_pack("{s:s, s:s, s:s, s:s, s:b}", "op", "accounts", "action", "user_add", "user", user,
+			      "account", dflt, "default", 1), NULL);
+}
+
+static int user_delete(const char *user, void *ud)
+{
+	const struct words *w = ud;
+	const char *account = word_get(w->where, w->n_where, "account") ?: word_get(w->set, w->n_set, "account");
+	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "accounts", "action", "user_delete", "user", user);
+
+	if (account)
+		json_object_set_new(req, "account", json_string(account));
+	return call(req, NULL);
+}
+
+/* One table: the header (unless -n), then each row's fields. */
+struct table {
+	char fields[32][48];
+	int n;
+};
+
+static void table_fields(struct table *t, const char *format)
+{
+	char *copy = strdup(format), *save = NULL;
+
+	t->n = 0;
+	for (char *f = copy ? strtok_r(copy, ",", &save) : NULL; f && t->n < 32; f = strtok_r(NULL, ",", &save))
+		snprintf(t->fields[t->n++], sizeof(t->fields[0]), "%s", f);
+	free(copy);
+}
+
+static void table_row(const struct table *t, const char *const *values)
+{
+	for (int i = 0; i < t->n; i++) {
+		const char *v = values[i] ? values[i] : "";
+
+		if (i && arg_parsable2)
+			fputc('|', stdout);
+		else if (i && !arg_parsable)
+			fputc(' ', stdout);
+		printf(arg_parsable || arg_parsable2 ? "%s" : "%-10s", v);
+		if (arg_parsable)
+			fputc('|', stdout);
+	}
+	fputc('\n', stdout);
+}
+
+static void table_header(const struct table *t)
+{
+	const char *v[32];
+
+	if (arg_noheader)
+		return;
+	for (int i = 0; i < t->n; i++)
+		v[i] = t->fields[i];
+	table_row(t, v);
+}
+
+/* A field of an account (user: one of its users, NULL: the account's own
+ * association) as Slurm names it. */
+static const char *field(const char *name, const json_t *acct, const json_t *user, const char *dflt,
+			 char *buf, size_t len)
+{
+	if (!strcasecmp(name, "account") || !strcasecmp(name, "name") || !strcasecmp(name, "org") ||
+	    !strcasecmp(name, "organization"))
+		return acct ? wire_str(acct, "name") : NULL;
+	if (!strcasecmp(name, "descr") || !strcasecmp(name, "description"))
+		return acct ? (wire_str(acct, "description") ?: wire_str(acct, "name")) : NULL;
+	if (!strcasecmp(name, "parentname") || !strcasecmp(name, "parent"))
+		return acct ? (user ? wire_str(acct, "name") : wire_str(acct, "parent") ?: "root") : NULL;
+	if (!strcasecmp(name, "share") || !strcasecmp(name, "fairshare") || !strcasecmp(name, "shares")) {
+		snprintf(buf, len, "%lld", acct && !user ? wire_int(acct, "shares", 1) : 1LL);
+		return buf;
+	}
+	if (!strcasecmp(name, "user"))
+		return user ? wire_str(user, "user") : NULL;
+	if (!strcasecmp(name, "def acct") || !strcasecmp(name, "defaultaccount"))
+		return dflt;
+	if (!strcasecmp(name, "admin") || !strcasecmp(name, "adminlevel"))
+		return "None";
+	if (!strcasecmp(name, "cluster"))
+		return "qpool";
+	if (!strcasecmp(name, "qos") || !strcasecmp(name, "defaultqos") || !strcasecmp(name, "def qos"))
+		return "normal";
+	return NULL;
+}
+
+/* The default account of user in accounts. */
+static const char *default_of(const json_t *accounts, const char *user)
+{
+	size_t i, k;
+	json_t *a, *u;
+
+	json_array_foreach(accounts, i, a)
+		json_array_foreach(json_object_get(a, "users"), k, u)
+			if (!strcmp(wire_str(u, "user"), user) && json_is_true(json_object_get(u, "default")))
+				return wire_str(a, "name");
+	return NULL;
+}
+
+static bool listed(const char *list, const char *name)
+{
+	char *copy, *save = NULL;
+	bool found = false;
+
+	if (!list)
+		return true;
+	copy = strdup(list);
+	for (char *n = copy ? strtok_r(copy, ",", &save) : NULL; n && !found; n = strtok_r(NULL, ",", &save))
+		found = strcmp(n, name) == 0;
+	free(copy);
+	return found;
+}
+
+static int show(const char *entity, const struct words *w)
+{
+	json_t *reply = NULL, *accounts;
+	const char *users = word_get(w->where, w->n_where, "user") ?: word_get(w->where, w->n_where, "users");
+	const char *accts = word_get(w->where, w->n_where, "account") ?: word_get(w->where, w->n_where, "accounts");
+	bool is_user = entity_is(entity, "user"), is_assoc = entity_is(entity, "association") ||
+							     entity_is(entity, "assoc");
+	struct table t;
+	char buf[32];
+	size_t i, k;
+	json_t *a, *u;
+	int r;
+
+	if (is_user && !users)
+		users = w->names;
+	if (!is_user && !is_assoc && !accts)
+		accts = w->names;
+	r = call(json_pack("{s:s, s:s}", "op", "accounts", "action", "list"), &reply);
+	if (r)
+		return r;
+	accounts = json_object_get(reply, "accounts");
+	table_fields(&t, w->format ? w->format : is_user ? (w->withassoc ? "User,Def Acct,Admin,Cluster,Account"
+								      : "User,Def Acct,Admin")
+					     : is_assoc ? "Cluster,Account,User,Share,QOS"
+					     : w->withassoc ? "Account,Descr,Org,Cluster,ParentName,User,Share"
+							    : "Account,Descr,Org");
+	table_header(&t);
+	if (is_user && !w->withassoc) {
+		/* One row per user, with its default account. */
+		const char *seen[1024];
+		size_t n_seen = 0;
+
+		json_array_foreach(accounts, i, a)
+			json_array_foreach(json_object_get(a, "users"), k, u) {
+				const char *name = wire_str(u, "user"), *v[32];
+				size_t s;
+
+				for (s = 0; s < n_seen && strcmp(seen[s], name); s++)
+					;
+				if (s < n_seen || n_seen == 1024 || !listed(users, name))
+					continue;
+				seen[n_seen++] = name;
+				for (int f = 0; f < t.n; f++)
+					v[f] = field(t.fields[f], NULL, u, default_of(accounts, name), buf, sizeof(buf));
+				table_row(&t, v);
+			}
+	} else {
+		json_array_foreach(accounts, i, a) {
+			const char *v[32];
+
+			if (!listed(accts, wire_str(a, "name")))
+				continue;
+			/* The account's own row (not for show user withassoc). */
+			if (!is_user && !users) {
+				for (int f = 0; f < t.n; f++)
+					v[f] = field(t.fields[f], a, NULL, NULL, buf, sizeof(buf));
+				table_row(&t, v);
+			}
+			if (!is_user && !is_assoc && !w->withassoc)
+				continue;
+			json_array_foreach(json_object_get(a, "users"), k, u) {
+				if (!listed(users, wire_str(u, "user")))
+					continue;
+				for (int f = 0; f < t.n; f++)
+					v[f] = field(t.fields[f], a, u, default_of(accounts, wire_str(u, "user")), buf,
+						     sizeof(buf));
+				table_row(&t, v);
+			}
+		}
+	}
+	json_decref(reply);
+	return fflush(stdout) == 0 ? 0 : cmd_fail(1, "cannot write");
+}
+
+static void table_one(const char *format, const char *name)
+{
+	struct table t;
+	const char *v[32];
+
+	table_fields(&t, format);
+	table_header(&t);
+	for (int f = 0; f < t.n; f++)
+		v[f] = !strcasecmp(t.fields[f], "name") || !strcasecmp(t.fields[f], "cluster") ? name : NULL;
+	table_row(&t, v);
 }
 
 int main(int argc, char **argv)
@@ -76,7 +440,9 @@ int main(int argc, char **argv)
 		{ "usage", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *format = NULL, *cmd, *entity;
+	const char *cmd, *entity;
+	struct words w;
+	bool add, modify, del;
 	int c;
 
 	if (version_requested(argc, argv))
@@ -96,28 +462,46 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind + 2 > argc)
-		return cmd_fail(1, "error: too few arguments: sacctmgr show ENTITY ...");
+		return cmd_fail(1, "error: too few arguments: sacctmgr COMMAND ENTITY ...");
 	cmd = argv[optind++];
 	entity = argv[optind++];
-	if (strcasecmp(cmd, "show") != 0 && strcasecmp(cmd, "list") != 0)
-		return cmd_fail(1, "error: %s: qpool keeps no accounts database; only show and list are answered", cmd);
-	for (int i = optind; i < argc; i++) {
-		if (strncasecmp(argv[i], "format=", 7) == 0)
-			format = argv[i] + 7;
-		else if (strcasecmp(argv[i], "withassoc") != 0 && strcasecmp(argv[i], "where") != 0 &&
-			 !strchr(argv[i], '='))
-			return cmd_fail(1, "error: Unknown condition: %s", argv[i]);
+	add = !strcasecmp(cmd, "add") || !strcasecmp(cmd, "create");
+	modify = !strcasecmp(cmd, "modify") || !strcasecmp(cmd, "update");
+	del = !strcasecmp(cmd, "delete") || !strcasecmp(cmd, "remove");
+	if (!add && !modify && !del && strcasecmp(cmd, "show") != 0 && strcasecmp(cmd, "list") != 0)
+		return cmd_fail(1, "error: Unknown command: %s", cmd);
+	if (words_parse(argc - optind, argv + optind, &w, modify || !add) != 0)
+		return 1;
+	if (entity_is(entity, "account")) {
+		if (add)
+			return each_name(w.names, "account", account_add, &w);
+		if (modify)
+			return each_name(w.names, "account", account_modify, &w);
+		if (del)
+			return each_name(w.names, "account", account_delete, &w);
+		return show(entity, &w);
 	}
-	if (entity_is(entity, "user") || entity_is(entity, "association") || entity_is(entity, "assoc") ||
-	    entity_is(entity, "account")) {
-		table_put(format ? format : entity_is(entity, "user") ? "User,Def Acct,Admin" : "Cluster,Account,User,QOS",
-			  NULL);
-	} else if (entity_is(entity, "qos")) {
-		table_put(format ? format : "Name,Priority,Description", "normal");
-	} else if (entity_is(entity, "cluster")) {
-		table_put(format ? format : "Cluster,ControlHost,RPC", "qpool");
-	} else {
+	if (entity_is(entity, "user")) {
+		if (add)
+			return each_name(w.names, "user", user_add, &w);
+		if (modify)
+			return each_name(w.names, "user", user_modify, &w);
+		if (del)
+			return each_name(w.names, "user", user_delete, &w);
+		return show(entity, &w);
+	}
+	if (entity_is(entity, "association") || entity_is(entity, "assoc")) {
+		if (add || modify || del)
+			return cmd_fail(1, "error: %s association: use the account and user forms", cmd);
+		return show(entity, &w);
+	}
+	if (add || modify || del)
+		return cmd_fail(1, "error: %s %s: qpool keeps one QOS and one cluster", cmd, entity);
+	if (entity_is(entity, "qos"))
+		table_one(w.format ? w.format : "Name,Priority,Description", "normal");
+	else if (entity_is(entity, "cluster"))
+		table_one(w.format ? w.format : "Cluster,ControlHost,RPC", "qpool");
+	else
 		return cmd_fail(1, "error: Unknown entity: %s", entity);
-	}
 	return fflush(stdout) == 0 ? 0 : cmd_fail(1, "cannot write");
 }
