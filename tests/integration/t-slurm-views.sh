@@ -125,11 +125,11 @@ feat=$("$QP_BIN/qstat" --nodes --json | python3 -c 'import json, sys; print([n f
 [ "$(sinfo -ho $'\x1e%c\x1f%n\x1f%f' | tr $'\x1e\x1f' '#|')" = "#1|$n1,$n2|$feat" ] ||
 	fail "sinfo -ho %c%n%f: $(sinfo -ho $'\x1e%c\x1f%n\x1f%f' | tr $'\x1e\x1f' '#|')"
 refused "Invalid node format specification: Bogus" sinfo -O Bogus
-note "sacctmgr: no accounts database, so no associations"
+note "sacctmgr: no account defined, so no associations; changes are root's"
 [ -z "$(as qpuser1 sacctmgr -nP show users withassoc format=account,qos where user=qpuser1 cluster=c)" ] ||
 	fail "sacctmgr show users withassoc listed something"
 [ "$(sacctmgr -nP show qos format=Name,Priority)" = "normal|" ] || fail "sacctmgr show qos"
-refused "qpool keeps no accounts database" sacctmgr add user bob account=x
+refused "Your user doesn't have privilege to perform this action" as qpuser1 sacctmgr add user bob account=x
 # Toil's partition table: sinfo -a -o "%P %G %l %p %c %m" (GRES, priority
 # tier, memory per node in MB as scontrol's RealMemory).
 mem=$(scontrol show node "$n1" | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
