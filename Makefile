@@ -34,7 +34,7 @@ CFLAGS   += $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE -MMD -MP
 LDFLAGS  += $(SAN) -Wl,--as-needed
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 # The commands are short-lived processes (one qsub per job): they are
 # static PIEs, with no dynamic loader to map and relocate libraries at each
 # start (measured here: qsub CPU per submit 1.04 -> 0.78 ms, jansson and
@@ -154,7 +154,7 @@ $(addprefix $(BIN)/,$(filter-out qacct,$(CMD_NAMES))): $(BIN)/%: $(BUILD)/obj/co
 	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS)
 $(addprefix $(BIN)/,$(SLURM_CMD_NAMES)): $(BIN)/%: $(BUILD)/obj/slurm/commands/%.o $(FRONT_A) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS)
+	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS) -lm
 
 # bench/floor: what the machine allows a contained launch, no qpool in it
 # (make bench prints it beside qpool's own figures).

@@ -23,6 +23,7 @@ enum key_type {
 	KEY_RESERVE,
 	KEY_RT_POLICY,
 	KEY_GPU_LOCALITY,
+	KEY_ORDER,
 	KEY_MEM_PER_CPU,
 	KEY_CGROUP_PATH,
 	KEY_NAME,
@@ -74,6 +75,8 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "max_unauth_conns", KEY_UINT, S(max_unauth_conns), "256", "TCP connections awaiting their credential, in all (their own budget, never users' slots)" },
 	{ SEC_SERVER, "max_unauth_conns_per_addr", KEY_UINT, S(max_unauth_conns_per_addr), "32", "TCP connections awaiting their credential from one address" },
 	{ SEC_SERVER, "event_retention", KEY_DURATION, S(event_retention), "168:00:00", "how long job and node events are kept for watchers (qstat --follow, qwait); 0: the last one only" },
+	{ SEC_SERVER, "fairshare_halflife", KEY_DURATION, S(fairshare_halflife), "168:00:00", "time in which a job's use counts for half in fair share (queues with order = fairshare); more than 0" },
+	{ SEC_SERVER, "fairshare_gpu_weight", KEY_UINT, S(fairshare_gpu_weight), "0", "CPUs a GPU counts for in a job's use (0: GPUs count nothing)" },
 	{ SEC_SERVER, "watch_buffer", KEY_SIZE, S(watch_buffer), "4M", "events a watcher may leave unread before it is dropped (it resumes from its cursor)" },
 	{ SEC_SERVER, "idle_timeout", KEY_DURATION, S(idle_timeout), "60", "seconds a client connection may stay idle (0: no limit; nodes: exempt)" },
 	{ SEC_SERVER, "max_queued", KEY_UINT, S(max_queued), "200000", "queued and held jobs in the pool (0: no limit)" },
@@ -126,6 +129,7 @@ static const struct key keys[] = {
 	{ SEC_QUEUE, "max_queued_per_user", KEY_UINT, Q(max_queued_per_user), "0", "queued and held jobs of one user in the queue (0: no limit)" },
 	{ SEC_QUEUE, "max_ngpus", KEY_UINT, Q(max_ngpus), "0", "most GPUs a job may ask for, all its nodes together (0: no limit)" },
 	{ SEC_QUEUE, "gpu_locality", KEY_GPU_LOCALITY, Q(gpu_locality), "prefer", "prefer | require: a GPU job's CPUs close to its GPUs (require: it waits for them)" },
+	{ SEC_QUEUE, "order", KEY_ORDER, Q(order), "round_robin", "round_robin | fairshare: whose job goes next (fairshare: the user with the least decayed use for its share, all its jobs first; round_robin's turns break ties)" },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -133,6 +137,7 @@ static const struct key keys[] = {
 static const char *reserve_names[] = { "none", "exclusive", "realtime" };
 static const char *rt_policy_names[] = { "fifo", "rr" };
 static const char *gpu_locality_names[] = { "prefer", "require" };
+static const char *order_names[] = { "round_robin", "fairshare" };
 static const char *hook_failure_names[] = { "reject", "accept" };
 static const char *store_names[] = { "sqlite", "postgresql" };
 
@@ -253,6 +258,13 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 				return 0;
 			}
 		return error_set(err, -EINVAL, "%s = %s: not prefer or require", k->name, value);
+	case KEY_ORDER:
+		for (size_t i = 0; i < 2; i++)
+			if (strcmp(value, order_names[i]) == 0) {
+				*(enum queue_order *)dst = (enum queue_order)i;
+				return 0;
+			}
+		return error_set(err, -EINVAL, "%s = %s: not round_robin or fairshare", k->name, value);
 	case KEY_HOOK_FAILURE:
 		for (size_t i = 0; i < 2; i++)
 			if (strcmp(value, hook_failure_names[i]) == 0) {
@@ -536,6 +548,8 @@ static int config_validate(struct config *c, struct error *err, int *ret_line)
 		return error_set(err, -EINVAL, "[server] node_timeout must be longer than heartbeat_interval (> 0)");
 	if (c->lease_renew == 0 || c->lease_time <= c->lease_renew)
 		return error_set(err, -EINVAL, "[server] lease_time must be longer than lease_renew (> 0)");
+	if (c->fairshare_halflife == 0)
+		return error_set(err, -EINVAL, "[server] fairshare_halflife must be above 0");
 	return 0;
 }
 

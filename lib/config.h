@@ -31,6 +31,12 @@ enum queue_gpu_locality {
 	QUEUE_GPU_REQUIRE,
 };
 
+/* [queue] order: whose turn it is (docs/FAIRSHARE.md). */
+enum queue_order {
+	QUEUE_ORDER_ROUND_ROBIN,   /* IQS: each user a job in turn */
+	QUEUE_ORDER_FAIRSHARE,     /* least decayed use for its share first; IQS breaks ties */
+};
+
 /* mem_per_cpu_default (docs/ARCHITECTURE.md, "Memory counted"): auto is
  * the node's offer over its CPUs; a queue's unset one is the server's. */
 #define MEM_PER_CPU_AUTO UINT64_MAX
@@ -64,6 +70,7 @@ struct queue_conf {
 	uint64_t max_queued_per_user;/* of one user in the queue; 0: the server's only */
 	uint64_t max_ngpus;          /* most GPUs a job may ask for, in all; 0: no limit */
 	enum queue_gpu_locality gpu_locality;
+	enum queue_order order;
 	char reason[128];            /* why disabled or stopped (qmgr), or "" */
 };
 
@@ -104,6 +111,8 @@ struct config {
 	uint64_t max_unauth_conns_per_addr; /* of them from one address */
 	uint64_t idle_timeout;       /* seconds a client may hold a connection idle; 0: forever */
 	uint64_t event_retention;    /* seconds events are kept (docs/EVENTS.md) */
+	uint64_t fairshare_halflife; /* seconds in which use counts half (docs/FAIRSHARE.md) */
+	uint64_t fairshare_gpu_weight;   /* CPUs a GPU counts for in use */
 	uint64_t watch_buffer;       /* bytes of events a watcher may leave unread */
 	uint64_t max_queued;         /* queued and held jobs in the pool; 0: no limit */
 	uint64_t mem_per_cpu_default;/* MEM_PER_CPU_AUTO, or bytes per CPU; 0: none */

@@ -414,8 +414,12 @@ int jobfmt_order_table(FILE *f, const json_t *reply)
 	static const char *const headers[] = {
 		"Place", "Job id", "User", "Round", "User last served", "Reason",
 	};
+	static const char *const fs_headers[] = {
+		"Place", "Job id", "User", "Use (CPU s)", "Share", "Use/share", "Reason",
+	};
 	const json_t *order = json_object_get(reply, "order");
-	struct table *t = table_create(6, headers, "rrlrll");
+	bool fs = !strcmp(str_or(reply, "kind", ""), "fairshare");
+	struct table *t = fs ? table_create(7, fs_headers, "rrlrrrl") : table_create(6, headers, "rrlrll");
 	size_t i;
 	json_t *e;
 	int r = 0;
@@ -429,10 +433,21 @@ int jobfmt_order_table(FILE *f, const json_t *reply)
 		fprintf(f, ", max_running=%lld", wire_int(reply, "max_running", 0));
 	if (wire_int(reply, "max_running_per_user", 0) > 0)
 		fprintf(f, ", max_running_per_user=%lld", wire_int(reply, "max_running_per_user", 0));
-	fprintf(f, "): round robin over users, least recently served first\n");
+	fprintf(f, "): %s\n", fs ? "fair share, least use over share first; a user's jobs all, then the next "
+		"user's; round robin breaks ties" : "round robin over users, least recently served first");
 	json_array_foreach(order, i, e) {
 		long long round = wire_int(e, "round", 0), served = wire_int(e, "last_served", 0);
 
+		if (fs) {
+			r = r ?: table_cell(t, "%lld", wire_int(e, "place", 0));
+			r = r ?: table_cell(t, "%lld", wire_int(e, "jobid", 0));
+			r = r ?: table_cell(t, "%s", str_or(e, "owner", "?"));
+			r = r ?: table_cell(t, "%.0f", json_number_value(json_object_get(e, "usage")));
+			r = r ?: table_cell(t, "%.4f", json_number_value(json_object_get(e, "share")));
+			r = r ?: table_cell(t, "%.1f", json_number_value(json_object_get(e, "key")));
+			r = r ?: table_cell(t, "%s", str_or(e, "reason", ""));
+			continue;
+		}
 		r = r ?: table_cell(t, "%lld", wire_int(e, "place", 0));
 		r = r ?: table_cell(t, "%lld", wire_int(e, "jobid", 0));
 		r = r ?: table_cell(t, "%s", str_or(e, "owner", "?"));

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "ops.h"
 #include "server-internal.h"
+#include "usage.h"
 
 struct account {
 	char *name, *parent, *description;
@@ -172,6 +173,48 @@ int accounts_submit_check(const struct accounts *a, const char *user, bool is_ro
 	return 0;
 }
 
+const char *accounts_user_default(const struct accounts *a, const char *user)
+{
+	return user_default(a, user);
+}
+
+/* Account e's fraction of the pool: its shares over its siblings', times
+ * its parent's fraction (depth bounded: the tree has no loop). */
+static double account_fraction(const struct accounts *a, const struct account *e, size_t depth)
+{
+	const struct account *parent = e->parent ? account_find(a, e->parent) : NULL;
+	double sum = 0;
+
+	for (size_t i = 0; i < a->n_acc; i++) {
+		const char *pp = a->acc[i].parent;
+
+		if ((pp && parent && !strcmp(pp, parent->name)) || (!pp && !parent))
+			sum += (double)a->acc[i].shares;
+	}
+	if (sum <= 0)
+		return 0;
+	return (double)e->shares / sum * (parent && depth < a->n_acc ? account_fraction(a, parent, depth + 1) : 1);
+}
+
+int accounts_shares(const struct accounts *a, int (*cb)(const char *user, double share, void *ud), void *ud)
+{
+	for (size_t i = 0; a && i < a->n_assoc; i++) {
+		const struct assoc *u = &a->assoc[i];
+		const struct account *e = account_find(a, u->account);
+		size_t n = 0;
+		int r;
+
+		if (!u->is_default || !e)
+			continue;
+		for (size_t k = 0; k < a->n_assoc; k++)
+			n += !strcmp(a->assoc[k].account, e->name);
+		r = cb(u->user, account_fraction(a, e, 0) / (double)(n ? n : 1), ud);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 json_t *accounts_json(const struct accounts *a)
 {
 	json_t *arr = json_array();
@@ -256,6 +299,7 @@ static void change(struct conn *c, long long req_id, const struct jobstore_sql *
 	}
 	accounts_free(s->accounts);
 	s->accounts = fresh;
+	usage_shares_apply(s);
 	log_info("accounts: %s by uid %d", what, (int)c->uid);
 	conn_reply_ok(c, req_id, json_pack("{s:o}", "accounts", accounts_json(s->accounts)));
 }

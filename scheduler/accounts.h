@@ -30,6 +30,13 @@ bool accounts_defined(const struct accounts *a);
  * them; the detail goes to the log). */
 int accounts_submit_check(const struct accounts *a, const char *user, bool is_root, const char *asked,
 			  const char **ret_account, char *why, size_t len);
+/* Each user's share of the pool, a fraction (docs/FAIRSHARE.md): its
+ * default account's share among its siblings, times its parent's, down
+ * from the top, split evenly among the account's users. cb for each; its
+ * first non-zero return stops and is returned. */
+int accounts_shares(const struct accounts *a, int (*cb)(const char *user, double share, void *ud), void *ud);
+/* The default account of user, or NULL. */
+const char *accounts_user_default(const struct accounts *a, const char *user);
 /* The accounts and their users, name order, as the op replies them. */
 json_t *accounts_json(const struct accounts *a);
 

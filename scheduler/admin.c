@@ -191,7 +191,8 @@ void op_order(struct conn *c, const char *op, long long req_id, json_t *msg)
 		json_object_set_new(e, "owner", json_string(owner ? owner : "?"));
 	}
 	more = total > (size_t)offset + ORDER_PAGE;
-	conn_reply_page(c, req_id, json_pack("{s:s, s:b, s:b, s:I, s:I, s:o, s:b}", "queue", q->name,
+	conn_reply_page(c, req_id, json_pack("{s:s, s:s, s:b, s:b, s:I, s:I, s:o, s:b}", "queue", q->name,
+					     "kind", q->order == QUEUE_ORDER_FAIRSHARE ? "fairshare" : "round_robin",
 					     "enabled", q->enabled, "started", q->started,
 					     "max_running", (json_int_t)q->max_running,
 					     "max_running_per_user", (json_int_t)q->max_running_per_user,

@@ -59,6 +59,7 @@ static const struct op ops[] = {
 	{ "task.start", WHO_NODE, op_task_start },
 	{ "task.started", WHO_NODE, op_task_pass },
 	{ "tie", WHO_USER, op_tie },
+	{ "usage", WHO_USER, op_usage },
 	{ "watch", WHO_USER, op_watch },
 };
 

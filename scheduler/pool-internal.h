@@ -42,6 +42,19 @@ struct pool {
 	struct { uint64_t key; unsigned ncpus, ngpus; uint64_t mem, walltime; } sel_miss[16];
 	unsigned n_sel_miss;
 	size_t n_nodes, cap_nv;
+	/* Fair share (fairshare.c): use and share per uid, hashed. */
+	struct usage_rec *usage;
+	size_t usage_cap, usage_used;
+	double halflife, gpu_weight, share_default;
+};
+
+struct usage_rec {
+	uid_t uid;
+	bool used;           /* the slot holds a user */
+	double usage;        /* CPU-seconds, decayed to t */
+	double t;            /* seconds */
+	double running;      /* the weight of its running jobs */
+	double share;        /* 0: the default */
 };
 
 /* p->nv, p->room, p->groom, p->ok sized for the nodes, p->nv filled in

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arrayspec.h"
+#include "fairshare.h"
 #include "iqs.h"
 #include "placement.h"
 #include "pool-internal.h"
@@ -142,6 +143,7 @@ void pool_destroy(struct pool *p)
 	free(p->table);
 	free(p->arrays);
 	free(p->rot);
+	free(p->usage);
 	free(p);
 }
 
@@ -363,6 +365,9 @@ void pool_job_state_set(struct pool *p, struct job *j, enum job_state state)
 	index_del(j);
 	if (j->state != state)
 		p->stats.state_changes++;
+	/* Fair share: use runs while the job holds its CPUs. */
+	if (state_active(j->state) != state_active(state))
+		pool_usage_job(p, j, state_active(state) ? 1 : -1, pool_fairshare_now(p));
 	j->state = state;
 	index_add(j);
 }
@@ -510,6 +515,8 @@ int pool_job_add(struct pool *p, struct job *j)
 	if (j->array)
 		arrays_insert(p, j);
 	index_add(j);
+	if (state_active(j->state))
+		pool_usage_job(p, j, 1, pool_fairshare_now(p));
 	return 0;
 }
 
@@ -526,6 +533,8 @@ void pool_job_remove(struct pool *p, struct job *j)
 	if (j->array)
 		arrays_delete(p, j);
 	index_del(j);
+	if (state_active(j->state))
+		pool_usage_job(p, j, -1, pool_fairshare_now(p));
 	if (j->parent)
 		j->parent->array->live--;
 	for (size_t s = slot_of(j->id, p->cap); p->table[s]; s = (s + 1) & (p->cap - 1))
@@ -1061,6 +1070,43 @@ static struct iqs_user *view_user(struct queue_view *v, const struct pool *p, co
 	return &v->users[v->n_users++];
 }
 
+/* An entry of the order with its user's fair-share key. */
+struct fs_entry {
+	double key;
+	size_t place;
+	struct iqs_entry e;
+};
+
+static int fs_entry_cmp(const void *a, const void *b)
+{
+	const struct fs_entry *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/* order = fairshare, as the pass takes them: a user's jobs (in IQS's
+ * order) all before the next user's, users by use over share; held jobs
+ * stay last. The limits' marks are IQS's. */
+static void view_fairshare_sort(struct pool *p, struct queue_view *v)
+{
+	struct fs_entry *fs = malloc((v->n ? v->n : 1) * sizeof(*fs));
+	double now = pool_fairshare_now(p);
+	size_t n = 0;
+
+	if (!fs)
+		return;
+	while (n < v->n && v->order[n].hold != IQS_HELD) {
+		fs[n] = (struct fs_entry){ pool_fairshare_key(p, v->order[n].job->uid, now), n, v->order[n] };
+		n++;
+	}
+	qsort(fs, n, sizeof(*fs), fs_entry_cmp);
+	for (size_t i = 0; i < n; i++)
+		v->order[i] = fs[i].e;
+	free(fs);
+}
+
 static int queue_view_build(struct pool *p, const struct queue_conf *q, struct queue_view *v)
 {
 	size_t cap = 0;
@@ -1094,7 +1140,42 @@ static int queue_view_build(struct pool *p, const struct queue_conf *q, struct q
 		}
 	}
 	iqs_order(v->jobs, v->n, v->users, v->n_users, &v->lim, v->order);
+	if (q->order == QUEUE_ORDER_FAIRSHARE)
+		view_fairshare_sort(p, v);
 	return 0;
+}
+
+/* A turn with its fair-share key: use over share, then IQS's place. */
+struct fs_turn {
+	double key;
+	size_t place;
+	struct iqs_turn turn;
+};
+
+static int fs_turn_cmp(const void *a, const void *b)
+{
+	const struct fs_turn *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/* order = fairshare: the turns (in IQS order) by use over share, least
+ * first; IQS's order breaks ties (docs/FAIRSHARE.md). */
+static void fairshare_sort(struct pool *p, struct iqs_turn *turns, size_t n)
+{
+	struct fs_turn *fs = malloc((n ? n : 1) * sizeof(*fs));
+	double now = pool_fairshare_now(p);
+
+	if (!fs)
+		return;   /* IQS's order, then */
+	for (size_t i = 0; i < n; i++)
+		fs[i] = (struct fs_turn){ pool_fairshare_key(p, turns[i].uid, now), i, turns[i] };
+	qsort(fs, n, sizeof(*fs), fs_turn_cmp);
+	for (size_t i = 0; i < n; i++)
+		turns[i] = fs[i].turn;
+	free(fs);
 }
 
 static int queue_order_cmp(const void *a, const void *b)
@@ -1143,11 +1224,16 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			turns[n_turns++] = (struct iqs_turn){ .uid = u->uid, .oldest = u->head->id, .data = u->head,
 							      .last_served = pool_rotation_get(p, q->name, u->uid) };
 	iqs_turns_sort(turns, n_turns);
+	if (q->order == QUEUE_ORDER_FAIRSHARE)
+		fairshare_sort(p, turns, n_turns);
 	/* Each turn's data is its user's next job; it moves on before the job
-	 * can leave the waiting list. */
+	 * can leave the waiting list. round_robin: a job of each user per
+	 * round; fairshare: a user's jobs all, in its order, before the next
+	 * user's (the step stays on a turn while it has a job). */
 	while (more && !stop) {
 		more = false;
-		for (size_t t = 0; t < n_turns && !stop; t++) {
+		for (size_t t = 0; t < n_turns && !stop;
+		     t += q->order == QUEUE_ORDER_FAIRSHARE && turns[t].data ? 0 : 1) {
 			struct job *j = turns[t].data, *arr = NULL;
 			struct pool_user *u;
 			bool placed = false;
@@ -1358,11 +1444,21 @@ json_t *pool_queue_order_page(struct pool *p, const struct queue_conf *q, size_t
 				 (unsigned long long)q->max_running_per_user);
 			break;
 		}
-		json_array_append_new(arr, json_pack("{s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
+		json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
 			"jobid", (json_int_t)e->job->id, "uid", (json_int_t)e->job->uid,
 			"place", (json_int_t)(i + 1), "round", (json_int_t)e->round,
 			"last_served", (json_int_t)pool_rotation_get(p, q->name, e->job->uid),
-			"hold", iqs_hold_name(e->hold), "reason", reason));
+			"hold", iqs_hold_name(e->hold), "reason", reason);
+
+		/* order = fairshare: the numbers that put it there. */
+		if (o && q->order == QUEUE_ORDER_FAIRSHARE) {
+			double now = pool_fairshare_now(p);
+
+			json_object_set_new(o, "usage", json_real(pool_usage_get(p, e->job->uid, now)));
+			json_object_set_new(o, "share", json_real(pool_share_get(p, e->job->uid)));
+			json_object_set_new(o, "key", json_real(pool_fairshare_key(p, e->job->uid, now)));
+		}
+		json_array_append_new(arr, o);
 	}
 	queue_view_free(&v);
 	return arr;

@@ -100,6 +100,7 @@ struct server {
 	struct watchers *watchers;   /* watch.c: the event stream's watchers */
 	struct lease *lease;         /* lease.c: active or standby */
 	struct accounts *accounts;   /* accounts.c: the store's accounts, read at activation */
+	double usage_least_share;    /* usage.c: the least share a user has (users in no account get it) */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
 	char pool_name[JOBID_SERVER_MAX];   /* the suffix of job ids, the store's (server-lease.c) */

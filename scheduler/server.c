@@ -23,6 +23,7 @@
 #include "server-internal.h"
 #include "srvhook.h"
 #include "timeutil.h"
+#include "usage.h"
 #include "transport.h"
 
 #define READS_PER_WAKE 16       /* reads of one connection per wake (see conn_update_events) */
@@ -785,6 +786,7 @@ void server_job_finished(struct server *s, struct job *j, enum job_state state)
 	server_metrics_ended(s, j->queue, state);
 	depend_forget(s, j);
 	depend_job_changed(s, j->id);
+	usage_job_finished(s, j);
 	pool_job_remove(s->pool, j);
 }
 
@@ -1069,6 +1071,10 @@ int server_state_load(struct server *s)
 		s->accounts = NULL;
 		r = accounts_load(s->store, &s->accounts);
 	}
+	if (r == 0) {
+		usage_shares_apply(s);
+		r = usage_load(s);
+	}
 	if (r == 0)
 		array_loaded(s);
 	return r;
@@ -1140,6 +1146,8 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 	if (r < 0)
 		goto done;
 	r = pool_create(&s->pool);
+	if (r == 0)
+		usage_configure(s);
 	if (r < 0) {
 		error_set(err, r, "out of memory");
 		goto done;
@@ -1291,6 +1299,7 @@ int server_reload(struct server *s, struct error *err)
 	}
 	config_destroy(s->config);
 	s->config = c;
+	usage_configure(s);
 	(void)server_admin_load(s, false);
 	/* A [server] name set or changed renames the pool now. */
 	if (s->config->server_name[0] && strcmp(s->config->server_name, s->pool_name) != 0 &&

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* Fair share at the server (docs/FAIRSHARE.md): the half-life and GPU
+ * weight from qpool.conf, each user's share from the accounts, use read
+ * back from the store's jobs when the server becomes active, a job's
+ * overhead taken back when it ends, and the usage op (sshare, sprio). */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accounts.h"
+#include "fairshare.h"
+#include "jobstore-internal.h"
+#include "log.h"
+#include "ops.h"
+#include "server-internal.h"
+#include "usage.h"
+
+/* Use older than this many half-lives counts below 2^-30 of itself. */
+#define USAGE_HALFLIVES 30
+
+void usage_configure(struct server *s)
+{
+	pool_fairshare_config(s->pool, s->config->fairshare_halflife, s->config->fairshare_gpu_weight);
+}
+
+static int share_one(const char *user, double share, void *ud)
+{
+	struct server *s = ud;
+	struct passwd *pw = getpwnam(user);
+	double *least = &s->usage_least_share;
+
+	if (pw && share > 0) {
+		if (pool_share_set(s->pool, pw->pw_uid, share) < 0)
+			return -ENOMEM;
+		if (*least <= 0 || share < *least)
+			*least = share;
+	}
+	return 0;
+}
+
+void usage_shares_apply(struct server *s)
+{
+	/* No account: every user the same share. Accounts: a user in none
+	 * (root, say) gets the least any user has, so it is not first. */
+	s->usage_least_share = 0;
+	pool_shares_clear(s->pool, 1);
+	if (!accounts_defined(s->accounts))
+		return;
+	if (accounts_shares(s->accounts, share_one, s) < 0)
+		log_err("fair share: out of memory setting the shares");
+	pool_share_default_set(s->pool, s->usage_least_share > 0 ? s->usage_least_share : 1);
+}
+
+struct load {
+	struct server *s;
+	double now;
+	size_t jobs;
+};
+
+static int usage_row(const struct jobstore_row *r, void *ud)
+{
+	struct load *l = ud;
+	const char *state = row_text(r, 4);
+	double w = (double)row_i64(r, 1), t0 = (double)row_i64(r, 2) / 1e9, t1;
+
+	if (row_null(r, 3)) {
+		/* Running: its use up to now; the pool counts it on. */
+		if (!state || (strcmp(state, "running") != 0 && strcmp(state, "exiting") != 0))
+			return 0;
+		t1 = l->now;
+	} else {
+		t1 = (double)row_i64(r, 3) / 1e9;
+	}
+	if (l->s->config->fairshare_gpu_weight && row_text(r, 5)) {
+		json_t *attrs = json_loads(row_text(r, 5), 0, NULL);
+		const char *g = json_string_value(json_object_get(attrs, "Resource_List.ngpus"));
+
+		if (g)
+			w += (double)l->s->config->fairshare_gpu_weight * strtod(g, NULL);
+		json_decref(attrs);
+	}
+	l->jobs++;
+	return pool_usage_past(l->s->pool, (uid_t)row_i64(r, 0), w, t0, t1, l->now);
+}
+
+int usage_load(struct server *s)
+{
+	/* A job's use is its connect time, exec to exit (its end when it has
+	 * no exit stamp), not the overhead before and after; an array's own
+	 * row stamps its subjobs' span, which its subjobs' rows count. */
+	static const char sql[] =
+		"SELECT uid, ncpus, t_exec, coalesce(t_exit, t_done), state, attrs FROM jobs"
+		" WHERE t_exec IS NOT NULL AND array_spec IS NULL AND (t_done IS NULL OR t_done > $1)";
+	struct load l = { s, pool_fairshare_now(s->pool), 0 };
+	struct jobstore_ev_params p = { .n = 1 };
+	double horizon = l.now - USAGE_HALFLIVES * (double)s->config->fairshare_halflife;
+	int r;
+
+	p.v[0].i = horizon > 0 ? (int64_t)(horizon * 1e9) : 0;
+	r = jobstore_sql_rows(s->store, sql, &p, usage_row, &l);
+	if (r < 0)
+		log_err("fair share: cannot read the jobs' use from the store: %s", strerror(-r));
+	else
+		log_debug("fair share: use of %zu jobs read back", l.jobs);
+	return r;
+}
+
+void usage_job_finished(struct server *s, const struct job *j)
+{
+	const struct job_result *res = j->result;
+	double over = 0, now = pool_fairshare_now(s->pool);
+
+	/* The pool counted it from dispatch to now; its use is exec to
+	 * exit: the overhead on either side is given back. */
+	if (!res || !res->times[STAMP_EXEC] || !res->times[STAMP_EXIT] || !j->t_dispatch)
+		return;
+	if (res->times[STAMP_EXEC] > j->t_dispatch)
+		over += (double)(res->times[STAMP_EXEC] - j->t_dispatch) / 1e9;
+	if (now > (double)res->times[STAMP_EXIT] / 1e9)
+		over += now - (double)res->times[STAMP_EXIT] / 1e9;
+	if (over > 0)
+		pool_usage_adjust(s->pool, j->uid, -over * pool_usage_weight(s->pool, j), now);
+}
+
+void op_usage(struct conn *c, const char *op, long long req_id, json_t *msg)
+{
+	struct server *s = c->server;
+	json_t *users = pool_usage_json(s->pool, pool_fairshare_now(s->pool)), *u;
+	size_t i;
+
+	json_array_foreach(users, i, u) {
+		uid_t uid = (uid_t)json_integer_value(json_object_get(u, "uid"));
+		const char *name = server_user_name(s, uid);
+		const char *acct = name ? accounts_user_default(s->accounts, name) : NULL;
+
+		if (name)
+			json_object_set_new(u, "user", json_string(name));
+		if (acct)
+			json_object_set_new(u, "account", json_string(acct));
+	}
+	conn_reply_ok(c, req_id, json_pack("{s:o, s:I, s:I}", "users", users, "halflife",
+					   (json_int_t)s->config->fairshare_halflife, "gpu_weight",
+					   (json_int_t)s->config->fairshare_gpu_weight));
+}

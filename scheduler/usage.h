@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* Fair share at the server (usage.c, docs/FAIRSHARE.md). */
+#ifndef QPOOL_USAGE_H
+#define QPOOL_USAGE_H
+
+struct server;
+struct job;
+
+/* The pool's half-life and GPU weight from the config (start, reload). */
+void usage_configure(struct server *s);
+/* Each user's share from the accounts (activation, each change). */
+void usage_shares_apply(struct server *s);
+/* The use of the store's jobs within 30 half-lives (activation, after
+ * the active jobs are in the pool). 0 or -errno (logged). */
+int usage_load(struct server *s);
+/* j ends: its overhead before exec and after exit given back. */
+void usage_job_finished(struct server *s, const struct job *j);
+
+#endif
