@@ -447,6 +447,7 @@ int main(int argc, char **argv)
 		}
 	}
 	nd.config = config;
+	nd.config_file = config_path(arg_config);
 	nd.name = arg_name;
 
 	if (arg_simulate) {

@@ -56,6 +56,7 @@ int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, cons
 	n->drain_by = by;
 	free(n->drain_reason);
 	n->drain_reason = by && reason ? strdup(reason) : NULL;
+	n->drain_time = by ? time_wall_ns() : 0;
 	s->sched_dirty = true;
 	return 0;
 }
