@@ -96,6 +96,12 @@ static void node_action(struct conn *c, long long req_id, const char *action, co
 		conn_reply_ok(c, req_id, NULL);
 		return;
 	}
+	/* The same drain again (NHC's at each failing run): nothing to write. */
+	if (drain && n->drain && n->drain_by == by &&
+	    strcmp(n->drain_reason ? n->drain_reason : "", reason ? reason : "") == 0) {
+		conn_reply_ok(c, req_id, NULL);
+		return;
+	}
 	r = node_drain_set(s, n, drain ? by : DRAIN_NONE, reason);
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
