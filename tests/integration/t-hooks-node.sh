@@ -65,6 +65,23 @@ for n in n1 n2; do
 done
 python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert d["job"]["sister"] is True, d' \
 	"$H/prolog.in.$m.n2" || fail "n2's prolog is not told it is a sister"
+note "a job on two nodes whose prolog fails: both drained, requeued; held at the second run"
+drained_both() {
+	"$QP_BIN/qstat" --nodes --json | python3 -c '
+import json, sys
+print(sum(1 for n in json.load(sys.stdin)["nodes"] if n["state"] == "drained" and n.get("drained_by") == "hook"))'
+}
+mb=$(as qpuser1 qsub -N badpro -l select=2:ncpus=1 -l place=scatter -o /dev/null -j oe <<< 'true') || fail "qsub badpro on two nodes"
+for _ in $(seq 600); do [ "$(drained_both)" = 2 ] && break; sleep 0.05; done
+[ "$(drained_both)" = 2 ] || fail "the two nodes of a failed prolog are not both drained by hook"
+qp_wait "$mb" queued
+"$QP_BIN/scontrol" update NodeName=n[1-2] State=RESUME || fail "scontrol update NodeName=n[1-2] State=RESUME"
+qp_wait "$mb" held
+[ "$(qp_field "$mb" reason)" = "held: its node prolog failed 2 times (prolog_failures_max)" ] ||
+	fail "the job on two nodes held with: $(qp_field "$mb" reason)"
+"$QP_BIN/qdel" "$mb" || fail "qdel the job on two nodes"
+"$QP_BIN/qmgr" resume n1 || fail "qmgr resume n1"
+"$QP_BIN/qmgr" resume n2 || fail "qmgr resume n2"
 qp_stop "$(qp_node_pid n2)"
 submit() {  # NAME
 	as qpuser1 qsub -N "$1" -o /dev/null -j oe <<JOB
