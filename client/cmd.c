@@ -104,3 +104,14 @@ int cmd_output_path(const char *cwd, const char *opt, const char *arg, char *buf
 				"the nodes (without host:)", opt, arg, (int)host_len, arg);
 	return 0;
 }
+
+const char *cmd_drain_by(void)
+{
+	const char *h = getenv("QPOOL_HOOK");
+
+	if (h && strcmp(h, "health") == 0)
+		return "health";
+	if (h && (strcmp(h, "prolog") == 0 || strcmp(h, "epilog") == 0))
+		return "hook";
+	return "admin";
+}

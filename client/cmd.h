@@ -8,6 +8,12 @@
  * can write `return cmd_fail(1, "...")`. */
 int cmd_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Who a node drain or resume from this command is by (docs/HOOKS.md):
+ * "health" when run from qnoded's health check (QPOOL_HOOK=health in its
+ * environment: LBNL NHC's scontrol and pbsnodes), "hook" from a node
+ * prolog or epilog (QPOOL_HOOK=prolog/epilog), else "admin". */
+const char *cmd_drain_by(void);
+
 /* Slurm's words for a word left after the options, with its "Try ...
  * --help" line. Returns 1. */
 int cmd_slurm_extra(const char *word);

@@ -14,16 +14,20 @@
 
 static const char usage_text[] =
 	"usage: pbsnodes [-a] [-S] [-j] [-F json] [NODE...]\n"
-	"       pbsnodes -l [NODE...]\n"
-	"       pbsnodes -o [-C comment] NODE...\n"
-	"       pbsnodes -r|-c NODE...\n"
+	"       pbsnodes -l [-n] [all] [NODE...]\n"
+	"       pbsnodes -o [-C|-N note] NODE...\n"
+	"       pbsnodes -r|-c [-N note] NODE...\n"
+	"       pbsnodes -N note NODE...\n"
 	"Shows the nodes with their PBS attributes, lists the down and offline ones (-l),\n"
 	"or (root) marks nodes offline: running jobs finish, no new job starts (-o);\n"
 	"-r and -c clear that.\n"
 	"  -a, -v        every node (the default), or those named\n"
 	"  -S, -j        one summary line a node: state, jobs, free/total mem, ncpus, ngpus\n"
 	"  -F json       as PBS's JSON document\n"
-	"  -C comment    why a node is offline, shown by -l and -a\n"
+	"  -C, -N note   why a node is offline, shown by -l and -a; alone, the note of\n"
+	"                an offline node (a node that is not offline keeps none)\n"
+	"  -l all        every node with its state and note, not only down and offline ones\n"
+	"  -n            with -l: the notes (always shown)\n"
 	"      --conf FILE  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
 	"      --help    show this help\n";
 
@@ -215,6 +219,14 @@ static bool named(const json_t *n, char **names, int n_names)
 
 static int nodes_show(struct client *cl, char **names, int n_names, bool list, bool json, bool summary)
 {
+	/* -l all (TORQUE's, LBNL NHC's -n -l all NODE): every node, not only
+	 * the down and offline ones; "all" is no node's name then. */
+	bool list_all = list && n_names > 0 && strcmp(names[0], "all") == 0;
+
+	if (list_all) {
+		names++;
+		n_names--;
+	}
 	json_t *reply = NULL, *nodes, *n, *doc = NULL, *all = NULL;
 	struct error err;
 	int status = 0;
@@ -254,7 +266,7 @@ static int nodes_show(struct client *cl, char **names, int n_names, bool list, b
 		if (!named(n, names, n_names))
 			continue;
 		if (list) {
-			if (strcmp(st, "down") == 0 || strcmp(st, "offline") == 0)
+			if (list_all || strcmp(st, "down") == 0 || strcmp(st, "offline") == 0)
 				printf("%-20s %-20s %s\n", name, st, wire_str(n, "reason") ? wire_str(n, "reason") : "");
 			continue;
 		}
@@ -279,22 +291,47 @@ static int nodes_show(struct client *cl, char **names, int n_names, bool list, b
 	return status;
 }
 
-/* -o: drain; -r/-c: resume (qmgr's admin ops, root only). */
-static int nodes_set(struct client *cl, char **names, int n_names, bool offline, const char *comment)
+/* -o: drain; -r/-c: resume (qmgr's admin ops, root only), by whoever
+ * cmd_drain_by says (LBNL NHC's pbsnodes -o -N / -c -N '': docs/HOOKS.md).
+ * note_only (-N alone): the note of nodes that are offline, kept so. */
+static int nodes_set(struct client *cl, char **names, int n_names, bool offline, const char *comment, bool note_only)
 {
+	json_t *nodes = NULL;
+	struct error lerr;
 	int status = 0;
 
+	if (note_only && client_call_pages(cl, json_pack("{s:s}", "op", "nodes"), "nodes", &nodes, &lerr) < 0)
+		return cmd_fail(1, "%s", lerr.text);
 	for (int k = 0; k < n_names; k++) {
-		json_t *req = json_pack("{s:s, s:s, s:s}", "op", "admin", "action", offline ? "drain" : "resume",
-					"target", names[k]), *reply = NULL;
+		json_t *req, *reply = NULL, *n;
 		struct error err;
+		size_t i;
 
-		if (req && offline && comment)
+		if (note_only) {
+			const char *st = NULL;
+
+			json_array_foreach(json_object_get(nodes, "nodes"), i, n)
+				if (strcmp(wire_str(n, "name") ? wire_str(n, "name") : "", names[k]) == 0)
+					st = node_state(n);
+			if (!st) {
+				status = cmd_fail(1, "unknown node %s", names[k]);
+				continue;
+			}
+			if (strcmp(st, "offline") != 0) {
+				status = cmd_fail(1, "%s: not offline: qpool keeps a note only with it (pbsnodes -o -N note %s)",
+						  names[k], names[k]);
+				continue;
+			}
+		}
+		req = json_pack("{s:s, s:s, s:s, s:s}", "op", "admin", "action", offline ? "drain" : "resume",
+				"target", names[k], "by", cmd_drain_by());
+		if (req && offline && comment && *comment)
 			json_object_set_new(req, "reason", json_string(comment));
 		if (client_call(cl, req, &reply, &err) < 0)
 			status = cmd_fail(1, "%s: %s", names[k], err.text);
 		json_decref(reply);
 	}
+	json_decref(nodes);
 	return status;
 }
 
@@ -306,7 +343,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *conf = NULL, *comment = NULL;
-	bool list = false, json = false, offline = false, clear = false, summary = false;
+	bool list = false, json = false, offline = false, clear = false, summary = false, note_only = false;
 	struct client *cl = NULL;
 	struct error err;
 	int c, status;
@@ -314,14 +351,15 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("pbsnodes");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":avlorcC:F:s:Sj", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":avlorcnC:N:F:s:Sj", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': case 'v': case 's': break;
 		case 'S': case 'j': summary = true; break;
 		case 'l': list = true; break;
 		case 'o': offline = true; break;
 		case 'r': case 'c': clear = true; break;
-		case 'C': comment = optarg; break;
+		case 'C': case 'N': comment = optarg; break;
+		case 'n': break;   /* TORQUE: notes with -l, which always shows them */
 		case 'F':
 			if (strcmp(optarg, "json") != 0)
 				return cmd_fail(2, "-F %s: only -F json is supported (see pbsnodes --help)", optarg);
@@ -343,12 +381,20 @@ int main(int argc, char **argv)
 		return cmd_fail(2, "-o, -r/-c and -l exclude each other (see pbsnodes --help)");
 	if ((offline || clear) && optind == argc)
 		return cmd_fail(2, "-%c needs node names (see pbsnodes --help)", offline ? 'o' : 'r');
+	/* -N alone: a note, on offline nodes (qpool's note is why it is). */
+	if (comment && !offline && !clear && !list) {
+		if (optind == argc)
+			return cmd_fail(2, "-N needs node names (see pbsnodes --help)");
+		if (!*comment)
+			return cmd_fail(2, "-N '': a note is cleared with the node (pbsnodes -c NODE)");
+		note_only = offline = true;
+	}
 	if (comment && strlen(comment) >= 128)
 		return cmd_fail(2, "-C: at most 127 bytes");
 	if (client_open(conf, &cl, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
 	if (offline || clear)
-		status = nodes_set(cl, argv + optind, argc - optind, offline, comment);
+		status = nodes_set(cl, argv + optind, argc - optind, offline, comment, note_only);
 	else
 		status = nodes_show(cl, argv + optind, argc - optind, list, json, summary);
 	client_close(cl);

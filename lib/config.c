@@ -101,6 +101,7 @@ static const struct key keys[] = {
 	{ SEC_NODE, "prolog", KEY_PATH, S(prolog), "", "a site's hook run as root on each node of a job before its first instruction (qpool-hooks(5)); failing: the job goes back to the queue and the node is drained" },
 	{ SEC_NODE, "epilog", KEY_PATH, S(epilog), "", "a site's hook run as root on each node of a job after its last process (qpool-hooks(5)); failing: the node is drained" },
 	{ SEC_NODE, "prolog_timeout", KEY_DURATION, S(prolog_timeout), "60", "seconds the prolog may take before it is killed (and has failed)" },
+	{ SEC_NODE, "prolog_failures_max", KEY_UINT, S(prolog_failures_max), "3", "node prolog failures of one job after which qpoold holds it rather than requeue it again (0: requeued for ever)" },
 	{ SEC_NODE, "epilog_timeout", KEY_DURATION, S(epilog_timeout), "60", "seconds the epilog may take before it is killed (and has failed)" },
 	{ SEC_NODE, "health_check", KEY_PATH, S(health_check), "", "a site's node health check (LBNL NHC, qpool-hooks(5)) qnoded runs at start and every health_check_interval; failing: the node is drained, passing again: resumed" },
 	{ SEC_NODE, "health_check_interval", KEY_DURATION, S(health_check_interval), "60", "seconds between two runs of the health check" },

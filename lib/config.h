@@ -137,6 +137,7 @@ struct config {
 	char prolog[PATH_MAX];       /* a hook before each job on the node; "": none */
 	char epilog[PATH_MAX];       /* a hook after each job on the node; "": none */
 	uint64_t prolog_timeout;     /* seconds */
+	uint64_t prolog_failures_max; /* of one job, then it is held; 0: never */
 	uint64_t epilog_timeout;     /* seconds */
 	char health_check[PATH_MAX]; /* the node's health check; "": none */
 	uint64_t health_check_interval; /* seconds */

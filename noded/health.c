@@ -107,13 +107,19 @@ static void health_start(struct health *h)
 {
 	const struct config *c = h->nd->config;
 	char *argv[2] = { (char *)c->health_check, NULL };
-	char *env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "QPOOL_HOOK=health", NULL };
+	char conf[4200], node[300];
+	/* QPOOL_HOOK=health: a drain or resume its commands make (LBNL NHC's
+	 * scontrol or pbsnodes) is by health (docs/HOOKS.md); QPOOL_CONF: the
+	 * pool qnoded is in; QPOOL_NODE: its name there. */
+	char *env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "QPOOL_HOOK=health", conf, node, NULL };
 	json_t *doc;
 	int fds[4], n;
 	short ev[4];
 
 	if (h->running)
 		return;
+	snprintf(conf, sizeof(conf), "QPOOL_CONF=%s", h->nd->config_file ? h->nd->config_file : "");
+	snprintf(node, sizeof(node), "QPOOL_NODE=%s", h->nd->name);
 	doc = json_pack("{s:i, s:s, s:{s:s}}", "version", HOOK_CONTRACT, "event", "health", "node", "name",
 			h->nd->name);
 	h->input = doc ? json_dumps(doc, JSON_COMPACT) : NULL;

@@ -447,6 +447,12 @@ int main(int argc, char **argv)
 		}
 	}
 	nd.config = config;
+	/* Absolute: its hooks run from / (QPOOL_CONF of the health check). */
+	{
+		static char conf_abs[PATH_MAX];
+
+		nd.config_file = realpath(config_path(arg_config), conf_abs) ? conf_abs : config_path(arg_config);
+	}
 	nd.name = arg_name;
 
 	if (arg_simulate) {

@@ -310,6 +310,7 @@ struct tasks;
 struct noded {
 	const struct config *config;
 	const char *name;
+	const char *config_file;        /* the file it read: QPOOL_CONF of its hooks */
 	const char *proc_root;          /* "/proc" */
 	sd_event *event;
 	struct node_topo topo;

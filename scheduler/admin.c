@@ -57,24 +57,58 @@ static void queue_action(struct conn *c, long long req_id, const char *action, c
 	conn_reply_ok(c, req_id, NULL);
 }
 
+/* drain/resume a node, by "by": admin (qmgr, pbsnodes, scontrol by
+ * hand), health or hook (the same commands run from the health check or
+ * a node prolog/epilog, e.g. LBNL NHC: docs/HOOKS.md). An admin's drain
+ * wins over any; a check's drain of a node someone else drained leaves
+ * it as it is (who and why); a check may resume only a drain by a check. */
 static void node_action(struct conn *c, long long req_id, const char *action, const char *target,
-			const char *reason)
+			const char *reason, const char *by_name)
 {
 	struct server *s = c->server;
 	struct node *n = pool_node_find(s->pool, target);
 	bool drain = strcmp(action, "drain") == 0;
+	enum node_drain_by by = DRAIN_ADMIN;
 	int r;
 
+	if (by_name && strcmp(by_name, "health") == 0)
+		by = DRAIN_HEALTH;
+	else if (by_name && strcmp(by_name, "hook") == 0)
+		by = DRAIN_HOOK;
+	else if (by_name && strcmp(by_name, "admin") != 0) {
+		conn_reply_err(c, req_id, EINVAL, "by: admin, health or hook, not '%.40s'", by_name);
+		return;
+	}
 	if (!n) {
 		conn_reply_err(c, req_id, ENOENT, "unknown node '%s'", target);
 		return;
 	}
-	r = node_drain_set(s, n, drain ? DRAIN_ADMIN : DRAIN_NONE, reason);
+	if (by != DRAIN_ADMIN && n->drain && n->drain_by != by) {
+		if (!drain) {
+			conn_reply_err(c, req_id, EPERM,
+				       "node %s was drained by %s (%s); a %s resumes only its own drains", n->name,
+				       node_drain_by_name(n->drain_by), n->drain_reason ? n->drain_reason : "no reason",
+				       by == DRAIN_HEALTH ? "health check" : "hook");
+			return;
+		}
+		log_info("node %s: drain by %s left as it is: drained by %s", n->name, node_drain_by_name(by),
+			 node_drain_by_name(n->drain_by));
+		conn_reply_ok(c, req_id, NULL);
+		return;
+	}
+	/* The same drain again (NHC's at each failing run): nothing to write. */
+	if (drain && n->drain && n->drain_by == by &&
+	    strcmp(n->drain_reason ? n->drain_reason : "", reason ? reason : "") == 0) {
+		conn_reply_ok(c, req_id, NULL);
+		return;
+	}
+	r = node_drain_set(s, n, drain ? by : DRAIN_NONE, reason);
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	log_info("node %s: %s by uid %d", n->name, action, (int)c->uid);
+	log_info("node %s: %s by uid %d (%s)%s%s", n->name, action, (int)c->uid, node_drain_by_name(by),
+		 drain && reason ? ": " : "", drain && reason ? reason : "");
 	s->sched_dirty = true;
 	conn_reply_ok(c, req_id, NULL);
 }
@@ -153,7 +187,7 @@ void op_admin(struct conn *c, const char *op, long long req_id, json_t *msg)
 			return;
 		}
 	if (strcmp(action, "drain") == 0 || strcmp(action, "resume") == 0) {
-		node_action(c, req_id, action, target, reason);
+		node_action(c, req_id, action, target, reason, wire_str(msg, "by"));
 		return;
 	}
 	if (strcmp(action, "delete") == 0) {

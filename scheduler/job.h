@@ -113,6 +113,8 @@ struct job {
 	int priority;            /* qsub -p: order among its owner's waiting jobs */
 	int64_t start_after;     /* qsub -a: wall seconds; 0: none */
 	bool rerun;              /* qrerun: requeue, not finish, when its result comes */
+	unsigned prolog_failures; /* node prologs that failed it, since qpoold started */
+	bool prolog_hold;        /* held, not queued, once back from this run */
 	/* Across nodes: the primary's result, kept until every node's is in;
 	 * end_reason, when set, makes the job fail with it (a sister could
 	 * not start). */

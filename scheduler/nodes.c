@@ -56,6 +56,7 @@ int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, cons
 	n->drain_by = by;
 	free(n->drain_reason);
 	n->drain_reason = by && reason ? strdup(reason) : NULL;
+	n->drain_time = by ? time_wall_ns() : 0;
 	s->sched_dirty = true;
 	return 0;
 }
@@ -100,6 +101,16 @@ void op_health(struct conn *c, const char *op, long long req_id, json_t *msg)
 	conn_reply_ok(c, req_id, NULL);
 }
 
+/* A job whose node prolog failed (docs/HOOKS.md): requeued, and after
+ * [node] prolog_failures_max failures held with why (server_prolog_hold). */
+static void prolog_failed(struct server *s, struct job *j)
+{
+	uint64_t max = s->config->prolog_failures_max;
+
+	j->prolog_failures++;
+	j->prolog_hold = max && j->prolog_failures >= max;
+}
+
 /* Queues a completion for the next group commit. Only the node that runs
  * the job may report it; a report for a finished job is answered at once
  * (the node resends after a reconnect until it hears ok). */
@@ -120,7 +131,7 @@ static bool lost_requeues(const struct job *j)
 
 /* Queues the job's completion (result: the primary's) for the group commit. */
 static void done_pending(struct conn *c, long long req_id, struct job *j, const struct job_result *res,
-			 bool requeue)
+			 bool requeue, bool prolog)
 {
 	struct pending *p = calloc(1, sizeof(*p));
 
@@ -134,6 +145,7 @@ static void done_pending(struct conn *c, long long req_id, struct job *j, const 
 	p->jobid = j->id;
 	p->is_done = true;
 	p->requeue = requeue;
+	p->prolog = prolog;
 	p->result = *res;
 	server_pending_add(c->server, p);
 }
@@ -173,7 +185,7 @@ static void multi_done_check(struct conn *c, long long req_id, struct job *j)
 			j->rerun = true;
 		snprintf(res.reason, sizeof(res.reason), "%s%s", requeue ? "requeued: " : "",
 			 j->lost ? j->lost : j->end_reason ? j->end_reason : "no result from the primary");
-		done_pending(c, req_id, j, &res, false);
+		done_pending(c, req_id, j, &res, false, false);
 		return;
 	}
 	/* A sister that could not start fails the job, unless it was being
@@ -182,7 +194,7 @@ static void multi_done_check(struct conn *c, long long req_id, struct job *j)
 		j->result->state = JOB_FAILED;
 		snprintf(j->result->reason, sizeof(j->result->reason), "%s", j->end_reason);
 	}
-	done_pending(c, req_id, j, j->result, false);
+	done_pending(c, req_id, j, j->result, false, false);
 }
 
 /* One node's report about a job across nodes. */
@@ -221,6 +233,8 @@ static void multi_done(struct conn *c, long long req_id, struct job *j, struct a
 		sisters_end(s, j);
 	}
 	if (wire_bool(result, "requeue", 0) && j->state == JOB_RUNNING && !j->lost) {
+		if (wire_bool(result, "prolog_failed", 0))
+			prolog_failed(s, j);
 		/* A node without room for the job's files: no fault of the
 		 * job, which goes back to the queue once every node is done
 		 * (never before: one completion per job). */
@@ -273,6 +287,8 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 	/* A launch that failed for lack of room is no fault of the job: it
 	 * goes back to the queue (qnoded says so with "requeue"). */
 	requeue = j->state == JOB_RUNNING && wire_bool(result, "requeue", 0);
+	if (requeue && wire_bool(result, "prolog_failed", 0))
+		prolog_failed(s, j);
 	job_result_from_json(result, &res);
 	res.times[STAMP_DISPATCH] = 0;
 	/* Cancelled (server_job_cancel): the report cannot know by whom. */
@@ -289,7 +305,7 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 		memcpy(res.reason, why, sizeof(res.reason) - 1);
 		res.reason[sizeof(res.reason) - 1] = '\0';
 	}
-	done_pending(c, req_id, j, &res, requeue);
+	done_pending(c, req_id, j, &res, requeue, requeue && wire_bool(result, "prolog_failed", 0));
 }
 
 /* Every node of a job across nodes is done and no report is left to

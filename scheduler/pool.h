@@ -43,6 +43,7 @@ struct node {
 	bool drain;              /* drained, kept across disconnects */
 	uint8_t drain_by;        /* enum node_drain_by, when drained */
 	char *drain_reason;
+	int64_t drain_time;      /* wall ns it was drained (0: before qpoold's start) */
 	struct cpumask cpus;     /* the node's CPUs */
 	struct cpumask free;     /* not allocated to a normal or exclusive job */
 	struct cpumask rt_free;  /* not allocated to a realtime or exclusive job */

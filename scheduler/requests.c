@@ -947,6 +947,10 @@ void op_nodes(struct conn *c, const char *op, long long req_id, json_t *msg)
 		if (n->drain)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "drained_by",
 					    json_string(node_drain_by_name(n->drain_by)));
+		/* When (wall seconds; absent when drained before qpoold started). */
+		if (n->drain && n->drain_time)
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "drained_at",
+					    json_integer((json_int_t)(n->drain_time / 1000000000LL)));
 		/* Known from the store, not registered since qpoold started. */
 		if (!n->back)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "back", json_false());

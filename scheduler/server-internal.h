@@ -57,6 +57,7 @@ struct pending {
 	json_t *strings;          /* submit: keeps the request alive for submit's strings */
 	bool is_done;
 	bool requeue;             /* done: the node could not start it for lack of room */
+	bool prolog;              /* ... or its node prolog failed */
 	struct job_result result; /* done */
 	struct pending *next;
 };
@@ -198,6 +199,10 @@ int server_admin_load(struct server *s, bool all);
 void server_space_check(struct server *s);
 bool server_state_full(struct server *s);
 void server_space_exhausted(struct server *s);
+
+/* server.c: a job back in the queue after its node prolog failed for the
+ * [node] prolog_failures_max-th time (j->prolog_hold) is held, with why. */
+void server_prolog_hold(struct server *s, struct job *j);
 int server_space_refuse(struct server *s, char *buf, size_t len);
 
 /* door.c: a request of an authenticated peer, to its handler (ops.h) by

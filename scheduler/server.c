@@ -660,12 +660,16 @@ static void pending_flush(struct server *s)
 			j = pool_job_find(s->pool, p->jobid);
 			/* Running: not already put back by a copy of this report. */
 			if (j && j->state == JOB_RUNNING) {
+				bool prolog = j->prolog_hold || p->prolog;
+
 				log_info("job %lld requeued: %s", (long long)j->id, p->result.reason);
 				pool_job_release(s->pool, j);
 				pool_job_state_set(s->pool, j, JOB_QUEUED);
 				/* Most likely the same file system: no pass until
-				 * the next check has seen room. */
-				server_space_exhausted(s);
+				 * the next check has seen room (not for a prolog). */
+				if (!prolog)
+					server_space_exhausted(s);
+				server_prolog_hold(s, j);
 			}
 			if (p->req_id)
 				conn_reply_ok(p->conn, p->req_id, NULL);
@@ -677,6 +681,7 @@ static void pending_flush(struct server *s)
 				j->rerun = false;
 				pool_job_release(s->pool, j);
 				pool_job_state_set(s->pool, j, JOB_QUEUED);
+				server_prolog_hold(s, j);
 			} else if (j) {
 				/* A line per job is a write per job: jobs that
 				 * completed are logged at debug level only. */
@@ -695,6 +700,25 @@ static void pending_flush(struct server *s)
 		free(p);
 	}
 	s->sched_dirty = true;
+}
+
+void server_prolog_hold(struct server *s, struct job *j)
+{
+	char why[160];
+
+	if (!j->prolog_hold || j->state != JOB_QUEUED)
+		return;
+	j->prolog_hold = false;
+	snprintf(why, sizeof(why), "held: its node prolog failed %u times (prolog_failures_max)",
+		 j->prolog_failures);
+	if (jobstore_job_set_state(s->store, j->id, JOB_HELD, why) < 0) {
+		log_warn("job %lld: cannot hold it after its prolog failures", (long long)j->id);
+		return;
+	}
+	pool_job_state_set(s->pool, j, JOB_HELD);
+	free(j->reason);
+	j->reason = strdup(why);
+	log_warn("job %lld %s", (long long)j->id, why);
 }
 
 /* One scheduling pass: decide, commit every dispatch in one transaction,

@@ -150,6 +150,10 @@ const char *slurmfmt_reason(const json_t *job, int64_t now_ns)
 		return "DependencyNeverSatisfied";
 	if (strstr(reason, "waiting on dependencies"))
 		return "Dependency";
+	/* Held after prolog_failures_max node prolog failures: Slurm's
+	 * reason for a job whose launch failed and was held. */
+	if (is(state, "held") && strstr(reason, "node prolog failed"))
+		return "launch failed requeued held";
 	if (is(state, "held"))
 		return "JobHeldUser";
 	if (begin_time(job) * NSEC_PER_SEC > now_ns)

@@ -167,6 +167,7 @@ struct gded_result {
 	bool sister;              /* the result of a sister (docs/PARALLEL.md) */
 	bool node_fault;          /* the node, not the job, failed the launch (its
 	                           * cpuset read-back, the prolog): "drain" and "requeue" */
+	bool prolog_failed;       /* ... the prolog did: qpoold counts it (prolog_failures_max) */
 	bool drain;               /* the node failed after the job (the epilog):
 	                           * "drain" with drain_reason, the result stands */
 	char drain_reason[256];

@@ -77,6 +77,11 @@ json_t *gded_result_json(const struct gded_result *res)
 		json_decref(o);
 		o = NULL;
 	}
+	/* Its prolog, counted by qpoold against [node] prolog_failures_max. */
+	if (o && res->prolog_failed && json_object_set_new(o, "prolog_failed", json_true()) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	return o;
 }
 

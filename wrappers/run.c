@@ -709,6 +709,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	 * node and puts the job back in the queue. */
 	if (!job->argv && gded_hook_run(job, "prolog", note, sizeof(note)) < 0) {
 		res->node_fault = true;
+		res->prolog_failed = true;
 		fail(res, "%s", note);
 		note[0] = '\0';
 		goto done;

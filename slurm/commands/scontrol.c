@@ -26,6 +26,7 @@ static const char usage_text[] =
 	"       scontrol show hostnames|hostlist|hostlistsorted [HOSTLIST] | show config\n"
 	"       scontrol hold|release|requeue JOBID[,JOBID...]...\n"
 	"       scontrol update JobId=JOBID [TimeLimit=TIME] [JobName=NAME] [NumCPUs=N] [StartTime=TIME]\n"
+	"       scontrol update NodeName=NODES State=DRAIN|DOWN|RESUME|UNDRAIN [Reason=TEXT]  (root)\n"
 	"Shows and controls qpool's jobs, nodes and queues as Slurm's scontrol.\n"
 	"  -o, --oneliner    each record on one line\n"
 	"      --json        show job as Slurm's JSON document\n"
@@ -375,7 +376,15 @@ static int show_list(struct client *cl, const char *what, const char *name)
 			kv(&first, "Partitions", "%s", partitions);
 			if (wire_str(o, "reason")) {
 				brk(&first);
-				kv(&first, "Reason", "%s", wire_str(o, "reason"));
+				time_t t = (time_t)wire_int(o, "drained_at", 0);
+				char when[32] = "Unknown";
+				struct tm tm;
+
+				if (t > 0 && localtime_r(&t, &tm))
+					strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+				/* Slurm's "Reason=... [user@time]": who is admin, health or hook. */
+				kv(&first, "Reason", "%s [%s@%s]", wire_str(o, "reason"),
+				   wire_str(o, "drained_by") ? wire_str(o, "drained_by") : "admin", when);
 			}
 		} else {
 			json_t *nl = json_object_get(reply, "nodes"), *nd;
@@ -458,6 +467,73 @@ static int job_op(struct client *cl, const char *op, int n, char **args)
 		else if (r < 0)
 			status = cmd_fail(1, "error: %s for job %lld", slurmjobs_error(r, &err), (long long)sel.ids[k].id);
 	}
+	return status;
+}
+
+/* update NodeName=LIST State=DRAIN|DOWN|RESUME|UNDRAIN|IDLE [Reason=TEXT]:
+ * the admin op's drain and resume, node by node, by whoever cmd_drain_by
+ * says (LBNL NHC's forms: docs/HOOKS.md). DOWN drains too: qpool lets a
+ * node's running jobs finish (an admin cancels them with scancel -w). */
+static int node_update(struct client *cl, int n, char **args)
+{
+	const char *names = NULL, *state = NULL, *reason = NULL, *action;
+	char **list = NULL;
+	int status = 0, count;
+
+	for (int k = 0; k < n; k++) {
+		char *eq = strchr(args[k], '=');
+		size_t klen = eq ? (size_t)(eq - args[k]) : 0;
+
+		if (eq && klen == 8 && strncasecmp(args[k], "NodeName", 8) == 0)
+			names = eq + 1;
+		else if (eq && klen == 5 && strncasecmp(args[k], "State", 5) == 0)
+			state = eq + 1;
+		else if (eq && klen == 6 && strncasecmp(args[k], "Reason", 6) == 0)
+			reason = eq + 1;
+		else if (!eq)
+			return cmd_fail(1, "error: Invalid input: %s\nRequest aborted", args[k]);
+		else
+			return cmd_fail(1, "error: Update of this parameter is not supported: %s\nRequest aborted",
+					args[k]);
+	}
+	if (!names || !*names)
+		return cmd_fail(1, "error: Invalid node name specified\nRequest aborted");
+	if (!state)
+		return cmd_fail(1, "error: No changes specified\nRequest aborted");
+	if (strcasecmp(state, "DRAIN") == 0 || strcasecmp(state, "DOWN") == 0)
+		action = "drain";
+	else if (strcasecmp(state, "RESUME") == 0 || strcasecmp(state, "UNDRAIN") == 0 ||
+		 strcasecmp(state, "IDLE") == 0)
+		action = "resume";
+	else
+		return cmd_fail(1, "error: Invalid node state specified: %s (qpool takes DRAIN, DOWN, RESUME, UNDRAIN)\n"
+				"Request aborted", state);
+	/* Slurm asks for a reason with a drain or down, and so do we. */
+	if (strcmp(action, "drain") == 0 && (!reason || !*reason))
+		return cmd_fail(1, "error: You must specify a reason when DOWNING or DRAINING a node. Request denied");
+	if (reason && strlen(reason) >= 128)
+		return cmd_fail(1, "error: Reason: at most 127 bytes\nRequest aborted");
+	count = hostlist_expand(names, 4096, &list);
+	if (count <= 0)
+		return cmd_fail(1, "error: Invalid node name specified: %s\nRequest aborted", names);
+	for (int k = 0; k < count; k++) {
+		json_t *req = json_pack("{s:s, s:s, s:s, s:s}", "op", "admin", "action", action, "target", list[k],
+					"by", cmd_drain_by()), *reply = NULL;
+		struct error err;
+		int r;
+
+		if (req && reason && strcmp(action, "drain") == 0)
+			json_object_set_new(req, "reason", json_string(reason));
+		r = client_call(cl, req, &reply, &err);
+		json_decref(reply);
+		if (r == -EPERM && strstr(err.text, "only root"))
+			status = cmd_fail(1, "slurm_update error: Access/permission denied");
+		else if (r == -ENOENT)
+			status = cmd_fail(1, "slurm_update error: Invalid node name specified (%s)", list[k]);
+		else if (r < 0)
+			status = cmd_fail(1, "slurm_update error: %s", err.text);
+	}
+	hostlist_free(list, (size_t)count);
 	return status;
 }
 
@@ -648,7 +724,11 @@ int main(int argc, char **argv)
 		else
 			status = show_list(cl, "queues", name);
 	} else if (strcasecmp(cmd, "update") == 0) {
-		status = update(cl, argc - optind, argv + optind);
+		bool node = false;
+
+		for (int k = optind; k < argc; k++)
+			node |= strncasecmp(argv[k], "NodeName=", 9) == 0;
+		status = node ? node_update(cl, argc - optind, argv + optind) : update(cl, argc - optind, argv + optind);
 	} else {
 		const char *op = strcasecmp(cmd, "hold") == 0 ? "hold" : strcasecmp(cmd, "release") == 0 ? "release" : "rerun";
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "client.h"
 #include "cmd.h"
@@ -25,17 +26,19 @@ static const char usage_text[] =
 	"  -n, --nodes=NODES       only these nodes\n"
 	"  -t, --states=STATES     only nodes in these states (idle mix alloc down drain drng)\n"
 	"  -h, --noheader          no header line\n"
-	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C %G %p %m %e %f)\n"
+	"  -R, --list-reasons      drained nodes with why, who (admin, health, hook) and when\n"
+	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C %G %p %m %e %f %E %u %H)\n"
 	"      --json              Slurm's JSON document\n"
 	"      --conf FILE         configuration file\n"
 	"      --help, --usage     show this help\n";
 
 #define DEFAULT_FORMAT "%9P %.5a %.10l %.6D %.6t %N"
 #define NODE_FORMAT "%#N %.6D %#P %6t"
+#define REASON_FORMAT "%20E %9u %19H %N"
 
 static const char *arg_fields;
 static const char *arg_conf, *arg_format, *arg_partitions, *arg_nodes, *arg_states;
-static bool arg_noheader, arg_node_lines, arg_json;
+static bool arg_noheader, arg_node_lines, arg_json, arg_reasons;
 
 /* A node's state as sinfo's short and long names. */
 static void node_state(const json_t *node, const char **ret_short, const char **ret_long)
@@ -83,6 +86,8 @@ struct row {
 	long long gpus_used, mem_alloc;   /* mem_alloc: MiB, the row's nodes summed */
 	long long nodes_alloc, nodes_idle, nodes_other;
 	const char *reason;
+	const char *drained_by;         /* admin, health, hook (NULL: none said) */
+	long long drained_at;           /* wall seconds; 0: unknown */
 	const char *features;           /* its nodes' (one row per set with %f) */
 };
 
@@ -108,10 +113,10 @@ static const struct { const char *name; char letter; } o_names[] = {
 static const struct { char letter; const char *value, *header; } constants[] = {
 	{ 'b', "(null)", "ACTIVE_FEATURES" }, { 'B', "UNLIMITED", "MAX_CPUS_PER_NODE" },
 	{ 'd', "0", "TMP_DISK" }, { 'g', "all", "GROUPS" },
-	{ 'h', "NO", "OVERSUBSCRIBE" }, { 'H', "Unknown", "TIMESTAMP" }, { 'i', "", "RESERVATION" },
+	{ 'h', "NO", "OVERSUBSCRIBE" }, { 'i', "", "RESERVATION" },
 	{ 'I', "1", "PRIO_JOB_FACTOR" }, { 'M', "OFF", "PREEMPT_MODE" }, { 'O', "N/A", "CPU_LOAD" },
 	{ 'r', "no", "ROOT" }, { 's', "1-infinite", "JOB_SIZE" }, { 'S', "all", "ALLOCNODES" },
-	{ 'u', "Unknown", "USER" }, { 'U', "Unknown", "USER" }, { 'v', "N/A", "VERSION" },
+	{ 'U', "Unknown", "USER" }, { 'v', "N/A", "VERSION" },
 	{ 'V', "N/A", "CLUSTER" }, { 'w', "1", "WEIGHT" }, { 'X', "N/A", "SOCKETS" },
 	{ 'Y', "N/A", "CORES" }, { 'Z', "N/A", "THREADS" }, { 'z', "N/A", "S:C:T" },
 	{ '1', "(null)", "COMMENT" }, { '2', "", "EXTRA" }, { '4', "0", "PORT" },
@@ -210,6 +215,21 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 	case 'E':
 		snprintf(buf, len, "%s", r->reason ? r->reason : "none");
 		break;
+	case 'u':
+		/* Slurm: the user who set the reason; qpool: who, admin, health
+		 * (the health check) or hook (a node prolog or epilog). */
+		snprintf(buf, len, "%s", r->reason ? (r->drained_by ? r->drained_by : "admin") : "Unknown");
+		break;
+	case 'H':
+		snprintf(buf, len, "Unknown");
+		if (r->reason && r->drained_at > 0) {
+			time_t t = (time_t)r->drained_at;
+			struct tm tm;
+
+			if (localtime_r(&t, &tm))
+				strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+		}
+		break;
 	case '5':
 		snprintf(buf, len, "%s", r->n ? r->state_long : "n/a");
 		break;
@@ -249,6 +269,8 @@ static const char *header(char letter)
 	case 'o': return "NODE_ADDR";
 	case '3': return "GRES_USED";
 	case 'E': return "REASON";
+	case 'u': return "USER";
+	case 'H': return "TIMESTAMP";
 	case '5': return "STATECOMPLETE";
 	case 'L': return "DEFAULTTIME";
 	case 'f': return "AVAIL_FEATURES";
@@ -408,10 +430,18 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 		if (!node_wanted(node))
 			continue;
 		node_state(node, &s, &l);
+		/* -R: only the nodes with a reason. */
+		if (arg_reasons && !wire_str(node, "reason"))
+			continue;
 		/* As Slurm: a row per state, and per feature set when %f
 		 * shows them. */
 		for (size_t k = 0; !arg_node_lines && k < n && !r; k++)
 			if ((arg_json || !shows("tT5E") || strcmp(rows[k].state_short, s) == 0) &&
+			    (arg_json || !shows("EuH") ||
+			     (!strcmp(rows[k].reason ? rows[k].reason : "", wire_str(node, "reason") ? wire_str(node, "reason") : "") &&
+			      !strcmp(rows[k].drained_by ? rows[k].drained_by : "",
+				      wire_str(node, "drained_by") ? wire_str(node, "drained_by") : "") &&
+			      (!shows("H") || rows[k].drained_at == wire_int(node, "drained_at", 0)))) &&
 			    (arg_json || !shows("cBXYZz") || rows[k].cpus_per_node == wire_int(node, "ncpus", 0)) &&
 			    (!shows("f") || !strcmp(rows[k].features ? rows[k].features : "",
 						    wire_str(node, "features") ? wire_str(node, "features") : "")))
@@ -425,6 +455,9 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			r->state_short = s;
 			r->state_long = l;
 			r->features = wire_str(node, "features");
+			r->reason = wire_str(node, "reason");
+			r->drained_by = wire_str(node, "drained_by");
+			r->drained_at = wire_int(node, "drained_at", 0);
 			r->free_min = r->free_max = -1;
 		}
 		if (r->n < sizeof(r->names) / sizeof(r->names[0]))
@@ -462,7 +495,7 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 		else
 			r->nodes_other++;
 	}
-	if (n == 0 && !arg_node_lines && !arg_nodes && !arg_states && max) {
+	if (n == 0 && !arg_node_lines && !arg_nodes && !arg_states && !arg_reasons && max) {
 		memset(&rows[0], 0, sizeof(rows[0]));
 		rows[0].queue = queue;
 		rows[0].free_min = rows[0].free_max = -1;
@@ -557,6 +590,7 @@ int main(int argc, char **argv)
 		{ "nodes", required_argument, NULL, 'n' },
 		{ "states", required_argument, NULL, 't' },
 		{ "noheader", no_argument, NULL, 'h' },
+		{ "list-reasons", no_argument, NULL, 'R' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "Format", required_argument, NULL, 'O' },
 		{ "all", no_argument, NULL, 'a' },
@@ -575,9 +609,10 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("sinfo");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Np:n:t:ho:O:aM:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":Np:n:t:ho:O:aM:R", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'N': arg_node_lines = true; break;
+		case 'R': arg_reasons = true; break;
 		case 'p': arg_partitions = optarg; break;
 		case 'n': arg_nodes = optarg; break;
 		case 't': arg_states = optarg; break;
@@ -615,7 +650,8 @@ int main(int argc, char **argv)
 	if (!arg_json && arg_fields && (n_items = fields_parse(arg_fields, items, 32)) < 0)
 		return 1;
 	if (!arg_json && !arg_fields &&
-	    (n_items = format_parse(arg_format ? arg_format : arg_node_lines ? NODE_FORMAT : DEFAULT_FORMAT, items, 32)) < 0)
+	    (n_items = format_parse(arg_format ? arg_format : arg_reasons ? REASON_FORMAT :
+				   arg_node_lines ? NODE_FORMAT : DEFAULT_FORMAT, items, 32)) < 0)
 		return 1;
 	if (client_open(arg_conf, &cl, &err) < 0)
 		return cmd_fail(1, "error: %s", err.text);

@@ -76,6 +76,53 @@ rm "$H/broken"
 "$QP_BIN/qmgr" resume n1 || fail "qmgr resume"
 wait_node "up |  | "
 
+note "the drain forms admins and LBNL NHC use: scontrol, pbsnodes, sinfo -R"
+S="$QP_BIN/scontrol" P="$QP_BIN/pbsnodes"
+out=$(as qpuser1 "$S" update NodeName=n1 State=DRAIN Reason=mine 2>&1) && fail "a user drained n1"
+[ "$out" = "scontrol: slurm_update error: Access/permission denied" ] || fail "a user's scontrol drain: $out"
+out=$("$S" update NodeName=n1 State=DRAIN 2>&1) && fail "a drain without a reason"
+echo "$out" | grep -q "You must specify a reason" || fail "a drain without a reason: $out"
+out=$("$S" update NodeName=n1 State=BOGUS Reason=x 2>&1) && fail "State=BOGUS"
+echo "$out" | grep -q "Invalid node state specified: BOGUS" || fail "State=BOGUS: $out"
+out=$("$S" update NodeName=nosuch State=DRAIN Reason=x 2>&1) && fail "an unknown node drained"
+echo "$out" | grep -q "Invalid node name specified (nosuch)" || fail "an unknown node: $out"
+[ "$(node)" = "up |  | " ] || fail "bad input changed n1: $(node)"
+"$S" update NodeName=n[1] State=DRAIN Reason="bad DIMM" || fail "scontrol update State=DRAIN"
+[ "$(node)" = "drained | admin | bad DIMM" ] || fail "scontrol drain: $(node)"
+"$S" show node n1 | grep -qE "Reason=bad DIMM \[admin@20[0-9-]{8}T[0-9:]{8}\]" || fail "scontrol show node: $("$S" show node n1)"
+[ "$("$QP_BIN/sinfo" -R -h -o '%E|%u|%N')" = "bad DIMM|admin|n1" ] || fail "sinfo -R: $("$QP_BIN/sinfo" -R -h -o '%E|%u|%N')"
+"$QP_BIN/sinfo" -h -n n1 -o '%H' | grep -qE "^20[0-9-]{8}T[0-9:]{8}$" || fail "sinfo %H: $("$QP_BIN/sinfo" -h -n n1 -o '%H')"
+# What the check's own scontrol would do (QPOOL_HOOK=health): neither
+# takes over nor resumes an admin's drain.
+QPOOL_HOOK=health "$S" update NodeName=n1 State=DRAIN Reason="NHC: other" || fail "a check's drain over an admin's"
+[ "$(node)" = "drained | admin | bad DIMM" ] || fail "a check's drain took an admin's: $(node)"
+out=$(QPOOL_HOOK=health "$S" update NodeName=n1 State=RESUME 2>&1) && fail "a check resumed an admin's drain"
+echo "$out" | grep -q "drained by admin (bad DIMM); a health check resumes only its own drains" || fail "a check's resume: $out"
+[ "$(node)" = "drained | admin | bad DIMM" ] || fail "a check's resume: $(node)"
+"$S" update NodeName=n1 State=UNDRAIN || fail "scontrol update State=UNDRAIN"
+[ "$(node)" = "up |  | " ] || fail "UNDRAIN: $(node)"
+# pbsnodes: -o -N, -N alone on an offline node, -l, -c -N ''. The check
+# fails meanwhile, so a pass does not resume the drain by health under us
+# (a failing check leaves a drained node as it is).
+touch "$H/broken"
+wait_runs 1
+QPOOL_HOOK=health "$P" -o -N "NHC: ib0 down" n1 || fail "pbsnodes -o -N"
+[ "$(node)" = "drained | health | NHC: ib0 down" ] || fail "pbsnodes -o -N by health: $(node)"
+"$P" -N "ib0 cable" n1 || fail "pbsnodes -N alone"
+[ "$(node)" = "drained | admin | ib0 cable" ] || fail "pbsnodes -N: $(node)"
+rm "$H/broken"
+wait_runs 2   # the last failing run is over
+[ "$("$P" -l | tr -s ' ')" = "n1 offline ib0 cable" ] || fail "pbsnodes -l: $("$P" -l)"
+"$P" -c -N '' n1 || fail "pbsnodes -c -N ''"
+[ "$(node)" = "up |  | " ] || fail "pbsnodes -c: $(node)"
+[ -z "$("$P" -l)" ] || fail "pbsnodes -l lists an up node: $("$P" -l)"
+[ "$("$P" -n -l all n1 | tr -s ' ')" = "n1 free " ] || fail "pbsnodes -n -l all: '$("$P" -n -l all n1)'"
+out=$("$P" -N note n1 2>&1) && fail "pbsnodes -N on a node that is not offline"
+echo "$out" | grep -q "n1: not offline" || fail "pbsnodes -N on an up node: $out"
+[ "$(node)" = "up |  | " ] || fail "pbsnodes -N on an up node: $(node)"
+out=$(as qpuser1 "$P" -o n1 2>&1) && fail "a user's pbsnodes -o"
+[ "$(node)" = "up |  | " ] || fail "a user's pbsnodes -o: $(node)"
+
 note "a check that hangs is killed at health_check_timeout: drained"
 touch "$H/hang"
 for ((i = 0; i < 400; i++)); do node | grep -qE "^drained \| health \| health check killed after 2[0-9]{3} ms \(its time bound\)$" && break; sleep 0.05; done

@@ -6,8 +6,10 @@
 # environment, its time in the job's startup overhead; a prolog that fails
 # (or hangs past prolog_timeout) puts the job back in the queue and drains
 # the node with its first stderr line; a failing epilog drains the node and
-# leaves the job's result as it was; a hook a user could replace keeps
-# qnoded from starting.
+# leaves the job's result as it was; a job whose prolog failed
+# prolog_failures_max times is held, not requeued again; sinfo -R,
+# pbsnodes and scontrol say the hook drained the node; a hook a user could
+# replace keeps qnoded from starting.
 . "$(dirname "$0")/lib.sh"
 H=$(mktemp -d /tmp/qpool-hooks.XXXXXX)
 chmod 755 "$H"
@@ -17,7 +19,8 @@ qp_setup "
 [node]
 prolog = $H/prolog
 epilog = $H/epilog
-prolog_timeout = 2"
+prolog_timeout = 2
+prolog_failures_max = 2"
 w=$QP_T/work/qpuser1
 # The hooks: they note what they were given; a job's name says how they end.
 cat > "$H/prolog" <<HOOK
@@ -62,6 +65,23 @@ for n in n1 n2; do
 done
 python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert d["job"]["sister"] is True, d' \
 	"$H/prolog.in.$m.n2" || fail "n2's prolog is not told it is a sister"
+note "a job on two nodes whose prolog fails: both drained, requeued; held at the second run"
+drained_both() {
+	"$QP_BIN/qstat" --nodes --json | python3 -c '
+import json, sys
+print(sum(1 for n in json.load(sys.stdin)["nodes"] if n["state"] == "drained" and n.get("drained_by") == "hook"))'
+}
+mb=$(as qpuser1 qsub -N badpro -l select=2:ncpus=1 -l place=scatter -o /dev/null -j oe <<< 'true') || fail "qsub badpro on two nodes"
+for _ in $(seq 600); do [ "$(drained_both)" = 2 ] && break; sleep 0.05; done
+[ "$(drained_both)" = 2 ] || fail "the two nodes of a failed prolog are not both drained by hook"
+qp_wait "$mb" queued
+"$QP_BIN/scontrol" update NodeName=n[1-2] State=RESUME || fail "scontrol update NodeName=n[1-2] State=RESUME"
+qp_wait "$mb" held
+[ "$(qp_field "$mb" reason)" = "held: its node prolog failed 2 times (prolog_failures_max)" ] ||
+	fail "the job on two nodes held with: $(qp_field "$mb" reason)"
+"$QP_BIN/qdel" "$mb" || fail "qdel the job on two nodes"
+"$QP_BIN/qmgr" resume n1 || fail "qmgr resume n1"
+"$QP_BIN/qmgr" resume n2 || fail "qmgr resume n2"
 qp_stop "$(qp_node_pid n2)"
 submit() {  # NAME
 	as qpuser1 qsub -N "$1" -o /dev/null -j oe <<JOB
@@ -105,6 +125,23 @@ for _ in $(seq 600); do [ "$(node_reason)" != "up | " ] && break; sleep 0.05; do
 qp_wait "$b" queued
 [ ! -e "$w/out.$b" ] || fail "the job ran though its prolog failed"
 grep -q "job $b: prolog: second line" "$QP_T/qnoded-n1.log" || fail "the prolog's stderr is not in the log with the job id"
+note "who drained n1: the hook, in sinfo -R, pbsnodes and scontrol"
+out=$("$QP_BIN/sinfo" -R) || fail "sinfo -R"
+echo "$out" | head -1 | grep -q "^REASON  *USER  *TIMESTAMP  *NODELIST$" || fail "sinfo -R's header: $out"
+echo "$out" | grep -qE "^prolog failed on n1:  *hook  *20[0-9-]{8}T[0-9:]{8} n1$" || fail "sinfo -R: $out"
+[ "$("$QP_BIN/sinfo" -h -n n1 -o '%t|%u')" = "drain|hook" ] || fail "sinfo %t|%u: $("$QP_BIN/sinfo" -h -n n1 -o '%t|%u')"
+"$QP_BIN/pbsnodes" -a n1 | grep -q "qpool_offline_by = hook" || fail "pbsnodes: $("$QP_BIN/pbsnodes" -a n1)"
+"$QP_BIN/scontrol" show node n1 | grep -qE "Reason=prolog failed on n1: scratch is not mounted \[hook@20" ||
+	fail "scontrol show node: $("$QP_BIN/scontrol" show node n1)"
+
+note "resumed, it fails again: prolog_failures_max (2) reached, the job is held with why"
+"$QP_BIN/scontrol" update NodeName=n1 State=RESUME || fail "scontrol update NodeName=n1 State=RESUME"
+qp_wait "$b" held
+[ "$(qp_field "$b" reason)" = "held: its node prolog failed 2 times (prolog_failures_max)" ] ||
+	fail "badpro held with: $(qp_field "$b" reason)"
+[ "$("$QP_BIN/squeue" -h -j "$b" -o '%r')" = "launch failed requeued held" ] ||
+	fail "squeue's reason: $("$QP_BIN/squeue" -h -j "$b" -o '%r')"
+[ "$(node_reason)" = "drained | prolog failed on n1: scratch is not mounted" ] || fail "n1: $(node_reason)"
 "$QP_BIN/qdel" "$b" || fail "qdel badpro"
 "$QP_BIN/qmgr" resume n1 || fail "qmgr resume n1"
 
