@@ -126,6 +126,17 @@ static void test_find(void)
 	CU_ASSERT_EQUAL(g[0].minor, 128);
 	CU_ASSERT_EQUAL(g[1].minor, 0);
 	CU_ASSERT_EQUAL(g[1].numa, -1);
+	CU_ASSERT_STRING_EQUAL(g[1].model, "");
+	free(g);
+
+	/* Models: MODEL:FILE[,FILE...] words, in list order, lower-cased. */
+	snprintf(conf, sizeof(conf), "A100:%s/nvidia1,%s/nvidia0 v100:%s/dri/renderD*", dir, dir, dir);
+	CU_ASSERT_EQUAL_FATAL(gpus_find(conf, "/dev", NULL, &all, &g, &n, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	CU_ASSERT(g[0].minor == 1 && g[1].minor == 0 && g[2].minor == 128);
+	CU_ASSERT_STRING_EQUAL(g[0].model, "a100");
+	CU_ASSERT_STRING_EQUAL(g[1].model, "a100");
+	CU_ASSERT_STRING_EQUAL(g[2].model, "v100");
 	free(g);
 
 	/* Bad lists: one line naming the file; nothing returned. */
