@@ -53,6 +53,7 @@ void job_free(struct job *j)
 	free(j->reason);
 	free(j->dep_edges);
 	nodesel_destroy(j->sel);
+	free(j->gpu_model);
 	free(j);
 }
 

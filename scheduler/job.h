@@ -102,6 +102,7 @@ struct job {
 	enum job_place place;
 	bool excl;               /* place=...:excl: its nodes hold no other job */
 	struct nodesel *sel;     /* -w, -x, -C, host=, features (lib/nodesel.h); NULL: any node */
+	char *gpu_model;         /* its GPUs' model, canonical (lib/gpu.h); NULL: any */
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	int64_t t_submit;
 	int64_t t_dispatch;      /* while running/exiting: when this run was dispatched,

@@ -98,9 +98,24 @@ static unsigned gpus_count(uint64_t m)
 	return (unsigned)__builtin_popcountll(m);
 }
 
-static unsigned node_gpu_room(const struct node *n)
+/* The GPUs of n that j may have: all, or those of its model
+ * (docs/GPUS.md). */
+static uint64_t job_node_gpus(const struct node *n, const struct job *j)
 {
-	return gpus_count(n->gpus_free & place_node_gpus(n));
+	uint64_t m = 0;
+
+	if (!j->gpu_model || !j->ngpus)
+		return place_node_gpus(n);
+	for (unsigned g = 0; n->gpus && g < n->n_gpus && g < 64; g++)
+		if (strcmp(n->gpus[g].model, j->gpu_model) == 0)
+			m |= UINT64_C(1) << g;
+	return m;
+}
+
+/* How many GPUs n has for j: free ones, or all when all (free false). */
+static unsigned node_gpu_room(const struct node *n, const struct job *j, bool all)
+{
+	return gpus_count((all ? UINT64_MAX : n->gpus_free) & job_node_gpus(n, j));
 }
 
 /* The lowest ngpus GPUs of set (which has at least as many). */
@@ -139,10 +154,10 @@ static void gpus_near(const struct node *n, uint64_t set, const struct cpumask *
  * close CPUs when there are enough. Otherwise the lowest free GPUs and
  * avail as it is, unless the queue requires locality and the GPUs have a
  * known one (then false: the job waits). */
-static bool gpus_choose(const struct node *n, const struct queue_conf *q, unsigned ncpus, unsigned ngpus,
+static bool gpus_choose(const struct node *n, const struct queue_conf *q, uint64_t gmask, unsigned ncpus, unsigned ngpus,
 			struct cpumask *avail, uint64_t *ret)
 {
-	uint64_t free = n->gpus_free & place_node_gpus(n), tried = 0, pick;
+	uint64_t free = n->gpus_free & gmask, tried = 0, pick;
 	struct cpumask near;
 	bool known;
 
@@ -181,8 +196,8 @@ static bool gpus_choose(const struct node *n, const struct queue_conf *q, unsign
  * locality narrows the CPUs), then placement over the node's topology,
  * or first fit (lowest free CPUs) for a node that sent none. Fills e's
  * cpus, claim, mems and gpus. */
-static bool node_place(const struct node *n, const struct queue_conf *q, unsigned ncpus, unsigned ngpus,
-		       struct alloc_entry *e)
+static bool node_place(const struct node *n, const struct queue_conf *q, const struct job *j, unsigned ncpus,
+		       unsigned ngpus, struct alloc_entry *e)
 {
 	struct cpumask avail;
 	struct placement pl;
@@ -191,7 +206,7 @@ static bool node_place(const struct node *n, const struct queue_conf *q, unsigne
 	if (cpumask_count(&avail) < ncpus)
 		return false;
 	e->gpus = 0;
-	if (ngpus && !gpus_choose(n, q, ncpus, ngpus, &avail, &e->gpus))
+	if (ngpus && !gpus_choose(n, q, job_node_gpus(n, j), ncpus, ngpus, &avail, &e->gpus))
 		return false;
 	if (n->topo) {
 		if (placement_choose(n->topo, &avail, ncpus, q->smt, &pl, NULL) < 0)
@@ -359,7 +374,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		p->room[i] = cpumask_count(&p->nv[i]->cpus);
-		p->groom[i] = p->nv[i]->n_gpus;
+		p->groom[i] = node_gpu_room(p->nv[i], j, true);
 		p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link) && node_sel_ok(p->nv[i], j, -1);
 		count += p->ok[i];
 		if (p->ok[i] && p->room[i] > max)
@@ -395,15 +410,22 @@ static int request_gpus_why(const struct pool *p, const struct job *j, char *buf
 	if (!want)
 		return 0;
 	for (const struct node *n = p->nodes; n; n = n->next)
-		if (n->n_gpus > gmax)
-			gmax = n->n_gpus;
+		if (node_gpu_room(n, j, true) > gmax)
+			gmax = node_gpu_room(n, j, true);
+	if (gmax == 0 && j->gpu_model) {
+		snprintf(buf, len, "gpu_model=%s: no node of this pool has GPUs of that model", j->gpu_model);
+		return -ENOSPC;
+	}
 	if (gmax == 0) {
 		snprintf(buf, len, "ngpus=%u: no node of this pool has GPUs", j->ngpus);
 		return -ENOSPC;
 	}
 	if (want <= gmax)
 		return 0;
-	if (!j->n_chunks)
+	if (j->gpu_model)
+		snprintf(buf, len, "ngpus=%u gpu_model=%s: more GPUs of that model than any node has (the largest "
+			 "has %u)", want, j->gpu_model, gmax);
+	else if (!j->n_chunks)
 		snprintf(buf, len, "ngpus=%u: more GPUs than any node has (the largest has %u)", want, gmax);
 	else if (j->place == JOB_PLACE_PACK)
 		snprintf(buf, len, "place=pack: %u GPUs on one node, more than any node has (the largest has %u)",
@@ -547,7 +569,8 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 
 	/* The common case at no cost: a connected node holds a one-node job. */
 	for (struct node *n = p->nodes; n && !j->n_chunks; n = n->next)
-		if (n->link && cpumask_count(&n->cpus) >= j->ncpus && n->n_gpus >= j->ngpus && node_sel_ok(n, j, -1))
+		if (n->link && cpumask_count(&n->cpus) >= j->ncpus && node_gpu_room(n, j, true) >= j->ngpus &&
+		    node_sel_ok(n, j, -1))
 			return 0;
 	if (!p->nodes || place_nodes_vector(p) < 0 || request_fits(p, j, true, &max, &count) ||
 	    !request_fits(p, j, false, &max, &count))
@@ -698,10 +721,10 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 		if (!node_open(nd, q, j, &room) && !(pool_node_usable(nd) &&
 						    !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt)))
 			continue;
-		if (cpumask_count(&nd->cpus) < j->ncpus || nd->n_gpus < j->ngpus ||
+		if (cpumask_count(&nd->cpus) < j->ncpus || node_gpu_room(nd, j, true) < j->ngpus ||
 		    (pool_node_mem(nd) && pool_node_mem(nd) < j->mem) || !node_sel_ok(nd, j, -1))
 			continue;
-		groom = node_gpu_room(nd);
+		groom = node_gpu_room(nd, j, false);
 		mroom = pool_node_mem_free(nd);
 		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
 			const struct job *o = e->job;
@@ -718,7 +741,8 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 				evs = ne;
 			}
 			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
-							cpumask_count(&e->claim), gpus_count(e->gpus), e->mem };
+							cpumask_count(&e->claim), gpus_count(e->gpus & job_node_gpus(nd, j)),
+							e->mem };
 		}
 		if (n_ev == 0)
 			continue;
@@ -767,7 +791,7 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 
 		p->ok[i] = (node_open(nd, q, j, &base[i]) || (pool_node_usable(nd) &&
 			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt))) && node_sel_ok(nd, j, -1);
-		base[p->n_nodes + i] = node_gpu_room(nd);
+		base[p->n_nodes + i] = node_gpu_room(nd, j, false);
 		mbase[i] = pool_node_mem_free(nd);
 		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
 			const struct job *o = e->job;
@@ -782,7 +806,8 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 				evs = ne;
 			}
 			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
-							cpumask_count(&e->claim), gpus_count(e->gpus), e->mem };
+							cpumask_count(&e->claim), gpus_count(e->gpus & job_node_gpus(nd, j)),
+							e->mem };
 		}
 	}
 	if (n_ev == 0)
@@ -863,7 +888,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 	*ret_room = 0;
 	*ret_groom = 0;
 	*ret_mroom = 0;
-	if (!j->n_chunks && j->sel) {
+	/* (A job of a GPU model leaves the selection's misses alone: its
+	 * key does not say the model.) */
+	if (!j->n_chunks && j->sel && !j->gpu_model) {
 		uint64_t key = nodesel_key(j->sel);
 
 		/* A selection that found no node this pass, for as much or
@@ -902,7 +929,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 				p->scan_from = nd->next;
 			if (!open)
 				continue;
-			groom = node_gpu_room(nd);
+			groom = node_gpu_room(nd, j, false);
 			mroom = pool_node_mem_free(nd);
 			/* The bound the pass keeps ignores reservations: a
 			 * later, shorter job may still use a reserved node. */
@@ -916,10 +943,11 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus) || !node_sel_ok(nd, j, -1))
 				continue;
 			p->stats.place_tries++;
-			if (!node_place(nd, q, j->ncpus, j->ngpus, &e)) {
+			if (!node_place(nd, q, j, j->ncpus, j->ngpus, &e)) {
 				/* Free CPUs only shrink in a pass: what did not
-				 * fit will not, nor anything larger. */
-				if (!j->excl && (!nd->no_cpus || (j->ncpus <= nd->no_cpus && j->ngpus <= nd->no_gpus))) {
+				 * fit will not, nor anything larger (a GPU
+				 * model's refusal says nothing of other GPUs). */
+				if (!j->excl && !j->gpu_model && (!nd->no_cpus || (j->ncpus <= nd->no_cpus && j->ngpus <= nd->no_gpus))) {
 					nd->no_cpus = j->ncpus;
 					nd->no_gpus = j->ngpus;
 				}
@@ -937,9 +965,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			return true;
 		}
 		*ret_room = seen;
-		*ret_groom = gseen;
+		*ret_groom = j->gpu_model ? UINT_MAX : gseen;
 		*ret_mroom = mseen;
-		if (j->sel && !j->excl)
+		if (j->sel && !j->excl && !j->gpu_model)
 			p->sel_miss[p->n_sel_miss++ % 16] = (typeof(p->sel_miss[0])){ nodesel_key(j->sel), j->ncpus,
 										j->ngpus, j->mem, j->walltime };
 		return false;
@@ -951,7 +979,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		struct node *nd = p->nv[i];
 
 		p->ok[i] = node_open(nd, q, j, &p->room[i]);
-		p->groom[i] = node_gpu_room(nd);
+		p->groom[i] = node_gpu_room(nd, j, false);
 		p->mroom[i] = pool_node_mem_free(nd);
 		if (p->ok[i] && p->room[i] > seen)
 			seen = p->room[i];
@@ -962,7 +990,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t);
 	}
 	*ret_room = seen;
-	*ret_groom = gseen;
+	*ret_groom = j->gpu_model ? UINT_MAX : gseen;   /* its model's: no bound for others */
 	*ret_mroom = mseen;
 	sh = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*sh));
 	if (!sh)
@@ -1024,7 +1052,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		struct alloc_entry *e = &j->alloc[k];
 		size_t i = e->mpiprocs;
 
-		if (!node_place(p->nv[i], q, take[i], take[p->n_nodes + i], e) || !(e->node = strdup(p->nv[i]->name)))
+		if (!node_place(p->nv[i], q, j, take[i], take[p->n_nodes + i], e) || !(e->node = strdup(p->nv[i]->name)))
 			goto done;
 		e->ncpus = take[i];
 		e->mpiprocs = sh[i].mpiprocs;

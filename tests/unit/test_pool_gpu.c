@@ -299,6 +299,67 @@ static void test_request_check(void)
 	pool_destroy(p);
 }
 
+/* GPU models: a job of a model gets GPUs of that model only, on a node
+ * that has as many of them; one of a model no node has is refused. */
+static void test_model(void)
+{
+	struct config *c = one_queue(QUEUE_GPU_PREFER);
+	struct dispatch d[8];
+	struct pool *p;
+	struct node *a, *b;
+	struct job *j;
+	char why[200];
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = gnode(p, "a", "0-7", 2, NULL, NULL);
+	b = gnode(p, "b", "0-7", 2, NULL, NULL);
+	snprintf(a->gpus[0].model, GPU_MODEL_MAX, "a100");
+	snprintf(a->gpus[1].model, GPU_MODEL_MAX, "v100");
+	snprintf(b->gpus[0].model, GPU_MODEL_MAX, "v100");
+	snprintf(b->gpus[1].model, GPU_MODEL_MAX, "v100");
+	j = gjob(1, 1, 2, 0);
+	j->gpu_model = strdup("v100");
+	pool_job_add(p, j);                     /* two v100: only b has them */
+	j = gjob(2, 1, 1, 0);
+	j->gpu_model = strdup("a100");
+	pool_job_add(p, j);
+	j = gjob(3, 1, 1, 0);
+	j->gpu_model = strdup("a100");
+	pool_job_add(p, j);                     /* the one a100 is taken */
+	j = gjob(4, 1, 1, 0);
+	j->gpu_model = strdup("v100");
+	pool_job_add(p, j);                     /* a's v100 */
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 3);
+	CU_ASSERT_STRING_EQUAL(pool_job_find(p, 1)->alloc[0].node, "b");
+	CU_ASSERT_EQUAL(pool_job_find(p, 1)->alloc[0].gpus, 3);
+	CU_ASSERT_STRING_EQUAL(pool_job_find(p, 2)->alloc[0].node, "a");
+	CU_ASSERT_EQUAL(pool_job_find(p, 2)->alloc[0].gpus, 1);
+	CU_ASSERT_EQUAL(pool_job_find(p, 3)->state, JOB_QUEUED);
+	CU_ASSERT_STRING_EQUAL(pool_job_find(p, 4)->alloc[0].node, "a");
+	CU_ASSERT_EQUAL(pool_job_find(p, 4)->alloc[0].gpus, 2);
+	/* The a100 free again: job 3 takes it, not a v100. */
+	pool_job_remove(p, pool_job_find(p, 2));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 3);
+	CU_ASSERT_EQUAL(d[0].job->alloc[0].gpus, 1);
+
+	j = gjob(9, 1, 1, 0);
+	j->gpu_model = strdup("h100");
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "gpu_model=h100: no node of this pool has GPUs of that model");
+	free(j->gpu_model);
+	j->gpu_model = strdup("a100");
+	j->ngpus = 2;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "ngpus=2 gpu_model=a100: more GPUs of that model than any node has "
+			       "(the largest has 1)");
+	j->ngpus = 1;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);
+	job_free(j);
+	pool_destroy(p);
+	config_free(c);
+}
+
 /* An array's subjobs ask for its GPUs: two of a 1-GPU array run on a
  * 2-GPU node, the third waits. */
 static void test_array(void)
@@ -377,6 +438,7 @@ static const struct unit_test pool_gpu_tests[] = {
 	{ "locality", test_locality },
 	{ "backfill", test_backfill },
 	{ "request_check", test_request_check },
+	{ "model", test_model },
 	{ NULL, NULL },
 };
 
