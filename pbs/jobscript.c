@@ -73,6 +73,7 @@ void jobspec_clear(struct jobspec *js)
 	free(js->nodelist);
 	free(js->exclude);
 	free(js->constraint);
+	free(js->gpu_model);
 	jobspec_init(js);
 }
 
@@ -302,6 +303,21 @@ static int feature_add(struct jobspec *js, const char *what, const char *name, c
 	return list_add(&js->constraint, '&', feature);
 }
 
+int jobspec_gpu_model_set(struct jobspec *js, const char *what, const char *val, struct error *err)
+{
+	char model[GPU_MODEL_MAX];
+	struct error why;
+
+	if (gpu_model_canon(val, strlen(val), model, &why) < 0)
+		return error_set(err, -EINVAL, "%s: %s", what, why.text);
+	if (js->gpu_model && strcmp(js->gpu_model, model) != 0)
+		return error_set(err, -EINVAL, "%s: a job's GPUs are of one model (%s given already)", what,
+				 js->gpu_model);
+	if (!js->gpu_model && !(js->gpu_model = strdup(model)))
+		return error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
 /* Replaces js's chunks with n of them (none: a one-node request). */
 static int chunks_set(struct jobspec *js, const struct jobspec_chunk *c, size_t n)
 {
@@ -477,6 +493,10 @@ static int select_part(struct jobspec *js, const char *val, char *part, struct j
 			ret->mem = (int64_t)v;
 		} else if (!strcmp(tok, "ngpus") || !strcmp(tok, "gpus") || !strcmp(tok, "naccelerators")) {
 			r = ngpus_parse(what, eq + 1, &ret->ngpus, err);
+			if (r < 0)
+				return r;
+		} else if (!strcmp(tok, "gpu_model")) {
+			r = jobspec_gpu_model_set(js, what, eq + 1, err);
 			if (r < 0)
 				return r;
 		} else if (!strcmp(tok, "walltime") || !strcmp(tok, "select") || !strcmp(tok, "place") ||
@@ -660,6 +680,12 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		/* A plain ngpus= is a one-node job's, as a plain ncpus=. */
 		snprintf(lwhat, sizeof(lwhat), "-l %s", what);
 		return ngpus_parse(lwhat, val, &js->ngpus, err);
+	}
+	if (!strcmp(name, "gpu_model")) {
+		char mwhat[200];
+
+		snprintf(mwhat, sizeof(mwhat), "-l %s%s", in_chunk ? "select=...:" : "", what);
+		return jobspec_gpu_model_set(js, mwhat, val, err);
 	}
 	/* Torque's pmem is per process: the job holds pmem times its
 	 * processes on each node, counted and limited as mem is
@@ -1085,6 +1111,7 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 	r = r ?: merge_string(&dst->nodelist, src->nodelist);
 	r = r ?: merge_string(&dst->exclude, src->exclude);
 	r = r ?: merge_string(&dst->constraint, src->constraint);
+	r = r ?: merge_string(&dst->gpu_model, src->gpu_model);
 	for (size_t i = 0; i < src->n_attrs && r == 0; i++)
 		r = attr_set(dst, src->attrs[i].name, src->attrs[i].value);
 	for (size_t i = 0; i < src->n_warnings && r == 0; i++)

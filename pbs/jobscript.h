@@ -97,7 +97,15 @@ struct jobspec {
 	char *nodelist;
 	char *exclude;
 	char *constraint;
+	/* The GPUs' model (docs/GPUS.md): -l gpu_model=, select=...:gpu_model=,
+	 * sbatch --gres=gpu:TYPE:N, --gpus=TYPE:N; canonical (lower-case);
+	 * one per job. NULL: any. */
+	char *gpu_model;
 };
+
+/* Sets js's GPU model from val (as what says it): a model name, the same
+ * as any already given. 0 or -EINVAL with err. */
+int jobspec_gpu_model_set(struct jobspec *js, const char *what, const char *val, struct error *err);
 
 /* "scatter", "pack", "free" (the names of -l place=). */
 const char *jobspec_place_name(int place);
