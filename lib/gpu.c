@@ -91,6 +91,53 @@ bool gpu_model_from_name(const char *name, char *buf)
 	return false;
 }
 
+/* The model of entry e of a node list's gpus ("" none). */
+static const char *entry_model(const json_t *e)
+{
+	const char *m = json_string_value(json_object_get(e, "model"));
+
+	return m ? m : "";
+}
+
+void gpu_gres_format(const json_t *gpus, bool used, char *buf, size_t len)
+{
+	size_t at = 0, i, k;
+	const json_t *e, *f;
+
+	buf[0] = '\0';
+	json_array_foreach(gpus, i, e) {
+		unsigned count = 0;
+		bool seen = false;
+
+		for (k = 0; k < i && !seen; k++)
+			seen = !strcmp(entry_model(json_array_get(gpus, k)), entry_model(e));
+		if (seen)
+			continue;
+		json_array_foreach(gpus, k, f)
+			if (k >= i && !strcmp(entry_model(f), entry_model(e)) && (!used || json_object_get(f, "job")))
+				count++;
+		if (at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%sgpu:%s%s%u", at ? "," : "", entry_model(e),
+					       *entry_model(e) ? ":" : "", count);
+	}
+}
+
+void gpu_models_format(const json_t *gpus, char *buf, size_t len)
+{
+	size_t at = 0, i, k;
+	const json_t *e;
+
+	buf[0] = '\0';
+	json_array_foreach(gpus, i, e) {
+		bool seen = !*entry_model(e);
+
+		for (k = 0; k < i && !seen; k++)
+			seen = !strcmp(entry_model(json_array_get(gpus, k)), entry_model(e));
+		if (!seen && at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "," : "", entry_model(e));
+	}
+}
+
 json_t *gpu_entry_json(const struct node_gpu *g)
 {
 	char cpus[4096];

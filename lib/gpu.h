@@ -42,6 +42,17 @@ int gpu_model_canon(const char *s, size_t len, char *buf, struct error *err);
  * when no word fits. */
 bool gpu_model_from_name(const char *name, char *buf);
 
+/* A node's GPUs as the node list shows them (an array of gpu_entry_json
+ * objects, a held one with "job"; NULL: none) in Slurm's GRES words:
+ * "gpu:a100:2,gpu:v100:1", models in order of first appearance, "gpu:N"
+ * for those of no model; used: the held ones only (each model still
+ * listed, "gpu:a100:0"). "" for no GPU; cut short at len. */
+void gpu_gres_format(const json_t *gpus, bool used, char *buf, size_t len);
+
+/* The distinct models of such an array, comma-separated in order of
+ * first appearance ("a100,v100"); "" when none has one. */
+void gpu_models_format(const json_t *gpus, char *buf, size_t len);
+
 /* node.register's form of gpus[0..n): an array of { index, file, major,
  * minor, cpus (list, "" unknown), numa (-1 unknown) } (docs/GPUS.md).
  * NULL when out of memory. */

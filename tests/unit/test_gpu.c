@@ -223,7 +223,27 @@ static void test_model(void)
 	}
 }
 
+/* The node list's GPUs in Slurm's GRES words and as a list of models. */
+static void test_gres(void)
+{
+	json_t *g = json_loads("[{\"model\":\"a100\",\"job\":5},{\"model\":\"v100\"},{\"model\":\"a100\"},"
+			       "{\"model\":\"\"}]", 0, NULL);
+	char buf[128];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	gpu_gres_format(g, false, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "gpu:a100:2,gpu:v100:1,gpu:1");
+	gpu_gres_format(g, true, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "gpu:a100:1,gpu:v100:0,gpu:0");
+	gpu_models_format(g, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "a100,v100");
+	gpu_gres_format(NULL, false, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "");
+	json_decref(g);
+}
+
 static const struct unit_test gpu_tests[] = {
+	{ "gres", test_gres },
 	{ "model", test_model },
 	{ "round_trip", test_round_trip },
 	{ "parse_refuses", test_parse_refuses },
