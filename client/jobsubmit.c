@@ -61,6 +61,8 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 
 			if (o && c->ngpus > 0)
 				json_object_set_new(o, "ngpus", json_integer(c->ngpus));
+			if (o && c->features[0])
+				json_object_set_new(o, "features", json_string(c->features));
 			json_array_append_new(chunks, o);
 		}
 		json_object_set_new(req, "chunks", chunks);

@@ -277,11 +277,11 @@ static int host_add(struct jobspec *js, const char *what, const char *name, stru
 
 /* A chunk's feature as PBS writes a node's boolean or string resource
  * (bigmem=true, model=skylake) or Torque a node property (ib): NAME, or
- * NAME=VALUE, that each of the job's nodes must have (docs/RESOURCES.md). */
-static int feature_add(struct jobspec *js, const char *what, const char *name, const char *val,
-		       struct error *err)
+ * NAME=VALUE, that each of the job's nodes must have (docs/RESOURCES.md);
+ * into feature (NODESEL_FEATURE_MAX * 2 bytes). */
+static int feature_make(const char *what, const char *name, const char *val, char *feature,
+			struct error *err)
 {
-	char feature[NODESEL_FEATURE_MAX * 2];
 	int r;
 
 	if (val && (!strcasecmp(val, "false") || !strcasecmp(val, "f") || !strcmp(val, "0") ||
@@ -290,9 +290,9 @@ static int feature_add(struct jobspec *js, const char *what, const char *name, c
 				 "one it lacks is not supported (leave %s out)", what, name);
 	if (!val || !strcasecmp(val, "true") || !strcasecmp(val, "t") || !strcmp(val, "1") ||
 	    !strcasecmp(val, "yes") || !strcasecmp(val, "y"))
-		snprintf(feature, sizeof(feature), "%s", name);
+		snprintf(feature, NODESEL_FEATURE_MAX * 2, "%s", name);
 	else
-		snprintf(feature, sizeof(feature), "%s=%s", name, val);
+		snprintf(feature, NODESEL_FEATURE_MAX * 2, "%s=%s", name, val);
 	r = nodesel_feature_check(feature, strlen(feature), err);
 	if (r < 0) {
 		char why[sizeof(err->text)];
@@ -300,7 +300,34 @@ static int feature_add(struct jobspec *js, const char *what, const char *name, c
 		snprintf(why, sizeof(why), "%s", err->text);
 		return error_set(err, -EINVAL, "%s: %s", what, why);
 	}
-	return list_add(&js->constraint, '&', feature);
+	return 0;
+}
+
+/* The same, added to the job's constraint. */
+static int feature_add(struct jobspec *js, const char *what, const char *name, const char *val,
+		       struct error *err)
+{
+	char feature[NODESEL_FEATURE_MAX * 2];
+	int r = feature_make(what, name, val, feature, err);
+
+	return r < 0 ? r : list_add(&js->constraint, '&', feature);
+}
+
+/* The same, added to chunk c's own features. */
+static int chunk_feature_add(struct jobspec_chunk *c, const char *what, const char *name, const char *val,
+			     struct error *err)
+{
+	char feature[NODESEL_FEATURE_MAX * 2];
+	size_t at = strlen(c->features);
+	int r = feature_make(what, name, val, feature, err);
+
+	if (r < 0)
+		return r;
+	if (at + 1 + strlen(feature) >= sizeof(c->features))
+		return error_set(err, -EINVAL, "%s: a chunk's features are at most %zu bytes in all", what,
+				 sizeof(c->features) - 1);
+	snprintf(c->features + at, sizeof(c->features) - at, "%s%s", at ? "," : "", feature);
+	return 0;
 }
 
 int jobspec_gpu_model_set(struct jobspec *js, const char *what, const char *val, struct error *err)
@@ -507,7 +534,7 @@ static int select_part(struct jobspec *js, const char *val, char *part, struct j
 			if (r < 0)
 				return r;
 		} else {
-			r = feature_add(js, what, tok, eq + 1, err);
+			r = chunk_feature_add(ret, what, tok, eq + 1, err);
 			if (r < 0)
 				return r;
 		}
@@ -518,6 +545,24 @@ static int select_part(struct jobspec *js, const char *val, char *part, struct j
 	if (ret->mpiprocs < 0)
 		ret->mpiprocs = 0;
 	return 0;
+}
+
+/* When chunks c[0..n) have the same features, they go to the job's
+ * constraint and the chunks keep none. */
+static int chunks_features_common(struct jobspec *js, struct jobspec_chunk *c, size_t n)
+{
+	char buf[sizeof(c->features)], *save = NULL;
+	int r = 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(c[i].features, c[0].features) != 0)
+			return 0;
+	snprintf(buf, sizeof(buf), "%s", c[0].features);
+	for (char *f = strtok_r(buf, ",", &save); f && r == 0; f = strtok_r(NULL, ",", &save))
+		r = list_add(&js->constraint, '&', f);
+	for (size_t i = 0; i < n; i++)
+		c[i].features[0] = '\0';
+	return r;
 }
 
 /* select=[N:]res=val[:res=val...][+...] (PBS Pro): one chunk is plain
@@ -568,6 +613,11 @@ static int select_set(struct jobspec *js, const char *val, struct error *err)
 	}
 	if (n == 0)
 		return error_set(err, -EINVAL, "-l select=%s: expected N:ncpus=C[:mem=SIZE]", val);
+	/* Features every chunk asks for are the job's (any node it uses has
+	 * them); else each chunk keeps its own (docs/RESOURCES.md). */
+	r = chunks_features_common(js, c, n);
+	if (r < 0)
+		return r;
 	r = chunks_total(js, "select", val, c, n, err);
 	return r ?: chunks_set(js, c, n) ?: attr_set(js, "Resource_List.select", val);
 }

@@ -28,6 +28,10 @@ struct jobspec_chunk {
 	int64_t mem;
 	int64_t mpiprocs;
 	int64_t ompthreads;
+	/* Its own features when the chunks of a select= differ in them
+	 * (select=1:bigmem=true+2:ncpus=1): canonical, comma-separated; ""
+	 * none. Features all chunks share are the job's constraint. */
+	char features[128];
 };
 
 #define JOBSPEC_CHUNKS_MAX 64     /* kinds of chunk in one select (joined by '+') */

@@ -45,6 +45,8 @@ struct job_chunk {
 	uint32_t mpiprocs;
 	uint32_t ompthreads;     /* 0: unset */
 	uint64_t mem;            /* bytes per chunk, 0: none */
+	char features[128];      /* its own features, canonical comma list (all its
+	                          * nodes have each); "" none (docs/RESOURCES.md) */
 };
 
 enum job_place {

@@ -225,12 +225,31 @@ static bool node_place(const struct node *n, const struct queue_conf *q, const s
 	return true;
 }
 
+/* Whether n has each of ch's own features (select=...:bigmem=true on one
+ * kind of chunk of several). */
+static bool chunk_node_ok(const struct node *n, const struct job_chunk *ch)
+{
+	if (!ch->features[0])
+		return true;
+	if (!n->features)
+		return false;
+	for (const char *f = ch->features; *f; ) {
+		size_t len = strcspn(f, ",");
+
+		if (!nodesel_features_has(n->features, f, len))
+			return false;
+		f += len + (f[len] == ',');
+	}
+	return true;
+}
+
 /* The nodes of a placement by counts: nv[0..n) with room[i] CPUs and
  * groom[i] GPUs each (ok[i] false: not to use). Assigns j's chunks by its
  * place rule and sets take[i] and gtake[i] (CPUs and GPUs j would take on
  * nv[i]); true when every chunk has a node. One-node jobs are one chunk
  * of ncpus and ngpus, packed. */
-static bool chunks_assign(const struct job *j, const unsigned *room, const unsigned *groom, const uint64_t *mroom,
+static bool chunks_assign(const struct job *j, struct node *const *nv, const unsigned *room,
+			  const unsigned *groom, const uint64_t *mroom,
 			  uint64_t *mtake, const bool *ok, size_t n, unsigned *take, unsigned *gtake, struct share *sh)
 {
 	unsigned total = 0, gtotal = 0;
@@ -251,8 +270,12 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const unsig
 			gtotal += j->chunks[c].count * j->chunks[c].ngpus;
 			mtotal += (uint64_t)j->chunks[c].count * j->chunks[c].mem;
 		}
-		for (size_t i = 0; i < n; i++)
-			if (ok[i] && room[i] >= total && groom[i] >= gtotal && (!mroom || mroom[i] >= mtotal)) {
+		for (size_t i = 0; i < n; i++) {
+			bool feats = true;
+
+			for (unsigned c = 0; c < j->n_chunks && feats; c++)
+				feats = chunk_node_ok(nv[i], &j->chunks[c]);
+			if (feats && ok[i] && room[i] >= total && groom[i] >= gtotal && (!mroom || mroom[i] >= mtotal)) {
 				take[i] = total;
 				gtake[i] = gtotal;
 				for (unsigned c = 0; sh && c < j->n_chunks; c++) {
@@ -263,6 +286,7 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const unsig
 				}
 				return true;
 			}
+		}
 		return false;
 	}
 	/* Widest chunks first (GPUs, then CPUs): first fit then leaves no
@@ -292,7 +316,8 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const unsig
 			 * many chunks costs its chunks plus the nodes, not both
 			 * multiplied. */
 			for (i = from; i < n; i++) {
-				if (!ok[i] || room[i] - take[i] < ch->ncpus || room[i] < take[i] ||
+				if (!ok[i] || !chunk_node_ok(nv[i], ch) || room[i] - take[i] < ch->ncpus ||
+				    room[i] < take[i] ||
 				    groom[i] < gtake[i] + ch->ngpus || (mroom && mroom[i] - mtake[i] < ch->mem))
 					continue;
 				if (j->place == JOB_PLACE_SCATTER && take[i])
@@ -385,7 +410,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 	take = calloc(p->n_nodes * 2 + 1, sizeof(*take));
 	if (!take)
 		return true;
-	fits = chunks_assign(j, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
+	fits = chunks_assign(j, p->nv, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
 	/* A matching OR: some one alternative must hold it. */
 	if (fits && j->n_chunks && nodesel_alternatives(j->sel)) {
 		fits = false;
@@ -393,7 +418,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 			for (size_t i = 0; i < p->n_nodes; i++)
 				p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link) &&
 					   node_sel_ok(p->nv[i], j, (int)a);
-			fits = chunks_assign(j, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take,
+			fits = chunks_assign(j, p->nv, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take,
 					     take + p->n_nodes, NULL);
 		}
 	}
@@ -533,6 +558,21 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 		return request_mem_why(p, j, buf, len);
 	if (request_gpus_why(p, j, buf, len) < 0)
 		return -ENOSPC;
+	/* A chunk's own features no node has (the front ends match "no
+	 * node of this pool has those features"). */
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		size_t i;
+
+		for (i = 0; i < p->n_nodes; i++)
+			if (cpumask_count(&p->nv[i]->cpus) && node_sel_ok(p->nv[i], j, -1) &&
+			    chunk_node_ok(p->nv[i], &j->chunks[c]))
+				break;
+		if (i == p->n_nodes) {
+			snprintf(buf, len, "chunk %u: %s: no node of this pool has those features%s", c + 1,
+				 j->chunks[c].features, j->sel ? " (among the nodes allowed)" : "");
+			return -ENOSPC;
+		}
+	}
 	for (unsigned c = 0; c < j->n_chunks; c++) {
 		chunks += j->chunks[c].count;
 		if (j->chunks[c].ncpus > widest)
@@ -696,7 +736,7 @@ static bool fits_after(struct pool *p, const struct job *j, const unsigned *base
 		if (p->mroom[evs[e].node] != UINT64_MAX)
 			p->mroom[evs[e].node] += evs[e].mem;
 	}
-	return chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take, take + p->n_nodes,
+	return chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take, take + p->n_nodes,
 			     NULL);
 }
 
@@ -996,7 +1036,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 	if (!sh)
 		goto done;
 	if (!j->sel) {
-		if (!chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+		if (!chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
 				   take + p->n_nodes, sh))
 			goto done;
 	} else {
@@ -1018,10 +1058,10 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			for (size_t i = 0; i < p->n_nodes; i++)
 				p->ok[i] = open[i] && node_sel_ok(p->nv[i], j, alts ? (int)a : -1);
 			if (j->place == JOB_PLACE_FREE && nodesel_required(j->sel, &names) > 1)
-				fit = chunks_assign(&spread, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes,
+				fit = chunks_assign(&spread, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes,
 						    take, take + p->n_nodes, sh) && required_all_taken(p, j, take);
 			if (!fit)
-				fit = chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+				fit = chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
 						    take + p->n_nodes, sh) && required_all_taken(p, j, take);
 		}
 		free(open);

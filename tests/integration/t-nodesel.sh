@@ -11,7 +11,9 @@
 # features of its known nodes and a queued job's exclusion; two real
 # qnoded on CPUs 0 and 1 report [node] features and hwloc's arch=, and
 # -x, -w, -C and nodes=NAME:ppn= put jobs on the CPUs of the node they
-# name. Bad input: one line, no job.
+# name; a chunk's features apply to that chunk alone
+# (select=1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true). Bad input: one
+# line, no job.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -103,6 +105,15 @@ id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l select=2:ncpus=1:bigmem=true -l
 check_on "$id" "${P}a-[012]" "select=2:ncpus=1:bigmem=true"
 id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l nodes=1:ppn=2:opa <<< true) || fail "qsub nodes=1:ppn=2:opa"
 check_on "$id" "${P}b-[01]" "nodes=1:ppn=2:opa"
+# A chunk's features are its own: the skylake chunk on a B node, the two
+# bigmem chunks on A nodes (job-wide, no node has both: refused).
+id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l select=1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true <<< true) ||
+	fail "qsub per-chunk features"
+qp_wait "$id" completed
+[[ "$(nodes_of "$id")" =~ ^${P}a-[012]\ ${P}a-[012]\ ${P}b-[01]$ ]] ||
+	fail "select=1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true: job $id ran on '$(nodes_of "$id")'"
+[ "$(qp_field "$id" Resource_List.select)" = "1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true" ] ||
+	fail "qstat -f of job $id: select $(qp_field "$id" Resource_List.select)"
 
 note "[rack1|rack2]: one rack for all nodes, waiting while neither has room"
 hold=$(as qpuser1 qsub -l walltime=300 -l "select=1:ncpus=2:host=$A0" <<< true) || fail "qsub hold"
@@ -159,6 +170,7 @@ bad "no one of its alternatives has nodes enough" as qpuser1 sbatch -N 4 -C '[ra
 bad "unknown node nosuch" as qpuser1 qsub -l select=1:host=nosuch <<< true
 bad "no node of this pool has those features" as qpuser1 qsub -l select=1:gpu=true <<< true
 bad "leave bigmem out" as qpuser1 qsub -l select=1:bigmem=false <<< true
+bad "chunk 1: gpu: no node of this pool has those features" as qpuser1 qsub -l select=1:gpu=true+1:ncpus=1 <<< true
 bad "not a node name" as qpuser1 qsub -l nodes=a/b:ppn=1 <<< true
 after=$("$QP_BIN/qstat" -x | wc -l)
 [ "$before" = "$after" ] || fail "bad input made jobs: $before -> $after"

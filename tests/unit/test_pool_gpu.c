@@ -360,6 +360,49 @@ static void test_model(void)
 	config_free(c);
 }
 
+/* A chunk's own features (select=1:ncpus=2:bigmem=true+2:ncpus=1): that
+ * chunk on a bigmem node, the others anywhere; a chunk's feature no node
+ * has is refused. */
+static void test_chunk_features(void)
+{
+	struct config *c = one_queue(QUEUE_GPU_PREFER);
+	struct dispatch d[8];
+	struct pool *p;
+	struct job *j;
+	char why[200];
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	gnode(p, "a", "0-1", 0, NULL, NULL);
+	gnode(p, "b", "0-1", 0, NULL, NULL);
+	gnode(p, "big", "0-1", 0, NULL, NULL)->features = strdup("bigmem,ib");
+	j = gjob(1, 4, 0, 0);
+	j->chunks = calloc(2, sizeof(*j->chunks));
+	j->chunks[0] = (struct job_chunk){ .count = 1, .ncpus = 2, .mpiprocs = 2 };
+	snprintf(j->chunks[0].features, sizeof(j->chunks[0].features), "bigmem");
+	j->chunks[1] = (struct job_chunk){ .count = 2, .ncpus = 1, .mpiprocs = 1 };
+	j->n_chunks = 2;
+	j->place = JOB_PLACE_FREE;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL_FATAL(j->n_alloc, 2);
+	for (unsigned k = 0; k < j->n_alloc; k++)
+		CU_ASSERT_EQUAL(j->alloc[k].ncpus, 2);   /* big: chunk 1; a: the two others */
+	CU_ASSERT(!strcmp(j->alloc[0].node, "big") || !strcmp(j->alloc[1].node, "big"));
+	CU_ASSERT(!strcmp(j->alloc[0].node, "a") || !strcmp(j->alloc[1].node, "a"));
+
+	j = gjob(2, 1, 0, 0);
+	j->chunks = calloc(1, sizeof(*j->chunks));
+	j->chunks[0] = (struct job_chunk){ .count = 1, .ncpus = 1, .mpiprocs = 1 };
+	snprintf(j->chunks[0].features, sizeof(j->chunks[0].features), "ib,nosuch");
+	j->n_chunks = 1;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "chunk 1: ib,nosuch: no node of this pool has those features");
+	job_free(j);
+	pool_destroy(p);
+	config_free(c);
+}
+
 /* An array's subjobs ask for its GPUs: two of a 1-GPU array run on a
  * 2-GPU node, the third waits. */
 static void test_array(void)
@@ -439,6 +482,7 @@ static const struct unit_test pool_gpu_tests[] = {
 	{ "backfill", test_backfill },
 	{ "request_check", test_request_check },
 	{ "model", test_model },
+	{ "chunk_features", test_chunk_features },
 	{ NULL, NULL },
 };
 
