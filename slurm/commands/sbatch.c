@@ -262,7 +262,7 @@ static int refused(int r, const char *text, const char *partition)
 				"available (%s)", text);
 	/* A GPU type (model) no node has: Slurm's ESLURM_INVALID_GRES;
 	 * more GPUs than a node has: ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE. */
-	if (strstr(text, "no node of this pool has GPUs"))
+	if (strstr(text, "no node of this pool has GPUs of that model"))
 		return cmd_fail(1, "error: Invalid generic resource (gres) specification (%s)", text);
 	if (strstr(text, "more GPUs"))
 		return cmd_fail(1, "error: Batch job submission failed: Requested node configuration is not "
