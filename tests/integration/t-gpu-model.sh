@@ -9,7 +9,8 @@
 # way round. With the v100 held, a second v100 job waits though the a100
 # is free, and an a100 job runs past it. A model no node has, more GPUs
 # of a model than a node has, and bad forms are refused in one line, no
-# job made; `gpus = :` stops qnoded in one line. Simulated nodes
+# job made; `gpus = :` stops qnoded in one line; a held job keeps its
+# model across a qpoold restart. Simulated nodes
 # (--sim-gpus a100:2,v100:2 and v100:4) take jobs by model: each lands on
 # a node that has them and holds GPUs of that model there.
 . "$(dirname "$0")/lib.sh"
@@ -118,6 +119,21 @@ want "$w/third.out" "nvidia0 ENXIO" "nvidia1 EPERM"
 touch "$d/go"
 qp_wait "$hold" completed
 qp_wait "$second" completed
+
+note "a held v100 job keeps its model across a qpoold restart"
+held=$(as qpuser1 qsub -h -l select=1:ncpus=1:ngpus=1:gpu_model=v100 -o "$w/held.out" -j oe <<< "$probe") ||
+	fail "qsub -h: $held"
+qp_wait "$held" held
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+for _ in $(seq 400); do
+	"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^$node[[:space:]].*up" && break
+	sleep 0.05
+done
+[ "$(qp_field "$held" Resource_List.gpu_model)" = v100 ] || fail "after the restart: $("$QP_BIN/qstat" -x -f "$held")"
+as qpuser1 qrls "$held" || fail "qrls $held"
+qp_wait "$held" completed
+want "$w/held.out" "nvidia0 EPERM" "nvidia1 ENXIO" "QPOOL_GPUS 1"
 
 note "refused in one line: a model no node has, too many of one, bad forms"
 n_before=$("$QP_BIN/qstat" -x --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
