@@ -24,17 +24,21 @@ static const char xml[] =
 	" complete_nodeset=\"0x1\" local_memory=\"1073741824\"/>\n"
 	"   <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>\n"
 	"   <object type=\"PCIDev\" pci_busid=\"0000:01:00.0\" pci_type=\"0302 [10de:1eb8] [10de:12a2] a1\">\n"
-	"    <object type=\"OSDev\" name=\"nvidia0\" subtype=\"CUDA\" osdev_type=\"1\"/>\n"
+	"    <object type=\"OSDev\" name=\"nvidia0\" subtype=\"CUDA\" osdev_type=\"1\">\n"
+	"     <info name=\"GPUModel\" value=\"NVIDIA A100-SXM4-40GB\"/>\n"
+	"    </object>\n"
 	"   </object>\n"
 	"  </object>\n"
 	"  <object type=\"Package\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\" nodeset=\"0x2\" complete_nodeset=\"0x2\">\n"
 	"   <object type=\"NUMANode\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\" nodeset=\"0x2\""
 	" complete_nodeset=\"0x2\" local_memory=\"1073741824\"/>\n"
 	"   <object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\" nodeset=\"0x2\" complete_nodeset=\"0x2\"/>\n"
-	"   <object type=\"PCIDev\" pci_busid=\"0000:81:00.0\" pci_type=\"0302 [10de:1eb8] [10de:12a2] a1\">\n"
+	"   <object type=\"PCIDev\" name=\"GV100GL [Tesla V100 PCIe 16GB]\" pci_busid=\"0000:81:00.0\""
+	" pci_type=\"0302 [10de:1db4] [10de:1214] a1\">\n"
 	"    <object type=\"OSDev\" name=\"nvidia1\" subtype=\"CUDA\" osdev_type=\"1\"/>\n"
 	"   </object>\n"
-	"   <object type=\"PCIDev\" pci_busid=\"0000:82:00.0\" pci_type=\"0300 [1002:73bf] [1002:0e3a] c1\">\n"
+	"   <object type=\"PCIDev\" name=\"Navi 21 [Radeon RX 6800/6800 XT / 6900 XT]\" pci_busid=\"0000:82:00.0\""
+	" pci_type=\"0300 [1002:73bf] [1002:0e3a] c1\">\n"
 	"    <object type=\"OSDev\" name=\"renderD128\" osdev_type=\"1\"/>\n"
 	"   </object>\n"
 	"  </object>\n"
@@ -103,6 +107,10 @@ static void test_find(void)
 	CU_ASSERT_STRING_EQUAL(cpus, "0");
 	cpumask_format(&g[2].cpus, cpus, sizeof(cpus));
 	CU_ASSERT_STRING_EQUAL(cpus, "1");
+	/* Models: hwloc's GPUModel info, else the PCI device's name, short. */
+	CU_ASSERT_STRING_EQUAL(g[0].model, "a100");
+	CU_ASSERT_STRING_EQUAL(g[1].model, "v100");
+	CU_ASSERT_STRING_EQUAL(g[2].model, "rx6800");
 	free(g);
 	/* auto without an I/O topology: none found. */
 	CU_ASSERT_EQUAL(gpus_find("auto", dir, NULL, &all, &g, &n, &err), 0);
