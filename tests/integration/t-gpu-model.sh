@@ -127,7 +127,7 @@ qp_wait "$held" held
 qp_stop "$QP_SERVER_PID"
 qp_start_server
 for _ in $(seq 400); do
-	"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^$node[[:space:]].*up" && break
+	"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${node}[[:space:]].*up" && break
 	sleep 0.05
 done
 [ "$(qp_field "$held" Resource_List.gpu_model)" = v100 ] || fail "after the restart: $("$QP_BIN/qstat" -x -f "$held")"
@@ -162,9 +162,9 @@ rc=$?
 [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "qnoded with gpus = : exited $rc: $out"
 [ "$(wc -l <<< "$out")" = 1 ] || fail "qnoded with gpus = : not one line: $out"
 grep -qF 'a GPU model cannot be empty' <<< "$out" || fail "qnoded with gpus = : $out"
-out=$("$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 1 --sim-gpus a100:0 2>&1)
-[ $? != 0 ] && [ "$(wc -l <<< "$out")" = 1 ] && grep -q -- '--sim-gpus a100:0' <<< "$out" ||
-	fail "qnoded --sim-gpus a100:0: $out"
+out=$("$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 1 --sim-gpus a100:0 2>&1) &&
+	fail "qnoded --sim-gpus a100:0 started: $out"
+[ "$(wc -l <<< "$out")" = 1 ] && grep -q -- '--sim-gpus a100:0' <<< "$out" || fail "qnoded --sim-gpus a100:0: $out"
 
 note "simulated GPU nodes: jobs land where their model is"
 sim() {  # NAME COUNT GPUS
