@@ -214,8 +214,8 @@ grep -q "^${P}sv-" <<< "$h3" || fail "job $j3 (3 v100) is not on a v100:4 node: 
 h4=$(held v100 "$j4") || fail "job $j4: $h4"
 [ "$(wc -l <<< "$h4")" = 2 ] || fail "job $j4 holds other than 2 GPUs: $h4"
 # squeue and qstat name the node each holds.
-out=$("$QP_BIN/squeue" -h -j "$j1" -o '%N')
-[ "$out" = "$(cut -d' ' -f1 <<< "$h1" | sort -u)" ] || fail "squeue %N of $j1: '$out', holds $h1"
+out=$("$QP_BIN/squeue" -h -j "$j1" -o '%N %b')
+[ "$out" = "$(cut -d' ' -f1 <<< "$h1" | sort -u) gres/gpu:a100:2" ] || fail "squeue %N %b of $j1: '$out', holds $h1"
 [ "$(qp_field "$j3" exec_host)" = "$(cut -d' ' -f1 <<< "$h3" | sort -u)" ] ||
 	fail "qstat exec_host of $j3: $(qp_field "$j3" exec_host), holds $h3"
 note "placed by model: $j1 on $(cut -d' ' -f1 <<< "$h1" | sort -u | tr '\n' ' ')$j3 on $(cut -d' ' -f1 <<< "$h3" | sort -u)"
