@@ -197,8 +197,40 @@ done:
 	unit_tmpdir_remove(dir);
 }
 
+/* --sim-gpus: N, or MODEL:N[,...], at most 64; one line for the rest. */
+static void test_sim_gpus(void)
+{
+	static const char *const bad[] = { "0", "a100:0", ":1", "a100:", "a100:4,", "a100:40,v100:25", "x/y:1",
+					   "4x", "" };
+	struct node_gpu *g = NULL;
+	struct error err = { "" };
+	unsigned n = 0;
+
+	CU_ASSERT_EQUAL_FATAL(sim_gpus_make("A100:2,v100:1", &g, &n, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	CU_ASSERT_STRING_EQUAL(g[0].model, "a100");
+	CU_ASSERT_STRING_EQUAL(g[1].model, "a100");
+	CU_ASSERT_STRING_EQUAL(g[2].model, "v100");
+	CU_ASSERT_STRING_EQUAL(g[2].file, "/dev/nvidia2");
+	CU_ASSERT(g[2].index == 2 && g[2].minor == 2 && g[2].numa == -1);
+	free(g);
+	CU_ASSERT_EQUAL_FATAL(sim_gpus_make("64", &g, &n, &err), 0);
+	CU_ASSERT_EQUAL(n, 64);
+	CU_ASSERT_STRING_EQUAL(g[63].model, "");
+	free(g);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		g = (struct node_gpu *)&n;
+		err.text[0] = '\0';
+		CU_ASSERT_EQUAL(sim_gpus_make(bad[i], &g, &n, &err), -EINVAL);
+		CU_ASSERT_PTR_NULL(g);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "--sim-gpus"));
+		CU_ASSERT_PTR_NULL(strchr(err.text, '\n'));
+	}
+}
+
 static const struct unit_test noded_gpus_tests[] = {
 	{ "find", test_find },
+	{ "sim_gpus", test_sim_gpus },
 	{ NULL, NULL },
 };
 
