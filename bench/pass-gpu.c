@@ -91,7 +91,8 @@ int main(int argc, char **argv)
 			snprintf(cpus, sizeof(cpus), "%u-%u", g / 2 * 16, g / 2 * 16 + 15);
 			cpumask_parse(cpus, &nd->gpus[g].cpus);
 			if (models)
-				snprintf(nd->gpus[g].model, sizeof(nd->gpus[g].model), "%s", g < GPUS / 2 ? "a100" : "v100");
+				snprintf(nd->gpus[g].model, sizeof(nd->gpus[g].model), "%s",
+					 g < GPUS / 2 ? "a100" : "v100");
 		}
 		nd->n_gpus = GPUS;
 		nd->gpus_free = (UINT64_C(1) << GPUS) - 1;

@@ -148,14 +148,14 @@ static void gpus_near(const struct node *n, uint64_t set, const struct cpumask *
 	}
 }
 
-/* Chooses ngpus of n's free GPUs for a share of ncpus CPUs out of avail
- * (docs/GPUS.md): GPUs of one NUMA node whose close CPUs are free enough
+/* Chooses ngpus of n's free GPUs among gmask (the job's model's, or all)
+ * for a share of ncpus CPUs out of avail (docs/GPUS.md): GPUs of one NUMA node whose close CPUs are free enough
  * first, then the lowest free ones with theirs; *avail narrowed to those
  * close CPUs when there are enough. Otherwise the lowest free GPUs and
  * avail as it is, unless the queue requires locality and the GPUs have a
  * known one (then false: the job waits). */
-static bool gpus_choose(const struct node *n, const struct queue_conf *q, uint64_t gmask, unsigned ncpus, unsigned ngpus,
-			struct cpumask *avail, uint64_t *ret)
+static bool gpus_choose(const struct node *n, const struct queue_conf *q, uint64_t gmask, unsigned ncpus,
+			unsigned ngpus, struct cpumask *avail, uint64_t *ret)
 {
 	uint64_t free = n->gpus_free & gmask, tried = 0, pick;
 	struct cpumask near;
