@@ -393,6 +393,24 @@ static int chunks_total(struct jobspec *js, const char *what, const char *val,
 	return attr_set(js, "Resource_List.nodect", buf);
 }
 
+/* When chunks c[0..n) have the same features, they go to the job's
+ * constraint and the chunks keep none. */
+static int chunks_features_common(struct jobspec *js, struct jobspec_chunk *c, size_t n)
+{
+	char buf[sizeof(c->features)], *save = NULL;
+	int r = 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(c[i].features, c[0].features) != 0)
+			return 0;
+	snprintf(buf, sizeof(buf), "%s", c[0].features);
+	for (char *f = strtok_r(buf, ",", &save); f && r == 0; f = strtok_r(NULL, ",", &save))
+		r = list_add(&js->constraint, '&', f);
+	for (size_t i = 0; i < n; i++)
+		c[i].features[0] = '\0';
+	return r;
+}
+
 /* One part of nodes= between '+': N[:ppn=M][:gpus=G][:property...]. */
 static int nodes_part(struct jobspec *js, const char *val, char *part, struct jobspec_chunk *ret,
 		      struct error *err)
@@ -433,7 +451,7 @@ static int nodes_part(struct jobspec *js, const char *val, char *part, struct jo
 			char what[300];
 
 			snprintf(what, sizeof(what), "-l nodes=%s: property %s", val, tok);
-			r = feature_add(js, what, tok, NULL, err);
+			r = chunk_feature_add(ret, what, tok, NULL, err);
 			if (r < 0)
 				return r;
 		}
@@ -463,6 +481,10 @@ static int nodes_set(struct jobspec *js, const char *val, struct error *err)
 	}
 	if (n == 0)
 		return error_set(err, -EINVAL, "-l nodes=%s: expected N[:ppn=M]", val);
+	/* Properties of every part are the job's; else each part's own. */
+	r = chunks_features_common(js, c, n);
+	if (r < 0)
+		return r;
 	if (n == 1 && c[0].count == 1) {
 		js->ncpus = c[0].ncpus;
 		if (c[0].ngpus)
@@ -545,24 +567,6 @@ static int select_part(struct jobspec *js, const char *val, char *part, struct j
 	if (ret->mpiprocs < 0)
 		ret->mpiprocs = 0;
 	return 0;
-}
-
-/* When chunks c[0..n) have the same features, they go to the job's
- * constraint and the chunks keep none. */
-static int chunks_features_common(struct jobspec *js, struct jobspec_chunk *c, size_t n)
-{
-	char buf[sizeof(c->features)], *save = NULL;
-	int r = 0;
-
-	for (size_t i = 1; i < n; i++)
-		if (strcmp(c[i].features, c[0].features) != 0)
-			return 0;
-	snprintf(buf, sizeof(buf), "%s", c[0].features);
-	for (char *f = strtok_r(buf, ",", &save); f && r == 0; f = strtok_r(NULL, ",", &save))
-		r = list_add(&js->constraint, '&', f);
-	for (size_t i = 0; i < n; i++)
-		c[i].features[0] = '\0';
-	return r;
 }
 
 /* select=[N:]res=val[:res=val...][+...] (PBS Pro): one chunk is plain

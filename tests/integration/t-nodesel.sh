@@ -114,6 +114,11 @@ qp_wait "$id" completed
 	fail "select=1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true: job $id ran on '$(nodes_of "$id")'"
 [ "$(qp_field "$id" Resource_List.select)" = "1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true" ] ||
 	fail "qstat -f of job $id: select $(qp_field "$id" Resource_List.select)"
+id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l nodes=1:ppn=2:opa+2:ppn=2:bigmem <<< true) ||
+	fail "qsub per-part Torque properties"
+qp_wait "$id" completed
+[[ "$(nodes_of "$id")" =~ ^${P}a-[012]\ ${P}a-[012]\ ${P}b-[01]$ ]] ||
+	fail "nodes=1:ppn=2:opa+2:ppn=2:bigmem: job $id ran on '$(nodes_of "$id")'"
 
 note "[rack1|rack2]: one rack for all nodes, waiting while neither has room"
 hold=$(as qpuser1 qsub -l walltime=300 -l "select=1:ncpus=2:host=$A0" <<< true) || fail "qsub hold"

@@ -711,6 +711,8 @@ static void test_node_selection(void)
 		/* features all chunks share are the job's; differing ones each chunk's */
 		{ "select=1:ncpus=1:ib=true+2:ncpus=1:ib=t", 0, NULL, "ib", 3 },
 		{ "select=1:ncpus=2:bigmem=true+2:ncpus=1", 0, NULL, NULL, 4 },
+		{ "nodes=1:ppn=2:bigmem+2:ppn=1", 0, NULL, NULL, 4 },
+		{ "nodes=1:ppn=1:ib+1:ppn=1:ib", 0, NULL, "ib", 2 },
 		{ "nodes=n3:ppn=2", 0, "n3", NULL, 2 },
 		{ "nodes=1:ppn=2:ib", 0, NULL, "ib", 2 },
 		{ "nodes=1:ppn=2:ib:bigmem:ib", 0, NULL, "ib&bigmem", 2 },
@@ -746,7 +748,8 @@ static void test_node_selection(void)
 			CU_ASSERT_EQUAL(js.n_warnings, 0);
 			for (size_t c = 0; c < js.n_chunks; c++)
 				CU_ASSERT_STRING_EQUAL(js.chunks[c].features,
-						       strstr(t[i].arg, "bigmem=true+") && c == 0 ? "bigmem" : "");
+						       (strstr(t[i].arg, "bigmem=true+") || strstr(t[i].arg, ":bigmem+")) &&
+						       c == 0 ? "bigmem" : "");
 		} else {
 			CU_ASSERT(err.text[0] != '\0');
 		}
