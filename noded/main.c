@@ -256,10 +256,10 @@ static int sim_run(const struct config *config, sd_event *event, struct error *e
 				      .event = event, .topo = topo, .cgroup_mode = CGROUP_MODE_NONE,
 				      .jobs_dirfd = -1, .simulated = true,
 				      .topo_xml = (char *)arg_sim_topology };
-		snprintf(nd->features, sizeof(nd->features), "%s",
-			 arg_sim_features[0] ? arg_sim_features : config->features);
 		snprintf(nd->rt_reason, sizeof(nd->rt_reason), "simulated node");
-		r = arg_sim_gpus ? sim_gpus_make(arg_sim_gpus, &nd->gpus, &nd->n_gpus, err) : 0;
+		r = sim_node_dress(nd, &(struct sim_dress){ arg_sim_features[0] ? arg_sim_features
+									 : config->features,
+							    arg_sim_gpus }, err);
 		if (r < 0)
 			goto done;
 		r = jobs_create(nd, &nd->jobs);

@@ -303,6 +303,19 @@ int sim_topology_describe(const char *synthetic, struct node_topo *ret, struct e
  * 0 with *ret (malloc'd) and *ret_n; -EINVAL with err; -ENOMEM. */
 int sim_gpus_make(const char *spec, struct node_gpu **ret, unsigned *ret_n, struct error *err);
 
+struct noded;
+
+/* What a simulated node carries beside its topology, from the --sim-*
+ * options: the one place a new kind (counted resources) is added. */
+struct sim_dress {
+	const char *features;    /* canonical comma list ("" none) */
+	const char *gpus;        /* --sim-gpus (sim_gpus_make); NULL: none */
+};
+
+/* Gives nd (simulated) what d says: its features and GPUs. 0, or -errno
+ * with err. */
+int sim_node_dress(struct noded *nd, const struct sim_dress *d, struct error *err);
+
 /* The result of a simulated job: exited 0 (sig 0) or killed by sig, every
  * stamp from the event loop's clock: wrap, fenced and exec at start,
  * exit and released at end. NULL when out of memory. */

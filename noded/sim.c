@@ -91,6 +91,12 @@ int sim_gpus_make(const char *spec, struct node_gpu **ret, unsigned *ret_n, stru
 	return 0;
 }
 
+int sim_node_dress(struct noded *nd, const struct sim_dress *d, struct error *err)
+{
+	snprintf(nd->features, sizeof(nd->features), "%s", d->features ? d->features : "");
+	return d->gpus ? sim_gpus_make(d->gpus, &nd->gpus, &nd->n_gpus, err) : 0;
+}
+
 json_t *sim_result(int64_t jobid, int64_t launch, int64_t start_wall, int64_t start_mono,
 		   int64_t end_wall, int64_t end_mono, int sig)
 {
