@@ -404,7 +404,7 @@ static void test_chunk_features(void)
 }
 
 /* An array's subjobs ask for its GPUs: two of a 1-GPU array run on a
- * 2-GPU node, the third waits. */
+ * 2-GPU node, the third waits; an array of a model, one per GPU of it. */
 static void test_array(void)
 {
 	struct config *c = one_queue(QUEUE_GPU_PREFER);
@@ -422,6 +422,20 @@ static void test_array(void)
 	CU_ASSERT_EQUAL(d[0].job->ngpus, 1);
 	CU_ASSERT_EQUAL(d[0].job->alloc[0].gpus | d[1].job->alloc[0].gpus, 3);
 	CU_ASSERT_EQUAL(pool_node_find(p, "a")->gpus_free, 0);
+	pool_destroy(p);
+
+	/* Of a model: its subjobs keep it, one a100 runs one of them. */
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	snprintf(gnode(p, "b", "0-7", 2, NULL, NULL)->gpus[1].model, GPU_MODEL_MAX, "a100");
+	a = gjob(2, 1, 1, 0);
+	a->gpu_model = strdup("a100");
+	CU_ASSERT_EQUAL_FATAL(pool_array_set(a, "1-3", NULL), 0);
+	pool_job_add(p, a);
+	n = pool_schedule(p, c, d, 8);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(d[0].job->gpu_model, "a100");
+	CU_ASSERT_EQUAL(d[0].job->alloc[0].gpus, 2);
+	CU_ASSERT_EQUAL(pool_node_find(p, "b")->gpus_free, 1);
 	pool_destroy(p);
 	config_free(c);
 }
