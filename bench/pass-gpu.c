@@ -6,9 +6,11 @@
  * 4 CPUs and 1 GPU, for 10 users. Passes of at most 512 decisions (as
  * qpoold's) run until the pool is full, then one pass over the full pool,
  * then one after a hundredth of the running jobs ended (the steady state).
- *   pass-gpu NODES JOBS [EVERY [FEAT]]   (every EVERY-th job asks for a GPU; 0:
- *   none; every FEAT-th job (offset by 3 from the GPU jobs) asks for -C fast,
- *   a feature of every other node: docs/RESOURCES.md; 0 or absent: none)
+ *   pass-gpu NODES JOBS [EVERY [FEAT [MODELS]]]   (every EVERY-th job asks for a
+ *   GPU; 0: none; every FEAT-th job (offset by 3 from the GPU jobs) asks for
+ *   -C fast, a feature of every other node: docs/RESOURCES.md; 0 or absent:
+ *   none; MODELS 1: GPUs 0-3 of each node are a100, 4-7 v100, and the GPU
+ *   jobs ask for a100 and v100 in turn: docs/GPUS.md)
  * Prints one JSON line: passes while filling (count, mean and max ms),
  * the full pool's pass (ms), jobs and GPU jobs placed, GPUs left free. */
 #include <stdio.h>
@@ -36,6 +38,7 @@ int main(int argc, char **argv)
 	long nodes = argc > 2 ? atol(argv[1]) : 0, jobs = argc > 2 ? atol(argv[2]) : 0;
 	long every = argc > 3 ? atol(argv[3]) : 10;   /* 0: no GPU job, the baseline */
 	long feat = argc > 4 ? atol(argv[4]) : 0;     /* 0: no job asks for a feature */
+	long models = argc > 5 ? atol(argv[5]) : 0;   /* 1: GPU models (a100, v100) */
 	struct nodesel *fast = NULL;
 	long fplaced = 0;
 	static struct dispatch d[BATCH];
@@ -87,6 +90,9 @@ int main(int argc, char **argv)
 			nd->gpus[g].numa = (int)(g / 2);
 			snprintf(cpus, sizeof(cpus), "%u-%u", g / 2 * 16, g / 2 * 16 + 15);
 			cpumask_parse(cpus, &nd->gpus[g].cpus);
+			if (models)
+				snprintf(nd->gpus[g].model, sizeof(nd->gpus[g].model), "%s",
+					 g < GPUS / 2 ? "a100" : "v100");
 		}
 		nd->n_gpus = GPUS;
 		nd->gpus_free = (UINT64_C(1) << GPUS) - 1;
@@ -107,6 +113,8 @@ int main(int argc, char **argv)
 		j->ngpus = every && id % every == 0 ? 1 : 0;
 		if (feat && id % feat == 3 % feat)
 			j->sel = nodesel_ref(fast);
+		if (models && j->ngpus && !(j->gpu_model = strdup(id / every % 2 ? "a100" : "v100")))
+			return 1;
 		if (pool_job_add(p, j) < 0)
 			return 1;
 	}
@@ -151,9 +159,9 @@ int main(int argc, char **argv)
 	       "\"pass_ms_mean\": %.3f, \"pass_ms_max\": %.3f, \"full_pass_ms\": %.3f, "
 	       "\"placed\": %ld, \"gpu_jobs_placed\": %ld, \"gpus_free\": %llu, \"full_pass_placed\": %zu, "
 	       "\"steady_pass_ms\": %.3f, \"steady_pass_placed\": %zu, \"feature_every\": %ld, "
-	       "\"feature_jobs_placed\": %ld}\n",
+	       "\"feature_jobs_placed\": %ld, \"gpu_models\": %ld}\n",
 	       nodes, GPUS, jobs, passes, passes ? sum / (double)passes : 0, max, full, placed, gplaced,
-	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced);
+	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced, models);
 	pool_destroy(p);
 	nodesel_destroy(fast);
 	return 0;

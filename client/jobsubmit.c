@@ -61,6 +61,8 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 
 			if (o && c->ngpus > 0)
 				json_object_set_new(o, "ngpus", json_integer(c->ngpus));
+			if (o && c->features[0])
+				json_object_set_new(o, "features", json_string(c->features));
 			json_array_append_new(chunks, o);
 		}
 		json_object_set_new(req, "chunks", chunks);
@@ -78,6 +80,8 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 		json_object_set_new(req, "exclude", json_string(js->exclude));
 	if (js->constraint)
 		json_object_set_new(req, "constraint", json_string(js->constraint));
+	if (js->gpu_model)
+		json_object_set_new(req, "gpu_model", json_string(js->gpu_model));
 	if (js->rerunnable >= 0)
 		json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
 	/* The submitter's umask goes with the job (umask(2) can only be read

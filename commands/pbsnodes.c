@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "gpu.h"
 #include "cmd.h"
 #include "jobid.h"
 #include "pbsfmt.h"
@@ -99,6 +100,11 @@ static json_t *node_attrs(const json_t *n)
 	/* As PBS Pro: ngpus only on nodes that have GPUs. */
 	if (ngpus > 0)
 		json_object_set_new(avail, "ngpus", json_integer(ngpus));
+	/* The GPUs' models, as a site's string resource gpu_model would say
+	 * them (docs/GPUS.md): "a100", or "a100,v100" on a node of both. */
+	gpu_models_format(json_object_get(n, "gpus"), buf, sizeof(buf));
+	if (buf[0])
+		json_object_set_new(avail, "gpu_model", json_string(buf));
 	/* Features (docs/RESOURCES.md): PBS Pro's boolean resources
 	 * (bigmem = True) and string ones (model = skylake), Torque's
 	 * properties list. */

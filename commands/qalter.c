@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 						"(qdel the job and submit it again)", optarg);
 			}
 			/* So are its GPUs (docs/GPUS.md), not silently kept. */
-			if (js.ngpus >= 0) {
+			if (js.ngpus >= 0 || js.gpu_model) {
 				jobspec_clear(&js);
 				return cmd_fail(2, "-l %s: qalter cannot change a job's GPUs "
 						"(qdel the job and submit it again)", optarg);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "gpu.h"
 #include "nodesel.h"
 #include "parse.h"
 #include "transport.h"
@@ -95,7 +96,7 @@ static const struct key keys[] = {
 	{ SEC_NODE, "mem_reserve", KEY_SIZE, S(mem_reserve), "512M", "memory of a node kept from its jobs, for the system (node group limit = memory - reserve)" },
 	{ SEC_NODE, "tmpdir", KEY_PATH, S(tmpdir), "/var/tmp", "where each job's private TMPDIR is made (pbs.ID.SERVER, removed at the end)" },
 	{ SEC_NODE, "memcg_reclaim_threshold", KEY_UINT, S(memcg_reclaim_threshold), "4096", "cgroup v1: memory cgroups on the host, dying ones included, from which a job's page cache is reclaimed before its group is removed (0: always)" },
-	{ SEC_NODE, "gpus", KEY_GPUS, S(gpus), "auto", "the node's GPUs: device files (globs allowed) separated by blanks, none, or auto (hwloc's GPU devices)" },
+	{ SEC_NODE, "gpus", KEY_GPUS, S(gpus), "auto", "the node's GPUs: device files (globs allowed) separated by blanks, MODEL:FILE[,FILE...] to name their model, none, or auto (hwloc's)" },
 	{ SEC_NODE, "features", KEY_FEATURES, S(features), "", "the node's features, comma-separated (e.g. ib,bigmem,model=skylake), matched by -C, select=...:bigmem=true, nodes=1:ppn=2:ib" },
 	{ SEC_NODE, "jobs_tmpfs", KEY_BOOL, S(jobs_tmpfs), "no", "mount a tmpfs on the node's jobs directory (its job files in memory)" },
 	{ SEC_NODE, "prolog", KEY_PATH, S(prolog), "", "a site's hook run as root on each node of a job before its first instruction (qpool-hooks(5)); failing: the job goes back to the queue and the node is drained" },
@@ -174,6 +175,31 @@ static int cgroup_path_check(const char *s)
 		p += len;
 		if (*p == '/')
 			p++;
+	}
+	return 0;
+}
+
+/* A word of [node] gpus that is not a path: MODEL:FILE[,FILE...]. */
+static int gpus_word_check(const char *key, const char *value, const char *p, size_t len, struct error *err)
+{
+	const char *colon = memchr(p, ':', len);
+	char model[GPU_MODEL_MAX];
+	struct error why;
+
+	if (!colon)
+		return error_set(err, -EINVAL, "%s = %s: %.*s is not an absolute path (or MODEL:PATH, auto, none)",
+				 key, value, (int)(len > 64 ? 64 : len), p);
+	if (gpu_model_canon(p, (size_t)(colon - p), model, &why) < 0)
+		return error_set(err, -EINVAL, "%s: %.*s: %s", key, (int)(len > 64 ? 64 : len), p, why.text);
+	for (const char *f = colon + 1; f <= p + len; ) {
+		size_t flen = strcspn(f, ", \t");
+
+		if (f + flen > p + len)
+			flen = (size_t)(p + len - f);
+		if (flen == 0 || *f != '/')
+			return error_set(err, -EINVAL, "%s: %.*s: after %s: come absolute paths, comma-separated",
+					 key, (int)(len > 64 ? 64 : len), p, model);
+		f += flen + 1;
 	}
 	return 0;
 }
@@ -359,10 +385,8 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 				len = strcspn(p, " \t");
 				if (len == 0)
 					break;
-				if (*p != '/')
-					return error_set(err, -EINVAL, "%s = %s: %.*s is not an absolute path "
-							 "(or say auto or none)", k->name, value,
-							 (int)(len > 64 ? 64 : len), p);
+				if (*p != '/' && gpus_word_check(k->name, value, p, len, err) < 0)
+					return -EINVAL;
 				words++;
 				p += len;
 			}

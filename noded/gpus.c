@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The node's GPUs: [node] gpus (device files, globs) or hwloc's GPU OS devices, with their locality. */
+/* The node's GPUs: [node] gpus (device files, globs, models) or hwloc's GPU OS devices, with their locality and model. */
 #include <errno.h>
 #include <glob.h>
 #include <stdio.h>
@@ -19,9 +19,26 @@ static hwloc_obj_t osdev_by_name(hwloc_topology_t topo, const char *name)
 	return NULL;
 }
 
+/* The model hwloc tells of OS device o: its GPUModel info (NVML, CUDA,
+ * RSMI backends), else the name of the PCI device it sits on (pci.ids:
+ * "GA100 [A100 SXM4 40GB]"), shortened by gpu_model_from_name. */
+static void model_from_hwloc(hwloc_obj_t o, char *buf)
+{
+	const char *m = hwloc_obj_get_info_by_name(o, "GPUModel");
+	hwloc_obj_t pci = o->parent;
+
+	if (m && gpu_model_from_name(m, buf))
+		return;
+	while (pci && pci->type != HWLOC_OBJ_PCI_DEVICE)
+		pci = pci->parent;
+	if (pci && pci->name)
+		(void)gpu_model_from_name(pci->name, buf);
+}
+
 /* g's cpus and numa from the OS device of its file's basename: its
  * closest non-I/O ancestor's CPUs (those of the node) and NUMA node (when
- * it has exactly one). Unknown (empty, -1) without one. */
+ * it has exactly one). Unknown (empty, -1) without one. Its model too,
+ * when the config gave none. */
 static void locality_set(struct node_gpu *g, hwloc_topology_t topo, const struct cpumask *node_cpus)
 {
 	const char *base = strrchr(g->file, '/') ? strrchr(g->file, '/') + 1 : g->file;
@@ -31,6 +48,8 @@ static void locality_set(struct node_gpu *g, hwloc_topology_t topo, const struct
 
 	memset(&g->cpus, 0, sizeof(g->cpus));
 	g->numa = -1;
+	if (o && !g->model[0])
+		model_from_hwloc(o, g->model);
 	if (!a)
 		return;
 	if (a->cpuset)
@@ -42,8 +61,10 @@ static void locality_set(struct node_gpu *g, hwloc_topology_t topo, const struct
 		g->numa = hwloc_bitmap_first(a->nodeset);
 }
 
-/* Adds path as the next GPU: a character device, not one already listed. */
-static int gpu_add(struct node_gpu *gpus, unsigned *n, const char *path, bool must, struct error *err)
+/* Adds path as the next GPU of model (""  unknown): a character device,
+ * not one already listed. */
+static int gpu_add(struct node_gpu *gpus, unsigned *n, const char *path, const char *model, bool must,
+		   struct error *err)
 {
 	struct node_gpu *g;
 	struct stat st;
@@ -72,19 +93,41 @@ static int gpu_add(struct node_gpu *gpus, unsigned *n, const char *path, bool mu
 	g->major = major(st.st_rdev);
 	g->minor = minor(st.st_rdev);
 	g->numa = -1;
+	snprintf(g->model, sizeof(g->model), "%s", model);
 	(*n)++;
 	return 0;
 }
 
-/* The words of list (blank-separated) expanded by glob(3), in order. */
+/* One path or glob of the list, of model. */
+static int gpus_path(const char *word, const char *model, struct node_gpu *gpus, unsigned *n, struct error *err)
+{
+	glob_t gl;
+	int r;
+
+	if (!strpbrk(word, "*?["))
+		return gpu_add(gpus, n, word, model, true, err);
+	r = glob(word, GLOB_ERR, NULL, &gl);
+	if (r == GLOB_NOMATCH)
+		return error_set(err, -ENOENT, "gpus: %s matches no file", word);
+	if (r != 0)
+		return error_set(err, -EIO, "gpus: %s: cannot expand it", word);
+	for (size_t i = 0; i < gl.gl_pathc && r == 0; i++)
+		r = gpu_add(gpus, n, gl.gl_pathv[i], model, true, err);
+	globfree(&gl);
+	return r;
+}
+
+/* The words of list (blank-separated), each [MODEL:]PATH[,PATH...],
+ * expanded by glob(3), in order (config.c checked their shape). */
 static int gpus_listed(const char *list, struct node_gpu *gpus, unsigned *n, struct error *err)
 {
-	char word[PATH_MAX];
+	char word[PATH_MAX], model[GPU_MODEL_MAX];
 	int r = 0;
 
 	for (const char *p = list; *p && r == 0; ) {
+		const char *colon;
+		char *path, *save = NULL;
 		size_t len;
-		glob_t gl;
 
 		p += strspn(p, " \t");
 		len = strcspn(p, " \t");
@@ -95,18 +138,17 @@ static int gpus_listed(const char *list, struct node_gpu *gpus, unsigned *n, str
 		memcpy(word, p, len);
 		word[len] = '\0';
 		p += len;
-		if (!strpbrk(word, "*?[")) {
-			r = gpu_add(gpus, n, word, true, err);
-			continue;
+		model[0] = '\0';
+		path = word;
+		colon = strchr(word, ':');
+		if (colon && word[0] != '/') {
+			r = gpu_model_canon(word, (size_t)(colon - word), model, err);
+			if (r < 0)
+				return r;
+			path = word + (colon - word) + 1;
 		}
-		r = glob(word, GLOB_ERR, NULL, &gl);
-		if (r == GLOB_NOMATCH)
-			return error_set(err, -ENOENT, "gpus: %s matches no file", word);
-		if (r != 0)
-			return error_set(err, -EIO, "gpus: %s: cannot expand it", word);
-		for (size_t i = 0; i < gl.gl_pathc && r == 0; i++)
-			r = gpu_add(gpus, n, gl.gl_pathv[i], true, err);
-		globfree(&gl);
+		for (char *one = strtok_r(path, ",", &save); one && r == 0; one = strtok_r(NULL, ",", &save))
+			r = gpus_path(one, model, gpus, n, err);
 	}
 	return r;
 }
@@ -135,7 +177,7 @@ static int gpus_auto(hwloc_topology_t topo, const char *dev_root, struct node_gp
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", dev_root, sub, o->name) >= sizeof(path))
 			continue;
-		r = gpu_add(gpus, n, path, false, err);
+		r = gpu_add(gpus, n, path, "", false, err);
 	}
 	return r;
 }

@@ -39,6 +39,7 @@ static long arg_simulate;
 static const char *arg_sim_topology = "pack:2 numa:4 core:16 pu:2";
 static bool arg_cgroup_holder;
 static char arg_sim_features[1024];   /* --sim-features, canonical */
+static const char *arg_sim_gpus;       /* --sim-gpus, checked by sim_gpus_make */
 
 #define SIM_MAX 100000
 
@@ -57,6 +58,7 @@ static void usage(FILE *f)
 		   "                     (default \"pack:2 numa:4 core:16 pu:2\")\n"
 		   "  -F, --sim-features LIST  their features, comma-separated (default:\n"
 		   "                     [node] features)\n"
+		   "  -G, --sim-gpus SPEC  their GPUs: N, or MODEL:N[,MODEL:N...] (e.g. a100:4)\n"
 		   "  --cgroup-holder    hold the cgroup v2 group systemd delegated for the node's\n"
 		   "                     job groups, and do nothing else (qpool-cgroup.service)\n"
 		   "  -v, --verbose      debug logging\n"
@@ -73,6 +75,7 @@ static int parse_args(int argc, char **argv)
 		{ "simulate", required_argument, NULL, 's' },
 		{ "sim-topology", required_argument, NULL, 't' },
 		{ "sim-features", required_argument, NULL, 'F' },
+		{ "sim-gpus", required_argument, NULL, 'G' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "cgroup-holder", no_argument, NULL, 'H' },
@@ -81,7 +84,7 @@ static int parse_args(int argc, char **argv)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "f:n:c:s:t:F:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:n:c:s:t:F:G:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': arg_config = optarg; break;
 		case 'n': arg_name = optarg; break;
@@ -102,6 +105,19 @@ static int parse_args(int argc, char **argv)
 				fprintf(stderr, "qnoded: --sim-features %s: %s\n", optarg, why.text);
 				return 1;
 			}
+			break;
+		}
+		case 'G': {
+			struct node_gpu *g;
+			struct error why;
+			unsigned n;
+
+			if (sim_gpus_make(optarg, &g, &n, &why) < 0) {
+				fprintf(stderr, "qnoded: %s\n", why.text);
+				return 1;
+			}
+			free(g);
+			arg_sim_gpus = optarg;
 			break;
 		}
 		case 'v': arg_verbose++; break;
@@ -240,9 +256,12 @@ static int sim_run(const struct config *config, sd_event *event, struct error *e
 				      .event = event, .topo = topo, .cgroup_mode = CGROUP_MODE_NONE,
 				      .jobs_dirfd = -1, .simulated = true,
 				      .topo_xml = (char *)arg_sim_topology };
-		snprintf(nd->features, sizeof(nd->features), "%s",
-			 arg_sim_features[0] ? arg_sim_features : config->features);
 		snprintf(nd->rt_reason, sizeof(nd->rt_reason), "simulated node");
+		r = sim_node_dress(nd, &(struct sim_dress){ arg_sim_features[0] ? arg_sim_features
+									 : config->features,
+							    arg_sim_gpus }, err);
+		if (r < 0)
+			goto done;
 		r = jobs_create(nd, &nd->jobs);
 		if (r == 0)
 			r = link_create(nd, &nd->link);
@@ -260,6 +279,7 @@ done:
 	for (long i = 0; nds && i < arg_simulate; i++) {
 		link_destroy(nds[i].link);
 		jobs_destroy(nds[i].jobs);
+		free(nds[i].gpus);
 	}
 	free(nds);
 	free(names);

@@ -86,10 +86,12 @@ int topo_ranks_xml_write(const char *path);
 
 /* The node's GPUs from conf ([node] gpus, docs/GPUS.md): "none"; "auto",
  * topo's (topo_io_load's) OS devices nvidiaN and renderDN that are character devices at
- * dev_root/nvidiaN and dev_root/dri/renderDN; or blank-separated files
- * and glob(3) patterns, each a character device. Each gets its index in
- * that order, its device number, and the locality of topo's OS device of
- * its basename (topo may be NULL: unknown), its CPUs within node_cpus.
+ * dev_root/nvidiaN and dev_root/dri/renderDN; or blank-separated words
+ * [MODEL:]FILE[,FILE...], each FILE a path or glob(3) pattern of
+ * character devices. Each gets its index in that order, its device
+ * number, its model (the word's, else hwloc's for its OS device, else
+ * unknown), and the locality of topo's OS device of its basename (topo
+ * may be NULL: unknown), its CPUs within node_cpus.
  * 0 with *ret (malloc'd, NULL when none) and *ret_n; -errno with err a
  * line naming the file: not a character device, a glob that matches
  * nothing, the same device twice, more than NODE_GPUS_MAX. */
@@ -293,6 +295,26 @@ int launch_gded_path(const char *conf, char *buf, size_t len);
 /* Describes the node of an hwloc synthetic topology ("pack:2 numa:4
  * core:16 pu:2"): all its PUs. -EINVAL/-ERANGE with err set. */
 int sim_topology_describe(const char *synthetic, struct node_topo *ret, struct error *err);
+
+/* The GPUs of a simulated node from --sim-gpus: "N" (N GPUs of no
+ * model) or "MODEL:N[,MODEL:N...]", at most NODE_GPUS_MAX in all, the
+ * first NUMA node's... none: each is /dev/nvidiaI, major 195 minor I, of
+ * unknown locality (nothing opens them: a simulated job runs nothing).
+ * 0 with *ret (malloc'd) and *ret_n; -EINVAL with err; -ENOMEM. */
+int sim_gpus_make(const char *spec, struct node_gpu **ret, unsigned *ret_n, struct error *err);
+
+struct noded;
+
+/* What a simulated node carries beside its topology, from the --sim-*
+ * options: the one place a new kind (counted resources) is added. */
+struct sim_dress {
+	const char *features;    /* canonical comma list ("" none) */
+	const char *gpus;        /* --sim-gpus (sim_gpus_make); NULL: none */
+};
+
+/* Gives nd (simulated) what d says: its features and GPUs. 0, or -errno
+ * with err. */
+int sim_node_dress(struct noded *nd, const struct sim_dress *d, struct error *err);
 
 /* The result of a simulated job: exited 0 (sig 0) or killed by sig, every
  * stamp from the event loop's clock: wrap, fenced and exec at start,

@@ -3,6 +3,8 @@
  * only waited its walltime reports. No cgroups, no gded, no processes. */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "noded.h"
@@ -30,6 +32,69 @@ int sim_topology_describe(const char *synthetic, struct node_topo *ret, struct e
 done:
 	hwloc_topology_destroy(topo);
 	return r;
+}
+
+/* Major number of NVIDIA's character devices (Documentation/admin-guide/devices.txt). */
+#define SIM_GPU_MAJOR 195
+
+int sim_gpus_make(const char *spec, struct node_gpu **ret, unsigned *ret_n, struct error *err)
+{
+	struct node_gpu *gpus;
+	unsigned n = 0;
+	int r = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	gpus = calloc(NODE_GPUS_MAX, sizeof(*gpus));
+	if (!gpus)
+		return error_set(err, -ENOMEM, "out of memory");
+	for (const char *p = spec; r == 0; ) {
+		size_t len = strcspn(p, ","), mlen;
+		const char *colon = memchr(p, ':', len);
+		char model[GPU_MODEL_MAX] = "", *end;
+		struct error why;
+		long count;
+
+		mlen = colon ? (size_t)(colon - p) : 0;
+		if (colon && gpu_model_canon(p, mlen, model, &why) < 0) {
+			r = error_set(err, -EINVAL, "--sim-gpus %s: %s", spec, why.text);
+			break;
+		}
+		errno = 0;
+		count = strtol(colon ? colon + 1 : p, &end, 10);
+		if (errno || end != p + len || end == (colon ? colon + 1 : p) || count < 1 ||
+		    count > NODE_GPUS_MAX - (long)n) {
+			r = error_set(err, -EINVAL, "--sim-gpus %s: [MODEL:]COUNT[,...], %d GPUs at most in all",
+				      spec, NODE_GPUS_MAX);
+			break;
+		}
+		for (long k = 0; k < count; k++, n++) {
+			struct node_gpu *g = &gpus[n];
+
+			g->index = n;
+			snprintf(g->file, sizeof(g->file), "/dev/nvidia%u", n);
+			g->major = SIM_GPU_MAJOR;
+			g->minor = n;
+			g->numa = -1;
+			memcpy(g->model, model, sizeof(model));
+		}
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	if (r < 0) {
+		free(gpus);
+		return r;
+	}
+	*ret = gpus;
+	*ret_n = n;
+	return 0;
+}
+
+int sim_node_dress(struct noded *nd, const struct sim_dress *d, struct error *err)
+{
+	snprintf(nd->features, sizeof(nd->features), "%s", d->features ? d->features : "");
+	return d->gpus ? sim_gpus_make(d->gpus, &nd->gpus, &nd->n_gpus, err) : 0;
 }
 
 json_t *sim_result(int64_t jobid, int64_t launch, int64_t start_wall, int64_t start_mono,

@@ -73,6 +73,7 @@ void jobspec_clear(struct jobspec *js)
 	free(js->nodelist);
 	free(js->exclude);
 	free(js->constraint);
+	free(js->gpu_model);
 	jobspec_init(js);
 }
 
@@ -276,11 +277,11 @@ static int host_add(struct jobspec *js, const char *what, const char *name, stru
 
 /* A chunk's feature as PBS writes a node's boolean or string resource
  * (bigmem=true, model=skylake) or Torque a node property (ib): NAME, or
- * NAME=VALUE, that each of the job's nodes must have (docs/RESOURCES.md). */
-static int feature_add(struct jobspec *js, const char *what, const char *name, const char *val,
-		       struct error *err)
+ * NAME=VALUE, that each of the job's nodes must have (docs/RESOURCES.md);
+ * into feature (NODESEL_FEATURE_MAX * 2 bytes). */
+static int feature_make(const char *what, const char *name, const char *val, char *feature,
+			struct error *err)
 {
-	char feature[NODESEL_FEATURE_MAX * 2];
 	int r;
 
 	if (val && (!strcasecmp(val, "false") || !strcasecmp(val, "f") || !strcmp(val, "0") ||
@@ -289,9 +290,9 @@ static int feature_add(struct jobspec *js, const char *what, const char *name, c
 				 "one it lacks is not supported (leave %s out)", what, name);
 	if (!val || !strcasecmp(val, "true") || !strcasecmp(val, "t") || !strcmp(val, "1") ||
 	    !strcasecmp(val, "yes") || !strcasecmp(val, "y"))
-		snprintf(feature, sizeof(feature), "%s", name);
+		snprintf(feature, NODESEL_FEATURE_MAX * 2, "%s", name);
 	else
-		snprintf(feature, sizeof(feature), "%s=%s", name, val);
+		snprintf(feature, NODESEL_FEATURE_MAX * 2, "%s=%s", name, val);
 	r = nodesel_feature_check(feature, strlen(feature), err);
 	if (r < 0) {
 		char why[sizeof(err->text)];
@@ -299,7 +300,49 @@ static int feature_add(struct jobspec *js, const char *what, const char *name, c
 		snprintf(why, sizeof(why), "%s", err->text);
 		return error_set(err, -EINVAL, "%s: %s", what, why);
 	}
-	return list_add(&js->constraint, '&', feature);
+	return 0;
+}
+
+/* The same, added to the job's constraint. */
+static int feature_add(struct jobspec *js, const char *what, const char *name, const char *val,
+		       struct error *err)
+{
+	char feature[NODESEL_FEATURE_MAX * 2];
+	int r = feature_make(what, name, val, feature, err);
+
+	return r < 0 ? r : list_add(&js->constraint, '&', feature);
+}
+
+/* The same, added to chunk c's own features. */
+static int chunk_feature_add(struct jobspec_chunk *c, const char *what, const char *name, const char *val,
+			     struct error *err)
+{
+	char feature[NODESEL_FEATURE_MAX * 2];
+	size_t at = strlen(c->features);
+	int r = feature_make(what, name, val, feature, err);
+
+	if (r < 0)
+		return r;
+	if (at + 1 + strlen(feature) >= sizeof(c->features))
+		return error_set(err, -EINVAL, "%s: a chunk's features are at most %zu bytes in all", what,
+				 sizeof(c->features) - 1);
+	snprintf(c->features + at, sizeof(c->features) - at, "%s%s", at ? "," : "", feature);
+	return 0;
+}
+
+int jobspec_gpu_model_set(struct jobspec *js, const char *what, const char *val, struct error *err)
+{
+	char model[GPU_MODEL_MAX];
+	struct error why;
+
+	if (gpu_model_canon(val, strlen(val), model, &why) < 0)
+		return error_set(err, -EINVAL, "%s: %s", what, why.text);
+	if (js->gpu_model && strcmp(js->gpu_model, model) != 0)
+		return error_set(err, -EINVAL, "%s: a job's GPUs are of one model (%s given already)", what,
+				 js->gpu_model);
+	if (!js->gpu_model && !(js->gpu_model = strdup(model)))
+		return error_set(err, -ENOMEM, "out of memory");
+	return 0;
 }
 
 /* Replaces js's chunks with n of them (none: a one-node request). */
@@ -350,6 +393,24 @@ static int chunks_total(struct jobspec *js, const char *what, const char *val,
 	return attr_set(js, "Resource_List.nodect", buf);
 }
 
+/* When chunks c[0..n) have the same features, they go to the job's
+ * constraint and the chunks keep none. */
+static int chunks_features_common(struct jobspec *js, struct jobspec_chunk *c, size_t n)
+{
+	char buf[sizeof(c->features)], *save = NULL;
+	int r = 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(c[i].features, c[0].features) != 0)
+			return 0;
+	snprintf(buf, sizeof(buf), "%s", c[0].features);
+	for (char *f = strtok_r(buf, ",", &save); f && r == 0; f = strtok_r(NULL, ",", &save))
+		r = list_add(&js->constraint, '&', f);
+	for (size_t i = 0; i < n; i++)
+		c[i].features[0] = '\0';
+	return r;
+}
+
 /* One part of nodes= between '+': N[:ppn=M][:gpus=G][:property...]. */
 static int nodes_part(struct jobspec *js, const char *val, char *part, struct jobspec_chunk *ret,
 		      struct error *err)
@@ -390,7 +451,7 @@ static int nodes_part(struct jobspec *js, const char *val, char *part, struct jo
 			char what[300];
 
 			snprintf(what, sizeof(what), "-l nodes=%s: property %s", val, tok);
-			r = feature_add(js, what, tok, NULL, err);
+			r = chunk_feature_add(ret, what, tok, NULL, err);
 			if (r < 0)
 				return r;
 		}
@@ -420,6 +481,10 @@ static int nodes_set(struct jobspec *js, const char *val, struct error *err)
 	}
 	if (n == 0)
 		return error_set(err, -EINVAL, "-l nodes=%s: expected N[:ppn=M]", val);
+	/* Properties of every part are the job's; else each part's own. */
+	r = chunks_features_common(js, c, n);
+	if (r < 0)
+		return r;
 	if (n == 1 && c[0].count == 1) {
 		js->ncpus = c[0].ncpus;
 		if (c[0].ngpus)
@@ -479,6 +544,10 @@ static int select_part(struct jobspec *js, const char *val, char *part, struct j
 			r = ngpus_parse(what, eq + 1, &ret->ngpus, err);
 			if (r < 0)
 				return r;
+		} else if (!strcmp(tok, "gpu_model")) {
+			r = jobspec_gpu_model_set(js, what, eq + 1, err);
+			if (r < 0)
+				return r;
 		} else if (!strcmp(tok, "walltime") || !strcmp(tok, "select") || !strcmp(tok, "place") ||
 			   !strcmp(tok, "nodes")) {
 			return error_set(err, -EINVAL, "%s: not a resource of a chunk", what);
@@ -487,7 +556,7 @@ static int select_part(struct jobspec *js, const char *val, char *part, struct j
 			if (r < 0)
 				return r;
 		} else {
-			r = feature_add(js, what, tok, eq + 1, err);
+			r = chunk_feature_add(ret, what, tok, eq + 1, err);
 			if (r < 0)
 				return r;
 		}
@@ -548,6 +617,11 @@ static int select_set(struct jobspec *js, const char *val, struct error *err)
 	}
 	if (n == 0)
 		return error_set(err, -EINVAL, "-l select=%s: expected N:ncpus=C[:mem=SIZE]", val);
+	/* Features every chunk asks for are the job's (any node it uses has
+	 * them); else each chunk keeps its own (docs/RESOURCES.md). */
+	r = chunks_features_common(js, c, n);
+	if (r < 0)
+		return r;
 	r = chunks_total(js, "select", val, c, n, err);
 	return r ?: chunks_set(js, c, n) ?: attr_set(js, "Resource_List.select", val);
 }
@@ -660,6 +734,12 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		/* A plain ngpus= is a one-node job's, as a plain ncpus=. */
 		snprintf(lwhat, sizeof(lwhat), "-l %s", what);
 		return ngpus_parse(lwhat, val, &js->ngpus, err);
+	}
+	if (!strcmp(name, "gpu_model")) {
+		char mwhat[200];
+
+		snprintf(mwhat, sizeof(mwhat), "-l %s%s", in_chunk ? "select=...:" : "", what);
+		return jobspec_gpu_model_set(js, mwhat, val, err);
 	}
 	/* Torque's pmem is per process: the job holds pmem times its
 	 * processes on each node, counted and limited as mem is
@@ -1085,6 +1165,7 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 	r = r ?: merge_string(&dst->nodelist, src->nodelist);
 	r = r ?: merge_string(&dst->exclude, src->exclude);
 	r = r ?: merge_string(&dst->constraint, src->constraint);
+	r = r ?: merge_string(&dst->gpu_model, src->gpu_model);
 	for (size_t i = 0; i < src->n_attrs && r == 0; i++)
 		r = attr_set(dst, src->attrs[i].name, src->attrs[i].value);
 	for (size_t i = 0; i < src->n_warnings && r == 0; i++)

@@ -28,6 +28,10 @@ struct jobspec_chunk {
 	int64_t mem;
 	int64_t mpiprocs;
 	int64_t ompthreads;
+	/* Its own features when the chunks of a select= differ in them
+	 * (select=1:bigmem=true+2:ncpus=1): canonical, comma-separated; ""
+	 * none. Features all chunks share are the job's constraint. */
+	char features[128];
 };
 
 #define JOBSPEC_CHUNKS_MAX 64     /* kinds of chunk in one select (joined by '+') */
@@ -97,7 +101,15 @@ struct jobspec {
 	char *nodelist;
 	char *exclude;
 	char *constraint;
+	/* The GPUs' model (docs/GPUS.md): -l gpu_model=, select=...:gpu_model=,
+	 * sbatch --gres=gpu:TYPE:N, --gpus=TYPE:N; canonical (lower-case);
+	 * one per job. NULL: any. */
+	char *gpu_model;
 };
+
+/* Sets js's GPU model from val (as what says it): a model name, the same
+ * as any already given. 0 or -EINVAL with err. */
+int jobspec_gpu_model_set(struct jobspec *js, const char *what, const char *val, struct error *err);
 
 /* "scatter", "pack", "free" (the names of -l place=). */
 const char *jobspec_place_name(int place);

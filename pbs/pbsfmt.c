@@ -197,6 +197,17 @@ static json_t *resource_list(const json_t *job)
 				if (w > 0 && (size_t)w < sizeof(sel) - len)
 					len += (size_t)w;
 			}
+			/* The chunk's own features, as PBS writes them:
+			 * bigmem=True, model=skylake. */
+			for (const char *f = wire_str(c, "features") ? wire_str(c, "features") : ""; *f; ) {
+				size_t flen = strcspn(f, ",");
+
+				w = snprintf(sel + len, sizeof(sel) - len, ":%.*s%s", (int)flen, f,
+					     memchr(f, '=', flen) ? "" : "=True");
+				if (w > 0 && (size_t)w < sizeof(sel) - len)
+					len += (size_t)w;
+				f += flen + (f[flen] == ',');
+			}
 		}
 		json_object_set_new(rl, "ncpus", json_integer(ncpus));
 		json_object_set_new(rl, "nodect", json_integer(nodect));

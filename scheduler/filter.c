@@ -69,6 +69,7 @@ static json_t *filter_input(struct conn *c, const char *op, json_t *msg)
 		json_object_set_new(job, "walltime", member_or_null(msg, "walltime"));
 		json_object_set_new(job, "ncpus", member_or_null(msg, "ncpus"));
 		json_object_set_new(job, "ngpus", member_or_null(msg, "ngpus"));
+		set_str(job, "gpu_model", wire_str(msg, "gpu_model"));
 		json_object_set_new(job, "mem", member_or_null(msg, "mem"));
 		json_object_set_new(job, "select", member_or_null(msg, "chunks"));
 		json_object_set_new(job, "place", member_or_null(msg, "place"));
@@ -180,6 +181,15 @@ static int changes_apply(const char *op, json_t *msg, json_t *out, char *why, si
 				json_object_del(msg, "nodelist");
 			else
 				json_object_set(msg, "nodelist", v);
+		} else if (submit && !strcmp(key, "gpu_model")) {
+			/* The submit check reads it like the user's (a model
+			 * no node has is refused there; docs/GPUS.md). */
+			if (!json_is_null(v) && !text_ok(v, 31))
+				goto bad;
+			if (json_is_null(v))
+				json_object_del(msg, "gpu_model");
+			else
+				json_object_set(msg, "gpu_model", v);
 		} else if (submit && !strcmp(key, "account")) {
 			json_t *attrs = json_object_get(msg, "attrs");
 			const char *attr = "Account_Name";

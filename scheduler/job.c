@@ -53,6 +53,7 @@ void job_free(struct job *j)
 	free(j->reason);
 	free(j->dep_edges);
 	nodesel_destroy(j->sel);
+	free(j->gpu_model);
 	free(j);
 }
 
@@ -179,6 +180,17 @@ int job_chunks_from_json(struct job *j, const void *json_chunks, char *err, size
 		c[i] = (struct job_chunk){ .count = (uint32_t)count, .ncpus = (uint32_t)ncpus,
 					   .mpiprocs = (uint32_t)mpiprocs, .ompthreads = (uint32_t)omp,
 					   .mem = (uint64_t)mem, .ngpus = (uint32_t)ngpus };
+		if (json_object_get(v, "features")) {
+			const char *f = json_string_value(json_object_get(v, "features"));
+			struct error ferr;
+
+			if (!f || nodesel_features_canon(f, c[i].features, sizeof(c[i].features), &ferr) < 0) {
+				free(c);
+				snprintf(err, errlen, "chunk %zu: features: %s", i + 1,
+					 f ? ferr.text : "not a string");
+				return -EINVAL;
+			}
+		}
 	}
 	j->chunks = c;
 	j->n_chunks = (unsigned)n;

@@ -45,6 +45,8 @@ struct job_chunk {
 	uint32_t mpiprocs;
 	uint32_t ompthreads;     /* 0: unset */
 	uint64_t mem;            /* bytes per chunk, 0: none */
+	char features[128];      /* its own features, canonical comma list (all its
+	                          * nodes have each); "" none (docs/RESOURCES.md) */
 };
 
 enum job_place {
@@ -104,6 +106,7 @@ struct job {
 	bool excl;               /* place=...:excl: its nodes hold no other job */
 	bool whole;              /* ...:excl:whole (sbatch --exclusive): and it gets all their free CPUs */
 	struct nodesel *sel;     /* -w, -x, -C, host=, features (lib/nodesel.h); NULL: any node */
+	char *gpu_model;         /* its GPUs' model, canonical (lib/gpu.h); NULL: any */
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	int64_t t_submit;
 	int64_t t_dispatch;      /* while running/exiting: when this run was dispatched,

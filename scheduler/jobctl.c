@@ -21,7 +21,8 @@ static int limits_check(struct server *s, const struct queue_conf *q, const stru
 	/* A one-node job: what no known node could ever hold (CPUs, GPUs,
 	 * memory) is refused as at submit. A job across nodes was checked
 	 * at submit, and qalter cannot change its chunks. */
-	struct job probe = { .ncpus = (uint32_t)ncpus, .ngpus = j->ngpus, .mem = mem, .sel = j->sel };
+	struct job probe = { .ncpus = (uint32_t)ncpus, .ngpus = j->ngpus, .mem = mem, .sel = j->sel,
+			     .gpu_model = j->gpu_model };
 	char why[200];
 
 #define REFUSE(...) do { snprintf(errbuf, len, __VA_ARGS__); return -EINVAL; } while (0)

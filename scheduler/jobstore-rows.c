@@ -422,6 +422,9 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 				   &j->sel, &err) == -ENOMEM)
 			goto oom;
 	}
+	/* The GPUs' model as qpoold checked it at submit (canonical). */
+	if (!row_null(r, ACT_GPU_MODEL) && !(j->gpu_model = strdup(row_text(r, ACT_GPU_MODEL))))
+		goto oom;
 	j->t_submit = row_i64(r, ACT_T_SUBMIT);
 	j->rerunnable = (int)row_i64(r, ACT_RERUN);
 	j->t_dispatch = row_i64(r, ACT_T_DISPATCH);

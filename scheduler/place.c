@@ -98,9 +98,24 @@ static unsigned gpus_count(uint64_t m)
 	return (unsigned)__builtin_popcountll(m);
 }
 
-static unsigned node_gpu_room(const struct node *n)
+/* The GPUs of n that j may have: all, or those of its model
+ * (docs/GPUS.md). */
+static uint64_t job_node_gpus(const struct node *n, const struct job *j)
 {
-	return gpus_count(n->gpus_free & place_node_gpus(n));
+	uint64_t m = 0;
+
+	if (!j->gpu_model || !j->ngpus)
+		return place_node_gpus(n);
+	for (unsigned g = 0; n->gpus && g < n->n_gpus && g < 64; g++)
+		if (strcmp(n->gpus[g].model, j->gpu_model) == 0)
+			m |= UINT64_C(1) << g;
+	return m;
+}
+
+/* How many GPUs n has for j: free ones, or all when all (free false). */
+static unsigned node_gpu_room(const struct node *n, const struct job *j, bool all)
+{
+	return gpus_count((all ? UINT64_MAX : n->gpus_free) & job_node_gpus(n, j));
 }
 
 /* The lowest ngpus GPUs of set (which has at least as many). */
@@ -133,16 +148,16 @@ static void gpus_near(const struct node *n, uint64_t set, const struct cpumask *
 	}
 }
 
-/* Chooses ngpus of n's free GPUs for a share of ncpus CPUs out of avail
- * (docs/GPUS.md): GPUs of one NUMA node whose close CPUs are free enough
+/* Chooses ngpus of n's free GPUs among gmask (the job's model's, or all)
+ * for a share of ncpus CPUs out of avail (docs/GPUS.md): GPUs of one NUMA node whose close CPUs are free enough
  * first, then the lowest free ones with theirs; *avail narrowed to those
  * close CPUs when there are enough. Otherwise the lowest free GPUs and
  * avail as it is, unless the queue requires locality and the GPUs have a
  * known one (then false: the job waits). */
-static bool gpus_choose(const struct node *n, const struct queue_conf *q, unsigned ncpus, unsigned ngpus,
-			struct cpumask *avail, uint64_t *ret)
+static bool gpus_choose(const struct node *n, const struct queue_conf *q, uint64_t gmask, unsigned ncpus,
+			unsigned ngpus, struct cpumask *avail, uint64_t *ret)
 {
-	uint64_t free = n->gpus_free & place_node_gpus(n), tried = 0, pick;
+	uint64_t free = n->gpus_free & gmask, tried = 0, pick;
 	struct cpumask near;
 	bool known;
 
@@ -181,8 +196,8 @@ static bool gpus_choose(const struct node *n, const struct queue_conf *q, unsign
  * locality narrows the CPUs), then placement over the node's topology,
  * or first fit (lowest free CPUs) for a node that sent none. Fills e's
  * cpus, claim, mems and gpus. */
-static bool node_place(const struct node *n, const struct queue_conf *q, unsigned ncpus, unsigned ngpus,
-		       struct alloc_entry *e)
+static bool node_place(const struct node *n, const struct queue_conf *q, const struct job *j, unsigned ncpus,
+		       unsigned ngpus, struct alloc_entry *e)
 {
 	struct cpumask avail;
 	struct placement pl;
@@ -191,7 +206,7 @@ static bool node_place(const struct node *n, const struct queue_conf *q, unsigne
 	if (cpumask_count(&avail) < ncpus)
 		return false;
 	e->gpus = 0;
-	if (ngpus && !gpus_choose(n, q, ncpus, ngpus, &avail, &e->gpus))
+	if (ngpus && !gpus_choose(n, q, job_node_gpus(n, j), ncpus, ngpus, &avail, &e->gpus))
 		return false;
 	if (n->topo) {
 		if (placement_choose(n->topo, &avail, ncpus, q->smt, &pl, NULL) < 0)
@@ -210,12 +225,31 @@ static bool node_place(const struct node *n, const struct queue_conf *q, unsigne
 	return true;
 }
 
+/* Whether n has each of ch's own features (select=...:bigmem=true on one
+ * kind of chunk of several). */
+static bool chunk_node_ok(const struct node *n, const struct job_chunk *ch)
+{
+	if (!ch->features[0])
+		return true;
+	if (!n->features)
+		return false;
+	for (const char *f = ch->features; *f; ) {
+		size_t len = strcspn(f, ",");
+
+		if (!nodesel_features_has(n->features, f, len))
+			return false;
+		f += len + (f[len] == ',');
+	}
+	return true;
+}
+
 /* The nodes of a placement by counts: nv[0..n) with room[i] CPUs and
  * groom[i] GPUs each (ok[i] false: not to use). Assigns j's chunks by its
  * place rule and sets take[i] and gtake[i] (CPUs and GPUs j would take on
  * nv[i]); true when every chunk has a node. One-node jobs are one chunk
  * of ncpus and ngpus, packed. */
-static bool chunks_assign(const struct job *j, const unsigned *room, const unsigned *groom, const uint64_t *mroom,
+static bool chunks_assign(const struct job *j, struct node *const *nv, const unsigned *room,
+			  const unsigned *groom, const uint64_t *mroom,
 			  uint64_t *mtake, const bool *ok, size_t n, unsigned *take, unsigned *gtake, struct share *sh)
 {
 	unsigned total = 0, gtotal = 0;
@@ -236,8 +270,12 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const unsig
 			gtotal += j->chunks[c].count * j->chunks[c].ngpus;
 			mtotal += (uint64_t)j->chunks[c].count * j->chunks[c].mem;
 		}
-		for (size_t i = 0; i < n; i++)
-			if (ok[i] && room[i] >= total && groom[i] >= gtotal && (!mroom || mroom[i] >= mtotal)) {
+		for (size_t i = 0; i < n; i++) {
+			bool feats = true;
+
+			for (unsigned c = 0; c < j->n_chunks && feats; c++)
+				feats = chunk_node_ok(nv[i], &j->chunks[c]);
+			if (feats && ok[i] && room[i] >= total && groom[i] >= gtotal && (!mroom || mroom[i] >= mtotal)) {
 				take[i] = total;
 				gtake[i] = gtotal;
 				for (unsigned c = 0; sh && c < j->n_chunks; c++) {
@@ -248,6 +286,7 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const unsig
 				}
 				return true;
 			}
+		}
 		return false;
 	}
 	/* Widest chunks first (GPUs, then CPUs): first fit then leaves no
@@ -277,7 +316,8 @@ static bool chunks_assign(const struct job *j, const unsigned *room, const unsig
 			 * many chunks costs its chunks plus the nodes, not both
 			 * multiplied. */
 			for (i = from; i < n; i++) {
-				if (!ok[i] || room[i] - take[i] < ch->ncpus || room[i] < take[i] ||
+				if (!ok[i] || !chunk_node_ok(nv[i], ch) || room[i] - take[i] < ch->ncpus ||
+				    room[i] < take[i] ||
 				    groom[i] < gtake[i] + ch->ngpus || (mroom && mroom[i] - mtake[i] < ch->mem))
 					continue;
 				if (j->place == JOB_PLACE_SCATTER && take[i])
@@ -359,7 +399,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		p->room[i] = cpumask_count(&p->nv[i]->cpus);
-		p->groom[i] = p->nv[i]->n_gpus;
+		p->groom[i] = node_gpu_room(p->nv[i], j, true);
 		p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link) && node_sel_ok(p->nv[i], j, -1);
 		count += p->ok[i];
 		if (p->ok[i] && p->room[i] > max)
@@ -370,7 +410,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 	take = calloc(p->n_nodes * 2 + 1, sizeof(*take));
 	if (!take)
 		return true;
-	fits = chunks_assign(j, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
+	fits = chunks_assign(j, p->nv, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take, take + p->n_nodes, NULL);
 	/* A matching OR: some one alternative must hold it. */
 	if (fits && j->n_chunks && nodesel_alternatives(j->sel)) {
 		fits = false;
@@ -378,7 +418,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
 			for (size_t i = 0; i < p->n_nodes; i++)
 				p->ok[i] = p->room[i] > 0 && (!up_only || p->nv[i]->link) &&
 					   node_sel_ok(p->nv[i], j, (int)a);
-			fits = chunks_assign(j, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take,
+			fits = chunks_assign(j, p->nv, p->room, p->groom, NULL, NULL, p->ok, p->n_nodes, take,
 					     take + p->n_nodes, NULL);
 		}
 	}
@@ -395,15 +435,22 @@ static int request_gpus_why(const struct pool *p, const struct job *j, char *buf
 	if (!want)
 		return 0;
 	for (const struct node *n = p->nodes; n; n = n->next)
-		if (n->n_gpus > gmax)
-			gmax = n->n_gpus;
+		if (node_gpu_room(n, j, true) > gmax)
+			gmax = node_gpu_room(n, j, true);
+	if (gmax == 0 && j->gpu_model) {
+		snprintf(buf, len, "gpu_model=%s: no node of this pool has GPUs of that model", j->gpu_model);
+		return -ENOSPC;
+	}
 	if (gmax == 0) {
 		snprintf(buf, len, "ngpus=%u: no node of this pool has GPUs", j->ngpus);
 		return -ENOSPC;
 	}
 	if (want <= gmax)
 		return 0;
-	if (!j->n_chunks)
+	if (j->gpu_model)
+		snprintf(buf, len, "ngpus=%u gpu_model=%s: more GPUs of that model than any node has (the largest "
+			 "has %u)", want, j->gpu_model, gmax);
+	else if (!j->n_chunks)
 		snprintf(buf, len, "ngpus=%u: more GPUs than any node has (the largest has %u)", want, gmax);
 	else if (j->place == JOB_PLACE_PACK)
 		snprintf(buf, len, "place=pack: %u GPUs on one node, more than any node has (the largest has %u)",
@@ -511,6 +558,21 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 		return request_mem_why(p, j, buf, len);
 	if (request_gpus_why(p, j, buf, len) < 0)
 		return -ENOSPC;
+	/* A chunk's own features no node has (the front ends match "no
+	 * node of this pool has those features"). */
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		size_t i;
+
+		for (i = 0; i < p->n_nodes; i++)
+			if (cpumask_count(&p->nv[i]->cpus) && node_sel_ok(p->nv[i], j, -1) &&
+			    chunk_node_ok(p->nv[i], &j->chunks[c]))
+				break;
+		if (i == p->n_nodes) {
+			snprintf(buf, len, "chunk %u: %s: no node of this pool has those features%s", c + 1,
+				 j->chunks[c].features, j->sel ? " (among the nodes allowed)" : "");
+			return -ENOSPC;
+		}
+	}
 	for (unsigned c = 0; c < j->n_chunks; c++) {
 		chunks += j->chunks[c].count;
 		if (j->chunks[c].ncpus > widest)
@@ -547,7 +609,8 @@ int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *b
 
 	/* The common case at no cost: a connected node holds a one-node job. */
 	for (struct node *n = p->nodes; n && !j->n_chunks; n = n->next)
-		if (n->link && cpumask_count(&n->cpus) >= j->ncpus && n->n_gpus >= j->ngpus && node_sel_ok(n, j, -1))
+		if (n->link && cpumask_count(&n->cpus) >= j->ncpus && node_gpu_room(n, j, true) >= j->ngpus &&
+		    node_sel_ok(n, j, -1))
 			return 0;
 	if (!p->nodes || place_nodes_vector(p) < 0 || request_fits(p, j, true, &max, &count) ||
 	    !request_fits(p, j, false, &max, &count))
@@ -673,7 +736,7 @@ static bool fits_after(struct pool *p, const struct job *j, const unsigned *base
 		if (p->mroom[evs[e].node] != UINT64_MAX)
 			p->mroom[evs[e].node] += evs[e].mem;
 	}
-	return chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take, take + p->n_nodes,
+	return chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take, take + p->n_nodes,
 			     NULL);
 }
 
@@ -698,10 +761,10 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 		if (!node_open(nd, q, j, &room) && !(pool_node_usable(nd) &&
 						    !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt)))
 			continue;
-		if (cpumask_count(&nd->cpus) < j->ncpus || nd->n_gpus < j->ngpus ||
+		if (cpumask_count(&nd->cpus) < j->ncpus || node_gpu_room(nd, j, true) < j->ngpus ||
 		    (pool_node_mem(nd) && pool_node_mem(nd) < j->mem) || !node_sel_ok(nd, j, -1))
 			continue;
-		groom = node_gpu_room(nd);
+		groom = node_gpu_room(nd, j, false);
 		mroom = pool_node_mem_free(nd);
 		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
 			const struct job *o = e->job;
@@ -718,7 +781,8 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 				evs = ne;
 			}
 			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
-							cpumask_count(&e->claim), gpus_count(e->gpus), e->mem };
+							cpumask_count(&e->claim), gpus_count(e->gpus & job_node_gpus(nd, j)),
+							e->mem };
 		}
 		if (n_ev == 0)
 			continue;
@@ -767,7 +831,7 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 
 		p->ok[i] = (node_open(nd, q, j, &base[i]) || (pool_node_usable(nd) &&
 			   !(q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt))) && node_sel_ok(nd, j, -1);
-		base[p->n_nodes + i] = node_gpu_room(nd);
+		base[p->n_nodes + i] = node_gpu_room(nd, j, false);
 		mbase[i] = pool_node_mem_free(nd);
 		for (struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
 			const struct job *o = e->job;
@@ -782,7 +846,8 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 				evs = ne;
 			}
 			evs[n_ev++] = (struct resv_ev){ o->t_dispatch / 1000000000 + (int64_t)o->walltime, i,
-							cpumask_count(&e->claim), gpus_count(e->gpus), e->mem };
+							cpumask_count(&e->claim), gpus_count(e->gpus & job_node_gpus(nd, j)),
+							e->mem };
 		}
 	}
 	if (n_ev == 0)
@@ -863,7 +928,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 	*ret_room = 0;
 	*ret_groom = 0;
 	*ret_mroom = 0;
-	if (!j->n_chunks && j->sel) {
+	/* (A job of a GPU model leaves the selection's misses alone: its
+	 * key does not say the model.) */
+	if (!j->n_chunks && j->sel && !j->gpu_model) {
 		uint64_t key = nodesel_key(j->sel);
 
 		/* A selection that found no node this pass, for as much or
@@ -902,7 +969,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 				p->scan_from = nd->next;
 			if (!open)
 				continue;
-			groom = node_gpu_room(nd);
+			groom = node_gpu_room(nd, j, false);
 			mroom = pool_node_mem_free(nd);
 			/* The bound the pass keeps ignores reservations: a
 			 * later, shorter job may still use a reserved node. */
@@ -919,12 +986,13 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			/* sbatch --exclusive: the node's free CPUs, all of them
 			 * (node_open left only nodes no other job holds). */
 			want = j->whole ? room : j->ncpus;
-			if (want > j->ncpus && !node_place(nd, q, want, j->ngpus, &e))
+			if (want > j->ncpus && !node_place(nd, q, j, want, j->ngpus, &e))
 				want = j->ncpus;   /* the queue's smt rule leaves some out */
-			if (want == j->ncpus && !node_place(nd, q, want, j->ngpus, &e)) {
+			if (want == j->ncpus && !node_place(nd, q, j, want, j->ngpus, &e)) {
 				/* Free CPUs only shrink in a pass: what did not
-				 * fit will not, nor anything larger. */
-				if (!j->excl && (!nd->no_cpus || (j->ncpus <= nd->no_cpus && j->ngpus <= nd->no_gpus))) {
+				 * fit will not, nor anything larger (a GPU
+				 * model's refusal says nothing of other GPUs). */
+				if (!j->excl && !j->gpu_model && (!nd->no_cpus || (j->ncpus <= nd->no_cpus && j->ngpus <= nd->no_gpus))) {
 					nd->no_cpus = j->ncpus;
 					nd->no_gpus = j->ngpus;
 				}
@@ -942,9 +1010,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			return true;
 		}
 		*ret_room = seen;
-		*ret_groom = gseen;
+		*ret_groom = j->gpu_model ? UINT_MAX : gseen;
 		*ret_mroom = mseen;
-		if (j->sel && !j->excl)
+		if (j->sel && !j->excl && !j->gpu_model)
 			p->sel_miss[p->n_sel_miss++ % 16] = (typeof(p->sel_miss[0])){ nodesel_key(j->sel), j->ncpus,
 										j->ngpus, j->mem, j->walltime };
 		return false;
@@ -956,7 +1024,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		struct node *nd = p->nv[i];
 
 		p->ok[i] = node_open(nd, q, j, &p->room[i]);
-		p->groom[i] = node_gpu_room(nd);
+		p->groom[i] = node_gpu_room(nd, j, false);
 		p->mroom[i] = pool_node_mem_free(nd);
 		if (p->ok[i] && p->room[i] > seen)
 			seen = p->room[i];
@@ -967,13 +1035,13 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t);
 	}
 	*ret_room = seen;
-	*ret_groom = gseen;
+	*ret_groom = j->gpu_model ? UINT_MAX : gseen;   /* its model's: no bound for others */
 	*ret_mroom = mseen;
 	sh = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*sh));
 	if (!sh)
 		goto done;
 	if (!j->sel) {
-		if (!chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+		if (!chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
 				   take + p->n_nodes, sh))
 			goto done;
 	} else {
@@ -995,10 +1063,10 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			for (size_t i = 0; i < p->n_nodes; i++)
 				p->ok[i] = open[i] && node_sel_ok(p->nv[i], j, alts ? (int)a : -1);
 			if (j->place == JOB_PLACE_FREE && nodesel_required(j->sel, &names) > 1)
-				fit = chunks_assign(&spread, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes,
+				fit = chunks_assign(&spread, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes,
 						    take, take + p->n_nodes, sh) && required_all_taken(p, j, take);
 			if (!fit)
-				fit = chunks_assign(j, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+				fit = chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
 						    take + p->n_nodes, sh) && required_all_taken(p, j, take);
 		}
 		free(open);
@@ -1030,9 +1098,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		size_t i = e->mpiprocs;
 		unsigned want = j->whole ? p->room[i] : take[i];
 
-		if (want > take[i] && !node_place(p->nv[i], q, want, take[p->n_nodes + i], e))
+		if (want > take[i] && !node_place(p->nv[i], q, j, want, take[p->n_nodes + i], e))
 			want = take[i];
-		if ((want == take[i] && !node_place(p->nv[i], q, want, take[p->n_nodes + i], e)) ||
+		if ((want == take[i] && !node_place(p->nv[i], q, j, want, take[p->n_nodes + i], e)) ||
 		    !(e->node = strdup(p->nv[i]->name)))
 			goto done;
 		e->ncpus = want;

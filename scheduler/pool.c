@@ -698,6 +698,12 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	s->excl = a->excl;
 	s->whole = a->whole;
 	s->sel = nodesel_ref(a->sel);
+	if (a->gpu_model && !(s->gpu_model = strdup(a->gpu_model))) {
+		nodesel_destroy(s->sel);
+		free(s->chunks);
+		free(s);
+		return NULL;
+	}
 	s->array_id = a->id;
 	s->array_index = arrayspec_index(&a->array->spec, pos);
 	s->parent = (struct job *)a;

@@ -365,6 +365,25 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		else if (ngpus > NODE_GPUS_MAX)
 			REFUSE("ngpus=%lld: more GPUs than a node can have (%d)", ngpus, NODE_GPUS_MAX);
 		probe.ngpus = (uint32_t)ngpus;
+		if (json_object_get(msg, "gpu_model")) {
+			const char *model = wire_str(msg, "gpu_model");
+			char mcanon[GPU_MODEL_MAX];
+
+			if (!model || gpu_model_canon(model, strlen(model), mcanon, &jerr) < 0) {
+				free(probe.chunks);
+				REFUSE("gpu_model: %s", model ? jerr.text : "not a string");
+			}
+			if (ngpus == 0) {
+				free(probe.chunks);
+				REFUSE("gpu_model=%s: the job asks for no GPU (give ngpus)", mcanon);
+			}
+			p->gpu_model = strdup(mcanon);
+			if (!p->gpu_model) {
+				free(probe.chunks);
+				REFUSE("qpoold is out of memory");
+			}
+			probe.gpu_model = p->gpu_model;
+		}
 		if (q->max_ngpus && (uint64_t)ngpus > q->max_ngpus) {
 			free(probe.chunks);
 			REFUSE("ngpus=%lld: above queue %s's limit of %llu", ngpus, q->name,
@@ -499,6 +518,17 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		else
 			json_object_del(attrs, "Resource_List.ngpus");
 	}
+	/* The GPUs' model, canonical, over whatever qsub recorded. */
+	if (p->gpu_model || json_object_get(attrs, "Resource_List.gpu_model")) {
+		if (!attrs) {
+			attrs = json_object();
+			json_object_set_new(msg, "attrs", attrs);
+		}
+		if (p->gpu_model)
+			json_object_set_new(attrs, "Resource_List.gpu_model", json_string(p->gpu_model));
+		else
+			json_object_del(attrs, "Resource_List.gpu_model");
+	}
 	/* Which nodes: qpoold's canonical texts, over whatever qsub
 	 * recorded under these names (loaded back by the store). */
 	if (p->sel || (attrs && (json_object_get(attrs, "Resource_List.nodelist") ||
@@ -546,6 +576,7 @@ void op_submit(struct conn *c, const char *op, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, -r, "%s", text);
 		json_decref(p->strings);
 		nodesel_destroy(p->sel);
+		free(p->gpu_model);
 		free(p);
 		return;
 	}

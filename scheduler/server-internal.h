@@ -54,6 +54,7 @@ struct pending {
 	int64_t jobid;            /* done: the job; submit: the new id */
 	struct job_submit submit; /* submit: strings owned here */
 	struct nodesel *sel;      /* submit: which nodes, for the pooled job */
+	char *gpu_model;          /* submit: its GPUs' model, for the pooled job; NULL: any */
 	json_t *strings;          /* submit: keeps the request alive for submit's strings */
 	bool is_done;
 	bool requeue;             /* done: the node could not start it for lack of room */

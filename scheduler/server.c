@@ -638,6 +638,8 @@ static void pending_flush(struct server *s)
 					j->depend = strdup(p->submit.depend);
 				j->sel = p->sel;
 				p->sel = NULL;
+				j->gpu_model = p->gpu_model;
+				p->gpu_model = NULL;
 				if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
 					log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
 					job_free(j);
@@ -697,6 +699,7 @@ static void pending_flush(struct server *s)
 		conn_unref(p->conn);
 		json_decref(p->strings);
 		nodesel_destroy(p->sel);
+		free(p->gpu_model);
 		free(p);
 	}
 	s->sched_dirty = true;
@@ -1241,6 +1244,7 @@ void server_destroy(struct server *s)
 		conn_unref(p->conn);
 		json_decref(p->strings);
 		nodesel_destroy(p->sel);
+		free(p->gpu_model);
 		free(p);
 	}
 	s->retry = NULL;

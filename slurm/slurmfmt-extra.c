@@ -196,8 +196,17 @@ static bool pending(const json_t *job)
 	return s && (strcmp(s, "queued") == 0 || strcmp(s, "held") == 0);
 }
 
-/* "billing=4,cpu=4,mem=1024M,node=1[,gres/gpu=1]": Slurm's TRES string
- * (--noconvert's megabytes), what the job asked for or holds. */
+/* The job's GPU model (Resource_List.gpu_model, docs/GPUS.md), or NULL. */
+static const char *gpu_model(const json_t *job)
+{
+	const char *m = wire_str(json_object_get(job, "attrs"), "Resource_List.gpu_model");
+
+	return m && *m ? m : NULL;
+}
+
+/* "billing=4,cpu=4,mem=1024M,node=1[,gres/gpu=1[,gres/gpu:a100=1]]":
+ * Slurm's TRES string (--noconvert's megabytes), what the job asked for
+ * or holds; a typed GPU counted under its type too, as Slurm does. */
 static void tres(const json_t *job, char *buf, size_t len)
 {
 	struct slurmfmt_tasks t;
@@ -208,7 +217,9 @@ static void tres(const json_t *job, char *buf, size_t len)
 	n = (size_t)snprintf(buf, len, "billing=%lld,cpu=%lld,mem=%lldM,node=%lld", cpus, cpus,
 			     wire_int(job, "mem", 0) / (1024 * 1024), t.nodes);
 	if (gpus > 0 && n < len)
-		snprintf(buf + n, len - n, ",gres/gpu=%lld", gpus);
+		n += (size_t)snprintf(buf + n, len - n, ",gres/gpu=%lld", gpus);
+	if (gpus > 0 && gpu_model(job) && n < len)
+		snprintf(buf + n, len - n, ",gres/gpu:%s=%lld", gpu_model(job), gpus);
 }
 
 void slurmfmt_extra_value(const struct slurmfmt_field *f, enum slurmfmt_view view, const json_t *job,
@@ -228,14 +239,16 @@ void slurmfmt_extra_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 	case F_TRES_PER_NODE:
 		v = wire_int(job, "ngpus", 0);
 		if (v > 0)
-			snprintf(buf, len, "gres/gpu:%lld", v);
+			snprintf(buf, len, "gres/gpu:%s%s%lld", gpu_model(job) ? gpu_model(job) : "",
+				 gpu_model(job) ? ":" : "", v);
 		else
 			snprintf(buf, len, "N/A");
 		break;
 	case F_GPUS:
 		v = wire_int(job, "ngpus", 0);
 		if (v > 0)
-			snprintf(buf, len, "gpu:%lld", v);
+			snprintf(buf, len, "gpu:%s%s%lld", gpu_model(job) ? gpu_model(job) : "",
+				 gpu_model(job) ? ":" : "", v);
 		break;
 	case F_BATCHHOST:
 		/* The node the script runs on: the first of the job's. */

@@ -24,7 +24,7 @@
 enum {
 	OPT_EXPORT = 0x100, OPT_MAIL_TYPE, OPT_MAIL_USER, OPT_MEM, OPT_MEM_PER_CPU, OPT_NTASKS_PER_NODE,
 	OPT_EXCLUSIVE, OPT_REQUEUE, OPT_NO_REQUEUE, OPT_OPEN_MODE, OPT_SIGNAL, OPT_PARSABLE, OPT_WRAP,
-	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_USAGE, OPT_MINCPUS, OPT_NOTED,
+	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_GPUS_PER_TASK, OPT_USAGE, OPT_MINCPUS, OPT_NOTED,
 	OPT_MEM_PER_GPU,
 };
 
@@ -43,7 +43,7 @@ static const struct option longopts[] = {
 	{ "gres", required_argument, NULL, OPT_GRES },
 	{ "gpus", required_argument, NULL, 'G' },
 	{ "gpus-per-node", required_argument, NULL, OPT_GPUS_PER_NODE },
-	{ "gpus-per-task", required_argument, NULL, OPT_GPUS_PER },
+	{ "gpus-per-task", required_argument, NULL, OPT_GPUS_PER_TASK },
 	{ "gpus-per-socket", required_argument, NULL, OPT_GPUS_PER },
 	{ "cpus-per-gpu", required_argument, NULL, OPT_GPUS_PER },
 	{ "mem-per-gpu", required_argument, NULL, OPT_MEM_PER_GPU },
@@ -118,7 +118,7 @@ void slurmopt_init(struct slurmopt *o)
 	*o = (struct slurmopt){
 		.time = -1, .nodes_min = -1, .nodes_max = -1, .ntasks = -1, .ntasks_per_node = -1,
 		.cpus_per_task = -1, .mincpus = -1, .mem = -1, .mem_per_cpu = -1, .mem_per_gpu = -1,
-		.gpus_per_node = -1, .gpus = -1, .exclusive = -1, .hold = -1,
+		.gpus_per_node = -1, .gpus = -1, .gpus_per_task = -1, .exclusive = -1, .hold = -1,
 		.requeue = -1, .parsable = -1, .wait = -1, .help = -1,
 	};
 }
@@ -128,7 +128,7 @@ void slurmopt_clear(struct slurmopt *o)
 	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
 			  &o->mail_user, &o->wrap, &o->account, &o->signal, &o->nodelist, &o->exclude,
-			  &o->constraint };
+			  &o->constraint, &o->gpu_model };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		char *str = *owned[i];
@@ -210,16 +210,41 @@ static bool option_ambiguous(const char *word)
 	return hits > 1;
 }
 
-/* A count of GPUs: 0 to a node's most times the nodes (lib/gpu.h). */
-static int gpus_count(const char *word, const char *arg, int64_t *ret, struct error *err)
+/* The GPUs' TYPE (a model, docs/GPUS.md) from m[0..len) of word=arg:
+ * one per job. */
+static int gpu_type_set(struct slurmopt *o, const char *word, const char *arg, const char *m, size_t len,
+			struct error *err)
 {
-	if (count_parse(arg, NODE_GPUS_MAX * 100000LL, true, ret) < 0)
-		return error_set(err, -EINVAL, "%s=%s: not a number of GPUs", word, arg);
+	char model[GPU_MODEL_MAX];
+	struct error why;
+
+	if (gpu_model_canon(m, len, model, &why) < 0)
+		return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s (%s)", word,
+				 arg, why.text);
+	if (o->gpu_model && strcmp(o->gpu_model, model) != 0)
+		return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s (a job's "
+				 "GPUs are of one type on qpool; %s given already)", word, arg, o->gpu_model);
+	if (!o->gpu_model && !(o->gpu_model = strdup(model)))
+		return error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
-/* --gres=gpu[:TYPE][:G][,...]: GPUs per node (1 when no count); a type
- * is recorded, not matched (qpool's GPUs have none); other gres refused. */
+/* [TYPE:]G of --gpus, --gpus-per-node, --gpus-per-task into *ret (0 to
+ * a node's most times the nodes, lib/gpu.h) and the type. */
+static int gpus_typed(struct slurmopt *o, const char *word, const char *arg, int64_t *ret, struct error *err)
+{
+	const char *colon = strrchr(arg, ':');
+	int r = count_parse(colon ? colon + 1 : arg, NODE_GPUS_MAX * 100000LL, true, ret) < 0 ? -EINVAL : 0;
+
+	if (r < 0)
+		return error_set(err, -EINVAL, "%s=%s: not a number of GPUs", word, arg);
+	if (colon)
+		r = gpu_type_set(o, word, arg, arg, (size_t)(colon - arg), err);
+	return r;
+}
+
+/* --gres=gpu[:TYPE][:G][,...]: GPUs per node (1 when no count) of that
+ * type (model) when given; other gres refused. */
 static int gres_parse(struct slurmopt *o, const char *word, const char *arg, struct error *err)
 {
 	char buf[128], *save = NULL, *item;
@@ -246,10 +271,12 @@ static int gres_parse(struct slurmopt *o, const char *word, const char *arg, str
 			q = item + strlen(item);
 		}
 		if (q > p + 1) {
-			r = warn(&o->warnings, &o->n_warnings, "%s=%s: the GPU type '%.*s' is not matched "
-				 "by qpool (any GPU)", word, arg, (int)(q - p - 1), p + 1);
+			r = gpu_type_set(o, word, arg, p + 1, (size_t)(q - p - 1), err);
 			if (r < 0)
 				return r;
+		} else if (q == p + 1 && *q) {
+			return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s",
+					 word, arg);
 		}
 	}
 	return 0;
@@ -371,26 +398,19 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 		if (!strcasecmp(arg, "none"))
 			return 0;
 		return gres_parse(o, word, arg, err);
-	case OPT_GPUS_PER_NODE: {
-		/* --gpus-per-node=[TYPE:]G: a type is recorded, not matched,
-		 * as --gres's */
-		const char *colon = strrchr(arg, ':');
-		int r = gpus_count(word, colon ? colon + 1 : arg, &o->gpus_per_node, err);
-
-		if (r == 0 && colon)
-			r = warn(&o->warnings, &o->n_warnings, "%s=%s: the GPU type '%.*s' is not matched "
-				 "by qpool (any GPU)", word, arg, (int)(colon - arg), arg);
-		return r;
-	}
-	case 'G': {
+	case OPT_GPUS_PER_NODE:
+		/* --gpus-per-node=[TYPE:]G: the type is the GPUs' model */
+		return gpus_typed(o, word, arg, &o->gpus_per_node, err);
+	case 'G':
 		/* --gpus=[TYPE:]G */
-		const char *colon = strrchr(arg, ':');
-
-		return gpus_count(word, colon ? colon + 1 : arg, &o->gpus, err);
-	}
+		return gpus_typed(o, word, arg, &o->gpus, err);
+	case OPT_GPUS_PER_TASK:
+		/* --gpus-per-task=[TYPE:]G: each task's, so each node's share
+		 * holds its tasks' */
+		return gpus_typed(o, word, arg, &o->gpus_per_task, err);
 	case OPT_GPUS_PER:
-		return error_set(err, -EINVAL, "%s=%s: not supported by qpool (give --gpus-per-node or "
-				 "--gres=gpu:N)", word, arg);
+		return error_set(err, -EINVAL, "%s=%s: not supported by qpool (give --gpus-per-node, "
+				 "--gpus-per-task or --gres=gpu:N)", word, arg);
 	case 'C': {
 		struct error why;
 
@@ -737,6 +757,8 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 					 o->gpus_per_node > 0 ? "--gpus-per-node" : "--gpus");
 		if (o->gpus > 0)
 			snprintf(gpus, sizeof(gpus), ":ngpus=%" PRId64, o->gpus / tasks);
+		else if (o->gpus_per_task > 0)
+			snprintf(gpus, sizeof(gpus), ":ngpus=%" PRId64, o->gpus_per_task);
 		r = jobspec_set(js, 'l', err, "select=%" PRId64 ":ncpus=%" PRId64 ":mpiprocs=1%s%s", tasks,
 				cpt, mem, gpus);
 		return r ? r : jobspec_option(js, 'l', "place=free", err);
@@ -765,6 +787,11 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 
 		if (count == 0 || t == 0)
 			continue;
+		/* --gpus-per-task: each node's share has its tasks' GPUs. */
+		if (o->gpus_per_task > 0 && o->gpus_per_node <= 0 && o->gpus <= 0) {
+			node_gpus = t * o->gpus_per_task;
+			snprintf(gpus, sizeof(gpus), ":ngpus=%" PRId64, node_gpus);
+		}
 		/* --mincpus: each node's share is at least that many CPUs, as
 		 * Slurm allocates them (a node with fewer cannot take it). */
 		if (o->mincpus > ncpus)
@@ -898,6 +925,8 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 	if (!r && o->exclude && !(js->exclude = strdup(o->exclude)))
 		r = -ENOMEM;
 	if (!r && o->constraint && !(js->constraint = strdup(o->constraint)))
+		r = -ENOMEM;
+	if (!r && o->gpu_model && !(js->gpu_model = strdup(o->gpu_model)))
 		r = -ENOMEM;
 	for (size_t i = 0; i < o->n_warnings && !r; i++)
 		r = warn(&js->warnings, &js->n_warnings, "%s", o->warnings[i]);

@@ -47,6 +47,9 @@ struct slurmopt {
 	int64_t mem_per_gpu;     /* --mem-per-gpu bytes; 0: the whole node */
 	int64_t gpus_per_node;   /* --gpus-per-node, --gres=gpu[:TYPE]:G */
 	int64_t gpus;            /* --gpus, -G: the job's in all */
+	int64_t gpus_per_task;   /* --gpus-per-task */
+	char *gpu_model;         /* the TYPE of --gres=gpu:TYPE:G, --gpus=TYPE:G, --gpus-per-*=TYPE:G,
+	                          * canonical (lib/gpu.h); NULL: any */
 	int exclusive;           /* --exclusive: 1 */
 	int hold;                /* -H: 1 */
 	int requeue;             /* --requeue 1, --no-requeue 0 */

@@ -260,6 +260,13 @@ static int refused(int r, const char *text, const char *partition)
 	if (strstr(text, "more CPUs than any node has") || strstr(text, "wider than any node"))
 		return cmd_fail(1, "error: Batch job submission failed: Requested node configuration is not "
 				"available (%s)", text);
+	/* A GPU type (model) no node has: Slurm's ESLURM_INVALID_GRES;
+	 * more GPUs than a node has: ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE. */
+	if (strstr(text, "no node of this pool has GPUs of that model"))
+		return cmd_fail(1, "error: Invalid generic resource (gres) specification (%s)", text);
+	if (strstr(text, "more GPUs"))
+		return cmd_fail(1, "error: Batch job submission failed: Requested node configuration is not "
+				"available (%s)", text);
 	if (strstr(text, "more memory than any node"))
 		return cmd_fail(1, "error: Memory specification can not be satisfied: %s", text);
 	/* -w, -x, -C (docs/RESOURCES.md): Slurm's ESLURM_INVALID_NODE_NAME,

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "client.h"
+#include "gpu.h"
 #include "cmd.h"
 #include "hostlist.h"
 #include "slurmfmt.h"
@@ -343,6 +344,7 @@ static int show_list(struct client *cl, const char *what, const char *name)
 		if (nodes) {
 			const json_t *topo = json_object_get(o, "topology");
 			long long ncpus = wire_int(o, "ncpus", 0);
+			char gres[256];
 
 			kv(&first, "NodeName", "%s", wire_str(o, "name"));
 			kv(&first, "CoresPerSocket", "%lld",
@@ -358,6 +360,10 @@ static int show_list(struct client *cl, const char *what, const char *name)
 			brk(&first);
 			kv(&first, "ActiveFeatures", "%s", wire_str(o, "features") && *wire_str(o, "features") ?
 			   wire_str(o, "features") : "(null)");
+			brk(&first);
+			/* Its GPUs by model (docs/GPUS.md), Slurm's words. */
+			gpu_gres_format(json_object_get(o, "gpus"), false, gres, sizeof(gres));
+			kv(&first, "Gres", "%s", gres[0] ? gres : "(null)");
 			brk(&first);
 			kv(&first, "NodeAddr", "%s", wire_str(o, "name"));
 			kv(&first, "NodeHostName", "%s", wire_str(o, "name"));

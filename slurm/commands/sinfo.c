@@ -11,6 +11,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "gpu.h"
 #include "hostlist.h"
 #include "slurmfmt.h"
 #include "slurmjobs.h"
@@ -89,6 +90,8 @@ struct row {
 	const char *drained_by;         /* admin, health, hook (NULL: none said) */
 	long long drained_at;           /* wall seconds; 0: unknown */
 	const char *features;           /* its nodes' (one row per set with %f) */
+	char gres[256];                 /* its GPUs by model, Slurm's words (one row per set with %G) */
+	const json_t *gpus;             /* the node's whose GPUs gres says */
 };
 
 /* sinfo -O's names: each a -o letter, or a code of its own (a digit,
@@ -167,7 +170,7 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 	case 'G':
 		/* Toil takes a partition whose GRES is not "(null)" for GPUs. */
 		if (r->gpus_per_node > 0)
-			snprintf(buf, len, "gpu:%lld", r->gpus_per_node);
+			snprintf(buf, len, "%s", r->gres);
 		else
 			snprintf(buf, len, "(null)");
 		break;
@@ -207,7 +210,9 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 			k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "," : "", r->names[i]);
 		break;
 	case '3':
-		if (r->gpus_per_node > 0)
+		if (r->gpus_per_node > 0 && r->n == 1)
+			gpu_gres_format(r->gpus, true, buf, len);
+		else if (r->gpus_per_node > 0)
 			snprintf(buf, len, "gpu:%lld", r->gpus_used);
 		else
 			snprintf(buf, len, "(null)");
@@ -426,6 +431,7 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 		struct row *r = NULL;
 		long long mem, fr;
 		json_t *freev;
+		char gres[256];
 
 		if (!node_wanted(node))
 			continue;
@@ -433,8 +439,9 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 		/* -R: only the nodes with a reason. */
 		if (arg_reasons && !wire_str(node, "reason"))
 			continue;
-		/* As Slurm: a row per state, and per feature set when %f
-		 * shows them. */
+		gpu_gres_format(json_object_get(node, "gpus"), false, gres, sizeof(gres));
+		/* As Slurm: a row per state, per feature set when %f shows
+		 * them, and per GPU set (models and counts) when %G does. */
 		for (size_t k = 0; !arg_node_lines && k < n && !r; k++)
 			if ((arg_json || !shows("tT5E") || strcmp(rows[k].state_short, s) == 0) &&
 			    (arg_json || !shows("EuH") ||
@@ -444,7 +451,8 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			      (!shows("H") || rows[k].drained_at == wire_int(node, "drained_at", 0)))) &&
 			    (arg_json || !shows("cBXYZz") || rows[k].cpus_per_node == wire_int(node, "ncpus", 0)) &&
 			    (!shows("f") || !strcmp(rows[k].features ? rows[k].features : "",
-						    wire_str(node, "features") ? wire_str(node, "features") : "")))
+						    wire_str(node, "features") ? wire_str(node, "features") : "")) &&
+			    (!shows("G") || !strcmp(rows[k].gres, gres)))
 				r = &rows[k];
 		if (!r) {
 			if (n == max)
@@ -476,8 +484,11 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			r->mem_min = mem;
 		if (mem > r->mem_max)
 			r->mem_max = mem;
-		if (wire_int(node, "ngpus", 0) > r->gpus_per_node)
+		if (wire_int(node, "ngpus", 0) > r->gpus_per_node) {
 			r->gpus_per_node = wire_int(node, "ngpus", 0);
+			r->gpus = json_object_get(node, "gpus");
+			snprintf(r->gres, sizeof(r->gres), "%s", gres);
+		}
 		r->cpus += wire_int(node, "ncpus", 0);
 		r->cpus_per_node = wire_int(node, "ncpus", 0);
 		if (strcmp(s, "down*") == 0)

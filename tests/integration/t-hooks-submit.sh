@@ -5,8 +5,8 @@
 # and sbatch's output, a queue changed and seen in qstat -f, alter and move
 # filtered, a hanging filter killed at its bound while qpoold answers
 # others, a flood / non-JSON / owner change taking the failure policy, a
-# bad hook path refused at start and at reload, and a stop while a filter
-# runs leaving no half-made job.
+# bad hook path refused at start and at reload, a stop while a filter
+# runs leaving no half-made job, and the GPU model seen and set by it.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 F=$QP_T/filter
@@ -21,6 +21,10 @@ flood) head -c 1048576 /dev/zero | tr '\0' x; exit 0 ;;
 garbage) echo "this is not JSON"; exit 0 ;;
 owner) echo '{"owner":"root","uid":0}'; exit 0 ;;
 esac
+if [ "$(jq -r '.job.gpu_model // ""' <<<"$in")" = h100 ]; then
+	echo "h100 GPUs are reserved for the AI group" >&2
+	exit 1
+fi
 if [ -n "$(jq -r '.job.nodes // ""' <<<"$in")" ]; then
 	echo "students may not choose their nodes (-w, host=)" >&2
 	echo "a second line nobody sees" >&2
@@ -33,6 +37,7 @@ submit)
 	[ "$(jq -r '.job.walltime' <<<"$in")" = null ] && out=$(jq -c '.walltime = "00:07:00"' <<<"$out")
 	[ "$name" = toshort ] && out=$(jq -c '.queue = "short"' <<<"$out")
 	[ "$name" = acct ] && out=$(jq -c '.account = "physics"' <<<"$out")
+	[ "$name" = setmodel ] && out=$(jq -c '.gpu_model = "a100"' <<<"$out")
 	echo "$out" ;;
 alter)
 	w=$(jq -r '.job.changes.walltime // 0' <<<"$in")
@@ -79,6 +84,13 @@ out=$(printf '#!/bin/sh\ntrue\n' | as qpuser1 sbatch -w n1 2>&1) && fail "sbatch
 echo "sbatch says: $out"
 echo "$out" | grep -qx "sbatch: error: students may not choose their nodes (-w, host=)" || fail "sbatch printed: $out"
 echo "$out" | grep -q "a second line" && fail "more than the first line shown: $out"
+[ "$(n_jobs)" = "$n0" ] || fail "a refused submission left a job"
+
+note "the GPU model: seen by the filter, set by it and checked as the user's"
+out=$(printf '#!/bin/sh\ntrue\n' | as qpuser1 sbatch --gres=gpu:h100:1 2>&1) && fail "sbatch h100 went in: $out"
+echo "$out" | grep -qx "sbatch: error: h100 GPUs are reserved for the AI group" || fail "sbatch h100 printed: $out"
+out=$(echo true | as qpuser1 qsub -N setmodel 2>&1) && fail "a model set on a job without GPUs went in: $out"
+grep -q "gpu_model=a100: the job asks for no GPU" <<< "$out" || fail "qsub -N setmodel printed: $out"
 [ "$(n_jobs)" = "$n0" ] || fail "a refused submission left a job"
 
 note "alter and move filtered"

@@ -8,10 +8,12 @@
 # PBS chunk features and Torque properties pick the nodes that have
 # them; a job only busy nodes satisfy waits with Slurm's Resources, one
 # whose node is offline with ReqNodeNotAvail; a restarted qpoold keeps the
-# features of its known nodes and a queued job's exclusion; two real
-# qnoded on CPUs 0 and 1 report [node] features and hwloc's arch=, and
-# -x, -w, -C and nodes=NAME:ppn= put jobs on the CPUs of the node they
-# name. Bad input: one line, no job.
+# features of its known nodes, a queued job's exclusion and its chunks'
+# own features; two real qnoded on CPUs 0 and 1 report [node] features
+# and hwloc's arch=, and -x, -w, -C and nodes=NAME:ppn= put jobs on the
+# CPUs of the node they name; a chunk's features apply to that chunk
+# alone (select=1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true). Bad
+# input: one line, no job.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -103,6 +105,20 @@ id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l select=2:ncpus=1:bigmem=true -l
 check_on "$id" "${P}a-[012]" "select=2:ncpus=1:bigmem=true"
 id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l nodes=1:ppn=2:opa <<< true) || fail "qsub nodes=1:ppn=2:opa"
 check_on "$id" "${P}b-[01]" "nodes=1:ppn=2:opa"
+# A chunk's features are its own: the skylake chunk on a B node, the two
+# bigmem chunks on A nodes (job-wide, no node has both: refused).
+id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l select=1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true <<< true) ||
+	fail "qsub per-chunk features"
+qp_wait "$id" completed
+[[ "$(nodes_of "$id")" =~ ^${P}a-[012]\ ${P}a-[012]\ ${P}b-[01]$ ]] ||
+	fail "select=1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true: job $id ran on '$(nodes_of "$id")'"
+[ "$(qp_field "$id" Resource_List.select)" = "1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true" ] ||
+	fail "qstat -f of job $id: select $(qp_field "$id" Resource_List.select)"
+id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l nodes=1:ppn=2:opa+2:ppn=2:bigmem <<< true) ||
+	fail "qsub per-part Torque properties"
+qp_wait "$id" completed
+[[ "$(nodes_of "$id")" =~ ^${P}a-[012]\ ${P}a-[012]\ ${P}b-[01]$ ]] ||
+	fail "nodes=1:ppn=2:opa+2:ppn=2:bigmem: job $id ran on '$(nodes_of "$id")'"
 
 note "[rack1|rack2]: one rack for all nodes, waiting while neither has room"
 hold=$(as qpuser1 qsub -l walltime=300 -l "select=1:ncpus=2:host=$A0" <<< true) || fail "qsub hold"
@@ -159,6 +175,7 @@ bad "no one of its alternatives has nodes enough" as qpuser1 sbatch -N 4 -C '[ra
 bad "unknown node nosuch" as qpuser1 qsub -l select=1:host=nosuch <<< true
 bad "no node of this pool has those features" as qpuser1 qsub -l select=1:gpu=true <<< true
 bad "leave bigmem out" as qpuser1 qsub -l select=1:bigmem=false <<< true
+bad "chunk 1: gpu: no node of this pool has those features" as qpuser1 qsub -l select=1:gpu=true+1:ncpus=1 <<< true
 bad "not a node name" as qpuser1 qsub -l nodes=a/b:ppn=1 <<< true
 after=$("$QP_BIN/qstat" -x | wc -l)
 [ "$before" = "$after" ] || fail "bad input made jobs: $before -> $after"
@@ -168,6 +185,8 @@ q=$(sb "${quick[@]}" -x "$A0,$A1,$A2" -C 'rack1|rack2' --hold --wrap=true) || fa
 js=$(as qpuser1 squeue --json -j "$q" | python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]
 print(j["excluded_nodes"], j["features"], j["required_nodes"] or "-")')
 [ "$js" = "${P}a-[0-2] rack1|rack2 -" ] || fail "squeue --json of job $q: '$js'"
+pc=$(as qpuser1 qsub -h -v QPOOL_SIM_RUNTIME=0.2 -l select=1:ncpus=2:model=skylake+2:ncpus=2:bigmem=true <<< true) ||
+	fail "qsub -h per-chunk features"
 qp_stop "$SIM_PID_a"
 qp_stop "$SIM_PID_b"
 qp_stop "$QP_SERVER_PID"
@@ -180,6 +199,10 @@ sim_start "${P}a" 3 "ib,bigmem,rack1" a
 sim_start "${P}b" 2 "opa,rack2,model=skylake" b
 sim_up
 as qpuser1 scontrol release "$q" "$id" || fail "scontrol release"
+as qpuser1 qrls "$pc" || fail "qrls $pc"
+qp_wait "$pc" completed
+[[ "$(nodes_of "$pc")" =~ ^${P}a-[012]\ ${P}a-[012]\ ${P}b-[01]$ ]] ||
+	fail "job $pc (per-chunk features) ran on '$(nodes_of "$pc")' after the restart"
 qp_wait "$q" completed
 [[ "$(nodes_of "$q")" =~ ^${P}b-[01]$ ]] || fail "job $q (-x ${P}a-*) ran on '$(nodes_of "$q")' after the restart"
 check_on "$id" "${P}b-[01]" "-C model=skylake after a restart"

@@ -62,8 +62,10 @@ refused "sbatch: error: Batch job submission failed: ngpus=1: no node of this po
 	--gres=gpu:1 "$W/env.sh"
 refused "sbatch: error: Batch job submission failed: ngpus=2: no node of this pool has GPUs" \
 	-G 2 "$W/env.sh"
-refused "sbatch: error: --gpus-per-task=1: not supported by qpool (give --gpus-per-node or --gres=gpu:N)" \
+refused "sbatch: error: Batch job submission failed: ngpus=1: no node of this pool has GPUs" \
 	--gpus-per-task=1 "$W/env.sh"
+refused "sbatch: error: --gpus-per-socket=1: not supported by qpool (give --gpus-per-node, --gpus-per-task or --gres=gpu:N)" \
+	--gpus-per-socket=1 "$W/env.sh"
 out=$(as qpuser1 sbatch "$W/noshebang.sh" 2>&1); rc=$?
 [ $rc -ne 0 ] && [[ "$out" == "sbatch: error: This does not look like a batch script"* ]] ||
 	fail "a script without #! on line 1: rc $rc, '$out'"

@@ -37,12 +37,13 @@ walltime_max = 72:00:00
 [queue week]
 [queue debug]"
 # Two GPUs (mknod'd, numbers no driver serves: t-gpu-sched.sh) on each
-# node, so the scripts asking for GPUs run.
+# node, so the scripts asking for GPUs run; the first of the model (MIG
+# profile) csc-job_mahti.sh asks for by its gres type (docs/GPUS.md).
 gd=$QP_T/dev
 mkdir -p "$gd"
 chmod 755 "$gd"
 mknod -m 666 "$gd/gpu0" c 240 0 && mknod -m 666 "$gd/gpu1" c 240 1 || skip "cannot mknod"
-printf '[node]\ngpus = %s/gpu*\n' "$gd" >> "$QPOOL_CONF"
+printf '[node]\ngpus = a100_1g.5gb:%s/gpu0 %s/gpu1\n' "$gd" "$gd" >> "$QPOOL_CONF"
 qp_start_server
 # Two nodes of two CPUs each (the same two: a pool on one host).
 qp_start_node c1 0-1
@@ -137,7 +138,7 @@ heinzenlab-R_merge_wrapper.sh|batch|-|heinzenlab-R_merge_wrapper.sh|sbatch: erro
 csc-job_mahti.sh|gpusmall|00:05:00|slurm-test|run
 conreader-nvidia-smi.sh|A6000|-|conreader-nvidia-smi.sh|run
 minyang-gpu_per_node.sh|slurmgpu|00:03:00|minyang-gpu_per_node.sh|run
-mkdocstest-gpu_node_job.sh|||-|sbatch: error: Batch job submission failed: ngpus=4: more GPUs than any node has (the largest has 2)
+mkdocstest-gpu_node_job.sh|||-|sbatch: error: Invalid generic resource (gres) specification (gpu_model=p100: no node of this pool has GPUs of that model)
 thollfelder-test_job_echo.sh|||-|sbatch: error: Batch job submission failed: Invalid node name specified (unknown node node03: no node of this pool has that name (node list))
 jasperpato-run.sh|batch|-|jp|run
 tudasc-SLURM_Header.sh|||-|sbatch: error: Batch job submission failed: ncpus=104: above queue batch's limit of 64
@@ -228,13 +229,18 @@ done
 grep -qx "#SBATCH -n 4" "$W/mpicourse-run/result_$ID_mpicourse_run_sh.out" ||
 	fail "MPI-course run.sh: its cat \$0: $(cat "$W/mpicourse-run/result_$ID_mpicourse_run_sh.out")"
 [ "$(qp_field "$ID_mpicourse_run_sh" Resource_List.ncpus)" = 4 ] || fail "MPI-course run.sh: ncpus $(qp_field "$ID_mpicourse_run_sh" Resource_List.ncpus)"
-# the GPUs they asked for, any type, held while they ran
+# the GPUs they asked for, held while they ran; a gres type is the GPUs'
+# model: csc-job_mahti.sh's a100_1g.5gb is GPU 0, the one of that model
 for v in muss_test_slurm_job_sh:1 gaurikadiwan_slurm_sh:1 csc_job_mahti_sh:1 minyang_gpu_per_node_sh:1 \
 	conreader_nvidia_smi_sh: kala855_mpi_hello_world_sh:2; do
 	id=ID_${v%:*}
 	[ "$(qp_field "${!id}" Resource_List.ngpus)" = "${v#*:}" ] ||
 		fail "${v%:*}: ngpus '$(qp_field "${!id}" Resource_List.ngpus)', expected ${v#*:}"
 done
+[ "$(qp_field "$ID_csc_job_mahti_sh" Resource_List.gpu_model)" = a100_1g.5gb ] ||
+	fail "csc-job_mahti.sh: gpu_model '$(qp_field "$ID_csc_job_mahti_sh" Resource_List.gpu_model)'"
+grep -qx "SLURM_JOB_GPUS=0" "$W/seen-env/$ID_csc_job_mahti_sh" ||
+	fail "csc-job_mahti.sh: not on GPU 0, the a100_1g.5gb: $(cat "$W/seen-env/$ID_csc_job_mahti_sh")"
 # -C is enforced now (docs/RESOURCES.md): no warning for it
 grep -q "constraint" "$W/ctnvae-signal_interrupt/sbatch.err" &&
 	fail "signal_interrupt.sh: a --constraint warning: $(cat "$W/ctnvae-signal_interrupt/sbatch.err")"

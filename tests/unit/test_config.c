@@ -95,6 +95,10 @@ static void test_errors(void)
 		{ "[node]\ngpus = nvidia0\n", ":2: gpus = nvidia0: nvidia0 is not an absolute path" },
 		{ "[node]\ngpus = /dev/nvidia0 dev/nvidia1\n", ":2: gpus = /dev/nvidia0 dev/nvidia1: dev/nvidia1 is not" },
 		{ "[node]\ngpus = \n", ":2: gpus: empty (say none" },
+		{ "[node]\ngpus = :\n", ":2: gpus: :: a GPU model cannot be empty" },
+		{ "[node]\ngpus = a100:\n", ":2: gpus: a100:: after a100: come absolute paths" },
+		{ "[node]\ngpus = a/b:/dev/x\n", ":2: gpus: a/b:/dev/x: GPU model a/b: only letters" },
+		{ "[node]\ngpus = a100:/dev/x,\n", ":2: gpus: a100:/dev/x,: after a100: come absolute paths" },
 		{ "[server]\nstore = postgresql\n", ": [server] store = postgresql needs store_dsn" },
 	};
 
@@ -113,10 +117,11 @@ static void test_errors(void)
 	}
 }
 
-/* [node] gpus: auto, none, or absolute paths (globs are qnoded's). */
+/* [node] gpus: auto, none, or absolute paths, with models (globs are qnoded's). */
 static void test_gpus_values(void)
 {
-	static const char *const good[] = { "auto", "none", "/dev/nvidia0", "/dev/nvidia[0-3]  /dev/dri/renderD*" };
+	static const char *const good[] = { "auto", "none", "/dev/nvidia0", "/dev/nvidia[0-3]  /dev/dri/renderD*",
+					    "a100:/dev/nvidia0,/dev/nvidia1 V100:/dev/nvidia[2-3] /dev/nvidia4" };
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		struct config *c = NULL;

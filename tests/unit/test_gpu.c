@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A node's GPUs on the wire (lib/gpu.c): node.register's array both ways, its strict checks, the launch spec. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,8 @@ static void two_gpus(struct node_gpu g[2])
 		g[i].numa = (int)i;
 	}
 	cpumask_parse("0-3", &g[0].cpus);
-	/* g[1]: locality unknown */
+	snprintf(g[0].model, sizeof(g[0].model), "a100");
+	/* g[1]: locality and model unknown */
 	g[1].numa = -1;
 }
 
@@ -36,8 +38,8 @@ static void test_round_trip(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(arr);
 	text = json_dumps(arr, JSON_COMPACT | JSON_SORT_KEYS);
 	CU_ASSERT_STRING_EQUAL(text, "[{\"cpus\":\"0-3\",\"file\":\"/dev/nvidia0\",\"index\":0,\"major\":195,"
-			       "\"minor\":0,\"numa\":0},{\"cpus\":\"\",\"file\":\"/dev/nvidia1\",\"index\":1,"
-			       "\"major\":195,\"minor\":1,\"numa\":-1}]");
+			       "\"minor\":0,\"model\":\"a100\",\"numa\":0},{\"cpus\":\"\",\"file\":\"/dev/nvidia1\","
+			       "\"index\":1,\"major\":195,\"minor\":1,\"model\":\"\",\"numa\":-1}]");
 	free(text);
 	cpumask_parse("0-7", &node);
 	CU_ASSERT_EQUAL(gpu_list_parse(arr, &node, &back, &n, &err), 0);
@@ -46,6 +48,8 @@ static void test_round_trip(void)
 	CU_ASSERT_EQUAL(back[1].minor, 1);
 	CU_ASSERT_EQUAL(back[0].numa, 0);
 	CU_ASSERT_EQUAL(back[1].numa, -1);
+	CU_ASSERT_STRING_EQUAL(back[0].model, "a100");
+	CU_ASSERT_STRING_EQUAL(back[1].model, "");
 	CU_ASSERT_EQUAL(cpumask_count(&back[0].cpus), 4);
 	CU_ASSERT_EQUAL(cpumask_count(&back[1].cpus), 0);
 	free(back);
@@ -186,7 +190,61 @@ static void test_spec(void)
 	}
 }
 
+/* Model names: canonical form, refusals, and the short model from vendor
+ * and pci.ids names. */
+static void test_model(void)
+{
+	static const struct {
+		const char *name, *want;
+	} names[] = {
+		{ "NVIDIA A100-SXM4-40GB", "a100" },
+		{ "GA100 [A100 SXM4 40GB]", "a100" },
+		{ "Tesla V100-SXM2-16GB", "v100" },
+		{ "GH100 [H100 PCIe]", "h100" },
+		{ "NVIDIA GeForce RTX 3090", "rtx3090" },
+		{ "AMD Instinct MI250X", "mi250x" },
+		{ "Virtio GPU", "" },
+	};
+	char buf[GPU_MODEL_MAX];
+	struct error err = { "" };
+
+	CU_ASSERT_EQUAL(gpu_model_canon("A100", 4, buf, &err), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "a100");
+	CU_ASSERT_EQUAL(gpu_model_canon("", 0, buf, &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "empty"));
+	CU_ASSERT_EQUAL(gpu_model_canon("a/b", 3, buf, &err), -EINVAL);
+	CU_ASSERT_EQUAL(gpu_model_canon("-a", 2, buf, &err), -EINVAL);
+	CU_ASSERT_EQUAL(gpu_model_canon("0123456789012345678901234567890123", 34, buf, &err), -EINVAL);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		CU_ASSERT_EQUAL(gpu_model_from_name(names[i].name, buf), names[i].want[0] != '\0');
+		if (strcmp(buf, names[i].want))
+			fprintf(stderr, "\n  %s: got '%s', want '%s'", names[i].name, buf, names[i].want);
+		CU_ASSERT_STRING_EQUAL(buf, names[i].want);
+	}
+}
+
+/* The node list's GPUs in Slurm's GRES words and as a list of models. */
+static void test_gres(void)
+{
+	json_t *g = json_loads("[{\"model\":\"a100\",\"job\":5},{\"model\":\"v100\"},{\"model\":\"a100\"},"
+			       "{\"model\":\"\"}]", 0, NULL);
+	char buf[128];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	gpu_gres_format(g, false, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "gpu:a100:2,gpu:v100:1,gpu:1");
+	gpu_gres_format(g, true, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "gpu:a100:1,gpu:v100:0,gpu:0");
+	gpu_models_format(g, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "a100,v100");
+	gpu_gres_format(NULL, false, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "");
+	json_decref(g);
+}
+
 static const struct unit_test gpu_tests[] = {
+	{ "gres", test_gres },
+	{ "model", test_model },
 	{ "round_trip", test_round_trip },
 	{ "parse_refuses", test_parse_refuses },
 	{ "parse_too_many", test_parse_too_many },

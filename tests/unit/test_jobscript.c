@@ -371,6 +371,41 @@ static void test_option_gpus(void)
 	}
 }
 
+/* The GPUs' model: -l gpu_model= or a chunk's, canonical, one per job. */
+static void test_option_gpu_model(void)
+{
+	static const struct {
+		const char *arg, *model, *error;
+	} t[] = {
+		{ "ngpus=2,gpu_model=A100", "a100", NULL },
+		{ "select=1:ncpus=2:ngpus=1:gpu_model=v100", "v100", NULL },
+		{ "select=2:ncpus=1:ngpus=1:gpu_model=v100+1:ncpus=1:ngpus=1:gpu_model=v100", "v100", NULL },
+		{ "select=1:ngpus=1:gpu_model=a100+1:ngpus=1:gpu_model=v100", NULL,
+		  "-l select=1:ngpus=1:gpu_model=a100+1:ngpus=1:gpu_model=v100: gpu_model=v100: a job's GPUs are "
+		  "of one model (a100 given already)" },
+		{ "gpu_model=a/b", NULL, "-l gpu_model=a/b: GPU model a/b: only letters, digits, '_', '-' and '.'" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct jobspec js;
+		struct error err = { "" };
+		int r;
+
+		jobspec_init(&js);
+		r = jobspec_option(&js, 'l', t[i].arg, &err);
+		if (t[i].error) {
+			CU_ASSERT_EQUAL(r, -EINVAL);
+			if (strcmp(err.text, t[i].error))
+				fprintf(stderr, "\n  %s: got '%s'", t[i].arg, err.text);
+			CU_ASSERT_STRING_EQUAL(err.text, t[i].error);
+		} else {
+			CU_ASSERT_EQUAL(r, 0);
+			CU_ASSERT_STRING_EQUAL(js.gpu_model ? js.gpu_model : "(null)", t[i].model);
+		}
+		jobspec_clear(&js);
+	}
+}
+
 /* Requests across nodes: chunks, their totals, place, and the last -l wins. */
 static void test_option_chunks(void)
 {
@@ -673,6 +708,11 @@ static void test_node_selection(void)
 		{ "select=1:vnode=n3:ncpus=2", 0, "n3", NULL, 2 },
 		{ "select=1:host=n1+1:host=n2", 0, "n1,n2", NULL, 2 },
 		{ "select=2:ncpus=1:ib=true", 0, NULL, "ib", 2 },
+		/* features all chunks share are the job's; differing ones each chunk's */
+		{ "select=1:ncpus=1:ib=true+2:ncpus=1:ib=t", 0, NULL, "ib", 3 },
+		{ "select=1:ncpus=2:bigmem=true+2:ncpus=1", 0, NULL, NULL, 4 },
+		{ "nodes=1:ppn=2:bigmem+2:ppn=1", 0, NULL, NULL, 4 },
+		{ "nodes=1:ppn=1:ib+1:ppn=1:ib", 0, NULL, "ib", 2 },
 		{ "nodes=n3:ppn=2", 0, "n3", NULL, 2 },
 		{ "nodes=1:ppn=2:ib", 0, NULL, "ib", 2 },
 		{ "nodes=1:ppn=2:ib:bigmem:ib", 0, NULL, "ib&bigmem", 2 },
@@ -706,6 +746,10 @@ static void test_node_selection(void)
 				CU_ASSERT_PTR_NULL(js.constraint);
 			}
 			CU_ASSERT_EQUAL(js.n_warnings, 0);
+			for (size_t c = 0; c < js.n_chunks; c++)
+				CU_ASSERT_STRING_EQUAL(js.chunks[c].features,
+						       (strstr(t[i].arg, "bigmem=true+") || strstr(t[i].arg, ":bigmem+")) &&
+						       c == 0 ? "bigmem" : "");
 		} else {
 			CU_ASSERT(err.text[0] != '\0');
 		}
@@ -723,6 +767,7 @@ static const struct unit_test jobscript_tests[] = {
 	{ "option_name", test_option_name },
 	{ "option_resources", test_option_resources },
 	{ "option_gpus", test_option_gpus },
+	{ "option_gpu_model", test_option_gpu_model },
 	{ "option_chunks", test_option_chunks },
 	{ "option_vars", test_option_vars },
 	{ "option_wd", test_option_wd },

@@ -24,17 +24,21 @@ static const char xml[] =
 	" complete_nodeset=\"0x1\" local_memory=\"1073741824\"/>\n"
 	"   <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>\n"
 	"   <object type=\"PCIDev\" pci_busid=\"0000:01:00.0\" pci_type=\"0302 [10de:1eb8] [10de:12a2] a1\">\n"
-	"    <object type=\"OSDev\" name=\"nvidia0\" subtype=\"CUDA\" osdev_type=\"1\"/>\n"
+	"    <object type=\"OSDev\" name=\"nvidia0\" subtype=\"CUDA\" osdev_type=\"1\">\n"
+	"     <info name=\"GPUModel\" value=\"NVIDIA A100-SXM4-40GB\"/>\n"
+	"    </object>\n"
 	"   </object>\n"
 	"  </object>\n"
 	"  <object type=\"Package\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\" nodeset=\"0x2\" complete_nodeset=\"0x2\">\n"
 	"   <object type=\"NUMANode\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\" nodeset=\"0x2\""
 	" complete_nodeset=\"0x2\" local_memory=\"1073741824\"/>\n"
 	"   <object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\" nodeset=\"0x2\" complete_nodeset=\"0x2\"/>\n"
-	"   <object type=\"PCIDev\" pci_busid=\"0000:81:00.0\" pci_type=\"0302 [10de:1eb8] [10de:12a2] a1\">\n"
+	"   <object type=\"PCIDev\" name=\"GV100GL [Tesla V100 PCIe 16GB]\" pci_busid=\"0000:81:00.0\""
+	" pci_type=\"0302 [10de:1db4] [10de:1214] a1\">\n"
 	"    <object type=\"OSDev\" name=\"nvidia1\" subtype=\"CUDA\" osdev_type=\"1\"/>\n"
 	"   </object>\n"
-	"   <object type=\"PCIDev\" pci_busid=\"0000:82:00.0\" pci_type=\"0300 [1002:73bf] [1002:0e3a] c1\">\n"
+	"   <object type=\"PCIDev\" name=\"Navi 21 [Radeon RX 6800/6800 XT / 6900 XT]\" pci_busid=\"0000:82:00.0\""
+	" pci_type=\"0300 [1002:73bf] [1002:0e3a] c1\">\n"
 	"    <object type=\"OSDev\" name=\"renderD128\" osdev_type=\"1\"/>\n"
 	"   </object>\n"
 	"  </object>\n"
@@ -103,6 +107,10 @@ static void test_find(void)
 	CU_ASSERT_STRING_EQUAL(cpus, "0");
 	cpumask_format(&g[2].cpus, cpus, sizeof(cpus));
 	CU_ASSERT_STRING_EQUAL(cpus, "1");
+	/* Models: hwloc's GPUModel info, else the PCI device's name, short. */
+	CU_ASSERT_STRING_EQUAL(g[0].model, "a100");
+	CU_ASSERT_STRING_EQUAL(g[1].model, "v100");
+	CU_ASSERT_STRING_EQUAL(g[2].model, "rx6800");
 	free(g);
 	/* auto without an I/O topology: none found. */
 	CU_ASSERT_EQUAL(gpus_find("auto", dir, NULL, &all, &g, &n, &err), 0);
@@ -126,6 +134,17 @@ static void test_find(void)
 	CU_ASSERT_EQUAL(g[0].minor, 128);
 	CU_ASSERT_EQUAL(g[1].minor, 0);
 	CU_ASSERT_EQUAL(g[1].numa, -1);
+	CU_ASSERT_STRING_EQUAL(g[1].model, "");
+	free(g);
+
+	/* Models: MODEL:FILE[,FILE...] words, in list order, lower-cased. */
+	snprintf(conf, sizeof(conf), "A100:%s/nvidia1,%s/nvidia0 v100:%s/dri/renderD*", dir, dir, dir);
+	CU_ASSERT_EQUAL_FATAL(gpus_find(conf, "/dev", NULL, &all, &g, &n, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	CU_ASSERT(g[0].minor == 1 && g[1].minor == 0 && g[2].minor == 128);
+	CU_ASSERT_STRING_EQUAL(g[0].model, "a100");
+	CU_ASSERT_STRING_EQUAL(g[1].model, "a100");
+	CU_ASSERT_STRING_EQUAL(g[2].model, "v100");
 	free(g);
 
 	/* Bad lists: one line naming the file; nothing returned. */
@@ -178,8 +197,40 @@ done:
 	unit_tmpdir_remove(dir);
 }
 
+/* --sim-gpus: N, or MODEL:N[,...], at most 64; one line for the rest. */
+static void test_sim_gpus(void)
+{
+	static const char *const bad[] = { "0", "a100:0", ":1", "a100:", "a100:4,", "a100:40,v100:25", "x/y:1",
+					   "4x", "" };
+	struct node_gpu *g = NULL;
+	struct error err = { "" };
+	unsigned n = 0;
+
+	CU_ASSERT_EQUAL_FATAL(sim_gpus_make("A100:2,v100:1", &g, &n, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	CU_ASSERT_STRING_EQUAL(g[0].model, "a100");
+	CU_ASSERT_STRING_EQUAL(g[1].model, "a100");
+	CU_ASSERT_STRING_EQUAL(g[2].model, "v100");
+	CU_ASSERT_STRING_EQUAL(g[2].file, "/dev/nvidia2");
+	CU_ASSERT(g[2].index == 2 && g[2].minor == 2 && g[2].numa == -1);
+	free(g);
+	CU_ASSERT_EQUAL_FATAL(sim_gpus_make("64", &g, &n, &err), 0);
+	CU_ASSERT_EQUAL(n, 64);
+	CU_ASSERT_STRING_EQUAL(g[63].model, "");
+	free(g);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		g = (struct node_gpu *)&n;
+		err.text[0] = '\0';
+		CU_ASSERT_EQUAL(sim_gpus_make(bad[i], &g, &n, &err), -EINVAL);
+		CU_ASSERT_PTR_NULL(g);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "--sim-gpus"));
+		CU_ASSERT_PTR_NULL(strchr(err.text, '\n'));
+	}
+}
+
 static const struct unit_test noded_gpus_tests[] = {
 	{ "find", test_find },
+	{ "sim_gpus", test_sim_gpus },
 	{ NULL, NULL },
 };
 

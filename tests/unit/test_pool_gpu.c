@@ -299,8 +299,112 @@ static void test_request_check(void)
 	pool_destroy(p);
 }
 
+/* GPU models: a job of a model gets GPUs of that model only, on a node
+ * that has as many of them; one of a model no node has is refused. */
+static void test_model(void)
+{
+	struct config *c = one_queue(QUEUE_GPU_PREFER);
+	struct dispatch d[8];
+	struct pool *p;
+	struct node *a, *b;
+	struct job *j;
+	char why[200];
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = gnode(p, "a", "0-7", 2, NULL, NULL);
+	b = gnode(p, "b", "0-7", 2, NULL, NULL);
+	snprintf(a->gpus[0].model, GPU_MODEL_MAX, "a100");
+	snprintf(a->gpus[1].model, GPU_MODEL_MAX, "v100");
+	snprintf(b->gpus[0].model, GPU_MODEL_MAX, "v100");
+	snprintf(b->gpus[1].model, GPU_MODEL_MAX, "v100");
+	j = gjob(1, 1, 2, 0);
+	j->gpu_model = strdup("v100");
+	pool_job_add(p, j);                     /* two v100: only b has them */
+	j = gjob(2, 1, 1, 0);
+	j->gpu_model = strdup("a100");
+	pool_job_add(p, j);
+	j = gjob(3, 1, 1, 0);
+	j->gpu_model = strdup("a100");
+	pool_job_add(p, j);                     /* the one a100 is taken */
+	j = gjob(4, 1, 1, 0);
+	j->gpu_model = strdup("v100");
+	pool_job_add(p, j);                     /* a's v100 */
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 3);
+	CU_ASSERT_STRING_EQUAL(pool_job_find(p, 1)->alloc[0].node, "b");
+	CU_ASSERT_EQUAL(pool_job_find(p, 1)->alloc[0].gpus, 3);
+	CU_ASSERT_STRING_EQUAL(pool_job_find(p, 2)->alloc[0].node, "a");
+	CU_ASSERT_EQUAL(pool_job_find(p, 2)->alloc[0].gpus, 1);
+	CU_ASSERT_EQUAL(pool_job_find(p, 3)->state, JOB_QUEUED);
+	CU_ASSERT_STRING_EQUAL(pool_job_find(p, 4)->alloc[0].node, "a");
+	CU_ASSERT_EQUAL(pool_job_find(p, 4)->alloc[0].gpus, 2);
+	/* The a100 free again: job 3 takes it, not a v100. */
+	pool_job_remove(p, pool_job_find(p, 2));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 3);
+	CU_ASSERT_EQUAL(d[0].job->alloc[0].gpus, 1);
+
+	j = gjob(9, 1, 1, 0);
+	j->gpu_model = strdup("h100");
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "gpu_model=h100: no node of this pool has GPUs of that model");
+	free(j->gpu_model);
+	j->gpu_model = strdup("a100");
+	j->ngpus = 2;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "ngpus=2 gpu_model=a100: more GPUs of that model than any node has "
+			       "(the largest has 1)");
+	j->ngpus = 1;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);
+	job_free(j);
+	pool_destroy(p);
+	config_free(c);
+}
+
+/* A chunk's own features (select=1:ncpus=2:bigmem=true+2:ncpus=1): that
+ * chunk on a bigmem node, the others anywhere; a chunk's feature no node
+ * has is refused. */
+static void test_chunk_features(void)
+{
+	struct config *c = one_queue(QUEUE_GPU_PREFER);
+	struct dispatch d[8];
+	struct pool *p;
+	struct job *j;
+	char why[200];
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	gnode(p, "a", "0-1", 0, NULL, NULL);
+	gnode(p, "b", "0-1", 0, NULL, NULL);
+	gnode(p, "big", "0-1", 0, NULL, NULL)->features = strdup("bigmem,ib");
+	j = gjob(1, 4, 0, 0);
+	j->chunks = calloc(2, sizeof(*j->chunks));
+	j->chunks[0] = (struct job_chunk){ .count = 1, .ncpus = 2, .mpiprocs = 2 };
+	snprintf(j->chunks[0].features, sizeof(j->chunks[0].features), "bigmem");
+	j->chunks[1] = (struct job_chunk){ .count = 2, .ncpus = 1, .mpiprocs = 1 };
+	j->n_chunks = 2;
+	j->place = JOB_PLACE_FREE;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL_FATAL(j->n_alloc, 2);
+	for (unsigned k = 0; k < j->n_alloc; k++)
+		CU_ASSERT_EQUAL(j->alloc[k].ncpus, 2);   /* big: chunk 1; a: the two others */
+	CU_ASSERT(!strcmp(j->alloc[0].node, "big") || !strcmp(j->alloc[1].node, "big"));
+	CU_ASSERT(!strcmp(j->alloc[0].node, "a") || !strcmp(j->alloc[1].node, "a"));
+
+	j = gjob(2, 1, 0, 0);
+	j->chunks = calloc(1, sizeof(*j->chunks));
+	j->chunks[0] = (struct job_chunk){ .count = 1, .ncpus = 1, .mpiprocs = 1 };
+	snprintf(j->chunks[0].features, sizeof(j->chunks[0].features), "ib,nosuch");
+	j->n_chunks = 1;
+	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(why, "chunk 1: ib,nosuch: no node of this pool has those features");
+	job_free(j);
+	pool_destroy(p);
+	config_free(c);
+}
+
 /* An array's subjobs ask for its GPUs: two of a 1-GPU array run on a
- * 2-GPU node, the third waits. */
+ * 2-GPU node, the third waits; an array of a model, one per GPU of it. */
 static void test_array(void)
 {
 	struct config *c = one_queue(QUEUE_GPU_PREFER);
@@ -318,6 +422,20 @@ static void test_array(void)
 	CU_ASSERT_EQUAL(d[0].job->ngpus, 1);
 	CU_ASSERT_EQUAL(d[0].job->alloc[0].gpus | d[1].job->alloc[0].gpus, 3);
 	CU_ASSERT_EQUAL(pool_node_find(p, "a")->gpus_free, 0);
+	pool_destroy(p);
+
+	/* Of a model: its subjobs keep it, one a100 runs one of them. */
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	snprintf(gnode(p, "b", "0-7", 2, NULL, NULL)->gpus[1].model, GPU_MODEL_MAX, "a100");
+	a = gjob(2, 1, 1, 0);
+	a->gpu_model = strdup("a100");
+	CU_ASSERT_EQUAL_FATAL(pool_array_set(a, "1-3", NULL), 0);
+	pool_job_add(p, a);
+	n = pool_schedule(p, c, d, 8);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(d[0].job->gpu_model, "a100");
+	CU_ASSERT_EQUAL(d[0].job->alloc[0].gpus, 2);
+	CU_ASSERT_EQUAL(pool_node_find(p, "b")->gpus_free, 1);
 	pool_destroy(p);
 	config_free(c);
 }
@@ -377,6 +495,8 @@ static const struct unit_test pool_gpu_tests[] = {
 	{ "locality", test_locality },
 	{ "backfill", test_backfill },
 	{ "request_check", test_request_check },
+	{ "model", test_model },
+	{ "chunk_features", test_chunk_features },
 	{ NULL, NULL },
 };
 

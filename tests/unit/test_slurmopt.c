@@ -129,7 +129,12 @@ static void test_options(void)
 		{ "--gpus-per-node=1", NULL },
 		{ "--gpus-per-node=x", "--gpus-per-node=x: not a number of GPUs" },
 		{ "--gpus=4", NULL },
-		{ "--gpus-per-task=1", "--gpus-per-task=1: not supported by qpool (give --gpus-per-node or --gres=gpu:N)" },
+		{ "--gpus-per-task=1", NULL },
+		{ "--gpus-per-socket=1", "--gpus-per-socket=1: not supported by qpool (give --gpus-per-node, --gpus-per-task or --gres=gpu:N)" },
+		{ "--gres=gpu:a/b:1", "Invalid generic resource (gres) specification: --gres=gpu:a/b:1 (GPU model a/b: only letters, digits, '_', '-' and '.')" },
+		{ "--gres=gpu::1", "Invalid generic resource (gres) specification: --gres=gpu::1" },
+		{ "--gpus=a100:-1", "--gpus=a100:-1: not a number of GPUs" },
+		{ "--gres=gpu:a100:1 --gpus=v100:1", "Invalid generic resource (gres) specification: --gpus=v100:1 (a job's GPUs are of one type on qpool; a100 given already)" },
 		{ "--open-mode=sideways", "Invalid --open-mode argument: sideways. Ignored" },
 		{ "--exclusive", NULL },
 		{ "--exclusive=user", NULL },
@@ -397,21 +402,27 @@ static void test_jobspec_gpus(void)
 		const char *line;
 		int64_t ngpus, chunk0_ngpus;
 		size_t n_chunks;
-		const char *error;
+		const char *error, *model;
 	} t[] = {
-		{ "--gres=gpu:2", 2, 0, 0, NULL },
-		{ "--gres=gpu:v100:1 -c 4", 1, 0, 0, NULL },
-		{ "--gpus-per-node=2 -N 2", 4, 2, 1, NULL },
-		{ "--gpus=4 -N 2", 4, 2, 1, NULL },
-		{ "-G 1", 1, 0, 0, NULL },
-		{ "--gpus=4 -n 4", 4, 1, 1, NULL },
-		{ "--gpus=3 -N 2", 0, 0, 0, "--gpus=3 over 2 nodes: not the same number on each (give --gpus-per-node)" },
+		{ "--gres=gpu:2", 2, 0, 0, NULL, NULL },
+		{ "--gres=gpu:v100:1 -c 4", 1, 0, 0, NULL, "v100" },
+		{ "--gpus-per-node=2 -N 2", 4, 2, 1, NULL, NULL },
+		{ "--gpus=4 -N 2", 4, 2, 1, NULL, NULL },
+		{ "-G 1", 1, 0, 0, NULL, NULL },
+		{ "--gpus=4 -n 4", 4, 1, 1, NULL, NULL },
+		{ "--gpus=3 -N 2", 0, 0, 0, "--gpus=3 over 2 nodes: not the same number on each (give --gpus-per-node)", NULL },
 		{ "--gpus-per-node=1 -n 4", 0, 0, 0, "--gpus-per-node with --ntasks and no --nodes: give --nodes "
-		  "(qpool places tasks, not nodes)" },
-		{ "--gpus-per-node=65", 0, 0, 0, "-l ngpus=65: not a number of GPUs (0 to 64 on a node)" },
+		  "(qpool places tasks, not nodes)", NULL },
+		{ "--gpus-per-node=65", 0, 0, 0, "-l ngpus=65: not a number of GPUs (0 to 64 on a node)", NULL },
 		/* Slurm's --gpus-per-node=[type:]N, as a real script writes it */
-		{ "--gpus-per-node=p100:4 -N 1", 4, 0, 0, NULL },
-		{ "--gpus-per-node=a100:1 -N 2", 2, 1, 1, NULL },
+		{ "--gpus-per-node=p100:4 -N 1", 4, 0, 0, NULL, "p100" },
+		{ "--gpus-per-node=a100:1 -N 2", 2, 1, 1, NULL, "a100" },
+		/* the type is the GPUs' model (docs/GPUS.md) */
+		{ "--gres=gpu:A100:2", 2, 0, 0, NULL, "a100" },
+		{ "--gpus=v100:2", 2, 0, 0, NULL, "v100" },
+		{ "--gpus-per-task=a100:1 -n 2 -N 1", 2, 0, 0, NULL, "a100" },
+		{ "--gpus-per-task=1 -n 3 -N 2", 3, 2, 2, NULL, NULL },
+		{ "--gpus-per-task=2 -n 2", 4, 2, 1, NULL, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -433,6 +444,9 @@ static void test_jobspec_gpus(void)
 			CU_ASSERT_EQUAL(js.n_chunks, t[i].n_chunks);
 			if (js.n_chunks && t[i].n_chunks)
 				CU_ASSERT_EQUAL(js.chunks[0].ngpus, t[i].chunk0_ngpus);
+			CU_ASSERT_STRING_EQUAL(js.gpu_model ? js.gpu_model : "", t[i].model ? t[i].model : "");
+			if (js.ngpus != t[i].ngpus)
+				fprintf(stderr, "\n  %s: ngpus %lld", t[i].line, (long long)js.ngpus);
 		}
 		jobspec_clear(&js);
 		slurmopt_clear(&o);
