@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fairshare.h"
 #include "placement.h"
 #include "pool.h"
 
@@ -39,6 +40,10 @@ int main(int argc, char **argv)
 	long every = argc > 3 ? atol(argv[3]) : 10;   /* 0: no GPU job, the baseline */
 	long feat = argc > 4 ? atol(argv[4]) : 0;     /* 0: no job asks for a feature */
 	long models = argc > 5 ? atol(argv[5]) : 0;   /* 1: GPU models (a100, v100) */
+	/* USERS > 0: the jobs spread over that many users, 10 per account of
+	 * 100 with shares 1..100, each with some past use; ORDER 1: the queue
+	 * is order = fairshare (0: round robin over the same users). */
+	long users = argc > 6 ? atol(argv[6]) : 0, fairshare = argc > 7 ? atol(argv[7]) : 0;
 	struct nodesel *fast = NULL;
 	long fplaced = 0;
 	static struct dispatch d[BATCH];
@@ -58,6 +63,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(q.name, sizeof(q.name), "batch");
 	q.is_default = true;
+	q.order = fairshare ? QUEUE_ORDER_FAIRSHARE : QUEUE_ORDER_ROUND_ROBIN;
 	c.queues = &q;
 	c.n_queues = 1;
 	if (pool_create(&p) < 0)
@@ -99,6 +105,16 @@ int main(int argc, char **argv)
 		if (feat && i % 2 == 0 && !(nd->features = strdup("fast,ib")))
 			return 1;
 	}
+	pool_clock_set(p, 1000000);
+	if (users > 0) {
+		pool_fairshare_config(p, 86400, 0);
+		for (long u = 0; u < users; u++) {
+			/* account u / 10 of 100: shares 1..100 of 5,050. */
+			if (pool_share_set(p, (uid_t)(1000 + u), (double)(u / 10 % 100 + 1) / 5050.0 / 10) < 0 ||
+			    pool_usage_past(p, (uid_t)(1000 + u), 4, 0, (double)(u * 37 % 1000), 1000000) < 0)
+				return 1;
+		}
+	}
 	for (long id = 1; id <= jobs; id++) {
 		struct job *j = calloc(1, sizeof(*j));
 
@@ -106,7 +122,7 @@ int main(int argc, char **argv)
 			return 1;
 		j->id = id;
 		snprintf(j->queue, sizeof(j->queue), "batch");
-		j->uid = (uid_t)(1000 + id % 10);
+		j->uid = (uid_t)(1000 + id % (users > 0 ? users : 10));
 		j->state = JOB_QUEUED;
 		j->walltime = 3600;
 		j->ncpus = every && id % every == 0 ? 4 : 1;
@@ -118,7 +134,6 @@ int main(int argc, char **argv)
 		if (pool_job_add(p, j) < 0)
 			return 1;
 	}
-	pool_clock_set(p, 1000000);
 	do {
 		t = now_ms();
 		n = pool_schedule(p, &c, d, BATCH);
@@ -159,9 +174,9 @@ int main(int argc, char **argv)
 	       "\"pass_ms_mean\": %.3f, \"pass_ms_max\": %.3f, \"full_pass_ms\": %.3f, "
 	       "\"placed\": %ld, \"gpu_jobs_placed\": %ld, \"gpus_free\": %llu, \"full_pass_placed\": %zu, "
 	       "\"steady_pass_ms\": %.3f, \"steady_pass_placed\": %zu, \"feature_every\": %ld, "
-	       "\"feature_jobs_placed\": %ld, \"gpu_models\": %ld}\n",
+	       "\"feature_jobs_placed\": %ld, \"gpu_models\": %ld, \"users\": %ld, \"fairshare\": %ld}\n",
 	       nodes, GPUS, jobs, passes, passes ? sum / (double)passes : 0, max, full, placed, gplaced,
-	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced, models);
+	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced, models, users, fairshare);
 	pool_destroy(p);
 	nodesel_destroy(fast);
 	return 0;
