@@ -90,13 +90,17 @@ for i in $(seq 200); do
 	sleep 0.05
 done
 
-note "qstat -Q --order shows the use, the share and their ratio that order the queue"
+note "qstat -Q --order and sprio show the use, the share and their ratio that order the queue"
 "$QP_BIN/qmgr" stop fs || fail "qmgr stop fs"
 o1=$(as qpuser1 qsub -q fs -l walltime=1 -o /dev/null -e /dev/null <<<true) || fail "qsub o1"
 o2=$(as qpuser2 qsub -q fs -l walltime=1 -o /dev/null -e /dev/null <<<true) || fail "qsub o2"
 out=$("$QP_BIN/qstat" -Q --order fs)
 grep -q "fair share, least use over share first" <<<"$out" && grep -q "Use/share" <<<"$out" &&
 	grep -qE "qpuser1 +[0-9]+ +0\.2500 +[0-9.]+ " <<<"$out" || fail "qstat -Q --order fs: $out"
+first=$(awk '$1 == "1" {print $2}' <<<"$out")
+out=$("$QP_BIN/sprio" -h -p fs)
+[ "$(wc -l <<<"$out")" = 2 ] && grep -qE "^ *$first +fs +qpuser[12] +2 +[0-9]+$" <<<"$out" &&
+	grep -qE " +1 +[0-9]+$" <<<"$out" || fail "sprio -p fs (first in order: $first): $out"
 "$QP_BIN/qdel" "$o1" "$o2" >/dev/null
 "$QP_BIN/qmgr" start fs || fail "qmgr start fs"
 
