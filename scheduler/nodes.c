@@ -393,7 +393,8 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 			pool_entry_claim(s->pool, e);
 			continue;
 		}
-		if (e->done)
+		/* Its server prolog runs: no node has it yet. */
+		if (e->done || j->srv_prolog)
 			continue;
 		if (j->n_alloc > 1) {
 			multi_end_lost(s, j, e, "node does not have it:");

@@ -43,7 +43,7 @@ struct srvhooks {
 	struct srvhook_last last[SRVHOOK_KIND_MAX];
 };
 
-static const char *kind_names[SRVHOOK_KIND_MAX] = { "submit_filter" };
+static const char *kind_names[SRVHOOK_KIND_MAX] = { "submit_filter", "server_prolog", "server_epilog" };
 
 const char *srvhook_kind_name(enum srvhook_kind k)
 {
@@ -52,7 +52,7 @@ const char *srvhook_kind_name(enum srvhook_kind k)
 
 int srvhooks_config_check(const struct config *c, struct error *err)
 {
-	const char *paths[SRVHOOK_KIND_MAX] = { c->submit_filter };
+	const char *paths[SRVHOOK_KIND_MAX] = { c->submit_filter, c->server_prolog, c->server_epilog };
 	char why[200];
 
 	for (int k = 0; k < SRVHOOK_KIND_MAX; k++)
@@ -212,8 +212,9 @@ int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, 
 json_t *srvhooks_json(const struct srvhooks *hs, const struct config *c)
 {
 	json_t *list = json_array();
-	const char *paths[SRVHOOK_KIND_MAX] = { c->submit_filter };
-	const uint64_t timeouts[SRVHOOK_KIND_MAX] = { c->submit_filter_timeout };
+	const char *paths[SRVHOOK_KIND_MAX] = { c->submit_filter, c->server_prolog, c->server_epilog };
+	const uint64_t timeouts[SRVHOOK_KIND_MAX] = { c->submit_filter_timeout, c->server_prolog_timeout,
+						     c->server_epilog_timeout };
 
 	for (int k = 0; list && k < SRVHOOK_KIND_MAX; k++) {
 		const struct srvhook_last *l = &hs->last[k];
