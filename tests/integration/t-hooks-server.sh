@@ -117,6 +117,17 @@ qp_wait "$c" completed held
 [ "$(qp_state "$c")" = completed ] || "$QP_BIN/qrls" "$c"
 qp_wait "$c" completed
 
+note "qdel while the prolog runs: the job ends cancelled and never reaches a node"
+rm -f "$QP_T/sp.hang.pid"; touch "$QP_T/sp.hang"
+k=$(submit killed) || fail "qsub killed"
+qp_wait_file "$QP_T/sp.hang.pid" 10
+"$QP_BIN/qdel" "$k" || fail "qdel while the prolog runs"
+rm -f "$QP_T/sp.hang"
+qp_wait "$k" cancelled
+[ ! -e "$w/out.$k" ] || fail "the job deleted during its prolog ran"
+[ "$(node_state)" = "up | " ] || fail "n1 after a qdel during the prolog: $(node_state)"
+echo "comment: $(qp_field "$k" comment)"
+
 note "a failing epilog is logged with the job id; the job's end stands"
 touch "$QP_T/se.fail"
 d=$(submit badepi) || fail "qsub badepi"
