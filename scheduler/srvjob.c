@@ -160,7 +160,7 @@ void srvjob_launch(struct server *s, struct job *j, struct node *n)
 	int r = -ENOMEM;
 
 	j->srv_prolog = false;
-	if (!s->config->server_prolog[0] || !s->hooks) {
+	if (!s->hooks || !s->config->server_prolog[0]) {
 		node_launch(s, j, n);
 		return;
 	}
@@ -207,7 +207,7 @@ void srvjob_ended(struct server *s, struct job *j, enum job_state state)
 
 	/* Only a job that was placed: one deleted while queued, or an
 	 * array's own row, never had nodes. */
-	if (!s->config->server_epilog[0] || !s->hooks || !j->n_alloc || j->array)
+	if (!s->hooks || !s->config->server_epilog[0] || !j->n_alloc || j->array)
 		return;
 	id = malloc(sizeof(*id));
 	in = job_input(s, j, "server_epilog", job_state_name(state));
