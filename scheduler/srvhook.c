@@ -166,7 +166,7 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 }
 
 int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, uint64_t timeout_s,
-		 json_t *input, srvhook_done_f done, srvhook_drop_f drop, void *arg)
+		 json_t *input, char *const env[], srvhook_done_f done, srvhook_drop_f drop, void *arg)
 {
 	struct srvhook_run *r = calloc(1, sizeof(*r));
 	char *const argv[] = { (char *)path, (char *)kind_names[kind], NULL };
@@ -185,7 +185,7 @@ int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, 
 		free(r);
 		return -ENOMEM;
 	}
-	rc = hook_start(&r->h, path, argv, NULL, r->input, strlen(r->input), 0);
+	rc = hook_start(&r->h, path, argv, env, r->input, strlen(r->input), 0);
 	if (rc < 0) {
 		free(r->input);
 		free(r);

@@ -42,6 +42,40 @@ static json_t *job_input(struct server *s, const struct job *j, const char *even
 	return json_pack("{s:i, s:s, s:o}", "version", HOOK_CONTRACT, "event", event, "job", job);
 }
 
+/* What Slurm's PrologSlurmctld and PBS's hooks find in their environment,
+ * so a site's script written for either runs as it is. */
+struct job_env {
+	char path[40], hook[40], id[40], uid[40], user[300], pbs[40], nodes[1024];
+	char *v[8];
+};
+
+static char *const *job_env(struct server *s, const struct job *j, const char *event, struct job_env *e)
+{
+	const char *user = server_user_name(s, j->uid);
+	size_t off;
+	int n = 0;
+
+	snprintf(e->path, sizeof(e->path), "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+	snprintf(e->hook, sizeof(e->hook), "QPOOL_HOOK=%s", event);
+	snprintf(e->id, sizeof(e->id), "SLURM_JOB_ID=%lld", (long long)j->id);
+	snprintf(e->uid, sizeof(e->uid), "SLURM_JOB_UID=%u", (unsigned)j->uid);
+	snprintf(e->user, sizeof(e->user), "SLURM_JOB_USER=%s", user ? user : "");
+	snprintf(e->pbs, sizeof(e->pbs), "PBS_JOBID=%lld", (long long)j->id);
+	off = (size_t)snprintf(e->nodes, sizeof(e->nodes), "SLURM_JOB_NODELIST=");
+	for (unsigned i = 0; i < j->n_alloc && off < sizeof(e->nodes); i++)
+		off += (size_t)snprintf(e->nodes + off, sizeof(e->nodes) - off, "%s%s", i ? "," : "",
+					j->alloc[i].node ? j->alloc[i].node : "?");
+	e->v[n++] = e->path;
+	e->v[n++] = e->hook;
+	e->v[n++] = e->id;
+	e->v[n++] = e->uid;
+	e->v[n++] = e->user;
+	e->v[n++] = e->pbs;
+	e->v[n++] = e->nodes;
+	e->v[n] = NULL;
+	return e->v;
+}
+
 static void log_stderr(const struct hook *h, const char *what, int64_t id)
 {
 	for (const char *e = h->errbuf; *e;) {
@@ -170,8 +204,11 @@ void srvjob_launch(struct server *s, struct job *j, struct node *n)
 		run->server = s;
 		run->id = j->id;
 		run->seq = ++j->srv_prolog_seq;
+		struct job_env env;
+
 		r = srvhooks_run(s->hooks, SRVHOOK_SERVER_PROLOG, s->config->server_prolog,
-				 s->config->server_prolog_timeout, in, prolog_done, run_drop, run);
+				 s->config->server_prolog_timeout, in, job_env(s, j, "server_prolog", &env),
+				 prolog_done, run_drop, run);
 	}
 	json_decref(in);
 	if (r == 0) {
@@ -213,8 +250,11 @@ void srvjob_ended(struct server *s, struct job *j, enum job_state state)
 	in = job_input(s, j, "server_epilog", job_state_name(state));
 	if (id && in) {
 		*id = j->id;
+		struct job_env env;
+
 		r = srvhooks_run(s->hooks, SRVHOOK_SERVER_EPILOG, s->config->server_epilog,
-				 s->config->server_epilog_timeout, in, epilog_done, free, id);
+				 s->config->server_epilog_timeout, in, job_env(s, j, "server_epilog", &env),
+				 epilog_done, free, id);
 	}
 	json_decref(in);
 	if (r < 0) {

@@ -74,6 +74,9 @@ assert d["job"]["state"] == "completed" and d["job"]["nodes"] == ["n1"], d
 PY
 [ "$(cat "$w/out.$a")" = "ran $a" ] || fail "the job did not run once: $(cat "$w/out.$a")"
 ! grep -q "^HOME=\|^QPOOL_CONF=" "$QP_T/sp.env" || fail "the prolog's environment is not clean"
+for v in QPOOL_HOOK=server_prolog SLURM_JOB_ID=$a PBS_JOBID=$a SLURM_JOB_USER=qpuser1 SLURM_JOB_NODELIST=n1; do
+	grep -qx "$v" "$QP_T/sp.env" || fail "$v not in the prolog's environment: $(cat "$QP_T/sp.env")"
+done
 
 note "a prolog of 0.3 s is in the job's startup overhead"
 touch "$QP_T/sp.slow"
