@@ -129,6 +129,7 @@ struct job {
 	/* [server] server_prolog (scheduler/srvjob.c): whether this run's
 	 * prolog is in flight, which run it is, and the failures so far. */
 	bool srv_prolog;
+	void *srv_prolog_run;    /* its run's handle (srvhooks_kill) while in flight */
 	unsigned srv_prolog_seq;
 	unsigned srv_prolog_fails;
 	/* Dependencies (scheduler/depend.c). */

@@ -766,6 +766,10 @@ bool node_signal(struct server *s, struct job *j, int sig)
 {
 	bool primary = false;
 
+	/* No node has it yet: its server prolog is what runs. */
+	if (j->srv_prolog && j->state == JOB_EXITING)
+		srvjob_stop(s, j);
+
 	for (unsigned i = 0; i < j->n_alloc; i++) {
 		struct node *n = j->alloc[i].where;
 

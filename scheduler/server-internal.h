@@ -248,6 +248,9 @@ void server_job_finished(struct server *s, struct job *j, enum job_state state);
  * for a job whose end is committed. Without the keys each is one check. */
 void srvjob_launch(struct server *s, struct job *j, struct node *n);
 void srvjob_ended(struct server *s, struct job *j, enum job_state state);
+/* A job whose server prolog runs is being deleted or rerun: the prolog
+ * is killed, and its end (or requeue) follows from the loop. */
+void srvjob_stop(struct server *s, struct job *j);
 /* requests.c: what qdel does to j: a queued or held job is cancelled (and
  * freed), a running one is asked to stop (exiting); why ends the reason
  * ("by alice"), which a running job's record keeps. The job's new state,

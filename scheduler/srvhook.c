@@ -4,6 +4,7 @@
  * outcome of each kind kept for qmgr's `list hook`. */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,13 @@ int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, 
 		return rc;
 	}
 	return 0;
+}
+
+void srvhooks_kill(struct srvhooks *hs, const void *arg)
+{
+	for (struct srvhook_run *r = hs ? hs->runs : NULL; r; r = r->next)
+		if (r->arg == arg && r->h.pid > 0 && !r->h.exited)
+			kill(-r->h.pid, SIGKILL);
 }
 
 json_t *srvhooks_json(const struct srvhooks *hs, const struct config *c)

@@ -42,6 +42,10 @@ void srvhooks_destroy(struct srvhooks *hs);
 int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, uint64_t timeout_s,
 		 json_t *input, char *const env[], srvhook_done_f done, srvhook_drop_f drop, void *arg);
 
+/* Kills the run started with ARG (SIGKILL to its process group), if one
+ * runs: it ends as killed on a later loop iteration, DONE called then. */
+void srvhooks_kill(struct srvhooks *hs, const void *arg);
+
 /* The configured hooks with their last outcome, for qmgr's list hook. */
 json_t *srvhooks_json(const struct srvhooks *hs, const struct config *c);
 

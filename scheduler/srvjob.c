@@ -167,6 +167,7 @@ static void prolog_done(struct hook *h, void *arg)
 		goto done;
 	}
 	j->srv_prolog = false;
+	j->srv_prolog_run = NULL;
 	if (j->state == JOB_EXITING)
 		prolog_overtaken(s, j);
 	else if (j->state != JOB_RUNNING)
@@ -194,6 +195,7 @@ void srvjob_launch(struct server *s, struct job *j, struct node *n)
 	int r = -ENOMEM;
 
 	j->srv_prolog = false;
+	j->srv_prolog_run = NULL;
 	if (!s->hooks || !s->config->server_prolog[0]) {
 		node_launch(s, j, n);
 		return;
@@ -213,6 +215,7 @@ void srvjob_launch(struct server *s, struct job *j, struct node *n)
 	json_decref(in);
 	if (r == 0) {
 		j->srv_prolog = true;
+		j->srv_prolog_run = run;
 		return;
 	}
 	free(run);
@@ -222,6 +225,15 @@ void srvjob_launch(struct server *s, struct job *j, struct node *n)
 		snprintf(what, sizeof(what), "cannot start it: %s", strerror(-r));
 		prolog_failed(s, j, what);
 	}
+}
+
+void srvjob_stop(struct server *s, struct job *j)
+{
+	if (!j->srv_prolog || !j->srv_prolog_run)
+		return;
+	log_info("job %lld: %s while its server prolog runs: the prolog is stopped", (long long)j->id,
+		 j->rerun ? "rerun" : "deleted");
+	srvhooks_kill(s->hooks, j->srv_prolog_run);
 }
 
 static void epilog_done(struct hook *h, void *arg)

@@ -120,17 +120,6 @@ qp_wait "$c" completed held
 [ "$(qp_state "$c")" = completed ] || "$QP_BIN/qrls" "$c"
 qp_wait "$c" completed
 
-note "qdel while the prolog runs: the job ends cancelled and never reaches a node"
-rm -f "$QP_T/sp.hang.pid"; touch "$QP_T/sp.hang"
-k=$(submit killed) || fail "qsub killed"
-qp_wait_file "$QP_T/sp.hang.pid" 10
-"$QP_BIN/qdel" "$k" || fail "qdel while the prolog runs"
-rm -f "$QP_T/sp.hang"
-qp_wait "$k" cancelled
-[ ! -e "$w/out.$k" ] || fail "the job deleted during its prolog ran"
-[ "$(node_state)" = "up | " ] || fail "n1 after a qdel during the prolog: $(node_state)"
-echo "comment: $(qp_field "$k" comment)"
-
 note "a failing epilog is logged with the job id; the job's end stands"
 touch "$QP_T/se.fail"
 d=$(submit badepi) || fail "qsub badepi"
@@ -148,10 +137,26 @@ echo "$out" | grep -q "^Hook server_prolog" || fail "no server_prolog in list ho
 echo "$out" | grep -q "^Hook server_epilog" || fail "no server_epilog in list hook"
 echo "$out" | grep -q "last_result = exit 4: could not return the licenses" || fail "list hook: the epilog's last outcome"
 
-note "a restart of qpoold while the prolog runs: the job runs once"
+note "the prolog's bound to 30 s (reload)"
 sed -i "s|^server_prolog_timeout = .*|server_prolog_timeout = 30|" "$QPOOL_CONF"
 kill -HUP "$QP_SERVER_PID"
 for _ in $(seq 100); do grep -q "config reloaded" "$QP_T/qpoold.log" && break; sleep 0.05; done
+note "qdel while the prolog runs (bound 30 s): the prolog is stopped, the job ends cancelled at once, no node touched"
+rm -f "$QP_T/sp.hang.pid"; touch "$QP_T/sp.hang"
+k=$(submit killed) || fail "qsub killed"
+qp_wait_file "$QP_T/sp.hang.pid" 10
+t0=$(date +%s)
+"$QP_BIN/qdel" "$k" || fail "qdel while the prolog runs"
+qp_wait "$k" cancelled --timeout 10
+rm -f "$QP_T/sp.hang"
+[ $(( $(date +%s) - t0 )) -lt 10 ] || fail "qdel waited for the prolog's 30 s bound"
+kill -0 "$(cat "$QP_T/sp.hang.pid")" 2>/dev/null && fail "the prolog of the deleted job still runs"
+grep -q "job $k: deleted while its server prolog runs: the prolog is stopped" "$QP_T/qpoold.log" || fail "no log line for the stopped prolog"
+[ ! -e "$w/out.$k" ] || fail "the job deleted during its prolog ran"
+[ "$(node_state)" = "up | " ] || fail "n1 after a qdel during the prolog: $(node_state)"
+echo "comment: $(qp_field "$k" comment)"
+
+note "a restart of qpoold while the prolog runs: the job runs once"
 rm -f "$QP_T/sp.hang.pid"; touch "$QP_T/sp.hang"
 r=$(submit restart) || fail "qsub restart"
 qp_wait_file "$QP_T/sp.hang.pid" 10
