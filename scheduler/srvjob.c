@@ -161,6 +161,10 @@ static void prolog_done(struct hook *h, void *arg)
 	char what[200];
 
 	log_stderr(h, "server prolog", run->id);
+	/* Stepping down: nothing more is sent or written by this server; the
+	 * next active requeues the job when its node registers. */
+	if (s->stepping_down || server_standby(s))
+		goto done;
 	if (!j || !j->srv_prolog || j->srv_prolog_seq != run->seq) {
 		log_info("job %lld: server prolog ended (%s) after the job left this run", (long long)run->id,
 			 hook_describe(h, what, sizeof(what)));
