@@ -153,6 +153,32 @@ static void prolog_overtaken(struct server *s, struct job *j)
 	s->sched_dirty = true;
 }
 
+/* The prolog passed: the job goes to its nodes, once this server shows it
+ * still holds the lease. The prolog may have run for seconds, long enough
+ * for a standby to take over and requeue the job; a renewal in a
+ * transaction of its own (~0.1 ms, beside the hook's own exec of ~0.7 ms)
+ * fences the launch as the dispatch commit was fenced. */
+static void prolog_passed(struct server *s, struct job *j)
+{
+	int r = jobstore_begin(s->store);
+
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0)
+		jobstore_rollback(s->store);
+	if (r == -ESTALE) {
+		log_err("job %lld: not launched after its server prolog: another server took the lease",
+			(long long)j->id);
+		server_lease_refresh(s);
+		return;
+	}
+	/* Any other failure says nothing of the lease: the placement is
+	 * committed, the job goes. */
+	if (r < 0)
+		log_warn("job %lld: lease renewal before its launch: job store: %s", (long long)j->id, strerror(-r));
+	node_launch(s, j, j->n_alloc ? j->alloc[0].where : NULL);
+}
+
 static void prolog_done(struct hook *h, void *arg)
 {
 	struct srvjob_run *run = arg;
@@ -177,7 +203,7 @@ static void prolog_done(struct hook *h, void *arg)
 	else if (j->state != JOB_RUNNING)
 		;
 	else if (h->outcome == HOOK_OK)
-		node_launch(s, j, j->n_alloc ? j->alloc[0].where : NULL);
+		prolog_passed(s, j);
 	else
 		prolog_failed(s, j, hook_describe(h, what, sizeof(what)));
 done:
