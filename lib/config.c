@@ -87,7 +87,7 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "submit_filter_failure", KEY_HOOK_FAILURE, S(submit_filter_failure), "reject", "reject | accept: what a submit filter that times out, dies or prints nonsense does to the request (one that exits non-zero always rejects)" },
 	{ SEC_SERVER, "server_prolog", KEY_PATH, S(server_prolog), "", "hook the active qpoold runs once a job is placed, before it is sent to its nodes; failure requeues the job, no node is drained (qpool-hooks(5); empty: none)" },
 	{ SEC_SERVER, "server_prolog_timeout", KEY_DURATION, S(server_prolog_timeout), "30", "seconds the server prolog may run before it is killed and the job requeued" },
-	{ SEC_SERVER, "server_prolog_retries", KEY_UINT, S(server_prolog_retries), "3", "server prolog failures of one job (since qpoold started) after which it is held with the reason instead of requeued" },
+	{ SEC_SERVER, "server_prolog_retries", KEY_UINT, S(server_prolog_retries), "3", "server prolog failures of one job (since qpoold started) after which it is held with the reason instead of requeued (0 counts as 1)" },
 	{ SEC_SERVER, "server_epilog", KEY_PATH, S(server_epilog), "", "hook the active qpoold runs after a job's end is committed; a failure is logged with the job id (qpool-hooks(5); empty: none)" },
 	{ SEC_SERVER, "server_epilog_timeout", KEY_DURATION, S(server_epilog_timeout), "30", "seconds the server epilog may run before it is killed" },
 	{ SEC_NODE, "cgroup_root", KEY_PATH, S(cgroup_root), "/sys/fs/cgroup", "where the cgroup hierarchies are mounted" },

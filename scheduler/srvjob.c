@@ -96,8 +96,10 @@ static void prolog_failed(struct server *s, struct job *j, const char *what)
 	bool hold;
 	int r;
 
+	/* 0 counts as 1: a job requeued for ever behind a hook that fails at
+	 * once would be placed and refused in a loop. */
 	j->srv_prolog_fails++;
-	hold = s->config->server_prolog_retries && j->srv_prolog_fails >= s->config->server_prolog_retries;
+	hold = j->srv_prolog_fails >= (s->config->server_prolog_retries ? s->config->server_prolog_retries : 1);
 	snprintf(reason, sizeof(reason), "server prolog failed: %.120s", what);
 	r = jobstore_begin(s->store);
 	if (r == 0)
