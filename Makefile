@@ -89,7 +89,7 @@ JANSSON_A := $(wildcard $(shell pkg-config --variable=libdir jansson 2>/dev/null
 GDED_LIBS := $(if $(JANSSON_A),$(JANSSON_A),$(shell pkg-config --libs jansson 2>/dev/null))
 
 .PHONY: all deps check unit integration manlint demo bench clean fuzz fuzz-replay fuzz-libfuzzer stress
-all: $(BINS) $(BUILD)/tests/unit $(BUILD)/bench/floor $(BUILD)/bench/pass-gpu
+all: $(BINS) $(BUILD)/tests/unit $(BUILD)/bench/floor $(BUILD)/bench/pass-gpu $(BUILD)/bench/hook-exec
 
 # Per-part include paths: lib/ sees only itself; a part sees lib/ and itself.
 $(BUILD)/obj/lib/%.o: CPPFLAGS_PART = -Ilib
@@ -161,6 +161,13 @@ $(addprefix $(BIN)/,$(SLURM_CMD_NAMES)): $(BIN)/%: $(BUILD)/obj/slurm/commands/%
 $(BUILD)/bench/floor: $(BUILD)/obj/bench/floor.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^
+
+# bench/hook-exec: a hook's own exec through lib/hook.c's runner, as gded
+# runs it (bench/prolog-cost, issue 37).
+$(BUILD)/obj/bench/hook-exec.o: CPPFLAGS_PART = -Ilib
+$(BUILD)/bench/hook-exec: $(BUILD)/obj/bench/hook-exec.o $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # bench/pass-gpu: the scheduling pass in process, with GPUs (issue 27).
 $(BUILD)/bench/pass-gpu: $(BUILD)/obj/bench/pass-gpu.o $(SCHED_OBJ) $(IQS_OBJ) $(BUILD)/libqpool.a

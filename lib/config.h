@@ -123,6 +123,11 @@ struct config {
 	char submit_filter[PATH_MAX];/* hook on submit, alter, move; "" = none */
 	uint64_t submit_filter_timeout; /* seconds */
 	enum config_hook_failure submit_filter_failure; /* timeout, signal, nonsense */
+	char server_prolog[PATH_MAX];/* hook once a job is placed, before launch; "" = none */
+	uint64_t server_prolog_timeout; /* seconds */
+	uint64_t server_prolog_retries; /* failures of one job before it is held */
+	char server_epilog[PATH_MAX];/* hook after a job's end is committed; "" = none */
+	uint64_t server_epilog_timeout; /* seconds */
 	/* [node] */
 	char cgroup_root[PATH_MAX];  /* where the cgroup hierarchies are mounted */
 	char gded[PATH_MAX];         /* wrapper binary; "" = next to qnoded */

@@ -353,7 +353,7 @@ void filter_request(struct conn *c, const char *op, long long req_id, json_t *ms
 	snprintf(f->op, sizeof(f->op), "%s", op);
 	f->msg = json_incref(msg);
 	r = srvhooks_run(s->hooks, SRVHOOK_SUBMIT_FILTER, s->config->submit_filter, s->config->submit_filter_timeout,
-			 in, on_done, on_drop, f);
+			 in, NULL, on_done, on_drop, f);
 	json_decref(in);
 	in = NULL;
 	if (r == 0)

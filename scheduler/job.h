@@ -133,6 +133,12 @@ struct job {
 	int64_t array_index;     /* a subjob: its index; -1: not a subjob */
 	struct job *parent;      /* a subjob: its array, while both are pooled */
 	bool fresh;              /* a subjob the pass made: its row is not written yet */
+	/* [server] server_prolog (scheduler/srvjob.c): whether this run's
+	 * prolog is in flight, which run it is, and the failures so far. */
+	bool srv_prolog;
+	void *srv_prolog_run;    /* its run's handle (srvhooks_kill) while in flight */
+	unsigned srv_prolog_seq;
+	unsigned srv_prolog_fails;
 	/* Dependencies (scheduler/depend.c). */
 	char *depend;            /* -W depend, canonical; NULL: none */
 	char *reason;            /* as loaded from the store (why it is held) */

@@ -409,7 +409,8 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 			pool_entry_claim(s->pool, e);
 			continue;
 		}
-		if (e->done)
+		/* Its server prolog runs: no node has it yet. */
+		if (e->done || j->srv_prolog)
 			continue;
 		if (j->n_alloc > 1) {
 			multi_end_lost(s, j, e, "node does not have it:");
@@ -780,6 +781,10 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 bool node_signal(struct server *s, struct job *j, int sig)
 {
 	bool primary = false;
+
+	/* No node has it yet: its server prolog is what runs. */
+	if (j->srv_prolog && j->state == JOB_EXITING)
+		srvjob_stop(s, j);
 
 	for (unsigned i = 0; i < j->n_alloc; i++) {
 		struct node *n = j->alloc[i].where;

@@ -249,6 +249,16 @@ void nodes_check_timeouts(struct server *s);
  * written in the open transaction): counts it in its array, forgets its
  * dependencies, removes it from the pool and marks what waited on it. */
 void server_job_finished(struct server *s, struct job *j, enum job_state state);
+/* srvjob.c: [server] server_prolog and server_epilog around a job
+ * (qpool-hooks(5)). srvjob_launch sends a placed job to its nodes, after
+ * the server prolog when one is set (a failure requeues the job, or holds
+ * it after server_prolog_retries); srvjob_ended starts the server epilog
+ * for a job whose end is committed. Without the keys each is one check. */
+void srvjob_launch(struct server *s, struct job *j, struct node *n);
+void srvjob_ended(struct server *s, struct job *j, enum job_state state);
+/* A job whose server prolog runs is being deleted or rerun: the prolog
+ * is killed, and its end (or requeue) follows from the loop. */
+void srvjob_stop(struct server *s, struct job *j);
 /* requests.c: what qdel does to j: a queued or held job is cancelled (and
  * freed), a running one is asked to stop (exiting); why ends the reason
  * ("by alice"), which a running job's record keeps. The job's new state,

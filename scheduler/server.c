@@ -780,7 +780,7 @@ static void schedule(struct server *s)
 	for (size_t i = 0; i < n; i++) {
 		if (d[i].job->fresh)
 			array_dispatch_done(s, d[i].job, now);
-		node_launch(s, d[i].job, d[i].node);
+		srvjob_launch(s, d[i].job, d[i].node);
 		/* after:ID (and after:ARRAY[]) is met once ID starts. */
 		depend_job_changed(s, d[i].job->id);
 		if (d[i].job->array_id)
@@ -810,6 +810,7 @@ void server_job_finished(struct server *s, struct job *j, enum job_state state)
 		else
 			log_err("out of memory: array %lld ends at the next start", (long long)a->id);
 	}
+	srvjob_ended(s, j, state);
 	server_metrics_ended(s, j->queue, state);
 	depend_forget(s, j);
 	depend_job_changed(s, j->id);

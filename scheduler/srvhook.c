@@ -4,6 +4,7 @@
  * outcome of each kind kept for qmgr's `list hook`. */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ struct srvhooks {
 	struct srvhook_last last[SRVHOOK_KIND_MAX];
 };
 
-static const char *kind_names[SRVHOOK_KIND_MAX] = { "submit_filter" };
+static const char *kind_names[SRVHOOK_KIND_MAX] = { "submit_filter", "server_prolog", "server_epilog" };
 
 const char *srvhook_kind_name(enum srvhook_kind k)
 {
@@ -52,7 +53,7 @@ const char *srvhook_kind_name(enum srvhook_kind k)
 
 int srvhooks_config_check(const struct config *c, struct error *err)
 {
-	const char *paths[SRVHOOK_KIND_MAX] = { c->submit_filter };
+	const char *paths[SRVHOOK_KIND_MAX] = { c->submit_filter, c->server_prolog, c->server_epilog };
 	char why[200];
 
 	for (int k = 0; k < SRVHOOK_KIND_MAX; k++)
@@ -166,7 +167,7 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 }
 
 int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, uint64_t timeout_s,
-		 json_t *input, srvhook_done_f done, srvhook_drop_f drop, void *arg)
+		 json_t *input, char *const env[], srvhook_done_f done, srvhook_drop_f drop, void *arg)
 {
 	struct srvhook_run *r = calloc(1, sizeof(*r));
 	char *const argv[] = { (char *)path, (char *)kind_names[kind], NULL };
@@ -185,7 +186,7 @@ int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, 
 		free(r);
 		return -ENOMEM;
 	}
-	rc = hook_start(&r->h, path, argv, NULL, r->input, strlen(r->input), 0);
+	rc = hook_start(&r->h, path, argv, env, r->input, strlen(r->input), 0);
 	if (rc < 0) {
 		free(r->input);
 		free(r);
@@ -209,11 +210,19 @@ int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, 
 	return 0;
 }
 
+void srvhooks_kill(struct srvhooks *hs, const void *arg)
+{
+	for (struct srvhook_run *r = hs ? hs->runs : NULL; r; r = r->next)
+		if (r->arg == arg && r->h.pid > 0 && !r->h.exited)
+			kill(-r->h.pid, SIGKILL);
+}
+
 json_t *srvhooks_json(const struct srvhooks *hs, const struct config *c)
 {
 	json_t *list = json_array();
-	const char *paths[SRVHOOK_KIND_MAX] = { c->submit_filter };
-	const uint64_t timeouts[SRVHOOK_KIND_MAX] = { c->submit_filter_timeout };
+	const char *paths[SRVHOOK_KIND_MAX] = { c->submit_filter, c->server_prolog, c->server_epilog };
+	const uint64_t timeouts[SRVHOOK_KIND_MAX] = { c->submit_filter_timeout, c->server_prolog_timeout,
+						     c->server_epilog_timeout };
 
 	for (int k = 0; list && k < SRVHOOK_KIND_MAX; k++) {
 		const struct srvhook_last *l = &hs->last[k];

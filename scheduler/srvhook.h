@@ -14,6 +14,8 @@
 
 enum srvhook_kind {
 	SRVHOOK_SUBMIT_FILTER,
+	SRVHOOK_SERVER_PROLOG,
+	SRVHOOK_SERVER_EPILOG,
 	SRVHOOK_KIND_MAX,
 };
 
@@ -34,10 +36,15 @@ int srvhooks_create(sd_event *e, struct srvhooks **ret);
 void srvhooks_destroy(struct srvhooks *hs);
 
 /* Starts PATH with INPUT (copied) on the loop, killed after TIMEOUT_S
- * seconds; DONE is called from the loop when it ended. 0, or -errno when
- * it could not start (nothing is called then). */
+ * seconds, its environment ENV (NULL-terminated, read at the start only;
+ * NULL: PATH alone); DONE is called from the loop when it ended. 0, or
+ * -errno when it could not start (nothing is called then). */
 int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, uint64_t timeout_s,
-		 json_t *input, srvhook_done_f done, srvhook_drop_f drop, void *arg);
+		 json_t *input, char *const env[], srvhook_done_f done, srvhook_drop_f drop, void *arg);
+
+/* Kills the run started with ARG (SIGKILL to its process group), if one
+ * runs: it ends as killed on a later loop iteration, DONE called then. */
+void srvhooks_kill(struct srvhooks *hs, const void *arg);
 
 /* The configured hooks with their last outcome, for qmgr's list hook. */
 json_t *srvhooks_json(const struct srvhooks *hs, const struct config *c);

@@ -161,6 +161,11 @@ out=$(timeout 20 "$QP_BIN/qpoold" -f "$QP_T/other.conf" 2>&1) && fail "qpoold st
 echo "qpoold says: $out"
 [ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
 echo "$out" | grep -q "submit_filter: .*loose: writable by others" || fail "qpoold printed: $out"
+sed -i "s|^submit_filter = .*|submit_filter = $F\nserver_prolog = $QP_T/loose|" "$QP_T/other.conf"
+out=$(timeout 20 "$QP_BIN/qpoold" -f "$QP_T/other.conf" 2>&1) && fail "qpoold started with a loose server prolog"
+echo "qpoold says: $out"
+[ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
+echo "$out" | grep -q "server_prolog: .*loose: writable by others" || fail "qpoold printed: $out"
 
 note "a stop while the filter runs: the submission is never half-made"
 sed -i "s|^submit_filter_timeout = .*|submit_filter_timeout = 30|; s|^submit_filter_failure = .*|submit_filter_failure = reject|" "$QPOOL_CONF"
