@@ -390,10 +390,11 @@ static int section_begin(struct parse_state *ps, const char *section)
 
 	snprintf(ps->section, sizeof(ps->section), "%s", section);
 	ps->queue = NULL;
-	if (strcmp(section, "server") == 0 || strcmp(section, "node") == 0)
+	if (strcmp(section, "server") == 0 || strcmp(section, "node") == 0 || strcmp(section, "licenses") == 0)
 		return 0;
 	if (strncmp(section, "queue", 5) != 0 || !isspace((unsigned char)section[5]))
-		return error_set(ps->err, -EINVAL, "[%s]: unknown section (server, node or queue NAME)", section);
+		return error_set(ps->err, -EINVAL, "[%s]: unknown section (server, node, licenses or queue NAME)",
+				 section);
 	name = section + 5;
 	while (isspace((unsigned char)*name))
 		name++;
@@ -415,6 +416,29 @@ static int section_begin(struct parse_state *ps, const char *section)
 	return 0;
 }
 
+/* [licenses] NAME = COUNT (docs/RESOURCES.md, "Licenses"). */
+static int license_key_set(struct config *c, const char *name, const char *value, struct error *err)
+{
+	struct license *l;
+	int r;
+
+	r = license_name_check(name, strlen(name), err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < c->n_licenses; i++)
+		if (strcmp(c->licenses[i].name, name) == 0)
+			return error_set(err, -EEXIST, "%s: set twice", name);
+	if (c->n_licenses == LICENSES_MAX)
+		return error_set(err, -EINVAL, "%s: more than %d licenses", name, LICENSES_MAX);
+	l = &c->licenses[c->n_licenses];
+	if (license_count_parse(value, &l->count) < 0)
+		return error_set(err, -EINVAL, "%s = %s: not a count (0 to %llu)", name, value,
+				 (unsigned long long)LICENSE_COUNT_MAX);
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	c->n_licenses++;
+	return 0;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_state *ps = user;
@@ -426,6 +450,10 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 0;
 	if (ps->section[0] == '\0') {
 		r = error_set(ps->err, -EINVAL, "%s: key outside any section", name);
+		goto done;
+	}
+	if (strcmp(ps->section, "licenses") == 0) {
+		r = license_key_set(ps->c, name, value, ps->err);
 		goto done;
 	}
 	if (strcmp(ps->section, "server") == 0) {

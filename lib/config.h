@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "license.h"
 
 #define CONFIG_DEFAULT_PATH "/etc/qpool/qpool.conf"
 #define QUEUE_NAME_MAX 32
@@ -136,6 +137,9 @@ struct config {
 	                              * page cache is reclaimed before rmdir; 0: always */
 	struct queue_conf *queues;
 	size_t n_queues;
+	/* [licenses]: NAME = COUNT, pool-wide counted resources, in file order */
+	struct license licenses[LICENSES_MAX];
+	size_t n_licenses;
 };
 
 /* The config file to read: arg (from -f) if set, else $QPOOL_CONF, else
