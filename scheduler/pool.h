@@ -244,6 +244,15 @@ int pool_request_wait_reason(const struct pool *p, const struct job *j, char *bu
  * (also for a job that names none). */
 int pool_request_sel_wait(const struct pool *p, const struct job *j, char *buf, size_t len);
 
+/* Why waiting j does not start now for want of a license: 1 with
+ * "waiting for licenses: matlab: 10/10 in use, asks 2" into buf (Slurm's
+ * Licenses; the PBS comment); else 0. */
+int pool_request_lic_wait(struct pool *p, const struct config *c, const struct job *j, char *buf, size_t len);
+/* The pool's licenses for the views: an array of { name, total, used }
+ * in the config's order, then any a running job holds that the config
+ * no longer has (total 0). NULL: out of memory. */
+json_t *pool_licenses_json(struct pool *p, const struct config *c);
+
 /* Whether j (or its array) is the first job the last pass over its
  * queue passed over for want of free CPUs or GPUs: the one the others
  * wait behind (Slurm's Resources; those behind it are Priority). */

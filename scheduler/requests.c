@@ -229,6 +229,82 @@ static int nodesel_submit_check(struct server *s, json_t *msg, const struct job 
 	return -EINVAL;
 }
 
+/* A submit's licenses (docs/RESOURCES.md, "Licenses"): Slurm's -L text
+ * in "licenses", and PBS's server-level -l NAME=N that qsub recorded as
+ * Resource_List.NAME where NAME is one of [licenses]. Each must be the
+ * pool's and no more than it has. Their canonical text into canon ("":
+ * none); -EINVAL with why in buf (the front ends match "license"). */
+static int licenses_submit_check(const struct config *cf, json_t *msg, json_t *attrs, char *canon, size_t clen,
+				 char *buf, size_t len)
+{
+	const char *text = wire_str(msg, "licenses");
+	struct license l[LICENSES_MAX];
+	struct error err;
+	size_t n = 0;
+
+	canon[0] = '\0';
+	if (json_object_get(msg, "licenses") && (!text || !*text)) {
+		snprintf(buf, len, "licenses must be a string such as matlab:2,comsol");
+		return -EINVAL;
+	}
+	if (text && license_request_parse(text, l, LICENSES_MAX, &n, &err) < 0) {
+		snprintf(buf, len, "licenses %s: %s", text, err.text);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < cf->n_licenses; i++) {
+		char key[LICENSE_NAME_MAX + 16];
+		const char *v;
+		uint64_t count;
+		size_t k;
+
+		snprintf(key, sizeof(key), "Resource_List.%s", cf->licenses[i].name);
+		v = wire_str(attrs, key);
+		if (!v)
+			continue;
+		if (license_count_parse(v, &count) < 0) {
+			snprintf(buf, len, "-l %s=%s: a license count is a whole number, 0 to %llu", cf->licenses[i].name,
+				 v, (unsigned long long)LICENSE_COUNT_MAX);
+			return -EINVAL;
+		}
+		if (count == 0)
+			continue;
+		for (k = 0; k < n && strcmp(l[k].name, cf->licenses[i].name) != 0; k++)
+			;
+		if (k == n) {
+			if (n == LICENSES_MAX) {
+				snprintf(buf, len, "more than %d licenses in one request", LICENSES_MAX);
+				return -EINVAL;
+			}
+			l[n++] = (struct license){ .count = 0 };
+			snprintf(l[k].name, sizeof(l[k].name), "%s", cf->licenses[i].name);
+		}
+		/* Both forms name one request: the larger stands. */
+		if (count > l[k].count)
+			l[k].count = count;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < cf->n_licenses && strcmp(cf->licenses[k].name, l[i].name) != 0; k++)
+			;
+		if (k == cf->n_licenses) {
+			snprintf(buf, len, "unknown license %.63s: the pool has no such license (qpool.conf's [licenses])",
+				 l[i].name);
+			return -EINVAL;
+		}
+		if (l[i].count > cf->licenses[k].count) {
+			snprintf(buf, len, "license %.63s:%llu: more than the pool's %llu", l[i].name,
+				 (unsigned long long)l[i].count, (unsigned long long)cf->licenses[k].count);
+			return -EINVAL;
+		}
+	}
+	if (n && license_request_format(l, n, canon, clen) < 0) {
+		snprintf(buf, len, "the licenses' text is too long");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pending *p,
 			char *errbuf, size_t errlen)
 {
@@ -504,6 +580,34 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 				json_object_del(attrs, keys[k]);
 		}
 	}
+	{
+		/* Licenses: the canonical text is what the store loads back;
+		 * Resource_List.NAME is PBS's view of each. */
+		char lic[LICENSE_TEXT_MAX], why[200];
+		struct license l[LICENSES_MAX];
+		size_t n = 0;
+		struct error lerr;
+
+		if (licenses_submit_check(s->config, msg, attrs, lic, sizeof(lic), why, sizeof(why)) < 0) {
+			snprintf(errbuf, errlen, "%s", why);
+			return -EINVAL;
+		}
+		json_object_del(attrs, "Resource_List.licenses");
+		if (lic[0] && license_request_parse(lic, l, LICENSES_MAX, &n, &lerr) == 0) {
+			if (!attrs) {
+				attrs = json_object();
+				json_object_set_new(msg, "attrs", attrs);
+			}
+			json_object_set_new(attrs, "Resource_List.licenses", json_string(lic));
+			for (size_t i = 0; i < n; i++) {
+				char lkey[LICENSE_NAME_MAX + 16], lval[24];
+
+				snprintf(lkey, sizeof(lkey), "Resource_List.%.63s", l[i].name);
+				snprintf(lval, sizeof(lval), "%llu", (unsigned long long)l[i].count);
+				json_object_set_new(attrs, lkey, json_string(lval));
+			}
+		}
+	}
 	if (attrs && json_object_size(attrs)) {
 		char *text = json_dumps(attrs, JSON_COMPACT | JSON_SORT_KEYS);
 
@@ -585,7 +689,8 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
 		if (!j || j->state != JOB_QUEUED)
 			continue;
-		if (pool_request_sel_wait(s->pool, j, why, sizeof(why)) <= 0 &&
+		if (pool_request_lic_wait(s->pool, s->config, j, why, sizeof(why)) <= 0 &&
+		    pool_request_sel_wait(s->pool, j, why, sizeof(why)) <= 0 &&
 		    pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
 		    pool_request_mem_wait(s->pool, j, why, sizeof(why)) <= 0)
 			why[0] = '\0';
@@ -873,7 +978,9 @@ void op_queues(struct conn *c, const char *op, long long req_id, json_t *msg)
 		json_decref(extra);
 	}
 	/* The server's side of qstat -B and qmgr's print server: who leads. */
-	conn_reply_ok(c, req_id, json_pack("{s:o, s:o*}", "queues", arr, "ha", server_ha_json(s)));
+	/* ... and the pool's licenses (qstat -Bf, scontrol show licenses). */
+	conn_reply_ok(c, req_id, json_pack("{s:o, s:o*, s:o*}", "queues", arr, "ha", server_ha_json(s), "licenses",
+					   pool_licenses_json(s->pool, s->config)));
 }
 
 /* Lists by position (nodes, a queue's order) answer in pages too: at most
