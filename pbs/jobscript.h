@@ -97,6 +97,10 @@ struct jobspec {
 	char *nodelist;
 	char *exclude;
 	char *constraint;
+	/* Pool-wide licenses, Slurm's text (sbatch -L matlab:2,comsol; qsub
+	 * -l licenses=...), checked; NULL: none. PBS's -l matlab=2 goes as
+	 * Resource_List.matlab, which qpoold reads against [licenses]. */
+	char *licenses;
 };
 
 /* "scatter", "pack", "free" (the names of -l place=). */

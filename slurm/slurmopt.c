@@ -13,6 +13,7 @@
 #include "arrayspec.h"
 #include "gpu.h"
 #include "hostlist.h"
+#include "license.h"
 #include "nodesel.h"
 #include "parse.h"
 #include "slurmopt.h"
@@ -128,7 +129,7 @@ void slurmopt_clear(struct slurmopt *o)
 	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
 			  &o->mail_user, &o->wrap, &o->account, &o->signal, &o->nodelist, &o->exclude,
-			  &o->constraint };
+			  &o->constraint, &o->licenses };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		char *str = *owned[i];
@@ -398,6 +399,18 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 			return error_set(err, -EINVAL, "Invalid feature specification: %s=%s: %s", word, arg,
 					 why.text);
 		return str_set(&o->constraint, arg);
+	}
+	case 'L': {
+		struct license l[LICENSES_MAX];
+		struct error why;
+		size_t n;
+
+		/* Slurm's ESLURM_INVALID_LICENSES; whether the pool has
+		 * them is qpoold's to say. */
+		if (license_request_parse(arg, l, LICENSES_MAX, &n, &why) < 0)
+			return error_set(err, -EINVAL, "Invalid license specification: %s=%s: %s", word, arg,
+					 why.text);
+		return str_set(&o->licenses, arg);
 	}
 	case 'w':
 	case 'x': {
@@ -895,6 +908,8 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		r = -ENOMEM;
 	if (!r && o->constraint && !(js->constraint = strdup(o->constraint)))
 		r = -ENOMEM;
+	if (!r && o->licenses && !(js->licenses = strdup(o->licenses)))
+		r = -ENOMEM;
 	for (size_t i = 0; i < o->n_warnings && !r; i++)
 		r = warn(&js->warnings, &js->n_warnings, "%s", o->warnings[i]);
 	return r;
@@ -944,6 +959,13 @@ int slurmopt_qsub_argv(const struct slurmopt *o, const char *user, struct jobspe
 		r = qsub_arg(&v, &nv, "-N", "%s", js->name);
 	if (!r && js->queue)
 		r = qsub_arg(&v, &nv, "-q", "%s", js->queue);
+	/* One -l per license: commas split qsub's -l. */
+	for (const char *p = js->licenses; !r && p && *p;) {
+		size_t k = strcspn(p, ",");
+
+		r = qsub_arg(&v, &nv, "-l", "licenses=%.*s", (int)k, p);
+		p += k + (p[k] == ',');
+	}
 	if (!r && js->walltime > 0)
 		r = qsub_arg(&v, &nv, "-l", "walltime=%" PRId64, js->walltime);
 	/* a node's CPUs when there is no select (first: a plain ncpus=

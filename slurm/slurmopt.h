@@ -35,6 +35,7 @@ struct slurmopt {
 	char *nodelist;          /* -w, as given (a host list) */
 	char *exclude;           /* -x */
 	char *constraint;        /* -C, checked */
+	char *licenses;          /* -L, checked (lib/license.h) */
 	int64_t time;            /* -t in seconds; 0 UNLIMITED; -1 unset */
 	int64_t nodes_min;       /* -N N or N-M */
 	int64_t nodes_max;

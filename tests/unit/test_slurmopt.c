@@ -187,13 +187,29 @@ static void test_option_values(void)
 	CU_ASSERT_EQUAL(parse_line(&o, "--time=5", &err), 0);
 	CU_ASSERT_EQUAL(o.time, 300);
 	slurmopt_clear(&o);
-	/* The same unenforced option twice (a real script's two "-L"
+	/* The same unenforced option twice (a real script's two "--hint"
 	 * lines): one warning; another value, its own. -C is enforced: the
 	 * later wins, no warning. */
-	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-C gpu -L SCRATCH -L SCRATCH -C cpu -L X", &err), 0);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-C gpu --hint=nomultithread --hint=nomultithread -C cpu --hint=X", &err),
+			      0);
 	CU_ASSERT_EQUAL(o.n_warnings, 2);
 	CU_ASSERT_STRING_EQUAL(o.constraint, "cpu");
 	slurmopt_clear(&o);
+	/* -L is enforced (qpoold counts [licenses]): kept as given, checked. */
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-L SCRATCH -L matlab:2,comsol", &err), 0);
+	CU_ASSERT_EQUAL(o.n_warnings, 0);
+	CU_ASSERT_STRING_EQUAL(o.licenses, "matlab:2,comsol");
+	slurmopt_clear(&o);
+	{
+		static const char *const bad[] = { "-L matlab:-1", "-L matlab:0", "-L matlab@flex:1", "-L a|b",
+						   "-L matlab:", "-L ,", "-L matlab:2x" };
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			CU_ASSERT_EQUAL(parse_line(&o, bad[i], &err), -EINVAL);
+			CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "Invalid license specification"));
+			slurmopt_clear(&o);
+		}
+	}
 	/* -w, -x, -C kept as given; malformed ones refused in Slurm's words. */
 	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-w n[1-2] -x n3 -C ib&bigmem", &err), 0);
 	CU_ASSERT_EQUAL(o.n_warnings, 0);
