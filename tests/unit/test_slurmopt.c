@@ -199,6 +199,22 @@ static void test_option_values(void)
 	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-L SCRATCH -L matlab:2,comsol", &err), 0);
 	CU_ASSERT_EQUAL(o.n_warnings, 0);
 	CU_ASSERT_STRING_EQUAL(o.licenses, "matlab:2,comsol");
+	{
+		/* salloc and srun outside a job: one -l per license for qsub,
+		 * whose -l splits at commas. */
+		struct jobspec js;
+		char **argv = NULL, joined[512] = "";
+
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL_FATAL(slurmopt_qsub_argv(&o, "u", &js, &argv, &err), 0);
+		for (char **a = argv; a && *a; a++)
+			snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s ", *a);
+		CU_ASSERT_PTR_NOT_NULL(strstr(joined, "-l licenses=matlab:2 -l licenses=comsol "));
+		for (char **a = argv; a && *a; a++)
+			free(*a);
+		free(argv);
+		jobspec_clear(&js);
+	}
 	slurmopt_clear(&o);
 	{
 		static const char *const bad[] = { "-L matlab:-1", "-L matlab:0", "-L matlab@flex:1", "-L a|b",
