@@ -123,48 +123,88 @@ struct lic_end {
 	uint64_t count;
 };
 
-static int lic_end_cmp(const void *a, const void *b)
+/* A max-heap by end time of at most cap ends. */
+static void heap_down(struct lic_end *h, size_t n, size_t i)
 {
-	const struct lic_end *x = a, *y = b;
+	for (;;) {
+		size_t big = i, l = 2 * i + 1, r = l + 1;
+		struct lic_end tmp;
 
-	return x->t < y->t ? -1 : x->t > y->t;
+		if (l < n && h[l].t > h[big].t)
+			big = l;
+		if (r < n && h[r].t > h[big].t)
+			big = r;
+		if (big == i)
+			return;
+		tmp = h[i], h[i] = h[big], h[big] = tmp;
+		i = big;
+	}
 }
 
-/* The first job to wait for l: from when its holders end (by their
- * walltimes) it can have need of them; what is left then is spare. */
+static void heap_up(struct lic_end *h, size_t i)
+{
+	while (i > 0 && h[(i - 1) / 2].t < h[i].t) {
+		struct lic_end tmp = h[i];
+
+		h[i] = h[(i - 1) / 2];
+		h[(i - 1) / 2] = tmp;
+		i = (i - 1) / 2;
+	}
+}
+
+/* The first job to wait for l, short of need - free of it: from when
+ * enough of its holders end (by their walltimes) it can have them; what
+ * is free then beyond need is spare. The earliest such time is kept
+ * with a heap of the soonest ends whose counts cover the shortfall
+ * (O(holders log k), not a sort of every holder each pass: 10,000
+ * holders sorted cost ~1 ms a pass in bench/pass-gpu). */
 static void lic_reserve(struct pool *p, struct pool_license *l, uint64_t need)
 {
-	struct lic_end *ends = malloc((p->n_lic_holders + 1) * sizeof(*ends));
-	uint64_t avail = lic_free(l);
-	size_t n = 0;
+	uint64_t avail = lic_free(l), deficit = need - avail, sum = 0, freed = 0;
+	size_t cap = p->n_lic_holders, n = 0;
+	struct lic_end *h;
 
 	l->resv = true;
 	l->resv_t = INT64_MAX;
 	l->resv_spare = 0;
-	if (!ends)
+	h = cap ? malloc(cap * sizeof(*h)) : NULL;
+	if (!h)
 		return;   /* no one else takes it this pass */
 	for (size_t i = 0; i < p->n_lic_holders; i++) {
-		const struct job *h = p->lic_holders[i];
+		const struct job *j = p->lic_holders[i];
 
-		for (unsigned k = 0; k < h->n_lic; k++)
-			if (strcmp(h->lic[k].name, l->name) == 0)
-				ends[n++] = (struct lic_end){ job_end(h, h->t_dispatch / 1000000000), h->lic[k].count };
+		for (unsigned k = 0; k < j->n_lic; k++) {
+			struct lic_end e = { job_end(j, j->t_dispatch / 1000000000), j->lic[k].count };
+
+			if (strcmp(j->lic[k].name, l->name) != 0 || e.t == INT64_MAX)
+				continue;
+			if (sum >= deficit && e.t >= h[0].t)
+				continue;
+			h[n] = e;
+			heap_up(h, n++);
+			sum += e.count;
+			/* Drop the latest while the rest still cover it. */
+			while (n > 1 && sum - h[0].count >= deficit) {
+				sum -= h[0].count;
+				h[0] = h[--n];
+				heap_down(h, n, 0);
+			}
+		}
 	}
-	qsort(ends, n, sizeof(*ends), lic_end_cmp);
-	for (size_t i = 0; i < n && avail < need; i++) {
-		if (ends[i].t == INT64_MAX)
-			break;
-		avail += ends[i].count;
-		l->resv_t = ends[i].t;
-		/* Others that end at the same time count too. */
-		while (i + 1 < n && ends[i + 1].t == ends[i].t)
-			avail += ends[++i].count;
+	if (n && sum >= deficit) {
+		l->resv_t = h[0].t;
+		/* Everything that has ended by then is free then. */
+		for (size_t i = 0; i < p->n_lic_holders; i++) {
+			const struct job *j = p->lic_holders[i];
+
+			for (unsigned k = 0; k < j->n_lic; k++)
+				if (strcmp(j->lic[k].name, l->name) == 0 &&
+				    job_end(j, j->t_dispatch / 1000000000) <= l->resv_t)
+					freed += j->lic[k].count;
+		}
+		l->resv_spare = avail + freed > need ? avail + freed - need : 0;
 	}
-	if (avail >= need && l->resv_t != INT64_MAX)
-		l->resv_spare = avail - need;
-	else if (avail >= need)   /* it fits now; blocked by an earlier reservation only */
-		l->resv_spare = 0;
-	free(ends);
+	free(h);
 }
 
 bool pool_licenses_fit(struct pool *p, const struct job *j, int64_t now)
@@ -189,7 +229,8 @@ bool pool_licenses_fit(struct pool *p, const struct job *j, int64_t now)
 	for (unsigned i = 0; i < j->n_lic; i++) {
 		struct pool_license *l = lic_find(p, j->lic[i].name);
 
-		if (l && l->conf && !l->resv && j->lic[i].count <= l->total)
+		/* Only those it lacks: one free now is not held from others. */
+		if (l && l->conf && !l->resv && j->lic[i].count <= l->total && j->lic[i].count > lic_free(l))
 			lic_reserve(p, l, j->lic[i].count);
 	}
 	return false;
