@@ -6,9 +6,12 @@
  * 4 CPUs and 1 GPU, for 10 users. Passes of at most 512 decisions (as
  * qpoold's) run until the pool is full, then one pass over the full pool,
  * then one after a hundredth of the running jobs ended (the steady state).
- *   pass-gpu NODES JOBS [EVERY [FEAT]]   (every EVERY-th job asks for a GPU; 0:
- *   none; every FEAT-th job (offset by 3 from the GPU jobs) asks for -C fast,
- *   a feature of every other node: docs/RESOURCES.md; 0 or absent: none)
+ *   pass-gpu NODES JOBS [EVERY [FEAT [LIC]]]   (every EVERY-th job asks for a
+ *   GPU; 0: none; every FEAT-th job (offset by 3 from the GPU jobs) asks for
+ *   -C fast, a feature of every other node: docs/RESOURCES.md; 0 or absent:
+ *   none; every LIC-th job (offset by 7) asks for one of a pool-wide license
+ *   of NODES counts, so some of them wait for it: docs/RESOURCES.md,
+ *   "Licenses")
  * Prints one JSON line: passes while filling (count, mean and max ms),
  * the full pool's pass (ms), jobs and GPU jobs placed, GPUs left free. */
 #include <stdio.h>
@@ -36,6 +39,8 @@ int main(int argc, char **argv)
 	long nodes = argc > 2 ? atol(argv[1]) : 0, jobs = argc > 2 ? atol(argv[2]) : 0;
 	long every = argc > 3 ? atol(argv[3]) : 10;   /* 0: no GPU job, the baseline */
 	long feat = argc > 4 ? atol(argv[4]) : 0;     /* 0: no job asks for a feature */
+	long lic = argc > 5 ? atol(argv[5]) : 0;      /* 0: no job asks for a license */
+	long lplaced = 0;
 	struct nodesel *fast = NULL;
 	long fplaced = 0;
 	static struct dispatch d[BATCH];
@@ -57,6 +62,11 @@ int main(int argc, char **argv)
 	q.is_default = true;
 	c.queues = &q;
 	c.n_queues = 1;
+	if (lic) {
+		snprintf(c.licenses[0].name, sizeof(c.licenses[0].name), "matlab");
+		c.licenses[0].count = (uint64_t)nodes;
+		c.n_licenses = 1;
+	}
 	if (pool_create(&p) < 0)
 		return 1;
 	if (feat && nodesel_create(NULL, NULL, "fast", &fast, &err) < 0)
@@ -107,6 +117,8 @@ int main(int argc, char **argv)
 		j->ngpus = every && id % every == 0 ? 1 : 0;
 		if (feat && id % feat == 3 % feat)
 			j->sel = nodesel_ref(fast);
+		if (lic && id % lic == 7 % lic && job_licenses_set(j, "matlab:1") < 0)
+			return 1;
 		if (pool_job_add(p, j) < 0)
 			return 1;
 	}
@@ -118,6 +130,7 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < n; i++) {
 			gplaced += d[i].job->ngpus > 0;
 			fplaced += d[i].job->sel != NULL;
+			lplaced += d[i].job->n_lic > 0;
 		}
 		placed += (long)n;
 		if (n) {
@@ -151,9 +164,9 @@ int main(int argc, char **argv)
 	       "\"pass_ms_mean\": %.3f, \"pass_ms_max\": %.3f, \"full_pass_ms\": %.3f, "
 	       "\"placed\": %ld, \"gpu_jobs_placed\": %ld, \"gpus_free\": %llu, \"full_pass_placed\": %zu, "
 	       "\"steady_pass_ms\": %.3f, \"steady_pass_placed\": %zu, \"feature_every\": %ld, "
-	       "\"feature_jobs_placed\": %ld}\n",
+	       "\"feature_jobs_placed\": %ld, \"license_every\": %ld, \"license_jobs_placed\": %ld}\n",
 	       nodes, GPUS, jobs, passes, passes ? sum / (double)passes : 0, max, full, placed, gplaced,
-	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced);
+	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced, lic, lplaced);
 	pool_destroy(p);
 	nodesel_destroy(fast);
 	return 0;
