@@ -717,4 +717,5 @@ void config_sample_print(void *file)
 				fprintf(file, "#%s =%s%s\n", k->name, k->def[0] ? " " : "", k->def);
 		}
 	}
+	fprintf(file, "\n# Pool-wide licenses, NAME = COUNT (qpool.conf(5), [licenses]).\n# [licenses]\n# matlab = 10\n");
 }

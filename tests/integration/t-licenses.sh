@@ -54,6 +54,8 @@ for i in $(seq 40); do [ "$(reason "$c")" = Licenses ] && break; sleep 0.05; don
 "$QP_BIN/qstat" -Bf | grep -q "resources_assigned.matlab = 2" || fail "qstat -Bf: $("$QP_BIN/qstat" -Bf)"
 as qpuser1 scontrol show job "$c" | grep -q "Licenses=matlab:1,comsol:2" ||
 	fail "scontrol show job: $(as qpuser1 scontrol show job "$c" | grep -i lic)"
+js=$(as qpuser1 squeue --json -j "$c" | python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["licenses"])')
+[ "$js" = "matlab:1,comsol:2" ] || fail "squeue --json licenses of job $c: '$js'"
 [ "$(qp_field "$b" Resource_List.matlab)" = 1 ] || fail "qstat -f $b: Resource_List.matlab '$(qp_field "$b" Resource_List.matlab)'"
 [ "$(qp_field "$c" Resource_List.comsol)" = 2 ] || fail "qstat -f $c: Resource_List.comsol"
 qp_wait "$c" completed --timeout 40
@@ -76,6 +78,14 @@ for i in $(seq 40); do [ "$(reason "$c")" = Licenses ] && break; sleep 0.05; don
 	fail "after a restart job $c is $(qp_state "$c") ($(reason "$c")) with matlab held by $a"
 qp_wait "$c" completed --timeout 40
 qp_wait "$a" completed
+
+note "qsub -l licenses= (what salloc and srun give qsub)"
+id=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l licenses=comsol:2 -l licenses=matlab <<< true 2>"$QP_T/qsub.err") ||
+	fail "qsub -l licenses=: $(cat "$QP_T/qsub.err")"
+[ -s "$QP_T/qsub.err" ] && fail "qsub -l licenses= warned: $(cat "$QP_T/qsub.err")"
+qp_wait "$id" completed
+[ "$(qp_field "$id" Resource_List.licenses)" = "comsol:2,matlab:1" ] ||
+	fail "qsub -l licenses=: Resource_List.licenses '$(qp_field "$id" Resource_List.licenses)'"
 
 note "bad input: one line each, no job"
 bad() {  # WORDS CMD...
