@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "noderes.h"
 #include "nodesel.h"
 #include "parse.h"
 #include "transport.h"
@@ -32,6 +33,7 @@ enum key_type {
 	KEY_ADDRS,
 	KEY_GPUS,
 	KEY_FEATURES,
+	KEY_RESOURCES,
 	KEY_HOOK_FAILURE,
 };
 
@@ -93,6 +95,7 @@ static const struct key keys[] = {
 	{ SEC_NODE, "tmpdir", KEY_PATH, S(tmpdir), "/var/tmp", "where each job's private TMPDIR is made (pbs.ID.SERVER, removed at the end)" },
 	{ SEC_NODE, "memcg_reclaim_threshold", KEY_UINT, S(memcg_reclaim_threshold), "4096", "cgroup v1: memory cgroups on the host, dying ones included, from which a job's page cache is reclaimed before its group is removed (0: always)" },
 	{ SEC_NODE, "gpus", KEY_GPUS, S(gpus), "auto", "the node's GPUs: device files (globs allowed) separated by blanks, none, or auto (hwloc's GPU devices)" },
+	{ SEC_NODE, "resources", KEY_RESOURCES, S(resources), "", "the node's counted resources, NAME:COUNT or NAME:SIZE (e.g. scratch:800G nvme:2), asked for per node with --gres=nvme:1, --tmp, select=...:nvme=1" },
 	{ SEC_NODE, "features", KEY_FEATURES, S(features), "", "the node's features, comma-separated (e.g. ib,bigmem,model=skylake), matched by -C, select=...:bigmem=true, nodes=1:ppn=2:ib" },
 	{ SEC_NODE, "jobs_tmpfs", KEY_BOOL, S(jobs_tmpfs), "no", "mount a tmpfs on the node's jobs directory (its job files in memory)" },
 	{ SEC_NODE, "prolog", KEY_PATH, S(prolog), "", "a site's hook run as root on each node of a job before its first instruction (qpool-hooks(5)); failing: the job goes back to the queue and the node is drained" },
@@ -329,6 +332,17 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 
 		if (nodesel_features_canon(value, dst, sizeof(((struct config *)0)->features), &why) < 0)
 			return error_set(err, -EINVAL, "%s = %s: %s", k->name, value, why.text);
+		return 0;
+	}
+	case KEY_RESOURCES: {
+		struct noderes res[NODERES_MAX];
+		struct error why;
+		size_t n;
+
+		if (noderes_parse(value, res, NODERES_MAX, &n, &why) < 0)
+			return error_set(err, -EINVAL, "%s = %s: %s", k->name, value, why.text);
+		if (noderes_format(res, n, dst, sizeof(((struct config *)0)->resources)) < 0)
+			return error_set(err, -EINVAL, "%s = %s: too long", k->name, value);
 		return 0;
 	}
 	case KEY_GPUS:

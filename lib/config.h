@@ -125,6 +125,7 @@ struct config {
 	char tmpdir[PATH_MAX];       /* base of each job's TMPDIR */
 	char gpus[PATH_MAX];         /* "auto", "none", or device files and globs, blank-separated */
 	char features[1024];         /* the node's features, canonical (lib/nodesel.h): "ib,bigmem" */
+	char resources[1024];        /* its counted resources, canonical (lib/noderes.h) */
 	bool jobs_tmpfs;             /* a tmpfs on state_dir/nodes/<name>/jobs */
 	char prolog[PATH_MAX];       /* a hook before each job on the node; "": none */
 	char epilog[PATH_MAX];       /* a hook after each job on the node; "": none */

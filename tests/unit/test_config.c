@@ -101,6 +101,10 @@ static void test_errors(void)
 		{ "[licenses]\nx =\n", ":2: x = : not a count" },
 		{ "[licenses]\nmatlab = 2\nmatlab = 3\n", ":3: matlab: set twice" },
 		{ "[licenses]\nma/tlab = 2\n", ":2: license name ma/tlab: only letters" },
+		{ "[node]\nresources = x:\n", ":2: resources = x:: x:: not a count or a size" },
+		{ "[node]\nresources = nvme\n", ":2: resources = nvme: nvme: not NAME:COUNT or NAME:SIZE" },
+		{ "[node]\nresources = gpu:2\n", ":2: resources = gpu:2: gpu: GPUs are the node's devices" },
+		{ "[node]\nresources = a:1 a:2G\n", ":2: resources = a:1 a:2G: a: given as a count and as a size" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -150,6 +154,11 @@ static void test_licenses(void)
 	CU_ASSERT_EQUAL(c->licenses[0].count, 10);
 	CU_ASSERT_STRING_EQUAL(c->licenses[1].name, "comsol");
 	CU_ASSERT_EQUAL(c->licenses[1].count, 0);
+	config_destroy(c);
+	unit_tmpdir_remove(dir);
+	/* [node] resources: canonical, sizes in bytes. */
+	CU_ASSERT_EQUAL_FATAL(load_text("[node]\nresources = scratch:800G, nvme:2 nvme:1\n", &c, &err, &dir), 0);
+	CU_ASSERT_STRING_EQUAL(c->resources, "scratch:858993459200b,nvme:3");
 	config_destroy(c);
 	unit_tmpdir_remove(dir);
 }
