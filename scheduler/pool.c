@@ -121,6 +121,7 @@ void pool_destroy(struct pool *p)
 		free(nd->rt_reason);
 		free(nd->drain_reason);
 		free(nd->features);
+		free(nd->res);
 		free(nd->stored);
 		free(nd->gpus);
 		json_decref(nd->topology);
@@ -689,6 +690,15 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	s->place = a->place;
 	s->excl = a->excl;
 	s->sel = nodesel_ref(a->sel);
+	if (a->n_nres) {
+		s->nres = malloc(a->n_nres * sizeof(*s->nres));
+		if (!s->nres) {
+			job_free(s);
+			return NULL;
+		}
+		memcpy(s->nres, a->nres, a->n_nres * sizeof(*s->nres));
+		s->n_nres = a->n_nres;
+	}
 	if (a->n_lic) {
 		s->lic = malloc(a->n_lic * sizeof(*s->lic));
 		if (!s->lic) {

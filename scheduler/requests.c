@@ -305,6 +305,122 @@ static int licenses_submit_check(const struct config *cf, json_t *msg, json_t *a
 	return 0;
 }
 
+/* Whether some known node has a counted resource called name. */
+static bool pool_has_noderes(struct pool *pool, const char *name, size_t len, uint64_t *ret_most)
+{
+	bool any = false;
+
+	*ret_most = 0;
+	for (const struct node *nd = pool_nodes(pool); nd; nd = nd->next)
+		for (unsigned i = 0; i < nd->n_res; i++)
+			if (strlen(nd->res[i].name) == len && !strncmp(nd->res[i].name, name, len)) {
+				any = true;
+				if (nd->res[i].value > *ret_most)
+					*ret_most = nd->res[i].value;
+			}
+	return any;
+}
+
+/* A submit's counted node resources (docs/RESOURCES.md, "Counted node
+ * resources"): "node_res" (sbatch --gres=nvme:1, --tmp) and, of a
+ * constraint that is an '&' list (PBS's chunk resources come so), each
+ * term NAME or NAME=VALUE whose NAME is a counted resource of a known
+ * node and no node's feature: taken out of the constraint. Some known
+ * node must have each as much; a job of chunks gets each on a node of
+ * its own (place=scatter; pack is refused). Canonical text into canon
+ * ("": none); -EINVAL with why ("node resource") in buf. */
+static int noderes_submit_check(struct server *s, json_t *msg, char *canon, size_t clen, char *buf, size_t len)
+{
+	const char *text = wire_str(msg, "node_res"), *cons = wire_str(msg, "constraint");
+	struct noderes r[NODERES_MAX];
+	size_t n = 0;
+	struct error err;
+	uint64_t most;
+
+	canon[0] = '\0';
+	if (json_object_get(msg, "node_res") && !text) {
+		snprintf(buf, len, "node_res must be a string such as nvme:1,tmp:10G");
+		return -EINVAL;
+	}
+	if (text && noderes_parse(text, r, NODERES_MAX, &n, &err) < 0) {
+		snprintf(buf, len, "node resources %.60s: %s", text, err.text);
+		return -EINVAL;
+	}
+	if (cons && !strpbrk(cons, "|()[]") && strlen(cons) < 1024) {
+		char kept[1024] = "", term[128];
+		const char *t = cons;
+		bool moved = false;
+
+		while (*t) {
+			size_t tl = strcspn(t, "&"), nl;
+			struct noderes one = { .value = 1 };
+			bool feature = false;
+
+			snprintf(term, sizeof(term), "%.*s", (int)(tl < sizeof(term) ? tl : sizeof(term) - 1), t);
+			nl = strcspn(term, "=");
+			for (const struct node *nd = pool_nodes(s->pool); nd && !feature; nd = nd->next)
+				feature = nd->features && nodesel_features_has(nd->features, term, nl);
+			if (!feature && nl < NODERES_NAME_MAX && pool_has_noderes(s->pool, term, nl, &most)) {
+				char item[160];
+				size_t k;
+
+				snprintf(item, sizeof(item), "%.*s:%s", (int)nl, term, term[nl] ? term + nl + 1 : "1");
+				if (noderes_parse(item, &one, 1, &k, &err) < 0) {
+					snprintf(buf, len, "%.60s: %s", term, err.text);
+					return -EINVAL;
+				}
+				for (k = 0; k < n && strcmp(r[k].name, one.name); k++)
+					;
+				if (k == n && n == NODERES_MAX) {
+					snprintf(buf, len, "more than %d node resources", NODERES_MAX);
+					return -EINVAL;
+				}
+				if (k == n)
+					r[n++] = one;
+				else if (one.value > r[k].value)
+					r[k].value = one.value;
+				moved = true;
+			} else {
+				size_t at = strlen(kept);
+
+				snprintf(kept + at, sizeof(kept) - at, "%s%s", at ? "&" : "", term);
+			}
+			t += tl + (t[tl] == '&');
+		}
+		if (moved && kept[0])
+			json_object_set_new(msg, "constraint", json_string(kept));
+		else if (moved)
+			json_object_del(msg, "constraint");
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!pool_has_noderes(s->pool, r[i].name, strlen(r[i].name), &most)) {
+			snprintf(buf, len, "node resource %s: no node of this pool has it", r[i].name);
+			return -EINVAL;
+		}
+		if (r[i].value > most) {
+			snprintf(buf, len, "node resource %s:%llu: more than any node of this pool has (%llu)", r[i].name,
+				 (unsigned long long)r[i].value, (unsigned long long)most);
+			return -EINVAL;
+		}
+	}
+	if (n && json_array_size(json_object_get(msg, "chunks"))) {
+		const char *place = wire_str(msg, "place");
+
+		if (place && !strncmp(place, "pack", 4)) {
+			snprintf(buf, len, "place=pack with node resources: qpool puts each chunk that asks for them "
+				 "on a node of its own (place=scatter)");
+			return -EINVAL;
+		}
+		json_object_set_new(msg, "place", json_string(place && strstr(place, ":excl") ? "scatter:excl"
+										: "scatter"));
+	}
+	if (n && noderes_format(r, n, canon, clen) < 0) {
+		snprintf(buf, len, "the node resources' text is too long");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pending *p,
 			char *errbuf, size_t errlen)
 {
@@ -329,7 +445,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	long long prio = wire_int(msg, "priority", 0);
 	struct error jerr;
 	struct arrayspec aspec;
-	char canon[ARRAYSPEC_TEXT_MAX];
+	char canon[ARRAYSPEC_TEXT_MAX], nres[NODERES_TEXT_MAX];
 	const char *array, *depend;
 	char *envtext;
 	size_t envlen;
@@ -402,6 +518,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	if (q->ncpus_max && (uint64_t)ncpus > q->ncpus_max)
 		REFUSE("ncpus=%lld: above queue %s's limit of %llu", ncpus, q->name,
 		       (unsigned long long)q->ncpus_max);
+	if (noderes_submit_check(s, msg, nres, sizeof(nres), errbuf, errlen) < 0)
+		return -EINVAL;
 	mem_asked = mem > 0;
 	if (!mem_asked)
 		mem = (long long)mem_default_resolve(s, q, (uint64_t)ncpus, json_object_get(msg, "chunks"),
@@ -448,8 +566,13 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		/* The queue's ncpus_max is the job's total, as PBS's
 		 * resources_max.ncpus (checked above); what no set of the
 		 * known nodes can ever hold is refused here. */
+		if (job_noderes_set(&probe, nres) < 0) {
+			free(probe.chunks);
+			REFUSE("qpoold is out of memory");
+		}
 		r = pool_request_check(s->pool, &probe, why, sizeof(why));
 		free(probe.chunks);
+		free(probe.nres);
 		if (r < 0)
 			REFUSE("%s", why);
 	}
@@ -593,6 +716,14 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 			return -EINVAL;
 		}
 		json_object_del(attrs, "Resource_List.licenses");
+		json_object_del(attrs, "Resource_List.node_res");
+		if (nres[0]) {
+			if (!attrs) {
+				attrs = json_object();
+				json_object_set_new(msg, "attrs", attrs);
+			}
+			json_object_set_new(attrs, "Resource_List.node_res", json_string(nres));
+		}
 		if (lic[0] && license_request_parse(lic, l, LICENSES_MAX, &n, &lerr) == 0) {
 			if (!attrs) {
 				attrs = json_object();
@@ -1024,6 +1155,14 @@ void op_nodes(struct conn *c, const char *op, long long req_id, json_t *msg)
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gpus", pool_node_gpus_json(n));
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "features",
 				    json_string(n->features ? n->features : ""));
+		{
+			/* Counted resources (docs/RESOURCES.md), with what its jobs hold. */
+			char gres[NODERES_TEXT_MAX];
+
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "resources",
+					    pool_node_res_json(n, gres, sizeof(gres)));
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gres", json_string(gres));
+		}
 		/* Memory counted (docs/ARCHITECTURE.md): what its jobs hold,
 		 * and what is free of its offer (absent: it did not say). */
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "mem_assigned",
