@@ -75,6 +75,7 @@ void jobspec_clear(struct jobspec *js)
 	free(js->exclude);
 	free(js->constraint);
 	free(js->licenses);
+	free(js->node_res);
 	jobspec_init(js);
 }
 
@@ -1101,6 +1102,7 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 	r = r ?: merge_string(&dst->exclude, src->exclude);
 	r = r ?: merge_string(&dst->constraint, src->constraint);
 	r = r ?: merge_string(&dst->licenses, src->licenses);
+	r = r ?: merge_string(&dst->node_res, src->node_res);
 	for (size_t i = 0; i < src->n_attrs && r == 0; i++)
 		r = attr_set(dst, src->attrs[i].name, src->attrs[i].value);
 	for (size_t i = 0; i < src->n_warnings && r == 0; i++)

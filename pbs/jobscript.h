@@ -101,6 +101,10 @@ struct jobspec {
 	 * -l licenses=...), checked; NULL: none. PBS's -l matlab=2 goes as
 	 * Resource_List.matlab, which qpoold reads against [licenses]. */
 	char *licenses;
+	/* Counted node resources per node (sbatch --gres=nvme:1, --tmp):
+	 * "nvme:1,tmp:10G"; NULL: none. PBS's chunk resources
+	 * (select=...:nvme=1) go in the constraint; qpoold tells them. */
+	char *node_res;
 };
 
 /* "scatter", "pack", "free" (the names of -l place=). */

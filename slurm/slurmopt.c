@@ -14,6 +14,7 @@
 #include "gpu.h"
 #include "hostlist.h"
 #include "license.h"
+#include "noderes.h"
 #include "nodesel.h"
 #include "parse.h"
 #include "slurmopt.h"
@@ -25,7 +26,7 @@
 enum {
 	OPT_EXPORT = 0x100, OPT_MAIL_TYPE, OPT_MAIL_USER, OPT_MEM, OPT_MEM_PER_CPU, OPT_NTASKS_PER_NODE,
 	OPT_EXCLUSIVE, OPT_REQUEUE, OPT_NO_REQUEUE, OPT_OPEN_MODE, OPT_SIGNAL, OPT_PARSABLE, OPT_WRAP,
-	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_USAGE, OPT_MINCPUS, OPT_NOTED,
+	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_USAGE, OPT_MINCPUS, OPT_TMP, OPT_NOTED,
 	OPT_MEM_PER_GPU,
 };
 
@@ -106,7 +107,7 @@ static const struct option longopts[] = {
 	{ "switches", required_argument, NULL, OPT_NOTED },
 	{ "threads-per-core", required_argument, NULL, OPT_NOTED },
 	{ "time-min", required_argument, NULL, OPT_NOTED },
-	{ "tmp", required_argument, NULL, OPT_NOTED },
+	{ "tmp", required_argument, NULL, OPT_TMP },
 	{ "wckey", required_argument, NULL, OPT_NOTED },
 	{ NULL, 0, NULL, 0 },
 };
@@ -129,7 +130,7 @@ void slurmopt_clear(struct slurmopt *o)
 	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
 			  &o->mail_user, &o->wrap, &o->account, &o->signal, &o->nodelist, &o->exclude,
-			  &o->constraint, &o->licenses };
+			  &o->constraint, &o->licenses, &o->node_res };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		char *str = *owned[i];
@@ -219,8 +220,31 @@ static int gpus_count(const char *word, const char *arg, int64_t *ret, struct er
 	return 0;
 }
 
+/* NAME:VALUE onto o->node_res, checked (lib/noderes.h); Slurm's words. */
+static int node_res_add(struct slurmopt *o, const char *word, const char *arg, const char *name,
+			const char *value, struct error *err)
+{
+	struct noderes r[NODERES_MAX];
+	struct error why;
+	char item[160], *grown;
+	size_t n, nl = strcspn(name, ":");
+
+	snprintf(item, sizeof(item), "%.*s:%s", (int)nl, name, value);
+	if (noderes_parse(item, r, NODERES_MAX, &n, &why) < 0)
+		return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s: %s", word, arg,
+				 why.text);
+	if (!o->node_res)
+		return (o->node_res = strdup(item)) ? 0 : -ENOMEM;
+	if (asprintf(&grown, "%s,%s", o->node_res, item) < 0)
+		return -ENOMEM;
+	free(o->node_res);
+	o->node_res = grown;
+	return 0;
+}
+
 /* --gres=gpu[:TYPE][:G][,...]: GPUs per node (1 when no count); a type
- * is recorded, not matched (qpool's GPUs have none); other gres refused. */
+ * is recorded, not matched (qpool's GPUs have none); another NAME[:N] is
+ * a node's counted resource. */
 static int gres_parse(struct slurmopt *o, const char *word, const char *arg, struct error *err)
 {
 	char buf[128], *save = NULL, *item;
@@ -233,9 +257,13 @@ static int gres_parse(struct slurmopt *o, const char *word, const char *arg, str
 		char *p = strchr(item, ':'), *q;
 		int r;
 
-		if (strncmp(item, "gpu", 3) != 0 || (item[3] && item[3] != ':'))
-			return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s "
-					 "(qpool's generic resources are GPUs: gpu[:TYPE]:N)", word, arg);
+		if (strncmp(item, "gpu", 3) != 0 || (item[3] && item[3] != ':')) {
+			/* Another gres: a node's counted resource (docs/RESOURCES.md). */
+			r = node_res_add(o, word, arg, item, p ? p + 1 : "1", err);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		o->gpus_per_node = 1;
 		if (!p)
 			continue;
@@ -368,6 +396,16 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 			return warn(&o->warnings, &o->n_warnings,
 				    "--open-mode=append: not enforced by qpool (outputs are truncated)");
 		return 0;
+	case OPT_TMP: {
+		/* Slurm's --tmp=SIZE[units], megabytes without a unit: a node
+		 * resource called tmp (docs/RESOURCES.md). */
+		char v[64];
+
+		if (strlen(arg) >= 40 || !*arg)
+			return error_set(err, -EINVAL, "Invalid --tmp specification: %s", arg);
+		snprintf(v, sizeof(v), "%s%s", arg, arg[strspn(arg, "0123456789")] ? "" : "M");
+		return node_res_add(o, word, arg, "tmp", v, err);
+	}
 	case OPT_GRES:
 		if (!strcasecmp(arg, "none"))
 			return 0;
@@ -910,6 +948,8 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		r = -ENOMEM;
 	if (!r && o->licenses && !(js->licenses = strdup(o->licenses)))
 		r = -ENOMEM;
+	if (!r && o->node_res && !(js->node_res = strdup(o->node_res)))
+		r = -ENOMEM;
 	for (size_t i = 0; i < o->n_warnings && !r; i++)
 		r = warn(&js->warnings, &js->n_warnings, "%s", o->warnings[i]);
 	return r;
@@ -951,10 +991,10 @@ int slurmopt_qsub_argv(const struct slurmopt *o, const char *user, struct jobspe
 	int r = v ? slurmopt_jobspec(o, user, js, err) : -ENOMEM;
 
 	/* qsub has no words for these: refused, not dropped. */
-	if (!r && (o->nodelist || o->exclude || o->constraint))
+	if (!r && (o->nodelist || o->exclude || o->constraint || o->node_res))
 		r = error_set(err, -EINVAL, "%s: not supported by qpool's salloc and srun outside a job "
 			      "(sbatch takes it)", o->nodelist ? "--nodelist" : o->exclude ? "--exclude" :
-			      "--constraint");
+			      o->constraint ? "--constraint" : "--gres or --tmp (a node resource)");
 	if (!r && js->name)
 		r = qsub_arg(&v, &nv, "-N", "%s", js->name);
 	if (!r && js->queue)

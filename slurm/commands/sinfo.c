@@ -84,6 +84,7 @@ struct row {
 	long long nodes_alloc, nodes_idle, nodes_other;
 	const char *reason;
 	const char *features;           /* its nodes' (one row per set with %f) */
+	const char *gres;               /* its nodes' counted resources (one row per set with %G) */
 };
 
 /* sinfo -O's names: each a -o letter, or a code of its own (a digit,
@@ -160,11 +161,13 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 			 r->cpus_down, r->cpus);
 		break;
 	case 'G':
-		/* Toil takes a partition whose GRES is not "(null)" for GPUs. */
+		/* Toil takes a partition whose GRES is not "(null)" for GPUs;
+		 * then the nodes' counted resources (docs/RESOURCES.md). */
 		if (r->gpus_per_node > 0)
-			snprintf(buf, len, "gpu:%lld", r->gpus_per_node);
+			snprintf(buf, len, "gpu:%lld%s%s", r->gpus_per_node, r->gres && *r->gres ? "," : "",
+				 r->gres ? r->gres : "");
 		else
-			snprintf(buf, len, "(null)");
+			snprintf(buf, len, "%s", r->gres && *r->gres ? r->gres : "(null)");
 		break;
 	case 'p':
 		snprintf(buf, len, "%lld", wire_int(q, "priority", 0));
@@ -413,7 +416,9 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			if ((arg_json || !shows("tT5E") || strcmp(rows[k].state_short, s) == 0) &&
 			    (arg_json || !shows("cBXYZz") || rows[k].cpus_per_node == wire_int(node, "ncpus", 0)) &&
 			    (!shows("f") || !strcmp(rows[k].features ? rows[k].features : "",
-						    wire_str(node, "features") ? wire_str(node, "features") : "")))
+						    wire_str(node, "features") ? wire_str(node, "features") : "")) &&
+			    (!shows("G") || !strcmp(rows[k].gres ? rows[k].gres : "",
+						    wire_str(node, "gres") ? wire_str(node, "gres") : "")))
 				r = &rows[k];
 		if (!r) {
 			if (n == max)
@@ -424,6 +429,7 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			r->state_short = s;
 			r->state_long = l;
 			r->features = wire_str(node, "features");
+			r->gres = wire_str(node, "gres");
 			r->free_min = r->free_max = -1;
 		}
 		if (r->n < sizeof(r->names) / sizeof(r->names[0]))

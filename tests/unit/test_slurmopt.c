@@ -124,7 +124,9 @@ static void test_options(void)
 		{ "--gres=gpu:a100:2", NULL },
 		{ "--gres=gpu", NULL },
 		{ "--gres=gpu:-1", "--gres=gpu:-1: not a number of GPUs" },
-		{ "--gres=nvme:1", "Invalid generic resource (gres) specification: --gres=nvme:1 (qpool's generic resources are GPUs: gpu[:TYPE]:N)" },
+		{ "--gres=nvme:1", NULL },
+		{ "--gres=nvme:x", "Invalid generic resource (gres) specification: --gres=nvme:x: nvme:x: not a count or a size (e.g. nvme:2, scratch:800G)" },
+		{ "--tmp=abc", "Invalid generic resource (gres) specification: --tmp=abc: tmp:abc: not a count or a size (e.g. nvme:2, scratch:800G)" },
 		{ "--gres=none", NULL },
 		{ "--gpus-per-node=1", NULL },
 		{ "--gpus-per-node=x", "--gpus-per-node=x: not a number of GPUs" },
@@ -199,6 +201,13 @@ static void test_option_values(void)
 	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-L SCRATCH -L matlab:2,comsol", &err), 0);
 	CU_ASSERT_EQUAL(o.n_warnings, 0);
 	CU_ASSERT_STRING_EQUAL(o.licenses, "matlab:2,comsol");
+	slurmopt_clear(&o);
+	/* A gres other than gpu and --tmp: node resources (MB without a unit). */
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "--gres=gpu:1,nvme:2 --tmp=100 --gres=scratch", &err), 0);
+	CU_ASSERT_STRING_EQUAL(o.node_res, "nvme:2,tmp:100M,scratch:1");
+	CU_ASSERT_EQUAL(o.gpus_per_node, 1);
+	slurmopt_clear(&o);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-L matlab:2,comsol", &err), 0);
 	{
 		/* salloc and srun outside a job: one -l per license for qsub,
 		 * whose -l splits at commas. */
@@ -255,7 +264,7 @@ static void test_warning_names(void)
 		{ "--comment hello", "--comment=hello: not enforced by qpool (ignored)" },
 		{ "--comment=hello", "--comment=hello: not enforced by qpool (ignored)" },
 		{ "--comm hello", "--comment=hello: not enforced by qpool (ignored)" },
-		{ "--tmp 10", "--tmp=10: not enforced by qpool (ignored)" },
+		{ "--time-min 10", "--time-min=10: not enforced by qpool (ignored)" },
 		{ "--wckey=w", "--wckey=w: not enforced by qpool (ignored)" },
 		{ "--hint nomultithread", "--hint=nomultithread: not enforced by qpool (ignored)" },
 		{ "--contiguous", "--contiguous: not enforced by qpool (ignored)" },
