@@ -12,7 +12,9 @@
 qp_setup "
 [licenses]
 matlab = 2
-comsol = 5"
+comsol = 5
+[node]
+resources = nvme:1 tmp:10G"
 qp_start_server
 P=$QP_NODE_PREFIX
 
@@ -28,6 +30,12 @@ done
 
 sb() { as qpuser1 sbatch --parsable "$@"; }
 reason() { as qpuser1 squeue -h -j "$1" -o %r; }
+bad() {  # WORDS CMD...
+	local out want=$1; shift
+	out=$("$@" 2>&1) && fail "accepted: $* -> $out"
+	grep -q -- "$want" <<<"$out" || fail "$*: expected '$want': $out"
+	[ "$(wc -l <<<"$out")" = 1 ] || fail "$*: not one line: $out"
+}
 lic_line() { as qpuser1 scontrol show licenses matlab | tr '\n' ' ' | sed 's/  */ /g'; }
 
 note "scontrol show licenses, qstat -Bf: the totals"
@@ -87,13 +95,31 @@ qp_wait "$id" completed
 [ "$(qp_field "$id" Resource_List.licenses)" = "comsol:2,matlab:1" ] ||
 	fail "qsub -l licenses=: Resource_List.licenses '$(qp_field "$id" Resource_List.licenses)'"
 
+note "node resources: [node] resources = nvme:1 tmp:10G; two jobs for nvme:1 take turns"
+P0=${P}s-0
+"$QP_BIN/pbsnodes" "$P0" | grep -q "resources_available.nvme = 1" || fail "pbsnodes: $("$QP_BIN/pbsnodes" "$P0")"
+"$QP_BIN/pbsnodes" "$P0" | grep -q "resources_available.tmp = 10gb" || fail "pbsnodes: $("$QP_BIN/pbsnodes" "$P0")"
+out=$(as qpuser1 sinfo -h -N -o "%N %G" | grep "^$P0 ")
+[ "$out" = "$P0 nvme:1,tmp:10G" ] || fail "sinfo %G: '$out'"
+a=$(sb --export=QPOOL_SIM_RUNTIME=5 --gres=nvme:1 --wrap=true) || fail "sbatch --gres=nvme:1"
+qp_wait "$a" running
+"$QP_BIN/pbsnodes" "$P0" | grep -q "resources_assigned.nvme = 1" || fail "pbsnodes assigned: $("$QP_BIN/pbsnodes" "$P0")"
+b=$(as qpuser1 qsub -v QPOOL_SIM_RUNTIME=0.2 -l select=1:ncpus=1:nvme=1 <<< true) || fail "qsub select=...:nvme=1"
+b=${b%%.*}
+c=$(sb --export=QPOOL_SIM_RUNTIME=0.2 --tmp=5G --wrap=true) || fail "sbatch --tmp=5G"
+qp_wait "$c" completed   # tmp is free: it runs beside a
+[ "$(qp_state "$a")" = running ] || fail "job $a is $(qp_state "$a") before its 5 s"
+[ "$(qp_state "$b")" = queued ] || fail "job $b (nvme=1) is $(qp_state "$b") while $a holds the node's one nvme"
+[ "$(qp_field "$b" Resource_List.node_res)" = "nvme:1" ] || fail "job $b: Resource_List.node_res '$(qp_field "$b" Resource_List.node_res)'"
+qp_wait "$a" completed --timeout 40
+qp_wait "$b" completed --timeout 40
+"$QP_BIN/pbsnodes" "$P0" | grep -q "resources_assigned.nvme = 0" || fail "nvme not given back: $("$QP_BIN/pbsnodes" "$P0")"
+bad "Invalid generic resource" as qpuser1 sbatch --gres=nvme:2 --wrap=true
+bad "Invalid generic resource" as qpuser1 sbatch --gres=foo:1 --wrap=true
+bad "Invalid generic resource" as qpuser1 sbatch --tmp=20G --wrap=true
+bad "more than any node of this pool has" as qpuser1 qsub -l select=1:ncpus=1:nvme=2 <<< true
+
 note "bad input: one line each, no job"
-bad() {  # WORDS CMD...
-	local out want=$1; shift
-	out=$("$@" 2>&1) && fail "accepted: $* -> $out"
-	grep -q -- "$want" <<<"$out" || fail "$*: expected '$want': $out"
-	[ "$(wc -l <<<"$out")" = 1 ] || fail "$*: not one line: $out"
-}
 before=$("$QP_BIN/qstat" -x | wc -l)
 bad "Invalid license specification" as qpuser1 sbatch -L ansys --wrap=true
 bad "Invalid license specification" as qpuser1 sbatch -L matlab:3 --wrap=true
