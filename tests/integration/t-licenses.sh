@@ -114,6 +114,21 @@ qp_wait "$c" completed   # tmp is free: it runs beside a
 qp_wait "$a" completed --timeout 40
 qp_wait "$b" completed --timeout 40
 "$QP_BIN/pbsnodes" "$P0" | grep -q "resources_assigned.nvme = 0" || fail "nvme not given back: $("$QP_BIN/pbsnodes" "$P0")"
+# Across a restart: the running job's nvme is still held.
+a=$(sb --export=QPOOL_SIM_RUNTIME=8 --gres=nvme:1 --wrap=true) || fail "sbatch --gres=nvme:1"
+qp_wait "$a" running
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+for i in $(seq 100); do "$QP_BIN/pbsnodes" "$P0" 2>/dev/null | grep -q "resources_assigned.nvme = 1" && break; sleep 0.05; done
+"$QP_BIN/pbsnodes" "$P0" | grep -q "resources_available.nvme = 1" || fail "after a restart: $("$QP_BIN/pbsnodes" "$P0")"
+"$QP_BIN/pbsnodes" "$P0" | grep -q "resources_assigned.nvme = 1" || fail "after a restart: $("$QP_BIN/pbsnodes" "$P0")"
+b=$(sb --export=QPOOL_SIM_RUNTIME=0.2 --gres=nvme:1 --wrap=true) || fail "sbatch --gres=nvme:1 after a restart"
+# A pass passed it over: Slurm's Resources (first in line).
+for i in $(seq 40); do [ "$(reason "$b")" = Resources ] && break; sleep 0.05; done
+[ "$(qp_state "$b")" = queued ] && [ "$(reason "$b")" = Resources ] ||
+	fail "after a restart job $b is $(qp_state "$b") ($(reason "$b")) while $a holds nvme"
+qp_wait "$a" completed --timeout 40
+qp_wait "$b" completed --timeout 40
 bad "Invalid generic resource" as qpuser1 sbatch --gres=nvme:2 --wrap=true
 bad "Invalid generic resource" as qpuser1 sbatch --gres=foo:1 --wrap=true
 bad "Invalid generic resource" as qpuser1 sbatch --tmp=20G --wrap=true
