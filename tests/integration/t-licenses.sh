@@ -163,4 +163,11 @@ as qpuser1 scontrol show licenses comsol | grep -q "Total=7" || fail "the reload
 out=$(timeout 20 "$QP_BIN/qpoold" -f <(sed 's/^matlab = 2$/matlab = x/' "$QPOOL_CONF") 2>&1) &&
 	fail "qpoold started with matlab = x"
 [ "$(wc -l <<<"$out")" = 1 ] && grep -q "matlab = x: not a count" <<<"$out" || fail "qpoold at start: $out"
+note "restart with the node down: its resources are known from the store"
+qp_stop "$SIM_PID"
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+"$QP_BIN/pbsnodes" "$P0" | grep -q "resources_available.nvme = 1" ||
+	fail "a restarted qpoold forgot $P0's resources: $("$QP_BIN/pbsnodes" "$P0")"
+id=$(sb --hold --gres=nvme:1 --wrap=true) || fail "--gres=nvme:1 refused with its node known but down"
 echo "PASS"
