@@ -387,6 +387,17 @@ static int show_list(struct client *cl, const char *what, const char *name)
 			kv(&first, "ActiveFeatures", "%s", wire_str(o, "features") && *wire_str(o, "features") ?
 			   wire_str(o, "features") : "(null)");
 			brk(&first);
+			/* GPUs, then counted resources (docs/RESOURCES.md), as sinfo %G. */
+			{
+				const char *gres = wire_str(o, "gres") ? wire_str(o, "gres") : "";
+				long long ngpus = wire_int(o, "ngpus", 0);
+
+				if (ngpus > 0)
+					kv(&first, "Gres", "gpu:%lld%s%s", ngpus, *gres ? "," : "", gres);
+				else
+					kv(&first, "Gres", "%s", *gres ? gres : "(null)");
+				brk(&first);
+			}
 			kv(&first, "NodeAddr", "%s", wire_str(o, "name"));
 			kv(&first, "NodeHostName", "%s", wire_str(o, "name"));
 			brk(&first);

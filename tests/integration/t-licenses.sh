@@ -101,6 +101,7 @@ P0=${P}s-0
 "$QP_BIN/pbsnodes" "$P0" | grep -q "resources_available.tmp = 10gb" || fail "pbsnodes: $("$QP_BIN/pbsnodes" "$P0")"
 out=$(as qpuser1 sinfo -h -N -o "%N %G" | grep "^$P0 ")
 [ "$out" = "$P0 nvme:1,tmp:10G" ] || fail "sinfo %G: '$out'"
+as qpuser1 scontrol show node "$P0" | grep -q "Gres=nvme:1,tmp:10G" || fail "scontrol show node: $(as qpuser1 scontrol show node "$P0")"
 a=$(sb --export=QPOOL_SIM_RUNTIME=5 --gres=nvme:1 --wrap=true) || fail "sbatch --gres=nvme:1"
 qp_wait "$a" running
 "$QP_BIN/pbsnodes" "$P0" | grep -q "resources_assigned.nvme = 1" || fail "pbsnodes assigned: $("$QP_BIN/pbsnodes" "$P0")"
