@@ -2,7 +2,8 @@
 /* Pool-wide licenses in the pass (docs/RESOURCES.md, "Licenses"): running
  * jobs never hold more than [licenses] gives, one that waits says why, a
  * license comes back when its holder ends, and the first job waiting for
- * one holds it against later jobs that would not end before it starts. */
+ * one holds it against later jobs that would not end before it starts;
+ * a node's counted resources are held by one job at a time when it has one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +146,58 @@ static void test_reservation(void)
 	lconfig_free(c);
 }
 
+/* Counted node resources (docs/RESOURCES.md): one node with nvme:1. */
+static void test_node_resources(void)
+{
+	struct config *c = lconfig(2);
+	struct pool *p = lpool();
+	struct node *b = pool_node_get(p, "m");
+	struct node *a = pool_node_find(p, "n");
+	struct dispatch d[8];
+	struct job *j;
+	static int link;
+
+	cpumask_parse("0-7", &b->cpus);
+	b->free = b->cpus;
+	b->rt_free = b->cpus;
+	b->state = NODE_UP;
+	b->link = &link;
+	b->topology = json_object();
+	a->res = calloc(1, sizeof(*a->res));
+	snprintf(a->res[0].name, sizeof(a->res[0].name), "nvme");
+	a->res[0].value = 1;
+	a->n_res = 1;
+	j = ljob(1, NULL, 100);
+	CU_ASSERT_EQUAL(job_noderes_set(j, "nvme:1"), 0);
+	pool_job_add(p, j);
+	j = ljob(2, NULL, 100);
+	CU_ASSERT_EQUAL(job_noderes_set(j, "nvme:1"), 0);
+	pool_job_add(p, j);
+	pool_job_add(p, ljob(3, NULL, 100));
+	/* Two chunks of nvme:1 each: one node has it: never now. */
+	j = ljob(4, NULL, 100);
+	j->chunks = calloc(1, sizeof(*j->chunks));
+	*j->chunks = (struct job_chunk){ .count = 2, .ncpus = 1, .mpiprocs = 1 };
+	j->n_chunks = 1;
+	j->ncpus = 2;
+	j->place = JOB_PLACE_SCATTER;
+	CU_ASSERT_EQUAL(job_noderes_set(j, "nvme:1"), 0);
+	pool_job_add(p, j);
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
+	CU_ASSERT_STRING_EQUAL(pool_job_find(p, 1)->alloc[0].node, "n");
+	CU_ASSERT_EQUAL(pool_job_find(p, 2)->state, JOB_QUEUED);
+	CU_ASSERT_EQUAL(pool_job_find(p, 3)->state, JOB_RUNNING);
+	CU_ASSERT_EQUAL(pool_job_find(p, 4)->state, JOB_QUEUED);
+	pool_job_remove(p, pool_job_find(p, 1));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_EQUAL(d[0].job->id, 2);
+	CU_ASSERT_STRING_EQUAL(d[0].job->alloc[0].node, "n");
+	pool_destroy(p);
+	lconfig_free(c);
+}
+
 static const struct unit_test pool_license_tests[] = {
+	{ "node_resources", test_node_resources },
 	{ "counts", test_counts },
 	{ "reservation", test_reservation },
 	{ NULL, NULL },
