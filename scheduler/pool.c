@@ -883,6 +883,7 @@ int pool_node_remove(struct pool *p, struct node *n)
 	free(n->rt_reason);
 	free(n->drain_reason);
 	free(n->features);
+	free(n->res);
 	free(n->stored);
 	free(n->gpus);
 	json_decref(n->topology);
