@@ -818,6 +818,14 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 		if (strcmp(wire_str(o, "state") ?: "", "queued") != 0)
 			continue;
 		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
+		/* A waiting subjob without a row of its own (array.c): one
+		 * waiting for a license says so, as its array would. */
+		if (!j && wire_int(o, "array_id", 0) > 0) {
+			j = pool_job_find(s->pool, wire_int(o, "array_id", 0));
+			if (j && j->n_lic && pool_request_lic_wait(s->pool, s->config, j, why, sizeof(why)) > 0)
+				json_object_set_new(o, "reason", json_string(why));
+			continue;
+		}
 		if (!j || j->state != JOB_QUEUED)
 			continue;
 		if (pool_request_lic_wait(s->pool, s->config, j, why, sizeof(why)) <= 0 &&

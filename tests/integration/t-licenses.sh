@@ -73,6 +73,16 @@ qp_wait "$a" completed
 qp_wait "$b" completed --timeout 40
 [[ "$(lic_line)" == *"Used=0 Free=2"* ]] || fail "licenses not given back: $(lic_line)"
 
+note "an array of three for two licenses: two run, the third waits with Licenses"
+arr=$(sb --array=1-3 --export=QPOOL_SIM_RUNTIME=4 -L matlab --wrap=true) || fail "sbatch --array -L"
+for i in $(seq 100); do
+	out=$(as qpuser1 squeue -h -j "$arr" -o "%i %t %r")
+	[ "$(grep -c " R " <<<"$out")" = 2 ] && grep -q "PD Licenses" <<<"$out" && break
+	sleep 0.05
+done
+[ "$(grep -c " R " <<<"$out")" = 2 ] && grep -q "PD Licenses" <<<"$out" || fail "array $arr: $out"
+for i in 1 2 3; do qp_wait "$arr[$i]" completed --timeout 40; done
+
 note "restart: running jobs hold their licenses in the new qpoold"
 a=$(sb --export=QPOOL_SIM_RUNTIME=8 -L matlab:2 --wrap=true) || fail "sbatch -L matlab:2"
 qp_wait "$a" running
