@@ -72,6 +72,11 @@ qp_wait "$a" completed
 [ "$(qp_state "$b")" = running ] || [ "$(qp_state "$b")" = completed ] || fail "job $b: $(qp_state "$b")"
 qp_wait "$b" completed --timeout 40
 [[ "$(lic_line)" == *"Used=0 Free=2"* ]] || fail "licenses not given back: $(lic_line)"
+out=$(as qpuser1 qacct -j "$b")
+grep -qE "license_hours +matlab:[0-9.]+" <<<"$out" || fail "qacct -j $b: no license_hours: $out"
+out=$(as qpuser1 qacct -j "$c")
+grep -qE "licenses +matlab:1,comsol:2" <<<"$out" && grep -qE "license_hours +matlab:[0-9.]+,comsol:[0-9.]+" <<<"$out" ||
+	fail "qacct -j $c: $out"
 
 note "an array of three for two licenses: two run, the third waits with Licenses"
 arr=$(sb --array=1-3 --export=QPOOL_SIM_RUNTIME=4 -L matlab --wrap=true) || fail "sbatch --array -L"
