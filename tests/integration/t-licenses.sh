@@ -86,7 +86,7 @@ for i in $(seq 100); do
 	sleep 0.05
 done
 [ "$(grep -c " R " <<<"$out")" = 2 ] && grep -q "PD Licenses" <<<"$out" || fail "array $arr: $out"
-for i in 1 2 3; do qp_wait "$arr[$i]" completed --timeout 40; done
+for i in 1 2 3; do qp_wait "${arr}[$i]" completed --timeout 40; done
 
 note "restart: running jobs hold their licenses in the new qpoold"
 a=$(sb --export=QPOOL_SIM_RUNTIME=8 -L matlab:2 --wrap=true) || fail "sbatch -L matlab:2"
