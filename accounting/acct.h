@@ -203,6 +203,11 @@ int acct_report_job_nodes(struct acct_report *r, const json_t *record);
  * GPU indices ("n1:0,1 n2:0", from its alloc) and its GPU-hours (ngpus
  * times j's elapsed). Nothing for a job without GPUs. */
 int acct_report_job_gpus(struct acct_report *r, const struct acct_job *j, const json_t *record);
+/* Appends, for a job that held licenses (record's attrs
+ * Resource_List.licenses), their text and each one's license-hours
+ * ("matlab:0.5000,comsol:0.2500": count times j's elapsed). Nothing
+ * for a job without. */
+int acct_report_job_licenses(struct acct_report *r, const struct acct_job *j, const json_t *record);
 
 enum acct_key {
 	ACCT_BY_QUEUE,

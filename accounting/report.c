@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "acct.h"
+#include "license.h"
 #include "table.h"
 #include "timeutil.h"
 
@@ -482,6 +483,33 @@ int acct_report_job_gpus(struct acct_report *r, const struct acct_job *j, const 
 	err = err ? err : job_row(r, "gpus", list[0] ? list : NULL, "");
 	err = err ? err : job_row(r, "gpu_hours", d.elapsed < 0 ? NULL : hours, "h");
 	return err;
+}
+
+int acct_report_job_licenses(struct acct_report *r, const struct acct_job *j, const json_t *record)
+{
+	const char *text = json_string_value(json_object_get(json_object_get(record, "attrs"),
+							     "Resource_List.licenses"));
+	struct license l[LICENSES_MAX];
+	struct acct_derived d;
+	struct error err;
+	char hours[LICENSE_TEXT_MAX];
+	size_t n = 0, at = 0;
+	int e;
+
+	if (!text || license_request_parse(text, l, LICENSES_MAX, &n, &err) < 0 || !n)
+		return 0;
+	acct_job_derive(j, &d);
+	hours[0] = '\0';
+	for (size_t i = 0; i < n && d.elapsed >= 0; i++) {
+		int w = snprintf(hours + at, sizeof(hours) - at, "%s%s:%.4f", i ? "," : "", l[i].name,
+				 (double)l[i].count * (double)d.elapsed / 3600e9);
+
+		if (w < 0 || (size_t)w >= sizeof(hours) - at)
+			break;
+		at += (size_t)w;
+	}
+	e = job_row(r, "licenses", text, "");
+	return e ? e : job_row(r, "license_hours", hours[0] ? hours : NULL, "h");
 }
 
 int acct_report_job(const struct acct_job *j, struct acct_report **ret)

@@ -6,11 +6,14 @@
  * 4 CPUs and 1 GPU, for 10 users. Passes of at most 512 decisions (as
  * qpoold's) run until the pool is full, then one pass over the full pool,
  * then one after a hundredth of the running jobs ended (the steady state).
- *   pass-gpu NODES JOBS [EVERY [FEAT [MODELS]]]   (every EVERY-th job asks for a
- *   GPU; 0: none; every FEAT-th job (offset by 3 from the GPU jobs) asks for
- *   -C fast, a feature of every other node: docs/RESOURCES.md; 0 or absent:
- *   none; MODELS 1: GPUs 0-3 of each node are a100, 4-7 v100, and the GPU
- *   jobs ask for a100 and v100 in turn: docs/GPUS.md)
+ *   pass-gpu NODES JOBS [EVERY [FEAT [MODELS [USERS [ORDER [LIC]]]]]]
+ *   (every EVERY-th job asks for a GPU; 0: none; every FEAT-th job (offset
+ *   by 3 from the GPU jobs) asks for -C fast, a feature of every other
+ *   node: docs/RESOURCES.md; 0 or absent: none; MODELS 1: GPUs 0-3 of each
+ *   node are a100, 4-7 v100, and the GPU jobs ask for a100 and v100 in
+ *   turn: docs/GPUS.md; USERS, ORDER: below; every LIC-th job (offset by
+ *   7) asks for one of a pool-wide license of NODES counts, so some of
+ *   them wait for it: docs/RESOURCES.md, "Licenses")
  * Prints one JSON line: passes while filling (count, mean and max ms),
  * the full pool's pass (ms), jobs and GPU jobs placed, GPUs left free. */
 #include <stdio.h>
@@ -44,6 +47,8 @@ int main(int argc, char **argv)
 	 * 100 with shares 1..100, each with some past use; ORDER 1: the queue
 	 * is order = fairshare (0: round robin over the same users). */
 	long users = argc > 6 ? atol(argv[6]) : 0, fairshare = argc > 7 ? atol(argv[7]) : 0;
+	long lic = argc > 8 ? atol(argv[8]) : 0;      /* 0: no job asks for a license */
+	long lplaced = 0;
 	struct nodesel *fast = NULL;
 	long fplaced = 0;
 	static struct dispatch d[BATCH];
@@ -66,6 +71,11 @@ int main(int argc, char **argv)
 	q.order = fairshare ? QUEUE_ORDER_FAIRSHARE : QUEUE_ORDER_ROUND_ROBIN;
 	c.queues = &q;
 	c.n_queues = 1;
+	if (lic) {
+		snprintf(c.licenses[0].name, sizeof(c.licenses[0].name), "matlab");
+		c.licenses[0].count = (uint64_t)nodes;
+		c.n_licenses = 1;
+	}
 	if (pool_create(&p) < 0)
 		return 1;
 	if (feat && nodesel_create(NULL, NULL, "fast", &fast, &err) < 0)
@@ -131,6 +141,8 @@ int main(int argc, char **argv)
 			j->sel = nodesel_ref(fast);
 		if (models && j->ngpus && !(j->gpu_model = strdup(id / every % 2 ? "a100" : "v100")))
 			return 1;
+		if (lic && id % lic == 7 % lic && job_licenses_set(j, "matlab:1") < 0)
+			return 1;
 		if (pool_job_add(p, j) < 0)
 			return 1;
 	}
@@ -141,6 +153,7 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < n; i++) {
 			gplaced += d[i].job->ngpus > 0;
 			fplaced += d[i].job->sel != NULL;
+			lplaced += d[i].job->n_lic > 0;
 		}
 		placed += (long)n;
 		if (n) {
@@ -174,9 +187,10 @@ int main(int argc, char **argv)
 	       "\"pass_ms_mean\": %.3f, \"pass_ms_max\": %.3f, \"full_pass_ms\": %.3f, "
 	       "\"placed\": %ld, \"gpu_jobs_placed\": %ld, \"gpus_free\": %llu, \"full_pass_placed\": %zu, "
 	       "\"steady_pass_ms\": %.3f, \"steady_pass_placed\": %zu, \"feature_every\": %ld, "
-	       "\"feature_jobs_placed\": %ld, \"gpu_models\": %ld, \"users\": %ld, \"fairshare\": %ld}\n",
+	       "\"feature_jobs_placed\": %ld, \"gpu_models\": %ld, \"users\": %ld, \"fairshare\": %ld,"
+	       " \"license_every\": %ld, \"license_jobs_placed\": %ld}\n",
 	       nodes, GPUS, jobs, passes, passes ? sum / (double)passes : 0, max, full, placed, gplaced,
-	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced, models, users, fairshare);
+	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced, models, users, fairshare, lic, lplaced);
 	pool_destroy(p);
 	nodesel_destroy(fast);
 	return 0;

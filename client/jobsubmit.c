@@ -82,6 +82,10 @@ void jobsubmit_request(const struct jobspec *js, json_t *req)
 		json_object_set_new(req, "constraint", json_string(js->constraint));
 	if (js->gpu_model)
 		json_object_set_new(req, "gpu_model", json_string(js->gpu_model));
+	if (js->licenses)
+		json_object_set_new(req, "licenses", json_string(js->licenses));
+	if (js->node_res)
+		json_object_set_new(req, "node_res", json_string(js->node_res));
 	if (js->rerunnable >= 0)
 		json_object_set_new(req, "rerunnable", json_boolean(js->rerunnable));
 	/* The submitter's umask goes with the job (umask(2) can only be read

@@ -8,6 +8,7 @@
 #include "gpu.h"
 #include "cmd.h"
 #include "jobid.h"
+#include "noderes.h"
 #include "pbsfmt.h"
 #include "timeutil.h"
 #include "version.h"
@@ -111,6 +112,19 @@ static json_t *node_attrs(const json_t *n)
 	features_set(avail, wire_str(n, "features"));
 	if (wire_str(n, "features") && *wire_str(n, "features"))
 		json_object_set_new(a, "properties", json_string(wire_str(n, "features")));
+	/* Counted resources (docs/RESOURCES.md): a count, or a size as PBS writes one. */
+	json_array_foreach(json_object_get(n, "resources"), i, id) {
+		struct noderes r = { .value = (uint64_t)wire_int(id, "total", 0), .bytes = wire_bool(id, "bytes", 0) };
+		const char *rn = wire_str(id, "name");
+
+		if (!rn || json_object_get(avail, rn))
+			continue;
+		noderes_item_format(&r, buf, sizeof(buf));
+		json_object_set_new(avail, rn, r.bytes ? json_string(buf) : json_integer((json_int_t)r.value));
+		r.value = (uint64_t)wire_int(id, "used", 0);
+		noderes_item_format(&r, buf, sizeof(buf));
+		json_object_set_new(assigned, rn, r.bytes ? json_string(buf) : json_integer((json_int_t)r.value));
+	}
 	json_object_set_new(a, "resources_available", avail);
 	json_object_set_new(assigned, "ncpus", json_integer(ncpus - wire_int(n, "free", 0)));
 	if (ngpus > 0)

@@ -133,6 +133,7 @@ static int list_show(struct client *cl, const char *op, char **names, int n_name
 	if (arg_server) {
 		client_server_name(cl, server_name, sizeof(server_name));
 		pbsfmt_server(stdout, list, server_name, arg_full);
+		pbsfmt_server_licenses(stdout, json_object_get(reply, "licenses"), arg_full);
 		pbsfmt_server_ha(stdout, json_object_get(reply, "ha"), arg_full);
 	} else if (arg_json) {
 		json_t *doc = json_pack("{s:O}", op, shown);

@@ -359,6 +359,20 @@ static int default_name(const char *path, const char **ret)
 	return 0;
 }
 
+/* Whether w is the "-l NAME=...: recorded" of a server-level resource
+ * that the pool's [licenses] counts (qpoold reads it as a license and
+ * refuses a value that is not a count). */
+static bool warning_is_license(const struct config *c, const char *w)
+{
+	for (size_t i = 0; c && i < c->n_licenses; i++) {
+		size_t n = strlen(c->licenses[i].name);
+
+		if (strncmp(w, "-l ", 3) == 0 && strncmp(w + 3, c->licenses[i].name, n) == 0 && w[3 + n] == '=')
+			return true;
+	}
+	return false;
+}
+
 static int submit(const struct jobspec *js, const char *path, const char *text, size_t len)
 {
 	struct client *cl = NULL;
@@ -371,11 +385,12 @@ static int submit(const struct jobspec *js, const char *path, const char *text, 
 	r = default_name(path, &name);
 	if (r)
 		return r;
-	for (size_t i = 0; i < js->n_warnings; i++)
-		fprintf(stderr, "qsub: warning: %s\n", js->warnings[i]);
 	r = client_open(arg_conf, &cl, &err);
 	if (r < 0)
 		return cmd_fail(1, "%s", err.text);
+	for (size_t i = 0; i < js->n_warnings; i++)
+		if (!warning_is_license(client_config(cl), js->warnings[i]))
+			fprintf(stderr, "qsub: warning: %s\n", js->warnings[i]);
 	r = request_build(js, client_config(cl), text, len, name, &req);
 	if (r) {
 		client_close(cl);

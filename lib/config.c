@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "gpu.h"
+#include "noderes.h"
 #include "nodesel.h"
 #include "parse.h"
 #include "transport.h"
@@ -34,6 +35,7 @@ enum key_type {
 	KEY_ADDRS,
 	KEY_GPUS,
 	KEY_FEATURES,
+	KEY_RESOURCES,
 	KEY_HOOK_FAILURE,
 };
 
@@ -102,6 +104,7 @@ static const struct key keys[] = {
 	{ SEC_NODE, "tmpdir", KEY_PATH, S(tmpdir), "/var/tmp", "where each job's private TMPDIR is made (pbs.ID.SERVER, removed at the end)" },
 	{ SEC_NODE, "memcg_reclaim_threshold", KEY_UINT, S(memcg_reclaim_threshold), "4096", "cgroup v1: memory cgroups on the host, dying ones included, from which a job's page cache is reclaimed before its group is removed (0: always)" },
 	{ SEC_NODE, "gpus", KEY_GPUS, S(gpus), "auto", "the node's GPUs: device files (globs allowed) separated by blanks, MODEL:FILE[,FILE...] to name their model, none, or auto (hwloc's)" },
+	{ SEC_NODE, "resources", KEY_RESOURCES, S(resources), "", "the node's counted resources, NAME:COUNT or NAME:SIZE (e.g. scratch:800G nvme:2), asked for per node with --gres=nvme:1, --tmp, select=...:nvme=1" },
 	{ SEC_NODE, "features", KEY_FEATURES, S(features), "", "the node's features, comma-separated (e.g. ib,bigmem,model=skylake), matched by -C, select=...:bigmem=true, nodes=1:ppn=2:ib" },
 	{ SEC_NODE, "jobs_tmpfs", KEY_BOOL, S(jobs_tmpfs), "no", "mount a tmpfs on the node's jobs directory (its job files in memory)" },
 	{ SEC_NODE, "prolog", KEY_PATH, S(prolog), "", "a site's hook run as root on each node of a job before its first instruction (qpool-hooks(5)); failing: the job goes back to the queue and the node is drained" },
@@ -375,6 +378,17 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 			return error_set(err, -EINVAL, "%s = %s: %s", k->name, value, why.text);
 		return 0;
 	}
+	case KEY_RESOURCES: {
+		struct noderes res[NODERES_MAX];
+		struct error why;
+		size_t n;
+
+		if (noderes_parse(value, res, NODERES_MAX, &n, &why) < 0)
+			return error_set(err, -EINVAL, "%s = %s: %s", k->name, value, why.text);
+		if (noderes_format(res, n, dst, sizeof(((struct config *)0)->resources)) < 0)
+			return error_set(err, -EINVAL, "%s = %s: too long", k->name, value);
+		return 0;
+	}
 	case KEY_GPUS:
 		/* Globs are qnoded's to expand (its host's /dev): here only
 		 * the shape, so qpoold --check-config catches a typo too. */
@@ -432,10 +446,11 @@ static int section_begin(struct parse_state *ps, const char *section)
 
 	snprintf(ps->section, sizeof(ps->section), "%s", section);
 	ps->queue = NULL;
-	if (strcmp(section, "server") == 0 || strcmp(section, "node") == 0)
+	if (strcmp(section, "server") == 0 || strcmp(section, "node") == 0 || strcmp(section, "licenses") == 0)
 		return 0;
 	if (strncmp(section, "queue", 5) != 0 || !isspace((unsigned char)section[5]))
-		return error_set(ps->err, -EINVAL, "[%s]: unknown section (server, node or queue NAME)", section);
+		return error_set(ps->err, -EINVAL, "[%s]: unknown section (server, node, licenses or queue NAME)",
+				 section);
 	name = section + 5;
 	while (isspace((unsigned char)*name))
 		name++;
@@ -457,6 +472,29 @@ static int section_begin(struct parse_state *ps, const char *section)
 	return 0;
 }
 
+/* [licenses] NAME = COUNT (docs/RESOURCES.md, "Licenses"). */
+static int license_key_set(struct config *c, const char *name, const char *value, struct error *err)
+{
+	struct license *l;
+	int r;
+
+	r = license_name_check(name, strlen(name), err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < c->n_licenses; i++)
+		if (strcmp(c->licenses[i].name, name) == 0)
+			return error_set(err, -EEXIST, "%s: set twice", name);
+	if (c->n_licenses == LICENSES_MAX)
+		return error_set(err, -EINVAL, "%s: more than %d licenses", name, LICENSES_MAX);
+	l = &c->licenses[c->n_licenses];
+	if (license_count_parse(value, &l->count) < 0)
+		return error_set(err, -EINVAL, "%s = %s: not a count (0 to %llu)", name, value,
+				 (unsigned long long)LICENSE_COUNT_MAX);
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	c->n_licenses++;
+	return 0;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_state *ps = user;
@@ -468,6 +506,10 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 0;
 	if (ps->section[0] == '\0') {
 		r = error_set(ps->err, -EINVAL, "%s: key outside any section", name);
+		goto done;
+	}
+	if (strcmp(ps->section, "licenses") == 0) {
+		r = license_key_set(ps->c, name, value, ps->err);
 		goto done;
 	}
 	if (strcmp(ps->section, "server") == 0) {
@@ -733,4 +775,5 @@ void config_sample_print(void *file)
 				fprintf(file, "#%s =%s%s\n", k->name, k->def[0] ? " " : "", k->def);
 		}
 	}
+	fprintf(file, "\n# Pool-wide licenses, NAME = COUNT (qpool.conf(5), [licenses]).\n# [licenses]\n# matlab = 10\n");
 }

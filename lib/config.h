@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "license.h"
 
 #define CONFIG_DEFAULT_PATH "/etc/qpool/qpool.conf"
 #define QUEUE_NAME_MAX 32
@@ -138,6 +139,7 @@ struct config {
 	char tmpdir[PATH_MAX];       /* base of each job's TMPDIR */
 	char gpus[PATH_MAX];         /* "auto", "none", or device files and globs, blank-separated */
 	char features[1024];         /* the node's features, canonical (lib/nodesel.h): "ib,bigmem" */
+	char resources[1024];        /* its counted resources, canonical (lib/noderes.h) */
 	bool jobs_tmpfs;             /* a tmpfs on state_dir/nodes/<name>/jobs */
 	char prolog[PATH_MAX];       /* a hook before each job on the node; "": none */
 	char epilog[PATH_MAX];       /* a hook after each job on the node; "": none */
@@ -151,6 +153,9 @@ struct config {
 	                              * page cache is reclaimed before rmdir; 0: always */
 	struct queue_conf *queues;
 	size_t n_queues;
+	/* [licenses]: NAME = COUNT, pool-wide counted resources, in file order */
+	struct license licenses[LICENSES_MAX];
+	size_t n_licenses;
 };
 
 /* The config file to read: arg (from -f) if set, else $QPOOL_CONF, else

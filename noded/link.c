@@ -420,7 +420,7 @@ static json_t *link_register_msg(struct noded *nd, int fd)
 
 	cpumask_format(&t->cpus, cpus, sizeof(cpus));
 	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s*, s:s, s:b, s:s, s:o, s:o, s:s*, s:o*, "
-			 "s:s*}",
+			 "s:s*, s:s*}",
 			 "op", "node.register", "name", nd->name, "cpus", cpus, "mems", t->mems,
 			 "topology", "packages", (int)t->packages, "numa", (int)t->numa,
 			 "cores", (int)t->cores, "pus", (int)t->pus, "mem", (json_int_t)t->mem,
@@ -430,7 +430,8 @@ static json_t *link_register_msg(struct noded *nd, int fd)
 			 "results", jobs_results_json(nd->jobs),
 			 "addr", link_local_addr(fd, addr, sizeof(addr)) == 0 ? addr : NULL,
 			 "gpus", nd->n_gpus ? gpu_list_json(nd->gpus, nd->n_gpus) : NULL,
-			 "features", nd->features[0] ? nd->features : NULL);
+			 "features", nd->features[0] ? nd->features : NULL,
+			 "resources", nd->config->resources[0] ? nd->config->resources : NULL);
 }
 
 /* A standby's reply (docs/PROTOCOL.md, "Standby, and the client's

@@ -13,6 +13,7 @@
 #include "gpu.h"
 #include "jobattr.h"
 #include "jobscript.h"
+#include "license.h"
 #include "nodesel.h"
 #include "parse.h"
 #include "wire.h"
@@ -74,6 +75,8 @@ void jobspec_clear(struct jobspec *js)
 	free(js->exclude);
 	free(js->constraint);
 	free(js->gpu_model);
+	free(js->licenses);
+	free(js->node_res);
 	jobspec_init(js);
 }
 
@@ -780,6 +783,19 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		snprintf(fwhat, sizeof(fwhat), "-l select=...:%s", what);
 		return feature_add(js, fwhat, name, val, err);
 	}
+	/* qpool's own form of Slurm's -L (what salloc and srun give qsub). */
+	if (!strcmp(name, "licenses")) {
+		struct license l[LICENSES_MAX];
+		struct error why;
+		size_t nl;
+
+		if (license_request_parse(val, l, LICENSES_MAX, &nl, &why) < 0)
+			return error_set(err, -EINVAL, "-l %s: %s", what, why.text);
+		return list_add(&js->licenses, ',', val);
+	}
+	/* A count may be one of the pool's licenses: qpoold knows. */
+	if (license_count_parse(val, &v) == 0)
+		return record_unenforced(js, name, val, "not used by qpool unless its [licenses] counts it");
 	return record_unenforced(js, name, val, "not used by qpool");
 }
 
@@ -1166,6 +1182,8 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 	r = r ?: merge_string(&dst->exclude, src->exclude);
 	r = r ?: merge_string(&dst->constraint, src->constraint);
 	r = r ?: merge_string(&dst->gpu_model, src->gpu_model);
+	r = r ?: merge_string(&dst->licenses, src->licenses);
+	r = r ?: merge_string(&dst->node_res, src->node_res);
 	for (size_t i = 0; i < src->n_attrs && r == 0; i++)
 		r = attr_set(dst, src->attrs[i].name, src->attrs[i].value);
 	for (size_t i = 0; i < src->n_warnings && r == 0; i++)

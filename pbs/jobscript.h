@@ -105,6 +105,14 @@ struct jobspec {
 	 * sbatch --gres=gpu:TYPE:N, --gpus=TYPE:N; canonical (lower-case);
 	 * one per job. NULL: any. */
 	char *gpu_model;
+	/* Pool-wide licenses, Slurm's text (sbatch -L matlab:2,comsol; qsub
+	 * -l licenses=...), checked; NULL: none. PBS's -l matlab=2 goes as
+	 * Resource_List.matlab, which qpoold reads against [licenses]. */
+	char *licenses;
+	/* Counted node resources per node (sbatch --gres=nvme:1, --tmp):
+	 * "nvme:1,tmp:10G"; NULL: none. PBS's chunk resources
+	 * (select=...:nvme=1) go in the constraint; qpoold tells them. */
+	char *node_res;
 };
 
 /* Sets js's GPU model from val (as what says it): a model name, the same

@@ -745,6 +745,19 @@ void pbsfmt_server(FILE *f, const json_t *queues, const char *server, bool full)
 		queued, running, held, 0, 0, 0);
 }
 
+void pbsfmt_server_licenses(FILE *f, const json_t *licenses, bool full)
+{
+	const json_t *l;
+	size_t i;
+
+	if (!full)
+		return;
+	json_array_foreach(licenses, i, l)
+		fprintf(f, "    resources_available.%s = %lld\n    resources_assigned.%s = %lld\n",
+			wire_str(l, "name") ? wire_str(l, "name") : "?", wire_int(l, "total", 0),
+			wire_str(l, "name") ? wire_str(l, "name") : "?", wire_int(l, "used", 0));
+}
+
 void pbsfmt_server_ha(FILE *f, const json_t *ha, bool full)
 {
 	const json_t *sb = json_object_get(ha, "standbys"), *e;

@@ -81,6 +81,9 @@ void pbsfmt_queue_full(FILE *f, const json_t *queue);
 /* qstat -B: one row of the server's job counts from the queue objects;
  * full: "Server: NAME" with server_state, total_jobs, state_count. */
 void pbsfmt_server(FILE *f, const json_t *queues, const char *server, bool full);
+/* qstat -Bf: the pool's licenses as resources_available.NAME (the total)
+ * and resources_assigned.NAME (held by running jobs); nothing without -f. */
+void pbsfmt_server_licenses(FILE *f, const json_t *licenses, bool full);
 /* qstat -B's leadership lines from the reply's "ha" object (NULL: none):
  * full: "    server_role = ...", active_server, server_epoch,
  * standby_servers; else one "Active: ADDR (epoch N) ..." line. */

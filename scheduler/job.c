@@ -54,7 +54,53 @@ void job_free(struct job *j)
 	free(j->dep_edges);
 	nodesel_destroy(j->sel);
 	free(j->gpu_model);
+	free(j->lic);
+	free(j->nres);
 	free(j);
+}
+
+int job_noderes_set(struct job *j, const char *text)
+{
+	struct noderes r[NODERES_MAX];
+	struct error err;
+	size_t n = 0;
+
+	free(j->nres);
+	j->nres = NULL;
+	j->n_nres = 0;
+	if (!text || !*text)
+		return 0;
+	if (noderes_parse(text, r, NODERES_MAX, &n, &err) < 0)
+		return -EINVAL;
+	if (!n)
+		return 0;
+	j->nres = malloc(n * sizeof(*j->nres));
+	if (!j->nres)
+		return -ENOMEM;
+	memcpy(j->nres, r, n * sizeof(*r));
+	j->n_nres = (unsigned)n;
+	return 0;
+}
+
+int job_licenses_set(struct job *j, const char *text)
+{
+	struct license l[LICENSES_MAX];
+	struct error err;
+	size_t n = 0;
+
+	free(j->lic);
+	j->lic = NULL;
+	j->n_lic = 0;
+	if (!text || !*text)
+		return 0;
+	if (license_request_parse(text, l, LICENSES_MAX, &n, &err) < 0)
+		return -EINVAL;
+	j->lic = malloc(n * sizeof(*j->lic));
+	if (!j->lic)
+		return -ENOMEM;
+	memcpy(j->lic, l, n * sizeof(*l));
+	j->n_lic = (unsigned)n;
+	return 0;
 }
 
 const char *job_place_name(enum job_place p)

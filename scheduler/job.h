@@ -8,6 +8,8 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "license.h"
+#include "noderes.h"
 #include "nodesel.h"
 #include "parse.h"
 
@@ -107,6 +109,12 @@ struct job {
 	bool whole;              /* ...:excl:whole (sbatch --exclusive): and it gets all their free CPUs */
 	struct nodesel *sel;     /* -w, -x, -C, host=, features (lib/nodesel.h); NULL: any node */
 	char *gpu_model;         /* its GPUs' model, canonical (lib/gpu.h); NULL: any */
+	struct license *lic;     /* pool-wide licenses it needs (-L, PBS -l NAME=N); NULL: none */
+	unsigned n_lic;
+	bool lic_held;           /* holds them now (counted in the pool's licenses) */
+	struct noderes *nres;    /* counted resources it needs on each node (each chunk's); NULL: none */
+	unsigned n_nres;
+	size_t lic_slot;         /* while held: its place among the pool's holders */
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	int64_t t_submit;
 	int64_t t_dispatch;      /* while running/exiting: when this run was dispatched,
@@ -157,6 +165,12 @@ struct job {
 };
 
 void job_free(struct job *j);
+/* Sets j's licenses from their canonical text ("matlab:2,comsol:1";
+ * NULL or "": none). 0, -EINVAL (not such a text) or -ENOMEM. */
+int job_licenses_set(struct job *j, const char *text);
+/* Sets j's node resources from their canonical text (lib/noderes.h;
+ * NULL or "": none). 0, -EINVAL or -ENOMEM. */
+int job_noderes_set(struct job *j, const char *text);
 /* The primary's entry, or NULL when j holds no allocation. */
 static inline struct alloc_entry *job_primary(const struct job *j)
 {

@@ -425,6 +425,11 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 	/* The GPUs' model as qpoold checked it at submit (canonical). */
 	if (!row_null(r, ACT_GPU_MODEL) && !(j->gpu_model = strdup(row_text(r, ACT_GPU_MODEL))))
 		goto oom;
+	/* Licenses: as qpoold wrote them at submit. */
+	if (!row_null(r, ACT_LICENSES) && job_licenses_set(j, row_text(r, ACT_LICENSES)) == -ENOMEM)
+		goto oom;
+	if (!row_null(r, ACT_NODE_RES) && job_noderes_set(j, row_text(r, ACT_NODE_RES)) == -ENOMEM)
+		goto oom;
 	j->t_submit = row_i64(r, ACT_T_SUBMIT);
 	j->rerunnable = (int)row_i64(r, ACT_RERUN);
 	j->t_dispatch = row_i64(r, ACT_T_DISPATCH);

@@ -152,7 +152,8 @@ static const char SQL_ACTIVE[] =
 	" array_spec, array_id, array_index, depend, reason, json_extract(attrs, '$.\"Resource_List.ngpus\"'),"
 	" json_extract(attrs, '$.\"Resource_List.nodelist\"'), json_extract(attrs, '$.\"Resource_List.exclude\"'),"
 	" json_extract(attrs, '$.\"Resource_List.constraint\"'),"
-	" json_extract(attrs, '$.\"Resource_List.gpu_model\"')"
+	" json_extract(attrs, '$.\"Resource_List.gpu_model\"'),"
+	" json_extract(attrs, '$.\"Resource_List.licenses\"'), json_extract(attrs, '$.\"Resource_List.node_res\"')"
 	" FROM jobs WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1 OR (?8 AND array_id = ?1))"

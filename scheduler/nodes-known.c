@@ -61,6 +61,19 @@ static int row_node(const struct jobstore_node *r, void *ud)
 					   sizeof(canon), NULL) == 0 && canon[0])
 			n->features = strdup(canon);
 	}
+	free(n->res);
+	n->res = NULL;
+	n->n_res = 0;
+	if (json_is_string(json_object_get(n->topology, "resources"))) {
+		struct noderes res[NODERES_MAX];
+		size_t n_res;
+
+		if (noderes_parse(json_string_value(json_object_get(n->topology, "resources")), res, NODERES_MAX,
+				  &n_res, NULL) == 0 && n_res && (n->res = malloc(n_res * sizeof(*n->res)))) {
+			memcpy(n->res, res, n_res * sizeof(*res));
+			n->n_res = (unsigned)n_res;
+		}
+	}
 	n->t_register = r->t_register;
 	free(n->stored);
 	n->stored = row_key(r);

@@ -466,8 +466,10 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	json_t *topology = json_object_get(msg, "topology");
 	struct node_gpu *gpus = NULL;
 	unsigned n_gpus = 0;
-	const char *features;
-	char fcanon[1200] = "";
+	const char *features, *rtext;
+	char fcanon[1200] = "", rcanon[NODERES_TEXT_MAX] = "";
+	struct noderes res[NODERES_MAX];
+	size_t n_res = 0;
 	struct cpumask mask;
 	struct in_addr in;
 	const char *hwloc;
@@ -499,6 +501,17 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 			snprintf(err.text, sizeof(err.text), "features must be a string");
 		log_warn("node %s: registration refused: %s", name, err.text);
 		conn_reply_err(c, req_id, EINVAL, "node.register: features: %s", err.text);
+		free(gpus);
+		return;
+	}
+	rtext = wire_str(msg, "resources");
+	if (json_object_get(msg, "resources") &&
+	    (!rtext || noderes_parse(rtext, res, NODERES_MAX, &n_res, &err) < 0 ||
+	     noderes_format(res, n_res, rcanon, sizeof(rcanon)) < 0)) {
+		if (!rtext)
+			snprintf(err.text, sizeof(err.text), "resources must be a string");
+		log_warn("node %s: registration refused: resources: %s", name, err.text);
+		conn_reply_err(c, req_id, EINVAL, "node.register: resources: %s", err.text);
 		free(gpus);
 		return;
 	}
@@ -547,6 +560,16 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	n->features = fcanon[0] ? strdup(fcanon) : NULL;
 	if (n->topology && fcanon[0])
 		json_object_set_new(n->topology, "features", json_string(fcanon));
+	/* So do its counted resources. */
+	free(n->res);
+	n->res = NULL;
+	n->n_res = 0;
+	if (n_res && (n->res = malloc(n_res * sizeof(*n->res)))) {
+		memcpy(n->res, res, n_res * sizeof(*res));
+		n->n_res = (unsigned)n_res;
+	}
+	if (n->topology && rcanon[0])
+		json_object_set_new(n->topology, "resources", json_string(rcanon));
 	n->rt = wire_bool(msg, "rt", 0);
 	pool_node_gpus_set(n, gpus, n_gpus);
 	/* Only a dotted IPv4 that is not a loopback one (node_link_addr). */

@@ -64,9 +64,59 @@ static bool node_open(const struct node *n, const struct queue_conf *q, const st
 
 /* Whether j may use n by its node list, exclusions and constraint
  * (alt: the matching OR's alternative; -1 any). */
+/* Whether n has j's counted resources (docs/RESOURCES.md, "Counted
+ * node resources"): in all (now false), or free of what the jobs on it
+ * hold (now true). Chunks asking for them are each on a node of their
+ * own (place=scatter, set at submit), so an entry holds one chunk's. */
+static bool node_res_fits(const struct node *n, const struct job *j, bool now)
+{
+	for (unsigned i = 0; i < j->n_nres; i++) {
+		uint64_t total = noderes_value(n->res, n->n_res, j->nres[i].name), used = 0;
+
+		if (total < j->nres[i].value)
+			return false;
+		for (const struct alloc_entry *e = now ? n->jobs : NULL; e; e = e->nnext)
+			if (!e->cpus_back && e->job)
+				used += noderes_value(e->job->nres, e->job->n_nres, j->nres[i].name);
+		if (used > total - j->nres[i].value)
+			return false;
+	}
+	return true;
+}
+
+json_t *pool_node_res_json(const struct node *n, char *gres, size_t len)
+{
+	json_t *a = json_array();
+	size_t at = 0;
+
+	if (len)
+		gres[0] = '\0';
+	for (unsigned i = 0; a && i < n->n_res; i++) {
+		uint64_t used = 0;
+		char v[32];
+		int w;
+
+		for (const struct alloc_entry *e = n->jobs; e; e = e->nnext)
+			if (!e->cpus_back && e->job)
+				used += noderes_value(e->job->nres, e->job->n_nres, n->res[i].name);
+		json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:b}", "name", n->res[i].name, "total",
+						   (json_int_t)n->res[i].value, "used", (json_int_t)used, "bytes",
+						   n->res[i].bytes));
+		if (n->res[i].bytes)
+			size_format(n->res[i].value, v, sizeof(v));
+		else
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)n->res[i].value);
+		w = snprintf(gres + at, len - at, "%s%s:%s", at ? "," : "", n->res[i].name, v);
+		if (w > 0 && (size_t)w < len - at)
+			at += (size_t)w;
+	}
+	return a;
+}
+
 static bool node_sel_ok(const struct node *n, const struct job *j, int alt)
 {
-	return !j->sel || nodesel_node_ok(j->sel, n->name, n->features, alt);
+	return (!j->sel || nodesel_node_ok(j->sel, n->name, n->features, alt)) &&
+	       (!j->n_nres || node_res_fits(n, j, false));
 }
 
 /* Every node j's list names has a share of take[] (one-node jobs: their
@@ -928,9 +978,10 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 	*ret_room = 0;
 	*ret_groom = 0;
 	*ret_mroom = 0;
-	/* (A job of a GPU model leaves the selection's misses alone: its
-	 * key does not say the model.) */
-	if (!j->n_chunks && j->sel && !j->gpu_model) {
+	/* (A job of a GPU model, or one asking for a node's counted
+	 * resources, leaves the selection's misses alone: its key says
+	 * neither.) */
+	if (!j->n_chunks && j->sel && !j->gpu_model && !j->n_nres) {
 		uint64_t key = nodesel_key(j->sel);
 
 		/* A selection that found no node this pass, for as much or
@@ -980,7 +1031,8 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			if (mroom > mseen)
 				mseen = mroom;
 			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || groom < j->ngpus || mroom < j->mem ||
-			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus) || !node_sel_ok(nd, j, -1))
+			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus) || !node_sel_ok(nd, j, -1) ||
+			    (j->n_nres && !node_res_fits(nd, j, true)))
 				continue;
 			p->stats.place_tries++;
 			/* sbatch --exclusive: the node's free CPUs, all of them
@@ -1012,7 +1064,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		*ret_room = seen;
 		*ret_groom = j->gpu_model ? UINT_MAX : gseen;
 		*ret_mroom = mseen;
-		if (j->sel && !j->excl && !j->gpu_model)
+		if (j->sel && !j->excl && !j->gpu_model && !j->n_nres)
 			p->sel_miss[p->n_sel_miss++ % 16] = (typeof(p->sel_miss[0])){ nodesel_key(j->sel), j->ncpus,
 										j->ngpus, j->mem, j->walltime };
 		return false;
@@ -1032,7 +1084,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			gseen = p->groom[i];
 		if (p->ok[i] && p->mroom[i] > mseen)
 			mseen = p->mroom[i];
-		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t);
+		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t) && (!j->n_nres || node_res_fits(nd, j, true));
 	}
 	*ret_room = seen;
 	*ret_groom = j->gpu_model ? UINT_MAX : gseen;   /* its model's: no bound for others */

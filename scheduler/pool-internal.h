@@ -42,6 +42,12 @@ struct pool {
 	struct { uint64_t key; unsigned ncpus, ngpus; uint64_t mem, walltime; } sel_miss[16];
 	unsigned n_sel_miss;
 	size_t n_nodes, cap_nv;
+	/* Pool-wide licenses (pool-license.c): totals from the config,
+	 * what running jobs hold, and the jobs that hold them. */
+	struct pool_license *lic;
+	size_t n_lic, cap_lic;
+	struct job **lic_holders;
+	size_t n_lic_holders, cap_lic_holders;
 	/* Fair share (fairshare.c): use and share per uid, hashed. */
 	struct usage_rec *usage;
 	size_t usage_cap, usage_used;
@@ -56,6 +62,32 @@ struct usage_rec {
 	double running;      /* the weight of its running jobs */
 	double share;        /* 0: the default */
 };
+
+/* One license as the pool counts it. A name no longer in the config
+ * stays while jobs hold it (total 0, conf false). resv_*: the EASY
+ * reservation of a pass for the first job that waits for it. */
+struct pool_license {
+	char name[LICENSE_NAME_MAX];
+	uint64_t total, used;
+	bool conf;
+	bool resv;
+	int64_t resv_t;          /* when the waiting job can have them */
+	uint64_t resv_spare;     /* of them at resv_t, beyond what it needs */
+};
+
+/* Counts j's licenses as held (once), or gives them back (once). */
+int pool_license_take(struct pool *p, struct job *j);
+void pool_license_give(struct pool *p, struct job *j);
+/* A pass: takes the totals from c and drops the last pass's reservations. */
+void pool_licenses_pass_begin(struct pool *p, const struct config *c);
+/* Whether j may take its licenses now (counts and the reservations of
+ * jobs before it); when not, the first job to wait for a license
+ * reserves it from the ends of its holders. */
+bool pool_licenses_fit(struct pool *p, const struct job *j, int64_t now);
+/* A job placed in this pass took its licenses: what it took of a
+ * reservation's spare. */
+void pool_licenses_pass_took(struct pool *p, const struct job *j, int64_t now);
+void pool_licenses_free(struct pool *p);
 
 /* p->nv, p->room, p->groom, p->ok sized for the nodes, p->nv filled in
  * registration order; 0 or -ENOMEM. */

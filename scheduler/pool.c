@@ -122,6 +122,7 @@ void pool_destroy(struct pool *p)
 		free(nd->rt_reason);
 		free(nd->drain_reason);
 		free(nd->features);
+		free(nd->res);
 		free(nd->stored);
 		free(nd->gpus);
 		json_decref(nd->topology);
@@ -144,6 +145,7 @@ void pool_destroy(struct pool *p)
 	free(p->arrays);
 	free(p->rot);
 	free(p->usage);
+	pool_licenses_free(p);
 	free(p);
 }
 
@@ -699,10 +701,26 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	s->whole = a->whole;
 	s->sel = nodesel_ref(a->sel);
 	if (a->gpu_model && !(s->gpu_model = strdup(a->gpu_model))) {
-		nodesel_destroy(s->sel);
-		free(s->chunks);
-		free(s);
+		job_free(s);
 		return NULL;
+	}
+	if (a->n_nres) {
+		s->nres = malloc(a->n_nres * sizeof(*s->nres));
+		if (!s->nres) {
+			job_free(s);
+			return NULL;
+		}
+		memcpy(s->nres, a->nres, a->n_nres * sizeof(*s->nres));
+		s->n_nres = a->n_nres;
+	}
+	if (a->n_lic) {
+		s->lic = malloc(a->n_lic * sizeof(*s->lic));
+		if (!s->lic) {
+			job_free(s);
+			return NULL;
+		}
+		memcpy(s->lic, a->lic, a->n_lic * sizeof(*s->lic));
+		s->n_lic = a->n_lic;
 	}
 	s->array_id = a->id;
 	s->array_index = arrayspec_index(&a->array->spec, pos);
@@ -879,6 +897,7 @@ int pool_node_remove(struct pool *p, struct node *n)
 	free(n->rt_reason);
 	free(n->drain_reason);
 	free(n->features);
+	free(n->res);
 	free(n->stored);
 	free(n->gpus);
 	json_decref(n->topology);
@@ -958,7 +977,8 @@ int pool_job_link(struct pool *p, struct job *j)
 			return -ENOMEM;
 		node_link_entry(n, e);
 	}
-	return 0;
+	/* A running job loaded from the store holds its licenses again. */
+	return j->n_alloc ? pool_license_take(p, j) : 0;
 }
 
 void pool_entry_claim(struct pool *p, struct alloc_entry *e)
@@ -979,6 +999,7 @@ bool pool_entry_cpus_back(struct pool *p, struct alloc_entry *e)
 
 void pool_job_release(struct pool *p, struct job *j)
 {
+	pool_license_give(p, j);
 	for (unsigned i = 0; i < j->n_alloc; i++) {
 		struct alloc_entry *e = &j->alloc[i];
 
@@ -1278,6 +1299,9 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					reserved = place_reserve(p, q, j, now);
 				continue;
 			}
+			/* Licenses are the pool's: counted before any node. */
+			if (j->n_lic && !pool_licenses_fit(p, j, now))
+				continue;
 			/* An array: its next waiting subjob, made a job of its
 			 * own only once it is placed; %MAX counted live too. */
 			if (j->array) {
@@ -1320,6 +1344,11 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				for (unsigned k = 0; k < j->n_alloc; k++)
 					node_account(j->alloc[k].where, &j->alloc[k], false);
 				j->t_dispatch = now * 1000000000;
+				if (j->n_lic) {
+					/* pool_licenses_fit kept a holder's slot: no failure. */
+					(void)pool_license_take(p, j);
+					pool_licenses_pass_took(p, j, now);
+				}
 				ret[n].job = j;
 				ret[n].node = j->alloc[0].where;
 				ret[n].seq = ++p->seq;
@@ -1380,6 +1409,7 @@ static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct 
 	bool any_free = false;
 	size_t n = 0;
 
+	pool_licenses_pass_begin(p, c);
 	for (struct node *nd = p->nodes; nd && !any_free; nd = nd->next)
 		if (pool_node_usable(nd) && (cpumask_count(&nd->free) || cpumask_count(&nd->rt_free)))
 			any_free = true;

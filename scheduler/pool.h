@@ -15,6 +15,7 @@
 #include "gpu.h"
 #include "histogram.h"
 #include "job.h"
+#include "noderes.h"
 #include "parse.h"
 
 enum node_state {
@@ -63,6 +64,11 @@ struct node {
 	/* Features (lib/nodesel.h), canonical comma list; NULL: none. Sent
 	 * at registration, kept in the store inside the topology text. */
 	char *features;
+	/* Counted resources (lib/noderes.h, [node] resources): sent at
+	 * registration, kept in the store inside the topology text. What
+	 * jobs hold is the sum of their entries' (scheduler/place.c). */
+	struct noderes *res;
+	unsigned n_res;
 	bool rt;
 	char *rt_reason;
 	void *link;              /* the server's connection, NULL when down */
@@ -244,6 +250,20 @@ int pool_request_wait_reason(const struct pool *p, const struct job *j, char *bu
  * node(s) it may use" when they are all too busy now (Resources); else 0
  * (also for a job that names none). */
 int pool_request_sel_wait(const struct pool *p, const struct job *j, char *buf, size_t len);
+
+/* Why waiting j does not start now for want of a license: 1 with
+ * "waiting for licenses: matlab: 10/10 in use, asks 2" into buf (Slurm's
+ * Licenses; the PBS comment); else 0. */
+int pool_request_lic_wait(struct pool *p, const struct config *c, const struct job *j, char *buf, size_t len);
+/* The pool's licenses for the views: an array of { name, total, used }
+ * in the config's order, then any a running job holds that the config
+ * no longer has (total 0). NULL: out of memory. */
+json_t *pool_licenses_json(struct pool *p, const struct config *c);
+
+/* n's counted resources for the views: an array of { name, total, used,
+ * bytes } (used: what the jobs on it hold), and Slurm's gres text
+ * ("nvme:2,scratch:800G"; "" none) into gres. NULL: out of memory. */
+json_t *pool_node_res_json(const struct node *n, char *gres, size_t len);
 
 /* Whether j (or its array) is the first job the last pass over its
  * queue passed over for want of free CPUs or GPUs: the one the others

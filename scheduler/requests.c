@@ -15,6 +15,7 @@
 #include "log.h"
 #include "ops.h"
 #include "server-internal.h"
+#include "submit-res.h"
 #include "timeutil.h"
 
 #define NAME_MAX_LEN 255
@@ -254,7 +255,7 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	long long prio = wire_int(msg, "priority", 0);
 	struct error jerr;
 	struct arrayspec aspec;
-	char canon[ARRAYSPEC_TEXT_MAX];
+	char canon[ARRAYSPEC_TEXT_MAX], nres[NODERES_TEXT_MAX];
 	const char *array, *depend;
 	char *envtext;
 	size_t envlen;
@@ -327,6 +328,8 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 	if (q->ncpus_max && (uint64_t)ncpus > q->ncpus_max)
 		REFUSE("ncpus=%lld: above queue %s's limit of %llu", ncpus, q->name,
 		       (unsigned long long)q->ncpus_max);
+	if (submit_noderes_check(s->pool, msg, nres, sizeof(nres), errbuf, errlen) < 0)
+		return -EINVAL;
 	mem_asked = mem > 0;
 	if (!mem_asked)
 		mem = (long long)mem_default_resolve(s, q, (uint64_t)ncpus, json_object_get(msg, "chunks"),
@@ -392,8 +395,13 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 		/* The queue's ncpus_max is the job's total, as PBS's
 		 * resources_max.ncpus (checked above); what no set of the
 		 * known nodes can ever hold is refused here. */
+		if (job_noderes_set(&probe, nres) < 0) {
+			free(probe.chunks);
+			REFUSE("qpoold is out of memory");
+		}
 		r = pool_request_check(s->pool, &probe, why, sizeof(why));
 		free(probe.chunks);
+		free(probe.nres);
 		if (r < 0)
 			REFUSE("%s", why);
 	}
@@ -550,6 +558,42 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 				json_object_del(attrs, keys[k]);
 		}
 	}
+	{
+		/* Licenses: the canonical text is what the store loads back;
+		 * Resource_List.NAME is PBS's view of each. */
+		char lic[LICENSE_TEXT_MAX], why[200];
+		struct license l[LICENSES_MAX];
+		size_t n = 0;
+		struct error lerr;
+
+		if (submit_licenses_check(s->config, msg, attrs, lic, sizeof(lic), why, sizeof(why)) < 0) {
+			snprintf(errbuf, errlen, "%s", why);
+			return -EINVAL;
+		}
+		json_object_del(attrs, "Resource_List.licenses");
+		json_object_del(attrs, "Resource_List.node_res");
+		if (nres[0]) {
+			if (!attrs) {
+				attrs = json_object();
+				json_object_set_new(msg, "attrs", attrs);
+			}
+			json_object_set_new(attrs, "Resource_List.node_res", json_string(nres));
+		}
+		if (lic[0] && license_request_parse(lic, l, LICENSES_MAX, &n, &lerr) == 0) {
+			if (!attrs) {
+				attrs = json_object();
+				json_object_set_new(msg, "attrs", attrs);
+			}
+			json_object_set_new(attrs, "Resource_List.licenses", json_string(lic));
+			for (size_t i = 0; i < n; i++) {
+				char lkey[LICENSE_NAME_MAX + 16], lval[24];
+
+				snprintf(lkey, sizeof(lkey), "Resource_List.%.63s", l[i].name);
+				snprintf(lval, sizeof(lval), "%llu", (unsigned long long)l[i].count);
+				json_object_set_new(attrs, lkey, json_string(lval));
+			}
+		}
+	}
 	if (attrs && json_object_size(attrs)) {
 		char *text = json_dumps(attrs, JSON_COMPACT | JSON_SORT_KEYS);
 
@@ -630,9 +674,18 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 		if (strcmp(wire_str(o, "state") ?: "", "queued") != 0)
 			continue;
 		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
+		/* A waiting subjob without a row of its own (array.c): one
+		 * waiting for a license says so, as its array would. */
+		if (!j && wire_int(o, "array_id", 0) > 0) {
+			j = pool_job_find(s->pool, wire_int(o, "array_id", 0));
+			if (j && j->n_lic && pool_request_lic_wait(s->pool, s->config, j, why, sizeof(why)) > 0)
+				json_object_set_new(o, "reason", json_string(why));
+			continue;
+		}
 		if (!j || j->state != JOB_QUEUED)
 			continue;
-		if (pool_request_sel_wait(s->pool, j, why, sizeof(why)) <= 0 &&
+		if (pool_request_lic_wait(s->pool, s->config, j, why, sizeof(why)) <= 0 &&
+		    pool_request_sel_wait(s->pool, j, why, sizeof(why)) <= 0 &&
 		    pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
 		    pool_request_mem_wait(s->pool, j, why, sizeof(why)) <= 0)
 			why[0] = '\0';
@@ -920,7 +973,9 @@ void op_queues(struct conn *c, const char *op, long long req_id, json_t *msg)
 		json_decref(extra);
 	}
 	/* The server's side of qstat -B and qmgr's print server: who leads. */
-	conn_reply_ok(c, req_id, json_pack("{s:o, s:o*}", "queues", arr, "ha", server_ha_json(s)));
+	/* ... and the pool's licenses (qstat -Bf, scontrol show licenses). */
+	conn_reply_ok(c, req_id, json_pack("{s:o, s:o*, s:o*}", "queues", arr, "ha", server_ha_json(s), "licenses",
+					   pool_licenses_json(s->pool, s->config)));
 }
 
 /* Lists by position (nodes, a queue's order) answer in pages too: at most
@@ -964,6 +1019,14 @@ void op_nodes(struct conn *c, const char *op, long long req_id, json_t *msg)
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gpus", pool_node_gpus_json(n));
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "features",
 				    json_string(n->features ? n->features : ""));
+		{
+			/* Counted resources (docs/RESOURCES.md), with what its jobs hold. */
+			char gres[NODERES_TEXT_MAX];
+
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "resources",
+					    pool_node_res_json(n, gres, sizeof(gres)));
+			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "gres", json_string(gres));
+		}
 		/* Memory counted (docs/ARCHITECTURE.md): what its jobs hold,
 		 * and what is free of its offer (absent: it did not say). */
 		json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "mem_assigned",

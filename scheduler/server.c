@@ -640,6 +640,13 @@ static void pending_flush(struct server *s)
 				p->sel = NULL;
 				j->gpu_model = p->gpu_model;
 				p->gpu_model = NULL;
+				if (job_licenses_set(j, wire_str(json_object_get(p->strings, "attrs"),
+								 "Resource_List.licenses")) == -ENOMEM)
+					log_err("out of memory: job %lld's licenses are not counted", (long long)p->jobid);
+				if (job_noderes_set(j, wire_str(json_object_get(p->strings, "attrs"),
+								"Resource_List.node_res")) == -ENOMEM)
+					log_err("out of memory: job %lld's node resources are not counted",
+						(long long)p->jobid);
 				if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
 					log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
 					job_free(j);

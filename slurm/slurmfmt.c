@@ -160,6 +160,8 @@ const char *slurmfmt_reason(const json_t *job, int64_t now_ns)
 		return "BeginTime";
 	if (strstr(reason, "queue stopped"))
 		return "PartitionInactive";
+	if (strstr(reason, "waiting for licenses"))
+		return "Licenses";
 	if (strstr(reason, "node(s) down"))
 		return "ReqNodeNotAvail";
 	if (strstr(reason, "free CPU") || strstr(reason, "waiting for"))

@@ -198,6 +198,7 @@ json_t *slurmjobs_job_json(const json_t *job, int64_t now_ns)
 		json_object_set_new(o, "features", json_string(str_or(attrs, "Resource_List.constraint")));
 		json_object_set_new(o, "required_nodes", json_string(str_or(attrs, "Resource_List.nodelist")));
 		json_object_set_new(o, "excluded_nodes", json_string(str_or(attrs, "Resource_List.exclude")));
+		json_object_set_new(o, "licenses", json_string(str_or(attrs, "Resource_List.licenses")));
 	}
 	return o;
 }

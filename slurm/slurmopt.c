@@ -13,6 +13,8 @@
 #include "arrayspec.h"
 #include "gpu.h"
 #include "hostlist.h"
+#include "license.h"
+#include "noderes.h"
 #include "nodesel.h"
 #include "parse.h"
 #include "slurmopt.h"
@@ -24,7 +26,8 @@
 enum {
 	OPT_EXPORT = 0x100, OPT_MAIL_TYPE, OPT_MAIL_USER, OPT_MEM, OPT_MEM_PER_CPU, OPT_NTASKS_PER_NODE,
 	OPT_EXCLUSIVE, OPT_REQUEUE, OPT_NO_REQUEUE, OPT_OPEN_MODE, OPT_SIGNAL, OPT_PARSABLE, OPT_WRAP,
-	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_GPUS_PER_TASK, OPT_USAGE, OPT_MINCPUS, OPT_NOTED,
+	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_GPUS_PER_TASK, OPT_USAGE, OPT_MINCPUS, OPT_TMP,
+	OPT_NOTED,
 	OPT_MEM_PER_GPU,
 };
 
@@ -105,7 +108,7 @@ static const struct option longopts[] = {
 	{ "switches", required_argument, NULL, OPT_NOTED },
 	{ "threads-per-core", required_argument, NULL, OPT_NOTED },
 	{ "time-min", required_argument, NULL, OPT_NOTED },
-	{ "tmp", required_argument, NULL, OPT_NOTED },
+	{ "tmp", required_argument, NULL, OPT_TMP },
 	{ "wckey", required_argument, NULL, OPT_NOTED },
 	{ NULL, 0, NULL, 0 },
 };
@@ -128,7 +131,7 @@ void slurmopt_clear(struct slurmopt *o)
 	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
 			  &o->mail_user, &o->wrap, &o->account, &o->signal, &o->nodelist, &o->exclude,
-			  &o->constraint, &o->gpu_model };
+			  &o->constraint, &o->gpu_model, &o->licenses, &o->node_res };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		char *str = *owned[i];
@@ -243,8 +246,31 @@ static int gpus_typed(struct slurmopt *o, const char *word, const char *arg, int
 	return r;
 }
 
+/* NAME:VALUE onto o->node_res, checked (lib/noderes.h); Slurm's words. */
+static int node_res_add(struct slurmopt *o, const char *word, const char *arg, const char *name,
+			const char *value, struct error *err)
+{
+	struct noderes r[NODERES_MAX];
+	struct error why;
+	char item[160], *grown;
+	size_t n, nl = strcspn(name, ":");
+
+	snprintf(item, sizeof(item), "%.*s:%s", (int)nl, name, value);
+	if (noderes_parse(item, r, NODERES_MAX, &n, &why) < 0)
+		return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s: %s", word, arg,
+				 why.text);
+	if (!o->node_res)
+		return (o->node_res = strdup(item)) ? 0 : -ENOMEM;
+	if (asprintf(&grown, "%s,%s", o->node_res, item) < 0)
+		return -ENOMEM;
+	free(o->node_res);
+	o->node_res = grown;
+	return 0;
+}
+
 /* --gres=gpu[:TYPE][:G][,...]: GPUs per node (1 when no count) of that
- * type (model) when given; other gres refused. */
+ * type (model) when given; another NAME[:N] is a node's counted
+ * resource (docs/RESOURCES.md). */
 static int gres_parse(struct slurmopt *o, const char *word, const char *arg, struct error *err)
 {
 	char buf[128], *save = NULL, *item;
@@ -257,9 +283,13 @@ static int gres_parse(struct slurmopt *o, const char *word, const char *arg, str
 		char *p = strchr(item, ':'), *q;
 		int r;
 
-		if (strncmp(item, "gpu", 3) != 0 || (item[3] && item[3] != ':'))
-			return error_set(err, -EINVAL, "Invalid generic resource (gres) specification: %s=%s "
-					 "(qpool's generic resources are GPUs: gpu[:TYPE]:N)", word, arg);
+		if (strncmp(item, "gpu", 3) != 0 || (item[3] && item[3] != ':')) {
+			/* Another gres: a node's counted resource (docs/RESOURCES.md). */
+			r = node_res_add(o, word, arg, item, p ? p + 1 : "1", err);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		o->gpus_per_node = 1;
 		if (!p)
 			continue;
@@ -394,6 +424,16 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 			return warn(&o->warnings, &o->n_warnings,
 				    "--open-mode=append: not enforced by qpool (outputs are truncated)");
 		return 0;
+	case OPT_TMP: {
+		/* Slurm's --tmp=SIZE[units], megabytes without a unit: a node
+		 * resource called tmp (docs/RESOURCES.md). */
+		char v[64];
+
+		if (strlen(arg) >= 40 || !*arg)
+			return error_set(err, -EINVAL, "Invalid --tmp specification: %s", arg);
+		snprintf(v, sizeof(v), "%s%s", arg, arg[strspn(arg, "0123456789")] ? "" : "M");
+		return node_res_add(o, word, arg, "tmp", v, err);
+	}
 	case OPT_GRES:
 		if (!strcasecmp(arg, "none"))
 			return 0;
@@ -418,6 +458,18 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 			return error_set(err, -EINVAL, "Invalid feature specification: %s=%s: %s", word, arg,
 					 why.text);
 		return str_set(&o->constraint, arg);
+	}
+	case 'L': {
+		struct license l[LICENSES_MAX];
+		struct error why;
+		size_t n;
+
+		/* Slurm's ESLURM_INVALID_LICENSES; whether the pool has
+		 * them is qpoold's to say. */
+		if (license_request_parse(arg, l, LICENSES_MAX, &n, &why) < 0)
+			return error_set(err, -EINVAL, "Invalid license specification: %s=%s: %s", word, arg,
+					 why.text);
+		return str_set(&o->licenses, arg);
 	}
 	case 'w':
 	case 'x': {
@@ -928,6 +980,10 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		r = -ENOMEM;
 	if (!r && o->gpu_model && !(js->gpu_model = strdup(o->gpu_model)))
 		r = -ENOMEM;
+	if (!r && o->licenses && !(js->licenses = strdup(o->licenses)))
+		r = -ENOMEM;
+	if (!r && o->node_res && !(js->node_res = strdup(o->node_res)))
+		r = -ENOMEM;
 	for (size_t i = 0; i < o->n_warnings && !r; i++)
 		r = warn(&js->warnings, &js->n_warnings, "%s", o->warnings[i]);
 	return r;
@@ -969,14 +1025,21 @@ int slurmopt_qsub_argv(const struct slurmopt *o, const char *user, struct jobspe
 	int r = v ? slurmopt_jobspec(o, user, js, err) : -ENOMEM;
 
 	/* qsub has no words for these: refused, not dropped. */
-	if (!r && (o->nodelist || o->exclude || o->constraint))
+	if (!r && (o->nodelist || o->exclude || o->constraint || o->node_res))
 		r = error_set(err, -EINVAL, "%s: not supported by qpool's salloc and srun outside a job "
 			      "(sbatch takes it)", o->nodelist ? "--nodelist" : o->exclude ? "--exclude" :
-			      "--constraint");
+			      o->constraint ? "--constraint" : "--gres or --tmp (a node resource)");
 	if (!r && js->name)
 		r = qsub_arg(&v, &nv, "-N", "%s", js->name);
 	if (!r && js->queue)
 		r = qsub_arg(&v, &nv, "-q", "%s", js->queue);
+	/* One -l per license: commas split qsub's -l. */
+	for (const char *p = js->licenses; !r && p && *p;) {
+		size_t k = strcspn(p, ",");
+
+		r = qsub_arg(&v, &nv, "-l", "licenses=%.*s", (int)k, p);
+		p += k + (p[k] == ',');
+	}
 	if (!r && js->walltime > 0)
 		r = qsub_arg(&v, &nv, "-l", "walltime=%" PRId64, js->walltime);
 	/* a node's CPUs when there is no select (first: a plain ncpus=

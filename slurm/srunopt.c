@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "license.h"
 #include "srunopt.h"
 
 enum {
@@ -40,6 +41,7 @@ static const struct option longopts[] = {
 	{ "job-name", required_argument, NULL, 'J' },
 	{ "kill-on-bad-exit", optional_argument, NULL, 'K' },
 	{ "label", no_argument, NULL, 'l' },
+	{ "licenses", required_argument, NULL, 'L' },
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
 	{ "mpi", required_argument, NULL, OPT_MPI },
@@ -83,7 +85,7 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const char optstring[] = "+:A:c:C:D:e:hi:I::J:K::lm:n:N:o:Op:q:Qt:uvW:w:x:";
+static const char optstring[] = "+:A:c:C:D:e:hi:I::J:K::lL:m:n:N:o:Op:q:Qt:uvW:w:x:";
 
 /* A count: digits only, 1..max. */
 static int count_parse(const char *s, int64_t max, int64_t *ret)
@@ -195,6 +197,18 @@ static int option_apply(struct srunopt *s, int c, const char *arg, const char *w
 		return str_dup(&o->job_name, arg);
 	case 'A':
 		return str_dup(&o->account, arg);
+	case 'L': {
+		struct license l[LICENSES_MAX];
+		struct error why;
+		size_t n;
+
+		/* Outside a job the new job's (given to qsub); a step inside
+		 * one runs on what its job holds. */
+		if (license_request_parse(arg, l, LICENSES_MAX, &n, &why) < 0)
+			return error_set(err, -EINVAL, "Invalid license specification: %s=%s: %s", word, arg,
+					 why.text);
+		return str_dup(&o->licenses, arg);
+	}
 	case OPT_EXCL:
 		o->exclusive = 1;
 		return 0;

@@ -280,6 +280,13 @@ static int refused(int r, const char *text, const char *partition)
 				"available (%s)", text);
 	if (strstr(text, "the node list names"))
 		return cmd_fail(1, "error: Batch job submission failed: Node count specification invalid (%s)", text);
+	/* --gres other than gpu, --tmp: Slurm's ESLURM_INVALID_GRES. */
+	if (strstr(text, "node resource"))
+		return cmd_fail(1, "error: Batch job submission failed: Invalid generic resource (gres) specification "
+				"(%s)", text);
+	/* -L: Slurm's ESLURM_INVALID_LICENSES. */
+	if (strstr(text, "license"))
+		return cmd_fail(1, "error: Batch job submission failed: Invalid license specification (%s)", text);
 	if (strstr(text, "depend") || strstr(text, "Unknown Job Id"))
 		return cmd_fail(1, "error: Batch job submission failed: Job dependency problem (%s)", text);
 	return cmd_fail(1, "error: Batch job submission failed: %s", text);

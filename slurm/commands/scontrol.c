@@ -24,7 +24,7 @@
 
 static const char usage_text[] =
 	"Usage: scontrol [-o] [--json] show job [JOBID] | show node [NAME] | show partition [NAME]\n"
-	"       scontrol show hostnames|hostlist|hostlistsorted [HOSTLIST] | show config\n"
+	"       scontrol show hostnames|hostlist|hostlistsorted [HOSTLIST] | show config | show licenses [NAME]\n"
 	"       scontrol hold|release|requeue JOBID[,JOBID...]...\n"
 	"       scontrol update JobId=JOBID [TimeLimit=TIME] [JobName=NAME] [NumCPUs=N] [StartTime=TIME]\n"
 	"       scontrol update NodeName=NODES State=DRAIN|DOWN|RESUME|UNDRAIN [Reason=TEXT]  (root)\n"
@@ -237,6 +237,8 @@ static void job_show(const json_t *job, int64_t now)
 	brk(&first);
 	kv(&first, "Features", "%s", nn(wire_str(json_object_get(job, "attrs"), "Resource_List.constraint")));
 	brk(&first);
+	kv(&first, "Licenses", "%s", nn(wire_str(json_object_get(job, "attrs"), "Resource_List.licenses")));
+	brk(&first);
 	kv(&first, "WorkDir", "%s", nn(wire_str(job, "workdir")));
 	brk(&first);
 	/* What qpool recorded of how the job went wrong (qstat -f's
@@ -314,6 +316,33 @@ static const char *node_state_upper(const json_t *node)
 	return free_cpus == 0 ? "ALLOCATED" : "MIXED";
 }
 
+/* "show licenses [NAME]": the pool's [licenses] in Slurm's layout. Reserved
+ * is 0 (qpool has no advance reservations) and Remote no. */
+static int show_licenses(struct client *cl, const char *name)
+{
+	json_t *reply = NULL, *o;
+	struct error err;
+	size_t i, shown = 0;
+
+	if (client_call(cl, json_pack("{s:s}", "op", "queues"), &reply, &err) < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	json_array_foreach(json_object_get(reply, "licenses"), i, o) {
+		long long total = wire_int(o, "total", 0), used = wire_int(o, "used", 0);
+
+		if (name && strcmp(name, wire_str(o, "name") ? wire_str(o, "name") : "") != 0)
+			continue;
+		shown++;
+		printf("LicenseName=%s%sTotal=%lld Used=%lld Free=%lld Reserved=0 Remote=no\n", nn(wire_str(o, "name")),
+		       arg_oneline ? " " : "\n    ", total, used, total > used ? total - used : 0);
+	}
+	json_decref(reply);
+	if (name && !shown)
+		return cmd_fail(1, "error: license %s not found", name);
+	if (!shown)
+		printf("No licenses configured\n");
+	return 0;
+}
+
 static int show_list(struct client *cl, const char *what, const char *name)
 {
 	bool nodes = strcmp(what, "nodes") == 0;
@@ -361,10 +390,18 @@ static int show_list(struct client *cl, const char *what, const char *name)
 			kv(&first, "ActiveFeatures", "%s", wire_str(o, "features") && *wire_str(o, "features") ?
 			   wire_str(o, "features") : "(null)");
 			brk(&first);
-			/* Its GPUs by model (docs/GPUS.md), Slurm's words. */
-			gpu_gres_format(json_object_get(o, "gpus"), false, gres, sizeof(gres));
-			kv(&first, "Gres", "%s", gres[0] ? gres : "(null)");
-			brk(&first);
+			/* Its GPUs by model (docs/GPUS.md), then its counted
+			 * resources (docs/RESOURCES.md), as sinfo %G. */
+			{
+				const char *res = wire_str(o, "gres") ? wire_str(o, "gres") : "";
+
+				gpu_gres_format(json_object_get(o, "gpus"), false, gres, sizeof(gres));
+				if (gres[0] || *res)
+					kv(&first, "Gres", "%s%s%s", gres, gres[0] && *res ? "," : "", res);
+				else
+					kv(&first, "Gres", "(null)");
+				brk(&first);
+			}
 			kv(&first, "NodeAddr", "%s", wire_str(o, "name"));
 			kv(&first, "NodeHostName", "%s", wire_str(o, "name"));
 			brk(&first);
@@ -713,7 +750,8 @@ int main(int argc, char **argv)
 			return status;
 		}
 		if (strncasecmp(what, "jobs", strlen(what)) != 0 && strncasecmp(what, "nodes", strlen(what)) != 0 &&
-		    strncasecmp(what, "partitions", strlen(what)) != 0)
+		    strncasecmp(what, "partitions", strlen(what)) != 0 &&
+		    (strlen(what) < 3 || strncasecmp(what, "licenses", strlen(what)) != 0))
 			return cmd_fail(1, "error: Invalid entity: %s for keyword:show", what);
 		if (argc - optind > 1)
 			return cmd_fail(1, "error: too many arguments for keyword:show");
@@ -727,6 +765,8 @@ int main(int argc, char **argv)
 			status = show_jobs(cl, name);
 		else if (strncasecmp(what, "nodes", strlen(what)) == 0)
 			status = show_list(cl, "nodes", name);
+		else if (strlen(what) >= 3 && strncasecmp(what, "licenses", strlen(what)) == 0)
+			status = show_licenses(cl, name);
 		else
 			status = show_list(cl, "queues", name);
 	} else if (strcasecmp(cmd, "update") == 0) {

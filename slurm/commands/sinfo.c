@@ -92,6 +92,7 @@ struct row {
 	const char *features;           /* its nodes' (one row per set with %f) */
 	char gres[256];                 /* its GPUs by model, Slurm's words (one row per set with %G) */
 	const json_t *gpus;             /* the node's whose GPUs gres says */
+	const char *res;                /* its nodes' counted resources (one row per set with %G) */
 };
 
 /* sinfo -O's names: each a -o letter, or a code of its own (a digit,
@@ -168,11 +169,12 @@ static void value(const struct row *r, char letter, char *buf, size_t len)
 			 r->cpus_down, r->cpus);
 		break;
 	case 'G':
-		/* Toil takes a partition whose GRES is not "(null)" for GPUs. */
+		/* Toil takes a partition whose GRES is not "(null)" for GPUs;
+		 * then the nodes' counted resources (docs/RESOURCES.md). */
 		if (r->gpus_per_node > 0)
-			snprintf(buf, len, "%s", r->gres);
+			snprintf(buf, len, "%s%s%s", r->gres, r->res && *r->res ? "," : "", r->res ? r->res : "");
 		else
-			snprintf(buf, len, "(null)");
+			snprintf(buf, len, "%s", r->res && *r->res ? r->res : "(null)");
 		break;
 	case 'p':
 		snprintf(buf, len, "%lld", wire_int(q, "priority", 0));
@@ -452,7 +454,9 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			    (arg_json || !shows("cBXYZz") || rows[k].cpus_per_node == wire_int(node, "ncpus", 0)) &&
 			    (!shows("f") || !strcmp(rows[k].features ? rows[k].features : "",
 						    wire_str(node, "features") ? wire_str(node, "features") : "")) &&
-			    (!shows("G") || !strcmp(rows[k].gres, gres)))
+			    (!shows("G") || (!strcmp(rows[k].gres, gres) &&
+					     !strcmp(rows[k].res ? rows[k].res : "",
+						     wire_str(node, "gres") ? wire_str(node, "gres") : ""))))
 				r = &rows[k];
 		if (!r) {
 			if (n == max)
@@ -466,6 +470,7 @@ static size_t rows_of(const json_t *queue, const json_t *nodes, struct row *rows
 			r->reason = wire_str(node, "reason");
 			r->drained_by = wire_str(node, "drained_by");
 			r->drained_at = wire_int(node, "drained_at", 0);
+			r->res = wire_str(node, "gres");
 			r->free_min = r->free_max = -1;
 		}
 		if (r->n < sizeof(r->names) / sizeof(r->names[0]))

@@ -35,7 +35,8 @@ walltime_max = 72:00:00
 [queue red]
 [queue alvis]
 [queue week]
-[queue debug]"
+[queue debug]
+[queue large]"
 # Two GPUs (mknod'd, numbers no driver serves: t-gpu-sched.sh) on each
 # node, so the scripts asking for GPUs run; the first of the model (MIG
 # profile) csc-job_mahti.sh asks for by its gres type (docs/GPUS.md).
@@ -117,7 +118,7 @@ ptal-turbo-slurm.sh|gpu|00:15:00|ptal-turbo-slurm.sh|run
 calvinkrist-gpu_slurm_template.sh|main|24:00:00|<NAME>|run-sh
 kala855-mpi_hello_world.sh|batch|00:10:00|mpi_hello_world|run
 joshuaharris-array_test.sh|||-|sbatch: error: invalid --array specification: SRR8652107,SRR8652105,SRR8670674,SRR1974202
-hyperqueue-localdisk.sh|||-|sbatch: error: Invalid generic resource (gres) specification: --gres=nvme:1 (qpool's generic resources are GPUs: gpu[:TYPE]:N)
+hyperqueue-localdisk.sh|||-|sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification (node resource nvme: no node of this pool has it)
 uitno-timeout-cleanup.sh|batch|00:04:00|example|cancel
 ryanmarten-hello_world_multinode.sh|development|00:01:00|hello-multinode|run
 nrel-hostname.sh|||-|sbatch: error: Batch job submission failed: Requested node configuration is not available (a chunk of ncpus=4 is wider than any node (the largest has 2 CPUs))

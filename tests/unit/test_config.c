@@ -100,6 +100,15 @@ static void test_errors(void)
 		{ "[node]\ngpus = a/b:/dev/x\n", ":2: gpus: a/b:/dev/x: GPU model a/b: only letters" },
 		{ "[node]\ngpus = a100:/dev/x,\n", ":2: gpus: a100:/dev/x,: after a100: come absolute paths" },
 		{ "[server]\nstore = postgresql\n", ": [server] store = postgresql needs store_dsn" },
+		{ "[licenses]\nmatlab = 2\nx = abc\n", ":3: x = abc: not a count" },
+		{ "[licenses]\nx = -1\n", ":2: x = -1: not a count" },
+		{ "[licenses]\nx =\n", ":2: x = : not a count" },
+		{ "[licenses]\nmatlab = 2\nmatlab = 3\n", ":3: matlab: set twice" },
+		{ "[licenses]\nma/tlab = 2\n", ":2: license name ma/tlab: only letters" },
+		{ "[node]\nresources = x:\n", ":2: resources = x:: x:: not a count or a size" },
+		{ "[node]\nresources = nvme\n", ":2: resources = nvme: nvme: not NAME:COUNT or NAME:SIZE" },
+		{ "[node]\nresources = gpu:2\n", ":2: resources = gpu:2: gpu: GPUs are the node's devices" },
+		{ "[node]\nresources = a:1 a:2G\n", ":2: resources = a:1 a:2G: a: given as a count and as a size" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -135,6 +144,28 @@ static void test_gpus_values(void)
 		config_destroy(c);
 		unit_tmpdir_remove(dir);
 	}
+}
+
+/* [licenses] NAME = COUNT, in file order. */
+static void test_licenses(void)
+{
+	struct config *c = NULL;
+	struct error err = { { 0 } };
+	char *dir;
+
+	CU_ASSERT_EQUAL_FATAL(load_text("[licenses]\nmatlab = 10 # site-wide\ncomsol=0\n[server]\n", &c, &err, &dir), 0);
+	CU_ASSERT_EQUAL(c->n_licenses, 2);
+	CU_ASSERT_STRING_EQUAL(c->licenses[0].name, "matlab");
+	CU_ASSERT_EQUAL(c->licenses[0].count, 10);
+	CU_ASSERT_STRING_EQUAL(c->licenses[1].name, "comsol");
+	CU_ASSERT_EQUAL(c->licenses[1].count, 0);
+	config_destroy(c);
+	unit_tmpdir_remove(dir);
+	/* [node] resources: canonical, sizes in bytes. */
+	CU_ASSERT_EQUAL_FATAL(load_text("[node]\nresources = scratch:800G, nvme:2 nvme:1\n", &c, &err, &dir), 0);
+	CU_ASSERT_STRING_EQUAL(c->resources, "scratch:858993459200b,nvme:3");
+	config_destroy(c);
+	unit_tmpdir_remove(dir);
 }
 
 static void test_example_and_path(void)
@@ -254,6 +285,7 @@ static const struct unit_test config_tests[] = {
 	{ "defaults_and_comments", test_defaults_and_comments },
 	{ "errors", test_errors },
 	{ "gpus_values", test_gpus_values },
+	{ "licenses", test_licenses },
 	{ "example_and_path", test_example_and_path },
 	{ "man_page_documents_every_key", test_man_page_documents_every_key },
 	{ "sample_lists_every_key", test_sample_lists_every_key },

@@ -124,7 +124,9 @@ static void test_options(void)
 		{ "--gres=gpu:a100:2", NULL },
 		{ "--gres=gpu", NULL },
 		{ "--gres=gpu:-1", "--gres=gpu:-1: not a number of GPUs" },
-		{ "--gres=nvme:1", "Invalid generic resource (gres) specification: --gres=nvme:1 (qpool's generic resources are GPUs: gpu[:TYPE]:N)" },
+		{ "--gres=nvme:1", NULL },
+		{ "--gres=nvme:x", "Invalid generic resource (gres) specification: --gres=nvme:x: nvme:x: not a count or a size (e.g. nvme:2, scratch:800G)" },
+		{ "--tmp=abc", "Invalid generic resource (gres) specification: --tmp=abc: tmp:abc: not a count or a size (e.g. nvme:2, scratch:800G)" },
 		{ "--gres=none", NULL },
 		{ "--gpus-per-node=1", NULL },
 		{ "--gpus-per-node=x", "--gpus-per-node=x: not a number of GPUs" },
@@ -192,13 +194,52 @@ static void test_option_values(void)
 	CU_ASSERT_EQUAL(parse_line(&o, "--time=5", &err), 0);
 	CU_ASSERT_EQUAL(o.time, 300);
 	slurmopt_clear(&o);
-	/* The same unenforced option twice (a real script's two "-L"
+	/* The same unenforced option twice (a real script's two "--hint"
 	 * lines): one warning; another value, its own. -C is enforced: the
 	 * later wins, no warning. */
-	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-C gpu -L SCRATCH -L SCRATCH -C cpu -L X", &err), 0);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-C gpu --hint=nomultithread --hint=nomultithread -C cpu --hint=X", &err),
+			      0);
 	CU_ASSERT_EQUAL(o.n_warnings, 2);
 	CU_ASSERT_STRING_EQUAL(o.constraint, "cpu");
 	slurmopt_clear(&o);
+	/* -L is enforced (qpoold counts [licenses]): kept as given, checked. */
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-L SCRATCH -L matlab:2,comsol", &err), 0);
+	CU_ASSERT_EQUAL(o.n_warnings, 0);
+	CU_ASSERT_STRING_EQUAL(o.licenses, "matlab:2,comsol");
+	slurmopt_clear(&o);
+	/* A gres other than gpu and --tmp: node resources (MB without a unit). */
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "--gres=gpu:1,nvme:2 --tmp=100 --gres=scratch", &err), 0);
+	CU_ASSERT_STRING_EQUAL(o.node_res, "nvme:2,tmp:100M,scratch:1");
+	CU_ASSERT_EQUAL(o.gpus_per_node, 1);
+	slurmopt_clear(&o);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-L matlab:2,comsol", &err), 0);
+	{
+		/* salloc and srun outside a job: one -l per license for qsub,
+		 * whose -l splits at commas. */
+		struct jobspec js;
+		char **argv = NULL, joined[512] = "";
+
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL_FATAL(slurmopt_qsub_argv(&o, "u", &js, &argv, &err), 0);
+		for (char **a = argv; a && *a; a++)
+			snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s ", *a);
+		CU_ASSERT_PTR_NOT_NULL(strstr(joined, "-l licenses=matlab:2 -l licenses=comsol "));
+		for (char **a = argv; a && *a; a++)
+			free(*a);
+		free(argv);
+		jobspec_clear(&js);
+	}
+	slurmopt_clear(&o);
+	{
+		static const char *const bad[] = { "-L matlab:-1", "-L matlab:0", "-L matlab@flex:1", "-L a|b",
+						   "-L matlab:", "-L ,", "-L matlab:2x" };
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			CU_ASSERT_EQUAL(parse_line(&o, bad[i], &err), -EINVAL);
+			CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "Invalid license specification"));
+			slurmopt_clear(&o);
+		}
+	}
 	/* -w, -x, -C kept as given; malformed ones refused in Slurm's words. */
 	CU_ASSERT_EQUAL_FATAL(parse_line(&o, "-w n[1-2] -x n3 -C ib&bigmem", &err), 0);
 	CU_ASSERT_EQUAL(o.n_warnings, 0);
@@ -228,7 +269,7 @@ static void test_warning_names(void)
 		{ "--comment hello", "--comment=hello: not enforced by qpool (ignored)" },
 		{ "--comment=hello", "--comment=hello: not enforced by qpool (ignored)" },
 		{ "--comm hello", "--comment=hello: not enforced by qpool (ignored)" },
-		{ "--tmp 10", "--tmp=10: not enforced by qpool (ignored)" },
+		{ "--time-min 10", "--time-min=10: not enforced by qpool (ignored)" },
 		{ "--wckey=w", "--wckey=w: not enforced by qpool (ignored)" },
 		{ "--hint nomultithread", "--hint=nomultithread: not enforced by qpool (ignored)" },
 		{ "--contiguous", "--contiguous: not enforced by qpool (ignored)" },
