@@ -309,6 +309,12 @@ static int accounts_show(struct client *cl, const struct pbsqmgr_cmd *d)
 		       wire_str(a, "parent") ? wire_str(a, "parent") : "root");
 		if (wire_str(a, "description"))
 			printf("    description = %s\n", wire_str(a, "description"));
+		if (json_object_get(a, "grp_cpus"))
+			printf("    max_cpus = %lld\n", wire_int(a, "grp_cpus", 0));
+		if (json_object_get(a, "grp_gpus"))
+			printf("    max_gpus = %lld\n", wire_int(a, "grp_gpus", 0));
+		if (json_object_get(a, "grp_jobs"))
+			printf("    max_running = %lld\n", wire_int(a, "grp_jobs", 0));
 		printf("    users = ");
 		json_array_foreach(json_object_get(a, "users"), k, u) {
 			printf("%s%s", sep, wire_str(u, "user"));
@@ -351,6 +357,16 @@ static int accounts_change(struct client *cl, const struct pbsqmgr_cmd *d)
 		return accounts_send(cl, json_pack("{s:s, s:s, s:I}", "action", "modify", "name", d->name, "shares",
 						   (json_int_t)v), NULL);
 	}
+	/* Limits (docs/LIMITS.md): -1 clears one. */
+	if (!strcmp(d->attr, "max_cpus") || !strcmp(d->attr, "max_gpus") || !strcmp(d->attr, "max_running")) {
+		long long v = strtoll(d->value, &end, 10);
+
+		if (!d->value[0] || *end || v < -1)
+			return cmd_fail(2, "set account %s %s = %s: a number (-1: none)", d->name, d->attr, d->value);
+		return accounts_send(cl, json_pack("{s:s, s:s, s:I}", "action", "modify", "name", d->name,
+						   d->attr[4] == 'c' ? "grp_cpus" : d->attr[4] == 'g' ? "grp_gpus" : "grp_jobs",
+						   (json_int_t)v), NULL);
+	}
 	if (!strcmp(d->attr, "description") || !strcmp(d->attr, "parent"))
 		return accounts_send(cl, json_pack("{s:s, s:s, s:s}", "action", "modify", "name", d->name, d->attr,
 						   d->value), NULL);
@@ -360,8 +376,8 @@ static int accounts_change(struct client *cl, const struct pbsqmgr_cmd *d)
 	if (!strcmp(d->attr, "remove_user"))
 		return accounts_send(cl, json_pack("{s:s, s:s, s:s}", "action", "user_delete", "account", d->name,
 						   "user", d->value), NULL);
-	return cmd_fail(2, "set account %s %s: not shares, description, parent, add_user, remove_user or "
-			"default_user", d->name, d->attr);
+	return cmd_fail(2, "set account %s %s: not shares, description, parent, max_cpus, max_gpus, "
+			"max_running, add_user, remove_user or default_user", d->name, d->attr);
 }
 
 /* qmgr -c: directives separated by ';' or newlines, run in order; the

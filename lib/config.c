@@ -133,6 +133,8 @@ static const struct key keys[] = {
 	{ SEC_QUEUE, "smt", KEY_BOOL, Q(smt), "no", "allow several hardware threads of one core" },
 	{ SEC_QUEUE, "max_running", KEY_UINT, Q(max_running), "0", "most running jobs in the queue (0: no limit)" },
 	{ SEC_QUEUE, "max_running_per_user", KEY_UINT, Q(max_running_per_user), "0", "most running jobs of one user (0: no limit)" },
+	{ SEC_QUEUE, "max_cpus_per_user", KEY_UINT, Q(max_cpus_per_user), "0", "most CPUs one user's running jobs hold in the queue (0: no limit)" },
+	{ SEC_QUEUE, "max_gpus_per_user", KEY_UINT, Q(max_gpus_per_user), "0", "most GPUs one user's running jobs hold in the queue (0: no limit)" },
 	{ SEC_QUEUE, "strict", KEY_BOOL, Q(strict), "no", "a job that cannot fit blocks the jobs behind it" },
 	{ SEC_QUEUE, "rerunnable", KEY_BOOL, Q(rerunnable), "yes", "default of qsub -r: requeue when a node is lost" },
 	{ SEC_QUEUE, "max_queued", KEY_UINT, Q(max_queued), "0", "queued and held jobs in the queue (0: no limit)" },

@@ -65,6 +65,8 @@ struct queue_conf {
 	bool smt;
 	uint64_t max_running;        /* 0: no limit */
 	uint64_t max_running_per_user;
+	uint64_t max_cpus_per_user;  /* CPUs one user's running jobs hold in the queue; 0: no limit */
+	uint64_t max_gpus_per_user;  /* the same for GPUs */
 	bool strict;
 	bool rerunnable;
 	uint64_t max_queued;         /* queued and held jobs in the queue; 0: no limit */

@@ -19,6 +19,7 @@
 struct account {
 	char *name, *parent, *description;
 	int64_t shares;
+	int64_t grp_cpus, grp_gpus, grp_jobs;   /* limits (docs/LIMITS.md); -1: none */
 };
 
 struct assoc {
@@ -35,7 +36,8 @@ struct accounts {
 
 #define SHARES_MAX 1000000000LL
 
-static const char SQL_ACCOUNTS[] = "SELECT name, parent, shares, description FROM accounts ORDER BY name";
+static const char SQL_ACCOUNTS[] =
+	"SELECT name, parent, shares, description, grp_cpus, grp_gpus, grp_jobs FROM accounts ORDER BY name";
 static const char SQL_ASSOCS[] =
 	"SELECT account, user_name, is_default FROM account_users ORDER BY user_name, account";
 
@@ -57,6 +59,9 @@ static int account_row(const struct jobstore_row *r, void *ud)
 	e->parent = dup_or_null(row_text(r, 1));
 	e->shares = row_i64(r, 2);
 	e->description = dup_or_null(row_text(r, 3));
+	e->grp_cpus = row_null(r, 4) ? -1 : row_i64(r, 4);
+	e->grp_gpus = row_null(r, 5) ? -1 : row_i64(r, 5);
+	e->grp_jobs = row_null(r, 6) ? -1 : row_i64(r, 6);
 	a->n_acc++;
 	return e->name ? 0 : -ENOMEM;
 }
@@ -196,6 +201,22 @@ static double account_fraction(const struct accounts *a, const struct account *e
 	return (double)e->shares / sum * (parent && depth < a->n_acc ? account_fraction(a, parent, depth + 1) : 1);
 }
 
+int accounts_limits(const struct accounts *a,
+		    int (*cb)(const char *account, int64_t cpus, int64_t gpus, int64_t jobs, void *ud), void *ud)
+{
+	for (size_t i = 0; a && i < a->n_acc; i++) {
+		const struct account *e = &a->acc[i];
+		int r;
+
+		if (e->grp_cpus < 0 && e->grp_gpus < 0 && e->grp_jobs < 0)
+			continue;
+		r = cb(e->name, e->grp_cpus, e->grp_gpus, e->grp_jobs, ud);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 int accounts_shares(const struct accounts *a, int (*cb)(const char *user, double share, void *ud), void *ud)
 {
 	for (size_t i = 0; a && i < a->n_assoc; i++) {
@@ -234,6 +255,12 @@ json_t *accounts_json(const struct accounts *a)
 			json_object_set_new(o, "parent", json_string(e->parent));
 		if (o && e->description)
 			json_object_set_new(o, "description", json_string(e->description));
+		if (o && e->grp_cpus >= 0)
+			json_object_set_new(o, "grp_cpus", json_integer(e->grp_cpus));
+		if (o && e->grp_gpus >= 0)
+			json_object_set_new(o, "grp_gpus", json_integer(e->grp_gpus));
+		if (o && e->grp_jobs >= 0)
+			json_object_set_new(o, "grp_jobs", json_integer(e->grp_jobs));
 		json_array_append_new(arr, o);
 	}
 	return arr;
@@ -253,6 +280,9 @@ static bool name_ok(const char *s)
 			return false;
 	return true;
 }
+
+#define PARAMS_MAX ((int)(sizeof(((struct jobstore_ev_params *)0)->v) / sizeof(((struct jobstore_ev_params *)0)->v[0])))
+_Static_assert(PARAMS_MAX >= 7, "an account's insert takes 7 parameters");
 
 static void param_text(struct jobstore_ev_params *p, const char *text)
 {
@@ -300,6 +330,8 @@ static void change(struct conn *c, long long req_id, const struct jobstore_sql *
 	accounts_free(s->accounts);
 	s->accounts = fresh;
 	usage_shares_apply(s);
+	/* Shares and limits changed: a pass sees them now. */
+	s->sched_dirty = true;
 	log_info("accounts: %s by uid %d", what, (int)c->uid);
 	conn_reply_ok(c, req_id, json_pack("{s:o}", "accounts", accounts_json(s->accounts)));
 }
@@ -307,10 +339,12 @@ static void change(struct conn *c, long long req_id, const struct jobstore_sql *
 static void account_add(struct conn *c, long long req_id, json_t *msg, bool modify)
 {
 	static const struct jobstore_sql add[] = {
-		{ "INSERT INTO accounts (name, parent, shares, description) VALUES ($1, $2, $3, $4)", 4 },
+		{ "INSERT INTO accounts (name, parent, shares, description, grp_cpus, grp_gpus, grp_jobs)"
+		  " VALUES ($1, $2, $3, $4, $5, $6, $7)", 7 },
 	};
 	static const struct jobstore_sql mod[] = {
-		{ "UPDATE accounts SET name = $1, parent = $2, shares = $3, description = $4 WHERE name = $1", 4 },
+		{ "UPDATE accounts SET name = $1, parent = $2, shares = $3, description = $4, grp_cpus = $5,"
+		  " grp_gpus = $6, grp_jobs = $7 WHERE name = $1", 7 },
 	};
 	const struct accounts *a = c->server->accounts;
 	const char *name = wire_str(msg, "name"), *parent = wire_str(msg, "parent");
@@ -360,6 +394,23 @@ static void account_add(struct conn *c, long long req_id, json_t *msg, bool modi
 	param_text(&p, parent);
 	param_int(&p, shares);
 	param_text(&p, descr);
+	/* Limits (docs/LIMITS.md): -1 clears one, absent keeps it. */
+	{
+		static const char *const keys[] = { "grp_cpus", "grp_gpus", "grp_jobs" };
+
+		for (size_t k = 0; k < 3; k++) {
+			int64_t had = !old ? -1 : k == 0 ? old->grp_cpus : k == 1 ? old->grp_gpus : old->grp_jobs;
+			long long v = wire_int(msg, keys[k], had);
+
+			if (v < -1 || v > 1000000000LL) {
+				conn_reply_err(c, req_id, EINVAL, "%s=%lld: -1 (none) or 0 to 1000000000", keys[k], v);
+				return;
+			}
+			p.v[p.n].is_text = v < 0;
+			p.v[p.n].text = NULL;
+			p.v[p.n++].i = v;
+		}
+	}
 	snprintf(what, sizeof(what), "%s account %s", modify ? "modified" : "added", name);
 	change(c, req_id, modify ? mod : add, 1, &p, what);
 }

@@ -35,6 +35,9 @@ int accounts_submit_check(const struct accounts *a, const char *user, bool is_ro
  * from the top, split evenly among the account's users. cb for each; its
  * first non-zero return stops and is returned. */
 int accounts_shares(const struct accounts *a, int (*cb)(const char *user, double share, void *ud), void *ud);
+/* Each account with a limit (docs/LIMITS.md; -1: none of that kind). */
+int accounts_limits(const struct accounts *a,
+		    int (*cb)(const char *account, int64_t cpus, int64_t gpus, int64_t jobs, void *ud), void *ud);
 /* The default account of user, or NULL. */
 const char *accounts_user_default(const struct accounts *a, const char *user);
 /* The accounts and their users, name order, as the op replies them. */

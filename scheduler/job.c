@@ -56,6 +56,7 @@ void job_free(struct job *j)
 	free(j->gpu_model);
 	free(j->lic);
 	free(j->nres);
+	free(j->account);
 	free(j);
 }
 

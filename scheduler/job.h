@@ -115,6 +115,7 @@ struct job {
 	struct noderes *nres;    /* counted resources it needs on each node (each chunk's); NULL: none */
 	unsigned n_nres;
 	size_t lic_slot;         /* while held: its place among the pool's holders */
+	char *account;           /* Account_Name as submitted or defaulted (docs/ACCOUNTS.md); NULL: none */
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	int64_t t_submit;
 	int64_t t_dispatch;      /* while running/exiting: when this run was dispatched,

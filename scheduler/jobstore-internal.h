@@ -11,7 +11,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 13
+#define JOBSTORE_SCHEMA_VERSION 14
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -39,7 +39,7 @@ enum {
 	ACT_CPUS, ACT_T_SUBMIT, ACT_RERUN, ACT_T_DISPATCH, ACT_PRIORITY, ACT_START_AFTER,
 	ACT_CHUNKS, ACT_PLACE, ACT_ARRAY_SPEC, ACT_ARRAY_ID, ACT_ARRAY_INDEX, ACT_DEPEND,
 	ACT_REASON, ACT_NGPUS, ACT_NODELIST, ACT_EXCLUDE, ACT_CONSTRAINT,
-	ACT_GPU_MODEL, ACT_LICENSES, ACT_NODE_RES,
+	ACT_GPU_MODEL, ACT_LICENSES, ACT_NODE_RES, ACT_ACCOUNT,
 };
 
 /* One result row, read through its backend's accessors. */
@@ -241,7 +241,7 @@ struct jobstore_ev_params {
 		const char *text;   /* used when is_text (NULL: SQL NULL) */
 		int64_t i;
 		bool is_text;
-	} v[6];
+	} v[8];
 	const int64_t *ids;     /* EV_JOB's list, its last parameter */
 	size_t n_ids;
 };

@@ -76,6 +76,9 @@ static const struct {
 	{ 12, JOBSTORE_SQL_EVENTS_CREATE },
 	/* 13: accounts (jobstore-sqlite.c's 13). */
 	{ 13, JOBSTORE_SQL_ACCOUNTS_CREATE },
+	/* 14: an account's limits (jobstore-sqlite.c's 14). */
+	{ 14, "ALTER TABLE accounts ADD COLUMN IF NOT EXISTS grp_cpus BIGINT,"
+	      " ADD COLUMN IF NOT EXISTS grp_gpus BIGINT, ADD COLUMN IF NOT EXISTS grp_jobs BIGINT;" },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -178,7 +181,8 @@ static const char SQL_ACTIVE[] =
 	" array_spec, array_id, array_index, depend, reason, attrs::json->>'Resource_List.ngpus',"
 	" attrs::json->>'Resource_List.nodelist', attrs::json->>'Resource_List.exclude',"
 	" attrs::json->>'Resource_List.constraint', attrs::json->>'Resource_List.gpu_model',"
-	" attrs::json->>'Resource_List.licenses', attrs::json->>'Resource_List.node_res' FROM jobs"
+	" attrs::json->>'Resource_List.licenses', attrs::json->>'Resource_List.node_res',"
+	" attrs::json->>'Account_Name' FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE ($1::bigint = 0 OR id = $1::bigint OR ($8::boolean AND array_id = $1::bigint))"

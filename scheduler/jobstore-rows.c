@@ -430,6 +430,8 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 		goto oom;
 	if (!row_null(r, ACT_NODE_RES) && job_noderes_set(j, row_text(r, ACT_NODE_RES)) == -ENOMEM)
 		goto oom;
+	if (!row_null(r, ACT_ACCOUNT) && !(j->account = strdup(row_text(r, ACT_ACCOUNT))))
+		goto oom;
 	j->t_submit = row_i64(r, ACT_T_SUBMIT);
 	j->rerunnable = (int)row_i64(r, ACT_RERUN);
 	j->t_dispatch = row_i64(r, ACT_T_DISPATCH);

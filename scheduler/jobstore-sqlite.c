@@ -92,6 +92,10 @@ static const char *const migrations[] = {
 	JOBSTORE_SQL_EVENTS_CREATE,
 	/* 13: accounts and their users (docs/ACCOUNTS.md). */
 	JOBSTORE_SQL_ACCOUNTS_CREATE,
+	/* 14: an account's limits (docs/LIMITS.md); NULL: none. */
+	"ALTER TABLE accounts ADD COLUMN grp_cpus BIGINT;"
+	"ALTER TABLE accounts ADD COLUMN grp_gpus BIGINT;"
+	"ALTER TABLE accounts ADD COLUMN grp_jobs BIGINT;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -153,7 +157,8 @@ static const char SQL_ACTIVE[] =
 	" json_extract(attrs, '$.\"Resource_List.nodelist\"'), json_extract(attrs, '$.\"Resource_List.exclude\"'),"
 	" json_extract(attrs, '$.\"Resource_List.constraint\"'),"
 	" json_extract(attrs, '$.\"Resource_List.gpu_model\"'),"
-	" json_extract(attrs, '$.\"Resource_List.licenses\"'), json_extract(attrs, '$.\"Resource_List.node_res\"')"
+	" json_extract(attrs, '$.\"Resource_List.licenses\"'), json_extract(attrs, '$.\"Resource_List.node_res\"'),"
+	" json_extract(attrs, '$.Account_Name')"
 	" FROM jobs WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1 OR (?8 AND array_id = ?1))"

@@ -558,7 +558,7 @@ const struct jobstore_table jobstore_tables[] = {
 	{ "nodes", "name, cpus, ncpus, mems, mem, topology, rt, cgroup, address, t_register", 10 },
 	{ "pool", "id, name", 2 },
 	{ "events", "seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason", 10 },
-	{ "accounts", "name, parent, shares, description", 4 },
+	{ "accounts", "name, parent, shares, description, grp_cpus, grp_gpus, grp_jobs", 7 },
 	{ "account_users", "account, user_name, is_default", 3 },
 	{ NULL, NULL, 0 },
 };

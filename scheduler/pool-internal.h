@@ -48,10 +48,20 @@ struct pool {
 	size_t n_lic, cap_lic;
 	struct job **lic_holders;
 	size_t n_lic_holders, cap_lic_holders;
+	/* Limits (limits.c): what each account's running jobs hold, and
+	 * its limits (from the store's accounts). */
+	struct pool_acct *accts;
+	size_t n_accts, cap_accts;
 	/* Fair share (fairshare.c): use and share per uid, hashed. */
 	struct usage_rec *usage;
 	size_t usage_cap, usage_used;
 	double halflife, gpu_weight, share_default;
+};
+
+struct pool_acct {
+	char name[64];
+	uint64_t cpus, gpus, jobs;             /* held by its running jobs */
+	int64_t lim_cpus, lim_gpus, lim_jobs;  /* -1: none */
 };
 
 struct usage_rec {

@@ -10,6 +10,7 @@
 #include "arrayspec.h"
 #include "fairshare.h"
 #include "iqs.h"
+#include "reslimits.h"
 #include "placement.h"
 #include "pool-internal.h"
 #include "timeutil.h"
@@ -36,6 +37,7 @@ struct pool_user {
 	struct pool_queue *queue;
 	uid_t uid;
 	unsigned running;             /* running and exiting */
+	uint64_t running_cpus, running_gpus;   /* what they hold (reslimits.h) */
 	uint64_t waiting;             /* queued and held (an array: its waiting subjobs) */
 	struct job *head, *tail;      /* queued jobs, ascending id */
 	struct pool_user *next;
@@ -145,6 +147,7 @@ void pool_destroy(struct pool *p)
 	free(p->arrays);
 	free(p->rot);
 	free(p->usage);
+	free(p->accts);
 	pool_licenses_free(p);
 	free(p);
 }
@@ -362,6 +365,26 @@ struct alloc_entry *pool_node_jobs(const struct node *n)
 	return n->jobs;
 }
 
+/* j starts (+1) or stops (-1) holding its CPUs and GPUs: fair share's
+ * use, its user's in the queue and its account's (reslimits.h). */
+static void holds_change(struct pool *p, struct job *j, int sign)
+{
+	struct pool_user *u = j->user;
+	uint64_t cpus = job_cpus_held(j);
+
+	pool_usage_job(p, j, sign, pool_fairshare_now(p));
+	pool_acct_job(p, j, sign);
+	if (!u)
+		return;
+	if (sign > 0) {
+		u->running_cpus += cpus;
+		u->running_gpus += j->ngpus;
+	} else {
+		u->running_cpus -= cpus <= u->running_cpus ? cpus : u->running_cpus;
+		u->running_gpus -= j->ngpus <= u->running_gpus ? j->ngpus : u->running_gpus;
+	}
+}
+
 void pool_job_state_set(struct pool *p, struct job *j, enum job_state state)
 {
 	index_del(j);
@@ -369,7 +392,7 @@ void pool_job_state_set(struct pool *p, struct job *j, enum job_state state)
 		p->stats.state_changes++;
 	/* Fair share: use runs while the job holds its CPUs. */
 	if (state_active(j->state) != state_active(state))
-		pool_usage_job(p, j, state_active(state) ? 1 : -1, pool_fairshare_now(p));
+		holds_change(p, j, state_active(state) ? 1 : -1);
 	j->state = state;
 	index_add(j);
 }
@@ -518,7 +541,7 @@ int pool_job_add(struct pool *p, struct job *j)
 		arrays_insert(p, j);
 	index_add(j);
 	if (state_active(j->state))
-		pool_usage_job(p, j, 1, pool_fairshare_now(p));
+		holds_change(p, j, 1);
 	return 0;
 }
 
@@ -534,9 +557,9 @@ void pool_job_remove(struct pool *p, struct job *j)
 {
 	if (j->array)
 		arrays_delete(p, j);
-	index_del(j);
 	if (state_active(j->state))
-		pool_usage_job(p, j, -1, pool_fairshare_now(p));
+		holds_change(p, j, -1);
+	index_del(j);
 	if (j->parent)
 		j->parent->array->live--;
 	for (size_t s = slot_of(j->id, p->cap); p->table[s]; s = (s + 1) & (p->cap - 1))
@@ -700,7 +723,8 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	s->excl = a->excl;
 	s->whole = a->whole;
 	s->sel = nodesel_ref(a->sel);
-	if (a->gpu_model && !(s->gpu_model = strdup(a->gpu_model))) {
+	if ((a->gpu_model && !(s->gpu_model = strdup(a->gpu_model))) ||
+	    (a->account && !(s->account = strdup(a->account)))) {
 		job_free(s);
 		return NULL;
 	}
@@ -1234,6 +1258,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	size_t n_turns = 0, n = 0;
 	int64_t now = pool_now(p);
 	bool more = true, stop = false, reserved = false;
+	char lwhy[160];
 	unsigned seen, gseen;
 	uint64_t mseen;
 
@@ -1283,6 +1308,12 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				break;
 			}
 			if (q->max_running_per_user && u->running >= q->max_running_per_user)
+				continue;
+			/* Limits in resources (reslimits.h), live too. */
+			if ((q->max_cpus_per_user && u->running_cpus + j->ncpus > q->max_cpus_per_user) ||
+			    (q->max_gpus_per_user && j->ngpus && u->running_gpus + j->ngpus > q->max_gpus_per_user))
+				continue;
+			if (j->account && p->n_accts && pool_acct_blocks(p, j, lwhy, sizeof(lwhy)))
 				continue;
 			/* qsub -a: not before its time; the timer looks again. */
 			if (j->start_after > now) {
@@ -1429,6 +1460,26 @@ static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct 
 			n += queue_schedule(p, order[qi], ret + n, max - n);
 	free(order);
 	return n;
+}
+
+int pool_request_limit_wait(const struct pool *p, const struct queue_conf *q, const struct job *j, char *why,
+			    size_t len)
+{
+	const struct pool_user *u = j->user;
+
+	if (q && u && q->max_cpus_per_user && u->running_cpus + j->ncpus > q->max_cpus_per_user) {
+		snprintf(why, len, "QOSMaxCpuPerUserLimit: max_cpus_per_user=%llu of queue %s: the user's jobs hold "
+			 "%llu CPUs, the job asks %u", (unsigned long long)q->max_cpus_per_user, q->name,
+			 (unsigned long long)u->running_cpus, j->ncpus);
+		return 1;
+	}
+	if (q && u && q->max_gpus_per_user && j->ngpus && u->running_gpus + j->ngpus > q->max_gpus_per_user) {
+		snprintf(why, len, "QOSMaxGRESPerUser: max_gpus_per_user=%llu of queue %s: the user's jobs hold "
+			 "%llu GPUs, the job asks %u", (unsigned long long)q->max_gpus_per_user, q->name,
+			 (unsigned long long)u->running_gpus, j->ngpus);
+		return 1;
+	}
+	return j->account && p->n_accts ? pool_acct_blocks(p, j, why, len) : 0;
 }
 
 bool pool_job_blocked_first(const struct pool *p, const struct job *j)

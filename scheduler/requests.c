@@ -14,6 +14,7 @@
 #include "accounts.h"
 #include "log.h"
 #include "ops.h"
+#include "reslimits.h"
 #include "server-internal.h"
 #include "submit-res.h"
 #include "timeutil.h"
@@ -684,7 +685,8 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 		}
 		if (!j || j->state != JOB_QUEUED)
 			continue;
-		if (pool_request_lic_wait(s->pool, s->config, j, why, sizeof(why)) <= 0 &&
+		if (pool_request_limit_wait(s->pool, config_queue(s->config, j->queue), j, why, sizeof(why)) <= 0 &&
+		    pool_request_lic_wait(s->pool, s->config, j, why, sizeof(why)) <= 0 &&
 		    pool_request_sel_wait(s->pool, j, why, sizeof(why)) <= 0 &&
 		    pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
 		    pool_request_mem_wait(s->pool, j, why, sizeof(why)) <= 0)
@@ -1171,7 +1173,7 @@ static const struct {
 	{ "array_index", T_INT }, { "array_last", T_INT }, { "subjobs", T_BOOL }, { "interactive", T_BOOL },
 	{ "depend", T_STR }, { "since", T_INT }, { "jobs", T_ARRAY },
 	{ "account", T_STR }, { "parent", T_STR }, { "description", T_STR }, { "shares", T_INT },
-	{ "default", T_BOOL },
+	{ "default", T_BOOL }, { "grp_cpus", T_INT }, { "grp_gpus", T_INT }, { "grp_jobs", T_INT },
 	/* "array" is the index set (a string) in submit, "all of it" (a
 	 * bool) elsewhere: checked where it is read. */
 };

@@ -647,6 +647,11 @@ static void pending_flush(struct server *s)
 								"Resource_List.node_res")) == -ENOMEM)
 					log_err("out of memory: job %lld's node resources are not counted",
 						(long long)p->jobid);
+				{
+					const char *acct = wire_str(json_object_get(p->strings, "attrs"), "Account_Name");
+
+					j->account = acct ? strdup(acct) : NULL;
+				}
 				if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
 					log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
 					job_free(j);

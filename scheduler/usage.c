@@ -14,6 +14,7 @@
 #include "jobstore-internal.h"
 #include "log.h"
 #include "ops.h"
+#include "reslimits.h"
 #include "server-internal.h"
 #include "usage.h"
 
@@ -40,8 +41,17 @@ static int share_one(const char *user, double share, void *ud)
 	return 0;
 }
 
+static int limit_one(const char *account, int64_t cpus, int64_t gpus, int64_t jobs, void *ud)
+{
+	return pool_acct_limit_set(ud, account, cpus, gpus, jobs);
+}
+
 void usage_shares_apply(struct server *s)
 {
+	/* The accounts' limits too (docs/LIMITS.md). */
+	pool_acct_limits_clear(s->pool);
+	if (accounts_limits(s->accounts, limit_one, s->pool) < 0)
+		log_err("limits: out of memory setting the accounts' limits");
 	/* No account: every user the same share. Accounts: a user in none
 	 * (root, say) gets the least any user has, so it is not first. */
 	s->usage_least_share = 0;

@@ -160,6 +160,15 @@ const char *slurmfmt_reason(const json_t *job, int64_t now_ns)
 		return "BeginTime";
 	if (strstr(reason, "queue stopped"))
 		return "PartitionInactive";
+	/* Limits in resources (docs/LIMITS.md): qpoold names Slurm's word. */
+	{
+		static const char *const limits[] = { "AssocGrpCpuLimit", "AssocGrpGRES", "AssocGrpJobsLimit",
+						      "QOSMaxCpuPerUserLimit", "QOSMaxGRESPerUser" };
+
+		for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
+			if (strstr(reason, limits[i]))
+				return limits[i];
+	}
 	if (strstr(reason, "waiting for licenses"))
 		return "Licenses";
 	if (strstr(reason, "node(s) down"))

@@ -170,6 +170,39 @@ static int account_req(const char *name, const char *action, const struct words 
 		}
 		json_object_set_new(req, "shares", json_integer(s));
 	}
+	/* Limits (docs/LIMITS.md): GrpTRES=cpu=N,gres/gpu=N and GrpJobs=N;
+	 * -1 clears one, as Slurm's. */
+	if ((v = word_get(w->set, w->n_set, "grptres"))) {
+		char *copy = strdup(v), *save = NULL;
+
+		for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(t, '='), *end;
+			long long n = eq ? strtoll(eq + 1, &end, 10) : 0;
+			const char *key = NULL;
+
+			if (eq && *end == '\0' && eq[1] && n >= -1) {
+				*eq = '\0';
+				key = !strcasecmp(t, "cpu") ? "grp_cpus" : !strcasecmp(t, "gres/gpu") ? "grp_gpus" : NULL;
+			}
+			if (!key) {
+				free(copy);
+				json_decref(req);
+				return cmd_fail(1, "error: Invalid GrpTRES value: %s (qpool limits cpu= and gres/gpu=)", v);
+			}
+			json_object_set_new(req, key, json_integer(n));
+		}
+		free(copy);
+	}
+	if ((v = word_get(w->set, w->n_set, "grpjobs"))) {
+		char *end;
+		long long n = strtoll(v, &end, 10);
+
+		if (!*v || *end || n < -1) {
+			json_decref(req);
+			return cmd_fail(1, "error: Invalid GrpJobs value: %s", v);
+		}
+		json_object_set_new(req, "grp_jobs", json_integer(n));
+	}
 	return call(req, NULL);
 }
 
@@ -285,6 +318,8 @@ static void table_header(const struct table *t)
 	table_row(t, v);
 }
 
+static char tres_buf[80];
+
 /* A field of an account (user: one of its users, NULL: the account's own
  * association) as Slurm names it. */
 static const char *field(const char *name, const json_t *acct, const json_t *user, const char *dflt,
@@ -307,6 +342,26 @@ static const char *field(const char *name, const json_t *acct, const json_t *use
 		return dflt;
 	if (!strcasecmp(name, "admin") || !strcasecmp(name, "adminlevel"))
 		return "None";
+	if (!strcasecmp(name, "grptres")) {
+		long long c = acct && !user ? wire_int(acct, "grp_cpus", -1) : -1;
+		long long g = acct && !user ? wire_int(acct, "grp_gpus", -1) : -1;
+		char cpu[32] = "", gpu[40] = "";
+
+		if (c >= 0)
+			snprintf(cpu, sizeof(cpu), "cpu=%lld", c);
+		if (g >= 0)
+			snprintf(gpu, sizeof(gpu), "gres/gpu=%lld", g);
+		snprintf(tres_buf, sizeof(tres_buf), "%s%s%s", cpu, cpu[0] && gpu[0] ? "," : "", gpu);
+		return tres_buf;
+	}
+	if (!strcasecmp(name, "grpjobs")) {
+		long long n = acct && !user ? wire_int(acct, "grp_jobs", -1) : -1;
+
+		if (n < 0)
+			return "";
+		snprintf(buf, len, "%lld", n);
+		return buf;
+	}
 	if (!strcasecmp(name, "cluster"))
 		return "qpool";
 	if (!strcasecmp(name, "qos") || !strcasecmp(name, "defaultqos") || !strcasecmp(name, "def qos"))

@@ -1,104 +1,77 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Caps on waiting jobs (issue 16): a queue's max_queued_per_user and
-# max_queued, the server's max_queued_per_user over every queue. A
-# submission beyond a cap is refused with one line and a non-zero status,
-# creates nothing, and others' submissions still go in; a slot freed
-# (qdel, or a job started) takes a new one again. Held jobs count.
+# Limits in resources (docs/LIMITS.md) on a simulated 8-CPU node: a
+# queue's max_cpus_per_user holds a user's third 1-CPU job at 2 CPUs; an
+# account's GrpTRES=cpu=4 (sacctmgr) holds its fifth, each saying which
+# limit and the count in qstat -f's comment and Slurm's word in squeue
+# (QOSMaxCpuPerUserLimit, AssocGrpCpuLimit); across a qpoold restart the
+# account's limit and what its jobs hold are the same; lifting the limit
+# starts the job; bad limits are refused in one line.
+# QP_STORE=postgresql: the same on PostgreSQL (t-limits-pg.sh).
 . "$(dirname "$0")/lib.sh"
-qp_setup "
-[queue capped]
-max_queued_per_user = 3
-max_queued = 5
-
-[server]
-max_queued_per_user = 6"
+qp_setup "[queue capped]
+max_cpus_per_user = 2
+walltime_max = 01:00:00"
 qp_start_server
-# No node: every job waits.
-n_jobs() { "$QP_BIN/qstat" --table | grep -cE '^[0-9]+ '; }
+"$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 1 --name "${QP_NODE_PREFIX}l" \
+	--sim-topology "pack:1 numa:1 core:8 pu:1" >> "$QP_T/qnoded-sim.log" 2>&1 &
+QP_PIDS+=($!)
+node_up() {
+	for i in $(seq 200); do
+		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${QP_NODE_PREFIX}l-0 +up" && return 0
+		sleep 0.05
+	done
+	fail "the simulated node is not up"
+}
+node_up
+sub() { as "$1" qsub -q "$2" -l walltime=600 -o /dev/null -e /dev/null <<<true || fail "qsub as $1 into $2"; }
+# wait_reason ID TEXT: until the job's comment holds TEXT (bounded).
+wait_reason() {
+	for i in $(seq 100); do
+		qp_field "$1" comment | grep -qF "$2" && return 0
+		sleep 0.1
+	done
+	fail "job $1 is $(qp_state "$1"): '$(qp_field "$1" comment)', not '$2'"
+}
 
-note "queue capped: 3 per user, 5 in all"
+note "a queue's max_cpus_per_user: the user's third 1-CPU job waits at 2 CPUs"
+c1=$(sub qpuser2 capped); c2=$(sub qpuser2 capped); c3=$(sub qpuser2 capped)
+qp_wait "$c1" running; qp_wait "$c2" running
+wait_reason "$c3" "max_cpus_per_user=2 of queue capped: the user's jobs hold 2 CPUs, the job asks 1"
+[ "$(qp_state "$c3")" = queued ] || fail "c3 is $(qp_state "$c3")"
+[ "$("$QP_BIN/squeue" -h -j "$c3" -o %r)" = QOSMaxCpuPerUserLimit ] || fail "squeue %r of c3: $("$QP_BIN/squeue" -h -j "$c3" -o %r)"
+"$QP_BIN/qdel" "$c1" "$c2" "$c3" > /dev/null
+
+note "an account's GrpTRES=cpu=4: its fifth 1-CPU job waits"
+"$QP_BIN/sacctmgr" -i add account physics GrpTRES=cpu=4 && "$QP_BIN/sacctmgr" -i add user qpuser1 Account=physics &&
+	"$QP_BIN/sacctmgr" -i add account other && "$QP_BIN/sacctmgr" -i add user qpuser2 Account=other ||
+	fail "sacctmgr: the accounts"
+[ "$("$QP_BIN/sacctmgr" -nP show account where name=physics format=account,grptres)" = "physics|cpu=4" ] ||
+	fail "show account GrpTRES: $("$QP_BIN/sacctmgr" -nP show account where name=physics format=account,grptres)"
 ids=()
-for i in 1 2; do ids+=("$(echo true | as qpuser1 qsub -q capped -N c$i)") || fail "qsub $i"; done
-ids+=("$(echo true | as qpuser1 qsub -q capped -h -N c3)") || fail "qsub held"
-out=$(echo true | as qpuser1 qsub -q capped -N c4 2>&1) && fail "a 4th job of qpuser1 went in: $out"
-echo "qsub says: $out"
-[ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
-echo "$out" | grep -q "max_queued_per_user" || fail "the refusal does not name the cap: $out"
-[ "$(n_jobs)" = 3 ] || fail "$(n_jobs) jobs after a refused submission, want 3"
-for i in 1 2; do echo true | as qpuser2 qsub -q capped -N d$i > /dev/null || fail "qpuser2's qsub $i"; done
-out=$(echo true | as qpuser3 qsub -q capped 2>&1) && fail "a 6th job went into a queue of max_queued 5"
-echo "qsub says: $out"
-echo "$out" | grep -q "max_queued)" || fail "the refusal does not name max_queued: $out"
-"$QP_BIN/qdel" "${ids[0]}" || fail qdel
-echo true | as qpuser3 qsub -q capped > /dev/null || fail "qsub after a qdel freed a place"
+for k in 1 2 3 4 5; do ids+=("$(sub qpuser1 batch)"); done
+for k in 0 1 2 3; do qp_wait "${ids[$k]}" running; done
+wait_reason "${ids[4]}" "account physics: 4/4 CPUs in use, the job asks 1"
+[ "$("$QP_BIN/squeue" -h -j "${ids[4]}" -o %r)" = AssocGrpCpuLimit ] || fail "squeue %r: $("$QP_BIN/squeue" -h -j "${ids[4]}" -o %r)"
+other=$(sub qpuser2 batch)
+qp_wait "$other" running
 
-note "server: 6 per user over every queue"
-for i in 1 2 3 4; do echo true | as qpuser1 qsub -N b$i > /dev/null || fail "qsub b$i"; done
-out=$(echo true | as qpuser1 qsub -N b5 2>&1) && fail "a 7th waiting job of qpuser1 went in"
-echo "qsub says: $out"
-echo "$out" | grep -q "qpuser1 has 6 jobs waiting" || fail "the refusal does not say: $out"
-echo true | as qpuser2 qsub > /dev/null || fail "qpuser2 refused for qpuser1's jobs"
+note "a qpoold restart keeps the limit and what the account holds"
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+node_up
+wait_reason "${ids[4]}" "account physics: 4/4 CPUs in use"
+[ "$(qp_state "${ids[4]}")" = queued ] || fail "the fifth job is $(qp_state "${ids[4]}") after a restart"
 
-note "a job too big for any reply is refused at submit; one just below works in qstat -f"
-cat > "$QP_T/big.py" <<'PY'
-import json, socket, struct, sys
-def submit(size, env=10):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(sys.argv[1])
-    script = "true\n" + "#" * (size - 6) + "\n"
-    b = json.dumps({"op": "submit", "id": 1, "script": script, "name": "big",
-                    "workdir": "/tmp", "env": {"A": "x" * env}}).encode()
-    s.sendall(struct.pack(">I", len(b)) + b)
-    data = b""
-    while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return json.loads(data[4:])
-r = submit((1 << 20) - 4096)
-if r.get("ok") or "below" not in r.get("error", ""):
-    sys.exit(f"a script of 1 MiB - 4 KiB: {r}")
-print("refused:", r["error"])
-# The environment counts: 800 KiB of script and 200 KiB of it.
-r = submit(800 * 1024, 200 * 1024)
-if r.get("ok") or "below" not in r.get("error", ""):
-    sys.exit(f"a script of 800 KiB with 200 KiB of environment: {r}")
-r = submit(900 * 1024)
-if not r.get("ok"):
-    sys.exit(f"a script of 900 KiB: {r}")
-print(r["jobid"])
-PY
-out=$(as qpuser3 python3 "$QP_T/big.py" "$QP_T/qpoold.sock") || fail "big submissions: $out"
-echo "$out" | head -n 1
-big=$(echo "$out" | tail -n 1)
-n=$(as qpuser3 "$QP_BIN/qstat" -f --json "$big" | wc -c)
-[ "$n" -gt 900000 ] || fail "qstat -f of a 900 KiB job printed $n bytes"
-"$QP_BIN/qstat" -f --json > /dev/null || fail "root's qstat -f with a 900 KiB job in the pool"
+note "the limit lifted (GrpTRES=cpu=-1): the fifth job starts"
+"$QP_BIN/sacctmgr" -i modify account physics set GrpTRES=cpu=-1 || fail "sacctmgr modify GrpTRES=cpu=-1"
+qp_wait "${ids[4]}" running
+"$QP_BIN/qdel" "${ids[@]}" "$other" > /dev/null
 
-note "a job whose request is above the wire's 1 MiB is refused by qsub and sbatch themselves"
-# A script of 1000 KiB, sent with 100 KiB of environment (qsub -V, and
-# sbatch's default --export=ALL): one line, non-zero, no job.
-{ echo '#!/bin/sh'; echo true; head -c $((1000 * 1024)) /dev/zero | tr '\0' '#' | fold -w 1000; echo; } > "$QP_T/huge.sh"
-chmod 644 "$QP_T/huge.sh"
-big_env=$(head -c $((100 * 1024)) /dev/zero | tr '\0' x)
-before=$(n_jobs)
-for cmd in "qsub -V" "sbatch"; do
-	out=$(as qpuser3 env QP_BIG="$big_env" $cmd "$QP_T/huge.sh" 2>&1) && fail "$cmd of a 1100 KiB request went in: $out"
-	echo "$cmd says: $out"
-	[ "$(echo "$out" | wc -l)" = 1 ] || fail "$cmd: not one line: $out"
-	echo "$out" | grep -q "too large to send" || fail "$cmd: the refusal does not say too large: $out"
-done
-[ "$(n_jobs)" = "$before" ] || fail "$(n_jobs) jobs after two refused submissions, want $before"
-kill -0 "$QP_SERVER_PID" || fail "qpoold died on a refused large request"
-
-note "a started job frees its place"
-qp_start_node n1
-for _ in $(seq 200); do
-	out=$(echo true | as qpuser1 qsub -N b6 2>&1) && break
-	sleep 0.1
-done
-echo "$out" | grep -qE '^[0-9]+$' || fail "qsub after jobs started: $out"
-kill -0 "$QP_SERVER_PID" || fail "qpoold died"
-echo "limits ok"
+note "qmgr's form, and bad limits refused in one line"
+"$QP_BIN/qmgr" -c "set account physics max_running = 1" || fail "qmgr set account max_running"
+"$QP_BIN/qmgr" -c "list account physics" | grep -qx "    max_running = 1" || fail "qmgr list: $("$QP_BIN/qmgr" -c "list account physics")"
+out=$("$QP_BIN/sacctmgr" -i modify account physics set GrpTRES=node=3 2>&1) && fail "GrpTRES=node=3 taken"
+grep -q "Invalid GrpTRES value" <<<"$out" || fail "GrpTRES=node=3: '$out'"
+out=$("$QP_BIN/qmgr" -c "set account physics max_cpus = -5" 2>&1) && fail "max_cpus = -5 taken"
+echo PASS

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Limits in resources (docs/LIMITS.md, reslimits.c): CPUs and GPUs one user's running
+ * jobs hold in a queue (max_cpus_per_user, max_gpus_per_user), and what an
+ * account's running jobs hold in all (GrpTRES cpu= and gres/gpu=,
+ * GrpJobs). A job a limit holds waits, saying which and the count. */
+#ifndef QPOOL_RESLIMITS_H
+#define QPOOL_RESLIMITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pool;
+struct job;
+struct queue_conf;
+
+/* The account limits anew: clear, then set each (-1: none). */
+void pool_acct_limits_clear(struct pool *p);
+int pool_acct_limit_set(struct pool *p, const char *account, int64_t cpus, int64_t gpus, int64_t jobs);
+/* j starts (+1) or stops (-1) holding what it holds, for its account. */
+void pool_acct_job(struct pool *p, const struct job *j, int sign);
+/* Whether an account limit holds j now: 1 with why (Slurm's reason word
+ * first: "AssocGrpCpuLimit: account physics: 4/4 CPUs in use"), else 0. */
+int pool_acct_blocks(const struct pool *p, const struct job *j, char *why, size_t len);
+/* The same for q's per-user limits and the account's, for a waiting job
+ * (stat's reason); 1 with why, else 0. */
+int pool_request_limit_wait(const struct pool *p, const struct queue_conf *q, const struct job *j, char *why,
+			    size_t len);
+/* What j holds (CPUs: all of each node's for sbatch --exclusive). */
+uint64_t job_cpus_held(const struct job *j);
+
+#endif
