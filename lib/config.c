@@ -26,6 +26,8 @@ enum key_type {
 	KEY_RT_POLICY,
 	KEY_GPU_LOCALITY,
 	KEY_ORDER,
+	KEY_PREEMPT_MODE,
+	KEY_QUEUE_LIST,
 	KEY_MEM_PER_CPU,
 	KEY_CGROUP_PATH,
 	KEY_NAME,
@@ -141,6 +143,10 @@ static const struct key keys[] = {
 	{ SEC_QUEUE, "max_queued_per_user", KEY_UINT, Q(max_queued_per_user), "0", "queued and held jobs of one user in the queue (0: no limit)" },
 	{ SEC_QUEUE, "max_ngpus", KEY_UINT, Q(max_ngpus), "0", "most GPUs a job may ask for, all its nodes together (0: no limit)" },
 	{ SEC_QUEUE, "gpu_locality", KEY_GPU_LOCALITY, Q(gpu_locality), "prefer", "prefer | require: a GPU job's CPUs close to its GPUs (require: it waits for them)" },
+	{ SEC_QUEUE, "preempts", KEY_QUEUE_LIST, Q(preempts), "", "queues whose running jobs this queue's waiting jobs may preempt, comma-separated (each of lower priority)" },
+	{ SEC_QUEUE, "preempt_mode", KEY_PREEMPT_MODE, Q(preempt_mode), "requeue", "requeue | cancel: what a job of this queue preempted becomes" },
+	{ SEC_QUEUE, "preempt_min_runtime", KEY_DURATION, Q(preempt_min_runtime), "0", "how long a job of this queue runs before it may be preempted" },
+	{ SEC_QUEUE, "preempt_grace", KEY_DURATION, Q(preempt_grace), "0", "time from a preempted job's notice signal (-l signal=, --signal) to its SIGTERM (0: SIGTERM at once)" },
 	{ SEC_QUEUE, "order", KEY_ORDER, Q(order), "round_robin", "round_robin | fairshare: whose job goes next (fairshare: the user with the least decayed use for its share, all its jobs first; round_robin's turns break ties)" },
 };
 
@@ -150,6 +156,7 @@ static const char *reserve_names[] = { "none", "exclusive", "realtime" };
 static const char *rt_policy_names[] = { "fifo", "rr" };
 static const char *gpu_locality_names[] = { "prefer", "require" };
 static const char *order_names[] = { "round_robin", "fairshare" };
+static const char *preempt_mode_names[] = { "requeue", "cancel" };
 static const char *hook_failure_names[] = { "reject", "accept" };
 static const char *store_names[] = { "sqlite", "postgresql" };
 
@@ -295,6 +302,18 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 				return 0;
 			}
 		return error_set(err, -EINVAL, "%s = %s: not prefer or require", k->name, value);
+	case KEY_PREEMPT_MODE:
+		for (size_t i = 0; i < 2; i++)
+			if (strcmp(value, preempt_mode_names[i]) == 0) {
+				*(enum queue_preempt_mode *)dst = (enum queue_preempt_mode)i;
+				return 0;
+			}
+		return error_set(err, -EINVAL, "%s = %s: not requeue or cancel", k->name, value);
+	case KEY_QUEUE_LIST:
+		if (strlen(value) >= 256)
+			return error_set(err, -ENAMETOOLONG, "%s: longer than 255 characters", k->name);
+		strcpy(dst, value);
+		return 0;
 	case KEY_ORDER:
 		for (size_t i = 0; i < 2; i++)
 			if (strcmp(value, order_names[i]) == 0) {
@@ -608,6 +627,26 @@ static int config_validate(struct config *c, struct error *err, int *ret_line)
 			return error_set(err, -EINVAL, "[queue %s]: walltime_default is above walltime_max", q->name);
 		if (q->reserve == QUEUE_RESERVE_REALTIME && (q->rt_priority < 1 || q->rt_priority > 99))
 			return error_set(err, -EINVAL, "[queue %s]: rt_priority must be 1-99", q->name);
+	}
+	/* Preemption: each named queue exists, is not the queue itself and
+	 * has a lower priority, so no two queues preempt each other, nor
+	 * any circle of them (priorities only go down it). */
+	for (size_t i = 0; i < c->n_queues; i++) {
+		const struct queue_conf *q = &c->queues[i];
+		char list[256], *save = NULL;
+
+		*ret_line = q->line;
+		snprintf(list, sizeof(list), "%s", q->preempts);
+		for (char *n = strtok_r(list, ", ", &save); n; n = strtok_r(NULL, ", ", &save)) {
+			const struct queue_conf *v = config_queue(c, n);
+
+			if (!v)
+				return error_set(err, -EINVAL, "[queue %s]: preempts = %s: no queue %s", q->name,
+						 q->preempts, n);
+			if (v == q || v->priority >= q->priority)
+				return error_set(err, -EINVAL, "[queue %s]: preempts %s: a preemption loop (queue %s "
+						 "must have a lower priority than %s)", q->name, n, n, q->name);
+		}
 	}
 	*ret_line = 0;
 	if (c->state_dir[0] == '\0')

@@ -32,6 +32,12 @@ enum queue_gpu_locality {
 	QUEUE_GPU_REQUIRE,
 };
 
+/* [queue] preempt_mode: what becomes of a job preempted (docs/PREEMPTION.md). */
+enum queue_preempt_mode {
+	QUEUE_PREEMPT_REQUEUE,     /* back to wait, the same id, a new attempt */
+	QUEUE_PREEMPT_CANCEL,      /* ended, cancelled */
+};
+
 /* [queue] order: whose turn it is (docs/FAIRSHARE.md). */
 enum queue_order {
 	QUEUE_ORDER_ROUND_ROBIN,   /* IQS: each user a job in turn */
@@ -74,6 +80,10 @@ struct queue_conf {
 	uint64_t max_ngpus;          /* most GPUs a job may ask for, in all; 0: no limit */
 	enum queue_gpu_locality gpu_locality;
 	enum queue_order order;
+	char preempts[256];          /* queues whose running jobs this queue's may take from ("a,b"; "" none) */
+	enum queue_preempt_mode preempt_mode;
+	uint64_t preempt_min_runtime;/* seconds a job runs before it may be preempted */
+	uint64_t preempt_grace;      /* seconds from its notice signal to SIGTERM */
 	char reason[128];            /* why disabled or stopped (qmgr), or "" */
 };
 

@@ -125,6 +125,8 @@ struct job {
 	int priority;            /* qsub -p: order among its owner's waiting jobs */
 	int64_t start_after;     /* qsub -a: wall seconds; 0: none */
 	bool rerun;              /* qrerun: requeue, not finish, when its result comes */
+	bool preempted;          /* chosen to give way (preempt.c): not chosen again this run */
+	int64_t preempt_until;   /* ns: a job that preempted waits for its victims till then */
 	unsigned prolog_failures; /* node prologs that failed it, since qpoold started */
 	bool prolog_hold;        /* held, not queued, once back from this run */
 	/* Across nodes: the primary's result, kept until every node's is in;

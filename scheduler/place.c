@@ -935,6 +935,105 @@ done:
 }
 
 /* The most CPUs j needs on one node. */
+/* Whether queue name is in q's preempts list. */
+static bool preempts(const struct queue_conf *q, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *at = q->preempts; (at = strstr(at, name)); at += n)
+		if ((at == q->preempts || at[-1] == ',' || at[-1] == ' ') && (!at[n] || at[n] == ',' || at[n] == ' '))
+			return true;
+	return false;
+}
+
+static int victim_cmp(const void *a, const void *b)
+{
+	const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
+
+	/* The youngest first: the least work lost. */
+	return x->t_dispatch > y->t_dispatch ? -1 : x->t_dispatch < y->t_dispatch;
+}
+
+size_t place_preempt_pick(struct pool *p, const struct config *c, const struct queue_conf *q, const struct job *j,
+			  int64_t now, struct job **ret, size_t max)
+{
+	struct job **cand = NULL, **best = NULL;
+	size_t n_best = 0, cap = 0;
+	uint64_t best_cpus = UINT64_MAX;
+
+	if (!q->preempts[0] || j->n_chunks || j->excl || j->gpu_model || j->n_nres || j->n_lic)
+		return 0;
+	for (struct node *nd = p->nodes; nd; nd = nd->next) {
+		unsigned room = 0, groom;
+		uint64_t mroom, got_cpus = 0, got_gpus = 0, got_mem = 0;
+		size_t n = 0, take = 0;
+
+		if (!pool_node_usable(nd) || nd->n_excl || !node_sel_ok(nd, j, -1) ||
+		    (q->reserve == QUEUE_RESERVE_REALTIME && !nd->rt))
+			continue;
+		{
+			struct cpumask avail;
+
+			node_avail(nd, q->reserve, &avail);
+			room = cpumask_count(&avail);
+		}
+		groom = node_gpu_room(nd, j, false);
+		mroom = pool_node_mem_free(nd);
+		if (room >= j->ncpus && groom >= j->ngpus && mroom >= j->mem)
+			continue;   /* it fits by counts: its wait is another's */
+		for (const struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
+			const struct job *v = e->job;
+			const struct queue_conf *vq = config_queue(c, v->queue);
+
+			if (v->state != JOB_RUNNING || v->preempted || !vq || !preempts(q, vq->name) ||
+			    (vq->preempt_min_runtime &&
+			     now - v->t_dispatch < (int64_t)vq->preempt_min_runtime * 1000000000))
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? 2 * cap : 16;
+				struct job **t = realloc(cand, nc * sizeof(*t));
+
+				if (!t)
+					goto done;
+				cand = t;
+				cap = nc;
+			}
+			cand[n++] = (struct job *)v;
+		}
+		qsort(cand, n, sizeof(*cand), victim_cmp);
+		for (take = 0; take < n && (room + got_cpus < j->ncpus || groom + got_gpus < j->ngpus ||
+					    mroom + got_mem < j->mem); take++) {
+			const struct alloc_entry *e = job_entry(cand[take], nd->name);
+
+			got_cpus += e ? e->ncpus : 0;
+			got_gpus += e ? (unsigned)__builtin_popcountll(e->gpus) : 0;
+			got_mem += e ? e->mem : 0;
+		}
+		if (room + got_cpus < j->ncpus || groom + got_gpus < j->ngpus || mroom + got_mem < j->mem ||
+		    take > max)
+			continue;
+		/* The node that costs the fewest jobs, then the fewest CPUs. */
+		if (!best || take < n_best || (take == n_best && got_cpus < best_cpus)) {
+			struct job **t = realloc(best, (take ? take : 1) * sizeof(*t));
+
+			if (!t)
+				goto done;
+			best = t;
+			memcpy(best, cand, take * sizeof(*best));
+			n_best = take;
+			best_cpus = got_cpus;
+		}
+	}
+done:
+	if (best)
+		memcpy(ret, best, n_best * sizeof(*ret));
+	else
+		n_best = 0;
+	free(best);
+	free(cand);
+	return n_best;
+}
+
 unsigned place_widest(const struct job *j)
 {
 	unsigned w = 0, total = 0;

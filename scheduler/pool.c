@@ -1482,6 +1482,13 @@ int pool_request_limit_wait(const struct pool *p, const struct queue_conf *q, co
 	return j->account && p->n_accts ? pool_acct_blocks(p, j, why, len) : 0;
 }
 
+int64_t pool_queue_blocked(const struct pool *p, const char *queue)
+{
+	const struct pool_queue *pq = pool_queue_find(p, queue);
+
+	return pq ? pq->blocked : 0;
+}
+
 bool pool_job_blocked_first(const struct pool *p, const struct job *j)
 {
 	const struct pool_queue *pq = j->queue[0] ? pool_queue_find(p, j->queue) : NULL;

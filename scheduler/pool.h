@@ -323,4 +323,14 @@ json_t *pool_queue_order(struct pool *p, const struct queue_conf *q);
 json_t *pool_queue_order_page(struct pool *p, const struct queue_conf *q, size_t offset, size_t limit,
 			      size_t *ret_total);
 
+/* Preemption (docs/PREEMPTION.md): the running jobs of the queues q
+ * preempts whose going would let j (one node, waiting) fit on one node by
+ * counts, the youngest first, on the node that costs the fewest; none
+ * that ran less than their queue's preempt_min_runtime, none already
+ * chosen. Fills ret (room for max); returns how many (0: none will do). */
+size_t place_preempt_pick(struct pool *p, const struct config *c, const struct queue_conf *q, const struct job *j,
+			  int64_t now, struct job **ret, size_t max);
+/* The id of queue's first job the last pass passed over for room (0: none). */
+int64_t pool_queue_blocked(const struct pool *p, const char *queue);
+
 #endif

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "nodes-known.h"
 #include "peers.h"
+#include "preempt.h"
 #include "server-internal.h"
 #include "srvhook.h"
 #include "timeutil.h"
@@ -753,6 +754,7 @@ static void schedule(struct server *s)
 	if (s->state_full)
 		return;
 	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
+	preempt_pass(s);
 	if (n == 0)
 		return;
 	now = time_wall_ns();

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* Preemption (docs/PREEMPTION.md): after a pass, the first job a queue
+ * with `preempts` passed over for room takes a node from running jobs of
+ * the queues it preempts: each gets its notice signal, and after its
+ * queue's preempt_grace is requeued (a new attempt, the same id) or
+ * cancelled; the preempting job starts in the pass after they end. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fairshare.h"
+#include "jobstore-internal.h"
+#include "log.h"
+#include "parse.h"
+#include "preempt.h"
+#include "reslimits.h"
+#include "server-internal.h"
+#include "timeutil.h"
+
+#define VICTIMS_MAX 64
+
+struct preempt_timer {
+	struct server *s;
+	int64_t victim, by;
+};
+
+static int attrs_row(const struct jobstore_row *r, void *ud)
+{
+	char **ret = ud;
+
+	if (!*ret && row_text(r, 0))
+		*ret = strdup(row_text(r, 0));
+	return 0;
+}
+
+/* The job's notice signal (-l signal=[B:]SIG[@S], sbatch --signal), or 0. */
+static int notice_signal(struct server *s, int64_t id)
+{
+	struct jobstore_ev_params p = { .n = 1 };
+	char *text = NULL, name[32];
+	const char *sig;
+	json_t *attrs;
+	int r = 0;
+
+	p.v[0].i = id;
+	if (jobstore_sql_rows(s->store, "SELECT attrs FROM jobs WHERE id = $1", &p, attrs_row, &text) < 0 || !text)
+		return 0;
+	attrs = json_loads(text, 0, NULL);
+	sig = json_string_value(json_object_get(attrs, "Resource_List.signal"));
+	if (sig) {
+		if (!strncmp(sig, "B:", 2))
+			sig += 2;
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(sig, "@"), sig);
+		r = signal_parse(name);
+	}
+	json_decref(attrs);
+	free(text);
+	return r > 0 ? r : 0;
+}
+
+/* v gives way now: requeued (a rerunnable job of a requeue queue) or
+ * cancelled, its CPUs back when its node reports it gone. */
+static void preempt_end(struct server *s, struct job *v, int64_t by)
+{
+	const struct queue_conf *vq = config_queue(s->config, v->queue);
+	char why[96];
+	int r;
+
+	snprintf(why, sizeof(why), "preempted by job %lld", (long long)by);
+	if (!vq || vq->preempt_mode == QUEUE_PREEMPT_CANCEL || !v->rerunnable) {
+		log_info("job %lld: %s: cancelled", (long long)v->id, why);
+		(void)server_job_cancel(s, v, why);
+		return;
+	}
+	r = jobstore_job_set_state(s->store, v->id, JOB_EXITING, why);
+	if (r < 0) {
+		log_err("job %lld: cannot record its preemption: %s", (long long)v->id, strerror(-r));
+		return;
+	}
+	/* The time it ran is not charged to its user's share: it is run
+	 * again (docs/FAIRSHARE.md). */
+	if (v->t_dispatch) {
+		double now = pool_fairshare_now(s->pool), ran = now - (double)v->t_dispatch / 1e9;
+
+		if (ran > 0)
+			pool_usage_adjust(s->pool, v->uid, -ran * pool_usage_weight(s->pool, v), now);
+	}
+	v->rerun = true;
+	pool_job_state_set(s->pool, v, JOB_EXITING);
+	if (!node_signal(s, v, SIGTERM))
+		log_info("job %lld: its node is down; it is requeued when the node returns or is lost",
+			 (long long)v->id);
+	log_info("job %lld: %s: requeued", (long long)v->id, why);
+}
+
+static int grace_over(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct preempt_timer *t = userdata;
+	struct job *v = pool_job_find(t->s->pool, t->victim);
+
+	if (v && v->state == JOB_RUNNING)
+		preempt_end(t->s, v, t->by);
+	sd_event_source_disable_unref(src);
+	free(t);
+	return 0;
+}
+
+static void preempt_victim(struct server *s, struct job *v, int64_t by)
+{
+	const struct queue_conf *vq = config_queue(s->config, v->queue);
+	int sig = vq && vq->preempt_grace ? notice_signal(s, v->id) : 0;
+	struct preempt_timer *t;
+
+	v->preempted = true;
+	log_info("job %lld (queue %s): gives way to job %lld", (long long)v->id, v->queue, (long long)by);
+	/* Its own notice signal first, its queue's grace to act on it. */
+	/* (SIGRTMIN + sig: gded forwards it to the job, as for qsig.) */
+	if (sig && node_signal(s, v, SIGRTMIN + sig) && (t = malloc(sizeof(*t)))) {
+		*t = (struct preempt_timer){ s, v->id, by };
+		if (sd_event_add_time_relative(s->event, NULL, CLOCK_MONOTONIC, vq->preempt_grace * 1000000ULL, 0,
+					       grace_over, t) >= 0)
+			return;
+		free(t);
+	}
+	preempt_end(s, v, by);
+}
+
+void preempt_pass(struct server *s)
+{
+	int64_t now = time_wall_ns();
+
+	for (size_t i = 0; i < s->config->n_queues; i++) {
+		const struct queue_conf *q = &s->config->queues[i];
+		struct job *victims[VICTIMS_MAX], *j;
+		int64_t id, wait = 0;
+		size_t n;
+
+		if (!q->preempts[0] || !q->started || !(id = pool_queue_blocked(s->pool, q->name)))
+			continue;
+		j = pool_job_find(s->pool, id);
+		/* One-node jobs, not arrays (docs/PREEMPTION.md); one
+		 * preemption for a job at a time. */
+		if (!j || j->state != JOB_QUEUED || j->array || j->start_after * 1000000000 > now ||
+		    j->preempt_until > now)
+			continue;
+		n = place_preempt_pick(s->pool, s->config, q, j, now, victims, VICTIMS_MAX);
+		if (!n)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const struct queue_conf *vq = config_queue(s->config, victims[k]->queue);
+
+			if (vq && (int64_t)vq->preempt_grace > wait)
+				wait = (int64_t)vq->preempt_grace;
+			preempt_victim(s, victims[k], j->id);
+		}
+		/* Its victims' grace, their kill grace and a margin: then it
+		 * may take others if these did not free what it needs. */
+		j->preempt_until = now + (wait + (int64_t)s->config->kill_grace + 10) * 1000000000;
+	}
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Preemption (docs/PREEMPTION.md) on one real 1-CPU node: a scavenger job
+# (queue scav, preempt_grace = 3) that traps USR1 and asked for it with
+# --signal=USR1@60 holds the CPU; an urgent job (queue urgent, preempts =
+# scav) arrives: the scavenger gets USR1, then 3 s later SIGTERM, goes
+# back to wait (the same id, its second attempt), the urgent job runs,
+# and the scavenger runs again and finishes. Bad preemption settings
+# (an unknown queue, a loop) are refused at reload, the old config kept.
+. "$(dirname "$0")/lib.sh"
+qp_setup "[queue scav]
+preempt_grace = 3
+walltime_max = 01:00:00
+
+[queue urgent]
+priority = 10
+preempts = scav
+walltime_max = 01:00:00"
+qp_start_server
+qp_start_node p1 0
+W=$QP_T/work/qpuser1
+cat > "$W/scav.sh" <<'JOB'
+#!/bin/bash
+#SBATCH -p scav --signal=USR1@60 -t 10:00
+log=$LOG
+# The traps first: the test sends the urgent job once "start" is written.
+trap 'echo "usr1 $(date +%s.%N)" >> "$log"' USR1
+trap 'echo "term $(date +%s.%N)" >> "$log"; exit 143' TERM
+echo "start $(date +%s.%N)" >> "$log"
+if [ "$(grep -c '^start' "$log")" -ge 2 ]; then echo "done" >> "$log"; exit 0; fi
+for i in $(seq 6000); do sleep 0.1; done
+exit 1
+JOB
+chmod +x "$W/scav.sh"
+log=$W/scav.log
+
+note "a scavenger job holds the node's one CPU"
+s=$(as qpuser1 sbatch --parsable --export=ALL,LOG="$log" -o /dev/null "$W/scav.sh") || fail "sbatch scav: $s"
+qp_wait "$s" running
+qp_wait_file "$log"
+
+note "an urgent job arrives: USR1, 3 s of grace, SIGTERM, the scavenger back to wait"
+u=$(as qpuser2 sbatch --parsable -p urgent -o /dev/null --wrap='sleep 1') || fail "sbatch urgent: $u"
+qp_wait "$u" running --timeout 60
+qp_wait "$u" completed --timeout 60
+qp_wait "$s" completed --timeout 60
+cat "$log"
+python3 - "$log" <<'PY' || fail "the scavenger's log: $(cat "$log")"
+import sys
+ev = [l.split() for l in open(sys.argv[1])]
+kinds = [e[0] for e in ev]
+assert kinds == ["start", "usr1", "term", "start", "done"], kinds
+t = {k: float(e[1]) for k, e in zip(kinds, ev) if len(e) > 1 and k in ("usr1", "term")}
+assert 2.5 <= t["term"] - t["usr1"] <= 8, t["term"] - t["usr1"]
+PY
+[ "$(qp_field "$s" run_count)" = 2 ] || fail "the scavenger run_count is $(qp_field "$s" run_count), not 2 (two runs)"
+grep -q "job $s (queue scav): gives way to job $u" "$QP_T/qpoold.log" || fail "no preemption in qpoold's log"
+
+note "bad settings refused at reload: an unknown queue, a loop"
+cp "$QPOOL_CONF" "$QP_T/good.conf"
+sed -i 's/^preempts = scav$/preempts = nosuch/' "$QPOOL_CONF"
+out=$("$QP_BIN/qmgr" reload 2>&1) && fail "preempts = nosuch taken"
+grep -q "preempts = nosuch: no queue nosuch" <<<"$out" || fail "preempts = nosuch: '$out'"
+cp "$QP_T/good.conf" "$QPOOL_CONF"
+sed -i 's/^preempt_grace = 3$/preempt_grace = 3\npreempts = urgent/' "$QPOOL_CONF"
+out=$("$QP_BIN/qmgr" reload 2>&1) && fail "a preemption loop taken"
+grep -q "a preemption loop" <<<"$out" || fail "a loop: '$out'"
+cp "$QP_T/good.conf" "$QPOOL_CONF"
+echo PASS
