@@ -177,10 +177,14 @@ enum { SERVER_ID, SERVER_ADDRESS, SERVER_ROLE, SERVER_AGE };
  * leave holes at every rollback). A job event copies the job row as the
  * transaction leaves it. Parameters are CAST: PostgreSQL does not infer a
  * type for a parameter in INSERT ... SELECT's select list. */
-#define JOBSTORE_SQL_EVENTS_CREATE \
-	"CREATE TABLE events (seq BIGINT PRIMARY KEY, t BIGINT NOT NULL, epoch BIGINT NOT NULL," \
+#define JOBSTORE_SQL_EVENTS_TABLE(NAME, SEQ) \
+	"CREATE TABLE " NAME " (seq " SEQ " PRIMARY KEY, t BIGINT NOT NULL, epoch BIGINT NOT NULL," \
 	" jobid BIGINT, uid BIGINT, node TEXT, state TEXT NOT NULL, exit_status BIGINT," \
 	" exit_signal BIGINT, reason TEXT);"
+#define JOBSTORE_SQL_EVENTS_CREATE JOBSTORE_SQL_EVENTS_TABLE("events", "BIGINT")
+/* On SQLite seq is the rowid (INTEGER PRIMARY KEY, 64-bit there): one
+ * b-tree per event, not a table and its index (bench/events). */
+#define JOBSTORE_SQL_EVENTS_CREATE_SQLITE JOBSTORE_SQL_EVENTS_TABLE("events", "INTEGER")
 enum jobstore_ev_stmt {
 	EV_JOB,      /* $1 t, $2 epoch, $3 the job ids (params' ids), one event each in order */
 	EV_NODE,     /* $1 t, $2 epoch, $3 node, $4 state, $5 reason */
