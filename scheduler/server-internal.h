@@ -43,6 +43,7 @@ struct conn {
 	bool identified;          /* counted in server->peers under uid */
 	size_t in_counted;        /* input buffer bytes counted for uid (conn_input_account) */
 	bool throttled;           /* its unread replies are over OUT_HIGH: requests wait */
+	uint32_t io_events;       /* the epoll mask last set on src (server.c) */
 	bool watching;            /* holds a watch (watch.c) */
 	struct conn *next, *prev;
 };
