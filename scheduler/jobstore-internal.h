@@ -187,7 +187,7 @@ enum { SERVER_ID, SERVER_ADDRESS, SERVER_ROLE, SERVER_AGE };
 #define JOBSTORE_SQL_EVENTS_CREATE_SQLITE JOBSTORE_SQL_EVENTS_TABLE("events", "INTEGER")
 enum jobstore_ev_stmt {
 	EV_JOB,      /* $1 t, $2 epoch, $3 the job ids (params' ids), one event each in order */
-	EV_NODE,     /* $1 t, $2 epoch, $3 node, $4 state, $5 reason */
+	EV_NODE,     /* $1 t, $2 epoch, $3 node, $4 state, $5 reason, $6 uid (text, NULL: qpoold) */
 	EV_READ,     /* $1 after seq, $2 limit: rows of EV_COL_* */
 	EV_BOUNDS,   /* one row: first seq, last seq (0, 0: none) */
 	EV_PRUNE,    /* $1 before t, $2 limit: the seqs deleted */
@@ -208,8 +208,8 @@ enum jobstore_ev_stmt {
 #define JOBSTORE_SQL_EV_JOBS_PG \
 	JOBSTORE_SQL_EV_JOBS("unnest(CAST($3 AS BIGINT[])) WITH ORDINALITY AS p(id, k)", "k")
 #define JOBSTORE_SQL_EV_NODE \
-	"INSERT INTO events (seq, t, epoch, node, state, reason)" \
-	" VALUES (" JOBSTORE_SQL_EV_NEXT ", CAST($1 AS BIGINT), CAST($2 AS BIGINT), $3, $4, $5)"
+	"INSERT INTO events (seq, t, epoch, node, state, reason, uid)" \
+	" VALUES (" JOBSTORE_SQL_EV_NEXT ", CAST($1 AS BIGINT), CAST($2 AS BIGINT), $3, $4, $5, CAST($6 AS BIGINT))"
 enum {
 	EV_COL_SEQ, EV_COL_T, EV_COL_EPOCH, EV_COL_JOBID, EV_COL_UID, EV_COL_NODE, EV_COL_STATE,
 	EV_COL_EXIT_STATUS, EV_COL_EXIT_SIGNAL, EV_COL_REASON,
@@ -346,6 +346,7 @@ struct jobstore_ev_pending {
 	char *node;
 	const char *state;      /* a node's: static text */
 	char *reason;
+	int64_t uid;            /* a node's: who changed it; -1: qpoold */
 };
 
 /* Each backend's struct starts with this. */

@@ -102,6 +102,7 @@ struct server {
 	struct lease *lease;         /* lease.c: active or standby */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
+	bool stopping;               /* server_destroy: links closing are not nodes going down */
 	char pool_name[JOBID_SERVER_MAX];   /* the suffix of job ids, the store's (server-lease.c) */
 	struct server_metrics *metrics;     /* metrics.c: counters and the HTTP endpoint */
 };
@@ -229,6 +230,8 @@ void task_routes_destroy(struct server *s);
 /* nodes.c: drains a node (by who, with reason) or resumes it (DRAIN_NONE):
  * stored, then in the pool. 0 or -errno (nothing changed). */
 int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, const char *reason);
+/* The same, asked by uid (an admin's drain or resume: its event's uid). */
+int node_drain_set_by(struct server *s, struct node *n, enum node_drain_by by, const char *reason, int64_t uid);
 /* A node's connection went away. */
 void node_link_lost(struct server *s, struct conn *c);
 /* Sends job.launch for j to its node; the job row says what to run. */

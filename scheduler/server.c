@@ -1198,6 +1198,7 @@ void server_destroy(struct server *s)
 {
 	if (!s)
 		return;
+	s->stopping = true;
 	/* Hooks in flight are killed, their requests never committed. */
 	srvhooks_destroy(s->hooks);
 	s->hooks = NULL;

@@ -146,10 +146,12 @@ static json_t *event_json(const struct jobstore_event *e)
 
 	if (!o)
 		return NULL;
-	if (e->jobid) {
+	/* A job's owner; a node's changer (an admin's drain or resume),
+	 * none when qpoold changed it. */
+	if (e->jobid)
 		json_object_set_new(o, "jobid", json_integer(e->jobid));
+	if (e->jobid || e->uid >= 0)
 		json_object_set_new(o, "uid", json_integer(e->uid));
-	}
 	if (e->node)
 		json_object_set_new(o, "node", json_string(e->node));
 	if (e->exit_status >= 0)
