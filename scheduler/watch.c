@@ -49,6 +49,7 @@ struct watcher {
 	int64_t *jobs;            /* only these jobs' (sorted); NULL: all it may see */
 	size_t n_jobs;
 	bool more;                /* its last turn left it a batch behind */
+	bool dead;                /* its connection closed during a turn: freed after it */
 	struct watcher *next;
 };
 
@@ -60,6 +61,7 @@ struct watchers {
 	uint64_t broad_committed; /* jobstore_events_committed at that time */
 	bool broad_pending;       /* events committed since: the broad ones wait */
 	bool broad_due;           /* in a turn: the broad ones are written */
+	bool walking;             /* in a turn: a closed watcher is marked, not freed */
 	uint64_t committed;       /* jobstore_events_committed at the last turn */
 	bool behind;              /* a watcher has more to read */
 	sd_event_source *more_src;
@@ -381,9 +383,14 @@ static void watch_turn(struct server *s)
 		ws->broad_committed = ws->committed;
 	}
 	ws->broad_pending = ws->n_broad && ws->committed != ws->broad_committed;
+	/* A write that fails closes the connection, and its close frees
+	 * its watcher (watch_conn_closed): not under this walk's feet. */
+	ws->walking = true;
 	for (pw = &ws->list; (w = *pw);) {
-		int r = watcher_turn(s, ws, w);
+		int r = w->dead ? -1 : watcher_turn(s, ws, w);
 
+		if (w->dead)
+			r = -1;
 		if (r < 0) {
 			*pw = w->next;
 			ws->n--;
@@ -393,6 +400,18 @@ static void watch_turn(struct server *s)
 		}
 		w->more = r > 0;
 		more |= r > 0;
+		pw = &w->next;
+	}
+	ws->walking = false;
+	/* One closed behind the walk (not by its own write). */
+	for (pw = &ws->list; (w = *pw);) {
+		if (w->dead) {
+			*pw = w->next;
+			ws->n--;
+			ws->n_broad -= !w->jobs;
+			watcher_free(w);
+			continue;
+		}
 		pw = &w->next;
 	}
 	json_decref(ws->cache);
@@ -501,6 +520,11 @@ void watch_conn_closed(struct server *s, const struct conn *c)
 	if (!ws || !c->watching)
 		return;
 	for (pw = &ws->list; (w = *pw);) {
+		if (w->conn == c && ws->walking) {
+			w->dead = true;
+			pw = &w->next;
+			continue;
+		}
 		if (w->conn == c) {
 			*pw = w->next;
 			ws->n--;
