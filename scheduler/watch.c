@@ -350,8 +350,10 @@ void watch_flush(struct server *s)
 		return;
 	now = time_mono_ns();
 	due = ws->last_turn + COALESCE_NS;
-	/* Only the broad watchers wait: their turn, not the next 20 ms. */
-	if (!fresh && !ws->behind && ws->last_broad + broad_interval(ws) > due)
+	/* Only the broad watchers wait (nothing new, or no watcher names
+	 * jobs): their turn, not the next 20 ms, so a busy pool watched by
+	 * them alone wakes qpoold once per their interval, not per commit. */
+	if ((!fresh || ws->n_broad == ws->n) && !ws->behind && ws->last_broad + broad_interval(ws) > due)
 		due = ws->last_broad + broad_interval(ws);
 	if (now >= due) {
 		watch_turn(s);
