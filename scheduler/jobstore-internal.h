@@ -194,19 +194,22 @@ enum jobstore_ev_stmt {
 	EV_MAX,
 };
 #define JOBSTORE_SQL_EV_NEXT "(SELECT coalesce(max(seq), 0) + 1 FROM events)"
-/* The jobs' events of a transaction in one statement, numbered in the
- * order of their changes (row_number over the list's positions: a job
- * not found leaves no hole): SQLite walks a JSON array, PostgreSQL an
- * array parameter; both need window functions (SQLite 3.25). */
-#define JOBSTORE_SQL_EV_JOBS(LIST, POS) \
+/* The jobs' events of a transaction in one statement, numbered by
+ * their positions in the list, the order of their changes: SQLite walks
+ * a JSON array (key from 0), PostgreSQL an array parameter (ordinality
+ * from 1). No window function (a sort of the list per commit): every
+ * job of the list is there, as a job's row is never deleted and its
+ * event is noted only after its write succeeded, so the positions leave
+ * no hole. */
+#define JOBSTORE_SQL_EV_JOBS(LIST, SEQ) \
 	"INSERT INTO events (seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason)" \
-	" SELECT (SELECT coalesce(max(seq), 0) FROM events) + row_number() OVER (ORDER BY p." POS ")," \
+	" SELECT (SELECT coalesce(max(seq), 0) FROM events) + " SEQ "," \
 	" CAST($1 AS BIGINT), CAST($2 AS BIGINT), j.id, j.uid, j.node, j.state, j.exit_status, j.exit_signal," \
-	" j.reason FROM " LIST " JOIN jobs j ON j.id = p.id ORDER BY p." POS
+	" j.reason FROM " LIST " JOIN jobs j ON j.id = p.id ORDER BY p.k"
 #define JOBSTORE_SQL_EV_JOBS_SQLITE \
-	JOBSTORE_SQL_EV_JOBS("(SELECT key AS k, value AS id FROM json_each($3)) AS p", "k")
+	JOBSTORE_SQL_EV_JOBS("(SELECT key AS k, value AS id FROM json_each($3)) AS p", "p.k + 1")
 #define JOBSTORE_SQL_EV_JOBS_PG \
-	JOBSTORE_SQL_EV_JOBS("unnest(CAST($3 AS BIGINT[])) WITH ORDINALITY AS p(id, k)", "k")
+	JOBSTORE_SQL_EV_JOBS("unnest(CAST($3 AS BIGINT[])) WITH ORDINALITY AS p(id, k)", "p.k")
 #define JOBSTORE_SQL_EV_NODE \
 	"INSERT INTO events (seq, t, epoch, node, state, reason, uid)" \
 	" VALUES (" JOBSTORE_SQL_EV_NEXT ", CAST($1 AS BIGINT), CAST($2 AS BIGINT), $3, $4, $5, CAST($6 AS BIGINT))"
