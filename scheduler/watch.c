@@ -486,10 +486,11 @@ void op_watch(struct conn *c, const char *op, long long req_id, json_t *msg)
 			if (jobstore_job_get(s->store, json_integer_value(v), false, &row) < 0)
 				continue;
 			if (w->all || json_integer_value(json_object_get(row, "uid")) == (json_int_t)c->uid)
-				json_array_append_new(current, json_pack("{s:O, s:O, s:O*, s:O*, s:O*}", "jobid",
-						json_object_get(row, "jobid"), "state", json_object_get(row, "state"),
+				json_array_append_new(current, json_pack("{s:O, s:O, s:O*, s:O*, s:O*, s:O*, s:O*}",
+						"jobid", json_object_get(row, "jobid"), "state", json_object_get(row, "state"),
 						"exit_status", json_object_get(row, "exit_status"), "exit_signal",
-						json_object_get(row, "exit_signal"), "uid", json_object_get(row, "uid")));
+						json_object_get(row, "exit_signal"), "uid", json_object_get(row, "uid"),
+						"node", json_object_get(row, "node"), "reason", json_object_get(row, "reason")));
 			json_decref(row);
 		}
 		qsort(w->jobs, w->n_jobs, sizeof(int64_t), cmp_i64);
