@@ -548,8 +548,7 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	/* Back after a "down" event: an "up" one (a new or changed node's
 	 * row write tells "up" itself, nodes-known.c). */
 	if (n->down_told) {
-		if (jobstore_event_node(s->store, n->name, "up", "its link is back") < 0)
-			log_warn("node %s: cannot store its up event", n->name);
+		watch_note_node(s, n->name, "up", "its link is back");
 		n->down_told = false;
 	}
 	n->link = c;
@@ -639,10 +638,8 @@ void node_link_lost(struct server *s, struct conn *c)
 	 * open: not when qpoold itself stops or steps down (its links close,
 	 * the nodes are not down), nor from a standby. */
 	if (!s->stopping && !s->stepping_down && !server_standby(s) && !n->down_told) {
-		if (jobstore_event_node(s->store, n->name, "down", "its link closed") < 0)
-			log_warn("node %s: cannot store its down event", n->name);
-		else
-			n->down_told = true;
+		watch_note_node(s, n->name, "down", "its link closed");
+		n->down_told = true;
 	}
 }
 

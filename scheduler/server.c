@@ -1198,6 +1198,8 @@ void server_destroy(struct server *s)
 {
 	if (!s)
 		return;
+	/* Node events noted before the stop are kept (the lease still held). */
+	watch_notes_flush(s);
 	s->stopping = true;
 	/* Hooks in flight are killed, their requests never committed. */
 	srvhooks_destroy(s->hooks);

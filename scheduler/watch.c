@@ -83,9 +83,22 @@ struct watchers {
 		bool used;
 	} frames[FRAME_SLOTS];
 	unsigned next_frame;
+	/* Node events noted, written together (watch_note_node). */
+	struct node_note {
+		char *node;
+		const char *state, *reason;   /* static text */
+	} *notes;
+	size_t n_notes, cap_notes;
+	sd_event_source *notes_src;
 };
 
 static void watch_turn(struct server *s);
+
+static int notes_handler(sd_event_source *src, void *userdata)
+{
+	watch_notes_flush(userdata);
+	return 0;
+}
 
 static int more_handler(sd_event_source *src, void *userdata)
 {
@@ -112,6 +125,15 @@ static struct watchers *watchers_get(struct server *s)
 	    sd_event_source_set_enabled(w->more_src, SD_EVENT_OFF) < 0 ||
 	    sd_event_add_time_relative(s->event, &w->later_src, CLOCK_MONOTONIC, 1000, 1000, later_handler, s) < 0 ||
 	    sd_event_source_set_enabled(w->later_src, SD_EVENT_OFF) < 0) {
+		sd_event_source_disable_unref(w->more_src);
+		sd_event_source_disable_unref(w->later_src);
+		free(w);
+		return NULL;
+	}
+	if (sd_event_add_defer(s->event, &w->notes_src, notes_handler, s) < 0 ||
+	    sd_event_source_set_priority(w->notes_src, SD_EVENT_PRIORITY_IDLE) < 0 ||
+	    sd_event_source_set_enabled(w->notes_src, SD_EVENT_OFF) < 0) {
+		sd_event_source_disable_unref(w->notes_src);
 		sd_event_source_disable_unref(w->more_src);
 		sd_event_source_disable_unref(w->later_src);
 		free(w);
@@ -559,12 +581,68 @@ void watch_prune(struct server *s)
 	ws->next_prune = now + (n == PRUNE_BATCH ? 1 : PRUNE_IDLE_SEC) * NSEC_PER_SEC;
 }
 
+void watch_note_node(struct server *s, const char *node, const char *state, const char *reason)
+{
+	struct watchers *ws = watchers_get(s);
+	struct node_note *n;
+
+	if (!ws)
+		goto now;
+	if (ws->n_notes == ws->cap_notes) {
+		size_t cap = ws->cap_notes ? ws->cap_notes * 2 : 16;
+		void *p = realloc(ws->notes, cap * sizeof(*ws->notes));
+
+		if (!p)
+			goto now;
+		ws->notes = p;
+		ws->cap_notes = cap;
+	}
+	n = &ws->notes[ws->n_notes];
+	n->node = strdup(node);
+	if (!n->node)
+		goto now;
+	n->state = state;
+	n->reason = reason;
+	ws->n_notes++;
+	(void)sd_event_source_set_enabled(ws->notes_src, SD_EVENT_ONESHOT);
+	return;
+now:
+	/* No memory to note it: written alone. */
+	if (jobstore_event_node(s->store, node, state, reason) < 0)
+		log_warn("node %s: cannot store its %s event", node, state);
+}
+
+void watch_notes_flush(struct server *s)
+{
+	struct watchers *ws = s->watchers;
+	int r;
+
+	if (!ws || !ws->n_notes)
+		return;
+	r = jobstore_begin(s->store);
+	for (size_t i = 0; i < ws->n_notes && r == 0; i++)
+		r = jobstore_event_node(s->store, ws->notes[i].node, ws->notes[i].state, ws->notes[i].reason);
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0) {
+		jobstore_rollback(s->store);
+		log_warn("job store: cannot store %zu node events: %s", ws->n_notes, strerror(-r));
+	}
+	for (size_t i = 0; i < ws->n_notes; i++)
+		free(ws->notes[i].node);
+	ws->n_notes = 0;
+}
+
 void watch_destroy(struct server *s)
 {
 	struct watchers *ws = s->watchers;
 
 	if (!ws)
 		return;
+	for (size_t i = 0; i < ws->n_notes; i++)
+		free(ws->notes[i].node);
+	free(ws->notes);
+	sd_event_source_disable_unref(ws->notes_src);
 	while (ws->list) {
 		struct watcher *w = ws->list;
 
