@@ -575,6 +575,24 @@ int client_recv(struct client *cl, json_t **ret, struct error *err)
 	return r;
 }
 
+int client_wait(struct client *cl, int timeout_ms)
+{
+	size_t have;
+	struct pollfd p;
+	int r;
+
+	if (cl->fd < 0)
+		return -ECONNRESET;
+	have = cl->in.len - cl->in.off;
+	if (have >= 4 && have - 4 >= wire_announced(&cl->in))
+		return 1;
+	p = (struct pollfd){ .fd = cl->fd, .events = POLLIN };
+	r = poll(&p, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r > 0;
+}
+
 int client_reconnect(struct client *cl, struct error *err)
 {
 	client_disconnect(cl);

@@ -44,6 +44,10 @@ int client_call_pages(struct client *cl, json_t *req, const char *key, json_t **
 /* A stream's next frame (the watch op, docs/EVENTS.md), whatever its id.
  * 0 and *ret; -ECONNRESET when the server went away; -errno. */
 int client_recv(struct client *cl, json_t **ret, struct error *err);
+/* Whether client_recv would return without blocking (a whole message
+ * buffered, or the socket readable): 1, 0 after timeout_ms (-1: no
+ * limit), -errno. */
+int client_wait(struct client *cl, int timeout_ms);
 
 /* Drops the connection and connects again, the list raced afresh. */
 int client_reconnect(struct client *cl, struct error *err);

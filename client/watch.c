@@ -38,8 +38,8 @@ static json_t *watch_req(const struct watch_opts *o, int64_t since)
 }
 
 /* Connects again and asks for the watch after cursor, until a server
- * answers or resume_sec has passed. */
-static int resume(struct client *cl, const struct watch_opts *o, int64_t cursor, json_t **ret_reply,
+ * answers or resume_sec has passed. > 0: a tick stopped it. */
+static int resume(struct client *cl, const struct watch_opts *o, void *ud, int64_t cursor, json_t **ret_reply,
 		  struct error *err)
 {
 	int64_t deadline = time_mono_ns() + (int64_t)(o->resume_sec ? o->resume_sec : 60) * NSEC_PER_SEC;
@@ -47,6 +47,8 @@ static int resume(struct client *cl, const struct watch_opts *o, int64_t cursor,
 
 	for (;;) {
 		r = client_reconnect(cl, err);
+		if (r == 0 && o->connected)
+			r = o->connected(cl, ud);
 		if (r == 0) {
 			r = client_call(cl, watch_req(o, cursor), ret_reply, err);
 			/* A refusal of the cursor itself is an answer. */
@@ -56,7 +58,28 @@ static int resume(struct client *cl, const struct watch_opts *o, int64_t cursor,
 		if (time_mono_ns() > deadline)
 			return r;
 		(void)nanosleep(&(struct timespec){ .tv_nsec = RESUME_PAUSE_MS * 1000000L }, NULL);
+		if (o->tick) {
+			int t = o->tick(ud);
+
+			if (t != 0)
+				return t;
+		}
 	}
+}
+
+/* Waits for the next frame, ticking meanwhile. 0: one is there. */
+static int wait_frame(struct client *cl, const struct watch_opts *o, void *ud)
+{
+	int r;
+
+	if (!o->tick)
+		return 0;
+	while ((r = client_wait(cl, (int)o->tick_ms)) == 0) {
+		r = o->tick(ud);
+		if (r != 0)
+			return r;
+	}
+	return 0;   /* readable, or an error client_recv tells */
 }
 
 int watch_run(struct client *cl, const struct watch_opts *o, watch_start_f start, watch_event_f event, void *ud,
@@ -84,6 +107,9 @@ int watch_run(struct client *cl, const struct watch_opts *o, watch_start_f start
 		if (r != 0)
 			return r;
 		for (;;) {
+			r = wait_frame(cl, o, ud);
+			if (r != 0)
+				return r;
 			r = client_recv(cl, &frame, err);
 			if (r < 0)
 				break;
@@ -121,7 +147,11 @@ int watch_run(struct client *cl, const struct watch_opts *o, watch_start_f start
 		}
 		/* The server went: the next active goes on from cursor. */
 		resumed = true;
-		r = resume(cl, o, cursor, &reply, err);
+		if (o->lost)
+			o->lost(err, ud);
+		r = resume(cl, o, ud, cursor, &reply, err);
+		if (r > 0)
+			return r;
 	}
 }
 

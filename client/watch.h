@@ -17,6 +17,16 @@ struct watch_opts {
 	const int64_t *jobs;      /* only these jobs' events; NULL: all one may see */
 	size_t n_jobs;
 	unsigned resume_sec;      /* how long to try again after a lost server; 0: 60 */
+	/* A waiter with more to do (qexec relays the job's output and
+	 * handles signals): tick every tick_ms while waiting, reconnecting
+	 * included; returns as the callbacks below. */
+	unsigned tick_ms;
+	int (*tick)(void *ud);
+	/* The connection was lost (err says why): resuming. */
+	void (*lost)(const struct error *err, void *ud);
+	/* On each new connection of a resume, before the watch is asked
+	 * for (qexec ties its job to it again); < 0: stop. */
+	int (*connected)(struct client *cl, void *ud);
 };
 
 /* start: the watch's first answer (cursor, last, current: the named

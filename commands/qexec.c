@@ -25,6 +25,7 @@
 #include "timeutil.h"
 #include "transport.h"
 #include "version.h"
+#include "watch.h"
 #include "wire.h"
 
 #define MAX_NODES 256
@@ -333,61 +334,131 @@ static void relay_file(const char *path, int *fd, off_t *off, int to)
 	}
 }
 
-/* The job's state: 1 finished (*status its exit or -1, reason filled), 0
- * not yet, -1 cannot ask. */
-static int job_state(int64_t jobid, int *status, char *state, size_t slen, char *reason, size_t rlen)
-{
-	static struct client *cl;   /* one connection for the whole wait */
-	static bool cl_tied, warned;
-	struct error err;
-	json_t *reply = NULL, *job;
-	const char *st;
-	int r = -1;
+/* The wait outside a job, on the event stream (docs/EVENTS.md): the
+ * job's end is told, not asked for; every RELAY_MS the job's output is
+ * relayed and a signal cancels the job (a second one stops the wait). */
+#define RELAY_MS 100
+struct outwait {
+	int64_t jobid;
+	const char *id;            /* as qsub printed it */
+	const char *qdel, *outp, *errp;
+	const sigset_t *ss;
+	int ofd, efd;
+	off_t ooff, eoff;
+	int cancelled, second;
+	bool ended, tie_warned;
+	char state[32], reason[512];
+	int exit_status;
+};
 
-	for (int attempt = 0; attempt < 2 && r < 0; attempt++) {
-		if (!cl && client_open(NULL, &cl, &err) < 0) {
-			cl = NULL;
-			continue;
-		}
-		/* Each new connection ties the job to itself (docs/PMI.md): when
-		 * this process dies, even by SIGKILL, qpoold cancels the job. */
-		if (!cl_tied) {
-			cl_tied = true;
-			r = client_call(cl, json_pack("{s:s, s:I}", "op", "tie", "jobid", (json_int_t)jobid),
-					&reply, &err);
-			json_decref(reply);
-			reply = NULL;
-			if (r < 0 && !warned) {
-				warned = true;
-				fprintf(stderr, "qexec: warning: the job will not end with qexec: %s\n", err.text);
-			}
-		}
-		r = client_call(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)jobid,
-					      "finished", 1), &reply, &err);
-		if (r < 0) {   /* a dropped connection: once more on a new one */
-			client_close(cl);
-			cl = NULL;
-			cl_tied = false;
-		}
+/* Ties the job to cl's connection (docs/PMI.md): when this process dies,
+ * even by SIGKILL, qpoold cancels the job. Each new connection again. */
+static int outwait_tie(struct client *cl, void *ud)
+{
+	struct outwait *w = ud;
+	struct error err;
+	json_t *reply = NULL;
+
+	if (client_call(cl, json_pack("{s:s, s:I}", "op", "tie", "jobid", (json_int_t)w->jobid), &reply, &err) < 0 &&
+	    !w->tie_warned) {
+		w->tie_warned = true;
+		fprintf(stderr, "qexec: warning: the job will not end with qexec: %s\n", err.text);
 	}
-	if (r < 0) {
-		snprintf(reason, rlen, "%s", err.text);
+	json_decref(reply);
+	return 0;
+}
+
+static int outwait_tick(void *ud)
+{
+	struct outwait *w = ud;
+	struct timespec ts = { 0, 0 };
+	siginfo_t si;
+
+	if (sigtimedwait(w->ss, &si, &ts) > 0) {
+		char *dargv[] = { (char *)w->qdel, (char *)w->id, NULL }, dout[256], derr[1024];
+
+		if (w->cancelled) {
+			w->second = si.si_signo;   /* a second one: no more waiting */
+			return 1;
+		}
+		w->cancelled = si.si_signo;
+		run_capture(dargv, NULL, dout, sizeof(dout), derr, sizeof(derr));
+		fprintf(stderr, "qexec: job %s cancelled\n", w->id);
+	}
+	relay_file(w->outp, &w->ofd, &w->ooff, 1);
+	relay_file(w->errp, &w->efd, &w->eoff, 2);
+	return 0;
+}
+
+static void outwait_lost(const struct error *err, void *ud)
+{
+	struct outwait *w = ud;
+
+	/* qpoold away (a restart, a link down): the job runs on meanwhile,
+	 * so the wait goes on for a while, as srun's does. */
+	fprintf(stderr, "qexec: job %s: %s; trying again for %d s\n", w->id, err->text, AWAY_MAX_SEC);
+}
+
+static int outwait_end(struct outwait *w, const json_t *ev)
+{
+	const char *st = wire_str(ev, "state");
+
+	if (!watch_state_ended(st))
+		return 0;
+	w->ended = true;
+	snprintf(w->state, sizeof(w->state), "%s", st);
+	snprintf(w->reason, sizeof(w->reason), "%s", wire_str(ev, "reason") ? wire_str(ev, "reason") : "");
+	w->exit_status = (int)wire_int(ev, "exit_status", -1);
+	return 1;
+}
+
+static int outwait_start(const json_t *reply, bool resumed, void *ud)
+{
+	struct outwait *w = ud;
+	json_t *cur = json_object_get(reply, "current"), *o;
+	size_t i;
+
+	json_array_foreach(cur, i, o)
+		if (wire_int(o, "jobid", 0) == w->jobid && outwait_end(w, o))
+			return 1;
+	if (!resumed && !json_array_size(cur)) {
+		/* gone already (purged): as the stat's "gone" was */
+		w->ended = true;
+		snprintf(w->state, sizeof(w->state), "gone");
+		w->exit_status = -1;
+		return 1;
+	}
+	return outwait_tick(ud);
+}
+
+static int outwait_event(const json_t *ev, void *ud)
+{
+	return outwait_end(ud, ev);
+}
+
+/* 0: the job ended (w filled) or a second signal came (w->second); -1:
+ * qpoold could not be reached, or not again within AWAY_MAX_SEC. */
+static int outwait_run(struct outwait *w)
+{
+	struct watch_opts o = { .since = -1, .jobs = &w->jobid, .n_jobs = 1, .resume_sec = AWAY_MAX_SEC,
+				.tick_ms = RELAY_MS, .tick = outwait_tick, .lost = outwait_lost,
+				.connected = outwait_tie };
+	struct client *cl = NULL;
+	struct error err;
+	int r;
+
+	if (client_open(NULL, &cl, &err) < 0) {
+		fprintf(stderr, "qexec: job %s: %s\n", w->id, err.text);
 		return -1;
 	}
-	job = json_array_get(json_object_get(reply, "jobs"), 0);
-	st = wire_str(job, "state");
-	snprintf(state, slen, "%s", st ? st : "gone");
-	snprintf(reason, rlen, "%s", wire_str(job, "reason") ? wire_str(job, "reason") : "");
-	*status = (int)wire_int(job, "exit_status", -1);
-	r = st && (!strcmp(st, "queued") || !strcmp(st, "held") || !strcmp(st, "running") ||
-		   !strcmp(st, "exiting")) ? 0 : 1;
-	json_decref(reply);
-	if (r == 1) {
-		client_close(cl);
-		cl = NULL;
-		cl_tied = false;
+	outwait_tie(cl, w);
+	r = watch_run(cl, &o, outwait_start, outwait_event, w, &err);
+	client_close(cl);
+	if (r < 0) {
+		fprintf(stderr, "qexec: job %s: %s; giving up\n", w->id, err.text);
+		return -1;
 	}
-	return r;
+	return 0;
 }
 
 static int outside(char **inner, long want, long ppn, const char *name, const char *queue, char **res,
@@ -397,9 +468,7 @@ static int outside(char **inner, long want, long ppn, const char *name, const ch
 	char outp[PATH_MAX + 64], errp[PATH_MAX + 64], sel[128], out[512], err[4096];
 	char *script = NULL, *qargv[2 * MAX_RES + 16];
 	size_t slen = 0;
-	int n = 0, rc, status = 1, ofd = -1, efd = -1, cancelled = 0;
-	off_t ooff = 0, eoff = 0;
-	int64_t away_since = 0;
+	int n = 0, rc, status = 1, ofd = -1, efd = -1;
 	int64_t jobid;
 
 	if (exe_sibling("qexec", self, sizeof(self)) < 0 || exe_sibling("qsub", qsub, sizeof(qsub)) < 0 ||
@@ -483,58 +552,29 @@ static int outside(char **inner, long want, long ppn, const char *name, const ch
 		rmdir(dir);
 		return rc ? rc : 1;
 	}
-	/* Relay the job's output as it grows, until it is over. The first
-	 * look is at once: it ties the job to this process. */
-	for (long wait_ns = 0;; wait_ns = away_since ? 500000000 : 100000000) {
-		char state[32], reason[512];
-		struct timespec ts = { 0, wait_ns };
-		siginfo_t si;
-		int js;
+	/* Relay the job's output as it grows, until it is over: the end
+	 * comes on the event stream, the connection ties the job. */
+	{
+		struct outwait w = { .jobid = jobid, .id = out, .qdel = qdel, .outp = outp, .errp = errp, .ss = ss,
+				     .ofd = -1, .efd = -1, .exit_status = -1 };
 
-		if (sigtimedwait(ss, &si, &ts) > 0) {
-			char *dargv[] = { qdel, out, NULL }, dout[256], derr[1024];
-
-			if (cancelled) {
-				status = 128 + si.si_signo;   /* a second one: no more waiting */
-				break;
+		if (outwait_run(&w) == 0) {
+			relay_file(outp, &w.ofd, &w.ooff, 1);
+			relay_file(errp, &w.efd, &w.eoff, 2);
+			if (w.second)
+				status = 128 + w.second;
+			else if (w.cancelled)
+				status = 128 + w.cancelled;
+			else if (w.exit_status >= 0 && !strcmp(w.state, "completed"))
+				status = w.exit_status;
+			else {
+				fprintf(stderr, "qexec: job %s %s%s%s\n", out, w.state, w.reason[0] ? ": " : "",
+					w.reason);
+				status = w.exit_status > 0 ? w.exit_status : !strcmp(w.state, "timeout") ? 124 : 1;
 			}
-			cancelled = si.si_signo;
-			run_capture(dargv, NULL, dout, sizeof(dout), derr, sizeof(derr));
-			fprintf(stderr, "qexec: job %s cancelled\n", out);
 		}
-		relay_file(outp, &ofd, &ooff, 1);
-		relay_file(errp, &efd, &eoff, 2);
-		js = job_state(jobid, &rc, state, sizeof(state), reason, sizeof(reason));
-		if (js < 0) {
-			/* qpoold away (a restart, a link down): the job runs on
-			 * meanwhile, so keep asking for a while, as srun does;
-			 * each new connection ties the job again. */
-			int64_t now = time_mono_ns();
-
-			if (!away_since) {
-				away_since = now;
-				fprintf(stderr, "qexec: job %s: %s; trying again for %d s\n", out, reason,
-					AWAY_MAX_SEC);
-			}
-			if (now - away_since < (int64_t)AWAY_MAX_SEC * 1000000000)
-				continue;
-			fprintf(stderr, "qexec: job %s: %s; giving up\n", out, reason);
-			break;
-		}
-		away_since = 0;
-		if (js == 0)
-			continue;
-		relay_file(outp, &ofd, &ooff, 1);
-		relay_file(errp, &efd, &eoff, 2);
-		if (cancelled)
-			status = 128 + cancelled;
-		else if (rc >= 0 && !strcmp(state, "completed"))
-			status = rc;
-		else {
-			fprintf(stderr, "qexec: job %s %s%s%s\n", out, state, reason[0] ? ": " : "", reason);
-			status = rc > 0 ? rc : !strcmp(state, "timeout") ? 124 : 1;
-		}
-		break;
+		ofd = w.ofd;
+		efd = w.efd;
 	}
 	if (ofd >= 0)
 		close(ofd);

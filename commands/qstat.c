@@ -368,6 +368,9 @@ static int follow_event(const json_t *ev, void *ud)
 			printf(" node=%s", wire_str(ev, "node"));
 		if (wire_str(ev, "reason"))
 			printf(" reason=\"%s\"", wire_str(ev, "reason"));
+		/* A node's changer: the admin who drained or resumed it. */
+		if (!id[0] && json_object_get(ev, "uid"))
+			printf(" by_uid=%lld", wire_int(ev, "uid", 0));
 		fputc('\n', stdout);
 	}
 	/* A script reading a pipe sees each event as it comes. */

@@ -232,16 +232,78 @@ static int request_build(const struct jobspec *js, const struct config *conf, co
  * the job's exit status once it has ended. */
 static int block(int64_t jobid, const char *id);
 
+/* qsub -I's wait for its job's start, on the event stream. */
+struct istart {
+	int64_t jobid;
+	const sigset_t *stop;
+	char *node;
+	size_t node_len;
+	char ended[32], reason[256];
+	int sig;
+};
+
+/* 1: started (node set) or ended (ended set); 0: not yet. */
+static int istart_look(struct istart *is, const json_t *ev)
+{
+	const char *st = wire_str(ev, "state");
+
+	if (wire_int(ev, "jobid", 0) != is->jobid)
+		return 0;
+	if (st && !strcmp(st, "running") && wire_str(ev, "node")) {
+		snprintf(is->node, is->node_len, "%s", wire_str(ev, "node"));
+		return 1;
+	}
+	if (!st || (strcmp(st, "queued") && strcmp(st, "held") && strcmp(st, "running"))) {
+		snprintf(is->ended, sizeof(is->ended), "%s", st ? st : "gone");
+		snprintf(is->reason, sizeof(is->reason), "%s", wire_str(ev, "reason") ? wire_str(ev, "reason") : "");
+		return 1;
+	}
+	return 0;
+}
+
+static int istart_tick(void *ud)
+{
+	struct istart *is = ud;
+	struct timespec zero = { 0, 0 };
+	int sig = sigtimedwait(is->stop, NULL, &zero);
+
+	if (sig > 0) {
+		is->sig = sig;
+		return 1;
+	}
+	return 0;
+}
+
+static int istart_start(const json_t *reply, bool resumed, void *ud)
+{
+	struct istart *is = ud;
+	json_t *cur = json_object_get(reply, "current"), *o;
+	size_t i;
+
+	if (!resumed && !json_array_size(cur)) {
+		snprintf(is->ended, sizeof(is->ended), "gone");
+		return 1;
+	}
+	json_array_foreach(cur, i, o)
+		if (istart_look(is, o))
+			return 1;
+	return istart_tick(ud);
+}
+
+static int istart_event(const json_t *ev, void *ud)
+{
+	return istart_look(ud, ev);
+}
+
 static int interactive(int64_t jobid, const char *id, bool command)
 {
 	/* run by srun --pty (its argv[0]): Slurm's lines */
 	bool srun = !strcmp(program_invocation_short_name, "srun");
-	struct timespec pause = { .tv_nsec = 100 * 1000000L };
 	char path[PATH_MAX], node[256] = "";
 	struct client *cl = NULL;
 	struct error err;
 	sigset_t stop, old;
-	int fd, r, sig;
+	int fd, r;
 
 	if (srun)
 		fprintf(stderr, "srun: job %lld queued and waiting for resources\n", (long long)jobid);
@@ -257,31 +319,28 @@ static int interactive(int64_t jobid, const char *id, bool command)
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stop, &old);
-	while (!node[0]) {
-		json_t *reply = NULL, *job;
-		const char *st;
+	/* Its start (running, on a node) comes on the event stream
+	 * (docs/EVENTS.md), not from a stat every 100 ms; the signals are
+	 * looked for every 100 ms meanwhile. */
+	{
+		struct istart is = { .jobid = jobid, .stop = &stop, .node = node, .node_len = sizeof(node) };
+		struct watch_opts o = { .since = -1, .jobs = &jobid, .n_jobs = 1, .tick_ms = 100,
+					.tick = istart_tick };
 
-		r = client_call(cl, json_pack("{s:s, s:I, s:b}", "op", "stat", "jobid", (json_int_t)jobid,
-					      "finished", 1), &reply, &err);
+		r = watch_run(cl, &o, istart_start, istart_event, &is, &err);
 		if (r < 0) {
 			client_close(cl);
 			return cmd_fail(1, "%s", err.text);
 		}
-		job = json_array_get(json_object_get(reply, "jobs"), 0);
-		st = wire_str(job, "state");
-		if (st && strcmp(st, "running") == 0 && wire_str(job, "node"))
-			snprintf(node, sizeof(node), "%s", wire_str(job, "node"));
-		else if (!st || (strcmp(st, "queued") && strcmp(st, "held") && strcmp(st, "running"))) {
-			fprintf(stderr, "%s: job %s ended before it could be reached: %s%s%s\n", srun ? "srun: error" : "qsub", id,
-				st ? st : "gone", wire_str(job, "reason") ? ": " : "",
-				wire_str(job, "reason") ? wire_str(job, "reason") : "");
-			json_decref(reply);
+		if (is.ended[0]) {
+			fprintf(stderr, "%s: job %s ended before it could be reached: %s%s%s\n", srun ? "srun: error" : "qsub",
+				id, is.ended, is.reason[0] ? ": " : "", is.reason);
 			client_close(cl);
 			return 1;
 		}
-		json_decref(reply);
-		if (!node[0] && (sig = sigtimedwait(&stop, NULL, &pause)) > 0) {
-			reply = NULL;
+		if (is.sig) {
+			json_t *reply = NULL;
+
 			r = client_call(cl, json_pack("{s:s, s:I}", "op", "delete", "jobid", (json_int_t)jobid), &reply,
 					&err);
 			json_decref(reply);
@@ -291,7 +350,7 @@ static int interactive(int64_t jobid, const char *id, bool command)
 					r < 0 ? ": could not delete it" : "");
 			else
 				fprintf(stderr, "qsub: job %s %s\n", id, r < 0 ? "could not be deleted" : "deleted");
-			return 128 + sig;
+			return 128 + is.sig;
 		}
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -102,7 +102,7 @@ static void node_action(struct conn *c, long long req_id, const char *action, co
 		conn_reply_ok(c, req_id, NULL);
 		return;
 	}
-	r = node_drain_set(s, n, drain ? by : DRAIN_NONE, reason);
+	r = node_drain_set_by(s, n, drain ? by : DRAIN_NONE, reason, (int64_t)c->uid);
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;

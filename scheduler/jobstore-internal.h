@@ -178,35 +178,42 @@ enum { SERVER_ID, SERVER_ADDRESS, SERVER_ROLE, SERVER_AGE };
  * leave holes at every rollback). A job event copies the job row as the
  * transaction leaves it. Parameters are CAST: PostgreSQL does not infer a
  * type for a parameter in INSERT ... SELECT's select list. */
-#define JOBSTORE_SQL_EVENTS_CREATE \
-	"CREATE TABLE events (seq BIGINT PRIMARY KEY, t BIGINT NOT NULL, epoch BIGINT NOT NULL," \
+#define JOBSTORE_SQL_EVENTS_TABLE(NAME, SEQ) \
+	"CREATE TABLE " NAME " (seq " SEQ " PRIMARY KEY, t BIGINT NOT NULL, epoch BIGINT NOT NULL," \
 	" jobid BIGINT, uid BIGINT, node TEXT, state TEXT NOT NULL, exit_status BIGINT," \
 	" exit_signal BIGINT, reason TEXT);"
+#define JOBSTORE_SQL_EVENTS_CREATE JOBSTORE_SQL_EVENTS_TABLE("events", "BIGINT")
+/* On SQLite seq is the rowid (INTEGER PRIMARY KEY, 64-bit there): one
+ * b-tree per event, not a table and its index (bench/events). */
+#define JOBSTORE_SQL_EVENTS_CREATE_SQLITE JOBSTORE_SQL_EVENTS_TABLE("events", "INTEGER")
 enum jobstore_ev_stmt {
 	EV_JOB,      /* $1 t, $2 epoch, $3 the job ids (params' ids), one event each in order */
-	EV_NODE,     /* $1 t, $2 epoch, $3 node, $4 state, $5 reason */
+	EV_NODE,     /* $1 t, $2 epoch, $3 node, $4 state, $5 reason, $6 uid (text, NULL: qpoold) */
 	EV_READ,     /* $1 after seq, $2 limit: rows of EV_COL_* */
 	EV_BOUNDS,   /* one row: first seq, last seq (0, 0: none) */
 	EV_PRUNE,    /* $1 before t, $2 limit: the seqs deleted */
 	EV_MAX,
 };
 #define JOBSTORE_SQL_EV_NEXT "(SELECT coalesce(max(seq), 0) + 1 FROM events)"
-/* The jobs' events of a transaction in one statement, numbered in the
- * order of their changes (row_number over the list's positions: a job
- * not found leaves no hole): SQLite walks a JSON array, PostgreSQL an
- * array parameter; both need window functions (SQLite 3.25). */
-#define JOBSTORE_SQL_EV_JOBS(LIST, POS) \
+/* The jobs' events of a transaction in one statement, numbered by
+ * their positions in the list, the order of their changes: SQLite walks
+ * a JSON array (key from 0), PostgreSQL an array parameter (ordinality
+ * from 1). No window function (a sort of the list per commit): every
+ * job of the list is there, as a job's row is never deleted and its
+ * event is noted only after its write succeeded, so the positions leave
+ * no hole. */
+#define JOBSTORE_SQL_EV_JOBS(LIST, SEQ) \
 	"INSERT INTO events (seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason)" \
-	" SELECT (SELECT coalesce(max(seq), 0) FROM events) + row_number() OVER (ORDER BY p." POS ")," \
+	" SELECT (SELECT coalesce(max(seq), 0) FROM events) + " SEQ "," \
 	" CAST($1 AS BIGINT), CAST($2 AS BIGINT), j.id, j.uid, j.node, j.state, j.exit_status, j.exit_signal," \
-	" j.reason FROM " LIST " JOIN jobs j ON j.id = p.id ORDER BY p." POS
+	" j.reason FROM " LIST " JOIN jobs j ON j.id = p.id ORDER BY p.k"
 #define JOBSTORE_SQL_EV_JOBS_SQLITE \
-	JOBSTORE_SQL_EV_JOBS("(SELECT key AS k, value AS id FROM json_each($3)) AS p", "k")
+	JOBSTORE_SQL_EV_JOBS("(SELECT key AS k, value AS id FROM json_each($3)) AS p", "p.k + 1")
 #define JOBSTORE_SQL_EV_JOBS_PG \
-	JOBSTORE_SQL_EV_JOBS("unnest(CAST($3 AS BIGINT[])) WITH ORDINALITY AS p(id, k)", "k")
+	JOBSTORE_SQL_EV_JOBS("unnest(CAST($3 AS BIGINT[])) WITH ORDINALITY AS p(id, k)", "p.k")
 #define JOBSTORE_SQL_EV_NODE \
-	"INSERT INTO events (seq, t, epoch, node, state, reason)" \
-	" VALUES (" JOBSTORE_SQL_EV_NEXT ", CAST($1 AS BIGINT), CAST($2 AS BIGINT), $3, $4, $5)"
+	"INSERT INTO events (seq, t, epoch, node, state, reason, uid)" \
+	" VALUES (" JOBSTORE_SQL_EV_NEXT ", CAST($1 AS BIGINT), CAST($2 AS BIGINT), $3, $4, $5, CAST($6 AS BIGINT))"
 enum {
 	EV_COL_SEQ, EV_COL_T, EV_COL_EPOCH, EV_COL_JOBID, EV_COL_UID, EV_COL_NODE, EV_COL_STATE,
 	EV_COL_EXIT_STATUS, EV_COL_EXIT_SIGNAL, EV_COL_REASON,
@@ -371,6 +378,7 @@ struct jobstore_ev_pending {
 	char *node;
 	const char *state;      /* a node's: static text */
 	char *reason;
+	int64_t uid;            /* a node's: who changed it; -1: qpoold */
 };
 
 /* Each backend's struct starts with this. */

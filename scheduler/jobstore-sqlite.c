@@ -88,8 +88,9 @@ static const char *const migrations[] = {
 	"ALTER TABLE job_alloc ADD COLUMN gpus TEXT;",
 	/* 11: the pool's name, the suffix of its job ids (docs/HA.md). */
 	JOBSTORE_SQL_POOL_CREATE,
-	/* 12: the event stream (docs/EVENTS.md). */
-	JOBSTORE_SQL_EVENTS_CREATE,
+	/* 12: the event stream (docs/EVENTS.md); a store made before seq
+	 * was the rowid is rebuilt at open (events_rowid). */
+	JOBSTORE_SQL_EVENTS_CREATE_SQLITE,
 	/* 13: accounts and their users (docs/ACCOUNTS.md). */
 	JOBSTORE_SQL_ACCOUNTS_CREATE,
 	/* 14: an account's limits (docs/LIMITS.md); NULL: none. */
@@ -409,6 +410,40 @@ fail:
 	return rc;
 }
 
+/* A store whose events table was made with seq BIGINT PRIMARY KEY (a
+ * table and a unique index, two b-trees per event) gets it rebuilt with
+ * seq as the rowid, once, in one transaction: the same columns, so the
+ * schema's version stays 12 and an older qpoold reads it as before. */
+static int events_rowid(struct sqlite_store *js, struct error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char *msg = NULL;
+	bool old = false;
+	int rc;
+
+	rc = sqlite3_prepare_v2(js->db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'"
+				" AND name LIKE 'sqlite_autoindex_events_%'", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return error_set(err, sql_errno(rc), "job store: %s", sqlite3_errmsg(js->db));
+	old = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (!old)
+		return 0;
+	rc = sqlite3_exec(js->db, "BEGIN IMMEDIATE; "
+			  JOBSTORE_SQL_EVENTS_TABLE("events_rowid", "INTEGER")
+			  " INSERT INTO events_rowid SELECT seq, t, epoch, jobid, uid, node, state, exit_status,"
+			  " exit_signal, reason FROM events ORDER BY seq; DROP TABLE events;"
+			  " ALTER TABLE events_rowid RENAME TO events; COMMIT;", NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		sqlite3_exec(js->db, "ROLLBACK", NULL, NULL, NULL);
+		rc = error_set(err, sql_errno(rc), "job store: cannot rebuild the events table: %s",
+			       msg ? msg : sqlite3_errmsg(js->db));
+		sqlite3_free(msg);
+		return rc;
+	}
+	return 0;
+}
+
 /* Extends path-wal with zeros up to WAL_PRESIZE_BYTES, between
  * transactions. Only past its end: SQLite finds the log's end from its
  * index, not the file's size, and zeros after the last frame read as
@@ -511,6 +546,8 @@ int jobstore_sqlite_open(const char *path, struct jobstore **ret, struct error *
 	}
 	sqlite3_wal_hook(js->db, wal_hook, js);
 	r = schema_migrate(js, err);
+	if (r == 0)
+		r = events_rowid(js, err);
 	if (r < 0)
 		goto done;
 	/* Not before: SQLite deletes the log of a database that has no pages. */

@@ -54,7 +54,8 @@ void jobstore_close(struct jobstore *js)
  * among the last few changes is not added again: its row is read at the
  * commit, so two events would both tell its last state (a subjob made
  * and dispatched in one pass). */
-static int ev_add(struct jobstore *js, int64_t jobid, const char *node, const char *state, const char *reason)
+static int ev_add_by(struct jobstore *js, int64_t jobid, const char *node, const char *state, const char *reason,
+		     int64_t uid)
 {
 	struct jobstore_ev_pending *e;
 
@@ -73,13 +74,18 @@ static int ev_add(struct jobstore *js, int64_t jobid, const char *node, const ch
 		js->cap_ev = cap;
 	}
 	e = &js->ev[js->n_ev];
-	*e = (struct jobstore_ev_pending){ .jobid = jobid, .state = state };
+	*e = (struct jobstore_ev_pending){ .jobid = jobid, .state = state, .uid = uid };
 	if ((node && !(e->node = strdup(node))) || (reason && !(e->reason = strdup(reason)))) {
 		free(e->node);
 		return -ENOMEM;
 	}
 	js->n_ev++;
 	return 0;
+}
+
+static int ev_add(struct jobstore *js, int64_t jobid, const char *node, const char *state, const char *reason)
+{
+	return ev_add_by(js, jobid, node, state, reason, -1);
 }
 
 static void ev_int(struct jobstore_ev_params *p, int64_t i)
@@ -121,9 +127,13 @@ static int ev_flush(struct jobstore *js)
 			p.n_ids = n;
 			r = js->ops->ev_run(js, EV_JOB, &p, NULL, NULL);
 		} else {
+			char uid[24];
+
+			snprintf(uid, sizeof(uid), "%lld", (long long)e->uid);
 			ev_text(&p, e->node);
 			ev_text(&p, e->state);
 			ev_text(&p, e->reason);
+			ev_text(&p, e->uid >= 0 ? uid : NULL);
 			r = js->ops->ev_run(js, EV_NODE, &p, NULL, NULL);
 			i++;
 		}
@@ -475,7 +485,7 @@ int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled
 	return js->ops->queue_admin_set(js, queue, enabled, started, reason);
 }
 
-int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason)
+int jobstore_node_admin_set_by(struct jobstore *js, const char *node, int drain, const char *reason, int64_t by_uid)
 {
 	bool own;
 	int r = own_begin(js, &own);
@@ -483,7 +493,7 @@ int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, co
 	if (r == 0)
 		r = js->ops->node_admin_set(js, node, drain, reason);
 	if (r == 0)
-		r = ev_add(js, 0, node, drain ? "drained" : "resumed", reason);
+		r = ev_add_by(js, 0, node, drain ? "drained" : "resumed", reason, by_uid);
 	return own_end(js, own, r);
 }
 
@@ -506,6 +516,11 @@ int jobstore_sql_rows(struct jobstore *js, const char *sql, const struct jobstor
 		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
 {
 	return js->ops->sql_run(js, sql, p, cb, ud);
+}
+
+int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason)
+{
+	return jobstore_node_admin_set_by(js, node, drain, reason, -1);
 }
 
 int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud)

@@ -48,7 +48,12 @@ static bool json_results_contain(const json_t *results, int64_t id)
  * reason, so no other job is placed there to fail alike. */
 int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, const char *reason)
 {
-	int r = jobstore_node_admin_set(s->store, n->name, by, by ? reason : NULL);
+	return node_drain_set_by(s, n, by, reason, -1);
+}
+
+int node_drain_set_by(struct server *s, struct node *n, enum node_drain_by by, const char *reason, int64_t uid)
+{
+	int r = jobstore_node_admin_set_by(s->store, n->name, by, by ? reason : NULL, uid);
 
 	if (r < 0)
 		return r;
@@ -580,6 +585,12 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	n->rt_reason = rt_reason ? strdup(rt_reason) : NULL;
 	if (n->state == NODE_DOWN)
 		n->state = NODE_UP;
+	/* Back after a "down" event: an "up" one (a new or changed node's
+	 * row write tells "up" itself, nodes-known.c). */
+	if (n->down_told) {
+		watch_note_node(s, n->name, "up", "its link is back");
+		n->down_told = false;
+	}
 	n->link = c;
 	n->last_seen = time_mono_ns();
 	n->down_since = 0;
@@ -663,6 +674,13 @@ void node_link_lost(struct server *s, struct conn *c)
 	if (n->state == NODE_UP)
 		n->state = NODE_DOWN;
 	c->node = NULL;
+	/* An event (docs/EVENTS.md), in a transaction of its own or the one
+	 * open: not when qpoold itself stops or steps down (its links close,
+	 * the nodes are not down), nor from a standby. */
+	if (!s->stopping && !s->stepping_down && !server_standby(s) && !n->down_told) {
+		watch_note_node(s, n->name, "down", "its link closed");
+		n->down_told = true;
+	}
 }
 
 /* Sets entry e's share in a copy of the launch message. */

@@ -77,6 +77,7 @@ struct node {
 	int64_t down_since;      /* monotonic ns it became unreachable; 0: reachable */
 	bool lost;               /* unreachable past node_timeout: its jobs were handled */
 	bool back;               /* registered since qpoold started (else known from the store) */
+	bool down_told;          /* a "down" event was stored: its return is an "up" one */
 	char *stored;            /* what the store holds of it (nodes-known.c), NULL: nothing */
 	bool noted;              /* registered since the last nodes_known_flush */
 	int64_t t_register;      /* wall ns of its row's registration; 0: none stored */

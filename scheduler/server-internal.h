@@ -43,6 +43,7 @@ struct conn {
 	bool identified;          /* counted in server->peers under uid */
 	size_t in_counted;        /* input buffer bytes counted for uid (conn_input_account) */
 	bool throttled;           /* its unread replies are over OUT_HIGH: requests wait */
+	uint32_t io_events;       /* the epoll mask last set on src (server.c) */
 	bool watching;            /* holds a watch (watch.c) */
 	struct conn *next, *prev;
 };
@@ -105,6 +106,7 @@ struct server {
 	double usage_least_share;    /* usage.c: the least share a user has (users in no account get it) */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
+	bool stopping;               /* server_destroy: links closing are not nodes going down */
 	char pool_name[JOBID_SERVER_MAX];   /* the suffix of job ids, the store's (server-lease.c) */
 	struct server_metrics *metrics;     /* metrics.c: counters and the HTTP endpoint */
 };
@@ -236,6 +238,8 @@ void task_routes_destroy(struct server *s);
 /* nodes.c: drains a node (by who, with reason) or resumes it (DRAIN_NONE):
  * stored, then in the pool. 0 or -errno (nothing changed). */
 int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, const char *reason);
+/* The same, asked by uid (an admin's drain or resume: its event's uid). */
+int node_drain_set_by(struct server *s, struct node *n, enum node_drain_by by, const char *reason, int64_t uid);
 /* A node's connection went away. */
 void node_link_lost(struct server *s, struct conn *c);
 /* Sends job.launch for j to its node; the job row says what to run. */
@@ -284,6 +288,13 @@ void watch_conn_closed(struct server *s, const struct conn *c);
 void watch_prune(struct server *s);
 unsigned watch_count(const struct server *s);
 void watch_destroy(struct server *s);
+/* A node's change that is not a store write of its own (its link closed
+ * or back, docs/EVENTS.md): noted, and written as events in one
+ * transaction once the loop has nothing more pressing (an idle-priority
+ * turn), so a thousand links closing at once are one commit, not a
+ * thousand. watch_notes_flush writes what is noted now. */
+void watch_note_node(struct server *s, const char *node, const char *state, const char *reason);
+void watch_notes_flush(struct server *s);
 
 /* array.c: job arrays (ID[], ID[N]). */
 int array_load(struct server *s, struct job *j);

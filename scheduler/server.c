@@ -98,7 +98,14 @@ static void conn_update_events(struct conn *c)
 		ev |= EPOLLOUT;
 	else if (c->out.cap > 65536)
 		wirebuf_free(&c->out);   /* a big reply's buffer is given back once sent */
-	sd_event_source_set_io_events(c->src, ev);
+	/* sd-event re-arms an edge-triggered source at every call (an
+	 * epoll_ctl each reply and each watcher's write); the mask unchanged,
+	 * there is nothing to re-arm: input is read until EAGAIN, and the
+	 * paths that stop early re-add the fd themselves. */
+	if (ev == c->io_events)
+		return;
+	if (sd_event_source_set_io_events(c->src, ev) >= 0)
+		c->io_events = ev;
 }
 
 void conn_send(struct conn *c, json_t *msg)
@@ -520,6 +527,7 @@ static void conn_accept(struct server *s, int cfd, bool tcp)
 		conn_free(c);
 		return;
 	}
+	c->io_events = EPOLLIN | EPOLLET;
 	c->next = s->conns;
 	if (s->conns)
 		s->conns->prev = c;
@@ -1246,6 +1254,9 @@ void server_destroy(struct server *s)
 {
 	if (!s)
 		return;
+	/* Node events noted before the stop are kept (the lease still held). */
+	watch_notes_flush(s);
+	s->stopping = true;
 	/* Hooks in flight are killed, their requests never committed. */
 	srvhooks_destroy(s->hooks);
 	s->hooks = NULL;

@@ -26,6 +26,19 @@
  * and a pool ending 20 jobs a second commits 60 times a second. An end
  * after a quiet spell still goes out at once (qwait's latency). */
 #define COALESCE_NS (20 * 1000000LL)
+/* A watcher of the whole view (no job list: `qstat --follow`, a portal)
+ * is told of every job's changes, so on a busy pool each of its turns is
+ * a write, and a write wakes its peer (~5 us of qpoold's CPU): 50 such
+ * watchers written at every 20 ms turn cost more than 50 `qstat` pollers
+ * at 1 Hz. They are written together at most every BROAD_NS_PER_WATCHER
+ * times their number (20 ms: 1 s for 50), between 20 ms and 1 s: the
+ * writes of all of them stay near 50 a second however many there are, a
+ * crowd of them is never further behind than a 1 Hz poller, and the
+ * first event after a quiet spell still goes out at once. Watchers
+ * naming jobs (qwait, sbatch --wait, srun, salloc) are written only for
+ * their jobs and keep the 20 ms turn. */
+#define BROAD_NS_PER_WATCHER (20 * 1000000LL)
+#define BROAD_NS_MAX (1000 * 1000000LL)
 
 struct watcher {
 	struct conn *conn;
@@ -35,12 +48,20 @@ struct watcher {
 	bool all;                 /* root: every job's events and the nodes' */
 	int64_t *jobs;            /* only these jobs' (sorted); NULL: all it may see */
 	size_t n_jobs;
+	bool more;                /* its last turn left it a batch behind */
+	bool dead;                /* its connection closed during a turn: freed after it */
 	struct watcher *next;
 };
 
 struct watchers {
 	struct watcher *list;
 	unsigned n;
+	unsigned n_broad;         /* of them, watching the whole view */
+	int64_t last_broad;       /* monotonic ns the broad ones were last written */
+	uint64_t broad_committed; /* jobstore_events_committed at that time */
+	bool broad_pending;       /* events committed since: the broad ones wait */
+	bool broad_due;           /* in a turn: the broad ones are written */
+	bool walking;             /* in a turn: a closed watcher is marked, not freed */
 	uint64_t committed;       /* jobstore_events_committed at the last turn */
 	bool behind;              /* a watcher has more to read */
 	sd_event_source *more_src;
@@ -62,9 +83,22 @@ struct watchers {
 		bool used;
 	} frames[FRAME_SLOTS];
 	unsigned next_frame;
+	/* Node events noted, written together (watch_note_node). */
+	struct node_note {
+		char *node;
+		const char *state, *reason;   /* static text */
+	} *notes;
+	size_t n_notes, cap_notes;
+	sd_event_source *notes_src;
 };
 
 static void watch_turn(struct server *s);
+
+static int notes_handler(sd_event_source *src, void *userdata)
+{
+	watch_notes_flush(userdata);
+	return 0;
+}
 
 static int more_handler(sd_event_source *src, void *userdata)
 {
@@ -91,6 +125,15 @@ static struct watchers *watchers_get(struct server *s)
 	    sd_event_source_set_enabled(w->more_src, SD_EVENT_OFF) < 0 ||
 	    sd_event_add_time_relative(s->event, &w->later_src, CLOCK_MONOTONIC, 1000, 1000, later_handler, s) < 0 ||
 	    sd_event_source_set_enabled(w->later_src, SD_EVENT_OFF) < 0) {
+		sd_event_source_disable_unref(w->more_src);
+		sd_event_source_disable_unref(w->later_src);
+		free(w);
+		return NULL;
+	}
+	if (sd_event_add_defer(s->event, &w->notes_src, notes_handler, s) < 0 ||
+	    sd_event_source_set_priority(w->notes_src, SD_EVENT_PRIORITY_IDLE) < 0 ||
+	    sd_event_source_set_enabled(w->notes_src, SD_EVENT_OFF) < 0) {
+		sd_event_source_disable_unref(w->notes_src);
 		sd_event_source_disable_unref(w->more_src);
 		sd_event_source_disable_unref(w->later_src);
 		free(w);
@@ -127,10 +170,12 @@ static json_t *event_json(const struct jobstore_event *e)
 
 	if (!o)
 		return NULL;
-	if (e->jobid) {
+	/* A job's owner; a node's changer (an admin's drain or resume),
+	 * none when qpoold changed it. */
+	if (e->jobid)
 		json_object_set_new(o, "jobid", json_integer(e->jobid));
+	if (e->jobid || e->uid >= 0)
 		json_object_set_new(o, "uid", json_integer(e->uid));
-	}
 	if (e->node)
 		json_object_set_new(o, "node", json_string(e->node));
 	if (e->exit_status >= 0)
@@ -257,6 +302,10 @@ static int watcher_turn(struct server *s, struct watchers *ws, struct watcher *w
 		return -1;
 	if (out_pending(c) > cap)
 		return watcher_drop(w, cap);
+	/* A broad watcher's live events wait for the broad turn, unless a
+	 * burst left it batches behind: those go at the loop's pace. */
+	if (!w->jobs && !ws->broad_due && w->cursor >= w->replay_until && !w->more)
+		return 0;
 	/* A replay goes at the pace the peer reads; live events do not
 	 * wait, so a peer that stops reading reaches the cap. */
 	if (w->cursor < w->replay_until && out_pending(c) > cap / 2)
@@ -301,24 +350,42 @@ static int watcher_turn(struct server *s, struct watchers *ws, struct watcher *w
 	return json_array_size(batch) == WATCH_BATCH ? 1 : 0;
 }
 
+static int64_t broad_interval(const struct watchers *ws)
+{
+	int64_t ns = (int64_t)ws->n_broad * BROAD_NS_PER_WATCHER;
+
+	return ns < COALESCE_NS ? COALESCE_NS : ns > BROAD_NS_MAX ? BROAD_NS_MAX : ns;
+}
+
 void watch_flush(struct server *s)
 {
 	struct watchers *ws = s->watchers;
+	bool fresh;
 	int64_t now, due;
+	uint64_t at = 0;
 	int enabled = SD_EVENT_OFF;
 
 	if (!ws || !ws->list)
 		return;
-	if (jobstore_events_committed(s->store) == ws->committed && !ws->behind)
+	fresh = jobstore_events_committed(s->store) != ws->committed;
+	if (!fresh && !ws->behind && !ws->broad_pending)
 		return;
 	now = time_mono_ns();
 	due = ws->last_turn + COALESCE_NS;
+	/* Only the broad watchers wait (nothing new, or no watcher names
+	 * jobs): their turn, not the next 20 ms, so a busy pool watched by
+	 * them alone wakes qpoold once per their interval, not per commit. */
+	if ((!fresh || ws->n_broad == ws->n) && !ws->behind && ws->last_broad + broad_interval(ws) > due)
+		due = ws->last_broad + broad_interval(ws);
 	if (now >= due) {
 		watch_turn(s);
 		return;
 	}
+	/* One timer for all: moved earlier when a sooner turn is wanted. */
 	(void)sd_event_source_get_enabled(ws->later_src, &enabled);
-	if (enabled == SD_EVENT_OFF) {
+	if (enabled != SD_EVENT_OFF)
+		(void)sd_event_source_get_time(ws->later_src, &at);
+	if (enabled == SD_EVENT_OFF || at > (uint64_t)due / 1000) {
 		(void)sd_event_source_set_time(ws->later_src, (uint64_t)due / 1000);
 		(void)sd_event_source_set_enabled(ws->later_src, SD_EVENT_ONESHOT);
 	}
@@ -334,16 +401,41 @@ static void watch_turn(struct server *s)
 		return;
 	ws->last_turn = time_mono_ns();
 	ws->committed = jobstore_events_committed(s->store);
+	ws->broad_due = ws->last_turn >= ws->last_broad + broad_interval(ws);
+	if (ws->broad_due) {
+		ws->last_broad = ws->last_turn;
+		ws->broad_committed = ws->committed;
+	}
+	ws->broad_pending = ws->n_broad && ws->committed != ws->broad_committed;
+	/* A write that fails closes the connection, and its close frees
+	 * its watcher (watch_conn_closed): not under this walk's feet. */
+	ws->walking = true;
 	for (pw = &ws->list; (w = *pw);) {
-		int r = watcher_turn(s, ws, w);
+		int r = w->dead ? -1 : watcher_turn(s, ws, w);
 
+		if (w->dead)
+			r = -1;
 		if (r < 0) {
 			*pw = w->next;
 			ws->n--;
+			ws->n_broad -= !w->jobs;
 			watcher_free(w);
 			continue;
 		}
+		w->more = r > 0;
 		more |= r > 0;
+		pw = &w->next;
+	}
+	ws->walking = false;
+	/* One closed behind the walk (not by its own write). */
+	for (pw = &ws->list; (w = *pw);) {
+		if (w->dead) {
+			*pw = w->next;
+			ws->n--;
+			ws->n_broad -= !w->jobs;
+			watcher_free(w);
+			continue;
+		}
 		pw = &w->next;
 	}
 	json_decref(ws->cache);
@@ -416,10 +508,11 @@ void op_watch(struct conn *c, const char *op, long long req_id, json_t *msg)
 			if (jobstore_job_get(s->store, json_integer_value(v), false, &row) < 0)
 				continue;
 			if (w->all || json_integer_value(json_object_get(row, "uid")) == (json_int_t)c->uid)
-				json_array_append_new(current, json_pack("{s:O, s:O, s:O*, s:O*, s:O*}", "jobid",
-						json_object_get(row, "jobid"), "state", json_object_get(row, "state"),
+				json_array_append_new(current, json_pack("{s:O, s:O, s:O*, s:O*, s:O*, s:O*, s:O*}",
+						"jobid", json_object_get(row, "jobid"), "state", json_object_get(row, "state"),
 						"exit_status", json_object_get(row, "exit_status"), "exit_signal",
-						json_object_get(row, "exit_signal"), "uid", json_object_get(row, "uid")));
+						json_object_get(row, "exit_signal"), "uid", json_object_get(row, "uid"),
+						"node", json_object_get(row, "node"), "reason", json_object_get(row, "reason")));
 			json_decref(row);
 		}
 		qsort(w->jobs, w->n_jobs, sizeof(int64_t), cmp_i64);
@@ -430,6 +523,7 @@ void op_watch(struct conn *c, const char *op, long long req_id, json_t *msg)
 	w->next = ws->list;
 	ws->list = w;
 	ws->n++;
+	ws->n_broad += !w->jobs;
 	ws->behind = ws->behind || since < last;
 	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:o*}", "cursor", (json_int_t)since, "last",
 					   (json_int_t)last, "first", (json_int_t)first, "current", current));
@@ -451,9 +545,15 @@ void watch_conn_closed(struct server *s, const struct conn *c)
 	if (!ws || !c->watching)
 		return;
 	for (pw = &ws->list; (w = *pw);) {
+		if (w->conn == c && ws->walking) {
+			w->dead = true;
+			pw = &w->next;
+			continue;
+		}
 		if (w->conn == c) {
 			*pw = w->next;
 			ws->n--;
+			ws->n_broad -= !w->jobs;
 			watcher_free(w);
 			continue;
 		}
@@ -481,12 +581,68 @@ void watch_prune(struct server *s)
 	ws->next_prune = now + (n == PRUNE_BATCH ? 1 : PRUNE_IDLE_SEC) * NSEC_PER_SEC;
 }
 
+void watch_note_node(struct server *s, const char *node, const char *state, const char *reason)
+{
+	struct watchers *ws = watchers_get(s);
+	struct node_note *n;
+
+	if (!ws)
+		goto now;
+	if (ws->n_notes == ws->cap_notes) {
+		size_t cap = ws->cap_notes ? ws->cap_notes * 2 : 16;
+		void *p = realloc(ws->notes, cap * sizeof(*ws->notes));
+
+		if (!p)
+			goto now;
+		ws->notes = p;
+		ws->cap_notes = cap;
+	}
+	n = &ws->notes[ws->n_notes];
+	n->node = strdup(node);
+	if (!n->node)
+		goto now;
+	n->state = state;
+	n->reason = reason;
+	ws->n_notes++;
+	(void)sd_event_source_set_enabled(ws->notes_src, SD_EVENT_ONESHOT);
+	return;
+now:
+	/* No memory to note it: written alone. */
+	if (jobstore_event_node(s->store, node, state, reason) < 0)
+		log_warn("node %s: cannot store its %s event", node, state);
+}
+
+void watch_notes_flush(struct server *s)
+{
+	struct watchers *ws = s->watchers;
+	int r;
+
+	if (!ws || !ws->n_notes)
+		return;
+	r = jobstore_begin(s->store);
+	for (size_t i = 0; i < ws->n_notes && r == 0; i++)
+		r = jobstore_event_node(s->store, ws->notes[i].node, ws->notes[i].state, ws->notes[i].reason);
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0) {
+		jobstore_rollback(s->store);
+		log_warn("job store: cannot store %zu node events: %s", ws->n_notes, strerror(-r));
+	}
+	for (size_t i = 0; i < ws->n_notes; i++)
+		free(ws->notes[i].node);
+	ws->n_notes = 0;
+}
+
 void watch_destroy(struct server *s)
 {
 	struct watchers *ws = s->watchers;
 
 	if (!ws)
 		return;
+	for (size_t i = 0; i < ws->n_notes; i++)
+		free(ws->notes[i].node);
+	free(ws->notes);
+	sd_event_source_disable_unref(ws->notes_src);
 	while (ws->list) {
 		struct watcher *w = ws->list;
 

@@ -5,7 +5,9 @@
 # event once, in order, exactly the store's; a user's watcher sees only
 # that user's jobs; a watcher that never reads is dropped with its reason
 # while qpoold's memory stays flat; a cursor from the future or past
-# retention is one line. (qwait: t-qwait.sh.)
+# retention is one line; a node's changes (drained and resumed, by whom;
+# down when its link closes, up when it is back) are events root sees and
+# a user does not. (qwait: t-qwait.sh.)
 . "$(dirname "$0")/lib.sh"
 qp_setup
 jobs=500 watchers=20
@@ -15,6 +17,7 @@ qp_start_server
 "$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 10 --name "${QP_NODE_PREFIX}s" \
 	--sim-topology "pack:1 numa:1 core:4 pu:1" >> "$QP_T/qnoded-sim.log" 2>&1 &
 QP_PIDS+=($!)
+simpid=$!
 for i in $(seq 200); do
 	[ "$("$QP_BIN/qstat" --nodes 2>/dev/null | grep -cE "^${QP_NODE_PREFIX}s-[0-9]+ +up")" = 10 ] && break
 	sleep 0.05
@@ -101,6 +104,51 @@ else
 	[ "$rss1" -lt $((rss0 + 20000)) ] || fail "qpoold grew from $rss0 kB to $rss1 kB"
 fi
 for p in "${wpids[@]}" "$upid"; do kill "$p" 2>/dev/null; done
+
+note "a node's changes: drained and resumed by root, down and up; root sees them, a user does not"
+from=$(q "SELECT max(seq) FROM events")
+"$QP_BIN/qstat" --follow --since "$from" -F json > "$QP_T/nodes.out" 2>&1 &
+npid=$!
+as qpuser1 qstat --follow --since "$from" -F json > "$QP_T/user-nodes.out" 2>&1 &
+unpid=$!
+"$QP_BIN/qstat" --follow --since "$from" > "$QP_T/nodes.txt" 2>&1 &
+tpid=$!
+n0=${QP_NODE_PREFIX}s-0
+"$QP_BIN/pbsnodes" -o "$n0" -C "broken fan" > /dev/null || fail "pbsnodes -o"
+"$QP_BIN/pbsnodes" -r "$n0" > /dev/null || fail "pbsnodes -r"
+kill "$simpid"
+for i in $(seq 200); do
+	[ "$(q "SELECT count(*) FROM events WHERE seq > $from AND state = 'down'")" = 10 ] && break
+	sleep 0.05
+done
+"$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 10 --name "${QP_NODE_PREFIX}s" \
+	--sim-topology "pack:1 numa:1 core:4 pu:1" >> "$QP_T/qnoded-sim.log" 2>&1 &
+QP_PIDS+=($!)
+for i in $(seq 200); do
+	[ "$(q "SELECT count(*) FROM events WHERE seq > $from AND state = 'up'")" -ge 10 ] && break
+	sleep 0.05
+done
+[ "$(q "SELECT count(*) FROM events WHERE seq > $from AND state = 'down' AND jobid IS NULL")" = 10 ] \
+	|| fail "not 10 down events: $(q "SELECT seq, node, state FROM events WHERE seq > $from")"
+[ "$(q "SELECT count(DISTINCT node) FROM events WHERE seq > $from AND state = 'up'")" = 10 ] \
+	|| fail "not 10 nodes up again: $(q "SELECT seq, node, state FROM events WHERE seq > $from")"
+[ "$(q "SELECT uid FROM events WHERE seq > $from AND state = 'drained' AND node = '$n0'")" = 0 ] \
+	|| fail "the drain's event does not name root: $(q "SELECT * FROM events WHERE seq > $from AND node = '$n0'")"
+[ "$(q "SELECT reason FROM events WHERE seq > $from AND state = 'drained'")" = "broken fan" ] || fail "drain reason"
+nlast=$(q "SELECT max(seq) FROM events")
+for k in $(seq 200); do
+	[ "$(tail -n 1 "$QP_T/nodes.out" | jq -r .seq 2>/dev/null)" = "$nlast" ] && break
+	sleep 0.05
+done
+[ "$(jq -r .seq "$QP_T/nodes.out" | wc -l)" = $((nlast - from)) ] || fail "root's watch: $(cat "$QP_T/nodes.out")"
+[ -n "$(jq -r "select(.state == \"drained\" and .node == \"$n0\" and .uid == 0) | .seq" "$QP_T/nodes.out")" ] \
+	|| fail "no drained event by uid 0 in root's watch: $(head -3 "$QP_T/nodes.out")"
+for k in $(seq 200); do grep -q " resumed node=$n0 by_uid=0" "$QP_T/nodes.txt" && break; sleep 0.05; done
+grep -q " node drained node=$n0 reason=\"broken fan\" by_uid=0" "$QP_T/nodes.txt" \
+	|| fail "qstat --follow's line for the drain: $(grep drained "$QP_T/nodes.txt")"
+grep -q " node down node=$n0 reason=" "$QP_T/nodes.txt" || fail "qstat --follow's down line: $(head -5 "$QP_T/nodes.txt")"
+[ -s "$QP_T/user-nodes.out" ] && fail "qpuser1 saw node events: $(head -2 "$QP_T/user-nodes.out")"
+kill "$npid" "$unpid" "$tpid" 2>/dev/null
 
 note "a cursor from the future, and one past retention: one line, exit 1"
 out=$("$QP_BIN/qstat" --follow --since 99999999 2>&1) && fail "future cursor accepted"
