@@ -67,7 +67,10 @@ int noderes_parse(const char *text, struct noderes *ret, size_t max, size_t *ret
 		if (value_parse(colon + 1, &r) < 0)
 			return error_set(err, -EINVAL, "%s:%s: not a count or a size (e.g. nvme:2, scratch:800G)", item,
 					 colon + 1);
-		snprintf(r.name, sizeof(r.name), "%s", item);
+		if (strlen(item) >= sizeof(r.name))
+			return error_set(err, -EINVAL, "%.40s...: a resource name is at most %zu characters", item,
+					 sizeof(r.name) - 1);
+		memcpy(r.name, item, strlen(item) + 1);
 		for (i = 0; i < n && strcmp(ret[i].name, r.name) != 0; i++)
 			;
 		if (i < n) {
