@@ -300,7 +300,7 @@ static int accounts_show(struct client *cl, const struct pbsqmgr_cmd *d)
 	if (accounts_send(cl, json_pack("{s:s}", "action", "list"), &reply))
 		return 1;
 	json_array_foreach(json_object_get(reply, "accounts"), i, a) {
-		const char *name = wire_str(a, "name"), *sep = "";
+		const char *name = wire_str(a, "name"), *sep = "", *dsep = "";
 
 		if (d->name[0] && strcmp(d->name, name) != 0)
 			continue;
@@ -321,12 +321,12 @@ static int accounts_show(struct client *cl, const struct pbsqmgr_cmd *d)
 			sep = ",";
 		}
 		printf("\n    default_users = ");
-		sep = "";
-		json_array_foreach(json_object_get(a, "users"), k, u)
+		json_array_foreach(json_object_get(a, "users"), k, u) {
 			if (wire_bool(u, "default", 0)) {
-				printf("%s%s", sep, wire_str(u, "user"));
-				sep = ",";
+				printf("%s%s", dsep, wire_str(u, "user"));
+				dsep = ",";
 			}
+		}
 		printf("\n\n");
 	}
 	json_decref(reply);

@@ -752,10 +752,11 @@ void pbsfmt_server_licenses(FILE *f, const json_t *licenses, bool full)
 
 	if (!full)
 		return;
-	json_array_foreach(licenses, i, l)
+	json_array_foreach(licenses, i, l) {
 		fprintf(f, "    resources_available.%s = %lld\n    resources_assigned.%s = %lld\n",
 			wire_str(l, "name") ? wire_str(l, "name") : "?", wire_int(l, "total", 0),
 			wire_str(l, "name") ? wire_str(l, "name") : "?", wire_int(l, "used", 0));
+	}
 }
 
 void pbsfmt_server_ha(FILE *f, const json_t *ha, bool full)

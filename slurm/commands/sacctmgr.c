@@ -222,7 +222,6 @@ static int account_delete(const char *name, void *ud)
 }
 
 struct user_ctx {
-	const struct words *w;
 	const char *user;
 	const char *dflt;
 };
@@ -239,7 +238,7 @@ static int user_assoc(const char *account, void *ud)
 static int user_add(const char *user, void *ud)
 {
 	const struct words *w = ud;
-	struct user_ctx u = { w, user, NULL };
+	struct user_ctx u = { user, NULL };
 	const char *accounts = word_get(w->set, w->n_set, "account") ?: word_get(w->set, w->n_set, "accounts");
 
 	u.dflt = word_get(w->set, w->n_set, "defaultaccount");
@@ -375,11 +374,21 @@ static const char *default_of(const json_t *accounts, const char *user)
 	size_t i, k;
 	json_t *a, *u;
 
-	json_array_foreach(accounts, i, a)
-		json_array_foreach(json_object_get(a, "users"), k, u)
+	json_array_foreach(accounts, i, a) {
+		json_array_foreach(json_object_get(a, "users"), k, u) {
 			if (!strcmp(wire_str(u, "user"), user) && json_is_true(json_object_get(u, "default")))
 				return wire_str(a, "name");
+		}
+	}
 	return NULL;
+}
+
+static bool name_in(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
 }
 
 static bool listed(const char *list, const char *name)
@@ -428,20 +437,18 @@ static int show(const char *entity, const struct words *w)
 		const char *seen[1024];
 		size_t n_seen = 0;
 
-		json_array_foreach(accounts, i, a)
+		json_array_foreach(accounts, i, a) {
 			json_array_foreach(json_object_get(a, "users"), k, u) {
 				const char *name = wire_str(u, "user"), *v[32];
-				size_t s;
 
-				for (s = 0; s < n_seen && strcmp(seen[s], name); s++)
-					;
-				if (s < n_seen || n_seen == 1024 || !listed(users, name))
+				if (name_in(seen, n_seen, name) || n_seen == 1024 || !listed(users, name))
 					continue;
 				seen[n_seen++] = name;
 				for (int f = 0; f < t.n; f++)
 					v[f] = field(t.fields[f], NULL, u, default_of(accounts, name), buf, sizeof(buf));
 				table_row(&t, v);
 			}
+		}
 	} else {
 		json_array_foreach(accounts, i, a) {
 			const char *v[32];

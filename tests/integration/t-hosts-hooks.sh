@@ -68,6 +68,6 @@ for n in "${nodes[@]}"; do
 	[ "$sp" -lt "$np" ] || fail "the server prolog did not run before $n's prolog"
 	[ "$ne" -lt "$se" ] || fail "$n's epilog did not end before the server epilog"
 done
-n_other=$(ls "$H" | grep -c "\.$id\." )
+n_other=$(find "$H" -maxdepth 1 -name "*.$id.*" | wc -l)
 [ "$n_other" = 6 ] || fail "hooks ran $n_other times in all for job $id, want 6: $(ls "$H")"
 echo PASS
