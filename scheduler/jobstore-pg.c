@@ -1460,6 +1460,17 @@ static int pg_nodes_load(struct jobstore *base, int (*cb)(const struct jobstore_
 	return r;
 }
 
+/* The shared statements' parameters as libpq's text ones. */
+static void params_from(struct params *p, const struct jobstore_ev_params *ep)
+{
+	for (int i = 0; i < ep->n; i++) {
+		if (ep->v[i].is_text)
+			p_text(p, ep->v[i].text);
+		else
+			p_int(p, ep->v[i].i);
+	}
+}
+
 static int pg_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const struct jobstore_ev_params *ep,
 		     int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
 {
@@ -1469,12 +1480,7 @@ static int pg_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const stru
 	PGresult *res;
 	int r;
 
-	for (int i = 0; i < ep->n; i++) {
-		if (ep->v[i].is_text)
-			p_text(&p, ep->v[i].text);
-		else
-			p_int(&p, ep->v[i].i);
-	}
+	params_from(&p, ep);
 	/* An event of a transaction goes down its pipeline (libpq copies
 	 * the parameters as it sends). */
 	if (!cb && ep->ids) {
@@ -1507,12 +1513,7 @@ static int pg_sql_run(struct jobstore *base, const char *sql, const struct jobst
 	PGresult *res;
 	int r;
 
-	for (int i = 0; i < ep->n; i++) {
-		if (ep->v[i].is_text)
-			p_text(&p, ep->v[i].text);
-		else
-			p_int(&p, ep->v[i].i);
-	}
+	params_from(&p, ep);
 	/* After what this transaction sent: its answers first. */
 	r = batch_flush(js);
 	if (r == 0)

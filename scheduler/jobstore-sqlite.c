@@ -1191,35 +1191,47 @@ static int sqlite_nodes_load(struct jobstore *base, int (*cb)(const struct jobst
 	return r;
 }
 
-static int sqlite_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
-			 int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
+/* p's parameters onto st, $N order. */
+static void params_bind(sqlite3_stmt *st, const struct jobstore_ev_params *p)
 {
-	struct sqlite_store *js = to_sqlite(base);
-	sqlite3_stmt *st = js->st[ST_EV_JOB + id];
-	struct jobstore_row row = { &sqlite_row_ops, st, 0 };
-	char *ids = NULL;
-	int rc, r = 0;
-
 	for (int i = 0; i < p->n; i++) {
 		if (p->v[i].is_text)
 			bind_text(st, i + 1, p->v[i].text);
 		else
 			sqlite3_bind_int64(st, i + 1, p->v[i].i);
 	}
-	if (p->ids) {
-		ids = jobstore_ev_ids_text(p, '[', ']');
-		if (!ids)
-			return -ENOMEM;
-		sqlite3_bind_text(st, p->n + 1, ids, -1, free);
-	}
+}
+
+/* Steps st to its end, each row to cb (NULL: none read); 0 or -errno. */
+static int rows_step(sqlite3_stmt *st, int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
+{
+	struct jobstore_row row = { &sqlite_row_ops, st, 0 };
+	int rc, r = 0;
+
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (cb)
 			r = cb(&row, ud);
 		if (r < 0)
 			break;
 	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = sql_errno(rc);
+	return r == 0 && rc != SQLITE_DONE ? sql_errno(rc) : r;
+}
+
+static int sqlite_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
+			 int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
+{
+	sqlite3_stmt *st = to_sqlite(base)->st[ST_EV_JOB + id];
+	char *ids = NULL;
+	int r;
+
+	params_bind(st, p);
+	if (p->ids) {
+		ids = jobstore_ev_ids_text(p, '[', ']');
+		if (!ids)
+			return -ENOMEM;
+		sqlite3_bind_text(st, p->n + 1, ids, -1, free);
+	}
+	r = rows_step(st, cb, ud);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	return r;
@@ -1228,29 +1240,13 @@ static int sqlite_ev_run(struct jobstore *base, enum jobstore_ev_stmt id, const 
 static int sqlite_sql_run(struct jobstore *base, const char *sql, const struct jobstore_ev_params *p,
 			  int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
 {
-	struct sqlite_store *js = to_sqlite(base);
 	sqlite3_stmt *st = NULL;
-	struct jobstore_row row = { &sqlite_row_ops, NULL, 0 };
-	int rc, r = 0;
+	int rc = sqlite3_prepare_v2(to_sqlite(base)->db, sql, -1, &st, NULL), r;
 
-	rc = sqlite3_prepare_v2(js->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return sql_errno(rc);
-	row.res = st;
-	for (int i = 0; i < p->n; i++) {
-		if (p->v[i].is_text)
-			bind_text(st, i + 1, p->v[i].text);
-		else
-			sqlite3_bind_int64(st, i + 1, p->v[i].i);
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cb)
-			r = cb(&row, ud);
-		if (r < 0)
-			break;
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = sql_errno(rc);
+	params_bind(st, p);
+	r = rows_step(st, cb, ud);
 	sqlite3_finalize(st);
 	return r;
 }
