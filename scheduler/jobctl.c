@@ -260,6 +260,20 @@ void op_signal(struct conn *c, const char *op, long long req_id, json_t *msg)
 
 /* rerun (qrerun): the running job is stopped like qdel's, and its result
  * puts it back in the queue instead of finishing it (server.c). */
+int server_job_requeue(struct server *s, struct job *j, const char *why)
+{
+	int r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, why);
+
+	if (r < 0)
+		return r;
+	j->rerun = true;
+	pool_job_state_set(s->pool, j, JOB_EXITING);
+	if (!node_signal(s, j, SIGTERM))
+		log_info("job %lld: node %s is down; it is requeued when the node returns or is lost",
+			 (long long)j->id, job_node(j) ? job_node(j) : "?");
+	return 0;
+}
+
 void op_rerun(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
@@ -291,16 +305,11 @@ void op_rerun(struct conn *c, const char *op, long long req_id, json_t *msg)
 			return;
 		}
 	}
-	r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, "rerun requested");
+	r = server_job_requeue(s, j, "rerun requested");
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	j->rerun = true;
-	pool_job_state_set(s->pool, j, JOB_EXITING);
-	if (!node_signal(s, j, SIGTERM))
-		log_info("job %lld: node %s is down; it is requeued when the node returns or is lost",
-			 (long long)j->id, job_node(j) ? job_node(j) : "?");
 	log_info("job %lld: rerun requested by uid %d", (long long)j->id, (int)c->uid);
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(j->state)));
 }

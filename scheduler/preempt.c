@@ -74,25 +74,19 @@ static void preempt_end(struct server *s, struct job *v, int64_t by)
 		(void)server_job_cancel(s, v, why);
 		return;
 	}
-	r = jobstore_job_set_state(s->store, v->id, JOB_EXITING, why);
-	if (r < 0) {
-		log_err("job %lld: cannot record its preemption: %s", (long long)v->id, strerror(-r));
-		return;
-	}
 	/* The time it ran is not charged to its user's share: it is run
-	 * again (docs/FAIRSHARE.md). */
+	 * again (docs/FAIRSHARE.md). Taken while it still counts as running. */
 	if (v->t_dispatch) {
 		double now = pool_fairshare_now(s->pool), ran = now - (double)v->t_dispatch / 1e9;
 
 		if (ran > 0)
 			pool_usage_adjust(s->pool, v->uid, -ran * pool_usage_weight(s->pool, v), now);
 	}
-	v->rerun = true;
-	pool_job_state_set(s->pool, v, JOB_EXITING);
-	if (!node_signal(s, v, SIGTERM))
-		log_info("job %lld: its node is down; it is requeued when the node returns or is lost",
-			 (long long)v->id);
-	log_info("job %lld: %s: requeued", (long long)v->id, why);
+	r = server_job_requeue(s, v, why);
+	if (r < 0)
+		log_err("job %lld: cannot record its preemption: %s", (long long)v->id, strerror(-r));
+	else
+		log_info("job %lld: %s: requeued", (long long)v->id, why);
 }
 
 static int grace_over(sd_event_source *src, uint64_t usec, void *userdata)

@@ -103,7 +103,6 @@ struct server {
 	struct watchers *watchers;   /* watch.c: the event stream's watchers */
 	struct lease *lease;         /* lease.c: active or standby */
 	struct accounts *accounts;   /* accounts.c: the store's accounts, read at activation */
-	double usage_least_share;    /* usage.c: the least share a user has (users in no account get it) */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
 	bool stopping;               /* server_destroy: links closing are not nodes going down */
@@ -268,6 +267,9 @@ void srvjob_stop(struct server *s, struct job *j);
  * ("by alice"), which a running job's record keeps. The job's new state,
  * or -errno from the job store (nothing changed). */
 int server_job_cancel(struct server *s, struct job *j, const char *why);
+/* jobctl.c: a running job back to wait when its node reports it gone
+ * (qrerun, preemption): SIGTERM now, the store's state EXITING with why. */
+int server_job_requeue(struct server *s, struct job *j, const char *why);
 
 /* ties.c: a job tied to a connection (the `tie` request, docs/PROTOCOL.md)
  * is cancelled once no connection has held it for a grace period, checked
