@@ -10,11 +10,12 @@
 #include <string.h>
 
 #include "accounts.h"
+#include "fairshare.h"
 #include "jobstore-internal.h"
 #include "log.h"
 #include "ops.h"
+#include "reslimits.h"
 #include "server-internal.h"
-#include "usage.h"
 
 struct account {
 	char *name, *parent, *description;
@@ -201,39 +202,45 @@ static double account_fraction(const struct accounts *a, const struct account *e
 	return (double)e->shares / sum * (parent && depth < a->n_acc ? account_fraction(a, parent, depth + 1) : 1);
 }
 
-int accounts_limits(const struct accounts *a,
-		    int (*cb)(const char *account, int64_t cpus, int64_t gpus, int64_t jobs, void *ud), void *ud)
+void accounts_apply(const struct accounts *a, struct pool *p)
 {
+	double least = 0;
+
+	/* The limits (docs/LIMITS.md). */
+	pool_acct_limits_clear(p);
 	for (size_t i = 0; a && i < a->n_acc; i++) {
 		const struct account *e = &a->acc[i];
-		int r;
 
-		if (e->grp_cpus < 0 && e->grp_gpus < 0 && e->grp_jobs < 0)
-			continue;
-		r = cb(e->name, e->grp_cpus, e->grp_gpus, e->grp_jobs, ud);
-		if (r)
-			return r;
+		if ((e->grp_cpus >= 0 || e->grp_gpus >= 0 || e->grp_jobs >= 0) &&
+		    pool_acct_limit_set(p, e->name, e->grp_cpus, e->grp_gpus, e->grp_jobs) < 0)
+			log_err("limits: out of memory setting account %s's", e->name);
 	}
-	return 0;
-}
-
-int accounts_shares(const struct accounts *a, int (*cb)(const char *user, double share, void *ud), void *ud)
-{
-	for (size_t i = 0; a && i < a->n_assoc; i++) {
+	/* The shares (docs/FAIRSHARE.md). No account: every user the same.
+	 * Accounts: a user's default account's fraction split among its
+	 * users; a user in none (root, say) gets the least any user has, so
+	 * it is not first for having none. */
+	pool_shares_clear(p, 1);
+	for (size_t i = 0; accounts_defined(a) && i < a->n_assoc; i++) {
 		const struct assoc *u = &a->assoc[i];
 		const struct account *e = account_find(a, u->account);
+		struct passwd *pw = u->is_default && e ? getpwnam(u->user) : NULL;
+		double share;
 		size_t n = 0;
-		int r;
 
-		if (!u->is_default || !e)
+		if (!pw)
 			continue;
 		for (size_t k = 0; k < a->n_assoc; k++)
 			n += !strcmp(a->assoc[k].account, e->name);
-		r = cb(u->user, account_fraction(a, e, 0) / (double)(n ? n : 1), ud);
-		if (r)
-			return r;
+		share = account_fraction(a, e, 0) / (double)(n ? n : 1);
+		if (share <= 0)
+			continue;
+		if (pool_share_set(p, pw->pw_uid, share) < 0)
+			log_err("fair share: out of memory setting %s's share", u->user);
+		if (least <= 0 || share < least)
+			least = share;
 	}
-	return 0;
+	if (least > 0)
+		pool_share_default_set(p, least);
 }
 
 json_t *accounts_json(const struct accounts *a)
@@ -329,7 +336,7 @@ static void change(struct conn *c, long long req_id, const struct jobstore_sql *
 	}
 	accounts_free(s->accounts);
 	s->accounts = fresh;
-	usage_shares_apply(s);
+	accounts_apply(s->accounts, s->pool);
 	/* Shares and limits changed: a pass sees them now. */
 	s->sched_dirty = true;
 	log_info("accounts: %s by uid %d", what, (int)c->uid);

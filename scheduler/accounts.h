@@ -13,6 +13,7 @@
 
 struct jobstore;
 struct accounts;
+struct pool;
 
 #define ACCOUNT_NAME_MAX 64
 /* Slurm's words for a job whose account the user may not use. */
@@ -30,14 +31,12 @@ bool accounts_defined(const struct accounts *a);
  * them; the detail goes to the log). */
 int accounts_submit_check(const struct accounts *a, const char *user, bool is_root, const char *asked,
 			  const char **ret_account, char *why, size_t len);
-/* Each user's share of the pool, a fraction (docs/FAIRSHARE.md): its
- * default account's share among its siblings, times its parent's, down
- * from the top, split evenly among the account's users. cb for each; its
- * first non-zero return stops and is returned. */
-int accounts_shares(const struct accounts *a, int (*cb)(const char *user, double share, void *ud), void *ud);
-/* Each account with a limit (docs/LIMITS.md; -1: none of that kind). */
-int accounts_limits(const struct accounts *a,
-		    int (*cb)(const char *account, int64_t cpus, int64_t gpus, int64_t jobs, void *ud), void *ud);
+/* The accounts into the pool (at activation, after each change): each
+ * account's limits (docs/LIMITS.md), and each user's share, a fraction of
+ * the pool (docs/FAIRSHARE.md): its default account's share among its
+ * siblings, times its parent's, down from the top, split evenly among the
+ * account's users. */
+void accounts_apply(const struct accounts *a, struct pool *p);
 /* The default account of user, or NULL. */
 const char *accounts_user_default(const struct accounts *a, const char *user);
 /* The accounts and their users, name order, as the op replies them. */

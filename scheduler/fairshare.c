@@ -12,6 +12,7 @@
 #include "fairshare.h"
 #include "job.h"
 #include "pool-internal.h"
+#include "reslimits.h"
 
 void pool_fairshare_config(struct pool *p, uint64_t halflife, uint64_t gpu_weight)
 {
@@ -106,14 +107,7 @@ static void advance(const struct pool *p, struct usage_rec *r, double now)
 
 double pool_usage_weight(const struct pool *p, const struct job *j)
 {
-	double cpus = 0;
-
-	/* What it holds: sbatch --exclusive holds more than it asked. */
-	for (unsigned i = 0; i < j->n_alloc; i++)
-		cpus += j->alloc[i].ncpus;
-	if (cpus < j->ncpus)
-		cpus = j->ncpus;
-	return cpus + p->gpu_weight * j->ngpus;
+	return (double)job_cpus_held(j) + p->gpu_weight * j->ngpus;
 }
 
 void pool_usage_job(struct pool *p, const struct job *j, int sign, double now)
@@ -205,17 +199,25 @@ double pool_fairshare_key(struct pool *p, uid_t uid, double now)
 json_t *pool_usage_json(struct pool *p, double now)
 {
 	json_t *arr = json_array();
+	double total = 0;
 
+	for (size_t i = 0; i < p->usage_cap; i++)
+		if (p->usage[i].used) {
+			advance(p, &p->usage[i], now);
+			total += p->usage[i].usage;
+		}
 	for (size_t i = 0; arr && i < p->usage_cap; i++) {
-		struct usage_rec *r = &p->usage[i];
+		const struct usage_rec *r = &p->usage[i];
+		double share = pool_share_get(p, r->uid), eff = total > 0 ? r->usage / total : 0;
 
 		if (!r->used)
 			continue;
-		advance(p, r, now);
-		json_array_append_new(arr, json_pack("{s:I, s:f, s:f, s:f, s:f}", "uid", (json_int_t)r->uid,
-						     "usage", r->usage, "share", pool_share_get(p, r->uid),
-						     "running", r->running,
-						     "key", r->usage / pool_share_get(p, r->uid)));
+		/* effective: its part of all use; factor: Slurm's classic
+		 * 2^-(effective / share) (1 unused, 0.5 at its share). */
+		json_array_append_new(arr, json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "uid", (json_int_t)r->uid,
+						     "usage", r->usage, "share", share, "running", r->running,
+						     "key", r->usage / share, "effective", eff,
+						     "factor", exp2(-eff / share)));
 	}
 	return arr;
 }

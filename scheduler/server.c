@@ -1122,7 +1122,7 @@ int server_state_load(struct server *s)
 		r = accounts_load(s->store, &s->accounts);
 	}
 	if (r == 0) {
-		usage_shares_apply(s);
+		accounts_apply(s->accounts, s->pool);
 		r = usage_load(s);
 	}
 	if (r == 0)

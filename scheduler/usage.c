@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Fair share at the server (docs/FAIRSHARE.md): the half-life and GPU
- * weight from qpool.conf, each user's share from the accounts, use read
- * back from the store's jobs when the server becomes active, a job's
- * overhead taken back when it ends, and the usage op (sshare, sprio). */
+ * weight from qpool.conf, use read back from the store's jobs when the
+ * server becomes active, a job's overhead taken back when it ends, and
+ * the usage op (sshare, sprio). The shares are the accounts'
+ * (accounts_apply). */
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +14,6 @@
 #include "jobstore-internal.h"
 #include "log.h"
 #include "ops.h"
-#include "reslimits.h"
 #include "server-internal.h"
 #include "usage.h"
 
@@ -24,43 +23,6 @@
 void usage_configure(struct server *s)
 {
 	pool_fairshare_config(s->pool, s->config->fairshare_halflife, s->config->fairshare_gpu_weight);
-}
-
-static int share_one(const char *user, double share, void *ud)
-{
-	struct server *s = ud;
-	struct passwd *pw = getpwnam(user);
-	double *least = &s->usage_least_share;
-
-	if (pw && share > 0) {
-		if (pool_share_set(s->pool, pw->pw_uid, share) < 0)
-			return -ENOMEM;
-		if (*least <= 0 || share < *least)
-			*least = share;
-	}
-	return 0;
-}
-
-static int limit_one(const char *account, int64_t cpus, int64_t gpus, int64_t jobs, void *ud)
-{
-	return pool_acct_limit_set(ud, account, cpus, gpus, jobs);
-}
-
-void usage_shares_apply(struct server *s)
-{
-	/* The accounts' limits too (docs/LIMITS.md). */
-	pool_acct_limits_clear(s->pool);
-	if (accounts_limits(s->accounts, limit_one, s->pool) < 0)
-		log_err("limits: out of memory setting the accounts' limits");
-	/* No account: every user the same share. Accounts: a user in none
-	 * (root, say) gets the least any user has, so it is not first. */
-	s->usage_least_share = 0;
-	pool_shares_clear(s->pool, 1);
-	if (!accounts_defined(s->accounts))
-		return;
-	if (accounts_shares(s->accounts, share_one, s) < 0)
-		log_err("fair share: out of memory setting the shares");
-	pool_share_default_set(s->pool, s->usage_least_share > 0 ? s->usage_least_share : 1);
 }
 
 struct load {

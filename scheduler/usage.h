@@ -8,8 +8,6 @@ struct job;
 
 /* The pool's half-life and GPU weight from the config (start, reload). */
 void usage_configure(struct server *s);
-/* Each user's share from the accounts (activation, each change). */
-void usage_shares_apply(struct server *s);
 /* The use of the store's jobs within 30 half-lives (activation, after
  * the active jobs are in the pool). 0 or -errno (logged). */
 int usage_load(struct server *s);
