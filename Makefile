@@ -154,7 +154,7 @@ $(addprefix $(BIN)/,$(filter-out qacct,$(CMD_NAMES))): $(BIN)/%: $(BUILD)/obj/co
 	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS)
 $(addprefix $(BIN)/,$(SLURM_CMD_NAMES)): $(BIN)/%: $(BUILD)/obj/slurm/commands/%.o $(FRONT_A) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS) -lm
+	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^ $(CMD_LIBS)
 
 # bench/floor: what the machine allows a contained launch, no qpool in it
 # (make bench prints it beside qpool's own figures).

@@ -25,6 +25,11 @@ bool slurmsel_list_has(const char *list, const char *name)
 	return false;
 }
 
+bool slurmsel_list_wants(const char *list, const char *name)
+{
+	return !list || (name && slurmsel_list_has(list, name));
+}
+
 void slurmsel_init(struct slurmsel *sel)
 {
 	memset(sel, 0, sizeof(*sel));

@@ -64,5 +64,7 @@ bool slurmsel_step_wanted(const struct slurmsel *sel, const json_t *job, const c
 
 /* True when name is one of the comma-separated names of list. */
 bool slurmsel_list_has(const char *list, const char *name);
+/* A -u/-A/-p style filter: true with no list, else for a name in it. */
+bool slurmsel_list_wants(const char *list, const char *name);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "slurmsel.h"
 #include "version.h"
 #include "wire.h"
 
@@ -391,20 +392,6 @@ static bool name_in(const char *const *names, size_t n, const char *name)
 	return false;
 }
 
-static bool listed(const char *list, const char *name)
-{
-	char *copy, *save = NULL;
-	bool found = false;
-
-	if (!list)
-		return true;
-	copy = strdup(list);
-	for (char *n = copy ? strtok_r(copy, ",", &save) : NULL; n && !found; n = strtok_r(NULL, ",", &save))
-		found = strcmp(n, name) == 0;
-	free(copy);
-	return found;
-}
-
 static int show(const char *entity, const struct words *w)
 {
 	json_t *reply = NULL, *accounts;
@@ -441,7 +428,7 @@ static int show(const char *entity, const struct words *w)
 			json_array_foreach(json_object_get(a, "users"), k, u) {
 				const char *name = wire_str(u, "user"), *v[32];
 
-				if (name_in(seen, n_seen, name) || n_seen == 1024 || !listed(users, name))
+				if (name_in(seen, n_seen, name) || n_seen == 1024 || !slurmsel_list_wants(users, name))
 					continue;
 				seen[n_seen++] = name;
 				for (int f = 0; f < t.n; f++)
@@ -453,7 +440,7 @@ static int show(const char *entity, const struct words *w)
 		json_array_foreach(accounts, i, a) {
 			const char *v[32];
 
-			if (!listed(accts, wire_str(a, "name")))
+			if (!slurmsel_list_wants(accts, wire_str(a, "name")))
 				continue;
 			/* The account's own row (not for show user withassoc). */
 			if (!is_user && !users) {
@@ -464,7 +451,7 @@ static int show(const char *entity, const struct words *w)
 			if (!is_user && !is_assoc && !w->withassoc)
 				continue;
 			json_array_foreach(json_object_get(a, "users"), k, u) {
-				if (!listed(users, wire_str(u, "user")))
+				if (!slurmsel_list_wants(users, wire_str(u, "user")))
 					continue;
 				for (int f = 0; f < t.n; f++)
 					v[f] = field(t.fields[f], a, u, default_of(accounts, wire_str(u, "user")), buf,

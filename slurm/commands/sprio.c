@@ -6,7 +6,6 @@
  * the job's user's fair-share factor, 2^-(EffectvUsage/NormShares)
  * scaled to 0..1000000 as Slurm's factors are, whatever the queue's order. */
 #include <getopt.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "slurmsel.h"
 #include "version.h"
 #include "wire.h"
 
@@ -29,37 +29,17 @@ static const char usage_text[] =
 	"  -n, --norm         factors as fractions (0-1)\n"
 	"      --help, --usage  show this help\n";
 
-static bool listed(const char *list, const char *name)
-{
-	char *copy, *save = NULL;
-	bool found = false;
-
-	if (!list)
-		return true;
-	if (!name)
-		return false;
-	copy = strdup(list);
-	for (char *n = copy ? strtok_r(copy, ",", &save) : NULL; n && !found; n = strtok_r(NULL, ",", &save))
-		found = strcmp(n, name) == 0;
-	free(copy);
-	return found;
-}
-
-/* uid's fair-share factor among users (the usage op's). */
+/* uid's fair-share factor (the usage op's; 1: no use counted). */
 static double factor(const json_t *users, long long uid)
 {
-	double total = 0, usage = 0, share = 1;
 	size_t i;
 	json_t *u;
 
 	json_array_foreach(users, i, u) {
-		total += json_real_value(json_object_get(u, "usage"));
-		if (wire_int(u, "uid", -1) == uid) {
-			usage = json_real_value(json_object_get(u, "usage"));
-			share = json_real_value(json_object_get(u, "share"));
-		}
+		if (wire_int(u, "uid", -1) == uid)
+			return json_real_value(json_object_get(u, "factor"));
 	}
-	return share > 0 && total > 0 ? exp2(-(usage / total) / share) : 1;
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -118,7 +98,7 @@ int main(int argc, char **argv)
 		json_t *order = NULL, *e;
 		size_t k, n;
 
-		if (!qname || !listed(parts, qname))
+		if (!qname || !slurmsel_list_wants(parts, qname))
 			continue;
 		if (client_call_pages(cl, json_pack("{s:s, s:s}", "op", "order", "queue", qname), "order", &order,
 				      &err) < 0) {
@@ -131,7 +111,7 @@ int main(int argc, char **argv)
 			double f = factor(users, wire_int(e, "uid", -1));
 
 			snprintf(id, sizeof(id), "%lld", wire_int(e, "jobid", 0));
-			if (!listed(jobs, id) || !listed(users_arg, wire_str(e, "owner")) ||
+			if (!slurmsel_list_wants(jobs, id) || !slurmsel_list_wants(users_arg, wire_str(e, "owner")) ||
 			    !strcmp(wire_str(e, "hold") ? wire_str(e, "hold") : "", "held"))
 				continue;
 			if (norm) {

@@ -6,7 +6,6 @@
  * FairShare (2^-(EffectvUsage/NormShares), Slurm's classic factor: 1
  * unused, 0.5 used as much as its share, toward 0 above). */
 #include <getopt.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "slurmsel.h"
 #include "version.h"
 #include "wire.h"
 
@@ -29,22 +29,6 @@ static const char usage_text[] =
 	"  -p, --parsable     fields ended by '|'\n"
 	"  -P, --parsable2    fields separated by '|'\n"
 	"      --help, --usage  show this help\n";
-
-static bool listed(const char *list, const char *name)
-{
-	char *copy, *save = NULL;
-	bool found = false;
-
-	if (!list)
-		return true;
-	if (!name)
-		return false;
-	copy = strdup(list);
-	for (char *n = copy ? strtok_r(copy, ",", &save) : NULL; n && !found; n = strtok_r(NULL, ",", &save))
-		found = strcmp(n, name) == 0;
-	free(copy);
-	return found;
-}
 
 static bool arg_parsable, arg_parsable2;
 
@@ -89,7 +73,6 @@ int main(int argc, char **argv)
 	struct client *cl;
 	struct error err;
 	json_t *reply = NULL, *u;
-	double total = 0;
 	size_t i;
 	int c, ncol;
 
@@ -123,8 +106,6 @@ int main(int argc, char **argv)
 	client_close(cl);
 	/* Slurm's sshare shows a user its own line unless -a (root: all). */
 	only_me = !all && !users && getuid() != 0;
-	json_array_foreach(json_object_get(reply, "users"), i, u)
-		total += json_real_value(json_object_get(u, "usage"));
 	ncol = lng ? 8 : 7;
 	if (!noheader)
 		row(head, ncol, width);
@@ -132,18 +113,17 @@ int main(int argc, char **argv)
 		const char *name = wire_str(u, "user"), *acct = wire_str(u, "account");
 		double usage = json_real_value(json_object_get(u, "usage"));
 		double share = json_real_value(json_object_get(u, "share"));
-		double eff = total > 0 ? usage / total : 0;
 		char raw[24], norm[24], use[24], effv[24], fs[24], run[24];
 		const char *v[8] = { acct ? acct : "", name ? name : "?", raw, norm, use, effv, fs, run };
 
-		if ((only_me && wire_int(u, "uid", -1) != (long long)getuid()) || !listed(users, name) ||
-		    !listed(accounts, acct))
+		if ((only_me && wire_int(u, "uid", -1) != (long long)getuid()) || !slurmsel_list_wants(users, name) ||
+		    !slurmsel_list_wants(accounts, acct))
 			continue;
 		snprintf(raw, sizeof(raw), "%.0f", share * 1e6);
 		snprintf(norm, sizeof(norm), "%.6f", share);
 		snprintf(use, sizeof(use), "%.0f", usage);
-		snprintf(effv, sizeof(effv), "%.6f", eff);
-		snprintf(fs, sizeof(fs), "%.6f", share > 0 ? exp2(-eff / share) : 0);
+		snprintf(effv, sizeof(effv), "%.6f", json_real_value(json_object_get(u, "effective")));
+		snprintf(fs, sizeof(fs), "%.6f", json_real_value(json_object_get(u, "factor")));
 		snprintf(run, sizeof(run), "%.0f", json_real_value(json_object_get(u, "running")));
 		row(v, ncol, width);
 	}
