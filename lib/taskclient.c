@@ -183,6 +183,15 @@ static void task_read(struct taskclient *t, const char *prog)
 	}
 }
 
+/* qnoded closed its side (EPIPE): it has nothing more to hear, but what
+ * it sent before, its task.exit above all, is still in our socket.
+ * Nothing more is sent; reading goes on to that frame or to EOF. */
+static void task_unsendable(struct taskclient *t)
+{
+	t->unsendable = true;
+	t->out.off = t->out.len = 0;
+}
+
 /* Takes msg, sent or not: a task that ended in this round of the
  * relay's loop still gets stdin read or a signal forwarded. */
 static void task_send(struct taskclient *t, json_t *msg)
@@ -191,10 +200,14 @@ static void task_send(struct taskclient *t, json_t *msg)
 		json_decref(msg);
 		return;
 	}
+	if (t->unsendable) {
+		json_decref(msg);
+		return;
+	}
 	if (queue(t, msg) < 0)
 		return;
 	if (wire_flush(t->fd, &t->out) < 0)
-		task_finish(t, STATUS_LOST, "", NULL);
+		task_unsendable(t);
 }
 
 int taskclient_relay(struct taskclient *ts, size_t n, int stdin_fd, const char *prog)
@@ -238,10 +251,8 @@ int taskclient_relay(struct taskclient *ts, size_t n, int stdin_fd, const char *
 		for (size_t i = 0; i < n; i++) {
 			if (ts[i].done || !pfd[i].revents)
 				continue;
-			if ((pfd[i].revents & POLLOUT) && wire_flush(ts[i].fd, &ts[i].out) < 0) {
-				task_read(&ts[i], prog);
-				continue;
-			}
+			if ((pfd[i].revents & POLLOUT) && wire_flush(ts[i].fd, &ts[i].out) < 0)
+				task_unsendable(&ts[i]);
 			if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
 				task_read(&ts[i], prog);
 		}

@@ -56,6 +56,7 @@ struct taskclient {
 	struct wirebuf in, out;
 	bool started;        /* the start was answered ok */
 	bool done;
+	bool unsendable;     /* qnoded shut our way: what it sent is still read */
 	long long in_flight; /* task.in data sent less what was granted */
 	int status;          /* once done: the exit code, 128+N for signal N,
 	                      * 255 when it could not run or was lost */
