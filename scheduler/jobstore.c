@@ -535,7 +535,7 @@ int jobstore_node_put(struct jobstore *js, const struct jobstore_node *n)
 
 	if (r == 0)
 		r = js->ops->node_put(js, n);
-	if (r == 0)
+	if (r == 0 && !n->up_told)
 		r = ev_add(js, 0, n->name, "up", NULL);
 	return own_end(js, own, r);
 }

@@ -203,6 +203,8 @@ struct jobstore_node {
 	const char *cgroup;        /* "v1", "v2", "none" */
 	const char *address;       /* where it registered from: an IP address, or "local" */
 	int64_t t_register;        /* wall ns of the registration that wrote the row */
+	bool up_told;              /* this registration's "up" event is already
+	                            * in the stream: the row is written without one */
 };
 
 /* Writes node n's row (inserted, or replaced whole by name). 0 or -errno. */

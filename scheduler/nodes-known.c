@@ -108,6 +108,7 @@ static int node_write(struct jobstore *js, struct node *n, int64_t now, char **r
 		.name = n->name, .cpus = cpus, .ncpus = (uint32_t)cpumask_count(&n->cpus), .mems = n->mems,
 		.mem = json_is_integer(mem) && json_integer_value(mem) > 0 ? (uint64_t)json_integer_value(mem) : 0,
 		.rt = n->rt, .cgroup = n->cgroup, .address = n->address, .t_register = now,
+		.up_told = n->up_told_now,
 	};
 	int ret;
 
@@ -185,7 +186,7 @@ int nodes_known_flush(struct jobstore *js, struct pool *p, int64_t now)
 			}
 	}
 	for (n = pool_nodes(p); n; n = n->next)
-		n->noted = false;
+		n->noted = n->up_told_now = false;
 	return r < 0 ? r : (int)written;
 }
 

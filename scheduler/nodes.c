@@ -585,11 +585,13 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	n->rt_reason = rt_reason ? strdup(rt_reason) : NULL;
 	if (n->state == NODE_DOWN)
 		n->state = NODE_UP;
-	/* Back after a "down" event: an "up" one (a new or changed node's
-	 * row write tells "up" itself, nodes-known.c). */
+	/* Back after a "down" event: an "up" one. A new or changed node's
+	 * row write tells "up" itself (nodes-known.c), but not this one's
+	 * twice. */
 	if (n->down_told) {
 		watch_note_node(s, n->name, "up", "its link is back");
 		n->down_told = false;
+		n->up_told_now = true;
 	}
 	n->link = c;
 	n->last_seen = time_mono_ns();

@@ -80,6 +80,7 @@ struct node {
 	bool down_told;          /* a "down" event was stored: its return is an "up" one */
 	char *stored;            /* what the store holds of it (nodes-known.c), NULL: nothing */
 	bool noted;              /* registered since the last nodes_known_flush */
+	bool up_told_now;        /* that registration told "up" (its return) */
 	int64_t t_register;      /* wall ns of its row's registration; 0: none stored */
 	char address[64];        /* where that registration came from */
 	struct alloc_entry *jobs;    /* the allocation entries of jobs on this node */

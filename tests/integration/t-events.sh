@@ -121,13 +121,23 @@ for i in $(seq 200); do
 	[ "$(q "SELECT count(*) FROM events WHERE seq > $from AND state = 'down'")" = 10 ] && break
 	sleep 0.05
 done
+# Back with two PUs a core: each node's row changes, and its return is
+# still one "up" event, not one for the link and one for the row.
 "$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 10 --name "${QP_NODE_PREFIX}s" \
-	--sim-topology "pack:1 numa:1 core:4 pu:1" >> "$QP_T/qnoded-sim.log" 2>&1 &
+	--sim-topology "pack:1 numa:1 core:4 pu:2" >> "$QP_T/qnoded-sim.log" 2>&1 &
 QP_PIDS+=($!)
 for i in $(seq 200); do
 	[ "$(q "SELECT count(*) FROM events WHERE seq > $from AND state = 'up'")" -ge 10 ] && break
 	sleep 0.05
 done
+for i in $(seq 200); do
+	[ "$(q "SELECT count(*) FROM nodes WHERE name LIKE '${QP_NODE_PREFIX}s-%' AND ncpus = 8")" = 10 ] && break
+	sleep 0.05
+done
+[ "$(q "SELECT count(*) FROM nodes WHERE name LIKE '${QP_NODE_PREFIX}s-%' AND ncpus = 8")" = 10 ] \
+	|| fail "the nodes' rows did not change to 8 CPUs: $(q "SELECT name, ncpus FROM nodes")"
+[ "$(q "SELECT count(*) FROM events WHERE seq > $from AND state = 'up'")" = 10 ] \
+	|| fail "not one up event a node: $(q "SELECT seq, node, state, reason FROM events WHERE seq > $from AND state = 'up'")"
 [ "$(q "SELECT count(*) FROM events WHERE seq > $from AND state = 'down' AND jobid IS NULL")" = 10 ] \
 	|| fail "not 10 down events: $(q "SELECT seq, node, state FROM events WHERE seq > $from")"
 [ "$(q "SELECT count(DISTINCT node) FROM events WHERE seq > $from AND state = 'up'")" = 10 ] \
