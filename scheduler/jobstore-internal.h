@@ -11,7 +11,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 14
+#define JOBSTORE_SCHEMA_VERSION 15
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \

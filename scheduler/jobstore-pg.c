@@ -79,6 +79,8 @@ static const struct {
 	/* 14: an account's limits (jobstore-sqlite.c's 14). */
 	{ 14, "ALTER TABLE accounts ADD COLUMN IF NOT EXISTS grp_cpus BIGINT,"
 	      " ADD COLUMN IF NOT EXISTS grp_gpus BIGINT, ADD COLUMN IF NOT EXISTS grp_jobs BIGINT;" },
+	/* 15: when a node was drained (jobstore-sqlite.c's 15). */
+	{ 15, "ALTER TABLE node_admin ADD COLUMN IF NOT EXISTS t_drain BIGINT;" },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -229,9 +231,10 @@ static const char SQL_QADMIN_SET[] =
 	" started = coalesce($3::integer, queue_admin.started), reason = $4::text";
 static const char SQL_QADMIN_LOAD[] = "SELECT queue, enabled, started, reason FROM queue_admin";
 static const char SQL_NADMIN_SET[] =
-	"INSERT INTO node_admin (node, drain, reason) VALUES ($1::text, $2::integer, $3::text)"
-	" ON CONFLICT (node) DO UPDATE SET drain = $2::integer, reason = $3::text";
-static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, reason FROM node_admin";
+	"INSERT INTO node_admin (node, drain, reason, t_drain) VALUES ($1::text, $2::integer, $3::text,"
+	" CASE WHEN $2::integer > 0 THEN extract(epoch FROM now())::bigint END)"
+	" ON CONFLICT (node) DO UPDATE SET drain = $2::integer, reason = $3::text, t_drain = excluded.t_drain";
+static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, t_drain, reason FROM node_admin";
 static const char SQL_ALTER[] =
 	"UPDATE jobs SET name = $1::text, queue = $2::text, ncpus = $3::bigint, mem = $4::bigint,"
 	" walltime = $5::bigint, stdout = coalesce($6::text, stdout), stderr = coalesce($7::text, stderr),"
@@ -1399,7 +1402,7 @@ static int pg_admin_load(struct jobstore *base, const struct jobstore_admin_cbs 
 	if (r == 0)
 		r = rows_load(js, ST_QADMIN_LOAD, 4, cbs->queue, ud);
 	if (r == 0)
-		r = rows_load(js, ST_NADMIN_LOAD, 2, cbs->node, ud);
+		r = rows_load(js, ST_NADMIN_LOAD, 4, cbs->node, ud);
 	return r;
 }
 

@@ -97,6 +97,9 @@ static const char *const migrations[] = {
 	"ALTER TABLE accounts ADD COLUMN grp_cpus BIGINT;"
 	"ALTER TABLE accounts ADD COLUMN grp_gpus BIGINT;"
 	"ALTER TABLE accounts ADD COLUMN grp_jobs BIGINT;",
+	/* 15: when a node was drained (wall s), so sinfo -R and pbsnodes
+	 * tell it after a restart or a takeover; NULL: not drained. */
+	"ALTER TABLE node_admin ADD COLUMN t_drain BIGINT;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -204,9 +207,10 @@ static const char SQL_QADMIN_SET[] =
 	" started = coalesce(?3, started), reason = ?4";
 static const char SQL_QADMIN_LOAD[] = "SELECT queue, enabled, started, reason FROM queue_admin";
 static const char SQL_NADMIN_SET[] =
-	"INSERT INTO node_admin (node, drain, reason) VALUES (?1,?2,?3)"
-	" ON CONFLICT (node) DO UPDATE SET drain = ?2, reason = ?3";
-static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, reason FROM node_admin";
+	"INSERT INTO node_admin (node, drain, reason, t_drain)"
+	" VALUES (?1,?2,?3, CASE WHEN ?2 > 0 THEN CAST(strftime('%s','now') AS INTEGER) END)"
+	" ON CONFLICT (node) DO UPDATE SET drain = ?2, reason = ?3, t_drain = excluded.t_drain";
+static const char SQL_NADMIN_LOAD[] = "SELECT node, drain, t_drain, reason FROM node_admin";
 static const char SQL_ALTER[] =
 	"UPDATE jobs SET name = ?, queue = ?, ncpus = ?, mem = ?, walltime = ?, stdout = coalesce(?, stdout),"
 	" stderr = coalesce(?, stderr), join_oe = ?, rerunnable = ? WHERE id = ? AND state IN ('queued','held')";
@@ -1070,7 +1074,7 @@ static int sqlite_admin_load(struct jobstore *base, const struct jobstore_admin_
 	if (r == 0)
 		r = rows_load(js, ST_QADMIN_LOAD, 4, cbs->queue, ud);
 	if (r == 0)
-		r = rows_load(js, ST_NADMIN_LOAD, 2, cbs->node, ud);
+		r = rows_load(js, ST_NADMIN_LOAD, 4, cbs->node, ud);
 	return r;
 }
 

@@ -569,7 +569,7 @@ const struct jobstore_table jobstore_tables[] = {
 	  " t_fenced, t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result, gpus", 20 },
 	{ "iqs_rotation", "queue, uid, seq", 3 },
 	{ "queue_admin", "queue, enabled, started, reason", 4 },
-	{ "node_admin", "node, drain, reason", 3 },
+	{ "node_admin", "node, drain, reason, t_drain", 4 },
 	{ "nodes", "name, cpus, ncpus, mems, mem, topology, rt, cgroup, address, t_register", 10 },
 	{ "pool", "id, name", 2 },
 	{ "events", "seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason", 10 },

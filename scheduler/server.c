@@ -1009,7 +1009,7 @@ static int admin_queue(const char *queue, long long enabled, long long started, 
 	return 0;
 }
 
-static int admin_node(const char *node, long long drain, long long unused, const char *reason, void *ud)
+static int admin_node(const char *node, long long drain, long long t_drain, const char *reason, void *ud)
 {
 	struct server *s = ud;
 	struct node *n = pool_node_get(s->pool, node);
@@ -1020,6 +1020,8 @@ static int admin_node(const char *node, long long drain, long long unused, const
 	n->drain_by = drain > 0 ? (drain <= DRAIN_HOOK ? (uint8_t)drain : DRAIN_ADMIN) : DRAIN_NONE;
 	free(n->drain_reason);
 	n->drain_reason = reason ? strdup(reason) : NULL;
+	/* Stored in s; -1: drained before the store kept the time. */
+	n->drain_time = drain > 0 && t_drain > 0 ? t_drain * 1000000000LL : 0;
 	return 0;
 }
 

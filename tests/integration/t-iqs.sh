@@ -135,8 +135,15 @@ qp_wait "$a2" running --timeout 20
 "$QP_BIN/qmgr" stop rot "restart test" || fail "qmgr stop"
 a3=$(echo true | as $A qsub -q rot) || fail qsub
 b2=$(echo true | as $B qsub -q rot) || fail qsub
+# A drain keeps its reason and its time across the restart.
+"$QP_BIN/qmgr" drain n3 "disk check" || fail "qmgr drain"
+before=$("$QP_BIN/scontrol" show node n3 | grep -o 'Reason=.*')
+echo "$before" | grep -qE '^Reason=disk check \[admin@20[0-9-]{8}T[0-9:]{8}\]' || fail "scontrol's reason: $before"
 qp_stop "$QP_SERVER_PID"
 qp_start_server
+after=$("$QP_BIN/scontrol" show node n3 | grep -o 'Reason=.*')
+[ "$after" = "$before" ] || fail "the drain after a restart: '$after', before it: '$before'"
+"$QP_BIN/qmgr" resume n3 || fail "qmgr resume"
 "$QP_BIN/qstat" -Q | awk '$1 == "rot" {print $3}' | grep -qx no || fail "stopped queue started again after restart"
 "$QP_BIN/qstat" -Q --order rot
 order=$("$QP_BIN/qstat" -Q --json --order rot | python3 -c 'import json,sys; print(" ".join(str(e["jobid"]) for e in json.load(sys.stdin)["order"]))')

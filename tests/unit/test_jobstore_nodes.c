@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jobstore.h"
 #include "unit.h"
@@ -138,9 +139,60 @@ static void test_delete(void)
 	jobstore_close(js);
 }
 
+struct drained {
+	unsigned n;
+	long long drain, t_drain;
+	char reason[32];
+};
+
+static int drained_cb(const char *node, long long drain, long long t_drain, const char *reason, void *ud)
+{
+	struct drained *d = ud;
+
+	if (strcmp(node, "n1") != 0)
+		return 0;
+	d->n++;
+	d->drain = drain;
+	d->t_drain = t_drain;
+	snprintf(d->reason, sizeof(d->reason), "%s", reason ? reason : "");
+	return 0;
+}
+
+static int ignore_cb(const char *key, long long a, long long b, const char *text, void *ud)
+{
+	return 0;
+}
+
+/* A drain keeps its time (wall s) in the store, so a restarted or new
+ * active qpoold tells when a node was drained; a resume clears it. */
+static void test_drain_time(void)
+{
+	const struct jobstore_admin_cbs cbs = { .rotation = ignore_cb, .queue = ignore_cb, .node = drained_cb };
+	struct jobstore *js;
+	struct drained d = { 0 };
+	struct error err;
+	long long t0 = (long long)time(NULL);
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_node_admin_set(js, "n1", 1, "broken fan"), 0);
+	CU_ASSERT_EQUAL(jobstore_admin_load(js, &cbs, &d), 0);
+	CU_ASSERT_EQUAL(d.n, 1);
+	CU_ASSERT_EQUAL(d.drain, 1);
+	CU_ASSERT_STRING_EQUAL(d.reason, "broken fan");
+	CU_ASSERT_TRUE(d.t_drain >= t0 - 1 && d.t_drain <= (long long)time(NULL) + 1);
+	CU_ASSERT_EQUAL(jobstore_node_admin_set(js, "n1", 0, NULL), 0);
+	d = (struct drained){ 0 };
+	CU_ASSERT_EQUAL(jobstore_admin_load(js, &cbs, &d), 0);
+	CU_ASSERT_EQUAL(d.n, 1);
+	CU_ASSERT_EQUAL(d.drain, 0);
+	CU_ASSERT_EQUAL(d.t_drain, -1);
+	jobstore_close(js);
+}
+
 static const struct unit_test jobstore_nodes_tests[] = {
 	{ "round_trip", test_round_trip },
 	{ "delete", test_delete },
+	{ "drain time", test_drain_time },
 	{ NULL, NULL },
 };
 
