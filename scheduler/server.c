@@ -22,6 +22,7 @@
 #include "peers.h"
 #include "preempt.h"
 #include "server-internal.h"
+#include "suspend.h"
 #include "srvhook.h"
 #include "timeutil.h"
 #include "usage.h"
@@ -761,6 +762,7 @@ static void schedule(struct server *s)
 	 * stay queued (space.c resumes). */
 	if (s->state_full)
 		return;
+	suspend_pass(s);
 	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
 	preempt_pass(s);
 	if (n == 0)
@@ -836,6 +838,7 @@ void server_job_finished(struct server *s, struct job *j, enum job_state state)
 	server_metrics_ended(s, j->queue, state);
 	depend_forget(s, j);
 	depend_job_changed(s, j->id);
+	server_job_suspend_end(s, j);
 	usage_job_finished(s, j);
 	pool_job_remove(s->pool, j);
 }
@@ -973,6 +976,12 @@ static int load_job(struct job *j, void *userdata)
 	 * entry costing a connect timeout; this server's clock starts a
 	 * lease later. With once, such a node came back seconds too late and
 	 * its running jobs were requeued and killed (t-ha-hosts.sh, (c)). */
+	/* Suspended when the last server stopped (suspend.c): its gded
+	 * keeps it frozen. Its clock apart restarts from now. */
+	if (j->state == JOB_RUNNING && j->reason && strncmp(j->reason, "suspended by", 12) == 0) {
+		j->suspended = true;
+		j->t_suspend = time_wall_ns();
+	}
 	r = pool_job_add(s->pool, j);
 	for (unsigned i = 0; r == 0 && i < j->n_alloc; i++)
 		if (j->alloc[i].where && !j->alloc[i].where->down_since)
