@@ -1005,9 +1005,13 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 					    mroom + got_mem < j->mem); take++) {
 			const struct alloc_entry *e = job_entry(cand[take], nd->name);
 
+			const struct queue_conf *cq = config_queue(c, cand[take]->queue);
+
 			got_cpus += e ? e->ncpus : 0;
 			got_gpus += e ? (unsigned)__builtin_popcountll(e->gpus) : 0;
-			got_mem += e ? e->mem : 0;
+			/* A suspended job keeps its memory (docs/PREEMPTION.md). */
+			if (!cq || cq->preempt_mode != QUEUE_PREEMPT_SUSPEND)
+				got_mem += e ? e->mem : 0;
 		}
 		if (room + got_cpus < j->ncpus || groom + got_gpus < j->ngpus || mroom + got_mem < j->mem ||
 		    take > max)

@@ -169,9 +169,11 @@ void suspend_pass(struct server *s)
 			next = e->nnext;
 			if (!j->suspended || !was || j->state != JOB_RUNNING)
 				continue;
+			/* Its preemptor runs, or waits to start (no longer than
+			 * its preemption's wait: then it did not get the room). */
 			by = pool_job_find(s->pool, was);
-			if (by && (by->state == JOB_QUEUED || by->state == JOB_HELD ||
-				   by->state == JOB_RUNNING || by->state == JOB_EXITING))
+			if (by && (by->state == JOB_RUNNING || by->state == JOB_EXITING ||
+				   (by->state == JOB_QUEUED && by->preempt_until > time_wall_ns())))
 				continue;
 			if (server_job_resume(s, j, "the end of its preemptor") == 0)
 				log_info("job %lld: resumed, its preemptor %lld has ended", (long long)j->id,
