@@ -585,9 +585,10 @@ static void pending_flush(struct server *s)
 				r = depend_before_record(s, p->jobid, p->submit.depend);
 		}
 		else if (p->requeue && j && j->state == JOB_RUNNING)
-			r = jobstore_job_requeue(s->store, p->jobid, p->result.reason);
+			r = jobstore_job_requeue_result(s->store, p->jobid, p->result.reason, &p->result);
 		else if (!p->requeue && j && j->rerun)   /* qrerun: back to the queue, not finished */
-			r = jobstore_job_requeue(s->store, p->jobid, j->lost ? p->result.reason : "requeued by qrerun");
+			r = jobstore_job_requeue_result(s->store, p->jobid,
+							j->lost ? p->result.reason : "requeued by qrerun", &p->result);
 		else if (!p->requeue && j)
 			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
 	}
