@@ -117,6 +117,10 @@ d = json.load(sys.stdin)
 j = d[0] if isinstance(d, list) else d["jobs"][0]
 print(int(j["attrs"].get("suspended_ns", 0)) // 10**9)')
 [ "$sus" -ge 7 ] || fail "job $j: suspended_ns is $sus s, not about 8"
+note "its fair-share use is its time running, not the time suspended"
+use=$("$QP_BIN/sshare" -a -P -n -u qpuser1 | cut -d'|' -f5)
+echo "qpuser1's use: $use (CPU-seconds; ran ~6 s, suspended ~$sus s)"
+awk -v u="$use" 'BEGIN { exit !(u >= 4 && u <= 10) }' || fail "qpuser1's use is $use, not about 6 CPU-seconds"
 
 note "PBS forms: qsig -s suspend / resume, qstat's S"
 k=$(as qpuser1 sbatch --parsable -t 1:00 --export=ALL,DIR="$W" -o /dev/null --wrap="
