@@ -7,8 +7,9 @@
 # user may not suspend or resume. It stays frozen past its walltime and
 # across a qnoded restart, is resumed, ticks again, and only then runs
 # out its walltime (timeout), its time suspended recorded apart. The PBS
-# forms (qsig -s suspend / resume, qstat's S) on a second job, which then
-# finishes.
+# forms (qsig -s suspend / resume, qstat's S) on a second job, which
+# stays suspended across a qpoold restart, is resumed and finishes; the
+# first job's fair-share use is its time running only.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -132,6 +133,15 @@ out=$(as qpuser1 "$QP_BIN/qsig" -s suspend "$k" 2>&1) && fail "qpuser1 qsig -s s
 wait_frozen "$k" yes
 [ "$("$QP_BIN/qstat" | awk -v id="$k" '$1 ~ "^"id"[.]" {print $5}')" = S ] || fail "qstat: not S: $("$QP_BIN/qstat")"
 ticks_still "$W/k.tick" 1 || fail "job $k ticked while suspended"
+note "qpoold restarts: the job is still suspended, and resumable"
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+for ((i = 0; i < 200; i++)); do
+	"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^p1[[:space:]].*up" && break
+	sleep 0.05
+done
+[ "$("$QP_BIN/squeue" -h -j "$k" -o %t)" = S ] || fail "after a qpoold restart: squeue $("$QP_BIN/squeue" -h -j "$k" -o %t), not S"
+wait_frozen "$k" yes
 "$QP_BIN/qsig" -s admin-resume "$k" || fail "qsig -s admin-resume $k"
 wait_frozen "$k" no
 qp_wait "$k" completed --timeout 30
