@@ -985,7 +985,9 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 			const struct job *v = e->job;
 			const struct queue_conf *vq = config_queue(c, v->queue);
 
-			if (v->state != JOB_RUNNING || v->preempted || !vq || !preempts(q, vq->name) ||
+			/* A suspended job runs nothing to take (an admin's
+			 * suspend holds its CPUs until the admin resumes it). */
+			if (v->state != JOB_RUNNING || v->preempted || v->suspended || !vq || !preempts(q, vq->name) ||
 			    (vq->preempt_min_runtime &&
 			     now - v->t_dispatch < (int64_t)vq->preempt_min_runtime * 1000000000))
 				continue;
