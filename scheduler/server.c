@@ -774,6 +774,8 @@ static void schedule(struct server *s)
 		char cpus[4096];
 
 		cpumask_format(&d[i].job->alloc[0].cpus, cpus, sizeof(cpus));
+		/* Requeued while suspended (its node lost): a new run is not. */
+		server_job_suspend_end(s, d[i].job);
 		if (d[i].job->fresh)
 			r = array_dispatch_record(s, d[i].job, now);
 		if (r == 0)
