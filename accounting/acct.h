@@ -199,6 +199,11 @@ int acct_report_job(const struct acct_job *j, struct acct_report **ret);
  * memory, the time to every node fenced and the slowest node. Nothing
  * for a one-node job. */
 int acct_report_job_nodes(struct acct_report *r, const json_t *record);
+/* A requeued job's earlier attempts (attrs.attempts, docs/PREEMPTION.md):
+ * each one's node, stamps and why it ended, as rows "attemptN_..."; and
+ * the time suspended (attrs.suspended_ns), in all. Nothing for a job run
+ * once and never suspended. 0 or -ENOMEM. */
+int acct_report_job_attempts(struct acct_report *r, const json_t *record);
 /* Appends, for a job with GPUs (record's ngpus), its count, each node's
  * GPU indices ("n1:0,1 n2:0", from its alloc) and its GPU-hours (ngpus
  * times j's elapsed). Nothing for a job without GPUs. */

@@ -448,6 +448,46 @@ int acct_report_job_nodes(struct acct_report *r, const json_t *record)
 	return err;
 }
 
+int acct_report_job_attempts(struct acct_report *r, const json_t *record)
+{
+	static const char *const stamps[] = { "dispatch", "exec", "exit", "released" };
+	const json_t *attrs = json_object_get(record, "attrs"), *list = json_object_get(attrs, "attempts"), *a;
+	int64_t sus = json_integer_value(json_object_get(attrs, "suspended_ns"));
+	char field[64], buf[64];
+	size_t i;
+	int e = 0;
+
+	if (sus > 0)
+		e = job_row_ns(r, "suspended", sus);
+	if (json_array_size(list) == 0)
+		return e;
+	e = e ? e : job_row_int(r, "attempts", (int64_t)json_array_size(list) + 1, "");
+	json_array_foreach(list, i, a) {
+		const json_t *t = json_object_get(a, "times");
+
+		snprintf(field, sizeof(field), "attempt%zu_node", i + 1);
+		e = e ? e : job_row(r, field, json_string_value(json_object_get(a, "node")), "");
+		for (size_t k = 0; k < sizeof(stamps) / sizeof(stamps[0]) && !e; k++) {
+			int64_t ns = json_integer_value(json_object_get(t, stamps[k]));
+
+			snprintf(field, sizeof(field), "attempt%zu_%s_time", i + 1, stamps[k]);
+			if (ns)
+				local_time(buf, sizeof(buf), ns);
+			e = job_row(r, field, ns ? buf : NULL, "local");
+		}
+		snprintf(field, sizeof(field), "attempt%zu_end_time", i + 1);
+		local_time(buf, sizeof(buf), json_integer_value(json_object_get(a, "end")));
+		e = e ? e : job_row(r, field, buf, "local");
+		snprintf(field, sizeof(field), "attempt%zu_reason", i + 1);
+		e = e ? e : job_row(r, field, json_string_value(json_object_get(a, "reason")), "");
+		if (json_integer_value(json_object_get(a, "suspended_ns")) > 0) {
+			snprintf(field, sizeof(field), "attempt%zu_suspended", i + 1);
+			e = e ? e : job_row_ns(r, field, json_integer_value(json_object_get(a, "suspended_ns")));
+		}
+	}
+	return e;
+}
+
 int acct_report_job_gpus(struct acct_report *r, const struct acct_job *j, const json_t *record)
 {
 	const json_t *alloc = json_object_get(record, "alloc"), *e, *g;

@@ -131,6 +131,7 @@ static int job_show(const struct data *d)
 		return cmd_fail(1, "job %s: no such job", arg_job);
 	r = acct_report_job(&d->jobs[0], &rep);
 	if (r == 0 && ((r = acct_report_job_nodes(rep, json_array_get(json_object_get(d->acct, "jobs"), 0))) < 0 ||
+		       (r = acct_report_job_attempts(rep, json_array_get(json_object_get(d->acct, "jobs"), 0))) < 0 ||
 		       (r = acct_report_job_gpus(rep, &d->jobs[0],
 						 json_array_get(json_object_get(d->acct, "jobs"), 0))) < 0 ||
 		       (r = acct_report_job_licenses(rep, &d->jobs[0],

@@ -17,19 +17,25 @@
 static const char usage_text[] =
 	"usage: qsig [-f FILE] [-s SIGNAL] JOBID...\n"
 	"Sends SIGNAL (default SIGTERM) to each running job's processes.\n"
-	"SIGNAL is a name (TERM, SIGUSR1, ...), a number 1-30, or suspend (STOP) / resume (CONT).\n"
+	"SIGNAL is a name (TERM, SIGUSR1, ...), a number 1-30, or suspend / resume (root:\n"
+	"the job's processes frozen, its walltime clock stopped; admin-suspend / admin-resume alike).\n"
 	"A job id is 12, 12.server or 12.server@host.\n"
 	"  -s SIGNAL  the signal\n"
 	"  -f FILE    configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
 	"  --help     show this help\n";
 
-/* 1-30 from "USR1", "SIGUSR1", "10", "suspend", "resume"; -1 otherwise. */
+/* suspend and resume are not signals: the suspend op (docs/PREEMPTION.md). */
+#define QSIG_SUSPEND (-10)
+#define QSIG_RESUME (-11)
+
+/* 1-30 from "USR1", "SIGUSR1", "10"; QSIG_SUSPEND or QSIG_RESUME from
+ * PBS's "suspend", "resume", "admin-suspend", "admin-resume"; -1 otherwise. */
 static int qsig_signal(const char *s)
 {
-	if (strcasecmp(s, "suspend") == 0)
-		return SIGSTOP;
-	if (strcasecmp(s, "resume") == 0)
-		return SIGCONT;
+	if (strcasecmp(s, "suspend") == 0 || strcasecmp(s, "admin-suspend") == 0)
+		return QSIG_SUSPEND;
+	if (strcasecmp(s, "resume") == 0 || strcasecmp(s, "admin-resume") == 0)
+		return QSIG_RESUME;
 	return signal_parse(s);
 }
 
@@ -54,7 +60,7 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			sig = qsig_signal(optarg);
-			if (sig < 0)
+			if (sig == -1)
 				return cmd_fail(2, "-s %s: not a signal qsig sends (a name or 1-30)", optarg);
 			break;
 		case 'H':
@@ -81,6 +87,17 @@ int main(int argc, char **argv)
 			*at = '\0';
 		if (jobid_parse_array(argv[i], &id, &lo, &hi) < 0) {
 			status = cmd_fail(1, "%s: not a job id", argv[i]);
+			continue;
+		}
+		if (sig == QSIG_SUSPEND || sig == QSIG_RESUME) {
+			json_t *req = json_pack("{s:s, s:I, s:b}", "op", "suspend", "jobid", (json_int_t)id, "resume",
+						sig == QSIG_RESUME);
+
+			if (lo >= 0)
+				json_object_set_new(req, "array_index", json_integer(lo));
+			if (client_call(cl, req, &reply, &err) < 0)
+				status = cmd_fail(1, "%s", err.text);
+			json_decref(reply);
 			continue;
 		}
 		if (lo != JOBID_PLAIN && (lo == JOBID_ARRAY_ALL || hi > lo)) {

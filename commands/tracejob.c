@@ -58,12 +58,43 @@ static void line(long long ns, char who, const char *fmt, ...)
 	putchar('\n');
 }
 
+/* One run's lines from its stamps; tag ("attempt 2: ") before each. */
+static void run_trace(const json_t *job, const json_t *times, const json_t *result, const char *node,
+		      const char *cpus, const char *tag)
+{
+	char status[160];
+	long long t;
+
+	if ((t = wire_int(times, "dispatch", -1)) >= 0)
+		line(t, 'S', "%sjob run: sent to node %s, CPUs %s", tag, or_q(node), or_q(cpus));
+	if ((t = wire_int(times, "launch", -1)) >= 0)
+		line(t, 'M', "%snode %s received the job", tag, or_q(node));
+	if ((t = wire_int(times, "wrap", -1)) >= 0)
+		line(t, 'M', "%sgded started on %s", tag, or_q(node));
+	if ((t = wire_int(times, "fenced", -1)) >= 0)
+		line(t, 'M', "%scgroups ready on CPUs %s", tag, or_q(cpus));
+	if ((t = wire_int(times, "exec", -1)) >= 0)
+		line(t, 'M', "%sjob started as %s in %s", tag, or_q(wire_str(job, "owner")),
+		     or_q(wire_str(job, "workdir")));
+	if ((t = wire_int(times, "exit", -1)) >= 0) {
+		if (wire_int(result, "exit_signal", 0) > 0)
+			snprintf(status, sizeof(status), "killed by signal %lld", wire_int(result, "exit_signal", 0));
+		else
+			snprintf(status, sizeof(status), "exit status %lld", wire_int(result, "exit_status", -1));
+		line(t, 'M', "%sjob ended: %s", tag, status);
+	}
+	if ((t = wire_int(times, "released", -1)) >= 0)
+		line(t, 'M', "%scgroups removed, CPUs released on %s", tag, or_q(node));
+}
+
 static void job_trace(const json_t *job, const char *server)
 {
-	const json_t *times = json_object_get(job, "times");
+	const json_t *times = json_object_get(job, "times"), *a;
+	const json_t *attempts = json_object_get(json_object_get(job, "attrs"), "attempts");
 	const char *node = wire_str(job, "node"), *state = wire_str(job, "state");
-	char res[128], tmp[64], status[160];
+	char res[128], tmp[64], tag[32];
 	long long t;
+	size_t i;
 
 	printf("Job: %lld.%s\n\n", wire_int(job, "jobid", 0), server);
 	duration_format((uint64_t)wire_int(job, "walltime", 0), tmp, sizeof(tmp));
@@ -72,25 +103,23 @@ static void job_trace(const json_t *job, const char *server)
 		line(t, 'S', "enqueued into %s, owner %s", or_q(wire_str(job, "queue")), or_q(wire_str(job, "owner")));
 		line(t, 'A', "queued: %s, name %s", res, or_q(wire_str(job, "name")));
 	}
-	if ((t = wire_int(times, "dispatch", -1)) >= 0)
-		line(t, 'S', "job run: sent to node %s, CPUs %s", or_q(node), or_q(wire_str(job, "cpus")));
-	if ((t = wire_int(times, "launch", -1)) >= 0)
-		line(t, 'M', "node %s received the job", or_q(node));
-	if ((t = wire_int(times, "wrap", -1)) >= 0)
-		line(t, 'M', "gded started on %s", or_q(node));
-	if ((t = wire_int(times, "fenced", -1)) >= 0)
-		line(t, 'M', "cgroups ready on CPUs %s", or_q(wire_str(job, "cpus")));
-	if ((t = wire_int(times, "exec", -1)) >= 0)
-		line(t, 'M', "job started as %s in %s", or_q(wire_str(job, "owner")), or_q(wire_str(job, "workdir")));
-	if ((t = wire_int(times, "exit", -1)) >= 0) {
-		if (wire_int(job, "exit_signal", 0) > 0)
-			snprintf(status, sizeof(status), "killed by signal %lld", wire_int(job, "exit_signal", 0));
-		else
-			snprintf(status, sizeof(status), "exit status %lld", wire_int(job, "exit_status", -1));
-		line(t, 'M', "job ended: %s", status);
+	/* Each earlier attempt (a requeue: docs/PREEMPTION.md) with its
+	 * own stamps, then the current one. */
+	json_array_foreach(attempts, i, a) {
+		const char *an = wire_str(a, "node");
+
+		snprintf(tag, sizeof(tag), "attempt %zu: ", i + 1);
+		run_trace(job, json_object_get(a, "times"), a, an, wire_str(a, "cpus"), tag);
+		if ((t = wire_int(a, "end", -1)) >= 0)
+			line(t, 'S', "%srequeued: %s", tag, or_q(wire_str(a, "reason")));
+		if (wire_int(a, "suspended_ns", 0) > 0)
+			line(t, 'S', "%ssuspended %.1f s in all", tag, (double)wire_int(a, "suspended_ns", 0) / 1e9);
 	}
-	if ((t = wire_int(times, "released", -1)) >= 0)
-		line(t, 'M', "cgroups removed, CPUs released on %s", or_q(node));
+	if (json_array_size(attempts))
+		snprintf(tag, sizeof(tag), "attempt %zu: ", json_array_size(attempts) + 1);
+	else
+		tag[0] = '\0';
+	run_trace(job, times, job, node, wire_str(job, "cpus"), tag);
 	if ((t = wire_int(times, "done", -1)) >= 0) {
 		line(t, 'S', "job %s", or_q(state));
 		if (wire_str(job, "reason"))

@@ -83,6 +83,7 @@ struct cgroup_ops {
 	int (*job_configure)(struct cgroup_job *job, const struct cgroup_limits *lim,
 			     struct error *err);
 	int (*job_kill)(struct cgroup_job *job, int timeout_ms);
+	int (*job_freeze)(struct cgroup_job *job, bool frozen, int timeout_ms);
 	int (*job_usage)(struct cgroup_job *job, struct cgroup_usage *ret);
 	int (*job_remove)(struct cgroup_job *job);
 };

@@ -576,6 +576,20 @@ static int v1_job_kill(struct cgroup_job *job, int timeout_ms)
 	return r < 0 ? r : 0;
 }
 
+/* Suspend (docs/PREEMPTION.md): FROZEN waits for the state to settle,
+ * THAWED is at once. -ENOTSUP without a freezer hierarchy. */
+static int v1_job_freeze(struct cgroup_job *job, bool frozen, int timeout_ms)
+{
+	int fz = job->fd[V1_FREEZER], r;
+
+	if (fz < 0)
+		return -ENOTSUP;
+	r = cg_file_write(fz, "freezer.state", frozen ? "FROZEN" : "THAWED");
+	if (r < 0 || !frozen)
+		return r;
+	return v1_freeze_wait(fz, timeout_ms);
+}
+
 static int v1_job_usage(struct cgroup_job *job, struct cgroup_usage *ret)
 {
 	uint64_t v;
@@ -707,6 +721,7 @@ const struct cgroup_ops cgroup_v1_ops = {
 	.job_open = v1_job_open,
 	.job_configure = v1_job_configure,
 	.job_kill = v1_job_kill,
+	.job_freeze = v1_job_freeze,
 	.job_usage = v1_job_usage,
 	.job_remove = v1_job_remove,
 };

@@ -189,6 +189,30 @@ static int v2_job_kill(struct cgroup_job *job, int timeout_ms)
 	return r < 0 ? r : 0;
 }
 
+/* cgroup.freeze (Linux 5.2): the kernel says it is done with "frozen 1"
+ * (or 0) in cgroup.events, which may lag the write while tasks leave
+ * system calls. */
+static int v2_job_freeze(struct cgroup_job *job, bool frozen, int timeout_ms)
+{
+	int64_t deadline = time_mono_ns() + (int64_t)timeout_ms * NSEC_PER_MSEC;
+	uint64_t v;
+	int r;
+
+	r = cg_file_write(job->fd[0], "cgroup.freeze", frozen ? "1" : "0");
+	if (r < 0)
+		return r == -ENOENT ? -ENOTSUP : r;
+	for (;;) {
+		r = cg_file_read_keyed(job->fd[0], "cgroup.events", "frozen", &v);
+		if (r < 0)
+			return r;
+		if ((v != 0) == frozen)
+			return 0;
+		if (time_mono_ns() > deadline)
+			return -ETIME;
+		cg_sleep_ms(1);
+	}
+}
+
 static int v2_job_usage(struct cgroup_job *job, struct cgroup_usage *ret)
 {
 	uint64_t v;
@@ -244,6 +268,7 @@ const struct cgroup_ops cgroup_v2_ops = {
 	.job_open = v2_job_open,
 	.job_configure = v2_job_configure,
 	.job_kill = v2_job_kill,
+	.job_freeze = v2_job_freeze,
 	.job_usage = v2_job_usage,
 	.job_remove = v2_job_remove,
 };

@@ -433,6 +433,11 @@ int cgroup_job_kill(struct cgroup_job *job, int timeout_ms)
 	return job->ops->job_kill(job, timeout_ms);
 }
 
+int cgroup_job_freeze(struct cgroup_job *job, bool frozen, int timeout_ms)
+{
+	return job->ops->job_freeze(job, frozen, timeout_ms);
+}
+
 int cgroup_job_usage(struct cgroup_job *job, struct cgroup_usage *ret)
 {
 	return job->ops->job_usage(job, ret);

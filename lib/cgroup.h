@@ -178,6 +178,13 @@ int cgroup_job_attach(struct cgroup_job *job, pid_t pid);
  * group is still populated after timeout_ms, or -errno. */
 int cgroup_job_kill(struct cgroup_job *job, int timeout_ms);
 
+/* Freezes (frozen true) or thaws every process of the group: v1
+ * freezer.state FROZEN/THAWED, v2 cgroup.freeze; waits up to timeout_ms
+ * for the kernel to report the state reached. 0, -ETIME when it was not
+ * reached in time, -ENOTSUP without a freezer (a v1 host without the
+ * freezer hierarchy), or -errno. */
+int cgroup_job_freeze(struct cgroup_job *job, bool frozen, int timeout_ms);
+
 /* Reads the group's CPU time, peak memory and OOM kills. Counters the
  * kernel does not provide are left 0. 0 or -errno. */
 int cgroup_job_usage(struct cgroup_job *job, struct cgroup_usage *ret);

@@ -144,7 +144,7 @@ static const struct key keys[] = {
 	{ SEC_QUEUE, "max_ngpus", KEY_UINT, Q(max_ngpus), "0", "most GPUs a job may ask for, all its nodes together (0: no limit)" },
 	{ SEC_QUEUE, "gpu_locality", KEY_GPU_LOCALITY, Q(gpu_locality), "prefer", "prefer | require: a GPU job's CPUs close to its GPUs (require: it waits for them)" },
 	{ SEC_QUEUE, "preempts", KEY_QUEUE_LIST, Q(preempts), "", "queues whose running jobs this queue's waiting jobs may preempt, comma-separated (each of lower priority)" },
-	{ SEC_QUEUE, "preempt_mode", KEY_PREEMPT_MODE, Q(preempt_mode), "requeue", "requeue | cancel: what a job of this queue preempted becomes" },
+	{ SEC_QUEUE, "preempt_mode", KEY_PREEMPT_MODE, Q(preempt_mode), "requeue", "requeue | cancel | suspend: what a job of this queue preempted becomes" },
 	{ SEC_QUEUE, "preempt_min_runtime", KEY_DURATION, Q(preempt_min_runtime), "0", "how long a job of this queue runs before it may be preempted" },
 	{ SEC_QUEUE, "preempt_grace", KEY_DURATION, Q(preempt_grace), "0", "time from a preempted job's notice signal (-l signal=, --signal) to its SIGTERM (0: SIGTERM at once)" },
 	{ SEC_QUEUE, "order", KEY_ORDER, Q(order), "round_robin", "round_robin | fairshare: whose job goes next (fairshare: the user with the least decayed use for its share, all its jobs first; round_robin's turns break ties)" },
@@ -156,7 +156,7 @@ static const char *reserve_names[] = { "none", "exclusive", "realtime" };
 static const char *rt_policy_names[] = { "fifo", "rr" };
 static const char *gpu_locality_names[] = { "prefer", "require" };
 static const char *order_names[] = { "round_robin", "fairshare" };
-static const char *preempt_mode_names[] = { "requeue", "cancel" };
+static const char *preempt_mode_names[] = { "requeue", "cancel", "suspend" };
 static const char *hook_failure_names[] = { "reject", "accept" };
 static const char *store_names[] = { "sqlite", "postgresql" };
 
@@ -303,12 +303,12 @@ static int key_set(void *base, const struct key *k, const char *value, struct er
 			}
 		return error_set(err, -EINVAL, "%s = %s: not prefer or require", k->name, value);
 	case KEY_PREEMPT_MODE:
-		for (size_t i = 0; i < 2; i++)
+		for (size_t i = 0; i < 3; i++)
 			if (strcmp(value, preempt_mode_names[i]) == 0) {
 				*(enum queue_preempt_mode *)dst = (enum queue_preempt_mode)i;
 				return 0;
 			}
-		return error_set(err, -EINVAL, "%s = %s: not requeue or cancel", k->name, value);
+		return error_set(err, -EINVAL, "%s = %s: not requeue, cancel or suspend", k->name, value);
 	case KEY_QUEUE_LIST:
 		if (strlen(value) >= 256)
 			return error_set(err, -ENAMETOOLONG, "%s: longer than 255 characters", k->name);

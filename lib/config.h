@@ -36,6 +36,7 @@ enum queue_gpu_locality {
 enum queue_preempt_mode {
 	QUEUE_PREEMPT_REQUEUE,     /* back to wait, the same id, a new attempt */
 	QUEUE_PREEMPT_CANCEL,      /* ended, cancelled */
+	QUEUE_PREEMPT_SUSPEND,     /* frozen on its node until its preemptor ends */
 };
 
 /* [queue] order: whose turn it is (docs/FAIRSHARE.md). */

@@ -10,6 +10,13 @@
 
 #define WIRE_MAX (1u << 20)   /* largest message body, bytes */
 
+/* job.signal's two signals a job never receives (docs/PREEMPTION.md):
+ * gded freezes the job's processes (its cgroup's freezer) and stops its
+ * walltime clock on the first, thaws them and starts the clock again on
+ * the second. (SIGRTMIN + N is signal N for the job: docs/PROTOCOL.md.) */
+#define WIRE_SIG_SUSPEND 10   /* SIGUSR1 */
+#define WIRE_SIG_RESUME 12    /* SIGUSR2 */
+
 /* A growable byte buffer, for both directions of a non-blocking stream. */
 struct wirebuf {
 	char *data;

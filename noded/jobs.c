@@ -628,6 +628,11 @@ void jobs_signal(struct jobs *js, const json_t *msg)
 		j->next_signal = (int)sig;
 		return;
 	}
+	if (j && j->sim && j->src && (sig == WIRE_SIG_SUSPEND || sig == WIRE_SIG_RESUME)) {
+		/* A simulated job has no processes to freeze: it sleeps on. */
+		log_info("job %lld: simulated: %s ignored", jobid, sig == WIRE_SIG_SUSPEND ? "suspend" : "resume");
+		return;
+	}
 	if (j && j->sim && j->src) {
 		/* Any signal ends a simulated job, as it would a sleep. */
 		job_sim_end(j, (int)sig);

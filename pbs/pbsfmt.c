@@ -52,6 +52,9 @@ char pbsfmt_job_state(const json_t *job, int64_t now_ns)
 	/* An array one of whose subjobs has started: PBS Pro's B(egun). */
 	if (json_object_get(job, "array") && (letter == 'R' || letter == 'E'))
 		return 'B';
+	/* Suspended (qsig -s suspend, preemption): PBS's S. */
+	if (letter == 'R' && json_is_true(json_object_get(job, "suspended")))
+		return 'S';
 	if (letter == 'Q' && at && strtoll(at, NULL, 10) > now_ns / NSEC_PER_SEC)
 		return 'W';
 	return letter;

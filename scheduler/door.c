@@ -49,6 +49,7 @@ static const struct op ops[] = {
 	{ "stat", WHO_USER, op_stat },
 	{ "stats", WHO_USER, op_stats },
 	{ "submit", WHO_USER, op_submit },
+	{ "suspend", WHO_USER, op_suspend },      /* root: op_suspend says */
 	{ "swap", WHO_USER, op_swap },
 	{ "task.exit", WHO_NODE, op_task_pass },
 	{ "task.in", WHO_NODE, op_task_pass },

@@ -82,6 +82,7 @@ struct alloc_entry {
 	uint64_t mem;
 	uint64_t gpus;           /* the node's GPUs it holds (bit i: index i) */
 	bool cpus_back;          /* this node's processes are gone: CPUs back early */
+	bool lent;               /* ...or frozen (suspend): CPUs and GPUs lent, memory kept */
 	bool done;               /* this node's job.done is in (or the node was lost) */
 	struct alloc_entry *nnext;   /* that node's entries */
 	struct alloc_entry *nprev;
@@ -126,6 +127,10 @@ struct job {
 	int64_t start_after;     /* qsub -a: wall seconds; 0: none */
 	bool rerun;              /* qrerun: requeue, not finish, when its result comes */
 	bool preempted;          /* chosen to give way (preempt.c): not chosen again this run */
+	bool suspended;          /* frozen on its node (suspend.c) */
+	int64_t t_suspend;       /* while suspended: since when (wall ns) */
+	int64_t suspended_ns;    /* this run's time suspended before, in all */
+	int64_t suspended_by;    /* the preempting job it waits for; 0: an admin's suspend */
 	int64_t preempt_until;   /* ns: a job that preempted waits for its victims till then */
 	unsigned prolog_failures; /* node prologs that failed it, since qpoold started */
 	bool prolog_hold;        /* held, not queued, once back from this run */

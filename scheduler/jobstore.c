@@ -362,9 +362,110 @@ int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const s
 	return js->ops->alloc_result(js, id, idx, res, t_done, result_json);
 }
 
+struct attempt_row {
+	char *attrs, *node, *cpus, *why;
+	int64_t t_dispatch;
+	bool ran;
+};
+
+static int attempt_row(const struct jobstore_row *r, void *ud)
+{
+	struct attempt_row *a = ud;
+
+	if (a->ran || row_null(r, 3))
+		return 0;
+	a->ran = true;
+	a->attrs = row_text(r, 0) ? strdup(row_text(r, 0)) : NULL;
+	a->node = row_text(r, 1) ? strdup(row_text(r, 1)) : NULL;
+	a->cpus = row_text(r, 2) ? strdup(row_text(r, 2)) : NULL;
+	a->t_dispatch = row_i64(r, 3);
+	a->why = row_text(r, 4) ? strdup(row_text(r, 4)) : NULL;
+	return 0;
+}
+
+/* The run that ends in a requeue, appended to attrs.attempts with its own
+ * stamps (docs/PREEMPTION.md, "Attempts"): the requeue clears the row's
+ * node and dispatch stamp, and the next run writes its own. Its reason is
+ * the row's (what asked for the requeue: "preempted by job 7"), else
+ * reason; its time suspended what attrs.suspended_ns gained since the
+ * earlier ones. */
+static int attempt_append(struct jobstore *js, int64_t id, const char *reason, const struct job_result *res)
+{
+	static const char sql_get[] = "SELECT attrs, node, cpus, t_dispatch, reason FROM jobs WHERE id = $1";
+	static const char sql_set[] = "UPDATE jobs SET attrs = $1 WHERE id = $2";
+	struct jobstore_ev_params p = { .n = 1 };
+	struct attempt_row a = { 0 };
+	json_t *attrs = NULL, *list, *one, *times, *prev;
+	int64_t sus, sus_before = 0;
+	char *text = NULL;
+	size_t i;
+	int r;
+
+	p.v[0].i = id;
+	r = js->ops->sql_run(js, sql_get, &p, attempt_row, &a);
+	if (r < 0 || !a.ran)
+		goto done;
+	attrs = a.attrs ? json_loads(a.attrs, 0, NULL) : NULL;
+	if (!json_is_object(attrs)) {
+		json_decref(attrs);
+		attrs = json_object();
+	}
+	list = json_object_get(attrs, "attempts");
+	if (!json_is_array(list)) {
+		list = json_array();
+		json_object_set_new(attrs, "attempts", list);
+	}
+	json_array_foreach(list, i, prev)
+		sus_before += json_integer_value(json_object_get(prev, "suspended_ns"));
+	sus = json_integer_value(json_object_get(attrs, "suspended_ns")) - sus_before;
+	times = json_pack("{s:I}", "dispatch", (json_int_t)a.t_dispatch);
+	for (int k = STAMP_LAUNCH; res && k <= STAMP_RELEASED; k++)
+		if (res->times[k])
+			json_object_set_new(times, job_stamp_names[k], json_integer(res->times[k]));
+	one = json_pack("{s:I, s:s?, s:s?, s:o, s:I, s:s?, s:I}", "attempt", (json_int_t)json_array_size(list) + 1,
+			"node", a.node, "cpus", a.cpus, "times", times, "end", (json_int_t)time_wall_ns(),
+			"reason", a.why ? a.why : reason, "suspended_ns", (json_int_t)(sus > 0 ? sus : 0));
+	if (one && res) {
+		json_object_set_new(one, "cpu_ns", json_integer(res->cpu_ns));
+		if (res->exit_signal > 0)
+			json_object_set_new(one, "exit_signal", json_integer(res->exit_signal));
+		else if (res->exit_status >= 0)
+			json_object_set_new(one, "exit_status", json_integer(res->exit_status));
+	}
+	if (!one || json_array_append_new(list, one) < 0 || !(text = json_dumps(attrs, JSON_COMPACT))) {
+		r = -ENOMEM;
+		goto done;
+	}
+	p = (struct jobstore_ev_params){ .n = 2 };
+	p.v[0].text = text;
+	p.v[0].is_text = true;
+	p.v[1].i = id;
+	r = js->ops->sql_run(js, sql_set, &p, NULL, NULL);
+done:
+	json_decref(attrs);
+	free(text);
+	free(a.attrs);
+	free(a.node);
+	free(a.cpus);
+	free(a.why);
+	return r;
+}
+
+static int requeue_with_attempt(struct jobstore *js, int64_t id, const char *reason, const struct job_result *res)
+{
+	int r = attempt_append(js, id, reason, res);
+
+	return r < 0 ? r : js->ops->job_requeue(js, id, reason);
+}
+
 int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason)
 {
-	JOB_WRITE(js, id, js->ops->job_requeue(js, id, reason));
+	JOB_WRITE(js, id, requeue_with_attempt(js, id, reason, NULL));
+}
+
+int jobstore_job_requeue_result(struct jobstore *js, int64_t id, const char *reason, const struct job_result *res)
+{
+	JOB_WRITE(js, id, requeue_with_attempt(js, id, reason, res));
 }
 
 int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a)

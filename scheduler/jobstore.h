@@ -97,6 +97,10 @@ int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const s
 /* Back to queued: node, CPUs, dispatch stamp and allocation rows cleared;
  * reason kept; attrs.run_count (the requeues) one more. */
 int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason);
+/* The same, the run's stamps, CPU time and exit from its result: the
+ * run ends as an entry of attrs.attempts either way. */
+int jobstore_job_requeue_result(struct jobstore *js, int64_t id, const char *reason,
+				const struct job_result *res);
 
 /* qalter, qmove: a queued or held job's name, queue, ncpus, mem,
  * walltime, join and rerunnable become a's, and stdout_path and

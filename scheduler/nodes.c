@@ -15,6 +15,7 @@
 #include "ops.h"
 #include "placement.h"
 #include "server-internal.h"
+#include "suspend.h"
 #include "timeutil.h"
 
 #define NODE_NAME_ROOM 96   /* "on node NAME: " before a reason */
@@ -825,6 +826,9 @@ bool node_signal(struct server *s, struct job *j, int sig)
 {
 	bool primary = false;
 
+	/* SIGTERM thaws a suspended job (gded): its suspension ends. */
+	if (sig == SIGTERM && j->suspended)
+		server_job_suspend_end(s, j);
 	/* No node has it yet: its server prolog is what runs. */
 	if (j->srv_prolog && j->state == JOB_EXITING)
 		srvjob_stop(s, j);

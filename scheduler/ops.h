@@ -27,6 +27,8 @@ op_handler op_accounts;
 op_handler op_usage;
 /* watch.c: the event stream (docs/EVENTS.md) */
 op_handler op_watch;
+/* suspend.c: scontrol suspend/resume, qsig -s suspend/resume */
+op_handler op_suspend;
 /* nodes.c: a node's link */
 op_handler op_register, op_heartbeat, op_health, op_done, op_exited;
 /* tasks.c: tasks across a job's nodes */

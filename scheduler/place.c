@@ -985,7 +985,9 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 			const struct job *v = e->job;
 			const struct queue_conf *vq = config_queue(c, v->queue);
 
-			if (v->state != JOB_RUNNING || v->preempted || !vq || !preempts(q, vq->name) ||
+			/* A suspended job runs nothing to take (an admin's
+			 * suspend holds its CPUs until the admin resumes it). */
+			if (v->state != JOB_RUNNING || v->preempted || v->suspended || !vq || !preempts(q, vq->name) ||
 			    (vq->preempt_min_runtime &&
 			     now - v->t_dispatch < (int64_t)vq->preempt_min_runtime * 1000000000))
 				continue;
@@ -1005,9 +1007,13 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 					    mroom + got_mem < j->mem); take++) {
 			const struct alloc_entry *e = job_entry(cand[take], nd->name);
 
+			const struct queue_conf *cq = config_queue(c, cand[take]->queue);
+
 			got_cpus += e ? e->ncpus : 0;
 			got_gpus += e ? (unsigned)__builtin_popcountll(e->gpus) : 0;
-			got_mem += e ? e->mem : 0;
+			/* A suspended job keeps its memory (docs/PREEMPTION.md). */
+			if (!cq || cq->preempt_mode != QUEUE_PREEMPT_SUSPEND)
+				got_mem += e ? e->mem : 0;
 		}
 		if (room + got_cpus < j->ncpus || groom + got_gpus < j->ngpus || mroom + got_mem < j->mem ||
 		    take > max)

@@ -981,9 +981,9 @@ static void node_account(struct node *n, const struct alloc_entry *e, bool give)
 	}
 	/* Memory is a sum, not a set: made again from the entries, so a
 	 * claim made twice (a restart, then a reconcile) counts once. */
-	n->mem_used = give ? 0 : e->mem;
+	n->mem_used = give && !e->lent ? 0 : e->mem;
 	for (const struct alloc_entry *o = n->jobs; o; o = o->nnext)
-		if (o != e && !o->cpus_back)
+		if (o != e && (!o->cpus_back || o->lent))
 			n->mem_used += o->mem;
 }
 
@@ -1021,13 +1021,51 @@ bool pool_entry_cpus_back(struct pool *p, struct alloc_entry *e)
 	return true;
 }
 
+void pool_entry_lend(struct pool *p, struct alloc_entry *e)
+{
+	if (!e->where || e->cpus_back || !state_active(e->job->state))
+		return;
+	e->lent = true;
+	node_account(e->where, e, true);
+	e->cpus_back = true;
+}
+
+bool pool_entry_lent_free(const struct alloc_entry *e)
+{
+	const struct node *n = e->where;
+	const struct cpumask *m;
+
+	if (!n || !e->lent)
+		return true;
+	m = e->job->reserve == QUEUE_RESERVE_REALTIME ? &n->rt_free : &n->free;
+	for (size_t i = 0; i < CPUMASK_MAX / 64; i++)
+		if ((e->claim.bits[i] & n->cpus.bits[i]) & ~m->bits[i])
+			return false;
+	return (e->gpus & place_node_gpus(n) & ~n->gpus_free) == 0;
+}
+
+void pool_entry_reclaim(struct pool *p, struct alloc_entry *e)
+{
+	if (!e->lent)
+		return;
+	e->lent = false;
+	if (e->where)
+		node_account(e->where, e, false);
+	e->cpus_back = false;
+}
+
 void pool_job_release(struct pool *p, struct job *j)
 {
 	pool_license_give(p, j);
 	for (unsigned i = 0; i < j->n_alloc; i++) {
 		struct alloc_entry *e = &j->alloc[i];
 
-		if (e->where && !e->cpus_back)
+		/* A lent entry's CPUs are given again (those another job
+		 * holds are kept) and its memory with them. */
+		bool give = !e->cpus_back || e->lent;
+
+		e->lent = false;
+		if (e->where && give)
 			node_account(e->where, e, true);
 		e->cpus_back = false;
 		node_unlink_entry(e);

@@ -225,6 +225,13 @@ static inline void pool_job_claim(struct pool *p, struct job *j)
  * so for the limits, until its result. False for a job not running, or
  * whose CPUs there are back already. */
 bool pool_entry_cpus_back(struct pool *p, struct alloc_entry *e);
+/* A suspended job's share of a node (docs/PREEMPTION.md): its CPUs and
+ * GPUs lent to others, its memory still counted (pool_entry_lend); taken
+ * back (pool_entry_reclaim) only when pool_entry_lent_free says all of
+ * them are free again. */
+void pool_entry_lend(struct pool *p, struct alloc_entry *e);
+bool pool_entry_lent_free(const struct alloc_entry *e);
+void pool_entry_reclaim(struct pool *p, struct alloc_entry *e);
 static inline bool pool_job_cpus_back(struct pool *p, struct job *j)
 {
 	return j->n_alloc && pool_entry_cpus_back(p, &j->alloc[0]);

@@ -17,6 +17,7 @@
 #include "preempt.h"
 #include "reslimits.h"
 #include "server-internal.h"
+#include "suspend.h"
 #include "timeutil.h"
 
 #define VICTIMS_MAX 64
@@ -69,6 +70,17 @@ static void preempt_end(struct server *s, struct job *v, int64_t by)
 	int r;
 
 	snprintf(why, sizeof(why), "preempted by job %lld", (long long)by);
+	/* Frozen on its node, its CPUs and GPUs lent to by until it ends
+	 * (suspend.c); a job that cannot be frozen now is requeued. */
+	if (vq && vq->preempt_mode == QUEUE_PREEMPT_SUSPEND) {
+		char who[64];
+
+		snprintf(who, sizeof(who), "preemption (job %lld)", (long long)by);
+		r = server_job_suspend(s, v, by, who);
+		if (r == 0)
+			return;
+		log_warn("job %lld: cannot suspend it for job %lld: %s", (long long)v->id, (long long)by, strerror(-r));
+	}
 	if (!vq || vq->preempt_mode == QUEUE_PREEMPT_CANCEL || !v->rerunnable) {
 		log_info("job %lld: %s: cancelled", (long long)v->id, why);
 		(void)server_job_cancel(s, v, why);

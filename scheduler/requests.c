@@ -672,6 +672,12 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 		const char *stored = wire_str(o, "reason");
 		struct job *j;
 
+		/* Suspended (suspend.c): still running for the pool. */
+		if (strcmp(wire_str(o, "state") ?: "", "running") == 0 &&
+		    (j = pool_job_find(s->pool, wire_int(o, "jobid", 0))) && j->suspended) {
+			json_object_set_new(o, "suspended", json_true());
+			json_object_set_new(o, "suspended_since", json_integer(j->t_suspend));
+		}
 		if (strcmp(wire_str(o, "state") ?: "", "queued") != 0)
 			continue;
 		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));

@@ -89,6 +89,7 @@ struct server {
 	struct pending **pending_tail;
 	unsigned n_pending;       /* in the list */
 	bool sched_dirty;
+	unsigned n_lent;          /* jobs suspended by a preemption (suspend.c) */
 	struct depend_index *deps;   /* depend.c: who waits on whom */
 	int64_t *array_due;       /* arrays whose end may have come (array.c) */
 	size_t n_array_due, cap_array_due;

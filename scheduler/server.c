@@ -22,6 +22,7 @@
 #include "peers.h"
 #include "preempt.h"
 #include "server-internal.h"
+#include "suspend.h"
 #include "srvhook.h"
 #include "timeutil.h"
 #include "usage.h"
@@ -584,9 +585,10 @@ static void pending_flush(struct server *s)
 				r = depend_before_record(s, p->jobid, p->submit.depend);
 		}
 		else if (p->requeue && j && j->state == JOB_RUNNING)
-			r = jobstore_job_requeue(s->store, p->jobid, p->result.reason);
+			r = jobstore_job_requeue_result(s->store, p->jobid, p->result.reason, &p->result);
 		else if (!p->requeue && j && j->rerun)   /* qrerun: back to the queue, not finished */
-			r = jobstore_job_requeue(s->store, p->jobid, j->lost ? p->result.reason : "requeued by qrerun");
+			r = jobstore_job_requeue_result(s->store, p->jobid,
+							j->lost ? p->result.reason : "requeued by qrerun", &p->result);
 		else if (!p->requeue && j)
 			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
 	}
@@ -761,6 +763,7 @@ static void schedule(struct server *s)
 	 * stay queued (space.c resumes). */
 	if (s->state_full)
 		return;
+	suspend_pass(s);
 	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
 	preempt_pass(s);
 	if (n == 0)
@@ -771,6 +774,8 @@ static void schedule(struct server *s)
 		char cpus[4096];
 
 		cpumask_format(&d[i].job->alloc[0].cpus, cpus, sizeof(cpus));
+		/* Requeued while suspended (its node lost): a new run is not. */
+		server_job_suspend_end(s, d[i].job);
 		if (d[i].job->fresh)
 			r = array_dispatch_record(s, d[i].job, now);
 		if (r == 0)
@@ -836,6 +841,7 @@ void server_job_finished(struct server *s, struct job *j, enum job_state state)
 	server_metrics_ended(s, j->queue, state);
 	depend_forget(s, j);
 	depend_job_changed(s, j->id);
+	server_job_suspend_end(s, j);
 	usage_job_finished(s, j);
 	pool_job_remove(s->pool, j);
 }
@@ -973,6 +979,12 @@ static int load_job(struct job *j, void *userdata)
 	 * entry costing a connect timeout; this server's clock starts a
 	 * lease later. With once, such a node came back seconds too late and
 	 * its running jobs were requeued and killed (t-ha-hosts.sh, (c)). */
+	/* Suspended when the last server stopped (suspend.c): its gded
+	 * keeps it frozen. Its clock apart restarts from now. */
+	if (j->state == JOB_RUNNING && j->reason && strncmp(j->reason, "suspended by", 12) == 0) {
+		j->suspended = true;
+		j->t_suspend = time_wall_ns();
+	}
 	r = pool_job_add(s->pool, j);
 	for (unsigned i = 0; r == 0 && i < j->n_alloc; i++)
 		if (j->alloc[i].where && !j->alloc[i].where->down_since)

@@ -45,12 +45,17 @@ static int usage_row(const struct jobstore_row *r, void *ud)
 	} else {
 		t1 = (double)row_i64(r, 3) / 1e9;
 	}
-	if (l->s->config->fairshare_gpu_weight && row_text(r, 5)) {
+	/* Time suspended is not use (docs/PREEMPTION.md): a cheap look
+	 * before the parse, most jobs have none. */
+	if (row_text(r, 5) && (l->s->config->fairshare_gpu_weight || strstr(row_text(r, 5), "suspended_ns"))) {
 		json_t *attrs = json_loads(row_text(r, 5), 0, NULL);
 		const char *g = json_string_value(json_object_get(attrs, "Resource_List.ngpus"));
 
-		if (g)
+		if (g && l->s->config->fairshare_gpu_weight)
 			w += (double)l->s->config->fairshare_gpu_weight * strtod(g, NULL);
+		t1 -= (double)json_integer_value(json_object_get(attrs, "suspended_ns")) / 1e9;
+		if (t1 < t0)
+			t1 = t0;
 		json_decref(attrs);
 	}
 	l->jobs++;

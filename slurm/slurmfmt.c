@@ -48,7 +48,7 @@ static const struct {
 	{ NULL, "NODE_FAIL", "NF" },
 	/* Slurm's other states, accepted by -t so a tool's filter is no
 	 * error: no qpool job is ever in them. */
-	{ NULL, "SUSPENDED", "S" },
+	{ "running", "SUSPENDED", "S" },   /* "suspended": true (slurmfmt_state) */
 	{ NULL, "PREEMPTED", "PR" },
 	{ NULL, "BOOT_FAIL", "BF" },
 	{ NULL, "DEADLINE", "DL" },
@@ -67,6 +67,8 @@ const char *slurmfmt_state(const json_t *job)
 	const char *state = str_or(job, "state", "");
 	const char *reason = str_or(job, "reason", "");
 
+	if (is(state, "running") && json_is_true(json_object_get(job, "suspended")))
+		return "SUSPENDED";
 	if (is(state, "failed") && strstr(reason, "out of memory"))
 		return "OUT_OF_MEMORY";
 	if (is(state, "failed") && (strstr(reason, "node lost") || strstr(reason, "node went away")))

@@ -175,6 +175,7 @@ struct gded_result {
 	int exec_errno;           /* execve's errno when the job could not be executed */
 	uint64_t cpu_ns;
 	uint64_t mem_peak;
+	uint64_t suspended_ns;    /* time frozen (suspend), not in its walltime */
 	int64_t wall[GDED_STAMP_N];   /* ns since the epoch; 0: not reached */
 	int64_t mono[GDED_STAMP_N];   /* CLOCK_MONOTONIC ns */
 };

@@ -117,6 +117,8 @@ static int job_main(const char *spec_path, int notify_fd)
 	sigaddset(&mask, SIGCHLD);
 	for (int sig = GDED_SIGFWD_MIN; sig <= GDED_SIGFWD_MAX; sig++)
 		sigaddset(&mask, sig);   /* qsig: forwarded to the job */
+	sigaddset(&mask, SIGUSR1);   /* suspend (WIRE_SIG_SUSPEND) */
+	sigaddset(&mask, SIGUSR2);   /* resume */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	gded_stdio_ensure();
 	log_init("gded", LOG_LEVEL_INFO);

@@ -58,6 +58,12 @@ json_t *gded_result_json(const struct gded_result *res)
 			 "mem_peak", (json_int_t)res->mem_peak,
 			 "times", stamps_json(res->wall),
 			 "mono", stamps_json(res->mono));
+	/* Only a job that was suspended says how long (docs/PREEMPTION.md). */
+	if (o && res->suspended_ns &&
+	    json_object_set_new(o, "suspended_ns", json_integer((json_int_t)res->suspended_ns)) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	/* Only a sister's says so: a one-node job's result is as before. */
 	if (o && res->sister && json_object_set_new(o, "sister", json_true()) < 0) {
 		json_decref(o);

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "parse.h"
 #include "timeutil.h"
+#include "wire.h"
 
 /* How long the kill loop may take before gded gives up on a group that
  * will not empty (a task stuck in D state). */
@@ -34,6 +35,8 @@
  * qsub after the job's exit; a qsub that does not read loses it, so it
  * cannot hold the teardown and the node's CPUs. */
 #define PTY_FLUSH_MS 2000
+/* How long a freeze may take to settle (tasks leaving system calls). */
+#define FREEZE_TIMEOUT_MS 5000
 /* The page the child stamps exec into: wall, mono, execve's errno, the
  * direct-exec flag, and the errnos that kept stdout and stderr in HOME. */
 #define STAMP_PAGE (sizeof(int64_t) * 6)
@@ -62,6 +65,9 @@ struct run {
 	struct gded_ctl *ctl;  /* the control socket, or NULL */
 	const int64_t *stamps; /* the child's page (gded_child.exec_stamp) */
 	bool forwarded;      /* a qsig signal went to the job's group */
+	bool frozen;         /* suspended (docs/PREEMPTION.md): its clocks stopped */
+	struct itimerspec left[2];  /* while frozen: what the walltime and notice timers had left */
+	int64_t frozen_at;   /* CLOCK_MONOTONIC ns of the freeze */
 };
 
 /* A sister holds its fence until it is ended (SIGTERM, walltime): then
@@ -268,12 +274,74 @@ static void job_kill_all(struct run *run)
 	sister_check_done(run);
 }
 
+/* The job's walltime and notice timers stop while it is frozen, and go
+ * on from where they were when it is thawed: a suspended job is not
+ * killed for the time it could not run. */
+static void clocks_pause(struct run *run, bool pause)
+{
+	int *fds[2] = { &run->tfd, &run->nfd };
+	struct itimerspec zero = { { 0, 0 }, { 0, 0 } };
+
+	for (int i = 0; i < 2; i++) {
+		int fd = *fds[i];
+
+		if (fd < 0)
+			continue;
+		if (pause) {
+			if (timerfd_gettime(fd, &run->left[i]) < 0)
+				run->left[i] = zero;
+			(void)timerfd_settime(fd, 0, &zero, NULL);
+		} else if (run->left[i].it_value.tv_sec || run->left[i].it_value.tv_nsec) {
+			(void)timerfd_settime(fd, 0, &run->left[i], NULL);
+		}
+	}
+}
+
+/* Suspend (freeze true) or resume the job: its cgroup's freezer (v1
+ * freezer.state, v2 cgroup.freeze), waited for, bounded; without a
+ * cgroup or a freezer, SIGSTOP/SIGCONT to its process group and tasks. */
+static void job_freeze(struct run *run, bool freeze)
+{
+	int r = -ENOTSUP;
+
+	if (freeze == run->frozen || run->exited || (freeze && run->phase != PHASE_RUN))
+		return;
+	if (run->cg)
+		r = cgroup_job_freeze(run->cg, freeze, FREEZE_TIMEOUT_MS);
+	if (r == -ENOTSUP) {
+		int sig = freeze ? SIGSTOP : SIGCONT;
+
+		gded_ctl_signal_all(run->ctl, sig);
+		if (run->pid > 0 && (run->job->argv || kill(-run->pid, sig) < 0))
+			kill(run->pid, sig);
+		r = 0;
+	} else if (r < 0) {
+		log_warn("job %" PRIu64 ": cannot %s its cgroup: %s", run->job->jobid,
+			 freeze ? "freeze" : "thaw", strerror(-r));
+		if (freeze) {
+			(void)cgroup_job_freeze(run->cg, false, FREEZE_TIMEOUT_MS);
+			return;
+		}
+	}
+	run->frozen = freeze;
+	clocks_pause(run, freeze);
+	if (freeze) {
+		run->frozen_at = time_mono_ns();
+	} else {
+		run->res->suspended_ns += (uint64_t)(time_mono_ns() - run->frozen_at);
+	}
+	log_info("job %" PRIu64 ": %s", run->job->jobid, freeze ? "suspended (frozen)" : "resumed");
+}
+
 /* SIGTERM to the job's process group, SIGKILL to everything after
  * kill_grace. reason_flag is res->cancelled or res->timeout. */
 static int job_terminate(struct run *run, bool *reason_flag)
 {
 	if (run->phase != PHASE_RUN)
 		return 0;
+	/* A suspended job is thawed to receive its SIGTERM (scancel of a
+	 * suspended job in Slurm does the same). */
+	job_freeze(run, false);
 	/* No task starts from now on; those running get the same SIGTERM
 	 * and grace as the script. */
 	gded_ctl_ending(run->ctl);
@@ -354,6 +422,8 @@ static int on_signal(struct run *run)
 			r = job_terminate(run, &run->res->cancelled);
 			if (r < 0)
 				return r;
+		} else if (si.ssi_signo == WIRE_SIG_SUSPEND || si.ssi_signo == WIRE_SIG_RESUME) {
+			job_freeze(run, si.ssi_signo == WIRE_SIG_SUSPEND);
 		} else if ((int)si.ssi_signo >= GDED_SIGFWD_MIN && (int)si.ssi_signo <= GDED_SIGFWD_MAX) {
 			signal_forward(run, (int)si.ssi_signo - SIGRTMIN);
 		}
@@ -538,6 +608,11 @@ static int run_teardown(struct run *run, struct error *err)
 {
 	int r = 0;
 
+	if (run->frozen) {   /* killed while suspended: the kill thaws it */
+		run->res->suspended_ns += (uint64_t)(time_mono_ns() - run->frozen_at);
+		run->frozen = false;
+	}
+
 	if (run->cg) {
 		r = cgroup_job_kill(run->cg, KILL_TIMEOUT_MS);
 		if (r < 0)
@@ -654,6 +729,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	sigaddset(&mask, SIGPIPE);
 	for (int sig = GDED_SIGFWD_MIN; sig <= GDED_SIGFWD_MAX; sig++)
 		sigaddset(&mask, sig);
+	sigaddset(&mask, WIRE_SIG_SUSPEND);
+	sigaddset(&mask, WIRE_SIG_RESUME);
 	if (job->argv) {
 		sigaddset(&mask, SIGHUP);
 		sigaddset(&mask, SIGINT);

@@ -26,6 +26,7 @@ static const char usage_text[] =
 	"Usage: scontrol [-o] [--json] show job [JOBID] | show node [NAME] | show partition [NAME]\n"
 	"       scontrol show hostnames|hostlist|hostlistsorted [HOSTLIST] | show config | show licenses [NAME]\n"
 	"       scontrol hold|release|requeue JOBID[,JOBID...]...\n"
+	"       scontrol suspend|resume JOBID[,JOBID...]...  (root)\n"
 	"       scontrol update JobId=JOBID [TimeLimit=TIME] [JobName=NAME] [NumCPUs=N] [StartTime=TIME]\n"
 	"       scontrol update NodeName=NODES State=DRAIN|DOWN|RESUME|UNDRAIN [Reason=TEXT]  (root)\n"
 	"Shows and controls qpool's jobs, nodes and queues as Slurm's scontrol.\n"
@@ -492,7 +493,9 @@ static int job_op(struct client *cl, const char *op, int n, char **args)
 		if (slurmsel_ids_add(&sel, args[k], &err) < 0)
 			return cmd_fail(1, "error: %s", err.text);
 	for (int k = 0; k < sel.n_ids; k++) {
-		json_t *req = json_pack("{s:s, s:I}", "op", op, "jobid", (json_int_t)sel.ids[k].id), *reply = NULL;
+		bool susp = strcmp(op, "suspend") == 0 || strcmp(op, "resume") == 0;
+		json_t *req = json_pack("{s:s, s:I}", "op", susp ? "suspend" : op, "jobid", (json_int_t)sel.ids[k].id),
+		       *reply = NULL;
 		int r;
 
 		if (sel.ids[k].index >= 0) {
@@ -503,9 +506,14 @@ static int job_op(struct client *cl, const char *op, int n, char **args)
 		 * end plus 121 s (requeue_delay, cred_expire's 120 s, + 1). */
 		if (strcmp(op, "rerun") == 0)
 			json_object_set_new(req, "begin", json_integer((json_int_t)time(NULL) + SCONTROL_REQUEUE_DELAY));
+		if (strcmp(op, "resume") == 0)
+			json_object_set_new(req, "resume", json_true());
 		r = client_call(cl, req, &reply, &err);
 		json_decref(reply);
-		if (r == -EBUSY)
+		if (r < 0 && susp)
+			status = cmd_fail(1, "error: Error %s job %lld: %s", strcmp(op, "resume") == 0 ? "resuming" : "suspending",
+					  (long long)sel.ids[k].id, err.text);
+		else if (r == -EBUSY)
 			status = cmd_fail(1, "error: Job is no longer pending execution for job %lld", (long long)sel.ids[k].id);
 		else if (r < 0)
 			status = cmd_fail(1, "error: %s for job %lld", slurmjobs_error(r, &err), (long long)sel.ids[k].id);
@@ -709,7 +717,8 @@ int main(int argc, char **argv)
 		return cmd_fail(1, "error: no command given\nTry \"scontrol --help\" for more information");
 	cmd = argv[optind++];
 	if (strcasecmp(cmd, "show") != 0 && strcasecmp(cmd, "hold") != 0 && strcasecmp(cmd, "release") != 0 &&
-	    strcasecmp(cmd, "requeue") != 0 && strcasecmp(cmd, "update") != 0)
+	    strcasecmp(cmd, "requeue") != 0 && strcasecmp(cmd, "update") != 0 && strcasecmp(cmd, "suspend") != 0 &&
+	    strcasecmp(cmd, "resume") != 0)
 		return cmd_fail(1, "error: Invalid keyword: %s", cmd);
 	if (strcasecmp(cmd, "show") == 0) {
 		const char *what = optind < argc ? argv[optind++] : NULL;
@@ -775,6 +784,8 @@ int main(int argc, char **argv)
 		for (int k = optind; k < argc; k++)
 			node |= strncasecmp(argv[k], "NodeName=", 9) == 0;
 		status = node ? node_update(cl, argc - optind, argv + optind) : update(cl, argc - optind, argv + optind);
+	} else if (strcasecmp(cmd, "suspend") == 0 || strcasecmp(cmd, "resume") == 0) {
+		status = job_op(cl, strcasecmp(cmd, "suspend") == 0 ? "suspend" : "resume", argc - optind, argv + optind);
 	} else {
 		const char *op = strcasecmp(cmd, "hold") == 0 ? "hold" : strcasecmp(cmd, "release") == 0 ? "release" : "rerun";
 

@@ -206,6 +206,16 @@ static void test_migrate_v5_alloc(void)
 	CU_ASSERT_EQUAL(jobstore_job_requeue(js, id, "test"), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
 	CU_ASSERT_PTR_NULL(json_object_get(row, "alloc"));
+	/* The run that ended is kept as attempt 1 (docs/PREEMPTION.md). */
+	{
+		const json_t *att = json_object_get(json_object_get(row, "attrs"), "attempts");
+
+		CU_ASSERT_EQUAL(json_array_size(att), 1);
+		CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_array_get(att, 0), "attempt")), 1);
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(att, 0), "node")) ?: "", "n1");
+		CU_ASSERT_TRUE(json_integer_value(json_object_get(json_object_get(json_array_get(att, 0), "times"),
+								  "dispatch")) > 0);
+	}
 	json_decref(row);
 	jobstore_close(js);
 	snprintf(cmd, sizeof(cmd), "test \"$(sqlite3 '%s' 'SELECT count(*) FROM job_alloc')\" = 0", path);

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Preemption by suspend (docs/PREEMPTION.md) on one real 1-CPU node: a
+# scavenger job (queue scav, preempt_mode = suspend) that ticks holds the
+# CPU; an urgent job (preempts = scav) arrives and runs on that CPU while
+# the scavenger is frozen (its cgroup FROZEN, squeue S, no tick); when the
+# urgent job ends the scavenger is thawed before anything else starts (a
+# second scavenger job waiting behind it does not take the CPU), and
+# finishes in its first attempt. Memory stays counted while frozen, so
+# the jobs ask for a little (a 1-CPU node's default is all of it).
+. "$(dirname "$0")/lib.sh"
+qp_setup "[queue scav]
+preempt_mode = suspend
+walltime_max = 01:00:00
+
+[queue urgent]
+priority = 10
+preempts = scav
+walltime_max = 01:00:00"
+qp_start_server
+qp_start_node p1 0
+W=$QP_T/work/qpuser1 U=$QP_T/work/qpuser2
+
+frozen_state() {
+	local d
+	d=$(find /sys/fs/cgroup/freezer/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
+	if [ -n "$d" ]; then tr -d '\n' < "$d/freezer.state"; return; fi
+	d=$(find /sys/fs/cgroup/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
+	[ -n "$d" ] && awk '$1 == "frozen" {print $2}' "$d/cgroup.events"
+}
+
+cat > "$W/scav.sh" <<'JOB'
+#!/bin/bash
+# 40 ticks of 0.1 s of its own running time, then done.
+for i in $(seq 40); do echo "tick $i $(date +%s.%N)" >> "$LOG"; sleep 0.1; done
+echo "done $(date +%s.%N)" >> "$LOG"
+JOB
+chmod +x "$W/scav.sh"
+log=$W/scav.log
+
+note "a scavenger job holds the node's one CPU"
+s=$(as qpuser1 sbatch --parsable -p scav -t 10 --mem=32M --export=ALL,LOG="$log" -o /dev/null "$W/scav.sh") || fail "sbatch scav: $s"
+qp_wait "$s" running
+qp_wait_file "$log"
+s2=$(as qpuser1 sbatch --parsable -p scav -t 10 --mem=32M -o /dev/null --wrap='true') || fail "sbatch scav 2: $s2"
+
+note "an urgent job arrives: the scavenger is frozen, the urgent job runs on its CPU"
+u=$(as qpuser2 sbatch --parsable -p urgent -t 10 --mem=32M -o /dev/null --wrap="date +%s.%N > $U/u.start; sleep 3; date +%s.%N > $U/u.end") ||
+	fail "sbatch urgent: $u"
+qp_wait "$u" running --timeout 30
+qp_wait_file "$U/u.start"
+st=$(frozen_state "$s")
+case "$st" in FROZEN|1) ;; *) fail "the scavenger's group is '$st' while the urgent job runs" ;; esac
+[ "$("$QP_BIN/squeue" -h -j "$s" -o %t)" = S ] || fail "squeue: the scavenger is not S"
+[ "$(qp_state "$s2")" = queued ] || fail "the second scavenger is $(qp_state "$s2") while the urgent job runs"
+
+note "the urgent job ends: the scavenger is thawed and finishes, then the second"
+qp_wait "$u" completed --timeout 30
+qp_wait "$s" completed --timeout 60
+qp_wait "$s2" completed --timeout 30
+python3 - "$log" "$U/u.start" "$U/u.end" <<'PY' || fail "the scavenger's log: $(cat "$log")"
+import sys
+lines = [l.split() for l in open(sys.argv[1])]
+us, ue = float(open(sys.argv[2]).read()), float(open(sys.argv[3]).read())
+ticks = [float(l[2]) for l in lines if l[0] == "tick"]
+assert len(ticks) == 40 and lines[-1][0] == "done", "not 40 ticks and done"
+inside = [t for t in ticks if us + 0.3 < t < ue - 0.3]
+assert not inside, f"ticks while the urgent job ran: {inside}"
+assert any(t > ue for t in ticks), "no tick after the urgent job"
+PY
+[ "$(qp_field "$s" run_count)" = 1 ] || fail "the scavenger ran $(qp_field "$s" run_count) times, not once"
+grep -q "job $s: resumed, its preemptor $u has ended" "$QP_T/qpoold.log" || fail "no resume in qpoold's log"
+# The second scavenger started only after the first was thawed.
+python3 - "$QP_BIN/qstat" "$s" "$s2" <<'PY' || fail "the second scavenger started before the first resumed"
+import json, subprocess, sys
+out = json.loads(subprocess.check_output([sys.argv[1], "-x", "--json"]))
+jobs = out if isinstance(out, list) else out["jobs"]
+t = {str(j["jobid"]): j["times"] for j in jobs}
+assert t[sys.argv[3]]["dispatch"] > t[sys.argv[2]]["exec"]
+PY
+echo PASS
