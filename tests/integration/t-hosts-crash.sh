@@ -46,8 +46,14 @@ restart_server() {
 
 storm qpuser1 & s1=$!
 storm qpuser2 & s2=$!
+printed_now() { cat "$ids".* 2>/dev/null | wc -l; }
 for ((round = 1; round <= rounds; round++)); do
-	sleep "$((RANDOM % 2)).$((RANDOM % 10))"
+	# Each round kills qpoold after 5 to 7 more submits went through,
+	# waited for (a loaded machine submits slower; 60 s at most), then
+	# a moment more so the kill falls anywhere in a submit.
+	want=$(($(printed_now) + 5 + RANDOM % 3))
+	for _ in $(seq 600); do [ "$(printed_now)" -ge "$want" ] && break; sleep 0.1; done
+	sleep "0.$((RANDOM % 10))"
 	kill -KILL "$QP_SERVER_PID"
 	wait "$QP_SERVER_PID" 2>/dev/null
 	sleep "0.$((RANDOM % 5))"
