@@ -79,6 +79,8 @@ static const struct {
 	/* 14: an account's limits (jobstore-sqlite.c's 14). */
 	{ 14, "ALTER TABLE accounts ADD COLUMN IF NOT EXISTS grp_cpus BIGINT,"
 	      " ADD COLUMN IF NOT EXISTS grp_gpus BIGINT, ADD COLUMN IF NOT EXISTS grp_jobs BIGINT;" },
+	/* 15 (17 when merged after 15 and 16): QOS and budgets (jobstore-sqlite.c's). */
+	{ 15, JOBSTORE_SQL_QOS_CREATE },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -182,7 +184,7 @@ static const char SQL_ACTIVE[] =
 	" attrs::json->>'Resource_List.nodelist', attrs::json->>'Resource_List.exclude',"
 	" attrs::json->>'Resource_List.constraint', attrs::json->>'Resource_List.gpu_model',"
 	" attrs::json->>'Resource_List.licenses', attrs::json->>'Resource_List.node_res',"
-	" attrs::json->>'Account_Name' FROM jobs"
+	" attrs::json->>'Account_Name', attrs::json->>'Resource_List.qos' FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE ($1::bigint = 0 OR id = $1::bigint OR ($8::boolean AND array_id = $1::bigint))"

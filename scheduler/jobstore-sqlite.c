@@ -97,6 +97,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE accounts ADD COLUMN grp_cpus BIGINT;"
 	"ALTER TABLE accounts ADD COLUMN grp_gpus BIGINT;"
 	"ALTER TABLE accounts ADD COLUMN grp_jobs BIGINT;",
+	/* 15 (17 when merged after 15 and 16): QOS and budgets (docs/QOS.md). */
+	JOBSTORE_SQL_QOS_CREATE,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -159,7 +161,7 @@ static const char SQL_ACTIVE[] =
 	" json_extract(attrs, '$.\"Resource_List.constraint\"'),"
 	" json_extract(attrs, '$.\"Resource_List.gpu_model\"'),"
 	" json_extract(attrs, '$.\"Resource_List.licenses\"'), json_extract(attrs, '$.\"Resource_List.node_res\"'),"
-	" json_extract(attrs, '$.Account_Name')"
+	" json_extract(attrs, '$.Account_Name'), json_extract(attrs, '$.\"Resource_List.qos\"')"
 	" FROM jobs WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1 OR (?8 AND array_id = ?1))"

@@ -10,6 +10,7 @@
 #include "arrayspec.h"
 #include "fairshare.h"
 #include "iqs.h"
+#include "qos-pool.h"
 #include "reslimits.h"
 #include "placement.h"
 #include "pool-internal.h"
@@ -148,6 +149,7 @@ void pool_destroy(struct pool *p)
 	free(p->rot);
 	free(p->usage);
 	free(p->accts);
+	pool_qos_free(p);
 	pool_licenses_free(p);
 	free(p);
 }
@@ -374,6 +376,7 @@ static void holds_change(struct pool *p, struct job *j, int sign)
 
 	pool_usage_job(p, j, sign, pool_fairshare_now(p));
 	pool_acct_job(p, j, sign);
+	pool_qos_job(p, j, sign);
 	if (!u)
 		return;
 	if (sign > 0) {
@@ -724,7 +727,7 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	s->whole = a->whole;
 	s->sel = nodesel_ref(a->sel);
 	if ((a->gpu_model && !(s->gpu_model = strdup(a->gpu_model))) ||
-	    (a->account && !(s->account = strdup(a->account)))) {
+	    (a->account && !(s->account = strdup(a->account))) || (a->qos && !(s->qos = strdup(a->qos)))) {
 		job_free(s);
 		return NULL;
 	}
@@ -1244,6 +1247,26 @@ static int queue_order_cmp(const void *a, const void *b)
  * users, then round after round each user's next oldest job), straight
  * from the index: the pass looks at as many jobs as it decides on or
  * passes over, however many wait. */
+#define QOS_TIERS_MAX 16
+
+/* j or the first job after it in its user's order of QOS tier `tier`
+ * (every job when there is one tier). */
+static struct job *tier_job(const struct pool *p, struct job *j, size_t n_tiers, const int64_t *tiers, size_t tier)
+{
+	if (n_tiers < 2)
+		return j;
+	for (; j; j = j->wnext) {
+		int64_t v = pool_qos_priority(p, j);
+		size_t k = 0;
+
+		while (k + 1 < n_tiers && tiers[k] != v)
+			k++;
+		if (k == tier)
+			return j;
+	}
+	return NULL;
+}
+
 static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct dispatch *ret, size_t max)
 {
 	/* The most CPUs any node has for this queue's jobs, an upper bound:
@@ -1255,7 +1278,9 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	uint64_t mroom = UINT64_MAX;                  /* and for memory */
 	struct pool_queue *pq = pool_queue_find(p, q->name);
 	struct iqs_turn *turns;
-	size_t n_turns = 0, n = 0;
+	struct job **heads = NULL;   /* each turn's first job, with QOS tiers */
+	int64_t tiers[QOS_TIERS_MAX];
+	size_t n_turns = 0, n = 0, n_tiers;
 	int64_t now = pool_now(p);
 	bool more = true, stop = false, reserved = false;
 	char lwhy[160];
@@ -1278,10 +1303,23 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	iqs_turns_sort(turns, n_turns);
 	if (q->order == QUEUE_ORDER_FAIRSHARE)
 		fairshare_sort(p, turns, n_turns);
-	/* Each turn's data is its user's next job; it moves on before the job
-	 * can leave the waiting list. round_robin: a job of each user per
-	 * round; fairshare: a user's jobs all, in its order, before the next
-	 * user's (the step stays on a turn while it has a job). */
+	n_tiers = pool_qos_tiers(p, tiers, QOS_TIERS_MAX);
+	if (n_tiers > 1 && !(heads = malloc(n_turns * sizeof(*heads)))) {
+		free(turns);
+		return 0;
+	}
+	for (size_t t = 0; heads && t < n_turns; t++)
+		heads[t] = turns[t].data;
+	/* QOS priority first: the tiers one after the other, each in the
+	 * queue's order (docs/QOS.md). Each turn's data is its user's next
+	 * job; it moves on before the job can leave the waiting list.
+	 * round_robin: a job of each user per round; fairshare: a user's
+	 * jobs all, in its order, before the next user's (the step stays on
+	 * a turn while it has a job). */
+	for (size_t tier = 0; tier < n_tiers && !stop; tier++) {
+	for (size_t t = 0; heads && t < n_turns; t++)
+		turns[t].data = tier_job(p, heads[t], n_tiers, tiers, tier);
+	more = true;
 	while (more && !stop) {
 		more = false;
 		for (size_t t = 0; t < n_turns && !stop;
@@ -1293,7 +1331,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 
 			if (!j)
 				continue;
-			turns[t].data = j->wnext;
+			turns[t].data = tier_job(p, j->wnext, n_tiers, tiers, tier);
 			more = true;
 			if (n >= max || room == 0) {
 				if (room == 0 && !pq->blocked)
@@ -1314,6 +1352,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			    (q->max_gpus_per_user && j->ngpus && u->running_gpus + j->ngpus > q->max_gpus_per_user))
 				continue;
 			if (j->account && p->n_accts && pool_acct_blocks(p, j, lwhy, sizeof(lwhy)))
+				continue;
+			if (j->qos && p->n_qos && pool_qos_blocks(p, j, lwhy, sizeof(lwhy)))
 				continue;
 			/* qsub -a: not before its time; the timer looks again. */
 			if (j->start_after > now) {
@@ -1407,7 +1447,9 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			}
 		}
 	}
+	}
 	free(turns);
+	free(heads);
 	return n;
 }
 
@@ -1479,6 +1521,8 @@ int pool_request_limit_wait(const struct pool *p, const struct queue_conf *q, co
 			 (unsigned long long)u->running_gpus, j->ngpus);
 		return 1;
 	}
+	if (j->qos && p->n_qos && pool_qos_blocks(p, j, why, len))
+		return 1;
 	return j->account && p->n_accts ? pool_acct_blocks(p, j, why, len) : 0;
 }
 

@@ -16,6 +16,17 @@ struct queue_conf;
 /* The account limits anew: clear, then set each (-1: none). */
 void pool_acct_limits_clear(struct pool *p);
 int pool_acct_limit_set(struct pool *p, const char *account, int64_t cpus, int64_t gpus, int64_t jobs);
+/* Budgets (GrpTRESMins, docs/QOS.md): clear, then set each account's
+ * CPU- and GPU-minutes (-1: none). */
+void pool_acct_budgets_clear(struct pool *p);
+int pool_acct_budget_set(struct pool *p, const char *account, int64_t cpu_mins, int64_t gpu_mins);
+/* What a job of account ran from t0 to t1 (seconds) as of now: the
+ * store's jobs at activation, decayed as fair share's use. */
+int pool_acct_usage_past(struct pool *p, const char *account, double cpus, double gpus, double t0, double t1,
+			 double now);
+/* Adds seconds (negative: gives back) of what j holds to its account's
+ * use (overhead and time lost to preemption are not charged). */
+void pool_acct_usage_adjust(struct pool *p, const struct job *j, double seconds, double now);
 /* j starts (+1) or stops (-1) holding what it holds, for its account. */
 void pool_acct_job(struct pool *p, const struct job *j, int sign);
 /* Whether an account limit holds j now: 1 with why (Slurm's reason word
