@@ -1161,6 +1161,26 @@ static void view_fairshare_sort(struct pool *p, struct queue_view *v)
 	free(fs);
 }
 
+/* QOS priority first, as the pass takes them (docs/QOS.md): the order so
+ * far kept within each priority; held jobs stay last. */
+static void view_qos_sort(struct pool *p, struct queue_view *v)
+{
+	struct fs_entry *fs = malloc((v->n ? v->n : 1) * sizeof(*fs));
+	size_t n = 0;
+
+	if (!fs)
+		return;
+	while (n < v->n && v->order[n].hold != IQS_HELD) {
+		fs[n] = (struct fs_entry){ -(double)pool_qos_priority(p, v->owners[v->order[n].job - v->jobs]), n,
+					   v->order[n] };
+		n++;
+	}
+	qsort(fs, n, sizeof(*fs), fs_entry_cmp);
+	for (size_t i = 0; i < n; i++)
+		v->order[i] = fs[i].e;
+	free(fs);
+}
+
 static int queue_view_build(struct pool *p, const struct queue_conf *q, struct queue_view *v)
 {
 	size_t cap = 0;
@@ -1196,6 +1216,8 @@ static int queue_view_build(struct pool *p, const struct queue_conf *q, struct q
 	iqs_order(v->jobs, v->n, v->users, v->n_users, &v->lim, v->order);
 	if (q->order == QUEUE_ORDER_FAIRSHARE)
 		view_fairshare_sort(p, v);
+	if (pool_qos_ordered(p))
+		view_qos_sort(p, v);
 	return 0;
 }
 
@@ -1588,6 +1610,15 @@ json_t *pool_queue_order_page(struct pool *p, const struct queue_conf *q, size_t
 			"last_served", (json_int_t)pool_rotation_get(p, q->name, e->job->uid),
 			"hold", iqs_hold_name(e->hold), "reason", reason);
 
+		/* Its QOS and the QOS's priority (sprio's QOS column). */
+		{
+			const struct job *pj = o ? pool_job_find(p, e->job->id) : NULL;
+
+			if (pj && pj->qos) {
+				json_object_set_new(o, "qos", json_string(pj->qos));
+				json_object_set_new(o, "qos_priority", json_integer(pool_qos_priority(p, pj)));
+			}
+		}
 		/* order = fairshare: the numbers that put it there. */
 		if (o && q->order == QUEUE_ORDER_FAIRSHARE) {
 			double now = pool_fairshare_now(p);

@@ -643,7 +643,7 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		snprintf(buf, len, "%s", str_or(job, "workdir", ""));
 		break;
 	case F_QOS:
-		snprintf(buf, len, "normal");
+		snprintf(buf, len, "%s", str_or(json_object_get(job, "attrs"), "Resource_List.qos", "normal"));
 		break;
 	case F_REQMEM:
 		if (wire_int(job, "mem", 0) > 0)
