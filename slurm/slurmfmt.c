@@ -162,8 +162,10 @@ const char *slurmfmt_reason(const json_t *job, int64_t now_ns)
 		return "PartitionInactive";
 	/* Limits in resources (docs/LIMITS.md): qpoold names Slurm's word. */
 	{
-		static const char *const limits[] = { "AssocGrpCpuLimit", "AssocGrpGRES", "AssocGrpJobsLimit",
-						      "QOSMaxCpuPerUserLimit", "QOSMaxGRESPerUser" };
+		static const char *const limits[] = { "AssocGrpCpuLimit", "AssocGrpGRESMinutes", "AssocGrpGRES",
+						      "AssocGrpJobsLimit", "AssocGrpCPUMinutesLimit",
+						      "QOSMaxCpuPerUserLimit", "QOSMaxGRESPerUser", "QOSMaxJobsPerUserLimit",
+						      "QOSGrpCpuLimit", "QOSGrpGRES" };
 
 		for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
 			if (strstr(reason, limits[i]))
