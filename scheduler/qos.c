@@ -248,9 +248,11 @@ int qos_submit_check(const struct qos_set *q, const char *user, bool is_root, co
 	const struct qos_rec *e;
 
 	*ret_qos = asked;
+	/* No QOS of the pool's own: nothing checked, --qos recorded as given
+	 * (as -A is without accounts: docs/QOS.md). */
+	if (!defined(q))
+		return 0;
 	if (!asked) {
-		if (!defined(q))
-			return 0;
 		asked = u && u->dflt ? u->dflt : QOS_NORMAL;
 		*ret_qos = asked;
 	}

@@ -26,7 +26,8 @@ void qos_free(struct qos_set *q);
 void qos_apply(const struct qos_set *q, struct pool *p);
 /* A job of user asking for QOS asked (NULL: none) with walltime
  * (seconds): 0 with *ret_qos the QOS it runs under (asked, else the
- * user's default; NULL when the pool defines no QOS and none is asked),
+ * user's default; when the pool defines no QOS of its own, asked as it
+ * is, unchecked, NULL when none),
  * or -EPERM with why (QOS_REFUSED; MaxWall: Slurm's policy words). */
 int qos_submit_check(const struct qos_set *q, const char *user, bool is_root, const char *asked, uint64_t walltime,
 		     const char **ret_qos, char *why, size_t len);
