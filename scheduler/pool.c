@@ -1302,7 +1302,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	struct iqs_turn *turns;
 	struct job **heads = NULL;   /* each turn's first job, with QOS tiers */
 	int64_t tiers[QOS_TIERS_MAX];
-	size_t n_turns = 0, n = 0, n_tiers;
+	size_t n_turns = 0, n = 0, n_tiers, tier = 0;
 	int64_t now = pool_now(p);
 	bool more = true, stop = false, reserved = false;
 	char lwhy[160];
@@ -1338,10 +1338,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	 * round_robin: a job of each user per round; fairshare: a user's
 	 * jobs all, in its order, before the next user's (the step stays on
 	 * a turn while it has a job). */
-	for (size_t tier = 0; tier < n_tiers && !stop; tier++) {
 	for (size_t t = 0; heads && t < n_turns; t++)
 		turns[t].data = tier_job(p, heads[t], n_tiers, tiers, tier);
-	more = true;
 	while (more && !stop) {
 		more = false;
 		for (size_t t = 0; t < n_turns && !stop;
@@ -1409,6 +1407,9 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			}
 			j->reserve = q->reserve;
 			if (place_job(p, q, j, now, &seen, &gseen, &mseen)) {
+				/* This run's, before it counts as running: its
+				 * budget's commitment runs from it (reslimits.c). */
+				j->t_dispatch = now * 1000000000;
 				if (arr) {
 					/* Taken first: the array leaves the waiting
 					 * list with its last subjob. pool_job_add
@@ -1468,7 +1469,13 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					job_free(j);   /* the subjob made for this try */
 			}
 		}
-	}
+		/* This QOS tier taken: the next one's jobs (docs/QOS.md). */
+		if (!more && !stop && tier + 1 < n_tiers) {
+			tier++;
+			for (size_t t = 0; t < n_turns; t++)
+				turns[t].data = tier_job(p, heads[t], n_tiers, tiers, tier);
+			more = true;
+		}
 	}
 	free(turns);
 	free(heads);
