@@ -60,6 +60,7 @@ struct pool {
 	struct usage_rec *usage;
 	size_t usage_cap, usage_used;
 	double halflife, gpu_weight, share_default;
+	size_t user_budgets;          /* users with a budget (fairshare.c) */
 };
 
 struct pool_acct {
@@ -82,6 +83,12 @@ struct usage_rec {
 	double t;            /* seconds */
 	double running;      /* the weight of its running jobs */
 	double share;        /* 0: the default */
+	/* A budget on the user (GrpTRESMins, docs/QOS.md): its running jobs'
+	 * weight times their walltime's end, summed; the limit in CPU-minutes
+	 * (-1 or 0 with no name: none) and the user's name for the reason. */
+	double end_w;
+	int64_t lim_cpu_mins;
+	char budget_name[32];
 };
 
 /* One license as the pool counts it. A name no longer in the config

@@ -373,8 +373,13 @@ static void holds_change(struct pool *p, struct job *j, int sign)
 {
 	struct pool_user *u = j->user;
 	uint64_t cpus = job_cpus_held(j);
+	double now = pool_fairshare_now(p);
 
-	pool_usage_job(p, j, sign, pool_fairshare_now(p));
+	/* What it commits of budgets, to its walltime's end (none without a
+	 * walltime): its account's and its user's (docs/QOS.md). */
+	if (sign > 0)
+		j->budget_end = j->walltime ? (j->t_dispatch ? (double)j->t_dispatch / 1e9 : now) + (double)j->walltime : 0;
+	pool_usage_job(p, j, sign, now);
 	pool_acct_job(p, j, sign);
 	pool_qos_job(p, j, sign);
 	if (!u)
@@ -1375,6 +1380,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				continue;
 			if (j->qos && p->n_qos && pool_qos_blocks(p, j, lwhy, sizeof(lwhy)))
 				continue;
+			if (p->user_budgets && pool_user_budget_blocks(p, j, lwhy, sizeof(lwhy)))
+				continue;
 			/* qsub -a: not before its time; the timer looks again. */
 			if (j->start_after > now) {
 				if (!p->deferred_next || j->start_after < p->deferred_next)
@@ -1551,6 +1558,8 @@ int pool_request_limit_wait(const struct pool *p, const struct queue_conf *q, co
 		return 1;
 	}
 	if (j->qos && p->n_qos && pool_qos_blocks(p, j, why, len))
+		return 1;
+	if (p->user_budgets && pool_user_budget_blocks(p, j, why, len))
 		return 1;
 	return j->account && p->n_accts ? pool_acct_blocks(p, j, why, len) : 0;
 }

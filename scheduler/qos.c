@@ -4,6 +4,7 @@
  * backend through jobstore_sql_*; after each change the whole set is read
  * back and applied to the pool. */
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,10 +206,17 @@ void qos_apply(const struct qos_set *q, struct pool *p)
 		if (pool_qos_set(p, q->rec[i].name, q->rec[i].priority, &q->rec[i].lim, q->rec[i].preempt) < 0)
 			log_err("qos: out of memory setting %s's", q->rec[i].name);
 	pool_acct_budgets_clear(p);
-	for (size_t i = 0; q && i < q->n_bud; i++)
-		if (!strcmp(q->bud[i].kind, "account") &&
-		    pool_acct_budget_set(p, q->bud[i].name, q->bud[i].cpu_mins, q->bud[i].gpu_mins) < 0)
-			log_err("budgets: out of memory setting account %s's", q->bud[i].name);
+	pool_user_budgets_clear(p);
+	for (size_t i = 0; q && i < q->n_bud; i++) {
+		const struct budget *b = &q->bud[i];
+		struct passwd *pw;
+
+		if (!strcmp(b->kind, "account") && pool_acct_budget_set(p, b->name, b->cpu_mins, b->gpu_mins) < 0)
+			log_err("budgets: out of memory setting account %s's", b->name);
+		if (!strcmp(b->kind, "user") && b->cpu_mins >= 0 && (pw = getpwnam(b->name)) &&
+		    pool_user_budget_set(p, pw->pw_uid, b->name, b->cpu_mins) < 0)
+			log_err("budgets: out of memory setting user %s's", b->name);
+	}
 }
 
 /* Whether the pool defines QOS of its own (more than the implicit normal,
@@ -570,7 +578,8 @@ static void user_set(struct conn *c, long long req_id, json_t *msg)
 	change(c, req_id, put, *list ? 2 : 1, &p, what);
 }
 
-/* An account's budget (GrpTRESMins): cpu_mins, gpu_mins; -1 lifts one. */
+/* An account's budget (GrpTRESMins), or a user's ("user" instead of
+ * "account"; CPU-minutes only): cpu_mins, gpu_mins; -1 lifts one. */
 static void budget_set(struct conn *c, long long req_id, json_t *msg)
 {
 	static const struct jobstore_sql put[] = {
@@ -578,35 +587,45 @@ static void budget_set(struct conn *c, long long req_id, json_t *msg)
 		{ "INSERT INTO budgets (kind, name, cpu_mins, gpu_mins) VALUES ($1, $2, $3, $4)", 4 },
 	};
 	const struct qos_set *q = c->server->qos;
-	const char *name = wire_str(msg, "account");
+	const char *kind = wire_str(msg, "user") ? "user" : "account";
+	const char *name = wire_str(msg, kind);
 	const struct budget *old = NULL;
 	struct jobstore_ev_params p = { 0 };
 	char what[160];
 	long long v[2];
 
-	if (!name || !accounts_has(c->server->accounts, name)) {
+	if (!strcmp(kind, "account") && (!name || !accounts_has(c->server->accounts, name))) {
 		conn_reply_err(c, req_id, ENOENT, "no account %.64s", name ? name : "");
 		return;
 	}
+	if (!strcmp(kind, "user") && (!name_ok(name) || !getpwnam(name))) {
+		conn_reply_err(c, req_id, ENOENT, "no user %.64s on this host", name ? name : "");
+		return;
+	}
 	for (size_t i = 0; i < q->n_bud; i++)
-		if (!strcmp(q->bud[i].kind, "account") && !strcmp(q->bud[i].name, name))
+		if (!strcmp(q->bud[i].kind, kind) && !strcmp(q->bud[i].name, name))
 			old = &q->bud[i];
 	v[0] = wire_int(msg, "cpu_mins", old ? old->cpu_mins : -1);
 	v[1] = wire_int(msg, "gpu_mins", old ? old->gpu_mins : -1);
+	if (!strcmp(kind, "user") && v[1] >= 0) {
+		conn_reply_err(c, req_id, EINVAL, "GrpTRESMins=gres/gpu= on a user: not made (a user's budget counts "
+			       "CPU-minutes, a GPU weighing fairshare_gpu_weight CPUs)");
+		return;
+	}
 	for (int k = 0; k < 2; k++)
 		if (v[k] < -1 || v[k] > LIMIT_MAX) {
 			conn_reply_err(c, req_id, EINVAL, "GrpTRESMins=%s=%lld: -1 (none) or 0 to %lld",
 				       k ? "gres/gpu" : "cpu", v[k], LIMIT_MAX);
 			return;
 		}
-	param_text(&p, "account");
+	param_text(&p, kind);
 	param_text(&p, name);
 	for (int k = 0; k < 2; k++) {
 		p.v[p.n].is_text = v[k] < 0;
 		p.v[p.n].text = NULL;
 		p.v[p.n++].i = v[k];
 	}
-	snprintf(what, sizeof(what), "account %s's budget cpu=%lld gres/gpu=%lld minutes", name, v[0], v[1]);
+	snprintf(what, sizeof(what), "%s %s's budget cpu=%lld gres/gpu=%lld minutes", kind, name, v[0], v[1]);
 	change(c, req_id, put, 2, &p, what);
 }
 

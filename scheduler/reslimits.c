@@ -154,14 +154,11 @@ void pool_acct_job(struct pool *p, const struct job *j, int sign)
 		return;
 	use_advance(p, a, pool_fairshare_now(p));
 	if (sign > 0) {
-		double start = j->t_dispatch ? (double)j->t_dispatch / 1e9 : pool_fairshare_now(p);
-
 		a->cpus += cpus;
 		a->gpus += j->ngpus;
 		a->jobs++;
-		/* What it commits of a budget: to its walltime's end (none
-		 * without a walltime). */
-		((struct job *)j)->budget_end = j->walltime ? start + (double)j->walltime : 0;
+		/* What it commits of a budget: to its walltime's end
+		 * (j->budget_end, holds_change's). */
 		a->cpu_run += (double)cpus;
 		a->gpu_run += (double)j->ngpus;
 		if (j->budget_end > 0) {

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct pool;
 struct job;
@@ -27,6 +28,13 @@ int pool_acct_usage_past(struct pool *p, const char *account, double cpus, doubl
 /* Adds seconds (negative: gives back) of what j holds to its account's
  * use (overhead and time lost to preemption are not charged). */
 void pool_acct_usage_adjust(struct pool *p, const struct job *j, double seconds, double now);
+/* Budgets on users (GrpTRESMins=cpu= on a user, fairshare.c): counted
+ * from the user's fair-share use (a GPU weighs fairshare_gpu_weight CPUs)
+ * with its running jobs' committed walltime; clear, set (-1: none), and
+ * whether one holds j (1 with why: "AssocGrpCPUMinutesLimit: user ..."). */
+void pool_user_budgets_clear(struct pool *p);
+int pool_user_budget_set(struct pool *p, uid_t uid, const char *name, int64_t cpu_mins);
+int pool_user_budget_blocks(const struct pool *p, const struct job *j, char *why, size_t len);
 /* j starts (+1) or stops (-1) holding what it holds, for its account. */
 void pool_acct_job(struct pool *p, const struct job *j, int sign);
 /* Whether an account limit holds j now: 1 with why (Slurm's reason word

@@ -25,7 +25,7 @@ static const char usage_text[] =
 	"  add|create user NAME Account=ACCOUNT[,...] [DefaultAccount=ACCOUNT]\n"
 	"  modify account NAME set [Description=TEXT] [Parent=ACCOUNT] [Fairshare=N] [GrpTRES=cpu=N,gres/gpu=N]\n"
 	"         [GrpJobs=N] [GrpTRESMins=cpu=N,gres/gpu=N]\n"
-	"  modify user NAME set [DefaultAccount=ACCOUNT] [QOS=QOS[,...]] [DefaultQOS=QOS]\n"
+	"  modify user NAME set [DefaultAccount=ACCOUNT] [QOS=QOS[,...]] [DefaultQOS=QOS] [GrpTRESMins=cpu=N]\n"
 	"  add|modify qos NAME [set] [Priority=N] [MaxTRESPerUser=cpu=N,gres/gpu=N] [MaxJobsPerUser=N]\n"
 	"         [GrpTRES=cpu=N,gres/gpu=N] [MaxWall=TIME] [Preempt=QOS[,...]] [PreemptMode=requeue|cancel]\n"
 	"  delete|remove account NAME    delete|remove user NAME [Account=ACCOUNT]    delete qos NAME\n"
@@ -331,9 +331,21 @@ static int user_modify(const char *user, void *ud)
 {
 	const struct words *w = ud;
 	const char *dflt = word_get(w->set, w->n_set, "defaultaccount");
+	const char *mins = word_get(w->set, w->n_set, "grptresmins");
 
-	if (!dflt && !word_get(w->set, w->n_set, "qos") && !word_get(w->set, w->n_set, "defaultqos"))
-		return cmd_fail(1, "error: modify user: DefaultAccount=, QOS= and DefaultQOS= are changed here");
+	if (!dflt && !mins && !word_get(w->set, w->n_set, "qos") && !word_get(w->set, w->n_set, "defaultqos"))
+		return cmd_fail(1, "error: modify user: DefaultAccount=, QOS=, DefaultQOS= and GrpTRESMins= are "
+				"changed here");
+	if (mins) {
+		json_t *b = json_pack("{s:s, s:s, s:s}", "op", "qos", "action", "budget", "user", user);
+
+		if (tres_words(mins, "GrpTRESMins", b, "cpu_mins", "gpu_mins") != 0) {
+			json_decref(b);
+			return 1;
+		}
+		if (call(b, NULL) != 0)
+			return 1;
+	}
 	if (dflt && call(json_pack("{s:s, s:s, s:s, s:s, s:b}", "op", "accounts", "action", "user_add", "user",
 				   user, "account", dflt, "default", 1), NULL) != 0)
 		return 1;
@@ -410,13 +422,13 @@ static const json_t *qos_user(const char *user)
 	return NULL;
 }
 
-static const json_t *budget_of(const char *account)
+static const json_t *budget_of(const char *kind, const char *name)
 {
 	size_t i;
 	json_t *b;
 
 	json_array_foreach(json_object_get(qos_list, "budgets"), i, b) {
-		if (account && !strcmp(wire_str(b, "kind"), "account") && !strcmp(wire_str(b, "name"), account))
+		if (name && !strcmp(wire_str(b, "kind"), kind) && !strcmp(wire_str(b, "name"), name))
 			return b;
 	}
 	return NULL;
@@ -481,7 +493,9 @@ static const char *field(const char *name, const json_t *acct, const json_t *use
 	if (!strcasecmp(name, "cluster"))
 		return "qpool";
 	if (!strcasecmp(name, "grptresmins"))
-		return acct && !user ? tres_text(budget_of(wire_str(acct, "name")), "cpu_mins", "gpu_mins") : "";
+		return acct && !user ? tres_text(budget_of("account", wire_str(acct, "name")), "cpu_mins", "gpu_mins")
+		       : user && !acct ? tres_text(budget_of("user", wire_str(user, "user")), "cpu_mins", "gpu_mins")
+				       : "";
 	if (!strcasecmp(name, "qos")) {
 		const json_t *u = user ? qos_user(wire_str(user, "user")) : NULL;
 

@@ -7,6 +7,7 @@
 # it (40 of 60 CPU-seconds used, it asks 40), saying so with Slurm's
 # AssocGrpCPUMinutesLimit and the counts, also after a qpoold restart (the
 # use read back from the store); a budget of 2 minutes lets it start.
+# A user's budget (GrpTRESMins on a user) holds its job the same way.
 # qmgr's form; bad budgets refused in one line.
 # QP_STORE=postgresql: the same on PostgreSQL (t-budget-pg.sh).
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +62,18 @@ qp_field "$b" comment | grep -qE "account physics: 0\.(6|7)/1 CPU-minutes used" 
 note "a budget of 2 CPU-minutes: b starts"
 "$SM" -i modify account physics set GrpTRESMins=cpu=2 || fail "sacctmgr GrpTRESMins=cpu=2"
 qp_wait "$b" running completed --timeout 30
+
+note "a user's budget: GrpTRESMins=cpu=1 on qpuser2 holds its 80 CPU-second job; -1 lifts it"
+"$SM" -i add account other && "$SM" -i add user qpuser2 Account=other &&
+	"$SM" -i modify user qpuser2 set GrpTRESMins=cpu=1 || fail "sacctmgr: qpuser2's budget"
+[ "$("$SM" -nP show user qpuser2 format=user,grptresmins)" = "qpuser2|cpu=1" ] ||
+	fail "show user GrpTRESMins: $("$SM" -nP show user qpuser2 format=user,grptresmins)"
+c=$(as qpuser2 qsub -l ncpus=4 -l walltime=20 -v QPOOL_SIM_RUNTIME=1 -o /dev/null -e /dev/null <<<true) || fail "qsub c"
+wait_reason "$c" "AssocGrpCPUMinutesLimit: user qpuser2: 0.0/1 CPU-minutes used, running jobs commit 0.0 more, the job asks 1.3"
+"$SM" -i modify user qpuser2 set GrpTRESMins=cpu=-1 || fail "lift qpuser2's budget"
+qp_wait "$c" running completed --timeout 30
+out=$("$SM" -i modify user qpuser2 set GrpTRESMins=gres/gpu=5 2>&1) && fail "a user's GPU budget taken"
+grep -q "not made" <<<"$out" || fail "a user's GPU budget: '$out'"
 
 note "qmgr's form; bad budgets refused in one line, nothing changed"
 "$QP_BIN/qmgr" -c "set account physics cpu_minutes = 5" || fail "qmgr set account cpu_minutes"
