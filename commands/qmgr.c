@@ -414,7 +414,8 @@ static int accounts_change(struct client *cl, const struct pbsqmgr_cmd *d)
 		return accounts_send(cl, json_pack("{s:s, s:s, s:s}", "action", "user_delete", "account", d->name,
 						   "user", d->value), NULL);
 	return cmd_fail(2, "set account %s %s: not shares, description, parent, max_cpus, max_gpus, "
-			"max_running, cpu_minutes, gpu_minutes, add_user, remove_user or default_user", d->name, d->attr);
+			"max_running, cpu_minutes, gpu_minutes, add_user, remove_user or default_user", d->name,
+			d->attr);
 }
 
 /* qmgr -c: directives separated by ';' or newlines, run in order; the

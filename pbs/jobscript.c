@@ -778,7 +778,8 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 	if (!strcmp(name, "qos") && !in_chunk) {
 		size_t vl = strlen(val);
 
-		if (vl == 0 || vl >= 64 || strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != vl)
+		if (vl == 0 || vl >= 64 ||
+		    strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != vl)
 			return error_set(err, -EINVAL, "%s: a QOS name (letters, digits, '_', '-', '.')", what);
 		return attr_set(js, "Resource_List.qos", val);
 	}

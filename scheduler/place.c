@@ -962,7 +962,8 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 	size_t n_best = 0, cap = 0;
 	uint64_t best_cpus = UINT64_MAX;
 
-	if ((!q->preempts[0] && !pool_qos_preempts_any(p, j->qos)) || j->n_chunks || j->excl || j->gpu_model || j->n_nres || j->n_lic)
+	if ((!q->preempts[0] && !pool_qos_preempts_any(p, j->qos)) || j->n_chunks || j->excl || j->gpu_model ||
+	    j->n_nres || j->n_lic)
 		return 0;
 	for (struct node *nd = p->nodes; nd; nd = nd->next) {
 		unsigned room = 0, groom;

@@ -377,8 +377,11 @@ static void holds_change(struct pool *p, struct job *j, int sign)
 
 	/* What it commits of budgets, to its walltime's end (none without a
 	 * walltime): its account's and its user's (docs/QOS.md). */
-	if (sign > 0)
-		j->budget_end = j->walltime ? (j->t_dispatch ? (double)j->t_dispatch / 1e9 : now) + (double)j->walltime : 0;
+	if (sign > 0) {
+		double start = j->t_dispatch ? (double)j->t_dispatch / 1e9 : now;
+
+		j->budget_end = j->walltime ? start + (double)j->walltime : 0;
+	}
 	pool_usage_job(p, j, sign, now);
 	pool_acct_job(p, j, sign);
 	pool_qos_job(p, j, sign);

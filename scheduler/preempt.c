@@ -71,6 +71,7 @@ static void preempt_end(struct server *s, struct job *v, int64_t by)
 	int r;
 
 	snprintf(why, sizeof(why), "preempted by job %lld", (long long)by);
+	/* (A victim's QOS of PreemptMode=cancel cancels too: docs/QOS.md.) */
 	if (!vq || vq->preempt_mode == QUEUE_PREEMPT_CANCEL || !v->rerunnable || qos_preempt_cancels(s->qos, v->qos)) {
 		log_info("job %lld: %s: cancelled", (long long)v->id, why);
 		(void)server_job_cancel(s, v, why);
