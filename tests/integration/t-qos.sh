@@ -60,6 +60,10 @@ out=$(as qpuser1 sbatch -t 1 --qos=nosuch --wrap=true 2>&1) && fail "--qos=nosuc
 grep -q "Invalid qos specification" <<<"$out" || fail "--qos=nosuch: '$out'"
 out=$(as qpuser2 qsub -l qos=lim -l walltime=60 <<<true 2>&1) && fail "qsub -l qos=lim as qpuser2 taken: $out"
 grep -q "Invalid qos specification" <<<"$out" || fail "qsub -l qos=lim as qpuser2: '$out'"
+for cmd in srun salloc; do
+	out=$(as qpuser2 "$cmd" -t 1 --qos=high true 2>&1 < /dev/null) && fail "$cmd --qos=high as qpuser2 taken: $out"
+	grep -q "Invalid qos specification" <<<"$out" || fail "$cmd --qos=high as qpuser2: '$out'"
+done
 out=$(as qpuser1 sbatch -t 2:00:00 --qos=lim --wrap=true 2>&1) && fail "MaxWall passed: $out"
 grep -q "QOSMaxWallDurationPerJobLimit" <<<"$out" || fail "over MaxWall: '$out'"
 

@@ -110,6 +110,30 @@ static void test_limit(void)
 	qconfig_free(c);
 }
 
+/* GrpTRES=cpu=3 over all users of the QOS, MaxJobsPerUser=1 per user. */
+static void test_grp_jobs(void)
+{
+	struct config *c = qconfig();
+	struct pool *p = qpool("0-7");
+	struct pool_qos_limits grp = { -1, -1, -1, 3, -1 }, jobs = { -1, -1, 1, -1, -1 };
+	struct dispatch d[8];
+	char why[200];
+
+	CU_ASSERT_EQUAL(pool_qos_set(p, "grp", 0, &grp, ""), 0);
+	CU_ASSERT_EQUAL(pool_qos_set(p, "one", 0, &jobs, ""), 0);
+	for (int i = 1; i <= 4; i++)
+		pool_job_add(p, qjob(i, 100 + i, "grp", NULL, 100));
+	pool_job_add(p, qjob(5, 100, "one", NULL, 100));
+	pool_job_add(p, qjob(6, 100, "one", NULL, 100));
+	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 4);
+	CU_ASSERT_EQUAL(pool_request_limit_wait(p, &c->queues[0], pool_job_find(p, 4), why, sizeof(why)), 1);
+	CU_ASSERT_STRING_EQUAL(why, "QOSGrpCpuLimit: qos grp: 3/3 CPUs in use, the job asks 1");
+	CU_ASSERT_EQUAL(pool_request_limit_wait(p, &c->queues[0], pool_job_find(p, 6), why, sizeof(why)), 1);
+	CU_ASSERT_STRING_EQUAL(why, "QOSMaxJobsPerUserLimit: qos one: the user's jobs: 1/1 running");
+	pool_destroy(p);
+	qconfig_free(c);
+}
+
 /* A budget of 1 CPU-minute: a job of walltime 60 commits it all; a
  * second waits; the first's 30 s given back (preempted), the second
  * (walltime 40) fits; charged, it would not. */
@@ -149,6 +173,7 @@ static void test_budget(void)
 static const struct unit_test pool_qos_tests[] = {
 	{ "priority", test_priority },
 	{ "limit", test_limit },
+	{ "group and jobs limits", test_grp_jobs },
 	{ "budget", test_budget },
 	{ NULL, NULL },
 };
