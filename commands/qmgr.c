@@ -280,7 +280,8 @@ static int accounts_send(struct client *cl, json_t *req, json_t **ret_reply)
 	json_t *reply = NULL;
 	struct error err;
 
-	json_object_set_new(req, "op", json_string("accounts"));
+	if (!json_object_get(req, "op"))
+		json_object_set_new(req, "op", json_string("accounts"));
 	if (client_call(cl, req, &reply, &err) < 0)
 		return cmd_fail(1, "%s", err.text);
 	if (ret_reply)
@@ -291,14 +292,31 @@ static int accounts_send(struct client *cl, json_t *req, json_t **ret_reply)
 }
 
 /* list account [NAME]: each account as PBS prints an object. */
+static const json_t *budget_find(const json_t *budgets, const char *account)
+{
+	size_t i;
+	json_t *b;
+
+	json_array_foreach(budgets, i, b) {
+		if (!strcmp(wire_str(b, "kind"), "account") && !strcmp(wire_str(b, "name"), account))
+			return b;
+	}
+	return NULL;
+}
+
 static int accounts_show(struct client *cl, const struct pbsqmgr_cmd *d)
 {
-	json_t *reply = NULL, *a, *u;
+	json_t *reply = NULL, *qos = NULL, *budgets, *a, *u;
 	bool found = false;
 	size_t i, k;
 
 	if (accounts_send(cl, json_pack("{s:s}", "action", "list"), &reply))
 		return 1;
+	if (accounts_send(cl, json_pack("{s:s, s:s}", "op", "qos", "action", "list"), &qos)) {
+		json_decref(reply);
+		return 1;
+	}
+	budgets = json_object_get(qos, "budgets");
 	json_array_foreach(json_object_get(reply, "accounts"), i, a) {
 		const char *name = wire_str(a, "name"), *sep = "", *dsep = "";
 
@@ -315,6 +333,14 @@ static int accounts_show(struct client *cl, const struct pbsqmgr_cmd *d)
 			printf("    max_gpus = %lld\n", wire_int(a, "grp_gpus", 0));
 		if (json_object_get(a, "grp_jobs"))
 			printf("    max_running = %lld\n", wire_int(a, "grp_jobs", 0));
+		{
+			const json_t *b = budget_find(budgets, name);
+
+			if (b && json_object_get(b, "cpu_mins"))
+				printf("    cpu_minutes = %lld\n", wire_int(b, "cpu_mins", 0));
+			if (b && json_object_get(b, "gpu_mins"))
+				printf("    gpu_minutes = %lld\n", wire_int(b, "gpu_mins", 0));
+		}
 		printf("    users = ");
 		json_array_foreach(json_object_get(a, "users"), k, u) {
 			printf("%s%s", sep, wire_str(u, "user"));
@@ -330,6 +356,7 @@ static int accounts_show(struct client *cl, const struct pbsqmgr_cmd *d)
 		printf("\n\n");
 	}
 	json_decref(reply);
+	json_decref(qos);
 	if (d->name[0] && !found)
 		return cmd_fail(1, "unknown account '%s'", d->name);
 	return 0;
@@ -367,6 +394,16 @@ static int accounts_change(struct client *cl, const struct pbsqmgr_cmd *d)
 						   d->attr[4] == 'c' ? "grp_cpus" : d->attr[4] == 'g' ? "grp_gpus" : "grp_jobs",
 						   (json_int_t)v), NULL);
 	}
+	/* Budgets (docs/QOS.md): Slurm's GrpTRESMins, minutes; -1 clears. */
+	if (!strcmp(d->attr, "cpu_minutes") || !strcmp(d->attr, "gpu_minutes")) {
+		long long v = strtoll(d->value, &end, 10);
+
+		if (!d->value[0] || *end || v < -1)
+			return cmd_fail(2, "set account %s %s = %s: a number (-1: none)", d->name, d->attr, d->value);
+		return accounts_send(cl, json_pack("{s:s, s:s, s:s, s:I}", "op", "qos", "action", "budget", "account",
+						   d->name, d->attr[0] == 'c' ? "cpu_mins" : "gpu_mins", (json_int_t)v),
+				     NULL);
+	}
 	if (!strcmp(d->attr, "description") || !strcmp(d->attr, "parent"))
 		return accounts_send(cl, json_pack("{s:s, s:s, s:s}", "action", "modify", "name", d->name, d->attr,
 						   d->value), NULL);
@@ -377,7 +414,8 @@ static int accounts_change(struct client *cl, const struct pbsqmgr_cmd *d)
 		return accounts_send(cl, json_pack("{s:s, s:s, s:s}", "action", "user_delete", "account", d->name,
 						   "user", d->value), NULL);
 	return cmd_fail(2, "set account %s %s: not shares, description, parent, max_cpus, max_gpus, "
-			"max_running, add_user, remove_user or default_user", d->name, d->attr);
+			"max_running, cpu_minutes, gpu_minutes, add_user, remove_user or default_user", d->name,
+			d->attr);
 }
 
 /* qmgr -c: directives separated by ';' or newlines, run in order; the

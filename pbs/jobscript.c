@@ -773,6 +773,16 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 					 "seconds at most %d)", what, END_NOTICE_SECS_MAX);
 		return attr_set(js, "Resource_List.signal", val);
 	}
+	/* The job's QOS (docs/QOS.md): qpool's PBS form of Slurm's --qos;
+	 * qpoold checks the user may use it. */
+	if (!strcmp(name, "qos") && !in_chunk) {
+		size_t vl = strlen(val);
+
+		if (vl == 0 || vl >= 64 ||
+		    strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != vl)
+			return error_set(err, -EINVAL, "%s: a QOS name (letters, digits, '_', '-', '.')", what);
+		return attr_set(js, "Resource_List.qos", val);
+	}
 	if (!strcmp(name, "cput") || !strcmp(name, "pcput")) {
 		r = time_check(what, val, &v, err);
 		return r < 0 ? r : record_unenforced(js, name, val,

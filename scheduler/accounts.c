@@ -179,6 +179,11 @@ int accounts_submit_check(const struct accounts *a, const char *user, bool is_ro
 	return 0;
 }
 
+bool accounts_has(const struct accounts *a, const char *name)
+{
+	return name && account_find(a, name) != NULL;
+}
+
 const char *accounts_user_default(const struct accounts *a, const char *user)
 {
 	return user_default(a, user);

@@ -37,6 +37,8 @@ int accounts_submit_check(const struct accounts *a, const char *user, bool is_ro
  * siblings, times its parent's, down from the top, split evenly among the
  * account's users. */
 void accounts_apply(const struct accounts *a, struct pool *p);
+/* Whether account name exists. */
+bool accounts_has(const struct accounts *a, const char *name);
 /* The default account of user, or NULL. */
 const char *accounts_user_default(const struct accounts *a, const char *user);
 /* The accounts and their users, name order, as the op replies them. */

@@ -42,6 +42,7 @@ static const struct op ops[] = {
 	{ "node.register", WHO_ROOT_NODE, op_register },
 	{ "nodes", WHO_USER, op_nodes },
 	{ "order", WHO_USER, op_order },
+	{ "qos", WHO_USER, op_qos },              /* changes: root, op_qos says */
 	{ "queues", WHO_USER, op_queues },
 	{ "release", WHO_USER, op_hold_release },
 	{ "rerun", WHO_USER, op_rerun },

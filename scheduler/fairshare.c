@@ -5,7 +5,9 @@
  * the exact decayed integral of r over [t, t'], so use is kept in O(1)
  * per job start and end and read in O(1) at any time. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -118,8 +120,53 @@ void pool_usage_job(struct pool *p, const struct job *j, int sign, double now)
 		return;
 	advance(p, r, now);
 	r->running += sign * pool_usage_weight(p, j);
+	if (j->budget_end > 0)
+		r->end_w += sign * pool_usage_weight(p, j) * j->budget_end;
 	if (r->running < 0.5)
-		r->running = 0;
+		r->running = r->end_w = 0;
+}
+
+void pool_user_budgets_clear(struct pool *p)
+{
+	for (size_t i = 0; i < p->usage_cap; i++)
+		p->usage[i].budget_name[0] = '\0';
+	p->user_budgets = 0;
+}
+
+int pool_user_budget_set(struct pool *p, uid_t uid, const char *name, int64_t cpu_mins)
+{
+	struct usage_rec *r = rec_get(p, uid, pool_fairshare_now(p));
+
+	if (!r)
+		return -ENOMEM;
+	r->lim_cpu_mins = cpu_mins;
+	snprintf(r->budget_name, sizeof(r->budget_name), "%s", cpu_mins >= 0 ? name : "");
+	p->user_budgets += cpu_mins >= 0;
+	return 0;
+}
+
+int pool_user_budget_blocks(const struct pool *p, const struct job *j, char *why, size_t len)
+{
+	const struct usage_rec *r = p->user_budgets ? rec_find(p, j->uid) : NULL;
+	double now, h, dt, k, used, committed, asks, lim;
+
+	if (!r || !r->budget_name[0])
+		return 0;
+	now = pool_fairshare_now(p);
+	h = halflife(p);
+	dt = now - r->t;
+	k = dt > 0 ? exp2(-dt / h) : 1;
+	used = r->usage * k + r->running * h / M_LN2 * (1 - k);
+	committed = r->end_w - r->running * now;
+	if (committed < 0)
+		committed = 0;
+	asks = (double)j->walltime * pool_usage_weight(p, j);
+	lim = (double)r->lim_cpu_mins * 60;
+	if (used < lim && used + committed + asks <= lim)
+		return 0;
+	snprintf(why, len, "AssocGrpCPUMinutesLimit: user %s: %.1f/%" PRId64 " CPU-minutes used, running jobs commit "
+		 "%.1f more, the job asks %.1f", r->budget_name, used / 60, r->lim_cpu_mins, committed / 60, asks / 60);
+	return 1;
 }
 
 int pool_usage_past(struct pool *p, uid_t uid, double w, double t0, double t1, double now)

@@ -11,7 +11,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 15
+#define JOBSTORE_SCHEMA_VERSION 16
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -39,7 +39,7 @@ enum {
 	ACT_CPUS, ACT_T_SUBMIT, ACT_RERUN, ACT_T_DISPATCH, ACT_PRIORITY, ACT_START_AFTER,
 	ACT_CHUNKS, ACT_PLACE, ACT_ARRAY_SPEC, ACT_ARRAY_ID, ACT_ARRAY_INDEX, ACT_DEPEND,
 	ACT_REASON, ACT_NGPUS, ACT_NODELIST, ACT_EXCLUDE, ACT_CONSTRAINT,
-	ACT_GPU_MODEL, ACT_LICENSES, ACT_NODE_RES, ACT_ACCOUNT,
+	ACT_GPU_MODEL, ACT_LICENSES, ACT_NODE_RES, ACT_ACCOUNT, ACT_QOS,
 };
 
 /* One result row, read through its backend's accessors. */
@@ -240,6 +240,15 @@ extern const char *const jobstore_ev_sql[EV_MAX];
 	" description TEXT);" \
 	"CREATE TABLE account_users (account TEXT NOT NULL REFERENCES accounts(name)," \
 	" user_name TEXT NOT NULL, is_default INTEGER NOT NULL, PRIMARY KEY (account, user_name));"
+/* QOS, the QOS each user may use, and CPU-/GPU-minute budgets of accounts
+ * and users (docs/QOS.md): the same text on both backends. A QOS's limits
+ * are a JSON object of integers, a user's QOS a comma list (qos.c). */
+#define JOBSTORE_SQL_QOS_CREATE \
+	"CREATE TABLE qos (name TEXT PRIMARY KEY, priority BIGINT NOT NULL, limits TEXT," \
+	" preempt TEXT, preempt_mode TEXT, description TEXT);" \
+	"CREATE TABLE qos_users (user_name TEXT PRIMARY KEY, qos TEXT NOT NULL, default_qos TEXT);" \
+	"CREATE TABLE budgets (kind TEXT NOT NULL, name TEXT NOT NULL, cpu_mins BIGINT, gpu_mins BIGINT," \
+	" PRIMARY KEY (kind, name));"
 
 /* One statement's parameters, in $N order. */
 struct jobstore_ev_params {

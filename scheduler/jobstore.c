@@ -676,6 +676,9 @@ const struct jobstore_table jobstore_tables[] = {
 	{ "events", "seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason", 10 },
 	{ "accounts", "name, parent, shares, description, grp_cpus, grp_gpus, grp_jobs", 7 },
 	{ "account_users", "account, user_name, is_default", 3 },
+	{ "qos", "name, priority, limits, preempt, preempt_mode, description", 6 },
+	{ "qos_users", "user_name, qos, default_qos", 3 },
+	{ "budgets", "kind, name, cpu_mins, gpu_mins", 4 },
 	{ NULL, NULL, 0 },
 };
 

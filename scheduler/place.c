@@ -11,6 +11,7 @@
 #include "parse.h"
 #include "placement.h"
 #include "pool-internal.h"
+#include "qos-pool.h"
 
 /* What chunks_assign gives one node: MPI slots, memory, the first chunk
  * (in request order) it got, for the entry's place in the job. */
@@ -961,7 +962,8 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 	size_t n_best = 0, cap = 0;
 	uint64_t best_cpus = UINT64_MAX;
 
-	if (!q->preempts[0] || j->n_chunks || j->excl || j->gpu_model || j->n_nres || j->n_lic)
+	if ((!q->preempts[0] && !pool_qos_preempts_any(p, j->qos)) || j->n_chunks || j->excl || j->gpu_model ||
+	    j->n_nres || j->n_lic)
 		return 0;
 	for (struct node *nd = p->nodes; nd; nd = nd->next) {
 		unsigned room = 0, groom;
@@ -987,7 +989,8 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 
 			/* A suspended job runs nothing to take (an admin's
 			 * suspend holds its CPUs until the admin resumes it). */
-			if (v->state != JOB_RUNNING || v->preempted || v->suspended || !vq || !preempts(q, vq->name) ||
+			if (v->state != JOB_RUNNING || v->preempted || v->suspended || !vq ||
+			    (!preempts(q, vq->name) && !pool_qos_preempts(p, j->qos, v->qos)) ||
 			    (vq->preempt_min_runtime &&
 			     now - v->t_dispatch < (int64_t)vq->preempt_min_runtime * 1000000000))
 				continue;

@@ -52,16 +52,28 @@ struct pool {
 	 * its limits (from the store's accounts). */
 	struct pool_acct *accts;
 	size_t n_accts, cap_accts;
+	/* QOS (qos-pool.c): each QOS's limits and what its jobs hold. */
+	struct pool_qos *qos;
+	size_t n_qos, cap_qos;
+	bool qos_ordered;             /* some QOS has a priority: the pass orders by it */
 	/* Fair share (fairshare.c): use and share per uid, hashed. */
 	struct usage_rec *usage;
 	size_t usage_cap, usage_used;
 	double halflife, gpu_weight, share_default;
+	size_t user_budgets;          /* users with a budget (fairshare.c) */
 };
 
 struct pool_acct {
 	char name[64];
 	uint64_t cpus, gpus, jobs;             /* held by its running jobs */
 	int64_t lim_cpus, lim_gpus, lim_jobs;  /* -1: none */
+	/* Budgets (GrpTRESMins, reslimits.c): CPU- and GPU-seconds used,
+	 * decayed to t as fair share's use; the CPUs and GPUs running, and
+	 * the sums of each running job's CPUs and GPUs times its walltime's
+	 * end (what running jobs commit: sum - run * now). */
+	int64_t lim_cpu_mins, lim_gpu_mins;    /* -1: none */
+	double cpu_use, gpu_use, t;
+	double cpu_run, gpu_run, cpu_end, gpu_end;
 };
 
 struct usage_rec {
@@ -71,6 +83,12 @@ struct usage_rec {
 	double t;            /* seconds */
 	double running;      /* the weight of its running jobs */
 	double share;        /* 0: the default */
+	/* A budget on the user (GrpTRESMins, docs/QOS.md): its running jobs'
+	 * weight times their walltime's end, summed; the limit in CPU-minutes
+	 * (-1 or 0 with no name: none) and the user's name for the reason. */
+	double end_w;
+	int64_t lim_cpu_mins;
+	char budget_name[32];
 };
 
 /* One license as the pool counts it. A name no longer in the config

@@ -10,6 +10,7 @@
 #include "arrayspec.h"
 #include "fairshare.h"
 #include "iqs.h"
+#include "qos-pool.h"
 #include "reslimits.h"
 #include "placement.h"
 #include "pool-internal.h"
@@ -148,6 +149,7 @@ void pool_destroy(struct pool *p)
 	free(p->rot);
 	free(p->usage);
 	free(p->accts);
+	pool_qos_free(p);
 	pool_licenses_free(p);
 	free(p);
 }
@@ -371,9 +373,18 @@ static void holds_change(struct pool *p, struct job *j, int sign)
 {
 	struct pool_user *u = j->user;
 	uint64_t cpus = job_cpus_held(j);
+	double now = pool_fairshare_now(p);
 
-	pool_usage_job(p, j, sign, pool_fairshare_now(p));
+	/* What it commits of budgets, to its walltime's end (none without a
+	 * walltime): its account's and its user's (docs/QOS.md). */
+	if (sign > 0) {
+		double start = j->t_dispatch ? (double)j->t_dispatch / 1e9 : now;
+
+		j->budget_end = j->walltime ? start + (double)j->walltime : 0;
+	}
+	pool_usage_job(p, j, sign, now);
 	pool_acct_job(p, j, sign);
+	pool_qos_job(p, j, sign);
 	if (!u)
 		return;
 	if (sign > 0) {
@@ -724,7 +735,7 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	s->whole = a->whole;
 	s->sel = nodesel_ref(a->sel);
 	if ((a->gpu_model && !(s->gpu_model = strdup(a->gpu_model))) ||
-	    (a->account && !(s->account = strdup(a->account)))) {
+	    (a->account && !(s->account = strdup(a->account))) || (a->qos && !(s->qos = strdup(a->qos)))) {
 		job_free(s);
 		return NULL;
 	}
@@ -1196,6 +1207,26 @@ static void view_fairshare_sort(struct pool *p, struct queue_view *v)
 	free(fs);
 }
 
+/* QOS priority first, as the pass takes them (docs/QOS.md): the order so
+ * far kept within each priority; held jobs stay last. */
+static void view_qos_sort(struct pool *p, struct queue_view *v)
+{
+	struct fs_entry *fs = malloc((v->n ? v->n : 1) * sizeof(*fs));
+	size_t n = 0;
+
+	if (!fs)
+		return;
+	while (n < v->n && v->order[n].hold != IQS_HELD) {
+		fs[n] = (struct fs_entry){ -(double)pool_qos_priority(p, v->owners[v->order[n].job - v->jobs]), n,
+					   v->order[n] };
+		n++;
+	}
+	qsort(fs, n, sizeof(*fs), fs_entry_cmp);
+	for (size_t i = 0; i < n; i++)
+		v->order[i] = fs[i].e;
+	free(fs);
+}
+
 static int queue_view_build(struct pool *p, const struct queue_conf *q, struct queue_view *v)
 {
 	size_t cap = 0;
@@ -1231,6 +1262,8 @@ static int queue_view_build(struct pool *p, const struct queue_conf *q, struct q
 	iqs_order(v->jobs, v->n, v->users, v->n_users, &v->lim, v->order);
 	if (q->order == QUEUE_ORDER_FAIRSHARE)
 		view_fairshare_sort(p, v);
+	if (pool_qos_ordered(p))
+		view_qos_sort(p, v);
 	return 0;
 }
 
@@ -1282,6 +1315,26 @@ static int queue_order_cmp(const void *a, const void *b)
  * users, then round after round each user's next oldest job), straight
  * from the index: the pass looks at as many jobs as it decides on or
  * passes over, however many wait. */
+#define QOS_TIERS_MAX 16
+
+/* j or the first job after it in its user's order of QOS tier `tier`
+ * (every job when there is one tier). */
+static struct job *tier_job(const struct pool *p, struct job *j, size_t n_tiers, const int64_t *tiers, size_t tier)
+{
+	if (n_tiers < 2)
+		return j;
+	for (; j; j = j->wnext) {
+		int64_t v = pool_qos_priority(p, j);
+		size_t k = 0;
+
+		while (k + 1 < n_tiers && tiers[k] != v)
+			k++;
+		if (k == tier)
+			return j;
+	}
+	return NULL;
+}
+
 static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct dispatch *ret, size_t max)
 {
 	/* The most CPUs any node has for this queue's jobs, an upper bound:
@@ -1293,7 +1346,9 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	uint64_t mroom = UINT64_MAX;                  /* and for memory */
 	struct pool_queue *pq = pool_queue_find(p, q->name);
 	struct iqs_turn *turns;
-	size_t n_turns = 0, n = 0;
+	struct job **heads = NULL;   /* each turn's first job, with QOS tiers */
+	int64_t tiers[QOS_TIERS_MAX];
+	size_t n_turns = 0, n = 0, n_tiers, tier = 0;
 	int64_t now = pool_now(p);
 	bool more = true, stop = false, reserved = false;
 	char lwhy[160];
@@ -1316,10 +1371,21 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	iqs_turns_sort(turns, n_turns);
 	if (q->order == QUEUE_ORDER_FAIRSHARE)
 		fairshare_sort(p, turns, n_turns);
-	/* Each turn's data is its user's next job; it moves on before the job
-	 * can leave the waiting list. round_robin: a job of each user per
-	 * round; fairshare: a user's jobs all, in its order, before the next
-	 * user's (the step stays on a turn while it has a job). */
+	n_tiers = pool_qos_tiers(p, tiers, QOS_TIERS_MAX);
+	if (n_tiers > 1 && !(heads = malloc(n_turns * sizeof(*heads)))) {
+		free(turns);
+		return 0;
+	}
+	for (size_t t = 0; heads && t < n_turns; t++)
+		heads[t] = turns[t].data;
+	/* QOS priority first: the tiers one after the other, each in the
+	 * queue's order (docs/QOS.md). Each turn's data is its user's next
+	 * job; it moves on before the job can leave the waiting list.
+	 * round_robin: a job of each user per round; fairshare: a user's
+	 * jobs all, in its order, before the next user's (the step stays on
+	 * a turn while it has a job). */
+	for (size_t t = 0; heads && t < n_turns; t++)
+		turns[t].data = tier_job(p, heads[t], n_tiers, tiers, tier);
 	while (more && !stop) {
 		more = false;
 		for (size_t t = 0; t < n_turns && !stop;
@@ -1331,7 +1397,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 
 			if (!j)
 				continue;
-			turns[t].data = j->wnext;
+			turns[t].data = tier_job(p, j->wnext, n_tiers, tiers, tier);
 			more = true;
 			if (n >= max || room == 0) {
 				if (room == 0 && !pq->blocked)
@@ -1352,6 +1418,10 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			    (q->max_gpus_per_user && j->ngpus && u->running_gpus + j->ngpus > q->max_gpus_per_user))
 				continue;
 			if (j->account && p->n_accts && pool_acct_blocks(p, j, lwhy, sizeof(lwhy)))
+				continue;
+			if (j->qos && p->n_qos && pool_qos_blocks(p, j, lwhy, sizeof(lwhy)))
+				continue;
+			if (p->user_budgets && pool_user_budget_blocks(p, j, lwhy, sizeof(lwhy)))
 				continue;
 			/* qsub -a: not before its time; the timer looks again. */
 			if (j->start_after > now) {
@@ -1385,6 +1455,9 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 			}
 			j->reserve = q->reserve;
 			if (place_job(p, q, j, now, &seen, &gseen, &mseen)) {
+				/* This run's, before it counts as running: its
+				 * budget's commitment runs from it (reslimits.c). */
+				j->t_dispatch = now * 1000000000;
 				if (arr) {
 					/* Taken first: the array leaves the waiting
 					 * list with its last subjob. pool_job_add
@@ -1444,8 +1517,16 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					job_free(j);   /* the subjob made for this try */
 			}
 		}
+		/* This QOS tier taken: the next one's jobs (docs/QOS.md). */
+		if (!more && !stop && tier + 1 < n_tiers) {
+			tier++;
+			for (size_t t = 0; t < n_turns; t++)
+				turns[t].data = tier_job(p, heads[t], n_tiers, tiers, tier);
+			more = true;
+		}
 	}
 	free(turns);
+	free(heads);
 	return n;
 }
 
@@ -1517,6 +1598,10 @@ int pool_request_limit_wait(const struct pool *p, const struct queue_conf *q, co
 			 (unsigned long long)u->running_gpus, j->ngpus);
 		return 1;
 	}
+	if (j->qos && p->n_qos && pool_qos_blocks(p, j, why, len))
+		return 1;
+	if (p->user_budgets && pool_user_budget_blocks(p, j, why, len))
+		return 1;
 	return j->account && p->n_accts ? pool_acct_blocks(p, j, why, len) : 0;
 }
 
@@ -1582,6 +1667,15 @@ json_t *pool_queue_order_page(struct pool *p, const struct queue_conf *q, size_t
 			"last_served", (json_int_t)pool_rotation_get(p, q->name, e->job->uid),
 			"hold", iqs_hold_name(e->hold), "reason", reason);
 
+		/* Its QOS and the QOS's priority (sprio's QOS column). */
+		{
+			const struct job *pj = o ? pool_job_find(p, e->job->id) : NULL;
+
+			if (pj && pj->qos) {
+				json_object_set_new(o, "qos", json_string(pj->qos));
+				json_object_set_new(o, "qos_priority", json_integer(pool_qos_priority(p, pj)));
+			}
+		}
 		/* order = fairshare: the numbers that put it there. */
 		if (o && q->order == QUEUE_ORDER_FAIRSHARE) {
 			double now = pool_fairshare_now(p);

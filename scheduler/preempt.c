@@ -15,6 +15,8 @@
 #include "log.h"
 #include "parse.h"
 #include "preempt.h"
+#include "qos-pool.h"
+#include "qos.h"
 #include "reslimits.h"
 #include "server-internal.h"
 #include "suspend.h"
@@ -81,7 +83,8 @@ static void preempt_end(struct server *s, struct job *v, int64_t by)
 			return;
 		log_warn("job %lld: cannot suspend it for job %lld: %s", (long long)v->id, (long long)by, strerror(-r));
 	}
-	if (!vq || vq->preempt_mode == QUEUE_PREEMPT_CANCEL || !v->rerunnable) {
+	/* (A victim's QOS of PreemptMode=cancel cancels too: docs/QOS.md.) */
+	if (!vq || vq->preempt_mode == QUEUE_PREEMPT_CANCEL || !v->rerunnable || qos_preempt_cancels(s->qos, v->qos)) {
 		log_info("job %lld: %s: cancelled", (long long)v->id, why);
 		(void)server_job_cancel(s, v, why);
 		return;
@@ -91,8 +94,10 @@ static void preempt_end(struct server *s, struct job *v, int64_t by)
 	if (v->t_dispatch) {
 		double now = pool_fairshare_now(s->pool), ran = now - (double)v->t_dispatch / 1e9;
 
-		if (ran > 0)
+		if (ran > 0) {
 			pool_usage_adjust(s->pool, v->uid, -ran * pool_usage_weight(s->pool, v), now);
+			pool_acct_usage_adjust(s->pool, v, -ran, now);   /* nor to its budget */
+		}
 	}
 	r = server_job_requeue(s, v, why);
 	if (r < 0)
@@ -143,9 +148,12 @@ void preempt_pass(struct server *s)
 		int64_t id, wait = 0;
 		size_t n;
 
-		if (!q->preempts[0] || !q->started || !(id = pool_queue_blocked(s->pool, q->name)))
+		if (!q->started || !(id = pool_queue_blocked(s->pool, q->name)))
 			continue;
 		j = pool_job_find(s->pool, id);
+		/* A queue that preempts, or a job whose QOS does (docs/QOS.md). */
+		if (!j || (!q->preempts[0] && !pool_qos_preempts_any(s->pool, j->qos)))
+			continue;
 		/* One-node jobs, not arrays (docs/PREEMPTION.md); one
 		 * preemption for a job at a time. */
 		if (!j || j->state != JOB_QUEUED || j->array || j->start_after * 1000000000 > now ||

@@ -12,6 +12,7 @@
 #include "jobattr.h"
 #include "jobenv.h"
 #include "accounts.h"
+#include "qos.h"
 #include "log.h"
 #include "ops.h"
 #include "reslimits.h"
@@ -464,6 +465,21 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 				json_object_set_new(msg, "attrs", attrs);
 			}
 			json_object_set_new(attrs, "Account_Name", json_string(account));
+		}
+	}
+	/* The QOS: one the user may use, else its default (docs/QOS.md);
+	 * nothing when the pool defines none and none is asked. */
+	{
+		const char *asked = wire_str(attrs, "Resource_List.qos"), *qos;
+
+		if (qos_submit_check(s->qos, owner, c->uid == 0, asked, (uint64_t)walltime, &qos, errbuf, errlen) < 0)
+			return -EPERM;
+		if (qos && !asked) {
+			if (!attrs) {
+				attrs = json_object();
+				json_object_set_new(msg, "attrs", attrs);
+			}
+			json_object_set_new(attrs, "Resource_List.qos", json_string(qos));
 		}
 	}
 #undef REFUSE
@@ -1180,6 +1196,9 @@ static const struct {
 	{ "depend", T_STR }, { "since", T_INT }, { "jobs", T_ARRAY },
 	{ "account", T_STR }, { "parent", T_STR }, { "description", T_STR }, { "shares", T_INT },
 	{ "default", T_BOOL }, { "grp_cpus", T_INT }, { "grp_gpus", T_INT }, { "grp_jobs", T_INT },
+	{ "preempt", T_STR }, { "preempt_mode", T_STR }, { "qos", T_STR }, { "default_qos", T_STR },
+	{ "max_cpus_per_user", T_INT }, { "max_gpus_per_user", T_INT }, { "max_jobs_per_user", T_INT },
+	{ "max_wall", T_INT }, { "cpu_mins", T_INT }, { "gpu_mins", T_INT },
 	/* "array" is the index set (a string) in submit, "all of it" (a
 	 * bool) elsewhere: checked where it is read. */
 };

@@ -17,6 +17,7 @@
 #include "auth.h"
 #include "jobid.h"
 #include "accounts.h"
+#include "qos.h"
 #include "log.h"
 #include "nodes-known.h"
 #include "peers.h"
@@ -660,8 +661,10 @@ static void pending_flush(struct server *s)
 						(long long)p->jobid);
 				{
 					const char *acct = wire_str(json_object_get(p->strings, "attrs"), "Account_Name");
+					const char *qos = wire_str(json_object_get(p->strings, "attrs"), "Resource_List.qos");
 
 					j->account = acct ? strdup(acct) : NULL;
+					j->qos = qos ? strdup(qos) : NULL;
 				}
 				if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
 					log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
@@ -1136,7 +1139,13 @@ int server_state_load(struct server *s)
 		r = accounts_load(s->store, &s->accounts);
 	}
 	if (r == 0) {
+		qos_free(s->qos);
+		s->qos = NULL;
+		r = qos_load(s->store, &s->qos);
+	}
+	if (r == 0) {
 		accounts_apply(s->accounts, s->pool);
+		qos_apply(s->qos, s->pool);
 		r = usage_load(s);
 	}
 	if (r == 0)
@@ -1293,6 +1302,7 @@ void server_destroy(struct server *s)
 		conn_close(s->conns);
 	server_metrics_stop(s);
 	accounts_free(s->accounts);
+	qos_free(s->qos);
 	sd_event_source_disable_unref(s->listen_src);
 	sd_event_source_disable_unref(s->tcp_src);
 	if (s->tcp_fd >= 0)

@@ -13,6 +13,7 @@
 #include "fairshare.h"
 #include "jobstore-internal.h"
 #include "log.h"
+#include "reslimits.h"
 #include "ops.h"
 #include "server-internal.h"
 #include "usage.h"
@@ -45,18 +46,24 @@ static int usage_row(const struct jobstore_row *r, void *ud)
 	} else {
 		t1 = (double)row_i64(r, 3) / 1e9;
 	}
-	/* Time suspended is not use (docs/PREEMPTION.md): a cheap look
-	 * before the parse, most jobs have none. */
-	if (row_text(r, 5) && (l->s->config->fairshare_gpu_weight || strstr(row_text(r, 5), "suspended_ns"))) {
+	/* Time suspended is not use (docs/PREEMPTION.md); the account's use
+	 * is its budget's (docs/QOS.md). */
+	if (row_text(r, 5)) {
 		json_t *attrs = json_loads(row_text(r, 5), 0, NULL);
 		const char *g = json_string_value(json_object_get(attrs, "Resource_List.ngpus"));
+		const char *acct = json_string_value(json_object_get(attrs, "Account_Name"));
+		double gpus = g ? strtod(g, NULL) : 0;
+		int e;
 
-		if (g && l->s->config->fairshare_gpu_weight)
-			w += (double)l->s->config->fairshare_gpu_weight * strtod(g, NULL);
+		w += (double)l->s->config->fairshare_gpu_weight * gpus;
 		t1 -= (double)json_integer_value(json_object_get(attrs, "suspended_ns")) / 1e9;
 		if (t1 < t0)
 			t1 = t0;
+		/* The account's use, for its budget (docs/QOS.md). */
+		e = acct ? pool_acct_usage_past(l->s->pool, acct, (double)row_i64(r, 1), gpus, t0, t1, l->now) : 0;
 		json_decref(attrs);
+		if (e < 0)
+			return e;
 	}
 	l->jobs++;
 	return pool_usage_past(l->s->pool, (uid_t)row_i64(r, 0), w, t0, t1, l->now);
@@ -97,8 +104,10 @@ void usage_job_finished(struct server *s, const struct job *j)
 		over += (double)(res->times[STAMP_EXEC] - j->t_dispatch) / 1e9;
 	if (now > (double)res->times[STAMP_EXIT] / 1e9)
 		over += now - (double)res->times[STAMP_EXIT] / 1e9;
-	if (over > 0)
+	if (over > 0) {
 		pool_usage_adjust(s->pool, j->uid, -over * pool_usage_weight(s->pool, j), now);
+		pool_acct_usage_adjust(s->pool, j, -over, now);
+	}
 }
 
 void op_usage(struct conn *c, const char *op, long long req_id, json_t *msg)

@@ -164,8 +164,10 @@ const char *slurmfmt_reason(const json_t *job, int64_t now_ns)
 		return "PartitionInactive";
 	/* Limits in resources (docs/LIMITS.md): qpoold names Slurm's word. */
 	{
-		static const char *const limits[] = { "AssocGrpCpuLimit", "AssocGrpGRES", "AssocGrpJobsLimit",
-						      "QOSMaxCpuPerUserLimit", "QOSMaxGRESPerUser" };
+		static const char *const limits[] = { "AssocGrpCpuLimit", "AssocGrpGRESMinutes", "AssocGrpGRES",
+						      "AssocGrpJobsLimit", "AssocGrpCPUMinutesLimit",
+						      "QOSMaxCpuPerUserLimit", "QOSMaxGRESPerUser", "QOSMaxJobsPerUserLimit",
+						      "QOSGrpCpuLimit", "QOSGrpGRES" };
 
 		for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
 			if (strstr(reason, limits[i]))
@@ -645,7 +647,7 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		snprintf(buf, len, "%s", str_or(job, "workdir", ""));
 		break;
 	case F_QOS:
-		snprintf(buf, len, "normal");
+		snprintf(buf, len, "%s", str_or(json_object_get(job, "attrs"), "Resource_List.qos", "normal"));
 		break;
 	case F_REQMEM:
 		if (wire_int(job, "mem", 0) > 0)

@@ -187,7 +187,7 @@ json_t *slurmjobs_job_json(const json_t *job, int64_t now_ns)
 		      "current_working_directory", str_or(job, "workdir"),
 		      "standard_output", str_or(job, "stdout"),
 		      "standard_error", str_or(job, "stderr"),
-		      "qos", "normal",
+		      "qos", wire_str(json_object_get(job, "attrs"), "Resource_List.qos") ?: "normal",
 		      "run_time", num(true, slurmfmt_job_ran_secs(job, now_ns)));
 	if (o) {
 		const json_t *attrs = json_object_get(job, "attrs");

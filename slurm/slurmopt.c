@@ -131,7 +131,7 @@ void slurmopt_clear(struct slurmopt *o)
 	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
 			  &o->mail_user, &o->wrap, &o->account, &o->signal, &o->nodelist, &o->exclude,
-			  &o->constraint, &o->gpu_model, &o->licenses, &o->node_res };
+			  &o->constraint, &o->gpu_model, &o->licenses, &o->node_res, &o->qos };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		char *str = *owned[i];
@@ -496,6 +496,7 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 		return str_set(&o->signal, arg);
 	}
 	case 'q':
+		return str_set(&o->qos, arg);
 	default:
 		return warn(&o->warnings, &o->n_warnings, "%s%s%s: not enforced by qpool (ignored)", word,
 			    arg ? "=" : "", arg ? arg : "");
@@ -970,6 +971,9 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		r = jobspec_option(js, 'M', o->mail_user, err);
 	if (!r && o->account)
 		r = jobspec_option(js, 'A', o->account, err);
+	/* --qos: PBS's form, -l qos=NAME (docs/QOS.md). */
+	if (!r && o->qos)
+		r = jobspec_set(js, 'l', err, "qos=%s", o->qos);
 	if (!r && o->chdir)
 		r = jobspec_option(js, 'd', o->chdir, err);
 	if (!r && o->nodelist && !(js->nodelist = strdup(o->nodelist)))

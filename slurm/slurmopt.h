@@ -32,6 +32,7 @@ struct slurmopt {
 	char *mail_user;
 	char *wrap;              /* --wrap: the command */
 	char *account;           /* -A */
+	char *qos;               /* -q, --qos */
 	char *nodelist;          /* -w, as given (a host list) */
 	char *exclude;           /* -x */
 	char *constraint;        /* -C, checked */
@@ -59,7 +60,7 @@ struct slurmopt {
 	int wait;                /* -W: 1 */
 	int help;                /* -h, --help, --usage: 1 */
 	/* One line each, for sbatch's standard error: what was accepted but
-	 * qpool does not enforce ("--qos=high: not enforced by qpool"). */
+	 * qpool does not enforce ("--gres-flags=...: not enforced by qpool"). */
 	char **warnings;
 	size_t n_warnings;
 };

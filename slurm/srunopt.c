@@ -197,6 +197,8 @@ static int option_apply(struct srunopt *s, int c, const char *arg, const char *w
 		return str_dup(&o->job_name, arg);
 	case 'A':
 		return str_dup(&o->account, arg);
+	case 'q':
+		return str_dup(&o->qos, arg);
 	case 'L': {
 		struct license l[LICENSES_MAX];
 		struct error why;
@@ -276,7 +278,7 @@ static int option_apply(struct srunopt *s, int c, const char *arg, const char *w
 		return 0;
 	default:
 		/* -u (qpool does not buffer a task's output), -v, -Q, -I, -K,
-		 * -O, -W, -m, -w, -x, -C, -q, --overlap...: accepted */
+		 * -O, -W, -m, -w, -x, -C, --overlap...: accepted */
 		return 0;
 	}
 }

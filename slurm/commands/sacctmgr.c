@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* sacctmgr: Slurm's accounts tool over qpool's accounts (docs/ACCOUNTS.md):
  * add, modify, delete and show accounts and their users (associations),
- * as the accounts op of qpoold keeps them in its job store. One QOS,
- * "normal", and the pool as the one cluster, as squeue and sacct print. */
+ * as the accounts op of qpoold keeps them in its job store; QOS, the QOS
+ * each user may use and account budgets (GrpTRESMins) through the qos op
+ * (docs/QOS.md). The pool is the one cluster, as squeue and sacct print. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -14,6 +15,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "slurmsel.h"
+#include "slurmtext.h"
 #include "version.h"
 #include "wire.h"
 
@@ -21,9 +23,12 @@ static const char usage_text[] =
 	"Usage: sacctmgr [-n] [-p|-P] [-i] COMMAND ENTITY [NAME[,NAME...]] [where KEY=VALUE...] [set KEY=VALUE...]\n"
 	"  add|create account NAME [Description=TEXT] [Parent=ACCOUNT] [Fairshare=N]\n"
 	"  add|create user NAME Account=ACCOUNT[,...] [DefaultAccount=ACCOUNT]\n"
-	"  modify account NAME set [Description=TEXT] [Parent=ACCOUNT] [Fairshare=N]\n"
-	"  modify user NAME set DefaultAccount=ACCOUNT\n"
-	"  delete|remove account NAME    delete|remove user NAME [Account=ACCOUNT]\n"
+	"  modify account NAME set [Description=TEXT] [Parent=ACCOUNT] [Fairshare=N] [GrpTRES=cpu=N,gres/gpu=N]\n"
+	"         [GrpJobs=N] [GrpTRESMins=cpu=N,gres/gpu=N]\n"
+	"  modify user NAME set [DefaultAccount=ACCOUNT] [QOS=QOS[,...]] [DefaultQOS=QOS] [GrpTRESMins=cpu=N]\n"
+	"  add|modify qos NAME [set] [Priority=N] [MaxTRESPerUser=cpu=N,gres/gpu=N] [MaxJobsPerUser=N]\n"
+	"         [GrpTRES=cpu=N,gres/gpu=N] [MaxWall=TIME] [Preempt=QOS[,...]] [PreemptMode=requeue|cancel]\n"
+	"  delete|remove account NAME    delete|remove user NAME [Account=ACCOUNT]    delete qos NAME\n"
 	"  show|list account|user|association|qos|cluster [withassoc] [format=F,...] [where KEY=VALUE...]\n"
 	"Changes are root's and take effect at once (-i is accepted).\n"
 	"  -n, --noheader     no header line\n"
@@ -150,6 +155,34 @@ static int each_name(const char *names, const char *what, int (*fn)(const char *
 	return status;
 }
 
+/* "cpu=N,gres/gpu=M" into req's cpu_key and gpu_key; -1 lifts one, as
+ * Slurm's. 0, or cmd_fail's status with the option's name. */
+static int tres_words(const char *v, const char *what, json_t *req, const char *cpu_key, const char *gpu_key)
+{
+	char *copy = strdup(v), *save = NULL;
+	int n_set = 0;
+
+	for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '='), *end = NULL;
+		long long n = eq ? strtoll(eq + 1, &end, 10) : 0;
+		const char *key = NULL;
+
+		if (eq && end && *end == '\0' && eq[1] && n >= -1) {
+			*eq = '\0';
+			key = !strcasecmp(t, "cpu") ? cpu_key : !strcasecmp(t, "gres/gpu") ? gpu_key : NULL;
+		}
+		if (!key) {
+			free(copy);
+			return cmd_fail(1, "error: Invalid %s value: %s (qpool counts cpu= and gres/gpu=, -1 or more)",
+					what, v);
+		}
+		json_object_set_new(req, key, json_integer(n));
+		n_set++;
+	}
+	free(copy);
+	return n_set ? 0 : cmd_fail(1, "error: Invalid %s value: %s", what, v);
+}
+
 /* add or modify of one account, with the words' Description=,
  * Parent= and Fairshare=. */
 static int account_req(const char *name, const char *action, const struct words *w)
@@ -204,6 +237,22 @@ static int account_req(const char *name, const char *action, const struct words 
 		}
 		json_object_set_new(req, "grp_jobs", json_integer(n));
 	}
+	/* A budget (docs/QOS.md): GrpTRESMins=cpu=N,gres/gpu=N, the qos op's. */
+	if ((v = word_get(w->set, w->n_set, "grptresmins"))) {
+		json_t *b = json_pack("{s:s, s:s, s:s}", "op", "qos", "action", "budget", "account", name);
+
+		if (tres_words(v, "GrpTRESMins", b, "cpu_mins", "gpu_mins") != 0) {
+			json_decref(b);
+			json_decref(req);
+			return 1;
+		}
+		/* The account first (an add makes it), then its budget. */
+		if (call(req, NULL) != 0) {
+			json_decref(b);
+			return 1;
+		}
+		return call(b, NULL);
+	}
 	return call(req, NULL);
 }
 
@@ -236,6 +285,8 @@ static int user_assoc(const char *account, void *ud)
 			      "account", account, "default", dflt), NULL);
 }
 
+static int user_qos(const char *user, const struct words *w);
+
 static int user_add(const char *user, void *ud)
 {
 	const struct words *w = ud;
@@ -250,18 +301,55 @@ static int user_add(const char *user, void *ud)
 	/* The default first, so it is the user's default from the start. */
 	if (u.dflt && strstr(accounts, u.dflt) == NULL && user_assoc(u.dflt, &u) != 0)
 		return 1;
-	return each_name(accounts, "account", user_assoc, &u);
+	if (each_name(accounts, "account", user_assoc, &u) != 0)
+		return 1;
+	return user_qos(user, w);
+}
+
+/* The QOS a user may use (QOS=, DefaultQOS=), through the qos op. */
+static int user_qos(const char *user, const struct words *w)
+{
+	const char *list = word_get(w->set, w->n_set, "qos");
+	const char *dflt = word_get(w->set, w->n_set, "defaultqos");
+	json_t *req;
+
+	if (!list && !dflt)
+		return 0;
+	req = json_pack("{s:s, s:s, s:s}", "op", "qos", "action", "user_set", "user", user);
+	if (list && (*list == '+' || *list == '-')) {
+		json_decref(req);
+		return cmd_fail(1, "error: QOS%c=: give the whole list (QOS=a,b)", *list);
+	}
+	if (list)
+		json_object_set_new(req, "qos", json_string(list));
+	if (dflt)
+		json_object_set_new(req, "default_qos", json_string(dflt));
+	return call(req, NULL);
 }
 
 static int user_modify(const char *user, void *ud)
 {
 	const struct words *w = ud;
 	const char *dflt = word_get(w->set, w->n_set, "defaultaccount");
+	const char *mins = word_get(w->set, w->n_set, "grptresmins");
 
-	if (!dflt)
-		return cmd_fail(1, "error: modify user: only DefaultAccount= is changed here");
-	return call(json_pack("{s:s, s:s, s:s, s:s, s:b}", "op", "accounts", "action", "user_add", "user", user,
-			      "account", dflt, "default", 1), NULL);
+	if (!dflt && !mins && !word_get(w->set, w->n_set, "qos") && !word_get(w->set, w->n_set, "defaultqos"))
+		return cmd_fail(1, "error: modify user: DefaultAccount=, QOS=, DefaultQOS= and GrpTRESMins= are "
+				"changed here");
+	if (mins) {
+		json_t *b = json_pack("{s:s, s:s, s:s}", "op", "qos", "action", "budget", "user", user);
+
+		if (tres_words(mins, "GrpTRESMins", b, "cpu_mins", "gpu_mins") != 0) {
+			json_decref(b);
+			return 1;
+		}
+		if (call(b, NULL) != 0)
+			return 1;
+	}
+	if (dflt && call(json_pack("{s:s, s:s, s:s, s:s, s:b}", "op", "accounts", "action", "user_add", "user",
+				   user, "account", dflt, "default", 1), NULL) != 0)
+		return 1;
+	return user_qos(user, w);
 }
 
 static int user_delete(const char *user, void *ud)
@@ -319,6 +407,46 @@ static void table_header(const struct table *t)
 }
 
 static char tres_buf[80];
+/* The qos op's list (QOS, users' QOS, budgets), for show. */
+static json_t *qos_list;
+
+static const json_t *qos_user(const char *user)
+{
+	size_t i;
+	json_t *u;
+
+	json_array_foreach(json_object_get(qos_list, "users"), i, u) {
+		if (user && !strcmp(wire_str(u, "user"), user))
+			return u;
+	}
+	return NULL;
+}
+
+static const json_t *budget_of(const char *kind, const char *name)
+{
+	size_t i;
+	json_t *b;
+
+	json_array_foreach(json_object_get(qos_list, "budgets"), i, b) {
+		if (name && !strcmp(wire_str(b, "kind"), kind) && !strcmp(wire_str(b, "name"), name))
+			return b;
+	}
+	return NULL;
+}
+
+/* "cpu=N,gres/gpu=M" of o's keys (absent or -1: left out). */
+static const char *tres_text(const json_t *o, const char *cpu_key, const char *gpu_key)
+{
+	long long c = o ? wire_int(o, cpu_key, -1) : -1, g = o ? wire_int(o, gpu_key, -1) : -1;
+	char cpu[32] = "", gpu[40] = "";
+
+	if (c >= 0)
+		snprintf(cpu, sizeof(cpu), "cpu=%lld", c);
+	if (g >= 0)
+		snprintf(gpu, sizeof(gpu), "gres/gpu=%lld", g);
+	snprintf(tres_buf, sizeof(tres_buf), "%s%s%s", cpu, cpu[0] && gpu[0] ? "," : "", gpu);
+	return tres_buf;
+}
 
 /* A field of an account (user: one of its users, NULL: the account's own
  * association) as Slurm names it. */
@@ -364,8 +492,20 @@ static const char *field(const char *name, const json_t *acct, const json_t *use
 	}
 	if (!strcasecmp(name, "cluster"))
 		return "qpool";
-	if (!strcasecmp(name, "qos") || !strcasecmp(name, "defaultqos") || !strcasecmp(name, "def qos"))
-		return "normal";
+	if (!strcasecmp(name, "grptresmins"))
+		return acct && !user ? tres_text(budget_of("account", wire_str(acct, "name")), "cpu_mins", "gpu_mins")
+		       : user && !acct ? tres_text(budget_of("user", wire_str(user, "user")), "cpu_mins", "gpu_mins")
+				       : "";
+	if (!strcasecmp(name, "qos")) {
+		const json_t *u = user ? qos_user(wire_str(user, "user")) : NULL;
+
+		return u ? wire_str(u, "qos") : "normal";
+	}
+	if (!strcasecmp(name, "defaultqos") || !strcasecmp(name, "def qos")) {
+		const json_t *u = user ? qos_user(wire_str(user, "user")) : NULL;
+
+		return u && wire_str(u, "default_qos") ? wire_str(u, "default_qos") : "normal";
+	}
 	return NULL;
 }
 
@@ -412,6 +552,11 @@ static int show(const char *entity, const struct words *w)
 	r = call(json_pack("{s:s, s:s}", "op", "accounts", "action", "list"), &reply);
 	if (r)
 		return r;
+	r = call(json_pack("{s:s, s:s}", "op", "qos", "action", "list"), &qos_list);
+	if (r) {
+		json_decref(reply);
+		return r;
+	}
 	accounts = json_object_get(reply, "accounts");
 	table_fields(&t, w->format ? w->format : is_user ? (w->withassoc ? "User,Def Acct,Admin,Cluster,Account"
 								      : "User,Def Acct,Admin")
@@ -461,7 +606,160 @@ static int show(const char *entity, const struct words *w)
 		}
 	}
 	json_decref(reply);
+	json_decref(qos_list);
+	qos_list = NULL;
 	return fflush(stdout) == 0 ? 0 : cmd_fail(1, "cannot write");
+}
+
+/* Slurm's [days-]hh:mm:ss of a time limit. */
+static const char *wall_text(long long secs, char *buf, size_t len)
+{
+	if (secs < 0)
+		return "";
+	if (secs >= 86400)
+		snprintf(buf, len, "%lld-%02lld:%02lld:%02lld", secs / 86400, secs % 86400 / 3600, secs % 3600 / 60,
+			 secs % 60);
+	else
+		snprintf(buf, len, "%02lld:%02lld:%02lld", secs / 3600, secs % 3600 / 60, secs % 60);
+	return buf;
+}
+
+/* A QOS's field as Slurm's show qos names it. */
+static const char *qos_field(const char *name, const json_t *q, char *buf, size_t len)
+{
+	long long v;
+
+	if (!strcasecmp(name, "name"))
+		return wire_str(q, "name");
+	if (!strcasecmp(name, "priority")) {
+		snprintf(buf, len, "%lld", wire_int(q, "priority", 0));
+		return buf;
+	}
+	if (!strcasecmp(name, "description") || !strcasecmp(name, "descr"))
+		return wire_str(q, "description") ?: wire_str(q, "name");
+	if (!strcasecmp(name, "gracetime"))
+		return "00:00:00";
+	if (!strcasecmp(name, "preempt"))
+		return wire_str(q, "preempt");
+	if (!strcasecmp(name, "preemptmode"))
+		return wire_str(q, "preempt_mode");
+	if (!strcasecmp(name, "usagefactor"))
+		return "1.000000";
+	if (!strcasecmp(name, "grptres"))
+		return tres_text(q, "grp_cpus", "grp_gpus");
+	if (!strcasecmp(name, "maxtrespu") || !strcasecmp(name, "maxtresperuser"))
+		return tres_text(q, "max_cpus_per_user", "max_gpus_per_user");
+	if (!strcasecmp(name, "maxjobspu") || !strcasecmp(name, "maxjobsperuser")) {
+		if ((v = wire_int(q, "max_jobs_per_user", -1)) < 0)
+			return "";
+		snprintf(buf, len, "%lld", v);
+		return buf;
+	}
+	if (!strcasecmp(name, "maxwall"))
+		return wall_text(wire_int(q, "max_wall", -1), buf, len);
+	return "";
+}
+
+static int qos_show(const struct words *w)
+{
+	json_t *reply = NULL, *q;
+	struct table t;
+	char bufs[32][32];
+	size_t i;
+	int r = call(json_pack("{s:s, s:s}", "op", "qos", "action", "list"), &reply);
+
+	if (r)
+		return r;
+	table_fields(&t, w->format ? w->format
+				   : "Name,Priority,GraceTime,Preempt,PreemptMode,UsageFactor,GrpTRES,MaxWall,"
+				     "MaxTRESPU,MaxJobsPU");
+	table_header(&t);
+	json_array_foreach(json_object_get(reply, "qos"), i, q) {
+		const char *v[32];
+
+		if (!slurmsel_list_wants(w->names, wire_str(q, "name")))
+			continue;
+		/* Each field its own buffer: tres_text's is one, copied. */
+		for (int f = 0; f < t.n; f++) {
+			const char *x = qos_field(t.fields[f], q, bufs[f], sizeof(bufs[f]));
+
+			if (x != bufs[f])
+				snprintf(bufs[f], sizeof(bufs[f]), "%s", x ? x : "");
+			v[f] = bufs[f];
+		}
+		table_row(&t, v);
+	}
+	json_decref(reply);
+	return fflush(stdout) == 0 ? 0 : cmd_fail(1, "cannot write");
+}
+
+/* add or modify of one QOS, with the words' Slurm names. */
+static int qos_req(const char *name, const char *action, const struct words *w)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "qos", "action", action, "name", name);
+	const char *v;
+
+	for (int i = 0; i < w->n_set; i++) {
+		const char *key = w->set[i][0];
+		char *end;
+		long long n;
+
+		v = w->set[i][1];
+		if (!strcasecmp(key, "priority") || !strcasecmp(key, "maxjobsperuser") ||
+		    !strcasecmp(key, "maxjobspu")) {
+			n = strtoll(v, &end, 10);
+			if (!*v || *end || n < (key[0] == 'p' || key[0] == 'P' ? 0 : -1)) {
+				json_decref(req);
+				return cmd_fail(1, "error: Invalid %s value: %s", key, v);
+			}
+			json_object_set_new(req, key[0] == 'p' || key[0] == 'P' ? "priority" : "max_jobs_per_user",
+					    json_integer(n));
+		} else if (!strcasecmp(key, "maxtresperuser") || !strcasecmp(key, "maxtrespu")) {
+			if (tres_words(v, "MaxTRESPerUser", req, "max_cpus_per_user", "max_gpus_per_user") != 0) {
+				json_decref(req);
+				return 1;
+			}
+		} else if (!strcasecmp(key, "grptres")) {
+			if (tres_words(v, "GrpTRES", req, "grp_cpus", "grp_gpus") != 0) {
+				json_decref(req);
+				return 1;
+			}
+		} else if (!strcasecmp(key, "maxwall")) {
+			int64_t secs = -1;
+
+			if (strcmp(v, "-1") != 0 && (slurm_time_parse(v, &secs) < 0 || secs < 0)) {
+				json_decref(req);
+				return cmd_fail(1, "error: Invalid MaxWall value: %s", v);
+			}
+			json_object_set_new(req, "max_wall", json_integer(secs));
+		} else if (!strcasecmp(key, "preempt")) {
+			json_object_set_new(req, "preempt", json_string(!strcmp(v, "''") ? "" : v));
+		} else if (!strcasecmp(key, "preemptmode")) {
+			json_object_set_new(req, "preempt_mode", json_string(v));
+		} else if (!strcasecmp(key, "description") || !strcasecmp(key, "descr")) {
+			json_object_set_new(req, "description", json_string(v));
+		} else if (strcasecmp(key, "name") != 0) {
+			json_decref(req);
+			return cmd_fail(1, "error: Unknown option: %s=%s (qpool's QOS take Priority, MaxTRESPerUser, "
+					"MaxJobsPerUser, GrpTRES, MaxWall, Preempt, PreemptMode, Description)", key, v);
+		}
+	}
+	return call(req, NULL);
+}
+
+static int qos_add(const char *name, void *ud)
+{
+	return qos_req(name, "add", ud);
+}
+
+static int qos_modify(const char *name, void *ud)
+{
+	return qos_req(name, "modify", ud);
+}
+
+static int qos_delete(const char *name, void *ud)
+{
+	return call(json_pack("{s:s, s:s, s:s}", "op", "qos", "action", "delete", "name", name), NULL);
 }
 
 static void table_one(const char *format, const char *name)
@@ -544,11 +842,18 @@ int main(int argc, char **argv)
 			return cmd_fail(1, "error: %s association: use the account and user forms", cmd);
 		return show(entity, &w);
 	}
+	if (entity_is(entity, "qos")) {
+		if (add)
+			return each_name(w.names, "qos", qos_add, &w);
+		if (modify)
+			return each_name(w.names, "qos", qos_modify, &w);
+		if (del)
+			return each_name(w.names, "qos", qos_delete, &w);
+		return qos_show(&w);
+	}
 	if (add || modify || del)
-		return cmd_fail(1, "error: %s %s: qpool keeps one QOS and one cluster", cmd, entity);
-	if (entity_is(entity, "qos"))
-		table_one(w.format ? w.format : "Name,Priority,Description", "normal");
-	else if (entity_is(entity, "cluster"))
+		return cmd_fail(1, "error: %s %s: qpool keeps one cluster", cmd, entity);
+	if (entity_is(entity, "cluster"))
 		table_one(w.format ? w.format : "Cluster,ControlHost,RPC", "qpool");
 	else
 		return cmd_fail(1, "error: Unknown entity: %s", entity);

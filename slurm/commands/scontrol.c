@@ -182,7 +182,7 @@ static void job_show(const json_t *job, int64_t now)
 	kv(&first, "Priority", "%lld", wire_int(job, "priority", 0));
 	kv(&first, "Nice", "0");
 	kv(&first, "Account", "%s", nn(wire_str(json_object_get(job, "attrs"), "Account_Name")));
-	kv(&first, "QOS", "normal");
+	kv(&first, "QOS", "%s", wire_str(json_object_get(job, "attrs"), "Resource_List.qos") ?: "normal");
 	brk(&first);
 	kv(&first, "JobState", "%s", slurmfmt_state(job));
 	kv(&first, "Reason", "%s", slurmfmt_reason(job, now));

@@ -4,7 +4,8 @@
  * fair share); PRIORITY is that order as a number, higher first (the
  * waiting jobs of a queue counted down from its first), and FAIRSHARE
  * the job's user's fair-share factor, 2^-(EffectvUsage/NormShares)
- * scaled to 0..1000000 as Slurm's factors are, whatever the queue's order. */
+ * scaled to 0..1000000 as Slurm's factors are, whatever the queue's order;
+ * QOS the job's QOS's priority (docs/QOS.md), which orders ahead of both. */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -92,7 +93,7 @@ int main(int argc, char **argv)
 	}
 	users = json_object_get(usage, "users");
 	if (!noheader)
-		printf("%10s %-9s %-8s %10s %10s\n", "JOBID", "PARTITION", "USER", "PRIORITY", "FAIRSHARE");
+		printf("%10s %-9s %-8s %10s %10s %10s\n", "JOBID", "PARTITION", "USER", "PRIORITY", "FAIRSHARE", "QOS");
 	json_array_foreach(json_object_get(queues, "queues"), i, q) {
 		const char *qname = wire_str(q, "name");
 		json_t *order = NULL, *e;
@@ -107,7 +108,7 @@ int main(int argc, char **argv)
 		}
 		n = json_array_size(json_object_get(order, "order"));
 		json_array_foreach(json_object_get(order, "order"), k, e) {
-			char id[24], fs[24], prio[24];
+			char id[24], fs[24], prio[24], qos[24];
 			double f = factor(users, wire_int(e, "uid", -1));
 
 			snprintf(id, sizeof(id), "%lld", wire_int(e, "jobid", 0));
@@ -121,8 +122,9 @@ int main(int argc, char **argv)
 				snprintf(prio, sizeof(prio), "%zu", n - k);
 				snprintf(fs, sizeof(fs), "%.0f", f * 1000000);
 			}
-			printf("%10s %-9s %-8s %10s %10s\n", id, qname, wire_str(e, "owner") ? wire_str(e, "owner") : "?",
-			       prio, fs);
+			snprintf(qos, sizeof(qos), "%lld", wire_int(e, "qos_priority", 0));
+			printf("%10s %-9s %-8s %10s %10s %10s\n", id, qname, wire_str(e, "owner") ? wire_str(e, "owner") : "?",
+			       prio, fs, qos);
 		}
 		json_decref(order);
 	}

@@ -99,8 +99,8 @@ grep -q "fair share, least use over share first" <<<"$out" && grep -q "Use/share
 	grep -qE "qpuser1 +[0-9]+ +0\.2500 +[0-9.]+ " <<<"$out" || fail "qstat -Q --order fs: $out"
 first=$(awk '$1 == "1" {print $2}' <<<"$out")
 out=$("$QP_BIN/sprio" -h -p fs)
-[ "$(wc -l <<<"$out")" = 2 ] && grep -qE "^ *$first +fs +qpuser[12] +2 +[0-9]+$" <<<"$out" &&
-	grep -qE " +1 +[0-9]+$" <<<"$out" || fail "sprio -p fs (first in order: $first): $out"
+[ "$(wc -l <<<"$out")" = 2 ] && grep -qE "^ *$first +fs +qpuser[12] +2 +[0-9]+ +0$" <<<"$out" &&
+	grep -qE " +1 +[0-9]+ +0$" <<<"$out" || fail "sprio -p fs (first in order: $first): $out"
 "$QP_BIN/qdel" "$o1" "$o2" >/dev/null
 "$QP_BIN/qmgr" start fs || fail "qmgr start fs"
 

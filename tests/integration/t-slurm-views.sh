@@ -128,7 +128,7 @@ refused "Invalid node format specification: Bogus" sinfo -O Bogus
 note "sacctmgr: no account defined, so no associations; changes are root's"
 [ -z "$(as qpuser1 sacctmgr -nP show users withassoc format=account,qos where user=qpuser1 cluster=c)" ] ||
 	fail "sacctmgr show users withassoc listed something"
-[ "$(sacctmgr -nP show qos format=Name,Priority)" = "normal|" ] || fail "sacctmgr show qos"
+[ "$(sacctmgr -nP show qos format=Name,Priority)" = "normal|0" ] || fail "sacctmgr show qos"
 refused "Your user doesn't have privilege to perform this action" as qpuser1 sacctmgr add user bob account=x
 # Toil's partition table: sinfo -a -o "%P %G %l %p %c %m" (GRES, priority
 # tier, memory per node in MB as scontrol's RealMemory).

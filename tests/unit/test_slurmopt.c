@@ -187,9 +187,9 @@ static void test_option_values(void)
 	CU_ASSERT_EQUAL(o.cpus_per_task, 2);
 	CU_ASSERT_EQUAL(o.mem_per_cpu, 500LL << 20);
 	CU_ASSERT_STRING_EQUAL(o.partition, "a,b");
-	/* --qos is not enforced: one warning naming it. */
-	CU_ASSERT_EQUAL_FATAL(o.n_warnings, 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(o.warnings[0], "--qos=high"));
+	/* --qos is qpoold's to check (docs/QOS.md): no warning. */
+	CU_ASSERT_STRING_EQUAL(o.qos, "high");
+	CU_ASSERT_EQUAL(o.n_warnings, 0);
 	/* A later option wins. */
 	CU_ASSERT_EQUAL(parse_line(&o, "--time=5", &err), 0);
 	CU_ASSERT_EQUAL(o.time, 300);
@@ -276,8 +276,6 @@ static void test_warning_names(void)
 		{ "-M c1", "--clusters=c1: not enforced by qpool (ignored)" },
 		{ "-Mc1", "--clusters=c1: not enforced by qpool (ignored)" },
 		{ "--clusters c1", "--clusters=c1: not enforced by qpool (ignored)" },
-		{ "--qos high", "--qos=high: not enforced by qpool (ignored)" },
-		{ "-qhigh", "--qos=high: not enforced by qpool (ignored)" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -621,6 +619,28 @@ static void test_jobspec(void)
 	}
 }
 
+/* --qos and -q: PBS's -l qos=NAME (docs/QOS.md), which qpoold checks;
+ * no warning any more. */
+static void test_qos(void)
+{
+	static const char *const lines[] = { "--qos high", "--qos=high", "-qhigh", "-q high" };
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		struct slurmopt o;
+		struct jobspec js;
+		struct error err = { "" };
+
+		slurmopt_init(&o);
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&o, lines[i], &err), 0);
+		CU_ASSERT_EQUAL(o.n_warnings, 0);
+		CU_ASSERT_EQUAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
+		CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.qos") ?: "", "high");
+		jobspec_clear(&js);
+		slurmopt_clear(&o);
+	}
+}
+
 /* --output and --error naming one file: one stream, as Slurm opens it
  * once; apart, two. */
 static void test_same_output(void)
@@ -726,6 +746,7 @@ static const struct unit_test slurmopt_tests[] = {
 	{ "jobspec_mem_node", test_jobspec_mem_node },
 	{ "jobspec_gpus", test_jobspec_gpus },
 	{ "--output and --error as one file", test_same_output },
+	{ "--qos", test_qos },
 	{ "request environment", test_env },
 	{ "begin times", test_begin },
 	{ NULL, NULL },
