@@ -405,6 +405,10 @@ void pool_job_state_set(struct pool *p, struct job *j, enum job_state state)
 	if (state_active(j->state) != state_active(state))
 		holds_change(p, j, state_active(state) ? 1 : -1);
 	j->state = state;
+	/* Back to wait: its next run may be chosen to give way again
+	 * (preempt_min_runtime still guards each run). */
+	if (state == JOB_QUEUED)
+		j->preempted = false;
 	index_add(j);
 }
 

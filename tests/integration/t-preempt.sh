@@ -5,7 +5,8 @@
 # --signal=USR1@60 holds the CPU; an urgent job (queue urgent, preempts =
 # scav) arrives: the scavenger gets USR1, then 3 s later SIGTERM, goes
 # back to wait (the same id, its second attempt), the urgent job runs,
-# and the scavenger runs again and finishes. Bad preemption settings
+# and the scavenger runs again, gives way once more to a second urgent
+# job, and then finishes. Bad preemption settings
 # (an unknown queue, a loop) are refused at reload, the old config kept.
 . "$(dirname "$0")/lib.sh"
 qp_setup "[queue scav]
@@ -27,7 +28,7 @@ log=$LOG
 trap 'echo "usr1 $(date +%s.%N)" >> "$log"' USR1
 trap 'echo "term $(date +%s.%N)" >> "$log"; exit 143' TERM
 echo "start $(date +%s.%N)" >> "$log"
-if [ "$(grep -c '^start' "$log")" -ge 2 ]; then echo "done" >> "$log"; exit 0; fi
+if [ "$(grep -c '^start' "$log")" -ge 3 ]; then echo "done" >> "$log"; exit 0; fi
 for i in $(seq 6000); do sleep 0.1; done
 exit 1
 JOB
@@ -43,18 +44,26 @@ note "an urgent job arrives: USR1, 3 s of grace, SIGTERM, the scavenger back to 
 u=$(as qpuser2 sbatch --parsable -p urgent -o /dev/null --wrap='sleep 1') || fail "sbatch urgent: $u"
 qp_wait "$u" running --timeout 60
 qp_wait "$u" completed --timeout 60
+
+note "back in its second run, the scavenger gives way again to a second urgent job"
+for _ in $(seq 600); do [ "$(grep -c '^start' "$log")" -ge 2 ] && break; sleep 0.1; done
+[ "$(grep -c '^start' "$log")" -ge 2 ] || fail "the scavenger did not start again: $(cat "$log")"
+u2=$(as qpuser2 sbatch --parsable -p urgent -o /dev/null --wrap='sleep 1') || fail "sbatch urgent: $u2"
+qp_wait "$u2" completed --timeout 60
 qp_wait "$s" completed --timeout 60
 cat "$log"
 python3 - "$log" <<'PY' || fail "the scavenger's log: $(cat "$log")"
 import sys
 ev = [l.split() for l in open(sys.argv[1])]
 kinds = [e[0] for e in ev]
-assert kinds == ["start", "usr1", "term", "start", "done"], kinds
-t = {k: float(e[1]) for k, e in zip(kinds, ev) if len(e) > 1 and k in ("usr1", "term")}
-assert 2.5 <= t["term"] - t["usr1"] <= 8, t["term"] - t["usr1"]
+assert kinds == ["start", "usr1", "term", "start", "usr1", "term", "start", "done"], kinds
+for k in (1, 4):
+    lead = float(ev[k + 1][1]) - float(ev[k][1])
+    assert 2.5 <= lead <= 8, lead
 PY
-[ "$(qp_field "$s" run_count)" = 2 ] || fail "the scavenger run_count is $(qp_field "$s" run_count), not 2 (two runs)"
-grep -q "job $s (queue scav): gives way to job $u" "$QP_T/qpoold.log" || fail "no preemption in qpoold's log"
+[ "$(qp_field "$s" run_count)" = 3 ] || fail "the scavenger run_count is $(qp_field "$s" run_count), not 3 (three runs)"
+grep -q "job $s (queue scav): gives way to job $u\b" "$QP_T/qpoold.log" || fail "no preemption in qpoold's log"
+grep -q "job $s (queue scav): gives way to job $u2\b" "$QP_T/qpoold.log" || fail "no second preemption in qpoold's log"
 
 note "bad settings refused at reload: an unknown queue, a loop"
 cp "$QPOOL_CONF" "$QP_T/good.conf"
