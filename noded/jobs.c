@@ -592,6 +592,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		job_fail_result(j, reason, r == -ENOSPC || r == -EDQUOT);
 		return;
 	}
+	jobfile_result_tmp_ready(nd->jobs_dirfd, jobid);
 	jobfile_path(nd->jobs_dir, jobid, "json", path);
 	r = nd->launch(nd->launch_data, path, &pid, &pidfd, &notify, &err);
 	if (r == 0)

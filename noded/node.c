@@ -117,6 +117,7 @@ int noded_dirs_open(struct noded *nd, struct error *err)
 	nd->jobs_dirfd = open(nd->jobs_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (nd->jobs_dirfd < 0)
 		return error_set(err, -errno, "cannot open %s: %m", nd->jobs_dir);
+	jobfile_spares_clear(nd->jobs_dirfd);
 	return 0;
 }
 

@@ -184,6 +184,11 @@ int64_t jobfile_spec_time(int dirfd, int64_t jobid, const char *stamp);
 
 /* Removes <id>.sh .json .result .result.tmp .nodes; missing ones are fine. */
 void jobfile_remove(int dirfd, int64_t jobid);
+/* Kept inodes (jobfiles.c): unlinks the spares a previous qnoded left;
+ * readies <id>.result.tmp from a spare for gded (1) or leaves it to gded's
+ * create (0). */
+void jobfile_spares_clear(int dirfd);
+int jobfile_result_tmp_ready(int dirfd, int64_t jobid);
 
 /* The job ids that have a <id>.json or <id>.result in dirfd, each once,
  * ascending, in *ret_ids (malloc'd). Returns their number or -errno. */
