@@ -346,7 +346,12 @@ static int write_all(int fd, const char *p, size_t len)
  * truncated. A file a user ever owned (the script, the nodefile) is never
  * kept: the user may hold a descriptor to it. */
 #define SPARE_MAX 64
-static unsigned spare_ids[SPARE_MAX], spare_n, spare_seq;
+static unsigned spare_ids[SPARE_MAX], spare_n, spare_seq, spare_max = SPARE_MAX;
+
+void jobfile_spares_keep(bool keep)
+{
+	spare_max = keep ? SPARE_MAX : 0;
+}
 
 static void spare_name(char *buf, size_t size, unsigned id)
 {
@@ -378,7 +383,7 @@ static void spare_put(int dirfd, const char *name)
 			unlinkat(dirfd, name, 0);
 		return;
 	}
-	if (spare_n < SPARE_MAX && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
+	if (spare_n < spare_max && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
 	    (st.st_mode & 07777) == 0600) {
 		spare_name(s, sizeof(s), spare_seq);
 		if (renameat(dirfd, name, dirfd, s) == 0) {

@@ -188,6 +188,7 @@ void jobfile_remove(int dirfd, int64_t jobid);
  * readies <id>.result.tmp from a spare for gded (1) or leaves it to gded's
  * create (0). */
 void jobfile_spares_clear(int dirfd);
+void jobfile_spares_keep(bool keep);   /* false on a jobs tmpfs: nothing to save */
 int jobfile_result_tmp_ready(int dirfd, int64_t jobid);
 
 /* The job ids that have a <id>.json or <id>.result in dirfd, each once,
