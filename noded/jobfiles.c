@@ -342,9 +342,11 @@ static int write_all(int fd, const char *p, size_t len)
  * a fifth of qnoded's CPU and a tenth of gded's. So the files that were
  * root's alone (the spec and the result, 0600, one link) are not unlinked
  * at a job's end but renamed to ".spare.N", at most SPARE_MAX of them, and
- * a new spec's or result's temporary file is a spare renamed back and
- * truncated. A file a user ever owned (the script, the nodefile) is never
- * kept: the user may hold a descriptor to it. */
+ * a new spec's or result's temporary file is a spare renamed back,
+ * written over and cut to length. A file a user ever owned (the script,
+ * the nodefile) is never kept: the user may hold a descriptor to it; nor
+ * is one of a job whose gded was not seen to end (jobs.c): it might
+ * still write to it. */
 #define SPARE_MAX 64
 static unsigned spare_ids[SPARE_MAX], spare_n, spare_seq, spare_max = SPARE_MAX;
 
@@ -591,7 +593,7 @@ int64_t jobfile_spec_launch(int dirfd, int64_t jobid)
 	return jobfile_spec_time(dirfd, jobid, "launch");
 }
 
-void jobfile_remove(int dirfd, int64_t jobid)
+void jobfile_remove(int dirfd, int64_t jobid, bool keep_inodes)
 {
 	static const char *exts[] = { "sh", "json", "json.tmp", "result", "result.tmp", "nodes", "gpus",
 				      "ctl" };
@@ -600,7 +602,7 @@ void jobfile_remove(int dirfd, int64_t jobid)
 
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
 		snprintf(name, sizeof(name), "%" PRId64 ".%s", jobid, exts[i]);
-		if (keep[i])
+		if (keep[i] && keep_inodes)
 			spare_put(dirfd, name);
 		else
 			unlinkat(dirfd, name, 0);
