@@ -335,6 +335,96 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* Kept inodes (issue 39). Every create in the jobs directory allocates an
+ * inode, and on ext4 without a journal (this project's VMs) the
+ * allocator skips each inode freed in the last seconds by reading it
+ * (ialloc.c recently_deleted): in a burst the jobs' own churn made that
+ * a fifth of qnoded's CPU and a tenth of gded's. So the files that were
+ * root's alone (the spec and the result, 0600, one link) are not unlinked
+ * at a job's end but renamed to ".spare.N", at most SPARE_MAX of them, and
+ * a new spec's or result's temporary file is a spare renamed back,
+ * written over and cut to length. A file a user ever owned (the script,
+ * the nodefile) is never kept: the user may hold a descriptor to it; nor
+ * is one of a job whose gded was not seen to end (jobs.c): it might
+ * still write to it. */
+#define SPARE_MAX 64
+static unsigned spare_ids[SPARE_MAX], spare_n, spare_seq, spare_max = SPARE_MAX;
+
+void jobfile_spares_keep(bool keep)
+{
+	spare_max = keep ? SPARE_MAX : 0;
+}
+
+static void spare_name(char *buf, size_t size, unsigned id)
+{
+	snprintf(buf, size, ".spare.%u", id);
+}
+
+/* Renames a spare to name (replacing it); false when none is left. */
+static bool spare_take(int dirfd, const char *name)
+{
+	char s[32];
+
+	while (spare_n > 0) {
+		spare_name(s, sizeof(s), spare_ids[--spare_n]);
+		if (renameat(dirfd, s, dirfd, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Removes dirfd/name: kept as a spare when it is a plain file of ours,
+ * mode 0600, with no other link; unlinked otherwise. */
+static void spare_put(int dirfd, const char *name)
+{
+	struct stat st;
+	char s[32];
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT)
+			unlinkat(dirfd, name, 0);
+		return;
+	}
+	if (spare_n < spare_max && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
+	    (st.st_mode & 07777) == 0600) {
+		spare_name(s, sizeof(s), spare_seq);
+		if (renameat(dirfd, name, dirfd, s) == 0) {
+			spare_ids[spare_n++] = spare_seq++;
+			return;
+		}
+	}
+	unlinkat(dirfd, name, 0);
+}
+
+void jobfile_spares_clear(int dirfd)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	spare_n = 0;
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, ".spare.", 7) == 0)
+			unlinkat(dirfd, de->d_name, 0);
+	closedir(d);
+}
+
+int jobfile_result_tmp_ready(int dirfd, int64_t jobid)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%" PRId64 ".result.tmp", jobid);
+	return spare_take(dirfd, name) ? 1 : 0;
+}
+
 /* Writes data to dirfd/name through name.tmp and rename, mode 0600, so
  * a reader sees it whole or not at all; with sync, fsynced before the
  * rename, so that holds across a power loss too. */
@@ -344,10 +434,16 @@ static int file_replace(int dirfd, const char *name, const char *data, size_t le
 	int fd, r;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	spare_take(dirfd, tmp);
+	/* No O_TRUNC: a spare's blocks are written over and the rest cut by
+	 * ftruncate, so a file of one block keeps its block (freeing it costs
+	 * a discard on a volume mounted with it). */
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	r = write_all(fd, data, len);
+	if (r == 0 && ftruncate(fd, (off_t)len) < 0)
+		r = -errno;
 	if (r == 0 && sync && fsync(fd) < 0)
 		r = -errno;
 	close(fd);
@@ -497,15 +593,19 @@ int64_t jobfile_spec_launch(int dirfd, int64_t jobid)
 	return jobfile_spec_time(dirfd, jobid, "launch");
 }
 
-void jobfile_remove(int dirfd, int64_t jobid)
+void jobfile_remove(int dirfd, int64_t jobid, bool keep_inodes)
 {
 	static const char *exts[] = { "sh", "json", "json.tmp", "result", "result.tmp", "nodes", "gpus",
 				      "ctl" };
+	static const bool keep[] = { false, true, true, true, true, false, false, false };
 	char name[64];
 
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
 		snprintf(name, sizeof(name), "%" PRId64 ".%s", jobid, exts[i]);
-		unlinkat(dirfd, name, 0);
+		if (keep[i] && keep_inodes)
+			spare_put(dirfd, name);
+		else
+			unlinkat(dirfd, name, 0);
 	}
 }
 

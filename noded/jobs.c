@@ -42,6 +42,8 @@ struct job {
 	sd_event_source *lost_src;   /* its wrapper died: retrying to empty its groups */
 	char *lost_reason;           /* what to report once they are gone */
 	bool adopted;           /* not our child: found in /proc after a restart */
+	bool wrapper_ended;     /* its pidfd said gded ended: no one holds its files
+	                         * open, so they may be kept as spares (jobfiles.c) */
 	json_t *result;         /* once finished, until qpoold acknowledges */
 	bool done_sent;         /* job.done on this connection, reply awaited */
 	bool done_refused;      /* qpoold refused it (logged once); sent again each heartbeat */
@@ -151,7 +153,7 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 	if (wire_bool(reply, "ok", 0)) {
 		log_debug("job %" PRId64 ": done acknowledged", jobid);
 		if (!nd->simulated)
-			jobfile_remove(nd->jobs_dirfd, jobid);
+			jobfile_remove(nd->jobs_dirfd, jobid, j->wrapper_ended);
 		job_retire(j);
 		return;
 	}
@@ -169,7 +171,7 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 	if (e == ENOENT || e == ESRCH) {
 		/* qpoold has no such job: nobody will ever want these files. */
 		if (!nd->simulated)
-			jobfile_remove(nd->jobs_dirfd, jobid);
+			jobfile_remove(nd->jobs_dirfd, jobid, j->wrapper_ended);
 		job_retire(j);
 	}
 }
@@ -398,6 +400,7 @@ static int job_on_exit(sd_event_source *s, int fd, uint32_t revents, void *userd
 		snprintf(why, sizeof(why), "gded (pid %d) ended without writing a result", (int)j->pid);
 	}
 	log_debug("job %" PRId64 ": gded pid %d ended", j->jobid, (int)j->pid);
+	j->wrapper_ended = true;
 	job_collect(j, why);
 	return 0;
 }
@@ -592,6 +595,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		job_fail_result(j, reason, r == -ENOSPC || r == -EDQUOT);
 		return;
 	}
+	jobfile_result_tmp_ready(nd->jobs_dirfd, jobid);
 	jobfile_path(nd->jobs_dir, jobid, "json", path);
 	r = nd->launch(nd->launch_data, path, &pid, &pidfd, &notify, &err);
 	if (r == 0)

@@ -699,6 +699,10 @@ done:
 			log_warn("cgroup teardown of %s: %s", nd.cgroup_parent, strerror(-r));
 	}
 	jobs_destroy(nd.jobs);
+	/* The kept inodes go with this qnoded: the directory is left as the
+	 * jobs left it (empty when none runs, so a jobs tmpfs unmounts). */
+	if (nd.jobs_dirfd >= 0)
+		jobfile_spares_clear(nd.jobs_dirfd);
 	noded_jobs_tmpfs_release(&nd);
 	sd_event_unref(nd.event);
 	usercache_destroy(nd.users);

@@ -112,11 +112,23 @@ int noded_dirs_open(struct noded *nd, struct error *err)
 	r = dir_ensure(nd->jobs_dir, 0711, err);
 	if (r < 0)
 		return r;
-	if (nd->config->jobs_tmpfs && !nd->simulated)
+	if (nd->config->jobs_tmpfs && !nd->simulated) {
+		/* A previous qnoded's kept inodes are not job files. */
+		int fd = open(nd->jobs_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd >= 0) {
+			jobfile_spares_clear(fd);
+			close(fd);
+		}
 		jobs_tmpfs_mount(nd);
+		/* A tmpfs has no inode allocator scan nor discard to save, and a
+		 * spare would keep it from unmounting between jobs. */
+		jobfile_spares_keep(!nd->jobs_tmpfs);
+	}
 	nd->jobs_dirfd = open(nd->jobs_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (nd->jobs_dirfd < 0)
 		return error_set(err, -errno, "cannot open %s: %m", nd->jobs_dir);
+	jobfile_spares_clear(nd->jobs_dirfd);
 	return 0;
 }
 

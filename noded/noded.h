@@ -182,8 +182,16 @@ int64_t jobfile_spec_launch(int dirfd, int64_t jobid);
  * or 0 when it cannot be read. */
 int64_t jobfile_spec_time(int dirfd, int64_t jobid, const char *stamp);
 
-/* Removes <id>.sh .json .result .result.tmp .nodes; missing ones are fine. */
-void jobfile_remove(int dirfd, int64_t jobid);
+/* Removes <id>.sh .json .result .result.tmp .nodes; missing ones are fine.
+ * keep_inodes: the job's gded is known to have ended, so its spec and
+ * result may be kept as spares. */
+void jobfile_remove(int dirfd, int64_t jobid, bool keep_inodes);
+/* Kept inodes (jobfiles.c): unlinks the spares a previous qnoded left;
+ * readies <id>.result.tmp from a spare for gded (1) or leaves it to gded's
+ * create (0). */
+void jobfile_spares_clear(int dirfd);
+void jobfile_spares_keep(bool keep);   /* false on a jobs tmpfs: nothing to save */
+int jobfile_result_tmp_ready(int dirfd, int64_t jobid);
 
 /* The job ids that have a <id>.json or <id>.result in dirfd, each once,
  * ascending, in *ret_ids (malloc'd). Returns their number or -errno. */

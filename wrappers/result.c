@@ -107,7 +107,9 @@ int gded_result_write(const char *path, const struct gded_result *res, struct er
 		goto done;
 	}
 	len = strlen(text);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* qnoded may have readied tmp from a kept inode (noded/jobfiles.c):
+	 * written over, then cut to length, its block kept. */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		r = error_set(err, -errno, "%s: %m", tmp);
 		goto done;
@@ -120,6 +122,10 @@ int gded_result_write(const char *path, const struct gded_result *res, struct er
 			goto done;
 		}
 		off += (size_t)n;
+	}
+	if (ftruncate(fd, (off_t)len) < 0) {
+		r = error_set(err, -errno, "%s: %m", tmp);
+		goto done;
 	}
 	/* The rename must not reach the disk before the data: a crash leaves
 	 * either no result or a whole one, never a torn one. */

@@ -243,12 +243,92 @@ static void test_ids_and_remove(void)
 	CU_ASSERT_EQUAL(jobfile_spec_launch(dirfd, 12), 0);
 	CU_ASSERT_EQUAL(jobfile_spec_launch(dirfd, 99), 0);
 
-	jobfile_remove(dirfd, 3);
+	jobfile_remove(dirfd, 3, false);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.json", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.result", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.sh", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.nodes", &st, 0), 0);
 	CU_ASSERT_EQUAL(fstatat(dirfd, "12.json", &st, 0), 0);
+	close(dirfd);
+	unit_tmpdir_remove(dir);
+}
+
+/* Kept inodes: a finished job's spec and result (0600, ours, one link)
+ * become spares and the next spec and result are written over them, cut
+ * to length; the script never is; a file with a second link is unlinked;
+ * jobfile_spares_clear removes what is left. */
+static void test_spares(void)
+{
+	char *dir = unit_tmpdir();
+	int dirfd = open_dir(dir);
+	struct error err = { "" };
+	json_t *spec = json_pack("{s:s, s:s}", "name", "a-rather-long-job-name-for-a-long-spec", "x", "yyyyyyyyyyyyyyyy");
+	json_t *res;
+	struct stat st, st2;
+	ino_t spec_ino;
+
+	jobfile_spares_clear(dirfd);
+	jobfile_spares_keep(true);
+	CU_ASSERT_EQUAL_FATAL(jobfile_write(dirfd, 1, "echo one\n", getuid(), getgid(), spec, &err), 0);
+	res = jobfile_result_failed(1, 5, "a long reason for the first job's end, longer than the next");
+	CU_ASSERT_EQUAL_FATAL(jobfile_result_write(dirfd, 1, res), 0);
+	json_decref(res);
+	CU_ASSERT_EQUAL_FATAL(fstatat(dirfd, "1.json", &st, 0), 0);
+	spec_ino = st.st_ino;
+	CU_ASSERT_EQUAL_FATAL(fstatat(dirfd, "1.sh", &st, 0), 0);
+	jobfile_remove(dirfd, 1, true);
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "1.json", &st, 0), 0);
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "1.sh", &st, 0), 0);
+	CU_ASSERT_EQUAL(fstatat(dirfd, ".spare.0", &st, 0), 0);
+	CU_ASSERT_EQUAL(fstatat(dirfd, ".spare.1", &st, 0), 0);
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, ".spare.2", &st, 0), 0);
+
+	/* The next job: its result.tmp and spec are the kept inodes; the
+	 * shorter text leaves nothing of the longer one behind. */
+	CU_ASSERT_EQUAL(jobfile_result_tmp_ready(dirfd, 2), 1);
+	json_object_set_new(spec, "name", json_string("b"));
+	CU_ASSERT_EQUAL_FATAL(jobfile_write(dirfd, 2, "echo two\n", getuid(), getgid(), spec, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fstatat(dirfd, "2.json", &st, 0), 0);
+	CU_ASSERT_EQUAL(st.st_ino, spec_ino);   /* the last kept, taken first */
+	CU_ASSERT_EQUAL_FATAL(fstatat(dirfd, "2.sh", &st2, 0), 0);
+	CU_ASSERT_EQUAL(st2.st_uid, getuid());
+	CU_ASSERT_EQUAL(jobfile_spec_launch(dirfd, 2), 0);
+	CU_ASSERT_EQUAL(fstatat(dirfd, "2.result.tmp", &st2, 0), 0);
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, ".spare.0", &st, 0), 0);
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, ".spare.1", &st, 0), 0);
+	res = jobfile_result_failed(2, 6, "short");
+	CU_ASSERT_EQUAL_FATAL(jobfile_result_write(dirfd, 2, res), 0);
+	json_decref(res);
+	CU_ASSERT_EQUAL_FATAL(jobfile_result_read(dirfd, 2, 0, &res, &err), 0);
+	CU_ASSERT_STRING_EQUAL(wire_str(res, "reason"), "short");
+	json_decref(res);
+	{
+		char buf[4096];
+		int fd = openat(dirfd, "2.json", O_RDONLY);
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		json_t *o;
+
+		close(fd);
+		CU_ASSERT_FATAL(n > 0);
+		buf[n] = 0;
+		o = json_loads(buf, 0, NULL);
+		CU_ASSERT_PTR_NOT_NULL(o);
+		CU_ASSERT_STRING_EQUAL(wire_str(o, "name"), "b");
+		json_decref(o);
+	}
+
+	/* A result with a second link is not kept. */
+	CU_ASSERT_EQUAL(linkat(dirfd, "2.result", dirfd, "other-link", 0), 0);
+	jobfile_remove(dirfd, 2, true);
+	CU_ASSERT_EQUAL(fstatat(dirfd, "other-link", &st, 0), 0);
+	CU_ASSERT_EQUAL(st.st_nlink, 1);
+	CU_ASSERT_EQUAL(fstatat(dirfd, ".spare.2", &st, 0), 0);   /* the spec */
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, ".spare.3", &st, 0), 0);
+	unlinkat(dirfd, "other-link", 0);
+
+	jobfile_spares_clear(dirfd);
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, ".spare.2", &st, 0), 0);
+	json_decref(spec);
 	close(dirfd);
 	unit_tmpdir_remove(dir);
 }
@@ -544,6 +624,7 @@ static const struct unit_test noded_files_tests[] = {
 	{ "write", test_write },
 	{ "result", test_result },
 	{ "ids_and_remove", test_ids_and_remove },
+	{ "spares", test_spares },
 	{ "cmdline_match", test_cmdline_match },
 	{ "proc_scan", test_proc_scan },
 	{ "rt_check", test_rt_check },
