@@ -955,6 +955,138 @@ static int victim_cmp(const void *a, const void *b)
 	return x->t_dispatch > y->t_dispatch ? -1 : x->t_dispatch < y->t_dispatch;
 }
 
+/* Whether running job v may give way to j of queue q now. */
+static bool victim_ok(struct pool *p, const struct config *c, const struct queue_conf *q, const struct job *j,
+		      const struct job *v, int64_t now)
+{
+	const struct queue_conf *vq = config_queue(c, v->queue);
+
+	/* A suspended job runs nothing to take (an admin's suspend holds
+	 * its CPUs until the admin resumes it). */
+	return v->state == JOB_RUNNING && !v->preempted && !v->suspended && vq &&
+	       (preempts(q, vq->name) || pool_qos_preempts(p, j->qos, v->qos)) &&
+	       !(vq->preempt_min_runtime && now - v->t_dispatch < (int64_t)vq->preempt_min_runtime * 1000000000);
+}
+
+/* A victim's share on node i, added to (sign 1) or taken from (-1) the
+ * room of a placement by counts. */
+struct victim_share {
+	struct job *v;
+	size_t node;
+	unsigned cpus, gpus;
+	uint64_t mem;
+};
+
+static int victim_share_cmp(const void *a, const void *b)
+{
+	const struct victim_share *x = a, *y = b;
+	int r = victim_cmp(&x->v, &y->v);
+
+	return r ? r : x->v->id < y->v->id ? -1 : x->v->id > y->v->id;
+}
+
+static void victim_shares_add(struct pool *p, const struct victim_share *vs, size_t n, int sign)
+{
+	for (size_t k = 0; k < n; k++) {
+		p->room[vs[k].node] += (unsigned)sign * vs[k].cpus;
+		p->groom[vs[k].node] += (unsigned)sign * vs[k].gpus;
+		if (p->mroom[vs[k].node] != UINT64_MAX)   /* memory not counted there */
+			p->mroom[vs[k].node] += (uint64_t)(int64_t)sign * vs[k].mem;
+	}
+}
+
+/* A job across nodes (chunks): the victims, youngest first, whose
+ * shares added to the free room of every node let its chunks be
+ * assigned by counts; then each victim not needed for that is left
+ * out again. Victims held in a suspend (preempt_mode = suspend) are not
+ * taken for it: their lending is for one node (docs/PREEMPTION.md). */
+static size_t preempt_pick_chunks(struct pool *p, const struct config *c, const struct queue_conf *q,
+				  const struct job *j, int64_t now, struct job **ret, size_t max)
+{
+	struct victim_share *vs = NULL;
+	size_t n = 0, cap = 0, n_v = 0, *first = NULL;
+	unsigned *take = calloc(p->n_nodes * 2 + 1, sizeof(*take));
+	bool fits = false;
+
+	if (!take)
+		return 0;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *nd = p->nv[i];
+
+		/* (No look at resv_t: the nodes reserved in this pass are
+		 * the ones this blocked job reserved for itself.) */
+		p->ok[i] = node_open(nd, q, j, &p->room[i]);
+		p->groom[i] = node_gpu_room(nd, j, false);
+		p->mroom[i] = pool_node_mem_free(nd);
+		for (const struct alloc_entry *e = p->ok[i] ? nd->jobs : NULL; e; e = e->nnext) {
+			const struct queue_conf *vq = e->job ? config_queue(c, e->job->queue) : NULL;
+
+			if (e->cpus_back || !e->job || !victim_ok(p, c, q, j, e->job, now) ||
+			    (vq && vq->preempt_mode == QUEUE_PREEMPT_SUSPEND))
+				continue;
+			if (n == cap) {
+				struct victim_share *t = realloc(vs, (cap = cap ? 2 * cap : 16) * sizeof(*t));
+
+				if (!t)
+					goto done;
+				vs = t;
+			}
+			vs[n++] = (struct victim_share){ e->job, i, e->ncpus,
+							 (unsigned)__builtin_popcountll(e->gpus), e->mem };
+		}
+	}
+	/* It fits by counts now: its wait is another's. */
+	if (chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+			  take + p->n_nodes, NULL) || !n)
+		goto done;
+	qsort(vs, n, sizeof(*vs), victim_share_cmp);
+	/* first[k]: where victim k's shares begin in vs; first[n_v] = n. */
+	first = calloc(n + 1, sizeof(*first));
+	if (!first)
+		goto done;
+	for (size_t k = 0; k < n && !fits; n_v++) {
+		size_t e = k;
+
+		while (e < n && vs[e].v == vs[k].v)
+			e++;
+		if (n_v == max)
+			break;
+		first[n_v] = k;
+		victim_shares_add(p, vs + k, e - k, 1);
+		fits = chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+				     take + p->n_nodes, NULL);
+		k = e;
+		first[n_v + 1] = e;
+	}
+	if (!fits) {
+		n_v = 0;
+		goto done;
+	}
+	/* The last one made it fit; any before it that it does not need
+	 * stays running. */
+	for (size_t k = n_v - 1; k-- > 0;) {
+		victim_shares_add(p, vs + first[k], first[k + 1] - first[k], -1);
+		if (chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+				  take + p->n_nodes, NULL))
+			vs[first[k]].v = NULL;   /* not needed */
+		else
+			victim_shares_add(p, vs + first[k], first[k + 1] - first[k], 1);
+	}
+	{
+		size_t m = 0;
+
+		for (size_t k = 0; k < n_v; k++)
+			if (vs[first[k]].v)
+				ret[m++] = vs[first[k]].v;
+		n_v = m;
+	}
+done:
+	free(first);
+	free(vs);
+	free(take);
+	return n_v;
+}
+
 size_t place_preempt_pick(struct pool *p, const struct config *c, const struct queue_conf *q, const struct job *j,
 			  int64_t now, struct job **ret, size_t max)
 {
@@ -962,9 +1094,11 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 	size_t n_best = 0, cap = 0;
 	uint64_t best_cpus = UINT64_MAX;
 
-	if ((!q->preempts[0] && !pool_qos_preempts_any(p, j->qos)) || j->n_chunks || j->excl || j->gpu_model ||
-	    j->n_nres || j->n_lic)
+	if ((!q->preempts[0] && !pool_qos_preempts_any(p, j->qos)) || j->excl || j->gpu_model || j->n_nres ||
+	    j->n_lic)
 		return 0;
+	if (j->n_chunks)
+		return preempt_pick_chunks(p, c, q, j, now, ret, max);
 	for (struct node *nd = p->nodes; nd; nd = nd->next) {
 		unsigned room = 0, groom;
 		uint64_t mroom, got_cpus = 0, got_gpus = 0, got_mem = 0;
@@ -985,14 +1119,8 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 			continue;   /* it fits by counts: its wait is another's */
 		for (const struct alloc_entry *e = nd->jobs; e; e = e->nnext) {
 			const struct job *v = e->job;
-			const struct queue_conf *vq = config_queue(c, v->queue);
 
-			/* A suspended job runs nothing to take (an admin's
-			 * suspend holds its CPUs until the admin resumes it). */
-			if (v->state != JOB_RUNNING || v->preempted || v->suspended || !vq ||
-			    (!preempts(q, vq->name) && !pool_qos_preempts(p, j->qos, v->qos)) ||
-			    (vq->preempt_min_runtime &&
-			     now - v->t_dispatch < (int64_t)vq->preempt_min_runtime * 1000000000))
+			if (!victim_ok(p, c, q, j, v, now))
 				continue;
 			if (n == cap) {
 				size_t nc = cap ? 2 * cap : 16;

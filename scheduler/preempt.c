@@ -154,8 +154,8 @@ void preempt_pass(struct server *s)
 		/* A queue that preempts, or a job whose QOS does (docs/QOS.md). */
 		if (!j || (!q->preempts[0] && !pool_qos_preempts_any(s->pool, j->qos)))
 			continue;
-		/* One-node jobs, not arrays (docs/PREEMPTION.md); one
-		 * preemption for a job at a time. */
+		/* Not arrays (docs/PREEMPTION.md); one preemption for a
+		 * job at a time. */
 		if (!j || j->state != JOB_QUEUED || j->array || j->start_after * 1000000000 > now ||
 		    j->preempt_until > now)
 			continue;

@@ -6,7 +6,8 @@
 # scav) arrives: the scavenger gets USR1, then 3 s later SIGTERM, goes
 # back to wait (the same id, its second attempt), the urgent job runs,
 # and the scavenger runs again, gives way once more to a second urgent
-# job, and then finishes. Bad preemption settings
+# job, and then finishes; two scavengers, one a node, give way to an
+# urgent job across both nodes. Bad preemption settings
 # (an unknown queue, a loop) are refused at reload, the old config kept.
 . "$(dirname "$0")/lib.sh"
 qp_setup "[queue scav]
@@ -64,6 +65,20 @@ PY
 [ "$(qp_field "$s" run_count)" = 3 ] || fail "the scavenger run_count is $(qp_field "$s" run_count), not 3 (three runs)"
 grep -q "job $s (queue scav): gives way to job $u\b" "$QP_T/qpoold.log" || fail "no preemption in qpoold's log"
 grep -q "job $s (queue scav): gives way to job $u2\b" "$QP_T/qpoold.log" || fail "no second preemption in qpoold's log"
+
+note "a job across nodes preempts: a scavenger on each of two nodes gives way to an urgent 2-node job"
+qp_start_node p2 1
+s1=$(as qpuser1 sbatch --parsable -p scav -o /dev/null --wrap='sleep 600') || fail "sbatch scav: $s1"
+s2=$(as qpuser1 sbatch --parsable -p scav -o /dev/null --wrap='sleep 600') || fail "sbatch scav: $s2"
+qp_wait "$s1" running
+qp_wait "$s2" running
+[ "$(qp_field "$s1" exec_host)" != "$(qp_field "$s2" exec_host)" ] || fail "both scavengers on one node"
+u3=$(echo 'sleep 1' | as qpuser2 qsub -q urgent -l select=2:ncpus=1 -l place=scatter) || fail "qsub urgent: $u3"
+qp_wait "$u3" completed --timeout 60
+for v in "$s1" "$s2"; do
+	grep -q "job $v (queue scav): gives way to job $u3\b" "$QP_T/qpoold.log" || fail "job $v did not give way to $u3"
+done
+"$QP_BIN/qdel" "$s1" "$s2"
 
 note "bad settings refused at reload: an unknown queue, a loop"
 cp "$QPOOL_CONF" "$QP_T/good.conf"
