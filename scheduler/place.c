@@ -934,6 +934,26 @@ done:
 	return made;
 }
 
+bool place_node_eligible(const struct node *n, const struct queue_conf *q, const struct job *j)
+{
+	return pool_node_usable(n) && !(q->reserve == QUEUE_RESERVE_REALTIME && !n->rt) &&
+	       cpumask_count(&n->cpus) >= place_widest(j) && node_gpu_room(n, j, true) >= place_widest_gpus(j) &&
+	       (!pool_node_mem(n) || pool_node_mem(n) >= place_widest_mem(j)) && node_sel_ok(n, j, -1);
+}
+
+unsigned place_node_gpus_for(const struct node *n, const struct job *j)
+{
+	return node_gpu_room(n, j, true);
+}
+
+bool place_chunks_fit(struct pool *p, const struct job *j, unsigned *take)
+{
+	for (size_t i = 0; i < p->n_nodes; i++)
+		p->ok[i] = p->ok[i] && node_sel_ok(p->nv[i], j, -1);
+	return chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
+			     take + p->n_nodes, NULL);
+}
+
 /* The most CPUs j needs on one node. */
 /* Whether queue name is in q's preempts list. */
 static bool preempts(const struct queue_conf *q, const char *name)

@@ -9,6 +9,7 @@
 
 #include "arrayspec.h"
 #include "depend.h"
+#include "estimate.h"
 #include "jobattr.h"
 #include "jobenv.h"
 #include "accounts.h"
@@ -708,6 +709,32 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 	}
 }
 
+/* A waiting job's start estimate from the last replay (estimate.c):
+ * estimated_start (wall s) and estimated_exec_vnode, PBS's
+ * estimated.start_time and estimated.exec_vnode; none: N/A. */
+static void stat_estimates(struct server *s, json_t *jobs)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(jobs, i, o) {
+		const char *vnode;
+		int64_t t;
+		struct job *j;
+
+		if (strcmp(wire_str(o, "state") ?: "", "queued") != 0)
+			continue;
+		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
+		if (!j && wire_int(o, "array_id", 0) > 0)
+			j = pool_job_find(s->pool, wire_int(o, "array_id", 0));
+		if (!j || !pool_job_estimate(j, s->est_replay, &t, &vnode))
+			continue;
+		json_object_set_new(o, "estimated_start", json_integer(t));
+		if (vnode)
+			json_object_set_new(o, "estimated_exec_vnode", json_string(vnode));
+	}
+}
+
 void op_stat(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
@@ -747,6 +774,7 @@ void op_stat(struct conn *c, const char *op, long long req_id, json_t *msg)
 		return;
 	}
 	stat_wait_reasons(s, jobs);
+	stat_estimates(s, jobs);
 	conn_reply_page(c, req_id, json_pack("{s:o, s:b}", "jobs", jobs, "more", more), "jobs");
 }
 
