@@ -462,7 +462,12 @@ int64_t slurmfmt_job_start_ns(const json_t *job)
 
 	if (!t)
 		t = stamp(job, "launch");
-	return t ? t : stamp(job, "dispatch");
+	if (!t)
+		t = stamp(job, "dispatch");
+	/* A pending job: when it is expected to start (docs/ESTIMATES.md). */
+	if (!t && is(str_or(job, "state", ""), "queued"))
+		t = wire_int(job, "estimated_start", 0) * NSEC_PER_SEC;
+	return t;
 }
 
 int64_t slurmfmt_job_end_ns(const json_t *job)
