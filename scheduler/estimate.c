@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hwloc.h>
+
 #include "estimate.h"
 #include "pool-internal.h"
 
@@ -28,7 +30,23 @@ struct est_node {
 	struct est_step *s;
 	size_t n, cap;
 	bool open;                   /* usable now */
+	unsigned pus_per_core;       /* what a CPU of a queue without smt takes */
 };
+
+/* Jobs of one shape (counts, walltime, earliest start; no node list,
+ * model, counted resource or excl) fit no earlier than the last of them
+ * did: a replay only takes room away. So the next starts its search at
+ * that time, from that node, and stops at the first node that fits then
+ * (bench/pass-estimate: 2,000 jobs over 10,000 full nodes). */
+struct est_shape {
+	uint32_t ncpus, ngpus;
+	uint64_t mem;
+	int64_t t0, w;
+	int64_t last_t;
+	size_t last_node;
+	bool used;
+};
+#define EST_SHAPES 64
 
 struct estimate {
 	struct pool *p;
@@ -42,6 +60,7 @@ struct estimate {
 	unsigned *take;              /* CPUs then GPUs per node (chunk jobs) */
 	int64_t *times;              /* candidate times (chunk jobs) */
 	size_t cap_times;
+	struct est_shape shapes[EST_SHAPES];
 };
 
 struct est_ev {
@@ -84,6 +103,16 @@ static int node_profile(struct estimate *e, size_t i, struct est_ev **evs, size_
 
 	en->n = 0;
 	en->open = pool_node_usable(nd) && !nd->n_excl;
+	/* Profiles count PUs (what the free masks hold); a job of a queue
+	 * without smt takes whole cores, its siblings with each CPU. */
+	en->pus_per_core = 1;
+	if (nd->topo) {
+		int cores = hwloc_get_nbobjs_by_type(nd->topo, HWLOC_OBJ_CORE);
+		unsigned pus = cpumask_count(&nd->cpus);
+
+		if (cores > 0 && pus >= (unsigned)cores)
+			en->pus_per_core = pus / (unsigned)cores;
+	}
 	if (!pool_node_usable(nd))
 		return 0;
 	for (const struct alloc_entry *a = nd->jobs; a; a = a->nnext) {
@@ -243,32 +272,54 @@ static void est_set(struct job *j, int64_t t, char *vnode)
 	j->est_start = t;
 }
 
-/* A one-node job: the node where it fits first. */
+static struct est_shape *shape_find(struct estimate *e, const struct job *j, int64_t t0, int64_t w)
+{
+	uint64_t h = (j->ncpus * 31u + j->ngpus) * 1000003u + j->mem * 7u + (uint64_t)w * 13u + (uint64_t)t0;
+	struct est_shape *sh = &e->shapes[h % EST_SHAPES];
+
+	if (j->sel || j->gpu_model || j->n_nres || j->excl || j->whole)
+		return NULL;
+	if (!sh->used || sh->ncpus != j->ncpus || sh->ngpus != j->ngpus || sh->mem != j->mem || sh->t0 != t0 ||
+	    sh->w != w)
+		*sh = (struct est_shape){ j->ncpus, j->ngpus, j->mem, t0, w, t0, 0, true };
+	return sh;
+}
+
+/* A one-node job: the node where it fits first (the first such node
+ * from the last of its shape's on). */
 static void est_one_node(struct estimate *e, const struct queue_conf *q, struct job *j, int64_t t0, int64_t w)
 {
-	int64_t best = INT64_MAX, cpus = 0;
-	size_t at = SIZE_MAX;
+	struct est_shape *sh = shape_find(e, j, t0, w);
+	int64_t best = INT64_MAX, cpus = 0, lb = sh ? sh->last_t : t0;
+	size_t at = SIZE_MAX, from = sh ? sh->last_node : 0;
 	char *vnode;
 
-	for (size_t i = 0; i < e->n_nodes; i++) {
+	for (size_t k = 0; k < e->n_nodes; k++) {
+		size_t i = (from + k) % e->n_nodes;
 		const struct node *nd = e->p->nv[i];
-		int64_t need = j->excl || j->whole ? cpumask_count(&nd->cpus) : j->ncpus, s;
+		int64_t need = j->excl || j->whole ? cpumask_count(&nd->cpus) :
+			       (int64_t)j->ncpus * (q->smt ? 1 : e->nv[i].pus_per_core), s;
 
 		if (!e->nv[i].open || !place_node_eligible(nd, q, j))
 			continue;
-		s = node_earliest(e, i, j, need, j->ngpus, (int64_t)j->mem, t0, w, best);
+		s = node_earliest(e, i, j, need, j->ngpus, (int64_t)j->mem, lb, w, best);
 		if (s < best) {
 			best = s;
 			at = i;
 			cpus = need;
-			if (s == t0)
+			if (s == lb)
 				break;   /* none can be earlier */
 		}
 	}
 	if (at == SIZE_MAX || node_take(e, at, best, w, cpus, j->ngpus, (int64_t)j->mem) < 0 ||
-	    asprintf(&vnode, "(%s:ncpus=%lld%s)", e->p->nv[at]->name, (long long)cpus, "") < 0) {
+	    asprintf(&vnode, "(%s:ncpus=%lld)", e->p->nv[at]->name,
+		     (long long)(j->excl || j->whole || q->smt ? cpus : cpus / e->nv[at].pus_per_core)) < 0) {
 		est_set(j, 0, NULL);
 		return;
+	}
+	if (sh) {
+		sh->last_t = best;
+		sh->last_node = at;
 	}
 	est_set(j, best, vnode);
 }
@@ -319,7 +370,7 @@ static void est_chunks(struct estimate *e, const struct queue_conf *q, struct jo
 			if (!p->ok[i])
 				continue;
 			node_min(&e->nv[i], step_at(&e->nv[i], s), s, w, &m);
-			p->room[i] = m.cpus > 0 ? (unsigned)m.cpus : 0;
+			p->room[i] = m.cpus > 0 ? (unsigned)(m.cpus / (q->smt ? 1 : e->nv[i].pus_per_core)) : 0;
 			p->groom[i] = m.gpus > 0 ? (unsigned)m.gpus : 0;
 			if (p->groom[i] > place_node_gpus_for(p->nv[i], j))
 				p->groom[i] = place_node_gpus_for(p->nv[i], j);
@@ -338,7 +389,8 @@ static void est_chunks(struct estimate *e, const struct queue_conf *q, struct jo
 				continue;
 			if (j->excl)
 				cpus = p->room[i];
-			if (node_take(e, i, s, w, cpus, e->take[e->n_nodes + i], (int64_t)p->mtake[i]) < 0 ||
+			if (node_take(e, i, s, w, (int64_t)cpus * (q->smt ? 1 : e->nv[i].pus_per_core),
+				      e->take[e->n_nodes + i], (int64_t)p->mtake[i]) < 0 ||
 			    asprintf(&nv, "%s%s(%s:ncpus=%u)", vnode ? vnode : "", len ? "+" : "", p->nv[i]->name,
 				     cpus) < 0)
 				goto none;
