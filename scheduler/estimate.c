@@ -121,7 +121,9 @@ static int node_profile(struct estimate *e, size_t i, struct est_ev **evs, size_
 
 		if (a->cpus_back || !o->walltime || o->t_dispatch <= 0)
 			continue;
-		end = o->t_dispatch / 1000000000 + (int64_t)o->walltime;
+		/* Rounded up: it ends its walltime after its start, which
+		 * is after its dispatch (a start estimate is a bound). */
+		end = (o->t_dispatch + 999999999) / 1000000000 + (int64_t)o->walltime;
 		if (n == *cap) {
 			size_t nc = *cap ? *cap * 2 : 64;
 			struct est_ev *ne = realloc(*evs, nc * sizeof(*ne));

@@ -1405,7 +1405,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				if (q->strict)
 					stop = true;
 				else if (n_resv < resv_depth)
-					n_resv += place_reserve(p, q, j, now);
+					n_resv += place_reserve(p, q, arr ? arr : j, now);   /* the array has the estimate */
 				if (arr)
 					job_free(j);   /* the subjob made for this try */
 			}
