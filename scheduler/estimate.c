@@ -30,6 +30,7 @@ struct est_node {
 	struct est_step *s;
 	size_t n, cap;
 	bool open;                   /* usable now */
+	bool built;                  /* its profile is made (node_ready) */
 	unsigned pus_per_core;       /* what a CPU of a queue without smt takes */
 };
 
@@ -61,6 +62,9 @@ struct estimate {
 	int64_t *times;              /* candidate times (chunk jobs) */
 	size_t cap_times;
 	struct est_shape shapes[EST_SHAPES];
+	struct est_ev *evs;          /* node_profile's scratch */
+	size_t cap_evs;
+	int err;                     /* a profile could not be made: -ENOMEM */
 };
 
 struct est_ev {
@@ -92,8 +96,10 @@ static int step_push(struct est_node *en, int64_t t, int64_t cpus, int64_t gpus,
 
 /* A node's profile: what is free now, then what each running entry gives
  * back at its end by walltime (none without one). */
-static int node_profile(struct estimate *e, size_t i, struct est_ev **evs, size_t *cap)
+static int node_profile(struct estimate *e, size_t i)
 {
+	struct est_ev **evs = &e->evs;
+	size_t *cap = &e->cap_evs;
 	const struct node *nd = e->p->nv[i];
 	struct est_node *en = &e->nv[i];
 	uint64_t mfree = pool_node_mem_free(nd);
@@ -152,6 +158,24 @@ static int node_profile(struct estimate *e, size_t i, struct est_ev **evs, size_
 			last->mem += (*evs)[k].mem;
 	}
 	return 0;
+}
+
+/* Node i with its profile, made at its first use: a replay that finds
+ * room on the first nodes it looks at walks no other's entries. False
+ * when it cannot be used (not usable now, or out of memory). */
+static bool node_ready(struct estimate *e, size_t i)
+{
+	struct est_node *en = &e->nv[i];
+
+	if (!en->built) {
+		en->built = true;
+		if (node_profile(e, i) < 0) {
+			e->err = -ENOMEM;
+			en->open = false;
+			en->n = 0;
+		}
+	}
+	return en->open && en->n;
 }
 
 /* Whether job j may use node i from t to t + w at all, whatever its
@@ -299,11 +323,12 @@ static void est_one_node(struct estimate *e, const struct queue_conf *q, struct 
 	for (size_t k = 0; k < e->n_nodes; k++) {
 		size_t i = (from + k) % e->n_nodes;
 		const struct node *nd = e->p->nv[i];
-		int64_t need = j->excl || j->whole ? cpumask_count(&nd->cpus) :
-			       (int64_t)j->ncpus * (q->smt ? 1 : e->nv[i].pus_per_core), s;
+		int64_t need, s;
 
-		if (!e->nv[i].open || !place_node_eligible(nd, q, j))
+		if (!place_node_eligible(nd, q, j) || !node_ready(e, i))
 			continue;
+		need = j->excl || j->whole ? cpumask_count(&nd->cpus) :
+		       (int64_t)j->ncpus * (q->smt ? 1 : e->nv[i].pus_per_core);
 		s = node_earliest(e, i, j, need, j->ngpus, (int64_t)j->mem, lb, w, best);
 		if (s < best) {
 			best = s;
@@ -342,6 +367,8 @@ static void est_chunks(struct estimate *e, const struct queue_conf *q, struct jo
 	char *vnode = NULL;
 
 	/* Candidate starts: t0, and every step after it, in order. */
+	for (size_t i = 0; i < e->n_nodes; i++)
+		(void)node_ready(e, i);
 	for (size_t i = 0; i < e->n_nodes; i++)
 		for (size_t k = e->nv[i].n ? step_at(&e->nv[i], t0) : 0; k < e->nv[i].n; k++) {
 			if (n_t == e->cap_times) {
@@ -448,8 +475,6 @@ int pool_estimate(struct pool *p, const struct config *c, int64_t now, uint64_t 
 		  struct pool_estimate_stats *ret)
 {
 	struct estimate e = { .p = p, .now = now, .replay = replay };
-	struct est_ev *evs = NULL;
-	size_t cap = 0;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
@@ -465,16 +490,13 @@ int pool_estimate(struct pool *p, const struct config *c, int64_t now, uint64_t 
 		r = -ENOMEM;
 		goto done;
 	}
-	for (size_t i = 0; i < e.n_nodes && r == 0; i++)
-		r = node_profile(&e, i, &evs, &cap);
-	if (r < 0)
-		goto done;
 	ret->visited = pool_waiting_walk(p, c, (size_t)c->estimate_depth, est_job, &e);
 	ret->estimated = e.estimated;
 	ret->none = e.none;
 	ret->fresh = e.fresh;
 	ret->n_fresh = e.n_fresh;
 	e.fresh = NULL;
+	r = e.err;
 done:
 	for (size_t i = 0; e.nv && i < e.n_nodes; i++)
 		free(e.nv[i].s);
@@ -482,7 +504,7 @@ done:
 	free(e.take);
 	free(e.times);
 	free(e.fresh);
-	free(evs);
+	free(e.evs);
 	return r;
 }
 

@@ -841,10 +841,8 @@ static void estimates_replay(struct server *s, bool timer)
 	s->est_ns_last = ns;
 	if (ns > s->est_ns_max)
 		s->est_ns_max = ns;
-	if (r < 0) {
+	if (r < 0)
 		log_warn("start estimates: %s", strerror(-r));
-		return;
-	}
 	if (st.n_fresh) {
 		r = jobstore_begin(s->store);
 		for (size_t i = 0; i < st.n_fresh && r == 0; i++)
