@@ -599,7 +599,9 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		slurmfmt_stamp(buf, len, stamp(job, "submit"), none);
 		break;
 	case F_START:
-		slurmfmt_stamp(buf, len, slurmfmt_job_start_ns(job), none);
+		/* sacct reads what happened: a pending job's start is Unknown
+		 * there, squeue's %S its estimate. */
+		slurmfmt_stamp(buf, len, view == SLURMFMT_SACCT && pending ? 0 : slurmfmt_job_start_ns(job), none);
 		break;
 	case F_END:
 		slurmfmt_stamp(buf, len, slurmfmt_job_end_ns(job), none);
