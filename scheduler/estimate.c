@@ -59,8 +59,7 @@ struct estimate {
 	struct job **fresh;
 	size_t n_fresh, cap_fresh;
 	unsigned *take;              /* CPUs then GPUs per node (chunk jobs) */
-	int64_t *times;              /* candidate times (chunk jobs) */
-	size_t cap_times;
+	int64_t *times;              /* candidate times (chunk jobs), EST_CHUNK_TRIES */
 	struct est_shape shapes[EST_SHAPES];
 	struct est_ev *evs;          /* node_profile's scratch */
 	size_t cap_evs;
@@ -351,11 +350,68 @@ static void est_one_node(struct estimate *e, const struct queue_conf *q, struct 
 	est_set(j, best, vnode);
 }
 
-static int time_cmp(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+/* A node's next candidate start in the merge of est_chunks. */
+struct est_cand {
+	int64_t t;
+	size_t node, k;
+};
 
-	return x < y ? -1 : x > y;
+static void cand_down(struct est_cand *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && h[l].t < h[m].t)
+			m = l;
+		if (l + 1 < n && h[l + 1].t < h[m].t)
+			m = l + 1;
+		if (m == i)
+			return;
+		struct est_cand x = h[i];
+
+		h[i] = h[m];
+		h[m] = x;
+		i = m;
+	}
+}
+
+/* The first EST_CHUNK_TRIES distinct step times from t0 on over every
+ * node, in order, into e->times: the nodes' own steps are sorted, so a
+ * heap merges them (a sort of every node's steps cost 500,000 of them at
+ * 10,000 nodes). The number found, or -ENOMEM. */
+static int chunk_times(struct estimate *e, int64_t t0)
+{
+	struct est_cand *h = malloc((e->n_nodes + 1) * sizeof(*h));
+	size_t n = 0, n_t = 0;
+
+	if (!h || (!e->times && !(e->times = malloc(EST_CHUNK_TRIES * sizeof(*e->times))))) {
+		free(h);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < e->n_nodes; i++) {
+		size_t k;
+
+		if (!node_ready(e, i))
+			continue;
+		k = step_at(&e->nv[i], t0);
+		h[n++] = (struct est_cand){ e->nv[i].s[k].t > t0 ? e->nv[i].s[k].t : t0, i, k };
+	}
+	for (size_t i = n / 2; i-- > 0;)
+		cand_down(h, n, i);
+	while (n && n_t < EST_CHUNK_TRIES) {
+		struct est_cand c = h[0];
+		const struct est_node *en = &e->nv[c.node];
+
+		if (!n_t || e->times[n_t - 1] != c.t)
+			e->times[n_t++] = c.t;
+		if (c.k + 1 < en->n)
+			h[0] = (struct est_cand){ en->s[c.k + 1].t, c.node, c.k + 1 };
+		else
+			h[0] = h[--n];
+		cand_down(h, n, 0);
+	}
+	free(h);
+	return (int)n_t;
 }
 
 /* A job across nodes: the first step time from t0 on at which its
@@ -363,33 +419,16 @@ static int time_cmp(const void *a, const void *b)
 static void est_chunks(struct estimate *e, const struct queue_conf *q, struct job *j, int64_t t0, int64_t w)
 {
 	struct pool *p = e->p;
-	size_t n_t = 0, at = 0, len = 0;
+	size_t len = 0;
 	char *vnode = NULL;
+	int n_t = chunk_times(e, t0);
 
-	/* Candidate starts: t0, and every step after it, in order. */
-	for (size_t i = 0; i < e->n_nodes; i++)
-		(void)node_ready(e, i);
-	for (size_t i = 0; i < e->n_nodes; i++)
-		for (size_t k = e->nv[i].n ? step_at(&e->nv[i], t0) : 0; k < e->nv[i].n; k++) {
-			if (n_t == e->cap_times) {
-				size_t nc = e->cap_times ? e->cap_times * 2 : 256;
-				int64_t *nt = realloc(e->times, nc * sizeof(*nt));
-
-				if (!nt)
-					goto none;
-				e->times = nt;
-				e->cap_times = nc;
-			}
-			e->times[n_t++] = e->nv[i].s[k].t > t0 ? e->nv[i].s[k].t : t0;
-		}
-	qsort(e->times, n_t, sizeof(*e->times), time_cmp);
-	for (size_t c = 0, tries = 0; c < n_t && tries < EST_CHUNK_TRIES; c++) {
+	if (n_t < 0)
+		goto none;
+	for (int c = 0; c < n_t; c++) {
 		int64_t s = e->times[c];
 		bool fit;
 
-		if (c && s == e->times[c - 1])
-			continue;
-		tries++;
 		for (size_t i = 0; i < e->n_nodes; i++) {
 			struct est_step m;
 
@@ -430,7 +469,6 @@ static void est_chunks(struct estimate *e, const struct queue_conf *q, struct jo
 		est_set(j, s, vnode);
 		return;
 	}
-	(void)at;
 none:
 	free(vnode);
 	est_set(j, 0, NULL);

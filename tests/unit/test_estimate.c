@@ -108,6 +108,43 @@ static void test_replay(void)
 	pool_destroy(p);
 }
 
+/* A job across nodes: two chunks of 2 CPUs, scatter, on three 2-CPU
+ * nodes each full with one job (ends 1005, 1003, 1009): it starts
+ * when the second node frees, on the two that end first. */
+static void test_chunks(void)
+{
+	static struct dispatch d[16];
+	struct pool_estimate_stats st;
+	struct config c;
+	struct queue_conf q;
+	struct job *x;
+	struct pool *p;
+	int64_t t;
+	const char *v;
+
+	conf(&c, &q);
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	node_up(p, "n0", "0-1");
+	node_up(p, "n1", "0-1");
+	node_up(p, "n2", "0-1");
+	pool_clock_set(p, 1000);
+	(void)job_add(p, 1, 100, 2, 5);
+	(void)job_add(p, 2, 100, 2, 3);
+	(void)job_add(p, 3, 100, 2, 9);
+	CU_ASSERT_EQUAL(pool_schedule(p, &c, d, 16), 3);
+	x = job_add(p, 4, 100, 4, 10);
+	x->chunks = calloc(1, sizeof(*x->chunks));
+	x->chunks[0] = (struct job_chunk){ .count = 2, .ncpus = 2, .mpiprocs = 2 };
+	x->n_chunks = 1;
+	x->place = JOB_PLACE_SCATTER;
+	CU_ASSERT_EQUAL(pool_estimate(p, &c, 1000, 1, &st), 0);
+	free(st.fresh);
+	CU_ASSERT_TRUE_FATAL(pool_job_estimate(x, 1, &t, &v));
+	CU_ASSERT_EQUAL(t, 1005);
+	CU_ASSERT_STRING_EQUAL(v, "(n0:ncpus=2)+(n1:ncpus=2)");
+	pool_destroy(p);
+}
+
 /* No starvation: a 2-CPU job first in its turn holds its node from its
  * estimate; a 1-CPU job that would run past it does not start there, one
  * that ends by then does. */
@@ -151,6 +188,7 @@ static void test_reservation(void)
 
 static const struct unit_test estimate_tests[] = {
 	{ "replay", test_replay },
+	{ "chunks", test_chunks },
 	{ "reservation", test_reservation },
 	{ NULL, NULL },
 };
