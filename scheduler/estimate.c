@@ -328,8 +328,10 @@ static void est_one_node(struct estimate *e, const struct queue_conf *q, struct 
 			continue;
 		need = j->excl || j->whole ? cpumask_count(&nd->cpus) :
 		       (int64_t)j->ncpus * (q->smt ? 1 : e->nv[i].pus_per_core);
-		s = node_earliest(e, i, j, need, j->ngpus, (int64_t)j->mem, lb, w, best);
-		if (s < best) {
+		s = node_earliest(e, i, j, need, j->ngpus, (int64_t)j->mem, lb, w, best == INT64_MAX ? best : best + 1);
+		/* The lowest node of the earliest time, as the pass's first fit
+		 * takes it (the scan may have wrapped past the end). */
+		if (s < best || (s == best && i < at)) {
 			best = s;
 			at = i;
 			cpus = need;
