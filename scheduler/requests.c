@@ -1170,7 +1170,9 @@ void op_stats(struct conn *c, const char *op, long long req_id, json_t *msg)
 		nodes_up += pool_node_usable(n);
 	}
 	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-		" s:I, s:I}", "watchers", (json_int_t)watch_count(s),
+		" s:I, s:I, s:I, s:I, s:I}", "estimate_replays", (json_int_t)s->est_replay,
+		"estimate_ns_last", (json_int_t)s->est_ns_last, "estimate_ns_max", (json_int_t)s->est_ns_max,
+		"watchers", (json_int_t)watch_count(s),
 		"events_committed", (json_int_t)jobstore_events_committed(s->store),
 		"passes", (json_int_t)st.passes, "pass_ns_total", (json_int_t)st.pass_ns_total,
 		"pass_ns_max", (json_int_t)st.pass_ns_max, "pass_ns_last", (json_int_t)st.pass_ns_last,
