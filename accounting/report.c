@@ -567,9 +567,10 @@ int acct_report_job(const struct acct_job *j, struct acct_report **ret)
 	if (!e && j->est_start) {
 		local_time(buf, sizeof(buf), j->est_start * NSEC_PER_SEC);
 		e = job_row(r, "estimated_start", buf, "local");
+		/* Signed (job_row_int takes a negative for unknown). */
+		snprintf(buf, sizeof(buf), "%lld", (long long)(j->t[ACCT_DISPATCH] / NSEC_PER_SEC - j->est_start));
 		if (!e && j->t[ACCT_DISPATCH])
-			e = job_row_int(r, "start_minus_estimate", j->t[ACCT_DISPATCH] / NSEC_PER_SEC - j->est_start,
-					"s");
+			e = job_row(r, "start_minus_estimate", buf, "s");
 	}
 	if (e) {
 		acct_report_destroy(r);

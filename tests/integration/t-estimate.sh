@@ -25,9 +25,13 @@ for i in $(seq 200); do
 done
 "$QP_BIN/qstat" --nodes | grep -qE "^$node +up" || fail "the simulated node did not come up"
 
-db=$QP_T/state/qpool.db
-q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
-dispatch_s() { q "SELECT t_dispatch / 1000000000 FROM jobs WHERE id = $1"; }
+# Through the commands, not the store (t-estimate-pg runs this on
+# PostgreSQL): a job's dispatch in wall s (ms: dispatch_ms), and a
+# recorded attribute.
+dispatch_ns() { "$QP_BIN/qacct" -j "$1" --csv | awk -F, '$1 == "dispatch_wall_ns" {print $2}'; }
+dispatch_s() { local t; t=$(dispatch_ns "$1"); echo "${t:0:${#t}-9}"; }
+dispatch_ms() { local t; t=$(dispatch_ns "$1"); echo "${t:0:${#t}-6}"; }
+attr() { "$QP_BIN/qstat" -x --json "$1" | jq -r --arg k "$2" '.[0].attrs[$k] // empty'; }
 # The estimate of job $1 from squeue --start (epoch seconds; "" for N/A).
 est_squeue() {
 	local t
@@ -86,10 +90,9 @@ qp_wait "$c" running completed --timeout 15
 [ "$(dispatch_s "$c")" -le "$ec" ] || fail "C started at $(dispatch_s "$c"), estimate $ec"
 qp_wait "$c" completed --timeout 15
 # The first estimate and the one at the start, beside the start.
-[ "$(q "SELECT json_extract(attrs, '\$.\"estimated.start_time\"') FROM jobs WHERE id = $c")" = "$ec" ] \
-	|| fail "C's record: $(q "SELECT attrs FROM jobs WHERE id = $c")"
-[ -n "$(q "SELECT json_extract(attrs, '\$.\"estimated.first_start_time\"') FROM jobs WHERE id = $c")" ] \
-	|| fail "C's record has no first estimate: $(q "SELECT attrs FROM jobs WHERE id = $c")"
+[ "$(attr "$c" estimated.start_time)" = "$ec" ] || fail "C's record: $("$QP_BIN/qstat" -x --json "$c" | jq -c '.[0].attrs')"
+[ -n "$(attr "$c" estimated.first_start_time)" ] || fail "C's record has no first estimate"
+"$QP_BIN/qacct" -j "$c" | grep -qE '^start_minus_estimate +-?[0-9]+ +s' || fail "qacct -j: $("$QP_BIN/qacct" -j "$c" | tail -12)"
 rep=$("$QP_BIN/qacct" --estimates) || fail "qacct --estimates: $rep"
 note "$rep"
 # Ends are rounded up to the second: an estimate is at most 1 s late.
@@ -111,7 +114,7 @@ sleep 1.5
 t0=$(( $(date +%s%N) / 1000000 ))
 w=$(as qpuser1 qsub -l ncpus=2 -l walltime=1 -o /dev/null -e /dev/null <<<true) || fail "qsub wide"
 qp_wait "$w" running completed --timeout 30
-waited=$(( $(q "SELECT t_dispatch / 1000000 FROM jobs WHERE id = $w") - t0 ))
+waited=$(( $(dispatch_ms "$w") - t0 ))
 # The bound: the stream's walltime (3 s) and the pass's whole seconds:
 # ends rounded up, "now" down (a stream job may end up to 1 s past the
 # reservation): 5 s. Without reservations it waits the whole stream (18 s).
