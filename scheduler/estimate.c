@@ -61,6 +61,8 @@ struct estimate {
 	unsigned *take;              /* CPUs then GPUs per node (chunk jobs) */
 	int64_t *times;              /* candidate times (chunk jobs), EST_CHUNK_TRIES */
 	struct est_shape shapes[EST_SHAPES];
+	const struct queue_conf *strict_q;   /* a strict queue's jobs start in order: */
+	int64_t strict_t;            /* none before the last one's start */
 	struct est_ev *evs;          /* node_profile's scratch */
 	size_t cap_evs;
 	int err;                     /* a profile could not be made: -ENOMEM */
@@ -483,13 +485,23 @@ static void est_job(struct pool *p, const struct queue_conf *q, struct job *j, v
 	int64_t w = j->walltime ? (int64_t)j->walltime : EST_FOREVER;
 
 	(void)p;
+	if (q->strict && e->strict_q != q) {
+		e->strict_q = q;
+		e->strict_t = 0;
+	}
+	if (q->strict && e->strict_t > t0)
+		t0 = e->strict_t;
 	if (w < 1)
 		w = 1;
-	if (j->n_chunks)
+	if (t0 >= EST_FOREVER)
+		est_set(j, 0, NULL);
+	else if (j->n_chunks)
 		est_chunks(e, q, j, t0, w);
 	else
 		est_one_node(e, q, j, t0, w);
 	j->est_seen = e->replay;
+	if (q->strict)
+		e->strict_t = j->est_start ? j->est_start : EST_FOREVER;   /* none after one that never starts */
 	if (j->est_start) {
 		e->estimated++;
 		if (!j->est_first) {

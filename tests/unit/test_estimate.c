@@ -108,6 +108,33 @@ static void test_replay(void)
 	pool_destroy(p);
 }
 
+/* A strict queue starts its jobs in order: a 1-CPU job behind a 2-CPU
+ * one is estimated after it, not in the hole before it. */
+static void test_strict(void)
+{
+	static struct dispatch d[16];
+	struct pool_estimate_stats st;
+	struct config c;
+	struct queue_conf q;
+	struct job *wide, *narrow;
+	struct pool *p;
+
+	conf(&c, &q);
+	q.strict = true;
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	node_up(p, "n0", "0-1");
+	pool_clock_set(p, 1000);
+	(void)job_add(p, 1, 100, 1, 8);
+	CU_ASSERT_EQUAL(pool_schedule(p, &c, d, 16), 1);
+	wide = job_add(p, 2, 100, 2, 3);
+	narrow = job_add(p, 3, 100, 1, 2);
+	CU_ASSERT_EQUAL(pool_estimate(p, &c, 1000, 1, &st), 0);
+	free(st.fresh);
+	CU_ASSERT_EQUAL(wide->est_start, 1008);
+	CU_ASSERT_EQUAL(narrow->est_start, 1011);
+	pool_destroy(p);
+}
+
 /* A job across nodes: two chunks of 2 CPUs, scatter, on three 2-CPU
  * nodes each full with one job (ends 1005, 1003, 1009): it starts
  * when the second node frees, on the two that end first. */
@@ -189,6 +216,7 @@ static void test_reservation(void)
 static const struct unit_test estimate_tests[] = {
 	{ "replay", test_replay },
 	{ "chunks", test_chunks },
+	{ "strict", test_strict },
 	{ "reservation", test_reservation },
 	{ NULL, NULL },
 };
