@@ -67,6 +67,7 @@ note "$("$QP_BIN/squeue" --start)"
 "$QP_BIN/squeue" -h -o "%i %S" | grep -qE "^$c [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$" || fail "%S: $("$QP_BIN/squeue" -o "%i %S")"
 st=$("$QP_BIN/scontrol" show job "$c" | grep -oE 'StartTime=[^ ]+' | cut -d= -f2)
 [ "$(date -d "$st" +%s)" = "$ec" ] || fail "scontrol StartTime=$st, squeue says $ec"
+"$QP_BIN/scontrol" show job "$c" | grep -qE "SchedNodeList=$node( |\$)" || fail "scontrol SchedNodeList: $("$QP_BIN/scontrol" show job "$c")"
 [ "$("$QP_BIN/squeue" --json -j "$c" | jq -r '.jobs[0].start_time.number // .jobs[0].start_time')" = "$ec" ] \
 	|| fail "squeue --json start_time: $("$QP_BIN/squeue" --json -j "$c" | jq -c '.jobs[0].start_time')"
 [ "$("$QP_BIN/qstat" --json "$c" | jq -r '.[0].estimated_start // .jobs[0].estimated_start // empty' 2>/dev/null)" = "$ec" ] \
