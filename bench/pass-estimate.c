@@ -129,11 +129,13 @@ static int bench_pass(long nodes, long jobs, long depth)
 	if (pool_estimate(p, &c, 1000600, 1, &st) < 0)
 		return 1;
 	est_ms = now_ms() - t;
+	free(st.fresh);
 	/* A second replay over the same pool: the cost each interval. */
 	t = now_ms();
 	if (pool_estimate(p, &c, 1000600, 2, &st) < 0)
 		return 1;
 	est2_ms = now_ms() - t;
+	free(st.fresh);
 	printf("{\"nodes\": %ld, \"jobs\": %ld, \"passes\": %ld, \"pass_ms_max\": %.3f, \"placed\": %ld, "
 	       "\"steady_pass_ms\": %.3f, \"steady_placed\": %zu, \"depth\": %ld, \"estimate_ms\": %.3f, "
 	       "\"estimate_again_ms\": %.3f, \"estimated\": %zu, \"never\": %zu, \"us_per_job\": %.3f}\n",
@@ -218,6 +220,7 @@ static int bench_error(long nodes, long jobs, unsigned seed, double fraction, lo
 		if (pool_estimate(p, &c, now, ++replay, &st) < 0)
 			return 1;
 		t = now_ms() - t;
+		free(st.fresh);
 		est_ms += t;
 		est_max = t > est_max ? t : est_max;
 		replays++;
