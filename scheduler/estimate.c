@@ -179,17 +179,18 @@ static bool node_ready(struct estimate *e, size_t i)
 	return en->open && en->n;
 }
 
-/* Whether job j may use node i from t to t + w at all, whatever its
- * counts: the one door for fixed blocks of time (reservations and
- * maintenance windows plug in here). */
-static bool est_node_allows(const struct estimate *e, size_t i, const struct job *j, int64_t t, int64_t w)
+/* The earliest time from t at which job j may use node i for w seconds
+ * at all, whatever its counts: t when it may, INT64_MAX never. The one
+ * door for fixed blocks of time: a reservation or maintenance window
+ * over the node answers with its end (or "never" for a job it must not
+ * run into), a job of a reservation outside it with its next start. */
+static int64_t est_node_next(const struct estimate *e, size_t i, const struct job *j, int64_t t, int64_t w)
 {
 	(void)e;
 	(void)i;
 	(void)j;
-	(void)t;
 	(void)w;
-	return true;
+	return t;
 }
 
 /* The least free over [t, t + w) on node i, from step a (the step that
@@ -233,7 +234,7 @@ static int64_t node_earliest(const struct estimate *e, size_t i, const struct jo
 	const struct est_node *en = &e->nv[i];
 
 	for (size_t a = step_at(en, t0); a < en->n;) {
-		int64_t s = en->s[a].t > t0 ? en->s[a].t : t0;
+		int64_t s = en->s[a].t > t0 ? en->s[a].t : t0, next;
 		size_t k;
 
 		if (s >= best)
@@ -245,9 +246,14 @@ static int64_t node_earliest(const struct estimate *e, size_t i, const struct jo
 			a = k + 1;
 			continue;
 		}
-		if (est_node_allows(e, i, j, s, w))
+		/* Counts fit from s: the node's blocks of time may move it on. */
+		next = est_node_next(e, i, j, s, w);
+		if (next <= s)
 			return s;
-		a++;
+		if (next == INT64_MAX || next >= best)
+			break;
+		t0 = next;
+		a = step_at(en, next);
 	}
 	return INT64_MAX;
 }
@@ -438,7 +444,7 @@ static void est_chunks(struct estimate *e, const struct queue_conf *q, struct jo
 
 			p->ok[i] = e->nv[i].open && e->nv[i].n && pool_node_usable(p->nv[i]) &&
 				   !(q->reserve == QUEUE_RESERVE_REALTIME && !p->nv[i]->rt) &&
-				   est_node_allows(e, i, j, s, w);
+				   est_node_next(e, i, j, s, w) == s;
 			if (!p->ok[i])
 				continue;
 			node_min(&e->nv[i], step_at(&e->nv[i], s), s, w, &m);
