@@ -40,6 +40,7 @@ struct est_node {
  * that time, from that node, and stops at the first node that fits then
  * (bench/pass-estimate: 2,000 jobs over 10,000 full nodes). */
 struct est_shape {
+	const struct queue_conf *q;  /* its smt and reserve kind count too */
 	uint32_t ncpus, ngpus;
 	uint64_t mem;
 	int64_t t0, w;
@@ -305,16 +306,18 @@ static void est_set(struct job *j, int64_t t, char *vnode)
 	j->est_start = t;
 }
 
-static struct est_shape *shape_find(struct estimate *e, const struct job *j, int64_t t0, int64_t w)
+static struct est_shape *shape_find(struct estimate *e, const struct queue_conf *q, const struct job *j, int64_t t0,
+				    int64_t w)
 {
-	uint64_t h = (j->ncpus * 31u + j->ngpus) * 1000003u + j->mem * 7u + (uint64_t)w * 13u + (uint64_t)t0;
+	uint64_t h = (j->ncpus * 31u + j->ngpus) * 1000003u + j->mem * 7u + (uint64_t)w * 13u + (uint64_t)t0 +
+		     (uintptr_t)q / 64;
 	struct est_shape *sh = &e->shapes[h % EST_SHAPES];
 
 	if (j->sel || j->gpu_model || j->n_nres || j->excl || j->whole)
 		return NULL;
-	if (!sh->used || sh->ncpus != j->ncpus || sh->ngpus != j->ngpus || sh->mem != j->mem || sh->t0 != t0 ||
-	    sh->w != w)
-		*sh = (struct est_shape){ j->ncpus, j->ngpus, j->mem, t0, w, t0, 0, true };
+	if (!sh->used || sh->q != q || sh->ncpus != j->ncpus || sh->ngpus != j->ngpus || sh->mem != j->mem ||
+	    sh->t0 != t0 || sh->w != w)
+		*sh = (struct est_shape){ q, j->ncpus, j->ngpus, j->mem, t0, w, t0, 0, true };
 	return sh;
 }
 
@@ -322,7 +325,7 @@ static struct est_shape *shape_find(struct estimate *e, const struct job *j, int
  * from the last of its shape's on). */
 static void est_one_node(struct estimate *e, const struct queue_conf *q, struct job *j, int64_t t0, int64_t w)
 {
-	struct est_shape *sh = shape_find(e, j, t0, w);
+	struct est_shape *sh = shape_find(e, q, j, t0, w);
 	int64_t best = INT64_MAX, cpus = 0, lb = sh ? sh->last_t : t0;
 	size_t at = SIZE_MAX, from = sh ? sh->last_node : 0;
 	char *vnode;
