@@ -89,7 +89,7 @@ JANSSON_A := $(wildcard $(shell pkg-config --variable=libdir jansson 2>/dev/null
 GDED_LIBS := $(if $(JANSSON_A),$(JANSSON_A),$(shell pkg-config --libs jansson 2>/dev/null))
 
 .PHONY: all deps check unit integration manlint demo bench clean fuzz fuzz-replay fuzz-libfuzzer stress
-all: $(BINS) $(BUILD)/tests/unit $(BUILD)/bench/floor $(BUILD)/bench/pass-gpu $(BUILD)/bench/hook-exec
+all: $(BINS) $(BUILD)/tests/unit $(BUILD)/bench/floor $(BUILD)/bench/pass-gpu $(BUILD)/bench/pass-estimate $(BUILD)/bench/hook-exec
 
 # Per-part include paths: lib/ sees only itself; a part sees lib/ and itself.
 $(BUILD)/obj/lib/%.o: CPPFLAGS_PART = -Ilib
@@ -113,6 +113,7 @@ $(BUILD)/obj/slurm/commands/%.o: CPPFLAGS_PART = -Ilib -Iclient -Ipbs -Islurm
 $(BUILD)/obj/commands/qacct.o: CPPFLAGS_PART = -Ilib -Iclient -Ipbs -Iaccounting
 $(BUILD)/obj/tests/unit/%.o: CPPFLAGS_PART = -Ilib -Iclient -Ipbs -Islurm -Ischeduler -Iqueue-preproc -Inoded -Iwrappers -Iaccounting
 $(BUILD)/obj/bench/pass-gpu.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc
+$(BUILD)/obj/bench/pass-estimate.o: CPPFLAGS_PART = -Ilib -Ischeduler -Iqueue-preproc
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -166,6 +167,11 @@ $(BUILD)/bench/floor: $(BUILD)/obj/bench/floor.o
 # runs it (bench/prolog-cost, issue 37).
 $(BUILD)/obj/bench/hook-exec.o: CPPFLAGS_PART = -Ilib
 $(BUILD)/bench/hook-exec: $(BUILD)/obj/bench/hook-exec.o $(BUILD)/libqpool.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# bench/pass-estimate: start estimates in process (issue 35).
+$(BUILD)/bench/pass-estimate: $(BUILD)/obj/bench/pass-estimate.o $(SCHED_OBJ) $(IQS_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 

@@ -51,6 +51,8 @@ struct acct_job {
 	int64_t exit_signal;         /* -1: none */
 	bool oom;
 	bool realtime;               /* its queue has reserve = realtime */
+	int64_t est_first;           /* start estimates (docs/ESTIMATES.md), wall s: the first */
+	int64_t est_start;           /* and the one current when it started; 0: none */
 	int64_t t[ACCT_STAMP_MAX];   /* wall ns since the epoch */
 	int64_t mono[ACCT_STAMP_MAX];/* gded's CLOCK_MONOTONIC ns, wrap..released only */
 };
@@ -231,6 +233,14 @@ int acct_key_parse(const char *s, enum acct_key *ret);
  * connect, CPU delivered (sum cpu / sum connect x ncpus), failures. */
 int acct_report_summary(const struct acct_job *jobs, size_t n, enum acct_key key,
 			struct acct_report **ret);
+
+/* How good start estimates were (docs/ESTIMATES.md): one row per group
+ * of the jobs that started with an estimate: how many, the median and
+ * p90 of |start - estimate| in seconds (start: dispatch) for the first
+ * estimate each got and for the one current at its start, and the share
+ * that started no later than that one. */
+int acct_report_estimates(const struct acct_job *jobs, size_t n, enum acct_key key,
+			  struct acct_report **ret);
 
 /* The J90 paper's table: for each queue (or only queue when not NULL),
  * one row per finished job that ran (job, memory peak, connect, elapsed,

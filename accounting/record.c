@@ -74,6 +74,10 @@ int acct_job_from_json(const json_t *o, struct acct_job *ret)
 	str_copy(ret->account, sizeof(ret->account),
 		 json_object_get(json_object_get(o, "attrs"), "Account_Name"));
 	str_copy(ret->project, sizeof(ret->project), json_object_get(json_object_get(o, "attrs"), "project"));
+	ret->est_first = strtoll(json_string_value(json_object_get(json_object_get(o, "attrs"),
+								    "estimated.first_start_time")) ?: "0", NULL, 10);
+	ret->est_start = strtoll(json_string_value(json_object_get(json_object_get(o, "attrs"),
+								    "estimated.start_time")) ?: "0", NULL, 10);
 	str_copy(ret->state, sizeof(ret->state), json_object_get(o, "state"));
 	str_copy(ret->node, sizeof(ret->node), json_object_get(o, "node"));
 	str_copy(ret->cpus, sizeof(ret->cpus), json_object_get(o, "cpus"));

@@ -599,6 +599,19 @@ int acct_report_job(const struct acct_job *j, struct acct_report **ret)
 	e = e ? e : job_row_ns(r, "report", d.report);
 	snprintf(buf, sizeof(buf), "%.2f", d.cpu_delivered * 100);
 	e = e ? e : job_row(r, "cpu_delivered", d.cpu_delivered < 0 ? NULL : buf, "%");
+	/* Its start estimates (docs/ESTIMATES.md), when it had any. */
+	if (!e && j->est_first) {
+		local_time(buf, sizeof(buf), j->est_first * NSEC_PER_SEC);
+		e = job_row(r, "estimated_first_start", buf, "local");
+	}
+	if (!e && j->est_start) {
+		local_time(buf, sizeof(buf), j->est_start * NSEC_PER_SEC);
+		e = job_row(r, "estimated_start", buf, "local");
+		/* Signed (job_row_int takes a negative for unknown). */
+		snprintf(buf, sizeof(buf), "%lld", (long long)(j->t[ACCT_DISPATCH] / NSEC_PER_SEC - j->est_start));
+		if (!e && j->t[ACCT_DISPATCH])
+			e = job_row(r, "start_minus_estimate", buf, "s");
+	}
 	if (e) {
 		acct_report_destroy(r);
 		return e;

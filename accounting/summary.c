@@ -284,3 +284,90 @@ done:
 	*ret = r;
 	return 0;
 }
+
+#define ESTIMATE_COLUMNS(key, title) {                                            \
+	{ key, title, ACCT_CELL_TEXT },                                           \
+	{ "jobs", "Jobs", ACCT_CELL_INT },                                        \
+	{ "first_error_median_s", "First med s", ACCT_CELL_INT },                 \
+	{ "first_error_p90_s", "First p90 s", ACCT_CELL_INT },                    \
+	{ "start_error_median_s", "At-start med s", ACCT_CELL_INT },              \
+	{ "start_error_p90_s", "At-start p90 s", ACCT_CELL_INT },                 \
+	{ "met_pct", "Met %", ACCT_CELL_PERCENT },                                \
+}
+#define ESTIMATE_NCOLS 7
+
+static const struct acct_column estimate_columns[][ESTIMATE_NCOLS] = {
+	[ACCT_BY_QUEUE] = ESTIMATE_COLUMNS("queue", "Queue"),
+	[ACCT_BY_USER] = ESTIMATE_COLUMNS("user", "User"),
+	[ACCT_BY_NODE] = ESTIMATE_COLUMNS("node", "Node"),
+	[ACCT_BY_DAY] = ESTIMATE_COLUMNS("day", "Day"),
+	[ACCT_BY_ACCOUNT] = ESTIMATE_COLUMNS("account", "Account"),
+	[ACCT_BY_PROJECT] = ESTIMATE_COLUMNS("project", "Project"),
+};
+
+/* The median and p90 of v[0..n) (sorted in place) as two cells. */
+static int quantile_cells(struct acct_report *r, int64_t *v, size_t n)
+{
+	int e;
+
+	if (!n) {
+		e = acct_report_null(r);
+		return e ? e : acct_report_null(r);
+	}
+	e = acct_report_int(r, acct_quantile(v, n, 0.5));
+	return e ? e : acct_report_int(r, acct_quantile(v, n, 0.9));
+}
+
+static int64_t abs64(int64_t v)
+{
+	return v < 0 ? -v : v;
+}
+
+int acct_report_estimates(const struct acct_job *jobs, size_t n, enum acct_key key, struct acct_report **ret)
+{
+	struct acct_report *r = acct_report_create("estimates", estimate_columns[key], ESTIMATE_NCOLS);
+	struct keyed *k = jobs_sort(jobs, n, key);
+	int64_t *first = calloc(n ? n : 1, sizeof(*first)), *at = calloc(n ? n : 1, sizeof(*at));
+	int e = -ENOMEM;
+
+	if (!r || !k || !first || !at)
+		goto done;
+	e = acct_report_meta(r, "by", json_string(key_names[key]));
+	for (size_t i = 0, end; i < n && !e; i = end) {
+		size_t n_first = 0, n_at = 0, met = 0, used = 0;
+
+		for (end = i + 1; end < n && strcmp(k[end].key, k[i].key) == 0; end++)
+			;
+		for (size_t m = i; m < end; m++) {
+			const struct acct_job *j = &jobs[k[m].idx];
+			int64_t start = j->t[ACCT_DISPATCH] / NSEC_PER_SEC;
+
+			if (j->t[ACCT_DISPATCH] <= 0 || (!j->est_first && !j->est_start))
+				continue;
+			used++;
+			if (j->est_first)
+				first[n_first++] = abs64(start - j->est_first);
+			if (j->est_start) {
+				at[n_at++] = abs64(start - j->est_start);
+				met += start <= j->est_start;
+			}
+		}
+		if (!used)
+			continue;
+		e = acct_report_text(r, k[i].key);
+		e = e ? e : acct_report_int(r, (int64_t)used);
+		e = e ? e : quantile_cells(r, first, n_first);
+		e = e ? e : quantile_cells(r, at, n_at);
+		e = e ? e : n_at ? acct_report_real(r, 100.0 * (double)met / (double)n_at) : acct_report_null(r);
+	}
+done:
+	free(first);
+	free(at);
+	free(k);
+	if (e) {
+		acct_report_destroy(r);
+		return e;
+	}
+	*ret = r;
+	return 0;
+}

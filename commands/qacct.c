@@ -20,6 +20,7 @@ static const char usage_text[] =
 	"       qacct [--by queue|user|node|day|account|project] [--from T] [--to T] [-u USER] [--csv|--json]\n"
 	"       qacct --overhead [--queue Q] [--from T] [--to T] [--csv|--json]\n"
 	"       qacct --utilization [--from T] [--to T] [--csv|--json]\n"
+	"       qacct --estimates [--by KEY] [--from T] [--to T] [-u USER] [--csv|--json]\n"
 	"       qacct --svg FILE [--from T] [--to T]\n"
 	"Reports where the time of finished and running jobs went.\n"
 	"  -j JOBID          one job: every stamp and derived figure\n"
@@ -27,6 +28,8 @@ static const char usage_text[] =
 	"      --overhead    per-queue table of connect, elapsed and overhead per job\n"
 	"      --queue Q     only queue Q (with --overhead)\n"
 	"      --utilization the pool's core time split by state over the window\n"
+	"      --estimates   how good start estimates were: median and p90 of |start - estimate|\n"
+	"                    in seconds, for each job's first estimate and the one at its start\n"
 	"      --svg FILE    also write a timeline of every core and GPU over the window\n"
 	"      --from T, --to T  window: \"YYYY-MM-DD[ HH:MM[:SS]]\" (local), -30m, -1h, -2d,\n"
 	"                    now, or epoch seconds (default: first job's dispatch to now)\n"
@@ -36,7 +39,7 @@ static const char usage_text[] =
 	"      --help        show this help\n";
 
 static const char *arg_conf, *arg_job, *arg_by, *arg_from, *arg_to, *arg_queue, *arg_svg, *arg_user;
-static bool arg_overhead, arg_util;
+static bool arg_overhead, arg_util, arg_estimates;
 static enum acct_format arg_format = ACCT_FORMAT_TEXT;
 
 /* What one run of qacct works on, fetched once. */
@@ -249,6 +252,9 @@ static int run(struct client *cl)
 		status = report_show(rep, r);
 	} else if (arg_util) {
 		status = util_show(&d);
+	} else if (arg_estimates) {
+		r = acct_report_estimates(d.jobs, d.n_jobs, arg_key, &rep);
+		status = report_show(rep, r);
 	} else if (!arg_svg || arg_by) {
 		r = acct_report_summary(d.jobs, d.n_jobs, arg_key, &rep);
 		status = report_show(rep, r);
@@ -269,6 +275,7 @@ int main(int argc, char **argv)
 		{ "overhead", no_argument, NULL, 'O' },
 		{ "queue", required_argument, NULL, 'q' },
 		{ "utilization", no_argument, NULL, 'U' },
+		{ "estimates", no_argument, NULL, 'E' },
 		{ "svg", required_argument, NULL, 'S' },
 		{ "csv", no_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'J' },
@@ -293,6 +300,7 @@ int main(int argc, char **argv)
 		case 'O': arg_overhead = true; break;
 		case 'q': arg_queue = optarg; break;
 		case 'U': arg_util = true; break;
+		case 'E': arg_estimates = true; break;
 		case 'S': arg_svg = optarg; break;
 		case 'c': arg_format = ACCT_FORMAT_CSV; break;
 		case 'J': arg_format = ACCT_FORMAT_JSON; break;
@@ -311,9 +319,10 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_fail(2, "unexpected argument '%s' (see qacct --help)", argv[optind]);
-	modes = !!arg_job + arg_overhead + arg_util + !!arg_by;
+	modes = !!arg_job + arg_overhead + arg_util + arg_estimates + (!!arg_by && !arg_estimates);
 	if (modes > 1)
-		return cmd_fail(2, "-j, --by, --overhead and --utilization are separate reports (see qacct --help)");
+		return cmd_fail(2, "-j, --by, --overhead, --utilization and --estimates are separate reports (--by "
+				"groups --estimates) (see qacct --help)");
 	if (arg_queue && !arg_overhead)
 		return cmd_fail(2, "--queue goes with --overhead (see qacct --help)");
 	if (arg_job && (arg_from || arg_to || arg_svg))

@@ -19,7 +19,7 @@
 #include "version.h"
 
 static const char usage_text[] =
-	"usage: qstat [-a|-f|--table] [-x] [-i|-r] [-n] [-s] [-1] [-w] [-u USER[,USER...]]\n"
+	"usage: qstat [-a|-T|-f|--table] [-x] [-i|-r] [-n] [-s] [-1] [-w] [-u USER[,USER...]]\n"
 	"             [-F json|--json] [-t|-J] [JOBID|QUEUE|@SERVER...]\n"
 	"       qstat -Q [-f] [--json] [QUEUE...]\n"
 	"       qstat -Q --order QUEUE [--json]\n"
@@ -29,6 +29,8 @@ static const char usage_text[] =
 	"Shows jobs (by default those not finished), queues (-Q), the server (-B) or nodes.\n"
 	"A job id is 12, 12.server or 12.server@host; an array 12[], a subjob 12[7].\n"
 	"  -a            PBS's alternative table: memory, walltime, elapsed time\n"
+	"  -T            -a with each waiting job's estimated start (Est Start) for the\n"
+	"                elapsed time, the soonest first; \"--\": none\n"
 	"  -f            full detail of each job (PBS attribute names)\n"
 	"  -F json       -f as PBS's JSON document\n"
 	"  -x            include finished jobs\n"
@@ -266,6 +268,47 @@ static int jobs_print(const json_t *jobs)
 	return 0;
 }
 
+/* qstat -T: started jobs first, then waiting ones by estimated start,
+ * the soonest first, then those with none; each group in id order. */
+static int est_rank(const json_t *job)
+{
+	char st = pbsfmt_job_state(job, time_wall_ns());
+
+	if (st != 'Q' && st != 'H' && st != 'W')
+		return 0;
+	return wire_int(job, "estimated_start", 0) > 0 ? 1 : 2;
+}
+
+static int est_cmp(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+	int rx = est_rank(x), ry = est_rank(y);
+	long long sx = wire_int(x, "estimated_start", 0), sy = wire_int(y, "estimated_start", 0);
+
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	if (rx == 1 && sx != sy)
+		return sx < sy ? -1 : 1;
+	return wire_int(x, "jobid", 0) < wire_int(y, "jobid", 0) ? -1 :
+	       wire_int(x, "jobid", 0) > wire_int(y, "jobid", 0);
+}
+
+static void jobs_sort_estimates(json_t *jobs)
+{
+	size_t n = json_array_size(jobs);
+	json_t **v = malloc((n + 1) * sizeof(*v));
+
+	if (!v)
+		return;   /* id order, then */
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(jobs, i));
+	qsort(v, n, sizeof(*v), est_cmp);
+	json_array_clear(jobs);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(jobs, v[i]);
+	free(v);
+}
+
 /* Operands: job ids (12, 12.server, 12.server@host), "@server" (every
  * job) or a queue name (or queue@server): the jobs in that queue. */
 static int jobs_show(struct client *cl, char **args, int n_args)
@@ -305,6 +348,8 @@ static int jobs_show(struct client *cl, char **args, int n_args)
 	json_array_foreach(all, i, job)
 		if (job_shown(job, queues, n_queues))
 			json_array_append(shown, job);
+	if (arg_opts.estimates)
+		jobs_sort_estimates(shown);
 	/* The pool's name, as the server's replies gave it. */
 	client_server_name(cl, server_name, sizeof(server_name));
 	if (jobs_print(shown))
@@ -414,7 +459,7 @@ int main(int argc, char **argv)
 		{ "conf", required_argument, NULL, 'C' },
 		{ "order", required_argument, NULL, 'O' },
 		{ "nodes", no_argument, NULL, 'N' },
-		{ "table", no_argument, NULL, 'T' },
+		{ "table", no_argument, NULL, 1000 },
 		{ "follow", no_argument, NULL, 'W' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -427,7 +472,7 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("qstat");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":afxu:QBnsw1irtJF:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":afxu:QBnsw1irtJTF:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': arg_alt = true; break;
 		case 'f': arg_full = true; break;
@@ -449,7 +494,8 @@ int main(int argc, char **argv)
 			arg_pbs_json = arg_full = true;
 			break;
 		case 'j': arg_json = true; break;
-		case 'T': arg_table = true; break;
+		case 1000: arg_table = true; break;
+		case 'T': arg_opts.estimates = arg_alt = true; break;
 		case 'W': arg_follow = true; break;
 		case 'S': {
 			char *end;

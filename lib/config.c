@@ -82,6 +82,8 @@ static const struct key keys[] = {
 	{ SEC_SERVER, "event_retention", KEY_DURATION, S(event_retention), "168:00:00", "how long job and node events are kept for watchers (qstat --follow, qwait); 0: the last one only" },
 	{ SEC_SERVER, "fairshare_halflife", KEY_DURATION, S(fairshare_halflife), "168:00:00", "time in which a job's use counts for half in fair share (queues with order = fairshare); more than 0" },
 	{ SEC_SERVER, "fairshare_gpu_weight", KEY_UINT, S(fairshare_gpu_weight), "0", "CPUs a GPU counts for in a job's use (0: GPUs count nothing)" },
+	{ SEC_SERVER, "estimate_interval", KEY_DURATION, S(estimate_interval), "10", "least seconds between two replays that give waiting jobs their estimated start (docs/ESTIMATES.md; 0: after every pass)" },
+	{ SEC_SERVER, "estimate_depth", KEY_UINT, S(estimate_depth), "2000", "waiting jobs one replay estimates, in the order the pass takes them (those beyond show N/A; 0: none)" },
 	{ SEC_SERVER, "watch_buffer", KEY_SIZE, S(watch_buffer), "4M", "events a watcher may leave unread before it is dropped (it resumes from its cursor)" },
 	{ SEC_SERVER, "idle_timeout", KEY_DURATION, S(idle_timeout), "60", "seconds a client connection may stay idle (0: no limit; nodes: exempt)" },
 	{ SEC_SERVER, "max_queued", KEY_UINT, S(max_queued), "200000", "queued and held jobs in the pool (0: no limit)" },
@@ -148,6 +150,7 @@ static const struct key keys[] = {
 	{ SEC_QUEUE, "preempt_min_runtime", KEY_DURATION, Q(preempt_min_runtime), "0", "how long a job of this queue runs before it may be preempted" },
 	{ SEC_QUEUE, "preempt_grace", KEY_DURATION, Q(preempt_grace), "0", "time from a preempted job's notice signal (-l signal=, --signal) to its SIGTERM (0: SIGTERM at once)" },
 	{ SEC_QUEUE, "order", KEY_ORDER, Q(order), "round_robin", "round_robin | fairshare: whose job goes next (fairshare: the user with the least decayed use for its share, all its jobs first; round_robin's turns break ties)" },
+	{ SEC_QUEUE, "backfill_depth", KEY_UINT, Q(backfill_depth), "1", "waiting jobs of the queue that get a reservation in each pass (EASY: 1, the first that cannot start; 0 counts as 1)" },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

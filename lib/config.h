@@ -85,6 +85,7 @@ struct queue_conf {
 	enum queue_preempt_mode preempt_mode;
 	uint64_t preempt_min_runtime;/* seconds a job runs before it may be preempted */
 	uint64_t preempt_grace;      /* seconds from its notice signal to SIGTERM */
+	uint64_t backfill_depth;     /* waiting jobs given a reservation per pass (0 counts as 1) */
 	char reason[128];            /* why disabled or stopped (qmgr), or "" */
 };
 
@@ -127,6 +128,8 @@ struct config {
 	uint64_t event_retention;    /* seconds events are kept (docs/EVENTS.md) */
 	uint64_t fairshare_halflife; /* seconds in which use counts half (docs/FAIRSHARE.md) */
 	uint64_t fairshare_gpu_weight;   /* CPUs a GPU counts for in use */
+	uint64_t estimate_interval;  /* least seconds between start-estimate replays; 0: every pass */
+	uint64_t estimate_depth;     /* waiting jobs one replay estimates */
 	uint64_t watch_buffer;       /* bytes of events a watcher may leave unread */
 	uint64_t max_queued;         /* queued and held jobs in the pool; 0: no limit */
 	uint64_t mem_per_cpu_default;/* MEM_PER_CPU_AUTO, or bytes per CPU; 0: none */

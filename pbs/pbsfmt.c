@@ -410,6 +410,15 @@ json_t *pbsfmt_job_attrs(const json_t *job, const char *server, int64_t now_ns)
 	if (code != NONE)
 		json_object_set_new(a, "Exit_status", json_integer(code));
 	set_str(a, "comment", wire_str(job, "reason"));
+	/* A waiting job's start estimate (docs/ESTIMATES.md), as PBS's
+	 * scheduler sets it. */
+	if (wire_int(job, "estimated_start", 0) > 0) {
+		json_t *est = json_object();
+
+		set_time(est, "start_time", wire_int(job, "estimated_start", 0) * NSEC_PER_SEC);
+		set_str(est, "exec_vnode", wire_str(job, "estimated_exec_vnode"));
+		json_object_set_new(a, "estimated", est);
+	}
 	json_object_set_new(a, "Variable_List", variable_list(job));
 	recorded_merge(a, json_object_get(job, "attrs"));
 	if (run_count(job, state) > 0)
@@ -621,6 +630,28 @@ static void hhmm(long long seconds, char *buf, size_t len)
 		snprintf(buf, len, "%02lld:%02lld", seconds / 3600, seconds / 60 % 60);
 }
 
+void pbsfmt_est_start(char *buf, size_t len, long long t, int64_t now_ns)
+{
+	static const char *const days[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
+	static const char *const months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					      "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	time_t when = (time_t)t, now = (time_t)(now_ns / NSEC_PER_SEC);
+	struct tm tw, tn;
+
+	if (t <= 0 || !localtime_r(&when, &tw) || !localtime_r(&now, &tn)) {
+		snprintf(buf, len, "--");
+		return;
+	}
+	if (tw.tm_year == tn.tm_year && tw.tm_yday == tn.tm_yday)
+		snprintf(buf, len, "%02d:%02d", tw.tm_hour, tw.tm_min);
+	else if (when > now && when - now < 7 * 86400)
+		snprintf(buf, len, "%s %02d", days[tw.tm_wday], tw.tm_hour);
+	else if (tw.tm_year == tn.tm_year)
+		snprintf(buf, len, "%s", months[tw.tm_mon]);
+	else
+		snprintf(buf, len, "%d", tw.tm_year + 1900);
+}
+
 void pbsfmt_jobs_alt(FILE *f, const json_t *jobs, const char *server, int64_t now_ns,
 		     const struct pbsfmt_opts *o)
 {
@@ -629,11 +660,18 @@ void pbsfmt_jobs_alt(FILE *f, const json_t *jobs, const char *server, int64_t no
 
 	if (json_array_size(jobs) == 0)
 		return;
-	fprintf(f, "\n%s: \n"
-		"                                                            Req'd  Req'd   Elap\n"
-		"Job ID          Username Queue    Jobname    SessID NDS TSK Memory Time  S Time\n"
-		"--------------- -------- -------- ---------- ------ --- --- ------ ----- - -----\n",
-		server);
+	if (o->estimates)
+		fprintf(f, "\n%s: \n"
+			"                                                            Req'd  Req'd   Est\n"
+			"Job ID          Username Queue    Jobname    SessID NDS TSK Memory Time  S Start\n"
+			"--------------- -------- -------- ---------- ------ --- --- ------ ----- - -----\n",
+			server);
+	else
+		fprintf(f, "\n%s: \n"
+			"                                                            Req'd  Req'd   Elap\n"
+			"Job ID          Username Queue    Jobname    SessID NDS TSK Memory Time  S Time\n"
+			"--------------- -------- -------- ---------- ------ --- --- ------ ----- - -----\n",
+			server);
 	json_array_foreach(jobs, i, job) {
 		long long mem = wire_int(job, "mem", NONE);
 		const char *node = wire_str(job, "node");
@@ -651,6 +689,12 @@ void pbsfmt_jobs_alt(FILE *f, const json_t *jobs, const char *server, int64_t no
 		}
 		hhmm(wire_int(job, "walltime", NONE), req, sizeof(req));
 		hhmm(jobfmt_elapsed(job, now_ns), el, sizeof(el));
+		if (o->estimates) {
+			pbsfmt_est_start(el, sizeof(el), wire_int(job, "estimated_start", 0), now_ns);
+			node = NULL;   /* the column is the estimate's, "--" for a started job */
+			if (wire_int(job, "estimated_start", 0) > 0)
+				node = "";
+		}
 		col(f, id, 15, o->wide);
 		fputc(' ', f);
 		col(f, str_or(job, "owner", "?"), 8, o->wide);

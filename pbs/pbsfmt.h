@@ -55,7 +55,13 @@ struct pbsfmt_opts {
 	bool nodes;       /* -n: exec host under (or after, with one_line) each job */
 	bool comments;    /* -s: the job's comment (qpool's reason) likewise */
 	bool one_line;    /* -1 */
+	bool estimates;   /* -T: the alternative table's last column is the
+			   * estimated start (PBS's "Est Start"), not the elapsed time */
 };
+
+/* PBS's Est Start Time of qstat -T for t (wall s): "14:05" today, "Wed 15"
+ * within a week, "Dec" within the year, "2027" after; "--" for none. */
+void pbsfmt_est_start(char *buf, size_t len, long long t, int64_t now_ns);
 
 /* PBS's default table: "Job id  Name  User  Time Use S Queue" with its
  * dashes, ids "12.server". Prints nothing for no jobs. */

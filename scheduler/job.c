@@ -58,6 +58,7 @@ void job_free(struct job *j)
 	free(j->nres);
 	free(j->account);
 	free(j->qos);
+	free(j->est_vnode);
 	free(j);
 }
 

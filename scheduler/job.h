@@ -167,6 +167,15 @@ struct job {
 	struct job *dprev;
 	struct dep_edge *dep_edges;  /* its after* items, indexed by the jobs they name */
 	unsigned n_dep_edges;
+	/* Start estimates (scheduler/estimate.c, docs/ESTIMATES.md), wall
+	 * seconds, 0: none. est_start and est_vnode are the last replay's
+	 * (PBS exec_vnode form, "(n1:ncpus=2)+(n2:ncpus=2)"; NULL: none);
+	 * est_first is the first the job got (kept in the store), est_seen
+	 * the replay that last estimated it. */
+	int64_t est_start;
+	char *est_vnode;
+	int64_t est_first;
+	uint64_t est_seen;
 	struct job *next;        /* scheduler's list, submit order */
 	struct job *prev;
 	struct pool_user *user;  /* the pool's index of its (queue, user) */

@@ -313,6 +313,7 @@ struct jobstore_ops {
 	int (*job_requeue)(struct jobstore *js, int64_t id, const char *reason);
 	int (*job_alter)(struct jobstore *js, int64_t id, const struct job_submit *a);
 	int (*job_begin_set)(struct jobstore *js, int64_t id, int64_t t);
+	int (*job_estimate_set)(struct jobstore *js, int64_t id, bool first, int64_t t);
 	int (*job_finish)(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done);
 	int (*load_active)(struct jobstore *js, int (*cb)(struct job *j, void *userdata), void *userdata);
 	/* The rows of f as job objects (jobstore_row_job_json), id order. */

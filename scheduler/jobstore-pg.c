@@ -244,6 +244,12 @@ static const char SQL_ALTER[] =
 /* qalter -a, scontrol update StartTime=: attrs.Execution_Time, or none
  * for 0; a job not ended yet (a running one keeps it for a start after a
  * requeue). */
+/* A start estimate kept beside the job (docs/ESTIMATES.md): $1 1 for
+ * the first (kept once: the row's own value wins), $2 epoch seconds. */
+static const char SQL_ESTIMATE_SET[] =
+	"UPDATE jobs SET attrs = (CASE WHEN $1::integer = 1 THEN jsonb_build_object('estimated.first_start_time',"
+	" $2::bigint::text) || coalesce(attrs, '{}')::jsonb ELSE coalesce(attrs, '{}')::jsonb ||"
+	" jsonb_build_object('estimated.start_time', $2::bigint::text) END)::text WHERE id = $3::bigint";
 static const char SQL_BEGIN_SET[] =
 	"UPDATE jobs SET attrs = (CASE WHEN $1::bigint > 0 THEN jsonb_set(coalesce(attrs, '{}')::jsonb,"
 	" '{Execution_Time}', to_jsonb($1::bigint::text)) ELSE coalesce(attrs, '{}')::jsonb - 'Execution_Time'"
@@ -252,7 +258,7 @@ static const char SQL_BEGIN_SET[] =
 enum stmt_id {
 	ST_INSERT, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH, ST_ACTIVE, ST_QUERY, ST_QUERY_ID,
 	ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD, ST_NADMIN_SET,
-	ST_NADMIN_LOAD, ST_ALTER, ST_BEGIN_SET, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT, ST_ALLOC_LOAD,
+	ST_NADMIN_LOAD, ST_ALTER, ST_BEGIN_SET, ST_ESTIMATE_SET, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT, ST_ALLOC_LOAD,
 	ST_SUBJOB_INSERT, ST_SUBJOBS, ST_ARRAY_FINISH, ST_DEPEND_SET, ST_BATCH_JOBS, ST_BATCH_PAYLOAD,
 	ST_SEQ_LOCK, ST_SEQ_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD,
 	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD,
@@ -279,6 +285,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_NADMIN_LOAD] = SQL_NADMIN_LOAD,
 	[ST_ALTER] = SQL_ALTER,
 	[ST_BEGIN_SET] = SQL_BEGIN_SET,
+	[ST_ESTIMATE_SET] = SQL_ESTIMATE_SET,
 	[ST_ALLOC_INSERT] = SQL_ALLOC_INSERT,
 	[ST_ALLOC_DELETE] = SQL_ALLOC_DELETE,
 	[ST_ALLOC_RESULT] = SQL_ALLOC_RESULT,
@@ -1089,6 +1096,16 @@ static int pg_alloc_result(struct jobstore *base, int64_t id, unsigned idx, cons
 	return pg_exec(to_pg(base), ST_ALLOC_RESULT, &p);
 }
 
+static int pg_job_estimate_set(struct jobstore *base, int64_t id, bool first, int64_t t)
+{
+	struct params p = { 0 };
+
+	p_int(&p, first);
+	p_int(&p, t);
+	p_int(&p, id);
+	return pg_exec(to_pg(base), ST_ESTIMATE_SET, &p);
+}
+
 static int pg_job_begin_set(struct jobstore *base, int64_t id, int64_t t)
 {
 	struct params p = { 0 };
@@ -1848,6 +1865,7 @@ static const struct jobstore_ops pg_ops = {
 	.alloc_result = pg_alloc_result,
 	.job_requeue = pg_job_requeue,
 	.job_begin_set = pg_job_begin_set,
+	.job_estimate_set = pg_job_estimate_set,
 	.job_alter = pg_job_alter,
 	.job_finish = pg_job_finish,
 	.load_active = pg_load_active,

@@ -219,6 +219,15 @@ static const char SQL_ALTER[] =
 /* qalter -a, scontrol update StartTime=: attrs.Execution_Time (epoch
  * seconds as text), or none for 0; a job not ended yet (a running one
  * keeps it for a start after a requeue). */
+/* A start estimate kept beside the job (docs/ESTIMATES.md): ?1 epoch
+ * seconds. The first one is kept once (a restart's replay does not
+ * overwrite it: json_insert). */
+static const char SQL_ESTIMATE_SET[] =
+	"UPDATE jobs SET attrs = json_set(coalesce(attrs, '{}'), '$.\"estimated.start_time\"', CAST(?1 AS TEXT))"
+	" WHERE id = ?2";
+static const char SQL_ESTIMATE_FIRST[] =
+	"UPDATE jobs SET attrs = json_insert(coalesce(attrs, '{}'), '$.\"estimated.first_start_time\"',"
+	" CAST(?1 AS TEXT)) WHERE id = ?2";
 static const char SQL_BEGIN_SET[] =
 	"UPDATE jobs SET attrs = CASE WHEN ?1 > 0 THEN json_set(coalesce(attrs, '{}'), '$.Execution_Time',"
 	" CAST(?1 AS TEXT)) ELSE json_remove(coalesce(attrs, '{}'), '$.Execution_Time') END"
@@ -232,7 +241,7 @@ static const char SQL_BEGIN_SET[] =
 enum stmt_id {
 	ST_INSERT, ST_INSERT_PAYLOAD, ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH,
 	ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH, ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD,
-	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_BEGIN_SET, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT,
+	ST_NADMIN_SET, ST_NADMIN_LOAD, ST_ALTER, ST_BEGIN_SET, ST_ESTIMATE_SET, ST_ESTIMATE_FIRST, ST_ALLOC_INSERT, ST_ALLOC_DELETE, ST_ALLOC_RESULT,
 	ST_ALLOC_LOAD, ST_RESERVE, ST_SUBJOB_INSERT, ST_SUBJOBS,
 	ST_ARRAY_FINISH, ST_DEPEND_SET, ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD,
 	ST_LEASE_ACQUIRE, ST_LEASE_RENEW, ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD,
@@ -260,6 +269,8 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_NADMIN_LOAD] = SQL_NADMIN_LOAD,
 	[ST_ALTER] = SQL_ALTER,
 	[ST_BEGIN_SET] = SQL_BEGIN_SET,
+	[ST_ESTIMATE_SET] = SQL_ESTIMATE_SET,
+	[ST_ESTIMATE_FIRST] = SQL_ESTIMATE_FIRST,
 	[ST_ALLOC_INSERT] = SQL_ALLOC_INSERT,
 	[ST_ALLOC_DELETE] = SQL_ALLOC_DELETE,
 	[ST_ALLOC_RESULT] = SQL_ALLOC_RESULT,
@@ -881,6 +892,16 @@ static int sqlite_job_begin_set(struct jobstore *base, int64_t id, int64_t t)
 	return changed_one(js, stmt_exec(js, ST_BEGIN_SET));
 }
 
+static int sqlite_job_estimate_set(struct jobstore *base, int64_t id, bool first, int64_t t)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	enum stmt_id i = first ? ST_ESTIMATE_FIRST : ST_ESTIMATE_SET;
+
+	sqlite3_bind_int64(js->st[i], 1, t);
+	sqlite3_bind_int64(js->st[i], 2, id);
+	return stmt_exec(js, i);
+}
+
 static int sqlite_job_finish(struct jobstore *base, int64_t id, const struct job_result *res, int64_t t_done)
 {
 	struct sqlite_store *js = to_sqlite(base);
@@ -1463,6 +1484,7 @@ static const struct jobstore_ops sqlite_ops = {
 	.alloc_result = sqlite_alloc_result,
 	.job_requeue = sqlite_job_requeue,
 	.job_begin_set = sqlite_job_begin_set,
+	.job_estimate_set = sqlite_job_estimate_set,
 	.job_alter = sqlite_job_alter,
 	.job_finish = sqlite_job_finish,
 	.load_active = sqlite_load_active,

@@ -478,6 +478,11 @@ int jobstore_job_begin_set(struct jobstore *js, int64_t id, int64_t t)
 	return js->ops->job_begin_set(js, id, t);
 }
 
+int jobstore_job_estimate_set(struct jobstore *js, int64_t id, bool first, int64_t t)
+{
+	return js->ops->job_estimate_set(js, id, first, t);
+}
+
 int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done)
 {
 	JOB_WRITE(js, id, js->ops->job_finish(js, id, res, t_done));

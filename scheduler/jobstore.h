@@ -114,6 +114,11 @@ int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit 
  * the job has ended or is not there. */
 int jobstore_job_begin_set(struct jobstore *js, int64_t id, int64_t t);
 
+/* A start estimate (docs/ESTIMATES.md), wall seconds, recorded in the
+ * job's attrs: the first it got (first: estimated.first_start_time) or
+ * the one current when it started (estimated.start_time). No row: 0. */
+int jobstore_job_estimate_set(struct jobstore *js, int64_t id, bool first, int64_t t);
+
 /* Final record: state, status, usage and every stamp the node took. */
 int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res,
 			int64_t t_done);

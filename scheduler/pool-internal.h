@@ -139,5 +139,22 @@ uint64_t place_widest_mem(const struct job *j);
 unsigned place_widest_gpus(const struct job *j);
 /* All of n's GPUs as a mask (bit i: index i). */
 uint64_t place_node_gpus(const struct node *n);
+/* Whether j could ever run on n for q by what n is (usable, realtime,
+ * its selection, its totals of CPUs, GPUs of its model, memory and
+ * counted resources), whatever runs there now. */
+bool place_node_eligible(const struct node *n, const struct queue_conf *q, const struct job *j);
+/* The GPUs of n that j may have (its model's, or all), free or not. */
+unsigned place_node_gpus_for(const struct node *n, const struct job *j);
+/* Whether j's chunks fit p->nv[i] with p->room[i] CPUs, p->groom[i]
+ * GPUs and p->mroom[i] memory each, where p->ok[i] (by its selection:
+ * p->ok is narrowed here); take[2 * n_nodes + 1] gets CPUs then GPUs per
+ * node. */
+bool place_chunks_fit(struct pool *p, const struct job *j, unsigned *take);
+
+/* Waiting jobs in the order the pass takes them (queues by priority,
+ * each queue's IQS turns), f called for each; at most max. Returns how
+ * many were visited. */
+typedef void (*pool_walk_f)(struct pool *p, const struct queue_conf *q, struct job *j, void *arg);
+size_t pool_waiting_walk(struct pool *p, const struct config *c, size_t max, pool_walk_f f, void *arg);
 
 #endif

@@ -1354,7 +1354,11 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	int64_t tiers[QOS_TIERS_MAX];
 	size_t n_turns = 0, n = 0, n_tiers, tier = 0;
 	int64_t now = pool_now(p);
-	bool more = true, stop = false, reserved = false;
+	bool more = true, stop = false;
+	/* EASY for every job, one-node ones too: the first resv_depth jobs
+	 * the pass cannot start hold their nodes against later jobs that
+	 * would not end before them (docs/ESTIMATES.md, "No starvation"). */
+	unsigned n_resv = 0, resv_depth = q->backfill_depth ? (unsigned)q->backfill_depth : 1;
 	char lwhy[160];
 	unsigned seen, gseen;
 	uint64_t mseen;
@@ -1438,8 +1442,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					pq->blocked = j->id;
 				if (q->strict)
 					stop = true;
-				else if ((j->n_chunks || j->ngpus > 1) && !reserved)
-					reserved = place_reserve(p, q, j, now);
+				else if (n_resv < resv_depth)
+					n_resv += place_reserve(p, q, j, now);
 				continue;
 			}
 			/* Licenses are the pool's: counted before any node. */
@@ -1515,8 +1519,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 				}
 				if (q->strict)
 					stop = true;
-				else if ((j->n_chunks || j->ngpus > 1) && !reserved)
-					reserved = place_reserve(p, q, j, now);
+				else if (n_resv < resv_depth)
+					n_resv += place_reserve(p, q, arr ? arr : j, now);   /* the array has the estimate */
 				if (arr)
 					job_free(j);   /* the subjob made for this try */
 			}
@@ -1532,6 +1536,59 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 	free(turns);
 	free(heads);
 	return n;
+}
+
+size_t pool_waiting_walk(struct pool *p, const struct config *c, size_t max, pool_walk_f f, void *arg)
+{
+	const struct queue_conf **order;
+	size_t seen = 0;
+
+	if (!c->n_queues || !max)
+		return 0;
+	order = malloc(c->n_queues * sizeof(*order));
+	if (!order)
+		return 0;
+	for (size_t i = 0; i < c->n_queues; i++)
+		order[i] = &c->queues[i];
+	qsort(order, c->n_queues, sizeof(*order), queue_order_cmp);
+	for (size_t qi = 0; qi < c->n_queues && seen < max; qi++) {
+		const struct queue_conf *q = order[qi];
+		struct pool_queue *pq = pool_queue_find(p, q->name);
+		struct iqs_turn *turns;
+		size_t n_turns = 0;
+		bool more = true;
+
+		if (!q->started || !pq || !pq->n_users)
+			continue;
+		turns = malloc(pq->n_users * sizeof(*turns));
+		if (!turns)
+			break;
+		for (struct pool_user *u = pq->users; u; u = u->next)
+			if (u->head)
+				turns[n_turns++] = (struct iqs_turn){ .uid = u->uid, .oldest = u->head->id, .data = u->head,
+								      .last_served = pool_rotation_get(p, q->name, u->uid) };
+		iqs_turns_sort(turns, n_turns);
+		if (q->order == QUEUE_ORDER_FAIRSHARE)
+			fairshare_sort(p, turns, n_turns);
+		/* The turns as queue_schedule takes them. */
+		while (more && seen < max) {
+			more = false;
+			for (size_t t = 0; t < n_turns && seen < max;
+			     t += q->order == QUEUE_ORDER_FAIRSHARE && turns[t].data ? 0 : 1) {
+				struct job *j = turns[t].data;
+
+				if (!j)
+					continue;
+				turns[t].data = j->wnext;
+				more = true;
+				seen++;
+				f(p, q, j, arg);
+			}
+		}
+		free(turns);
+	}
+	free(order);
+	return seen;
 }
 
 static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct dispatch *ret, size_t max);

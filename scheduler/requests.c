@@ -9,6 +9,7 @@
 
 #include "arrayspec.h"
 #include "depend.h"
+#include "estimate.h"
 #include "jobattr.h"
 #include "jobenv.h"
 #include "accounts.h"
@@ -730,6 +731,32 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 	}
 }
 
+/* A waiting job's start estimate from the last replay (estimate.c):
+ * estimated_start (wall s) and estimated_exec_vnode, PBS's
+ * estimated.start_time and estimated.exec_vnode; none: N/A. */
+static void stat_estimates(struct server *s, json_t *jobs)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(jobs, i, o) {
+		const char *vnode;
+		int64_t t;
+		struct job *j;
+
+		if (strcmp(wire_str(o, "state") ?: "", "queued") != 0)
+			continue;
+		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
+		if (!j && wire_int(o, "array_id", 0) > 0)
+			j = pool_job_find(s->pool, wire_int(o, "array_id", 0));
+		if (!j || !pool_job_estimate(j, s->est_replay, &t, &vnode))
+			continue;
+		json_object_set_new(o, "estimated_start", json_integer(t));
+		if (vnode)
+			json_object_set_new(o, "estimated_exec_vnode", json_string(vnode));
+	}
+}
+
 void op_stat(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
@@ -769,6 +796,7 @@ void op_stat(struct conn *c, const char *op, long long req_id, json_t *msg)
 		return;
 	}
 	stat_wait_reasons(s, jobs);
+	stat_estimates(s, jobs);
 	conn_reply_page(c, req_id, json_pack("{s:o, s:b}", "jobs", jobs, "more", more), "jobs");
 }
 
@@ -1164,7 +1192,9 @@ void op_stats(struct conn *c, const char *op, long long req_id, json_t *msg)
 		nodes_up += pool_node_usable(n);
 	}
 	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-		" s:I, s:I}", "watchers", (json_int_t)watch_count(s),
+		" s:I, s:I, s:I, s:I, s:I}", "estimate_replays", (json_int_t)s->est_replay,
+		"estimate_ns_last", (json_int_t)s->est_ns_last, "estimate_ns_max", (json_int_t)s->est_ns_max,
+		"watchers", (json_int_t)watch_count(s),
 		"events_committed", (json_int_t)jobstore_events_committed(s->store),
 		"passes", (json_int_t)st.passes, "pass_ns_total", (json_int_t)st.pass_ns_total,
 		"pass_ns_max", (json_int_t)st.pass_ns_max, "pass_ns_last", (json_int_t)st.pass_ns_last,

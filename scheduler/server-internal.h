@@ -90,6 +90,12 @@ struct server {
 	unsigned n_pending;       /* in the list */
 	bool sched_dirty;
 	unsigned n_lent;          /* jobs suspended by a preemption (suspend.c) */
+	/* Start estimates (estimate.c): the last replay's number and
+	 * monotonic start, whether one is due, what they cost. */
+	uint64_t est_replay;
+	int64_t est_mono;
+	bool est_due;
+	uint64_t est_ns_last, est_ns_max;
 	struct depend_index *deps;   /* depend.c: who waits on whom */
 	int64_t *array_due;       /* arrays whose end may have come (array.c) */
 	size_t n_array_due, cap_array_due;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "estimate.h"
 #include "jobid.h"
 #include "accounts.h"
 #include "qos.h"
@@ -755,7 +756,7 @@ void server_prolog_hold(struct server *s, struct job *j)
  * that their node does not know; the node's next registration requeues
  * them. A full batch arms the defer source for another pass after the
  * event loop has looked at its other sources. */
-static void schedule(struct server *s)
+static void schedule_pass(struct server *s)
 {
 	static struct dispatch d[DISPATCH_BATCH];
 	size_t n;
@@ -786,6 +787,9 @@ static void schedule(struct server *s)
 		/* A one-node job's GPUs are kept in its allocation row too. */
 		if (r == 0 && (d[i].job->n_alloc > 1 || d[i].job->ngpus))
 			r = jobstore_alloc_insert(s->store, d[i].job);
+		/* The estimate current when it starts, beside its start. */
+		if (r == 0 && d[i].job->est_start && d[i].job->est_seen == s->est_replay)
+			r = jobstore_job_estimate_set(s->store, d[i].job->id, false, d[i].job->est_start);
 		/* Only a (queue, user)'s last stamp of the batch is kept. */
 		if (r == 0 && pool_rotation_get(s->pool, d[i].job->queue, d[i].job->uid) == d[i].seq)
 			r = jobstore_rotation_set(s->store, d[i].job->queue, d[i].job->uid, d[i].seq);
@@ -818,6 +822,54 @@ static void schedule(struct server *s)
 	}
 	if (n == DISPATCH_BATCH)
 		sd_event_source_set_enabled(s->more_src, SD_EVENT_ONESHOT);
+}
+
+/* Start estimates (estimate.c, docs/ESTIMATES.md): a replay beside the
+ * pass, not in it, at most every estimate_interval seconds (the 1 s
+ * timer runs one that a pass left due). Each job's first estimate is
+ * recorded in the store, all of a replay's in one transaction. */
+static void estimates_replay(struct server *s, bool timer)
+{
+	struct pool_estimate_stats st;
+	int64_t mono = time_mono_ns();
+	uint64_t ns;
+	int r;
+
+	if (!s->config->estimate_depth || (timer && !s->est_due))
+		return;
+	if (s->est_replay && mono - s->est_mono < (int64_t)s->config->estimate_interval * NSEC_PER_SEC) {
+		s->est_due = true;
+		return;
+	}
+	s->est_due = false;
+	s->est_mono = mono;
+	s->est_replay++;
+	r = pool_estimate(s->pool, s->config, time(NULL), s->est_replay, &st);
+	ns = (uint64_t)(time_mono_ns() - mono);
+	s->est_ns_last = ns;
+	if (ns > s->est_ns_max)
+		s->est_ns_max = ns;
+	if (r < 0)
+		log_warn("start estimates: %s", strerror(-r));
+	if (st.n_fresh) {
+		r = jobstore_begin(s->store);
+		for (size_t i = 0; i < st.n_fresh && r == 0; i++)
+			r = jobstore_job_estimate_set(s->store, st.fresh[i]->id, true, st.fresh[i]->est_first);
+		if (r == 0)
+			r = jobstore_commit(s->store);
+		if (r < 0) {
+			jobstore_rollback(s->store);
+			log_warn("job store: cannot record %zu first start estimates: %s", st.n_fresh, strerror(-r));
+		}
+	}
+	free(st.fresh);
+}
+
+static void schedule(struct server *s)
+{
+	schedule_pass(s);
+	if (!s->state_full)
+		estimates_replay(s, false);
 }
 
 void server_job_finished(struct server *s, struct job *j, enum job_state state)
@@ -955,6 +1007,7 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	watch_flush(s);
 	if (pool_deferred_due(s->pool, time(NULL)))
 		s->sched_dirty = true;
+	estimates_replay(s, true);
 rearm:
 	sd_event_source_set_time_relative(src, TIMER_USEC);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "hostlist.h"
 #include "slurmfmt-internal.h"
 #include "wire.h"
 
@@ -41,6 +42,7 @@ static const struct slurmfmt_field extra[] = {
 	{ F_NODES, 0, NULL, NULL, "ReqNodes", 8, false, NULL, NULL },
 	{ F_GPUS, 0, NULL, NULL, "AllocGRES", 12, false, NULL, NULL },
 	{ F_GPUS, 0, NULL, NULL, "ReqGRES", 12, false, NULL, NULL },
+	{ F_SCHEDNODES, 'Y', "SchedNodes", "SCHEDNODES", NULL, 0, false, NULL, NULL },
 	/* squeue's letters Slurm prints a placeholder for here */
 	L('d', "MinTmpDisk", "MIN_TMP_DISK", "0"),
 	L('f', "Feature", "FEATURES", "(null)"),
@@ -57,7 +59,6 @@ static const struct slurmfmt_field extra[] = {
 	L('x', "ExcNodes", "EXC_NODES", ""),
 	L('X', "CoreSpec", "CORE_SPEC", "N/A"),
 	L('y', "Nice", "NICE", "0"),
-	L('Y', "SchedNodes", "SCHEDNODES", "(null)"),
 	L('z', "SCT", "S:C:T", "*:*:*"),
 	/* squeue -O names */
 	K("admin_comment", "ADMIN_COMMENT", "(null)"),
@@ -222,6 +223,33 @@ static void tres(const json_t *job, char *buf, size_t len)
 		snprintf(buf + n, len - n, ",gres/gpu:%s=%lld", gpu_model(job), gpus);
 }
 
+/* The nodes a pending job is expected to start on (its start estimate's
+ * exec_vnode, "(n1:ncpus=2)+(n2:ncpus=2)"), as a host list; "(null)"
+ * without one, as Slurm's. */
+static void schednodes(const json_t *job, char *buf, size_t len)
+{
+	const char *v = wire_str(job, "estimated_exec_vnode"), *names[256];
+	char copy[4096];
+	size_t n = 0;
+
+	snprintf(buf, len, "(null)");
+	if (!v || snprintf(copy, sizeof(copy), "%s", v) >= (int)sizeof(copy))
+		return;
+	for (char *at = copy; at && *at && n < sizeof(names) / sizeof(names[0]);) {
+		char *end;
+
+		at += *at == '(';
+		end = at + strcspn(at, ":)+");
+		names[n++] = at;
+		at = strchr(end, '+');
+		*end = '\0';
+		if (at)
+			at++;
+	}
+	if (n && hostlist_compress(names, n, buf, len) < 0)
+		snprintf(buf, len, "(null)");
+}
+
 void slurmfmt_extra_value(const struct slurmfmt_field *f, enum slurmfmt_view view, const json_t *job,
 			  int64_t now_ns, char *buf, size_t len)
 {
@@ -232,6 +260,9 @@ void slurmfmt_extra_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 
 	buf[0] = '\0';
 	switch (f->id) {
+	case F_SCHEDNODES:
+		schednodes(job, buf, len);
+		break;
 	case F_CONST:
 		snprintf(buf, len, "%s", view == SLURMFMT_SACCT ? (f->sacct_text ? f->sacct_text : "")
 							       : (f->text ? f->text : ""));

@@ -466,7 +466,12 @@ int64_t slurmfmt_job_start_ns(const json_t *job)
 
 	if (!t)
 		t = stamp(job, "launch");
-	return t ? t : stamp(job, "dispatch");
+	if (!t)
+		t = stamp(job, "dispatch");
+	/* A pending job: when it is expected to start (docs/ESTIMATES.md). */
+	if (!t && is(str_or(job, "state", ""), "queued"))
+		t = wire_int(job, "estimated_start", 0) * NSEC_PER_SEC;
+	return t;
 }
 
 int64_t slurmfmt_job_end_ns(const json_t *job)
@@ -598,7 +603,9 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		slurmfmt_stamp(buf, len, stamp(job, "submit"), none);
 		break;
 	case F_START:
-		slurmfmt_stamp(buf, len, slurmfmt_job_start_ns(job), none);
+		/* sacct reads what happened: a pending job's start is Unknown
+		 * there, squeue's %S its estimate. */
+		slurmfmt_stamp(buf, len, view == SLURMFMT_SACCT && pending ? 0 : slurmfmt_job_start_ns(job), none);
 		break;
 	case F_END:
 		slurmfmt_stamp(buf, len, slurmfmt_job_end_ns(job), none);

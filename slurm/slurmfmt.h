@@ -67,8 +67,9 @@ long long slurmfmt_job_cpus(const json_t *job);
  * it runs, to its exit once ended; 0 when it never started. */
 int64_t slurmfmt_job_ran_secs(const json_t *job, int64_t now_ns);
 
-/* When it started (exec, or launch, or dispatch) and ended (exit, or
- * released, or done; 0 while pending or running), wall ns; 0: not yet. */
+/* When it started (exec, or launch, or dispatch; a pending job: its
+ * start estimate, estimated_start) and ended (exit, or released, or
+ * done; 0 while pending or running), wall ns; 0: not yet (no estimate). */
 int64_t slurmfmt_job_start_ns(const json_t *job);
 int64_t slurmfmt_job_end_ns(const json_t *job);
 

@@ -215,6 +215,12 @@ static void job_show(const json_t *job, int64_t now)
 	kv(&first, "ExcNodeList", "%s", nn(wire_str(json_object_get(job, "attrs"), "Resource_List.exclude")));
 	brk(&first);
 	kv(&first, "NodeList", "%s", count ? nodes : "(null)");
+	/* A pending job's expected nodes, with its start estimate. */
+	if (wire_str(job, "estimated_exec_vnode")) {
+		slurmfmt_field_value(slurmfmt_field_name("SchedNodes", SLURMFMT_SQUEUE), SLURMFMT_SQUEUE, job, now, buf,
+				     sizeof(buf));
+		kv(&first, "SchedNodeList", "%s", buf);
+	}
 	brk(&first);
 	slurmfmt_job_tasks(job, &req);
 	kv(&first, "NumNodes", "%lld", req.nodes);

@@ -33,18 +33,21 @@ static const char usage_text[] =
 	"  -O, --Format=FIELDS     columns by name: JobID,Name:30,State,...\n"
 	"  -l, --long              the long layout\n"
 	"  -r, --array             an array's pending tasks one per line, not as 12_[1-3]\n"
+	"      --start             pending jobs only, by their expected start (START_TIME,\n"
+	"                          SCHEDNODES; N/A: no estimate)\n"
 	"      --json              Slurm's JSON document\n"
 	"      --conf FILE         configuration file\n"
 	"      --help, --usage     show this help\n";
 
 #define DEFAULT_FORMAT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+#define START_FORMAT "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
 #define LONG_FORMAT "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 #define MAX_ITEMS 64
 
 static const char *arg_conf;
 static const char *arg_format = DEFAULT_FORMAT;
 static const char *arg_fields;
-static bool arg_noheader, arg_json, arg_tasks;
+static bool arg_noheader, arg_json, arg_tasks, arg_start, arg_format_set;
 static struct slurmsel arg_sel;
 
 /* -O: "Name[:[.][width][suffix]]" items, default width 20, left-justified;
@@ -161,6 +164,44 @@ static bool pending(const json_t *job)
 	return state && (strcmp(state, "queued") == 0 || strcmp(state, "held") == 0);
 }
 
+/* --start: by expected start, the soonest first; those without one
+ * (N/A) after, by id. */
+static int start_cmp(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+	long long sx = wire_int(x, "estimated_start", 0), sy = wire_int(y, "estimated_start", 0);
+
+	if ((sx > 0) != (sy > 0))
+		return sx > 0 ? -1 : 1;
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	return wire_int(x, "jobid", 0) < wire_int(y, "jobid", 0) ? -1 : 1;
+}
+
+/* --start: only the pending jobs (all named by -t, when it is given),
+ * sorted by start_cmp. NULL: out of memory. */
+static json_t *start_select(const json_t *jobs)
+{
+	size_t n = 0, i;
+	const json_t **v = malloc((json_array_size(jobs) + 1) * sizeof(*v));
+	json_t *job, *out = json_array();
+
+	if (!v || !out) {
+		free(v);
+		json_decref(out);
+		return NULL;
+	}
+	json_array_foreach(jobs, i, job) {
+		if (arg_sel.n_states || pending(job))
+			v[n++] = job;
+	}
+	qsort(v, n, sizeof(*v), start_cmp);
+	for (i = 0; i < n; i++)
+		json_array_append(out, (json_t *)v[i]);
+	free(v);
+	return out;
+}
+
 /* An array's pending tasks being folded into one row. */
 struct fold {
 	json_t *row;          /* the first task's copy (the output's reference) */
@@ -270,7 +311,7 @@ static int json_print(const json_t *jobs, int64_t now)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_ME, OPT_CONF, OPT_HELP, OPT_NOCONVERT };
+	enum { OPT_JSON = 256, OPT_ME, OPT_CONF, OPT_HELP, OPT_NOCONVERT, OPT_START };
 	static const struct option longopts[] = {
 		{ "user", required_argument, NULL, 'u' },
 		{ "jobs", required_argument, NULL, 'j' },
@@ -286,6 +327,7 @@ int main(int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' },
 		{ "noconvert", no_argument, NULL, OPT_NOCONVERT },
 		{ "array", no_argument, NULL, 'r' },
+		{ "start", no_argument, NULL, OPT_START },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "me", no_argument, NULL, OPT_ME },
 		{ "conf", required_argument, NULL, OPT_CONF },
@@ -295,7 +337,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct client *cl = NULL;
-	json_t *jobs = NULL;
+	json_t *jobs = NULL, *jobs_sorted = NULL;
 	struct error err;
 	int c, status;
 
@@ -317,9 +359,10 @@ int main(int argc, char **argv)
 		case 'p': arg_sel.partitions = optarg; break;
 		case 'n': arg_sel.names = optarg; break;
 		case 'h': arg_noheader = true; break;
-		case 'o': arg_format = optarg; arg_fields = NULL; break;
-		case 'O': arg_fields = optarg; break;
-		case 'l': arg_format = LONG_FORMAT; break;
+		case 'o': arg_format = optarg; arg_fields = NULL; arg_format_set = true; break;
+		case 'O': arg_fields = optarg; arg_format_set = true; break;
+		case 'l': arg_format = LONG_FORMAT; arg_format_set = true; break;
+		case OPT_START: arg_start = true; break;
 		case 'a': break;
 		case OPT_NOCONVERT: break;   /* sizes are already in M (tres-alloc) */
 		case 'r': arg_tasks = true; break;
@@ -336,6 +379,8 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_slurm_extra(argv[optind]);
+	if (arg_start && !arg_format_set)
+		arg_format = START_FORMAT;
 	if (!arg_json && columns_prepare())
 		return 1;
 	if (client_open(arg_conf, &cl, &err) < 0)
@@ -347,8 +392,14 @@ int main(int argc, char **argv)
 		/* Slurm answers an id it no longer knows so; tools take it
 		 * as "the job has ended". */
 		status = cmd_fail(1, "slurm_load_jobs error: Invalid job id specified");
+	} else if (arg_start && !(jobs_sorted = start_select(jobs))) {
+		status = cmd_fail(1, "out of memory");
 	} else if (arg_json) {
-		status = json_print(jobs, time_wall_ns());
+		status = json_print(jobs_sorted ? jobs_sorted : jobs, time_wall_ns());
+	} else if (arg_start) {
+		/* Each pending task its own row: each has its own estimate. */
+		table_print(jobs_sorted, time_wall_ns());
+		status = 0;
 	} else if (arg_tasks) {
 		table_print(jobs, time_wall_ns());
 		status = 0;
@@ -361,6 +412,7 @@ int main(int argc, char **argv)
 		json_decref(folded);
 	}
 	json_decref(jobs);
+	json_decref(jobs_sorted);
 	client_close(cl);
 	if (fflush(stdout) != 0 && status == 0)
 		status = cmd_fail(1, "cannot write: %s", strerror(errno));

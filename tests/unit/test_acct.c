@@ -330,6 +330,58 @@ static void test_summary_json(void)
 	acct_report_destroy(r);
 }
 
+/* qacct --estimates: |start - estimate| over the jobs that started with
+ * one, median and p90, and the share that started by the at-start one;
+ * from the record's attrs. */
+static void test_estimates_report(void)
+{
+	struct acct_job jobs[12];
+	struct acct_report *r = NULL;
+	json_t *doc, *row, *rec;
+	char *text;
+
+	memset(jobs, 0, sizeof(jobs));
+	rec = json_pack("{s:I, s:s, s:s, s:{s:s, s:s}, s:{s:I}}", "jobid", (json_int_t)1, "queue", "batch", "state",
+			"completed", "attrs", "estimated.first_start_time", "1000", "estimated.start_time", "1010",
+			"times", "dispatch", (json_int_t)1005 * 1000000000);
+	CU_ASSERT_EQUAL_FATAL(acct_job_from_json(rec, &jobs[0]), 0);
+	json_decref(rec);
+	CU_ASSERT_EQUAL(jobs[0].est_first, 1000);
+	CU_ASSERT_EQUAL(jobs[0].est_start, 1010);
+	/* Jobs 2..10: started k s before their at-start estimate, 2k after
+	 * their first; 11 started late by 30 s; 12 had none. */
+	for (int k = 1; k < 12; k++) {
+		struct acct_job *j = &jobs[k];
+
+		snprintf(j->queue, sizeof(j->queue), "batch");
+		j->jobid = k + 1;
+		j->t[ACCT_DISPATCH] = (int64_t)(2000 + k) * 1000000000;
+		if (k < 10) {
+			j->est_start = 2000 + k + k;
+			j->est_first = 2000 + k - 2 * k;
+		} else if (k == 10) {
+			j->est_start = 2000 + k - 30;
+			j->est_first = 2000 + k;
+		}
+	}
+	CU_ASSERT_EQUAL_FATAL(acct_report_estimates(jobs, 12, ACCT_BY_QUEUE, &r), 0);
+	text = report_text(r, ACCT_FORMAT_JSON);
+	doc = json_loads(text, 0, NULL);
+	CU_ASSERT_FATAL(doc != NULL);
+	CU_ASSERT_EQUAL_FATAL(json_array_size(json_object_get(doc, "rows")), 1);
+	row = json_array_get(json_object_get(doc, "rows"), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "jobs")), 11);
+	/* At start: 5 (job 1), 1..9, 30: median 5, p90 9. First: 5, 2..18, 0. */
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "start_error_median_s")), 5);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "start_error_p90_s")), 18 / 2);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "first_error_median_s")), 8);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "first_error_p90_s")), 16);
+	CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(row, "met_pct")), 1000.0 / 11, 1e-6);
+	json_decref(doc);
+	free(text);
+	acct_report_destroy(r);
+}
+
 static void test_overhead_and_util_reports(void)
 {
 	struct acct_job jobs[N_JOBS];
@@ -744,6 +796,7 @@ static const struct unit_test acct_tests[] = {
 	{ "time_parse", test_time_parse },
 	{ "csv_quoting", test_csv_quoting },
 	{ "summary_json", test_summary_json },
+	{ "estimates_report", test_estimates_report },
 	{ "overhead_and_util_reports", test_overhead_and_util_reports },
 	{ "job_report", test_job_report },
 	{ "job_gpus", test_job_gpus },

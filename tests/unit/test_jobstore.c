@@ -655,9 +655,38 @@ static void test_requeue_begin(void)
 	jobstore_close(js);
 }
 
+/* Start estimates kept beside the job (docs/ESTIMATES.md): the first
+ * once, the one at its start. */
+static void test_estimates(void)
+{
+	struct jobstore *js;
+	struct error err;
+	int64_t id;
+	json_t *row;
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_estimate_set(js, id, true, 4000000100LL), 0);
+	CU_ASSERT_EQUAL(jobstore_job_estimate_set(js, id, true, 4000000200LL), 0);   /* kept: the first */
+	CU_ASSERT_EQUAL(jobstore_job_estimate_set(js, id + 1000, true, 1), 0);      /* no row: nothing */
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", 3000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_estimate_set(js, id, false, 4000000150LL), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_STRING_EQUAL(wire_str(json_object_get(row, "attrs"), "estimated.first_start_time") ?: "",
+			       "4000000100");
+	CU_ASSERT_STRING_EQUAL(wire_str(json_object_get(row, "attrs"), "estimated.start_time") ?: "", "4000000150");
+	json_decref(row);
+	jobstore_close(js);
+}
+
 /* On both backends (jobstore, jobstore_pg). */
 static const struct unit_test jobstore_tests[] = {
 	{ "requeue_begin", test_requeue_begin },
+	{ "estimates", test_estimates },
 	{ "launch_umask", test_launch_umask },
 	{ "alter", test_alter },
 	{ "launch", test_launch },
