@@ -57,6 +57,7 @@ void job_free(struct job *j)
 	free(j->lic);
 	free(j->nres);
 	free(j->account);
+	free(j->resv);
 	free(j);
 }
 

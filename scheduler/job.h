@@ -116,6 +116,7 @@ struct job {
 	unsigned n_nres;
 	size_t lic_slot;         /* while held: its place among the pool's holders */
 	char *account;           /* Account_Name as submitted or defaulted (docs/ACCOUNTS.md); NULL: none */
+	char *resv;              /* the reservation it runs in (docs/RESERVATIONS.md); NULL: none */
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	int64_t t_submit;
 	int64_t t_dispatch;      /* while running/exiting: when this run was dispatched,

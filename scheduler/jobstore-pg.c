@@ -182,7 +182,7 @@ static const char SQL_ACTIVE[] =
 	" attrs::json->>'Resource_List.nodelist', attrs::json->>'Resource_List.exclude',"
 	" attrs::json->>'Resource_List.constraint', attrs::json->>'Resource_List.gpu_model',"
 	" attrs::json->>'Resource_List.licenses', attrs::json->>'Resource_List.node_res',"
-	" attrs::json->>'Account_Name' FROM jobs"
+	" attrs::json->>'Account_Name', attrs::json->>'reservation' FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE ($1::bigint = 0 OR id = $1::bigint OR ($8::boolean AND array_id = $1::bigint))"

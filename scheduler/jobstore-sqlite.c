@@ -159,7 +159,7 @@ static const char SQL_ACTIVE[] =
 	" json_extract(attrs, '$.\"Resource_List.constraint\"'),"
 	" json_extract(attrs, '$.\"Resource_List.gpu_model\"'),"
 	" json_extract(attrs, '$.\"Resource_List.licenses\"'), json_extract(attrs, '$.\"Resource_List.node_res\"'),"
-	" json_extract(attrs, '$.Account_Name')"
+	" json_extract(attrs, '$.Account_Name'), json_extract(attrs, '$.reservation')"
 	" FROM jobs WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1 OR (?8 AND array_id = ?1))"

@@ -1062,6 +1062,13 @@ unsigned place_widest_gpus(const struct job *j)
 	return j->place == JOB_PLACE_PACK ? total : w;
 }
 
+/* Whether j may hold nd from now to end by the reservations
+ * (pool-resv.c): the one question placement asks of them. */
+static bool place_resv_ok(const struct pool *p, const struct job *j, const struct node *nd, int64_t now, int64_t end)
+{
+	return (!p->n_resv && !j->resv) || pool_resv_allows(p, j, nd->name, now, end);
+}
+
 /* Places j now, whole or not at all: the nodes by counts (chunks_assign),
  * then each node's share by placement. Nodes reserved before j would end
  * (its walltime from now) are not used. Fills j's allocation. */
@@ -1080,7 +1087,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 	/* (A job of a GPU model, or one asking for a node's counted
 	 * resources, leaves the selection's misses alone: its key says
 	 * neither.) */
-	if (!j->n_chunks && j->sel && !j->gpu_model && !j->n_nres) {
+	if (!j->n_chunks && j->sel && !j->gpu_model && !j->n_nres && !j->resv) {
 		uint64_t key = nodesel_key(j->sel);
 
 		/* A selection that found no node this pass, for as much or
@@ -1129,7 +1136,8 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 				gseen = groom;
 			if (mroom > mseen)
 				mseen = mroom;
-			if ((nd->resv_t && end > nd->resv_t) || room < j->ncpus || groom < j->ngpus || mroom < j->mem ||
+			if ((nd->resv_t && end > nd->resv_t) || !place_resv_ok(p, j, nd, now, end) || room < j->ncpus ||
+			    groom < j->ngpus || mroom < j->mem ||
 			    (nd->no_cpus && j->ncpus >= nd->no_cpus && j->ngpus >= nd->no_gpus) || !node_sel_ok(nd, j, -1) ||
 			    (j->n_nres && !node_res_fits(nd, j, true)))
 				continue;
@@ -1163,7 +1171,7 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		*ret_room = seen;
 		*ret_groom = j->gpu_model ? UINT_MAX : gseen;
 		*ret_mroom = mseen;
-		if (j->sel && !j->excl && !j->gpu_model && !j->n_nres)
+		if (j->sel && !j->excl && !j->gpu_model && !j->n_nres && !j->resv)
 			p->sel_miss[p->n_sel_miss++ % 16] = (typeof(p->sel_miss[0])){ nodesel_key(j->sel), j->ncpus,
 										j->ngpus, j->mem, j->walltime };
 		return false;
@@ -1183,7 +1191,8 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			gseen = p->groom[i];
 		if (p->ok[i] && p->mroom[i] > mseen)
 			mseen = p->mroom[i];
-		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t) && (!j->n_nres || node_res_fits(nd, j, true));
+		p->ok[i] = p->ok[i] && !(nd->resv_t && end > nd->resv_t) && place_resv_ok(p, j, nd, now, end) &&
+			   (!j->n_nres || node_res_fits(nd, j, true));
 	}
 	*ret_room = seen;
 	*ret_groom = j->gpu_model ? UINT_MAX : gseen;   /* its model's: no bound for others */

@@ -56,6 +56,9 @@ struct pool {
 	struct usage_rec *usage;
 	size_t usage_cap, usage_used;
 	double halflife, gpu_weight, share_default;
+	/* Reservations (pool-resv.c). */
+	struct pool_resv *resv;
+	size_t n_resv;
 };
 
 struct pool_acct {
@@ -98,6 +101,7 @@ bool pool_licenses_fit(struct pool *p, const struct job *j, int64_t now);
  * reservation's spare. */
 void pool_licenses_pass_took(struct pool *p, const struct job *j, int64_t now);
 void pool_licenses_free(struct pool *p);
+void pool_resv_free(struct pool *p);
 
 /* p->nv, p->room, p->groom, p->ok sized for the nodes, p->nv filled in
  * registration order; 0 or -ENOMEM. */

@@ -149,6 +149,7 @@ void pool_destroy(struct pool *p)
 	free(p->usage);
 	free(p->accts);
 	pool_licenses_free(p);
+	pool_resv_free(p);
 	free(p);
 }
 
@@ -724,7 +725,7 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	s->whole = a->whole;
 	s->sel = nodesel_ref(a->sel);
 	if ((a->gpu_model && !(s->gpu_model = strdup(a->gpu_model))) ||
-	    (a->account && !(s->account = strdup(a->account)))) {
+	    (a->account && !(s->account = strdup(a->account))) || (a->resv && !(s->resv = strdup(a->resv)))) {
 		job_free(s);
 		return NULL;
 	}

@@ -660,6 +660,8 @@ static void pending_flush(struct server *s)
 					const char *acct = wire_str(json_object_get(p->strings, "attrs"), "Account_Name");
 
 					j->account = acct ? strdup(acct) : NULL;
+					acct = wire_str(json_object_get(p->strings, "attrs"), "reservation");
+					j->resv = acct ? strdup(acct) : NULL;
 				}
 				if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
 					log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
