@@ -11,7 +11,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 14
+#define JOBSTORE_SCHEMA_VERSION 15
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -240,6 +240,15 @@ extern const char *const jobstore_ev_sql[EV_MAX];
 	" description TEXT);" \
 	"CREATE TABLE account_users (account TEXT NOT NULL REFERENCES accounts(name)," \
 	" user_name TEXT NOT NULL, is_default INTEGER NOT NULL, PRIMARY KEY (account, user_name));"
+
+/* Schema 15, reservations (docs/RESERVATIONS.md), the same SQL on both
+ * backends (resv.c holds the statements): nodes "ALL" or a comma list;
+ * users, grps, accounts comma lists (NULL: none); flags Slurm's words;
+ * count the occurrences a standing one has left (NULL: for ever). */
+#define JOBSTORE_SQL_RESV_CREATE \
+	"CREATE TABLE reservations (name TEXT PRIMARY KEY, id BIGINT NOT NULL, t_start BIGINT NOT NULL," \
+	" t_end BIGINT NOT NULL, nodes TEXT NOT NULL, users TEXT, grps TEXT, accounts TEXT, flags TEXT," \
+	" count BIGINT);"
 
 /* One statement's parameters, in $N order. */
 struct jobstore_ev_params {

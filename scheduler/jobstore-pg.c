@@ -79,6 +79,8 @@ static const struct {
 	/* 14: an account's limits (jobstore-sqlite.c's 14). */
 	{ 14, "ALTER TABLE accounts ADD COLUMN IF NOT EXISTS grp_cpus BIGINT,"
 	      " ADD COLUMN IF NOT EXISTS grp_gpus BIGINT, ADD COLUMN IF NOT EXISTS grp_jobs BIGINT;" },
+	/* 15: reservations (jobstore-sqlite.c's 15). */
+	{ 15, JOBSTORE_SQL_RESV_CREATE },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -97,6 +97,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE accounts ADD COLUMN grp_cpus BIGINT;"
 	"ALTER TABLE accounts ADD COLUMN grp_gpus BIGINT;"
 	"ALTER TABLE accounts ADD COLUMN grp_jobs BIGINT;",
+	/* 15: reservations (docs/RESERVATIONS.md). */
+	JOBSTORE_SQL_RESV_CREATE,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

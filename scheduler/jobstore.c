@@ -575,6 +575,7 @@ const struct jobstore_table jobstore_tables[] = {
 	{ "events", "seq, t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason", 10 },
 	{ "accounts", "name, parent, shares, description, grp_cpus, grp_gpus, grp_jobs", 7 },
 	{ "account_users", "account, user_name, is_default", 3 },
+	{ "reservations", "name, id, t_start, t_end, nodes, users, grps, accounts, flags, count", 10 },
 	{ NULL, NULL, 0 },
 };
 

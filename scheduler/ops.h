@@ -23,6 +23,8 @@ op_handler op_alter_move, op_swap, op_signal, op_rerun;
 op_handler op_admin, op_order, op_hooks;
 /* accounts.c: accounts and their users (docs/ACCOUNTS.md) */
 op_handler op_accounts;
+/* resv.c: reservations and maintenance windows (docs/RESERVATIONS.md) */
+op_handler op_resv;
 /* usage.c: fair share's use and shares (docs/FAIRSHARE.md) */
 op_handler op_usage;
 /* watch.c: the event stream (docs/EVENTS.md) */

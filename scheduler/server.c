@@ -17,6 +17,7 @@
 #include "auth.h"
 #include "jobid.h"
 #include "accounts.h"
+#include "resv.h"
 #include "log.h"
 #include "nodes-known.h"
 #include "peers.h"
@@ -948,6 +949,7 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	watch_flush(s);
 	if (pool_deferred_due(s->pool, time(NULL)))
 		s->sched_dirty = true;
+	resv_tick(s);
 rearm:
 	sd_event_source_set_time_relative(src, TIMER_USEC);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
@@ -1127,6 +1129,15 @@ int server_state_load(struct server *s)
 		accounts_apply(s->accounts, s->pool);
 		r = usage_load(s);
 	}
+	if (r == 0) {
+		resvs_free(s->resvs);
+		s->resvs = NULL;
+		r = resvs_load(s->store, &s->resvs);
+		if (r == 0)
+			r = resvs_apply(s->resvs, s->pool);
+		if (r == 0)
+			resv_tick(s);   /* one that ended while no server ran moves on now */
+	}
 	if (r == 0)
 		array_loaded(s);
 	return r;
@@ -1281,6 +1292,7 @@ void server_destroy(struct server *s)
 		conn_close(s->conns);
 	server_metrics_stop(s);
 	accounts_free(s->accounts);
+	resvs_free(s->resvs);
 	sd_event_source_disable_unref(s->listen_src);
 	sd_event_source_disable_unref(s->tcp_src);
 	if (s->tcp_fd >= 0)
