@@ -266,7 +266,7 @@ int resvs_submit_check(const struct resvs *a, const char *name, const char *user
 	return 0;
 }
 
-static json_t *resv_json(const struct resv *e, int64_t now)
+static json_t *resv_json(const struct resv *e, int64_t now, size_t all_count)
 {
 	char flags[96], q[32];
 	json_t *o;
@@ -277,6 +277,13 @@ static json_t *resv_json(const struct resv *e, int64_t now)
 		      "queue", q, "start", (json_int_t)e->start, "end", (json_int_t)e->end, "nodes", e->nodes, "flags",
 		      flags, "state", now >= e->start && now < e->end ? "ACTIVE" : "INACTIVE", "count",
 		      (json_int_t)e->count);
+	if (o) {
+		char **names = NULL;
+		int n = all_nodes(e) ? -1 : hostlist_expand(e->nodes, NODES_MAX, &names);
+
+		hostlist_free(names, n > 0 ? (size_t)n : 0);
+		json_object_set_new(o, "node_cnt", json_integer(n >= 0 ? n : (json_int_t)all_count));
+	}
 	if (o && e->users)
 		json_object_set_new(o, "users", json_string(e->users));
 	if (o && e->grps)
@@ -286,14 +293,25 @@ static json_t *resv_json(const struct resv *e, int64_t now)
 	return o;
 }
 
-static json_t *resvs_json(const struct resvs *a, const char *user, uid_t uid, const char *account)
+static size_t pool_count(struct server *s)
 {
+	size_t n = 0;
+
+	for (struct node *nd = pool_nodes(s->pool); nd; nd = nd->next)
+		n++;
+	return n;
+}
+
+static json_t *resvs_json(struct server *s, const char *user, uid_t uid, const char *account)
+{
+	const struct resvs *a = s->resvs;
 	json_t *arr = json_array();
 	int64_t now = time(NULL);
+	size_t all = pool_count(s);
 
 	for (size_t i = 0; arr && a && i < a->n; i++)
 		if (may_use(&a->v[i], user, uid, account))
-			json_array_append_new(arr, resv_json(&a->v[i], now));
+			json_array_append_new(arr, resv_json(&a->v[i], now, all));
 	return arr;
 }
 
@@ -698,7 +716,7 @@ static void create_update(struct conn *c, long long req_id, json_t *msg, bool up
 		goto out;
 	}
 	log_info("%s", why);
-	conn_reply_ok(c, req_id, json_pack("{s:o}", "reservation", resv_json(resv_find(s->resvs, e.name), now)));
+	conn_reply_ok(c, req_id, json_pack("{s:o}", "reservation", resv_json(resv_find(s->resvs, e.name), now, pool_count(s))));
 out:
 	free(e.name);
 	free(picked);
@@ -713,7 +731,7 @@ void op_resv(struct conn *c, const char *op, long long req_id, json_t *msg)
 		const char *user = server_user_name(s, c->uid);
 		const char *acct = user && s->accounts ? accounts_user_default(s->accounts, user) : NULL;
 
-		conn_reply_ok(c, req_id, json_pack("{s:o}", "reservations", resvs_json(s->resvs, user ? user : "",
+		conn_reply_ok(c, req_id, json_pack("{s:o}", "reservations", resvs_json(s, user ? user : "",
 											c->uid, acct)));
 		return;
 	}
