@@ -744,8 +744,17 @@ void op_resv(struct conn *c, const char *op, long long req_id, json_t *msg)
 	} else if (!strcmp(action, "delete")) {
 		int r;
 
+		char kept[RESV_NAME_MAX];
+
+		/* pbs_rdel R12: its queue's name stands for it. (A copy:
+		 * reload frees the set it points into.) */
+		if (!resv_find(s->resvs, name) && resvs_by_queue(s->resvs, name))
+			name = resvs_by_queue(s->resvs, name);
+		snprintf(kept, sizeof(kept), "%s", name ? name : "");
+		name = kept;
+
 		if (!resv_find(s->resvs, name)) {
-			conn_reply_err(c, req_id, ENOENT, "Reservation %.64s not found", name ? name : "");
+			conn_reply_err(c, req_id, ENOENT, "Reservation %.64s not found", name);
 			return;
 		}
 		r = store_delete(s, name);
