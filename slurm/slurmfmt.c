@@ -591,8 +591,15 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 			 * reservation's word with qpoold's text and remedy. */
 			snprintf(key, sizeof(key), "%s: ", word);
 			at = strstr(why, key);
-			if (at && (is(word, "ReqNodeNotAvail") || is(word, "Reservation")))
-				snprintf(buf, len, "(%s, %.*s)", word, (int)strcspn(at + strlen(key), ";"), at + strlen(key));
+			if (at && (is(word, "ReqNodeNotAvail") || is(word, "Reservation"))) {
+				const char *text = at + strlen(key), *end = text;
+
+				/* Its text ends at the next reason ("; first in
+				 * line ..."), not at its own "; with walltime". */
+				while (*(end += strcspn(end, ";")) && !strncmp(end, "; with walltime", 15))
+					end++;
+				snprintf(buf, len, "(%s, %.*s)", word, (int)(end - text), text);
+			}
 			else
 				snprintf(buf, len, "(%s)", word);
 		}
