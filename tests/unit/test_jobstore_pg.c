@@ -446,7 +446,7 @@ static void test_upgrade_from_7(void)
 	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &a), 0);
 	jobstore_close(js);
-	CU_ASSERT_EQUAL_FATAL(psql("DROP TABLE account_users, accounts, nodes, lease, servers, pool, events; ALTER TABLE job_alloc DROP COLUMN gpus;"
+	CU_ASSERT_EQUAL_FATAL(psql("DROP TABLE reservations, account_users, accounts, nodes, lease, servers, pool, events; ALTER TABLE job_alloc DROP COLUMN gpus;"
 				   " DELETE FROM schema_version WHERE version > 7"), 0);
 	CU_ASSERT_EQUAL_FATAL(psql_value("SELECT max(version) FROM schema_version"), 7);
 	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_POSTGRESQL, unit_store_dsn(), &js, &err), 0);
