@@ -212,6 +212,8 @@ static void job_show(const json_t *job, int64_t now)
 	kv(&first, "Deadline", "N/A");
 	brk(&first);
 	kv(&first, "Partition", "%s", nn(wire_str(job, "queue")));
+	if (wire_str(json_object_get(job, "attrs"), "reservation"))
+		kv(&first, "Reservation", "%s", wire_str(json_object_get(job, "attrs"), "reservation"));
 	brk(&first);
 	/* What the job asked of its nodes (docs/RESOURCES.md). */
 	kv(&first, "ReqNodeList", "%s", nn(wire_str(json_object_get(job, "attrs"), "Resource_List.nodelist")));

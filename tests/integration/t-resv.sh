@@ -92,6 +92,8 @@ out=$(as qpuser2 sbatch --reservation="$R" --wrap=true 2>&1) && fail "qpuser2 sb
 	fail "qpuser2's sbatch --reservation: '$out'"
 mine=$(as qpuser1 qsub -q "$R" -l walltime=20 -v QPOOL_SIM_RUNTIME=1 <<<true) || fail "qpuser1 qsub -q $R"
 [ "$(qp_state "$mine")" = queued ] || fail "the reservation's job is $(qp_state "$mine") before its start"
+[ "$(as qpuser1 squeue -h -j "$mine" -o %v)" = "$R" ] || fail "squeue %v: $(as qpuser1 squeue -h -j "$mine" -o %v)"
+as qpuser1 scontrol show job "$mine" | grep -q " Reservation=$R\b" || fail "scontrol show job: $(as qpuser1 scontrol show job "$mine")"
 for i in $(seq 60); do [[ "$(qp_field "$mine" comment)" == *"waits for reservation $R to start"* ]] && break; sleep 0.05; done
 [[ "$(qp_field "$mine" comment)" == *"waits for reservation $R to start"* ]] || fail "before its start: '$(qp_field "$mine" comment)'"
 qp_wait "$mine" running completed --timeout 15
@@ -163,6 +165,14 @@ for i in $(seq 200); do [ "$(qp_state "$run")" = running ] && [ "$(qp_field "$ru
 "$SC" create reservation ReservationName=m3 StartTime=now+30 EndTime=now+60 Nodes="$OFF" Flags=MAINT,IGNORE_JOBS >/dev/null ||
 	fail "IGNORE_JOBS over a running job"
 as qpuser2 qdel "$run"
+
+note "scontrol update reservation"
+e0=$(epoch "$("$SC" show reservation m3 -o | field EndTime)")
+out=$("$SC" update ReservationName=m3 EndTime="$(date -d "@$((e0 + 600))" +%Y-%m-%dT%H:%M:%S)") || fail "update m3: $out"
+[ "$out" = "Reservation updated." ] || fail "update said '$out'"
+[ "$(epoch "$("$SC" show reservation m3 -o | field EndTime)")" = $((e0 + 600)) ] || fail "m3's end after update: $("$SC" show reservation m3 -o)"
+bad "Reservation nosuch not found" "$SC" update ReservationName=nosuch Duration=5
+bad "EndTime is not after StartTime" "$SC" update ReservationName=m3 EndTime=now+1
 
 note "kept across a qpoold restart"
 want=$("$SC" show reservation -o | sort)
