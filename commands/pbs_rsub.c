@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 	};
 	const char *conf = NULL, *start_s = NULL, *end_s = NULL, *dur_s = NULL, *rrule = NULL, *hosts = NULL;
 	const char *running = NULL, *name = NULL, *groups = NULL, *select = NULL;
-	char *users = NULL, flags[64] = "";
+	char users[1024] = "", flags[64] = "";
 	json_t *req, *reply = NULL;
 	struct client *cl;
 	struct error err;
@@ -132,10 +132,9 @@ int main(int argc, char **argv)
 			select = optarg + 7;
 			break;
 		case 'U':
-			free(users);
-			users = strdup(optarg);
-			if (!users)
-				return cmd_fail(1, "out of memory");
+			if (strlen(optarg) >= sizeof(users))
+				return cmd_fail(2, "-U: at most %zu bytes", sizeof(users) - 1);
+			snprintf(users, sizeof(users), "%s", optarg);
 			users_strip(users);
 			break;
 		case 'G': groups = optarg; break;
@@ -208,7 +207,7 @@ int main(int argc, char **argv)
 		}
 		json_object_set_new(req, "node_cnt", json_integer(n));
 	}
-	if (users)
+	if (users[0])
 		json_object_set_new(req, "users", json_string(users));
 	if (groups)
 		json_object_set_new(req, "groups", json_string(groups));
@@ -216,7 +215,6 @@ int main(int argc, char **argv)
 		json_object_set_new(req, "name", json_string(name));
 	if (count > 0)
 		json_object_set_new(req, "count", json_integer(count));
-	free(users);
 	if (client_open(conf, &cl, &err) < 0) {
 		json_decref(req);
 		return cmd_fail(1, "%s", err.text);
