@@ -150,6 +150,9 @@ int pool_request_resv_wait(const struct pool *p, const struct job *j, int64_t no
 	const struct pool_resv *block = NULL;
 	char at[40], w[32];
 
+	/* qstat asks this of every waiting job: no reservation, no cost. */
+	if (!p->n_resv && !j->resv)
+		return 0;
 	if (j->resv) {
 		if (!mine)
 			return snprintf(buf, len, "Reservation: reservation %s does not exist (any more)", j->resv), 1;
