@@ -143,6 +143,12 @@ static void hms(int64_t s, char *buf, size_t len)
 		 (long long)(s % 60));
 }
 
+/* Whether n has j's CPUs free now, by count. */
+static bool node_room(const struct node *n, const struct job *j)
+{
+	return pool_node_usable(n) && !n->n_excl && cpumask_count(&n->free) >= place_widest(j);
+}
+
 int pool_request_resv_wait(const struct pool *p, const struct job *j, int64_t now, char *buf, size_t len)
 {
 	const struct pool_resv *mine = j->resv ? resv_find(p, j->resv) : NULL;
@@ -169,19 +175,25 @@ int pool_request_resv_wait(const struct pool *p, const struct job *j, int64_t no
 		return 0;
 	}
 	/* A job that would fit a node by its free CPUs now, but for a
-	 * reservation it would run into: the first such, with the remedy. */
-	for (struct node *n = p->nodes; n; n = n->next) {
-		unsigned free_cpus = cpumask_count(&n->free);
+	 * reservation it would run into: the earliest such, with the remedy.
+	 * Walked by reservation (a node found with room ends each walk), not
+	 * by node and reservation: qstat asks it of every waiting job. */
+	for (size_t i = 0; i < p->n_resv; i++) {
+		const struct pool_resv *r = &p->resv[i];
+		bool room = false;
 
-		if (!pool_node_usable(n) || n->n_excl || free_cpus < place_widest(j))
+		if (now >= r->end || end <= r->start || (block && r->start >= block->start))
 			continue;
-		for (size_t i = 0; i < p->n_resv; i++) {
-			const struct pool_resv *r = &p->resv[i];
+		if (r->all)
+			for (const struct node *n = p->nodes; n && !room; n = n->next)
+				room = node_room(n, j);
+		for (size_t k = 0; !r->all && k < r->n_nodes && !room; k++) {
+			const struct node *n = pool_node_find(p, r->nodes[k]);
 
-			if (now < r->end && end > r->start && resv_has(r, n->name) &&
-			    (!block || r->start < block->start))
-				block = r;
+			room = n && node_room(n, j);
 		}
+		if (room)
+			block = r;
 	}
 	if (!block)
 		return 0;
