@@ -361,10 +361,11 @@ static int store_put(struct server *s, const struct resv *e, bool replace, const
 	char flags[96];
 	int r = 0;
 
-	/* Three short writes, not one transaction: jobstore_sql_write takes
-	 * at most eight parameters per statement. An update is a delete and
-	 * an insert; a failure between them is logged and the op fails. */
-	if (replace) {
+	/* Three statements (jobstore_sql_write binds at most eight
+	 * parameters), one transaction: an update is a delete and an insert,
+	 * all or nothing. */
+	r = jobstore_begin(s->store);
+	if (r == 0 && replace) {
 		param_text(&d, old_name);
 		r = jobstore_sql_write(s->store, del, 1, &d);
 	}
@@ -386,6 +387,10 @@ static int store_put(struct server *s, const struct resv *e, bool replace, const
 	param_text(&q, e->name);
 	if (r == 0)
 		r = jobstore_sql_write(s->store, more, 1, &q);
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0)
+		jobstore_rollback(s->store);
 	return r;
 }
 
