@@ -101,6 +101,12 @@ qp_wait "$mine" running completed --timeout 15
 mine2=$(as qpuser1 sbatch --parsable --reservation="$R" -t 1 --export=QPOOL_SIM_RUNTIME=1 --wrap=true) || fail "sbatch --reservation"
 qp_wait "$mine2" running completed
 [ "$(qp_field "$mine2" exec_host)" = "$RN" ] || fail "sbatch --reservation's job ran on $(qp_field "$mine2" exec_host)"
+arr=$(as qpuser1 sbatch --parsable --array=1-2 --reservation="$R" -t 1 --export=QPOOL_SIM_RUNTIME=1 --wrap=true) ||
+	fail "sbatch --array --reservation"
+for k in 1 2; do
+	qp_wait "$arr[$k]" completed --timeout 20
+	[ "$(qp_field "$arr[$k]" exec_host)" = "$RN" ] || fail "subjob $k of the array ran on $(qp_field "$arr[$k]" exec_host)"
+done
 o1=$(as qpuser2 qsub -l walltime=100 <<<true) || fail "qsub o1"
 o2=$(as qpuser2 qsub -l walltime=100 <<<true) || fail "qsub o2"
 qp_wait "$o1" running
