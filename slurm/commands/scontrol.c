@@ -354,7 +354,8 @@ static int resv_change(struct client *cl, const char *action, int n, char **args
 	int r;
 
 	if (!strcmp(action, "delete")) {
-		const char *name = n == 1 && !strncasecmp(args[0], "ReservationName=", 16) ? args[0] + 16 : NULL;
+		const char *name = n != 1 ? NULL : !strncasecmp(args[0], "ReservationName=", 16) ? args[0] + 16 :
+				   !strncasecmp(args[0], "Reservation=", 12) ? args[0] + 12 : NULL;
 
 		if (!name)
 			return cmd_fail(1, "error: Invalid input: delete ReservationName=NAME");
