@@ -119,6 +119,19 @@ static bool node_sel_ok(const struct node *n, const struct job *j, int alt)
 	       (!j->n_nres || node_res_fits(n, j, false));
 }
 
+/* Whether j may hold nd from start to end by the reservations
+ * (pool-resv.c): the one question placement asks of them. */
+static bool place_resv_ok(const struct pool *p, const struct job *j, const struct node *nd, int64_t start, int64_t end)
+{
+	return (!p->n_resv && !j->resv) || pool_resv_allows(p, j, nd->name, start, end);
+}
+
+/* j's end if it starts at t: never without a walltime. */
+static int64_t job_end_at(const struct job *j, int64_t t)
+{
+	return j->walltime ? t + (int64_t)j->walltime : INT64_MAX;
+}
+
 /* Every node j's list names has a share of take[] (one-node jobs: their
  * list names one node, which the filter alone holds them to). */
 static bool required_all_taken(const struct pool *p, const struct job *j, const unsigned *take)
@@ -842,7 +855,8 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 			groom += evs[e].gpus;
 			if (mroom != UINT64_MAX)
 				mroom += evs[e].mem;
-			if (room >= j->ncpus && groom >= j->ngpus && mroom >= j->mem && (e + 1 == n_ev || evs[e + 1].t != evs[e].t)) {
+			if (room >= j->ncpus && groom >= j->ngpus && mroom >= j->mem && (e + 1 == n_ev || evs[e + 1].t != evs[e].t) &&
+			    place_resv_ok(p, j, nd, evs[e].t > now ? evs[e].t : now, job_end_at(j, evs[e].t > now ? evs[e].t : now))) {
 				best_t = evs[e].t;
 				best = i;
 				break;
@@ -922,6 +936,10 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 		lo++;
 	(void)fits_after(p, j, base, mbase, evs, lo, take);
 	t = evs[lo - 1].t > now ? evs[lo - 1].t : now;
+	/* Not into a reservation (pool-resv.c): no start planned there. */
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (take[i] && !place_resv_ok(p, j, p->nv[i], t, job_end_at(j, t)))
+			goto done;
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if (take[i] && (!p->nv[i]->resv_t || p->nv[i]->resv_t > t))
 			p->nv[i]->resv_t = t;
@@ -1060,13 +1078,6 @@ unsigned place_widest_gpus(const struct job *j)
 			w = j->chunks[c].ngpus;
 	}
 	return j->place == JOB_PLACE_PACK ? total : w;
-}
-
-/* Whether j may hold nd from now to end by the reservations
- * (pool-resv.c): the one question placement asks of them. */
-static bool place_resv_ok(const struct pool *p, const struct job *j, const struct node *nd, int64_t now, int64_t end)
-{
-	return (!p->n_resv && !j->resv) || pool_resv_allows(p, j, nd->name, now, end);
 }
 
 /* Places j now, whole or not at all: the nodes by counts (chunks_assign),
