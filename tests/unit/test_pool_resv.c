@@ -130,9 +130,58 @@ static void test_pass(void)
 	pool_destroy(p);
 }
 
+/* The EASY reservation of a blocked wide job plans no start that runs
+ * into a reservation: a and b whole at 2000 for 100 s, a window on a
+ * from 2050 (it plans nothing), or from 2100 (it plans 2000). */
+static void easy_case(int64_t window_start, int64_t want_resv_t)
+{
+	static const char *const a_only[] = { "a" };
+	const struct pool_resv_spec w = { "w", window_start, 3000, true, false, a_only, 1 };
+	struct job_chunk ch = { .count = 2, .ncpus = 2, .mpiprocs = 2 };
+	struct config c = { 0 };
+	struct queue_conf q = { 0 };
+	struct dispatch d[8];
+	struct pool *p;
+	struct node *a, *b;
+	struct job *j;
+
+	snprintf(q.name, QUEUE_NAME_MAX, "low");
+	q.started = true;
+	c.n_queues = 1;
+	c.queues = &q;
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = node_up(p, "a", "0-1");
+	b = node_up(p, "b", "2-3");
+	node_up(p, "c", "4");   /* a free CPU: a pass runs */
+	pool_clock_set(p, 1000);
+	pool_job_add(p, job_new(1, 2, 1000, NULL));   /* a, until 2000 */
+	pool_job_add(p, job_new(2, 2, 1000, NULL));   /* b, until 2000 */
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, &c, d, 8), 2);
+	CU_ASSERT_EQUAL_FATAL(pool_resv_set(p, &w, 1), 0);
+	j = job_new(3, 0, 100, NULL);
+	j->chunks = calloc(1, sizeof(*j->chunks));
+	j->chunks[0] = ch;
+	j->n_chunks = 1;
+	j->ncpus = 4;
+	j->place = JOB_PLACE_SCATTER;
+	pool_job_add(p, j);
+	pool_clock_set(p, 1050);
+	CU_ASSERT_EQUAL(pool_schedule(p, &c, d, 8), 0);
+	CU_ASSERT_EQUAL(a->resv_t, want_resv_t);
+	CU_ASSERT_EQUAL(b->resv_t, want_resv_t);
+	pool_destroy(p);
+}
+
+static void test_easy(void)
+{
+	easy_case(2050, 0);
+	easy_case(2100, 2000);
+}
+
 static const struct unit_test pool_resv_tests[] = {
 	{ "allows", test_allows },
 	{ "pass", test_pass },
+	{ "easy", test_easy },
 	{ NULL, NULL },
 };
 
