@@ -411,7 +411,7 @@ static bool name_ok(const char *s)
 		return false;
 	for (; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
-		      *s == '-' || *s == '.'))
+		      *s == '-'))
 			return false;
 	return true;
 }
@@ -602,7 +602,7 @@ static void create_update(struct conn *c, long long req_id, json_t *msg, bool up
 		return;
 	}
 	if (!update && name && !name_ok(name)) {
-		conn_reply_err(c, req_id, EINVAL, "ReservationName=%.64s: 1-%d letters, digits, '_', '-' or '.'", name,
+		conn_reply_err(c, req_id, EINVAL, "ReservationName=%.64s: 1-%d letters, digits, '_' or '-'", name,
 			       RESV_NAME_MAX - 1);
 		return;
 	}
@@ -653,7 +653,16 @@ static void create_update(struct conn *c, long long req_id, json_t *msg, bool up
 	if (!update) {
 		char gen[32];
 
-		snprintf(gen, sizeof(gen), "R%lld", (long long)e.id);
+		/* A made-up name no waiting job still names (a reservation
+		 * of that name was deleted): jobs keep a reservation's name. */
+		for (bool taken = true; !name && taken; e.id++) {
+			snprintf(gen, sizeof(gen), "R%lld", (long long)e.id);
+			taken = false;
+			for (const struct job *j = pool_jobs(s->pool); j && !taken; j = j->next)
+				taken = j->resv && !strcmp(j->resv, gen);
+			if (!taken)
+				break;
+		}
 		e.name = (char *)(name ? name : gen);
 		e.name = strdup(e.name);
 	} else {
