@@ -93,6 +93,33 @@ static const struct pool_resv *resv_find(const struct pool *p, const char *name)
 	return NULL;
 }
 
+void pool_resv_pass_begin(struct pool *p, int64_t now)
+{
+	for (struct node *n = p->nodes; n; n = n->next)
+		n->resv_from = INT64_MAX;
+	p->far_t = 0;
+	/* By reservation, through the node table: the cost is the nodes
+	 * reserved, not nodes times reservations. */
+	for (size_t i = 0; i < p->n_resv; i++) {
+		const struct pool_resv *r = &p->resv[i];
+
+		if (r->end <= now)
+			continue;
+		if (r->all)
+			for (struct node *n = p->nodes; n; n = n->next)
+				n->resv_from = r->start < n->resv_from ? r->start : n->resv_from;
+		for (size_t k = 0; !r->all && k < r->n_nodes; k++) {
+			struct node *n = pool_node_find(p, r->nodes[k]);
+
+			if (n && r->start < n->resv_from)
+				n->resv_from = r->start;
+		}
+	}
+	for (struct node *n = p->nodes; n; n = n->next)
+		if (n->resv_from != INT64_MAX && n->resv_from > p->far_t)
+			p->far_t = n->resv_from;
+}
+
 bool pool_resv_allows(const struct pool *p, const struct job *j, const char *node, int64_t start, int64_t end)
 {
 	const struct pool_resv *mine = NULL;

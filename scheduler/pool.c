@@ -1269,6 +1269,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 		return 0;
 	p->scan_from = p->nodes;
 	p->n_sel_miss = 0;
+	p->resv_miss.set = false;
+	p->scan_far = p->nodes;
 	turns = malloc(pq->n_users * sizeof(*turns));
 	if (!turns)
 		return 0;
@@ -1450,6 +1452,8 @@ static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct 
 	/* Reservations are made afresh by every pass. */
 	for (struct node *nd = p->nodes; nd; nd = nd->next)
 		nd->resv_t = 0;
+	if (p->n_resv)
+		pool_resv_pass_begin(p, pool_now(p));
 	order = malloc(c->n_queues * sizeof(*order));
 	if (!order)
 		return 0;

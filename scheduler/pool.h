@@ -85,6 +85,7 @@ struct node {
 	struct alloc_entry *jobs;    /* the allocation entries of jobs on this node */
 	unsigned n_excl;         /* entries of place=excl jobs in jobs */
 	int64_t resv_t;          /* this pass: wall s a wide job's reservation starts here; 0: none */
+	int64_t resv_from;       /* this pass: the first start of a reservation here not yet ended (pool-resv.c) */
 	unsigned no_cpus, no_gpus;   /* this pass: placement refused a job of as many (0: none) */
 	struct node *next;
 };
