@@ -14,6 +14,7 @@
  *   turn: docs/GPUS.md; USERS, ORDER: below; every LIC-th job (offset by
  *   7) asks for one of a pool-wide license of NODES counts, so some of
  *   them wait for it: docs/RESOURCES.md, "Licenses")
+ * QP_BENCH_RESV=N adds N reservations (resv_add below).
  * Prints one JSON line: passes while filling (count, mean and max ms),
  * the full pool's pass (ms), jobs and GPU jobs placed, GPUs left free. */
 #include <stdio.h>
@@ -34,6 +35,38 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* QP_BENCH_RESV=N (docs/RESERVATIONS.md): N reservations of 10 nodes
+ * each (N above nodes/10: they wrap), for nobody, from half an hour ahead
+ * for two hours: the jobs (an hour's walltime) keep off them, and every
+ * node placement looks at asks. 0 or -ENOMEM. */
+static int resv_add(struct pool *p, long n, long nodes, int64_t now)
+{
+	struct pool_resv_spec *v = calloc((size_t)n, sizeof(*v));
+	char (*names)[32] = calloc((size_t)n * 10, sizeof(*names)), (*rnames)[32] = calloc((size_t)n, sizeof(*rnames));
+	const char **ptrs = calloc((size_t)n * 10, sizeof(*ptrs));
+	int r = -12;
+
+	if (v && names && rnames && ptrs) {
+		for (long i = 0; i < n; i++) {
+			for (long k = 0; k < 10; k++) {
+				snprintf(names[i * 10 + k], sizeof(names[0]), "sim%ld", (i * 10 + k) % nodes);
+				ptrs[i * 10 + k] = names[i * 10 + k];
+			}
+			snprintf(rnames[i], sizeof(rnames[0]), "r%ld", i);
+			/* Wrapped ones a day apart: reservations never overlap. */
+			v[i] = (struct pool_resv_spec){ rnames[i], now + 1800 + (i * 10 / nodes) * 86400,
+							now + 9000 + (i * 10 / nodes) * 86400, true, false,
+							ptrs + i * 10, 10 };
+		}
+		r = pool_resv_set(p, v, (size_t)n);
+	}
+	free(v);
+	free(names);
+	free(rnames);
+	free(ptrs);
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -116,6 +149,9 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	pool_clock_set(p, 1000000);
+	if (getenv("QP_BENCH_RESV") && atol(getenv("QP_BENCH_RESV")) > 0 &&
+	    resv_add(p, atol(getenv("QP_BENCH_RESV")), nodes, 1000000) < 0)
+		return 1;
 	if (users > 0) {
 		pool_fairshare_config(p, 86400, 0);
 		for (long u = 0; u < users; u++) {

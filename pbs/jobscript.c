@@ -150,6 +150,11 @@ static int attr_set(struct jobspec *js, const char *name, const char *value)
 	return 0;
 }
 
+int jobspec_reservation_set(struct jobspec *js, const char *name)
+{
+	return attr_set(js, "reservation", name);
+}
+
 const char *jobspec_attr(const struct jobspec *js, const char *name)
 {
 	for (size_t i = 0; i < js->n_attrs; i++)

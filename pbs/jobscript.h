@@ -144,6 +144,10 @@ bool jobspec_option_has_arg(int opt);
  * offending text (e.g. "mem=12Q: not a size (e.g. 512M, 8G)"), -ENOMEM. */
 int jobspec_option(struct jobspec *js, int opt, const char *arg, struct error *err);
 
+/* Records the reservation js runs in (sbatch --reservation; the
+ * attribute "reservation", docs/RESERVATIONS.md). 0 or -ENOMEM. */
+int jobspec_reservation_set(struct jobspec *js, const char *name);
+
 /* The recorded PBS attribute name (e.g. "Account_Name"), or NULL. */
 const char *jobspec_attr(const struct jobspec *js, const char *name);
 

@@ -46,6 +46,7 @@ static const struct op ops[] = {
 	{ "queues", WHO_USER, op_queues },
 	{ "release", WHO_USER, op_hold_release },
 	{ "rerun", WHO_USER, op_rerun },
+	{ "resv", WHO_USER, op_resv },            /* changes: root, op_resv says */
 	{ "signal", WHO_USER, op_signal },
 	{ "stat", WHO_USER, op_stat },
 	{ "stats", WHO_USER, op_stats },

@@ -59,6 +59,7 @@ void job_free(struct job *j)
 	free(j->account);
 	free(j->qos);
 	free(j->est_vnode);
+	free(j->resv);
 	free(j);
 }
 

@@ -119,6 +119,7 @@ struct job {
 	char *account;           /* Account_Name as submitted or defaulted (docs/ACCOUNTS.md); NULL: none */
 	char *qos;               /* Resource_List.qos as submitted or defaulted (docs/QOS.md); NULL: none */
 	double budget_end;       /* while running: when its walltime ends, as its budgets count it (budget.c) */
+	char *resv;              /* the reservation it runs in (docs/RESERVATIONS.md); NULL: none */
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	int64_t t_submit;
 	int64_t t_dispatch;      /* while running/exiting: when this run was dispatched,

@@ -11,7 +11,7 @@
 /* One schema version for both backends: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is a migration
  * in each backend's list. */
-#define JOBSTORE_SCHEMA_VERSION 16
+#define JOBSTORE_SCHEMA_VERSION 17
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -39,7 +39,7 @@ enum {
 	ACT_CPUS, ACT_T_SUBMIT, ACT_RERUN, ACT_T_DISPATCH, ACT_PRIORITY, ACT_START_AFTER,
 	ACT_CHUNKS, ACT_PLACE, ACT_ARRAY_SPEC, ACT_ARRAY_ID, ACT_ARRAY_INDEX, ACT_DEPEND,
 	ACT_REASON, ACT_NGPUS, ACT_NODELIST, ACT_EXCLUDE, ACT_CONSTRAINT,
-	ACT_GPU_MODEL, ACT_LICENSES, ACT_NODE_RES, ACT_ACCOUNT, ACT_QOS,
+	ACT_GPU_MODEL, ACT_LICENSES, ACT_NODE_RES, ACT_ACCOUNT, ACT_QOS, ACT_RESV,
 };
 
 /* One result row, read through its backend's accessors. */
@@ -249,6 +249,15 @@ extern const char *const jobstore_ev_sql[EV_MAX];
 	"CREATE TABLE qos_users (user_name TEXT PRIMARY KEY, qos TEXT NOT NULL, default_qos TEXT);" \
 	"CREATE TABLE budgets (kind TEXT NOT NULL, name TEXT NOT NULL, cpu_mins BIGINT, gpu_mins BIGINT," \
 	" PRIMARY KEY (kind, name));"
+
+/* Schema 15, reservations (docs/RESERVATIONS.md), the same SQL on both
+ * backends (resv.c holds the statements): nodes "ALL" or a comma list;
+ * users, grps, accounts comma lists (NULL: none); flags Slurm's words;
+ * count the occurrences a standing one has left (NULL: for ever). */
+#define JOBSTORE_SQL_RESV_CREATE \
+	"CREATE TABLE reservations (name TEXT PRIMARY KEY, id BIGINT NOT NULL, t_start BIGINT NOT NULL," \
+	" t_end BIGINT NOT NULL, nodes TEXT NOT NULL, users TEXT, grps TEXT, accounts TEXT, flags TEXT," \
+	" count BIGINT);"
 
 /* One statement's parameters, in $N order. */
 struct jobstore_ev_params {

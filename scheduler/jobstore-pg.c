@@ -83,6 +83,8 @@ static const struct {
 	{ 15, "ALTER TABLE node_admin ADD COLUMN IF NOT EXISTS t_drain BIGINT;" },
 	/* 16: QOS and budgets (jobstore-sqlite.c's 16). */
 	{ 16, JOBSTORE_SQL_QOS_CREATE },
+	/* 17: reservations (jobstore-sqlite.c's 17). */
+	{ 17, JOBSTORE_SQL_RESV_CREATE },
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -186,7 +188,7 @@ static const char SQL_ACTIVE[] =
 	" attrs::json->>'Resource_List.nodelist', attrs::json->>'Resource_List.exclude',"
 	" attrs::json->>'Resource_List.constraint', attrs::json->>'Resource_List.gpu_model',"
 	" attrs::json->>'Resource_List.licenses', attrs::json->>'Resource_List.node_res',"
-	" attrs::json->>'Account_Name', attrs::json->>'Resource_List.qos' FROM jobs"
+	" attrs::json->>'Account_Name', attrs::json->>'Resource_List.qos', attrs::json->>'reservation' FROM jobs"
 	" WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE ($1::bigint = 0 OR id = $1::bigint OR ($8::boolean AND array_id = $1::bigint))"

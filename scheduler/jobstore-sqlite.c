@@ -102,6 +102,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE node_admin ADD COLUMN t_drain BIGINT;",
 	/* 16: QOS and budgets (docs/QOS.md). */
 	JOBSTORE_SQL_QOS_CREATE,
+	/* 17: reservations (docs/RESERVATIONS.md). */
+	JOBSTORE_SQL_RESV_CREATE,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -164,7 +166,8 @@ static const char SQL_ACTIVE[] =
 	" json_extract(attrs, '$.\"Resource_List.constraint\"'),"
 	" json_extract(attrs, '$.\"Resource_List.gpu_model\"'),"
 	" json_extract(attrs, '$.\"Resource_List.licenses\"'), json_extract(attrs, '$.\"Resource_List.node_res\"'),"
-	" json_extract(attrs, '$.Account_Name'), json_extract(attrs, '$.\"Resource_List.qos\"')"
+	" json_extract(attrs, '$.Account_Name'), json_extract(attrs, '$.\"Resource_List.qos\"'),"
+	" json_extract(attrs, '$.reservation')"
 	" FROM jobs WHERE state IN ('queued','held','running','exiting') ORDER BY id";
 static const char SQL_QUERY[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 = 0 OR id = ?1 OR (?8 AND array_id = ?1))"

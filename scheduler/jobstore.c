@@ -684,6 +684,7 @@ const struct jobstore_table jobstore_tables[] = {
 	{ "qos", "name, priority, limits, preempt, preempt_mode, description", 6 },
 	{ "qos_users", "user_name, qos, default_qos", 3 },
 	{ "budgets", "kind, name, cpu_mins, gpu_mins", 4 },
+	{ "reservations", "name, id, t_start, t_end, nodes, users, grps, accounts, flags, count", 10 },
 	{ NULL, NULL, 0 },
 };
 

@@ -25,6 +25,8 @@ op_handler op_admin, op_order, op_hooks;
 op_handler op_accounts;
 /* qos.c: QOS, the QOS users may use, budgets (docs/QOS.md) */
 op_handler op_qos;
+/* resv.c: reservations and maintenance windows (docs/RESERVATIONS.md) */
+op_handler op_resv;
 /* usage.c: fair share's use and shares (docs/FAIRSHARE.md) */
 op_handler op_usage;
 /* watch.c: the event stream (docs/EVENTS.md) */

@@ -61,6 +61,19 @@ struct pool {
 	size_t usage_cap, usage_used;
 	double halflife, gpu_weight, share_default;
 	size_t user_budgets;          /* users with a budget (fairshare.c) */
+	/* Reservations (pool-resv.c), and a queue pass's one-node job that
+	 * found no node with them (no selection, none of its own): a job at
+	 * least as wide and long finds none either (room only shrinks in a
+	 * pass; reservations stay). */
+	struct pool_resv *resv;
+	size_t n_resv;
+	struct { bool set; unsigned ncpus, ngpus; uint64_t mem; int64_t end; } resv_miss;
+	/* A pass: the latest first start of a reservation on any node (0:
+	 * none); one-node jobs ending after it pass every reserved node, and
+	 * start their walk at scan_far: the first node not reserved and with
+	 * room (scan_from's rule, reserved nodes counted as full). */
+	int64_t far_t;
+	struct node *scan_far;
 };
 
 struct pool_acct {
@@ -116,6 +129,9 @@ bool pool_licenses_fit(struct pool *p, const struct job *j, int64_t now);
  * reservation's spare. */
 void pool_licenses_pass_took(struct pool *p, const struct job *j, int64_t now);
 void pool_licenses_free(struct pool *p);
+void pool_resv_free(struct pool *p);
+/* A pass's start: each node's resv_from at now. */
+void pool_resv_pass_begin(struct pool *p, int64_t now);
 
 /* p->nv, p->room, p->groom, p->ok sized for the nodes, p->nv filled in
  * registration order; 0 or -ENOMEM. */

@@ -151,6 +151,7 @@ void pool_destroy(struct pool *p)
 	free(p->accts);
 	pool_qos_free(p);
 	pool_licenses_free(p);
+	pool_resv_free(p);
 	free(p);
 }
 
@@ -739,7 +740,8 @@ struct job *pool_subjob_make(const struct job *a, int64_t pos)
 	s->whole = a->whole;
 	s->sel = nodesel_ref(a->sel);
 	if ((a->gpu_model && !(s->gpu_model = strdup(a->gpu_model))) ||
-	    (a->account && !(s->account = strdup(a->account))) || (a->qos && !(s->qos = strdup(a->qos)))) {
+	    (a->account && !(s->account = strdup(a->account))) || (a->qos && !(s->qos = strdup(a->qos))) ||
+	    (a->resv && !(s->resv = strdup(a->resv)))) {
 		job_free(s);
 		return NULL;
 	}
@@ -1369,6 +1371,8 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 		return 0;
 	p->scan_from = p->nodes;
 	p->n_sel_miss = 0;
+	p->resv_miss.set = false;
+	p->scan_far = p->nodes;
 	turns = malloc(pq->n_users * sizeof(*turns));
 	if (!turns)
 		return 0;
@@ -1629,6 +1633,8 @@ static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct 
 	/* Reservations are made afresh by every pass. */
 	for (struct node *nd = p->nodes; nd; nd = nd->next)
 		nd->resv_t = 0;
+	if (p->n_resv)
+		pool_resv_pass_begin(p, pool_now(p));
 	order = malloc(c->n_queues * sizeof(*order));
 	if (!order)
 		return 0;

@@ -86,6 +86,7 @@ struct node {
 	struct alloc_entry *jobs;    /* the allocation entries of jobs on this node */
 	unsigned n_excl;         /* entries of place=excl jobs in jobs */
 	int64_t resv_t;          /* this pass: wall s a wide job's reservation starts here; 0: none */
+	int64_t resv_from;       /* this pass: the first start of a reservation here not yet ended (pool-resv.c) */
 	unsigned no_cpus, no_gpus;   /* this pass: placement refused a job of as many (0: none) */
 	struct node *next;
 };
@@ -208,6 +209,28 @@ int pool_node_remove(struct pool *p, struct node *n);
 /* True (once) when the earliest qsub -a time a pass skipped has come:
  * the caller runs a pass. now in wall seconds. */
 bool pool_deferred_due(struct pool *p, int64_t now);
+
+/* Reservations (docs/RESERVATIONS.md), as placement keeps them: the
+ * set replaces the last (strings copied); 0 or -ENOMEM. */
+struct pool_resv_spec {
+	const char *name;
+	int64_t start, end;          /* wall s, [start, end) */
+	bool maint;
+	bool all;                    /* every node */
+	const char *const *nodes;
+	size_t n_nodes;
+};
+int pool_resv_set(struct pool *p, const struct pool_resv_spec *v, size_t n);
+/* Whether j may hold node from start to end (wall s): a job of a
+ * reservation only on its nodes within its times; any other job on no
+ * node of a reservation it would overlap. */
+bool pool_resv_allows(const struct pool *p, const struct job *j, const char *node, int64_t start, int64_t end);
+/* The next start or end of a reservation after now; 0: none. */
+int64_t pool_resv_next_edge(const struct pool *p, int64_t now);
+/* Why j waits for a reservation, with the remedy ("runs into maintenance
+ * at 08:00 on n1; with walltime <= 2:13:00 it starts now"): 1 and buf
+ * set, or 0. */
+int pool_request_resv_wait(const struct pool *p, const struct job *j, int64_t now, char *buf, size_t len);
 /* A node is usable for new jobs: connected, up, not drained. */
 bool pool_node_usable(const struct node *n);
 

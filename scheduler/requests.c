@@ -14,6 +14,7 @@
 #include "jobenv.h"
 #include "accounts.h"
 #include "qos.h"
+#include "resv.h"
 #include "log.h"
 #include "ops.h"
 #include "reslimits.h"
@@ -312,6 +313,16 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 			REFUSE("attrs: %s is not a string of at most 4096 bytes", key);
 	}
 
+	/* PBS's reservation queue (qsub -q R12): the default queue, in the
+	 * reservation (docs/RESERVATIONS.md). */
+	if (qname && *qname && !config_queue(s->config, qname) && resvs_by_queue(s->resvs, qname)) {
+		if (!attrs) {
+			attrs = json_object();
+			json_object_set_new(msg, "attrs", attrs);
+		}
+		json_object_set_new(attrs, "reservation", json_string(resvs_by_queue(s->resvs, qname)));
+		qname = NULL;
+	}
 	if (qname && *qname) {
 		q = config_queue(s->config, qname);
 		if (!q)
@@ -483,6 +494,11 @@ static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pe
 			json_object_set_new(attrs, "Resource_List.qos", json_string(qos));
 		}
 	}
+	/* sbatch --reservation, qsub -q R12: one the user may use. */
+	if (wire_str(attrs, "reservation") &&
+	    resvs_submit_check(s->resvs, wire_str(attrs, "reservation"), owner, c->uid,
+			       wire_str(attrs, "Account_Name"), errbuf, errlen) < 0)
+		return -EPERM;
 #undef REFUSE
 
 	/* The request object owns every string the insert binds. */
@@ -711,6 +727,7 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 		if (pool_request_limit_wait(s->pool, config_queue(s->config, j->queue), j, why, sizeof(why)) <= 0 &&
 		    pool_request_lic_wait(s->pool, s->config, j, why, sizeof(why)) <= 0 &&
 		    pool_request_sel_wait(s->pool, j, why, sizeof(why)) <= 0 &&
+		    pool_request_resv_wait(s->pool, j, time(NULL), why, sizeof(why)) <= 0 &&
 		    pool_request_wait_reason(s->pool, j, why, sizeof(why)) <= 0 &&
 		    pool_request_mem_wait(s->pool, j, why, sizeof(why)) <= 0)
 			why[0] = '\0';

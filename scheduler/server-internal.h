@@ -111,6 +111,7 @@ struct server {
 	struct lease *lease;         /* lease.c: active or standby */
 	struct accounts *accounts;   /* accounts.c: the store's accounts, read at activation */
 	struct qos_set *qos;         /* qos.c: the store's QOS and budgets, read at activation */
+	struct resvs *resvs;         /* resv.c: the store's reservations, read at activation */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
 	bool stopping;               /* server_destroy: links closing are not nodes going down */

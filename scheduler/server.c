@@ -19,6 +19,7 @@
 #include "jobid.h"
 #include "accounts.h"
 #include "qos.h"
+#include "resv.h"
 #include "log.h"
 #include "nodes-known.h"
 #include "peers.h"
@@ -666,6 +667,8 @@ static void pending_flush(struct server *s)
 
 					j->account = acct ? strdup(acct) : NULL;
 					j->qos = qos ? strdup(qos) : NULL;
+					acct = wire_str(json_object_get(p->strings, "attrs"), "reservation");
+					j->resv = acct ? strdup(acct) : NULL;
 				}
 				if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
 					log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
@@ -1008,6 +1011,7 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	if (pool_deferred_due(s->pool, time(NULL)))
 		s->sched_dirty = true;
 	estimates_replay(s, true);
+	resv_tick(s);
 rearm:
 	sd_event_source_set_time_relative(src, TIMER_USEC);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
@@ -1201,6 +1205,15 @@ int server_state_load(struct server *s)
 		qos_apply(s->qos, s->pool);
 		r = usage_load(s);
 	}
+	if (r == 0) {
+		resvs_free(s->resvs);
+		s->resvs = NULL;
+		r = resvs_load(s->store, &s->resvs);
+		if (r == 0)
+			r = resvs_apply(s->resvs, s->pool);
+		if (r == 0)
+			resv_tick(s);   /* one that ended while no server ran moves on now */
+	}
 	if (r == 0)
 		array_loaded(s);
 	return r;
@@ -1356,6 +1369,7 @@ void server_destroy(struct server *s)
 	server_metrics_stop(s);
 	accounts_free(s->accounts);
 	qos_free(s->qos);
+	resvs_free(s->resvs);
 	sd_event_source_disable_unref(s->listen_src);
 	sd_event_source_disable_unref(s->tcp_src);
 	if (s->tcp_fd >= 0)

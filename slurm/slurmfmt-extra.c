@@ -53,7 +53,7 @@ static const struct slurmfmt_field extra[] = {
 	L('n', "ReqNodes", "REQ_NODES", ""),
 	L('O', "Contiguous", "CONTIGUOUS", "0"),
 	L('s', "SelectJobInfo", "SELECT", "N/A"),
-	L('v', "Reservation", "RESERVATION", "(null)"),
+	{ F_RESERVATION, 'v', "Reservation", "RESERVATION", "Reservation", 11, false, NULL, NULL },
 	L('w', "WCKey", "WCKEY", "(null)"),
 	L('W', "Licenses", "LICENSES", "(null)"),
 	L('x', "ExcNodes", "EXC_NODES", ""),
@@ -134,7 +134,7 @@ static const struct slurmfmt_field extra[] = {
 	A("MinCPUTask", 10, NULL), A("Planned", 10, "00:00:00"), A("PlannedCPU", 10, "00:00:00"),
 	A("PlannedCPURAW", 13, "0"), A("QOSRAW", 10, "1"), A("ReqCPUFreq", 10, "Unknown"),
 	A("ReqCPUFreqGov", 13, "Unknown"), A("ReqCPUFreqMax", 13, "Unknown"),
-	A("ReqCPUFreqMin", 13, "Unknown"), A("Reservation", 11, NULL), A("ReservationId", 13, NULL),
+	A("ReqCPUFreqMin", 13, "Unknown"), A("ReservationId", 13, NULL),
 	A("Suspended", 10, "00:00:00"), A("SystemComment", 15, NULL), A("SystemCPU", 10, "00:00:00"),
 	A("TRESUsageInAve", 14, NULL), A("TRESUsageInMax", 14, NULL), A("TRESUsageInMaxNode", 18, NULL),
 	A("TRESUsageInMaxTask", 18, NULL), A("TRESUsageInMin", 14, NULL), A("TRESUsageInMinNode", 18, NULL),
@@ -274,6 +274,11 @@ void slurmfmt_extra_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 				 gpu_model(job) ? ":" : "", v);
 		else
 			snprintf(buf, len, "N/A");
+		break;
+	case F_RESERVATION:
+		/* docs/RESERVATIONS.md: squeue's "(null)" for none, sacct's blank. */
+		s = wire_str(attrs, "reservation");
+		snprintf(buf, len, "%s", s ? s : view == SLURMFMT_SACCT ? "" : "(null)");
 		break;
 	case F_GPUS:
 		v = wire_int(job, "ngpus", 0);

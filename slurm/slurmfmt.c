@@ -175,8 +175,12 @@ const char *slurmfmt_reason(const json_t *job, int64_t now_ns)
 	}
 	if (strstr(reason, "waiting for licenses"))
 		return "Licenses";
-	if (strstr(reason, "node(s) down"))
+	if (strstr(reason, "node(s) down") || !strncmp(reason, "ReqNodeNotAvail:", 16) ||
+	    strstr(reason, "; ReqNodeNotAvail:"))
 		return "ReqNodeNotAvail";
+	/* A reservation's (docs/RESERVATIONS.md): qpoold names the word. */
+	if (!strncmp(reason, "Reservation:", 12) || strstr(reason, "; Reservation:"))
+		return "Reservation";
 	if (strstr(reason, "free CPU") || strstr(reason, "waiting for"))
 		return "Resources";
 	return "Priority";
@@ -588,8 +592,26 @@ void slurmfmt_field_value(const struct slurmfmt_field *f, enum slurmfmt_view vie
 		snprintf(buf, len, "%s", slurmfmt_reason(job, now_ns));
 		break;
 	case F_NODELIST_REASON:
-		if (pending)
-			snprintf(buf, len, "(%s)", slurmfmt_reason(job, now_ns));
+		if (pending) {
+			const char *word = slurmfmt_reason(job, now_ns), *why = str_or(job, "reason", ""), *at;
+			char key[32];
+
+			/* Slurm's "(ReqNodeNotAvail, UnavailableNodes:n1)": a
+			 * reservation's word with qpoold's text and remedy. */
+			snprintf(key, sizeof(key), "%s: ", word);
+			at = strstr(why, key);
+			if (at && (is(word, "ReqNodeNotAvail") || is(word, "Reservation"))) {
+				const char *text = at + strlen(key), *end = text;
+
+				/* Its text ends at the next reason ("; first in
+				 * line ..."), not at its own "; with walltime". */
+				while (*(end += strcspn(end, ";")) && !strncmp(end, "; with walltime", 15))
+					end++;
+				snprintf(buf, len, "(%s, %.*s)", word, (int)(end - text), text);
+			}
+			else
+				snprintf(buf, len, "(%s)", word);
+		}
 		else
 			slurmfmt_job_nodes(job, buf, len, NULL);
 		break;

@@ -28,7 +28,7 @@ enum {
 	OPT_EXCLUSIVE, OPT_REQUEUE, OPT_NO_REQUEUE, OPT_OPEN_MODE, OPT_SIGNAL, OPT_PARSABLE, OPT_WRAP,
 	OPT_BEGIN, OPT_GRES, OPT_GPUS_PER_NODE, OPT_GPUS_PER, OPT_GPUS_PER_TASK, OPT_USAGE, OPT_MINCPUS, OPT_TMP,
 	OPT_NOTED,
-	OPT_MEM_PER_GPU,
+	OPT_MEM_PER_GPU, OPT_RESERVATION,
 };
 
 static const struct option longopts[] = {
@@ -102,7 +102,7 @@ static const struct option longopts[] = {
 	{ "priority", required_argument, NULL, OPT_NOTED },
 	{ "profile", required_argument, NULL, OPT_NOTED },
 	{ "propagate", optional_argument, NULL, OPT_NOTED },
-	{ "reservation", required_argument, NULL, OPT_NOTED },
+	{ "reservation", required_argument, NULL, OPT_RESERVATION },
 	{ "sockets-per-node", required_argument, NULL, OPT_NOTED },
 	{ "spread-job", no_argument, NULL, OPT_NOTED },
 	{ "switches", required_argument, NULL, OPT_NOTED },
@@ -131,7 +131,7 @@ void slurmopt_clear(struct slurmopt *o)
 	char **owned[] = { &o->job_name, &o->output, &o->error, &o->input, &o->partition, &o->array,
 			  &o->dependency, &o->begin, &o->chdir, &o->export, &o->mail_type,
 			  &o->mail_user, &o->wrap, &o->account, &o->signal, &o->nodelist, &o->exclude,
-			  &o->constraint, &o->gpu_model, &o->licenses, &o->node_res, &o->qos };
+			  &o->constraint, &o->gpu_model, &o->licenses, &o->node_res, &o->qos, &o->reservation };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		char *str = *owned[i];
@@ -459,6 +459,12 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 					 why.text);
 		return str_set(&o->constraint, arg);
 	}
+	case OPT_RESERVATION:
+		/* docs/RESERVATIONS.md: whether it exists and the user may
+		 * use it is qpoold's to say, in Slurm's words. */
+		if (!*arg || strlen(arg) >= 64 || strpbrk(arg, " ,=\"'"))
+			return error_set(err, -EINVAL, "Requested reservation is invalid: %s", arg);
+		return str_set(&o->reservation, arg);
 	case 'L': {
 		struct license l[LICENSES_MAX];
 		struct error why;
@@ -974,6 +980,8 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 	/* --qos: PBS's form, -l qos=NAME (docs/QOS.md). */
 	if (!r && o->qos)
 		r = jobspec_set(js, 'l', err, "qos=%s", o->qos);
+	if (!r && o->reservation)
+		r = jobspec_reservation_set(js, o->reservation);
 	if (!r && o->chdir)
 		r = jobspec_option(js, 'd', o->chdir, err);
 	if (!r && o->nodelist && !(js->nodelist = strdup(o->nodelist)))
@@ -1063,6 +1071,12 @@ int slurmopt_qsub_argv(const struct slurmopt *o, const char *user, struct jobspe
 	}
 	if (!r && o->account)
 		r = qsub_arg(&v, &nv, "-A", "%s", o->account);
+	/* qsub's word for a reservation is its queue (qsub -q R12). */
+	if (!r && o->reservation && o->partition)
+		r = error_set(err, -EINVAL, "--reservation with --partition: not supported by qpool's salloc and srun "
+			      "outside a job (sbatch takes both)");
+	else if (!r && o->reservation)
+		r = qsub_arg(&v, &nv, "-q", "%s", o->reservation);
 	if (r < 0) {
 		for (size_t i = 0; v && i < nv; i++)
 			free(v[i]);

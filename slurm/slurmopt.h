@@ -37,6 +37,7 @@ struct slurmopt {
 	char *exclude;           /* -x */
 	char *constraint;        /* -C, checked */
 	char *licenses;          /* -L, checked (lib/license.h) */
+	char *reservation;       /* --reservation (docs/RESERVATIONS.md) */
 	char *node_res;          /* --gres other than gpu, --tmp: NAME:VALUE,... (lib/noderes.h) */
 	int64_t time;            /* -t in seconds; 0 UNLIMITED; -1 unset */
 	int64_t nodes_min;       /* -N N or N-M */

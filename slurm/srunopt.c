@@ -13,7 +13,7 @@
 enum {
 	OPT_TPN = 0x100, OPT_MPI, OPT_MULTI, OPT_HET, OPT_CPU_BIND, OPT_EXCL, OPT_EXPORT, OPT_MEM,
 	OPT_MEM_PER_CPU, OPT_USAGE, OPT_GPUS, OPT_PTY, OPT_NOTED, OPT_TASK,
-	OPT_LAYOUT, OPT_NAMES, OPT_STEP, OPT_X11,
+	OPT_LAYOUT, OPT_NAMES, OPT_STEP, OPT_X11, OPT_RESERVATION,
 };
 
 static const struct option longopts[] = {
@@ -73,7 +73,7 @@ static const struct option longopts[] = {
 	{ "propagate", optional_argument, NULL, OPT_NOTED },
 	{ "signal", required_argument, NULL, OPT_NOTED },
 	{ "open-mode", required_argument, NULL, OPT_NOTED },
-	{ "reservation", required_argument, NULL, OPT_NOTED },
+	{ "reservation", required_argument, NULL, OPT_RESERVATION },
 	{ "comment", required_argument, NULL, OPT_NOTED },
 	{ "wckey", required_argument, NULL, OPT_NOTED },
 	{ "nice", optional_argument, NULL, OPT_NOTED },
@@ -199,6 +199,10 @@ static int option_apply(struct srunopt *s, int c, const char *arg, const char *w
 		return str_dup(&o->account, arg);
 	case 'q':
 		return str_dup(&o->qos, arg);
+	case OPT_RESERVATION:
+		/* Outside a job the new job's (qsub -q NAME, docs/RESERVATIONS.md);
+		 * a step inside one runs on what its job holds. */
+		return str_dup(&o->reservation, arg);
 	case 'L': {
 		struct license l[LICENSES_MAX];
 		struct error why;

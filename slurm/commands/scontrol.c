@@ -16,6 +16,7 @@
 #include "hostlist.h"
 #include "slurmfmt.h"
 #include "slurmjobs.h"
+#include "slurmresv.h"
 #include "slurmsel.h"
 #include "slurmtext.h"
 #include "timeutil.h"
@@ -29,6 +30,9 @@ static const char usage_text[] =
 	"       scontrol suspend|resume JOBID[,JOBID...]...  (root)\n"
 	"       scontrol update JobId=JOBID [TimeLimit=TIME] [JobName=NAME] [NumCPUs=N] [StartTime=TIME]\n"
 	"       scontrol update NodeName=NODES State=DRAIN|DOWN|RESUME|UNDRAIN [Reason=TEXT]  (root)\n"
+	"       scontrol create|update reservation ReservationName=NAME StartTime=TIME Duration=TIME|EndTime=TIME\n"
+	"                Nodes=LIST|ALL|NodeCnt=N Users=|Groups=|Accounts=LIST Flags=MAINT,IGNORE_JOBS,DAILY,WEEKLY  (root)\n"
+	"       scontrol delete ReservationName=NAME  (root);  scontrol show reservation [NAME]\n"
 	"Shows and controls qpool's jobs, nodes and queues as Slurm's scontrol.\n"
 	"  -o, --oneliner    each record on one line\n"
 	"      --json        show job as Slurm's JSON document\n"
@@ -209,6 +213,8 @@ static void job_show(const json_t *job, int64_t now)
 	kv(&first, "Deadline", "N/A");
 	brk(&first);
 	kv(&first, "Partition", "%s", nn(wire_str(job, "queue")));
+	if (wire_str(json_object_get(job, "attrs"), "reservation"))
+		kv(&first, "Reservation", "%s", wire_str(json_object_get(job, "attrs"), "reservation"));
 	brk(&first);
 	/* What the job asked of its nodes (docs/RESOURCES.md). */
 	kv(&first, "ReqNodeList", "%s", nn(wire_str(json_object_get(job, "attrs"), "Resource_List.nodelist")));
@@ -321,6 +327,70 @@ static const char *node_state_upper(const json_t *node)
 	if (jobs == 0 || free_cpus == ncpus)
 		return "IDLE";
 	return free_cpus == 0 ? "ALLOCATED" : "MIXED";
+}
+
+/* "show reservation [NAME]": those the user may use, in Slurm's layout. */
+static int show_resv(struct client *cl, const char *name)
+{
+	json_t *reply = NULL, *o;
+	struct error err;
+	size_t i, shown = 0;
+
+	if (client_call(cl, json_pack("{s:s}", "op", "resv"), &reply, &err) < 0)
+		return cmd_fail(1, "error: %s", err.text);
+	json_array_foreach(json_object_get(reply, "reservations"), i, o) {
+		if (name && strcmp(name, nn(wire_str(o, "name"))) != 0)
+			continue;
+		shown++;
+		slurmresv_show(o, arg_oneline);
+	}
+	json_decref(reply);
+	if (name && !shown)
+		return cmd_fail(1, "Reservation %s not found", name);
+	if (!shown)
+		printf("No reservations in the system\n");
+	return 0;
+}
+
+/* create|update reservation KEY=VALUE..., delete ReservationName=NAME. */
+static int resv_change(struct client *cl, const char *action, int n, char **args)
+{
+	json_t *req, *reply = NULL;
+	struct error err;
+	char why[200];
+	int r;
+
+	if (!strcmp(action, "delete")) {
+		const char *name = n != 1 ? NULL : !strncasecmp(args[0], "ReservationName=", 16) ? args[0] + 16 :
+				   !strncasecmp(args[0], "Reservation=", 12) ? args[0] + 12 : NULL;
+
+		if (!name)
+			return cmd_fail(1, "error: Invalid input: delete ReservationName=NAME");
+		req = json_pack("{s:s, s:s, s:s}", "op", "resv", "action", "delete", "name", name);
+	} else {
+		req = slurmresv_request(action, n, args, time(NULL), why, sizeof(why));
+		if (!req)
+			return cmd_fail(1, "Error %s the reservation: %s", action[0] == 'c' ? "creating" : "updating",
+					errno == ENOMEM ? "out of memory" : why);
+		if (!strcmp(action, "update") && !wire_str(req, "name")) {
+			json_decref(req);
+			return cmd_fail(1, "error: Reservation must be given.  No reservation update.");
+		}
+	}
+	if (!req)
+		return cmd_fail(1, "out of memory");
+	r = client_call(cl, req, &reply, &err);
+	if (r < 0) {
+		json_decref(reply);
+		return cmd_fail(1, "Error %s the reservation: %s",
+				action[0] == 'c' ? "creating" : action[0] == 'u' ? "updating" : "deleting", err.text);
+	}
+	if (!strcmp(action, "create"))
+		printf("Reservation created: %s\n", nn(wire_str(json_object_get(reply, "reservation"), "name")));
+	else if (!strcmp(action, "update"))
+		printf("Reservation updated.\n");
+	json_decref(reply);
+	return 0;
 }
 
 /* "show licenses [NAME]": the pool's [licenses] in Slurm's layout. Reserved
@@ -724,8 +794,24 @@ int main(int argc, char **argv)
 	cmd = argv[optind++];
 	if (strcasecmp(cmd, "show") != 0 && strcasecmp(cmd, "hold") != 0 && strcasecmp(cmd, "release") != 0 &&
 	    strcasecmp(cmd, "requeue") != 0 && strcasecmp(cmd, "update") != 0 && strcasecmp(cmd, "suspend") != 0 &&
-	    strcasecmp(cmd, "resume") != 0)
+	    strcasecmp(cmd, "resume") != 0 && strcasecmp(cmd, "create") != 0 && strcasecmp(cmd, "delete") != 0)
 		return cmd_fail(1, "error: Invalid keyword: %s", cmd);
+	/* Reservations (docs/RESERVATIONS.md): "create reservation ...",
+	 * "update ReservationName=...", "delete ReservationName=...". */
+	if (strcasecmp(cmd, "create") == 0 || strcasecmp(cmd, "delete") == 0 ||
+	    (strcasecmp(cmd, "update") == 0 && optind < argc &&
+	     (strncasecmp(argv[optind], "ReservationName=", 16) == 0 || strncasecmp(argv[optind], "reservation", 11) == 0))) {
+		if (optind < argc && strncasecmp(argv[optind], "reservation", 11) == 0 && !strchr(argv[optind], '='))
+			optind++;
+		else if (strcasecmp(cmd, "create") == 0)
+			return cmd_fail(1, "error: Invalid creation entity: %s", optind < argc ? argv[optind] : "");
+		if (client_open(arg_conf, &cl, &err) < 0)
+			return cmd_fail(1, "error: %s", err.text);
+		status = resv_change(cl, strcasecmp(cmd, "create") == 0 ? "create" : strcasecmp(cmd, "delete") == 0 ? "delete" : "update",
+				     argc - optind, argv + optind);
+		client_close(cl);
+		return status;
+	}
 	if (strcasecmp(cmd, "show") == 0) {
 		const char *what = optind < argc ? argv[optind++] : NULL;
 		int kept = optind;
@@ -766,6 +852,7 @@ int main(int argc, char **argv)
 		}
 		if (strncasecmp(what, "jobs", strlen(what)) != 0 && strncasecmp(what, "nodes", strlen(what)) != 0 &&
 		    strncasecmp(what, "partitions", strlen(what)) != 0 &&
+		    (strlen(what) < 3 || strncasecmp(what, "reservations", strlen(what)) != 0) &&
 		    (strlen(what) < 3 || strncasecmp(what, "licenses", strlen(what)) != 0))
 			return cmd_fail(1, "error: Invalid entity: %s for keyword:show", what);
 		if (argc - optind > 1)
@@ -782,6 +869,8 @@ int main(int argc, char **argv)
 			status = show_list(cl, "nodes", name);
 		else if (strlen(what) >= 3 && strncasecmp(what, "licenses", strlen(what)) == 0)
 			status = show_licenses(cl, name);
+		else if (strlen(what) >= 3 && strncasecmp(what, "reservations", strlen(what)) == 0)
+			status = show_resv(cl, name);
 		else
 			status = show_list(cl, "queues", name);
 	} else if (strcasecmp(cmd, "update") == 0) {

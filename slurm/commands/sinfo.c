@@ -16,6 +16,7 @@
 #include "slurmfmt.h"
 #include "slurmjobs.h"
 #include "slurmsel.h"
+#include "slurmresv.h"
 #include "version.h"
 #include "wire.h"
 
@@ -27,6 +28,7 @@ static const char usage_text[] =
 	"  -n, --nodes=NODES       only these nodes\n"
 	"  -t, --states=STATES     only nodes in these states (idle mix alloc down drain drng)\n"
 	"  -h, --noheader          no header line\n"
+	"  -T, --reservation       the reservations (those the user may use)\n"
 	"  -R, --list-reasons      drained nodes with why, who (admin, health, hook) and when\n"
 	"  -o, --format=FORMAT     columns as %[.][width]letter (%P %R %a %l %D %t %T %N %c %C %G %p %m %e %f %E %u %H)\n"
 	"      --json              Slurm's JSON document\n"
@@ -39,7 +41,7 @@ static const char usage_text[] =
 
 static const char *arg_fields;
 static const char *arg_conf, *arg_format, *arg_partitions, *arg_nodes, *arg_states;
-static bool arg_noheader, arg_node_lines, arg_json, arg_reasons;
+static bool arg_noheader, arg_node_lines, arg_json, arg_reasons, arg_resv;
 
 /* A node's state as sinfo's short and long names. */
 static void node_state(const json_t *node, const char **ret_short, const char **ret_long)
@@ -607,6 +609,7 @@ int main(int argc, char **argv)
 		{ "states", required_argument, NULL, 't' },
 		{ "noheader", no_argument, NULL, 'h' },
 		{ "list-reasons", no_argument, NULL, 'R' },
+		{ "reservation", no_argument, NULL, 'T' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "Format", required_argument, NULL, 'O' },
 		{ "all", no_argument, NULL, 'a' },
@@ -625,10 +628,11 @@ int main(int argc, char **argv)
 	if (version_requested(argc, argv))
 		return version_print("sinfo");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Np:n:t:ho:O:aM:R", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":Np:n:t:ho:O:aM:RT", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'N': arg_node_lines = true; break;
 		case 'R': arg_reasons = true; break;
+		case 'T': arg_resv = true; break;
 		case 'p': arg_partitions = optarg; break;
 		case 'n': arg_nodes = optarg; break;
 		case 't': arg_states = optarg; break;
@@ -662,6 +666,27 @@ int main(int argc, char **argv)
 				return cmd_fail(1, "error: Invalid node state specified: %.*s", (int)(end - p), p);
 			p = *end ? end + 1 : end;
 		}
+	}
+	if (arg_resv) {
+		/* sinfo -T: the reservations the user may use (docs/RESERVATIONS.md). */
+		json_t *reply = NULL, *o;
+		size_t i;
+
+		if (client_open(arg_conf, &cl, &err) < 0)
+			return cmd_fail(1, "error: %s", err.text);
+		if (client_call(cl, json_pack("{s:s}", "op", "resv"), &reply, &err) < 0) {
+			client_close(cl);
+			return cmd_fail(1, "error: %s", err.text);
+		}
+		if (!json_array_size(json_object_get(reply, "reservations")))
+			printf("No reservations in the system\n");
+		else if (!arg_noheader)
+			slurmresv_sinfo_head();
+		json_array_foreach(json_object_get(reply, "reservations"), i, o)
+			slurmresv_sinfo_line(o);
+		json_decref(reply);
+		client_close(cl);
+		return fflush(stdout) != 0 ? cmd_fail(1, "cannot write: %s", strerror(errno)) : 0;
 	}
 	if (!arg_json && arg_fields && (n_items = fields_parse(arg_fields, items, 32)) < 0)
 		return 1;

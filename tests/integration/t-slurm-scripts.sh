@@ -49,6 +49,17 @@ qp_start_server
 # Two nodes of two CPUs each (the same two: a pool on one host).
 qp_start_node c1 0-1
 qp_start_node c2 0-1
+# The reservations two scripts name (--reservation=reserv, and
+# portgp-2025-tue: its site's of that day), theirs alone on nodes of their
+# own, as their sites' are (docs/RESERVATIONS.md): one that does not
+# exist is refused, as Slurm refuses it.
+qp_start_node c3 0-1
+qp_start_node c4 0-1
+qp_start_node c5 0-1
+"$QP_BIN/scontrol" create reservation ReservationName=reserv StartTime=now Duration=2:00:00 Nodes=c3,c4 \
+	Users=qpuser1 >/dev/null || fail "create reservation reserv"
+"$QP_BIN/scontrol" create reservation ReservationName=portgp-2025-tue StartTime=now Duration=2:00:00 Nodes=c5 \
+	Users=qpuser1 >/dev/null || fail "create reservation portgp-2025-tue"
 W=$QP_T/work/qpuser1
 
 # Every bash script reads BASH_ENV first: it notes the job's id as the job

@@ -470,13 +470,13 @@ static void test_upgrade_from_7(void)
 	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &a), 0);
 	jobstore_close(js);
-	CU_ASSERT_EQUAL_FATAL(psql("DROP TABLE budgets, qos_users, qos, account_users, accounts, nodes, lease, servers, pool, events; ALTER TABLE job_alloc DROP COLUMN gpus;"
+	CU_ASSERT_EQUAL_FATAL(psql("DROP TABLE reservations, budgets, qos_users, qos, account_users, accounts, nodes, lease, servers, pool, events; ALTER TABLE job_alloc DROP COLUMN gpus;"
 				   " ALTER TABLE node_admin DROP COLUMN t_drain;"
 				   " DELETE FROM schema_version WHERE version > 7"), 0);
 	CU_ASSERT_EQUAL_FATAL(psql_value("SELECT max(version) FROM schema_version"), 7);
 	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_POSTGRESQL, unit_store_dsn(), &js, &err), 0);
 	CU_ASSERT_EQUAL(psql_value("SELECT max(version) FROM schema_version"), jobstore_schema_version());
-	CU_ASSERT_EQUAL(jobstore_schema_version(), 16);
+	CU_ASSERT_EQUAL(jobstore_schema_version(), 17);
 	CU_ASSERT_EQUAL(jobstore_pool_name_read(js, out, sizeof(out)), -ENOENT);
 	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM information_schema.columns"
 				   " WHERE table_name = 'job_alloc' AND column_name = 'gpus'"), 1);

@@ -170,6 +170,12 @@ static void test_qsub_argv(void)
 			       "-l select=2:ncpus=2:mpiprocs=2 -l place=scatter:excl");
 	qsub_words("--time=abc", &r);
 	CU_ASSERT_EQUAL(r, -EINVAL);
+	/* A reservation is qsub's queue (docs/RESERVATIONS.md). */
+	CU_ASSERT_STRING_EQUAL(qsub_words("-c 1 --reservation=R5", &r), "-l ncpus=1 -q R5");
+	qsub_words("-p debug --reservation=R5", &r);
+	CU_ASSERT_EQUAL(r, -EINVAL);
+	qsub_words("--reservation=a,b", &r);
+	CU_ASSERT_EQUAL(r, -EINVAL);
 }
 
 /* A variable of env, or "(unset)". */
