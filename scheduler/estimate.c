@@ -187,11 +187,22 @@ static bool node_ready(struct estimate *e, size_t i)
  * run into), a job of a reservation outside it with its next start. */
 static int64_t est_node_next(const struct estimate *e, size_t i, const struct job *j, int64_t t, int64_t w)
 {
-	(void)e;
-	(void)i;
-	(void)j;
-	(void)w;
-	return t;
+	const struct pool *p = e->p;
+	int64_t end;
+
+	if (!p->n_resv)
+		return t;
+	/* From edge to edge of the reservations (pool-resv.c answers each
+	 * try): at most two a reservation. */
+	for (size_t k = 0; k <= 2 * p->n_resv + 1; k++) {
+		end = t + w < EST_FOREVER ? t + w : INT64_MAX;
+		if (pool_resv_allows(p, j, p->nv[i]->name, t, end))
+			return t;
+		t = pool_resv_next_edge(p, t);
+		if (t <= 0)
+			return INT64_MAX;
+	}
+	return INT64_MAX;
 }
 
 /* The least free over [t, t + w) on node i, from step a (the step that

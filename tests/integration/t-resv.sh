@@ -11,6 +11,8 @@
 # restart. QP_STORE=postgresql: the same on PostgreSQL (t-resv-pg.sh).
 . "$(dirname "$0")/lib.sh"
 qp_setup
+# Estimates each second (docs/ESTIMATES.md): the window's is checked.
+printf '[server]\nestimate_interval = 1\n' >> "$QPOOL_CONF"
 qp_start_server
 P=${QP_NODE_PREFIX}r
 N0=$P-0
@@ -64,6 +66,15 @@ if [ "$secs" -gt 3 ]; then
 else
 	note "only $w left before the window (a loaded host): the remedy is not tried"
 fi
+note "the 60 s job's estimate keeps out of the window: not before its end"
+wend=$(epoch "$("$SC" show reservation maint -o | field EndTime)")
+for i in $(seq 100); do
+	st=$(as qpuser1 squeue -h -j "$long" -o %S)
+	[ "$st" != N/A ] && [ -n "$st" ] && break
+	sleep 0.05
+done
+[ "$(qp_state "$long")" != queued ] || { [ "$st" != N/A ] && [ "$(epoch "$st")" -ge "$wend" ]; } ||
+	fail "the 60 s job's estimate '$st' is before the window's end ($(date -d "@$wend" +%T))"
 [ "$(qp_state "$long")" = queued ] || fail "the 60 s job is $(qp_state "$long") before $N1 is free"
 qp_wait "$long" running completed --timeout 40
 [ "$(qp_field "$long" exec_host)" = "$N1" ] || fail "the 60 s job ran on $(qp_field "$long" exec_host), not $N1"
