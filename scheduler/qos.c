@@ -54,10 +54,14 @@ static const char *const limit_keys[] = { "max_cpus_per_user", "max_gpus_per_use
 
 static int64_t *limit_at(struct qos_rec *r, size_t k)
 {
-	int64_t *v[] = { &r->lim.max_cpus_per_user, &r->lim.max_gpus_per_user, &r->lim.max_jobs_per_user,
-			 &r->lim.grp_cpus, &r->lim.grp_gpus, &r->max_wall };
-
-	return v[k];
+	switch (k) {
+	case 0: return &r->lim.max_cpus_per_user;
+	case 1: return &r->lim.max_gpus_per_user;
+	case 2: return &r->lim.max_jobs_per_user;
+	case 3: return &r->lim.grp_cpus;
+	case 4: return &r->lim.grp_gpus;
+	default: return &r->max_wall;
+	}
 }
 
 static char *dup_or_null(const char *s)

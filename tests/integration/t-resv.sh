@@ -118,8 +118,8 @@ qp_wait "$mine2" running completed
 arr=$(as qpuser1 sbatch --parsable --array=1-2 --reservation="$R" -t 1 --export=QPOOL_SIM_RUNTIME=1 --wrap=true) ||
 	fail "sbatch --array --reservation"
 for k in 1 2; do
-	qp_wait "$arr[$k]" completed --timeout 20
-	[ "$(qp_field "$arr[$k]" exec_host)" = "$RN" ] || fail "subjob $k of the array ran on $(qp_field "$arr[$k]" exec_host)"
+	qp_wait "${arr}[$k]" completed --timeout 20
+	[ "$(qp_field "${arr}[$k]" exec_host)" = "$RN" ] || fail "subjob $k of the array ran on $(qp_field "${arr}[$k]" exec_host)"
 done
 o1=$(as qpuser2 qsub -l walltime=100 <<<true) || fail "qsub o1"
 o2=$(as qpuser2 qsub -l walltime=100 <<<true) || fail "qsub o2"
