@@ -29,7 +29,7 @@ note "cgroup2 mount: $(awk '$3 == "cgroup2" { print $4; exit }' /proc/mounts)"
 data=$(mktemp -d /var/tmp/qp-memprot.XXXXXX) || fail "mktemp"
 data_remove() { rm -rf "$data"; }
 QP_ATEXIT+=(data_remove)
-chmod 755 "$data"
+chmod 1777 "$data"
 amb=200 bmb=400
 dd if=/dev/zero of="$data/a" bs=1M count=$amb status=none || fail "dd a"
 dd if=/dev/zero of="$data/b" bs=1M count=$bmb status=none || fail "dd b"
@@ -64,6 +64,7 @@ round() {
 	qp_wait_file "$data/cg.b$mode" 120
 	cga=$(cat "$data/cg.a$mode") cgb=$(cat "$data/cg.b$mode")
 	node=${cga%/job.*} top=${cga%/*/job.*}
+	[ -n "$above" ] || above_set "$top"
 	note "$mode: A in $cga (file $(( $(file_of "a$mode") >> 20 )) MiB), B in $cgb (file $(( $(file_of "b$mode") >> 20 )) MiB)"
 	if [ "$mode" = low ]; then
 		# What qpool set: the request, and its sums above.
@@ -77,6 +78,7 @@ round() {
 		echo 0 > "/sys/fs/cgroup$cga/memory.low"
 	else
 		for g in "$top" "$node" "$cga"; do echo $((300 << 20)) > "/sys/fs/cgroup$g/memory.min"; done
+		above_set "$top" MemoryMin
 	fi
 	avail=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
 	target=$(( avail - (amb << 20) - (150 << 20) ))
@@ -115,6 +117,42 @@ PY
 		for g in "$top" "$node"; do echo 0 > "/sys/fs/cgroup$g/memory.min"; done
 	fi
 }
+
+# The groups above the pool's first one are not qpool's: under systemd
+# (the packaged qpool-cgroup.service holds the node groups) they are
+# system.slice and that unit. As docs/RESOURCES.md tells a site, they get
+# MemoryLow= (here MemoryMin= too, for the min round), set with systemctl
+# where they are units; here the one protected job's request, the exact
+# sum (a static site value: see the doc).
+above=
+above_set() {  # TOP [PROPERTY]
+	local g=${1%/*} prop=${2:-MemoryLow} name
+	above=${above:-none}
+	while [ -n "$g" ]; do
+		name=${g##*/}
+		case $name in
+		*.slice|*.service|*.scope)
+			systemctl set-property --runtime "$name" "$prop=$((300 << 20))" ||
+				fail "systemctl set-property $name $prop" ;;
+		*) [ "$prop" = MemoryLow ] && f=memory.low || f=memory.min
+		   echo $((300 << 20)) > "/sys/fs/cgroup$g/$f" ;;
+		esac
+		above="$above $name:$prop"
+		g=${g%/*}
+	done
+	note "above the pool's groups: ${above#none}"
+}
+above_reset() {
+	local w name prop
+	for w in $above; do
+		[ "$w" = none ] && continue
+		name=${w%:*} prop=${w#*:}
+		case $name in
+		*.slice|*.service|*.scope) systemctl set-property --runtime "$name" "$prop=0" ;;
+		esac
+	done
+}
+QP_ATEXIT+=(above_reset)
 
 round low; res_low=$ROUND
 round none; res_none=$ROUND
