@@ -46,7 +46,9 @@ for i in \$(seq 1800); do [ -e $data/release.$1 ] && exit 0; sleep 0.1; done
 JOB
 }
 file_of() {  # 0 once the group is gone (its job killed)
-	awk '$1 == "file" { f = $2 } END { print f + 0 }' "/sys/fs/cgroup$(cat "$data/cg.$1")/memory.stat" 2>/dev/null || echo 0
+	local f
+	f=/sys/fs/cgroup$(cat "$data/cg.$1")/memory.stat
+	if [ -r "$f" ]; then awk '$1 == "file" { v = $2 } END { print v + 0 }' "$f"; else echo 0; fi
 }
 low_of() { cat "/sys/fs/cgroup$1/memory.low"; }
 
