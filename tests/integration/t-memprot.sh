@@ -56,23 +56,21 @@ low_of() { cat "/sys/fs/cgroup$1/memory.low"; }
 # counted, no limit) $bmb MiB; MODE then is low (as qpool sets it), none
 # (A's memory.low set to 0 by hand) or min (memory.min on A and its
 # ancestors, by hand). Then a process outside the jobs takes all but
-# A's cache and 150 MiB of what is available, or with TIGHT all but
-# 50 MiB: more than the unprotected cache can give. Sets ROUND to "MODE
-# A_KEPT B_KEPT OUTSIDE" (MiB of page cache each still has; whether the
-# outside process got its memory or was OOM-killed).
+# A's cache and 150 MiB of what is available. Prints "MODE A_KEPT B_KEPT"
+# (MiB of page cache each still has) in ROUND.
 round() {
-	local mode=$1 tight=${2:-} tag=$1${2:-} a b cga cgb node top avail target kept_a kept_b pid i outside=got
+	local mode=$1 a b cga cgb node top avail target kept_a kept_b pid i
 	sync
 	echo 1 > /proc/sys/vm/drop_caches
-	a=$(job "a$tag" "$data/a" | as qpuser1 qsub -q prot -l mem=300M -N a) || fail "qsub a"
-	b=$(job "b$tag" "$data/b" | as qpuser2 qsub -q free -N b) || fail "qsub b"
-	qp_wait_file "$data/cg.a$tag" 120
-	qp_wait_file "$data/cg.b$tag" 120
-	cga=$(cat "$data/cg.a$tag") cgb=$(cat "$data/cg.b$tag")
+	a=$(job "a$mode" "$data/a" | as qpuser1 qsub -q prot -l mem=300M -N a) || fail "qsub a"
+	b=$(job "b$mode" "$data/b" | as qpuser2 qsub -q free -N b) || fail "qsub b"
+	qp_wait_file "$data/cg.a$mode" 120
+	qp_wait_file "$data/cg.b$mode" 120
+	cga=$(cat "$data/cg.a$mode") cgb=$(cat "$data/cg.b$mode")
 	node=${cga%/job.*} top=${cga%/*/job.*}
 	[ -n "$above" ] || above_set "$top"
-	note "$tag: A in $cga (file $(( $(file_of "a$tag") >> 20 )) MiB), B in $cgb (file $(( $(file_of "b$tag") >> 20 )) MiB)"
-	if [ "$mode" = low ] && [ -z "$tight" ]; then
+	note "$mode: A in $cga (file $(( $(file_of "a$mode") >> 20 )) MiB), B in $cgb (file $(( $(file_of "b$mode") >> 20 )) MiB)"
+	if [ "$mode" = low ]; then
 		# What qpool set: the request, and its sums above.
 		[ "$(low_of "$cga")" = $((300 << 20)) ] || fail "A's memory.low is $(low_of "$cga"), not 300M"
 		[ "$(low_of "$cgb")" = 0 ] || fail "B (asked nothing) has memory.low $(low_of "$cgb")"
@@ -80,18 +78,15 @@ round() {
 			fail "the node group's memory.low is $(low_of "$node"), not the sum of its jobs' (300M)"
 		[ "$(low_of "$top")" = $((300 << 20)) ] ||
 			fail "the pool's group $top has memory.low $(low_of "$top"), not the sum below it (300M)"
-	elif [ "$mode" = low ]; then
-		:
 	elif [ "$mode" = none ]; then
 		echo 0 > "/sys/fs/cgroup$cga/memory.low"
 	else
 		for g in "$top" "$node" "$cga"; do echo $((300 << 20)) > "/sys/fs/cgroup$g/memory.min"; done
-		[ -n "$tight" ] || above_set "$top" MemoryMin
+		above_set "$top" MemoryMin
 	fi
 	avail=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
 	target=$(( avail - (amb << 20) - (150 << 20) ))
-	[ -z "$tight" ] || target=$(( avail - (50 << 20) ))
-	note "$tag: MemAvailable $((avail >> 20)) MiB; outside the jobs, $((target >> 20)) MiB taken"
+	note "$mode: MemAvailable $((avail >> 20)) MiB; outside the jobs, $((target >> 20)) MiB taken"
 	rm -f "$data/taken" "$data/taken.end"
 	python3 - "$target" "$data/taken" <<'PY' &
 import os, sys, time
@@ -112,25 +107,16 @@ PY
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	if [ ! -e "$data/taken" ]; then
-		[ -n "$tight" ] || fail "$tag: the pressure process did not get its memory"
-		outside=oom-killed
-	fi
-	kept_a=$(( $(file_of "a$tag") >> 20 )) kept_b=$(( $(file_of "b$tag") >> 20 ))
+	[ -e "$data/taken" ] || fail "$mode: the pressure process did not get its memory"
+	kept_a=$(( $(file_of "a$mode") >> 20 )) kept_b=$(( $(file_of "b$mode") >> 20 ))
 	touch "$data/taken.end"
 	wait "$pid"
-	ROUND="$tag $kept_a $kept_b $outside"
+	ROUND="$mode $kept_a $kept_b"
 	note "$ROUND"
-	touch "$data/release.a$tag" "$data/release.b$tag"
-	if [ -n "$tight" ]; then
-		# Tight: the OOM killer may pick a job's task as well.
-		qp_wait "$a" completed failed oom --timeout 60
-		qp_wait "$b" completed failed oom --timeout 60
-	else
-		qp_wait "$a" completed --timeout 60
-		qp_wait "$b" completed --timeout 60
-	fi
-	[ "$(low_of "$node")" = 0 ] || fail "$tag: the node group keeps memory.low $(low_of "$node") with no job"
+	touch "$data/release.a$mode" "$data/release.b$mode"
+	qp_wait "$a" completed --timeout 60
+	qp_wait "$b" completed --timeout 60
+	[ "$(low_of "$node")" = 0 ] || fail "$mode: the node group keeps memory.low $(low_of "$node") with no job"
 	if [ "$mode" = min ]; then
 		for g in "$top" "$node"; do echo 0 > "/sys/fs/cgroup$g/memory.min"; done
 	fi
@@ -172,15 +158,17 @@ above_reset() {
 }
 QP_ATEXIT+=(above_reset)
 
+# No round that takes more than the unprotected cache can give: in the
+# 2 GiB guest under TCG it starved journald and udevd into restarts
+# (watchdog soft lockups), whatever the setting; the reason memory.min
+# was not chosen is the doc's, not measured here.
 round low; res_low=$ROUND
 round none; res_none=$ROUND
-round low -tight; res_lowt=$ROUND
 round min; res_min=$ROUND
-round min -tight; res_mint=$ROUND
 note "page cache kept under the outside pressure (MiB; A cached $amb, B $bmb):"
-# shellcheck disable=SC2086 # each result is four words
-printf '%-10s %8s %8s  %s\n' setting A B outside $res_low $res_none $res_lowt $res_min $res_mint
-read -r _ low_a low_b _ <<< "$res_low"
+# shellcheck disable=SC2086 # each result is three words
+printf '%-6s %8s %8s\n' setting A B $res_low $res_none $res_min
+read -r _ low_a low_b <<< "$res_low"
 # The protected job keeps (nearly) all its cache; the neighbour pays.
 [ "$low_a" -ge $((amb * 9 / 10)) ] || fail "with memory.low A kept $low_a of $amb MiB"
 [ "$low_b" -lt $((bmb * 3 / 4)) ] || fail "B kept $low_b of $bmb MiB: the pressure took nothing from it"
