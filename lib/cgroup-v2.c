@@ -106,9 +106,9 @@ static int v2_node_teardown(const char *root, const char *parent)
 	return cg_path_remove(root, parent);
 }
 
-/* The sum of memory.low over the child groups of dirfd ("max" and
+/* The sum of memory.min over the child groups of dirfd ("max" and
  * unreadable ones count nothing: only job groups carry a number). */
-static uint64_t v2_children_low(int dirfd)
+static uint64_t v2_children_min(int dirfd)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -128,7 +128,7 @@ static uint64_t v2_children_low(int dirfd)
 		c = openat(dirfd, e->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (c < 0)
 			continue;
-		if (cg_file_read_u64(c, "memory.low", &v) == 0 && sum + v >= sum)
+		if (cg_file_read_u64(c, "memory.min", &v) == 0 && sum + v >= sum)
 			sum += v;
 		close(c);
 	}
@@ -137,13 +137,13 @@ static uint64_t v2_children_low(int dirfd)
 }
 
 /* Protection is only as good as each ancestor's: the kernel's effective
- * memory.low of a group is bounded by its parent's, and where cgroup2 is
+ * memory.min of a group is bounded by its parent's, and where cgroup2 is
  * mounted with memory_recursiveprot (systemd does) a parent's protection
  * that its children do not claim is spread over them by usage, so a
  * parent of "max" would protect a neighbour that asked for nothing as
  * much as the job that asked. So every group from the job's parent up to
  * the first component of <parent> gets exactly the sum of its children's
- * memory.low, under an flock of that first component (shared by the
+ * memory.min, under an flock of that first component (shared by the
  * node groups of the host; gded of each job runs this at configure and
  * remove). Groups above the root are the site's (docs/RESOURCES.md).
  * Best effort: protection is no reason to fail a job. */
@@ -164,8 +164,8 @@ static void v2_protect_update(struct cgroup_job *job)
 	if (flock(fds[n], LOCK_EX) < 0)
 		goto done;
 	for (int i = 0; i <= n; i++) {
-		snprintf(num, sizeof(num), "%" PRIu64, v2_children_low(fds[i]));
-		cg_file_write(fds[i], "memory.low", num);
+		snprintf(num, sizeof(num), "%" PRIu64, v2_children_min(fds[i]));
+		cg_file_write(fds[i], "memory.min", num);
 	}
 	flock(fds[n], LOCK_UN);
 done:
@@ -225,13 +225,13 @@ static int v2_job_configure(struct cgroup_job *job, const struct cgroup_limits *
 		if (r < 0)
 			return error_set(err, r, "%s memory.max=%s: %s", job->name, num,
 					 strerror(-r));
-		/* The request is also the job's protection: a job within it
-		 * is reclaimed last when the host needs memory (best effort:
-		 * memory.low, not memory.min; docs/RESOURCES.md "Memory
+		/* The request is also the job's protection: memory.min, not
+		 * memory.low, which Debian 13's 6.12 let go at a pressure that
+		 * unprotected cache could have met (docs/RESOURCES.md "Memory
 		 * protection"). Absent only without the memory controller. */
-		r = cg_file_write(fd, "memory.low", num);
+		r = cg_file_write(fd, "memory.min", num);
 		if (r < 0 && r != -ENOENT)
-			return error_set(err, r, "%s memory.low=%s: %s", job->name, num,
+			return error_set(err, r, "%s memory.min=%s: %s", job->name, num,
 					 strerror(-r));
 		if (r == 0) {
 			job->protected = true;

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Memory protection on cgroup v2 (docs/RESOURCES.md, "Memory protection"):
-# a job's group has memory.low = its request, and each group above it up
+# a job's group has memory.min = its request, and each group above it up
 # to the pool's first one the sum of its children's; under memory
 # pressure from outside the jobs, the job within its request keeps its
 # page cache and the neighbour that asked for nothing loses its own.
 # The same pressure is then applied with the protection taken away by
-# hand (memory.low 0) and with memory.min instead, and the figures are
-# printed: the measurement behind the choice of memory.low. Runs in the
-# vm-check guests (cgroup v2); on a v1 host there is no memory.low.
+# hand (memory.min 0) and with memory.low instead, and the figures are
+# printed: the measurement behind the choice of memory.min. Runs in the
+# vm-check guests (cgroup v2); on a v1 host there is no memory.min.
 . "$(dirname "$0")/lib.sh"
 [ -f /sys/fs/cgroup/cgroup.controllers ] ||
-	skip "cgroup v1 host: no memory.low/memory.min (memory.soft_limit_in_bytes is no protection); runs in make vm-check"
+	skip "cgroup v1 host: no memory.min/memory.low (memory.soft_limit_in_bytes is no protection); runs in make vm-check"
 grep -qw memory /sys/fs/cgroup/cgroup.controllers || skip "no memory controller"
 command -v python3 >/dev/null || skip "python3 missing"
 qp_setup "[queue prot]
@@ -50,11 +50,11 @@ file_of() {  # 0 once the group is gone (its job killed)
 	f=/sys/fs/cgroup$(cat "$data/cg.$1")/memory.stat
 	if [ -r "$f" ]; then awk '$1 == "file" { v = $2 } END { print v + 0 }' "$f"; else echo 0; fi
 }
-low_of() { cat "/sys/fs/cgroup$1/memory.low"; }
+min_of() { cat "/sys/fs/cgroup$1/memory.min"; }
 
 # One round: A (300M asked) caches $amb MiB, B (nothing asked, not
-# counted, no limit) $bmb MiB; MODE then is low (as qpool sets it), none
-# (A's memory.low set to 0 by hand) or min (memory.min on A and its
+# counted, no limit) $bmb MiB; MODE then is min (as qpool sets it), none
+# (A's memory.min set to 0 by hand) or low (memory.low on A and its
 # ancestors, by hand). Then a process outside the jobs takes all but
 # A's cache and 150 MiB of what is available. Prints "MODE A_KEPT B_KEPT"
 # (MiB of page cache each still has) in ROUND.
@@ -70,19 +70,20 @@ round() {
 	node=${cga%/job.*} top=${cga%/*/job.*}
 	[ -n "$above" ] || above_set "$top"
 	note "$mode: A in $cga (file $(( $(file_of "a$mode") >> 20 )) MiB), B in $cgb (file $(( $(file_of "b$mode") >> 20 )) MiB)"
-	if [ "$mode" = low ]; then
+	if [ "$mode" = min ]; then
 		# What qpool set: the request, and its sums above.
-		[ "$(low_of "$cga")" = $((300 << 20)) ] || fail "A's memory.low is $(low_of "$cga"), not 300M"
-		[ "$(low_of "$cgb")" = 0 ] || fail "B (asked nothing) has memory.low $(low_of "$cgb")"
-		[ "$(low_of "$node")" = $((300 << 20)) ] ||
-			fail "the node group's memory.low is $(low_of "$node"), not the sum of its jobs' (300M)"
-		[ "$(low_of "$top")" = $((300 << 20)) ] ||
-			fail "the pool's group $top has memory.low $(low_of "$top"), not the sum below it (300M)"
+		[ "$(min_of "$cga")" = $((300 << 20)) ] || fail "A's memory.min is $(min_of "$cga"), not 300M"
+		[ "$(min_of "$cgb")" = 0 ] || fail "B (asked nothing) has memory.min $(min_of "$cgb")"
+		[ "$(min_of "$node")" = $((300 << 20)) ] ||
+			fail "the node group's memory.min is $(min_of "$node"), not the sum of its jobs' (300M)"
+		[ "$(min_of "$top")" = $((300 << 20)) ] ||
+			fail "the pool's group $top has memory.min $(min_of "$top"), not the sum below it (300M)"
 	elif [ "$mode" = none ]; then
-		echo 0 > "/sys/fs/cgroup$cga/memory.low"
+		echo 0 > "/sys/fs/cgroup$cga/memory.min"
 	else
-		for g in "$top" "$node" "$cga"; do echo $((300 << 20)) > "/sys/fs/cgroup$g/memory.min"; done
-		above_set "$top" MemoryMin
+		echo 0 > "/sys/fs/cgroup$cga/memory.min"
+		for g in "$top" "$node" "$cga"; do echo $((300 << 20)) > "/sys/fs/cgroup$g/memory.low"; done
+		above_set "$top" MemoryLow
 	fi
 	avail=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
 	target=$(( avail - (amb << 20) - (150 << 20) ))
@@ -116,21 +117,21 @@ PY
 	touch "$data/release.a$mode" "$data/release.b$mode"
 	qp_wait "$a" completed --timeout 60
 	qp_wait "$b" completed --timeout 60
-	[ "$(low_of "$node")" = 0 ] || fail "$mode: the node group keeps memory.low $(low_of "$node") with no job"
-	if [ "$mode" = min ]; then
-		for g in "$top" "$node"; do echo 0 > "/sys/fs/cgroup$g/memory.min"; done
+	[ "$(min_of "$node")" = 0 ] || fail "$mode: the node group keeps memory.min $(min_of "$node") with no job"
+	if [ "$mode" = low ]; then
+		for g in "$top" "$node"; do echo 0 > "/sys/fs/cgroup$g/memory.low"; done
 	fi
 }
 
 # The groups above the pool's first one are not qpool's: under systemd
 # (the packaged qpool-cgroup.service holds the node groups) they are
 # system.slice and that unit. As docs/RESOURCES.md tells a site, they get
-# MemoryLow= (here MemoryMin= too, for the min round), set with systemctl
+# MemoryMin= (here MemoryLow= too, for the low round), set with systemctl
 # where they are units; here the one protected job's request, the exact
 # sum (a static site value: see the doc).
 above=
 above_set() {  # TOP [PROPERTY]
-	local g=${1%/*} prop=${2:-MemoryLow} name
+	local g=${1%/*} prop=${2:-MemoryMin} name
 	above=${above:-none}
 	while [ -n "$g" ]; do
 		name=${g##*/}
@@ -160,16 +161,15 @@ QP_ATEXIT+=(above_reset)
 
 # No round that takes more than the unprotected cache can give: in the
 # 2 GiB guest under TCG it starved journald and udevd into restarts
-# (watchdog soft lockups), whatever the setting; the reason memory.min
-# was not chosen is the doc's, not measured here.
-round low; res_low=$ROUND
-round none; res_none=$ROUND
+# (watchdog soft lockups), whatever the setting.
 round min; res_min=$ROUND
+round none; res_none=$ROUND
+round low; res_low=$ROUND
 note "page cache kept under the outside pressure (MiB; A cached $amb, B $bmb):"
 # shellcheck disable=SC2086 # each result is three words
-printf '%-6s %8s %8s\n' setting A B $res_low $res_none $res_min
-read -r _ low_a low_b <<< "$res_low"
+printf '%-6s %8s %8s\n' setting A B $res_min $res_none $res_low
+read -r _ min_a min_b <<< "$res_min"
 # The protected job keeps (nearly) all its cache; the neighbour pays.
-[ "$low_a" -ge $((amb * 9 / 10)) ] || fail "with memory.low A kept $low_a of $amb MiB"
-[ "$low_b" -lt $((bmb * 3 / 4)) ] || fail "B kept $low_b of $bmb MiB: the pressure took nothing from it"
+[ "$min_a" -ge $((amb * 9 / 10)) ] || fail "with memory.min A kept $min_a of $amb MiB"
+[ "$min_b" -lt $((bmb * 3 / 4)) ] || fail "B kept $min_b of $bmb MiB: the pressure took nothing from it"
 echo "memprot ok"
