@@ -257,6 +257,7 @@ static int run(struct client *cl)
 		status = util_show(&d);
 	} else if (arg_estimates) {
 		r = acct_report_estimates(d.jobs, d.n_jobs, arg_key, &rep);
+		status = report_show(rep, r);
 	} else if (arg_held) {
 		r = acct_report_held(d.jobs, d.n_jobs, arg_by ? arg_key : ACCT_BY_USER, d.from, d.to, d.now, &rep);
 		status = report_show(rep, r);
