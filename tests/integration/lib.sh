@@ -189,6 +189,16 @@ qp_cleanup() {
 		qp_stop "${QP_PIDS[$i]}"
 	done
 	for f in $(printf '%s\n' "${QP_ATEXIT_LAST[@]}" | sort -u); do "$f"; done
+	# Commands the test ran as a user in the background (`as USER qstat
+	# --follow &`: $! is the subshell, not runuser's child) and that
+	# still run: found by this test's own QPOOL_CONF (under its temp
+	# dir, which no other test has), never by a name.
+	local pid
+	for pid in /proc/[0-9]*; do
+		pid=${pid#/proc/}
+		[ "$pid" = $$ ] || [ "$pid" = "$BASHPID" ] || [ "$(stat -c %u "/proc/$pid" 2>/dev/null)" = 0 ] && continue
+		tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -q "^QPOOL_CONF=$QP_T/" && kill -KILL "$pid" 2>/dev/null
+	done
 	# The pool's groups must be gone with it; whatever is left is reported
 	# (a failure) and removed, its processes killed, so no run leaves any.
 	local left
