@@ -73,8 +73,9 @@ static void preempt_end(struct server *s, struct job *v, int64_t by)
 
 	snprintf(why, sizeof(why), "preempted by job %lld", (long long)by);
 	/* Frozen on its node, its CPUs and GPUs lent to by until it ends
-	 * (suspend.c); a job that cannot be frozen now is requeued. */
-	if (vq && vq->preempt_mode == QUEUE_PREEMPT_SUSPEND) {
+	 * (suspend.c); a job that cannot be frozen now is requeued. Its
+	 * queue's preempt_mode or its QOS's PreemptMode says so. */
+	if (vq && (vq->preempt_mode == QUEUE_PREEMPT_SUSPEND || pool_qos_suspends(s->pool, v->qos))) {
 		char who[64];
 
 		snprintf(who, sizeof(who), "preemption (job %lld)", (long long)by);

@@ -72,7 +72,7 @@ static void test_priority(void)
 		struct pool *p = qpool("0");
 		struct dispatch d[4];
 
-		CU_ASSERT_EQUAL(pool_qos_set(p, "high", prio, NULL, ""), 0);
+		CU_ASSERT_EQUAL(pool_qos_set(p, "high", prio, NULL, "", false), 0);
 		pool_job_add(p, qjob(1, 100, NULL, NULL, 100));
 		pool_job_add(p, qjob(2, 200, "high", NULL, 100));
 		CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 4), 1);
@@ -90,7 +90,7 @@ static void test_limit(void)
 	struct dispatch d[4];
 	char why[200];
 
-	CU_ASSERT_EQUAL(pool_qos_set(p, "lim", 0, &lim, ""), 0);
+	CU_ASSERT_EQUAL(pool_qos_set(p, "lim", 0, &lim, "", false), 0);
 	for (int i = 1; i <= 3; i++)
 		pool_job_add(p, qjob(i, 100, "lim", NULL, 100));
 	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 4), 2);
@@ -119,8 +119,8 @@ static void test_grp_jobs(void)
 	struct dispatch d[8];
 	char why[200];
 
-	CU_ASSERT_EQUAL(pool_qos_set(p, "grp", 0, &grp, ""), 0);
-	CU_ASSERT_EQUAL(pool_qos_set(p, "one", 0, &jobs, ""), 0);
+	CU_ASSERT_EQUAL(pool_qos_set(p, "grp", 0, &grp, "", false), 0);
+	CU_ASSERT_EQUAL(pool_qos_set(p, "one", 0, &jobs, "", false), 0);
 	for (int i = 1; i <= 4; i++)
 		pool_job_add(p, qjob(i, 100 + i, "grp", NULL, 100));
 	pool_job_add(p, qjob(5, 100, "one", NULL, 100));
