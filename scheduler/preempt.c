@@ -3,7 +3,8 @@
  * with `preempts` passed over for room takes a node from running jobs of
  * the queues it preempts: each gets its notice signal, and after its
  * queue's preempt_grace is requeued (a new attempt, the same id) or
- * cancelled; the preempting job starts in the pass after they end. */
+ * cancelled; the preempting job starts in the pass after they end. An
+ * array preempts for its next subjob, one subjob's room a round. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -145,8 +146,8 @@ void preempt_pass(struct server *s)
 
 	for (size_t i = 0; i < s->config->n_queues; i++) {
 		const struct queue_conf *q = &s->config->queues[i];
-		struct job *victims[VICTIMS_MAX], *j;
-		int64_t id, wait = 0;
+		struct job *victims[VICTIMS_MAX], *j, *sub = NULL;
+		int64_t id, wait = 0, pos;
 		size_t n;
 
 		if (!q->started || !(id = pool_queue_blocked(s->pool, q->name)))
@@ -155,12 +156,18 @@ void preempt_pass(struct server *s)
 		/* A queue that preempts, or a job whose QOS does (docs/QOS.md). */
 		if (!j || (!q->preempts[0] && !pool_qos_preempts_any(s->pool, j->qos)))
 			continue;
-		/* Not arrays (docs/PREEMPTION.md); one preemption for a
-		 * job at a time. */
-		if (!j || j->state != JOB_QUEUED || j->array || j->start_after * 1000000000 > now ||
-		    j->preempt_until > now)
+		/* One preemption for a job (an array) at a time. */
+		if (!j || j->state != JOB_QUEUED || j->start_after * 1000000000 > now || j->preempt_until > now)
 			continue;
-		n = place_preempt_pick(s->pool, s->config, q, j, now, victims, VICTIMS_MAX);
+		/* An array: its next waiting subjob's room, one subjob a
+		 * round (the pass makes the subjob it places the same way). */
+		if (j->array) {
+			if ((pos = pool_array_next_waiting(j, 0)) < 0 || !(sub = pool_subjob_make(j, pos)))
+				continue;
+		}
+		n = place_preempt_pick(s->pool, s->config, q, sub ? sub : j, now, victims, VICTIMS_MAX);
+		if (sub)
+			job_free(sub);
 		if (!n)
 			continue;
 		for (size_t k = 0; k < n; k++) {
