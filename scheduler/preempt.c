@@ -144,6 +144,7 @@ void preempt_pass(struct server *s)
 {
 	int64_t now = time_wall_ns();
 
+	s->preempt_due = 0;
 	for (size_t i = 0; i < s->config->n_queues; i++) {
 		const struct queue_conf *q = &s->config->queues[i];
 		struct job *victims[VICTIMS_MAX], *j, *sub = NULL;
@@ -156,7 +157,11 @@ void preempt_pass(struct server *s)
 		/* A queue that preempts, or a job whose QOS does (docs/QOS.md). */
 		if (!j || (!q->preempts[0] && !pool_qos_preempts_any(s->pool, j->qos)))
 			continue;
-		/* One preemption for a job (an array) at a time. */
+		/* One preemption for a job (an array) at a time: a pass when
+		 * its wait is over (server.c's timer), whatever else happens. */
+		if (j && j->state == JOB_QUEUED && j->preempt_until > now &&
+		    (!s->preempt_due || j->preempt_until < s->preempt_due))
+			s->preempt_due = j->preempt_until;
 		if (!j || j->state != JOB_QUEUED || j->start_after * 1000000000 > now || j->preempt_until > now)
 			continue;
 		/* An array: its next waiting subjob's room, one subjob a
@@ -180,5 +185,7 @@ void preempt_pass(struct server *s)
 		/* Its victims' grace, their kill grace and a margin: then it
 		 * may take others if these did not free what it needs. */
 		j->preempt_until = now + (wait + (int64_t)s->config->kill_grace + 10) * 1000000000;
+		if (!s->preempt_due || j->preempt_until < s->preempt_due)
+			s->preempt_due = j->preempt_until;
 	}
 }
