@@ -170,11 +170,32 @@ static void test_budget(void)
 	}
 }
 
+/* A QOS's PreemptMode=suspend, kept by pool_qos_set and dropped by
+ * pool_qos_clear until set again; an unknown QOS or none does not. */
+static void test_suspends(void)
+{
+	struct pool *p = qpool("0");
+
+	CU_ASSERT_EQUAL(pool_qos_set(p, "scav", 0, NULL, "", true), 0);
+	CU_ASSERT_EQUAL(pool_qos_set(p, "high", 10, NULL, "scav", false), 0);
+	CU_ASSERT_TRUE(pool_qos_suspends(p, "scav"));
+	CU_ASSERT_FALSE(pool_qos_suspends(p, "high"));
+	CU_ASSERT_FALSE(pool_qos_suspends(p, "nosuch"));
+	CU_ASSERT_FALSE(pool_qos_suspends(p, NULL));
+	CU_ASSERT_TRUE(pool_qos_preempts(p, "high", "scav"));
+	pool_qos_clear(p);
+	CU_ASSERT_FALSE(pool_qos_suspends(p, "scav"));
+	CU_ASSERT_EQUAL(pool_qos_set(p, "scav", 0, NULL, "", false), 0);
+	CU_ASSERT_FALSE(pool_qos_suspends(p, "scav"));
+	pool_destroy(p);
+}
+
 static const struct unit_test pool_qos_tests[] = {
 	{ "priority", test_priority },
 	{ "limit", test_limit },
 	{ "group and jobs limits", test_grp_jobs },
 	{ "budget", test_budget },
+	{ "PreemptMode=suspend", test_suspends },
 	{ NULL, NULL },
 };
 
