@@ -1037,6 +1037,15 @@ static int victim_cmp(const void *a, const void *b)
 	return x->t_dispatch > y->t_dispatch ? -1 : x->t_dispatch < y->t_dispatch;
 }
 
+/* Whether v, preempted, is suspended (its queue's preempt_mode or its
+ * QOS's PreemptMode): it keeps its memory, lends its CPUs on one node. */
+static bool victim_suspends(const struct pool *p, const struct config *c, const struct job *v)
+{
+	const struct queue_conf *vq = config_queue(c, v->queue);
+
+	return vq && (vq->preempt_mode == QUEUE_PREEMPT_SUSPEND || pool_qos_suspends(p, v->qos));
+}
+
 /* Whether running job v may give way to j of queue q now. */
 static bool victim_ok(struct pool *p, const struct config *c, const struct queue_conf *q, const struct job *j,
 		      const struct job *v, int64_t now)
@@ -1080,7 +1089,8 @@ static void victim_shares_add(struct pool *p, const struct victim_share *vs, siz
 /* A job across nodes (chunks): the victims, youngest first, whose
  * shares added to the free room of every node let its chunks be
  * assigned by counts; then each victim not needed for that is left
- * out again. Victims held in a suspend (preempt_mode = suspend) are not
+ * out again. Victims held in a suspend (preempt_mode = suspend, or a
+ * QOS's PreemptMode=suspend) are not
  * taken for it: their lending is for one node (docs/PREEMPTION.md). */
 static size_t preempt_pick_chunks(struct pool *p, const struct config *c, const struct queue_conf *q,
 				  const struct job *j, int64_t now, struct job **ret, size_t max)
@@ -1101,10 +1111,8 @@ static size_t preempt_pick_chunks(struct pool *p, const struct config *c, const 
 		p->groom[i] = node_gpu_room(nd, j, false);
 		p->mroom[i] = pool_node_mem_free(nd);
 		for (const struct alloc_entry *e = p->ok[i] ? nd->jobs : NULL; e; e = e->nnext) {
-			const struct queue_conf *vq = e->job ? config_queue(c, e->job->queue) : NULL;
-
 			if (e->cpus_back || !e->job || !victim_ok(p, c, q, j, e->job, now) ||
-			    (vq && vq->preempt_mode == QUEUE_PREEMPT_SUSPEND))
+			    victim_suspends(p, c, e->job))
 				continue;
 			if (n == cap) {
 				struct victim_share *t = realloc(vs, (cap = cap ? 2 * cap : 16) * sizeof(*t));
@@ -1220,12 +1228,10 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 					    mroom + got_mem < j->mem); take++) {
 			const struct alloc_entry *e = job_entry(cand[take], nd->name);
 
-			const struct queue_conf *cq = config_queue(c, cand[take]->queue);
-
 			got_cpus += e ? e->ncpus : 0;
 			got_gpus += e ? (unsigned)__builtin_popcountll(e->gpus) : 0;
 			/* A suspended job keeps its memory (docs/PREEMPTION.md). */
-			if (!cq || cq->preempt_mode != QUEUE_PREEMPT_SUSPEND)
+			if (!victim_suspends(p, c, cand[take]))
 				got_mem += e ? e->mem : 0;
 		}
 		if (room + got_cpus < j->ncpus || groom + got_gpus < j->ngpus || mroom + got_mem < j->mem ||

@@ -207,7 +207,8 @@ void qos_apply(const struct qos_set *q, struct pool *p)
 {
 	pool_qos_clear(p);
 	for (size_t i = 0; q && i < q->n_rec; i++)
-		if (pool_qos_set(p, q->rec[i].name, q->rec[i].priority, &q->rec[i].lim, q->rec[i].preempt) < 0)
+		if (pool_qos_set(p, q->rec[i].name, q->rec[i].priority, &q->rec[i].lim, q->rec[i].preempt,
+				 q->rec[i].mode && !strcmp(q->rec[i].mode, "suspend")) < 0)
 			log_err("qos: out of memory setting %s's", q->rec[i].name);
 	pool_acct_budgets_clear(p);
 	pool_user_budgets_clear(p);
@@ -472,11 +473,11 @@ static void qos_put(struct conn *c, long long req_id, json_t *msg, bool modify)
 		goto done;
 	}
 	mode = wire_str(msg, "preempt_mode") ?: (old ? old->mode : "requeue");
-	if (strcasecmp(mode, "requeue") && strcasecmp(mode, "cancel")) {
-		conn_reply_err(c, req_id, EINVAL, "PreemptMode=%.40s: requeue or cancel", mode);
+	if (strcasecmp(mode, "requeue") && strcasecmp(mode, "cancel") && strcasecmp(mode, "suspend")) {
+		conn_reply_err(c, req_id, EINVAL, "PreemptMode=%.40s: requeue, cancel or suspend", mode);
 		goto done;
 	}
-	mode = !strcasecmp(mode, "cancel") ? "cancel" : "requeue";
+	mode = !strcasecmp(mode, "cancel") ? "cancel" : !strcasecmp(mode, "suspend") ? "suspend" : "requeue";
 	descr = wire_str(msg, "description") ?: (old ? old->descr : NULL);
 	lim_text = json_dumps(lim, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!lim_text) {

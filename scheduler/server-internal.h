@@ -90,6 +90,7 @@ struct server {
 	unsigned n_pending;       /* in the list */
 	bool sched_dirty;
 	unsigned n_lent;          /* jobs suspended by a preemption (suspend.c) */
+	int64_t preempt_due;      /* the first blocked job's preempt_until (wall ns): a pass then; 0 none */
 	/* Start estimates (estimate.c): the last replay's number and
 	 * monotonic start, whether one is due, what they cost. */
 	uint64_t est_replay;

@@ -7,7 +7,8 @@
 # back to wait (the same id, its second attempt), the urgent job runs,
 # and the scavenger runs again, gives way once more to a second urgent
 # job, and then finishes; two scavengers, one a node, give way to an
-# urgent job across both nodes. Bad preemption settings
+# urgent job across both nodes, then to an urgent array of two one-CPU
+# subjobs. Bad preemption settings
 # (an unknown queue, a loop) are refused at reload, the old config kept.
 . "$(dirname "$0")/lib.sh"
 qp_setup "[queue scav]
@@ -77,6 +78,17 @@ u3=$(echo 'sleep 1' | as qpuser2 qsub -q urgent -l select=2:ncpus=1 -l place=sca
 qp_wait "$u3" completed --timeout 60
 for v in "$s1" "$s2"; do
 	grep -q "job $v (queue scav): gives way to job $u3\b" "$QP_T/qpoold.log" || fail "job $v did not give way to $u3"
+done
+
+note "an array preempts: its two one-CPU subjobs each take a node from a scavenger, one a round"
+qp_wait "$s1" running --timeout 30
+qp_wait "$s2" running --timeout 30
+a=$(echo 'sleep 1' | as qpuser2 qsub -q urgent -J 1-2 -l select=1:ncpus=1) || fail "qsub -J urgent: $a"
+a=${a%%.*}; n=${a%[]}
+qp_wait "$a" completed --timeout 60
+for i in 1 2; do [ "$(qp_state "${n}[$i]")" = completed ] || fail "subjob $i is $(qp_state "${n}[$i]")"; done
+for v in "$s1" "$s2"; do
+	grep -q "job $v (queue scav): gives way to job $n\b" "$QP_T/qpoold.log" || fail "job $v did not give way to array $n"
 done
 "$QP_BIN/qdel" "$s1" "$s2"
 
