@@ -17,14 +17,7 @@ qp_start_server
 P=${QP_NODE_PREFIX}r
 N0=$P-0
 N1=$P-1
-"$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 2 --name "$P" --sim-topology "pack:1 core:1 pu:1" \
-	>> "$QP_T/qnoded-sim.log" 2>&1 &
-QP_PIDS+=("$!")
-for i in $(seq 200); do
-	[ "$("$QP_BIN/qstat" --nodes 2>/dev/null | grep -cE "^$P-[01] +up")" = 2 ] && break
-	sleep 0.05
-done
-[ "$("$QP_BIN/qstat" --nodes | grep -cE "^$P-[01] +up")" = 2 ] || fail "the simulated nodes are not up"
+qp_start_sim "$P" 2 --sim-topology "pack:1 core:1 pu:1"
 SC=$QP_BIN/scontrol
 PATH=$QP_BIN:$PATH   # pbs_rsub, pbs_rstat, pbs_rdel as root
 nres() { "$SC" show reservation | grep -c '^ReservationName=' || true; }
