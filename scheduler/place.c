@@ -266,13 +266,15 @@ static bool gpus_choose(const struct node *n, const struct queue_conf *q, uint64
 	return true;
 }
 
-/* Places ncpus and ngpus of a job on n into e: the GPUs first (their
- * locality narrows the CPUs), then placement over the node's topology,
- * or first fit (lowest free CPUs) for a node that sent none. Fills e's
- * cpus, claim, mems and gpus. */
+/* Places ncpus and ngpus of a job (mem bytes there) on n into e: the
+ * GPUs first (their locality narrows the CPUs), then placement over the
+ * node's topology (CPUs near mem free first, on nodes of several NUMA
+ * nodes), or first fit (lowest free CPUs) for a node that sent none.
+ * Fills e's cpus, claim, mems and gpus. */
 static bool node_place(const struct node *n, const struct queue_conf *q, const struct job *j, unsigned ncpus,
-		       unsigned ngpus, struct alloc_entry *e)
+		       unsigned ngpus, uint64_t mem, struct alloc_entry *e)
 {
+	uint64_t numa_free[PLACE_NUMA_MAX];
 	struct cpumask avail;
 	struct placement pl;
 
@@ -283,8 +285,13 @@ static bool node_place(const struct node *n, const struct queue_conf *q, const s
 	if (ngpus && !gpus_choose(n, q, job_node_gpus(n, j), ncpus, ngpus, &avail, &e->gpus))
 		return false;
 	if (n->topo) {
-		if (placement_choose(n->topo, &avail, ncpus, q->smt, &pl, NULL) < 0)
+		/* One NUMA node (the count is one hwloc lookup): nothing to prefer. */
+		if (mem && placement_numa_count(n->topo) > 1 && place_numa_free(n, numa_free, PLACE_NUMA_MAX) > 0) {
+			if (placement_choose_mem(n->topo, &avail, ncpus, q->smt, numa_free, mem, &pl, NULL) < 0)
+				return false;
+		} else if (placement_choose(n->topo, &avail, ncpus, q->smt, &pl, NULL) < 0) {
 			return false;
+		}
 		e->cpus = pl.cpus;
 		e->claim = pl.claim;
 		cpumask_format(&pl.mems, e->mems, sizeof(e->mems));
@@ -1390,9 +1397,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			/* sbatch --exclusive: the node's free CPUs, all of them
 			 * (node_open left only nodes no other job holds). */
 			want = j->whole ? room : j->ncpus;
-			if (want > j->ncpus && !node_place(nd, q, j, want, j->ngpus, &e))
+			if (want > j->ncpus && !node_place(nd, q, j, want, j->ngpus, j->mem, &e))
 				want = j->ncpus;   /* the queue's smt rule leaves some out */
-			if (want == j->ncpus && !node_place(nd, q, j, want, j->ngpus, &e)) {
+			if (want == j->ncpus && !node_place(nd, q, j, want, j->ngpus, j->mem, &e)) {
 				/* Free CPUs only shrink in a pass: what did not
 				 * fit will not, nor anything larger (a GPU
 				 * model's refusal says nothing of other GPUs). */
@@ -1505,9 +1512,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		size_t i = e->mpiprocs;
 		unsigned want = j->whole ? p->room[i] : take[i];
 
-		if (want > take[i] && !node_place(p->nv[i], q, j, want, take[p->n_nodes + i], e))
+		if (want > take[i] && !node_place(p->nv[i], q, j, want, take[p->n_nodes + i], sh[i].mem, e))
 			want = take[i];
-		if ((want == take[i] && !node_place(p->nv[i], q, j, want, take[p->n_nodes + i], e)) ||
+		if ((want == take[i] && !node_place(p->nv[i], q, j, want, take[p->n_nodes + i], sh[i].mem, e)) ||
 		    !(e->node = strdup(p->nv[i]->name)))
 			goto done;
 		e->ncpus = want;
