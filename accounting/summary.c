@@ -477,7 +477,8 @@ static int held_group(struct acct_report *r, const struct acct_job *jobs, const 
 			e = held_add(v, &nv, cap, name, 2, (double)l[m].count, hours);
 		}
 	}
-	qsort(*v, nv, sizeof(**v), held_cmp);
+	if (nv > 1)
+		qsort(*v, nv, sizeof(**v), held_cmp);
 	for (size_t i = 0; i < nv && !e; i++) {
 		const struct held *h = &(*v)[i];
 

@@ -1230,7 +1230,8 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 			}
 			cand[n++] = (struct job *)v;
 		}
-		qsort(cand, n, sizeof(*cand), victim_cmp);
+		if (n > 1)
+			qsort(cand, n, sizeof(*cand), victim_cmp);
 		for (take = 0; take < n && (room + got_cpus < j->ncpus || groom + got_gpus < j->ngpus ||
 					    mroom + got_mem < j->mem); take++) {
 			const struct alloc_entry *e = job_entry(cand[take], nd->name);
