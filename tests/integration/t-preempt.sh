@@ -5,11 +5,12 @@
 # --signal=USR1@60 holds the CPU; an urgent job (queue urgent, preempts =
 # scav) arrives: the scavenger gets USR1, then 3 s later SIGTERM, goes
 # back to wait (the same id, its second attempt), the urgent job runs,
-# and the scavenger runs again, gives way once more to a second urgent
-# job, and then finishes; two scavengers, one a node, give way to an
-# urgent job across both nodes, then to an urgent array of two one-CPU
-# subjobs. Bad preemption settings
-# (an unknown queue, a loop) are refused at reload, the old config kept.
+# and the scavenger runs again; qpoold restarts under it; it gives way
+# once more to a second urgent job, and then finishes, qacct listing its
+# attempts; two scavengers, one a node, give way to an urgent job across
+# both nodes, then to an urgent array of two one-CPU subjobs. Bad
+# preemption settings (an unknown queue, a loop) are refused at reload,
+# the old config kept.
 . "$(dirname "$0")/lib.sh"
 qp_setup "[queue scav]
 preempt_grace = 3
@@ -50,6 +51,14 @@ qp_wait "$u" completed --timeout 60
 note "back in its second run, the scavenger gives way again to a second urgent job"
 for _ in $(seq 600); do [ "$(grep -c '^start' "$log")" -ge 2 ] && break; sleep 0.1; done
 [ "$(grep -c '^start' "$log")" -ge 2 ] || fail "the scavenger did not start again: $(cat "$log")"
+
+note "qpoold restarts while the scavenger runs its second attempt: it still gives way, numbered on"
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+for _ in $(seq 200); do "$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^p1 +up" && break; sleep 0.05; done
+"$QP_BIN/qstat" --nodes | grep -qE "^p1 +up" || fail "p1 is not back after the restart: $("$QP_BIN/qstat" --nodes)"
+[ "$(qp_state "$s")" = running ] || fail "the scavenger is $(qp_state "$s") after the restart"
+[ "$(qp_field "$s" run_count)" = 2 ] || fail "after the restart run_count is $(qp_field "$s" run_count), not 2"
 u2=$(as qpuser2 sbatch --parsable -p urgent -o /dev/null --wrap='sleep 1') || fail "sbatch urgent: $u2"
 qp_wait "$u2" completed --timeout 60
 qp_wait "$s" completed --timeout 60
@@ -66,6 +75,12 @@ PY
 [ "$(qp_field "$s" run_count)" = 3 ] || fail "the scavenger run_count is $(qp_field "$s" run_count), not 3 (three runs)"
 grep -q "job $s (queue scav): gives way to job $u\b" "$QP_T/qpoold.log" || fail "no preemption in qpoold's log"
 grep -q "job $s (queue scav): gives way to job $u2\b" "$QP_T/qpoold.log" || fail "no second preemption in qpoold's log"
+out=$("$QP_BIN/qacct" -j "$s" --csv) || fail "qacct -j $s"
+grep -q '^attempts,3,' <<<"$out" || fail "qacct: not 3 attempts: $(grep '^attempt' <<<"$out")"
+for k in 1 2; do
+	grep -q "^attempt${k}_reason,.*preempted by job" <<<"$out" ||
+		fail "qacct: attempt $k's reason: $(grep "^attempt${k}_reason" <<<"$out")"
+done
 
 note "a job across nodes preempts: a scavenger on each of two nodes gives way to an urgent 2-node job"
 qp_start_node p2 1
