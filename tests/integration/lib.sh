@@ -247,7 +247,8 @@ qp_cleanup() {
 	for pid in /proc/[0-9]*; do
 		pid=${pid#/proc/}
 		[ "$pid" = $$ ] || [ "$pid" = "$BASHPID" ] || [ "$(stat -c %u "/proc/$pid" 2>/dev/null)" = 0 ] && continue
-		tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -q "^QPOOL_CONF=$QP_T/" && kill -KILL "$pid" 2>/dev/null
+		# The braces: a process gone since the glob fails the redirect itself.
+		{ tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -q "^QPOOL_CONF=$QP_T/" && kill -KILL "$pid" 2>/dev/null
 	done
 	# The pool's groups must be gone with it; whatever is left is reported
 	# (a failure) and removed, its processes killed, so no run leaves any.
