@@ -7,7 +7,7 @@
 # back to wait (the same id, its second attempt), the urgent job runs,
 # and the scavenger runs again; qpoold restarts under it; it gives way
 # once more to a second urgent job, and then finishes, qacct listing its
-# attempts; two scavengers, one a node, give way to an urgent job across
+# attempts, its user not charged for the runs it gave up; two scavengers, one a node, give way to an urgent job across
 # both nodes, then to an urgent array of two one-CPU subjobs. Bad
 # preemption settings (an unknown queue, a loop) are refused at reload,
 # the old config kept.
@@ -75,6 +75,11 @@ PY
 [ "$(qp_field "$s" run_count)" = 3 ] || fail "the scavenger run_count is $(qp_field "$s" run_count), not 3 (three runs)"
 grep -q "job $s (queue scav): gives way to job $u\b" "$QP_T/qpoold.log" || fail "no preemption in qpoold's log"
 grep -q "job $s (queue scav): gives way to job $u2\b" "$QP_T/qpoold.log" || fail "no second preemption in qpoold's log"
+# Its two preempted runs (3 s of grace at least each) are not charged to
+# its user's share, only the last run (a moment) is: RawUsage in CPU-s.
+raw=$("$QP_BIN/sshare" -a -P -n -u qpuser1 | cut -d'|' -f5)
+echo "qpuser1's RawUsage after two preempted runs and a short one: $raw"
+[[ $raw =~ ^[0-9]+$ ]] && [ "$raw" -le 1 ] || fail "qpuser1 charged for its preempted runs: RawUsage '$raw'"
 out=$("$QP_BIN/qacct" -j "$s" --csv) || fail "qacct -j $s"
 grep -q '^attempts,3,' <<<"$out" || fail "qacct: not 3 attempts: $(grep '^attempt' <<<"$out")"
 for k in 1 2; do
