@@ -1024,6 +1024,11 @@ int pool_job_link(struct pool *p, struct job *j)
 
 void pool_entry_claim(struct pool *p, struct alloc_entry *e)
 {
+	/* A frozen victim's room stays lent to its preemptor when its node
+	 * registers again (a qnoded or qpoold restart): claimed, both would
+	 * hold the CPUs and the victim could never be resumed. */
+	if (e->lent)
+		return;
 	if (e->where)
 		node_account(e->where, e, false);
 	e->cpus_back = false;

@@ -1052,6 +1052,10 @@ static int load_job(struct job *j, void *userdata)
 		j->t_suspend = time_wall_ns();
 	}
 	r = pool_job_add(s->pool, j);
+	/* A preemption's victim (its comment names the preemptor) lends its
+	 * CPUs and GPUs to it again and resumes when it ends, as before. */
+	if (r == 0 && j->suspended)
+		suspend_loaded(s, j);
 	for (unsigned i = 0; r == 0 && i < j->n_alloc; i++)
 		if (j->alloc[i].where && !j->alloc[i].where->down_since)
 			j->alloc[i].where->down_since = time_mono_ns() +

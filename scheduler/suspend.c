@@ -144,6 +144,20 @@ int server_job_resume(struct server *s, struct job *j, const char *who)
 	return 0;
 }
 
+void suspend_loaded(struct server *s, struct job *j)
+{
+	long long by;
+
+	/* The comment server_job_suspend wrote: "suspended by preemption
+	 * (job N)"; an admin's names the admin and stays as it is. */
+	if (!j->reason || sscanf(j->reason, "suspended by preemption (job %lld)", &by) != 1 || by <= 0)
+		return;
+	j->suspended_by = by;
+	for (unsigned i = 0; i < j->n_alloc; i++)
+		pool_entry_lend(s->pool, &j->alloc[i]);
+	s->n_lent++;
+}
+
 void server_job_suspend_end(struct server *s, struct job *j)
 {
 	if (!j->suspended)
@@ -170,14 +184,18 @@ void suspend_pass(struct server *s)
 			if (!j->suspended || !was || j->state != JOB_RUNNING)
 				continue;
 			/* Its preemptor runs, or waits to start (no longer than
-			 * its preemption's wait: then it did not get the room). */
+			 * its preemption's wait: then it did not get the room).
+			 * An array stays queued while it has subjobs: the one
+			 * that took the room ends, the room is free, and it
+			 * resumes (server_job_resume refuses while the room is
+			 * in use), though other subjobs run on. */
 			by = pool_job_find(s->pool, was);
 			if (by && (by->state == JOB_RUNNING || by->state == JOB_EXITING ||
 				   (by->state == JOB_QUEUED && by->preempt_until > time_wall_ns())))
 				continue;
 			if (server_job_resume(s, j, "the end of its preemptor") == 0)
-				log_info("job %lld: resumed, its preemptor %lld has ended", (long long)j->id,
-					 (long long)was);
+				log_info("job %lld: resumed, its preemptor %lld%s has ended", (long long)j->id,
+					 (long long)was, by && by->array ? "'s subjob" : "");
 		}
 }
 

@@ -22,6 +22,9 @@ int server_job_resume(struct server *s, struct job *j, const char *who);
 bool server_job_resumable(const struct job *j);
 /* j ends (its result came) while suspended: its time suspended kept. */
 void server_job_suspend_end(struct server *s, struct job *j);
+/* j, read back suspended at a start or takeover: a preemption's victim
+ * (its comment names the preemptor) lends its room to it again. */
+void suspend_loaded(struct server *s, struct job *j);
 /* Before each pass: preempted jobs whose preemptor has ended resume. */
 void suspend_pass(struct server *s);
 /* Runs fn on the job's attrs (a JSON object) and writes them back when
