@@ -3,13 +3,16 @@
 # Preemption by suspend (docs/PREEMPTION.md) on one real 1-CPU node: a
 # scavenger job (queue scav, preempt_mode = suspend) that ticks holds the
 # CPU; an urgent job (preempts = scav) arrives and runs on that CPU while
-# the scavenger is frozen (its cgroup FROZEN, squeue S, no tick); when the
-# urgent job ends the scavenger is thawed before anything else starts (a
-# second scavenger job waiting behind it does not take the CPU), and
-# finishes in its first attempt; then an urgent array of two subjobs
-# freezes a scavenger for each subjob and thaws it after each (one
-# attempt). Memory stays counted while frozen, so
-# the jobs ask for a little (a 1-CPU node's default is all of it).
+# the scavenger is frozen (its cgroup FROZEN, squeue S, no tick); a
+# qpoold restart keeps it frozen and its CPU lent; when the urgent job
+# ends the scavenger is thawed before anything else starts (a second
+# scavenger job waiting behind it does not take the CPU), and finishes in
+# its first attempt; then an urgent array of two subjobs freezes a
+# scavenger for each subjob and thaws it after each (one attempt); and
+# an array's last subjob thaws its victim when it ends while the array's
+# first runs on (on a second node), across a restart too. Memory stays
+# counted while frozen, so the jobs ask for a little (a 1-CPU node's
+# default is all of it).
 . "$(dirname "$0")/lib.sh"
 qp_setup "[queue scav]
 preempt_mode = suspend
@@ -47,7 +50,8 @@ qp_wait_file "$log"
 s2=$(as qpuser1 sbatch --parsable -p scav -t 10 --mem=32M -o /dev/null --wrap='true') || fail "sbatch scav 2: $s2"
 
 note "an urgent job arrives: the scavenger is frozen, the urgent job runs on its CPU"
-u=$(as qpuser2 sbatch --parsable -p urgent -t 10 --mem=32M -o /dev/null --wrap="date +%s.%N > $U/u.start; sleep 3; date +%s.%N > $U/u.end") ||
+u=$(as qpuser2 sbatch --parsable -p urgent -t 10 --mem=32M -o /dev/null \
+	--wrap="date +%s.%N > $U/u.start; for i in \$(seq 600); do [ -e $U/go ] && break; sleep 0.1; done; sleep 1; date +%s.%N > $U/u.end") ||
 	fail "sbatch urgent: $u"
 qp_wait "$u" running --timeout 30
 qp_wait_file "$U/u.start"
@@ -55,6 +59,16 @@ st=$(frozen_state "$s")
 case "$st" in FROZEN|1) ;; *) fail "the scavenger's group is '$st' while the urgent job runs" ;; esac
 [ "$("$QP_BIN/squeue" -h -j "$s" -o %t)" = S ] || fail "squeue: the scavenger is not S"
 [ "$(qp_state "$s2")" = queued ] || fail "the second scavenger is $(qp_state "$s2") while the urgent job runs"
+
+note "qpoold restarts: the scavenger stays frozen, its CPU still lent to the urgent job"
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+for _ in $(seq 200); do "$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^p1 +up" && break; sleep 0.05; done
+"$QP_BIN/qstat" --nodes | grep -qE "^p1 +up" || fail "p1 is not back after the restart: $("$QP_BIN/qstat" --nodes)"
+[ "$("$QP_BIN/squeue" -h -j "$s" -o %t)" = S ] || fail "squeue: the scavenger is not S after the restart"
+[ "$(qp_state "$u")" = running ] || fail "the urgent job is $(qp_state "$u") after the restart"
+[ "$(qp_state "$s2")" = queued ] || fail "the second scavenger is $(qp_state "$s2") after the restart"
+touch "$U/go"
 
 note "the urgent job ends: the scavenger is thawed and finishes, then the second"
 qp_wait "$u" completed --timeout 30
@@ -95,7 +109,37 @@ for i in 1 2; do [ "$(qp_state "${n}[$i]")" = completed ] || fail "subjob $i is 
 for i in $(seq 100); do [ "$("$QP_BIN/squeue" -h -j "$s3" -o %t)" = R ] && break; sleep 0.1; done
 [ "$("$QP_BIN/squeue" -h -j "$s3" -o %t)" = R ] || fail "the scavenger is not thawed after the array"
 [ "$(qp_field "$s3" run_count)" = 1 ] || fail "the scavenger ran $(qp_field "$s3" run_count) times, not once"
-[ "$(grep -c "job $s3: resumed, its preemptor $n has ended" "$QP_T/qpoold.log")" = 2 ] ||
+[ "$(grep -c "job $s3: resumed, its preemptor $n's subjob has ended" "$QP_T/qpoold.log")" = 2 ] ||
 	fail "the scavenger was not resumed once after each subjob"
 "$QP_BIN/qdel" "$s3"
+qp_wait "$s3" cancelled --timeout 30
+
+note "an array's last subjob takes the scavenger's CPU while its first runs on another node: thawed when that subjob ends"
+qp_start_node p2 1
+s4=$(as qpuser1 sbatch --parsable -p scav -t 10 --mem=32M -o /dev/null -w p1 --wrap='sleep 600') || fail "sbatch scav 4: $s4"
+qp_wait "$s4" running
+# Subjob 1 goes to p2, free; subjob 2, the last, takes p1 from the scavenger.
+a=$(as qpuser2 qsub -q urgent -J 1-2 -l select=1:ncpus=1:mem=32mb <<JOB
+for i in \$(seq 600); do [ -e $U/go\$PBS_ARRAY_INDEX ] && break; sleep 0.1; done
+JOB
+) || fail "qsub -J urgent: $a"
+a=${a%%.*}; n=${a%[]}
+qp_wait "${n}[1]" running --timeout 30
+qp_wait "${n}[2]" running --timeout 30
+[ "$("$QP_BIN/squeue" -h -j "$s4" -o %t)" = S ] || fail "squeue: the scavenger is not S while subjob 2 runs"
+# A restart reads the array back as running (its store row): its victim
+# still resumes when the subjob that took its room ends.
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+for _ in $(seq 200); do [ "$("$QP_BIN/qstat" --nodes 2>/dev/null | grep -cE "^p[12] +up")" = 2 ] && break; sleep 0.05; done
+[ "$("$QP_BIN/qstat" --nodes | grep -cE "^p[12] +up")" = 2 ] || fail "p1, p2 not back after the restart: $("$QP_BIN/qstat" --nodes)"
+touch "$U/go2"
+qp_wait "${n}[2]" completed --timeout 60
+for i in $(seq 100); do [ "$("$QP_BIN/squeue" -h -j "$s4" -o %t)" = R ] && break; sleep 0.1; done
+[ "$("$QP_BIN/squeue" -h -j "$s4" -o %t)" = R ] ||
+	fail "the scavenger stays frozen while the array's first subjob runs on: $("$QP_BIN/squeue" -h -j "$s4" -o %t)"
+[ "$(qp_state "${n}[1]")" = running ] || fail "subjob 1 is $(qp_state "${n}[1]")"
+touch "$U/go1"
+qp_wait "$a" completed --timeout 30
+"$QP_BIN/qdel" "$s4"
 echo PASS
