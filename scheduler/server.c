@@ -473,6 +473,39 @@ static bool conns_full(struct server *s)
 	return true;
 }
 
+static struct conn *conn_new(struct server *s, int cfd, bool tcp)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->server = s;
+	c->fd = cfd;
+	c->tcp = tcp;
+	c->refs = 1;
+	c->accepted = time_mono_ns();
+	c->last_active = conn_now(s);
+	return c;
+}
+
+/* c, its identity known (or, over TCP, awaited), joins the loop. */
+static int conn_start(struct server *s, struct conn *c)
+{
+	if (sd_event_add_io(s->event, &c->src, c->fd, EPOLLIN | EPOLLET, conn_io, c) < 0)
+		return -ENOMEM;
+	c->io_events = EPOLLIN | EPOLLET;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->n_conns++;
+	/* The server speaks first over TCP: its nonce, which the peer's
+	 * credential must carry (docs/PROTOCOL.md, "The auth frame"). */
+	if (c->tcp)
+		conn_send(c, auth_hello(c->nonces.server));
+	return 0;
+}
+
 static void conn_accept(struct server *s, int cfd, bool tcp)
 {
 	struct conn *c;
@@ -482,17 +515,11 @@ static void conn_accept(struct server *s, int cfd, bool tcp)
 		close(cfd);
 		return;
 	}
-	c = calloc(1, sizeof(*c));
+	c = conn_new(s, cfd, tcp);
 	if (!c) {
 		close(cfd);
 		return;
 	}
-	c->server = s;
-	c->fd = cfd;
-	c->tcp = tcp;
-	c->refs = 1;
-	c->accepted = time_mono_ns();
-	c->last_active = conn_now(s);
 	if (tcp) {
 		struct sockaddr_storage sa = { 0 };
 		socklen_t sl = sizeof(sa);
@@ -526,21 +553,30 @@ static void conn_accept(struct server *s, int cfd, bool tcp)
 			return;
 		}
 	}
-	if (sd_event_add_io(s->event, &c->src, cfd, EPOLLIN | EPOLLET, conn_io, c) < 0) {
+	if (conn_start(s, c) < 0) {
 		conn_forget(c);
 		conn_free(c);
-		return;
 	}
-	c->io_events = EPOLLIN | EPOLLET;
-	c->next = s->conns;
-	if (s->conns)
-		s->conns->prev = c;
-	s->conns = c;
-	s->n_conns++;
-	/* The server speaks first over TCP: its nonce, which the peer's
-	 * credential must carry (docs/PROTOCOL.md, "The auth frame"). */
-	if (tcp)
-		conn_send(c, auth_hello(c->nonces.server));
+}
+
+int server_conn_open(struct server *s, int fd, uid_t uid, gid_t gid)
+{
+	struct conn *c;
+	int r, fl = fcntl(fd, F_GETFL);
+
+	/* As accept4's SOCK_NONBLOCK gives every other connection. */
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || !(c = conn_new(s, fd, false))) {
+		r = errno ? -errno : -ENOMEM;
+		close(fd);
+		return r;
+	}
+	snprintf(c->peer, sizeof(c->peer), "fd %d", fd);
+	r = conn_authenticated(c, uid, gid);
+	if (r == 0 && (r = conn_start(s, c)) < 0)
+		conn_forget(c);
+	if (r < 0)
+		conn_free(c);
+	return r;
 }
 
 static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)

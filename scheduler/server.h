@@ -3,6 +3,7 @@
 #ifndef QPOOL_SERVER_H
 #define QPOOL_SERVER_H
 
+#include <sys/types.h>
 #include <systemd/sd-event.h>
 
 #include "config.h"
@@ -15,6 +16,12 @@ struct server;
 int server_create(sd_event *e, struct config *config, struct server **ret, struct error *err);
 
 void server_destroy(struct server *s);
+
+/* A connection on fd (a socketpair's end; taken, closed on failure) whose
+ * peer is uid and gid, as SO_PEERCRED or a credential would say: what the
+ * handlers' unit tests (tests/unit/test_handlers.c) speak through. 0 or
+ * -errno (conn_identified's). */
+int server_conn_open(struct server *s, int fd, uid_t uid, gid_t gid);
 
 /* The loop's exit code when the server lost the lease (docs/HA.md): the
  * caller destroys it and starts a fresh one, a standby. */
