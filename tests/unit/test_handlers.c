@@ -5,7 +5,8 @@
  * written and read as every command does (lib/wire). The checks are the
  * door's (who may ask, unknown ops, mistyped members) and the handlers'
  * own (a job submitted, seen, refused to another user, deleted; kept in
- * the store across a new server). */
+ * the store across a new server); a standby of the same store answering
+ * with where the active is. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -29,28 +30,35 @@ struct fixture {
 	struct server *s;
 };
 
-static int fixture_server(struct fixture *f)
+/* A server of the pool in f->dir (its store state/), listening on
+ * NAME.sock, into *ret. */
+static int fixture_server_as(struct fixture *f, const char *name, struct server **ret)
 {
 	char path[128], text[512];
 	struct config *config = NULL;
 	struct error err = { "" };
 	FILE *fp;
 
-	snprintf(path, sizeof(path), "%s/qpool.conf", f->dir);
+	snprintf(path, sizeof(path), "%s/%s.conf", f->dir, name);
 	snprintf(text, sizeof(text),
-		 "[server]\nstate_dir = %s/state\nsocket = %s/qpoold.sock\n\n"
+		 "[server]\nstate_dir = %s/state\nsocket = %s/%s.sock\n\n"
 		 "[queue batch]\ndefault = yes\nwalltime_default = 00:10:00\nmem_default = 0\n",
-		 f->dir, f->dir);
+		 f->dir, f->dir, name);
 	fp = fopen(path, "w");
 	if (!fp)
 		return -errno;
 	fputs(text, fp);
 	fclose(fp);
-	if (config_load(path, &config, &err) < 0 || server_create(f->e, config, &f->s, &err) < 0) {
+	if (config_load(path, &config, &err) < 0 || server_create(f->e, config, ret, &err) < 0) {
 		fprintf(stderr, "test_handlers: %s\n", err.text);
 		return -1;
 	}
 	return 0;
+}
+
+static int fixture_server(struct fixture *f)
+{
+	return fixture_server_as(f, "qpoold", &f->s);
 }
 
 /* Runs the loop until the server holds the lease (bounded: 10 s). */
@@ -87,18 +95,24 @@ static void fixture_down(struct fixture *f)
 		fprintf(stderr, "test_handlers: cannot remove %s\n", f->dir);
 }
 
-/* A peer of uid: the client's end of a socketpair, -1 on failure. */
-static int peer(struct fixture *f, uid_t uid)
+/* A peer of uid on server s: the client's end of a socketpair, -1 on
+ * failure. */
+static int peer_on(struct server *s, uid_t uid)
 {
 	int sv[2];
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -1;
-	if (server_conn_open(f->s, sv[0], uid, uid) < 0) {
+	if (server_conn_open(s, sv[0], uid, uid) < 0) {
 		close(sv[1]);
 		return -1;
 	}
 	return sv[1];
+}
+
+static int peer(struct fixture *f, uid_t uid)
+{
+	return peer_on(f->s, uid);
 }
 
 /* Sends req (stolen) on fd and runs the loop until its reply comes
@@ -239,7 +253,44 @@ static void test_handlers_job(void)
 	fixture_down(&f);
 }
 
+/* A second server of the same store is a standby while the first holds
+ * the lease: it answers every op with where the active is (the client
+ * goes on there) and writes nothing. */
+static void test_handlers_standby(void)
+{
+	struct fixture f = { 0 };
+	struct server *b = NULL;
+	int fd, user;
+	json_t *r;
+
+	CU_ASSERT_FATAL(fixture_up(&f) == 0);
+	CU_ASSERT_FATAL(fixture_server_as(&f, "standby", &b) == 0);
+	for (int i = 0; i < 20; i++)
+		(void)sd_event_run(f.e, 10000);
+	CU_ASSERT_TRUE(server_standby(b));
+	fd = peer_on(b, NOBODY);
+	CU_ASSERT_FATAL(fd >= 0);
+	r = call(&f, fd,
+		 json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:i}", "op", "submit", "id", 1, "script",
+			   "#!/bin/sh\ntrue\n", "name", "unit", "workdir", "/tmp", "ncpus", 1, "walltime", 60));
+	CU_ASSERT_EQUAL(reply_errno(r, "is a standby"), EAGAIN);
+	CU_ASSERT_TRUE(wire_bool(r, "standby", 0));
+	json_decref(r);
+	/* Nothing was written: the active has no job. */
+	user = peer(&f, NOBODY);
+	CU_ASSERT_FATAL(user >= 0);
+	r = call(&f, user, json_pack("{s:s, s:i}", "op", "stat", "id", 2));
+	CU_ASSERT_EQUAL(reply_errno(r, NULL), 0);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(r, "jobs")), 0);
+	json_decref(r);
+	close(fd);
+	close(user);
+	server_destroy(b);
+	fixture_down(&f);
+}
+
 static const struct unit_test handlers_tests[] = {
+	{ "a standby answers every op with where the active is, writes nothing", test_handlers_standby },
 	{ "the door: unknown ops, node ops, mistyped members", test_handlers_door },
 	{ "a job submitted, seen, refused to another, kept across a new server", test_handlers_job },
 	{ NULL, NULL },
