@@ -25,7 +25,9 @@ frozen_state() {
 	local d
 	d=$(find /sys/fs/cgroup/freezer/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
 	if [ -n "$d" ]; then tr -d '\n' < "$d/freezer.state"; return; fi
-	d=$(find /sys/fs/cgroup/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
+	# v2: the pool's parent is where the host put it (under a systemd
+	# unit's delegated group in the guests, not at the top).
+	d=$(find /sys/fs/cgroup -mindepth 2 -maxdepth 8 -type d -path "*/$QP_CG_PARENT*/job.$1" 2>/dev/null | head -n 1)
 	[ -n "$d" ] && awk '$1 == "frozen" {print $2}' "$d/cgroup.events"
 }
 wait_frozen() {  # JOBID WANT
