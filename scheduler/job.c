@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Job state names. */
+/* The scheduler's job: state and placement words, its allocation (and
+ * the CPUs it holds), chunks, GPU lists and a node's result report. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,15 @@ struct alloc_entry *job_entry(const struct job *j, const char *name)
 		if (j->alloc[i].node && strcmp(j->alloc[i].node, name) == 0)
 			return &j->alloc[i];
 	return NULL;
+}
+
+uint64_t job_cpus_held(const struct job *j)
+{
+	uint64_t cpus = 0;
+
+	for (unsigned i = 0; i < j->n_alloc; i++)
+		cpus += j->alloc[i].ncpus;
+	return cpus > j->ncpus ? cpus : j->ncpus;
 }
 
 int job_alloc_init(struct job *j, unsigned n)
