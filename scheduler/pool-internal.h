@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* What pool.c and place.c share: the pool's state and the placement
- * steps of a scheduling pass. */
+/* What pool.c, place.c and the files beside them (pool-nodes.c,
+ * place-numa.c, pool-resv.c, fairshare.c, reslimits.c ...) share: the
+ * pool's state and the placement steps of a scheduling pass. */
 #ifndef QPOOL_POOL_INTERNAL_H
 #define QPOOL_POOL_INTERNAL_H
 
