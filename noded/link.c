@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* qnoded's connection to qpoold: connect with back-off, register, heartbeat, dispatch. */
+/* qnoded's connection to qpoold: connect with back-off, register, heartbeat,
+ * and each op to the handler the table link_create was given names. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -40,6 +41,7 @@ struct link_req {
 
 struct link {
 	struct noded *nd;
+	const struct link_handlers *h;   /* what the link hands up */
 	enum link_state state;
 	int fd;
 	sd_event_source *io;
@@ -145,7 +147,7 @@ static void link_drop(struct link *l)
 	sd_event_source_set_enabled(l->deadline, SD_EVENT_OFF);
 	sd_event_source_set_enabled(l->silence, SD_EVENT_OFF);
 	if (l->state == LINK_UP)
-		tasks_link_lost(l->nd->tasks);
+		l->h->lost(l->nd);
 	l->state = LINK_DOWN;
 	l->reqs = NULL;
 	/* Sent by a server whose registration never completed: not obeyed. */
@@ -269,7 +271,7 @@ static void link_heartbeat_reply(struct noded *nd, const json_t *reply, int64_t 
 	/* Results qpoold refused to record (a failed commit) go again; those
 	 * awaiting a reply are not sent twice. */
 	else if (reply)
-		jobs_results_send(nd->jobs);
+		nd->link->h->results_send(nd);
 }
 
 static void link_heartbeat_arm(struct link *l)
@@ -292,16 +294,18 @@ static int link_on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* An op from qpoold to the handler the table names for it. */
 static void link_op(struct link *l, const char *op, json_t *msg, int64_t stamp)
 {
-	if (strcmp(op, "job.launch") == 0)
-		jobs_launch(l->nd->jobs, msg, stamp);
-	else if (strcmp(op, "job.signal") == 0)
-		jobs_signal(l->nd->jobs, msg);
-	else if (strncmp(op, "task.", 5) == 0)
-		tasks_link_frame(l->nd->tasks, op, msg);
-	else
-		log_warn("qpoold sent unknown op \"%s\": ignored", op);
+	for (const struct link_op *o = l->h->ops; o->name; o++) {
+		size_t n = strlen(o->name);
+
+		if (n && o->name[n - 1] == '.' ? strncmp(op, o->name, n) == 0 : strcmp(op, o->name) == 0) {
+			o->handle(l->nd, op, msg, stamp);
+			return;
+		}
+	}
+	log_warn("qpoold sent unknown op \"%s\": ignored", op);
 }
 
 /* The ops a server sent while registering this node (the kills of its
@@ -391,11 +395,11 @@ static void link_register_reply(struct noded *nd, const json_t *reply, int64_t a
 	l->next_now = false;
 	l->retry_us = RETRY_FIRST_US;
 	log_info("registered with qpoold as node %s (%zu running)", nd->name,
-		 jobs_running_count(nd->jobs));
+		 l->h->running_count(nd));
 	link_heartbeat_arm(l);
 	/* The results went with the registration; each is also sent as a
 	 * job.done, whose ok (after qpoold's commit) is what frees its files. */
-	jobs_results_send(nd->jobs);
+	l->h->results_send(nd);
 }
 
 /* The IPv4 address the link leaves this node from, into buf: where the
@@ -413,8 +417,9 @@ static int link_local_addr(int fd, char *buf, size_t len)
 	return 0;
 }
 
-static json_t *link_register_msg(struct noded *nd, int fd)
+static json_t *link_register_msg(const struct link *l, int fd)
 {
+	struct noded *nd = l->nd;
 	const struct node_topo *t = &nd->topo;
 	char cpus[4096], addr[INET_ADDRSTRLEN];
 
@@ -426,8 +431,8 @@ static json_t *link_register_msg(struct noded *nd, int fd)
 			 "cores", (int)t->cores, "pus", (int)t->pus, "mem", (json_int_t)t->mem,
 			 "hwloc", nd->topo_xml,
 			 "cgroup", cgroup_mode_name(nd->cgroup_mode), "rt", nd->rt,
-			 "rt_reason", nd->rt_reason, "running", jobs_running_json(nd->jobs),
-			 "results", jobs_results_json(nd->jobs),
+			 "rt_reason", nd->rt_reason, "running", l->h->running_json(nd),
+			 "results", l->h->results_json(nd),
 			 "addr", link_local_addr(fd, addr, sizeof(addr)) == 0 ? addr : NULL,
 			 "gpus", nd->n_gpus ? gpu_list_json(nd->gpus, nd->n_gpus) : NULL,
 			 "features", nd->features[0] ? nd->features : NULL,
@@ -639,7 +644,7 @@ static int link_register(struct link *l)
 	link_silence_arm(l, link_silence_limit_us(l));
 	log_info("connected to qpoold at %s", link_where(l, &list));
 	l->state = LINK_REGISTERING;
-	req = link_register_msg(l->nd, l->fd);
+	req = link_register_msg(l, l->fd);
 	if (!req) {
 		link_drop(l);
 		return -ENOMEM;
@@ -921,7 +926,7 @@ static void link_retry_schedule(struct link *l)
 	sd_event_source_set_enabled(l->retry, SD_EVENT_ONESHOT);
 }
 
-int link_create(struct noded *nd, struct link **ret)
+int link_create(struct noded *nd, const struct link_handlers *h, struct link **ret)
 {
 	struct transport_servers list;
 	struct error err;
@@ -937,6 +942,7 @@ int link_create(struct noded *nd, struct link **ret)
 	if (!l)
 		return -ENOMEM;
 	l->nd = nd;
+	l->h = h;
 	l->fd = -1;
 	l->avoid = SIZE_MAX;
 	l->retry_us = RETRY_FIRST_US;

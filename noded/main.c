@@ -264,7 +264,7 @@ static int sim_run(const struct config *config, sd_event *event, struct error *e
 			goto done;
 		r = jobs_create(nd, &nd->jobs);
 		if (r == 0)
-			r = link_create(nd, &nd->link);
+			r = link_create(nd, &nodeops_link_handlers, &nd->link);
 		if (r < 0) {
 			error_set(err, r, "simulated node %s: %s", name, strerror(-r));
 			goto done;
@@ -654,7 +654,7 @@ int main(int argc, char **argv)
 		log_err("remote starts: %s", err.text);
 		goto done;
 	}
-	r = link_create(&nd, &nd.link);
+	r = link_create(&nd, &nodeops_link_handlers, &nd.link);
 	if (r < 0) {
 		log_err("cannot set up the qpoold link: %s", strerror(-r));
 		goto done;

@@ -472,8 +472,32 @@ void health_destroy(struct health *h);
  * what link_call was given. */
 typedef void (*link_reply_f)(struct noded *nd, const json_t *reply, int64_t arg);
 
+/* What the link hands up (nodeops.c fills it; link_create keeps it, not a
+ * copy): the link calls no other part of qnoded by name, so jobs.c and
+ * tasks.c, which send through it, sit above it. */
+struct link_op {
+	const char *name;   /* an op, or a family ending in '.' ("task.") */
+	/* stamp: when its bytes arrived (CLOCK_REALTIME ns). */
+	void (*handle)(struct noded *nd, const char *op, const json_t *msg, int64_t stamp);
+};
+struct link_handlers {
+	const struct link_op *ops;   /* the ops qpoold may send; a NULL name ends them */
+	/* node.register's "running" and "results" (new references), and how
+	 * many run (for the log line once registered). */
+	json_t *(*running_json)(struct noded *nd);
+	json_t *(*results_json)(struct noded *nd);
+	size_t (*running_count)(struct noded *nd);
+	/* Registered, or a heartbeat answered ok: the results qpoold has not
+	 * acknowledged go (again). */
+	void (*results_send)(struct noded *nd);
+	/* The link, registered, went down. */
+	void (*lost)(struct noded *nd);
+};
+/* The handlers of a real or simulated node (nodeops.c). */
+extern const struct link_handlers nodeops_link_handlers;
+
 /* Starts connecting (at once, then every 0.2 s backing off to 1 s). */
-int link_create(struct noded *nd, struct link **ret);
+int link_create(struct noded *nd, const struct link_handlers *h, struct link **ret);
 void link_destroy(struct link *l);
 
 /* True once node.register was answered ok on the current connection. */

@@ -20,21 +20,6 @@
 #include "tasks-internal.h"
 #include "timeutil.h"
 
-/* Arms the deadline timer for a's deadline at usec, unless it is armed
- * for earlier (deadlines only grow: every one is now + the same delay). */
-void task_agent_deadline_set(struct agent *a, uint64_t usec)
-{
-	struct tasks *ts = a->ts;
-	int on = SD_EVENT_OFF;
-
-	a->deadline = usec;
-	(void)sd_event_source_get_enabled(ts->deadline, &on);
-	if (on != SD_EVENT_OFF)
-		return;
-	(void)sd_event_source_set_time(ts->deadline, usec);
-	(void)sd_event_source_set_enabled(ts->deadline, SD_EVENT_ONESHOT);
-}
-
 /* Agents past their deadline: refused (no task.start came) or freed (a
  * closing one whose peer does not read); then the next deadline. */
 static int door_on_deadline(sd_event_source *s, uint64_t now, void *userdata)
@@ -174,7 +159,7 @@ static int door_on_accept(sd_event_source *s, int fd, uint32_t revents, void *us
 	a->next = ts->agents;
 	ts->agents = a;
 	ts->n_agents++;
-	if (sd_event_add_io(ts->nd->event, &a->io, cfd, EPOLLIN, task_agent_on_io, a) < 0) {
+	if (sd_event_add_io(ts->nd->event, &a->io, cfd, EPOLLIN, ts->agent_io, a) < 0) {
 		task_agent_free(a);
 		return 0;
 	}
@@ -191,7 +176,7 @@ static int door_on_accept(sd_event_source *s, int fd, uint32_t revents, void *us
 	return 0;
 }
 
-int taskdoor_open(struct tasks *ts, struct error *err)
+int taskdoor_open(struct tasks *ts, sd_event_io_handler_t agent_io, struct error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct rlimit rl;
@@ -203,6 +188,7 @@ int taskdoor_open(struct tasks *ts, struct error *err)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 4 < AGENTS_MAX)
 		ts->agents_max = rl.rlim_cur / 4 > 4 * AGENTS_ROOT_RESERVE ? (unsigned)(rl.rlim_cur / 4)
 									   : 4 * AGENTS_ROOT_RESERVE;
+	ts->agent_io = agent_io;
 	r = peers_create(&ts->peers);
 	if (r < 0)
 		return error_set(err, r, "out of memory");

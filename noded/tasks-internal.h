@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What noded/tasks.c (agents, link frames), noded/taskdoor.c (the task
- * socket's door) and noded/taskctl.c (the jobs' gded control sockets)
- * share. */
+ * socket's door), noded/taskctl.c (the jobs' gded control sockets) and,
+ * below them all, noded/taskrelay.c (tasks and agents) share. */
 #ifndef QPOOL_NODED_TASKS_INTERNAL_H
 #define QPOOL_NODED_TASKS_INTERNAL_H
 
@@ -156,9 +156,14 @@ struct tasks {
 	sd_event_source *start_retry; /* while starts wait for a gded */
 	sd_event_source *recheck;     /* while agents are paused */
 	bool stopping;                /* qnoded stops: nothing more is sent */
+	/* A frame for t to its gded over its job's control socket:
+	 * tctl_task_pass, set by tasks_create, so that taskrelay.c (below
+	 * taskctl.c, whose replies it relays) does not name it. */
+	void (*pass)(struct tasks *ts, struct ttask *t, const char *op, const json_t *msg);
+	sd_event_io_handler_t agent_io; /* the agents' handler, given to taskdoor_open */
 };
 
-/* tasks.c */
+/* taskrelay.c */
 struct ttask *ttask_find(struct tasks *ts, int64_t jobid, const char *id);
 void ttask_free(struct ttask *t);
 /* A frame for t from where it runs (gded here, or the target through
@@ -182,18 +187,29 @@ void ttask_out_ack(struct ttask *t);
 void task_agent_refuse(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void task_agent_free(struct agent *a);
+/* a is refused (no task.start yet) or freed (closing) at usec
+ * (CLOCK_MONOTONIC); the door's timer is armed for the earliest. */
+void task_agent_deadline_set(struct agent *a, uint64_t usec);
+/* Writes what is queued to a (its handler saw EPOLLOUT); its task's
+ * output acknowledged when there is room. 0 or -errno (a is to be freed). */
+int task_agent_flush(struct agent *a);
+/* Whether a is not to be read: its task's next hop is full. (One that
+ * sends past its window is ended: tasks.c.) */
+bool task_agent_full(struct agent *a);
+/* Stops reading a while its task's next hop is full; a timer looks again. */
+void task_agent_pause(struct agent *a);
+
+/* tasks.c */
 /* The agents' sd-event handler (userdata: the agent). */
 int task_agent_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 
 /* taskdoor.c */
 /* Binds <node dir>/task.sock (0666), sizes the caps from RLIMIT_NOFILE
- * and arms the door's timers. -errno with err set. */
-int taskdoor_open(struct tasks *ts, struct error *err);
+ * and arms the door's timers; each agent accepted is handed to agent_io
+ * (userdata: the agent). -errno with err set. */
+int taskdoor_open(struct tasks *ts, sd_event_io_handler_t agent_io, struct error *err);
 /* Closes and removes the socket, and stops the door's timers. */
 void taskdoor_close(struct tasks *ts);
-/* a is refused (no task.start yet) or freed (closing) at usec
- * (CLOCK_MONOTONIC); the timer is armed for the earliest. */
-void task_agent_deadline_set(struct agent *a, uint64_t usec);
 
 /* taskctl.c */
 /* Closes a job's control connection; its tasks here end (task.exit

@@ -36,44 +36,42 @@ struct pmid_args {
 	char **argv;           /* the ranks' command */
 };
 
-/* The thread-safe handoff from libpmix's progress thread to the loop:
- * fn runs on the main thread with arg. Returns 0 or -errno. */
 typedef void pmid_call_f(struct pmid *d, void *arg);
-int pmid_call(struct pmid *d, pmid_call_f *fn, void *arg);
-
-/* Contributes this node's share of a fence; done(d, arg, blob, len) runs
- * (on the main thread) with every node's blobs concatenated in node order
- * when all nodes contributed, or with blob NULL when the fence failed. */
 typedef void pmid_fence_done_f(struct pmid *d, void *arg, const char *blob, size_t len);
-int pmid_fence_blob(struct pmid *d, const char *blob, size_t len, pmid_fence_done_f *done, void *arg);
 
-/* Asks the server of the node that holds rank for that rank's data
- * (PMIx direct modex); done runs with the data or blob NULL. */
-int pmid_dmodex(struct pmid *d, int rank, pmid_fence_done_f *done, void *arg);
-
-/* Ends the job: every rank killed, status the servers' exit status, msg
- * printed once (by the node that saw it). */
-void pmid_fail(struct pmid *d, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* The node a rank lives on, this node's first rank and count. */
-int pmid_node_of(const struct pmid *d, int rank);
-int pmid_first_rank(const struct pmid *d);
-
-/* A connection turned away (main thread): said once per server, the
- * later ones counted only. */
-void pmid_refused(struct pmid *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* A local rank connected to the PMIx server (main thread). */
-void pmid_rank_connected(struct pmid *d, int rank);
+/* What the PMIx side asks of the loop: server.c hands it to
+ * pmid_pmix_create and pmix.c calls the loop through it only, so the
+ * PMIx engine sits below the loop and never calls it by name. */
+struct pmid_pmix_host {
+	/* The thread-safe handoff from libpmix's progress thread to the
+	 * loop: fn runs on the main thread with arg. Returns 0 or -errno. */
+	int (*call)(struct pmid *d, pmid_call_f *fn, void *arg);
+	/* Contributes this node's share of a fence; done(d, arg, blob, len)
+	 * runs (on the main thread) with every node's blobs concatenated in
+	 * node order when all nodes contributed, or with blob NULL when the
+	 * fence failed. */
+	int (*fence_blob)(struct pmid *d, const char *blob, size_t len, pmid_fence_done_f *done, void *arg);
+	/* Asks the server of the node that holds rank for that rank's data
+	 * (PMIx direct modex); done runs with the data or blob NULL. */
+	int (*dmodex)(struct pmid *d, int rank, pmid_fence_done_f *done, void *arg);
+	/* Ends the job: every rank killed, status the servers' exit status,
+	 * the message printed once (by the node that saw it). */
+	void (*fail)(struct pmid *d, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+	/* A connection turned away (main thread): said once per server, the
+	 * later ones counted only. */
+	void (*refused)(struct pmid *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+	/* A local rank connected to the PMIx server (main thread). */
+	void (*rank_connected)(struct pmid *d, int rank);
+};
 
 /* Runs the whole server: returns the exit status of the command. */
 int pmid_run(const struct pmid_args *args);
 
-/* PMIx side (pmix.c), called by the loop. */
+/* PMIx side (pmix.c), called by the loop; it calls back through host
+ * (kept, not copied) with d. */
 struct pmid_pmix;
-int pmid_pmix_create(struct pmid *d, const struct pmid_args *a, const char *tmpdir,
-		     struct pmid_pmix **ret, struct error *err);
+int pmid_pmix_create(struct pmid *d, const struct pmid_pmix_host *host, const struct pmid_args *a,
+		     const char *tmpdir, struct pmid_pmix **ret, struct error *err);
 /* The environment for local rank r: "K=V" strings appended to env. */
 int pmid_pmix_rank_env(struct pmid_pmix *p, int rank, char ***env, size_t *n);
 /* Data for a direct-modex request from another node: done runs with it. */

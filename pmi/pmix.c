@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* qpool-pmi's PMIx side: libpmix's server for this node's ranks. libpmix
  * calls the host from its own progress thread; every call is handed to
- * the main loop (pmid_call) and answered from there. */
+ * the main loop (the host's call) and answered from there. It calls the
+ * loop (server.c) only through the host table the loop gives it. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 
 struct pmid_pmix {
 	struct pmid *d;
+	const struct pmid_pmix_host *host;   /* the loop, called through this only */
 	const struct pmid_args *a;
 	char nspace[PMIX_MAX_NSLEN + 1];
 	int inited;
@@ -31,6 +33,13 @@ struct pmid_pmix {
 /* The one server of this process: libpmix's callbacks carry no host
  * pointer but cbdata, and its module is process-wide. */
 static struct pmid_pmix *the;
+
+/* Hands fn(arg) to the loop's thread (the host's call); arg is the loop's
+ * from then on. 0 or -errno. */
+static int loop_call(pmid_call_f *fn, void *arg)
+{
+	return the->host->call(the->d, fn, arg);
+}
 
 /* Waits for one of libpmix's op callbacks. */
 struct sync {
@@ -104,7 +113,7 @@ static void fence_main(struct pmid *d, void *arg)
 {
 	struct fence_ctx *f = arg;
 
-	if (pmid_fence_blob(d, f->data ? f->data : "", f->len, fence_done, f) < 0)
+	if (the->host->fence_blob(d, f->data ? f->data : "", f->len, fence_done, f) < 0)
 		fence_done(d, f, NULL, 0);
 }
 
@@ -132,7 +141,7 @@ static pmix_status_t s_fence_nb(const pmix_proc_t procs[], size_t nprocs, const 
 	f->len = ndata;
 	f->cbfunc = cbfunc;
 	f->cbdata = cbdata;
-	if (pmid_call(the->d, fence_main, f) < 0) {
+	if (loop_call(fence_main, f) < 0) {
 		free(f->data);
 		free(f);
 		return PMIX_ERROR;
@@ -169,7 +178,7 @@ static void dmdx_main(struct pmid *d, void *arg)
 {
 	struct dmdx_ctx *c = arg;
 
-	if (pmid_dmodex(d, c->rank, dmdx_done, c) < 0)
+	if (the->host->dmodex(d, c->rank, dmdx_done, c) < 0)
 		dmdx_done(d, c, NULL, 0);
 }
 
@@ -183,7 +192,7 @@ static pmix_status_t s_direct_modex(const pmix_proc_t *proc, const pmix_info_t i
 	c->rank = (int)proc->rank;
 	c->cbfunc = cbfunc;
 	c->cbdata = cbdata;
-	if (pmid_call(the->d, dmdx_main, c) < 0) {
+	if (loop_call(dmdx_main, c) < 0) {
 		free(c);
 		return PMIX_ERROR;
 	}
@@ -223,7 +232,7 @@ static void local_cb(pmix_status_t status, char *data, size_t sz, void *cbdata)
 			l->ok = 0;
 		}
 	}
-	pmid_call(the->d, local_main, l);
+	loop_call(local_main, l);
 }
 
 int pmid_pmix_dmodex_local(struct pmid_pmix *p, int rank, pmid_fence_done_f *done, void *arg)
@@ -255,8 +264,8 @@ static void abort_main(struct pmid *d, void *arg)
 {
 	struct abort_ctx *c = arg;
 
-	pmid_fail(d, c->status > 0 && c->status < 256 ? c->status : 1, "rank %d aborted the job (status %d)%s%s", c->rank,
-		  c->status, c->msg[0] ? ": " : "", c->msg);
+	the->host->fail(d, c->status > 0 && c->status < 256 ? c->status : 1,
+			"rank %d aborted the job (status %d)%s%s", c->rank, c->status, c->msg[0] ? ": " : "", c->msg);
 	free(c);
 }
 
@@ -273,7 +282,7 @@ static pmix_status_t s_abort(const pmix_proc_t *proc, void *server_object, int s
 		snprintf(c->msg, sizeof(c->msg), "%s", msg);
 		c->msg[strcspn(c->msg, "\n")] = '\0';
 	}
-	pmid_call(the->d, abort_main, c);
+	loop_call(abort_main, c);
 	return PMIX_OPERATION_SUCCEEDED;
 }
 
@@ -285,12 +294,12 @@ static pmix_status_t s_finalized(const pmix_proc_t *proc, void *server_object, p
 
 static void connected_main(struct pmid *d, void *arg)
 {
-	pmid_rank_connected(d, (int)(intptr_t)arg);
+	the->host->rank_connected(d, (int)(intptr_t)arg);
 }
 
 static void severed_main(struct pmid *d, void *arg)
 {
-	pmid_refused(d, "PMIx: severed %d connection(s) of another user", (int)(intptr_t)arg);
+	the->host->refused(d, "PMIx: severed %d connection(s) of another user", (int)(intptr_t)arg);
 }
 
 /* libpmix 4 serves its clients over loopback TCP only, and there its
@@ -308,8 +317,8 @@ static pmix_status_t s_connected(const pmix_proc_t *proc, void *server_object, p
 	int n = gate_sever_strangers(the->port);
 
 	if (n > 0)
-		pmid_call(the->d, severed_main, (void *)(intptr_t)n);
-	pmid_call(the->d, connected_main, (void *)(intptr_t)proc->rank);
+		loop_call(severed_main, (void *)(intptr_t)n);
+	loop_call(connected_main, (void *)(intptr_t)proc->rank);
 	return PMIX_OPERATION_SUCCEEDED;
 }
 
@@ -395,7 +404,7 @@ static char *node_names(const struct pmid_args *a)
 static int register_job(struct pmid_pmix *p, struct error *err)
 {
 	const struct pmid_args *a = p->a;
-	int size = 0, first = pmid_first_rank(p->d), nlocal = a->ranks[a->node];
+	int size = 0, first = 0, nlocal = a->ranks[a->node];
 	char *names = node_names(a), *regex = NULL, *ppn = NULL;
 	char *all = ranks_by_node(a, -1), *local = ranks_by_node(a, a->node);
 	pmix_info_t *info = NULL;
@@ -406,6 +415,8 @@ static int register_job(struct pmid_pmix *p, struct error *err)
 
 	for (int n = 0; n < a->nnodes; n++)
 		size += a->ranks[n];
+	for (int n = 0; n < a->node; n++)
+		first += a->ranks[n];
 	if (!names || !all || !local) {
 		ret = error_set(err, -ENOMEM, "out of memory");
 		goto done;
@@ -475,8 +486,8 @@ done:
 	return ret;
 }
 
-int pmid_pmix_create(struct pmid *d, const struct pmid_args *a, const char *tmpdir,
-		     struct pmid_pmix **ret, struct error *err)
+int pmid_pmix_create(struct pmid *d, const struct pmid_pmix_host *host, const struct pmid_args *a,
+		     const char *tmpdir, struct pmid_pmix **ret, struct error *err)
 {
 	struct pmid_pmix *p;
 	pmix_info_t *info;
@@ -489,6 +500,7 @@ int pmid_pmix_create(struct pmid *d, const struct pmid_args *a, const char *tmpd
 	if (!p)
 		return error_set(err, -ENOMEM, "out of memory");
 	p->d = d;
+	p->host = host;
 	p->a = a;
 	snprintf(p->nspace, sizeof(p->nspace), "%s", a->kvsname);
 	the = p;

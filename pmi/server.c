@@ -130,12 +130,7 @@ static int is_root(const struct pmid *d)
 	return d->a->node == 0;
 }
 
-int pmid_first_rank(const struct pmid *d)
-{
-	return d->first;
-}
-
-int pmid_node_of(const struct pmid *d, int rank)
+static int pmid_node_of(const struct pmid *d, int rank)
 {
 	int base = 0;
 
@@ -217,7 +212,7 @@ static void fail_local(struct pmid *d, int status)
 	kill_ranks(d);
 }
 
-void pmid_fail(struct pmid *d, int status, const char *fmt, ...)
+static __attribute__((format(printf, 3, 4))) void pmid_fail(struct pmid *d, int status, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -382,7 +377,7 @@ static void contribute(struct pmid *d, int kind, json_t *kvs, const char *blob)
 			     "blob", blob ? blob : ""));
 }
 
-int pmid_fence_blob(struct pmid *d, const char *blob, size_t len, pmid_fence_done_f *done, void *arg)
+static int pmid_fence_blob(struct pmid *d, const char *blob, size_t len, pmid_fence_done_f *done, void *arg)
 {
 	char *hex;
 
@@ -421,7 +416,7 @@ static void dmodex_answer(struct pmid *d, void *arg, const char *blob, size_t le
 	free(c);
 }
 
-int pmid_dmodex(struct pmid *d, int rank, pmid_fence_done_f *done, void *arg)
+static int pmid_dmodex(struct pmid *d, int rank, pmid_fence_done_f *done, void *arg)
 {
 	struct dmodex_req *r;
 	int node = pmid_node_of(d, rank);
@@ -523,7 +518,7 @@ static void say_missing(struct pmid *d)
 
 /* A connection turned away. Reported once: each line would land in the
  * job's output, and a stranger can open connections without end. */
-void pmid_refused(struct pmid *d, const char *fmt, ...)
+static __attribute__((format(printf, 2, 3))) void pmid_refused(struct pmid *d, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -1208,7 +1203,7 @@ static void root_accept(struct pmid *d)
 	}
 }
 
-void pmid_rank_connected(struct pmid *d, int rank)
+static void pmid_rank_connected(struct pmid *d, int rank)
 {
 	struct rank *r = rank_local(d, rank);
 
@@ -1222,7 +1217,7 @@ struct pmid_call_msg {
 	void *arg;
 };
 
-int pmid_call(struct pmid *d, pmid_call_f *fn, void *arg)
+static int pmid_call(struct pmid *d, pmid_call_f *fn, void *arg)
 {
 	struct pmid_call_msg c = { fn, arg };
 
@@ -1525,6 +1520,15 @@ static const char *hwloc_xml_pick(const struct pmid_args *a)
 	return x;
 }
 
+static const struct pmid_pmix_host pmix_host = {
+	.call = pmid_call,
+	.fence_blob = pmid_fence_blob,
+	.dmodex = pmid_dmodex,
+	.fail = pmid_fail,
+	.refused = pmid_refused,
+	.rank_connected = pmid_rank_connected,
+};
+
 int pmid_run(const struct pmid_args *a)
 {
 	struct pmid d = { 0 };
@@ -1551,7 +1555,7 @@ int pmid_run(const struct pmid_args *a)
 			d.status = 1;
 			goto done;
 		}
-		if (pmid_pmix_create(&d, a, pmix_tmp, &d.pmix, &err) < 0) {
+		if (pmid_pmix_create(&d, &pmix_host, a, pmix_tmp, &d.pmix, &err) < 0) {
 			say("PMIx: %s", err.text[0] ? err.text : strerror(errno));
 			d.status = 1;
 			goto done;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Job state names. */
+/* The scheduler's job: state and placement words, its allocation (and
+ * the CPUs it holds), the most it needs on one node, chunks, GPU lists
+ * and a node's result report. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +155,57 @@ struct alloc_entry *job_entry(const struct job *j, const char *name)
 		if (j->alloc[i].node && strcmp(j->alloc[i].node, name) == 0)
 			return &j->alloc[i];
 	return NULL;
+}
+
+uint64_t job_cpus_held(const struct job *j)
+{
+	uint64_t cpus = 0;
+
+	for (unsigned i = 0; i < j->n_alloc; i++)
+		cpus += j->alloc[i].ncpus;
+	return cpus > j->ncpus ? cpus : j->ncpus;
+}
+
+uint64_t job_widest_mem(const struct job *j)
+{
+	uint64_t w = 0, total = 0;
+
+	if (!j->n_chunks)
+		return j->mem;
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		total += (uint64_t)j->chunks[c].count * j->chunks[c].mem;
+		if (j->chunks[c].mem > w)
+			w = j->chunks[c].mem;
+	}
+	return j->place == JOB_PLACE_PACK ? total : w;
+}
+
+unsigned job_widest_cpus(const struct job *j)
+{
+	unsigned w = 0, total = 0;
+
+	if (!j->n_chunks)
+		return j->ncpus;
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		total += j->chunks[c].count * j->chunks[c].ncpus;
+		if (j->chunks[c].ncpus > w)
+			w = j->chunks[c].ncpus;
+	}
+	return j->place == JOB_PLACE_PACK ? total : w;
+}
+
+unsigned job_widest_gpus(const struct job *j)
+{
+	unsigned w = 0, total = 0;
+
+	if (!j->n_chunks)
+		return j->ngpus;
+	for (unsigned c = 0; c < j->n_chunks; c++) {
+		total += j->chunks[c].count * j->chunks[c].ngpus;
+		if (j->chunks[c].ngpus > w)
+			w = j->chunks[c].ngpus;
+	}
+	return j->place == JOB_PLACE_PACK ? total : w;
 }
 
 int job_alloc_init(struct job *j, unsigned n)

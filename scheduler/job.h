@@ -203,6 +203,13 @@ static inline const char *job_node(const struct job *j)
 }
 /* j's entry on the node named name, or NULL. */
 struct alloc_entry *job_entry(const struct job *j, const char *name);
+/* What j holds (CPUs: all of each node's for sbatch --exclusive). */
+uint64_t job_cpus_held(const struct job *j);
+/* The most j needs on one node: CPUs, GPUs, memory (bytes; 0: none
+ * counted). A pack job needs all its chunks on one. */
+unsigned job_widest_cpus(const struct job *j);
+unsigned job_widest_gpus(const struct job *j);
+uint64_t job_widest_mem(const struct job *j);
 /* Sets j's allocation to n empty entries (names NULL); 0 or -ENOMEM.
  * job_alloc_free forgets it (the pool unlinks entries first). */
 int job_alloc_init(struct job *j, unsigned n);

@@ -511,7 +511,7 @@ static bool request_fits(struct pool *p, const struct job *j, bool up_only, unsi
  * the reason (no chunk asks for more GPUs than some node has). */
 static int request_gpus_why(const struct pool *p, const struct job *j, char *buf, size_t len)
 {
-	unsigned gmax = 0, want = place_widest_gpus(j);
+	unsigned gmax = 0, want = job_widest_gpus(j);
 
 	if (!want)
 		return 0;
@@ -542,66 +542,11 @@ static int request_gpus_why(const struct pool *p, const struct job *j, char *buf
 	return -ENOSPC;
 }
 
-uint64_t pool_node_mem(const struct node *n)
-{
-	json_int_t m = json_integer_value(json_object_get(n->topology, "mem"));
-
-	return m > 0 ? (uint64_t)m : 0;
-}
-
-uint64_t pool_node_mem_free(const struct node *n)
-{
-	uint64_t m = pool_node_mem(n);
-
-	if (!m)
-		return UINT64_MAX;
-	return m > n->mem_used ? m - n->mem_used : 0;
-}
-
-uint64_t pool_mem_per_cpu_auto(const struct pool *p)
-{
-	uint64_t best = 0;
-
-	for (const struct node *n = p->nodes; n; n = n->next) {
-		unsigned c = cpumask_count(&n->cpus);
-		uint64_t m = pool_node_mem(n);
-
-		if (c && m && (!best || m / c < best))
-			best = m / c;
-	}
-	return best;
-}
-
-uint64_t pool_mem_node_max(const struct pool *p)
-{
-	uint64_t best = 0;
-
-	for (const struct node *n = p->nodes; n; n = n->next)
-		if (pool_node_mem(n) > best)
-			best = pool_node_mem(n);
-	return best;
-}
-
-/* The most memory j needs on one node (bytes; 0: none asked). */
-uint64_t place_widest_mem(const struct job *j)
-{
-	uint64_t w = 0, total = 0;
-
-	if (!j->n_chunks)
-		return j->mem;
-	for (unsigned c = 0; c < j->n_chunks; c++) {
-		total += (uint64_t)j->chunks[c].count * j->chunks[c].mem;
-		if (j->chunks[c].mem > w)
-			w = j->chunks[c].mem;
-	}
-	return j->place == JOB_PLACE_PACK ? total : w;
-}
-
 /* Why j's memory does not fit the known nodes, into buf: 0 when it is
  * not the reason, or when some node with CPUs did not say its memory. */
 static int request_mem_why(const struct pool *p, const struct job *j, char *buf, size_t len)
 {
-	uint64_t want = place_widest_mem(j), max = 0;
+	uint64_t want = job_widest_mem(j), max = 0;
 	char a[32], b[32];
 
 	if (!want)
@@ -685,7 +630,7 @@ int pool_request_check(const struct pool *cp, const struct job *j, char *buf, si
 int pool_request_wait_reason(const struct pool *cp, const struct job *j, char *buf, size_t len)
 {
 	struct pool *p = (struct pool *)cp;
-	unsigned max, need = place_widest(j), named = 0;
+	unsigned max, need = job_widest_cpus(j), named = 0;
 	size_t at, count;
 
 	/* The common case at no cost: a connected node holds a one-node job. */
@@ -719,7 +664,7 @@ int pool_request_sel_wait(const struct pool *p, const struct job *j, char *buf, 
 
 	if (!j || !j->sel)
 		return 0;
-	need = place_widest(j);
+	need = job_widest_cpus(j);
 	for (const struct node *n = p->nodes; n; n = n->next) {
 		if (!cpumask_count(&n->cpus) || !node_sel_ok(n, j, -1))
 			continue;
@@ -759,7 +704,7 @@ int pool_request_sel_wait(const struct pool *p, const struct job *j, char *buf, 
 
 int pool_request_mem_wait(const struct pool *p, const struct job *j, char *buf, size_t len)
 {
-	uint64_t need = j ? place_widest_mem(j) : 0;
+	uint64_t need = j ? job_widest_mem(j) : 0;
 	unsigned named = 0;
 	size_t at;
 
@@ -1007,8 +952,8 @@ done:
 bool place_node_eligible(const struct node *n, const struct queue_conf *q, const struct job *j)
 {
 	return pool_node_usable(n) && !(q->reserve == QUEUE_RESERVE_REALTIME && !n->rt) &&
-	       cpumask_count(&n->cpus) >= place_widest(j) && node_gpu_room(n, j, true) >= place_widest_gpus(j) &&
-	       (!pool_node_mem(n) || pool_node_mem(n) >= place_widest_mem(j)) && node_sel_ok(n, j, -1);
+	       cpumask_count(&n->cpus) >= job_widest_cpus(j) && node_gpu_room(n, j, true) >= job_widest_gpus(j) &&
+	       (!pool_node_mem(n) || pool_node_mem(n) >= job_widest_mem(j)) && node_sel_ok(n, j, -1);
 }
 
 unsigned place_node_gpus_for(const struct node *n, const struct job *j)
@@ -1265,34 +1210,6 @@ done:
 	free(best);
 	free(cand);
 	return n_best;
-}
-
-unsigned place_widest(const struct job *j)
-{
-	unsigned w = 0, total = 0;
-
-	if (!j->n_chunks)
-		return j->ncpus;
-	for (unsigned c = 0; c < j->n_chunks; c++) {
-		total += j->chunks[c].count * j->chunks[c].ncpus;
-		if (j->chunks[c].ncpus > w)
-			w = j->chunks[c].ncpus;
-	}
-	return j->place == JOB_PLACE_PACK ? total : w;
-}
-
-unsigned place_widest_gpus(const struct job *j)
-{
-	unsigned w = 0, total = 0;
-
-	if (!j->n_chunks)
-		return j->ngpus;
-	for (unsigned c = 0; c < j->n_chunks; c++) {
-		total += j->chunks[c].count * j->chunks[c].ngpus;
-		if (j->chunks[c].ngpus > w)
-			w = j->chunks[c].ngpus;
-	}
-	return j->place == JOB_PLACE_PACK ? total : w;
 }
 
 /* Places j now, whole or not at all: the nodes by counts (chunks_assign),

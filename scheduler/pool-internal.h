@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* What pool.c and place.c share: the pool's state and the placement
- * steps of a scheduling pass. */
+/* What pool.c, place.c and the files beside them (pool-nodes.c,
+ * place-numa.c, pool-resv.c, fairshare.c, reslimits.c ...) share: the
+ * pool's state and the placement steps of a scheduling pass. */
 #ifndef QPOOL_POOL_INTERNAL_H
 #define QPOOL_POOL_INTERNAL_H
 
@@ -143,6 +144,8 @@ int place_nodes_vector(struct pool *p);
  * the most free GPUs one has; *ret_mroom: the most free memory. */
 bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_t now, unsigned *ret_room,
 	       unsigned *ret_groom, uint64_t *ret_mroom);
+/* Destroys the pool's shared topologies (pool_destroy, pool-nodes.c). */
+void pool_topologies_free(struct pool *p);
 /* EASY: gives the nodes blocked job j would take, at the earliest end of
  * running jobs after which it fits, that time as resv_t. False when it
  * never fits on what runs now (no reservation). */
@@ -154,12 +157,6 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
  * more than cap or PLACE_NUMA_MAX, or says no memory (nothing to prefer). */
 #define PLACE_NUMA_MAX 64
 int place_numa_free(const struct node *n, uint64_t *ret, unsigned cap);
-/* The most CPUs j needs on one node. */
-unsigned place_widest(const struct job *j);
-/* The most memory j needs on one node (bytes; 0: none counted). */
-uint64_t place_widest_mem(const struct job *j);
-/* The most GPUs j needs on one node. */
-unsigned place_widest_gpus(const struct job *j);
 /* All of n's GPUs as a mask (bit i: index i). */
 uint64_t place_node_gpus(const struct node *n);
 /* Whether j could ever run on n for q by what n is (usable, realtime,

@@ -174,7 +174,7 @@ static void hms(int64_t s, char *buf, size_t len)
 /* Whether n has j's CPUs free now, by count. */
 static bool node_room(const struct node *n, const struct job *j)
 {
-	return pool_node_usable(n) && !n->n_excl && cpumask_count(&n->free) >= place_widest(j);
+	return pool_node_usable(n) && !n->n_excl && cpumask_count(&n->free) >= job_widest_cpus(j);
 }
 
 int pool_request_resv_wait(const struct pool *p, const struct job *j, int64_t now, char *buf, size_t len)

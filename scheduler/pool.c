@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Jobs by id (open-addressing hash), nodes by name, the IQS rotation, and
- * the scheduling pass: IQS order, live limits, reserve-aware placement. */
+/* Jobs by id (open-addressing hash), the IQS rotation, and the scheduling
+ * pass: IQS order, live limits, reserve-aware placement (nodes by name:
+ * pool-nodes.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -58,16 +59,6 @@ struct rotation {
 	char queue[QUEUE_NAME_MAX];
 	uid_t uid;
 	uint64_t seq;
-};
-
-/* Nodes of one pool are mostly alike: they share one loaded topology per
- * distinct hwloc text (placement only reads it). */
-struct shared_topo {
-	char *text;
-	size_t len;
-	hwloc_topology_t topo;
-	unsigned refs;
-	struct shared_topo *next;
 };
 
 static struct job tomb;
@@ -131,12 +122,7 @@ void pool_destroy(struct pool *p)
 		json_decref(nd->topology);
 		free(nd);
 	}
-	for (struct shared_topo *t = p->topos, *n; t; t = n) {
-		n = t->next;
-		hwloc_topology_destroy(t->topo);
-		free(t->text);
-		free(t);
-	}
+	pool_topologies_free(p);
 	free(p->nv);
 	free(p->room);
 	free(p->groom);
@@ -774,181 +760,12 @@ struct job *pool_jobs(const struct pool *p)
 	return p->head;
 }
 
-static size_t name_hash(const char *name)
-{
-	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 1099511628211ULL;
-	return (size_t)h;
-}
-
-struct node *pool_node_find(const struct pool *p, const char *name)
-{
-	if (!p->node_cap)
-		return NULL;
-	for (size_t i = name_hash(name) & (p->node_cap - 1); p->node_table[i];
-	     i = (i + 1) & (p->node_cap - 1))
-		if (strcmp(p->node_table[i]->name, name) == 0)
-			return p->node_table[i];
-	return NULL;
-}
-
-static void node_table_put(struct node **table, size_t cap, struct node *n)
-{
-	size_t i = name_hash(n->name) & (cap - 1);
-
-	while (table[i])
-		i = (i + 1) & (cap - 1);
-	table[i] = n;
-}
-
-struct node *pool_node_get(struct pool *p, const char *name)
-{
-	struct node *n = pool_node_find(p, name);
-
-	if (n)
-		return n;
-	/* Keep the table at most half full. */
-	if (2 * (p->node_used + 1) > p->node_cap) {
-		size_t cap = p->node_cap ? 2 * p->node_cap : 64;
-		struct node **t = calloc(cap, sizeof(*t));
-
-		if (!t)
-			return NULL;
-		for (struct node *o = p->nodes; o; o = o->next)
-			node_table_put(t, cap, o);
-		free(p->node_table);
-		p->node_table = t;
-		p->node_cap = cap;
-	}
-	n = calloc(1, sizeof(*n));
-	if (!n || !(n->name = strdup(name))) {
-		free(n);
-		return NULL;
-	}
-	n->state = NODE_DOWN;
-	node_table_put(p->node_table, p->node_cap, n);
-	p->node_used++;
-	/* Keep nodes in registration order for listings. */
-	if (p->nodes_tail)
-		p->nodes_tail->next = n;
-	else
-		p->nodes = n;
-	p->nodes_tail = n;
-	return n;
-}
-
-int pool_topology_get(struct pool *p, const char *text, size_t len, hwloc_topology_t *ret, struct error *err)
-{
-	struct shared_topo *t;
-	int r;
-
-	for (t = p->topos; t; t = t->next)
-		if (t->len == len && memcmp(t->text, text, len) == 0) {
-			t->refs++;
-			*ret = t->topo;
-			return 0;
-		}
-	t = calloc(1, sizeof(*t));
-	if (!t || !(t->text = malloc(len ? len : 1))) {
-		free(t);
-		return error_set(err, -ENOMEM, "out of memory");
-	}
-	memcpy(t->text, text, len);
-	t->len = len;
-	r = placement_topology_load(text, len, &t->topo, err);
-	if (r < 0) {
-		free(t->text);
-		free(t);
-		return r;
-	}
-	t->refs = 1;
-	t->next = p->topos;
-	p->topos = t;
-	*ret = t->topo;
-	return 0;
-}
-
-void pool_topology_put(struct pool *p, hwloc_topology_t topo)
-{
-	for (struct shared_topo **tp = &p->topos, *t; (t = *tp); tp = &t->next)
-		if (t->topo == topo) {
-			if (--t->refs == 0) {
-				*tp = t->next;
-				hwloc_topology_destroy(t->topo);
-				free(t->text);
-				free(t);
-			}
-			return;
-		}
-}
-
-struct node *pool_nodes(const struct pool *p)
-{
-	return p->nodes;
-}
-
 bool pool_deferred_due(struct pool *p, int64_t now)
 {
 	if (!p->deferred_next || now < p->deferred_next)
 		return false;
 	p->deferred_next = 0;
 	return true;
-}
-
-unsigned pool_node_max_cpus(const struct pool *p)
-{
-	unsigned max = 0;
-
-	for (struct node *n = p->nodes; n; n = n->next) {
-		unsigned c = cpumask_count(&n->cpus);
-
-		if (c > max)
-			max = c;
-	}
-	return max;
-}
-
-int pool_node_remove(struct pool *p, struct node *n)
-{
-	struct node **np;
-
-	if (n->link || n->jobs)
-		return -EBUSY;
-	for (np = &p->nodes; *np && *np != n; np = &(*np)->next)
-		;
-	if (!*np)
-		return -ENOENT;
-	*np = n->next;
-	if (p->nodes_tail == n) {
-		p->nodes_tail = NULL;
-		for (struct node *o = p->nodes; o; o = o->next)
-			p->nodes_tail = o;
-	}
-	/* Open addressing without tombstones: the table is built again (an
-	 * admin's command; nodes are few thousand at most). */
-	memset(p->node_table, 0, p->node_cap * sizeof(*p->node_table));
-	for (struct node *o = p->nodes; o; o = o->next)
-		node_table_put(p->node_table, p->node_cap, o);
-	p->node_used--;
-	if (n->topo)
-		pool_topology_put(p, n->topo);
-	free(n->name);
-	free(n->rt_reason);
-	free(n->drain_reason);
-	free(n->features);
-	free(n->res);
-	free(n->stored);
-	free(n->gpus);
-	json_decref(n->topology);
-	free(n);
-	return 0;
-}
-
-bool pool_node_usable(const struct node *n)
-{
-	return n->state == NODE_UP && n->link && !n->drain;
 }
 
 /* Takes claim out of m, or gives it back less the CPUs in keep. */
@@ -1446,7 +1263,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					p->deferred_next = j->start_after;
 				continue;
 			}
-			if (place_widest(j) > room || place_widest_gpus(j) > groom || place_widest_mem(j) > mroom) {
+			if (job_widest_cpus(j) > room || job_widest_gpus(j) > groom || job_widest_mem(j) > mroom) {
 				if (!pq->blocked)
 					pq->blocked = j->id;
 				if (q->strict)

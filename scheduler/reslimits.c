@@ -14,15 +14,6 @@
 #include "reslimits.h"
 #include "pool-internal.h"
 
-uint64_t job_cpus_held(const struct job *j)
-{
-	uint64_t cpus = 0;
-
-	for (unsigned i = 0; i < j->n_alloc; i++)
-		cpus += j->alloc[i].ncpus;
-	return cpus > j->ncpus ? cpus : j->ncpus;
-}
-
 static struct pool_acct *acct_find(const struct pool *p, const char *name)
 {
 	for (size_t i = 0; name && i < p->n_accts; i++)

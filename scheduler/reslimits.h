@@ -44,7 +44,5 @@ int pool_acct_blocks(const struct pool *p, const struct job *j, char *why, size_
  * (stat's reason); 1 with why, else 0. */
 int pool_request_limit_wait(const struct pool *p, const struct queue_conf *q, const struct job *j, char *why,
 			    size_t len);
-/* What j holds (CPUs: all of each node's for sbatch --exclusive). */
-uint64_t job_cpus_held(const struct job *j);
 
 #endif
