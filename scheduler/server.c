@@ -560,13 +560,28 @@ static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userd
 	}
 }
 
+static size_t pass_decide(struct server *s, struct dispatch *d);
+static int pass_write(struct server *s, struct dispatch *d, size_t n, int64_t now);
+static void pass_undo(struct server *s, struct dispatch *d, size_t n, int r);
+static void pass_apply(struct server *s, struct dispatch *d, size_t n, int64_t now);
+static void estimates_replay(struct server *s, bool timer);
+
 /* Group commit: every submission and completion that arrived in this loop
- * iteration goes into one transaction; replies follow the commit. */
-static void pending_flush(struct server *s)
+ * iteration goes into one transaction; replies follow the commit. With
+ * pass (a pass is due and results are among them: issue 39), the pass
+ * runs first, on the pool as it was before these results, and its
+ * dispatches join the same transaction: one commit for a job's end and
+ * its successor's start. Its launches and the results' replies go out
+ * only after that commit; a failed one rolls back both, the dispatches
+ * undone in memory as a failed pass's are, the results not applied. */
+static void pending_flush(struct server *s, bool pass)
 {
+	static struct dispatch d[DISPATCH_BATCH];
 	struct pending *list = s->pending, *p, *next;
 	int64_t now = time_wall_ns();
 	char server[JOBID_SERVER_MAX];
+	size_t n = 0;
+	bool done = false;
 	struct job *j;
 	int r;
 
@@ -578,6 +593,17 @@ static void pending_flush(struct server *s)
 	s->pending = NULL;
 	s->pending_tail = &s->pending;
 	s->n_pending = 0;
+	for (p = list; p && !done; p = p->next)
+		done = p->is_done;
+	/* Only with results: a submit alone is not in the pool before its
+	 * commit, so a pass first would gain nothing. The pass decides
+	 * before the transaction opens, as schedule_pass does (suspend_pass
+	 * and preempt_pass write in transactions of their own). */
+	pass = pass && done && !s->state_full;
+	if (pass) {
+		s->sched_dirty = false;
+		n = pass_decide(s, d);
+	}
 
 	r = jobstore_begin(s->store);
 	for (p = list; p && r == 0; p = p->next) {
@@ -595,6 +621,8 @@ static void pending_flush(struct server *s)
 		else if (!p->requeue && j)
 			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
 	}
+	if (r == 0 && n)
+		r = pass_write(s, d, n, now);
 	if (r == 0)
 		r = jobstore_commit(s->store);
 	if (r < 0) {
@@ -604,7 +632,14 @@ static void pending_flush(struct server *s)
 			server_lease_refresh(s);
 		if (r == -ENOSPC)
 			server_space_exhausted(s);
+		if (n)
+			pass_undo(s, d, n, r);
+	} else if (n) {
+		/* Launches first: the successor's start is the critical path. */
+		pass_apply(s, d, n, now);
 	}
+	if (pass && !s->state_full)
+		estimates_replay(s, false);
 	for (p = list; p; p = next) {
 		next = p->next;
 		if (r == -ENOSPC && p->is_done) {
@@ -732,6 +767,10 @@ static void pending_flush(struct server *s)
 		free(p->gpu_model);
 		free(p);
 	}
+	/* Always another pass: the one above saw the pool before these
+	 * results (a job still counted in max_running, its array's limit,
+	 * its CPUs if no job.exited came first); it mostly finds nothing and
+	 * commits nothing. */
 	s->sched_dirty = true;
 }
 
@@ -754,29 +793,23 @@ void server_prolog_hold(struct server *s, struct job *j)
 	log_warn("job %lld %s", (long long)j->id, why);
 }
 
-/* One scheduling pass: decide, commit every dispatch in one transaction,
- * then send the launches. A crash between commit and send leaves jobs
- * that their node does not know; the node's next registration requeues
- * them. A full batch arms the defer source for another pass after the
- * event loop has looked at its other sources. */
-static void schedule_pass(struct server *s)
+/* The pass's decisions: the jobs placed, in memory (RUNNING, their
+ * CPUs taken), nothing written yet. */
+static size_t pass_decide(struct server *s, struct dispatch *d)
 {
-	static struct dispatch d[DISPATCH_BATCH];
 	size_t n;
-	int64_t now;
-	int r;
 
-	/* No room for the launches' files or the dispatch commit: the jobs
-	 * stay queued (space.c resumes). */
-	if (s->state_full)
-		return;
 	suspend_pass(s);
 	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
 	preempt_pass(s);
-	if (n == 0)
-		return;
-	now = time_wall_ns();
-	r = jobstore_begin(s->store);
+	return n;
+}
+
+/* Their rows, in the transaction open. */
+static int pass_write(struct server *s, struct dispatch *d, size_t n, int64_t now)
+{
+	int r = 0;
+
 	for (size_t i = 0; i < n && r == 0; i++) {
 		char cpus[4096];
 
@@ -797,23 +830,26 @@ static void schedule_pass(struct server *s)
 		if (r == 0 && pool_rotation_get(s->pool, d[i].job->queue, d[i].job->uid) == d[i].seq)
 			r = jobstore_rotation_set(s->store, d[i].job->queue, d[i].job->uid, d[i].seq);
 	}
-	if (r == 0)
-		r = jobstore_commit(s->store);
-	if (r < 0) {
-		jobstore_rollback(s->store);
-		log_err("job store: cannot record dispatches: %s", strerror(-r));
-		if (r == -ENOSPC)
-			server_space_exhausted(s);
-		for (size_t i = 0; i < n; i++) {
-			if (d[i].job->fresh) {
-				array_dispatch_undo(s, d[i].job);
-				continue;
-			}
-			pool_job_release(s->pool, d[i].job);
-			pool_job_state_set(s->pool, d[i].job, JOB_QUEUED);
+	return r;
+}
+
+/* Their commit failed (rolled back): back to the queue in memory. */
+static void pass_undo(struct server *s, struct dispatch *d, size_t n, int r)
+{
+	log_err("job store: cannot record dispatches: %s", strerror(-r));
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].job->fresh) {
+			array_dispatch_undo(s, d[i].job);
+			continue;
 		}
-		return;
+		pool_job_release(s->pool, d[i].job);
+		pool_job_state_set(s->pool, d[i].job, JOB_QUEUED);
 	}
+}
+
+/* Committed: the launches. */
+static void pass_apply(struct server *s, struct dispatch *d, size_t n, int64_t now)
+{
 	for (size_t i = 0; i < n; i++) {
 		if (d[i].job->fresh)
 			array_dispatch_done(s, d[i].job, now);
@@ -825,6 +861,41 @@ static void schedule_pass(struct server *s)
 	}
 	if (n == DISPATCH_BATCH)
 		sd_event_source_set_enabled(s->more_src, SD_EVENT_ONESHOT);
+}
+
+/* One scheduling pass: decide, commit every dispatch in one transaction,
+ * then send the launches. A crash between commit and send leaves jobs
+ * that their node does not know; the node's next registration requeues
+ * them. A full batch arms the defer source for another pass after the
+ * event loop has looked at its other sources. */
+static void schedule_pass(struct server *s)
+{
+	static struct dispatch d[DISPATCH_BATCH];
+	size_t n;
+	int64_t now;
+	int r;
+
+	/* No room for the launches' files or the dispatch commit: the jobs
+	 * stay queued (space.c resumes). */
+	if (s->state_full)
+		return;
+	n = pass_decide(s, d);
+	if (n == 0)
+		return;
+	now = time_wall_ns();
+	r = jobstore_begin(s->store);
+	if (r == 0)
+		r = pass_write(s, d, n, now);
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0) {
+		jobstore_rollback(s->store);
+		if (r == -ENOSPC)
+			server_space_exhausted(s);
+		pass_undo(s, d, n, r);
+		return;
+	}
+	pass_apply(s, d, n, now);
 }
 
 /* Start estimates (estimate.c, docs/ESTIMATES.md): a replay beside the
@@ -923,7 +994,7 @@ static int post_handler(sd_event_source *src, void *userdata)
 
 	if (server_standby(s))
 		return 0;
-	pending_flush(s);
+	pending_flush(s, s->sched_dirty);
 	if (s->nodes_noted) {
 		s->nodes_noted = false;
 		r = nodes_known_flush(s->store, s->pool, time_wall_ns());
@@ -1350,7 +1421,7 @@ void server_destroy(struct server *s)
 	srvhooks_destroy(s->hooks);
 	s->hooks = NULL;
 	/* Replies that wait for a commit: commit them now, so nothing acknowledged is lost. */
-	pending_flush(s);
+	pending_flush(s, false);
 	/* A clean stop hands the lease on at once. */
 	server_lease_stop(s);
 	/* Completions still without room: their nodes send them again. */
