@@ -593,13 +593,24 @@ static void pending_flush(struct server *s, bool pass)
 	s->pending = NULL;
 	s->pending_tail = &s->pending;
 	s->n_pending = 0;
-	for (p = list; p && !done; p = p->next)
-		done = p->is_done;
+	for (p = list; p && pass; p = p->next) {
+		if (!p->is_done)
+			continue;
+		j = pool_job_find(s->pool, p->jobid);
+		done = true;
+		/* Only jobs that end: one that goes back to the queue (a
+		 * requeue, qrerun, a preemption) changes what the pass
+		 * would decide, and takes the pass after its commit. */
+		if (p->requeue || !j || j->rerun || j->state != JOB_RUNNING)
+			pass = false;
+	}
 	/* Only with results: a submit alone is not in the pool before its
-	 * commit, so a pass first would gain nothing. The pass decides
-	 * before the transaction opens, as schedule_pass does (suspend_pass
-	 * and preempt_pass write in transactions of their own). */
-	pass = pass && done && !s->state_full;
+	 * commit, so a pass first would gain nothing. Nor while preempted
+	 * jobs are suspended (their resumes are the pass's too). The pass
+	 * decides before the transaction opens, as schedule_pass does
+	 * (suspend_pass and preempt_pass write in transactions of their
+	 * own). */
+	pass = pass && done && !s->state_full && !s->n_lent;
 	if (pass) {
 		s->sched_dirty = false;
 		n = pass_decide(s, d);
