@@ -89,6 +89,8 @@ struct server {
 	struct pending **pending_tail;
 	unsigned n_pending;       /* in the list */
 	bool sched_dirty;
+	sd_event_source *linger_src; /* ends a hold of results (pending_linger) */
+	int64_t linger_since;        /* mono ns the results waiting began; 0: none wait */
 	unsigned n_lent;          /* jobs suspended by a preemption (suspend.c) */
 	/* Start estimates (estimate.c): the last replay's number and
 	 * monotonic start, whether one is due, what they cost. */

@@ -998,6 +998,55 @@ static void arrays_due_check(struct server *s)
 	s->n_array_due = 0;
 }
 
+/* How long results of jobs that ended may wait for the next pass's
+ * commit (issue 39): a job's end and another job's dispatch are then one
+ * fdatasync, not two. */
+#define LINGER_NS (2 * NSEC_PER_MSEC)
+
+static int linger_handler(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct server *s = userdata;
+
+	/* Due whatever the clocks say: the post handler, right after,
+	 * commits what waits. */
+	if (s->linger_since)
+		s->linger_since = 1;
+	return 0;
+}
+
+/* Whether the pending results may wait, at most LINGER_NS, for the next
+ * pass: only results of jobs that end and whose CPUs are already back
+ * (job.exited came first, so no job waits for those CPUs), nothing else
+ * pending and no pass due now. What waits is unanswered and unapplied:
+ * nothing is told before it is on disk. */
+static bool pending_linger(struct server *s)
+{
+	int64_t now = time_mono_ns();
+
+	if (!s->pending || s->sched_dirty || s->n_lent || s->state_full || s->stopping || !s->linger_src)
+		return false;
+	if (s->linger_since && now - s->linger_since >= LINGER_NS)
+		return false;
+	for (struct pending *p = s->pending; p; p = p->next) {
+		struct job *j = p->is_done ? pool_job_find(s->pool, p->jobid) : NULL;
+
+		if (!j || p->requeue || j->rerun || j->state != JOB_RUNNING || !j->n_alloc)
+			return false;
+		for (unsigned i = 0; i < j->n_alloc; i++)
+			if (!j->alloc[i].cpus_back)
+				return false;
+	}
+	if (!s->linger_since) {
+		s->linger_since = now;
+		if (sd_event_source_set_time_relative(s->linger_src, LINGER_NS / 1000) < 0 ||
+		    sd_event_source_set_enabled(s->linger_src, SD_EVENT_ONESHOT) < 0) {
+			s->linger_since = 0;
+			return false;
+		}
+	}
+	return true;
+}
+
 static int post_handler(sd_event_source *src, void *userdata)
 {
 	struct server *s = userdata;
@@ -1005,7 +1054,10 @@ static int post_handler(sd_event_source *src, void *userdata)
 
 	if (server_standby(s))
 		return 0;
-	pending_flush(s, s->sched_dirty);
+	if (!pending_linger(s)) {
+		s->linger_since = 0;
+		pending_flush(s, s->sched_dirty);
+	}
 	if (s->nodes_noted) {
 		s->nodes_noted = false;
 		r = nodes_known_flush(s->store, s->pool, time_wall_ns());
@@ -1402,6 +1454,12 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		r = sd_event_source_set_enabled(s->more_src, SD_EVENT_OFF);
 	if (r >= 0)
 		r = sd_event_add_time_relative(e, &s->timer_src, CLOCK_MONOTONIC, TIMER_USEC, 0, timer_handler, s);
+	/* 1 us accuracy: sd-event's default (0) would let it slip 250 ms. */
+	if (r >= 0)
+		r = sd_event_add_time_relative(e, &s->linger_src, CLOCK_MONOTONIC, LINGER_NS / 1000, 1,
+					       linger_handler, s);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(s->linger_src, SD_EVENT_OFF);
 	if (r < 0) {
 		error_set(err, r, "event loop: %s", strerror(-r));
 		goto done;
@@ -1459,6 +1517,7 @@ void server_destroy(struct server *s)
 	sd_event_source_disable_unref(s->post_src);
 	sd_event_source_disable_unref(s->more_src);
 	sd_event_source_disable_unref(s->timer_src);
+	sd_event_source_disable_unref(s->linger_src);
 	if (s->listen_fd >= 0) {
 		close(s->listen_fd);
 		unlink(s->config->socket);
