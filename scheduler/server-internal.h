@@ -347,6 +347,8 @@ void depend_loaded(struct server *s, struct job *j);
 /* Job id started or ended (or its array's first subjob started): its
  * waiters, and only they, are decided at the next recheck. */
 void depend_job_changed(struct server *s, int64_t id);
+/* Whether any job waits on ID (server.c: its end is not held back). */
+bool depend_has_waiters(struct server *s, int64_t id);
 /* Decides the waiters marked since the last one: releases those whose
  * dependencies are met, marks those that never can be; its own
  * transaction. A job that ended is read from the store once. */

@@ -1032,6 +1032,9 @@ static bool pending_linger(struct server *s)
 
 		if (!j || p->requeue || j->rerun || j->state != JOB_RUNNING || !j->n_alloc)
 			return false;
+		/* A job another waits on: its end is on that one's way. */
+		if (depend_has_waiters(s, j->id) || (j->array_id && depend_has_waiters(s, j->array_id)))
+			return false;
 		for (unsigned i = 0; i < j->n_alloc; i++)
 			if (!j->alloc[i].cpus_back)
 				return false;
