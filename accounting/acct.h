@@ -46,6 +46,8 @@ struct acct_job {
 	int64_t ngpus;               /* GPUs in all; 0: none */
 	int64_t mem;                 /* requested bytes, 0: no limit */
 	int64_t mem_peak;            /* -1: unknown */
+	const char *licenses;        /* attrs Resource_List.licenses ("matlab:2,comsol:1"),
+	                              * held by the record's JSON; NULL: none */
 	int64_t cpu_ns;              /* -1: unknown */
 	int64_t exit_status;         /* -1: none */
 	int64_t exit_signal;         /* -1: none */
@@ -241,6 +243,18 @@ int acct_report_summary(const struct acct_job *jobs, size_t n, enum acct_key key
  * that started no later than that one. */
 int acct_report_estimates(const struct acct_job *jobs, size_t n, enum acct_key key,
 			  struct acct_report **ret);
+/* What the jobs held over the window [from, to) (wall ns), one row per
+ * group and resource, sorted by group: `mem` (the memory each job asked
+ * for or was given by default, the amount placement counted), `mem_peak`
+ * (the peak it used, held as if all along: an upper bound of use) and
+ * `license:NAME` for each license. A job holds from dispatch to release
+ * (a running one to now_ns), clipped to the window. Columns: the key,
+ * resource, unit (MB = 2^20 bytes, or license), jobs that held it, their
+ * hours in the window, the amount times those hours (MB-hours,
+ * license-hours) and the largest amount one job held. Jobs with neither
+ * memory nor licenses give no row. -EINVAL when from >= to. */
+int acct_report_held(const struct acct_job *jobs, size_t n, enum acct_key key, int64_t from,
+		     int64_t to, int64_t now_ns, struct acct_report **ret);
 
 /* The J90 paper's table: for each queue (or only queue when not NULL),
  * one row per finished job that ran (job, memory peak, connect, elapsed,

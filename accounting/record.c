@@ -85,6 +85,8 @@ int acct_job_from_json(const json_t *o, struct acct_job *ret)
 	ret->ngpus = int_or(json_object_get(o, "ngpus"), 0);
 	ret->mem = int_or(json_object_get(o, "mem"), 0);
 	ret->mem_peak = int_or(json_object_get(o, "mem_peak"), -1);
+	ret->licenses = json_string_value(json_object_get(json_object_get(o, "attrs"),
+							  "Resource_List.licenses"));
 	ret->cpu_ns = int_or(json_object_get(o, "cpu_ns"), -1);
 	ret->exit_status = int_or(json_object_get(o, "exit_status"), -1);
 	ret->exit_signal = int_or(json_object_get(o, "exit_signal"), -1);

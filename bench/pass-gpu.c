@@ -6,14 +6,16 @@
  * 4 CPUs and 1 GPU, for 10 users. Passes of at most 512 decisions (as
  * qpoold's) run until the pool is full, then one pass over the full pool,
  * then one after a hundredth of the running jobs ended (the steady state).
- *   pass-gpu NODES JOBS [EVERY [FEAT [MODELS [USERS [ORDER [LIC]]]]]]
+ *   pass-gpu NODES JOBS [EVERY [FEAT [MODELS [USERS [ORDER [LIC [MEM]]]]]]]
  *   (every EVERY-th job asks for a GPU; 0: none; every FEAT-th job (offset
  *   by 3 from the GPU jobs) asks for -C fast, a feature of every other
  *   node: docs/RESOURCES.md; 0 or absent: none; MODELS 1: GPUs 0-3 of each
  *   node are a100, 4-7 v100, and the GPU jobs ask for a100 and v100 in
  *   turn: docs/GPUS.md; USERS, ORDER: below; every LIC-th job (offset by
  *   7) asks for one of a pool-wide license of NODES counts, so some of
- *   them wait for it: docs/RESOURCES.md, "Licenses")
+ *   them wait for it: docs/RESOURCES.md, "Licenses"; MEM > 0: every job
+ *   asks for MEM MiB per CPU and each node offers 256 GiB, counted as
+ *   qpoold counts memory: docs/ARCHITECTURE.md, "Memory counted")
  * QP_BENCH_RESV=N adds N reservations (resv_add below).
  * Prints one JSON line: passes while filling (count, mean and max ms),
  * the full pool's pass (ms), jobs and GPU jobs placed, GPUs left free. */
@@ -81,6 +83,8 @@ int main(int argc, char **argv)
 	 * is order = fairshare (0: round robin over the same users). */
 	long users = argc > 6 ? atol(argv[6]) : 0, fairshare = argc > 7 ? atol(argv[7]) : 0;
 	long lic = argc > 8 ? atol(argv[8]) : 0;      /* 0: no job asks for a license */
+	long mem = argc > 9 ? atol(argv[9]) : 0;      /* MiB per CPU; 0: no job asks for memory */
+	json_t *node_mem = mem > 0 ? json_pack("{s:I}", "mem", (json_int_t)256 << 30) : NULL;
 	long lplaced = 0;
 	struct nodesel *fast = NULL;
 	long fplaced = 0;
@@ -128,6 +132,9 @@ int main(int argc, char **argv)
 		nd->rt_free = nd->cpus;
 		nd->state = NODE_UP;
 		nd->link = nd;
+		/* What the node offers its jobs is its topology's "mem". */
+		if (node_mem)
+			nd->topology = json_incref(node_mem);
 		nd->gpus = calloc(GPUS, sizeof(*nd->gpus));
 		if (!nd->gpus)
 			return 1;
@@ -173,6 +180,7 @@ int main(int argc, char **argv)
 		j->walltime = 3600;
 		j->ncpus = every && id % every == 0 ? 4 : 1;
 		j->ngpus = every && id % every == 0 ? 1 : 0;
+		j->mem = (uint64_t)(mem > 0 ? mem : 0) * j->ncpus << 20;
 		if (feat && id % feat == 3 % feat)
 			j->sel = nodesel_ref(fast);
 		if (models && j->ngpus && !(j->gpu_model = strdup(id / every % 2 ? "a100" : "v100")))
@@ -224,10 +232,11 @@ int main(int argc, char **argv)
 	       "\"placed\": %ld, \"gpu_jobs_placed\": %ld, \"gpus_free\": %llu, \"full_pass_placed\": %zu, "
 	       "\"steady_pass_ms\": %.3f, \"steady_pass_placed\": %zu, \"feature_every\": %ld, "
 	       "\"feature_jobs_placed\": %ld, \"gpu_models\": %ld, \"users\": %ld, \"fairshare\": %ld,"
-	       " \"license_every\": %ld, \"license_jobs_placed\": %ld}\n",
+	       " \"license_every\": %ld, \"license_jobs_placed\": %ld, \"mem_per_cpu_mib\": %ld}\n",
 	       nodes, GPUS, jobs, passes, passes ? sum / (double)passes : 0, max, full, placed, gplaced,
-	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced, models, users, fairshare, lic, lplaced);
+	       (unsigned long long)gfree, n, steady, steady_n, feat, fplaced, models, users, fairshare, lic, lplaced, mem);
 	pool_destroy(p);
+	json_decref(node_mem);
 	nodesel_destroy(fast);
 	return 0;
 }

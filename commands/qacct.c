@@ -21,6 +21,7 @@ static const char usage_text[] =
 	"       qacct --overhead [--queue Q] [--from T] [--to T] [--csv|--json]\n"
 	"       qacct --utilization [--from T] [--to T] [--csv|--json]\n"
 	"       qacct --estimates [--by KEY] [--from T] [--to T] [-u USER] [--csv|--json]\n"
+	"       qacct --held [--by KEY] [--from T] [--to T] [-u USER] [--csv|--json]\n"
 	"       qacct --svg FILE [--from T] [--to T]\n"
 	"Reports where the time of finished and running jobs went.\n"
 	"  -j JOBID          one job: every stamp and derived figure\n"
@@ -30,6 +31,8 @@ static const char usage_text[] =
 	"      --utilization the pool's core time split by state over the window\n"
 	"      --estimates   how good start estimates were: median and p90 of |start - estimate|\n"
 	"                    in seconds, for each job's first estimate and the one at its start\n"
+	"      --held        memory (asked, peak used) and licenses held over the window, in\n"
+	"                    MB-hours and license-hours, grouped as --by (default user)\n"
 	"      --svg FILE    also write a timeline of every core and GPU over the window\n"
 	"      --from T, --to T  window: \"YYYY-MM-DD[ HH:MM[:SS]]\" (local), -30m, -1h, -2d,\n"
 	"                    now, or epoch seconds (default: first job's dispatch to now)\n"
@@ -39,7 +42,7 @@ static const char usage_text[] =
 	"      --help        show this help\n";
 
 static const char *arg_conf, *arg_job, *arg_by, *arg_from, *arg_to, *arg_queue, *arg_svg, *arg_user;
-static bool arg_overhead, arg_util, arg_estimates;
+static bool arg_overhead, arg_util, arg_estimates, arg_held;
 static enum acct_format arg_format = ACCT_FORMAT_TEXT;
 
 /* What one run of qacct works on, fetched once. */
@@ -255,6 +258,9 @@ static int run(struct client *cl)
 	} else if (arg_estimates) {
 		r = acct_report_estimates(d.jobs, d.n_jobs, arg_key, &rep);
 		status = report_show(rep, r);
+	} else if (arg_held) {
+		r = acct_report_held(d.jobs, d.n_jobs, arg_by ? arg_key : ACCT_BY_USER, d.from, d.to, d.now, &rep);
+		status = report_show(rep, r);
 	} else if (!arg_svg || arg_by) {
 		r = acct_report_summary(d.jobs, d.n_jobs, arg_key, &rep);
 		status = report_show(rep, r);
@@ -276,6 +282,7 @@ int main(int argc, char **argv)
 		{ "queue", required_argument, NULL, 'q' },
 		{ "utilization", no_argument, NULL, 'U' },
 		{ "estimates", no_argument, NULL, 'E' },
+		{ "held", no_argument, NULL, 'L' },
 		{ "svg", required_argument, NULL, 'S' },
 		{ "csv", no_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'J' },
@@ -301,6 +308,7 @@ int main(int argc, char **argv)
 		case 'q': arg_queue = optarg; break;
 		case 'U': arg_util = true; break;
 		case 'E': arg_estimates = true; break;
+		case 'L': arg_held = true; break;
 		case 'S': arg_svg = optarg; break;
 		case 'c': arg_format = ACCT_FORMAT_CSV; break;
 		case 'J': arg_format = ACCT_FORMAT_JSON; break;
@@ -319,12 +327,14 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_fail(2, "unexpected argument '%s' (see qacct --help)", argv[optind]);
-	modes = !!arg_job + arg_overhead + arg_util + arg_estimates + (!!arg_by && !arg_estimates);
+	modes = !!arg_job + arg_overhead + arg_util + arg_estimates + arg_held + (!!arg_by && !arg_estimates && !arg_held);
 	if (modes > 1)
-		return cmd_fail(2, "-j, --by, --overhead, --utilization and --estimates are separate reports (--by "
-				"groups --estimates) (see qacct --help)");
+		return cmd_fail(2, "-j, --by, --overhead, --utilization, --estimates and --held are separate reports (--by "
+				"groups --estimates and --held) (see qacct --help)");
 	if (arg_queue && !arg_overhead)
 		return cmd_fail(2, "--queue goes with --overhead (see qacct --help)");
+	if (arg_held && arg_svg)
+		return cmd_fail(2, "--held takes no --svg (see qacct --help)");
 	if (arg_job && (arg_from || arg_to || arg_svg))
 		return cmd_fail(2, "-j takes no window and no --svg (see qacct --help)");
 	status = args_check();

@@ -302,7 +302,8 @@ static void jobs_sort_estimates(json_t *jobs)
 		return;   /* id order, then */
 	for (size_t i = 0; i < n; i++)
 		v[i] = json_incref(json_array_get(jobs, i));
-	qsort(v, n, sizeof(*v), est_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), est_cmp);
 	json_array_clear(jobs);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(jobs, v[i]);

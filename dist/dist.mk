@@ -21,7 +21,7 @@ sysconfdir     ?= /etc
 systemdunitdir ?= $(prefix)/lib/systemd/system
 INSTALL        ?= install
 
-USER_CMDS  := qsub qstat qwait qdel qhold qrls qacct qalter qsig qrerun qmove qorder qselect tracejob pbsnodes qpool-rsh pbsdsh qexec qpool-pmi
+USER_CMDS  := qsub qstat qwait qdel qhold qrls qacct qalter qsig qrerun qmove qorder qselect tracejob pbsnodes pbs_rsub pbs_rstat pbs_rdel qpool-rsh pbsdsh qexec qpool-pmi
 # Slurm's front end, packaged apart as qpool-slurm.
 SLURM_CMDS := $(SLURM_CMD_NAMES)
 ADMIN_BINS := qpoold qnoded gded gded-byhand qmgr

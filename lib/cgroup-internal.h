@@ -72,6 +72,8 @@ struct cgroup_job {
 	bool found;                /* cgroup_job_find: opened what exists, created nothing */
 	int spare;                 /* v1: the spare set it took, -1 none */
 	unsigned reclaim_threshold; /* reclaim page cache before rmdir from this many memcgs */
+	int depth;                 /* v2: components in <parent> (the groups that grant protection) */
+	bool protected;            /* v2: memory.min written: its ancestors' sums count it */
 };
 
 struct cgroup_ops {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -105,6 +106,74 @@ static int v2_node_teardown(const char *root, const char *parent)
 	return cg_path_remove(root, parent);
 }
 
+/* The sum of memory.min over the child groups of dirfd ("max" and
+ * unreadable ones count nothing: only job groups carry a number). */
+static uint64_t v2_children_min(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	uint64_t sum = 0, v;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		int c;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		c = openat(dirfd, e->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (c < 0)
+			continue;
+		if (cg_file_read_u64(c, "memory.min", &v) == 0 && sum + v >= sum)
+			sum += v;
+		close(c);
+	}
+	closedir(d);
+	return sum;
+}
+
+/* Protection is only as good as each ancestor's: the kernel's effective
+ * memory.min of a group is bounded by its parent's, and where cgroup2 is
+ * mounted with memory_recursiveprot (systemd does) a parent's protection
+ * that its children do not claim is spread over them by usage, so a
+ * parent of "max" would protect a neighbour that asked for nothing as
+ * much as the job that asked. So every group from the job's parent up to
+ * the first component of <parent> gets exactly the sum of its children's
+ * memory.min, under an flock of that first component (shared by the
+ * node groups of the host; gded of each job runs this at configure and
+ * remove). Groups above the root are the site's (docs/RESOURCES.md).
+ * Best effort: protection is no reason to fail a job. */
+static void v2_protect_update(struct cgroup_job *job)
+{
+	int fds[16], n = 0;
+	char num[32];
+
+	if (job->depth <= 0 || job->depth > (int)(sizeof(fds) / sizeof(fds[0])))
+		return;
+	fds[n] = openat(job->parent_fd[0], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (fds[n] >= 0 && n + 1 < job->depth) {
+		fds[n + 1] = openat(fds[n], "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		n++;
+	}
+	if (fds[n] < 0)
+		goto done;
+	if (flock(fds[n], LOCK_EX) < 0)
+		goto done;
+	for (int i = 0; i <= n; i++) {
+		snprintf(num, sizeof(num), "%" PRIu64, v2_children_min(fds[i]));
+		cg_file_write(fds[i], "memory.min", num);
+	}
+	flock(fds[n], LOCK_UN);
+done:
+	for (int i = 0; i <= n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 static int v2_job_open(struct cgroup_job *job, const char *root, const char *parent,
 		       struct error *err)
 {
@@ -117,6 +186,9 @@ static int v2_job_open(struct cgroup_job *job, const char *root, const char *par
 	if (fd < 0)
 		return error_set(err, fd, "%s: %s", path, strerror(-fd));
 	job->parent_fd[0] = fd;
+	job->depth = 1;
+	for (const char *p = parent; *p; p++)
+		job->depth += *p == '/';
 	fd = cg_job_dir_make(job, fd, job->name);
 	if (fd == -ENOENT && job->found)
 		return 0;
@@ -153,6 +225,18 @@ static int v2_job_configure(struct cgroup_job *job, const struct cgroup_limits *
 		if (r < 0)
 			return error_set(err, r, "%s memory.max=%s: %s", job->name, num,
 					 strerror(-r));
+		/* The request is also the job's protection: memory.min, not
+		 * memory.low, which Debian 13's 6.12 let go at a pressure that
+		 * unprotected cache could have met (docs/RESOURCES.md "Memory
+		 * protection"). Absent only without the memory controller. */
+		r = cg_file_write(fd, "memory.min", num);
+		if (r < 0 && r != -ENOENT)
+			return error_set(err, r, "%s memory.min=%s: %s", job->name, num,
+					 strerror(-r));
+		if (r == 0) {
+			job->protected = true;
+			v2_protect_update(job);
+		}
 		/* No swap beyond the limit; absent when swap is not accounted. */
 		r = cg_file_write(fd, "memory.swap.max", "0");
 		if (r < 0 && r != -ENOENT)
@@ -259,6 +343,9 @@ static int v2_job_remove(struct cgroup_job *job)
 	if (unlinkat(job->parent_fd[0], job->name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return errno == ENOTEMPTY ? -EBUSY : -errno;
 	cg_fd_close(&job->fd[0]);
+	/* A group found after its wrapper died may have been protected. */
+	if (job->protected || job->found)
+		v2_protect_update(job);
 	return 0;
 }
 

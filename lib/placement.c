@@ -290,10 +290,146 @@ int placement_choose(hwloc_topology_t topo, const struct cpumask *free_cpus, uns
 	cpumask_from_bitmap(&ret->cpus, s.cpus);
 	cpumask_from_bitmap(&ret->claim, s.claim);
 	placement_mems_fill(topo, s.cpus, &ret->mems);
+	ret->mem_near = true;
 	r = 0;
 done:
 	placement_sets_free(&s);
 	return r;
+}
+
+unsigned placement_numa_count(hwloc_topology_t topo)
+{
+	int n = hwloc_get_nbobjs_by_depth(topo, HWLOC_TYPE_DEPTH_NUMANODE);
+
+	return n > 0 ? (unsigned)n : 0;
+}
+
+static hwloc_obj_t placement_numa(hwloc_topology_t topo, unsigned i)
+{
+	return hwloc_get_obj_by_depth(topo, HWLOC_TYPE_DEPTH_NUMANODE, i);
+}
+
+uint64_t placement_numa_mem(hwloc_topology_t topo, unsigned i)
+{
+	hwloc_obj_t numa = placement_numa(topo, i);
+
+	return numa && numa->attr ? numa->attr->numanode.local_memory : 0;
+}
+
+/* Whether NUMA node i's OS index is in mems. */
+static bool placement_numa_in(hwloc_topology_t topo, unsigned i, const struct cpumask *mems)
+{
+	hwloc_obj_t numa = placement_numa(topo, i);
+
+	return numa && numa->os_index < CPUMASK_MAX && cpumask_test(mems, numa->os_index);
+}
+
+void placement_numa_hold(hwloc_topology_t topo, const struct cpumask *mems, uint64_t mem, uint64_t *used)
+{
+	unsigned n = placement_numa_count(topo), k = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		k += placement_numa_in(topo, i, mems);
+	for (unsigned i = 0; i < n; i++)
+		if (!k || placement_numa_in(topo, i, mems))
+			used[i] += mem / (k ? k : n);
+}
+
+/* Memory free on the NUMA nodes in mems. */
+static uint64_t placement_numa_free(hwloc_topology_t topo, const struct cpumask *mems, const uint64_t *numa_free)
+{
+	unsigned n = placement_numa_count(topo);
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (placement_numa_in(topo, i, mems))
+			sum += numa_free[i];
+	return sum;
+}
+
+/* Tries the job inside the CPUs of the NUMA nodes in set (bit i: NUMA
+ * node i); true with *ret when they have mem free and placement fits. */
+static bool placement_try_numas(hwloc_topology_t topo, const struct cpumask *free_cpus, unsigned ncpus, bool smt,
+				const uint64_t *numa_free, uint64_t mem, uint64_t set, struct placement *ret)
+{
+	unsigned n = placement_numa_count(topo);
+	struct cpumask near = { { 0 } };
+	struct placement pl;
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < n && i < 64; i++) {
+		hwloc_obj_t numa = placement_numa(topo, i);
+		struct cpumask c;
+
+		if (!(set & (UINT64_C(1) << i)) || !numa->cpuset)
+			continue;
+		sum += numa_free[i];
+		cpumask_from_bitmap(&c, numa->cpuset);
+		for (unsigned w = 0; w < CPUMASK_MAX / 64; w++)
+			near.bits[w] |= c.bits[w] & free_cpus->bits[w];
+	}
+	if (sum < mem || placement_choose(topo, &near, ncpus, smt, &pl, NULL) < 0 ||
+	    placement_numa_free(topo, &pl.mems, numa_free) < mem)
+		return false;
+	*ret = pl;
+	return true;
+}
+
+int placement_choose_mem(hwloc_topology_t topo, const struct cpumask *free_cpus, unsigned ncpus, bool smt,
+			 const uint64_t *numa_free, uint64_t mem, struct placement *ret, struct error *err)
+{
+	unsigned n = placement_numa_count(topo), ntried = 0;
+	int r = placement_choose(topo, free_cpus, ncpus, smt, ret, err);
+	int depth = hwloc_topology_get_depth(topo);
+	uint64_t tried[64], all;
+	struct placement first;
+
+	if (r < 0 || !mem || n < 2 || placement_numa_free(topo, &ret->mems, numa_free) >= mem)
+		return r;
+	first = *ret;
+	/* Bit i of a set is NUMA node i: beyond 64 NUMA nodes, only the
+	 * first 64 are tried one by one. */
+	for (unsigned i = 0; i < n && i < 64; i++)
+		if (numa_free[i] >= mem &&
+		    placement_try_numas(topo, free_cpus, ncpus, smt, numa_free, mem, UINT64_C(1) << i, ret))
+			return 0;
+	all = n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
+	/* Larger sets: the NUMA nodes of each object, bottom-up, each set once. */
+	for (int d = depth - 1; n <= 64 && d >= 0; d--) {
+		unsigned nobj = (unsigned)hwloc_get_nbobjs_by_depth(topo, d);
+
+		for (unsigned o = 0; o < nobj; o++) {
+			hwloc_obj_t obj = hwloc_get_obj_by_depth(topo, d, o);
+			uint64_t set = 0;
+			unsigned t;
+
+			for (unsigned i = 0; obj->nodeset && i < n; i++)
+				if (hwloc_bitmap_isset(obj->nodeset, placement_numa(topo, i)->os_index))
+					set |= UINT64_C(1) << i;
+			if (__builtin_popcountll(set) < 2 || set == all)
+				continue;
+			for (t = 0; t < ntried && tried[t] != set; t++)
+				;
+			if (t < ntried)
+				continue;
+			if (ntried < 64)
+				tried[ntried++] = set;
+			if (placement_try_numas(topo, free_cpus, ncpus, smt, numa_free, mem, set, ret))
+				return 0;
+		}
+	}
+	/* No CPUs near the memory: placed by the node's count all the same,
+	 * on what placement chose, bound to all the node's NUMA nodes (the
+	 * kernel allocates near the CPUs first and spills over only when
+	 * those are full, where a cpuset.mems of the CPUs' nodes alone would
+	 * have the job killed for memory the node counted as its own). */
+	*ret = first;
+	memset(&ret->mems, 0, sizeof(ret->mems));
+	for (unsigned i = 0; i < n; i++)
+		if (placement_numa(topo, i)->os_index < CPUMASK_MAX)
+			cpumask_set(&ret->mems, placement_numa(topo, i)->os_index);
+	ret->mem_near = false;
+	return 0;
 }
 
 int placement_topology_load(const char *text, size_t len, hwloc_topology_t *ret, struct error *err)

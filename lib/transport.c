@@ -16,6 +16,12 @@
 
 #include "transport.h"
 
+/* TCP keepalive on commands' and clients' connections: probes after
+ * 10 s of silence, every 3 s, 3 unanswered end it. */
+#define KEEPALIVE_IDLE_S 10
+#define KEEPALIVE_INTVL_S 3
+#define KEEPALIVE_CNT 3
+
 const char *transport_server(const struct config *c)
 {
 	const char *env = getenv("QPOOL_SERVER");
@@ -207,6 +213,18 @@ void transport_tcp_tune(int fd)
 	 * for the previous one's ACK. */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	(void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	/* A peer that goes silent (its link cut, its host gone) ends the
+	 * connection in ~20 s, not the kernel's two hours: a command waiting
+	 * for its reply gets an error rather than hanging on a server that
+	 * stepped down behind a cut (t-ha-hosts (c)). A live peer's kernel
+	 * answers the probes however long the request takes. */
+	{
+		int idle = KEEPALIVE_IDLE_S, intvl = KEEPALIVE_INTVL_S, cnt = KEEPALIVE_CNT;
+
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	}
 }
 
 int transport_listen_tcp(const char *text, int *ret_fd, struct error *err)

@@ -62,7 +62,8 @@ int transport_addr_resolve(const char *text, struct sockaddr_storage *ret, sockl
 			   struct error *err);
 
 /* TCP_NODELAY (a request is one small frame: Nagle would hold the next
- * back for the last one's ACK) and keepalives, for both ends. */
+ * back for the last one's ACK) and keepalives, for both ends: a silent
+ * peer ends the connection in ~20 s (docs/HA.md). */
 void transport_tcp_tune(int fd);
 
 /* A non-blocking, close-on-exec TCP socket listening on text. */

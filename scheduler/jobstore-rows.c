@@ -433,6 +433,7 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 	if (!row_null(r, ACT_ACCOUNT) && !(j->account = strdup(row_text(r, ACT_ACCOUNT))))
 		goto oom;
 	if (!row_null(r, ACT_QOS) && !(j->qos = strdup(row_text(r, ACT_QOS))))
+		goto oom;
 	if (!row_null(r, ACT_RESV) && !(j->resv = strdup(row_text(r, ACT_RESV))))
 		goto oom;
 	j->t_submit = row_i64(r, ACT_T_SUBMIT);

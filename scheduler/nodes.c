@@ -404,8 +404,13 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 		if (json_ids_contain(running, j->id)) {
 			pool_entry_claim(s->pool, e);
 			/* Being deleted, its primary gone, or this node counted
-			 * lost while the job ends elsewhere: its copy here ends. */
-			if (j->state == JOB_EXITING || e->done || (j->n_alloc > 1 && e != j->alloc && j->alloc[0].done))
+			 * lost while the job ends elsewhere: its copy here ends.
+			 * A send that fails closes the link (conn_close ->
+			 * node_link_lost sets n->link NULL) and the loop goes on
+			 * without it: qpoold crashed there (t-memprot in a
+			 * starved vm-check guest, a register after a node loss). */
+			if (n->link && (j->state == JOB_EXITING || e->done ||
+					(j->n_alloc > 1 && e != j->alloc && j->alloc[0].done)))
 				conn_send(n->link, json_pack("{s:s, s:i, s:I, s:i}", "op", "job.signal", "id", 0,
 							     "jobid", (json_int_t)j->id, "signal", SIGTERM));
 			continue;
@@ -446,7 +451,9 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 		json_array_foreach(running, i, v) {
 			struct job *rj = json_is_integer(v) ? pool_job_find(s->pool, json_integer_value(v)) : NULL;
 
-			if (!rj || !job_entry(rj, n->name)) {
+			/* A failed send closed the link (n->link NULL): the
+			 * stale copies are stopped when the node comes back. */
+			if (n->link && (!rj || !job_entry(rj, n->name))) {
 				log_warn("node %s runs job %lld that is not running here; cancelling it", n->name,
 					 (long long)json_integer_value(v));
 				/* SIGTERM, not SIGKILL: gded must live to kill the whole job

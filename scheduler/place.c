@@ -266,13 +266,15 @@ static bool gpus_choose(const struct node *n, const struct queue_conf *q, uint64
 	return true;
 }
 
-/* Places ncpus and ngpus of a job on n into e: the GPUs first (their
- * locality narrows the CPUs), then placement over the node's topology,
- * or first fit (lowest free CPUs) for a node that sent none. Fills e's
- * cpus, claim, mems and gpus. */
+/* Places ncpus and ngpus of a job (mem bytes there) on n into e: the
+ * GPUs first (their locality narrows the CPUs), then placement over the
+ * node's topology (CPUs near mem free first, on nodes of several NUMA
+ * nodes), or first fit (lowest free CPUs) for a node that sent none.
+ * Fills e's cpus, claim, mems and gpus. */
 static bool node_place(const struct node *n, const struct queue_conf *q, const struct job *j, unsigned ncpus,
-		       unsigned ngpus, struct alloc_entry *e)
+		       unsigned ngpus, uint64_t mem, struct alloc_entry *e)
 {
+	uint64_t numa_free[PLACE_NUMA_MAX];
 	struct cpumask avail;
 	struct placement pl;
 
@@ -283,8 +285,13 @@ static bool node_place(const struct node *n, const struct queue_conf *q, const s
 	if (ngpus && !gpus_choose(n, q, job_node_gpus(n, j), ncpus, ngpus, &avail, &e->gpus))
 		return false;
 	if (n->topo) {
-		if (placement_choose(n->topo, &avail, ncpus, q->smt, &pl, NULL) < 0)
+		/* One NUMA node (the count is one hwloc lookup): nothing to prefer. */
+		if (mem && placement_numa_count(n->topo) > 1 && place_numa_free(n, numa_free, PLACE_NUMA_MAX) > 0) {
+			if (placement_choose_mem(n->topo, &avail, ncpus, q->smt, numa_free, mem, &pl, NULL) < 0)
+				return false;
+		} else if (placement_choose(n->topo, &avail, ncpus, q->smt, &pl, NULL) < 0) {
 			return false;
+		}
 		e->cpus = pl.cpus;
 		e->claim = pl.claim;
 		cpumask_format(&pl.mems, e->mems, sizeof(e->mems));
@@ -1037,6 +1044,15 @@ static int victim_cmp(const void *a, const void *b)
 	return x->t_dispatch > y->t_dispatch ? -1 : x->t_dispatch < y->t_dispatch;
 }
 
+/* Whether v, preempted, is suspended (its queue's preempt_mode or its
+ * QOS's PreemptMode): it keeps its memory, lends its CPUs on one node. */
+static bool victim_suspends(const struct pool *p, const struct config *c, const struct job *v)
+{
+	const struct queue_conf *vq = config_queue(c, v->queue);
+
+	return vq && (vq->preempt_mode == QUEUE_PREEMPT_SUSPEND || pool_qos_suspends(p, v->qos));
+}
+
 /* Whether running job v may give way to j of queue q now. */
 static bool victim_ok(struct pool *p, const struct config *c, const struct queue_conf *q, const struct job *j,
 		      const struct job *v, int64_t now)
@@ -1080,7 +1096,8 @@ static void victim_shares_add(struct pool *p, const struct victim_share *vs, siz
 /* A job across nodes (chunks): the victims, youngest first, whose
  * shares added to the free room of every node let its chunks be
  * assigned by counts; then each victim not needed for that is left
- * out again. Victims held in a suspend (preempt_mode = suspend) are not
+ * out again. Victims held in a suspend (preempt_mode = suspend, or a
+ * QOS's PreemptMode=suspend) are not
  * taken for it: their lending is for one node (docs/PREEMPTION.md). */
 static size_t preempt_pick_chunks(struct pool *p, const struct config *c, const struct queue_conf *q,
 				  const struct job *j, int64_t now, struct job **ret, size_t max)
@@ -1101,10 +1118,8 @@ static size_t preempt_pick_chunks(struct pool *p, const struct config *c, const 
 		p->groom[i] = node_gpu_room(nd, j, false);
 		p->mroom[i] = pool_node_mem_free(nd);
 		for (const struct alloc_entry *e = p->ok[i] ? nd->jobs : NULL; e; e = e->nnext) {
-			const struct queue_conf *vq = e->job ? config_queue(c, e->job->queue) : NULL;
-
 			if (e->cpus_back || !e->job || !victim_ok(p, c, q, j, e->job, now) ||
-			    (vq && vq->preempt_mode == QUEUE_PREEMPT_SUSPEND))
+			    victim_suspends(p, c, e->job))
 				continue;
 			if (n == cap) {
 				struct victim_share *t = realloc(vs, (cap = cap ? 2 * cap : 16) * sizeof(*t));
@@ -1215,17 +1230,16 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 			}
 			cand[n++] = (struct job *)v;
 		}
-		qsort(cand, n, sizeof(*cand), victim_cmp);
+		if (n > 1)
+			qsort(cand, n, sizeof(*cand), victim_cmp);
 		for (take = 0; take < n && (room + got_cpus < j->ncpus || groom + got_gpus < j->ngpus ||
 					    mroom + got_mem < j->mem); take++) {
 			const struct alloc_entry *e = job_entry(cand[take], nd->name);
 
-			const struct queue_conf *cq = config_queue(c, cand[take]->queue);
-
 			got_cpus += e ? e->ncpus : 0;
 			got_gpus += e ? (unsigned)__builtin_popcountll(e->gpus) : 0;
 			/* A suspended job keeps its memory (docs/PREEMPTION.md). */
-			if (!cq || cq->preempt_mode != QUEUE_PREEMPT_SUSPEND)
+			if (!victim_suspends(p, c, cand[take]))
 				got_mem += e ? e->mem : 0;
 		}
 		if (room + got_cpus < j->ncpus || groom + got_gpus < j->ngpus || mroom + got_mem < j->mem ||
@@ -1384,9 +1398,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 			/* sbatch --exclusive: the node's free CPUs, all of them
 			 * (node_open left only nodes no other job holds). */
 			want = j->whole ? room : j->ncpus;
-			if (want > j->ncpus && !node_place(nd, q, j, want, j->ngpus, &e))
+			if (want > j->ncpus && !node_place(nd, q, j, want, j->ngpus, j->mem, &e))
 				want = j->ncpus;   /* the queue's smt rule leaves some out */
-			if (want == j->ncpus && !node_place(nd, q, j, want, j->ngpus, &e)) {
+			if (want == j->ncpus && !node_place(nd, q, j, want, j->ngpus, j->mem, &e)) {
 				/* Free CPUs only shrink in a pass: what did not
 				 * fit will not, nor anything larger (a GPU
 				 * model's refusal says nothing of other GPUs). */
@@ -1499,9 +1513,9 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
 		size_t i = e->mpiprocs;
 		unsigned want = j->whole ? p->room[i] : take[i];
 
-		if (want > take[i] && !node_place(p->nv[i], q, j, want, take[p->n_nodes + i], e))
+		if (want > take[i] && !node_place(p->nv[i], q, j, want, take[p->n_nodes + i], sh[i].mem, e))
 			want = take[i];
-		if ((want == take[i] && !node_place(p->nv[i], q, j, want, take[p->n_nodes + i], e)) ||
+		if ((want == take[i] && !node_place(p->nv[i], q, j, want, take[p->n_nodes + i], sh[i].mem, e)) ||
 		    !(e->node = strdup(p->nv[i]->name)))
 			goto done;
 		e->ncpus = want;

@@ -147,6 +147,13 @@ bool place_job(struct pool *p, const struct queue_conf *q, struct job *j, int64_
  * running jobs after which it fits, that time as resv_t. False when it
  * never fits on what runs now (no reservation). */
 bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job *j, int64_t now);
+/* The memory free on each of n's NUMA nodes (bytes, hwloc's logical
+ * order) into ret (cap entries): the node's offer shared by the NUMA
+ * nodes' memory, less the running entries' mem spread evenly over their
+ * mems. The count, or -ENOENT when n has no topology, one NUMA node,
+ * more than cap or PLACE_NUMA_MAX, or says no memory (nothing to prefer). */
+#define PLACE_NUMA_MAX 64
+int place_numa_free(const struct node *n, uint64_t *ret, unsigned cap);
 /* The most CPUs j needs on one node. */
 unsigned place_widest(const struct job *j);
 /* The most memory j needs on one node (bytes; 0: none counted). */

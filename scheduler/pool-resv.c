@@ -63,7 +63,8 @@ int pool_resv_set(struct pool *p, const struct pool_resv_spec *v, size_t n)
 				goto oom;
 			r[i].n_nodes++;
 		}
-		qsort(r[i].nodes, r[i].n_nodes, sizeof(char *), name_cmp);
+		if (r[i].n_nodes > 1)
+			qsort(r[i].nodes, r[i].n_nodes, sizeof(char *), name_cmp);
 	}
 	resv_clear(p);
 	p->resv = r;

@@ -1486,6 +1486,9 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 						job_free(j);
 						continue;
 					}
+					/* A preemption for it served: its next
+					 * subjob may ask for its own (preempt.c). */
+					arr->preempt_until = 0;
 					/* Its user's next turn is the array again,
 					 * while it has subjobs waiting. */
 					if (arr->array->untaken > 0 && arr->state == JOB_QUEUED)

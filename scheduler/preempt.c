@@ -3,7 +3,8 @@
  * with `preempts` passed over for room takes a node from running jobs of
  * the queues it preempts: each gets its notice signal, and after its
  * queue's preempt_grace is requeued (a new attempt, the same id) or
- * cancelled; the preempting job starts in the pass after they end. */
+ * cancelled; the preempting job starts in the pass after they end. An
+ * array preempts for its next subjob, one subjob's room a round. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -73,8 +74,9 @@ static void preempt_end(struct server *s, struct job *v, int64_t by)
 
 	snprintf(why, sizeof(why), "preempted by job %lld", (long long)by);
 	/* Frozen on its node, its CPUs and GPUs lent to by until it ends
-	 * (suspend.c); a job that cannot be frozen now is requeued. */
-	if (vq && vq->preempt_mode == QUEUE_PREEMPT_SUSPEND) {
+	 * (suspend.c); a job that cannot be frozen now is requeued. Its
+	 * queue's preempt_mode or its QOS's PreemptMode says so. */
+	if (vq && (vq->preempt_mode == QUEUE_PREEMPT_SUSPEND || pool_qos_suspends(s->pool, v->qos))) {
 		char who[64];
 
 		snprintf(who, sizeof(who), "preemption (job %lld)", (long long)by);
@@ -142,10 +144,11 @@ void preempt_pass(struct server *s)
 {
 	int64_t now = time_wall_ns();
 
+	s->preempt_due = 0;
 	for (size_t i = 0; i < s->config->n_queues; i++) {
 		const struct queue_conf *q = &s->config->queues[i];
-		struct job *victims[VICTIMS_MAX], *j;
-		int64_t id, wait = 0;
+		struct job *victims[VICTIMS_MAX], *j, *sub = NULL;
+		int64_t id, wait = 0, pos;
 		size_t n;
 
 		if (!q->started || !(id = pool_queue_blocked(s->pool, q->name)))
@@ -154,12 +157,22 @@ void preempt_pass(struct server *s)
 		/* A queue that preempts, or a job whose QOS does (docs/QOS.md). */
 		if (!j || (!q->preempts[0] && !pool_qos_preempts_any(s->pool, j->qos)))
 			continue;
-		/* Not arrays (docs/PREEMPTION.md); one preemption for a
-		 * job at a time. */
-		if (!j || j->state != JOB_QUEUED || j->array || j->start_after * 1000000000 > now ||
-		    j->preempt_until > now)
+		/* One preemption for a job (an array) at a time: a pass when
+		 * its wait is over (server.c's timer), whatever else happens. */
+		if (j && j->state == JOB_QUEUED && j->preempt_until > now &&
+		    (!s->preempt_due || j->preempt_until < s->preempt_due))
+			s->preempt_due = j->preempt_until;
+		if (!j || j->state != JOB_QUEUED || j->start_after * 1000000000 > now || j->preempt_until > now)
 			continue;
-		n = place_preempt_pick(s->pool, s->config, q, j, now, victims, VICTIMS_MAX);
+		/* An array: its next waiting subjob's room, one subjob a
+		 * round (the pass makes the subjob it places the same way). */
+		if (j->array) {
+			if ((pos = pool_array_next_waiting(j, 0)) < 0 || !(sub = pool_subjob_make(j, pos)))
+				continue;
+		}
+		n = place_preempt_pick(s->pool, s->config, q, sub ? sub : j, now, victims, VICTIMS_MAX);
+		if (sub)
+			job_free(sub);
 		if (!n)
 			continue;
 		for (size_t k = 0; k < n; k++) {
@@ -172,5 +185,7 @@ void preempt_pass(struct server *s)
 		/* Its victims' grace, their kill grace and a margin: then it
 		 * may take others if these did not free what it needs. */
 		j->preempt_until = now + (wait + (int64_t)s->config->kill_grace + 10) * 1000000000;
+		if (!s->preempt_due || j->preempt_until < s->preempt_due)
+			s->preempt_due = j->preempt_until;
 	}
 }

@@ -24,6 +24,7 @@ struct pool_qos {
 	int64_t priority;
 	struct pool_qos_limits lim;
 	char preempt[256];            /* ",a,b,": the QOS it may preempt */
+	bool suspends;                /* PreemptMode=suspend: its jobs preempted are frozen */
 	uint64_t cpus, gpus, jobs;    /* held by its running jobs */
 	struct pool_qos_user *users;
 	size_t n_users, cap_users;
@@ -93,12 +94,13 @@ void pool_qos_clear(struct pool *p)
 		p->qos[i].priority = 0;
 		p->qos[i].lim = none;
 		p->qos[i].preempt[0] = '\0';
+		p->qos[i].suspends = false;
 	}
 	p->qos_ordered = false;
 }
 
 int pool_qos_set(struct pool *p, const char *name, int64_t priority, const struct pool_qos_limits *lim,
-		 const char *preempt)
+		 const char *preempt, bool suspends)
 {
 	struct pool_qos *q = qos_get(p, name);
 
@@ -107,6 +109,7 @@ int pool_qos_set(struct pool *p, const char *name, int64_t priority, const struc
 	q->priority = priority;
 	q->lim = lim ? *lim : none;
 	snprintf(q->preempt, sizeof(q->preempt), ",%s,", preempt ? preempt : "");
+	q->suspends = suspends;
 	if (priority)
 		p->qos_ordered = true;
 	return 0;
@@ -235,6 +238,13 @@ bool pool_qos_preempts_any(const struct pool *p, const char *by)
 	const struct pool_qos *q = qos_find(p, by);
 
 	return q && q->preempt[1] && q->preempt[1] != ',';
+}
+
+bool pool_qos_suspends(const struct pool *p, const char *name)
+{
+	const struct pool_qos *q = qos_find(p, name);
+
+	return q && q->suspends;
 }
 
 void pool_qos_free(struct pool *p)

@@ -19,10 +19,11 @@ struct pool_qos_limits {
 };
 
 /* The QOS anew: clear (what running jobs hold is kept), then set each.
- * preempt: the QOS it may preempt, a comma list ("" none). */
+ * preempt: the QOS it may preempt, a comma list ("" none); suspends: its
+ * PreemptMode is suspend. */
 void pool_qos_clear(struct pool *p);
 int pool_qos_set(struct pool *p, const char *name, int64_t priority, const struct pool_qos_limits *lim,
-		 const char *preempt);
+		 const char *preempt, bool suspends);
 /* j starts (+1) or stops (-1) holding what it holds, for its QOS. */
 void pool_qos_job(struct pool *p, const struct job *j, int sign);
 /* Whether a limit of j's QOS holds j now: 1 with why (Slurm's reason word
@@ -40,6 +41,9 @@ bool pool_qos_ordered(const struct pool *p);
  * whether QOS by preempts any. */
 bool pool_qos_preempts(const struct pool *p, const char *by, const char *victim);
 bool pool_qos_preempts_any(const struct pool *p, const char *by);
+/* Whether a job of QOS name that is preempted is suspended (its QOS's
+ * PreemptMode=suspend, docs/QOS.md). */
+bool pool_qos_suspends(const struct pool *p, const char *name);
 void pool_qos_free(struct pool *p);
 
 #endif

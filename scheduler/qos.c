@@ -54,10 +54,14 @@ static const char *const limit_keys[] = { "max_cpus_per_user", "max_gpus_per_use
 
 static int64_t *limit_at(struct qos_rec *r, size_t k)
 {
-	int64_t *v[] = { &r->lim.max_cpus_per_user, &r->lim.max_gpus_per_user, &r->lim.max_jobs_per_user,
-			 &r->lim.grp_cpus, &r->lim.grp_gpus, &r->max_wall };
-
-	return v[k];
+	switch (k) {
+	case 0: return &r->lim.max_cpus_per_user;
+	case 1: return &r->lim.max_gpus_per_user;
+	case 2: return &r->lim.max_jobs_per_user;
+	case 3: return &r->lim.grp_cpus;
+	case 4: return &r->lim.grp_gpus;
+	default: return &r->max_wall;
+	}
 }
 
 static char *dup_or_null(const char *s)
@@ -203,7 +207,8 @@ void qos_apply(const struct qos_set *q, struct pool *p)
 {
 	pool_qos_clear(p);
 	for (size_t i = 0; q && i < q->n_rec; i++)
-		if (pool_qos_set(p, q->rec[i].name, q->rec[i].priority, &q->rec[i].lim, q->rec[i].preempt) < 0)
+		if (pool_qos_set(p, q->rec[i].name, q->rec[i].priority, &q->rec[i].lim, q->rec[i].preempt,
+				 q->rec[i].mode && !strcmp(q->rec[i].mode, "suspend")) < 0)
 			log_err("qos: out of memory setting %s's", q->rec[i].name);
 	pool_acct_budgets_clear(p);
 	pool_user_budgets_clear(p);
@@ -468,11 +473,11 @@ static void qos_put(struct conn *c, long long req_id, json_t *msg, bool modify)
 		goto done;
 	}
 	mode = wire_str(msg, "preempt_mode") ?: (old ? old->mode : "requeue");
-	if (strcasecmp(mode, "requeue") && strcasecmp(mode, "cancel")) {
-		conn_reply_err(c, req_id, EINVAL, "PreemptMode=%.40s: requeue or cancel", mode);
+	if (strcasecmp(mode, "requeue") && strcasecmp(mode, "cancel") && strcasecmp(mode, "suspend")) {
+		conn_reply_err(c, req_id, EINVAL, "PreemptMode=%.40s: requeue, cancel or suspend", mode);
 		goto done;
 	}
-	mode = !strcasecmp(mode, "cancel") ? "cancel" : "requeue";
+	mode = !strcasecmp(mode, "cancel") ? "cancel" : !strcasecmp(mode, "suspend") ? "suspend" : "requeue";
 	descr = wire_str(msg, "description") ?: (old ? old->descr : NULL);
 	lim_text = json_dumps(lim, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!lim_text) {

@@ -92,6 +92,7 @@ struct server {
 	sd_event_source *linger_src; /* ends a hold of results (pending_linger) */
 	int64_t linger_since;        /* mono ns the results waiting began; 0: none wait */
 	unsigned n_lent;          /* jobs suspended by a preemption (suspend.c) */
+	int64_t preempt_due;      /* the first blocked job's preempt_until (wall ns): a pass then; 0 none */
 	/* Start estimates (estimate.c): the last replay's number and
 	 * monotonic start, whether one is due, what they cost. */
 	uint64_t est_replay;

@@ -1147,6 +1147,12 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	watch_flush(s);
 	if (pool_deferred_due(s->pool, time(NULL)))
 		s->sched_dirty = true;
+	/* A preemption's wait is over: its job may take others (preempt.c),
+	 * or its suspended victims are thawed, even when nothing else stirs. */
+	if (s->preempt_due && time_wall_ns() >= s->preempt_due) {
+		s->preempt_due = 0;
+		s->sched_dirty = true;
+	}
 	estimates_replay(s, true);
 	resv_tick(s);
 rearm:

@@ -46,9 +46,9 @@ static const struct {
 	{ "timeout", "TIMEOUT", "TO" },
 	{ "oom", "OUT_OF_MEMORY", "OOM" },
 	{ NULL, "NODE_FAIL", "NF" },
+	{ "running", "SUSPENDED", "S" },   /* "suspended": true (slurmfmt_state) */
 	/* Slurm's other states, accepted by -t so a tool's filter is no
 	 * error: no qpool job is ever in them. */
-	{ "running", "SUSPENDED", "S" },   /* "suspended": true (slurmfmt_state) */
 	{ NULL, "PREEMPTED", "PR" },
 	{ NULL, "BOOT_FAIL", "BF" },
 	{ NULL, "DEADLINE", "DL" },

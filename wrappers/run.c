@@ -314,7 +314,6 @@ static void job_freeze(struct run *run, bool freeze)
 		gded_ctl_signal_all(run->ctl, sig);
 		if (run->pid > 0 && (run->job->argv || kill(-run->pid, sig) < 0))
 			kill(run->pid, sig);
-		r = 0;
 	} else if (r < 0) {
 		log_warn("job %" PRIu64 ": cannot %s its cgroup: %s", run->job->jobid,
 			 freeze ? "freeze" : "thaw", strerror(-r));

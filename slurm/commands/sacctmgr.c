@@ -27,7 +27,7 @@ static const char usage_text[] =
 	"         [GrpJobs=N] [GrpTRESMins=cpu=N,gres/gpu=N]\n"
 	"  modify user NAME set [DefaultAccount=ACCOUNT] [QOS=QOS[,...]] [DefaultQOS=QOS] [GrpTRESMins=cpu=N]\n"
 	"  add|modify qos NAME [set] [Priority=N] [MaxTRESPerUser=cpu=N,gres/gpu=N] [MaxJobsPerUser=N]\n"
-	"         [GrpTRES=cpu=N,gres/gpu=N] [MaxWall=TIME] [Preempt=QOS[,...]] [PreemptMode=requeue|cancel]\n"
+	"         [GrpTRES=cpu=N,gres/gpu=N] [MaxWall=TIME] [Preempt=QOS[,...]] [PreemptMode=requeue|cancel|suspend]\n"
 	"  delete|remove account NAME    delete|remove user NAME [Account=ACCOUNT]    delete qos NAME\n"
 	"  show|list account|user|association|qos|cluster [withassoc] [format=F,...] [where KEY=VALUE...]\n"
 	"Changes are root's and take effect at once (-i is accepted).\n"

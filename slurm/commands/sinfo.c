@@ -682,8 +682,9 @@ int main(int argc, char **argv)
 			printf("No reservations in the system\n");
 		else if (!arg_noheader)
 			slurmresv_sinfo_head();
-		json_array_foreach(json_object_get(reply, "reservations"), i, o)
+		json_array_foreach(json_object_get(reply, "reservations"), i, o) {
 			slurmresv_sinfo_line(o);
+		}
 		json_decref(reply);
 		client_close(cl);
 		return fflush(stdout) != 0 ? cmd_fail(1, "cannot write: %s", strerror(errno)) : 0;

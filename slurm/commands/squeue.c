@@ -195,7 +195,8 @@ static json_t *start_select(const json_t *jobs)
 		if (arg_sel.n_states || pending(job))
 			v[n++] = job;
 	}
-	qsort(v, n, sizeof(*v), start_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), start_cmp);
 	for (i = 0; i < n; i++)
 		json_array_append(out, (json_t *)v[i]);
 	free(v);

@@ -104,6 +104,56 @@ qp_start_server() {
 	fail "qpoold did not come up"
 }
 
+# qp_start_sim NAME COUNT [QNODED ARGS...]: one qnoded --simulate COUNT
+# presenting NAME-0 .. NAME-(COUNT-1) (e.g. --sim-topology "pack:1 core:4
+# pu:1"), its log qnoded-sim.log; waits (bounded) until all are up.
+# QP_SIM_PID is its pid.
+qp_start_sim() {
+	local name=$1 n=$2
+	shift 2
+	"$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate "$n" --name "$name" "$@" >> "$QP_T/qnoded-sim.log" 2>&1 &
+	QP_SIM_PID=$!
+	QP_PIDS+=("$QP_SIM_PID")
+	qp_sim_up "$name" "$n"
+}
+# qp_sim_up NAME COUNT: waits (bounded) until NAME-0 .. are all up (again,
+# after a qpoold restart).
+qp_sim_up() {
+	local i
+	for i in $(seq 200); do
+		[ "$("$QP_BIN/qstat" --nodes 2>/dev/null | grep -cE "^$1-[0-9]+ +up")" = "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "the $2 simulated nodes $1-* are not up: $("$QP_BIN/qstat" --nodes 2>&1 | head -5)"
+}
+
+# qp_start_pair: an active (a) and a standby (b) qpoold on the pool's one
+# store, each on its own socket ($QP_T/a.sock, b.sock; their configs
+# a.conf, b.conf, their logs qpoold-a.log, qpoold-b.log); the commands
+# and nodes list both (`server = A,B`). PID_a and PID_b are their pids;
+# returns once a serves. qp_served waits (bounded) for an active.
+qp_start_pair() {
+	sed "s|^socket = .*|socket = $QP_T/a.sock|" "$QPOOL_CONF" > "$QP_T/a.conf"
+	sed "s|^socket = .*|socket = $QP_T/b.sock|" "$QPOOL_CONF" > "$QP_T/b.conf"
+	printf '[server]\nserver = %s,%s\n' "$QP_T/a.sock" "$QP_T/b.sock" >> "$QPOOL_CONF"
+	qp_start_qpoold a
+	qp_served
+	qp_start_qpoold b
+}
+qp_start_qpoold() {  # NAME: qpoold -f $QP_T/NAME.conf, PID_NAME its pid
+	"$QP_BIN/qpoold" -f "$QP_T/$1.conf" >> "$QP_T/qpoold-$1.log" 2>&1 &
+	QP_PIDS+=("$!")
+	eval "PID_$1=$!"
+}
+qp_served() {
+	local i
+	for i in $(seq 300); do
+		"$QP_BIN/qstat" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	fail "no active qpoold"
+}
+
 # qp_start_node NAME [CPUS]: starts qnoded and waits until qpoold lists it up.
 qp_start_node() {
 	local name=$1 cpus=${2:-}
@@ -189,6 +239,17 @@ qp_cleanup() {
 		qp_stop "${QP_PIDS[$i]}"
 	done
 	for f in $(printf '%s\n' "${QP_ATEXIT_LAST[@]}" | sort -u); do "$f"; done
+	# Commands the test ran as a user in the background (`as USER qstat
+	# --follow &`: $! is the subshell, not runuser's child) and that
+	# still run: found by this test's own QPOOL_CONF (under its temp
+	# dir, which no other test has), never by a name.
+	local pid
+	for pid in /proc/[0-9]*; do
+		pid=${pid#/proc/}
+		[ "$pid" = $$ ] || [ "$pid" = "$BASHPID" ] || [ "$(stat -c %u "/proc/$pid" 2>/dev/null)" = 0 ] && continue
+		# The braces: a process gone since the glob fails the redirect itself.
+		{ tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -q "^QPOOL_CONF=$QP_T/" && kill -KILL "$pid" 2>/dev/null
+	done
 	# The pool's groups must be gone with it; whatever is left is reported
 	# (a failure) and removed, its processes killed, so no run leaves any.
 	local left

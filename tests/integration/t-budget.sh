@@ -13,17 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 qp_setup ""
 qp_start_server
-"$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 1 --name "${QP_NODE_PREFIX}b" \
-	--sim-topology "pack:1 numa:1 core:4 pu:1" >> "$QP_T/qnoded-sim.log" 2>&1 &
-QP_PIDS+=($!)
-node_up() {
-	for i in $(seq 200); do
-		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${QP_NODE_PREFIX}b-0 +up" && return 0
-		sleep 0.05
-	done
-	fail "the simulated node is not up"
-}
-node_up
+qp_start_sim "${QP_NODE_PREFIX}b" 1 --sim-topology "pack:1 numa:1 core:4 pu:1"
 SM=$QP_BIN/sacctmgr
 wait_reason() {
 	for i in $(seq 100); do
@@ -54,7 +44,7 @@ qp_field "$b" comment | grep -qE "account physics: 0\.(6|7)/1 CPU-minutes used" 
 note "a qpoold restart reads the use back from the store: b still waits"
 qp_stop "$QP_SERVER_PID"
 qp_start_server
-node_up
+qp_sim_up "${QP_NODE_PREFIX}b" 1
 wait_reason "$b" "AssocGrpCPUMinutesLimit: account physics: 0."
 qp_field "$b" comment | grep -qE "account physics: 0\.(6|7)/1 CPU-minutes used" || fail "b after a restart: $(qp_field "$b" comment)"
 [ "$(qp_state "$b")" = queued ] || fail "b is $(qp_state "$b") after a restart"

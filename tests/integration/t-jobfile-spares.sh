@@ -26,7 +26,7 @@ for f in "${s[@]}"; do
 	[ "$(stat -c '%u %a %h %F' "$f")" = "0 600 1 regular file" ] || [ "$(stat -c '%u %a %h %F' "$f")" = "0 600 1 regular empty file" ] ||
 		fail "spare $f is $(stat -c '%u %a %h %F' "$f")"
 done
-ls "$jobs" | grep -q "^${a%%.*}\." && fail "job $a's files are left: $(ls -a "$jobs")"
+compgen -G "$jobs/${a%%.*}.*" > /dev/null && fail "job $a's files are left: $(ls -a "$jobs")"
 before=$(inodes "${s[@]}")
 echo "after job $a: ${#s[@]} spares, inodes $(echo $before)"
 

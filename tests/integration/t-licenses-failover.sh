@@ -10,36 +10,9 @@
 qp_setup "
 [licenses]
 matlab = 1"
-A=$QP_T/a.sock
-B=$QP_T/b.sock
-sed "s|^socket = .*|socket = $A|" "$QPOOL_CONF" > "$QP_T/a.conf"
-sed "s|^socket = .*|socket = $B|" "$QPOOL_CONF" > "$QP_T/b.conf"
-printf '[server]\nserver = %s,%s\n' "$A" "$B" >> "$QPOOL_CONF"
-start_qpoold() {  # NAME
-	"$QP_BIN/qpoold" -f "$QP_T/$1.conf" >> "$QP_T/qpoold-$1.log" 2>&1 &
-	QP_PIDS+=("$!")
-	eval "PID_$1=$!"
-}
-served() {
-	local i
-	for i in $(seq 300); do
-		"$QP_BIN/qstat" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	fail "no active qpoold"
-}
-start_qpoold a
-served
-start_qpoold b
+qp_start_pair
 P=${QP_NODE_PREFIX}l
-"$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 1 --name "$P" --sim-topology "pack:1 core:4 pu:1" \
-	>> "$QP_T/qnoded-sim.log" 2>&1 &
-QP_PIDS+=("$!")
-for i in $(seq 200); do
-	"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^$P-0 +up" && break
-	sleep 0.05
-done
-"$QP_BIN/qstat" --nodes | grep -qE "^$P-0 +up" || fail "the simulated node is not up"
+qp_start_sim "$P" 1 --sim-topology "pack:1 core:4 pu:1"
 
 a=$(as qpuser1 sbatch --parsable --export=QPOOL_SIM_RUNTIME=10 -L matlab --wrap=true) || fail "sbatch -L matlab"
 qp_wait "$a" running
@@ -47,7 +20,7 @@ qp_wait "$a" running
 note "the active killed -9: the standby counts the running job's license"
 kill -KILL "$PID_a"
 wait "$PID_a" 2>/dev/null
-served
+qp_served
 grep -q "active at epoch" "$QP_T/qpoold-b.log" || fail "b did not take over: $(tail -5 "$QP_T/qpoold-b.log")"
 out=$(as qpuser1 scontrol show licenses matlab | tr '\n' ' ')
 [[ "$out" == *"Total=1 Used=1 Free=0"* ]] || fail "after the takeover: $out ($(qp_state "$a"))"

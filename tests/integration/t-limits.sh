@@ -13,17 +13,7 @@ qp_setup "[queue capped]
 max_cpus_per_user = 2
 walltime_max = 01:00:00"
 qp_start_server
-"$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 1 --name "${QP_NODE_PREFIX}l" \
-	--sim-topology "pack:1 numa:1 core:8 pu:1" >> "$QP_T/qnoded-sim.log" 2>&1 &
-QP_PIDS+=($!)
-node_up() {
-	for i in $(seq 200); do
-		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${QP_NODE_PREFIX}l-0 +up" && return 0
-		sleep 0.05
-	done
-	fail "the simulated node is not up"
-}
-node_up
+qp_start_sim "${QP_NODE_PREFIX}l" 1 --sim-topology "pack:1 numa:1 core:8 pu:1"
 sub() { as "$1" qsub -q "$2" -l walltime=600 -o /dev/null -e /dev/null <<<true || fail "qsub as $1 into $2"; }
 # wait_reason ID TEXT: until the job's comment holds TEXT (bounded).
 wait_reason() {
@@ -59,7 +49,7 @@ qp_wait "$other" running
 note "a qpoold restart keeps the limit and what the account holds"
 qp_stop "$QP_SERVER_PID"
 qp_start_server
-node_up
+qp_sim_up "${QP_NODE_PREFIX}l" 1
 wait_reason "${ids[4]}" "account physics: 4/4 CPUs in use"
 [ "$(qp_state "${ids[4]}")" = queued ] || fail "the fifth job is $(qp_state "${ids[4]}") after a restart"
 

@@ -6,7 +6,9 @@
 # the scavenger is frozen (its cgroup FROZEN, squeue S, no tick); when the
 # urgent job ends the scavenger is thawed before anything else starts (a
 # second scavenger job waiting behind it does not take the CPU), and
-# finishes in its first attempt. Memory stays counted while frozen, so
+# finishes in its first attempt; then an urgent array of two subjobs
+# freezes a scavenger for each subjob and thaws it after each (one
+# attempt). Memory stays counted while frozen, so
 # the jobs ask for a little (a 1-CPU node's default is all of it).
 . "$(dirname "$0")/lib.sh"
 qp_setup "[queue scav]
@@ -78,4 +80,22 @@ jobs = out if isinstance(out, list) else out["jobs"]
 t = {str(j["jobid"]): j["times"] for j in jobs}
 assert t[sys.argv[3]]["dispatch"] > t[sys.argv[2]]["exec"]
 PY
+
+note "an urgent array of two subjobs: the scavenger is frozen for each, thawed after each, in one attempt"
+s3=$(as qpuser1 sbatch --parsable -p scav -t 10 --mem=32M -o /dev/null --wrap='sleep 600') || fail "sbatch scav 3: $s3"
+qp_wait "$s3" running
+a=$(echo 'sleep 2' | as qpuser2 qsub -q urgent -J 1-2 -l select=1:ncpus=1:mem=32mb) || fail "qsub -J urgent: $a"
+a=${a%%.*}; n=${a%[]}
+qp_wait "${n}[1]" running --timeout 30
+[ "$("$QP_BIN/squeue" -h -j "$s3" -o %t)" = S ] || fail "squeue: the scavenger is not S while subjob 1 runs"
+qp_wait "${n}[2]" running --timeout 30
+[ "$("$QP_BIN/squeue" -h -j "$s3" -o %t)" = S ] || fail "squeue: the scavenger is not S while subjob 2 runs"
+qp_wait "$a" completed --timeout 30
+for i in 1 2; do [ "$(qp_state "${n}[$i]")" = completed ] || fail "subjob $i is $(qp_state "${n}[$i]")"; done
+for i in $(seq 100); do [ "$("$QP_BIN/squeue" -h -j "$s3" -o %t)" = R ] && break; sleep 0.1; done
+[ "$("$QP_BIN/squeue" -h -j "$s3" -o %t)" = R ] || fail "the scavenger is not thawed after the array"
+[ "$(qp_field "$s3" run_count)" = 1 ] || fail "the scavenger ran $(qp_field "$s3" run_count) times, not once"
+[ "$(grep -c "job $s3: resumed, its preemptor $n has ended" "$QP_T/qpoold.log")" = 2 ] ||
+	fail "the scavenger was not resumed once after each subjob"
+"$QP_BIN/qdel" "$s3"
 echo PASS

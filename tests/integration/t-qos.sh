@@ -13,17 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 qp_setup ""
 qp_start_server
-"$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 1 --name "${QP_NODE_PREFIX}q" \
-	--sim-topology "pack:1 numa:1 core:4 pu:1" >> "$QP_T/qnoded-sim.log" 2>&1 &
-QP_PIDS+=($!)
-node_up() {
-	for i in $(seq 200); do
-		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${QP_NODE_PREFIX}q-0 +up" && return 0
-		sleep 0.05
-	done
-	fail "the simulated node is not up"
-}
-node_up
+qp_start_sim "${QP_NODE_PREFIX}q" 1 --sim-topology "pack:1 numa:1 core:4 pu:1"
 SM=$QP_BIN/sacctmgr
 # sub USER SECONDS NCPUS [sbatch options]: a simulated job of that run time.
 sub() {
@@ -80,7 +70,7 @@ qp_wait "$d" completed
 [ "$("$QP_BIN/squeue" -h -j "$d" -o %q 2>/dev/null || true)" != high ] || fail "the default QOS"
 qp_stop "$QP_SERVER_PID"
 qp_start_server
-node_up
+qp_sim_up "${QP_NODE_PREFIX}q" 1
 wait_reason "$l3" "QOSMaxCpuPerUserLimit: qos lim: the user's jobs hold 2/2 CPUs"
 [ "$(qp_state "$l3")" = queued ] || fail "l3 is $(qp_state "$l3") after a restart"
 "$SM" -nP show qos format=name,priority | grep -qx "high|100" || fail "qos high lost in the restart"

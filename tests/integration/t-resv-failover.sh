@@ -9,36 +9,9 @@
 # day under the new active.
 . "$(dirname "$0")/lib.sh"
 qp_setup
-A=$QP_T/a.sock
-B=$QP_T/b.sock
-sed "s|^socket = .*|socket = $A|" "$QPOOL_CONF" > "$QP_T/a.conf"
-sed "s|^socket = .*|socket = $B|" "$QPOOL_CONF" > "$QP_T/b.conf"
-printf '[server]\nserver = %s,%s\n' "$A" "$B" >> "$QPOOL_CONF"
-start_qpoold() {  # NAME
-	"$QP_BIN/qpoold" -f "$QP_T/$1.conf" >> "$QP_T/qpoold-$1.log" 2>&1 &
-	QP_PIDS+=("$!")
-	eval "PID_$1=$!"
-}
-served() {
-	local i
-	for i in $(seq 300); do
-		"$QP_BIN/qstat" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	fail "no active qpoold"
-}
-start_qpoold a
-served
-start_qpoold b
+qp_start_pair
 P=${QP_NODE_PREFIX}f
-"$QP_BIN/qnoded" -f "$QPOOL_CONF" --simulate 2 --name "$P" --sim-topology "pack:1 core:1 pu:1" \
-	>> "$QP_T/qnoded-sim.log" 2>&1 &
-QP_PIDS+=("$!")
-for i in $(seq 200); do
-	[ "$("$QP_BIN/qstat" --nodes 2>/dev/null | grep -cE "^$P-[01] +up")" = 2 ] && break
-	sleep 0.05
-done
-[ "$("$QP_BIN/qstat" --nodes | grep -cE "^$P-[01] +up")" = 2 ] || fail "the simulated nodes are not up"
+qp_start_sim "$P" 2 --sim-topology "pack:1 core:1 pu:1"
 SC=$QP_BIN/scontrol
 epoch() { date -d "${1/T/ }" +%s; }
 start_of() { "$SC" show reservation "$1" -o | sed -n 's/.*StartTime=\([^ ]*\).*/\1/p'; }
@@ -53,7 +26,7 @@ mine=$(as qpuser1 sbatch --parsable --reservation=course -t 1 --export=QPOOL_SIM
 note "the active killed -9: the standby keeps the reservations"
 kill -KILL "$PID_a"
 wait "$PID_a" 2>/dev/null
-served
+qp_served
 grep -q "active at epoch" "$QP_T/qpoold-b.log" || fail "b did not take over: $(tail -5 "$QP_T/qpoold-b.log")"
 out=$("$SC" show reservation -o)
 grep -q "^ReservationName=course .*Nodes=$P-0 .*Users=qpuser1 " <<<"$out" &&

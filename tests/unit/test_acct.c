@@ -786,6 +786,72 @@ static void test_nodes_build(void)
 	json_decref(a);
 }
 
+/* qacct --held: memory asked and used, and licenses, in unit-hours over
+ * a window of one hour [T0, T0 + 3600):
+ * job 10 (alice, 1 GiB, peak 512 MiB, matlab:2) holds 0-3600: 1 h;
+ * job 11 (alice, 2 GiB, matlab:1,comsol:3) holds 1800-5400: 0.5 h in it;
+ * job 12 (bob, nothing asked) gives no row; job 13 (bob, 100 MiB) ended
+ * before the window. */
+static void test_held(void)
+{
+	static const char held_json[] =
+		"[{\"jobid\": 10, \"owner\": \"alice\", \"state\": \"completed\", \"ncpus\": 1,"
+		"  \"mem\": 1073741824, \"mem_peak\": 536870912,"
+		"  \"attrs\": {\"Resource_List.licenses\": \"matlab:2\"},"
+		"  \"times\": {\"dispatch\": 1795345749000000000, \"exec\": 1795345749000000000,"
+		"    \"exit\": 1795349349000000000, \"released\": 1795349349000000000}},"
+		" {\"jobid\": 11, \"owner\": \"alice\", \"state\": \"completed\", \"ncpus\": 1,"
+		"  \"mem\": 2147483648, \"mem_peak\": null,"
+		"  \"attrs\": {\"Resource_List.licenses\": \"matlab:1,comsol:3\"},"
+		"  \"times\": {\"dispatch\": 1795347549000000000, \"exec\": 1795347549000000000,"
+		"    \"exit\": 1795351149000000000, \"released\": 1795351149000000000}},"
+		" {\"jobid\": 12, \"owner\": \"bob\", \"state\": \"running\", \"ncpus\": 1, \"mem\": 0,"
+		"  \"times\": {\"dispatch\": 1795348749000000000}},"
+		" {\"jobid\": 13, \"owner\": \"bob\", \"state\": \"completed\", \"ncpus\": 1, \"mem\": 104857600,"
+		"  \"times\": {\"dispatch\": 1795345649000000000, \"exec\": 1795345649000000000,"
+		"    \"exit\": 1795345700000000000, \"released\": 1795345700000000000}}]";
+	static const struct { const char *res, *unit; int jobs; double hours, unit_hours, max; } want[] = {
+		{ "mem", "MB", 2, 1.5, 1024 + 2048 * 0.5, 2048 },
+		{ "mem_peak", "MB", 1, 1, 512, 512 },
+		{ "license:comsol", "license", 1, 0.5, 1.5, 3 },
+		{ "license:matlab", "license", 2, 1.5, 2.5, 2 },
+	};
+	json_t *arr = json_loads(held_json, 0, NULL), *doc, *rows, *row;
+	struct acct_job jobs[4];
+	struct acct_report *r = NULL;
+	char *text;
+
+	CU_ASSERT_FATAL(arr != NULL && json_array_size(arr) == 4);
+	for (size_t i = 0; i < 4; i++)
+		CU_ASSERT_FATAL(acct_job_from_json(json_array_get(arr, i), &jobs[i]) == 0);
+	CU_ASSERT_EQUAL(acct_report_held(jobs, 4, ACCT_BY_USER, AT(3600), AT(0), AT(3600), &r), -EINVAL);
+	CU_ASSERT_EQUAL_FATAL(acct_report_held(jobs, 4, ACCT_BY_USER, AT(0), AT(3600), AT(3600), &r), 0);
+	text = report_text(r, ACCT_FORMAT_JSON);
+	doc = json_loads(text, 0, NULL);
+	CU_ASSERT_FATAL(doc != NULL);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(doc, "by")), "user");
+	rows = json_object_get(doc, "rows");
+	CU_ASSERT_EQUAL_FATAL(json_array_size(rows), 4);
+	for (size_t i = 0; i < 4; i++) {
+		row = json_array_get(rows, i);
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "user")), "alice");
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "resource")), want[i].res);
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "unit")), want[i].unit);
+		CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "jobs")), want[i].jobs);
+		CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(row, "job_hours")), want[i].hours, 1e-6);
+		CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(row, "unit_hours")), want[i].unit_hours,
+				       1e-6);
+		CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(row, "max")), want[i].max, 1e-6);
+	}
+	json_decref(doc);
+	free(text);
+	text = report_text(r, ACCT_FORMAT_CSV);
+	CU_ASSERT(strncmp(text, "user,resource,unit,jobs,job_hours,unit_hours,max\r\n", 49) == 0);
+	free(text);
+	acct_report_destroy(r);
+	json_decref(arr);
+}
+
 static const struct unit_test acct_tests[] = {
 	{ "from_json", test_from_json },
 	{ "derive", test_derive },
@@ -805,6 +871,7 @@ static const struct unit_test acct_tests[] = {
 	{ "svg", test_svg },
 	{ "svg_gpus", test_svg_gpus },
 	{ "nodes_build", test_nodes_build },
+	{ "held", test_held },
 	{ NULL, NULL },
 };
 

@@ -432,6 +432,7 @@ static void test_v2(void)
 	static const char *const files[] = {
 		"cpuset.cpus", "cpuset.mems", "memory.max", "memory.swap.max", "pids.max",
 		"cgroup.procs", "cgroup.kill", "cpu.stat", "memory.peak", "memory.events",
+		"memory.min",
 	};
 	struct error err = { { 0 } };
 	struct cgroup_job *job = NULL;
@@ -446,6 +447,9 @@ static void test_v2(void)
 	unit_write_file(d, "qpool/n1/cgroup.subtree_control", "");
 	unit_write_file(d, "qpool/n1/cpuset.cpus", "");
 	unit_write_file(d, "qpool/n1/cpuset.mems", "");
+	unit_write_file(d, "qpool/memory.min", "");
+	unit_write_file(d, "qpool/n1/memory.min", "");
+	unit_write_file(d, "qpool/n2/memory.min", "1073741824");
 	CU_ASSERT_EQUAL(detect(d), CGROUP_MODE_V2);
 	cpumask_parse("0-3", &cpus);
 	r = cgroup_node_setup(d, CGROUP_MODE_V2, "qpool/n1", &cpus, "0", &err);
@@ -472,6 +476,11 @@ static void test_v2(void)
 	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/cpuset.cpus"), "1-2");
 	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/cpuset.mems"), "0");
 	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/memory.max"), "536870912");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/memory.min"), "536870912");
+	/* Each ancestor up to the first component grants what its children
+	 * claim: here job.7's request, plus another node's 1 GiB at qpool. */
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/memory.min"), "536870912");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/memory.min"), "1610612736");
 	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/memory.swap.max"), "0");
 	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/job.7/pids.max"), "100");
 
@@ -518,8 +527,16 @@ static void test_v2(void)
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
 	CU_ASSERT(!exists(d, "qpool/n1/job.7"));
 	cgroup_job_free(job);
+	/* Its request no longer counts above it. */
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/n1/memory.min"), "0");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "qpool/memory.min"), "1073741824");
+	rm(d, "qpool/n2/memory.min");
+	snprintf(rel, sizeof(rel), "%s/qpool/n2", d);
+	CU_ASSERT_EQUAL(rmdir(rel), 0);
 
 	CU_ASSERT_EQUAL(cgroup_node_teardown(d, CGROUP_MODE_V2, "qpool/n1"), -EBUSY);
+	rm(d, "qpool/n1/memory.min");
+	rm(d, "qpool/memory.min");
 	rm(d, "qpool/n1/cgroup.subtree_control");
 	rm(d, "qpool/n1/cpuset.cpus");
 	rm(d, "qpool/n1/cpuset.mems");

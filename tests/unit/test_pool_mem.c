@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "placement.h"
 #include "pool.h"
+#include "pool-internal.h"
 #include "unit.h"
 
 #define MiB (UINT64_C(1) << 20)
@@ -208,7 +210,81 @@ static void test_backfill(void)
 	config_free(c);
 }
 
+static const char *cpus_of(const struct job *j, char *buf, size_t len)
+{
+	cpumask_format(&j->alloc[0].cpus, buf, len);
+	return buf;
+}
+
+/* Memory by NUMA node (docs/RESOURCES.md): a node of two NUMA nodes of
+ * 8 GiB and 4 cores each. A first job of 2 CPUs and 6 GiB holds most of
+ * NUMA 0; a second of 1 CPU and 6 GiB, which best fit alone would put in
+ * NUMA 0's free cores, gets NUMA 1's. A third of 3 GiB fits the node's
+ * count (4 GiB free) but no NUMA node's (2 GiB each): placed all the
+ * same, where placement alone puts it (NUMA 0), bound to both NUMA
+ * nodes. A node of one
+ * NUMA node places as before. */
+static void test_numa(void)
+{
+	const char *topo = "pack:2 numa:1(memory=8GiB) core:4 pu:1";
+	struct config *c = one_queue();
+	struct dispatch d[8];
+	char buf[64];
+	struct error err;
+	struct pool *p;
+	struct node *a;
+	uint64_t numa_mem;
+
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = mnode(p, "a", "0-7", 16384 * MiB);
+	CU_ASSERT_EQUAL_FATAL(pool_topology_get(p, topo, strlen(topo), &a->topo, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(placement_numa_count(a->topo), 2);
+	numa_mem = placement_numa_mem(a->topo, 0);
+	CU_ASSERT_EQUAL(numa_mem, 8192 * MiB);
+	pool_job_add(p, mjob(1, 2, 6144 * MiB, 0));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_STRING_EQUAL(cpus_of(d[0].job, buf, sizeof(buf)), "0-1");
+	CU_ASSERT_STRING_EQUAL(d[0].job->alloc[0].mems, "0");
+	pool_job_add(p, mjob(2, 1, 6144 * MiB, 0));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_STRING_EQUAL(cpus_of(d[0].job, buf, sizeof(buf)), "4");
+	CU_ASSERT_STRING_EQUAL(d[0].job->alloc[0].mems, "1");
+	pool_job_add(p, mjob(3, 1, 3072 * MiB, 0));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_STRING_EQUAL(cpus_of(d[0].job, buf, sizeof(buf)), "2");
+	CU_ASSERT_STRING_EQUAL(d[0].job->alloc[0].mems, "0-1");
+	/* Its 3 GiB is spread over both: 512 MiB left on each. */
+	{
+		uint64_t nf[PLACE_NUMA_MAX];
+
+		CU_ASSERT_EQUAL_FATAL(place_numa_free(a, nf, PLACE_NUMA_MAX), 2);
+		CU_ASSERT_EQUAL(nf[0], 512 * MiB);
+		CU_ASSERT_EQUAL(nf[1], 512 * MiB);
+	}
+	/* Job 1 gone: NUMA 0 has its memory back, a job of 4 GiB goes there. */
+	pool_job_release(p, pool_job_find(p, 1));
+	pool_job_remove(p, pool_job_find(p, 1));
+	pool_job_add(p, mjob(4, 1, 4096 * MiB, 0));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
+	CU_ASSERT_STRING_EQUAL(d[0].job->alloc[0].mems, "0");
+	pool_destroy(p);
+
+	/* One NUMA node: what placement alone gives. */
+	topo = "pack:1 numa:1(memory=8GiB) core:4 pu:1";
+	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
+	a = mnode(p, "a", "0-3", 8192 * MiB);
+	CU_ASSERT_EQUAL_FATAL(pool_topology_get(p, topo, strlen(topo), &a->topo, &err), 0);
+	pool_job_add(p, mjob(1, 1, 6144 * MiB, 0));
+	pool_job_add(p, mjob(2, 1, 1024 * MiB, 0));
+	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
+	CU_ASSERT_STRING_EQUAL(cpus_of(d[1].job, buf, sizeof(buf)), "1");
+	CU_ASSERT_STRING_EQUAL(d[1].job->alloc[0].mems, "0");
+	pool_destroy(p);
+	config_free(c);
+}
+
 static const struct unit_test pool_mem_tests[] = {
+	{ "numa", test_numa },
 	{ "two_jobs_one_node", test_two_jobs_one_node },
 	{ "unsaid_and_auto", test_unsaid_and_auto },
 	{ "chunks", test_chunks },

@@ -72,7 +72,7 @@ static void test_priority(void)
 		struct pool *p = qpool("0");
 		struct dispatch d[4];
 
-		CU_ASSERT_EQUAL(pool_qos_set(p, "high", prio, NULL, ""), 0);
+		CU_ASSERT_EQUAL(pool_qos_set(p, "high", prio, NULL, "", false), 0);
 		pool_job_add(p, qjob(1, 100, NULL, NULL, 100));
 		pool_job_add(p, qjob(2, 200, "high", NULL, 100));
 		CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 4), 1);
@@ -90,7 +90,7 @@ static void test_limit(void)
 	struct dispatch d[4];
 	char why[200];
 
-	CU_ASSERT_EQUAL(pool_qos_set(p, "lim", 0, &lim, ""), 0);
+	CU_ASSERT_EQUAL(pool_qos_set(p, "lim", 0, &lim, "", false), 0);
 	for (int i = 1; i <= 3; i++)
 		pool_job_add(p, qjob(i, 100, "lim", NULL, 100));
 	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 4), 2);
@@ -119,8 +119,8 @@ static void test_grp_jobs(void)
 	struct dispatch d[8];
 	char why[200];
 
-	CU_ASSERT_EQUAL(pool_qos_set(p, "grp", 0, &grp, ""), 0);
-	CU_ASSERT_EQUAL(pool_qos_set(p, "one", 0, &jobs, ""), 0);
+	CU_ASSERT_EQUAL(pool_qos_set(p, "grp", 0, &grp, "", false), 0);
+	CU_ASSERT_EQUAL(pool_qos_set(p, "one", 0, &jobs, "", false), 0);
 	for (int i = 1; i <= 4; i++)
 		pool_job_add(p, qjob(i, 100 + i, "grp", NULL, 100));
 	pool_job_add(p, qjob(5, 100, "one", NULL, 100));
@@ -170,11 +170,32 @@ static void test_budget(void)
 	}
 }
 
+/* A QOS's PreemptMode=suspend, kept by pool_qos_set and dropped by
+ * pool_qos_clear until set again; an unknown QOS or none does not. */
+static void test_suspends(void)
+{
+	struct pool *p = qpool("0");
+
+	CU_ASSERT_EQUAL(pool_qos_set(p, "scav", 0, NULL, "", true), 0);
+	CU_ASSERT_EQUAL(pool_qos_set(p, "high", 10, NULL, "scav", false), 0);
+	CU_ASSERT_TRUE(pool_qos_suspends(p, "scav"));
+	CU_ASSERT_FALSE(pool_qos_suspends(p, "high"));
+	CU_ASSERT_FALSE(pool_qos_suspends(p, "nosuch"));
+	CU_ASSERT_FALSE(pool_qos_suspends(p, NULL));
+	CU_ASSERT_TRUE(pool_qos_preempts(p, "high", "scav"));
+	pool_qos_clear(p);
+	CU_ASSERT_FALSE(pool_qos_suspends(p, "scav"));
+	CU_ASSERT_EQUAL(pool_qos_set(p, "scav", 0, NULL, "", false), 0);
+	CU_ASSERT_FALSE(pool_qos_suspends(p, "scav"));
+	pool_destroy(p);
+}
+
 static const struct unit_test pool_qos_tests[] = {
 	{ "priority", test_priority },
 	{ "limit", test_limit },
 	{ "group and jobs limits", test_grp_jobs },
 	{ "budget", test_budget },
+	{ "PreemptMode=suspend", test_suspends },
 	{ NULL, NULL },
 };
 
