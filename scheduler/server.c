@@ -638,7 +638,10 @@ static void pending_flush(struct server *s, bool pass)
 		r = jobstore_commit(s->store);
 	if (r < 0) {
 		jobstore_rollback(s->store);
-		log_err("job store: cannot commit %s", strerror(-r));
+		if (n)   /* the joint commit (t-faults-joint looks for this line) */
+			log_err("job store: cannot commit results with %zu dispatches: %s", n, strerror(-r));
+		else
+			log_err("job store: cannot commit %s", strerror(-r));
 		if (r == -ESTALE)
 			server_lease_refresh(s);
 		if (r == -ENOSPC)
