@@ -251,6 +251,13 @@ void depend_job_changed(struct server *s, int64_t id)
 		due_add(s->deps, e->waiter);
 }
 
+bool depend_has_waiters(struct server *s, int64_t id)
+{
+	struct dep_target *t = s->deps ? target_find(s->deps, id) : NULL;
+
+	return t && t->waiters;
+}
+
 void depend_stats(const struct server *s, struct depend_stats *ret)
 {
 	ret->decided = s->deps ? s->deps->decided : 0;

@@ -89,6 +89,8 @@ struct server {
 	struct pending **pending_tail;
 	unsigned n_pending;       /* in the list */
 	bool sched_dirty;
+	sd_event_source *linger_src; /* ends a hold of results (pending_linger) */
+	int64_t linger_since;        /* mono ns the results waiting began; 0: none wait */
 	unsigned n_lent;          /* jobs suspended by a preemption (suspend.c) */
 	int64_t preempt_due;      /* the first blocked job's preempt_until (wall ns): a pass then; 0 none */
 	/* Start estimates (estimate.c): the last replay's number and
@@ -346,6 +348,8 @@ void depend_loaded(struct server *s, struct job *j);
 /* Job id started or ended (or its array's first subjob started): its
  * waiters, and only they, are decided at the next recheck. */
 void depend_job_changed(struct server *s, int64_t id);
+/* Whether any job waits on ID (server.c: its end is not held back). */
+bool depend_has_waiters(struct server *s, int64_t id);
 /* Decides the waiters marked since the last one: releases those whose
  * dependencies are met, marks those that never can be; its own
  * transaction. A job that ended is read from the store once. */
