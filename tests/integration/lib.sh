@@ -382,6 +382,45 @@ qp_wait_file() {
 	fail "file $1 did not appear"
 }
 
+# qp_frozen_state JOBID: the freezer state of the job's own cgroup:
+# FROZEN / THAWED (v1's freezer.state), 1 / 0 (v2's cgroup.events);
+# nothing when the group is not found.
+qp_frozen_state() {
+	local d
+	d=$(find /sys/fs/cgroup/freezer/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
+	if [ -n "$d" ]; then tr -d '\n' < "$d/freezer.state"; return; fi
+	d=$(find /sys/fs/cgroup/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
+	[ -n "$d" ] && awk '$1 == "frozen" {print $2}' "$d/cgroup.events"
+}
+
+# qp_ticker FILE: writes a job script to FILE that appends 40 lines
+# "tick N TIME" to $LOG, 0.1 s of its own running time apart, then "done
+# TIME": a job whose log shows when it ran (and when it was frozen).
+qp_ticker() {
+	cat > "$1" <<'JOB'
+#!/bin/bash
+for i in $(seq 40); do echo "tick $i $(date +%s.%N)" >> "$LOG"; sleep 0.1; done
+echo "done $(date +%s.%N)" >> "$LOG"
+JOB
+	chmod +x "$1"
+}
+
+# qp_ticks_outside LOG START END WHAT: fails unless qp_ticker's LOG has its
+# 40 ticks and done, none while another job ran (from the time in file
+# START to the one in END; WHAT names it) and one after it.
+qp_ticks_outside() {
+	python3 - "$1" "$2" "$3" "$4" <<'PY' || fail "$4: the ticker's log: $(cat "$1")"
+import sys
+lines = [l.split() for l in open(sys.argv[1])]
+us, ue = float(open(sys.argv[2]).read()), float(open(sys.argv[3]).read())
+ticks = [float(l[2]) for l in lines if l[0] == "tick"]
+assert len(ticks) == 40 and lines[-1][0] == "done", "not 40 ticks and done"
+inside = [t for t in ticks if us + 0.3 < t < ue - 0.3]
+assert not inside, f"ticks while {sys.argv[4]} ran: {inside}"
+assert any(t > ue for t in ticks), f"no tick after {sys.argv[4]}"
+PY
+}
+
 # qp_order QUEUE: job ids of QUEUE's jobs (finished too) in the order they
 # were dispatched, one per line, as "id owner".
 qp_dispatch_order() {
