@@ -421,6 +421,27 @@ assert any(t > ue for t in ticks), f"no tick after {sys.argv[4]}"
 PY
 }
 
+# qp_refuse WANT cmd...: fails unless cmd fails with one line of error
+# holding WANT (the "bad input" rule: a clear one-line error, non-zero).
+qp_refuse() {
+	local want=$1 out rc; shift
+	out=$("$@" 2>&1 >/dev/null); rc=$?
+	[ $rc -ne 0 ] || fail "'$*' succeeded"
+	[ "$(echo "$out" | wc -l)" = 1 ] || fail "'$*': not one line: $out"
+	echo "$out" | grep -qF -- "$want" || fail "'$*' said '$out', not '$want'"
+}
+
+# qp_wait_reason JOBID TEXT: waits (bounded) until the job's comment (its
+# waiting reason) holds TEXT.
+qp_wait_reason() {
+	local i
+	for i in $(seq 100); do
+		qp_field "$1" comment | grep -qF "$2" && return 0
+		sleep 0.1
+	done
+	fail "job $1 is $(qp_state "$1"): '$(qp_field "$1" comment)', not '$2'"
+}
+
 # qp_order QUEUE: job ids of QUEUE's jobs (finished too) in the order they
 # were dispatched, one per line, as "id owner".
 qp_dispatch_order() {
