@@ -206,6 +206,12 @@ qp_loss_off() {
 }
 QP_LOSSY=()
 
+# qp_need_mpi: skips the test unless both MPIs' compilers are installed.
+qp_need_mpi() {
+	command -v mpicc.openmpi >/dev/null && command -v mpicc.mpich >/dev/null ||
+		skip "needs mpicc.openmpi and mpicc.mpich (openmpi-bin libopenmpi-dev mpich libmpich-dev)"
+}
+
 # qp_mpi_pool PREFIX N: a server host PREFIXs and N node hosts PREFIXa,
 # PREFIXb, ... (in the array nodes; srv names the server), each qnoded
 # given CPUs 0-1 (nodes may share CPUs; each fences its own jobs) and a
