@@ -109,6 +109,12 @@ static int kind_apply(void *set, struct pool *p)
 	return 0;
 }
 
+/* The op's answer: {"accounts": accounts_json}. */
+static json_t *kind_reply(const void *set)
+{
+	return json_pack("{s:o}", "accounts", accounts_json(set));
+}
+
 static const struct recset_table tables[] = {
 	{ SQL_ACCOUNTS, account_row },
 	{ SQL_ASSOCS, assoc_row },
@@ -121,6 +127,8 @@ static const struct recset_kind set_kind = {
 	.free = kind_free,
 	.apply = kind_apply,
 	.slot = offsetof(struct server, accounts),
+	.name = "accounts",
+	.reply = kind_reply,
 };
 
 int accounts_load(struct jobstore *js, struct accounts **ret)
@@ -291,21 +299,6 @@ json_t *accounts_json(const struct accounts *a)
 	return arr;
 }
 
-/* An account or user name: what Slurm's sacctmgr takes and a PBS
- * attribute value can hold (no blank, comma or quote). */
-static bool name_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	if (n == 0 || n >= ACCOUNT_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      *s == '_' || *s == '-' || *s == '.'))
-			return false;
-	return true;
-}
-
 #define PARAMS_MAX ((int)(sizeof(((struct jobstore_ev_params *)0)->v) / sizeof(((struct jobstore_ev_params *)0)->v[0])))
 _Static_assert(PARAMS_MAX >= 7, "an account's insert takes 7 parameters");
 
@@ -323,22 +316,14 @@ static bool parent_loops(const struct accounts *a, const char *name, const char 
 	return parent != NULL;
 }
 
-/* Runs stmts with p, then reads the set back (recset_write); replies
- * either way. Each statement's parameters appear in $N order (SQLite
- * numbers $N names as they first appear) and use every one it takes
- * (PostgreSQL must type each). */
+/* Runs stmts with p, then reads the set back; replies either way
+ * (recset_change). Each statement's parameters appear in $N order
+ * (SQLite numbers $N names as they first appear) and use every one it
+ * takes (PostgreSQL must type each). */
 static void change(struct conn *c, long long req_id, const struct jobstore_sql *stmts, size_t n,
 		   const struct jobstore_ev_params *p, const char *what)
 {
-	struct server *s = c->server;
-	int r = recset_write(s, &set_kind, stmts, n, p);
-
-	if (r < 0) {
-		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
-		return;
-	}
-	log_info("accounts: %s by uid %d", what, (int)c->uid);
-	conn_reply_ok(c, req_id, json_pack("{s:o}", "accounts", accounts_json(s->accounts)));
+	recset_change(c, req_id, &set_kind, stmts, n, p, what);
 }
 
 static void account_add(struct conn *c, long long req_id, json_t *msg, bool modify)
@@ -359,7 +344,7 @@ static void account_add(struct conn *c, long long req_id, json_t *msg, bool modi
 	struct jobstore_ev_params p = { 0 };
 	char what[160];
 
-	if (!name_ok(name)) {
+	if (!recset_name_ok(name, ACCOUNT_NAME_MAX, true)) {
 		conn_reply_err(c, req_id, EINVAL, "account name '%.64s': 1-%d letters, digits, '_', '-' or '.'",
 			       name ? name : "", ACCOUNT_NAME_MAX - 1);
 		return;
@@ -462,7 +447,7 @@ static void user_add(struct conn *c, long long req_id, json_t *msg)
 	struct jobstore_ev_params p = { 0 };
 	char what[200];
 
-	if (!name_ok(user) || !getpwnam(user)) {
+	if (!recset_name_ok(user, ACCOUNT_NAME_MAX, true) || !getpwnam(user)) {
 		conn_reply_err(c, req_id, ENOENT, "no user %.64s on this host", user ? user : "");
 		return;
 	}

@@ -190,6 +190,11 @@ static int kind_apply(void *set, struct pool *p)
 	return 0;
 }
 
+static json_t *kind_reply(const void *set)
+{
+	return qos_json(set);
+}
+
 static const struct recset_table tables[] = {
 	{ "SELECT name, priority, limits, preempt, preempt_mode, description FROM qos ORDER BY name", qos_row },
 	{ "SELECT user_name, qos, default_qos FROM qos_users ORDER BY user_name", user_row },
@@ -204,6 +209,8 @@ static const struct recset_kind set_kind = {
 	.free = kind_free,
 	.apply = kind_apply,
 	.slot = offsetof(struct server, qos),
+	.name = "qos",
+	.reply = kind_reply,
 };
 
 int qos_load(struct jobstore *js, struct qos_set **ret)
@@ -348,33 +355,12 @@ json_t *qos_json(const struct qos_set *q)
 	return o;
 }
 
-static bool name_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	if (n == 0 || n >= QOS_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      *s == '_' || *s == '-' || *s == '.'))
-			return false;
-	return true;
-}
-
-/* Runs stmts with p, reads the set back and applies it (recset_write);
- * replies. */
+/* Runs stmts with p, reads the set back and applies it; replies
+ * (recset_change). */
 static void change(struct conn *c, long long req_id, const struct jobstore_sql *stmts, size_t n,
 		   const struct jobstore_ev_params *p, const char *what)
 {
-	struct server *s = c->server;
-	int r = recset_write(s, &set_kind, stmts, n, p);
-
-	if (r < 0) {
-		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
-		return;
-	}
-	log_info("qos: %s by uid %d", what, (int)c->uid);
-	conn_reply_ok(c, req_id, qos_json(s->qos));
+	recset_change(c, req_id, &set_kind, stmts, n, p, what);
 }
 
 /* Whether, with name preempting the list preempt, some QOS reaches name
@@ -415,7 +401,7 @@ static void qos_put(struct conn *c, long long req_id, json_t *msg, bool modify)
 	char *lim_text = NULL, what[160];
 	struct jobstore_ev_params p = { 0 };
 
-	if (!name_ok(name)) {
+	if (!recset_name_ok(name, QOS_NAME_MAX, true)) {
 		conn_reply_err(c, req_id, EINVAL, "qos name '%.64s': 1-%d letters, digits, '_', '-' or '.'",
 			       name ? name : "", QOS_NAME_MAX - 1);
 		goto done;
@@ -542,7 +528,7 @@ static void user_set(struct conn *c, long long req_id, json_t *msg)
 	struct jobstore_ev_params p = { 0 };
 	char what[200], first[QOS_NAME_MAX] = "";
 
-	if (!name_ok(user)) {
+	if (!recset_name_ok(user, QOS_NAME_MAX, true)) {
 		conn_reply_err(c, req_id, EINVAL, "user name '%.64s'", user ? user : "");
 		return;
 	}
@@ -598,7 +584,7 @@ static void budget_set(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, ENOENT, "no account %.64s", name ? name : "");
 		return;
 	}
-	if (!strcmp(kind, "user") && (!name_ok(name) || !getpwnam(name))) {
+	if (!strcmp(kind, "user") && (!recset_name_ok(name, QOS_NAME_MAX, true) || !getpwnam(name))) {
 		conn_reply_err(c, req_id, ENOENT, "no user %.64s on this host", name ? name : "");
 		return;
 	}

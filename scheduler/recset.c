@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "jobstore-internal.h"
+#include "log.h"
 #include "recset.h"
 #include "server-internal.h"
 
@@ -51,6 +52,33 @@ int recset_write(struct server *s, const struct recset_kind *k, const struct job
 	int r = jobstore_sql_write(s->store, stmts, n, p);
 
 	return r < 0 ? r : recset_reload(s, k);
+}
+
+void recset_change(struct conn *c, long long req_id, const struct recset_kind *k, const struct jobstore_sql *stmts,
+		   size_t n, const struct jobstore_ev_params *p, const char *what)
+{
+	struct server *s = c->server;
+	int r = recset_write(s, k, stmts, n, p);
+
+	if (r < 0) {
+		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
+		return;
+	}
+	log_info("%s: %s by uid %d", k->name, what, (int)c->uid);
+	conn_reply_ok(c, req_id, k->reply(*(void **)((char *)s + k->slot)));
+}
+
+bool recset_name_ok(const char *s, size_t max, bool dot)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n == 0 || n >= max)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      *s == '_' || *s == '-' || (dot && *s == '.')))
+			return false;
+	return true;
 }
 
 char *recset_dup(const char *s)

@@ -8,9 +8,13 @@
 #ifndef QPOOL_RECSET_H
 #define QPOOL_RECSET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
+struct conn;
 struct jobstore;
 struct jobstore_ev_params;
 struct jobstore_row;
@@ -34,6 +38,8 @@ struct recset_kind {
 	void (*free)(void *set);            /* NULL-safe */
 	int (*apply)(void *set, struct pool *p);
 	size_t slot;                        /* offsetof(struct server, the set's pointer) */
+	const char *name;                   /* in the log: "accounts" */
+	json_t *(*reply)(const void *set);  /* the op's answer after a change */
 };
 
 /* A fresh set of kind k from the store into *ret; 0 or -errno (nothing
@@ -47,6 +53,16 @@ int recset_reload(struct server *s, const struct recset_kind *k);
 int recset_write(struct server *s, const struct recset_kind *k, const struct jobstore_sql *stmts, size_t n,
 		 const struct jobstore_ev_params *p);
 
+/* An admin's change through the set's op: recset_write, then a reply to c
+ * (the job store's error, or k->reply of the new set) and a log line
+ * "NAME: WHAT by uid N". */
+void recset_change(struct conn *c, long long req_id, const struct recset_kind *k, const struct jobstore_sql *stmts,
+		   size_t n, const struct jobstore_ev_params *p, const char *what);
+
+/* Whether s names a record: 1 to max - 1 letters, digits, '_', '-' and,
+ * with dot, '.' (what Slurm's sacctmgr and scontrol take and a PBS
+ * attribute value can hold: no blank, comma or quote). */
+bool recset_name_ok(const char *s, size_t max, bool dot);
 /* strdup of s, NULL for NULL. */
 char *recset_dup(const char *s);
 /* Appends one parameter to p (its next $N). */

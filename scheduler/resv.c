@@ -201,6 +201,7 @@ static const struct recset_kind set_kind = {
 	.free = kind_free,
 	.apply = kind_apply,
 	.slot = offsetof(struct server, resvs),
+	.name = "reservations",
 };
 
 int resvs_load(struct jobstore *js, struct resvs **ret)
@@ -405,19 +406,6 @@ static int store_delete(struct server *s, const char *name)
 	return jobstore_sql_write(s->store, del, 1, &d);
 }
 
-static bool name_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	if (n == 0 || n >= RESV_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
-		      *s == '-'))
-			return false;
-	return true;
-}
-
 /* The nodes of e (all: every node the pool knows), *ret for
  * hostlist_free; the count or -errno. */
 static int resv_nodes(struct server *s, const struct resv *e, char ***ret)
@@ -603,7 +591,7 @@ static void create_update(struct conn *c, long long req_id, json_t *msg, bool up
 		conn_reply_err(c, req_id, EEXIST, "Reservation request failed: reservation %s exists already", name);
 		return;
 	}
-	if (!update && name && !name_ok(name)) {
+	if (!update && name && !recset_name_ok(name, RESV_NAME_MAX, false)) {
 		conn_reply_err(c, req_id, EINVAL, "ReservationName=%.64s: 1-%d letters, digits, '_' or '-'", name,
 			       RESV_NAME_MAX - 1);
 		return;
