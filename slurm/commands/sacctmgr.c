@@ -460,18 +460,8 @@ static const char *field(const char *name, const json_t *acct, const json_t *use
 		return dflt;
 	if (!strcasecmp(name, "admin") || !strcasecmp(name, "adminlevel"))
 		return "None";
-	if (!strcasecmp(name, "grptres")) {
-		long long c = acct && !user ? wire_int(acct, "grp_cpus", -1) : -1;
-		long long g = acct && !user ? wire_int(acct, "grp_gpus", -1) : -1;
-		char cpu[32] = "", gpu[40] = "";
-
-		if (c >= 0)
-			snprintf(cpu, sizeof(cpu), "cpu=%lld", c);
-		if (g >= 0)
-			snprintf(gpu, sizeof(gpu), "gres/gpu=%lld", g);
-		snprintf(tres_buf, sizeof(tres_buf), "%s%s%s", cpu, cpu[0] && gpu[0] ? "," : "", gpu);
-		return tres_buf;
-	}
+	if (!strcasecmp(name, "grptres"))
+		return tres_text(acct && !user ? acct : NULL, "grp_cpus", "grp_gpus");
 	if (!strcasecmp(name, "grpjobs")) {
 		long long n = acct && !user ? wire_int(acct, "grp_jobs", -1) : -1;
 
