@@ -160,17 +160,22 @@ qp_start_node() {
 	local args=(-f "$QPOOL_CONF" --name "$name")
 	[ -n "$cpus" ] && args+=(--cpus "$cpus")
 	"$QP_BIN/qnoded" "${args[@]}" >> "$QP_T/qnoded-$name.log" 2>&1 &
-	local pid=$!
+	qp_node_wait "$name" $! 100 "qnoded $name"
+}
+
+# qp_node_wait NAME PID TRIES LABEL: keeps PID as NAME's qnoded (QP_PIDS,
+# qp_node_pid) and waits, TRIES times 0.05 s, until qpoold lists NAME up;
+# fails, saying LABEL, if it dies first or never registers.
+qp_node_wait() {
+	local name=$1 pid=$2 i
 	QP_PIDS+=("$pid")
 	eval "QP_NODE_PID_${name//[^a-zA-Z0-9_]/_}=$pid"
-	local i
-	for i in $(seq 100); do
-		# shellcheck disable=SC1087 # a regex bracket after $name, not an array
-		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^$name[[:space:]].*up" && return 0
-		kill -0 "$pid" 2>/dev/null || fail "qnoded $name died at start"
+	for ((i = 0; i < $3; i++)); do
+		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${name}[[:space:]].*up" && return 0
+		kill -0 "$pid" 2>/dev/null || fail "$4 died at start"
 		sleep 0.05
 	done
-	fail "qnoded $name did not register"
+	fail "$4 did not register"
 }
 
 # qp_free_port: a TCP port nobody listens on now, on 127.0.0.1.
