@@ -696,8 +696,12 @@ static void test_request_check(void)
 	j = job_new(3, "low", 1);
 	j->mem = 40ULL << 30;
 	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);   /* no node said: not known */
-	for (const char *const *n = (const char *const[]){ "a", "b", "c", "d", NULL }; *n; n++)
-		pool_node_find(p, *n)->topology = json_pack("{s:I}", "mem", (json_int_t)(**n == 'b' ? 16ULL << 30 : 8ULL << 30));
+	for (const char *const *n = (const char *const[]){ "a", "b", "c", "d", NULL }; *n; n++) {
+		struct node *nd = pool_node_find(p, *n);
+
+		json_decref(nd->topology);
+		nd->topology = json_pack("{s:I}", "mem", (json_int_t)(**n == 'b' ? 16ULL << 30 : 8ULL << 30));
+	}
 	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
 	CU_ASSERT_STRING_EQUAL(why, "mem=40G: more memory than any node offers its jobs (the largest offers 16G)");
 	j->mem = 16ULL << 30;

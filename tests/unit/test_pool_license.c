@@ -119,18 +119,12 @@ static void test_node_resources(void)
 {
 	struct config *c = lconfig(2);
 	struct pool *p = fx_pool_one("0-7");
-	struct node *b = pool_node_get(p, "m");
-	struct node *a = pool_node_find(p, "n");
+	struct node *a;
 	struct dispatch d[8];
 	struct job *j;
-	static int link;
 
-	cpumask_parse("0-7", &b->cpus);
-	b->free = b->cpus;
-	b->rt_free = b->cpus;
-	b->state = NODE_UP;
-	b->link = &link;
-	b->topology = json_object();
+	fx_node(p, "m", "0-7");
+	a = pool_node_find(p, "n");
 	a->res = calloc(1, sizeof(*a->res));
 	snprintf(a->res[0].name, sizeof(a->res[0].name), "nvme");
 	a->res[0].value = 1;
