@@ -8,6 +8,7 @@
 #include "acct.h"
 #include "error.h"
 #include "license.h"
+#include "sort.h"
 #include "timeutil.h"
 
 static const char *const key_names[] = {
@@ -99,7 +100,7 @@ static struct keyed *jobs_sort(const struct acct_job *jobs, size_t n, enum acct_
 		job_key(&jobs[i], key, k[i].key, sizeof(k[i].key));
 		k[i].idx = i;
 	}
-	qsort(k, n, sizeof(*k), keyed_cmp);
+	qp_sort(k, n, sizeof(*k), keyed_cmp);
 	return k;
 }
 
@@ -477,8 +478,7 @@ static int held_group(struct acct_report *r, const struct acct_job *jobs, const 
 			e = held_add(v, &nv, cap, name, 2, (double)l[m].count, hours);
 		}
 	}
-	if (nv > 1)
-		qsort(*v, nv, sizeof(**v), held_cmp);
+	qp_sort(*v, nv, sizeof(**v), held_cmp);
 	for (size_t i = 0; i < nv && !e; i++) {
 		const struct held *h = &(*v)[i];
 

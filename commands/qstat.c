@@ -13,6 +13,7 @@
 #include "jobfmt.h"
 #include "jobid.h"
 #include "pbsfmt.h"
+#include "sort.h"
 #include "timeutil.h"
 #include "watch.h"
 #include "wire.h"
@@ -302,8 +303,7 @@ static void jobs_sort_estimates(json_t *jobs)
 		return;   /* id order, then */
 	for (size_t i = 0; i < n; i++)
 		v[i] = json_incref(json_array_get(jobs, i));
-	if (n > 1)
-		qsort(v, n, sizeof(*v), est_cmp);
+	qp_sort(v, n, sizeof(*v), est_cmp);
 	json_array_clear(jobs);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(jobs, v[i]);

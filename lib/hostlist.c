@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "hostlist.h"
+#include "sort.h"
 
 /* A name split as Slurm's hostlist splits it: prefix, then the trailing
  * digits (num, zero-padded to width characters; width 0 when it has no
@@ -126,7 +127,7 @@ static int compress(const char *const *names, size_t n, bool sorted, char *buf, 
 	for (size_t i = 0; i < n; i++)
 		host_split(names[i], &h[i]);
 	if (sorted) {
-		qsort(h, n, sizeof(*h), host_cmp);
+		qp_sort(h, n, sizeof(*h), host_cmp);
 		for (size_t i = 0; i < n; i++)   /* duplicates once */
 			if (m == 0 || strcmp(h[m - 1].name, h[i].name) != 0)
 				h[m++] = h[i];

@@ -9,6 +9,7 @@
 
 #include "hostlist.h"
 #include "nodesel.h"
+#include "sort.h"
 
 enum op_kind { OP_FEATURE, OP_AND, OP_OR };
 
@@ -267,7 +268,7 @@ static size_t names_sort(char **names, size_t n)
 {
 	size_t k = 0;
 
-	qsort(names, n, sizeof(*names), name_cmp);
+	qp_sort(names, n, sizeof(*names), name_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (k && !strcmp(names[k - 1], names[i])) {
 			free(names[i]);

@@ -5,6 +5,7 @@
  * and after each the whole set is read back, small as it is. */
 #include <errno.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "jobstore-internal.h"
 #include "log.h"
 #include "ops.h"
+#include "recset.h"
 #include "reslimits.h"
 #include "server-internal.h"
 
@@ -42,11 +44,6 @@ static const char SQL_ACCOUNTS[] =
 static const char SQL_ASSOCS[] =
 	"SELECT account, user_name, is_default FROM account_users ORDER BY user_name, account";
 
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
 static int account_row(const struct jobstore_row *r, void *ud)
 {
 	struct accounts *a = ud;
@@ -56,10 +53,10 @@ static int account_row(const struct jobstore_row *r, void *ud)
 		return -ENOMEM;
 	a->acc = grown;
 	e = &a->acc[a->n_acc];
-	e->name = dup_or_null(row_text(r, 0));
-	e->parent = dup_or_null(row_text(r, 1));
+	e->name = recset_dup(row_text(r, 0));
+	e->parent = recset_dup(row_text(r, 1));
 	e->shares = row_i64(r, 2);
-	e->description = dup_or_null(row_text(r, 3));
+	e->description = recset_dup(row_text(r, 3));
 	e->grp_cpus = row_null(r, 4) ? -1 : row_i64(r, 4);
 	e->grp_gpus = row_null(r, 5) ? -1 : row_i64(r, 5);
 	e->grp_jobs = row_null(r, 6) ? -1 : row_i64(r, 6);
@@ -76,8 +73,8 @@ static int assoc_row(const struct jobstore_row *r, void *ud)
 		return -ENOMEM;
 	a->assoc = grown;
 	e = &a->assoc[a->n_assoc];
-	e->account = dup_or_null(row_text(r, 0));
-	e->user = dup_or_null(row_text(r, 1));
+	e->account = recset_dup(row_text(r, 0));
+	e->user = recset_dup(row_text(r, 1));
 	e->is_default = row_i64(r, 2) != 0;
 	a->n_assoc++;
 	return e->account && e->user ? 0 : -ENOMEM;
@@ -101,23 +98,47 @@ void accounts_free(struct accounts *a)
 	free(a);
 }
 
+static void kind_free(void *set)
+{
+	accounts_free(set);
+}
+
+static int kind_apply(void *set, struct pool *p)
+{
+	accounts_apply(set, p);
+	return 0;
+}
+
+/* The op's answer: {"accounts": accounts_json}. */
+static json_t *kind_reply(const void *set)
+{
+	return json_pack("{s:o}", "accounts", accounts_json(set));
+}
+
+static const struct recset_table tables[] = {
+	{ SQL_ACCOUNTS, account_row },
+	{ SQL_ASSOCS, assoc_row },
+};
+
+static const struct recset_kind set_kind = {
+	.size = sizeof(struct accounts),
+	.tables = tables,
+	.n_tables = sizeof(tables) / sizeof(tables[0]),
+	.free = kind_free,
+	.apply = kind_apply,
+	.slot = offsetof(struct server, accounts),
+	.name = "accounts",
+	.reply = kind_reply,
+};
+
 int accounts_load(struct jobstore *js, struct accounts **ret)
 {
-	struct accounts *a = calloc(1, sizeof(*a));
-	struct jobstore_ev_params none = { 0 };
-	int r;
+	void *set;
+	int r = recset_load(js, &set_kind, &set);
 
-	if (!a)
-		return -ENOMEM;
-	r = jobstore_sql_rows(js, SQL_ACCOUNTS, &none, account_row, a);
 	if (r == 0)
-		r = jobstore_sql_rows(js, SQL_ASSOCS, &none, assoc_row, a);
-	if (r < 0) {
-		accounts_free(a);
-		return r;
-	}
-	*ret = a;
-	return 0;
+		*ret = set;
+	return r;
 }
 
 bool accounts_defined(const struct accounts *a)
@@ -278,35 +299,8 @@ json_t *accounts_json(const struct accounts *a)
 	return arr;
 }
 
-/* An account or user name: what Slurm's sacctmgr takes and a PBS
- * attribute value can hold (no blank, comma or quote). */
-static bool name_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	if (n == 0 || n >= ACCOUNT_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      *s == '_' || *s == '-' || *s == '.'))
-			return false;
-	return true;
-}
-
 #define PARAMS_MAX ((int)(sizeof(((struct jobstore_ev_params *)0)->v) / sizeof(((struct jobstore_ev_params *)0)->v[0])))
 _Static_assert(PARAMS_MAX >= 7, "an account's insert takes 7 parameters");
-
-static void param_text(struct jobstore_ev_params *p, const char *text)
-{
-	p->v[p->n].is_text = true;
-	p->v[p->n++].text = text;
-}
-
-static void param_int(struct jobstore_ev_params *p, int64_t i)
-{
-	p->v[p->n].is_text = false;
-	p->v[p->n++].i = i;
-}
 
 /* Whether making parent the parent of name closes a circle. */
 static bool parent_loops(const struct accounts *a, const char *name, const char *parent)
@@ -322,30 +316,14 @@ static bool parent_loops(const struct accounts *a, const char *name, const char 
 	return parent != NULL;
 }
 
-/* Runs stmts with p, then reads the set back; replies either way. Each
- * statement's parameters appear in $N order (SQLite numbers $N names as
- * they first appear) and use every one it takes (PostgreSQL must type
- * each). */
+/* Runs stmts with p, then reads the set back; replies either way
+ * (recset_change). Each statement's parameters appear in $N order
+ * (SQLite numbers $N names as they first appear) and use every one it
+ * takes (PostgreSQL must type each). */
 static void change(struct conn *c, long long req_id, const struct jobstore_sql *stmts, size_t n,
 		   const struct jobstore_ev_params *p, const char *what)
 {
-	struct server *s = c->server;
-	struct accounts *fresh;
-	int r = jobstore_sql_write(s->store, stmts, n, p);
-
-	if (r == 0)
-		r = accounts_load(s->store, &fresh);
-	if (r < 0) {
-		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
-		return;
-	}
-	accounts_free(s->accounts);
-	s->accounts = fresh;
-	accounts_apply(s->accounts, s->pool);
-	/* Shares and limits changed: a pass sees them now. */
-	s->sched_dirty = true;
-	log_info("accounts: %s by uid %d", what, (int)c->uid);
-	conn_reply_ok(c, req_id, json_pack("{s:o}", "accounts", accounts_json(s->accounts)));
+	recset_change(c, req_id, &set_kind, stmts, n, p, what);
 }
 
 static void account_add(struct conn *c, long long req_id, json_t *msg, bool modify)
@@ -366,7 +344,7 @@ static void account_add(struct conn *c, long long req_id, json_t *msg, bool modi
 	struct jobstore_ev_params p = { 0 };
 	char what[160];
 
-	if (!name_ok(name)) {
+	if (!recset_name_ok(name, ACCOUNT_NAME_MAX, true)) {
 		conn_reply_err(c, req_id, EINVAL, "account name '%.64s': 1-%d letters, digits, '_', '-' or '.'",
 			       name ? name : "", ACCOUNT_NAME_MAX - 1);
 		return;
@@ -402,10 +380,10 @@ static void account_add(struct conn *c, long long req_id, json_t *msg, bool modi
 		conn_reply_err(c, req_id, EINVAL, "description: at most 256 bytes");
 		return;
 	}
-	param_text(&p, name);
-	param_text(&p, parent);
-	param_int(&p, shares);
-	param_text(&p, descr);
+	recset_param_text(&p, name);
+	recset_param_text(&p, parent);
+	recset_param_int(&p, shares);
+	recset_param_text(&p, descr);
 	/* Limits (docs/LIMITS.md): -1 clears one, absent keeps it. */
 	{
 		static const char *const keys[] = { "grp_cpus", "grp_gpus", "grp_jobs" };
@@ -448,7 +426,7 @@ static void account_delete(struct conn *c, long long req_id, json_t *msg)
 				       name, a->acc[i].name);
 			return;
 		}
-	param_text(&p, name);
+	recset_param_text(&p, name);
 	snprintf(what, sizeof(what), "deleted account %s", name);
 	change(c, req_id, del, 2, &p, what);
 }
@@ -469,7 +447,7 @@ static void user_add(struct conn *c, long long req_id, json_t *msg)
 	struct jobstore_ev_params p = { 0 };
 	char what[200];
 
-	if (!name_ok(user) || !getpwnam(user)) {
+	if (!recset_name_ok(user, ACCOUNT_NAME_MAX, true) || !getpwnam(user)) {
 		conn_reply_err(c, req_id, ENOENT, "no user %.64s on this host", user ? user : "");
 		return;
 	}
@@ -481,9 +459,9 @@ static void user_add(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, EEXIST, "user %s is a user of account %s already", user, account);
 		return;
 	}
-	param_text(&p, user);
-	param_int(&p, dflt ? 1 : have ? have->is_default : 0);
-	param_text(&p, account);
+	recset_param_text(&p, user);
+	recset_param_int(&p, dflt ? 1 : have ? have->is_default : 0);
+	recset_param_text(&p, account);
 	snprintf(what, sizeof(what), "user %s in account %s%s", user, account, dflt ? " (default)" : "");
 	change(c, req_id, put, 2, &p, what);
 }
@@ -507,8 +485,8 @@ static void user_delete(struct conn *c, long long req_id, json_t *msg)
 			       account ? "account " : "any account", account ? account : "");
 		return;
 	}
-	param_text(&p, user);
-	param_text(&p, account ? account : "");
+	recset_param_text(&p, user);
+	recset_param_text(&p, account ? account : "");
 	snprintf(what, sizeof(what), "user %s out of %s", user, account ? account : "every account");
 	change(c, req_id, del, 2, &p, what);
 }

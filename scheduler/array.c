@@ -11,6 +11,7 @@
 #include "jobid.h"
 #include "log.h"
 #include "server-internal.h"
+#include "sort.h"
 #include "timeutil.h"
 
 /* Restart: the array's subjobs that have rows are not waiting; those
@@ -463,7 +464,7 @@ int array_stat_subjobs(struct server *s, const struct jobstore_filter *f, size_t
 		return -ENOMEM;
 	json_array_foreach(jobs, i, o)
 		v[i] = json_incref(o);
-	qsort(v, n, sizeof(*v), jobid_cmp);
+	qp_sort(v, n, sizeof(*v), jobid_cmp);
 	json_array_clear(jobs);
 	/* A full page of waiting ones ends the page: what lies above its
 	 * last is for the next. */

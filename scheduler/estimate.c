@@ -13,6 +13,7 @@
 
 #include "estimate.h"
 #include "pool-internal.h"
+#include "sort.h"
 
 /* A job without a walltime holds what it takes for ever. */
 #define EST_FOREVER (INT64_MAX / 4)
@@ -145,8 +146,7 @@ static int node_profile(struct estimate *e, size_t i)
 		(*evs)[n++] = (struct est_ev){ end > e->now ? end : e->now, cpumask_count(&a->claim),
 					       __builtin_popcountll(a->gpus), (int64_t)a->mem };
 	}
-	if (n > 1)
-		qsort(*evs, n, sizeof(**evs), est_ev_cmp);
+	qp_sort(*evs, n, sizeof(**evs), est_ev_cmp);
 	if (step_push(en, e->now, cpus, gpus, mem) < 0)
 		return -ENOMEM;
 	for (size_t k = 0; k < n; k++) {

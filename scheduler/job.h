@@ -118,7 +118,14 @@ struct job {
 	size_t lic_slot;         /* while held: its place among the pool's holders */
 	char *account;           /* Account_Name as submitted or defaulted (docs/ACCOUNTS.md); NULL: none */
 	char *qos;               /* Resource_List.qos as submitted or defaulted (docs/QOS.md); NULL: none */
-	double budget_end;       /* while running: when its walltime ends, as its budgets count it (budget.c) */
+	/* While running: when its walltime ends (seconds), as its budgets and
+	 * fair share's committed use count it; 0: no walltime. Set by
+	 * pool.c's holds_change as it starts holding, from t_dispatch or, with
+	 * none, from "now"; reslimits.c (pool_acct_job) and fairshare.c
+	 * (pool_usage_job) add it at the start and subtract it at the end.
+	 * Kept, not recomputed, because a start that fell back to "now" must
+	 * be subtracted at the end exactly as it was added, or the sums drift. */
+	double budget_end;
 	char *resv;              /* the reservation it runs in (docs/RESERVATIONS.md); NULL: none */
 	enum queue_reserve reserve;  /* how it holds them, from its queue at dispatch */
 	int64_t t_submit;

@@ -12,6 +12,7 @@
 #include "placement.h"
 #include "pool-internal.h"
 #include "qos-pool.h"
+#include "sort.h"
 
 /* What chunks_assign gives one node: MPI slots, memory, the first chunk
  * (in request order) it got, for the entry's place in the job. */
@@ -812,7 +813,7 @@ static bool reserve_one_node(struct pool *p, const struct queue_conf *q, const s
 		}
 		if (n_ev == 0)
 			continue;
-		qsort(evs, n_ev, sizeof(*evs), resv_ev_cmp);
+		qp_sort(evs, n_ev, sizeof(*evs), resv_ev_cmp);
 		for (size_t e = 0; e < n_ev && evs[e].t < best_t; e++) {
 			room += evs[e].cpus;
 			groom += evs[e].gpus;
@@ -913,7 +914,7 @@ bool place_reserve(struct pool *p, const struct queue_conf *q, const struct job 
 	}
 	if (n_ev == 0)
 		goto done;
-	qsort(evs, n_ev, sizeof(*evs), resv_ev_cmp);
+	qp_sort(evs, n_ev, sizeof(*evs), resv_ev_cmp);
 	/* Room only grows as jobs end: the first prefix of ends after which
 	 * j fits is found by bisection, not by trying every end. */
 	if (!fits_after(p, j, base, mbase, evs, n_ev, take))
@@ -1081,7 +1082,7 @@ static size_t preempt_pick_chunks(struct pool *p, const struct config *c, const 
 	if (chunks_assign(j, p->nv, p->room, p->groom, p->mroom, p->mtake, p->ok, p->n_nodes, take,
 			  take + p->n_nodes, NULL) || !n)
 		goto done;
-	qsort(vs, n, sizeof(*vs), victim_share_cmp);
+	qp_sort(vs, n, sizeof(*vs), victim_share_cmp);
 	/* first[k]: where victim k's shares begin in vs; first[n_v] = n. */
 	first = calloc(n + 1, sizeof(*first));
 	if (!first)
@@ -1175,8 +1176,7 @@ size_t place_preempt_pick(struct pool *p, const struct config *c, const struct q
 			}
 			cand[n++] = (struct job *)v;
 		}
-		if (n > 1)
-			qsort(cand, n, sizeof(*cand), victim_cmp);
+		qp_sort(cand, n, sizeof(*cand), victim_cmp);
 		for (take = 0; take < n && (room + got_cpus < j->ncpus || groom + got_gpus < j->ngpus ||
 					    mroom + got_mem < j->mem); take++) {
 			const struct alloc_entry *e = job_entry(cand[take], nd->name);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "pool-internal.h"
+#include "sort.h"
 
 struct pool_resv {
 	char *name;
@@ -63,8 +64,7 @@ int pool_resv_set(struct pool *p, const struct pool_resv_spec *v, size_t n)
 				goto oom;
 			r[i].n_nodes++;
 		}
-		if (r[i].n_nodes > 1)
-			qsort(r[i].nodes, r[i].n_nodes, sizeof(char *), name_cmp);
+		qp_sort(r[i].nodes, r[i].n_nodes, sizeof(char *), name_cmp);
 	}
 	resv_clear(p);
 	p->resv = r;

@@ -15,6 +15,7 @@
 #include "reslimits.h"
 #include "placement.h"
 #include "pool-internal.h"
+#include "sort.h"
 #include "timeutil.h"
 
 /* An array's waiting subjobs: a bit per position (set: it has a row, or
@@ -1029,7 +1030,7 @@ static void view_fairshare_sort(struct pool *p, struct queue_view *v)
 		fs[n] = (struct fs_entry){ pool_fairshare_key(p, v->order[n].job->uid, now), n, v->order[n] };
 		n++;
 	}
-	qsort(fs, n, sizeof(*fs), fs_entry_cmp);
+	qp_sort(fs, n, sizeof(*fs), fs_entry_cmp);
 	for (size_t i = 0; i < n; i++)
 		v->order[i] = fs[i].e;
 	free(fs);
@@ -1049,7 +1050,7 @@ static void view_qos_sort(struct pool *p, struct queue_view *v)
 					   v->order[n] };
 		n++;
 	}
-	qsort(fs, n, sizeof(*fs), fs_entry_cmp);
+	qp_sort(fs, n, sizeof(*fs), fs_entry_cmp);
 	for (size_t i = 0; i < n; i++)
 		v->order[i] = fs[i].e;
 	free(fs);
@@ -1122,7 +1123,7 @@ static void fairshare_sort(struct pool *p, struct iqs_turn *turns, size_t n)
 		return;   /* IQS's order, then */
 	for (size_t i = 0; i < n; i++)
 		fs[i] = (struct fs_turn){ pool_fairshare_key(p, turns[i].uid, now), i, turns[i] };
-	qsort(fs, n, sizeof(*fs), fs_turn_cmp);
+	qp_sort(fs, n, sizeof(*fs), fs_turn_cmp);
 	for (size_t i = 0; i < n; i++)
 		turns[i] = fs[i].turn;
 	free(fs);
@@ -1379,7 +1380,7 @@ size_t pool_waiting_walk(struct pool *p, const struct config *c, size_t max, poo
 		return 0;
 	for (size_t i = 0; i < c->n_queues; i++)
 		order[i] = &c->queues[i];
-	qsort(order, c->n_queues, sizeof(*order), queue_order_cmp);
+	qp_sort(order, c->n_queues, sizeof(*order), queue_order_cmp);
 	for (size_t qi = 0; qi < c->n_queues && seen < max; qi++) {
 		const struct queue_conf *q = order[qi];
 		struct pool_queue *pq = pool_queue_find(p, q->name);
@@ -1465,7 +1466,7 @@ static size_t pool_schedule_pass(struct pool *p, const struct config *c, struct 
 		return 0;
 	for (size_t i = 0; i < c->n_queues; i++)
 		order[i] = &c->queues[i];
-	qsort(order, c->n_queues, sizeof(*order), queue_order_cmp);
+	qp_sort(order, c->n_queues, sizeof(*order), queue_order_cmp);
 	for (size_t qi = 0; qi < c->n_queues && n < max; qi++)
 		if (order[qi]->started)
 			n += queue_schedule(p, order[qi], ret + n, max - n);

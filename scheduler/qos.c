@@ -5,6 +5,7 @@
  * back and applied to the pool. */
 #include <errno.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "ops.h"
 #include "qos-pool.h"
 #include "qos.h"
+#include "recset.h"
 #include "reslimits.h"
 #include "server-internal.h"
 
@@ -64,11 +66,6 @@ static int64_t *limit_at(struct qos_rec *r, size_t k)
 	}
 }
 
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
 static void rec_limits_parse(struct qos_rec *e, const char *text)
 {
 	json_t *o = text ? json_loads(text, 0, NULL) : NULL;
@@ -88,12 +85,12 @@ static int qos_row(const struct jobstore_row *r, void *ud)
 	q->rec = grown;
 	e = &q->rec[q->n_rec++];
 	memset(e, 0, sizeof(*e));
-	e->name = dup_or_null(row_text(r, 0));
+	e->name = recset_dup(row_text(r, 0));
 	e->priority = row_i64(r, 1);
 	rec_limits_parse(e, row_text(r, 2));
 	e->preempt = strdup(row_text(r, 3) ? row_text(r, 3) : "");
 	e->mode = strdup(row_text(r, 4) ? row_text(r, 4) : "requeue");
-	e->descr = dup_or_null(row_text(r, 5));
+	e->descr = recset_dup(row_text(r, 5));
 	return e->name && e->preempt && e->mode ? 0 : -ENOMEM;
 }
 
@@ -106,9 +103,9 @@ static int user_row(const struct jobstore_row *r, void *ud)
 		return -ENOMEM;
 	q->usr = grown;
 	e = &q->usr[q->n_usr++];
-	e->user = dup_or_null(row_text(r, 0));
-	e->qos = dup_or_null(row_text(r, 1));
-	e->dflt = dup_or_null(row_text(r, 2));
+	e->user = recset_dup(row_text(r, 0));
+	e->qos = recset_dup(row_text(r, 1));
+	e->dflt = recset_dup(row_text(r, 2));
 	return e->user && e->qos ? 0 : -ENOMEM;
 }
 
@@ -121,8 +118,8 @@ static int budget_row(const struct jobstore_row *r, void *ud)
 		return -ENOMEM;
 	q->bud = grown;
 	e = &q->bud[q->n_bud++];
-	e->kind = dup_or_null(row_text(r, 0));
-	e->name = dup_or_null(row_text(r, 1));
+	e->kind = recset_dup(row_text(r, 0));
+	e->name = recset_dup(row_text(r, 1));
 	e->cpu_mins = row_null(r, 2) ? -1 : row_i64(r, 2);
 	e->gpu_mins = row_null(r, 3) ? -1 : row_i64(r, 3);
 	return e->kind && e->name ? 0 : -ENOMEM;
@@ -161,46 +158,69 @@ static const struct qos_rec *rec_find(const struct qos_set *q, const char *name)
 	return NULL;
 }
 
+/* "normal" always exists: priority 0, no limits, until changed. */
+static int normal_add(void *set)
+{
+	struct qos_set *q = set;
+	struct qos_rec *grown, *e;
+
+	if (rec_find(q, QOS_NORMAL))
+		return 0;
+	grown = realloc(q->rec, (q->n_rec + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	q->rec = grown;
+	e = &q->rec[q->n_rec++];
+	memset(e, 0, sizeof(*e));
+	rec_limits_parse(e, NULL);
+	e->name = strdup(QOS_NORMAL);
+	e->preempt = strdup("");
+	e->mode = strdup("requeue");
+	return e->name && e->preempt && e->mode ? 0 : -ENOMEM;
+}
+
+static void kind_free(void *set)
+{
+	qos_free(set);
+}
+
+static int kind_apply(void *set, struct pool *p)
+{
+	qos_apply(set, p);
+	return 0;
+}
+
+static json_t *kind_reply(const void *set)
+{
+	return qos_json(set);
+}
+
+static const struct recset_table tables[] = {
+	{ "SELECT name, priority, limits, preempt, preempt_mode, description FROM qos ORDER BY name", qos_row },
+	{ "SELECT user_name, qos, default_qos FROM qos_users ORDER BY user_name", user_row },
+	{ "SELECT kind, name, cpu_mins, gpu_mins FROM budgets ORDER BY kind, name", budget_row },
+};
+
+static const struct recset_kind set_kind = {
+	.size = sizeof(struct qos_set),
+	.tables = tables,
+	.n_tables = sizeof(tables) / sizeof(tables[0]),
+	.loaded = normal_add,
+	.free = kind_free,
+	.apply = kind_apply,
+	.slot = offsetof(struct server, qos),
+	.name = "qos",
+	.reply = kind_reply,
+};
+
 int qos_load(struct jobstore *js, struct qos_set **ret)
 {
-	struct qos_set *q = calloc(1, sizeof(*q));
-	struct jobstore_ev_params none = { 0 };
-	int r;
+	void *set;
+	int r = recset_load(js, &set_kind, &set);
 
-	if (!q)
-		return -ENOMEM;
-	r = jobstore_sql_rows(js, "SELECT name, priority, limits, preempt, preempt_mode, description FROM qos"
-			      " ORDER BY name", &none, qos_row, q);
 	if (r == 0)
-		r = jobstore_sql_rows(js, "SELECT user_name, qos, default_qos FROM qos_users ORDER BY user_name",
-				      &none, user_row, q);
-	if (r == 0)
-		r = jobstore_sql_rows(js, "SELECT kind, name, cpu_mins, gpu_mins FROM budgets ORDER BY kind, name",
-				      &none, budget_row, q);
-	/* "normal" always exists: priority 0, no limits, until changed. */
-	if (r == 0 && !rec_find(q, QOS_NORMAL)) {
-		struct qos_rec *grown = realloc(q->rec, (q->n_rec + 1) * sizeof(*grown)), *e;
-
-		if (!grown) {
-			r = -ENOMEM;
-		} else {
-			q->rec = grown;
-			e = &q->rec[q->n_rec++];
-			memset(e, 0, sizeof(*e));
-			rec_limits_parse(e, NULL);
-			e->name = strdup(QOS_NORMAL);
-			e->preempt = strdup("");
-			e->mode = strdup("requeue");
-			if (!e->name || !e->preempt || !e->mode)
-				r = -ENOMEM;
-		}
-	}
-	if (r < 0) {
-		qos_free(q);
-		return r;
-	}
-	*ret = q;
-	return 0;
+		*ret = set;
+	return r;
 }
 
 void qos_apply(const struct qos_set *q, struct pool *p)
@@ -335,51 +355,12 @@ json_t *qos_json(const struct qos_set *q)
 	return o;
 }
 
-static bool name_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	if (n == 0 || n >= QOS_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      *s == '_' || *s == '-' || *s == '.'))
-			return false;
-	return true;
-}
-
-static void param_text(struct jobstore_ev_params *p, const char *text)
-{
-	p->v[p->n].is_text = true;
-	p->v[p->n++].text = text;
-}
-
-static void param_int(struct jobstore_ev_params *p, int64_t i)
-{
-	p->v[p->n].is_text = false;
-	p->v[p->n++].i = i;
-}
-
-/* Runs stmts with p, reads the set back and applies it; replies. */
+/* Runs stmts with p, reads the set back and applies it; replies
+ * (recset_change). */
 static void change(struct conn *c, long long req_id, const struct jobstore_sql *stmts, size_t n,
 		   const struct jobstore_ev_params *p, const char *what)
 {
-	struct server *s = c->server;
-	struct qos_set *fresh;
-	int r = jobstore_sql_write(s->store, stmts, n, p);
-
-	if (r == 0)
-		r = qos_load(s->store, &fresh);
-	if (r < 0) {
-		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
-		return;
-	}
-	qos_free(s->qos);
-	s->qos = fresh;
-	qos_apply(s->qos, s->pool);
-	s->sched_dirty = true;
-	log_info("qos: %s by uid %d", what, (int)c->uid);
-	conn_reply_ok(c, req_id, qos_json(s->qos));
+	recset_change(c, req_id, &set_kind, stmts, n, p, what);
 }
 
 /* Whether, with name preempting the list preempt, some QOS reaches name
@@ -420,7 +401,7 @@ static void qos_put(struct conn *c, long long req_id, json_t *msg, bool modify)
 	char *lim_text = NULL, what[160];
 	struct jobstore_ev_params p = { 0 };
 
-	if (!name_ok(name)) {
+	if (!recset_name_ok(name, QOS_NAME_MAX, true)) {
 		conn_reply_err(c, req_id, EINVAL, "qos name '%.64s': 1-%d letters, digits, '_', '-' or '.'",
 			       name ? name : "", QOS_NAME_MAX - 1);
 		goto done;
@@ -484,12 +465,12 @@ static void qos_put(struct conn *c, long long req_id, json_t *msg, bool modify)
 		conn_reply_err(c, req_id, ENOMEM, "out of memory");
 		goto done;
 	}
-	param_text(&p, name);
-	param_int(&p, prio);
-	param_text(&p, lim_text);
-	param_text(&p, preempt);
-	param_text(&p, mode);
-	param_text(&p, descr);
+	recset_param_text(&p, name);
+	recset_param_int(&p, prio);
+	recset_param_text(&p, lim_text);
+	recset_param_text(&p, preempt);
+	recset_param_text(&p, mode);
+	recset_param_text(&p, descr);
 	snprintf(what, sizeof(what), "%s qos %s", modify ? "modified" : "added", name);
 	change(c, req_id, put, 1, &p, what);
 done:
@@ -527,7 +508,7 @@ static void qos_delete(struct conn *c, long long req_id, json_t *msg)
 				       name);
 			return;
 		}
-	param_text(&p, name);
+	recset_param_text(&p, name);
 	snprintf(what, sizeof(what), "deleted qos %s", name);
 	change(c, req_id, del, 1, &p, what);
 }
@@ -547,7 +528,7 @@ static void user_set(struct conn *c, long long req_id, json_t *msg)
 	struct jobstore_ev_params p = { 0 };
 	char what[200], first[QOS_NAME_MAX] = "";
 
-	if (!name_ok(user)) {
+	if (!recset_name_ok(user, QOS_NAME_MAX, true)) {
 		conn_reply_err(c, req_id, EINVAL, "user name '%.64s'", user ? user : "");
 		return;
 	}
@@ -574,9 +555,9 @@ static void user_set(struct conn *c, long long req_id, json_t *msg)
 	}
 	if (!dflt && *list)
 		dflt = list_has(list, QOS_NORMAL) ? QOS_NORMAL : first;
-	param_text(&p, user);
-	param_text(&p, list);
-	param_text(&p, dflt);
+	recset_param_text(&p, user);
+	recset_param_text(&p, list);
+	recset_param_text(&p, dflt);
 	snprintf(what, sizeof(what), "user %s may use qos %.100s (default %s)", user, *list ? list : "normal",
 		 dflt ? dflt : "normal");
 	/* An empty list: the user is back to normal alone (no row). */
@@ -603,7 +584,7 @@ static void budget_set(struct conn *c, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, ENOENT, "no account %.64s", name ? name : "");
 		return;
 	}
-	if (!strcmp(kind, "user") && (!name_ok(name) || !getpwnam(name))) {
+	if (!strcmp(kind, "user") && (!recset_name_ok(name, QOS_NAME_MAX, true) || !getpwnam(name))) {
 		conn_reply_err(c, req_id, ENOENT, "no user %.64s on this host", name ? name : "");
 		return;
 	}
@@ -623,8 +604,8 @@ static void budget_set(struct conn *c, long long req_id, json_t *msg)
 				       k ? "gres/gpu" : "cpu", v[k], LIMIT_MAX);
 			return;
 		}
-	param_text(&p, kind);
-	param_text(&p, name);
+	recset_param_text(&p, kind);
+	recset_param_text(&p, name);
 	for (int k = 0; k < 2; k++) {
 		p.v[p.n].is_text = v[k] < 0;
 		p.v[p.n].text = NULL;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "jobstore-internal.h"
 #include "log.h"
 #include "ops.h"
+#include "recset.h"
 #include "resv.h"
 #include "server-internal.h"
 
@@ -57,7 +59,8 @@ struct resvs {
 static const char SQL_RESVS[] =
 	"SELECT name, id, t_start, t_end, nodes, users, grps, accounts, flags, count FROM reservations ORDER BY id";
 
-static char *dup_or_null(const char *s)
+/* s, or NULL for NULL or "" (an empty list is none). */
+static char *dup_nonempty(const char *s)
 {
 	return s && *s ? strdup(s) : NULL;
 }
@@ -108,14 +111,14 @@ static int resv_row(const struct jobstore_row *r, void *ud)
 	a->v = grown;
 	e = &a->v[a->n++];
 	memset(e, 0, sizeof(*e));
-	e->name = dup_or_null(row_text(r, 0));
+	e->name = dup_nonempty(row_text(r, 0));
 	e->id = row_i64(r, 1);
 	e->start = row_i64(r, 2);
 	e->end = row_i64(r, 3);
-	e->nodes = dup_or_null(row_text(r, 4));
-	e->users = dup_or_null(row_text(r, 5));
-	e->grps = dup_or_null(row_text(r, 6));
-	e->accounts = dup_or_null(row_text(r, 7));
+	e->nodes = dup_nonempty(row_text(r, 4));
+	e->users = dup_nonempty(row_text(r, 5));
+	e->grps = dup_nonempty(row_text(r, 6));
+	e->accounts = dup_nonempty(row_text(r, 7));
 	e->flags = flags_parse(row_text(r, 8), &bad);
 	e->count = row_null(r, 9) ? -1 : row_i64(r, 9);
 	return e->name && e->nodes ? 0 : -ENOMEM;
@@ -134,23 +137,6 @@ void resvs_free(struct resvs *a)
 	}
 	free(a->v);
 	free(a);
-}
-
-int resvs_load(struct jobstore *js, struct resvs **ret)
-{
-	struct resvs *a = calloc(1, sizeof(*a));
-	struct jobstore_ev_params none = { 0 };
-	int r;
-
-	if (!a)
-		return -ENOMEM;
-	r = jobstore_sql_rows(js, SQL_RESVS, &none, resv_row, a);
-	if (r < 0) {
-		resvs_free(a);
-		return r;
-	}
-	*ret = a;
-	return 0;
 }
 
 static bool all_nodes(const struct resv *e)
@@ -186,6 +172,45 @@ done:
 	free(names);
 	free(counts);
 	free(v);
+	return r;
+}
+
+static void kind_free(void *set)
+{
+	resvs_free(set);
+}
+
+/* Applies the set and finds the next edge a pass must follow. */
+static int kind_apply(void *set, struct pool *p)
+{
+	struct resvs *a = set;
+	int r = resvs_apply(a, p);
+
+	a->edge = pool_resv_next_edge(p, time(NULL));
+	return r;
+}
+
+static const struct recset_table tables[] = {
+	{ SQL_RESVS, resv_row },
+};
+
+static const struct recset_kind set_kind = {
+	.size = sizeof(struct resvs),
+	.tables = tables,
+	.n_tables = sizeof(tables) / sizeof(tables[0]),
+	.free = kind_free,
+	.apply = kind_apply,
+	.slot = offsetof(struct server, resvs),
+	.name = "reservations",
+};
+
+int resvs_load(struct jobstore *js, struct resvs **ret)
+{
+	void *set;
+	int r = recset_load(js, &set_kind, &set);
+
+	if (r == 0)
+		*ret = set;
 	return r;
 }
 
@@ -317,32 +342,10 @@ static json_t *resvs_json(struct server *s, const char *user, uid_t uid, const c
 
 #define PARAMS_MAX ((int)(sizeof(((struct jobstore_ev_params *)0)->v) / sizeof(((struct jobstore_ev_params *)0)->v[0])))
 
-static void param_text(struct jobstore_ev_params *p, const char *text)
-{
-	p->v[p->n].is_text = true;
-	p->v[p->n++].text = text;
-}
-
-static void param_int(struct jobstore_ev_params *p, int64_t i)
-{
-	p->v[p->n].is_text = false;
-	p->v[p->n++].i = i;
-}
-
 /* Reads the set back into the server and the pool after a write. */
 static int reload(struct server *s)
 {
-	struct resvs *fresh;
-	int r = resvs_load(s->store, &fresh);
-
-	if (r < 0)
-		return r;
-	resvs_free(s->resvs);
-	s->resvs = fresh;
-	r = resvs_apply(s->resvs, s->pool);
-	s->resvs->edge = pool_resv_next_edge(s->pool, time(NULL));
-	s->sched_dirty = true;
-	return r;
+	return recset_reload(s, &set_kind);
 }
 
 /* A reservation's record as one insert (name first); the statements'
@@ -366,25 +369,25 @@ static int store_put(struct server *s, const struct resv *e, bool replace, const
 	 * all or nothing. */
 	r = jobstore_begin(s->store);
 	if (r == 0 && replace) {
-		param_text(&d, old_name);
+		recset_param_text(&d, old_name);
 		r = jobstore_sql_write(s->store, del, 1, &d);
 	}
-	param_text(&p, e->name);
-	param_int(&p, e->id);
-	param_int(&p, e->start);
-	param_int(&p, e->end);
-	param_text(&p, e->nodes);
-	param_text(&p, e->users);
-	param_text(&p, e->grps);
-	param_text(&p, e->accounts);
+	recset_param_text(&p, e->name);
+	recset_param_int(&p, e->id);
+	recset_param_int(&p, e->start);
+	recset_param_int(&p, e->end);
+	recset_param_text(&p, e->nodes);
+	recset_param_text(&p, e->users);
+	recset_param_text(&p, e->grps);
+	recset_param_text(&p, e->accounts);
 	if (r == 0)
 		r = jobstore_sql_write(s->store, ins, 1, &p);
 	flags_format(e->flags, flags, sizeof(flags));
-	param_text(&q, flags);
+	recset_param_text(&q, flags);
 	q.v[q.n].is_text = e->count < 0;   /* NULL: for ever */
 	q.v[q.n].text = NULL;
 	q.v[q.n++].i = e->count;
-	param_text(&q, e->name);
+	recset_param_text(&q, e->name);
 	if (r == 0)
 		r = jobstore_sql_write(s->store, more, 1, &q);
 	if (r == 0)
@@ -399,21 +402,8 @@ static int store_delete(struct server *s, const char *name)
 	static const struct jobstore_sql del[] = { { "DELETE FROM reservations WHERE name = $1", 1 } };
 	struct jobstore_ev_params d = { 0 };
 
-	param_text(&d, name);
+	recset_param_text(&d, name);
 	return jobstore_sql_write(s->store, del, 1, &d);
-}
-
-static bool name_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	if (n == 0 || n >= RESV_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
-		      *s == '-'))
-			return false;
-	return true;
 }
 
 /* The nodes of e (all: every node the pool knows), *ret for
@@ -601,7 +591,7 @@ static void create_update(struct conn *c, long long req_id, json_t *msg, bool up
 		conn_reply_err(c, req_id, EEXIST, "Reservation request failed: reservation %s exists already", name);
 		return;
 	}
-	if (!update && name && !name_ok(name)) {
+	if (!update && name && !recset_name_ok(name, RESV_NAME_MAX, false)) {
 		conn_reply_err(c, req_id, EINVAL, "ReservationName=%.64s: 1-%d letters, digits, '_' or '-'", name,
 			       RESV_NAME_MAX - 1);
 		return;

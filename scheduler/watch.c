@@ -9,6 +9,7 @@
 #include "log.h"
 #include "ops.h"
 #include "server-internal.h"
+#include "sort.h"
 #include "timeutil.h"
 
 /* Events read from the store per watcher and turn: ~150 bytes each as
@@ -515,7 +516,7 @@ void op_watch(struct conn *c, const char *op, long long req_id, json_t *msg)
 						"node", json_object_get(row, "node"), "reason", json_object_get(row, "reason")));
 			json_decref(row);
 		}
-		qsort(w->jobs, w->n_jobs, sizeof(int64_t), cmp_i64);
+		qp_sort(w->jobs, w->n_jobs, sizeof(int64_t), cmp_i64);
 	}
 	conn_ref(c);
 	c->watching = true;

@@ -183,12 +183,34 @@ static int tres_words(const char *v, const char *what, json_t *req, const char *
 	return n_set ? 0 : cmd_fail(1, "error: Invalid %s value: %s", what, v);
 }
 
+/* The qos op's budget (docs/QOS.md) of kind ("account", "user") name
+ * from GrpTRESMins=mins into *ret; 0, or cmd_fail's status. */
+static int budget_req(const char *kind, const char *name, const char *mins, json_t **ret)
+{
+	json_t *b = json_pack("{s:s, s:s, s:s}", "op", "qos", "action", "budget", kind, name);
+
+	if (tres_words(mins, "GrpTRESMins", b, "cpu_mins", "gpu_mins") != 0) {
+		json_decref(b);
+		return 1;
+	}
+	*ret = b;
+	return 0;
+}
+
+/* What an add or a modify of one NAME takes (each_name's ud). */
+struct put {
+	const char *action;   /* "add", "modify" */
+	const struct words *w;
+};
+
 /* add or modify of one account, with the words' Description=,
  * Parent= and Fairshare=. */
-static int account_req(const char *name, const char *action, const struct words *w)
+static int account_req(const char *name, void *ud)
 {
+	const struct put *put = ud;
+	const struct words *w = put->w;
 	const char *v;
-	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "accounts", "action", action, "name", name);
+	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "accounts", "action", put->action, "name", name);
 
 	if ((v = word_get(w->set, w->n_set, "description")) || (v = word_get(w->set, w->n_set, "descr")))
 		json_object_set_new(req, "description", json_string(v));
@@ -206,26 +228,9 @@ static int account_req(const char *name, const char *action, const struct words 
 	}
 	/* Limits (docs/LIMITS.md): GrpTRES=cpu=N,gres/gpu=N and GrpJobs=N;
 	 * -1 clears one, as Slurm's. */
-	if ((v = word_get(w->set, w->n_set, "grptres"))) {
-		char *copy = strdup(v), *save = NULL;
-
-		for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-			char *eq = strchr(t, '='), *end;
-			long long n = eq ? strtoll(eq + 1, &end, 10) : 0;
-			const char *key = NULL;
-
-			if (eq && *end == '\0' && eq[1] && n >= -1) {
-				*eq = '\0';
-				key = !strcasecmp(t, "cpu") ? "grp_cpus" : !strcasecmp(t, "gres/gpu") ? "grp_gpus" : NULL;
-			}
-			if (!key) {
-				free(copy);
-				json_decref(req);
-				return cmd_fail(1, "error: Invalid GrpTRES value: %s (qpool limits cpu= and gres/gpu=)", v);
-			}
-			json_object_set_new(req, key, json_integer(n));
-		}
-		free(copy);
+	if ((v = word_get(w->set, w->n_set, "grptres")) && tres_words(v, "GrpTRES", req, "grp_cpus", "grp_gpus") != 0) {
+		json_decref(req);
+		return 1;
 	}
 	if ((v = word_get(w->set, w->n_set, "grpjobs"))) {
 		char *end;
@@ -239,10 +244,9 @@ static int account_req(const char *name, const char *action, const struct words 
 	}
 	/* A budget (docs/QOS.md): GrpTRESMins=cpu=N,gres/gpu=N, the qos op's. */
 	if ((v = word_get(w->set, w->n_set, "grptresmins"))) {
-		json_t *b = json_pack("{s:s, s:s, s:s}", "op", "qos", "action", "budget", "account", name);
+		json_t *b;
 
-		if (tres_words(v, "GrpTRESMins", b, "cpu_mins", "gpu_mins") != 0) {
-			json_decref(b);
+		if (budget_req("account", name, v, &b) != 0) {
 			json_decref(req);
 			return 1;
 		}
@@ -254,16 +258,6 @@ static int account_req(const char *name, const char *action, const struct words 
 		return call(b, NULL);
 	}
 	return call(req, NULL);
-}
-
-static int account_add(const char *name, void *ud)
-{
-	return account_req(name, "add", ud);
-}
-
-static int account_modify(const char *name, void *ud)
-{
-	return account_req(name, "modify", ud);
 }
 
 static int account_delete(const char *name, void *ud)
@@ -289,7 +283,7 @@ static int user_qos(const char *user, const struct words *w);
 
 static int user_add(const char *user, void *ud)
 {
-	const struct words *w = ud;
+	const struct words *w = ((const struct put *)ud)->w;
 	struct user_ctx u = { user, NULL };
 	const char *accounts = word_get(w->set, w->n_set, "account") ?: word_get(w->set, w->n_set, "accounts");
 
@@ -329,7 +323,7 @@ static int user_qos(const char *user, const struct words *w)
 
 static int user_modify(const char *user, void *ud)
 {
-	const struct words *w = ud;
+	const struct words *w = ((const struct put *)ud)->w;
 	const char *dflt = word_get(w->set, w->n_set, "defaultaccount");
 	const char *mins = word_get(w->set, w->n_set, "grptresmins");
 
@@ -337,13 +331,9 @@ static int user_modify(const char *user, void *ud)
 		return cmd_fail(1, "error: modify user: DefaultAccount=, QOS=, DefaultQOS= and GrpTRESMins= are "
 				"changed here");
 	if (mins) {
-		json_t *b = json_pack("{s:s, s:s, s:s}", "op", "qos", "action", "budget", "user", user);
+		json_t *b;
 
-		if (tres_words(mins, "GrpTRESMins", b, "cpu_mins", "gpu_mins") != 0) {
-			json_decref(b);
-			return 1;
-		}
-		if (call(b, NULL) != 0)
+		if (budget_req("user", user, mins, &b) != 0 || call(b, NULL) != 0)
 			return 1;
 	}
 	if (dflt && call(json_pack("{s:s, s:s, s:s, s:s, s:b}", "op", "accounts", "action", "user_add", "user",
@@ -354,7 +344,7 @@ static int user_modify(const char *user, void *ud)
 
 static int user_delete(const char *user, void *ud)
 {
-	const struct words *w = ud;
+	const struct words *w = ((const struct put *)ud)->w;
 	const char *account = word_get(w->where, w->n_where, "account") ?: word_get(w->set, w->n_set, "account");
 	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "accounts", "action", "user_delete", "user", user);
 
@@ -397,7 +387,7 @@ static void table_row(const struct table *t, const char *const *values)
 
 static void table_header(const struct table *t)
 {
-	const char *v[32];
+	const char *v[32] = { NULL };   /* gcc 12 cannot see t->n <= 32 once show is called through a pointer */
 
 	if (arg_noheader)
 		return;
@@ -470,18 +460,8 @@ static const char *field(const char *name, const json_t *acct, const json_t *use
 		return dflt;
 	if (!strcasecmp(name, "admin") || !strcasecmp(name, "adminlevel"))
 		return "None";
-	if (!strcasecmp(name, "grptres")) {
-		long long c = acct && !user ? wire_int(acct, "grp_cpus", -1) : -1;
-		long long g = acct && !user ? wire_int(acct, "grp_gpus", -1) : -1;
-		char cpu[32] = "", gpu[40] = "";
-
-		if (c >= 0)
-			snprintf(cpu, sizeof(cpu), "cpu=%lld", c);
-		if (g >= 0)
-			snprintf(gpu, sizeof(gpu), "gres/gpu=%lld", g);
-		snprintf(tres_buf, sizeof(tres_buf), "%s%s%s", cpu, cpu[0] && gpu[0] ? "," : "", gpu);
-		return tres_buf;
-	}
+	if (!strcasecmp(name, "grptres"))
+		return tres_text(acct && !user ? acct : NULL, "grp_cpus", "grp_gpus");
 	if (!strcasecmp(name, "grpjobs")) {
 		long long n = acct && !user ? wire_int(acct, "grp_jobs", -1) : -1;
 
@@ -660,7 +640,7 @@ static const char *qos_field(const char *name, const json_t *q, char *buf, size_
 	return "";
 }
 
-static int qos_show(const struct words *w)
+static int qos_show(const char *entity, const struct words *w)
 {
 	json_t *reply = NULL, *q;
 	struct table t;
@@ -694,9 +674,11 @@ static int qos_show(const struct words *w)
 }
 
 /* add or modify of one QOS, with the words' Slurm names. */
-static int qos_req(const char *name, const char *action, const struct words *w)
+static int qos_req(const char *name, void *ud)
 {
-	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "qos", "action", action, "name", name);
+	const struct put *put = ud;
+	const struct words *w = put->w;
+	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "qos", "action", put->action, "name", name);
 	const char *v;
 
 	for (int i = 0; i < w->n_set; i++) {
@@ -747,20 +729,25 @@ static int qos_req(const char *name, const char *action, const struct words *w)
 	return call(req, NULL);
 }
 
-static int qos_add(const char *name, void *ud)
-{
-	return qos_req(name, "add", ud);
-}
-
-static int qos_modify(const char *name, void *ud)
-{
-	return qos_req(name, "modify", ud);
-}
-
 static int qos_delete(const char *name, void *ud)
 {
 	return call(json_pack("{s:s, s:s, s:s}", "op", "qos", "action", "delete", "name", name), NULL);
 }
+
+/* The entities a command adds, modifies, deletes and shows: one NAME
+ * each through each_name (ud a struct put). */
+static const struct entity {
+	const char *word;
+	int (*add)(const char *name, void *ud);
+	int (*modify)(const char *name, void *ud);
+	int (*del)(const char *name, void *ud);
+	int (*show)(const char *entity, const struct words *w);
+} entities[] = {
+	{ "account", account_req, account_req, account_delete, show },
+	{ "user", user_add, user_modify, user_delete, show },
+	{ "qos", qos_req, qos_req, qos_delete, qos_show },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
 
 static void table_one(const char *format, const char *name)
 {
@@ -819,37 +806,21 @@ int main(int argc, char **argv)
 		return cmd_fail(1, "error: Unknown command: %s", cmd);
 	if (words_parse(argc - optind, argv + optind, &w, modify || !add) != 0)
 		return 1;
-	if (entity_is(entity, "account")) {
-		if (add)
-			return each_name(w.names, "account", account_add, &w);
-		if (modify)
-			return each_name(w.names, "account", account_modify, &w);
+	for (const struct entity *e = entities; e->word; e++) {
+		struct put put = { add ? "add" : "modify", &w };
+
+		if (!entity_is(entity, e->word))
+			continue;
+		if (add || modify)
+			return each_name(w.names, e->word, add ? e->add : e->modify, &put);
 		if (del)
-			return each_name(w.names, "account", account_delete, &w);
-		return show(entity, &w);
-	}
-	if (entity_is(entity, "user")) {
-		if (add)
-			return each_name(w.names, "user", user_add, &w);
-		if (modify)
-			return each_name(w.names, "user", user_modify, &w);
-		if (del)
-			return each_name(w.names, "user", user_delete, &w);
-		return show(entity, &w);
+			return each_name(w.names, e->word, e->del, &put);
+		return e->show(entity, &w);
 	}
 	if (entity_is(entity, "association") || entity_is(entity, "assoc")) {
 		if (add || modify || del)
 			return cmd_fail(1, "error: %s association: use the account and user forms", cmd);
 		return show(entity, &w);
-	}
-	if (entity_is(entity, "qos")) {
-		if (add)
-			return each_name(w.names, "qos", qos_add, &w);
-		if (modify)
-			return each_name(w.names, "qos", qos_modify, &w);
-		if (del)
-			return each_name(w.names, "qos", qos_delete, &w);
-		return qos_show(&w);
 	}
 	if (add || modify || del)
 		return cmd_fail(1, "error: %s %s: qpool keeps one cluster", cmd, entity);

@@ -13,6 +13,7 @@
 #include "slurmfmt.h"
 #include "slurmjobs.h"
 #include "slurmsel.h"
+#include "sort.h"
 #include "timeutil.h"
 #include "version.h"
 #include "wire.h"
@@ -195,8 +196,7 @@ static json_t *start_select(const json_t *jobs)
 		if (arg_sel.n_states || pending(job))
 			v[n++] = job;
 	}
-	if (n > 1)
-		qsort(v, n, sizeof(*v), start_cmp);
+	qp_sort(v, n, sizeof(*v), start_cmp);
 	for (i = 0; i < n; i++)
 		json_array_append(out, (json_t *)v[i]);
 	free(v);

@@ -130,17 +130,9 @@ qp_node_on() {
 	local h=$1 cpus=${2:-} args=(-f "$QP_T/node.conf")
 	[ -n "$cpus" ] && args+=(--cpus "$cpus")
 	nsenter -t "$(qp_host_pid "$h")" --net --uts "$QP_BIN/qnoded" "${args[@]}" >> "$QP_T/qnoded-$h.log" 2>&1 &
-	local pid=$! i
-	QP_PIDS+=("$pid")
-	eval "QP_NODE_PID_${h//[^a-zA-Z0-9_]/_}=$pid"
 	# Up to 30 s: over t-hosts-netem's lossy links a SYN may be lost
 	# more than once (resent after 1, 2, 4 s ...).
-	for i in $(seq 600); do
-		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${h}[[:space:]].*up" && return 0
-		kill -0 "$pid" 2>/dev/null || fail "qnoded on $h died at start"
-		sleep 0.05
-	done
-	fail "qnoded on $h did not register"
+	qp_node_wait "$h" $! 600 "qnoded on $h"
 }
 
 # qp_relay_on HOST LISTEN UPSTREAM DELAY_MS: delay-relay.py in HOST's
@@ -205,6 +197,12 @@ qp_loss_off() {
 	QP_LOSSY=()
 }
 QP_LOSSY=()
+
+# qp_need_mpi: skips the test unless both MPIs' compilers are installed.
+qp_need_mpi() {
+	command -v mpicc.openmpi >/dev/null && command -v mpicc.mpich >/dev/null ||
+		skip "needs mpicc.openmpi and mpicc.mpich (openmpi-bin libopenmpi-dev mpich libmpich-dev)"
+}
 
 # qp_mpi_pool PREFIX N: a server host PREFIXs and N node hosts PREFIXa,
 # PREFIXb, ... (in the array nodes; srv names the server), each qnoded

@@ -160,17 +160,22 @@ qp_start_node() {
 	local args=(-f "$QPOOL_CONF" --name "$name")
 	[ -n "$cpus" ] && args+=(--cpus "$cpus")
 	"$QP_BIN/qnoded" "${args[@]}" >> "$QP_T/qnoded-$name.log" 2>&1 &
-	local pid=$!
+	qp_node_wait "$name" $! 100 "qnoded $name"
+}
+
+# qp_node_wait NAME PID TRIES LABEL: keeps PID as NAME's qnoded (QP_PIDS,
+# qp_node_pid) and waits, TRIES times 0.05 s, until qpoold lists NAME up;
+# fails, saying LABEL, if it dies first or never registers.
+qp_node_wait() {
+	local name=$1 pid=$2 i
 	QP_PIDS+=("$pid")
 	eval "QP_NODE_PID_${name//[^a-zA-Z0-9_]/_}=$pid"
-	local i
-	for i in $(seq 100); do
-		# shellcheck disable=SC1087 # a regex bracket after $name, not an array
-		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^$name[[:space:]].*up" && return 0
-		kill -0 "$pid" 2>/dev/null || fail "qnoded $name died at start"
+	for ((i = 0; i < $3; i++)); do
+		"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^${name}[[:space:]].*up" && return 0
+		kill -0 "$pid" 2>/dev/null || fail "$4 died at start"
 		sleep 0.05
 	done
-	fail "qnoded $name did not register"
+	fail "$4 did not register"
 }
 
 # qp_free_port: a TCP port nobody listens on now, on 127.0.0.1.
@@ -381,6 +386,68 @@ qp_wait_file() {
 		sleep 0.05
 	done
 	fail "file $1 did not appear"
+}
+
+# qp_frozen_state JOBID: the freezer state of the job's own cgroup:
+# FROZEN / THAWED (v1's freezer.state), 1 / 0 (v2's cgroup.events);
+# nothing when the group is not found.
+qp_frozen_state() {
+	local d
+	d=$(find /sys/fs/cgroup/freezer/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
+	if [ -n "$d" ]; then tr -d '\n' < "$d/freezer.state"; return; fi
+	# v2: the pool's parent is where the host put it (under a systemd
+	# unit's delegated group in the guests, not at the top).
+	d=$(find /sys/fs/cgroup -mindepth 2 -maxdepth 8 -type d -path "*/$QP_CG_PARENT*/job.$1" 2>/dev/null | head -n 1)
+	[ -n "$d" ] && awk '$1 == "frozen" {print $2}' "$d/cgroup.events"
+}
+
+# qp_ticker FILE: writes a job script to FILE that appends 40 lines
+# "tick N TIME" to $LOG, 0.1 s of its own running time apart, then "done
+# TIME": a job whose log shows when it ran (and when it was frozen).
+qp_ticker() {
+	cat > "$1" <<'JOB'
+#!/bin/bash
+for i in $(seq 40); do echo "tick $i $(date +%s.%N)" >> "$LOG"; sleep 0.1; done
+echo "done $(date +%s.%N)" >> "$LOG"
+JOB
+	chmod +x "$1"
+}
+
+# qp_ticks_outside LOG START END WHAT: fails unless qp_ticker's LOG has its
+# 40 ticks and done, none while another job ran (from the time in file
+# START to the one in END; WHAT names it) and one after it.
+qp_ticks_outside() {
+	python3 - "$1" "$2" "$3" "$4" <<'PY' || fail "$4: the ticker's log: $(cat "$1")"
+import sys
+lines = [l.split() for l in open(sys.argv[1])]
+us, ue = float(open(sys.argv[2]).read()), float(open(sys.argv[3]).read())
+ticks = [float(l[2]) for l in lines if l[0] == "tick"]
+assert len(ticks) == 40 and lines[-1][0] == "done", "not 40 ticks and done"
+inside = [t for t in ticks if us + 0.3 < t < ue - 0.3]
+assert not inside, f"ticks while {sys.argv[4]} ran: {inside}"
+assert any(t > ue for t in ticks), f"no tick after {sys.argv[4]}"
+PY
+}
+
+# qp_refuse WANT cmd...: fails unless cmd fails with one line of error
+# holding WANT (the "bad input" rule: a clear one-line error, non-zero).
+qp_refuse() {
+	local want=$1 out rc; shift
+	out=$("$@" 2>&1 >/dev/null); rc=$?
+	[ $rc -ne 0 ] || fail "'$*' succeeded"
+	[ "$(echo "$out" | wc -l)" = 1 ] || fail "'$*': not one line: $out"
+	echo "$out" | grep -qF -- "$want" || fail "'$*' said '$out', not '$want'"
+}
+
+# qp_wait_reason JOBID TEXT: waits (bounded) until the job's comment (its
+# waiting reason) holds TEXT.
+qp_wait_reason() {
+	local i
+	for i in $(seq 100); do
+		qp_field "$1" comment | grep -qF "$2" && return 0
+		sleep 0.1
+	done
+	fail "job $1 is $(qp_state "$1"): '$(qp_field "$1" comment)', not '$2'"
 }
 
 # qp_order QUEUE: job ids of QUEUE's jobs (finished too) in the order they

@@ -13,14 +13,6 @@ qp_start_node "$node" 0-1
 server=$(hostname -s)
 w1=$QP_T/work/qpuser1
 
-refuse() {
-	local want=$1 out rc; shift
-	out=$("$@" 2>&1 >/dev/null); rc=$?
-	[ $rc -ne 0 ] || fail "'$*' succeeded"
-	[ "$(echo "$out" | wc -l)" = 1 ] || fail "'$*': not one line: $out"
-	echo "$out" | grep -qF -- "$want" || fail "'$*' said '$out', not '$want'"
-}
-
 # subjobs ID: "index state-letter" of each subjob, from qstat -x -t.
 subjobs() {
 	"$QP_BIN/qstat" -x -t "$1[]" | awk -v a="$1" 'index($1, a "[") == 1 && $1 !~ /\[\]/ {
@@ -80,12 +72,12 @@ done
 [ "$(qp_field "$a" Exit_status)" = 1 ] || fail "array with a failed subjob: Exit_status $(qp_field "$a" Exit_status)"
 
 note "bad input"
-refuse "START must be below END" as qpuser1 qsub -J 5-1 env.sh
-refuse "expected START-END" as qpuser1 qsub -J 1,2 env.sh
-refuse "%MAX must be" as qpuser1 qsub -t 1-3%0 env.sh
-refuse "an array of 30000 subjobs would pass it" as qpuser1 qsub -J 1-30000 env.sh
-refuse "not a job id" as qpuser1 qdel "${n}[x]"
-refuse "no such subjob" as qpuser1 qstat "${n}[2]"
+qp_refuse "START must be below END" as qpuser1 qsub -J 5-1 env.sh
+qp_refuse "expected START-END" as qpuser1 qsub -J 1,2 env.sh
+qp_refuse "%MAX must be" as qpuser1 qsub -t 1-3%0 env.sh
+qp_refuse "an array of 30000 subjobs would pass it" as qpuser1 qsub -J 1-30000 env.sh
+qp_refuse "not a job id" as qpuser1 qdel "${n}[x]"
+qp_refuse "no such subjob" as qpuser1 qstat "${n}[2]"
 
 note "qhold/qrls ID[], qdel ID[N] of a waiting subjob, qstat B and Q"
 script gate.sh 'for i in $(seq 1200); do [ -e go.$PBS_ARRAY_INDEX ] && exit 0; sleep 0.05; done; exit 9'
@@ -96,8 +88,8 @@ as qpuser1 qrls "$a" || fail "qrls ID[]"
 qp_wait "${n}[1]" running
 "$QP_BIN/qstat" "$a" | grep -qE "^$n\[\]\.$server .* B batch$" || fail "array not B: $("$QP_BIN/qstat" "$a")"
 [ "$(qp_state "${n}[2]")" = cancelled ] || fail "subjob 2 is $(qp_state "${n}[2]")"
-refuse "already finished" as qpuser1 qdel "${n}[2]"
-refuse "permission denied" as qpuser2 qdel "$a"
+qp_refuse "already finished" as qpuser1 qdel "${n}[2]"
+qp_refuse "permission denied" as qpuser2 qdel "$a"
 touch "$w1/go.1" "$w1/go.3"
 qp_wait "${n}[1]" completed
 qp_wait "${n}[3]" completed
@@ -112,7 +104,7 @@ note "qstat -t pages through 2,500 waiting subjobs; qdel of a range; qrls of one
 a=$(as qpuser1 qsub -h -J 1-2500 env.sh) || fail "qsub -h -J 1-2500"; n=${a%[]}
 [ "$("$QP_BIN/qstat" -t "$a" | awk 'NR > 2' | wc -l)" = 2501 ] || fail "qstat -t: $("$QP_BIN/qstat" -t "$a" | wc -l) lines"
 [ -z "$("$QP_BIN/qstat" -t | awk 'NR > 2 { print $1 }' | sort | uniq -d)" ] || fail "qstat -t lists a subjob twice"
-refuse "release the array (${n}[])" as qpuser1 qrls "${n}[5]"
+qp_refuse "release the array (${n}[])" as qpuser1 qrls "${n}[5]"
 as qpuser1 qdel "${n}[3-2000]" || fail "qdel ID[3-2000]"
 [ "$("$QP_BIN/qstat" -t "$a" | awk 'NR > 2 && $5 == "H"' | wc -l)" = 503 ] || fail "after qdel ID[3-2000]"
 [ "$(qp_state "${n}[1999]")" = cancelled ] || fail "subjob 1999 is $(qp_state "${n}[1999]")"

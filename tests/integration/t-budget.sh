@@ -15,14 +15,6 @@ qp_setup ""
 qp_start_server
 qp_start_sim "${QP_NODE_PREFIX}b" 1 --sim-topology "pack:1 numa:1 core:4 pu:1"
 SM=$QP_BIN/sacctmgr
-wait_reason() {
-	for i in $(seq 100); do
-		qp_field "$1" comment | grep -qF "$2" && return 0
-		sleep 0.1
-	done
-	fail "job $1 is $(qp_state "$1"): '$(qp_field "$1" comment)', not '$2'"
-}
-
 note "account physics with a budget of 1 CPU-minute"
 "$SM" -i add account physics && "$SM" -i add user qpuser1 Account=physics &&
 	"$SM" -i modify account physics set GrpTRESMins=cpu=1 || fail "sacctmgr: the account and its budget"
@@ -33,11 +25,11 @@ note "a 4-CPU job of 15 s commits the budget; a second waits while it runs and a
 a=$(as qpuser1 qsub -l ncpus=4 -l walltime=15 -v QPOOL_SIM_RUNTIME=10 -o /dev/null -e /dev/null <<<true) || fail "qsub a"
 qp_wait "$a" running
 b=$(as qpuser1 qsub -l ncpus=4 -l walltime=10 -v QPOOL_SIM_RUNTIME=1 -o /dev/null -e /dev/null <<<true) || fail "qsub b"
-wait_reason "$b" "AssocGrpCPUMinutesLimit: account physics: "
+qp_wait_reason "$b" "AssocGrpCPUMinutesLimit: account physics: "
 qp_field "$b" comment | grep -qE "running jobs commit [0-9.]+ more, the job asks 0\.7" || fail "b while a runs: $(qp_field "$b" comment)"
 [ "$("$QP_BIN/squeue" -h -j "$b" -o %r)" = AssocGrpCPUMinutesLimit ] || fail "squeue %r: $("$QP_BIN/squeue" -h -j "$b" -o %r)"
 qp_wait "$a" completed --timeout 30
-wait_reason "$b" "running jobs commit 0.0 more"
+qp_wait_reason "$b" "running jobs commit 0.0 more"
 qp_field "$b" comment | grep -qE "account physics: 0\.(6|7)/1 CPU-minutes used" || fail "b after a: $(qp_field "$b" comment)"
 [ "$(qp_state "$b")" = queued ] || fail "b is $(qp_state "$b") with the budget spent"
 
@@ -45,7 +37,7 @@ note "a qpoold restart reads the use back from the store: b still waits"
 qp_stop "$QP_SERVER_PID"
 qp_start_server
 qp_sim_up "${QP_NODE_PREFIX}b" 1
-wait_reason "$b" "AssocGrpCPUMinutesLimit: account physics: 0."
+qp_wait_reason "$b" "AssocGrpCPUMinutesLimit: account physics: 0."
 qp_field "$b" comment | grep -qE "account physics: 0\.(6|7)/1 CPU-minutes used" || fail "b after a restart: $(qp_field "$b" comment)"
 [ "$(qp_state "$b")" = queued ] || fail "b is $(qp_state "$b") after a restart"
 
@@ -59,7 +51,7 @@ note "a user's budget: GrpTRESMins=cpu=1 on qpuser2 holds its 80 CPU-second job;
 [ "$("$SM" -nP show user qpuser2 format=user,grptresmins)" = "qpuser2|cpu=1" ] ||
 	fail "show user GrpTRESMins: $("$SM" -nP show user qpuser2 format=user,grptresmins)"
 c=$(as qpuser2 qsub -l ncpus=4 -l walltime=20 -v QPOOL_SIM_RUNTIME=1 -o /dev/null -e /dev/null <<<true) || fail "qsub c"
-wait_reason "$c" "AssocGrpCPUMinutesLimit: user qpuser2: 0.0/1 CPU-minutes used, running jobs commit 0.0 more, the job asks 1.3"
+qp_wait_reason "$c" "AssocGrpCPUMinutesLimit: user qpuser2: 0.0/1 CPU-minutes used, running jobs commit 0.0 more, the job asks 1.3"
 "$SM" -i modify user qpuser2 set GrpTRESMins=cpu=-1 || fail "lift qpuser2's budget"
 qp_wait "$c" running completed --timeout 30
 out=$("$SM" -i modify user qpuser2 set GrpTRESMins=gres/gpu=5 2>&1) && fail "a user's GPU budget taken"

@@ -11,13 +11,6 @@ qp_start_node "$node" 0-1
 server=$(hostname -s)
 w1=$QP_T/work/qpuser1
 
-refuse() {
-	local want=$1 out rc; shift
-	out=$("$@" 2>&1 >/dev/null); rc=$?
-	[ $rc -ne 0 ] || fail "'$*' succeeded"
-	[ "$(echo "$out" | wc -l)" = 1 ] || fail "'$*': not one line: $out"
-	echo "$out" | grep -qF -- "$want" || fail "'$*' said '$out', not '$want'"
-}
 script() { printf '%s\n' "$2" > "$w1/$1"; chown qpuser1: "$w1/$1"; }
 script gate.sh 'for i in $(seq 1200); do [ -e go ] && exit 0; sleep 0.05; done; exit 9'
 script ok.sh 'date +%s%N >> order.txt; echo "$PBS_JOBNAME" >> names.txt'
@@ -32,7 +25,7 @@ qp_wait "$g" running
 [ "$(qp_field "$j2" Hold_Types)" = s ] || fail "Hold_Types $(qp_field "$j2" Hold_Types)"
 [ "$(qp_field "$j2" depend)" = "afterok:$g.$server" ] || fail "depend = $(qp_field "$j2" depend)"
 qp_field "$j2" comment | grep -q "waiting on dependencies" || fail "comment: $(qp_field "$j2" comment)"
-refuse "held for its dependencies" as qpuser1 qrls "$j2"
+qp_refuse "held for its dependencies" as qpuser1 qrls "$j2"
 touch "$w1/go"
 qp_wait "$j3" completed
 [ "$(cat "$w1/names.txt" | tr '\n' ' ')" = "two three " ] || fail "order: $(cat "$w1/names.txt")"
@@ -51,8 +44,8 @@ qp_field "$n3" comment | grep -qF "dependency afterok:$b can never be met: job $
 # a job the pool never had (the store keeps every job): refused at submit,
 # as PBS Pro refuses it, not held for ever
 before=$("$QP_BIN/qstat" -x | grep -c ghost)
-refuse "qsub: Unknown Job Id 999999" as qpuser1 qsub -N ghost -W depend=afterok:999999 ok.sh
-refuse "qsub: Unknown Job Id 999998" as qpuser1 qsub -N ghost -W depend=afterany:$j3:999998 ok.sh
+qp_refuse "qsub: Unknown Job Id 999999" as qpuser1 qsub -N ghost -W depend=afterok:999999 ok.sh
+qp_refuse "qsub: Unknown Job Id 999998" as qpuser1 qsub -N ghost -W depend=afterany:$j3:999998 ok.sh
 [ "$("$QP_BIN/qstat" -x | grep -c ghost)" = "$before" ] || fail "a refused qsub left a job: $("$QP_BIN/qstat" -x)"
 n5=$(as qpuser1 qsub -N afterok-of-ok -W depend=afternotok:$j3 ok.sh) || fail "qsub afternotok on completed"
 for i in $(seq 100); do qp_field "$n5" comment | grep -q "never" && break; sleep 0.05; done
@@ -80,7 +73,7 @@ qp_wait "$y" running
 [ "$(qp_state "$x")" = held ] || fail "x is $(qp_state "$x")"
 touch "$w1/go"
 qp_wait "$x" completed
-refuse "not waiting to start" as qpuser1 qsub -W depend=beforeok:$y ok.sh
+qp_refuse "not waiting to start" as qpuser1 qsub -W depend=beforeok:$y ok.sh
 
 note "arrays: afterok:ID[]"
 rm -f "$w1/go" "$w1/names.txt"
@@ -122,9 +115,9 @@ d1=$(stat_of dep_decided)
 as qpuser1 qdel "$g2" || fail "qdel g2"
 
 note "bad input"
-refuse "unknown type" as qpuser1 qsub -W depend=sometime:1 ok.sh
-refuse "not a job id" as qpuser1 qsub -W depend=afterok:x ok.sh
-refuse "expected true or false" as qpuser1 qsub -W block=perhaps ok.sh
+qp_refuse "unknown type" as qpuser1 qsub -W depend=sometime:1 ok.sh
+qp_refuse "not a job id" as qpuser1 qsub -W depend=afterok:x ok.sh
+qp_refuse "expected true or false" as qpuser1 qsub -W block=perhaps ok.sh
 
 note "-W block=true: qsub exits with the job's exit status"
 as qpuser1 qsub -W block=true bad.sh >/dev/null; rc=$?

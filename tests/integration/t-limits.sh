@@ -15,19 +15,10 @@ walltime_max = 01:00:00"
 qp_start_server
 qp_start_sim "${QP_NODE_PREFIX}l" 1 --sim-topology "pack:1 numa:1 core:8 pu:1"
 sub() { as "$1" qsub -q "$2" -l walltime=600 -o /dev/null -e /dev/null <<<true || fail "qsub as $1 into $2"; }
-# wait_reason ID TEXT: until the job's comment holds TEXT (bounded).
-wait_reason() {
-	for i in $(seq 100); do
-		qp_field "$1" comment | grep -qF "$2" && return 0
-		sleep 0.1
-	done
-	fail "job $1 is $(qp_state "$1"): '$(qp_field "$1" comment)', not '$2'"
-}
-
 note "a queue's max_cpus_per_user: the user's third 1-CPU job waits at 2 CPUs"
 c1=$(sub qpuser2 capped); c2=$(sub qpuser2 capped); c3=$(sub qpuser2 capped)
 qp_wait "$c1" running; qp_wait "$c2" running
-wait_reason "$c3" "max_cpus_per_user=2 of queue capped: the user's jobs hold 2 CPUs, the job asks 1"
+qp_wait_reason "$c3" "max_cpus_per_user=2 of queue capped: the user's jobs hold 2 CPUs, the job asks 1"
 [ "$(qp_state "$c3")" = queued ] || fail "c3 is $(qp_state "$c3")"
 [ "$("$QP_BIN/squeue" -h -j "$c3" -o %r)" = QOSMaxCpuPerUserLimit ] || fail "squeue %r of c3: $("$QP_BIN/squeue" -h -j "$c3" -o %r)"
 "$QP_BIN/qdel" "$c1" "$c2" "$c3" > /dev/null
@@ -41,7 +32,7 @@ note "an account's GrpTRES=cpu=4: its fifth 1-CPU job waits"
 ids=()
 for k in 1 2 3 4 5; do ids+=("$(sub qpuser1 batch)"); done
 for k in 0 1 2 3; do qp_wait "${ids[$k]}" running; done
-wait_reason "${ids[4]}" "account physics: 4/4 CPUs in use, the job asks 1"
+qp_wait_reason "${ids[4]}" "account physics: 4/4 CPUs in use, the job asks 1"
 [ "$("$QP_BIN/squeue" -h -j "${ids[4]}" -o %r)" = AssocGrpCpuLimit ] || fail "squeue %r: $("$QP_BIN/squeue" -h -j "${ids[4]}" -o %r)"
 other=$(sub qpuser2 batch)
 qp_wait "$other" running
@@ -50,7 +41,7 @@ note "a qpoold restart keeps the limit and what the account holds"
 qp_stop "$QP_SERVER_PID"
 qp_start_server
 qp_sim_up "${QP_NODE_PREFIX}l" 1
-wait_reason "${ids[4]}" "account physics: 4/4 CPUs in use"
+qp_wait_reason "${ids[4]}" "account physics: 4/4 CPUs in use"
 [ "$(qp_state "${ids[4]}")" = queued ] || fail "the fifth job is $(qp_state "${ids[4]}") after a restart"
 
 note "the limit lifted (GrpTRES=cpu=-1): the fifth job starts"

@@ -12,8 +12,7 @@
 . "$(dirname "$0")/hosts.sh"
 qp_hosts_reexec "$@"
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
-command -v mpicc.openmpi >/dev/null && command -v mpicc.mpich >/dev/null ||
-	skip "needs mpicc.openmpi and mpicc.mpich (openmpi-bin libopenmpi-dev mpich libmpich-dev)"
+qp_need_mpi
 qp_setup
 qp_hosts_init
 cgroot=/sys/fs/cgroup

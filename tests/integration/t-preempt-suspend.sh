@@ -26,21 +26,7 @@ qp_start_server
 qp_start_node p1 0
 W=$QP_T/work/qpuser1 U=$QP_T/work/qpuser2
 
-frozen_state() {
-	local d
-	d=$(find /sys/fs/cgroup/freezer/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
-	if [ -n "$d" ]; then tr -d '\n' < "$d/freezer.state"; return; fi
-	d=$(find /sys/fs/cgroup/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
-	[ -n "$d" ] && awk '$1 == "frozen" {print $2}' "$d/cgroup.events"
-}
-
-cat > "$W/scav.sh" <<'JOB'
-#!/bin/bash
-# 40 ticks of 0.1 s of its own running time, then done.
-for i in $(seq 40); do echo "tick $i $(date +%s.%N)" >> "$LOG"; sleep 0.1; done
-echo "done $(date +%s.%N)" >> "$LOG"
-JOB
-chmod +x "$W/scav.sh"
+qp_ticker "$W/scav.sh"
 log=$W/scav.log
 
 note "a scavenger job holds the node's one CPU"
@@ -55,7 +41,7 @@ u=$(as qpuser2 sbatch --parsable -p urgent -t 10 --mem=32M -o /dev/null \
 	fail "sbatch urgent: $u"
 qp_wait "$u" running --timeout 30
 qp_wait_file "$U/u.start"
-st=$(frozen_state "$s")
+st=$(qp_frozen_state "$s")
 case "$st" in FROZEN|1) ;; *) fail "the scavenger's group is '$st' while the urgent job runs" ;; esac
 [ "$("$QP_BIN/squeue" -h -j "$s" -o %t)" = S ] || fail "squeue: the scavenger is not S"
 [ "$(qp_state "$s2")" = queued ] || fail "the second scavenger is $(qp_state "$s2") while the urgent job runs"
@@ -74,16 +60,7 @@ note "the urgent job ends: the scavenger is thawed and finishes, then the second
 qp_wait "$u" completed --timeout 30
 qp_wait "$s" completed --timeout 60
 qp_wait "$s2" completed --timeout 30
-python3 - "$log" "$U/u.start" "$U/u.end" <<'PY' || fail "the scavenger's log: $(cat "$log")"
-import sys
-lines = [l.split() for l in open(sys.argv[1])]
-us, ue = float(open(sys.argv[2]).read()), float(open(sys.argv[3]).read())
-ticks = [float(l[2]) for l in lines if l[0] == "tick"]
-assert len(ticks) == 40 and lines[-1][0] == "done", "not 40 ticks and done"
-inside = [t for t in ticks if us + 0.3 < t < ue - 0.3]
-assert not inside, f"ticks while the urgent job ran: {inside}"
-assert any(t > ue for t in ticks), "no tick after the urgent job"
-PY
+qp_ticks_outside "$log" "$U/u.start" "$U/u.end" "the urgent job"
 [ "$(qp_field "$s" run_count)" = 1 ] || fail "the scavenger ran $(qp_field "$s" run_count) times, not once"
 grep -q "job $s: resumed, its preemptor $u has ended" "$QP_T/qpoold.log" || fail "no resume in qpoold's log"
 # The second scavenger started only after the first was thawed.

@@ -15,8 +15,7 @@
 . "$(dirname "$0")/munge.sh"
 . "$(dirname "$0")/hosts.sh"
 qp_hosts_reexec "$@"
-command -v mpicc.openmpi >/dev/null && command -v mpicc.mpich >/dev/null ||
-	skip "needs mpicc.openmpi and mpicc.mpich (openmpi-bin libopenmpi-dev mpich libmpich-dev)"
+qp_need_mpi
 qp_setup
 qp_hosts_init
 p=q$$

@@ -13,14 +13,6 @@ qp_start_node p1 0
 W=$QP_T/work/qpuser1 U=$QP_T/work/qpuser2
 SM=$QP_BIN/sacctmgr
 
-frozen_state() {
-	local d
-	d=$(find /sys/fs/cgroup/freezer/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
-	if [ -n "$d" ]; then tr -d '\n' < "$d/freezer.state"; return; fi
-	d=$(find /sys/fs/cgroup/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
-	[ -n "$d" ] && awk '$1 == "frozen" {print $2}' "$d/cgroup.events"
-}
-
 note "QOS scav of PreemptMode=suspend, QOS high that preempts it"
 "$SM" -i add qos scav PreemptMode=suspend && "$SM" -i add qos high Priority=100 Preempt=scav ||
 	fail "sacctmgr add qos"
@@ -31,12 +23,7 @@ grep -qx "scav|suspend" <<<"$out" || fail "show qos: $out"
 "$SM" -i modify qos high set PreemptMode=Suspend && grep -qx "high|suspend" <<<"$("$SM" -nP show qos format=Name,PreemptMode)" &&
 	"$SM" -i modify qos high set PreemptMode=requeue || fail "modify qos PreemptMode=Suspend"
 
-cat > "$W/scav.sh" <<'JOB'
-#!/bin/bash
-for i in $(seq 40); do echo "tick $i $(date +%s.%N)" >> "$LOG"; sleep 0.1; done
-echo "done $(date +%s.%N)" >> "$LOG"
-JOB
-chmod +x "$W/scav.sh"
+qp_ticker "$W/scav.sh"
 log=$W/scav.log
 
 note "a scav job holds the node's one CPU"
@@ -50,23 +37,14 @@ u=$(as qpuser2 sbatch --parsable --qos=high -t 10 --mem=32M -o /dev/null \
 	--wrap="date +%s.%N > $U/u.start; sleep 3; date +%s.%N > $U/u.end") || fail "sbatch high: $u"
 qp_wait "$u" running --timeout 30
 qp_wait_file "$U/u.start"
-st=$(frozen_state "$s")
+st=$(qp_frozen_state "$s")
 case "$st" in FROZEN|1) ;; *) fail "the scav job's group is '$st' while the high job runs" ;; esac
 [ "$("$QP_BIN/squeue" -h -j "$s" -o %t)" = S ] || fail "squeue: the scav job is not S"
 
 note "the high job ends: the scav job is thawed and finishes in its first attempt"
 qp_wait "$u" completed --timeout 30
 qp_wait "$s" completed --timeout 60
-python3 - "$log" "$U/u.start" "$U/u.end" <<'PY' || fail "the scav job's log: $(cat "$log")"
-import sys
-lines = [l.split() for l in open(sys.argv[1])]
-us, ue = float(open(sys.argv[2]).read()), float(open(sys.argv[3]).read())
-ticks = [float(l[2]) for l in lines if l[0] == "tick"]
-assert len(ticks) == 40 and lines[-1][0] == "done", "not 40 ticks and done"
-inside = [t for t in ticks if us + 0.3 < t < ue - 0.3]
-assert not inside, f"ticks while the high job ran: {inside}"
-assert any(t > ue for t in ticks), "no tick after the high job"
-PY
+qp_ticks_outside "$log" "$U/u.start" "$U/u.end" "the high job"
 [ "$(qp_field "$s" run_count)" = 1 ] || fail "the scav job ran $(qp_field "$s" run_count) times, not once"
 grep -q "job $s: resumed, its preemptor $u has ended" "$QP_T/qpoold.log" || fail "no resume in qpoold's log"
 echo PASS

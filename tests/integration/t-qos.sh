@@ -22,14 +22,6 @@ sub() {
 	as "$u" sbatch --parsable -c "$n" -t 10 -o /dev/null --export=ALL,QPOOL_SIM_RUNTIME="$secs" "$@" \
 		--wrap=true || fail "sbatch as $u $*"
 }
-wait_reason() {
-	for i in $(seq 100); do
-		qp_field "$1" comment | grep -qF "$2" && return 0
-		sleep 0.1
-	done
-	fail "job $1 is $(qp_state "$1"): '$(qp_field "$1" comment)', not '$2'"
-}
-
 note "QOS records: sacctmgr add, show -P in Slurm's layout; a user's QOS list"
 "$SM" -i add qos scav PreemptMode=requeue && "$SM" -i add qos high Priority=100 Preempt=scav &&
 	"$SM" -i add qos lim MaxTRESPerUser=cpu=2 MaxWall=1:00:00 ||
@@ -60,7 +52,7 @@ grep -q "QOSMaxWallDurationPerJobLimit" <<<"$out" || fail "over MaxWall: '$out'"
 note "a QOS's MaxTRESPerUser=cpu=2 holds the user's third 1-CPU job, across a restart"
 l1=$(sub qpuser1 600 1 --qos=lim); l2=$(sub qpuser1 600 1 --qos=lim); l3=$(sub qpuser1 600 1 --qos=lim)
 qp_wait "$l1" running; qp_wait "$l2" running
-wait_reason "$l3" "QOSMaxCpuPerUserLimit: qos lim: the user's jobs hold 2/2 CPUs, the job asks 1"
+qp_wait_reason "$l3" "QOSMaxCpuPerUserLimit: qos lim: the user's jobs hold 2/2 CPUs, the job asks 1"
 [ "$("$QP_BIN/squeue" -h -j "$l3" -o "%q %r")" = "lim QOSMaxCpuPerUserLimit" ] ||
 	fail "squeue %q %r: $("$QP_BIN/squeue" -h -j "$l3" -o "%q %r")"
 "$QP_BIN/scontrol" show job "$l3" | grep -q " QOS=lim" || fail "scontrol show job: no QOS=lim"
@@ -71,7 +63,7 @@ qp_wait "$d" completed
 qp_stop "$QP_SERVER_PID"
 qp_start_server
 qp_sim_up "${QP_NODE_PREFIX}q" 1
-wait_reason "$l3" "QOSMaxCpuPerUserLimit: qos lim: the user's jobs hold 2/2 CPUs"
+qp_wait_reason "$l3" "QOSMaxCpuPerUserLimit: qos lim: the user's jobs hold 2/2 CPUs"
 [ "$(qp_state "$l3")" = queued ] || fail "l3 is $(qp_state "$l3") after a restart"
 "$SM" -nP show qos format=name,priority | grep -qx "high|100" || fail "qos high lost in the restart"
 "$QP_BIN/qdel" "$l1" "$l2" "$l3" > /dev/null

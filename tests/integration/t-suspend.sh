@@ -20,20 +20,10 @@ qp_start_node p1 0
 W=$QP_T/work/qpuser1
 mode=$(awk -F' = ' '$1 == "cgroup_mode" {print $2}' "$QPOOL_CONF")
 
-# The job's own group's frozen state: FROZEN / THAWED (v1), 1 / 0 (v2).
-frozen_state() {
-	local d
-	d=$(find /sys/fs/cgroup/freezer/"$QP_CG_PARENT" -type d -name "job.$1" 2>/dev/null | head -n 1)
-	if [ -n "$d" ]; then tr -d '\n' < "$d/freezer.state"; return; fi
-	# v2: the pool's parent is where the host put it (under a systemd
-	# unit's delegated group in the guests, not at the top).
-	d=$(find /sys/fs/cgroup -mindepth 2 -maxdepth 8 -type d -path "*/$QP_CG_PARENT*/job.$1" 2>/dev/null | head -n 1)
-	[ -n "$d" ] && awk '$1 == "frozen" {print $2}' "$d/cgroup.events"
-}
 wait_frozen() {  # JOBID WANT
 	local i st
 	for ((i = 0; i < 200; i++)); do
-		st=$(frozen_state "$1")
+		st=$(qp_frozen_state "$1")
 		case "$2:$st" in yes:FROZEN|yes:1|no:THAWED|no:0) return 0 ;; esac
 		sleep 0.05
 	done

@@ -7,44 +7,62 @@
 #include <string.h>
 
 #include "estimate.h"
+#include "pool-fixture.h"
 #include "pool.h"
 #include "unit.h"
 
 static struct job *job_add(struct pool *p, int64_t id, uid_t uid, unsigned ncpus, uint64_t walltime)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j = fx_job(id, "batch", ncpus, walltime);
 
-	j->id = id;
-	snprintf(j->queue, sizeof(j->queue), "batch");
 	j->uid = uid;
-	j->ncpus = ncpus;
-	j->walltime = walltime;
-	j->state = JOB_QUEUED;
 	CU_ASSERT_EQUAL(pool_job_add(p, j), 0);
 	return j;
 }
 
-static void node_up(struct pool *p, const char *name, const char *cpus)
-{
-	struct node *n = pool_node_get(p, name);
-	static int link;
+/* Each test's pool: the one queue "batch" (estimate_depth 100), nodes
+ * n0 .. of 2 CPUs each, the clock at 1000; d for the passes. */
+struct est {
+	struct config c;
+	struct queue_conf q;
+	struct pool *p;
+	struct dispatch d[16];
+};
 
-	cpumask_parse(cpus, &n->cpus);
-	n->free = n->cpus;
-	n->rt_free = n->cpus;
-	n->state = NODE_UP;
-	n->link = &link;
+static void est_setup(struct est *e, unsigned nodes)
+{
+	char name[16];
+
+	memset(e, 0, sizeof(*e));
+	snprintf(e->q.name, sizeof(e->q.name), "batch");
+	e->q.started = e->q.is_default = true;
+	e->c.queues = &e->q;
+	e->c.n_queues = 1;
+	e->c.estimate_depth = 100;
+	CU_ASSERT_EQUAL_FATAL(pool_create(&e->p), 0);
+	for (unsigned i = 0; i < nodes; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		fx_node(e->p, name, "0-1");
+	}
+	pool_clock_set(e->p, 1000);
 }
 
-static void conf(struct config *c, struct queue_conf *q)
+/* A pass: how many started. */
+static int est_pass(struct est *e)
 {
-	memset(c, 0, sizeof(*c));
-	memset(q, 0, sizeof(*q));
-	snprintf(q->name, sizeof(q->name), "batch");
-	q->started = q->is_default = true;
-	c->queues = q;
-	c->n_queues = 1;
-	c->estimate_depth = 100;
+	return pool_schedule(e->p, &e->c, e->d, 16);
+}
+
+/* Replay `replay` at 1000, its stats into *st (NULL: not kept). */
+static void est_replay(struct est *e, int replay, struct pool_estimate_stats *st)
+{
+	struct pool_estimate_stats mine;
+
+	if (!st)
+		st = &mine;
+	CU_ASSERT_EQUAL(pool_estimate(e->p, &e->c, 1000, replay, st), 0);
+	free(st->fresh);
+	st->fresh = NULL;
 }
 
 /* A 2-CPU node running A (to 1008) and B (to 1004); waiting, in order: C
@@ -52,22 +70,18 @@ static void conf(struct config *c, struct queue_conf *q)
  * one wider than the node. */
 static void test_replay(void)
 {
-	static struct dispatch d[16];
+	static struct est x;
 	struct pool_estimate_stats st;
-	struct config c;
-	struct queue_conf q;
 	struct job *a, *b, *cj, *dj, *e, *h, *wide;
 	struct pool *p;
 	int64_t t;
 	const char *v;
 
-	conf(&c, &q);
-	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "n0", "0-1");
-	pool_clock_set(p, 1000);
+	est_setup(&x, 1);
+	p = x.p;
 	a = job_add(p, 1, 100, 1, 8);
 	b = job_add(p, 2, 100, 1, 4);
-	CU_ASSERT_EQUAL(pool_schedule(p, &c, d, 16), 2);
+	CU_ASSERT_EQUAL(est_pass(&x), 2);
 	CU_ASSERT_EQUAL(a->state, JOB_RUNNING);
 	CU_ASSERT_EQUAL(b->state, JOB_RUNNING);
 	cj = job_add(p, 3, 100, 2, 3);
@@ -76,7 +90,7 @@ static void test_replay(void)
 	h = job_add(p, 6, 100, 1, 1);
 	pool_job_state_set(p, h, JOB_HELD);
 	wide = job_add(p, 7, 100, 4, 1);   /* wider than any node */
-	CU_ASSERT_EQUAL(pool_estimate(p, &c, 1000, 1, &st), 0);
+	est_replay(&x, 1, &st);
 	/* C: both CPUs, when A ends (1008); D: B's CPU, 1004-1006, before C. */
 	CU_ASSERT_TRUE(pool_job_estimate(cj, 1, &t, &v));
 	CU_ASSERT_EQUAL(t, 1008);
@@ -93,15 +107,13 @@ static void test_replay(void)
 	CU_ASSERT_EQUAL(st.none, 1);
 	CU_ASSERT_EQUAL(st.n_fresh, 3);
 	CU_ASSERT_EQUAL(cj->est_first, 1008);
-	free(st.fresh);
 	/* A later replay: the first estimate stays; one from an older
 	 * replay is not shown. */
 	CU_ASSERT_FALSE(pool_job_estimate(cj, 2, &t, &v));
-	c.estimate_depth = 1;
-	CU_ASSERT_EQUAL(pool_estimate(p, &c, 1000, 2, &st), 0);
+	x.c.estimate_depth = 1;
+	est_replay(&x, 2, &st);
 	CU_ASSERT_EQUAL(st.visited, 1);
 	CU_ASSERT_EQUAL(st.n_fresh, 0);
-	free(st.fresh);
 	CU_ASSERT_TRUE(pool_job_estimate(cj, 2, &t, &v));
 	CU_ASSERT_FALSE(pool_job_estimate(dj, 2, &t, &v));
 	CU_ASSERT_EQUAL(cj->est_first, 1008);
@@ -112,27 +124,19 @@ static void test_replay(void)
  * one is estimated after it, not in the hole before it. */
 static void test_strict(void)
 {
-	static struct dispatch d[16];
-	struct pool_estimate_stats st;
-	struct config c;
-	struct queue_conf q;
+	static struct est x;
 	struct job *wide, *narrow;
-	struct pool *p;
 
-	conf(&c, &q);
-	q.strict = true;
-	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "n0", "0-1");
-	pool_clock_set(p, 1000);
-	(void)job_add(p, 1, 100, 1, 8);
-	CU_ASSERT_EQUAL(pool_schedule(p, &c, d, 16), 1);
-	wide = job_add(p, 2, 100, 2, 3);
-	narrow = job_add(p, 3, 100, 1, 2);
-	CU_ASSERT_EQUAL(pool_estimate(p, &c, 1000, 1, &st), 0);
-	free(st.fresh);
+	est_setup(&x, 1);
+	x.q.strict = true;
+	(void)job_add(x.p, 1, 100, 1, 8);
+	CU_ASSERT_EQUAL(est_pass(&x), 1);
+	wide = job_add(x.p, 2, 100, 2, 3);
+	narrow = job_add(x.p, 3, 100, 1, 2);
+	est_replay(&x, 1, NULL);
 	CU_ASSERT_EQUAL(wide->est_start, 1008);
 	CU_ASSERT_EQUAL(narrow->est_start, 1011);
-	pool_destroy(p);
+	pool_destroy(x.p);
 }
 
 /* A job across nodes: two chunks of 2 CPUs, scatter, on three 2-CPU
@@ -140,32 +144,24 @@ static void test_strict(void)
  * when the second node frees, on the two that end first. */
 static void test_chunks(void)
 {
-	static struct dispatch d[16];
-	struct pool_estimate_stats st;
-	struct config c;
-	struct queue_conf q;
+	static struct est e;
 	struct job *x;
 	struct pool *p;
 	int64_t t;
 	const char *v;
 
-	conf(&c, &q);
-	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "n0", "0-1");
-	node_up(p, "n1", "0-1");
-	node_up(p, "n2", "0-1");
-	pool_clock_set(p, 1000);
+	est_setup(&e, 3);
+	p = e.p;
 	(void)job_add(p, 1, 100, 2, 5);
 	(void)job_add(p, 2, 100, 2, 3);
 	(void)job_add(p, 3, 100, 2, 9);
-	CU_ASSERT_EQUAL(pool_schedule(p, &c, d, 16), 3);
+	CU_ASSERT_EQUAL(est_pass(&e), 3);
 	x = job_add(p, 4, 100, 4, 10);
 	x->chunks = calloc(1, sizeof(*x->chunks));
 	x->chunks[0] = (struct job_chunk){ .count = 2, .ncpus = 2, .mpiprocs = 2 };
 	x->n_chunks = 1;
 	x->place = JOB_PLACE_SCATTER;
-	CU_ASSERT_EQUAL(pool_estimate(p, &c, 1000, 1, &st), 0);
-	free(st.fresh);
+	est_replay(&e, 1, NULL);
 	CU_ASSERT_TRUE_FATAL(pool_job_estimate(x, 1, &t, &v));
 	CU_ASSERT_EQUAL(t, 1005);
 	CU_ASSERT_STRING_EQUAL(v, "(n0:ncpus=2)+(n1:ncpus=2)");
@@ -177,38 +173,32 @@ static void test_chunks(void)
  * that ends by then does. */
 static void test_reservation(void)
 {
-	static struct dispatch d[16];
-	struct pool_estimate_stats st;
-	struct config c;
-	struct queue_conf q;
+	static struct est x;
 	struct job *a, *b, *wide, *narrow, *shorty;
 	struct pool *p;
 
-	conf(&c, &q);
-	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "n0", "0-1");
-	pool_clock_set(p, 1000);
+	est_setup(&x, 1);
+	p = x.p;
 	a = job_add(p, 1, 200, 1, 10);
 	b = job_add(p, 2, 200, 1, 3);
-	CU_ASSERT_EQUAL(pool_schedule(p, &c, d, 16), 2);
+	CU_ASSERT_EQUAL(est_pass(&x), 2);
 	wide = job_add(p, 3, 100, 2, 5);      /* another user: first in turn */
 	narrow = job_add(p, 4, 200, 1, 20);
-	CU_ASSERT_EQUAL(pool_estimate(p, &c, 1000, 1, &st), 0);
-	free(st.fresh);
+	est_replay(&x, 1, NULL);
 	CU_ASSERT_EQUAL(wide->est_start, 1010);
 	/* B ends at 1003: its CPU is free. */
 	pool_clock_set(p, 1003);
 	pool_job_remove(p, b);
-	CU_ASSERT_EQUAL(pool_schedule(p, &c, d, 16), 0);
+	CU_ASSERT_EQUAL(est_pass(&x), 0);
 	CU_ASSERT_EQUAL(narrow->state, JOB_QUEUED);   /* 1003 + 20 runs past 1010 */
 	shorty = job_add(p, 5, 200, 1, 7);             /* ends at 1010: fits */
-	CU_ASSERT_EQUAL(pool_schedule(p, &c, d, 16), 1);
+	CU_ASSERT_EQUAL(est_pass(&x), 1);
 	CU_ASSERT_EQUAL(shorty->state, JOB_RUNNING);
 	/* At 1010 A and the short one have ended: the wide job starts. */
 	pool_clock_set(p, 1010);
 	pool_job_remove(p, a);
 	pool_job_remove(p, shorty);
-	CU_ASSERT_EQUAL(pool_schedule(p, &c, d, 16), 1);
+	CU_ASSERT_EQUAL(est_pass(&x), 1);
 	CU_ASSERT_EQUAL(wide->state, JOB_RUNNING);
 	pool_destroy(p);
 }

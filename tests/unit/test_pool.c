@@ -5,18 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool-fixture.h"
 #include "pool.h"
 #include "unit.h"
 
 static struct job *job_new(int64_t id, const char *queue, unsigned ncpus)
 {
-	struct job *j = calloc(1, sizeof(*j));
-
-	j->id = id;
-	snprintf(j->queue, sizeof(j->queue), "%s", queue);
-	j->ncpus = ncpus;
-	j->state = JOB_QUEUED;
-	return j;
+	return fx_job(id, queue, ncpus, 0);
 }
 
 /* j, owned by uid: a job's owner is known when it enters the pool. */
@@ -26,28 +21,11 @@ static struct job *job_of(struct job *j, uid_t uid)
 	return j;
 }
 
-static struct node *node_up(struct pool *p, const char *name, const char *cpus)
-{
-	struct node *n = pool_node_get(p, name);
-	static int link;
-
-	cpumask_parse(cpus, &n->cpus);
-	n->free = n->cpus;
-	n->state = NODE_UP;
-	n->link = &link;
-	return n;
-}
-
 static struct config *two_queues(void)
 {
-	struct config *c = calloc(1, sizeof(*c));
+	struct config *c = fx_config("low", 2);
 
-	c->n_queues = 2;
-	c->queues = calloc(2, sizeof(*c->queues));
-	snprintf(c->queues[0].name, QUEUE_NAME_MAX, "low");
-	c->queues[0].started = true;
 	snprintf(c->queues[1].name, QUEUE_NAME_MAX, "high");
-	c->queues[1].started = true;
 	c->queues[1].priority = 10;
 	return c;
 }
@@ -89,8 +67,8 @@ static void test_first_fit(void)
 	size_t n;
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	a = node_up(p, "a", "0-1");
-	b = node_up(p, "b", "2-5");
+	a = fx_node(p, "a", "0-1");
+	b = fx_node(p, "b", "2-5");
 	pool_job_add(p, job_new(1, "low", 1));
 	pool_job_add(p, job_new(2, "low", 4));   /* fits only b */
 	pool_job_add(p, job_new(3, "high", 2));  /* served first */
@@ -123,8 +101,7 @@ static void test_first_fit(void)
 	CU_ASSERT_EQUAL(cpumask_count(&b->free), 0);
 	CU_ASSERT_EQUAL(pool_node_max_cpus(p), 4);
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 static void test_stopped_and_down(void)
@@ -135,7 +112,7 @@ static void test_stopped_and_down(void)
 	struct node *a;
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	a = node_up(p, "a", "0-3");
+	a = fx_node(p, "a", "0-3");
 	pool_job_add(p, job_new(1, "high", 1));
 	c->queues[1].started = false;
 	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 4), 0);
@@ -146,8 +123,7 @@ static void test_stopped_and_down(void)
 	a->link = NULL;
 	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 4), 0);
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* none and exclusive never share; realtime shares with none only. */
@@ -160,7 +136,7 @@ static void test_reserve_kinds(void)
 	char buf[64];
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	a = node_up(p, "a", "0-3");
+	a = fx_node(p, "a", "0-3");
 	a->rt = true;
 	a->rt_free = a->cpus;
 	c->queues[1].reserve = QUEUE_RESERVE_REALTIME;   /* high */
@@ -189,8 +165,7 @@ static void test_reserve_kinds(void)
 	pool_job_add(p, job_new(4, "high", 1));
 	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* A job that does not fit is passed over, unless the queue is strict. */
@@ -201,7 +176,7 @@ static void test_strict_and_user_limit(void)
 	struct pool *p;
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "a", "0-1");
+	fx_node(p, "a", "0-1");
 	pool_job_add(p, job_of(job_new(1, "low", 2), 7));
 	pool_job_add(p, job_of(job_new(2, "low", 1), 7));
 	pool_job_add(p, job_of(job_new(3, "low", 1), 8));
@@ -215,8 +190,7 @@ static void test_strict_and_user_limit(void)
 	CU_ASSERT_EQUAL(d[0].job->id, 3);
 	CU_ASSERT_EQUAL(pool_rotation_get(p, "low", 8), d[0].seq);
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* Thousands of nodes: found by name, listed in registration order. */
@@ -290,7 +264,7 @@ static void test_pass_follows_iqs(void)
 	struct pool *p;
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "a", "0-999");
+	fx_node(p, "a", "0-999");
 	for (int64_t id = 1; id <= 400; id++) {
 		seed = seed * 1103515245 + 12345;
 		CU_ASSERT_EQUAL(pool_job_add(p, job_of(job_new(id, "low", 1), 1000 + (seed >> 16) % 7)), 0);
@@ -322,8 +296,7 @@ static void test_pass_follows_iqs(void)
 		}
 	}
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* A job's CPUs handed back early (job.exited) go to the next job; the
@@ -339,7 +312,7 @@ static void test_cpus_back(void)
 	char buf[64];
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	a = node_up(p, "a", "0");
+	a = fx_node(p, "a", "0");
 	pool_job_add(p, job_new(1, "low", 1));
 	pool_job_add(p, job_new(2, "low", 1));
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 4), 1);
@@ -366,8 +339,7 @@ static void test_cpus_back(void)
 	cpumask_format(&a->free, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "0");
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* qorder: a user's two waiting jobs trade places, adjacent or not; jobs
@@ -380,7 +352,7 @@ static void test_swap_and_move(void)
 	struct job *j[5];
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "n1", "0");
+	fx_node(p, "n1", "0");
 	for (int i = 0; i < 4; i++) {
 		j[i] = job_of(job_new(i + 1, "low", 1), 1000);
 		CU_ASSERT_EQUAL_FATAL(pool_job_add(p, j[i]), 0);
@@ -404,8 +376,7 @@ static void test_swap_and_move(void)
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 1), 1);
 	CU_ASSERT_EQUAL(d[0].job->id, 3);
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* A job across nodes: chunks of c, place pl. */
@@ -449,9 +420,9 @@ static void test_chunks_place(void)
 	struct job *j;
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	a = node_up(p, "a", "0-3");
-	b = node_up(p, "b", "0-3");
-	n3 = node_up(p, "c", "0-3");
+	a = fx_node(p, "a", "0-3");
+	b = fx_node(p, "b", "0-3");
+	n3 = fx_node(p, "c", "0-3");
 	/* scatter 3x2: one entry per node. */
 	pool_job_add(p, job_wide(1, JOB_PLACE_SCATTER, false, 1, &two, 60));
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
@@ -548,8 +519,7 @@ static void test_chunks_place(void)
 	CU_ASSERT_STRING_EQUAL(mask_text(&j->alloc[0].cpus), "0-3");
 	CU_ASSERT_EQUAL(j->ncpus, 1);
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* All or nothing: a job that needs three nodes waits while one is busy,
@@ -564,9 +534,9 @@ static void test_all_or_nothing(void)
 	struct job *busy;
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	nd[0] = node_up(p, "a", "0-1");
-	nd[1] = node_up(p, "b", "0-1");
-	nd[2] = node_up(p, "c", "0-1");
+	nd[0] = fx_node(p, "a", "0-1");
+	nd[1] = fx_node(p, "b", "0-1");
+	nd[2] = fx_node(p, "c", "0-1");
 	pool_job_add(p, job_new(1, "low", 1));
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
 	busy = d[0].job;
@@ -581,8 +551,7 @@ static void test_all_or_nothing(void)
 	CU_ASSERT_EQUAL(d[0].job->id, 2);
 	CU_ASSERT_EQUAL(d[0].job->n_alloc, 3);
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* EASY backfill on a fake clock: a blocked wide job gets a reservation at
@@ -597,9 +566,9 @@ static void test_backfill(void)
 	struct job *j;
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "a", "0-3");
-	node_up(p, "b", "0-3");
-	node_up(p, "c", "0-1");
+	fx_node(p, "a", "0-3");
+	fx_node(p, "b", "0-3");
+	fx_node(p, "c", "0-1");
 	pool_clock_set(p, 1000);
 	j = job_new(1, "low", 4);                 /* a, until 1100 */
 	j->walltime = 100;
@@ -638,8 +607,7 @@ static void test_backfill(void)
 	CU_ASSERT_EQUAL(d[0].job->id, 3);
 	CU_ASSERT_EQUAL(d[0].job->n_alloc, 2);
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* Backfill within IQS: the round robin picks whose blocked wide job gets
@@ -655,8 +623,8 @@ static void test_backfill_iqs(void)
 	struct job *j;
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "a", "0-1");
-	node_up(p, "b", "0-1");
+	fx_node(p, "a", "0-1");
+	fx_node(p, "b", "0-1");
 	pool_clock_set(p, 1000);
 	j = job_of(job_new(1, "low", 2), 3000);      /* a, until 1100 */
 	j->walltime = 100;
@@ -685,8 +653,7 @@ static void test_backfill_iqs(void)
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
 	CU_ASSERT_EQUAL(d[0].job->id, 2);
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* What no set of the known nodes could ever hold is refused, with why. */
@@ -700,9 +667,9 @@ static void test_request_check(void)
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
 	j = job_wide(1, JOB_PLACE_SCATTER, false, 1, &ch, 60);
 	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);   /* no node yet: waits */
-	node_up(p, "a", "0-3");
-	node_up(p, "b", "0-3");
-	node_up(p, "c", "0-3");
+	fx_node(p, "a", "0-3");
+	fx_node(p, "b", "0-3");
+	fx_node(p, "c", "0-3");
 	pool_node_get(p, "d")->cpus = pool_node_find(p, "a")->cpus;       /* down, still counts */
 	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
 	CU_ASSERT_STRING_EQUAL(why, "place=scatter: 5 chunks need 5 nodes, the pool has 4");
@@ -729,8 +696,12 @@ static void test_request_check(void)
 	j = job_new(3, "low", 1);
 	j->mem = 40ULL << 30;
 	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);   /* no node said: not known */
-	for (const char *const *n = (const char *const[]){ "a", "b", "c", "d", NULL }; *n; n++)
-		pool_node_find(p, *n)->topology = json_pack("{s:I}", "mem", (json_int_t)(**n == 'b' ? 16ULL << 30 : 8ULL << 30));
+	for (const char *const *n = (const char *const[]){ "a", "b", "c", "d", NULL }; *n; n++) {
+		struct node *nd = pool_node_find(p, *n);
+
+		json_decref(nd->topology);
+		nd->topology = json_pack("{s:I}", "mem", (json_int_t)(**n == 'b' ? 16ULL << 30 : 8ULL << 30));
+	}
 	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), -ENOSPC);
 	CU_ASSERT_STRING_EQUAL(why, "mem=40G: more memory than any node offers its jobs (the largest offers 16G)");
 	j->mem = 16ULL << 30;

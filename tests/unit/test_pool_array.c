@@ -5,18 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool-fixture.h"
 #include "pool.h"
 #include "unit.h"
 
 static struct job *job_new(int64_t id, uid_t uid)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j = fx_job(id, "q", 1, 0);
 
-	j->id = id;
-	snprintf(j->queue, sizeof(j->queue), "q");
 	j->uid = uid;
-	j->ncpus = 1;
-	j->state = JOB_QUEUED;
 	return j;
 }
 
@@ -26,34 +23,6 @@ static struct job *array_new(int64_t id, uid_t uid, const char *spec)
 
 	CU_ASSERT_EQUAL_FATAL(pool_array_set(j, spec, NULL), 0);
 	return j;
-}
-
-static void node_up(struct pool *p, const char *name, const char *cpus)
-{
-	struct node *n = pool_node_get(p, name);
-	static int link;
-
-	cpumask_parse(cpus, &n->cpus);
-	n->free = n->cpus;
-	n->state = NODE_UP;
-	n->link = &link;
-}
-
-static struct config *one_queue(void)
-{
-	struct config *c = calloc(1, sizeof(*c));
-
-	c->n_queues = 1;
-	c->queues = calloc(1, sizeof(*c->queues));
-	snprintf(c->queues[0].name, QUEUE_NAME_MAX, "q");
-	c->queues[0].started = true;
-	return c;
-}
-
-static void config_free(struct config *c)
-{
-	free(c->queues);
-	free(c);
 }
 
 /* Ends a dispatched job as the server does: counted in its array, removed. */
@@ -68,14 +37,14 @@ static void finish(struct pool *p, struct job *j)
  * round robin gives the second user the second CPU of the first pass. */
 static void test_array_fair(void)
 {
-	struct config *c = one_queue();
+	struct config *c = fx_config("q", 1);
 	struct dispatch d[8];
 	struct pool *p;
 	struct pool_waiting w;
 	size_t n;
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "n1", "0-1");
+	fx_node(p, "n1", "0-1");
 	CU_ASSERT_EQUAL(pool_job_add(p, array_new(1, 1000, "1-1000")), 0);
 	CU_ASSERT_EQUAL(pool_job_add(p, job_new(1002, 2000)), 0);
 	/* The array counts each waiting subjob for the max_queued limits. */
@@ -104,14 +73,14 @@ static void test_array_fair(void)
 		n++;
 	CU_ASSERT_EQUAL(n, 3);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* %MAX holds the array to MAX running however many CPUs are free; the
  * array's subjobs come in index order; it ends when all have ended. */
 static void test_array_max_and_end(void)
 {
-	struct config *c = one_queue();
+	struct config *c = fx_config("q", 1);
 	struct pool_array_info info;
 	struct dispatch d[8];
 	struct pool *p;
@@ -120,7 +89,7 @@ static void test_array_max_and_end(void)
 	int64_t next_index = 0;
 
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	node_up(p, "n1", "0-7");
+	fx_node(p, "n1", "0-7");
 	a = array_new(10, 1000, "0-8:2%2");
 	CU_ASSERT_EQUAL(pool_job_add(p, a), 0);
 	for (int round = 0; round < 10 && total < 5; round++) {
@@ -144,7 +113,7 @@ static void test_array_max_and_end(void)
 	CU_ASSERT_EQUAL(info.ended.ok, 5);
 	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* Taken positions (a restart's rows, a subjob held alone) are skipped;

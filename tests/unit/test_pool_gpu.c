@@ -6,19 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool-fixture.h"
 #include "pool.h"
 #include "unit.h"
 
 static struct job *gjob(int64_t id, unsigned ncpus, unsigned ngpus, uint64_t walltime)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j = fx_job(id, "q", ncpus, walltime);
 
-	j->id = id;
-	snprintf(j->queue, sizeof(j->queue), "q");
-	j->ncpus = ncpus;
 	j->ngpus = ngpus;
-	j->walltime = walltime;
-	j->state = JOB_QUEUED;
 	return j;
 }
 
@@ -27,14 +23,8 @@ static struct job *gjob(int64_t id, unsigned ncpus, unsigned ngpus, uint64_t wal
 static struct node *gnode(struct pool *p, const char *name, const char *cpus, unsigned n,
 			  const char *const *gpu_cpus, const int *numa)
 {
-	struct node *nd = pool_node_get(p, name);
-	static int link;
+	struct node *nd = fx_node(p, name, cpus);
 
-	cpumask_parse(cpus, &nd->cpus);
-	nd->free = nd->cpus;
-	nd->rt_free = nd->cpus;
-	nd->state = NODE_UP;
-	nd->link = &link;
 	nd->gpus = calloc(n ? n : 1, sizeof(*nd->gpus));
 	for (unsigned i = 0; i < n; i++) {
 		nd->gpus[i].index = i;
@@ -49,20 +39,10 @@ static struct node *gnode(struct pool *p, const char *name, const char *cpus, un
 
 static struct config *one_queue(enum queue_gpu_locality loc)
 {
-	struct config *c = calloc(1, sizeof(*c));
+	struct config *c = fx_config("q", 1);
 
-	c->n_queues = 1;
-	c->queues = calloc(1, sizeof(*c->queues));
-	snprintf(c->queues[0].name, QUEUE_NAME_MAX, "q");
-	c->queues[0].started = true;
 	c->queues[0].gpu_locality = loc;
 	return c;
-}
-
-static void config_free(struct config *c)
-{
-	free(c->queues);
-	free(c);
 }
 
 static const char *cpus_text(const struct alloc_entry *e)
@@ -119,7 +99,7 @@ static void test_distinct_and_wait(void)
 	pool_job_release(p, pool_job_find(p, 4));
 	CU_ASSERT_EQUAL(a->gpus_free, 3);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* A GPU job goes where GPUs are free, not to the first node with CPUs;
@@ -142,7 +122,7 @@ static void test_nodes_without_gpus(void)
 	CU_ASSERT_EQUAL(d[1].job->alloc[0].gpus, 0);
 	CU_ASSERT_EQUAL(pool_job_find(p, 3)->state, JOB_QUEUED);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* select=2:ncpus=1:ngpus=1 scattered: one GPU on each node; with one
@@ -178,7 +158,7 @@ static void test_chunks(void)
 	CU_ASSERT_EQUAL(j->alloc[1].gpus, 1);
 	CU_ASSERT_STRING_NOT_EQUAL(j->alloc[0].node, j->alloc[1].node);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* Locality on a synthetic topology: GPU 0 on NUMA 0 (CPUs 0-3), GPU 1 on
@@ -226,7 +206,7 @@ static void test_locality(void)
 	CU_ASSERT_EQUAL(d[0].job->alloc[0].gpus, 2);
 	CU_ASSERT_STRING_EQUAL(cpus_text(&d[0].job->alloc[0]), "0-1");
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* A blocked 2-GPU job's reservation counts GPUs: a long 1-GPU job does
@@ -255,7 +235,7 @@ static void test_backfill(void)
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 1);
 	CU_ASSERT_EQUAL(d[0].job->id, 2);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* What no known node could ever hold is refused, with why. */
@@ -357,7 +337,7 @@ static void test_model(void)
 	CU_ASSERT_EQUAL(pool_request_check(p, j, why, sizeof(why)), 0);
 	job_free(j);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* A chunk's own features (select=1:ncpus=2:bigmem=true+2:ncpus=1): that
@@ -400,7 +380,7 @@ static void test_chunk_features(void)
 	CU_ASSERT_STRING_EQUAL(why, "chunk 1: ib,nosuch: no node of this pool has those features");
 	job_free(j);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* An array's subjobs ask for its GPUs: two of a 1-GPU array run on a
@@ -437,7 +417,7 @@ static void test_array(void)
 	CU_ASSERT_EQUAL(d[0].job->alloc[0].gpus, 2);
 	CU_ASSERT_EQUAL(pool_node_find(p, "b")->gpus_free, 1);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* What a pass costs, in looks (docs/GPUS.md): nodes at the front with
@@ -483,7 +463,7 @@ static void test_pass_looks(void)
 	pool_stats_get(p, &st);
 	CU_ASSERT_EQUAL(st.place_tries, 1);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 static const struct unit_test pool_gpu_tests[] = {

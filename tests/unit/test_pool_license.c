@@ -8,60 +8,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool-fixture.h"
 #include "pool.h"
 #include "unit.h"
 
 static struct job *ljob(int64_t id, const char *licenses, uint64_t walltime)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j = fx_job(id, "q", 1, walltime);
 
-	j->id = id;
-	snprintf(j->queue, sizeof(j->queue), "q");
-	j->ncpus = 1;
-	j->walltime = walltime;
-	j->state = JOB_QUEUED;
 	CU_ASSERT_EQUAL(job_licenses_set(j, licenses), 0);
 	return j;
 }
 
-static struct pool *lpool(void)
-{
-	struct pool *p;
-	struct node *nd;
-	static int link;
-
-	CU_ASSERT_FATAL(pool_create(&p) == 0);
-	nd = pool_node_get(p, "n");
-	cpumask_parse("0-7", &nd->cpus);
-	nd->free = nd->cpus;
-	nd->rt_free = nd->cpus;
-	nd->state = NODE_UP;
-	nd->link = &link;
-	nd->topology = json_object();
-	pool_clock_set(p, 1000);
-	return p;
-}
-
 static struct config *lconfig(uint64_t matlab)
 {
-	struct config *c = calloc(1, sizeof(*c));
+	struct config *c = fx_config("q", 1);
 
-	c->n_queues = 1;
-	c->queues = calloc(1, sizeof(*c->queues));
-	snprintf(c->queues[0].name, QUEUE_NAME_MAX, "q");
-	c->queues[0].started = true;
 	snprintf(c->licenses[0].name, sizeof(c->licenses[0].name), "matlab");
 	c->licenses[0].count = matlab;
 	snprintf(c->licenses[1].name, sizeof(c->licenses[1].name), "comsol");
 	c->licenses[1].count = 5;
 	c->n_licenses = 2;
 	return c;
-}
-
-static void lconfig_free(struct config *c)
-{
-	free(c->queues);
-	free(c);
 }
 
 static long long used_of(struct pool *p, struct config *c, const char *name)
@@ -80,7 +48,7 @@ static long long used_of(struct pool *p, struct config *c, const char *name)
 static void test_counts(void)
 {
 	struct config *c = lconfig(2);
-	struct pool *p = lpool();
+	struct pool *p = fx_pool_one("0-7");
 	struct dispatch d[8];
 	char buf[200];
 
@@ -113,13 +81,13 @@ static void test_counts(void)
 	c->licenses[0].count = 1;
 	CU_ASSERT_EQUAL(pool_schedule(p, c, d, 8), 0);
 	pool_destroy(p);
-	lconfig_free(c);
+	fx_config_free(c);
 }
 
 static void test_reservation(void)
 {
 	struct config *c = lconfig(4);
-	struct pool *p = lpool();
+	struct pool *p = fx_pool_one("0-7");
 	struct dispatch d[8];
 
 	/* Two holders: one ends at 1100, the other at 2000; 2 left free. */
@@ -143,26 +111,20 @@ static void test_reservation(void)
 	CU_ASSERT_EQUAL(d[0].job->id, 3);
 	CU_ASSERT_EQUAL(used_of(p, c, "matlab"), 4);
 	pool_destroy(p);
-	lconfig_free(c);
+	fx_config_free(c);
 }
 
 /* Counted node resources (docs/RESOURCES.md): one node with nvme:1. */
 static void test_node_resources(void)
 {
 	struct config *c = lconfig(2);
-	struct pool *p = lpool();
-	struct node *b = pool_node_get(p, "m");
-	struct node *a = pool_node_find(p, "n");
+	struct pool *p = fx_pool_one("0-7");
+	struct node *a;
 	struct dispatch d[8];
 	struct job *j;
-	static int link;
 
-	cpumask_parse("0-7", &b->cpus);
-	b->free = b->cpus;
-	b->rt_free = b->cpus;
-	b->state = NODE_UP;
-	b->link = &link;
-	b->topology = json_object();
+	fx_node(p, "m", "0-7");
+	a = pool_node_find(p, "n");
 	a->res = calloc(1, sizeof(*a->res));
 	snprintf(a->res[0].name, sizeof(a->res[0].name), "nvme");
 	a->res[0].value = 1;
@@ -193,7 +155,7 @@ static void test_node_resources(void)
 	CU_ASSERT_EQUAL(d[0].job->id, 2);
 	CU_ASSERT_STRING_EQUAL(d[0].job->alloc[0].node, "n");
 	pool_destroy(p);
-	lconfig_free(c);
+	fx_config_free(c);
 }
 
 static const struct unit_test pool_license_tests[] = {

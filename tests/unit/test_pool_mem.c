@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "pool-fixture.h"
 #include "pool.h"
 #include "pool-internal.h"
 #include "unit.h"
@@ -16,14 +17,9 @@
 
 static struct job *mjob(int64_t id, unsigned ncpus, uint64_t mem, uint64_t walltime)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j = fx_job(id, "q", ncpus, walltime);
 
-	j->id = id;
-	snprintf(j->queue, sizeof(j->queue), "q");
-	j->ncpus = ncpus;
 	j->mem = mem;
-	j->walltime = walltime;
-	j->state = JOB_QUEUED;
 	return j;
 }
 
@@ -43,33 +39,13 @@ static struct job *mchunks(int64_t id, unsigned count, unsigned ncpus, uint64_t 
 /* A node with CPUs cpus offering mem bytes (0: it did not say). */
 static struct node *mnode(struct pool *p, const char *name, const char *cpus, uint64_t mem)
 {
-	struct node *nd = pool_node_get(p, name);
-	static int link;
+	struct node *nd = fx_node(p, name, cpus);
 
-	cpumask_parse(cpus, &nd->cpus);
-	nd->free = nd->cpus;
-	nd->rt_free = nd->cpus;
-	nd->state = NODE_UP;
-	nd->link = &link;
-	nd->topology = mem ? json_pack("{s:I}", "mem", (json_int_t)mem) : json_object();
+	if (mem) {
+		json_decref(nd->topology);
+		nd->topology = json_pack("{s:I}", "mem", (json_int_t)mem);
+	}
 	return nd;
-}
-
-static struct config *one_queue(void)
-{
-	struct config *c = calloc(1, sizeof(*c));
-
-	c->n_queues = 1;
-	c->queues = calloc(1, sizeof(*c->queues));
-	snprintf(c->queues[0].name, QUEUE_NAME_MAX, "q");
-	c->queues[0].started = true;
-	return c;
-}
-
-static void config_free(struct config *c)
-{
-	free(c->queues);
-	free(c);
 }
 
 /* The issue's case: a node offering 3,802 MiB, two jobs of 2,300 MiB. The
@@ -77,7 +53,7 @@ static void config_free(struct config *c)
  * the first's processes are gone; a job without mem is not counted. */
 static void test_two_jobs_one_node(void)
 {
-	struct config *c = one_queue();
+	struct config *c = fx_config("q", 1);
 	struct dispatch d[8];
 	struct pool *p;
 	struct node *a;
@@ -113,14 +89,14 @@ static void test_two_jobs_one_node(void)
 	pool_job_release(p, pool_job_find(p, 2));
 	CU_ASSERT_EQUAL(a->mem_used, 0);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* A node that did not say its memory counts none; the per-CPU default
  * auto is the smallest offer per CPU of the nodes that did. */
 static void test_unsaid_and_auto(void)
 {
-	struct config *c = one_queue();
+	struct config *c = fx_config("q", 1);
 	struct dispatch d[8];
 	struct pool *p;
 
@@ -135,14 +111,14 @@ static void test_unsaid_and_auto(void)
 	mnode(p, "b", "0-7", 8192 * MiB);
 	CU_ASSERT_EQUAL(pool_mem_per_cpu_auto(p), 1024 * MiB);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* Chunks with mem: per node. a holds 2 GiB of its 3; two chunks of 2 GiB
  * go to b and c though a has the CPUs; with only a and b, the job waits. */
 static void test_chunks(void)
 {
-	struct config *c = one_queue();
+	struct config *c = fx_config("q", 1);
 	struct dispatch d[8];
 	struct pool *p;
 	struct job *j;
@@ -173,7 +149,7 @@ static void test_chunks(void)
 	CU_ASSERT_STRING_EQUAL(d[0].job->alloc[0].node, "b");
 	CU_ASSERT_EQUAL(pool_node_find(p, "b")->mem_used, 2048 * MiB);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 /* Backfill counts memory: a wide job blocked by memory alone gets the
@@ -181,7 +157,7 @@ static void test_chunks(void)
  * short one runs. */
 static void test_backfill(void)
 {
-	struct config *c = one_queue();
+	struct config *c = fx_config("q", 1);
 	struct dispatch d[8];
 	struct pool *p;
 
@@ -207,7 +183,7 @@ static void test_backfill(void)
 	CU_ASSERT_EQUAL(d[0].job->id, 3);
 	CU_ASSERT_EQUAL(d[1].job->id, 4);
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 static const char *cpus_of(const struct job *j, char *buf, size_t len)
@@ -227,7 +203,7 @@ static const char *cpus_of(const struct job *j, char *buf, size_t len)
 static void test_numa(void)
 {
 	const char *topo = "pack:2 numa:1(memory=8GiB) core:4 pu:1";
-	struct config *c = one_queue();
+	struct config *c = fx_config("q", 1);
 	struct dispatch d[8];
 	char buf[64];
 	struct error err;
@@ -280,7 +256,7 @@ static void test_numa(void)
 	CU_ASSERT_STRING_EQUAL(cpus_of(d[1].job, buf, sizeof(buf)), "1");
 	CU_ASSERT_STRING_EQUAL(d[1].job->alloc[0].mems, "0");
 	pool_destroy(p);
-	config_free(c);
+	fx_config_free(c);
 }
 
 static const struct unit_test pool_mem_tests[] = {

@@ -8,19 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool-fixture.h"
 #include "pool.h"
 #include "unit.h"
 
 static struct job *sjob(int64_t id, unsigned count, unsigned ncpus, const char *nodelist, const char *exclude,
 			const char *constraint)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j = fx_job(id, "q", count * ncpus, 0);
 	struct error err;
 
-	j->id = id;
-	snprintf(j->queue, sizeof(j->queue), "q");
-	j->ncpus = count * ncpus;
-	j->state = JOB_QUEUED;
 	if (count > 1) {
 		j->chunks = calloc(1, sizeof(*j->chunks));
 		*j->chunks = (struct job_chunk){ .count = count, .ncpus = ncpus, .mpiprocs = 1 };
@@ -33,28 +30,10 @@ static struct job *sjob(int64_t id, unsigned count, unsigned ncpus, const char *
 
 static struct node *snode(struct pool *p, const char *name, const char *features)
 {
-	struct node *nd = pool_node_get(p, name);
-	static int link;
+	struct node *nd = fx_node(p, name, "0-1");
 
-	cpumask_parse("0-1", &nd->cpus);
-	nd->free = nd->cpus;
-	nd->rt_free = nd->cpus;
-	nd->state = NODE_UP;
-	nd->link = &link;
-	nd->topology = json_object();
 	nd->features = features ? strdup(features) : NULL;
 	return nd;
-}
-
-static struct config *one_queue(void)
-{
-	struct config *c = calloc(1, sizeof(*c));
-
-	c->n_queues = 1;
-	c->queues = calloc(1, sizeof(*c->queues));
-	snprintf(c->queues[0].name, QUEUE_NAME_MAX, "q");
-	c->queues[0].started = true;
-	return c;
 }
 
 /* The nodes of a placed job, sorted by name, "a b". */
@@ -79,7 +58,7 @@ static void nodes_of(const struct job *j, char *buf, size_t len)
 
 static void test_names(void)
 {
-	struct config *c = one_queue();
+	struct config *c = fx_config("q", 1);
 	struct dispatch d[8];
 	struct pool *p;
 	char buf[64];
@@ -100,13 +79,12 @@ static void test_names(void)
 	CU_ASSERT_EQUAL(pool_request_sel_wait(p, pool_job_find(p, 3), buf, sizeof(buf)), 1);
 	CU_ASSERT_STRING_EQUAL(buf, "waiting for free CPUs on the 1 node(s) it may use");
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 static void test_features(void)
 {
-	struct config *c = one_queue();
+	struct config *c = fx_config("q", 1);
 	struct dispatch d[8];
 	struct pool *p;
 	struct node *r2b;
@@ -141,8 +119,7 @@ static void test_features(void)
 	CU_ASSERT_EQUAL(pool_request_sel_wait(p, pool_job_find(p, 5), buf, sizeof(buf)), 1);
 	CU_ASSERT_STRING_EQUAL(buf, "waits for node(s) down or drained: r2b");
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 /* Jobs of one selection that found no node: the pass looks at the nodes
@@ -150,7 +127,7 @@ static void test_features(void)
  * still get their answer. */
 static void test_miss_memo(void)
 {
-	struct config *c = one_queue();
+	struct config *c = fx_config("q", 1);
 	struct pool_stats st;
 	struct dispatch d[8];
 	struct pool *p;
@@ -181,8 +158,7 @@ static void test_miss_memo(void)
 	CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 8), 2);
 	CU_ASSERT_STRING_EQUAL(d[0].job->alloc[0].node, "rare");
 	pool_destroy(p);
-	free(c->queues);
-	free(c);
+	fx_config_free(c);
 }
 
 static const struct unit_test pool_nodesel_tests[] = {

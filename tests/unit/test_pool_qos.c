@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool-fixture.h"
 #include "pool.h"
 #include "qos-pool.h"
 #include "reslimits.h"
@@ -15,52 +16,12 @@
 
 static struct job *qjob(int64_t id, uid_t uid, const char *qos, const char *account, uint64_t walltime)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j = fx_job(id, "q", 1, walltime);
 
-	j->id = id;
 	j->uid = uid;
-	snprintf(j->queue, sizeof(j->queue), "q");
-	j->ncpus = 1;
-	j->walltime = walltime;
-	j->state = JOB_QUEUED;
 	j->qos = qos ? strdup(qos) : NULL;
 	j->account = account ? strdup(account) : NULL;
 	return j;
-}
-
-static struct pool *qpool(const char *cpus)
-{
-	struct pool *p;
-	struct node *nd;
-	static int link;
-
-	CU_ASSERT_FATAL(pool_create(&p) == 0);
-	nd = pool_node_get(p, "n");
-	cpumask_parse(cpus, &nd->cpus);
-	nd->free = nd->cpus;
-	nd->rt_free = nd->cpus;
-	nd->state = NODE_UP;
-	nd->link = &link;
-	nd->topology = json_object();
-	pool_clock_set(p, 1000);
-	return p;
-}
-
-static struct config *qconfig(void)
-{
-	struct config *c = calloc(1, sizeof(*c));
-
-	c->n_queues = 1;
-	c->queues = calloc(1, sizeof(*c->queues));
-	snprintf(c->queues[0].name, QUEUE_NAME_MAX, "q");
-	c->queues[0].started = true;
-	return c;
-}
-
-static void qconfig_free(struct config *c)
-{
-	free(c->queues);
-	free(c);
 }
 
 /* One CPU, an older job of QOS none and a later one of QOS high: high
@@ -68,8 +29,8 @@ static void qconfig_free(struct config *c)
 static void test_priority(void)
 {
 	for (int prio = 0; prio <= 10; prio += 10) {
-		struct config *c = qconfig();
-		struct pool *p = qpool("0");
+		struct config *c = fx_config("q", 1);
+		struct pool *p = fx_pool_one("0");
 		struct dispatch d[4];
 
 		CU_ASSERT_EQUAL(pool_qos_set(p, "high", prio, NULL, "", false), 0);
@@ -78,14 +39,14 @@ static void test_priority(void)
 		CU_ASSERT_EQUAL_FATAL(pool_schedule(p, c, d, 4), 1);
 		CU_ASSERT_EQUAL(d[0].job->id, prio ? 2 : 1);
 		pool_destroy(p);
-		qconfig_free(c);
+		fx_config_free(c);
 	}
 }
 
 static void test_limit(void)
 {
-	struct config *c = qconfig();
-	struct pool *p = qpool("0-7");
+	struct config *c = fx_config("q", 1);
+	struct pool *p = fx_pool_one("0-7");
 	struct pool_qos_limits lim = { 2, -1, -1, -1, -1 };
 	struct dispatch d[4];
 	char why[200];
@@ -107,14 +68,14 @@ static void test_limit(void)
 	CU_ASSERT_EQUAL(d[0].job->id, 3);
 	CU_ASSERT_TRUE(pool_qos_preempts(p, "lim", "x") == false);
 	pool_destroy(p);
-	qconfig_free(c);
+	fx_config_free(c);
 }
 
 /* GrpTRES=cpu=3 over all users of the QOS, MaxJobsPerUser=1 per user. */
 static void test_grp_jobs(void)
 {
-	struct config *c = qconfig();
-	struct pool *p = qpool("0-7");
+	struct config *c = fx_config("q", 1);
+	struct pool *p = fx_pool_one("0-7");
 	struct pool_qos_limits grp = { -1, -1, -1, 3, -1 }, jobs = { -1, -1, 1, -1, -1 };
 	struct dispatch d[8];
 	char why[200];
@@ -131,7 +92,7 @@ static void test_grp_jobs(void)
 	CU_ASSERT_EQUAL(pool_request_limit_wait(p, &c->queues[0], pool_job_find(p, 6), why, sizeof(why)), 1);
 	CU_ASSERT_STRING_EQUAL(why, "QOSMaxJobsPerUserLimit: qos one: the user's jobs: 1/1 running");
 	pool_destroy(p);
-	qconfig_free(c);
+	fx_config_free(c);
 }
 
 /* A budget of 1 CPU-minute: a job of walltime 60 commits it all; a
@@ -140,8 +101,8 @@ static void test_grp_jobs(void)
 static void test_budget(void)
 {
 	for (int give_back = 0; give_back <= 1; give_back++) {
-		struct config *c = qconfig();
-		struct pool *p = qpool("0-7");
+		struct config *c = fx_config("q", 1);
+		struct pool *p = fx_pool_one("0-7");
 		struct dispatch d[4];
 		char why[240];
 		struct job *j1;
@@ -166,7 +127,7 @@ static void test_budget(void)
 			CU_ASSERT_PTR_NOT_NULL(strstr(why, "account phys: 0.5/1 CPU-minutes used, running jobs commit 0.0"));
 		}
 		pool_destroy(p);
-		qconfig_free(c);
+		fx_config_free(c);
 	}
 }
 
@@ -174,7 +135,7 @@ static void test_budget(void)
  * pool_qos_clear until set again; an unknown QOS or none does not. */
 static void test_suspends(void)
 {
-	struct pool *p = qpool("0");
+	struct pool *p = fx_pool_one("0");
 
 	CU_ASSERT_EQUAL(pool_qos_set(p, "scav", 0, NULL, "", true), 0);
 	CU_ASSERT_EQUAL(pool_qos_set(p, "high", 10, NULL, "scav", false), 0);

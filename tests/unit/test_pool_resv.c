@@ -5,32 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool-fixture.h"
 #include "pool.h"
 #include "unit.h"
 
 static struct job *job_new(int64_t id, unsigned ncpus, uint64_t walltime, const char *resv)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j = fx_job(id, "low", ncpus, walltime);
 
-	j->id = id;
-	snprintf(j->queue, sizeof(j->queue), "low");
-	j->ncpus = ncpus;
-	j->walltime = walltime;
-	j->state = JOB_QUEUED;
 	j->resv = resv ? strdup(resv) : NULL;
 	return j;
-}
-
-static struct node *node_up(struct pool *p, const char *name, const char *cpus)
-{
-	struct node *n = pool_node_get(p, name);
-	static int link;
-
-	cpumask_parse(cpus, &n->cpus);
-	n->free = n->cpus;
-	n->state = NODE_UP;
-	n->link = &link;
-	return n;
 }
 
 /* "m": a window on a, [1100, 1200); "u": b for users, [1050, 1150). */
@@ -96,8 +80,8 @@ static void test_pass(void)
 	c.n_queues = 1;
 	c.queues = &q;
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	a = node_up(p, "a", "0");
-	b = node_up(p, "b", "1");
+	a = fx_node(p, "a", "0");
+	b = fx_node(p, "b", "1");
 	pool_clock_set(p, 1000);
 	two_resvs(p);
 	/* 150 s would run into m on a and u on b; 50 s fits a's time. */
@@ -150,9 +134,9 @@ static void easy_case(int64_t window_start, int64_t want_resv_t)
 	c.n_queues = 1;
 	c.queues = &q;
 	CU_ASSERT_EQUAL_FATAL(pool_create(&p), 0);
-	a = node_up(p, "a", "0-1");
-	b = node_up(p, "b", "2-3");
-	node_up(p, "c", "4");   /* a free CPU: a pass runs */
+	a = fx_node(p, "a", "0-1");
+	b = fx_node(p, "b", "2-3");
+	fx_node(p, "c", "4");   /* a free CPU: a pass runs */
 	pool_clock_set(p, 1000);
 	pool_job_add(p, job_new(1, 2, 1000, NULL));   /* a, until 2000 */
 	pool_job_add(p, job_new(2, 2, 1000, NULL));   /* b, until 2000 */
