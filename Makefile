@@ -138,9 +138,11 @@ $(BIN)/qpoold: $(call obj,scheduler/main.c) $(SCHED_OBJ) $(IQS_OBJ) $(BUILD)/lib
 $(BIN)/qnoded: $(call obj,noded/main.c) $(NODED_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+# -z now: the resident launcher binds every symbol once, and the wrappers
+# it forks inherit that instead of each resolving its own (issue 39).
 $(BIN)/gded: $(call obj,wrappers/main.c) $(GDED_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(GDED_LIBS)
+	$(CC) $(LDFLAGS) -Wl,-z,now -o $@ $^ $(GDED_LIBS)
 $(BIN)/gded-byhand: $(call obj,wrappers/byhand-main.c) $(WRAP_OBJ) $(BUILD)/libqpool.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)

@@ -128,9 +128,12 @@ int gded_result_write(const char *path, const struct gded_result *res, struct er
 		goto done;
 	}
 	/* The rename must not reach the disk before the data: a crash leaves
-	 * either no result or a whole one, never a torn one. */
-	if (fsync(fd) < 0) {
-		r = error_set(err, -errno, "%s: fsync: %m", tmp);
+	 * either no result or a whole one, never a torn one. fdatasync is
+	 * enough for that (the data and the size that reads it back; not
+	 * the timestamps): on a kept inode of the same length it writes no
+	 * inode (issue 39). */
+	if (fdatasync(fd) < 0) {
+		r = error_set(err, -errno, "%s: fdatasync: %m", tmp);
 		goto done;
 	}
 	if (rename(tmp, path) < 0) {

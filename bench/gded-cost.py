@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# bench/gded-cost's driver (run by it, as root, on its private node):
+#   gded-cost.py T NODE CGPARENT USER ROUNDS N BUILD...
+# For each round, each BUILD in turn: starts BUILD/bin/gded --launcher as
+# qnoded does (its socket on fd 3, a filler argument), hands it N launch
+# specs of a `true` job one after the other as qnoded would (the spec, the
+# script and ID.result.tmp written beforehand, a notify socket passed),
+# waits for each wrapper's end (its pidfd) and reads its result. gded's
+# own CPU per job = the launcher's CPU and its reaped wrappers' (utime +
+# stime + cutime + cstime of /proc/PID/stat, which include the job's)
+# less the jobs' own (the results' cpu_ns, their cpuacct groups). Prints
+# one line per round and build: "ROUND BUILD ms_per_job wrap_exec_p50".
+import json, os, pwd, select, socket, struct, subprocess, sys, time
+
+T, node, parent, user = sys.argv[1:5]
+rounds, n = int(sys.argv[5]), int(sys.argv[6])
+builds = sys.argv[7:]
+pw = pwd.getpwnam(user)
+jobs = os.path.join(T, "gcjobs")
+os.makedirs(jobs, exist_ok=True)
+os.chmod(jobs, 0o711)
+work = os.path.join(T, "work")
+tick = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    # fields 14-17 (utime stime cutime cstime), 1-based after pid and comm
+    return sum(int(x) for x in v[11:15]) / tick
+
+
+def spec(jid):
+    p = os.path.join(jobs, str(jid))
+    return {
+        "jobid": jid, "name": "true.sh", "queue": "batch", "user": user,
+        "uid": pw.pw_uid, "gid": pw.pw_gid, "workdir": work, "stdout": "/dev/null",
+        "stderr": "/dev/null", "join": False, "attrs": {},
+        "env": {"PBS_O_HOME": pw.pw_dir, "PBS_O_LOGNAME": user, "PBS_O_PATH": "/usr/bin:/bin",
+                "PBS_O_SHELL": "/bin/bash", "PBS_O_LANG": "C.UTF-8", "PBS_O_HOST": "vm",
+                "PBS_O_SYSTEM": "Linux", "PBS_O_WORKDIR": work},
+        "script": p + ".sh", "ncpus": 1, "walltime": 3600, "umask": 18,
+        "times": {"submit": 1, "dispatch": 2, "launch": 3}, "server": "vm", "kill_grace": 10,
+        "reserve": "none", "rt_policy": "fifo", "rt_priority": 10, "cpus": "0", "mems": "0",
+        "nodefile": p + ".nodes", "result": p + ".result", "ctl": p + ".ctl",
+        "home": pw.pw_dir, "shell": "/bin/bash", "node": node, "tmpdir_base": "/var/tmp",
+        "cgroup": {"mode": "v2" if os.path.exists("/sys/fs/cgroup/cgroup.controllers") else "v1",
+                   "root": "/sys/fs/cgroup", "parent": parent, "reclaim_threshold": 4096},
+        "groups": [pw.pw_gid],
+    }
+
+
+def start(build):
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+
+    def fd3():
+        os.dup2(b.fileno(), 3)
+    p = subprocess.Popen([os.path.join(build, "bin", "gded"), "--launcher", "x" * 8192],
+                         preexec_fn=fd3, pass_fds=(3, b.fileno()) if b.fileno() != 3 else (3,), stdin=subprocess.DEVNULL,
+                         stderr=open(os.path.join(T, "gded.log"), "a"))
+    b.close()
+    a.recvmsg(8)   # its hello: {0, pid}
+    return p, a
+
+
+def one(sock, jid):
+    p = os.path.join(jobs, str(jid))
+    with open(p + ".json", "w") as f:
+        json.dump(spec(jid), f)
+    with open(p + ".sh", "w") as f:
+        f.write("true\n")
+    os.chown(p + ".sh", pw.pw_uid, pw.pw_gid)
+    os.chmod(p + ".sh", 0o500)
+    open(p + ".result.tmp", "w").close()
+    na, nb = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    socket.send_fds(sock, [(p + ".json").encode()], [nb.fileno()])
+    nb.close()
+    msg, fds, _, _ = socket.recv_fds(sock, 8, 1)
+    e, pid = struct.unpack("ii", msg)
+    if e or not fds:
+        sys.exit("gded-cost: launcher refused job %d: errno %d" % (jid, e))
+    select.select([fds[0]], [], [], 60)
+    os.close(fds[0])
+    na.close()
+    with open(p + ".result") as f:
+        r = json.load(f)
+    if r.get("status") != "exited" or r.get("exit_status") != 0:
+        sys.exit("gded-cost: job %d: %s" % (jid, r))
+    for s in (".json", ".sh", ".nodes", ".result"):
+        try:
+            os.unlink(p + s)
+        except FileNotFoundError:
+            pass
+    m = r["mono"]
+    return r.get("cpu_ns", 0) / 1e9, (m["exec"] - m["wrap"]) / 1e6
+
+
+jid = 1
+for rnd in range(1, rounds + 1):
+    for bi, build in enumerate(builds):
+        proc, sock = start(build)
+        c0 = proc_cpu(proc.pid)
+        jobcpu, lat = 0.0, []
+        for _ in range(n):
+            jc, l = one(sock, jid)
+            jid += 1
+            jobcpu += jc
+            lat.append(l)
+        c1 = proc_cpu(proc.pid)
+        sock.close()
+        proc.wait()
+        lat.sort()
+        print("%d %s %.3f %.3f %.3f" % (rnd, "new" if bi else "base",
+              (c1 - c0 - jobcpu) * 1e3 / n, jobcpu * 1e3 / n, lat[len(lat) // 2]), flush=True)
