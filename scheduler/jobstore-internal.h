@@ -192,6 +192,7 @@ enum jobstore_ev_stmt {
 	EV_READ,     /* $1 after seq, $2 limit: rows of EV_COL_* */
 	EV_BOUNDS,   /* one row: first seq, last seq (0, 0: none) */
 	EV_PRUNE,    /* $1 before t, $2 limit: the seqs deleted */
+	EV_JOB_RANGE, /* $1 t, $2 epoch, $3 first id, $4 last id: EV_JOB of a list first..last */
 	EV_MAX,
 };
 #define JOBSTORE_SQL_EV_NEXT "(SELECT coalesce(max(seq), 0) + 1 FROM events)"
@@ -211,6 +212,17 @@ enum jobstore_ev_stmt {
 	JOBSTORE_SQL_EV_JOBS("(SELECT key AS k, value AS id FROM json_each($3)) AS p", "p.k + 1")
 #define JOBSTORE_SQL_EV_JOBS_PG \
 	JOBSTORE_SQL_EV_JOBS("unnest(CAST($3 AS BIGINT[])) WITH ORDINALITY AS p(id, k)", "p.k")
+/* EV_JOB of a list that is a run of ids (first, first + 1, ... last: a
+ * submit group, whose ids are taken in a row): a range of the jobs' key,
+ * read in order, with no list to write as text, parse and join. Every id
+ * of the run is a job of the list, so the range holds those jobs alone
+ * and numbers them as EV_JOB would. The parameters appear in their
+ * order (SQLite numbers $N names by first appearance). */
+#define JOBSTORE_SQL_EV_JOB_RANGE \
+	"INSERT INTO events (t, epoch, seq, jobid, uid, node, state, exit_status, exit_signal, reason)" \
+	" SELECT CAST($1 AS BIGINT), CAST($2 AS BIGINT)," \
+	" (SELECT coalesce(max(seq), 0) FROM events) + (j.id - CAST($3 AS BIGINT)) + 1," \
+	" j.id, j.uid, j.node, j.state, j.exit_status, j.exit_signal, j.reason FROM jobs j WHERE j.id BETWEEN CAST($3 AS BIGINT) AND CAST($4 AS BIGINT) ORDER BY j.id"
 #define JOBSTORE_SQL_EV_NODE \
 	"INSERT INTO events (seq, t, epoch, node, state, reason, uid)" \
 	" VALUES (" JOBSTORE_SQL_EV_NEXT ", CAST($1 AS BIGINT), CAST($2 AS BIGINT), $3, $4, $5, CAST($6 AS BIGINT))"
