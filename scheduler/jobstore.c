@@ -705,7 +705,7 @@ const char *const jobstore_ev_sql[EV_MAX] = {
 	[EV_READ] = JOBSTORE_SQL_EV_READ,
 	[EV_BOUNDS] = JOBSTORE_SQL_EV_BOUNDS,
 	[EV_PRUNE] = JOBSTORE_SQL_EV_PRUNE,
-	[EV_JOB_RANGE] = JOBSTORE_SQL_EV_JOB_RANGE,
+	[EV_JOB_RANGE] = NULL,   /* the backend's own */
 };
 
 char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close)
