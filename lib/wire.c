@@ -18,7 +18,7 @@ void wirebuf_free(struct wirebuf *b)
 /* wire_send's first buffer: 64 KiB, below malloc's mmap threshold. */
 #define WIRE_SEND_ROOM (64u * 1024)
 
-static int wirebuf_reserve(struct wirebuf *b, size_t more)
+int wirebuf_reserve(struct wirebuf *b, size_t more)
 {
 	size_t need;
 	char *d;

@@ -26,6 +26,9 @@ struct wirebuf {
 };
 
 void wirebuf_free(struct wirebuf *b);
+/* Room for more bytes after len (the consumed prefix dropped first);
+ * 0 or -ENOMEM. */
+int wirebuf_reserve(struct wirebuf *b, size_t more);
 
 /* Reads what fd has into in. Returns bytes read (> 0), 0 at end of stream,
  * -EAGAIN when nothing is there, or another -errno. */

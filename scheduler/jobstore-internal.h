@@ -192,6 +192,7 @@ enum jobstore_ev_stmt {
 	EV_READ,     /* $1 after seq, $2 limit: rows of EV_COL_* */
 	EV_BOUNDS,   /* one row: first seq, last seq (0, 0: none) */
 	EV_PRUNE,    /* $1 before t, $2 limit: the seqs deleted */
+	EV_JOB_RANGE, /* $1 t, $2 epoch, $3 first id, $4 last id: EV_JOB of a list first..last */
 	EV_MAX,
 };
 #define JOBSTORE_SQL_EV_NEXT "(SELECT coalesce(max(seq), 0) + 1 FROM events)"
@@ -207,10 +208,35 @@ enum jobstore_ev_stmt {
 	" SELECT (SELECT coalesce(max(seq), 0) FROM events) + " SEQ "," \
 	" CAST($1 AS BIGINT), CAST($2 AS BIGINT), j.id, j.uid, j.node, j.state, j.exit_status, j.exit_signal," \
 	" j.reason FROM " LIST " JOIN jobs j ON j.id = p.id ORDER BY p.k"
+/* On SQLite seq is the rowid: left out, each row gets the last rowid + 1
+ * as it is inserted, in the select's order, the same numbers as above
+ * without the select reading events (an INSERT whose select reads its
+ * own table is first copied whole into a temporary table: ~2x the
+ * insert's cost, bench/events). */
+#define JOBSTORE_SQL_EV_JOBS_ROWID(FROM) \
+	"INSERT INTO events (t, epoch, jobid, uid, node, state, exit_status, exit_signal, reason)" \
+	" SELECT CAST($1 AS BIGINT), CAST($2 AS BIGINT), j.id, j.uid, j.node, j.state, j.exit_status," \
+	" j.exit_signal, j.reason FROM " FROM
 #define JOBSTORE_SQL_EV_JOBS_SQLITE \
-	JOBSTORE_SQL_EV_JOBS("(SELECT key AS k, value AS id FROM json_each($3)) AS p", "p.k + 1")
+	JOBSTORE_SQL_EV_JOBS_ROWID("(SELECT key AS k, value AS id FROM json_each($3)) AS p" \
+				   " JOIN jobs j ON j.id = p.id ORDER BY p.k")
 #define JOBSTORE_SQL_EV_JOBS_PG \
 	JOBSTORE_SQL_EV_JOBS("unnest(CAST($3 AS BIGINT[])) WITH ORDINALITY AS p(id, k)", "p.k")
+/* EV_JOB of a list that is a run of ids (first, first + 1, ... last: a
+ * submit group, whose ids are taken in a row): a range of the jobs' key,
+ * read in order, with no list to write as text, parse and join. Every id
+ * of the run is a job of the list, so the range holds those jobs alone,
+ * numbered as EV_JOB would. The parameters appear in their order (SQLite
+ * numbers $N names by first appearance). */
+#define JOBSTORE_SQL_EV_RANGE_WHERE \
+	" WHERE j.id BETWEEN CAST($3 AS BIGINT) AND CAST($4 AS BIGINT) ORDER BY j.id"
+#define JOBSTORE_SQL_EV_JOB_RANGE_SQLITE JOBSTORE_SQL_EV_JOBS_ROWID("jobs j" JOBSTORE_SQL_EV_RANGE_WHERE)
+#define JOBSTORE_SQL_EV_JOB_RANGE_PG \
+	"INSERT INTO events (t, epoch, seq, jobid, uid, node, state, exit_status, exit_signal, reason)" \
+	" SELECT CAST($1 AS BIGINT), CAST($2 AS BIGINT)," \
+	" (SELECT coalesce(max(seq), 0) FROM events) + (j.id - CAST($3 AS BIGINT)) + 1," \
+	" j.id, j.uid, j.node, j.state, j.exit_status, j.exit_signal, j.reason FROM jobs j" \
+	JOBSTORE_SQL_EV_RANGE_WHERE
 #define JOBSTORE_SQL_EV_NODE \
 	"INSERT INTO events (seq, t, epoch, node, state, reason, uid)" \
 	" VALUES (" JOBSTORE_SQL_EV_NEXT ", CAST($1 AS BIGINT), CAST($2 AS BIGINT), $3, $4, $5, CAST($6 AS BIGINT))"

@@ -121,11 +121,22 @@ static int ev_flush(struct jobstore *js)
 		if (e->jobid) {
 			size_t n = 0;
 
-			while (i < js->n_ev && js->ev[i].jobid)
-				ids[n++] = js->ev[i++].jobid;
-			p.ids = ids;
-			p.n_ids = n;
-			r = js->ops->ev_run(js, EV_JOB, &p, NULL, NULL);
+			bool run = true;
+
+			while (i < js->n_ev && js->ev[i].jobid) {
+				ids[n] = js->ev[i++].jobid;
+				run = run && ids[n] == ids[0] + (int64_t)n;
+				n++;
+			}
+			if (run) {
+				ev_int(&p, ids[0]);
+				ev_int(&p, ids[n - 1]);
+				r = js->ops->ev_run(js, EV_JOB_RANGE, &p, NULL, NULL);
+			} else {
+				p.ids = ids;
+				p.n_ids = n;
+				r = js->ops->ev_run(js, EV_JOB, &p, NULL, NULL);
+			}
 		} else {
 			char uid[24];
 
@@ -694,6 +705,7 @@ const char *const jobstore_ev_sql[EV_MAX] = {
 	[EV_READ] = JOBSTORE_SQL_EV_READ,
 	[EV_BOUNDS] = JOBSTORE_SQL_EV_BOUNDS,
 	[EV_PRUNE] = JOBSTORE_SQL_EV_PRUNE,
+	[EV_JOB_RANGE] = NULL,   /* the backend's own */
 };
 
 char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close)

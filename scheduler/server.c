@@ -149,6 +149,26 @@ void conn_send_frames(struct conn *c, const void *frames, size_t len)
 {
 	if (c->closed)
 		return;
+	/* Nothing queued before them: sent straight from the caller's
+	 * buffer (a watchers' frame shared by many), only what the socket
+	 * did not take copied. */
+	if (c->out.off == c->out.len) {
+		ssize_t n;
+
+		do
+			n = send(c->fd, frames, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			conn_close(c);
+			return;
+		}
+		if (n > 0) {
+			frames = (const char *)frames + n;
+			len -= (size_t)n;
+		}
+		if (len == 0)
+			return;
+	}
 	if (wire_queue_frames(&c->out, frames, len) < 0) {
 		conn_log_warn(c, "cannot queue a reply: out of memory");
 		return;

@@ -3,6 +3,8 @@
  * store's events from a cursor, then as they are committed; a watcher
  * that does not read is dropped at its cap, told why. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,8 +72,16 @@ struct watchers {
 	int64_t last_turn;        /* monotonic ns of the last turn */
 	int64_t next_prune;       /* monotonic ns */
 	/* The events read for one cursor in this turn, shared by watchers
-	 * there (most watchers are at the last seq). */
-	json_t *cache;
+	 * there (most watchers are at the last seq): each event's JSON text
+	 * written once, straight from its row, with what decides who sees
+	 * it; a watcher's frame is the texts it may see, joined. */
+	struct ev_item {
+		int64_t seq, jobid, uid;
+		size_t off, len;        /* its text in cache_text */
+	} *items;
+	size_t n_items, cap_items;
+	struct wirebuf cache_text;
+	bool cached;
 	int64_t cache_from, cache_to;
 	/* Frames encoded in this turn, for watchers of one view (root's, or
 	 * one uid's, no job list) at one cursor with one request id (a
@@ -164,77 +174,139 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static json_t *event_json(const struct jobstore_event *e)
+/* Appends len bytes of text to b; 0 or -ENOMEM. */
+static int put(struct wirebuf *b, const char *text, size_t len)
 {
-	json_t *o = json_pack("{s:I, s:I, s:I, s:s}", "seq", (json_int_t)e->seq, "time", (json_int_t)e->t,
-			      "epoch", (json_int_t)e->epoch, "state", e->state ? e->state : "");
-
-	if (!o)
-		return NULL;
-	/* A job's owner; a node's changer (an admin's drain or resume),
-	 * none when qpoold changed it. */
-	if (e->jobid)
-		json_object_set_new(o, "jobid", json_integer(e->jobid));
-	if (e->jobid || e->uid >= 0)
-		json_object_set_new(o, "uid", json_integer(e->uid));
-	if (e->node)
-		json_object_set_new(o, "node", json_string(e->node));
-	if (e->exit_status >= 0)
-		json_object_set_new(o, "exit_status", json_integer(e->exit_status));
-	if (e->exit_signal > 0)
-		json_object_set_new(o, "exit_signal", json_integer(e->exit_signal));
-	if (e->reason)
-		json_object_set_new(o, "reason", json_string(e->reason));
-	return o;
-}
-
-static int collect(const struct jobstore_event *e, void *ud)
-{
-	json_t *o = event_json(e);
-
-	return o && json_array_append_new(ud, o) == 0 ? 0 : -ENOMEM;
-}
-
-/* The events after cursor (at most WATCH_BATCH), shared while cached. */
-static int events_after(struct server *s, struct watchers *ws, int64_t cursor, json_t **ret)
-{
-	json_t *arr;
-	int r;
-
-	if (ws->cache && ws->cache_from == cursor) {
-		*ret = ws->cache;
-		return 0;
-	}
-	arr = json_array();
-	if (!arr)
+	if (wirebuf_reserve(b, len) < 0)
 		return -ENOMEM;
-	r = jobstore_events_read(s->store, cursor, WATCH_BATCH, collect, arr);
-	if (r < 0) {
-		json_decref(arr);
-		return r;
-	}
-	json_decref(ws->cache);
-	ws->cache = arr;
-	ws->cache_from = cursor;
-	ws->cache_to = json_array_size(arr) ? json_integer_value(json_object_get(
-		json_array_get(arr, json_array_size(arr) - 1), "seq")) : cursor;
-	*ret = arr;
+	memcpy(b->data + b->len, text, len);
+	b->len += len;
 	return 0;
 }
 
-static bool visible(const struct watcher *w, const json_t *ev)
+static int putf(struct wirebuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int putf(struct wirebuf *b, const char *fmt, ...)
 {
-	const json_t *jid = json_object_get(ev, "jobid");
-	int64_t id;
+	va_list ap;
+	int n;
 
-	if (!jid)   /* a node's: to root, naming no jobs */
+	if (wirebuf_reserve(b, 128) < 0)
+		return -ENOMEM;
+	va_start(ap, fmt);
+	n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= b->cap - b->len)
+		return -ENOMEM;   /* the formats here are far below 128 bytes */
+	b->len += (size_t)n;
+	return 0;
+}
+
+/* ,"key":"text" as JSON writes it; text not valid UTF-8 is left out, as
+ * jansson refuses it (the member was missing before too). */
+static int put_str(struct wirebuf *b, const char *key, const char *text)
+{
+	size_t n = strlen(text);
+	const unsigned char *t = (const unsigned char *)text;
+	bool ascii = true;
+	int r;
+
+	for (size_t i = 0; i < n && ascii; i++)
+		ascii = t[i] < 0x80;
+	if (!ascii) {
+		json_t *j = json_stringn(text, n);
+
+		if (!j)
+			return 0;
+		json_decref(j);
+	}
+	r = putf(b, ",\"%s\":\"", key);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		if (t[i] == '"' || t[i] == '\\')
+			r = putf(b, "\\%c", t[i]);
+		else if (t[i] < 0x20)
+			r = putf(b, "\\u%04x", t[i]);
+		else
+			r = put(b, text + i, 1);
+	}
+	return r == 0 ? put(b, "\"", 1) : r;
+}
+
+/* One event as its JSON object (docs/EVENTS.md's members), written
+ * once per turn from its row, no object built. */
+static int collect(const struct jobstore_event *e, void *ud)
+{
+	struct watchers *ws = ud;
+	struct wirebuf *b = &ws->cache_text;
+	struct ev_item *it;
+	int r;
+
+	if (ws->n_items == ws->cap_items) {
+		size_t cap = ws->cap_items ? ws->cap_items * 2 : 64;
+		void *p = realloc(ws->items, cap * sizeof(*ws->items));
+
+		if (!p)
+			return -ENOMEM;
+		ws->items = p;
+		ws->cap_items = cap;
+	}
+	it = &ws->items[ws->n_items];
+	*it = (struct ev_item){ .seq = e->seq, .jobid = e->jobid, .uid = e->uid, .off = b->len };
+	r = putf(b, "{\"seq\":%lld,\"time\":%lld,\"epoch\":%lld", (long long)e->seq, (long long)e->t,
+		 (long long)e->epoch);
+	if (r == 0)
+		r = put_str(b, "state", e->state ? e->state : "");
+	/* A job's owner; a node's changer (an admin's drain or resume),
+	 * none when qpoold changed it. */
+	if (r == 0 && e->jobid)
+		r = putf(b, ",\"jobid\":%lld", (long long)e->jobid);
+	if (r == 0 && (e->jobid || e->uid >= 0))
+		r = putf(b, ",\"uid\":%lld", (long long)e->uid);
+	if (r == 0 && e->node)
+		r = put_str(b, "node", e->node);
+	if (r == 0 && e->exit_status >= 0)
+		r = putf(b, ",\"exit_status\":%lld", (long long)e->exit_status);
+	if (r == 0 && e->exit_signal > 0)
+		r = putf(b, ",\"exit_signal\":%lld", (long long)e->exit_signal);
+	if (r == 0 && e->reason)
+		r = put_str(b, "reason", e->reason);
+	if (r == 0)
+		r = put(b, "}", 1);
+	if (r < 0)
+		return r;
+	it->len = b->len - it->off;
+	ws->n_items++;
+	return 0;
+}
+
+/* The events after cursor (at most WATCH_BATCH) into the cache, read
+ * once per cursor and turn. */
+static int events_after(struct server *s, struct watchers *ws, int64_t cursor)
+{
+	int r;
+
+	if (ws->cached && ws->cache_from == cursor)
+		return 0;
+	ws->cached = false;
+	ws->n_items = 0;
+	ws->cache_text.len = ws->cache_text.off = 0;
+	r = jobstore_events_read(s->store, cursor, WATCH_BATCH, collect, ws);
+	if (r < 0)
+		return r;
+	ws->cached = true;
+	ws->cache_from = cursor;
+	ws->cache_to = ws->n_items ? ws->items[ws->n_items - 1].seq : cursor;
+	return 0;
+}
+
+static bool visible(const struct watcher *w, const struct ev_item *ev)
+{
+	if (!ev->jobid)   /* a node's: to root, naming no jobs */
 		return w->all && !w->jobs;
-	if (!w->all && json_integer_value(json_object_get(ev, "uid")) != (json_int_t)w->conn->uid)
+	if (!w->all && ev->uid != (int64_t)w->conn->uid)
 		return false;
 	if (!w->jobs)
 		return true;
-	id = json_integer_value(jid);
-	return bsearch(&id, w->jobs, w->n_jobs, sizeof(id), cmp_i64) != NULL;
+	return bsearch(&ev->jobid, w->jobs, w->n_jobs, sizeof(ev->jobid), cmp_i64) != NULL;
 }
 
 static size_t out_pending(const struct conn *c)
@@ -294,10 +366,12 @@ static int watcher_turn(struct server *s, struct watchers *ws, struct watcher *w
 {
 	size_t cap = s->config->watch_buffer;
 	struct conn *c = w->conn;
-	json_t *batch, *mine, *ev, *msg;
+	struct wirebuf own = { 0 }, *b;
 	struct frame_cache *fc;
 	int64_t to;
-	size_t i;
+	size_t i, n = 0;
+	bool full;
+	int r;
 
 	if (c->closed)
 		return -1;
@@ -311,11 +385,12 @@ static int watcher_turn(struct server *s, struct watchers *ws, struct watcher *w
 	 * wait, so a peer that stops reading reaches the cap. */
 	if (w->cursor < w->replay_until && out_pending(c) > cap / 2)
 		return 1;
-	if (events_after(s, ws, w->cursor, &batch) < 0)
+	if (events_after(s, ws, w->cursor) < 0)
 		return 1;
-	if (json_array_size(batch) == 0)
+	if (ws->n_items == 0)
 		return 0;
 	to = ws->cache_to;
+	full = ws->n_items == WATCH_BATCH;
 	fc = w->jobs ? NULL : frame_find(ws, w, to);
 	if (fc && fc->used) {
 		w->cursor = to;
@@ -323,32 +398,62 @@ static int watcher_turn(struct server *s, struct watchers *ws, struct watcher *w
 			conn_send_frames(c, fc->frame.data, fc->frame.len);
 		if (out_pending(c) > cap)
 			return watcher_drop(w, cap);
-		return json_array_size(batch) == WATCH_BATCH ? 1 : 0;
+		return full ? 1 : 0;
 	}
-	mine = json_array();
-	json_array_foreach(batch, i, ev) {
-		if (visible(w, ev))
-			json_array_append(mine, ev);
+	/* The frame: {"id":N,"ok":true,"events":[...],"cursor":N}, its
+	 * length ahead (the wire's 4 bytes, big-endian). */
+	b = fc ? &fc->frame : &own;
+	b->len = b->off = 0;
+	r = putf(b, "....{\"id\":%lld,\"ok\":true,\"events\":[", (long long)w->req_id);
+	for (i = 0; i < ws->n_items && r == 0; i++) {
+		const struct ev_item *ev = &ws->items[i];
+
+		if (!visible(w, ev))
+			continue;
+		if (n++)
+			r = put(b, ",", 1);
+		if (r == 0)
+			r = put(b, ws->cache_text.data + ev->off, ev->len);
+	}
+	if (r == 0)
+		r = putf(b, "],\"cursor\":%lld}", (long long)to);
+	if (r < 0) {
+		/* Nothing sent: the cursor stays, tried again next turn. */
+		b->len = 0;
+		wirebuf_free(&own);
+		return 1;
+	}
+	if (b->len - 4 > WIRE_MAX) {
+		/* 512 events over 1 MiB (reasons of kilobytes): told, dropped,
+		 * never skipped. */
+		b->len = 0;
+		wirebuf_free(&own);
+		log_warn("watch of %s (uid %d) dropped: events after %lld exceed a frame", c->peer, (int)c->uid,
+			 (long long)w->cursor);
+		conn_send(c, json_pack("{s:I, s:b, s:s, s:i, s:I}", "id", (json_int_t)w->req_id, "ok", 0, "error",
+				       "watch dropped: its next events exceed a frame", "errno", EMSGSIZE, "cursor",
+				       (json_int_t)w->cursor));
+		return -1;
 	}
 	w->cursor = to;
-	if (json_array_size(mine) == 0) {
-		json_decref(mine);
-		if (fc)
-			fc->used = true;
-		return json_array_size(batch) == WATCH_BATCH ? 1 : 0;
-	}
-	msg = json_pack("{s:I, s:b, s:o, s:I}", "id", (json_int_t)w->req_id, "ok", 1, "events", mine, "cursor",
-			(json_int_t)to);
-	if (fc && msg && wire_queue(&fc->frame, msg) == 0) {
+	if (n == 0)
+		b->len = 0;
+	if (fc)
 		fc->used = true;
-		conn_send_frames(c, fc->frame.data, fc->frame.len);
-		json_decref(msg);
-	} else {
-		conn_send(c, msg);
+	if (b->len) {
+		size_t size = b->len - 4;
+		unsigned char *p = (unsigned char *)b->data;
+
+		p[0] = (unsigned char)(size >> 24);
+		p[1] = (unsigned char)(size >> 16);
+		p[2] = (unsigned char)(size >> 8);
+		p[3] = (unsigned char)size;
+		conn_send_frames(c, b->data, b->len);
 	}
+	wirebuf_free(&own);
 	if (out_pending(c) > cap)
 		return watcher_drop(w, cap);
-	return json_array_size(batch) == WATCH_BATCH ? 1 : 0;
+	return full ? 1 : 0;
 }
 
 static int64_t broad_interval(const struct watchers *ws)
@@ -439,8 +544,7 @@ static void watch_turn(struct server *s)
 		}
 		pw = &w->next;
 	}
-	json_decref(ws->cache);
-	ws->cache = NULL;
+	ws->cached = false;
 	frames_clear(ws);
 	ws->behind = more;
 	if (more)
@@ -650,7 +754,8 @@ void watch_destroy(struct server *s)
 		ws->list = w->next;
 		watcher_free(w);
 	}
-	json_decref(ws->cache);
+	free(ws->items);
+	wirebuf_free(&ws->cache_text);
 	for (unsigned k = 0; k < FRAME_SLOTS; k++)
 		wirebuf_free(&ws->frames[k].frame);
 	sd_event_source_disable_unref(ws->more_src);

@@ -116,6 +116,11 @@ tpid=$!
 n0=${QP_NODE_PREFIX}s-0
 "$QP_BIN/pbsnodes" -o "$n0" -C "broken fan" > /dev/null || fail "pbsnodes -o"
 "$QP_BIN/pbsnodes" -r "$n0" > /dev/null || fail "pbsnodes -r"
+# A reason JSON must escape (the watchers' frames are written as text).
+n1=${QP_NODE_PREFIX}s-1
+odd=$(printf 'fan "B" \\ at\t50\xc2\xb0C')
+"$QP_BIN/pbsnodes" -o "$n1" -C "$odd" > /dev/null || fail "pbsnodes -o (odd reason)"
+"$QP_BIN/pbsnodes" -r "$n1" > /dev/null || fail "pbsnodes -r $n1"
 kill "$simpid"
 for i in $(seq 200); do
 	[ "$(q "SELECT count(*) FROM events WHERE seq > $from AND state = 'down'")" = 10 ] && break
@@ -144,7 +149,8 @@ done
 	|| fail "not 10 nodes up again: $(q "SELECT seq, node, state FROM events WHERE seq > $from")"
 [ "$(q "SELECT uid FROM events WHERE seq > $from AND state = 'drained' AND node = '$n0'")" = 0 ] \
 	|| fail "the drain's event does not name root: $(q "SELECT * FROM events WHERE seq > $from AND node = '$n0'")"
-[ "$(q "SELECT reason FROM events WHERE seq > $from AND state = 'drained'")" = "broken fan" ] || fail "drain reason"
+[ "$(q "SELECT reason FROM events WHERE seq > $from AND state = 'drained' AND node = '$n0'")" = "broken fan" ] \
+	|| fail "drain reason"
 nlast=$(q "SELECT max(seq) FROM events")
 for k in $(seq 200); do
 	[ "$(tail -n 1 "$QP_T/nodes.out" | jq -r .seq 2>/dev/null)" = "$nlast" ] && break
@@ -153,6 +159,8 @@ done
 [ "$(jq -r .seq "$QP_T/nodes.out" | wc -l)" = $((nlast - from)) ] || fail "root's watch: $(cat "$QP_T/nodes.out")"
 [ -n "$(jq -r "select(.state == \"drained\" and .node == \"$n0\" and .uid == 0) | .seq" "$QP_T/nodes.out")" ] \
 	|| fail "no drained event by uid 0 in root's watch: $(head -3 "$QP_T/nodes.out")"
+[ "$(jq -r "select(.state == \"drained\" and .node == \"$n1\") | .reason" "$QP_T/nodes.out")" = "$odd" ] \
+	|| fail "the odd reason in root's watch: $(grep "$n1" "$QP_T/nodes.out" | head -3)"
 for k in $(seq 200); do grep -q " resumed node=$n0 by_uid=0" "$QP_T/nodes.txt" && break; sleep 0.05; done
 grep -q " node drained node=$n0 reason=\"broken fan\" by_uid=0" "$QP_T/nodes.txt" \
 	|| fail "qstat --follow's line for the drain: $(grep drained "$QP_T/nodes.txt")"

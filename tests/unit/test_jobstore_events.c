@@ -116,6 +116,45 @@ static void test_batch_order(void)
 	jobstore_close(js);
 }
 
+/* A run of ids (a submit group: id, id + 1, ...) is one range insert,
+ * any other list the list's own: both numbered on from the last event,
+ * in the order of the changes, each job's state as committed. */
+static void test_run_and_list(void)
+{
+	struct jobstore *js;
+	struct seen s = { 0 };
+	struct error err;
+	int64_t id[5];
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_event_node(js, "n1", "up", NULL), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	for (int i = 0; i < 5; i++)
+		CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id[i]), 0);
+	CU_ASSERT_EQUAL(jobstore_job_set_state(js, id[4], JOB_HELD, "h"), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_set_state(js, id[3], JOB_HELD, "h"), 0);
+	CU_ASSERT_EQUAL(jobstore_job_set_state(js, id[0], JOB_HELD, "h"), 0);
+	CU_ASSERT_EQUAL(jobstore_job_set_state(js, id[2], JOB_HELD, "h"), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_events_read(js, 0, 100, collect, &s), 0);
+	CU_ASSERT_EQUAL_FATAL(s.n, 9);
+	for (unsigned i = 0; i < s.n; i++)
+		CU_ASSERT_EQUAL(s.v[i].seq, i + 1);
+	CU_ASSERT_STRING_EQUAL(s.v[0].node, "n1");
+	for (int i = 0; i < 5; i++) {
+		CU_ASSERT_EQUAL(s.v[1 + i].jobid, id[i]);
+		CU_ASSERT_EQUAL(s.v[1 + i].uid, 1001);
+		CU_ASSERT_STRING_EQUAL(s.v[1 + i].state, i == 4 ? "held" : "queued");
+	}
+	CU_ASSERT_EQUAL(s.v[6].jobid, id[3]);
+	CU_ASSERT_EQUAL(s.v[7].jobid, id[0]);
+	CU_ASSERT_EQUAL(s.v[8].jobid, id[2]);
+	CU_ASSERT_STRING_EQUAL(s.v[8].state, "held");
+	jobstore_close(js);
+}
+
 /* Node events; pruning keeps the last event, so the sequence goes on. */
 static void test_nodes_prune(void)
 {
@@ -154,6 +193,7 @@ static const struct unit_test jobstore_events_tests[] = {
 	{ "job_life", test_job_life },
 	{ "nodes_prune", test_nodes_prune },
 	{ "batch_order", test_batch_order },
+	{ "run_and_list", test_run_and_list },
 	{ NULL, NULL },
 };
 
