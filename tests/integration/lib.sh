@@ -388,6 +388,28 @@ qp_wait_file() {
 	fail "file $1 did not appear"
 }
 
+# qp_state_tmpfs: the pool's state directory on a 1 MiB tmpfs, to fill
+# (skips where none can be mounted); QP_STATE_MNT names it. At exit the
+# daemons stop, this test's gded are killed, then it is unmounted, then
+# qp_cleanup runs. The name is global on purpose: a failure inside a
+# function with a local of the same name would hide a script's own.
+qp_state_tmpfs() {
+	grep -qw tmpfs /proc/filesystems || skip "no tmpfs"
+	mkdir -p "$QP_T/state"
+	mount -t tmpfs -o size=1m,mode=0711 tmpfs "$QP_T/state" || skip "cannot mount a tmpfs"
+	QP_STATE_MNT=$QP_T/state
+	trap qp_state_tmpfs_cleanup EXIT
+}
+qp_state_tmpfs_cleanup() {
+	local rc=$? i
+	for ((i = ${#QP_PIDS[@]} - 1; i >= 0; i--)); do qp_stop "${QP_PIDS[$i]}"; done
+	QP_PIDS=()
+	pkill -KILL -f "gded --spec $QP_T/" 2>/dev/null
+	[ -n "${QP_STATE_MNT:-}" ] && { umount "$QP_STATE_MNT" || umount -l "$QP_STATE_MNT"; }
+	(exit $rc)
+	qp_cleanup
+}
+
 # qp_frozen_state JOBID: the freezer state of the job's own cgroup:
 # FROZEN / THAWED (v1's freezer.state), 1 / 0 (v2's cgroup.events);
 # nothing when the group is not found.

@@ -8,7 +8,6 @@
 # ones still queued in both (their dispatches undone in memory), none
 # started. When space returns every job ends once, with its own exit.
 . "$(dirname "$0")/lib.sh"
-grep -qw tmpfs /proc/filesystems || skip "no tmpfs"
 command -v sqlite3 > /dev/null || skip "no sqlite3"
 # The store must be the file on the full state directory.
 [ "${QP_STORE:-sqlite}" = sqlite ] || skip "QP_STORE=$QP_STORE: the store is not in the state directory"
@@ -17,19 +16,8 @@ command -v sqlite3 > /dev/null || skip "no sqlite3"
 qp_setup "
 [server]
 state_min_free = 0"
-st=$QP_T/state
-mkdir -p "$st"
-mount -t tmpfs -o size=1m,mode=0711 tmpfs "$st" || skip "cannot mount a tmpfs"
-faults_mnt=$st
-faults_cleanup() {
-	local rc=$? i
-	for ((i = ${#QP_PIDS[@]} - 1; i >= 0; i--)); do qp_stop "${QP_PIDS[$i]}"; done
-	QP_PIDS=()
-	[ -n "${faults_mnt:-}" ] && { umount "$faults_mnt" || umount -l "$faults_mnt"; }
-	(exit $rc)
-	qp_cleanup
-}
-trap faults_cleanup EXIT
+qp_state_tmpfs
+st=$QP_STATE_MNT
 qp_start_server
 # The node's job files elsewhere: a job's result file is qnoded's, and
 # this test is about qpoold's store (t-faults fills both).

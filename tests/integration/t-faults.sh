@@ -6,29 +6,13 @@
 # intact. A job that fills the daemons' file system, and a job that forks
 # up to its pids limit, do not take qpoold or qnoded down.
 . "$(dirname "$0")/lib.sh"
-grep -qw tmpfs /proc/filesystems || skip "no tmpfs"
 # Room below which qpoold stops taking and dispatching jobs: small, for a
 # 1 MiB file system.
 qp_setup "
 [server]
 state_min_free = 64K"
-st=$QP_T/state
-mkdir -p "$st"
-mount -t tmpfs -o size=1m,mode=0711 tmpfs "$st" || skip "cannot mount a tmpfs"
-# Its own name: a failure inside qp_wait runs the trap where qp_wait's
-# local "st" (a job state) hides this script's.
-faults_mnt=$st
-# Daemons stop before the unmount; the pids then leave lib.sh's list.
-faults_cleanup() {
-	local rc=$? i
-	for ((i = ${#QP_PIDS[@]} - 1; i >= 0; i--)); do qp_stop "${QP_PIDS[$i]}"; done
-	QP_PIDS=()
-	pkill -KILL -f "gded --spec $QP_T/" 2>/dev/null
-	[ -n "${faults_mnt:-}" ] && { umount "$faults_mnt" || umount -l "$faults_mnt"; }
-	(exit $rc)
-	qp_cleanup
-}
-trap faults_cleanup EXIT
+qp_state_tmpfs
+st=$QP_STATE_MNT
 qp_start_server
 qp_start_node n1
 w=$QP_T/work/qpuser1
