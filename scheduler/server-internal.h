@@ -64,8 +64,16 @@ struct pending {
 	struct pending *next;
 };
 
+/* The connection layer's callbacks (conn.c), given by server.c at set-up:
+ * a whole request of an authenticated peer (the door), and a connection
+ * closing (what the parts above forget of it). */
+typedef void conn_message_f(struct conn *c, const char *op, long long req_id, json_t *msg);
+typedef void conn_closed_f(struct conn *c);
+
 struct server {
 	sd_event *event;
+	conn_message_f *conn_message_f;
+	conn_closed_f *conn_closed_f;
 	struct config *config;
 	struct jobstore *store;
 	struct pool *pool;
@@ -152,7 +160,11 @@ void server_lease_refresh(struct server *s);
  * known nodes). 0 or -errno. */
 int server_state_load(struct server *s);
 
-/* server.c */
+/* conn.c: the connection layer. conn_accept takes a peer's fd from a
+ * listening socket; conns_check (1 s timer) closes stalled, idle and
+ * credential-less peers. */
+void conn_accept(struct server *s, int cfd, bool tcp);
+void conns_check(struct server *s);
 void conn_send(struct conn *c, json_t *msg);   /* steals msg */
 /* Whole frames encoded once for several connections (watch.c). */
 void conn_send_frames(struct conn *c, const void *frames, size_t len);
@@ -165,6 +177,7 @@ void conn_reply_err(struct conn *c, long long req_id, int errnum, const char *fm
 	__attribute__((format(printf, 4, 5)));
 void conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
+/* server.c */
 void server_pending_add(struct server *s, struct pending *p);
 /* The connection's peer is uid (known from SO_PEERCRED at accept, or from
  * a credential later): counts it in its uid's fair share. -EUSERS when the
@@ -200,6 +213,7 @@ int64_t conn_now(struct server *s);
 /* Logs a warning about a peer, at most PEERS_LOG_BURST per interval per uid
  * (the rest are counted and summed up in one line). */
 void conn_log_warn(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* users.c: uid's user name (cached), or NULL when it has none. */
 const char *server_user_name(struct server *s, uid_t uid);
 /* Applies qmgr's stored settings: queue ones always, and with all the IQS
  * rotation and node drains too (at start). */
