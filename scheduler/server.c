@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* qpoold's event-driven core: connections, group commit, the scheduling pass. */
+/* qpoold's event-driven core: the loop, group commit, the scheduling pass,
+ * and the set-up that gives the layers below their callbacks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
