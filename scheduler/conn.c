@@ -25,6 +25,11 @@
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
+struct hctx *conn_ctx(const struct conn *c)
+{
+	return &c->server->h;
+}
+
 void conn_ref(struct conn *c)
 {
 	c->refs++;

@@ -11,6 +11,7 @@
 #include "auth.h"
 #include "config.h"
 #include "gate.h"
+#include "hctx.h"
 #include "jobid.h"
 #include "jobstore.h"
 #include "lease.h"
@@ -77,17 +78,27 @@ typedef void job_signal_f(struct server *s, struct job *j, int sig);
  * server_state_load); 0 or -errno. */
 typedef int server_state_load_f(struct server *s);
 
+/* The server whose handlers' context h is (its first member). */
+static inline struct server *server_of(struct hctx *h)
+{
+	return (struct server *)h;
+}
+
 struct server {
+	/* What handlers see (hctx.h), first: its fields read here as the
+	 * server's own (s->pool), and &s->h is the handlers' context. */
+	union {
+		struct hctx h;
+		struct {
+			HCTX_FIELDS
+		};
+	};
 	sd_event *event;
 	conn_message_f *conn_message_f;
 	conn_closed_f *conn_closed_f;
 	job_ended_f *job_ended_f;
 	job_signal_f *job_signal_f;
 	server_state_load_f *state_load_f;
-	conn_message_f *filter_pass_f;   /* a request the submit filter passed (door.c's request_run) */
-	struct config *config;
-	struct jobstore *store;
-	struct pool *pool;
 	int listen_fd;
 	sd_event_source *listen_src;
 	int tcp_fd;                  /* [server] listen, or -1 */
@@ -103,14 +114,8 @@ struct server {
 	struct gate *gate;        /* TCP peers awaiting their credential */
 	bool state_full;          /* state_dir below state_min_free: no submit, no dispatch */
 	struct pending *retry;    /* completions whose commit found the disk full */
-	bool nodes_noted;         /* a registration waits for nodes_known_flush */
-	struct pending *pending;
-	struct pending **pending_tail;
-	unsigned n_pending;       /* in the list */
-	bool sched_dirty;
 	sd_event_source *linger_src; /* ends a hold of results (pending_linger) */
 	int64_t linger_since;        /* mono ns the results waiting began; 0: none wait */
-	unsigned n_lent;          /* jobs suspended by a preemption (suspend.c) */
 	int64_t preempt_due;      /* the first blocked job's preempt_until (wall ns): a pass then; 0 none */
 	/* Start estimates (estimate.c): the last replay's number and
 	 * monotonic start, whether one is due, what they cost. */
@@ -118,7 +123,6 @@ struct server {
 	int64_t est_mono;
 	bool est_due;
 	uint64_t est_ns_last, est_ns_max;
-	struct depend_index *deps;   /* depend.c: who waits on whom */
 	int64_t *array_due;       /* arrays whose end may have come (array.c) */
 	size_t n_array_due, cap_array_due;
 	struct {
@@ -126,14 +130,6 @@ struct server {
 		char name[64];
 	} users[64];              /* uid -> name cache, round robin */
 	unsigned users_next;
-	struct task_routes *tasks;   /* tasks.c: remote starts in flight */
-	struct ties *ties;           /* ties.c: jobs tied to a connection */
-	struct srvhooks *hooks;      /* srvhook.c: the server's hooks in flight, their last outcome */
-	struct watchers *watchers;   /* watch.c: the event stream's watchers */
-	struct lease *lease;         /* lease.c: active or standby */
-	struct accounts *accounts;   /* accounts.c: the store's accounts, read at activation */
-	struct qos_set *qos;         /* qos.c: the store's QOS and budgets, read at activation */
-	struct resvs *resvs;         /* resv.c: the store's reservations, read at activation */
 	sd_event_source *lease_src;  /* server-lease.c: its turns */
 	bool stepping_down;          /* lost it: the loop ends, main starts a standby */
 	bool stopping;               /* server_destroy: links closing are not nodes going down */
@@ -187,6 +183,8 @@ void conn_reply_page(struct conn *c, long long req_id, json_t *reply, const char
 void conn_reply_err(struct conn *c, long long req_id, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void conn_ref(struct conn *c);
+/* The handlers' context (hctx.h) a request on c is handled in. */
+struct hctx *conn_ctx(const struct conn *c);
 void conn_unref(struct conn *c);
 /* job-end.c: queues p's reply for the next group commit (server.c). */
 void server_pending_add(struct server *s, struct pending *p);
