@@ -280,7 +280,7 @@ static void conn_auth(struct conn *c, json_t *msg)
 		conn_auth_refuse(c, -r, err.text);
 		return;
 	}
-	if (!server_user_name(c->server, uid)) {
+	if (!server_user_name(&c->server->h, uid)) {
 		snprintf(err.text, sizeof(err.text), "uid %d (gid %d) is not a user of this host", (int)uid,
 			 (int)gid);
 		conn_auth_refuse(c, EACCES, err.text);

@@ -8,7 +8,6 @@
 
 struct conn;
 struct hctx;
-struct server;
 
 /* door.c: a request of an authenticated peer, to its handler (ops.h) by
  * one table of who may ask what; door_table_sorted for the unit test. */
@@ -19,7 +18,7 @@ bool door_table_sorted(void);
  * submit_filter first, and running it: the request goes on to
  * request_run, or is answered with the filter's refusal (qpool-hooks(5)). */
 void request_run(struct conn *c, const char *op, long long req_id, json_t *msg);
-bool filter_wanted(const struct server *s, const char *op);
+bool filter_wanted(const struct hctx *s, const char *op);
 void filter_request(struct conn *c, const char *op, long long req_id, json_t *msg);
 
 #endif

@@ -35,11 +35,11 @@ struct pending {
 typedef void job_ended_f(struct server *s, struct job *j, enum job_state state);
 
 /* job-end.c: queues p's reply for the next group commit (server.c). */
-void server_pending_add(struct server *s, struct pending *p);
+void server_pending_add(struct hctx *h, struct pending *p);
 
 /* server.c: a job back in the queue after its node prolog failed for the
  * [node] prolog_failures_max-th time (j->prolog_hold) is held, with why. */
-void server_prolog_hold(struct server *s, struct job *j);
+void server_prolog_hold(struct hctx *h, struct job *j);
 
 /* job-end.c: the job of a request's "jobid", checked for ownership
  * (owner or root); replies itself and returns NULL otherwise. */
@@ -52,15 +52,15 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j);
  * or being written in the open transaction): counts it in its array, has
  * the parts do their part (s->job_ended_f: forgets its dependencies, marks
  * what waited on it, ...) and removes it from the pool. */
-void server_job_finished(struct server *s, struct job *j, enum job_state state);
+void server_job_finished(struct hctx *h, struct job *j, enum job_state state);
 
 /* job-end.c: what qdel does to j: a queued or held job is cancelled (and
  * freed), a running one is asked to stop (exiting); why ends the reason
  * ("by alice"), which a running job's record keeps. The job's new state,
  * or -errno from the job store (nothing changed). */
-int server_job_cancel(struct server *s, struct job *j, const char *why);
+int server_job_cancel(struct hctx *h, struct job *j, const char *why);
 /* job-end.c: a running job back to wait when its node reports it gone
  * (qrerun, preemption): SIGTERM now, the store's state EXITING with why. */
-int server_job_requeue(struct server *s, struct job *j, const char *why);
+int server_job_requeue(struct hctx *h, struct job *j, const char *why);
 
 #endif

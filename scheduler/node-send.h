@@ -16,6 +16,6 @@ typedef void job_signal_f(struct server *s, struct job *j, int sig);
 /* node-send.c: sends job.launch for j to its node; the job row says what to run. */
 int node_launch(struct server *s, struct job *j, struct node *n);
 /* Sends job.signal; false when the node is not connected. */
-bool node_signal(struct server *s, struct job *j, int sig);
+bool node_signal(struct hctx *h, struct job *j, int sig);
 
 #endif

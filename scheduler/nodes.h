@@ -9,18 +9,17 @@
 
 struct conn;
 struct hctx;
-struct server;
 struct node;
 
 /* nodes.c: drains a node (by who, with reason) or resumes it (DRAIN_NONE):
  * stored, then in the pool. 0 or -errno (nothing changed). */
-int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, const char *reason);
+int node_drain_set(struct hctx *s, struct node *n, enum node_drain_by by, const char *reason);
 /* The same, asked by uid (an admin's drain or resume: its event's uid). */
-int node_drain_set_by(struct server *s, struct node *n, enum node_drain_by by, const char *reason, int64_t uid);
+int node_drain_set_by(struct hctx *s, struct node *n, enum node_drain_by by, const char *reason, int64_t uid);
 /* A node's connection went away. */
-void node_link_lost(struct server *s, struct conn *c);
+void node_link_lost(struct hctx *s, struct conn *c);
 
 /* Heartbeat watch: nodes silent past node_timeout go down. */
-void nodes_check_timeouts(struct server *s);
+void nodes_check_timeouts(struct hctx *s);
 
 #endif

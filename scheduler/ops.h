@@ -16,7 +16,6 @@
 
 struct conn;
 struct hctx;
-struct server;
 
 typedef void op_handler(struct conn *c, const char *op, long long req_id, json_t *msg);
 
@@ -29,7 +28,7 @@ const char *request_member_mistyped(const json_t *msg);
  * for n more waiting jobs of uid in queue q, the submissions of this
  * iteration counted; queue_only: q's caps only (qmove: the job is in the
  * pool's counts already). 0, or -EDQUOT with one line in errbuf. */
-int queued_limit_check(struct server *s, uid_t uid, const char *owner, const struct queue_conf *q,
+int queued_limit_check(struct hctx *s, uid_t uid, const char *owner, const struct queue_conf *q,
 		       char *errbuf, size_t errlen, uint64_t n, bool queue_only);
 /* jobctl.c: qalter, qmove, qorder, qsig, qrerun */
 op_handler op_alter_move, op_swap, op_signal, op_rerun;

@@ -26,6 +26,7 @@
 #include "deps.h"
 #include "door.h"
 #include "job-end.h"
+#include "loop.h"
 #include "node-send.h"
 #include "nodes.h"
 #include "ops.h"

@@ -15,9 +15,9 @@ struct server;
  * a full one; server_space_exhausted marks it full after a commit failed
  * with ENOSPC; server_space_refuse writes qsub's one line, returns -ENOSPC. */
 void server_space_check(struct server *s);
-bool server_state_full(struct server *s);
+bool server_state_full(struct hctx *h);
 void server_space_exhausted(struct server *s);
 
-int server_space_refuse(struct server *s, char *buf, size_t len);
+int server_space_refuse(struct hctx *h, char *buf, size_t len);
 
 #endif

@@ -6,9 +6,8 @@
 #include <sys/types.h>
 
 struct hctx;
-struct server;
 
 /* users.c: uid's user name (cached), or NULL when it has none. */
-const char *server_user_name(struct server *s, uid_t uid);
+const char *server_user_name(struct hctx *h, uid_t uid);
 
 #endif

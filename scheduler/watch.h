@@ -15,14 +15,14 @@ struct server;
 void watch_flush(struct server *s);
 void watch_conn_closed(struct server *s, const struct conn *c);
 void watch_prune(struct server *s);
-unsigned watch_count(const struct server *s);
+unsigned watch_count(const struct hctx *s);
 void watch_destroy(struct server *s);
 /* A node's change that is not a store write of its own (its link closed
  * or back, docs/EVENTS.md): noted, and written as events in one
  * transaction once the loop has nothing more pressing (an idle-priority
  * turn), so a thousand links closing at once are one commit, not a
  * thousand. watch_notes_flush writes what is noted now. */
-void watch_note_node(struct server *s, const char *node, const char *state, const char *reason);
+void watch_note_node(struct hctx *h, const char *node, const char *state, const char *reason);
 void watch_notes_flush(struct server *s);
 
 #endif
