@@ -61,7 +61,7 @@ static void queue_action(struct conn *c, long long req_id, const char *action, c
 	snprintf(q->reason, sizeof(q->reason), "%s", reason ? reason : "");
 	log_info("queue %s: %s by uid %d%s%s", q->name, action, (int)c->uid, reason ? ": " : "",
 		 reason ? reason : "");
-	s->sched_dirty = true;
+	hctx_resched(s);
 	conn_reply_ok(c, req_id, NULL);
 }
 
@@ -117,7 +117,7 @@ static void node_action(struct conn *c, long long req_id, const char *action, co
 	}
 	log_info("node %s: %s by uid %d (%s)%s%s", n->name, action, (int)c->uid, node_drain_by_name(by),
 		 drain && reason ? ": " : "", drain && reason ? reason : "");
-	s->sched_dirty = true;
+	hctx_resched(s);
 	conn_reply_ok(c, req_id, NULL);
 }
 
@@ -151,7 +151,7 @@ static void node_delete(struct conn *c, long long req_id, const char *target)
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	s->sched_dirty = true;
+	hctx_resched(s);
 	conn_reply_ok(c, req_id, NULL);
 }
 

@@ -359,7 +359,7 @@ bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg
 		return true;
 	}
 	log_info("job %lld[]: %s by uid %d", (long long)id, op, (int)c->uid);
-	s->sched_dirty = true;
+	hctx_resched(s);
 	array_check_done(s, a);
 	conn_reply_ok(c, req_id, NULL);
 	return true;

@@ -514,7 +514,7 @@ static void depend_decide(struct hctx *s, struct job *j)
 	j->reason = NULL;
 	if (j->state == JOB_HELD && !user_hold)
 		pool_job_state_set(s->pool, j, JOB_QUEUED);
-	s->sched_dirty = true;
+	hctx_resched(s);
 }
 
 void depend_recheck(struct hctx *s)

@@ -58,4 +58,11 @@ struct hctx {
 	HCTX_FIELDS
 };
 
+/* What a pass may place changed: one runs after this loop iteration.
+ * (A reply that waits for the group commit: job-end.h's server_pending_add.) */
+static inline void hctx_resched(struct hctx *h)
+{
+	h->sched_dirty = true;
+}
+
 #endif

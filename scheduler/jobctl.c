@@ -202,7 +202,7 @@ void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg
 	j->walltime = a.walltime;
 	j->rerunnable = a.rerunnable;
 	log_info("job %lld %s by uid %d", (long long)j->id, move ? "moved" : "altered", (int)c->uid);
-	s->sched_dirty = true;
+	hctx_resched(s);
 	json_decref(row);
 	conn_reply_ok(c, req_id, json_pack("{s:s, s:s}", "state", job_state_name(j->state),
 					   "queue", j->queue));
@@ -234,7 +234,7 @@ void op_swap(struct conn *c, const char *op, long long req_id, json_t *msg)
 		return;
 	}
 	log_info("jobs %lld and %lld swapped by uid %d", (long long)a->id, (long long)b->id, (int)c->uid);
-	s->sched_dirty = true;
+	hctx_resched(s);
 	conn_reply_ok(c, req_id, NULL);
 }
 

@@ -76,7 +76,7 @@ int node_drain_set_by(struct hctx *s, struct node *n, enum node_drain_by by, con
 	free(n->drain_reason);
 	n->drain_reason = by && reason ? strdup(reason) : NULL;
 	n->drain_time = by ? time_wall_ns() : 0;
-	s->sched_dirty = true;
+	hctx_resched(s);
 	return 0;
 }
 
@@ -234,7 +234,7 @@ static void multi_done(struct conn *c, long long req_id, struct job *j, struct a
 	res.times[STAMP_DISPATCH] = 0;
 	e->done = true;
 	if (pool_entry_cpus_back(s->pool, e))
-		s->sched_dirty = true;
+		hctx_resched(s);
 	/* Outside the group commit: a row update per node of a wide job,
 	 * durable before the node hears ok and forgets its result. */
 	{
@@ -398,7 +398,7 @@ static void multi_end_lost(struct hctx *s, struct job *j, struct alloc_entry *e,
 		all &= j->alloc[i].done;
 	if (all)
 		multi_finish(s, j);
-	s->sched_dirty = true;
+	hctx_resched(s);
 }
 
 /* After a registration: jobs the store has on this node but the node does
@@ -638,7 +638,7 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	/* The lease's epoch: a node obeys no server at an older one than it
 	 * registered with (docs/HA.md, "Nodes follow the newest epoch"). */
 	conn_reply_ok(c, req_id, json_pack("{s:I}", "epoch", (json_int_t)lease_epoch(s->lease)));
-	s->sched_dirty = true;
+	hctx_resched(s);
 }
 
 void op_done(struct conn *c, const char *op, long long req_id, json_t *msg)
@@ -672,7 +672,7 @@ void op_exited(struct conn *c, const char *op, long long req_id, json_t *msg)
 	j = pool_job_find(s->pool, jobid);
 	e = j ? job_entry(j, c->node->name) : NULL;
 	if (e && report_current(j, wire_int(msg, "dispatch", 0)) && pool_entry_cpus_back(s->pool, e)) {
-		s->sched_dirty = true;
+		hctx_resched(s);
 		/* The primary's processes are gone: the sisters end theirs. */
 		if (e == j->alloc && j->n_alloc > 1)
 			sisters_end(s, j);
@@ -751,7 +751,7 @@ static void node_lost(struct hctx *s, struct node *n)
 			server_job_finished(s, j, res.state);
 		}
 	}
-	s->sched_dirty = true;
+	hctx_resched(s);
 }
 
 void nodes_check_timeouts(struct hctx *s)

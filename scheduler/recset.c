@@ -44,7 +44,7 @@ int recset_reload(struct hctx *s, const struct recset_kind *k)
 	*slot = fresh;
 	r = k->apply(fresh, s->pool);
 	/* What a pass may place changed: it sees it now. */
-	s->sched_dirty = true;
+	hctx_resched(s);
 	return r;
 }
 

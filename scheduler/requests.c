@@ -936,7 +936,7 @@ void op_hold_release(struct conn *c, const char *op, long long req_id, json_t *m
 	}
 	pool_job_state_set(s->pool, j, to);
 	if (!hold)
-		s->sched_dirty = true;
+		hctx_resched(s);
 	reply_state(c, req_id, to);
 }
 

@@ -850,6 +850,6 @@ void resv_tick(struct hctx *s)
 			log_err("reservations: could not read them back");
 	} else if (s->resvs->edge && now >= s->resvs->edge) {
 		s->resvs->edge = pool_resv_next_edge(s->pool, now);
-		s->sched_dirty = true;
+		hctx_resched(s);
 	}
 }

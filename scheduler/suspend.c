@@ -99,7 +99,7 @@ int server_job_suspend(struct hctx *s, struct job *j, int64_t by, const char *wh
 		s->n_lent++;
 	}
 	log_info("job %lld: suspended by %s", (long long)j->id, who);
-	s->sched_dirty = true;
+	hctx_resched(s);
 	return 0;
 }
 
