@@ -11,13 +11,17 @@
 #include <string.h>
 
 #include "accounts.h"
+#include "conn.h"
 #include "fairshare.h"
+#include "hctx.h"
 #include "jobstore-internal.h"
+#include "jobstore.h"
 #include "log.h"
 #include "ops.h"
+#include "pool.h"
 #include "recset.h"
 #include "reslimits.h"
-#include "server-internal.h"
+#include "wire.h"
 
 struct account {
 	char *name, *parent, *description;
@@ -126,7 +130,7 @@ static const struct recset_kind set_kind = {
 	.n_tables = sizeof(tables) / sizeof(tables[0]),
 	.free = kind_free,
 	.apply = kind_apply,
-	.slot = offsetof(struct server, accounts),
+	.slot = offsetof(struct hctx, accounts),
 	.name = "accounts",
 	.reply = kind_reply,
 };
@@ -336,7 +340,7 @@ static void account_add(struct conn *c, long long req_id, json_t *msg, bool modi
 		{ "UPDATE accounts SET name = $1, parent = $2, shares = $3, description = $4, grp_cpus = $5,"
 		  " grp_gpus = $6, grp_jobs = $7 WHERE name = $1", 7 },
 	};
-	const struct accounts *a = c->server->accounts;
+	const struct accounts *a = conn_ctx(c)->accounts;
 	const char *name = wire_str(msg, "name"), *parent = wire_str(msg, "parent");
 	const char *descr = wire_str(msg, "description");
 	const struct account *old = name ? account_find(a, name) : NULL;
@@ -411,7 +415,7 @@ static void account_delete(struct conn *c, long long req_id, json_t *msg)
 		{ "DELETE FROM account_users WHERE account = $1", 1 },
 		{ "DELETE FROM accounts WHERE name = $1", 1 },
 	};
-	const struct accounts *a = c->server->accounts;
+	const struct accounts *a = conn_ctx(c)->accounts;
 	const char *name = wire_str(msg, "name");
 	struct jobstore_ev_params p = { 0 };
 	char what[160];
@@ -440,7 +444,7 @@ static void user_add(struct conn *c, long long req_id, json_t *msg)
 		{ "INSERT INTO account_users (user_name, is_default, account) VALUES ($1, $2, $3)"
 		  " ON CONFLICT (account, user_name) DO UPDATE SET is_default = excluded.is_default", 3 },
 	};
-	const struct accounts *a = c->server->accounts;
+	const struct accounts *a = conn_ctx(c)->accounts;
 	const char *user = wire_str(msg, "user"), *account = wire_str(msg, "account");
 	const struct assoc *have = user && account ? assoc_find(a, account, user) : NULL;
 	bool dflt = wire_bool(msg, "default", false) || !user_default(a, user ? user : "");
@@ -475,7 +479,7 @@ static void user_delete(struct conn *c, long long req_id, json_t *msg)
 		  " (SELECT min(account) FROM account_users WHERE user_name = $1) AND NOT EXISTS"
 		  " (SELECT 1 FROM account_users WHERE user_name = $1 AND is_default = 1)", 1 },
 	};
-	const struct accounts *a = c->server->accounts;
+	const struct accounts *a = conn_ctx(c)->accounts;
 	const char *user = wire_str(msg, "user"), *account = wire_str(msg, "account");
 	struct jobstore_ev_params p = { 0 };
 	char what[200];
@@ -496,7 +500,7 @@ void op_accounts(struct conn *c, const char *op, long long req_id, json_t *msg)
 	const char *action = wire_str(msg, "action");
 
 	if (!action || !strcmp(action, "list")) {
-		conn_reply_ok(c, req_id, json_pack("{s:o}", "accounts", accounts_json(c->server->accounts)));
+		conn_reply_ok(c, req_id, json_pack("{s:o}", "accounts", accounts_json(conn_ctx(c)->accounts)));
 		return;
 	}
 	if (c->uid != 0) {

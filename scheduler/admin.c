@@ -6,18 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "conn.h"
+#include "hctx.h"
+#include "jobstore.h"
 #include "log.h"
+#include "loop.h"
 #include "nodes-known.h"
+#include "nodes.h"
 #include "ops.h"
-#include "server-internal.h"
+#include "pool.h"
 #include "srvhook.h"
+#include "users.h"
+#include "wire.h"
 
 #define ORDER_PAGE 1000
 
 static void queue_action(struct conn *c, long long req_id, const char *action, const char *target,
 			 const char *reason)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct queue_conf *q = (struct queue_conf *)config_queue(s->config, target);
 	int enabled = -1, started = -1;
 	int r;
@@ -53,7 +61,7 @@ static void queue_action(struct conn *c, long long req_id, const char *action, c
 	snprintf(q->reason, sizeof(q->reason), "%s", reason ? reason : "");
 	log_info("queue %s: %s by uid %d%s%s", q->name, action, (int)c->uid, reason ? ": " : "",
 		 reason ? reason : "");
-	s->sched_dirty = true;
+	hctx_resched(s);
 	conn_reply_ok(c, req_id, NULL);
 }
 
@@ -65,7 +73,7 @@ static void queue_action(struct conn *c, long long req_id, const char *action, c
 static void node_action(struct conn *c, long long req_id, const char *action, const char *target,
 			const char *reason, const char *by_name)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct node *n = pool_node_find(s->pool, target);
 	bool drain = strcmp(action, "drain") == 0;
 	enum node_drain_by by = DRAIN_ADMIN;
@@ -109,7 +117,7 @@ static void node_action(struct conn *c, long long req_id, const char *action, co
 	}
 	log_info("node %s: %s by uid %d (%s)%s%s", n->name, action, (int)c->uid, node_drain_by_name(by),
 		 drain && reason ? ": " : "", drain && reason ? reason : "");
-	s->sched_dirty = true;
+	hctx_resched(s);
 	conn_reply_ok(c, req_id, NULL);
 }
 
@@ -119,7 +127,7 @@ static void node_action(struct conn *c, long long req_id, const char *action, co
  * name it, and it must report them). */
 static void node_delete(struct conn *c, long long req_id, const char *target)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct node *n = pool_node_find(s->pool, target);
 	int r;
 
@@ -143,7 +151,7 @@ static void node_delete(struct conn *c, long long req_id, const char *target)
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
 	}
-	s->sched_dirty = true;
+	hctx_resched(s);
 	conn_reply_ok(c, req_id, NULL);
 }
 
@@ -168,7 +176,7 @@ void op_admin(struct conn *c, const char *op, long long req_id, json_t *msg)
 		return;
 	}
 	if (strcmp(action, "reload") == 0) {
-		if (server_reload(c->server, &err) < 0) {
+		if (server_reload_ctx(conn_ctx(c), &err) < 0) {
 			log_err("reload refused, old config kept: %s", err.text);
 			conn_reply_err(c, req_id, EINVAL, "reload refused, old config kept: %s", err.text);
 			return;
@@ -199,7 +207,7 @@ void op_admin(struct conn *c, const char *op, long long req_id, json_t *msg)
 
 void op_order(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	const char *name = wire_str(msg, "queue");
 	const struct queue_conf *q = name ? config_queue(s->config, name) : NULL;
 	long long offset = wire_int(msg, "offset", 0);
@@ -240,5 +248,5 @@ void op_hooks(struct conn *c, const char *op, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, EPERM, "only root may list the hooks");
 		return;
 	}
-	conn_reply_ok(c, req_id, json_pack("{s:o}", "hooks", srvhooks_json(c->server->hooks, c->server->config)));
+	conn_reply_ok(c, req_id, json_pack("{s:o}", "hooks", srvhooks_json(conn_ctx(c)->hooks, conn_ctx(c)->config)));
 }

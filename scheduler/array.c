@@ -7,18 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "arrayspec.h"
+#include "conn.h"
+#include "hctx.h"
+#include "job-end.h"
 #include "jobid.h"
+#include "jobstore.h"
 #include "log.h"
-#include "server-internal.h"
+#include "node-send.h"
+#include "pool.h"
 #include "sort.h"
 #include "timeutil.h"
+#include "users.h"
+#include "wire.h"
 
 /* Restart: the array's subjobs that have rows are not waiting; those
  * that ended are counted. Unfinished ones are loaded as jobs of their own
  * after the array (their ids are above its) and find it by array_id. */
 struct load_ctx {
-	struct server *s;
+	struct hctx *s;
 	struct job *a;
 };
 
@@ -34,7 +42,7 @@ static int subjob_row(int64_t index, enum job_state state, int exit_status, void
 	return 0;
 }
 
-int array_load(struct server *s, struct job *j)
+int array_load(struct hctx *s, struct job *j)
 {
 	struct load_ctx ctx = { s, j };
 	struct error err;
@@ -57,7 +65,7 @@ int array_load(struct server *s, struct job *j)
 	return jobstore_subjobs_load(s->store, j->id, subjob_row, &ctx);
 }
 
-void array_loaded(struct server *s)
+void array_loaded(struct hctx *s)
 {
 	for (struct job *j = pool_jobs(s->pool), *next; j; j = next) {
 		next = j->next;
@@ -66,7 +74,7 @@ void array_loaded(struct server *s)
 	}
 }
 
-int array_dispatch_record(struct server *s, struct job *sub, int64_t now)
+int array_dispatch_record(struct hctx *s, struct job *sub, int64_t now)
 {
 	struct job *a = sub->parent;
 	int r;
@@ -77,14 +85,14 @@ int array_dispatch_record(struct server *s, struct job *sub, int64_t now)
 	return r;
 }
 
-void array_dispatch_done(struct server *s, struct job *sub, int64_t now)
+void array_dispatch_done(struct hctx *s, struct job *sub, int64_t now)
 {
 	sub->fresh = false;
 	if (sub->parent && !sub->parent->t_dispatch)
 		sub->parent->t_dispatch = now;
 }
 
-void array_dispatch_undo(struct server *s, struct job *sub)
+void array_dispatch_undo(struct hctx *s, struct job *sub)
 {
 	struct job *a = sub->parent;
 	struct pool_array_info info;
@@ -97,7 +105,7 @@ void array_dispatch_undo(struct server *s, struct job *sub)
 /* The array's Exit_status, PBS Pro's rule: 0 when every subjob that ran
  * exited 0, 1 when any did not, 2 when none failed but some were
  * deleted. */
-void array_check_done(struct server *s, struct job *a)
+void array_check_done(struct hctx *s, struct job *a)
 {
 	struct pool_array_info info;
 	enum job_state st;
@@ -138,7 +146,7 @@ void array_check_done(struct server *s, struct job *a)
  * and returns NULL otherwise. */
 static struct job *array_for_change(struct conn *c, long long req_id, int64_t id)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct job *a = pool_job_find(s->pool, id);
 	json_t *row;
 
@@ -162,7 +170,7 @@ static struct job *array_for_change(struct conn *c, long long req_id, int64_t id
 
 /* One pooled subjob: qdel, qhold or qrls as for any job. Returns 0, or
  * -errno with text set. */
-static int subjob_change(struct server *s, struct conn *c, struct job *j, const char *op, char *text, size_t len)
+static int subjob_change(struct hctx *s, struct conn *c, struct job *j, const char *op, char *text, size_t len)
 {
 	const char *who = server_user_name(s, c->uid);
 	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
@@ -198,7 +206,7 @@ static int subjob_change(struct server *s, struct conn *c, struct job *j, const 
 
 /* A waiting subjob acted on alone gets its row (and, held, a job of its
  * own in the pool). */
-static int waiting_change(struct server *s, struct conn *c, struct job *a, int64_t pos, const char *op,
+static int waiting_change(struct hctx *s, struct conn *c, struct job *a, int64_t pos, const char *op,
 			  char *text, size_t len)
 {
 	const char *who = server_user_name(s, c->uid);
@@ -249,7 +257,7 @@ static int waiting_change(struct server *s, struct conn *c, struct job *a, int64
 }
 
 /* ID[] (or the array's plain id): every subjob. */
-static int whole_change(struct server *s, struct conn *c, struct job *a, const char *op, char *text, size_t len)
+static int whole_change(struct hctx *s, struct conn *c, struct job *a, const char *op, char *text, size_t len)
 {
 	bool del = strcmp(op, "delete") == 0, hold = strcmp(op, "hold") == 0;
 	int r = 0;
@@ -278,7 +286,7 @@ static int whole_change(struct server *s, struct conn *c, struct job *a, const c
  * the array's members in the range, never the range itself: one
  * qhold ID[0-999999999] on a 64-part array walked a billion indices in
  * qpoold's only thread (~2 min; a raw array_last of 2^62: for good). */
-static int range_change(struct server *s, struct conn *c, struct job *a, const char *op, int64_t lo, int64_t hi,
+static int range_change(struct hctx *s, struct conn *c, struct job *a, const char *op, int64_t lo, int64_t hi,
 			char *text, size_t len)
 {
 	struct pool_array_info info;
@@ -317,7 +325,7 @@ static int range_change(struct server *s, struct conn *c, struct job *a, const c
 
 bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	int64_t id = wire_int(msg, "jobid", 0);
 	bool has_index = json_is_integer(json_object_get(msg, "array_index"));
 	struct job *a = pool_job_find(s->pool, id);
@@ -351,7 +359,7 @@ bool array_request(struct conn *c, const char *op, long long req_id, json_t *msg
 		return true;
 	}
 	log_info("job %lld[]: %s by uid %d", (long long)id, op, (int)c->uid);
-	s->sched_dirty = true;
+	hctx_resched(s);
 	array_check_done(s, a);
 	conn_reply_ok(c, req_id, NULL);
 	return true;
@@ -368,7 +376,7 @@ static int jobid_cmp(const void *a, const void *b)
 /* qstat -t: array a's waiting subjobs above f->after and up to last, to
  * jobs, until *added reaches page; *top: the highest id added. owner:
  * f->owner's uid, or NULL when it has none. */
-static void waiting_rows_add(struct server *s, const struct jobstore_filter *f, const uid_t *owner,
+static void waiting_rows_add(struct hctx *s, const struct jobstore_filter *f, const uid_t *owner,
 			     struct job *a, int64_t last, size_t page, json_t *jobs, size_t *added, int64_t *top)
 {
 	struct pool_array_info info;
@@ -398,7 +406,7 @@ static void waiting_rows_add(struct server *s, const struct jobstore_filter *f, 
 	json_decref(row);
 }
 
-int array_stat_subjobs(struct server *s, const struct jobstore_filter *f, size_t page, json_t *jobs, bool *more)
+int array_stat_subjobs(struct hctx *s, const struct jobstore_filter *f, size_t page, json_t *jobs, bool *more)
 {
 	int64_t after = f->after, last = INT64_MAX, top = 0;
 	size_t n = json_array_size(jobs), added = 0;
@@ -482,7 +490,7 @@ int array_stat_subjobs(struct server *s, const struct jobstore_filter *f, size_t
 }
 
 /* qstat ID[N] of a subjob that has no row: the array's, as that subjob. */
-int array_subjob_row(struct server *s, int64_t id, int64_t index, json_t **ret)
+int array_subjob_row(struct hctx *s, int64_t id, int64_t index, json_t **ret)
 {
 	struct job *a = pool_job_find(s->pool, id);
 	struct pool_array_info info;

@@ -25,6 +25,11 @@
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
+struct hctx *conn_ctx(const struct conn *c)
+{
+	return &c->server->h;
+}
+
 void conn_ref(struct conn *c)
 {
 	c->refs++;
@@ -275,7 +280,7 @@ static void conn_auth(struct conn *c, json_t *msg)
 		conn_auth_refuse(c, -r, err.text);
 		return;
 	}
-	if (!server_user_name(c->server, uid)) {
+	if (!server_user_name(&c->server->h, uid)) {
 		snprintf(err.text, sizeof(err.text), "uid %d (gid %d) is not a user of this host", (int)uid,
 			 (int)gid);
 		conn_auth_refuse(c, EACCES, err.text);

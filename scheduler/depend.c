@@ -6,8 +6,11 @@
 #include <string.h>
 
 #include "depend.h"
+#include "deps.h"
+#include "hctx.h"
+#include "jobstore.h"
 #include "log.h"
-#include "server-internal.h"
+#include "pool.h"
 #include "timeutil.h"
 
 /* PBS Pro holds such a job with a system hold; its comment says why. */
@@ -49,14 +52,14 @@ struct depend_index {
 	uint64_t decided;
 };
 
-static struct depend_index *index_get(struct server *s)
+static struct depend_index *index_get(struct hctx *s)
 {
 	if (!s->deps)
 		s->deps = calloc(1, sizeof(*s->deps));
 	return s->deps;
 }
 
-void depend_destroy(struct server *s)
+void depend_destroy(struct hctx *s)
 {
 	struct depend_index *x = s->deps;
 
@@ -167,7 +170,7 @@ static void due_remove(struct depend_index *x, struct job *j)
 }
 
 /* Takes j out of the index: no longer decided; dep_wait stays as it is. */
-static void untrack(struct server *s, struct job *j)
+static void untrack(struct hctx *s, struct job *j)
 {
 	struct depend_index *x = s->deps;
 
@@ -193,7 +196,7 @@ static void untrack(struct server *s, struct job *j)
 	x->waiting--;
 }
 
-void depend_track(struct server *s, struct job *j)
+void depend_track(struct hctx *s, struct job *j)
 {
 	struct depend_index *x = index_get(s);
 	struct depend_list d = { .n = 0 };
@@ -237,13 +240,13 @@ oom:
 	log_err("job %lld: out of memory: held for its dependencies until qpoold restarts", (long long)j->id);
 }
 
-void depend_forget(struct server *s, struct job *j)
+void depend_forget(struct hctx *s, struct job *j)
 {
 	untrack(s, j);
 	j->dep_wait = false;
 }
 
-void depend_job_changed(struct server *s, int64_t id)
+void depend_job_changed(struct hctx *s, int64_t id)
 {
 	struct dep_target *t = target_find(s->deps, id);
 
@@ -251,14 +254,14 @@ void depend_job_changed(struct server *s, int64_t id)
 		due_add(s->deps, e->waiter);
 }
 
-bool depend_has_waiters(struct server *s, int64_t id)
+bool depend_has_waiters(struct hctx *s, int64_t id)
 {
 	struct dep_target *t = s->deps ? target_find(s->deps, id) : NULL;
 
 	return t && t->waiters;
 }
 
-void depend_stats(const struct server *s, struct depend_stats *ret)
+void depend_stats(const struct hctx *s, struct depend_stats *ret)
 {
 	ret->decided = s->deps ? s->deps->decided : 0;
 	ret->waiting = s->deps ? s->deps->waiting : 0;
@@ -275,7 +278,7 @@ const char *depend_wait_reason(void)
 	return DEPEND_WAIT_REASON;
 }
 
-int depend_submit_check(struct server *s, uid_t uid, const char *text, bool lift, char *ret_text, size_t ret_len,
+int depend_submit_check(struct hctx *s, uid_t uid, const char *text, bool lift, char *ret_text, size_t ret_len,
 			char *err, size_t len)
 {
 	struct depend_list d;
@@ -340,7 +343,7 @@ static char *depend_append(const char *old, enum depend_type t, int64_t id)
 	return s;
 }
 
-int depend_before_record(struct server *s, int64_t id, const char *text)
+int depend_before_record(struct hctx *s, int64_t id, const char *text)
 {
 	struct depend_list d;
 	int r = 0;
@@ -367,7 +370,7 @@ int depend_before_record(struct server *s, int64_t id, const char *text)
 	return r;
 }
 
-void depend_before_apply(struct server *s, int64_t id, const char *text)
+void depend_before_apply(struct hctx *s, int64_t id, const char *text)
 {
 	struct depend_list d;
 
@@ -398,7 +401,7 @@ enum verdict { DEP_WAIT, DEP_MET, DEP_NEVER };
 /* Reads t's row when it is not pooled: 0 with t->ended set when its end
  * is known, 0 without when it has yet to end; -ENOENT when there is no
  * such job, -EINVAL for a subjob's (never waited on), why saying so. */
-static int target_read(struct server *s, struct dep_target *t, char *why, size_t len)
+static int target_read(struct hctx *s, struct dep_target *t, char *why, size_t len)
 {
 	const char *state;
 	enum job_state st;
@@ -428,7 +431,7 @@ static int target_read(struct server *s, struct dep_target *t, char *why, size_t
 }
 
 /* One after* item: met, not yet, or never (why in why). */
-static enum verdict edge_verdict(struct server *s, const struct dep_edge *e, char *why, size_t len)
+static enum verdict edge_verdict(struct hctx *s, const struct dep_edge *e, char *why, size_t len)
 {
 	struct dep_target *t = e->target;
 	struct job *o = pool_job_find(s->pool, t->id);
@@ -468,7 +471,7 @@ static enum verdict edge_verdict(struct server *s, const struct dep_edge *e, cha
 
 /* Decides one waiting job: released when every after* item is met, held
  * with the reason when one never can be. */
-static void depend_decide(struct server *s, struct job *j)
+static void depend_decide(struct hctx *s, struct job *j)
 {
 	char why[160] = "", reason[256];
 	bool wait = false, user_hold;
@@ -511,10 +514,10 @@ static void depend_decide(struct server *s, struct job *j)
 	j->reason = NULL;
 	if (j->state == JOB_HELD && !user_hold)
 		pool_job_state_set(s->pool, j, JOB_QUEUED);
-	s->sched_dirty = true;
+	hctx_resched(s);
 }
 
-void depend_recheck(struct server *s)
+void depend_recheck(struct hctx *s)
 {
 	struct depend_index *x = s->deps;
 	struct job *j;
@@ -534,7 +537,7 @@ void depend_recheck(struct server *s)
 }
 
 /* A job the store has held for its dependencies, at restart. */
-void depend_loaded(struct server *s, struct job *j)
+void depend_loaded(struct hctx *s, struct job *j)
 {
 	if (j->depend && j->state == JOB_HELD && j->reason &&
 	    strncmp(j->reason, DEPEND_WAIT_REASON, strlen(DEPEND_WAIT_REASON)) == 0)

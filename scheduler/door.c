@@ -96,7 +96,7 @@ void door_request(struct conn *c, const char *op, long long req_id, json_t *msg)
 	const char *bad;
 
 	/* A standby does nothing else: the client goes to the active. */
-	if (server_standby(c->server)) {
+	if (server_standby(&c->server->h)) {
 		server_standby_reply(c, req_id);
 		return;
 	}
@@ -124,7 +124,7 @@ void door_request(struct conn *c, const char *op, long long req_id, json_t *msg)
 	}
 	/* The site's filter sees a submit, alter or move first; it hands
 	 * the request on to request_run once it has spoken (filter.c). */
-	if (o->who == WHO_USER && filter_wanted(c->server, op)) {
+	if (o->who == WHO_USER && filter_wanted(&c->server->h, op)) {
 		filter_request(c, op, req_id, msg);
 		return;
 	}

@@ -10,10 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "conn.h"
+#include "door.h"
+#include "hctx.h"
+#include "jobid.h"
 #include "log.h"
 #include "parse.h"
-#include "server-internal.h"
+#include "pool.h"
 #include "srvhook.h"
+#include "users.h"
 #include "wire.h"
 
 struct filter_req {
@@ -23,7 +29,7 @@ struct filter_req {
 	json_t *msg;
 };
 
-bool filter_wanted(const struct server *s, const char *op)
+bool filter_wanted(const struct hctx *s, const char *op)
 {
 	return s->config->submit_filter[0] && s->hooks &&
 	       (!strcmp(op, "submit") || !strcmp(op, "alter") || !strcmp(op, "move"));
@@ -44,7 +50,7 @@ static json_t *member_or_null(json_t *o, const char *key)
 /* The request as the filter sees it: what the user asked, and who. */
 static json_t *filter_input(struct conn *c, const char *op, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	json_t *job = json_object(), *in;
 	json_t *attrs = json_object_get(msg, "attrs");
 	const char *owner = server_user_name(s, c->uid);
@@ -233,7 +239,7 @@ static void on_drop(void *arg)
  * nonsense): true to go on with the request as it came. */
 static bool failure_accepts(struct filter_req *f, const char *what)
 {
-	struct server *s = f->conn->server;
+	struct hctx *s = conn_ctx(f->conn);
 	bool accept = s->config->submit_filter_failure == CONFIG_HOOK_ACCEPT;
 
 	log_warn("submit filter failed on %s from uid %d: %s; request %s (submit_filter_failure = %s)", f->op,
@@ -329,7 +335,7 @@ static void on_done(struct hook *h, void *arg)
 		break;
 	}
 	if (go)
-		c->server->filter_pass_f(c, f->op, f->req_id, f->msg);
+		conn_ctx(c)->filter_pass_f(c, f->op, f->req_id, f->msg);
 done:
 	json_decref(out);
 	req_free(f);
@@ -337,7 +343,7 @@ done:
 
 void filter_request(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct filter_req *f = calloc(1, sizeof(*f));
 	json_t *in = NULL;
 	int r = -ENOMEM;

@@ -16,16 +16,18 @@
 #include "server-internal.h"
 #include "timeutil.h"
 
-void server_pending_add(struct server *s, struct pending *p)
+void server_pending_add(struct hctx *h, struct pending *p)
 {
+	struct server *s = server_of(h);
 	conn_ref(p->conn);
 	s->n_pending++;
 	*s->pending_tail = p;
 	s->pending_tail = &p->next;
 }
 
-void server_job_finished(struct server *s, struct job *j, enum job_state state)
+void server_job_finished(struct hctx *h, struct job *j, enum job_state state)
 {
+	struct server *s = server_of(h);
 	struct job *a = j->parent;
 
 	if (a) {
@@ -44,8 +46,8 @@ void server_job_finished(struct server *s, struct job *j, enum job_state state)
 		else
 			log_err("out of memory: array %lld ends at the next start", (long long)a->id);
 	}
-	depend_forget(s, j);
-	depend_job_changed(s, j->id);
+	depend_forget(&s->h, j);
+	depend_job_changed(&s->h, j->id);
 	/* A server without its parts (a unit test's) has none to tell. */
 	if (s->job_ended_f)
 		s->job_ended_f(s, j, state);
@@ -96,7 +98,7 @@ struct job *job_for_change(struct conn *c, long long req_id, json_t *msg)
 		return NULL;
 	}
 	if (c->uid != 0 && c->uid != j->uid) {
-		const char *owner = server_user_name(s, j->uid);
+		const char *owner = server_user_name(&s->h, j->uid);
 
 		conn_reply_err(c, req_id, EPERM, "job %lld: permission denied (owned by %s)", id,
 			       owner ? owner : "another user");
@@ -105,8 +107,9 @@ struct job *job_for_change(struct conn *c, long long req_id, json_t *msg)
 	return j;
 }
 
-int server_job_cancel(struct server *s, struct job *j, const char *why)
+int server_job_cancel(struct hctx *h, struct job *j, const char *why)
 {
+	struct server *s = server_of(h);
 	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
 	int r;
 
@@ -115,7 +118,7 @@ int server_job_cancel(struct server *s, struct job *j, const char *why)
 		r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
 		if (r < 0)
 			return r;
-		server_job_finished(s, j, JOB_CANCELLED);
+		server_job_finished(&s->h, j, JOB_CANCELLED);
 		return JOB_CANCELLED;
 	}
 	/* Running: the node's wrapper stops it (SIGTERM, SIGKILL after
@@ -133,7 +136,7 @@ int server_job_cancel(struct server *s, struct job *j, const char *why)
 		if (!j->end_reason && asprintf(&j->end_reason, "cancelled %s", why) < 0)
 			j->end_reason = NULL;
 	}
-	if (!node_signal(s, j, SIGTERM))
+	if (!node_signal(&s->h, j, SIGTERM))
 		log_info("job %lld: node %s is down; it is stopped when the node returns",
 			 (long long)j->id, job_node(j) ? job_node(j) : "?");
 	return (int)j->state;
@@ -141,15 +144,16 @@ int server_job_cancel(struct server *s, struct job *j, const char *why)
 
 /* rerun (qrerun): the running job is stopped like qdel's, and its result
  * puts it back in the queue instead of finishing it (server.c). */
-int server_job_requeue(struct server *s, struct job *j, const char *why)
+int server_job_requeue(struct hctx *h, struct job *j, const char *why)
 {
+	struct server *s = server_of(h);
 	int r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, why);
 
 	if (r < 0)
 		return r;
 	j->rerun = true;
 	pool_job_state_set(s->pool, j, JOB_EXITING);
-	if (!node_signal(s, j, SIGTERM))
+	if (!node_signal(&s->h, j, SIGTERM))
 		log_info("job %lld: node %s is down; it is requeued when the node returns or is lost",
 			 (long long)j->id, job_node(j) ? job_node(j) : "?");
 	return 0;
@@ -159,7 +163,7 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j)
 {
 	struct server *s = c->server;
 	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
-	const char *who = server_user_name(s, c->uid);
+	const char *who = server_user_name(&s->h, c->uid);
 	char reason[sizeof(res.reason)];
 	int r;
 
@@ -170,7 +174,7 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j)
 	 * and then killed at once (SIGKILL forwarded to it, no grace), and
 	 * ends by its node's report. */
 	snprintf(reason, sizeof(reason), "deleted with -W force by %s", who ? who : "?");
-	r = server_job_cancel(s, j, "with -W force");
+	r = server_job_cancel(&s->h, j, "with -W force");
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
 		return;
@@ -179,7 +183,7 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j)
 	j->rerun = false;
 	free(j->end_reason);
 	j->end_reason = strdup(reason);
-	if (node_signal(s, j, SIGRTMIN + SIGKILL)) {
+	if (node_signal(&s->h, j, SIGRTMIN + SIGKILL)) {
 		log_info("job %lld: forced delete by uid %d; it ends when node %s reports it", (long long)j->id,
 			 (int)c->uid, job_node(j) ? job_node(j) : "?");
 		conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(j->state)));
@@ -196,7 +200,7 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j)
 	}
 	log_info("job %lld force-deleted by uid %d (node %s down)", (long long)j->id, (int)c->uid,
 		 job_node(j) ? job_node(j) : "?");
-	server_job_finished(s, j, JOB_CANCELLED);
+	server_job_finished(&s->h, j, JOB_CANCELLED);
 	s->sched_dirty = true;
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(JOB_CANCELLED)));
 }

@@ -7,16 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "conn.h"
+#include "hctx.h"
+#include "job-end.h"
+#include "jobstore.h"
 #include "log.h"
+#include "node-send.h"
 #include "ops.h"
-#include "server-internal.h"
+#include "pool.h"
 #include "timeutil.h"
+#include "wire.h"
 
 #define NAME_MAX_LEN 255
 
 /* What qsub's resources must satisfy in queue q (the checks submit makes
  * once the queue's defaults are applied). 0, or -EINVAL with errbuf. */
-static int limits_check(struct server *s, const struct queue_conf *q, const struct job *j, uint64_t ncpus,
+static int limits_check(struct hctx *s, const struct queue_conf *q, const struct job *j, uint64_t ncpus,
 			uint64_t mem, uint64_t walltime, char *errbuf, size_t len)
 {
 	/* A one-node job: what no known node could ever hold (CPUs, GPUs,
@@ -72,7 +79,7 @@ static bool alter_only_begin(const json_t *msg)
 /* The begin time of msg ("begin", wall seconds, 0: none) into the store
  * and the pool; with later_only, only when later than the job's own. 0,
  * or a negative errno with text. */
-static int begin_apply(struct server *s, struct job *j, const json_t *msg, bool later_only, char *text,
+static int begin_apply(struct hctx *s, struct job *j, const json_t *msg, bool later_only, char *text,
 		       size_t len)
 {
 	json_int_t t = json_integer_value(json_object_get(msg, "begin"));
@@ -97,7 +104,7 @@ static int begin_apply(struct server *s, struct job *j, const json_t *msg, bool 
  * changes, checked as qsub would be, written, and mirrored in the pool. */
 void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	bool move = strcmp(op, "move") == 0;
 	struct job *j = job_for_change(c, req_id, msg);
 	const struct queue_conf *q;
@@ -195,7 +202,7 @@ void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg
 	j->walltime = a.walltime;
 	j->rerunnable = a.rerunnable;
 	log_info("job %lld %s by uid %d", (long long)j->id, move ? "moved" : "altered", (int)c->uid);
-	s->sched_dirty = true;
+	hctx_resched(s);
 	json_decref(row);
 	conn_reply_ok(c, req_id, json_pack("{s:s, s:s}", "state", job_state_name(j->state),
 					   "queue", j->queue));
@@ -204,7 +211,7 @@ void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg
 /* swap (qorder): two queued jobs of one owner in one queue trade places. */
 void op_swap(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct job *a = job_for_change(c, req_id, msg), *b;
 	json_t *other;
 
@@ -227,7 +234,7 @@ void op_swap(struct conn *c, const char *op, long long req_id, json_t *msg)
 		return;
 	}
 	log_info("jobs %lld and %lld swapped by uid %d", (long long)a->id, (long long)b->id, (int)c->uid);
-	s->sched_dirty = true;
+	hctx_resched(s);
 	conn_reply_ok(c, req_id, NULL);
 }
 
@@ -250,7 +257,7 @@ void op_signal(struct conn *c, const char *op, long long req_id, json_t *msg)
 			       (long long)j->id, job_state_name(j->state));
 		return;
 	}
-	if (!node_signal(c->server, j, SIGRTMIN + (int)sig)) {
+	if (!node_signal(conn_ctx(c), j, SIGRTMIN + (int)sig)) {
 		conn_reply_err(c, req_id, EHOSTUNREACH, "job %lld: node %s is down", (long long)j->id,
 			       job_node(j) ? job_node(j) : "?");
 		return;
@@ -261,7 +268,7 @@ void op_signal(struct conn *c, const char *op, long long req_id, json_t *msg)
 
 void op_rerun(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct job *j = job_for_change(c, req_id, msg);
 	int r;
 

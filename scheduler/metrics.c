@@ -197,7 +197,7 @@ static int render(void *userdata, FILE *f)
 {
 	struct server *s = userdata;
 	struct server_metrics *m = s->metrics;
-	bool active = !server_standby(s);
+	bool active = !server_standby(&s->h);
 	struct pool_stats st;
 
 	m->scrapes++;

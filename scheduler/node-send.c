@@ -149,8 +149,9 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 
 /* Sends sig to the job on every node of its allocation that is
  * connected; true when the primary's node got it. */
-bool node_signal(struct server *s, struct job *j, int sig)
+bool node_signal(struct hctx *h, struct job *j, int sig)
 {
+	struct server *s = server_of(h);
 	bool primary = false;
 
 	if (s->job_signal_f)

@@ -9,14 +9,27 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "config.h"
+#include "conn.h"
+#include "hctx.h"
+#include "job-end.h"
 #include "jobid.h"
+#include "jobstore.h"
+#include "lease.h"
 #include "log.h"
+#include "loop.h"
+#include "node-send.h"
 #include "nodes-known.h"
+#include "nodes.h"
 #include "ops.h"
 #include "placement.h"
-#include "server-internal.h"
+#include "pool.h"
+#include "server-lease.h"
 #include "suspend.h"
+#include "tasks.h"
 #include "timeutil.h"
+#include "watch.h"
+#include "wire.h"
 
 #define NODE_NAME_ROOM 96   /* "on node NAME: " before a reason */
 
@@ -47,12 +60,12 @@ static bool json_results_contain(const json_t *results, int64_t id)
  * in its result, docs/PROTOCOL.md): the node is drained as an admin would
  * (kept in the store, qmgr or pbsnodes -c clears it), with the wrapper's
  * reason, so no other job is placed there to fail alike. */
-int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, const char *reason)
+int node_drain_set(struct hctx *s, struct node *n, enum node_drain_by by, const char *reason)
 {
 	return node_drain_set_by(s, n, by, reason, -1);
 }
 
-int node_drain_set_by(struct server *s, struct node *n, enum node_drain_by by, const char *reason, int64_t uid)
+int node_drain_set_by(struct hctx *s, struct node *n, enum node_drain_by by, const char *reason, int64_t uid)
 {
 	int r = jobstore_node_admin_set_by(s->store, n->name, by, by ? reason : NULL, uid);
 
@@ -63,11 +76,11 @@ int node_drain_set_by(struct server *s, struct node *n, enum node_drain_by by, c
 	free(n->drain_reason);
 	n->drain_reason = by && reason ? strdup(reason) : NULL;
 	n->drain_time = by ? time_wall_ns() : 0;
-	s->sched_dirty = true;
+	hctx_resched(s);
 	return 0;
 }
 
-static void node_fault_drain(struct server *s, struct node *n, const json_t *result)
+static void node_fault_drain(struct hctx *s, struct node *n, const json_t *result)
 {
 	const char *reason = wire_str(result, "drain_reason") ?: wire_str(result, "reason");
 
@@ -85,7 +98,7 @@ static void node_fault_drain(struct server *s, struct node *n, const json_t *res
  * its health check drained, never one an admin or a hook drained. */
 void op_health(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct node *n = c->node;
 	const char *reason = wire_str(msg, "reason");
 	bool ok = wire_bool(msg, "ok", 1);
@@ -109,7 +122,7 @@ void op_health(struct conn *c, const char *op, long long req_id, json_t *msg)
 
 /* A job whose node prolog failed (docs/HOOKS.md): requeued, and after
  * [node] prolog_failures_max failures held with why (server_prolog_hold). */
-static void prolog_failed(struct server *s, struct job *j)
+static void prolog_failed(struct hctx *s, struct job *j)
 {
 	uint64_t max = s->config->prolog_failures_max;
 
@@ -153,12 +166,12 @@ static void done_pending(struct conn *c, long long req_id, struct job *j, const 
 	p->requeue = requeue;
 	p->prolog = prolog;
 	p->result = *res;
-	server_pending_add(c->server, p);
+	server_pending_add(conn_ctx(c), p);
 }
 
 /* Across nodes, the job's end: the primary's processes are gone (or the
  * job must end): every sister not done yet is told to end it. */
-static void sisters_end(struct server *s, struct job *j)
+static void sisters_end(struct hctx *s, struct job *j)
 {
 	for (unsigned i = 1; i < j->n_alloc; i++) {
 		struct alloc_entry *e = &j->alloc[i];
@@ -207,7 +220,7 @@ static void multi_done_check(struct conn *c, long long req_id, struct job *j)
 static void multi_done(struct conn *c, long long req_id, struct job *j, struct alloc_entry *e,
 		       const json_t *result)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct job_result res;
 	const char *status = wire_str(result, "status");
 	unsigned idx = (unsigned)(e - j->alloc);
@@ -221,7 +234,7 @@ static void multi_done(struct conn *c, long long req_id, struct job *j, struct a
 	res.times[STAMP_DISPATCH] = 0;
 	e->done = true;
 	if (pool_entry_cpus_back(s->pool, e))
-		s->sched_dirty = true;
+		hctx_resched(s);
 	/* Outside the group commit: a row update per node of a wide job,
 	 * durable before the node hears ok and forgets its result. */
 	{
@@ -267,7 +280,7 @@ static void multi_done(struct conn *c, long long req_id, struct job *j, struct a
 static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t dispatch,
 		       const json_t *result)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct job *j = pool_job_find(s->pool, jobid);
 	struct alloc_entry *e = j ? job_entry(j, c->node->name) : NULL;
 	struct job_result res;
@@ -316,7 +329,7 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 
 /* Every node of a job across nodes is done and no report is left to
  * answer: the job is recorded (or requeued) now. */
-static void multi_finish(struct server *s, struct job *j)
+static void multi_finish(struct hctx *s, struct job *j)
 {
 	struct job_result res = { .exit_status = -1 };
 	char reason[sizeof(res.reason)];
@@ -366,7 +379,7 @@ static void multi_finish(struct server *s, struct job *j)
  * result is not in yet, the whole job ends for it: every other node is
  * told SIGTERM, and once their reports are in (or they are lost too) the
  * job is requeued when rerunnable, else failed with why and the node. */
-static void multi_end_lost(struct server *s, struct job *j, struct alloc_entry *e, const char *why)
+static void multi_end_lost(struct hctx *s, struct job *j, struct alloc_entry *e, const char *why)
 {
 	bool all = true;
 
@@ -385,7 +398,7 @@ static void multi_end_lost(struct server *s, struct job *j, struct alloc_entry *
 		all &= j->alloc[i].done;
 	if (all)
 		multi_finish(s, j);
-	s->sched_dirty = true;
+	hctx_resched(s);
 }
 
 /* After a registration: jobs the store has on this node but the node does
@@ -393,7 +406,7 @@ static void multi_end_lost(struct server *s, struct job *j, struct alloc_entry *
  * is acknowledged), so they are requeued; exiting ones are signalled again.
  * Per allocation entry: a job across nodes whose copy here is unknown ends
  * whole. */
-static void node_reconcile(struct server *s, struct node *n, const json_t *running, const json_t *results)
+static void node_reconcile(struct hctx *s, struct node *n, const json_t *running, const json_t *results)
 {
 	struct alloc_entry *e, *next;
 	struct job *j;
@@ -467,7 +480,7 @@ static void node_reconcile(struct server *s, struct node *n, const json_t *runni
 
 void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	const char *name = wire_str(msg, "name");
 	const char *cpus = wire_str(msg, "cpus");
 	const char *mems = wire_str(msg, "mems");
@@ -625,7 +638,7 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	/* The lease's epoch: a node obeys no server at an older one than it
 	 * registered with (docs/HA.md, "Nodes follow the newest epoch"). */
 	conn_reply_ok(c, req_id, json_pack("{s:I}", "epoch", (json_int_t)lease_epoch(s->lease)));
-	s->sched_dirty = true;
+	hctx_resched(s);
 }
 
 void op_done(struct conn *c, const char *op, long long req_id, json_t *msg)
@@ -646,7 +659,7 @@ void op_done(struct conn *c, const char *op, long long req_id, json_t *msg)
  * a restart before job.done only keeps the CPUs claimed a little longer. */
 void op_exited(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	long long jobid = wire_int(msg, "jobid", 0);
 	struct alloc_entry *e;
 	struct job *j;
@@ -659,7 +672,7 @@ void op_exited(struct conn *c, const char *op, long long req_id, json_t *msg)
 	j = pool_job_find(s->pool, jobid);
 	e = j ? job_entry(j, c->node->name) : NULL;
 	if (e && report_current(j, wire_int(msg, "dispatch", 0)) && pool_entry_cpus_back(s->pool, e)) {
-		s->sched_dirty = true;
+		hctx_resched(s);
 		/* The primary's processes are gone: the sisters end theirs. */
 		if (e == j->alloc && j->n_alloc > 1)
 			sisters_end(s, j);
@@ -672,7 +685,7 @@ void op_heartbeat(struct conn *c, const char *op, long long req_id, json_t *msg)
 	conn_reply_ok(c, req_id, NULL);
 }
 
-void node_link_lost(struct server *s, struct conn *c)
+void node_link_lost(struct hctx *s, struct conn *c)
 {
 	struct node *n = c->node;
 
@@ -687,7 +700,7 @@ void node_link_lost(struct server *s, struct conn *c)
 	/* An event (docs/EVENTS.md), in a transaction of its own or the one
 	 * open: not when qpoold itself stops or steps down (its links close,
 	 * the nodes are not down), nor from a standby. */
-	if (!s->stopping && !s->stepping_down && !server_standby(s) && !n->down_told) {
+	if (!server_leaving(s) && !server_standby(s) && !n->down_told) {
 		watch_note_node(s, n->name, "down", "its link closed");
 		n->down_told = true;
 	}
@@ -698,7 +711,7 @@ void node_link_lost(struct server *s, struct conn *c)
  * cancelled one ends cancelled. If the node comes back, its registration
  * shows these jobs as not its own any more: it is told to kill them, and
  * their reports are acknowledged and dropped, so none is counted twice. */
-static void node_lost(struct server *s, struct node *n)
+static void node_lost(struct hctx *s, struct node *n)
 {
 	int64_t now = time_wall_ns();
 	struct alloc_entry *e, *next;
@@ -738,10 +751,10 @@ static void node_lost(struct server *s, struct node *n)
 			server_job_finished(s, j, res.state);
 		}
 	}
-	s->sched_dirty = true;
+	hctx_resched(s);
 }
 
-void nodes_check_timeouts(struct server *s)
+void nodes_check_timeouts(struct hctx *s)
 {
 	int64_t now = time_mono_ns();
 	int64_t limit = (int64_t)s->config->node_timeout * NSEC_PER_SEC;

@@ -7,8 +7,15 @@
 #define QPOOL_OPS_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
 
 struct conn;
+struct hctx;
 
 typedef void op_handler(struct conn *c, const char *op, long long req_id, json_t *msg);
 
@@ -17,6 +24,12 @@ op_handler op_submit, op_stat, op_delete, op_tie, op_hold_release, op_queues, op
 	op_stats;
 /* requests.c: the name of a member of msg with the wrong type, or NULL */
 const char *request_member_mistyped(const json_t *msg);
+/* requests.c: the caps on waiting jobs (max_queued, max_queued_per_user)
+ * for n more waiting jobs of uid in queue q, the submissions of this
+ * iteration counted; queue_only: q's caps only (qmove: the job is in the
+ * pool's counts already). 0, or -EDQUOT with one line in errbuf. */
+int queued_limit_check(struct hctx *s, uid_t uid, const char *owner, const struct queue_conf *q,
+		       char *errbuf, size_t errlen, uint64_t n, bool queue_only);
 /* jobctl.c: qalter, qmove, qorder, qsig, qrerun */
 op_handler op_alter_move, op_swap, op_signal, op_rerun;
 /* admin.c: qmgr's ops and the dispatch order */

@@ -80,7 +80,7 @@ static void preempt_end(struct server *s, struct job *v, int64_t by)
 		char who[64];
 
 		snprintf(who, sizeof(who), "preemption (job %lld)", (long long)by);
-		r = server_job_suspend(s, v, by, who);
+		r = server_job_suspend(&s->h, v, by, who);
 		if (r == 0)
 			return;
 		log_warn("job %lld: cannot suspend it for job %lld: %s", (long long)v->id, (long long)by, strerror(-r));
@@ -88,7 +88,7 @@ static void preempt_end(struct server *s, struct job *v, int64_t by)
 	/* (A victim's QOS of PreemptMode=cancel cancels too: docs/QOS.md.) */
 	if (!vq || vq->preempt_mode == QUEUE_PREEMPT_CANCEL || !v->rerunnable || qos_preempt_cancels(s->qos, v->qos)) {
 		log_info("job %lld: %s: cancelled", (long long)v->id, why);
-		(void)server_job_cancel(s, v, why);
+		(void)server_job_cancel(&s->h, v, why);
 		return;
 	}
 	/* The time it ran is not charged to its user's share: it is run
@@ -101,7 +101,7 @@ static void preempt_end(struct server *s, struct job *v, int64_t by)
 			pool_acct_usage_adjust(s->pool, v, -ran, now);   /* nor to its budget */
 		}
 	}
-	r = server_job_requeue(s, v, why);
+	r = server_job_requeue(&s->h, v, why);
 	if (r < 0)
 		log_err("job %lld: cannot record its preemption: %s", (long long)v->id, strerror(-r));
 	else
@@ -130,7 +130,7 @@ static void preempt_victim(struct server *s, struct job *v, int64_t by)
 	log_info("job %lld (queue %s): gives way to job %lld", (long long)v->id, v->queue, (long long)by);
 	/* Its own notice signal first, its queue's grace to act on it. */
 	/* (SIGRTMIN + sig: gded forwards it to the job, as for qsig.) */
-	if (sig && node_signal(s, v, SIGRTMIN + sig) && (t = malloc(sizeof(*t)))) {
+	if (sig && node_signal(&s->h, v, SIGRTMIN + sig) && (t = malloc(sizeof(*t)))) {
 		*t = (struct preempt_timer){ s, v->id, by };
 		if (sd_event_add_time_relative(s->event, NULL, CLOCK_MONOTONIC, vq->preempt_grace * 1000000ULL, 0,
 					       grace_over, t) >= 0)

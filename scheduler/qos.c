@@ -12,14 +12,18 @@
 #include <strings.h>
 
 #include "accounts.h"
+#include "conn.h"
+#include "hctx.h"
 #include "jobstore-internal.h"
+#include "jobstore.h"
 #include "log.h"
 #include "ops.h"
+#include "pool.h"
 #include "qos-pool.h"
 #include "qos.h"
 #include "recset.h"
 #include "reslimits.h"
-#include "server-internal.h"
+#include "wire.h"
 
 #define QOS_NAME_MAX 64
 #define LIMIT_MAX 1000000000LL
@@ -208,7 +212,7 @@ static const struct recset_kind set_kind = {
 	.loaded = normal_add,
 	.free = kind_free,
 	.apply = kind_apply,
-	.slot = offsetof(struct server, qos),
+	.slot = offsetof(struct hctx, qos),
 	.name = "qos",
 	.reply = kind_reply,
 };
@@ -391,7 +395,7 @@ static void qos_put(struct conn *c, long long req_id, json_t *msg, bool modify)
 		  " limits = excluded.limits, preempt = excluded.preempt, preempt_mode = excluded.preempt_mode,"
 		  " description = excluded.description", 6 },
 	};
-	const struct qos_set *q = c->server->qos;
+	const struct qos_set *q = conn_ctx(c)->qos;
 	const char *name = wire_str(msg, "name");
 	const struct qos_rec *old = rec_find(q, name);
 	struct qos_rec e;
@@ -483,7 +487,7 @@ static void qos_delete(struct conn *c, long long req_id, json_t *msg)
 	static const struct jobstore_sql del[] = {
 		{ "DELETE FROM qos WHERE name = $1", 1 },
 	};
-	const struct qos_set *q = c->server->qos;
+	const struct qos_set *q = conn_ctx(c)->qos;
 	const char *name = wire_str(msg, "name");
 	struct jobstore_ev_params p = { 0 };
 	char what[160];
@@ -520,7 +524,7 @@ static void user_set(struct conn *c, long long req_id, json_t *msg)
 		{ "DELETE FROM qos_users WHERE user_name = $1", 1 },
 		{ "INSERT INTO qos_users (user_name, qos, default_qos) VALUES ($1, $2, $3)", 3 },
 	};
-	const struct qos_set *q = c->server->qos;
+	const struct qos_set *q = conn_ctx(c)->qos;
 	const char *user = wire_str(msg, "user");
 	const struct qos_user *u = user_find(q, user);
 	const char *list = json_object_get(msg, "qos") ? wire_str(msg, "qos") : u ? u->qos : QOS_NORMAL;
@@ -572,7 +576,7 @@ static void budget_set(struct conn *c, long long req_id, json_t *msg)
 		{ "DELETE FROM budgets WHERE kind = $1 AND name = $2", 2 },
 		{ "INSERT INTO budgets (kind, name, cpu_mins, gpu_mins) VALUES ($1, $2, $3, $4)", 4 },
 	};
-	const struct qos_set *q = c->server->qos;
+	const struct qos_set *q = conn_ctx(c)->qos;
 	const char *kind = wire_str(msg, "user") ? "user" : "account";
 	const char *name = wire_str(msg, kind);
 	const struct budget *old = NULL;
@@ -580,7 +584,7 @@ static void budget_set(struct conn *c, long long req_id, json_t *msg)
 	char what[160];
 	long long v[2];
 
-	if (!strcmp(kind, "account") && (!name || !accounts_has(c->server->accounts, name))) {
+	if (!strcmp(kind, "account") && (!name || !accounts_has(conn_ctx(c)->accounts, name))) {
 		conn_reply_err(c, req_id, ENOENT, "no account %.64s", name ? name : "");
 		return;
 	}
@@ -620,7 +624,7 @@ void op_qos(struct conn *c, const char *op, long long req_id, json_t *msg)
 	const char *action = wire_str(msg, "action");
 
 	if (!action || !strcmp(action, "list")) {
-		conn_reply_ok(c, req_id, qos_json(c->server->qos));
+		conn_reply_ok(c, req_id, qos_json(conn_ctx(c)->qos));
 		return;
 	}
 	if (c->uid != 0) {

@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
+#include "hctx.h"
 #include "jobstore-internal.h"
+#include "jobstore.h"
 #include "log.h"
 #include "recset.h"
-#include "server-internal.h"
 
 int recset_load(struct jobstore *js, const struct recset_kind *k, void **ret)
 {
@@ -30,7 +32,7 @@ int recset_load(struct jobstore *js, const struct recset_kind *k, void **ret)
 	return 0;
 }
 
-int recset_reload(struct server *s, const struct recset_kind *k)
+int recset_reload(struct hctx *s, const struct recset_kind *k)
 {
 	void **slot = (void **)((char *)s + k->slot);
 	void *fresh;
@@ -42,11 +44,11 @@ int recset_reload(struct server *s, const struct recset_kind *k)
 	*slot = fresh;
 	r = k->apply(fresh, s->pool);
 	/* What a pass may place changed: it sees it now. */
-	s->sched_dirty = true;
+	hctx_resched(s);
 	return r;
 }
 
-int recset_write(struct server *s, const struct recset_kind *k, const struct jobstore_sql *stmts, size_t n,
+int recset_write(struct hctx *s, const struct recset_kind *k, const struct jobstore_sql *stmts, size_t n,
 		 const struct jobstore_ev_params *p)
 {
 	int r = jobstore_sql_write(s->store, stmts, n, p);
@@ -57,7 +59,7 @@ int recset_write(struct server *s, const struct recset_kind *k, const struct job
 void recset_change(struct conn *c, long long req_id, const struct recset_kind *k, const struct jobstore_sql *stmts,
 		   size_t n, const struct jobstore_ev_params *p, const char *what)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	int r = recset_write(s, k, stmts, n, p);
 
 	if (r < 0) {

@@ -20,7 +20,7 @@ struct jobstore_ev_params;
 struct jobstore_row;
 struct jobstore_sql;
 struct pool;
-struct server;
+struct hctx;
 
 /* One table of a set: its SELECT and what takes each row (0, or a
  * negative errno that stops the read). */
@@ -37,7 +37,7 @@ struct recset_kind {
 	int (*loaded)(void *set);           /* after the rows (a default record); NULL: none */
 	void (*free)(void *set);            /* NULL-safe */
 	int (*apply)(void *set, struct pool *p);
-	size_t slot;                        /* offsetof(struct server, the set's pointer) */
+	size_t slot;                        /* offsetof(struct hctx, the set's pointer) */
 	const char *name;                   /* in the log: "accounts" */
 	json_t *(*reply)(const void *set);  /* the op's answer after a change */
 };
@@ -48,9 +48,9 @@ int recset_load(struct jobstore *js, const struct recset_kind *k, void **ret);
 /* Reads the set back into the server's slot (the old one freed) and
  * applies it to the pool; the pass is made dirty. A failed read leaves
  * the old set in place. 0 or -errno (the read's, else the apply's). */
-int recset_reload(struct server *s, const struct recset_kind *k);
+int recset_reload(struct hctx *s, const struct recset_kind *k);
 /* Writes stmts with p (jobstore_sql_write), then recset_reload. */
-int recset_write(struct server *s, const struct recset_kind *k, const struct jobstore_sql *stmts, size_t n,
+int recset_write(struct hctx *s, const struct recset_kind *k, const struct jobstore_sql *stmts, size_t n,
 		 const struct jobstore_ev_params *p);
 
 /* An admin's change through the set's op: recset_write, then a reply to c

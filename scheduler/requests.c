@@ -7,20 +7,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accounts.h"
+#include "array.h"
 #include "arrayspec.h"
+#include "config.h"
+#include "conn.h"
 #include "depend.h"
+#include "deps.h"
 #include "estimate.h"
+#include "hctx.h"
+#include "job-end.h"
 #include "jobattr.h"
 #include "jobenv.h"
-#include "accounts.h"
-#include "qos.h"
-#include "resv.h"
+#include "jobstore.h"
 #include "log.h"
+#include "loop.h"
 #include "ops.h"
+#include "pool.h"
+#include "qos.h"
 #include "reslimits.h"
-#include "server-internal.h"
+#include "resv.h"
+#include "server-lease.h"
+#include "space.h"
 #include "submit-res.h"
+#include "ties.h"
 #include "timeutil.h"
+#include "users.h"
+#include "watch.h"
+#include "wire.h"
 
 #define NAME_MAX_LEN 255
 /* Script and environment of one job: the wire's cap less room for the
@@ -36,7 +50,7 @@ static bool path_ok(const char *p)
  * ([server]), the queue's and one user's in it ([queue]). Submissions
  * waiting for this iteration's commit count too, so a burst cannot pass a
  * cap. A job array counts each subjob: n is what this submission adds. */
-int queued_limit_check(struct server *s, uid_t uid, const char *owner, const struct queue_conf *q,
+int queued_limit_check(struct hctx *s, uid_t uid, const char *owner, const struct queue_conf *q,
 		       char *errbuf, size_t errlen, uint64_t n, bool queue_only)
 {
 	const struct config *cf = s->config;
@@ -124,7 +138,7 @@ static bool user_in_group(const char *user, gid_t gid, const char *name)
  * auto being the smallest offer per CPU of the known nodes (none known:
  * not counted). Chunks without mem get theirs per chunk, written into
  * chunks; the job's total is returned. Capped at the queue's mem_max. */
-static uint64_t mem_default_resolve(struct server *s, const struct queue_conf *q, uint64_t ncpus, json_t *chunks,
+static uint64_t mem_default_resolve(struct hctx *s, const struct queue_conf *q, uint64_t ncpus, json_t *chunks,
 				    bool whole)
 {
 	uint64_t per = q->mem_per_cpu_default, total = 0, node = 0;
@@ -179,7 +193,7 @@ static uint64_t mem_default_resolve(struct server *s, const struct queue_conf *q
  * list no longer than the job has nodes, and some known node must have
  * the features. -EINVAL with why in buf (the front ends match "unknown
  * node" and "no node of this pool has" to put it in their words). */
-static int nodesel_submit_check(struct server *s, json_t *msg, const struct job *probe, struct nodesel **ret,
+static int nodesel_submit_check(struct hctx *s, json_t *msg, const struct job *probe, struct nodesel **ret,
 				char *buf, size_t len)
 {
 	const char *nl = wire_str(msg, "nodelist"), *ex = wire_str(msg, "exclude");
@@ -235,7 +249,7 @@ static int nodesel_submit_check(struct server *s, json_t *msg, const struct job 
 	return -EINVAL;
 }
 
-static int submit_check(struct server *s, struct conn *c, json_t *msg, struct pending *p,
+static int submit_check(struct hctx *s, struct conn *c, json_t *msg, struct pending *p,
 			char *errbuf, size_t errlen)
 {
 	const struct queue_conf *q;
@@ -648,8 +662,8 @@ void op_submit(struct conn *c, const char *op, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, ENOMEM, "qpoold is out of memory");
 		return;
 	}
-	r = server_state_full(c->server) ? server_space_refuse(c->server, text, sizeof(text))
-					 : submit_check(c->server, c, msg, p, text, sizeof(text));
+	r = server_state_full(conn_ctx(c)) ? server_space_refuse(conn_ctx(c), text, sizeof(text))
+					 : submit_check(conn_ctx(c), c, msg, p, text, sizeof(text));
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "%s", text);
 		json_decref(p->strings);
@@ -660,7 +674,7 @@ void op_submit(struct conn *c, const char *op, long long req_id, json_t *msg)
 	}
 	p->conn = c;
 	p->req_id = req_id;
-	server_pending_add(c->server, p);
+	server_pending_add(conn_ctx(c), p);
 }
 
 /* Replies are pages, so none outgrows the 1 MiB message cap: a page holds
@@ -671,7 +685,7 @@ void op_submit(struct conn *c, const char *op, long long req_id, json_t *msg)
 #define PAGE_FULL 50
 
 /* Runs f for one page: fills *ret_jobs and *ret_more. */
-static int query_page(struct server *s, struct jobstore_filter *f, json_t *msg, json_t **ret_jobs,
+static int query_page(struct hctx *s, struct jobstore_filter *f, json_t *msg, json_t **ret_jobs,
 		      bool *ret_more)
 {
 	unsigned page = f->payload ? PAGE_FULL : PAGE_JOBS;
@@ -695,7 +709,7 @@ static int query_page(struct server *s, struct jobstore_filter *f, json_t *msg, 
  * the last pass could not start for want of free CPUs, memory or GPUs
  * says that too: the others wait behind it (Slurm's Resources and
  * Priority). */
-static void stat_wait_reasons(struct server *s, json_t *jobs)
+static void stat_wait_reasons(struct hctx *s, json_t *jobs)
 {
 	char why[200], both[400];
 	size_t i;
@@ -751,10 +765,13 @@ static void stat_wait_reasons(struct server *s, json_t *jobs)
 /* A waiting job's start estimate from the last replay (estimate.c):
  * estimated_start (wall s) and estimated_exec_vnode, PBS's
  * estimated.start_time and estimated.exec_vnode; none: N/A. */
-static void stat_estimates(struct server *s, json_t *jobs)
+static void stat_estimates(struct hctx *s, json_t *jobs)
 {
+	struct server_est_stats est;
 	size_t i;
 	json_t *o;
+
+	server_est_stats(s, &est);
 
 	json_array_foreach(jobs, i, o) {
 		const char *vnode;
@@ -766,7 +783,7 @@ static void stat_estimates(struct server *s, json_t *jobs)
 		j = pool_job_find(s->pool, wire_int(o, "jobid", 0));
 		if (!j && wire_int(o, "array_id", 0) > 0)
 			j = pool_job_find(s->pool, wire_int(o, "array_id", 0));
-		if (!j || !pool_job_estimate(j, s->est_replay, &t, &vnode))
+		if (!j || !pool_job_estimate(j, est.replay, &t, &vnode))
 			continue;
 		json_object_set_new(o, "estimated_start", json_integer(t));
 		if (vnode)
@@ -776,7 +793,7 @@ static void stat_estimates(struct server *s, json_t *jobs)
 
 void op_stat(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct jobstore_filter f = {
 		.jobid = wire_int(msg, "jobid", 0),
 		.owner = wire_str(msg, "user"),
@@ -824,7 +841,7 @@ static void reply_state(struct conn *c, long long req_id, enum job_state st)
 
 void op_delete(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct job *j;
 	const char *who = server_user_name(s, c->uid);
 	char why[96];
@@ -867,7 +884,7 @@ void op_tie(struct conn *c, const char *op, long long req_id, json_t *msg)
 			       (long long)j->id);
 		return;
 	}
-	r = ties_add(c->server, c, j->id);
+	r = ties_add(conn_ctx(c), c, j->id);
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, r == -ENOSPC ? "job %lld: too many jobs tied already" :
 			       "job %lld: out of memory", (long long)j->id);
@@ -879,7 +896,7 @@ void op_tie(struct conn *c, const char *op, long long req_id, json_t *msg)
 
 void op_hold_release(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	bool hold = strcmp(op, "hold") == 0;
 	struct job *j;
 	enum job_state from = hold ? JOB_QUEUED : JOB_HELD;
@@ -919,13 +936,13 @@ void op_hold_release(struct conn *c, const char *op, long long req_id, json_t *m
 	}
 	pool_job_state_set(s->pool, j, to);
 	if (!hold)
-		s->sched_dirty = true;
+		hctx_resched(s);
 	reply_state(c, req_id, to);
 }
 
 void op_queues(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < s->config->n_queues; i++) {
@@ -967,7 +984,7 @@ void op_queues(struct conn *c, const char *op, long long req_id, json_t *msg)
 
 void op_nodes(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	json_t *arr = json_array();
 	long long offset = wire_int(msg, "offset", 0), i = 0;
 	bool more = false;
@@ -1045,7 +1062,7 @@ void op_nodes(struct conn *c, const char *op, long long req_id, json_t *msg)
  * qstat -x shows every user's jobs. */
 void op_acct(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct jobstore_filter f = {
 		.jobid = wire_int(msg, "jobid", 0),
 		.owner = wire_str(msg, "user"),
@@ -1106,14 +1123,16 @@ static uint64_t self_rss(void)
  * state, nodes up, and this process's RSS (make bench reads it). */
 void op_stats(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	json_int_t by_state[JOB_STATE_MAX] = { 0 };
 	json_int_t nodes = 0, nodes_up = 0;
 	struct depend_stats ds;
+	struct server_est_stats est;
 	struct pool_stats st;
 
 	pool_stats_get(s->pool, &st);
 	depend_stats(s, &ds);
+	server_est_stats(s, &est);
 	for (struct job *j = pool_jobs(s->pool); j; j = j->next)
 		if ((unsigned)j->state < JOB_STATE_MAX)
 			by_state[j->state]++;
@@ -1122,8 +1141,8 @@ void op_stats(struct conn *c, const char *op, long long req_id, json_t *msg)
 		nodes_up += pool_node_usable(n);
 	}
 	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-		" s:I, s:I, s:I, s:I, s:I}", "estimate_replays", (json_int_t)s->est_replay,
-		"estimate_ns_last", (json_int_t)s->est_ns_last, "estimate_ns_max", (json_int_t)s->est_ns_max,
+		" s:I, s:I, s:I, s:I, s:I}", "estimate_replays", (json_int_t)est.replay,
+		"estimate_ns_last", (json_int_t)est.ns_last, "estimate_ns_max", (json_int_t)est.ns_max,
 		"watchers", (json_int_t)watch_count(s),
 		"events_committed", (json_int_t)jobstore_events_committed(s->store),
 		"passes", (json_int_t)st.passes, "pass_ns_total", (json_int_t)st.pass_ns_total,

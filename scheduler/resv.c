@@ -13,13 +13,19 @@
 #include <time.h>
 
 #include "accounts.h"
+#include "conn.h"
+#include "hctx.h"
 #include "hostlist.h"
+#include "job-end.h"
 #include "jobstore-internal.h"
+#include "jobstore.h"
 #include "log.h"
 #include "ops.h"
+#include "pool.h"
 #include "recset.h"
 #include "resv.h"
-#include "server-internal.h"
+#include "users.h"
+#include "wire.h"
 
 enum {
 	RESV_MAINT = 1 << 0,
@@ -200,7 +206,7 @@ static const struct recset_kind set_kind = {
 	.n_tables = sizeof(tables) / sizeof(tables[0]),
 	.free = kind_free,
 	.apply = kind_apply,
-	.slot = offsetof(struct server, resvs),
+	.slot = offsetof(struct hctx, resvs),
 	.name = "reservations",
 };
 
@@ -318,7 +324,7 @@ static json_t *resv_json(const struct resv *e, int64_t now, size_t all_count)
 	return o;
 }
 
-static size_t pool_count(struct server *s)
+static size_t pool_count(struct hctx *s)
 {
 	size_t n = 0;
 
@@ -327,7 +333,7 @@ static size_t pool_count(struct server *s)
 	return n;
 }
 
-static json_t *resvs_json(struct server *s, const char *user, uid_t uid, const char *account)
+static json_t *resvs_json(struct hctx *s, const char *user, uid_t uid, const char *account)
 {
 	const struct resvs *a = s->resvs;
 	json_t *arr = json_array();
@@ -343,14 +349,14 @@ static json_t *resvs_json(struct server *s, const char *user, uid_t uid, const c
 #define PARAMS_MAX ((int)(sizeof(((struct jobstore_ev_params *)0)->v) / sizeof(((struct jobstore_ev_params *)0)->v[0])))
 
 /* Reads the set back into the server and the pool after a write. */
-static int reload(struct server *s)
+static int reload(struct hctx *s)
 {
 	return recset_reload(s, &set_kind);
 }
 
 /* A reservation's record as one insert (name first); the statements'
  * parameters in $N order, each used. */
-static int store_put(struct server *s, const struct resv *e, bool replace, const char *old_name)
+static int store_put(struct hctx *s, const struct resv *e, bool replace, const char *old_name)
 {
 	static const struct jobstore_sql del[] = { { "DELETE FROM reservations WHERE name = $1", 1 } };
 	static const struct jobstore_sql ins[] = {
@@ -397,7 +403,7 @@ static int store_put(struct server *s, const struct resv *e, bool replace, const
 	return r;
 }
 
-static int store_delete(struct server *s, const char *name)
+static int store_delete(struct hctx *s, const char *name)
 {
 	static const struct jobstore_sql del[] = { { "DELETE FROM reservations WHERE name = $1", 1 } };
 	struct jobstore_ev_params d = { 0 };
@@ -408,7 +414,7 @@ static int store_delete(struct server *s, const char *name)
 
 /* The nodes of e (all: every node the pool knows), *ret for
  * hostlist_free; the count or -errno. */
-static int resv_nodes(struct server *s, const struct resv *e, char ***ret)
+static int resv_nodes(struct hctx *s, const struct resv *e, char ***ret)
 {
 	size_t n = 0;
 	char **v;
@@ -437,7 +443,7 @@ static int64_t job_end(const struct job *j)
 
 /* The running jobs on names (not e's own) that would cross e's start,
  * as "12 (n1, till 09:10)" items into buf; their count. */
-static size_t crossing(struct server *s, const struct resv *e, char **names, int n, char *buf, size_t len)
+static size_t crossing(struct hctx *s, const struct resv *e, char **names, int n, char *buf, size_t len)
 {
 	int64_t seen[32];
 	size_t n_seen = 0, count = 0, at = 0;
@@ -481,7 +487,7 @@ static size_t crossing(struct server *s, const struct resv *e, char **names, int
 
 /* Checks e (a new one, or old's change) against the pool and the other
  * reservations; 0, or -errno with the one line in why. */
-static int resv_check(struct server *s, const struct resv *e, const char *old_name, char *why, size_t len)
+static int resv_check(struct hctx *s, const struct resv *e, const char *old_name, char *why, size_t len)
 {
 	char **names = NULL, jobs[400];
 	int n = resv_nodes(s, e, &names), r = 0;
@@ -536,7 +542,7 @@ done:
 
 /* NodeCnt=N: the first N nodes, in registration order, no overlapping
  * reservation holds and no running job would cross its start on. */
-static char *nodes_pick(struct server *s, struct resv *e, long long want)
+static char *nodes_pick(struct hctx *s, struct resv *e, long long want)
 {
 	char **v = calloc((size_t)want, sizeof(*v)), *out = NULL;
 	size_t n = 0, len = 0;
@@ -573,7 +579,7 @@ static char *nodes_pick(struct server *s, struct resv *e, long long want)
 
 static void create_update(struct conn *c, long long req_id, json_t *msg, bool update)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	const char *name = wire_str(msg, "name");
 	const struct resv *old = resv_find(s->resvs, name);
 	int64_t now = time(NULL), max_id = 0;
@@ -728,7 +734,7 @@ out:
 
 void op_resv(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	const char *action = wire_str(msg, "action"), *name = wire_str(msg, "name");
 
 	if (!action || !strcmp(action, "list")) {
@@ -776,7 +782,7 @@ void op_resv(struct conn *c, const char *op, long long req_id, json_t *msg)
 }
 
 /* A window that requeues: the jobs still crossing it at its start. */
-static void requeue_crossing(struct server *s, const struct resv *e, int64_t now)
+static void requeue_crossing(struct hctx *s, const struct resv *e, int64_t now)
 {
 	char **names = NULL, why[128];
 	int n = resv_nodes(s, e, &names);
@@ -798,7 +804,7 @@ static void requeue_crossing(struct server *s, const struct resv *e, int64_t now
 	hostlist_free(names, n > 0 ? (size_t)n : 0);
 }
 
-void resv_tick(struct server *s)
+void resv_tick(struct hctx *s)
 {
 	int64_t now = time(NULL);
 	bool changed = false;
@@ -844,6 +850,6 @@ void resv_tick(struct server *s)
 			log_err("reservations: could not read them back");
 	} else if (s->resvs->edge && now >= s->resvs->edge) {
 		s->resvs->edge = pool_resv_next_edge(s->pool, now);
-		s->sched_dirty = true;
+		hctx_resched(s);
 	}
 }

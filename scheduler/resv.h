@@ -14,7 +14,7 @@
 struct jobstore;
 struct resvs;
 struct pool;
-struct server;
+struct hctx;
 
 #define RESV_NAME_MAX 64
 /* Slurm's words (scripts match them). */
@@ -37,6 +37,6 @@ int resvs_submit_check(const struct resvs *r, const char *name, const char *user
  * occurrence, others past their end are removed, a window that requeues
  * the jobs crossing it does so at its start, and a pass follows any
  * start or end. */
-void resv_tick(struct server *s);
+void resv_tick(struct hctx *s);
 
 #endif

@@ -20,7 +20,7 @@ static const char *host_name(char *buf, size_t size)
 	return buf;
 }
 
-bool server_standby(const struct server *s)
+bool server_standby(const struct hctx *s)
 {
 	return !s->lease || !lease_active(s->lease);
 }
@@ -32,7 +32,7 @@ void server_standby_reply(struct conn *c, long long req_id)
 	conn_send(c, lease_standby_reply(c->server->lease, req_id, host_name(host, sizeof(host))));
 }
 
-json_t *server_ha_json(struct server *s)
+json_t *server_ha_json(struct hctx *s)
 {
 	return lease_ha_json(s->lease);
 }

@@ -46,8 +46,8 @@ static void conn_closed(struct conn *c)
 	struct server *s = c->server;
 
 	if (c->node)
-		node_link_lost(s, c);
-	ties_conn_closed(s, c);
+		node_link_lost(&s->h, c);
+	ties_conn_closed(&s->h, c);
 	watch_conn_closed(s, c);
 }
 
@@ -130,7 +130,7 @@ static void pending_flush(struct server *s, bool pass)
 		if (!p->is_done) {
 			r = jobstore_job_insert(s->store, &p->submit, &p->jobid);
 			if (r == 0 && p->submit.depend)
-				r = depend_before_record(s, p->jobid, p->submit.depend);
+				r = depend_before_record(&s->h, p->jobid, p->submit.depend);
 		}
 		else if (p->requeue && j && j->state == JOB_RUNNING)
 			r = jobstore_job_requeue_result(s->store, p->jobid, p->result.reason, &p->result);
@@ -233,10 +233,10 @@ static void pending_flush(struct server *s, bool pass)
 				} else if (pool_job_add(s->pool, j) < 0) {
 					job_free(j);
 				} else if (p->submit.depend) {
-					depend_before_apply(s, p->jobid, p->submit.depend);
+					depend_before_apply(&s->h, p->jobid, p->submit.depend);
 					if (p->submit.reason) {
 						j->reason = strdup(p->submit.reason);
-						depend_track(s, j);
+						depend_track(&s->h, j);
 					}
 				}
 			}
@@ -258,7 +258,7 @@ static void pending_flush(struct server *s, bool pass)
 				 * the next check has seen room (not for a prolog). */
 				if (!prolog)
 					server_space_exhausted(s);
-				server_prolog_hold(s, j);
+				server_prolog_hold(&s->h, j);
 			}
 			if (p->req_id)
 				conn_reply_ok(p->conn, p->req_id, NULL);
@@ -270,14 +270,14 @@ static void pending_flush(struct server *s, bool pass)
 				j->rerun = false;
 				pool_job_release(s->pool, j);
 				pool_job_state_set(s->pool, j, JOB_QUEUED);
-				server_prolog_hold(s, j);
+				server_prolog_hold(&s->h, j);
 			} else if (j) {
 				/* A line per job is a write per job: jobs that
 				 * completed are logged at debug level only. */
 				log_msg(p->result.state == JOB_COMPLETED ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
 					"job %lld %s on %s", (long long)j->id, job_state_name(p->result.state),
 					job_node(j) ? job_node(j) : "?");
-				server_job_finished(s, j, p->result.state);
+				server_job_finished(&s->h, j, p->result.state);
 			}
 			/* Results sent inside a registration have no request id. */
 			if (p->req_id)
@@ -296,8 +296,9 @@ static void pending_flush(struct server *s, bool pass)
 	s->sched_dirty = true;
 }
 
-void server_prolog_hold(struct server *s, struct job *j)
+void server_prolog_hold(struct hctx *h, struct job *j)
 {
+	struct server *s = server_of(h);
 	char why[160];
 
 	if (!j->prolog_hold || j->state != JOB_QUEUED)
@@ -321,7 +322,7 @@ static size_t pass_decide(struct server *s, struct dispatch *d)
 {
 	size_t n;
 
-	suspend_pass(s);
+	suspend_pass(&s->h);
 	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
 	preempt_pass(s);
 	return n;
@@ -337,9 +338,9 @@ static int pass_write(struct server *s, struct dispatch *d, size_t n, int64_t no
 
 		cpumask_format(&d[i].job->alloc[0].cpus, cpus, sizeof(cpus));
 		/* Requeued while suspended (its node lost): a new run is not. */
-		server_job_suspend_end(s, d[i].job);
+		server_job_suspend_end(&s->h, d[i].job);
 		if (d[i].job->fresh)
-			r = array_dispatch_record(s, d[i].job, now);
+			r = array_dispatch_record(&s->h, d[i].job, now);
 		if (r == 0)
 			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].job->alloc[0].node, cpus, now);
 		/* A one-node job's GPUs are kept in its allocation row too. */
@@ -361,7 +362,7 @@ static void pass_undo(struct server *s, struct dispatch *d, size_t n, int r)
 	log_err("job store: cannot record dispatches: %s", strerror(-r));
 	for (size_t i = 0; i < n; i++) {
 		if (d[i].job->fresh) {
-			array_dispatch_undo(s, d[i].job);
+			array_dispatch_undo(&s->h, d[i].job);
 			continue;
 		}
 		pool_job_release(s->pool, d[i].job);
@@ -374,12 +375,12 @@ static void pass_apply(struct server *s, struct dispatch *d, size_t n, int64_t n
 {
 	for (size_t i = 0; i < n; i++) {
 		if (d[i].job->fresh)
-			array_dispatch_done(s, d[i].job, now);
+			array_dispatch_done(&s->h, d[i].job, now);
 		srvjob_launch(s, d[i].job, d[i].node);
 		/* after:ID (and after:ARRAY[]) is met once ID starts. */
-		depend_job_changed(s, d[i].job->id);
+		depend_job_changed(&s->h, d[i].job->id);
 		if (d[i].job->array_id)
-			depend_job_changed(s, d[i].job->array_id);
+			depend_job_changed(&s->h, d[i].job->array_id);
 	}
 	if (n == DISPATCH_BATCH)
 		sd_event_source_set_enabled(s->more_src, SD_EVENT_ONESHOT);
@@ -474,8 +475,8 @@ static void job_ended(struct server *s, struct job *j, enum job_state state)
 {
 	srvjob_ended(s, j, state);
 	server_metrics_ended(s, j->queue, state);
-	server_job_suspend_end(s, j);
-	usage_job_finished(s, j);
+	server_job_suspend_end(&s->h, j);
+	usage_job_finished(&s->h, j);
 }
 
 /* What a signal to a job sets off before it goes to the nodes (node-send.c). */
@@ -483,7 +484,7 @@ static void job_signal(struct server *s, struct job *j, int sig)
 {
 	/* SIGTERM thaws a suspended job (gded): its suspension ends. */
 	if (sig == SIGTERM && j->suspended)
-		server_job_suspend_end(s, j);
+		server_job_suspend_end(&s->h, j);
 	/* No node has it yet: its server prolog is what runs. */
 	if (j->srv_prolog && j->state == JOB_EXITING)
 		srvjob_stop(s, j);
@@ -496,7 +497,7 @@ static void arrays_due_check(struct server *s)
 		struct job *a = pool_job_find(s->pool, s->array_due[i]);
 
 		if (a && a->array)
-			array_check_done(s, a);
+			array_check_done(&s->h, a);
 	}
 	s->n_array_due = 0;
 }
@@ -536,7 +537,7 @@ static bool pending_linger(struct server *s)
 		if (!j || p->requeue || j->rerun || j->state != JOB_RUNNING || !j->n_alloc)
 			return false;
 		/* A job another waits on: its end is on that one's way. */
-		if (depend_has_waiters(s, j->id) || (j->array_id && depend_has_waiters(s, j->array_id)))
+		if (depend_has_waiters(&s->h, j->id) || (j->array_id && depend_has_waiters(&s->h, j->array_id)))
 			return false;
 		for (unsigned i = 0; i < j->n_alloc; i++)
 			if (!j->alloc[i].cpus_back)
@@ -558,7 +559,7 @@ static int post_handler(sd_event_source *src, void *userdata)
 	struct server *s = userdata;
 	int r;
 
-	if (server_standby(s))
+	if (server_standby(&s->h))
 		return 0;
 	if (!pending_linger(s)) {
 		s->linger_since = 0;
@@ -572,7 +573,7 @@ static int post_handler(sd_event_source *src, void *userdata)
 				 "next registration does not know them", strerror(-r));
 	}
 	arrays_due_check(s);
-	depend_recheck(s);
+	depend_recheck(&s->h);
 	if (s->sched_dirty) {
 		s->sched_dirty = false;
 		schedule(s);
@@ -608,11 +609,11 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	struct server *s = userdata;
 
 	conns_check(s);
-	if (server_standby(s))
+	if (server_standby(&s->h))
 		goto rearm;
 	server_space_check(s);
-	nodes_check_timeouts(s);
-	ties_check(s);
+	nodes_check_timeouts(&s->h);
+	ties_check(&s->h);
 	watch_prune(s);
 	watch_flush(s);
 	if (pool_deferred_due(s->pool, time(NULL)))
@@ -624,7 +625,7 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 		s->sched_dirty = true;
 	}
 	estimates_replay(s, true);
-	resv_tick(s);
+	resv_tick(&s->h);
 rearm:
 	sd_event_source_set_time_relative(src, TIMER_USEC);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
@@ -640,7 +641,7 @@ static int load_job(struct job *j, void *userdata)
 	/* The store keeps a running job's CPUs (claim = cpus: SMT siblings
 	 * are not kept); its reserve kind is taken back from its queue. */
 	j->reserve = q ? q->reserve : QUEUE_RESERVE_NONE;
-	if (j->array_spec && array_load(s, j) < 0) {
+	if (j->array_spec && array_load(&s->h, j) < 0) {
 		job_free(j);
 		return -EINVAL;
 	}
@@ -662,13 +663,13 @@ static int load_job(struct job *j, void *userdata)
 	/* A preemption's victim (its comment names the preemptor) lends its
 	 * CPUs and GPUs to it again and resumes when it ends, as before. */
 	if (r == 0 && j->suspended)
-		suspend_loaded(s, j);
+		suspend_loaded(&s->h, j);
 	for (unsigned i = 0; r == 0 && i < j->n_alloc; i++)
 		if (j->alloc[i].where && !j->alloc[i].where->down_since)
 			j->alloc[i].where->down_since = time_mono_ns() +
 				(int64_t)s->config->node_timeout * NSEC_PER_SEC;
 	if (r == 0)
-		depend_loaded(s, j);
+		depend_loaded(&s->h, j);
 
 	if (r < 0)
 		job_free(j);
@@ -765,7 +766,7 @@ int server_state_load(struct server *s)
 	if (r == 0) {
 		accounts_apply(s->accounts, s->pool);
 		qos_apply(s->qos, s->pool);
-		r = usage_load(s);
+		r = usage_load(&s->h);
 	}
 	if (r == 0) {
 		resvs_free(s->resvs);
@@ -774,10 +775,10 @@ int server_state_load(struct server *s)
 		if (r == 0)
 			r = resvs_apply(s->resvs, s->pool);
 		if (r == 0)
-			resv_tick(s);   /* one that ended while no server ran moves on now */
+			resv_tick(&s->h);   /* one that ended while no server ran moves on now */
 	}
 	if (r == 0)
-		array_loaded(s);
+		array_loaded(&s->h);
 	return r;
 }
 
@@ -854,7 +855,7 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		goto done;
 	r = pool_create(&s->pool);
 	if (r == 0)
-		usage_configure(s);
+		usage_configure(&s->h);
 	if (r < 0) {
 		error_set(err, r, "out of memory");
 		goto done;
@@ -956,10 +957,10 @@ void server_destroy(struct server *s)
 		close(s->listen_fd);
 		unlink(s->config->socket);
 	}
-	task_routes_destroy(s);
-	ties_destroy(s);
+	task_routes_destroy(&s->h);
+	ties_destroy(&s->h);
 	watch_destroy(s);
-	depend_destroy(s);
+	depend_destroy(&s->h);
 	pool_destroy(s->pool);
 	peers_destroy(s->peers);
 	gate_destroy(s->gate);

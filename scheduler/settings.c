@@ -116,12 +116,17 @@ int server_reload(struct server *s, struct error *err)
 	}
 	config_destroy(s->config);
 	s->config = c;
-	usage_configure(s);
+	usage_configure(&s->h);
 	(void)server_admin_load(s, false);
 	/* A [server] name set or changed renames the pool now. */
 	if (s->config->server_name[0] && strcmp(s->config->server_name, s->pool_name) != 0 &&
-	    !server_standby(s) && server_pool_name_settle(s) < 0)
+	    !server_standby(&s->h) && server_pool_name_settle(s) < 0)
 		log_err("job store: cannot keep the pool's name %s", s->pool_name);
 	s->sched_dirty = true;
 	return 0;
+}
+
+int server_reload_ctx(struct hctx *h, struct error *err)
+{
+	return server_reload(server_of(h), err);
 }

@@ -56,8 +56,9 @@ void server_space_check(struct server *s)
 	s->sched_dirty = true;
 }
 
-bool server_state_full(struct server *s)
+bool server_state_full(struct hctx *h)
 {
+	struct server *s = server_of(h);
 	/* Re-checked here too, so the first qsub after space returns goes in. */
 	if (s->state_full)
 		server_space_check(s);
@@ -72,8 +73,9 @@ void server_space_exhausted(struct server *s)
 	s->state_full = true;
 }
 
-int server_space_refuse(struct server *s, char *buf, size_t len)
+int server_space_refuse(struct hctx *h, char *buf, size_t len)
 {
+	struct server *s = server_of(h);
 	uint64_t avail = state_free(s);
 
 	snprintf(buf, len, "qpoold's state directory is full (%llu KiB free, state_min_free %llu KiB): "

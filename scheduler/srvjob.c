@@ -22,7 +22,7 @@ struct srvjob_run {
 /* The contract's document: version, event, and the job with its nodes. */
 static json_t *job_input(struct server *s, const struct job *j, const char *event, const char *state)
 {
-	const char *user = server_user_name(s, j->uid);
+	const char *user = server_user_name(&s->h, j->uid);
 	json_t *nodes = json_array(), *job;
 
 	for (unsigned i = 0; nodes && i < j->n_alloc; i++)
@@ -51,7 +51,7 @@ struct job_env {
 
 static char *const *job_env(struct server *s, const struct job *j, const char *event, struct job_env *e)
 {
-	const char *user = server_user_name(s, j->uid);
+	const char *user = server_user_name(&s->h, j->uid);
 	size_t off;
 	int n = 0;
 
@@ -148,7 +148,7 @@ static void prolog_overtaken(struct server *s, struct job *j)
 		snprintf(res.reason, sizeof(res.reason), "cancelled while the server prolog ran");
 		r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
 		if (r == 0)
-			server_job_finished(s, j, JOB_CANCELLED);
+			server_job_finished(&s->h, j, JOB_CANCELLED);
 	}
 	if (r < 0)
 		log_err("job %lld: cannot record its end after the server prolog: %s", (long long)j->id, strerror(-r));
@@ -191,7 +191,7 @@ static void prolog_done(struct hook *h, void *arg)
 	log_stderr(h, "server prolog", run->id);
 	/* Stepping down: nothing more is sent or written by this server; the
 	 * next active requeues the job when its node registers. */
-	if (s->stepping_down || server_standby(s))
+	if (s->stepping_down || server_standby(&s->h))
 		goto done;
 	if (!j || !j->srv_prolog || j->srv_prolog_seq != run->seq) {
 		log_info("job %lld: server prolog ended (%s) after the job left this run", (long long)run->id,

@@ -11,11 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
 #include "fairshare.h"
+#include "hctx.h"
+#include "job-end.h"
 #include "jobstore-internal.h"
+#include "jobstore.h"
 #include "log.h"
+#include "node-send.h"
 #include "ops.h"
-#include "server-internal.h"
+#include "pool.h"
 #include "suspend.h"
 #include "timeutil.h"
 #include "wire.h"
@@ -29,7 +34,7 @@ static int attrs_row(const struct jobstore_row *r, void *ud)
 	return 0;
 }
 
-int job_attrs_update(struct server *s, int64_t id, int (*fn)(json_t *attrs, void *ud), void *ud)
+int job_attrs_update(struct hctx *s, int64_t id, int (*fn)(json_t *attrs, void *ud), void *ud)
 {
 	static const struct jobstore_sql upd[] = { { "UPDATE jobs SET attrs = $1 WHERE id = $2", 2 } };
 	struct jobstore_ev_params p = { .n = 1 };
@@ -71,7 +76,7 @@ static int suspended_add(json_t *attrs, void *ud)
 				   json_integer(json_integer_value(json_object_get(attrs, "suspended_ns")) + add));
 }
 
-int server_job_suspend(struct server *s, struct job *j, int64_t by, const char *who)
+int server_job_suspend(struct hctx *s, struct job *j, int64_t by, const char *who)
 {
 	char why[128];
 
@@ -94,7 +99,7 @@ int server_job_suspend(struct server *s, struct job *j, int64_t by, const char *
 		s->n_lent++;
 	}
 	log_info("job %lld: suspended by %s", (long long)j->id, who);
-	s->sched_dirty = true;
+	hctx_resched(s);
 	return 0;
 }
 
@@ -107,7 +112,7 @@ bool server_job_resumable(const struct job *j)
 }
 
 /* The time it was suspended: kept in its record, given back to its user. */
-static void suspended_account(struct server *s, struct job *j)
+static void suspended_account(struct hctx *s, struct job *j)
 {
 	int64_t now = time_wall_ns(), spent = now - j->t_suspend;
 	double fnow = pool_fairshare_now(s->pool);
@@ -120,7 +125,7 @@ static void suspended_account(struct server *s, struct job *j)
 	pool_usage_adjust(s->pool, j->uid, -(double)spent / 1e9 * pool_usage_weight(s->pool, j), fnow);
 }
 
-int server_job_resume(struct server *s, struct job *j, const char *who)
+int server_job_resume(struct hctx *s, struct job *j, const char *who)
 {
 	if (!j->suspended)
 		return -EALREADY;
@@ -144,7 +149,7 @@ int server_job_resume(struct server *s, struct job *j, const char *who)
 	return 0;
 }
 
-void suspend_loaded(struct server *s, struct job *j)
+void suspend_loaded(struct hctx *s, struct job *j)
 {
 	long long by;
 
@@ -158,7 +163,7 @@ void suspend_loaded(struct server *s, struct job *j)
 	s->n_lent++;
 }
 
-void server_job_suspend_end(struct server *s, struct job *j)
+void server_job_suspend_end(struct hctx *s, struct job *j)
 {
 	if (!j->suspended)
 		return;
@@ -169,7 +174,7 @@ void server_job_suspend_end(struct server *s, struct job *j)
 	j->suspended_by = 0;
 }
 
-void suspend_pass(struct server *s)
+void suspend_pass(struct hctx *s)
 {
 	/* Before any job is placed: a victim whose preemptor has ended takes
 	 * its CPUs back first. */
@@ -203,7 +208,7 @@ void suspend_pass(struct server *s)
  * Slurm allows only operators and PBS managers. */
 void op_suspend(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	bool resume = wire_bool(msg, "resume", 0);
 	struct job *j;
 	char who[64];

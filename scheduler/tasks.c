@@ -7,9 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
+#include "hctx.h"
 #include "log.h"
 #include "ops.h"
-#include "server-internal.h"
+#include "pool.h"
+#include "tasks.h"
+#include "wire.h"
 
 #define TASK_ID_MAX 96
 /* In-flight tasks the pool keeps track of, all jobs together: each is a
@@ -32,7 +36,7 @@ struct task_routes {
 };
 
 /* The server's routes, made at the first task.start. */
-static struct task_routes *routes_of(struct server *s)
+static struct task_routes *routes_of(struct hctx *s)
 {
 	if (!s->tasks)
 		s->tasks = calloc(1, sizeof(*s->tasks));
@@ -64,7 +68,7 @@ static struct route **route_find(struct task_routes *tr, int64_t jobid, const ch
 
 /* The job of a frame, running the run the frame names, with both ends
  * among its nodes; NULL with why set otherwise. */
-static struct job *route_job(struct server *s, int64_t jobid, int64_t dispatch, const char *from,
+static struct job *route_job(struct hctx *s, int64_t jobid, int64_t dispatch, const char *from,
 			     const char *to, char *why, size_t len)
 {
 	struct job *j = pool_job_find(s->pool, jobid);
@@ -87,7 +91,7 @@ static struct job *route_job(struct server *s, int64_t jobid, int64_t dispatch, 
 }
 
 /* Forgets the routes of jobs no longer running (ended meanwhile). */
-static void routes_prune(struct server *s, struct task_routes *tr)
+static void routes_prune(struct hctx *s, struct task_routes *tr)
 {
 	for (struct route **pp = &tr->head; *pp;) {
 		struct job *j = pool_job_find(s->pool, (*pp)->jobid);
@@ -100,7 +104,7 @@ static void routes_prune(struct server *s, struct task_routes *tr)
 }
 
 /* A frame to node name (reference stolen); false when it is not connected. */
-static bool route_send(struct server *s, const char *name, json_t *msg)
+static bool route_send(struct hctx *s, const char *name, json_t *msg)
 {
 	struct node *n = pool_node_find(s->pool, name);
 
@@ -127,7 +131,7 @@ static void task_refuse(struct conn *c, long long req_id, int errnum, const char
 
 void op_task_start(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	const char *to = wire_str(msg, "to"), *task = wire_str(msg, "task");
 	int64_t jobid = wire_int(msg, "jobid", 0), dispatch = wire_int(msg, "dispatch", 0);
 	json_t *argv = json_object_get(msg, "argv"), *fwd;
@@ -195,7 +199,7 @@ void op_task_start(struct conn *c, const char *op, long long req_id, json_t *msg
  * made, in its direction, for the job's current run. */
 void op_task_pass(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	const char *to = wire_str(msg, "to"), *task = wire_str(msg, "task");
 	int64_t jobid = wire_int(msg, "jobid", 0);
 	bool back = strcmp(op, "task.started") == 0 || strcmp(op, "task.out") == 0 ||
@@ -240,7 +244,7 @@ void op_task_pass(struct conn *c, const char *op, long long req_id, json_t *msg)
 		conn_reply_ok(c, req_id, NULL);
 }
 
-void task_routes_node_gone(struct server *s, const char *name)
+void task_routes_node_gone(struct hctx *s, const char *name)
 {
 	struct task_routes *tr = s->tasks;
 	char line[160];
@@ -273,7 +277,7 @@ void task_routes_node_gone(struct server *s, const char *name)
 	}
 }
 
-void task_routes_destroy(struct server *s)
+void task_routes_destroy(struct hctx *s)
 {
 	if (!s->tasks)
 		return;

@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
+#include "hctx.h"
+#include "job-end.h"
 #include "log.h"
-#include "server-internal.h"
+#include "pool.h"
+#include "ties.h"
 #include "timeutil.h"
 
 /* Long enough for a client to reconnect over a lossy link (a TCP connect
@@ -31,14 +35,14 @@ struct ties {
 	size_t n, cap;
 };
 
-static struct ties *ties_get(struct server *s)
+static struct ties *ties_get(struct hctx *s)
 {
 	if (!s->ties)
 		s->ties = calloc(1, sizeof(*s->ties));
 	return s->ties;
 }
 
-void ties_destroy(struct server *s)
+void ties_destroy(struct hctx *s)
 {
 	if (s->ties) {
 		free(s->ties->v);
@@ -52,7 +56,7 @@ static void tie_remove(struct ties *t, size_t i)
 	t->v[i] = t->v[--t->n];
 }
 
-int ties_add(struct server *s, struct conn *c, int64_t jobid)
+int ties_add(struct hctx *s, struct conn *c, int64_t jobid)
 {
 	struct ties *t = ties_get(s);
 	size_t mine = 0;
@@ -84,7 +88,7 @@ int ties_add(struct server *s, struct conn *c, int64_t jobid)
 	return 0;
 }
 
-void ties_conn_closed(struct server *s, const struct conn *c)
+void ties_conn_closed(struct hctx *s, const struct conn *c)
 {
 	struct ties *t = s->ties;
 	int64_t now = time_mono_ns();
@@ -105,7 +109,7 @@ static bool tie_held(const struct ties *t, int64_t jobid)
 	return false;
 }
 
-void ties_check(struct server *s)
+void ties_check(struct hctx *s)
 {
 	struct ties *t = s->ties;
 	int64_t now = time_mono_ns();

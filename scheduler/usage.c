@@ -10,24 +10,29 @@
 #include <string.h>
 
 #include "accounts.h"
+#include "config.h"
+#include "conn.h"
 #include "fairshare.h"
+#include "hctx.h"
 #include "jobstore-internal.h"
+#include "jobstore.h"
 #include "log.h"
-#include "reslimits.h"
 #include "ops.h"
-#include "server-internal.h"
+#include "pool.h"
+#include "reslimits.h"
 #include "usage.h"
+#include "users.h"
 
 /* Use older than this many half-lives counts below 2^-30 of itself. */
 #define USAGE_HALFLIVES 30
 
-void usage_configure(struct server *s)
+void usage_configure(struct hctx *s)
 {
 	pool_fairshare_config(s->pool, s->config->fairshare_halflife, s->config->fairshare_gpu_weight);
 }
 
 struct load {
-	struct server *s;
+	struct hctx *s;
 	double now;
 	size_t jobs;
 };
@@ -69,7 +74,7 @@ static int usage_row(const struct jobstore_row *r, void *ud)
 	return pool_usage_past(l->s->pool, (uid_t)row_i64(r, 0), w, t0, t1, l->now);
 }
 
-int usage_load(struct server *s)
+int usage_load(struct hctx *s)
 {
 	/* A job's use is its connect time, exec to exit (its end when it has
 	 * no exit stamp), not the overhead before and after; an array's own
@@ -91,7 +96,7 @@ int usage_load(struct server *s)
 	return r;
 }
 
-void usage_job_finished(struct server *s, const struct job *j)
+void usage_job_finished(struct hctx *s, const struct job *j)
 {
 	const struct job_result *res = j->result;
 	double over = 0, now = pool_fairshare_now(s->pool);
@@ -112,7 +117,7 @@ void usage_job_finished(struct server *s, const struct job *j)
 
 void op_usage(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	json_t *users = pool_usage_json(s->pool, pool_fairshare_now(s->pool)), *u;
 	size_t i;
 

@@ -3,15 +3,15 @@
 #ifndef QPOOL_USAGE_H
 #define QPOOL_USAGE_H
 
-struct server;
+struct hctx;
 struct job;
 
 /* The pool's half-life and GPU weight from the config (start, reload). */
-void usage_configure(struct server *s);
+void usage_configure(struct hctx *s);
 /* The use of the store's jobs within 30 half-lives (activation, after
  * the active jobs are in the pool). 0 or -errno (logged). */
-int usage_load(struct server *s);
+int usage_load(struct hctx *s);
 /* j ends: its overhead before exec and after exit given back. */
-void usage_job_finished(struct server *s, const struct job *j);
+void usage_job_finished(struct hctx *s, const struct job *j);
 
 #endif

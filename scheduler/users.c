@@ -5,8 +5,9 @@
 
 #include "server-internal.h"
 
-const char *server_user_name(struct server *s, uid_t uid)
+const char *server_user_name(struct hctx *h, uid_t uid)
 {
+	struct server *s = server_of(h);
 	struct passwd pw, *res = NULL;
 	char buf[4096];
 	unsigned i;

@@ -666,7 +666,7 @@ void watch_conn_closed(struct server *s, const struct conn *c)
 	}
 }
 
-unsigned watch_count(const struct server *s)
+unsigned watch_count(const struct hctx *s)
 {
 	return s->watchers ? s->watchers->n : 0;
 }
@@ -686,8 +686,9 @@ void watch_prune(struct server *s)
 	ws->next_prune = now + (n == PRUNE_BATCH ? 1 : PRUNE_IDLE_SEC) * NSEC_PER_SEC;
 }
 
-void watch_note_node(struct server *s, const char *node, const char *state, const char *reason)
+void watch_note_node(struct hctx *h, const char *node, const char *state, const char *reason)
 {
+	struct server *s = server_of(h);
 	struct watchers *ws = watchers_get(s);
 	struct node_note *n;
 

@@ -49,7 +49,7 @@ static json_t *page_get(struct server *s, const char *owner, int64_t after, bool
 	*more = json_array_size(jobs) > PAGE;
 	if (*more)
 		json_array_remove(jobs, PAGE);
-	CU_ASSERT_EQUAL_FATAL(array_stat_subjobs(s, &f, PAGE, jobs, more), 0);
+	CU_ASSERT_EQUAL_FATAL(array_stat_subjobs(&s->h, &f, PAGE, jobs, more), 0);
 	return jobs;
 }
 

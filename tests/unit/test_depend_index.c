@@ -22,7 +22,7 @@ static void server_init(struct server *s)
 
 static void server_fini(struct server *s)
 {
-	depend_destroy(s);
+	depend_destroy(&s->h);
 	pool_destroy(s->pool);
 	jobstore_close(s->store);
 	free(s->array_due);
@@ -53,7 +53,7 @@ static struct job *submit(struct server *s, const char *depend)
 	}
 	CU_ASSERT_EQUAL_FATAL(pool_job_add(s->pool, j), 0);
 	if (depend)
-		depend_track(s, j);
+		depend_track(&s->h, j);
 	return j;
 }
 
@@ -65,7 +65,7 @@ static void end(struct server *s, struct job *j, enum job_state state)
 	CU_ASSERT_EQUAL(jobstore_begin(s->store), 0);
 	CU_ASSERT_EQUAL(jobstore_job_finish(s->store, j->id, &res, 1000), 0);
 	CU_ASSERT_EQUAL(jobstore_commit(s->store), 0);
-	server_job_finished(s, j, state);
+	server_job_finished(&s->h, j, state);
 }
 
 #define STORM_TARGETS 3000
@@ -96,38 +96,38 @@ static void test_depend_storm(void)
 		w[i] = submit(&s, text);
 	}
 	CU_ASSERT_EQUAL_FATAL(jobstore_commit(s.store), 0);
-	depend_recheck(&s);
-	depend_stats(&s, &st0);
+	depend_recheck(&s.h);
+	depend_stats(&s.h, &st0);
 	CU_ASSERT_EQUAL(st0.waiting, STORM_WAITERS);
 	CU_ASSERT(st0.decided >= STORM_WAITERS);
 
 	/* Ten ends, one event each: 64 waiters each, one row read. */
 	for (int e = 0; e < 10; e++) {
 		reads = jobstore_rows_read(s.store);
-		depend_stats(&s, &st0);
+		depend_stats(&s.h, &st0);
 		end(&s, t[e * STORM_STEP], JOB_COMPLETED);
-		depend_recheck(&s);
-		depend_stats(&s, &st1);
+		depend_recheck(&s.h);
+		depend_stats(&s.h, &st1);
 		CU_ASSERT_EQUAL(st1.decided - st0.decided, DEPEND_MAX);
 		CU_ASSERT(jobstore_rows_read(s.store) - reads <= 1);
 		CU_ASSERT_EQUAL(st1.waiting, STORM_WAITERS);
 	}
 	/* Nothing changed: a recheck decides nobody. */
-	depend_stats(&s, &st0);
-	depend_recheck(&s);
-	depend_stats(&s, &st1);
+	depend_stats(&s.h, &st0);
+	depend_recheck(&s.h);
+	depend_stats(&s.h, &st1);
 	CU_ASSERT_EQUAL(st1.decided, st0.decided);
 
 	/* Waiter 0's last items end: it, and only it, is released. */
 	for (int k = 1; k < DEPEND_MAX; k++)
 		if (k >= 10)
 			end(&s, t[k * STORM_STEP], JOB_COMPLETED);
-	depend_recheck(&s);
+	depend_recheck(&s.h);
 	CU_ASSERT_EQUAL(w[0]->state, JOB_QUEUED);
 	CU_ASSERT_FALSE(w[0]->dep_wait);
 	CU_ASSERT_PTR_NULL(w[0]->reason);
 	CU_ASSERT_EQUAL(w[1]->state, JOB_HELD);
-	depend_stats(&s, &st1);
+	depend_stats(&s.h, &st1);
 	CU_ASSERT_EQUAL(st1.waiting, STORM_WAITERS - 1);
 	server_fini(&s);
 }
@@ -144,7 +144,7 @@ static uint64_t decided(const struct server *s)
 {
 	struct depend_stats st;
 
-	depend_stats(s, &st);
+	depend_stats(&s->h, &st);
 	return st.decided;
 }
 
@@ -165,7 +165,7 @@ static void test_depend_kinds(void)
 	w3 = waiter(&s, "afternotok", b->id);
 	w4 = waiter(&s, "afterany", c->id);
 	w5 = waiter(&s, "afterok", 999999);
-	depend_recheck(&s);
+	depend_recheck(&s.h);
 	CU_ASSERT_EQUAL(w5->state, JOB_HELD);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(w5->reason);
 	CU_ASSERT_STRING_EQUAL(w5->reason, "dependency afterok:999999 can never be met: job 999999 does not exist");
@@ -174,8 +174,8 @@ static void test_depend_kinds(void)
 	/* a starts: w1 alone. */
 	n = decided(&s);
 	pool_job_state_set(s.pool, a, JOB_RUNNING);
-	depend_job_changed(&s, a->id);
-	depend_recheck(&s);
+	depend_job_changed(&s.h, a->id);
+	depend_recheck(&s.h);
 	CU_ASSERT_EQUAL(decided(&s) - n, 1);
 	CU_ASSERT_EQUAL(w1->state, JOB_QUEUED);
 	CU_ASSERT_EQUAL(w2->state, JOB_HELD);
@@ -183,15 +183,15 @@ static void test_depend_kinds(void)
 	/* b fails: afterok never, afternotok met. */
 	n = decided(&s);
 	end(&s, b, JOB_FAILED);
-	depend_recheck(&s);
+	depend_recheck(&s.h);
 	CU_ASSERT_EQUAL(decided(&s) - n, 2);
 	CU_ASSERT_EQUAL(w2->state, JOB_HELD);
 	CU_ASSERT_STRING_EQUAL(w2->reason, "dependency afterok:2 can never be met: job 2 failed");
 	CU_ASSERT_EQUAL(w3->state, JOB_QUEUED);
 
 	/* qdel of c: afterany is met. */
-	CU_ASSERT_EQUAL(server_job_cancel(&s, c, "by alice"), JOB_CANCELLED);
-	depend_recheck(&s);
+	CU_ASSERT_EQUAL(server_job_cancel(&s.h, c, "by alice"), JOB_CANCELLED);
+	depend_recheck(&s.h);
 	CU_ASSERT_EQUAL(w4->state, JOB_QUEUED);
 
 	/* A before* on d adds an item: d now waits on f and on e. */
@@ -200,13 +200,13 @@ static void test_depend_kinds(void)
 	d = submit(&s, text);
 	e = submit(&s, NULL);
 	snprintf(text, sizeof(text), "beforeok:%lld", (long long)d->id);
-	depend_before_apply(&s, e->id, text);
-	depend_recheck(&s);
+	depend_before_apply(&s.h, e->id, text);
+	depend_recheck(&s.h);
 	end(&s, f, JOB_COMPLETED);
-	depend_recheck(&s);
+	depend_recheck(&s.h);
 	CU_ASSERT_EQUAL(d->state, JOB_HELD);
 	end(&s, e, JOB_COMPLETED);
-	depend_recheck(&s);
+	depend_recheck(&s.h);
 	CU_ASSERT_EQUAL(d->state, JOB_QUEUED);
 	server_fini(&s);
 }
@@ -220,7 +220,7 @@ static int load_one(struct job *j, void *ud)
 		job_free(j);
 		return r;
 	}
-	depend_loaded(s, j);
+	depend_loaded(&s->h, j);
 	return 0;
 }
 
@@ -243,26 +243,26 @@ static void test_depend_restart(void)
 	for (int i = 0; i < 50; i++)
 		w = submit(&s, text);
 	w_id = w->id;
-	depend_recheck(&s);
+	depend_recheck(&s.h);
 	end(&s, x, JOB_COMPLETED);
-	depend_recheck(&s);
+	depend_recheck(&s.h);
 	CU_ASSERT_EQUAL(w->state, JOB_HELD);
 
 	/* qpoold stops and starts again on the same store. */
-	depend_destroy(&s);
+	depend_destroy(&s.h);
 	pool_destroy(s.pool);
 	CU_ASSERT_EQUAL_FATAL(pool_create(&s.pool), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_load_active(s.store, load_one, &s), 0);
-	depend_stats(&s, &st);
+	depend_stats(&s.h, &st);
 	CU_ASSERT_EQUAL(st.waiting, 50);
 	reads = jobstore_rows_read(s.store);
-	depend_recheck(&s);
+	depend_recheck(&s.h);
 	CU_ASSERT_EQUAL(jobstore_rows_read(s.store) - reads, 1);
 	z = pool_job_find(s.pool, z_id);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(z);
 	end(&s, z, JOB_COMPLETED);
-	depend_recheck(&s);
-	depend_stats(&s, &st);
+	depend_recheck(&s.h);
+	depend_stats(&s.h, &st);
 	CU_ASSERT_EQUAL(st.waiting, 0);
 	for (int i = 0; i < 50; i++) {
 		struct job *j = pool_job_find(s.pool, w_id - i);

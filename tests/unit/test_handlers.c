@@ -65,7 +65,7 @@ static int fixture_server(struct fixture *f)
 static bool fixture_active(struct fixture *f)
 {
 	for (int i = 0; i < 200; i++) {
-		if (!server_standby(f->s))
+		if (!server_standby(&f->s->h))
 			return true;
 		(void)sd_event_run(f->e, 50000);
 	}
@@ -267,7 +267,7 @@ static void test_handlers_standby(void)
 	CU_ASSERT_FATAL(fixture_server_as(&f, "standby", &b) == 0);
 	for (int i = 0; i < 20; i++)
 		(void)sd_event_run(f.e, 10000);
-	CU_ASSERT_TRUE(server_standby(b));
+	CU_ASSERT_TRUE(server_standby(&b->h));
 	fd = peer_on(b, NOBODY);
 	CU_ASSERT_FATAL(fd >= 0);
 	r = call(&f, fd,

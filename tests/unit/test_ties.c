@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <string.h>
 
-#include "server-internal.h"
+#include "conn.h"
+#include "hctx.h"
+#include "ties.h"
 #include "unit.h"
 
 static void test_ties_caps(void)
 {
-	struct server s;
+	struct hctx s;   /* the handlers' context alone: no server */
 	struct conn a, b;
 
 	memset(&s, 0, sizeof(s));
