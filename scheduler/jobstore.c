@@ -9,21 +9,22 @@
 #include "jobstore-internal.h"
 #include "timeutil.h"
 
+/* The drivers, by kind: the door picks one here and reaches it only
+ * through its ops table from then on; the drivers use nothing of this
+ * file (what both share is in jobstore-rows.c). */
+static int (*const drivers[])(const char *where, struct jobstore **ret, struct error *err) = {
+	[JOBSTORE_SQLITE] = jobstore_sqlite_open,
+	[JOBSTORE_POSTGRESQL] = jobstore_pg_open,
+};
+
 int jobstore_open(enum jobstore_kind kind, const char *where, struct jobstore **ret, struct error *err)
 {
 	const char *off = getenv("QP_EVENTS_OFF");
 	int r;
 
-	switch (kind) {
-	case JOBSTORE_SQLITE:
-		r = jobstore_sqlite_open(where, ret, err);
-		break;
-	case JOBSTORE_POSTGRESQL:
-		r = jobstore_pg_open(where, ret, err);
-		break;
-	default:
+	if ((unsigned)kind >= sizeof(drivers) / sizeof(drivers[0]) || !drivers[kind])
 		return error_set(err, -EINVAL, "job store: unknown kind %d", (int)kind);
-	}
+	r = drivers[kind](where, ret, err);
 	/* bench/events measures a commit with events against one without;
 	 * nothing else turns them off. */
 	if (r == 0 && off && strcmp(off, "1") == 0)
@@ -707,20 +708,6 @@ const char *const jobstore_ev_sql[EV_MAX] = {
 	[EV_PRUNE] = JOBSTORE_SQL_EV_PRUNE,
 	[EV_JOB_RANGE] = NULL,   /* the backend's own */
 };
-
-char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close)
-{
-	char *buf = malloc(p->n_ids * 21 + 3), *at = buf;
-
-	if (!buf)
-		return NULL;
-	*at++ = open;
-	for (size_t i = 0; i < p->n_ids; i++)
-		at += sprintf(at, "%s%lld", i ? "," : "", (long long)p->ids[i]);
-	*at++ = close;
-	*at = '\0';
-	return buf;
-}
 
 const char *const jobstore_tables_uncopied[] = { "lease", "servers", NULL };
 
