@@ -255,7 +255,6 @@ enum {
 #define JOBSTORE_SQL_EV_PRUNE \
 	"DELETE FROM events WHERE t < CAST($1 AS BIGINT) AND seq IN (SELECT seq FROM events ORDER BY seq" \
 	" LIMIT CAST($2 AS BIGINT)) AND seq < (SELECT max(seq) FROM events) RETURNING seq"
-extern const char *const jobstore_ev_sql[EV_MAX];
 
 /* Schema 13, accounts (docs/ACCOUNTS.md): the same SQL on both backends,
  * run through the backends' sql_run (accounts-store.c holds the
@@ -285,19 +284,19 @@ extern const char *const jobstore_ev_sql[EV_MAX];
 	" t_end BIGINT NOT NULL, nodes TEXT NOT NULL, users TEXT, grps TEXT, accounts TEXT, flags TEXT," \
 	" count BIGINT);"
 
-/* One statement's parameters, in $N order. */
+/* One statement's parameters, in $N order: int64, text, or NULL (a
+ * text of NULL). Each driver binds them by index its own way. */
+#define JOBSTORE_PARAMS_MAX 26
 struct jobstore_ev_params {
 	int n;
 	struct {
 		const char *text;   /* used when is_text (NULL: SQL NULL) */
 		int64_t i;
 		bool is_text;
-	} v[8];
+	} v[JOBSTORE_PARAMS_MAX];
 	const int64_t *ids;     /* EV_JOB's list, its last parameter */
 	size_t n_ids;
 };
-/* p's ids as open, "1,2,3", close (malloc'd); NULL: out of memory. */
-char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close);
 
 /* SQL written once above both backends (the same text on each): a write
  * of several statements in one transaction (the caller's, else its
@@ -329,15 +328,98 @@ extern const struct jobstore_table jobstore_tables[];
  * so a migrated store starts with no holder. Ends with NULL. */
 extern const char *const jobstore_tables_uncopied[];
 
-/* One backend. Every write runs between begin and commit; the one
- * exception is the schema's own migrations, inside open. */
-struct jobstore_ops {
+/* The statements written once (jobstore-ops.c holds their text, $N
+ * parameters, and each binder), prepared by every driver at open. */
+enum jobstore_stmt {
+	ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH, ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH,
+	ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD, ST_NADMIN_SET, ST_NADMIN_LOAD,
+	ST_ALTER, ST_BEGIN_SET, ST_ESTIMATE_SET, ST_ESTIMATE_FIRST, ST_ALLOC_INSERT, ST_ALLOC_DELETE,
+	ST_ALLOC_RESULT, ST_ALLOC_LOAD, ST_SUBJOB_INSERT, ST_SUBJOBS, ST_ARRAY_FINISH, ST_DEPEND_SET,
+	ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD, ST_LEASE_ACQUIRE, ST_LEASE_RENEW,
+	ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD, ST_POOL_NAME_READ, ST_POOL_NAME_SET,
+	ST_EV_JOB, ST_EV_NODE, ST_EV_READ, ST_EV_BOUNDS, ST_EV_PRUNE, ST_EV_JOB_RANGE,
+	ST_MAX,   /* a driver's own statements (its insert, BEGIN, ...) are numbered from here */
+};
+
+/* How a driver runs a prepared statement. */
+enum jobstore_run {
+	RUN_WRITE,   /* no rows read; in a transaction its answer may come at commit */
+	RUN_ONE,     /* a write that must change one row: -ENOENT (at commit, in a transaction) */
+	RUN_COUNT,   /* a write run now: returns the rows it changed */
+	RUN_ROWS,    /* each row to cb; a negative return of cb stops and is returned */
+};
+
+/* One engine: the primitives the operations (jobstore-ops.c) run on. The
+ * only code that knows SQLite (jobstore-sqlite.c) or libpq (jobstore-pg.c). */
+struct jobstore_driver {
 	const char *name;
+	/* Fragments of the shared texts: {NOW}, the store's clock in ms (an
+	 * SQL expression), and {ATTR:key}, attrs' key as text (the key
+	 * between attr_open and attr_close); an id list parameter's brackets. */
+	const char *now_ms;
+	const char *attr_open, *attr_close;
+	char list_open, list_close;
+	/* The driver's own text of a statement where the engines' SQL truly
+	 * differs (JSON functions, the events' numbering), by id; NULL: the
+	 * shared one. */
+	const char *const *texts;
+
+	/* Connects, creates or migrates the schema, prepares the driver's
+	 * own statements. */
+	int (*open)(const char *where, struct jobstore **ret, struct error *err);
 	void (*close)(struct jobstore *js);
+	/* Prepares statement id (kept for the handle's life); one: it is run
+	 * RUN_ONE. 0 or -errno, error_text then telling why. */
+	int (*prepare)(struct jobstore *js, int id, const char *sql, bool one);
+	const char *(*error_text)(struct jobstore *js);
+	/* Binds p (int64, text, NULL by index) to statement id and runs it. */
+	int (*run)(struct jobstore *js, int id, const struct jobstore_ev_params *p, enum jobstore_run how,
+		   int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
+	/* The same for SQL text not kept prepared (the rare writes and loads
+	 * of accounts-store.c, recset.c): each row to cb. */
+	int (*run_text)(struct jobstore *js, const char *sql, const struct jobstore_ev_params *p,
+			int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
 	int (*begin)(struct jobstore *js);
 	int (*commit)(struct jobstore *js);
 	void (*rollback)(struct jobstore *js);
 	int (*checkpoint)(struct jobstore *js);
+	/* A job's row (cols: the 22 columns of JOBSTORE_SQL_INSERT_COLS, in
+	 * order) and payload, its id the next one, and reserve more ids after
+	 * it (an array's subjobs): the engines' ids differ (SQLite's
+	 * AUTOINCREMENT, PostgreSQL's job_seq row). */
+	int (*job_insert)(struct jobstore *js, const struct jobstore_ev_params *cols, int64_t reserve,
+			  const char *env, const char *script, int64_t *ret_id);
+	/* Before a lease is taken: the session's limits in its terms; NULL: none. */
+	int (*lease_session)(struct jobstore *js, int64_t lease_ms);
+
+	/* For qpoold --migrate (jobstore_copy). */
+	/* "sqlite PATH", "postgresql HOST:PORT/DB": no secret in it. */
+	void (*describe)(struct jobstore *js, char *buf, size_t size);
+	/* Rows in the store: jobs, and of the other tables; last id given. */
+	int (*count)(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id);
+	/* cb for every row of t, its columns as text (NULL: SQL NULL), in
+	 * primary key order. */
+	int (*rows_each)(struct jobstore *js, const struct jobstore_table *t,
+			 int (*cb)(const char *const *values, void *ud), void *ud);
+	/* Bulk load into t (inside a transaction); NULL where the engine
+	 * is never a target. */
+	int (*copy_begin)(struct jobstore *js, const struct jobstore_table *t);
+	int (*copy_row)(struct jobstore *js, const struct jobstore_table *t, const char *const *values);
+	int (*copy_end)(struct jobstore *js);
+	/* The last id given becomes last (ids continue past it). */
+	int (*last_id_set)(struct jobstore *js, int64_t last);
+};
+
+/* The columns a job's insert writes, $1..$22 in this order. */
+#define JOBSTORE_SQL_INSERT_COLS \
+	"name, queue, owner, uid, gid, state, ncpus, mem, walltime, workdir, stdout, stderr, join_oe," \
+	" rerunnable, t_submit, umask, attrs, chunks, place, array_spec, depend, reason"
+
+extern const struct jobstore_driver jobstore_driver_sqlite;
+extern const struct jobstore_driver jobstore_driver_pg;
+
+/* The operations, written once above the drivers (jobstore-ops.c). */
+struct jobstore_ops {
 	int (*job_insert)(struct jobstore *js, const struct job_submit *s, int64_t *ret_id);
 	int (*job_set_state)(struct jobstore *js, int64_t id, enum job_state state, const char *reason);
 	int (*job_dispatch)(struct jobstore *js, int64_t id, const char *node, const char *cpus,
@@ -373,24 +455,6 @@ struct jobstore_ops {
 	int (*node_put)(struct jobstore *js, const struct jobstore_node *n);
 	int (*node_delete)(struct jobstore *js, const char *name);
 	int (*nodes_load)(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud);
-
-	/* For qpoold --migrate (jobstore_copy). */
-	/* "sqlite PATH", "postgresql HOST:PORT/DB": no secret in it. */
-	void (*describe)(struct jobstore *js, char *buf, size_t size);
-	/* Rows in the store: jobs, and of the other tables; last id given. */
-	int (*count)(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id);
-	/* cb for every row of t, its columns as text (NULL: SQL NULL), in
-	 * primary key order. */
-	int (*rows_each)(struct jobstore *js, const struct jobstore_table *t,
-			 int (*cb)(const char *const *values, void *ud), void *ud);
-	/* Bulk load into t (inside a transaction); NULL where the backend
-	 * is never a target. */
-	int (*copy_begin)(struct jobstore *js, const struct jobstore_table *t);
-	int (*copy_row)(struct jobstore *js, const struct jobstore_table *t, const char *const *values);
-	int (*copy_end)(struct jobstore *js);
-	/* The last id given becomes last (ids continue past it). */
-	int (*last_id_set)(struct jobstore *js, int64_t last);
-
 	/* The lease (JOBSTORE_SQL_LEASE_*): acquire returns the new epoch or
 	 * -EBUSY; renew and release -ESTALE when no row changed. Renew runs
 	 * inside the caller's transaction when there is one. */
@@ -405,18 +469,15 @@ struct jobstore_ops {
 	/* The pool's name (JOBSTORE_SQL_POOL_*): read, -ENOENT when none. */
 	int (*pool_name_read)(struct jobstore *js, char *buf, size_t size);
 	int (*pool_name_set)(struct jobstore *js, const char *name);
-	/* The event statements (jobstore_ev_sql): a write inside the open
-	 * transaction (its answer may come at commit), or a read whose rows
-	 * go to cb one by one (a negative return stops and is returned). */
-	/* One statement of SQL text both backends take ($N parameters),
-	 * not kept prepared: for the rare writes and loads written once
-	 * above the backends (accounts-store.c). cb gets each row; -ENOENT
-	 * never (the caller counts rows it asked RETURNING for). */
-	int (*sql_run)(struct jobstore *js, const char *sql, const struct jobstore_ev_params *p,
-		       int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
+	/* The event statements: a write inside the open transaction (its
+	 * answer may come at commit), or a read whose rows go to cb one by
+	 * one (a negative return stops and is returned). */
 	int (*ev_run)(struct jobstore *js, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
 		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
 };
+extern const struct jobstore_ops jobstore_sql_ops;
+/* Prepares every statement of jobstore-ops.c on js's driver. */
+int jobstore_ops_prepare(struct jobstore *js, struct error *err);
 
 struct jobstore_ev_pending {
 	int64_t jobid;          /* 0: a node's */
@@ -426,8 +487,9 @@ struct jobstore_ev_pending {
 	int64_t uid;            /* a node's: who changed it; -1: qpoold */
 };
 
-/* Each backend's struct starts with this. */
+/* Each driver's struct starts with this. */
 struct jobstore {
+	const struct jobstore_driver *drv;
 	const struct jobstore_ops *ops;
 	uint64_t rows_read;     /* job rows jobstore_query made, ever */
 	struct histogram commit_hist;   /* jobstore_commit's time, the successful ones */
@@ -446,7 +508,5 @@ struct jobstore {
 	uint64_t ev_committed;  /* events this handle committed, ever */
 };
 
-int jobstore_sqlite_open(const char *path, struct jobstore **ret, struct error *err);
-int jobstore_pg_open(const char *dsn, struct jobstore **ret, struct error *err);
 
 #endif

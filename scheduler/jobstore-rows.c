@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What both drivers share, using neither driver nor the door: job store
- * rows to job objects and struct job (through the row accessors of
- * jobstore-internal.h), and an id list as an array parameter's text. */
+/* Job store rows to job objects and struct job, through the row
+ * accessors of jobstore-internal.h: read once for both drivers. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -490,18 +489,4 @@ void jobstore_row_node(const struct jobstore_row *r, struct jobstore_node *ret)
 		.address = row_text(r, NODE_ADDRESS),
 		.t_register = row_i64(r, NODE_T_REGISTER),
 	};
-}
-
-char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close)
-{
-	char *buf = malloc(p->n_ids * 21 + 3), *at = buf;
-
-	if (!buf)
-		return NULL;
-	*at++ = open;
-	for (size_t i = 0; i < p->n_ids; i++)
-		at += sprintf(at, "%s%lld", i ? "," : "", (long long)p->ids[i]);
-	*at++ = close;
-	*at = '\0';
-	return buf;
 }

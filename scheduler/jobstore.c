@@ -9,27 +9,37 @@
 #include "jobstore-internal.h"
 #include "timeutil.h"
 
-/* The drivers, by kind: the door picks one here and reaches it only
- * through its ops table from then on; the drivers use nothing of this
- * file (what both share is in jobstore-rows.c). */
-static int (*const drivers[])(const char *where, struct jobstore **ret, struct error *err) = {
-	[JOBSTORE_SQLITE] = jobstore_sqlite_open,
-	[JOBSTORE_POSTGRESQL] = jobstore_pg_open,
+/* The drivers, by kind. Each is reached only through its primitives
+ * (struct jobstore_driver); the operations above them are written once
+ * (jobstore-ops.c). */
+static const struct jobstore_driver *const drivers[] = {
+	[JOBSTORE_SQLITE] = &jobstore_driver_sqlite,
+	[JOBSTORE_POSTGRESQL] = &jobstore_driver_pg,
 };
 
 int jobstore_open(enum jobstore_kind kind, const char *where, struct jobstore **ret, struct error *err)
 {
 	const char *off = getenv("QP_EVENTS_OFF");
+	const struct jobstore_driver *drv;
 	int r;
 
 	if ((unsigned)kind >= sizeof(drivers) / sizeof(drivers[0]) || !drivers[kind])
 		return error_set(err, -EINVAL, "job store: unknown kind %d", (int)kind);
-	r = drivers[kind](where, ret, err);
+	drv = drivers[kind];
+	r = drv->open(where, ret, err);
+	if (r < 0)
+		return r;
+	r = jobstore_ops_prepare(*ret, err);
+	if (r < 0) {
+		drv->close(*ret);
+		*ret = NULL;
+		return r;
+	}
 	/* bench/events measures a commit with events against one without;
 	 * nothing else turns them off. */
-	if (r == 0 && off && strcmp(off, "1") == 0)
+	if (off && strcmp(off, "1") == 0)
 		(*ret)->events_off = true;
-	return r;
+	return 0;
 }
 
 static void ev_clear(struct jobstore *js)
@@ -48,7 +58,7 @@ void jobstore_close(struct jobstore *js)
 	ev_clear(js);
 	free(js->ev);
 	js->ev = NULL;
-	js->ops->close(js);
+	js->drv->close(js);
 }
 
 /* A change of the open transaction that is an event. A job already
@@ -293,7 +303,7 @@ int jobstore_begin(struct jobstore *js)
 
 	if (js->lease_lost)
 		return -ESTALE;
-	r = js->ops->begin(js);
+	r = js->drv->begin(js);
 	if (r == 0)
 		js->in_tx = true;
 	if (r < 0 || !js->holder[0])
@@ -303,7 +313,7 @@ int jobstore_begin(struct jobstore *js)
 	 * shows above bench/qsub-latency's noise (docs/HA.md). */
 	r = js->ops->lease_renew(js, js->holder, js->epoch, js->lease_ms);
 	if (r < 0) {
-		js->ops->rollback(js);
+		js->drv->rollback(js);
 		js->in_tx = false;
 		if (r == -ESTALE)
 			js->lease_lost = true;
@@ -318,7 +328,7 @@ int jobstore_commit(struct jobstore *js)
 	int r = ev_flush(js);
 
 	if (r == 0)
-		r = js->ops->commit(js);
+		r = js->drv->commit(js);
 	if (r == 0) {
 		histogram_observe(&js->commit_hist, (uint64_t)(time_mono_ns() - t0));
 		js->in_tx = false;
@@ -330,14 +340,14 @@ int jobstore_commit(struct jobstore *js)
 
 void jobstore_rollback(struct jobstore *js)
 {
-	js->ops->rollback(js);
+	js->drv->rollback(js);
 	js->in_tx = false;
 	ev_clear(js);
 }
 
 int jobstore_checkpoint(struct jobstore *js)
 {
-	return js->ops->checkpoint(js);
+	return js->drv->checkpoint(js);
 }
 
 int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id)
@@ -414,7 +424,7 @@ static int attempt_append(struct jobstore *js, int64_t id, const char *reason, c
 	int r;
 
 	p.v[0].i = id;
-	r = js->ops->sql_run(js, sql_get, &p, attempt_row, &a);
+	r = js->drv->run_text(js, sql_get, &p, attempt_row, &a);
 	if (r < 0 || !a.ran)
 		goto done;
 	attrs = a.attrs ? json_loads(a.attrs, 0, NULL) : NULL;
@@ -452,7 +462,7 @@ static int attempt_append(struct jobstore *js, int64_t id, const char *reason, c
 	p.v[0].text = text;
 	p.v[0].is_text = true;
 	p.v[1].i = id;
-	r = js->ops->sql_run(js, sql_set, &p, NULL, NULL);
+	r = js->drv->run_text(js, sql_set, &p, NULL, NULL);
 done:
 	json_decref(attrs);
 	free(text);
@@ -625,7 +635,7 @@ int jobstore_sql_write(struct jobstore *js, const struct jobstore_sql *stmts, si
 		struct jobstore_ev_params some = *p;
 
 		some.n = stmts[i].n_params;
-		r = js->ops->sql_run(js, stmts[i].sql, &some, NULL, NULL);
+		r = js->drv->run_text(js, stmts[i].sql, &some, NULL, NULL);
 	}
 	return own_end(js, own, r);
 }
@@ -633,7 +643,7 @@ int jobstore_sql_write(struct jobstore *js, const struct jobstore_sql *stmts, si
 int jobstore_sql_rows(struct jobstore *js, const char *sql, const struct jobstore_ev_params *p,
 		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
 {
-	return js->ops->sql_run(js, sql, p, cb, ud);
+	return js->drv->run_text(js, sql, p, cb, ud);
 }
 
 int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason)
@@ -677,7 +687,7 @@ int jobstore_nodes_load(struct jobstore *js, int (*cb)(const struct jobstore_nod
 
 void jobstore_describe(struct jobstore *js, char *buf, size_t size)
 {
-	js->ops->describe(js, buf, size);
+	js->drv->describe(js, buf, size);
 }
 
 const struct jobstore_table jobstore_tables[] = {
@@ -700,15 +710,6 @@ const struct jobstore_table jobstore_tables[] = {
 	{ NULL, NULL, 0 },
 };
 
-const char *const jobstore_ev_sql[EV_MAX] = {
-	[EV_JOB] = NULL,   /* the backend's own (JOBSTORE_SQL_EV_JOBS_*) */
-	[EV_NODE] = JOBSTORE_SQL_EV_NODE,
-	[EV_READ] = JOBSTORE_SQL_EV_READ,
-	[EV_BOUNDS] = JOBSTORE_SQL_EV_BOUNDS,
-	[EV_PRUNE] = JOBSTORE_SQL_EV_PRUNE,
-	[EV_JOB_RANGE] = NULL,   /* the backend's own */
-};
-
 const char *const jobstore_tables_uncopied[] = { "lease", "servers", NULL };
 
 struct copy_state {
@@ -729,7 +730,7 @@ static int copy_one(const char *const *values, void *ud)
 		if (id > cs->max_id)
 			cs->max_id = id;
 	}
-	return cs->to->ops->copy_row(cs->to, cs->t, values);
+	return cs->to->drv->copy_row(cs->to, cs->t, values);
 }
 
 int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs, struct error *err)
@@ -740,16 +741,16 @@ int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs,
 	int r;
 
 	jobstore_describe(to, at, sizeof(at));
-	if (!to->ops->copy_begin)
+	if (!to->drv->copy_begin)
 		return error_set(err, -EOPNOTSUPP, "job store %s: cannot be the target of a migration", at);
-	r = to->ops->count(to, &jobs, &other, &last);
+	r = to->drv->count(to, &jobs, &other, &last);
 	if (r < 0)
 		return error_set(err, r, "job store %s: %s", at, strerror(-r));
 	if (jobs || other || last)
 		return error_set(err, -ENOTEMPTY, "job store %s is not empty (%lld jobs, %lld other rows,"
 				 " last id %lld): nothing copied", at, (long long)jobs, (long long)other,
 				 (long long)last);
-	r = from->ops->count(from, &from_jobs, &from_other, &from_last);
+	r = from->drv->count(from, &from_jobs, &from_other, &from_last);
 	if (r < 0) {
 		jobstore_describe(from, at, sizeof(at));
 		return error_set(err, r, "job store %s: %s", at, strerror(-r));
@@ -757,17 +758,17 @@ int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs,
 	r = jobstore_begin(to);
 	for (const struct jobstore_table *t = jobstore_tables; r == 0 && t->name; t++) {
 		cs.t = t;
-		r = to->ops->copy_begin(to, t);
+		r = to->drv->copy_begin(to, t);
 		if (r == 0)
-			r = from->ops->rows_each(from, t, copy_one, &cs);
+			r = from->drv->rows_each(from, t, copy_one, &cs);
 		if (r == 0)
-			r = to->ops->copy_end(to);
+			r = to->drv->copy_end(to);
 		if (t == jobstore_tables)
 			*ret_jobs = cs.rows;
 	}
 	/* An array's reserved ids may lie past the last row. */
 	if (r == 0)
-		r = to->ops->last_id_set(to, from_last > cs.max_id ? from_last : cs.max_id);
+		r = to->drv->last_id_set(to, from_last > cs.max_id ? from_last : cs.max_id);
 	if (r == 0)
 		r = jobstore_commit(to);
 	if (r < 0) {
