@@ -8,9 +8,9 @@
 #include "histogram.h"
 #include "jobstore.h"
 
-/* One schema version for both backends: version N holds the same tables
- * and columns on SQLite and on PostgreSQL. A new version is a migration
- * in each backend's list. */
+/* One schema version for both drivers: version N holds the same tables
+ * and columns on SQLite and on PostgreSQL. A new version is one entry of
+ * jobstore-sql.c's list (a driver's own only where the SQL differs). */
 #define JOBSTORE_SCHEMA_VERSION 17
 
 /* The columns every job query selects, in this order, on both backends. */
@@ -358,11 +358,16 @@ struct jobstore_driver {
 	 * between attr_open and attr_close); an id list parameter's brackets. */
 	const char *now_ms;
 	const char *attr_open, *attr_close;
+	const char *add_column;   /* {ADD_COLUMN}: "ADD COLUMN", maybe IF NOT EXISTS */
 	char list_open, list_close;
 	/* The driver's own text of a statement where the engines' SQL truly
 	 * differs (JSON functions, the events' numbering), by id; NULL: the
 	 * shared one. */
 	const char *const *texts;
+	/* Its schema starts at first_version; its own migrations by version
+	 * (JOBSTORE_SCHEMA_VERSION + 1 entries), NULL: the shared one. */
+	int first_version;
+	const char *const *migrations;
 
 	/* Connects, creates or migrates the schema, prepares the driver's
 	 * own statements. */
@@ -414,6 +419,13 @@ struct jobstore_driver {
 #define JOBSTORE_SQL_INSERT_COLS \
 	"name, queue, owner, uid, gid, state, ncpus, mem, walltime, workdir, stdout, stderr, join_oe," \
 	" rerunnable, t_submit, umask, attrs, chunks, place, array_spec, depend, reason"
+
+/* A shared text with drv's fragments ({NOW}, {ATTR:key}, {ADD_COLUMN})
+ * filled in (malloc'd); NULL: out of memory. */
+char *jobstore_sql_expand(const struct jobstore_driver *drv, const char *text);
+/* The migration that leads drv's store to version, expanded (malloc'd
+ * into *ret); -EINVAL: none. */
+int jobstore_migration(const struct jobstore_driver *drv, int version, char **ret);
 
 extern const struct jobstore_driver jobstore_driver_sqlite;
 extern const struct jobstore_driver jobstore_driver_pg;

@@ -168,42 +168,13 @@ static const struct {
 	[ST_EV_JOB_RANGE] = { NULL },
 };
 
-/* text with its fragments filled in by drv (malloc'd); NULL: no memory. */
-static char *text_expand(const struct jobstore_driver *drv, const char *text)
-{
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-
-	if (!f)
-		return NULL;
-	for (const char *p = text; *p; ) {
-		if (strncmp(p, "{NOW}", 5) == 0) {
-			fputs(drv->now_ms, f);
-			p += 5;
-		} else if (strncmp(p, "{ATTR:", 6) == 0 && strchr(p, '}')) {
-			const char *end = strchr(p, '}');
-
-			fprintf(f, "%s%.*s%s", drv->attr_open, (int)(end - p - 6), p + 6, drv->attr_close);
-			p = end + 1;
-		} else {
-			fputc(*p++, f);
-		}
-	}
-	if (fclose(f) != 0) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
 int jobstore_ops_prepare(struct jobstore *js, struct error *err)
 {
 	const struct jobstore_driver *drv = js->drv;
 
 	for (int i = 0; i < ST_MAX; i++) {
 		const char *text = drv->texts && drv->texts[i] ? drv->texts[i] : stmts[i].sql;
-		char *sql = text ? text_expand(drv, text) : NULL;
+		char *sql = text ? jobstore_sql_expand(drv, text) : NULL;
 		int r;
 
 		if (!sql)

@@ -10,15 +10,11 @@
 
 #include "jobstore-internal.h"
 
-/* Migrations, each leading to its version. A PostgreSQL store starts at
- * version 7 (the SQLite store's 7 migrations in one); a new schema
- * version adds one entry here and one in jobstore-sqlite.c, the same SQL
- * text where it can be (jobstore-internal.h). */
-static const struct {
-	int version;
-	const char *sql;
-} migrations[] = {
-	{ 7,
+/* PostgreSQL's own migrations by the version they lead to: a store here
+ * starts at version 7 (the SQLite store's 7 migrations in one), and the
+ * events table (seq a BIGINT); the others are jobstore-sql.c's, shared. */
+static const char *const migrations[JOBSTORE_SCHEMA_VERSION + 1] = {
+	[7] =
 	  /* job_seq: the last id given. One row, updated in the submit
 	   * transaction, so ids (an array reserves its subjobs' block) are
 	   * as transactional as the rows: a sequence is not (nextval is never
@@ -63,32 +59,10 @@ static const struct {
 	  " mpiprocs BIGINT, ompthreads BIGINT,"
 	  " t_launch BIGINT, t_wrap BIGINT, t_fenced BIGINT, t_exec BIGINT, t_exit BIGINT,"
 	  " t_released BIGINT, t_done BIGINT, cpu_ns BIGINT, mem_peak BIGINT, result TEXT,"
-	  " PRIMARY KEY (job_id, idx));" },
-	/* 8: the nodes qpoold knows (jobstore-sqlite.c's 8). */
-	{ 8, JOBSTORE_SQL_NODES_CREATE },
-	/* 9: leadership, the lease and the servers seen (docs/HA.md). */
-	{ 9, JOBSTORE_SQL_LEASE_CREATE },
-	/* 10: the GPUs of each node's share (jobstore-sqlite.c's 10). */
-	{ 10, "ALTER TABLE job_alloc ADD COLUMN IF NOT EXISTS gpus TEXT;" },
-	/* 11: the pool's name (jobstore-sqlite.c's 11). */
-	{ 11, JOBSTORE_SQL_POOL_CREATE },
-	/* 12: the event stream (jobstore-sqlite.c's 12). */
-	{ 12, JOBSTORE_SQL_EVENTS_CREATE },
-	/* 13: accounts (jobstore-sqlite.c's 13). */
-	{ 13, JOBSTORE_SQL_ACCOUNTS_CREATE },
-	/* 14: an account's limits (jobstore-sqlite.c's 14). */
-	{ 14, "ALTER TABLE accounts ADD COLUMN IF NOT EXISTS grp_cpus BIGINT,"
-	      " ADD COLUMN IF NOT EXISTS grp_gpus BIGINT, ADD COLUMN IF NOT EXISTS grp_jobs BIGINT;" },
-	/* 15: when a node was drained (jobstore-sqlite.c's 15). */
-	{ 15, "ALTER TABLE node_admin ADD COLUMN IF NOT EXISTS t_drain BIGINT;" },
-	/* 16: QOS and budgets (jobstore-sqlite.c's 16). */
-	{ 16, JOBSTORE_SQL_QOS_CREATE },
-	/* 17: reservations (jobstore-sqlite.c's 17). */
-	{ 17, JOBSTORE_SQL_RESV_CREATE },
+	  " PRIMARY KEY (job_id, idx));",
+	/* 12: the event stream (docs/EVENTS.md). */
+	[12] = JOBSTORE_SQL_EVENTS_CREATE,
 };
-
-#define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
-_Static_assert(N_MIGRATIONS == JOBSTORE_SCHEMA_VERSION - 6, "a migration for each schema version past 7");
 
 /* Serializes the migrations of qpoold instances that open one store at
  * once (any constant no other user of the database takes: "qpool"). */
@@ -657,13 +631,19 @@ static int schema_migrate(struct pg_store *js, struct error *err)
 				 where(js, at, sizeof(at)), version, JOBSTORE_SCHEMA_VERSION);
 	}
 	r = pg_simple(js, SQL_VERSION_TABLE, NULL);
-	for (int i = 0; i < N_MIGRATIONS && r == 0; i++) {
-		char sql[64];
+	/* All in one transaction, under the lock. */
+	for (int v = version < 7 ? 7 : version + 1; v <= JOBSTORE_SCHEMA_VERSION && r == 0; v++) {
+		char sql[64], *text = NULL;
 
-		if (migrations[i].version <= version)
-			continue;
-		r = pg_simple(js, migrations[i].sql, NULL);
-		snprintf(sql, sizeof(sql), "INSERT INTO schema_version VALUES (%d)", migrations[i].version);
+		r = jobstore_migration(&jobstore_driver_pg, v, &text);
+		if (r < 0) {
+			(void)pg_simple(js, "ROLLBACK", NULL);
+			return error_set(err, r, "job store %s: no migration to schema version %d",
+					 where(js, at, sizeof(at)), v);
+		}
+		r = pg_simple(js, text, NULL);
+		free(text);
+		snprintf(sql, sizeof(sql), "INSERT INTO schema_version VALUES (%d)", v);
 		if (r == 0)
 			r = pg_simple(js, sql, NULL);
 	}
@@ -1124,7 +1104,10 @@ const struct jobstore_driver jobstore_driver_pg = {
 	.attr_close = "'",
 	.list_open = '{',
 	.list_close = '}',
+	.add_column = "ADD COLUMN IF NOT EXISTS",
 	.texts = texts,
+	.first_version = 7,
+	.migrations = migrations,
 	.open = pg_open,
 	.close = pg_close,
 	.prepare = pg_prepare,

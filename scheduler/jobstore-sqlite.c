@@ -14,10 +14,11 @@
 
 #include "jobstore-internal.h"
 
-/* Migrations, applied in order; index + 1 is the version they lead to. */
-static const char *const migrations[] = {
+/* SQLite's own migrations by the version they lead to: 1..7, and 12;
+ * the others are jobstore-sql.c's, shared. */
+static const char *const migrations[JOBSTORE_SCHEMA_VERSION + 1] = {
 	/* 1: jobs, their scripts kept apart so scans of jobs stay small. */
-	"CREATE TABLE jobs ("
+	[1] = "CREATE TABLE jobs ("
 	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
 	" name TEXT NOT NULL, queue TEXT NOT NULL, owner TEXT NOT NULL,"
 	" uid INTEGER NOT NULL, gid INTEGER NOT NULL, state TEXT NOT NULL,"
@@ -35,7 +36,7 @@ static const char *const migrations[] = {
 	" env TEXT NOT NULL, script TEXT NOT NULL);",
 	/* 2: gded's monotonic stamps, so durations on one node stay exact
 	 * when a wall clock steps. */
-	"ALTER TABLE jobs ADD COLUMN m_wrap INTEGER;"
+	[2] = "ALTER TABLE jobs ADD COLUMN m_wrap INTEGER;"
 	"ALTER TABLE jobs ADD COLUMN m_fenced INTEGER;"
 	"ALTER TABLE jobs ADD COLUMN m_exec INTEGER;"
 	"ALTER TABLE jobs ADD COLUMN m_exit INTEGER;"
@@ -43,23 +44,23 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_done ON jobs(t_done);",
 	/* 3: what must survive a restart besides jobs: the IQS rotation, and
 	 * the admin's qmgr settings of queues and nodes. */
-	"CREATE TABLE iqs_rotation (queue TEXT NOT NULL, uid INTEGER NOT NULL,"
+	[3] = "CREATE TABLE iqs_rotation (queue TEXT NOT NULL, uid INTEGER NOT NULL,"
 	" seq INTEGER NOT NULL, PRIMARY KEY (queue, uid));"
 	"CREATE TABLE queue_admin (queue TEXT PRIMARY KEY, enabled INTEGER,"
 	" started INTEGER, reason TEXT);"
 	"CREATE TABLE node_admin (node TEXT PRIMARY KEY, drain INTEGER NOT NULL, reason TEXT);",
 	/* 4: the submitter's umask, for the job's output files; NULL (rows
 	 * from before) is launched with 022. */
-	"ALTER TABLE jobs ADD COLUMN umask INTEGER;",
+	[4] = "ALTER TABLE jobs ADD COLUMN umask INTEGER;",
 	/* 5: the PBS attributes qsub recorded (Account_Name, Mail_Points,
 	 * Resource_List.place, ...) as a JSON object of strings; NULL: none. */
-	"ALTER TABLE jobs ADD COLUMN attrs TEXT;",
+	[5] = "ALTER TABLE jobs ADD COLUMN attrs TEXT;",
 	/* 6: jobs across nodes (docs/PARALLEL.md): the request's chunks (JSON
 	 * array) and place ("scatter:excl", ...), NULL for a one-node job;
 	 * and the allocation of a job across nodes, one row per node in job
 	 * order (idx 0: the primary, also in jobs.node and jobs.cpus) with
 	 * that node's share and stamps. A one-node job has no rows here. */
-	"ALTER TABLE jobs ADD COLUMN chunks TEXT;"
+	[6] = "ALTER TABLE jobs ADD COLUMN chunks TEXT;"
 	"ALTER TABLE jobs ADD COLUMN place TEXT;"
 	"CREATE TABLE job_alloc ("
 	" job_id INTEGER NOT NULL REFERENCES jobs(id), idx INTEGER NOT NULL,"
@@ -73,41 +74,15 @@ static const char *const migrations[] = {
 	 * are dispatched or acted on one by one (array_id, array_index;
 	 * their id is the array's + 1 + position, reserved at submit).
 	 * depend: the canonical -W depend list of the job. */
-	"ALTER TABLE jobs ADD COLUMN array_spec TEXT;"
+	[7] = "ALTER TABLE jobs ADD COLUMN array_spec TEXT;"
 	"ALTER TABLE jobs ADD COLUMN array_id INTEGER;"
 	"ALTER TABLE jobs ADD COLUMN array_index INTEGER;"
 	"ALTER TABLE jobs ADD COLUMN depend TEXT;"
 	"CREATE INDEX jobs_array ON jobs(array_id) WHERE array_id IS NOT NULL;",
-	/* 8: the nodes qpoold knows, so a restarted one counts them before
-	 * they register again (jobstore-internal.h: the same SQL on both). */
-	JOBSTORE_SQL_NODES_CREATE,
-	/* 9: leadership, the lease row and the servers seen (docs/HA.md). */
-	JOBSTORE_SQL_LEASE_CREATE,
-	/* 10: the GPUs each node's share holds (docs/GPUS.md), a list of the
-	 * node's indices ("0,2"); a one-node job with GPUs has its row too. */
-	"ALTER TABLE job_alloc ADD COLUMN gpus TEXT;",
-	/* 11: the pool's name, the suffix of its job ids (docs/HA.md). */
-	JOBSTORE_SQL_POOL_CREATE,
 	/* 12: the event stream (docs/EVENTS.md); a store made before seq
 	 * was the rowid is rebuilt at open (events_rowid). */
-	JOBSTORE_SQL_EVENTS_CREATE_SQLITE,
-	/* 13: accounts and their users (docs/ACCOUNTS.md). */
-	JOBSTORE_SQL_ACCOUNTS_CREATE,
-	/* 14: an account's limits (docs/LIMITS.md); NULL: none. */
-	"ALTER TABLE accounts ADD COLUMN grp_cpus BIGINT;"
-	"ALTER TABLE accounts ADD COLUMN grp_gpus BIGINT;"
-	"ALTER TABLE accounts ADD COLUMN grp_jobs BIGINT;",
-	/* 15: when a node was drained (wall s), so sinfo -R and pbsnodes
-	 * tell it after a restart or a takeover; NULL: not drained. */
-	"ALTER TABLE node_admin ADD COLUMN t_drain BIGINT;",
-	/* 16: QOS and budgets (docs/QOS.md). */
-	JOBSTORE_SQL_QOS_CREATE,
-	/* 17: reservations (docs/RESERVATIONS.md). */
-	JOBSTORE_SQL_RESV_CREATE,
+	[12] = JOBSTORE_SQL_EVENTS_CREATE_SQLITE,
 };
-
-#define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
-_Static_assert(N_MIGRATIONS == JOBSTORE_SCHEMA_VERSION, "a migration for each schema version");
 
 /* The driver's own statements: a job's insert (its id SQLite's
  * AUTOINCREMENT), the transaction's. */
@@ -253,16 +228,21 @@ static int schema_migrate(struct sqlite_store *js, struct error *err)
 	if (sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	if (version > N_MIGRATIONS)
+	if (version > JOBSTORE_SCHEMA_VERSION)
 		return error_set(err, -EPROTO, "job store schema version %d is newer than this qpoold (%d)",
-				 version, N_MIGRATIONS);
-	for (int v = version; v < N_MIGRATIONS; v++) {
-		char sql[64];
+				 version, JOBSTORE_SCHEMA_VERSION);
+	/* One transaction per version. */
+	for (int v = version + 1; v <= JOBSTORE_SCHEMA_VERSION; v++) {
+		char sql[64], *text = NULL;
+		int r = jobstore_migration(&jobstore_driver_sqlite, v, &text);
 
+		if (r < 0)
+			return error_set(err, r, "job store: no migration to schema version %d", v);
 		rc = sqlite3_exec(js->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
 		if (rc == SQLITE_OK)
-			rc = sqlite3_exec(js->db, migrations[v], NULL, NULL, &msg);
-		snprintf(sql, sizeof(sql), "INSERT INTO schema_version VALUES (%d)", v + 1);
+			rc = sqlite3_exec(js->db, text, NULL, NULL, &msg);
+		free(text);
+		snprintf(sql, sizeof(sql), "INSERT INTO schema_version VALUES (%d)", v);
 		if (rc == SQLITE_OK)
 			rc = sqlite3_exec(js->db, sql, NULL, NULL, &msg);
 		if (rc == SQLITE_OK)
@@ -727,7 +707,10 @@ const struct jobstore_driver jobstore_driver_sqlite = {
 	.attr_close = "\"')",
 	.list_open = '[',
 	.list_close = ']',
+	.add_column = "ADD COLUMN",
 	.texts = texts,
+	.first_version = 1,
+	.migrations = migrations,
 	.open = sqlite_open,
 	.close = sqlite_close,
 	.prepare = sqlite_prepare,
