@@ -359,6 +359,7 @@ struct jobstore_driver {
 	const char *now_ms;
 	const char *attr_open, *attr_close;
 	const char *add_column;   /* {ADD_COLUMN}: "ADD COLUMN", maybe IF NOT EXISTS */
+	const char *last_id;      /* {LAST_ID}: the last job id given, an SQL expression */
 	char list_open, list_close;
 	/* The driver's own text of a statement where the engines' SQL truly
 	 * differs (JSON functions, the events' numbering), by id; NULL: the
@@ -400,12 +401,6 @@ struct jobstore_driver {
 	/* For qpoold --migrate (jobstore_copy). */
 	/* "sqlite PATH", "postgresql HOST:PORT/DB": no secret in it. */
 	void (*describe)(struct jobstore *js, char *buf, size_t size);
-	/* Rows in the store: jobs, and of the other tables; last id given. */
-	int (*count)(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id);
-	/* cb for every row of t, its columns as text (NULL: SQL NULL), in
-	 * primary key order. */
-	int (*rows_each)(struct jobstore *js, const struct jobstore_table *t,
-			 int (*cb)(const char *const *values, void *ud), void *ud);
 	/* Bulk load into t (inside a transaction); NULL where the engine
 	 * is never a target. */
 	int (*copy_begin)(struct jobstore *js, const struct jobstore_table *t);
@@ -420,7 +415,7 @@ struct jobstore_driver {
 	"name, queue, owner, uid, gid, state, ncpus, mem, walltime, workdir, stdout, stderr, join_oe," \
 	" rerunnable, t_submit, umask, attrs, chunks, place, array_spec, depend, reason"
 
-/* A shared text with drv's fragments ({NOW}, {ATTR:key}, {ADD_COLUMN})
+/* A shared text with drv's fragments ({NOW}, {ATTR:key}, {ADD_COLUMN}, {LAST_ID})
  * filled in (malloc'd); NULL: out of memory. */
 char *jobstore_sql_expand(const struct jobstore_driver *drv, const char *text);
 /* The migration that leads drv's store to version, expanded (malloc'd
@@ -486,6 +481,13 @@ struct jobstore_ops {
 	 * one (a negative return stops and is returned). */
 	int (*ev_run)(struct jobstore *js, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
 		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
+	/* For qpoold --migrate (jobstore_copy). */
+	/* Rows in the store: jobs, and of the other tables; last id given. */
+	int (*count)(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id);
+	/* cb for every row of t, its columns as text (NULL: SQL NULL), in
+	 * primary key order. */
+	int (*rows_each)(struct jobstore *js, const struct jobstore_table *t,
+			 int (*cb)(const char *const *values, void *ud), void *ud);
 };
 extern const struct jobstore_ops jobstore_sql_ops;
 /* Prepares every statement of jobstore-ops.c on js's driver. */

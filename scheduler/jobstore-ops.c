@@ -951,6 +951,74 @@ static int op_ev_run(struct jobstore *js, enum jobstore_ev_stmt id, const struct
 	return r;
 }
 
+static int count_row(const struct jobstore_row *r, void *ud)
+{
+	int64_t *v = ud;
+
+	v[0] = row_i64(r, 0);
+	v[1] = row_i64(r, 1);
+	v[2] = row_i64(r, 2);
+	return 0;
+}
+
+static int op_count(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id)
+{
+	static const char sql[] =
+		"SELECT (SELECT count(*) FROM jobs),"
+		" (SELECT count(*) FROM job_payload) + (SELECT count(*) FROM job_alloc) +"
+		" (SELECT count(*) FROM iqs_rotation) + (SELECT count(*) FROM queue_admin) +"
+		" (SELECT count(*) FROM node_admin) + (SELECT count(*) FROM nodes), {LAST_ID}";
+	struct jobstore_ev_params p = { 0 };
+	int64_t v[3] = { 0, 0, 0 };
+	char *text = jobstore_sql_expand(js->drv, sql);
+	int r;
+
+	if (!text)
+		return -ENOMEM;
+	r = js->drv->run_text(js, text, &p, count_row, v);
+	free(text);
+	if (r < 0)
+		return r;
+	*ret_jobs = v[0];
+	*ret_other = v[1];
+	*ret_last_id = v[2];
+	return 0;
+}
+
+struct rows_each {
+	const struct jobstore_table *t;
+	int (*cb)(const char *const *values, void *ud);
+	void *ud;
+};
+
+static int each_row(const struct jobstore_row *r, void *ud)
+{
+	struct rows_each *e = ud;
+	const char *values[64];
+
+	for (int c = 0; c < e->t->ncols; c++)
+		values[c] = row_text(r, c);
+	return e->cb(values, e->ud);
+}
+
+/* Every column as text (NULL: SQL NULL), by primary key. */
+static int op_rows_each(struct jobstore *js, const struct jobstore_table *t,
+			int (*cb)(const char *const *values, void *ud), void *ud)
+{
+	struct jobstore_ev_params p = { 0 };
+	struct rows_each e = { t, cb, ud };
+	char *sql = NULL;
+	int r;
+
+	if (t->ncols > 64)
+		return -E2BIG;
+	if (asprintf(&sql, "SELECT %s FROM %s ORDER BY 1", t->columns, t->name) < 0)
+		return -ENOMEM;
+	r = js->drv->run_text(js, sql, &p, each_row, &e);
+	free(sql);
+	return r;
+}
+
 const struct jobstore_ops jobstore_sql_ops = {
 	.job_insert = op_job_insert,
 	.job_set_state = op_job_set_state,
@@ -987,4 +1055,6 @@ const struct jobstore_ops jobstore_sql_ops = {
 	.pool_name_read = op_pool_name_read,
 	.pool_name_set = op_pool_name_set,
 	.ev_run = op_ev_run,
+	.count = op_count,
+	.rows_each = op_rows_each,
 };

@@ -945,52 +945,6 @@ static void pg_describe(struct jobstore *base, char *buf, size_t size)
 	snprintf(buf, size, "postgresql %s", where(to_pg(base), at, sizeof(at)));
 }
 
-static const char SQL_COUNT[] =
-	"SELECT (SELECT count(*) FROM jobs),"
-	" (SELECT count(*) FROM job_payload) + (SELECT count(*) FROM job_alloc) +"
-	" (SELECT count(*) FROM iqs_rotation) + (SELECT count(*) FROM queue_admin) +"
-	" (SELECT count(*) FROM node_admin) + (SELECT count(*) FROM nodes), (SELECT last FROM job_seq)";
-
-static int pg_count(struct jobstore *base, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id)
-{
-	struct pg_store *js = to_pg(base);
-	PGresult *res = NULL;
-	int r;
-
-	r = pg_simple(js, SQL_COUNT, &res);
-	if (r < 0)
-		return r;
-	*ret_jobs = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	*ret_other = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
-	*ret_last_id = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
-	PQclear(res);
-	return 0;
-}
-
-static int pg_rows_each(struct jobstore *base, const struct jobstore_table *t,
-			int (*cb)(const char *const *values, void *ud), void *ud)
-{
-	struct pg_store *js = to_pg(base);
-	const char *values[64];
-	PGresult *res = NULL;
-	char *sql;
-	int r;
-
-	if (t->ncols > (int)(sizeof(values) / sizeof(values[0])))
-		return -E2BIG;
-	if (asprintf(&sql, "SELECT %s FROM %s ORDER BY 1", t->columns, t->name) < 0)
-		return -ENOMEM;
-	r = pg_simple(js, sql, &res);
-	free(sql);
-	for (int i = 0; r == 0 && i < PQntuples(res); i++) {
-		for (int c = 0; c < t->ncols; c++)
-			values[c] = PQgetisnull(res, i, c) ? NULL : PQgetvalue(res, i, c);
-		r = cb(values, ud);
-	}
-	PQclear(res);
-	return r;
-}
-
 /* COPY FROM STDIN: one round trip for a whole table, not one per row. */
 static int pg_copy_begin(struct jobstore *base, const struct jobstore_table *t)
 {
@@ -1105,6 +1059,7 @@ const struct jobstore_driver jobstore_driver_pg = {
 	.list_open = '{',
 	.list_close = '}',
 	.add_column = "ADD COLUMN IF NOT EXISTS",
+	.last_id = "(SELECT last FROM job_seq)",
 	.texts = texts,
 	.first_version = 7,
 	.migrations = migrations,
@@ -1121,8 +1076,6 @@ const struct jobstore_driver jobstore_driver_pg = {
 	.job_insert = pg_job_insert,
 	.lease_session = pg_lease_session,
 	.describe = pg_describe,
-	.count = pg_count,
-	.rows_each = pg_rows_each,
 	.copy_begin = pg_copy_begin,
 	.copy_row = pg_copy_row,
 	.copy_end = pg_copy_end,

@@ -54,6 +54,9 @@ char *jobstore_sql_expand(const struct jobstore_driver *drv, const char *text)
 		if (strncmp(p, "{NOW}", 5) == 0) {
 			fputs(drv->now_ms, f);
 			p += 5;
+		} else if (strncmp(p, "{LAST_ID}", 9) == 0) {
+			fputs(drv->last_id, f);
+			p += 9;
 		} else if (strncmp(p, "{ADD_COLUMN}", 12) == 0) {
 			fputs(drv->add_column, f);
 			p += 12;

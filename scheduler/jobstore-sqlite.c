@@ -643,63 +643,6 @@ static void sqlite_describe(struct jobstore *base, char *buf, size_t size)
 	snprintf(buf, size, "sqlite %s", to_sqlite(base)->path);
 }
 
-static const char SQL_COUNT[] =
-	"SELECT (SELECT count(*) FROM jobs),"
-	" (SELECT count(*) FROM job_payload) + (SELECT count(*) FROM job_alloc) +"
-	" (SELECT count(*) FROM iqs_rotation) + (SELECT count(*) FROM queue_admin) +"
-	" (SELECT count(*) FROM node_admin) + (SELECT count(*) FROM nodes),"
-	" coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0)";
-
-static int sqlite_count(struct jobstore *base, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id)
-{
-	struct sqlite_store *js = to_sqlite(base);
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	rc = sqlite3_prepare_v2(js->db, SQL_COUNT, -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*ret_jobs = sqlite3_column_int64(st, 0);
-		*ret_other = sqlite3_column_int64(st, 1);
-		*ret_last_id = sqlite3_column_int64(st, 2);
-		rc = SQLITE_OK;
-	}
-	sqlite3_finalize(st);
-	return sql_errno(rc);
-}
-
-static int sqlite_rows_each(struct jobstore *base, const struct jobstore_table *t,
-			    int (*cb)(const char *const *values, void *ud), void *ud)
-{
-	struct sqlite_store *js = to_sqlite(base);
-	const char *values[64];
-	sqlite3_stmt *st = NULL;
-	char *sql = NULL;
-	int rc, r = 0;
-
-	if (t->ncols > (int)(sizeof(values) / sizeof(values[0])))
-		return -E2BIG;
-	if (asprintf(&sql, "SELECT %s FROM %s ORDER BY 1", t->columns, t->name) < 0)
-		return -ENOMEM;
-	rc = sqlite3_prepare_v2(js->db, sql, -1, &st, NULL);
-	free(sql);
-	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
-		rc = sqlite3_step(st);
-		if (rc != SQLITE_ROW)
-			break;
-		for (int i = 0; i < t->ncols; i++)
-			values[i] = (const char *)sqlite3_column_text(st, i);
-		r = cb(values, ud);
-		if (r < 0)
-			break;
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = sql_errno(rc);
-	sqlite3_finalize(st);
-	return r;
-}
-
 const struct jobstore_driver jobstore_driver_sqlite = {
 	.name = "sqlite",
 	.now_ms = SQLITE_NOW_MS,
@@ -708,6 +651,7 @@ const struct jobstore_driver jobstore_driver_sqlite = {
 	.list_open = '[',
 	.list_close = ']',
 	.add_column = "ADD COLUMN",
+	.last_id = "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0)",
 	.texts = texts,
 	.first_version = 1,
 	.migrations = migrations,
@@ -723,6 +667,4 @@ const struct jobstore_driver jobstore_driver_sqlite = {
 	.checkpoint = sqlite_checkpoint,
 	.job_insert = sqlite_job_insert,
 	.describe = sqlite_describe,
-	.count = sqlite_count,
-	.rows_each = sqlite_rows_each,
 };

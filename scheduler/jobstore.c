@@ -743,14 +743,14 @@ int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs,
 	jobstore_describe(to, at, sizeof(at));
 	if (!to->drv->copy_begin)
 		return error_set(err, -EOPNOTSUPP, "job store %s: cannot be the target of a migration", at);
-	r = to->drv->count(to, &jobs, &other, &last);
+	r = to->ops->count(to, &jobs, &other, &last);
 	if (r < 0)
 		return error_set(err, r, "job store %s: %s", at, strerror(-r));
 	if (jobs || other || last)
 		return error_set(err, -ENOTEMPTY, "job store %s is not empty (%lld jobs, %lld other rows,"
 				 " last id %lld): nothing copied", at, (long long)jobs, (long long)other,
 				 (long long)last);
-	r = from->drv->count(from, &from_jobs, &from_other, &from_last);
+	r = from->ops->count(from, &from_jobs, &from_other, &from_last);
 	if (r < 0) {
 		jobstore_describe(from, at, sizeof(at));
 		return error_set(err, r, "job store %s: %s", at, strerror(-r));
@@ -760,7 +760,7 @@ int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs,
 		cs.t = t;
 		r = to->drv->copy_begin(to, t);
 		if (r == 0)
-			r = from->drv->rows_each(from, t, copy_one, &cs);
+			r = from->ops->rows_each(from, t, copy_one, &cs);
 		if (r == 0)
 			r = to->drv->copy_end(to);
 		if (t == jobstore_tables)
