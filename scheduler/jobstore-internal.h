@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Inside the job store: the ops table each backend fills (SQLite in
- * jobstore-sqlite.c, PostgreSQL in jobstore-pg.c) and the row readers both
- * share (jobstore-rows.c), so a job object reads the same from either. */
+/* Inside the job store: the operations written once (jobstore-ops.c) over
+ * the primitives each driver supplies (struct jobstore_driver: SQLite in
+ * jobstore-sqlite.c, PostgreSQL in jobstore-pg.c), the SQL both take, and
+ * the row readers (jobstore-rows.c), so a job object reads the same from
+ * either. */
 #ifndef QPOOL_JOBSTORE_INTERNAL_H
 #define QPOOL_JOBSTORE_INTERNAL_H
 
@@ -33,7 +35,7 @@ enum {
 	COL_LAUNCH_UMASK = COL_ENV + 2,   /* the launch query's last column */
 };
 
-/* The active-jobs query's columns (SQL_ACTIVE on both backends). */
+/* The active-jobs query's columns (ST_ACTIVE). */
 enum {
 	ACT_ID, ACT_QUEUE, ACT_UID, ACT_STATE, ACT_NCPUS, ACT_MEM, ACT_WALLTIME, ACT_NODE,
 	ACT_CPUS, ACT_T_SUBMIT, ACT_RERUN, ACT_T_DISPATCH, ACT_PRIORITY, ACT_START_AFTER,
@@ -42,7 +44,7 @@ enum {
 	ACT_GPU_MODEL, ACT_LICENSES, ACT_NODE_RES, ACT_ACCOUNT, ACT_QOS, ACT_RESV,
 };
 
-/* One result row, read through its backend's accessors. */
+/* One result row, read through its driver's accessors. */
 struct jobstore_row;
 struct jobstore_row_ops {
 	bool (*null)(const struct jobstore_row *r, int col);
@@ -257,7 +259,7 @@ enum {
 	" LIMIT CAST($2 AS BIGINT)) AND seq < (SELECT max(seq) FROM events) RETURNING seq"
 
 /* Schema 13, accounts (docs/ACCOUNTS.md): the same SQL on both backends,
- * run through the backends' sql_run (accounts-store.c holds the
+ * run through the drivers' run_text (accounts-store.c holds the
  * statements). A user's association is a row of account_users; at most
  * one row of a user has is_default 1. */
 #define JOBSTORE_SQL_ACCOUNTS_CREATE \
