@@ -427,71 +427,48 @@ int jobstore_migration(const struct jobstore_driver *drv, int version, char **re
 extern const struct jobstore_driver jobstore_driver_sqlite;
 extern const struct jobstore_driver jobstore_driver_pg;
 
-/* The operations, written once above the drivers (jobstore-ops.c). */
-struct jobstore_ops {
-	int (*job_insert)(struct jobstore *js, const struct job_submit *s, int64_t *ret_id);
-	int (*job_set_state)(struct jobstore *js, int64_t id, enum job_state state, const char *reason);
-	int (*job_dispatch)(struct jobstore *js, int64_t id, const char *node, const char *cpus,
-			    int64_t t_dispatch);
-	int (*alloc_insert)(struct jobstore *js, const struct job *j);
-	int (*alloc_result)(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
-			    int64_t t_done, const char *result_json);
-	int (*job_requeue)(struct jobstore *js, int64_t id, const char *reason);
-	int (*job_alter)(struct jobstore *js, int64_t id, const struct job_submit *a);
-	int (*job_begin_set)(struct jobstore *js, int64_t id, int64_t t);
-	int (*job_estimate_set)(struct jobstore *js, int64_t id, bool first, int64_t t);
-	int (*job_finish)(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done);
-	int (*load_active)(struct jobstore *js, int (*cb)(struct job *j, void *userdata), void *userdata);
-	/* The rows of f as job objects (jobstore_row_job_json), id order. */
-	int (*query)(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array);
-	/* Job id's "alloc" array (empty when none). */
-	json_t *(*alloc_json)(struct jobstore *js, int64_t id);
-	/* Job id's env and script into o; -ENOENT. */
-	int (*payload_add)(struct jobstore *js, int64_t id, json_t *o);
-	int (*job_launch)(struct jobstore *js, int64_t id, json_t **ret);
-	int (*subjob_insert)(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
-			     enum job_state state, const char *reason);
-	int (*subjobs_load)(struct jobstore *js, int64_t array_id,
-			    int (*cb)(int64_t index, enum job_state state, int exit_status, void *ud), void *ud);
-	int (*array_finish)(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
-			    const char *reason, int64_t t_done);
-	int (*job_depend_set)(struct jobstore *js, int64_t id, const char *depend);
-	int (*rotation_set)(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq);
-	int (*queue_admin_set)(struct jobstore *js, const char *queue, int enabled, int started,
-			       const char *reason);
-	int (*node_admin_set)(struct jobstore *js, const char *node, int drain, const char *reason);
-	int (*admin_load)(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud);
-	int (*node_put)(struct jobstore *js, const struct jobstore_node *n);
-	int (*node_delete)(struct jobstore *js, const char *name);
-	int (*nodes_load)(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud);
-	/* The lease (JOBSTORE_SQL_LEASE_*): acquire returns the new epoch or
-	 * -EBUSY; renew and release -ESTALE when no row changed. Renew runs
-	 * inside the caller's transaction when there is one. */
-	int (*lease_acquire)(struct jobstore *js, const char *holder, const char *address, int64_t lease_ms,
-			     int64_t *ret_epoch);
-	int (*lease_renew)(struct jobstore *js, const char *holder, int64_t epoch, int64_t lease_ms);
-	int (*lease_release)(struct jobstore *js, const char *holder, int64_t epoch);
-	int (*lease_read)(struct jobstore *js, struct jobstore_lease *ret);
-	int (*server_seen)(struct jobstore *js, const char *id, const char *address, const char *role);
-	int (*servers_load)(struct jobstore *js, int (*cb)(const char *id, const char *address, const char *role,
-							   int64_t age_ms, void *ud), void *ud);
-	/* The pool's name (JOBSTORE_SQL_POOL_*): read, -ENOENT when none. */
-	int (*pool_name_read)(struct jobstore *js, char *buf, size_t size);
-	int (*pool_name_set)(struct jobstore *js, const char *name);
-	/* The event statements: a write inside the open transaction (its
-	 * answer may come at commit), or a read whose rows go to cb one by
-	 * one (a negative return stops and is returned). */
-	int (*ev_run)(struct jobstore *js, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
-		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
-	/* For qpoold --migrate (jobstore_copy). */
-	/* Rows in the store: jobs, and of the other tables; last id given. */
-	int (*count)(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id);
-	/* cb for every row of t, its columns as text (NULL: SQL NULL), in
-	 * primary key order. */
-	int (*rows_each)(struct jobstore *js, const struct jobstore_table *t,
-			 int (*cb)(const char *const *values, void *ud), void *ud);
-};
-extern const struct jobstore_ops jobstore_sql_ops;
+/* The operations, written once above the drivers (jobstore-ops.c): the
+ * ones jobstore.h declares that need nothing of the door are defined
+ * there under their own names; these the door (jobstore.c) wraps with a
+ * transaction, an event or the lease's state. */
+int jobstore_op_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id);
+int jobstore_op_job_set_state(struct jobstore *js, int64_t id, enum job_state state, const char *reason);
+int jobstore_op_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus,
+			     int64_t t_dispatch);
+/* Back to queued, its allocation rows deleted. */
+int jobstore_op_job_requeue(struct jobstore *js, int64_t id, const char *reason);
+int jobstore_op_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done);
+/* The rows of f as job objects (jobstore_row_job_json), id order. */
+int jobstore_op_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array);
+/* Job id's "alloc" array (empty when none). */
+json_t *jobstore_op_alloc_json(struct jobstore *js, int64_t id);
+/* Job id's env and script into o; -ENOENT. */
+int jobstore_op_payload_add(struct jobstore *js, int64_t id, json_t *o);
+int jobstore_op_subjob_insert(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
+			      enum job_state state, const char *reason);
+int jobstore_op_array_finish(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
+			     const char *reason, int64_t t_done);
+int jobstore_op_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason);
+int jobstore_op_node_put(struct jobstore *js, const struct jobstore_node *n);
+int jobstore_op_node_delete(struct jobstore *js, const char *name);
+/* The lease (JOBSTORE_SQL_LEASE_*): acquire gives the new epoch or
+ * -EBUSY; renew and release -ESTALE when no row changed. Renew runs
+ * inside the caller's transaction when there is one. */
+int jobstore_op_lease_acquire(struct jobstore *js, const char *holder, const char *address, int64_t lease_ms,
+			      int64_t *ret_epoch);
+int jobstore_op_lease_renew(struct jobstore *js, const char *holder, int64_t epoch, int64_t lease_ms);
+int jobstore_op_lease_release(struct jobstore *js, const char *holder, int64_t epoch);
+/* The event statements: a write inside the open transaction (its
+ * answer may come at commit), or a read whose rows go to cb one by one
+ * (a negative return stops and is returned). */
+int jobstore_op_ev_run(struct jobstore *js, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
+		       int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
+/* For qpoold --migrate (jobstore_copy): rows in the store (jobs, the
+ * other tables', the last id given); every row of t, its columns as text
+ * (NULL: SQL NULL), in primary key order. */
+int jobstore_op_count(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id);
+int jobstore_op_rows_each(struct jobstore *js, const struct jobstore_table *t,
+			  int (*cb)(const char *const *values, void *ud), void *ud);
 /* Prepares every statement of jobstore-ops.c on js's driver. */
 int jobstore_ops_prepare(struct jobstore *js, struct error *err);
 
@@ -506,7 +483,6 @@ struct jobstore_ev_pending {
 /* Each driver's struct starts with this. */
 struct jobstore {
 	const struct jobstore_driver *drv;
-	const struct jobstore_ops *ops;
 	uint64_t rows_read;     /* job rows jobstore_query made, ever */
 	struct histogram commit_hist;   /* jobstore_commit's time, the successful ones */
 	/* The fence (jobstore_lease_acquire): set, every write transaction

@@ -5,7 +5,9 @@
  * accessors. A driver (jobstore-sqlite.c, jobstore-pg.c) supplies the
  * primitives (struct jobstore_driver): prepare, bind and run, begin and
  * commit, the engine's "now", and its own text where the engines' SQL
- * truly differs. */
+ * truly differs. The operations of jobstore.h that need nothing of the
+ * door are defined here; the door (jobstore.c) wraps the rest
+ * (jobstore_op_*) with its transactions and events. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,7 +187,6 @@ int jobstore_ops_prepare(struct jobstore *js, struct error *err)
 		if (r < 0)
 			return error_set(err, r, "job store (%s): %s", drv->name, drv->error_text(js));
 	}
-	js->ops = &jobstore_sql_ops;
 	return 0;
 }
 
@@ -222,7 +223,7 @@ static int rows(struct jobstore *js, enum jobstore_stmt id, const struct jobstor
 	return js->drv->run(js, id, p, RUN_ROWS, cb, ud);
 }
 
-static int op_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id)
+int jobstore_op_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -255,7 +256,7 @@ static int op_job_insert(struct jobstore *js, const struct job_submit *s, int64_
 				   s->env_json ? s->env_json : "{}", s->script, ret_id);
 }
 
-static int op_job_set_state(struct jobstore *js, int64_t id, enum job_state state, const char *reason)
+int jobstore_op_job_set_state(struct jobstore *js, int64_t id, enum job_state state, const char *reason)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -265,7 +266,7 @@ static int op_job_set_state(struct jobstore *js, int64_t id, enum job_state stat
 	return run(js, ST_SET_STATE, &p, RUN_ONE);
 }
 
-static int op_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus, int64_t t_dispatch)
+int jobstore_op_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus, int64_t t_dispatch)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -276,7 +277,7 @@ static int op_job_dispatch(struct jobstore *js, int64_t id, const char *node, co
 	return run(js, ST_DISPATCH, &p, RUN_ONE);
 }
 
-static int op_job_requeue(struct jobstore *js, int64_t id, const char *reason)
+int jobstore_op_job_requeue(struct jobstore *js, int64_t id, const char *reason)
 {
 	struct jobstore_ev_params p = { 0 };
 	int r;
@@ -291,7 +292,7 @@ static int op_job_requeue(struct jobstore *js, int64_t id, const char *reason)
 	return run(js, ST_ALLOC_DELETE, &p, RUN_WRITE);
 }
 
-static int op_alloc_insert(struct jobstore *js, const struct job *j)
+int jobstore_alloc_insert(struct jobstore *js, const struct job *j)
 {
 	int r = 0;
 
@@ -318,7 +319,7 @@ static int op_alloc_insert(struct jobstore *js, const struct job *j)
 	return r;
 }
 
-static int op_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
+int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
 			   int64_t t_done, const char *result_json)
 {
 	struct jobstore_ev_params p = { 0 };
@@ -334,7 +335,7 @@ static int op_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const 
 	return run(js, ST_ALLOC_RESULT, &p, RUN_WRITE);
 }
 
-static int op_job_estimate_set(struct jobstore *js, int64_t id, bool first, int64_t t)
+int jobstore_job_estimate_set(struct jobstore *js, int64_t id, bool first, int64_t t)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -343,7 +344,7 @@ static int op_job_estimate_set(struct jobstore *js, int64_t id, bool first, int6
 	return run(js, first ? ST_ESTIMATE_FIRST : ST_ESTIMATE_SET, &p, RUN_WRITE);
 }
 
-static int op_job_begin_set(struct jobstore *js, int64_t id, int64_t t)
+int jobstore_job_begin_set(struct jobstore *js, int64_t id, int64_t t)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -352,7 +353,7 @@ static int op_job_begin_set(struct jobstore *js, int64_t id, int64_t t)
 	return run(js, ST_BEGIN_SET, &p, RUN_ONE);
 }
 
-static int op_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a)
+int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -369,7 +370,7 @@ static int op_job_alter(struct jobstore *js, int64_t id, const struct job_submit
 	return run(js, ST_ALTER, &p, RUN_ONE);
 }
 
-static int op_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done)
+int jobstore_op_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -437,7 +438,7 @@ static int alloc_json_row(const struct jobstore_row *r, void *ud)
 }
 
 /* A job object's "alloc": each node's share and stamps, job order. */
-static json_t *op_alloc_json(struct jobstore *js, int64_t id)
+json_t *jobstore_op_alloc_json(struct jobstore *js, int64_t id)
 {
 	struct jobstore_ev_params p = { 0 };
 	json_t *arr = json_array();
@@ -472,7 +473,7 @@ static int active_row(const struct jobstore_row *r, void *ud)
 	return al->cb(j, al->userdata);
 }
 
-static int op_load_active(struct jobstore *js, int (*cb)(struct job *j, void *userdata), void *userdata)
+int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *userdata), void *userdata)
 {
 	struct jobstore_ev_params p = { 0 };
 	struct active_load al = { js, cb, userdata };
@@ -486,7 +487,7 @@ static int job_json_row(const struct jobstore_row *r, void *ud)
 	return 0;
 }
 
-static int op_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array)
+int jobstore_op_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array)
 {
 	bool by_id = f->jobid && !f->subjobs;
 	struct jobstore_ev_params p = { 0 };
@@ -530,7 +531,7 @@ static int payload_row(const struct jobstore_row *r, void *ud)
 	return 0;
 }
 
-static int op_payload_add(struct jobstore *js, int64_t id, json_t *o)
+int jobstore_op_payload_add(struct jobstore *js, int64_t id, json_t *o)
 {
 	struct jobstore_ev_params p = { 0 };
 	struct one_row one = { o, false };
@@ -552,7 +553,7 @@ static int launch_row(const struct jobstore_row *r, void *ud)
 	return one->o ? 0 : -ENOMEM;
 }
 
-static int op_job_launch(struct jobstore *js, int64_t id, json_t **ret)
+int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 {
 	struct jobstore_ev_params p = { 0 };
 	struct one_row one = { NULL, false };
@@ -570,7 +571,7 @@ static int op_job_launch(struct jobstore *js, int64_t id, json_t **ret)
 	return 0;
 }
 
-static int op_subjob_insert(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
+int jobstore_op_subjob_insert(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
 			    enum job_state state, const char *reason)
 {
 	struct jobstore_ev_params p = { 0 };
@@ -599,7 +600,7 @@ static int subjob_row(const struct jobstore_row *r, void *ud)
 	return sl->cb(row_i64(r, 0), state, row_null(r, 2) ? -1 : (int)row_i64(r, 2), sl->ud);
 }
 
-static int op_subjobs_load(struct jobstore *js, int64_t array_id,
+int jobstore_subjobs_load(struct jobstore *js, int64_t array_id,
 			   int (*cb)(int64_t index, enum job_state state, int exit_status, void *ud), void *ud)
 {
 	struct jobstore_ev_params p = { 0 };
@@ -609,7 +610,7 @@ static int op_subjobs_load(struct jobstore *js, int64_t array_id,
 	return rows(js, ST_SUBJOBS, &p, subjob_row, &sl);
 }
 
-static int op_array_finish(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
+int jobstore_op_array_finish(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
 			   const char *reason, int64_t t_done)
 {
 	struct jobstore_ev_params p = { 0 };
@@ -622,7 +623,7 @@ static int op_array_finish(struct jobstore *js, int64_t id, enum job_state state
 	return run(js, ST_ARRAY_FINISH, &p, RUN_ONE);
 }
 
-static int op_job_depend_set(struct jobstore *js, int64_t id, const char *depend)
+int jobstore_job_depend_set(struct jobstore *js, int64_t id, const char *depend)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -631,7 +632,7 @@ static int op_job_depend_set(struct jobstore *js, int64_t id, const char *depend
 	return run(js, ST_DEPEND_SET, &p, RUN_ONE);
 }
 
-static int op_rotation_set(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq)
+int jobstore_rotation_set(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -641,7 +642,7 @@ static int op_rotation_set(struct jobstore *js, const char *queue, uid_t uid, ui
 	return run(js, ST_ROT_SET, &p, RUN_WRITE);
 }
 
-static int op_queue_admin_set(struct jobstore *js, const char *queue, int enabled, int started,
+int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled, int started,
 			      const char *reason)
 {
 	struct jobstore_ev_params p = { 0 };
@@ -659,7 +660,7 @@ static int op_queue_admin_set(struct jobstore *js, const char *queue, int enable
 	return run(js, ST_QADMIN_SET, &p, RUN_WRITE);
 }
 
-static int op_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason)
+int jobstore_op_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -682,7 +683,7 @@ static int admin_row(const struct jobstore_row *r, void *ud)
 	return jobstore_row_admin(r, al->ncols, al->cb, al->ud);
 }
 
-static int op_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud)
+int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud)
 {
 	struct jobstore_ev_params p = { 0 };
 	struct admin_load rot = { 3, cbs->rotation, ud }, q = { 4, cbs->queue, ud }, n = { 4, cbs->node, ud };
@@ -696,7 +697,7 @@ static int op_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *c
 	return r;
 }
 
-static int op_node_put(struct jobstore *js, const struct jobstore_node *n)
+int jobstore_op_node_put(struct jobstore *js, const struct jobstore_node *n)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -714,7 +715,7 @@ static int op_node_put(struct jobstore *js, const struct jobstore_node *n)
 }
 
 /* Both deletes run now, not pipelined: -ENOENT needs their row counts. */
-static int op_node_delete(struct jobstore *js, const char *name)
+int jobstore_op_node_delete(struct jobstore *js, const char *name)
 {
 	struct jobstore_ev_params p = { 0 };
 	int r, gone;
@@ -744,7 +745,7 @@ static int node_row(const struct jobstore_row *r, void *ud)
 	return nl->cb(&n, nl->ud);
 }
 
-static int op_nodes_load(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud)
+int jobstore_nodes_load(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud)
 {
 	struct jobstore_ev_params p = { 0 };
 	struct nodes_load nl = { cb, ud };
@@ -767,7 +768,7 @@ static int first_i64_row(const struct jobstore_row *r, void *ud)
 	return 0;
 }
 
-static int op_lease_acquire(struct jobstore *js, const char *holder, const char *address, int64_t lease_ms,
+int jobstore_op_lease_acquire(struct jobstore *js, const char *holder, const char *address, int64_t lease_ms,
 			    int64_t *ret_epoch)
 {
 	struct jobstore_ev_params p = { 0 };
@@ -794,7 +795,7 @@ static int op_lease_acquire(struct jobstore *js, const char *holder, const char 
  * the door rolls the transaction back. Its row lock is held to COMMIT: a
  * takeover's UPDATE waits for this transaction, then re-reads the row
  * (READ COMMITTED) and finds the lease running. */
-static int op_lease_renew(struct jobstore *js, const char *holder, int64_t epoch, int64_t lease_ms)
+int jobstore_op_lease_renew(struct jobstore *js, const char *holder, int64_t epoch, int64_t lease_ms)
 {
 	struct jobstore_ev_params p = { 0 };
 	struct first_i64 f = { 0 };
@@ -807,7 +808,7 @@ static int op_lease_renew(struct jobstore *js, const char *holder, int64_t epoch
 	return r < 0 ? r : f.n == 1 ? 0 : -ESTALE;
 }
 
-static int op_lease_release(struct jobstore *js, const char *holder, int64_t epoch)
+int jobstore_op_lease_release(struct jobstore *js, const char *holder, int64_t epoch)
 {
 	struct jobstore_ev_params p = { 0 };
 	int r;
@@ -836,7 +837,7 @@ static int lease_row(const struct jobstore_row *r, void *ud)
 	return 0;
 }
 
-static int op_lease_read(struct jobstore *js, struct jobstore_lease *ret)
+int jobstore_lease_read(struct jobstore *js, struct jobstore_lease *ret)
 {
 	struct jobstore_ev_params p = { 0 };
 	struct lease_read lr = { ret, false };
@@ -845,7 +846,7 @@ static int op_lease_read(struct jobstore *js, struct jobstore_lease *ret)
 	return r < 0 ? r : lr.seen ? 0 : -ENOENT;
 }
 
-static int op_server_seen(struct jobstore *js, const char *id, const char *address, const char *role)
+int jobstore_server_seen(struct jobstore *js, const char *id, const char *address, const char *role)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -868,7 +869,7 @@ static int server_row(const struct jobstore_row *r, void *ud)
 		      row_text(r, SERVER_ROLE) ?: "", row_i64(r, SERVER_AGE), sl->ud);
 }
 
-static int op_servers_load(struct jobstore *js,
+int jobstore_servers_load(struct jobstore *js,
 			   int (*cb)(const char *id, const char *address, const char *role, int64_t age_ms,
 				     void *ud),
 			   void *ud)
@@ -897,7 +898,7 @@ static int name_row(const struct jobstore_row *r, void *ud)
 	return 0;
 }
 
-static int op_pool_name_read(struct jobstore *js, char *buf, size_t size)
+int jobstore_pool_name_read(struct jobstore *js, char *buf, size_t size)
 {
 	struct jobstore_ev_params p = { 0 };
 	struct name_read nr = { buf, size, false };
@@ -906,7 +907,7 @@ static int op_pool_name_read(struct jobstore *js, char *buf, size_t size)
 	return r < 0 ? r : nr.seen ? 0 : -ENOENT;
 }
 
-static int op_pool_name_set(struct jobstore *js, const char *name)
+int jobstore_pool_name_set(struct jobstore *js, const char *name)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -932,7 +933,7 @@ static char *ids_text(const struct jobstore_driver *drv, const struct jobstore_e
 
 /* An event of a transaction is a write (on PostgreSQL down its pipeline,
  * libpq copying the parameters as it sends); a read's rows go to cb. */
-static int op_ev_run(struct jobstore *js, enum jobstore_ev_stmt id, const struct jobstore_ev_params *ep,
+int jobstore_op_ev_run(struct jobstore *js, enum jobstore_ev_stmt id, const struct jobstore_ev_params *ep,
 		     int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
 {
 	struct jobstore_ev_params p = *ep;
@@ -961,7 +962,7 @@ static int count_row(const struct jobstore_row *r, void *ud)
 	return 0;
 }
 
-static int op_count(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id)
+int jobstore_op_count(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id)
 {
 	static const char sql[] =
 		"SELECT (SELECT count(*) FROM jobs),"
@@ -1002,7 +1003,7 @@ static int each_row(const struct jobstore_row *r, void *ud)
 }
 
 /* Every column as text (NULL: SQL NULL), by primary key. */
-static int op_rows_each(struct jobstore *js, const struct jobstore_table *t,
+int jobstore_op_rows_each(struct jobstore *js, const struct jobstore_table *t,
 			int (*cb)(const char *const *values, void *ud), void *ud)
 {
 	struct jobstore_ev_params p = { 0 };
@@ -1018,43 +1019,3 @@ static int op_rows_each(struct jobstore *js, const struct jobstore_table *t,
 	free(sql);
 	return r;
 }
-
-const struct jobstore_ops jobstore_sql_ops = {
-	.job_insert = op_job_insert,
-	.job_set_state = op_job_set_state,
-	.job_dispatch = op_job_dispatch,
-	.alloc_insert = op_alloc_insert,
-	.alloc_result = op_alloc_result,
-	.job_requeue = op_job_requeue,
-	.job_begin_set = op_job_begin_set,
-	.job_estimate_set = op_job_estimate_set,
-	.job_alter = op_job_alter,
-	.job_finish = op_job_finish,
-	.load_active = op_load_active,
-	.query = op_query,
-	.alloc_json = op_alloc_json,
-	.payload_add = op_payload_add,
-	.job_launch = op_job_launch,
-	.subjob_insert = op_subjob_insert,
-	.subjobs_load = op_subjobs_load,
-	.array_finish = op_array_finish,
-	.job_depend_set = op_job_depend_set,
-	.rotation_set = op_rotation_set,
-	.queue_admin_set = op_queue_admin_set,
-	.node_admin_set = op_node_admin_set,
-	.admin_load = op_admin_load,
-	.node_put = op_node_put,
-	.node_delete = op_node_delete,
-	.nodes_load = op_nodes_load,
-	.lease_acquire = op_lease_acquire,
-	.lease_renew = op_lease_renew,
-	.lease_release = op_lease_release,
-	.lease_read = op_lease_read,
-	.server_seen = op_server_seen,
-	.servers_load = op_servers_load,
-	.pool_name_read = op_pool_name_read,
-	.pool_name_set = op_pool_name_set,
-	.ev_run = op_ev_run,
-	.count = op_count,
-	.rows_each = op_rows_each,
-};
