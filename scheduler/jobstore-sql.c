@@ -51,7 +51,9 @@ char *jobstore_sql_expand(const struct jobstore_driver *drv, const char *text)
 	if (!f)
 		return NULL;
 	for (const char *p = text; *p; ) {
-		if (strncmp(p, "{NOW}", 5) == 0) {
+		if (*p != '{') {
+			fputc(*p++, f);
+		} else if (strncmp(p, "{NOW}", 5) == 0) {
 			fputs(drv->now_ms, f);
 			p += 5;
 		} else if (strncmp(p, "{LAST_ID}", 9) == 0) {

@@ -525,31 +525,55 @@ static int rows_step(sqlite3_stmt *st, int (*cb)(const struct jobstore_row *r, v
 	return r == 0 && rc != SQLITE_DONE ? sql_errno(rc) : r;
 }
 
-/* The shared texts' $N as ?N: SQLite numbers a $N name by its first
- * appearance, ?N is N (a text whose $3 comes before its $2, or that
- * skips one, binds as written). Not inside quotes ('$.run_count'). */
-static char *dollar_rewrite(const char *sql)
+/* A shared text as SQLite runs it: each $N as ?N (SQLite numbers a $N
+ * name by its first appearance, ?N is N: a text whose $3 comes before its
+ * $2, or that skips one, binds as written); and an integer CAST of a
+ * parameter, there for PostgreSQL's types, as the parameter alone (it is
+ * bound as an integer: the CAST would be a no-op costing the statement an
+ * operation per use; only in the statements written here, whose
+ * binders bind integers there). Not inside quotes ('$.run_count'). */
+static const char *const int_casts[] = { " AS BIGINT)", " AS INTEGER)", " AS BOOLEAN)" };
+
+static char *dollar_rewrite(const char *sql, bool casts)
 {
-	char *out = strdup(sql), quote = 0;
+	char *out = malloc(strlen(sql) + 1), *o = out, quote = 0;
 
 	if (!out)
 		return NULL;
-	for (char *p = out; *p; p++) {
+	for (const char *p = sql; *p; ) {
 		if (quote) {
 			if (*p == quote)
 				quote = 0;
 		} else if (*p == '\'' || *p == '"') {
 			quote = *p;
+		} else if (casts && strncmp(p, "CAST($", 6) == 0 && p[6] >= '0' && p[6] <= '9') {
+			const char *d = p + 6;
+			size_t n = strspn(d, "0123456789"), i;
+
+			for (i = 0; i < sizeof(int_casts) / sizeof(int_casts[0]); i++)
+				if (strncmp(d + n, int_casts[i], strlen(int_casts[i])) == 0)
+					break;
+			if (i < sizeof(int_casts) / sizeof(int_casts[0])) {
+				*o++ = '?';
+				memcpy(o, d, n);
+				o += n;
+				p = d + n + strlen(int_casts[i]);
+				continue;
+			}
 		} else if (*p == '$' && p[1] >= '0' && p[1] <= '9') {
-			*p = '?';
+			*o++ = '?';
+			p++;
+			continue;
 		}
+		*o++ = *p++;
 	}
+	*o = '\0';
 	return out;
 }
 
 static int prepare_text(struct sqlite_store *js, int id, const char *sql)
 {
-	char *text = dollar_rewrite(sql);
+	char *text = dollar_rewrite(sql, true);
 	int rc;
 
 	if (!text)
@@ -592,7 +616,7 @@ static int sqlite_run(struct jobstore *base, int id, const struct jobstore_ev_pa
 static int sqlite_run_text(struct jobstore *base, const char *sql, const struct jobstore_ev_params *p,
 			   int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
 {
-	char *text = dollar_rewrite(sql);
+	char *text = dollar_rewrite(sql, false);
 	sqlite3_stmt *st = NULL;
 	int rc, r;
 
