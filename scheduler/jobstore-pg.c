@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The job store on PostgreSQL: schema, migrations, prepared statements,
- * one connection. The only file that includes libpq-fe.h. */
+/* The job store's PostgreSQL driver: the primitives the operations of
+ * jobstore-ops.c run on over one connection (prepare, bind and run,
+ * pipelined in a transaction), its own migrations and texts where
+ * PostgreSQL's SQL differs, its ids (job_seq) and batched inserts, the
+ * bulk copy of qpoold --migrate. The only file that includes libpq-fe.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The job store on SQLite: schema, migrations, prepared statements. The
- * only file that includes sqlite3.h. */
+/* The job store's SQLite driver: the primitives the operations of
+ * jobstore-ops.c run on (prepare, bind and run, transactions), its own
+ * migrations and texts where SQLite's SQL differs, the write-ahead log's
+ * handling. The only file that includes sqlite3.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
