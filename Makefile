@@ -88,7 +88,7 @@ BINS := $(BIN)/qpoold $(BIN)/qnoded $(BIN)/gded $(BIN)/gded-byhand $(BIN)/qpool-
 JANSSON_A := $(wildcard $(shell pkg-config --variable=libdir jansson 2>/dev/null)/libjansson.a)
 GDED_LIBS := $(if $(JANSSON_A),$(JANSSON_A),$(shell pkg-config --libs jansson 2>/dev/null))
 
-.PHONY: all deps check unit integration manlint demo bench clean fuzz fuzz-replay fuzz-libfuzzer stress
+.PHONY: all deps check unit integration manlint circles demo bench clean fuzz fuzz-replay fuzz-libfuzzer stress
 all: $(BINS) $(BUILD)/tests/unit $(BUILD)/bench/floor $(BUILD)/bench/pass-gpu $(BUILD)/bench/pass-estimate $(BUILD)/bench/hook-exec
 
 # Per-part include paths: lib/ sees only itself; a part sees lib/ and itself.
@@ -212,6 +212,10 @@ integration: all
 
 manlint:
 	tests/manlint
+
+# No circle among a daemon's files (docs/ARCHITECTURE.md, "qpoold's layers").
+circles: all
+	tests/circles
 
 demo: deps
 	$(MAKE) all

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Slurm's compressed host lists (lib/hostlist.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -277,4 +278,29 @@ void hostlist_free(char **names, size_t n)
 	for (size_t i = 0; names && i < n; i++)
 		free(names[i]);
 	free(names);
+}
+
+int hostlist_counts_format(const uint64_t *counts, size_t n, char *buf, size_t len)
+{
+	size_t at = 0;
+	int total = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		int k;
+
+		while (j < n && counts[j] == counts[i])
+			j++;
+		if (j - i > 1)
+			k = snprintf(buf ? buf + at : NULL, at < len ? len - at : 0, "%s%" PRIu64 "(x%zu)", i ? "," : "",
+				     counts[i], j - i);
+		else
+			k = snprintf(buf ? buf + at : NULL, at < len ? len - at : 0, "%s%" PRIu64, i ? "," : "", counts[i]);
+		total += k;
+		at += (size_t)k;
+		i = j;
+	}
+	return total;
 }

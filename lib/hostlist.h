@@ -4,6 +4,7 @@
 #define QPOOL_HOSTLIST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Writes the n host names as Slurm prints a node list: sorted (prefix,
  * then number), duplicates once, names sharing a prefix and a numeric
@@ -19,6 +20,11 @@ int hostlist_compress(const char *const *names, size_t n, char *buf, size_t len)
  * For a job's SLURM_JOB_NODELIST, whose order SLURM_TASKS_PER_NODE and
  * SLURM_NODEID follow (the first node runs the script). */
 int hostlist_compress_ordered(const char *const *names, size_t n, char *buf, size_t len);
+
+/* The counts per node of such a list, counts[0..n), with runs folded:
+ * "2(x3),1", Slurm's SLURM_TASKS_PER_NODE and SLURM_JOB_CPUS_PER_NODE.
+ * Returns what snprintf returns. */
+int hostlist_counts_format(const uint64_t *counts, size_t n, char *buf, size_t len);
 
 /* Expands a host list as scontrol show hostnames does: "n[1-3,7],login"
  * is n1 n2 n3 n7 login, in the list's order with duplicates kept; a

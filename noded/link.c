@@ -3,6 +3,7 @@
  * and each op to the handler the table link_create was given names. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,16 +163,22 @@ static void link_drop(struct link *l)
 	}
 }
 
-static void link_lost(struct link *l, const char *why)
+/* link_lost without its line: the caller said why. */
+static void link_reset(struct link *l)
 {
-	/* Once per outage: a link that never came up again says nothing more. */
-	if (l->state == LINK_UP || (l->state != LINK_DOWN && !l->outage_logged))
-		log_warn("lost qpoold: %s; reconnecting", why);
 	link_drop(l);
 	l->outage_logged = true;
 	l->retry_us = RETRY_FIRST_US;
 	link_advance(l);
 	link_retry_schedule(l);
+}
+
+static void link_lost(struct link *l, const char *why)
+{
+	/* Once per outage: a link that never came up again says nothing more. */
+	if (l->state == LINK_UP || (l->state != LINK_DOWN && !l->outage_logged))
+		log_warn("lost qpoold: %s; reconnecting", why);
+	link_reset(l);
 }
 
 /* Writes what the socket takes and asks for EPOLLOUT only while more is left. */
@@ -294,7 +301,33 @@ static int link_on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* An op from qpoold to the handler the table names for it. */
+/* An op no row names: one line, and an error answer with the op's id, as
+ * qpoold answers an unknown request (it reads a node's answers, which
+ * carry "ok" and no op, as nothing). A failed send is a dead link: the
+ * shutdown wakes link_on_io, which drops it (not link_lost here: an
+ * early op's caller walks its list). */
+static void link_op_unknown(struct link *l, const char *op, const json_t *msg)
+{
+	json_t *reply;
+	int r;
+
+	log_warn("qpoold sent unknown op \"%.40s\": answered with an error", op);
+	reply = json_pack("{s:I, s:b, s:s+, s:i}", "id", (json_int_t)wire_int(msg, "id", 0), "ok", 0,
+			  "error", "unknown op ", op, "errno", EOPNOTSUPP);
+	if (!reply || l->fd < 0)
+		goto done;
+	r = wire_queue(&l->out, reply);
+	if (r == 0)
+		r = link_flush(l);
+	if (r < 0)
+		(void)shutdown(l->fd, SHUT_RDWR);
+done:
+	json_decref(reply);
+}
+
+/* An op from qpoold to the handler the table names for it: a row whose
+ * name ends in '.' takes the family of that prefix, any other only its
+ * own name. */
 static void link_op(struct link *l, const char *op, json_t *msg, int64_t stamp)
 {
 	for (const struct link_op *o = l->h->ops; o->name; o++) {
@@ -305,7 +338,7 @@ static void link_op(struct link *l, const char *op, json_t *msg, int64_t stamp)
 			return;
 		}
 	}
-	log_warn("qpoold sent unknown op \"%s\": ignored", op);
+	link_op_unknown(l, op, msg);
 }
 
 /* The ops a server sent while registering this node (the kills of its
@@ -568,9 +601,10 @@ static int link_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 				return 0;   /* dropped while handling it */
 		}
 		if (r < 0) {
-			/* Framing is lost: the stream cannot be resynchronised. */
-			log_err("from qpoold: %s", err.text);
-			link_lost(l, "bad framing");
+			/* Framing is lost: the stream cannot be resynchronised.
+			 * One line says so. */
+			log_err("from qpoold: %s; reconnecting", err.text);
+			link_reset(l);
 			return 0;
 		}
 	}
@@ -978,6 +1012,33 @@ int link_create(struct noded *nd, const struct link_handlers *h, struct link **r
 fail:
 	link_destroy(l);
 	return r;
+}
+
+int link_create_fd(struct noded *nd, const struct link_handlers *h, int fd, struct link **ret)
+{
+	struct link *l;
+	int r;
+
+	r = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 ? -errno : 0;
+	if (r == 0)
+		r = link_create(nd, h, &l);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	/* No dialling now: the link has its server; after a loss it dials
+	 * the config's, as any link. */
+	sd_event_source_set_enabled(l->retry, SD_EVENT_OFF);
+	l->fd = fd;
+	r = sd_event_add_io(nd->event, &l->io, fd, EPOLLIN | EPOLLET, link_on_io, l);
+	if (r == 0)
+		r = link_register(l);
+	if (r < 0) {
+		link_destroy(l);
+		return r;
+	}
+	*ret = l;
+	return 0;
 }
 
 void link_destroy(struct link *l)

@@ -498,6 +498,11 @@ extern const struct link_handlers nodeops_link_handlers;
 
 /* Starts connecting (at once, then every 0.2 s backing off to 1 s). */
 int link_create(struct noded *nd, const struct link_handlers *h, struct link **ret);
+/* As link_create, on fd, a stream already connected to qpoold that the
+ * caller vouches for (no peer check; tests/unit/test_noded_link.c holds
+ * the other end of a socketpair): node.register goes at once. fd is the
+ * link's, closed on failure too. */
+int link_create_fd(struct noded *nd, const struct link_handlers *h, int fd, struct link **ret);
 void link_destroy(struct link *l);
 
 /* True once node.register was answered ok on the current connection. */

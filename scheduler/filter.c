@@ -329,7 +329,7 @@ static void on_done(struct hook *h, void *arg)
 		break;
 	}
 	if (go)
-		request_run(c, f->op, f->req_id, f->msg);
+		c->server->filter_pass_f(c, f->op, f->req_id, f->msg);
 done:
 	json_decref(out);
 	req_free(f);
@@ -369,7 +369,7 @@ fail:
 		snprintf(what, sizeof(what), "cannot start it: %s", strerror(-r));
 		log_warn("submit filter: %s", what);
 		if (s->config->submit_filter_failure == CONFIG_HOOK_ACCEPT)
-			request_run(c, op, req_id, msg);
+			s->filter_pass_f(c, op, req_id, msg);
 		else
 			conn_reply_err(c, req_id, EAGAIN, "the site's submit filter failed (%s); "
 				       "the request is refused, try again or ask the administrator", what);

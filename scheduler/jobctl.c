@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The ops that change a job after qsub: alter, move, swap, signal, rerun, and forced delete. */
+/* The ops that change a job after qsub: alter, move, swap, signal, rerun
+ * (the requeue itself and forced delete are job-end.c's). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -258,22 +259,6 @@ void op_signal(struct conn *c, const char *op, long long req_id, json_t *msg)
 	conn_reply_ok(c, req_id, NULL);
 }
 
-/* rerun (qrerun): the running job is stopped like qdel's, and its result
- * puts it back in the queue instead of finishing it (server.c). */
-int server_job_requeue(struct server *s, struct job *j, const char *why)
-{
-	int r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, why);
-
-	if (r < 0)
-		return r;
-	j->rerun = true;
-	pool_job_state_set(s->pool, j, JOB_EXITING);
-	if (!node_signal(s, j, SIGTERM))
-		log_info("job %lld: node %s is down; it is requeued when the node returns or is lost",
-			 (long long)j->id, job_node(j) ? job_node(j) : "?");
-	return 0;
-}
-
 void op_rerun(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
 	struct server *s = c->server;
@@ -312,51 +297,5 @@ void op_rerun(struct conn *c, const char *op, long long req_id, json_t *msg)
 	}
 	log_info("job %lld: rerun requested by uid %d", (long long)j->id, (int)c->uid);
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(j->state)));
-}
-
-void jobctl_delete_force(struct conn *c, long long req_id, struct job *j)
-{
-	struct server *s = c->server;
-	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
-	const char *who = server_user_name(s, c->uid);
-	char reason[sizeof(res.reason)];
-	int r;
-
-	/* A node that answers still runs the job: its CPUs are the job's
-	 * until the node reports its processes gone, or the next job would
-	 * share them for up to kill_grace and this one's usage be lost. So
-	 * the job is cancelled as by qdel (SIGTERM: gded records a cancel)
-	 * and then killed at once (SIGKILL forwarded to it, no grace), and
-	 * ends by its node's report. */
-	snprintf(reason, sizeof(reason), "deleted with -W force by %s", who ? who : "?");
-	r = server_job_cancel(s, j, "with -W force");
-	if (r < 0) {
-		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
-		return;
-	}
-	/* Deleted, not requeued, whatever a qrerun before asked. */
-	j->rerun = false;
-	free(j->end_reason);
-	j->end_reason = strdup(reason);
-	if (node_signal(s, j, SIGRTMIN + SIGKILL)) {
-		log_info("job %lld: forced delete by uid %d; it ends when node %s reports it", (long long)j->id,
-			 (int)c->uid, job_node(j) ? job_node(j) : "?");
-		conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(j->state)));
-		return;
-	}
-	/* Its node is down: nothing can be waited for (PBS's force). The
-	 * node, back, hears at registration that the job is not its own and
-	 * kills it (nodes.c, node_reconcile). */
-	memcpy(res.reason, reason, sizeof(res.reason));
-	r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
-	if (r < 0) {
-		conn_reply_err(c, req_id, -r, "job store: %s", strerror(-r));
-		return;
-	}
-	log_info("job %lld force-deleted by uid %d (node %s down)", (long long)j->id, (int)c->uid,
-		 job_node(j) ? job_node(j) : "?");
-	server_job_finished(s, j, JOB_CANCELLED);
-	s->sched_dirty = true;
-	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(JOB_CANCELLED)));
 }
 

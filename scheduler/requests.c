@@ -817,96 +817,9 @@ void op_stat(struct conn *c, const char *op, long long req_id, json_t *msg)
 	conn_reply_page(c, req_id, json_pack("{s:o, s:b}", "jobs", jobs, "more", more), "jobs");
 }
 
-/* The job for a delete/hold/release, checked for ownership; replies itself
- * and returns NULL when the request cannot go on. */
-struct job *job_for_change(struct conn *c, long long req_id, json_t *msg)
-{
-	struct server *s = c->server;
-	long long id = wire_int(msg, "jobid", 0);
-	struct job *j;
-	json_t *row;
-
-	if (id <= 0) {
-		conn_reply_err(c, req_id, EINVAL, "a job id is required");
-		return NULL;
-	}
-	/* ID[N]: the subjob, once it is a job of its own. */
-	if (json_is_integer(json_object_get(msg, "array_index"))) {
-		struct job *a = pool_job_find(s->pool, id);
-		struct pool_array_info info;
-		int64_t pos = -1;
-
-		if (a && a->array) {
-			pool_array_info(a, &info);
-			pos = arrayspec_pos(info.spec, wire_int(msg, "array_index", 0));
-		}
-		j = pos >= 0 ? pool_job_find(s->pool, id + 1 + pos) : NULL;
-		if (!j) {
-			conn_reply_err(c, req_id, ENOENT, "job %lld[%lld]: no such subjob running or waiting alone", id,
-				       wire_int(msg, "array_index", 0));
-			return NULL;
-		}
-		id = j->id;
-	} else {
-		j = pool_job_find(s->pool, id);
-	}
-	if (!j) {
-		if (jobstore_job_get(s->store, id, false, &row) == 0) {
-			conn_reply_err(c, req_id, EALREADY, "job %lld has already finished (%s)", id,
-				       wire_str(row, "state"));
-			json_decref(row);
-		} else {
-			conn_reply_err(c, req_id, ENOENT, "job %lld: no such job", id);
-		}
-		return NULL;
-	}
-	if (c->uid != 0 && c->uid != j->uid) {
-		const char *owner = server_user_name(s, j->uid);
-
-		conn_reply_err(c, req_id, EPERM, "job %lld: permission denied (owned by %s)", id,
-			       owner ? owner : "another user");
-		return NULL;
-	}
-	return j;
-}
-
 static void reply_state(struct conn *c, long long req_id, enum job_state st)
 {
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(st)));
-}
-
-int server_job_cancel(struct server *s, struct job *j, const char *why)
-{
-	struct job_result res = { .state = JOB_CANCELLED, .exit_status = -1 };
-	int r;
-
-	if (j->state == JOB_QUEUED || j->state == JOB_HELD) {
-		snprintf(res.reason, sizeof(res.reason), "cancelled %s before it started", why);
-		r = jobstore_job_finish(s->store, j->id, &res, time_wall_ns());
-		if (r < 0)
-			return r;
-		server_job_finished(s, j, JOB_CANCELLED);
-		return JOB_CANCELLED;
-	}
-	/* Running: the node's wrapper stops it (SIGTERM, SIGKILL after
-	 * kill_grace) and its report ends the job as cancelled. The report
-	 * cannot know who asked: end_reason keeps it for the record
-	 * (nodes.c). */
-	if (j->state == JOB_RUNNING) {
-		char reason[160];
-
-		snprintf(reason, sizeof(reason), "cancel requested %s", why);
-		r = jobstore_job_set_state(s->store, j->id, JOB_EXITING, reason);
-		if (r < 0)
-			return r;
-		pool_job_state_set(s->pool, j, JOB_EXITING);
-		if (!j->end_reason && asprintf(&j->end_reason, "cancelled %s", why) < 0)
-			j->end_reason = NULL;
-	}
-	if (!node_signal(s, j, SIGTERM))
-		log_info("job %lld: node %s is down; it is stopped when the node returns",
-			 (long long)j->id, job_node(j) ? job_node(j) : "?");
-	return (int)j->state;
 }
 
 void op_delete(struct conn *c, const char *op, long long req_id, json_t *msg)

@@ -64,8 +64,27 @@ struct pending {
 	struct pending *next;
 };
 
+/* The connection layer's callbacks (conn.c), given by server.c at set-up:
+ * a whole request of an authenticated peer (the door), and a connection
+ * closing (what the parts above forget of it). */
+typedef void conn_message_f(struct conn *c, const char *op, long long req_id, json_t *msg);
+typedef void conn_closed_f(struct conn *c);
+/* The same for a job (server.c): what the parts do at its end (job-end.c),
+ * and before a signal to it goes out (node-send.c). */
+typedef void job_ended_f(struct server *s, struct job *j, enum job_state state);
+typedef void job_signal_f(struct server *s, struct job *j, int sig);
+/* What a new active reads from the store (server-lease.c's takeover:
+ * server_state_load); 0 or -errno. */
+typedef int server_state_load_f(struct server *s);
+
 struct server {
 	sd_event *event;
+	conn_message_f *conn_message_f;
+	conn_closed_f *conn_closed_f;
+	job_ended_f *job_ended_f;
+	job_signal_f *job_signal_f;
+	server_state_load_f *state_load_f;
+	conn_message_f *filter_pass_f;   /* a request the submit filter passed (door.c's request_run) */
 	struct config *config;
 	struct jobstore *store;
 	struct pool *pool;
@@ -152,7 +171,11 @@ void server_lease_refresh(struct server *s);
  * known nodes). 0 or -errno. */
 int server_state_load(struct server *s);
 
-/* server.c */
+/* conn.c: the connection layer. conn_accept takes a peer's fd from a
+ * listening socket; conns_check (1 s timer) closes stalled, idle and
+ * credential-less peers. */
+void conn_accept(struct server *s, int cfd, bool tcp);
+void conns_check(struct server *s);
 void conn_send(struct conn *c, json_t *msg);   /* steals msg */
 /* Whole frames encoded once for several connections (watch.c). */
 void conn_send_frames(struct conn *c, const void *frames, size_t len);
@@ -165,6 +188,7 @@ void conn_reply_err(struct conn *c, long long req_id, int errnum, const char *fm
 	__attribute__((format(printf, 4, 5)));
 void conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
+/* job-end.c: queues p's reply for the next group commit (server.c). */
 void server_pending_add(struct server *s, struct pending *p);
 /* The connection's peer is uid (known from SO_PEERCRED at accept, or from
  * a credential later): counts it in its uid's fair share. -EUSERS when the
@@ -200,8 +224,9 @@ int64_t conn_now(struct server *s);
 /* Logs a warning about a peer, at most PEERS_LOG_BURST per interval per uid
  * (the rest are counted and summed up in one line). */
 void conn_log_warn(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* users.c: uid's user name (cached), or NULL when it has none. */
 const char *server_user_name(struct server *s, uid_t uid);
-/* Applies qmgr's stored settings: queue ones always, and with all the IQS
+/* settings.c (with server_reload): applies qmgr's stored settings: queue ones always, and with all the IQS
  * rotation and node drains too (at start). */
 int server_admin_load(struct server *s, bool all);
 
@@ -230,7 +255,7 @@ bool door_table_sorted(void);
 void request_run(struct conn *c, const char *op, long long req_id, json_t *msg);
 bool filter_wanted(const struct server *s, const char *op);
 void filter_request(struct conn *c, const char *op, long long req_id, json_t *msg);
-/* requests.c: the job of a request's "jobid", checked for ownership
+/* job-end.c: the job of a request's "jobid", checked for ownership
  * (owner or root); replies itself and returns NULL otherwise. */
 struct job *job_for_change(struct conn *c, long long req_id, json_t *msg);
 /* requests.c: the caps on waiting jobs (max_queued, max_queued_per_user)
@@ -239,7 +264,7 @@ struct job *job_for_change(struct conn *c, long long req_id, json_t *msg);
  * pool's counts already). 0, or -EDQUOT with one line in errbuf. */
 int queued_limit_check(struct server *s, uid_t uid, const char *owner, const struct queue_conf *q,
 		       char *errbuf, size_t errlen, uint64_t n, bool queue_only);
-/* jobctl.c: qdel -W force of a running job. */
+/* job-end.c: qdel -W force of a running job. */
 void jobctl_delete_force(struct conn *c, long long req_id, struct job *j);
 /* tasks.c: task.* from a node, routed to another node of the job
  * (docs/PARALLEL.md, "Remote start"); task_routes_node_gone ends the tasks
@@ -253,16 +278,17 @@ int node_drain_set(struct server *s, struct node *n, enum node_drain_by by, cons
 int node_drain_set_by(struct server *s, struct node *n, enum node_drain_by by, const char *reason, int64_t uid);
 /* A node's connection went away. */
 void node_link_lost(struct server *s, struct conn *c);
-/* Sends job.launch for j to its node; the job row says what to run. */
+/* node-send.c: sends job.launch for j to its node; the job row says what to run. */
 int node_launch(struct server *s, struct job *j, struct node *n);
 /* Sends job.signal; false when the node is not connected. */
 bool node_signal(struct server *s, struct job *j, int sig);
 /* Heartbeat watch: nodes silent past node_timeout go down. */
 void nodes_check_timeouts(struct server *s);
 
-/* A pooled job has ended in state (its final record is written or being
- * written in the open transaction): counts it in its array, forgets its
- * dependencies, removes it from the pool and marks what waited on it. */
+/* job-end.c: a pooled job has ended in state (its final record is written
+ * or being written in the open transaction): counts it in its array, has
+ * the parts do their part (s->job_ended_f: forgets its dependencies, marks
+ * what waited on it, ...) and removes it from the pool. */
 void server_job_finished(struct server *s, struct job *j, enum job_state state);
 /* srvjob.c: [server] server_prolog and server_epilog around a job
  * (qpool-hooks(5)). srvjob_launch sends a placed job to its nodes, after
@@ -274,12 +300,12 @@ void srvjob_ended(struct server *s, struct job *j, enum job_state state);
 /* A job whose server prolog runs is being deleted or rerun: the prolog
  * is killed, and its end (or requeue) follows from the loop. */
 void srvjob_stop(struct server *s, struct job *j);
-/* requests.c: what qdel does to j: a queued or held job is cancelled (and
+/* job-end.c: what qdel does to j: a queued or held job is cancelled (and
  * freed), a running one is asked to stop (exiting); why ends the reason
  * ("by alice"), which a running job's record keeps. The job's new state,
  * or -errno from the job store (nothing changed). */
 int server_job_cancel(struct server *s, struct job *j, const char *why);
-/* jobctl.c: a running job back to wait when its node reports it gone
+/* job-end.c: a running job back to wait when its node reports it gone
  * (qrerun, preemption): SIGTERM now, the store's state EXITING with why. */
 int server_job_requeue(struct server *s, struct job *j, const char *why);
 

@@ -99,7 +99,7 @@ static void takeover(struct server *s, int64_t now)
 	int64_t epoch = lease_epoch(s->lease);
 	int r;
 
-	r = server_state_load(s);
+	r = s->state_load_f(s);
 	if (r < 0) {
 		/* As a start that cannot load: one line and exit (the lease
 		 * is handed on); a retry here would fail the same way. */

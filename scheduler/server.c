@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* qpoold's event-driven core: connections, group commit, the scheduling pass. */
+/* qpoold's event-driven core: the loop, group commit, the scheduling pass,
+ * and the set-up that gives the layers below their callbacks. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,572 +29,26 @@
 #include "usage.h"
 #include "transport.h"
 
-#define READS_PER_WAKE 16       /* reads of one connection per wake (see conn_update_events) */
 /* Decisions per pass. A full pass leaves the rest to the next loop
  * iteration, so requests are served between batches: 4,096 at once made
  * a 190 ms pass on 1,000 simulated nodes of 128 PUs (~45 us a placement). */
 #define DISPATCH_BATCH 512
 #define TIMER_USEC 1000000      /* node timeout and stalled-client check */
-#define STALL_SEC 10            /* a message must arrive whole within this */
-#define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
 
-void conn_ref(struct conn *c)
+/* The connection layer's callbacks (conn.c). */
+static void conn_message(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	c->refs++;
+	door_request(c, op, req_id, msg);
 }
 
-static void conn_free(struct conn *c)
-{
-	sd_event_source_disable_unref(c->src);
-	if (c->fd >= 0)
-		close(c->fd);
-	wirebuf_free(&c->in);
-	wirebuf_free(&c->out);
-	free(c);
-}
-
-void conn_unref(struct conn *c)
-{
-	if (c && --c->refs == 0)
-		conn_free(c);
-}
-
-void conn_close(struct conn *c)
+static void conn_closed(struct conn *c)
 {
 	struct server *s = c->server;
 
-	if (c->closed)
-		return;
-	c->closed = true;
 	if (c->node)
 		node_link_lost(s, c);
 	ties_conn_closed(s, c);
 	watch_conn_closed(s, c);
-	/* Doubly linked: closing 20,000 idle connections in one tick must not
-	 * walk the list for each. */
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		s->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	c->next = c->prev = NULL;
-	s->n_conns--;
-	conn_forget(c);
-	sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
-	close(c->fd);
-	c->fd = -1;
-	conn_unref(c);
-}
-
-/* Connections are edge-triggered. sd-event polls epoll once per dispatched
- * source, even with sources still pending; level-triggered, every poll
- * walked every readable connection again (3.3 ms per poll with 10,000
- * chatty nodes). So each wake reads until the socket is empty. */
-static void conn_update_events(struct conn *c)
-{
-	uint32_t ev = EPOLLIN | EPOLLET;
-
-	if (c->out.off < c->out.len)
-		ev |= EPOLLOUT;
-	else if (c->out.cap > 65536)
-		wirebuf_free(&c->out);   /* a big reply's buffer is given back once sent */
-	/* sd-event re-arms an edge-triggered source at every call (an
-	 * epoll_ctl each reply and each watcher's write); the mask unchanged,
-	 * there is nothing to re-arm: input is read until EAGAIN, and the
-	 * paths that stop early re-add the fd themselves. */
-	if (ev == c->io_events)
-		return;
-	if (sd_event_source_set_io_events(c->src, ev) >= 0)
-		c->io_events = ev;
-}
-
-void conn_send(struct conn *c, json_t *msg)
-{
-	int r;
-
-	if (c->closed) {
-		json_decref(msg);
-		return;
-	}
-	r = wire_queue(&c->out, msg);
-	if (r == -EMSGSIZE && json_object_get(msg, "ok")) {
-		/* A reply that does not fit the frame still gets an answer: the
-		 * client must never wait for one that will not come. */
-		json_t *err = json_pack("{s:O, s:b, s:s, s:i}", "id", json_object_get(msg, "id"), "ok", 0,
-					"error", "the answer is larger than a message may be (1 MiB); ask for less",
-					"errno", EMSGSIZE);
-
-		conn_log_warn(c, "reply above %u bytes refused", WIRE_MAX);
-		r = err ? wire_queue(&c->out, err) : -ENOMEM;
-		json_decref(err);
-	}
-	json_decref(msg);
-	if (r < 0) {
-		conn_log_warn(c, "cannot queue a reply: %s", strerror(-r));
-		return;
-	}
-	r = wire_flush(c->fd, &c->out);
-	if (r < 0) {
-		conn_close(c);
-		return;
-	}
-	conn_update_events(c);
-}
-
-void conn_send_frames(struct conn *c, const void *frames, size_t len)
-{
-	if (c->closed)
-		return;
-	/* Nothing queued before them: sent straight from the caller's
-	 * buffer (a watchers' frame shared by many), only what the socket
-	 * did not take copied. */
-	if (c->out.off == c->out.len) {
-		ssize_t n;
-
-		do
-			n = send(c->fd, frames, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		while (n < 0 && errno == EINTR);
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-			conn_close(c);
-			return;
-		}
-		if (n > 0) {
-			frames = (const char *)frames + n;
-			len -= (size_t)n;
-		}
-		if (len == 0)
-			return;
-	}
-	if (wire_queue_frames(&c->out, frames, len) < 0) {
-		conn_log_warn(c, "cannot queue a reply: out of memory");
-		return;
-	}
-	if (wire_flush(c->fd, &c->out) < 0) {
-		conn_close(c);
-		return;
-	}
-	conn_update_events(c);
-}
-
-/* The members of every ok reply: its id, ok, and to a command the pool's
- * name, with which it prints job ids, the one qsub printed
- * (docs/PROTOCOL.md, "server"); a node has no use for it. */
-static void reply_ok_stamp(struct conn *c, long long req_id, json_t *reply)
-{
-	json_object_set_new(reply, "id", json_integer(req_id));
-	json_object_set_new(reply, "ok", json_true());
-	if (!c->node && c->server->pool_name[0] && !json_object_get(reply, "server"))
-		json_object_set_new(reply, "server", json_string(c->server->pool_name));
-}
-
-void conn_reply_page(struct conn *c, long long req_id, json_t *reply, const char *key)
-{
-	json_t *arr = json_object_get(reply, key);
-	int r;
-
-	reply_ok_stamp(c, req_id, reply);
-	if (c->closed) {
-		json_decref(reply);
-		return;
-	}
-	/* Encoding is what tells the size: the common page is encoded once;
-	 * one of big items (long paths, scripts, topologies) is halved until it
-	 * fits, and "more" sends the client back for the rest. */
-	while ((r = wire_queue(&c->out, reply)) == -EMSGSIZE && json_array_size(arr) > 1) {
-		size_t keep = json_array_size(arr) / 2;
-
-		while (json_array_size(arr) > keep)
-			json_array_remove(arr, json_array_size(arr) - 1);
-		json_object_set_new(reply, "more", json_true());
-	}
-	if (r == -EMSGSIZE) {
-		conn_send(c, reply);   /* answers that the item itself is too large */
-		return;
-	}
-	json_decref(reply);
-	if (r < 0) {
-		conn_log_warn(c, "cannot queue a reply: %s", strerror(-r));
-		return;
-	}
-	if (wire_flush(c->fd, &c->out) < 0) {
-		conn_close(c);
-		return;
-	}
-	conn_update_events(c);
-}
-
-void conn_reply_ok(struct conn *c, long long req_id, json_t *reply)
-{
-	if (!reply)
-		reply = json_object();
-	reply_ok_stamp(c, req_id, reply);
-	conn_send(c, reply);
-}
-
-void conn_reply_err(struct conn *c, long long req_id, int errnum, const char *fmt, ...)
-{
-	char text[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	conn_send(c, json_pack("{s:I, s:b, s:s, s:i}", "id", (json_int_t)req_id, "ok", 0,
-			       "error", text, "errno", errnum));
-}
-
-const char *server_user_name(struct server *s, uid_t uid)
-{
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-	unsigned i;
-
-	/* getpwuid goes through nsswitch (~0.12 ms): cache per uid. */
-	for (i = 0; i < sizeof(s->users) / sizeof(s->users[0]); i++)
-		if (s->users[i].name[0] && s->users[i].uid == uid)
-			return s->users[i].name;
-	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
-		return NULL;
-	i = s->users_next++ % (sizeof(s->users) / sizeof(s->users[0]));
-	s->users[i].uid = uid;
-	snprintf(s->users[i].name, sizeof(s->users[i].name), "%s", pw.pw_name);
-	return s->users[i].name;
-}
-
-void server_pending_add(struct server *s, struct pending *p)
-{
-	conn_ref(p->conn);
-	s->n_pending++;
-	*s->pending_tail = p;
-	s->pending_tail = &p->next;
-}
-
-/* The one moment a connection's uid and gid become known, whichever way
- * it came: SO_PEERCRED at accept, or a MUNGE credential over TCP. The
- * uid's fair share is counted here (conn_identified): -EUSERS or -EMFILE
- * when it has no room, and the caller refuses the connection. */
-static int conn_authenticated(struct conn *c, uid_t uid, gid_t gid)
-{
-	int r = conn_identified(c, uid);
-
-	if (r < 0)
-		return r;
-	c->gid = gid;
-	c->authed = true;
-	return 0;
-}
-
-/* A peer refused before or at its credential gets its reason (id 0) and
- * is closed; nothing else was read from it, so nothing changed. */
-static void conn_auth_refuse(struct conn *c, int errnum, const char *why)
-{
-	/* Rate-limited like every line about a peer; before a credential all
-	 * such peers share one budget (uid -1). */
-	if (peers_log_pass(c->server->peers, c->authed ? c->uid : (uid_t)-1, c->pid, conn_now(c->server)))
-		log_warn("connection from %s refused: %s", c->peer, why);
-	conn_reply_err(c, 0, errnum, "qpoold refused the connection: %s", why);
-	conn_close(c);
-}
-
-/* The first frame of a TCP connection carries its MUNGE credential, and
- * nothing but it is read before: the uid and gid come from munged's
- * decoding, never from a message, and its payload must carry this
- * connection's nonce (our hello). munge_decode asks the local munged over
- * its Unix socket (0.08-0.13 ms here), once per connection; our answer is
- * our own credential bound to the peer's nonce, so the peer knows it
- * speaks to qpoold (root) before it sends anything else. */
-static void conn_auth(struct conn *c, json_t *msg)
-{
-	struct error err = { "" };
-	json_t *proof;
-	uid_t uid;
-	gid_t gid;
-	int r;
-
-	r = auth_accept(c->server->config->munge_socket, c->fd, c->server->config->advertise, msg, &c->nonces, &uid, &gid, &err);
-	if (r < 0) {
-		conn_auth_refuse(c, -r, err.text);
-		return;
-	}
-	if (!server_user_name(c->server, uid)) {
-		snprintf(err.text, sizeof(err.text), "uid %d (gid %d) is not a user of this host", (int)uid,
-			 (int)gid);
-		conn_auth_refuse(c, EACCES, err.text);
-		return;
-	}
-	/* Past the gate: from here it holds a slot of its uid. */
-	conn_gate_leave(c);
-	r = conn_authenticated(c, uid, gid);
-	if (r < 0) {
-		conn_refuse(c, r);
-		conn_close(c);
-		return;
-	}
-	proof = auth_proof(c->server->config->munge_socket, &c->nonces, uid, &err);
-	if (!proof) {
-		conn_auth_refuse(c, EHOSTUNREACH, err.text);
-		return;
-	}
-	log_debug("connection from %s is uid %d gid %d", c->peer, (int)uid, (int)gid);
-	conn_send(c, proof);
-}
-
-static void conn_message(struct conn *c, json_t *msg)
-{
-	const char *op = wire_str(msg, "op");
-	json_t *idv = json_object_get(msg, "id");
-	long long req_id = json_is_integer(idv) ? (long long)json_integer_value(idv) : 0;
-
-	c->last_active = conn_now(c->server);
-	if (!c->authed) {
-		conn_auth(c, msg);
-		return;
-	}
-	if (!op) {
-		/* A reply from a node (we send nodes no requests that expect one) or junk. */
-		if (!json_object_get(msg, "ok"))
-			conn_reply_err(c, req_id, EINVAL, "message without \"op\"");
-		return;
-	}
-	if (!json_is_integer(idv)) {
-		conn_reply_err(c, 0, EINVAL, "request without an integer \"id\"");
-		return;
-	}
-	door_request(c, op, req_id, msg);
-}
-
-/* A peer that sends requests and does not read the replies gets no more
- * of its requests handled while this much waits for it: 1,000 pipelined
- * stat requests would otherwise queue 1,000 replies of up to 1 MiB. */
-#define OUT_HIGH (4u << 20)
-
-static bool conn_throttled(const struct conn *c)
-{
-	return c->out.len - c->out.off > OUT_HIGH;
-}
-
-/* Handles the whole messages in c->in while the peer reads its replies. */
-static void conn_process(struct conn *c)
-{
-	struct error err;
-	json_t *msg;
-	int r;
-
-	while (!c->closed && !(c->throttled = conn_throttled(c)) && (r = wire_next(&c->in, &msg, &err)) != 0) {
-		if (r < 0 && !c->authed) {
-			char why[sizeof(err.text) + 40];
-
-			snprintf(why, sizeof(why), "no credential (%s)", err.text);
-			conn_auth_refuse(c, EACCES, why);
-			break;
-		}
-		if (r < 0) {
-			conn_log_warn(c, "%s; closing it", err.text);
-			conn_reply_err(c, 0, -r, "%s", err.text);
-			conn_close(c);
-			break;
-		}
-		conn_message(c, msg);
-		json_decref(msg);
-	}
-}
-
-static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
-{
-	struct conn *c = userdata;
-	int r;
-
-	conn_ref(c);
-	if (revents & EPOLLOUT) {
-		r = wire_flush(fd, &c->out);
-		if (r < 0) {
-			conn_close(c);
-			goto done;
-		}
-		conn_update_events(c);
-		if (c->throttled && !conn_throttled(c)) {
-			/* Drained: the requests that waited, then what the socket
-			 * holds (re-adding the fd raises a fresh edge). */
-			conn_process(c);
-			if (!c->closed && !c->throttled) {
-				sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
-				sd_event_source_set_enabled(c->src, SD_EVENT_ON);
-			}
-		}
-	}
-	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-		for (unsigned k = 0; !c->closed && !c->throttled; k++) {
-			ssize_t n;
-
-			if (k == READS_PER_WAKE) {
-				/* A peer that keeps the socket full yields to the
-				 * others: re-adding the fd raises a fresh edge. */
-				sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
-				sd_event_source_set_enabled(c->src, SD_EVENT_ON);
-				break;
-			}
-			n = wire_read(fd, &c->in);
-			if (n == -EAGAIN)
-				break;
-			if (n == -EINTR)
-				continue;
-			if (n <= 0) {
-				conn_close(c);
-				goto done;
-			}
-			/* Before its credential a peer may send a credential only. */
-			if (!c->authed && wire_announced(&c->in) > TRANSPORT_AUTH_BYTES) {
-				conn_auth_refuse(c, EACCES, "no credential (first message too long for one)");
-				goto done;
-			}
-			conn_process(c);
-		}
-	}
-	if (c->closed)
-		goto done;
-	/* A message begun and not finished is timed (see conns_check); an
-	 * emptied buffer that grew for a large message is given back. A
-	 * throttled peer's waiting requests are not "unfinished": it is timed
-	 * by idle_timeout instead. A whole message since the timer started
-	 * (last_active) means the one left began since: a peer that streams
-	 * (a node link carrying tasks' stdin) ends most reads mid-frame and
-	 * is not stalled. */
-	if (c->in.off < c->in.len && !c->throttled) {
-		if (!c->partial_since || c->last_active > c->partial_since)
-			c->partial_since = time_mono_ns();
-	} else {
-		c->partial_since = 0;
-		if (c->in.off == c->in.len && c->in.cap > 65536)
-			wirebuf_free(&c->in);
-	}
-	if (conn_input_account(c) < 0) {
-		conn_log_warn(c, "its uid's connections hold more unfinished input than allowed; closing it");
-		conn_reply_err(c, 0, ENOBUFS, "too much unfinished input from uid %d at once; "
-			       "finish or close other connections first", (int)c->uid);
-		conn_close(c);
-	}
-done:
-	conn_unref(c);
-	return 0;
-}
-
-/* The server's own fds (store, log) stay out of reach: past max_conns a
- * peer is closed unanswered, in one rate-limited line. */
-static bool conns_full(struct server *s)
-{
-	if (s->n_conns < s->max_conns)
-		return false;
-	if (peers_log_pass(s->peers, (uid_t)-1, 0, conn_now(s)))
-		log_warn("%u connections open; refusing another", s->n_conns);
-	return true;
-}
-
-static struct conn *conn_new(struct server *s, int cfd, bool tcp)
-{
-	struct conn *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->server = s;
-	c->fd = cfd;
-	c->tcp = tcp;
-	c->refs = 1;
-	c->accepted = time_mono_ns();
-	c->last_active = conn_now(s);
-	return c;
-}
-
-/* c, its identity known (or, over TCP, awaited), joins the loop. */
-static int conn_start(struct server *s, struct conn *c)
-{
-	if (sd_event_add_io(s->event, &c->src, c->fd, EPOLLIN | EPOLLET, conn_io, c) < 0)
-		return -ENOMEM;
-	c->io_events = EPOLLIN | EPOLLET;
-	c->next = s->conns;
-	if (s->conns)
-		s->conns->prev = c;
-	s->conns = c;
-	s->n_conns++;
-	/* The server speaks first over TCP: its nonce, which the peer's
-	 * credential must carry (docs/PROTOCOL.md, "The auth frame"). */
-	if (c->tcp)
-		conn_send(c, auth_hello(c->nonces.server));
-	return 0;
-}
-
-static void conn_accept(struct server *s, int cfd, bool tcp)
-{
-	struct conn *c;
-	int r;
-
-	if (conns_full(s)) {
-		close(cfd);
-		return;
-	}
-	c = conn_new(s, cfd, tcp);
-	if (!c) {
-		close(cfd);
-		return;
-	}
-	if (tcp) {
-		struct sockaddr_storage sa = { 0 };
-		socklen_t sl = sizeof(sa);
-
-		transport_tcp_tune(cfd);
-		transport_peer_name(cfd, c->peer, sizeof(c->peer));
-		(void)getpeername(cfd, (struct sockaddr *)&sa, &sl);
-		/* Until its credential a TCP peer waits in the gate, a budget of
-		 * its own, per address and in all: never in a user's slot. */
-		if (conn_gate_enter(c, &sa) < 0 || auth_nonce(c->nonces.server) < 0) {
-			conn_forget(c);
-			conn_free(c);
-			return;
-		}
-	} else {
-		struct ucred cred;
-		socklen_t len = sizeof(cred);
-
-		/* Identity comes from the kernel, never from the message. */
-		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-			log_warn("SO_PEERCRED: %m");
-			conn_free(c);
-			return;
-		}
-		c->pid = cred.pid;
-		snprintf(c->peer, sizeof(c->peer), "pid %d", (int)cred.pid);
-		r = conn_authenticated(c, cred.uid, cred.gid);
-		if (r < 0) {
-			conn_refuse(c, r);
-			conn_free(c);
-			return;
-		}
-	}
-	if (conn_start(s, c) < 0) {
-		conn_forget(c);
-		conn_free(c);
-	}
-}
-
-int server_conn_open(struct server *s, int fd, uid_t uid, gid_t gid)
-{
-	struct conn *c;
-	int r, fl = fcntl(fd, F_GETFL);
-
-	/* As accept4's SOCK_NONBLOCK gives every other connection. */
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || !(c = conn_new(s, fd, false))) {
-		r = errno ? -errno : -ENOMEM;
-		close(fd);
-		return r;
-	}
-	snprintf(c->peer, sizeof(c->peer), "fd %d", fd);
-	r = conn_authenticated(c, uid, gid);
-	if (r == 0 && (r = conn_start(s, c)) < 0)
-		conn_forget(c);
-	if (r < 0)
-		conn_free(c);
-	return r;
 }
 
 static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
@@ -1016,33 +468,25 @@ static void schedule(struct server *s)
 		estimates_replay(s, false);
 }
 
-void server_job_finished(struct server *s, struct job *j, enum job_state state)
+/* What the parts do at a job's end (job-end.c's server_job_finished,
+ * after its dependencies, before its removal from the pool). */
+static void job_ended(struct server *s, struct job *j, enum job_state state)
 {
-	struct job *a = j->parent;
-
-	if (a) {
-		pool_array_ended(a, state);
-		if (s->n_array_due == s->cap_array_due) {
-			size_t cap = s->cap_array_due ? 2 * s->cap_array_due : 16;
-			int64_t *n = realloc(s->array_due, cap * sizeof(*n));
-
-			if (n) {
-				s->array_due = n;
-				s->cap_array_due = cap;
-			}
-		}
-		if (s->n_array_due < s->cap_array_due)
-			s->array_due[s->n_array_due++] = a->id;
-		else
-			log_err("out of memory: array %lld ends at the next start", (long long)a->id);
-	}
 	srvjob_ended(s, j, state);
 	server_metrics_ended(s, j->queue, state);
-	depend_forget(s, j);
-	depend_job_changed(s, j->id);
 	server_job_suspend_end(s, j);
 	usage_job_finished(s, j);
-	pool_job_remove(s->pool, j);
+}
+
+/* What a signal to a job sets off before it goes to the nodes (node-send.c). */
+static void job_signal(struct server *s, struct job *j, int sig)
+{
+	/* SIGTERM thaws a suspended job (gded): its suspension ends. */
+	if (sig == SIGTERM && j->suspended)
+		server_job_suspend_end(s, j);
+	/* No node has it yet: its server prolog is what runs. */
+	if (j->srv_prolog && j->state == JOB_EXITING)
+		srvjob_stop(s, j);
 }
 
 /* Arrays whose subjobs ended: end those with nothing left. */
@@ -1159,39 +603,6 @@ static int more_handler(sd_event_source *src, void *userdata)
 	return 0;
 }
 
-/* Bytes the kernel holds for c that qpoold has not read yet. A deadline is
- * the peer's, not ours: when qpoold itself was late (a long commit, a
- * loaded host) and a peer's credential waits unread, its input handler,
- * due in the same pass, reads it; the timer must not refuse it first. */
-static bool conn_unread(const struct conn *c)
-{
-	int n = 0;
-
-	return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
-}
-
-/* A peer that starts a message and never finishes it holds a buffer and a
- * slot: close it after STALL_SEC, so slow or stuck clients cannot pile up.
- * Idle clients go after idle_timeout (conns_idle). */
-static void conns_check(struct server *s)
-{
-	int64_t now = time_mono_ns();
-
-	for (struct conn *c = s->conns, *next; c; c = next) {
-		next = c->next;
-		if (c->partial_since && now - c->partial_since > STALL_SEC * NSEC_PER_SEC) {
-			conn_log_warn(c, "message unfinished after %ds; closing it", STALL_SEC);
-			conn_close(c);
-		} else if (conn_idle(c, now)) {
-			conn_close(c);
-		} else if (!c->authed && now - c->accepted > TRANSPORT_AUTH_SEC * NSEC_PER_SEC &&
-			   !conn_unread(c)) {
-			conn_auth_refuse(c, EACCES, "no credential within " STRINGIFY(TRANSPORT_AUTH_SEC) " s");
-		}
-	}
-	conns_log_flush(s, now);
-}
-
 static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct server *s = userdata;
@@ -1262,61 +673,6 @@ static int load_job(struct job *j, void *userdata)
 	if (r < 0)
 		job_free(j);
 	return r;
-}
-
-static int admin_rotation(const char *queue, long long uid, long long seq, const char *text, void *ud)
-{
-	struct server *s = ud;
-
-	return pool_rotation_set(s->pool, queue, (uid_t)uid, (uint64_t)seq);
-}
-
-/* qmgr's queue settings win over the file's until qmgr changes them again. */
-static int admin_queue(const char *queue, long long enabled, long long started, const char *reason, void *ud)
-{
-	struct server *s = ud;
-	struct queue_conf *q = (struct queue_conf *)config_queue(s->config, queue);
-
-	if (!q)
-		return 0;
-	if (enabled >= 0)
-		q->enabled = enabled;
-	if (started >= 0)
-		q->started = started;
-	snprintf(q->reason, sizeof(q->reason), "%s", reason ? reason : "");
-	return 0;
-}
-
-static int admin_node(const char *node, long long drain, long long t_drain, const char *reason, void *ud)
-{
-	struct server *s = ud;
-	struct node *n = pool_node_get(s->pool, node);
-
-	if (!n)
-		return -ENOMEM;
-	n->drain = drain > 0;
-	n->drain_by = drain > 0 ? (drain <= DRAIN_HOOK ? (uint8_t)drain : DRAIN_ADMIN) : DRAIN_NONE;
-	free(n->drain_reason);
-	n->drain_reason = reason ? strdup(reason) : NULL;
-	/* Stored in s; -1: drained before the store kept the time. */
-	n->drain_time = drain > 0 && t_drain > 0 ? t_drain * 1000000000LL : 0;
-	return 0;
-}
-
-static int admin_none(const char *key, long long a, long long b, const char *text, void *ud)
-{
-	return 0;
-}
-
-int server_admin_load(struct server *s, bool all)
-{
-	struct jobstore_admin_cbs cbs = {
-		.rotation = all ? admin_rotation : admin_none,
-		.queue = admin_queue,
-		.node = all ? admin_node : admin_none,
-	};
-
-	return jobstore_admin_load(s->store, &cbs, s);
 }
 
 static int dir_make(const char *path, mode_t mode, struct error *err)
@@ -1437,6 +793,12 @@ int server_create(sd_event *e, struct config *config, struct server **ret, struc
 		return error_set(err, -ENOMEM, "out of memory");
 	}
 	s->event = sd_event_ref(e);
+	s->conn_message_f = conn_message;
+	s->conn_closed_f = conn_closed;
+	s->job_ended_f = job_ended;
+	s->job_signal_f = job_signal;
+	s->state_load_f = server_state_load;
+	s->filter_pass_f = request_run;
 	s->config = config;
 	/* Until the store's is read at the takeover (server-lease.c). */
 	jobid_server_name(config->server_name, s->pool_name, sizeof(s->pool_name));
@@ -1605,64 +967,4 @@ void server_destroy(struct server *s)
 	config_destroy(s->config);
 	sd_event_unref(s->event);
 	free(s);
-}
-
-int server_reload(struct server *s, struct error *err)
-{
-	struct config *c;
-	int r;
-
-	r = config_load(s->config->path, &c, err);
-	if (r < 0)
-		return r;
-	if (strcmp(c->socket, s->config->socket) != 0 || strcmp(c->state_dir, s->config->state_dir) != 0 ||
-	    strcmp(c->listen, s->config->listen) != 0 || strcmp(c->munge_socket, s->config->munge_socket) != 0 ||
-	    c->store != s->config->store || strcmp(c->store_dsn, s->config->store_dsn) != 0 ||
-	    strcmp(c->metrics_listen, s->config->metrics_listen) != 0) {
-		config_destroy(c);
-		return error_set(err, -EINVAL, "%s: socket, listen, metrics_listen, munge_socket, state_dir, store and store_dsn"
-				 " take effect only at restart", s->config->path);
-	}
-	/* The lease's length is written at each renewal: all servers must
-	 * agree on it while one holds the lease. */
-	if (strcmp(c->advertise, s->config->advertise) != 0 || strcmp(c->server_id, s->config->server_id) != 0 ||
-	    c->lease_time != s->config->lease_time || c->lease_renew != s->config->lease_renew) {
-		config_destroy(c);
-		return error_set(err, -EINVAL, "%s: advertise, server_id, lease_time and lease_renew take effect only at restart",
-				 s->config->path);
-	}
-	/* A hook that may not run: the whole reload is refused, so the hook
-	 * in use stays (qpool-hooks(5)). */
-	r = srvhooks_config_check(c, err);
-	if (r < 0) {
-		config_destroy(c);
-		return r;
-	}
-	/* A queue that still holds jobs cannot go away under them. */
-	for (size_t i = 0; i < s->config->n_queues; i++) {
-		const char *name = s->config->queues[i].name;
-		unsigned n = 0;
-
-		if (config_queue(c, name))
-			continue;
-		for (struct job *j = pool_jobs(s->pool); j; j = j->next)
-			if (strcmp(j->queue, name) == 0)
-				n++;
-		if (n) {
-			config_destroy(c);
-			return error_set(err, -EBUSY, "%s: queue %s still holds %u job%s; "
-					 "disable it and let them finish first", s->config->path, name, n,
-					 n == 1 ? "" : "s");
-		}
-	}
-	config_destroy(s->config);
-	s->config = c;
-	usage_configure(s);
-	(void)server_admin_load(s, false);
-	/* A [server] name set or changed renames the pool now. */
-	if (s->config->server_name[0] && strcmp(s->config->server_name, s->pool_name) != 0 &&
-	    !server_standby(s) && server_pool_name_settle(s) < 0)
-		log_err("job store: cannot keep the pool's name %s", s->pool_name);
-	s->sched_dirty = true;
-	return 0;
 }

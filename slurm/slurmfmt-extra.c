@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The squeue -o/-O and sacct --format fields Slurm documents beyond
- * lib/slurmfmt.c's first table: those qpool knows, computed here; the
+ * slurmfmt-fields.c's first table: those qpool knows, computed here; the
  * rest print what Slurm prints when a job has no such thing ("(null)",
  * "N/A", "0", blank in sacct), never an error (docs/PORTALS.md). */
 #include <stdio.h>

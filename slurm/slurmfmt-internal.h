@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The field table shared by lib/slurmfmt.c (the fields qpool had first)
- * and slurm/slurmfmt-extra.c (the rest of what Slurm documents). */
+/* The field table shared by slurm/slurmfmt-fields.c (the fields qpool had
+ * first) and slurm/slurmfmt-extra.c (the rest of what Slurm documents). */
 #ifndef QPOOL_SLURMFMT_INTERNAL_H
 #define QPOOL_SLURMFMT_INTERNAL_H
 
@@ -31,7 +31,7 @@ struct slurmfmt_field {
 };
 
 /* slurm/slurmfmt-extra.c: the lookups of the documented fields beyond
- * slurmfmt.c's table, and their values. */
+ * slurmfmt-fields.c's table, and their values. */
 const struct slurmfmt_field *slurmfmt_extra_letter(char c);
 const struct slurmfmt_field *slurmfmt_extra_name(const char *name, enum slurmfmt_view view);
 void slurmfmt_extra_value(const struct slurmfmt_field *f, enum slurmfmt_view view, const json_t *job,

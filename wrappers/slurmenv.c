@@ -9,7 +9,6 @@
 #include "gded.h"
 #include "hostlist.h"
 #include "parse.h"
-#include "slurmtext.h"
 
 /* The value of name in the job's spec environment, or NULL. */
 static const char *spec_env(const struct gded_job *job, const char *name)
@@ -68,16 +67,16 @@ int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_s
 	if (k < 0)
 		goto done;
 	l1 = (size_t)k + 1;
-	l2 = (size_t)slurm_tasks_per_node_format(tasks, nnodes, NULL, 0) + 1;
-	l3 = (size_t)slurm_tasks_per_node_format(cpus, nnodes, NULL, 0) + 1;
+	l2 = (size_t)hostlist_counts_format(tasks, nnodes, NULL, 0) + 1;
+	l3 = (size_t)hostlist_counts_format(cpus, nnodes, NULL, 0) + 1;
 	list = malloc(l1);
 	tpn = malloc(l2);
 	cpj = malloc(l3);
 	if (!list || !tpn || !cpj)
 		goto done;
 	hostlist_compress_ordered(names, nnodes, list, l1);
-	slurm_tasks_per_node_format(tasks, nnodes, tpn, l2);
-	slurm_tasks_per_node_format(cpus, nnodes, cpj, l3);
+	hostlist_counts_format(tasks, nnodes, tpn, l2);
+	hostlist_counts_format(cpus, nnodes, cpj, l3);
 	snprintf(id, sizeof(id), "%" PRIu64, job->jobid);
 	snprintf(n, sizeof(n), "%zu", nnodes);
 	snprintf(uid, sizeof(uid), "%u", (unsigned)job->uid);

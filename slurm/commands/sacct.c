@@ -341,7 +341,7 @@ done:
 	return status;
 }
 
-/* sacct -S/-E: a moment (lib/slurmtext.h), its time of day today's. */
+/* sacct -S/-E: a moment (slurm/slurmtext.h), its time of day today's. */
 static int when_ns(const char *s, int64_t now_ns, int64_t *ret_ns)
 {
 	time_t t;

@@ -18,7 +18,6 @@
 #include "exe.h"
 #include "hostlist.h"
 #include "slurmstep.h"
-#include "slurmtext.h"
 #include "srunopt.h"
 #include "version.h"
 
@@ -338,7 +337,7 @@ static int step_plan(const struct srunopt *s, const char *jobid, struct step *st
 			snprintf(asked, sizeof(asked), "%" PRId64 " tasks", st->ntasks);
 		for (int i = 0; i < st->nnodes; i++)
 			counts[i] = (uint64_t)st->slots[i];
-		slurm_tasks_per_node_format(counts, (size_t)st->nnodes, have, sizeof(have));
+		hostlist_counts_format(counts, (size_t)st->nnodes, have, sizeof(have));
 		return cmd_fail(1, "error: Unable to create step for job %s: More processors requested "
 				"than permitted (%s; the job's slots: %s)", jobid, asked, have);
 	}
@@ -397,7 +396,7 @@ static void step_env(const struct srunopt *s, struct step *st)
 		setenv("SLURM_STEP_NODELIST", text, 1);
 		setenv("SLURM_NODELIST", text, 1);
 	}
-	slurm_tasks_per_node_format(counts, (size_t)st->used, text, sizeof(text));
+	hostlist_counts_format(counts, (size_t)st->used, text, sizeof(text));
 	setenv("SLURM_STEP_TASKS_PER_NODE", text, 1);
 	setenv("SLURM_TASKS_PER_NODE", text, 1);
 	if (s->job.cpus_per_task > 0)

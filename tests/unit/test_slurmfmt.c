@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/slurmfmt and lib/hostlist from tables: Slurm's states, reasons, times, fields and host lists. */
+/* slurm/slurmfmt and lib/hostlist from tables: Slurm's states, reasons, times, fields and host lists. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -427,7 +427,7 @@ static void test_tasks_per_node(void)
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		char buf[64];
 
-		CU_ASSERT_EQUAL(slurm_tasks_per_node_format(t[i].c, t[i].n, buf, sizeof(buf)),
+		CU_ASSERT_EQUAL(hostlist_counts_format(t[i].c, t[i].n, buf, sizeof(buf)),
 				(int)strlen(t[i].want));
 		CU_ASSERT_STRING_EQUAL(buf, t[i].want);
 	}

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Slurm's text forms (lib/slurmtext.h): times, sizes, begin times,
- * %-patterns, tasks per node. */
+/* Slurm's text forms (slurm/slurmtext.h): times, sizes, begin times,
+ * %-patterns. */
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,31 +173,6 @@ int slurm_path_expand(const char *pat, const char *name, const char *user, bool 
 	}
 	buf[at] = '\0';
 	return 0;
-}
-
-int slurm_tasks_per_node_format(const uint64_t *counts, size_t n, char *buf, size_t len)
-{
-	size_t at = 0;
-	int total = 0;
-
-	if (len)
-		buf[0] = '\0';
-	for (size_t i = 0; i < n;) {
-		size_t j = i + 1;
-		int k;
-
-		while (j < n && counts[j] == counts[i])
-			j++;
-		if (j - i > 1)
-			k = snprintf(buf ? buf + at : NULL, at < len ? len - at : 0, "%s%" PRIu64 "(x%zu)", i ? "," : "",
-				     counts[i], j - i);
-		else
-			k = snprintf(buf ? buf + at : NULL, at < len ? len - at : 0, "%s%" PRIu64, i ? "," : "", counts[i]);
-		total += k;
-		at += (size_t)k;
-		i = j;
-	}
-	return total;
 }
 
 /* "-2hours", "+30" after "now": the offset in seconds ("" is 0). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Slurm's text forms, purely: its times, sizes and begin times read, its
- * %-patterns and tasks-per-node written (host lists: lib/hostlist.h). */
+ * %-patterns written (host lists and tasks per node: lib/hostlist.h, which
+ * gded writes a job's SLURM_* with). */
 #ifndef QPOOL_SLURMTEXT_H
 #define QPOOL_SLURMTEXT_H
 
@@ -37,9 +38,5 @@ int slurm_mem_parse(const char *s, int64_t *ret_bytes);
  * *ret_warned. 0, -EINVAL ("%q": not a pattern), -ENAMETOOLONG. */
 int slurm_path_expand(const char *pat, const char *name, const char *user, bool array, char *buf,
 		      size_t len, bool *ret_warned, struct error *err);
-
-/* Slurm's SLURM_TASKS_PER_NODE: counts[0..n) with runs folded, "2(x3),1".
- * Returns what snprintf returns. */
-int slurm_tasks_per_node_format(const uint64_t *counts, size_t n, char *buf, size_t len);
 
 #endif
