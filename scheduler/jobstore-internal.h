@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Inside the job store: the ops table each backend fills (SQLite in
- * jobstore-sqlite.c, PostgreSQL in jobstore-pg.c) and the row readers both
- * share (jobstore-rows.c), so a job object reads the same from either. */
+/* Inside the job store: the operations written once (jobstore-ops.c) over
+ * the primitives each driver supplies (struct jobstore_driver: SQLite in
+ * jobstore-sqlite.c, PostgreSQL in jobstore-pg.c), the SQL both take, and
+ * the row readers (jobstore-rows.c), so a job object reads the same from
+ * either. */
 #ifndef QPOOL_JOBSTORE_INTERNAL_H
 #define QPOOL_JOBSTORE_INTERNAL_H
 
 #include "histogram.h"
 #include "jobstore.h"
 
-/* One schema version for both backends: version N holds the same tables
- * and columns on SQLite and on PostgreSQL. A new version is a migration
- * in each backend's list. */
+/* One schema version for both drivers: version N holds the same tables
+ * and columns on SQLite and on PostgreSQL. A new version is one entry of
+ * jobstore-sql.c's list (a driver's own only where the SQL differs). */
 #define JOBSTORE_SCHEMA_VERSION 17
 
 /* The columns every job query selects, in this order, on both backends. */
@@ -33,7 +35,7 @@ enum {
 	COL_LAUNCH_UMASK = COL_ENV + 2,   /* the launch query's last column */
 };
 
-/* The active-jobs query's columns (SQL_ACTIVE on both backends). */
+/* The active-jobs query's columns (ST_ACTIVE). */
 enum {
 	ACT_ID, ACT_QUEUE, ACT_UID, ACT_STATE, ACT_NCPUS, ACT_MEM, ACT_WALLTIME, ACT_NODE,
 	ACT_CPUS, ACT_T_SUBMIT, ACT_RERUN, ACT_T_DISPATCH, ACT_PRIORITY, ACT_START_AFTER,
@@ -42,7 +44,7 @@ enum {
 	ACT_GPU_MODEL, ACT_LICENSES, ACT_NODE_RES, ACT_ACCOUNT, ACT_QOS, ACT_RESV,
 };
 
-/* One result row, read through its backend's accessors. */
+/* One result row, read through its driver's accessors. */
 struct jobstore_row;
 struct jobstore_row_ops {
 	bool (*null)(const struct jobstore_row *r, int col);
@@ -255,10 +257,9 @@ enum {
 #define JOBSTORE_SQL_EV_PRUNE \
 	"DELETE FROM events WHERE t < CAST($1 AS BIGINT) AND seq IN (SELECT seq FROM events ORDER BY seq" \
 	" LIMIT CAST($2 AS BIGINT)) AND seq < (SELECT max(seq) FROM events) RETURNING seq"
-extern const char *const jobstore_ev_sql[EV_MAX];
 
 /* Schema 13, accounts (docs/ACCOUNTS.md): the same SQL on both backends,
- * run through the backends' sql_run (accounts-store.c holds the
+ * run through the drivers' run_text (accounts-store.c holds the
  * statements). A user's association is a row of account_users; at most
  * one row of a user has is_default 1. */
 #define JOBSTORE_SQL_ACCOUNTS_CREATE \
@@ -285,19 +286,19 @@ extern const char *const jobstore_ev_sql[EV_MAX];
 	" t_end BIGINT NOT NULL, nodes TEXT NOT NULL, users TEXT, grps TEXT, accounts TEXT, flags TEXT," \
 	" count BIGINT);"
 
-/* One statement's parameters, in $N order. */
+/* One statement's parameters, in $N order: int64, text, or NULL (a
+ * text of NULL). Each driver binds them by index its own way. */
+#define JOBSTORE_PARAMS_MAX 26
 struct jobstore_ev_params {
 	int n;
 	struct {
 		const char *text;   /* used when is_text (NULL: SQL NULL) */
 		int64_t i;
 		bool is_text;
-	} v[8];
+	} v[JOBSTORE_PARAMS_MAX];
 	const int64_t *ids;     /* EV_JOB's list, its last parameter */
 	size_t n_ids;
 };
-/* p's ids as open, "1,2,3", close (malloc'd); NULL: out of memory. */
-char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close);
 
 /* SQL written once above both backends (the same text on each): a write
  * of several statements in one transaction (the caller's, else its
@@ -329,94 +330,147 @@ extern const struct jobstore_table jobstore_tables[];
  * so a migrated store starts with no holder. Ends with NULL. */
 extern const char *const jobstore_tables_uncopied[];
 
-/* One backend. Every write runs between begin and commit; the one
- * exception is the schema's own migrations, inside open. */
-struct jobstore_ops {
+/* The statements written once (jobstore-ops.c holds their text, $N
+ * parameters, and each binder), prepared by every driver at open. */
+enum jobstore_stmt {
+	ST_SET_STATE, ST_DISPATCH, ST_REQUEUE, ST_FINISH, ST_ACTIVE, ST_QUERY, ST_QUERY_ID, ST_LAUNCH,
+	ST_PAYLOAD, ST_ROT_SET, ST_ROT_LOAD, ST_QADMIN_SET, ST_QADMIN_LOAD, ST_NADMIN_SET, ST_NADMIN_LOAD,
+	ST_ALTER, ST_BEGIN_SET, ST_ESTIMATE_SET, ST_ESTIMATE_FIRST, ST_ALLOC_INSERT, ST_ALLOC_DELETE,
+	ST_ALLOC_RESULT, ST_ALLOC_LOAD, ST_SUBJOB_INSERT, ST_SUBJOBS, ST_ARRAY_FINISH, ST_DEPEND_SET,
+	ST_NODE_PUT, ST_NODE_DELETE, ST_NODE_ADMIN_DELETE, ST_NODES_LOAD, ST_LEASE_ACQUIRE, ST_LEASE_RENEW,
+	ST_LEASE_RELEASE, ST_LEASE_READ, ST_SERVER_SEEN, ST_SERVERS_LOAD, ST_POOL_NAME_READ, ST_POOL_NAME_SET,
+	ST_EV_JOB, ST_EV_NODE, ST_EV_READ, ST_EV_BOUNDS, ST_EV_PRUNE, ST_EV_JOB_RANGE,
+	ST_MAX,   /* a driver's own statements (its insert, BEGIN, ...) are numbered from here */
+};
+
+/* How a driver runs a prepared statement. */
+enum jobstore_run {
+	RUN_WRITE,   /* no rows read; in a transaction its answer may come at commit */
+	RUN_ONE,     /* a write that must change one row: -ENOENT (at commit, in a transaction) */
+	RUN_COUNT,   /* a write run now: returns the rows it changed */
+	RUN_ROWS,    /* each row to cb; a negative return of cb stops and is returned */
+};
+
+/* One engine: the primitives the operations (jobstore-ops.c) run on. The
+ * only code that knows SQLite (jobstore-sqlite.c) or libpq (jobstore-pg.c). */
+struct jobstore_driver {
 	const char *name;
+	/* Fragments of the shared texts: {NOW}, the store's clock in ms (an
+	 * SQL expression), and {ATTR:key}, attrs' key as text (the key
+	 * between attr_open and attr_close); an id list parameter's brackets. */
+	const char *now_ms;
+	const char *attr_open, *attr_close;
+	const char *add_column;   /* {ADD_COLUMN}: "ADD COLUMN", maybe IF NOT EXISTS */
+	const char *last_id;      /* {LAST_ID}: the last job id given, an SQL expression */
+	char list_open, list_close;
+	/* The driver's own text of a statement where the engines' SQL truly
+	 * differs (JSON functions, the events' numbering), by id; NULL: the
+	 * shared one. */
+	const char *const *texts;
+	/* Its schema starts at first_version; its own migrations by version
+	 * (JOBSTORE_SCHEMA_VERSION + 1 entries), NULL: the shared one. */
+	int first_version;
+	const char *const *migrations;
+
+	/* Connects, creates or migrates the schema, prepares the driver's
+	 * own statements. */
+	int (*open)(const char *where, struct jobstore **ret, struct error *err);
 	void (*close)(struct jobstore *js);
+	/* Prepares statement id (kept for the handle's life); one: it is run
+	 * RUN_ONE. 0 or -errno, error_text then telling why. */
+	int (*prepare)(struct jobstore *js, int id, const char *sql, bool one);
+	const char *(*error_text)(struct jobstore *js);
+	/* Binds p (int64, text, NULL by index) to statement id and runs it. */
+	int (*run)(struct jobstore *js, int id, const struct jobstore_ev_params *p, enum jobstore_run how,
+		   int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
+	/* The same for SQL text not kept prepared (the rare writes and loads
+	 * of accounts-store.c, recset.c): each row to cb. */
+	int (*run_text)(struct jobstore *js, const char *sql, const struct jobstore_ev_params *p,
+			int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
 	int (*begin)(struct jobstore *js);
 	int (*commit)(struct jobstore *js);
 	void (*rollback)(struct jobstore *js);
 	int (*checkpoint)(struct jobstore *js);
-	int (*job_insert)(struct jobstore *js, const struct job_submit *s, int64_t *ret_id);
-	int (*job_set_state)(struct jobstore *js, int64_t id, enum job_state state, const char *reason);
-	int (*job_dispatch)(struct jobstore *js, int64_t id, const char *node, const char *cpus,
-			    int64_t t_dispatch);
-	int (*alloc_insert)(struct jobstore *js, const struct job *j);
-	int (*alloc_result)(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
-			    int64_t t_done, const char *result_json);
-	int (*job_requeue)(struct jobstore *js, int64_t id, const char *reason);
-	int (*job_alter)(struct jobstore *js, int64_t id, const struct job_submit *a);
-	int (*job_begin_set)(struct jobstore *js, int64_t id, int64_t t);
-	int (*job_estimate_set)(struct jobstore *js, int64_t id, bool first, int64_t t);
-	int (*job_finish)(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done);
-	int (*load_active)(struct jobstore *js, int (*cb)(struct job *j, void *userdata), void *userdata);
-	/* The rows of f as job objects (jobstore_row_job_json), id order. */
-	int (*query)(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array);
-	/* Job id's "alloc" array (empty when none). */
-	json_t *(*alloc_json)(struct jobstore *js, int64_t id);
-	/* Job id's env and script into o; -ENOENT. */
-	int (*payload_add)(struct jobstore *js, int64_t id, json_t *o);
-	int (*job_launch)(struct jobstore *js, int64_t id, json_t **ret);
-	int (*subjob_insert)(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
-			     enum job_state state, const char *reason);
-	int (*subjobs_load)(struct jobstore *js, int64_t array_id,
-			    int (*cb)(int64_t index, enum job_state state, int exit_status, void *ud), void *ud);
-	int (*array_finish)(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
-			    const char *reason, int64_t t_done);
-	int (*job_depend_set)(struct jobstore *js, int64_t id, const char *depend);
-	int (*rotation_set)(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq);
-	int (*queue_admin_set)(struct jobstore *js, const char *queue, int enabled, int started,
-			       const char *reason);
-	int (*node_admin_set)(struct jobstore *js, const char *node, int drain, const char *reason);
-	int (*admin_load)(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud);
-	int (*node_put)(struct jobstore *js, const struct jobstore_node *n);
-	int (*node_delete)(struct jobstore *js, const char *name);
-	int (*nodes_load)(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud);
+	/* A job's row (cols: the 22 columns of JOBSTORE_SQL_INSERT_COLS, in
+	 * order) and payload, its id the next one, and reserve more ids after
+	 * it (an array's subjobs): the engines' ids differ (SQLite's
+	 * AUTOINCREMENT, PostgreSQL's job_seq row). */
+	int (*job_insert)(struct jobstore *js, const struct jobstore_ev_params *cols, int64_t reserve,
+			  const char *env, const char *script, int64_t *ret_id);
+	/* Before a lease is taken: the session's limits in its terms; NULL: none. */
+	int (*lease_session)(struct jobstore *js, int64_t lease_ms);
 
 	/* For qpoold --migrate (jobstore_copy). */
 	/* "sqlite PATH", "postgresql HOST:PORT/DB": no secret in it. */
 	void (*describe)(struct jobstore *js, char *buf, size_t size);
-	/* Rows in the store: jobs, and of the other tables; last id given. */
-	int (*count)(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id);
-	/* cb for every row of t, its columns as text (NULL: SQL NULL), in
-	 * primary key order. */
-	int (*rows_each)(struct jobstore *js, const struct jobstore_table *t,
-			 int (*cb)(const char *const *values, void *ud), void *ud);
-	/* Bulk load into t (inside a transaction); NULL where the backend
+	/* Bulk load into t (inside a transaction); NULL where the engine
 	 * is never a target. */
 	int (*copy_begin)(struct jobstore *js, const struct jobstore_table *t);
 	int (*copy_row)(struct jobstore *js, const struct jobstore_table *t, const char *const *values);
 	int (*copy_end)(struct jobstore *js);
 	/* The last id given becomes last (ids continue past it). */
 	int (*last_id_set)(struct jobstore *js, int64_t last);
-
-	/* The lease (JOBSTORE_SQL_LEASE_*): acquire returns the new epoch or
-	 * -EBUSY; renew and release -ESTALE when no row changed. Renew runs
-	 * inside the caller's transaction when there is one. */
-	int (*lease_acquire)(struct jobstore *js, const char *holder, const char *address, int64_t lease_ms,
-			     int64_t *ret_epoch);
-	int (*lease_renew)(struct jobstore *js, const char *holder, int64_t epoch, int64_t lease_ms);
-	int (*lease_release)(struct jobstore *js, const char *holder, int64_t epoch);
-	int (*lease_read)(struct jobstore *js, struct jobstore_lease *ret);
-	int (*server_seen)(struct jobstore *js, const char *id, const char *address, const char *role);
-	int (*servers_load)(struct jobstore *js, int (*cb)(const char *id, const char *address, const char *role,
-							   int64_t age_ms, void *ud), void *ud);
-	/* The pool's name (JOBSTORE_SQL_POOL_*): read, -ENOENT when none. */
-	int (*pool_name_read)(struct jobstore *js, char *buf, size_t size);
-	int (*pool_name_set)(struct jobstore *js, const char *name);
-	/* The event statements (jobstore_ev_sql): a write inside the open
-	 * transaction (its answer may come at commit), or a read whose rows
-	 * go to cb one by one (a negative return stops and is returned). */
-	/* One statement of SQL text both backends take ($N parameters),
-	 * not kept prepared: for the rare writes and loads written once
-	 * above the backends (accounts-store.c). cb gets each row; -ENOENT
-	 * never (the caller counts rows it asked RETURNING for). */
-	int (*sql_run)(struct jobstore *js, const char *sql, const struct jobstore_ev_params *p,
-		       int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
-	int (*ev_run)(struct jobstore *js, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
-		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
 };
+
+/* The columns a job's insert writes, $1..$22 in this order. */
+#define JOBSTORE_SQL_INSERT_COLS \
+	"name, queue, owner, uid, gid, state, ncpus, mem, walltime, workdir, stdout, stderr, join_oe," \
+	" rerunnable, t_submit, umask, attrs, chunks, place, array_spec, depend, reason"
+
+/* A shared text with drv's fragments ({NOW}, {ATTR:key}, {ADD_COLUMN}, {LAST_ID})
+ * filled in (malloc'd); NULL: out of memory. */
+char *jobstore_sql_expand(const struct jobstore_driver *drv, const char *text);
+/* The migration that leads drv's store to version, expanded (malloc'd
+ * into *ret); -EINVAL: none. */
+int jobstore_migration(const struct jobstore_driver *drv, int version, char **ret);
+
+extern const struct jobstore_driver jobstore_driver_sqlite;
+extern const struct jobstore_driver jobstore_driver_pg;
+
+/* The operations, written once above the drivers (jobstore-ops.c): the
+ * ones jobstore.h declares that need nothing of the door are defined
+ * there under their own names; these the door (jobstore.c) wraps with a
+ * transaction, an event or the lease's state. */
+int jobstore_op_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id);
+int jobstore_op_job_set_state(struct jobstore *js, int64_t id, enum job_state state, const char *reason);
+int jobstore_op_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus,
+			     int64_t t_dispatch);
+/* Back to queued, its allocation rows deleted. */
+int jobstore_op_job_requeue(struct jobstore *js, int64_t id, const char *reason);
+int jobstore_op_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done);
+/* The rows of f as job objects (jobstore_row_job_json), id order. */
+int jobstore_op_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array);
+/* Job id's "alloc" array (empty when none). */
+json_t *jobstore_op_alloc_json(struct jobstore *js, int64_t id);
+/* Job id's env and script into o; -ENOENT. */
+int jobstore_op_payload_add(struct jobstore *js, int64_t id, json_t *o);
+int jobstore_op_subjob_insert(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
+			      enum job_state state, const char *reason);
+int jobstore_op_array_finish(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
+			     const char *reason, int64_t t_done);
+int jobstore_op_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason);
+int jobstore_op_node_put(struct jobstore *js, const struct jobstore_node *n);
+int jobstore_op_node_delete(struct jobstore *js, const char *name);
+/* The lease (JOBSTORE_SQL_LEASE_*): acquire gives the new epoch or
+ * -EBUSY; renew and release -ESTALE when no row changed. Renew runs
+ * inside the caller's transaction when there is one. */
+int jobstore_op_lease_acquire(struct jobstore *js, const char *holder, const char *address, int64_t lease_ms,
+			      int64_t *ret_epoch);
+int jobstore_op_lease_renew(struct jobstore *js, const char *holder, int64_t epoch, int64_t lease_ms);
+int jobstore_op_lease_release(struct jobstore *js, const char *holder, int64_t epoch);
+/* The event statements: a write inside the open transaction (its
+ * answer may come at commit), or a read whose rows go to cb one by one
+ * (a negative return stops and is returned). */
+int jobstore_op_ev_run(struct jobstore *js, enum jobstore_ev_stmt id, const struct jobstore_ev_params *p,
+		       int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
+/* For qpoold --migrate (jobstore_copy): rows in the store (jobs, the
+ * other tables', the last id given); every row of t, its columns as text
+ * (NULL: SQL NULL), in primary key order. */
+int jobstore_op_count(struct jobstore *js, int64_t *ret_jobs, int64_t *ret_other, int64_t *ret_last_id);
+int jobstore_op_rows_each(struct jobstore *js, const struct jobstore_table *t,
+			  int (*cb)(const char *const *values, void *ud), void *ud);
+/* Prepares every statement of jobstore-ops.c on js's driver. */
+int jobstore_ops_prepare(struct jobstore *js, struct error *err);
 
 struct jobstore_ev_pending {
 	int64_t jobid;          /* 0: a node's */
@@ -426,9 +480,9 @@ struct jobstore_ev_pending {
 	int64_t uid;            /* a node's: who changed it; -1: qpoold */
 };
 
-/* Each backend's struct starts with this. */
+/* Each driver's struct starts with this. */
 struct jobstore {
-	const struct jobstore_ops *ops;
+	const struct jobstore_driver *drv;
 	uint64_t rows_read;     /* job rows jobstore_query made, ever */
 	struct histogram commit_hist;   /* jobstore_commit's time, the successful ones */
 	/* The fence (jobstore_lease_acquire): set, every write transaction
@@ -446,7 +500,5 @@ struct jobstore {
 	uint64_t ev_committed;  /* events this handle committed, ever */
 };
 
-int jobstore_sqlite_open(const char *path, struct jobstore **ret, struct error *err);
-int jobstore_pg_open(const char *dsn, struct jobstore **ret, struct error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Job store rows to job objects and struct job, shared by both backends
- * through the row accessors of jobstore-internal.h. */
+/* Job store rows to job objects and struct job, through the row
+ * accessors of jobstore-internal.h: read once for both drivers. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The job store's door: picks a backend at open, then hands every call to
- * its ops table; what both backends share of a query is done here. */
+/* The job store's door: picks a driver at open (a table by kind), then
+ * wraps the operations of jobstore-ops.c that need it: transactions (the
+ * group commit, the lease's fence), the events of each change, the
+ * query's alloc and payload, qpoold --migrate's copy. */
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -9,26 +11,37 @@
 #include "jobstore-internal.h"
 #include "timeutil.h"
 
+/* The drivers, by kind. Each is reached only through its primitives
+ * (struct jobstore_driver); the operations above them are written once
+ * (jobstore-ops.c). */
+static const struct jobstore_driver *const drivers[] = {
+	[JOBSTORE_SQLITE] = &jobstore_driver_sqlite,
+	[JOBSTORE_POSTGRESQL] = &jobstore_driver_pg,
+};
+
 int jobstore_open(enum jobstore_kind kind, const char *where, struct jobstore **ret, struct error *err)
 {
 	const char *off = getenv("QP_EVENTS_OFF");
+	const struct jobstore_driver *drv;
 	int r;
 
-	switch (kind) {
-	case JOBSTORE_SQLITE:
-		r = jobstore_sqlite_open(where, ret, err);
-		break;
-	case JOBSTORE_POSTGRESQL:
-		r = jobstore_pg_open(where, ret, err);
-		break;
-	default:
+	if ((unsigned)kind >= sizeof(drivers) / sizeof(drivers[0]) || !drivers[kind])
 		return error_set(err, -EINVAL, "job store: unknown kind %d", (int)kind);
+	drv = drivers[kind];
+	r = drv->open(where, ret, err);
+	if (r < 0)
+		return r;
+	r = jobstore_ops_prepare(*ret, err);
+	if (r < 0) {
+		drv->close(*ret);
+		*ret = NULL;
+		return r;
 	}
 	/* bench/events measures a commit with events against one without;
 	 * nothing else turns them off. */
-	if (r == 0 && off && strcmp(off, "1") == 0)
+	if (off && strcmp(off, "1") == 0)
 		(*ret)->events_off = true;
-	return r;
+	return 0;
 }
 
 static void ev_clear(struct jobstore *js)
@@ -47,7 +60,7 @@ void jobstore_close(struct jobstore *js)
 	ev_clear(js);
 	free(js->ev);
 	js->ev = NULL;
-	js->ops->close(js);
+	js->drv->close(js);
 }
 
 /* A change of the open transaction that is an event. A job already
@@ -131,11 +144,11 @@ static int ev_flush(struct jobstore *js)
 			if (run) {
 				ev_int(&p, ids[0]);
 				ev_int(&p, ids[n - 1]);
-				r = js->ops->ev_run(js, EV_JOB_RANGE, &p, NULL, NULL);
+				r = jobstore_op_ev_run(js, EV_JOB_RANGE, &p, NULL, NULL);
 			} else {
 				p.ids = ids;
 				p.n_ids = n;
-				r = js->ops->ev_run(js, EV_JOB, &p, NULL, NULL);
+				r = jobstore_op_ev_run(js, EV_JOB, &p, NULL, NULL);
 			}
 		} else {
 			char uid[24];
@@ -145,7 +158,7 @@ static int ev_flush(struct jobstore *js)
 			ev_text(&p, e->state);
 			ev_text(&p, e->reason);
 			ev_text(&p, e->uid >= 0 ? uid : NULL);
-			r = js->ops->ev_run(js, EV_NODE, &p, NULL, NULL);
+			r = jobstore_op_ev_run(js, EV_NODE, &p, NULL, NULL);
 			i++;
 		}
 	}
@@ -230,7 +243,7 @@ int jobstore_events_read(struct jobstore *js, int64_t after, unsigned limit,
 
 	ev_int(&p, after);
 	ev_int(&p, limit);
-	return js->ops->ev_run(js, EV_READ, &p, ev_row, &er);
+	return jobstore_op_ev_run(js, EV_READ, &p, ev_row, &er);
 }
 
 static int bounds_row(const struct jobstore_row *r, void *ud)
@@ -246,7 +259,7 @@ int jobstore_events_bounds(struct jobstore *js, int64_t *ret_first, int64_t *ret
 {
 	struct jobstore_ev_params p = { 0 };
 	int64_t b[2] = { 0, 0 };
-	int r = js->ops->ev_run(js, EV_BOUNDS, &p, bounds_row, b);
+	int r = jobstore_op_ev_run(js, EV_BOUNDS, &p, bounds_row, b);
 
 	if (r < 0)
 		return r;
@@ -271,7 +284,7 @@ int jobstore_events_prune(struct jobstore *js, int64_t before, unsigned limit)
 	ev_int(&p, limit);
 	r = jobstore_begin(js);
 	if (r == 0)
-		r = js->ops->ev_run(js, EV_PRUNE, &p, count_row, &n);
+		r = jobstore_op_ev_run(js, EV_PRUNE, &p, count_row, &n);
 	if (r == 0)
 		r = jobstore_commit(js);
 	if (r < 0) {
@@ -292,7 +305,7 @@ int jobstore_begin(struct jobstore *js)
 
 	if (js->lease_lost)
 		return -ESTALE;
-	r = js->ops->begin(js);
+	r = js->drv->begin(js);
 	if (r == 0)
 		js->in_tx = true;
 	if (r < 0 || !js->holder[0])
@@ -300,9 +313,9 @@ int jobstore_begin(struct jobstore *js)
 	/* The fence: the one place every write transaction passes. One row
 	 * updated per transaction: no qsub latency or qpoold CPU it adds
 	 * shows above bench/qsub-latency's noise (docs/HA.md). */
-	r = js->ops->lease_renew(js, js->holder, js->epoch, js->lease_ms);
+	r = jobstore_op_lease_renew(js, js->holder, js->epoch, js->lease_ms);
 	if (r < 0) {
-		js->ops->rollback(js);
+		js->drv->rollback(js);
 		js->in_tx = false;
 		if (r == -ESTALE)
 			js->lease_lost = true;
@@ -317,7 +330,7 @@ int jobstore_commit(struct jobstore *js)
 	int r = ev_flush(js);
 
 	if (r == 0)
-		r = js->ops->commit(js);
+		r = js->drv->commit(js);
 	if (r == 0) {
 		histogram_observe(&js->commit_hist, (uint64_t)(time_mono_ns() - t0));
 		js->in_tx = false;
@@ -329,14 +342,14 @@ int jobstore_commit(struct jobstore *js)
 
 void jobstore_rollback(struct jobstore *js)
 {
-	js->ops->rollback(js);
+	js->drv->rollback(js);
 	js->in_tx = false;
 	ev_clear(js);
 }
 
 int jobstore_checkpoint(struct jobstore *js)
 {
-	return js->ops->checkpoint(js);
+	return js->drv->checkpoint(js);
 }
 
 int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id)
@@ -345,7 +358,7 @@ int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t
 	int r = own_begin(js, &own);
 
 	if (r == 0)
-		r = js->ops->job_insert(js, s, ret_id);
+		r = jobstore_op_job_insert(js, s, ret_id);
 	if (r == 0)
 		r = ev_add(js, *ret_id, NULL, NULL, NULL);
 	return own_end(js, own, r);
@@ -353,24 +366,13 @@ int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t
 
 int jobstore_job_set_state(struct jobstore *js, int64_t id, enum job_state state, const char *reason)
 {
-	JOB_WRITE(js, id, js->ops->job_set_state(js, id, state, reason));
+	JOB_WRITE(js, id, jobstore_op_job_set_state(js, id, state, reason));
 }
 
 int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus,
 			  int64_t t_dispatch)
 {
-	JOB_WRITE(js, id, js->ops->job_dispatch(js, id, node, cpus, t_dispatch));
-}
-
-int jobstore_alloc_insert(struct jobstore *js, const struct job *j)
-{
-	return js->ops->alloc_insert(js, j);
-}
-
-int jobstore_alloc_result(struct jobstore *js, int64_t id, unsigned idx, const struct job_result *res,
-			  int64_t t_done, const char *result_json)
-{
-	return js->ops->alloc_result(js, id, idx, res, t_done, result_json);
+	JOB_WRITE(js, id, jobstore_op_job_dispatch(js, id, node, cpus, t_dispatch));
 }
 
 struct attempt_row {
@@ -413,7 +415,7 @@ static int attempt_append(struct jobstore *js, int64_t id, const char *reason, c
 	int r;
 
 	p.v[0].i = id;
-	r = js->ops->sql_run(js, sql_get, &p, attempt_row, &a);
+	r = js->drv->run_text(js, sql_get, &p, attempt_row, &a);
 	if (r < 0 || !a.ran)
 		goto done;
 	attrs = a.attrs ? json_loads(a.attrs, 0, NULL) : NULL;
@@ -451,7 +453,7 @@ static int attempt_append(struct jobstore *js, int64_t id, const char *reason, c
 	p.v[0].text = text;
 	p.v[0].is_text = true;
 	p.v[1].i = id;
-	r = js->ops->sql_run(js, sql_set, &p, NULL, NULL);
+	r = js->drv->run_text(js, sql_set, &p, NULL, NULL);
 done:
 	json_decref(attrs);
 	free(text);
@@ -466,7 +468,7 @@ static int requeue_with_attempt(struct jobstore *js, int64_t id, const char *rea
 {
 	int r = attempt_append(js, id, reason, res);
 
-	return r < 0 ? r : js->ops->job_requeue(js, id, reason);
+	return r < 0 ? r : jobstore_op_job_requeue(js, id, reason);
 }
 
 int jobstore_job_requeue(struct jobstore *js, int64_t id, const char *reason)
@@ -479,29 +481,9 @@ int jobstore_job_requeue_result(struct jobstore *js, int64_t id, const char *rea
 	JOB_WRITE(js, id, requeue_with_attempt(js, id, reason, res));
 }
 
-int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit *a)
-{
-	return js->ops->job_alter(js, id, a);
-}
-
-int jobstore_job_begin_set(struct jobstore *js, int64_t id, int64_t t)
-{
-	return js->ops->job_begin_set(js, id, t);
-}
-
-int jobstore_job_estimate_set(struct jobstore *js, int64_t id, bool first, int64_t t)
-{
-	return js->ops->job_estimate_set(js, id, first, t);
-}
-
 int jobstore_job_finish(struct jobstore *js, int64_t id, const struct job_result *res, int64_t t_done)
 {
-	JOB_WRITE(js, id, js->ops->job_finish(js, id, res, t_done));
-}
-
-int jobstore_load_active(struct jobstore *js, int (*cb)(struct job *j, void *userdata), void *userdata)
-{
-	return js->ops->load_active(js, cb, userdata);
+	JOB_WRITE(js, id, jobstore_op_job_finish(js, id, res, t_done));
 }
 
 int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t **ret_array)
@@ -510,7 +492,7 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 	size_t i;
 	int r;
 
-	r = js->ops->query(js, f, &arr);
+	r = jobstore_op_query(js, f, &arr);
 	if (r < 0)
 		return r;
 	js->rows_read += json_array_size(arr);
@@ -519,7 +501,7 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 		if ((json_is_array(json_object_get(o, "chunks")) || json_integer_value(json_object_get(o, "ngpus")) > 0) &&
 		    json_is_string(json_object_get(o, "node")))
 			json_object_set_new(o, "alloc",
-					    js->ops->alloc_json(js, json_integer_value(json_object_get(o, "jobid"))));
+					    jobstore_op_alloc_json(js, json_integer_value(json_object_get(o, "jobid"))));
 		jobstore_json_exec_host_set(o);
 	}
 	/* After the scan: the payload statement must not run inside it. */
@@ -528,7 +510,7 @@ int jobstore_query(struct jobstore *js, const struct jobstore_filter *f, json_t 
 			uid_t uid = (uid_t)json_integer_value(json_object_get(o, "uid"));
 
 			if (f->payload_uid == 0 || f->payload_uid == uid)
-				(void)js->ops->payload_add(js, json_integer_value(json_object_get(o, "jobid")), o);
+				(void)jobstore_op_payload_add(js, json_integer_value(json_object_get(o, "jobid")), o);
 		}
 	}
 	*ret_array = arr;
@@ -563,43 +545,16 @@ int jobstore_job_get(struct jobstore *js, int64_t id, bool payload, json_t **ret
 	return 0;
 }
 
-int jobstore_job_launch(struct jobstore *js, int64_t id, json_t **ret)
-{
-	return js->ops->job_launch(js, id, ret);
-}
-
 int jobstore_subjob_insert(struct jobstore *js, int64_t array_id, int64_t id, int64_t index,
 			   enum job_state state, const char *reason)
 {
-	JOB_WRITE(js, id, js->ops->subjob_insert(js, array_id, id, index, state, reason));
-}
-
-int jobstore_subjobs_load(struct jobstore *js, int64_t array_id,
-			  int (*cb)(int64_t index, enum job_state state, int exit_status, void *ud), void *ud)
-{
-	return js->ops->subjobs_load(js, array_id, cb, ud);
+	JOB_WRITE(js, id, jobstore_op_subjob_insert(js, array_id, id, index, state, reason));
 }
 
 int jobstore_array_finish(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
 			  const char *reason, int64_t t_done)
 {
-	JOB_WRITE(js, id, js->ops->array_finish(js, id, state, exit_status, reason, t_done));
-}
-
-int jobstore_job_depend_set(struct jobstore *js, int64_t id, const char *depend)
-{
-	return js->ops->job_depend_set(js, id, depend);
-}
-
-int jobstore_rotation_set(struct jobstore *js, const char *queue, uid_t uid, uint64_t seq)
-{
-	return js->ops->rotation_set(js, queue, uid, seq);
-}
-
-int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled, int started,
-			     const char *reason)
-{
-	return js->ops->queue_admin_set(js, queue, enabled, started, reason);
+	JOB_WRITE(js, id, jobstore_op_array_finish(js, id, state, exit_status, reason, t_done));
 }
 
 int jobstore_node_admin_set_by(struct jobstore *js, const char *node, int drain, const char *reason, int64_t by_uid)
@@ -608,7 +563,7 @@ int jobstore_node_admin_set_by(struct jobstore *js, const char *node, int drain,
 	int r = own_begin(js, &own);
 
 	if (r == 0)
-		r = js->ops->node_admin_set(js, node, drain, reason);
+		r = jobstore_op_node_admin_set(js, node, drain, reason);
 	if (r == 0)
 		r = ev_add_by(js, 0, node, drain ? "drained" : "resumed", reason, by_uid);
 	return own_end(js, own, r);
@@ -624,7 +579,7 @@ int jobstore_sql_write(struct jobstore *js, const struct jobstore_sql *stmts, si
 		struct jobstore_ev_params some = *p;
 
 		some.n = stmts[i].n_params;
-		r = js->ops->sql_run(js, stmts[i].sql, &some, NULL, NULL);
+		r = js->drv->run_text(js, stmts[i].sql, &some, NULL, NULL);
 	}
 	return own_end(js, own, r);
 }
@@ -632,17 +587,12 @@ int jobstore_sql_write(struct jobstore *js, const struct jobstore_sql *stmts, si
 int jobstore_sql_rows(struct jobstore *js, const char *sql, const struct jobstore_ev_params *p,
 		      int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
 {
-	return js->ops->sql_run(js, sql, p, cb, ud);
+	return js->drv->run_text(js, sql, p, cb, ud);
 }
 
 int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason)
 {
 	return jobstore_node_admin_set_by(js, node, drain, reason, -1);
-}
-
-int jobstore_admin_load(struct jobstore *js, const struct jobstore_admin_cbs *cbs, void *ud)
-{
-	return js->ops->admin_load(js, cbs, ud);
 }
 
 int jobstore_node_put(struct jobstore *js, const struct jobstore_node *n)
@@ -651,7 +601,7 @@ int jobstore_node_put(struct jobstore *js, const struct jobstore_node *n)
 	int r = own_begin(js, &own);
 
 	if (r == 0)
-		r = js->ops->node_put(js, n);
+		r = jobstore_op_node_put(js, n);
 	if (r == 0 && !n->up_told)
 		r = ev_add(js, 0, n->name, "up", NULL);
 	return own_end(js, own, r);
@@ -663,20 +613,15 @@ int jobstore_node_delete(struct jobstore *js, const char *name)
 	int r = own_begin(js, &own);
 
 	if (r == 0)
-		r = js->ops->node_delete(js, name);
+		r = jobstore_op_node_delete(js, name);
 	if (r == 0)
 		r = ev_add(js, 0, name, "deleted", NULL);
 	return own_end(js, own, r);
 }
 
-int jobstore_nodes_load(struct jobstore *js, int (*cb)(const struct jobstore_node *n, void *ud), void *ud)
-{
-	return js->ops->nodes_load(js, cb, ud);
-}
-
 void jobstore_describe(struct jobstore *js, char *buf, size_t size)
 {
-	js->ops->describe(js, buf, size);
+	js->drv->describe(js, buf, size);
 }
 
 const struct jobstore_table jobstore_tables[] = {
@@ -699,29 +644,6 @@ const struct jobstore_table jobstore_tables[] = {
 	{ NULL, NULL, 0 },
 };
 
-const char *const jobstore_ev_sql[EV_MAX] = {
-	[EV_JOB] = NULL,   /* the backend's own (JOBSTORE_SQL_EV_JOBS_*) */
-	[EV_NODE] = JOBSTORE_SQL_EV_NODE,
-	[EV_READ] = JOBSTORE_SQL_EV_READ,
-	[EV_BOUNDS] = JOBSTORE_SQL_EV_BOUNDS,
-	[EV_PRUNE] = JOBSTORE_SQL_EV_PRUNE,
-	[EV_JOB_RANGE] = NULL,   /* the backend's own */
-};
-
-char *jobstore_ev_ids_text(const struct jobstore_ev_params *p, char open, char close)
-{
-	char *buf = malloc(p->n_ids * 21 + 3), *at = buf;
-
-	if (!buf)
-		return NULL;
-	*at++ = open;
-	for (size_t i = 0; i < p->n_ids; i++)
-		at += sprintf(at, "%s%lld", i ? "," : "", (long long)p->ids[i]);
-	*at++ = close;
-	*at = '\0';
-	return buf;
-}
-
 const char *const jobstore_tables_uncopied[] = { "lease", "servers", NULL };
 
 struct copy_state {
@@ -742,7 +664,7 @@ static int copy_one(const char *const *values, void *ud)
 		if (id > cs->max_id)
 			cs->max_id = id;
 	}
-	return cs->to->ops->copy_row(cs->to, cs->t, values);
+	return cs->to->drv->copy_row(cs->to, cs->t, values);
 }
 
 int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs, struct error *err)
@@ -753,16 +675,16 @@ int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs,
 	int r;
 
 	jobstore_describe(to, at, sizeof(at));
-	if (!to->ops->copy_begin)
+	if (!to->drv->copy_begin)
 		return error_set(err, -EOPNOTSUPP, "job store %s: cannot be the target of a migration", at);
-	r = to->ops->count(to, &jobs, &other, &last);
+	r = jobstore_op_count(to, &jobs, &other, &last);
 	if (r < 0)
 		return error_set(err, r, "job store %s: %s", at, strerror(-r));
 	if (jobs || other || last)
 		return error_set(err, -ENOTEMPTY, "job store %s is not empty (%lld jobs, %lld other rows,"
 				 " last id %lld): nothing copied", at, (long long)jobs, (long long)other,
 				 (long long)last);
-	r = from->ops->count(from, &from_jobs, &from_other, &from_last);
+	r = jobstore_op_count(from, &from_jobs, &from_other, &from_last);
 	if (r < 0) {
 		jobstore_describe(from, at, sizeof(at));
 		return error_set(err, r, "job store %s: %s", at, strerror(-r));
@@ -770,17 +692,17 @@ int jobstore_copy(struct jobstore *from, struct jobstore *to, int64_t *ret_jobs,
 	r = jobstore_begin(to);
 	for (const struct jobstore_table *t = jobstore_tables; r == 0 && t->name; t++) {
 		cs.t = t;
-		r = to->ops->copy_begin(to, t);
+		r = to->drv->copy_begin(to, t);
 		if (r == 0)
-			r = from->ops->rows_each(from, t, copy_one, &cs);
+			r = jobstore_op_rows_each(from, t, copy_one, &cs);
 		if (r == 0)
-			r = to->ops->copy_end(to);
+			r = to->drv->copy_end(to);
 		if (t == jobstore_tables)
 			*ret_jobs = cs.rows;
 	}
 	/* An array's reserved ids may lie past the last row. */
 	if (r == 0)
-		r = to->ops->last_id_set(to, from_last > cs.max_id ? from_last : cs.max_id);
+		r = to->drv->last_id_set(to, from_last > cs.max_id ? from_last : cs.max_id);
 	if (r == 0)
 		r = jobstore_commit(to);
 	if (r < 0) {
@@ -798,7 +720,7 @@ int jobstore_lease_acquire(struct jobstore *js, const char *holder, const char *
 
 	if (!holder[0] || strlen(holder) >= sizeof(js->holder) || lease_ms <= 0)
 		return -EINVAL;
-	r = js->ops->lease_acquire(js, holder, address, lease_ms, &epoch);
+	r = jobstore_op_lease_acquire(js, holder, address, lease_ms, &epoch);
 	if (r < 0)
 		return r;
 	snprintf(js->holder, sizeof(js->holder), "%s", holder);
@@ -815,7 +737,7 @@ int jobstore_lease_renew(struct jobstore *js)
 
 	if (!js->holder[0] || js->lease_lost)
 		return -ESTALE;
-	r = js->ops->lease_renew(js, js->holder, js->epoch, js->lease_ms);
+	r = jobstore_op_lease_renew(js, js->holder, js->epoch, js->lease_ms);
 	if (r == -ESTALE)
 		js->lease_lost = true;
 	return r;
@@ -827,7 +749,7 @@ int jobstore_lease_release(struct jobstore *js)
 
 	if (!js->holder[0] || js->lease_lost)
 		return -ESTALE;
-	r = js->ops->lease_release(js, js->holder, js->epoch);
+	r = jobstore_op_lease_release(js, js->holder, js->epoch);
 	js->lease_lost = true;
 	return r;
 }
@@ -835,32 +757,4 @@ int jobstore_lease_release(struct jobstore *js)
 bool jobstore_lease_lost(const struct jobstore *js)
 {
 	return js->lease_lost;
-}
-
-int jobstore_lease_read(struct jobstore *js, struct jobstore_lease *ret)
-{
-	return js->ops->lease_read(js, ret);
-}
-
-int jobstore_server_seen(struct jobstore *js, const char *id, const char *address, const char *role)
-{
-	return js->ops->server_seen(js, id, address, role);
-}
-
-int jobstore_pool_name_read(struct jobstore *js, char *buf, size_t size)
-{
-	return js->ops->pool_name_read(js, buf, size);
-}
-
-int jobstore_pool_name_set(struct jobstore *js, const char *name)
-{
-	return js->ops->pool_name_set(js, name);
-}
-
-int jobstore_servers_load(struct jobstore *js,
-			  int (*cb)(const char *id, const char *address, const char *role, int64_t age_ms,
-				    void *ud),
-			  void *ud)
-{
-	return js->ops->servers_load(js, cb, ud);
 }
