@@ -486,14 +486,16 @@ static void child_enter(const struct gded_child *c, const char *prefix)
 	 * lower its own): the job keeps that, which is no less safe.
 	 * Measured ~6 us here, of a ~600 us launch. */
 	(void)exe_oom_score_adj_set(0);
-	/* The daemons' short slice (exe.h) is not the job's: the kernel's
-	 * default back, as every process on the host has it. */
-	(void)exe_sched_slice_set(0);
 	if (c->cg) {
 		r = cgroup_job_attach(c->cg, 0);
 		if (r < 0)
 			child_fail(c, -1, "%scannot join the job's cgroup: %s", prefix, strerror(-r));
 	}
+	/* The daemons' short slice (exe.h) is not the job's: the kernel's
+	 * default back, as every process on the host has it. Only now: a
+	 * move into a new v1 cpu group waits for the CPU as a fresh group
+	 * does, and on a busy node the short slice shortens that wait. */
+	(void)exe_sched_slice_set(0);
 	if (c->job->reserve == GDED_RESERVE_REALTIME)
 		child_realtime(c);
 }
