@@ -51,7 +51,9 @@ struct exe_sched_attr {
 	uint32_t size;
 	uint32_t sched_policy;
 	uint64_t sched_flags;
+	/* cppcheck-suppress unusedStructMember ; read by the kernel, kept as got */
 	int32_t sched_nice;
+	/* cppcheck-suppress unusedStructMember ; read by the kernel, kept as got */
 	uint32_t sched_priority;
 	uint64_t sched_runtime;
 	uint64_t sched_deadline;
