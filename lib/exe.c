@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* exe_sibling: a program beside this one; the process's OOM score adjustment. */
+/* exe_sibling: a program beside this one; the process's OOM score adjustment and scheduler slice. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "exe.h"
@@ -41,4 +43,40 @@ int exe_oom_score_adj_set(int adj)
 		r = -errno;
 	close(fd);
 	return r;
+}
+
+/* The kernel's struct sched_attr (include/uapi/linux/sched/types.h,
+ * SCHED_ATTR_SIZE_VER0 part): glibc 2.36 has no sched_setattr. */
+struct exe_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	/* cppcheck-suppress unusedStructMember ; read by the kernel, kept as got */
+	int32_t sched_nice;
+	/* cppcheck-suppress unusedStructMember ; read by the kernel, kept as got */
+	uint32_t sched_priority;
+	uint64_t sched_runtime;
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+};
+
+#define EXE_SCHED_FLAG_RESET_ON_FORK 0x01
+
+int exe_sched_slice_set(uint64_t ns)
+{
+	struct exe_sched_attr a = { 0 };
+
+	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0) < 0)
+		return -errno;
+	if (a.sched_policy != SCHED_OTHER && a.sched_policy != SCHED_BATCH)
+		return 0;
+	if (a.sched_runtime == ns)
+		return 0;
+	a.size = sizeof(a);
+	a.sched_flags &= EXE_SCHED_FLAG_RESET_ON_FORK;
+	a.sched_runtime = ns;
+	a.sched_deadline = a.sched_period = 0;
+	if (syscall(SYS_sched_setattr, 0, &a, 0) < 0)
+		return -errno;
+	return 0;
 }

@@ -669,7 +669,10 @@ int main(int argc, char **argv)
 	r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
 	if (r < 0)
 		log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
-	/* After the oom_score_adj, which it and its wrappers inherit. */
+	/* The launch's hops at once beside busy jobs (exe.h); the launcher
+	 * and its wrappers inherit it, the job's child gives it back. */
+	(void)exe_sched_slice_set(EXE_DAEMON_SLICE_NS);
+	/* After the oom_score_adj and the slice, which it and its wrappers inherit. */
 	(void)launcher_start(&launcher);
 	/* Set up and its running jobs taken over: a restart is complete. */
 	(void)sd_notifyf(0, "READY=1\nSTATUS=node %s: cpus %s, cgroup %s, %zu jobs running", nd.name, cpus,

@@ -127,6 +127,8 @@ static int serve(struct config *config, bool first, bool quiet)
 		r = exe_oom_score_adj_set(EXE_DAEMON_OOM_SCORE_ADJ);
 		if (r < 0)
 			log_warn("cannot set oom_score_adj %d: %s", EXE_DAEMON_OOM_SCORE_ADJ, strerror(-r));
+		/* A pass and a dispatch run at once beside busy jobs (exe.h). */
+		(void)exe_sched_slice_set(EXE_DAEMON_SLICE_NS);
 	}
 	log_info("serving");
 	(void)sd_notifyf(0, "READY=1\nSTATUS=serving on %s", sock);

@@ -491,6 +491,11 @@ static void child_enter(const struct gded_child *c, const char *prefix)
 		if (r < 0)
 			child_fail(c, -1, "%scannot join the job's cgroup: %s", prefix, strerror(-r));
 	}
+	/* The daemons' short slice (exe.h) is not the job's: the kernel's
+	 * default back, as every process on the host has it. Only now: a
+	 * move into a new v1 cpu group waits for the CPU as a fresh group
+	 * does, and on a busy node the short slice shortens that wait. */
+	(void)exe_sched_slice_set(0);
 	if (c->job->reserve == GDED_RESERVE_REALTIME)
 		child_realtime(c);
 }
