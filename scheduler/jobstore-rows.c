@@ -403,6 +403,10 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 										   : j->ncpus;
 		j->alloc[0].mpiprocs = j->ncpus;
 		j->alloc[0].mem = j->mem;
+		/* The NUMA nodes its memory was counted on (schema 18): the
+		 * pool counts it there again as the pass had it. */
+		if ((s = row_text(r, ACT_MEMS)))
+			snprintf(j->alloc[0].mems, sizeof(j->alloc[0].mems), "%s", s);
 	}
 	if (!row_null(r, ACT_CHUNKS)) {
 		json_t *chunks = json_loads(row_text(r, ACT_CHUNKS), 0, NULL);

@@ -342,7 +342,8 @@ static int pass_write(struct server *s, struct dispatch *d, size_t n, int64_t no
 		if (d[i].job->fresh)
 			r = array_dispatch_record(&s->h, d[i].job, now);
 		if (r == 0)
-			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].job->alloc[0].node, cpus, now);
+			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].job->alloc[0].node, cpus,
+						  d[i].job->alloc[0].mems, now);
 		/* A one-node job's GPUs are kept in its allocation row too. */
 		if (r == 0 && (d[i].job->n_alloc > 1 || d[i].job->ngpus))
 			r = jobstore_alloc_insert(s->store, d[i].job);
