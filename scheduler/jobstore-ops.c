@@ -55,7 +55,7 @@ static const struct {
 			" {ATTR:Resource_List.exclude}, {ATTR:Resource_List.constraint},"
 			" {ATTR:Resource_List.gpu_model}, {ATTR:Resource_List.licenses},"
 			" {ATTR:Resource_List.node_res}, {ATTR:Account_Name}, {ATTR:Resource_List.qos},"
-			" {ATTR:reservation}, mems FROM jobs WHERE state IN ('queued','held','running','exiting') ORDER BY id" },
+			" {ATTR:reservation}, mems, {ATTR:suspended_by} FROM jobs WHERE state IN ('queued','held','running','exiting') ORDER BY id" },
 	[ST_QUERY] = { "SELECT " JOB_COLUMNS " FROM jobs WHERE (CAST($1 AS BIGINT) = 0 OR id = CAST($1 AS BIGINT)"
 		       " OR (CAST($8 AS BOOLEAN) AND array_id = CAST($1 AS BIGINT)))"
 		       " AND (CAST($2 AS TEXT) IS NULL OR owner = CAST($2 AS TEXT))"

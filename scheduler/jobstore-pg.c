@@ -137,8 +137,8 @@ static const char *const texts[ST_MAX] = {
 	[ST_REQUEUE] =
 		"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, mems = NULL, t_dispatch = NULL,"
 		" reason = $1::text,"
-		" attrs = jsonb_set(coalesce(attrs, '{}')::jsonb, '{run_count}',"
-		" to_jsonb((coalesce(attrs::json->>'run_count', '0')::bigint + 1)::text))::text"
+		" attrs = (jsonb_set(coalesce(attrs, '{}')::jsonb, '{run_count}',"
+		" to_jsonb((coalesce(attrs::json->>'run_count', '0')::bigint + 1)::text)) - 'suspended_by')::text"
 		" WHERE id = $2::bigint",
 	[ST_ESTIMATE_SET] =
 		"UPDATE jobs SET attrs = (coalesce(attrs, '{}')::jsonb ||"

@@ -196,6 +196,11 @@ static int own_end(struct jobstore *js, bool own, int r)
 		return own_end(js, own_, r_); \
 	} while (0)
 
+bool jobstore_in_tx(const struct jobstore *js)
+{
+	return js->in_tx;
+}
+
 uint64_t jobstore_events_committed(const struct jobstore *js)
 {
 	return js->ev_committed;

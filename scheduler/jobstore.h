@@ -35,6 +35,8 @@ int jobstore_schema_version(void);
  * its epoch in the same transaction: -ESTALE when another server took it
  * (nothing written; jobstore_lease_lost is then true for good). */
 int jobstore_begin(struct jobstore *js);
+/* Whether a transaction is open (jobstore_begin without its end). */
+bool jobstore_in_tx(const struct jobstore *js);
 int jobstore_commit(struct jobstore *js);
 void jobstore_rollback(struct jobstore *js);
 

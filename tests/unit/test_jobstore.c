@@ -733,8 +733,56 @@ static void test_numa_mems_kept(void)
 	jobstore_close(js);
 }
 
+/* A suspension kept apart from the comment (attrs.suspended_by, written
+ * by suspend.c): the active load reads it back for a running job, a
+ * requeue forgets it. */
+static void test_suspended_by_kept(void)
+{
+	struct jobstore *js;
+	struct error err;
+	struct job *list = NULL, *j;
+	struct job_submit sub = base;
+	json_t *row = NULL;
+	int64_t id;
+	int seen = 0;
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	sub.attrs_json = "{\"suspended_by\":\"7\"}";
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &sub, &id), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", NULL, 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_set_state(js, id, JOB_RUNNING, "an admin's own words"), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next)
+		if (j->id == id) {
+			seen++;
+			CU_ASSERT_TRUE(j->suspended);
+			CU_ASSERT_EQUAL(j->suspended_by, 7);
+		}
+	CU_ASSERT_EQUAL(seen, 1);
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	CU_ASSERT_EQUAL(jobstore_job_requeue(js, id, "node lost"), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_PTR_NULL(json_object_get(json_object_get(row, "attrs"), "suspended_by"));
+	CU_ASSERT_STRING_EQUAL(wire_str(json_object_get(row, "attrs"), "run_count") ?: "", "1");
+	json_decref(row);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next)
+		CU_ASSERT_FALSE(j->suspended);
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	jobstore_close(js);
+}
+
 /* On both backends (jobstore, jobstore_pg). */
 static const struct unit_test jobstore_tests[] = {
+	{ "suspended_by_kept", test_suspended_by_kept },
 	{ "numa_mems_kept", test_numa_mems_kept },
 	{ "requeue_begin", test_requeue_begin },
 	{ "estimates", test_estimates },
