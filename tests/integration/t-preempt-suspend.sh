@@ -51,8 +51,12 @@ note "qpoold restarts: the scavenger stays frozen, its CPU still lent to the urg
 qp_stop "$QP_SERVER_PID"
 # An admin rewrote its comment meanwhile (the people's text): which job
 # it waits for is kept apart (attrs.suspended_by) and read from there.
-sqlite3 "$QP_T/state/qpool.db" "UPDATE jobs SET reason = 'frozen for the night run, ask ops' WHERE id = ${s%%.*}" ||
-	fail "cannot rewrite the scavenger's comment"
+sql="UPDATE jobs SET reason = 'frozen for the night run, ask ops' WHERE id = ${s%%.*}"
+if [ "${QP_STORE:-sqlite}" = postgresql ]; then
+	psql -qtAX -v ON_ERROR_STOP=1 "$QP_STORE_DSN" -c "$sql" > /dev/null
+else
+	sqlite3 "$QP_T/state/qpool.db" "$sql"
+fi || fail "cannot rewrite the scavenger's comment"
 qp_start_server
 for _ in $(seq 200); do "$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^p1 +up" && break; sleep 0.05; done
 "$QP_BIN/qstat" --nodes | grep -qE "^p1 +up" || fail "p1 is not back after the restart: $("$QP_BIN/qstat" --nodes)"
