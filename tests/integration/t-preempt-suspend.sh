@@ -117,8 +117,18 @@ qp_wait "${n}[1]" running --timeout 30
 qp_wait "${n}[2]" running --timeout 30
 [ "$("$QP_BIN/squeue" -h -j "$s4" -o %t)" = S ] || fail "squeue: the scavenger is not S while subjob 2 runs"
 # A restart reads the array back as running (its store row): its victim
-# still resumes when the subjob that took its room ends.
+# still resumes when the subjob that took its room ends. Its store is
+# made one written before attrs.suspended_by (the upgrade path): only the
+# comment names the preemptor, and it is read.
 qp_stop "$QP_SERVER_PID"
+if [ "${QP_STORE:-sqlite}" = postgresql ]; then
+	old=$(psql -qtAX -v ON_ERROR_STOP=1 "$QP_STORE_DSN" -c "UPDATE jobs SET attrs = (attrs::jsonb - 'suspended_by')::text
+		WHERE id = ${s4%%.*} AND reason LIKE 'suspended by preemption (job %)' RETURNING id")
+else
+	old=$(sqlite3 "$QP_T/state/qpool.db" "UPDATE jobs SET attrs = json_remove(attrs, '$.suspended_by')
+		WHERE id = ${s4%%.*} AND reason LIKE 'suspended by preemption (job %)' RETURNING id")
+fi
+[ "$old" = "${s4%%.*}" ] || fail "cannot make the store an old one: '$old'"
 qp_start_server
 for _ in $(seq 200); do [ "$("$QP_BIN/qstat" --nodes 2>/dev/null | grep -cE "^p[12] +up")" = 2 ] && break; sleep 0.05; done
 [ "$("$QP_BIN/qstat" --nodes | grep -cE "^p[12] +up")" = 2 ] || fail "p1, p2 not back after the restart: $("$QP_BIN/qstat" --nodes)"
