@@ -13,7 +13,7 @@
 /* One schema version for both drivers: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is one entry of
  * jobstore-sql.c's list (a driver's own only where the SQL differs). */
-#define JOBSTORE_SCHEMA_VERSION 17
+#define JOBSTORE_SCHEMA_VERSION 18
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \
@@ -41,7 +41,8 @@ enum {
 	ACT_CPUS, ACT_T_SUBMIT, ACT_RERUN, ACT_T_DISPATCH, ACT_PRIORITY, ACT_START_AFTER,
 	ACT_CHUNKS, ACT_PLACE, ACT_ARRAY_SPEC, ACT_ARRAY_ID, ACT_ARRAY_INDEX, ACT_DEPEND,
 	ACT_REASON, ACT_NGPUS, ACT_NODELIST, ACT_EXCLUDE, ACT_CONSTRAINT,
-	ACT_GPU_MODEL, ACT_LICENSES, ACT_NODE_RES, ACT_ACCOUNT, ACT_QOS, ACT_RESV,
+	ACT_GPU_MODEL, ACT_LICENSES, ACT_NODE_RES, ACT_ACCOUNT, ACT_QOS, ACT_RESV, ACT_MEMS,
+	ACT_SUSPENDED_BY,
 };
 
 /* One result row, read through its driver's accessors. */
@@ -433,7 +434,7 @@ extern const struct jobstore_driver jobstore_driver_pg;
  * transaction, an event or the lease's state. */
 int jobstore_op_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id);
 int jobstore_op_job_set_state(struct jobstore *js, int64_t id, enum job_state state, const char *reason);
-int jobstore_op_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus,
+int jobstore_op_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus, const char *mems,
 			     int64_t t_dispatch);
 /* Back to queued, its allocation rows deleted. */
 int jobstore_op_job_requeue(struct jobstore *js, int64_t id, const char *reason);

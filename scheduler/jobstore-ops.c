@@ -24,8 +24,11 @@ static const struct {
 } stmts[ST_MAX] = {
 	[ST_SET_STATE] = { "UPDATE jobs SET state = CAST($1 AS TEXT), reason = CAST($2 AS TEXT)"
 			   " WHERE id = CAST($3 AS BIGINT)", true },
+	/* mems: the NUMA nodes its memory is counted on (schema 18), in the
+	 * same statement: no new one on the dispatch path (issue 39). */
 	[ST_DISPATCH] = { "UPDATE jobs SET state = 'running', node = CAST($1 AS TEXT), cpus = CAST($2 AS TEXT),"
-			  " t_dispatch = CAST($3 AS BIGINT), reason = NULL WHERE id = CAST($4 AS BIGINT)", true },
+			  " t_dispatch = CAST($3 AS BIGINT), reason = NULL, mems = CAST($5 AS TEXT)"
+			  " WHERE id = CAST($4 AS BIGINT)", true },
 	/* attrs.run_count: how often the job was requeued (scontrol's
 	 * Restarts; qstat -f's run_count counts its starts from it). */
 	[ST_REQUEUE] = { NULL, true },
@@ -52,7 +55,7 @@ static const struct {
 			" {ATTR:Resource_List.exclude}, {ATTR:Resource_List.constraint},"
 			" {ATTR:Resource_List.gpu_model}, {ATTR:Resource_List.licenses},"
 			" {ATTR:Resource_List.node_res}, {ATTR:Account_Name}, {ATTR:Resource_List.qos},"
-			" {ATTR:reservation} FROM jobs WHERE state IN ('queued','held','running','exiting') ORDER BY id" },
+			" {ATTR:reservation}, mems, {ATTR:suspended_by} FROM jobs WHERE state IN ('queued','held','running','exiting') ORDER BY id" },
 	[ST_QUERY] = { "SELECT " JOB_COLUMNS " FROM jobs WHERE (CAST($1 AS BIGINT) = 0 OR id = CAST($1 AS BIGINT)"
 		       " OR (CAST($8 AS BOOLEAN) AND array_id = CAST($1 AS BIGINT)))"
 		       " AND (CAST($2 AS TEXT) IS NULL OR owner = CAST($2 AS TEXT))"
@@ -266,7 +269,8 @@ int jobstore_op_job_set_state(struct jobstore *js, int64_t id, enum job_state st
 	return run(js, ST_SET_STATE, &p, RUN_ONE);
 }
 
-int jobstore_op_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus, int64_t t_dispatch)
+int jobstore_op_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus,
+			     const char *mems, int64_t t_dispatch)
 {
 	struct jobstore_ev_params p = { 0 };
 
@@ -274,6 +278,7 @@ int jobstore_op_job_dispatch(struct jobstore *js, int64_t id, const char *node, 
 	p_text(&p, cpus);
 	p_int(&p, t_dispatch);
 	p_int(&p, id);
+	p_text(&p, mems && *mems ? mems : NULL);
 	return run(js, ST_DISPATCH, &p, RUN_ONE);
 }
 

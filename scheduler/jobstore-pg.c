@@ -135,9 +135,10 @@ static const char *const own_sql[PQ_ALL - ST_MAX] = {
  * as jsonb), and the events' numbering (an array parameter, no rowid). */
 static const char *const texts[ST_MAX] = {
 	[ST_REQUEUE] =
-		"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, t_dispatch = NULL, reason = $1::text,"
-		" attrs = jsonb_set(coalesce(attrs, '{}')::jsonb, '{run_count}',"
-		" to_jsonb((coalesce(attrs::json->>'run_count', '0')::bigint + 1)::text))::text"
+		"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, mems = NULL, t_dispatch = NULL,"
+		" reason = $1::text,"
+		" attrs = (jsonb_set(coalesce(attrs, '{}')::jsonb, '{run_count}',"
+		" to_jsonb((coalesce(attrs::json->>'run_count', '0')::bigint + 1)::text)) - 'suspended_by')::text"
 		" WHERE id = $2::bigint",
 	[ST_ESTIMATE_SET] =
 		"UPDATE jobs SET attrs = (coalesce(attrs, '{}')::jsonb ||"

@@ -403,6 +403,10 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 										   : j->ncpus;
 		j->alloc[0].mpiprocs = j->ncpus;
 		j->alloc[0].mem = j->mem;
+		/* The NUMA nodes its memory was counted on (schema 18): the
+		 * pool counts it there again as the pass had it. */
+		if ((s = row_text(r, ACT_MEMS)))
+			snprintf(j->alloc[0].mems, sizeof(j->alloc[0].mems), "%s", s);
 	}
 	if (!row_null(r, ACT_CHUNKS)) {
 		json_t *chunks = json_loads(row_text(r, ACT_CHUNKS), 0, NULL);
@@ -436,6 +440,12 @@ int jobstore_row_active_job(const struct jobstore_row *r, struct job **ret)
 		goto oom;
 	if (!row_null(r, ACT_RESV) && !(j->resv = strdup(row_text(r, ACT_RESV))))
 		goto oom;
+	/* Suspended when the last server stopped (suspend.c): by the job
+	 * named, 0 an admin. */
+	if ((s = row_text(r, ACT_SUSPENDED_BY)) && j->state == JOB_RUNNING) {
+		j->suspended = true;
+		j->suspended_by = strtoll(s, NULL, 10);
+	}
 	j->t_submit = row_i64(r, ACT_T_SUBMIT);
 	j->rerunnable = (int)row_i64(r, ACT_RERUN);
 	j->t_dispatch = row_i64(r, ACT_T_DISPATCH);

@@ -40,6 +40,10 @@ static const char *const migrations[JOBSTORE_SCHEMA_VERSION + 1] = {
 	[16] = JOBSTORE_SQL_QOS_CREATE,
 	/* 17: reservations (docs/RESERVATIONS.md). */
 	[17] = JOBSTORE_SQL_RESV_CREATE,
+	/* 18: a running one-node job's NUMA nodes (the kernel list its
+	 * memory is counted on, docs/RESOURCES.md), written by its dispatch
+	 * with its node and CPUs; NULL: spread over all its node's. */
+	[18] = "ALTER TABLE jobs {ADD_COLUMN} mems TEXT;",
 };
 
 char *jobstore_sql_expand(const struct jobstore_driver *drv, const char *text)

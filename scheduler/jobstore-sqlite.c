@@ -108,9 +108,10 @@ static const char *const own_sql[SQ_ALL - ST_MAX] = {
  * the events' seq, the rowid (jobstore-internal.h). */
 static const char *const texts[ST_MAX] = {
 	[ST_REQUEUE] =
-		"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, t_dispatch = NULL, reason = $1,"
-		" attrs = json_set(coalesce(attrs, '{}'), '$.run_count',"
-		" CAST(CAST(coalesce(json_extract(attrs, '$.run_count'), '0') AS INTEGER) + 1 AS TEXT)) WHERE id = $2",
+		"UPDATE jobs SET state = 'queued', node = NULL, cpus = NULL, mems = NULL, t_dispatch = NULL, reason = $1,"
+		" attrs = json_remove(json_set(coalesce(attrs, '{}'), '$.run_count',"
+		" CAST(CAST(coalesce(json_extract(attrs, '$.run_count'), '0') AS INTEGER) + 1 AS TEXT)),"
+		" '$.suspended_by') WHERE id = $2",
 	[ST_ESTIMATE_SET] =
 		"UPDATE jobs SET attrs = json_set(coalesce(attrs, '{}'), '$.\"estimated.start_time\"',"
 		" CAST($1 AS TEXT)) WHERE id = $2",

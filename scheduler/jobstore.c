@@ -196,6 +196,11 @@ static int own_end(struct jobstore *js, bool own, int r)
 		return own_end(js, own_, r_); \
 	} while (0)
 
+bool jobstore_in_tx(const struct jobstore *js)
+{
+	return js->in_tx;
+}
+
 uint64_t jobstore_events_committed(const struct jobstore *js)
 {
 	return js->ev_committed;
@@ -370,9 +375,9 @@ int jobstore_job_set_state(struct jobstore *js, int64_t id, enum job_state state
 }
 
 int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node, const char *cpus,
-			  int64_t t_dispatch)
+			  const char *mems, int64_t t_dispatch)
 {
-	JOB_WRITE(js, id, jobstore_op_job_dispatch(js, id, node, cpus, t_dispatch));
+	JOB_WRITE(js, id, jobstore_op_job_dispatch(js, id, node, cpus, mems, t_dispatch));
 }
 
 struct attempt_row {
@@ -625,7 +630,7 @@ void jobstore_describe(struct jobstore *js, char *buf, size_t size)
 }
 
 const struct jobstore_table jobstore_tables[] = {
-	{ "jobs", JOB_COLUMNS ", umask", 45 },
+	{ "jobs", JOB_COLUMNS ", umask, mems", 46 },
 	{ "job_payload", "job_id, env, script", 3 },
 	{ "job_alloc", "job_id, idx, node, ncpus, cpus, mems, mem, mpiprocs, ompthreads, t_launch, t_wrap,"
 	  " t_fenced, t_exec, t_exit, t_released, t_done, cpu_ns, mem_peak, result, gpus", 20 },

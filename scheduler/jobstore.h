@@ -35,6 +35,8 @@ int jobstore_schema_version(void);
  * its epoch in the same transaction: -ESTALE when another server took it
  * (nothing written; jobstore_lease_lost is then true for good). */
 int jobstore_begin(struct jobstore *js);
+/* Whether a transaction is open (jobstore_begin without its end). */
+bool jobstore_in_tx(const struct jobstore *js);
 int jobstore_commit(struct jobstore *js);
 void jobstore_rollback(struct jobstore *js);
 
@@ -81,9 +83,11 @@ int jobstore_job_insert(struct jobstore *js, const struct job_submit *s, int64_t
 int jobstore_job_set_state(struct jobstore *js, int64_t id, enum job_state state,
 			   const char *reason);
 
-/* Running on node with cpus (kernel list) since t_dispatch. */
+/* Running on node with cpus (kernel list) since t_dispatch, its memory
+ * counted on the NUMA nodes mems (kernel list; NULL or "": none kept,
+ * counted over all the node's at a restart). */
 int jobstore_job_dispatch(struct jobstore *js, int64_t id, const char *node,
-			  const char *cpus, int64_t t_dispatch);
+			  const char *cpus, const char *mems, int64_t t_dispatch);
 
 /* The allocation of a job across nodes (j->alloc, job order), one
  * job_alloc row per node; part of the dispatch transaction. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "pool.h"
 #include "placement.h"
 #include "pool-internal.h"
 
@@ -39,4 +40,17 @@ int place_numa_free(const struct node *n, uint64_t *ret, unsigned cap)
 		ret[i] = have > used[i] ? have - used[i] : 0;
 	}
 	return (int)k;
+}
+
+json_t *pool_node_numa_free_json(const struct node *n)
+{
+	uint64_t free_mem[PLACE_NUMA_MAX];
+	int k = place_numa_free(n, free_mem, PLACE_NUMA_MAX);
+	json_t *arr;
+
+	if (k < 2 || !(arr = json_array()))
+		return NULL;
+	for (int i = 0; i < k; i++)
+		json_array_append_new(arr, json_integer((json_int_t)free_mem[i]));
+	return arr;
 }

@@ -189,6 +189,10 @@ unsigned pool_node_gpus_free(const struct node *n);
 uint64_t pool_node_mem(const struct node *n);
 /* What of it no running entry holds; UINT64_MAX when not counted. */
 uint64_t pool_node_mem_free(const struct node *n);
+/* The node object's mem_free_numa: what is free of each NUMA node's part
+ * of the offer (bytes, hwloc's order) as placement counts it; NULL on a
+ * node of one NUMA node or that did not say its memory. */
+json_t *pool_node_numa_free_json(const struct node *n);
 /* mem_per_cpu_default = auto: the smallest offer per CPU of the known
  * nodes that said their memory, bytes; 0 with none. */
 uint64_t pool_mem_per_cpu_auto(const struct pool *p);

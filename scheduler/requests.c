@@ -1033,6 +1033,14 @@ void op_nodes(struct conn *c, const char *op, long long req_id, json_t *msg)
 		if (pool_node_mem(n))
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "mem_free",
 					    json_integer((json_int_t)pool_node_mem_free(n)));
+		/* And of each NUMA node's part (docs/RESOURCES.md). */
+		{
+			json_t *numa = pool_node_numa_free_json(n);
+
+			if (numa)
+				json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "mem_free_numa",
+						    numa);
+		}
 		if (n->drain_reason)
 			json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "reason",
 					    json_string(n->drain_reason));

@@ -342,7 +342,8 @@ static int pass_write(struct server *s, struct dispatch *d, size_t n, int64_t no
 		if (d[i].job->fresh)
 			r = array_dispatch_record(&s->h, d[i].job, now);
 		if (r == 0)
-			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].job->alloc[0].node, cpus, now);
+			r = jobstore_job_dispatch(s->store, d[i].job->id, d[i].job->alloc[0].node, cpus,
+						  d[i].job->alloc[0].mems, now);
 		/* A one-node job's GPUs are kept in its allocation row too. */
 		if (r == 0 && (d[i].job->n_alloc > 1 || d[i].job->ngpus))
 			r = jobstore_alloc_insert(s->store, d[i].job);
@@ -655,13 +656,13 @@ static int load_job(struct job *j, void *userdata)
 	 * its running jobs were requeued and killed (t-ha-hosts.sh, (c)). */
 	/* Suspended when the last server stopped (suspend.c): its gded
 	 * keeps it frozen. Its clock apart restarts from now. */
-	if (j->state == JOB_RUNNING && j->reason && strncmp(j->reason, "suspended by", 12) == 0) {
-		j->suspended = true;
+	suspend_load_state(j);
+	if (j->suspended)
 		j->t_suspend = time_wall_ns();
-	}
 	r = pool_job_add(s->pool, j);
-	/* A preemption's victim (its comment names the preemptor) lends its
-	 * CPUs and GPUs to it again and resumes when it ends, as before. */
+	/* A preemption's victim (attrs.suspended_by names the preemptor)
+	 * lends its CPUs and GPUs to it again and resumes when it ends, as
+	 * before. */
 	if (r == 0 && j->suspended)
 		suspend_loaded(&s->h, j);
 	for (unsigned i = 0; r == 0 && i < j->n_alloc; i++)

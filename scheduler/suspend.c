@@ -68,12 +68,60 @@ int job_attrs_update(struct hctx *s, int64_t id, int (*fn)(json_t *attrs, void *
 	return r;
 }
 
+/* Thawed (resumed, or its run ended): its time suspended added, and no
+ * longer suspended for a restarted qpoold. */
 static int suspended_add(json_t *attrs, void *ud)
 {
 	int64_t add = *(const int64_t *)ud;
 
+	(void)json_object_del(attrs, "suspended_by");
+	if (!add)
+		return 0;
 	return json_object_set_new(attrs, "suspended_ns",
 				   json_integer(json_integer_value(json_object_get(attrs, "suspended_ns")) + add));
+}
+
+/* Frozen: attrs.suspended_by, the preemptor's id ("0": an admin's), which
+ * the active load reads back (jobstore-rows.c): the comment is the
+ * people's text and may be changed. */
+static int suspended_mark(json_t *attrs, void *ud)
+{
+	char by[24];
+
+	snprintf(by, sizeof(by), "%lld", (long long)*(const int64_t *)ud);
+	return json_object_set_new(attrs, "suspended_by", json_string(by));
+}
+
+/* A transaction of its own unless one is open; its end. */
+static bool own_begin(struct hctx *s, int *r)
+{
+	bool own = !jobstore_in_tx(s->store);
+
+	*r = own ? jobstore_begin(s->store) : 0;
+	return own;
+}
+
+static int own_end(struct hctx *s, bool own, int r)
+{
+	if (own && r == 0)
+		r = jobstore_commit(s->store);
+	if (own && r < 0)
+		jobstore_rollback(s->store);
+	return r;
+}
+
+/* The suspension's record, one transaction: attrs.suspended_by and the
+ * comment. */
+static int suspend_record(struct hctx *s, struct job *j, int64_t by, const char *why)
+{
+	int r;
+	bool own = own_begin(s, &r);
+
+	if (r == 0)
+		r = job_attrs_update(s, j->id, suspended_mark, &by);
+	if (r == 0)
+		r = jobstore_job_set_state(s->store, j->id, JOB_RUNNING, why);
+	return own_end(s, own, r);
 }
 
 int server_job_suspend(struct hctx *s, struct job *j, int64_t by, const char *who)
@@ -89,9 +137,10 @@ int server_job_suspend(struct hctx *s, struct job *j, int64_t by, const char *wh
 	j->suspended = true;
 	j->t_suspend = time_wall_ns();
 	j->suspended_by = by;
-	/* The comment says so, and a restarted qpoold reads it back. */
+	/* The comment says so for people; attrs.suspended_by for a
+	 * restarted qpoold. */
 	snprintf(why, sizeof(why), "suspended by %s", who);
-	if (jobstore_job_set_state(s->store, j->id, JOB_RUNNING, why) < 0)
+	if (suspend_record(s, j, by, why) < 0)
 		log_warn("job %lld: cannot record its suspension", (long long)j->id);
 	if (by) {
 		for (unsigned i = 0; i < j->n_alloc; i++)
@@ -111,22 +160,30 @@ bool server_job_resumable(const struct job *j)
 	return true;
 }
 
-/* The time it was suspended: kept in its record, given back to its user. */
-static void suspended_account(struct hctx *s, struct job *j)
+/* The time it was suspended: kept in its record (attrs.suspended_by
+ * removed in the same write), given back to its user. */
+static int suspended_account(struct hctx *s, struct job *j)
 {
 	int64_t now = time_wall_ns(), spent = now - j->t_suspend;
 	double fnow = pool_fairshare_now(s->pool);
+	int r;
 
-	if (spent <= 0)
-		return;
+	if (spent < 0)
+		spent = 0;
 	j->suspended_ns += spent;
-	if (job_attrs_update(s, j->id, suspended_add, &spent) < 0)
+	r = job_attrs_update(s, j->id, suspended_add, &spent);
+	if (r < 0)
 		log_warn("job %lld: cannot record its time suspended", (long long)j->id);
-	pool_usage_adjust(s->pool, j->uid, -(double)spent / 1e9 * pool_usage_weight(s->pool, j), fnow);
+	if (spent)
+		pool_usage_adjust(s->pool, j->uid, -(double)spent / 1e9 * pool_usage_weight(s->pool, j), fnow);
+	return r;
 }
 
 int server_job_resume(struct hctx *s, struct job *j, const char *who)
 {
+	bool own;
+	int r;
+
 	if (!j->suspended)
 		return -EALREADY;
 	if (j->state != JOB_RUNNING)
@@ -137,27 +194,53 @@ int server_job_resume(struct hctx *s, struct job *j, const char *who)
 		return -EHOSTUNREACH;
 	for (unsigned i = 0; i < j->n_alloc; i++)
 		pool_entry_reclaim(s->pool, &j->alloc[i]);
-	suspended_account(s, j);
+	/* Its time suspended, attrs.suspended_by removed and the comment
+	 * cleared: one transaction. */
+	own = own_begin(s, &r);
+	if (r == 0)
+		r = suspended_account(s, j);
+	if (r == 0)
+		r = jobstore_job_set_state(s->store, j->id, JOB_RUNNING, NULL);
+	if (own_end(s, own, r) < 0)
+		log_warn("job %lld: cannot record its resumption", (long long)j->id);
 	if (j->suspended_by && s->n_lent)
 		s->n_lent--;
 	j->suspended = false;
 	j->suspended_by = 0;
 	j->preempted = false;
-	if (jobstore_job_set_state(s->store, j->id, JOB_RUNNING, NULL) < 0)
-		log_warn("job %lld: cannot record its resumption", (long long)j->id);
 	log_info("job %lld: resumed by %s", (long long)j->id, who);
 	return 0;
 }
 
-void suspend_loaded(struct hctx *s, struct job *j)
+void suspend_load_state(struct job *j)
 {
 	long long by;
 
-	/* The comment server_job_suspend wrote: "suspended by preemption
-	 * (job N)"; an admin's names the admin and stays as it is. */
-	if (!j->reason || sscanf(j->reason, "suspended by preemption (job %lld)", &by) != 1 || by <= 0)
+	if (j->state != JOB_RUNNING) {
+		j->suspended = false;
+		j->suspended_by = 0;
 		return;
-	j->suspended_by = by;
+	}
+	/* attrs.suspended_by, read by the active load: suspended, by it. */
+	if (j->suspended)
+		return;
+	/* Upgrade path: a store written before attrs.suspended_by kept the
+	 * suspension only in the comment server_job_suspend wrote ("suspended
+	 * by uid 0", "suspended by preemption (job N)"); read it for such a
+	 * job, once, as it is loaded. Its next suspension or resumption
+	 * writes attrs.suspended_by (or removes it), and the comment is never
+	 * read again for it. */
+	if (!j->reason || strncmp(j->reason, "suspended by", 12) != 0)
+		return;
+	j->suspended = true;
+	if (sscanf(j->reason, "suspended by preemption (job %lld)", &by) == 1 && by > 0)
+		j->suspended_by = by;
+}
+
+void suspend_loaded(struct hctx *s, struct job *j)
+{
+	if (!j->suspended || j->suspended_by <= 0)
+		return;
 	for (unsigned i = 0; i < j->n_alloc; i++)
 		pool_entry_lend(s->pool, &j->alloc[i]);
 	s->n_lent++;
@@ -167,7 +250,7 @@ void server_job_suspend_end(struct hctx *s, struct job *j)
 {
 	if (!j->suspended)
 		return;
-	suspended_account(s, j);
+	(void)suspended_account(s, j);
 	if (j->suspended_by && s->n_lent)
 		s->n_lent--;
 	j->suspended = false;

@@ -22,8 +22,12 @@ int server_job_resume(struct hctx *s, struct job *j, const char *who);
 bool server_job_resumable(const struct job *j);
 /* j ends (its result came) while suspended: its time suspended kept. */
 void server_job_suspend_end(struct hctx *s, struct job *j);
-/* j, read back suspended at a start or takeover: a preemption's victim
- * (its comment names the preemptor) lends its room to it again. */
+/* j, read back at a start or takeover, before it enters the pool: sets
+ * j->suspended and j->suspended_by as attrs.suspended_by (read by the
+ * active load) says, or, in a store written before it, the comment. */
+void suspend_load_state(struct job *j);
+/* j, read back suspended and in the pool: a preemption's victim lends
+ * its room to its preemptor again. */
 void suspend_loaded(struct hctx *s, struct job *j);
 /* Before each pass: preempted jobs whose preemptor has ended resume. */
 void suspend_pass(struct hctx *s);

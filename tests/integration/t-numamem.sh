@@ -7,6 +7,11 @@
 # NUMA 0's free cores); a third of 1 CPU and 3 GiB fits the node's count
 # (4 GiB free) but no NUMA node's (2 GiB each): it starts all the same,
 # on the CPU placement alone gives (NUMA 0), bound to both NUMA nodes.
+# Then across a qpoold restart: a job of 1 CPU and 6 GiB on NUMA 0 is
+# counted there again (the node object's mem_free_numa equals what it was
+# before), so a second such job goes to NUMA 1, the one that has its
+# memory free (counted over both NUMA nodes, 5 GiB free on each, it would
+# fit neither and go where placement alone puts it, NUMA 0).
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -45,4 +50,39 @@ note "c: $(cpus_of "$c")"
 [ "$(cpus_of "$b")" = 4 ] || fail "b: CPUs $(cpus_of "$b"), not 4 on NUMA 1 where its 6 GiB are free"
 [ "$(cpus_of "$c")" = 2 ] || fail "c: CPUs $(cpus_of "$c"), not 2 (where placement alone puts it)"
 as qpuser1 qdel "$a" "$b" "$c"
+
+# The node object's mem_free_numa (bytes free of each NUMA node's part).
+numa_free() {
+	"$QP_BIN/qstat" --nodes --json | python3 -c '
+import json, sys
+for n in json.load(sys.stdin)["nodes"]:
+    if n["name"] == sys.argv[1]:
+        print(",".join(str(v) for v in n.get("mem_free_numa", [])) or "?")
+' "$N-0"
+}
+for _ in $(seq 200); do
+	[ "$(numa_free)" = 8589934592,8589934592 ] && break
+	sleep 0.05
+done
+[ "$(numa_free)" = 8589934592,8589934592 ] || fail "after qdel: NUMA free $(numa_free), not 8 GiB each"
+d=$(echo true | as qpuser1 qsub "${long[@]}" -l ncpus=1,mem=6gb) || fail "qsub d"
+qp_wait "$d" running
+[ "$(cpus_of "$d")" = 0 ] || fail "d: CPUs $(cpus_of "$d"), not 0 on NUMA 0"
+before=$(numa_free)
+[ "$before" = 2147483648,8589934592 ] || fail "d's 6 GiB are not counted on NUMA 0: $before"
+note "qpoold restarts with d on NUMA 0"
+qp_stop "$QP_SERVER_PID"
+qp_start_server
+for _ in $(seq 200); do
+	"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^$N-0 +up" && break
+	sleep 0.05
+done
+"$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^$N-0 +up" || fail "the simulated node is not back: $("$QP_BIN/qstat" --nodes)"
+[ "$(qp_state "$d")" = running ] || fail "d is $(qp_state "$d") after the restart"
+after=$(numa_free)
+[ "$after" = "$before" ] || fail "NUMA free after the restart $after, before $before"
+e=$(echo true | as qpuser1 qsub "${long[@]}" -l ncpus=1,mem=6gb) || fail "qsub e"
+qp_wait "$e" running
+[ "$(cpus_of "$e")" = 4 ] || fail "e: CPUs $(cpus_of "$e"), not 4 on NUMA 1 where its 6 GiB are free"
+as qpuser1 qdel "$d" "$e"
 echo PASS

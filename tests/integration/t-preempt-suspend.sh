@@ -4,7 +4,8 @@
 # scavenger job (queue scav, preempt_mode = suspend) that ticks holds the
 # CPU; an urgent job (preempts = scav) arrives and runs on that CPU while
 # the scavenger is frozen (its cgroup FROZEN, squeue S, no tick); a
-# qpoold restart keeps it frozen and its CPU lent; when the urgent job
+# qpoold restart (its comment rewritten by an admin while qpoold was
+# down) keeps it frozen and its CPU lent; when the urgent job
 # ends the scavenger is thawed before anything else starts (a second
 # scavenger job waiting behind it does not take the CPU), and finishes in
 # its first attempt; then an urgent array of two subjobs freezes a
@@ -48,10 +49,20 @@ case "$st" in FROZEN|1) ;; *) fail "the scavenger's group is '$st' while the urg
 
 note "qpoold restarts: the scavenger stays frozen, its CPU still lent to the urgent job"
 qp_stop "$QP_SERVER_PID"
+# An admin rewrote its comment meanwhile (the people's text): which job
+# it waits for is kept apart (attrs.suspended_by) and read from there.
+sql="UPDATE jobs SET reason = 'frozen for the night run, ask ops' WHERE id = ${s%%.*}"
+if [ "${QP_STORE:-sqlite}" = postgresql ]; then
+	psql -qtAX -v ON_ERROR_STOP=1 "$QP_STORE_DSN" -c "$sql" > /dev/null
+else
+	sqlite3 "$QP_T/state/qpool.db" "$sql"
+fi || fail "cannot rewrite the scavenger's comment"
 qp_start_server
 for _ in $(seq 200); do "$QP_BIN/qstat" --nodes 2>/dev/null | grep -qE "^p1 +up" && break; sleep 0.05; done
 "$QP_BIN/qstat" --nodes | grep -qE "^p1 +up" || fail "p1 is not back after the restart: $("$QP_BIN/qstat" --nodes)"
 [ "$("$QP_BIN/squeue" -h -j "$s" -o %t)" = S ] || fail "squeue: the scavenger is not S after the restart"
+[ "$(qp_field "$s" comment)" = "frozen for the night run, ask ops" ] ||
+	fail "the admin's comment is '$(qp_field "$s" comment)' after the restart"
 [ "$(qp_state "$u")" = running ] || fail "the urgent job is $(qp_state "$u") after the restart"
 [ "$(qp_state "$s2")" = queued ] || fail "the second scavenger is $(qp_state "$s2") after the restart"
 touch "$U/go"
@@ -106,8 +117,18 @@ qp_wait "${n}[1]" running --timeout 30
 qp_wait "${n}[2]" running --timeout 30
 [ "$("$QP_BIN/squeue" -h -j "$s4" -o %t)" = S ] || fail "squeue: the scavenger is not S while subjob 2 runs"
 # A restart reads the array back as running (its store row): its victim
-# still resumes when the subjob that took its room ends.
+# still resumes when the subjob that took its room ends. Its store is
+# made one written before attrs.suspended_by (the upgrade path): only the
+# comment names the preemptor, and it is read.
 qp_stop "$QP_SERVER_PID"
+if [ "${QP_STORE:-sqlite}" = postgresql ]; then
+	old=$(psql -qtAX -v ON_ERROR_STOP=1 "$QP_STORE_DSN" -c "UPDATE jobs SET attrs = (attrs::jsonb - 'suspended_by')::text
+		WHERE id = ${s4%%.*} AND reason LIKE 'suspended by preemption (job %)' RETURNING id")
+else
+	old=$(sqlite3 "$QP_T/state/qpool.db" "UPDATE jobs SET attrs = json_remove(attrs, '$.suspended_by')
+		WHERE id = ${s4%%.*} AND reason LIKE 'suspended by preemption (job %)' RETURNING id")
+fi
+[ "$old" = "${s4%%.*}" ] || fail "cannot make the store an old one: '$old'"
 qp_start_server
 for _ in $(seq 200); do [ "$("$QP_BIN/qstat" --nodes 2>/dev/null | grep -cE "^p[12] +up")" = 2 ] && break; sleep 0.05; done
 [ "$("$QP_BIN/qstat" --nodes | grep -cE "^p[12] +up")" = 2 ] || fail "p1, p2 not back after the restart: $("$QP_BIN/qstat" --nodes)"

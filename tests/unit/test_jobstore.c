@@ -75,7 +75,7 @@ static void test_lifecycle(void)
 
 	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", NULL, 2000), 0);
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(list);
 	CU_ASSERT_EQUAL(list->state, JOB_RUNNING);
@@ -149,7 +149,7 @@ static void test_migrate_v5_alloc(void)
 		snprintf(wide.alloc[i].mems, sizeof(wide.alloc[i].mems), "0");
 	}
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 5000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", NULL, 5000), 0);
 	CU_ASSERT_EQUAL(jobstore_alloc_insert(js, &wide), 0);
 	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
 	job_alloc_free(&wide);
@@ -246,7 +246,7 @@ static void test_gpus_kept(void)
 	one.alloc[0].ncpus = 2;
 	one.alloc[0].gpus = 0x5;                    /* GPUs 0 and 2 */
 	cpumask_parse("0-1", &one.alloc[0].cpus);
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 5000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", NULL, 5000), 0);
 	CU_ASSERT_EQUAL(jobstore_alloc_insert(js, &one), 0);
 	job_alloc_free(&one);
 	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
@@ -467,7 +467,7 @@ static void test_launch(void)
 	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &joined, &id2), 0);
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", NULL, 2000), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_launch(js, id, &o), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, true, &row), 0);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "jobid")), id);
@@ -550,7 +550,7 @@ static void test_alter(void)
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "stdout")), "/home/alice/renamed.o1");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "stderr")), "/tmp/err");
 	json_decref(row);
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-3", 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-3", NULL, 2000), 0);
 	CU_ASSERT_EQUAL(jobstore_job_alter(js, id, &base), -ENOENT);
 	jobstore_close(js);
 }
@@ -585,7 +585,7 @@ static void test_across_nodes_usage(void)
 		cpumask_parse("0", &wide.alloc[i].cpus);
 		snprintf(wide.alloc[i].mems, sizeof(wide.alloc[i].mems), "0");
 	}
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", 5000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", NULL, 5000), 0);
 	CU_ASSERT_EQUAL(jobstore_alloc_insert(js, &wide), 0);
 	job_alloc_free(&wide);
 	/* The sister's report first, then the primary's, then the job. */
@@ -600,7 +600,7 @@ static void test_across_nodes_usage(void)
 	json_decref(row);
 
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &base, &one), 0);
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, one, "n1", "0-1", 7000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, one, "n1", "0-1", NULL, 7000), 0);
 	CU_ASSERT_EQUAL(jobstore_job_finish(js, one, &sis, 8000), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, one, false, &row), 0);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "cpu_ns")), 2500000000);
@@ -626,7 +626,7 @@ static void test_requeue_begin(void)
 		char want[8];
 
 		CU_ASSERT_EQUAL(jobstore_begin(js), 0);
-		CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", 2000), 0);
+		CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", NULL, 2000), 0);
 		CU_ASSERT_EQUAL(jobstore_job_requeue(js, id, "requeued by qrerun"), 0);
 		CU_ASSERT_EQUAL(jobstore_commit(js), 0);
 		CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
@@ -635,7 +635,7 @@ static void test_requeue_begin(void)
 		json_decref(row);
 	}
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", 3000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", NULL, 3000), 0);
 	CU_ASSERT_EQUAL(jobstore_job_begin_set(js, id, 4000000000LL), 0);
 	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
@@ -672,7 +672,7 @@ static void test_estimates(void)
 	CU_ASSERT_EQUAL(jobstore_job_estimate_set(js, id + 1000, true, 1), 0);      /* no row: nothing */
 	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", 3000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", NULL, 3000), 0);
 	CU_ASSERT_EQUAL(jobstore_job_estimate_set(js, id, false, 4000000150LL), 0);
 	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
@@ -683,8 +683,107 @@ static void test_estimates(void)
 	jobstore_close(js);
 }
 
+/* A one-node job's NUMA nodes (schema 18): written by its dispatch, read
+ * back by the active load (a restart, a takeover) as the pass had them;
+ * none kept is none; a requeue forgets them. */
+static void test_numa_mems_kept(void)
+{
+	struct jobstore *js;
+	struct error err;
+	struct job *list = NULL, *j;
+	int64_t id, bare;
+	int seen = 0;
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &base, &id), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &base, &bare), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "4-5", "1", 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, bare, "n1", "0-1", NULL, 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next) {
+		CU_ASSERT_EQUAL_FATAL(j->n_alloc, 1);
+		if (j->id == id) {
+			seen++;
+			CU_ASSERT_STRING_EQUAL(j->alloc[0].mems, "1");
+			CU_ASSERT_EQUAL(cpumask_count(&j->alloc[0].cpus), 2);
+		} else if (j->id == bare) {
+			seen++;
+			CU_ASSERT_STRING_EQUAL(j->alloc[0].mems, "");
+		}
+	}
+	CU_ASSERT_EQUAL(seen, 2);
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	/* Requeued: no node, no CPUs, no NUMA nodes. */
+	CU_ASSERT_EQUAL(jobstore_job_requeue(js, id, "requeued"), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next)
+		if (j->id == id)
+			CU_ASSERT_EQUAL(j->n_alloc, 0);
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	jobstore_close(js);
+}
+
+/* A suspension kept apart from the comment (attrs.suspended_by, written
+ * by suspend.c): the active load reads it back for a running job, a
+ * requeue forgets it. */
+static void test_suspended_by_kept(void)
+{
+	struct jobstore *js;
+	struct error err;
+	struct job *list = NULL, *j;
+	struct job_submit sub = base;
+	json_t *row = NULL;
+	int64_t id;
+	int seen = 0;
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	sub.attrs_json = "{\"suspended_by\":\"7\"}";
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &sub, &id), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", NULL, 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_set_state(js, id, JOB_RUNNING, "an admin's own words"), 0);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next)
+		if (j->id == id) {
+			seen++;
+			CU_ASSERT_TRUE(j->suspended);
+			CU_ASSERT_EQUAL(j->suspended_by, 7);
+		}
+	CU_ASSERT_EQUAL(seen, 1);
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	CU_ASSERT_EQUAL(jobstore_job_requeue(js, id, "node lost"), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_PTR_NULL(json_object_get(json_object_get(row, "attrs"), "suspended_by"));
+	CU_ASSERT_STRING_EQUAL(wire_str(json_object_get(row, "attrs"), "run_count") ?: "", "1");
+	json_decref(row);
+	CU_ASSERT_EQUAL(jobstore_load_active(js, collect, &list), 0);
+	for (j = list; j; j = j->next)
+		CU_ASSERT_FALSE(j->suspended);
+	while (list) {
+		j = list->next;
+		job_free(list);
+		list = j;
+	}
+	jobstore_close(js);
+}
+
 /* On both backends (jobstore, jobstore_pg). */
 static const struct unit_test jobstore_tests[] = {
+	{ "suspended_by_kept", test_suspended_by_kept },
+	{ "numa_mems_kept", test_numa_mems_kept },
 	{ "requeue_begin", test_requeue_begin },
 	{ "estimates", test_estimates },
 	{ "launch_umask", test_launch_umask },

@@ -61,7 +61,7 @@ static void test_job_life(void)
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id2), 0);
 	jobstore_rollback(js);
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0", NULL, 2000), 0);
 	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
 	CU_ASSERT_EQUAL(jobstore_job_finish(js, id, &res, 3000), 0);   /* its own transaction */
 	CU_ASSERT_EQUAL(jobstore_events_committed(js), 3);

@@ -57,7 +57,7 @@ static int64_t wide_insert(struct jobstore *js)
 		cpumask_parse(i ? "2-3" : "0-1", &wide.alloc[i].cpus);
 		snprintf(wide.alloc[i].mems, sizeof(wide.alloc[i].mems), "0");
 	}
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", 5000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-1", NULL, 5000), 0);
 	CU_ASSERT_EQUAL(jobstore_alloc_insert(js, &wide), 0);
 	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
 	job_alloc_free(&wide);
@@ -232,7 +232,7 @@ static void test_group_fails_whole(void)
 	 * the backend says so at once or at commit. */
 	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &b), 0);
-	r = jobstore_job_dispatch(js, 999, "n1", "0", 5);
+	r = jobstore_job_dispatch(js, 999, "n1", "0", NULL, 5);
 	if (r == 0)
 		r = jobstore_commit(js);
 	CU_ASSERT_EQUAL(r, -ENOENT);
@@ -354,7 +354,7 @@ static void test_copy(void)
 	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_SQLITE, ":memory:", &from, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_job_insert(from, &base, &id1), 0);
 	res.times[STAMP_EXEC] = 1500;
-	CU_ASSERT_EQUAL(jobstore_job_dispatch(from, id1, "n1", "0-1", 1200), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(from, id1, "n1", "0-1", NULL, 1200), 0);
 	CU_ASSERT_EQUAL(jobstore_job_finish(from, id1, &res, 2000), 0);
 	wide = wide_insert(from);
 	CU_ASSERT_EQUAL(jobstore_job_insert(from, &arr, &id2), 0);
@@ -476,7 +476,7 @@ static void test_upgrade_from_7(void)
 	CU_ASSERT_EQUAL_FATAL(psql_value("SELECT max(version) FROM schema_version"), 7);
 	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_POSTGRESQL, unit_store_dsn(), &js, &err), 0);
 	CU_ASSERT_EQUAL(psql_value("SELECT max(version) FROM schema_version"), jobstore_schema_version());
-	CU_ASSERT_EQUAL(jobstore_schema_version(), 17);
+	CU_ASSERT_EQUAL(jobstore_schema_version(), 18);
 	CU_ASSERT_EQUAL(jobstore_pool_name_read(js, out, sizeof(out)), -ENOENT);
 	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM information_schema.columns"
 				   " WHERE table_name = 'job_alloc' AND column_name = 'gpus'"), 1);
