@@ -204,3 +204,23 @@ void jobctl_delete_force(struct conn *c, long long req_id, struct job *j)
 	s->sched_dirty = true;
 	conn_reply_ok(c, req_id, json_pack("{s:s}", "state", job_state_name(JOB_CANCELLED)));
 }
+
+void server_prolog_hold(struct hctx *h, struct job *j)
+{
+	struct server *s = server_of(h);
+	char why[160];
+
+	if (!j->prolog_hold || j->state != JOB_QUEUED)
+		return;
+	j->prolog_hold = false;
+	snprintf(why, sizeof(why), "held: its node prolog failed %u times (prolog_failures_max)",
+		 j->prolog_failures);
+	if (jobstore_job_set_state(s->store, j->id, JOB_HELD, why) < 0) {
+		log_warn("job %lld: cannot hold it after its prolog failures", (long long)j->id);
+		return;
+	}
+	pool_job_state_set(s->pool, j, JOB_HELD);
+	free(j->reason);
+	j->reason = strdup(why);
+	log_warn("job %lld %s", (long long)j->id, why);
+}

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/* The group commit: every submission and result that arrived in one loop
+ * iteration in one transaction, a pass's dispatches joined to it when
+ * results are among them (issue 39), the replies and launches after it;
+ * and how long results may wait for the next pass's commit. The pass is
+ * pass.c's; the loop that calls both is server.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commit.h"
+#include "log.h"
+#include "pass.h"
+#include "server-internal.h"
+#include "timeutil.h"
+
+/* Group commit: every submission and completion that arrived in this loop
+ * iteration goes into one transaction; replies follow the commit. With
+ * pass (a pass is due and results are among them: issue 39), the pass
+ * runs first, on the pool as it was before these results, and its
+ * dispatches join the same transaction: one commit for a job's end and
+ * its successor's start. Its launches and the results' replies go out
+ * only after that commit; a failed one rolls back both, the dispatches
+ * undone in memory as a failed pass's are, the results not applied. */
+void pending_flush(struct server *s, bool pass)
+{
+	static struct dispatch d[DISPATCH_BATCH];
+	struct pending *list = s->pending, *p, *next;
+	int64_t now = time_wall_ns();
+	char server[JOBID_SERVER_MAX];
+	size_t n = 0;
+	bool done = false;
+	struct job *j;
+	int r;
+
+	if (!list)
+		return;
+	/* The name qsub prints in ID.server: the pool's, whichever server
+	 * answered and whichever host qsub runs on. */
+	snprintf(server, sizeof(server), "%s", s->pool_name);
+	s->pending = NULL;
+	s->pending_tail = &s->pending;
+	s->n_pending = 0;
+	for (p = list; p && pass; p = p->next) {
+		if (!p->is_done)
+			continue;
+		j = pool_job_find(s->pool, p->jobid);
+		done = true;
+		/* Only jobs that end: one that goes back to the queue (a
+		 * requeue, qrerun, a preemption) changes what the pass
+		 * would decide, and takes the pass after its commit. */
+		if (p->requeue || !j || j->rerun || j->state != JOB_RUNNING)
+			pass = false;
+	}
+	/* Only with results: a submit alone is not in the pool before its
+	 * commit, so a pass first would gain nothing. Nor while preempted
+	 * jobs are suspended (their resumes are the pass's too). The pass
+	 * decides before the transaction opens, as schedule_pass does
+	 * (suspend_pass and preempt_pass write in transactions of their
+	 * own). */
+	pass = pass && done && !s->state_full && !s->n_lent;
+	if (pass) {
+		s->sched_dirty = false;
+		n = pass_decide(s, d);
+	}
+
+	r = jobstore_begin(s->store);
+	for (p = list; p && r == 0; p = p->next) {
+		j = p->is_done ? pool_job_find(s->pool, p->jobid) : NULL;
+		if (!p->is_done) {
+			r = jobstore_job_insert(s->store, &p->submit, &p->jobid);
+			if (r == 0 && p->submit.depend)
+				r = depend_before_record(&s->h, p->jobid, p->submit.depend);
+		}
+		else if (p->requeue && j && j->state == JOB_RUNNING)
+			r = jobstore_job_requeue_result(s->store, p->jobid, p->result.reason, &p->result);
+		else if (!p->requeue && j && j->rerun)   /* qrerun: back to the queue, not finished */
+			r = jobstore_job_requeue_result(s->store, p->jobid,
+							j->lost ? p->result.reason : "requeued by qrerun", &p->result);
+		else if (!p->requeue && j)
+			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
+	}
+	if (r == 0 && n)
+		r = pass_write(s, d, n, now);
+	if (r == 0)
+		r = jobstore_commit(s->store);
+	if (r < 0) {
+		jobstore_rollback(s->store);
+		if (n)   /* the joint commit (t-faults-joint looks for this line) */
+			log_err("job store: cannot commit results with %zu dispatches: %s", n, strerror(-r));
+		else
+			log_err("job store: cannot commit %s", strerror(-r));
+		if (r == -ESTALE)
+			server_lease_refresh(s);
+		if (r == -ENOSPC)
+			server_space_exhausted(s);
+		if (n)
+			pass_undo(s, d, n, r);
+	} else if (n) {
+		/* Launches first: the successor's start is the critical path. */
+		pass_apply(s, d, n, now);
+	}
+	if (pass && !s->state_full)
+		estimates_replay(s, false);
+	for (p = list; p; p = next) {
+		next = p->next;
+		if (r == -ENOSPC && p->is_done) {
+			/* A completion is not lost for want of room: it waits,
+			 * unanswered, and is committed when space returns. */
+			p->next = s->retry;
+			s->retry = p;
+			continue;
+		}
+		if (r == -ESTALE) {
+			/* Another server took the lease: nothing was written,
+			 * and the peer goes there (a node keeps its result). */
+			server_standby_reply(p->conn, p->req_id);
+		} else if (r < 0) {
+			conn_reply_err(p->conn, p->req_id, -r, "qpoold cannot record the job: %s%s", strerror(-r),
+				       r == -ENOSPC ? " (state directory full)" : "");
+		} else if (!p->is_done) {
+			j = calloc(1, sizeof(*j));
+
+			if (!j) {
+				log_err("out of memory: job %lld stays in the store only", (long long)p->jobid);
+			} else {
+				j->id = p->jobid;
+				snprintf(j->queue, sizeof(j->queue), "%s", p->submit.queue);
+				j->uid = p->submit.uid;
+				j->state = p->submit.hold ? JOB_HELD : JOB_QUEUED;
+				j->ncpus = p->submit.ncpus;
+				j->ngpus = p->submit.ngpus;
+				j->mem = p->submit.mem;
+				j->walltime = p->submit.walltime;
+				j->t_submit = p->submit.t_submit;
+				j->rerunnable = p->submit.rerunnable;
+				j->priority = p->submit.priority;
+				j->start_after = p->submit.start_after;
+				if (p->submit.chunks_json) {
+					json_t *chunks = json_loads(p->submit.chunks_json, 0, NULL);
+					char why[160];
+
+					(void)job_chunks_from_json(j, chunks, why, sizeof(why));
+					json_decref(chunks);
+				}
+				if (p->submit.place)
+					(void)job_place_parse(p->submit.place, j);
+				if (p->submit.depend)
+					j->depend = strdup(p->submit.depend);
+				j->sel = p->sel;
+				p->sel = NULL;
+				j->gpu_model = p->gpu_model;
+				p->gpu_model = NULL;
+				if (job_licenses_set(j, wire_str(json_object_get(p->strings, "attrs"),
+								 "Resource_List.licenses")) == -ENOMEM)
+					log_err("out of memory: job %lld's licenses are not counted", (long long)p->jobid);
+				if (job_noderes_set(j, wire_str(json_object_get(p->strings, "attrs"),
+								"Resource_List.node_res")) == -ENOMEM)
+					log_err("out of memory: job %lld's node resources are not counted",
+						(long long)p->jobid);
+				{
+					const char *acct = wire_str(json_object_get(p->strings, "attrs"), "Account_Name");
+					const char *qos = wire_str(json_object_get(p->strings, "attrs"), "Resource_List.qos");
+
+					j->account = acct ? strdup(acct) : NULL;
+					j->qos = qos ? strdup(qos) : NULL;
+					acct = wire_str(json_object_get(p->strings, "attrs"), "reservation");
+					j->resv = acct ? strdup(acct) : NULL;
+				}
+				if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
+					log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
+					job_free(j);
+				} else if (pool_job_add(s->pool, j) < 0) {
+					job_free(j);
+				} else if (p->submit.depend) {
+					depend_before_apply(&s->h, p->jobid, p->submit.depend);
+					if (p->submit.reason) {
+						j->reason = strdup(p->submit.reason);
+						depend_track(&s->h, j);
+					}
+				}
+			}
+			server_metrics_submitted(s, p->submit.queue);
+			conn_reply_ok(p->conn, p->req_id,
+				      json_pack("{s:I, s:s, s:b}", "jobid", (json_int_t)p->jobid, "server", server,
+						"array", p->submit.array_spec != NULL));
+			log_debug("job %lld submitted", (long long)p->jobid);
+		} else if (p->requeue) {
+			j = pool_job_find(s->pool, p->jobid);
+			/* Running: not already put back by a copy of this report. */
+			if (j && j->state == JOB_RUNNING) {
+				bool prolog = j->prolog_hold || p->prolog;
+
+				log_info("job %lld requeued: %s", (long long)j->id, p->result.reason);
+				pool_job_release(s->pool, j);
+				pool_job_state_set(s->pool, j, JOB_QUEUED);
+				/* Most likely the same file system: no pass until
+				 * the next check has seen room (not for a prolog). */
+				if (!prolog)
+					server_space_exhausted(s);
+				server_prolog_hold(&s->h, j);
+			}
+			if (p->req_id)
+				conn_reply_ok(p->conn, p->req_id, NULL);
+		} else {
+			j = pool_job_find(s->pool, p->jobid);
+			if (j && j->rerun) {
+				log_info("job %lld requeued%s%s", (long long)j->id, j->lost ? ": " : " by qrerun",
+					 j->lost ? j->lost : "");
+				j->rerun = false;
+				pool_job_release(s->pool, j);
+				pool_job_state_set(s->pool, j, JOB_QUEUED);
+				server_prolog_hold(&s->h, j);
+			} else if (j) {
+				/* A line per job is a write per job: jobs that
+				 * completed are logged at debug level only. */
+				log_msg(p->result.state == JOB_COMPLETED ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+					"job %lld %s on %s", (long long)j->id, job_state_name(p->result.state),
+					job_node(j) ? job_node(j) : "?");
+				server_job_finished(&s->h, j, p->result.state);
+			}
+			/* Results sent inside a registration have no request id. */
+			if (p->req_id)
+				conn_reply_ok(p->conn, p->req_id, NULL);
+		}
+		conn_unref(p->conn);
+		json_decref(p->strings);
+		nodesel_destroy(p->sel);
+		free(p->gpu_model);
+		free(p);
+	}
+	/* Always another pass: the one above saw the pool before these
+	 * results (a job still counted in max_running, its array's limit,
+	 * its CPUs if no job.exited came first); it mostly finds nothing and
+	 * commits nothing. */
+	s->sched_dirty = true;
+}
+
+int pending_linger_handler(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct server *s = userdata;
+
+	/* Due whatever the clocks say: the post handler, right after,
+	 * commits what waits. */
+	if (s->linger_since)
+		s->linger_since = 1;
+	return 0;
+}
+
+/* Whether the pending results may wait, at most LINGER_NS, for the next
+ * pass: only results of jobs that end and whose CPUs are already back
+ * (job.exited came first, so no job waits for those CPUs), nothing else
+ * pending and no pass due now. What waits is unanswered and unapplied:
+ * nothing is told before it is on disk. */
+bool pending_linger(struct server *s)
+{
+	int64_t now = time_mono_ns();
+
+	if (!s->pending || s->sched_dirty || s->n_lent || s->state_full || s->stopping || !s->linger_src)
+		return false;
+	if (s->linger_since && now - s->linger_since >= LINGER_NS)
+		return false;
+	for (struct pending *p = s->pending; p; p = p->next) {
+		struct job *j = p->is_done ? pool_job_find(s->pool, p->jobid) : NULL;
+
+		if (!j || p->requeue || j->rerun || j->state != JOB_RUNNING || !j->n_alloc)
+			return false;
+		/* A job another waits on: its end is on that one's way. */
+		if (depend_has_waiters(&s->h, j->id) || (j->array_id && depend_has_waiters(&s->h, j->array_id)))
+			return false;
+		for (unsigned i = 0; i < j->n_alloc; i++)
+			if (!j->alloc[i].cpus_back)
+				return false;
+	}
+	if (!s->linger_since) {
+		s->linger_since = now;
+		if (sd_event_source_set_time_relative(s->linger_src, LINGER_NS / 1000) < 0 ||
+		    sd_event_source_set_enabled(s->linger_src, SD_EVENT_ONESHOT) < 0) {
+			s->linger_since = 0;
+			return false;
+		}
+	}
+	return true;
+}
