@@ -130,7 +130,7 @@ static int serve(struct config *config, bool first, bool quiet)
 	}
 	log_info("serving");
 	(void)sd_notifyf(0, "READY=1\nSTATUS=serving on %s", sock);
-	r = sd_event_loop(event);
+	r = cpu_event_loop(event);
 done:
 	server_destroy(server);
 	sd_event_unref(event);

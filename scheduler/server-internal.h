@@ -45,6 +45,8 @@ struct conn {
 	bool throttled;           /* its unread replies are over OUT_HIGH: requests wait */
 	uint32_t io_events;       /* the epoll mask last set on src (server.c) */
 	bool watching;            /* holds a watch (watch.c) */
+	const char *cpu_part;     /* its first request's name: what its CPU is charged to (cpuacct.c) */
+	int64_t cpu_ns;           /* its CPU not charged yet (before its first request) */
 	struct conn *next, *prev;
 };
 
@@ -291,6 +293,20 @@ int ties_add(struct server *s, struct conn *c, int64_t jobid);
 void ties_conn_closed(struct server *s, const struct conn *c);
 void ties_check(struct server *s);
 void ties_destroy(struct server *s);
+
+/* qpoold's CPU by part (cpuacct.c): cpu_thread_ns is this thread's CPU
+ * clock; the loop's iteration is charged to its owner, set by the
+ * handler sd-event dispatched: a client connection (cpu_owner_conn, its
+ * part its first request's name), a part (cpu_owner_part, static text),
+ * or, in the post handler, the last iteration's (cpu_owner_post);
+ * cpu_charge adds ns timed inside another's iteration to part;
+ * cpu_parts_json is {part: ns} for the `stats` op. */
+int64_t cpu_thread_ns(void);
+void cpu_owner_conn(struct conn *c);
+void cpu_owner_part(const char *part);
+void cpu_owner_post(void);
+void cpu_charge(const char *part, int64_t ns);
+json_t *cpu_parts_json(void);
 
 /* watch.c: the event stream (docs/EVENTS.md). op_watch (ops.h) answers the
  * `watch` op and keeps the connection as a watcher; watch_flush sends each

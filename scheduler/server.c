@@ -408,6 +408,9 @@ static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdat
 	struct conn *c = userdata;
 	int r;
 
+	/* Its CPU, charged to its first request's name (cpuacct.c). */
+	if (!c->node)
+		cpu_owner_conn(c);
 	conn_ref(c);
 	if (revents & EPOLLOUT) {
 		r = wire_flush(fd, &c->out);
@@ -576,7 +579,9 @@ static void conn_accept(struct server *s, int cfd, bool tcp)
 	if (conn_start(s, c) < 0) {
 		conn_forget(c);
 		conn_free(c);
+		return;
 	}
+	cpu_owner_conn(c);   /* its accept is its CPU (cpuacct.c) */
 }
 
 int server_conn_open(struct server *s, int fd, uid_t uid, gid_t gid)
@@ -1114,6 +1119,7 @@ static int post_handler(sd_event_source *src, void *userdata)
 	struct server *s = userdata;
 	int r;
 
+	cpu_owner_post();   /* the CPU of what the last dispatch left to do is its owner's */
 	if (server_standby(s))
 		return 0;
 	if (!pending_linger(s)) {

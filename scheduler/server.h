@@ -16,6 +16,8 @@ struct server;
 int server_create(sd_event *e, struct config *config, struct server **ret, struct error *err);
 
 void server_destroy(struct server *s);
+/* sd_event_loop, with qpoold's CPU charged by part (cpuacct.c). */
+int cpu_event_loop(sd_event *e);
 
 /* A connection on fd (a socketpair's end; taken, closed on failure) whose
  * peer is uid and gid, as SO_PEERCRED or a credential would say: what the

@@ -113,12 +113,14 @@ static int notes_handler(sd_event_source *src, void *userdata)
 
 static int more_handler(sd_event_source *src, void *userdata)
 {
+	cpu_owner_part("watch");
 	watch_turn(userdata);
 	return 0;
 }
 
 static int later_handler(sd_event_source *src, uint64_t usec, void *userdata)
 {
+	cpu_owner_part("watch");
 	watch_turn(userdata);
 	return 0;
 }
@@ -502,9 +504,13 @@ static void watch_turn(struct server *s)
 	struct watchers *ws = s->watchers;
 	struct watcher **pw, *w;
 	bool more = false;
+	int64_t cpu0;
 
 	if (!ws || !ws->list)
 		return;
+	/* The turn's CPU, its sends and closes with it, is the watchers'
+	 * (cpuacct.c; bench/events compares it with the pollers'). */
+	cpu0 = cpu_thread_ns();
 	ws->last_turn = time_mono_ns();
 	ws->committed = jobstore_events_committed(s->store);
 	ws->broad_due = ws->last_turn >= ws->last_broad + broad_interval(ws);
@@ -549,6 +555,7 @@ static void watch_turn(struct server *s)
 	ws->behind = more;
 	if (more)
 		(void)sd_event_source_set_enabled(ws->more_src, SD_EVENT_ONESHOT);
+	cpu_charge("watch", cpu_thread_ns() - cpu0);
 }
 
 void op_watch(struct conn *c, const char *op, long long req_id, json_t *msg)
