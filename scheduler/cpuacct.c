@@ -5,11 +5,12 @@
  * iteration is charged whole to its owner: a client connection's
  * iterations (its accept, reads, requests, replies, close) to the name of
  * its first request (`stat` for `qstat ID`), the watchers' turns and
- * their timers to "watch". The post handler that runs after a dispatch is
- * charged to that dispatch's owner: it runs because of it. A watchers'
- * turn run inside another's iteration (the post handler after a commit)
- * is timed on its own and taken out of that iteration. What nobody owns
- * (node links, timers, passes) is not charged. The `stats` op reports the
+ * their timers to "watch". The post handler sd-event runs after
+ * dispatches is nobody's: it does the group commit and the pass for
+ * whatever came before, and a poller's dispatch may precede the commit
+ * of a node's message. A watchers' turn run inside it (the flush after a
+ * commit) is timed on its own and charged to "watch". What nobody owns
+ * (node links, timers, passes, the post handler) is not charged. The `stats` op reports the
  * totals, so a figure such as "50 watchers against 50 qstat pollers" is
  * each side's own CPU, loop and kernel included, measured side by side,
  * not the difference of two noisy totals. Cost: a clock read per
@@ -27,11 +28,10 @@ static struct {
 } parts[CPU_PARTS];
 
 /* The iteration under way: its start, what was charged inside it, its
- * owner (a connection, held, or a part); the last one's owner, for its
- * post handler. */
+ * owner (a connection, held, or a part). */
 static int64_t it_start, it_inner;
-static struct conn *own_conn, *prev_conn;
-static const char *own_part, *prev_part;
+static struct conn *own_conn;
+static const char *own_part;
 
 int64_t cpu_thread_ns(void)
 {
@@ -73,7 +73,7 @@ static void conn_charge(struct conn *c, int64_t ns)
 
 static void own_drop(void)
 {
-	if (own_conn && own_conn != prev_conn)
+	if (own_conn)
 		conn_unref(own_conn);
 	own_conn = NULL;
 	own_part = NULL;
@@ -84,8 +84,7 @@ void cpu_owner_conn(struct conn *c)
 	if (own_conn == c)
 		return;
 	own_drop();
-	if (c != prev_conn)
-		conn_ref(c);
+	conn_ref(c);   /* held to the iteration's end: its close may free it */
 	own_conn = c;
 }
 
@@ -95,20 +94,10 @@ void cpu_owner_part(const char *part)
 	own_part = part;
 }
 
-void cpu_owner_post(void)
-{
-	if (prev_conn)
-		cpu_owner_conn(prev_conn);
-	else if (prev_part)
-		cpu_owner_part(prev_part);
-}
-
-/* One iteration ended: its CPU to its owner; the owner kept for the post
- * handler's iteration. */
+/* One iteration ended: its CPU to its owner. */
 static void iteration_end(void)
 {
 	int64_t now = cpu_thread_ns(), ns = now - it_start - it_inner;
-	struct conn *old = prev_conn;
 
 	if (own_conn)
 		conn_charge(own_conn, ns);
@@ -116,22 +105,7 @@ static void iteration_end(void)
 		part_add(own_part, ns);
 	it_start = now;
 	it_inner = 0;
-	/* The one before is let go (its hold), unless it owns this one too. */
-	if (old && old != own_conn)
-		conn_unref(old);
-	prev_conn = own_conn;
-	prev_part = own_part;
-	own_conn = NULL;
-	own_part = NULL;
-}
-
-static void owners_drop(void)
-{
 	own_drop();
-	if (prev_conn)
-		conn_unref(prev_conn);
-	prev_conn = NULL;
-	prev_part = NULL;
 }
 
 int cpu_event_loop(sd_event *e)
@@ -148,7 +122,7 @@ int cpu_event_loop(sd_event *e)
 			break;
 		iteration_end();
 	}
-	owners_drop();
+	own_drop();
 	if (r < 0)
 		return r;
 	(void)sd_event_get_exit_code(e, &code);

@@ -297,14 +297,12 @@ void ties_destroy(struct server *s);
 /* qpoold's CPU by part (cpuacct.c): cpu_thread_ns is this thread's CPU
  * clock; the loop's iteration is charged to its owner, set by the
  * handler sd-event dispatched: a client connection (cpu_owner_conn, its
- * part its first request's name), a part (cpu_owner_part, static text),
- * or, in the post handler, the last iteration's (cpu_owner_post);
- * cpu_charge adds ns timed inside another's iteration to part;
+ * part its first request's name) or a part (cpu_owner_part, static
+ * text); cpu_charge adds ns timed inside another's iteration to part;
  * cpu_parts_json is {part: ns} for the `stats` op. */
 int64_t cpu_thread_ns(void);
 void cpu_owner_conn(struct conn *c);
 void cpu_owner_part(const char *part);
-void cpu_owner_post(void);
 void cpu_charge(const char *part, int64_t ns);
 json_t *cpu_parts_json(void);
 

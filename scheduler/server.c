@@ -1119,7 +1119,6 @@ static int post_handler(sd_event_source *src, void *userdata)
 	struct server *s = userdata;
 	int r;
 
-	cpu_owner_post();   /* the CPU of what the last dispatch left to do is its owner's */
 	if (server_standby(s))
 		return 0;
 	if (!pending_linger(s)) {
