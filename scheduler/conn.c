@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "cpuacct.h"
 #include "log.h"
 #include "peers.h"
 #include "server-internal.h"
@@ -363,11 +364,39 @@ static void conn_process(struct conn *c)
 	}
 }
 
+/* Its CPU, charged to its first request's name (cpuacct.c): the
+ * connection is held to the iteration's end (its close may free it). */
+static void conn_cpu_charge(void *ud, int64_t ns)
+{
+	struct conn *c = ud;
+
+	c->cpu_ns += ns;
+	if (!c->cpu_part)
+		return;   /* kept until it names its first request */
+	cpu_part_add(c->cpu_part, c->cpu_ns);
+	c->cpu_ns = 0;
+}
+
+static void conn_cpu_release(void *ud)
+{
+	conn_unref(ud);
+}
+
+static void conn_cpu_owner(struct conn *c)
+{
+	if (cpu_owner_is(c))
+		return;
+	conn_ref(c);
+	cpu_owner(c, conn_cpu_charge, conn_cpu_release);
+}
+
 static int conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct conn *c = userdata;
 	int r;
 
+	if (!c->node)
+		conn_cpu_owner(c);
 	conn_ref(c);
 	if (revents & EPOLLOUT) {
 		r = wire_flush(fd, &c->out);
@@ -536,7 +565,9 @@ void conn_accept(struct server *s, int cfd, bool tcp)
 	if (conn_start(s, c) < 0) {
 		conn_forget(c);
 		conn_free(c);
+		return;
 	}
+	conn_cpu_owner(c);   /* its accept is its CPU (cpuacct.c) */
 }
 
 int server_conn_open(struct server *s, int fd, uid_t uid, gid_t gid)

@@ -44,6 +44,8 @@ struct conn {
 	bool throttled;           /* its unread replies are over OUT_HIGH: requests wait */
 	uint32_t io_events;       /* the epoll mask last set on src (server.c) */
 	bool watching;            /* holds a watch (watch.c) */
+	const char *cpu_part;     /* its first request's name: what its CPU is charged to (cpuacct.c) */
+	int64_t cpu_ns;           /* its CPU not charged yet (before its first request) */
 	struct conn *next, *prev;
 };
 

@@ -122,6 +122,8 @@ void door_request(struct conn *c, const char *op, long long req_id, json_t *msg)
 		conn_reply_err(c, req_id, EOPNOTSUPP, "unknown request '%.40s'", op);
 		return;
 	}
+	if (!c->cpu_part)
+		c->cpu_part = o->name;   /* what its CPU is charged to (cpuacct.c) */
 	/* The site's filter sees a submit, alter or move first; it hands
 	 * the request on to request_run once it has spoken (filter.c). */
 	if (o->who == WHO_USER && filter_wanted(&c->server->h, op)) {

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "log-journal.h"
 #include "migrate.h"
+#include "cpuacct.h"
 #include "server.h"
 #include "version.h"
 
@@ -132,7 +133,7 @@ static int serve(struct config *config, bool first, bool quiet)
 	}
 	log_info("serving");
 	(void)sd_notifyf(0, "READY=1\nSTATUS=serving on %s", sock);
-	r = sd_event_loop(event);
+	r = cpu_event_loop(event);
 done:
 	server_destroy(server);
 	sd_event_unref(event);

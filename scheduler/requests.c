@@ -11,6 +11,7 @@
 #include "array.h"
 #include "arrayspec.h"
 #include "config.h"
+#include "cpuacct.h"
 #include "conn.h"
 #include "depend.h"
 #include "deps.h"
@@ -1149,7 +1150,7 @@ void op_stats(struct conn *c, const char *op, long long req_id, json_t *msg)
 		nodes_up += pool_node_usable(n);
 	}
 	conn_reply_ok(c, req_id, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-		" s:I, s:I, s:I, s:I, s:I}", "estimate_replays", (json_int_t)est.replay,
+		" s:I, s:I, s:I, s:I, s:I, s:o*}", "estimate_replays", (json_int_t)est.replay,
 		"estimate_ns_last", (json_int_t)est.ns_last, "estimate_ns_max", (json_int_t)est.ns_max,
 		"watchers", (json_int_t)watch_count(s),
 		"events_committed", (json_int_t)jobstore_events_committed(s->store),
@@ -1159,7 +1160,8 @@ void op_stats(struct conn *c, const char *op, long long req_id, json_t *msg)
 		"held", by_state[JOB_HELD], "running", by_state[JOB_RUNNING],
 		"exiting", by_state[JOB_EXITING], "nodes", nodes, "nodes_up", nodes_up,
 		"rss", (json_int_t)self_rss(), "dep_waiting", (json_int_t)ds.waiting,
-		"dep_decided", (json_int_t)ds.decided, "store_rows_read", (json_int_t)jobstore_rows_read(s->store)));
+		"dep_decided", (json_int_t)ds.decided, "store_rows_read", (json_int_t)jobstore_rows_read(s->store),
+		"cpu_ns", cpu_parts_json()));
 }
 
 /* The members of the client ops and their JSON types. A member present

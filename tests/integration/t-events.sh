@@ -85,6 +85,11 @@ done
 jq -e 'select(.jobid != null) | .jobid | test("^[0-9]+\\.")' "$QP_T/w1.out" > /dev/null \
 	|| fail "a job event without its full id: $(head -2 "$QP_T/w1.out")"
 
+note "qpoold's CPU by part (the stats op's cpu_ns): the watchers' turns, a qstat's connection"
+"$QP_BIN/qstat" 1 > /dev/null 2>&1
+cpu=$(python3 "$QP_TOP/bench/stats" | jq -c .cpu_ns)
+[ "$(echo "$cpu" | jq '.watch > 0 and .stat > 0 and .submit > 0')" = true ] || fail "cpu_ns: $cpu"
+
 note "qpuser1's watcher: its own 10 jobs' events only"
 uid1=$(id -u qpuser1)
 want1=$(q "SELECT count(*) FROM events WHERE uid = $uid1")
