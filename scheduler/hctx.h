@@ -2,7 +2,8 @@
 /* What qpoold's handlers see (ops.h): the handlers' context. The config,
  * the job store, the pool, the group commit's queue, and the parts'
  * state (lease, dependencies, ties, task routes, accounts, QOS,
- * reservations, hooks, watchers); nothing of the loop (event sources,
+ * reservations, hooks, watchers), and the loop's sd_event for a part's
+ * own sources; nothing else of the loop (event sources,
  * listening sockets, connections, peers, the gate, metrics, estimates'
  * bookkeeping): what a handler needs of those is a function. The context
  * is the first member of struct server (server-internal.h), its fields
@@ -13,6 +14,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <systemd/sd-event.h>
 
 struct accounts;
 struct config;
@@ -33,6 +35,7 @@ struct watchers;
 typedef void hctx_pass_f(struct conn *c, const char *op, long long req_id, json_t *msg);
 
 #define HCTX_FIELDS                                                                                          \
+	sd_event *event;             /* the loop, for a part's own sources (watch.c's turns) */              \
 	struct config *config;                                                                               \
 	struct jobstore *store;                                                                              \
 	struct pool *pool;                                                                                   \

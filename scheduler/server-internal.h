@@ -57,7 +57,6 @@ struct server {
 			HCTX_FIELDS
 		};
 	};
-	sd_event *event;
 	conn_message_f *conn_message_f;
 	conn_closed_f *conn_closed_f;
 	job_ended_f *job_ended_f;

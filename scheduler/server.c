@@ -47,7 +47,7 @@ static void conn_closed(struct conn *c)
 	if (c->node)
 		node_link_lost(&s->h, c);
 	ties_conn_closed(&s->h, c);
-	watch_conn_closed(s, c);
+	watch_conn_closed(&s->h, c);
 }
 
 static int listen_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
@@ -130,7 +130,7 @@ static int post_handler(sd_event_source *src, void *userdata)
 		return 0;
 	}
 	/* What this iteration committed, to the watchers. */
-	watch_flush(s);
+	watch_flush(&s->h);
 	/* After the replies and launches: a checkpoint (two fsyncs, ~1 ms)
 	 * delays no answer that is already out. */
 	r = jobstore_checkpoint(s->store);
@@ -160,8 +160,8 @@ static int timer_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	server_space_check(s);
 	nodes_check_timeouts(&s->h);
 	ties_check(&s->h);
-	watch_prune(s);
-	watch_flush(s);
+	watch_prune(&s->h);
+	watch_flush(&s->h);
 	if (pool_deferred_due(s->pool, time(NULL)))
 		s->sched_dirty = true;
 	/* A preemption's wait is over: its job may take others (preempt.c),
@@ -465,7 +465,7 @@ void server_destroy(struct server *s)
 	if (!s)
 		return;
 	/* Node events noted before the stop are kept (the lease still held). */
-	watch_notes_flush(s);
+	watch_notes_flush(&s->h);
 	s->stopping = true;
 	/* Hooks in flight are killed, their requests never committed. */
 	srvhooks_destroy(s->hooks);
@@ -505,7 +505,7 @@ void server_destroy(struct server *s)
 	}
 	task_routes_destroy(&s->h);
 	ties_destroy(&s->h);
-	watch_destroy(s);
+	watch_destroy(&s->h);
 	depend_destroy(&s->h);
 	pool_destroy(s->pool);
 	peers_destroy(s->peers);

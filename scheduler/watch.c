@@ -11,7 +11,12 @@
 #include "cpuacct.h"
 #include "log.h"
 #include "ops.h"
-#include "server-internal.h"
+#include "config.h"
+#include "conn.h"
+#include "hctx.h"
+#include "jobstore.h"
+#include "pool.h"
+#include "watch.h"
 #include "sort.h"
 #include "timeutil.h"
 
@@ -104,7 +109,7 @@ struct watchers {
 	sd_event_source *notes_src;
 };
 
-static void watch_turn(struct server *s);
+static void watch_turn(struct hctx *s);
 
 static int notes_handler(sd_event_source *src, void *userdata)
 {
@@ -126,7 +131,7 @@ static int later_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static struct watchers *watchers_get(struct server *s)
+static struct watchers *watchers_get(struct hctx *s)
 {
 	struct watchers *w = s->watchers;
 
@@ -319,7 +324,7 @@ static int collect(const struct jobstore_event *e, void *ud)
 
 /* The events after cursor (at most WATCH_BATCH) into the cache, read
  * once per cursor and turn. */
-static int events_after(struct server *s, struct watchers *ws, int64_t cursor)
+static int events_after(struct hctx *s, struct watchers *ws, int64_t cursor)
 {
 	int r;
 
@@ -401,7 +406,7 @@ static int watcher_drop(struct watcher *w, size_t cap)
 /* One turn of w: one batch after its cursor into its connection. Returns
  * 1 when it has more to read, 0 when it is at the last event, -1 when it
  * was dropped (w is then freed by the caller). */
-static int watcher_turn(struct server *s, struct watchers *ws, struct watcher *w)
+static int watcher_turn(struct hctx *s, struct watchers *ws, struct watcher *w)
 {
 	size_t cap = s->config->watch_buffer;
 	struct conn *c = w->conn;
@@ -502,7 +507,7 @@ static int64_t broad_interval(const struct watchers *ws)
 	return ns < COALESCE_NS ? COALESCE_NS : ns > BROAD_NS_MAX ? BROAD_NS_MAX : ns;
 }
 
-void watch_flush(struct server *s)
+void watch_flush(struct hctx *s)
 {
 	struct watchers *ws = s->watchers;
 	bool fresh;
@@ -536,7 +541,7 @@ void watch_flush(struct server *s)
 	}
 }
 
-static void watch_turn(struct server *s)
+static void watch_turn(struct hctx *s)
 {
 	struct watchers *ws = s->watchers;
 	struct watcher **pw, *w;
@@ -597,7 +602,7 @@ static void watch_turn(struct server *s)
 
 void op_watch(struct conn *c, const char *op, long long req_id, json_t *msg)
 {
-	struct server *s = c->server;
+	struct hctx *s = conn_ctx(c);
 	struct watchers *ws = watchers_get(s);
 	json_t *jobs = json_object_get(msg, "jobs"), *current = NULL, *v;
 	struct watcher *w = NULL;
@@ -686,7 +691,7 @@ nomem:
 	conn_reply_err(c, req_id, ENOMEM, "watch: out of memory");
 }
 
-void watch_conn_closed(struct server *s, const struct conn *c)
+void watch_conn_closed(struct hctx *s, const struct conn *c)
 {
 	struct watchers *ws = s->watchers;
 	struct watcher **pw, *w;
@@ -715,7 +720,7 @@ unsigned watch_count(const struct hctx *s)
 	return s->watchers ? s->watchers->n : 0;
 }
 
-void watch_prune(struct server *s)
+void watch_prune(struct hctx *s)
 {
 	struct watchers *ws = watchers_get(s);
 	int64_t now = time_mono_ns();
@@ -730,9 +735,8 @@ void watch_prune(struct server *s)
 	ws->next_prune = now + (n == PRUNE_BATCH ? 1 : PRUNE_IDLE_SEC) * NSEC_PER_SEC;
 }
 
-void watch_note_node(struct hctx *h, const char *node, const char *state, const char *reason)
+void watch_note_node(struct hctx *s, const char *node, const char *state, const char *reason)
 {
-	struct server *s = server_of(h);
 	struct watchers *ws = watchers_get(s);
 	struct node_note *n;
 
@@ -762,7 +766,7 @@ now:
 		log_warn("node %s: cannot store its %s event", node, state);
 }
 
-void watch_notes_flush(struct server *s)
+void watch_notes_flush(struct hctx *s)
 {
 	struct watchers *ws = s->watchers;
 	int r;
@@ -783,7 +787,7 @@ void watch_notes_flush(struct server *s)
 	ws->n_notes = 0;
 }
 
-void watch_destroy(struct server *s)
+void watch_destroy(struct hctx *s)
 {
 	struct watchers *ws = s->watchers;
 
