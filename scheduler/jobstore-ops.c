@@ -733,7 +733,7 @@ int jobstore_op_node_delete(struct jobstore *js, const char *name)
 	r = run(js, ST_NODE_ADMIN_DELETE, &p, RUN_COUNT);
 	if (r < 0)
 		return r;
-	return gone + r ? 0 : -ENOENT;
+	return (gone + r) > 0 ? 0 : -ENOENT;
 }
 
 struct nodes_load {
