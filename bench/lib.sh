@@ -27,9 +27,29 @@ bench_stop() {
 	pids=()
 }
 
+# The pool's cgroup parent (one per v1 hierarchy), deepest first, with
+# whatever still runs in it: a pool stopped by SIGKILL leaves its kept
+# groups, and a bench cut short its jobs' (they would hold, among others,
+# the host's real-time budget that t-gded-rt needs).
+bench_cgroups_remove() {
+	local d i
+	local -a left
+	for i in 1 2 3; do
+		mapfile -t left < <(find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "qpool-bench$$" \
+			-prune -exec find {} -depth -type d \; 2>/dev/null)
+		[ ${#left[@]} -gt 0 ] || return 0
+		for d in "${left[@]}"; do
+			[ -f "$d/cgroup.procs" ] && xargs -r kill -KILL < "$d/cgroup.procs" 2>/dev/null
+		done
+		sleep 0.1
+		for d in "${left[@]}"; do rmdir "$d" 2>/dev/null; done
+	done
+}
+
 bench_cleanup() {
 	local rc=$? p
 	bench_stop
+	bench_cgroups_remove
 	# A jobs tmpfs qnoded left (job files remained) goes with the pool.
 	for p in "$T"/state/nodes/*/jobs; do mountpoint -q "$p" 2>/dev/null && umount -l "$p"; done
 	[ $rc -ne 0 ] && tail -n 20 "$T"/*.log >&2
