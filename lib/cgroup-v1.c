@@ -103,7 +103,7 @@ static int64_t v1_rt_others(const char *hpath, const char *first)
 static int v1_rt_setup(const char *root, const char *parent, struct error *err)
 {
 	char path[PATH_MAX], first[NAME_MAX + 1], num[32];
-	int64_t root_rt, period, cur = 0, want, others;
+	int64_t root_rt, period, cur = 0, most, want = 0, others;
 	int h = v1_rt_hier(root), hfd = -1, fd = -1, rtfd = -1, r;
 	size_t skip, len = cg_first_component(parent, &skip);
 	const int order[2][2] = { { 0, 1 }, { 1, 0 } };
@@ -126,14 +126,9 @@ static int v1_rt_setup(const char *root, const char *parent, struct error *err)
 	}
 	if (root_rt <= 0)
 		goto done;
-	want = root_rt - period / 20 > 0 ? root_rt - period / 20 : root_rt / 2;
-	/* Another pool on this host (its own cgroup_parent) may hold part of
-	 * the root's budget already; the kernel would refuse more than is
-	 * left (EINVAL). Take what is left, at most want. */
-	others = v1_rt_others(path, first);
-	if (root_rt - others < want)
-		want = root_rt - others;
-	if (want <= 0)
+	most = root_rt - period / 20 > 0 ? root_rt - period / 20 : root_rt / 2;
+	/* All of it held by other pools: no realtime group here. */
+	if (root_rt - v1_rt_others(path, first) <= 0)
 		goto done;
 	fd = cg_dir_open(hfd, first);
 	if (fd < 0) {
@@ -149,29 +144,38 @@ static int v1_rt_setup(const char *root, const char *parent, struct error *err)
 		r = error_set(err, rtfd, "%s/%s/" V1_RT_GROUP ": %s", path, first, strerror(-rtfd));
 		goto done;
 	}
-	cg_file_read_s64(fd, "cpu.rt_runtime_us", &cur);
-	snprintf(num, sizeof(num), "%" PRId64, want);
-	/* A child may not hold more than its parent: raise the parent first,
-	 * lower the child first. */
-	for (int i = 0; i < 2; i++) {
-		int which = order[want < cur][i];
+	/* Another pool on this host (its own cgroup_parent) may hold part of
+	 * the root's budget, and may take it between our reading and our
+	 * write; the kernel refuses more than is left (EINVAL). A group
+	 * removed moments ago still holds its runtime for ~10-20 ms
+	 * (measured, 6.x: the task group is freed after an RCU grace
+	 * period). So on EINVAL what is left is read again and asked for,
+	 * briefly; nothing left: no realtime here (qnoded refuses it). */
+	for (int t = 0; t < 50; t++) {
+		want = most;
+		others = v1_rt_others(path, first);
+		if (root_rt - others < want)
+			want = root_rt - others;
+		if (want < 0)
+			want = 0;   /* none left: both groups at 0, no realtime */
+		cur = 0;
+		cg_file_read_s64(fd, "cpu.rt_runtime_us", &cur);
+		snprintf(num, sizeof(num), "%" PRId64, want);
+		/* A child may not hold more than its parent: raise the parent
+		 * first, lower the child first. */
+		for (int i = 0; i < 2; i++) {
+			int which = order[want < cur][i];
 
-		/* A group removed moments ago still holds its runtime for
-		 * ~10-20 ms (measured, 6.x: the task group is freed after an
-		 * RCU grace period), so the sum check can fail with EINVAL
-		 * for a while after a teardown: try again, briefly. */
-		for (int t = 0; t < 50; t++) {
 			r = cg_file_write(which ? rtfd : fd, "cpu.rt_runtime_us", num);
-			if (r != -EINVAL)
+			if (r < 0)
 				break;
-			cg_sleep_ms(5);
 		}
-		if (r < 0) {
-			r = error_set(err, r, "%s/%s%s/cpu.rt_runtime_us=%s: %s", path, first,
-				      which ? "/" V1_RT_GROUP : "", num, strerror(-r));
-			goto done;
-		}
+		if (r != -EINVAL)
+			break;
+		cg_sleep_ms(5);
 	}
+	if (r < 0)
+		r = error_set(err, r, "%s/%s/cpu.rt_runtime_us=%s: %s", path, first, num, strerror(-r));
 done:
 	if (rtfd >= 0)
 		close(rtfd);
