@@ -70,18 +70,15 @@ static void health_done(struct health *h)
 		log_debug("health check: not connected to qpoold; the next check reports");
 }
 
-static int health_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+/* A pipe the check's pump closed is gone from its descriptors: its source
+ * goes at once, in the same turn. Left for later, its number could be
+ * taken (by a launch's notify socket or pidfd, the lowest free ones), and
+ * the stale source's removal would take that one's epoll registration
+ * with it: a job whose end qnoded never hears of. */
+static void health_io_sync(struct health *h)
 {
-	struct health *h = userdata;
-	int fds[4], n;
-	short ev[4];
+	int fds[4], n = hook_fds(&h->hook, fds, (short[4]){ 0 });
 
-	if (hook_pump(&h->hook)) {
-		health_done(h);
-		return 0;
-	}
-	/* A pipe it closed is gone from its descriptors: stop watching it. */
-	n = hook_fds(&h->hook, fds, ev);
 	for (int i = 0; i < 4; i++) {
 		int mine = sd_event_source_get_io_fd(h->io[i]);
 		bool kept = false;
@@ -91,6 +88,17 @@ static int health_on_io(sd_event_source *s, int fd, uint32_t revents, void *user
 		if (h->io[i] && !kept)
 			h->io[i] = sd_event_source_disable_unref(h->io[i]);
 	}
+}
+
+static int health_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct health *h = userdata;
+
+	if (hook_pump(&h->hook)) {
+		health_done(h);
+		return 0;
+	}
+	health_io_sync(h);
 	return 0;
 }
 
@@ -143,9 +151,11 @@ static void health_start(struct health *h)
 				       (c->health_check_timeout ? c->health_check_timeout : 60) * 1000000ULL,
 				       1000, health_on_deadline, h) < 0)
 		log_warn("health check: no deadline: %s", strerror(ENOMEM));
-	/* What it can do at once (its input written). */
+	/* What it can do at once (its input written, that pipe closed). */
 	if (hook_pump(&h->hook))
 		health_done(h);
+	else
+		health_io_sync(h);
 }
 
 static int health_on_timer(sd_event_source *s, uint64_t usec, void *userdata)

@@ -21,6 +21,7 @@ cat > "$H/check" <<HOOK
 cat > /dev/null
 echo run >> $H/runs
 [ -e $H/hang ] && sleep 30
+[ -e $H/slow ] && sleep 1
 if [ -e $H/broken ]; then
 	echo "ERROR:  nhc:  /scratch is not mounted"
 	echo "more output"
@@ -139,4 +140,20 @@ qp_start_server
 wait_node "drained | health | ERROR:  nhc:  /scratch is not mounted"
 rm "$H/broken"
 wait_node "up |  | "
+
+note "jobs launched while a check runs: each one's end is seen"
+# The check's pipes it is done with at its start close then; their
+# numbers are the lowest free ones, which a launch's notify socket and
+# pidfd take. qnoded once kept watching the closed pipes' numbers and,
+# when the check ended, removed them from its epoll: a running job's
+# pidfd with them, and the job stayed running for good (t-nhc, under
+# load). Each job here outlives the check it started beside.
+touch "$H/slow"
+for k in 1 2 3; do
+	want=$(($(runs) + 1))
+	for ((i = 0; i < 400; i++)); do [ "$(runs)" -ge "$want" ] && break; sleep 0.05; done
+	id=$(echo "sleep 1.5" | as qpuser1 qsub) || fail qsub
+	qp_wait "$id" completed --timeout 20
+done
+rm "$H/slow"
 echo PASS
