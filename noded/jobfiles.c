@@ -200,6 +200,24 @@ static json_t *spec_groups(const struct user_info *user, gid_t gid)
 	return a;
 }
 
+/* A job whose allocation is this node only reads the node's shared file
+ * of its CPU count (nodefiles.c): true with its path. A multi-node job's
+ * text names other hosts, so it keeps a file of its own; so does any job
+ * when the shared file cannot be had (gded writes that one). */
+static bool nodefile_shared(const json_t *job, const struct spec_node *node, char *path,
+			    size_t size)
+{
+	const json_t *alloc = json_object_get(job, "alloc");
+	long long ncpus = wire_int(job, "ncpus", 1);
+
+	if (!node->nodefiles || (alloc && !json_is_null(alloc) &&
+				 !(json_is_array(alloc) && json_array_size(alloc) == 1)))
+		return false;
+	if (ncpus == 0)   /* gded's default */
+		ncpus = 1;
+	return ncpus > 0 && nodefiles_get(node->nodefiles, (uint64_t)ncpus, path, size) == 0;
+}
+
 int jobfile_spec_build(const json_t *job, const struct user_info *user,
 		       const struct spec_node *node, int64_t launch,
 		       json_t **ret, struct error *err)
@@ -244,8 +262,14 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 	}
 	jobfile_path(node->jobs_dir, jobid, "sh", path);
 	r = json_set_str(spec, "script", path);
-	jobfile_path(node->jobs_dir, jobid, "nodes", path);
-	r = r ?: json_set_str(spec, "nodefile", path);
+	if (r == 0 && nodefile_shared(job, node, path, sizeof(path))) {
+		r = json_set_str(spec, "nodefile", path);
+		if (r == 0 && json_object_set_new(spec, "nodefile_shared", json_true()) < 0)
+			r = -ENOMEM;
+	} else {
+		jobfile_path(node->jobs_dir, jobid, "nodes", path);
+		r = r ?: json_set_str(spec, "nodefile", path);
+	}
 	jobfile_path(node->jobs_dir, jobid, "result", path);
 	r = r ?: json_set_str(spec, "result", path);
 	/* gded's control socket (docs/PARALLEL.md), and where the job's

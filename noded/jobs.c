@@ -536,6 +536,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		.reclaim_threshold = reclaim_threshold(nd),
 		.gpus = nd->gpus,
 		.n_gpus = nd->n_gpus,
+		.nodefiles = nd->nodefiles,
 	};
 	struct error err = { "" };
 	char path[PATH_MAX], reason[300];

@@ -584,6 +584,10 @@ int main(int argc, char **argv)
 		log_err("%s", err.text);
 		goto done;
 	}
+	/* Single-node jobs' node files, shared; without them each job has
+	 * its own, as multi-node jobs do. */
+	if (!nd.simulated && nodefiles_open(nd.node_dir, nd.name, &nd.nodefiles, &err) < 0)
+		log_warn("%s: each job gets a node file of its own", err.text);
 	/* The node's topology for the jobs' own hwloc users (qexec's ranks):
 	 * once per start, as this qnoded's own view is. */
 	{
@@ -709,6 +713,7 @@ done:
 	noded_jobs_tmpfs_release(&nd);
 	sd_event_unref(nd.event);
 	usercache_destroy(nd.users);
+	nodefiles_close(nd.nodefiles);
 	if (nd.jobs_dirfd >= 0)
 		close(nd.jobs_dirfd);
 	noded_cgroup_unlock(&nd);

@@ -121,6 +121,27 @@ void usercache_destroy(struct usercache *uc);
  * gded needs neither. -ENOENT when there is no such user. */
 int usercache_lookup(struct usercache *uc, uid_t uid, const struct user_info **ret);
 
+/* ---- shared node files (nodefiles.c) ---- */
+
+/* A single-node job's PBS_NODEFILE: <node_dir>/nodefiles/<name>.<ncpus>,
+ * root's, 0444, in a directory root's and 0711 (docs/ARCHITECTURE.md "The
+ * node file"). */
+struct nodefiles;
+
+#define NODEFILES_NCPUS_MAX 65536   /* gded's bound on a one-node file */
+
+/* Makes <node_dir>/nodefiles (0711, ours) and removes from it all but
+ * the "<name>.<n>" files, which adopted jobs may read. -errno with err. */
+int nodefiles_open(const char *node_dir, const char *name, struct nodefiles **ret,
+		   struct error *err);
+void nodefiles_close(struct nodefiles *nf);
+
+/* The path (into buf) of the file of ncpus lines "<name>", written the
+ * first time this qnoded asks (temporary name and rename), never removed
+ * while it runs. -ERANGE for ncpus 0 or above NODEFILES_NCPUS_MAX,
+ * -ENAMETOOLONG, or the write's -errno. */
+int nodefiles_get(struct nodefiles *nf, uint64_t ncpus, char *buf, size_t size);
+
 /* What a spec says about the node itself. */
 struct spec_node {
 	const char *name;
@@ -136,6 +157,7 @@ struct spec_node {
 	uint64_t prolog_timeout, epilog_timeout;
 	const struct node_gpu *gpus; /* the node's GPUs (gpus_find), n_gpus of them */
 	unsigned n_gpus;
+	struct nodefiles *nodefiles; /* single-node jobs' shared node files; NULL: one per job */
 };
 
 /* "<jobs_dir>/<id>.<ext>" into buf (PATH_MAX). */
@@ -143,7 +165,8 @@ void jobfile_path(const char *jobs_dir, int64_t jobid, const char *ext, char *bu
 
 /* Builds the launch spec (docs/PROTOCOL.md) from a job.launch object: a
  * copy of job plus home, shell, groups, node, script (the .sh path),
- * nodefile, result, ctl (gded's control socket), task_socket (when
+ * nodefile (node->nodefiles' shared file for a job on this node only,
+ * with nodefile_shared true; else <id>.nodes, gded's to write), result, ctl (gded's control socket), task_socket (when
  * node->node_dir is set), cgroup and times.launch; job's gpus (node
  * indices) become the GPUs' { index, file, major, minor }, and a node
  * with GPUs adds gpus_node (docs/GPUS.md). user is the passwd entry of
@@ -368,6 +391,7 @@ struct noded {
 	launch_f launch;
 	void *launch_data;
 	struct usercache *users;
+	struct nodefiles *nodefiles;    /* NULL on a simulated node */
 	struct jobs *jobs;
 	struct link *link;
 	struct tasks *tasks;            /* NULL on a simulated node */

@@ -158,7 +158,7 @@ bool gded_undelivered_note(const struct gded_job *job, const int errs[2], char *
  * when the spec names no base, -ENAMETOOLONG. */
 int gded_tmpdir_path(const struct gded_job *job, char *buf, size_t len);
 
-/* PBS_GPUFILE's path: <id>.gpus beside the nodefile (jobs/<id>.gpus).
+/* PBS_GPUFILE's path: <id>.gpus beside the result (jobs/<id>.gpus).
  * 0, -ENOENT when the job has no GPU on any node or no nodefile,
  * -ENAMETOOLONG. */
 int gded_gpufile_path(const struct gded_job *job, char *buf, size_t len);

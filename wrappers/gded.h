@@ -89,6 +89,8 @@ struct gded_job {
 	const char *cpus;         /* kernel list, or NULL */
 	const char *mems;         /* kernel list, or NULL */
 	const char *nodefile;     /* path to write, or NULL */
+	bool nodefile_shared;     /* nodefile is qnoded's shared one (root's,
+	                           * 0444, already whole): not written */
 	const char *result;       /* result path (written via <result>.tmp) */
 	enum gded_reserve reserve;
 	int rt_policy;            /* SCHED_FIFO or SCHED_RR, for realtime */

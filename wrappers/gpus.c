@@ -41,9 +41,11 @@ int gded_gpufile_path(const struct gded_job *job, char *buf, size_t len)
 
 	if (!job->nodefile || !gded_job_has_gpus(job))
 		return -ENOENT;
-	slash = strrchr(job->nodefile, '/');
-	n = snprintf(buf, len, "%.*s/%" PRIu64 ".gpus", (int)(slash - job->nodefile),
-		     job->nodefile, job->jobid);
+	/* Beside the result, in the jobs directory: a single-node job's
+	 * nodefile is the node's shared one, elsewhere. */
+	slash = strrchr(job->result, '/');
+	n = snprintf(buf, len, "%.*s/%" PRIu64 ".gpus", (int)(slash - job->result),
+		     job->result, job->jobid);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 

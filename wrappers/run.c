@@ -791,7 +791,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		goto done;
 	}
 	hooked = true;
-	if ((job->nodefile && nodefile_write(job, &e) < 0) || gpufile_write(job, &e) < 0) {
+	if ((job->nodefile && !job->nodefile_shared && nodefile_write(job, &e) < 0) ||
+	    gpufile_write(job, &e) < 0) {
 		fail(res, "%s", e.text);
 		goto done;
 	}

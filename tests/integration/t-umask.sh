@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The submitter's umask goes with the job: output files are created with
-# it (umask 077: 0600, 002: 0664), and the job runs under it.
+# it (umask 077: 0600, 002: 0664), and the job runs under it. The node
+# file is not the job's: root's 0444 whatever the umask (t-nodefile).
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -23,13 +24,13 @@ id=$(run_with_umask 077 strict)
 for f in "$w/strict.o$id" "$w/strict.e$id" "$w/strict.made"; do
 	[ "$(mode "$f")" = 600 ] || fail "umask 077: $f is $(mode "$f"), not 600"
 done
-[ "$(cat "$w/strict.nodefile")" = 600 ] || fail "umask 077: nodefile is $(cat "$w/strict.nodefile")"
+[ "$(cat "$w/strict.nodefile")" = 444 ] || fail "umask 077: nodefile is $(cat "$w/strict.nodefile")"
 
 id=$(run_with_umask 002 group)
 for f in "$w/group.o$id" "$w/group.e$id" "$w/group.made"; do
 	[ "$(mode "$f")" = 664 ] || fail "umask 002: $f is $(mode "$f"), not 664"
 done
-[ "$(cat "$w/group.nodefile")" = 644 ] || fail "umask 002: nodefile is $(cat "$w/group.nodefile")"
+[ "$(cat "$w/group.nodefile")" = 444 ] || fail "umask 002: nodefile is $(cat "$w/group.nodefile")"
 
 # 022: 0644, as before (a row stored without a umask launches with 022: test_jobstore).
 id=$(run_with_umask 022 plain)

@@ -218,6 +218,20 @@ static void test_gpu_env(void)
 	free(text);
 	gded_job_clear(&job);
 
+	/* A single-node job's nodefile is the node's shared one, elsewhere:
+	 * PBS_GPUFILE stays in the jobs directory, beside the result. */
+	CU_ASSERT_EQUAL_FATAL(parse_with("nodefile", "\"/q/n1/nodefiles/n1.1\"", &job, &err), 0);
+	env = gded_env_build(&job, NULL);
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NODEFILE"), "/q/n1/nodefiles/n1.1");
+	CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_GPUFILE"), "/q/n1/jobs/12.gpus");
+	gded_env_free(env);
+	gded_job_clear(&job);
+	CU_ASSERT_EQUAL_FATAL(parse_with("nodefile_shared", "true", &job, &err), 0);
+	CU_ASSERT_TRUE(job.nodefile_shared);
+	gded_job_clear(&job);
+	CU_ASSERT_EQUAL(parse_with("nodefile_shared", "1", &job, &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "\"nodefile_shared\" is not a boolean"));
+
 	/* No GPU: none of the variables, not even the submitter's. */
 	CU_ASSERT_EQUAL_FATAL(parse_with("gpus", "[]", &job, &err), 0);
 	env = gded_env_build(&job, NULL);

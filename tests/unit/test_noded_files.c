@@ -618,6 +618,84 @@ static void test_spec_gpus(void)
 	json_decref(job);
 }
 
+/* Shared node files: <name>.<n>, n lines "<name>", 0444, ours, in a 0711
+ * directory; made once; a restart sweeps all but such names. A job on
+ * this node only gets one in its spec; a multi-node job its own. */
+static void test_nodefiles(void)
+{
+	char *dir = unit_tmpdir(), path[PATH_MAX], want[PATH_MAX], text[64];
+	struct spec_node node = test_node;
+	struct nodefiles *nf = NULL;
+	struct error err = { "" };
+	json_t *job = launch_job(), *spec = NULL;
+	struct stat st, st2;
+	int fd, dirfd;
+	ssize_t n;
+
+	CU_ASSERT_EQUAL_FATAL(nodefiles_open(dir, "n1", &nf, &err), 0);
+	snprintf(want, sizeof(want), "%s/nodefiles", dir);
+	CU_ASSERT_EQUAL_FATAL(stat(want, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0711);
+	CU_ASSERT_EQUAL(nodefiles_get(nf, 3, path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/nodefiles/n1.3", dir);
+	CU_ASSERT_STRING_EQUAL(path, want);
+	CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0444);
+	CU_ASSERT_EQUAL(st.st_uid, geteuid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	CU_ASSERT_EQUAL_FATAL(n, 9);
+	text[n] = '\0';
+	CU_ASSERT_STRING_EQUAL(text, "n1\nn1\nn1\n");
+	/* made once: the second ask writes nothing */
+	CU_ASSERT_EQUAL(nodefiles_get(nf, 3, path, sizeof(path)), 0);
+	CU_ASSERT_EQUAL_FATAL(stat(path, &st2), 0);
+	CU_ASSERT_EQUAL(st2.st_ino, st.st_ino);
+	CU_ASSERT_EQUAL(nodefiles_get(nf, 0, path, sizeof(path)), -ERANGE);
+	CU_ASSERT_EQUAL(nodefiles_get(nf, NODEFILES_NCPUS_MAX + 1, path, sizeof(path)), -ERANGE);
+	CU_ASSERT_EQUAL(nodefiles_get(nf, 130, path, sizeof(path)), 0);   /* a bitmap word further */
+	CU_ASSERT_EQUAL(stat(path, &st2), 0);
+	CU_ASSERT_EQUAL(st2.st_size, 130 * 3);
+
+	/* In a spec: single-node (no alloc, or one entry) shares; two entries do not. */
+	node.nodefiles = nf;
+	CU_ASSERT_EQUAL_FATAL(jobfile_spec_build(job, &test_user, &node, 300, &spec, &err), 0);
+	snprintf(want, sizeof(want), "%s/nodefiles/n1.2", dir);
+	CU_ASSERT_STRING_EQUAL(wire_str(spec, "nodefile"), want);
+	CU_ASSERT_TRUE(json_is_true(json_object_get(spec, "nodefile_shared")));
+	json_decref(spec);
+	json_object_set_new(job, "alloc", json_pack("[{s:s, s:i}]", "node", "n1", "ncpus", 2));
+	CU_ASSERT_EQUAL_FATAL(jobfile_spec_build(job, &test_user, &node, 300, &spec, &err), 0);
+	CU_ASSERT_STRING_EQUAL(wire_str(spec, "nodefile"), want);
+	json_decref(spec);
+	json_object_set_new(job, "alloc", json_pack("[{s:s, s:i}, {s:s, s:i}]", "node", "n1", "ncpus", 2,
+						    "node", "n2", "ncpus", 2));
+	CU_ASSERT_EQUAL_FATAL(jobfile_spec_build(job, &test_user, &node, 300, &spec, &err), 0);
+	CU_ASSERT_STRING_EQUAL(wire_str(spec, "nodefile"), "/var/lib/qpool/nodes/n1/jobs/42.nodes");
+	CU_ASSERT_PTR_NULL(json_object_get(spec, "nodefile_shared"));
+	json_decref(spec);
+	nodefiles_close(nf);
+
+	/* A restart keeps n1.<n> and sweeps the rest. */
+	snprintf(want, sizeof(want), "%s/nodefiles", dir);
+	dirfd = open_dir(want);
+	close(openat(dirfd, ".tmp.5", O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+	close(openat(dirfd, "n1.07", O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+	close(openat(dirfd, "n2.1", O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+	CU_ASSERT_EQUAL_FATAL(nodefiles_open(dir, "n1", &nf, &err), 0);
+	CU_ASSERT_EQUAL(fstatat(dirfd, "n1.3", &st, 0), 0);
+	CU_ASSERT_EQUAL(fstatat(dirfd, "n1.130", &st, 0), 0);
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, ".tmp.5", &st, 0), 0);
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "n1.07", &st, 0), 0);
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "n2.1", &st, 0), 0);
+	CU_ASSERT_EQUAL(nodefiles_open(dir, "-bad", &nf, &err) < 0, true);
+	nodefiles_close(nf);
+	close(dirfd);
+	json_decref(job);
+	unit_tmpdir_remove(dir);
+}
+
 static const struct unit_test noded_files_tests[] = {
 	{ "spec_build", test_spec_build },
 	{ "spec_gpus", test_spec_gpus },
@@ -625,6 +703,7 @@ static const struct unit_test noded_files_tests[] = {
 	{ "result", test_result },
 	{ "ids_and_remove", test_ids_and_remove },
 	{ "spares", test_spares },
+	{ "nodefiles", test_nodefiles },
 	{ "cmdline_match", test_cmdline_match },
 	{ "proc_scan", test_proc_scan },
 	{ "rt_check", test_rt_check },
