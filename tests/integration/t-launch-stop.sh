@@ -10,7 +10,8 @@
 # <parent>/n1/job.ID in every hierarchy the host mounts); each job either
 # never started and is queued again, or runs on and completes, and runs
 # exactly once; at the end no job group, gded, job process or job file is
-# left. LAUNCH_STOP_ROUNDS (default 10) jobs per stop.
+# left. LAUNCH_STOP_ROUNDS (default 10) rounds per stop, each a burst of
+# LAUNCH_STOP_BURST (default 2, the node's CPUs) jobs.
 . "$(dirname "$0")/lib.sh"
 rounds=${LAUNCH_STOP_ROUNDS:-10}
 qp_setup
@@ -52,7 +53,7 @@ for p in os.listdir("/proc"):
     except (OSError, StopIteration):
         continue   # gone meanwhile, or not a job's
     want = f"/{parent}/n1/job.{jobid}"
-    v1 = {"cpuset", "memory", "cpuacct", "pids", "freezer"}
+    v1 = {"cpuset", "memory", "cpuacct", "cpu", "pids", "freezer"}
     wrong = []
     # v1: the hierarchies the fence uses; v2 (none of them): the one tree.
     fence = [g for g in groups if set(g[1].split(",")) & v1] or [g for g in groups if g[1] == ""]
@@ -112,33 +113,45 @@ restart() {
 	if [ "$1" = qpoold ]; then qp_start_server; else qp_start_node n1; fi
 }
 
+# One round: a burst of BURST jobs, the daemon stopped when the first
+# reaches the round's point (the others are wherever their launch is
+# then), started again; each job then either runs or waits, and is let go.
+burst=${LAUNCH_STOP_BURST:-2}
 points=(submitted dispatched spec gded running)
 all=()
 for stop in qnoded:TERM qnoded:KILL qpoold:TERM; do
 	daemon=${stop%:*} sig=${stop#*:}
 	for ((r = 0; r < rounds; r++)); do
 		point=${points[r % ${#points[@]}]}
-		id=$(job_script | as qpuser1 qsub -N "ls$r") || fail qsub
-		all+=("$id")
-		at "$point" "$id"
+		ids=()
+		for ((b = 0; b < burst; b++)); do
+			ids+=("$(job_script | as qpuser1 qsub -N "ls$r")") || fail qsub
+		done
+		all+=("${ids[@]}")
+		at "$point" "${ids[0]}"
 		stop "$daemon" "$sig"
-		fenced "job $id, $daemon SIG$sig at $point, while it is away"
+		what="jobs ${ids[*]}, $daemon SIG$sig at $point of ${ids[0]}"
+		fenced "$what, while it is away"
 		restart "$daemon"
-		fenced "job $id, $daemon SIG$sig at $point, after its restart"
-		# Either it runs (adopted, or started again) or it waits.
-		qp_wait "$id" running queued
-		if [ "$(qp_state "$id")" = running ]; then
-			qp_wait_file "$w/ran.$id"
-			fenced "job $id, $daemon SIG$sig at $point, running after the restart"
-		fi
-		note "job $id: $daemon SIG$sig at $point: $(qp_state "$id"), started $(wc -l < "$w/ran.$id" 2>/dev/null || echo 0) times"
-		touch "$w/go.$id"
-		qp_wait "$id" completed --timeout 60
-		fenced "job $id, after its end"
-		[ "$(qp_field "$id" Exit_status)" = 0 ] ||
-			fail "job $id ($daemon SIG$sig at $point): exit status '$(qp_field "$id" Exit_status)'"
-		n=$(wc -l < "$w/ran.$id")
-		[ "$n" = 1 ] || fail "job $id ($daemon SIG$sig at $point) started $n times"
+		fenced "$what, after its restart"
+		for id in "${ids[@]}"; do
+			# Either it runs (adopted, or started again) or it waits.
+			qp_wait "$id" running queued
+			if [ "$(qp_state "$id")" = running ]; then
+				qp_wait_file "$w/ran.$id"
+				fenced "$what, $id running after the restart"
+			fi
+			note "job $id: $daemon SIG$sig at $point of ${ids[0]}: $(qp_state "$id"), started $(wc -l < "$w/ran.$id" 2>/dev/null || echo 0) times"
+		done
+		for id in "${ids[@]}"; do touch "$w/go.$id"; done
+		for id in "${ids[@]}"; do
+			qp_wait "$id" completed --timeout 60
+			[ "$(qp_field "$id" Exit_status)" = 0 ] ||
+				fail "job $id ($what): exit status '$(qp_field "$id" Exit_status)'"
+			n=$(wc -l < "$w/ran.$id")
+			[ "$n" = 1 ] || fail "job $id ($what) started $n times"
+		done
+		fenced "$what, after their end"
 	done
 done
 
