@@ -9,7 +9,9 @@
 # runs as its owner inside its own groups (/proc/PID/cgroup against
 # <parent>/n1/job.ID in every hierarchy the host mounts); each job either
 # never started and is queued again, or runs on and completes, and runs
-# exactly once; at the end no job group, gded, job process or job file is
+# exactly once. Last, a launch request left unread in a lagging (stopped)
+# launcher when qnoded is killed: the job is requeued, not failed, and
+# runs once. At the end no job group, gded, job process or job file is
 # left. LAUNCH_STOP_ROUNDS (default 10) rounds per stop, each a burst of
 # LAUNCH_STOP_BURST (default 2, the node's CPUs) jobs.
 . "$(dirname "$0")/lib.sh"
@@ -154,6 +156,44 @@ for stop in qnoded:TERM qnoded:KILL qpoold:TERM; do
 		fenced "$what, after their end"
 	done
 done
+
+# The launcher lags behind its qnoded (a loaded host): qnoded is killed
+# while its request waits, unread, in the launcher's socket (the
+# launcher stopped meanwhile). The next qnoded finds the job's spec and
+# neither wrapper nor result: the job never started and goes back to the
+# queue, and runs once; the old launcher, going on afterwards, must not
+# start a second wrapper of it.
+launcher=$(grep -o 'resident launcher: pid [0-9]*' "$QP_T/qnoded-n1.log" | tail -n 1 | awk '{print $4}')
+[ -n "$launcher" ] || fail "no resident launcher in qnoded's log"
+launcher_cont() { kill -CONT "$launcher" 2>/dev/null; }
+QP_ATEXIT+=(launcher_cont)
+kill -STOP "$launcher"
+id=$(job_script | as qpuser1 qsub -N lag) || fail qsub
+all+=("$id")
+queued=""
+for ((i = 0; i < 600; i++)); do
+	queued=$(ss -x -p 2>/dev/null | awk -v p="pid=$launcher," 'index($0, p) && $3 > 0 { print $3 }')
+	[ -n "$queued" ] && break
+	sleep 0.05
+done
+[ -n "$queued" ] || fail "job $id's launch request never reached the stopped launcher $launcher"
+stop qnoded KILL
+fenced "job $id, qnoded SIGKILL with its launch request queued in the stopped launcher"
+restart qnoded
+qp_wait "$id" running queued
+qp_wait_file "$w/ran.$id"
+launcher_cont
+for ((i = 0; i < 200; i++)); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$launcher" 2>/dev/null && fail "the old launcher $launcher did not end after its qnoded"
+fenced "job $id, the old launcher gone"
+n=$(pgrep -fc "gded --spec $jobs_dir/$id.json")
+[ "$n" = 1 ] || fail "job $id has $n wrappers once the old launcher went on"
+note "job $id: launch queued in a stopped launcher, qnoded SIGKILL: $(qp_state "$id"), $(qp_field "$id" comment)"
+touch "$w/go.$id"
+qp_wait "$id" completed --timeout 60
+[ "$(qp_field "$id" Exit_status)" = 0 ] || fail "job $id (launcher lag): exit status '$(qp_field "$id" Exit_status)'"
+n=$(wc -l < "$w/ran.$id")
+[ "$n" = 1 ] || fail "job $id (launcher lag) started $n times"
 
 note "nothing of the ${#all[@]} jobs is left"
 left=""
