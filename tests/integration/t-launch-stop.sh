@@ -60,7 +60,7 @@ for p in os.listdir("/proc"):
     # v1: the hierarchies the fence uses; v2 (none of them): the one tree.
     fence = [g for g in groups if set(g[1].split(",")) & v1] or [g for g in groups if g[1] == ""]
     for _, ctl, path in fence:
-        if path != want:
+        if path != want and not path.endswith(want):   # v2: below the holder's group
             wrong.append(f"{ctl or 'v2'}:{path}")
     if set(uids) != {uid}:
         wrong.append(f"uids {' '.join(uids)}")
@@ -206,6 +206,6 @@ done
 pgrep -f "gded --spec $jobs_dir/" >/dev/null && fail "a gded of the pool is left: $(pgrep -af "gded --spec $jobs_dir/")"
 out=$(python3 "$QP_T/fence.py" "$w" "$QP_CG_PARENT" "$uid1")
 [ -z "$out" ] || fail "job processes left: $out"
-groups=$(find /sys/fs/cgroup -mindepth 3 -maxdepth 4 -type d -path "*/$QP_CG_PARENT/n1/job.*" 2>/dev/null)
+groups=$(find /sys/fs/cgroup -mindepth 3 -maxdepth 8 -type d -path "*/$QP_CG_PARENT/n1/job.*" 2>/dev/null)
 [ -z "$groups" ] || fail "job groups left: $groups"
 echo "launch stops ok: ${#all[@]} jobs, each ran once, fenced"
