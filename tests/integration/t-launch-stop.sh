@@ -93,8 +93,8 @@ at() {
 	case $1 in
 	submitted) return 0 ;;
 	dispatched) qp_wait "$2" running ;;
-	spec) # A tight look first (the spec lives a millisecond before the
-	      # launcher forks), then every 10 ms, 30 s at most.
+	spec) # A tight look first (the spec is written just before the
+	      # launcher is asked), then every 10 ms, 30 s at most.
 	      for ((i = 0; i < 20000; i++)); do [ -e "$jobs_dir/$2.json" ] && return 0; done
 	      for ((i = 0; i < 3000; i++)); do [ -e "$jobs_dir/$2.json" ] && return 0; sleep 0.01; done
 	      fail "job $2: no spec in $jobs_dir" ;;
@@ -208,4 +208,35 @@ out=$(python3 "$QP_T/fence.py" "$w" "$QP_CG_PARENT" "$uid1")
 [ -z "$out" ] || fail "job processes left: $out"
 groups=$(find /sys/fs/cgroup -mindepth 3 -maxdepth 8 -type d -path "*/$QP_CG_PARENT/n1/job.*" 2>/dev/null)
 [ -z "$groups" ] || fail "job groups left: $groups"
-echo "launch stops ok: ${#all[@]} jobs, each ran once, fenced"
+# Last, the pool torn down under launches as a bench's cleanup does
+# (bench/lib.sh): both daemons stopped, then its groups emptied and
+# removed (tests/cgroups.sh). A wrapper whose groups went before its job
+# joined them must end it, not run it unfenced.
+for ((r = 0; r < rounds; r++)); do
+	ids=()
+	for ((b = 0; b < burst; b++)); do
+		ids+=("$(job_script | as qpuser1 qsub -N "down$r")") || fail qsub
+	done
+	at "${points[r % ${#points[@]}]}" "${ids[0]}"
+	stop qnoded TERM
+	stop qpoold TERM
+	qp_cgroups_remove
+	for ((i = 0; i < 200; i++)); do
+		fenced "jobs ${ids[*]}, the pool torn down at ${points[r % ${#points[@]}]} of ${ids[0]}"
+		[ -z "$(python3 "$QP_T/fence.py" "$w" "$QP_CG_PARENT" "$uid1")" ] &&
+			! pgrep -f "gded --spec $jobs_dir/" >/dev/null && break
+		sleep 0.05
+	done
+	out=$(python3 "$QP_T/fence.py" "$w" "$QP_CG_PARENT" "$uid1")
+	[ -z "$out" ] || fail "job processes outlive their pool's teardown: $out"
+	pgrep -f "gded --spec $jobs_dir/" >/dev/null &&
+		fail "a gded outlives its pool's teardown: $(pgrep -af "gded --spec $jobs_dir/")"
+	restart qpoold
+	restart qnoded
+	# Their records are not the point here: out of the way of the next round.
+	"$QP_BIN/qdel" "${ids[@]}" >/dev/null 2>&1
+	for id in "${ids[@]}"; do qp_wait "$id" completed failed cancelled queued held; done
+	"$QP_BIN/qdel" "${ids[@]}" >/dev/null 2>&1
+done
+
+echo "launch stops ok: ${#all[@]} jobs, each ran once, fenced; $rounds pool teardowns mid-launch left nothing"
