@@ -27,23 +27,16 @@ bench_stop() {
 	pids=()
 }
 
-# The pool's cgroup parent (one per v1 hierarchy), deepest first, with
-# whatever still runs in it: a pool stopped by SIGKILL leaves its kept
-# groups, and a bench cut short its jobs' (they would hold, among others,
-# the host's real-time budget that t-gded-rt needs).
+# shellcheck source=tests/cgroups.sh
+. "$top/tests/cgroups.sh"
+
+# The pool's cgroup parent (one per v1 hierarchy; deeper on a v2 host,
+# below the holder's delegated group), deepest first, with whatever still
+# runs in it: a pool stopped by SIGKILL leaves its kept groups, and a
+# bench cut short its jobs' (they would hold, among others, the host's
+# real-time budget that t-gded-rt needs).
 bench_cgroups_remove() {
-	local d i
-	local -a left
-	for i in 1 2 3; do
-		mapfile -t left < <(find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "qpool-bench$$" \
-			-prune -exec find {} -depth -type d \; 2>/dev/null)
-		[ ${#left[@]} -gt 0 ] || return 0
-		for d in "${left[@]}"; do
-			[ -f "$d/cgroup.procs" ] && xargs -r kill -KILL < "$d/cgroup.procs" 2>/dev/null
-		done
-		sleep 0.1
-		for d in "${left[@]}"; do rmdir "$d" 2>/dev/null; done
-	done
+	cgroups_remove 6 "qpool-bench$$"
 }
 
 bench_cleanup() {

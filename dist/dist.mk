@@ -115,7 +115,7 @@ deb-check: deb
 # the reason (cppcheck-suppress / shellcheck disable).
 SH_SCRIPTS = $(shell grep -lE '^\#!.*(bash|/sh)' .ci/run dist/* dist/vm/* tests/run tests/manlint tests/demo \
 		tests/fuzz/run tests/stress/* tests/integration/* bench/* 2>/dev/null) \
-	     tests/integration/lib.sh bench/lib.sh
+	     tests/integration/lib.sh bench/lib.sh tests/cgroups.sh
 C_PARTS := lib client pbs slurm scheduler queue-preproc noded wrappers accounting commands slurm/commands pmi
 
 analyze: deps-dist

@@ -654,6 +654,33 @@ void jobs_signal(struct jobs *js, const json_t *msg)
 		log_info("job %lld: signal %lld sent to gded pid %d", jobid, sig, (int)j->pid);
 }
 
+/* After a restart, a job with a spec but no wrapper and no result: did
+ * its launch stop before the wrapper made the job's groups (qnoded killed
+ * between writing the spec and the launcher's fork; a request still
+ * unread in the launcher's socket then is not started: t-launch-stop)?
+ * Until 2026-11 such a job failed "wrapper lost". gded makes them
+ * before anything of the job runs (its prolog, mail, TMPDIR, the child,
+ * which joins them before its exec), and removes them only at teardown,
+ * after the job's last process. No group of it in any hierarchy: it
+ * never started, or its wrapper died in the moment between the removal
+ * and the result (two faults; it then runs again). Without cgroups
+ * nothing tells: lost, as before. */
+static bool job_never_fenced(const struct job *j)
+{
+	struct noded *nd = j->js->nd;
+	struct cgroup_job *cg = NULL;
+	struct error err = { "" };
+	int r;
+
+	if (nd->cgroup_mode == CGROUP_MODE_NONE)
+		return false;
+	r = cgroup_job_find(nd->config->cgroup_root, nd->cgroup_mode, nd->cgroup_parent,
+			    (uint64_t)j->jobid, &cg, &err);
+	if (r == 0)
+		cgroup_job_free(cg);
+	return r == -ENOENT;
+}
+
 /* After a restart: one job left in the jobs directory. */
 static void jobs_take_over(struct jobs *js, int64_t jobid, const struct proc_gded *gdeds,
 			   int n_gded)
@@ -693,11 +720,24 @@ static void jobs_take_over(struct jobs *js, int64_t jobid, const struct proc_gde
 			close(pidfd);
 		}
 	}
-	/* It may have finished between the first look and the scan. */
-	if (r == -ENOENT)
-		job_collect(j, "wrapper vanished while qnoded was down");
-	else
-		job_collect(j, err.text);
+	/* It may have finished between the first look and the scan. Its
+	 * groups go before its result comes: they are looked at first. */
+	if (r == -ENOENT && job_never_fenced(j)) {
+		r = jobfile_result_read(nd->jobs_dirfd, jobid, j->launch, &result, &err);
+		if (r == 0)
+			json_decref(result);
+		if (r == -ENOENT) {
+			char reason[300];
+
+			/* Nothing of it ran: back to the queue, not failed. */
+			snprintf(reason, sizeof(reason),
+				 "node %s: its launch was cut by qnoded's stop before its wrapper made its groups",
+				 nd->name);
+			job_fail_result(j, reason, true);
+			return;
+		}
+	}
+	job_collect(j, r == -ENOENT ? "wrapper vanished while qnoded was down" : err.text);
 }
 
 /* After a restart: job groups in the node's group that no job here

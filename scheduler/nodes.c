@@ -254,10 +254,13 @@ static void multi_done(struct conn *c, long long req_id, struct job *j, struct a
 	if (wire_bool(result, "requeue", 0) && j->state == JOB_RUNNING && !j->lost) {
 		if (wire_bool(result, "prolog_failed", 0))
 			prolog_failed(s, j);
-		/* A node without room for the job's files: no fault of the
-		 * job, which goes back to the queue once every node is done
-		 * (never before: one completion per job). */
-		if (asprintf(&j->lost, "node %s had no room for the job's files", c->node->name) < 0)
+		/* A node without room for the job's files, or whose launch a
+		 * qnoded stop cut: no fault of the job, which goes back to the
+		 * queue once every node is done (never before: one completion
+		 * per job). qnoded's reason names the node. */
+		if ((res.reason[0] ? asprintf(&j->lost, "%s", res.reason) :
+				     asprintf(&j->lost, "node %s had no room for the job's files",
+					      c->node->name)) < 0)
 			j->lost = NULL;
 		else
 			j->rerun = true;

@@ -272,28 +272,18 @@ qp_cleanup() {
 	exit $rc
 }
 
+# shellcheck source=tests/cgroups.sh
+. "$QP_TOP/tests/cgroups.sh"
+
 # The pool's cgroup directories still present (its parent, and
 # $QP_CG_PARENT-* of a second pool a test starts), deepest first.
 qp_cgroups_left() {
-	[ -n "${QP_CG_PARENT:-}" ] || return 0
-	find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d \( -name "$QP_CG_PARENT" -o -name "$QP_CG_PARENT-*" \) \
-		-print0 2>/dev/null |
-		xargs -0 -r -I{} find {} -depth -type d 2>/dev/null
+	[ -z "${QP_CG_PARENT:-}" ] || cgroups_left 2 "$QP_CG_PARENT" "$QP_CG_PARENT-*"
 }
 
 # Kills what runs in the pool's groups and removes them, deepest first.
 qp_cgroups_remove() {
-	local d i
-	for i in 1 2 3; do
-		for d in $(qp_cgroups_left); do
-			[ -f "$d/cgroup.procs" ] && xargs -r kill -KILL < "$d/cgroup.procs" 2>/dev/null
-		done
-		sleep 0.1
-		for d in $(qp_cgroups_left); do
-			rmdir "$d" 2>/dev/null
-		done
-		[ -z "$(qp_cgroups_left)" ] && return 0
-	done
+	[ -z "${QP_CG_PARENT:-}" ] || cgroups_remove 2 "$QP_CG_PARENT" "$QP_CG_PARENT-*"
 }
 
 # as_full USER cmd...: runs a command as USER in that user's work dir, with
