@@ -208,6 +208,10 @@ void pending_flush(struct server *s, bool pass)
 		/* Launches first: the successor's start is the critical path. */
 		pass_apply(s, d, n, now);
 	}
+	/* Submits alone: their pass saw the whole pool; with its
+	 * preemptions it is a whole pass, and none need follow. */
+	if (joined && !done && r == 0)
+		pass_finish(s);
 	if ((pass || joined) && !s->state_full)
 		estimates_replay(s, false);
 	for (p = list; p; p = next) {
@@ -284,11 +288,14 @@ void pending_flush(struct server *s, bool pass)
 		free(p->gpu_model);
 		free(p);
 	}
-	/* Always another pass: the one above saw the pool before these
-	 * results (a job still counted in max_running, its array's limit,
-	 * its CPUs if no job.exited came first); it mostly finds nothing and
-	 * commits nothing. */
-	s->sched_dirty = true;
+	/* Another pass: the one above saw the pool before these results (a
+	 * job still counted in max_running, its array's limit, its CPUs if
+	 * no job.exited came first), or none saw these submits; it mostly
+	 * finds nothing and commits nothing. Not after a pass over submits
+	 * alone that committed: nothing changed since it (a full batch has
+	 * armed the next, pass_apply). */
+	if (!joined || done || r < 0)
+		s->sched_dirty = true;
 }
 
 int pending_linger_handler(sd_event_source *src, uint64_t usec, void *userdata)

@@ -39,6 +39,14 @@ size_t pass_place(struct server *s, struct dispatch *d)
 	return pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
 }
 
+/* What pass_decide does after the placements, for a pass that
+ * pass_place began and whose commit is done: the preemptions (their
+ * writes are transactions of their own). */
+void pass_finish(struct server *s)
+{
+	preempt_pass(s);
+}
+
 /* Their rows, in the transaction open. */
 int pass_write(struct server *s, struct dispatch *d, size_t n, int64_t now)
 {
