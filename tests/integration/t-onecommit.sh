@@ -103,14 +103,22 @@ rows=$(sqlite3 -readonly "$db" "SELECT count(*) FROM jobs")
 dd if=/dev/zero of="$st/filler" bs=4k 2>/dev/null
 df -k "$st" | tail -n 1
 joint_fails() { grep -cE "cannot commit submits with [0-9]+ dispatches: No space" "$QP_T/qpoold.log"; }
-for i in 1 2 3; do
-	out=$(echo true | as qpuser1 qsub -o /dev/null -e /dev/null 2>&1) && fail "qsub on a full disk gave a job: $out"
-	echo "qsub: $out"
-	kill -0 "$QP_SERVER_PID" || fail "qpoold died on the full disk"
-	[ "$(joint_fails)" -ge 1 ] && break
-	sleep 1
+# An array first (its parent pooled, a subjob made and dispatched by the
+# pass, all undone), then a single job.
+for what in "-J 1-3" ""; do
+	n0=$(joint_fails)
+	for i in 1 2 3; do
+		# shellcheck disable=SC2086
+		out=$(echo true | as qpuser1 qsub $what -o /dev/null -e /dev/null 2>&1) && fail "qsub $what on a full disk gave a job: $out"
+		echo "qsub $what: $out"
+		kill -0 "$QP_SERVER_PID" || fail "qpoold died on the full disk"
+		[ "$(joint_fails)" -gt "$n0" ] && break
+		sleep 1
+	done
+	[ "$(joint_fails)" -gt "$n0" ] || fail "no joint commit of a submit ($what) and its dispatch failed: $(tail -n 5 "$QP_T/qpoold.log")"
+	[ "$(stat_of running)/$(stat_of queued)" = 0/0 ] || fail "memory counts $(stat_of running) running, $(stat_of queued) queued after the failed commit ($what)"
+	[ "$(as qpuser1 qstat -t 2>/dev/null | grep -c qpuser1)" = 0 ] || fail "qstat shows a job after the failed commit ($what): $(as qpuser1 qstat -t)"
 done
-[ "$(joint_fails)" -ge 1 ] || fail "no joint commit of a submit and its dispatch failed: $(tail -n 5 "$QP_T/qpoold.log")"
 grep -E "cannot commit submits with" "$QP_T/qpoold.log" | head -n 1
 [ "$(stat_of running)/$(stat_of queued)" = 0/0 ] || fail "memory counts $(stat_of running) running, $(stat_of queued) queued after the failed commit"
 [ ! -s "$starts" ] || fail "a job started while nothing could be recorded: $(cat "$starts")"
