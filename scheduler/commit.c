@@ -118,7 +118,7 @@ void pending_flush(struct server *s, bool pass)
 {
 	static struct dispatch d[DISPATCH_BATCH];
 	struct pending *list = s->pending, *p, *next;
-	int64_t now = time_wall_ns();
+	int64_t now = time_wall_ns(), t_dispatch = now;
 	char server[JOBID_SERVER_MAX];
 	size_t n = 0;
 	bool done = false, results_ok = true, joined;
@@ -179,9 +179,11 @@ void pending_flush(struct server *s, bool pass)
 				p->pooled = submit_pool(s, p);
 		if (r == 0)
 			n = pass_place(s, d);
+		/* The dispatch stamp once decided, after the submits' writes. */
+		t_dispatch = time_wall_ns();
 	}
 	if (r == 0 && n)
-		r = pass_write(s, d, n, now);
+		r = pass_write(s, d, n, t_dispatch);
 	if (r == 0)
 		r = jobstore_commit(s->store);
 	if (r < 0) {
@@ -206,7 +208,7 @@ void pending_flush(struct server *s, bool pass)
 			}
 	} else if (n) {
 		/* Launches first: the successor's start is the critical path. */
-		pass_apply(s, d, n, now);
+		pass_apply(s, d, n, t_dispatch);
 	}
 	/* Submits alone: their pass saw the whole pool; with its
 	 * preemptions it is a whole pass, and none need follow. */
