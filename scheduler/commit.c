@@ -78,39 +78,38 @@ static struct job *submit_pool(struct server *s, struct pending *p)
 	return j;
 }
 
-/* Whether this flush's submits join a pass to their commit: when the
- * pool can take a pass now (no victim's room lent, room on the state
- * directory, not stopping, no result that puts a job back in the queue)
- * and none names dependencies (a before* one changes other pooled jobs,
- * which a failed commit would have to undo; they keep a commit of their
- * own and the pass after it). */
-static bool submits_join(struct server *s, const struct pending *list, bool results_ok)
+/* Whether this flush's submits join a pass to their commit: the pass
+ * must decide what the pass after their commit would have decided, on
+ * the same pool. So: submits and nothing else (results are applied after
+ * the commit, and the pass after it saw them applied: a job they free
+ * from max_running or release from a dependency would lose its turn to
+ * a new one); nothing the loop does between the commit and the pass
+ * still due (dependencies to decide, arrays to end); none naming
+ * dependencies (a before* one changes other pooled jobs, which a failed
+ * commit would have to undo); and the pool able to take a pass now (no
+ * victim's room lent, room on the state directory, not stopping). */
+static bool submits_join(struct server *s, const struct pending *list)
 {
-	bool any = false;
-
-	if (!results_ok || s->state_full || s->n_lent || s->stopping)
+	if (s->state_full || s->n_lent || s->stopping || s->n_array_due || depend_recheck_due(&s->h))
 		return false;
-	for (const struct pending *p = list; p; p = p->next) {
-		if (p->is_done)
-			continue;
-		if (p->submit.depend)
+	for (const struct pending *p = list; p; p = p->next)
+		if (p->is_done || p->submit.depend)
 			return false;
-		any = true;
-	}
-	return any;
+	return true;
 }
 
 /* Group commit: every submission and completion that arrived in this loop
  * iteration goes into one transaction; replies follow the commit. A pass
  * joins the same transaction (issue 39: one commit, one fdatasync, where
  * there were two):
- *  - with submits (submits_join): their rows are written, their jobs put
- *    in the pool, the pass places over the pool with them (pass_place),
- *    and their dispatches are written; the events of the submits are
- *    written before the dispatches, so the stream still tells `queued`
- *    before `running`;
- *  - with results only, when a pass is due (pass): the pass runs first, on
- *    the pool as it was before these results, and its dispatches join.
+ *  - with submits alone (submits_join): their rows are written, their
+ *    jobs put in the pool, the pass places over the pool with them
+ *    (pass_place), and their dispatches are written; the events of the
+ *    submits are written before the dispatches, so the stream still
+ *    tells `queued` before `running`;
+ *  - with results, when a pass is due (pass): the pass runs first, on the
+ *    pool as it was before these results (and without this flush's
+ *    submits, pooled after the commit), and its dispatches join.
  * Launches and replies go out only after that commit; a failed one rolls
  * back all, the dispatches undone in memory as a failed pass's are, the
  * new jobs out of the pool again, the results not applied. */
@@ -144,7 +143,7 @@ void pending_flush(struct server *s, bool pass)
 		if (p->requeue || !j || j->rerun || j->state != JOB_RUNNING)
 			results_ok = false;
 	}
-	joined = submits_join(s, list, results_ok);
+	joined = submits_join(s, list);
 	/* Results alone: nor while preempted jobs are suspended (their
 	 * resumes are the pass's too). The pass decides before the
 	 * transaction opens, as schedule_pass does (suspend_pass and
@@ -190,7 +189,7 @@ void pending_flush(struct server *s, bool pass)
 		jobstore_rollback(s->store);
 		if (n)   /* the joint commit (t-faults-joint, t-onecommit look for this line) */
 			log_err("job store: cannot commit %s with %zu dispatches: %s",
-				joined ? (done ? "submits and results" : "submits") : "results", n, strerror(-r));
+				joined ? "submits" : "results", n, strerror(-r));
 		else
 			log_err("job store: cannot commit %s", strerror(-r));
 		if (r == -ESTALE)
@@ -210,9 +209,9 @@ void pending_flush(struct server *s, bool pass)
 		/* Launches first: the successor's start is the critical path. */
 		pass_apply(s, d, n, t_dispatch);
 	}
-	/* Submits alone: their pass saw the whole pool; with its
-	 * preemptions it is a whole pass, and none need follow. */
-	if (joined && !done && r == 0)
+	/* Their pass saw the whole pool; with its preemptions it is a
+	 * whole pass, and none need follow. */
+	if (joined && r == 0)
 		pass_finish(s);
 	if ((pass || joined) && !s->state_full)
 		estimates_replay(s, false);
@@ -293,10 +292,10 @@ void pending_flush(struct server *s, bool pass)
 	/* Another pass: the one above saw the pool before these results (a
 	 * job still counted in max_running, its array's limit, its CPUs if
 	 * no job.exited came first), or none saw these submits; it mostly
-	 * finds nothing and commits nothing. Not after a pass over submits
-	 * alone that committed: nothing changed since it (a full batch has
-	 * armed the next, pass_apply). */
-	if (!joined || done || r < 0)
+	 * finds nothing and commits nothing. Not after a joined pass that
+	 * committed: nothing changed since it (a full batch has armed the
+	 * next, pass_apply). */
+	if (!joined || r < 0)
 		s->sched_dirty = true;
 }
 
