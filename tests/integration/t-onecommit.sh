@@ -20,6 +20,18 @@ qp_setup "
 state_min_free = 0
 metrics_listen = 127.0.0.1:$port"
 qp_state_tmpfs
+# A failure while a job waits on $go: it is let go first, so its gded
+# ends it and removes its groups before the daemons are stopped.
+onecommit_cleanup() {
+	local rc=$? i
+	if [ -n "${go:-}" ]; then
+		touch "$go"
+		for i in $(seq 60); do pgrep -f "gded --spec $QP_T/" >/dev/null || break; sleep 0.05; done
+	fi
+	(exit $rc)
+	qp_state_tmpfs_cleanup
+}
+trap onecommit_cleanup EXIT
 st=$QP_STATE_MNT
 db=$st/qpool.db
 qp_start_server
@@ -42,12 +54,13 @@ exit 1
 JOB
 }
 # The pool quiet: no pass or commit in flight (the node's registration,
-# an earlier job's end): the commit count stays the same for 0.5 s.
+# an earlier job's end, the 1 s timer's first prune of old events): the
+# commit count stays the same for 1.2 s.
 quiet() {
 	local a b i
-	for i in $(seq 40); do
+	for i in $(seq 20); do
 		a=$(commits)
-		sleep 0.5
+		sleep 1.2
 		b=$(commits)
 		[ "$a" = "$b" ] && return 0
 	done
@@ -58,18 +71,25 @@ note "an idle pool: submit and dispatch in one commit, events queued then runnin
 # Its first job: the node's registration and the first pass are behind.
 id=$(echo true | as qpuser1 qsub -o /dev/null -e /dev/null) || fail "qsub"
 qp_wait "$id" completed
-quiet
-c0=$(commits)
-id=$(waiter) || fail "qsub"
-qp_wait "$id" running
-c1=$(commits)
-echo "commits for submit and start: $((c1 - c0))"
-[ $((c1 - c0)) = 1 ] || fail "job $id took $((c1 - c0)) commits from qsub to running, want 1"
-ev=$(events_of "${id%%.*}")
-[ "${ev%% *}" = queued ] && [[ "$ev" == *running* ]] || fail "job $id's events: '$ev', want queued, then running"
-touch "$go"
-qp_wait "$id" completed
-rm -f "$go"
+# Up to three tries: a commit of the loop's own (a timer's) may fall in
+# the window; the old way is two every time.
+deltas=
+for try in 1 2 3; do
+	quiet
+	c0=$(commits)
+	id=$(waiter) || fail "qsub"
+	qp_wait "$id" running
+	c1=$(commits)
+	deltas="$deltas $((c1 - c0))"
+	ev=$(events_of "${id%%.*}")
+	[ "${ev%% *}" = queued ] && [[ "$ev" == *running* ]] || fail "job $id's events: '$ev', want queued, then running"
+	touch "$go"
+	qp_wait "$id" completed
+	rm -f "$go"
+	[ $((c1 - c0)) = 1 ] && break
+done
+echo "commits for submit and start:$deltas"
+[ $((c1 - c0)) = 1 ] || fail "a job took$deltas commits from qsub to running in three tries, want 1"
 
 note "a held job: one commit, held; released, it runs"
 quiet
