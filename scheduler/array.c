@@ -96,10 +96,13 @@ void array_dispatch_undo(struct hctx *s, struct job *sub)
 {
 	struct job *a = sub->parent;
 	struct pool_array_info info;
+	int64_t pos;
 
 	pool_array_info(a, &info);
+	/* Its place before it is freed with it. */
+	pos = arrayspec_pos(info.spec, sub->array_index);
 	pool_job_remove(s->pool, sub);
-	pool_array_untake(s->pool, a, arrayspec_pos(info.spec, sub->array_index));
+	pool_array_untake(s->pool, a, pos);
 }
 
 /* The array's Exit_status, PBS Pro's rule: 0 when every subjob that ran

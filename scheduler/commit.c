@@ -15,22 +15,112 @@
 #include "server-internal.h"
 #include "timeutil.h"
 
+/* The pooled job of a submit whose row is written: queued (or held), its
+ * resources, selection and array as the request gave them. NULL when out
+ * of memory (logged: the job then stays in the store only, and the next
+ * start reads it). Its dependencies are the caller's. */
+static struct job *submit_pool(struct server *s, struct pending *p)
+{
+	json_t *attrs = json_object_get(p->strings, "attrs");
+	struct job *j = calloc(1, sizeof(*j));
+	const char *acct, *qos, *resv;
+
+	if (!j) {
+		log_err("out of memory: job %lld stays in the store only", (long long)p->jobid);
+		return NULL;
+	}
+	j->id = p->jobid;
+	snprintf(j->queue, sizeof(j->queue), "%s", p->submit.queue);
+	j->uid = p->submit.uid;
+	j->state = p->submit.hold ? JOB_HELD : JOB_QUEUED;
+	j->ncpus = p->submit.ncpus;
+	j->ngpus = p->submit.ngpus;
+	j->mem = p->submit.mem;
+	j->walltime = p->submit.walltime;
+	j->t_submit = p->submit.t_submit;
+	j->rerunnable = p->submit.rerunnable;
+	j->priority = p->submit.priority;
+	j->start_after = p->submit.start_after;
+	if (p->submit.chunks_json) {
+		json_t *chunks = json_loads(p->submit.chunks_json, 0, NULL);
+		char why[160];
+
+		(void)job_chunks_from_json(j, chunks, why, sizeof(why));
+		json_decref(chunks);
+	}
+	if (p->submit.place)
+		(void)job_place_parse(p->submit.place, j);
+	if (p->submit.depend)
+		j->depend = strdup(p->submit.depend);
+	j->sel = p->sel;
+	p->sel = NULL;
+	j->gpu_model = p->gpu_model;
+	p->gpu_model = NULL;
+	if (job_licenses_set(j, wire_str(attrs, "Resource_List.licenses")) == -ENOMEM)
+		log_err("out of memory: job %lld's licenses are not counted", (long long)p->jobid);
+	if (job_noderes_set(j, wire_str(attrs, "Resource_List.node_res")) == -ENOMEM)
+		log_err("out of memory: job %lld's node resources are not counted", (long long)p->jobid);
+	acct = wire_str(attrs, "Account_Name");
+	qos = wire_str(attrs, "Resource_List.qos");
+	resv = wire_str(attrs, "reservation");
+	j->account = acct ? strdup(acct) : NULL;
+	j->qos = qos ? strdup(qos) : NULL;
+	j->resv = resv ? strdup(resv) : NULL;
+	if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
+		log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
+		job_free(j);
+		return NULL;
+	}
+	if (pool_job_add(s->pool, j) < 0) {
+		job_free(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* Whether this flush's submits join a pass to their commit: the pass
+ * must decide what the pass after their commit would have decided, on
+ * the same pool. So: submits and nothing else (results are applied after
+ * the commit, and the pass after it saw them applied: a job they free
+ * from max_running or release from a dependency would lose its turn to
+ * a new one); nothing the loop does between the commit and the pass
+ * still due (dependencies to decide, arrays to end); none naming
+ * dependencies (a before* one changes other pooled jobs, which a failed
+ * commit would have to undo); and the pool able to take a pass now (no
+ * victim's room lent, room on the state directory, not stopping). */
+static bool submits_join(struct server *s, const struct pending *list)
+{
+	if (s->state_full || s->n_lent || s->stopping || s->n_array_due || depend_recheck_due(&s->h))
+		return false;
+	for (const struct pending *p = list; p; p = p->next)
+		if (p->is_done || p->submit.depend)
+			return false;
+	return true;
+}
+
 /* Group commit: every submission and completion that arrived in this loop
- * iteration goes into one transaction; replies follow the commit. With
- * pass (a pass is due and results are among them: issue 39), the pass
- * runs first, on the pool as it was before these results, and its
- * dispatches join the same transaction: one commit for a job's end and
- * its successor's start. Its launches and the results' replies go out
- * only after that commit; a failed one rolls back both, the dispatches
- * undone in memory as a failed pass's are, the results not applied. */
+ * iteration goes into one transaction; replies follow the commit. A pass
+ * joins the same transaction (issue 39: one commit, one fdatasync, where
+ * there were two):
+ *  - with submits alone (submits_join): their rows are written, their
+ *    jobs put in the pool, the pass places over the pool with them
+ *    (pass_place), and their dispatches are written; the events of the
+ *    submits are written before the dispatches, so the stream still
+ *    tells `queued` before `running`;
+ *  - with results, when a pass is due (pass): the pass runs first, on the
+ *    pool as it was before these results (and without this flush's
+ *    submits, pooled after the commit), and its dispatches join.
+ * Launches and replies go out only after that commit; a failed one rolls
+ * back all, the dispatches undone in memory as a failed pass's are, the
+ * new jobs out of the pool again, the results not applied. */
 void pending_flush(struct server *s, bool pass)
 {
 	static struct dispatch d[DISPATCH_BATCH];
 	struct pending *list = s->pending, *p, *next;
-	int64_t now = time_wall_ns();
+	int64_t now = time_wall_ns(), t_dispatch = now;
 	char server[JOBID_SERVER_MAX];
 	size_t n = 0;
-	bool done = false;
+	bool done = false, results_ok = true, joined;
 	struct job *j;
 	int r;
 
@@ -42,7 +132,7 @@ void pending_flush(struct server *s, bool pass)
 	s->pending = NULL;
 	s->pending_tail = &s->pending;
 	s->n_pending = 0;
-	for (p = list; p && pass; p = p->next) {
+	for (p = list; p; p = p->next) {
 		if (!p->is_done)
 			continue;
 		j = pool_job_find(s->pool, p->jobid);
@@ -51,19 +141,18 @@ void pending_flush(struct server *s, bool pass)
 		 * requeue, qrerun, a preemption) changes what the pass
 		 * would decide, and takes the pass after its commit. */
 		if (p->requeue || !j || j->rerun || j->state != JOB_RUNNING)
-			pass = false;
+			results_ok = false;
 	}
-	/* Only with results: a submit alone is not in the pool before its
-	 * commit, so a pass first would gain nothing. Nor while preempted
-	 * jobs are suspended (their resumes are the pass's too). The pass
-	 * decides before the transaction opens, as schedule_pass does
-	 * (suspend_pass and preempt_pass write in transactions of their
-	 * own). */
-	pass = pass && done && !s->state_full && !s->n_lent;
-	if (pass) {
+	joined = submits_join(s, list);
+	/* Results alone: nor while preempted jobs are suspended (their
+	 * resumes are the pass's too). The pass decides before the
+	 * transaction opens, as schedule_pass does (suspend_pass and
+	 * preempt_pass write in transactions of their own). */
+	pass = !joined && pass && done && results_ok && !s->state_full && !s->n_lent;
+	if (pass || joined)
 		s->sched_dirty = false;
+	if (pass)
 		n = pass_decide(s, d);
-	}
 
 	r = jobstore_begin(s->store);
 	for (p = list; p && r == 0; p = p->next) {
@@ -81,14 +170,26 @@ void pending_flush(struct server *s, bool pass)
 		else if (!p->requeue && j)
 			r = jobstore_job_finish(s->store, p->jobid, &p->result, now);
 	}
+	if (r == 0 && joined) {
+		/* The submits' `queued`, each its own event before its start. */
+		r = jobstore_events_write(s->store);
+		for (p = list; p && r == 0; p = p->next)
+			if (!p->is_done)
+				p->pooled = submit_pool(s, p);
+		if (r == 0)
+			n = pass_place(s, d);
+		/* The dispatch stamp once decided, after the submits' writes. */
+		t_dispatch = time_wall_ns();
+	}
 	if (r == 0 && n)
-		r = pass_write(s, d, n, now);
+		r = pass_write(s, d, n, t_dispatch);
 	if (r == 0)
 		r = jobstore_commit(s->store);
 	if (r < 0) {
 		jobstore_rollback(s->store);
-		if (n)   /* the joint commit (t-faults-joint looks for this line) */
-			log_err("job store: cannot commit results with %zu dispatches: %s", n, strerror(-r));
+		if (n)   /* the joint commit (t-faults-joint, t-onecommit look for this line) */
+			log_err("job store: cannot commit %s with %zu dispatches: %s",
+				joined ? "submits" : "results", n, strerror(-r));
 		else
 			log_err("job store: cannot commit %s", strerror(-r));
 		if (r == -ESTALE)
@@ -97,11 +198,22 @@ void pending_flush(struct server *s, bool pass)
 			server_space_exhausted(s);
 		if (n)
 			pass_undo(s, d, n, r);
+		/* The new jobs out of the pool again (their subjobs the pass
+		 * made are gone with pass_undo): no job that has no row. */
+		for (p = list; p; p = p->next)
+			if (p->pooled) {
+				pool_job_remove(s->pool, p->pooled);
+				p->pooled = NULL;
+			}
 	} else if (n) {
 		/* Launches first: the successor's start is the critical path. */
-		pass_apply(s, d, n, now);
+		pass_apply(s, d, n, t_dispatch);
 	}
-	if (pass && !s->state_full)
+	/* Their pass saw the whole pool; with its preemptions it is a
+	 * whole pass, and none need follow. */
+	if (joined && r == 0)
+		pass_finish(s);
+	if ((pass || joined) && !s->state_full)
 		estimates_replay(s, false);
 	for (p = list; p; p = next) {
 		next = p->next;
@@ -120,65 +232,12 @@ void pending_flush(struct server *s, bool pass)
 			conn_reply_err(p->conn, p->req_id, -r, "qpoold cannot record the job: %s%s", strerror(-r),
 				       r == -ENOSPC ? " (state directory full)" : "");
 		} else if (!p->is_done) {
-			j = calloc(1, sizeof(*j));
-
-			if (!j) {
-				log_err("out of memory: job %lld stays in the store only", (long long)p->jobid);
-			} else {
-				j->id = p->jobid;
-				snprintf(j->queue, sizeof(j->queue), "%s", p->submit.queue);
-				j->uid = p->submit.uid;
-				j->state = p->submit.hold ? JOB_HELD : JOB_QUEUED;
-				j->ncpus = p->submit.ncpus;
-				j->ngpus = p->submit.ngpus;
-				j->mem = p->submit.mem;
-				j->walltime = p->submit.walltime;
-				j->t_submit = p->submit.t_submit;
-				j->rerunnable = p->submit.rerunnable;
-				j->priority = p->submit.priority;
-				j->start_after = p->submit.start_after;
-				if (p->submit.chunks_json) {
-					json_t *chunks = json_loads(p->submit.chunks_json, 0, NULL);
-					char why[160];
-
-					(void)job_chunks_from_json(j, chunks, why, sizeof(why));
-					json_decref(chunks);
-				}
-				if (p->submit.place)
-					(void)job_place_parse(p->submit.place, j);
-				if (p->submit.depend)
-					j->depend = strdup(p->submit.depend);
-				j->sel = p->sel;
-				p->sel = NULL;
-				j->gpu_model = p->gpu_model;
-				p->gpu_model = NULL;
-				if (job_licenses_set(j, wire_str(json_object_get(p->strings, "attrs"),
-								 "Resource_List.licenses")) == -ENOMEM)
-					log_err("out of memory: job %lld's licenses are not counted", (long long)p->jobid);
-				if (job_noderes_set(j, wire_str(json_object_get(p->strings, "attrs"),
-								"Resource_List.node_res")) == -ENOMEM)
-					log_err("out of memory: job %lld's node resources are not counted",
-						(long long)p->jobid);
-				{
-					const char *acct = wire_str(json_object_get(p->strings, "attrs"), "Account_Name");
-					const char *qos = wire_str(json_object_get(p->strings, "attrs"), "Resource_List.qos");
-
-					j->account = acct ? strdup(acct) : NULL;
-					j->qos = qos ? strdup(qos) : NULL;
-					acct = wire_str(json_object_get(p->strings, "attrs"), "reservation");
-					j->resv = acct ? strdup(acct) : NULL;
-				}
-				if (p->submit.array_spec && pool_array_set(j, p->submit.array_spec, NULL) < 0) {
-					log_err("out of memory: array %lld stays in the store only", (long long)p->jobid);
-					job_free(j);
-				} else if (pool_job_add(s->pool, j) < 0) {
-					job_free(j);
-				} else if (p->submit.depend) {
-					depend_before_apply(&s->h, p->jobid, p->submit.depend);
-					if (p->submit.reason) {
-						j->reason = strdup(p->submit.reason);
-						depend_track(&s->h, j);
-					}
+			j = joined ? p->pooled : submit_pool(s, p);
+			if (j && p->submit.depend) {
+				depend_before_apply(&s->h, p->jobid, p->submit.depend);
+				if (p->submit.reason) {
+					j->reason = strdup(p->submit.reason);
+					depend_track(&s->h, j);
 				}
 			}
 			server_metrics_submitted(s, p->submit.queue);
@@ -230,11 +289,14 @@ void pending_flush(struct server *s, bool pass)
 		free(p->gpu_model);
 		free(p);
 	}
-	/* Always another pass: the one above saw the pool before these
-	 * results (a job still counted in max_running, its array's limit,
-	 * its CPUs if no job.exited came first); it mostly finds nothing and
-	 * commits nothing. */
-	s->sched_dirty = true;
+	/* Another pass: the one above saw the pool before these results (a
+	 * job still counted in max_running, its array's limit, its CPUs if
+	 * no job.exited came first), or none saw these submits; it mostly
+	 * finds nothing and commits nothing. Not after a joined pass that
+	 * committed: nothing changed since it (a full batch has armed the
+	 * next, pass_apply). */
+	if (!joined || r < 0)
+		s->sched_dirty = true;
 }
 
 int pending_linger_handler(sd_event_source *src, uint64_t usec, void *userdata)

@@ -517,6 +517,11 @@ static void depend_decide(struct hctx *s, struct job *j)
 	hctx_resched(s);
 }
 
+bool depend_recheck_due(const struct hctx *s)
+{
+	return s->deps && s->deps->due;
+}
+
 void depend_recheck(struct hctx *s)
 {
 	struct depend_index *x = s->deps;

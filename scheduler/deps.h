@@ -33,6 +33,9 @@ bool depend_has_waiters(struct hctx *s, int64_t id);
  * dependencies are met, marks those that never can be; its own
  * transaction. A job that ended is read from the store once. */
 void depend_recheck(struct hctx *s);
+/* Whether depend_recheck has waiters to decide (commit.c: a pass joined
+ * to a submit's commit would run before it). */
+bool depend_recheck_due(const struct hctx *s);
 const char *depend_wait_reason(void);
 /* What the dependency bookkeeping has cost (tests, the stats op): waiting
  * jobs decided since the start, and jobs waiting now (tracked). */

@@ -24,6 +24,7 @@ struct pending {
 	struct nodesel *sel;      /* submit: which nodes, for the pooled job */
 	char *gpu_model;          /* submit: its GPUs' model, for the pooled job; NULL: any */
 	json_t *strings;          /* submit: keeps the request alive for submit's strings */
+	struct job *pooled;       /* submit: in the pool before its commit (a pass joined it: commit.c) */
 	bool is_done;
 	bool requeue;             /* done: the node could not start it for lack of room */
 	bool prolog;              /* ... or its node prolog failed */

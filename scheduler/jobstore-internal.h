@@ -498,6 +498,7 @@ struct jobstore {
 	bool events_off;        /* bench only: QP_EVENTS_OFF=1 */
 	struct jobstore_ev_pending *ev;
 	size_t n_ev, cap_ev;
+	size_t n_ev_written;    /* of the open transaction, written before its commit (jobstore_events_write) */
 	uint64_t ev_committed;  /* events this handle committed, ever */
 };
 

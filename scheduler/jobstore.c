@@ -331,7 +331,7 @@ int jobstore_begin(struct jobstore *js)
 int jobstore_commit(struct jobstore *js)
 {
 	int64_t t0 = time_mono_ns();
-	size_t n = js->n_ev;
+	size_t n = js->n_ev + js->n_ev_written;
 	int r = ev_flush(js);
 
 	if (r == 0)
@@ -340,6 +340,7 @@ int jobstore_commit(struct jobstore *js)
 		histogram_observe(&js->commit_hist, (uint64_t)(time_mono_ns() - t0));
 		js->in_tx = false;
 		js->ev_committed += n;
+		js->n_ev_written = 0;
 		ev_clear(js);
 	}
 	return r;
@@ -349,7 +350,23 @@ void jobstore_rollback(struct jobstore *js)
 {
 	js->drv->rollback(js);
 	js->in_tx = false;
+	js->n_ev_written = 0;
 	ev_clear(js);
+}
+
+int jobstore_events_write(struct jobstore *js)
+{
+	size_t n = js->n_ev;
+	int r;
+
+	if (!js->in_tx)
+		return -EINVAL;
+	r = ev_flush(js);
+	if (r == 0) {
+		js->n_ev_written += n;
+		ev_clear(js);
+	}
+	return r;
 }
 
 int jobstore_checkpoint(struct jobstore *js)

@@ -273,6 +273,12 @@ int jobstore_events_bounds(struct jobstore *js, int64_t *ret_first, int64_t *ret
  * first, the last event always kept; its own transaction. Returns the
  * number deleted or -errno. */
 int jobstore_events_prune(struct jobstore *js, int64_t before, unsigned limit);
+/* Writes the events noted so far in the open transaction now, each job's
+ * as its row stands now, so that a later change of the same job in the
+ * same transaction is an event of its own (a submit's `queued` before the
+ * dispatch that joins its commit). They are committed or rolled back with
+ * the transaction. 0, -EINVAL outside a transaction, or -errno. */
+int jobstore_events_write(struct jobstore *js);
 /* Events this handle has committed since it was opened: a watcher's
  * cue that there is something new to read. */
 uint64_t jobstore_events_committed(const struct jobstore *js);

@@ -29,6 +29,24 @@ size_t pass_decide(struct server *s, struct dispatch *d)
 	return n;
 }
 
+/* The placements alone, inside the group commit's transaction with the
+ * submits it places (commit.c): no resumes (it runs only when no victim's
+ * room is lent, so suspend_pass would do nothing) and no preemption,
+ * whose writes and signals a failed commit would not undo; the pass that
+ * a flush always leaves due runs them, in the same loop iteration. */
+size_t pass_place(struct server *s, struct dispatch *d)
+{
+	return pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
+}
+
+/* What pass_decide does after the placements, for a pass that
+ * pass_place began and whose commit is done: the preemptions (their
+ * writes are transactions of their own). */
+void pass_finish(struct server *s)
+{
+	preempt_pass(s);
+}
+
 /* Their rows, in the transaction open. */
 int pass_write(struct server *s, struct dispatch *d, size_t n, int64_t now)
 {

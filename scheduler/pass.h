@@ -19,6 +19,12 @@ struct dispatch;
 /* The pass's decisions: the jobs placed, in memory (RUNNING, their CPUs
  * taken), nothing written yet; at most DISPATCH_BATCH into d. */
 size_t pass_decide(struct server *s, struct dispatch *d);
+/* The placements of pass_decide alone (no resumes, no preemption), for a
+ * pass inside an open transaction; at most DISPATCH_BATCH into d. */
+size_t pass_place(struct server *s, struct dispatch *d);
+/* The rest of a pass pass_place began (its preemptions), once its
+ * commit is done. */
+void pass_finish(struct server *s);
 /* Their rows, in the transaction open. 0 or -errno. */
 int pass_write(struct server *s, struct dispatch *d, size_t n, int64_t now);
 /* Their commit failed with r (rolled back): back to the queue in memory. */

@@ -189,7 +189,48 @@ static void test_nodes_prune(void)
 	jobstore_close(js);
 }
 
+/* A submit and its dispatch in one transaction (commit.c's joined pass):
+ * the submits' events written first are `queued`, the dispatch's its own
+ * `running` after them, all counted at the commit; rolled back, none is
+ * kept or counted. Outside a transaction: -EINVAL. */
+static void test_written_early(void)
+{
+	struct jobstore *js;
+	struct seen s = { 0 };
+	struct error err;
+	int64_t id[2], gone;
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL(jobstore_events_write(js), -EINVAL);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &gone), 0);
+	CU_ASSERT_EQUAL(jobstore_events_write(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, gone, "n1", "0", NULL, 2000), 0);
+	jobstore_rollback(js);
+	CU_ASSERT_EQUAL(jobstore_events_committed(js), 0);
+	CU_ASSERT_EQUAL(jobstore_begin(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id[0]), 0);
+	CU_ASSERT_EQUAL(jobstore_job_insert(js, &base, &id[1]), 0);
+	CU_ASSERT_EQUAL(jobstore_events_write(js), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id[1], "n1", "0", NULL, 2000), 0);
+	CU_ASSERT_EQUAL(jobstore_commit(js), 0);
+	CU_ASSERT_EQUAL(jobstore_events_committed(js), 3);
+	CU_ASSERT_EQUAL_FATAL(jobstore_events_read(js, 0, 100, collect, &s), 0);
+	CU_ASSERT_EQUAL_FATAL(s.n, 3);
+	CU_ASSERT_EQUAL(s.v[0].jobid, id[0]);
+	CU_ASSERT_STRING_EQUAL(s.v[0].state, "queued");
+	CU_ASSERT_EQUAL(s.v[1].jobid, id[1]);
+	CU_ASSERT_STRING_EQUAL(s.v[1].state, "queued");
+	CU_ASSERT_EQUAL(s.v[2].jobid, id[1]);
+	CU_ASSERT_STRING_EQUAL(s.v[2].state, "running");
+	CU_ASSERT_STRING_EQUAL(s.v[2].node, "n1");
+	for (unsigned i = 0; i < s.n; i++)
+		CU_ASSERT_EQUAL(s.v[i].seq, i + 1);
+	jobstore_close(js);
+}
+
 static const struct unit_test jobstore_events_tests[] = {
+	{ "written_early", test_written_early },
 	{ "job_life", test_job_life },
 	{ "nodes_prune", test_nodes_prune },
 	{ "batch_order", test_batch_order },
