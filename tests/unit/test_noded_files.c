@@ -689,7 +689,10 @@ static void test_nodefiles(void)
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, ".tmp.5", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "n1.07", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "n2.1", &st, 0), 0);
-	CU_ASSERT_EQUAL(nodefiles_open(dir, "-bad", &nf, &err) < 0, true);
+	/* A name that cannot name a file of its own (main.c checks the rest). */
+	CU_ASSERT_EQUAL(nodefiles_open(dir, "../n1", &nf, &err) < 0, true);
+	CU_ASSERT_EQUAL(nodefiles_open(dir, ".n1", &nf, &err) < 0, true);
+	CU_ASSERT_EQUAL(nodefiles_open(dir, "", &nf, &err) < 0, true);
 	nodefiles_close(nf);
 	close(dirfd);
 	json_decref(job);
