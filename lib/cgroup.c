@@ -386,17 +386,24 @@ static int cpuset_list_check(int fd, const char *name, const char *file, const c
 int cgroup_job_cpuset_check(struct cgroup_job *job, const struct cgroup_limits *lim,
 			    struct error *err)
 {
-	bool v2 = job->ops == &cgroup_v2_ops;
-	int fd = v2 ? job->fd[0] : job->fd[V1_CPUSET], r;
+	int fd = job->fd[0], r;
 
-	if (fd < 0)
+	/* v1 grants what it takes: a write of cpuset.cpus or cpuset.mems
+	 * that is not a subset of the parent's is refused (EACCES), one
+	 * naming an offline or absent CPU or node too (EINVAL, ERANGE), an
+	 * empty one while tasks are inside too (ENOSPC), and
+	 * cgroup_job_configure fails on it
+	 * (kernel/cgroup/cpuset.c, validate_change, update_cpumask). What it
+	 * accepted is what it reads back, so the read-back would cost two
+	 * opens a job to compare the list with itself (issue 39). Only v2
+	 * grants silently less than it was given (the effective lists). */
+	if (job->ops != &cgroup_v2_ops || fd < 0)
 		return 0;
-	r = cpuset_list_check(fd, job->name, v2 ? "cpuset.cpus.effective" : "cpuset.cpus", "cpus",
-			      lim->cpus, err);
+	r = cpuset_list_check(fd, job->name, "cpuset.cpus.effective", "cpus", lim->cpus, err);
 	if (r < 0)
 		return r;
-	r = cpuset_list_check(fd, job->name, v2 ? "cpuset.mems.effective" : "cpuset.mems",
-			      "memory nodes", lim->mems, err);
+	r = cpuset_list_check(fd, job->name, "cpuset.mems.effective", "memory nodes", lim->mems,
+			      err);
 	return r < 0 ? r : 0;
 }
 

@@ -156,9 +156,10 @@ int cgroup_job_devices_deny(struct cgroup_job *job, const struct cgroup_dev *den
 			    struct error *err);
 
 /* After cgroup_job_configure: reads back what the kernel gives the job
- * (v2 cpuset.cpus.effective and cpuset.mems.effective; v1 cpuset.cpus and
- * cpuset.mems) and compares it, as sets, with lim's cpus and mems (those
- * unset are not checked). A delegated v2 tree takes any list and grants
+ * (v2 cpuset.cpus.effective and cpuset.mems.effective) and compares it,
+ * as sets, with lim's cpus and mems (those unset are not checked). v1:
+ * nothing to read, 0 (its kernel refuses, in cgroup_job_configure, a list
+ * it would not grant). A delegated v2 tree takes any list and grants
  * its intersection with the parent's (or the parent's whole set when
  * that is empty), silently. 0 when they match or the file is absent (a
  * fake tree); -EXDEV with err naming the list got and the one allocated;

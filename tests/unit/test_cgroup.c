@@ -552,7 +552,7 @@ static void test_v2(void)
  * node group gets none; a realtime job joins qpool/.rt in cpu and its own
  * groups elsewhere; a normal job gets a cpu group of its own. */
 /* The read-back after the fence: what the kernel grants, as sets, against
- * the allocation; v2's effective lists, v1's own. */
+ * the allocation; v2's effective lists; none on v1. */
 static void test_cpuset_check(void)
 {
 	static const struct {
@@ -576,9 +576,14 @@ static void test_cpuset_check(void)
 		{ CGROUP_MODE_V2, "1-2", "0", NULL, NULL, 0, NULL },
 		/* Unset: the parent's, not checked. */
 		{ CGROUP_MODE_V2, NULL, NULL, "0-3\n", "0\n", 0, NULL },
+		/* v1 is not read back: its kernel refuses a cpus or mems
+		 * list that is not a subset of the parent's (EACCES), names
+		 * what is offline (EINVAL) or is empty with tasks inside
+		 * (ENOSPC), so the configure write fails instead, and what it
+		 * took reads back as written. A file saying otherwise (only a
+		 * fake tree can) is not looked at. */
 		{ CGROUP_MODE_V1, "1", "0", "1\n", "0\n", 0, NULL },
-		{ CGROUP_MODE_V1, "1", "0", "0-1\n", "0\n", -EXDEV,
-		  "job.7 got cpus 0-1 (cpuset.cpus), not 1 as allocated" },
+		{ CGROUP_MODE_V1, "1", "0", "0-1\n", "0\n", 0, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
