@@ -56,8 +56,12 @@ def start(build):
 
     def fd3():
         os.dup2(b.fileno(), 3)
+    # The node's cgroups, as qnoded names them (a launcher that holds them
+    # open for its wrappers takes them; an older one ignores them).
+    env = dict(os.environ, QPOOL_CGROUP_MODE=spec(0)["cgroup"]["mode"],
+               QPOOL_CGROUP_ROOT="/sys/fs/cgroup", QPOOL_CGROUP_PARENT=parent)
     p = subprocess.Popen([os.path.join(build, "bin", "gded"), "--launcher", "x" * 8192],
-                         preexec_fn=fd3, pass_fds=(3, b.fileno()) if b.fileno() != 3 else (3,), stdin=subprocess.DEVNULL,
+                         preexec_fn=fd3, env=env, pass_fds=(3, b.fileno()) if b.fileno() != 3 else (3,), stdin=subprocess.DEVNULL,
                          stderr=open(os.path.join(T, "gded.log"), "a"))
     b.close()
     a.recvmsg(8)   # its hello: {0, pid}

@@ -397,7 +397,12 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 		n = snprintf(path, sizeof(path), "%s/%s/%s", root, v1_names[h], parent);
 		if (n >= (int)sizeof(path))
 			return error_set(err, -ENAMETOOLONG, "%s: path too long", root);
-		fd = cg_dir_open(AT_FDCWD, path);
+		/* Held by the launcher: no path walk, no co-mount check. */
+		fd = cg_parent_held(job, root, parent, h);
+		if (fd == CG_HELD_SKIP)
+			continue;
+		if (fd == CG_HELD_NONE)
+			fd = cg_dir_open(AT_FDCWD, path);
 		if (fd == -ENOENT && h == V1_CPUACCT) {
 			snprintf(path, sizeof(path), "%s/cpu,cpuacct/%s", root, parent);
 			fd = cg_dir_open(AT_FDCWD, path);
@@ -422,7 +427,7 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 		if (fd < 0)
 			return error_set(err, fd, "%s: %s", path, strerror(-fd));
 		/* cpu co-mounted with cpuacct: joined as cpuacct already. */
-		if (h == V1_CPU && job->parent_fd[V1_CPUACCT] >= 0 &&
+		if (h == V1_CPU && !job->parent_held[h] && job->parent_fd[V1_CPUACCT] >= 0 &&
 		    cg_same_dir(fd, job->parent_fd[V1_CPUACCT])) {
 			close(fd);
 			continue;

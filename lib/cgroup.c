@@ -264,6 +264,167 @@ int cgroup_node_teardown(const char *root, enum cgroup_mode mode, const char *pa
 	return ops->node_teardown(root, parent);
 }
 
+/* ---- the node's parents, held by the resident launcher ---- */
+
+/* What cgroup_parents_hold opened: fd[h] an O_PATH fd of path[h],
+ * CG_HELD_SKIP or CG_HELD_NONE. Inherited by the launcher's forks. */
+static struct {
+	bool set;
+	enum cgroup_mode mode;
+	char root[PATH_MAX];
+	char parent[PATH_MAX];
+	char path[V1_N][PATH_MAX];
+	int fd[V1_N];
+	int64_t checked_ns;
+} held;
+
+static void held_drop(void)
+{
+	for (int h = 0; h < V1_N; h++) {
+		if (held.fd[h] >= 0)
+			close(held.fd[h]);
+		held.fd[h] = CG_HELD_NONE;
+		held.path[h][0] = '\0';
+	}
+	held.set = false;
+}
+
+/* v1 hierarchy h's parent: its fd, CG_HELD_SKIP where v1_job_open skips
+ * h (an optional hierarchy not mounted; cpu co-mounted with cpuacct),
+ * else CG_HELD_NONE (the job's own open says what is wrong). */
+static int held_open_v1(int h)
+{
+	char hpath[PATH_MAX];
+	int rootfd = v1_hier_open(held.root, h, hpath, sizeof(hpath)), fd;
+
+	if (rootfd == -ENOENT && h == V1_CPU && cg_is_dir(held.root, v1_names[h]))
+		return CG_HELD_SKIP;   /* co-mounted: joined as cpuacct */
+	if (rootfd == -ENOENT && !v1_required[h] && h != V1_DEVICES &&
+	    !cg_is_dir(held.root, v1_names[h]))
+		return CG_HELD_SKIP;
+	if (rootfd < 0)
+		return CG_HELD_NONE;
+	fd = cg_dir_open(rootfd, held.parent);
+	close(rootfd);
+	if (fd < 0 || snprintf(held.path[h], sizeof(held.path[h]), "%s/%s", hpath, held.parent) >=
+			      (int)sizeof(held.path[h])) {
+		if (fd >= 0)
+			close(fd);
+		return CG_HELD_NONE;
+	}
+	return fd;
+}
+
+int cgroup_parents_hold(const char *root, enum cgroup_mode mode, const char *parent,
+			struct error *err)
+{
+	char r[PATH_MAX], p[PATH_MAX];
+
+	/* root and parent may be held's own (a recheck). */
+	snprintf(r, sizeof(r), "%s", root);
+	snprintf(p, sizeof(p), "%s", parent ? parent : "");
+	held_drop();
+	if (!ops_for(mode))
+		return 0;
+	if (!*p || strstr(p, ".."))
+		return error_set(err, -EINVAL, "bad cgroup parent \"%s\"", p);
+	if (strlen(r) >= sizeof(held.root) || strlen(p) >= sizeof(held.parent))
+		return error_set(err, -ENAMETOOLONG, "%s/%s: path too long", r, p);
+	held.mode = mode;
+	snprintf(held.root, sizeof(held.root), "%s", r);
+	snprintf(held.parent, sizeof(held.parent), "%s", p);
+	if (mode == CGROUP_MODE_V2) {
+		int fd;
+
+		if (snprintf(held.path[0], sizeof(held.path[0]), "%s/%s", r, p) >=
+		    (int)sizeof(held.path[0]))
+			return error_set(err, -ENAMETOOLONG, "%s/%s: path too long", r, p);
+		fd = cg_dir_open(AT_FDCWD, held.path[0]);
+		if (fd < 0)
+			return error_set(err, fd, "%s: %s", held.path[0], strerror(-fd));
+		held.fd[0] = fd;
+	} else {
+		for (int h = 0; h < V1_N; h++)
+			held.fd[h] = held_open_v1(h);
+	}
+	held.set = true;
+	held.checked_ns = time_mono_ns();
+	return 0;
+}
+
+void cgroup_parents_recheck(int interval_ms)
+{
+	int64_t now;
+	bool stale = false;
+
+	if (!held.set)
+		return;
+	now = time_mono_ns();
+	if (interval_ms > 0 && now - held.checked_ns < (int64_t)interval_ms * NSEC_PER_MSEC)
+		return;
+	held.checked_ns = now;
+	for (int h = 0; h < V1_N && !stale; h++) {
+		struct stat a, b;
+
+		if (held.fd[h] < 0)
+			continue;
+		stale = stat(held.path[h], &a) < 0 || fstat(held.fd[h], &b) < 0 ||
+			a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+	}
+	if (stale)
+		(void)cgroup_parents_hold(held.root, held.mode, held.parent, NULL);
+}
+
+void cgroup_parents_closefrom(int lowfd)
+{
+	int keep[V1_N], n = 0, from = lowfd;
+
+	for (int h = 0; h < V1_N && held.set; h++) {
+		int fd = held.fd[h], i;
+
+		if (fd < lowfd)
+			continue;
+		for (i = n; i > 0 && keep[i - 1] > fd; i--)
+			keep[i] = keep[i - 1];
+		keep[i] = fd;
+		n++;
+	}
+	for (int i = 0; i < n; i++) {
+		if (keep[i] > from)
+			close_range((unsigned)from, (unsigned)keep[i] - 1, 0);
+		from = keep[i] + 1;
+	}
+	close_range((unsigned)from, ~0U, 0);
+}
+
+int cg_parent_held(struct cgroup_job *job, const char *root, const char *parent, int h)
+{
+	int fd;
+
+	if (!held.set || job->no_held || job->found || job->ops != ops_for(held.mode) ||
+	    strcmp(root, held.root) != 0 || strcmp(parent, held.parent) != 0)
+		return CG_HELD_NONE;
+	fd = held.fd[h];
+	if (fd >= 0)
+		job->parent_held[h] = true;
+	return fd;
+}
+
+/* Back to what cgroup_job_create starts with, fds closed (not the held). */
+static void job_reset(struct cgroup_job *job)
+{
+	for (int h = 0; h < V1_N; h++) {
+		cg_fd_close(&job->fd[h]);
+		if (!job->parent_held[h])
+			cg_fd_close(&job->parent_fd[h]);
+		job->parent_fd[h] = -1;
+		job->parent_held[h] = false;
+		job->shared[h] = false;
+	}
+	job->spare = -1;
+	job->protected = false;
+}
+
 int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *parent,
 		      uint64_t jobid, unsigned flags, struct cgroup_job **ret, struct error *err)
 {
@@ -286,6 +447,19 @@ int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *paren
 	for (int h = 0; h < V1_N; h++)
 		job->parent_fd[h] = job->fd[h] = -1;
 	r = ops->job_open(job, root, parent, err);
+	if (r == -ENOENT) {
+		bool any = false;
+
+		for (int h = 0; h < V1_N; h++)
+			any |= job->parent_held[h];
+		/* A held parent gone (removed, made again): by path. */
+		if (any) {
+			ops->job_remove(job);
+			job_reset(job);
+			job->no_held = true;
+			r = ops->job_open(job, root, parent, err);
+		}
+	}
 	if (r < 0) {
 		ops->job_remove(job);
 		cgroup_job_free(job);
@@ -466,7 +640,8 @@ void cgroup_job_free(struct cgroup_job *job)
 		return;
 	for (int h = 0; h < V1_N; h++) {
 		cg_fd_close(&job->fd[h]);
-		cg_fd_close(&job->parent_fd[h]);
+		if (!job->parent_held[h])
+			cg_fd_close(&job->parent_fd[h]);
 	}
 	free(job);
 }

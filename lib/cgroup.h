@@ -132,6 +132,35 @@ struct cgroup_dev {
 int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *parent,
 		      uint64_t jobid, unsigned flags, struct cgroup_job **ret, struct error *err);
 
+/* The node's parent groups held open by this process and its forks
+ * (qnoded's resident launcher, whose forks are the wrappers): each
+ * hierarchy's <root>[/<h>]/<parent> as an O_PATH directory fd, so a
+ * job's cgroup_job_create with the same root, mode and parent makes and
+ * opens its groups relative to them, with no path walk (issue 39).
+ * Anything else (another parent, a process that never called this)
+ * opens them by path, as does a job whose held parent has gone (removed
+ * and made again by a qnoded that restarted): cgroup_job_create then
+ * tries again by path. A hierarchy not held (v1 devices before its first
+ * job) is opened by path. Calling it again replaces what was held. 0 or
+ * -errno with err; on failure nothing is held. */
+int cgroup_parents_hold(const char *root, enum cgroup_mode mode, const char *parent,
+			struct error *err);
+
+/* Where qnoded names them for its resident launcher (gded --launcher):
+ * cgroup_mode_name, the root and the node's parent. */
+#define CGROUP_HOLD_ENV_MODE "QPOOL_CGROUP_MODE"
+#define CGROUP_HOLD_ENV_ROOT "QPOOL_CGROUP_ROOT"
+#define CGROUP_HOLD_ENV_PARENT "QPOOL_CGROUP_PARENT"
+
+/* Whether each held parent is still the directory at its path (fstat
+ * against stat); those that are not are opened again, all of them, at
+ * most once per interval_ms (0: now). For the launcher, before a fork. */
+void cgroup_parents_recheck(int interval_ms);
+
+/* closefrom(lowfd) but for the held parents' fds (a forked wrapper's
+ * start). */
+void cgroup_parents_closefrom(int lowfd);
+
 /* Opens the groups of job jobid under `parent` that exist, creating
  * nothing: for qnoded, to empty and remove what a wrapper that died left.
  * Hierarchies without the group are skipped; cgroup_job_kill then empties

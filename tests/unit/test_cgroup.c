@@ -624,6 +624,61 @@ static void test_cpuset_check(void)
 	}
 }
 
+/* The node's parents held open (the resident launcher's, inherited by
+ * its wrappers): a job's groups are made relative to them, not by path
+ * (a parent moved behind the path's back still gets them); one removed
+ * and made again is missed once, the job made by path, and held anew by
+ * a recheck; another parent, or a dropped hold, goes by path. */
+static void test_v1_held_parents(void)
+{
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	char *d = v1_tree(), path[4096], cmd[4200];
+
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", NULL, NULL, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(cgroup_parents_hold(d, CGROUP_MODE_V1, "qpool/n1", &err), 0);
+	/* Held: the memory parent moved, the job's group follows it. */
+	snprintf(path, sizeof(path), "%s/memory/qpool/n1", d);
+	snprintf(cmd, sizeof(cmd), "%s/memory/qpool/moved", d);
+	CU_ASSERT_EQUAL_FATAL(rename(path, cmd), 0);
+	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 1, 0, &job, &err), 0);
+	CU_ASSERT(exists(d, "memory/qpool/moved/job.1"));
+	CU_ASSERT(exists(d, "cpuset/qpool/n1/job.1"));
+	CU_ASSERT(exists(d, "pids/qpool/n1/job.1"));
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+	CU_ASSERT(!exists(d, "memory/qpool/moved/job.1"));
+	/* Another parent: by path, what is held is not used. */
+	job = NULL;
+	CU_ASSERT_EQUAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n2", 2, 0, &job, &err), -ENOENT);
+	CU_ASSERT_PTR_NULL(job);
+
+	/* The held memory parent removed, made again at its path: this job
+	 * goes by path, the next (after a recheck) by the new one held. */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/memory/qpool/moved'", d);
+	CU_ASSERT_EQUAL(system(cmd), 0);
+	unit_write_file(d, "memory/qpool/n1/cgroup.procs", "");
+	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 3, 0, &job, &err), 0);
+	CU_ASSERT(exists(d, "memory/qpool/n1/job.3"));
+	CU_ASSERT(exists(d, "cpuset/qpool/n1/job.3"));
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+	cgroup_parents_recheck(0);
+	snprintf(cmd, sizeof(cmd), "%s/memory/qpool/again", d);
+	CU_ASSERT_EQUAL_FATAL(rename(path, cmd), 0);
+	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 4, 0, &job, &err), 0);
+	CU_ASSERT(exists(d, "memory/qpool/again/job.4"));
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+
+	/* Dropped (mode none): by path again, which is gone in memory. */
+	CU_ASSERT_EQUAL(cgroup_parents_hold(d, CGROUP_MODE_NONE, "qpool/n1", &err), 0);
+	job = NULL;
+	CU_ASSERT_EQUAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 5, 0, &job, &err), -ENOENT);
+	CU_ASSERT_PTR_NULL(job);
+	unit_tmpdir_remove(d);
+}
+
 static void test_v1_rt(void)
 {
 	struct error err = { { 0 } };
@@ -1359,6 +1414,7 @@ static const struct unit_test cgroup_tests[] = {
 	{ "v1 existing job group: refused when populated, remade when empty", test_v1_job_exists },
 	{ "v1 job groups found after a dead wrapper", test_v1_job_find },
 	{ "v1 groups kept for the next job", test_v1_spares },
+	{ "v1 node parents held by the launcher", test_v1_held_parents },
 	{ "node group memory and pids limits, v1 and v2", test_node_limits },
 	{ "job groups in a node group", test_node_job_ids },
 	{ "v1 RT budget left by another pool", test_v1_rt_two_pools },
