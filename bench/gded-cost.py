@@ -60,7 +60,14 @@ def start(build):
     # open for its wrappers takes them; an older one ignores them).
     env = dict(os.environ, QPOOL_CGROUP_MODE=spec(0)["cgroup"]["mode"],
                QPOOL_CGROUP_ROOT="/sys/fs/cgroup", QPOOL_CGROUP_PARENT=parent)
-    p = subprocess.Popen([os.path.join(build, "bin", "gded"), "--launcher", "x" * 8192],
+    cmd = [os.path.join(build, "bin", "gded"), "--launcher", "x" * 8192]
+    # GDED_STRACE=DIR: the launcher under strace -ff (DIR/base.PID,
+    # DIR/new.PID), for counting a wrapper's system calls; its CPU
+    # figures are then strace's, not to be quoted.
+    if os.environ.get("GDED_STRACE"):
+        cmd = ["strace", "-ff", "-qq", "-o",
+               os.path.join(os.environ["GDED_STRACE"], "new" if build == builds[-1] else "base")] + cmd
+    p = subprocess.Popen(cmd,
                          preexec_fn=fd3, env=env, pass_fds=(3, b.fileno()) if b.fileno() != 3 else (3,), stdin=subprocess.DEVNULL,
                          stderr=open(os.path.join(T, "gded.log"), "a"))
     b.close()

@@ -71,6 +71,11 @@ struct cgroup_job {
 	                            * (cgroup_parents_hold): not ours to close */
 	bool no_held;              /* open the parents by path (a held one was gone) */
 	int fd[V1_N];              /* the job group, O_PATH; v2 uses [0] only */
+	int tasks_fd[V1_N];        /* v1: its "tasks", O_RDWR, opened before the
+	                            * job's children fork (cgroup_job_attach_prepare),
+	                            * read empty at the kill; -1: none */
+	int usage_fd;              /* v1: cpuacct.usage, O_RDWR, read at the end and
+	                            * reset to 0 on the same fd for the spare; -1 */
 	bool shared[V1_N];         /* fd is the shared realtime group: not ours to remove */
 	bool found;                /* cgroup_job_find: opened what exists, created nothing */
 	int spare;                 /* v1: the spare set it took, -1 none */

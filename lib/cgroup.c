@@ -445,7 +445,8 @@ int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *paren
 	job->reclaim_threshold = CGROUP_RECLAIM_THRESHOLD_DEFAULT;
 	snprintf(job->name, sizeof(job->name), "job.%" PRIu64, jobid);
 	for (int h = 0; h < V1_N; h++)
-		job->parent_fd[h] = job->fd[h] = -1;
+		job->parent_fd[h] = job->fd[h] = job->tasks_fd[h] = -1;
+	job->usage_fd = -1;
 	r = ops->job_open(job, root, parent, err);
 	if (r == -ENOENT) {
 		bool any = false;
@@ -490,7 +491,8 @@ int cgroup_job_find(const char *root, enum cgroup_mode mode, const char *parent,
 	job->reclaim_threshold = CGROUP_RECLAIM_THRESHOLD_DEFAULT;
 	snprintf(job->name, sizeof(job->name), "job.%" PRIu64, jobid);
 	for (int h = 0; h < V1_N; h++)
-		job->parent_fd[h] = job->fd[h] = -1;
+		job->parent_fd[h] = job->fd[h] = job->tasks_fd[h] = -1;
+	job->usage_fd = -1;
 	r = ops->job_open(job, root, parent, err);
 	for (int h = 0; h < V1_N; h++)
 		any |= job->fd[h] >= 0;
@@ -581,6 +583,19 @@ int cgroup_job_cpuset_check(struct cgroup_job *job, const struct cgroup_limits *
 	return r < 0 ? r : 0;
 }
 
+void cgroup_job_attach_prepare(struct cgroup_job *job)
+{
+	if (job->ops != &cgroup_v1_ops)
+		return;
+	for (int h = 0; h < V1_N; h++) {
+		if (job->fd[h] < 0 || job->tasks_fd[h] >= 0)
+			continue;
+		job->tasks_fd[h] = openat(job->fd[h], "tasks", O_RDWR | O_CLOEXEC);
+		if (job->tasks_fd[h] < 0)
+			job->tasks_fd[h] = -1;
+	}
+}
+
 int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 {
 	const char *file = "cgroup.procs";
@@ -602,6 +617,17 @@ int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 	for (int h = 0; h < V1_N; h++) {
 		if (job->fd[h] < 0)
 			continue;
+		/* Opened before the fork (cgroup_job_attach_prepare): one
+		 * write, no open, in the child. */
+		if (file[0] == 't' && job->tasks_fd[h] >= 0) {
+			ssize_t n = pwrite(job->tasks_fd[h], num, strlen(num), 0);
+
+			if (n < 0)
+				return -errno;
+			if ((size_t)n != strlen(num))
+				return -EIO;
+			continue;
+		}
 		r = cg_file_write(job->fd[h], file, num);
 		if (r < 0)
 			return r;
@@ -640,8 +666,10 @@ void cgroup_job_free(struct cgroup_job *job)
 		return;
 	for (int h = 0; h < V1_N; h++) {
 		cg_fd_close(&job->fd[h]);
+		cg_fd_close(&job->tasks_fd[h]);
 		if (!job->parent_held[h])
 			cg_fd_close(&job->parent_fd[h]);
 	}
+	cg_fd_close(&job->usage_fd);
 	free(job);
 }

@@ -196,6 +196,13 @@ int cgroup_job_devices_deny(struct cgroup_job *job, const struct cgroup_dev *den
 int cgroup_job_cpuset_check(struct cgroup_job *job, const struct cgroup_limits *lim,
 			    struct error *err);
 
+/* Opens, before the job's children fork, what cgroup_job_attach(job, 0)
+ * writes (v1: each group's "tasks"), so a child joins its groups with a
+ * write each and no open (issue 39); they are closed on exec and by
+ * cgroup_job_remove. v1's kill reads the list through them too. Best
+ * effort: what cannot be opened is opened by the attach. No effect on v2. */
+void cgroup_job_attach_prepare(struct cgroup_job *job);
+
 /* Moves pid into the group in every hierarchy; pid 0 is the caller, which
  * on v1 must be single-threaded (it moves itself through "tasks", which
  * avoids the RCU wait of cgroup.procs). Safe to call in a forked child: no
