@@ -7,10 +7,11 @@
 # specs of a `true` job one after the other as qnoded would (the spec, the
 # script and ID.result.tmp written beforehand, a notify socket passed),
 # waits for each wrapper's end (its pidfd) and reads its result. gded's
-# own CPU per job = the launcher's CPU and its reaped wrappers' (utime +
-# stime + cutime + cstime of /proc/PID/stat, which include the job's)
-# less the jobs' own (the results' cpu_ns, their cpuacct groups). Prints
-# one line per round and build: "ROUND BUILD ms_per_job wrap_exec_p50".
+# own CPU per job = the launcher's CPU and its reaped wrappers' (wait4's
+# rusage at its end, which includes the jobs', less its own CPU before the
+# first job, /proc/PID/schedstat) less the jobs' own (the results'
+# cpu_ns, their cpuacct groups). Prints one line per round and build:
+# "ROUND BUILD ms_per_job job_ms_per_job wrap_exec_p50".
 import json, os, pwd, select, socket, struct, subprocess, sys, time
 
 T, node, parent, user = sys.argv[1:5]
@@ -21,14 +22,21 @@ jobs = os.path.join(T, "gcjobs")
 os.makedirs(jobs, exist_ok=True)
 os.chmod(jobs, 0o711)
 work = os.path.join(T, "work")
-tick = os.sysconf("SC_CLK_TCK")
 
 
 def proc_cpu(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        v = f.read().rsplit(")", 1)[1].split()
-    # fields 14-17 (utime stime cutime cstime), 1-based after pid and comm
-    return sum(int(x) for x in v[11:15]) / tick
+    # The launcher's own CPU so far, in ns (its one thread's schedstat),
+    # before any wrapper: /proc/PID/stat's ticks (10 ms) were up to 4% of
+    # a round.
+    with open("/proc/%d/schedstat" % pid) as f:
+        return int(f.read().split()[0]) / 1e9
+
+
+def reaped_cpu(pid):
+    # At its end: its CPU and its reaped wrappers' (and theirs, the jobs'),
+    # wait4's rusage in microseconds.
+    _, _, ru = os.wait4(pid, 0)
+    return ru.ru_utime + ru.ru_stime
 
 
 def spec(jid):
@@ -118,9 +126,9 @@ for rnd in range(1, rounds + 1):
             jid += 1
             jobcpu += jc
             lat.append(l)
-        c1 = proc_cpu(proc.pid)
         sock.close()
-        proc.wait()
+        c1 = reaped_cpu(proc.pid)
+        proc.returncode = 0
         lat.sort()
         print("%d %s %.3f %.3f %.3f" % (rnd, "new" if bi else "base",
               (c1 - c0 - jobcpu) * 1e3 / n, jobcpu * 1e3 / n, lat[len(lat) // 2]), flush=True)

@@ -137,6 +137,8 @@ bool cg_memcgs_at_threshold(const struct cgroup_job *job);
 #define CG_HELD_SKIP (-2)
 #define CG_HELD_NONE (-3)
 int cg_parent_held(struct cgroup_job *job, const char *root, const char *parent, int h);
+/* /proc/cgroups held open with them (read with pread at 0), or -1. */
+int cg_held_proc_cgroups(void);
 
 /* cgroup-v1.c, for the public calls */
 int v1_hier_open(const char *root, enum v1_hier h, char *ret_path, size_t len);

@@ -275,8 +275,14 @@ static struct {
 	char parent[PATH_MAX];
 	char path[V1_N][PATH_MAX];
 	int fd[V1_N];
+	int proc_cgroups;       /* /proc/cgroups (the reclaim threshold's count) */
 	int64_t checked_ns;
-} held;
+} held = { .proc_cgroups = -1 };
+
+int cg_held_proc_cgroups(void)
+{
+	return held.set ? held.proc_cgroups : -1;
+}
 
 static void held_drop(void)
 {
@@ -286,6 +292,9 @@ static void held_drop(void)
 		held.fd[h] = CG_HELD_NONE;
 		held.path[h][0] = '\0';
 	}
+	if (held.proc_cgroups >= 0)
+		close(held.proc_cgroups);
+	held.proc_cgroups = -1;
 	held.set = false;
 }
 
@@ -347,6 +356,8 @@ int cgroup_parents_hold(const char *root, enum cgroup_mode mode, const char *par
 		for (int h = 0; h < V1_N; h++)
 			held.fd[h] = held_open_v1(h);
 	}
+	/* Read by every job's teardown (cg_memcgs_at_threshold). */
+	held.proc_cgroups = open("/proc/cgroups", O_RDONLY | O_CLOEXEC);
 	held.set = true;
 	held.checked_ns = time_mono_ns();
 	return 0;
@@ -377,10 +388,10 @@ void cgroup_parents_recheck(int interval_ms)
 
 void cgroup_parents_closefrom(int lowfd)
 {
-	int keep[V1_N], n = 0, from = lowfd;
+	int keep[V1_N + 1], n = 0, from = lowfd;
 
-	for (int h = 0; h < V1_N && held.set; h++) {
-		int fd = held.fd[h], i;
+	for (int h = 0; h <= V1_N && held.set; h++) {
+		int fd = h < V1_N ? held.fd[h] : held.proc_cgroups, i;
 
 		if (fd < lowfd)
 			continue;
@@ -599,6 +610,7 @@ void cgroup_job_attach_prepare(struct cgroup_job *job)
 int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 {
 	const char *file = "cgroup.procs";
+	bool self_v1 = pid <= 0 && job->ops == &cgroup_v1_ops;
 	char num[24];
 	int r;
 
@@ -608,7 +620,7 @@ int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 	 * "tasks" with pid 0 skips that lock (kernel 6.x): 0.15 ms for all
 	 * five hierarchies. A freshly forked child is one thread, so that moves
 	 * the whole process. */
-	if (pid <= 0 && job->ops == &cgroup_v1_ops) {
+	if (self_v1) {
 		file = "tasks";
 		snprintf(num, sizeof(num), "0");
 	} else {
@@ -619,7 +631,7 @@ int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 			continue;
 		/* Opened before the fork (cgroup_job_attach_prepare): one
 		 * write, no open, in the child. */
-		if (file[0] == 't' && job->tasks_fd[h] >= 0) {
+		if (self_v1 && job->tasks_fd[h] >= 0) {
 			ssize_t n = pwrite(job->tasks_fd[h], num, strlen(num), 0);
 
 			if (n < 0)

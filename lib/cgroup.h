@@ -141,7 +141,9 @@ int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *paren
  * opens them by path, as does a job whose held parent has gone (removed
  * and made again by a qnoded that restarted): cgroup_job_create then
  * tries again by path. A hierarchy not held (v1 devices before its first
- * job) is opened by path. Calling it again replaces what was held. 0 or
+ * job) is opened by path. /proc/cgroups, which each job's removal reads
+ * (cgroup_job_reclaim_threshold), is held with them and read from its
+ * start. Calling it again replaces what was held. 0 or
  * -errno with err; on failure nothing is held. */
 int cgroup_parents_hold(const char *root, enum cgroup_mode mode, const char *parent,
 			struct error *err);

@@ -159,8 +159,8 @@ static void wrapper_start(const char *self, const char *spec, int notify_fd,
 
 /* The node's cgroup parents, named by qnoded in the environment
  * (CGROUP_HOLD_ENV_*, noded/launch.c), opened once here and inherited by
- * every wrapper (issue 39: six path walks a job). Names taken out of the
- * environment, so no wrapper, hook or job sees them. Without them (an
+ * every wrapper (issue 39: six path walks a job). Taken out of environ,
+ * so no hook or job inherits them. Without them (an
  * older qnoded, a bench), or when they cannot be opened, each wrapper
  * opens its own as an exec'ed gded does. */
 static void parents_hold(void)
