@@ -284,15 +284,17 @@ int cg_held_proc_cgroups(void)
 	return held.set ? held.proc_cgroups : -1;
 }
 
+/* Closes what is held. Nothing is open unless held.set (the fds start
+ * zeroed: never closed then, fd 0 is not ours). */
 static void held_drop(void)
 {
 	for (int h = 0; h < V1_N; h++) {
-		if (held.fd[h] >= 0)
+		if (held.set && held.fd[h] >= 0)
 			close(held.fd[h]);
 		held.fd[h] = CG_HELD_NONE;
 		held.path[h][0] = '\0';
 	}
-	if (held.proc_cgroups >= 0)
+	if (held.set && held.proc_cgroups >= 0)
 		close(held.proc_cgroups);
 	held.proc_cgroups = -1;
 	held.set = false;

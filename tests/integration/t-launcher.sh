@@ -72,6 +72,9 @@ if [ -n "$(find /sys/fs/cgroup -maxdepth 2 -type d -name "$QP_CG_PARENT" 2>/dev/
 		fail "job $a's gded holds $(held_parents "$gpid") cgroup parents, the launcher $nl"
 	note "the launcher and job $a's gded hold the node's $nl cgroup parents"
 fi
+# Holding them closed nothing of its own: stdin is still /dev/null.
+[ "$(readlink /proc/"$launcher"/fd/0)" = /dev/null ] ||
+	fail "the launcher's stdin is $(readlink /proc/"$launcher"/fd/0), not /dev/null"
 
 note "qnoded gets SIGKILL while job $a runs"
 kill -KILL "$node"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* lib/cgroup on fake v1/v2 trees: detection, node set-up and the per-job fence. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -635,8 +636,12 @@ static void test_v1_held_parents(void)
 	struct cgroup_job *job = NULL;
 	char *d = v1_tree(), path[4096], cmd[4200];
 
+	bool had_stdin = fcntl(0, F_GETFD) >= 0;
+
 	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", NULL, NULL, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(cgroup_parents_hold(d, CGROUP_MODE_V1, "qpool/n1", &err), 0);
+	/* The first hold closes nothing it did not open (fd 0 included). */
+	CU_ASSERT(!had_stdin || fcntl(0, F_GETFD) >= 0);
 	/* Held: the memory parent moved, the job's group follows it. */
 	snprintf(path, sizeof(path), "%s/memory/qpool/n1", d);
 	snprintf(cmd, sizeof(cmd), "%s/memory/qpool/moved", d);
