@@ -684,6 +684,46 @@ static void test_v1_held_parents(void)
 	unit_tmpdir_remove(d);
 }
 
+/* A job's files kept open (v1): its "tasks" opened before the fork, so a
+ * child joins through them (here after the files went from the tree);
+ * the kill's empty check reads them (no cgroup.procs, which this tree
+ * lacks); cpuacct.usage read and reset for the spare on one fd. */
+static void test_v1_kept_files(void)
+{
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	struct cgroup_usage u;
+	char *d = v1_tree(), rel[128];
+
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", NULL, NULL, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 1, 0, &job, &err), 0);
+	for (size_t h = 0; h < 5; h++) {
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/job.1/tasks", v1_hiers[h]);
+		unit_write_file(d, rel, "");
+	}
+	unit_write_file(d, "cpuacct/qpool/n1/job.1/cpuacct.usage", "5000\n");
+	unit_write_file(d, "memory/qpool/n1/job.1/memory.max_usage_in_bytes", "4096\n");
+	unit_write_file(d, "freezer/qpool/n1/job.1/freezer.state", "THAWED\n");
+	cgroup_job_attach_prepare(job);
+	CU_ASSERT_EQUAL(cgroup_job_kill(job, 100), 0);
+	for (size_t h = 0; h < 5; h++) {
+		snprintf(rel, sizeof(rel), "%s/qpool/n1/job.1/tasks", v1_hiers[h]);
+		rm(d, rel);
+	}
+	CU_ASSERT_EQUAL(cgroup_job_attach(job, 0), 0);
+	CU_ASSERT_EQUAL(cgroup_job_usage(job, &u), 0);
+	CU_ASSERT_EQUAL(u.cpu_ns, 5000);
+	CU_ASSERT_EQUAL(u.mem_peak, 4096);
+	rm(d, "memory/qpool/n1/job.1/memory.max_usage_in_bytes");
+	cgroup_job_reclaim_threshold(job, UINT_MAX);
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+	/* Reset through the fd it was read with (a fake file keeps the
+	 * digits past the written one: "0000"). */
+	CU_ASSERT_EQUAL(strtoull(slurp(d, "cpuacct/qpool/n1/spare.0/cpuacct.usage"), NULL, 10), 0);
+	unit_tmpdir_remove(d);
+}
+
 static void test_v1_rt(void)
 {
 	struct error err = { { 0 } };
@@ -1420,6 +1460,7 @@ static const struct unit_test cgroup_tests[] = {
 	{ "v1 job groups found after a dead wrapper", test_v1_job_find },
 	{ "v1 groups kept for the next job", test_v1_spares },
 	{ "v1 node parents held by the launcher", test_v1_held_parents },
+	{ "v1 a job's tasks and usage files kept open", test_v1_kept_files },
 	{ "node group memory and pids limits, v1 and v2", test_node_limits },
 	{ "job groups in a node group", test_node_job_ids },
 	{ "v1 RT budget left by another pool", test_v1_rt_two_pools },
