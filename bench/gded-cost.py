@@ -7,10 +7,11 @@
 # specs of a `true` job one after the other as qnoded would (the spec, the
 # script and ID.result.tmp written beforehand, a notify socket passed),
 # waits for each wrapper's end (its pidfd) and reads its result. gded's
-# own CPU per job = the launcher's CPU and its reaped wrappers' (utime +
-# stime + cutime + cstime of /proc/PID/stat, which include the job's)
-# less the jobs' own (the results' cpu_ns, their cpuacct groups). Prints
-# one line per round and build: "ROUND BUILD ms_per_job wrap_exec_p50".
+# own CPU per job = the launcher's CPU and its reaped wrappers' (wait4's
+# rusage at its end, which includes the jobs', less its own CPU before the
+# first job, /proc/PID/schedstat) less the jobs' own (the results'
+# cpu_ns, their cpuacct groups). Prints one line per round and build:
+# "ROUND BUILD ms_per_job job_ms_per_job wrap_exec_p50".
 # A gded that knows "nodefile_shared" is handed what its qnoded hands it:
 # the node's shared node file of the job's count, made once here (root's,
 # 0444); an older one a path in the jobs directory to write.
@@ -24,7 +25,6 @@ jobs = os.path.join(T, "gcjobs")
 os.makedirs(jobs, exist_ok=True)
 os.chmod(jobs, 0o711)
 work = os.path.join(T, "work")
-tick = os.sysconf("SC_CLK_TCK")
 shared_dir = os.path.join(T, "gcnodefiles")
 os.makedirs(shared_dir, exist_ok=True)
 os.chmod(shared_dir, 0o711)
@@ -41,10 +41,18 @@ def knows_shared(build):
 
 
 def proc_cpu(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        v = f.read().rsplit(")", 1)[1].split()
-    # fields 14-17 (utime stime cutime cstime), 1-based after pid and comm
-    return sum(int(x) for x in v[11:15]) / tick
+    # The launcher's own CPU so far, in ns (its one thread's schedstat),
+    # before any wrapper: /proc/PID/stat's ticks (10 ms) were up to 4% of
+    # a round.
+    with open("/proc/%d/schedstat" % pid) as f:
+        return int(f.read().split()[0]) / 1e9
+
+
+def reaped_cpu(pid):
+    # At its end: its CPU and its reaped wrappers' (and theirs, the jobs'),
+    # wait4's rusage in microseconds.
+    _, _, ru = os.wait4(pid, 0)
+    return ru.ru_utime + ru.ru_stime
 
 
 def spec(jid, shared_ok):
@@ -75,8 +83,19 @@ def start(build):
 
     def fd3():
         os.dup2(b.fileno(), 3)
-    p = subprocess.Popen([os.path.join(build, "bin", "gded"), "--launcher", "x" * 8192],
-                         preexec_fn=fd3, pass_fds=(3, b.fileno()) if b.fileno() != 3 else (3,), stdin=subprocess.DEVNULL,
+    # The node's cgroups, as qnoded names them (a launcher that holds them
+    # open for its wrappers takes them; an older one ignores them).
+    env = dict(os.environ, QPOOL_CGROUP_MODE=spec(0)["cgroup"]["mode"],
+               QPOOL_CGROUP_ROOT="/sys/fs/cgroup", QPOOL_CGROUP_PARENT=parent)
+    cmd = [os.path.join(build, "bin", "gded"), "--launcher", "x" * 8192]
+    # GDED_STRACE=DIR: the launcher under strace -ff (DIR/base.PID,
+    # DIR/new.PID), for counting a wrapper's system calls; its CPU
+    # figures are then strace's, not to be quoted.
+    if os.environ.get("GDED_STRACE"):
+        cmd = ["strace", "-ff", "-qq", "-o",
+               os.path.join(os.environ["GDED_STRACE"], "new" if build == builds[-1] else "base")] + cmd
+    p = subprocess.Popen(cmd,
+                         preexec_fn=fd3, env=env, pass_fds=(3, b.fileno()) if b.fileno() != 3 else (3,), stdin=subprocess.DEVNULL,
                          stderr=open(os.path.join(T, "gded.log"), "a"))
     b.close()
     a.recvmsg(8)   # its hello: {0, pid}
@@ -127,9 +146,9 @@ for rnd in range(1, rounds + 1):
             jid += 1
             jobcpu += jc
             lat.append(l)
-        c1 = proc_cpu(proc.pid)
         sock.close()
-        proc.wait()
+        c1 = reaped_cpu(proc.pid)
+        proc.returncode = 0
         lat.sort()
         print("%d %s %.3f %.3f %.3f" % (rnd, "new" if bi else "base",
               (c1 - c0 - jobcpu) * 1e3 / n, jobcpu * 1e3 / n, lat[len(lat) // 2]), flush=True)

@@ -67,7 +67,15 @@ struct cgroup_job {
 	char name[JOB_NAME_MAX];   /* "job.<id>" */
 	unsigned flags;            /* enum cgroup_job_flags */
 	int parent_fd[V1_N];       /* <root>/<h>/<parent>, O_PATH; -1: not used */
+	bool parent_held[V1_N];    /* parent_fd is the process's held one
+	                            * (cgroup_parents_hold): not ours to close */
+	bool no_held;              /* open the parents by path (a held one was gone) */
 	int fd[V1_N];              /* the job group, O_PATH; v2 uses [0] only */
+	int tasks_fd[V1_N];        /* v1: its "tasks", O_RDWR, opened before the
+	                            * job's children fork (cgroup_job_attach_prepare),
+	                            * read empty at the kill; -1: none */
+	int usage_fd;              /* v1: cpuacct.usage, O_RDWR, read at the end and
+	                            * reset to 0 on the same fd for the spare; -1 */
 	bool shared[V1_N];         /* fd is the shared realtime group: not ours to remove */
 	bool found;                /* cgroup_job_find: opened what exists, created nothing */
 	int spare;                 /* v1: the spare set it took, -1 none */
@@ -120,6 +128,17 @@ bool cg_memcgs_at_threshold(const struct cgroup_job *job);
 
 /* What cg_job_dir_make's -EEXIST means, for err. */
 #define JOB_EXISTS_TEXT "exists and holds processes of another run or another pool on this host; refused"
+
+/* cgroup.c: the node's parent held by the process (cgroup_parents_hold)
+ * for hierarchy h (v2: 0) when job's root, mode and parent are the held
+ * ones: its fd (marked held in job), CG_HELD_SKIP when h is not used
+ * there (not mounted; v1 cpu co-mounted with cpuacct), CG_HELD_NONE
+ * when nothing is held for it (the caller opens it by path). */
+#define CG_HELD_SKIP (-2)
+#define CG_HELD_NONE (-3)
+int cg_parent_held(struct cgroup_job *job, const char *root, const char *parent, int h);
+/* /proc/cgroups held open with them (read with pread at 0), or -1. */
+int cg_held_proc_cgroups(void);
 
 /* cgroup-v1.c, for the public calls */
 int v1_hier_open(const char *root, enum v1_hier h, char *ret_path, size_t len);

@@ -366,11 +366,17 @@ bool cg_memcgs_at_threshold(const struct cgroup_job *job)
 
 	if (job->reclaim_threshold == 0)
 		return true;
-	fd = open("/proc/cgroups", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	/* Held by the launcher: read from its start, no open. */
+	fd = cg_held_proc_cgroups();
+	if (fd >= 0) {
+		len = pread(fd, buf, sizeof(buf) - 1, 0);
+	} else {
+		fd = open("/proc/cgroups", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return true;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
 	if (len <= 0)
 		return true;
 	buf[len] = '\0';

@@ -397,7 +397,12 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 		n = snprintf(path, sizeof(path), "%s/%s/%s", root, v1_names[h], parent);
 		if (n >= (int)sizeof(path))
 			return error_set(err, -ENAMETOOLONG, "%s: path too long", root);
-		fd = cg_dir_open(AT_FDCWD, path);
+		/* Held by the launcher: no path walk, no co-mount check. */
+		fd = cg_parent_held(job, root, parent, h);
+		if (fd == CG_HELD_SKIP)
+			continue;
+		if (fd == CG_HELD_NONE)
+			fd = cg_dir_open(AT_FDCWD, path);
 		if (fd == -ENOENT && h == V1_CPUACCT) {
 			snprintf(path, sizeof(path), "%s/cpu,cpuacct/%s", root, parent);
 			fd = cg_dir_open(AT_FDCWD, path);
@@ -422,7 +427,7 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 		if (fd < 0)
 			return error_set(err, fd, "%s: %s", path, strerror(-fd));
 		/* cpu co-mounted with cpuacct: joined as cpuacct already. */
-		if (h == V1_CPU && job->parent_fd[V1_CPUACCT] >= 0 &&
+		if (h == V1_CPU && !job->parent_held[h] && job->parent_fd[V1_CPUACCT] >= 0 &&
 		    cg_same_dir(fd, job->parent_fd[V1_CPUACCT])) {
 			close(fd);
 			continue;
@@ -560,7 +565,16 @@ static int v1_job_kill(struct cgroup_job *job, int timeout_ms)
 	}
 
 	/* The common case, a job that left nothing behind, costs one read:
-	 * freezing and thawing an empty group is ~0.25 ms for nothing. */
+	 * freezing and thawing an empty group is ~0.25 ms for nothing. Its
+	 * "tasks", kept open since the fork (cgroup_job_attach_prepare),
+	 * reads empty exactly when cgroup.procs does: no open. */
+	if (!job->found) {
+		int tfd = job->tasks_fd[fz >= 0 ? V1_FREEZER : V1_MEMORY];
+		char c;
+
+		if (tfd >= 0 && pread(tfd, &c, 1, 0) == 0)
+			return 0;
+	}
 	r = cg_procs_signal(procs, 0);
 	if (r <= 0)
 		return r;
@@ -603,7 +617,21 @@ static int v1_job_usage(struct cgroup_job *job, struct cgroup_usage *ret)
 	if (job->shared[V1_CPUACCT]) {
 		ret->cpu_shared = true;
 	} else {
-		r = cg_file_read_u64(job->fd[V1_CPUACCT], "cpuacct.usage", &ret->cpu_ns);
+		/* Kept open for the reset when the group becomes a spare. */
+		char buf[64];
+		ssize_t n;
+
+		if (job->usage_fd < 0)
+			job->usage_fd = openat(job->fd[V1_CPUACCT], "cpuacct.usage", O_RDWR | O_CLOEXEC);
+		if (job->usage_fd < 0) {
+			job->usage_fd = -1;
+			return -errno;
+		}
+		n = pread(job->usage_fd, buf, sizeof(buf) - 1, 0);
+		if (n < 0)
+			return -errno;
+		buf[n] = '\0';
+		r = cg_parse_u64(buf, &ret->cpu_ns);
 		if (r < 0)
 			return r;
 	}
@@ -646,9 +674,14 @@ static void v1_spare_give(struct cgroup_job *job)
 
 	if (job->found || job->fd[V1_CPUSET] < 0 || job->shared[V1_CPUSET])
 		return;
-	if (job->fd[V1_CPUACCT] >= 0 && !job->shared[V1_CPUACCT] &&
-	    cg_file_write(job->fd[V1_CPUACCT], "cpuacct.usage", "0") < 0)
-		return;
+	if (job->fd[V1_CPUACCT] >= 0 && !job->shared[V1_CPUACCT]) {
+		int fd = job->usage_fd;
+
+		/* On the fd its usage was read through, when it was. */
+		if (fd >= 0 ? pwrite(fd, "0", 1, 0) != 1
+			    : cg_file_write(job->fd[V1_CPUACCT], "cpuacct.usage", "0") < 0)
+			return;
+	}
 	/* A frozen spare would stop the next job at its first instruction:
 	 * whatever froze it (not qpool, which thaws after a kill), it goes. */
 	if (job->fd[V1_FREEZER] >= 0) {
@@ -681,6 +714,10 @@ static int v1_job_remove(struct cgroup_job *job)
 {
 	int r = 0;
 
+	/* No file of the job's groups stays open past their removal. */
+	for (int h = 0; h < V1_N; h++)
+		cg_fd_close(&job->tasks_fd[h]);
+
 	/* Page cache charged to the group keeps a removed memory cgroup alive
 	 * as a dying one until the kernel reclaims the cache or its files go
 	 * (docs/DESIGN-FACTS.md: 193 of 200 jobs writing 1 MiB), and v1 caps
@@ -709,6 +746,8 @@ static int v1_job_remove(struct cgroup_job *job)
 			r = errno == ENOTEMPTY || errno == EBUSY ? -EBUSY : -errno;
 		}
 	}
+	if (r == 0)
+		cg_fd_close(&job->usage_fd);
 	for (int h = 0; h < V1_N; h++) {
 		if (h == V1_MEMORY || job->shared[h] || job->parent_fd[h] < 0 || job->fd[h] < 0)
 			continue;   /* memory: tried above */

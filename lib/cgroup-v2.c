@@ -182,7 +182,10 @@ static int v2_job_open(struct cgroup_job *job, const char *root, const char *par
 
 	if (snprintf(path, sizeof(path), "%s/%s", root, parent) >= (int)sizeof(path))
 		return error_set(err, -ENAMETOOLONG, "%s: path too long", root);
-	fd = cg_dir_open(AT_FDCWD, path);
+	/* Held by the launcher (cgroup_parents_hold): no path walk. */
+	fd = cg_parent_held(job, root, parent, 0);
+	if (fd < 0)
+		fd = cg_dir_open(AT_FDCWD, path);
 	if (fd < 0)
 		return error_set(err, fd, "%s: %s", path, strerror(-fd));
 	job->parent_fd[0] = fd;

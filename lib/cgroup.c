@@ -264,6 +264,180 @@ int cgroup_node_teardown(const char *root, enum cgroup_mode mode, const char *pa
 	return ops->node_teardown(root, parent);
 }
 
+/* ---- the node's parents, held by the resident launcher ---- */
+
+/* What cgroup_parents_hold opened: fd[h] an O_PATH fd of path[h],
+ * CG_HELD_SKIP or CG_HELD_NONE. Inherited by the launcher's forks. */
+static struct {
+	bool set;
+	enum cgroup_mode mode;
+	char root[PATH_MAX];
+	char parent[PATH_MAX];
+	char path[V1_N][PATH_MAX];
+	int fd[V1_N];
+	int proc_cgroups;       /* /proc/cgroups (the reclaim threshold's count) */
+	int64_t checked_ns;
+} held = { .proc_cgroups = -1 };
+
+int cg_held_proc_cgroups(void)
+{
+	return held.set ? held.proc_cgroups : -1;
+}
+
+/* Closes what is held. Nothing is open unless held.set (the fds start
+ * zeroed: never closed then, fd 0 is not ours). */
+static void held_drop(void)
+{
+	for (int h = 0; h < V1_N; h++) {
+		if (held.set && held.fd[h] >= 0)
+			close(held.fd[h]);
+		held.fd[h] = CG_HELD_NONE;
+		held.path[h][0] = '\0';
+	}
+	if (held.set && held.proc_cgroups >= 0)
+		close(held.proc_cgroups);
+	held.proc_cgroups = -1;
+	held.set = false;
+}
+
+/* v1 hierarchy h's parent: its fd, CG_HELD_SKIP where v1_job_open skips
+ * h (an optional hierarchy not mounted; cpu co-mounted with cpuacct),
+ * else CG_HELD_NONE (the job's own open says what is wrong). */
+static int held_open_v1(int h)
+{
+	char hpath[PATH_MAX];
+	int rootfd = v1_hier_open(held.root, h, hpath, sizeof(hpath)), fd;
+
+	if (rootfd == -ENOENT && h == V1_CPU && cg_is_dir(held.root, v1_names[h]))
+		return CG_HELD_SKIP;   /* co-mounted: joined as cpuacct */
+	if (rootfd == -ENOENT && !v1_required[h] && h != V1_DEVICES &&
+	    !cg_is_dir(held.root, v1_names[h]))
+		return CG_HELD_SKIP;
+	if (rootfd < 0)
+		return CG_HELD_NONE;
+	fd = cg_dir_open(rootfd, held.parent);
+	close(rootfd);
+	if (fd < 0 || snprintf(held.path[h], sizeof(held.path[h]), "%s/%s", hpath, held.parent) >=
+			      (int)sizeof(held.path[h])) {
+		if (fd >= 0)
+			close(fd);
+		return CG_HELD_NONE;
+	}
+	return fd;
+}
+
+int cgroup_parents_hold(const char *root, enum cgroup_mode mode, const char *parent,
+			struct error *err)
+{
+	char r[PATH_MAX], p[PATH_MAX];
+
+	/* root and parent may be held's own (a recheck). */
+	snprintf(r, sizeof(r), "%s", root);
+	snprintf(p, sizeof(p), "%s", parent ? parent : "");
+	held_drop();
+	if (!ops_for(mode))
+		return 0;
+	if (!*p || strstr(p, ".."))
+		return error_set(err, -EINVAL, "bad cgroup parent \"%s\"", p);
+	if (strlen(r) >= sizeof(held.root) || strlen(p) >= sizeof(held.parent))
+		return error_set(err, -ENAMETOOLONG, "%s/%s: path too long", r, p);
+	held.mode = mode;
+	snprintf(held.root, sizeof(held.root), "%s", r);
+	snprintf(held.parent, sizeof(held.parent), "%s", p);
+	if (mode == CGROUP_MODE_V2) {
+		int fd;
+
+		if (snprintf(held.path[0], sizeof(held.path[0]), "%s/%s", r, p) >=
+		    (int)sizeof(held.path[0]))
+			return error_set(err, -ENAMETOOLONG, "%s/%s: path too long", r, p);
+		fd = cg_dir_open(AT_FDCWD, held.path[0]);
+		if (fd < 0)
+			return error_set(err, fd, "%s: %s", held.path[0], strerror(-fd));
+		held.fd[0] = fd;
+	} else {
+		for (int h = 0; h < V1_N; h++)
+			held.fd[h] = held_open_v1(h);
+	}
+	/* Read by every job's teardown (cg_memcgs_at_threshold). */
+	held.proc_cgroups = open("/proc/cgroups", O_RDONLY | O_CLOEXEC);
+	held.set = true;
+	held.checked_ns = time_mono_ns();
+	return 0;
+}
+
+void cgroup_parents_recheck(int interval_ms)
+{
+	int64_t now;
+	bool stale = false;
+
+	if (!held.set)
+		return;
+	now = time_mono_ns();
+	if (interval_ms > 0 && now - held.checked_ns < (int64_t)interval_ms * NSEC_PER_MSEC)
+		return;
+	held.checked_ns = now;
+	for (int h = 0; h < V1_N && !stale; h++) {
+		struct stat a, b;
+
+		if (held.fd[h] < 0)
+			continue;
+		stale = stat(held.path[h], &a) < 0 || fstat(held.fd[h], &b) < 0 ||
+			a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+	}
+	if (stale)
+		(void)cgroup_parents_hold(held.root, held.mode, held.parent, NULL);
+}
+
+void cgroup_parents_closefrom(int lowfd)
+{
+	int keep[V1_N + 1], n = 0, from = lowfd;
+
+	for (int h = 0; h <= V1_N && held.set; h++) {
+		int fd = h < V1_N ? held.fd[h] : held.proc_cgroups, i;
+
+		if (fd < lowfd)
+			continue;
+		for (i = n; i > 0 && keep[i - 1] > fd; i--)
+			keep[i] = keep[i - 1];
+		keep[i] = fd;
+		n++;
+	}
+	for (int i = 0; i < n; i++) {
+		if (keep[i] > from)
+			close_range((unsigned)from, (unsigned)keep[i] - 1, 0);
+		from = keep[i] + 1;
+	}
+	close_range((unsigned)from, ~0U, 0);
+}
+
+int cg_parent_held(struct cgroup_job *job, const char *root, const char *parent, int h)
+{
+	int fd;
+
+	if (!held.set || job->no_held || job->found || job->ops != ops_for(held.mode) ||
+	    strcmp(root, held.root) != 0 || strcmp(parent, held.parent) != 0)
+		return CG_HELD_NONE;
+	fd = held.fd[h];
+	if (fd >= 0)
+		job->parent_held[h] = true;
+	return fd;
+}
+
+/* Back to what cgroup_job_create starts with, fds closed (not the held). */
+static void job_reset(struct cgroup_job *job)
+{
+	for (int h = 0; h < V1_N; h++) {
+		cg_fd_close(&job->fd[h]);
+		if (!job->parent_held[h])
+			cg_fd_close(&job->parent_fd[h]);
+		job->parent_fd[h] = -1;
+		job->parent_held[h] = false;
+		job->shared[h] = false;
+	}
+	job->spare = -1;
+	job->protected = false;
+}
+
 int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *parent,
 		      uint64_t jobid, unsigned flags, struct cgroup_job **ret, struct error *err)
 {
@@ -284,8 +458,22 @@ int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *paren
 	job->reclaim_threshold = CGROUP_RECLAIM_THRESHOLD_DEFAULT;
 	snprintf(job->name, sizeof(job->name), "job.%" PRIu64, jobid);
 	for (int h = 0; h < V1_N; h++)
-		job->parent_fd[h] = job->fd[h] = -1;
+		job->parent_fd[h] = job->fd[h] = job->tasks_fd[h] = -1;
+	job->usage_fd = -1;
 	r = ops->job_open(job, root, parent, err);
+	if (r == -ENOENT) {
+		bool any = false;
+
+		for (int h = 0; h < V1_N; h++)
+			any |= job->parent_held[h];
+		/* A held parent gone (removed, made again): by path. */
+		if (any) {
+			ops->job_remove(job);
+			job_reset(job);
+			job->no_held = true;
+			r = ops->job_open(job, root, parent, err);
+		}
+	}
 	if (r < 0) {
 		ops->job_remove(job);
 		cgroup_job_free(job);
@@ -316,7 +504,8 @@ int cgroup_job_find(const char *root, enum cgroup_mode mode, const char *parent,
 	job->reclaim_threshold = CGROUP_RECLAIM_THRESHOLD_DEFAULT;
 	snprintf(job->name, sizeof(job->name), "job.%" PRIu64, jobid);
 	for (int h = 0; h < V1_N; h++)
-		job->parent_fd[h] = job->fd[h] = -1;
+		job->parent_fd[h] = job->fd[h] = job->tasks_fd[h] = -1;
+	job->usage_fd = -1;
 	r = ops->job_open(job, root, parent, err);
 	for (int h = 0; h < V1_N; h++)
 		any |= job->fd[h] >= 0;
@@ -386,23 +575,44 @@ static int cpuset_list_check(int fd, const char *name, const char *file, const c
 int cgroup_job_cpuset_check(struct cgroup_job *job, const struct cgroup_limits *lim,
 			    struct error *err)
 {
-	bool v2 = job->ops == &cgroup_v2_ops;
-	int fd = v2 ? job->fd[0] : job->fd[V1_CPUSET], r;
+	int fd = job->fd[0], r;
 
-	if (fd < 0)
+	/* v1 grants what it takes: a write of cpuset.cpus or cpuset.mems
+	 * that is not a subset of the parent's is refused (EACCES), one
+	 * naming an offline or absent CPU or node too (EINVAL, ERANGE), an
+	 * empty one while tasks are inside too (ENOSPC), and
+	 * cgroup_job_configure fails on it
+	 * (kernel/cgroup/cpuset.c, validate_change, update_cpumask). What it
+	 * accepted is what it reads back, so the read-back would cost two
+	 * opens a job to compare the list with itself (issue 39). Only v2
+	 * grants silently less than it was given (the effective lists). */
+	if (job->ops != &cgroup_v2_ops || fd < 0)
 		return 0;
-	r = cpuset_list_check(fd, job->name, v2 ? "cpuset.cpus.effective" : "cpuset.cpus", "cpus",
-			      lim->cpus, err);
+	r = cpuset_list_check(fd, job->name, "cpuset.cpus.effective", "cpus", lim->cpus, err);
 	if (r < 0)
 		return r;
-	r = cpuset_list_check(fd, job->name, v2 ? "cpuset.mems.effective" : "cpuset.mems",
-			      "memory nodes", lim->mems, err);
+	r = cpuset_list_check(fd, job->name, "cpuset.mems.effective", "memory nodes", lim->mems,
+			      err);
 	return r < 0 ? r : 0;
+}
+
+void cgroup_job_attach_prepare(struct cgroup_job *job)
+{
+	if (job->ops != &cgroup_v1_ops)
+		return;
+	for (int h = 0; h < V1_N; h++) {
+		if (job->fd[h] < 0 || job->tasks_fd[h] >= 0)
+			continue;
+		job->tasks_fd[h] = openat(job->fd[h], "tasks", O_RDWR | O_CLOEXEC);
+		if (job->tasks_fd[h] < 0)
+			job->tasks_fd[h] = -1;
+	}
 }
 
 int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 {
 	const char *file = "cgroup.procs";
+	bool self_v1 = pid <= 0 && job->ops == &cgroup_v1_ops;
 	char num[24];
 	int r;
 
@@ -412,7 +622,7 @@ int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 	 * "tasks" with pid 0 skips that lock (kernel 6.x): 0.15 ms for all
 	 * five hierarchies. A freshly forked child is one thread, so that moves
 	 * the whole process. */
-	if (pid <= 0 && job->ops == &cgroup_v1_ops) {
+	if (self_v1) {
 		file = "tasks";
 		snprintf(num, sizeof(num), "0");
 	} else {
@@ -421,6 +631,17 @@ int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 	for (int h = 0; h < V1_N; h++) {
 		if (job->fd[h] < 0)
 			continue;
+		/* Opened before the fork (cgroup_job_attach_prepare): one
+		 * write, no open, in the child. */
+		if (self_v1 && job->tasks_fd[h] >= 0) {
+			ssize_t n = pwrite(job->tasks_fd[h], num, strlen(num), 0);
+
+			if (n < 0)
+				return -errno;
+			if ((size_t)n != strlen(num))
+				return -EIO;
+			continue;
+		}
 		r = cg_file_write(job->fd[h], file, num);
 		if (r < 0)
 			return r;
@@ -459,7 +680,10 @@ void cgroup_job_free(struct cgroup_job *job)
 		return;
 	for (int h = 0; h < V1_N; h++) {
 		cg_fd_close(&job->fd[h]);
-		cg_fd_close(&job->parent_fd[h]);
+		cg_fd_close(&job->tasks_fd[h]);
+		if (!job->parent_held[h])
+			cg_fd_close(&job->parent_fd[h]);
 	}
+	cg_fd_close(&job->usage_fd);
 	free(job);
 }

@@ -132,6 +132,37 @@ struct cgroup_dev {
 int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *parent,
 		      uint64_t jobid, unsigned flags, struct cgroup_job **ret, struct error *err);
 
+/* The node's parent groups held open by this process and its forks
+ * (qnoded's resident launcher, whose forks are the wrappers): each
+ * hierarchy's <root>[/<h>]/<parent> as an O_PATH directory fd, so a
+ * job's cgroup_job_create with the same root, mode and parent makes and
+ * opens its groups relative to them, with no path walk (issue 39).
+ * Anything else (another parent, a process that never called this)
+ * opens them by path, as does a job whose held parent has gone (removed
+ * and made again by a qnoded that restarted): cgroup_job_create then
+ * tries again by path. A hierarchy not held (v1 devices before its first
+ * job) is opened by path. /proc/cgroups, which each job's removal reads
+ * (cgroup_job_reclaim_threshold), is held with them and read from its
+ * start. Calling it again replaces what was held. 0 or
+ * -errno with err; on failure nothing is held. */
+int cgroup_parents_hold(const char *root, enum cgroup_mode mode, const char *parent,
+			struct error *err);
+
+/* Where qnoded names them for its resident launcher (gded --launcher):
+ * cgroup_mode_name, the root and the node's parent. */
+#define CGROUP_HOLD_ENV_MODE "QPOOL_CGROUP_MODE"
+#define CGROUP_HOLD_ENV_ROOT "QPOOL_CGROUP_ROOT"
+#define CGROUP_HOLD_ENV_PARENT "QPOOL_CGROUP_PARENT"
+
+/* Whether each held parent is still the directory at its path (fstat
+ * against stat); those that are not are opened again, all of them, at
+ * most once per interval_ms (0: now). For the launcher, before a fork. */
+void cgroup_parents_recheck(int interval_ms);
+
+/* closefrom(lowfd) but for the held parents' fds (a forked wrapper's
+ * start). */
+void cgroup_parents_closefrom(int lowfd);
+
 /* Opens the groups of job jobid under `parent` that exist, creating
  * nothing: for qnoded, to empty and remove what a wrapper that died left.
  * Hierarchies without the group are skipped; cgroup_job_kill then empties
@@ -156,15 +187,23 @@ int cgroup_job_devices_deny(struct cgroup_job *job, const struct cgroup_dev *den
 			    struct error *err);
 
 /* After cgroup_job_configure: reads back what the kernel gives the job
- * (v2 cpuset.cpus.effective and cpuset.mems.effective; v1 cpuset.cpus and
- * cpuset.mems) and compares it, as sets, with lim's cpus and mems (those
- * unset are not checked). A delegated v2 tree takes any list and grants
+ * (v2 cpuset.cpus.effective and cpuset.mems.effective) and compares it,
+ * as sets, with lim's cpus and mems (those unset are not checked). v1:
+ * nothing to read, 0 (its kernel refuses, in cgroup_job_configure, a list
+ * it would not grant). A delegated v2 tree takes any list and grants
  * its intersection with the parent's (or the parent's whole set when
  * that is empty), silently. 0 when they match or the file is absent (a
  * fake tree); -EXDEV with err naming the list got and the one allocated;
  * -errno with err on a read failure. */
 int cgroup_job_cpuset_check(struct cgroup_job *job, const struct cgroup_limits *lim,
 			    struct error *err);
+
+/* Opens, before the job's children fork, what cgroup_job_attach(job, 0)
+ * writes (v1: each group's "tasks"), so a child joins its groups with a
+ * write each and no open (issue 39); they are closed on exec and by
+ * cgroup_job_remove. v1's kill reads the list through them too. Best
+ * effort: what cannot be opened is opened by the attach. No effect on v2. */
+void cgroup_job_attach_prepare(struct cgroup_job *job);
 
 /* Moves pid into the group in every hierarchy; pid 0 is the caller, which
  * on v1 must be single-threaded (it moves itself through "tasks", which

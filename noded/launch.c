@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "exe.h"
 #include "log.h"
 #include "noded.h"
@@ -58,8 +60,8 @@ static int wrappers_group_join(const char *procs, pid_t pid)
  * socket fd3 (closed here in any case), and nofile (when not 0) as its
  * soft RLIMIT_NOFILE; then moved into the wrappers' group procs (NULL:
  * none). 0 and the pid, or -errno. */
-static int gded_spawn(const char *gded, char *const argv[], int fd3, rlim_t nofile,
-		      const char *procs, pid_t *ret_pid)
+static int gded_spawn(const char *gded, char *const argv[], char *const envp[], int fd3,
+		      rlim_t nofile, const char *procs, pid_t *ret_pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -104,7 +106,7 @@ static int gded_spawn(const char *gded, char *const argv[], int fd3, rlim_t nofi
 		child.rlim_cur = nofile;
 		lowered = setrlimit(RLIMIT_NOFILE, &child) == 0;
 	}
-	r = posix_spawn(&pid, gded, &fa, &attr, argv, gded_env);
+	r = posix_spawn(&pid, gded, &fa, &attr, argv, envp);
 	if (lowered)
 		(void)setrlimit(RLIMIT_NOFILE, &own);
 	posix_spawn_file_actions_destroy(&fa);
@@ -134,7 +136,7 @@ static int gded_launch(const char *gded, rlim_t nofile, const char *procs, const
 	/* Ours stays close-on-exec, so no other wrapper inherits it. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
 		return error_set(err, -errno, "socketpair: %m");
-	r = gded_spawn(gded, argv, sv[1], nofile, procs, &pid);
+	r = gded_spawn(gded, argv, gded_env, sv[1], nofile, procs, &pid);
 	if (r < 0) {
 		close(sv[0]);
 		errno = -r;
@@ -263,9 +265,23 @@ int launcher_start(struct launcher *l)
 	size_t fill = strlen(l->jobs_dir) + 48;
 	char *filler = malloc(fill + 1);
 	char *argv[] = { (char *)l->gded, (char *)"--launcher", filler, NULL };
+	/* gded's fixed environment and the node's cgroups, which the
+	 * launcher opens once for all its wrappers (issue 39). */
+	char cg[3][PATH_MAX + 32], *envp[sizeof(gded_env) / sizeof(gded_env[0]) + 3];
+	size_t ne = 0;
 	int32_t word[2];
 	int r, fd, sv[2];
 
+	for (size_t i = 0; gded_env[i]; i++)
+		envp[ne++] = gded_env[i];
+	if (l->cg_mode && l->cg_root && l->cg_parent) {
+		snprintf(cg[0], sizeof(cg[0]), CGROUP_HOLD_ENV_MODE "=%s", l->cg_mode);
+		snprintf(cg[1], sizeof(cg[1]), CGROUP_HOLD_ENV_ROOT "=%s", l->cg_root);
+		snprintf(cg[2], sizeof(cg[2]), CGROUP_HOLD_ENV_PARENT "=%s", l->cg_parent);
+		for (int i = 0; i < 3; i++)
+			envp[ne++] = cg[i];
+	}
+	envp[ne] = NULL;
 	if (!filler) {
 		launcher_fail(l, "filler", -ENOMEM);
 		return -ENOMEM;
@@ -279,7 +295,7 @@ int launcher_start(struct launcher *l)
 		launcher_fail(l, "socketpair", r);
 		return r;
 	}
-	r = gded_spawn(l->gded, argv, sv[1], l->nofile, l->wrappers_procs, &l->pid);
+	r = gded_spawn(l->gded, argv, envp, sv[1], l->nofile, l->wrappers_procs, &l->pid);
 	free(filler);
 	if (r < 0) {
 		close(sv[0]);

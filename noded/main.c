@@ -617,6 +617,11 @@ int main(int argc, char **argv)
 	launcher.proc_root = nd.proc_root;
 	launcher.jobs_dir = nd.jobs_dir;
 	launcher.wrappers_procs = nd.wrappers_procs[0] ? nd.wrappers_procs : NULL;
+	if (nd.cgroup_mode != CGROUP_MODE_NONE) {
+		launcher.cg_mode = cgroup_mode_name(nd.cgroup_mode);
+		launcher.cg_root = config->cgroup_root;
+		launcher.cg_parent = nd.cgroup_parent;
+	}
 	nd.launch = launch_resident;
 	nd.launch_data = &launcher;
 

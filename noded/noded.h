@@ -304,6 +304,11 @@ struct launcher {
 	const char *wrappers_procs;  /* cgroup.procs of the group each spawned
 	                              * gded (the launcher, and so its forks) is
 	                              * moved to at once; NULL: qnoded's own */
+	const char *cg_mode;    /* the node's cgroups, which the launcher holds
+	                         * open for its wrappers (cgroup_parents_hold):
+	                         * cgroup_mode_name; NULL: none */
+	const char *cg_root;
+	const char *cg_parent;
 };
 
 /* Starts l's launcher and waits for its ready word. 0, or -errno (logged;

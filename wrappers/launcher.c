@@ -143,7 +143,8 @@ static void wrapper_start(const char *self, const char *spec, int notify_fd,
 	} else if (fcntl(3, F_SETFD, 0) < 0) {
 		_exit(127);
 	}
-	closefrom(4);
+	/* The node's cgroup parents, held by the launcher, stay. */
+	cgroup_parents_closefrom(4);
 	setsid();
 	/* _exit, not exit: nothing of the job is left to flush (the result
 	 * is written and fsynced, the log is unbuffered stderr) and the
@@ -152,6 +153,29 @@ static void wrapper_start(const char *self, const char *spec, int notify_fd,
 	r = job_main(spec, 3);
 	fflush(NULL);
 	_exit(r);
+}
+
+#define PARENTS_RECHECK_MS 1000
+
+/* The node's cgroup parents, named by qnoded in the environment
+ * (CGROUP_HOLD_ENV_*, noded/launch.c), opened once here and inherited by
+ * every wrapper (issue 39: six path walks a job). Taken out of environ,
+ * so no hook or job inherits them. Without them (an
+ * older qnoded, a bench), or when they cannot be opened, each wrapper
+ * opens its own as an exec'ed gded does. */
+static void parents_hold(void)
+{
+	const char *mode = getenv(CGROUP_HOLD_ENV_MODE), *root = getenv(CGROUP_HOLD_ENV_ROOT);
+	const char *parent = getenv(CGROUP_HOLD_ENV_PARENT);
+	struct error err = { { 0 } };
+	enum cgroup_mode m;
+
+	if (mode && root && parent && cgroup_mode_parse(mode, &m) == 0 &&
+	    cgroup_parents_hold(root, m, parent, &err) < 0)
+		fprintf(stderr, "gded --launcher: %s; each wrapper opens its own\n", err.text);
+	unsetenv(CGROUP_HOLD_ENV_MODE);
+	unsetenv(CGROUP_HOLD_ENV_ROOT);
+	unsetenv(CGROUP_HOLD_ENV_PARENT);
 }
 
 int gded_launcher_run(int argc, char **argv, int sock, int (*job_main)(const char *spec, int notify_fd))
@@ -195,6 +219,7 @@ int gded_launcher_run(int argc, char **argv, int sock, int (*job_main)(const cha
 	 * are bound once here too rather than in every wrapper. */
 	json_object_seed(0);
 	free(malloc(1));
+	parents_hold();
 	reply_send(sock, 0, (int32_t)getpid(), -1);
 
 	for (;;) {
@@ -234,6 +259,10 @@ int gded_launcher_run(int argc, char **argv, int sock, int (*job_main)(const cha
 			reply_send(sock, ENAMETOOLONG, 0, -1);
 			continue;
 		}
+		/* A held parent removed and made again (a qnoded that stopped
+		 * cleanly and started): held anew, looked at once a second. A
+		 * wrapper that meets a gone one in between opens its own. */
+		cgroup_parents_recheck(PARENTS_RECHECK_MS);
 		pid = fork();
 		if (pid == 0)
 			wrapper_start(self, spec, notify_fd, job_main);

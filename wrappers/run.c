@@ -779,6 +779,9 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 			goto done;
 		}
 	}
+	/* The children join through files opened here, once (issue 39). */
+	if (run.cg)
+		cgroup_job_attach_prepare(run.cg);
 	stamp(res, GDED_STAMP_FENCED);
 	/* The site's prolog, inside the job's startup (qpool-hooks(5)):
 	 * failing, it is the node's fault, not the job's: qpoold drains the

@@ -58,6 +58,23 @@ grep -q '^Uid:[[:space:]]*0[[:space:]]*0[[:space:]]*0[[:space:]]*0$' "/proc/$gpi
 	fail "job $a's gded is not root's: $(grep Uid: "/proc/$gpid/status")"
 [ "$(cmdline_of "$gpid")" = "$gded --spec $QP_T/state/nodes/n1/jobs/$a.json --notify 3" ] ||
 	fail "job $a's gded command line: $(cmdline_of "$gpid")"
+# The node's cgroup parents (<root>[/<h>]/<parent>/<node>), opened once
+# by the launcher and kept by each wrapper it forks (issue 39).
+held_parents() {
+	local f
+	for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null |
+		grep -c "^/sys/fs/cgroup/.*$QP_CG_PARENT/[^/]*\$"
+}
+if [ -n "$(find /sys/fs/cgroup -maxdepth 2 -type d -name "$QP_CG_PARENT" 2>/dev/null)" ]; then
+	nl=$(held_parents "$launcher")
+	[ "$nl" -ge 1 ] || fail "the launcher $launcher holds no cgroup parent: $(ls -l /proc/"$launcher"/fd)"
+	[ "$(held_parents "$gpid")" = "$nl" ] ||
+		fail "job $a's gded holds $(held_parents "$gpid") cgroup parents, the launcher $nl"
+	note "the launcher and job $a's gded hold the node's $nl cgroup parents"
+fi
+# Holding them closed nothing of its own: stdin is still /dev/null.
+[ "$(readlink /proc/"$launcher"/fd/0)" = /dev/null ] ||
+	fail "the launcher's stdin is $(readlink /proc/"$launcher"/fd/0), not /dev/null"
 
 note "qnoded gets SIGKILL while job $a runs"
 kill -KILL "$node"
