@@ -32,7 +32,7 @@ JOB
 ) || fail "qsub $3"
 	qp_wait "$id" completed failed
 	[ "$(qp_state "$id")" = completed ] || fail "job $3 ($id): $(qp_field "$id" reason)"
-	grep -qx done "$QP_T/work/$1/$3.out" || fail "job $3: $(cat "$QP_T/work/$1/$3.out")"
+	grep -qx "done" "$QP_T/work/$1/$3.out" || fail "job $3: $(cat "$QP_T/work/$1/$3.out")"
 }
 val() { sed -n "s/^$2=//p" "$QP_T/work/$1/$3.out"; }
 
