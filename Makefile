@@ -221,12 +221,12 @@ demo: deps
 	$(MAKE) all
 	tests/demo
 
-# BASE=REV: then issue 39's figures for REV's build against this one,
+# BENCH_BASE=REV: then issue 39's figures for REV's build against this one,
 # taking turns (bench/issue39-ab).
 bench: deps
 	$(MAKE) all
 	bench/run
-	$(if $(BASE),bench/issue39-ab --rev $(BASE))
+	$(if $(BENCH_BASE),bench/issue39-ab --rev $(BENCH_BASE))
 
 # Fuzzing (tests/fuzz/): one harness per decoder, each with the libFuzzer
 # entry point. make check replays seeds + mutations through a plain main()
