@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirat.h"
 #include "noded.h"
 #include "timeutil.h"
 #include "wire.h"
@@ -424,17 +425,11 @@ void jobfile_spares_clear(int dirfd)
 {
 	struct dirent *de;
 	DIR *d;
-	int fd;
 
 	spare_n = 0;
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = dir_stream_at(dirfd);
+	if (!d)
 		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
 	while ((de = readdir(d)))
 		if (strncmp(de->d_name, ".spare.", 7) == 0)
 			unlinkat(dirfd, de->d_name, 0);
@@ -663,17 +658,11 @@ int jobfile_ids(int dirfd, int64_t **ret_ids)
 	size_t n = 0, cap = 0, out = 0;
 	struct dirent *de;
 	DIR *d;
-	int fd, r;
+	int r;
 
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = dir_stream_at(dirfd);
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
 	while ((de = readdir(d))) {
 		int64_t id = job_name_id(de->d_name);
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirat.h"
 #include "noded.h"
 
 /* A job whose allocation is this node only has "<name>\n" ncpus times as
@@ -42,17 +43,10 @@ static bool nodefiles_name_ours(const struct nodefiles *nf, const char *d_name)
 static void nodefiles_clean(struct nodefiles *nf)
 {
 	struct dirent *de;
-	DIR *d;
-	int fd;
+	DIR *d = dir_stream_at(nf->dirfd);
 
-	fd = openat(nf->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	if (!d)
 		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
 	while ((de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    nodefiles_name_ours(nf, de->d_name))
