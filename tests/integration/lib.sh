@@ -163,6 +163,14 @@ qp_start_node() {
 	qp_node_wait "$name" $! 100 "qnoded $name"
 }
 
+# qp_start_node_apart NAME: qp_start_node with the node's state (its job
+# files, their results) outside qpoold's state_dir, for a test that fills
+# or fails qpoold's store alone.
+qp_start_node_apart() {
+	sed "s|^state_dir = .*|state_dir = $QP_T/nodestate|" "$QPOOL_CONF" > "$QP_T/node.conf"
+	QPOOL_CONF=$QP_T/node.conf qp_start_node "$@"
+}
+
 # qp_node_wait NAME PID TRIES LABEL: keeps PID as NAME's qnoded (QP_PIDS,
 # qp_node_pid) and waits, TRIES times 0.05 s, until qpoold lists NAME up;
 # fails, saying LABEL, if it dies first or never registers.

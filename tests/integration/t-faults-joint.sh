@@ -21,8 +21,7 @@ st=$QP_STATE_MNT
 qp_start_server
 # The node's job files elsewhere: a job's result file is qnoded's, and
 # this test is about qpoold's store (t-faults fills both).
-sed "s|^state_dir = .*|state_dir = $QP_T/nodestate|" "$QPOOL_CONF" > "$QP_T/node.conf"
-QPOOL_CONF=$QP_T/node.conf qp_start_node n1
+qp_start_node_apart n1
 w=$QP_T/work/qpuser1
 go=$QP_T/go
 starts=$w/starts
