@@ -52,6 +52,13 @@ for p in os.listdir("/proc"):
             uids = next(l.split()[1:] for l in f if l.startswith("Uid:"))
         with open(f"/proc/{p}/cmdline", "rb") as f:
             cmd = f.read().replace(b"\0", b" ").decode(errors="replace")[:60]
+        # Read after its groups: a task in exit (PF_EXITING, 0x4 in
+        # stat's flags, never cleared) shows "/" in every v1 hierarchy
+        # (the kernel's proc_cgroup_show), wherever it ran: a job's
+        # command ending during the scan is not a process outside them.
+        with open(f"/proc/{p}/stat") as f:
+            if int(f.read().rsplit(")", 1)[1].split()[6]) & 0x4:
+                continue
     except (OSError, StopIteration):
         continue   # gone meanwhile, or not a job's
     want = f"/{parent}/n1/job.{jobid}"
