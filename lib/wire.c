@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "wire.h"
@@ -212,17 +213,38 @@ int wire_recv_buffered(int fd, struct wirebuf *in, json_t **ret, struct error *e
 int wire_load_fd(int fd, size_t max, const char *what, json_t **ret, struct error *err)
 {
 	json_error_t jerr;
+	struct stat st;
 	char *buf;
-	size_t len = 0;
+	size_t len = 0, cap;
 	json_t *o;
 	int r;
 
-	buf = malloc(max + 1);
+	/* The buffer as large as the file, one byte over to see its end
+	 * (a file that grows is read on, doubling, up to max + 1): a
+	 * buffer of max + 1 (1 MiB) is an mmap and munmap at every read of
+	 * a 1 KiB spec or result (issue 39). */
+	cap = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < max ?
+		      (size_t)st.st_size + 1 : max + 1;
+	if (cap < 4096 && cap <= max)
+		cap = 4096;
+	buf = malloc(cap);
 	if (!buf)
 		return error_set(err, -ENOMEM, "%s: out of memory", what);
 	for (;;) {
-		ssize_t n = read(fd, buf + len, max + 1 - len);
+		ssize_t n;
 
+		if (len == cap) {
+			size_t more = cap > (max + 1) / 2 ? max + 1 : cap * 2;
+			char *b = realloc(buf, more);
+
+			if (!b) {
+				r = error_set(err, -ENOMEM, "%s: out of memory", what);
+				goto done;
+			}
+			buf = b;
+			cap = more;
+		}
+		n = read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {

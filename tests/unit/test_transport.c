@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Table tests for lib/transport's addresses and lib/wire's announced length. */
+/* Table tests for lib/transport's addresses, lib/wire's announced length and its file reads. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "transport.h"
 #include "unit.h"
@@ -63,10 +67,85 @@ static void test_announced(void)
 	CU_ASSERT_EQUAL(wire_announced(&b), 0);
 }
 
+/* {"k":"xxx..."}, LEN bytes in all. */
+static char *object_text(size_t len)
+{
+	char *t = malloc(len + 1);
+
+	memcpy(t, "{\"k\":\"", 6);
+	memset(t + 6, 'x', len - 8);
+	memcpy(t + len - 2, "\"}", 3);
+	return t;
+}
+
+/* wire_load_fd sizes its buffer from the file (issue 39) and reads on
+ * past it: a file of every size around the edges, one that grows after
+ * its fstat (a pipe has no size), and one over max. */
+static void test_load_fd(void)
+{
+	static const size_t sizes[] = { 8, 4095, 4096, 4097, 9000, 65536 };
+	const size_t max = 65536;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char *t = object_text(sizes[i]);
+		FILE *f = tmpfile();
+		struct error err = { "" };
+		json_t *o = NULL;
+
+		fwrite(t, 1, sizes[i], f);
+		fflush(f);
+		rewind(f);
+		CU_ASSERT_EQUAL(wire_load_fd(fileno(f), max, "f", &o, &err), 0);
+		CU_ASSERT_EQUAL(o ? strlen(json_string_value(json_object_get(o, "k"))) : 0, sizes[i] - 8);
+		json_decref(o);
+		fclose(f);
+		free(t);
+	}
+	{
+		char *t = object_text(max + 1);
+		FILE *f = tmpfile();
+		struct error err = { "" };
+		json_t *o = NULL;
+
+		fwrite(t, 1, max + 1, f);
+		fflush(f);
+		rewind(f);
+		CU_ASSERT_EQUAL(wire_load_fd(fileno(f), max, "big", &o, &err), -EBADMSG);
+		CU_ASSERT(strstr(err.text, "larger than 65536") != NULL);
+		fclose(f);
+		free(t);
+	}
+	{
+		char *t = object_text(20000);
+		int p[2];
+		struct error err = { "" };
+		json_t *o = NULL;
+		pid_t pid;
+
+		CU_ASSERT_EQUAL(pipe(p), 0);
+		pid = fork();
+		if (pid == 0) {
+			close(p[0]);
+			for (size_t off = 0; off < 20000; off += 1000)
+				if (write(p[1], t + off, 1000) != 1000)
+					_exit(1);
+			_exit(0);
+		}
+		close(p[1]);
+		CU_ASSERT_EQUAL(wire_load_fd(p[0], max, "pipe", &o, &err), 0);
+		CU_ASSERT_EQUAL(o ? strlen(json_string_value(json_object_get(o, "k"))) : 0, 20000 - 8);
+		json_decref(o);
+		close(p[0]);
+		waitpid(pid, NULL, 0);
+		free(t);
+	}
+}
+
 static const struct unit_test transport_tests[] = {
 	{ "addr_check", test_addr_check },
 	{ "addr_resolve", test_addr_resolve },
 	{ "announced", test_announced },
+	{ "load_fd", test_load_fd },
 	{ NULL, NULL },
 };
 
