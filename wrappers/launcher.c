@@ -215,10 +215,12 @@ int gded_launcher_run(int argc, char **argv, int sock, int (*job_main)(const cha
 	/* What every wrapper would do first, done once here and inherited
 	 * through the fork (issue 39): jansson's hash seed (else an open and
 	 * read of /dev/urandom per job; the spec is qnoded's, root's own) and
-	 * malloc's first arena. gded is linked with -z now, so its symbols
+	 * malloc's first arena, the MPI agent's path (its probe reads
+	 * /proc/self/exe). gded is linked with -z now, so its symbols
 	 * are bound once here too rather than in every wrapper. */
 	json_object_seed(0);
 	free(malloc(1));
+	gded_mpienv_prepare();
 	parents_hold();
 	reply_send(sock, 0, (int32_t)getpid(), -1);
 

@@ -11,7 +11,7 @@
 
 /* qpool-rsh: beside gded (a build tree), else in ../bin (gded is in
  * sbindir, the commands in bindir), else by name from the job's PATH. */
-static void agent_path(char *buf, size_t len)
+static void agent_find(char *buf, size_t len)
 {
 	char dir[PATH_MAX];
 	char *slash;
@@ -30,10 +30,20 @@ static void agent_path(char *buf, size_t len)
 	snprintf(buf, len, "qpool-rsh");
 }
 
+/* Found once a process: the resident launcher finds it before its first
+ * fork (gded_mpienv_prepare), so a wrapper reads /proc/self/exe and
+ * probes the paths no more (issue 39: 3.5% of a wrapper's CPU). */
+static char agent[PATH_MAX];
+
+void gded_mpienv_prepare(void)
+{
+	if (!agent[0])
+		agent_find(agent, sizeof(agent));
+}
+
 int gded_mpienv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set_f set, void *e)
 {
 	const char *nodefile = job->nodefile;
-	char agent[PATH_MAX];
 	struct {
 		const char *name, *value;
 	} vars[] = {
@@ -60,7 +70,7 @@ int gded_mpienv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set
 
 	if (!nodefile || !*nodefile)
 		return 0;
-	agent_path(agent, sizeof(agent));
+	gded_mpienv_prepare();
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if (!has(e, vars[i].name) && set(e, vars[i].name, vars[i].value) < 0)
 			return -1;
