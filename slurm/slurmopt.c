@@ -866,7 +866,14 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 				       ":mpiprocs=%" PRId64 "%s%s", at ? "+" : "", count, ncpus, t, mem, gpus);
 	}
 	if (nodes == 1) {
-		r = jobspec_set(js, 'l', err, "ncpus=%" PRId64, tasks * cpt > o->mincpus ? tasks * cpt : o->mincpus);
+		int64_t ncpus = tasks * cpt > o->mincpus ? tasks * cpt : o->mincpus;
+
+		r = jobspec_set(js, 'l', err, "ncpus=%" PRId64, ncpus);
+		/* Fewer tasks than CPUs (-c, --mincpus): a node file line a
+		 * task, as PBS Pro's mpiprocs gives, so that an mpirun in the
+		 * job starts --ntasks ranks, not one a CPU (docs/PARALLEL.md). */
+		if (!r && ncpus != tasks)
+			r = jobspec_set(js, 'l', err, "mpiprocs=%" PRId64, tasks);
 		if (!r && gpus[0])
 			r = jobspec_set(js, 'l', err, "ngpus=%s", gpus + 7);
 		if (!r && (o->mem > 0 || o->mem_per_cpu > 0 || o->mem_per_gpu > 0))

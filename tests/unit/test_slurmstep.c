@@ -165,7 +165,8 @@ static void test_qsub_argv(void)
 			       "-N x -q debug -l walltime=600 -l select=4:ncpus=1:mpiprocs=1 -l place=free");
 	CU_ASSERT_STRING_EQUAL(qsub_words("-N 2 -n 4 -c 2 --mem=1G -A acct", &r),
 			       "-l select=2:ncpus=4:mpiprocs=2:mem=1073741824 -l place=scatter -A acct");
-	CU_ASSERT_STRING_EQUAL(qsub_words("-c 3 --mem=2M", &r), "-l ncpus=3 -l mem=2097152");
+	/* One task of 3 CPUs: one MPI slot (a node file line), as mpiprocs. */
+	CU_ASSERT_STRING_EQUAL(qsub_words("-c 3 --mem=2M", &r), "-l ncpus=3 -l mpiprocs=1 -l mem=2097152");
 	CU_ASSERT_STRING_EQUAL(qsub_words("-N2 -n4 --exclusive", &r),
 			       "-l select=2:ncpus=2:mpiprocs=2 -l place=scatter:excl");
 	qsub_words("--time=abc", &r);
