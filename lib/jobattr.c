@@ -65,3 +65,17 @@ int jobattr_name_check(const char *name, struct error *err)
 					 "sets it)", name);
 	return 0;
 }
+
+bool jobattr_mpiprocs(const char *value, uint64_t *ret)
+{
+	uint64_t n = 0;
+
+	if (!value || !*value || strspn(value, "0123456789") != strlen(value) || strlen(value) > 8)
+		return false;
+	for (const char *p = value; *p; p++)
+		n = n * 10 + (uint64_t)(*p - '0');
+	if (n == 0 || n > JOBATTR_SLOTS_MAX)
+		return false;
+	*ret = n;
+	return true;
+}

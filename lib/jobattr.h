@@ -4,6 +4,7 @@
 #define QPOOL_JOBATTR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -23,5 +24,15 @@ static inline bool jobattr_name_ok(const char *name)
 {
 	return jobattr_name_check(name, NULL) == 0;
 }
+
+/* Most MPI slots a job's node file lists (its lines). */
+#define JOBATTR_SLOTS_MAX (1u << 20)
+
+/* A one-chunk select's mpiprocs, which qsub records as the attribute
+ * Resource_List.mpiprocs (the chunk itself becomes plain ncpus): true with
+ * the count when value is a decimal count in 1..JOBATTR_SLOTS_MAX. gded
+ * (its PBS_NODEFILE lines, PBS_NP) and qnoded (which shared node file)
+ * read it by this one rule, so they agree. */
+bool jobattr_mpiprocs(const char *value, uint64_t *ret);
 
 #endif

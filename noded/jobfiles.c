@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dirat.h"
+#include "jobattr.h"
 #include "noded.h"
 #include "timeutil.h"
 #include "wire.h"
@@ -202,21 +203,29 @@ static json_t *spec_groups(const struct user_info *user, gid_t gid)
 }
 
 /* A job whose allocation is this node only reads the node's shared file
- * of its CPU count (nodefiles.c): true with its path. A multi-node job's
- * text names other hosts, so it keeps a file of its own; so does any job
- * when the shared file cannot be had (gded writes that one). */
+ * of its line count (nodefiles.c): its one alloc entry's MPI slots
+ * (mpiprocs), else a one-chunk select's (the attribute
+ * Resource_List.mpiprocs, by gded's rule), else its CPUs; true with its
+ * path. A multi-node job's text names other hosts, so it keeps a file of
+ * its own; so does any job when the shared file cannot be had, or would
+ * be empty (gded writes that one). */
 static bool nodefile_shared(const json_t *job, const struct spec_node *node, char *path,
 			    size_t size)
 {
 	const json_t *alloc = json_object_get(job, "alloc");
-	long long ncpus = wire_int(job, "ncpus", 1);
+	long long lines = wire_int(job, "ncpus", 1);
+	uint64_t slots1;
 
 	if (!node->nodefiles || (alloc && !json_is_null(alloc) &&
 				 !(json_is_array(alloc) && json_array_size(alloc) == 1)))
 		return false;
-	if (ncpus == 0)   /* gded's default */
-		ncpus = 1;
-	return ncpus > 0 && nodefiles_get(node->nodefiles, (uint64_t)ncpus, path, size) == 0;
+	if (lines == 0)   /* gded's default */
+		lines = 1;
+	if (json_is_array(alloc))
+		lines = wire_int(json_array_get(alloc, 0), "mpiprocs", lines);
+	else if (jobattr_mpiprocs(wire_str(json_object_get(job, "attrs"), "Resource_List.mpiprocs"), &slots1))
+		lines = (long long)slots1;
+	return lines > 0 && nodefiles_get(node->nodefiles, (uint64_t)lines, path, size) == 0;
 }
 
 int jobfile_spec_build(const json_t *job, const struct user_info *user,

@@ -96,6 +96,17 @@ static json_t *alloc_array(const struct job *j)
 	return arr;
 }
 
+/* A job across nodes sends its alloc; so does a one-node job whose
+ * chunks name MPI slots other than its CPUs or OpenMP threads
+ * (select=1:ncpus=4:mpiprocs=2): its node file has a line a slot and
+ * OMP_NUM_THREADS its threads, as on each node of a job across nodes
+ * (docs/PARALLEL.md). Any other one-node job has none: a line a CPU. */
+static bool alloc_sent(const struct job *j)
+{
+	return j->n_alloc > 1 ||
+	       (j->n_alloc == 1 && (j->alloc[0].mpiprocs != j->alloc[0].ncpus || j->alloc[0].ompthreads));
+}
+
 int node_launch(struct server *s, struct job *j, struct node *n)
 {
 	const struct queue_conf *q = config_queue(s->config, j->queue);
@@ -118,7 +129,7 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 	    json_object_set_new(launch, "rt_policy",
 				json_string(q && q->rt_policy == QUEUE_RT_RR ? "rr" : "fifo")) < 0 ||
 	    json_object_set_new(launch, "rt_priority", json_integer((json_int_t)(q ? q->rt_priority : 0))) < 0 ||
-	    (j->n_alloc > 1 && json_object_set_new(launch, "alloc", alloc_array(j)) < 0)) {
+	    (alloc_sent(j) && json_object_set_new(launch, "alloc", alloc_array(j)) < 0)) {
 		json_decref(launch);
 		log_err("job %lld: cannot build its launch message", (long long)j->id);
 		return -ENOMEM;

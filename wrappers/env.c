@@ -204,8 +204,10 @@ char **gded_env_build(const struct gded_job *job, const char *tmpdir)
 	fail |= env_set(&e, "PBS_ENVIRONMENT", job->interactive ? "PBS_INTERACTIVE" : "PBS_BATCH") < 0;
 	fail |= env_set(&e, "ENVIRONMENT", job->interactive ? "INTERACTIVE" : "BATCH") < 0;
 	/* Torque's counts, PBS Pro's node number and first task (the
-	 * script; tasks get theirs from the control socket). */
-	if (job->nalloc > 1) {
+	 * script; tasks get theirs from the control socket): from the alloc
+	 * of a job across nodes or of a one-node job with MPI slots or
+	 * threads of its own; else a slot a CPU. */
+	if (job->nalloc) {
 		const struct gded_alloc *me = &job->alloc[job->node_index];
 		uint64_t np = 0, omp = me->ompthreads;
 		char n[24], ppn[24], nodenum[24], ompn[24];

@@ -122,11 +122,11 @@ int gded_nodefile_text(const struct gded_job *job, char **ret, size_t *ret_len,
 		       struct error *err)
 {
 	struct gded_alloc one = { .node = job->node, .mpiprocs = job->ncpus };
-	const struct gded_alloc *a = job->nalloc > 1 ? job->alloc : &one;
-	size_t n = job->nalloc > 1 ? job->nalloc : 1, len = 0, off = 0;
+	const struct gded_alloc *a = job->nalloc ? job->alloc : &one;
+	size_t n = job->nalloc ? job->nalloc : 1, len = 0, off = 0;
 	char *text;
 
-	if (job->nalloc <= 1 && job->ncpus > 65536)
+	if (!job->nalloc && job->ncpus > 65536)
 		return error_set(err, -EINVAL, "ncpus %" PRIu64 " is too large", job->ncpus);
 	/* Bounded by the spec: GDED_SLOTS_MAX lines of at most 256 bytes. */
 	for (size_t i = 0; i < n; i++)

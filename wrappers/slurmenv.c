@@ -23,7 +23,7 @@ static const char *spec_env(const struct gded_job *job, const char *name)
 
 int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set_f set, void *e)
 {
-	size_t nnodes = job->nalloc ? job->nalloc : 1;
+	size_t nnodes = job->nalloc > 1 ? job->nalloc : 1;
 	const char **names = calloc(nnodes, sizeof(char *));
 	uint64_t *tasks = calloc(nnodes, sizeof(uint64_t)), *cpus = calloc(nnodes, sizeof(uint64_t));
 	uint64_t ntasks = 0, mem = job->mem, cpn = job->ncpus;
@@ -35,7 +35,7 @@ int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_s
 
 	if (!names || !tasks || !cpus)
 		goto done;
-	if (job->nalloc) {
+	if (job->nalloc > 1) {
 		for (size_t i = 0; i < job->nalloc; i++) {
 			names[i] = job->alloc[i].node;
 			tasks[i] = job->alloc[i].mpiprocs;
@@ -46,7 +46,8 @@ int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_s
 		cpn = job->alloc[job->node_index].ncpus;
 	} else {
 		/* One node: sbatch's --ntasks, else a task per --cpus-per-task
-		 * CPUs, else (qsub) a task per CPU, as PBS_NP counts them. */
+		 * CPUs, else (qsub) as PBS_NP counts them: a task per MPI slot
+		 * of its alloc, when it has one (mpiprocs), else per CPU. */
 		uint64_t cpt = (v = spec_env(job, "SLURM_CPUS_PER_TASK")) ? strtoull(v, NULL, 10) : 0;
 
 		struct cpumask held;
@@ -58,7 +59,8 @@ int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_s
 		if (job->cpus && cpumask_parse(job->cpus, &held) == 0 && cpumask_count(&held) > job->ncpus)
 			cpus[0] = cpn = cpumask_count(&held);
 		v = spec_env(job, "SLURM_NTASKS");
-		ntasks = v ? strtoull(v, NULL, 10) : cpt ? job->ncpus / cpt : job->ncpus;
+		ntasks = v ? strtoull(v, NULL, 10) : cpt ? job->ncpus / cpt :
+			 job->nalloc == 1 ? job->alloc[0].mpiprocs : job->ncpus;
 		if (ntasks == 0)
 			ntasks = 1;
 		tasks[0] = ntasks;
@@ -102,7 +104,7 @@ int gded_slurmenv_add(const struct gded_job *job, gded_env_has_f has, gded_env_s
 		{ "SLURM_JOB_NUM_NODES", n, false },
 		{ "SLURM_NNODES", n, false },
 		{ "SLURM_NODEID", nodeid, false },
-		{ "SLURMD_NODENAME", names[job->nalloc ? job->node_index : 0], false },
+		{ "SLURMD_NODENAME", names[job->nalloc > 1 ? job->node_index : 0], false },
 		{ "SLURM_CPUS_ON_NODE", on, false },
 		{ "SLURM_JOB_CPUS_PER_NODE", cpj, false },
 		{ "SLURM_TASKS_PER_NODE", tpn, false },

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gded.h"
+#include "jobattr.h"
 #include "jobenv.h"
 #include "wire.h"
 
@@ -350,9 +351,25 @@ static int spec_alloc(const json_t *o, struct gded_job *job, struct error *err)
 	if (r < 0)
 		return r;
 	if (!alloc || json_is_null(alloc)) {
+		uint64_t slots1;
+
 		if (job->node_index != 0)
 			return error_set(err, -EINVAL, "spec: \"node_index\" %llu without \"alloc\"",
 					 (unsigned long long)job->node_index);
+		/* A one-chunk select with its own MPI slots (select=1:ncpus=4:
+		 * mpiprocs=2, recorded as Resource_List.mpiprocs): the one
+		 * entry a job across nodes would have here, so its node file,
+		 * PBS_NP and OMP_NUM_THREADS come out as on each node of one. */
+		if (!jobattr_mpiprocs(json_string_value(json_object_get(json_object_get(o, "attrs"),
+									  "Resource_List.mpiprocs")),
+				      &slots1))
+			return 0;
+		job->alloc = calloc(1, sizeof(*job->alloc));
+		if (!job->alloc)
+			return error_set(err, -ENOMEM, "out of memory");
+		job->alloc[0] = (struct gded_alloc){ .node = job->node, .ncpus = job->ncpus ?: 1,
+						     .mpiprocs = slots1, .mem = job->mem };
+		job->nalloc = 1;
 		return 0;
 	}
 	if (!json_is_array(alloc))

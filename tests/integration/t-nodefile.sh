@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# A single-node job's PBS_NODEFILE is the node's shared file of its CPU
-# count: root's, 0444, "n1" once per CPU, in a directory the user cannot
+# A single-node job's PBS_NODEFILE is the node's shared file of its line
+# count: root's, 0444, "n1" once per CPU (once per MPI slot when its
+# chunks name mpiprocs or ompthreads, with PBS_NP and OMP_NUM_THREADS
+# to match), in a directory the user cannot
 # list; the user can neither write nor remove it. Two jobs of one count
 # share it (one inode, whatever their user), another count has its own;
 # a qnoded restart keeps it and sweeps what is not a node file. A
@@ -70,6 +72,39 @@ qp_start_node n1 0-1
 probe qpuser1 1 d
 [ "$(val qpuser1 path d)" = "$dir/n1.1" ] && [ "$(val qpuser1 text d)" = "n1 " ] ||
 	fail "after a restart: $(cat "$QP_T/work/qpuser1/d.out")"
+
+note "a single-node job's own MPI slots and threads (mpiprocs, ompthreads): a line a slot, PBS Pro's counts"
+# slots_job CMD ARGS...: a job that prints its node file and counts.
+slots_job() {
+	as qpuser1 "$@" -o "$QP_T/work/qpuser1/slots.out" <<'JOB'
+#!/bin/sh
+echo "path=$PBS_NODEFILE lines=$(wc -l < "$PBS_NODEFILE") np=$PBS_NP ppn=$PBS_NUM_PPN omp=$OMP_NUM_THREADS ncpus=$NCPUS tpn=${SLURM_TASKS_PER_NODE:-}"
+JOB
+}
+slots() {  # EXPECTED CMD ARGS...: runs slots_job, compares its line
+	local want=$1 id got
+	shift
+	rm -f "$QP_T/work/qpuser1/slots.out"
+	id=$(slots_job "$@") || fail "$*"
+	id=${id##* }
+	qp_wait "$id" completed failed
+	[ "$(qp_state "$id")" = completed ] || fail "$*: $(qp_field "$id" reason)"
+	got=$(sed -n 's/^path=//p' "$QP_T/work/qpuser1/slots.out")
+	[ "$got" = "$want" ] || fail "$*: got '$got', not '$want'"
+}
+# select=1:ncpus=2:mpiprocs=1: one line, one rank of two threads (the
+# shared file of one line); ompthreads named: its threads, a line a slot.
+slots "$dir/n1.1 lines=1 np=1 ppn=1 omp=2 ncpus=2 tpn=1" qsub -l select=1:ncpus=2:mpiprocs=1
+slots "$dir/n1.2 lines=2 np=2 ppn=2 omp=1 ncpus=2 tpn=2" qsub -l select=1:ncpus=2:mpiprocs=2:ompthreads=1
+# Neither named: a line a CPU, OMP_NUM_THREADS the CPUs, as before.
+slots "$dir/n1.2 lines=2 np=2 ppn=2 omp=2 ncpus=2 tpn=2" qsub -l select=1:ncpus=2
+slots "$dir/n1.2 lines=2 np=2 ppn=2 omp=2 ncpus=2 tpn=2" qsub -l nodes=1:ppn=2
+# Two chunks packed on this node, with their threads named: qpoold sends
+# the node's one alloc entry (two slots of one thread each).
+slots "$dir/n1.2 lines=2 np=2 ppn=2 omp=1 ncpus=2 tpn=2" qsub -l select=2:ncpus=1:ompthreads=1 -l place=pack
+# Slurm's one task of two CPUs: one line, SLURM_TASKS_PER_NODE 1.
+slots "$dir/n1.1 lines=1 np=1 ppn=1 omp=2 ncpus=2 tpn=1" sbatch --parsable -n1 -c2
+[ "$(cat "$dir/n1.1")" = n1 ] || fail "the 1-line file holds '$(cat "$dir/n1.1")'"
 
 note "a multi-node job: a file of its own, the user's"
 qp_start_node n2 1

@@ -275,6 +275,54 @@ static void test_env(void)
 	gded_job_clear(&job);
 }
 
+/* A one-chunk select's own MPI slots (Resource_List.mpiprocs, as qsub
+ * records select=1:ncpus=8:mpiprocs=2): one alloc entry for this node, so
+ * the node file has a line a slot and PBS_NP, PBS_NUM_PPN and
+ * OMP_NUM_THREADS (ncpus / slots, else ompthreads) follow; a value that
+ * is not a count in 1..2^20 is no slots of its own. */
+static void test_env_mpiprocs(void)
+{
+	static const struct {
+		const char *attrs;
+		size_t nalloc;
+		const char *lines, *np, *omp;
+	} t[] = {
+		{ "{\"Resource_List.mpiprocs\": \"2\"}", 1, "n1\nn1\n", "2", "4" },
+		{ "{\"Resource_List.mpiprocs\": \"2\", \"Resource_List.ompthreads\": \"3\"}", 1,
+		  "n1\nn1\n", "2", "3" },
+		{ "{\"Resource_List.mpiprocs\": \"1048576\"}", 1, NULL, "1048576", "1" },
+		{ "{}", 0, "n1\nn1\nn1\nn1\nn1\nn1\nn1\nn1\n", "8", "8" },
+		{ "{\"Resource_List.mpiprocs\": \"0\"}", 0, NULL, "8", "8" },
+		{ "{\"Resource_List.mpiprocs\": \"2x\"}", 0, NULL, "8", "8" },
+		{ "{\"Resource_List.mpiprocs\": \"1048577\"}", 0, NULL, "8", "8" },
+		{ "{\"Resource_List.mpiprocs\": 2}", 0, NULL, "8", "8" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct gded_job job;
+		struct error err = { { 0 } };
+		char **env, *text = NULL;
+		size_t len = 0;
+
+		CU_ASSERT_EQUAL_FATAL(parse_changed("attrs", t[i].attrs, &job, &err), 0);
+		CU_ASSERT_EQUAL(job.nalloc, t[i].nalloc);
+		if (t[i].lines) {
+			CU_ASSERT_EQUAL_FATAL(gded_nodefile_text(&job, &text, &len, &err), 0);
+			CU_ASSERT(len == strlen(t[i].lines) && memcmp(text, t[i].lines, len) == 0);
+			free(text);
+		}
+		env = gded_env_build(&job, NULL);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+		CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NP"), t[i].np);
+		CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_PPN"), t[i].np);
+		CU_ASSERT_STRING_EQUAL(env_get(env, "OMP_NUM_THREADS"), t[i].omp);
+		CU_ASSERT_STRING_EQUAL(env_get(env, "NCPUS"), "8");
+		CU_ASSERT_STRING_EQUAL(env_get(env, "PBS_NUM_NODES"), "1");
+		gded_env_free(env);
+		gded_job_clear(&job);
+	}
+}
+
 /* The builder keeps the first place of a name and the last value given
  * for it, as the scan it replaced did. */
 static void test_env_dedupe(void)
@@ -876,6 +924,7 @@ static const struct unit_test gded_spec_tests[] = {
 	{ "spec: join, mode none, not an object", test_spec_variants },
 	{ "spec: load from file", test_spec_load },
 	{ "environment", test_env },
+	{ "environment_mpiprocs", test_env_mpiprocs },
 	{ "environment: later values win, first places kept", test_env_dedupe },
 	{ "environment: built in linear time", test_env_linear },
 	{ "environment: above the cap is refused", test_env_cap },

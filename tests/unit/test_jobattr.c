@@ -73,9 +73,32 @@ static void test_old_row(void)
 	json_decref(job);
 }
 
+/* A one-chunk select's mpiprocs: a decimal count in 1..2^20, else none. */
+static void test_mpiprocs(void)
+{
+	static const struct {
+		const char *in;
+		bool ok;
+		uint64_t n;
+	} t[] = {
+		{ "1", true, 1 }, { "32", true, 32 }, { "1048576", true, 1048576 },
+		{ "0", false, 0 }, { "1048577", false, 0 }, { "", false, 0 }, { "-1", false, 0 },
+		{ "2x", false, 0 }, { " 2", false, 0 }, { "99999999999999999999", false, 0 },
+		{ "0x10", false, 0 }, { NULL, false, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint64_t n = 7;
+
+		CU_ASSERT_EQUAL(jobattr_mpiprocs(t[i].in, &n), t[i].ok);
+		CU_ASSERT_EQUAL(n, t[i].ok ? t[i].n : 7);
+	}
+}
+
 static const struct unit_test jobattr_tests[] = {
 	{ "names", test_names },
 	{ "old_row", test_old_row },
+	{ "mpiprocs", test_mpiprocs },
 	{ NULL, NULL },
 };
 
