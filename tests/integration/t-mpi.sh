@@ -4,7 +4,9 @@
 # -l select=4:ncpus=2:mpiprocs=2 runs Open MPI's plain `mpirun -n 8` and
 # MPICH's `mpiexec.mpich -n 8` with no options: 8 ranks on 4 distinct
 # hosts, each in its node's job cgroup and cpuset, as the job's owner;
-# beside another user's one-node job; pbsdsh on every slot; qdel of a
+# beside another user's one-node job; pbsdsh on every slot; a hybrid
+# one-node job (select=1:ncpus=2:mpiprocs=1) gets one rank from each plain
+# mpirun and mpiexec, its node file a line a slot; qdel of a
 # running MPI job leaves no process and no group on any host; and a sister
 # whose cable is pulled ends the job, every node cleaned.
 . "$(dirname "$0")/lib.sh"
@@ -71,6 +73,28 @@ grep -qx "pbsdsh=0" "$out" || fail "pbsdsh failed"
 [ "$(sort -u "$w/dsh-u.out" | wc -l)" = 4 ] && [ "$(wc -l < "$w/dsh-u.out")" = 4 ] ||
 	fail "pbsdsh -u: not once on each of 4 nodes: $(cat "$w/dsh-u.out")"
 [ "$(qp_field "$other" Exit_status)" = 0 ] || fail "qpuser2's one-node job did not exit 0"
+
+note "a hybrid one-node job (select=1:ncpus=2:mpiprocs=1): plain mpirun and mpiexec start one rank"
+# No -n: each MPI takes its ranks from the node file (Open MPI's default
+# hostfile, hydra's host file), one line a slot; OMP_NUM_THREADS is the
+# rank's threads. A line a CPU would have started two.
+hyb=$(as qpuser1 qsub -N hybrid <<'JOB'
+#PBS -l select=1:ncpus=2:mpiprocs=1
+cd "$PBS_O_WORKDIR"
+echo "slots=$(wc -l < "$PBS_NODEFILE") omp=$OMP_NUM_THREADS np=$PBS_NP"
+mpirun ./hello-ompi > hyb-ompi.out 2> hyb-ompi.err; echo "mpirun=$?"
+mpiexec.mpich ./hello-mpich > hyb-mpich.out 2> hyb-mpich.err; echo "mpiexec=$?"
+JOB
+) || fail "qsub hybrid"
+qp_wait "$hyb" completed --timeout 120
+qp_wait_file "$w/hybrid.o$hyb"
+out=$(cat "$w/hybrid.o$hyb")
+grep -qx "slots=1 omp=2 np=1" <<<"$out" || fail "hybrid job: $out"
+grep -qx "mpirun=0" <<<"$out" || fail "hybrid mpirun failed: $(cat "$w/hyb-ompi.err")"
+grep -qx "mpiexec=0" <<<"$out" || fail "hybrid mpiexec.mpich failed: $(cat "$w/hyb-mpich.err")"
+for f in "$w/hyb-ompi.out" "$w/hyb-mpich.out"; do
+	[ "$(grep -c '^rank=' "$f")" = 1 ] && grep -q '^rank=0 size=1 ' "$f" || fail "$f: not one rank of one: $(cat "$f")"
+done
 
 note "qdel of a running MPI job leaves nothing on any host"
 marks=$w/marks
