@@ -150,6 +150,29 @@ static int attr_set(struct jobspec *js, const char *name, const char *value)
 	return 0;
 }
 
+/* Forgets PBS attribute name, when recorded. */
+static void attr_del(struct jobspec *js, const char *name)
+{
+	for (size_t i = 0; i < js->n_attrs; i++)
+		if (strcmp(js->attrs[i].name, name) == 0) {
+			free(js->attrs[i].name);
+			free(js->attrs[i].value);
+			js->attrs[i] = js->attrs[--js->n_attrs];
+			return;
+		}
+}
+
+/* A new resource request (select=, nodes=, plain ncpus=) replaces an
+ * earlier one-chunk select's MPI slots: qexec's own select=1:...:
+ * mpiprocs=1 before srun's -l words must not leave one slot to a job of
+ * two CPUs or two chunks. */
+static void select_slots_drop(struct jobspec *js)
+{
+	if (js->mpiprocs_of_select)
+		attr_del(js, "Resource_List.mpiprocs");
+	js->mpiprocs_of_select = false;
+}
+
 int jobspec_reservation_set(struct jobspec *js, const char *name)
 {
 	return attr_set(js, "reservation", name);
@@ -480,6 +503,8 @@ static int nodes_set(struct jobspec *js, const char *val, struct error *err)
 	size_t n = 0;
 	int r;
 
+	select_slots_drop(js);
+
 	if (strlen(val) >= sizeof(buf))
 		return error_set(err, -EINVAL, "-l nodes=%.40s...: too long", val);
 	snprintf(buf, sizeof(buf), "%s", val);
@@ -590,6 +615,7 @@ static int select_set(struct jobspec *js, const char *val, struct error *err)
 	size_t n = 0;
 	int r;
 
+	select_slots_drop(js);
 	if (strlen(val) >= sizeof(buf))
 		return error_set(err, -EINVAL, "-l select=%.40s...: too long", val);
 	snprintf(buf, sizeof(buf), "%s", val);
@@ -690,6 +716,8 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		/* A plain ncpus= after a select= or nodes= asks for one node. */
 		if (!in_chunk && chunks_set(js, NULL, 0) < 0)
 			return -ENOMEM;
+		if (!in_chunk)
+			select_slots_drop(js);
 		return ncpus_set(js, what, val, err);
 	}
 	if (!strcmp(name, "mem")) {
@@ -736,7 +764,10 @@ static int resource_one(struct jobspec *js, const char *name, const char *val, b
 		n = count_parse(val, JOBSPEC_NCPUS_MAX);
 		if (n <= 0)
 			return error_set(err, -EINVAL, "-l %s: not a count", what);
-		/* Ranks on one node are the job's to start; qpool fences CPUs. */
+		/* A one-node job's MPI slots: its node file's lines
+		 * (docs/PARALLEL.md); its own, or its one chunk's. */
+		if (!strcmp(name, "mpiprocs"))
+			js->mpiprocs_of_select = in_chunk;
 		return attr_set(js, key, val);
 	}
 	if (!strcmp(name, "ngpus") || !strcmp(name, "gpus") || !strcmp(name, "naccelerators")) {
@@ -1222,6 +1253,12 @@ int jobspec_merge(struct jobspec *dst, const struct jobspec *src)
 		dst->block = src->block;
 	if (src->workdir_submit >= 0)
 		dst->workdir_submit = src->workdir_submit;
+	/* src's slots are its own now (merged above), or its request
+	 * replaced dst's, with the slots of dst's one-chunk select. */
+	if (jobspec_attr(src, "Resource_List.mpiprocs"))
+		dst->mpiprocs_of_select = src->mpiprocs_of_select;
+	else if (src->ncpus >= 0)
+		select_slots_drop(dst);
 	if (src->ncpus >= 0) {
 		dst->ncpus = src->ncpus;
 		r = chunks_set(dst, src->chunks, src->n_chunks);

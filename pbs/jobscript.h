@@ -79,6 +79,10 @@ struct jobspec {
 	char *group;                /* -W group_list=: the group to run with */
 	char *start_after;          /* -a [[[[CC]YY]MM]DD]hhmm[.SS], as given */
 	int64_t ompthreads;         /* -l ompthreads=N, -1 unset */
+	/* Resource_List.mpiprocs came from a one-chunk select= (its chunk's
+	 * slots): a later select=, nodes= or plain ncpus= replaces that
+	 * request, its slots with it. An -l mpiprocs= of its own stays. */
+	bool mpiprocs_of_select;
 	int priority;               /* -p -1024..1023; JOBSPEC_PRIORITY_UNSET */
 	int quiet;                  /* -z: 1, -1 unset */
 	int interactive;            /* -I: 1, -1 unset */

@@ -134,6 +134,11 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 		log_err("job %lld: cannot build its launch message", (long long)j->id);
 		return -ENOMEM;
 	}
+	/* A job of chunks has its slots in them (alloc_sent): an attribute
+	 * Resource_List.mpiprocs, which gded reads as a one-chunk select's,
+	 * is then one that an earlier request of its submit left. */
+	if (j->n_chunks)
+		json_object_del(json_object_get(launch, "attrs"), "Resource_List.mpiprocs");
 	/* The run's token: what the store has as its dispatch stamp. */
 	j->t_dispatch = wire_int(json_object_get(launch, "times"), "dispatch", 0);
 	/* Sisters first: their fences are ready the sooner when the script

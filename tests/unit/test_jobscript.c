@@ -487,6 +487,74 @@ static void test_option_chunks(void)
 	jobspec_clear(&js);
 }
 
+/* A one-chunk select's mpiprocs (Resource_List.mpiprocs, the one-node
+ * job's MPI slots) goes with that request: a later select=, nodes= or
+ * plain ncpus= drops it, on the command line or merged over the
+ * directives (qexec's own select=1:ncpus=1:mpiprocs=1 before srun's
+ * words); an -l mpiprocs= of its own stays. */
+static void test_option_mpiprocs(void)
+{
+	static const struct {
+		const char *args[3];
+		const char *want;   /* Resource_List.mpiprocs, NULL: none */
+	} t[] = {
+		{ { "select=1:ncpus=4:mpiprocs=2" }, "2" },
+		{ { "select=1:ncpus=1:mpiprocs=1", "select=2:ncpus=1:mpiprocs=1" }, NULL },
+		{ { "select=1:ncpus=1:mpiprocs=1", "ncpus=2" }, NULL },
+		{ { "select=1:ncpus=1:mpiprocs=1", "nodes=1:ppn=2" }, NULL },
+		{ { "select=1:ncpus=1:mpiprocs=1", "select=1:ncpus=2" }, NULL },
+		{ { "mpiprocs=2", "select=1:ncpus=4" }, "2" },
+		{ { "ncpus=4", "mpiprocs=2" }, "2" },
+		{ { "select=1:ncpus=4:mpiprocs=2", "mpiprocs=3", "ncpus=8" }, "3" },
+	};
+	struct error err;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct jobspec js;
+		const char *got;
+
+		jobspec_init(&js);
+		for (size_t k = 0; k < 3 && t[i].args[k]; k++)
+			CU_ASSERT_EQUAL(jobspec_option(&js, 'l', t[i].args[k], &err), 0);
+		got = jobspec_attr(&js, "Resource_List.mpiprocs");
+		if (!t[i].want != !got || (got && strcmp(got, t[i].want)))
+			fprintf(stderr, "\n  case %zu: mpiprocs %s, not %s", i, got ?: "none", t[i].want ?: "none");
+		CU_ASSERT(t[i].want ? got && strcmp(got, t[i].want) == 0 : !got);
+		jobspec_clear(&js);
+	}
+	/* Merged: the command line's request replaces the directives'
+	 * select, its slots with it; its own slots replace theirs. */
+	{
+		struct jobspec js, cli;
+
+		jobspec_init(&js);
+		jobspec_init(&cli);
+		CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "select=1:ncpus=4:mpiprocs=2", &err), 0);
+		CU_ASSERT_EQUAL(jobspec_option(&cli, 'l', "ncpus=8", &err), 0);
+		CU_ASSERT_EQUAL(jobspec_merge(&js, &cli), 0);
+		CU_ASSERT_PTR_NULL(jobspec_attr(&js, "Resource_List.mpiprocs"));
+		jobspec_clear(&js);
+		jobspec_clear(&cli);
+		jobspec_init(&js);
+		jobspec_init(&cli);
+		CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "select=1:ncpus=4:mpiprocs=2", &err), 0);
+		CU_ASSERT_EQUAL(jobspec_option(&cli, 'l', "select=1:ncpus=8:mpiprocs=4", &err), 0);
+		CU_ASSERT_EQUAL(jobspec_merge(&js, &cli), 0);
+		CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.mpiprocs") ?: "none", "4");
+		jobspec_clear(&js);
+		jobspec_clear(&cli);
+		jobspec_init(&js);
+		jobspec_init(&cli);
+		CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "ncpus=4", &err), 0);
+		CU_ASSERT_EQUAL(jobspec_option(&js, 'l', "mpiprocs=2", &err), 0);
+		CU_ASSERT_EQUAL(jobspec_option(&cli, 'l', "walltime=60", &err), 0);
+		CU_ASSERT_EQUAL(jobspec_merge(&js, &cli), 0);
+		CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.mpiprocs") ?: "none", "2");
+		jobspec_clear(&js);
+		jobspec_clear(&cli);
+	}
+}
+
 static void test_option_vars(void)
 {
 	struct jobspec js;
@@ -769,6 +837,7 @@ static const struct unit_test jobscript_tests[] = {
 	{ "option_gpus", test_option_gpus },
 	{ "option_gpu_model", test_option_gpu_model },
 	{ "option_chunks", test_option_chunks },
+	{ "option_mpiprocs", test_option_mpiprocs },
 	{ "option_vars", test_option_vars },
 	{ "option_wd", test_option_wd },
 	{ "output_path", test_output_path },
