@@ -208,24 +208,28 @@ static json_t *spec_groups(const struct user_info *user, gid_t gid)
  * Resource_List.mpiprocs, by gded's rule), else its CPUs; true with its
  * path. A multi-node job's text names other hosts, so it keeps a file of
  * its own; so does any job when the shared file cannot be had, or would
- * be empty (gded writes that one). */
+ * be empty, or would have more lines than the job has CPUs (gded writes
+ * that one, gone with the job): the shared files, kept while qnoded
+ * runs, stay bounded by the CPU counts jobs get here, whatever slot
+ * counts users ask for. */
 static bool nodefile_shared(const json_t *job, const struct spec_node *node, char *path,
 			    size_t size)
 {
 	const json_t *alloc = json_object_get(job, "alloc");
-	long long lines = wire_int(job, "ncpus", 1);
+	long long ncpus = wire_int(job, "ncpus", 1), lines;
 	uint64_t slots1;
 
 	if (!node->nodefiles || (alloc && !json_is_null(alloc) &&
 				 !(json_is_array(alloc) && json_array_size(alloc) == 1)))
 		return false;
-	if (lines == 0)   /* gded's default */
-		lines = 1;
+	if (ncpus == 0)   /* gded's default */
+		ncpus = 1;
+	lines = ncpus;
 	if (json_is_array(alloc))
 		lines = wire_int(json_array_get(alloc, 0), "mpiprocs", lines);
 	else if (jobattr_mpiprocs(wire_str(json_object_get(job, "attrs"), "Resource_List.mpiprocs"), &slots1))
 		lines = (long long)slots1;
-	return lines > 0 && nodefiles_get(node->nodefiles, (uint64_t)lines, path, size) == 0;
+	return lines > 0 && lines <= ncpus && nodefiles_get(node->nodefiles, (uint64_t)lines, path, size) == 0;
 }
 
 int jobfile_spec_build(const json_t *job, const struct user_info *user,

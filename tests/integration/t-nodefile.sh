@@ -89,6 +89,7 @@ slots() {  # EXPECTED CMD ARGS...: runs slots_job, compares its line
 	id=${id##* }
 	qp_wait "$id" completed failed
 	[ "$(qp_state "$id")" = completed ] || fail "$*: $(qp_field "$id" reason)"
+	want=${want//JOBFILE/$QP_T/state/nodes/n1/jobs/${id%%.*}.nodes}
 	got=$(sed -n 's/^path=//p' "$QP_T/work/qpuser1/slots.out")
 	[ "$got" = "$want" ] || fail "$*: got '$got', not '$want'"
 }
@@ -102,6 +103,14 @@ slots "$dir/n1.2 lines=2 np=2 ppn=2 omp=2 ncpus=2 tpn=2" qsub -l nodes=1:ppn=2
 # Two chunks packed on this node, with their threads named: qpoold sends
 # the node's one alloc entry (two slots of one thread each).
 slots "$dir/n1.2 lines=2 np=2 ppn=2 omp=1 ncpus=2 tpn=2" qsub -l select=2:ncpus=1:ompthreads=1 -l place=pack
+# More slots than CPUs: a file of the job's own, gone with it; no shared
+# file of that count (the node's shared files stay bounded by CPUs).
+slots "JOBFILE lines=3 np=3 ppn=3 omp=1 ncpus=1 tpn=3" qsub -l select=1:ncpus=1:mpiprocs=3
+[ -e "$dir/n1.3" ] && fail "a shared node file of 3 lines for a 1-CPU job"
+# Job files go when qpoold has acknowledged the result, just after the
+# job reads completed.
+for _ in $(seq 200); do ls "$QP_T/state/nodes/n1/jobs/"*.nodes >/dev/null 2>&1 || break; sleep 0.05; done
+ls "$QP_T/state/nodes/n1/jobs/"*.nodes >/dev/null 2>&1 && fail "a job's own node file was left: $(ls "$QP_T/state/nodes/n1/jobs/")"
 # Slurm's one task of two CPUs: one line, SLURM_TASKS_PER_NODE 1.
 slots "$dir/n1.1 lines=1 np=1 ppn=1 omp=2 ncpus=2 tpn=1" sbatch --parsable -n1 -c2
 [ "$(cat "$dir/n1.1")" = n1 ] || fail "the 1-line file holds '$(cat "$dir/n1.1")'"
