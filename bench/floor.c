@@ -5,12 +5,15 @@
  * a wrapper (as qnoded's launcher forks gded), which readies the job's
  * v1 groups, forks the child (it joins them, drops to UID, execs CMD),
  * waits for it and puts the groups away.
- *   floor N W UID plain|fresh|kept CMD [ARG...]
+ *   floor N W UID plain|fresh|kept|direct CMD [ARG...]
  *   plain  no groups: fork, fork, setuid, exec, wait
  *   fresh  the six groups made and removed per job (qpool before
  *          lib/cgroup.c kept spares; what cgroup v2 still does)
  *   kept   as qpool on v1 now: the memory group made and removed, the
  *          other five renamed from a spare to the job's name and back
+ *   direct kept, with no wrapper forked: the worker readies the groups
+ *          and forks the child itself, one fork a job (the shape of a
+ *          resident wrapper that runs its jobs; issue 39)
  * Prints jobs/s, the CPU of wrappers, children and jobs per job, and
  * wrapper start -> exec p50/p99 (ms). v1 only (exit 77 elsewhere). */
 #include <errno.h>
@@ -199,17 +202,19 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	double t0, t1, *lat, *stamp, cpu;
 	enum mode mode;
+	bool direct;
 	int n, w, bad = 0;
 	uid_t uid;
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: floor N W UID plain|fresh|kept CMD [ARG...]\n");
+		fprintf(stderr, "usage: floor N W UID plain|fresh|kept|direct CMD [ARG...]\n");
 		return 2;
 	}
 	n = atoi(argv[1]);
 	w = atoi(argv[2]);
 	uid = (uid_t)atoi(argv[3]);
-	mode = strcmp(argv[4], "fresh") == 0 ? FRESH : strcmp(argv[4], "kept") == 0 ? KEPT : PLAIN;
+	direct = strcmp(argv[4], "direct") == 0;
+	mode = strcmp(argv[4], "fresh") == 0 ? FRESH : strcmp(argv[4], "kept") == 0 || direct ? KEPT : PLAIN;
 	if (n < 1 || w < 1 || w > 64 || (mode == PLAIN && strcmp(argv[4], "plain") != 0)) {
 		fprintf(stderr, "floor: bad arguments\n");
 		return 2;
@@ -249,9 +254,18 @@ int main(int argc, char **argv)
 			continue;
 		for (int i = k; i < n; i += w) {
 			double s = now_ms();
-			pid_t wr = fork();
+			pid_t wr;
 			int st;
 
+			if (direct) {
+				if (job(i + 1, k, mode, uid, argv + 5, &stamp[k]) < 0) {
+					fprintf(stderr, "floor: job %d failed\n", i + 1);
+					_exit(1);
+				}
+				lat[i] = stamp[k] - s;
+				continue;
+			}
+			wr = fork();
 			if (wr < 0)
 				die("fork");
 			if (wr == 0)
