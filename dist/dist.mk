@@ -90,7 +90,20 @@ DEB_SRC       := $(DEB_DIR)/qpool-$(VERSION)
 deps-dist:
 	@$(MAKE) -s deps DEB_PKGS="$(DIST_DEB_PKGS) $(ANALYZE_PKGS)"
 
+# The tree's content (names, modes, bytes; not times) and HEAD, hashed: a
+# second `make deb` of the same tree (deb-check, then vm-check in CI)
+# keeps the packages the first built instead of building them again.
+DEB_TREE_HASH = { git rev-parse -q HEAD 2>/dev/null; tar -c --sort=name --mtime=@0 \
+	--owner=0 --group=0 --numeric-owner --exclude='./build*' --exclude=./.git .; } | sha256sum | cut -c1-32
+
 deb: deps-dist
+	@h=$$($(DEB_TREE_HASH)); \
+	if [ "$$(cat $(DEB_DIR)/.tree 2>/dev/null)" = "$$h" ] && ls $(DEB_DIR)/*.deb > /dev/null 2>&1; then \
+		echo "make deb: $(DEB_DIR) holds this tree's packages ($$h)"; exit 0; fi; \
+	$(MAKE) -s deb-build && echo "$$h" > $(DEB_DIR)/.tree
+
+.PHONY: deb-build
+deb-build:
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
 	tar -c --exclude='./build*' --exclude=./.git --exclude=./packaging . | tar -x -C $(DEB_SRC)
 	cp -r packaging/debian $(DEB_SRC)/debian
