@@ -2,6 +2,7 @@
 /* qalter: change a queued or held job's name, resources, output paths, join or rerun flag, begin time. */
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,8 @@ static const char usage_text[] =
 	"Changes queued or held jobs, checked as qsub checks a new job against its queue.\n"
 	"A job id is 12, 12.server or 12.server@host.\n"
 	"  -N name       the job's name\n"
-	"  -l list       resources as qsub takes them: ncpus=N, mem=SIZE, walltime=TIME\n"
+	"  -l list       resources as qsub takes them: ncpus=N, mem=SIZE, walltime=TIME,\n"
+	"                a one-node select= or nodes=, mpiprocs=N, ompthreads=N\n"
 	"  -o, -e path   standard output / error file (relative to this directory)\n"
 	"  -j oe|n       join standard error into standard output, or not\n"
 	"  -r y|n        rerunnable or not\n"
@@ -43,6 +45,65 @@ static int path_set(json_t *req, const char *opt, const char *key, const char *p
 	return json_object_set_new(req, key, json_string(abs)) < 0 ? 1 : 0;
 }
 
+/* A one-node job's shape as qsub records it beside its CPUs: the request
+ * as written and its MPI slots and threads (docs/PARALLEL.md), which
+ * gded reads for the node file, PBS_NP and OMP_NUM_THREADS. */
+static const char *const shape_attrs[] = {
+	"Resource_List.select", "Resource_List.nodes", "Resource_List.nodect",
+	"Resource_List.mpiprocs", "Resource_List.ompthreads",
+};
+
+static bool shape_attr(const char *name)
+{
+	for (size_t i = 0; i < sizeof(shape_attrs) / sizeof(shape_attrs[0]); i++)
+		if (!strcmp(name, shape_attrs[i]))
+			return true;
+	return false;
+}
+
+/* The request's shape attributes, into req's "attrs": those -l named,
+ * and, when -l gave the job a new shape (ncpus=, select=, nodes=), null
+ * for the ones it left out, so that the old request's slots go with it
+ * as in qsub. -l resources qalter does not apply are refused, not
+ * dropped. 0, or an exit status after a message. */
+static int request_shape(const struct jobspec *js, json_t *req)
+{
+	json_t *attrs = json_object();
+
+	if (!attrs)
+		return cmd_fail(1, "out of memory");
+	if (js->nodelist || js->exclude || js->constraint) {
+		json_decref(attrs);
+		return cmd_fail(2, "-l host=, vnode= or node features: qalter cannot change where a job "
+				"may run (qdel the job and submit it again)");
+	}
+	for (size_t i = 0; i < js->n_attrs; i++) {
+		const char *name = js->attrs[i].name;
+
+		if (shape_attr(name)) {
+			if (json_object_set_new(attrs, name, json_string(js->attrs[i].value)) < 0) {
+				json_decref(attrs);
+				return cmd_fail(1, "out of memory");
+			}
+		} else if (!strncmp(name, "Resource_List.", strlen("Resource_List.")) &&
+			   strcmp(name, "Resource_List.mem") != 0) {
+			json_decref(attrs);
+			return cmd_fail(2, "-l %s: qalter cannot change it (qdel the job and submit it again)",
+					name + strlen("Resource_List."));
+		}
+	}
+	for (size_t i = 0; js->ncpus >= 0 && i < sizeof(shape_attrs) / sizeof(shape_attrs[0]); i++)
+		if (!json_object_get(attrs, shape_attrs[i]) && json_object_set_new(attrs, shape_attrs[i], json_null()) < 0) {
+			json_decref(attrs);
+			return cmd_fail(1, "out of memory");
+		}
+	if (json_object_size(attrs) == 0) {
+		json_decref(attrs);
+		return 0;
+	}
+	return json_object_set_new(req, "attrs", attrs) < 0 ? cmd_fail(1, "out of memory") : 0;
+}
+
 /* The alter request of what js sets, into *ret (NULL when it sets
  * nothing). 0, or an exit status after a message. */
 static int request_build(const struct jobspec *js, json_t **ret)
@@ -53,6 +114,11 @@ static int request_build(const struct jobspec *js, json_t **ret)
 	*ret = NULL;
 	if (!req)
 		return cmd_fail(1, "out of memory");
+	r = request_shape(js, req);
+	if (r) {
+		json_decref(req);
+		return r;
+	}
 	if (js->name)
 		r |= json_object_set_new(req, "name", json_string(js->name));
 	if (js->ncpus >= 0)

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "conn.h"
 #include "hctx.h"
+#include "jobattr.h"
 #include "job-end.h"
 #include "jobstore.h"
 #include "log.h"
@@ -66,7 +67,7 @@ static bool waiting(const struct job *j)
 static bool alter_only_begin(const json_t *msg)
 {
 	static const char *const keys[] = { "name", "ncpus", "mem", "walltime", "stdout", "stderr", "join",
-					    "rerunnable" };
+					    "rerunnable", "attrs" };
 
 	if (!json_object_get(msg, "begin"))
 		return false;
@@ -100,6 +101,71 @@ static int begin_apply(struct hctx *s, struct job *j, const json_t *msg, bool la
 	return 0;
 }
 
+/* The attributes that qalter -l may set beside a one-node job's CPUs
+ * (commands/qalter.c): the request as written and its MPI slots and
+ * threads, which gded reads (docs/PARALLEL.md). */
+static const char *const alter_attr_names[] = {
+	"Resource_List.select", "Resource_List.nodes", "Resource_List.nodect",
+	"Resource_List.mpiprocs", "Resource_List.ompthreads",
+};
+
+/* The request's "attrs" (a name of alter_attr_names to a string, or null
+ * to remove it) over the row's, as JSON text into *ret; NULL when the
+ * request has none. 0, or -EINVAL with text, or -ENOMEM. */
+static int alter_attrs(const json_t *msg, const json_t *row, char **ret, char *text, size_t len)
+{
+	const json_t *req = json_object_get(msg, "attrs"), *v;
+	json_t *attrs;
+	const char *name;
+	size_t i;
+	uint64_t n;
+
+	*ret = NULL;
+	if (!req)
+		return 0;
+	if (!json_is_object(req)) {
+		snprintf(text, len, "\"attrs\" is not an object");
+		return -EINVAL;
+	}
+	json_object_foreach((json_t *)req, name, v) {
+		const char *val = json_string_value(v);
+
+		for (i = 0; i < sizeof(alter_attr_names) / sizeof(alter_attr_names[0]); i++)
+			if (!strcmp(name, alter_attr_names[i]))
+				break;
+		if (i == sizeof(alter_attr_names) / sizeof(alter_attr_names[0])) {
+			snprintf(text, len, "qalter cannot change %.64s", name);
+			return -EINVAL;
+		}
+		if (json_is_null(v))
+			continue;
+		if (!val || !*val || strlen(val) > 256 || strspn(val, "0123456789abcdefghijklmnopqrstuvwxyz"
+								"ABCDEFGHIJKLMNOPQRSTUVWXYZ:=+._-#,") != strlen(val)) {
+			snprintf(text, len, "%s: not a value qsub would take", name);
+			return -EINVAL;
+		}
+		if (strcmp(name, "Resource_List.select") && strcmp(name, "Resource_List.nodes") &&
+		    !jobattr_mpiprocs(val, &n)) {
+			snprintf(text, len, "%s=%.32s: not a count from 1 to %u", name, val, JOBATTR_SLOTS_MAX);
+			return -EINVAL;
+		}
+	}
+	attrs = json_deep_copy(json_object_get(row, "attrs"));
+	if (!json_is_object(attrs)) {
+		json_decref(attrs);
+		attrs = json_object();
+	}
+	json_object_foreach((json_t *)req, name, v) {
+		if (json_is_null(v))
+			json_object_del(attrs, name);
+		else
+			json_object_set(attrs, name, (json_t *)v);
+	}
+	*ret = attrs ? json_dumps(attrs, JSON_COMPACT) : NULL;
+	json_decref(attrs);
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* alter (qalter) and move (qmove): the job's row with the request's
  * changes, checked as qsub would be, written, and mirrored in the pool. */
 void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg)
@@ -110,7 +176,7 @@ void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg
 	const struct queue_conf *q;
 	struct job_submit a = { 0 };
 	json_t *row = NULL;
-	char text[256];
+	char text[256], *attrs_text = NULL;
 	int r;
 
 	if (!j)
@@ -131,9 +197,10 @@ void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg
 			       (long long)j->id, job_state_name(j->state), move ? "moved" : "altered");
 		return;
 	}
-	if (j->n_chunks && (json_object_get(msg, "ncpus") || json_object_get(msg, "mem"))) {
+	if (j->n_chunks && (json_object_get(msg, "ncpus") || json_object_get(msg, "mem") ||
+			    json_object_get(msg, "attrs"))) {
 		conn_reply_err(c, req_id, EINVAL, "job %lld asks for chunks across nodes; qalter cannot change "
-			       "its ncpus or mem (qdel it and submit again)", (long long)j->id);
+			       "its ncpus, mem or slots (qdel it and submit again)", (long long)j->id);
 		return;
 	}
 	r = jobstore_job_get(s->store, j->id, false, &row);
@@ -177,6 +244,9 @@ void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg
 	} else {
 		r = limits_check(s, q, j, a.ncpus, a.mem, a.walltime, text, sizeof(text));
 	}
+	if (r == 0 && !move)
+		r = alter_attrs(msg, row, &attrs_text, text, sizeof(text));
+	a.attrs_json = attrs_text;
 
 	/* Into another queue, the job is one more waiting there: its caps
 	 * hold as for a qsub into it. */
@@ -192,6 +262,7 @@ void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg
 		r = begin_apply(s, j, msg, false, text, sizeof(text));
 	if (r == 0 && move)
 		r = pool_job_move(s->pool, j, q->name);
+	free(attrs_text);
 	if (r < 0) {
 		conn_reply_err(c, req_id, -r, "job %lld: %s", (long long)j->id, text);
 		json_decref(row);

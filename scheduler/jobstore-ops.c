@@ -99,7 +99,8 @@ static const struct {
 	[ST_ALTER] = { "UPDATE jobs SET name = CAST($1 AS TEXT), queue = CAST($2 AS TEXT), ncpus = CAST($3 AS BIGINT),"
 		       " mem = CAST($4 AS BIGINT), walltime = CAST($5 AS BIGINT),"
 		       " stdout = coalesce(CAST($6 AS TEXT), stdout), stderr = coalesce(CAST($7 AS TEXT), stderr),"
-		       " join_oe = CAST($8 AS INTEGER), rerunnable = CAST($9 AS INTEGER) WHERE id = CAST($10 AS BIGINT)"
+		       " join_oe = CAST($8 AS INTEGER), rerunnable = CAST($9 AS INTEGER),"
+		       " attrs = coalesce(CAST($10 AS TEXT), attrs) WHERE id = CAST($11 AS BIGINT)"
 		       " AND state IN ('queued','held')", true },
 	/* qalter -a, scontrol update StartTime=: attrs.Execution_Time ($1
 	 * epoch seconds as text), or none for 0; a job not ended yet (a
@@ -371,6 +372,7 @@ int jobstore_job_alter(struct jobstore *js, int64_t id, const struct job_submit 
 	p_text(&p, a->stderr_path);
 	p_int(&p, a->join);
 	p_int(&p, a->rerunnable);
+	p_text(&p, a->attrs_json);
 	p_int(&p, id);
 	return run(js, ST_ALTER, &p, RUN_ONE);
 }

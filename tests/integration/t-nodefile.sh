@@ -8,6 +8,7 @@
 # share it (one inode, whatever their user), another count has its own;
 # a qnoded restart keeps it and sweeps what is not a node file. A
 # multi-node job still gets a file of its own (<id>.nodes, the user's).
+# qalter -l of a held job's shape changes its slots as qsub's would.
 . "$(dirname "$0")/lib.sh"
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 qp_setup
@@ -81,17 +82,20 @@ slots_job() {
 echo "path=$PBS_NODEFILE lines=$(wc -l < "$PBS_NODEFILE") np=$PBS_NP ppn=$PBS_NUM_PPN omp=$OMP_NUM_THREADS ncpus=$NCPUS tpn=${SLURM_TASKS_PER_NODE:-}"
 JOB
 }
+slots_check() {  # EXPECTED ID WHAT: waits for job ID, compares its line
+	local want=$1 id=$2 got
+	qp_wait "$id" completed failed
+	[ "$(qp_state "$id")" = completed ] || fail "$3: $(qp_field "$id" reason)"
+	want=${want//JOBFILE/$QP_T/state/nodes/n1/jobs/${id%%.*}.nodes}
+	got=$(sed -n 's/^path=//p' "$QP_T/work/qpuser1/slots.out")
+	[ "$got" = "$want" ] || fail "$3: got '$got', not '$want'"
+}
 slots() {  # EXPECTED CMD ARGS...: runs slots_job, compares its line
-	local want=$1 id got
+	local want=$1 id
 	shift
 	rm -f "$QP_T/work/qpuser1/slots.out"
 	id=$(slots_job "$@") || fail "$*"
-	id=${id##* }
-	qp_wait "$id" completed failed
-	[ "$(qp_state "$id")" = completed ] || fail "$*: $(qp_field "$id" reason)"
-	want=${want//JOBFILE/$QP_T/state/nodes/n1/jobs/${id%%.*}.nodes}
-	got=$(sed -n 's/^path=//p' "$QP_T/work/qpuser1/slots.out")
-	[ "$got" = "$want" ] || fail "$*: got '$got', not '$want'"
+	slots_check "$want" "${id##* }" "$*"
 }
 # select=1:ncpus=2:mpiprocs=1: one line, one rank of two threads (the
 # shared file of one line); ompthreads named: its threads, a line a slot.
@@ -114,6 +118,21 @@ ls "$QP_T/state/nodes/n1/jobs/"*.nodes >/dev/null 2>&1 && fail "a job's own node
 # Slurm's one task of two CPUs: one line, SLURM_TASKS_PER_NODE 1.
 slots "$dir/n1.1 lines=1 np=1 ppn=1 omp=2 ncpus=2 tpn=1" sbatch --parsable -n1 -c2
 [ "$(cat "$dir/n1.1")" = n1 ] || fail "the 1-line file holds '$(cat "$dir/n1.1")'"
+
+note "qalter -l: a held job's new shape takes the old one's slots away; its own slots and threads count"
+altered() {  # EXPECTED "QSUB -l" QALTER ARGS...: a held job altered, then released
+	local want=$1 sub=$2 id
+	shift 2
+	rm -f "$QP_T/work/qpuser1/slots.out"
+	id=$(slots_job qsub -h -l "$sub") || fail "qsub -h -l $sub"
+	as qpuser1 qalter "$@" "$id" || fail "qalter $* (a job of $sub)"
+	as qpuser1 qrls "$id" || fail "qrls after qalter $*"
+	slots_check "$want" "$id" "$sub, then qalter $*"
+}
+altered "$dir/n1.2 lines=2 np=2 ppn=2 omp=2 ncpus=2 tpn=2" select=1:ncpus=2:mpiprocs=1:ompthreads=2 -l select=1:ncpus=2
+altered "$dir/n1.2 lines=2 np=2 ppn=2 omp=2 ncpus=2 tpn=2" select=1:ncpus=1:mpiprocs=1 -l ncpus=2
+altered "$dir/n1.1 lines=1 np=1 ppn=1 omp=2 ncpus=2 tpn=1" ncpus=2 -l mpiprocs=1,ompthreads=2
+altered "$dir/n1.1 lines=1 np=1 ppn=1 omp=2 ncpus=2 tpn=1" ncpus=1 -l select=1:ncpus=2:mpiprocs=1
 
 note "a multi-node job: a file of its own, the user's"
 qp_start_node n2 1

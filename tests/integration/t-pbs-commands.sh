@@ -62,6 +62,11 @@ qp_refuse "more CPUs than any node has" as qpuser1 qalter -l ncpus=64 "$h"
 qp_refuse "more memory than any node offers its jobs" as qpuser1 qalter -l mem=64tb "$h"
 qp_refuse "not a size" as qpuser1 qalter -l mem=12Q "$h"
 qp_refuse "nothing to change" as qpuser1 qalter "$h"
+# What qalter does not apply is refused, not dropped with the rest done.
+qp_refuse "-l place: qalter cannot change it" as qpuser1 qalter -l ncpus=1,place=scatter "$h"
+qp_refuse "-l scratch: qalter cannot change it" as qpuser1 qalter -l scratch=2 "$h"
+qp_refuse "qalter cannot change where a job may run" as qpuser1 qalter -l ncpus=1,host=n1 "$h"
+[ "$(qp_field "$h" Resource_List.ncpus)" = 2 ] || fail "a refused qalter -l changed the job's ncpus"
 o=$(as qpuser1 qsub -h <<<'true') || fail "qsub -h"; o=${o%%.*}
 as qpuser1 qalter -o localhost:logs/alt.out "$o" || fail "qalter -o localhost:logs/alt.out"
 [ "$(qp_field "$o" Output_Path | cut -d: -f2-)" = "$QP_T/work/qpuser1/logs/alt.out" ] ||

@@ -550,6 +550,18 @@ static void test_alter(void)
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "stdout")), "/home/alice/renamed.o1");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(row, "stderr")), "/tmp/err");
 	json_decref(row);
+	/* attrs: replaced when given (qalter -l of a one-node shape), kept
+	 * when NULL. */
+	a.attrs_json = "{\"Resource_List.mpiprocs\":\"2\"}";
+	CU_ASSERT_EQUAL(jobstore_job_alter(js, id, &a), 0);
+	a.attrs_json = NULL;
+	a.ncpus = 2;
+	CU_ASSERT_EQUAL(jobstore_job_alter(js, id, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_get(js, id, false, &row), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(row, "attrs"),
+								 "Resource_List.mpiprocs")), "2");
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(row, "ncpus")), 2);
+	json_decref(row);
 	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, id, "n1", "0-3", NULL, 2000), 0);
 	CU_ASSERT_EQUAL(jobstore_job_alter(js, id, &base), -ENOENT);
 	jobstore_close(js);
