@@ -17,6 +17,11 @@
 . "$(dirname "$0")/lib.sh"
 rounds=${LAUNCH_STOP_ROUNDS:-10}
 qp_setup
+# A stopped qnoded comes back within this; lib.sh's 5 s is less than a
+# restart can take on a loaded host (ASan, tests side by side), and a
+# node away for longer is lost: its jobs requeued and started again,
+# rightly (t-node-loss), which this test would read as a double start.
+sed -i 's/^node_timeout = .*/node_timeout = 60/' "$QPOOL_CONF"
 qp_start_server
 qp_start_node n1
 w=$QP_T/work/qpuser1
