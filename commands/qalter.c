@@ -2,7 +2,6 @@
 /* qalter: change a queued or held job's name, resources, output paths, join or rerun flag, begin time. */
 #include <getopt.h>
 #include <limits.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "jobattr.h"
 #include "jobid.h"
 #include "jobscript.h"
 #include "parse.h"
@@ -45,22 +45,6 @@ static int path_set(json_t *req, const char *opt, const char *key, const char *p
 	return json_object_set_new(req, key, json_string(abs)) < 0 ? 1 : 0;
 }
 
-/* A one-node job's shape as qsub records it beside its CPUs: the request
- * as written and its MPI slots and threads (docs/PARALLEL.md), which
- * gded reads for the node file, PBS_NP and OMP_NUM_THREADS. */
-static const char *const shape_attrs[] = {
-	"Resource_List.select", "Resource_List.nodes", "Resource_List.nodect",
-	"Resource_List.mpiprocs", "Resource_List.ompthreads",
-};
-
-static bool shape_attr(const char *name)
-{
-	for (size_t i = 0; i < sizeof(shape_attrs) / sizeof(shape_attrs[0]); i++)
-		if (!strcmp(name, shape_attrs[i]))
-			return true;
-	return false;
-}
-
 /* The request's shape attributes, into req's "attrs": those -l named,
  * and, when -l gave the job a new shape (ncpus=, select=, nodes=), null
  * for the ones it left out, so that the old request's slots go with it
@@ -80,7 +64,7 @@ static int request_shape(const struct jobspec *js, json_t *req)
 	for (size_t i = 0; i < js->n_attrs; i++) {
 		const char *name = js->attrs[i].name;
 
-		if (shape_attr(name)) {
+		if (jobattr_is_shape(name)) {
 			if (json_object_set_new(attrs, name, json_string(js->attrs[i].value)) < 0) {
 				json_decref(attrs);
 				return cmd_fail(1, "out of memory");
@@ -92,8 +76,9 @@ static int request_shape(const struct jobspec *js, json_t *req)
 					name + strlen("Resource_List."));
 		}
 	}
-	for (size_t i = 0; js->ncpus >= 0 && i < sizeof(shape_attrs) / sizeof(shape_attrs[0]); i++)
-		if (!json_object_get(attrs, shape_attrs[i]) && json_object_set_new(attrs, shape_attrs[i], json_null()) < 0) {
+	for (size_t i = 0; js->ncpus >= 0 && i < JOBATTR_SHAPE_N; i++)
+		if (!json_object_get(attrs, jobattr_shape[i]) &&
+		    json_object_set_new(attrs, jobattr_shape[i], json_null()) < 0) {
 			json_decref(attrs);
 			return cmd_fail(1, "out of memory");
 		}

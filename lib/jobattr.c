@@ -79,3 +79,16 @@ bool jobattr_mpiprocs(const char *value, uint64_t *ret)
 	*ret = n;
 	return true;
 }
+
+const char *const jobattr_shape[JOBATTR_SHAPE_N] = {
+	"Resource_List.select", "Resource_List.nodes", "Resource_List.nodect",
+	"Resource_List.mpiprocs", "Resource_List.ompthreads",
+};
+
+bool jobattr_is_shape(const char *name)
+{
+	for (size_t i = 0; i < JOBATTR_SHAPE_N; i++)
+		if (!strcmp(name, jobattr_shape[i]))
+			return true;
+	return false;
+}

@@ -35,4 +35,14 @@ static inline bool jobattr_name_ok(const char *name)
  * read it by this one rule, so they agree. */
 bool jobattr_mpiprocs(const char *value, uint64_t *ret);
 
+/* A one-node job's shape as qsub records it beside its CPUs: the request
+ * as written and its MPI slots and threads (docs/PARALLEL.md), which
+ * gded reads; what qalter -l of a new shape replaces (commands/qalter.c,
+ * the server's alter). JOBATTR_SHAPE_N names. */
+#define JOBATTR_SHAPE_N 5
+extern const char *const jobattr_shape[JOBATTR_SHAPE_N];
+
+/* Whether name is one of jobattr_shape. */
+bool jobattr_is_shape(const char *name);
+
 #endif

@@ -101,15 +101,7 @@ static int begin_apply(struct hctx *s, struct job *j, const json_t *msg, bool la
 	return 0;
 }
 
-/* The attributes that qalter -l may set beside a one-node job's CPUs
- * (commands/qalter.c): the request as written and its MPI slots and
- * threads, which gded reads (docs/PARALLEL.md). */
-static const char *const alter_attr_names[] = {
-	"Resource_List.select", "Resource_List.nodes", "Resource_List.nodect",
-	"Resource_List.mpiprocs", "Resource_List.ompthreads",
-};
-
-/* The request's "attrs" (a name of alter_attr_names to a string, or null
+/* The request's "attrs" (a name of jobattr_shape to a string, or null
  * to remove it) over the row's, as JSON text into *ret; NULL when the
  * request has none. 0, or -EINVAL with text, or -ENOMEM. */
 static int alter_attrs(const json_t *msg, const json_t *row, char **ret, char *text, size_t len)
@@ -117,7 +109,6 @@ static int alter_attrs(const json_t *msg, const json_t *row, char **ret, char *t
 	const json_t *req = json_object_get(msg, "attrs"), *v;
 	json_t *attrs;
 	const char *name;
-	size_t i;
 	uint64_t n;
 
 	*ret = NULL;
@@ -130,10 +121,7 @@ static int alter_attrs(const json_t *msg, const json_t *row, char **ret, char *t
 	json_object_foreach((json_t *)req, name, v) {
 		const char *val = json_string_value(v);
 
-		for (i = 0; i < sizeof(alter_attr_names) / sizeof(alter_attr_names[0]); i++)
-			if (!strcmp(name, alter_attr_names[i]))
-				break;
-		if (i == sizeof(alter_attr_names) / sizeof(alter_attr_names[0])) {
+		if (!jobattr_is_shape(name)) {
 			snprintf(text, len, "qalter cannot change %.64s", name);
 			return -EINVAL;
 		}
