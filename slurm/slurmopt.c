@@ -704,8 +704,9 @@ static int dependency_pbs(const char *dep, char *buf, size_t len, struct error *
 	return 0;
 }
 
-/* --mail-type's list into PBS's -m letters. */
-static int mail_points(const char *types, char *buf, struct error *err)
+/* --mail-type's list into PBS's -m letters; the types qpool sends no
+ * mail for (it mails at begin, end and failure) each a warning onto js. */
+static int mail_points(const char *types, char *buf, struct jobspec *js, struct error *err)
 {
 	static const struct {
 		const char *name, *letters;
@@ -725,6 +726,10 @@ static int mail_points(const char *types, char *buf, struct error *err)
 				break;
 		if (i == sizeof(map) / sizeof(map[0]))
 			return error_set(err, -EINVAL, "--mail-type=%s invalid", types);
+		if (!map[i].letters[0] && strcmp(map[i].name, "NONE") &&
+		    warn(&js->warnings, &js->n_warnings, "--mail-type=%.*s: not enforced by qpool (mail "
+			 "is sent at begin, end and failure only)", (int)n, p) < 0)
+			return -ENOMEM;
 		a |= strchr(map[i].letters, 'a') != NULL;
 		b |= strchr(map[i].letters, 'b') != NULL;
 		e |= strchr(map[i].letters, 'e') != NULL;
@@ -976,7 +981,7 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 	if (!r && o->requeue >= 0)
 		r = jobspec_option(js, 'r', o->requeue ? "y" : "n", err);
 	if (!r && o->mail_type) {
-		r = mail_points(o->mail_type, text, err);
+		r = mail_points(o->mail_type, text, js, err);
 		if (!r)
 			r = jobspec_option(js, 'm', text, err);
 	}

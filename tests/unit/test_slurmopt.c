@@ -641,6 +641,42 @@ static void test_qos(void)
 	}
 }
 
+/* --mail-type: the types qpool mails for become Mail_Points; the others
+ * (TIME_LIMIT*, ARRAY_TASKS, STAGE_OUT) a warning each, not a silent drop. */
+static void test_mail_types(void)
+{
+	static const struct {
+		const char *line, *points, *warning;
+	} t[] = {
+		{ "--mail-type=END,FAIL", "ae", NULL },
+		{ "--mail-type=NONE", "n", NULL },
+		{ "--mail-type=all", "abe", NULL },
+		{ "--mail-type=TIME_LIMIT_90", "n", "--mail-type=TIME_LIMIT_90: not enforced by qpool (mail is sent "
+		  "at begin, end and failure only)" },
+		{ "--mail-type=END,ARRAY_TASKS", "e", "--mail-type=ARRAY_TASKS: not enforced by qpool (mail is sent "
+		  "at begin, end and failure only)" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct slurmopt o;
+		struct jobspec js;
+		struct error err = { "" };
+		char line[128];
+
+		snprintf(line, sizeof(line), "%s", t[i].line);
+		slurmopt_init(&o);
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&o, line, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
+		CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Mail_Points") ?: "", t[i].points);
+		CU_ASSERT_EQUAL(js.n_warnings, t[i].warning ? 1 : 0);
+		if (t[i].warning && js.n_warnings == 1)
+			CU_ASSERT_STRING_EQUAL(js.warnings[0], t[i].warning);
+		jobspec_clear(&js);
+		slurmopt_clear(&o);
+	}
+}
+
 /* --output and --error naming one file: one stream, as Slurm opens it
  * once; apart, two. */
 static void test_same_output(void)
@@ -747,6 +783,7 @@ static const struct unit_test slurmopt_tests[] = {
 	{ "jobspec_gpus", test_jobspec_gpus },
 	{ "--output and --error as one file", test_same_output },
 	{ "--qos", test_qos },
+	{ "--mail-type", test_mail_types },
 	{ "request environment", test_env },
 	{ "begin times", test_begin },
 	{ NULL, NULL },
