@@ -550,6 +550,57 @@ static int pty_check(const struct srunopt *s)
 	return 0;
 }
 
+/* Whether list (-w's or -x's) names node, one of the job's. */
+static bool list_names(char **names, int n, const char *node)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], node))
+			return true;
+	return false;
+}
+
+/* -w, -x and -C of a step: qexec runs it where step_plan and step_place
+ * put its tasks, so they hold only when they change nothing (-w naming
+ * exactly the nodes the step runs on, -x none of them); otherwise one
+ * warning each, never a silent drop. */
+static void step_nodes_said(const struct srunopt *s, const struct step *st)
+{
+	const struct slurmopt *o = &s->job;
+
+	for (int k = 0; k < 2; k++) {
+		const char *list = k == 0 ? o->nodelist : o->exclude;
+		char **names = NULL;
+		int n, used = 0, hits = 0;
+		bool kept;
+
+		if (!list)
+			continue;
+		n = hostlist_expand(list, MAX_NODES * 4, &names);
+		for (int i = 0; i < st->nnodes && n > 0; i++)
+			if (st->ranks[i] > 0) {
+				used++;
+				hits += list_names(names, n, st->names[i]);
+			}
+		kept = n > 0 && (k == 0 ? hits == used : hits == 0);
+		/* -w: and no node the step does not run on (a name twice is once) */
+		for (int i = 0; kept && k == 0 && i < n; i++) {
+			bool found = false;
+
+			for (int j = 0; j < st->nnodes && !found; j++)
+				found = st->ranks[j] > 0 && !strcmp(names[i], st->names[j]);
+			kept = found;
+		}
+		hostlist_free(names, n > 0 ? (size_t)n : 0);
+		if (!kept)
+			fprintf(stderr, "srun: warning: --%s=%s: not enforced by qpool inside a job (the step "
+				"runs on the job's nodes as -N and -n place it)\n", k == 0 ? "nodelist" : "exclude",
+				list);
+	}
+	if (o->constraint)
+		fprintf(stderr, "srun: warning: --constraint=%s: not enforced by qpool inside a job (the step "
+			"runs on the job's nodes)\n", o->constraint);
+}
+
 /* srun --pty inside a job: task 0 is this process, on the job's node
  * where srun runs (salloc's shell: the job's first node), in the job's
  * fence already, on srun's own terminal (salloc's pty); the step's
@@ -567,6 +618,7 @@ static int pty_inside(struct srunopt *s, char **cmd, const char *jobid)
 	if (r)
 		return r;
 	s->step = step_next();
+	step_nodes_said(s, &st);
 	step_env(s, &st);
 	s->layout = st.layout;
 	s->names = st.list;
@@ -592,6 +644,7 @@ static int inside(struct srunopt *s, int argc, char **argv, int first, const cha
 		return r;
 	s->step = step_next();
 	step_place(s, &st);
+	step_nodes_said(s, &st);
 	step_env(s, &st);
 	ids = (struct slurmstep_ids){
 		.jobid = v ? v : jobid, .step = s->step, .task = -1, .node = 0, .nodename = st.names[st.first],
