@@ -917,6 +917,12 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 	}
 	if (!r && o->time > 0)
 		r = jobspec_set(js, 'l', err, "walltime=%" PRId64, o->time);
+	/* UNLIMITED (0, INFINITE, -1): a qpool job always has a limit, the
+	 * queue's walltime_default when it asks for none; said, since a job
+	 * that meant to run for days would end at that default. */
+	if (!r && o->time == 0)
+		r = warn(&js->warnings, &js->n_warnings, "--time=UNLIMITED: not enforced by qpool (the job gets "
+			 "its queue's default walltime; give --time to run longer)");
 	if (!r)
 		r = resources(o, js, err);
 	/* Slurm's --exclusive: no other job on the nodes, and the job gets

@@ -642,7 +642,8 @@ static void test_qos(void)
 }
 
 /* --mail-type: the types qpool mails for become Mail_Points; the others
- * (TIME_LIMIT*, ARRAY_TASKS, STAGE_OUT) a warning each, not a silent drop. */
+ * (TIME_LIMIT*, ARRAY_TASKS, STAGE_OUT) a warning each, not a silent drop;
+ * so is --time=UNLIMITED. */
 static void test_mail_types(void)
 {
 	static const struct {
@@ -655,6 +656,12 @@ static void test_mail_types(void)
 		  "at begin, end and failure only)" },
 		{ "--mail-type=END,ARRAY_TASKS", "e", "--mail-type=ARRAY_TASKS: not enforced by qpool (mail is sent "
 		  "at begin, end and failure only)" },
+		/* not mail, but a limit the job cannot have: said the same way */
+		{ "-t UNLIMITED", "", "--time=UNLIMITED: not enforced by qpool (the job gets its queue's default "
+		  "walltime; give --time to run longer)" },
+		{ "--time=0", "", "--time=UNLIMITED: not enforced by qpool (the job gets its queue's default "
+		  "walltime; give --time to run longer)" },
+		{ "-t 10", "", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
