@@ -559,6 +559,11 @@ static bool list_names(char **names, int n, const char *node)
 	return false;
 }
 
+/* Set in the srun that qexec runs inside the job an srun outside one
+ * made (SRUN_QPOOL_SAID): that srun said its warnings already, and the
+ * job has its -t and --mem. */
+static bool arg_said;
+
 /* -w, -x and -C of a step: qexec runs it where step_plan and step_place
  * put its tasks, so they hold only when they change nothing (-w naming
  * exactly the nodes the step runs on, -x none of them); otherwise one
@@ -567,6 +572,8 @@ static void step_nodes_said(const struct srunopt *s, const struct step *st)
 {
 	const struct slurmopt *o = &s->job;
 
+	if (arg_said)
+		return;
 	for (int k = 0; k < 2; k++) {
 		const char *list = k == 0 ? o->nodelist : o->exclude;
 		char **names = NULL;
@@ -599,6 +606,13 @@ static void step_nodes_said(const struct srunopt *s, const struct step *st)
 	if (o->constraint)
 		fprintf(stderr, "srun: warning: --constraint=%s: not enforced by qpool inside a job (the step "
 			"runs on the job's nodes)\n", o->constraint);
+	/* Slurm's step limits; qpool fences the job, not its steps. */
+	if (o->time >= 0)
+		fprintf(stderr, "srun: warning: --time: not enforced by qpool for a step (the job's walltime "
+			"holds)\n");
+	if (o->mem >= 0 || o->mem_per_cpu >= 0)
+		fprintf(stderr, "srun: warning: %s: not enforced by qpool for a step (the job's memory holds)\n",
+			o->mem >= 0 ? "--mem" : "--mem-per-cpu");
 }
 
 /* srun --pty inside a job: task 0 is this process, on the job's node
@@ -722,6 +736,7 @@ static int outside(struct srunopt *s, int argc, char **argv, int first)
 		full[k++] = argv[i];
 	full[k] = NULL;
 	fflush(stdout);
+	setenv("SRUN_QPOOL_SAID", "1", 1);
 	execv(qexec, full);
 	return cmd_fail(1, "error: %s: %s", qexec, strerror(errno));
 }
@@ -801,7 +816,9 @@ static int run(struct srunopt *s, int argc, char **argv)
 	}
 	if (s->task)
 		return first < argc ? task_run(s, argv + first) : cmd_fail(1, "error: no program");
-	for (size_t i = 0; i < s->n_warnings; i++)
+	arg_said = jobid && getenv("SRUN_QPOOL_SAID");
+	unsetenv("SRUN_QPOOL_SAID");   /* not the tasks' own sruns */
+	for (size_t i = 0; i < s->n_warnings && !arg_said; i++)
 		fprintf(stderr, "srun: warning: %s\n", s->warnings[i]);
 	if (s->mpi && !strcmp(s->mpi, "list")) {
 		printf("MPI plugin types are...\n\tnone\n\tpmi2\n\tpmix\n");

@@ -48,6 +48,7 @@ srun -N1 -n1 -w "$first" -m block -K --overlap true 2> wfirst.err; echo "wfirst=
 srun -N1 -n1 -w "$last" true 2> wlast.err; echo "wlast=$?"
 srun -n1 -x "$first" true 2> xfirst.err; echo "xfirst=$?"
 srun -n1 --hint=nomultithread -m cyclic true 2> hint.err; echo "hint=$?"
+srun -n1 -t 5 --mem=10M true 2> steplim.err; echo "steplim=$?"
 printf 'echo "script ran as $SLURM_PROCID of $SLURM_NTASKS"\n' | srun -n1 --cpu-bind=q -c 1 sh -s > stdin.out 2> stdin.err
 echo "stdin=$?"
 echo unread | srun -n2 sh -c 'cat; echo "task $SLURM_PROCID read"' | sort > stdin2.out
@@ -120,6 +121,8 @@ grep -qx "xfirst=0" "$out" && grep -qx "srun: warning: --exclude=$a: not enforce
 	fail "srun -x FIRST: $(cat "$W/xfirst.err")"
 grep -qx "hint=0" "$out" && grep -qx "srun: warning: --hint=nomultithread: not enforced by qpool (ignored)" "$W/hint.err" &&
 	grep -qx "srun: warning: --distribution=cyclic: not enforced by qpool .*" "$W/hint.err" || fail "srun --hint -m cyclic: $(cat "$W/hint.err")"
+grep -qx "steplim=0" "$out" && [ "$(cat "$W/steplim.err")" = "srun: warning: --time: not enforced by qpool for a step (the job's walltime holds)
+srun: warning: --mem: not enforced by qpool for a step (the job's memory holds)" ] || fail "srun -t --mem in a job: $(cat "$W/steplim.err")"
 grep -qx "export=0" "$out" || fail "srun --export=NONE,... failed"
 [ "$(grep -cx "keep=1 drop= set=v pwd=$W/sub id=$id" "$W/export.out")" = 2 ] || fail "--export, -D: $(cat "$W/export.out")"
 
@@ -135,6 +138,11 @@ note "outside a job: srun -n2 makes one, runs in it, returns its status"
 out=$(as qpuser1 timeout 120 srun -n2 hostname 2>"$QP_T/o.err") || fail "srun -n2 hostname: $(cat "$QP_T/o.err")"
 [ "$(wc -l <<<"$out")" = 2 ] || fail "srun -n2 hostname printed: $out"
 grep -qvx "$a\|$b" <<<"$out" && fail "srun -n2 hostname: not the pool's hosts: $out"
+# its warnings said once (not again by the srun inside the job it made);
+# -t and --mem are the new job's, no step's
+as qpuser1 timeout 120 srun -n1 -t 5 --mem=10M --hint=nomultithread true 2>"$QP_T/o.err" || fail "srun --hint outside: $(cat "$QP_T/o.err")"
+[ "$(grep -v "^qexec: \|^srun: job [0-9]* " "$QP_T/o.err")" = "srun: warning: --hint=nomultithread: not enforced by qpool (ignored)" ] ||
+	fail "srun -t --mem --hint outside a job said: $(cat "$QP_T/o.err")"
 as qpuser1 timeout 120 srun -n2 sh -c 'exit 5' 2>"$QP_T/o.err"; rc=$?
 [ $rc = 5 ] || fail "srun -n2 sh -c 'exit 5' exited $rc: $(cat "$QP_T/o.err")"
 
