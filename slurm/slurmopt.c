@@ -786,6 +786,15 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 					 " with --nodelist of %" PRId64 " nodes (qpool uses the list's nodes only)",
 					 nodes, uniq);
 	}
+	/* -N, -n and a --ntasks-per-node they leave no room for: sbatch's
+	 * warning, in its words; -n's tasks are dealt out over -N's nodes. */
+	if (nodes > 0 && tasks > 0 && tpn > 0 && tasks > nodes * tpn) {
+		r = warn(&js->warnings, &js->n_warnings, "can't honor --ntasks-per-node set to %" PRId64 " which "
+			 "doesn't match the requested tasks %" PRId64 " with the number of requested nodes %" PRId64
+			 ". Ignoring --ntasks-per-node.", tpn, tasks, nodes);
+		if (r < 0)
+			return r;
+	}
 	if (nodes < 0 && tasks > 0 && tpn > 0)
 		nodes = (tasks + tpn - 1) / tpn;
 	if (nodes < 0)

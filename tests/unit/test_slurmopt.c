@@ -662,6 +662,10 @@ static void test_mail_types(void)
 		{ "--time=0", "", "--time=UNLIMITED: not enforced by qpool (the job gets its queue's default "
 		  "walltime; give --time to run longer)" },
 		{ "-t 10", "", NULL },
+		/* and tasks that -N's nodes at --ntasks-per-node cannot hold */
+		{ "-N 2 -n 8 --ntasks-per-node=2", "", "can't honor --ntasks-per-node set to 2 which doesn't match "
+		  "the requested tasks 8 with the number of requested nodes 2. Ignoring --ntasks-per-node." },
+		{ "-N 2 -n 3 --ntasks-per-node=2", "", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
