@@ -813,7 +813,8 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 	 * place=free, one task per chunk. */
 	if (nodes < 0) {
 		int64_t per = o->mem_per_cpu > 0 ? o->mem_per_cpu * cpt
-			      : o->mem_per_gpu > 0 && o->gpus > 0 ? o->mem_per_gpu * (o->gpus / tasks) : 0;
+			      : o->mem_per_gpu > 0 && o->gpus > 0 ? o->mem_per_gpu * (o->gpus / tasks)
+			      : o->mem_per_gpu > 0 && o->gpus_per_task > 0 ? o->mem_per_gpu * o->gpus_per_task : 0;
 
 		if (per)
 			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , per);
@@ -913,9 +914,9 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		return error_set(err, -EINVAL, "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
 	/* --mem-per-gpu is memory for each GPU the job has on a node: with
 	 * none it would ask for nothing (qpool refuses rather than guess). */
-	if (o->mem_per_gpu > 0 && o->gpus_per_node <= 0 && o->gpus <= 0)
+	if (o->mem_per_gpu > 0 && o->gpus_per_node <= 0 && o->gpus <= 0 && o->gpus_per_task <= 0)
 		return error_set(err, -EINVAL, "--mem-per-gpu=%" PRId64 "M without GPUs: give --gpus, "
-				 "--gpus-per-node or --gres=gpu:N", o->mem_per_gpu >> 20);
+				 "--gpus-per-node, --gpus-per-task or --gres=gpu:N", o->mem_per_gpu >> 20);
 	if (o->job_name)
 		r = jobspec_option(js, 'N', o->job_name, err);
 	if (!r && o->partition) {

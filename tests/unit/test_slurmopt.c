@@ -576,7 +576,7 @@ static void test_jobspec(void)
 		{ "--mem-per-gpu=1G --mem=2G", 0, 0, 0, 0, 0, 0, NULL, NULL,
 		  "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive." },
 		{ "--mem-per-gpu=2G -c 2", 0, 0, 0, 0, 0, 0, NULL, NULL,
-		  "--mem-per-gpu=2048M without GPUs: give --gpus, --gpus-per-node or --gres=gpu:N" },
+		  "--mem-per-gpu=2048M without GPUs: give --gpus, --gpus-per-node, --gpus-per-task or --gres=gpu:N" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -639,6 +639,36 @@ static void test_qos(void)
 		jobspec_clear(&js);
 		slurmopt_clear(&o);
 	}
+}
+
+/* --mem-per-gpu with --gpus-per-task: memory for each task's GPUs (it was
+ * refused as "without GPUs"). */
+static void test_mem_per_gpu_task(void)
+{
+	struct slurmopt o;
+	struct jobspec js;
+	struct error err = { "" };
+	char one[] = "--gpus-per-task=1 --mem-per-gpu=2G -N 1 -n 2";
+	char spread[] = "--gpus-per-task=1 --mem-per-gpu=2G -n 2";
+
+	slurmopt_init(&o);
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, one, &err), 0);
+	CU_ASSERT_EQUAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
+	CU_ASSERT_EQUAL(js.ngpus, 2);
+	CU_ASSERT_EQUAL(js.mem, 4LL << 30);
+	jobspec_clear(&js);
+	slurmopt_clear(&o);
+
+	slurmopt_init(&o);
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, spread, &err), 0);
+	CU_ASSERT_EQUAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(js.n_chunks, 1);
+	CU_ASSERT_EQUAL(js.chunks[0].count, 2);
+	CU_ASSERT_EQUAL(js.chunks[0].mem, 2LL << 30);
+	jobspec_clear(&js);
+	slurmopt_clear(&o);
 }
 
 /* --mail-type: the types qpool mails for become Mail_Points; the others
@@ -795,6 +825,7 @@ static const struct unit_test slurmopt_tests[] = {
 	{ "--output and --error as one file", test_same_output },
 	{ "--qos", test_qos },
 	{ "--mail-type", test_mail_types },
+	{ "--mem-per-gpu with --gpus-per-task", test_mem_per_gpu_task },
 	{ "request environment", test_env },
 	{ "begin times", test_begin },
 	{ NULL, NULL },
