@@ -704,8 +704,9 @@ static int dependency_pbs(const char *dep, char *buf, size_t len, struct error *
 	return 0;
 }
 
-/* --mail-type's list into PBS's -m letters. */
-static int mail_points(const char *types, char *buf, struct error *err)
+/* --mail-type's list into PBS's -m letters; the types qpool sends no
+ * mail for (it mails at begin, end and failure) each a warning onto js. */
+static int mail_points(const char *types, char *buf, struct jobspec *js, struct error *err)
 {
 	static const struct {
 		const char *name, *letters;
@@ -725,6 +726,10 @@ static int mail_points(const char *types, char *buf, struct error *err)
 				break;
 		if (i == sizeof(map) / sizeof(map[0]))
 			return error_set(err, -EINVAL, "--mail-type=%s invalid", types);
+		if (!map[i].letters[0] && strcmp(map[i].name, "NONE") &&
+		    warn(&js->warnings, &js->n_warnings, "--mail-type=%.*s: not enforced by qpool (mail "
+			 "is sent at begin, end and failure only)", (int)n, p) < 0)
+			return -ENOMEM;
 		a |= strchr(map[i].letters, 'a') != NULL;
 		b |= strchr(map[i].letters, 'b') != NULL;
 		e |= strchr(map[i].letters, 'e') != NULL;
@@ -781,6 +786,15 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 					 " with --nodelist of %" PRId64 " nodes (qpool uses the list's nodes only)",
 					 nodes, uniq);
 	}
+	/* -N, -n and a --ntasks-per-node they leave no room for: sbatch's
+	 * warning, in its words; -n's tasks are dealt out over -N's nodes. */
+	if (nodes > 0 && tasks > 0 && tpn > 0 && tasks > nodes * tpn) {
+		r = warn(&js->warnings, &js->n_warnings, "can't honor --ntasks-per-node set to %" PRId64 " which "
+			 "doesn't match the requested tasks %" PRId64 " with the number of requested nodes %" PRId64
+			 ". Ignoring --ntasks-per-node.", tpn, tasks, nodes);
+		if (r < 0)
+			return r;
+	}
 	if (nodes < 0 && tasks > 0 && tpn > 0)
 		nodes = (tasks + tpn - 1) / tpn;
 	if (nodes < 0)
@@ -799,7 +813,8 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 	 * place=free, one task per chunk. */
 	if (nodes < 0) {
 		int64_t per = o->mem_per_cpu > 0 ? o->mem_per_cpu * cpt
-			      : o->mem_per_gpu > 0 && o->gpus > 0 ? o->mem_per_gpu * (o->gpus / tasks) : 0;
+			      : o->mem_per_gpu > 0 && o->gpus > 0 ? o->mem_per_gpu * (o->gpus / tasks)
+			      : o->mem_per_gpu > 0 && o->gpus_per_task > 0 ? o->mem_per_gpu * o->gpus_per_task : 0;
 
 		if (per)
 			snprintf(mem, sizeof(mem), ":mem=%" PRId64 , per);
@@ -899,9 +914,9 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		return error_set(err, -EINVAL, "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
 	/* --mem-per-gpu is memory for each GPU the job has on a node: with
 	 * none it would ask for nothing (qpool refuses rather than guess). */
-	if (o->mem_per_gpu > 0 && o->gpus_per_node <= 0 && o->gpus <= 0)
+	if (o->mem_per_gpu > 0 && o->gpus_per_node <= 0 && o->gpus <= 0 && o->gpus_per_task <= 0)
 		return error_set(err, -EINVAL, "--mem-per-gpu=%" PRId64 "M without GPUs: give --gpus, "
-				 "--gpus-per-node or --gres=gpu:N", o->mem_per_gpu >> 20);
+				 "--gpus-per-node, --gpus-per-task or --gres=gpu:N", o->mem_per_gpu >> 20);
 	if (o->job_name)
 		r = jobspec_option(js, 'N', o->job_name, err);
 	if (!r && o->partition) {
@@ -912,6 +927,12 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 	}
 	if (!r && o->time > 0)
 		r = jobspec_set(js, 'l', err, "walltime=%" PRId64, o->time);
+	/* UNLIMITED (0, INFINITE, -1): a qpool job always has a limit, the
+	 * queue's walltime_default when it asks for none; said, since a job
+	 * that meant to run for days would end at that default. */
+	if (!r && o->time == 0)
+		r = warn(&js->warnings, &js->n_warnings, "--time=UNLIMITED: not enforced by qpool (the job gets "
+			 "its queue's default walltime; give --time to run longer)");
 	if (!r)
 		r = resources(o, js, err);
 	/* Slurm's --exclusive: no other job on the nodes, and the job gets
@@ -976,7 +997,7 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 	if (!r && o->requeue >= 0)
 		r = jobspec_option(js, 'r', o->requeue ? "y" : "n", err);
 	if (!r && o->mail_type) {
-		r = mail_points(o->mail_type, text, err);
+		r = mail_points(o->mail_type, text, js, err);
 		if (!r)
 			r = jobspec_option(js, 'm', text, err);
 	}

@@ -13,7 +13,7 @@
 enum {
 	OPT_TPN = 0x100, OPT_MPI, OPT_MULTI, OPT_HET, OPT_CPU_BIND, OPT_EXCL, OPT_EXPORT, OPT_MEM,
 	OPT_MEM_PER_CPU, OPT_USAGE, OPT_GPUS, OPT_PTY, OPT_NOTED, OPT_TASK,
-	OPT_LAYOUT, OPT_NAMES, OPT_STEP, OPT_X11, OPT_RESERVATION,
+	OPT_LAYOUT, OPT_NAMES, OPT_STEP, OPT_X11, OPT_RESERVATION, OPT_OVERLAP,
 };
 
 static const struct option longopts[] = {
@@ -53,7 +53,7 @@ static const struct option longopts[] = {
 	{ "tasks-per-node", required_argument, NULL, OPT_TPN },
 	{ "output", required_argument, NULL, 'o' },
 	{ "overcommit", no_argument, NULL, 'O' },
-	{ "overlap", no_argument, NULL, OPT_NOTED },
+	{ "overlap", no_argument, NULL, OPT_OVERLAP },
 	{ "partition", required_argument, NULL, 'p' },
 	{ "pty", no_argument, NULL, OPT_PTY },
 	{ "qos", required_argument, NULL, 'q' },
@@ -64,7 +64,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "wait", required_argument, NULL, 'W' },
 	{ "x11", optional_argument, NULL, OPT_X11 },   /* srun --x11 --pty bash */
-	/* Accepted, not enforced. */
+	/* Accepted, not enforced: one warning each. */
 	{ "hint", required_argument, NULL, OPT_NOTED },
 	{ "mem-bind", required_argument, NULL, OPT_NOTED },
 	{ "gpu-bind", required_argument, NULL, OPT_NOTED },
@@ -280,9 +280,40 @@ static int option_apply(struct srunopt *s, int c, const char *arg, const char *w
 	case OPT_STEP:
 		s->step = strtoll(arg, NULL, 10);
 		return 0;
+	case 'w':
+	case 'x':
+	case 'C':
+		/* Outside a job qsub has no words for them (refused there,
+		 * slurmopt_qsub_argv); inside one srun says whether the step
+		 * can keep them (srun.c, step_nodes_said). */
+		return str_dup(c == 'w' ? &o->nodelist : c == 'x' ? &o->exclude : &o->constraint, arg);
+	case 'm': {
+		size_t n = strcspn(arg, ":,");
+
+		/* The nodes' part: qexec deals tasks node after node (block);
+		 * "*" is Slurm's default, block. */
+		if ((n == 5 && !strncmp(arg, "block", 5)) || (n == 1 && arg[0] == '*'))
+			return 0;
+		return warn(s, "--distribution=%s: not enforced by qpool (tasks are dealt out in blocks, "
+			    "node after node)", arg);
+	}
+	case 'K':
+		/* A failing task ends the step (qpool-pmi's rule): =1 is
+		 * applied, =0 cannot be. */
+		if (arg && !strcmp(arg, "0"))
+			return warn(s, "--kill-on-bad-exit=0: not enforced by qpool (a failing task ends the step)");
+		return 0;
+	case 'I':
+		return warn(s, "--immediate: not enforced by qpool (srun waits for the job or its step)");
+	case 'O':
+		return warn(s, "--overcommit: not enforced by qpool (a task takes one of the job's slots)");
+	case 'W':
+		return warn(s, "--wait=%s: not enforced by qpool (a failing task ends the step at once)", arg);
+	case OPT_NOTED:
+		return warn(s, "%s%s%s: not enforced by qpool (ignored)", word, arg ? "=" : "", arg ? arg : "");
 	default:
-		/* -u (qpool does not buffer a task's output), -v, -Q, -I, -K,
-		 * -O, -W, -m, -w, -x, -C, --overlap...: accepted */
+		/* -u (qpool does not buffer a task's output), -v, -Q, --overlap
+		 * (qpool counts no step's CPUs: steps share the job's): applied */
 		return 0;
 	}
 }

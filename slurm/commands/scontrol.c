@@ -664,11 +664,74 @@ static int node_update(struct client *cl, int n, char **args)
 	return status;
 }
 
+/* A positive count of the job's attrs name, else 0. */
+static long long job_attr_count(const json_t *job, const char *name)
+{
+	const char *v = wire_str(json_object_get(job, "attrs"), name);
+	char *end;
+	long long n;
+
+	if (!v || !*v)
+		return 0;
+	n = strtoll(v, &end, 10);
+	return *end || n <= 0 ? 0 : n;
+}
+
+/* NumCPUs=ncpus of the one-node job idtext names keeps its tasks, as
+ * Slurm's does: sbatch's --ntasks (Slurm_ntasks) or the MPI slots the job
+ * asked for (mpiprocs) stay its slots, so that PBS_NODEFILE and
+ * SLURM_TASKS_PER_NODE still count them; a job whose slots are its CPUs
+ * (qsub -l ncpus=N) follows the new count. The shape qsub wrote beside
+ * them (select=, nodes=, ompthreads=) goes, as with qalter -l. Into
+ * req's "attrs"; 0, or an exit status after a message. */
+static int update_cpus(struct client *cl, const char *idtext, long long ncpus, json_t *req)
+{
+	static const char *const stale[] = { "Resource_List.select", "Resource_List.nodes",
+					     "Resource_List.nodect", "Resource_List.ompthreads" };
+	struct slurmsel sel;
+	json_t *jobs = NULL, *job, *attrs;
+	struct error err;
+	long long tasks;
+
+	slurmsel_init(&sel);
+	if (slurmsel_ids_add(&sel, idtext, &err) < 0)
+		return cmd_fail(1, "error: Invalid job id specified: %s", idtext);
+	if (slurmjobs_fetch(cl, &sel, SLURMJOBS_ANY, time_wall_ns(), &jobs, &err) < 0)
+		return cmd_fail(1, "slurm_update error: %s", err.text);
+	job = json_array_get(jobs, 0);
+	/* No such job, or one across nodes: qpoold's refusal says so. */
+	if (!job || json_array_size(json_object_get(job, "chunks"))) {
+		json_decref(jobs);
+		return 0;
+	}
+	tasks = job_attr_count(job, "Slurm_ntasks");
+	if (!tasks)
+		tasks = job_attr_count(job, "Resource_List.mpiprocs");
+	json_decref(jobs);
+	if (tasks > ncpus)
+		return cmd_fail(1, "error: NumCPUs=%lld: fewer CPUs than the job's %lld tasks (qpool cannot change "
+				"NumTasks: scancel the job and submit it again)\nRequest aborted", ncpus, tasks);
+	attrs = json_object();
+	for (size_t i = 0; attrs && i < sizeof(stale) / sizeof(stale[0]); i++)
+		json_object_set_new(attrs, stale[i], json_null());
+	if (attrs) {
+		char text[24];
+
+		snprintf(text, sizeof(text), "%lld", tasks);
+		json_object_set_new(attrs, "Resource_List.mpiprocs",
+				    tasks && tasks != ncpus ? json_string(text) : json_null());
+	}
+	if (!attrs || json_object_set_new(req, "attrs", attrs) < 0)
+		return cmd_fail(1, "out of memory");
+	return 0;
+}
+
 /* update JobId=N Key=Value...: the alter op. */
 static int update(struct client *cl, int n, char **args)
 {
 	json_t *req = json_pack("{s:s}", "op", "alter"), *reply = NULL;
 	struct slurmsel_id id = { .id = 0, .index = -1 };
+	const char *idtext = NULL;
 	struct error err;
 	int r;
 
@@ -693,6 +756,7 @@ static int update(struct client *cl, int n, char **args)
 				r = cmd_fail(1, "error: Invalid job id specified: %s", v);
 				goto done;
 			}
+			idtext = v;
 		} else if (KEY("TimeLimit")) {
 			if (slurm_time_parse(v, &secs) < 0) {
 				r = cmd_fail(1, "error: Invalid TimeLimit value: %s\nRequest aborted", v);
@@ -735,6 +799,9 @@ static int update(struct client *cl, int n, char **args)
 		r = cmd_fail(1, "error: No changes specified\nRequest aborted");
 		goto done;
 	}
+	if (json_object_get(req, "ncpus") &&
+	    (r = update_cpus(cl, idtext, json_integer_value(json_object_get(req, "ncpus")), req)))
+		goto done;
 	if (id.index >= 0)
 		json_object_set_new(req, "array_index", json_integer(id.index));
 	json_object_set_new(req, "jobid", json_integer(id.id));

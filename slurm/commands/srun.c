@@ -550,6 +550,71 @@ static int pty_check(const struct srunopt *s)
 	return 0;
 }
 
+/* Whether list (-w's or -x's) names node, one of the job's. */
+static bool list_names(char **names, int n, const char *node)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], node))
+			return true;
+	return false;
+}
+
+/* Set in the srun that qexec runs inside the job an srun outside one
+ * made (SRUN_QPOOL_SAID): that srun said its warnings already, and the
+ * job has its -t and --mem. */
+static bool arg_said;
+
+/* -w, -x and -C of a step: qexec runs it where step_plan and step_place
+ * put its tasks, so they hold only when they change nothing (-w naming
+ * exactly the nodes the step runs on, -x none of them); otherwise one
+ * warning each, never a silent drop. */
+static void step_nodes_said(const struct srunopt *s, const struct step *st)
+{
+	const struct slurmopt *o = &s->job;
+
+	if (arg_said)
+		return;
+	for (int k = 0; k < 2; k++) {
+		const char *list = k == 0 ? o->nodelist : o->exclude;
+		char **names = NULL;
+		int n, used = 0, hits = 0;
+		bool kept;
+
+		if (!list)
+			continue;
+		n = hostlist_expand(list, MAX_NODES * 4, &names);
+		for (int i = 0; i < st->nnodes && n > 0; i++)
+			if (st->ranks[i] > 0) {
+				used++;
+				hits += list_names(names, n, st->names[i]);
+			}
+		kept = n > 0 && (k == 0 ? hits == used : hits == 0);
+		/* -w: and no node the step does not run on (a name twice is once) */
+		for (int i = 0; kept && k == 0 && i < n; i++) {
+			bool found = false;
+
+			for (int j = 0; j < st->nnodes && !found; j++)
+				found = st->ranks[j] > 0 && !strcmp(names[i], st->names[j]);
+			kept = found;
+		}
+		hostlist_free(names, n > 0 ? (size_t)n : 0);
+		if (!kept)
+			fprintf(stderr, "srun: warning: --%s=%s: not enforced by qpool inside a job (the step "
+				"runs on the job's nodes as -N and -n place it)\n", k == 0 ? "nodelist" : "exclude",
+				list);
+	}
+	if (o->constraint)
+		fprintf(stderr, "srun: warning: --constraint=%s: not enforced by qpool inside a job (the step "
+			"runs on the job's nodes)\n", o->constraint);
+	/* Slurm's step limits; qpool fences the job, not its steps. */
+	if (o->time >= 0)
+		fprintf(stderr, "srun: warning: --time: not enforced by qpool for a step (the job's walltime "
+			"holds)\n");
+	if (o->mem >= 0 || o->mem_per_cpu >= 0)
+		fprintf(stderr, "srun: warning: %s: not enforced by qpool for a step (the job's memory holds)\n",
+			o->mem >= 0 ? "--mem" : "--mem-per-cpu");
+}
+
 /* srun --pty inside a job: task 0 is this process, on the job's node
  * where srun runs (salloc's shell: the job's first node), in the job's
  * fence already, on srun's own terminal (salloc's pty); the step's
@@ -567,6 +632,7 @@ static int pty_inside(struct srunopt *s, char **cmd, const char *jobid)
 	if (r)
 		return r;
 	s->step = step_next();
+	step_nodes_said(s, &st);
 	step_env(s, &st);
 	s->layout = st.layout;
 	s->names = st.list;
@@ -592,6 +658,7 @@ static int inside(struct srunopt *s, int argc, char **argv, int first, const cha
 		return r;
 	s->step = step_next();
 	step_place(s, &st);
+	step_nodes_said(s, &st);
 	step_env(s, &st);
 	ids = (struct slurmstep_ids){
 		.jobid = v ? v : jobid, .step = s->step, .task = -1, .node = 0, .nodename = st.names[st.first],
@@ -669,6 +736,7 @@ static int outside(struct srunopt *s, int argc, char **argv, int first)
 		full[k++] = argv[i];
 	full[k] = NULL;
 	fflush(stdout);
+	setenv("SRUN_QPOOL_SAID", "1", 1);
 	execv(qexec, full);
 	return cmd_fail(1, "error: %s: %s", qexec, strerror(errno));
 }
@@ -748,7 +816,9 @@ static int run(struct srunopt *s, int argc, char **argv)
 	}
 	if (s->task)
 		return first < argc ? task_run(s, argv + first) : cmd_fail(1, "error: no program");
-	for (size_t i = 0; i < s->n_warnings; i++)
+	arg_said = jobid && getenv("SRUN_QPOOL_SAID");
+	unsetenv("SRUN_QPOOL_SAID");   /* not the tasks' own sruns */
+	for (size_t i = 0; i < s->n_warnings && !arg_said; i++)
 		fprintf(stderr, "srun: warning: %s\n", s->warnings[i]);
 	if (s->mpi && !strcmp(s->mpi, "list")) {
 		printf("MPI plugin types are...\n\tnone\n\tpmi2\n\tpmix\n");

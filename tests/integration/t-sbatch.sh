@@ -243,6 +243,16 @@ id=$(as qpuser1 sbatch --parsable -H --mail-type=END,FAIL --wrap=true 2>"$W/mail
 [ "$(cat "$W/mail.err")" = "sbatch: warning: --mail-type=END,FAIL: recorded; mail is off on this pool ([server] sendmail is not set)" ] ||
 	fail "--mail-type without sendmail said '$(cat "$W/mail.err")'"
 "$QP_BIN/qdel" "$id" >/dev/null || fail "qdel $id"
+id=$(as qpuser1 sbatch --parsable -H --mail-type=END,TIME_LIMIT_90 -t UNLIMITED --wrap=true 2>"$W/mail.err") ||
+	fail "sbatch --mail-type=END,TIME_LIMIT_90"
+[ "$(qp_field "$id" Mail_Points)" = e ] || fail "--mail-type=END,TIME_LIMIT_90: Mail_Points $(qp_field "$id" Mail_Points)"
+grep -qx "sbatch: warning: --mail-type=TIME_LIMIT_90: not enforced by qpool (mail is sent at begin, end and failure only)" "$W/mail.err" ||
+	fail "--mail-type=TIME_LIMIT_90 said '$(cat "$W/mail.err")'"
+note "--time=UNLIMITED: the queue's default walltime, said"
+grep -qx "sbatch: warning: --time=UNLIMITED: not enforced by qpool (the job gets its queue's default walltime; give --time to run longer)" "$W/mail.err" ||
+	fail "-t UNLIMITED said '$(cat "$W/mail.err")'"
+[ -n "$(qp_field "$id" Resource_List.walltime)" ] || fail "-t UNLIMITED: no walltime"
+"$QP_BIN/qdel" "$id" >/dev/null || fail "qdel $id"
 
 note "--begin: the job waits for its time"
 id=$(as qpuser1 sbatch --parsable --begin=now+1hour --wrap=true) || fail "sbatch --begin"

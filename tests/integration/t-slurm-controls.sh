@@ -197,4 +197,27 @@ done
 out=$(as qpuser1 sacct -l -j "$x" | sed -n 1p | tr -s ' ')
 [ "$out" = "JobID JobIDRaw JobName Partition MaxRSS AveRSS MinCPU AveCPU NTasks AllocCPUS Elapsed State ExitCode ReqMem " ] ||
 	fail "sacct --long's header: $out"
+note "scontrol update: what it cannot apply is refused with the field named and nothing else applied"
+u=$(as qpuser1 sbatch --parsable -H -N 1 -n 2 -t 5 --wrap true) || fail "sbatch -H -N 1 -n 2"
+show_has "$u" TimeLimit=00:05:00 NumCPUs=2 NumTasks=2
+for kv in NumNodes=2 NumTasks=1 Features=ib NodeList="$n1" ReqNodeList="$n1" ExcNodeList="$n2" \
+	Partition=other QOS=high Dependency=afterok:1 Comment=x MinMemoryNode=100 Account=acct \
+	Nice=10 Priority=10 Licenses=x:1 Gres=gpu:1 Reservation=r1 WorkDir=/tmp StdOut=/tmp/o; do
+	refused "Update of this parameter is not supported: $kv" as qpuser1 scontrol update JobId="$u" TimeLimit=7 "$kv"
+done
+refused "NumCPUs=1: fewer CPUs than the job's 2 tasks" as qpuser1 scontrol update JobId="$u" TimeLimit=7 NumCPUs=1
+show_has "$u" TimeLimit=00:05:00 NumCPUs=2 NumTasks=2
+
+note "scontrol update NumCPUs= keeps the job's tasks (its MPI slots), as Slurm's does"
+v=$(as qpuser1 sbatch --parsable -H -n 1 -t 5 -o "$QP_T/work/qpuser1/cpus-%j.out" \
+	--wrap 'echo "slots=$(wc -l < "$PBS_NODEFILE") cpus=$SLURM_CPUS_ON_NODE tasks=$SLURM_TASKS_PER_NODE"') ||
+	fail "sbatch -H -n 1"
+as qpuser1 scontrol update JobId="$v" NumCPUs=2 || fail "scontrol update NumCPUs=2"
+show_has "$v" NumCPUs=2 NumTasks=1
+[ "$(qp_field "$v" Resource_List.mpiprocs)" = 1 ] || fail "NumCPUs=2 of -n 1: mpiprocs '$(qp_field "$v" Resource_List.mpiprocs)'"
+as qpuser1 scontrol release "$v" || fail "scontrol release"
+qp_wait "$v" completed --timeout 60
+grep -qx "slots=1 cpus=2 tasks=1" "$QP_T/work/qpuser1/cpus-$v.out" ||
+	fail "NumCPUs=2 of -n 1 ran with: $(cat "$QP_T/work/qpuser1/cpus-$v.out")"
+as qpuser1 scancel "$u" || fail "scancel $u"
 echo "PASS"

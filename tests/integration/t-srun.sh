@@ -43,6 +43,12 @@ srun -n 2 -o 'task-%t-%N.out' sh -c 'echo "I am $SLURM_PROCID"'; echo "output=$?
 srun --bogus true 2> bogus.err; echo "bogus=$?"
 srun -n1 --cpu-bind=cores sh -c 'echo bound' > cb.out 2> cb.err; echo "cb=$?"
 srun -n1 --cpu-bind=q true 2> cbq.err; echo "cbq=$?"
+first=$(head -n 1 "$PBS_NODEFILE") last=$(tail -n 1 "$PBS_NODEFILE")
+srun -N1 -n1 -w "$first" -m block -K --overlap true 2> wfirst.err; echo "wfirst=$?"
+srun -N1 -n1 -w "$last" true 2> wlast.err; echo "wlast=$?"
+srun -n1 -x "$first" true 2> xfirst.err; echo "xfirst=$?"
+srun -n1 --hint=nomultithread -m cyclic true 2> hint.err; echo "hint=$?"
+srun -n1 -t 5 --mem=10M true 2> steplim.err; echo "steplim=$?"
 printf 'echo "script ran as $SLURM_PROCID of $SLURM_NTASKS"\n' | srun -n1 --cpu-bind=q -c 1 sh -s > stdin.out 2> stdin.err
 echo "stdin=$?"
 echo unread | srun -n2 sh -c 'cat; echo "task $SLURM_PROCID read"' | sort > stdin2.out
@@ -107,6 +113,16 @@ grep -qx "cb=0" "$out" && grep -qx "bound" "$W/cb.out" || fail "--cpu-bind=cores
 grep -qx "srun: warning: --cpu-bind=cores: not enforced by qpool .*" "$W/cb.err" || fail "--cpu-bind=cores: $(cat "$W/cb.err")"
 # (under the sanitizers, qpool-pmi's leak report is on stderr too)
 grep -qx "cbq=0" "$out" && ! grep -q "warning" "$W/cbq.err" || fail "--cpu-bind=q: $(cat "$W/cbq.err")"
+note "-w, -x, -m, --hint: applied where the step's nodes and layout keep them, else a warning each, never dropped unsaid"
+grep -qx "wfirst=0" "$out" && [ ! -s "$W/wfirst.err" ] || fail "srun -N1 -w FIRST (kept): $(cat "$W/wfirst.err")"
+grep -qx "wlast=0" "$out" && [ "$(cat "$W/wlast.err")" = "srun: warning: --nodelist=$b: not enforced by qpool inside a job (the step runs on the job's nodes as -N and -n place it)" ] ||
+	fail "srun -N1 -w LAST: $(cat "$W/wlast.err")"
+grep -qx "xfirst=0" "$out" && grep -qx "srun: warning: --exclude=$a: not enforced by qpool inside a job .*" "$W/xfirst.err" ||
+	fail "srun -x FIRST: $(cat "$W/xfirst.err")"
+grep -qx "hint=0" "$out" && grep -qx "srun: warning: --hint=nomultithread: not enforced by qpool (ignored)" "$W/hint.err" &&
+	grep -qx "srun: warning: --distribution=cyclic: not enforced by qpool .*" "$W/hint.err" || fail "srun --hint -m cyclic: $(cat "$W/hint.err")"
+grep -qx "steplim=0" "$out" && [ "$(cat "$W/steplim.err")" = "srun: warning: --time: not enforced by qpool for a step (the job's walltime holds)
+srun: warning: --mem: not enforced by qpool for a step (the job's memory holds)" ] || fail "srun -t --mem in a job: $(cat "$W/steplim.err")"
 grep -qx "export=0" "$out" || fail "srun --export=NONE,... failed"
 [ "$(grep -cx "keep=1 drop= set=v pwd=$W/sub id=$id" "$W/export.out")" = 2 ] || fail "--export, -D: $(cat "$W/export.out")"
 
@@ -122,6 +138,11 @@ note "outside a job: srun -n2 makes one, runs in it, returns its status"
 out=$(as qpuser1 timeout 120 srun -n2 hostname 2>"$QP_T/o.err") || fail "srun -n2 hostname: $(cat "$QP_T/o.err")"
 [ "$(wc -l <<<"$out")" = 2 ] || fail "srun -n2 hostname printed: $out"
 grep -qvx "$a\|$b" <<<"$out" && fail "srun -n2 hostname: not the pool's hosts: $out"
+# its warnings said once (not again by the srun inside the job it made);
+# -t and --mem are the new job's, no step's
+as qpuser1 timeout 120 srun -n1 -t 5 --mem=10M --hint=nomultithread true 2>"$QP_T/o.err" || fail "srun --hint outside: $(cat "$QP_T/o.err")"
+[ "$(grep -v "^qexec: \|^srun: job [0-9]* " "$QP_T/o.err")" = "srun: warning: --hint=nomultithread: not enforced by qpool (ignored)" ] ||
+	fail "srun -t --mem --hint outside a job said: $(cat "$QP_T/o.err")"
 as qpuser1 timeout 120 srun -n2 sh -c 'exit 5' 2>"$QP_T/o.err"; rc=$?
 [ $rc = 5 ] || fail "srun -n2 sh -c 'exit 5' exited $rc: $(cat "$QP_T/o.err")"
 
@@ -134,12 +155,15 @@ o=$(as qpuser1 salloc --bogus true 2>&1); rc=$?
 [ $rc = 1 ] && [ "$o" = "salloc: unrecognized option '--bogus'" ] || fail "salloc --bogus: exit $rc: $o"
 o=$(as qpuser1 salloc -t abc true 2>&1); rc=$?
 [ $rc = 1 ] && [ "$o" = "salloc: error: Invalid --time specification" ] || fail "salloc -t abc: exit $rc: $o"
+o=$(as qpuser1 srun -w "$b" -n1 touch "$W/nodelist.ran" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$o" = "srun: error: --nodelist: not supported by qpool's salloc and srun outside a job (sbatch takes it)" ] ||
+	fail "srun -w outside a job: exit $rc: $o"
 o=$(as qpuser1 srun -N 3 -n 3 touch "$W/three.ran" 2>&1); rc=$?
 [ $rc != 0 ] && [ "$(wc -l <<<"$o")" = 1 ] && grep -q "^srun: error: Unable to allocate resources: " <<<"$o" ||
 	fail "srun -N 3 on a pool of 2 nodes: exit $rc: $o"
 [ "$("$QP_BIN/qstat" -x --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = "$before" ] ||
 	fail "a refused srun or salloc made a job"
-[ ! -e "$W/nosuch.ran" ] && [ ! -e "$W/three.ran" ] || fail "a refused srun ran its task"
+[ ! -e "$W/nosuch.ran" ] && [ ! -e "$W/three.ran" ] && [ ! -e "$W/nodelist.ran" ] || fail "a refused srun ran its task"
 
 note "salloc COMMAND: a new allocation that the command sees, ended with it"
 out=$(as qpuser1 timeout 120 salloc -N2 -n4 -t 10 sh -c 'echo "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST n=$SLURM_NNODES tasks=$SLURM_NTASKS"; srun -l hostname | sort; exit 7' 2>"$QP_T/s.err"); rc=$?

@@ -576,7 +576,7 @@ static void test_jobspec(void)
 		{ "--mem-per-gpu=1G --mem=2G", 0, 0, 0, 0, 0, 0, NULL, NULL,
 		  "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive." },
 		{ "--mem-per-gpu=2G -c 2", 0, 0, 0, 0, 0, 0, NULL, NULL,
-		  "--mem-per-gpu=2048M without GPUs: give --gpus, --gpus-per-node or --gres=gpu:N" },
+		  "--mem-per-gpu=2048M without GPUs: give --gpus, --gpus-per-node, --gpus-per-task or --gres=gpu:N" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -636,6 +636,83 @@ static void test_qos(void)
 		CU_ASSERT_EQUAL(o.n_warnings, 0);
 		CU_ASSERT_EQUAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
 		CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Resource_List.qos") ?: "", "high");
+		jobspec_clear(&js);
+		slurmopt_clear(&o);
+	}
+}
+
+/* --mem-per-gpu with --gpus-per-task: memory for each task's GPUs (it was
+ * refused as "without GPUs"). */
+static void test_mem_per_gpu_task(void)
+{
+	struct slurmopt o;
+	struct jobspec js;
+	struct error err = { "" };
+	char one[] = "--gpus-per-task=1 --mem-per-gpu=2G -N 1 -n 2";
+	char spread[] = "--gpus-per-task=1 --mem-per-gpu=2G -n 2";
+
+	slurmopt_init(&o);
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, one, &err), 0);
+	CU_ASSERT_EQUAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
+	CU_ASSERT_EQUAL(js.ngpus, 2);
+	CU_ASSERT_EQUAL(js.mem, 4LL << 30);
+	jobspec_clear(&js);
+	slurmopt_clear(&o);
+
+	slurmopt_init(&o);
+	jobspec_init(&js);
+	CU_ASSERT_EQUAL_FATAL(parse_line(&o, spread, &err), 0);
+	CU_ASSERT_EQUAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(js.n_chunks, 1);
+	CU_ASSERT_EQUAL(js.chunks[0].count, 2);
+	CU_ASSERT_EQUAL(js.chunks[0].mem, 2LL << 30);
+	jobspec_clear(&js);
+	slurmopt_clear(&o);
+}
+
+/* --mail-type: the types qpool mails for become Mail_Points; the others
+ * (TIME_LIMIT*, ARRAY_TASKS, STAGE_OUT) a warning each, not a silent drop;
+ * so is --time=UNLIMITED. */
+static void test_mail_types(void)
+{
+	static const struct {
+		const char *line, *points, *warning;
+	} t[] = {
+		{ "--mail-type=END,FAIL", "ae", NULL },
+		{ "--mail-type=NONE", "n", NULL },
+		{ "--mail-type=all", "abe", NULL },
+		{ "--mail-type=TIME_LIMIT_90", "n", "--mail-type=TIME_LIMIT_90: not enforced by qpool (mail is sent "
+		  "at begin, end and failure only)" },
+		{ "--mail-type=END,ARRAY_TASKS", "e", "--mail-type=ARRAY_TASKS: not enforced by qpool (mail is sent "
+		  "at begin, end and failure only)" },
+		/* not mail, but a limit the job cannot have: said the same way */
+		{ "-t UNLIMITED", "", "--time=UNLIMITED: not enforced by qpool (the job gets its queue's default "
+		  "walltime; give --time to run longer)" },
+		{ "--time=0", "", "--time=UNLIMITED: not enforced by qpool (the job gets its queue's default "
+		  "walltime; give --time to run longer)" },
+		{ "-t 10", "", NULL },
+		/* and tasks that -N's nodes at --ntasks-per-node cannot hold */
+		{ "-N 2 -n 8 --ntasks-per-node=2", "", "can't honor --ntasks-per-node set to 2 which doesn't match "
+		  "the requested tasks 8 with the number of requested nodes 2. Ignoring --ntasks-per-node." },
+		{ "-N 2 -n 3 --ntasks-per-node=2", "", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct slurmopt o;
+		struct jobspec js;
+		struct error err = { "" };
+		char line[128];
+
+		snprintf(line, sizeof(line), "%s", t[i].line);
+		slurmopt_init(&o);
+		jobspec_init(&js);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&o, line, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(slurmopt_jobspec(&o, "alice", &js, &err), 0);
+		CU_ASSERT_STRING_EQUAL(jobspec_attr(&js, "Mail_Points") ?: "", t[i].points);
+		CU_ASSERT_EQUAL(js.n_warnings, t[i].warning ? 1 : 0);
+		if (t[i].warning && js.n_warnings == 1)
+			CU_ASSERT_STRING_EQUAL(js.warnings[0], t[i].warning);
 		jobspec_clear(&js);
 		slurmopt_clear(&o);
 	}
@@ -747,6 +824,8 @@ static const struct unit_test slurmopt_tests[] = {
 	{ "jobspec_gpus", test_jobspec_gpus },
 	{ "--output and --error as one file", test_same_output },
 	{ "--qos", test_qos },
+	{ "--mail-type", test_mail_types },
+	{ "--mem-per-gpu with --gpus-per-task", test_mem_per_gpu_task },
 	{ "request environment", test_env },
 	{ "begin times", test_begin },
 	{ NULL, NULL },

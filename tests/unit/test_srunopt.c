@@ -101,6 +101,58 @@ static void test_accepted(void)
 	CU_ASSERT_STRING_EQUAL(srunopt_qexec_mpi("none"), "none");
 }
 
+/* What srun accepts and qpool does not do: a warning each, never a
+ * silent drop; what it does (-K, --overlap, -u, -m block) says nothing.
+ * -w, -x, -C are kept for srun to judge (refused outside a job). */
+static void test_not_enforced(void)
+{
+	static const struct {
+		const char *line, *warning;
+	} t[] = {
+		{ "-K --overlap -u -m block -m block:cyclic --distribution=* true", NULL },
+		{ "-m cyclic true", "--distribution=cyclic: not enforced by qpool (tasks are dealt out in blocks, "
+		  "node after node)" },
+		{ "--kill-on-bad-exit=0 true", "--kill-on-bad-exit=0: not enforced by qpool (a failing task ends the "
+		  "step)" },
+		{ "-I true", "--immediate: not enforced by qpool (srun waits for the job or its step)" },
+		{ "-O true", "--overcommit: not enforced by qpool (a task takes one of the job's slots)" },
+		{ "-W 30 true", "--wait=30: not enforced by qpool (a failing task ends the step at once)" },
+		{ "--hint=nomultithread true", "--hint=nomultithread: not enforced by qpool (ignored)" },
+		{ "--signal=USR1@60 true", "--signal=USR1@60: not enforced by qpool (ignored)" },
+		{ "--nice true", "--nice: not enforced by qpool (ignored)" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char line[128];
+		struct srunopt s;
+		struct error err = { "" };
+		int first;
+
+		snprintf(line, sizeof(line), "%s", t[i].line);
+		srunopt_init(&s);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&s, line, &first, &err), 0);
+		CU_ASSERT_EQUAL(s.n_warnings, t[i].warning ? 1 : 0);
+		if (t[i].warning && s.n_warnings == 1)
+			CU_ASSERT_STRING_EQUAL(s.warnings[0], t[i].warning);
+		if (!t[i].warning && s.n_warnings)
+			fprintf(stderr, "%s: '%s'\n", t[i].line, s.warnings[0]);
+		srunopt_clear(&s);
+	}
+	{
+		char line[] = "-w n[1-2] -x n3 -C ib true";
+		struct srunopt s;
+		struct error err = { "" };
+		int first;
+
+		srunopt_init(&s);
+		CU_ASSERT_EQUAL_FATAL(parse_line(&s, line, &first, &err), 0);
+		CU_ASSERT_STRING_EQUAL(s.job.nodelist ?: "", "n[1-2]");
+		CU_ASSERT_STRING_EQUAL(s.job.exclude ?: "", "n3");
+		CU_ASSERT_STRING_EQUAL(s.job.constraint ?: "", "ib");
+		srunopt_clear(&s);
+	}
+}
+
 static void test_export(void)
 {
 	CU_ASSERT_TRUE(srunopt_export_keeps("ALL", "HOME=/h"));
@@ -151,6 +203,7 @@ static const struct unit_test srunopt_tests[] = {
 	{ "step options", test_step_options },
 	{ "refusals in Slurm's words", test_refusals },
 	{ "accepted, warned", test_accepted },
+	{ "not enforced: warned", test_not_enforced },
 	{ "--export", test_export },
 	{ "--pty", test_pty },
 	{ NULL, NULL },
