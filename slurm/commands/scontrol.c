@@ -14,6 +14,7 @@
 #include "gpu.h"
 #include "cmd.h"
 #include "hostlist.h"
+#include "jobattr.h"
 #include "slurmfmt.h"
 #include "slurmjobs.h"
 #include "slurmresv.h"
@@ -686,8 +687,6 @@ static long long job_attr_count(const json_t *job, const char *name)
  * req's "attrs"; 0, or an exit status after a message. */
 static int update_cpus(struct client *cl, const char *idtext, long long ncpus, json_t *req)
 {
-	static const char *const stale[] = { "Resource_List.select", "Resource_List.nodes",
-					     "Resource_List.nodect", "Resource_List.ompthreads" };
 	struct slurmsel sel;
 	json_t *jobs = NULL, *job, *attrs;
 	struct error err;
@@ -712,8 +711,8 @@ static int update_cpus(struct client *cl, const char *idtext, long long ncpus, j
 		return cmd_fail(1, "error: NumCPUs=%lld: fewer CPUs than the job's %lld tasks (qpool cannot change "
 				"NumTasks: scancel the job and submit it again)\nRequest aborted", ncpus, tasks);
 	attrs = json_object();
-	for (size_t i = 0; attrs && i < sizeof(stale) / sizeof(stale[0]); i++)
-		json_object_set_new(attrs, stale[i], json_null());
+	for (size_t i = 0; attrs && i < JOBATTR_SHAPE_N; i++)
+		json_object_set_new(attrs, jobattr_shape[i], json_null());
 	if (attrs) {
 		char text[24];
 
