@@ -665,17 +665,12 @@ static int node_update(struct client *cl, int n, char **args)
 	return status;
 }
 
-/* A positive count of the job's attrs name, else 0. */
+/* The job's attribute name as a count (jobattr_mpiprocs' rule), else 0. */
 static long long job_attr_count(const json_t *job, const char *name)
 {
-	const char *v = wire_str(json_object_get(job, "attrs"), name);
-	char *end;
-	long long n;
+	uint64_t n;
 
-	if (!v || !*v)
-		return 0;
-	n = strtoll(v, &end, 10);
-	return *end || n <= 0 ? 0 : n;
+	return jobattr_mpiprocs(wire_str(json_object_get(job, "attrs"), name), &n) ? (long long)n : 0;
 }
 
 /* NumCPUs=ncpus of the one-node job idtext names keeps its tasks, as
