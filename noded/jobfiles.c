@@ -14,6 +14,7 @@
 
 #include "dirat.h"
 #include "jobattr.h"
+#include "log.h"
 #include "noded.h"
 #include "timeutil.h"
 #include "wire.h"
@@ -580,9 +581,26 @@ int jobfile_result_read(int dirfd, int64_t jobid, int64_t launch, json_t **ret,
 
 	snprintf(name, sizeof(name), "%" PRId64 ".result", jobid);
 	r = json_read_at(dirfd, name, &res, err);
+	/* gded does not sync its result (wrappers/result.c): a crash before
+	 * the disk had it can leave the name on an empty or torn file, or
+	 * on a kept inode's older text, another job's or another run's.
+	 * None of those is this run's result: the job is as if its wrapper
+	 * ended without one (qnoded syncs what it holds: jobs.c). */
+	if (r == -EBADMSG) {
+		log_warn("job %" PRId64 ": %s: taken as no result", jobid, err->text);
+		return -ENOENT;
+	}
 	if (r < 0)
 		return r;
 	times = json_object_get(res, "times");
+	if ((json_object_get(res, "jobid") && json_integer_value(json_object_get(res, "jobid")) != jobid) ||
+	    (launch > 0 && wire_int(times, "launch", launch) != launch)) {
+		log_warn("job %" PRId64 ": %s holds job %" JSON_INTEGER_FORMAT "'s result of launch %lld, not this run's: taken as no result",
+			 jobid, name, json_integer_value(json_object_get(res, "jobid")),
+			 wire_int(times, "launch", 0));
+		json_decref(res);
+		return -ENOENT;
+	}
 	if (!json_is_object(times)) {
 		times = json_object();
 		json_object_set_new(res, "times", times);
@@ -592,6 +610,21 @@ int jobfile_result_read(int dirfd, int64_t jobid, int64_t launch, json_t **ret,
 	json_object_set_new(res, "jobid", json_integer(jobid));
 	*ret = res;
 	return 0;
+}
+
+int jobfile_result_sync(int dirfd, int64_t jobid)
+{
+	char name[64];
+	int fd, r = 0;
+
+	snprintf(name, sizeof(name), "%" PRId64 ".result", jobid);
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fdatasync(fd) < 0)
+		r = -errno;
+	close(fd);
+	return r;
 }
 
 int jobfile_result_write(int dirfd, int64_t jobid, const json_t *result)

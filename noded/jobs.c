@@ -45,6 +45,7 @@ struct job {
 	bool wrapper_ended;     /* its pidfd said gded ended: no one holds its files
 	                         * open, so they may be kept as spares (jobfiles.c) */
 	json_t *result;         /* once finished, until qpoold acknowledges */
+	bool result_unsynced;   /* its file gded's, maybe in the page cache only */
 	bool done_sent;         /* job.done on this connection, reply awaited */
 	bool done_refused;      /* qpoold refused it (logged once); sent again each heartbeat */
 	bool sim;               /* simulated: src is its walltime timer */
@@ -56,7 +57,58 @@ struct job {
 struct jobs {
 	struct noded *nd;
 	struct job *head;
+	sd_event_source *sync_src;  /* the next sync of results held */
 };
+
+/* How long a result of gded's may stay unsynced (issue 39: gded no
+ * longer fdatasyncs each one, 7% of its CPU). Its file carries the
+ * result only until qpoold has committed it, which is milliseconds: a
+ * crash in them loses what a crash a moment earlier would have, the
+ * run's end (the job is then as if it ran when the node failed). One
+ * held longer, qpoold away or slow, is synced at the next tick, as
+ * many as are held by one fsync of the directory. */
+#define RESULT_SYNC_US (1000 * 1000)
+
+static int jobs_results_on_sync(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct jobs *js = userdata;
+	unsigned n = 0;
+	int r;
+
+	(void)s;
+	(void)usec;
+	js->sync_src = sd_event_source_disable_unref(js->sync_src);
+	for (struct job *j = js->head; j; j = j->next) {
+		if (!j->result_unsynced)
+			continue;
+		j->result_unsynced = false;
+		n++;
+		r = jobfile_result_sync(js->nd->jobs_dirfd, j->jobid);
+		if (r < 0 && r != -ENOENT)
+			log_warn("job %" PRId64 ": cannot sync its result file: %s", j->jobid,
+				 strerror(-r));
+	}
+	if (n == 0)
+		return 0;
+	if (fsync(js->nd->jobs_dirfd) < 0)
+		log_warn("%s: fsync: %m", js->nd->jobs_dir);
+	log_debug("%u result%s not yet acknowledged synced", n, n == 1 ? "" : "s");
+	return 0;
+}
+
+/* j's result came from gded's file: synced at the next tick unless
+ * qpoold acknowledges it before (then its file is gone). */
+static void job_result_unsynced(struct job *j)
+{
+	struct jobs *js = j->js;
+
+	j->result_unsynced = true;
+	if (js->sync_src)
+		return;
+	if (sd_event_add_time_relative(js->nd->event, &js->sync_src, CLOCK_MONOTONIC,
+				       RESULT_SYNC_US, 0, jobs_results_on_sync, js) < 0)
+		(void)jobs_results_on_sync(NULL, 0, js);   /* no timer: now */
+}
 
 /* A wrapper runs, or a simulated job waits out its walltime. */
 static bool job_running(const struct job *j)
@@ -366,6 +418,7 @@ static void job_collect(struct job *j, const char *why_no_result)
 
 	r = jobfile_result_read(nd->jobs_dirfd, j->jobid, j->launch, &result, &err);
 	if (r == 0) {
+		job_result_unsynced(j);
 		job_finished(j, result);
 		return;
 	}
@@ -703,6 +756,7 @@ static void jobs_take_over(struct jobs *js, int64_t jobid, const struct proc_gde
 		log_info("job %" PRId64 ": finished while qnoded was down", jobid);
 		j->result = result;
 		job_result_tag(j);
+		job_result_unsynced(j);
 		return;
 	}
 	for (int i = 0; i < n_gded; i++)
@@ -820,6 +874,8 @@ void jobs_destroy(struct jobs *js)
 {
 	if (!js)
 		return;
+	if (js->sync_src)
+		(void)jobs_results_on_sync(NULL, 0, js);
 	while (js->head)
 		job_free(js->head);
 	free(js);

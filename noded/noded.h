@@ -184,15 +184,20 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 int jobfile_write(int dirfd, int64_t jobid, const char *script, uid_t uid, gid_t gid,
 		  const json_t *spec, struct error *err);
 
-/* Reads <id>.result. Returns 0 and the object, -ENOENT when there is none,
- * -EBADMSG (err says why) when it is not a JSON object. The jobid member is
- * set to jobid, and times.launch to launch when launch > 0 and the file
- * has none. */
+/* Reads <id>.result. Returns 0 and the object, or -ENOENT when there is
+ * none of this run: no file, one that is not a whole JSON object, or one
+ * of another job or of another launch than launch (when both are > 0);
+ * the last two are logged (what a crash can leave of a result that was
+ * not synced). times.launch is set to launch when launch > 0 and the
+ * file has none. */
 int jobfile_result_read(int dirfd, int64_t jobid, int64_t launch, json_t **ret,
 			struct error *err);
 
-/* Writes result as <id>.result (tmp, fsync, rename), as gded does: for
- * failures qnoded itself reports, so they survive a restart. */
+/* fdatasyncs <id>.result: 0 or -errno (-ENOENT: none). */
+int jobfile_result_sync(int dirfd, int64_t jobid);
+
+/* Writes result as <id>.result (tmp, fsync, rename): for failures qnoded
+ * itself reports, so they survive a restart. */
 int jobfile_result_write(int dirfd, int64_t jobid, const json_t *result);
 
 /* A "failed" result with reason and times.launch (when > 0). */

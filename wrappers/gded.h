@@ -61,6 +61,8 @@ struct gded_gpu {
 struct gded_job {
 	json_t *owner;            /* the parsed spec, or NULL */
 	uint64_t jobid;
+	int64_t launch;           /* times.launch, which run of the job this is:
+	                           * echoed in the result (jobfiles.c reads it back) */
 	const char *name;         /* PBS_JOBNAME */
 	const char *queue;
 	const char *node;         /* node name, for the nodefile */
@@ -160,6 +162,7 @@ enum gded_stamp {
 
 struct gded_result {
 	uint64_t jobid;
+	int64_t launch;           /* the spec's times.launch; 0: none */
 	enum gded_status status;
 	int exit_status;          /* EXITED */
 	int exit_signal;          /* SIGNALED */

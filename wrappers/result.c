@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The result file (docs/PROTOCOL.md): JSON, written to <path>.tmp, fsynced, renamed. */
+/* The result file (docs/PROTOCOL.md): JSON, written to <path>.tmp and renamed; qnoded syncs it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -58,6 +58,13 @@ json_t *gded_result_json(const struct gded_result *res)
 			 "mem_peak", (json_int_t)res->mem_peak,
 			 "times", stamps_json(res->wall),
 			 "mono", stamps_json(res->mono));
+	/* Which run this is: qnoded takes no other run's text for it (the
+	 * file is not synced here, see gded_result_write). */
+	if (o && res->launch > 0 &&
+	    json_object_set_new(json_object_get(o, "times"), "launch", json_integer(res->launch)) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	/* Only a job that was suspended says how long (docs/PREEMPTION.md). */
 	if (o && res->suspended_ns &&
 	    json_object_set_new(o, "suspended_ns", json_integer((json_int_t)res->suspended_ns)) < 0) {
@@ -127,15 +134,11 @@ int gded_result_write(const char *path, const struct gded_result *res, struct er
 		r = error_set(err, -errno, "%s: %m", tmp);
 		goto done;
 	}
-	/* The rename must not reach the disk before the data: a crash leaves
-	 * either no result or a whole one, never a torn one. fdatasync is
-	 * enough for that (the data and the size that reads it back; not
-	 * the timestamps): on a kept inode of the same length it writes no
-	 * inode (issue 39). */
-	if (fdatasync(fd) < 0) {
-		r = error_set(err, -errno, "%s: fdatasync: %m", tmp);
-		goto done;
-	}
+	/* Not synced (issue 39: 7% of gded's CPU). The file only carries
+	 * the result until qpoold has it in its store, milliseconds; qnoded
+	 * syncs the results it holds longer than that (noded/jobs.c
+	 * jobs_results_sync), and reads as none a file a crash left torn
+	 * or holding a kept inode's older text (jobfile_result_read). */
 	if (rename(tmp, path) < 0) {
 		r = error_set(err, -errno, "rename %s: %m", tmp);
 		goto done;

@@ -720,6 +720,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	sigset_t mask;
 
 	res->jobid = job->jobid;
+	res->launch = job->launch;
 	res->status = GDED_STATUS_FAILED;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);

@@ -544,6 +544,7 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_socket(spec, "task_socket", &job->task_socket, err)) < 0 ||
 	    (r = spec_str(spec, "hwloc_xml", false, &job->hwloc_xml, err)) < 0)
 		goto fail;
+	job->launch = wire_int(json_object_get(spec, "times"), "launch", 0);
 	if (job->hwloc_xml && job->hwloc_xml[0] != '/') {
 		r = error_set(err, -EINVAL, "spec: \"hwloc_xml\" must be an absolute path");
 		goto fail;

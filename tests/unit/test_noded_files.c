@@ -186,17 +186,33 @@ static void test_result(void)
 	CU_ASSERT_EQUAL(wire_int(times, "wrap", 0), 600);
 	json_decref(res);
 
-	/* a stamp already there (qnoded's own failure record) is kept */
+	/* a stamp already there (qnoded's own failure record) is kept when
+	 * the run's is not known */
 	unit_write_file(dir, "8.result", "{\"status\": \"failed\", \"times\": {\"launch\": 1}}");
-	CU_ASSERT_EQUAL_FATAL(jobfile_result_read(dirfd, 8, 500, &res, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobfile_result_read(dirfd, 8, 0, &res, &err), 0);
 	CU_ASSERT_EQUAL(wire_int(json_object_get(res, "times"), "launch", 0), 1);
 	json_decref(res);
 
+	/* What a crash can leave of a result gded did not sync is no result:
+	 * torn, empty, or a kept inode's text of another job or run */
 	unit_write_file(dir, "9.result", "{\"status\": \"exi");
-	CU_ASSERT_EQUAL(jobfile_result_read(dirfd, 9, 500, &res, &err), -EBADMSG);
+	CU_ASSERT_EQUAL(jobfile_result_read(dirfd, 9, 500, &res, &err), -ENOENT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "9.result"));
 	unit_write_file(dir, "10.result", "[1, 2]");
-	CU_ASSERT_EQUAL(jobfile_result_read(dirfd, 10, 500, &res, &err), -EBADMSG);
+	CU_ASSERT_EQUAL(jobfile_result_read(dirfd, 10, 500, &res, &err), -ENOENT);
+	unit_write_file(dir, "12.result", "");
+	CU_ASSERT_EQUAL(jobfile_result_read(dirfd, 12, 500, &res, &err), -ENOENT);
+	unit_write_file(dir, "13.result", "{\"jobid\": 12, \"status\": \"exited\", \"exit_status\": 0,"
+			" \"times\": {\"launch\": 500}}");
+	CU_ASSERT_EQUAL(jobfile_result_read(dirfd, 13, 500, &res, &err), -ENOENT);
+	unit_write_file(dir, "14.result", "{\"jobid\": 14, \"status\": \"exited\", \"exit_status\": 0,"
+			" \"times\": {\"launch\": 499}}");
+	CU_ASSERT_EQUAL(jobfile_result_read(dirfd, 14, 500, &res, &err), -ENOENT);
+	/* ... and this run's is read, and synced on request */
+	CU_ASSERT_EQUAL_FATAL(jobfile_result_read(dirfd, 14, 499, &res, &err), 0);
+	json_decref(res);
+	CU_ASSERT_EQUAL(jobfile_result_sync(dirfd, 14), 0);
+	CU_ASSERT_EQUAL(jobfile_result_sync(dirfd, 15), -ENOENT);
 
 	/* qnoded's own failure record round-trips */
 	res = jobfile_result_failed(11, 700, "no user with uid 99 on node n1");
