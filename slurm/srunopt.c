@@ -284,8 +284,8 @@ static int option_apply(struct srunopt *s, int c, const char *arg, const char *w
 	case 'x':
 	case 'C':
 		/* Outside a job qsub has no words for them (refused there,
-		 * slurmopt_qsub_argv); inside one srun says whether the step
-		 * can keep them (srun.c, step_nodes_said). */
+		 * slurmopt_qsub_argv); inside one -w and -x choose the step's
+		 * nodes (srun.c, step_choose) and -C is warned about. */
 		return str_dup(c == 'w' ? &o->nodelist : c == 'x' ? &o->exclude : &o->constraint, arg);
 	case 'm': {
 		size_t n = strcspn(arg, ":,");

@@ -278,10 +278,91 @@ struct step {
 	char names[MAX_NODES][64];
 	int slots[MAX_NODES], ranks[MAX_NODES];
 	int nnodes, first, used;
+	char home[64];                 /* the job's first node, where srun runs */
+	bool chosen;                   /* -w or -x changed the nodes' list */
 	int64_t ntasks, ppn;
 	char list[MAX_NODES * 65];     /* the step's nodes, a comma list */
 	char layout[MAX_NODES * 8];    /* tasks on each, a comma list */
 };
+
+/* Whether list (-w's or -x's) names node, one of the job's. */
+static bool list_names(char **names, int n, const char *node)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], node))
+			return true;
+	return false;
+}
+
+/* -w and -x inside a job: the step's nodes are the job's, -w's first
+ * and then the others, -x's left out, each group in the job's order; -N
+ * defaults to -w's count, as Slurm's. *nodes is -N's, 0 when not given,
+ * set to -w's count then. 0 or an exit status after a message. */
+static int step_choose(const struct slurmopt *o, const char *jobid, struct step *st, int64_t *nodes)
+{
+	char **w = NULL, **x = NULL, names[MAX_NODES][64];
+	int nw = 0, nx = 0, slots[MAX_NODES], n = 0, r = 0;
+
+	if (!o->nodelist && !o->exclude)
+		return 0;
+	if ((o->nodelist && (nw = hostlist_expand(o->nodelist, MAX_NODES * 4, &w)) <= 0) ||
+	    (o->exclude && (nx = hostlist_expand(o->exclude, MAX_NODES * 4, &x)) <= 0)) {
+		r = cmd_fail(1, "error: %s %s: not a host list", nw <= 0 && o->nodelist ? "--nodelist" : "--exclude",
+			     nw <= 0 && o->nodelist ? o->nodelist : o->exclude);
+		goto done;
+	}
+	for (int i = 0; i < nw && !r; i++) {
+		bool found = false;
+
+		for (int j = 0; j < st->nnodes && !found; j++)
+			found = !strcmp(w[i], st->names[j]);
+		if (!found || list_names(x, nx, w[i]))
+			r = cmd_fail(1, "error: Unable to create step for job %s: Requested node configuration is "
+				     "not available (--nodelist: %s is %s)", jobid, w[i],
+				     found ? "also in --exclude" : "not one of the job's nodes");
+	}
+	if (r)
+		goto done;
+	/* a name given twice is once: one pass over the job's nodes a group */
+	for (int pass = 0; pass < 2; pass++)
+		for (int j = 0; j < st->nnodes; j++)
+			if (list_names(w, nw, st->names[j]) == (pass == 0) && !list_names(x, nx, st->names[j])) {
+				memcpy(names[n], st->names[j], sizeof(names[n]));
+				slots[n++] = st->slots[j];
+			}
+	if (n == 0) {
+		r = cmd_fail(1, "error: Unable to create step for job %s: Requested node configuration is not "
+			     "available (--exclude leaves none of the job's nodes)", jobid);
+		goto done;
+	}
+	if (nw > 0 && *nodes <= 0) {
+		*nodes = 0;
+		for (int j = 0; j < n; j++)
+			*nodes += list_names(w, nw, names[j]);
+	} else if (nw > 0) {
+		int64_t named = 0;
+
+		for (int j = 0; j < n; j++)
+			named += list_names(w, nw, names[j]);
+		if (*nodes < named) {
+			r = cmd_fail(1, "error: Unable to create step for job %s: Requested node configuration is "
+				     "not available (-N %" PRId64 " with %" PRId64 " nodes in --nodelist)", jobid,
+				     *nodes, named);
+			goto done;
+		}
+	}
+	st->chosen = n != st->nnodes;
+	for (int j = 0; j < n; j++) {
+		st->chosen |= strcmp(names[j], st->names[j]) != 0;
+		memcpy(st->names[j], names[j], sizeof(names[j]));
+		st->slots[j] = slots[j];
+	}
+	st->nnodes = n;
+done:
+	hostlist_free(w, nw > 0 ? (size_t)nw : 0);
+	hostlist_free(x, nx > 0 ? (size_t)nx : 0);
+	return r;
+}
 
 /* The step's tasks and nodes from the options and the job. 0 or an exit
  * status after a message. */
@@ -298,6 +379,11 @@ static int step_plan(const struct srunopt *s, const char *jobid, struct step *st
 	r = nodefile_read(nodefile, st->names, st->slots, &st->nnodes);
 	if (r < 0 || st->nnodes == 0)
 		return cmd_fail(1, "error: %s: %s", nodefile, r < 0 ? strerror(-r) : "no node");
+	memcpy(st->home, st->names[0], sizeof(st->home));
+	st->chosen = false;
+	r = step_choose(o, jobid, st, &nodes);
+	if (r)
+		return r;
 	if (nodes > st->nnodes)
 		return cmd_fail(1, "error: Unable to create step for job %s: Requested node configuration "
 				"is not available (the job has %d node%s)", jobid, st->nnodes,
@@ -352,7 +438,7 @@ static void step_place(const struct srunopt *s, struct step *st)
 {
 	int64_t need = st->ppn > 0 && st->ppn < st->ntasks ? -1 : st->ntasks;
 
-	if (s->job.exclusive <= 0 || st->used != 1 || need < 0 || s->job.nodes_min > 1)
+	if (s->job.exclusive <= 0 || st->used != 1 || need < 0 || s->job.nodes_min > 1 || s->job.nodelist)
 		return;
 	for (int k = 0; k < st->nnodes; k++) {
 		int i = (int)((s->step + k) % st->nnodes);
@@ -445,7 +531,7 @@ static int multiprog_load(const char *path, int64_t ntasks)
 static int step_exec(const struct srunopt *s, const struct step *st, char **cmd, const char *cwd)
 {
 	char self[PATH_MAX], qexec[PATH_MAX], rsh[PATH_MAX], nbuf[24], pbuf[24], sbuf[40], mbuf[32];
-	char hosts[96], *chdir_arg = NULL, **v;
+	char hosts[MAX_NODES * 72], *chdir_arg = NULL, **v;
 	size_t ncmd = 0, k = 0;
 
 	if (exe_sibling("srun", self, sizeof(self)) < 0 || exe_sibling("qexec", qexec, sizeof(qexec)) < 0 ||
@@ -474,8 +560,13 @@ static int step_exec(const struct srunopt *s, const struct step *st, char **cmd,
 		v[k++] = "--label";
 	if (!s->input)
 		v[k++] = "--stdin";   /* srun's input to task 0 (Slurm: to every task) */
-	if (st->first) {
-		snprintf(hosts, sizeof(hosts), "%s:%d", st->names[st->first], st->slots[st->first]);
+	/* a step on other nodes than the job's first ones, in their order:
+	 * their list (qexec's first is where it runs) */
+	if (st->first || st->chosen) {
+		hosts[0] = '\0';
+		for (int i = 0; i < st->used; i++)
+			snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%s%s:%d", i ? "," : "",
+				 st->names[st->first + i], st->slots[st->first + i]);
 		v[k++] = "--hosts";
 		v[k++] = hosts;
 	}
@@ -514,7 +605,7 @@ static int step_exec(const struct srunopt *s, const struct step *st, char **cmd,
 			v[k++] = cmd[i];
 	v[k] = NULL;
 	fflush(stdout);
-	if (!st->first) {
+	if (!strcmp(st->names[st->first], st->home)) {
 		execv(qexec, v);
 		return cmd_fail(1, "error: %s: %s", qexec, strerror(errno));
 	}
@@ -550,59 +641,19 @@ static int pty_check(const struct srunopt *s)
 	return 0;
 }
 
-/* Whether list (-w's or -x's) names node, one of the job's. */
-static bool list_names(char **names, int n, const char *node)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(names[i], node))
-			return true;
-	return false;
-}
-
 /* Set in the srun that qexec runs inside the job an srun outside one
  * made (SRUN_QPOOL_SAID): that srun said its warnings already, and the
  * job has its -t and --mem. */
 static bool arg_said;
 
-/* -w, -x and -C of a step: qexec runs it where step_plan and step_place
- * put its tasks, so they hold only when they change nothing (-w naming
- * exactly the nodes the step runs on, -x none of them); otherwise one
- * warning each, never a silent drop. */
-static void step_nodes_said(const struct srunopt *s, const struct step *st)
+/* -C and the step limits: not enforced for a step, so one warning each,
+ * never a silent drop (-w and -x are: step_choose). */
+static void step_nodes_said(const struct srunopt *s)
 {
 	const struct slurmopt *o = &s->job;
 
 	if (arg_said)
 		return;
-	for (int k = 0; k < 2; k++) {
-		const char *list = k == 0 ? o->nodelist : o->exclude;
-		char **names = NULL;
-		int n, used = 0, hits = 0;
-		bool kept;
-
-		if (!list)
-			continue;
-		n = hostlist_expand(list, MAX_NODES * 4, &names);
-		for (int i = 0; i < st->nnodes && n > 0; i++)
-			if (st->ranks[i] > 0) {
-				used++;
-				hits += list_names(names, n, st->names[i]);
-			}
-		kept = n > 0 && (k == 0 ? hits == used : hits == 0);
-		/* -w: and no node the step does not run on (a name twice is once) */
-		for (int i = 0; kept && k == 0 && i < n; i++) {
-			bool found = false;
-
-			for (int j = 0; j < st->nnodes && !found; j++)
-				found = st->ranks[j] > 0 && !strcmp(names[i], st->names[j]);
-			kept = found;
-		}
-		hostlist_free(names, n > 0 ? (size_t)n : 0);
-		if (!kept)
-			fprintf(stderr, "srun: warning: --%s=%s: not enforced by qpool inside a job (the step "
-				"runs on the job's nodes as -N and -n place it)\n", k == 0 ? "nodelist" : "exclude",
-				list);
-	}
 	if (o->constraint)
 		fprintf(stderr, "srun: warning: --constraint=%s: not enforced by qpool inside a job (the step "
 			"runs on the job's nodes)\n", o->constraint);
@@ -631,8 +682,11 @@ static int pty_inside(struct srunopt *s, char **cmd, const char *jobid)
 	r = step_plan(s, jobid, &st);
 	if (r)
 		return r;
+	if (strcmp(st.names[st.first], st.home))
+		return cmd_fail(1, "error: --pty runs its task where srun runs, on %s; --nodelist and --exclude "
+				"may not move it to %s", st.home, st.names[st.first]);
 	s->step = step_next();
-	step_nodes_said(s, &st);
+	step_nodes_said(s);
 	step_env(s, &st);
 	s->layout = st.layout;
 	s->names = st.list;
@@ -658,7 +712,7 @@ static int inside(struct srunopt *s, int argc, char **argv, int first, const cha
 		return r;
 	s->step = step_next();
 	step_place(s, &st);
-	step_nodes_said(s, &st);
+	step_nodes_said(s);
 	step_env(s, &st);
 	ids = (struct slurmstep_ids){
 		.jobid = v ? v : jobid, .step = s->step, .task = -1, .node = 0, .nodename = st.names[st.first],

@@ -45,8 +45,12 @@ srun -n1 --cpu-bind=cores sh -c 'echo bound' > cb.out 2> cb.err; echo "cb=$?"
 srun -n1 --cpu-bind=q true 2> cbq.err; echo "cbq=$?"
 first=$(head -n 1 "$PBS_NODEFILE") last=$(tail -n 1 "$PBS_NODEFILE")
 srun -N1 -n1 -w "$first" -m block -K --overlap true 2> wfirst.err; echo "wfirst=$?"
-srun -N1 -n1 -w "$last" true 2> wlast.err; echo "wlast=$?"
-srun -n1 -x "$first" true 2> xfirst.err; echo "xfirst=$?"
+srun -N1 -n1 -w "$last" sh -c 'echo "host=$(hostname) nodeid=$SLURM_NODEID list=$SLURM_STEP_NODELIST"' > wlast.out 2> wlast.err; echo "wlast=$?"
+srun -n1 -x "$first" sh -c 'echo "host=$(hostname) list=$SLURM_STEP_NODELIST"' > xfirst.out 2> xfirst.err; echo "xfirst=$?"
+srun -w "$last" -n 2 sh -c 'echo "host=$(hostname) procid=$SLURM_PROCID"' > wtwo.raw 2> wtwo.err; echo "wtwo=$?"; sort wtwo.raw > wtwo.out
+srun -w nosuch-node -n1 touch wbad.ran 2> wbad.err; echo "wbad=$?"
+srun -x "$first,$last" -n1 touch xall.ran 2> xall.err; echo "xall=$?"
+srun -N1 -w "$first,$last" -n1 touch wmany.ran 2> wmany.err; echo "wmany=$?"
 srun -n1 --hint=nomultithread -m cyclic true 2> hint.err; echo "hint=$?"
 srun -n1 -t 5 --mem=10M true 2> steplim.err; echo "steplim=$?"
 printf 'echo "script ran as $SLURM_PROCID of $SLURM_NTASKS"\n' | srun -n1 --cpu-bind=q -c 1 sh -s > stdin.out 2> stdin.err
@@ -113,12 +117,21 @@ grep -qx "cb=0" "$out" && grep -qx "bound" "$W/cb.out" || fail "--cpu-bind=cores
 grep -qx "srun: warning: --cpu-bind=cores: not enforced by qpool .*" "$W/cb.err" || fail "--cpu-bind=cores: $(cat "$W/cb.err")"
 # --cpu-bind=quiet asks for no binding: no warning.
 grep -qx "cbq=0" "$out" && ! grep -q "warning" "$W/cbq.err" || fail "--cpu-bind=q: $(cat "$W/cbq.err")"
-note "-w, -x, -m, --hint: applied where the step's nodes and layout keep them, else a warning each, never dropped unsaid"
+note "-w and -x choose the step's nodes among the job's; -m, --hint: applied where the layout keeps them, else a warning each, never dropped unsaid"
 grep -qx "wfirst=0" "$out" && [ ! -s "$W/wfirst.err" ] || fail "srun -N1 -w FIRST (kept): $(cat "$W/wfirst.err")"
-grep -qx "wlast=0" "$out" && [ "$(cat "$W/wlast.err")" = "srun: warning: --nodelist=$b: not enforced by qpool inside a job (the step runs on the job's nodes as -N and -n place it)" ] ||
-	fail "srun -N1 -w LAST: $(cat "$W/wlast.err")"
-grep -qx "xfirst=0" "$out" && grep -qx "srun: warning: --exclude=$a: not enforced by qpool inside a job .*" "$W/xfirst.err" ||
-	fail "srun -x FIRST: $(cat "$W/xfirst.err")"
+grep -qx "wlast=0" "$out" && [ ! -s "$W/wlast.err" ] && [ "$(cat "$W/wlast.out")" = "host=$b nodeid=0 list=$b" ] ||
+	fail "srun -N1 -w LAST: $(cat "$W/wlast.out" "$W/wlast.err")"
+grep -qx "xfirst=0" "$out" && [ ! -s "$W/xfirst.err" ] && [ "$(cat "$W/xfirst.out")" = "host=$b list=$b" ] ||
+	fail "srun -x FIRST: $(cat "$W/xfirst.out" "$W/xfirst.err")"
+grep -qx "wtwo=0" "$out" && [ ! -s "$W/wtwo.err" ] && [ "$(cat "$W/wtwo.out")" = "host=$b procid=0
+host=$b procid=1" ] || fail "srun -w LAST -n 2: $(cat "$W/wtwo.out" "$W/wtwo.err")"
+grep -qx "wbad=1" "$out" && [ "$(cat "$W/wbad.err")" = "srun: error: Unable to create step for job $id: Requested node configuration is not available (--nodelist: nosuch-node is not one of the job's nodes)" ] ||
+	fail "srun -w NOT-THE-JOB'S: $(cat "$W/wbad.err")"
+grep -qx "xall=1" "$out" && grep -qx "srun: error: .*(--exclude leaves none of the job's nodes)" "$W/xall.err" ||
+	fail "srun -x ALL: $(cat "$W/xall.err")"
+grep -qx "wmany=1" "$out" && grep -qx "srun: error: .*(-N 1 with 2 nodes in --nodelist)" "$W/wmany.err" ||
+	fail "srun -N1 -w TWO: $(cat "$W/wmany.err")"
+[ ! -e "$W/wbad.ran" ] && [ ! -e "$W/xall.ran" ] && [ ! -e "$W/wmany.ran" ] || fail "a refused srun -w/-x ran its task"
 grep -qx "hint=0" "$out" && grep -qx "srun: warning: --hint=nomultithread: not enforced by qpool (ignored)" "$W/hint.err" &&
 	grep -qx "srun: warning: --distribution=cyclic: not enforced by qpool .*" "$W/hint.err" || fail "srun --hint -m cyclic: $(cat "$W/hint.err")"
 grep -qx "steplim=0" "$out" && [ "$(cat "$W/steplim.err")" = "srun: warning: --time: not enforced by qpool for a step (the job's walltime holds)
