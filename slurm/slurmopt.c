@@ -809,6 +809,22 @@ static int resources(const struct slurmopt *o, struct jobspec *js, struct error 
 			return r;
 		nodes = tasks;
 	}
+	/* Two GPU counts of one job that disagree: refused, where one of them
+	 * used to win unsaid (--gpus-per-node over --gpus, either over
+	 * --gpus-per-task). Counts that agree stand together. */
+	if (o->gpus > 0 && o->gpus_per_node > 0 && nodes > 0 && o->gpus != o->gpus_per_node * nodes)
+		return error_set(err, -EINVAL, "--gpus=%" PRId64 " and --gpus-per-node=%" PRId64 " over %" PRId64
+				 " node%s disagree (give one of them)", o->gpus, o->gpus_per_node, nodes,
+				 nodes == 1 ? "" : "s");
+	if (o->gpus_per_task > 0 && (o->gpus > 0 || (o->gpus_per_node > 0 && nodes > 0))) {
+		int64_t total = o->gpus > 0 ? o->gpus : o->gpus_per_node * nodes;
+
+		if (total != o->gpus_per_task * tasks)
+			return error_set(err, -EINVAL, "--gpus-per-task=%" PRId64 " for %" PRId64 " task%s and %s=%"
+					 PRId64 " disagree (give one of them)", o->gpus_per_task, tasks,
+					 tasks == 1 ? "" : "s", o->gpus > 0 ? "--gpus" : "--gpus-per-node",
+					 o->gpus > 0 ? o->gpus : o->gpus_per_node);
+	}
 	/* --ntasks alone: Slurm spreads them as it finds room; so does
 	 * place=free, one task per chunk. */
 	if (nodes < 0) {

@@ -462,6 +462,16 @@ static void test_jobspec_gpus(void)
 		{ "--gpus-per-task=a100:1 -n 2 -N 1", 2, 0, 0, NULL, "a100" },
 		{ "--gpus-per-task=1 -n 3 -N 2", 3, 2, 2, NULL, NULL },
 		{ "--gpus-per-task=2 -n 2", 4, 2, 1, NULL, NULL },
+		/* two counts: they stand together when they agree, else refused */
+		{ "--gpus=4 --gpus-per-node=2 -N 2", 4, 2, 1, NULL, NULL },
+		{ "--gpus=4 --gpus-per-node=1 -N 2", 0, 0, 0, "--gpus=4 and --gpus-per-node=1 over 2 nodes disagree "
+		  "(give one of them)", NULL },
+		{ "--gpus=4 --gpus-per-task=1 -n 4", 4, 1, 1, NULL, NULL },
+		{ "--gpus=2 --gpus-per-task=1 -n 4", 0, 0, 0, "--gpus-per-task=1 for 4 tasks and --gpus=2 disagree "
+		  "(give one of them)", NULL },
+		{ "--gpus-per-node=2 --gpus-per-task=1 -n 4 -N 2", 4, 2, 1, NULL, NULL },
+		{ "--gpus-per-node=1 --gpus-per-task=2 -n 2 -N 1", 0, 0, 0, "--gpus-per-task=2 for 2 tasks and "
+		  "--gpus-per-node=1 disagree (give one of them)", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
