@@ -122,7 +122,7 @@ static int alter_attrs(const json_t *msg, const json_t *row, char **ret, char *t
 		const char *val = json_string_value(v);
 
 		if (!jobattr_is_shape(name)) {
-			snprintf(text, len, "qalter cannot change %.64s", name);
+			snprintf(text, len, "%.64s cannot be altered", name);
 			return -EINVAL;
 		}
 		if (json_is_null(v))
@@ -187,8 +187,9 @@ void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg
 	}
 	if (j->n_chunks && (json_object_get(msg, "ncpus") || json_object_get(msg, "mem") ||
 			    json_object_get(msg, "attrs"))) {
-		conn_reply_err(c, req_id, EINVAL, "job %lld asks for chunks across nodes; qalter cannot change "
-			       "its ncpus, mem or slots (qdel it and submit again)", (long long)j->id);
+		/* Both dialects' alter commands send this: words of neither. */
+		conn_reply_err(c, req_id, EINVAL, "job %lld asks for chunks across nodes; its ncpus, mem or "
+			       "slots cannot be altered (delete it and submit again)", (long long)j->id);
 		return;
 	}
 	r = jobstore_job_get(s->store, j->id, false, &row);

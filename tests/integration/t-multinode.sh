@@ -147,7 +147,11 @@ echo true | as qpuser1 qsub -N poke -h >/dev/null || fail "qsub poke"
 [ "$(qp_state "$s2")" = queued ] || fail "s2 (20 min) ran ahead of the wide job: $(qp_state "$s2")"
 [ "$(qp_field "$wide" exec_host)" = "" ] || fail "the waiting wide job holds nodes"
 out=$(as qpuser1 qalter -l ncpus=1 "$wide" 2>&1) && fail "qalter changed the CPUs of a job across nodes"
-echo "$out" | grep -q "cannot change its ncpus" || fail "qalter: $out"
+echo "$out" | grep -q "its ncpus, mem or slots cannot be altered" || fail "qalter: $out"
+# the same refusal to a Slurm user, in neither dialect's words
+out=$(as qpuser1 scontrol update JobId="$wide" NumCPUs=4 2>&1) && fail "scontrol changed the CPUs of a job across nodes"
+echo "$out" | grep -q "its ncpus, mem or slots cannot be altered" && ! echo "$out" | grep -q qalter ||
+	fail "scontrol update NumCPUs= of a job across nodes: $out"
 out=$(as qpuser1 qalter -l select=2:ncpus=1 "$s2" 2>&1) && fail "qalter made a job across nodes"
 echo "$out" | grep -q "cannot ask for chunks across nodes" || fail "qalter: $out"
 busy=0
