@@ -391,10 +391,7 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 			return error_set(err, -EINVAL, "invalid memory constraint %s", arg);
 		return 0;
 	case OPT_EXCLUSIVE:
-		if (arg && strcmp(arg, "user") && strcmp(arg, "mcs") && strcmp(arg, "topo"))
-			return error_set(err, -EINVAL, "invalid exclusive option %s", arg);
-		o->exclusive = 1;
-		return 0;
+		return slurmopt_exclusive(o, arg, err);
 	case 'H':
 		o->hold = 1;
 		return 0;
@@ -507,6 +504,22 @@ static int option_apply(struct slurmopt *o, int c, const char *arg, const char *
 		return warn(&o->warnings, &o->n_warnings, "%s%s%s: not enforced by qpool (ignored)", word,
 			    arg ? "=" : "", arg ? arg : "");
 	}
+}
+
+static const char *const exclusive_kinds[] = { "user", "mcs", "topo" };
+
+int slurmopt_exclusive(struct slurmopt *o, const char *arg, struct error *err)
+{
+	if (!arg) {
+		o->exclusive = 1;
+		return 0;
+	}
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(arg, exclusive_kinds[i])) {
+			o->exclusive = 2 + i;
+			return 0;
+		}
+	return error_set(err, -EINVAL, "invalid exclusive option %s", arg);
 }
 
 int slurmopt_parse(struct slurmopt *o, int argc, char **argv, int *ret_optind, struct error *err)
@@ -957,6 +970,13 @@ int slurmopt_jobspec(const struct slurmopt *o, const char *user, struct jobspec 
 		r = jobspec_option(js, 'l', js->n_chunks ? "place=scatter:excl" : "place=excl", err);
 		js->excl = 2;
 	}
+	/* Nodes shared only by the user's own jobs (or an MCS label's, or a
+	 * topology block's): qpool has no such sharing, and gives the job
+	 * its nodes whole, which keeps others off them as asked. */
+	if (!r && o->exclusive > 1)
+		r = warn(&js->warnings, &js->n_warnings, "--exclusive=%s: not enforced by qpool as asked (the "
+			 "job gets its nodes whole: no other job on them, its user's own neither)",
+			 exclusive_kinds[o->exclusive - 2]);
 	if (!r && o->nodes_max > o->nodes_min)
 		r = warn(&js->warnings, &js->n_warnings, "--nodes=%" PRId64 "-%" PRId64 ": the job gets "
 			 "%" PRId64 " nodes (qpool does not grow a job to the maximum)", o->nodes_min,

@@ -54,7 +54,7 @@ struct slurmopt {
 	int64_t gpus_per_task;   /* --gpus-per-task */
 	char *gpu_model;         /* the TYPE of --gres=gpu:TYPE:G, --gpus=TYPE:G, --gpus-per-*=TYPE:G,
 	                          * canonical (lib/gpu.h); NULL: any */
-	int exclusive;           /* --exclusive: 1 */
+	int exclusive;           /* --exclusive: 1; =user, =mcs, =topo: 2, 3, 4 */
 	int hold;                /* -H: 1 */
 	int requeue;             /* --requeue 1, --no-requeue 0 */
 	int parsable;            /* --parsable: 1 */
@@ -79,6 +79,10 @@ void slurmopt_clear(struct slurmopt *o);
  * err in Slurm's words ("unrecognized option '--bogus'", "Invalid --time
  * specification"), -ENOMEM. */
 int slurmopt_parse(struct slurmopt *o, int argc, char **argv, int *ret_optind, struct error *err);
+
+/* --exclusive[=user|mcs|topo] (arg NULL: none) into o->exclusive. 0, or
+ * -EINVAL with Slurm's words for any other arg. */
+int slurmopt_exclusive(struct slurmopt *o, const char *arg, struct error *err);
 
 /* Splits the #SBATCH lines of a script into one argv (argv[0] "sbatch"),
  * as sbatch reads them: lines starting with "#SBATCH" from the top, up

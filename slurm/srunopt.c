@@ -216,8 +216,7 @@ static int option_apply(struct srunopt *s, int c, const char *arg, const char *w
 		return str_dup(&o->licenses, arg);
 	}
 	case OPT_EXCL:
-		o->exclusive = 1;
-		return 0;
+		return slurmopt_exclusive(o, arg, err);
 	case OPT_MPI:
 		if (strcmp(arg, "pmi2") && strcmp(arg, "pmix") && strncmp(arg, "pmix_v", 6) &&
 		    strcmp(arg, "none") && strcmp(arg, "pmi1") && strcmp(arg, "list"))

@@ -706,6 +706,10 @@ static void test_mail_types(void)
 		{ "-N 2 -n 8 --ntasks-per-node=2", "", "can't honor --ntasks-per-node set to 2 which doesn't match "
 		  "the requested tasks 8 with the number of requested nodes 2. Ignoring --ntasks-per-node." },
 		{ "-N 2 -n 3 --ntasks-per-node=2", "", NULL },
+		/* --exclusive=user: whole nodes, which is more than it asks */
+		{ "--exclusive=user", "", "--exclusive=user: not enforced by qpool as asked (the job gets its nodes "
+		  "whole: no other job on them, its user's own neither)" },
+		{ "--exclusive", "", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
