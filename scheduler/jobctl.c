@@ -154,6 +154,39 @@ static int alter_attrs(const json_t *msg, const json_t *row, char **ret, char *t
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* The request's "expect": attributes its client read from the job and
+ * built the request from (scontrol's NumCPUs= keeps the tasks it read),
+ * each a string or null for absent. The alter applies only while the
+ * row still has them: a change between that read and this write (its
+ * handler runs whole, the row read and written in it) is refused, not
+ * overwritten unseen. 0, -EAGAIN or -EINVAL with text. */
+static int alter_expect(const json_t *msg, const json_t *row, char *text, size_t len)
+{
+	const json_t *want = json_object_get(msg, "expect"), *have = json_object_get(row, "attrs"), *v;
+	const char *name;
+
+	if (!want)
+		return 0;
+	if (!json_is_object(want) || json_object_size(want) > JOBATTR_SHAPE_N + 1) {
+		snprintf(text, len, "\"expect\" is not an object of at most %d attributes", JOBATTR_SHAPE_N + 1);
+		return -EINVAL;
+	}
+	json_object_foreach((json_t *)want, name, v) {
+		const json_t *h = json_object_get(have, name);
+
+		if (!json_is_null(v) && !json_is_string(v)) {
+			snprintf(text, len, "\"expect\": %.64s is not a string or null", name);
+			return -EINVAL;
+		}
+		if (json_is_null(v) ? h && !json_is_null(h)
+				    : !json_is_string(h) || strcmp(json_string_value(h), json_string_value(v))) {
+			snprintf(text, len, "its %.64s changed after it was read; run the command again", name);
+			return -EAGAIN;
+		}
+	}
+	return 0;
+}
+
 /* alter (qalter) and move (qmove): the job's row with the request's
  * changes, checked as qsub would be, written, and mirrored in the pool. */
 void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg)
@@ -233,6 +266,8 @@ void op_alter_move(struct conn *c, const char *op, long long req_id, json_t *msg
 	} else {
 		r = limits_check(s, q, j, a.ncpus, a.mem, a.walltime, text, sizeof(text));
 	}
+	if (r == 0 && !move)
+		r = alter_expect(msg, row, text, sizeof(text));
 	if (r == 0 && !move)
 		r = alter_attrs(msg, row, &attrs_text, text, sizeof(text));
 	a.attrs_json = attrs_text;

@@ -683,7 +683,7 @@ static long long job_attr_count(const json_t *job, const char *name)
 static int update_cpus(struct client *cl, const char *idtext, long long ncpus, json_t *req)
 {
 	struct slurmsel sel;
-	json_t *jobs = NULL, *job, *attrs;
+	json_t *jobs = NULL, *job, *attrs, *expect;
 	struct error err;
 	long long tasks;
 
@@ -701,7 +701,17 @@ static int update_cpus(struct client *cl, const char *idtext, long long ncpus, j
 	tasks = job_attr_count(job, "Slurm_ntasks");
 	if (!tasks)
 		tasks = job_attr_count(job, "Resource_List.mpiprocs");
+	/* what the tasks were read from: qpoold alters only while they hold */
+	expect = json_object();
+	for (size_t i = 0; expect && i < 2; i++) {
+		const char *name = i ? "Resource_List.mpiprocs" : "Slurm_ntasks";
+		const char *v = wire_str(json_object_get(job, "attrs"), name);
+
+		json_object_set_new(expect, name, v ? json_string(v) : json_null());
+	}
 	json_decref(jobs);
+	if (!expect || json_object_set_new(req, "expect", expect) < 0)
+		return cmd_fail(1, "out of memory");
 	if (tasks > ncpus)
 		return cmd_fail(1, "error: NumCPUs=%lld: fewer CPUs than the job's %lld tasks (qpool cannot change "
 				"NumTasks: scancel the job and submit it again)\nRequest aborted", ncpus, tasks);

@@ -207,6 +207,13 @@ for kv in NumNodes=2 NumTasks=1 Features=ib NodeList="$n1" ReqNodeList="$n1" Exc
 done
 refused "NumCPUs=1: fewer CPUs than the job's 2 tasks" as qpuser1 scontrol update JobId="$u" TimeLimit=7 NumCPUs=1
 show_has "$u" TimeLimit=00:05:00 NumCPUs=2 NumTasks=2
+# scontrol reads the tasks, then alters: qpoold applies it only while they
+# still are what it read (its "expect"), else nothing (a raw request as
+# if another alter came between)
+out=$(as qpuser1 python3 "$QP_TOP/tests/integration/qpool-ask.py" "$QP_T/qpoold.sock" alter \
+	"{\"jobid\": $u, \"walltime\": 420, \"expect\": {\"Slurm_ntasks\": \"3\"}}") || fail "qpool-ask alter"
+echo "$out" | grep -q "its Slurm_ntasks changed after it was read; run the command again" || fail "alter with a stale expect: $out"
+show_has "$u" TimeLimit=00:05:00 NumCPUs=2 NumTasks=2
 
 note "scontrol update NumCPUs= keeps the job's tasks (its MPI slots), as Slurm's does"
 v=$(as qpuser1 sbatch --parsable -H -n 1 -t 5 -o "$QP_T/work/qpuser1/cpus-%j.out" \
