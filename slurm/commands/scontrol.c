@@ -698,15 +698,16 @@ static int update_cpus(struct client *cl, const char *idtext, long long ncpus, j
 		json_decref(jobs);
 		return 0;
 	}
-	tasks = job_attr_count(job, "Slurm_ntasks");
-	if (!tasks)
-		tasks = job_attr_count(job, "Resource_List.mpiprocs");
-	/* what the tasks were read from: qpoold alters only while they hold */
+	/* the tasks, the first of these that counts; and what they were read
+	 * from, which qpoold checks still holds when it alters */
+	tasks = 0;
 	expect = json_object();
 	for (size_t i = 0; expect && i < 2; i++) {
 		const char *name = i ? "Resource_List.mpiprocs" : "Slurm_ntasks";
 		const char *v = wire_str(json_object_get(job, "attrs"), name);
 
+		if (!tasks)
+			tasks = job_attr_count(job, name);
 		json_object_set_new(expect, name, v ? json_string(v) : json_null());
 	}
 	json_decref(jobs);
