@@ -301,7 +301,7 @@ static bool list_names(char **names, int n, const char *node)
 static int step_choose(const struct slurmopt *o, const char *jobid, struct step *st, int64_t *nodes)
 {
 	char **w = NULL, **x = NULL, names[MAX_NODES][64];
-	int nw = 0, nx = 0, slots[MAX_NODES], n = 0, r = 0;
+	int nw = 0, nx = 0, slots[MAX_NODES], n = 0, named = 0, r = 0;
 
 	if (!o->nodelist && !o->exclude)
 		return 0;
@@ -329,6 +329,7 @@ static int step_choose(const struct slurmopt *o, const char *jobid, struct step 
 			if (list_names(w, nw, st->names[j]) == (pass == 0) && !list_names(x, nx, st->names[j])) {
 				memcpy(names[n], st->names[j], sizeof(names[n]));
 				slots[n++] = st->slots[j];
+				named += pass == 0;
 			}
 	if (n == 0) {
 		r = cmd_fail(1, "error: Unable to create step for job %s: Requested node configuration is not "
@@ -336,20 +337,11 @@ static int step_choose(const struct slurmopt *o, const char *jobid, struct step 
 		goto done;
 	}
 	if (nw > 0 && *nodes <= 0) {
-		*nodes = 0;
-		for (int j = 0; j < n; j++)
-			*nodes += list_names(w, nw, names[j]);
-	} else if (nw > 0) {
-		int64_t named = 0;
-
-		for (int j = 0; j < n; j++)
-			named += list_names(w, nw, names[j]);
-		if (*nodes < named) {
-			r = cmd_fail(1, "error: Unable to create step for job %s: Requested node configuration is "
-				     "not available (-N %" PRId64 " with %" PRId64 " nodes in --nodelist)", jobid,
-				     *nodes, named);
-			goto done;
-		}
+		*nodes = named;
+	} else if (nw > 0 && *nodes < named) {
+		r = cmd_fail(1, "error: Unable to create step for job %s: Requested node configuration is "
+			     "not available (-N %" PRId64 " with %d nodes in --nodelist)", jobid, *nodes, named);
+		goto done;
 	}
 	st->chosen = n != st->nnodes;
 	for (int j = 0; j < n; j++) {
