@@ -576,7 +576,7 @@ int jobfile_result_read(int dirfd, int64_t jobid, int64_t launch, json_t **ret,
 			struct error *err)
 {
 	char name[64];
-	json_t *res, *times;
+	json_t *res, *times, *id;
 	int r;
 
 	snprintf(name, sizeof(name), "%" PRId64 ".result", jobid);
@@ -593,10 +593,10 @@ int jobfile_result_read(int dirfd, int64_t jobid, int64_t launch, json_t **ret,
 	if (r < 0)
 		return r;
 	times = json_object_get(res, "times");
-	if ((json_object_get(res, "jobid") && json_integer_value(json_object_get(res, "jobid")) != jobid) ||
-	    (launch > 0 && wire_int(times, "launch", launch) != launch)) {
-		log_warn("job %" PRId64 ": %s holds job %" JSON_INTEGER_FORMAT "'s result of launch %lld, not this run's: taken as no result",
-			 jobid, name, json_integer_value(json_object_get(res, "jobid")),
+	id = json_object_get(res, "jobid");
+	if ((id && json_integer_value(id) != jobid) || (launch > 0 && wire_int(times, "launch", launch) != launch)) {
+		log_warn("job %" PRId64 ": %s holds job %" JSON_INTEGER_FORMAT "'s result of launch %lld, "
+			 "not this run's: taken as no result", jobid, name, json_integer_value(id),
 			 wire_int(times, "launch", 0));
 		json_decref(res);
 		return -ENOENT;

@@ -75,8 +75,6 @@ static int jobs_results_on_sync(sd_event_source *s, uint64_t usec, void *userdat
 	unsigned n = 0;
 	int r;
 
-	(void)s;
-	(void)usec;
 	js->sync_src = sd_event_source_disable_unref(js->sync_src);
 	for (struct job *j = js->head; j; j = j->next) {
 		if (!j->result_unsynced)
