@@ -609,6 +609,26 @@ void cgroup_job_attach_prepare(struct cgroup_job *job)
 	}
 }
 
+ssize_t cgroup_job_attach_plan(const struct cgroup_job *job, struct cgroup_attach_step *step,
+			       size_t max)
+{
+	bool v1 = job->ops == &cgroup_v1_ops;
+	size_t n = 0;
+
+	for (int h = 0; h < V1_N; h++) {
+		if (job->fd[h] < 0)
+			continue;
+		if (n == max)
+			return -E2BIG;
+		if (v1 && job->tasks_fd[h] >= 0)
+			step[n++] = (struct cgroup_attach_step){ .fd = job->tasks_fd[h] };
+		else
+			step[n++] = (struct cgroup_attach_step){ .fd = job->fd[h],
+								 .name = v1 ? "tasks" : "cgroup.procs" };
+	}
+	return (ssize_t)n;
+}
+
 int cgroup_job_attach(struct cgroup_job *job, pid_t pid)
 {
 	const char *file = "cgroup.procs";

@@ -205,6 +205,18 @@ int cgroup_job_cpuset_check(struct cgroup_job *job, const struct cgroup_limits *
  * effort: what cannot be opened is opened by the attach. No effect on v2. */
 void cgroup_job_attach_prepare(struct cgroup_job *job);
 
+/* What cgroup_job_attach(job, 0) writes, for a child that calls no
+ * library (gded's spawn.c): each step is "0" written at offset 0 of fd
+ * when name is NULL (v1's "tasks", opened by cgroup_job_attach_prepare),
+ * else the caller's pid written to name opened under fd (O_WRONLY |
+ * O_TRUNC). The number of steps, or -E2BIG past max. */
+struct cgroup_attach_step {
+	int fd;
+	const char *name;
+};
+ssize_t cgroup_job_attach_plan(const struct cgroup_job *job, struct cgroup_attach_step *step,
+			       size_t max);
+
 /* Moves pid into the group in every hierarchy; pid 0 is the caller, which
  * on v1 must be single-threaded (it moves itself through "tasks", which
  * avoids the RCU wait of cgroup.procs). Safe to call in a forked child: no

@@ -89,12 +89,31 @@ __attribute__((noreturn)) void gded_child_exec(const struct gded_child *c);
  * the task's stderr and exits 127, as a shell does. */
 __attribute__((noreturn)) void gded_task_exec(const struct gded_child *c);
 
+/* The batch script's child without a copy of gded's memory (spawn.c,
+ * issue 39): clone(CLONE_VM), raw system calls, only the plain case.
+ * gded_spawn_prepare makes all it needs from c (whose exec_stamp page it
+ * writes) before the clone; -ENOTSUP when the job is not a batch script
+ * of a user whose groups qnoded resolved (a terminal, a task, by hand,
+ * -W group_list, another architecture): fork then. gded_spawn_start
+ * clones it: its pid, or -1 with errno. When anything does not succeed
+ * plainly it exits 127 with exec_stamp[GDED_SPAWN_RETRY] set, and the
+ * caller forks gded_child_exec, which does it all again and tells what
+ * failed. gded_spawn_free only once the child is gone (exec'ed or
+ * reaped). */
+#define GDED_SPAWN_RETRY 6
+struct gded_spawn;
+int gded_spawn_prepare(const struct gded_child *c, struct gded_spawn **ret);
+pid_t gded_spawn_start(struct gded_spawn *p);
+void gded_spawn_free(struct gded_spawn *p);
+
 /* RLIMIT_NOFILE: gded raises its own soft limit to hold many tasks'
  * pipes (gded_nofile_raise, once, before any child); every child puts
  * the limit it had back before exec, so the job sees what it would
  * have. */
 void gded_nofile_raise(rlim_t want);
 void gded_nofile_restore(void);
+/* Whether gded raised it; then the limit to put back in *ret. */
+bool gded_nofile_saved(struct rlimit *ret);
 
 /* gded's control socket (docs/PARALLEL.md "gded's control socket"):
  * qnoded starts tasks in the job through it. */

@@ -221,6 +221,7 @@ int gded_launcher_run(int argc, char **argv, int sock, int (*job_main)(const cha
 	json_object_seed(0);
 	free(malloc(1));
 	gded_mpienv_prepare();
+	gded_spawn_init();
 	parents_hold();
 	reply_send(sock, 0, (int32_t)getpid(), -1);
 

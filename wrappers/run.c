@@ -38,8 +38,9 @@
 /* How long a freeze may take to settle (tasks leaving system calls). */
 #define FREEZE_TIMEOUT_MS 5000
 /* The page the child stamps exec into: wall, mono, execve's errno, the
- * direct-exec flag, and the errnos that kept stdout and stderr in HOME. */
-#define STAMP_PAGE (sizeof(int64_t) * 6)
+ * direct-exec flag, the errnos that kept stdout and stderr in HOME, and
+ * the spawned child's "start me again by fork" (GDED_SPAWN_RETRY). */
+#define STAMP_PAGE (sizeof(int64_t) * 7)
 
 enum run_phase {
 	PHASE_RUN,     /* the job runs */
@@ -53,6 +54,7 @@ struct run {
 	struct cgroup_job *cg;
 	pid_t pid;           /* the job, leader of its own process group */
 	bool exited;
+	bool armed;          /* the walltime (and notice) timers are set */
 	int report_fd;       /* the child's start-failure pipe until EOF, then -1 */
 	size_t reason_len;   /* bytes of a start failure read into res->reason */
 	int sfd;
@@ -524,7 +526,8 @@ static int run_loop(struct run *run, struct error *err)
 	struct pollfd *pfd;
 	int r = 0;
 
-	if (run->job->walltime > 0) {
+	if (run->job->walltime > 0 && !run->armed) {
+		run->armed = true;
 		r = timer_arm(run, run->job->walltime);
 		if (r == 0 && run->job->notice.sig > 0)
 			r = notice_arm(run);
@@ -701,6 +704,36 @@ void gded_stdio_ensure(void)
 			break;
 }
 
+/* The spawned child gave up before its exec (spawn.c: not the plain
+ * case after all): the forked child starts the job, or says why it
+ * cannot, with a start pipe of its own. Only a batch job without a
+ * terminal is spawned, so there is none to hand on. */
+static int child_refork(struct run *run, char **envp, int64_t *page, struct error *err)
+{
+	int report[2];
+
+	if (pipe2(report, O_CLOEXEC | O_NONBLOCK) < 0)
+		return error_set(err, -errno, "set-up: %m");
+	memset(page, 0, STAMP_PAGE);
+	run->exited = false;
+	run->pid = fork();
+	if (run->pid == 0) {
+		struct gded_child c = {
+			.job = run->job, .cg = run->cg, .envp = envp, .report_fd = report[1],
+			.exec_stamp = page, .attach_fd = -1,
+		};
+
+		gded_child_exec(&c);
+	}
+	close(report[1]);
+	if (run->pid < 0) {
+		close(report[0]);
+		return error_set(err, -errno, "fork: %m");
+	}
+	run->report_fd = report[0];
+	return run_loop(run, err);
+}
+
 int gded_run(const struct gded_job *job, struct gded_result *res, struct error *err)
 {
 	struct run run = { .job = job, .res = res, .pid = -1, .sfd = -1, .tfd = -1, .nfd = -1,
@@ -713,6 +746,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	struct cgroup_dev deny[GDED_GPUS_MAX];
 	size_t ndeny = gded_gpus_denied(job, deny);
 	int64_t *page = MAP_FAILED;
+	struct gded_spawn *spawn = NULL;
+	pid_t spawned = -1;
 	int report[2] = { -1, -1 }, attach[2] = { -1, -1 }, tmpdir_fd = -1, r = 0, q;
 	char **envp = NULL, tmpdir[PATH_MAX] = "", note[sizeof(res->reason) * 2] = "";
 	bool undelivered = false, hooked = false;
@@ -820,7 +855,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		fail(res, "gded: %s", err->text);
 		goto done;
 	}
-	page[0] = page[1] = page[2] = page[3] = page[4] = page[5] = 0;
+	memset(page, 0, STAMP_PAGE);
 	run.stamps = page;
 	gded_ctl_start(run.ctl, run.cg, envp);
 	if (gded_job_sister(job)) {
@@ -852,19 +887,25 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 			goto done;
 		}
 	}
-	run.pid = fork();
-	if (run.pid < 0) {
-		r = error_set(err, -errno, "fork: %m");
-		fail(res, "gded: %s", err->text);
-		goto done;
-	}
-	if (run.pid == 0) {
+	{
 		struct gded_child c = {
 			.job = job, .cg = run.cg, .envp = envp, .report_fd = report[1],
 			.exec_stamp = page, .pty_slave = run.pty ? pty.slave : NULL, .attach_fd = attach[0],
 		};
 
-		gded_child_exec(&c);
+		/* Without a copy of gded's memory where it can (spawn.c),
+		 * else forked. */
+		if (gded_spawn_prepare(&c, &spawn) == 0)
+			run.pid = spawned = gded_spawn_start(spawn);
+		else
+			run.pid = fork();
+		if (run.pid == 0)
+			gded_child_exec(&c);
+	}
+	if (run.pid < 0) {
+		r = error_set(err, -errno, "fork: %m");
+		fail(res, "gded: %s", err->text);
+		goto done;
 	}
 	close(report[1]);
 	report[1] = -1;
@@ -876,6 +917,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	run.report_fd = report[0];
 	report[0] = -1;
 	r = run_loop(&run, err);
+	if (r == 0 && spawn && page[GDED_SPAWN_RETRY] && run.phase == PHASE_RUN)
+		r = child_refork(&run, envp, page, err);
 	if (r < 0) {
 		/* The job's true end is unknown to us: kill it and say why. */
 		fail(res, "gded: %s", err->text);
@@ -943,6 +986,14 @@ done:
 	}
 	stamp(res, GDED_STAMP_RELEASED);
 	cgroup_job_free(run.cg);
+	/* What the spawned child reads goes once it is gone: run_loop waited
+	 * for it, but not when the loop failed, and one that had not joined
+	 * its groups yet outlived their kill. */
+	if (spawned > 0 && run.pid == spawned && !run.exited) {
+		kill(spawned, SIGKILL);
+		waitpid(spawned, NULL, 0);
+	}
+	gded_spawn_free(spawn);
 	if (page != MAP_FAILED)
 		munmap(page, STAMP_PAGE);
 	gded_env_free(envp);

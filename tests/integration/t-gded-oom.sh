@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # A job over its memory limit is killed by the kernel and ends "oom", with
 # the reason in qstat and a line in its own stderr file (written as the
-# user), while a neighbour job of another user completes.
+# user), while a neighbour job of another user completes; one whose limit
+# is too small to start (4 KiB) ends "oom" too, not with its wrapper.
 . "$(dirname "$0")/lib.sh"
 [ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "no memory controller"
 command -v python3 >/dev/null || skip "python3 missing"
@@ -45,4 +46,11 @@ JOB
 ) || fail "qsub hog2"
 qp_wait "$hog2" oom --timeout 60
 grep -q "^qpool: job" "$QP_T/work/qpuser1/hog2.e$hog2" && fail "root wrote into a file the user had made read-only"
+# A limit of one page: the job cannot even start its shell. Its start is
+# forked (gded's spawn would share its memory with the killed child) and
+# it ends "oom" like any other, with gded's own result.
+tiny=$(as qpuser1 qsub -q mem64 -l mem=4kb -N tiny <<<'echo hi') || fail "qsub tiny"
+qp_wait "$tiny" oom failed --timeout 60
+note "tiny: state $(qp_state "$tiny"), reason: $(qp_field "$tiny" reason)"
+[ "$(qp_state "$tiny")" = oom ] || fail "a 4 KiB job ended $(qp_state "$tiny"): $(qp_field "$tiny" reason)"
 echo "oom ok"
