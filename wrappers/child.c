@@ -433,8 +433,8 @@ static void child_exec_direct(const struct gded_child *c, const char *interp, ch
 		/* An empty PATH entry is the current directory. */
 		for (const char *d = env_path, *end;; d = end + 1) {
 			end = d + strcspn(d, ":");
-			if (snprintf(path, sizeof(path), "%.*s%s%s", (int)(end - d), end > d ? d : ".",
-				     "/", argv[0]) < (int)sizeof(path) &&
+			if (snprintf(path, sizeof(path), "%.*s/%s", end > d ? (int)(end - d) : 1,
+				     end > d ? d : ".", argv[0]) < (int)sizeof(path) &&
 			    !direct_try(c, path, argv, env, underscore))
 				break;
 			if (!*end)
@@ -458,6 +458,13 @@ void gded_nofile_raise(rlim_t want)
 	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
 		nofile_raised = true;
+}
+
+bool gded_nofile_saved(struct rlimit *ret)
+{
+	if (nofile_raised)
+		*ret = nofile_saved;
+	return nofile_raised;
 }
 
 void gded_nofile_restore(void)

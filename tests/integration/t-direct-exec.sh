@@ -44,6 +44,19 @@ pid=$(job_proc "$id" "$sleep_exe") || exit 1
 as qpuser1 qdel "$id" || fail "qdel $id"
 qp_wait "$id" cancelled
 
+note "an empty PATH entry is the job's directory, as the shell reads it"
+cp "$sleep_exe" "$w/mysleep-t-direct" && chown qpuser1 "$w/mysleep-t-direct" || fail "cp sleep"
+# Both starts: the spawned child's, and the forked one's (a job asking
+# less than 16 MiB is forked: docs/ARCHITECTURE.md).
+for mem in '' '-l mem=8mb'; do
+	# shellcheck disable=SC2086 # $mem: no option, or one
+	id=$(as qpuser1 qsub -N emptypath $mem -v PATH=:/usr/bin:/bin <<<'mysleep-t-direct 600') ||
+		fail "qsub emptypath $mem"
+	pid=$(job_proc "$id" "$w/mysleep-t-direct") || exit 1
+	as qpuser1 qdel "$id" || fail "qdel $id"
+	qp_wait "$id" cancelled
+done
+
 note "two commands: the shell runs them, as before"
 id=$(as qpuser1 qsub -N twice <<<$'sleep 600\ntrue\n') || fail "qsub twice"
 pid=$(job_proc "$id" "$bash_exe") || exit 1
