@@ -222,8 +222,9 @@ typedef int (*gded_env_set_f)(void *e, const char *name, const char *value);
 int gded_mpienv_add(const struct gded_job *job, gded_env_has_f has, gded_env_set_f set, void *e);
 /* Finds the agent's path once, for every job this process forks. */
 void gded_mpienv_prepare(void);
-/* Once, before the wrappers fork (the resident launcher): which signals
- * have a handler (a sanitizer's), for spawn.c's child to put back. */
+/* Once, before the wrappers fork (the resident launcher): what spawn.c
+ * asks of the host (which signals have a handler, for its child to put
+ * back; fs.suid_dumpable). Each wrapper asks again otherwise. */
 void gded_spawn_init(void);
 
 /* Slurm's job variables (wrappers/slurmenv.c): SLURM_JOB_ID, the node

@@ -30,8 +30,10 @@
  * What makes sharing root's memory with a process that becomes the
  * user's safe until its exec:
  * - The user cannot reach the memory: the setuid makes the mm
- *   non-dumpable (commit_creds), so ptrace, /proc/PID/mem and its fds,
- *   process_vm_writev and pidfd_getfd need CAP_SYS_PTRACE.
+ *   non-dumpable (commit_creds, with fs.suid_dumpable 0, which
+ *   gded_spawn_init checks), so ptrace, /proc/PID/mem and its fds,
+ *   process_vm_writev and pidfd_getfd need CAP_SYS_PTRACE, and no
+ *   signal dumps it.
  * - The user can signal it: every signal has its default action (gded
  *   catches none: it reads them from a signalfd; a sanitizer's handlers
  *   are put back to the default first), so no handler runs on shared
@@ -40,6 +42,9 @@
  *   state: raw system calls (no errno, which is gded's thread's),
  *   nothing allocated, every string and array made by gded before the
  *   clone and left untouched until the child is gone.
+ * - An OOM kill of it would kill gded too (every process of the
+ *   memory): a job whose limit could be reached before its exec is
+ *   forked (SPAWN_MEM_MIN).
  * So the child does only the common case: any step that does not
  * succeed plainly ends it with GDED_SPAWN_RETRY in the stamp page and
  * gded starts the forked child (child.c), which does the whole start
@@ -92,11 +97,12 @@ struct gded_spawn {
 	size_t pwd_slot;
 	char *pwd_inherited;
 	char pwd[4 + PATH_MAX];
-	char *dpath[SPAWN_PATH_MAX], *dunder[SPAWN_PATH_MAX];
+	char *dpath[SPAWN_PATH_MAX], *dunder[SPAWN_PATH_MAX], *dstrs;
 	char *argv[4];
 	char *const *envp;
 	int64_t *page;
 	uint64_t handled;   /* signals 1-64 with a handler: back to SIG_DFL */
+	dev_t null_rdev;    /* /dev/null's, 1:3 (makedev is a libc call unoptimised) */
 	char text[];        /* the script's first bytes, then the strings */
 };
 
@@ -150,7 +156,7 @@ SPAWN_INLINE int spawn_output(struct gded_spawn *p, const char *path)
 	if (S_ISREG(st.st_mode)) {
 		if (st.st_uid != p->uid || sys(SYS_ftruncate, fd, 0, 0) < 0)
 			spawn_retry(p);
-	} else if (!(S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)) {
+	} else if (!(S_ISCHR(st.st_mode) && st.st_rdev == p->null_rdev)) {
 		spawn_retry(p);
 	}
 	if (sys(SYS_fcntl, fd, F_SETFL, 0) < 0)
@@ -262,37 +268,47 @@ SPAWN_CODE static int spawn_child(void *arg)
 	spawn_retry(p);
 }
 
-static uint64_t spawn_handled(void)
-{
-	static bool known;
-	static uint64_t mask;
+static struct {
+	bool known, ok;
+	uint64_t handled;
+} spawn_host;
 
-	if (known)
-		return mask;
+/* Once a process: the signals with a handler, and whether the host
+ * keeps a process that changed ids out of core dumps
+ * (fs.suid_dumpable 0). Otherwise the user's SIGQUIT before the exec
+ * could dump gded's memory, or on kernels before 5.16 end gded with the
+ * child (a core dump stopped every process of the memory): fork then. */
+void gded_spawn_init(void)
+{
+	char v[8] = "";
+	int fd;
+
+	if (spawn_host.known)
+		return;
+	spawn_host.known = true;
 	for (int sig = 1; sig <= 64; sig++) {
 		struct sigaction sa;
 
 		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) < 0)
 			continue;
 		if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
-			mask |= 1ULL << (sig - 1);
+			spawn_host.handled |= 1ULL << (sig - 1);
 	}
-	known = true;
-	return mask;
-}
-
-void gded_spawn_init(void)
-{
-	(void)spawn_handled();
+	fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		spawn_host.ok = read(fd, v, sizeof(v) - 1) > 0 && v[0] == '0';
+		close(fd);
+	}
 }
 
 /* The script's one plain command (child_exec_direct's choices, made
  * here as root on the same script, directory and environment): its PATH
  * candidates in p. False when the shell runs the script. */
 static bool spawn_direct(struct gded_spawn *p, const struct gded_child *c, const char *interp,
-			 char **argv, char **strs, char *end)
+			 char **argv)
 {
-	char *env_path = NULL, *underscore, real[PATH_MAX];
+	char *env_path = NULL, *underscore, real[PATH_MAX], *strs;
+	size_t room;
 	bool bash;
 
 	if (c->job->pbs_shell)
@@ -312,6 +328,15 @@ static bool spawn_direct(struct gded_spawn *p, const struct gded_child *c, const
 	else
 		bash = strcmp(strrchr(interp, '/'), "/bash") == 0;
 	if (!env_path)
+		return false;
+	/* "_=DIR/NAME" for every entry, "./NAME" for an empty one. */
+	room = strlen(env_path) + 1;
+	for (const char *d = env_path; *d; d++)
+		room += *d == ':';
+	room *= strlen(argv[0]) + 6;
+	room += strlen(env_path);
+	p->dstrs = strs = malloc(room);
+	if (!strs)
 		return false;
 	p->denv = gded_direct_env(c->envp, "", bash, 0, &underscore);
 	if (!p->denv)
@@ -341,13 +366,13 @@ static bool spawn_direct(struct gded_spawn *p, const struct gded_child *c, const
 			if (e == d)
 				dir = ".";
 		}
-		if (p->ndirect == SPAWN_PATH_MAX || *strs + 2 * (len + strlen(argv[0]) + 4) > end)
+		if (p->ndirect == SPAWN_PATH_MAX)
 			return false;
-		p->dunder[p->ndirect] = underscore ? *strs : NULL;
-		n = dir ? sprintf(*strs, "_=%.*s/%s", (int)len, dir, argv[0]) :
-			  sprintf(*strs, "_=%s", argv[0]);
-		p->dpath[p->ndirect++] = *strs + 2;
-		*strs += n + 1;
+		p->dunder[p->ndirect] = underscore ? strs : NULL;
+		n = dir ? sprintf(strs, "_=%.*s/%s", (int)len, dir, argv[0]) :
+			  sprintf(strs, "_=%s", argv[0]);
+		p->dpath[p->ndirect++] = strs + 2;
+		strs += n + 1;
 		if (!dir || !*e)
 			break;
 	}
@@ -357,22 +382,21 @@ static bool spawn_direct(struct gded_spawn *p, const struct gded_child *c, const
 int gded_spawn_prepare(const struct gded_child *c, struct gded_spawn **ret)
 {
 	const struct gded_job *job = c->job;
-	char *interp = NULL, *arg = NULL, **words, *strs, *end;
-	size_t text = PATH_MAX + 256, room = 2 * SPAWN_PATH_MAX * (2 * PATH_MAX + 8);
+	char *interp = NULL, *arg = NULL, **words;
+	size_t text = PATH_MAX + 256;
 	struct gded_spawn *p;
 	int fd, nwords = 0;
 	ssize_t n;
 
 	*ret = NULL;
-	if (job->argv || c->pty_slave || c->task || !job->groups || job->group || !job->shell ||
+	gded_spawn_init();
+	if (!spawn_host.ok || job->argv || c->pty_slave || c->task || !job->groups || job->group || !job->shell ||
 	    (job->mem > 0 && job->mem < SPAWN_MEM_MIN))
 		return -ENOTSUP;
-	p = calloc(1, sizeof(*p) + text + 64 * sizeof(char *) + room);
+	p = calloc(1, sizeof(*p) + text + 64 * sizeof(char *));
 	if (!p)
 		return -ENOMEM;
 	words = (char **)(p->text + text);
-	strs = (char *)(words + 64);
-	end = strs + room;
 	if (c->cg) {
 		ssize_t k = cgroup_job_attach_plan(c->cg, p->cg, SPAWN_CG_MAX);
 
@@ -394,7 +418,8 @@ int gded_spawn_prepare(const struct gded_child *c, struct gded_spawn **ret)
 	p->nofile = gded_nofile_saved(&p->nofile_saved);
 	p->envp = c->envp;
 	p->page = c->exec_stamp;
-	p->handled = spawn_handled();
+	p->handled = spawn_host.handled;
+	p->null_rdev = makedev(1, 3);
 	if (!p->out_path || (!job->join && !p->err_path) || !p->workdir)
 		goto no;
 	/* The script's first bytes, as the child would peek them (root
@@ -408,7 +433,7 @@ int gded_spawn_prepare(const struct gded_child *c, struct gded_spawn **ret)
 	p->text[n] = '\0';
 	if (n > 0)
 		nwords = gded_script_simple(p->text, (size_t)n, &interp, &arg, words, 64);
-	if (nwords > 0 && (size_t)n < text - 1 && !spawn_direct(p, c, interp, words, &strs, end))
+	if (nwords > 0 && (size_t)n < text - 1 && !spawn_direct(p, c, interp, words))
 		p->ndirect = 0;
 	p->argv[0] = (char *)job->shell;
 	p->argv[1] = (char *)job->script;
@@ -422,8 +447,7 @@ int gded_spawn_prepare(const struct gded_child *c, struct gded_spawn **ret)
 	*ret = p;
 	return 0;
 no:
-	free(p->denv);
-	free(p);
+	gded_spawn_free(p);
 	return -ENOTSUP;
 }
 
@@ -438,6 +462,7 @@ void gded_spawn_free(struct gded_spawn *p)
 	if (!p)
 		return;
 	free(p->denv);
+	free(p->dstrs);
 	free(p);
 }
 
