@@ -75,16 +75,8 @@ struct spawn_sched_attr {
 struct gded_spawn {
 	struct cgroup_attach_step cg[SPAWN_CG_MAX];
 	size_t ncg;
-	bool realtime;
-	int rt_policy;
+	const struct gded_job *job;   /* its ids, umask, outputs, directory */
 	struct sched_param rt;
-	const gid_t *groups;
-	size_t ngroups;
-	gid_t gid;
-	uid_t uid;
-	mode_t umask;
-	const char *out_path, *err_path;   /* err_path NULL: joined */
-	const char *workdir;
 	bool nofile;
 	struct rlimit nofile_saved;
 	/* The script's one command without its shell: each PATH candidate
@@ -103,7 +95,7 @@ struct gded_spawn {
 	int64_t *page;
 	uint64_t handled;   /* signals 1-64 with a handler: back to SIG_DFL */
 	dev_t null_rdev;    /* /dev/null's, 1:3 (makedev is a libc call unoptimised) */
-	char text[];        /* the script's first bytes, then the strings */
+	char text[];        /* the script's first bytes, then its words (gded_script_simple) */
 };
 
 /* Long enough for glibc's clone on this side and the child's frame. */
@@ -154,7 +146,7 @@ SPAWN_INLINE int spawn_output(struct gded_spawn *p, const char *path)
 	if (fd < 0 || sys(SYS_fstat, fd, &st, 0) < 0)
 		spawn_retry(p);
 	if (S_ISREG(st.st_mode)) {
-		if (st.st_uid != p->uid || sys(SYS_ftruncate, fd, 0, 0) < 0)
+		if (st.st_uid != p->job->uid || sys(SYS_ftruncate, fd, 0, 0) < 0)
 			spawn_retry(p);
 	} else if (!(S_ISCHR(st.st_mode) && st.st_rdev == p->null_rdev)) {
 		spawn_retry(p);
@@ -174,6 +166,7 @@ SPAWN_INLINE void spawn_stamp(struct gded_spawn *p)
 SPAWN_CODE static int spawn_child(void *arg)
 {
 	struct gded_spawn *p = arg;
+	const struct gded_job *job = p->job;
 	struct spawn_sched_attr attr = { 0 };
 	uint64_t none = 0;
 	char pid[24], *d = pid + sizeof(pid);
@@ -218,17 +211,18 @@ SPAWN_CODE static int spawn_child(void *arg)
 		attr.runtime = attr.deadline = attr.period = 0;
 		sys(SYS_sched_setattr, 0, &attr, 0);
 	}
-	if (p->realtime && sys(SYS_sched_setscheduler, 0, p->rt_policy, &p->rt) < 0)
+	if (job->reserve == GDED_RESERVE_REALTIME &&
+	    sys(SYS_sched_setscheduler, 0, job->rt_policy, &p->rt) < 0)
 		spawn_retry(p);
-	if (sys(SYS_setsid, 0, 0, 0) < 0 || sys(SYS_setgroups, p->ngroups, p->groups, 0) < 0 ||
-	    sys(SYS_setgid, p->gid, 0, 0) < 0 || sys(SYS_setuid, p->uid, 0, 0) < 0)
+	if (sys(SYS_setsid, 0, 0, 0) < 0 || sys(SYS_setgroups, job->ngroups, job->groups, 0) < 0 ||
+	    sys(SYS_setgid, job->gid, 0, 0) < 0 || sys(SYS_setuid, job->uid, 0, 0) < 0)
 		spawn_retry(p);
-	sys(SYS_umask, p->umask, 0, 0);
-	err = p->err_path ? spawn_output(p, p->err_path) : -1;
-	out = spawn_output(p, p->out_path);
+	sys(SYS_umask, job->umask, 0, 0);
+	err = job->join ? -1 : spawn_output(p, job->stderr_path);
+	out = spawn_output(p, job->stdout_path);
 	if (err < 0)
 		err = out;
-	if (sys(SYS_chdir, p->workdir, 0, 0) < 0)
+	if (sys(SYS_chdir, job->workdir, 0, 0) < 0)
 		spawn_retry(p);
 	in = sys6(SYS_openat, AT_FDCWD, (long)"/dev/null", O_RDONLY | O_CLOEXEC, 0, 0, 0);
 	if (in < 0 || sys(SYS_dup2, in, STDIN_FILENO, 0) < 0 || sys(SYS_dup2, out, STDOUT_FILENO, 0) < 0 ||
@@ -404,23 +398,14 @@ int gded_spawn_prepare(const struct gded_child *c, struct gded_spawn **ret)
 			goto no;
 		p->ncg = (size_t)k;
 	}
-	p->realtime = job->reserve == GDED_RESERVE_REALTIME;
-	p->rt_policy = job->rt_policy;
+	p->job = job;
 	p->rt.sched_priority = job->rt_priority;
-	p->groups = job->groups;
-	p->ngroups = job->ngroups;
-	p->gid = job->gid;
-	p->uid = job->uid;
-	p->umask = job->umask;
-	p->out_path = job->stdout_path;
-	p->err_path = job->join ? NULL : job->stderr_path;
-	p->workdir = job->workdir;
 	p->nofile = gded_nofile_saved(&p->nofile_saved);
 	p->envp = c->envp;
 	p->page = c->exec_stamp;
 	p->handled = spawn_host.handled;
 	p->null_rdev = makedev(1, 3);
-	if (!p->out_path || (!job->join && !p->err_path) || !p->workdir)
+	if (!job->stdout_path || (!job->join && !job->stderr_path) || !job->workdir)
 		goto no;
 	/* The script's first bytes, as the child would peek them (root
 	 * reads what the user would: qnoded wrote it, the user's own). */
