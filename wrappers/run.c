@@ -894,11 +894,15 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		};
 
 		/* Without a copy of gded's memory where it can (spawn.c),
-		 * else forked. */
+		 * else forked; forked too when the clone itself is refused
+		 * (a container's seccomp filter, say). */
 		if (gded_spawn_prepare(&c, &spawn) == 0)
 			run.pid = spawned = gded_spawn_start(spawn);
-		else
+		if (run.pid < 0) {
+			gded_spawn_free(spawn);
+			spawn = NULL;
 			run.pid = fork();
+		}
 		if (run.pid == 0)
 			gded_child_exec(&c);
 	}
