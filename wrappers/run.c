@@ -708,6 +708,16 @@ void gded_stdio_ensure(void)
  * case after all): the forked child starts the job, or says why it
  * cannot, with a start pipe of its own. Only a batch job without a
  * terminal is spawned, so there is none to hand on. */
+/* The child made by a copy of gded: any case spawn.c leaves. */
+static pid_t child_fork(const struct gded_child *c)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		gded_child_exec(c);
+	return pid;
+}
+
 static int child_refork(struct run *run, char **envp, int64_t *page, struct error *err)
 {
 	int report[2];
@@ -716,15 +726,9 @@ static int child_refork(struct run *run, char **envp, int64_t *page, struct erro
 		return error_set(err, -errno, "set-up: %m");
 	memset(page, 0, STAMP_PAGE);
 	run->exited = false;
-	run->pid = fork();
-	if (run->pid == 0) {
-		struct gded_child c = {
-			.job = run->job, .cg = run->cg, .envp = envp, .report_fd = report[1],
-			.exec_stamp = page, .attach_fd = -1,
-		};
-
-		gded_child_exec(&c);
-	}
+	run->pid = child_fork(&(struct gded_child){ .job = run->job, .cg = run->cg, .envp = envp,
+						    .report_fd = report[1], .exec_stamp = page,
+						    .attach_fd = -1 });
 	close(report[1]);
 	if (run->pid < 0) {
 		close(report[0]);
@@ -901,10 +905,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		if (run.pid < 0) {
 			gded_spawn_free(spawn);
 			spawn = NULL;
-			run.pid = fork();
+			run.pid = child_fork(&c);
 		}
-		if (run.pid == 0)
-			gded_child_exec(&c);
 	}
 	if (run.pid < 0) {
 		r = error_set(err, -errno, "fork: %m");
