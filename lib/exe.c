@@ -45,22 +45,6 @@ int exe_oom_score_adj_set(int adj)
 	return r;
 }
 
-/* The kernel's struct sched_attr (include/uapi/linux/sched/types.h,
- * SCHED_ATTR_SIZE_VER0 part): glibc 2.36 has no sched_setattr. */
-struct exe_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	/* cppcheck-suppress unusedStructMember ; read by the kernel, kept as got */
-	int32_t sched_nice;
-	/* cppcheck-suppress unusedStructMember ; read by the kernel, kept as got */
-	uint32_t sched_priority;
-	uint64_t sched_runtime;
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-};
-
-#define EXE_SCHED_FLAG_RESET_ON_FORK 0x01
 
 int exe_sched_slice_set(uint64_t ns)
 {

@@ -32,6 +32,24 @@ int exe_oom_score_adj_set(int adj);
  * the slice's. */
 #define EXE_DAEMON_SLICE_NS 100000
 
+/* The kernel's struct sched_attr (include/uapi/linux/sched/types.h,
+ * SCHED_ATTR_SIZE_VER0 part): glibc 2.36 has no sched_setattr. Also
+ * used by raw system calls (wrappers/spawn.c). */
+struct exe_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	/* cppcheck-suppress unusedStructMember ; read by the kernel, kept as got */
+	int32_t sched_nice;
+	/* cppcheck-suppress unusedStructMember ; read by the kernel, kept as got */
+	uint32_t sched_priority;
+	uint64_t sched_runtime;
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+};
+
+#define EXE_SCHED_FLAG_RESET_ON_FORK 0x01
+
 /* Sets the calling thread's fair-scheduler slice (sched_setattr's
  * sched_runtime, nice and policy kept); 0 gives back the kernel's
  * default, which the job's child does before exec. Nothing allocated:

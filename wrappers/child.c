@@ -25,11 +25,6 @@
 #include "gded-internal.h"
 #include "timeutil.h"
 
-/* No O_TRUNC: a file is truncated only once it is known to be a regular
- * file. O_NONBLOCK: opening a FIFO nobody reads would otherwise block
- * before exec (ENXIO instead). O_NOFOLLOW: a symlink planted under the
- * job's output name (ids are predictable) is refused, not followed. */
-#define OUTPUT_FLAGS (O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 /* How long the OOM note's writer may take (a file on a hung mount). */
 #define NOTE_TIMEOUT_MS 5000
 
@@ -153,7 +148,7 @@ int gded_output_open(const char *path, int extra, char *why, size_t len)
 	struct stat st;
 	int fd, r;
 
-	fd = open(path, OUTPUT_FLAGS | extra, 0666);
+	fd = open(path, GDED_OUTPUT_FLAGS | extra, 0666);
 	if (fd < 0) {
 		r = -errno;
 		/* A symlink as the last component is refused (ELOOP, or

@@ -147,6 +147,13 @@ void gded_ctl_signal_all(struct gded_ctl *ctl, int sig);
  * socket. NULL-safe. */
 void gded_ctl_destroy(struct gded_ctl *ctl);
 
+/* How a job's output is opened (gded_output_open, spawn.c). No O_TRUNC:
+ * a file is truncated only once it is known to be a regular file.
+ * O_NONBLOCK: opening a FIFO nobody reads would otherwise block before
+ * exec (ENXIO instead). O_NOFOLLOW: a symlink planted under the job's
+ * output name (ids are predictable) is refused, not followed. */
+#define GDED_OUTPUT_FLAGS (O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+
 /* Opens an output file at path for writing, as the calling user, with
  * O_CREAT (mode 0666 less the umask) and extra (0: truncate it; O_APPEND:
  * append): never through a symlink as its last component, never blocking

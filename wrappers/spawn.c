@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "exe.h"
 #include "gded-internal.h"
 
 /* Why (docs/ARCHITECTURE.md, "The script's child without a fork"): a
@@ -61,16 +62,6 @@
  * exec's first allocations; a forked child dies alone and the job ends
  * "oom" as it always did. No real job asks so little. */
 #define SPAWN_MEM_MIN (16ULL << 20)
-#define OUTPUT_FLAGS (O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-
-/* The kernel's struct sched_attr, SCHED_ATTR_SIZE_VER0 (as lib/exe.c). */
-struct spawn_sched_attr {
-	uint32_t size, policy;
-	uint64_t flags;
-	int32_t nice;
-	uint32_t priority;
-	uint64_t runtime, deadline, period;
-};
 
 struct gded_spawn {
 	struct cgroup_attach_step cg[SPAWN_CG_MAX];
@@ -141,7 +132,7 @@ __attribute__((noreturn)) SPAWN_INLINE void spawn_retry(struct gded_spawn *p)
 SPAWN_INLINE int spawn_output(struct gded_spawn *p, const char *path)
 {
 	struct stat st;
-	long fd = sys6(SYS_openat, AT_FDCWD, (long)path, OUTPUT_FLAGS, 0666, 0, 0);
+	long fd = sys6(SYS_openat, AT_FDCWD, (long)path, GDED_OUTPUT_FLAGS, 0666, 0, 0);
 
 	if (fd < 0 || sys(SYS_fstat, fd, &st, 0) < 0)
 		spawn_retry(p);
@@ -167,7 +158,7 @@ SPAWN_CODE static int spawn_child(void *arg)
 {
 	struct gded_spawn *p = arg;
 	const struct gded_job *job = p->job;
-	struct spawn_sched_attr attr = { 0 };
+	struct exe_sched_attr attr = { 0 };
 	uint64_t none = 0;
 	char pid[24], *d = pid + sizeof(pid);
 	long r, fd, out, err, in;
@@ -205,10 +196,11 @@ SPAWN_CODE static int spawn_child(void *arg)
 	}
 	/* The kernel's default slice back (exe_sched_slice_set(0)). */
 	if (sys6(SYS_sched_getattr, 0, (long)&attr, sizeof(attr), 0, 0, 0) == 0 &&
-	    (attr.policy == SCHED_OTHER || attr.policy == SCHED_BATCH) && attr.runtime != 0) {
+	    (attr.sched_policy == SCHED_OTHER || attr.sched_policy == SCHED_BATCH) &&
+	    attr.sched_runtime != 0) {
 		attr.size = sizeof(attr);
-		attr.flags &= 0x01;   /* SCHED_FLAG_RESET_ON_FORK */
-		attr.runtime = attr.deadline = attr.period = 0;
+		attr.sched_flags &= EXE_SCHED_FLAG_RESET_ON_FORK;
+		attr.sched_runtime = attr.sched_deadline = attr.sched_period = 0;
 		sys(SYS_sched_setattr, 0, &attr, 0);
 	}
 	if (job->reserve == GDED_RESERVE_REALTIME &&
