@@ -396,27 +396,16 @@ static bool direct_try(const struct gded_child *c, const char *path, char **argv
 static void child_exec_direct(const struct gded_child *c, const char *interp, char **argv)
 {
 	const struct gded_job *job = c->job;
-	char *env_path = NULL, **env, *underscore, cwd[PATH_MAX], real[PATH_MAX], path[PATH_MAX];
-	const char *pwd;
+	const char *env_path, *pwd, *dir;
+	char **env, *underscore, cwd[PATH_MAX], path[PATH_MAX];
 	bool bash;
+	int len;
 
-	/* qsub -S wins over #!, which that shell reads as a comment. */
-	if (job->pbs_shell)
-		interp = job->pbs_shell;
-	else if (!interp)
-		interp = job->shell;
-	if (c->pty_slave || !gded_shell_is_plain(interp) || !gded_direct_env_ok(c->envp))
+	if (c->pty_slave ||
+	    !gded_direct_shell(job->pbs_shell, interp, job->shell, c->envp, &env_path, &bash))
 		return;
-	for (char **e = c->envp; *e; e++)
-		if (strncmp(*e, "PATH=", 5) == 0)
-			env_path = *e + 5;
-	/* /bin/sh may be bash elsewhere: it then sets SHLVL and _ too. */
-	if (strcmp(strrchr(interp, '/'), "/sh") == 0)
-		bash = realpath(interp, real) && strcmp(strrchr(real, '/'), "/bash") == 0;
-	else
-		bash = strcmp(strrchr(interp, '/'), "/bash") == 0;
 	pwd = direct_pwd(c->envp, cwd, sizeof(cwd));
-	if (!env_path || !pwd)
+	if (!pwd)
 		return;
 	env = gded_direct_env(c->envp, pwd, bash, PATH_MAX, &underscore);
 	if (!env)
@@ -425,16 +414,10 @@ static void child_exec_direct(const struct gded_child *c, const char *interp, ch
 	if (strchr(argv[0], '/')) {
 		(void)direct_try(c, argv[0], argv, env, underscore);
 	} else {
-		/* An empty PATH entry is the current directory. */
-		for (const char *d = env_path, *end;; d = end + 1) {
-			end = d + strcspn(d, ":");
-			if (snprintf(path, sizeof(path), "%.*s/%s", end > d ? (int)(end - d) : 1,
-				     end > d ? d : ".", argv[0]) < (int)sizeof(path) &&
+		while (gded_path_next(&env_path, &dir, &len))
+			if (snprintf(path, sizeof(path), "%.*s/%s", len, dir, argv[0]) < (int)sizeof(path) &&
 			    !direct_try(c, path, argv, env, underscore))
 				break;
-			if (!*end)
-				break;
-		}
 	}
 	c->exec_stamp[3] = 0;
 	free(env);

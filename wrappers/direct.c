@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A script that is one plain command: run it without its shell, as the shell would have. */
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +179,44 @@ bool gded_direct_env_ok(char *const *envp)
 			if (strncmp(*e, *r, strlen(*r)) == 0)
 				return false;
 	}
+	return true;
+}
+
+const char *gded_direct_shell(const char *forced, const char *interp, const char *shell,
+			      char *const *envp, const char **ret_path, bool *ret_bash)
+{
+	char real[PATH_MAX];
+
+	/* qsub -S wins over #!, which that shell reads as a comment. */
+	if (forced)
+		interp = forced;
+	else if (!interp)
+		interp = shell;
+	if (!gded_shell_is_plain(interp) || !gded_direct_env_ok(envp))
+		return NULL;
+	*ret_path = NULL;
+	for (char *const *e = envp; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0)
+			*ret_path = *e + 5;
+	if (!*ret_path)
+		return NULL;
+	if (strcmp(strrchr(interp, '/'), "/sh") == 0)
+		*ret_bash = realpath(interp, real) && strcmp(strrchr(real, '/'), "/bash") == 0;
+	else
+		*ret_bash = strcmp(strrchr(interp, '/'), "/bash") == 0;
+	return interp;
+}
+
+bool gded_path_next(const char **pos, const char **ret_dir, int *ret_len)
+{
+	const char *d = *pos, *end;
+
+	if (!d)
+		return false;
+	end = d + strcspn(d, ":");
+	*ret_dir = end > d ? d : ".";
+	*ret_len = end > d ? (int)(end - d) : 1;
+	*pos = *end ? end + 1 : NULL;
 	return true;
 }
 

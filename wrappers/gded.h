@@ -308,6 +308,18 @@ bool gded_shell_is_plain(const char *path);
  * command (BASH_ENV, SHELLOPTS, BASHOPTS, EXECIGNORE, an exported
  * function). */
 bool gded_direct_env_ok(char *const *envp);
+/* The shell that would run the script: qsub -S's (forced), else its #!
+ * line's (interp), else the job's (shell). NULL when the script's plain
+ * command must still run in it (gded_shell_is_plain, gded_direct_env_ok)
+ * or envp has no PATH; else *ret_path is PATH's value and *ret_bash
+ * whether it is bash (/bin/sh may be bash elsewhere: it then sets SHLVL
+ * and _ too). */
+const char *gded_direct_shell(const char *forced, const char *interp, const char *shell,
+			      char *const *envp, const char **ret_path, bool *ret_bash);
+/* PATH's entries in turn from *pos (PATH's value at first): the next
+ * one's directory in *ret_dir, *ret_len bytes of it (an empty entry is
+ * "."). False past the last. */
+bool gded_path_next(const char **pos, const char **ret_dir, int *ret_len);
 /* The environment the shell would give the program: envp with PWD=cwd
  * and, for bash, SHLVL one higher and "_=" last, a slot of path_max more
  * bytes whose start *ret_underscore points to (the caller writes the

@@ -293,28 +293,17 @@ void gded_spawn_init(void)
 static bool spawn_direct(struct gded_spawn *p, const struct gded_child *c, const char *interp,
 			 char **argv)
 {
-	char *env_path = NULL, *underscore, real[PATH_MAX], *strs;
+	const char *env_path, *dir;
+	char *underscore, *strs;
 	size_t room;
 	bool bash;
+	int len;
 
-	if (c->job->pbs_shell)
-		interp = c->job->pbs_shell;
-	else if (!interp)
-		interp = c->job->shell;
-	if (!gded_shell_is_plain(interp) || !gded_direct_env_ok(c->envp))
+	if (!gded_direct_shell(c->job->pbs_shell, interp, c->job->shell, c->envp, &env_path, &bash))
 		return false;
-	for (char **e = c->envp; *e; e++) {
-		if (strncmp(*e, "PATH=", 5) == 0)
-			env_path = *e + 5;
-		if (strncmp(*e, "PWD=/", 5) == 0 && !p->pwd_inherited)
+	for (char **e = c->envp; *e && !p->pwd_inherited; e++)
+		if (strncmp(*e, "PWD=/", 5) == 0)
 			p->pwd_inherited = *e;
-	}
-	if (strcmp(strrchr(interp, '/'), "/sh") == 0)
-		bash = realpath(interp, real) && strcmp(strrchr(real, '/'), "/bash") == 0;
-	else
-		bash = strcmp(strrchr(interp, '/'), "/bash") == 0;
-	if (!env_path)
-		return false;
 	/* "_=DIR/NAME" for every entry, "./NAME" for an empty one. */
 	room = strlen(env_path) + 1;
 	for (const char *d = env_path; *d; d++)
@@ -338,29 +327,19 @@ static bool spawn_direct(struct gded_spawn *p, const struct gded_child *c, const
 	memcpy(p->pwd, "PWD=", 4);
 	p->denv[p->pwd_slot] = p->pwd;
 	p->dargv = argv;
-	for (const char *d = env_path, *e;; d = e + 1) {
-		const char *dir = d;
-		size_t len;
-		int n;
-
-		e = d + strcspn(d, ":");
-		if (strchr(argv[0], '/')) {
-			dir = NULL;
-			len = 0;
-		} else {
-			len = e > d ? (size_t)(e - d) : 1;
-			if (e == d)
-				dir = ".";
-		}
+	/* A name with a slash is its one candidate, as the shell's. */
+	if (strchr(argv[0], '/')) {
+		p->dunder[0] = underscore ? strs : NULL;
+		p->dpath[p->ndirect++] = strs + 2;
+		sprintf(strs, "_=%s", argv[0]);
+		return true;
+	}
+	while (gded_path_next(&env_path, &dir, &len)) {
 		if (p->ndirect == SPAWN_PATH_MAX)
 			return false;
 		p->dunder[p->ndirect] = underscore ? strs : NULL;
-		n = dir ? sprintf(strs, "_=%.*s/%s", (int)len, dir, argv[0]) :
-			  sprintf(strs, "_=%s", argv[0]);
 		p->dpath[p->ndirect++] = strs + 2;
-		strs += n + 1;
-		if (!dir || !*e)
-			break;
+		strs += sprintf(strs, "_=%.*s/%s", len, dir, argv[0]) + 1;
 	}
 	return true;
 }
