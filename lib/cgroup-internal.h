@@ -44,20 +44,27 @@ extern const bool v1_required[V1_N];
 #define V1_RT_GROUP ".rt"
 
 /* v1: groups a job leaves are kept for the next one, as "spare.K" below
- * the node's parent, K < V1_SPARES, in every hierarchy but memory
+ * the node's parent, K < V1_SPARES, in every hierarchy but devices
  * (docs/ARCHITECTURE.md, "Groups kept for the next job"). Creating and
  * removing a v1 group costs the machine far more than the two syscalls
  * show (the kernel frees it in workers after an RCU grace period):
  * bench/floor, a fork and exec of `true` with no scheduler, runs ~1,250
  * jobs/s on 2 CPUs with all six groups made and removed per job, ~1,600
- * with the five kept. Memory stays a group per job: page cache a job
- * leaves stays charged to its group, and would count in the next job's
- * peak. A job takes spare K by renaming it in cpuset first (the rename
- * is the claim: one taker wins), then in the others; a job gives K back
- * in the others first and in cpuset last, so a cpuset spare is whole.
- * Whatever a crash leaves half done is made good by mkdir and rmdir. */
+ * with the five kept. Memory is kept only when the job left at most
+ * V1_MEMORY_KEEP_MAX charged to it and no OOM kill (its count cannot be
+ * reset): page cache a job leaves stays charged to its group, and would
+ * count in the next job's peak. A job takes spare K by renaming it in
+ * cpuset first (the rename is the claim: one taker wins), then in the
+ * others; a job gives K back in the others first and in cpuset last, so
+ * a cpuset spare is whole. Whatever a crash leaves half done is made
+ * good by mkdir and rmdir. */
 #define V1_SPARES 8
 #define V1_SPARE_FMT "spare.%d"
+/* What a kept memory group may still have charged, which the next job's
+ * peak then includes: each CPU's charge batch (64 pages), the kernel's
+ * objects of a trivial job, a small output's page cache (a `true` job
+ * leaves ~350 KiB here). A group with more is removed. */
+#define V1_MEMORY_KEEP_MAX (1024 * 1024)
 
 #define V2_CONTROLLERS "+cpuset +cpu +memory +pids"
 #define JOB_NAME_MAX 32
@@ -79,6 +86,9 @@ struct cgroup_job {
 	bool shared[V1_N];         /* fd is the shared realtime group: not ours to remove */
 	bool found;                /* cgroup_job_find: opened what exists, created nothing */
 	int spare;                 /* v1: the spare set it took, -1 none */
+	bool mem_limited;          /* v1: a memory limit was written (put back at a keep) */
+	int oom_kill;              /* v1: memory.oom_control's oom_kill as cgroup_job_usage
+	                            * read it; -1 not read */
 	unsigned reclaim_threshold; /* reclaim page cache before rmdir from this many memcgs */
 	int depth;                 /* v2: components in <parent> (the groups that grant protection) */
 	bool protected;            /* v2: memory.min written: its ancestors' sums count it */

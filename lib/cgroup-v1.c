@@ -450,7 +450,7 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 			continue;
 		}
 		job->parent_fd[h] = fd;
-		fd = job->found || h == V1_MEMORY || h == V1_DEVICES ? -ENOENT : v1_spare_take(job, h);
+		fd = job->found || h == V1_DEVICES ? -ENOENT : v1_spare_take(job, h);
 		if (fd < 0)
 			fd = cg_job_dir_make(job, job->parent_fd[h], job->name);
 		if (fd == -ENOENT && job->found)
@@ -496,6 +496,7 @@ static int v1_job_configure(struct cgroup_job *job, const struct cgroup_limits *
 		return error_set(err, r, "%s cpuset.mems=%s: %s", job->name, mems, strerror(-r));
 
 	if (lim->mem > 0) {
+		job->mem_limited = true;
 		snprintf(num, sizeof(num), "%" PRIu64, lim->mem);
 		r = cg_file_write(job->fd[V1_MEMORY], "memory.limit_in_bytes", num);
 		if (r < 0)
@@ -641,8 +642,10 @@ static int v1_job_usage(struct cgroup_job *job, struct cgroup_usage *ret)
 	/* oom_kill in memory.oom_control since Linux 4.13. Before that there
 	 * is no count to read, and memory.failcnt is no substitute: it counts
 	 * every time usage met the limit, page-cache reclaim included. */
-	if (cg_file_read_keyed(job->fd[V1_MEMORY], "memory.oom_control", "oom_kill", &v) == 0)
+	if (cg_file_read_keyed(job->fd[V1_MEMORY], "memory.oom_control", "oom_kill", &v) == 0) {
 		ret->oom = v > 0;
+		job->oom_kill = v > 0;
+	}
 	return 0;
 }
 
@@ -661,12 +664,44 @@ static bool v1_memory_cached(int fd)
 	return cache > 0;
 }
 
-/* After its memory group went (so no task of it is left anywhere): the
- * job's other groups become spare K, the first K whose cpuset spare is
- * free, their counters reset (cpuacct.usage; cpuset and pids.max are
- * written by every job, freezer is THAWED after a kill). What cannot be
- * given stays open for rmdir. A group that met another taker's spare K
- * (EEXIST) is removed: either is as good. */
+/* Whether the job's memory group may be kept as a spare (issue 39: its
+ * mkdir and rmdir were a sixth of gded's CPU a job), readied for the
+ * next job if so: no task is in it, which says none is left in the
+ * job's other groups either (its tasks join every group before exec);
+ * no OOM kill counted (oom_kill cannot be reset); at most
+ * V1_MEMORY_KEEP_MAX still charged (usage_in_bytes, a counter's read:
+ * no statistics flushed). Its limits go back to none, memsw first (it
+ * may not be below the other), and its peak to what is charged now. */
+static bool v1_memory_keep(struct cgroup_job *job)
+{
+	int fd = job->fd[V1_MEMORY], tfd = job->tasks_fd[V1_MEMORY], r;
+	uint64_t usage, oom = (uint64_t)job->oom_kill;
+	char c[2];
+
+	if (job->found || fd < 0 || job->parent_fd[V1_MEMORY] < 0)
+		return false;
+	if (tfd >= 0 ? pread(tfd, c, 1, 0) != 0 : cg_file_read(fd, "tasks", c, sizeof(c)) != 0)
+		return false;
+	if (job->oom_kill < 0 && cg_file_read_keyed(fd, "memory.oom_control", "oom_kill", &oom) < 0)
+		return false;
+	if (oom > 0 || cg_file_read_u64(fd, "memory.usage_in_bytes", &usage) < 0 ||
+	    usage > V1_MEMORY_KEEP_MAX)
+		return false;
+	if (job->mem_limited) {
+		r = cg_file_write(fd, "memory.memsw.limit_in_bytes", "-1");
+		if ((r < 0 && r != -ENOENT) || cg_file_write(fd, "memory.limit_in_bytes", "-1") < 0)
+			return false;
+	}
+	return cg_file_write(fd, "memory.max_usage_in_bytes", "0") == 0;
+}
+
+/* Once no task of the job is left anywhere (its memory group removed,
+ * or kept by v1_memory_keep): the job's groups become spare K, the
+ * first K whose cpuset spare is free, their counters reset
+ * (cpuacct.usage; cpuset and pids.max are written by every job, freezer
+ * is THAWED after a kill). What cannot be given stays open for rmdir. A
+ * group that met another taker's spare K (EEXIST) is removed: either is
+ * as good. */
 static void v1_spare_give(struct cgroup_job *job)
 {
 	char spare[24];
@@ -700,10 +735,10 @@ static void v1_spare_give(struct cgroup_job *job)
 	if (k == V1_SPARES)
 		return;
 	/* Down to V1_CPUSET (0): cpuset last. Devices is not kept: its rules
-	 * are the job's, and a job without a device fence has no group there. */
+	 * are the job's, and a job without a device fence has no group there.
+	 * Memory is given when kept (its fd is closed once removed). */
 	for (int h = V1_N - 1; h >= 0; h--) {
-		if (h == V1_MEMORY || h == V1_DEVICES || job->shared[h] || job->parent_fd[h] < 0 ||
-		    job->fd[h] < 0)
+		if (h == V1_DEVICES || job->shared[h] || job->parent_fd[h] < 0 || job->fd[h] < 0)
 			continue;
 		if (renameat(job->parent_fd[h], job->name, job->parent_fd[h], spare) == 0)
 			cg_fd_close(&job->fd[h]);
@@ -712,11 +747,16 @@ static void v1_spare_give(struct cgroup_job *job)
 
 static int v1_job_remove(struct cgroup_job *job)
 {
+	bool keep = v1_memory_keep(job);
 	int r = 0;
 
 	/* No file of the job's groups stays open past their removal. */
 	for (int h = 0; h < V1_N; h++)
 		cg_fd_close(&job->tasks_fd[h]);
+	/* Kept: every group given at once (what is not stays open, for
+	 * the removals below). */
+	if (keep)
+		v1_spare_give(job);
 
 	/* Page cache charged to the group keeps a removed memory cgroup alive
 	 * as a dying one until the kernel reclaims the cache or its files go
@@ -731,7 +771,7 @@ static int v1_job_remove(struct cgroup_job *job)
 	 * the threshold (the common case) memory.stat, whose read flushes
 	 * the memory controller's per-CPU statistics, is not read at all
 	 * (issue 39). */
-	if (job->fd[V1_MEMORY] >= 0 && cg_memcgs_at_threshold(job) &&
+	if (!keep && job->fd[V1_MEMORY] >= 0 && cg_memcgs_at_threshold(job) &&
 	    v1_memory_cached(job->fd[V1_MEMORY]))
 		cg_file_write(job->fd[V1_MEMORY], "memory.force_empty", "0");
 	/* Memory first: its rmdir, refused while a task is in the group, is
@@ -741,7 +781,8 @@ static int v1_job_remove(struct cgroup_job *job)
 		if (unlinkat(job->parent_fd[V1_MEMORY], job->name, AT_REMOVEDIR) == 0 ||
 		    errno == ENOENT) {
 			cg_fd_close(&job->fd[V1_MEMORY]);
-			v1_spare_give(job);
+			if (!keep)
+				v1_spare_give(job);
 		} else {
 			r = errno == ENOTEMPTY || errno == EBUSY ? -EBUSY : -errno;
 		}

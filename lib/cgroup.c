@@ -460,6 +460,7 @@ int cgroup_job_create(const char *root, enum cgroup_mode mode, const char *paren
 	for (int h = 0; h < V1_N; h++)
 		job->parent_fd[h] = job->fd[h] = job->tasks_fd[h] = -1;
 	job->usage_fd = -1;
+	job->oom_kill = -1;
 	r = ops->job_open(job, root, parent, err);
 	if (r == -ENOENT) {
 		bool any = false;
@@ -506,6 +507,7 @@ int cgroup_job_find(const char *root, enum cgroup_mode mode, const char *parent,
 	for (int h = 0; h < V1_N; h++)
 		job->parent_fd[h] = job->fd[h] = job->tasks_fd[h] = -1;
 	job->usage_fd = -1;
+	job->oom_kill = -1;
 	r = ops->job_open(job, root, parent, err);
 	for (int h = 0; h < V1_N; h++)
 		any |= job->fd[h] >= 0;

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# cgroup v1: a finished job's groups, but memory, are kept as spares for
-# the next job on its node (docs/ARCHITECTURE.md). The next job takes
-# them with nothing of the previous job's counted: its CPU time is its
-# own. Its memory group is its own. A qnoded restart keeps working with
-# them, and none is left once the pool stops (lib.sh checks every
-# hierarchy at cleanup).
+# cgroup v1: a finished job's groups are kept as spares for the next job
+# on its node (docs/ARCHITECTURE.md), memory too when the job left little
+# charged to it and no OOM kill. The next job takes them with nothing of
+# the previous job's counted: its CPU time and its memory peak are its
+# own, its memory limit what it asked. A memory group left holding page
+# cache, or one that met the OOM killer, is removed. A qnoded restart
+# keeps working with them, and none is left once the pool stops (lib.sh
+# checks every hierarchy at cleanup).
 . "$(dirname "$0")/lib.sh"
 [ -d /sys/fs/cgroup/cpuset ] && [ -d /sys/fs/cgroup/memory ] ||
 	{ echo "SKIP: no cgroup v1 hierarchies"; exit 77; }
@@ -13,7 +15,7 @@ qp_setup
 qp_start_server
 qp_start_node n1 0
 w=$QP_T/work/qpuser1
-kept=(cpuset cpuacct freezer pids)
+kept=(cpuset cpuacct memory freezer pids)
 node_dir() { echo "/sys/fs/cgroup/$1/$QP_CG_PARENT/n1"; }
 
 # 0.3 s of its own CPU time in bash, no child process: counted in the
@@ -28,12 +30,11 @@ done
 JOB
 ) || fail "qsub busy"
 qp_wait "$busy" completed
-# Given back after the job: a spare in every kept hierarchy, none in memory.
+# Given back after the job: a spare in every kept hierarchy.
 for h in "${kept[@]}"; do
 	[ -d "$(node_dir "$h")/spare.0" ] || fail "no spare.0 in $h after job $busy: $(ls "$(node_dir "$h")")"
 	[ -e "$(node_dir "$h")/job.${busy%%.*}" ] && fail "job ${busy%%.*}'s $h group is still there"
 done
-[ -e "$(node_dir memory)/spare.0" ] && fail "a memory group was kept as a spare"
 echo "after job $busy: spare.0 in ${kept[*]}"
 
 # The next job takes them. It stops until it is told to go, so its
@@ -65,6 +66,55 @@ print("busy: cpu %.1f ms; next: cpu %.1f ms, mem_peak %s" % (a["cpu_ns"] / 1e6, 
 assert a["cpu_ns"] >= 200e6, "the busy job burnt less than 200 ms"
 assert 0 < b["cpu_ns"] < 150e6, "the next job's cpu_ns holds the busy job's"
 PY
+
+# Memory: a job limited to 256 MiB that used 100 MiB gives its group
+# back with no limit and its peak reset, so the next job's peak and
+# limit are its own.
+mem=$QP_T/mem
+spare_mem=$(node_dir memory)/spare.0
+big=$(as qpuser1 qsub -N big -l mem=256mb -o /dev/null -e /dev/null <<'JOB'
+cat /sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)/memory.limit_in_bytes > big.limit
+dd if=/dev/zero of=/dev/null bs=100M count=1 status=none
+JOB
+) || fail "qsub big"
+qp_wait "$big" completed
+[ "$(cat "$w/big.limit")" = $((256 << 20)) ] || fail "job big's limit: $(cat "$w/big.limit")"
+[ -d "$spare_mem" ] || fail "job big's memory group (100 MiB used, freed) was not kept"
+unlimited=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)
+[ "$(cat "$spare_mem/memory.limit_in_bytes")" = "$unlimited" ] ||
+	fail "the kept memory group keeps job big's limit: $(cat "$spare_mem/memory.limit_in_bytes")"
+small=$(as qpuser1 qsub -N small -o /dev/null -e /dev/null <<'JOB'
+cat /sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)/memory.limit_in_bytes > small.limit
+JOB
+) || fail "qsub small"
+qp_wait "$small" completed
+[ "$(cat "$w/small.limit")" = "$unlimited" ] || fail "job small ran under a limit: $(cat "$w/small.limit")"
+"$QP_BIN/qacct" --json -j "$big" > "$mem.big" || fail "qacct big"
+"$QP_BIN/qacct" --json -j "$small" > "$mem.small" || fail "qacct small"
+python3 - "$mem.big" "$mem.small" <<'PY' || fail "the next job's memory peak is not its own"
+import json, sys
+a, b = (json.load(open(p))["record"] for p in sys.argv[1:3])
+print("big: mem_peak %.1f MiB; small, in its kept group: %.1f MiB" % (a["mem_peak"] / 2**20, b["mem_peak"] / 2**20))
+assert a["mem_peak"] >= 100 * 2**20, "job big's peak is under the 100 MiB it used"
+assert 0 < b["mem_peak"] < 16 * 2**20, "job small's peak holds job big's"
+PY
+[ -d "$spare_mem" ] || fail "job small's memory group was not kept"
+# Page cache left charged (8 MiB written): removed, the other groups kept.
+cache=$(as qpuser1 qsub -N cache -o /dev/null -e /dev/null <<<'dd if=/dev/zero of=cache.dat bs=1M count=8 status=none') ||
+	fail "qsub cache"
+qp_wait "$cache" completed
+[ -e "$spare_mem" ] && fail "a memory group holding 8 MiB of page cache was kept"
+[ -d "$(node_dir pids)/spare.0" ] || fail "no pids spare after job cache"
+rm -f "$w/cache.dat"
+# An OOM kill (its count cannot be reset): removed.
+true_job=$(as qpuser1 qsub -N t1 -o /dev/null -e /dev/null <<<'true') || fail "qsub t1"
+qp_wait "$true_job" completed
+[ -d "$spare_mem" ] || fail "no memory spare after a true job"
+hog=$(as qpuser1 qsub -N hog -l mem=16mb -o /dev/null -e /dev/null <<<'dd if=/dev/zero of=/dev/null bs=64M count=1 status=none') ||
+	fail "qsub hog"
+qp_wait "$hog" oom --timeout 60
+[ -e "$spare_mem" ] && fail "a memory group that met the OOM killer was kept"
+echo "memory spares ok"
 
 # A restarted qnoded finds the spares and keeps going: a job after it
 # runs, its groups are given back, and the node's stop removes them.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* lib/cgroup on fake v1/v2 trees: detection, node set-up and the per-job fence. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -216,7 +217,7 @@ static void v1_hier_files_remove(const char *d, size_t h, const char *job)
 	const char *names[] = { "cpuset.cpus", "cpuset.mems", "cpuacct.usage",
 				"memory.limit_in_bytes", "memory.memsw.limit_in_bytes",
 				"memory.max_usage_in_bytes", "memory.oom_control",
-				"memory.force_empty", "freezer.state", "pids.max", "cgroup.procs", "tasks" };
+				"memory.usage_in_bytes", "memory.force_empty", "freezer.state", "pids.max", "cgroup.procs", "tasks" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(rel, sizeof(rel), "%s/qpool/n1/%s/%s", v1_hiers[h], job, names[i]);
@@ -1038,6 +1039,104 @@ static void test_v1_spares(void)
 	unit_tmpdir_remove(d);
 }
 
+/* Job `id` made on the v1 tree, limited to 1 GiB, and ended with what
+ * its memory group reads: usage_in_bytes, oom_kill, tasks. Returns
+ * cgroup_job_remove's answer. */
+static int v1_memory_job_end(const char *d, uint64_t id, const char *usage, int oom,
+			     const char *tasks)
+{
+	struct cgroup_limits lim = { .cpus = "3", .mems = "0", .mem = 1ULL << 30 };
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	struct cgroup_usage u;
+	char name[32], rel[128], text[64];
+	int r;
+
+	snprintf(name, sizeof(name), "job.%" PRIu64, id);
+	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", id, 0, &job, &err), 0);
+	v1_job_files(d, name, true);
+	CU_ASSERT_EQUAL(cgroup_job_configure(job, &lim, &err), 0);
+	snprintf(rel, sizeof(rel), "memory/qpool/n1/%s/memory.limit_in_bytes", name);
+	CU_ASSERT_STRING_EQUAL(slurp(d, rel), "1073741824");
+	snprintf(rel, sizeof(rel), "cpuacct/qpool/n1/%s/cpuacct.usage", name);
+	unit_write_file(d, rel, "5000\n");
+	snprintf(rel, sizeof(rel), "freezer/qpool/n1/%s/freezer.state", name);
+	unit_write_file(d, rel, "THAWED\n");
+	snprintf(rel, sizeof(rel), "memory/qpool/n1/%s/memory.max_usage_in_bytes", name);
+	unit_write_file(d, rel, "9000000\n");
+	snprintf(rel, sizeof(rel), "memory/qpool/n1/%s/memory.usage_in_bytes", name);
+	unit_write_file(d, rel, usage);
+	snprintf(rel, sizeof(rel), "memory/qpool/n1/%s/memory.oom_control", name);
+	snprintf(text, sizeof(text), "oom_kill_disable 0\nunder_oom 0\noom_kill %d\n", oom);
+	unit_write_file(d, rel, text);
+	snprintf(rel, sizeof(rel), "memory/qpool/n1/%s/tasks", name);
+	unit_write_file(d, rel, tasks);
+	CU_ASSERT_EQUAL(cgroup_job_usage(job, &u), 0);
+	CU_ASSERT_EQUAL(u.mem_peak, 9000000);
+	CU_ASSERT_EQUAL(u.oom, oom > 0);
+	cgroup_job_reclaim_threshold(job, UINT_MAX);
+	r = cgroup_job_remove(job);
+	if (r == -EBUSY) {   /* the fake's rmdir: a group with files is busy */
+		v1_hier_files_remove(d, 2, name);
+		r = cgroup_job_remove(job);
+	}
+	cgroup_job_free(job);
+	return r;
+}
+
+/* v1 memory groups kept too (issue 39), when no task, no OOM kill and
+ * at most 1 MiB charged are left: limits back to none, peak reset, taken
+ * by the next job; any other is removed and the others kept as before. */
+static void test_v1_memory_spares(void)
+{
+	static const char *const all[] = { "cpuset", "cpuacct", "memory", "freezer", "pids" };
+	struct error err = { { 0 } };
+	struct cgroup_job *job = NULL;
+	struct cpumask cpus = { { 0 } };
+	char *d = v1_tree();
+
+	cpumask_parse("2-3", &cpus);
+	CU_ASSERT_EQUAL(cgroup_node_setup(d, CGROUP_MODE_V1, "qpool/n1", &cpus, "0", &err), 0);
+	CU_ASSERT_EQUAL(v1_memory_job_end(d, 1, "356352\n", 0, ""), 0);
+	CU_ASSERT(in_hiers(d, "spare.0", all, 5));
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.1"));
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.limit_in_bytes"), "-1");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.memsw.limit_in_bytes"), "-1");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.max_usage_in_bytes"), "0");
+
+	/* Taken by the next job with the others. */
+	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 2, 0, &job, &err), 0);
+	CU_ASSERT(in_hiers(d, "job.2", all, 5));
+	CU_ASSERT(!exists(d, "memory/qpool/n1/spare.0"));
+	CU_ASSERT(exists(d, "memory/qpool/n1/job.2/memory.usage_in_bytes"));
+	v1_hier_files_remove(d, 2, "job.2");
+	cgroup_job_reclaim_threshold(job, UINT_MAX);
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+	/* Its memory files gone (the fake's empty group): nothing to read,
+	 * not kept; the others are. */
+	CU_ASSERT(!exists(d, "memory/qpool/n1/spare.0"));
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.2"));
+	CU_ASSERT(exists(d, "cpuset/qpool/n1/spare.0"));
+
+	/* More than 1 MiB charged, an OOM kill, a task: removed, the rest kept. */
+	CU_ASSERT_EQUAL(v1_memory_job_end(d, 3, "1048577\n", 0, ""), 0);
+	CU_ASSERT(!exists(d, "memory/qpool/n1/spare.0"));
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.3"));
+	CU_ASSERT(exists(d, "pids/qpool/n1/spare.0"));
+	CU_ASSERT_EQUAL(v1_memory_job_end(d, 4, "4096\n", 1, ""), 0);
+	CU_ASSERT(!exists(d, "memory/qpool/n1/spare.0"));
+	CU_ASSERT(exists(d, "pids/qpool/n1/spare.0"));
+	CU_ASSERT_EQUAL(v1_memory_job_end(d, 5, "4096\n", 0, "4242\n"), 0);
+	CU_ASSERT(!exists(d, "memory/qpool/n1/spare.0"));
+	CU_ASSERT(exists(d, "pids/qpool/n1/spare.0"));
+	/* 1 MiB exactly: kept. */
+	CU_ASSERT_EQUAL(v1_memory_job_end(d, 6, "1048576\n", 0, ""), 0);
+	CU_ASSERT(in_hiers(d, "spare.0", all, 5));
+
+	unit_tmpdir_remove(d);
+}
+
 /* The job groups a node's group holds, in any hierarchy, each once. */
 static void test_node_job_ids(void)
 {
@@ -1459,6 +1558,7 @@ static const struct unit_test cgroup_tests[] = {
 	{ "v1 existing job group: refused when populated, remade when empty", test_v1_job_exists },
 	{ "v1 job groups found after a dead wrapper", test_v1_job_find },
 	{ "v1 groups kept for the next job", test_v1_spares },
+	{ "v1 memory groups kept when clean", test_v1_memory_spares },
 	{ "v1 node parents held by the launcher", test_v1_held_parents },
 	{ "v1 a job's tasks and usage files kept open", test_v1_kept_files },
 	{ "node group memory and pids limits, v1 and v2", test_node_limits },
