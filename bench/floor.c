@@ -5,12 +5,15 @@
  * a wrapper (as qnoded's launcher forks gded), which readies the job's
  * v1 groups, forks the child (it joins them, drops to UID, execs CMD),
  * waits for it and puts the groups away.
- *   floor N W UID plain|fresh|kept|direct CMD [ARG...]
+ *   floor N W UID plain|fresh|kept5|kept|direct CMD [ARG...]
  *   plain  no groups: fork, fork, setuid, exec, wait
  *   fresh  the six groups made and removed per job (qpool before
  *          lib/cgroup.c kept spares; what cgroup v2 still does)
- *   kept   as qpool on v1 now: the memory group made and removed, the
- *          other five renamed from a spare to the job's name and back
+ *   kept5  the memory group made and removed, the other five renamed
+ *          from a spare to the job's name and back (qpool on v1 until
+ *          it kept memory groups too; the floor issue 39 was written on)
+ *   kept   as qpool on v1 now: all six renamed from a spare and back,
+ *          cpuacct's usage and memory's peak reset
  *   direct kept, with no wrapper forked: the worker readies the groups
  *          and forks the child itself, one fork a job (the shape of a
  *          resident wrapper that runs its jobs; issue 39)
@@ -36,7 +39,7 @@ static const char *const hiers[] = { "cpuset", "cpuacct", "memory", "freezer", "
 #define MEMORY 2
 #define PATH_LEN 160
 
-enum mode { PLAIN, FRESH, KEPT };
+enum mode { PLAIN, FRESH, KEPT5, KEPT };
 
 static char parent[64];
 static char cpus_all[256], mems_all[64];   /* the root cpuset's */
@@ -137,9 +140,10 @@ static int job(int id, int worker, enum mode mode, uid_t uid, char **argv, doubl
 	if (mode == FRESH) {
 		groups_make(name, ALL);
 		put(dir[4], "pids.max", "max");
-	} else if (mode == KEPT) {
-		groups_rename(spare, name, NOT_MEMORY);
-		groups_make(name, 1u << MEMORY);
+	} else if (mode == KEPT5 || mode == KEPT) {
+		groups_rename(spare, name, mode == KEPT ? ALL : NOT_MEMORY);
+		if (mode == KEPT5)
+			groups_make(name, 1u << MEMORY);
 		put(dir[0], "cpuset.cpus", cpus_all);
 		put(dir[0], "cpuset.mems", mems_all);
 		put(dir[4], "pids.max", "max");
@@ -160,10 +164,14 @@ static int job(int id, int worker, enum mode mode, uid_t uid, char **argv, doubl
 		return -1;
 	if (mode == FRESH) {
 		groups_remove(name, ALL);
-	} else if (mode == KEPT) {
+	} else if (mode == KEPT5) {
 		groups_remove(name, 1u << MEMORY);
 		put(dir[1], "cpuacct.usage", "0");
 		groups_rename(name, spare, NOT_MEMORY);
+	} else if (mode == KEPT) {
+		put(dir[1], "cpuacct.usage", "0");
+		put(dir[MEMORY], "memory.max_usage_in_bytes", "0");
+		groups_rename(name, spare, ALL);
 	}
 	return 0;
 }
@@ -207,14 +215,20 @@ int main(int argc, char **argv)
 	uid_t uid;
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: floor N W UID plain|fresh|kept|direct CMD [ARG...]\n");
+		fprintf(stderr, "usage: floor N W UID plain|fresh|kept5|kept|direct CMD [ARG...]\n");
 		return 2;
 	}
 	n = atoi(argv[1]);
 	w = atoi(argv[2]);
 	uid = (uid_t)atoi(argv[3]);
 	direct = strcmp(argv[4], "direct") == 0;
-	mode = strcmp(argv[4], "fresh") == 0 ? FRESH : strcmp(argv[4], "kept") == 0 || direct ? KEPT : PLAIN;
+	mode = PLAIN;
+	if (direct || strcmp(argv[4], "kept") == 0)
+		mode = KEPT;
+	else if (strcmp(argv[4], "kept5") == 0)
+		mode = KEPT5;
+	else if (strcmp(argv[4], "fresh") == 0)
+		mode = FRESH;
 	if (n < 1 || w < 1 || w > 64 || (mode == PLAIN && strcmp(argv[4], "plain") != 0)) {
 		fprintf(stderr, "floor: bad arguments\n");
 		return 2;
@@ -238,11 +252,11 @@ int main(int argc, char **argv)
 	snprintf(parent, sizeof(parent), "qpool-floor%d", (int)getpid());
 	if (mode != PLAIN)
 		parents(true);
-	for (int k = 0; mode == KEPT && k < w; k++) {
+	for (int k = 0; (mode == KEPT5 || mode == KEPT) && k < w; k++) {
 		char spare[32];
 
 		snprintf(spare, sizeof(spare), "spare.%d", k);
-		groups_make(spare, NOT_MEMORY);
+		groups_make(spare, mode == KEPT ? ALL : NOT_MEMORY);
 	}
 	t0 = now_ms();
 	for (int k = 0; k < w; k++) {
@@ -282,11 +296,11 @@ int main(int argc, char **argv)
 		if (wait(&st) < 0 || st != 0)
 			bad = 1;
 	t1 = now_ms();
-	for (int k = 0; mode == KEPT && k < w; k++) {
+	for (int k = 0; (mode == KEPT5 || mode == KEPT) && k < w; k++) {
 		char spare[32];
 
 		snprintf(spare, sizeof(spare), "spare.%d", k);
-		groups_remove(spare, NOT_MEMORY);
+		groups_remove(spare, mode == KEPT ? ALL : NOT_MEMORY);
 	}
 	if (mode != PLAIN)
 		parents(false);
