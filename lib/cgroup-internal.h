@@ -65,6 +65,8 @@ extern const bool v1_required[V1_N];
  * objects of a trivial job, a small output's page cache (a `true` job
  * leaves ~350 KiB here). A group with more is removed. */
 #define V1_MEMORY_KEEP_MAX (1024 * 1024)
+_Static_assert(CGROUP_MEMORY_KEPT_MIN >= 16 * V1_MEMORY_KEEP_MAX,
+	       "a limit a kept memory group is taken under holds what it may have kept");
 
 #define V2_CONTROLLERS "+cpuset +cpu +memory +pids"
 #define JOB_NAME_MAX 32

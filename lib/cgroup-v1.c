@@ -450,7 +450,12 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 			continue;
 		}
 		job->parent_fd[h] = fd;
-		fd = job->found || h == V1_DEVICES ? -ENOENT : v1_spare_take(job, h);
+		/* A kept group where there is one: never for a found job, in
+		 * devices, or in memory under a small limit. */
+		fd = -ENOENT;
+		if (!job->found && h != V1_DEVICES &&
+		    !(h == V1_MEMORY && (job->flags & CGROUP_JOB_MEMORY_SMALL)))
+			fd = v1_spare_take(job, h);
 		if (fd < 0)
 			fd = cg_job_dir_make(job, job->parent_fd[h], job->name);
 		if (fd == -ENOENT && job->found)

@@ -108,7 +108,14 @@ enum cgroup_job_flags {
 	 * job's rules). Without it a job pays nothing for devices. No effect
 	 * on v2, where the program attaches to the job's one group. */
 	CGROUP_JOB_DEVICES = 1 << 1,
+	/* The job's memory limit is under CGROUP_MEMORY_KEPT_MIN: on v1 its
+	 * memory group is made for it, never a kept one, whose last job may
+	 * have left up to 1 MiB charged that the kernel cannot all reclaim
+	 * under so small a limit (the limit's write would fail). No effect
+	 * on v2, where every group is made per job. */
+	CGROUP_JOB_MEMORY_SMALL = 1 << 2,
 };
+#define CGROUP_MEMORY_KEPT_MIN (16ULL << 20)
 
 /* A character device's number, as the fence names it. */
 struct cgroup_dev {

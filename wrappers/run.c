@@ -799,6 +799,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	 * has them all, has no device fence and pays nothing for one. */
 	if (ndeny)
 		flags |= CGROUP_JOB_DEVICES;
+	if (job->mem > 0 && job->mem < CGROUP_MEMORY_KEPT_MIN)
+		flags |= CGROUP_JOB_MEMORY_SMALL;
 	if (job->cg_mode != CGROUP_MODE_NONE) {
 		q = cgroup_job_create(job->cg_root, job->cg_mode, job->cg_parent, job->jobid,
 				      flags, &run.cg, &e);

@@ -110,6 +110,13 @@ rm -f "$w/cache.dat"
 true_job=$(as qpuser1 qsub -N t1 -o /dev/null -e /dev/null <<<'true') || fail "qsub t1"
 qp_wait "$true_job" completed
 [ -d "$spare_mem" ] || fail "no memory spare after a true job"
+# A limit under 16 MiB gets a memory group of its own: what a kept one
+# holds may not all be reclaimable under it (the limit's write would
+# fail). 4 KiB: it ends "oom", as in a new group, and the kept one waits.
+tiny=$(as qpuser1 qsub -N tiny -l mem=4kb -o /dev/null -e /dev/null <<<'true') || fail "qsub tiny"
+qp_wait "$tiny" oom failed --timeout 60
+[ "$(qp_state "$tiny")" = oom ] || fail "a 4 KiB job ended $(qp_state "$tiny"): $(qp_field "$tiny" reason)"
+[ -d "$spare_mem" ] || fail "a 4 KiB job took the kept memory group"
 hog=$(as qpuser1 qsub -N hog -l mem=16mb -o /dev/null -e /dev/null <<<'dd if=/dev/zero of=/dev/null bs=64M count=1 status=none') ||
 	fail "qsub hog"
 qp_wait "$hog" oom --timeout 60

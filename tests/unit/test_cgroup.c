@@ -1086,7 +1086,8 @@ static int v1_memory_job_end(const char *d, uint64_t id, const char *usage, int 
 
 /* v1 memory groups kept too (issue 39), when no task, no OOM kill and
  * at most 1 MiB charged are left: limits back to none, peak reset, taken
- * by the next job; any other is removed and the others kept as before. */
+ * by the next job but one under a small limit; any other is removed and
+ * the others kept as before. */
 static void test_v1_memory_spares(void)
 {
 	static const char *const all[] = { "cpuset", "cpuacct", "memory", "freezer", "pids" };
@@ -1103,6 +1104,20 @@ static void test_v1_memory_spares(void)
 	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.limit_in_bytes"), "-1");
 	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.memsw.limit_in_bytes"), "-1");
 	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.max_usage_in_bytes"), "0");
+
+	/* A job under a small limit takes the others, not memory's: its own
+	 * is made. Its end gives back the others; memory's spare waits. */
+	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 7,
+						CGROUP_JOB_MEMORY_SMALL, &job, &err), 0);
+	CU_ASSERT(in_hiers(d, "job.7", all, 5));
+	CU_ASSERT(exists(d, "memory/qpool/n1/spare.0"));
+	CU_ASSERT(!exists(d, "pids/qpool/n1/spare.0"));
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.7/memory.usage_in_bytes"));
+	cgroup_job_reclaim_threshold(job, UINT_MAX);
+	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
+	cgroup_job_free(job);
+	CU_ASSERT(in_hiers(d, "spare.0", all, 5));
+	CU_ASSERT(!exists(d, "memory/qpool/n1/job.7"));
 
 	/* Taken by the next job with the others. */
 	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 2, 0, &job, &err), 0);
