@@ -704,10 +704,6 @@ void gded_stdio_ensure(void)
 			break;
 }
 
-/* The spawned child gave up before its exec (spawn.c: not the plain
- * case after all): the forked child starts the job, or says why it
- * cannot, with a start pipe of its own. Only a batch job without a
- * terminal is spawned, so there is none to hand on. */
 /* The child made by a copy of gded: any case spawn.c leaves. */
 static pid_t child_fork(const struct gded_child *c)
 {
@@ -718,6 +714,10 @@ static pid_t child_fork(const struct gded_child *c)
 	return pid;
 }
 
+/* The spawned child gave up before its exec (spawn.c: not the plain
+ * case after all): the forked child starts the job, or says why it
+ * cannot, with a start pipe of its own. Only a batch job without a
+ * terminal is spawned, so there is none to hand on. */
 static int child_refork(struct run *run, char **envp, int64_t *page, struct error *err)
 {
 	int report[2];
