@@ -89,8 +89,8 @@ struct cgroup_job {
 	bool found;                /* cgroup_job_find: opened what exists, created nothing */
 	int spare;                 /* v1: the spare set it took, -1 none */
 	bool mem_limited;          /* v1: a memory limit was written (put back at a keep) */
-	int oom_kill;              /* v1: memory.oom_control's oom_kill as cgroup_job_usage
-	                            * read it; -1 not read */
+	int oom_kill;              /* v1: 1 if cgroup_job_usage read an OOM kill in
+	                            * memory.oom_control, 0 if none, -1 not read */
 	unsigned reclaim_threshold; /* reclaim page cache before rmdir from this many memcgs */
 	int depth;                 /* v2: components in <parent> (the groups that grant protection) */
 	bool protected;            /* v2: memory.min written: its ancestors' sums count it */

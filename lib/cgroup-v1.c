@@ -680,15 +680,18 @@ static bool v1_memory_cached(int fd)
 static bool v1_memory_keep(struct cgroup_job *job)
 {
 	int fd = job->fd[V1_MEMORY], tfd = job->tasks_fd[V1_MEMORY], r;
-	uint64_t usage, oom = (uint64_t)job->oom_kill;
+	uint64_t usage, oom = 1;
 	char c[2];
 
 	if (job->found || fd < 0 || job->parent_fd[V1_MEMORY] < 0)
 		return false;
 	if (tfd >= 0 ? pread(tfd, c, 1, 0) != 0 : cg_file_read(fd, "tasks", c, sizeof(c)) != 0)
 		return false;
-	if (job->oom_kill < 0 && cg_file_read_keyed(fd, "memory.oom_control", "oom_kill", &oom) < 0)
-		return false;
+	/* cgroup_job_usage's read when it made one, else this one. */
+	if (job->oom_kill >= 0)
+		oom = (uint64_t)job->oom_kill;
+	else
+		(void)cg_file_read_keyed(fd, "memory.oom_control", "oom_kill", &oom);
 	if (oom > 0 || cg_file_read_u64(fd, "memory.usage_in_bytes", &usage) < 0 ||
 	    usage > V1_MEMORY_KEEP_MAX)
 		return false;
