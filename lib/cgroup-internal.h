@@ -88,7 +88,8 @@ struct cgroup_job {
 	bool shared[V1_N];         /* fd is the shared realtime group: not ours to remove */
 	bool found;                /* cgroup_job_find: opened what exists, created nothing */
 	int spare;                 /* v1: the spare set it took, -1 none */
-	bool mem_limited;          /* v1: a memory limit was written (put back at a keep) */
+	bool mem_kept;             /* v1: the memory group is a spare, with the limits
+	                            * of the job that left it (v1_memory_limit) */
 	int oom_kill;              /* v1: 1 if cgroup_job_usage read an OOM kill in
 	                            * memory.oom_control, 0 if none, -1 not read */
 	unsigned reclaim_threshold; /* reclaim page cache before rmdir from this many memcgs */

@@ -456,6 +456,8 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 		if (!job->found && h != V1_DEVICES &&
 		    !(h == V1_MEMORY && (job->flags & CGROUP_JOB_MEMORY_SMALL)))
 			fd = v1_spare_take(job, h);
+		if (fd >= 0 && h == V1_MEMORY)
+			job->mem_kept = true;
 		if (fd < 0)
 			fd = cg_job_dir_make(job, job->parent_fd[h], job->name);
 		if (fd == -ENOENT && job->found)
@@ -467,6 +469,57 @@ static int v1_job_open(struct cgroup_job *job, const char *root, const char *par
 		job->fd[h] = fd;
 	}
 	return 0;
+}
+
+/* Writes num to the memory limit and to memory+swap's, in the order
+ * that keeps memsw at or above the other throughout: raising, memsw
+ * first. memsw is absent without swap accounting (swapaccount=0). */
+static int v1_memory_write(struct cgroup_job *job, const char *num, bool raise, struct error *err)
+{
+	static const char *const file[2] = { "memory.limit_in_bytes", "memory.memsw.limit_in_bytes" };
+
+	for (int i = 0; i < 2; i++) {
+		int f = i == raise ? 0 : 1;
+		int r = cg_file_write(job->fd[V1_MEMORY], file[f], num);
+
+		if (r == -ENOENT && f == 1)
+			continue;
+		if (r < 0)
+			return error_set(err, r, "%s %s=%s: %s", job->name, file[f], num, strerror(-r));
+	}
+	return 0;
+}
+
+/* The job's memory limit, memory+swap the same (the job may not swap
+ * past its limit); mem 0: none. A new group has none. A kept one has the
+ * limits of the job that left it (issue 39: putting them back and
+ * writing them again was four of a job's files): read, and written only
+ * when this job's differs. The kernel reads back a limit in whole pages,
+ * and none as the largest. */
+static int v1_memory_limit(struct cgroup_job *job, uint64_t mem, struct error *err)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), none = (uint64_t)INT64_MAX / page * page;
+	uint64_t want = mem && mem / page < none / page ? mem / page * page : none, cur = none;
+	char num[32];
+	int r;
+
+	if (job->fd[V1_MEMORY] < 0)
+		return 0;
+	/* Unreadable, or not the kernel's number ("-1" in the unit tests'
+	 * files): none first, from whatever it is. */
+	if (job->mem_kept && cg_file_read_u64(job->fd[V1_MEMORY], "memory.limit_in_bytes", &cur) < 0) {
+		r = v1_memory_write(job, "-1", true, err);
+		if (r < 0)
+			return r;
+		cur = none;
+	}
+	if (cur == want)
+		return 0;
+	if (mem)
+		snprintf(num, sizeof(num), "%" PRIu64, mem);
+	else
+		snprintf(num, sizeof(num), "-1");
+	return v1_memory_write(job, num, want > cur, err);
 }
 
 static int v1_job_configure(struct cgroup_job *job, const struct cgroup_limits *lim,
@@ -500,20 +553,9 @@ static int v1_job_configure(struct cgroup_job *job, const struct cgroup_limits *
 	if (r < 0)
 		return error_set(err, r, "%s cpuset.mems=%s: %s", job->name, mems, strerror(-r));
 
-	if (lim->mem > 0) {
-		job->mem_limited = true;
-		snprintf(num, sizeof(num), "%" PRIu64, lim->mem);
-		r = cg_file_write(job->fd[V1_MEMORY], "memory.limit_in_bytes", num);
-		if (r < 0)
-			return error_set(err, r, "%s memory.limit_in_bytes=%s: %s", job->name,
-					 num, strerror(-r));
-		/* Same value for memory+swap: the job may not swap past its
-		 * limit. Absent without swap accounting (swapaccount=0). */
-		r = cg_file_write(job->fd[V1_MEMORY], "memory.memsw.limit_in_bytes", num);
-		if (r < 0 && r != -ENOENT)
-			return error_set(err, r, "%s memory.memsw.limit_in_bytes=%s: %s",
-					 job->name, num, strerror(-r));
-	}
+	r = v1_memory_limit(job, lim->mem, err);
+	if (r < 0)
+		return r;
 	if (job->fd[V1_PIDS] >= 0) {
 		if (lim->pids_max > 0)
 			snprintf(num, sizeof(num), "%" PRIu64, lim->pids_max);
@@ -675,11 +717,11 @@ static bool v1_memory_cached(int fd)
  * job's other groups either (its tasks join every group before exec);
  * no OOM kill counted (oom_kill cannot be reset); at most
  * V1_MEMORY_KEEP_MAX still charged (usage_in_bytes, a counter's read:
- * no statistics flushed). Its limits go back to none, memsw first (it
- * may not be below the other), and its peak to what is charged now. */
+ * no statistics flushed). Its peak goes back to what is charged now; its
+ * limits stay, for the next job to keep or change (v1_memory_limit). */
 static bool v1_memory_keep(struct cgroup_job *job)
 {
-	int fd = job->fd[V1_MEMORY], tfd = job->tasks_fd[V1_MEMORY], r;
+	int fd = job->fd[V1_MEMORY], tfd = job->tasks_fd[V1_MEMORY];
 	uint64_t usage, oom = 1;
 	char c[2];
 
@@ -695,11 +737,6 @@ static bool v1_memory_keep(struct cgroup_job *job)
 	if (oom > 0 || cg_file_read_u64(fd, "memory.usage_in_bytes", &usage) < 0 ||
 	    usage > V1_MEMORY_KEEP_MAX)
 		return false;
-	if (job->mem_limited) {
-		r = cg_file_write(fd, "memory.memsw.limit_in_bytes", "-1");
-		if ((r < 0 && r != -ENOENT) || cg_file_write(fd, "memory.limit_in_bytes", "-1") < 0)
-			return false;
-	}
 	return cg_file_write(fd, "memory.max_usage_in_bytes", "0") == 0;
 }
 

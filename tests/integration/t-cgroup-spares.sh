@@ -68,8 +68,8 @@ assert 0 < b["cpu_ns"] < 150e6, "the next job's cpu_ns holds the busy job's"
 PY
 
 # Memory: a job limited to 256 MiB that used 100 MiB gives its group
-# back with no limit and its peak reset, so the next job's peak and
-# limit are its own.
+# back with its peak reset and its limits kept, so the next job's peak
+# is its own; its limit, none asked, is none.
 mem=$QP_T/mem
 spare_mem=$(node_dir memory)/spare.0
 big=$(as qpuser1 qsub -N big -l mem=256mb -o /dev/null -e /dev/null <<'JOB'
@@ -81,8 +81,8 @@ qp_wait "$big" completed
 [ "$(cat "$w/big.limit")" = $((256 << 20)) ] || fail "job big's limit: $(cat "$w/big.limit")"
 [ -d "$spare_mem" ] || fail "job big's memory group (100 MiB used, freed) was not kept"
 unlimited=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)
-[ "$(cat "$spare_mem/memory.limit_in_bytes")" = "$unlimited" ] ||
-	fail "the kept memory group keeps job big's limit: $(cat "$spare_mem/memory.limit_in_bytes")"
+[ "$(cat "$spare_mem/memory.limit_in_bytes")" = $((256 << 20)) ] ||
+	fail "the kept memory group does not keep job big's limit: $(cat "$spare_mem/memory.limit_in_bytes")"
 small=$(as qpuser1 qsub -N small -o /dev/null -e /dev/null <<'JOB'
 cat /sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)/memory.limit_in_bytes > small.limit
 JOB
@@ -99,6 +99,20 @@ assert a["mem_peak"] >= 100 * 2**20, "job big's peak is under the 100 MiB it use
 assert 0 < b["mem_peak"] < 16 * 2**20, "job small's peak holds job big's"
 PY
 [ -d "$spare_mem" ] || fail "job small's memory group was not kept"
+# Limits changed on the kept group, each in the order the kernel takes
+# (memory+swap never below memory): none -> 128 MiB -> 192 -> 64, each
+# job's limit and memsw its own.
+for m in 128 192 64; do
+	j=$(as qpuser1 qsub -N "m$m" -l "mem=${m}mb" -o /dev/null -e /dev/null <<'JOB'
+g=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)
+echo "$(cat $g/memory.limit_in_bytes) $(cat $g/memory.memsw.limit_in_bytes 2>/dev/null || cat $g/memory.limit_in_bytes)" > "m$PBS_JOBNAME.limit"
+JOB
+	) || fail "qsub m$m"
+	qp_wait "$j" completed failed
+	[ "$(qp_state "$j")" = completed ] || fail "a ${m} MiB job on the kept group: $(qp_field "$j" reason)"
+	[ "$(cat "$w/mm$m.limit")" = "$((m << 20)) $((m << 20))" ] || fail "job m$m's limits: $(cat "$w/mm$m.limit")"
+	[ -d "$spare_mem" ] || fail "job m$m's memory group was not kept"
+done
 # Page cache left charged (8 MiB written): removed, the other groups kept.
 cache=$(as qpuser1 qsub -N cache -o /dev/null -e /dev/null <<<'dd if=/dev/zero of=cache.dat bs=1M count=8 status=none') ||
 	fail "qsub cache"

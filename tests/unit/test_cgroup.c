@@ -1085,7 +1085,7 @@ static int v1_memory_job_end(const char *d, uint64_t id, const char *usage, int 
 }
 
 /* v1 memory groups kept too (issue 39), when no task, no OOM kill and
- * at most 1 MiB charged are left: limits back to none, peak reset, taken
+ * at most 1 MiB charged are left: limits kept, peak reset, taken
  * by the next job but one under a small limit; any other is removed and
  * the others kept as before. */
 static void test_v1_memory_spares(void)
@@ -1101,8 +1101,9 @@ static void test_v1_memory_spares(void)
 	CU_ASSERT_EQUAL(v1_memory_job_end(d, 1, "356352\n", 0, ""), 0);
 	CU_ASSERT(in_hiers(d, "spare.0", all, 5));
 	CU_ASSERT(!exists(d, "memory/qpool/n1/job.1"));
-	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.limit_in_bytes"), "-1");
-	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.memsw.limit_in_bytes"), "-1");
+	/* Its limits stay (the next job keeps or changes them), its peak not. */
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.limit_in_bytes"), "1073741824");
+	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.memsw.limit_in_bytes"), "1073741824");
 	CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/spare.0/memory.max_usage_in_bytes"), "0");
 
 	/* A job under a small limit takes the others, not memory's: its own
@@ -1119,11 +1120,29 @@ static void test_v1_memory_spares(void)
 	CU_ASSERT(in_hiers(d, "spare.0", all, 5));
 	CU_ASSERT(!exists(d, "memory/qpool/n1/job.7"));
 
-	/* Taken by the next job with the others. */
+	/* Taken by the next job with the others, and with job 1's limits:
+	 * the same limit is not written again (memsw's marker stays),
+	 * none is written as none, and a limit over an unreadable one ("-1"
+	 * here, not the kernel's number) is written after none. */
+	unit_write_file(d, "memory/qpool/n1/spare.0/memory.memsw.limit_in_bytes", "unwritten");
 	CU_ASSERT_EQUAL_FATAL(cgroup_job_create(d, CGROUP_MODE_V1, "qpool/n1", 2, 0, &job, &err), 0);
 	CU_ASSERT(in_hiers(d, "job.2", all, 5));
 	CU_ASSERT(!exists(d, "memory/qpool/n1/spare.0"));
 	CU_ASSERT(exists(d, "memory/qpool/n1/job.2/memory.usage_in_bytes"));
+	{
+		struct cgroup_limits lim = { .cpus = "3", .mems = "0", .mem = 1ULL << 30 };
+
+		CU_ASSERT_EQUAL(cgroup_job_configure(job, &lim, &err), 0);
+		CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.2/memory.memsw.limit_in_bytes"), "unwritten");
+		lim.mem = 0;
+		CU_ASSERT_EQUAL(cgroup_job_configure(job, &lim, &err), 0);
+		CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.2/memory.limit_in_bytes"), "-1");
+		CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.2/memory.memsw.limit_in_bytes"), "-1");
+		lim.mem = 2ULL << 30;
+		CU_ASSERT_EQUAL(cgroup_job_configure(job, &lim, &err), 0);
+		CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.2/memory.limit_in_bytes"), "2147483648");
+		CU_ASSERT_STRING_EQUAL(slurp(d, "memory/qpool/n1/job.2/memory.memsw.limit_in_bytes"), "2147483648");
+	}
 	v1_hier_files_remove(d, 2, "job.2");
 	cgroup_job_reclaim_threshold(job, UINT_MAX);
 	CU_ASSERT_EQUAL(cgroup_job_remove(job), 0);
