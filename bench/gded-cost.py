@@ -65,6 +65,9 @@ def spec(jid, shared_ok):
                 "PBS_O_SHELL": "/bin/bash", "PBS_O_LANG": "C.UTF-8", "PBS_O_HOST": "vm",
                 "PBS_O_SYSTEM": "Linux", "PBS_O_WORKDIR": work},
         "script": p + ".sh", "ncpus": 1, "walltime": 3600, "umask": 18,
+        # A memory limit, as qpool gives every job (its request, else the
+        # queue's default, else the node's memory).
+        "mem": 1 << 30,
         "times": {"submit": 1, "dispatch": 2, "launch": 3}, "server": "vm", "kill_grace": 10,
         "reserve": "none", "rt_policy": "fifo", "rt_priority": 10, "cpus": "0", "mems": "0",
         "nodefile": p + ".nodes", "result": p + ".result", "ctl": p + ".ctl",
