@@ -510,13 +510,18 @@ int jobfile_write(int dirfd, int64_t jobid, const char *script, uid_t uid, gid_t
 	int fd = -1, r;
 
 	/* The script: created fresh (a rerun must not reuse an old file the
-	 * user may have a handle on), then handed to the user read+exec. */
+	 * user may have a handle on), then handed to the user read+exec. An
+	 * old one is unlinked only when there is one (a path lookup a job
+	 * fewer, issue 39). */
 	snprintf(name, sizeof(name), "%" PRId64 ".sh", jobid);
-	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT) {
-		r = error_set(err, -errno, "cannot replace %s: %m", name);
-		goto done;
-	}
 	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+	if (fd < 0 && errno == EEXIST) {
+		if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT) {
+			r = error_set(err, -errno, "cannot replace %s: %m", name);
+			goto done;
+		}
+		fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+	}
 	if (fd < 0) {
 		r = error_set(err, -errno, "cannot create %s: %m", name);
 		goto done;

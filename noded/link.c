@@ -181,14 +181,22 @@ static void link_lost(struct link *l, const char *why)
 	link_reset(l);
 }
 
-/* Writes what the socket takes and asks for EPOLLOUT only while more is left. */
+/* Writes what the socket takes and asks for EPOLLOUT only while more is
+ * left. Unchanged events are not set again: sd-event re-arms an
+ * edge-triggered source with an epoll_ctl each time (two a job, issue
+ * 39), which only matters to a reader that stops before EAGAIN, and
+ * link_on_io reads to EAGAIN. */
 static int link_flush(struct link *l)
 {
+	uint32_t want, cur;
 	int r = wire_flush(l->fd, &l->out);
 
 	if (r < 0)
 		return r;
-	return sd_event_source_set_io_events(l->io, EPOLLIN | EPOLLET | (r == 1 ? EPOLLOUT : 0));
+	want = EPOLLIN | EPOLLET | (r == 1 ? EPOLLOUT : 0);
+	if (sd_event_source_get_io_events(l->io, &cur) >= 0 && cur == want)
+		return 0;
+	return sd_event_source_set_io_events(l->io, want);
 }
 
 /* Queues req with id and awaits its reply (the credential's is id 0). */

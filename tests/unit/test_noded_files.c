@@ -131,15 +131,23 @@ static void test_write(void)
 	int dirfd = open_dir(dir);
 	json_t *spec = json_pack("{s:I, s:s}", "jobid", (json_int_t)42, "node", "n1"), *back;
 	struct error err = { "" };
-	struct stat st;
+	struct stat st, st_old;
 	char buf[64];
-	int fd;
+	int fd, old_fd;
 	ssize_t n;
 
 	/* a stale script from an earlier run is replaced, not reused */
 	unit_write_file(dir, "42.sh", "old old old old old old");
+	old_fd = openat(dirfd, "42.sh", O_RDONLY | O_CLOEXEC);   /* a user's handle */
+	CU_ASSERT_FATAL(old_fd >= 0);
 	CU_ASSERT_EQUAL_FATAL(jobfile_write(dirfd, 42, "echo hi\n", 1234, 1235, spec, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(fstatat(dirfd, "42.sh", &st, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(fstat(old_fd, &st_old), 0);
+	CU_ASSERT_NOT_EQUAL(st.st_ino, st_old.st_ino);
+	CU_ASSERT_EQUAL(st_old.st_nlink, 0);
+	n = pread(old_fd, buf, sizeof(buf) - 1, 0);
+	close(old_fd);
+	CU_ASSERT_EQUAL(n, 23);   /* the old text, untouched */
 	CU_ASSERT_EQUAL(st.st_mode & 07777, 0500);
 	CU_ASSERT_EQUAL(st.st_uid, 1234);
 	CU_ASSERT_EQUAL(st.st_gid, 1235);
