@@ -128,4 +128,16 @@ qp_wait "$id" completed failed
 grep -qx "700:qpuser1" "$w/tmpdir.txt" || fail "TMPDIR mode/owner: $(cat "$w/tmpdir.txt")"
 [ ! -e "$(head -1 "$w/tmpdir.txt")" ] || fail "TMPDIR not removed"
 [ "$(cat "$keep/file")" = precious ] || fail "the symlink's target was removed"
+
+note "a TMPDIR the job put a symlink in place of is unlinked, its target kept"
+id=$(as_full qpuser1 qsub <<EOF2
+mv "\$TMPDIR" "\$TMPDIR.moved" && ln -s $keep "\$TMPDIR" && echo "\$TMPDIR" > tmpdir2.txt
+EOF2
+) || fail "qsub tmpdir link"
+qp_wait "$id" completed failed
+[ "$(qp_state "$id")" = completed ] || fail "tmpdir link job: $(qp_field "$id" reason)"
+t=$(cat "$w/tmpdir2.txt") && [ -n "$t" ] || fail "the TMPDIR link job did not run"
+[ ! -e "$t" ] && [ ! -L "$t" ] || fail "the link in TMPDIR's place is left: $(ls -ld "$t")"
+[ "$(cat "$keep/file")" = precious ] || fail "the target of the link in TMPDIR's place was touched"
+rm -rf "$t.moved"
 echo PASS
