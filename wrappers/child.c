@@ -426,16 +426,20 @@ static void child_exec_direct(const struct gded_child *c, const char *interp, ch
 static struct rlimit nofile_saved;
 static bool nofile_raised;
 
-void gded_nofile_raise(rlim_t want)
+rlim_t gded_nofile_raise(rlim_t want)
 {
 	struct rlimit rl;
 
-	if (nofile_raised || getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
-		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (nofile_raised || rl.rlim_cur >= want)
+		return rl.rlim_cur;
 	nofile_saved = rl;
 	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-		nofile_raised = true;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return nofile_saved.rlim_cur;
+	nofile_raised = true;
+	return rl.rlim_cur;
 }
 
 bool gded_nofile_saved(struct rlimit *ret)

@@ -93,7 +93,7 @@ int gded_ctl_create(const struct gded_job *job, struct gded_ctl **ret, struct er
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct gded_ctl *ctl;
-	struct rlimit rl;
+	rlim_t nofile;
 	mode_t old;
 	int r;
 
@@ -114,12 +114,13 @@ int gded_ctl_create(const struct gded_job *job, struct gded_ctl **ret, struct er
 		r = error_set(err, ctl->listen < 0 ? -errno : -ENOMEM, "control socket: %m");
 		goto fail;
 	}
-	/* A socket left by a gded of an earlier run of this id goes first.
-	 * Root's and 0600 from the start (umask around bind): only qnoded
-	 * may start tasks in the job. */
-	(void)unlink(job->ctl);
+	/* Root's and 0600 from the start (umask around bind): only qnoded
+	 * may start tasks in the job. A socket left by a gded of an earlier
+	 * run of this id is unlinked when met. */
 	old = umask(0177);
 	r = bind(ctl->listen, (struct sockaddr *)&sa, sizeof(sa));
+	if (r < 0 && errno == EADDRINUSE && unlink(job->ctl) == 0)
+		r = bind(ctl->listen, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
 	if (r < 0 || listen(ctl->listen, 8) < 0) {
 		r = error_set(err, -errno, "cannot make the control socket %s: %m", job->ctl);
@@ -127,10 +128,10 @@ int gded_ctl_create(const struct gded_job *job, struct gded_ctl **ret, struct er
 	}
 	/* Three fds a task: raise the soft limit (the job gets its own back
 	 * in every child); fewer tasks where the hard limit is low. */
-	gded_nofile_raise(64 + 3 * GDED_TASKS_MAX);
+	nofile = gded_nofile_raise(64 + 3 * GDED_TASKS_MAX);
 	ctl->max_tasks = GDED_TASKS_MAX;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 64 + 3 * GDED_TASKS_MAX)
-		ctl->max_tasks = rl.rlim_cur > 64 + 3 ? (rl.rlim_cur - 64) / 3 : 1;
+	if (nofile && nofile < 64 + 3 * GDED_TASKS_MAX)
+		ctl->max_tasks = nofile > 64 + 3 ? (nofile - 64) / 3 : 1;
 	*ret = ctl;
 	return 0;
 fail:

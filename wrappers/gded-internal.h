@@ -110,7 +110,7 @@ void gded_spawn_free(struct gded_spawn *p);
  * pipes (gded_nofile_raise, once, before any child); every child puts
  * the limit it had back before exec, so the job sees what it would
  * have. */
-void gded_nofile_raise(rlim_t want);
+rlim_t gded_nofile_raise(rlim_t want);   /* the soft limit now; 0 unknown */
 void gded_nofile_restore(void);
 /* Whether gded raised it; then the limit to put back in *ret. */
 bool gded_nofile_saved(struct rlimit *ret);

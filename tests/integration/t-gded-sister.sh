@@ -39,6 +39,10 @@ SPEC
 }
 spec "$jobid" 1 > "$d/$jobid.json"
 printf 'echo the script ran > %s/ran\n' "$d" > "$d/$jobid.sh"
+# A control socket left by an earlier run of this id (its gded killed):
+# replaced, so that tasks reach this run's.
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/$jobid.ctl"
+[ -S "$d/$jobid.ctl" ] || fail "no stale control socket made"
 "$QP_BIN/gded" --spec "$d/$jobid.json" 2> "$d/gded.err" &
 gpid=$!
 
