@@ -103,3 +103,12 @@ pct() {
 	sort -n | awk -v p="$1" -v d="${2:-2}" \
 		'{ v[NR] = $1 } END { i = int((NR - 1) * p / 100 + 0.5) + 1; printf("%." d "f", v[i]) }'
 }
+
+# EXPR in ms over the jobs of store DB that WHERE selects, each beside
+# the job before it on the same CPUs (by dispatch): pe, pr and pd are
+# that job's t_exit, t_released and t_dispatch. One value a line.
+cpu_gaps() {  # db where expr
+	sqlite3 "$1" "SELECT ($3) / 1e6 FROM (SELECT t_dispatch, t_exec, lag(t_exit) OVER w AS pe,
+		lag(t_released) OVER w AS pr, lag(t_dispatch) OVER w AS pd FROM jobs WHERE $2
+		WINDOW w AS (PARTITION BY cpus ORDER BY t_dispatch)) WHERE pe IS NOT NULL"
+}
