@@ -45,7 +45,6 @@ int exe_oom_score_adj_set(int adj)
 	return r;
 }
 
-
 int exe_sched_slice_set(uint64_t ns)
 {
 	struct exe_sched_attr a = { 0 };
