@@ -498,8 +498,8 @@ static int v1_memory_write(struct cgroup_job *job, const char *num, bool raise, 
  * and none as the largest. */
 static int v1_memory_limit(struct cgroup_job *job, uint64_t mem, struct error *err)
 {
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), none = (uint64_t)INT64_MAX / page * page;
-	uint64_t want = mem && mem / page < none / page ? mem / page * page : none, cur = none;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), most = (uint64_t)INT64_MAX / page;
+	uint64_t none = most * page, want = mem && mem / page < most ? mem / page * page : none, cur = none;
 	char num[32];
 	int r;
 
