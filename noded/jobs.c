@@ -38,6 +38,8 @@ struct job {
 	int pidfd;
 	sd_event_source *src;
 	sd_event_source *notify_src; /* gded's word that the job's processes are gone */
+	bool gated;             /* launched before its dispatch's commit: gded holds it
+	                         * until job.go's byte on the notify socket (or its EOF) */
 	bool gone;              /* that word came: no more remote starts */
 	sd_event_source *lost_src;   /* its wrapper died: retrying to empty its groups */
 	char *lost_reason;           /* what to report once they are gone */
@@ -623,6 +625,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 		return;
 	}
 	j->dispatch = dispatch;
+	j->gated = wire_bool(job, "gated", 0);
 	if (nd->simulated) {
 		job_sim_start(j, job);
 		return;
@@ -703,6 +706,65 @@ void jobs_signal(struct jobs *js, const json_t *msg)
 		log_warn("job %lld: cannot signal gded pid %d: %m", jobid, (int)j->pid);
 	else
 		log_info("job %lld: signal %lld sent to gded pid %d", jobid, sig, (int)j->pid);
+}
+
+/* The job.launch of a new run waiting behind its stale copy, when it is
+ * a held one (json_t *: its "job" object), else NULL. */
+static json_t *job_next_gated(const struct job *j)
+{
+	json_t *next = j->next_launch ? json_object_get(j->next_launch, "job") : NULL;
+
+	return next && wire_bool(next, "gated", 0) ? next : NULL;
+}
+
+static void job_next_drop(struct job *j, const char *why)
+{
+	log_info("job %" PRId64 ": its new run is dropped before its start: %s", j->jobid, why);
+	json_decref(j->next_launch);
+	j->next_launch = NULL;
+}
+
+/* Ends a held launch: go, one byte on gded's notify socket, which it reads
+ * before anything of the job runs; else a shutdown, whose EOF makes it
+ * end the job unstarted, with a result that puts it back in the queue. */
+static void job_gate_open(struct job *j, bool go, const char *why)
+{
+	int fd = j->notify_src ? sd_event_source_get_io_fd(j->notify_src) : -1;
+
+	j->gated = false;
+	if (fd < 0)
+		return;
+	if (go ? send(fd, "g", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1 : shutdown(fd, SHUT_WR) < 0)
+		log_warn("job %" PRId64 ": cannot %s its wrapper: %m", j->jobid, go ? "release" : "stop");
+	else if (!go)
+		log_info("job %" PRId64 ": dropped before its start: %s", j->jobid, why);
+}
+
+void jobs_release(struct jobs *js, const json_t *msg, bool go)
+{
+	long long jobid = wire_int(msg, "jobid", -1);
+	int64_t dispatch = wire_int(msg, "dispatch", 0);
+	struct job *j = jobid > 0 ? job_find(js, jobid) : NULL;
+	json_t *next = j ? job_next_gated(j) : NULL;
+
+	if (next && wire_int(json_object_get(next, "times"), "dispatch", 0) == dispatch) {
+		if (go)
+			json_object_del(next, "gated");
+		else
+			job_next_drop(j, "its dispatch was not recorded");
+	} else if (j && j->gated && j->dispatch == dispatch) {
+		job_gate_open(j, go, "its dispatch was not recorded");
+	}
+}
+
+void jobs_link_lost(struct jobs *js)
+{
+	for (struct job *j = js->head; j; j = j->next) {
+		if (j->gated)
+			job_gate_open(j, false, "the link to qpoold was lost first");
+		if (job_next_gated(j))
+			job_next_drop(j, "the link to qpoold was lost first");
+	}
 }
 
 /* After a restart, a job with a spec but no wrapper and no result: did

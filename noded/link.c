@@ -465,8 +465,10 @@ static json_t *link_register_msg(const struct link *l, int fd)
 	char cpus[4096], addr[INET_ADDRSTRLEN];
 
 	cpumask_format(&t->cpus, cpus, sizeof(cpus));
+	/* "gate": a launch may come held, before its dispatch's commit, and
+	 * wait for job.go (jobs.c); a simulated node starts at once. */
 	return json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:I}, s:s*, s:s, s:b, s:s, s:o, s:o, s:s*, s:o*, "
-			 "s:s*, s:s*}",
+			 "s:s*, s:s*, s:b}",
 			 "op", "node.register", "name", nd->name, "cpus", cpus, "mems", t->mems,
 			 "topology", "packages", (int)t->packages, "numa", (int)t->numa,
 			 "cores", (int)t->cores, "pus", (int)t->pus, "mem", (json_int_t)t->mem,
@@ -477,7 +479,8 @@ static json_t *link_register_msg(const struct link *l, int fd)
 			 "addr", link_local_addr(fd, addr, sizeof(addr)) == 0 ? addr : NULL,
 			 "gpus", nd->n_gpus ? gpu_list_json(nd->gpus, nd->n_gpus) : NULL,
 			 "features", nd->features[0] ? nd->features : NULL,
-			 "resources", nd->config->resources[0] ? nd->config->resources : NULL);
+			 "resources", nd->config->resources[0] ? nd->config->resources : NULL,
+			 "gate", !nd->simulated);
 }
 
 /* A standby's reply (docs/PROTOCOL.md, "Standby, and the client's

@@ -456,6 +456,10 @@ json_t *jobs_results_json(const struct jobs *js);
 /* job.launch with its receive stamp; job.signal. Bad input is logged. */
 void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch);
 void jobs_signal(struct jobs *js, const json_t *msg);
+/* job.go (go) or job.drop: a launch held until its dispatch's commit is
+ * released, or ended unstarted. The link lost: every held one ends so. */
+void jobs_release(struct jobs *js, const json_t *msg, bool go);
+void jobs_link_lost(struct jobs *js);
 
 /* The link is registered: send job.done for every finished job. */
 void jobs_results_send(struct jobs *js);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* What qpoold's link hands up, each to the part that handles it: the ops
- * (job.launch and job.signal to jobs.c, task.* to tasks.c) and the link's
- * moments (registering, a heartbeat's ok, the link lost). The link
- * (link.c) is given this table and names none of them. */
+ * (job.launch, job.signal, job.go and job.drop to jobs.c, task.* to
+ * tasks.c) and the link's moments (registering, a heartbeat's ok, the
+ * link lost). The link (link.c) is given this table and names none of
+ * them. */
+#include <string.h>
+
 #include "noded.h"
 
 static void op_job_launch(struct noded *nd, const char *op, const json_t *msg, int64_t stamp)
@@ -15,6 +18,11 @@ static void op_job_signal(struct noded *nd, const char *op, const json_t *msg, i
 	jobs_signal(nd->jobs, msg);
 }
 
+static void op_job_release(struct noded *nd, const char *op, const json_t *msg, int64_t stamp)
+{
+	jobs_release(nd->jobs, msg, strcmp(op, "job.go") == 0);
+}
+
 static void op_task(struct noded *nd, const char *op, const json_t *msg, int64_t stamp)
 {
 	tasks_link_frame(nd->tasks, op, msg);
@@ -23,6 +31,8 @@ static void op_task(struct noded *nd, const char *op, const json_t *msg, int64_t
 static const struct link_op ops[] = {
 	{ "job.launch", op_job_launch },
 	{ "job.signal", op_job_signal },
+	{ "job.go", op_job_release },
+	{ "job.drop", op_job_release },
 	{ "task.", op_task },
 	{ NULL, NULL },
 };
@@ -49,6 +59,7 @@ static void results_send(struct noded *nd)
 
 static void lost(struct noded *nd)
 {
+	jobs_link_lost(nd->jobs);
 	tasks_link_lost(nd->tasks);
 }
 

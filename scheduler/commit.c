@@ -183,6 +183,8 @@ void pending_flush(struct server *s, bool pass)
 	}
 	if (r == 0 && n)
 		r = pass_write(s, d, n, t_dispatch);
+	if (r == 0 && n)
+		pass_launch_early(s, d, n);
 	if (r == 0)
 		r = jobstore_commit(s->store);
 	if (r < 0) {
@@ -255,8 +257,9 @@ void pending_flush(struct server *s, bool pass)
 				pool_job_release(s->pool, j);
 				pool_job_state_set(s->pool, j, JOB_QUEUED);
 				/* Most likely the same file system: no pass until
-				 * the next check has seen room (not for a prolog). */
-				if (!prolog)
+				 * the next check has seen room (not for a prolog,
+				 * nor a launch dropped before its start). */
+				if (!prolog && !p->unstarted)
 					server_space_exhausted(s);
 				server_prolog_hold(&s->h, j);
 			}

@@ -28,6 +28,7 @@ struct pending {
 	bool is_done;
 	bool requeue;             /* done: the node could not start it for lack of room */
 	bool prolog;              /* ... or its node prolog failed */
+	bool unstarted;           /* ... or its launch was dropped before its start */
 	struct job_result result; /* done */
 	struct pending *next;
 };

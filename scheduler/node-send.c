@@ -107,7 +107,7 @@ static bool alloc_sent(const struct job *j)
 	       (j->n_alloc == 1 && (j->alloc[0].mpiprocs != j->alloc[0].ncpus || j->alloc[0].ompthreads));
 }
 
-int node_launch(struct server *s, struct job *j, struct node *n)
+int node_launch(struct server *s, struct job *j, struct node *n, bool gated)
 {
 	const struct queue_conf *q = config_queue(s->config, j->queue);
 	json_t *launch;
@@ -129,7 +129,8 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 	    json_object_set_new(launch, "rt_policy",
 				json_string(q && q->rt_policy == QUEUE_RT_RR ? "rr" : "fifo")) < 0 ||
 	    json_object_set_new(launch, "rt_priority", json_integer((json_int_t)(q ? q->rt_priority : 0))) < 0 ||
-	    (alloc_sent(j) && json_object_set_new(launch, "alloc", alloc_array(j)) < 0)) {
+	    (alloc_sent(j) && json_object_set_new(launch, "alloc", alloc_array(j)) < 0) ||
+	    (gated && json_object_set_new(launch, "gated", json_true()) < 0)) {
 		json_decref(launch);
 		log_err("job %lld: cannot build its launch message", (long long)j->id);
 		return -ENOMEM;
@@ -161,6 +162,13 @@ int node_launch(struct server *s, struct job *j, struct node *n)
 	json_decref(launch);
 	log_debug("job %lld dispatched to %s%s", (long long)j->id, n ? n->name : "?", j->n_alloc > 1 ? " and others" : "");
 	return 0;
+}
+
+void node_release(struct job *j, struct node *n, bool go)
+{
+	if (n && n->link)
+		conn_send(n->link, json_pack("{s:s, s:i, s:I, s:I}", "op", go ? "job.go" : "job.drop", "id", 0,
+					     "jobid", (json_int_t)j->id, "dispatch", (json_int_t)j->t_dispatch));
 }
 
 /* Sends sig to the job on every node of its allocation that is

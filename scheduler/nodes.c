@@ -150,7 +150,7 @@ static bool lost_requeues(const struct job *j)
 
 /* Queues the job's completion (result: the primary's) for the group commit. */
 static void done_pending(struct conn *c, long long req_id, struct job *j, const struct job_result *res,
-			 bool requeue, bool prolog)
+			 bool requeue, bool prolog, bool unstarted)
 {
 	struct pending *p = calloc(1, sizeof(*p));
 
@@ -165,6 +165,7 @@ static void done_pending(struct conn *c, long long req_id, struct job *j, const 
 	p->is_done = true;
 	p->requeue = requeue;
 	p->prolog = prolog;
+	p->unstarted = unstarted;
 	p->result = *res;
 	server_pending_add(conn_ctx(c), p);
 }
@@ -204,7 +205,7 @@ static void multi_done_check(struct conn *c, long long req_id, struct job *j)
 			j->rerun = true;
 		snprintf(res.reason, sizeof(res.reason), "%s%s", requeue ? "requeued: " : "",
 			 j->lost ? j->lost : j->end_reason ? j->end_reason : "no result from the primary");
-		done_pending(c, req_id, j, &res, false, false);
+		done_pending(c, req_id, j, &res, false, false, false);
 		return;
 	}
 	/* A sister that could not start fails the job, unless it was being
@@ -213,7 +214,7 @@ static void multi_done_check(struct conn *c, long long req_id, struct job *j)
 		j->result->state = JOB_FAILED;
 		snprintf(j->result->reason, sizeof(j->result->reason), "%s", j->end_reason);
 	}
-	done_pending(c, req_id, j, j->result, false, false);
+	done_pending(c, req_id, j, j->result, false, false, false);
 }
 
 /* One node's report about a job across nodes. */
@@ -306,8 +307,10 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 		multi_done(c, req_id, j, e, result);
 		return;
 	}
-	/* A launch that failed for lack of room is no fault of the job: it
-	 * goes back to the queue (qnoded says so with "requeue"). */
+	/* A launch that failed for lack of room, or one held that its node
+	 * dropped before anything of it ran ("not_started": its link to this
+	 * server was lost first), is no fault of the job: it goes back to
+	 * the queue (qnoded or gded says so with "requeue"). */
 	requeue = j->state == JOB_RUNNING && wire_bool(result, "requeue", 0);
 	if (requeue && wire_bool(result, "prolog_failed", 0))
 		prolog_failed(s, j);
@@ -327,7 +330,8 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 		memcpy(res.reason, why, sizeof(res.reason) - 1);
 		res.reason[sizeof(res.reason) - 1] = '\0';
 	}
-	done_pending(c, req_id, j, &res, requeue, requeue && wire_bool(result, "prolog_failed", 0));
+	done_pending(c, req_id, j, &res, requeue, requeue && wire_bool(result, "prolog_failed", 0),
+		     requeue && wire_bool(result, "not_started", 0));
 }
 
 /* Every node of a job across nodes is done and no report is left to
@@ -600,6 +604,7 @@ void op_register(struct conn *c, const char *op, long long req_id, json_t *msg)
 	if (n->topology && rcanon[0])
 		json_object_set_new(n->topology, "resources", json_string(rcanon));
 	n->rt = wire_bool(msg, "rt", 0);
+	n->gate = wire_bool(msg, "gate", 0);
 	pool_node_gpus_set(n, gpus, n_gpus);
 	/* Only a dotted IPv4 that is not a loopback one (node_link_addr). */
 	n->addr[0] = '\0';

@@ -11,9 +11,11 @@
 
 #include "estimate.h"
 #include "log.h"
+#include "node-send.h"
 #include "pass.h"
 #include "preempt.h"
 #include "server-internal.h"
+#include "srvjob.h"
 #include "suspend.h"
 #include "timeutil.h"
 
@@ -26,6 +28,8 @@ size_t pass_decide(struct server *s, struct dispatch *d)
 	suspend_pass(&s->h);
 	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
 	preempt_pass(s);
+	for (size_t i = 0; i < n; i++)
+		d[i].gated = false;
 	return n;
 }
 
@@ -36,7 +40,11 @@ size_t pass_decide(struct server *s, struct dispatch *d)
  * a flush always leaves due runs them, in the same loop iteration. */
 size_t pass_place(struct server *s, struct dispatch *d)
 {
-	return pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
+	size_t n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
+
+	for (size_t i = 0; i < n; i++)
+		d[i].gated = false;
+	return n;
 }
 
 /* What pass_decide does after the placements, for a pass that
@@ -76,11 +84,28 @@ int pass_write(struct server *s, struct dispatch *d, size_t n, int64_t now)
 	return r;
 }
 
-/* Their commit failed (rolled back): back to the queue in memory. */
+/* Their rows written, in the transaction not yet committed: the launches
+ * that may go now, held by their nodes until the commit (pass_apply
+ * releases them, pass_undo drops them). The commit's wait for the disk
+ * then overlaps the launch's files, fork and fence (issue 39). Not after
+ * a failed commit: the next is likely to fail too. */
+void pass_launch_early(struct server *s, struct dispatch *d, size_t n)
+{
+	if (s->commit_failed)
+		return;
+	for (size_t i = 0; i < n; i++)
+		d[i].gated = srvjob_launch_gated(s, d[i].job, d[i].node);
+}
+
+/* Their commit failed (rolled back): back to the queue in memory, a
+ * launch sent early dropped on its node (nothing of the job ran). */
 void pass_undo(struct server *s, struct dispatch *d, size_t n, int r)
 {
 	log_err("job store: cannot record dispatches: %s", strerror(-r));
+	s->commit_failed = true;
 	for (size_t i = 0; i < n; i++) {
+		if (d[i].gated)
+			node_release(d[i].job, d[i].node, false);
 		if (d[i].job->fresh) {
 			array_dispatch_undo(&s->h, d[i].job);
 			continue;
@@ -90,13 +115,17 @@ void pass_undo(struct server *s, struct dispatch *d, size_t n, int r)
 	}
 }
 
-/* Committed: the launches. */
+/* Committed: the launches, or the release of those sent early. */
 void pass_apply(struct server *s, struct dispatch *d, size_t n, int64_t now)
 {
+	s->commit_failed = false;
 	for (size_t i = 0; i < n; i++) {
 		if (d[i].job->fresh)
 			array_dispatch_done(&s->h, d[i].job, now);
-		srvjob_launch(s, d[i].job, d[i].node);
+		if (d[i].gated)
+			node_release(d[i].job, d[i].node, true);
+		else
+			srvjob_launch(s, d[i].job, d[i].node);
 		/* after:ID (and after:ARRAY[]) is met once ID starts. */
 		depend_job_changed(&s->h, d[i].job->id);
 		if (d[i].job->array_id)
@@ -129,6 +158,8 @@ static void schedule_pass(struct server *s)
 	r = jobstore_begin(s->store);
 	if (r == 0)
 		r = pass_write(s, d, n, now);
+	if (r == 0)
+		pass_launch_early(s, d, n);
 	if (r == 0)
 		r = jobstore_commit(s->store);
 	if (r < 0) {

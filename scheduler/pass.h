@@ -28,6 +28,8 @@ void pass_finish(struct server *s);
 /* Their rows, in the transaction open. 0 or -errno. */
 int pass_write(struct server *s, struct dispatch *d, size_t n, int64_t now);
 /* Their commit failed with r (rolled back): back to the queue in memory. */
+/* Between pass_write and the commit: the launches that may go first, held. */
+void pass_launch_early(struct server *s, struct dispatch *d, size_t n);
 void pass_undo(struct server *s, struct dispatch *d, size_t n, int r);
 /* Committed: the launches; a full batch arms another pass. */
 void pass_apply(struct server *s, struct dispatch *d, size_t n, int64_t now);

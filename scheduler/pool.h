@@ -70,6 +70,7 @@ struct node {
 	struct noderes *res;
 	unsigned n_res;
 	bool rt;
+	bool gate;               /* its qnoded holds a launch until job.go (node.register) */
 	char *rt_reason;
 	void *link;              /* the server's connection, NULL when down */
 	char addr[16];           /* IPv4 its link leaves from, as it says at register; "" */
@@ -319,6 +320,7 @@ struct dispatch {
 	struct job *job;
 	struct node *node;       /* the primary's */
 	uint64_t seq;            /* the rotation stamp it gave its user */
+	bool gated;              /* launched before its commit: released by job.go */
 };
 
 /* One scheduling pass: queues by priority (higher first, then config

@@ -76,6 +76,8 @@ struct server {
 	struct peers *peers;      /* per uid: connections, log rate */
 	struct gate *gate;        /* TCP peers awaiting their credential */
 	bool state_full;          /* state_dir below state_min_free: no submit, no dispatch */
+	bool commit_failed;       /* the last dispatch commit failed: launches wait for
+	                           * their commit (pass.c) */
 	struct pending *retry;    /* completions whose commit found the disk full */
 	sd_event_source *linger_src; /* ends a hold of results (pending_linger) */
 	int64_t linger_since;        /* mono ns the results waiting began; 0: none wait */

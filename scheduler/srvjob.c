@@ -178,7 +178,7 @@ static void prolog_passed(struct server *s, struct job *j)
 	 * committed, the job goes. */
 	if (r < 0)
 		log_warn("job %lld: lease renewal before its launch: job store: %s", (long long)j->id, strerror(-r));
-	node_launch(s, j, j->n_alloc ? j->alloc[0].where : NULL);
+	node_launch(s, j, j->n_alloc ? j->alloc[0].where : NULL, false);
 }
 
 static void prolog_done(struct hook *h, void *arg)
@@ -220,6 +220,15 @@ static void run_drop(void *arg)
 	free(arg);
 }
 
+bool srvjob_launch_gated(struct server *s, struct job *j, struct node *n)
+{
+	if ((s->hooks && s->config->server_prolog[0]) || j->n_alloc != 1 || !n || !n->gate || !n->link)
+		return false;
+	j->srv_prolog = false;
+	j->srv_prolog_run = NULL;
+	return node_launch(s, j, n, true) == 0;
+}
+
 void srvjob_launch(struct server *s, struct job *j, struct node *n)
 {
 	struct srvjob_run *run;
@@ -229,7 +238,7 @@ void srvjob_launch(struct server *s, struct job *j, struct node *n)
 	j->srv_prolog = false;
 	j->srv_prolog_run = NULL;
 	if (!s->hooks || !s->config->server_prolog[0]) {
-		node_launch(s, j, n);
+		node_launch(s, j, n, false);
 		return;
 	}
 	run = calloc(1, sizeof(*run));

@@ -118,6 +118,7 @@ struct gded_job {
 	const char *mail_points;  /* -m: letters of abe, or NULL */
 	const char *mail_users;   /* -M, or NULL: the user */
 	bool interactive;         /* qsub -I: a login shell on a pty, no script */
+	bool gated;               /* held after the fence until qnoded's go (--notify) */
 	bool interactive_command; /* qsub -I -- CMD: the script (it execs CMD) on the pty */
 	/* A job across nodes (docs/PARALLEL.md): the whole allocation and
 	 * this node's place in it. nalloc 0: a one-node job. */
@@ -173,6 +174,7 @@ struct gded_result {
 	bool node_fault;          /* the node, not the job, failed the launch (its
 	                           * cpuset read-back, the prolog): "drain" and "requeue" */
 	bool prolog_failed;       /* ... the prolog did: qpoold counts it (prolog_failures_max) */
+	bool not_started;         /* held, then dropped: "requeue" and "not_started" */
 	bool drain;               /* the node failed after the job (the epilog):
 	                           * "drain" with drain_reason, the result stands */
 	char drain_reason[256];

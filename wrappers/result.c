@@ -90,6 +90,13 @@ json_t *gded_result_json(const struct gded_result *res)
 		json_decref(o);
 		o = NULL;
 	}
+	/* Held and dropped before anything of it ran: back to the queue. */
+	if (o && res->not_started &&
+	    (json_object_set_new(o, "requeue", json_true()) < 0 ||
+	     json_object_set_new(o, "not_started", json_true()) < 0)) {
+		json_decref(o);
+		o = NULL;
+	}
 	/* Its prolog, counted by qpoold against [node] prolog_failures_max. */
 	if (o && res->prolog_failed && json_object_set_new(o, "prolog_failed", json_true()) < 0) {
 		json_decref(o);

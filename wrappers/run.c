@@ -120,6 +120,48 @@ static void fail(struct gded_result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* How long a held launch waits for its go: the server's commit takes
+ * milliseconds; one that takes longer than this, or a go that is lost,
+ * ends the job unstarted and back in the queue, as a drop does. */
+#define GATE_WAIT_MS (120 * 1000)
+
+/* A launch held (the spec's "gated"): waits for qnoded's go, one byte on
+ * the notify socket, before anything of the job runs (its prolog, mail,
+ * TMPDIR, the child). Its EOF (a drop, qnoded's link to qpoold or qnoded
+ * itself gone) or no go in GATE_WAIT_MS: the job ends unstarted, and
+ * qpoold puts it back in the queue. Signals wait in the signalfd: a qdel
+ * meanwhile is handled once the job runs, as one right after its start. */
+static int gate_wait(struct gded_result *res)
+{
+	struct pollfd pfd = { .fd = notify_fd, .events = POLLIN };
+	int64_t deadline = time_mono_ns() + (int64_t)GATE_WAIT_MS * 1000000;
+	const char *why = "no notify socket to release it";
+	char byte;
+
+	while (notify_fd >= 0) {
+		int64_t left = (deadline - time_mono_ns()) / 1000000;
+		ssize_t n;
+		int r = poll(&pfd, 1, left > 0 ? (int)left : 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			why = "no release from qnoded in time";
+			break;
+		}
+		n = r < 0 ? -1 : recv(notify_fd, &byte, 1, MSG_DONTWAIT);
+		if (n == 1 && byte == 'g')
+			return 0;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		why = "its dispatch was not recorded, or qnoded's link to qpoold was lost";
+		break;
+	}
+	res->not_started = true;
+	fail(res, "not started: %s", why);
+	return -ECANCELED;
+}
+
 int gded_nodefile_text(const struct gded_job *job, char **ret, size_t *ret_len,
 		       struct error *err)
 {
@@ -825,6 +867,8 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	if (run.cg)
 		cgroup_job_attach_prepare(run.cg);
 	stamp(res, GDED_STAMP_FENCED);
+	if (job->gated && gate_wait(res) < 0)
+		goto done;
 	/* The site's prolog, inside the job's startup (qpool-hooks(5)):
 	 * failing, it is the node's fault, not the job's: qpoold drains the
 	 * node and puts the job back in the queue. */
@@ -974,8 +1018,10 @@ done:
 			snprintf(res->reason + strlen(res->reason), sizeof(res->reason) - strlen(res->reason),
 				 "%s%s", res->reason[0] ? "; " : "", note);
 	}
-	if (!job->argv && !run.sister && (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled ?
-			   gded_mail_wanted(job, 'e') : gded_mail_wanted(job, 'a'))) {
+	/* Not for a launch dropped before its start: it runs again later. */
+	if (!job->argv && !run.sister && !res->not_started &&
+	    (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled ?
+	     gded_mail_wanted(job, 'e') : gded_mail_wanted(job, 'a'))) {
 		char what[sizeof(note) + 320];
 
 		if (res->status == GDED_STATUS_EXITED && !res->timeout && !res->cancelled)

@@ -522,6 +522,7 @@ int gded_spec_parse(json_t *spec, struct gded_job *job, struct error *err)
 	    (r = spec_str(spec, "mems", false, &job->mems, err)) < 0 ||
 	    (r = spec_str(spec, "nodefile", false, &job->nodefile, err)) < 0 ||
 	    (r = spec_bool(spec, "nodefile_shared", &job->nodefile_shared, err)) < 0 ||
+	    (r = spec_bool(spec, "gated", &job->gated, err)) < 0 ||
 	    (r = spec_str(spec, "result", true, &job->result, err)) < 0 ||
 	    (r = spec_u64(spec, "umask", false, &mask, err)) < 0 ||
 	    (r = spec_str(spec, "server", false, &job->server, err)) < 0 ||

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The launch before its commit (issue 39; docs/ARCHITECTURE.md, "The
+# launch before its commit"): qpoold sends a job's launch held, before
+# its dispatch's commit; the node writes its files and gded makes its
+# fence, and nothing of the job runs until the commit is done and job.go
+# comes. A commit made slow for real (qpoold's writes to the state
+# directory's disk throttled by the blkio controller to 512 bytes a
+# second) shows the hold:
+#  - the commit done (the throttle lifted): the job runs, once;
+#  - qpoold killed while its commit waits: qnoded drops the held launch,
+#    gded ends it unstarted, and the restarted qpoold runs the job once
+#    (or has no such job, if its row never reached the disk).
+. "$(dirname "$0")/lib.sh"
+blk=/sys/fs/cgroup/blkio
+[ -w "$blk/blkio.throttle.write_bps_device" ] || skip "no cgroup v1 blkio throttling"
+command -v sqlite3 > /dev/null || skip "no sqlite3"
+# The commit throttled must be qpoold's own, to the store's file.
+[ "${QP_STORE:-sqlite}" = sqlite ] || skip "QP_STORE=$QP_STORE: the store's commit is not qpoold's write"
+qp_setup
+# The whole disk under the state directory (throttling takes no partition).
+dev=$(stat -c %d "$QP_T/state" 2>/dev/null || stat -c %d "$QP_T")
+sys=/sys/dev/block/$(( (dev >> 8) & 0xfff )):$(( (dev & 0xff) | ((dev >> 12) & 0xfff00) ))
+[ -e "$sys/dev" ] || skip "the state directory is not on a block device"
+[ -e "$sys/partition" ] && sys=$sys/..
+disk=$(cat "$sys/dev")
+cg=$blk/qpool-test-gate-$$
+mkdir "$cg" || fail "cannot make $cg"
+gate_cleanup() {
+	local pid
+	echo "$disk 0" > "$cg/blkio.throttle.write_bps_device" 2>/dev/null
+	for pid in $(cat "$cg/cgroup.procs" 2>/dev/null); do echo "$pid" > "$blk/cgroup.procs"; done
+	rmdir "$cg" 2>/dev/null
+}
+QP_ATEXIT+=(gate_cleanup)
+hold() {
+	echo "$disk 512" > "$cg/blkio.throttle.write_bps_device" || fail "cannot throttle $disk"
+	echo "$QP_SERVER_PID" > "$cg/cgroup.procs" || fail "cannot move qpoold into $cg"
+}
+# Lifting the limit sends what it held at once.
+unhold() {
+	echo "$disk 0" > "$cg/blkio.throttle.write_bps_device" || fail "cannot lift the throttle"
+	if kill -0 "$QP_SERVER_PID" 2>/dev/null; then echo "$QP_SERVER_PID" > "$blk/cgroup.procs"; fi
+}
+qp_start_server
+qp_start_node n1
+w=$QP_T/work/qpuser1
+starts=$w/starts
+jobs=$QP_T/state/nodes/n1/jobs
+submit() { as qpuser1 qsub -N "$1" <<JOB
+echo \$PBS_JOBID >> $starts
+JOB
+}
+started() { cut -d. -f1 "$starts" 2>/dev/null | grep -cxF "$1"; }
+
+note "a job runs as before: its launch held and released at once"
+id=$(submit plain) || fail "qsub"
+qp_wait "$id" completed
+[ "$(started "${id%%.*}")" = 1 ] || fail "job $id did not start once"
+
+note "its commit held: the launch is there, gded fenced, the job not started"
+next=$((${id%%.*} + 1))
+hold
+submit held > "$QP_T/qsub-held.out" 2>&1 &
+qsub_pid=$!
+gpid=$(qp_wait_gded "$next")
+# While qsub waits for the commit (its reply follows it), the job must not
+# start, however long the wrapper has been up.
+for _ in $(seq 20); do
+	kill -0 "$qsub_pid" 2>/dev/null || fail "qsub returned while its commit was throttled: $(cat "$QP_T/qsub-held.out")"
+	[ "$(started "$next")" = 0 ] || fail "job $next started before its dispatch was committed"
+	[ -e "$jobs/$next.json" ] || fail "the held job's spec is gone"
+	sleep 0.05
+done
+kill -0 "$gpid" || fail "the held job's gded ended"
+unhold
+wait "$qsub_pid" || fail "qsub failed after the commit: $(cat "$QP_T/qsub-held.out")"
+qp_wait "$(cat "$QP_T/qsub-held.out")" completed
+[ "$(started "$next")" = 1 ] || fail "job $next started $(started "$next") times"
+
+note "qpoold killed while its commit is held: the launch dropped, the job runs once"
+last=$((next + 1))
+hold
+submit dropped > "$QP_T/qsub-drop.out" 2>&1 &
+qsub_pid=$!
+gpid=$(qp_wait_gded "$last")
+[ "$(started "$last")" = 0 ] || fail "job $last started before its dispatch was committed"
+# Killed in its commit's fdatasync, it dies once that returns: the throttle
+# is lifted for it to return, and it dies before it can send the go.
+kill -KILL "$QP_SERVER_PID"
+unhold
+wait "$QP_SERVER_PID" 2>/dev/null
+# The link closed: qnoded drops the held launch; gded ends it unstarted.
+for _ in $(seq 600); do kill -0 "$gpid" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$gpid" 2>/dev/null && fail "the dropped job's gded still runs"
+grep -q "job $last: dropped before its start: the link to qpoold was lost first" "$QP_T/qnoded-n1.log" ||
+	fail "qnoded did not drop the held launch: $(tail -n 5 "$QP_T/qnoded-n1.log")"
+[ "$(started "$last")" = 0 ] || fail "the dropped job $last started"
+wait "$qsub_pid" 2>/dev/null
+qp_start_server
+db=$QP_T/state/qpool.db
+if [ -n "$(sqlite3 -readonly "$db" "SELECT id FROM jobs WHERE id = $last")" ]; then
+	for _ in $(seq 600); do
+		[ "$(sqlite3 -readonly "$db" "SELECT state FROM jobs WHERE id = $last")" = completed ] && break
+		sleep 0.05
+	done
+	[ "$(sqlite3 -readonly "$db" "SELECT state FROM jobs WHERE id = $last")" = completed ] ||
+		fail "job $last is $(sqlite3 -readonly "$db" "SELECT state FROM jobs WHERE id = $last"), not completed"
+	[ "$(started "$last")" = 1 ] || fail "job $last started $(started "$last") times"
+	echo "job $last: its dispatch was on disk; requeued by its unstarted result, then run once"
+else
+	[ "$(started "$last")" = 0 ] || fail "job $last, which the store does not have, started"
+	echo "job $last: its row never reached the disk; it never ran"
+fi
+echo "launch-gate ok"
