@@ -28,8 +28,6 @@ size_t pass_decide(struct server *s, struct dispatch *d)
 	suspend_pass(&s->h);
 	n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
 	preempt_pass(s);
-	for (size_t i = 0; i < n; i++)
-		d[i].gated = false;
 	return n;
 }
 
@@ -40,11 +38,7 @@ size_t pass_decide(struct server *s, struct dispatch *d)
  * a flush always leaves due runs them, in the same loop iteration. */
 size_t pass_place(struct server *s, struct dispatch *d)
 {
-	size_t n = pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
-
-	for (size_t i = 0; i < n; i++)
-		d[i].gated = false;
-	return n;
+	return pool_schedule(s->pool, s->config, d, DISPATCH_BATCH);
 }
 
 /* What pass_decide does after the placements, for a pass that

@@ -1329,9 +1329,7 @@ static size_t queue_schedule(struct pool *p, const struct queue_conf *q, struct 
 					(void)pool_license_take(p, j);
 					pool_licenses_pass_took(p, j, now);
 				}
-				ret[n].job = j;
-				ret[n].node = j->alloc[0].where;
-				ret[n].seq = ++p->seq;
+				ret[n] = (struct dispatch){ .job = j, .node = j->alloc[0].where, .seq = ++p->seq };
 				(void)pool_rotation_set(p, q->name, j->uid, ret[n].seq);
 				n++;
 				placed = true;
