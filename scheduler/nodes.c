@@ -148,9 +148,11 @@ static bool lost_requeues(const struct job *j)
 	return (j->state == JOB_RUNNING && j->rerunnable) || j->rerun;
 }
 
-/* Queues the job's completion (result: the primary's) for the group commit. */
+/* Queues the job's completion (result: the primary's) for the group commit;
+ * requeued: the node's report when it puts the job back in the queue
+ * (its "prolog_failed" and "not_started" say why), else NULL. */
 static void done_pending(struct conn *c, long long req_id, struct job *j, const struct job_result *res,
-			 bool requeue, bool prolog, bool unstarted)
+			 const json_t *requeued)
 {
 	struct pending *p = calloc(1, sizeof(*p));
 
@@ -163,9 +165,9 @@ static void done_pending(struct conn *c, long long req_id, struct job *j, const 
 	p->req_id = req_id;
 	p->jobid = j->id;
 	p->is_done = true;
-	p->requeue = requeue;
-	p->prolog = prolog;
-	p->unstarted = unstarted;
+	p->requeue = requeued != NULL;
+	p->prolog = requeued && wire_bool(requeued, "prolog_failed", 0);
+	p->unstarted = requeued && wire_bool(requeued, "not_started", 0);
 	p->result = *res;
 	server_pending_add(conn_ctx(c), p);
 }
@@ -205,7 +207,7 @@ static void multi_done_check(struct conn *c, long long req_id, struct job *j)
 			j->rerun = true;
 		snprintf(res.reason, sizeof(res.reason), "%s%s", requeue ? "requeued: " : "",
 			 j->lost ? j->lost : j->end_reason ? j->end_reason : "no result from the primary");
-		done_pending(c, req_id, j, &res, false, false, false);
+		done_pending(c, req_id, j, &res, NULL);
 		return;
 	}
 	/* A sister that could not start fails the job, unless it was being
@@ -214,7 +216,7 @@ static void multi_done_check(struct conn *c, long long req_id, struct job *j)
 		j->result->state = JOB_FAILED;
 		snprintf(j->result->reason, sizeof(j->result->reason), "%s", j->end_reason);
 	}
-	done_pending(c, req_id, j, j->result, false, false, false);
+	done_pending(c, req_id, j, j->result, NULL);
 }
 
 /* One node's report about a job across nodes. */
@@ -330,8 +332,7 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 		memcpy(res.reason, why, sizeof(res.reason) - 1);
 		res.reason[sizeof(res.reason) - 1] = '\0';
 	}
-	done_pending(c, req_id, j, &res, requeue, requeue && wire_bool(result, "prolog_failed", 0),
-		     requeue && wire_bool(result, "not_started", 0));
+	done_pending(c, req_id, j, &res, requeue ? result : NULL);
 }
 
 /* Every node of a job across nodes is done and no report is left to
