@@ -152,10 +152,10 @@ static void schedule_pass(struct server *s)
 	r = jobstore_begin(s->store);
 	if (r == 0)
 		r = pass_write(s, d, n, now);
-	if (r == 0)
+	if (r == 0) {
 		pass_launch_early(s, d, n);
-	if (r == 0)
 		r = jobstore_commit(s->store);
+	}
 	if (r < 0) {
 		jobstore_rollback(s->store);
 		if (r == -ENOSPC)
