@@ -283,15 +283,20 @@ static void job_finished(struct job *j, json_t *result)
 }
 
 /* A failure qnoded reports itself; kept in <id>.result so a restart
- * before qpoold's acknowledgement still reports it. */
-static void job_fail_result(struct job *j, const char *reason, bool requeue)
+ * before qpoold's acknowledgement still reports it. no_room: its files
+ * found no room, which is the node's trouble: "requeue", and "no_room"
+ * (qpoold waits for room before its next pass). */
+static void job_fail_result(struct job *j, const char *reason, bool no_room)
 {
 	struct noded *nd = j->js->nd;
 	json_t *result = jobfile_result_failed(j->jobid, j->launch, reason);
 	int r;
 
-	if (result && requeue)
-		json_object_set_new(result, "requeue", json_true());
+	if (result && no_room && (json_object_set_new(result, "requeue", json_true()) < 0 ||
+				  json_object_set_new(result, "no_room", json_true()) < 0)) {
+		json_decref(result);
+		result = NULL;
+	}
 	if (!result) {
 		log_err("job %" PRId64 ": out of memory reporting: %s", j->jobid, reason);
 		job_unwatch(j);

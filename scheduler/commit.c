@@ -251,15 +251,14 @@ void pending_flush(struct server *s, bool pass)
 			j = pool_job_find(s->pool, p->jobid);
 			/* Running: not already put back by a copy of this report. */
 			if (j && j->state == JOB_RUNNING) {
-				bool prolog = j->prolog_hold || p->prolog;
-
 				log_info("job %lld requeued: %s", (long long)j->id, p->result.reason);
 				pool_job_release(s->pool, j);
 				pool_job_state_set(s->pool, j, JOB_QUEUED);
-				/* Most likely the same file system: no pass until
-				 * the next check has seen room (not for a prolog,
-				 * nor a launch dropped before its start). */
-				if (!prolog && !p->unstarted)
+				/* No room on the node: most likely the same file
+				 * system, so no pass until the next check has seen
+				 * room. Any other requeue (a prolog, a cpuset, a
+				 * launch dropped before its start) is not the disk's. */
+				if (p->no_room)
 					server_space_exhausted(s);
 				server_prolog_hold(&s->h, j);
 			}

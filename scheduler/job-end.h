@@ -26,9 +26,8 @@ struct pending {
 	json_t *strings;          /* submit: keeps the request alive for submit's strings */
 	struct job *pooled;       /* submit: in the pool before its commit (a pass joined it: commit.c) */
 	bool is_done;
-	bool requeue;             /* done: the node could not start it for lack of room */
-	bool prolog;              /* ... or its node prolog failed */
-	bool unstarted;           /* ... or its launch was dropped before its start */
+	bool requeue;             /* done: the node could not start it: back to the queue */
+	bool no_room;             /* ... for lack of room (its report's "no_room") */
 	struct job_result result; /* done */
 	struct pending *next;
 };

@@ -150,7 +150,7 @@ static bool lost_requeues(const struct job *j)
 
 /* Queues the job's completion (result: the primary's) for the group commit;
  * requeued: the node's report when it puts the job back in the queue
- * (its "prolog_failed" and "not_started" say why), else NULL. */
+ * (its "no_room" says whether for lack of room), else NULL. */
 static void done_pending(struct conn *c, long long req_id, struct job *j, const struct job_result *res,
 			 const json_t *requeued)
 {
@@ -166,8 +166,7 @@ static void done_pending(struct conn *c, long long req_id, struct job *j, const 
 	p->jobid = j->id;
 	p->is_done = true;
 	p->requeue = requeued != NULL;
-	p->prolog = requeued && wire_bool(requeued, "prolog_failed", 0);
-	p->unstarted = requeued && wire_bool(requeued, "not_started", 0);
+	p->no_room = requeued && wire_bool(requeued, "no_room", 0);
 	p->result = *res;
 	server_pending_add(conn_ctx(c), p);
 }
@@ -309,10 +308,10 @@ static void done_queue(struct conn *c, long long req_id, int64_t jobid, int64_t 
 		multi_done(c, req_id, j, e, result);
 		return;
 	}
-	/* A launch that failed for lack of room, or one held that its node
-	 * dropped before anything of it ran ("not_started": its link to this
-	 * server was lost first), is no fault of the job: it goes back to
-	 * the queue (qnoded or gded says so with "requeue"). */
+	/* A launch that failed for lack of room, a node fault (its prolog,
+	 * its cpuset), or one held that its node dropped before anything of
+	 * it ran is no fault of the job: it goes back to the queue (qnoded
+	 * or gded says so with "requeue"). */
 	requeue = j->state == JOB_RUNNING && wire_bool(result, "requeue", 0);
 	if (requeue && wire_bool(result, "prolog_failed", 0))
 		prolog_failed(s, j);

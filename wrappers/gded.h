@@ -174,7 +174,7 @@ struct gded_result {
 	bool node_fault;          /* the node, not the job, failed the launch (its
 	                           * cpuset read-back, the prolog): "drain" and "requeue" */
 	bool prolog_failed;       /* ... the prolog did: qpoold counts it (prolog_failures_max) */
-	bool not_started;         /* held, then dropped: "requeue" and "not_started" */
+	bool not_started;         /* held, then dropped: "requeue", no mail */
 	bool drain;               /* the node failed after the job (the epilog):
 	                           * "drain" with drain_reason, the result stands */
 	char drain_reason[256];

@@ -91,9 +91,7 @@ json_t *gded_result_json(const struct gded_result *res)
 		o = NULL;
 	}
 	/* Held and dropped before anything of it ran: back to the queue. */
-	if (o && res->not_started &&
-	    (json_object_set_new(o, "requeue", json_true()) < 0 ||
-	     json_object_set_new(o, "not_started", json_true()) < 0)) {
+	if (o && res->not_started && json_object_set_new(o, "requeue", json_true()) < 0) {
 		json_decref(o);
 		o = NULL;
 	}

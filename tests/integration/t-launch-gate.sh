@@ -107,6 +107,9 @@ if [ -n "$(sqlite3 -readonly "$db" "SELECT id FROM jobs WHERE id = $last")" ]; t
 	[ "$(sqlite3 -readonly "$db" "SELECT state FROM jobs WHERE id = $last")" = completed ] ||
 		fail "job $last is $(sqlite3 -readonly "$db" "SELECT state FROM jobs WHERE id = $last"), not completed"
 	[ "$(started "$last")" = 1 ] || fail "job $last started $(started "$last") times"
+	# Its requeue was not for room: qpoold did not stop for one.
+	grep -q "is full: no submissions or dispatches" "$QP_T/qpoold.log" &&
+		fail "a dropped launch's requeue made qpoold wait for room"
 	echo "job $last: its dispatch was on disk; requeued by its unstarted result, then run once"
 else
 	[ "$(started "$last")" = 0 ] || fail "job $last, which the store does not have, started"
