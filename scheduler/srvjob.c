@@ -220,12 +220,19 @@ static void run_drop(void *arg)
 	free(arg);
 }
 
-bool srvjob_launch_gated(struct server *s, struct job *j, struct node *n)
+/* Whether a launch goes straight to the node: no server prolog to run
+ * first. Either way, none runs for j yet. */
+static bool launch_direct(struct server *s, struct job *j)
 {
-	if ((s->hooks && s->config->server_prolog[0]) || j->n_alloc != 1 || !n || !n->gate || !n->link)
-		return false;
 	j->srv_prolog = false;
 	j->srv_prolog_run = NULL;
+	return !s->hooks || !s->config->server_prolog[0];
+}
+
+bool srvjob_launch_gated(struct server *s, struct job *j, struct node *n)
+{
+	if (j->n_alloc != 1 || !n || !n->gate || !n->link || !launch_direct(s, j))
+		return false;
 	return node_launch(s, j, n, true) == 0;
 }
 
@@ -235,9 +242,7 @@ void srvjob_launch(struct server *s, struct job *j, struct node *n)
 	json_t *in;
 	int r = -ENOMEM;
 
-	j->srv_prolog = false;
-	j->srv_prolog_run = NULL;
-	if (!s->hooks || !s->config->server_prolog[0]) {
+	if (launch_direct(s, j)) {
 		node_launch(s, j, n, false);
 		return;
 	}
