@@ -138,24 +138,22 @@ static int gate_wait(struct gded_result *res)
 	const char *why = "no notify socket to release it";
 	char byte;
 
+	/* The go read first: it is often there before the fence is done. */
 	while (notify_fd >= 0) {
-		int64_t left = (deadline - time_mono_ns()) / 1000000;
-		ssize_t n;
-		int r = poll(&pfd, 1, left > 0 ? (int)left : 0);
+		ssize_t n = recv(notify_fd, &byte, 1, MSG_DONTWAIT);
+		int64_t left;
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0) {
-			why = "no release from qnoded in time";
-			break;
-		}
-		n = r < 0 ? -1 : recv(notify_fd, &byte, 1, MSG_DONTWAIT);
 		if (n == 1 && byte == 'g')
 			return 0;
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		why = "its dispatch was not recorded, or qnoded's link to qpoold was lost";
-		break;
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
+			why = "its dispatch was not recorded, or qnoded's link to qpoold was lost";
+			break;
+		}
+		left = (deadline - time_mono_ns()) / 1000000;
+		if (left <= 0 || (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)) {
+			why = left <= 0 ? "no release from qnoded in time" : "poll on the notify socket failed";
+			break;
+		}
 	}
 	res->not_started = true;
 	fail(res, "not started: %s", why);
