@@ -10,7 +10,10 @@
 #  - the commit done (the throttle lifted): the job runs, once;
 #  - qpoold killed while its commit waits: qnoded drops the held launch,
 #    gded ends it unstarted, and the restarted qpoold runs the job once
-#    (or has no such job, if its row never reached the disk).
+#    (or has no such job, if its row never reached the disk);
+#  - qnoded killed while the commit waits: the go cannot reach the held
+#    gded any more, which ends the job unstarted; the commit done, the
+#    next qnoded reports that and the job runs once.
 . "$(dirname "$0")/lib.sh"
 blk=/sys/fs/cgroup/blkio
 [ -w "$blk/blkio.throttle.write_bps_device" ] || skip "no cgroup v1 blkio throttling"
@@ -77,6 +80,25 @@ unhold
 wait "$qsub_pid" || fail "qsub failed after the commit: $(cat "$QP_T/qsub-held.out")"
 qp_wait "$(cat "$QP_T/qsub-held.out")" completed
 [ "$(started "$next")" = 1 ] || fail "job $next started $(started "$next") times"
+
+note "qnoded killed while the commit is held: the job ends unstarted, then runs once"
+kid=$((next + 1))
+hold
+submit orphan > "$QP_T/qsub-orphan.out" 2>&1 &
+qsub_pid=$!
+gpid=$(qp_wait_gded "$kid")
+node=$(qp_node_pid n1)
+kill -KILL "$node"
+wait "$node" 2>/dev/null
+for _ in $(seq 600); do kill -0 "$gpid" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$gpid" 2>/dev/null && fail "the held gded of job $kid outlived its qnoded"
+[ "$(started "$kid")" = 0 ] || fail "job $kid started with its go lost"
+unhold
+wait "$qsub_pid" || fail "qsub failed after the commit: $(cat "$QP_T/qsub-orphan.out")"
+qp_start_node n1
+qp_wait "$kid" completed
+[ "$(started "$kid")" = 1 ] || fail "job $kid started $(started "$kid") times"
+next=$kid
 
 note "qpoold killed while its commit is held: the launch dropped, the job runs once"
 last=$((next + 1))
