@@ -760,3 +760,119 @@ done:
 	closedir(d);
 	return r;
 }
+
+/* ---- results held on disk beside a jobs tmpfs ---- */
+
+/* from's name in fromfd, copied to the same name in tofd through
+ * NAME.tmp: written, synced when sync, renamed. 0, -ENOENT (no such file)
+ * or -errno. */
+static int file_copy_at(int fromfd, int tofd, const char *name, bool sync)
+{
+	char tmp[80], buf[8192];
+	int in, out, r = 0;
+	ssize_t n;
+
+	in = openat(fromfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	out = openat(tofd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		r = -errno;
+		close(in);
+		return r;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				r = -errno;
+				goto done;
+			}
+			off += w;
+		}
+	}
+	if (n < 0)
+		r = -errno;
+	else if (sync && fdatasync(out) < 0)
+		r = -errno;
+done:
+	close(in);
+	if (close(out) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(tofd, tmp, tofd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(tofd, tmp, 0);
+	return r;
+}
+
+int jobfile_held_copy(int dirfd, int helddirfd, int64_t jobid)
+{
+	char name[64];
+	int r;
+
+	/* The spec first: a result held is read back only with it there. */
+	snprintf(name, sizeof(name), "%" PRId64 ".json", jobid);
+	r = file_copy_at(dirfd, helddirfd, name, true);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	snprintf(name, sizeof(name), "%" PRId64 ".result", jobid);
+	return file_copy_at(dirfd, helddirfd, name, true);
+}
+
+bool jobfile_held_has(int helddirfd, int64_t jobid)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%" PRId64 ".result", jobid);
+	return helddirfd >= 0 && faccessat(helddirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+void jobfile_held_remove(int helddirfd, int64_t jobid)
+{
+	static const char *exts[] = { "result", "json", "result.tmp", "json.tmp" };
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		snprintf(name, sizeof(name), "%" PRId64 ".%s", jobid, exts[i]);
+		unlinkat(helddirfd, name, 0);
+	}
+}
+
+int jobfile_held_restore(int helddirfd, int dirfd)
+{
+	int64_t *ids = NULL;
+	int n, put = 0;
+
+	n = jobfile_ids(helddirfd, &ids);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		char name[64];
+		int r;
+
+		snprintf(name, sizeof(name), "%" PRId64 ".result", ids[i]);
+		if (faccessat(helddirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		snprintf(name, sizeof(name), "%" PRId64 ".json", ids[i]);
+		r = faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ? 0
+		    : file_copy_at(helddirfd, dirfd, name, false);
+		if (r == 0 || r == -ENOENT) {
+			snprintf(name, sizeof(name), "%" PRId64 ".result", ids[i]);
+			r = file_copy_at(helddirfd, dirfd, name, false);
+		}
+		if (r < 0) {
+			log_warn("job %" PRId64 ": cannot put back its result held on disk: %s", ids[i],
+				 strerror(-r));
+			continue;
+		}
+		put++;
+	}
+	free(ids);
+	return put;
+}

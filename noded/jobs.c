@@ -48,6 +48,7 @@ struct job {
 	                         * open, so they may be kept as spares (jobfiles.c) */
 	json_t *result;         /* once finished, until qpoold acknowledges */
 	bool result_unsynced;   /* its file gded's, maybe in the page cache only */
+	bool held;              /* its spec and result copied to node_dir/held */
 	bool done_sent;         /* job.done on this connection, reply awaited */
 	bool done_refused;      /* qpoold refused it (logged once); sent again each heartbeat */
 	bool sim;               /* simulated: src is its walltime timer */
@@ -74,6 +75,9 @@ struct jobs {
 static int jobs_results_on_sync(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct jobs *js = userdata;
+	struct noded *nd = js->nd;
+	/* On a tmpfs a sync keeps nothing: the files go to disk instead. */
+	bool copy = nd->jobs_tmpfs && nd->held_dirfd >= 0;
 	unsigned n = 0;
 	int r;
 
@@ -83,16 +87,22 @@ static int jobs_results_on_sync(sd_event_source *s, uint64_t usec, void *userdat
 			continue;
 		j->result_unsynced = false;
 		n++;
-		r = jobfile_result_sync(js->nd->jobs_dirfd, j->jobid);
+		if (copy) {
+			r = jobfile_held_copy(nd->jobs_dirfd, nd->held_dirfd, j->jobid);
+			j->held = true;   /* even a part copied goes at the end */
+		} else {
+			r = jobfile_result_sync(nd->jobs_dirfd, j->jobid);
+		}
 		if (r < 0 && r != -ENOENT)
-			log_warn("job %" PRId64 ": cannot sync its result file: %s", j->jobid,
-				 strerror(-r));
+			log_warn("job %" PRId64 ": cannot %s its result file: %s", j->jobid,
+				 copy ? "copy to disk" : "sync", strerror(-r));
 	}
 	if (n == 0)
 		return 0;
-	if (fsync(js->nd->jobs_dirfd) < 0)
-		log_warn("%s: fsync: %m", js->nd->jobs_dir);
-	log_debug("%u result%s not yet acknowledged synced", n, n == 1 ? "" : "s");
+	if (fsync(copy ? nd->held_dirfd : nd->jobs_dirfd) < 0)
+		log_warn("%s%s: fsync: %m", copy ? nd->node_dir : nd->jobs_dir, copy ? "/held" : "");
+	log_debug("%u result%s not yet acknowledged %s", n, n == 1 ? "" : "s",
+		  copy ? "copied to disk" : "synced");
 	return 0;
 }
 
@@ -192,6 +202,17 @@ static void job_retire(struct job *j)
 	}
 }
 
+/* A job's files, its result taken: the copies on disk first, so that a
+ * crash between the two leaves no copy of a result qpoold has. */
+static void job_files_remove(struct job *j)
+{
+	struct noded *nd = j->js->nd;
+
+	if (j->held)
+		jobfile_held_remove(nd->held_dirfd, j->jobid);
+	jobfile_remove(nd->jobs_dirfd, j->jobid, j->wrapper_ended);
+}
+
 static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 {
 	struct job *j = job_find(nd->jobs, jobid);
@@ -205,7 +226,7 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 	if (wire_bool(reply, "ok", 0)) {
 		log_debug("job %" PRId64 ": done acknowledged", jobid);
 		if (!nd->simulated)
-			jobfile_remove(nd->jobs_dirfd, jobid, j->wrapper_ended);
+			job_files_remove(j);
 		job_retire(j);
 		return;
 	}
@@ -223,7 +244,7 @@ static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
 	if (e == ENOENT || e == ESRCH) {
 		/* qpoold has no such job: nobody will ever want these files. */
 		if (!nd->simulated)
-			jobfile_remove(nd->jobs_dirfd, jobid, j->wrapper_ended);
+			job_files_remove(j);
 		job_retire(j);
 	}
 }
@@ -816,6 +837,7 @@ static void jobs_take_over(struct jobs *js, int64_t jobid, const struct proc_gde
 		return;
 	}
 	j->dispatch = jobfile_spec_time(nd->jobs_dirfd, jobid, "dispatch");
+	j->held = jobfile_held_has(nd->held_dirfd, jobid);
 	r = jobfile_result_read(nd->jobs_dirfd, jobid, j->launch, &result, &err);
 	if (r == 0) {
 		log_info("job %" PRId64 ": finished while qnoded was down", jobid);
@@ -909,6 +931,9 @@ int jobs_create(struct noded *nd, struct jobs **ret)
 		*ret = js;
 		return 0;
 	}
+	/* Results held on disk whose tmpfs went with the host: back first. */
+	if (nd->held_dirfd >= 0 && (r = jobfile_held_restore(nd->held_dirfd, nd->jobs_dirfd)) > 0)
+		log_info("%d result%s held on disk put back in %s", r, r == 1 ? "" : "s", nd->jobs_dir);
 	n_ids = jobfile_ids(nd->jobs_dirfd, &ids);
 	if (n_ids < 0) {
 		r = n_ids;

@@ -254,7 +254,7 @@ static int sim_run(const struct config *config, sd_event *event, struct error *e
 		}
 		*nd = (struct noded){ .config = config, .name = name, .proc_root = "/proc",
 				      .event = event, .topo = topo, .cgroup_mode = CGROUP_MODE_NONE,
-				      .jobs_dirfd = -1, .simulated = true,
+				      .jobs_dirfd = -1, .held_dirfd = -1, .simulated = true,
 				      .topo_xml = (char *)arg_sim_topology };
 		snprintf(nd->rt_reason, sizeof(nd->rt_reason), "simulated node");
 		r = sim_node_dress(nd, &(struct sim_dress){ arg_sim_features[0] ? arg_sim_features
@@ -402,7 +402,7 @@ static int signals_setup(sd_event *event)
 
 int main(int argc, char **argv)
 {
-	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1, .cgroup_lock_fd = -1 };
+	struct noded nd = { .proc_root = "/proc", .jobs_dirfd = -1, .held_dirfd = -1, .cgroup_lock_fd = -1 };
 	struct launcher launcher = { .pidfd = -1, .sock = -1 };
 	struct config *config = NULL;
 	struct error err = { "" };
@@ -721,6 +721,8 @@ done:
 	nodefiles_close(nd.nodefiles);
 	if (nd.jobs_dirfd >= 0)
 		close(nd.jobs_dirfd);
+	if (nd.held_dirfd >= 0)
+		close(nd.held_dirfd);
 	noded_cgroup_unlock(&nd);
 	if (io_topo)
 		hwloc_topology_destroy(io_topo);

@@ -129,6 +129,17 @@ int noded_dirs_open(struct noded *nd, struct error *err)
 	if (nd->jobs_dirfd < 0)
 		return error_set(err, -errno, "cannot open %s: %m", nd->jobs_dir);
 	jobfile_spares_clear(nd->jobs_dirfd);
+	/* Results a jobs tmpfs held, on disk (jobfile_held_copy): opened
+	 * whatever jobs_tmpfs says now, since an earlier qnoded's copies are
+	 * put back at start. */
+	if ((size_t)snprintf(path, sizeof(path), "%s/held", nd->node_dir) >= sizeof(path))
+		return error_set(err, -ENAMETOOLONG, "%s/held: path too long", nd->node_dir);
+	r = dir_ensure(path, 0700, err);
+	if (r < 0)
+		return r;
+	nd->held_dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (nd->held_dirfd < 0)
+		return error_set(err, -errno, "cannot open %s: %m", path);
 	return 0;
 }
 

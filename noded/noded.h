@@ -225,6 +225,23 @@ int jobfile_result_tmp_ready(int dirfd, int64_t jobid);
  * ascending, in *ret_ids (malloc'd). Returns their number or -errno. */
 int jobfile_ids(int dirfd, int64_t **ret_ids);
 
+/* A jobs tmpfs is lost with its host; a result on it that qpoold has not
+ * taken within a second (jobs.c's sync tick) is copied with its spec to
+ * <node_dir>/held on disk, synced, and put back at the next start
+ * (docs/ARCHITECTURE.md, "The jobs directory on a tmpfs").
+ * jobfile_held_copy: dirfd's ID.json and ID.result into helddirfd, each
+ * written to a temporary name, synced and renamed (the caller syncs the
+ * directory). 0 or -errno. */
+int jobfile_held_copy(int dirfd, int helddirfd, int64_t jobid);
+/* Whether helddirfd holds ID.result. */
+bool jobfile_held_has(int helddirfd, int64_t jobid);
+/* The copies of one job, once qpoold has its result. */
+void jobfile_held_remove(int helddirfd, int64_t jobid);
+/* At start: each job held whose result dirfd lacks (the tmpfs went with
+ * the host) gets its spec and result back there. The copies stay until
+ * qpoold has the result. The number put back, or -errno. */
+int jobfile_held_restore(int helddirfd, int dirfd);
+
 /* ---- running wrappers in /proc (procscan.c) ---- */
 
 struct proc_gded {
@@ -395,6 +412,8 @@ struct noded {
 	char jobs_dir[PATH_MAX];
 	int jobs_dirfd;
 	bool jobs_tmpfs;                /* jobs_dir is a tmpfs (config jobs_tmpfs) */
+	int held_dirfd;                 /* node_dir/held: results a jobs tmpfs holds, on
+	                                 * disk (jobfile_held_copy); -1 on a simulated node */
 	char gded[PATH_MAX];
 	char wrappers_procs[PATH_MAX];  /* cgroup.procs of the wrappers' group
 	                                 * (launcher.wrappers_procs); "" for none */

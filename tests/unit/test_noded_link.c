@@ -123,13 +123,14 @@ static void fx_up(struct fx *f, bool simulated, bool answer)
 	f->dir = unit_tmpdir();
 	snprintf(text, sizeof(text),
 		 "[server]\nstate_dir = %s/state\nsocket = %s/nobody-listens.sock\n"
-		 "heartbeat_interval = 1\nnode_timeout = 30\n", f->dir, f->dir);
+		 "heartbeat_interval = 1\nnode_timeout = 30\n"
+		 "[node]\njobs_tmpfs = no\n", f->dir, f->dir);   /* no mount from a unit test */
 	unit_write_file(f->dir, "qpool.conf", text);
 	snprintf(path, sizeof(path), "%s/qpool.conf", f->dir);
 	CU_ASSERT_EQUAL_FATAL(config_load(path, &f->config, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(sd_event_new(&f->e), 0);
 	f->nd = (struct noded){ .config = f->config, .name = "n1", .proc_root = "/proc", .event = f->e,
-				.cgroup_mode = CGROUP_MODE_NONE, .jobs_dirfd = -1, .simulated = simulated,
+				.cgroup_mode = CGROUP_MODE_NONE, .jobs_dirfd = -1, .held_dirfd = -1, .simulated = simulated,
 				.topo_xml = (char *)"core:2 pu:1", .cgroup_lock_fd = -1 };
 	snprintf(f->nd.rt_reason, sizeof(f->nd.rt_reason), "unit test");
 	CU_ASSERT_EQUAL_FATAL(sim_topology_describe("core:2 pu:1", &f->nd.topo, &err), 0);
@@ -174,6 +175,8 @@ static void fx_down(struct fx *f)
 	usercache_destroy(f->nd.users);
 	if (f->nd.jobs_dirfd >= 0)
 		close(f->nd.jobs_dirfd);
+	if (f->nd.held_dirfd >= 0)
+		close(f->nd.held_dirfd);
 	if (f->srv >= 0)
 		close(f->srv);
 	wirebuf_free(&f->in);
