@@ -2,8 +2,8 @@
 # bench/lib.sh: the private pool every benchmark starts; sourced after
 # `set -u`. Sets top and bin, and:
 #   bench_pool TAG [SERVER_LINE...]  temp dir $T (removed on exit, its logs
-#       shown on failure), $QPOOL_CONF with queue batch (and jobs_tmpfs
-#       when JOBS_TMPFS is set), the bench user $u
+#       shown on failure), $QPOOL_CONF with queue batch (jobs_tmpfs
+#       = no with JOBS_TMPFS=0, yes with 1), the bench user $u
 #       (BENCH_USER, default qpbench) and its $T/work
 #   bench_server [QPOOLD]  starts qpoold, waits until it answers (pids[0])
 #   bench_node NAME        starts qnoded --name NAME, waits until it is up
@@ -64,8 +64,12 @@ bench_pool() {
 		# host keeps its groups.
 		printf '[node]\ncgroup_parent = qpool-bench%d\n' $$
 		printf '[queue batch]\ndefault = yes\n'
-		# JOBS_TMPFS=1: the node's job files on a tmpfs (qpool.conf(5)).
-		[ -n "${JOBS_TMPFS:-}" ] && printf '[node]\njobs_tmpfs = yes\n'
+		# JOBS_TMPFS=0: the node's job files on disk, not on the tmpfs
+		# that is the default (qpool.conf(5)); 1: on it.
+		case ${JOBS_TMPFS:-} in
+		0) printf '[node]\njobs_tmpfs = no\n' ;;
+		1) printf '[node]\njobs_tmpfs = yes\n' ;;
+		esac
 	} > "$QPOOL_CONF"
 	u=${BENCH_USER:-qpbench}
 	id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u"

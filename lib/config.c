@@ -110,7 +110,7 @@ static const struct key keys[] = {
 	{ SEC_NODE, "gpus", KEY_GPUS, S(gpus), "auto", "the node's GPUs: device files (globs allowed) separated by blanks, MODEL:FILE[,FILE...] to name their model, none, or auto (hwloc's)" },
 	{ SEC_NODE, "resources", KEY_RESOURCES, S(resources), "", "the node's counted resources, NAME:COUNT or NAME:SIZE (e.g. scratch:800G nvme:2), asked for per node with --gres=nvme:1, --tmp, select=...:nvme=1" },
 	{ SEC_NODE, "features", KEY_FEATURES, S(features), "", "the node's features, comma-separated (e.g. ib,bigmem,model=skylake), matched by -C, select=...:bigmem=true, nodes=1:ppn=2:ib" },
-	{ SEC_NODE, "jobs_tmpfs", KEY_BOOL, S(jobs_tmpfs), "no", "mount a tmpfs on the node's jobs directory (its job files in memory)" },
+	{ SEC_NODE, "jobs_tmpfs", KEY_BOOL, S(jobs_tmpfs), "yes", "mount a tmpfs on the node's jobs directory (its job files in memory; results not yet reported after a second copied to disk)" },
 	{ SEC_NODE, "prolog", KEY_PATH, S(prolog), "", "a site's hook run as root on each node of a job before its first instruction (qpool-hooks(5)); failing: the job goes back to the queue and the node is drained" },
 	{ SEC_NODE, "epilog", KEY_PATH, S(epilog), "", "a site's hook run as root on each node of a job after its last process (qpool-hooks(5)); failing: the node is drained" },
 	{ SEC_NODE, "prolog_timeout", KEY_DURATION, S(prolog_timeout), "60", "seconds the prolog may take before it is killed (and has failed)" },

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# [node] jobs_tmpfs = yes: qnoded mounts a tmpfs on its empty jobs
-# directory; jobs run and report from it; a qnoded restart with a job
-# running keeps it mounted (the job's files stay) and adopts the job; a
-# qnoded that stops with the directory empty unmounts it. A directory that
-# holds files is never mounted over.
+# [node] jobs_tmpfs (on by default): qnoded mounts a tmpfs on its empty
+# jobs directory; jobs run and report from it; a qnoded restart with a
+# job running keeps it mounted (the job's files stay) and adopts the job.
+# A result qpoold has not taken within a second is copied with its spec
+# to the node's held/ directory on disk: when the host goes down (qnoded
+# killed, the tmpfs gone), the next qnoded puts it back and reports it,
+# and the job is not run again. A qnoded that stops with the directory
+# empty unmounts it. A directory that holds files is never mounted over.
 . "$(dirname "$0")/lib.sh"
-qp_setup "$(printf '[node]\njobs_tmpfs = yes\n')"
+qp_setup
 jobs=$QP_T/state/nodes/n1/jobs
 fstype() { stat -f -c %T "$1"; }
 # Whatever happens, no mount is left under the test's directory.
@@ -43,6 +46,39 @@ touch "$QP_T/go"
 qp_wait "$b" completed failed
 [ "$(qp_state "$b")" = completed ] || fail "job $b ended $(qp_state "$b"): $(qp_field "$b" reason)"
 grep -qx b-ok "$w/b.o$b" || fail "job $b output: $(cat "$w/b.o$b")"
+
+note "qpoold away, then the host: a result held goes to disk and comes back"
+held=$QP_T/state/nodes/n1/held
+cat > "$QP_T/held.sh" <<JOB
+echo started > $w/c.started
+i=0; while [ ! -e $QP_T/go-c ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
+echo ran >> $w/c.runs
+JOB
+chmod 644 "$QP_T/held.sh"
+c=$(as qpuser1 qsub -N c "$QP_T/held.sh") || fail qsub
+qp_wait_file "$w/c.started"
+qp_stop "$QP_SERVER_PID"
+touch "$QP_T/go-c"
+cid=${c%%.*}
+for _ in $(seq 200); do [ -s "$held/$cid.result" ] && break; sleep 0.05; done
+[ -s "$held/$cid.result" ] || fail "job $c's result was not copied to $held: $(ls -A "$held")"
+[ -s "$held/$cid.json" ] || fail "job $c's spec was not copied to $held"
+[ -s "$jobs/$cid.result" ] || fail "job $c's result is not in the jobs tmpfs"
+cmp -s "$held/$cid.result" "$jobs/$cid.result" || fail "job $c's copy differs from its result"
+node=$(qp_node_pid n1)
+kill -KILL "$node"
+wait "$node" 2>/dev/null
+# The host's memory goes: the tmpfs with it.
+umount -l "$jobs" || fail "cannot unmount $jobs"
+[ -z "$(ls -A "$jobs")" ] || fail "the jobs directory under the tmpfs holds $(ls -A "$jobs")"
+qp_start_server
+qp_start_node n1
+grep -q "1 result held on disk put back" "$QP_T/qnoded-n1.log" || fail "qnoded did not put the held result back"
+qp_wait "$c" completed failed
+[ "$(qp_state "$c")" = completed ] || fail "job $c ended $(qp_state "$c"): $(qp_field "$c" reason)"
+[ "$(grep -c ran "$w/c.runs")" = 1 ] || fail "job $c ran $(grep -c ran "$w/c.runs") times"
+for _ in $(seq 100); do [ -z "$(ls -A "$held")" ] && break; sleep 0.05; done
+[ -z "$(ls -A "$held")" ] || fail "copies left in $held after job $c's result was taken: $(ls -A "$held")"
 
 note "qnoded stops with no job files: the tmpfs goes"
 for _ in $(seq 100); do [ -z "$(ls -A "$jobs")" ] && break; sleep 0.05; done

@@ -12,7 +12,9 @@
 #     job, a torn one. The new qnoded takes neither as the job's result:
 #     the jobs run again and end, each having run twice.
 . "$(dirname "$0")/lib.sh"
-qp_setup
+# The job files on disk: the sync is a disk's matter (on the default jobs
+# tmpfs the results held are copied to disk instead: t-jobs-tmpfs).
+qp_setup "$(printf '[node]\njobs_tmpfs = no\n')"
 qp_start_server
 w=$QP_T/work/qpuser1
 jobs=$QP_T/state/nodes/n1/jobs
