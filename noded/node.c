@@ -10,6 +10,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -56,9 +57,24 @@ static int dir_has_entries(const char *dir)
 /* jobs_tmpfs: a tmpfs on the jobs directory, mounted when it is empty
  * (files there are running jobs' and must stay visible) and not already
  * one (a previous qnoded's, kept because jobs ran: reused). */
+/* Its mount options: at most a tenth of the host's memory, and never
+ * less than 256 MiB (a script and a spec may each be up to a message's
+ * 1 MiB: a node of many CPUs runs as many jobs). A cap, not a reserve. */
+static const char *jobs_tmpfs_options(char *buf, size_t size)
+{
+	unsigned long long mib = 256;
+	struct sysinfo si;
+
+	if (sysinfo(&si) == 0 && (unsigned long long)si.totalram * si.mem_unit / 10 / (1024 * 1024) > mib)
+		mib = (unsigned long long)si.totalram * si.mem_unit / 10 / (1024 * 1024);
+	snprintf(buf, size, "mode=0711,size=%llum", mib);
+	return buf;
+}
+
 static void jobs_tmpfs_mount(struct noded *nd)
 {
 	struct statfs sf;
+	char opts[64];
 	int r;
 
 	if (statfs(nd->jobs_dir, &sf) == 0 && sf.f_type == TMPFS_MAGIC) {
@@ -71,7 +87,7 @@ static void jobs_tmpfs_mount(struct noded *nd)
 			 r > 0 ? "holds job files" : "cannot be read");
 		return;
 	}
-	if (mount("qpool-jobs", nd->jobs_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=256m") < 0) {
+	if (mount("qpool-jobs", nd->jobs_dir, "tmpfs", MS_NOSUID | MS_NODEV, jobs_tmpfs_options(opts, sizeof(opts))) < 0) {
 		log_warn("jobs_tmpfs: cannot mount a tmpfs on %s: %m; job files stay on disk", nd->jobs_dir);
 		return;
 	}

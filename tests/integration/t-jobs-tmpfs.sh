@@ -21,6 +21,10 @@ w=$QP_T/work/qpuser1
 
 [ "$(fstype "$jobs")" = tmpfs ] || fail "jobs directory is $(fstype "$jobs"), not tmpfs"
 [ "$(stat -c %a "$jobs")" = 711 ] || fail "jobs tmpfs mode $(stat -c %a "$jobs")"
+# Its cap: a tenth of the host's memory, at least 256 MiB.
+size=$(df -BM --output=size "$jobs" | tail -n 1 | tr -dc 0-9)
+want=$(awk '/^MemTotal:/ { m = int($2 / 1024 / 10); print (m > 256 ? m : 256) }' /proc/meminfo)
+[ $((size - want)) -ge -1 ] && [ $((size - want)) -le 1 ] || fail "jobs tmpfs of $size MiB, not $want"
 a=$(echo 'id -un' | as qpuser1 qsub -N a) || fail qsub
 qp_wait "$a" completed failed
 [ "$(qp_state "$a")" = completed ] || fail "job $a ended $(qp_state "$a"): $(qp_field "$a" reason)"
