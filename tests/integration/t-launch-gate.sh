@@ -55,6 +55,15 @@ echo \$PBS_JOBID >> $starts
 JOB
 }
 started() { cut -d. -f1 "$starts" 2>/dev/null | grep -cxF "$1"; }
+# held_submit NAME ID: qpoold's commits held, job NAME (to be ID)
+# submitted in the background (qsub_pid, its output qsub-NAME.out) and
+# its gded up (gpid).
+held_submit() {
+	hold
+	submit "$1" > "$QP_T/qsub-$1.out" 2>&1 &
+	qsub_pid=$!
+	gpid=$(qp_wait_gded "$2")
+}
 
 note "a job runs as before: its launch held and released at once"
 id=$(submit plain) || fail "qsub"
@@ -63,10 +72,7 @@ qp_wait "$id" completed
 
 note "its commit held: the launch is there, gded fenced, the job not started"
 next=$((${id%%.*} + 1))
-hold
-submit held > "$QP_T/qsub-held.out" 2>&1 &
-qsub_pid=$!
-gpid=$(qp_wait_gded "$next")
+held_submit held "$next"
 # While qsub waits for the commit (its reply follows it), the job must not
 # start, however long the wrapper has been up.
 for _ in $(seq 20); do
@@ -83,10 +89,7 @@ qp_wait "$(cat "$QP_T/qsub-held.out")" completed
 
 note "qnoded killed while the commit is held: the job ends unstarted, then runs once"
 kid=$((next + 1))
-hold
-submit orphan > "$QP_T/qsub-orphan.out" 2>&1 &
-qsub_pid=$!
-gpid=$(qp_wait_gded "$kid")
+held_submit orphan "$kid"
 node=$(qp_node_pid n1)
 kill -KILL "$node"
 wait "$node" 2>/dev/null
@@ -102,10 +105,7 @@ next=$kid
 
 note "qpoold killed while its commit is held: the launch dropped, the job runs once"
 last=$((next + 1))
-hold
-submit dropped > "$QP_T/qsub-drop.out" 2>&1 &
-qsub_pid=$!
-gpid=$(qp_wait_gded "$last")
+held_submit dropped "$last"
 [ "$(started "$last")" = 0 ] || fail "job $last started before its dispatch was committed"
 # Killed in its commit's fdatasync, it dies once that returns: the throttle
 # is lifted for it to return, and it dies before it can send the go.
