@@ -846,8 +846,21 @@ void jobfile_held_remove(int helddirfd, int64_t jobid)
 int jobfile_held_restore(int helddirfd, int dirfd)
 {
 	int64_t *ids = NULL;
+	struct dirent *de;
 	int n, put = 0;
+	DIR *d;
 
+	/* What a crash in a copy left: its temporary files. */
+	d = dir_stream_at(helddirfd);
+	if (d) {
+		while ((de = readdir(d))) {
+			size_t len = strlen(de->d_name);
+
+			if (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0)
+				unlinkat(helddirfd, de->d_name, 0);
+		}
+		closedir(d);
+	}
 	n = jobfile_ids(helddirfd, &ids);
 	if (n < 0)
 		return n;
@@ -856,8 +869,12 @@ int jobfile_held_restore(int helddirfd, int dirfd)
 		int r;
 
 		snprintf(name, sizeof(name), "%" PRId64 ".result", ids[i]);
-		if (faccessat(helddirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		if (faccessat(helddirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+			/* A spec whose result's copy did not happen: no use. */
+			jobfile_held_remove(helddirfd, ids[i]);
+			continue;
+		}
+		if (faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 			continue;
 		snprintf(name, sizeof(name), "%" PRId64 ".json", ids[i]);
 		r = faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ? 0

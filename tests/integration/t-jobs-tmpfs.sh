@@ -75,9 +75,15 @@ wait "$node" 2>/dev/null
 # The host's memory goes: the tmpfs with it.
 umount -l "$jobs" || fail "cannot unmount $jobs"
 [ -z "$(ls -A "$jobs")" ] || fail "the jobs directory under the tmpfs holds $(ls -A "$jobs")"
+# What a crash in a copy would leave: a spec without its result, a
+# temporary file. Neither is put back; both go.
+echo '{}' > "$held/999.json"
+echo x > "$held/998.result.tmp"
 qp_start_server
 qp_start_node n1
 grep -q "1 result held on disk put back" "$QP_T/qnoded-n1.log" || fail "qnoded did not put the held result back"
+[ ! -e "$held/999.json" ] && [ ! -e "$held/998.result.tmp" ] || fail "a crash's leftovers stay in $held: $(ls -A "$held")"
+[ ! -e "$jobs/999.json" ] || fail "a spec without a result was put back"
 qp_wait "$c" completed failed
 [ "$(qp_state "$c")" = completed ] || fail "job $c ended $(qp_state "$c"): $(qp_field "$c" reason)"
 [ "$(grep -c ran "$w/c.runs")" = 1 ] || fail "job $c ran $(grep -c ran "$w/c.runs") times"
