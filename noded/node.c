@@ -54,30 +54,35 @@ static int dir_has_entries(const char *dir)
 	return r;
 }
 
-/* jobs_tmpfs: a tmpfs on the jobs directory, mounted when it is empty
- * (files there are running jobs' and must stay visible) and not already
- * one (a previous qnoded's, kept because jobs ran: reused). */
-/* Its mount options: at most a tenth of the host's memory, and never
- * less than 256 MiB (a script and a spec may each be up to a message's
- * 1 MiB: a node of many CPUs runs as many jobs). A cap, not a reserve. */
+/* The jobs tmpfs's mount options: at most a tenth of the host's memory,
+ * and never less than 256 MiB (a script and a spec may each be up to a
+ * message's 1 MiB: a node of many CPUs runs as many jobs). A cap, not a
+ * reserve. */
 static const char *jobs_tmpfs_options(char *buf, size_t size)
 {
-	unsigned long long mib = 256;
+	unsigned long long mib = 0;
 	struct sysinfo si;
 
-	if (sysinfo(&si) == 0 && (unsigned long long)si.totalram * si.mem_unit / 10 / (1024 * 1024) > mib)
+	if (sysinfo(&si) == 0)
 		mib = (unsigned long long)si.totalram * si.mem_unit / 10 / (1024 * 1024);
-	snprintf(buf, size, "mode=0711,size=%llum", mib);
+	snprintf(buf, size, "mode=0711,size=%llum", mib > 256 ? mib : 256);
 	return buf;
 }
 
+/* jobs_tmpfs: a tmpfs on the jobs directory, mounted when it is empty
+ * (files there are running jobs' and must stay visible) and not already
+ * one mounted there (a previous qnoded's, kept because jobs ran: reused). */
 static void jobs_tmpfs_mount(struct noded *nd)
 {
+	struct stat jobs, node;
 	struct statfs sf;
 	char opts[64];
 	int r;
 
-	if (statfs(nd->jobs_dir, &sf) == 0 && sf.f_type == TMPFS_MAGIC) {
+	/* A tmpfs of its own: one the directory merely sits on (a state_dir
+	 * on a tmpfs) is not ours to reuse, nor to unmount. */
+	if (statfs(nd->jobs_dir, &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+	    stat(nd->jobs_dir, &jobs) == 0 && stat(nd->node_dir, &node) == 0 && jobs.st_dev != node.st_dev) {
 		nd->jobs_tmpfs = true;
 		return;
 	}

@@ -102,4 +102,16 @@ qp_start_node n1
 [ "$(fstype "$jobs")" != tmpfs ] || fail "a tmpfs was mounted over a directory with files"
 grep -q "holds job files: not mounting" "$QP_T/qnoded-n1.log" || fail "no warning about the files"
 rm -f "$jobs/stray"
+
+note "a node whose state is on a tmpfs still gets a jobs tmpfs of its own"
+mkdir -p "$QP_T/nodestate"
+mount -t tmpfs -o size=16m,mode=0755 tmpfs "$QP_T/nodestate" || fail "cannot mount a tmpfs for the node's state"
+QP_ATEXIT_LAST+=(unmount_nodestate)
+unmount_nodestate() { umount -l "$QP_T/nodestate" 2>/dev/null; }
+qp_start_node_apart n2
+jobs2=$QP_T/nodestate/nodes/n2/jobs
+mountpoint -q "$jobs2" || fail "no tmpfs mounted on $jobs2 (its state's tmpfs taken for its own)"
+qp_stop "$(qp_node_pid n2)"
+mountpoint -q "$jobs2" && fail "$jobs2 is still mounted after qnoded stopped"
+grep -q "cannot unmount" "$QP_T/qnoded-n2.log" && fail "qnoded n2: $(grep "cannot unmount" "$QP_T/qnoded-n2.log")"
 echo PASS

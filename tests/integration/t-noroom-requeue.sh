@@ -8,7 +8,9 @@
 # tmpfs, filled; qpoold's is not.
 . "$(dirname "$0")/lib.sh"
 grep -qw tmpfs /proc/filesystems || skip "no tmpfs"
-qp_setup
+# The job files on the node's state disk, which is what fills (not on the
+# jobs tmpfs that is the default).
+qp_setup "$(printf '[node]\njobs_tmpfs = no\n')"
 mnt=$QP_T/nodestate
 mkdir -p "$mnt"
 mount -t tmpfs -o size=1m,mode=0755 tmpfs "$mnt" || skip "cannot mount a tmpfs"
