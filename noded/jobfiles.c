@@ -472,10 +472,12 @@ static bool spare_open(int dirfd, char *buf, size_t size, int *ret_fd)
 	return false;
 }
 
-/* Writes data to dirfd/name through a spare or name.tmp and rename, mode
- * 0600, so a reader sees it whole or not at all; with sync, fsynced
- * before the rename, so that holds across a power loss too. */
-static int file_replace(int dirfd, const char *name, const char *data, size_t len, bool sync)
+/* Writes data to dirfd/name through a spare (when spare: dirfd is the
+ * jobs directory) or name.tmp and rename, mode 0600, so a reader sees it
+ * whole or not at all; with sync, fsynced before the rename, so that
+ * holds across a power loss too. */
+static int file_replace(int dirfd, const char *name, const char *data, size_t len, bool sync,
+			bool spare)
 {
 	char tmp[128];
 	int fd, r;
@@ -483,7 +485,7 @@ static int file_replace(int dirfd, const char *name, const char *data, size_t le
 	/* No O_TRUNC: a spare's blocks are written over and the rest cut by
 	 * ftruncate, so a file of one block keeps its block (freeing it costs
 	 * a discard on a volume mounted with it). */
-	if (!spare_open(dirfd, tmp, sizeof(tmp), &fd)) {
+	if (!spare || !spare_open(dirfd, tmp, sizeof(tmp), &fd)) {
 		snprintf(tmp, sizeof(tmp), "%s.tmp", name);
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	}
@@ -550,7 +552,7 @@ int jobfile_write(int dirfd, int64_t jobid, const char *script, uid_t uid, gid_t
 	 * fsync cost a journal commit on every launch, ~0.4 ms on an idle
 	 * disk here and several ms behind qpoold's own commits under load
 	 * (launch -> wrap p95 6.4 ms in a 500-job burst). */
-	r = file_replace(dirfd, name, text, strlen(text), false);
+	r = file_replace(dirfd, name, text, strlen(text), false, true);
 	if (r < 0) {
 		errno = -r;
 		r = error_set(err, r, "cannot write %s: %m", name);
@@ -642,7 +644,7 @@ int jobfile_result_write(int dirfd, int64_t jobid, const json_t *result)
 	text = json_dumps(result, JSON_COMPACT);
 	if (!text)
 		return -ENOMEM;
-	r = file_replace(dirfd, name, text, strlen(text), true);
+	r = file_replace(dirfd, name, text, strlen(text), true, true);
 	free(text);
 	return r;
 }
@@ -763,50 +765,24 @@ done:
 
 /* ---- results held on disk beside a jobs tmpfs ---- */
 
-/* from's name in fromfd, copied to the same name in tofd through
- * NAME.tmp: written, synced when sync, renamed. 0, -ENOENT (no such file)
- * or -errno. */
+/* fromfd's JSON file name, copied to the same name in tofd (file_replace,
+ * no spare: tofd is not the jobs directory's, or a start's, which has
+ * none). 0, -ENOENT (no such file) or -errno. */
 static int file_copy_at(int fromfd, int tofd, const char *name, bool sync)
 {
-	char tmp[80], buf[8192];
-	int in, out, r = 0;
-	ssize_t n;
+	json_t *o = NULL;
+	char *text;
+	int r;
 
-	in = openat(fromfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (in < 0)
-		return -errno;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	out = openat(tofd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0) {
-		r = -errno;
-		close(in);
-		return r;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0) {
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				r = -errno;
-				goto done;
-			}
-			off += w;
-		}
-	}
-	if (n < 0)
-		r = -errno;
-	else if (sync && fdatasync(out) < 0)
-		r = -errno;
-done:
-	close(in);
-	if (close(out) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && renameat(tofd, tmp, tofd, name) < 0)
-		r = -errno;
+	r = json_read_at(fromfd, name, &o, NULL);
 	if (r < 0)
-		unlinkat(tofd, tmp, 0);
+		return r;
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		return -ENOMEM;
+	r = file_replace(tofd, name, text, strlen(text), sync, false);
+	free(text);
 	return r;
 }
 
@@ -834,7 +810,9 @@ bool jobfile_held_has(int helddirfd, int64_t jobid)
 
 void jobfile_held_remove(int helddirfd, int64_t jobid)
 {
-	static const char *exts[] = { "result", "json", "result.tmp", "json.tmp" };
+	/* A copy's temporary file goes with its failure, or at the next
+	 * start after a crash (jobfile_held_restore). */
+	static const char *exts[] = { "result", "json" };
 	char name[64];
 
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
