@@ -29,6 +29,9 @@
 #include "wire.h"
 
 #define MAX_NODES 256
+/* After the first server fails, how long the others have to end on their
+ * own (at most the fence timeout) before qexec ends them. */
+#define QEXEC_END_GRACE_MS 5000
 
 static const char usage_text[] =
 	"usage: qexec [-n N] [--ppn M] [--mpi=all|pmi|none] [-l|--label] [--stdin] [--timeout SEC]\n"
@@ -900,7 +903,14 @@ int main(int argc, char **argv)
 	/* The servers end the job on every node at the first failure; qexec
 	 * forwards signals and takes the first non-zero status. A server that
 	 * fails before it reached the others (a sister that cannot reach the
-	 * root) cannot tell them: qexec ends them (SIGTERM) itself. */
+	 * root) cannot tell them: qexec ends (SIGTERM) those still running
+	 * once they had the time to hear it from each other. Not at once: a
+	 * sister still reading the root's "fence timed out" would die before
+	 * naming its ranks that never reached the fence. */
+	long long grace_ms = strtol(timeout, NULL, 10) * 1000LL, term_at = 0;
+
+	if (grace_ms > QEXEC_END_GRACE_MS)
+		grace_ms = QEXEC_END_GRACE_MS;
 	for (int left = nnodes; left > 0;) {
 		siginfo_t si;
 		struct timespec ts = { 0, 100000000 };
@@ -922,14 +932,18 @@ int main(int argc, char **argv)
 				left--;
 				if (code && !status) {
 					status = code;
-					for (int k = 0; k < nnodes; k++)
-						if (nodes[k].pid > 0)
-							kill(nodes[k].pid, SIGTERM);
+					term_at = time_mono_ns() / NSEC_PER_MSEC + grace_ms;
 				}
 			}
 		}
 		if (pid < 0 && errno == ECHILD)
 			break;
+		if (term_at > 0 && time_mono_ns() / NSEC_PER_MSEC >= term_at) {
+			for (int k = 0; k < nnodes; k++)
+				if (nodes[k].pid > 0)
+					kill(nodes[k].pid, SIGTERM);
+			term_at = -1;
+		}
 	}
 	return status;
 }
