@@ -161,9 +161,10 @@ $(addprefix $(BIN)/,$(SLURM_CMD_NAMES)): $(BIN)/%: $(BUILD)/obj/slurm/commands/%
 
 # bench/floor: what the machine allows a contained launch, no qpool in it
 # (make bench prints it beside qpool's own figures).
+# Linked as the commands are: its first-submit stands for qsub's process.
 $(BUILD)/bench/floor: $(BUILD)/obj/bench/floor.o
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^
+	$(CC) $(LDFLAGS) $(CMD_LDFLAGS) -o $@ $^
 
 # bench/hook-exec: a hook's own exec through lib/hook.c's runner, as gded
 # runs it (bench/prolog-cost, issue 37).

@@ -18,7 +18,18 @@
  *          and forks the child itself, one fork a job (the shape of a
  *          resident wrapper that runs its jobs; issue 39)
  * Prints jobs/s, the CPU of wrappers, children and jobs per job, and
- * wrapper start -> exec p50/p99 (ms). v1 only (exit 77 elsewhere). */
+ * wrapper start -> exec p50/p99 (ms). v1 only (exit 77 elsewhere).
+ *
+ * The idle first line's floor (issue 39's submit -> first line), timed by
+ * the same harness as qpool's (bench/run, bench/launch-stages):
+ *   floor first-serve SOCK DIR UID   one process that takes a script on a
+ *          unix socket, writes it over the last one (DIR/first.sh),
+ *          records it durably (a pwrite and an fdatasync of a pre-sized
+ *          file, as a reused WAL's commit), answers, and runs it: one fork
+ *          into kept groups (as direct), dropped to UID, /bin/bash SCRIPT;
+ *          until SIGTERM
+ *   floor first-submit SOCK          the submitter, static as qsub is:
+ *          its stdin to the server, the answer to its stdout */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -27,8 +38,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -205,6 +219,120 @@ static void parents(bool make)
 	put(path, "cpuset.mems", mems_all);
 }
 
+/* --- the idle first line's floor ------------------------------------- */
+
+#define SCRIPT_MAX 65536
+
+static volatile sig_atomic_t first_stop;
+
+static void first_on_term(int sig)
+{
+	(void)sig;
+	first_stop = 1;
+}
+
+static int unix_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path)) {
+		fprintf(stderr, "floor: %s: socket path too long\n", path);
+		return -1;
+	}
+	strcpy(sa->sun_path, path);
+	return 0;
+}
+
+/* Reads fd to its end (at most len - 1 bytes); -1 on error. */
+static ssize_t read_all(int fd, char *buf, size_t len)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < len - 1 && (n = read(fd, buf + off, len - 1 - off)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		off += (size_t)n;
+	}
+	buf[off] = '\0';
+	return (ssize_t)off;
+}
+
+static int first_submit(const char *sock)
+{
+	static char script[SCRIPT_MAX];
+	struct sockaddr_un sa;
+	char answer[64];
+	ssize_t n = read_all(STDIN_FILENO, script, sizeof(script));
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (n < 0 || fd < 0 || unix_addr(sock, &sa) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    write(fd, script, (size_t)n) != n || shutdown(fd, SHUT_WR) < 0 ||
+	    (n = read_all(fd, answer, sizeof(answer))) <= 0) {
+		fprintf(stderr, "floor: first-submit %s: %s\n", sock, errno ? strerror(errno) : "no answer");
+		return 1;
+	}
+	return write(STDOUT_FILENO, answer, (size_t)n) == n ? 0 : 1;
+}
+
+static int first_serve(const char *sock, const char *dir, uid_t uid)
+{
+	static char script[SCRIPT_MAX], zero[SCRIPT_MAX];
+	char path[PATH_LEN], rec[PATH_LEN], answer[32];
+	char *argv[] = { "/bin/bash", path, NULL };
+	struct sigaction act = { .sa_handler = first_on_term };   /* no SA_RESTART: accept ends */
+	struct sockaddr_un sa;
+	sigset_t term;
+	double stamp;
+	int lfd, rfd, id = 0;
+
+	snprintf(path, sizeof(path), "%s/first.sh", dir);
+	snprintf(rec, sizeof(rec), "%s/first.rec", dir);
+	rfd = open(rec, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (rfd < 0 || write(rfd, zero, sizeof(zero)) != (ssize_t)sizeof(zero) || fsync(rfd) < 0)
+		die(rec);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || unix_addr(sock, &sa) < 0)
+		die("socket");
+	(void)unlink(sock);
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sock, 0777) < 0 || listen(lfd, 8) < 0)
+		die(sock);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigaction(SIGTERM, &act, NULL);
+	snprintf(parent, sizeof(parent), "qpool-floor%d", (int)getpid());
+	parents(true);
+	groups_make("spare.0", ALL);
+	while (!first_stop) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), sfd;
+		ssize_t n;
+
+		if (fd < 0)
+			continue;   /* EINTR: SIGTERM */
+		/* a job's groups are back in their spare before SIGTERM ends it */
+		sigprocmask(SIG_BLOCK, &term, NULL);
+		n = read_all(fd, script, sizeof(script));
+		sfd = n < 0 ? -1 : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (sfd < 0 || write(sfd, script, (size_t)n) != n || close(sfd) < 0 ||
+		    pwrite(rfd, script, (size_t)n, 0) != n || fdatasync(rfd) < 0)
+			die("the script's record");
+		snprintf(answer, sizeof(answer), "%d.floor\n", ++id);
+		if (write(fd, answer, strlen(answer)) < 0)
+			die("answer");
+		close(fd);
+		if (job(id, 0, KEPT, uid, argv, &stamp) < 0)
+			fprintf(stderr, "floor: first job %d failed\n", id);
+		sigprocmask(SIG_UNBLOCK, &term, NULL);
+	}
+	groups_remove("spare.0", ALL);
+	parents(false);
+	unlink(sock);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct rusage ru;
@@ -214,8 +342,20 @@ int main(int argc, char **argv)
 	int n, w, bad = 0;
 	uid_t uid;
 
+	if (argc == 3 && strcmp(argv[1], "first-submit") == 0)
+		return first_submit(argv[2]);
+	if (argc == 5 && strcmp(argv[1], "first-serve") == 0) {
+		struct stat st;
+
+		if (stat(ROOT "/cpuset/tasks", &st) < 0) {
+			printf("SKIP: no cgroup v1 hierarchies\n");
+			return 77;
+		}
+		return first_serve(argv[2], argv[3], (uid_t)atoi(argv[4]));
+	}
 	if (argc < 6) {
-		fprintf(stderr, "usage: floor N W UID plain|fresh|kept5|kept|direct CMD [ARG...]\n");
+		fprintf(stderr, "usage: floor N W UID plain|fresh|kept5|kept|direct CMD [ARG...]\n"
+				"       floor first-serve SOCK DIR UID | floor first-submit SOCK\n");
 		return 2;
 	}
 	n = atoi(argv[1]);
