@@ -14,6 +14,11 @@
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=$top/${BUILD:-build}/bin
 pids=()
+# A user's PATH, not root's: runuser keeps its caller's environment and a
+# job's PATH is its submitter's, so root's own directories (ten ahead of
+# /usr/bin on one machine here, those under /root unreadable to the bench
+# user) cost each trivial job that many failed execs in gded's child.
+export PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
 
 # bench_stop: stops the pool's processes, last started first; $T stays.
 bench_stop() {
