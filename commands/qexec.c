@@ -30,7 +30,8 @@
 
 #define MAX_NODES 256
 /* After the first server fails, how long the others have to end on their
- * own (at most the fence timeout) before qexec ends them. */
+ * own (at most the fence timeout) before qexec ends them, unless node 0's
+ * ends first. */
 #define QEXEC_END_GRACE_MS 5000
 
 static const char usage_text[] =
@@ -904,13 +905,17 @@ int main(int argc, char **argv)
 	 * forwards signals and takes the first non-zero status. A server that
 	 * fails before it reached the others (a sister that cannot reach the
 	 * root) cannot tell them: qexec ends (SIGTERM) those still running
-	 * once they had the time to hear it from each other. Not at once: a
-	 * sister still reading the root's "fence timed out" would die before
-	 * naming its ranks that never reached the fence. */
+	 * once node 0's server is gone (it stays until every sister that
+	 * joined it has heard of the failure and ended), or after the grace.
+	 * Not at the first exit: a sister still reading the root's "fence
+	 * timed out" would die before naming its ranks that never reached
+	 * the fence (t-qexec-hosts). */
 	long long grace_ms = strtol(timeout, NULL, 10) * 1000LL, term_at = 0;
 
 	if (grace_ms > QEXEC_END_GRACE_MS)
 		grace_ms = QEXEC_END_GRACE_MS;
+	if (status)
+		term_at = 1;   /* a node's server not started: the rest end now */
 	for (int left = nnodes; left > 0;) {
 		siginfo_t si;
 		struct timespec ts = { 0, 100000000 };
@@ -938,7 +943,7 @@ int main(int argc, char **argv)
 		}
 		if (pid < 0 && errno == ECHILD)
 			break;
-		if (term_at > 0 && time_mono_ns() / NSEC_PER_MSEC >= term_at) {
+		if (term_at > 0 && (nodes[0].pid == 0 || time_mono_ns() / NSEC_PER_MSEC >= term_at)) {
 			for (int k = 0; k < nnodes; k++)
 				if (nodes[k].pid > 0)
 					kill(nodes[k].pid, SIGTERM);

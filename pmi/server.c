@@ -1442,8 +1442,11 @@ static void teardown(struct pmid *d)
 
 /* The root stays while a sister still has ranks: it routes their fences
  * and direct-modex requests. After a failure it stays until every sister
- * has heard of it (one that connects late is told at its hello), at most
- * the timeout. */
+ * has heard of it (one that connects late is told at its hello) and
+ * ended, at most the timeout: the launcher ends what is left once the
+ * root is gone, and a sister still reading "fence timed out" has yet to
+ * name its ranks that never reached it. Ended by a signal, it waits for
+ * none: the launcher sent it to every node. */
 static int sisters_running(struct pmid *d)
 {
 	int settled = 0;
@@ -1453,7 +1456,8 @@ static int sisters_running(struct pmid *d)
 	for (int i = 0; i < d->npeers; i++) {
 		const struct peer *p = &d->peers[i];
 
-		if (p->node > 0 && (p->done || (d->failed && p->told) || (p->fd < 0 && !d->failed)))
+		if (p->node > 0 && (p->done || (p->fd < 0 && (!d->failed || p->told)) ||
+				    (d->failed && p->told && d->signalled)))
 			settled++;
 		/* ended by a signal: the launcher ends every node's server
 		 * (qexec: the first to fail, a sister that never reached

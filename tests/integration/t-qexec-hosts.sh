@@ -6,7 +6,8 @@
 # (PMI-1): 8 ranks, 2 on each host, the right sum, each in its node's job
 # group and cpuset as the job's owner. Then: --ppn, --mpi=none with -l
 # labels, a rank that exits 3 before MPI_Init (qexec exits 3, the others
-# are killed), a rank that hangs before MPI_Init (killed after --timeout),
+# are killed), a rank that hangs before MPI_Init (killed after --timeout,
+# and named even when its node hears of the timeout last),
 # SIGTERM to qexec (every rank killed), more ranks than slots refused;
 # nothing is left on any host afterwards. Outside a job: qexec submits one
 # for the ranks, relays their output and exits with their status; Ctrl-C
@@ -23,7 +24,7 @@ qp_mpi_pool "$p" 4
 
 w=$QP_T/work/qpuser1
 qp_mpi_build "$QP_TOP/tests/integration/mpi-allreduce.c" "$w/ar"
-mkdir -m 777 "$w/exit3" "$w/sig"
+mkdir -m 777 "$w/exit3" "$w/sig" "$w/hang"
 
 # check_ranks FILE JOBID N PERHOST: N ranks, PERHOST on each host used,
 # the sum of 1..N, each in its node's group of the job with the group's
@@ -73,7 +74,8 @@ qexec -n 8 -l --mpi=none sh -c 'echo "r=$QPOOL_RANK of $QPOOL_SIZE pmi=${PMI_RAN
 	> none.out 2> none.err; echo "none=$?"
 qexec -n 8 sh -c '[ "$PMI_RANK" = 5 ] && exit 3; echo $$ > exit3/$PMI_RANK; exec sleep 1000' 2> exit3.err
 echo "exit3=$?"
-qexec -n 8 --timeout 3 sh -c '[ "$PMI_RANK" = 6 ] && { echo $$ > hang.pid; exec sleep 1000; }; exec ./ar-mpich' \
+qexec -n 8 --timeout 5 sh -c 'echo $$ > hang/$PMI_RANK.tmp && mv hang/$PMI_RANK.tmp hang/$PMI_RANK
+	[ "$PMI_RANK" = 6 ] && { echo $$ > hang.pid; exec sleep 1000; }; exec ./ar-mpich' \
 	> hang.out 2> hang.err; echo "hang=$?"
 qexec -n 8 --mpi=none sh -c 'echo $$ > sig/$QPOOL_RANK.tmp && mv sig/$QPOOL_RANK.tmp sig/$QPOOL_RANK; exec sleep 1000' 2> sig.err &
 q=$!
@@ -84,6 +86,26 @@ qexec -n 8 --ppn 1 true 2> ppn8.err; echo "ppn8=$?"
 qexec --ppn 3 true 2> ppn3.err; echo "ppn3=$?"
 JOB
 ) || fail "qsub"
+# The hanging rank's node is slow to hear the root's "fence timed out"
+# (its server stopped until the other sisters, told, have ended): it
+# still names the rank, since nothing ends it before the root has (the
+# root waits for it) or the grace has passed. Ranks 6 and 7 are node 3's,
+# each rank's parent its node's server.
+for ((i = 0; i < 3000; i++)); do
+	[ "$(find "$w/hang" -mindepth 1 -maxdepth 1 ! -name '*tmp*' 2>/dev/null | wc -l)" = 8 ] && break
+	sleep 0.1
+done
+[ $i -lt 3000 ] || fail "the hanging case's ranks did not all start: $(ls "$w/hang")"
+pmis=()
+for r in 2 4 6; do pmis+=("$(awk '{ print $4 }' "/proc/$(cat "$w/hang/$r")/stat")"); done
+[ -n "${pmis[2]}" ] && [ "${pmis[2]}" -gt 1 ] || fail "no server for node 3's ranks"
+kill -STOP "${pmis[2]}"
+for ((i = 0; i < 600; i++)); do
+	[ -d "/proc/${pmis[0]}" ] || [ -d "/proc/${pmis[1]}" ] || break
+	sleep 0.05
+done
+kill -CONT "${pmis[2]}"
+[ $i -lt 600 ] || fail "nodes 1 and 2's servers did not end after the fence timed out"
 qp_wait "$id" completed --timeout 300
 out=$w/qxh.o$id
 qp_wait_file "$out"
@@ -108,7 +130,7 @@ grep -q "rank 5 exited with status 3 before MPI_Init" "$w/exit3.err" || fail "ex
 gone "$w"/exit3/*
 
 grep -qx "hang=124" "$out" || fail "a rank that never inits: $(grep hang "$out"), $(cat "$w/hang.err")"
-grep -q "fence timed out after 3 s: rank(s) 6 never reached it" "$w/hang.err" ||
+grep -q "fence timed out after 5 s: rank(s) 6 never reached it" "$w/hang.err" ||
 	fail "the hanging rank is not named: $(cat "$w/hang.err")"
 [ -s "$w/hang.pid" ] || fail "the hanging rank did not start"
 gone "$w/hang.pid"
