@@ -45,11 +45,10 @@ bench_cgroups_remove() {
 }
 
 bench_cleanup() {
-	local rc=$? p
+	local rc=$?
 	bench_stop
 	bench_cgroups_remove
-	# A jobs tmpfs qnoded left (job files remained) goes with the pool.
-	for p in "$T"/state/nodes/*/jobs; do mountpoint -q "$p" 2>/dev/null && umount -l "$p"; done
+	mounts_remove "$T"   # a jobs tmpfs qnoded left (job files remained)
 	[ $rc -ne 0 ] && tail -n 20 "$T"/*.log >&2
 	rm -rf "$T"
 	exit $rc

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # tests/cgroups.sh: a pool's cgroup parents, found by name in every
-# hierarchy, and their removal with whatever still runs in them. Sourced
-# by tests/integration/lib.sh and bench/lib.sh; in the tree only (nothing
+# hierarchy, and their removal with whatever still runs in them; and the
+# mounts a pool leaves in its directory. Sourced by tests/integration/lib.sh,
+# bench/lib.sh and tests/demo; in the tree only (nothing
 # installs it; vm-check's guests get it with tests/).
 #   cgroups_left DEPTH NAME...    the directories named NAME (a find -name
 #       pattern) at most DEPTH levels below /sys/fs/cgroup, and every
@@ -10,6 +11,9 @@
 #       v1 group (its SIGKILL waits for THAWED) and removes them, deepest
 #       first; 3 tries (a killed process leaves its group a moment later).
 #       0 when none is left.
+#   mounts_remove DIR [KEEP]      lazily unmounts every mount below DIR but
+#       KEEP, deepest first: the jobs tmpfs (jobs_tmpfs, the default) that
+#       a qnoded killed, or stopped with job files in it, leaves mounted.
 
 cgroups_left() {
 	local depth=$1 n
@@ -38,4 +42,12 @@ cgroups_remove() {
 		for d in "${left[@]}"; do rmdir "$d" 2>/dev/null; done
 	done
 	[ -z "$(cgroups_left "$@")" ]
+}
+
+mounts_remove() {
+	local dir=$1 keep=${2:-} m
+	for m in $(awk -v t="$dir/" 'index($2, t) == 1 { print $2 }' /proc/self/mounts | sort -r); do
+		[ "$m" = "$keep" ] || umount -l "$m" 2>/dev/null
+	done
+	return 0
 }

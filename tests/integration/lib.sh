@@ -272,12 +272,8 @@ qp_cleanup() {
 		[ $rc -eq 0 ] && rc=1
 		qp_cgroups_remove
 	fi
-	# A jobs tmpfs (jobs_tmpfs, on by default) that a qnoded left mounted:
-	# killed, or stopped with job files in it. Deepest first.
-	local m
-	for m in $(awk -v t="$QP_T/" 'index($2, t) == 1 { print $2 }' /proc/self/mounts | sort -r); do
-		[ "$m" = "${QP_STATE_MNT:-}" ] || umount -l "$m" 2>/dev/null
-	done
+	# A jobs tmpfs a qnoded left mounted (the state mount goes below).
+	mounts_remove "$QP_T" "${QP_STATE_MNT:-}"
 	if { [ $rc -eq 0 ] || [ $rc -eq 77 ]; } && [ -z "${QP_KEEP:-}" ]; then
 		rm -rf "$QP_T"
 	else
