@@ -287,7 +287,7 @@ static int first_serve(const char *sock, const char *dir, uid_t uid)
 	struct sockaddr_un sa;
 	sigset_t term;
 	double stamp;
-	int lfd, rfd, id = 0;
+	int lfd, rfd, id = 0, rc = 0;
 
 	snprintf(path, sizeof(path), "%s/first.sh", dir);
 	snprintf(rec, sizeof(rec), "%s/first.rec", dir);
@@ -310,18 +310,26 @@ static int first_serve(const char *sock, const char *dir, uid_t uid)
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), sfd;
 		ssize_t n;
 
-		if (fd < 0)
-			continue;   /* EINTR: SIGTERM */
+		if (fd < 0 && errno == EINTR)
+			continue;   /* SIGTERM */
+		if (fd < 0) {
+			fprintf(stderr, "floor: accept: %s\n", strerror(errno));
+			rc = 1;
+			break;
+		}
 		/* a job's groups are back in their spare before SIGTERM ends it */
 		sigprocmask(SIG_BLOCK, &term, NULL);
 		n = read_all(fd, script, sizeof(script));
 		sfd = n < 0 ? -1 : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (sfd < 0 || write(sfd, script, (size_t)n) != n || close(sfd) < 0 ||
-		    pwrite(rfd, script, (size_t)n, 0) != n || fdatasync(rfd) < 0)
-			die("the script's record");
 		snprintf(answer, sizeof(answer), "%d.floor\n", ++id);
-		if (write(fd, answer, strlen(answer)) < 0)
-			die("answer");
+		if (sfd < 0 || write(sfd, script, (size_t)n) != n || close(sfd) < 0 ||
+		    pwrite(rfd, script, (size_t)n, 0) != n || fdatasync(rfd) < 0 ||
+		    write(fd, answer, strlen(answer)) < 0) {
+			fprintf(stderr, "floor: job %d: its record or answer: %s\n", id, strerror(errno));
+			close(fd);
+			rc = 1;
+			break;
+		}
 		close(fd);
 		if (job(id, 0, KEPT, uid, argv, &stamp) < 0)
 			fprintf(stderr, "floor: first job %d failed\n", id);
@@ -330,7 +338,7 @@ static int first_serve(const char *sock, const char *dir, uid_t uid)
 	groups_remove("spare.0", ALL);
 	parents(false);
 	unlink(sock);
-	return 0;
+	return rc;
 }
 
 int main(int argc, char **argv)
