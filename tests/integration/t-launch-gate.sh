@@ -55,10 +55,20 @@ echo \$PBS_JOBID >> $starts
 JOB
 }
 started() { cut -d. -f1 "$starts" 2>/dev/null | grep -cxF "$1"; }
+db=$QP_T/state/qpool.db
 # held_submit NAME ID: qpoold's commits held, job NAME (to be ID)
 # submitted in the background (qsub_pid, its output qsub-NAME.out) and
-# its gded up (gpid).
+# its gded up (gpid). Every earlier job's end is in the store first: a
+# commit still on its way when the throttle starts (an end shown
+# completed but held up to 2 ms to share a dispatch's commit) would hold
+# qpoold before it reads the submit (seen under ASan).
 held_submit() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ "$(sqlite3 -readonly "$db" "SELECT count(*) FROM jobs WHERE t_done IS NULL")" = 0 ] && break
+		sleep 0.05
+	done
+	[ $i -lt 600 ] || fail "jobs' ends not in the store: $(sqlite3 -readonly "$db" "SELECT id, state FROM jobs WHERE t_done IS NULL")"
 	hold
 	submit "$1" > "$QP_T/qsub-$1.out" 2>&1 &
 	qsub_pid=$!
@@ -120,7 +130,6 @@ grep -q "job $last: dropped before its start: the link to qpoold was lost first"
 [ "$(started "$last")" = 0 ] || fail "the dropped job $last started"
 wait "$qsub_pid" 2>/dev/null
 qp_start_server
-db=$QP_T/state/qpool.db
 if [ -n "$(sqlite3 -readonly "$db" "SELECT id FROM jobs WHERE id = $last")" ]; then
 	for _ in $(seq 600); do
 		[ "$(sqlite3 -readonly "$db" "SELECT state FROM jobs WHERE id = $last")" = completed ] && break
