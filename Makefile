@@ -34,7 +34,9 @@ CFLAGS   += $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE -MMD -MP
 LDFLAGS  += $(SAN) -Wl,--as-needed
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+# libpq is loaded at run time by a store on PostgreSQL, never linked
+# (scheduler/jobstore-pg.c, pq_load): its headers only.
+PKG_LIBS   = $(shell pkg-config --libs $(filter-out libpq,$(PKGS)) 2>/dev/null) -lm
 # The commands are short-lived processes (one qsub per job): they are
 # static PIEs, with no dynamic loader to map and relocate libraries at each
 # start (measured here: qsub CPU per submit 1.04 -> 0.78 ms, jansson and

@@ -6,7 +6,7 @@
 # is not empty; jobs run as a real user and qstat and qacct see them; a
 # restart, kill -9 too, loses no acknowledged job; a wrong store_dsn, a
 # store of a newer schema and an unreachable server stop qpoold with one
-# line, exit non-zero.
+# line, exit non-zero. libpq is in a qpoold on PostgreSQL only.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg.sh"
 qp_pg_bin > /dev/null || skip "PostgreSQL is not installed (apt-get install postgresql)"
@@ -29,8 +29,13 @@ one_line_with() {
 	grep -qF -- "$1" "$QP_T/once.out" || fail "expected '$1' in: $(cat "$QP_T/once.out")"
 }
 
+# maps_libpq PID: the process has libpq mapped.
+maps_libpq() { grep -q '/libpq\.so' "/proc/$1/maps"; }
+
 note "an SQLite pool: jobs finish, an array, a queue disabled with qmgr"
 qp_start_server
+# libpq is loaded only by a store on PostgreSQL (jobstore-pg.c, pq_load).
+maps_libpq "$QP_SERVER_PID" && fail "qpoold on SQLite has libpq mapped"
 qp_start_node n1 0-1
 w=$QP_T/work/qpuser1
 done1=$(echo "echo one > $w/one.out" | as qpuser1 qsub -N one) || fail "qsub"
@@ -71,6 +76,7 @@ one_line_with "not empty"
 
 note "qpoold on PostgreSQL: the moved jobs, the same ids, qmgr's setting"
 qp_start_server
+maps_libpq "$QP_SERVER_PID" || fail "qpoold on PostgreSQL has no libpq mapped"
 [ "$(qp_state "$done1")" = completed ] || fail "job $done1 is '$(qp_state "$done1")' after --migrate"
 [ "$(qp_state "$held")" = held ] || fail "held job $held is '$(qp_state "$held")' after --migrate"
 "$QP_BIN/qacct" -j "$done1" > "$QP_T/acct.out" 2>&1 || fail "qacct -j $done1: $(cat "$QP_T/acct.out")"
