@@ -6,7 +6,8 @@
 # is not empty; jobs run as a real user and qstat and qacct see them; a
 # restart, kill -9 too, loses no acknowledged job; a wrong store_dsn, a
 # store of a newer schema and an unreachable server stop qpoold with one
-# line, exit non-zero. libpq is in a qpoold on PostgreSQL only.
+# line, exit non-zero, as does a host without a usable libpq, which is
+# in a qpoold on PostgreSQL only.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg.sh"
 qp_pg_bin > /dev/null || skip "PostgreSQL is not installed (apt-get install postgresql)"
@@ -132,4 +133,14 @@ note "PostgreSQL unreachable at start: one line, exit non-zero"
 pg_stop_private
 qpoold_once "$QPOOL_CONF" && fail "qpoold started with PostgreSQL stopped"
 one_line_with "job store (postgresql)"
+
+note "no usable libpq: one line, exit non-zero"
+# In a mount namespace of its own (gone with it), libpq's file is
+# /dev/null, as on a host where it is missing or broken.
+libpq=$(ldconfig -p | awk '$1 == "libpq.so.5" { print $NF; exit }')
+[ -n "$libpq" ] || fail "ldconfig does not know libpq.so.5"
+timeout 60 unshare -m --propagation private sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
+	sh "$libpq" "$QP_BIN/qpoold" -f "$QPOOL_CONF" > "$QP_T/once.out" 2>&1 &&
+	fail "qpoold started on PostgreSQL without a usable libpq"
+one_line_with "store = postgresql needs libpq (Debian: libpq5)"
 echo "store on PostgreSQL ok"
