@@ -46,7 +46,7 @@ static int pq_load(struct error *err)
 		return 0;
 	h = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
-		return error_set(err, -ENOENT, "store = postgresql needs libpq (Debian: libpq5): %s",
+		return error_set(err, -ENOENT, "job store (postgresql): cannot load libpq (Debian: libpq5): %s",
 				 dlerror());
 #define PQ_RESOLVE(f)                              \
 	{                                          \
@@ -59,7 +59,7 @@ static int pq_load(struct error *err)
 	lib = h;
 	return 0;
 missing:
-	error_set(err, -ENOENT, "store = postgresql: libpq.so.5 is too old: %s", dlerror());
+	error_set(err, -ENOENT, "job store (postgresql): libpq.so.5 is too old: %s", dlerror());
 	dlclose(h);
 	return -ENOENT;
 }

@@ -142,5 +142,5 @@ libpq=$(ldconfig -p | awk '$1 == "libpq.so.5" { print $NF; exit }')
 timeout 60 unshare -m --propagation private sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
 	sh "$libpq" "$QP_BIN/qpoold" -f "$QPOOL_CONF" > "$QP_T/once.out" 2>&1 &&
 	fail "qpoold started on PostgreSQL without a usable libpq"
-one_line_with "store = postgresql needs libpq (Debian: libpq5)"
+one_line_with "job store (postgresql): cannot load libpq (Debian: libpq5)"
 echo "store on PostgreSQL ok"
