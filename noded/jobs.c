@@ -41,6 +41,8 @@ struct job {
 	bool gated;             /* launched before its dispatch's commit: gded holds it
 	                         * until job.go's byte on the notify socket (or its EOF) */
 	bool gone;              /* that word came: no more remote starts */
+	bool ctl_asked;         /* `c` sent: gded makes its control socket */
+	bool ctl_failed;        /* gded answered `e`: it could not */
 	sd_event_source *lost_src;   /* its wrapper died: retrying to empty its groups */
 	char *lost_reason;           /* what to report once they are gone */
 	bool adopted;           /* not our child: found in /proc after a restart */
@@ -491,24 +493,37 @@ static void job_exited_reply(struct noded *nd, const json_t *reply, int64_t jobi
 			 wire_str(reply, "error") ?: "(no reason given)");
 }
 
-/* gded's byte: the job's processes are gone, its CPUs free. qpoold may
- * give them to the next job while gded removes the groups and writes the
- * result. Without a link the result alone will free them. */
+/* gded's words. `l` or `e`: its control socket listens, or could not be
+ * made (jobs_ctl_ask); the task starts that wait for it go, or fail. `x`:
+ * the job's processes are gone, its CPUs free. qpoold may give them to
+ * the next job while gded removes the groups and writes the result.
+ * Without a link the result alone will free them. */
 static int job_on_notify(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct job *j = userdata;
 	struct noded *nd = j->js->nd;
 	char byte;
+	ssize_t n;
 	json_t *req;
 
+	while ((n = recv(fd, &byte, 1, MSG_DONTWAIT)) == 1 && byte != 'x') {
+		if (byte == 'e')
+			j->ctl_failed = true;
+		if (byte == 'l' || byte == 'e')
+			tasks_ctl_ready(nd->tasks);
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
 	/* link_call drops it when the link is not registered. */
-	if (recv(fd, &byte, 1, MSG_DONTWAIT) == 1 && nd->link &&
+	if (n == 1 && nd->link &&
 	    (req = json_pack("{s:s, s:I, s:I}", "op", "job.exited", "jobid", (json_int_t)j->jobid,
 			     "dispatch", (json_int_t)j->dispatch)))
 		(void)link_call(nd->link, req, job_exited_reply, j->jobid);
 	j->gone = true;
-	/* One word per job: whatever came (or an EOF), stop listening. */
+	/* Its last word (or an EOF): stop listening; a task start that
+	 * waited for the control socket hears the job is ending. */
 	j->notify_src = sd_event_source_disable_unref(j->notify_src);
+	tasks_ctl_ready(nd->tasks);
 	return 0;
 }
 
@@ -978,6 +993,21 @@ size_t jobs_running_count(const struct jobs *js)
 	for (const struct job *j = js->head; j; j = j->next)
 		n += job_running(j);
 	return n;
+}
+
+int jobs_ctl_ask(struct jobs *js, int64_t jobid)
+{
+	struct job *j = job_find(js, jobid);
+	int fd = j && j->notify_src ? sd_event_source_get_io_fd(j->notify_src) : -1;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (j->ctl_failed)
+		return -EIO;
+	if (!j->ctl_asked && send(fd, "c", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1)
+		return -errno;
+	j->ctl_asked = true;
+	return 0;
 }
 
 bool jobs_task_check(const struct jobs *js, int64_t jobid, int64_t *ret_dispatch)

@@ -487,6 +487,11 @@ void jobs_results_send(struct jobs *js);
  * has not said the job's processes are gone; *ret_dispatch is its run
  * token (times.dispatch). */
 bool jobs_task_check(const struct jobs *js, int64_t jobid, int64_t *ret_dispatch);
+/* Asks the job's gded to make its control socket (docs/PARALLEL.md), once:
+ * 0, its answer to come on the notify socket (tasks_ctl_ready); -ENOENT
+ * when there is none to ask on (an adopted job, whose gded made it when
+ * its qnoded went), -EIO when gded answered that it could not. */
+int jobs_ctl_ask(struct jobs *js, int64_t jobid);
 
 /* ---- remote starts (tasks.c) ---- */
 
@@ -513,6 +518,9 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg);
 /* The link to qpoold dropped: tasks routed through it end (agents here
  * hear task.exit signal 9; tasks here for other nodes are killed). */
 void tasks_link_lost(struct tasks *ts);
+/* A job's gded answered about its control socket, or ended: the task
+ * starts that wait for one are tried again at once. ts may be NULL. */
+void tasks_ctl_ready(struct tasks *ts);
 
 /* ---- the health check (health.c) ---- */
 

@@ -193,8 +193,16 @@ static int ctl_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	return 0;
 }
 
+/* Whether a connect error means the job's gded does not listen yet. */
+static bool ctl_not_yet(int r)
+{
+	return r == -ENOENT || r == -ECONNREFUSED || r == -EAGAIN;
+}
+
 /* The job's control connection, connecting when there is none (the first
- * task, or after a qnoded restart). -errno when gded does not listen. */
+ * task, or after a qnoded restart). -errno when gded does not listen: it
+ * makes its socket when asked (jobs_ctl_ask), and one that could not
+ * gives -EIO. */
 static int ctl_get(struct tasks *ts, int64_t jobid, struct ctl **ret)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -218,6 +226,8 @@ static int ctl_get(struct tasks *ts, int64_t jobid, struct ctl **ret)
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = -errno;
 		close(fd);
+		if (ctl_not_yet(r) && jobs_ctl_ask(ts->nd->jobs, jobid) == -EIO)
+			r = -EIO;
 		return r;
 	}
 	c = calloc(1, sizeof(*c));
@@ -255,12 +265,6 @@ json_t *tctl_start_env(const json_t *msg)
 	json_t *env = json_object_get(msg, "env");
 
 	return env ? json_incref(env) : json_object();
-}
-
-/* Whether a connect error means the job's gded does not listen yet. */
-static bool ctl_not_yet(int r)
-{
-	return r == -ENOENT || r == -ECONNREFUSED || r == -EAGAIN;
 }
 
 static int ctl_start_send(struct tasks *ts, struct ttask *t, const json_t *start)
@@ -303,6 +307,9 @@ static void ctl_start_failed(struct tasks *ts, struct ttask *t, int r)
 
 	if (!jobs_task_check(ts->nd->jobs, t->jobid, &dispatch))
 		snprintf(why, sizeof(why), "job %" PRId64 " is ending on %s", t->jobid, ts->nd->name);
+	else if (r == -EIO)
+		snprintf(why, sizeof(why), "job %" PRId64 " on %s: its wrapper could not make its control socket "
+			 "(qnoded's log says why)", t->jobid, ts->nd->name);
 	else
 		snprintf(why, sizeof(why), "job %" PRId64 " is ending on %s (its wrapper does not answer: %s)",
 			 t->jobid, ts->nd->name, strerror(-r));
@@ -353,6 +360,14 @@ again:
 		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 	}
 	return 0;
+}
+
+void tasks_ctl_ready(struct tasks *ts)
+{
+	if (!ts || !ts->start_retry)
+		return;
+	(void)sd_event_source_set_time_relative(ts->start_retry, 0);
+	(void)sd_event_source_set_enabled(ts->start_retry, SD_EVENT_ONESHOT);
 }
 
 /* Sends task.start for t to its job's gded here, or has it wait for the

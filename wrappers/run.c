@@ -65,6 +65,8 @@ struct run {
 	int attach_fd;       /* qsub -I -- CMD: written once the user holds the pty, then -1 */
 	bool sister;         /* runs no script: only tasks (docs/PARALLEL.md) */
 	struct gded_ctl *ctl;  /* the control socket, or NULL */
+	bool ctl_deferred;   /* ctl made when qnoded asks (ctl_make), not yet */
+	char **envp;         /* the job's environment, for the tasks of a late ctl */
 	const int64_t *stamps; /* the child's page (gded_child.exec_stamp) */
 	bool forwarded;      /* a qsig signal went to the job's group */
 	bool frozen;         /* suspended (docs/PREEMPTION.md): its clocks stopped */
@@ -81,8 +83,14 @@ static void sister_check_done(struct run *run)
 		run->exited = true;
 }
 
-/* The socket to tell qnoded the job's processes are gone (--notify), or -1. */
+/* The socket to tell qnoded the job's processes are gone (--notify), or -1.
+ * qnoded's words on it: `g` (a held launch's go), `c` (make the control
+ * socket, docs/PARALLEL.md); gded's: `l` (it listens), `e` (it could not
+ * make it), `x` (the job's processes are gone, the last). */
 static int notify_fd = -1;
+/* qnoded asked for the control socket (`c`), or is gone (its EOF), so
+ * that its successor finds the socket at its path. */
+static bool ctl_asked;
 
 void gded_notify_set(int fd)
 {
@@ -145,6 +153,10 @@ static int gate_wait(struct gded_result *res)
 
 		if (n == 1 && byte == 'g')
 			return 0;
+		if (n == 1 && byte == 'c') {
+			ctl_asked = true;
+			continue;
+		}
 		if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
 			why = "its dispatch was not recorded, or qnoded's link to qpoold was lost";
 			break;
@@ -557,6 +569,45 @@ static void on_report(struct run *run)
 	run->report_fd = -1;
 }
 
+/* The control socket, made late: qnoded asked for it, or went away. Its
+ * answer tells qnoded to send the task starts that wait for it. */
+static void ctl_make(struct run *run)
+{
+	struct error e = { "" };
+	int r = gded_ctl_create(run->job, &run->ctl, &e);
+
+	if (r < 0)
+		log_warn("job %" PRIu64 ": %s", run->job->jobid, e.text);
+	else
+		gded_ctl_start(run->ctl, run->cg, run->envp);
+	/* Made while the job ends: it refuses tasks, as one made before. */
+	if (r == 0 && run->phase != PHASE_RUN)
+		gded_ctl_ending(run->ctl);
+	run->ctl_deferred = r < 0 && notify_fd >= 0;
+	if (notify_fd >= 0)
+		(void)send(notify_fd, r < 0 ? "e" : "l", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* qnoded's words on the notify socket while the job runs. Its EOF is
+ * qnoded gone (a restart): the socket is made at once for the next one,
+ * which connects by the path, and this one is not read any more. */
+static void on_notify_word(struct run *run)
+{
+	char byte;
+	ssize_t n;
+
+	while ((n = recv(notify_fd, &byte, 1, MSG_DONTWAIT)) == 1)
+		if (byte == 'c')
+			ctl_asked = true;
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		close(notify_fd);
+		notify_fd = -1;
+		ctl_asked = true;
+	}
+	if (ctl_asked)
+		ctl_make(run);
+}
+
 /* Until the job's process exits. The start is watched in the same loop
  * as signals and the walltime: a child that blocks before exec (opening
  * its outputs, entering its directory on a hung mount) is still ended by
@@ -574,25 +625,29 @@ static int run_loop(struct run *run, struct error *err)
 		if (r < 0)
 			return error_set(err, r, "timerfd: %s", strerror(-r));
 	}
-	pfd = calloc(4 + GDED_PTY_NFDS + (run->ctl ? gded_ctl_pollmax() : 0), sizeof(*pfd));
+	/* Asked for while the launch was held (gate_wait). */
+	if (run->ctl_deferred && ctl_asked)
+		ctl_make(run);
+	pfd = calloc(5 + GDED_PTY_NFDS + (run->job->ctl ? gded_ctl_pollmax() : 0), sizeof(*pfd));
 	if (!pfd)
 		return error_set(err, -ENOMEM, "out of memory");
 	reap(run);
 	while (!run->exited) {
 		struct gded_pty *t = run->pty;
-		struct pollfd *tp = pfd + 4, *cp = pfd + 4 + GDED_PTY_NFDS;
+		struct pollfd *tp = pfd + 5, *cp = pfd + 5 + GDED_PTY_NFDS;
 		size_t n;
 
 		pfd[0] = (struct pollfd){ .fd = run->sfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = run->tfd, .events = POLLIN };
 		pfd[2] = (struct pollfd){ .fd = run->report_fd, .events = POLLIN };
 		pfd[3] = (struct pollfd){ .fd = run->nfd, .events = POLLIN };
+		pfd[4] = (struct pollfd){ .fd = run->ctl_deferred ? notify_fd : -1, .events = POLLIN };
 		for (int i = 0; i < GDED_PTY_NFDS; i++)
 			tp[i] = (struct pollfd){ .fd = -1 };
 		if (t)
 			gded_pty_pollfds(t, tp);
 		n = gded_ctl_pollfds(run->ctl, cp);
-		if (poll(pfd, 4 + GDED_PTY_NFDS + n, -1) < 0) {
+		if (poll(pfd, 5 + GDED_PTY_NFDS + n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			r = error_set(err, -errno, "poll: %m");
@@ -615,6 +670,9 @@ static int run_loop(struct run *run, struct error *err)
 		if (run->nfd >= 0 && pfd[3].revents)
 			on_notice(run);
 		gded_ctl_events(run->ctl, cp, n);
+		/* After the control socket's events: cp[] are the old ones. */
+		if (pfd[4].fd >= 0 && pfd[4].revents && run->ctl_deferred)
+			on_notify_word(run);
 		if (run->report_fd >= 0 && pfd[2].revents)
 			on_report(run);
 		/* The relay never blocks: a qsub that stops reading holds up
@@ -828,11 +886,18 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 		fail(res, "gded: %s", err->text);
 		goto done;
 	}
-	/* The control socket before the fence (docs/PARALLEL.md): qnoded may
+	/* The control socket (docs/PARALLEL.md), made when qnoded first
+	 * asks for it on the notify socket: few jobs start tasks, and the
+	 * socket cost a twentieth of gded's CPU a job. Without a notify
+	 * socket to ask on (gded run by hand), before the fence: one may
 	 * connect as soon as gded runs; tasks start once the fence is up. */
-	if (job->ctl && !job->argv && gded_ctl_create(job, &run.ctl, &e) < 0) {
-		fail(res, "%s", e.text);
-		goto done;
+	if (job->ctl && !job->argv) {
+		if (notify_fd >= 0)
+			run.ctl_deferred = true;
+		else if (gded_ctl_create(job, &run.ctl, &e) < 0) {
+			fail(res, "%s", e.text);
+			goto done;
+		}
 	}
 	/* The node's GPUs that are not the job's, denied before anything of
 	 * the job runs (docs/GPUS.md): a node without GPUs, or a job that
@@ -906,6 +971,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	memset(page, 0, STAMP_PAGE);
 	run.stamps = page;
 	gded_ctl_start(run.ctl, run.cg, envp);
+	run.envp = envp;
 	if (gded_job_sister(job)) {
 		/* A sister: no script, no output files, no mail (the primary
 		 * tells the user); it holds its fence for the job's tasks. */

@@ -13,11 +13,21 @@ qp_setup
 qp_start_server
 qp_start_node n1
 
-id=$(as qpuser1 qsub -l ncpus=1 -N ctl <<<"sleep 300") || fail "qsub"
+# The socket is made when qnoded first asks for it (a task to start):
+# none before; the job's own qpool-rsh has qnoded ask.
+id=$(as qpuser1 qsub -l ncpus=1 -N ctl <<'JOB'
+for i in $(seq 1200); do [ -e go-ctl ] && break; sleep 0.05; done
+qpool-rsh "$(head -n 1 "$PBS_NODEFILE")" true
+sleep 300
+JOB
+) || fail "qsub"
 qp_wait "$id" running
 ctl=$QP_T/state/nodes/n1/jobs/$id.ctl
-for _ in $(seq 100); do [ -S "$ctl" ] && break; sleep 0.05; done
-[ -S "$ctl" ] || fail "no control socket $ctl"
+qp_wait_gded "$id" > /dev/null
+[ -e "$ctl" ] && fail "a control socket before any task: $ctl"
+touch "$QP_T/work/qpuser1/go-ctl"
+for _ in $(seq 600); do [ -S "$ctl" ] && break; sleep 0.05; done
+[ -S "$ctl" ] || fail "no control socket $ctl after a task"
 [ "$(stat -c '%a %U' "$ctl")" = "600 root" ] || fail "control socket is $(stat -c '%a %U' "$ctl")"
 gpid=$(qp_wait_gded "$id")
 if [ -d /sys/fs/cgroup/cpuset ]; then
@@ -54,7 +64,8 @@ assert all(cg.get(k, "").endswith("/job.%s" % jobid) for k in want), out
 allowed = [l for l in lines if l.startswith("Cpus_allowed_list")][0].split()[1]
 assert allowed == cpus, (allowed, cpus)
 env = [l for l in lines if l.startswith("env ")][0].split()
-assert env[1].split(".")[0] == jobid and env[2] == "bar" and env[3] == "2" and env[4] == jobid, env
+# PBS_TASKNUM 3: the script is 1, its qpool-rsh (which had the socket made) 2.
+assert env[1].split(".")[0] == jobid and env[2] == "bar" and env[3] == "3" and env[4] == jobid, env
 assert lines[-1] == "/home/qpuser1", lines[-1]
 assert c.output("n1/1", 2) == "to-stderr\n", c.output("n1/1", 2)
 print("--- task: uid %s, cgroup of job %s, cpus %s, env and HOME fallback" % (uid, jobid, allowed))
@@ -232,10 +243,15 @@ note "qdel: the task is gone, and the socket and group"
 # A job that is ending refuses tasks: its script and a task ignore
 # SIGTERM, so gded spends its grace (kill_grace 2 s) refusing new tasks,
 # then kills both.
-id2=$(as qpuser1 qsub -l ncpus=1 -N ctl2 <<<"trap '' TERM; sleep 300") || fail "qsub 2"
+id2=$(as qpuser1 qsub -l ncpus=1 -N ctl2 <<'JOB'
+trap '' TERM
+qpool-rsh "$(head -n 1 "$PBS_NODEFILE")" true
+sleep 300
+JOB
+) || fail "qsub 2"
 qp_wait "$id2" running
 ctl2=$QP_T/state/nodes/n1/jobs/$id2.ctl
-for _ in $(seq 100); do [ -S "$ctl2" ] && break; sleep 0.05; done
+for _ in $(seq 600); do [ -S "$ctl2" ] && break; sleep 0.05; done
 PYTHONPATH=$(dirname "$0") python3 - "$ctl2" "$id2" "$QP_BIN/qdel" <<'PY' || fail "ending refusal"
 import subprocess, sys, time
 from gdedctl import Ctl
@@ -257,4 +273,26 @@ assert e.get("signal") == 9, e
 print("--- ending: %r; the task that ignored SIGTERM told signal 9" % r["error"])
 PY
 qp_wait "$id2" cancelled
+
+# A control socket gded cannot make (a directory holds its path): the
+# job's task is refused at once with the reason, not after qnoded's 30 s
+# wait, and the job goes on.
+id3=$(as qpuser1 qsub -l ncpus=1 -N ctl3 <<'JOB'
+for i in $(seq 1200); do [ -e go-ctl3 ] && break; sleep 0.05; done
+qpool-rsh "$(head -n 1 "$PBS_NODEFILE")" true; echo "rsh=$?"
+JOB
+) || fail "qsub 3"
+qp_wait "$id3" running
+mkdir "$QP_T/state/nodes/n1/jobs/$id3.ctl" || fail "mkdir at the control socket's path"
+touch "$QP_T/work/qpuser1/go-ctl3"
+qp_wait "$id3" completed --timeout 20
+o3=$QP_T/work/qpuser1/ctl3.o$id3 e3=$QP_T/work/qpuser1/ctl3.e$id3
+qp_wait_file "$o3"
+grep -qx "rsh=255" "$o3" || fail "a task with no control socket: $(cat "$o3" "$e3")"
+grep -q "job $id3 on n1: its wrapper could not make its control socket" "$e3" ||
+	fail "the refusal does not say why: $(cat "$e3")"
+grep -q "cannot make the control socket $QP_T/state/nodes/n1/jobs/$id3.ctl" "$QP_T/qnoded-n1.log" ||
+	fail "gded's reason is not in the node's log"
+rmdir "$QP_T/state/nodes/n1/jobs/$id3.ctl" 2>/dev/null
+note "a control socket that cannot be made: the task is refused at once, with the reason"
 echo "control socket ok"

@@ -265,9 +265,9 @@ echo "qnoded na growth for 60 MB of unfinished messages: $g KiB"
 [ "$g" -lt $((bound * 5 / 8)) ] || fail "qnoded na grew by $g KiB holding one user's unfinished messages"
 kill -0 "$na" || fail "qnoded na died"
 
-note "a task.start that comes before the job's wrapper listens waits for it"
-# As a sister's gded may still be starting when the primary's mpirun
-# calls: its control socket is moved away, then back.
+note "the job's control socket is made when its first task asks for it"
+# None while the job starts no task (gded binds it when qnoded asks, on
+# the notify socket); the first qpool-rsh waits for it and runs.
 id3=$(as qpuser1 qsub -N early -l ncpus=1 <<'JOB'
 me=$(head -n 1 "$PBS_NODEFILE")
 for i in $(seq 1200); do [ -e go-early ] && break; sleep 0.05; done
@@ -277,23 +277,11 @@ JOB
 qp_wait "$id3" running
 node=$(qp_field "$id3" exec_host)
 ctl=$QP_T/state/nodes/$node/jobs/$id3.ctl
-for i in $(seq 600); do [ -S "$ctl" ] && break; sleep 0.05; done
-mv "$ctl" "$ctl.away" || fail "no control socket $ctl"
+qp_wait_gded "$id3" "$node" > /dev/null
+[ -e "$ctl" ] && fail "a control socket before any task: $ctl"
 touch "$w/go-early"
-# Until its qpool-rsh runs (and has been answered, before the fix).
-seen=
-for i in $(seq 600); do
-	while read -r p; do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = qpool-rsh ] && seen=$p
-	done < <(find "$memcg/$QP_CG_PARENT/$node/job.$id3" -name cgroup.procs -exec cat {} + 2>/dev/null)
-	[ -n "$seen" ] && break
-	[ -s "$w/early.o$id3" ] && break
-	sleep 0.05
-done
-sleep 1
-mv "$ctl.away" "$ctl"
 qp_wait "$id3" completed --timeout 60
-grep -qx "early=hi" "$w/early.o$id3" || fail "a task.start before the wrapper listened: $(cat "$w/early.o$id3" "$w/early.e$id3")"
+grep -qx "early=hi" "$w/early.o$id3" || fail "the first task of a job: $(cat "$w/early.o$id3" "$w/early.e$id3")"
 
 note "a qnoded out of descriptors pauses its accepts instead of spinning"
 # 64 descriptors: its cap (64 agents, two descriptors each) is past what
