@@ -493,6 +493,12 @@ static void job_exited_reply(struct noded *nd, const json_t *reply, int64_t jobi
 			 wire_str(reply, "error") ?: "(no reason given)");
 }
 
+static void noded_ctl_ready(struct noded *nd)
+{
+	if (nd->ctl_ready)
+		nd->ctl_ready(nd);
+}
+
 /* gded's words. `l` or `e`: its control socket listens, or could not be
  * made (jobs_ctl_ask); the task starts that wait for it go, or fail. `x`:
  * the job's processes are gone, its CPUs free. qpoold may give them to
@@ -510,7 +516,7 @@ static int job_on_notify(sd_event_source *s, int fd, uint32_t revents, void *use
 		if (byte == 'e')
 			j->ctl_failed = true;
 		if (byte == 'l' || byte == 'e')
-			tasks_ctl_ready(nd->tasks);
+			noded_ctl_ready(nd);
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
@@ -523,7 +529,7 @@ static int job_on_notify(sd_event_source *s, int fd, uint32_t revents, void *use
 	/* Its last word (or an EOF): stop listening; a task start that
 	 * waited for the control socket hears the job is ending. */
 	j->notify_src = sd_event_source_disable_unref(j->notify_src);
-	tasks_ctl_ready(nd->tasks);
+	noded_ctl_ready(nd);
 	return 0;
 }
 

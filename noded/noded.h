@@ -424,6 +424,10 @@ struct noded {
 	struct jobs *jobs;
 	struct link *link;
 	struct tasks *tasks;            /* NULL on a simulated node */
+	/* A job's gded answered about its control socket, or ended (jobs.c
+	 * hears it on the notify socket): the task starts that wait for one
+	 * are tried again at once. Set by tasks_create; NULL: none. */
+	void (*ctl_ready)(struct noded *nd);
 	struct health *health;          /* [node] health_check; NULL: none */
 };
 
@@ -518,9 +522,9 @@ void tasks_link_frame(struct tasks *ts, const char *op, const json_t *msg);
 /* The link to qpoold dropped: tasks routed through it end (agents here
  * hear task.exit signal 9; tasks here for other nodes are killed). */
 void tasks_link_lost(struct tasks *ts);
-/* A job's gded answered about its control socket, or ended: the task
- * starts that wait for one are tried again at once. ts may be NULL. */
-void tasks_ctl_ready(struct tasks *ts);
+/* nd->ctl_ready: the task starts that wait for a control socket are
+ * tried again at once. */
+void tasks_ctl_ready(struct noded *nd);
 
 /* ---- the health check (health.c) ---- */
 

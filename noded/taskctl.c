@@ -362,8 +362,10 @@ again:
 	return 0;
 }
 
-void tasks_ctl_ready(struct tasks *ts)
+void tasks_ctl_ready(struct noded *nd)
 {
+	struct tasks *ts = nd->tasks;
+
 	if (!ts || !ts->start_retry)
 		return;
 	(void)sd_event_source_set_time_relative(ts->start_retry, 0);

@@ -523,6 +523,7 @@ int tasks_create(struct noded *nd, struct tasks **ret, struct error *err)
 	if (r < 0)
 		goto fail;
 	nd->tasks = ts;
+	nd->ctl_ready = tasks_ctl_ready;
 	*ret = ts;
 	return 0;
 fail:
