@@ -22,11 +22,15 @@ note() { echo "--- $*"; }
 
 qp_users() {  # creates the unprivileged test users if missing
 	local u
+	# One test at a time (tests run side by side, several runs may share
+	# the machine): two `useradd -m` of one name at once both succeed on
+	# Debian 12, and the home is left the first one's uid, not the user's.
+	exec {QP_USERS_LOCK}> /tmp/.qpool-test-users.lock || fail "the test users' lock"
+	flock "$QP_USERS_LOCK" || fail "flock the test users' lock"
 	for u in $QP_USERS; do
-		# Another test run beside may make it first (its useradd then
-		# fails "already exists"): what counts is that it exists.
-		id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u" || id "$u" >/dev/null 2>&1 || fail "useradd $u"
+		id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u" || fail "useradd $u"
 	done
+	exec {QP_USERS_LOCK}>&-
 }
 
 # qp_setup [extra config text]: temp dir, config, users, work dirs.
