@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1361,15 +1362,28 @@ static int setup(struct pmid *d, const struct pmid_args *a, struct error *err)
 			if (rc < 0)
 				return error_set(err, rc, "listen on %s: %s", a->peers[0], strerror(-rc));
 			if (a->port_file) {
-				/* what the sisters must be given, port 0 resolved */
-				FILE *f = fopen(a->port_file, "we");
-				char host[256], port[16];
+				/* what the sisters must be given, port 0 resolved;
+				 * written aside and renamed, so that whoever sees the
+				 * file sees the port in it */
+				char host[256], port[16], tmp[4096];
+				FILE *f;
+				int e = -EIO;
 
 				slen = sizeof(sin);
 				split_addr(a->peers[0], host, sizeof(host), port, sizeof(port));
-				if (!f || getsockname(d->listen_fd, (struct sockaddr *)&sin, &slen) < 0 ||
-				    fprintf(f, "%s:%d\n", host, ntohs(sin.sin_port)) < 0 || fclose(f) != 0)
-					return error_set(err, -EIO, "--port-file %s: cannot write it", a->port_file);
+				if (snprintf(tmp, sizeof(tmp), "%s.tmp", a->port_file) >= (int)sizeof(tmp)) {
+					e = -ENAMETOOLONG;
+				} else if ((f = fopen(tmp, "we"))) {
+					bool ok = getsockname(d->listen_fd, (struct sockaddr *)&sin, &slen) == 0 &&
+						  fprintf(f, "%s:%d\n", host, ntohs(sin.sin_port)) > 0;
+
+					if (fclose(f) == 0 && ok && rename(tmp, a->port_file) == 0)
+						e = 0;
+				}
+				if (e < 0) {
+					(void)unlink(tmp);
+					return error_set(err, e, "--port-file %s: cannot write it", a->port_file);
+				}
 			}
 		} else {
 			char here[80], local[300], host[256], port[16];
