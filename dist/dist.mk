@@ -146,10 +146,16 @@ analyze: deps-dist
 VM_DEB_PKGS := mmdebstrap qemu-system-x86 e2fsprogs debian-archive-keyring
 VM_CACHE    ?= /var/cache/qpool-vm
 
-.PHONY: deps-vm vm-check
+.PHONY: deps-vm vm-check vm-prepare
 
 deps-vm:
 	@$(MAKE) -s deps DEB_PKGS="$(VM_DEB_PKGS)"
 
 vm-check: deb deps-vm
 	VM_CACHE=$(VM_CACHE) VM_OUT=$(BUILD)/vm dist/vm/vm-check $(DEB_DIR)
+
+# What vm-check would build before booting (each suite's packages, root
+# file system, accelerator verdict), built into VM_CACHE and no guest
+# booted: .ci/run builds it while make check's tests run.
+vm-prepare: deb deps-vm
+	VM_PREPARE=1 VM_CACHE=$(VM_CACHE) VM_OUT=$(BUILD)/vm dist/vm/vm-check $(DEB_DIR)
