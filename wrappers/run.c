@@ -612,6 +612,10 @@ static void on_notify_word(struct run *run)
  * as signals and the walltime: a child that blocks before exec (opening
  * its outputs, entering its directory on a hung mount) is still ended by
  * qdel and by its walltime. */
+/* run_loop's poll slots: these first, then the terminal's
+ * (GDED_PTY_NFDS), then the control socket's. */
+enum { SLOT_SIGNAL, SLOT_TIMER, SLOT_REPORT, SLOT_NOTICE, SLOT_NOTIFY, SLOT_FIXED };
+
 static int run_loop(struct run *run, struct error *err)
 {
 	struct pollfd *pfd;
@@ -628,52 +632,52 @@ static int run_loop(struct run *run, struct error *err)
 	/* Asked for while the launch was held (gate_wait). */
 	if (run->ctl_deferred && ctl_asked)
 		ctl_make(run);
-	pfd = calloc(5 + GDED_PTY_NFDS + (run->job->ctl ? gded_ctl_pollmax() : 0), sizeof(*pfd));
+	pfd = calloc(SLOT_FIXED + GDED_PTY_NFDS + (run->job->ctl ? gded_ctl_pollmax() : 0), sizeof(*pfd));
 	if (!pfd)
 		return error_set(err, -ENOMEM, "out of memory");
 	reap(run);
 	while (!run->exited) {
 		struct gded_pty *t = run->pty;
-		struct pollfd *tp = pfd + 5, *cp = pfd + 5 + GDED_PTY_NFDS;
+		struct pollfd *tp = pfd + SLOT_FIXED, *cp = pfd + SLOT_FIXED + GDED_PTY_NFDS;
 		size_t n;
 
-		pfd[0] = (struct pollfd){ .fd = run->sfd, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = run->tfd, .events = POLLIN };
-		pfd[2] = (struct pollfd){ .fd = run->report_fd, .events = POLLIN };
-		pfd[3] = (struct pollfd){ .fd = run->nfd, .events = POLLIN };
-		pfd[4] = (struct pollfd){ .fd = run->ctl_deferred ? notify_fd : -1, .events = POLLIN };
+		pfd[SLOT_SIGNAL] = (struct pollfd){ .fd = run->sfd, .events = POLLIN };
+		pfd[SLOT_TIMER] = (struct pollfd){ .fd = run->tfd, .events = POLLIN };
+		pfd[SLOT_REPORT] = (struct pollfd){ .fd = run->report_fd, .events = POLLIN };
+		pfd[SLOT_NOTICE] = (struct pollfd){ .fd = run->nfd, .events = POLLIN };
+		pfd[SLOT_NOTIFY] = (struct pollfd){ .fd = run->ctl_deferred ? notify_fd : -1, .events = POLLIN };
 		for (int i = 0; i < GDED_PTY_NFDS; i++)
 			tp[i] = (struct pollfd){ .fd = -1 };
 		if (t)
 			gded_pty_pollfds(t, tp);
 		n = gded_ctl_pollfds(run->ctl, cp);
-		if (poll(pfd, 5 + GDED_PTY_NFDS + n, -1) < 0) {
+		if (poll(pfd, SLOT_FIXED + GDED_PTY_NFDS + n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			r = error_set(err, -errno, "poll: %m");
 			break;
 		}
-		if (pfd[0].revents) {
+		if (pfd[SLOT_SIGNAL].revents) {
 			r = on_signal(run);
 			if (r < 0) {
 				r = error_set(err, r, "signal: %s", strerror(-r));
 				break;
 			}
 		}
-		if (run->tfd >= 0 && pfd[1].revents) {
+		if (run->tfd >= 0 && pfd[SLOT_TIMER].revents) {
 			r = on_timer(run);
 			if (r < 0) {
 				r = error_set(err, r, "timer: %s", strerror(-r));
 				break;
 			}
 		}
-		if (run->nfd >= 0 && pfd[3].revents)
+		if (run->nfd >= 0 && pfd[SLOT_NOTICE].revents)
 			on_notice(run);
 		gded_ctl_events(run->ctl, cp, n);
 		/* After the control socket's events: cp[] are the old ones. */
-		if (pfd[4].fd >= 0 && pfd[4].revents && run->ctl_deferred)
+		if (pfd[SLOT_NOTIFY].fd >= 0 && pfd[SLOT_NOTIFY].revents && run->ctl_deferred)
 			on_notify_word(run);
-		if (run->report_fd >= 0 && pfd[2].revents)
+		if (run->report_fd >= 0 && pfd[SLOT_REPORT].revents)
 			on_report(run);
 		/* The relay never blocks: a qsub that stops reading holds up
 		 * its job's terminal, not this loop. */
