@@ -6,9 +6,10 @@
 # pressure from outside the jobs, the job within its request keeps its
 # page cache and the neighbour that asked for nothing loses its own.
 # The same pressure is then applied with the protection taken away by
-# hand (memory.min 0) and with memory.low instead, and the figures are
-# printed: the measurement behind the choice of memory.min. Runs in the
-# vm-check guests (cgroup v2); on a v1 host there is no memory.min.
+# hand (memory.min 0) and with memory.low instead when QP_MEMPROT_COMPARE=1,
+# and the figures are printed: the measurement behind the choice of
+# memory.min. Runs in the vm-check guests (cgroup v2); on a v1 host there
+# is no memory.min.
 . "$(dirname "$0")/lib.sh"
 [ -f /sys/fs/cgroup/cgroup.controllers ] ||
 	skip "cgroup v1 host: no memory.min/memory.low (memory.soft_limit_in_bytes is no protection); runs in make vm-check"
@@ -30,7 +31,8 @@ data=$(mktemp -d /var/tmp/qp-memprot.XXXXXX) || fail "mktemp"
 data_remove() { rm -rf "$data"; }
 QP_ATEXIT+=(data_remove)
 chmod 1777 "$data"
-amb=200 bmb=400
+# room: what the pressure leaves of MemAvailable beyond A's cache.
+amb=200 bmb=400 room=150
 dd if=/dev/zero of="$data/a" bs=1M count=$amb status=none || fail "dd a"
 dd if=/dev/zero of="$data/b" bs=1M count=$bmb status=none || fail "dd b"
 chmod 644 "$data/a" "$data/b"
@@ -56,7 +58,7 @@ min_of() { cat "/sys/fs/cgroup$1/memory.min"; }
 # counted, no limit) $bmb MiB; MODE then is min (as qpool sets it), none
 # (A's memory.min set to 0 by hand) or low (memory.low on A and its
 # ancestors, by hand). Then a process outside the jobs takes all but
-# A's cache and 150 MiB of what is available. Prints "MODE A_KEPT B_KEPT"
+# A's cache and $room MiB of what is available. Prints "MODE A_KEPT B_KEPT"
 # (MiB of page cache each still has) in ROUND.
 round() {
 	local mode=$1 a b cga cgb node top avail target kept_a kept_b pid i
@@ -86,7 +88,7 @@ round() {
 		above_set "$top" MemoryLow
 	fi
 	avail=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
-	target=$(( avail - (amb << 20) - (150 << 20) ))
+	target=$(( avail - (amb << 20) - (room << 20) ))
 	note "$mode: MemAvailable $((avail >> 20)) MiB; outside the jobs, $((target >> 20)) MiB taken"
 	rm -f "$data/taken" "$data/taken.end"
 	python3 - "$target" "$data/taken" <<'PY' &
@@ -162,9 +164,18 @@ QP_ATEXIT+=(above_reset)
 # No round that takes more than the unprotected cache can give: in the
 # 2 GiB guest under TCG it starved journald and udevd into restarts
 # (watchdog soft lockups), whatever the setting.
+# The rounds without qpool's protection (none, low) are the measurement
+# behind the choice (docs/RESOURCES.md); they assert nothing, and in the
+# guests they are where memory runs shortest: Debian 13's node went
+# unreachable in "none" once, its pressure process hit soft lockups in
+# "low" once with B at 600 MiB (vm-check of 2026-12-01). So they run only when asked for,
+# with QP_MEMPROT_COMPARE=1 (by hand, in a guest).
+res_none='' res_low=''
 round min; res_min=$ROUND
-round none; res_none=$ROUND
-round low; res_low=$ROUND
+if [ "${QP_MEMPROT_COMPARE:-0}" = 1 ]; then
+	round none; res_none=$ROUND
+	round low; res_low=$ROUND
+fi
 note "page cache kept under the outside pressure (MiB; A cached $amb, B $bmb):"
 # shellcheck disable=SC2086 # each result is three words
 printf '%-6s %8s %8s\n' setting A B $res_min $res_none $res_low
