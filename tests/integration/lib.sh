@@ -34,6 +34,7 @@ qp_users() {  # creates the unprivileged test users if missing
 }
 
 # qp_setup [extra config text]: temp dir, config, users, work dirs.
+# QP_NODE_TIMEOUT: the pool's node_timeout (5 s unless a test sets it).
 qp_setup() {
 	QP_T=$(mktemp -d /tmp/qpool-test.XXXXXX) || fail "mktemp"
 	chmod 755 "$QP_T"
@@ -48,7 +49,7 @@ qp_setup() {
 state_dir = $QP_T/state
 socket = $QP_T/qpoold.sock
 heartbeat_interval = 1
-node_timeout = 5
+node_timeout = ${QP_NODE_TIMEOUT:-5}
 kill_grace = 2
 
 [node]
