@@ -61,11 +61,18 @@ check "by hand, 2 busy" "$out" 2
 "$G" "${how[@]}" -- bash /tmp/qp-cpu-job.$$ 4 > "$out" || fail "gded ${how[*]} exited $?"
 check "by hand, 4 busy (loophole)" "$out" 4
 rm -f "$out"
-# qpool/manual goes with the last command run by hand (unless one of
-# someone else's runs now).
-if ! pgrep -f "gded (-n|--cpus) " >/dev/null; then
-	[ -z "$(find /sys/fs/cgroup -maxdepth 3 -name manual -path '*qpool*')" ] || fail "qpool/manual left behind"
-fi
+# qpool/manual goes with the last command run by hand. Another test's
+# command by hand may make it again at any time (one looked in the window
+# between a look for such commands and a look for the group, seen once in
+# CI): a leftover is qpool/manual there for 10 s with no command by hand
+# running at any look.
+manual_left() { [ -n "$(find /sys/fs/cgroup -maxdepth 3 -name manual -path '*qpool*')" ]; }
+for i in $(seq 50); do
+	manual_left || break
+	pgrep -f "gded (-n|--cpus) " >/dev/null && break
+	[ "$i" = 50 ] && fail "qpool/manual left behind"
+	sleep 0.2
+done
 
 # Two by hand side by side: one's end never removes qpool/manual under the
 # other's start (before the lock, 1-3 of 30 such rounds failed here).
