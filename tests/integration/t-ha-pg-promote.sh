@@ -30,7 +30,7 @@ psql -qtAX -v ON_ERROR_STOP=1 "$dsn_a" -c "ALTER SYSTEM SET synchronous_commit =
 note "a synchronous standby made by pg_basebackup -R"
 mkdir -p "$pb" && chown postgres: "$pb" && chmod 700 "$pb" || fail "standby dir"
 qp_pg_as "$bin/pg_basebackup" -d "host=$pa port=$port_a user=postgres application_name=qpstandby" \
-	-D "$pb/data" -R -X stream > "$pb/basebackup.log" 2>&1 || fail "pg_basebackup: $(cat "$pb/basebackup.log")"
+	-D "$pb/data" -R -X stream -c fast > "$pb/basebackup.log" 2>&1 || fail "pg_basebackup: $(cat "$pb/basebackup.log")"
 port_b=$(qp_pg_free_port)
 qp_pg_as "$bin/pg_ctl" -D "$pb/data" -l "$pb/postgres.log" -w -t 60 \
 	-o "-c listen_addresses='' -k $pb -p $port_b" start > /dev/null 2>&1 || fail "the standby did not start: $(tail -5 "$pb/postgres.log")"
