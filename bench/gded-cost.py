@@ -11,7 +11,10 @@
 # rusage at its end, which includes the jobs', less its own CPU before the
 # first job, /proc/PID/schedstat) less the jobs' own (the results'
 # cpu_ns, their cpuacct groups). Prints one line per round and build:
-# "ROUND BUILD ms_per_job job_ms_per_job wrap_exec_p50".
+# "ROUND BUILD ms_per_job job_ms_per_job wrap_exec_p50 jobs_per_s", the
+# last of one job after another on this one lane (spec written, launch,
+# wait for the wrapper's end, result read): what a node could run on one
+# CPU with no qpoold and no message between the jobs.
 # A gded that knows "nodefile_shared" is handed what its qnoded hands it:
 # the node's shared node file of the job's count, made once here (root's,
 # 0444); an older one a path in the jobs directory to write.
@@ -144,14 +147,16 @@ for rnd in range(1, rounds + 1):
         shared_ok = knows_shared(build)
         c0 = proc_cpu(proc.pid)
         jobcpu, lat = 0.0, []
+        t0 = time.monotonic()
         for _ in range(n):
             jc, l = one(sock, jid, shared_ok)
             jid += 1
             jobcpu += jc
             lat.append(l)
+        rate = n / (time.monotonic() - t0)
         sock.close()
         c1 = reaped_cpu(proc.pid)
         proc.returncode = 0
         lat.sort()
-        print("%d %s %.3f %.3f %.3f" % (rnd, "new" if bi else "base",
-              (c1 - c0 - jobcpu) * 1e3 / n, jobcpu * 1e3 / n, lat[len(lat) // 2]), flush=True)
+        print("%d %s %.3f %.3f %.3f %.0f" % (rnd, "new" if bi else "base",
+              (c1 - c0 - jobcpu) * 1e3 / n, jobcpu * 1e3 / n, lat[len(lat) // 2], rate), flush=True)

@@ -238,6 +238,10 @@ qp_cleanup() {
 				[ -z "$(running_ids)" ] && break
 				sleep 0.05
 			done
+			# A queue that goes on dispatching to the test's nodes
+			# (t-pages' 5,000 simulated ones once) keeps this wait
+			# to its bound: the test should stop its queue first.
+			[ "$i" = 100 ] && echo "warning: cleanup: jobs still running after qdel (a queue still dispatching?)" >&2
 		fi
 	fi
 	# Then each gded of this pool that is left (SIGTERM: it kills its job
