@@ -6,8 +6,9 @@
 # (PMI-1): 8 ranks, 2 on each host, the right sum, each in its node's job
 # group and cpuset as the job's owner. Then: --ppn, --mpi=none with -l
 # labels, a rank that exits 3 before MPI_Init (qexec exits 3, the others
-# are killed), a rank that hangs before MPI_Init (killed after --timeout,
-# and named even when its node hears of the timeout last),
+# are killed), two ranks of one node that hang before MPI_Init (killed
+# after --timeout, the node named by the root and the ranks by their
+# node even when it hears of the timeout last),
 # SIGTERM to qexec (every rank killed), more ranks than slots refused;
 # nothing is left on any host afterwards. Outside a job: qexec submits one
 # for the ranks, relays their output and exits with their status; Ctrl-C
