@@ -103,7 +103,8 @@ void gded_pty_close(struct gded_pty *pty)
 		close(pty->hold);
 	if (pty->path[0])
 		unlink(pty->path);
-	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1, .hold = -1 };
+	pty->master = pty->listen = pty->conn = pty->hold = -1;
+	pty->path[0] = '\0';
 }
 
 static void pty_accept(struct gded_pty *pty)

@@ -855,10 +855,16 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	struct gded_spawn *spawn = NULL;
 	pid_t spawned = -1;
 	int report[2] = { -1, -1 }, attach[2] = { -1, -1 }, tmpdir_fd = -1, r = 0, q;
-	char **envp = NULL, tmpdir[PATH_MAX] = "", note[sizeof(res->reason) * 2] = "";
+	/* Set by their first byte, not zeroed: a zeroed buffer is a stack
+	 * page the fork's copy faults in, for every job. */
+	char **envp = NULL, tmpdir[PATH_MAX], note[sizeof(res->reason) * 2];
 	bool undelivered = false, hooked = false;
-	struct gded_pty pty = { .master = -1, .listen = -1, .conn = -1, .hold = -1 };
+	/* qsub -I only: its two relay buffers are 72 KiB, which zeroed on
+	 * the stack were 18 fresh pages for every job (issue 39). */
+	struct gded_pty *pty = NULL;
 	sigset_t mask;
+
+	tmpdir[0] = note[0] = '\0';
 
 	res->jobid = job->jobid;
 	res->launch = job->launch;
@@ -994,11 +1000,16 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	if (gded_mail_wanted(job, 'b'))
 		(void)gded_mail_send(job, "execution begins");
 	if (job->interactive && !job->argv) {
-		if (gded_pty_open(job, &pty, &e) < 0) {
+		if (!(pty = malloc(sizeof(*pty)))) {
+			r = error_set(err, -ENOMEM, "set-up: out of memory");
+			fail(res, "gded: %s", err->text);
+			goto done;
+		}
+		if (gded_pty_open(job, pty, &e) < 0) {
 			fail(res, "%s", e.text);
 			goto done;
 		}
-		run.pty = &pty;
+		run.pty = pty;
 		if (job->interactive_command && pipe2(attach, O_CLOEXEC) < 0) {
 			r = error_set(err, -errno, "set-up: %m");
 			fail(res, "gded: %s", err->text);
@@ -1008,7 +1019,7 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	{
 		struct gded_child c = {
 			.job = job, .cg = run.cg, .envp = envp, .report_fd = report[1],
-			.exec_stamp = page, .pty_slave = run.pty ? pty.slave : NULL, .attach_fd = attach[0],
+			.exec_stamp = page, .pty_slave = run.pty ? run.pty->slave : NULL, .attach_fd = attach[0],
 		};
 
 		/* Without a copy of gded's memory where it can (spawn.c),
@@ -1057,7 +1068,10 @@ done:
 		*err = e;
 	}
 	gded_ctl_destroy(run.ctl);
-	gded_pty_close(&pty);
+	if (pty) {
+		gded_pty_close(pty);
+		free(pty);
+	}
 	/* The epilog, after the job's last process (run_teardown saw them
 	 * all gone) and before its TMPDIR goes: failing, the node is
 	 * drained; the job's result stands. */
