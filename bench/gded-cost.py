@@ -91,7 +91,10 @@ def start(build):
         os.dup2(b.fileno(), 3)
     # The node's cgroups, as qnoded names them (a launcher that holds them
     # open for its wrappers takes them; an older one ignores them).
-    env = dict(os.environ, QPOOL_CGROUP_MODE=spec(0, False)["cgroup"]["mode"],
+    # The environment as qnoded gives it (noded/launch.c's gded_env), not
+    # the bench's: LD_BIND_NOW changes what each wrapper costs.
+    env = dict(PATH="/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL="C", LD_BIND_NOW="1",
+               QPOOL_CGROUP_MODE=spec(0, False)["cgroup"]["mode"],
                QPOOL_CGROUP_ROOT="/sys/fs/cgroup", QPOOL_CGROUP_PARENT=parent)
     cmd = [os.path.join(build, "bin", "gded"), "--launcher", "x" * 8192]
     # GDED_STRACE=DIR: the launcher under strace -ff (DIR/base.PID,

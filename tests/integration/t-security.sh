@@ -108,7 +108,8 @@ chmod 755 "$m/preload.so"
 # once); the job runs until the test has looked at its gded.
 printf 'echo "path uid=$(/usr/bin/id -u) cmd=bash_env" >> %s/marks\n' "$m" > "$m/bash_env"
 chmod 644 "$m/bash_env"
-envjob=$(printf 'i=0\nwhile [ ! -e "%s/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done\necho env-ok\n' "$m" |
+# gded's own fixed environment (LD_BIND_NOW among it) is not the job's either.
+envjob=$(printf 'i=0\nwhile [ ! -e "%s/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done\necho env-ok\necho "bind-now=${LD_BIND_NOW-unset}"\n' "$m" |
 	as qpuser1 qsub -v "LD_PRELOAD=$m/preload.so,PATH=$m/bin:/usr/bin:/bin,IFS=/,BASH_ENV=$m/bash_env,ENV=$m/bin/sh,QPOOL_CONF=/nonexistent,LD_LIBRARY_PATH=$m") || fail qsub
 qp_wait "$envjob" running
 gpid=$(qp_wait_gded "$envjob") || exit 1
@@ -119,6 +120,8 @@ echo "$genv" | grep -qE "^(LD_PRELOAD|IFS|BASH_ENV|ENV|LD_LIBRARY_PATH)=|$m" && 
 touch "$m/go"
 qp_wait "$envjob" completed failed
 grep -qx env-ok "$w1/STDIN.o$envjob" || fail "the job with a hostile environment did not run its script: $(cat "$w1/STDIN.o$envjob")"
+grep -qx bind-now=unset "$w1/STDIN.o$envjob" || fail "gded's LD_BIND_NOW reached the job: $(cat "$w1/STDIN.o$envjob")"
+echo "$genv" | grep -qx LD_BIND_NOW=1 || fail "gded runs without the LD_BIND_NOW qnoded gives it: $genv"
 echo "marks:"; sed 's/^/  /' "$m/marks"
 grep -qv "uid=$(id -u qpuser1) " "$m/marks" && fail "something other than the job's own processes ran with the job's environment"
 grep -q "uid=0" "$m/marks" && fail "root ran something from the job's environment"
