@@ -220,10 +220,9 @@ int gded_launcher_run(int argc, char **argv, int sock, int (*job_main)(const cha
 	 * are bound once here too rather than in every wrapper. */
 	json_object_seed(0);
 	{
-		/* Through a volatile: gcc drops a plain free(malloc(1)), and
-		 * every wrapper then set malloc up itself (its tunables, the
-		 * tcache key's getrandom, the heap's first brk: ~3% of its
-		 * CPU, found by perf in 2026-12 though written here in 2026-11). */
+		/* Through a volatile: gcc drops a plain free(malloc(1)) as
+		 * dead code, and every wrapper then set malloc up itself (its
+		 * tunables, the tcache key's getrandom, the heap's first brk). */
 		void *volatile first = malloc(1);
 
 		free(first);
