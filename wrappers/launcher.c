@@ -223,6 +223,7 @@ int gded_launcher_run(int argc, char **argv, int sock, int (*job_main)(const cha
 		/* Through a volatile: gcc drops a plain free(malloc(1)) as
 		 * dead code, and every wrapper then set malloc up itself (its
 		 * tunables, the tcache key's getrandom, the heap's first brk). */
+		/* cppcheck-suppress unusedAllocatedMemory ; allocated only to be freed */
 		void *volatile first = malloc(1);
 
 		free(first);
