@@ -237,10 +237,11 @@ int gded_nodefile_text(const struct gded_job *job, char **ret, size_t *ret_len,
 		       struct error *err);
 
 /* Makes the pty (slave given to the job's user) and the socket beside the
- * job's script (the user's, 0600, listening). 0 or -errno with err. */
-int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error *err);
+ * job's script (the user's, 0600, listening), in *ret. 0 or -errno with err
+ * (*ret NULL). */
+int gded_pty_open(const struct gded_job *job, struct gded_pty **ret, struct error *err);
 
-/* Closes what is open and removes the socket; safe twice. */
+/* Closes what is open, removes the socket and frees pty; NULL: nothing. */
 void gded_pty_close(struct gded_pty *pty);
 
 /* Fills pfd[0..GDED_PTY_NFDS) (the listening socket, the qsub, the

@@ -40,19 +40,26 @@ static void pty_size_set(const struct gded_job *job, int master)
 	}
 }
 
-int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error *err)
+int gded_pty_open(const struct gded_job *job, struct gded_pty **ret, struct error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t n = strlen(job->script);
+	struct gded_pty *pty;
 	int r;
 
-	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1, .hold = -1 };
+	*ret = NULL;
 	/* Beside the job's files: jobs/<id>.sh -> jobs/<id>.pty. The jobs
 	 * directory lets a user reach a name, not list; the socket is the
 	 * owner's, mode 0600, so only they (and root) can connect. */
 	if (n < 3 || strcmp(job->script + n - 3, ".sh") != 0 || n + 6 >= sizeof(sa.sun_path))
 		return error_set(err, -EINVAL, "no place for the job's terminal socket beside %s",
 				 job->script);
+	/* On the heap, not the caller's stack: its two relay buffers are
+	 * 72 KiB, which a wrapper zeroing them for every job faulted in
+	 * page by page (issue 39). */
+	if (!(pty = malloc(sizeof(*pty))))
+		return error_set(err, -ENOMEM, "out of memory");
+	*pty = (struct gded_pty){ .master = -1, .listen = -1, .conn = -1, .hold = -1 };
 	snprintf(pty->path, sizeof(pty->path), "%.*s.pty", (int)(n - 3), job->script);
 	pty->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (pty->master < 0 || grantpt(pty->master) < 0 || unlockpt(pty->master) < 0 ||
@@ -85,6 +92,7 @@ int gded_pty_open(const struct gded_job *job, struct gded_pty *pty, struct error
 	}
 	pty_size_set(job, pty->master);
 	fcntl(pty->master, F_SETFL, O_NONBLOCK);
+	*ret = pty;
 	return 0;
 fail:
 	gded_pty_close(pty);
@@ -93,6 +101,8 @@ fail:
 
 void gded_pty_close(struct gded_pty *pty)
 {
+	if (!pty)
+		return;
 	if (pty->conn >= 0)
 		close(pty->conn);
 	if (pty->listen >= 0)
@@ -103,8 +113,7 @@ void gded_pty_close(struct gded_pty *pty)
 		close(pty->hold);
 	if (pty->path[0])
 		unlink(pty->path);
-	pty->master = pty->listen = pty->conn = pty->hold = -1;
-	pty->path[0] = '\0';
+	free(pty);
 }
 
 static void pty_accept(struct gded_pty *pty)

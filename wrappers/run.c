@@ -859,9 +859,6 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	 * page the fork's copy faults in, for every job. */
 	char **envp = NULL, tmpdir[PATH_MAX], note[sizeof(res->reason) * 2];
 	bool undelivered = false, hooked = false;
-	/* qsub -I only: its two relay buffers are 72 KiB, which zeroed on
-	 * the stack were 18 fresh pages for every job (issue 39). */
-	struct gded_pty *pty = NULL;
 	sigset_t mask;
 
 	tmpdir[0] = note[0] = '\0';
@@ -1000,16 +997,10 @@ int gded_run(const struct gded_job *job, struct gded_result *res, struct error *
 	if (gded_mail_wanted(job, 'b'))
 		(void)gded_mail_send(job, "execution begins");
 	if (job->interactive && !job->argv) {
-		if (!(pty = malloc(sizeof(*pty)))) {
-			r = error_set(err, -ENOMEM, "set-up: out of memory");
-			fail(res, "gded: %s", err->text);
-			goto done;
-		}
-		if (gded_pty_open(job, pty, &e) < 0) {
+		if (gded_pty_open(job, &run.pty, &e) < 0) {
 			fail(res, "%s", e.text);
 			goto done;
 		}
-		run.pty = pty;
 		if (job->interactive_command && pipe2(attach, O_CLOEXEC) < 0) {
 			r = error_set(err, -errno, "set-up: %m");
 			fail(res, "gded: %s", err->text);
@@ -1068,10 +1059,7 @@ done:
 		*err = e;
 	}
 	gded_ctl_destroy(run.ctl);
-	if (pty) {
-		gded_pty_close(pty);
-		free(pty);
-	}
+	gded_pty_close(run.pty);
 	/* The epilog, after the job's last process (run_teardown saw them
 	 * all gone) and before its TMPDIR goes: failing, the node is
 	 * drained; the job's result stands. */
