@@ -214,15 +214,14 @@ int gded_launcher_run(int argc, char **argv, int sock, int (*job_main)(const cha
 		return 1;
 	/* What every wrapper would do first, done once here and inherited
 	 * through the fork (issue 39): jansson's hash seed (else an open and
-	 * read of /dev/urandom per job; the spec is qnoded's, root's own) and
-	 * malloc's first arena, the MPI agent's path (its probe reads
-	 * /proc/self/exe). gded is linked with -z now, so its symbols
-	 * are bound once here too rather than in every wrapper. */
+	 * read of /dev/urandom per job; the spec is qnoded's, root's own),
+	 * malloc's set-up (its tunables, the tcache key's getrandom, the
+	 * heap's first brk; through a volatile, since gcc drops a plain
+	 * free(malloc(1)) as dead code), the MPI agent's path (its probe
+	 * reads /proc/self/exe). Symbols are bound here too: gded's by its
+	 * -z now, libc's own by the LD_BIND_NOW qnoded starts us with. */
 	json_object_seed(0);
 	{
-		/* Through a volatile: gcc drops a plain free(malloc(1)) as
-		 * dead code, and every wrapper then set malloc up itself (its
-		 * tunables, the tcache key's getrandom, the heap's first brk). */
 		/* cppcheck-suppress unusedAllocatedMemory ; allocated only to be freed */
 		void *volatile first = malloc(1);
 
