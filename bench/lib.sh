@@ -11,6 +11,8 @@
 #       127.0.0.1 (before bench_server); sets $tcp (HOST:PORT), or leaves it
 #       empty when munge is not installed. Its pid is in $munged_pid.
 #   pct P [DECIMALS] < numbers   the P-th percentile
+#   cpu_ns PID             PID's run time so far in ns, all its threads
+#       (/proc/PID/task/*/schedstat; /proc/PID/stat counts 10 ms ticks)
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=$top/${BUILD:-build}/bin
 pids=()
@@ -106,6 +108,8 @@ bench_munged() {
 	tcp=127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	printf '[server]\nlisten = %s\nmunge_socket = %s\n' "$tcp" "$T/munge.sock" >> "$QPOOL_CONF"
 }
+
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s + 0 }'; }
 
 pct() {
 	sort -n | awk -v p="$1" -v d="${2:-2}" \
