@@ -147,9 +147,10 @@ static void health_start(struct health *h)
 		if (sd_event_add_io(h->nd->event, &h->io[i], fds[i], ev[i] == POLLOUT ? EPOLLOUT : EPOLLIN,
 				    health_on_io, h) < 0)
 			log_warn("health check: cannot watch it: %s", strerror(ENOMEM));
-	if (sd_event_add_time_relative(h->nd->event, &h->deadline, CLOCK_MONOTONIC,
-				       (c->health_check_timeout ? c->health_check_timeout : 60) * 1000000ULL,
-				       1000, health_on_deadline, h) < 0)
+	if (sd_event_add_time(h->nd->event, &h->deadline, CLOCK_MONOTONIC,
+			      hook_deadline_us(&h->hook,
+					       (c->health_check_timeout ? c->health_check_timeout : 60) * 1000000ULL),
+			      1000, health_on_deadline, h) < 0)
 		log_warn("health check: no deadline: %s", strerror(ENOMEM));
 	/* What it can do at once (its input written, that pipe closed). */
 	if (hook_pump(&h->hook))

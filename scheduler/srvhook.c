@@ -171,7 +171,6 @@ int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, 
 {
 	struct srvhook_run *r = calloc(1, sizeof(*r));
 	char *const argv[] = { (char *)path, (char *)kind_names[kind], NULL };
-	uint64_t now;
 	int rc;
 
 	if (!r)
@@ -197,9 +196,8 @@ int srvhooks_run(struct srvhooks *hs, enum srvhook_kind kind, const char *path, 
 		hs->runs->prev = r;
 	hs->runs = r;
 	hs->n_running++;
-	(void)sd_event_now(hs->event, CLOCK_MONOTONIC, &now);
 	rc = sd_event_add_time(hs->event, &r->timer, CLOCK_MONOTONIC,
-			       now + (timeout_s ? timeout_s : 1) * 1000000ULL, 1000, on_timer, r);
+			       hook_deadline_us(&r->h, (timeout_s ? timeout_s : 1) * 1000000ULL), 1000, on_timer, r);
 	if (rc >= 0)
 		rc = run_watch(r);
 	if (rc < 0) {
