@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <systemd/sd-event.h>
 
 #include "hook.h"
 #include "unit.h"
@@ -95,6 +98,51 @@ static void test_hook_timeout(void)
 	hook_release(&h);
 }
 
+/* On an event loop (qnoded's health check, qpoold's hooks) the bound
+ * counts from the hook's start, not from the loop's cached now: here the
+ * loop spends 150 ms before it starts a hook bound to 300 ms, and the
+ * hook is still killed after 300 ms or more, not at about 150. */
+struct loop_hook {
+	struct hook h;
+	sd_event_source *deadline;
+};
+
+static int loop_hook_expire(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop_hook *l = userdata;
+
+	hook_expire(&l->h);
+	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static int loop_hook_start(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop_hook *l = userdata;
+	char *argv[4];
+
+	nanosleep(&(struct timespec){ .tv_nsec = 150 * 1000000L }, NULL);
+	sh_argv("sleep 60", argv);
+	CU_ASSERT_EQUAL_FATAL(hook_start(&l->h, "/bin/sh", argv, NULL, NULL, 0, 0), 0);
+	CU_ASSERT(sd_event_add_time(sd_event_source_get_event(s), &l->deadline, CLOCK_MONOTONIC,
+				    hook_deadline_us(&l->h, 300000), 1000, loop_hook_expire, l) >= 0);
+	return 0;
+}
+
+static void test_hook_loop_bound(void)
+{
+	struct loop_hook l = { 0 };
+	sd_event *e = NULL;
+
+	CU_ASSERT_FATAL(sd_event_new(&e) >= 0);
+	CU_ASSERT_FATAL(sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, 0, 1, loop_hook_start, &l) >= 0);
+	CU_ASSERT(sd_event_loop(e) >= 0);
+	CU_ASSERT_EQUAL(l.h.outcome, HOOK_TIMEOUT);
+	CU_ASSERT(hook_elapsed_ms(&l.h) >= 300);
+	hook_release(&l.h);
+	sd_event_source_unref(l.deadline);
+	sd_event_unref(e);
+}
+
 static void test_hook_flood(void)
 {
 	char *argv[4];
@@ -176,6 +224,7 @@ static const struct unit_test hook_tests[] = {
 	{ "a clean environment, cwd /", test_hook_env_clean },
 	{ "a failure told with its first stderr line", test_hook_fail },
 	{ "a hang killed at its bound with its children", test_hook_timeout },
+	{ "on an event loop, the bound counts from the hook's start", test_hook_loop_bound },
 	{ "a flood killed past its output bound", test_hook_flood },
 	{ "big output whole, unread input harmless", test_hook_big_and_deaf },
 	{ "a hook that cannot start", test_hook_nostart },
