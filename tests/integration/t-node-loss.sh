@@ -16,10 +16,14 @@ qp_start_server
 qp_start_node n1
 
 w=$QP_T/work/qpuser1
-# On n1 the job outlives the whole test, so only a kill can stop it there.
-job='node=$(sort -u "$PBS_NODEFILE"); echo $$ > '"$w"'/pid.$QPOOL_JOBID.$node
-if [ "$node" = n1 ]; then sleep 30; else sleep 2; fi
-echo done.$node >> '"$w"'/out.$QPOOL_JOBID'
+# job NODE: on NODE the job outlives the whole test, so only a kill can
+# stop it there; elsewhere it takes 2 s.
+job() {
+	printf '%s\n' 'node=$(sort -u "$PBS_NODEFILE"); echo $$ > '"$w"'/pid.$QPOOL_JOBID.$node' \
+		'if [ "$node" = '"$1"' ]; then sleep 30; else sleep 2; fi' \
+		'echo done.$node >> '"$w"'/out.$QPOOL_JOBID'
+}
+job=$(job n1)
 rerun=$(echo "$job" | as qpuser1 qsub -N rerun) || fail qsub
 norerun=$(echo "$job" | as qpuser1 qsub -N norerun -r n) || fail qsub
 qp_wait "$rerun" running
@@ -55,8 +59,8 @@ grep -q done.n1 "$w/out.$rerun" 2>/dev/null && fail "n1's copy of $rerun ran to 
 note "qpoold restarts while node n3 is away; n3 stays away past node_timeout"
 qp_stop "$(qp_node_pid n1)"
 qp_stop "$(qp_node_pid n2)"
-# On n3 jobs outlive the test, elsewhere they take 2 s.
-job3=${job//n1/n3}
+# (Not ${job//n1/n3}: the test's directory's random name can hold "n1".)
+job3=$(job n3)
 qp_start_node n3
 # (batch's default, rerunnable = yes, is the job "rerun" above, submitted without -r.)
 qnorr=$(echo "$job3" | as qpuser1 qsub -N qnorr -q norerun) || fail qsub  # queue says no
