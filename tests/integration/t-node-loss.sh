@@ -23,9 +23,9 @@ job() {
 		'if [ "$node" = '"$1"' ]; then sleep 30; else sleep 2; fi' \
 		'echo done.$node >> '"$w"'/out.$QPOOL_JOBID'
 }
-job=$(job n1)
-rerun=$(echo "$job" | as qpuser1 qsub -N rerun) || fail qsub
-norerun=$(echo "$job" | as qpuser1 qsub -N norerun -r n) || fail qsub
+job1=$(job n1)
+rerun=$(echo "$job1" | as qpuser1 qsub -N rerun) || fail qsub
+norerun=$(echo "$job1" | as qpuser1 qsub -N norerun -r n) || fail qsub
 qp_wait "$rerun" running
 qp_wait "$norerun" running
 qp_wait_file "$w/pid.$rerun.n1"
