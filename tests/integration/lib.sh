@@ -427,6 +427,42 @@ qp_state_tmpfs_cleanup() {
 	qp_cleanup
 }
 
+# qp_disk_throttle: qpoold's writes to the whole disk under the state
+# directory made slow for real, by cgroup v1's blkio throttle (skips where
+# there is none). qp_disk_hold BPS moves qpoold into a group of its own
+# whose writes to that disk go at BPS bytes a second; qp_disk_unhold lifts
+# the limit (what it held goes at once) and moves qpoold back. At exit the
+# group is lifted, emptied and removed.
+qp_disk_throttle() {
+	local dev sys
+	QP_BLK=/sys/fs/cgroup/blkio
+	[ -w "$QP_BLK/blkio.throttle.write_bps_device" ] || skip "no cgroup v1 blkio throttling"
+	# The whole disk: throttling takes no partition.
+	mkdir -p "$QP_T/state"
+	dev=$(stat -c %d "$QP_T/state")
+	sys=/sys/dev/block/$(( (dev >> 8) & 0xfff )):$(( (dev & 0xff) | ((dev >> 12) & 0xfff00) ))
+	[ -e "$sys/dev" ] || skip "the state directory is not on a block device"
+	[ -e "$sys/partition" ] && sys=$sys/..
+	QP_DISK=$(cat "$sys/dev")
+	QP_DISK_CG=$QP_BLK/qpool-test-disk-$$
+	mkdir "$QP_DISK_CG" || fail "cannot make $QP_DISK_CG"
+	QP_ATEXIT+=(qp_disk_throttle_cleanup)
+}
+qp_disk_throttle_cleanup() {
+	local pid
+	echo "$QP_DISK 0" > "$QP_DISK_CG/blkio.throttle.write_bps_device" 2>/dev/null
+	for pid in $(cat "$QP_DISK_CG/cgroup.procs" 2>/dev/null); do echo "$pid" > "$QP_BLK/cgroup.procs"; done
+	rmdir "$QP_DISK_CG" 2>/dev/null
+}
+qp_disk_hold() {
+	echo "$QP_DISK $1" > "$QP_DISK_CG/blkio.throttle.write_bps_device" || fail "cannot throttle $QP_DISK"
+	echo "$QP_SERVER_PID" > "$QP_DISK_CG/cgroup.procs" || fail "cannot move qpoold into $QP_DISK_CG"
+}
+qp_disk_unhold() {
+	echo "$QP_DISK 0" > "$QP_DISK_CG/blkio.throttle.write_bps_device" || fail "cannot lift the throttle"
+	if kill -0 "$QP_SERVER_PID" 2>/dev/null; then echo "$QP_SERVER_PID" > "$QP_BLK/cgroup.procs"; fi
+}
+
 # qp_frozen_state JOBID: the freezer state of the job's own cgroup:
 # FROZEN / THAWED (v1's freezer.state), 1 / 0 (v2's cgroup.events);
 # nothing when the group is not found.
