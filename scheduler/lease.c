@@ -140,9 +140,18 @@ int lease_loaded(struct lease *l, int64_t now)
 	return 0;
 }
 
-uint64_t lease_next_usec(const struct lease *l)
+/* EVERY after the start keeps the lease's statements EVERY apart however
+ * long a commit takes. A turn a slow store held past EVERY (seconds, on
+ * a disk throttled or failing) would then be due the moment it ended,
+ * and at its source's priority the turns would go before every request
+ * for as long as the store stayed slow: none was answered
+ * (t-lease-slow-disk). */
+uint64_t lease_next_at(const struct lease *l, int64_t start, int64_t end)
 {
-	return l->active ? (uint64_t)l->renew_ms * 1000 : LEASE_POLL_USEC;
+	uint64_t every = l->active ? (uint64_t)l->renew_ms * 1000 : LEASE_POLL_USEC;
+	uint64_t at = (uint64_t)start / 1000 + every, least = (uint64_t)end / 1000 + every / 10;
+
+	return at > least ? at : least;
 }
 
 bool lease_active(const struct lease *l)

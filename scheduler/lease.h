@@ -34,8 +34,12 @@ enum lease_event {
  * lost it when another holds it or no renewal succeeded for lease_ms.
  * *ret_why says why on LEASE_LOST. */
 enum lease_event lease_tick(struct lease *l, int64_t now, const char **ret_why);
-/* Microseconds until the next turn: renew_ms when active, 0.5 s else. */
-uint64_t lease_next_usec(const struct lease *l);
+/* When the next turn is due (CLOCK_MONOTONIC µs), for one that started
+ * at START and ended at END (ns): renew_ms after its start when active,
+ * 0.5 s else; but never sooner than a tenth of that after its end, so
+ * requests that waited through a slow turn are served before the next
+ * (docs/HA.md, "A slow store"). */
+uint64_t lease_next_at(const struct lease *l, int64_t start, int64_t end);
 /* After LEASE_TAKEN and the state's load: renews, so a long load does not
  * eat the lease. 0, or -ESTALE (lost meanwhile: step down). */
 int lease_loaded(struct lease *l, int64_t now);

@@ -146,12 +146,7 @@ static int lease_handler(sd_event_source *src, uint64_t usec, void *userdata)
 	}
 	if (s->stepping_down)
 		return 0;
-	/* From this tick's end, not from the loop's cached time: a renewal
-	 * a slow disk held for seconds would be due again the moment it
-	 * ended, and at this source's priority the renewals would go
-	 * before every request for as long as the disk stayed slow
-	 * (t-lease-slow-disk). */
-	sd_event_source_set_time(src, (uint64_t)time_mono_ns() / 1000 + lease_next_usec(s->lease));
+	sd_event_source_set_time(src, lease_next_at(s->lease, now, time_mono_ns()));
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
 	return 0;
 }

@@ -3,10 +3,11 @@
 # The active server on a slow disk (docs/HA.md, "A slow store"): its
 # lease is renewed by a commit every lease_renew (1 s). With qpoold's
 # writes throttled for real (the blkio controller, 4 KiB a second) a
-# renewal takes seconds; the next is armed from the end of the last, so
-# requests are served between them. (Armed from the event loop's cached
-# time, it was due again the moment one ended and, going before
-# requests, kept them waiting for as long as the disk stayed slow.)
+# renewal takes seconds, past when the next is due; that one waits a
+# tenth of lease_renew after the last one's end, so the requests that
+# waited are served between them. (Armed from the event loop's cached
+# time, it was due the moment one ended and, going before requests,
+# kept them waiting for as long as the disk stayed slow.)
 . "$(dirname "$0")/lib.sh"
 command -v sqlite3 > /dev/null || skip "no sqlite3"
 # The commit throttled must be qpoold's own, to the store's file.

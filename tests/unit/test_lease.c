@@ -68,13 +68,18 @@ static void test_takeover_and_standby_reply(void)
 	json_t *o, *sb;
 
 	CU_ASSERT_FALSE(lease_active(a));
-	CU_ASSERT_EQUAL(lease_next_usec(a), 500000);
+	CU_ASSERT_EQUAL(lease_next_at(a, 0, 0), 500000);
 	CU_ASSERT_EQUAL_FATAL(lease_tick(a, 1, &why), LEASE_TAKEN);
 	CU_ASSERT_PTR_NULL(why);
 	CU_ASSERT_EQUAL(lease_loaded(a, 2), 0);
 	CU_ASSERT_TRUE(lease_active(a));
 	CU_ASSERT_EQUAL(lease_epoch(a), 1);
-	CU_ASSERT_EQUAL(lease_next_usec(a), 1000000);
+	CU_ASSERT_EQUAL(lease_next_at(a, 0, 0), 1000000);
+	/* A quick renewal: the next 1 s after this one's start. */
+	CU_ASSERT_EQUAL(lease_next_at(a, 2000 * NSEC_PER_MSEC, 2300 * NSEC_PER_MSEC), 3000000);
+	/* One a slow store held 5 s: the next a tenth of 1 s after its end,
+	 * not at once, so what waited is served first. */
+	CU_ASSERT_EQUAL(lease_next_at(a, 2000 * NSEC_PER_MSEC, 7000 * NSEC_PER_MSEC), 7100000);
 	CU_ASSERT_EQUAL(lease_tick(b, 1, &why), LEASE_NOTHING);
 	CU_ASSERT_FALSE(lease_active(b));
 
