@@ -357,7 +357,7 @@ int hook_run(struct hook *h, const char *path, char *const argv[], char *const e
 	r = hook_start(h, path, argv, env, input, input_len, out_max);
 	if (r < 0)
 		return r;
-	deadline = h->started_ns + (int64_t)timeout_ms * NSEC_PER_MSEC;
+	deadline = (int64_t)hook_deadline_us(h, (uint64_t)timeout_ms * 1000) * 1000;
 	while (!hook_pump(h)) {
 		struct pollfd p[4];
 		int fds[4], n, wait_ms;

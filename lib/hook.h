@@ -96,13 +96,13 @@ const char *hook_describe(const struct hook *h, char *buf, size_t len);
 int64_t hook_elapsed_ms(const struct hook *h);
 
 /* The CLOCK_MONOTONIC time, in microseconds, at which a hook started by
- * hook_start has had TIMEOUT_US: for sd_event_add_time. Counted from the
- * stamp its elapsed time counts from, not from the event loop's cached
- * now, which is older by what the loop did first and made "killed after
- * 1997 ms" of a 2 s bound. */
+ * hook_start has had TIMEOUT_US: for sd_event_add_time, and hook_run's
+ * own bound. Counted from the stamp its elapsed time counts from (rounded
+ * up), not from the event loop's cached now, which is older by what the
+ * loop did first and made "killed after 1997 ms" of a 2 s bound. */
 static inline uint64_t hook_deadline_us(const struct hook *h, uint64_t timeout_us)
 {
-	return (uint64_t)h->started_ns / 1000 + timeout_us;
+	return ((uint64_t)h->started_ns + 999) / 1000 + timeout_us;
 }
 
 /* Close what is open and free the output. A hook still running is killed
