@@ -8,11 +8,12 @@ PKGS      := libcgroup hwloc sqlite3 libpq libsystemd cunit jansson inih munge
 # postgresql: the tests' private server for the store on PostgreSQL.
 # prometheus: promtool and a real Prometheus for t-metrics and dist/prometheus.
 # ruby: t-ood runs Open OnDemand's own adapters.
+# strace: t-lease-one-commit counts qpoold's syncs of its store.
 DEB_PKGS  := libcgroup-dev libhwloc-dev libsqlite3-dev libpq-dev postgresql libsystemd-dev \
              libcunit1-dev libjansson-dev libinih-dev pkg-config gcc make \
              mandoc sqlite3 passwd procps util-linux python3 \
              munge libmunge-dev iproute2 nftables libpmix-dev \
-             openmpi-bin libopenmpi-dev mpich libmpich-dev libpmi2-0-dev prometheus ruby
+             openmpi-bin libopenmpi-dev mpich libmpich-dev libpmi2-0-dev prometheus ruby strace
 CC        ?= cc
 # A sanitized build lives apart: make does not track flags, so objects of
 # one kind must never be reused for the other. tests/ read BUILD too.

@@ -765,6 +765,25 @@ int jobstore_lease_renew(struct jobstore *js)
 	return r;
 }
 
+int jobstore_lease_renew_seen(struct jobstore *js, const char *address)
+{
+	/* jobstore_begin's fence is the renewal itself. */
+	int r = jobstore_begin(js);
+
+	if (r == -ESTALE)
+		return r;
+	if (r == 0)
+		r = jobstore_server_seen(js, js->holder, address, "active");
+	if (r == 0)
+		r = js->drv->commit(js);
+	if (r == 0) {
+		js->in_tx = false;
+		return 0;
+	}
+	jobstore_rollback(js);
+	return jobstore_lease_renew(js);
+}
+
 int jobstore_lease_release(struct jobstore *js)
 {
 	int r;

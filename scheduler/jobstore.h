@@ -303,6 +303,12 @@ int jobstore_lease_acquire(struct jobstore *js, const char *holder, const char *
  * -ESTALE: it is no longer this handle's (lost for good); -EBUSY: the
  * store was busy (try again; the lease may still run out). */
 int jobstore_lease_renew(struct jobstore *js);
+/* The same, with this holder's stamp in the servers table (role
+ * "active", address ADDRESS) in the renewal's own transaction: one
+ * commit, not two. A stamp that cannot be written costs the stamp only:
+ * the renewal is then made alone. Returns what jobstore_lease_renew
+ * does. Not a job store commit in the metrics, as the renewal is not. */
+int jobstore_lease_renew_seen(struct jobstore *js, const char *address);
 /* Ends the lease now if this handle still holds it, so a standby takes
  * over at its next poll; this handle then writes nothing more. */
 int jobstore_lease_release(struct jobstore *js);

@@ -63,13 +63,19 @@ void lease_destroy(struct lease *l)
 	free(l);
 }
 
+static bool seen_due(const struct lease *l, int64_t now)
+{
+	return !l->seen || now - l->seen >= SEEN_EVERY_NS;
+}
+
+/* A standby's stamp; the active's goes with its renewal (lease_tick). */
 static void seen_stamp(struct lease *l, int64_t now)
 {
-	if (l->seen && now - l->seen < SEEN_EVERY_NS)
+	if (!seen_due(l, now))
 		return;
 	l->seen = now;
 	/* Only what qstat -B lists: a failure costs a line there, nothing else. */
-	(void)jobstore_server_seen(l->store, l->holder, l->advertise, l->active ? "active" : "standby");
+	(void)jobstore_server_seen(l->store, l->holder, l->advertise, "standby");
 }
 
 static enum lease_event lost(struct lease *l, const char **ret_why)
@@ -86,10 +92,16 @@ enum lease_event lease_tick(struct lease *l, int64_t now, const char **ret_why)
 
 	*ret_why = NULL;
 	if (l->active) {
-		r = jobstore_lease_renew(l->store);
+		/* The stamp, when due, in the renewal's transaction: an idle
+		 * active syncs its store once a tick (docs/HA.md). */
+		if (seen_due(l, now)) {
+			l->seen = now;
+			r = jobstore_lease_renew_seen(l->store, l->advertise);
+		} else {
+			r = jobstore_lease_renew(l->store);
+		}
 		if (r == 0) {
 			l->renewed = now;
-			seen_stamp(l, now);
 			return LEASE_NOTHING;
 		}
 		if (r == -ESTALE) {
@@ -128,15 +140,16 @@ enum lease_event lease_tick(struct lease *l, int64_t now, const char **ret_why)
 
 int lease_loaded(struct lease *l, int64_t now)
 {
-	int r = jobstore_lease_renew(l->store);
+	/* With the stamp whether due or not: the row says "active" from now. */
+	int r = jobstore_lease_renew_seen(l->store, l->advertise);
 
+	l->seen = now;
 	if (r == -ESTALE) {
 		l->active = false;
 		return r;
 	}
 	if (r == 0)
 		l->renewed = now;
-	seen_stamp(l, now);
 	return 0;
 }
 

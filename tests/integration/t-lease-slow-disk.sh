@@ -22,11 +22,12 @@ w=$QP_T/work/qpuser1
 before=$(echo "echo ran > $w/before" | as qpuser1 qsub) || fail qsub
 qp_wait "$before" completed
 
-# A tick is two throttled commits here (the renewal, then the servers
-# table's stamp), ~2 s each on a quiet disk; each also waits for what
-# other writers left in the journal, tens of seconds on a disk written
-# hard (a guest's root file system unpacked beside the tests): the
-# bounds below are minutes, and a pass takes ~15 s.
+# A tick is one throttled commit here (the renewal, with the servers
+# table's stamp in it: t-lease-one-commit), ~2 s on a quiet disk; it
+# also waits for what other writers left in the journal, tens of
+# seconds on a disk written hard (a guest's root file system unpacked
+# beside the tests): the bounds below are minutes, and a pass takes
+# ~15 s.
 note "qpoold's writes throttled: two renewals seen, so one ended slow"
 qp_disk_hold 4096
 last=$(expires)

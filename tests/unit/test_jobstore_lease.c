@@ -223,6 +223,43 @@ static void test_servers_seen(void)
 	jobstore_close(js);
 }
 
+/* The active's renewal with its stamp (docs/HA.md, "The lease's
+ * commit"): one transaction moves the lease's end and writes the row as
+ * active; a holder whose lease another server took writes neither. */
+static void test_renew_seen(void)
+{
+	char *dir = unit_tmpdir();
+	struct jobstore *a = open_first(dir), *b = open_at(dir);
+	struct jobstore_lease before, after;
+	struct seen s = { 0 };
+	int64_t ea = 0, eb = 0;
+
+	CU_ASSERT_EQUAL_FATAL(jobstore_lease_acquire(a, "a", "ha:1", 300, &ea), 0);
+	CU_ASSERT_EQUAL(jobstore_server_seen(a, "a", "ha:1", "standby"), 0);
+	CU_ASSERT_EQUAL(jobstore_lease_read(a, &before), 0);
+	CU_ASSERT_EQUAL(jobstore_lease_renew_seen(a, "ha:2"), 0);
+	CU_ASSERT_EQUAL(jobstore_lease_read(b, &after), 0);
+	CU_ASSERT(after.expires >= before.expires);
+	CU_ASSERT_EQUAL(after.epoch, ea);
+	CU_ASSERT_EQUAL(jobstore_servers_load(b, seen_collect, &s), 0);
+	CU_ASSERT_EQUAL_FATAL(s.n, 1);
+	CU_ASSERT_STRING_EQUAL(s.line[0], "a ha:2 active recent");
+
+	CU_ASSERT_FATAL(lease_expired_wait(b));
+	CU_ASSERT_EQUAL_FATAL(jobstore_lease_acquire(b, "b", "hb:1", 60000, &eb), 0);
+	CU_ASSERT_EQUAL(jobstore_lease_renew_seen(a, "ha:3"), -ESTALE);
+	CU_ASSERT_TRUE(jobstore_lease_lost(a));
+	CU_ASSERT_EQUAL(jobstore_lease_read(a, &after), 0);
+	CU_ASSERT_STRING_EQUAL(after.holder, "b");
+	s.n = 0;
+	CU_ASSERT_EQUAL(jobstore_servers_load(b, seen_collect, &s), 0);
+	CU_ASSERT_EQUAL_FATAL(s.n, 1);
+	CU_ASSERT_STRING_EQUAL(s.line[0], "a ha:2 active recent");
+	jobstore_close(a);
+	jobstore_close(b);
+	unit_tmpdir_remove(dir);
+}
+
 /* The pool's name (docs/HA.md, "What names a job id"): none in a fresh
  * store; what one server writes, the other reads; a rename replaces it;
  * a server whose lease was taken cannot write it (the fence). */
@@ -346,6 +383,7 @@ static const struct unit_test jobstore_lease_tests[] = {
 	{ "expired_untaken_renews", test_expired_untaken_renews },
 	{ "same_holder_and_release", test_same_holder_and_release },
 	{ "servers_seen", test_servers_seen },
+	{ "renew_seen", test_renew_seen },
 	{ "pool_name", test_pool_name },
 	{ NULL, NULL },
 };

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# An idle active server syncs its store once a tick (docs/HA.md, "The
+# lease's commit"): the renewal of its lease and its stamp in the servers
+# table (what qstat -B and the standbys read) are one transaction, not a
+# commit each. Counted for real: qpoold's fdatasync and fsync calls
+# (strace, attached to this test's qpoold only) while the store's lease
+# row shows renewals. The stamp is still written: its age stays within a
+# lease, and qstat -B names the active server.
+. "$(dirname "$0")/lib.sh"
+command -v sqlite3 > /dev/null || skip "no sqlite3"
+command -v strace > /dev/null || skip "no strace"
+# The syncs counted must be qpoold's own, of the store's file.
+[ "${QP_STORE:-sqlite}" = sqlite ] || skip "QP_STORE=$QP_STORE: the store's syncs are not qpoold's"
+qp_setup
+qp_start_server
+db=$QP_T/state/qpool.db
+expires() { sqlite3 -readonly "$db" "SELECT expires FROM lease WHERE id = 1"; }
+seen() { sqlite3 -readonly "$db" "SELECT role, seen FROM servers"; }
+trace=$QP_T/syncs
+strace_pid=
+strace_stop() {
+	[ -n "$strace_pid" ] || return 0
+	kill "$strace_pid" 2>/dev/null
+	wait "$strace_pid" 2>/dev/null
+	strace_pid=
+}
+QP_ATEXIT+=(strace_stop)
+
+# renewals N: waits (bounded: 60 s) until the lease row changed N times.
+renewals() {
+	local want=$1 n=0 i last e
+	last=$(expires)
+	for ((i = 0; i < 1200 && n < want; i++)); do
+		e=$(expires)
+		if [ "$e" != "$last" ]; then last=$e; n=$((n + 1)); fi
+		sleep 0.05
+	done
+	[ $n -ge "$want" ] || fail "the lease was renewed $n times in 60 s, not $want"
+}
+
+note "idle and active: one sync of the store a renewal"
+# The first renewals behind (the start's own writes, the pool's name).
+renewals 2
+strace -qq -f -e trace=fdatasync,fsync -y -o "$trace" -p "$QP_SERVER_PID" &
+strace_pid=$!
+# Attached once its first renewal is traced: strace writes nothing
+# before a call, so wait for the lease to move first.
+renewals 1
+cp "$trace" "$trace.start"
+seen0=$(seen)
+renewals 6
+cp "$trace" "$trace.end"
+strace_stop
+syncs=$(($(grep -c 'sync(' "$trace.end") - $(grep -c 'sync(' "$trace.start")))
+# Six renewals seen; one more may fall at either edge, two a poll could
+# not tell apart on a loaded machine count as one, and SQLite's own
+# checkpoint (every 1,000 pages of log) adds a sync if it falls in. Two
+# commits a tick made it 12 or more.
+[ "$syncs" -ge 5 ] && [ "$syncs" -le 9 ] ||
+	fail "$syncs syncs of the store over six renewals: $(tail -n 20 "$trace.end")"
+
+note "the stamp is still written, in the renewals' transactions"
+seen1=$(seen)
+case $seen1 in "active|"*) ;; *) fail "the servers table holds '$seen1', not this active server's row" ;; esac
+[ "$seen1" != "$seen0" ] || fail "the active's stamp did not move over six renewals: $seen1"
+"$QP_BIN/qstat" -B > "$QP_T/qstat-B" 2>&1 || fail "qstat -B: $(cat "$QP_T/qstat-B")"
+grep -q active "$QP_T/qstat-B" || fail "qstat -B shows no active server: $(cat "$QP_T/qstat-B")"
+echo "lease-one-commit ok"
