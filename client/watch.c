@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sort.h"
 #include "timeutil.h"
 #include "watch.h"
 #include "wire.h"
@@ -174,9 +175,16 @@ int watch_exit_code(const json_t *ev)
 	return status >= 0 && status <= 255 ? (int)status : 1;
 }
 
+/* One job awaited: its id and where the caller gave it. */
+struct awaited {
+	int64_t id;
+	size_t k;
+};
+
 struct jobs_end {
 	const int64_t *ids;
 	size_t n, left;
+	struct awaited *by_id;     /* the ids sorted: each lookup a search */
 	bool *done;
 	void (*ended)(const json_t *ev, void *ud);
 	void *ud;
@@ -184,17 +192,42 @@ struct jobs_end {
 	struct error *err;
 };
 
+static int cmp_awaited(const void *a, const void *b)
+{
+	const struct awaited *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id ? 1 : x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* The first of the awaited entries for id (an id given twice is there
+ * twice, side by side), or NULL. */
+static const struct awaited *awaited_first(const struct jobs_end *je, int64_t id)
+{
+	size_t lo = 0, hi = je->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (je->by_id[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < je->n && je->by_id[lo].id == id ? &je->by_id[lo] : NULL;
+}
+
 /* One end, once per job. Returns 1 when it was the last one awaited. */
 static int job_end(struct jobs_end *je, const json_t *ev)
 {
 	int64_t id = wire_int(ev, "jobid", 0);
+	const struct awaited *a;
 
 	if (!watch_state_ended(wire_str(ev, "state")))
 		return 0;
-	for (size_t i = 0; i < je->n; i++) {
-		if (je->ids[i] != id || je->done[i])
+	for (a = awaited_first(je, id); a && a < je->by_id + je->n && a->id == id; a++) {
+		if (je->done[a->k])
 			continue;
-		je->done[i] = true;
+		je->done[a->k] = true;
 		je->left--;
 		je->code = watch_exit_code(ev);
 		if (je->ended)
@@ -207,17 +240,29 @@ static int jobs_start(const json_t *reply, bool resumed, void *ud)
 {
 	struct jobs_end *je = ud;
 	json_t *cur = json_object_get(reply, "current"), *o;
+	const struct awaited *a;
+	bool *found;
 	size_t i;
 	int r = 0;
 
 	/* Every job must be there (and the caller's) when the wait begins. */
-	for (size_t k = 0; !resumed && k < je->n; k++) {
-		bool found = false;
-
-		json_array_foreach(cur, i, o)
-			found |= wire_int(o, "jobid", 0) == je->ids[k];
+	if (!resumed) {
+		found = calloc(je->n ? je->n : 1, sizeof(bool));
 		if (!found)
-			return error_set(je->err, -ENOENT, "%lld: no such job of yours", (long long)je->ids[k]);
+			return error_set(je->err, -ENOMEM, "out of memory");
+		json_array_foreach(cur, i, o) {
+			int64_t id = wire_int(o, "jobid", 0);
+
+			for (a = awaited_first(je, id); a && a < je->by_id + je->n && a->id == id; a++)
+				found[a->k] = true;
+		}
+		for (size_t k = 0; k < je->n; k++) {
+			if (!found[k]) {
+				free(found);
+				return error_set(je->err, -ENOENT, "%lld: no such job of yours", (long long)je->ids[k]);
+			}
+		}
+		free(found);
 	}
 	json_array_foreach(cur, i, o)
 		if (job_end(je, o) > 0)
@@ -238,10 +283,18 @@ int watch_jobs_end(struct client *cl, const int64_t *ids, size_t n,
 	int r;
 
 	je.done = calloc(n ? n : 1, sizeof(bool));
-	if (!je.done)
+	je.by_id = calloc(n ? n : 1, sizeof(*je.by_id));
+	if (!je.done || !je.by_id) {
+		free(je.done);
+		free(je.by_id);
 		return error_set(err, -ENOMEM, "out of memory");
+	}
+	for (size_t k = 0; k < n; k++)
+		je.by_id[k] = (struct awaited){ ids[k], k };
+	qp_sort(je.by_id, n, sizeof(*je.by_id), cmp_awaited);
 	r = watch_run(cl, &o, jobs_start, jobs_event, &je, err);
 	free(je.done);
+	free(je.by_id);
 	if (r < 0)
 		return r;
 	*ret_code = je.code;

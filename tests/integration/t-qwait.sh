@@ -28,6 +28,12 @@ out=$(as qpuser1 qwait "$a") || fail "qwait of an ended job: $out"
 out=$(as qpuser2 qwait "$a" 2>&1) && fail "qpuser2 waited on qpuser1's job: $out"
 [ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
 out=$("$QP_BIN/qwait" 999999 2>&1) && fail "qwait of no job: $out"
+note "qwait's ids in any order, one given twice: a line each; one not there is named"
+out=$(as qpuser1 qwait "$b" "$a" "$b") || [ $? = 3 ] || fail "qwait $b $a $b: $out"
+[ "$(echo "$out" | grep -c "^$b\.")" = 2 ] && [ "$(echo "$out" | grep -c "^$a\.")" = 1 ] ||
+	fail "qwait $b $a $b printed: $out"
+out=$(as qpuser1 qwait "$b" 999999 "$a" 2>&1) && fail "qwait with no job 999999 among them: $out"
+echo "$out" | grep -q "999999: no such job" || fail "qwait did not name the missing job: $out"
 
 note "qsub -W block=true and sbatch --wait return as the job ends"
 t0=$(date +%s%N)
