@@ -11,6 +11,9 @@
 #       127.0.0.1 (before bench_server); sets $tcp (HOST:PORT), or leaves it
 #       empty when munge is not installed. Its pid is in $munged_pid.
 #   pct P [DECIMALS] < numbers   the P-th percentile
+#   bench_wait IDS...      waits until each job (ids as qsub prints them,
+#       an array's 12[]) has ended, told by the event stream (qwait as the
+#       bench user; ids from standard input when none are given)
 #   cpu_ns PID             PID's run time so far in ns, all its threads
 #       (/proc/PID/task/*/schedstat; /proc/PID/stat counts 10 ms ticks)
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -107,6 +110,19 @@ bench_munged() {
 	for _ in $(seq 100); do munge -S "$T/munge.sock" -n >/dev/null 2>&1 && break; sleep 0.05; done
 	tcp=127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	printf '[server]\nlisten = %s\nmunge_socket = %s\n' "$tcp" "$T/munge.sock" >> "$QPOOL_CONF"
+}
+
+# A measured run's end comes from qwait, which sleeps on its socket until
+# the server tells it: a poll of the store every 10 ms (as the benches did
+# until 2026-12-02) forks bash, sqlite3 and sleep 100 times a second, 11%
+# of this 2-CPU machine's samples in an array's profile, taken from the
+# jobs measured; the floor pays no such poll (docs/PERFORMANCE.md). At
+# most 4,000 ids a qwait (a watch names at most 4,096), one after another.
+bench_wait() {
+	local ids
+	if [ $# -gt 0 ]; then ids=$(printf '%s\n' "$@"); else ids=$(cat); fi
+	printf '%s\n' "$ids" | runuser -u "$u" -- env QPOOL_CONF="$QPOOL_CONF" xargs -r -n 4000 "$bin/qwait" > "$T/qwait.out" 2>&1 ||
+		{ echo "bench: qwait: $(tail -n 1 "$T/qwait.out")" >&2; return 1; }
 }
 
 cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s + 0 }'; }
