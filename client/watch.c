@@ -199,10 +199,13 @@ static int cmp_awaited(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id ? 1 : x->k < y->k ? -1 : x->k > y->k;
 }
 
-/* The first of the awaited entries for id (an id given twice is there
- * twice, side by side), or NULL. */
-static const struct awaited *awaited_first(const struct jobs_end *je, int64_t id)
+/* The awaited entries for id: from *first to the one returned (an id
+ * given twice is there twice, side by side; none when id is not
+ * awaited). */
+static const struct awaited *awaited_span(const struct jobs_end *je, int64_t id,
+					  const struct awaited **first)
 {
+	const struct awaited *end = je->by_id + je->n, *a;
 	size_t lo = 0, hi = je->n;
 
 	while (lo < hi) {
@@ -213,18 +216,21 @@ static const struct awaited *awaited_first(const struct jobs_end *je, int64_t id
 		else
 			hi = mid;
 	}
-	return lo < je->n && je->by_id[lo].id == id ? &je->by_id[lo] : NULL;
+	*first = je->by_id + lo;
+	for (a = *first; a < end && a->id == id; a++)
+		;
+	return a;
 }
 
 /* One end, once per job. Returns 1 when it was the last one awaited. */
 static int job_end(struct jobs_end *je, const json_t *ev)
 {
 	int64_t id = wire_int(ev, "jobid", 0);
-	const struct awaited *a;
+	const struct awaited *a, *end;
 
 	if (!watch_state_ended(wire_str(ev, "state")))
 		return 0;
-	for (a = awaited_first(je, id); a && a < je->by_id + je->n && a->id == id; a++) {
+	for (end = awaited_span(je, id, &a); a < end; a++) {
 		if (je->done[a->k])
 			continue;
 		je->done[a->k] = true;
@@ -240,7 +246,7 @@ static int jobs_start(const json_t *reply, bool resumed, void *ud)
 {
 	struct jobs_end *je = ud;
 	json_t *cur = json_object_get(reply, "current"), *o;
-	const struct awaited *a;
+	const struct awaited *a, *end;
 	bool *found;
 	size_t i;
 	int r = 0;
@@ -253,7 +259,7 @@ static int jobs_start(const json_t *reply, bool resumed, void *ud)
 		json_array_foreach(cur, i, o) {
 			int64_t id = wire_int(o, "jobid", 0);
 
-			for (a = awaited_first(je, id); a && a < je->by_id + je->n && a->id == id; a++)
+			for (end = awaited_span(je, id, &a); a < end; a++)
 				found[a->k] = true;
 		}
 		for (size_t k = 0; k < je->n; k++) {
