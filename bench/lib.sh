@@ -11,6 +11,10 @@
 #       127.0.0.1 (before bench_server); sets $tcp (HOST:PORT), or leaves it
 #       empty when munge is not installed. Its pid is in $munged_pid.
 #   pct P [DECIMALS] < numbers   the P-th percentile
+#   bench_stamps           a FIFO $stamps in $T/work the bench user's jobs
+#       write their stamps into, held open read-write on $stamps_fd: the
+#       bench sleeps in read(2) until a line comes, no poll beside the
+#       launch it measures
 #   bench_wait IDS...      waits until each job (ids as qsub prints them,
 #       an array's 12[]) has ended, told by the event stream (qwait as the
 #       bench user; ids from standard input when none are given)
@@ -119,10 +123,17 @@ bench_munged() {
 # jobs measured; the floor pays no such poll (docs/PERFORMANCE.md). At
 # most 4,000 ids a qwait (a watch names at most 4,096), one after another.
 bench_wait() {
-	local ids
-	if [ $# -gt 0 ]; then ids=$(printf '%s\n' "$@"); else ids=$(cat); fi
-	printf '%s\n' "$ids" | runuser -u "$u" -- env QPOOL_CONF="$QPOOL_CONF" xargs -r -n 4000 "$bin/qwait" > "$T/qwait.out" 2>&1 ||
+	if [ $# -gt 0 ]; then printf '%s\n' "$@"; else cat; fi | runuser -u "$u" -- env QPOOL_CONF="$QPOOL_CONF" xargs -r -n 4000 "$bin/qwait" > "$T/qwait.out" 2>&1 ||
 		{ echo "bench: qwait: $(tail -n 1 "$T/qwait.out")" >&2; return 1; }
+}
+
+# Until 2026-12-02 the benches polled for a stamp's file, forking
+# sleep(1) every 5 ms beside the launch they measured (the floor's job
+# paid it too).
+bench_stamps() {
+	stamps=$T/work/stamps.fifo
+	mkfifo -m 600 "$stamps" && chown "$u:" "$stamps" || { echo "bench: cannot make $stamps" >&2; exit 1; }
+	exec {stamps_fd}<> "$stamps"
 }
 
 cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s + 0 }'; }
