@@ -780,7 +780,10 @@ int jobstore_lease_renew_seen(struct jobstore *js, const char *address)
 		js->in_tx = false;
 		return 0;
 	}
-	jobstore_rollback(js);
+	/* Only the stamp is lost: the renewal alone. A begin that failed
+	 * has left no transaction to roll back. */
+	if (js->in_tx)
+		jobstore_rollback(js);
 	return jobstore_lease_renew(js);
 }
 
