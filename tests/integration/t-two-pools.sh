@@ -7,6 +7,11 @@
 . "$(dirname "$0")/lib.sh"
 [ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "no memory controller"
 qp_setup
+# Both pools' TMPDIRs under one base of this test's own: on the shared
+# /var/tmp, another test's pool runs a job 1 on a server named alike too,
+# and may take pool A's TMPDIR name once it is removed.
+mkdir -m 1777 "$QP_T/tmp" || fail "mkdir $QP_T/tmp"
+printf '[node]\ntmpdir = %s\n' "$QP_T/tmp" >> "$QPOOL_CONF"
 qp_start_server
 qp_start_node n1
 
@@ -28,8 +33,8 @@ QPOOL_CONF=$confb "$QP_BIN/qstat" --nodes | grep -qE "^n1[[:space:]].*up" || fai
 
 # Pool A's job 1 runs long, keeps a file in its TMPDIR and says when it
 # started; pool B's job 1 ends at once. Both pools name the server alike
-# and share the tmpdir base: B's job must get a TMPDIR of its own and
-# leave A's alone.
+# and share the tmpdir base (pool B's config is a copy of A's): B's job
+# must get a TMPDIR of its own and leave A's alone.
 cat > "$QP_T/long.sh" <<JOB
 echo kept > "\$TMPDIR/mine"
 echo "\$TMPDIR" > $QP_T/work/qpuser1/a-tmpdir
