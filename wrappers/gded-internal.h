@@ -211,10 +211,6 @@ int gded_gpuenv_add(const struct gded_job *job, const char *gpufile, gded_env_se
  * before the job. -errno on failure. */
 int gded_tmpdir_create(const struct gded_job *job, char *path, size_t len);
 
-/* Removes path and everything under it without following symbolic links;
- * for after the job's processes are gone. 0 (also when absent) or the
- * first -errno met. */
-int gded_tmpdir_remove(const char *path);
 
 /* Runs the node's prolog or epilog ("prolog", "epilog") for job, if it
  * has one: 0 when there is none or it succeeded; -1 when it failed, with

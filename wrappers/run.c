@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "gded-internal.h"
+#include "tmpdir.h"
 #include "log.h"
 #include "parse.h"
 #include "timeutil.h"
@@ -1068,7 +1069,7 @@ done:
 	/* Only when the job's processes are gone (the cgroup emptied, or
 	 * every descendant killed and reaped): nothing can plant a link
 	 * under it meanwhile, and the walk follows none anyway. */
-	if (tmpdir[0] && (q = gded_tmpdir_remove(tmpdir)) < 0 && r == 0)
+	if (tmpdir[0] && (q = tmpdir_remove(tmpdir)) < 0 && r == 0)
 		r = error_set(err, q, "job.%" PRIu64 ": could not remove TMPDIR %s: %s", job->jobid,
 			      tmpdir, strerror(-q));
 	/* Removed: no other gded may take the name for a stale one before. */

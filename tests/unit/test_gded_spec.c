@@ -14,6 +14,7 @@
 #include "jobenv.h"
 
 #include "gded-internal.h"
+#include "tmpdir.h"
 #include "unit.h"
 
 static const char *const good_spec =
@@ -874,7 +875,7 @@ static void test_tmpdir_create(void)
 	CU_ASSERT(mode_owner(path, 0700, 65534));
 	snprintf(other, sizeof(other), "%s/mine", want);
 	CU_ASSERT_EQUAL(access(other, F_OK), 0);
-	CU_ASSERT_EQUAL(gded_tmpdir_remove(path), 0);
+	CU_ASSERT_EQUAL(tmpdir_remove(path), 0);
 	close(fd2);
 	/* Not held any more (its gded died): a former run's, made afresh. */
 	close(fd);
@@ -891,10 +892,10 @@ static void test_tmpdir_create(void)
 	fd = gded_tmpdir_create(&job, path, sizeof(path));
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_STRING_NOT_EQUAL(path, want);
-	CU_ASSERT_EQUAL(gded_tmpdir_remove(path), 0);
+	CU_ASSERT_EQUAL(tmpdir_remove(path), 0);
 	close(fd);
 	close(holder);
-	CU_ASSERT_EQUAL(gded_tmpdir_remove(want), 0);
+	CU_ASSERT_EQUAL(tmpdir_remove(want), 0);
 	/* A link in its place is removed, its target neither entered nor
 	 * given to the user. */
 	snprintf(other, sizeof(other), "%s/target", d);
@@ -916,9 +917,57 @@ static void test_tmpdir_create(void)
 	unit_tmpdir_remove(d);
 }
 
+/* A lost wrapper's TMPDIR: its PBS name and the names of its own beside
+ * it, the job's user's and held by nobody, are removed; one held, one of
+ * another user's, and names that only look alike stay. */
+static void test_tmpdir_reap(void)
+{
+	const char *stay[] = { "pbs.7.srv.held00", "pbs.7.srv.other0", "pbs.7.srvx", "pbs.7.srv.abcdefg",
+			       "pbs.77.srv", "pbs.7.srv.n2" };
+	const char *gone[] = { "pbs.7.srv", "pbs.7.srv.Ab12Cd", "pbs.7.srv.zzzzzz" };
+	char *d = unit_tmpdir(), path[4096], one[4096];
+	int holder;
+
+	for (size_t i = 0; i < sizeof(stay) / sizeof(stay[0]); i++) {
+		snprintf(one, sizeof(one), "%s/%s", d, stay[i]);
+		CU_ASSERT_EQUAL_FATAL(mkdir(one, 0700), 0);
+		CU_ASSERT_EQUAL(chown(one, strcmp(stay[i], "pbs.7.srv.other0") ? 65534 : 65533, 65534), 0);
+	}
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		snprintf(one, sizeof(one), "%s/%s", d, gone[i]);
+		CU_ASSERT_EQUAL_FATAL(mkdir(one, 0700), 0);
+		CU_ASSERT_EQUAL(chown(one, 65534, 65534), 0);
+	}
+	unit_write_file(d, "pbs.7.srv/a", "x\n");
+	snprintf(one, sizeof(one), "%s/pbs.7.srv/sub", d);
+	CU_ASSERT_EQUAL(mkdir(one, 0700), 0);
+	snprintf(one, sizeof(one), "%s/pbs.7.srv.held00", d);
+	holder = open(one, O_RDONLY | O_DIRECTORY);
+	CU_ASSERT_FATAL(holder >= 0);
+	CU_ASSERT_EQUAL(flock(holder, LOCK_EX | LOCK_NB), 0);
+
+	CU_ASSERT_EQUAL(tmpdir_name(path, sizeof(path), d, 7, "srv", NULL), 0);
+	CU_ASSERT_EQUAL(tmpdir_reap(path, 65534), 3);
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		snprintf(one, sizeof(one), "%s/%s", d, gone[i]);
+		CU_ASSERT_NOT_EQUAL(access(one, F_OK), 0);
+	}
+	for (size_t i = 0; i < sizeof(stay) / sizeof(stay[0]); i++) {
+		snprintf(one, sizeof(one), "%s/%s", d, stay[i]);
+		CU_ASSERT_EQUAL(access(one, F_OK), 0);
+	}
+	/* Nothing left of its names: none removed, no error; no base: none. */
+	CU_ASSERT_EQUAL(tmpdir_reap(path, 65534), 0);
+	snprintf(one, sizeof(one), "%s/none/pbs.7.srv", d);
+	CU_ASSERT_EQUAL(tmpdir_reap(one, 65534), 0);
+	close(holder);
+	unit_tmpdir_remove(d);
+}
+
 static const struct unit_test gded_spec_tests[] = {
 	{ "reserve and realtime members", test_spec_reserve },
 	{ "TMPDIR: made afresh, locked, another name when a running job holds it", test_tmpdir_create },
+	{ "TMPDIR: a lost wrapper's reaped by name, owner and lock", test_tmpdir_reap },
 	{ "spec: a full spec", test_spec_good },
 	{ "spec: missing or wrong-typed members", test_spec_bad },
 	{ "spec: join, mode none, not an object", test_spec_variants },
