@@ -579,6 +579,19 @@ static int json_read_at(int dirfd, const char *name, json_t **ret, struct error 
 	return r;
 }
 
+int jobfile_spec_read(int dirfd, int64_t jobid, json_t **ret)
+{
+	struct error err = { "" };
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), "%" PRId64 ".json", jobid);
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return wire_load_fd(fd, SPEC_MAX, name, ret, &err);
+}
+
 int jobfile_result_read(int dirfd, int64_t jobid, int64_t launch, json_t **ret,
 			struct error *err)
 {

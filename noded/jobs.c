@@ -16,6 +16,7 @@
 #include "log.h"
 #include "noded.h"
 #include "timeutil.h"
+#include "tmpdir.h"
 #include "wire.h"
 
 #ifndef P_PIDFD
@@ -386,6 +387,39 @@ static int job_groups_clean(struct job *j)
 	return r < 0 ? r : 0;
 }
 
+/* The TMPDIR the lost wrapper would have removed at its teardown, its
+ * PBS name or the name of its own it got when that was held (one a
+ * running gded holds is another job's, and stays): once the job's
+ * processes are gone, as gded removes it. */
+static void job_tmpdir_reap(struct job *j)
+{
+	struct noded *nd = j->js->nd;
+	char path[PATH_MAX];
+	json_t *spec = NULL;
+	long long uid;
+	int r;
+
+	if (nd->cgroup_mode == CGROUP_MODE_NONE)
+		return;   /* nothing killed its processes: they may still use it */
+	r = jobfile_spec_read(nd->jobs_dirfd, j->jobid, &spec);
+	if (r < 0) {
+		log_warn("job %" PRId64 ": no spec to find the TMPDIR of its lost wrapper: %s", j->jobid,
+			 strerror(-r));
+		return;
+	}
+	uid = wire_int(spec, "uid", -1);
+	r = tmpdir_name(path, sizeof(path), wire_str(spec, "tmpdir_base"), (uint64_t)j->jobid,
+			wire_str(spec, "server"), wire_int(spec, "node_index", 0) > 0 ? wire_str(spec, "node") : NULL);
+	if (r == 0 && uid >= 0)
+		r = tmpdir_reap(path, (uid_t)uid);
+	if (r > 0)
+		log_info("job %" PRId64 ": removed the TMPDIR its lost wrapper left (%s)", j->jobid, path);
+	else if (r < 0 && r != -ENOENT)
+		log_warn("job %" PRId64 ": cannot remove the TMPDIR its lost wrapper left (%s): %s", j->jobid,
+			 path, strerror(-r));
+	json_decref(spec);
+}
+
 static void job_lost_try(struct job *j);
 
 static int job_lost_on_timer(sd_event_source *s, uint64_t usec, void *userdata)
@@ -411,6 +445,8 @@ static void job_lost_try(struct job *j)
 			return;
 		/* No timer: report it rather than hold it forever. */
 	}
+	if (r == 0)
+		job_tmpdir_reap(j);
 	reason = j->lost_reason;
 	j->lost_reason = NULL;
 	job_fail(j, reason);

@@ -184,6 +184,12 @@ int jobfile_spec_build(const json_t *job, const struct user_info *user,
 int jobfile_write(int dirfd, int64_t jobid, const char *script, uid_t uid, gid_t gid,
 		  const json_t *spec, struct error *err);
 
+/* A spec's size bound: the job's environment and allocation in it. */
+#define SPEC_MAX (8u << 20)
+
+/* The job's spec (jobs/<id>.json, root's) into *ret. 0 or -errno. */
+int jobfile_spec_read(int dirfd, int64_t jobid, json_t **ret);
+
 /* Reads <id>.result. Returns 0 and the object, or -ENOENT when there is
  * none of this run: no file, one that is not a whole JSON object, or one
  * of another job or of another launch than launch (when both are > 0);

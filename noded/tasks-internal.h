@@ -11,7 +11,6 @@
 #include "wire.h"
 
 #define TASK_ID_MAX 96
-#define SPEC_MAX (8u << 20)
 /* What waits unread for one peer before it is dropped: a task's output
  * is relayed as it comes, and an agent that stops reading is not allowed
  * to grow qnoded without bound. */

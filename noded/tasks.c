@@ -93,15 +93,7 @@ int tasks_job_of_pid(const struct noded *nd, pid_t pid, int64_t *ret)
 /* The job's spec (jobs/<id>.json, root's): its owner and nodes. */
 static int spec_read(struct tasks *ts, int64_t jobid, json_t **ret)
 {
-	struct error err = { "" };
-	char name[32];
-	int fd;
-
-	snprintf(name, sizeof(name), "%" PRId64 ".json", jobid);
-	fd = openat(ts->nd->jobs_dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	return wire_load_fd(fd, SPEC_MAX, name, ret, &err);
+	return jobfile_spec_read(ts->nd->jobs_dirfd, jobid, ret);
 }
 
 /* Whether host names a node of the job: this node, or an entry of its
