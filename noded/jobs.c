@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,13 +391,17 @@ static int job_groups_clean(struct job *j)
 /* The TMPDIR the lost wrapper would have removed at its teardown, its
  * PBS name or the name of its own it got when that was held (one a
  * running gded holds is another job's, and stays): once the job's
- * processes are gone, as gded removes it. */
+ * processes are gone, as gded removes it. In a process of its own, as
+ * gded's was: a TMPDIR may hold millions of files, and this loop must
+ * not stop answering for them. It is orphaned at once (reaped by init),
+ * holding none of qnoded's files, its lock on the node's group included. */
 static void job_tmpdir_reap(struct job *j)
 {
 	struct noded *nd = j->js->nd;
 	char path[PATH_MAX];
 	json_t *spec = NULL;
 	long long uid;
+	pid_t pid;
 	int r;
 
 	if (nd->cgroup_mode == CGROUP_MODE_NONE)
@@ -410,14 +415,33 @@ static void job_tmpdir_reap(struct job *j)
 	uid = wire_int(spec, "uid", -1);
 	r = tmpdir_name(path, sizeof(path), wire_str(spec, "tmpdir_base"), (uint64_t)j->jobid,
 			wire_str(spec, "server"), wire_int(spec, "node_index", 0) > 0 ? wire_str(spec, "node") : NULL);
-	if (r == 0 && uid >= 0)
-		r = tmpdir_reap(path, (uid_t)uid);
-	if (r > 0)
-		log_info("job %" PRId64 ": removed the TMPDIR its lost wrapper left (%s)", j->jobid, path);
-	else if (r < 0 && r != -ENOENT)
-		log_warn("job %" PRId64 ": cannot remove the TMPDIR its lost wrapper left (%s): %s", j->jobid,
-			 path, strerror(-r));
 	json_decref(spec);
+	if (r < 0 || uid < 0)
+		return;   /* no TMPDIR was made */
+	pid = fork();
+	if (pid < 0) {
+		log_warn("job %" PRId64 ": cannot fork to remove the TMPDIR its lost wrapper left (%s): %m",
+			 j->jobid, path);
+		return;
+	}
+	if (pid == 0) {
+		sigset_t none;
+
+		if (fork() != 0)
+			_exit(0);
+		close_range(3, ~0U, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		r = tmpdir_reap(path, (uid_t)uid);
+		if (r > 0)
+			log_info("job %" PRId64 ": removed the TMPDIR its lost wrapper left (%s)", j->jobid, path);
+		else if (r < 0)
+			log_warn("job %" PRId64 ": cannot remove the TMPDIR its lost wrapper left (%s): %s",
+				 j->jobid, path, strerror(-r));
+		_exit(0);
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }
 
 static void job_lost_try(struct job *j);

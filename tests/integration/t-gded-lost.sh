@@ -58,8 +58,11 @@ for p in $pids; do
 done
 left=$(find /sys/fs/cgroup -maxdepth 4 -type d -path "*/$QP_CG_PARENT/n1/job.$a")
 [ -z "$left" ] || fail "groups of job $a left: $left"
+# Removed by a process of qnoded's own (a TMPDIR may be large): waited for.
+for _ in $(seq 200); do [ -e "$tmpdir" ] || break; sleep 0.05; done
 [ ! -e "$tmpdir" ] || fail "job $a's TMPDIR $tmpdir is left: $(ls -A "$tmpdir")"
 [ "$(cat "$pbsname/other" 2>/dev/null)" = other ] || fail "the held $pbsname was touched"
+for _ in $(seq 100); do grep -q "job $a: removed the TMPDIR its lost wrapper left" "$QP_T/qnoded-n1.log" && break; sleep 0.05; done
 grep -q "job $a: removed the TMPDIR its lost wrapper left" "$QP_T/qnoded-n1.log" ||
 	fail "qnoded did not say it removed job $a's TMPDIR"
 holder_stop
