@@ -75,35 +75,48 @@ static int tree_empty(int dfd, int depth)
 	return r;
 }
 
-int tmpdir_remove(const char *path)
+/* Splits path into its parent directory (into parent, "/" for a name
+ * at the root) and its last name (returned, pointing into path). */
+static const char *path_split(const char *path, char parent[PATH_MAX])
 {
 	const char *slash = strrchr(path, '/');
+
+	if (!slash || (size_t)(slash - path) >= PATH_MAX)
+		return NULL;
+	memcpy(parent, path, (size_t)(slash - path));
+	parent[slash - path] = '\0';
+	if (!parent[0])
+		strcpy(parent, "/");
+	return slash + 1;
+}
+
+int tmpdir_remove(const char *path)
+{
 	char parent[PATH_MAX];
+	const char *name;
 	int pfd, dfd, r;
 
-	if (!slash || (size_t)(slash - path) >= sizeof(parent))
-		return -EINVAL;
 	/* Left empty, as most jobs leave it: one rmdir (which never follows
 	 * a link in its place) instead of opening and reading it (issue 39:
 	 * nine system calls a job). */
 	if (rmdir(path) == 0 || errno == ENOENT)
 		return 0;
-	memcpy(parent, path, (size_t)(slash - path));
-	parent[slash - path] = '\0';
-	pfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!(name = path_split(path, parent)))
+		return -EINVAL;
+	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
-	dfd = openat(pfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
 		r = errno == ENOENT ? 0 : -errno;
 		/* A link in its place is removed, its target left alone. */
 		if (errno == ENOTDIR || errno == ELOOP)
-			r = unlinkat(pfd, slash + 1, 0) < 0 ? -errno : 0;
+			r = unlinkat(pfd, name, 0) < 0 ? -errno : 0;
 		close(pfd);
 		return r;
 	}
 	r = tree_empty(dfd, 0);
-	if (unlinkat(pfd, slash + 1, AT_REMOVEDIR) < 0 && r == 0)
+	if (unlinkat(pfd, name, AT_REMOVEDIR) < 0 && r == 0)
 		r = -errno;
 	close(pfd);
 	return r;
@@ -142,26 +155,24 @@ static bool tmpdir_named(const char *name, const char *prefix, size_t plen)
 
 int tmpdir_reap(const char *path, uid_t uid)
 {
-	const char *slash = strrchr(path, '/');
 	char parent[PATH_MAX], one[PATH_MAX];
+	const char *prefix;
 	struct dirent *e;
 	struct stat st;
 	int n = 0, r = 0;
 	size_t plen;
 	DIR *d;
 
-	if (!slash || (size_t)(slash - path) >= sizeof(parent))
+	if (!(prefix = path_split(path, parent)))
 		return -EINVAL;
-	memcpy(parent, path, (size_t)(slash - path));
-	parent[slash - path] = '\0';
-	plen = strlen(slash + 1);
-	d = opendir(parent[0] ? parent : "/");
+	plen = strlen(prefix);
+	d = opendir(parent);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(d))) {
 		int fd;
 
-		if (!tmpdir_named(e->d_name, slash + 1, plen))
+		if (!tmpdir_named(e->d_name, prefix, plen))
 			continue;
 		/* The user's own, made whole (a directory gded is still
 		 * making is root's until it is locked and given away). */
