@@ -426,8 +426,12 @@ static void job_tmpdir_reap(struct job *j)
 	}
 	if (pid == 0) {
 		sigset_t none;
+		pid_t walker = fork();
 
-		if (fork() != 0)
+		if (walker < 0)
+			log_warn("job %" PRId64 ": cannot fork to remove the TMPDIR its lost wrapper left (%s): %m",
+				 j->jobid, path);
+		if (walker != 0)
 			_exit(0);
 		close_range(3, ~0U, 0);
 		sigemptyset(&none);
