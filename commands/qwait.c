@@ -18,7 +18,7 @@ static const char usage_text[] =
 	"Waits until each job has ended and prints one line per job as it ends:\n"
 	"its id, its final state and its exit status. Exits with the exit status of\n"
 	"the last job to end (128 + N for a job killed by signal N, 1 for one that\n"
-	"never ran). A job id is 12, 12.server or an array's 12[].\n"
+	"never ran). A job id is 12, 12.server or an array's 12[]; at most 4096 at once.\n"
 	"      --conf FILE  configuration file (default: $QPOOL_CONF or /etc/qpool/qpool.conf)\n"
 	"      --help    show this help\n";
 
@@ -70,6 +70,9 @@ int main(int argc, char **argv)
 	n = argc - optind;
 	if (n == 0)
 		return cmd_fail(2, "no job id given (see qwait --help)");
+	if (n > WIRE_WATCH_JOBS_MAX)
+		return cmd_fail(2, "%d job ids: at most %d at once (an array's 12[] is one; xargs -n %d qwait splits a list)",
+				n, WIRE_WATCH_JOBS_MAX, WIRE_WATCH_JOBS_MAX);
 	ids = calloc((size_t)n, sizeof(*ids));
 	if (!ids)
 		return cmd_fail(1, "out of memory");

@@ -9,6 +9,9 @@
 #include "error.h"
 
 #define WIRE_MAX (1u << 20)   /* largest message body, bytes */
+/* Jobs one watch may name: its answer's current states (~200 bytes a
+ * job) stay within WIRE_MAX. */
+#define WIRE_WATCH_JOBS_MAX 4096
 
 /* job.signal's two signals a job never receives (docs/PREEMPTION.md):
  * gded freezes the job's processes (its cgroup's freezer) and stops its

@@ -19,12 +19,11 @@
 #include "watch.h"
 #include "sort.h"
 #include "timeutil.h"
+#include "wire.h"
 
 /* Events read from the store per watcher and turn: ~150 bytes each as
  * JSON, so a frame stays far below the wire's 1 MiB. */
 #define WATCH_BATCH 512
-/* Jobs one watch may name. */
-#define WATCH_JOBS_MAX 4096
 /* Old events are deleted this many per transaction, a batch a second
  * while there are more, else once a minute: no pass waits long on it. */
 #define PRUNE_BATCH 2000
@@ -631,8 +630,8 @@ void op_watch(struct conn *c, const char *op, long long req_id, json_t *msg)
 			       " event_retention)", (long long)since, (long long)first);
 		return;
 	}
-	if (jobs && (!json_is_array(jobs) || json_array_size(jobs) > WATCH_JOBS_MAX)) {
-		conn_reply_err(c, req_id, EINVAL, "watch: \"jobs\" is a list of at most %d job ids", WATCH_JOBS_MAX);
+	if (jobs && (!json_is_array(jobs) || json_array_size(jobs) > WIRE_WATCH_JOBS_MAX)) {
+		conn_reply_err(c, req_id, EINVAL, "watch: \"jobs\" is a list of at most %d job ids", WIRE_WATCH_JOBS_MAX);
 		return;
 	}
 	w = calloc(1, sizeof(*w));

@@ -34,6 +34,10 @@ out=$(as qpuser1 qwait "$b" "$a" "$b") || [ $? = 3 ] || fail "qwait $b $a $b: $o
 	fail "qwait $b $a $b printed: $out"
 out=$(as qpuser1 qwait "$b" 999999 "$a" 2>&1) && fail "qwait with no job 999999 among them: $out"
 echo "$out" | grep -q "999999: no such job" || fail "qwait did not name the missing job: $out"
+note "qwait of more ids than one watch may name: refused in one line before asking"
+out=$(as qpuser1 "$QP_BIN/qwait" $(seq 1 4097) 2>&1); rc=$?
+[ "$rc" = 2 ] || fail "qwait of 4,097 ids exited $rc: $out"
+[ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "at most 4096 at once" || fail "qwait of 4,097 ids said: $out"
 
 note "qsub -W block=true and sbatch --wait return as the job ends"
 t0=$(date +%s%N)
