@@ -419,12 +419,17 @@ static void spare_put(int dirfd, const char *name)
 	struct stat st;
 	char s[32];
 
+	/* No room (or spares off, as on a tmpfs): no look first. */
+	if (spare_n >= spare_max) {
+		unlinkat(dirfd, name, 0);
+		return;
+	}
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno != ENOENT)
 			unlinkat(dirfd, name, 0);
 		return;
 	}
-	if (spare_n < spare_max && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
+	if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
 	    (st.st_mode & 07777) == 0600) {
 		spare_name(s, sizeof(s), spare_seq);
 		if (renameat(dirfd, name, dirfd, s) == 0) {
