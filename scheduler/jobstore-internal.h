@@ -389,6 +389,10 @@ struct jobstore_driver {
 	int (*run_text)(struct jobstore *js, const char *sql, const struct jobstore_ev_params *p,
 			int (*cb)(const struct jobstore_row *r, void *ud), void *ud);
 	int (*begin)(struct jobstore *js);
+	/* A begin whose commit need not reach the disk before it returns (a
+	 * lease's renewal: docs/HA.md, "The lease's commit"); a later
+	 * durable commit makes it durable too. NULL: begin. */
+	int (*begin_lazy)(struct jobstore *js);
 	int (*commit)(struct jobstore *js);
 	void (*rollback)(struct jobstore *js);
 	int (*checkpoint)(struct jobstore *js);

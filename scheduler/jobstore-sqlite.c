@@ -152,6 +152,7 @@ struct sqlite_store {
 	sqlite3_stmt *st[SQ_ALL];
 	int wal_frames;         /* frames in the log after the last commit */
 	int wal_next_checkpoint;
+	bool lazy;              /* synchronous=NORMAL, for sqlite_begin_lazy's transaction */
 };
 
 static void sqlite_close(struct jobstore *base);
@@ -451,18 +452,52 @@ static int stmt_exec(struct sqlite_store *js, int id)
 	return rc == SQLITE_DONE ? 0 : sql_errno(rc);
 }
 
+/* The commits' sync: FULL (the log synced at each commit) for every
+ * write but a lazy one's. SQLite takes the level only outside a
+ * transaction. */
+static int sync_lazy(struct sqlite_store *js, bool lazy)
+{
+	int rc;
+
+	if (js->lazy == lazy)
+		return 0;
+	rc = sqlite3_exec(js->db, lazy ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL", NULL, NULL,
+			  NULL);
+	if (rc != SQLITE_OK)
+		return sql_errno(rc);
+	js->lazy = lazy;
+	return 0;
+}
+
 static int sqlite_begin(struct jobstore *base)
 {
 	struct sqlite_store *js = to_sqlite(base);
+	int r = sync_lazy(js, false);
 
-	return stmt_exec(js, SQ_BEGIN);
+	return r < 0 ? r : stmt_exec(js, SQ_BEGIN);
+}
+
+/* With synchronous=NORMAL a commit appends to the log without a sync;
+ * the log is one file written in order, so the next FULL commit's sync
+ * makes this one durable too. Until then a power loss takes it back,
+ * whole: the store stays consistent. */
+static int sqlite_begin_lazy(struct jobstore *base)
+{
+	struct sqlite_store *js = to_sqlite(base);
+	int r = sync_lazy(js, true);
+
+	return r < 0 ? r : stmt_exec(js, SQ_BEGIN);
 }
 
 static int sqlite_commit(struct jobstore *base)
 {
 	struct sqlite_store *js = to_sqlite(base);
+	int r = stmt_exec(js, SQ_COMMIT);
 
-	return stmt_exec(js, SQ_COMMIT);
+	/* Back to FULL at once, for writes made outside a transaction; if
+	 * that fails, the next begin sets it again before it writes. */
+	(void)sync_lazy(js, false);
+	return r;
 }
 
 static void sqlite_rollback(struct jobstore *base)
@@ -471,6 +506,7 @@ static void sqlite_rollback(struct jobstore *base)
 
 	if (!sqlite3_get_autocommit(js->db))
 		(void)stmt_exec(js, SQ_ROLLBACK);
+	(void)sync_lazy(js, false);
 }
 
 static int sqlite_checkpoint(struct jobstore *base)
@@ -689,6 +725,7 @@ const struct jobstore_driver jobstore_driver_sqlite = {
 	.run = sqlite_run,
 	.run_text = sqlite_run_text,
 	.begin = sqlite_begin,
+	.begin_lazy = sqlite_begin_lazy,
 	.commit = sqlite_commit,
 	.rollback = sqlite_rollback,
 	.checkpoint = sqlite_checkpoint,

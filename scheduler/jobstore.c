@@ -304,13 +304,13 @@ int jobstore_schema_version(void)
 	return JOBSTORE_SCHEMA_VERSION;
 }
 
-int jobstore_begin(struct jobstore *js)
+static int begin_fenced(struct jobstore *js, bool lazy)
 {
 	int r;
 
 	if (js->lease_lost)
 		return -ESTALE;
-	r = js->drv->begin(js);
+	r = lazy && js->drv->begin_lazy ? js->drv->begin_lazy(js) : js->drv->begin(js);
 	if (r == 0)
 		js->in_tx = true;
 	if (r < 0 || !js->holder[0])
@@ -326,6 +326,11 @@ int jobstore_begin(struct jobstore *js)
 			js->lease_lost = true;
 	}
 	return r;
+}
+
+int jobstore_begin(struct jobstore *js)
+{
+	return begin_fenced(js, false);
 }
 
 int jobstore_commit(struct jobstore *js)
@@ -753,22 +758,31 @@ int jobstore_lease_acquire(struct jobstore *js, const char *holder, const char *
 	return 0;
 }
 
+/* A renewal alone or with the stamp: a lazy commit, which does not wait
+ * for the disk. Losing it to a power loss loses nothing: the lease then
+ * ends sooner, and its holder's host is down. An idle active server so
+ * syncs nothing (docs/HA.md, "The lease's commit"). */
 int jobstore_lease_renew(struct jobstore *js)
 {
 	int r;
 
 	if (!js->holder[0] || js->lease_lost)
 		return -ESTALE;
-	r = jobstore_op_lease_renew(js, js->holder, js->epoch, js->lease_ms);
-	if (r == -ESTALE)
-		js->lease_lost = true;
+	/* The fence is the renewal itself. */
+	r = begin_fenced(js, true);
+	if (r < 0)
+		return r;
+	r = js->drv->commit(js);
+	if (r < 0)
+		jobstore_rollback(js);
+	js->in_tx = false;
 	return r;
 }
 
 int jobstore_lease_renew_seen(struct jobstore *js, const char *address)
 {
-	/* jobstore_begin's fence is the renewal itself. */
-	int r = jobstore_begin(js);
+	/* The fence is the renewal itself. */
+	int r = begin_fenced(js, true);
 
 	if (r == -ESTALE)
 		return r;

@@ -93,7 +93,7 @@ enum lease_event lease_tick(struct lease *l, int64_t now, const char **ret_why)
 	*ret_why = NULL;
 	if (l->active) {
 		/* The stamp, when due, in the renewal's transaction: an idle
-		 * active syncs its store once a tick (docs/HA.md). */
+		 * active writes once a tick and syncs nothing (docs/HA.md). */
 		if (seen_due(l, now)) {
 			l->seen = now;
 			r = jobstore_lease_renew_seen(l->store, l->advertise);

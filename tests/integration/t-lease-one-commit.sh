@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# An idle active server syncs its store once a tick (docs/HA.md, "The
-# lease's commit"): the renewal of its lease and its stamp in the servers
-# table (what qstat -B and the standbys read) are one transaction, not a
-# commit each. Counted for real: qpoold's fdatasync and fsync calls
+# An idle active server syncs nothing (docs/HA.md, "The lease's commit"):
+# the renewal of its lease and its stamp in the servers table (what
+# qstat -B and the standbys read) are one transaction, committed without
+# waiting for the disk; the next write that must last (a submit) syncs
+# it with its own. Counted for real: qpoold's fdatasync and fsync calls
 # (strace, attached to this test's qpoold only) while the store's lease
 # row shows renewals. The stamp is still written: its age stays within a
 # lease, and qstat -B names the active server.
@@ -39,26 +40,33 @@ renewals() {
 	[ $n -ge "$want" ] || fail "the lease was renewed $n times in 60 s, not $want"
 }
 
-note "idle and active: one sync of the store a renewal"
+note "idle and active: renewals, and no sync of the store"
 # The first renewals behind (the start's own writes, the pool's name).
 renewals 2
 strace -qq -f -e trace=fdatasync,fsync -y -o "$trace" -p "$QP_SERVER_PID" &
 strace_pid=$!
-# Attached once its first renewal is traced: strace writes nothing
-# before a call, so wait for the lease to move first.
+# Attached: strace has traced a call of qpoold's once its poll's wait
+# shows, so wait for a renewal after the start (the lease moves).
 renewals 1
-cp "$trace" "$trace.start"
 seen0=$(seen)
+cp "$trace" "$trace.start"
 renewals 6
+cp "$trace" "$trace.end"
+syncs=$(($(grep -c 'sync(' "$trace.end") - $(grep -c 'sync(' "$trace.start")))
+# Six renewals seen, and none synced the store. SQLite's own checkpoint
+# (every 1,000 pages of log, a few a renewal) syncs twice if it falls
+# in. Synced renewals made it 5-9, two commits a tick 12 or more.
+[ "$syncs" -le 2 ] || fail "$syncs syncs of the store over six idle renewals: $(tail -n 20 "$trace.end")"
+
+note "a submit after them syncs the store before qsub has its id"
+cp "$trace" "$trace.start"
+id=$(as qpuser1 qsub -h <<< true) || fail "qsub: $id"
 cp "$trace" "$trace.end"
 strace_stop
 syncs=$(($(grep -c 'sync(' "$trace.end") - $(grep -c 'sync(' "$trace.start")))
-# Six renewals seen; one more may fall at either edge, two a poll could
-# not tell apart on a loaded machine count as one, and SQLite's own
-# checkpoint (every 1,000 pages of log) adds a sync if it falls in. Two
-# commits a tick made it 12 or more.
-[ "$syncs" -ge 5 ] && [ "$syncs" -le 9 ] ||
-	fail "$syncs syncs of the store over six renewals: $(tail -n 20 "$trace.end")"
+[ "$syncs" -ge 1 ] || fail "job $id was acknowledged with no sync of the store: $(tail -n 20 "$trace.end")"
+[ "$(sqlite3 -readonly "$db" "SELECT state FROM jobs WHERE id = ${id%%.*}")" = held ] ||
+	fail "job $id is not in the store as held"
 
 note "the stamp is still written, in the renewals' transactions"
 seen1=$(seen)
