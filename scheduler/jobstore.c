@@ -801,6 +801,23 @@ int jobstore_lease_renew_seen(struct jobstore *js, const char *address)
 	return jobstore_lease_renew(js);
 }
 
+int jobstore_standby_seen(struct jobstore *js, const char *id, const char *address)
+{
+	/* No fence: a standby holds no lease. */
+	int r = js->drv->begin_lazy ? js->drv->begin_lazy(js) : js->drv->begin(js);
+
+	if (r < 0)
+		return r;
+	js->in_tx = true;
+	r = jobstore_server_seen(js, id, address, "standby");
+	if (r == 0)
+		r = js->drv->commit(js);
+	if (r < 0)
+		jobstore_rollback(js);
+	js->in_tx = false;
+	return r;
+}
+
 int jobstore_lease_release(struct jobstore *js)
 {
 	int r;

@@ -325,6 +325,9 @@ int jobstore_pool_name_set(struct jobstore *js, const char *name);
 
 /* Servers seen: id's row (address, "active"/"standby") stamped now. */
 int jobstore_server_seen(struct jobstore *js, const char *id, const char *address, const char *role);
+/* A standby's stamp (role "standby"), in a transaction of its own that
+ * does not wait for the disk, as a renewal does (docs/HA.md). */
+int jobstore_standby_seen(struct jobstore *js, const char *id, const char *address);
 /* cb for every server row, by id, with how long ago it was seen (ms). */
 int jobstore_servers_load(struct jobstore *js,
 			  int (*cb)(const char *id, const char *address, const char *role, int64_t age_ms,

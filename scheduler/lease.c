@@ -75,7 +75,7 @@ static void seen_stamp(struct lease *l, int64_t now)
 		return;
 	l->seen = now;
 	/* Only what qstat -B lists: a failure costs a line there, nothing else. */
-	(void)jobstore_server_seen(l->store, l->holder, l->advertise, "standby");
+	(void)jobstore_standby_seen(l->store, l->holder, l->advertise);
 }
 
 static enum lease_event lost(struct lease *l, const char **ret_why)

@@ -7,7 +7,8 @@
 # it with its own. Counted for real: qpoold's fdatasync and fsync calls
 # (strace, attached to this test's qpoold only) while the store's lease
 # row shows renewals. The stamp is still written: its age stays within a
-# lease, and qstat -B names the active server.
+# lease, and qstat -B names the active server. A standby beside it
+# stamps its own row each second, and syncs nothing either.
 . "$(dirname "$0")/lib.sh"
 command -v sqlite3 > /dev/null || skip "no sqlite3"
 command -v strace > /dev/null || skip "no strace"
@@ -74,4 +75,29 @@ case $seen1 in "active|"*) ;; *) fail "the servers table holds '$seen1', not thi
 [ "$seen1" != "$seen0" ] || fail "the active's stamp did not move over six renewals: $seen1"
 "$QP_BIN/qstat" -B > "$QP_T/qstat-B" 2>&1 || fail "qstat -B: $(cat "$QP_T/qstat-B")"
 grep -q active "$QP_T/qstat-B" || fail "qstat -B shows no active server: $(cat "$QP_T/qstat-B")"
+note "a standby beside it stamps its row each second and syncs nothing"
+sed "s|^socket = .*|socket = $QP_T/b.sock|" "$QPOOL_CONF" > "$QP_T/b.conf"
+qp_start_qpoold b
+standby_seen() { sqlite3 -readonly "$db" "SELECT seen FROM servers WHERE role = 'standby'"; }
+# stamps N: waits (bounded: 60 s) until the standby's stamp moved N times.
+stamps() {
+	local want=$1 n=0 i last e
+	last=$(standby_seen)
+	for ((i = 0; i < 1200 && n < want; i++)); do
+		e=$(standby_seen)
+		if [ -n "$e" ] && [ "$e" != "$last" ]; then last=$e; n=$((n + 1)); fi
+		sleep 0.05
+	done
+	[ $n -ge "$want" ] || fail "the standby's stamp moved $n times in 60 s, not $want: $(seen)"
+}
+stamps 1
+strace -qq -f -e trace=fdatasync,fsync -y -o "$trace.b" -p "$PID_b" &
+strace_pid=$!
+stamps 1
+cp "$trace.b" "$trace.start"
+stamps 4
+cp "$trace.b" "$trace.end"
+strace_stop
+syncs=$(($(grep -c 'sync(' "$trace.end") - $(grep -c 'sync(' "$trace.start")))
+[ "$syncs" -le 2 ] || fail "$syncs syncs of the store over a standby's four stamps: $(tail -n 20 "$trace.end")"
 echo "lease-one-commit ok"
