@@ -304,15 +304,37 @@ int jobstore_schema_version(void)
 	return JOBSTORE_SCHEMA_VERSION;
 }
 
+/* A lazy begin's commit does not wait for the disk (the driver's
+ * begin_lazy; a plain begin where it has none). */
+static int drv_begin(struct jobstore *js, bool lazy)
+{
+	int r = lazy && js->drv->begin_lazy ? js->drv->begin_lazy(js) : js->drv->begin(js);
+
+	if (r == 0)
+		js->in_tx = true;
+	return r;
+}
+
+/* The commit of a transaction that holds no job's change nor event (a
+ * renewal, a stamp): not in the store's commit metrics; rolled back when
+ * it fails. */
+static int drv_commit_bare(struct jobstore *js)
+{
+	int r = js->drv->commit(js);
+
+	if (r < 0)
+		jobstore_rollback(js);
+	js->in_tx = false;
+	return r;
+}
+
 static int begin_fenced(struct jobstore *js, bool lazy)
 {
 	int r;
 
 	if (js->lease_lost)
 		return -ESTALE;
-	r = lazy && js->drv->begin_lazy ? js->drv->begin_lazy(js) : js->drv->begin(js);
-	if (r == 0)
-		js->in_tx = true;
+	r = drv_begin(js, lazy);
 	if (r < 0 || !js->holder[0])
 		return r;
 	/* The fence: the one place every write transaction passes. One row
@@ -770,13 +792,7 @@ int jobstore_lease_renew(struct jobstore *js)
 		return -ESTALE;
 	/* The fence is the renewal itself. */
 	r = begin_fenced(js, true);
-	if (r < 0)
-		return r;
-	r = js->drv->commit(js);
-	if (r < 0)
-		jobstore_rollback(js);
-	js->in_tx = false;
-	return r;
+	return r < 0 ? r : drv_commit_bare(js);
 }
 
 int jobstore_lease_renew_seen(struct jobstore *js, const char *address)
@@ -789,13 +805,11 @@ int jobstore_lease_renew_seen(struct jobstore *js, const char *address)
 	if (r == 0)
 		r = jobstore_server_seen(js, js->holder, address, "active");
 	if (r == 0)
-		r = js->drv->commit(js);
-	if (r == 0) {
-		js->in_tx = false;
+		r = drv_commit_bare(js);
+	if (r == 0)
 		return 0;
-	}
-	/* Only the stamp is lost: the renewal alone. A begin that failed
-	 * has left no transaction to roll back. */
+	/* Only the stamp is lost: the renewal alone. A begin or commit that
+	 * failed has left no transaction to roll back. */
 	if (js->in_tx)
 		jobstore_rollback(js);
 	return jobstore_lease_renew(js);
@@ -804,18 +818,16 @@ int jobstore_lease_renew_seen(struct jobstore *js, const char *address)
 int jobstore_standby_seen(struct jobstore *js, const char *id, const char *address)
 {
 	/* No fence: a standby holds no lease. */
-	int r = js->drv->begin_lazy ? js->drv->begin_lazy(js) : js->drv->begin(js);
+	int r = drv_begin(js, true);
 
 	if (r < 0)
 		return r;
-	js->in_tx = true;
 	r = jobstore_server_seen(js, id, address, "standby");
-	if (r == 0)
-		r = js->drv->commit(js);
-	if (r < 0)
+	if (r < 0) {
 		jobstore_rollback(js);
-	js->in_tx = false;
-	return r;
+		return r;
+	}
+	return drv_commit_bare(js);
 }
 
 int jobstore_lease_release(struct jobstore *js)
