@@ -453,7 +453,9 @@ int jobstore_op_subjob_insert(struct jobstore *js, int64_t array_id, int64_t id,
 			      enum job_state state, const char *reason);
 int jobstore_op_array_finish(struct jobstore *js, int64_t id, enum job_state state, int exit_status,
 			     const char *reason, int64_t t_done);
-int jobstore_op_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason);
+/* *ret_t_drain (may be NULL): the drain's stored wall seconds, 0 if none. */
+int jobstore_op_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason,
+			       int64_t *ret_t_drain);
 int jobstore_op_node_put(struct jobstore *js, const struct jobstore_node *n);
 int jobstore_op_node_delete(struct jobstore *js, const char *name);
 /* The lease (JOBSTORE_SQL_LEASE_*): acquire gives the new epoch or

@@ -90,11 +90,12 @@ static const struct {
 			    " queue_admin.enabled), started = coalesce(CAST($3 AS INTEGER), queue_admin.started),"
 			    " reason = CAST($4 AS TEXT)" },
 	[ST_QADMIN_LOAD] = { "SELECT queue, enabled, started, reason FROM queue_admin" },
-	/* t_drain: wall seconds on the store's clock. */
+	/* t_drain: wall seconds on the store's clock, returned so qpoold
+	 * shows the second it stored, not its own (they can straddle one). */
 	[ST_NADMIN_SET] = { "INSERT INTO node_admin (node, drain, reason, t_drain) VALUES (CAST($1 AS TEXT),"
 			    " CAST($2 AS INTEGER), CAST($3 AS TEXT), CASE WHEN CAST($2 AS INTEGER) > 0 THEN " NOW_S
 			    " END) ON CONFLICT (node) DO UPDATE SET drain = CAST($2 AS INTEGER),"
-			    " reason = CAST($3 AS TEXT), t_drain = excluded.t_drain" },
+			    " reason = CAST($3 AS TEXT), t_drain = excluded.t_drain RETURNING t_drain" },
 	[ST_NADMIN_LOAD] = { "SELECT node, drain, t_drain, reason FROM node_admin" },
 	[ST_ALTER] = { "UPDATE jobs SET name = CAST($1 AS TEXT), queue = CAST($2 AS TEXT), ncpus = CAST($3 AS BIGINT),"
 		       " mem = CAST($4 AS BIGINT), walltime = CAST($5 AS BIGINT),"
@@ -225,6 +226,21 @@ static int rows(struct jobstore *js, enum jobstore_stmt id, const struct jobstor
 		int (*cb)(const struct jobstore_row *r, void *ud), void *ud)
 {
 	return js->drv->run(js, id, p, RUN_ROWS, cb, ud);
+}
+
+/* The first row's first column into *ud; rows counted in its second. */
+struct first_i64 {
+	int64_t v;
+	int n;
+};
+
+static int first_i64_row(const struct jobstore_row *r, void *ud)
+{
+	struct first_i64 *f = ud;
+
+	if (f->n++ == 0)
+		f->v = row_i64(r, 0);
+	return 0;
 }
 
 int jobstore_op_job_insert(struct jobstore *js, const struct job_submit *s, int64_t *ret_id)
@@ -667,14 +683,20 @@ int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled
 	return run(js, ST_QADMIN_SET, &p, RUN_WRITE);
 }
 
-int jobstore_op_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason)
+int jobstore_op_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason,
+			       int64_t *ret_t_drain)
 {
 	struct jobstore_ev_params p = { 0 };
+	struct first_i64 f = { 0 };
+	int r;
 
 	p_text(&p, node);
 	p_int(&p, drain);
 	p_text(&p, reason);
-	return run(js, ST_NADMIN_SET, &p, RUN_WRITE);
+	r = rows(js, ST_NADMIN_SET, &p, first_i64_row, &f);
+	if (r >= 0 && ret_t_drain)
+		*ret_t_drain = f.n == 1 ? f.v : 0;
+	return r < 0 ? r : 0;
 }
 
 struct admin_load {
@@ -758,21 +780,6 @@ int jobstore_nodes_load(struct jobstore *js, int (*cb)(const struct jobstore_nod
 	struct nodes_load nl = { cb, ud };
 
 	return rows(js, ST_NODES_LOAD, &p, node_row, &nl);
-}
-
-/* The first row's first column into *ud; rows counted in its second. */
-struct first_i64 {
-	int64_t v;
-	int n;
-};
-
-static int first_i64_row(const struct jobstore_row *r, void *ud)
-{
-	struct first_i64 *f = ud;
-
-	if (f->n++ == 0)
-		f->v = row_i64(r, 0);
-	return 0;
 }
 
 int jobstore_op_lease_acquire(struct jobstore *js, const char *holder, const char *address, int64_t lease_ms,

@@ -606,13 +606,14 @@ int jobstore_array_finish(struct jobstore *js, int64_t id, enum job_state state,
 	JOB_WRITE(js, id, jobstore_op_array_finish(js, id, state, exit_status, reason, t_done));
 }
 
-int jobstore_node_admin_set_by(struct jobstore *js, const char *node, int drain, const char *reason, int64_t by_uid)
+int jobstore_node_admin_set_by(struct jobstore *js, const char *node, int drain, const char *reason, int64_t by_uid,
+			       int64_t *ret_t_drain)
 {
 	bool own;
 	int r = own_begin(js, &own);
 
 	if (r == 0)
-		r = jobstore_op_node_admin_set(js, node, drain, reason);
+		r = jobstore_op_node_admin_set(js, node, drain, reason, ret_t_drain);
 	if (r == 0)
 		r = ev_add_by(js, 0, node, drain ? "drained" : "resumed", reason, by_uid);
 	return own_end(js, own, r);
@@ -641,7 +642,7 @@ int jobstore_sql_rows(struct jobstore *js, const char *sql, const struct jobstor
 
 int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason)
 {
-	return jobstore_node_admin_set_by(js, node, drain, reason, -1);
+	return jobstore_node_admin_set_by(js, node, drain, reason, -1, NULL);
 }
 
 int jobstore_node_put(struct jobstore *js, const struct jobstore_node *n)

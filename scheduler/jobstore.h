@@ -190,8 +190,10 @@ int jobstore_queue_admin_set(struct jobstore *js, const char *queue, int enabled
  * in the same column: a store of before this knew only 1, the admin. */
 int jobstore_node_admin_set(struct jobstore *js, const char *node, int drain, const char *reason);
 /* The same, by_uid who asked (its event's uid; -1: qpoold itself, a
- * health check's or a wrapper's drain). */
-int jobstore_node_admin_set_by(struct jobstore *js, const char *node, int drain, const char *reason, int64_t by_uid);
+ * health check's or a wrapper's drain); *ret_t_drain (may be NULL) the
+ * wall seconds the store kept as the drain's time (0: resumed). */
+int jobstore_node_admin_set_by(struct jobstore *js, const char *node, int drain, const char *reason, int64_t by_uid,
+			       int64_t *ret_t_drain);
 
 /* Loads what jobstore_*_set stored, one callback per row:
  * rotation(queue, uid, seq, NULL), queue(queue, enabled, started, reason)

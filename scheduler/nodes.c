@@ -67,7 +67,8 @@ int node_drain_set(struct hctx *s, struct node *n, enum node_drain_by by, const 
 
 int node_drain_set_by(struct hctx *s, struct node *n, enum node_drain_by by, const char *reason, int64_t uid)
 {
-	int r = jobstore_node_admin_set_by(s->store, n->name, by, by ? reason : NULL, uid);
+	int64_t t_drain = 0;
+	int r = jobstore_node_admin_set_by(s->store, n->name, by, by ? reason : NULL, uid, &t_drain);
 
 	if (r < 0)
 		return r;
@@ -75,7 +76,8 @@ int node_drain_set_by(struct hctx *s, struct node *n, enum node_drain_by by, con
 	n->drain_by = by;
 	free(n->drain_reason);
 	n->drain_reason = by && reason ? strdup(reason) : NULL;
-	n->drain_time = by ? time_wall_ns() : 0;
+	/* The store's second, as a restart reads it back (settings.c). */
+	n->drain_time = by && t_drain > 0 ? t_drain * 1000000000LL : by ? time_wall_ns() : 0;
 	hctx_resched(s);
 	return 0;
 }

@@ -166,7 +166,7 @@ static void test_nodes_prune(void)
 	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
 	CU_ASSERT_EQUAL(jobstore_node_admin_set(js, "n1", true, "fan"), 0);
 	CU_ASSERT_EQUAL(jobstore_event_node(js, "n1", "down", "silent"), 0);
-	CU_ASSERT_EQUAL(jobstore_node_admin_set_by(js, "n1", false, NULL, 1234), 0);
+	CU_ASSERT_EQUAL(jobstore_node_admin_set_by(js, "n1", false, NULL, 1234, NULL), 0);
 	CU_ASSERT_EQUAL_FATAL(jobstore_events_read(js, 0, 100, collect, &s), 0);
 	CU_ASSERT_EQUAL_FATAL(s.n, 3);
 	CU_ASSERT_STRING_EQUAL(s.v[0].state, "drained");

@@ -172,15 +172,20 @@ static void test_drain_time(void)
 	struct drained d = { 0 };
 	struct error err;
 	long long t0 = (long long)time(NULL);
+	int64_t stored = -1;
 
 	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
-	CU_ASSERT_EQUAL(jobstore_node_admin_set(js, "n1", 1, "broken fan"), 0);
+	CU_ASSERT_EQUAL(jobstore_node_admin_set_by(js, "n1", 1, "broken fan", 0, &stored), 0);
 	CU_ASSERT_EQUAL(jobstore_admin_load(js, &cbs, &d), 0);
 	CU_ASSERT_EQUAL(d.n, 1);
 	CU_ASSERT_EQUAL(d.drain, 1);
 	CU_ASSERT_STRING_EQUAL(d.reason, "broken fan");
 	CU_ASSERT_TRUE(d.t_drain >= t0 - 1 && d.t_drain <= (long long)time(NULL) + 1);
-	CU_ASSERT_EQUAL(jobstore_node_admin_set(js, "n1", 0, NULL), 0);
+	/* The second it returned is the one a restart reads back: qpoold
+	 * shows the same drain time before and after (t-iqs). */
+	CU_ASSERT_EQUAL(stored, d.t_drain);
+	CU_ASSERT_EQUAL(jobstore_node_admin_set_by(js, "n1", 0, NULL, 0, &stored), 0);
+	CU_ASSERT_EQUAL(stored, 0);
 	d = (struct drained){ 0 };
 	CU_ASSERT_EQUAL(jobstore_admin_load(js, &cbs, &d), 0);
 	CU_ASSERT_EQUAL(d.n, 1);
