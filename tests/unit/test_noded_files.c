@@ -267,7 +267,7 @@ static void test_ids_and_remove(void)
 	CU_ASSERT_EQUAL(jobfile_spec_launch(dirfd, 12), 0);
 	CU_ASSERT_EQUAL(jobfile_spec_launch(dirfd, 99), 0);
 
-	jobfile_remove(dirfd, 3, false);
+	jobfile_remove(dirfd, 3, false, 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.json", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.result", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.sh", &st, 0), 0);
@@ -300,7 +300,7 @@ static void test_spares(void)
 	CU_ASSERT_EQUAL_FATAL(fstatat(dirfd, "1.json", &st, 0), 0);
 	spec_ino = st.st_ino;
 	CU_ASSERT_EQUAL_FATAL(fstatat(dirfd, "1.sh", &st, 0), 0);
-	jobfile_remove(dirfd, 1, true);
+	jobfile_remove(dirfd, 1, true, 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "1.json", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "1.sh", &st, 0), 0);
 	CU_ASSERT_EQUAL(fstatat(dirfd, ".spare.0", &st, 0), 0);
@@ -343,7 +343,7 @@ static void test_spares(void)
 
 	/* A result with a second link is not kept. */
 	CU_ASSERT_EQUAL(linkat(dirfd, "2.result", dirfd, "other-link", 0), 0);
-	jobfile_remove(dirfd, 2, true);
+	jobfile_remove(dirfd, 2, true, 0);
 	CU_ASSERT_EQUAL(fstatat(dirfd, "other-link", &st, 0), 0);
 	CU_ASSERT_EQUAL(st.st_nlink, 1);
 	CU_ASSERT_EQUAL(fstatat(dirfd, ".spare.2", &st, 0), 0);   /* the spec */
