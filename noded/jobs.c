@@ -48,6 +48,8 @@ struct job {
 	sd_event_source *lost_src;   /* its wrapper died: retrying to empty its groups */
 	char *lost_reason;           /* what to report once they are gone */
 	bool adopted;           /* not our child: found in /proc after a restart */
+	bool child;             /* our child: its status is waitid's (else the
+	                         * launcher's or init's, and waitid only fails) */
 	bool wrapper_ended;     /* its pidfd said gded ended: no one holds its files
 	                         * open, so they may be kept as spares (jobfiles.c) */
 	bool spec_written;      /* by this qnoded, renamed into place */
@@ -538,7 +540,7 @@ static int job_on_exit(sd_event_source *s, int fd, uint32_t revents, void *userd
 	/* A readable pidfd means the process ended. Ours is reaped here; one
 	 * the resident launcher forked is its child, and an adopted one
 	 * init's (ECHILD): their status is unknowable here. */
-	if (waitid((idtype_t)P_PIDFD, (id_t)fd, &info, WEXITED | WNOHANG) == 0 && info.si_pid) {
+	if (j->child && waitid((idtype_t)P_PIDFD, (id_t)fd, &info, WEXITED | WNOHANG) == 0 && info.si_pid) {
 		if (info.si_code == CLD_EXITED)
 			snprintf(why, sizeof(why), "gded exited with status %d without writing a result",
 				 info.si_status);
@@ -774,7 +776,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 	}
 	jobfile_result_tmp_ready(nd->jobs_dirfd, jobid);
 	jobfile_path(nd->jobs_dir, jobid, "json", path);
-	r = nd->launch(nd->launch_data, path, &pid, &pidfd, &notify, &err);
+	r = nd->launch(nd->launch_data, path, &pid, &pidfd, &notify, &j->child, &err);
 	if (r == 0)
 		r = job_watch(j, pid, pidfd);
 	if (r == 0)

@@ -134,7 +134,7 @@ static int gded_spawn(const char *gded, char *const argv[], char *const envp[], 
 }
 
 static int gded_launch(const char *gded, rlim_t nofile, const char *procs, const char *spec_path,
-		       pid_t *ret_pid, int *ret_pidfd, int *ret_notify, struct error *err)
+		       pid_t *ret_pid, int *ret_pidfd, int *ret_notify, bool *ret_child, struct error *err)
 {
 	char *argv[] = { (char *)gded, (char *)"--spec", (char *)spec_path, (char *)"--notify", (char *)"3",
 			 NULL };
@@ -163,13 +163,14 @@ static int gded_launch(const char *gded, rlim_t nofile, const char *procs, const
 	*ret_pid = pid;
 	*ret_pidfd = pidfd;
 	*ret_notify = sv[0];
+	*ret_child = true;
 	return 0;
 }
 
 int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd, int *ret_notify,
-		struct error *err)
+		bool *ret_child, struct error *err)
 {
-	return gded_launch(data, 0, NULL, spec_path, ret_pid, ret_pidfd, ret_notify, err);
+	return gded_launch(data, 0, NULL, spec_path, ret_pid, ret_pidfd, ret_notify, ret_child, err);
 }
 
 /* ---- the resident launcher ---- */
@@ -389,7 +390,7 @@ static int launcher_orphan_find(struct launcher *l, const char *spec_path, pid_t
 }
 
 int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd,
-		    int *ret_notify, struct error *err)
+		    int *ret_notify, bool *ret_child, struct error *err)
 {
 	struct launcher *l = data;
 	union {
@@ -405,7 +406,7 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 
 	if (!launcher_ready(l))
 		return gded_launch(l->gded, l->nofile, l->wrappers_procs, spec_path, ret_pid, ret_pidfd,
-				   ret_notify, err);
+				   ret_notify, ret_child, err);
 	/* The notify socket: ours close-on-exec and non-blocking as
 	 * launch_gded's; the wrapper's end travels to the launcher. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
@@ -423,7 +424,7 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 		/* Nothing was asked: no wrapper can exist. */
 		launcher_fail(l, "request", r);
 		return gded_launch(l->gded, l->nofile, l->wrappers_procs, spec_path, ret_pid, ret_pidfd,
-				   ret_notify, err);
+				   ret_notify, ret_child, err);
 	}
 	close(sv[1]);
 	r = launcher_recv(l->sock, LAUNCHER_REPLY_MS, word, &pidfd);
@@ -435,11 +436,12 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 		launcher_fail(l, "no answer to a launch", r);
 		if (launcher_orphan_find(l, spec_path, ret_pid, ret_pidfd)) {
 			*ret_notify = sv[0];
+			*ret_child = false;
 			return 0;
 		}
 		close(sv[0]);
 		return gded_launch(l->gded, l->nofile, l->wrappers_procs, spec_path, ret_pid, ret_pidfd,
-				   ret_notify, err);
+				   ret_notify, ret_child, err);
 	}
 	if (word[0] != 0) {
 		/* No wrapper was made (a spec path too long for its command
@@ -449,10 +451,11 @@ int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_
 			close(pidfd);
 		log_debug("resident launcher: %s: %s; exec'ing gded", spec_path, strerror(word[0]));
 		return gded_launch(l->gded, l->nofile, l->wrappers_procs, spec_path, ret_pid, ret_pidfd,
-				   ret_notify, err);
+				   ret_notify, ret_child, err);
 	}
 	*ret_pid = word[1];
 	*ret_pidfd = pidfd;
 	*ret_notify = sv[0];
+	*ret_child = false;
 	return 0;
 }

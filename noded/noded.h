@@ -316,18 +316,20 @@ bool rtprobe_verdict(enum cgroup_mode mode, enum rtprobe_step step, int r, const
 /* ---- launching a wrapper (launch.c) ---- */
 
 /* Starts the wrapper of the spec at spec_path. Returns 0, the pid, a
- * pidfd that becomes readable when it ends and the socket on which it
- * says the job's processes are gone (one byte; -1 when there is none), or
- * -errno with err set. The one seam between qnoded and processes, so a
- * simulated launcher can take its place. */
+ * pidfd that becomes readable when it ends, the socket on which it says
+ * the job's processes are gone (one byte; -1 when there is none) and
+ * whether it is qnoded's own child (its status waitid's; a wrapper the
+ * resident launcher forked is the launcher's), or -errno with err set.
+ * The one seam between qnoded and processes, so a simulated launcher can
+ * take its place. */
 typedef int (*launch_f)(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd,
-			int *ret_notify, struct error *err);
+			int *ret_notify, bool *ret_child, struct error *err);
 
 /* The real one: posix_spawn of `gded --spec <path> --notify 3` (data is
  * the gded path), a new session, signals unblocked, stdin from /dev/null,
  * fd 3 one end of a socket pair. */
 int launch_gded(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd, int *ret_notify,
-		struct error *err);
+		bool *ret_child, struct error *err);
 
 /* The resident launcher (docs/ARCHITECTURE.md): `gded --launcher`, exec'ed
  * once, forks each job's wrapper on request, with the command line and
@@ -362,7 +364,7 @@ void launcher_stop(struct launcher *l);
 /* A launch_f (data: struct launcher): the launcher forks the wrapper; when
  * it is not running (or fails), launch_gded. */
 int launch_resident(void *data, const char *spec_path, pid_t *ret_pid, int *ret_pidfd,
-		    int *ret_notify, struct error *err);
+		    int *ret_notify, bool *ret_child, struct error *err);
 
 /* gded's path: conf (when not empty), else `gded` next to /proc/self/exe. */
 int launch_gded_path(const char *conf, char *buf, size_t len);

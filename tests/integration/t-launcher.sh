@@ -6,7 +6,7 @@
 # when qnoded is killed the launcher goes and the wrapper stays, the next
 # qnoded finds it in /proc and adopts it, and its job reports a complete
 # record. When the launcher dies, the next job gets an exec'ed gded and
-# completes all the same.
+# completes all the same, and qnoded reaps that gded, its own child.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 qp_start_server
@@ -98,6 +98,10 @@ qp_wait "$b" completed failed
 [ "$(qp_state "$b")" = completed ] || fail "job $b ended $(qp_state "$b"): $(qp_field "$b" reason)"
 grep -qx qpuser1 "$w/b.o$b" || fail "job $b output: $(cat "$w/b.o$b")"
 grep -q "resident launcher: it exited" "$QP_T/qnoded-n1.log" || fail "qnoded did not notice its launcher's death"
+# That gded was qnoded's own child: reaped when it ended, before its
+# result went to qpoold (a launcher's wrapper is the launcher's to reap).
+zombies=$(ps --ppid "$node" -o stat=,pid=,args= | awk '$1 ~ /^Z/')
+[ -z "$zombies" ] || fail "qnoded left its exec'ed gded unreaped: $zombies"
 
 "$QP_BIN/qstat" -x --json > "$QP_T/all.json" || fail "qstat -x --json"
 python3 - "$QP_T/all.json" "$a" "$b" <<'PY' || fail "incomplete records"

@@ -587,6 +587,7 @@ static void test_launch(void)
 	siginfo_t info = { 0 };
 	pid_t pid = 0;
 	int pidfd = -1, notify = -1, fd;
+	bool child = false;
 	ssize_t n;
 
 	snprintf(gded, sizeof(gded), "%s/gded", dir);
@@ -598,8 +599,9 @@ static void test_launch(void)
 			"exit 3\n");
 	CU_ASSERT_FATAL(chmod(gded, 0755) == 0);
 
-	CU_ASSERT_EQUAL_FATAL(launch_gded(gded, spec, &pid, &pidfd, &notify, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(launch_gded(gded, spec, &pid, &pidfd, &notify, &child, &err), 0);
 	CU_ASSERT_FATAL(notify >= 0);
+	CU_ASSERT_TRUE(child);
 	pfd.fd = pidfd;
 	pfd.events = POLLIN;
 	CU_ASSERT_EQUAL(poll(&pfd, 1, 10000), 1);
@@ -626,7 +628,7 @@ static void test_launch(void)
 	}
 
 	snprintf(gded, sizeof(gded), "%s/missing", dir);
-	CU_ASSERT_EQUAL(launch_gded(gded, spec, &pid, &pidfd, &notify, &err), -ENOENT);
+	CU_ASSERT_EQUAL(launch_gded(gded, spec, &pid, &pidfd, &notify, &child, &err), -ENOENT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "cannot run"));
 	unit_tmpdir_remove(dir);
 }
