@@ -13,7 +13,7 @@
 /* One schema version for both drivers: version N holds the same tables
  * and columns on SQLite and on PostgreSQL. A new version is one entry of
  * jobstore-sql.c's list (a driver's own only where the SQL differs). */
-#define JOBSTORE_SCHEMA_VERSION 18
+#define JOBSTORE_SCHEMA_VERSION 19
 
 /* The columns every job query selects, in this order, on both backends. */
 #define JOB_COLUMNS \

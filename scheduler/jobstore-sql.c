@@ -44,6 +44,14 @@ static const char *const migrations[JOBSTORE_SCHEMA_VERSION + 1] = {
 	 * memory is counted on, docs/RESOURCES.md), written by its dispatch
 	 * with its node and CPUs; NULL: spread over all its node's. */
 	[18] = "ALTER TABLE jobs {ADD_COLUMN} mems TEXT;",
+	/* 19: jobs_done partial on SQLite too (PostgreSQL's always was): a
+	 * job inserted without t_done added an entry at the index's first
+	 * page, which its end moved to the last, so every job wrote that
+	 * first page twice (issue 39: WAL pages a job 8.3 -> 6.3). Every
+	 * query of the index asks t_done >= X or > X, which implies it; the
+	 * fair share's read of the running jobs goes by state (usage.c). */
+	[19] = "DROP INDEX IF EXISTS jobs_done;"
+	       "CREATE INDEX jobs_done ON jobs(t_done) WHERE t_done IS NOT NULL;",
 };
 
 char *jobstore_sql_expand(const struct jobstore_driver *drv, const char *text)

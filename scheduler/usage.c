@@ -74,21 +74,29 @@ static int usage_row(const struct jobstore_row *r, void *ud)
 	return pool_usage_past(l->s->pool, (uid_t)row_i64(r, 0), w, t0, t1, l->now);
 }
 
+/* A job's use is its connect time, exec to exit (its end when it has no
+ * exit stamp), not the overhead before and after; an array's own row
+ * stamps its subjobs' span, which its subjobs' rows count. The jobs that
+ * ended since the horizon ($1) by jobs_done, the ones not ended (no
+ * t_done: every ended job has one, jobstore_job_finish) by jobs_state:
+ * jobs_done holds no job without t_done (schema 19), and an OR of the
+ * two would read every job ever run. */
+#define USAGE_COLS "SELECT uid, ncpus, t_exec, coalesce(t_exit, t_done), state, attrs FROM jobs" \
+		   " WHERE t_exec IS NOT NULL AND array_spec IS NULL"
+const char usage_load_sql[] =
+	USAGE_COLS " AND t_done > $1"
+	" UNION ALL " USAGE_COLS " AND t_done IS NULL AND state IN ('queued','held','running','exiting')";
+#undef USAGE_COLS
+
 int usage_load(struct hctx *s)
 {
-	/* A job's use is its connect time, exec to exit (its end when it has
-	 * no exit stamp), not the overhead before and after; an array's own
-	 * row stamps its subjobs' span, which its subjobs' rows count. */
-	static const char sql[] =
-		"SELECT uid, ncpus, t_exec, coalesce(t_exit, t_done), state, attrs FROM jobs"
-		" WHERE t_exec IS NOT NULL AND array_spec IS NULL AND (t_done IS NULL OR t_done > $1)";
 	struct load l = { s, pool_fairshare_now(s->pool), 0 };
 	struct jobstore_ev_params p = { .n = 1 };
 	double horizon = l.now - USAGE_HALFLIVES * (double)s->config->fairshare_halflife;
 	int r;
 
 	p.v[0].i = horizon > 0 ? (int64_t)(horizon * 1e9) : 0;
-	r = jobstore_sql_rows(s->store, sql, &p, usage_row, &l);
+	r = jobstore_sql_rows(s->store, usage_load_sql, &p, usage_row, &l);
 	if (r < 0)
 		log_err("fair share: cannot read the jobs' use from the store: %s", strerror(-r));
 	else

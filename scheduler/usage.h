@@ -11,6 +11,9 @@ void usage_configure(struct hctx *s);
 /* The use of the store's jobs within 30 half-lives (activation, after
  * the active jobs are in the pool). 0 or -errno (logged). */
 int usage_load(struct hctx *s);
+/* Its read of the store: uid, ncpus, t_exec, end, state, attrs of each
+ * job that ran and ended after $1 (wall ns) or has not ended. */
+extern const char usage_load_sql[];
 /* j ends: its overhead before exec and after exit given back. */
 void usage_job_finished(struct hctx *s, const struct job *j);
 

@@ -5,7 +5,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "jobstore.h"
+#include "jobstore-internal.h"
+#include "usage.h"
 #include "wire.h"
 #include "unit.h"
 
@@ -369,6 +370,10 @@ static void test_migrate_old_store(void)
 	snprintf(cmd, sizeof(cmd), "test \"$(sqlite3 '%s' 'SELECT max(version) FROM schema_version')\" = %d",
 		 path, jobstore_schema_version());
 	CU_ASSERT_EQUAL(system(cmd), 0);
+	/* Schema 19: jobs_done holds only the ended jobs. */
+	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' \"SELECT sql FROM sqlite_master WHERE name = 'jobs_done'\""
+		 " | grep -q 'WHERE t_done IS NOT NULL'", path);
+	CU_ASSERT_EQUAL(system(cmd), 0);
 	unit_tmpdir_remove(dir);
 }
 
@@ -621,6 +626,48 @@ static void test_across_nodes_usage(void)
 	jobstore_close(js);
 }
 
+static int count_uid_row(const struct jobstore_row *r, void *ud)
+{
+	int64_t *ends = ud;
+
+	ends[ends[0] + 1 < 8 ? ++ends[0] : 0] = row_i64(r, 3);
+	return 0;
+}
+
+/* The fair share's read at a start (usage.c): the jobs that ran and
+ * ended after the horizon, by jobs_done, which since schema 19 holds no
+ * job without t_done; not the older ones, not one that never ran. */
+static void test_usage_read(void)
+{
+	struct jobstore *js;
+	struct error err;
+	struct job_result res = { .state = JOB_COMPLETED, .exit_status = 0 };
+	struct jobstore_ev_params p = { .n = 1 };
+	int64_t old, recent, running, ends[8] = { 0 };
+
+	CU_ASSERT_EQUAL_FATAL(unit_store_open(&js, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &base, &old), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &base, &recent), 0);
+	CU_ASSERT_EQUAL_FATAL(jobstore_job_insert(js, &base, &running), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, old, "n1", "0", NULL, 1000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, recent, "n1", "1", NULL, 1000), 0);
+	CU_ASSERT_EQUAL(jobstore_job_dispatch(js, running, "n1", "2", NULL, 1000), 0);
+	res.times[STAMP_EXEC] = 2000;
+	res.times[STAMP_EXIT] = 2900;
+	CU_ASSERT_EQUAL(jobstore_job_finish(js, old, &res, 3000), 0);
+	res.times[STAMP_EXIT] = 8900;
+	CU_ASSERT_EQUAL(jobstore_job_finish(js, recent, &res, 9000), 0);
+	p.v[0].i = 5000;
+	CU_ASSERT_EQUAL(jobstore_sql_rows(js, usage_load_sql, &p, count_uid_row, ends), 0);
+	CU_ASSERT_EQUAL(ends[0], 1);
+	CU_ASSERT_EQUAL(ends[1], 8900);
+	ends[0] = 0;
+	p.v[0].i = 0;
+	CU_ASSERT_EQUAL(jobstore_sql_rows(js, usage_load_sql, &p, count_uid_row, ends), 0);
+	CU_ASSERT_EQUAL(ends[0], 2);
+	jobstore_close(js);
+}
+
 /* scontrol's Restarts: each requeue counted in attrs.run_count; and a
  * begin time set on a waiting or running job (scontrol update
  * StartTime=), which a restarted qpoold reads back. */
@@ -805,6 +852,7 @@ static const struct unit_test jobstore_tests[] = {
 	{ "insert_query", test_insert_query },
 	{ "lifecycle", test_lifecycle },
 	{ "across_nodes_usage", test_across_nodes_usage },
+	{ "usage_read", test_usage_read },
 	{ NULL, NULL },
 };
 

@@ -476,7 +476,7 @@ static void test_upgrade_from_7(void)
 	CU_ASSERT_EQUAL_FATAL(psql_value("SELECT max(version) FROM schema_version"), 7);
 	CU_ASSERT_EQUAL_FATAL(jobstore_open(JOBSTORE_POSTGRESQL, unit_store_dsn(), &js, &err), 0);
 	CU_ASSERT_EQUAL(psql_value("SELECT max(version) FROM schema_version"), jobstore_schema_version());
-	CU_ASSERT_EQUAL(jobstore_schema_version(), 18);
+	CU_ASSERT_EQUAL(jobstore_schema_version(), 19);
 	CU_ASSERT_EQUAL(jobstore_pool_name_read(js, out, sizeof(out)), -ENOENT);
 	CU_ASSERT_EQUAL(psql_value("SELECT count(*) FROM information_schema.columns"
 				   " WHERE table_name = 'job_alloc' AND column_name = 'gpus'"), 1);
