@@ -42,21 +42,23 @@ a=$(echo true | as qpuser1 qsub -N a) || fail qsub
 ran "$a"
 gone "$a"
 
+# own_file NAME VAR EXT SELECT: a job (-l SELECT) whose $VAR is its own
+# jobs/<id>.EXT, not empty while it runs; gone with the job.
+own_file() {
+	local id
+	id=$(printf 'echo "path=$%s"; [ -s "$%s" ] && echo not-empty\n' "$2" "$2" |
+		as qpuser1 qsub -N "$1" -l "$4") || fail qsub
+	ran "$id"
+	grep -qx "path=$jobs/${id%%.*}.$3" "$w/$1.o$id" || fail "job $id's $2: $(cat "$w/$1.o$id")"
+	grep -qx not-empty "$w/$1.o$id" || fail "job $id's $2 was empty"
+	gone "$id"
+}
+
 note "a nodefile of its own: two MPI slots on one CPU"
-b=$(echo 'echo "nodefile=$PBS_NODEFILE"; [ -s "$PBS_NODEFILE" ] && echo has-lines' |
-	as qpuser1 qsub -N b -l select=1:ncpus=1:mpiprocs=2) || fail qsub
-ran "$b"
-grep -qx "nodefile=$jobs/${b%%.*}.nodes" "$w/b.o$b" || fail "job $b's nodefile: $(cat "$w/b.o$b")"
-grep -qx has-lines "$w/b.o$b" || fail "job $b's nodefile was empty"
-gone "$b"
+own_file b PBS_NODEFILE nodes select=1:ncpus=1:mpiprocs=2
 
 note "a GPU: its PBS_GPUFILE"
-c=$(echo 'echo "gpufile=$PBS_GPUFILE"; [ -s "$PBS_GPUFILE" ] && echo has-gpus' |
-	as qpuser1 qsub -N c -l select=1:ncpus=1:ngpus=1) || fail qsub
-ran "$c"
-grep -qx "gpufile=$jobs/${c%%.*}.gpus" "$w/c.o$c" || fail "job $c's gpufile: $(cat "$w/c.o$c")"
-grep -qx has-gpus "$w/c.o$c" || fail "job $c's gpufile was empty"
-gone "$c"
+own_file c PBS_GPUFILE gpus select=1:ncpus=1:ngpus=1
 
 note "a task started: gded's control socket"
 e=$(printf '%s\n' "qpool-rsh n1 true && [ -S $jobs/\${PBS_JOBID%%.*}.ctl ] && echo ctl-there" |
