@@ -76,8 +76,9 @@ int node_drain_set_by(struct hctx *s, struct node *n, enum node_drain_by by, con
 	n->drain_by = by;
 	free(n->drain_reason);
 	n->drain_reason = by && reason ? strdup(reason) : NULL;
-	/* The store's second, as a restart reads it back (settings.c). */
-	n->drain_time = by && t_drain > 0 ? t_drain * 1000000000LL : by ? time_wall_ns() : 0;
+	/* The store's second, as a restart reads it back (settings.c); 0
+	 * when resumed. */
+	n->drain_time = t_drain * 1000000000LL;
 	hctx_resched(s);
 	return 0;
 }
