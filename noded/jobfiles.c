@@ -698,37 +698,15 @@ int64_t jobfile_spec_launch(int dirfd, int64_t jobid)
 	return jobfile_spec_time(dirfd, jobid, "launch");
 }
 
-unsigned jobfile_spec_absent(const json_t *spec)
+void jobfile_remove(int dirfd, int64_t jobid, bool keep_inodes, bool result_read)
 {
-	const json_t *alloc = json_object_get(spec, "alloc"), *gpus = json_object_get(spec, "gpus"), *a;
-	unsigned absent = JOBFILE_NO_GPUS;
-	const char *nodefile = wire_str(spec, "nodefile");
-	size_t i;
-
-	if (!nodefile || wire_bool(spec, "nodefile_shared", 0))
-		absent |= JOBFILE_NO_NODES;
-	if (json_is_array(gpus) && json_array_size(gpus) > 0)
-		absent &= ~JOBFILE_NO_GPUS;
-	json_array_foreach(alloc, i, a) {
-		gpus = json_object_get(a, "gpus");
-		if (json_is_array(gpus) && json_array_size(gpus) > 0)
-			absent &= ~JOBFILE_NO_GPUS;
-	}
-	return absent;
-}
-
-void jobfile_remove(int dirfd, int64_t jobid, bool keep_inodes, unsigned absent)
-{
-	static const char *exts[] = { "sh", "json", "json.tmp", "result", "result.tmp", "nodes", "gpus",
+	/* The three a result leaves first. */
+	static const char *exts[] = { "sh", "json", "result", "json.tmp", "result.tmp", "nodes", "gpus",
 				      "ctl" };
 	static const bool keep[] = { false, true, true, true, true, false, false, false };
-	static const unsigned skip[] = { 0, 0, JOBFILE_NO_TMP, 0, JOBFILE_NO_TMP, JOBFILE_NO_NODES,
-					 JOBFILE_NO_GPUS, JOBFILE_NO_CTL };
 	char name[64];
 
-	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
-		if (absent & skip[i])
-			continue;
+	for (size_t i = 0; i < (result_read ? 3 : sizeof(exts) / sizeof(exts[0])); i++) {
 		snprintf(name, sizeof(name), "%" PRId64 ".%s", jobid, exts[i]);
 		if (keep[i] && keep_inodes)
 			spare_put(dirfd, name);

@@ -53,7 +53,8 @@ struct job {
 	bool wrapper_ended;     /* its pidfd said gded ended: no one holds its files
 	                         * open, so they may be kept as spares (jobfiles.c) */
 	bool spec_written;      /* by this qnoded, renamed into place */
-	unsigned files_absent;  /* its files known not there (JOBFILE_NO_*) */
+	bool result_read;       /* gded's, read after this qnoded wrote its spec:
+	                         * its other files are gone (jobfile_remove) */
 	json_t *result;         /* once finished, until qpoold acknowledges */
 	bool result_unsynced;   /* its file gded's, maybe in the page cache only */
 	bool held;              /* its spec and result copied to node_dir/held */
@@ -218,7 +219,7 @@ static void job_files_remove(struct job *j)
 
 	if (j->held)
 		jobfile_held_remove(nd->held_dirfd, j->jobid);
-	jobfile_remove(nd->jobs_dirfd, j->jobid, j->wrapper_ended, j->files_absent);
+	jobfile_remove(nd->jobs_dirfd, j->jobid, j->wrapper_ended, j->result_read);
 }
 
 static void job_done_reply(struct noded *nd, const json_t *reply, int64_t jobid)
@@ -514,11 +515,9 @@ static void job_collect(struct job *j, const char *why_no_result)
 
 	r = jobfile_result_read(nd->jobs_dirfd, j->jobid, j->launch, &result, &err);
 	if (r == 0) {
-		/* The result is written after gded removed its control
-		 * socket, and renamed from its .tmp; the spec's .tmp was
-		 * renamed by this qnoded, which wrote it (not adopted). */
-		if (j->spec_written)
-			j->files_absent |= JOBFILE_NO_TMP | JOBFILE_NO_CTL;
+		/* Not one whose spec a qnoded before this one wrote: its
+		 * crash may have left the spec's .tmp. */
+		j->result_read = j->spec_written;
 		job_result_unsynced(j);
 		job_finished(j, result);
 		return;
@@ -762,10 +761,7 @@ void jobs_launch(struct jobs *js, const json_t *msg, int64_t launch)
 	if (r == 0)
 		r = jobfile_write(nd->jobs_dirfd, jobid, wire_str(job, "script"), (uid_t)uid,
 				  (gid_t)wire_int(job, "gid", -1), spec, &err);
-	if (r == 0) {
-		j->spec_written = true;
-		j->files_absent = jobfile_spec_absent(spec);
-	}
+	j->spec_written = r == 0;
 	json_decref(spec);
 	if (r < 0) {
 		/* No room for its files is the node's trouble, not the job's:

@@ -216,23 +216,14 @@ int64_t jobfile_spec_launch(int dirfd, int64_t jobid);
  * or 0 when it cannot be read. */
 int64_t jobfile_spec_time(int dirfd, int64_t jobid, const char *stamp);
 
-/* A job's files jobfile_remove need not try, known never made or
- * already gone (each a failing unlink a job less, issue 39). */
-enum {
-	JOBFILE_NO_TMP = 1 << 0,    /* .json.tmp, .result.tmp: both renamed into place */
-	JOBFILE_NO_NODES = 1 << 1,  /* .nodes: the node's shared nodefile instead */
-	JOBFILE_NO_GPUS = 1 << 2,   /* .gpus: no GPU in the job's allocation */
-	JOBFILE_NO_CTL = 1 << 3,    /* .ctl: its gded removed it before its result */
-};
-/* What of the above a launch spec (jobfile_spec_build's) rules out:
- * gded writes .nodes only for a nodefile of the job's own, and .gpus
- * only for a job with a GPU on some node. */
-unsigned jobfile_spec_absent(const json_t *spec);
-/* Removes <id>.sh .json .result .nodes .gpus .ctl and the .tmp files,
- * but those in absent (JOBFILE_NO_*); missing ones are fine.
- * keep_inodes: the job's gded is known to have ended, so its spec and
- * result may be kept as spares. */
-void jobfile_remove(int dirfd, int64_t jobid, bool keep_inodes, unsigned absent);
+/* Removes <id>.sh .json .result .nodes .gpus .ctl and the .tmp files;
+ * missing ones are fine. keep_inodes: the job's gded is known to have
+ * ended, so its spec and result may be kept as spares. result_read: its
+ * gded's result was read, so only the spec, script and result are left
+ * (the .tmp files were renamed into place, and gded removed the others
+ * it made before it wrote the result; issue 39: five failing unlinks a
+ * job fewer). */
+void jobfile_remove(int dirfd, int64_t jobid, bool keep_inodes, bool result_read);
 /* Kept inodes (jobfiles.c): unlinks the spares a previous qnoded left;
  * readies <id>.result.tmp from a spare for gded (1) or leaves it to gded's
  * create (0). */

@@ -265,6 +265,19 @@ static int gpufile_write(const struct gded_job *job, struct error *err)
 	return r;
 }
 
+/* Removes what nodefile_write and gpufile_write made: the job's own
+ * files, gone with it, so that qnoded tries no unlink of them after a
+ * result (noded/jobfiles.c jobfile_remove). */
+static void job_files_unlink(const struct gded_job *job)
+{
+	char path[PATH_MAX];
+
+	if (job->nodefile && !job->nodefile_shared)
+		(void)unlink(job->nodefile);
+	if (gded_gpufile_path(job, path, sizeof(path)) == 0)
+		(void)unlink(path);
+}
+
 static int timer_arm(struct run *run, uint64_t seconds)
 {
 	struct itimerspec its = { .it_value = { .tv_sec = (time_t)seconds } };
@@ -1066,6 +1079,10 @@ done:
 	 * drained; the job's result stands. */
 	if (hooked && gded_hook_run(job, "epilog", res->drain_reason, sizeof(res->drain_reason)) < 0)
 		res->drain = true;
+	/* Made once the prolog passed: after the epilog, which may read
+	 * them, and before the result. */
+	if (hooked)
+		job_files_unlink(job);
 	/* Only when the job's processes are gone (the cgroup emptied, or
 	 * every descendant killed and reaped): nothing can plant a link
 	 * under it meanwhile, and the walk follows none anyway. */

@@ -4,7 +4,7 @@
 # writes them, with GPUs the test makes (mknod, numbers no driver serves):
 # a job given GPU 0 of two opens its own (ENXIO: the fence let it through)
 # and not the other (EPERM), sees CUDA_VISIBLE_DEVICES=0 and its
-# PBS_GPUFILE, and leaves no group; a job with no GPU of its own opens
+# PBS_GPUFILE (gone with the job), and leaves no group; a job with no GPU of its own opens
 # neither; on a node without GPUs a job gets no devices group at all; the
 # same fence on cgroup v2 (a device BPF program), on the unified mount of
 # a hybrid host; a task started on a sister gets the sister's GPU and
@@ -82,6 +82,12 @@ for v in ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", 
           "SLURM_JOB_GPUS", "PBS_GPUFILE"):
     print(v, os.environ.get(v, "-"))
 print("devices", " ".join(l.split(":", 2)[2] for l in open("/proc/self/cgroup") if ":devices:" in l) or "-")
+# PBS_GPUFILE as the job sees it: gded removes it at the job's end.
+g = os.environ.get("PBS_GPUFILE")
+if g:
+    import pwd
+    print("gpufile", ",".join(open(g).read().split()))
+    print("gpufile-owner", pwd.getpwuid(os.stat(g).st_uid).pw_name)
 PY
 chmod 644 "$d/probe.py"
 
@@ -114,8 +120,8 @@ spec "$id" "$gpu0" "$both" > "$d/$id.json"
 run "$id"
 want "$id" "nvidia0 ENXIO" "nvidia1 EPERM" "CUDA_VISIBLE_DEVICES 0" "ROCR_VISIBLE_DEVICES 0" \
 	"GPU_DEVICE_ORDINAL 0" "QPOOL_GPUS 0" "SLURM_JOB_GPUS 0" "PBS_GPUFILE $d/jobs/$id.gpus"
-[ "$(cat "$d/jobs/$id.gpus")" = "$node-gpu0" ] || fail "PBS_GPUFILE: $(cat "$d/jobs/$id.gpus")"
-[ "$(stat -c %U "$d/jobs/$id.gpus")" = qpuser1 ] || fail "PBS_GPUFILE is not the owner's"
+want "$id" "gpufile $node-gpu0" "gpufile-owner qpuser1"
+[ ! -e "$d/jobs/$id.gpus" ] || fail "gded left PBS_GPUFILE $d/jobs/$id.gpus after the job"
 [ "$mode" = v1 ] && want "$id" "devices /$parent/job.$id"
 note "GPU 0 of 2 ($mode): $(tr '\n' ' ' < "$w/$id.out")"
 
@@ -193,7 +199,7 @@ for l in "nvidia0 EPERM" "nvidia1 ENXIO" "CUDA_VISIBLE_DEVICES 0" "QPOOL_GPUS 1"
 	"PBS_GPUFILE $d/jobs/$id.gpus"; do
 	grep -qxF "$l" "$d/$id.task" || fail "sister task: no line '$l' in: $(cat "$d/$id.task")"
 done
-[ "$(cat "$d/jobs/$id.gpus")" = "$(printf 'n0-gpu0\n%s-gpu1' "$node")" ] || fail "sister's PBS_GPUFILE: $(cat "$d/jobs/$id.gpus")"
+grep -qxF "gpufile n0-gpu0,$node-gpu1" "$d/$id.task" || fail "sister's PBS_GPUFILE: $(cat "$d/$id.task")"
 left=$(find /sys/fs/cgroup -path "*/job.$id" -type d 2>/dev/null)
 [ -z "$left" ] || fail "the sister left its groups: $left"
 note "sister task: the sister's GPU 1 (ENXIO), not the first node's 0 (EPERM), its variables"

@@ -5,8 +5,9 @@
 # script, result), one whose nodefile is its own (<id>.nodes, more MPI
 # slots than CPUs), one with a GPU (<id>.gpus), one that started a task
 # (qpool-rsh: gded's control socket, <id>.ctl), and one whose gded was killed with
-# its control socket still bound. qnoded skips the unlinks of files a
-# job never had (issue 39), so this is what holds it to the files it did.
+# its control socket still bound. gded removes the files it made before
+# its result, and qnoded then unlinks only the spec, script and result
+# (issue 39), so this is what holds both to every file a job had.
 . "$(dirname "$0")/lib.sh"
 qp_setup
 d=$QP_T/dev

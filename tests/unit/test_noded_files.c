@@ -267,53 +267,26 @@ static void test_ids_and_remove(void)
 	CU_ASSERT_EQUAL(jobfile_spec_launch(dirfd, 12), 0);
 	CU_ASSERT_EQUAL(jobfile_spec_launch(dirfd, 99), 0);
 
-	jobfile_remove(dirfd, 3, false, 0);
+	jobfile_remove(dirfd, 3, false, false);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.json", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.result", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.sh", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "3.nodes", &st, 0), 0);
 	CU_ASSERT_EQUAL(fstatat(dirfd, "12.json", &st, 0), 0);
 
-	/* What absent names is not tried; the rest go as before. */
+	/* After gded's result, only the spec, script and result are tried:
+	 * gded removed what else it made. */
 	unit_write_file(dir, "9.json", "{}");
+	unit_write_file(dir, "9.result", "{}");
 	unit_write_file(dir, "9.nodes", "");
 	unit_write_file(dir, "9.ctl", "");
-	jobfile_remove(dirfd, 9, false, JOBFILE_NO_NODES);
+	jobfile_remove(dirfd, 9, false, true);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "9.json", &st, 0), 0);
-	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "9.ctl", &st, 0), 0);
+	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "9.result", &st, 0), 0);
 	CU_ASSERT_EQUAL(fstatat(dirfd, "9.nodes", &st, 0), 0);
+	CU_ASSERT_EQUAL(fstatat(dirfd, "9.ctl", &st, 0), 0);
 	close(dirfd);
 	unit_tmpdir_remove(dir);
-}
-
-/* What a launch spec rules out: .nodes when the nodefile is the node's
- * shared one (or none), .gpus when no node of the job has a GPU. */
-static void test_spec_absent(void)
-{
-	static const struct {
-		const char *spec;
-		unsigned absent;
-	} cases[] = {
-		{ "{}", JOBFILE_NO_NODES | JOBFILE_NO_GPUS },
-		{ "{\"nodefile\": \"/j/1.nodes\"}", JOBFILE_NO_GPUS },
-		{ "{\"nodefile\": \"/n/2\", \"nodefile_shared\": true}", JOBFILE_NO_NODES | JOBFILE_NO_GPUS },
-		{ "{\"nodefile\": \"/n/2\", \"nodefile_shared\": true, \"gpus\": [{\"index\": 0}]}",
-		  JOBFILE_NO_NODES },
-		{ "{\"nodefile\": \"/n/2\", \"nodefile_shared\": true, \"gpus\": []}",
-		  JOBFILE_NO_NODES | JOBFILE_NO_GPUS },
-		/* A sister's GPU goes into the first node's PBS_GPUFILE. */
-		{ "{\"nodefile\": \"/j/3.nodes\", \"alloc\": [{\"node\": \"a\"}, {\"node\": \"b\", \"gpus\": [1]}]}", 0 },
-		{ "{\"nodefile\": \"/j/3.nodes\", \"alloc\": [{\"node\": \"a\"}, {\"node\": \"b\"}]}",
-		  JOBFILE_NO_GPUS },
-	};
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *spec = json_loads(cases[i].spec, 0, NULL);
-
-		CU_ASSERT_PTR_NOT_NULL_FATAL(spec);
-		CU_ASSERT_EQUAL(jobfile_spec_absent(spec), cases[i].absent);
-		json_decref(spec);
-	}
 }
 
 /* Kept inodes: a finished job's spec and result (0600, ours, one link)
@@ -339,7 +312,7 @@ static void test_spares(void)
 	CU_ASSERT_EQUAL_FATAL(fstatat(dirfd, "1.json", &st, 0), 0);
 	spec_ino = st.st_ino;
 	CU_ASSERT_EQUAL_FATAL(fstatat(dirfd, "1.sh", &st, 0), 0);
-	jobfile_remove(dirfd, 1, true, 0);
+	jobfile_remove(dirfd, 1, true, false);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "1.json", &st, 0), 0);
 	CU_ASSERT_NOT_EQUAL(fstatat(dirfd, "1.sh", &st, 0), 0);
 	CU_ASSERT_EQUAL(fstatat(dirfd, ".spare.0", &st, 0), 0);
@@ -382,7 +355,7 @@ static void test_spares(void)
 
 	/* A result with a second link is not kept. */
 	CU_ASSERT_EQUAL(linkat(dirfd, "2.result", dirfd, "other-link", 0), 0);
-	jobfile_remove(dirfd, 2, true, 0);
+	jobfile_remove(dirfd, 2, true, false);
 	CU_ASSERT_EQUAL(fstatat(dirfd, "other-link", &st, 0), 0);
 	CU_ASSERT_EQUAL(st.st_nlink, 1);
 	CU_ASSERT_EQUAL(fstatat(dirfd, ".spare.2", &st, 0), 0);   /* the spec */
@@ -770,7 +743,6 @@ static const struct unit_test noded_files_tests[] = {
 	{ "write", test_write },
 	{ "result", test_result },
 	{ "ids_and_remove", test_ids_and_remove },
-	{ "spec_absent", test_spec_absent },
 	{ "spares", test_spares },
 	{ "nodefiles", test_nodefiles },
 	{ "cmdline_match", test_cmdline_match },
