@@ -22,7 +22,10 @@ w1=$QP_T/work/qpuser1 w2=$QP_T/work/qpuser2
 st=$QP_T/state jobs=$QP_T/state/nodes/n1/jobs
 
 note "scripts and environments: owner and root only"
-id=$(echo 'echo script-secret-xyzzy; sleep 3' | as qpuser1 qsub -v TOKEN=env-secret-plugh) || fail qsub
+# The job runs until the test is done with its files (bounded: 60 s), not
+# for a time the checks below could outlast on a loaded machine.
+id=$(echo "echo script-secret-xyzzy; i=0; while [ ! -e $QP_T/go ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done" |
+	as qpuser1 qsub -v TOKEN=env-secret-plugh) || fail qsub
 qp_wait "$id" running
 for view in "qstat -f $id" "qstat -x -f" "qstat -f --json $id" "qstat -x -f --json" "qacct -j $id"; do
 	out=$(as qpuser2 $view 2>&1)
@@ -51,6 +54,7 @@ as qpuser2 cat "$jobs/$id.sh" >/dev/null 2>&1 && fail "qpuser2 can read qpuser1'
 [ "$(stat -c '%a %U' "$jobs/$id.json")" = "600 root" ] || fail "launch spec is $(stat -c '%a %U' "$jobs/$id.json")"
 as qpuser1 cat "$jobs/$id.json" >/dev/null 2>&1 && fail "a user can read the launch spec"
 [ "$(stat -c %a "$QP_T/qpoold.sock")" = 666 ] || fail "socket mode $(stat -c %a "$QP_T/qpoold.sock")"
+touch "$QP_T/go"
 qp_wait "$id" completed
 
 note "-o into /etc, directly and through symlinks"
