@@ -192,6 +192,11 @@ qp_node_wait() {
 }
 
 # qp_free_port: a TCP port nobody listens on now, on 127.0.0.1.
+# qp_sanitized BIN: true when BIN is an ASan build. Its symbol table, not
+# the dynamic one: gcc's runtime linked in (the Makefile's SAN_LD) exports
+# no undefined __asan_init, and ldd names no libasan.
+qp_sanitized() { nm "$1" 2>/dev/null | grep -q ' __asan_init$'; }
+
 qp_free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }

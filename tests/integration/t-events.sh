@@ -103,7 +103,7 @@ rss1=$(rss)
 # Under ASan qpoold's RSS is no measure: freed memory waits in ASan's
 # quarantine (256 MiB by default) and shadow pages stay mapped. The drop
 # (logged above) is what bounds it there; the plain build checks the RSS.
-if nm -D "$QP_BIN/qpoold" 2>/dev/null | grep -q __asan_init; then
+if qp_sanitized "$QP_BIN/qpoold"; then
 	note "ASan build: RSS $rss0 -> $rss1 kB, not checked (quarantine)"
 else
 	[ "$rss1" -lt $((rss0 + 20000)) ] || fail "qpoold grew from $rss0 kB to $rss1 kB"

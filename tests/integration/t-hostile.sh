@@ -217,7 +217,7 @@ served "while 50 MiB were offered (VmRSS ${rss_budget} kB)"
 wait "$stall" || fail "stalled messages not handled: $(cat "$QP_T/stall.out")"
 cat "$QP_T/stall.out"
 grep -q "more unfinished input than allowed" "$QP_T/qpoold.log" || fail "50 MiB of one user's unfinished input was not refused"
-if ! nm -D "$QP_BIN/qpoold" 2>/dev/null | grep -q __asan_init; then
+if ! qp_sanitized "$QP_BIN/qpoold"; then
 	[ "$rss_budget" -lt $((rss0 + 40960)) ] || fail "qpoold grew from ${rss0} to ${rss_budget} kB for one user's unfinished messages"
 fi
 served "after the stall timeout"
@@ -250,7 +250,7 @@ rss1=$(rss)
 echo "qpoold VmRSS: ${rss0} kB before, ${rss_stall} kB with 10 MiB in unfinished messages, ${rss_budget} kB with 50 MiB offered, ${rss1} kB after"
 # Under AddressSanitizer freed memory waits in its quarantine (256 MiB) and
 # RSS cannot come back; the bound is checked on the plain build.
-if nm -D "$QP_BIN/qpoold" 2>/dev/null | grep -q __asan_init; then
+if qp_sanitized "$QP_BIN/qpoold"; then
 	note "sanitized build: VmRSS bound not checked (ASan quarantine)"
 else
 	[ "$rss1" -lt $((rss0 + 16384)) ] || fail "qpoold VmRSS grew from ${rss0} to ${rss1} kB"

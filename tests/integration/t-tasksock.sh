@@ -31,7 +31,7 @@ if [ -d /sys/fs/cgroup/memory ]; then memcg=/sys/fs/cgroup/memory; else memcg=/s
 # ASan's shadow memory and quarantine make a sanitized qnoded's RSS say
 # nothing: the bounds are checked on the plain build (t-rsh's rule).
 bound=65536
-if nm -D "$QP_BIN/qnoded" 2>/dev/null | grep -q __asan_init; then
+if qp_sanitized "$QP_BIN/qnoded"; then
 	note "sanitized build: qnoded's VmHWM bounds not checked"
 	bound=$((1 << 40))
 fi

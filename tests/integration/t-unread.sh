@@ -52,7 +52,7 @@ rss1=$(rss)
 echo "qpoold VmRSS: ${rss0} kB before, ${rss1} kB with 5000 unread stat replies asked for"
 # Under AddressSanitizer freed memory waits in its quarantine (256 MiB):
 # the bound is checked on the plain build (without the cap: ~480 MB).
-if nm -D "$QP_BIN/qpoold" 2>/dev/null | grep -q __asan_init; then
+if qp_sanitized "$QP_BIN/qpoold"; then
 	note "sanitized build: VmRSS bound not checked (ASan quarantine)"
 else
 	[ "$rss1" -lt $((rss0 + 65536)) ] || fail "qpoold grew from ${rss0} to ${rss1} kB for one client's unread replies"
